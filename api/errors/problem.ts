@@ -1,0 +1,151 @@
+/**
+ * The API's one error type, rendered as RFC 9457 `application/problem+json`.
+ *
+ * Every error the API answers with is an `ApiError` built by a named constructor; anything else
+ * that reaches the error handler becomes `ApiError.internal()` (logged with its stack, answered
+ * without it). The body is `{ type, title, status, code, detail, instance, ...extras }`:
+ * - `type`: `urn:quorum:problem:<code>` (stable, one per code; not a dereferenceable page),
+ * - `code`: the stable snake_case slug clients switch on,
+ * - `instance`: the request path,
+ * - extras: e.g. `parameter` and `allowed` for invalid_parameter, `allowed` for not_found.
+ */
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export type ProblemCode =
+  | 'invalid_parameter'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'unauthorized'
+  | 'plan_required'
+  | 'rate_limited'
+  | 'not_ready'
+  | 'internal';
+
+const TITLES: Record<ProblemCode, string> = {
+  invalid_parameter: 'Invalid parameter',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  unauthorized: 'Unauthorized',
+  plan_required: 'Plan required',
+  rate_limited: 'Rate limited',
+  not_ready: 'Not ready',
+  internal: 'Internal error',
+};
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  code: ProblemCode;
+  detail: string;
+  instance?: string;
+  [extra: string]: unknown;
+}
+
+/** Extras must not shadow the standard members. */
+const RESERVED = new Set(['type', 'title', 'status', 'code', 'detail', 'instance']);
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ProblemCode;
+  readonly detail: string;
+  readonly extras: Record<string, unknown>;
+  /** Response headers that belong to this problem (e.g. `Allow`, `Retry-After`). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    code: ProblemCode,
+    detail: string,
+    extras: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+    this.extras = extras;
+    this.headers = headers;
+  }
+
+  /** 400: a query or path parameter is malformed or out of range. */
+  static invalidParameter(parameter: string, detail: string, allowed?: unknown): ApiError {
+    const extras: Record<string, unknown> = { parameter };
+    if (allowed !== undefined) extras.allowed = allowed;
+    return new ApiError(400, 'invalid_parameter', detail, extras);
+  }
+
+  /** 404: no such route or resource. */
+  static notFound(detail = 'No resource at this path.', extras: Record<string, unknown> = {}): ApiError {
+    return new ApiError(404, 'not_found', detail, extras);
+  }
+
+  /** 405: the path exists but not for this method. */
+  static methodNotAllowed(method: string, allow: readonly string[]): ApiError {
+    return new ApiError(
+      405,
+      'method_not_allowed',
+      `Method ${method} is not allowed here; allowed: ${allow.join(', ')}.`,
+      { allowed: [...allow] },
+      { Allow: allow.join(', ') },
+    );
+  }
+
+  /** 401: a key is required or the key is not valid. */
+  static unauthorized(detail = 'A valid API key is required.'): ApiError {
+    return new ApiError(401, 'unauthorized', detail, {}, { 'WWW-Authenticate': 'Bearer' });
+  }
+
+  /** 403: the key's plan does not include this endpoint. */
+  static planRequired(plan: string, detail = `This endpoint requires the ${plan} plan.`): ApiError {
+    return new ApiError(403, 'plan_required', detail, { plan });
+  }
+
+  /** 429: too many requests; `retryAfterSeconds` goes to `Retry-After`. */
+  static rateLimited(retryAfterSeconds: number, detail = 'Rate limit exceeded.'): ApiError {
+    const s = Math.max(0, Math.ceil(retryAfterSeconds));
+    return new ApiError(429, 'rate_limited', detail, { retry_after: s }, { 'Retry-After': String(s) });
+  }
+
+  /** 503: no snapshot is published yet (or the published one lacks what this endpoint reads). */
+  static notReady(detail = 'No data snapshot has been published yet; retry later.'): ApiError {
+    return new ApiError(503, 'not_ready', detail, {}, { 'Retry-After': '5' });
+  }
+
+  /** 500: anything unexpected. The cause is logged, never sent. */
+  static internal(detail = 'An internal error occurred.'): ApiError {
+    return new ApiError(500, 'internal', detail);
+  }
+
+  /** The problem+json body for this error at `instance` (the request path). */
+  toProblem(instance?: string): ProblemBody {
+    const body: ProblemBody = {
+      type: `urn:quorum:problem:${this.code}`,
+      title: TITLES[this.code],
+      status: this.status,
+      code: this.code,
+      detail: this.detail,
+    };
+    if (instance !== undefined) body.instance = instance;
+    for (const [k, v] of Object.entries(this.extras)) if (!RESERVED.has(k)) body[k] = v;
+    return body;
+  }
+}
+
+/**
+ * Maps anything thrown to an ApiError: ApiErrors as they are; client errors raised by Express or
+ * its parsers (status 4xx, e.g. a malformed percent-encoding in the path) to a 400/404 problem
+ * with a generic detail; everything else to `internal`.
+ */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const status = (err as { status?: unknown; statusCode?: unknown } | null)?.status ??
+    (err as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 404) return ApiError.notFound();
+    return new ApiError(400, 'invalid_parameter', 'The request is malformed.', { parameter: 'request' });
+  }
+  return ApiError.internal();
+}

@@ -1,0 +1,154 @@
+/**
+ * The `quorum` CLI. Commands:
+ *   quorum import forecastbench <dir>   import a ForecastBench extract (questions, prices, outcomes)
+ *   quorum run [--as-of <time>]          one pipeline run now, or dated at a past time
+ *   quorum start                         first-start bootstrap, then the API and the scheduler
+ *   quorum serve                         the API only, over the published snapshot
+ *   quorum simulator [--port <n>]        the bundled OpenAI-compatible model simulator
+ * Exit codes: 0 ok, 1 error (bad config, bad input, failed run), 75 another run holds the lock.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { runPipeline } from '../run.ts';
+import { bootstrapIfEmpty, importForecastBench } from '../bootstrap.ts';
+import { startScheduler } from '../scheduler.ts';
+import { RunLockedError } from '../warehouse/lock.ts';
+import { closeDuckdb } from '../warehouse/duckdb.ts';
+import { startSimulator } from '../simulator/server.ts';
+import { startServer } from '../../api/server.ts';
+
+function parseTime(value: string): Date {
+  const d = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(d.getTime())) {
+    throw new InvalidArgumentError('expected an ISO 8601 date or time, e.g. 2026-03-06 or 2026-03-06T00:00:00Z');
+  }
+  return d;
+}
+
+function setup(): { config: QuorumConfig; logger: Logger } {
+  const config = loadConfig();
+  return { config, logger: createLogger(config.logLevel) };
+}
+
+/** Runs a command body, mapping known failures to a message and an exit code. */
+async function guarded(body: () => Promise<number | void>): Promise<void> {
+  let code = 0;
+  try {
+    code = (await body()) ?? 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      code = 1;
+    } else if (err instanceof RunLockedError) {
+      console.error(`quorum: ${err.message}`);
+      code = 75;
+    } else {
+      console.error(`quorum: ${err instanceof Error ? err.message : String(err)}`);
+      code = 1;
+    }
+  }
+  if (code !== -1) {
+    await closeDuckdb();
+    process.exit(code);
+  }
+}
+
+const program = new Command('quorum').description('Quorum: AI forecasting consensus beside market prices');
+
+program
+  .command('import')
+  .description('import questions, market prices and resolutions')
+  .argument('<format>', 'input format (forecastbench)')
+  .argument('<dir>', 'directory holding questions_market.jsonl and resolutions_market.csv')
+  .action((format: string, dir: string) =>
+    guarded(async () => {
+      if (format !== 'forecastbench') throw new Error(`unknown import format "${format}" (supported: forecastbench)`);
+      const { config } = setup();
+      const result = await importForecastBench(config, dir);
+      console.log(JSON.stringify(result, null, 2));
+    }),
+  );
+
+program
+  .command('run')
+  .description('run the pipeline once (forecast, score, publish)')
+  .option('--as-of <time>', 'date the run at a past time: it sees only what was known then', parseTime)
+  .option('--score-only', 'rescore and publish without asking the models')
+  .action((opts: { asOf?: Date; scoreOnly?: boolean }) =>
+    guarded(async () => {
+      const { config, logger } = setup();
+      const controller = new AbortController();
+      process.once('SIGTERM', () => controller.abort());
+      process.once('SIGINT', () => controller.abort());
+      const summary = await runPipeline({ config, logger, asOf: opts.asOf, scoreOnly: opts.scoreOnly, signal: controller.signal });
+      console.log(JSON.stringify(summary));
+      return summary.status === 'completed' ? 0 : 1;
+    }),
+  );
+
+program
+  .command('serve')
+  .description('serve the API over the published snapshot')
+  .action(() =>
+    guarded(async () => {
+      const { config, logger } = setup();
+      const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
+      logger.info({ url: server.url }, 'API listening');
+      onShutdown(logger, async () => server.close());
+      return -1;
+    }),
+  );
+
+program
+  .command('start')
+  .description('first-start bootstrap on the bundled data, then the API and the 4-hourly scheduler')
+  .action(() =>
+    guarded(async () => {
+      const { config, logger } = setup();
+      await bootstrapIfEmpty(config, logger);
+      const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
+      logger.info({ url: server.url }, 'API listening');
+      const task = startScheduler(config, logger);
+      onShutdown(logger, async () => {
+        await task.stop();
+        await server.close();
+      });
+      return -1;
+    }),
+  );
+
+program
+  .command('simulator')
+  .description('run the OpenAI-compatible model simulator on loopback')
+  .option('--port <n>', 'port (0 picks a free one)', (v) => Number.parseInt(v, 10), 0)
+  .option('--latency-ms <n>', 'latency per call', (v) => Number.parseInt(v, 10), 0)
+  .action((opts: { port: number; latencyMs: number }) =>
+    guarded(async () => {
+      const sim = await startSimulator({ port: opts.port, latencyMs: opts.latencyMs });
+      console.log(JSON.stringify({ url: sim.url }));
+      onShutdown(createLogger(), () => sim.close());
+      return -1;
+    }),
+  );
+
+/** Graceful shutdown on SIGTERM/SIGINT: stop taking work, finish what is in flight, exit 0. */
+function onShutdown(logger: Logger, close: () => Promise<void>): void {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    close()
+      .then(() => closeDuckdb())
+      .then(() => process.exit(0))
+      .catch((err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,32 @@
+/**
+ * Writes a parsed import batch into the raw tables. The batch is parsed and validated completely
+ * before this is called (a bad file writes nothing); each table's append is idempotent on its
+ * natural key, so re-importing the same file adds nothing and an import killed half-way is
+ * completed by running it again.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { appendRaw } from '../warehouse/raw-writer.ts';
+import { newRunId, runDate } from '../warehouse/layout.ts';
+import type { RawTableName } from '../warehouse/tables.ts';
+
+/** Import order: reference data first, questions before what points at them. */
+const ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events'];
+
+export type ImportRows = Partial<Record<RawTableName, readonly Record<string, unknown>[]>>;
+
+export async function writeImportBatch(
+  conn: DuckDBConnection,
+  root: string,
+  batch: ImportRows,
+  now: Date = new Date(),
+): Promise<Record<string, { received: number; written: number }>> {
+  // Imports get their own partition id (`r<time>-<random>`), like runs, so analysts can trace them.
+  const partition = { runId: newRunId(now), runDate: runDate(now) };
+  const result: Record<string, { received: number; written: number }> = {};
+  for (const table of ORDER) {
+    const rows = batch[table] ?? [];
+    const { received, written } = await appendRaw(conn, root, table, rows, partition);
+    result[table] = { received, written };
+  }
+  return result;
+}

@@ -1,0 +1,196 @@
+/**
+ * Models config: which OpenAI-compatible endpoints answer the forecasts (DESIGN §6).
+ *
+ * A config file (JSON, see `data/models.example.json`) is used when `QUORUM_MODELS_FILE` (or the
+ * `file` option) names one; otherwise the four bundled simulated models are used, all pointing at
+ * the local model simulator. API keys are never stored in the file: each model names the
+ * environment variable holding its key, and a missing variable is a load error naming it.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/** The provider label stored on every forecast and call row of the bundled simulator. */
+export const SIMULATED_PROVIDER = 'simulated';
+
+/** One model entry as written in the config file. */
+export const modelEntrySchema = z
+  .object({
+    $comment: z.string().optional(),
+    /** Stable id stored in the `model` column of forecasts and model_calls, e.g. "gpt-5". */
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, ".", "_" or "-" only'),
+    display_name: z.string().min(1),
+    /** OpenAI-compatible base URL, usually ending in /v1. */
+    base_url: z.url({ protocol: /^https?$/ }),
+    /** Name of the environment variable that holds the API key (never the key itself). */
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
+    /** Model name sent to the endpoint. */
+    model: z.string().min(1),
+    max_concurrency: z.number().int().min(1).max(1024),
+    requests_per_minute: z.number().int().min(1),
+    price_in_per_mtok: z.number().min(0),
+    price_out_per_mtok: z.number().min(0),
+    /** Optional explicit provider label; otherwise derived from the base URL host. */
+    provider: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]*$/, 'lower-case letters, digits, "_" or "-" only')
+      .optional(),
+    /**
+     * `json_schema` (default): strict structured output. `json_object`: for endpoints that only
+     * support JSON mode (the prompt spells out the shape either way; the reply is validated alike).
+     */
+    response_format: z.enum(['json_schema', 'json_object']).default('json_schema'),
+    /** Optional total deadline per call for this model (ms); the run's `callTimeoutMs` wins. */
+    timeout_ms: z.number().int().min(100).optional(),
+    /** Optional output cap, sent as `max_completion_tokens`. */
+    max_output_tokens: z.number().int().min(16).optional(),
+  })
+  .strict();
+
+export const modelsFileSchema = z
+  .object({
+    $comment: z.string().optional(),
+    models: z.array(modelEntrySchema).min(1),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    const seen = new Set<string>();
+    cfg.models.forEach((m, i) => {
+      if (seen.has(m.id)) {
+        ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id "${m.id}"` });
+      }
+      seen.add(m.id);
+    });
+  });
+
+export type ModelEntry = z.infer<typeof modelEntrySchema>;
+
+/** A validated model with its provider label and API key resolved. */
+export interface ResolvedModel extends Omit<ModelEntry, '$comment'> {
+  provider: string;
+  /** The key read from `api_key_env` (a placeholder for the simulator). Never log it. */
+  apiKey: string;
+}
+
+/** A config problem: the message names the file and the field (or the missing variable). */
+export class ModelsConfigError extends Error {
+  override name = 'ModelsConfigError';
+}
+
+export interface LoadModelsConfigOptions {
+  /** Config file; defaults to `env.QUORUM_MODELS_FILE`. */
+  file?: string;
+  env: NodeJS.ProcessEnv;
+  /** Base URL (ending in /v1) of a running model simulator, used when no file is configured. */
+  simulatorUrl?: string;
+}
+
+/**
+ * Loads the models: from the config file when one is given, else the four simulated models
+ * pointing at `simulatorUrl`. Throws `ModelsConfigError` with a message naming the file and field.
+ */
+export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[] {
+  const file = opts.file ?? (opts.env.QUORUM_MODELS_FILE || undefined);
+  if (file === undefined) {
+    if (!opts.simulatorUrl) {
+      throw new ModelsConfigError(
+        'no models configured: set QUORUM_MODELS_FILE to a models file, or start the model simulator',
+      );
+    }
+    return simulatedModels(opts.simulatorUrl);
+  }
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ModelsConfigError(`models file ${path}: cannot be read (${(err as Error).message})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ModelsConfigError(`models file ${path}: not valid JSON (${(err as Error).message})`);
+  }
+  const parsed = modelsFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${formatPath(i.path)}: ${i.message}`);
+    throw new ModelsConfigError(`models file ${path}: invalid\n${lines.join('\n')}`);
+  }
+  return parsed.data.models.map((entry, i) => {
+    const apiKey = opts.env[entry.api_key_env];
+    if (!apiKey) {
+      throw new ModelsConfigError(
+        `models file ${path}: models[${i}] (${entry.id}): environment variable ${entry.api_key_env} is not set`,
+      );
+    }
+    const { $comment: _comment, ...rest } = entry;
+    return {
+      ...rest,
+      provider: entry.provider ?? providerFromBaseUrl(entry.base_url, opts.simulatorUrl),
+      apiKey,
+    };
+  });
+}
+
+/** The four bundled simulated models, all served by the simulator at `simulatorUrl`. */
+export function simulatedModels(simulatorUrl: string): ResolvedModel[] {
+  const base = {
+    base_url: simulatorUrl,
+    api_key_env: 'QUORUM_SIMULATOR_KEY',
+    max_concurrency: 16,
+    requests_per_minute: 600_000,
+    price_in_per_mtok: 0,
+    price_out_per_mtok: 0,
+    provider: SIMULATED_PROVIDER,
+    response_format: 'json_schema' as const,
+    apiKey: 'simulated',
+  };
+  return [
+    { id: 'sim-gpt', display_name: 'GPT (simulated)', model: 'sim-gpt' },
+    { id: 'sim-claude', display_name: 'Claude (simulated)', model: 'sim-claude' },
+    { id: 'sim-gemini', display_name: 'Gemini (simulated)', model: 'sim-gemini' },
+    { id: 'sim-deepseek', display_name: 'DeepSeek (simulated)', model: 'sim-deepseek' },
+  ].map((m) => ({ ...base, ...m }));
+}
+
+const KNOWN_HOSTS: [RegExp, string][] = [
+  [/(^|\.)openai\.com$/, 'openai'],
+  [/(^|\.)openai\.azure\.com$/, 'azure'],
+  [/(^|\.)anthropic\.com$/, 'anthropic'],
+  [/(^|\.)googleapis\.com$/, 'google'],
+  [/(^|\.)deepseek\.com$/, 'deepseek'],
+  [/(^|\.)x\.ai$/, 'xai'],
+  [/(^|\.)mistral\.ai$/, 'mistral'],
+  [/(^|\.)openrouter\.ai$/, 'openrouter'],
+  [/(^|\.)together\.(xyz|ai)$/, 'together'],
+  [/(^|\.)groq\.com$/, 'groq'],
+  [/(^|\.)fireworks\.ai$/, 'fireworks'],
+];
+
+/**
+ * Provider label from a base URL: `simulated` for the simulator's URL, a vendor name for known
+ * hosts, `local` for loopback servers (vLLM, Ollama, llama.cpp), else the host's second-level label.
+ */
+export function providerFromBaseUrl(baseUrl: string, simulatorUrl?: string): string {
+  if (simulatorUrl && trimSlash(baseUrl) === trimSlash(simulatorUrl)) return SIMULATED_PROVIDER;
+  const host = new URL(baseUrl).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  for (const [re, name] of KNOWN_HOSTS) if (re.test(host)) return name;
+  if (host === 'localhost' || host === '::1' || /^127\./.test(host)) return 'local';
+  if (/^[\d.]+$/.test(host) || host.includes(':')) return 'local';
+  const labels = host.split('.');
+  return (labels.length >= 2 ? labels[labels.length - 2]! : labels[0]!).replace(/[^a-z0-9_-]/g, '-');
+}
+
+function trimSlash(s: string): string {
+  return s.replace(/\/+$/, '');
+}
+
+function formatPath(path: PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  return path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
+    .join('');
+}

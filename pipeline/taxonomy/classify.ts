@@ -1,0 +1,174 @@
+/**
+ * Rule-based question taxonomy: category (nine), domain and tags.
+ *
+ * The rules live in `data/taxonomy.json` (validated with zod on load). Each rule has a name, a
+ * category, a domain, a weight and regex patterns. A pattern matches only as a whole word: it is
+ * wrapped as `(?<![\p{L}\p{N}_])(?:pattern)(?![\p{L}\p{N}_])` (Unicode-aware `\b`) and compiled
+ * case-insensitively unless the rule sets `caseSensitive`.
+ *
+ * Scoring (deterministic; depends only on the input text and the file's rule order):
+ *  - a rule matches a field if any of its patterns occurs in it; its score is
+ *    `weight × the largest fieldWeight among the fields it matched` (title counts most);
+ *  - a category's score is the sum of the scores of its matching rules; the highest wins, ties go
+ *    to the category of the earliest matching rule in the file;
+ *  - the domain is that of the winning category's highest-scoring rule (ties: earliest rule);
+ *  - tags are the names of all matching rules, in file order;
+ *  - nothing matches → the file's `default` (world / other: general-interest questions such as
+ *    culture, celebrities and curiosities belong to no more specific category).
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { CATEGORIES, DOMAINS, type Category, type Domain } from '../warehouse/tables.ts';
+
+/** What the classifier reads of a question. `venue` and `url` are accepted for future rules. */
+export interface ClassifyInput {
+  title: string;
+  description?: string | null;
+  resolution_criteria?: string | null;
+  venue?: string;
+  url?: string | null;
+}
+
+export interface Classification {
+  category: Category;
+  domain: Domain;
+  tags: string[];
+}
+
+/** The text fields rules look at, in the order their weights are listed. */
+const FIELDS = ['title', 'description', 'resolution_criteria'] as const;
+type Field = (typeof FIELDS)[number];
+
+const RuleSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'rule names are kebab-case'),
+  category: z.enum(CATEGORIES),
+  domain: z.enum(DOMAINS),
+  weight: z.number().positive(),
+  caseSensitive: z.boolean().optional(),
+  patterns: z.array(z.string().min(1)).min(1),
+  comment: z.string().optional(),
+});
+
+const TaxonomySchema = z.strictObject({
+  $comment: z.union([z.string(), z.array(z.string())]).optional(),
+  version: z.literal(1),
+  default: z.strictObject({ category: z.enum(CATEGORIES), domain: z.enum(DOMAINS) }),
+  fieldWeights: z.strictObject({
+    title: z.number().nonnegative(),
+    description: z.number().nonnegative(),
+    resolution_criteria: z.number().nonnegative(),
+  }),
+  rules: z.array(RuleSchema).min(1),
+});
+
+export type TaxonomyFile = z.infer<typeof TaxonomySchema>;
+
+interface CompiledRule {
+  name: string;
+  category: Category;
+  domain: Domain;
+  weight: number;
+  regexes: RegExp[];
+}
+
+/** A validated taxonomy with compiled patterns. */
+export interface Taxonomy {
+  default: { category: Category; domain: Domain };
+  fieldWeights: Record<Field, number>;
+  rules: CompiledRule[];
+}
+
+/** Error for an invalid rules file: names the file and every problem. */
+export class TaxonomyError extends Error {
+  override readonly name = 'TaxonomyError';
+}
+
+/** Validates parsed JSON as a taxonomy and compiles its patterns. `source` names it in errors. */
+export function parseTaxonomy(json: unknown, source: string): Taxonomy {
+  const parsed = TaxonomySchema.safeParse(json);
+  if (!parsed.success) {
+    throw new TaxonomyError(`invalid taxonomy ${source}:\n${z.prettifyError(parsed.error)}`);
+  }
+  const file = parsed.data;
+  const seen = new Set<string>();
+  const rules = file.rules.map((rule, i): CompiledRule => {
+    if (seen.has(rule.name)) throw new TaxonomyError(`invalid taxonomy ${source}: duplicate rule name "${rule.name}" (rules[${i}])`);
+    seen.add(rule.name);
+    const flags = rule.caseSensitive ? 'u' : 'iu';
+    const regexes = rule.patterns.map((p, j) => {
+      try {
+        return new RegExp(`(?<![\\p{L}\\p{N}_])(?:${p})(?![\\p{L}\\p{N}_])`, flags);
+      } catch (e) {
+        throw new TaxonomyError(`invalid taxonomy ${source}: rules[${i}] "${rule.name}" patterns[${j}] ${JSON.stringify(p)}: ${(e as Error).message}`);
+      }
+    });
+    return { name: rule.name, category: rule.category, domain: rule.domain, weight: rule.weight, regexes };
+  });
+  return { default: file.default, fieldWeights: file.fieldWeights, rules };
+}
+
+/** Reads and validates a taxonomy file. */
+export function loadTaxonomy(path: string | URL): Taxonomy {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new TaxonomyError(`cannot read taxonomy ${String(path)}: ${(e as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new TaxonomyError(`invalid taxonomy ${String(path)}: not JSON: ${(e as Error).message}`);
+  }
+  return parseTaxonomy(json, String(path));
+}
+
+/** The bundled rules file. */
+export const DEFAULT_TAXONOMY_PATH = new URL('../../data/taxonomy.json', import.meta.url);
+
+let defaultTaxonomy: Taxonomy | undefined;
+
+/** The bundled taxonomy, loaded (and validated) once. */
+export function getDefaultTaxonomy(): Taxonomy {
+  defaultTaxonomy ??= loadTaxonomy(DEFAULT_TAXONOMY_PATH);
+  return defaultTaxonomy;
+}
+
+/** Score of one rule on a question: weight × the best field weight it matched, or 0. */
+function ruleScore(rule: CompiledRule, texts: Record<Field, string>, fieldWeights: Record<Field, number>): number {
+  let best = 0;
+  for (const field of FIELDS) {
+    const w = fieldWeights[field];
+    if (w <= best || texts[field] === '') continue;
+    if (rule.regexes.some((re) => re.test(texts[field]))) best = w;
+  }
+  return best * rule.weight;
+}
+
+/** Classifies a question with the bundled rules (or the given taxonomy). Pure and deterministic. */
+export function classify(q: ClassifyInput, taxonomy: Taxonomy = getDefaultTaxonomy()): Classification {
+  const texts: Record<Field, string> = {
+    title: q.title ?? '',
+    description: q.description ?? '',
+    resolution_criteria: q.resolution_criteria ?? '',
+  };
+  const matched: { rule: CompiledRule; score: number }[] = [];
+  for (const rule of taxonomy.rules) {
+    const score = ruleScore(rule, texts, taxonomy.fieldWeights);
+    if (score > 0) matched.push({ rule, score });
+  }
+  if (matched.length === 0) return { ...taxonomy.default, tags: [] };
+
+  // Category totals, remembering which category appeared first (file order) for ties.
+  const totals = new Map<Category, number>();
+  for (const { rule, score } of matched) totals.set(rule.category, (totals.get(rule.category) ?? 0) + score);
+  let category = matched[0]!.rule.category;
+  for (const [c, total] of totals) if (total > totals.get(category)!) category = c;
+
+  let top = matched.find((m) => m.rule.category === category)!;
+  for (const m of matched) if (m.rule.category === category && m.score > top.score) top = m;
+
+  const tags = [...new Set(matched.map((m) => m.rule.name))];
+  return { category, domain: top.rule.domain, tags };
+}

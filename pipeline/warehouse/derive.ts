@@ -1,0 +1,157 @@
+/**
+ * Runs the scoring: the ordered pure-SQL files of `sql/derive/` on one DuckDB connection.
+ *
+ * The SQL reads the `raw_<table>` relations (views over the raw Parquet in the pipeline, tables in
+ * tests) and the one-row `run_params(as_of TIMESTAMP, headline_modes VARCHAR[])`, which this module
+ * creates with bound parameters. Every `CREATE TABLE name` whose name does not start with `_` is a
+ * published derived table (see sql/README.md); `exportTables` writes them as Parquet.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  LIST,
+  VARCHAR,
+  listValue,
+  timestampValue,
+  type DuckDBConnection,
+} from '@duckdb/node-api';
+import { MODES, RAW_TABLES, type DuckType, type Mode } from './tables.ts';
+
+/** Default order of headline modes (DESIGN §5): augmented, falling back to informed, then blind. */
+export const DEFAULT_HEADLINE_MODES: readonly Mode[] = ['augmented', 'informed', 'blind'];
+
+/** `sql/derive/` of this checkout. */
+export const DEFAULT_SQL_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'sql', 'derive');
+
+const TABLE_NAME = /^[a-z][a-z0-9_]*$/;
+const SQL_FILE = /^\d+_[a-z0-9_]+\.sql$/;
+/** `CREATE [OR REPLACE] [TEMP|TEMPORARY] TABLE [IF NOT EXISTS] name` at the start of a statement. */
+const CREATE_TABLE =
+  /^\s*create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary)\s+)?table\s+(?:if\s+not\s+exists\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?/i;
+
+/** Raw column type → DuckDB DDL type (table-driven; identity today, one place to change). */
+const DDL_TYPE: Record<DuckType, string> = {
+  VARCHAR: 'VARCHAR',
+  DOUBLE: 'DOUBLE',
+  BIGINT: 'BIGINT',
+  INTEGER: 'INTEGER',
+  BOOLEAN: 'BOOLEAN',
+  TIMESTAMP: 'TIMESTAMP',
+  'VARCHAR[]': 'VARCHAR[]',
+};
+
+export interface DeriveOptions {
+  /** The run's point in time: only what was known at asOf is scored. */
+  asOf: Date;
+  /** Headline consensus = the first of these modes with a scored consensus. */
+  headlineModes?: Mode[];
+  /** Directory of the ordered `NN_name.sql` files (default: sql/derive of this checkout). */
+  sqlDir?: string;
+}
+
+/** Thrown when one SQL file fails; names the file and the statement. */
+export class DeriveError extends Error {
+  constructor(
+    readonly file: string,
+    readonly statementIndex: number,
+    cause: unknown,
+  ) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super(`sql/derive/${file} (statement ${statementIndex + 1}) failed: ${detail}`, { cause });
+    this.name = 'DeriveError';
+  }
+}
+
+/** Strips `--` line comments (the SQL files use no `--` inside string literals). */
+function stripLineComments(sql: string): string {
+  return sql.replace(/--[^\n]*/g, '');
+}
+
+/** The `NN_name.sql` files of dir, in name order. */
+export async function listSqlFiles(dir: string): Promise<string[]> {
+  const names = (await readdir(dir)).filter((f) => SQL_FILE.test(f));
+  return names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * Creates `run_params` (bound parameters), runs every sql/derive file in name order and returns
+ * the published tables it created (names without a leading `_`), in creation order.
+ */
+export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions): Promise<string[]> {
+  const asOfMs = opts.asOf.getTime();
+  if (!Number.isFinite(asOfMs)) throw new TypeError('deriveTables: asOf is not a valid date');
+  const headline = opts.headlineModes ?? [...DEFAULT_HEADLINE_MODES];
+  for (const m of headline) {
+    if (!(MODES as readonly string[]).includes(m)) throw new TypeError(`deriveTables: unknown mode ${m}`);
+  }
+  const dir = opts.sqlDir ?? DEFAULT_SQL_DIR;
+
+  await conn.run('CREATE OR REPLACE TEMP TABLE run_params (as_of TIMESTAMP, headline_modes VARCHAR[])');
+  const insert = await conn.prepare('INSERT INTO run_params VALUES ($1, $2)');
+  try {
+    insert.bindTimestamp(1, timestampValue(BigInt(Math.trunc(asOfMs)) * 1000n));
+    insert.bindList(2, listValue(headline), LIST(VARCHAR));
+    await insert.run();
+  } finally {
+    insert.destroySync();
+  }
+
+  const published: string[] = [];
+  for (const file of await listSqlFiles(dir)) {
+    const sql = await readFile(join(dir, file), 'utf8');
+    let index = 0;
+    try {
+      const statements = await conn.extractStatements(sql);
+      for (; index < statements.count; index++) {
+        const prepared = await statements.prepare(index);
+        try {
+          await prepared.run();
+        } finally {
+          prepared.destroySync();
+        }
+      }
+    } catch (err) {
+      throw new DeriveError(file, index, err);
+    }
+    for (const stmt of stripLineComments(sql).split(';')) {
+      const name = CREATE_TABLE.exec(stmt)?.[1];
+      if (name && !name.startsWith('_') && !published.includes(name)) published.push(name);
+    }
+  }
+  for (const t of published) {
+    if (!TABLE_NAME.test(t)) throw new Error(`deriveTables: published table name ${t} is not [a-z][a-z0-9_]*`);
+  }
+  return published;
+}
+
+/** Quotes a string as a SQL literal ('' doubling). */
+function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/** Writes each table to `<dir>/<table>.parquet` (zstd). Paths cannot be bound in COPY. */
+export async function exportTables(conn: DuckDBConnection, tables: string[], dir: string): Promise<void> {
+  for (const t of tables) {
+    if (!TABLE_NAME.test(t)) throw new Error(`exportTables: invalid table name ${JSON.stringify(t)}`);
+  }
+  for (const t of tables) {
+    const path = join(dir, `${t}.parquet`);
+    await conn.run(`COPY ${t} TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd)`);
+  }
+}
+
+/** DDL of an empty `raw_<table>` table with the columns of RAW_TABLES[table]. */
+export function rawTableDdl(table: keyof typeof RAW_TABLES): string {
+  const cols = Object.entries(RAW_TABLES[table].columns as Record<string, DuckType>)
+    .map(([name, type]) => `${name} ${DDL_TYPE[type]}`)
+    .join(', ');
+  return `CREATE OR REPLACE TABLE raw_${table} (${cols})`;
+}
+
+/** Creates an empty `raw_<table>` TABLE for every raw table (tests; empty warehouses). */
+export async function createRawTables(conn: DuckDBConnection): Promise<void> {
+  for (const table of Object.keys(RAW_TABLES) as (keyof typeof RAW_TABLES)[]) {
+    await conn.run(rawTableDdl(table));
+  }
+}

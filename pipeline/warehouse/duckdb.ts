@@ -1,0 +1,62 @@
+/**
+ * One DuckDB instance per process (DESIGN §9), and one connection per in-flight query.
+ * Thin wrappers only: callers use @duckdb/node-api's own connection API.
+ */
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+
+let shared: Promise<DuckDBInstance> | null = null;
+
+export interface DuckDbOptions {
+  /** DuckDB `threads` setting; defaults to the machine's core count. */
+  threads?: number;
+  /** DuckDB `memory_limit`, e.g. "3GB". */
+  memoryLimit?: string;
+  /** Where DuckDB may spill larger-than-memory work. */
+  tempDirectory?: string;
+}
+
+/** The process-wide in-memory DuckDB instance (created on first use). */
+export function duckdb(options: DuckDbOptions = {}): Promise<DuckDBInstance> {
+  if (!shared) {
+    const config: Record<string, string> = {};
+    if (options.threads) config.threads = String(options.threads);
+    if (options.memoryLimit) config.memory_limit = options.memoryLimit;
+    if (options.tempDirectory) config.temp_directory = options.tempDirectory;
+    shared = DuckDBInstance.create(':memory:', config);
+  }
+  return shared;
+}
+
+/** Runs `work` on a fresh connection of the shared instance and closes it afterwards. */
+export async function withConnection<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+  const conn = await (await duckdb()).connect();
+  try {
+    return await work(conn);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/** Closes the shared instance (tests and graceful shutdown). */
+export async function closeDuckdb(): Promise<void> {
+  if (!shared) return;
+  const instance = await shared;
+  shared = null;
+  instance.closeSync();
+}
+
+/**
+ * Quotes a filesystem path as a SQL string literal. Only for paths the pipeline itself builds
+ * from its configuration (COPY targets and view definitions cannot take bound parameters);
+ * user input is always bound, never passed here.
+ */
+export function sqlPath(path: string): string {
+  if (path.includes('\0')) throw new Error('path contains a NUL byte');
+  return `'${path.replaceAll("'", "''")}'`;
+}
+
+/** Quotes an identifier from our own schema definitions (checked against a strict pattern). */
+export function sqlIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain identifier: ${name}`);
+  return `"${name}"`;
+}

@@ -1,0 +1,52 @@
+/**
+ * The warehouse's directory layout (DESIGN §4):
+ *   raw/<table>/run_date=YYYY-MM-DD/run_id=<id>/part-*.parquet   append-only raw tables
+ *   snapshots/<run_id>/<table>.parquet + manifest.json           derived tables of one run
+ *   CURRENT                                                      id of the published snapshot
+ *   run.lock                                                     held by the one running pipeline
+ */
+import { join } from 'node:path';
+import type { RawTableName } from './tables.ts';
+
+export const RUN_ID_PATTERN = /^r\d{8}T\d{6}Z-[a-z0-9]{6,}$/;
+
+export function rawTableDir(root: string, table: RawTableName): string {
+  return join(root, 'raw', table);
+}
+
+export function rawPartitionDir(root: string, table: RawTableName, runDate: string, runId: string): string {
+  return join(rawTableDir(root, table), `run_date=${runDate}`, `run_id=${runId}`);
+}
+
+/** Glob over every committed part of a raw table (in-progress `*.parquet.tmp` files never match). */
+export function rawGlob(root: string, table: RawTableName): string {
+  return join(rawTableDir(root, table), '**', '*.parquet');
+}
+
+export function snapshotsDir(root: string): string {
+  return join(root, 'snapshots');
+}
+
+export function snapshotDir(root: string, runId: string): string {
+  return join(snapshotsDir(root), runId);
+}
+
+export function currentFile(root: string): string {
+  return join(root, 'CURRENT');
+}
+
+export function lockFile(root: string): string {
+  return join(root, 'run.lock');
+}
+
+/** A new run id: `r<as-of, compact UTC>-<random>`, sortable by as-of time. */
+export function newRunId(asOf: Date): string {
+  const compact = asOf.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const random = Math.random().toString(36).slice(2, 10).padEnd(8, '0');
+  return `r${compact}-${random}`;
+}
+
+/** The Hive partition date of a run: the UTC date of its as-of time. */
+export function runDate(asOf: Date): string {
+  return asOf.toISOString().slice(0, 10);
+}

@@ -1,0 +1,92 @@
+/**
+ * Appends rows to a raw table, idempotently and atomically.
+ *
+ * Rows are staged in a temporary DuckDB table, deduplicated on the table's natural key (within the
+ * batch, and against what is already stored), written to `part-<id>.parquet.tmp`, fsynced and
+ * renamed into place. A process killed at any point leaves either the whole part or nothing
+ * visible (readers only glob `*.parquet`), and re-sending the same rows writes nothing new.
+ */
+import { mkdirSync, openSync, fsyncSync, closeSync, renameSync, existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { rawPartitionDir } from './layout.ts';
+import { rawRelation } from './raw-views.ts';
+import { sqlIdent, sqlPath } from './duckdb.ts';
+import { RAW_TABLES, type RawTableName } from './tables.ts';
+import { appendRow } from './values.ts';
+
+export interface AppendResult {
+  table: RawTableName;
+  received: number;
+  written: number;
+  file: string | null;
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes the rows of one raw table for one run. Returns how many were new.
+ * `rows` are plain objects keyed by the table's column names (see tables.ts).
+ */
+export async function appendRaw(
+  conn: DuckDBConnection,
+  root: string,
+  table: RawTableName,
+  rows: readonly Record<string, unknown>[],
+  partition: { runId: string; runDate: string },
+): Promise<AppendResult> {
+  if (rows.length === 0) return { table, received: 0, written: 0, file: null };
+  const { columns, key } = RAW_TABLES[table];
+  const stage = sqlIdent(`_stage_${table}`);
+  const columnDefs = Object.entries(columns)
+    .map(([c, t]) => `${sqlIdent(c)} ${t}`)
+    .join(', ');
+  await conn.run(`CREATE OR REPLACE TEMP TABLE ${stage} (${columnDefs}, _ord BIGINT)`);
+  const appender = await conn.createAppender(`_stage_${table}`, 'temp');
+  try {
+    rows.forEach((row, i) => appendRow(appender, { ...columns, _ord: 'BIGINT' }, { ...row, _ord: i }));
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+
+  const keyCols = key.map(sqlIdent).join(', ');
+  const keyMatch = key.map((k) => `s.${sqlIdent(k)} IS NOT DISTINCT FROM e.${sqlIdent(k)}`).join(' AND ');
+  const colList = Object.keys(columns).map(sqlIdent).join(', ');
+  // First row of each key within the batch wins; keys already stored are skipped.
+  const newRows =
+    `SELECT ${colList} FROM (` +
+    `SELECT * FROM ${stage} QUALIFY row_number() OVER (PARTITION BY ${keyCols} ORDER BY _ord) = 1) s ` +
+    `WHERE NOT EXISTS (SELECT 1 FROM (${rawRelation(root, table)}) e WHERE ${keyMatch}) ORDER BY _ord`;
+  const count = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM (${newRows})`);
+  const written = Number(count.getRowObjectsJS()[0]!.n);
+  if (written === 0) {
+    await conn.run(`DROP TABLE ${stage}`);
+    return { table, received: rows.length, written: 0, file: null };
+  }
+
+  const dir = rawPartitionDir(root, table, partition.runDate, partition.runId);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `part-${Date.now()}-${randomBytes(4).toString('hex')}.parquet`);
+  const tmp = `${file}.tmp`;
+  try {
+    await conn.run(`COPY (${newRows}) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+    fsyncPath(tmp);
+    renameSync(tmp, file);
+    fsyncPath(dir);
+  } catch (err) {
+    if (existsSync(tmp)) rmSync(tmp, { force: true });
+    throw err;
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${stage}`);
+  }
+  return { table, received: rows.length, written, file };
+}

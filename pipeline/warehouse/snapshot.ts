@@ -1,0 +1,125 @@
+/**
+ * Snapshots: the derived tables of one run, published atomically.
+ *
+ * A run builds `snapshots/<run_id>.tmp-<pid>/`, fsyncs every file, renames the directory to
+ * `snapshots/<run_id>/`, then replaces `CURRENT` by writing `CURRENT.tmp`, fsyncing and renaming.
+ * Readers follow `CURRENT`, so they see the previous snapshot or the new one, never half of one;
+ * a run killed before the final rename leaves the previous snapshot served.
+ */
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { currentFile, RUN_ID_PATTERN, snapshotDir, snapshotsDir } from './layout.ts';
+
+export interface SnapshotManifest {
+  run_id: string;
+  as_of: string;
+  created_at: string;
+  tables: string[];
+  headline_modes: string[];
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The id of the published snapshot, or null when none has been published. */
+export function readCurrent(root: string): string | null {
+  const file = currentFile(root);
+  if (!existsSync(file)) return null;
+  const id = readFileSync(file, 'utf8').trim();
+  return RUN_ID_PATTERN.test(id) && existsSync(snapshotDir(root, id)) ? id : null;
+}
+
+export function readManifest(root: string, id: string): SnapshotManifest {
+  return JSON.parse(readFileSync(join(snapshotDir(root, id), 'manifest.json'), 'utf8')) as SnapshotManifest;
+}
+
+/** Removes directories left behind by runs that died before publishing. Call with the run lock held. */
+export function removeAbandonedSnapshots(root: string): string[] {
+  const dir = snapshotsDir(root);
+  if (!existsSync(dir)) return [];
+  const abandoned = readdirSync(dir).filter((name) => name.includes('.tmp-'));
+  for (const name of abandoned) rmSync(join(dir, name), { recursive: true, force: true });
+  return abandoned;
+}
+
+/**
+ * Builds and publishes a snapshot. `build` writes the derived Parquet files into the directory it
+ * is given and returns the published table names; the manifest is written here.
+ */
+export async function publishSnapshot(
+  root: string,
+  runId: string,
+  meta: { asOf: Date; headlineModes: readonly string[] },
+  build: (dir: string) => Promise<string[]>,
+): Promise<SnapshotManifest> {
+  if (!RUN_ID_PATTERN.test(runId)) throw new Error(`invalid run id: ${runId}`);
+  const finalDir = snapshotDir(root, runId);
+  const tmpDir = `${finalDir}.tmp-${process.pid}`;
+  mkdirSync(snapshotsDir(root), { recursive: true });
+  rmSync(tmpDir, { recursive: true, force: true });
+  mkdirSync(tmpDir);
+  try {
+    const tables = await build(tmpDir);
+    const manifest: SnapshotManifest = {
+      run_id: runId,
+      as_of: meta.asOf.toISOString(),
+      created_at: new Date().toISOString(),
+      tables: [...tables].sort(),
+      headline_modes: [...meta.headlineModes],
+    };
+    writeFileSync(join(tmpDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    for (const name of readdirSync(tmpDir)) fsyncPath(join(tmpDir, name));
+    fsyncPath(tmpDir);
+    rmSync(finalDir, { recursive: true, force: true });
+    renameSync(tmpDir, finalDir);
+    fsyncPath(snapshotsDir(root));
+
+    const current = currentFile(root);
+    writeFileSync(`${current}.tmp`, `${runId}\n`);
+    fsyncPath(`${current}.tmp`);
+    renameSync(`${current}.tmp`, current);
+    fsyncPath(root);
+    return manifest;
+  } catch (err) {
+    rmSync(tmpDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Deletes all but the newest `keep` snapshots (never the published one). */
+export function pruneSnapshots(root: string, keep: number): string[] {
+  const dir = snapshotsDir(root);
+  if (!existsSync(dir)) return [];
+  const current = readCurrent(root);
+  const ids = readdirSync(dir)
+    .filter((name) => RUN_ID_PATTERN.test(name))
+    .sort((a, b) => (readManifestTime(root, b) ?? '').localeCompare(readManifestTime(root, a) ?? ''));
+  const removed = ids.slice(Math.max(keep, 1)).filter((id) => id !== current);
+  for (const id of removed) rmSync(snapshotDir(root, id), { recursive: true, force: true });
+  return removed;
+}
+
+function readManifestTime(root: string, id: string): string | null {
+  try {
+    return readManifest(root, id).created_at;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * The warehouse's table schemas: the one place both the pipeline and the API import.
+ *
+ * Raw tables are append-only Hive-partitioned Parquet
+ * (`raw/<table>/run_date=YYYY-MM-DD/run_id=<id>/part-*.parquet`). Every timestamp is a DuckDB
+ * `TIMESTAMP` holding UTC (no time zone, so every engine reads the same instant).
+ * `key` is the natural key used to make ingestion idempotent: a row whose key is already stored
+ * is not written again.
+ */
+
+export type DuckType =
+  | 'VARCHAR'
+  | 'DOUBLE'
+  | 'BIGINT'
+  | 'INTEGER'
+  | 'BOOLEAN'
+  | 'TIMESTAMP'
+  | 'VARCHAR[]';
+
+export interface RawTable {
+  /** Column name to DuckDB type, in file order. */
+  columns: Record<string, DuckType>;
+  /** Natural key: rows with an already-stored key are skipped on append (idempotent ingest). */
+  key: string[];
+}
+
+export const RAW_TABLES = {
+  questions: {
+    columns: {
+      question_id: 'VARCHAR', // venue-qualified: "metaculus:1554"
+      venue: 'VARCHAR',
+      venue_market_id: 'VARCHAR',
+      title: 'VARCHAR',
+      description: 'VARCHAR',
+      resolution_criteria: 'VARCHAR',
+      url: 'VARCHAR',
+      category: 'VARCHAR',
+      domain: 'VARCHAR',
+      tags: 'VARCHAR[]',
+      created_at: 'TIMESTAMP',
+      close_time: 'TIMESTAMP',
+      status: 'VARCHAR',
+      lang: 'VARCHAR',
+      origin: 'VARCHAR', // where the row came from, e.g. "forecastbench:2025-10-26-llm.json@25842c8"
+      ingested_at: 'TIMESTAMP',
+    },
+    key: ['question_id'],
+  },
+  market_prices: {
+    columns: {
+      question_id: 'VARCHAR',
+      venue: 'VARCHAR',
+      observed_at: 'TIMESTAMP',
+      probability: 'DOUBLE',
+      best_bid: 'DOUBLE',
+      best_ask: 'DOUBLE',
+      volume: 'DOUBLE',
+      liquidity: 'DOUBLE',
+      origin: 'VARCHAR',
+      ingested_at: 'TIMESTAMP',
+    },
+    key: ['question_id', 'observed_at'],
+  },
+  evidence: {
+    columns: {
+      evidence_id: 'VARCHAR',
+      question_id: 'VARCHAR',
+      retrieved_at: 'TIMESTAMP',
+      title: 'VARCHAR',
+      url: 'VARCHAR',
+      published_at: 'TIMESTAMP',
+      snippet: 'VARCHAR',
+      source_slug: 'VARCHAR',
+    },
+    key: ['evidence_id'],
+  },
+  model_calls: {
+    columns: {
+      run_id: 'VARCHAR',
+      question_id: 'VARCHAR',
+      model: 'VARCHAR',
+      mode: 'VARCHAR',
+      started_at: 'TIMESTAMP',
+      latency_ms: 'DOUBLE',
+      status: 'VARCHAR', // ok | failed
+      error_kind: 'VARCHAR', // null when ok: rate_limited, server_error, timeout, invalid_json, schema_violation, truncated, ...
+      error_message: 'VARCHAR',
+      attempts: 'INTEGER',
+      tokens_in: 'BIGINT',
+      tokens_out: 'BIGINT',
+      cost_usd: 'DOUBLE',
+      provider: 'VARCHAR',
+    },
+    key: ['run_id', 'question_id', 'model', 'mode'],
+  },
+  forecasts: {
+    columns: {
+      run_id: 'VARCHAR',
+      question_id: 'VARCHAR',
+      model: 'VARCHAR',
+      mode: 'VARCHAR', // blind | informed | augmented
+      created_at: 'TIMESTAMP', // the run's as-of time
+      probability: 'DOUBLE',
+      reasoning: 'VARCHAR',
+      lang: 'VARCHAR',
+      key_factors: 'VARCHAR[]',
+      evidence_ids: 'VARCHAR[]',
+      provider: 'VARCHAR', // "simulated" for the bundled simulator
+      prompt_hash: 'VARCHAR',
+    },
+    key: ['run_id', 'question_id', 'model', 'mode'],
+  },
+  resolutions: {
+    columns: {
+      question_id: 'VARCHAR',
+      outcome: 'DOUBLE', // 1, 0, or NULL when annulled
+      resolved_at: 'TIMESTAMP',
+      source_slug: 'VARCHAR',
+      source_url: 'VARCHAR',
+      evidence_excerpt: 'VARCHAR',
+      retrieved_at: 'TIMESTAMP',
+      method: 'VARCHAR',
+      annulled_reason: 'VARCHAR',
+    },
+    key: ['question_id'],
+  },
+  lifecycle_events: {
+    columns: {
+      question_id: 'VARCHAR',
+      state: 'VARCHAR', // proposed | active | closed | resolved | annulled
+      at: 'TIMESTAMP',
+      reason: 'VARCHAR',
+    },
+    key: ['question_id', 'state', 'at'],
+  },
+  claims: {
+    columns: {
+      claim_id: 'VARCHAR',
+      source_slug: 'VARCHAR',
+      question_id: 'VARCHAR',
+      claimed_at: 'TIMESTAMP',
+      claim_text: 'VARCHAR',
+      probability_or_direction: 'VARCHAR',
+    },
+    key: ['claim_id'],
+  },
+  sources: {
+    columns: {
+      source_slug: 'VARCHAR',
+      name: 'VARCHAR',
+      kind: 'VARCHAR', // government | central_bank | regulatory | primary_financial | secondary_reporting | market | analyst
+      url: 'VARCHAR',
+    },
+    key: ['source_slug'],
+  },
+  runs: {
+    // One row per state change of a run; the latest recorded_at per run_id is its current state.
+    columns: {
+      run_id: 'VARCHAR',
+      status: 'VARCHAR', // started | completed | failed
+      as_of: 'TIMESTAMP',
+      started_at: 'TIMESTAMP',
+      finished_at: 'TIMESTAMP',
+      recorded_at: 'TIMESTAMP',
+      questions: 'BIGINT',
+      forecasts: 'BIGINT',
+      calls: 'BIGINT',
+      failed_calls: 'BIGINT',
+      tokens_in: 'BIGINT',
+      tokens_out: 'BIGINT',
+      cost_usd: 'DOUBLE',
+      snapshot: 'VARCHAR',
+      error: 'VARCHAR',
+    },
+    key: ['run_id', 'status'],
+  },
+} as const satisfies Record<string, RawTable>;
+
+export type RawTableName = keyof typeof RAW_TABLES;
+
+/** The three information modes, a ladder: each adds information to the one before. */
+export const MODES = ['blind', 'informed', 'augmented'] as const;
+export type Mode = (typeof MODES)[number];
+
+/** The nine categories of the taxonomy. */
+export const CATEGORIES = [
+  'politics',
+  'world',
+  'finance',
+  'economics',
+  'crypto',
+  'tech',
+  'science',
+  'sports',
+  'climate',
+] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export const DOMAINS = [
+  'earnings',
+  'macro',
+  'rates',
+  'crypto',
+  'commodities',
+  'trade',
+  'central-banks',
+  'policy',
+  'other',
+] as const;
+export type Domain = (typeof DOMAINS)[number];
+
+/** Horizon buckets: days from forecast to resolution (DESIGN §5). */
+export const HORIZON_BUCKETS = ['0-7', '8-30', '31-90', '91-365', '>365'] as const;
+
+/** Confidence tiers by |p − 0.5| (DESIGN §5). */
+export const TIERS = ['low', 'medium', 'high'] as const;

@@ -1,0 +1,37 @@
+-- Questions a run dated $as_of forecasts: the latest ingested version of each question that was
+-- open at $as_of (created by then, not closed, no outcome or annulment known by then), with the
+-- market's latest observation at or before $as_of and its recent history (newest first, up to 10).
+WITH latest AS (
+  SELECT * FROM raw_questions
+  QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at DESC) = 1
+),
+known_resolutions AS (
+  SELECT DISTINCT question_id FROM raw_resolutions WHERE resolved_at <= $as_of
+),
+prices AS (
+  SELECT question_id, observed_at, probability, volume, liquidity
+  FROM raw_market_prices
+  WHERE observed_at <= $as_of
+  QUALIFY row_number() OVER (PARTITION BY question_id, observed_at ORDER BY ingested_at DESC) = 1
+),
+history AS (
+  SELECT question_id,
+         list(struct_pack(observed_at := observed_at, probability := probability) ORDER BY observed_at DESC)[1:10] AS history,
+         arg_max(probability, observed_at) AS probability,
+         max(observed_at) AS observed_at,
+         arg_max(volume, observed_at) AS volume,
+         arg_max(liquidity, observed_at) AS liquidity
+  FROM prices
+  GROUP BY question_id
+)
+SELECT q.question_id, q.title, q.description, q.resolution_criteria, q.url, q.created_at,
+       q.close_time, q.category, q.domain,
+       h.probability AS market_probability, h.observed_at AS market_observed_at,
+       h.volume AS market_volume, h.liquidity AS market_liquidity, h.history AS market_history
+FROM latest q
+LEFT JOIN history h USING (question_id)
+WHERE (q.created_at IS NULL OR q.created_at <= $as_of)
+  AND (q.close_time IS NULL OR q.close_time > $as_of)
+  AND q.status NOT IN ('resolved', 'annulled')
+  AND q.question_id NOT IN (SELECT question_id FROM known_resolutions)
+ORDER BY q.question_id;
