@@ -144,7 +144,7 @@ export async function exportTables(conn: DuckDBConnection, tables: string[], dir
 /** DDL of an empty `raw_<table>` table with the columns of RAW_TABLES[table]. */
 export function rawTableDdl(table: keyof typeof RAW_TABLES): string {
   const cols = Object.entries(RAW_TABLES[table].columns as Record<string, DuckType>)
-    .map(([name, type]) => `${name} ${DDL_TYPE[type]}`)
+    .map(([name, type]) => `"${name}" ${DDL_TYPE[type]}`)
     .join(', ');
   return `CREATE OR REPLACE TABLE raw_${table} (${cols})`;
 }

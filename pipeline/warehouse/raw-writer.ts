@@ -50,7 +50,7 @@ export async function appendRaw(
     .map(([c, t]) => `${sqlIdent(c)} ${t}`)
     .join(', ');
   await conn.run(`CREATE OR REPLACE TEMP TABLE ${stage} (${columnDefs}, _ord BIGINT)`);
-  const appender = await conn.createAppender(`_stage_${table}`, 'temp');
+  const appender = await conn.createAppender(`_stage_${table}`, 'main', 'temp');
   try {
     rows.forEach((row, i) => appendRow(appender, { ...columns, _ord: 'BIGINT' }, { ...row, _ord: i }));
     appender.flushSync();

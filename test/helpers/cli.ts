@@ -1,0 +1,31 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+export const REPO = join(import.meta.dirname, '..', '..');
+export const CLI = join(REPO, 'pipeline', 'cli', 'quorum.js');
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `quorum` CLI to completion. */
+export function quorum(args: string[], env: Record<string, string>, timeoutMs = 300_000): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: REPO,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+    timeout: timeoutMs,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Starts the real `quorum` CLI in the background (to kill it, or to serve). */
+export function quorumProcess(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}

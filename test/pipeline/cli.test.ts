@@ -1,0 +1,87 @@
+/** The real `quorum` CLI: bad input is rejected with a clear message and writes nothing. */
+import { afterAll, describe, expect, it } from 'vitest';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { quorum, REPO } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
+
+const sample = join(REPO, 'data', 'sample', 'forecastbench');
+const tmp = tempDir('quorum-cli-');
+afterAll(() => tmp.cleanup());
+
+/** A copy of the sample whose questions file is cut off in the middle of line `line`. */
+function truncatedSample(line: number): string {
+  const dir = join(tmp.dir, `truncated-${line}`);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(sample, 'resolutions_market.csv'), join(dir, 'resolutions_market.csv'));
+  const lines = readFileSync(join(sample, 'questions_market.jsonl'), 'utf8').split('\n');
+  const cut = lines.slice(0, line - 1).join('\n') + '\n' + lines[line - 1]!.slice(0, 120);
+  writeFileSync(join(dir, 'questions_market.jsonl'), cut);
+  return dir;
+}
+
+describe('quorum import', () => {
+  it('rejects a truncated file naming file and line, and writes nothing', () => {
+    const data = join(tmp.dir, 'wh-truncated');
+    const r = quorum(['import', 'forecastbench', truncatedSample(100)], { QUORUM_DATA_DIR: data });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/questions_market\.jsonl/);
+    expect(r.stderr).toMatch(/line 100/);
+    expect(existsSync(join(data, 'raw'))).toBe(false);
+  });
+
+  it('rejects a bad field naming file, line and field', () => {
+    const dir = join(tmp.dir, 'bad-prob');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(join(sample, 'resolutions_market.csv'), join(dir, 'resolutions_market.csv'));
+    const lines = readFileSync(join(sample, 'questions_market.jsonl'), 'utf8').split('\n');
+    const row = JSON.parse(lines[6]!);
+    row.freeze_datetime_value = 1.7;
+    lines[6] = JSON.stringify(row);
+    writeFileSync(join(dir, 'questions_market.jsonl'), lines.join('\n'));
+    const data = join(tmp.dir, 'wh-bad-prob');
+    const r = quorum(['import', 'forecastbench', dir], { QUORUM_DATA_DIR: data });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/questions_market\.jsonl/);
+    expect(r.stderr).toMatch(/line 7/);
+    expect(r.stderr).toMatch(/freeze_datetime_value/);
+    expect(existsSync(join(data, 'raw'))).toBe(false);
+  });
+
+  it('names a missing directory or file and an unknown format', () => {
+    const missing = quorum(['import', 'forecastbench', join(tmp.dir, 'nope')], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/questions_market\.jsonl|nope/);
+    const format = quorum(['import', 'kalshi', sample], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
+    expect(format.status).toBe(1);
+    expect(format.stderr).toMatch(/unknown import format "kalshi"/);
+  });
+});
+
+describe('quorum run', () => {
+  it('rejects a malformed --as-of', () => {
+    const r = quorum(['run', '--as-of', 'yesterday; rm -rf /'], { QUORUM_DATA_DIR: join(tmp.dir, 'y') });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/ISO 8601/);
+  });
+
+  it('refuses to start while another run holds the lock (exit 75)', () => {
+    const data = join(tmp.dir, 'locked');
+    const release = acquireRunLock(data, 'r-test');
+    try {
+      const r = quorum(['run'], { QUORUM_DATA_DIR: data });
+      expect(r.status).toBe(75);
+      expect(r.stderr).toMatch(/another run is in progress/);
+    } finally {
+      release();
+    }
+  });
+
+  it('exits 1 with the variable named on a bad configuration', () => {
+    const r = quorum(['run'], { QUORUM_DATA_DIR: join(tmp.dir, 'z'), QUORUM_SCHEDULE: 'every tuesday', QUORUM_HEADLINE_MODES: 'psychic' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/QUORUM_SCHEDULE/);
+    expect(r.stderr).toMatch(/QUORUM_HEADLINE_MODES/);
+  });
+});

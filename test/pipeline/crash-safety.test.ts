@@ -1,0 +1,117 @@
+/**
+ * A run killed at any point (SIGKILL, no chance to clean up) leaves the previous snapshot served,
+ * and no raw data lost or duplicated; the next run takes over the stale lock and completes.
+ * The same holds for an import killed half-way and done again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
+import { rawGlob } from '../../pipeline/warehouse/layout.ts';
+import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
+import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
+
+const sample = join(REPO, 'data', 'sample', 'forecastbench');
+const tmp = tempDir('quorum-crash-');
+
+/** Rows and distinct natural keys of every raw table (equal when nothing is duplicated). */
+async function census(root: string): Promise<Record<string, { rows: number; keys: number }>> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  const out: Record<string, { rows: number; keys: number }> = {};
+  try {
+    for (const table of Object.keys(RAW_TABLES) as RawTableName[]) {
+      const glob = rawGlob(root, table);
+      const key = RAW_TABLES[table].key.join(', ');
+      try {
+        const r = await conn.runAndReadAll(
+          `SELECT count(*)::INTEGER AS rows, count(DISTINCT (${key}))::INTEGER AS keys FROM read_parquet($1, hive_partitioning=false)`,
+          [glob],
+        );
+        out[table] = r.getRowObjectsJS()[0] as { rows: number; keys: number };
+      } catch {
+        out[table] = { rows: 0, keys: 0 }; // no parts yet
+      }
+    }
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
+  return out;
+}
+
+/** Starts a CLI process and SIGKILLs it after `ms`; resolves when it is gone. */
+function killAfter(args: string[], env: Record<string, string>, ms: number): Promise<number | null> {
+  const child = quorumProcess(args, env);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+let runMs = 0;
+const env = { QUORUM_DATA_DIR: join(tmp.dir, 'runs'), QUORUM_SIMULATOR_LATENCY_MS: '2' };
+
+beforeAll(() => {
+  expect(quorum(['import', 'forecastbench', sample], env).status).toBe(0);
+  const started = Date.now();
+  const first = quorum(['run', '--as-of', '2025-10-16T00:00:00Z'], env);
+  expect(first.status, first.stderr).toBe(0);
+  runMs = Date.now() - started;
+}, 300_000);
+
+afterAll(() => tmp.cleanup());
+
+describe('a pipeline run killed at any point', () => {
+  it('leaves the previous snapshot served and no raw row duplicated or lost', async () => {
+    const root = env.QUORUM_DATA_DIR;
+    const served = readCurrent(root)!;
+    expect(served).not.toBeNull();
+    const before = await census(root);
+    // Kill at fractions of a full run's duration: start-up, forecasting, writing, scoring, publishing.
+    for (const fraction of [0.15, 0.35, 0.55, 0.75, 0.9, 0.97]) {
+      const code = await killAfter(['run'], env, Math.round(runMs * fraction));
+      const current = readCurrent(root);
+      expect(current).not.toBeNull();
+      // Either the old snapshot, or (if the kill came after publishing) a complete new one.
+      const manifest = readManifest(root, current!);
+      expect(manifest.tables.length).toBeGreaterThan(5);
+      for (const t of manifest.tables) expect(existsSync(join(root, 'snapshots', current!, `${t}.parquet`))).toBe(true);
+      const after = await census(root);
+      for (const [table, c] of Object.entries(after)) {
+        expect(c.keys, `${table} duplicated after kill at ${fraction} (exit ${code})`).toBe(c.rows);
+        expect(c.rows, `${table} lost rows`).toBeGreaterThanOrEqual(before[table]!.rows);
+      }
+      // Imported data is untouched by runs.
+      for (const table of ['questions', 'resolutions', 'sources'] as const) expect(after[table]).toEqual(before[table]);
+    }
+    // The next run takes over the dead run's lock and publishes.
+    const next = quorum(['run'], env);
+    expect(next.status, next.stderr).toBe(0);
+    const summary = JSON.parse(next.stdout.trim().split('\n').pop()!);
+    expect(summary.status).toBe('completed');
+    expect(readCurrent(root)).toBe(summary.snapshot);
+    expect(readCurrent(root)).not.toBe(served);
+  }, 600_000);
+});
+
+describe('an import killed half-way', () => {
+  it('is completed by importing again, with nothing duplicated', async () => {
+    const clean = join(tmp.dir, 'clean');
+    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: clean }).status).toBe(0);
+    const expected = await census(clean);
+    const root = join(tmp.dir, 'killed');
+    for (const ms of [400, 900, 1400, 2000]) await killAfter(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }, ms);
+    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
+    const got = await census(root);
+    for (const table of ['questions', 'market_prices', 'resolutions', 'sources', 'lifecycle_events']) {
+      expect(got[table], table).toEqual(expected[table]);
+    }
+  }, 300_000);
+});

@@ -1,0 +1,107 @@
+/**
+ * End to end, on the real bundled sample: the real CLI imports it, runs the pipeline dated at each
+ * round's freeze time and now (against the real model simulator through the real openai SDK), and
+ * the real API serves the published snapshot over HTTP.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { quorum, REPO } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { startServer } from '../../api/server.ts';
+import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
+import { rawGlob } from '../../pipeline/warehouse/layout.ts';
+import { createLogger } from '../../pipeline/log.ts';
+
+const tmp = tempDir('quorum-e2e-');
+const env = { QUORUM_DATA_DIR: tmp.dir };
+const sample = join(REPO, 'data', 'sample', 'forecastbench');
+let server: Awaited<ReturnType<typeof startServer>>;
+
+async function rawCount(table: 'questions' | 'forecasts' | 'resolutions' | 'market_prices', distinctKey?: string) {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  const what = distinctKey ? `count(DISTINCT ${distinctKey})` : 'count(*)';
+  const r = await conn.runAndReadAll(`SELECT ${what}::INTEGER AS n FROM read_parquet($1, hive_partitioning=false)`, [
+    rawGlob(tmp.dir, table),
+  ]);
+  conn.closeSync();
+  db.closeSync();
+  return r.getRowObjectsJS()[0]!.n as number;
+}
+
+beforeAll(async () => {
+  const imported = quorum(['import', 'forecastbench', sample], env);
+  expect(imported.stderr).toBe('');
+  expect(imported.status).toBe(0);
+  for (const asOf of ['2025-10-16T00:00:00Z', '2026-03-06T00:00:00Z']) {
+    const run = quorum(['run', '--as-of', asOf], env);
+    expect(run.status, run.stderr).toBe(0);
+  }
+  const now = quorum(['run'], env);
+  expect(now.status, now.stderr).toBe(0);
+  server = await startServer({ port: 0, host: '127.0.0.1', dataDir: tmp.dir, logger: createLogger('silent') });
+}, 600_000);
+
+afterAll(async () => {
+  await server?.close();
+  tmp.cleanup();
+});
+
+describe('the bundled sample, end to end', () => {
+  it('imports idempotently: importing the same files again adds nothing', async () => {
+    const before = await rawCount('questions');
+    const again = quorum(['import', 'forecastbench', sample], env);
+    expect(again.status).toBe(0);
+    const written = JSON.parse(again.stdout).written as Record<string, { written: number }>;
+    expect(Object.values(written).every((t) => t.written === 0)).toBe(true);
+    expect(await rawCount('questions')).toBe(before);
+    expect(await rawCount('questions', 'question_id')).toBe(before);
+  });
+
+  it('recorded simulated forecasts for every run, each (run, question, model, mode) once', async () => {
+    const total = await rawCount('forecasts');
+    const distinct = await rawCount('forecasts', '(run_id, question_id, model, mode)');
+    expect(total).toBeGreaterThan(1000);
+    expect(distinct).toBe(total);
+  });
+
+  it('published a snapshot the API serves, with real outcomes scored', async () => {
+    const id = readCurrent(tmp.dir);
+    expect(id).not.toBeNull();
+    const res = await fetch(`${server.url}/api/predictions/accuracy`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-snapshot')).toBe(id);
+    const body = (await res.json()) as Record<string, any>;
+    expect(body.total_resolved).toBeGreaterThan(100);
+    expect(body.accuracy_pct).toBeGreaterThan(0);
+    expect(body.accuracy_pct).toBeLessThanOrEqual(100);
+    for (const v of [body.brier.ai, body.brier.market]) {
+      expect(v).toBeGreaterThanOrEqual(0);
+      expect(v).toBeLessThanOrEqual(1);
+    }
+    expect(body.ai_vs_market.n).toBeGreaterThan(0);
+    expect(body.by_category.length).toBeGreaterThan(0);
+    expect(body.by_model.map((m: { key: string }) => m.key).sort()).toHaveLength(4);
+  });
+
+  it('lists resolved predictions with venue-qualified ids, provenance and both errors', async () => {
+    const res = await fetch(`${server.url}/api/predictions/resolved/?limit=5`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, any>;
+    const items = body[Object.keys(body).find((k) => Array.isArray(body[k]))!] as Record<string, any>[];
+    expect(items).toHaveLength(5);
+    for (const item of items) {
+      expect(item.question_id).toMatch(/^(polymarket|manifold|metaculus|infer):/);
+      expect([0, 1]).toContain(item.outcome);
+      expect(item.ai_error).toBeCloseTo((item.consensus - item.outcome) ** 2, 10);
+      expect(item.source.slug).toBe(item.venue);
+      expect(item.providers).toContain('simulated');
+    }
+  });
+
+  it('serves the calibration summary', async () => {
+    const res = await fetch(`${server.url}/api/events/accuracy/`);
+    expect(res.status).toBe(200);
+  });
+});

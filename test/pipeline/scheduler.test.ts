@@ -1,0 +1,56 @@
+/** The scheduler runs the pipeline on its cron, and skips a tick while another run holds the lock. */
+import { afterAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { existsSync } from 'node:fs';
+import { lockFile } from '../../pipeline/warehouse/layout.ts';
+import { pino } from 'pino';
+import { loadConfig } from '../../pipeline/config.ts';
+import { startScheduler } from '../../pipeline/scheduler.ts';
+import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
+import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const tmp = tempDir('quorum-sched-');
+afterAll(async () => {
+  await closeDuckdb();
+  tmp.cleanup();
+});
+
+/** A logger whose lines the test can read. */
+function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+      cb();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+const waitFor = async (cond: () => boolean, ms: number) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  return cond();
+};
+
+describe('scheduler', () => {
+  it('skips ticks while the lock is held, then runs and publishes', async () => {
+    const config = loadConfig({ QUORUM_DATA_DIR: tmp.dir, QUORUM_SCHEDULE: '* * * * * *' });
+    const { logger, lines } = capturingLogger();
+    const release = acquireRunLock(tmp.dir, 'r-held-by-test');
+    const task = startScheduler(config, logger);
+    try {
+      expect(await waitFor(() => lines.some((l) => String(l.msg).includes('skipped')), 5000)).toBe(true);
+      expect(readCurrent(tmp.dir)).toBeNull();
+      release();
+      expect(await waitFor(() => readCurrent(tmp.dir) !== null, 20_000)).toBe(true);
+    } finally {
+      await task.stop();
+      release();
+      // Let a run the last tick started finish before the directory is removed.
+      await waitFor(() => !existsSync(lockFile(tmp.dir)), 30_000);
+    }
+  }, 40_000);
+});
