@@ -157,9 +157,9 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         log.error({ err }, 'run failed');
       }
       summary.duration_ms = Date.now() - started.getTime();
-      const { duration_ms: _duration, as_of: _asOf, ...counts } = summary;
-      await recordRun(conn, root, { ...counts, as_of: asOf, started_at: started, finished_at: new Date() });
-      log.info({ ...summary }, `run ${summary.status}`);
+      const { duration_ms, as_of: _asOf, run_id: _runId, ...counts } = summary;
+      await recordRun(conn, root, { run_id: runId, ...counts, as_of: asOf, started_at: started, finished_at: new Date() });
+      log.info({ ...counts, duration_ms }, `run ${summary.status}`);
       return summary;
     });
   } finally {

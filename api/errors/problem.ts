@@ -145,7 +145,7 @@ export function toApiError(err: unknown): ApiError {
     (err as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 404) return ApiError.notFound();
-    return new ApiError(400, 'invalid_parameter', 'The request is malformed.', { parameter: 'request' });
+    return new ApiError(400, 'invalid_parameter', 'The request path or query is malformed.', { parameter: 'path' });
   }
   return ApiError.internal();
 }

@@ -15,7 +15,12 @@ export class ImportError extends Error {
   readonly reason: string;
 
   constructor(file: string, line: number | null, field: string | null, reason: string) {
-    super(`${file}${line === null ? '' : `:${line}`}${field === null ? '' : ` field "${field}"`}: ${reason}`);
+    // "file:line" opens at the right place in editors; "line N, field F" reads well in a terminal.
+    super(
+      `${file}${line === null ? '' : `:${line}`}` +
+        `${line === null ? '' : ` (line ${line}${field === null ? '' : `, field "${field}"`})`}` +
+        `${line === null && field !== null ? ` field "${field}"` : ''}: ${reason}`,
+    );
     this.file = file;
     this.line = line;
     this.field = field;

@@ -92,7 +92,7 @@ export interface LoadModelsConfigOptions {
  * pointing at `simulatorUrl`. Throws `ModelsConfigError` with a message naming the file and field.
  */
 export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[] {
-  const file = opts.file ?? (opts.env.QUORUM_MODELS_FILE || undefined);
+  const file = opts.file || opts.env.QUORUM_MODELS_FILE || undefined;
   if (file === undefined) {
     if (!opts.simulatorUrl) {
       throw new ModelsConfigError(

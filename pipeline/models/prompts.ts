@@ -191,10 +191,10 @@ function pct(p: number): string {
   return `${(p * 100).toFixed(1)}%`;
 }
 
+const INTEGER = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
 function num(n: number | null): string {
-  return n === null || !Number.isFinite(n)
-    ? 'unknown'
-    : n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+  return n === null || !Number.isFinite(n) ? 'unknown' : INTEGER.format(n);
 }
 
 function fmtDate(d: Date): string {

@@ -13,6 +13,7 @@
  *    to the category of the earliest matching rule in the file;
  *  - the domain is that of the winning category's highest-scoring rule (ties: earliest rule);
  *  - tags are the names of all matching rules, in file order;
+ *  - URLs are removed from the text first (their slugs would match spuriously);
  *  - nothing matches → the file's `default` (world / other: general-interest questions such as
  *    culture, celebrities and curiosities belong to no more specific category).
  */
@@ -68,7 +69,8 @@ interface CompiledRule {
   category: Category;
   domain: Domain;
   weight: number;
-  regexes: RegExp[];
+  /** All patterns as one whole-word alternation. */
+  regex: RegExp;
 }
 
 /** A validated taxonomy with compiled patterns. */
@@ -95,14 +97,17 @@ export function parseTaxonomy(json: unknown, source: string): Taxonomy {
     if (seen.has(rule.name)) throw new TaxonomyError(`invalid taxonomy ${source}: duplicate rule name "${rule.name}" (rules[${i}])`);
     seen.add(rule.name);
     const flags = rule.caseSensitive ? 'u' : 'iu';
-    const regexes = rule.patterns.map((p, j) => {
+    rule.patterns.forEach((p, j) => {
       try {
-        return new RegExp(`(?<![\\p{L}\\p{N}_])(?:${p})(?![\\p{L}\\p{N}_])`, flags);
+        new RegExp(p, flags);
       } catch (e) {
         throw new TaxonomyError(`invalid taxonomy ${source}: rules[${i}] "${rule.name}" patterns[${j}] ${JSON.stringify(p)}: ${(e as Error).message}`);
       }
     });
-    return { name: rule.name, category: rule.category, domain: rule.domain, weight: rule.weight, regexes };
+    // One alternation per rule: same matches as testing each pattern, far fewer regex runs.
+    const alternation = rule.patterns.map((p) => `(?:${p})`).join('|');
+    const regex = new RegExp(`(?<![\\p{L}\\p{N}_])(?:${alternation})(?![\\p{L}\\p{N}_])`, flags);
+    return { name: rule.name, category: rule.category, domain: rule.domain, weight: rule.weight, regex };
   });
   return { default: file.default, fieldWeights: file.fieldWeights, rules };
 }
@@ -135,13 +140,18 @@ export function getDefaultTaxonomy(): Taxonomy {
   return defaultTaxonomy;
 }
 
+/** Removes URLs: their slugs (e.g. "polymarket.com/event/...") would match rules spuriously. */
+function stripUrls(text: string): string {
+  return text.replace(/\b(?:https?:\/\/|www\.)\S+/giu, ' ');
+}
+
 /** Score of one rule on a question: weight × the best field weight it matched, or 0. */
 function ruleScore(rule: CompiledRule, texts: Record<Field, string>, fieldWeights: Record<Field, number>): number {
   let best = 0;
   for (const field of FIELDS) {
     const w = fieldWeights[field];
     if (w <= best || texts[field] === '') continue;
-    if (rule.regexes.some((re) => re.test(texts[field]))) best = w;
+    if (rule.regex.test(texts[field])) best = w;
   }
   return best * rule.weight;
 }
@@ -149,9 +159,9 @@ function ruleScore(rule: CompiledRule, texts: Record<Field, string>, fieldWeight
 /** Classifies a question with the bundled rules (or the given taxonomy). Pure and deterministic. */
 export function classify(q: ClassifyInput, taxonomy: Taxonomy = getDefaultTaxonomy()): Classification {
   const texts: Record<Field, string> = {
-    title: q.title ?? '',
-    description: q.description ?? '',
-    resolution_criteria: q.resolution_criteria ?? '',
+    title: stripUrls(q.title ?? ''),
+    description: stripUrls(q.description ?? ''),
+    resolution_criteria: stripUrls(q.resolution_criteria ?? ''),
   };
   const matched: { rule: CompiledRule; score: number }[] = [];
   for (const rule of taxonomy.rules) {

@@ -2,7 +2,10 @@
  * Table-driven conversions between JS row values and DuckDB values (duckdb-node-neo style).
  * TIMESTAMP columns hold UTC instants: JS Date <-> microseconds since the epoch.
  */
-import { type DuckDBAppender, listValue, timestampValue } from '@duckdb/node-api';
+import { type DuckDBAppender, LIST, listValue, timestampValue, VARCHAR } from '@duckdb/node-api';
+
+/** Typed explicitly so an empty list is still a VARCHAR[] (DuckDB cannot type `[]` alone). */
+const VARCHAR_LIST = LIST(VARCHAR);
 import type { DuckType } from './tables.ts';
 
 type Appendable = (appender: DuckDBAppender, value: unknown, column: string) => void;
@@ -44,7 +47,7 @@ const APPENDERS: Record<DuckType, Appendable> = {
   },
   'VARCHAR[]': (a, v, c) => {
     expect(Array.isArray(v) && v.every((x) => typeof x === 'string'), c, 'VARCHAR[]', v);
-    a.appendList(listValue(v as string[]));
+    a.appendList(listValue(v as string[]), VARCHAR_LIST);
   },
 };
 

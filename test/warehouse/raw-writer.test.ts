@@ -107,6 +107,10 @@ describe('appendRaw', () => {
     const row = (await conn.runAndReadAll(`SELECT * FROM raw_questions`)).getRowObjectsJS()[0]!;
     expect(row.title).toBe("Will it rain? 'quoted'");
     expect(row.tags).toEqual(['weather', 'rain']);
+    // An empty list is still a typed VARCHAR[].
+    await appendRaw(conn, tmp.dir, 'evidence', [{ evidence_id: 'e1', question_id: 'q', retrieved_at: new Date(), title: 't', url: null, published_at: null, snippet: 's', source_slug: 'x' }], partition);
+    const emptyTags = { ...row, question_id: 'metaculus:1555', tags: [] };
+    expect((await appendRaw(conn, tmp.dir, 'questions', [emptyTags], partition)).written).toBe(1);
     expect((row.created_at as Date).toISOString()).toBe('2025-01-02T03:04:05.000Z');
     expect(row.close_time).toBeNull();
   });

@@ -1,0 +1,143 @@
+/**
+ * `GET /api/events/accuracy/`: the resolved-event calibration summary, one entry per
+ * (forecaster, mode) — each model, the consensus and the market, in each mode and the headline.
+ * Read from calibration_summary, calibration and accuracy (scope 'all').
+ *
+ * Body:
+ * { forecasters: [ { forecaster, kind: 'consensus'|'model'|'market', mode, n, brier, log_loss,
+ *     accuracy_pct, n_directional, n_correct, n_no_direction, ece, reliability, resolution,
+ *     uncertainty, base_rate,
+ *     by_tier: [{ tier, key, n, brier, log_loss, accuracy_pct, n_directional, n_correct, n_no_direction }],
+ *     by_domain: [{ domain, key, ... }],
+ *     bins: [{ bin, bin_lo, bin_hi, n, mean_p, observed, wilson_lo, wilson_hi }] } ],
+ *   count, next_cursor: null, headline_modes, as_of }
+ * Order: consensus, then models by id, then market; within each, modes headline, blind,
+ * informed, augmented.
+ */
+import type { Express } from 'express';
+import { DOMAINS, MODES, TIERS } from '../../pipeline/warehouse/tables.ts';
+import type { JsonRow, JsonValue } from '../db/convert.ts';
+import { sendSnapshotJson } from '../http/respond.ts';
+import { getRoute } from '../http/route.ts';
+import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
+import { orderByKnown } from './order.ts';
+
+const MODE_ORDER = ['headline', ...MODES] as const;
+const KIND_ORDER = { consensus: 0, model: 1, market: 2 } as const;
+type Kind = keyof typeof KIND_ORDER;
+
+function num(v: JsonValue | undefined): number | null {
+  return typeof v === 'number' ? v : null;
+}
+
+function kindOf(forecaster: string): Kind {
+  return forecaster === 'consensus' ? 'consensus' : forecaster === 'market' ? 'market' : 'model';
+}
+
+function bucket(name: string, r: JsonRow): Record<string, unknown> {
+  return {
+    [name]: r.key,
+    key: r.key,
+    n: num(r.n) ?? 0,
+    brier: num(r.brier),
+    log_loss: num(r.log_loss),
+    accuracy_pct: num(r.accuracy_pct),
+    n_directional: num(r.n_directional) ?? 0,
+    n_correct: num(r.n_correct) ?? 0,
+    n_no_direction: num(r.n_no_direction) ?? 0,
+  };
+}
+
+export async function calibrationReport(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
+  snap.require('calibration', 'calibration_summary', 'accuracy');
+  const [summary, bins, acc] = await Promise.all([
+    snap.query('calibration-summary'),
+    snap.query('calibration-bins'),
+    snap.query('accuracy-by-forecaster', { scope: 'all' }),
+  ]);
+
+  const id = (r: JsonRow) => `${String(r.forecaster)}\u0000${String(r.mode)}`;
+  const keys = new Map<string, { forecaster: string; mode: string }>();
+  for (const r of [...summary, ...acc.filter((a) => a.dimension === 'overall')]) {
+    if (!keys.has(id(r))) keys.set(id(r), { forecaster: String(r.forecaster), mode: String(r.mode) });
+  }
+  const group = (rows: JsonRow[]) => {
+    const m = new Map<string, JsonRow[]>();
+    for (const r of rows) {
+      const k = id(r);
+      const list = m.get(k);
+      if (list) list.push(r);
+      else m.set(k, [r]);
+    }
+    return m;
+  };
+  const summaryBy = group(summary);
+  const binsBy = group(bins);
+  const accBy = group(acc);
+
+  const modeRank = (m: string) => {
+    const i = (MODE_ORDER as readonly string[]).indexOf(m);
+    return i < 0 ? MODE_ORDER.length : i;
+  };
+  const ordered = [...keys.entries()].sort(([, a], [, b]) => {
+    const ka = KIND_ORDER[kindOf(a.forecaster)];
+    const kb = KIND_ORDER[kindOf(b.forecaster)];
+    if (ka !== kb) return ka - kb;
+    if (a.forecaster !== b.forecaster) return a.forecaster < b.forecaster ? -1 : 1;
+    const ma = modeRank(a.mode);
+    const mb = modeRank(b.mode);
+    if (ma !== mb) return ma - mb;
+    return a.mode < b.mode ? -1 : a.mode > b.mode ? 1 : 0;
+  });
+
+  const forecasters = ordered.map(([k, { forecaster, mode }]) => {
+    const s = summaryBy.get(k)?.[0];
+    const rows = accBy.get(k) ?? [];
+    const overall = rows.find((r) => r.dimension === 'overall');
+    return {
+      forecaster,
+      kind: kindOf(forecaster),
+      mode,
+      n: num(s?.n) ?? num(overall?.n) ?? 0,
+      brier: num(s?.brier) ?? num(overall?.brier),
+      log_loss: num(s?.log_loss) ?? num(overall?.log_loss),
+      accuracy_pct: num(s?.accuracy_pct) ?? num(overall?.accuracy_pct),
+      n_directional: num(overall?.n_directional) ?? 0,
+      n_correct: num(overall?.n_correct) ?? 0,
+      n_no_direction: num(overall?.n_no_direction) ?? 0,
+      ece: num(s?.ece),
+      reliability: num(s?.reliability),
+      resolution: num(s?.resolution),
+      uncertainty: num(s?.uncertainty),
+      base_rate: num(s?.base_rate),
+      by_tier: orderByKnown(
+        rows.filter((r) => r.dimension === 'tier'),
+        (r) => String(r.key),
+        TIERS,
+      ).map((r) => bucket('tier', r)),
+      by_domain: orderByKnown(
+        rows.filter((r) => r.dimension === 'domain'),
+        (r) => String(r.key),
+        DOMAINS,
+      ).map((r) => bucket('domain', r)),
+      bins: (binsBy.get(k) ?? []).map((b) => ({
+        bin: num(b.bin),
+        bin_lo: num(b.bin_lo),
+        bin_hi: num(b.bin_hi),
+        n: num(b.n) ?? 0,
+        mean_p: num(b.mean_p),
+        observed: num(b.observed),
+        wilson_lo: num(b.wilson_lo),
+        wilson_hi: num(b.wilson_hi),
+      })),
+    };
+  });
+
+  return { forecasters, count: forecasters.length, next_cursor: null, headline_modes: snap.headlineModes };
+}
+
+export function registerEventsAccuracyRoutes(app: Express, snapshots: SnapshotReader): void {
+  getRoute(app, '/api/events/accuracy', async (_req, res) => {
+    await snapshots.withSnapshot(async (snap) => sendSnapshotJson(res, snap, await calibrationReport(snap)));
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * `GET /api/predictions/accuracy` and `GET /api/predictions/accuracy/{category}`: the accuracy
+ * summary of the AI headline consensus (accuracy rows forecaster='consensus', mode='headline'),
+ * overall or for one category, with breakdowns and the market comparison.
+ *
+ * Body:
+ * { scope, headline_modes, accuracy_pct, total_resolved, n_directional, n_correct, n_no_direction,
+ *   market_accuracy_pct, brier: {ai, market}, log_loss: {ai, market},
+ *   ai_vs_market: {n, ai_brier, market_brier, skill, diff_mean, diff_sd, diff_ci95: [lo, hi] | null,
+ *                  ai_log_loss, market_log_loss},
+ *   by_category, by_domain, by_horizon, by_tier, by_model, by_mode: [
+ *     { <dimension name>: key, key, n, brier, log_loss, accuracy_pct, n_directional, n_correct,
+ *       n_no_direction, (market_n, market_brier, market_log_loss, market_accuracy_pct) } ],
+ *   as_of }
+ * Market figures appear on category, domain, horizon and mode items (same questions); not on tier
+ * (the market's tier is computed from its own probability) nor on model items.
+ * Buckets without resolved forecasts are absent. The category is matched case-insensitively;
+ * an unknown one is a 404 problem listing the nine.
+ */
+import type { Express } from 'express';
+import {
+  CATEGORIES,
+  DOMAINS,
+  HORIZON_BUCKETS,
+  MODES,
+  TIERS,
+} from '../../pipeline/warehouse/tables.ts';
+import type { JsonRow, JsonValue } from '../db/convert.ts';
+import { ApiError } from '../errors/problem.ts';
+import { matchCategory } from '../http/params.ts';
+import { sendSnapshotJson } from '../http/respond.ts';
+import { getRoute } from '../http/route.ts';
+import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
+import { orderByKnown } from './order.ts';
+
+interface Dimension {
+  list: string;
+  dimension: string;
+  name: string;
+  order: readonly string[];
+  market: boolean;
+}
+
+const DIMENSIONS: readonly Dimension[] = [
+  { list: 'by_category', dimension: 'category', name: 'category', order: CATEGORIES, market: true },
+  { list: 'by_domain', dimension: 'domain', name: 'domain', order: DOMAINS, market: true },
+  { list: 'by_horizon', dimension: 'horizon', name: 'horizon', order: HORIZON_BUCKETS, market: true },
+  { list: 'by_tier', dimension: 'tier', name: 'tier', order: TIERS, market: false },
+  { list: 'by_model', dimension: 'model', name: 'model', order: [], market: false },
+  { list: 'by_mode', dimension: 'mode', name: 'mode', order: MODES, market: true },
+];
+
+function num(v: JsonValue | undefined): number | null {
+  return typeof v === 'number' ? v : null;
+}
+
+function breakdownItem(d: Dimension, r: JsonRow): Record<string, unknown> {
+  const item: Record<string, unknown> = {
+    [d.name]: r.key,
+    key: r.key,
+    n: num(r.n) ?? 0,
+    brier: num(r.brier),
+    log_loss: num(r.log_loss),
+    accuracy_pct: num(r.accuracy_pct),
+    n_directional: num(r.n_directional) ?? 0,
+    n_correct: num(r.n_correct) ?? 0,
+    n_no_direction: num(r.n_no_direction) ?? 0,
+  };
+  if (d.market) {
+    item.market_n = num(r.market_n) ?? 0;
+    item.market_brier = num(r.market_brier);
+    item.market_log_loss = num(r.market_log_loss);
+    item.market_accuracy_pct = num(r.market_accuracy_pct);
+  }
+  return item;
+}
+
+/** Builds the accuracy summary body of `scope` from the pinned snapshot. */
+export async function accuracySummary(snap: PinnedSnapshot, scope: string): Promise<Record<string, unknown>> {
+  snap.require('accuracy', 'ai_vs_market');
+  const [rows, avm] = await Promise.all([
+    snap.query('accuracy-headline', { scope }),
+    snap.query('ai-vs-market', { scope }),
+  ]);
+  const overall = rows.find((r) => r.dimension === 'overall');
+  const a = avm[0];
+  const lo = num(a?.diff_ci95_lo);
+  const hi = num(a?.diff_ci95_hi);
+
+  const body: Record<string, unknown> = {
+    scope,
+    headline_modes: snap.headlineModes,
+    accuracy_pct: num(overall?.accuracy_pct),
+    total_resolved: num(overall?.n) ?? 0,
+    n_directional: num(overall?.n_directional) ?? 0,
+    n_correct: num(overall?.n_correct) ?? 0,
+    n_no_direction: num(overall?.n_no_direction) ?? 0,
+    market_accuracy_pct: num(overall?.market_accuracy_pct),
+    brier: { ai: num(overall?.brier), market: num(overall?.market_brier) },
+    log_loss: { ai: num(overall?.log_loss), market: num(overall?.market_log_loss) },
+    ai_vs_market: {
+      n: num(a?.n) ?? 0,
+      ai_brier: num(a?.ai_brier),
+      market_brier: num(a?.market_brier),
+      skill: num(a?.skill),
+      diff_mean: num(a?.diff_mean),
+      diff_sd: num(a?.diff_sd),
+      diff_ci95: lo === null || hi === null ? null : [lo, hi],
+      ai_log_loss: num(a?.ai_log_loss),
+      market_log_loss: num(a?.market_log_loss),
+    },
+  };
+  for (const d of DIMENSIONS) {
+    const items = rows.filter((r) => r.dimension === d.dimension);
+    body[d.list] = orderByKnown(items, (r) => String(r.key), d.order).map((r) => breakdownItem(d, r));
+  }
+  return body;
+}
+
+export function registerPredictionsAccuracyRoutes(app: Express, snapshots: SnapshotReader): void {
+  getRoute(app, '/api/predictions/accuracy', async (_req, res) => {
+    await snapshots.withSnapshot(async (snap) => sendSnapshotJson(res, snap, await accuracySummary(snap, 'all')));
+  });
+
+  getRoute(app, '/api/predictions/accuracy/:category', async (req, res) => {
+    const raw = String(req.params.category ?? '');
+    const category = matchCategory(raw);
+    if (!category) {
+      const shown = raw.length > 64 ? `${raw.slice(0, 64)}…` : raw;
+      throw ApiError.notFound(
+        `Unknown category ${JSON.stringify(shown)}. The ${CATEGORIES.length} categories are: ${CATEGORIES.join(', ')}.`,
+        { parameter: 'category', allowed: [...CATEGORIES] },
+      );
+    }
+    await snapshots.withSnapshot(async (snap) => sendSnapshotJson(res, snap, await accuracySummary(snap, category)));
+  });
+}

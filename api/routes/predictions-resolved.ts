@@ -1,0 +1,105 @@
+/**
+ * `GET /api/predictions/resolved`: resolved predictions from resolved_predictions, newest
+ * resolution first, keyset-paginated by (resolved_at DESC, question_id ASC).
+ *
+ * Query: `limit` (1..500, default 50), `cursor` (the previous page's next_cursor), `category`
+ * (one of the nine, case-insensitive), `venue` (exact match). Unknown parameters are ignored.
+ * Body: { predictions: [item], count (items on this page), total (items matching the filters
+ * in this snapshot), next_cursor (null on the last page), as_of }.
+ * Item: question_id, venue, venue_market_id, title, category, domain, mode, consensus,
+ * consensus_median, consensus_logit_mean, n_models, disagreement {sd, range}, market_probability,
+ * outcome, ai_error, market_error, forecast_at, resolved_at, horizon_bucket,
+ * source {slug, name, url, excerpt, retrieved_at}, providers (array of provider names).
+ */
+import type { Express } from 'express';
+import type { JsonRow, JsonValue } from '../db/convert.ts';
+import { decodeResolvedCursor, encodeResolvedCursor } from '../http/cursor.ts';
+import { queryCategory, queryInt, queryString } from '../http/params.ts';
+import { sendSnapshotJson } from '../http/respond.ts';
+import { getRoute } from '../http/route.ts';
+import type { SnapshotReader } from '../snapshot/reader.ts';
+
+export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
+
+function providers(v: JsonValue | undefined): string[] {
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
+  if (typeof v === 'string') return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return [];
+}
+
+function item(r: JsonRow): Record<string, unknown> {
+  return {
+    question_id: r.question_id,
+    venue: r.venue,
+    venue_market_id: r.venue_market_id,
+    title: r.title,
+    category: r.category,
+    domain: r.domain,
+    mode: r.mode,
+    consensus: r.consensus,
+    consensus_median: r.consensus_median,
+    consensus_logit_mean: r.consensus_logit_mean,
+    n_models: r.n_models,
+    disagreement: { sd: r.disagreement_sd, range: r.disagreement_range },
+    market_probability: r.market_probability,
+    outcome: r.outcome,
+    ai_error: r.ai_error,
+    market_error: r.market_error,
+    forecast_at: r.forecast_at,
+    resolved_at: r.resolved_at,
+    horizon_bucket: r.horizon_bucket,
+    source: {
+      slug: r.source_slug,
+      name: r.source_name,
+      url: r.source_url,
+      excerpt: r.evidence_excerpt,
+      retrieved_at: r.retrieved_at,
+    },
+    providers: providers(r.providers),
+  };
+}
+
+function cursorKey(v: JsonValue | undefined): bigint | null {
+  // epoch_us BIGINT arrives as a number when safe, else as a decimal string.
+  if (typeof v === 'number') return BigInt(v);
+  if (typeof v === 'string' && /^-?[0-9]+$/.test(v)) return BigInt(v);
+  return null;
+}
+
+export function registerPredictionsResolvedRoutes(app: Express, snapshots: SnapshotReader): void {
+  getRoute(app, '/api/predictions/resolved', async (req, res) => {
+    const limit = queryInt(req, 'limit', RESOLVED_LIMIT);
+    const rawCursor = queryString(req, 'cursor', 1024);
+    const after = rawCursor === undefined ? null : decodeResolvedCursor(rawCursor);
+    const category = queryCategory(req) ?? null;
+    const venue = queryString(req, 'venue', 100) ?? null;
+
+    await snapshots.withSnapshot(async (snap) => {
+      snap.require('resolved_predictions');
+      const filters = { category, venue };
+      const [rows, counted] = await Promise.all([
+        snap.query('resolved-page', {
+          ...filters,
+          after: after !== null,
+          after_resolved_us: after?.resolvedUs ?? null,
+          after_question_id: after?.questionId ?? null,
+          limit: limit + 1,
+        }),
+        snap.query('resolved-count', filters),
+      ]);
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextCursor =
+        rows.length > limit && last
+          ? encodeResolvedCursor({ resolvedUs: cursorKey(last.cursor_resolved_us), questionId: String(last.question_id) })
+          : null;
+      const predictions = page.map(item);
+      sendSnapshotJson(res, snap, {
+        predictions,
+        count: predictions.length,
+        total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
+        next_cursor: nextCursor,
+      });
+    });
+  });
+}

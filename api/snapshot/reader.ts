@@ -1,0 +1,343 @@
+/**
+ * The snapshot reader: one DuckDB instance per process, a small connection pool, and the
+ * published snapshot exposed as a schema of views over its Parquet files.
+ *
+ * - Loading a snapshot creates schema `snap_<n>_<id>` with one view per manifest table
+ *   (`SELECT * FROM read_parquet('<dir>/<table>.parquet')`), in one transaction. A snapshot whose
+ *   manifest is missing or invalid, or that lacks a listed file, is not loaded: the previous one
+ *   stays served.
+ * - `CURRENT` is polled every `pollMs` (and `reload()` checks it on demand). A new id (or the
+ *   same id whose manifest `created_at` changed: re-published) is loaded and then swapped in
+ *   atomically: requests already running keep the snapshot they pinned;
+ *   the old schema is dropped when its last request finishes.
+ * - Requests pin a snapshot with `withSnapshot(fn)`: every query of one response reads the same
+ *   snapshot. Each query takes its own pooled connection and switches it to the pinned schema
+ *   (`SET schema`), then runs the SQL file with bound parameters.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { Logger } from 'pino';
+import { ApiError } from '../errors/problem.ts';
+import type { JsonRow } from '../db/convert.ts';
+import { ConnectionPool } from '../db/pool.ts';
+import { runQuery, type SqlParams } from '../db/query.ts';
+import { loadSql } from '../db/sql-files.ts';
+import {
+  SCHEMA_NAME,
+  TABLE_NAME,
+  isSnapshotId,
+  manifestSchema,
+  schemaNameFor,
+  type SnapshotManifest,
+} from './manifest.ts';
+
+export interface SnapshotReaderOptions {
+  dataDir: string;
+  logger: Logger;
+  /** How often CURRENT is checked, in ms (default 2000; 0 disables polling). */
+  pollMs?: number;
+  /** Pooled connections, i.e. queries that can run at once (default 4). */
+  poolSize?: number;
+}
+
+/** What the API tells about a loaded snapshot. */
+export interface SnapshotInfo {
+  readonly id: string;
+  readonly runId: string;
+  /** ISO 8601 UTC: the point in time the snapshot's run saw. */
+  readonly asOf: string;
+  readonly createdAt: string;
+  readonly headlineModes: readonly string[];
+  readonly tables: ReadonlySet<string>;
+  readonly manifest: SnapshotManifest;
+  /** ISO 8601 UTC: when this process loaded it. */
+  readonly loadedAt: string;
+}
+
+/** A snapshot pinned for the duration of one request. */
+export interface PinnedSnapshot extends SnapshotInfo {
+  /** Runs `sql/api/<file>.sql` with bound `params` against this snapshot. */
+  query(file: string, params?: SqlParams): Promise<JsonRow[]>;
+  /** Throws a 503 not_ready problem naming the first table this snapshot lacks. */
+  require(...tables: string[]): void;
+}
+
+interface LoadedSnapshot extends SnapshotInfo {
+  readonly schema: string;
+  refs: number;
+  retired: boolean;
+}
+
+const CURRENT_FILE = 'CURRENT';
+const MANIFEST_FILE = 'manifest.json';
+
+function sqlIdent(name: string, pattern: RegExp): string {
+  if (!pattern.test(name)) throw new Error(`refusing SQL identifier ${JSON.stringify(name)}`);
+  return `"${name}"`;
+}
+
+function sqlPathLiteral(file: string): string {
+  // read_parquet treats * ? [ as glob characters; no such path is ever meant here.
+  if (/[*?[\]{}\0]/.test(file)) throw new Error(`refusing Parquet path with glob characters: ${file}`);
+  return `'${file.replaceAll("'", "''")}'`;
+}
+
+export class SnapshotReader {
+  readonly dataDir: string;
+  readonly #logger: Logger;
+  readonly #instance: DuckDBInstance;
+  readonly #pool: ConnectionPool;
+  readonly #pollMs: number;
+  #current: LoadedSnapshot | null = null;
+  #generation = 0;
+  #chain: Promise<unknown> = Promise.resolve();
+  #timer: NodeJS.Timeout | null = null;
+  #polling = false;
+  #closed = false;
+  #lastFailure: { id: string; message: string } | null = null;
+
+  private constructor(opts: SnapshotReaderOptions, instance: DuckDBInstance) {
+    this.dataDir = path.resolve(opts.dataDir);
+    this.#logger = opts.logger;
+    this.#instance = instance;
+    this.#pool = new ConnectionPool(instance, opts.poolSize ?? 4);
+    this.#pollMs = opts.pollMs ?? 2000;
+  }
+
+  /** Opens the DuckDB instance, loads CURRENT if there is one, and starts polling. */
+  static async open(opts: SnapshotReaderOptions): Promise<SnapshotReader> {
+    const instance = await DuckDBInstance.create(':memory:', {
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+    });
+    const reader = new SnapshotReader(opts, instance);
+    try {
+      await reader.reload();
+    } catch (err) {
+      // Not fatal: the API answers not_ready until a loadable snapshot is published.
+      reader.#logger.error({ err }, 'initial snapshot load failed');
+    }
+    reader.#startPolling();
+    return reader;
+  }
+
+  /** The snapshot new requests get, or null before one is loaded. */
+  get current(): SnapshotInfo | null {
+    return this.#current ? info(this.#current) : null;
+  }
+
+  /** The last load failure (id and message), cleared by a successful load. */
+  get lastFailure(): { id: string; message: string } | null {
+    return this.#lastFailure;
+  }
+
+  /**
+   * Checks CURRENT now and loads it if it names a snapshot other than the served one.
+   * Resolves to the served snapshot afterwards (null if none); rejects if the named snapshot
+   * cannot be loaded (the previous one stays served). Calls are serialised.
+   */
+  reload(): Promise<SnapshotInfo | null> {
+    const run = this.#chain.then(() => this.#reloadOnce());
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Pins the current snapshot for `fn` (all its queries read the same snapshot). Throws a 503
+   * not_ready ApiError when no snapshot is loaded.
+   */
+  async withSnapshot<T>(fn: (snapshot: PinnedSnapshot) => Promise<T>): Promise<T> {
+    const snap = this.#current;
+    if (!snap || this.#closed) throw ApiError.notReady();
+    snap.refs++;
+    const pinned: PinnedSnapshot = {
+      ...info(snap),
+      query: (file, params = {}) => this.#query(snap, file, params),
+      require: (...tables) => {
+        for (const t of tables) {
+          if (!snap.tables.has(t)) throw ApiError.notReady(`Snapshot ${snap.id} has no table '${t}'.`);
+        }
+      },
+    };
+    try {
+      return await fn(pinned);
+    } finally {
+      snap.refs--;
+      if (snap.retired && snap.refs === 0) this.#drop(snap);
+    }
+  }
+
+  /** Stops polling, waits for a running load, closes every connection and the instance. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#chain.catch(() => undefined);
+    this.#pool.close();
+    this.#instance.closeSync();
+  }
+
+  #startPolling(): void {
+    if (this.#pollMs <= 0 || this.#closed) return;
+    this.#timer = setInterval(() => {
+      if (this.#polling || this.#closed) return;
+      this.#polling = true;
+      this.reload()
+        .catch(() => undefined) // logged in #reloadOnce
+        .finally(() => {
+          this.#polling = false;
+        });
+    }, this.#pollMs);
+    this.#timer.unref();
+  }
+
+  async #readCurrentId(): Promise<string | null> {
+    let text: string;
+    try {
+      text = await readFile(path.join(this.dataDir, CURRENT_FILE), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    const id = (text.split(/\r?\n/, 1)[0] ?? '').trim();
+    return id === '' ? null : id;
+  }
+
+  async #reloadOnce(): Promise<SnapshotInfo | null> {
+    if (this.#closed) return this.current;
+    const id = await this.#readCurrentId();
+    if (id === null) return this.current;
+    if (this.#current && this.#current.id === id && !(await this.#republished(this.#current))) return this.current;
+    let snap: LoadedSnapshot;
+    try {
+      snap = await this.#load(id);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (this.#lastFailure?.id !== id || this.#lastFailure.message !== message) {
+        this.#logger.error({ snapshot: id, err }, 'snapshot load failed; keeping the served snapshot');
+      }
+      this.#lastFailure = { id, message };
+      throw err;
+    }
+    if (this.#closed) {
+      await this.#dropSchema(snap.schema).catch(() => undefined);
+      return null;
+    }
+    const old = this.#current;
+    this.#current = snap;
+    this.#lastFailure = null;
+    this.#logger.info({ snapshot: id, as_of: snap.asOf, previous: old?.id ?? null }, 'snapshot loaded');
+    if (old) {
+      old.retired = true;
+      if (old.refs === 0) this.#drop(old);
+    }
+    return info(snap);
+  }
+
+  /**
+   * Whether the served snapshot's directory was replaced under the same id (a run re-published
+   * with its id): its manifest's created_at changed. An unreadable manifest counts as unchanged.
+   */
+  async #republished(snap: LoadedSnapshot): Promise<boolean> {
+    try {
+      const raw = await readFile(path.join(this.dataDir, 'snapshots', snap.id, MANIFEST_FILE), 'utf8');
+      const parsed = manifestSchema.safeParse(JSON.parse(raw));
+      return parsed.success && parsed.data.created_at !== snap.createdAt;
+    } catch {
+      return false;
+    }
+  }
+
+  async #load(id: string): Promise<LoadedSnapshot> {
+    if (!isSnapshotId(id)) throw new Error(`CURRENT names an invalid snapshot id ${JSON.stringify(id.slice(0, 200))}`);
+    const snapshotsDir = path.join(this.dataDir, 'snapshots');
+    const dir = path.join(snapshotsDir, id);
+    if (path.dirname(dir) !== snapshotsDir) throw new Error(`snapshot id escapes the snapshots directory: ${id}`);
+
+    const raw = await readFile(path.join(dir, MANIFEST_FILE), 'utf8');
+    const parsed = manifestSchema.safeParse(JSON.parse(raw));
+    if (!parsed.success) throw new Error(`invalid ${MANIFEST_FILE} in snapshot ${id}: ${parsed.error.message}`);
+    const manifest = parsed.data;
+    const tables = [...new Set(manifest.tables)];
+    const files = new Map<string, string>();
+    for (const table of tables) {
+      const file = path.join(dir, `${table}.parquet`);
+      const st = await stat(file).catch(() => null);
+      if (!st?.isFile()) throw new Error(`snapshot ${id} lists table ${table} but ${file} is missing`);
+      files.set(table, file);
+    }
+
+    const schema = schemaNameFor(id, ++this.#generation);
+    const schemaSql = sqlIdent(schema, SCHEMA_NAME);
+    await this.#pool.use(async ({ connection }) => {
+      await connection.run('BEGIN TRANSACTION');
+      try {
+        await connection.run(`CREATE SCHEMA ${schemaSql}`);
+        for (const [table, file] of files) {
+          // Binding the view reads the Parquet footer: an unreadable file fails the load here.
+          await connection.run(
+            `CREATE VIEW ${schemaSql}.${sqlIdent(table, TABLE_NAME)} AS SELECT * FROM read_parquet(${sqlPathLiteral(file)})`,
+          );
+        }
+        await connection.run('COMMIT');
+      } catch (err) {
+        await connection.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+
+    return {
+      id,
+      schema,
+      runId: manifest.run_id,
+      asOf: manifest.as_of,
+      createdAt: manifest.created_at,
+      headlineModes: manifest.headline_modes,
+      tables: new Set(tables),
+      manifest,
+      loadedAt: new Date().toISOString(),
+      refs: 0,
+      retired: false,
+    };
+  }
+
+  async #query(snap: LoadedSnapshot, file: string, params: SqlParams): Promise<JsonRow[]> {
+    const sql = loadSql(file);
+    return this.#pool.use(async (pooled) => {
+      if (pooled.schema !== snap.schema) {
+        await pooled.connection.run(`SET schema = '${sqlIdent(snap.schema, SCHEMA_NAME).slice(1, -1)}'`);
+        pooled.schema = snap.schema;
+      }
+      return runQuery(pooled.connection, sql, params);
+    });
+  }
+
+  #drop(snap: LoadedSnapshot): void {
+    if (this.#closed) return;
+    this.#dropSchema(snap.schema).then(
+      () => this.#logger.debug({ snapshot: snap.id }, 'retired snapshot dropped'),
+      (err: unknown) => this.#logger.warn({ snapshot: snap.id, err }, 'dropping a retired snapshot failed'),
+    );
+  }
+
+  async #dropSchema(schema: string): Promise<void> {
+    await this.#pool.use(async ({ connection }) => {
+      await connection.run(`DROP SCHEMA IF EXISTS ${sqlIdent(schema, SCHEMA_NAME)} CASCADE`);
+    });
+  }
+}
+
+function info(s: LoadedSnapshot): SnapshotInfo {
+  return {
+    id: s.id,
+    runId: s.runId,
+    asOf: s.asOf,
+    createdAt: s.createdAt,
+    headlineModes: s.headlineModes,
+    tables: s.tables,
+    manifest: s.manifest,
+    loadedAt: s.loadedAt,
+  };
+}

@@ -1,0 +1,468 @@
+/**
+ * The model runner: asks every configured model for every task's probability (DESIGN §6).
+ *
+ * One `openai` client and one p-queue per model (concurrency = `max_concurrency`, at most
+ * `requests_per_minute` calls started in any rolling 60 s). Each call has a total deadline
+ * (a timer-driven AbortSignal, like AbortSignal.timeout) covering the SDK's own retries (429/5xx/connection errors, `maxRetries: 2`)
+ * and our one content retry; a Retry-After that does not fit in what is left of the deadline is
+ * not obeyed: the call fails at once as `rate_limited` (or `server_error`).
+ *
+ * A reply that is not JSON, violates the schema, or stopped at the token limit
+ * (finish_reason "length") is asked once more, then recorded as a failed call. Every call becomes
+ * a `model_calls` row; only a validated reply becomes a `forecasts` row: a forecast is never
+ * invented. Rows come back in task order, then model order, whatever order the calls finished in.
+ */
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
+import PQueue from 'p-queue';
+import { z } from 'zod';
+import type { RAW_TABLES } from '../warehouse/tables.ts';
+import type { ResolvedModel } from './config.ts';
+import { renderPrompt, type ForecastTask, type RenderedPrompt } from './prompts.ts';
+
+export type { ForecastTask } from './prompts.ts';
+
+/** The structured reply every model must give (sent as a strict json_schema, checked with zod). */
+export const forecastReplySchema = z
+  .object({
+    probability: z.number().min(0).max(1),
+    reasoning: z.string(),
+    key_factors: z.array(z.string()),
+  });
+// Not .strict(): the schema sent to the model forbids extra keys (additionalProperties: false),
+// but a JSON-mode reply with an extra key still carries a valid forecast; extras are dropped.
+export type ForecastReply = z.infer<typeof forecastReplySchema>;
+
+const RESPONSE_FORMAT = zodResponseFormat(forecastReplySchema, 'forecast');
+
+export const ERROR_KINDS = [
+  'rate_limited',
+  'server_error',
+  'timeout',
+  'invalid_json',
+  'schema_violation',
+  'truncated',
+  'network',
+  'other',
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
+/** A raw `forecasts` row (column names of `RAW_TABLES.forecasts`). */
+export interface ForecastRow {
+  run_id: string;
+  question_id: string;
+  model: string;
+  mode: ForecastTask['mode'];
+  /** The run's as-of time (so backfills are dated correctly), not the wall clock. */
+  created_at: Date;
+  probability: number;
+  reasoning: string;
+  lang: string;
+  key_factors: string[];
+  evidence_ids: string[];
+  provider: string;
+  /** sha256 hex of the rendered prompt (system + user). */
+  prompt_hash: string;
+}
+
+/** A raw `model_calls` row (column names of `RAW_TABLES.model_calls`): one per (task, model). */
+export interface ModelCallRow {
+  run_id: string;
+  question_id: string;
+  model: string;
+  mode: ForecastTask['mode'];
+  /** Wall-clock time the call left the queue. */
+  started_at: Date;
+  /** From leaving the queue to the final outcome, retries included. */
+  latency_ms: number;
+  status: 'ok' | 'failed';
+  error_kind: ErrorKind | null;
+  error_message: string | null;
+  /** HTTP requests sent for this call: the SDK's retries plus our one content retry. */
+  attempts: number;
+  /** Summed over every response received (null when none reported usage). */
+  tokens_in: number | null;
+  tokens_out: number | null;
+  /** From the tokens and the model's prices (null when tokens are unknown). */
+  cost_usd: number | null;
+  provider: string;
+}
+
+// Compile-time guard: the row types carry exactly the warehouse's columns.
+type Columns<T extends keyof typeof RAW_TABLES> = keyof (typeof RAW_TABLES)[T]['columns'];
+type SameKeys<A, B> = [Exclude<A, B>, Exclude<B, A>] extends [never, never] ? true : false;
+const _forecastColumns: SameKeys<keyof ForecastRow, Columns<'forecasts'>> = true;
+const _callColumns: SameKeys<keyof ModelCallRow, Columns<'model_calls'>> = true;
+void _forecastColumns;
+void _callColumns;
+
+/** Default total deadline per call (ms), unless the model config or the run sets one. */
+export const DEFAULT_CALL_TIMEOUT_MS = 90_000;
+/** Longest Retry-After the SDK may obey, whatever the deadline (ms). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+const CALL_HEADER = 'x-quorum-call';
+
+interface CallState {
+  deadlineAt: number;
+  requests: number;
+}
+
+/** A model's client and queue; share one across runs to share its limits. */
+export interface ModelClient {
+  model: ResolvedModel;
+  client: OpenAI;
+  queue: PQueue;
+  /** In-flight calls, keyed by the id carried in the CALL_HEADER request header. */
+  calls: Map<string, CallState>;
+}
+
+/** Creates one openai client and one p-queue per model. */
+export function createModelClients(
+  models: ResolvedModel[],
+  opts: { fetch?: typeof fetch } = {},
+): Map<string, ModelClient> {
+  const out = new Map<string, ModelClient>();
+  for (const model of models) {
+    if (out.has(model.id)) throw new Error(`duplicate model id "${model.id}"`);
+    const calls = new Map<string, CallState>();
+    const client = new OpenAI({
+      baseURL: model.base_url,
+      apiKey: model.apiKey,
+      maxRetries: 2,
+      timeout: model.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
+      fetch: boundedFetch(calls, opts.fetch ?? fetch),
+    });
+    const queue = new PQueue({
+      concurrency: model.max_concurrency,
+      intervalCap: model.requests_per_minute,
+      interval: 60_000,
+      strict: true,
+    });
+    out.set(model.id, { model, client, queue, calls });
+  }
+  return out;
+}
+
+/**
+ * A fetch for the SDK that (1) counts the HTTP requests of each call and (2) tells the SDK not to
+ * retry (`x-should-retry: false`) when the server's Retry-After would outlast the call's deadline
+ * or MAX_RETRY_AFTER_MS: the SDK otherwise sleeps whatever the server asks, unabortably.
+ */
+function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const headers = new Headers(init?.headers);
+    const id = headers.get(CALL_HEADER);
+    headers.delete(CALL_HEADER);
+    const state = id ? calls.get(id) : undefined;
+    if (state) state.requests++;
+    const res = await inner(input, { ...init, headers });
+    if (res.ok || !state) return res;
+    const waitMs = retryAfterMs(res.headers);
+    if (waitMs === null) return res;
+    const budget = Math.min(state.deadlineAt - Date.now() - 50, MAX_RETRY_AFTER_MS);
+    if (waitMs <= budget) return res;
+    const h = new Headers(res.headers);
+    h.set('x-should-retry', 'false');
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers: h });
+  };
+}
+
+function retryAfterMs(h: Headers): number | null {
+  const ms = h.get('retry-after-ms');
+  if (ms !== null && Number.isFinite(parseFloat(ms))) return parseFloat(ms);
+  const ra = h.get('retry-after');
+  if (ra === null) return null;
+  const s = parseFloat(ra);
+  if (Number.isFinite(s)) return s * 1000;
+  const at = Date.parse(ra);
+  return Number.isFinite(at) ? at - Date.now() : null;
+}
+
+export interface RunForecastsOptions {
+  models: ResolvedModel[];
+  tasks: ForecastTask[];
+  runId: string;
+  /** The run's as-of time: stamped on every forecast and shown to the models as "today". */
+  asOf: Date;
+  /** Language of the reasoning (BCP 47). Default "en". */
+  lang?: string;
+  /** Aborting stops the run: queued calls are dropped, in-flight ones cancelled, the promise rejects. */
+  signal?: AbortSignal;
+  /** Total deadline per call (ms), retries included. Default: the model's `timeout_ms`, else 90 s. */
+  callTimeoutMs?: number;
+  /** Called as each call ends (progress, logging). */
+  onCall?: (call: ModelCallRow, forecast: ForecastRow | null) => void;
+  /** Reuse clients and queues (e.g. the API's probability endpoint shares limits across requests). */
+  clients?: Map<string, ModelClient>;
+  /** Directory of the prompt templates (default `data/prompts/`). */
+  templatesDir?: string;
+}
+
+/** Runs every (task × model) call and returns the forecast rows and the call rows. */
+export async function runForecasts(
+  opts: RunForecastsOptions,
+): Promise<{ forecasts: ForecastRow[]; calls: ModelCallRow[] }> {
+  const lang = opts.lang ?? 'en';
+  const clients = opts.clients ?? createModelClients(opts.models);
+  const nModels = opts.models.length;
+  const modelClients = opts.models.map((m) => {
+    const mc = clients.get(m.id);
+    if (!mc) throw new Error(`no client for model "${m.id}"`);
+    return mc;
+  });
+  const prompts: RenderedPrompt[] = opts.tasks.map((t) =>
+    renderPrompt(t, { asOf: opts.asOf, lang, templatesDir: opts.templatesDir }),
+  );
+  const results: ({ call: ModelCallRow; forecast: ForecastRow | null } | undefined)[] = new Array(
+    opts.tasks.length * nModels,
+  );
+  opts.signal?.throwIfAborted();
+  // One internal signal per run, aborted by the caller's signal or by an unexpected error.
+  const run = new AbortController();
+  setMaxListeners(0, run.signal);
+  const forward = () => run.abort(opts.signal?.reason);
+  opts.signal?.addEventListener('abort', forward, { once: true });
+  let unexpected: { error: unknown } | null = null;
+
+  // Per model, a few feeders each keep one task in the model's queue: the queue never holds more
+  // than ~2 × max_concurrency of this run's tasks (cheap for 10k-task runs, fair when the queue is
+  // shared with other runs, and an abort leaves nothing behind to drain through the rate cap).
+  const feeders: Promise<void>[] = [];
+  opts.models.forEach((model, mi) => {
+    const mc = modelClients[mi]!;
+    let next = 0;
+    const feed = async () => {
+      while (next < opts.tasks.length && !run.signal.aborted) {
+        const ti = next++;
+        try {
+          await mc.queue.add(
+            async () => {
+              const r = await callModel(mc, opts.tasks[ti]!, prompts[ti]!, {
+                runId: opts.runId,
+                asOf: opts.asOf,
+                lang,
+                timeoutMs: opts.callTimeoutMs ?? model.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
+                signal: run.signal,
+              });
+              results[ti * nModels + mi] = r;
+              opts.onCall?.(r.call, r.forecast);
+            },
+            { signal: run.signal },
+          );
+        } catch (error) {
+          if (!run.signal.aborted) {
+            unexpected ??= { error };
+            run.abort(error);
+          }
+        }
+      }
+    };
+    const n = Math.min(opts.tasks.length, 2 * model.max_concurrency);
+    for (let i = 0; i < n; i++) feeders.push(feed());
+  });
+  await Promise.all(feeders);
+  opts.signal?.removeEventListener('abort', forward);
+  if (unexpected) throw (unexpected as { error: unknown }).error;
+  if (run.signal.aborted) throw opts.signal?.reason ?? new Error('run aborted');
+
+  const forecasts: ForecastRow[] = [];
+  const calls: ModelCallRow[] = [];
+  for (const r of results) {
+    if (!r) throw new Error('internal: a call produced no row');
+    calls.push(r.call);
+    if (r.forecast) forecasts.push(r.forecast);
+  }
+  return { forecasts, calls };
+}
+
+class RunAborted extends Error {}
+
+interface CallContext {
+  runId: string;
+  asOf: Date;
+  lang: string;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+type Outcome = { ok: true; reply: ForecastReply } | { ok: false; kind: ErrorKind; message: string };
+
+/** One (task, model) call: at most two content attempts, all within one total deadline. */
+async function callModel(
+  mc: ModelClient,
+  task: ForecastTask,
+  prompt: RenderedPrompt,
+  ctx: CallContext,
+): Promise<{ call: ModelCallRow; forecast: ForecastRow | null }> {
+  const { model } = mc;
+  const startedAt = new Date();
+  const t0 = performance.now();
+  // One controller per call, aborted by its deadline or by the run's signal.
+  const ac = new AbortController();
+  const signal = ac.signal;
+  let deadlineHit = false;
+  const timer = setTimeout(() => {
+    deadlineHit = true;
+    ac.abort(new DOMException(`call deadline of ${ctx.timeoutMs} ms exceeded`, 'TimeoutError'));
+  }, ctx.timeoutMs);
+  const onRunAbort = () => ac.abort(ctx.signal?.reason);
+  ctx.signal?.addEventListener('abort', onRunAbort, { once: true });
+  const callId = randomUUID();
+  const state: CallState = { deadlineAt: Date.now() + ctx.timeoutMs, requests: 0 };
+  mc.calls.set(callId, state);
+  let tokensIn: number | null = null;
+  let tokensOut: number | null = null;
+  let outcome: Outcome = { ok: false, kind: 'other', message: 'no attempt made' };
+
+  try {
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const remaining = Math.max(1, Math.ceil(state.deadlineAt - Date.now()));
+      const completion = await untilAborted(
+        mc.client.chat.completions.create(
+          {
+            model: model.model,
+            messages: [
+              { role: 'system', content: prompt.system },
+              { role: 'user', content: prompt.user },
+            ],
+            response_format:
+              model.response_format === 'json_object' ? { type: 'json_object' } : RESPONSE_FORMAT,
+            ...(model.max_output_tokens ? { max_completion_tokens: model.max_output_tokens } : {}),
+          },
+          { signal, timeout: remaining, headers: { [CALL_HEADER]: callId } },
+        ),
+        signal,
+      );
+      if (completion.usage) {
+        tokensIn = (tokensIn ?? 0) + (completion.usage.prompt_tokens ?? 0);
+        tokensOut = (tokensOut ?? 0) + (completion.usage.completion_tokens ?? 0);
+      }
+      outcome = interpret(completion);
+      if (outcome.ok) break;
+    }
+  } catch (err) {
+    if (ctx.signal?.aborted && !deadlineHit) throw new RunAborted('run aborted', { cause: err });
+    outcome = classify(err, deadlineHit, ctx.timeoutMs);
+  } finally {
+    clearTimeout(timer);
+    ctx.signal?.removeEventListener('abort', onRunAbort);
+    mc.calls.delete(callId);
+  }
+
+  const cost =
+    tokensIn === null || tokensOut === null
+      ? null
+      : (tokensIn * model.price_in_per_mtok + tokensOut * model.price_out_per_mtok) / 1e6;
+  const call: ModelCallRow = {
+    run_id: ctx.runId,
+    question_id: task.question.question_id,
+    model: model.id,
+    mode: task.mode,
+    started_at: startedAt,
+    latency_ms: Math.round((performance.now() - t0) * 10) / 10,
+    status: outcome.ok ? 'ok' : 'failed',
+    error_kind: outcome.ok ? null : outcome.kind,
+    error_message: outcome.ok ? null : outcome.message.slice(0, 500),
+    attempts: Math.max(1, state.requests),
+    tokens_in: tokensIn,
+    tokens_out: tokensOut,
+    cost_usd: cost,
+    provider: model.provider,
+  };
+  const forecast: ForecastRow | null = outcome.ok
+    ? {
+        run_id: ctx.runId,
+        question_id: task.question.question_id,
+        model: model.id,
+        mode: task.mode,
+        created_at: ctx.asOf,
+        probability: outcome.reply.probability,
+        reasoning: outcome.reply.reasoning,
+        lang: ctx.lang,
+        key_factors: outcome.reply.key_factors,
+        evidence_ids: prompt.evidence_ids,
+        provider: model.provider,
+        prompt_hash: prompt.hash,
+      }
+    : null;
+  return { call, forecast };
+}
+
+/** Checks one completion: truncation, JSON, then the schema. */
+function interpret(completion: OpenAI.Chat.Completions.ChatCompletion): Outcome {
+  const choice = completion.choices?.[0];
+  if (!choice) return { ok: false, kind: 'invalid_json', message: 'reply has no choices' };
+  if (choice.finish_reason === 'length') {
+    return { ok: false, kind: 'truncated', message: 'reply stopped at the token limit (finish_reason "length")' };
+  }
+  const content = choice.message?.content;
+  if (!content) {
+    const refusal = choice.message?.refusal;
+    return refusal
+      ? { ok: false, kind: 'other', message: `model refused: ${refusal}` }
+      : { ok: false, kind: 'invalid_json', message: `empty reply (finish_reason "${choice.finish_reason}")` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(stripFences(content));
+  } catch (err) {
+    return { ok: false, kind: 'invalid_json', message: `reply is not JSON: ${(err as Error).message}` };
+  }
+  const parsed = forecastReplySchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    return { ok: false, kind: 'schema_violation', message: `reply violates the schema: ${issues.join('; ')}` };
+  }
+  return { ok: true, reply: parsed.data };
+}
+
+/** JSON-mode endpoints sometimes wrap the object in a ```json fence. */
+function stripFences(s: string): string {
+  const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(s);
+  return m ? m[1]! : s;
+}
+
+/** Maps an SDK or transport error to an error kind. */
+function classify(err: unknown, deadlineHit: boolean, timeoutMs: number): Outcome & { ok: false } {
+  const msg = err instanceof Error ? err.message : String(err);
+  if (deadlineHit) return { ok: false, kind: 'timeout', message: `no valid reply within the ${timeoutMs} ms deadline` };
+  if (err instanceof OpenAI.APIConnectionTimeoutError) return { ok: false, kind: 'timeout', message: msg };
+  if (err instanceof OpenAI.APIConnectionError) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return { ok: false, kind: 'network', message: `${msg}${cause}` };
+  }
+  if (err instanceof OpenAI.APIError) {
+    const status = err.status;
+    if (status === 429) return { ok: false, kind: 'rate_limited', message: msg };
+    if (status === 408) return { ok: false, kind: 'timeout', message: msg };
+    if (status !== undefined && status >= 500) return { ok: false, kind: 'server_error', message: msg };
+    return { ok: false, kind: 'other', message: msg };
+  }
+  return { ok: false, kind: 'other', message: msg };
+}
+
+/**
+ * Resolves with `p`, or rejects as soon as `signal` aborts, whatever `p` does (a server that
+ * stops sending mid-body cannot hold the call past its deadline). A late rejection of `p` is
+ * swallowed.
+ */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  p.catch(() => {});
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

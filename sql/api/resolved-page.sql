@@ -1,0 +1,47 @@
+-- One page of resolved predictions, newest resolution first, keyset-paginated by
+-- (resolved_at DESC NULLS LAST, question_id ASC). The cursor is the last row's key:
+-- epoch microseconds of resolved_at (NULL for a row without one) and question_id.
+-- Parameters: $category VARCHAR|NULL, $venue VARCHAR|NULL, $after BOOLEAN (a cursor is given),
+-- $after_resolved_us BIGINT|NULL, $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1,
+-- to learn whether another page follows).
+SELECT
+  question_id,
+  venue,
+  venue_market_id,
+  title,
+  category,
+  domain,
+  mode,
+  consensus,
+  consensus_median,
+  consensus_logit_mean,
+  n_models,
+  disagreement_sd,
+  disagreement_range,
+  market_probability,
+  outcome,
+  ai_error,
+  market_error,
+  forecast_at,
+  resolved_at,
+  horizon_bucket,
+  source_slug,
+  source_name,
+  source_url,
+  evidence_excerpt,
+  retrieved_at,
+  providers,
+  epoch_us(resolved_at) AS cursor_resolved_us
+FROM resolved_predictions
+WHERE ($category IS NULL OR category = $category)
+  AND ($venue IS NULL OR venue = $venue)
+  AND (
+       NOT $after
+    OR ($after_resolved_us IS NOT NULL
+        AND (epoch_us(resolved_at) < $after_resolved_us
+             OR (epoch_us(resolved_at) = $after_resolved_us AND question_id > $after_question_id)
+             OR resolved_at IS NULL))
+    OR ($after_resolved_us IS NULL AND resolved_at IS NULL AND question_id > $after_question_id)
+  )
+ORDER BY resolved_at DESC NULLS LAST, question_id ASC
+LIMIT $limit;

@@ -1,0 +1,217 @@
+/**
+ * Snapshot lifecycle over HTTP: not ready before CURRENT exists, ready after reload, swapping
+ * CURRENT serves the new figures, a broken publication keeps the old snapshot, requests pinned to
+ * the old snapshot finish on it, polling picks up a new CURRENT.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.ts';
+import { silentLogger } from '../../api/logging/logger.ts';
+import { startServer, type ServerHandle } from '../../api/server.ts';
+import { fixtureData, publish, tempDataDir, writeSnapshot } from './fixtures.ts';
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+});
+
+async function json(url: string): Promise<{ res: Response; body: any }> {
+  const res = await fetch(url);
+  return { res, body: await res.json() };
+}
+
+async function until(fn: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('condition not met in time');
+}
+
+async function setup(pollMs = 0): Promise<{ dir: string; server: ServerHandle }> {
+  const tmp = await tempDataDir();
+  closers.push(tmp.cleanup);
+  const server = await startServer({ port: 0, dataDir: tmp.dir, logger: silentLogger(), pollMs });
+  closers.push(() => server.close());
+  return { dir: tmp.dir, server };
+}
+
+describe('snapshot lifecycle', () => {
+  it('503 not_ready before a snapshot exists, then 200 after CURRENT appears (reload)', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    const handle = await createApp({ dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
+    closers.push(() => handle.close());
+    const srv = handle.app.listen(0, '127.0.0.1');
+    await new Promise((r) => srv.once('listening', r));
+    closers.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    for (const p of ['/readyz', '/api/predictions/accuracy', '/api/predictions/accuracy/politics', '/api/events/accuracy/', '/api/predictions/resolved']) {
+      const { res, body } = await json(url + p);
+      expect(res.status, p).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('x-snapshot')).toBeNull();
+      expect(body).toMatchObject({ status: 503, code: 'not_ready' });
+    }
+    // validation still comes first
+    expect((await fetch(`${url}/api/predictions/accuracy/nope`)).status).toBe(404);
+    expect((await fetch(`${url}/api/predictions/resolved?limit=0`)).status).toBe(400);
+
+    await writeSnapshot(tmp.dir, 's1', fixtureData(1));
+    expect(handle.snapshots.current).toBeNull(); // not published yet
+    await publish(tmp.dir, 's1');
+    const info = await handle.snapshots.reload();
+    expect(info?.id).toBe('s1');
+
+    const { res, body } = await json(`${url}/api/predictions/accuracy`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-snapshot')).toBe('s1');
+    expect(body.total_resolved).toBe(20);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+  });
+
+  it('with polling off, a CURRENT published after start waits for reload()', async () => {
+    const { dir, server } = await setup();
+    await writeSnapshot(dir, 'r1', fixtureData(1), { asOf: '2025-04-02T00:00:00Z' });
+    await publish(dir, 'r1');
+    expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(503);
+  });
+
+  it('swap via reload, with in-flight requests finishing on the snapshot they pinned', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    await writeSnapshot(tmp.dir, 'r1', fixtureData(1), { asOf: '2025-04-02T00:00:00Z' });
+    await publish(tmp.dir, 'r1');
+    const handle = await createApp({ dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
+    closers.push(() => handle.close());
+    const srv = handle.app.listen(0, '127.0.0.1');
+    await new Promise((r) => srv.once('listening', r));
+    closers.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+
+    const first = await json(`${url}/api/predictions/accuracy`);
+    expect(first.res.headers.get('x-snapshot')).toBe('r1');
+    expect(first.body).toMatchObject({ total_resolved: 20, as_of: '2025-04-02T00:00:00.000Z' });
+
+    // Pin r1 as an in-flight request would, then publish r2 and swap.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const pinned = handle.snapshots.withSnapshot(async (snap) => {
+      const before = await snap.query('resolved-count', { category: null, venue: null });
+      await gate;
+      const after = await snap.query('resolved-count', { category: null, venue: null });
+      return { id: snap.id, before: before[0]!.total, after: after[0]!.total };
+    });
+
+    await writeSnapshot(tmp.dir, 'r2', fixtureData(2), { asOf: '2025-04-03T00:00:00Z' });
+    await publish(tmp.dir, 'r2');
+    expect((await handle.snapshots.reload())?.id).toBe('r2');
+
+    const second = await json(`${url}/api/predictions/accuracy/`);
+    expect(second.res.headers.get('x-snapshot')).toBe('r2');
+    expect(second.body).toMatchObject({ total_resolved: 40, as_of: '2025-04-03T00:00:00.000Z' });
+    expect(second.body.brier.ai).toBeCloseTo(0.13, 10);
+    expect((await json(`${url}/api/predictions/resolved`)).body.total).toBe(25);
+
+    release();
+    expect(await pinned).toEqual({ id: 'r1', before: 23, after: 23 });
+
+    // A broken publication (manifest missing, or a listed table missing) keeps r2 served.
+    await mkdir(path.join(tmp.dir, 'snapshots', 'r3'), { recursive: true });
+    await publish(tmp.dir, 'r3');
+    await expect(handle.snapshots.reload()).rejects.toThrow();
+    expect(handle.snapshots.current?.id).toBe('r2');
+    expect(handle.snapshots.lastFailure?.id).toBe('r3');
+    expect((await fetch(`${url}/api/predictions/accuracy`)).headers.get('x-snapshot')).toBe('r2');
+
+    const r4 = await writeSnapshot(tmp.dir, 'r4', fixtureData(1));
+    await rm(path.join(r4, 'calibration.parquet'));
+    await publish(tmp.dir, 'r4');
+    await expect(handle.snapshots.reload()).rejects.toThrow(/calibration/);
+    expect(handle.snapshots.current?.id).toBe('r2');
+
+    // Hostile CURRENT contents never reach a path or an identifier.
+    for (const id of ['../../etc', '..', 'a/b', "x'; DROP SCHEMA main; --", '']) {
+      await writeFile(path.join(tmp.dir, 'CURRENT'), id);
+      await handle.snapshots.reload().catch(() => undefined);
+      expect(handle.snapshots.current?.id).toBe('r2');
+    }
+    expect((await fetch(`${url}/api/predictions/resolved`)).status).toBe(200);
+  });
+
+  it('a snapshot without a table an endpoint needs: that endpoint is 503, the others serve', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    await writeSnapshot(tmp.dir, 'partial', fixtureData(1), { omitTables: ['calibration'] });
+    await publish(tmp.dir, 'partial');
+    const server = await startServer({ port: 0, dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
+    closers.push(() => server.close());
+    const ev = await json(`${server.url}/api/events/accuracy`);
+    expect(ev.res.status).toBe(503);
+    expect(ev.body.code).toBe('not_ready');
+    expect(ev.body.detail).toContain('calibration');
+    expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(200);
+  });
+
+  it('the same id re-published (new manifest created_at) is reloaded', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    await writeSnapshot(tmp.dir, 'same', fixtureData(1));
+    await publish(tmp.dir, 'same');
+    const handle = await createApp({ dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
+    closers.push(() => handle.close());
+    const loadedAt = handle.snapshots.current?.loadedAt;
+    expect(await handle.snapshots.reload()).toMatchObject({ id: 'same', loadedAt }); // unchanged: no reload
+    await new Promise((r) => setTimeout(r, 5));
+    await writeSnapshot(tmp.dir, 'same', fixtureData(2), { createdAt: '2025-04-02T01:00:00.000Z' });
+    const info = await handle.snapshots.reload();
+    expect(info?.createdAt).toBe('2025-04-02T01:00:00.000Z');
+    const total = await handle.snapshots.withSnapshot(async (s) => (await s.query('resolved-count', { category: null, venue: null }))[0]!.total);
+    expect(total).toBe(25);
+  });
+
+  it('polling picks up a newly published CURRENT', async () => {
+    const { dir, server } = await setup(100);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+    await writeSnapshot(dir, 'p1', fixtureData(1));
+    await publish(dir, 'p1');
+    await until(async () => (await fetch(`${server.url}/readyz`)).status === 200);
+    await writeSnapshot(dir, 'p2', fixtureData(2));
+    await publish(dir, 'p2');
+    await until(async () => (await fetch(`${server.url}/api/predictions/accuracy`)).headers.get('x-snapshot') === 'p2');
+    expect((await json(`${server.url}/api/predictions/accuracy`)).body.total_resolved).toBe(40);
+  });
+
+  it('concurrent requests across a swap all succeed', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    await writeSnapshot(tmp.dir, 'c1', fixtureData(1));
+    await writeSnapshot(tmp.dir, 'c2', fixtureData(2));
+    await publish(tmp.dir, 'c1');
+    const handle = await createApp({ dataDir: tmp.dir, logger: silentLogger(), pollMs: 0, poolSize: 2 });
+    closers.push(() => handle.close());
+    const srv = handle.app.listen(0, '127.0.0.1');
+    await new Promise((r) => srv.once('listening', r));
+    closers.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+
+    const paths = ['/api/predictions/accuracy', '/api/events/accuracy', '/api/predictions/resolved?limit=3'];
+    const requests = Array.from({ length: 30 }, (_, i) => json(url + paths[i % paths.length]));
+    await publish(tmp.dir, 'c2');
+    const swapped = handle.snapshots.reload();
+    const results = await Promise.all(requests);
+    await swapped;
+    for (const { res, body } of results) {
+      expect(res.status).toBe(200);
+      const snap = res.headers.get('x-snapshot');
+      expect(['c1', 'c2']).toContain(snap);
+      if (body.total_resolved !== undefined) expect(body.total_resolved).toBe(snap === 'c1' ? 20 : 40);
+      if (body.total !== undefined) expect(body.total).toBe(snap === 'c1' ? 23 : 25);
+    }
+    expect((await json(`${url}/api/predictions/accuracy`)).res.headers.get('x-snapshot')).toBe('c2');
+  });
+});

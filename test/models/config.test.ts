@@ -1,0 +1,109 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  loadModelsConfig,
+  ModelsConfigError,
+  providerFromBaseUrl,
+  SIMULATED_PROVIDER,
+} from '../../pipeline/models/config.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'quorum-models-'));
+function file(name: string, content: unknown): string {
+  const p = join(dir, name);
+  writeFileSync(p, typeof content === 'string' ? content : JSON.stringify(content));
+  return p;
+}
+
+const good = {
+  id: 'gpt-x',
+  display_name: 'GPT X',
+  base_url: 'https://api.openai.com/v1',
+  api_key_env: 'TEST_OPENAI_KEY',
+  model: 'gpt-x',
+  max_concurrency: 4,
+  requests_per_minute: 60,
+  price_in_per_mtok: 1,
+  price_out_per_mtok: 2,
+};
+
+describe('loadModelsConfig', () => {
+  it('without a file gives the four simulated models at the simulator URL', () => {
+    const models = loadModelsConfig({ env: {}, simulatorUrl: 'http://127.0.0.1:1234/v1' });
+    expect(models.map((m) => m.id)).toEqual(['sim-gpt', 'sim-claude', 'sim-gemini', 'sim-deepseek']);
+    for (const m of models) {
+      expect(m.provider).toBe(SIMULATED_PROVIDER);
+      expect(m.base_url).toBe('http://127.0.0.1:1234/v1');
+      expect(m.display_name).toMatch(/simulated/i);
+    }
+  });
+
+  it('without a file or a simulator is an error', () => {
+    expect(() => loadModelsConfig({ env: {} })).toThrow(/QUORUM_MODELS_FILE/);
+  });
+
+  it('reads QUORUM_MODELS_FILE, resolves keys and providers', () => {
+    const p = file('ok.json', {
+      $comment: 'doc',
+      models: [good, { ...good, id: 'local-llama', base_url: 'http://localhost:8080/v1', provider: undefined }],
+    });
+    const models = loadModelsConfig({ env: { QUORUM_MODELS_FILE: p, TEST_OPENAI_KEY: 'sk-1' } });
+    expect(models).toHaveLength(2);
+    expect(models[0]).toMatchObject({ id: 'gpt-x', provider: 'openai', apiKey: 'sk-1', response_format: 'json_schema' });
+    expect(models[1]!.provider).toBe('local');
+  });
+
+  it('names the missing API key variable', () => {
+    const p = file('nokey.json', { models: [good] });
+    expect(() => loadModelsConfig({ file: p, env: {} })).toThrow(ModelsConfigError);
+    expect(() => loadModelsConfig({ file: p, env: {} })).toThrow(/TEST_OPENAI_KEY is not set/);
+  });
+
+  it('names the file and the bad field', () => {
+    const p = file('bad.json', { models: [{ ...good, max_concurrency: 0 }] });
+    let msg = '';
+    try {
+      loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: 'k' } });
+    } catch (err) {
+      msg = (err as Error).message;
+    }
+    expect(msg).toContain(p);
+    expect(msg).toContain('models[0].max_concurrency');
+  });
+
+  it('rejects unknown fields, duplicate ids, invalid JSON and missing files', () => {
+    const env = { TEST_OPENAI_KEY: 'k' };
+    expect(() => loadModelsConfig({ file: file('extra.json', { models: [{ ...good, temprature: 1 }] }), env })).toThrow(
+      /temprature/,
+    );
+    expect(() => loadModelsConfig({ file: file('dup.json', { models: [good, good] }), env })).toThrow(
+      /models\[1\]\.id: duplicate model id/,
+    );
+    expect(() => loadModelsConfig({ file: file('broken.json', '{"models": ['), env })).toThrow(/not valid JSON/);
+    expect(() => loadModelsConfig({ file: join(dir, 'absent.json'), env })).toThrow(/absent\.json: cannot be read/);
+    expect(() => loadModelsConfig({ file: file('url.json', { models: [{ ...good, base_url: 'ftp://x' }] }), env })).toThrow(
+      /models\[0\]\.base_url/,
+    );
+  });
+
+  it('loads the documented example when its keys are set', () => {
+    const env = { OPENAI_API_KEY: 'a', ANTHROPIC_API_KEY: 'b', GEMINI_API_KEY: 'c', DEEPSEEK_API_KEY: 'd' };
+    const models = loadModelsConfig({ file: 'data/models.example.json', env });
+    expect(models.map((m) => m.provider)).toEqual(['openai', 'anthropic', 'google', 'deepseek']);
+  });
+});
+
+describe('providerFromBaseUrl', () => {
+  it.each([
+    ['https://api.x.ai/v1', 'xai'],
+    ['https://generativelanguage.googleapis.com/v1beta/openai/', 'google'],
+    ['http://127.0.0.1:11434/v1', 'local'],
+    ['https://llm.example.com/v1', 'example'],
+  ])('%s → %s', (url, provider) => {
+    expect(providerFromBaseUrl(url)).toBe(provider);
+  });
+  it('labels the simulator URL simulated', () => {
+    expect(providerFromBaseUrl('http://127.0.0.1:9/v1/', 'http://127.0.0.1:9/v1')).toBe('simulated');
+  });
+});

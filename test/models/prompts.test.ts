@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { renderPrompt, renderTemplate, type ForecastTask } from '../../pipeline/models/prompts.ts';
+import type { Mode } from '../../pipeline/warehouse/tables.ts';
+
+const asOf = new Date('2025-10-26T12:00:00Z');
+
+function task(mode: Mode, withEvidence = true): ForecastTask {
+  return {
+    mode,
+    question: {
+      question_id: 'test:1',
+      title: 'Will the Fed cut rates at the December 2025 meeting?',
+      description: 'The FOMC meets on 9-10 December 2025. BACKGROUND-MARKER',
+      resolution_criteria: 'Resolves YES if the target range upper bound is lowered.',
+      url: 'https://example.com/q/1',
+      created_at: new Date('2025-09-01T00:00:00Z'),
+      close_time: new Date('2025-12-10T19:00:00Z'),
+      category: 'economics',
+      domain: 'central-banks',
+    },
+    market: {
+      probability: 0.634,
+      observed_at: new Date('2025-10-26T11:00:00Z'),
+      volume: 1234567,
+      liquidity: null,
+      history: [
+        { observed_at: new Date('2025-10-24T09:00:00Z'), probability: 0.55 },
+        { observed_at: new Date('2025-10-24T18:00:00Z'), probability: 0.58 },
+        { observed_at: new Date('2025-10-25T18:00:00Z'), probability: 0.61 },
+      ],
+    },
+    evidence: withEvidence
+      ? [
+          { evidence_id: 'ev-a', title: 'Fed minutes', url: 'https://fed.example/min', published_at: new Date('2025-10-20T00:00:00Z'), snippet: 'Officials saw room to ease.' },
+          { evidence_id: 'ev-b', title: 'CPI release', url: null, published_at: null, snippet: 'Inflation 2.9%.' },
+        ]
+      : [],
+  };
+}
+
+describe('renderPrompt: the information ladder', () => {
+  const blind = renderPrompt(task('blind'), { asOf });
+  const informed = renderPrompt(task('informed'), { asOf });
+  const augmented = renderPrompt(task('augmented'), { asOf });
+
+  it('blind has question, criteria and dates only', () => {
+    expect(blind.user).toContain('Question: Will the Fed cut rates');
+    expect(blind.user).toContain('target range upper bound');
+    expect(blind.user).toContain('Closes: 2025-12-10');
+    expect(blind.user).toContain("Today's date: 2025-10-26 12:00 UTC");
+    expect(blind.user).not.toContain('63.4%');
+    expect(blind.user).not.toMatch(/market probability/i);
+    expect(blind.user).not.toContain('BACKGROUND-MARKER');
+    expect(blind.user).not.toContain('Fed minutes');
+    expect(blind.evidence_ids).toEqual([]);
+  });
+
+  it('informed adds market probability, history, volume and background', () => {
+    expect(informed.user).toContain('Current market probability of YES: 63.4%');
+    expect(informed.user).toContain('- 2025-10-24: 58.0%'); // last price of the day
+    expect(informed.user).not.toContain('55.0%');
+    expect(informed.user).toContain('- 2025-10-25: 61.0%');
+    expect(informed.user).toContain('Volume: 1,234,567; liquidity: unknown');
+    expect(informed.user).toContain('BACKGROUND-MARKER');
+    expect(informed.user).not.toContain('Fed minutes');
+    expect(informed.evidence_ids).toEqual([]);
+  });
+
+  it('augmented adds numbered evidence and reports its ids', () => {
+    expect(augmented.user).toContain('Current market probability of YES: 63.4%');
+    expect(augmented.user).toContain('[1] Fed minutes (published 2025-10-20)');
+    expect(augmented.user).toContain('[2] CPI release (published date unknown)');
+    expect(augmented.evidence_ids).toEqual(['ev-a', 'ev-b']);
+    const none = renderPrompt(task('augmented', false), { asOf });
+    expect(none.user).toContain('No evidence was retrieved.');
+    expect(none.evidence_ids).toEqual([]);
+  });
+
+  it('says so when there is no market', () => {
+    const p = renderPrompt({ ...task('informed'), market: null }, { asOf });
+    expect(p.user).toContain('No market price is available');
+  });
+
+  it('hashes the rendered prompt (sha256 hex), stable and mode-specific', () => {
+    expect(blind.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(renderPrompt(task('blind'), { asOf }).hash).toBe(blind.hash);
+    expect(new Set([blind.hash, informed.hash, augmented.hash]).size).toBe(3);
+    expect(renderPrompt(task('blind'), { asOf, lang: 'es' }).hash).not.toBe(blind.hash);
+  });
+
+  it('asks for the reasoning in the requested language', () => {
+    expect(blind.user).toContain('in English');
+    expect(renderPrompt(task('blind'), { asOf, lang: 'es' }).user).toContain('in Spanish');
+  });
+
+  it('leaves no placeholder unrendered', () => {
+    for (const p of [blind, informed, augmented]) expect(p.user).not.toMatch(/\{\{|\}\}/);
+  });
+});
+
+describe('renderTemplate', () => {
+  it('substitutes once and rejects unknown placeholders', () => {
+    expect(renderTemplate('a {{x}} b {{ y }}', { x: '{{y}}', y: '2' })).toBe('a {{y}} b 2');
+    expect(() => renderTemplate('{{nope}}', {})).toThrow(/nope/);
+  });
+});

@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadModelsConfig, type ResolvedModel } from '../../pipeline/models/config.ts';
+import { runForecasts, type ForecastTask, type ModelCallRow } from '../../pipeline/models/runner.ts';
+import { startSimulator, type FaultRule, type Simulator } from '../../pipeline/simulator/server.ts';
+import { MODES, RAW_TABLES, type Mode } from '../../pipeline/warehouse/tables.ts';
+
+const asOf = new Date('2025-10-26T12:00:00Z');
+
+function task(mode: Mode, n: number, titleExtra = ''): ForecastTask {
+  return {
+    mode,
+    question: {
+      question_id: `test:${n}`,
+      title: `Will test event number ${n} happen by 2026?${titleExtra}`,
+      description: `Background of event ${n}.`,
+      resolution_criteria: 'Resolves YES if it happens.',
+      url: null,
+      created_at: new Date('2025-09-01T00:00:00Z'),
+      close_time: new Date('2026-01-01T00:00:00Z'),
+      category: 'science',
+      domain: 'other',
+    },
+    market: {
+      probability: 0.2 + (n % 7) / 10,
+      observed_at: new Date('2025-10-26T10:00:00Z'),
+      volume: 1000 * n,
+      liquidity: 500,
+      history: [{ observed_at: new Date('2025-10-25T10:00:00Z'), probability: 0.5 }],
+    },
+    evidence: mode === 'augmented' && n % 2 === 0
+      ? [{ evidence_id: `ev-${n}`, title: 'A report', url: 'https://example.com/r', published_at: new Date('2025-10-20T00:00:00Z'), snippet: 'Something relevant.' }]
+      : [],
+  };
+}
+
+let sim: Simulator;
+let models: ResolvedModel[];
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+  models = loadModelsConfig({ env: {}, simulatorUrl: sim.url });
+});
+afterAll(() => sim.close());
+
+/** Runs one task with one simulated model against a fresh fault set. */
+async function runOne(faults: FaultRule[], opts: { callTimeoutMs?: number; titleExtra?: string } = {}) {
+  sim.setFaults(faults);
+  try {
+    const t0 = Date.now();
+    const out = await runForecasts({
+      models: models.slice(0, 1),
+      tasks: [task('informed', 1, opts.titleExtra ?? ' MARK')],
+      runId: 'r-fault',
+      asOf,
+      callTimeoutMs: opts.callTimeoutMs ?? 10_000,
+    });
+    return { ...out, call: out.calls[0]!, elapsed: Date.now() - t0 };
+  } finally {
+    sim.setFaults([]);
+  }
+}
+
+describe('runForecasts against the simulator (real HTTP, real openai SDK)', () => {
+  it('produces a forecast and a call row per (task × model), in warehouse shape', async () => {
+    const tasks = [1, 2].flatMap((n) => MODES.map((m) => task(m, n)));
+    const seen: ModelCallRow[] = [];
+    const { forecasts, calls } = await runForecasts({
+      models,
+      tasks,
+      runId: 'run-1',
+      asOf,
+      onCall: (c) => seen.push(c),
+    });
+    expect(calls).toHaveLength(24);
+    expect(forecasts).toHaveLength(24);
+    expect(seen).toHaveLength(24);
+    const fcols = Object.keys(RAW_TABLES.forecasts.columns).sort();
+    const ccols = Object.keys(RAW_TABLES.model_calls.columns).sort();
+    for (const c of calls) {
+      expect(Object.keys(c).sort()).toEqual(ccols);
+      expect(c).toMatchObject({ run_id: 'run-1', status: 'ok', error_kind: null, error_message: null, attempts: 1, provider: 'simulated', cost_usd: 0 });
+      expect(c.started_at).toBeInstanceOf(Date);
+      expect(c.tokens_in).toBeGreaterThan(100);
+      expect(c.tokens_out).toBeGreaterThan(10);
+      expect(c.latency_ms).toBeGreaterThanOrEqual(0);
+    }
+    for (const f of forecasts) {
+      expect(Object.keys(f).sort()).toEqual(fcols);
+      expect(f.created_at).toEqual(asOf);
+      expect(f.provider).toBe('simulated');
+      expect(f.lang).toBe('en');
+      expect(f.prompt_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(f.probability).toBeGreaterThanOrEqual(0);
+      expect(f.probability).toBeLessThanOrEqual(1);
+      expect(f.reasoning).toMatch(/simulat/i);
+      expect(Array.isArray(f.key_factors)).toBe(true);
+    }
+    // order: task order, then model order
+    expect(calls.slice(0, 4).map((c) => c.model)).toEqual(['sim-gpt', 'sim-claude', 'sim-gemini', 'sim-deepseek']);
+    expect(calls.map((c) => `${c.question_id}/${c.mode}`).filter((_, i) => i % 4 === 0)).toEqual(
+      tasks.map((t) => `${t.question.question_id}/${t.mode}`),
+    );
+    // same prompt for the four models of a task; evidence ids only in augmented
+    const aug2 = forecasts.filter((f) => f.question_id === 'test:2' && f.mode === 'augmented');
+    expect(new Set(aug2.map((f) => f.prompt_hash)).size).toBe(1);
+    expect(aug2.every((f) => f.evidence_ids.join() === 'ev-2')).toBe(true);
+    expect(forecasts.filter((f) => f.mode !== 'augmented').every((f) => f.evidence_ids.length === 0)).toBe(true);
+    // the models disagree a little; informed answers sit near the market
+    const inf = forecasts.filter((f) => f.question_id === 'test:1' && f.mode === 'informed').map((f) => f.probability);
+    expect(new Set(inf).size).toBeGreaterThan(1);
+    for (const p of inf) expect(Math.abs(p - 0.3)).toBeLessThan(0.15);
+  });
+
+  it('is deterministic: the same run gives the same forecasts', async () => {
+    const tasks = MODES.map((m) => task(m, 5));
+    const a = await runForecasts({ models, tasks, runId: 'a', asOf });
+    const b = await runForecasts({ models, tasks, runId: 'a', asOf });
+    const strip = (fs: typeof a.forecasts) => fs.map(({ probability, reasoning, key_factors, prompt_hash }) => ({ probability, reasoning, key_factors, prompt_hash }));
+    expect(strip(b.forecasts)).toEqual(strip(a.forecasts));
+  });
+
+  it.each([
+    ['malformed_json', 'invalid_json'],
+    ['schema_violation', 'schema_violation'],
+    ['truncated', 'truncated'],
+  ] as const)('%s: asked once more, then a failed call and no forecast', async (kind, errorKind) => {
+    const before = sim.stats().faults[kind];
+    const { forecasts, call } = await runOne([{ kind, marker: 'MARK' }]);
+    expect(forecasts).toEqual([]);
+    expect(call).toMatchObject({ status: 'failed', error_kind: errorKind, attempts: 2, provider: 'simulated' });
+    expect(call.error_message).toBeTruthy();
+    expect(call.tokens_in).toBeGreaterThan(0); // both replies were billed
+    expect(sim.stats().faults[kind] - before).toBe(2);
+  });
+
+  it('faults on a fraction of requests: every call recorded, forecasts only for ok calls', async () => {
+    sim.setFaults([{ kind: 'malformed_json', fraction: 0.5 }]);
+    try {
+      const tasks = Array.from({ length: 30 }, (_, i) => task('blind', i));
+      const { forecasts, calls } = await runForecasts({ models, tasks, runId: 'frac', asOf });
+      expect(calls).toHaveLength(120);
+      const ok = calls.filter((c) => c.status === 'ok');
+      const failed = calls.filter((c) => c.status === 'failed');
+      expect(failed.length).toBeGreaterThan(0);
+      expect(ok.length).toBeGreaterThan(0);
+      expect(failed.every((c) => c.error_kind === 'invalid_json' && c.attempts === 2)).toBe(true);
+      expect(forecasts).toHaveLength(ok.length);
+      const okKeys = new Set(ok.map((c) => `${c.question_id}/${c.model}`));
+      expect(forecasts.every((f) => okKeys.has(`${f.question_id}/${f.model}`))).toBe(true);
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
+  it('a content fault that clears on the second ask gives a forecast (attempts 2)', async () => {
+    const { forecasts, call } = await runOne([{ kind: 'malformed_json', marker: 'MARK', times: 1 }]);
+    expect(call).toMatchObject({ status: 'ok', error_kind: null, attempts: 2 });
+    expect(forecasts).toHaveLength(1);
+  });
+
+  it('429: the SDK retries twice (honouring a short Retry-After), then rate_limited', async () => {
+    const { forecasts, call } = await runOne([{ kind: 'rate_limit', marker: 'MARK', retryAfterSeconds: 0.02 }]);
+    expect(forecasts).toEqual([]);
+    expect(call).toMatchObject({ status: 'failed', error_kind: 'rate_limited', attempts: 3, tokens_in: null, cost_usd: null });
+  });
+
+  it('429 with a Retry-After longer than the deadline fails at once instead of sleeping', async () => {
+    const { call, elapsed } = await runOne([{ kind: 'rate_limit', marker: 'MARK', retryAfterSeconds: 3600 }], {
+      callTimeoutMs: 3000,
+    });
+    expect(call).toMatchObject({ status: 'failed', error_kind: 'rate_limited', attempts: 1 });
+    expect(elapsed).toBeLessThan(1500);
+  });
+
+  it('5xx: retried by the SDK, then server_error', async () => {
+    const { forecasts, call } = await runOne([{ kind: 'server_error', marker: 'MARK', status: 503 }], {});
+    expect(forecasts).toEqual([]);
+    expect(call).toMatchObject({ status: 'failed', error_kind: 'server_error', attempts: 3 });
+  });
+
+  it('a hanging server is bounded by the total deadline', async () => {
+    const { forecasts, call, elapsed } = await runOne([{ kind: 'hang', marker: 'MARK' }], { callTimeoutMs: 400 });
+    expect(forecasts).toEqual([]);
+    expect(call).toMatchObject({ status: 'failed', error_kind: 'timeout', attempts: 1 });
+    expect(call.latency_ms).toBeGreaterThanOrEqual(390);
+    expect(elapsed).toBeLessThan(1500);
+    // the client hung up: the server sees the request end
+    for (let i = 0; i < 50 && sim.stats().inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(sim.stats().inFlight).toBe(0);
+  });
+
+  it('an unreachable endpoint is a network failure', async () => {
+    const dead = await startSimulator({ port: 0 });
+    const url = dead.url;
+    await dead.close();
+    const [m] = loadModelsConfig({ env: {}, simulatorUrl: url });
+    const { forecasts, calls } = await runForecasts({ models: [m!], tasks: [task('blind', 1)], runId: 'r', asOf, callTimeoutMs: 5000 });
+    expect(forecasts).toEqual([]);
+    expect(calls[0]).toMatchObject({ status: 'failed', error_kind: 'network', attempts: 3, provider: 'simulated' });
+  });
+
+  it('honours max_concurrency per model', async () => {
+    const slow = await startSimulator({ port: 0, latencyMs: 30 });
+    try {
+      const ms = loadModelsConfig({ env: {}, simulatorUrl: slow.url }).slice(0, 2).map((m, i) => ({ ...m, max_concurrency: i === 0 ? 3 : 5 }));
+      const tasks = Array.from({ length: 20 }, (_, i) => task('blind', i));
+      const { calls } = await runForecasts({ models: ms, tasks, runId: 'c', asOf });
+      expect(calls.every((c) => c.status === 'ok')).toBe(true);
+      const s = slow.stats();
+      expect(s.byModel['sim-gpt']!.maxInFlight).toBe(3);
+      expect(s.byModel['sim-claude']!.maxInFlight).toBe(5);
+      expect(s.maxInFlight).toBeLessThanOrEqual(8);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('an aborted run rejects and starts no more calls', async () => {
+    const slow = await startSimulator({ port: 0, latencyMs: 50 });
+    try {
+      const ms = loadModelsConfig({ env: {}, simulatorUrl: slow.url }).map((m) => ({ ...m, max_concurrency: 1 }));
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(new Error('stop')), 120);
+      const tasks = Array.from({ length: 20 }, (_, i) => task('blind', i));
+      await expect(runForecasts({ models: ms, tasks, runId: 'x', asOf, signal: ac.signal })).rejects.toThrow('stop');
+      const n = slow.stats().requests;
+      await new Promise((r) => setTimeout(r, 150));
+      expect(slow.stats().requests).toBe(n);
+      expect(n).toBeLessThan(20);
+    } finally {
+      await slow.close();
+    }
+  });
+});
