@@ -8,5 +8,8 @@ export default defineConfig({
     // DuckDB and child processes: forks isolate native state per test file.
     pool: 'forks',
     maxWorkers: 2,
+    // Tests never reach outside hosts: venues off, no FRED key, unless a test points them at its
+    // own loopback replay server.
+    env: { QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' },
   },
 });

@@ -12,7 +12,7 @@ import type { RawTableName } from '../warehouse/tables.ts';
 /** Import order: reference data first, questions before what points at them. */
 const ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events'];
 
-export type ImportRows = Partial<Record<RawTableName, readonly Record<string, unknown>[]>>;
+export type ImportRows = Partial<Record<RawTableName, readonly object[]>>;
 
 export async function writeImportBatch(
   conn: DuckDBConnection,

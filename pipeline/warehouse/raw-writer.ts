@@ -40,7 +40,7 @@ export async function appendRaw(
   conn: DuckDBConnection,
   root: string,
   table: RawTableName,
-  rows: readonly Record<string, unknown>[],
+  rows: readonly object[],
   partition: { runId: string; runDate: string },
 ): Promise<AppendResult> {
   if (rows.length === 0) return { table, received: 0, written: 0, file: null };
@@ -52,7 +52,7 @@ export async function appendRaw(
   await conn.run(`CREATE OR REPLACE TEMP TABLE ${stage} (${columnDefs}, _ord BIGINT)`);
   const appender = await conn.createAppender(`_stage_${table}`, 'main', 'temp');
   try {
-    rows.forEach((row, i) => appendRow(appender, { ...columns, _ord: 'BIGINT' }, { ...row, _ord: i }));
+    rows.forEach((row, i) => appendRow(appender, { ...columns, _ord: 'BIGINT' }, { ...(row as Record<string, unknown>), _ord: i }));
     appender.flushSync();
   } finally {
     appender.closeSync();

@@ -9,7 +9,7 @@
 
 -- Latest ingested version of every question.
 CREATE OR REPLACE TABLE _question_latest AS
-SELECT (arg_max(q, q.ingested_at)).*
+SELECT unnest(arg_max(q, q.ingested_at))
 FROM raw_questions AS q
 GROUP BY q.question_id;
 
@@ -21,7 +21,7 @@ WHERE q.created_at IS NULL OR q.created_at <= rp.as_of;
 -- Visible resolutions, one per question (the latest resolved_at; ties: latest retrieved_at).
 -- outcome NULL = annulled.
 CREATE OR REPLACE TABLE _resolutions AS
-SELECT (arg_max(r, (r.resolved_at, r.retrieved_at))).*
+SELECT unnest(arg_max(r, (r.resolved_at, r.retrieved_at)))
 FROM raw_resolutions AS r, run_params AS rp
 WHERE r.resolved_at <= rp.as_of
 GROUP BY r.question_id;
@@ -68,7 +68,7 @@ SELECT
 FROM _questions_visible AS q
 CROSS JOIN run_params AS rp
 LEFT JOIN _resolutions AS r ON r.question_id = q.question_id
-LEFT JOIN (SELECT (arg_max(s, s.source_slug)).* FROM raw_sources AS s GROUP BY s.source_slug) AS s
+LEFT JOIN (SELECT unnest(arg_max(s, s.name)) FROM raw_sources AS s GROUP BY s.source_slug) AS s
   ON s.source_slug = r.source_slug
 LEFT JOIN _latest_price AS lp ON lp.question_id = q.question_id;
 

@@ -29,3 +29,22 @@ export function quorumProcess(args: string[], env: Record<string, string>): Chil
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
+
+/**
+ * Runs the real `quorum` CLI to completion without blocking this process's event loop (needed when
+ * the CLI talks to a loopback server that this test process itself runs).
+ */
+export function quorumAsync(args: string[], env: Record<string, string>, timeoutMs = 300_000): Promise<CliResult> {
+  const child = quorumProcess(args, { LOG_LEVEL: 'warn', ...env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) => {
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,383 @@
+/**
+ * Question files: questions written by hand by operators, resolved automatically from an
+ * authoritative data series (FRED). Format documented in `data/questions/README.md`.
+ *
+ * A file (YAML for `.yaml`/`.yml`, JSON for `.json`) holds `questions: [...]`; each entry becomes a
+ * `questions` row (question_id `quorum:<id>`, venue `quorum`, venue_market_id `<id>`), lifecycle
+ * events, and a {@link ThresholdSpec} saying how it resolves. Parsing is all-or-nothing per file:
+ * the first problem is a {@link QuestionFileError} naming the file (and line when known), the entry
+ * (index and id) and the field. Pure apart from reading the file; the output depends only on the
+ * file's contents, its path and `opts.now`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { z } from 'zod';
+import { classify } from '../taxonomy/classify.ts';
+import type { Row } from '../sources/registry.ts';
+import { CATEGORIES, DOMAINS } from '../warehouse/tables.ts';
+
+export const QUESTIONS_DIR_ENV = 'QUORUM_QUESTIONS_DIR';
+export const DEFAULT_QUESTIONS_DIR = 'data/questions';
+/** The venue of hand-written questions; their question_id is `quorum:<id>`. */
+export const QUORUM_VENUE = 'quorum';
+
+export const TRANSFORMS = ['level', 'yoy_pct', 'mom_pct'] as const;
+export type Transform = (typeof TRANSFORMS)[number];
+export const OPERATORS = ['>', '>=', '<', '<='] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+/** How one question resolves: YES when transform(series at observation_date) <operator> threshold. */
+export interface ThresholdSpec {
+  question_id: string;
+  source: 'fred';
+  series_id: string;
+  /** The period, as the series dates it (YYYY-MM-DD; monthly series: the 1st, 2026-10-01 = October). */
+  observation_date: string;
+  transform: Transform;
+  operator: Operator;
+  threshold: number;
+  /** Decimals the transformed value is rounded to (half away from zero) before the comparison; null = as computed. */
+  round: number | null;
+  /** The file the question came from. */
+  file: string;
+}
+
+export interface QuestionFileResult {
+  questions: Row<'questions'>[];
+  lifecycle_events: Row<'lifecycle_events'>[];
+  specs: ThresholdSpec[];
+}
+
+/** A bad question file. `message` is `<file>[:<line>]: questions[<i>] (id "<id>"): <field>: <reason>`. */
+export class QuestionFileError extends Error {
+  override readonly name = 'QuestionFileError';
+  constructor(
+    readonly file: string,
+    readonly line: number | null,
+    /** Index of the entry in `questions`, null when the problem is not in one entry. */
+    readonly index: number | null,
+    readonly id: string | null,
+    /** Dotted path of the field inside the entry (e.g. `resolution.threshold`), or the top-level key. */
+    readonly field: string | null,
+    readonly reason: string,
+  ) {
+    const loc = `${file}${line === null ? '' : `:${line}`}`;
+    const entry = index === null ? '' : ` questions[${index}]${id === null ? '' : ` (id ${JSON.stringify(id)})`}:`;
+    super(`${loc}:${entry}${field === null ? '' : ` ${field}:`} ${reason}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema
+
+const DATE_TIME_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** `YYYY-MM-DD` (UTC midnight) or ISO-8601 date-time (no offset = UTC); null when not a real instant. */
+export function parseInstant(text: string): Date | null {
+  const m = DATE_TIME_RE.exec(text.trim());
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', tz = 'Z'] = m;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.padEnd(3, '0').slice(0, 3)));
+  const check = new Date(ms);
+  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return null;
+  let offset = 0;
+  if (tz !== 'Z') {
+    const t = tz.replace(':', '');
+    const oh = Number(t.slice(1, 3));
+    const om = Number(t.slice(3, 5));
+    if (oh > 23 || om > 59) return null;
+    offset = (t[0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  return new Date(ms - offset * 60_000);
+}
+
+const quoteList = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
+
+const instant = z
+  .string({ message: 'expected a date (YYYY-MM-DD) or ISO-8601 date-time string' })
+  .refine((s) => parseInstant(s) !== null, 'not a valid date (YYYY-MM-DD) or ISO-8601 date-time')
+  .transform((s) => parseInstant(s)!);
+
+const calendarDate = z
+  .string({ message: 'expected a date string YYYY-MM-DD' })
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD')
+  .refine((s) => parseInstant(s) !== null, 'not a calendar date');
+
+const ResolutionSchema = z.strictObject({
+  source: z.literal('fred', { message: "unsupported source (only 'fred' is supported)" }),
+  series_id: z
+    .string({ message: 'expected a FRED series id string' })
+    .regex(/^[A-Za-z0-9_.]{1,64}$/, 'expected a FRED series id (letters, digits, _ and .), e.g. CPIAUCSL')
+    .transform((s) => s.toUpperCase()),
+  observation_date: calendarDate,
+  transform: z.enum(TRANSFORMS, { message: `expected one of ${quoteList(TRANSFORMS)}` }),
+  operator: z.enum(OPERATORS, { message: `expected one of ${quoteList(OPERATORS)}` }),
+  threshold: z.number({ message: 'expected number' }).refine(Number.isFinite, 'expected a finite number'),
+  round: z.number({ message: 'expected number' }).int('expected an integer').min(0).max(10).optional(),
+});
+
+const EntrySchema = z.strictObject({
+  id: z
+    .string({ message: 'expected a string' })
+    .regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'expected a slug: lower-case letters, digits and -, starting with a letter or digit'),
+  title: z.string({ message: 'expected a string' }).trim().min(1, 'must not be empty'),
+  description: z.string({ message: 'expected a string' }).optional(),
+  resolution_criteria: z.string({ message: 'expected a string' }).trim().min(1, 'must not be empty'),
+  url: z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' }).optional(),
+  category: z.enum(CATEGORIES, { message: `unknown category (expected one of ${CATEGORIES.join(', ')})` }).optional(),
+  domain: z.enum(DOMAINS, { message: `unknown domain (expected one of ${DOMAINS.join(', ')})` }).optional(),
+  tags: z.array(z.string({ message: 'expected a string' }).trim().min(1, 'empty tag')).optional(),
+  created_at: instant.optional(),
+  close_time: instant,
+  resolution: ResolutionSchema,
+});
+type Entry = z.infer<typeof EntrySchema>;
+
+const FileSchema = z.strictObject({
+  $comment: z.union([z.string(), z.array(z.string())]).optional(),
+  questions: z.array(z.unknown(), { message: 'expected a list of questions' }),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+type Path = (string | number)[];
+
+interface Source {
+  data: unknown;
+  /** 1-based line of a node at a path, when the format knows it. */
+  lineOf: (path: Path) => number | null;
+}
+
+function readYaml(text: string, file: string): Source {
+  const lineCounter = new LineCounter();
+  const doc: Document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0]!;
+    const line = err.linePos?.[0].line ?? lineCounter.linePos(err.pos[0]).line;
+    throw new QuestionFileError(file, line, null, null, null, `YAML syntax error: ${err.message.split('\n')[0]}`);
+  }
+  return {
+    data: doc.toJS({ maxAliasCount: 100 }),
+    lineOf: (path) => {
+      for (let p = path; ; p = p.slice(0, -1)) {
+        let node: unknown;
+        try {
+          node = p.length === 0 ? doc.contents : doc.getIn(p, true);
+        } catch {
+          node = undefined;
+        }
+        const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+        if (range) return lineCounter.linePos(range[0]).line;
+        if (p.length === 0) return null;
+      }
+    },
+  };
+}
+
+function readJson(text: string, file: string): Source {
+  try {
+    return { data: JSON.parse(text), lineOf: () => null };
+  } catch (e) {
+    const msg = (e as Error).message;
+    const lineMatch = /line (\d+)/.exec(msg);
+    const posMatch = /position (\d+)/.exec(msg);
+    const line = lineMatch ? Number(lineMatch[1]) : posMatch ? text.slice(0, Number(posMatch[1])).split('\n').length : null;
+    throw new QuestionFileError(file, line, null, null, null, `JSON syntax error: ${msg}`);
+  }
+}
+
+const describeValue = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'list' : typeof v === 'object' ? 'mapping' : `${typeof v} ${JSON.stringify(v)}`;
+
+const getAt = (root: unknown, path: PropertyKey[]): unknown =>
+  path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), root);
+
+/** Turns the first zod issue of an entry into a QuestionFileError. */
+function entryError(file: string, src: Source, index: number, entry: unknown, error: z.ZodError): QuestionFileError {
+  const issue = error.issues[0]!;
+  let path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  let reason = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    path = [...path, issue.keys[0]!];
+    reason = `unknown field${issue.keys.length > 1 ? ` (also: ${issue.keys.slice(1).join(', ')})` : ''}`;
+  } else {
+    const value = getAt(entry, path);
+    const parent = getAt(entry, path.slice(0, -1));
+    const key = path.at(-1);
+    if (value === undefined && key !== undefined && (parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, key))) {
+      reason = 'missing required field';
+    } else if (issue.code === 'invalid_type' || issue.code === 'invalid_value' || issue.code === 'invalid_format' || issue.code === 'custom') {
+      reason = `${issue.message}, got ${describeValue(value)}`;
+    }
+  }
+  const id = entry !== null && typeof entry === 'object' && typeof (entry as { id?: unknown }).id === 'string' ? (entry as { id: string }).id : null;
+  const field = path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('') || null;
+  return new QuestionFileError(file, src.lineOf(['questions', index, ...path]), index, id, field, reason);
+}
+
+function fileSource(path: string): Source {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new QuestionFileError(path, null, null, null, null, code === 'ENOENT' ? 'file not found' : `cannot read: ${(e as Error).message}`);
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const ext = extname(path).toLowerCase();
+  if (ext === '.yaml' || ext === '.yml') return readYaml(text, path);
+  if (ext === '.json') return readJson(text, path);
+  throw new QuestionFileError(path, null, null, null, null, `unsupported extension ${JSON.stringify(ext)} (expected .yaml, .yml or .json)`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows
+
+function rowsOf(entry: Entry, file: string, now: Date, out: QuestionFileResult): void {
+  const question_id = `${QUORUM_VENUE}:${entry.id}`;
+  const created_at = entry.created_at ?? now;
+  const description = entry.description?.trim() ? entry.description.trim() : null;
+  const resolution_criteria = entry.resolution_criteria.trim();
+  const url = entry.url ?? null;
+  const auto =
+    entry.category && entry.domain && entry.tags
+      ? null
+      : classify({ title: entry.title, description, resolution_criteria, venue: QUORUM_VENUE, url });
+  const status = created_at.getTime() > now.getTime() ? 'proposed' : entry.close_time.getTime() <= now.getTime() ? 'closed' : 'active';
+  out.questions.push({
+    question_id,
+    venue: QUORUM_VENUE,
+    venue_market_id: entry.id,
+    title: entry.title,
+    description,
+    resolution_criteria,
+    url,
+    category: entry.category ?? auto!.category,
+    domain: entry.domain ?? auto!.domain,
+    tags: entry.tags ?? auto!.tags,
+    created_at,
+    close_time: entry.close_time,
+    status,
+    lang: 'en',
+    origin: `question-file:${file}`,
+    ingested_at: now,
+  });
+  out.lifecycle_events.push({ question_id, state: 'proposed', at: now, reason: `imported from question file ${file}` });
+  if (created_at.getTime() <= now.getTime()) {
+    out.lifecycle_events.push({ question_id, state: 'active', at: created_at, reason: `opened (question file ${file})` });
+  }
+  if (entry.close_time.getTime() <= now.getTime()) {
+    out.lifecycle_events.push({ question_id, state: 'closed', at: entry.close_time, reason: `close_time reached (question file ${file})` });
+  }
+  const r = entry.resolution;
+  out.specs.push({
+    question_id,
+    source: r.source,
+    series_id: r.series_id,
+    observation_date: r.observation_date,
+    transform: r.transform,
+    operator: r.operator,
+    threshold: r.threshold,
+    round: r.round ?? null,
+    file,
+  });
+}
+
+/**
+ * Parses one question file into rows. `opts.now` is the import time: it stamps ingested_at and the
+ * `proposed` event, is the default created_at, and decides status (proposed before created_at,
+ * closed from close_time, else active) and which of the `active`/`closed` events have happened.
+ * Throws QuestionFileError on the first problem; returns nothing partial.
+ */
+export function parseQuestionFile(path: string, opts: { now: Date }): QuestionFileResult {
+  const src = fileSource(path);
+  const top = FileSchema.safeParse(src.data);
+  if (!top.success) {
+    // A misspelt top-level key explains a missing "questions" better than "missing" does.
+    const issue = top.error.issues.find((i) => i.code === 'unrecognized_keys') ?? top.error.issues[0]!;
+    const missing = issue.path[0] === 'questions' && getAt(src.data, ['questions']) === undefined;
+    const field = issue.code === 'unrecognized_keys' ? issue.keys[0]! : issue.path.length ? String(issue.path[0]) : null;
+    const reason =
+      src.data === null || typeof src.data !== 'object' || Array.isArray(src.data)
+        ? `expected a mapping with a "questions" list, got ${describeValue(src.data)}`
+        : issue.code === 'unrecognized_keys'
+          ? 'unknown top-level field (expected "questions")'
+          : missing
+            ? 'missing required field'
+            : issue.message;
+    throw new QuestionFileError(path, src.lineOf(field ? [field] : []), null, null, src.data !== null && typeof src.data === 'object' && !Array.isArray(src.data) ? field : null, reason);
+  }
+  const out: QuestionFileResult = { questions: [], lifecycle_events: [], specs: [] };
+  const seen = new Map<string, number>();
+  top.data.questions.forEach((raw, index) => {
+    const parsed = EntrySchema.safeParse(raw);
+    if (!parsed.success) throw entryError(path, src, index, raw, parsed.error);
+    const entry = parsed.data;
+    const first = seen.get(entry.id);
+    if (first !== undefined) {
+      throw new QuestionFileError(path, src.lineOf(['questions', index, 'id']), index, entry.id, 'id', `duplicate id (first used by questions[${first}])`);
+    }
+    seen.set(entry.id, index);
+    const created = entry.created_at ?? opts.now;
+    if (entry.close_time.getTime() <= created.getTime()) {
+      throw new QuestionFileError(
+        path,
+        src.lineOf(['questions', index, 'close_time']),
+        index,
+        entry.id,
+        'close_time',
+        `must be after created_at (${created.toISOString()}${entry.created_at ? '' : ', the import time'})`,
+      );
+    }
+    rowsOf(entry, path, opts.now, out);
+  });
+  return out;
+}
+
+/** The questions directory: `QUORUM_QUESTIONS_DIR`, default `data/questions`. */
+export function questionsDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env[QUESTIONS_DIR_ENV]?.trim() || DEFAULT_QUESTIONS_DIR;
+}
+
+const QUESTION_FILE_EXTS = new Set(['.yaml', '.yml', '.json']);
+
+/**
+ * Parses every `.yaml`, `.yml` and `.json` file of `dir` (not recursive, in name order; other
+ * files such as README.md are skipped). All-or-nothing: the first bad file throws. An id used in
+ * two files is an error naming both. A missing directory is an error.
+ */
+export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFileResult & { files: string[] } {
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isFile() && QUESTION_FILE_EXTS.has(extname(d.name).toLowerCase()))
+      .map((d) => d.name)
+      .sort();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new QuestionFileError(dir, null, null, null, null, code === 'ENOENT' ? 'questions directory not found' : `cannot read directory: ${(e as Error).message}`);
+  }
+  const out: QuestionFileResult & { files: string[] } = { questions: [], lifecycle_events: [], specs: [], files: [] };
+  const owner = new Map<string, string>();
+  for (const name of names) {
+    const file = join(dir, name);
+    const r = parseQuestionFile(file, opts);
+    r.questions.forEach((q, index) => {
+      const other = owner.get(q.question_id!);
+      if (other !== undefined) {
+        throw new QuestionFileError(file, null, index, q.venue_market_id, 'id', `duplicate id (also defined in ${other})`);
+      }
+      owner.set(q.question_id!, file);
+    });
+    out.questions.push(...r.questions);
+    out.lifecycle_events.push(...r.lifecycle_events);
+    out.specs.push(...r.specs);
+    out.files.push(file);
+  }
+  return out;
+}

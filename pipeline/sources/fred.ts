@@ -1,0 +1,235 @@
+/**
+ * FRED (Federal Reserve Bank of St. Louis) series observations adapter.
+ *
+ * One request: `GET {base}/fred/series/observations?series_id=&api_key=&file_type=json
+ * &observation_start=&observation_end=` through the shared source client (rate limit, retries on
+ * 429/5xx, deadline). FRED answers
+ * `{ realtime_start, realtime_end, observation_start, observation_end, units, output_type,
+ *    file_type, order_by, sort_order, count, offset, limit, observations: [{ realtime_start,
+ *    realtime_end, date, value }] }`
+ * where `value` is a decimal string, or "." when the series has no value for that date.
+ *
+ * Configuration: `QUORUM_FRED_URL` (default https://api.stlouisfed.org) and `QUORUM_FRED_API_KEY`
+ * (FRED keys are 32 lower-case letters and digits). The key only ever travels in the request URL:
+ * every error this module raises has it removed, nothing here logs it, and what is stored as a
+ * source is the public series page `https://fred.stlouisfed.org/series/<ID>` ({@link fredSeriesUrl}).
+ *
+ * Real time: FRED's default real-time period is "today", and then every observation comes back
+ * with realtime_start = realtime_end = the request date, which says nothing about when a value was
+ * published. This adapter therefore asks for the whole real-time period (`realtime_start=1776-07-04
+ * &realtime_end=9999-12-31`, FRED's documented "first to last available"): each observation then
+ * comes once per vintage, with the real-time period in which that value was the published one
+ * (realtime_start = the day it was published, realtime_end = the day before it was revised, or
+ * 9999-12-31). {@link firstRelease} and {@link valueAsOf} read the vintages. Dates carry no time of
+ * day. Series that ALFRED keeps no vintage history for come back with one period whose start is
+ * the earliest date FRED has them, which can be later than the publication (never earlier).
+ */
+import { z } from 'zod';
+import { SourceHttpError, type SourceClient } from './http-client.ts';
+
+export const FRED_URL_ENV = 'QUORUM_FRED_URL';
+export const FRED_API_KEY_ENV = 'QUORUM_FRED_API_KEY';
+export const FRED_DEFAULT_URL = 'https://api.stlouisfed.org';
+/** FRED's documented request limit is 120 per minute per key. */
+export const FRED_REQUESTS_PER_MINUTE = 120;
+
+export type FredErrorKind = 'missing_api_key' | 'invalid_config' | 'request_failed' | 'malformed_payload';
+
+/** A FRED failure. Its message never contains the API key. */
+export class FredError extends Error {
+  override readonly name = 'FredError';
+  constructor(
+    readonly kind: FredErrorKind,
+    message: string,
+    readonly seriesId: string | null = null,
+    /** For request_failed: the source client's error kind (rate_limited, client_error, ...). */
+    readonly httpKind: string | null = null,
+    readonly status: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export interface FredConfig {
+  baseUrl: string;
+  apiKey?: string;
+}
+
+const FRED_KEY_RE = /^[a-z0-9]{32}$/;
+
+/**
+ * FRED settings from the environment. A missing key is allowed here (questions needing FRED are
+ * then skipped with a reason naming the variable); a malformed URL or key is a FredError naming the
+ * variable (the key's value is never echoed).
+ */
+export function fredConfigFromEnv(env: NodeJS.ProcessEnv = process.env): FredConfig {
+  const rawUrl = env[FRED_URL_ENV]?.trim() || FRED_DEFAULT_URL;
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new FredError('invalid_config', `${FRED_URL_ENV}: not a URL: ${JSON.stringify(rawUrl)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FredError('invalid_config', `${FRED_URL_ENV}: expected an http(s) URL, got ${url.protocol}`);
+  }
+  const apiKey = env[FRED_API_KEY_ENV]?.trim() || undefined;
+  if (apiKey !== undefined && !FRED_KEY_RE.test(apiKey)) {
+    throw new FredError(
+      'invalid_config',
+      `${FRED_API_KEY_ENV}: a FRED API key is 32 lower-case letters and digits (value not shown, ${apiKey.length} characters)`,
+    );
+  }
+  return { baseUrl: rawUrl.replace(/\/+$/, ''), ...(apiKey ? { apiKey } : {}) };
+}
+
+/** The public page of a series: what resolutions store as source_url (never the API URL). */
+export function fredSeriesUrl(seriesId: string): string {
+  return `https://fred.stlouisfed.org/series/${encodeURIComponent(seriesId)}`;
+}
+
+/** FRED's earliest and latest real-time dates: together, every vintage. */
+export const FRED_REALTIME_FIRST = '1776-07-04';
+export const FRED_REALTIME_LAST = '9999-12-31';
+
+export interface FredObservationsQuery {
+  seriesId: string;
+  /** First observation date wanted, YYYY-MM-DD. */
+  start: string;
+  /** Last observation date wanted, YYYY-MM-DD. */
+  end: string;
+}
+
+/** The API request URL (contains the key: never log or store it). */
+export function fredObservationsUrl(baseUrl: string, apiKey: string, q: FredObservationsQuery): URL {
+  const url = new URL(`${baseUrl.replace(/\/+$/, '')}/fred/series/observations`);
+  url.searchParams.set('series_id', q.seriesId);
+  url.searchParams.set('api_key', apiKey);
+  url.searchParams.set('file_type', 'json');
+  url.searchParams.set('observation_start', q.start);
+  url.searchParams.set('observation_end', q.end);
+  url.searchParams.set('realtime_start', FRED_REALTIME_FIRST);
+  url.searchParams.set('realtime_end', FRED_REALTIME_LAST);
+  return url;
+}
+
+const fredDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+const fredValue = z.string().regex(/^(?:\.|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)$/, 'expected a decimal string or "."');
+
+/** FRED's observations payload (extra members are ignored; those read here are checked). */
+export const FredObservationsSchema = z.object({
+  realtime_start: fredDate.optional(),
+  realtime_end: fredDate.optional(),
+  count: z.number().int().nonnegative().optional(),
+  offset: z.number().int().nonnegative().optional(),
+  limit: z.number().int().nonnegative().optional(),
+  observations: z.array(
+    z.object({
+      realtime_start: fredDate,
+      realtime_end: fredDate,
+      date: fredDate,
+      value: fredValue,
+    }),
+  ),
+});
+
+/** One vintage of one observation: the value published for `date` during [realtime_start, realtime_end]. */
+export interface FredObservation {
+  date: string;
+  /** The value as FRED wrote it ("." when missing). */
+  raw: string;
+  /** The value as a number; null for ".". */
+  value: number | null;
+  /** First day this value was the published one, YYYY-MM-DD. */
+  realtime_start: string;
+  /** Last day it was (9999-12-31 while current), YYYY-MM-DD. */
+  realtime_end: string;
+}
+
+export interface FredSeriesData {
+  seriesId: string;
+  /** Vintages by observation date, each list in real-time order. */
+  observations: Map<string, FredObservation[]>;
+}
+
+/**
+ * The first published value of an observation, among vintages published by `asOfDay`
+ * (YYYY-MM-DD): the earliest vintage with a value (not "."). undefined when none.
+ */
+export function firstRelease(data: FredSeriesData, date: string, asOfDay: string): FredObservation | undefined {
+  return data.observations.get(date)?.find((v) => v.value !== null && v.realtime_start <= asOfDay);
+}
+
+/** The vintage of an observation that was the published one on `day` (may be "."); undefined when none. */
+export function valueAsOf(data: FredSeriesData, date: string, day: string): FredObservation | undefined {
+  return data.observations.get(date)?.find((v) => v.realtime_start <= day && day <= v.realtime_end);
+}
+
+/** Replaces every occurrence of the key (raw or URL-encoded) in a text. */
+export function redactKey(text: string, apiKey: string | undefined): string {
+  if (!apiKey) return text;
+  return text.split(apiKey).join('[redacted]').split(encodeURIComponent(apiKey)).join('[redacted]');
+}
+
+/**
+ * Fetches the observations of one series between two dates (one request, retried by the client on
+ * 429/5xx). Throws FredError: missing_api_key when no key is configured, request_failed when the
+ * request fails for good, malformed_payload when the body is not FRED's shape (bad value strings,
+ * overlapping vintages of one date, or fewer observations than `count` says).
+ */
+export async function fetchFredObservations(
+  client: SourceClient,
+  config: FredConfig,
+  query: FredObservationsQuery,
+  signal?: AbortSignal,
+): Promise<FredSeriesData> {
+  const { seriesId } = query;
+  if (!config.apiKey) {
+    throw new FredError('missing_api_key', `FRED API key not configured: set ${FRED_API_KEY_ENV} (needed for series ${seriesId})`, seriesId);
+  }
+  const url = fredObservationsUrl(config.baseUrl, config.apiKey, query);
+  let body: z.infer<typeof FredObservationsSchema>;
+  try {
+    body = await client.getJson(url, FredObservationsSchema, signal);
+  } catch (e) {
+    const where = `${fredSeriesUrl(seriesId)} ${query.start}..${query.end}`;
+    if (e instanceof SourceHttpError) {
+      // The client's message ends with the request URL, which holds the key: rebuild it without.
+      const detail = redactKey(e.message.replace(/\s*\((?:https?:)?\/\/[^)]*\)\s*$/, ''), config.apiKey);
+      const kind = e.kind === 'invalid_payload' ? 'malformed_payload' : 'request_failed';
+      throw new FredError(kind, `FRED ${seriesId}: ${kind === 'malformed_payload' ? 'malformed payload' : 'request failed'}: ${detail} (${where})`, seriesId, e.kind, e.status ?? null);
+    }
+    throw new FredError('request_failed', `FRED ${seriesId}: request failed: ${redactKey(String((e as Error)?.message ?? e), config.apiKey)} (${where})`, seriesId);
+  }
+  const observations = new Map<string, FredObservation[]>();
+  for (const o of body.observations) {
+    if (o.realtime_end < o.realtime_start) {
+      throw new FredError('malformed_payload', `FRED ${seriesId}: malformed payload: observation ${o.date} has realtime_end before realtime_start`, seriesId);
+    }
+    const list = observations.get(o.date) ?? [];
+    list.push({
+      date: o.date,
+      raw: o.value,
+      value: o.value === '.' ? null : Number(o.value),
+      realtime_start: o.realtime_start,
+      realtime_end: o.realtime_end,
+    });
+    observations.set(o.date, list);
+  }
+  for (const [date, list] of observations) {
+    list.sort((a, b) => (a.realtime_start < b.realtime_start ? -1 : a.realtime_start > b.realtime_start ? 1 : 0));
+    for (let i = 1; i < list.length; i++) {
+      if (list[i]!.realtime_start <= list[i - 1]!.realtime_end) {
+        throw new FredError('malformed_payload', `FRED ${seriesId}: malformed payload: overlapping real-time periods for observation ${date}`, seriesId);
+      }
+    }
+  }
+  if (body.count !== undefined && body.count > (body.offset ?? 0) + body.observations.length) {
+    throw new FredError(
+      'malformed_payload',
+      `FRED ${seriesId}: truncated payload: count ${body.count} but ${body.observations.length} observations from offset ${body.offset ?? 0}`,
+      seriesId,
+    );
+  }
+  return { seriesId, observations };
+}

@@ -1,0 +1,252 @@
+/**
+ * Resolves question-file threshold questions ({@link ThresholdSpec}) from FRED.
+ *
+ * For each spec: value = transform(series at observation_date), where
+ *  - level:   the observation's value;
+ *  - yoy_pct: 100 × (v / v₋₁₂ − 1), v₋₁₂ = the observation 12 months earlier (same day of month,
+ *             clamped to the month's last day: 2028-02-29 → 2027-02-28);
+ *  - mom_pct: 100 × (v / v₋₁ − 1), one month earlier.
+ * The value is computed in double precision and taken to 12 significant digits (removing binary
+ * noise, so a value exactly on the threshold compares equal), then rounded to `round` decimals
+ * (half away from zero) when the spec asks, as agencies publish e.g. CPI YoY to one decimal.
+ * outcome = 1 when `value <operator> threshold` holds, else 0.
+ *
+ * Which values: the question is decided by the data as first published. FRED is asked for every
+ * vintage (see fred.ts); the observation for observation_date is its first release (the earliest
+ * vintage with a value), and the comparison period's value (yoy/mom) is the one that was current
+ * on that same day, as the agency's own release computed it. The outcome therefore does not depend
+ * on when Quorum resolves it (later revisions change nothing), and a backfill gets the same answer.
+ *
+ * Published means: a first release exists by `now` (vintage realtime_start ≤ now's UTC date), and
+ * for yoy/mom the comparison value was published by then too. A missing observation or FRED's "."
+ * leaves the question open, listed in `skipped` with a reason starting "not yet published". A spec
+ * whose observation_date is after `now` is skipped without a request (a period cannot be
+ * published before it starts).
+ *
+ * resolved_at: the first-release date (realtime_start), at 00:00 UTC, never later than `now`.
+ * FRED dates carry no time of day, so the start of the publication day is used: conservative for
+ * scoring (no forecast made on the release day counts as made before the resolution). For a run
+ * dated in the past (`--as-of`), a value released later on its release day is treated as known
+ * from that day's start. retrieved_at = `now`.
+ *
+ * Requests: one per series (specs grouped by series_id; the date range covering all of them,
+ * comparison periods included, is fetched once). A failed request or a malformed payload skips
+ * that series' questions with the reason; the other series go on. With no API key every spec is
+ * skipped with a reason naming QUORUM_FRED_API_KEY and nothing is requested.
+ */
+import type { Logger } from '../log.ts';
+import type { Row } from './registry.ts';
+import type { SourceClient } from './http-client.ts';
+import type { Operator, ThresholdSpec } from '../questions/question-file.ts';
+import { FRED_API_KEY_ENV, FredError, fetchFredObservations, firstRelease, fredSeriesUrl, redactKey, valueAsOf, type FredSeriesData } from './fred.ts';
+
+export interface ResolveContext {
+  client: SourceClient;
+  baseUrl: string;
+  apiKey?: string;
+  now: Date;
+  logger: Pick<Logger, 'debug' | 'info' | 'warn'>;
+  signal?: AbortSignal;
+}
+
+export interface SkippedQuestion {
+  question_id: string;
+  reason: string;
+}
+
+export interface ThresholdResolutions {
+  resolutions: Row<'resolutions'>[];
+  lifecycle_events: Row<'lifecycle_events'>[];
+  skipped: SkippedQuestion[];
+}
+
+/** `YYYY-MM-DD` shifted by `months` (negative = earlier), day clamped to the target month's length. */
+export function shiftMonths(date: string, months: number): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const index = y * 12 + (m - 1) + months;
+  const ty = Math.floor(index / 12);
+  const tm = index - ty * 12;
+  const last = new Date(Date.UTC(ty, tm + 1, 0)).getUTCDate();
+  const day = Math.min(d, last);
+  return `${String(ty).padStart(4, '0')}-${String(tm + 1).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
+
+/** The comparison period of a transform, or null for level. */
+export function comparisonDate(spec: Pick<ThresholdSpec, 'observation_date' | 'transform'>): string | null {
+  if (spec.transform === 'yoy_pct') return shiftMonths(spec.observation_date, -12);
+  if (spec.transform === 'mom_pct') return shiftMonths(spec.observation_date, -1);
+  return null;
+}
+
+/** Takes a double to 12 significant digits (drops binary floating-point noise). */
+const denoise = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(12)));
+
+/** Rounds half away from zero to `decimals` places (robust to binary representation: 1.005 → 1.01). */
+export function roundHalfAway(x: number, decimals: number): number {
+  const f = 10 ** decimals;
+  const scaled = denoise(Math.abs(x) * f);
+  return (Math.sign(x) * Math.round(scaled)) / f || 0;
+}
+
+export function compare(value: number, operator: Operator, threshold: number): boolean {
+  switch (operator) {
+    case '>':
+      return value > threshold;
+    case '>=':
+      return value >= threshold;
+    case '<':
+      return value < threshold;
+    case '<=':
+      return value <= threshold;
+  }
+}
+
+const formatThreshold = (t: number) => (Number.isInteger(t) ? t.toFixed(1) : String(t));
+
+/** Fewest decimals (≥ 2) that show the value without changing how it compares with the threshold. */
+function formatComputed(value: number, spec: ThresholdSpec): string {
+  if (spec.round !== null) return value.toFixed(spec.round);
+  const holds = compare(value, spec.operator, spec.threshold);
+  for (let d = 2; d < 12; d++) {
+    const shown = Number(value.toFixed(d));
+    if (compare(shown, spec.operator, spec.threshold) === holds && (shown === spec.threshold) === (value === spec.threshold)) {
+      return value.toFixed(d);
+    }
+  }
+  return String(value);
+}
+
+const utcDate = (date: string) => new Date(`${date}T00:00:00.000Z`);
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+
+type Evaluation =
+  | { ok: true; outcome: 0 | 1; excerpt: string; publishedDay: string }
+  | { ok: false; reason: string };
+
+/**
+ * Evaluates one spec against the fetched vintages, as the data stood on the day the observation
+ * was first published (by `today`, YYYY-MM-DD): the first release of observation_date, and the
+ * comparison period's value as published that day.
+ */
+export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: string): Evaluation {
+  const id = spec.series_id;
+  const main = firstRelease(data, spec.observation_date, today);
+  if (!main) {
+    const known = data.observations.get(spec.observation_date)?.some((v) => v.realtime_start <= today);
+    return {
+      ok: false,
+      reason: known
+        ? `not yet published: ${id} ${spec.observation_date} is "." (no value) in FRED`
+        : `not yet published: no ${id} observation for ${spec.observation_date}`,
+    };
+  }
+  const day = main.realtime_start;
+  let value: number;
+  let label = '';
+  let parts = `${id} ${main.date} = ${main.raw}`;
+  const lagDate = comparisonDate(spec);
+  if (lagDate === null) {
+    value = denoise(main.value!);
+  } else {
+    const lag = valueAsOf(data, lagDate, day);
+    const what = spec.transform === 'yoy_pct' ? 'year-earlier' : 'month-earlier';
+    if (!lag) {
+      return { ok: false, reason: `not yet published: no ${id} ${what} observation for ${lagDate} as of ${day} (is observation_date a date of this series?)` };
+    }
+    if (lag.value === null) return { ok: false, reason: `not yet published: ${id} ${what} observation ${lagDate} is "." (no value) in FRED as of ${day}` };
+    if (lag.value === 0) return { ok: false, reason: `cannot compute ${spec.transform}: ${id} ${lagDate} is 0` };
+    value = denoise((main.value! / lag.value - 1) * 100);
+    label = spec.transform === 'yoy_pct' ? 'YoY ' : 'MoM ';
+    parts += `; ${lag.date} = ${lag.raw}`;
+  }
+  if (spec.round !== null) value = roundHalfAway(value, spec.round);
+  const holds = compare(value, spec.operator, spec.threshold);
+  const shown = lagDate === null && spec.round === null ? main.raw : formatComputed(value, spec);
+  const signed = lagDate === null ? shown : `${value > 0 ? '+' : ''}${shown}%`;
+  const rounded = spec.round !== null ? ` (rounded to ${spec.round} decimal${spec.round === 1 ? '' : 's'})` : '';
+  const t = formatThreshold(spec.threshold);
+  const relation = holds ? ` ${spec.operator} ${t}` : `, not ${spec.operator} ${t}`;
+  const excerpt = `${parts}; ${label}${signed}${rounded}${relation} → ${holds ? 'YES' : 'NO'} (as published ${day})`;
+  return { ok: true, outcome: holds ? 1 : 0, excerpt, publishedDay: day };
+}
+
+/**
+ * Resolves the specs whose data FRED has published; the others stay open and are listed in
+ * `skipped` with the reason. Never throws for a per-series problem (the reason is in `skipped`,
+ * without the API key); rows are in spec order.
+ */
+export async function resolveThresholdQuestions(specs: ThresholdSpec[], ctx: ResolveContext): Promise<ThresholdResolutions> {
+  const { now, logger } = ctx;
+  const today = isoDay(now);
+  const outcome = new Map<number, Evaluation>();
+
+  if (specs.length > 0 && !ctx.apiKey) {
+    const reason = `FRED API key not configured: set ${FRED_API_KEY_ENV}`;
+    logger.warn({ questions: specs.length, variable: FRED_API_KEY_ENV }, 'FRED questions skipped: no API key configured');
+    return { resolutions: [], lifecycle_events: [], skipped: specs.map((s) => ({ question_id: s.question_id, reason: `${reason} (series ${s.series_id})` })) };
+  }
+
+  // Group by series; periods that have not begun are not asked for.
+  const groups = new Map<string, number[]>();
+  specs.forEach((spec, i) => {
+    if (spec.observation_date > today) {
+      outcome.set(i, { ok: false, reason: `not yet published: ${spec.series_id} ${spec.observation_date} is after ${today}` });
+      return;
+    }
+    const list = groups.get(spec.series_id) ?? [];
+    list.push(i);
+    groups.set(spec.series_id, list);
+  });
+
+  await Promise.all(
+    [...groups].map(async ([seriesId, indexes]) => {
+      const dates = indexes.flatMap((i) => [specs[i]!.observation_date, comparisonDate(specs[i]!) ?? specs[i]!.observation_date]);
+      const start = dates.reduce((a, b) => (b < a ? b : a));
+      const end = indexes.map((i) => specs[i]!.observation_date).reduce((a, b) => (b > a ? b : a));
+      let data: FredSeriesData;
+      try {
+        data = await fetchFredObservations(ctx.client, { baseUrl: ctx.baseUrl, apiKey: ctx.apiKey }, { seriesId, start, end }, ctx.signal);
+      } catch (e) {
+        const reason = e instanceof FredError ? e.message : redactKey(`FRED ${seriesId}: ${String((e as Error)?.message ?? e)}`, ctx.apiKey);
+        logger.warn({ series_id: seriesId, source_url: fredSeriesUrl(seriesId), questions: indexes.length, reason }, 'FRED series skipped');
+        for (const i of indexes) outcome.set(i, { ok: false, reason });
+        return;
+      }
+      for (const i of indexes) outcome.set(i, evaluateSpec(specs[i]!, data, today));
+      logger.info(
+        { series_id: seriesId, source_url: fredSeriesUrl(seriesId), start, end, observations: data.observations.size, questions: indexes.length },
+        'FRED series fetched',
+      );
+    }),
+  );
+
+  const out: ThresholdResolutions = { resolutions: [], lifecycle_events: [], skipped: [] };
+  specs.forEach((spec, i) => {
+    const ev = outcome.get(i)!;
+    if (!ev.ok) {
+      out.skipped.push({ question_id: spec.question_id, reason: ev.reason });
+      return;
+    }
+    const published = utcDate(ev.publishedDay);
+    const resolvedAt = published.getTime() > now.getTime() ? new Date(now) : published;
+    out.resolutions.push({
+      question_id: spec.question_id,
+      outcome: ev.outcome,
+      resolved_at: resolvedAt,
+      source_slug: 'fred',
+      source_url: fredSeriesUrl(spec.series_id),
+      evidence_excerpt: ev.excerpt,
+      retrieved_at: new Date(now),
+      method: `threshold:${spec.transform}`,
+      annulled_reason: null,
+    });
+    out.lifecycle_events.push({
+      question_id: spec.question_id,
+      state: 'resolved',
+      at: resolvedAt,
+      reason: `resolved ${ev.outcome === 1 ? 'YES' : 'NO'} from FRED ${spec.series_id}: ${ev.excerpt}`,
+    });
+  });
+  logger.info({ resolved: out.resolutions.length, open: out.skipped.length }, 'FRED threshold questions');
+  return out;
+}

@@ -1,0 +1,173 @@
+/**
+ * Brings the outside world in (DESIGN §2, issue "Markets and resolutions"): the sources registry,
+ * operators' question files, every enabled venue (markets, one price observation per tracked
+ * market, resolutions), and official-data resolutions (FRED) of question-file questions.
+ *
+ * A failed venue or source never fails the sync: it is reported (and the run records the report);
+ * the rows of the venues and sources that worked are kept. Every write is an idempotent raw append.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { listValue } from '@duckdb/node-api';
+import type { Logger } from './log.ts';
+import { appendRaw } from './warehouse/raw-writer.ts';
+import { withConnection } from './warehouse/duckdb.ts';
+import { acquireRunLock } from './warehouse/lock.ts';
+import { newRunId, runDate } from './warehouse/layout.ts';
+import { createRawViews } from './warehouse/raw-views.ts';
+import { queryFile } from './warehouse/sql-files.ts';
+import type { RawTableName } from './warehouse/tables.ts';
+import { loadSources } from './sources/registry.ts';
+import { createSourceClient } from './sources/http-client.ts';
+import { fredConfigFromEnv, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
+import { resolveThresholdQuestions } from './sources/resolve-threshold.ts';
+import { loadQuestionFiles } from './questions/question-file.ts';
+import { createVenueAdapters, loadVenueConfig, VenueSyncError, type VenueSyncResult } from './venues/index.ts';
+
+type Rows = Partial<Record<RawTableName, readonly object[]>>;
+
+export interface SourceReport {
+  source: string;
+  ok: boolean;
+  error: string | null;
+  written: Record<string, number>;
+  skipped: number;
+  skipped_examples: string[];
+}
+
+export interface SyncReport {
+  at: string;
+  sources: SourceReport[];
+}
+
+export interface SyncOptions {
+  root: string;
+  questionsDir: string;
+  now: Date;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  partition: { runId: string; runDate: string };
+}
+
+const TABLE_ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events'];
+
+async function writeRows(conn: DuckDBConnection, opts: SyncOptions, rows: Rows): Promise<Record<string, number>> {
+  const written: Record<string, number> = {};
+  for (const table of TABLE_ORDER) {
+    const list = rows[table];
+    if (!list?.length) continue;
+    written[table] = (await appendRaw(conn, opts.root, table, list, opts.partition)).written;
+  }
+  return written;
+}
+
+/** Drops first-seen lifecycle events of questions that were already stored before this sync. */
+async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows): Promise<Rows> {
+  const ids = [...new Set((rows.questions ?? []).map((q) => String((q as { question_id: unknown }).question_id)))];
+  if (ids.length === 0) return rows;
+  await createRawViews(conn, root);
+  const known = new Set(
+    (await queryFile<{ question_id: string }>(conn, 'pipeline/known_questions.sql', { ids: listValue(ids) })).map((r) => r.question_id),
+  );
+  const firstSeen = new Set(['proposed', 'active']);
+  return {
+    ...rows,
+    lifecycle_events: (rows.lifecycle_events ?? []).filter(
+      (e) => {
+        const event = e as { question_id: unknown; state: unknown };
+        return !(known.has(String(event.question_id)) && firstSeen.has(String(event.state)));
+      },
+    ),
+  };
+}
+
+function report(source: string, written: Record<string, number>, skipped: string[], error: string | null): SourceReport {
+  return { source, ok: error === null, error, written, skipped: skipped.length, skipped_examples: skipped.slice(0, 5) };
+}
+
+/** Runs every sync step; never throws for a failing venue or source. */
+export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promise<SyncReport> {
+  const env = opts.env ?? process.env;
+  const reports: SourceReport[] = [];
+  const log = opts.logger;
+
+  // 1. The registry of authoritative sources.
+  reports.push(report('registry', await writeRows(conn, opts, { sources: loadSources() }), [], null));
+
+  // 2. Operators' question files (a bad file is reported, not fatal to the venues).
+  let specs: Awaited<ReturnType<typeof loadQuestionFiles>>['specs'] = [];
+  try {
+    const files = loadQuestionFiles(opts.questionsDir, { now: opts.now });
+    specs = files.specs;
+    const rows = await onlyNewLifecycle(conn, opts.root, { questions: files.questions, lifecycle_events: files.lifecycle_events });
+    reports.push(report('question-files', await writeRows(conn, opts, rows), [], null));
+  } catch (err) {
+    log.error({ err }, 'question files rejected');
+    reports.push(report('question-files', {}, [], (err as Error).message));
+  }
+
+  // 3. Venues, concurrently; each adapter has its own rate-limited client.
+  await createRawViews(conn, opts.root);
+  const venueConfig = loadVenueConfig(env);
+  const adapters = createVenueAdapters(venueConfig);
+  const results = await Promise.all(
+    adapters.map(async (adapter) => {
+      const tracked = await queryFile<{ question_id: string; venue_market_id: string }>(conn, 'pipeline/tracked_markets.sql', {
+        venue: adapter.venue,
+      });
+      try {
+        return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, signal: opts.signal, logger: log.child({ venue: adapter.venue }) }), error: null };
+      } catch (err) {
+        // Keep what earlier pages brought; record the venue as failed.
+        const partial = err instanceof VenueSyncError ? err.partial : null;
+        log.error({ venue: adapter.venue, err: (err as Error).message }, 'venue sync failed');
+        return { venue: adapter.venue, result: partial, error: (err as Error).message };
+      }
+    }),
+  );
+  for (const { venue, result, error } of results) {
+    const r = result as VenueSyncResult | null;
+    const rows: Rows = r ? await onlyNewLifecycle(conn, opts.root, r as unknown as Rows) : {};
+    const written = await writeRows(conn, opts, rows);
+    reports.push(report(`venue:${venue}`, written, (r?.skipped ?? []).map((s) => `${s.venue_market_id ?? '?'}: ${s.reason}`), error));
+  }
+
+  // 4. Official data: resolve question-file threshold questions that are still open.
+  if (specs.length > 0) {
+    try {
+      const fred = fredConfigFromEnv(env);
+      await createRawViews(conn, opts.root);
+      const open = new Set(
+        (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum' })).map((r) => r.question_id),
+      );
+      const client = createSourceClient({ requestsPerInterval: FRED_REQUESTS_PER_MINUTE, intervalMs: 60_000 });
+      const resolved = await resolveThresholdQuestions(
+        specs.filter((s) => open.has(s.question_id)),
+        { client, baseUrl: fred.baseUrl, apiKey: fred.apiKey, now: opts.now, logger: log.child({ source: 'fred' }), signal: opts.signal },
+      );
+      const written = await writeRows(conn, opts, { resolutions: resolved.resolutions, lifecycle_events: resolved.lifecycle_events });
+      reports.push(report('fred', written, resolved.skipped.map((s) => `${s.question_id}: ${s.reason}`), null));
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'FRED resolution failed');
+      reports.push(report('fred', {}, [], (err as Error).message));
+    }
+  }
+  for (const r of reports) {
+    if (r.ok) log.info({ source: r.source, written: r.written, skipped: r.skipped }, 'synced');
+  }
+  return { at: opts.now.toISOString(), sources: reports };
+}
+
+/** `quorum sync`: one sync on its own, under the run lock (it writes raw tables). */
+export async function runSync(config: { dataDir: string; questionsDir: string }, logger: Logger, signal?: AbortSignal): Promise<SyncReport> {
+  const now = new Date();
+  const runId = newRunId(now);
+  const release = acquireRunLock(config.dataDir, runId);
+  try {
+    return await withConnection((conn) =>
+      syncAll(conn, { root: config.dataDir, questionsDir: config.questionsDir, now, logger, signal, partition: { runId, runDate: runDate(now) } }),
+    );
+  } finally {
+    release();
+  }
+}

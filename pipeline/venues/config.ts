@@ -1,0 +1,120 @@
+/**
+ * Venue configuration from the environment, validated with zod (a bad value throws ConfigError
+ * naming the variable, like pipeline/config.ts).
+ *
+ * | variable | default |
+ * | --- | --- |
+ * | QUORUM_VENUES | polymarket,kalshi,manifold,metaculus (`none`: no venue) |
+ * | QUORUM_POLYMARKET_GAMMA_URL | https://gamma-api.polymarket.com |
+ * | QUORUM_POLYMARKET_CLOB_URL | https://clob.polymarket.com |
+ * | QUORUM_KALSHI_URL | https://api.elections.kalshi.com/trade-api/v2 |
+ * | QUORUM_MANIFOLD_URL | https://api.manifold.markets/v0 |
+ * | QUORUM_METACULUS_URL | https://www.metaculus.com/api |
+ * | QUORUM_METACULUS_TOKEN | (none; sent as `Authorization: Token …` when set) |
+ * | QUORUM_MIN_LIQUIDITY, QUORUM_MIN_FORECASTERS, QUORUM_CLOSE_WITHIN_DAYS | (no filter) |
+ * | QUORUM_CATEGORIES | (all; else a comma list of taxonomy categories) |
+ * | QUORUM_MAX_MARKETS_PER_VENUE | 500 new questions per venue per sync |
+ * | QUORUM_VENUE_MAX_PAGES | 20 discovery pages per venue per sync |
+ * | QUORUM_VENUE_TIMEOUT_MS | 30000 per request, retries included |
+ * | QUORUM_VENUE_RETRIES | 4 |
+ * | QUORUM_POLYMARKET_RPS | 20 (Gamma's documented /markets limit is far higher) |
+ * | QUORUM_KALSHI_RPS | 10 (basic tier: 20 reads/s; half, since windows can burst) |
+ * | QUORUM_MANIFOLD_RPS | 7 (documented 500 requests/min per IP ≈ 8.3/s) |
+ * | QUORUM_METACULUS_RPS | 1 (no published limit; conservative) |
+ *
+ * Rates are requests per second (fractions allowed: 0.5 = one request every 2 s).
+ */
+import { z } from 'zod';
+import { CATEGORIES } from '../warehouse/tables.ts';
+import { VENUES, type DiscoveryFilters, type Venue } from './types.ts';
+
+export interface VenueRate {
+  requestsPerInterval: number;
+  intervalMs: number;
+}
+
+export interface VenueConfig {
+  venues: Venue[];
+  filters: DiscoveryFilters;
+  maxPages: number;
+  timeoutMs: number;
+  retries: number;
+  polymarket: { gammaUrl: string; clobUrl: string; rate: VenueRate };
+  kalshi: { baseUrl: string; rate: VenueRate };
+  manifold: { baseUrl: string; rate: VenueRate };
+  metaculus: { baseUrl: string; rate: VenueRate; token: string | undefined };
+}
+
+export class VenueConfigError extends Error {
+  override readonly name = 'VenueConfigError';
+}
+
+const httpUrl = z
+  .url({ protocol: /^https?$/ })
+  .transform((u) => u.replace(/\/+$/, ''));
+
+// `none` disables every venue (offline use, tests): nothing is fetched from outside.
+const venueList = z
+  .string()
+  .transform((s) => (s.trim().toLowerCase() === 'none' ? [] : [...new Set(s.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]))
+  .pipe(z.array(z.enum(VENUES)));
+
+const rps = z.coerce.number().positive().max(10_000);
+
+const EnvSchema = z.object({
+  QUORUM_VENUES: venueList.default([...VENUES]),
+  QUORUM_POLYMARKET_GAMMA_URL: httpUrl.default('https://gamma-api.polymarket.com'),
+  QUORUM_POLYMARKET_CLOB_URL: httpUrl.default('https://clob.polymarket.com'),
+  QUORUM_KALSHI_URL: httpUrl.default('https://api.elections.kalshi.com/trade-api/v2'),
+  QUORUM_MANIFOLD_URL: httpUrl.default('https://api.manifold.markets/v0'),
+  QUORUM_METACULUS_URL: httpUrl.default('https://www.metaculus.com/api'),
+  QUORUM_METACULUS_TOKEN: z.string().min(1).optional(),
+  QUORUM_CATEGORIES: z
+    .string()
+    .transform((s) => [...new Set(s.split(',').map((c) => c.trim().toLowerCase()).filter(Boolean))])
+    .pipe(z.array(z.enum(CATEGORIES)).min(1))
+    .optional(),
+  QUORUM_MIN_LIQUIDITY: z.coerce.number().nonnegative().optional(),
+  QUORUM_MIN_FORECASTERS: z.coerce.number().int().nonnegative().optional(),
+  QUORUM_CLOSE_WITHIN_DAYS: z.coerce.number().positive().max(36_500).optional(),
+  QUORUM_MAX_MARKETS_PER_VENUE: z.coerce.number().int().min(0).max(1_000_000).default(500),
+  QUORUM_VENUE_MAX_PAGES: z.coerce.number().int().min(1).max(10_000).default(20),
+  QUORUM_VENUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  QUORUM_VENUE_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  QUORUM_POLYMARKET_RPS: rps.default(20),
+  QUORUM_KALSHI_RPS: rps.default(10),
+  QUORUM_MANIFOLD_RPS: rps.default(7),
+  QUORUM_METACULUS_RPS: rps.default(1),
+});
+
+/** Requests per second as a p-queue window: whole requests per second, or one per 1/rps s. */
+export function rateFromRps(perSecond: number): VenueRate {
+  if (perSecond >= 1) return { requestsPerInterval: Math.round(perSecond), intervalMs: 1000 };
+  return { requestsPerInterval: 1, intervalMs: Math.round(1000 / perSecond) };
+}
+
+/** Reads and validates the venue configuration; throws VenueConfigError naming each bad variable. */
+export function loadVenueConfig(env: NodeJS.ProcessEnv = process.env): VenueConfig {
+  const parsed = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new VenueConfigError(`invalid venue configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const filters: DiscoveryFilters = { maxMarkets: e.QUORUM_MAX_MARKETS_PER_VENUE };
+  if (e.QUORUM_MIN_LIQUIDITY !== undefined) filters.minLiquidity = e.QUORUM_MIN_LIQUIDITY;
+  if (e.QUORUM_MIN_FORECASTERS !== undefined) filters.minForecasters = e.QUORUM_MIN_FORECASTERS;
+  if (e.QUORUM_CLOSE_WITHIN_DAYS !== undefined) filters.closeWithinDays = e.QUORUM_CLOSE_WITHIN_DAYS;
+  if (e.QUORUM_CATEGORIES !== undefined) filters.categories = e.QUORUM_CATEGORIES;
+  return {
+    venues: e.QUORUM_VENUES,
+    filters,
+    maxPages: e.QUORUM_VENUE_MAX_PAGES,
+    timeoutMs: e.QUORUM_VENUE_TIMEOUT_MS,
+    retries: e.QUORUM_VENUE_RETRIES,
+    polymarket: { gammaUrl: e.QUORUM_POLYMARKET_GAMMA_URL, clobUrl: e.QUORUM_POLYMARKET_CLOB_URL, rate: rateFromRps(e.QUORUM_POLYMARKET_RPS) },
+    kalshi: { baseUrl: e.QUORUM_KALSHI_URL, rate: rateFromRps(e.QUORUM_KALSHI_RPS) },
+    manifold: { baseUrl: e.QUORUM_MANIFOLD_URL, rate: rateFromRps(e.QUORUM_MANIFOLD_RPS) },
+    metaculus: { baseUrl: e.QUORUM_METACULUS_URL, rate: rateFromRps(e.QUORUM_METACULUS_RPS), token: e.QUORUM_METACULUS_TOKEN },
+  };
+}

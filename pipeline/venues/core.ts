@@ -1,0 +1,331 @@
+/**
+ * The venue-independent half of a sync: turns each venue's normalized market snapshots into raw
+ * rows (questions, market_prices, resolutions, lifecycle_events), applies the discovery filters,
+ * keeps one price observation per market per sync, and converts a failed request into a
+ * VenueSyncError carrying the partial result.
+ *
+ * A venue adapter supplies a `VenueDriver`: discovery pages, lookups of tracked markets that the
+ * discovery did not return, and `normalize` (zod-validate one raw item, decide binary / state /
+ * price / resolution). Everything else is here, so the four adapters behave the same way.
+ */
+import { classify as defaultClassify, type ClassifyInput } from '../taxonomy/classify.ts';
+import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
+import {
+  VenueSyncError,
+  type DiscoveryFilters,
+  type Row,
+  type SkippedItem,
+  type Venue,
+  type VenueSyncContext,
+  type VenueSyncResult,
+} from './types.ts';
+
+/** What a classifier returns (pipeline/taxonomy/classify.ts). */
+export interface Classified {
+  category: string;
+  domain: string;
+  tags: string[];
+}
+export type Classifier = (q: ClassifyInput) => Classified;
+
+/** A market's lifecycle state as the warehouse records it. */
+export type MarketState = 'upcoming' | 'open' | 'closed' | 'resolved' | 'annulled';
+
+export interface ResolutionInfo {
+  /** 1 (YES), 0 (NO), or null when annulled. */
+  outcome: 1 | 0 | null;
+  resolved_at: Date | null;
+  evidence_excerpt: string;
+  method: string;
+  annulled_reason: string | null;
+}
+
+/** One market as the core needs it, whatever the venue. */
+export interface MarketSnapshot {
+  id: string;
+  title: string;
+  description: string | null;
+  resolution_criteria: string | null;
+  url: string;
+  created_at: Date | null;
+  close_time: Date | null;
+  state: MarketState;
+  /** Why the market is in that state, in the venue's words (lifecycle reason). */
+  state_reason: string;
+  probability: number | null;
+  best_bid: number | null;
+  best_ask: number | null;
+  volume: number | null;
+  liquidity: number | null;
+  forecasters: number | null;
+  /** Present when state is resolved or annulled. */
+  resolution?: ResolutionInfo;
+}
+
+export type Normalized = { ok: true; market: MarketSnapshot } | { ok: false; id: string | null; reason: string };
+
+/** A batch of raw items and the endpoint they came from (the price rows' origin). */
+export interface RawPage {
+  items: unknown[];
+  origin: string;
+  /** Tracked ids the venue answered "not found" for (lookups only). */
+  notFound?: string[];
+}
+
+export interface DiscoveryControl {
+  /** False once maxMarkets new questions were taken: stop paginating. */
+  wantMore(): boolean;
+}
+
+export interface VenueDriver {
+  readonly venue: Venue;
+  /** Display name for reasons: "Polymarket". */
+  readonly name: string;
+  readonly client: SourceClient;
+  discover(ctx: VenueSyncContext, control: DiscoveryControl): AsyncIterable<RawPage>;
+  lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage>;
+  normalize(raw: unknown, now: Date): Normalized;
+}
+
+export interface CoreOptions {
+  classify?: Classifier;
+}
+
+/** Options every adapter factory accepts (all optional; the registry fills them from VenueConfig). */
+export interface AdapterOptions extends CoreOptions {
+  /** A ready client (tests, or sharing one rate limit); otherwise one is created from clientOptions. */
+  client?: SourceClient;
+  /** Rate limit, retries, backoff, deadline, fetch: merged over the venue's defaults. */
+  clientOptions?: SourceClientOptions;
+  /** Items per discovery page (the venue's usual size by default). */
+  pageSize?: number;
+  /** Discovery pages per sync at most (default 20). */
+  maxPages?: number;
+  /** Single-market lookups in flight at once (default 4; the client's rate limit still applies). */
+  lookupParallel?: number;
+}
+
+export const DEFAULT_MAX_PAGES = 20;
+
+/** The adapter's client: the injected one, or a new one with the venue defaults under the overrides. */
+export function clientFor(opts: AdapterOptions, defaults: SourceClientOptions): SourceClient {
+  return opts.client ?? createSourceClient({ ...defaults, ...opts.clientOptions });
+}
+
+/** Runs one sync of `driver` (see types.ts for the contract). */
+export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, options: CoreOptions = {}): Promise<VenueSyncResult> {
+  const classify = options.classify ?? (defaultClassify as Classifier);
+  const { venue, name } = driver;
+  const { now, filters, logger } = ctx;
+  const log = logger.child({ venue });
+  const startRequests = driver.client.stats.requests;
+  const tracked = new Map<string, string>();
+  for (const t of ctx.tracked) tracked.set(t.venue_market_id, t.question_id);
+
+  const result: VenueSyncResult = {
+    venue,
+    questions: [],
+    market_prices: [],
+    resolutions: [],
+    lifecycle_events: [],
+    skipped: [],
+    requests: 0,
+  };
+  const seen = new Set<string>();
+  let added = 0;
+  const maxNew = filters.maxMarkets ?? Infinity;
+  const closeLimit = filters.closeWithinDays !== undefined ? now.getTime() + filters.closeWithinDays * 86_400_000 : Infinity;
+  const categories = filters.categories && filters.categories.length > 0 ? new Set(filters.categories) : null;
+
+  const skippedIds = new Set<string>();
+  const skip = (id: string | null, reason: string) => {
+    if (id !== null) skippedIds.add(id);
+    result.skipped.push({ venue, venue_market_id: id, reason });
+    log.debug({ venue_market_id: id, reason }, 'venue item skipped');
+  };
+
+  const priceRow = (qid: string, m: MarketSnapshot, origin: string) => {
+    if (m.probability === null) {
+      log.debug({ venue_market_id: m.id }, 'no price published: no observation recorded');
+      return;
+    }
+    result.market_prices.push({
+      question_id: qid,
+      venue,
+      observed_at: now,
+      probability: m.probability,
+      best_bid: m.best_bid,
+      best_ask: m.best_ask,
+      volume: m.volume,
+      liquidity: m.liquidity,
+      origin,
+      ingested_at: now,
+    });
+  };
+
+  const passesCheapFilters = (m: MarketSnapshot): boolean =>
+    !(filters.minLiquidity !== undefined && m.liquidity !== null && m.liquidity < filters.minLiquidity) &&
+    !(filters.minForecasters !== undefined && m.forecasters !== null && m.forecasters < filters.minForecasters) &&
+    !(m.close_time !== null && m.close_time.getTime() > closeLimit);
+
+  const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
+    switch (m.state) {
+      case 'upcoming':
+        return;
+      case 'open':
+        priceRow(qid, m, origin);
+        return;
+      case 'closed':
+        result.lifecycle_events.push({ question_id: qid, state: 'closed', at: m.close_time ?? now, reason: m.state_reason });
+        return;
+      case 'resolved':
+      case 'annulled': {
+        const r = m.resolution!;
+        if (m.close_time && m.close_time.getTime() <= now.getTime()) {
+          result.lifecycle_events.push({ question_id: qid, state: 'closed', at: m.close_time, reason: `closed on ${name}` });
+        }
+        result.resolutions.push({
+          question_id: qid,
+          outcome: r.outcome,
+          resolved_at: r.resolved_at,
+          source_slug: venue,
+          source_url: m.url,
+          evidence_excerpt: r.evidence_excerpt,
+          retrieved_at: now,
+          method: r.method,
+          annulled_reason: r.annulled_reason,
+        });
+        result.lifecycle_events.push({ question_id: qid, state: m.state, at: r.resolved_at ?? now, reason: m.state_reason });
+        return;
+      }
+    }
+  };
+
+  const handleNew = (m: MarketSnapshot, origin: string) => {
+    if (m.state !== 'open' || added >= maxNew || !passesCheapFilters(m)) return;
+    const c = classify({ title: m.title, description: m.description, resolution_criteria: m.resolution_criteria, venue, url: m.url });
+    if (categories && !categories.has(c.category)) return;
+    const qid = `${venue}:${m.id}`;
+    added++;
+    result.questions.push({
+      question_id: qid,
+      venue,
+      venue_market_id: m.id,
+      title: m.title,
+      description: m.description,
+      resolution_criteria: m.resolution_criteria,
+      url: m.url,
+      category: c.category,
+      domain: c.domain,
+      tags: c.tags,
+      created_at: m.created_at,
+      close_time: m.close_time,
+      status: 'active',
+      lang: 'en',
+      origin,
+      ingested_at: now,
+    });
+    result.lifecycle_events.push({ question_id: qid, state: 'active', at: now, reason: `discovered on ${name} (${m.state_reason})` });
+    priceRow(qid, m, origin);
+  };
+
+  const handlePage = (page: RawPage) => {
+    for (const id of page.notFound ?? []) skip(id, `tracked market not found on ${name}`);
+    for (const raw of page.items) {
+      const n = driver.normalize(raw, now);
+      if (!n.ok) {
+        skip(n.id, n.reason);
+        continue;
+      }
+      const m = n.market;
+      if (seen.has(m.id)) continue; // offset pages can shift: one observation per market per sync
+      seen.add(m.id);
+      const qid = tracked.get(m.id);
+      if (qid !== undefined) handleTracked(qid, m, page.origin);
+      else handleNew(m, page.origin);
+    }
+  };
+
+  try {
+    for await (const page of driver.discover(ctx, { wantMore: () => added < maxNew })) {
+      handlePage(page);
+      if (added >= maxNew) break;
+    }
+    const rest = [...tracked.keys()].filter((id) => !seen.has(id));
+    if (rest.length > 0) {
+      for await (const page of driver.lookup(rest, ctx)) handlePage(page);
+      for (const id of rest) if (!seen.has(id) && !skippedIds.has(id)) {
+        skip(id, `tracked market not returned by ${name}`);
+      }
+    }
+  } catch (err) {
+    result.requests = driver.client.stats.requests - startRequests;
+    if (err instanceof SourceHttpError) {
+      log.warn({ err: err.message, collected: result.questions.length + result.market_prices.length }, 'venue sync failed');
+      throw new VenueSyncError(venue, err, result);
+    }
+    throw err;
+  }
+  result.requests = driver.client.stats.requests - startRequests;
+  log.info(
+    {
+      questions: result.questions.length,
+      prices: result.market_prices.length,
+      resolutions: result.resolutions.length,
+      skipped: result.skipped.length,
+      requests: result.requests,
+    },
+    'venue synced',
+  );
+  return result;
+}
+
+/**
+ * Fetches one item per id with at most `parallel` in flight (the client's queue still enforces the
+ * rate limit), yielding pages in id order. A 404 marks the id not found; any other failure aborts
+ * the remaining lookups and is thrown.
+ */
+export async function* lookupEach(
+  ids: string[],
+  parallel: number,
+  fetchOne: (id: string, signal: AbortSignal) => Promise<unknown>,
+  origin: (id: string) => string,
+  outer?: AbortSignal,
+): AsyncIterable<RawPage> {
+  for (let i = 0; i < ids.length; i += parallel) {
+    const chunk = ids.slice(i, i + parallel);
+    const ctl = new AbortController();
+    const signal = outer ? AbortSignal.any([outer, ctl.signal]) : ctl.signal;
+    const settled = await Promise.allSettled(
+      chunk.map((id) =>
+        fetchOne(id, signal).catch((err: unknown) => {
+          if (!(err instanceof SourceHttpError && err.status === 404)) ctl.abort(err);
+          throw err;
+        }),
+      ),
+    );
+    for (let j = 0; j < chunk.length; j++) {
+      const s = settled[j]!;
+      const id = chunk[j]!;
+      if (s.status === 'fulfilled') {
+        yield { items: [s.value], origin: origin(id) };
+      } else if (s.reason instanceof SourceHttpError && s.reason.status === 404) {
+        yield { items: [], origin: origin(id), notFound: [id] };
+      } else {
+        // The first real failure (others in the chunk may only be aborts caused by it).
+        const real = settled.find(
+          (x): x is PromiseRejectedResult => x.status === 'rejected' && x.reason instanceof SourceHttpError && x.reason.status !== 404 && !/deadline exceeded/.test(x.reason.message),
+        );
+        throw real ? real.reason : s.reason;
+      }
+    }
+  }
+}
+
+/** Whether the filters can be checked server-side: for venues that accept them as parameters. */
+export function closeBefore(ctx: VenueSyncContext): Date | null {
+  const d = ctx.filters.closeWithinDays;
+  return d === undefined ? null : new Date(ctx.now.getTime() + d * 86_400_000);
+}
+
+export type { DiscoveryFilters, Row, SkippedItem };

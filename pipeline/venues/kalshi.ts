@@ -1,0 +1,217 @@
+/**
+ * Kalshi adapter (Trade API v2, public market data).
+ *
+ * Discovery: `GET {base}/markets?status=open&mve_filter=exclude&limit=1000&cursor=` (cursor
+ * pagination; an empty cursor ends it; `max_close_ts` when closeWithinDays is set). Tracked markets
+ * the discovery did not return: `GET {base}/markets/{ticker}` (`{ market: … }`; 404 = not found).
+ *
+ * Semantics:
+ *  - question_id = `kalshi:<ticker>`; only `market_type` "binary" (or absent) is kept.
+ *  - Prices: the `*_dollars` strings ("0.4200") when present, else the integer cents of older
+ *    payloads (`yes_bid`, `yes_ask`, `last_price`) / 100. A bid of 0 or an ask of 1.00 is an empty
+ *    side of the book, not a price. probability = mid(bid, ask) when both sides exist, else the last
+ *    price (none → no observation). liquidity = `liquidity_dollars` (or cents / 100); volume =
+ *    `volume` (contracts).
+ *  - Status: initialized/unopened/inactive → not trading (no price); active/open → open;
+ *    closed/determined/disputed/amended → closed, not final; finalized/settled → final, with
+ *    `result` yes → 1, no → 0, void → annulled; "scalar" or an empty result is not a binary outcome
+ *    (skipped). Any other status is skipped.
+ */
+import { z } from 'zod';
+import type { SourceClient } from '../sources/http-client.ts';
+import {
+  DEFAULT_MAX_PAGES,
+  clientFor,
+  closeBefore,
+  lookupEach,
+  runVenueSync,
+  type AdapterOptions,
+  type MarketSnapshot,
+  type Normalized,
+  type RawPage,
+  type VenueDriver,
+} from './core.ts';
+import type { VenueAdapter, VenueSyncContext } from './types.ts';
+import { blankToNull, clip, firstIssue, round6, toDate, toNumber } from './util.ts';
+
+export interface KalshiAdapterOptions extends AdapterOptions {
+  baseUrl: string;
+}
+
+export const KALSHI_PAGE_SIZE = 1000;
+
+const KalshiMarket = z.object({
+  ticker: z.string().min(1),
+  event_ticker: z.string().nullish(),
+  market_type: z.string().nullish(),
+  title: z.string().min(1),
+  subtitle: z.string().nullish(),
+  yes_sub_title: z.string().nullish(),
+  no_sub_title: z.string().nullish(),
+  created_time: z.string().nullish(),
+  open_time: z.string().nullish(),
+  close_time: z.string().nullish(),
+  expiration_time: z.string().nullish(),
+  settlement_ts: z.string().nullish(),
+  status: z.string().min(1),
+  yes_bid: z.number().nullish(),
+  yes_ask: z.number().nullish(),
+  last_price: z.number().nullish(),
+  yes_bid_dollars: z.string().nullish(),
+  yes_ask_dollars: z.string().nullish(),
+  last_price_dollars: z.string().nullish(),
+  volume: z.number().nullish(),
+  liquidity: z.number().nullish(),
+  liquidity_dollars: z.string().nullish(),
+  result: z.string().nullish(),
+  settlement_value_dollars: z.string().nullish(),
+  rules_primary: z.string().nullish(),
+  rules_secondary: z.string().nullish(),
+});
+type KalshiMarket = z.infer<typeof KalshiMarket>;
+
+const KalshiPage = z.object({ markets: z.array(z.unknown()).nullable(), cursor: z.string().nullish() });
+
+const NOT_TRADING = new Set(['initialized', 'unopened', 'inactive']);
+const OPEN = new Set(['active', 'open']);
+const CLOSED = new Set(['closed', 'determined', 'disputed', 'amended']);
+const FINAL = new Set(['finalized', 'settled']);
+
+/** Dollars from the `*_dollars` string, else cents / 100; null when neither is a number. */
+function dollars(dollarField: string | null | undefined, cents: number | null | undefined): number | null {
+  const d = toNumber(dollarField);
+  if (d !== null) return d;
+  return typeof cents === 'number' ? cents / 100 : null;
+}
+
+/** Validates one Kalshi market and maps it to a snapshot (see the module doc for the rules). */
+export function normalizeKalshi(raw: unknown): Normalized {
+  const idHint = raw && typeof raw === 'object' && typeof (raw as { ticker?: unknown }).ticker === 'string' ? (raw as { ticker: string }).ticker : null;
+  const parsed = KalshiMarket.safeParse(raw);
+  if (!parsed.success) return { ok: false, id: idHint, reason: `schema: ${firstIssue(parsed.error)}` };
+  const m: KalshiMarket = parsed.data;
+  const id = m.ticker;
+  if (m.market_type && m.market_type !== 'binary') return { ok: false, id, reason: `non-binary market: market_type ${m.market_type}` };
+  const status = m.status.toLowerCase();
+
+  let bid = dollars(m.yes_bid_dollars, m.yes_bid);
+  let ask = dollars(m.yes_ask_dollars, m.yes_ask);
+  const last = dollars(m.last_price_dollars, m.last_price);
+  if (bid !== null && bid <= 0) bid = null;
+  if (ask !== null && ask >= 1) ask = null;
+  const probability = bid !== null && ask !== null ? round6((bid + ask) / 2) : last !== null && last > 0 && last < 1 ? last : null;
+  const rules = [blankToNull(m.rules_primary), blankToNull(m.rules_secondary)].filter((s): s is string => s !== null).join('\n\n');
+  const base: MarketSnapshot = {
+    id,
+    title: m.title.trim(),
+    description: blankToNull(m.subtitle) ?? blankToNull(m.yes_sub_title),
+    resolution_criteria: rules === '' ? null : rules,
+    url: `https://kalshi.com/markets/${(m.event_ticker ?? id).toLowerCase()}`,
+    created_at: toDate(m.open_time) ?? toDate(m.created_time),
+    close_time: toDate(m.close_time),
+    state: 'open',
+    state_reason: `status ${status} on Kalshi`,
+    probability,
+    best_bid: bid,
+    best_ask: ask,
+    volume: m.volume ?? null,
+    liquidity: dollars(m.liquidity_dollars, m.liquidity),
+    forecasters: null,
+  };
+  if (OPEN.has(status)) return { ok: true, market: base };
+  if (NOT_TRADING.has(status)) return { ok: true, market: { ...base, state: 'upcoming', probability: null } };
+  if (CLOSED.has(status)) {
+    return { ok: true, market: { ...base, state: 'closed', probability: null, state_reason: `closed on Kalshi (status ${status}, not final)` } };
+  }
+  if (!FINAL.has(status)) return { ok: false, id, reason: `unknown Kalshi status ${JSON.stringify(m.status)}` };
+
+  const result = (m.result ?? '').toLowerCase();
+  const excerpt = clip(
+    `Kalshi market ${id}: status=${m.status}; result=${JSON.stringify(m.result ?? null)}; settlement_value_dollars=${m.settlement_value_dollars ?? 'null'}; expiration_time=${m.expiration_time ?? 'null'}`,
+    500,
+  );
+  const resolved_at = toDate(m.settlement_ts) ?? toDate(m.expiration_time) ?? base.close_time;
+  const common = { ...base, probability: null };
+  if (result === 'yes' || result === 'no') {
+    const outcome = result === 'yes' ? 1 : 0;
+    return {
+      ok: true,
+      market: {
+        ...common,
+        state: 'resolved',
+        state_reason: `settled ${result.toUpperCase()} on Kalshi (status ${status})`,
+        resolution: { outcome, resolved_at, evidence_excerpt: excerpt, method: 'venue:kalshi-settlement', annulled_reason: null },
+      },
+    };
+  }
+  if (result === 'void') {
+    return {
+      ok: true,
+      market: {
+        ...common,
+        state: 'annulled',
+        state_reason: `voided on Kalshi (status ${status})`,
+        resolution: { outcome: null, resolved_at, evidence_excerpt: excerpt, method: 'venue:kalshi-settlement', annulled_reason: 'Kalshi voided the market (result "void"): positions refunded, no YES/NO outcome' },
+      },
+    };
+  }
+  return { ok: false, id, reason: `final status ${status} without a binary result (result ${JSON.stringify(m.result ?? null)})` };
+}
+
+class KalshiDriver implements VenueDriver {
+  readonly venue = 'kalshi' as const;
+  readonly name = 'Kalshi';
+  readonly client: SourceClient;
+  private readonly base: string;
+  private readonly pageSize: number;
+  private readonly maxPages: number;
+  private readonly parallel: number;
+
+  constructor(opts: KalshiAdapterOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.pageSize = opts.pageSize ?? KALSHI_PAGE_SIZE;
+    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
+    this.parallel = opts.lookupParallel ?? 4;
+    this.client = clientFor(opts, { requestsPerInterval: 10, intervalMs: 1000, concurrency: 4 });
+  }
+
+  async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
+    const before = closeBefore(ctx);
+    let cursor: string | null = null;
+    for (let page = 0; page < this.maxPages && control.wantMore(); page++) {
+      const url = new URL(`${this.base}/markets`);
+      url.searchParams.set('status', 'open');
+      url.searchParams.set('mve_filter', 'exclude');
+      url.searchParams.set('limit', String(this.pageSize));
+      if (before) url.searchParams.set('max_close_ts', String(Math.floor(before.getTime() / 1000)));
+      if (cursor) url.searchParams.set('cursor', cursor);
+      const body = await this.client.getJson(url, KalshiPage, ctx.signal);
+      yield { items: body.markets ?? [], origin: `kalshi:${this.base}/markets` };
+      cursor = blankToNull(body.cursor);
+      if (!cursor || (body.markets ?? []).length === 0) return;
+    }
+  }
+
+  lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage> {
+    return lookupEach(
+      ids,
+      this.parallel,
+      async (id, signal) => {
+        const body = (await this.client.getRaw(`${this.base}/markets/${encodeURIComponent(id)}`, signal)) as { market?: unknown } | null;
+        return body && typeof body === 'object' && 'market' in body ? body.market : body;
+      },
+      () => `kalshi:${this.base}/markets/{ticker}`,
+      ctx.signal,
+    );
+  }
+
+  normalize(raw: unknown): Normalized {
+    return normalizeKalshi(raw);
+  }
+}
+
+/** The Kalshi adapter (cursor discovery, finalized/settled settlements). */
+export function createKalshiAdapter(opts: KalshiAdapterOptions): VenueAdapter {
+  const driver = new KalshiDriver(opts);
+  return { venue: 'kalshi', sync: (ctx) => runVenueSync(driver, ctx, opts) };
+}

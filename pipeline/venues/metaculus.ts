@@ -1,0 +1,213 @@
+/**
+ * Metaculus adapter (API, posts).
+ *
+ * Discovery: `GET {base}/posts/?offset=&limit=100&statuses=open&forecast_type=binary&with_cp=true&order_by=-hotness`,
+ * following `next` until it is null. `next` is an absolute URL chosen by the server; only its query
+ * is kept and re-applied to the configured base, so traffic never leaves the configured host.
+ * Tracked posts the discovery did not return: `GET {base}/posts/{id}/` (404 = not found).
+ * `QUORUM_METACULUS_TOKEN`, when set, is sent as `Authorization: Token …`.
+ *
+ * Semantics:
+ *  - question_id = `metaculus:<post id>`. Only posts holding one question of type "binary" are
+ *    kept (groups, conditionals, notebooks and other types are skipped as non-binary).
+ *  - probability = `question.aggregations.recency_weighted.latest.centers[0]` (the community
+ *    prediction); when missing (hidden or no forecasts yet) no price is recorded but the question
+ *    is still tracked. forecasters = `nr_forecasters`; no volume, liquidity or book.
+ *  - `question.status`: upcoming → not yet open; open; closed → closed; resolved → `resolution`
+ *    yes → 1, no → 0, annulled / ambiguous → annulled. Other statuses or resolutions are skipped.
+ */
+import { z } from 'zod';
+import type { SourceClient } from '../sources/http-client.ts';
+import {
+  DEFAULT_MAX_PAGES,
+  clientFor,
+  lookupEach,
+  runVenueSync,
+  type AdapterOptions,
+  type MarketSnapshot,
+  type Normalized,
+  type RawPage,
+  type VenueDriver,
+} from './core.ts';
+import type { VenueAdapter, VenueSyncContext } from './types.ts';
+import { blankToNull, clip, firstIssue, toDate, toProbability } from './util.ts';
+
+export interface MetaculusAdapterOptions extends AdapterOptions {
+  baseUrl: string;
+  /** API token (sent as `Authorization: Token <token>`). */
+  token?: string;
+}
+
+export const METACULUS_PAGE_SIZE = 100;
+
+const Latest = z
+  .object({ centers: z.array(z.number()).nullish(), forecaster_count: z.number().nullish() })
+  .nullish();
+
+const MetaculusQuestion = z.object({
+  id: z.number().int(),
+  title: z.string().nullish(),
+  description: z.string().nullish(),
+  resolution_criteria: z.string().nullish(),
+  fine_print: z.string().nullish(),
+  type: z.string().min(1),
+  status: z.string().nullish(),
+  resolution: z.string().nullish(),
+  open_time: z.string().nullish(),
+  scheduled_close_time: z.string().nullish(),
+  actual_close_time: z.string().nullish(),
+  actual_resolve_time: z.string().nullish(),
+  aggregations: z
+    .object({ recency_weighted: z.object({ latest: Latest }).nullish() })
+    .nullish(),
+});
+
+const MetaculusPost = z.object({
+  id: z.number().int().positive(),
+  title: z.string().min(1),
+  slug: z.string().nullish(),
+  created_at: z.string().nullish(),
+  published_at: z.string().nullish(),
+  open_time: z.string().nullish(),
+  scheduled_close_time: z.string().nullish(),
+  actual_close_time: z.string().nullish(),
+  status: z.string().nullish(),
+  nr_forecasters: z.number().int().nullish(),
+  question: MetaculusQuestion.nullish(),
+});
+type MetaculusPost = z.infer<typeof MetaculusPost>;
+
+const MetaculusPage = z.object({ next: z.string().nullish(), results: z.array(z.unknown()) });
+
+/** Validates one Metaculus post and maps it to a snapshot (see the module doc for the rules). */
+export function normalizeMetaculus(raw: unknown): Normalized {
+  const idHint = raw && typeof raw === 'object' && typeof (raw as { id?: unknown }).id === 'number' ? String((raw as { id: number }).id) : null;
+  const parsed = MetaculusPost.safeParse(raw);
+  if (!parsed.success) return { ok: false, id: idHint, reason: `schema: ${firstIssue(parsed.error)}` };
+  const p: MetaculusPost = parsed.data;
+  const id = String(p.id);
+  const q = p.question;
+  if (!q) return { ok: false, id, reason: 'non-binary post: no single question (group, conditional or notebook)' };
+  if (q.type !== 'binary') return { ok: false, id, reason: `non-binary question: type ${q.type}` };
+  const status = (q.status ?? p.status ?? '').toLowerCase();
+  const centers = q.aggregations?.recency_weighted?.latest?.centers;
+  const criteria = [blankToNull(q.resolution_criteria), blankToNull(q.fine_print)].filter((s): s is string => s !== null).join('\n\n');
+  const close_time = toDate(q.actual_close_time) ?? toDate(q.scheduled_close_time) ?? toDate(p.actual_close_time) ?? toDate(p.scheduled_close_time);
+  const base: MarketSnapshot = {
+    id,
+    title: (blankToNull(q.title) ?? p.title).trim(),
+    description: blankToNull(q.description),
+    resolution_criteria: criteria === '' ? null : criteria,
+    url: `https://www.metaculus.com/questions/${id}/`,
+    created_at: toDate(q.open_time) ?? toDate(p.open_time) ?? toDate(p.published_at) ?? toDate(p.created_at),
+    close_time,
+    state: 'open',
+    state_reason: 'open on Metaculus',
+    probability: centers && centers.length > 0 ? toProbability(centers[0]) : null,
+    best_bid: null,
+    best_ask: null,
+    volume: null,
+    liquidity: null,
+    forecasters: p.nr_forecasters ?? null,
+  };
+  switch (status) {
+    case 'open':
+      return { ok: true, market: base };
+    case 'upcoming':
+      return { ok: true, market: { ...base, state: 'upcoming', probability: null, state_reason: 'upcoming on Metaculus' } };
+    case 'closed':
+      return { ok: true, market: { ...base, state: 'closed', probability: null, state_reason: 'closed on Metaculus, awaiting resolution' } };
+    case 'resolved':
+      break;
+    default:
+      return { ok: false, id, reason: `unknown Metaculus status ${JSON.stringify(q.status ?? p.status ?? null)}` };
+  }
+  const resolution = (q.resolution ?? '').toLowerCase();
+  const resolved_at = toDate(q.actual_resolve_time);
+  const excerpt = clip(
+    `Metaculus question ${q.id} (post ${id}): status=${q.status ?? p.status}; resolution=${JSON.stringify(q.resolution ?? null)}; actual_resolve_time=${q.actual_resolve_time ?? 'null'}`,
+    500,
+  );
+  const res = (outcome: 1 | 0 | null, annulled_reason: string | null) => ({ outcome, resolved_at, evidence_excerpt: excerpt, method: 'venue:metaculus-resolution', annulled_reason });
+  const common = { ...base, probability: null };
+  switch (resolution) {
+    case 'yes':
+    case 'no':
+      return { ok: true, market: { ...common, state: 'resolved', state_reason: `resolved ${resolution.toUpperCase()} on Metaculus`, resolution: res(resolution === 'yes' ? 1 : 0, null) } };
+    case 'annulled':
+      return { ok: true, market: { ...common, state: 'annulled', state_reason: 'annulled on Metaculus', resolution: res(null, 'annulled on Metaculus: the question was voided (e.g. its premise failed)') } };
+    case 'ambiguous':
+      return { ok: true, market: { ...common, state: 'annulled', state_reason: 'resolved ambiguous on Metaculus', resolution: res(null, 'resolved ambiguous on Metaculus: no clear YES/NO outcome') } };
+    default:
+      return { ok: false, id, reason: `unknown Metaculus resolution ${JSON.stringify(q.resolution ?? null)}` };
+  }
+}
+
+class MetaculusDriver implements VenueDriver {
+  readonly venue = 'metaculus' as const;
+  readonly name = 'Metaculus';
+  readonly client: SourceClient;
+  private readonly base: string;
+  private readonly pageSize: number;
+  private readonly maxPages: number;
+  private readonly parallel: number;
+
+  constructor(opts: MetaculusAdapterOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.pageSize = opts.pageSize ?? METACULUS_PAGE_SIZE;
+    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
+    this.parallel = opts.lookupParallel ?? 2;
+    const headers = opts.token ? { authorization: `Token ${opts.token}` } : undefined;
+    this.client = clientFor(opts, { requestsPerInterval: 1, intervalMs: 1000, concurrency: 2, ...(headers ? { headers } : {}) });
+  }
+
+  async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
+    const first = new URL(`${this.base}/posts/`);
+    const q = first.searchParams;
+    q.set('offset', '0');
+    q.set('limit', String(this.pageSize));
+    q.set('statuses', 'open');
+    q.set('forecast_type', 'binary');
+    q.set('with_cp', 'true');
+    q.set('order_by', '-hotness');
+    let url: URL | null = first;
+    for (let page = 0; url && page < this.maxPages && control.wantMore(); page++) {
+      const body: z.infer<typeof MetaculusPage> = await this.client.getJson(url, MetaculusPage, ctx.signal);
+      yield { items: body.results, origin: `metaculus:${this.base}/posts/` };
+      url = body.next && body.results.length > 0 ? this.rebase(body.next) : null;
+    }
+  }
+
+  /** The server's `next` link with its query kept and its origin and path replaced by ours. */
+  private rebase(next: string): URL | null {
+    let parsed: URL;
+    try {
+      parsed = new URL(next, `${this.base}/posts/`);
+    } catch {
+      return null;
+    }
+    const url = new URL(`${this.base}/posts/`);
+    url.search = parsed.search;
+    return url;
+  }
+
+  lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage> {
+    return lookupEach(
+      ids,
+      this.parallel,
+      (id, signal) => this.client.getRaw(`${this.base}/posts/${encodeURIComponent(id)}/`, signal),
+      () => `metaculus:${this.base}/posts/{id}/`,
+      ctx.signal,
+    );
+  }
+
+  normalize(raw: unknown): Normalized {
+    return normalizeMetaculus(raw);
+  }
+}
+
+/** The Metaculus adapter (offset/next discovery, community prediction, annulled/ambiguous). */
+export function createMetaculusAdapter(opts: MetaculusAdapterOptions): VenueAdapter {
+  const driver = new MetaculusDriver(opts);
+  return { venue: 'metaculus', sync: (ctx) => runVenueSync(driver, ctx, opts) };
+}

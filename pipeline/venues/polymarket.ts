@@ -1,0 +1,270 @@
+/**
+ * Polymarket adapter (Gamma API).
+ *
+ * Discovery: `GET {gamma}/markets?closed=false&active=true&archived=false&order=volumeNum&ascending=false&limit=&offset=`
+ * (offset pagination; a short page ends it). Tracked markets the discovery did not return are looked
+ * up by condition id: `GET {gamma}/markets?condition_ids=…&condition_ids=…&limit=` (and once more
+ * with `closed=true` for any still missing, whatever Gamma's default for `closed`).
+ *
+ * Semantics:
+ *  - question_id = `polymarket:<conditionId>`.
+ *  - `outcomes`, `outcomePrices`, `clobTokenIds` are JSON-encoded strings. Only Yes/No markets are
+ *    binary; "Yes" is found by name (it is not always first). Anything else is skipped.
+ *  - probability = outcomePrices[yes]. Gamma quotes bestBid/bestAsk for the FIRST outcome token;
+ *    when "No" is first they are converted to the Yes side (bid = 1 − ask, ask = 1 − bid).
+ *    volume = volumeNum, liquidity = liquidityNum (USDC).
+ *  - Resolution counts only when final: closed AND (`umaResolutionStatus` = "resolved", or no UMA
+ *    status at all with final payout prices). "proposed"/"disputed"/"challenged" are NOT final:
+ *    the market is only closed. Payout [1,0]/[0,1] → outcome; [0.5,0.5] → annulled (50-50).
+ *    An unknown UMA status is skipped.
+ *  - The CLOB URL is configured for price history but this adapter records the Gamma snapshot only
+ *    (one observation per market per sync).
+ */
+import { z } from 'zod';
+import type { SourceClient } from '../sources/http-client.ts';
+import {
+  DEFAULT_MAX_PAGES,
+  clientFor,
+  closeBefore,
+  runVenueSync,
+  type AdapterOptions,
+  type MarketSnapshot,
+  type Normalized,
+  type RawPage,
+  type VenueDriver,
+} from './core.ts';
+import type { VenueAdapter, VenueSyncContext } from './types.ts';
+import { blankToNull, clip, firstIssue, toDate, toNumber } from './util.ts';
+
+export interface PolymarketAdapterOptions extends AdapterOptions {
+  gammaUrl: string;
+  clobUrl?: string;
+}
+
+export const POLYMARKET_PAGE_SIZE = 100;
+const LOOKUP_CHUNK = 50;
+
+/** A JSON-encoded string array (or, leniently, a real array); decoded in normalize (cheaper than a zod transform). */
+const jsonStrings = z.union([z.string(), z.array(z.union([z.string(), z.number()]))]);
+const numOrString = z.union([z.number(), z.string()]);
+
+/** Decodes a JSON-encoded array of strings; null when it is not one. */
+function decodeStrings(v: string | (string | number)[]): string[] | null {
+  let arr: unknown = v;
+  if (typeof v === 'string') {
+    try {
+      arr = JSON.parse(v);
+    } catch {
+      return null;
+    }
+  }
+  if (!Array.isArray(arr) || !arr.every((x) => typeof x === 'string' || typeof x === 'number')) return null;
+  return arr.map(String);
+}
+
+const GammaMarket = z.object({
+  id: numOrString,
+  conditionId: z.string().min(1),
+  question: z.string().min(1),
+  slug: z.string().nullish(),
+  description: z.string().nullish(),
+  resolutionSource: z.string().nullish(),
+  startDate: z.string().nullish(),
+  createdAt: z.string().nullish(),
+  endDate: z.string().nullish(),
+  closedTime: z.string().nullish(),
+  umaEndDate: z.string().nullish(),
+  outcomes: jsonStrings,
+  outcomePrices: jsonStrings.nullish(),
+  clobTokenIds: z.union([z.string(), z.array(z.unknown())]).nullish(), // kept as sent: only the CLOB history would need it
+  volumeNum: z.number().nullish(),
+  volume: numOrString.nullish(),
+  liquidityNum: z.number().nullish(),
+  liquidity: numOrString.nullish(),
+  bestBid: numOrString.nullish(),
+  bestAsk: numOrString.nullish(),
+  lastTradePrice: numOrString.nullish(),
+  active: z.boolean().nullish(),
+  closed: z.boolean().nullish(),
+  archived: z.boolean().nullish(),
+  umaResolutionStatus: z.string().nullish(),
+  events: z.array(z.object({ slug: z.string().nullish() })).nullish(),
+});
+type GammaMarket = z.infer<typeof GammaMarket>;
+
+const GammaPage = z.array(z.unknown());
+
+const UMA_NOT_FINAL = new Set(['proposed', 'disputed', 'challenged', 'pending']);
+
+function marketUrl(m: GammaMarket): string {
+  const eventSlug = m.events?.find((e) => e.slug)?.slug;
+  if (eventSlug) return `https://polymarket.com/event/${eventSlug}`;
+  return `https://polymarket.com/market/${m.slug ?? m.conditionId}`;
+}
+
+function pricesAre(prices: (number | null)[], a: number, b: number): boolean {
+  return prices.length === 2 && ((prices[0] === a && prices[1] === b) || (prices[0] === b && prices[1] === a));
+}
+
+/** Validates one Gamma market and maps it to a snapshot (see the module doc for the rules). */
+export function normalizePolymarket(raw: unknown): Normalized {
+  const idHint = raw && typeof raw === 'object' && typeof (raw as { conditionId?: unknown }).conditionId === 'string' ? (raw as { conditionId: string }).conditionId : null;
+  const parsed = GammaMarket.safeParse(raw);
+  if (!parsed.success) return { ok: false, id: idHint, reason: `schema: ${firstIssue(parsed.error)}` };
+  const m = parsed.data;
+  const id = m.conditionId;
+  const outcomes = decodeStrings(m.outcomes);
+  if (outcomes === null) return { ok: false, id, reason: 'schema: outcomes: not a JSON-encoded array of strings' };
+  const outcomePrices = m.outcomePrices == null ? null : decodeStrings(m.outcomePrices);
+  if (m.outcomePrices != null && outcomePrices === null) return { ok: false, id, reason: 'schema: outcomePrices: not a JSON-encoded array of strings' };
+  const names = outcomes.map((o) => o.trim().toLowerCase());
+  const yes = names.indexOf('yes');
+  if (names.length !== 2 || yes === -1 || names.indexOf('no') === -1) {
+    return { ok: false, id, reason: `non-binary market: outcomes ${JSON.stringify(outcomes)}` };
+  }
+  const prices = (outcomePrices ?? []).map(toNumber);
+  const yesPrice = prices.length === 2 ? prices[yes] ?? null : null;
+  const uma = blankToNull(m.umaResolutionStatus)?.toLowerCase() ?? null;
+  if (uma !== null && uma !== 'resolved' && !UMA_NOT_FINAL.has(uma)) {
+    return { ok: false, id, reason: `unknown umaResolutionStatus ${JSON.stringify(m.umaResolutionStatus)}` };
+  }
+
+  // Gamma's bid/ask are for the first outcome token: convert when Yes is second.
+  const b = toNumber(m.bestBid);
+  const a = toNumber(m.bestAsk);
+  const best_bid = yes === 0 ? b : a === null ? null : 1 - a;
+  const best_ask = yes === 0 ? a : b === null ? null : 1 - b;
+
+  const base: MarketSnapshot = {
+    id,
+    title: m.question.trim(),
+    description: blankToNull(m.description),
+    resolution_criteria: blankToNull(m.resolutionSource) ? `Resolution source: ${m.resolutionSource!.trim()}` : null,
+    url: marketUrl(m),
+    created_at: toDate(m.startDate) ?? toDate(m.createdAt),
+    close_time: toDate(m.endDate),
+    state: 'open',
+    state_reason: 'open on Polymarket',
+    probability: yesPrice !== null && yesPrice >= 0 && yesPrice <= 1 ? yesPrice : null,
+    best_bid: best_bid === null ? null : Math.round(best_bid * 1e6) / 1e6,
+    best_ask: best_ask === null ? null : Math.round(best_ask * 1e6) / 1e6,
+    volume: m.volumeNum ?? toNumber(m.volume),
+    liquidity: m.liquidityNum ?? toNumber(m.liquidity),
+    forecasters: null,
+  };
+
+  if (m.closed !== true) {
+    if (m.active === false) return { ok: true, market: { ...base, state: 'upcoming', state_reason: 'not active on Polymarket' } };
+    return { ok: true, market: base };
+  }
+
+  // Closed: final only with a final UMA resolution (or, for pre-UMA-status markets, final payouts).
+  const closedAt = toDate(m.closedTime) ?? base.close_time;
+  const finalPrices = pricesAre(prices, 1, 0) || pricesAre(prices, 0.5, 0.5);
+  const final = uma === 'resolved' || (uma === null && finalPrices);
+  if (!final) {
+    const why = uma ? `UMA resolution ${uma}, not final` : 'awaiting resolution';
+    return { ok: true, market: { ...base, close_time: closedAt, state: 'closed', state_reason: `closed on Polymarket; ${why}` } };
+  }
+  if (!finalPrices || yesPrice === null) {
+    return { ok: false, id, reason: `resolved but payout ${JSON.stringify(m.outcomePrices)} is neither 1/0 nor 0.5/0.5` };
+  }
+  const excerpt = clip(
+    `Polymarket Gamma: closed=true; umaResolutionStatus=${m.umaResolutionStatus ?? 'null'}; outcomes=${JSON.stringify(outcomes)}; outcomePrices=${JSON.stringify(outcomePrices)}; closedTime=${m.closedTime ?? 'null'}`,
+    500,
+  );
+  const resolved_at = toDate(m.closedTime) ?? toDate(m.umaEndDate) ?? base.close_time;
+  const common = { ...base, close_time: closedAt, probability: null };
+  if (yesPrice === 0.5) {
+    return {
+      ok: true,
+      market: {
+        ...common,
+        state: 'annulled',
+        state_reason: 'resolved 50-50 on Polymarket (UMA)',
+        resolution: { outcome: null, resolved_at, evidence_excerpt: excerpt, method: 'venue:polymarket-uma', annulled_reason: 'Polymarket paid out 50-50 (outcomePrices ["0.5","0.5"]): the question was resolved as unknown/ambiguous' },
+      },
+    };
+  }
+  const outcome = yesPrice === 1 ? 1 : 0;
+  return {
+    ok: true,
+    market: {
+      ...common,
+      state: 'resolved',
+      state_reason: `resolved ${outcome === 1 ? 'YES' : 'NO'} on Polymarket (UMA)`,
+      resolution: { outcome, resolved_at, evidence_excerpt: excerpt, method: 'venue:polymarket-uma', annulled_reason: null },
+    },
+  };
+}
+
+class PolymarketDriver implements VenueDriver {
+  readonly venue = 'polymarket' as const;
+  readonly name = 'Polymarket';
+  readonly client: SourceClient;
+  private readonly gamma: string;
+  private readonly pageSize: number;
+  private readonly maxPages: number;
+
+  constructor(opts: PolymarketAdapterOptions) {
+    this.gamma = opts.gammaUrl.replace(/\/+$/, '');
+    this.pageSize = opts.pageSize ?? POLYMARKET_PAGE_SIZE;
+    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
+    this.client = clientFor(opts, { requestsPerInterval: 20, intervalMs: 1000, concurrency: 4 });
+  }
+
+  get origin(): string {
+    return `polymarket:${this.gamma}/markets`;
+  }
+
+  async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
+    const before = closeBefore(ctx);
+    for (let page = 0; page < this.maxPages && control.wantMore(); page++) {
+      const url = new URL(`${this.gamma}/markets`);
+      const q = url.searchParams;
+      q.set('closed', 'false');
+      q.set('active', 'true');
+      q.set('archived', 'false');
+      q.set('order', 'volumeNum');
+      q.set('ascending', 'false');
+      q.set('limit', String(this.pageSize));
+      q.set('offset', String(page * this.pageSize));
+      if (ctx.filters.minLiquidity !== undefined) q.set('liquidity_num_min', String(ctx.filters.minLiquidity));
+      if (before) q.set('end_date_max', before.toISOString());
+      const items = await this.client.getJson(url, GammaPage, ctx.signal);
+      yield { items, origin: this.origin };
+      if (items.length < this.pageSize) return;
+    }
+  }
+
+  async *lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage> {
+    for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+      const chunk = ids.slice(i, i + LOOKUP_CHUNK);
+      let missing = chunk;
+      for (const closed of [null, 'true'] as const) {
+        const url = new URL(`${this.gamma}/markets`);
+        for (const id of missing) url.searchParams.append('condition_ids', id);
+        url.searchParams.set('limit', String(missing.length));
+        if (closed) url.searchParams.set('closed', closed);
+        const items = await this.client.getJson(url, GammaPage, ctx.signal);
+        const got = new Set(items.map((x) => (x && typeof x === 'object' ? (x as { conditionId?: unknown }).conditionId : undefined)));
+        missing = missing.filter((id) => !got.has(id));
+        yield { items, origin: this.origin, notFound: closed && missing.length > 0 ? missing : [] };
+        if (missing.length === 0) break;
+      }
+    }
+  }
+
+  normalize(raw: unknown): Normalized {
+    return normalizePolymarket(raw);
+  }
+}
+
+/** The Polymarket adapter (Gamma discovery, UMA-final resolutions). */
+export function createPolymarketAdapter(opts: PolymarketAdapterOptions): VenueAdapter {
+  const driver = new PolymarketDriver(opts);
+  return {
+    venue: 'polymarket',
+    sync: (ctx) => runVenueSync(driver, ctx, opts),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The contract of the prediction-market venue adapters (Polymarket, Kalshi, Manifold, Metaculus).
+ *
+ * One `sync` per venue per pipeline run: discover open binary markets matching the filters, record
+ * one price observation per tracked or discovered open market, and detect the closing, resolution
+ * or annulment of tracked markets. Rows are plain JS objects keyed by exactly the raw table's
+ * columns (pipeline/warehouse/tables.ts): TIMESTAMP → Date (UTC), VARCHAR[] → string[], missing →
+ * null.
+ *
+ * Failure: a bad item is skipped (`skipped`, with a reason, also logged) and the batch goes on. A
+ * page or lookup that still fails after the client's retries makes `sync` throw a
+ * `VenueSyncError`, which IS a `SourceHttpError` (same kind, url, status) and also carries, in
+ * `partial`, the rows collected before the failure (callers that only know SourceHttpError simply
+ * record the venue as failed; callers that want to keep earlier pages can use `partial`).
+ */
+import type { Logger } from 'pino';
+import { SourceHttpError } from '../sources/http-client.ts';
+import type { RAW_TABLES, RawTableName } from '../warehouse/tables.ts';
+
+export const VENUES = ['polymarket', 'kalshi', 'manifold', 'metaculus'] as const;
+export type Venue = (typeof VENUES)[number];
+
+type JsOf<T> = T extends 'VARCHAR'
+  ? string
+  : T extends 'TIMESTAMP'
+    ? Date
+    : T extends 'VARCHAR[]'
+      ? string[]
+      : T extends 'BOOLEAN'
+        ? boolean
+        : number;
+
+type Columns<N extends RawTableName> = (typeof RAW_TABLES)[N]['columns'];
+
+/** A row of raw table `N`: exactly its columns; missing values are null. */
+export type Row<N extends RawTableName> = {
+  -readonly [K in keyof Columns<N>]: JsOf<Columns<N>[K]> | null;
+};
+
+export interface DiscoveryFilters {
+  /** Venue liquidity (USD, or mana on Manifold); venues that publish none (Metaculus) ignore it. */
+  minLiquidity?: number;
+  /** Distinct forecasters/bettors; venues that publish none (Polymarket, Kalshi) ignore it. */
+  minForecasters?: number;
+  /** Quorum taxonomy categories (classify's `category`), not the venue's own tags. */
+  categories?: string[];
+  /** Only markets closing within this many days of `now` (markets without a close time pass). */
+  closeWithinDays?: number;
+  /** At most this many NEW questions per venue per sync (tracked markets are always priced). */
+  maxMarkets?: number;
+}
+
+/** A market already in the warehouse and not resolved. */
+export interface TrackedMarket {
+  question_id: string;
+  venue_market_id: string;
+}
+
+export interface VenueSyncContext {
+  now: Date;
+  filters: DiscoveryFilters;
+  tracked: TrackedMarket[];
+  signal?: AbortSignal;
+  logger: Logger;
+}
+
+export interface SkippedItem {
+  venue: Venue;
+  venue_market_id: string | null;
+  reason: string;
+}
+
+export interface VenueSyncResult {
+  venue: Venue;
+  questions: Row<'questions'>[];
+  market_prices: Row<'market_prices'>[];
+  resolutions: Row<'resolutions'>[];
+  lifecycle_events: Row<'lifecycle_events'>[];
+  skipped: SkippedItem[];
+  /** HTTP attempts made by this sync (retries included). */
+  requests: number;
+}
+
+export interface VenueAdapter {
+  readonly venue: Venue;
+  sync(ctx: VenueSyncContext): Promise<VenueSyncResult>;
+}
+
+/**
+ * Thrown by `sync` when a page or lookup fails after retries. It is a SourceHttpError (kind, url
+ * and status of the failed request); `partial` holds what was collected before the failure.
+ */
+export class VenueSyncError extends SourceHttpError {
+  constructor(
+    readonly venue: Venue,
+    readonly cause: SourceHttpError,
+    readonly partial: VenueSyncResult,
+  ) {
+    super(cause.kind, cause.url, `${venue} sync failed: ${stripUrl(cause)}`, cause.status);
+    this.name = 'VenueSyncError';
+  }
+}
+
+function stripUrl(err: SourceHttpError): string {
+  const suffix = ` (${err.url})`;
+  return err.message.endsWith(suffix) ? err.message.slice(0, -suffix.length) : err.message;
+}

@@ -1,0 +1,69 @@
+/** Small parsing helpers shared by the venue adapters (pure, table-free). */
+import { z } from 'zod';
+
+/** A timestamp from an ISO string, a "YYYY-MM-DD HH:MM:SS+00" string or epoch ms; null if unreadable. */
+export function toDate(value: unknown): Date | null {
+  if (value === null || value === undefined || value === '') return null;
+  if (typeof value === 'number') {
+    const d = new Date(value);
+    return Number.isNaN(d.getTime()) ? null : d;
+  }
+  if (typeof value !== 'string') return null;
+  let s = value.trim();
+  // Postgres-style "2024-11-06 14:32:10.123+00" (Polymarket closedTime) → ISO.
+  const pg = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([+-]\d{2})(?::?(\d{2}))?$/.exec(s);
+  if (pg) s = `${pg[1]}T${pg[2]}${pg[3]}:${pg[4] ?? '00'}`;
+  else if (/^\d{4}-\d{2}-\d{2}$/.test(s)) s = `${s}T00:00:00Z`;
+  else if (/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) s = `${s.replace(' ', 'T')}Z`;
+  const d = new Date(s);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** A finite number from a number or numeric string; null otherwise. */
+export function toNumber(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && value.trim() !== '') {
+    const n = Number(value);
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+/** A probability in [0, 1], or null. */
+export function toProbability(value: unknown): number | null {
+  const n = toNumber(value);
+  return n !== null && n >= 0 && n <= 1 ? n : null;
+}
+
+export function blankToNull(s: string | null | undefined): string | null {
+  if (s === null || s === undefined) return null;
+  const t = s.trim();
+  return t === '' ? null : t;
+}
+
+/** zod: a number or numeric string (venues send both), as a number. */
+export const zNum = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const n = toNumber(v);
+  if (n === null) {
+    ctx.addIssue({ code: 'custom', message: `not a number: ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return n;
+});
+
+/** Shortens a text for an evidence excerpt or log line. */
+export function clip(s: string, max = 300): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+/** The first zod issue as "path: message". */
+export function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  return `${issue.path.join('.') || '(root)'}: ${issue.message}`;
+}
+
+/** Rounds float noise away (0.1 + 0.2 style) from prices computed from cents or mids. */
+export function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}

@@ -1,0 +1,48 @@
+-- 25_score_functions: the scoring definitions of DESIGN §5 as SQL macros, shared by every later
+-- file (temporary: they live only on the deriving connection).
+--
+--   brier      = (p - o)^2
+--   log_loss   = -ln(p') if o = 1, -ln(1 - p') if o = 0, with p' = p clipped to [0.001, 0.999]
+--   direction  = 'correct' when (p > 0.5 and o = 1) or (p < 0.5 and o = 0); 'none' when p = 0.5
+--                (no direction, counted apart); otherwise 'wrong'
+--   tier       = by d = |p - 0.5| rounded to 9 decimals (so that decimal boundaries such as
+--                p = 0.65 or 0.85 fall where written, not where binary floating point puts them):
+--                low d < 0.15, medium 0.15 <= d < 0.35, high d >= 0.35
+--   horizon_days   = (epoch(resolved_at) - epoch(created_at)) / 86400, fractional days
+--   horizon_bucket = upper bounds inclusive on the fractional day count, which is the same as
+--                bucketing on its ceiling: d <= 7 '0-7' (exactly 7.0 days is '0-7', 7.0001 days is
+--                '8-30'), d <= 30 '8-30', d <= 90 '31-90', d <= 365 '91-365', else '>365'.
+--   calibration bin = floor(p * 10) with p * 10 rounded to 9 decimals, p = 1 in bin 9.
+
+CREATE OR REPLACE TEMP MACRO _brier(p, o) AS (p - o) * (p - o);
+
+CREATE OR REPLACE TEMP MACRO _log_loss(p, o) AS
+  CASE WHEN p IS NULL OR o IS NULL THEN NULL
+       WHEN o = 1 THEN -ln(greatest(0.001, least(0.999, p)))
+       ELSE -ln(1 - greatest(0.001, least(0.999, p))) END;
+
+CREATE OR REPLACE TEMP MACRO _direction(p, o) AS
+  CASE WHEN p IS NULL OR o IS NULL THEN NULL
+       WHEN p = 0.5 THEN 'none'
+       WHEN (p > 0.5 AND o = 1) OR (p < 0.5 AND o = 0) THEN 'correct'
+       ELSE 'wrong' END;
+
+CREATE OR REPLACE TEMP MACRO _tier(p) AS
+  CASE WHEN p IS NULL THEN NULL
+       WHEN round(abs(p - 0.5), 9) < 0.15 THEN 'low'
+       WHEN round(abs(p - 0.5), 9) < 0.35 THEN 'medium'
+       ELSE 'high' END;
+
+CREATE OR REPLACE TEMP MACRO _horizon_days(created_at, resolved_at) AS
+  (epoch(resolved_at) - epoch(created_at)) / 86400.0;
+
+CREATE OR REPLACE TEMP MACRO _horizon_bucket(d) AS
+  CASE WHEN d IS NULL THEN NULL
+       WHEN d <= 7 THEN '0-7'
+       WHEN d <= 30 THEN '8-30'
+       WHEN d <= 90 THEN '31-90'
+       WHEN d <= 365 THEN '91-365'
+       ELSE '>365' END;
+
+CREATE OR REPLACE TEMP MACRO _calibration_bin(p) AS
+  least(floor(round(p * 10, 9)), 9)::INTEGER;

@@ -1,0 +1,340 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { createSourceClient, type SourceClient } from '../../pipeline/sources/http-client.ts';
+import {
+  FRED_API_KEY_ENV,
+  FredError,
+  fetchFredObservations,
+  fredConfigFromEnv,
+  fredSeriesUrl,
+  firstRelease,
+  valueAsOf,
+} from '../../pipeline/sources/fred.ts';
+import { compare, resolveThresholdQuestions, roundHalfAway, shiftMonths } from '../../pipeline/sources/resolve-threshold.ts';
+import { parseQuestionFile, type Operator, type ThresholdSpec, type Transform } from '../../pipeline/questions/question-file.ts';
+import { startFredReplay, type FredReplay } from '../fixtures/fred/replay-server.ts';
+
+const KEY = 'abcdef0123456789abcdef0123456789';
+const NOW = new Date('2026-11-21T12:00:00Z');
+
+let fred: FredReplay;
+let client: SourceClient;
+let logLines: string[];
+let logger: ReturnType<typeof pino>;
+
+beforeAll(async () => {
+  fred = await startFredReplay({ apiKey: KEY, today: '2026-11-21' });
+});
+afterAll(() => fred.close());
+beforeEach(() => {
+  fred.requests.length = 0;
+  client = createSourceClient({ retries: 2, backoffMs: 5, timeoutMs: 5_000 });
+  logLines = [];
+  logger = pino(
+    { level: 'debug' },
+    new Writable({
+      write(chunk, _enc, cb) {
+        logLines.push(String(chunk));
+        cb();
+      },
+    }),
+  );
+});
+
+function spec(
+  series_id: string,
+  observation_date: string,
+  transform: Transform,
+  operator: Operator,
+  threshold: number,
+  extra: Partial<ThresholdSpec> = {},
+): ThresholdSpec {
+  const question_id = extra.question_id ?? `quorum:${series_id.toLowerCase()}-${observation_date}-${transform}-${operator}-${threshold}`;
+  return { question_id, source: 'fred', series_id, observation_date, transform, operator, threshold, round: null, file: 'test.yaml', ...extra };
+}
+
+const ctx = (over: Partial<Parameters<typeof resolveThresholdQuestions>[1]> = {}) => ({
+  client,
+  baseUrl: fred.url,
+  apiKey: KEY,
+  now: NOW,
+  logger,
+  ...over,
+});
+
+/** Resolves specs and returns the outcome per question_id (undefined when skipped). */
+async function outcomes(specs: ThresholdSpec[], now = NOW) {
+  const r = await resolveThresholdQuestions(specs, ctx({ now }));
+  return { r, by: Object.fromEntries(r.resolutions.map((x) => [x.question_id!, x.outcome])) as Record<string, number | null> };
+}
+
+describe('helpers', () => {
+  it('shifts months, clamping the day', () => {
+    expect(shiftMonths('2026-10-01', -12)).toBe('2025-10-01');
+    expect(shiftMonths('2026-01-01', -1)).toBe('2025-12-01');
+    expect(shiftMonths('2026-03-31', -1)).toBe('2026-02-28');
+    expect(shiftMonths('2028-02-29', -12)).toBe('2027-02-28');
+    expect(shiftMonths('2026-12-31', -12)).toBe('2025-12-31');
+  });
+  it('rounds half away from zero without binary surprises', () => {
+    expect(roundHalfAway(1.005, 2)).toBe(1.01);
+    expect(roundHalfAway(3.05, 1)).toBe(3.1);
+    expect(roundHalfAway(-3.05, 1)).toBe(-3.1);
+    expect(roundHalfAway(3.0463, 1)).toBe(3);
+    expect(roundHalfAway(2.5, 0)).toBe(3);
+  });
+  it('compares with each operator', () => {
+    expect([compare(3, '>', 3), compare(3, '>=', 3), compare(3, '<', 3), compare(3, '<=', 3)]).toEqual([false, true, false, true]);
+  });
+  it('reads the config from the environment', () => {
+    expect(fredConfigFromEnv({})).toEqual({ baseUrl: 'https://api.stlouisfed.org' });
+    expect(fredConfigFromEnv({ QUORUM_FRED_URL: 'http://127.0.0.1:9/', QUORUM_FRED_API_KEY: KEY })).toEqual({ baseUrl: 'http://127.0.0.1:9', apiKey: KEY });
+    expect(() => fredConfigFromEnv({ QUORUM_FRED_API_KEY: 'not-a-key-SECRETVALUE' })).toThrow(/QUORUM_FRED_API_KEY: a FRED API key is 32/);
+    try {
+      fredConfigFromEnv({ QUORUM_FRED_API_KEY: 'not-a-key-SECRETVALUE' });
+    } catch (e) {
+      expect((e as Error).message).not.toContain('SECRETVALUE');
+    }
+    expect(() => fredConfigFromEnv({ QUORUM_FRED_URL: 'ftp://x' })).toThrow(/QUORUM_FRED_URL/);
+  });
+});
+
+describe('fetchFredObservations', () => {
+  it('asks once, with every vintage, and parses them', async () => {
+    const data = await fetchFredObservations(client, { baseUrl: fred.url, apiKey: KEY }, { seriesId: 'CPIAUCSL', start: '2025-10-01', end: '2026-10-01' });
+    expect(fred.requests).toHaveLength(1);
+    const q = fred.requests[0]!.searchParams;
+    expect(Object.fromEntries(q)).toMatchObject({
+      series_id: 'CPIAUCSL',
+      api_key: KEY,
+      file_type: 'json',
+      observation_start: '2025-10-01',
+      observation_end: '2026-10-01',
+      realtime_start: '1776-07-04',
+      realtime_end: '9999-12-31',
+    });
+    expect(data.observations.get('2025-10-01')!.map((v) => v.raw)).toEqual(['314.100', '314.540']);
+    expect(firstRelease(data, '2026-10-01', '2026-11-21')).toMatchObject({ value: 324.122, realtime_start: '2026-11-13' });
+    expect(firstRelease(data, '2026-10-01', '2026-11-12')).toBeUndefined();
+    expect(valueAsOf(data, '2025-10-01', '2026-01-01')!.raw).toBe('314.100');
+    expect(valueAsOf(data, '2025-10-01', '2026-11-13')!.raw).toBe('314.540');
+  });
+
+  it('without a key: a clear error naming the variable, and no request', async () => {
+    const err = await fetchFredObservations(client, { baseUrl: fred.url }, { seriesId: 'UNRATE', start: '2026-09-01', end: '2026-09-01' }).catch((e) => e);
+    expect(err).toBeInstanceOf(FredError);
+    expect(err.kind).toBe('missing_api_key');
+    expect(err.message).toContain(FRED_API_KEY_ENV);
+    expect(fred.requests).toHaveLength(0);
+  });
+
+  it("errors never contain the key (FRED's 400 for an unknown series)", async () => {
+    const err = await fetchFredObservations(client, { baseUrl: fred.url, apiKey: KEY }, { seriesId: 'NOSUCH', start: '2026-01-01', end: '2026-01-01' }).catch((e) => e);
+    expect(err).toBeInstanceOf(FredError);
+    expect(err.kind).toBe('request_failed');
+    expect(err.status).toBe(400);
+    expect(JSON.stringify({ ...err, message: err.message })).not.toContain(KEY);
+    expect(err.message).toContain('https://fred.stlouisfed.org/series/NOSUCH');
+  });
+
+  it('retries a 429 and then succeeds', async () => {
+    fred.fail('UNRATE', 429);
+    const data = await fetchFredObservations(client, { baseUrl: fred.url, apiKey: KEY }, { seriesId: 'UNRATE', start: '2026-09-01', end: '2026-09-01' });
+    expect(firstRelease(data, '2026-09-01', '2026-11-21')!.raw).toBe('4.5');
+    expect(fred.requests).toHaveLength(2);
+    expect(client.stats.retries).toBe(1);
+  });
+
+  it('a malformed payload is a malformed_payload error without the key', async () => {
+    const err = await fetchFredObservations(client, { baseUrl: fred.url, apiKey: KEY }, { seriesId: 'MALFORMED', start: '2026-09-01', end: '2026-09-01' }).catch((e) => e);
+    expect(err.kind).toBe('malformed_payload');
+    expect(err.message).toMatch(/observations\.0\.value/);
+    expect(err.message).not.toContain(KEY);
+  });
+});
+
+describe('resolveThresholdQuestions: hand-computed outcomes', () => {
+  it('level at each operator, equality included (UNRATE 2026-09 = 4.5)', async () => {
+    const specs = [
+      spec('UNRATE', '2026-09-01', 'level', '>', 4.5),
+      spec('UNRATE', '2026-09-01', 'level', '>=', 4.5),
+      spec('UNRATE', '2026-09-01', 'level', '<', 4.5),
+      spec('UNRATE', '2026-09-01', 'level', '<=', 4.5),
+      spec('UNRATE', '2026-09-01', 'level', '>', 4.4),
+      spec('UNRATE', '2026-09-01', 'level', '<', 4.6),
+    ];
+    const { r } = await outcomes(specs);
+    expect(r.resolutions.map((x) => x.outcome)).toEqual([0, 1, 0, 1, 1, 1]);
+    expect(r.skipped).toEqual([]);
+    expect(fred.requests).toHaveLength(1); // one request per series
+    expect(r.resolutions[1]!.evidence_excerpt).toBe('UNRATE 2026-09-01 = 4.5; 4.5 >= 4.5 → YES (as published 2026-10-02)');
+    expect(r.resolutions[0]!.evidence_excerpt).toBe('UNRATE 2026-09-01 = 4.5; 4.5, not > 4.5 → NO (as published 2026-10-02)');
+  });
+
+  it('yoy_pct and mom_pct exactly on the threshold (QTEST 2026-01 = +2.5% on both)', async () => {
+    const ops: Operator[] = ['>', '>=', '<', '<='];
+    const specs = [...ops.map((o) => spec('QTEST', '2026-01-01', 'yoy_pct', o, 2.5)), ...ops.map((o) => spec('QTEST', '2026-01-01', 'mom_pct', o, 2.5))];
+    const { r } = await outcomes(specs);
+    expect(r.resolutions.map((x) => x.outcome)).toEqual([0, 1, 0, 1, 0, 1, 0, 1]);
+    expect(r.resolutions[1]!.evidence_excerpt).toBe('QTEST 2026-01-01 = 102.5; 2025-01-01 = 100; YoY +2.50% >= 2.5 → YES (as published 2026-02-11)');
+    expect(r.resolutions[4]!.evidence_excerpt).toBe('QTEST 2026-01-01 = 102.5; 2025-12-01 = 100; MoM +2.50%, not > 2.5 → NO (as published 2026-02-11)');
+    expect(r.resolutions.map((x) => x.method)).toEqual([...ops.map(() => 'threshold:yoy_pct'), ...ops.map(() => 'threshold:mom_pct')]);
+    expect(fred.requests).toHaveLength(1);
+    expect(fred.requests[0]!.searchParams.get('observation_start')).toBe('2025-01-01');
+    expect(fred.requests[0]!.searchParams.get('observation_end')).toBe('2026-01-01');
+  });
+
+  it('CPI YoY for October 2026: 324.122 / 314.540 (the year-earlier value as published on 2026-11-13) = +3.05%', async () => {
+    const id = 'quorum:cpi-yoy-above-3-oct-2026';
+    const { r } = await outcomes([spec('CPIAUCSL', '2026-10-01', 'yoy_pct', '>', 3.0, { question_id: id })]);
+    expect(r.resolutions).toEqual([
+      {
+        question_id: id,
+        outcome: 1,
+        resolved_at: new Date('2026-11-13T00:00:00Z'),
+        source_slug: 'fred',
+        source_url: 'https://fred.stlouisfed.org/series/CPIAUCSL',
+        evidence_excerpt: 'CPIAUCSL 2026-10-01 = 324.122; 2025-10-01 = 314.540; YoY +3.05% > 3.0 → YES (as published 2026-11-13)',
+        retrieved_at: NOW,
+        method: 'threshold:yoy_pct',
+        annulled_reason: null,
+      },
+    ]);
+    expect(r.lifecycle_events).toEqual([
+      { question_id: id, state: 'resolved', at: new Date('2026-11-13T00:00:00Z'), reason: expect.stringMatching(/^resolved YES from FRED CPIAUCSL: /) },
+    ]);
+  });
+
+  it('rounding as published: +3.046% rounded to one decimal is 3.0, not > 3.0', async () => {
+    const { r } = await outcomes([spec('CPIAUCSL', '2026-10-01', 'yoy_pct', '>', 3.0, { round: 1 }), spec('CPIAUCSL', '2026-10-01', 'yoy_pct', '>=', 3.0, { round: 1 })]);
+    expect(r.resolutions.map((x) => x.outcome)).toEqual([0, 1]);
+    expect(r.resolutions[0]!.evidence_excerpt).toBe(
+      'CPIAUCSL 2026-10-01 = 324.122; 2025-10-01 = 314.540; YoY +3.0% (rounded to 1 decimal), not > 3.0 → NO (as published 2026-11-13)',
+    );
+  });
+
+  it('MoM shows enough decimals to keep the comparison visible (+0.301% > 0.3)', async () => {
+    const { r } = await outcomes([spec('CPIAUCSL', '2026-10-01', 'mom_pct', '>', 0.3), spec('CPIAUCSL', '2026-10-01', 'mom_pct', '<', 0.3)]);
+    expect(r.resolutions.map((x) => x.outcome)).toEqual([1, 0]);
+    expect(r.resolutions[0]!.evidence_excerpt).toContain('MoM +0.301% > 0.3 → YES');
+  });
+
+  it('decides on the first release: later revisions and later runs change nothing', async () => {
+    const s = spec('CPIAUCSL', '2026-10-01', 'yoy_pct', '>', 3.0);
+    const later = new Date('2027-06-01T00:00:00Z');
+    const { r } = await outcomes([s], later);
+    expect(r.resolutions[0]!.outcome).toBe(1);
+    expect(r.resolutions[0]!.resolved_at).toEqual(new Date('2026-11-13T00:00:00Z'));
+    expect(r.resolutions[0]!.evidence_excerpt).toContain('324.122');
+    expect(r.resolutions[0]!.retrieved_at).toEqual(later);
+  });
+
+  it('resolved_at is never after now', async () => {
+    // DFF for 2026-11-20 is published 2026-11-21; a run at 00:00 that day sees it at the same instant.
+    const now = new Date('2026-11-21T00:00:00Z');
+    const { r } = await outcomes([spec('DFF', '2026-11-20', 'level', '<', 4.0)], now);
+    expect(r.resolutions[0]!.resolved_at).toEqual(now);
+    expect(r.resolutions[0]!.outcome).toBe(1);
+  });
+});
+
+describe('resolveThresholdQuestions: open questions and failures', () => {
+  it('not yet published: the period has not begun (no request), or FRED has no observation yet', async () => {
+    const a = spec('DFF', '2026-12-31', 'level', '<', 4.0);
+    const b = spec('CPIAUCSL', '2026-11-01', 'yoy_pct', '>', 3.0);
+    const c = spec('CPIAUCSL', '2026-10-01', 'yoy_pct', '>', 3.0);
+    const { r } = await outcomes([a, b, c], new Date('2026-11-12T12:00:00Z')); // the day before October's CPI
+    expect(r.resolutions).toEqual([]);
+    expect(r.lifecycle_events).toEqual([]);
+    expect(r.skipped.map((s) => s.question_id)).toEqual([a.question_id, b.question_id, c.question_id]);
+    for (const s of r.skipped) expect(s.reason).toMatch(/^not yet published/);
+    expect(fred.requests.map((u) => u.searchParams.get('series_id'))).toEqual(['CPIAUCSL']);
+  });
+
+  it('"." is no value: the question stays open', async () => {
+    const { r } = await outcomes([spec('UNRATE', '2025-10-01', 'level', '>=', 4.5), spec('UNRATE', '2025-11-01', 'mom_pct', '>', 0)]);
+    expect(r.resolutions).toEqual([]);
+    expect(r.skipped[0]!.reason).toBe('not yet published: UNRATE 2025-10-01 is "." (no value) in FRED');
+    expect(r.skipped[1]!.reason).toMatch(/^not yet published: UNRATE month-earlier observation 2025-10-01 is "\."/);
+  });
+
+  it('a comparison value of 0 cannot be divided by', async () => {
+    const { r } = await outcomes([spec('QTEST', '2026-03-01', 'mom_pct', '>', 0)]);
+    expect(r.skipped[0]!.reason).toMatch(/cannot compute mom_pct: QTEST 2026-02-01 is 0/);
+  });
+
+  it('no API key: every question skipped with a reason naming the variable, nothing requested', async () => {
+    const r = await resolveThresholdQuestions([spec('UNRATE', '2026-09-01', 'level', '>=', 4.5)], ctx({ apiKey: undefined }));
+    expect(r.resolutions).toEqual([]);
+    expect(r.skipped[0]!.reason).toContain('QUORUM_FRED_API_KEY');
+    expect(fred.requests).toHaveLength(0);
+    expect(logLines.join('')).toContain('QUORUM_FRED_API_KEY');
+  });
+
+  it('a 429 then success resolves normally', async () => {
+    fred.fail('UNRATE', 429);
+    const { r } = await outcomes([spec('UNRATE', '2026-09-01', 'level', '>=', 4.5)]);
+    expect(r.resolutions.map((x) => x.outcome)).toEqual([1]);
+    expect(fred.requests).toHaveLength(2);
+  });
+
+  it("a malformed payload or an unknown series skips that series' questions only", async () => {
+    const bad = spec('MALFORMED', '2026-09-01', 'level', '>', 1);
+    const unknown = spec('NOSUCH', '2026-09-01', 'level', '>', 1);
+    const good = spec('UNRATE', '2026-09-01', 'level', '>=', 4.5);
+    const { r } = await outcomes([bad, unknown, good]);
+    expect(r.resolutions.map((x) => x.question_id)).toEqual([good.question_id]);
+    expect(r.skipped).toEqual([
+      { question_id: bad.question_id, reason: expect.stringMatching(/^FRED MALFORMED: malformed payload: /) },
+      { question_id: unknown.question_id, reason: expect.stringMatching(/^FRED NOSUCH: request failed: client_error: HTTP 400/) },
+    ]);
+  });
+
+  it('the key is never in source_url, rows, reasons or log output (also across retries and errors)', async () => {
+    fred.fail('CPIAUCSL', 429, 503);
+    const r = await resolveThresholdQuestions(
+      [
+        spec('CPIAUCSL', '2026-10-01', 'yoy_pct', '>', 3),
+        spec('UNRATE', '2026-09-01', 'level', '>=', 4.5),
+        spec('NOSUCH', '2026-09-01', 'level', '>', 1),
+        spec('MALFORMED', '2026-09-01', 'level', '>', 1),
+      ],
+      ctx(),
+    );
+    expect(r.resolutions).toHaveLength(2);
+    for (const row of r.resolutions) expect(row.source_url).toMatch(/^https:\/\/fred\.stlouisfed\.org\/series\/[A-Z]+$/);
+    expect(logLines.length).toBeGreaterThan(0);
+    const everything = JSON.stringify(r) + logLines.join('');
+    expect(everything).not.toContain(KEY);
+    expect(everything).not.toContain('api_key=');
+    expect(fred.requests.every((u) => u.searchParams.get('api_key') === KEY)).toBe(true);
+  });
+
+  it('a refused connection is a request failure, not a crash', async () => {
+    const dead = await startFredReplay({ apiKey: KEY, today: '2026-11-21' });
+    const url = dead.url;
+    await dead.close();
+    const r = await resolveThresholdQuestions([spec('UNRATE', '2026-09-01', 'level', '>=', 4.5)], ctx({ baseUrl: url, client: createSourceClient({ retries: 1, backoffMs: 5, timeoutMs: 2_000 }) }));
+    expect(r.skipped[0]!.reason).toMatch(/^FRED UNRATE: request failed: network/);
+    expect(r.skipped[0]!.reason).not.toContain(KEY);
+  });
+
+  it('source_url is the public series page', () => {
+    expect(fredSeriesUrl('CPIAUCSL')).toBe('https://fred.stlouisfed.org/series/CPIAUCSL');
+  });
+});
+
+describe('data/questions/example.yaml end to end against the replay', () => {
+  it('resolves what is published and leaves the rest open', async () => {
+    const { specs } = parseQuestionFile('data/questions/example.yaml', { now: NOW });
+    const r = await resolveThresholdQuestions(specs, ctx());
+    expect(r.resolutions.map((x) => [x.question_id, x.outcome, x.resolved_at])).toEqual([
+      // +3.046% rounded to one decimal is 3.0: not above 3.0.
+      ['quorum:cpi-yoy-above-3-oct-2026', 0, new Date('2026-11-13T00:00:00Z')],
+      ['quorum:unrate-at-or-above-4-5-sep-2026', 1, new Date('2026-10-02T00:00:00Z')],
+    ]);
+    expect(r.skipped).toEqual([{ question_id: 'quorum:effr-below-4-on-2026-12-31', reason: 'not yet published: DFF 2026-12-31 is after 2026-11-21' }]);
+    expect(fred.requests).toHaveLength(2);
+  });
+});

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SourceHttpError } from '../../pipeline/sources/http-client.ts';
+import { createKalshiAdapter } from '../../pipeline/venues/kalshi.ts';
+import { VenueSyncError, type VenueSyncContext } from '../../pipeline/venues/types.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+
+const fx = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/venues/kalshi/${name}`, import.meta.url), 'utf8'));
+const page1 = fx('markets-page-1.json');
+const page2 = fx('markets-page-2.json');
+const tracked: Record<string, unknown> = fx('markets-tracked.json');
+
+const FAST = { requestsPerInterval: 1000, intervalMs: 1000, retries: 3, backoffMs: 5, timeoutMs: 5000 };
+const logger = pino({ level: 'silent' });
+const now = new Date('2025-11-15T12:00:00Z');
+const ctx = (over: Partial<VenueSyncContext> = {}): VenueSyncContext => ({ now, filters: {}, tracked: [], logger, ...over });
+const track = (...ids: string[]) => ids.map((id) => ({ question_id: `kalshi:${id}`, venue_market_id: id }));
+
+const singleMarket = {
+  path: /^\/trade-api\/v2\/markets\/[^/]+$/,
+  responses: (req: { path: string }) => {
+    const ticker = decodeURIComponent(req.path.split('/').pop()!);
+    const m = tracked[ticker];
+    return m ? json({ market: m }) : json({ error: { code: 'not_found', message: 'market not found' } }, 404);
+  },
+};
+
+let server: ReplayServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('kalshi adapter', () => {
+  it('follows the cursor through 429 / 500 / a cut-off body; dollars and cents prices; final settlements only', async () => {
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', query: { cursor: null, status: 'open' }, responses: [{ status: 429, headers: { 'retry-after': '0.05' } }, { body: page1, truncate: { bytes: 500, mode: 'destroy' } }, json(page1)] },
+      { path: '/trade-api/v2/markets', query: { cursor: page1.cursor }, responses: [{ status: 502, body: 'Bad Gateway' }, json(page2)] },
+      singleMarket,
+    ]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    const r = await adapter.sync(
+      ctx({ tracked: track('KXFEDDECISION-26JAN-C25', 'KXCPI-25SEP-T0.3', 'KXPAYROLLS-25SEP-T50000', 'KXGOVSHUT-25OCT15', 'KXTIKTOK-25SEP17', 'KXRAIN-25NOV', 'KXGONE-25') }),
+    );
+    expect(server.log.filter((e) => e.path === '/trade-api/v2/markets').map((e) => e.status)).toEqual([429, 200, 200, 502, 200]);
+    expect(server.log[0]!.query.get('limit')).toBe('1000');
+    expect(r.requests).toBe(server.log.length);
+
+    // Tracked open market (dollars): mid of 0.42 / 0.44.
+    const fed = r.market_prices.find((p) => p.question_id === 'kalshi:KXFEDDECISION-26JAN-C25')!;
+    expect(fed).toMatchObject({ probability: 0.43, best_bid: 0.42, best_ask: 0.44, liquidity: 48211.37, volume: 183422, observed_at: now });
+    // Older payload in integer cents: mid of 61 / 63 cents.
+    const inx = r.market_prices.find((p) => p.question_id === 'kalshi:INXD-25DEC31-B6000')!;
+    expect(inx).toMatchObject({ probability: 0.62, best_bid: 0.61, best_ask: 0.63, liquidity: 12345 });
+    // Empty book (bid 0, ask 1.00): the last price, no bid/ask.
+    const pope = r.market_prices.find((p) => p.question_id === 'kalshi:KXNEWPOPE-26-PPAR')!;
+    expect(pope).toMatchObject({ probability: 0.35, best_bid: null, best_ask: null });
+    expect(r.market_prices).toHaveLength(3);
+
+    expect(r.questions.map((q) => q.venue_market_id)).toEqual(['INXD-25DEC31-B6000', 'KXNEWPOPE-26-PPAR']);
+    expect(r.questions[0]).toMatchObject({ url: 'https://kalshi.com/markets/inxd-25dec31', close_time: new Date('2025-12-31T21:00:00Z') });
+    expect(r.questions[0]!.resolution_criteria).toContain('S&P 500');
+
+    const skipped = Object.fromEntries(r.skipped.map((s) => [s.venue_market_id, s.reason]));
+    expect(skipped['KXHIGHNY-25DEC31-T45']).toMatch(/non-binary market: market_type scalar/);
+    expect(skipped['KXBTC-25DEC31-B100000']).toMatch(/unknown Kalshi status "frozen"/);
+    expect(skipped['KXGDP-25Q4-T3']).toMatch(/^schema: status/);
+    expect(skipped['KXRAIN-25NOV']).toMatch(/without a binary result/);
+    expect(skipped['KXGONE-25']).toMatch(/not found/);
+
+    const res = new Map(r.resolutions.map((x) => [x.question_id, x]));
+    expect(res.size).toBe(3);
+    expect(res.get('kalshi:KXCPI-25SEP-T0.3')).toMatchObject({ outcome: 1, method: 'venue:kalshi-settlement', resolved_at: new Date('2025-10-24T14:00:00Z'), source_slug: 'kalshi', annulled_reason: null });
+    expect(res.get('kalshi:KXCPI-25SEP-T0.3')!.evidence_excerpt).toContain('status=finalized; result="yes"');
+    expect(res.get('kalshi:KXPAYROLLS-25SEP-T50000')).toMatchObject({ outcome: 0 });
+    expect(res.get('kalshi:KXTIKTOK-25SEP17')).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('void') });
+    // determined (result already "no") is not final yet: only closed.
+    expect(res.has('kalshi:KXGOVSHUT-25OCT15')).toBe(false);
+    expect(r.lifecycle_events.find((e) => e.question_id === 'kalshi:KXGOVSHUT-25OCT15')).toMatchObject({ state: 'closed', at: new Date('2025-10-15T23:59:00Z') });
+    expect(r.lifecycle_events.find((e) => e.question_id === 'kalshi:KXTIKTOK-25SEP17' && e.state === 'annulled')).toBeTruthy();
+  });
+
+  it('passes max_close_ts for the close window', async () => {
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(page2)] }]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    await adapter.sync(ctx({ filters: { closeWithinDays: 10 } }));
+    expect(server.log[0]!.query.get('max_close_ts')).toBe(String(Date.parse('2025-11-25T12:00:00Z') / 1000));
+  });
+
+  it('throws a SourceHttpError within a bounded time when the venue fails entirely', async () => {
+    server = await startReplayServer([{ path: /.*/, responses: [{ status: 500 }] }]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: { ...FAST, retries: 2 } });
+    const t0 = Date.now();
+    const err = await adapter.sync(ctx({ tracked: track('A') })).catch((e: unknown) => e);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(err).toBeInstanceOf(SourceHttpError);
+    expect((err as VenueSyncError).partial.requests).toBe(3);
+  });
+
+  it('a tracked lookup failing after retries fails the venue (with partial rows)', async () => {
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', responses: [json(page2)] },
+      { path: /^\/trade-api\/v2\/markets\//, responses: [{ status: 500 }] },
+    ]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: { ...FAST, retries: 1 } });
+    const err = (await adapter.sync(ctx({ tracked: track('KXCPI-25SEP-T0.3') })).catch((e: unknown) => e)) as VenueSyncError;
+    expect(err).toBeInstanceOf(VenueSyncError);
+    expect(err.partial.questions).toHaveLength(1);
+  });
+});

@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SourceHttpError } from '../../pipeline/sources/http-client.ts';
+import { createMetaculusAdapter } from '../../pipeline/venues/metaculus.ts';
+import type { VenueSyncContext } from '../../pipeline/venues/types.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+
+const fx = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/venues/metaculus/${name}`, import.meta.url), 'utf8'));
+const page1 = fx('posts-page-1.json');
+const page2 = fx('posts-page-2.json');
+const tracked: Record<string, unknown> = fx('posts-tracked.json');
+
+const FAST = { requestsPerInterval: 1000, intervalMs: 1000, retries: 3, backoffMs: 5, timeoutMs: 5000 };
+const logger = pino({ level: 'silent' });
+const now = new Date('2025-11-15T12:00:00Z');
+const ctx = (over: Partial<VenueSyncContext> = {}): VenueSyncContext => ({ now, filters: {}, tracked: [], logger, ...over });
+const track = (...ids: string[]) => ids.map((id) => ({ question_id: `metaculus:${id}`, venue_market_id: id }));
+
+let server: ReplayServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('metaculus adapter', () => {
+  it('follows `next` on the configured host, keeps binary questions, handles a missing aggregation, annulled and ambiguous', async () => {
+    server = await startReplayServer([
+      { path: '/api/posts/', query: { offset: '0' }, responses: [{ status: 429, headers: { 'retry-after': '0.05' } }, json(page1)] },
+      { path: '/api/posts/', query: { offset: '4' }, responses: [{ status: 500 }, { body: page2, truncate: { bytes: 1000, mode: 'destroy' } }, json(page2)] },
+      {
+        path: /^\/api\/posts\/\d+\/$/,
+        responses: (req: { path: string }) => {
+          const p = tracked[req.path.split('/')[3]!];
+          return p ? json(p) : json({ detail: 'No Post matches the given query.' }, 404);
+        },
+      },
+    ]);
+    const adapter = createMetaculusAdapter({ baseUrl: `${server.url}/api`, pageSize: 4, token: 'test-token', clientOptions: FAST });
+    const r = await adapter.sync(ctx({ tracked: track('20001', '20002', '20003', '20004', '20005', '20006', '99999') }));
+
+    const first = server.log[0]!;
+    expect(Object.fromEntries(first.query)).toMatchObject({ offset: '0', limit: '4', statuses: 'open', forecast_type: 'binary', with_cp: 'true' });
+    expect(server.log.filter((e) => e.path === '/api/posts/').map((e) => `${e.query.get('offset')}:${e.status}`)).toEqual(['0:429', '0:200', '4:500', '4:200', '4:200']);
+
+    // New: 31245 (with community prediction), 31300 (no aggregation yet: tracked, not priced), 31700.
+    expect(r.questions.map((q) => q.venue_market_id)).toEqual(['31245', '31300', '31700']);
+    expect(r.questions[0]).toMatchObject({
+      question_id: 'metaculus:31245',
+      url: 'https://www.metaculus.com/questions/31245/',
+      close_time: new Date('2026-06-30T23:00:00Z'),
+      description: 'The NBER Business Cycle Dating Committee determines US recessions.',
+    });
+    expect(r.questions[0]!.resolution_criteria).toContain('Announcements after the close date');
+    expect(r.market_prices.map((p) => [p.question_id, p.probability])).toEqual([
+      ['metaculus:31245', 0.18],
+      ['metaculus:31700', 0.05],
+    ]);
+    expect(r.market_prices[0]).toMatchObject({ best_bid: null, best_ask: null, volume: null, liquidity: null });
+    expect(r.lifecycle_events.filter((e) => e.state === 'active').map((e) => e.question_id)).toEqual(['metaculus:31245', 'metaculus:31300', 'metaculus:31700']);
+
+    const skipped = Object.fromEntries(r.skipped.map((s) => [s.venue_market_id, s.reason]));
+    expect(skipped['31410']).toBe('non-binary question: type numeric');
+    expect(skipped['31500']).toMatch(/non-binary post/);
+    expect(skipped['31600']).toMatch(/^schema: nr_forecasters/);
+    expect(skipped['31800']).toMatch(/unknown Metaculus status "paused"/);
+    expect(skipped['99999']).toMatch(/not found/);
+
+    const res = new Map(r.resolutions.map((x) => [x.question_id, x]));
+    expect(res.get('metaculus:20001')).toMatchObject({ outcome: 1, resolved_at: new Date('2025-09-17T19:00:00Z'), method: 'venue:metaculus-resolution', source_slug: 'metaculus', source_url: 'https://www.metaculus.com/questions/20001/' });
+    expect(res.get('metaculus:20002')).toMatchObject({ outcome: 0 });
+    expect(res.get('metaculus:20003')).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('annulled') });
+    expect(res.get('metaculus:20004')).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('ambiguous') });
+    expect(res.get('metaculus:20004')!.evidence_excerpt).toContain('resolution="ambiguous"');
+    expect(res.size).toBe(4);
+    expect(r.lifecycle_events.find((e) => e.question_id === 'metaculus:20005')).toMatchObject({ state: 'closed', at: new Date('2025-10-01T00:00:00Z') });
+    // Tracked, open, no aggregation: no price row, nothing else either.
+    expect(r.market_prices.some((p) => p.question_id === 'metaculus:20006')).toBe(false);
+    expect(r.skipped.some((s) => s.venue_market_id === '20006')).toBe(false);
+  });
+
+  it('never follows `next` off the configured host', async () => {
+    const evil = { ...page1, next: 'http://203.0.113.9:9/api/posts/?offset=4&limit=4' };
+    server = await startReplayServer([
+      { path: '/api/posts/', query: { offset: '0' }, responses: [json(evil)] },
+      { path: '/api/posts/', query: { offset: '4' }, responses: [json(page2)] },
+    ]);
+    const adapter = createMetaculusAdapter({ baseUrl: `${server.url}/api`, pageSize: 4, clientOptions: FAST });
+    const r = await adapter.sync(ctx());
+    expect(server.log.map((e) => e.query.get('offset'))).toEqual(['0', '4']);
+    expect(r.questions).toHaveLength(3);
+  });
+
+  it('throws a SourceHttpError within a bounded time when the venue fails entirely', async () => {
+    server = await startReplayServer([{ path: /.*/, responses: [{ status: 500 }] }]);
+    const adapter = createMetaculusAdapter({ baseUrl: `${server.url}/api`, clientOptions: { ...FAST, retries: 2 } });
+    const t0 = Date.now();
+    const err = await adapter.sync(ctx()).catch((e: unknown) => e);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(err).toBeInstanceOf(SourceHttpError);
+  });
+});

@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SourceHttpError } from '../../pipeline/sources/http-client.ts';
+import { createPolymarketAdapter, normalizePolymarket } from '../../pipeline/venues/polymarket.ts';
+import { VenueSyncError, type VenueSyncContext } from '../../pipeline/venues/types.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+
+type Gamma = { conditionId: string; closed: boolean; question: string };
+const fx = (name: string): Gamma[] => JSON.parse(readFileSync(new URL(`../fixtures/venues/polymarket/${name}`, import.meta.url), 'utf8'));
+const page0 = fx('markets-offset-0.json');
+const page3 = fx('markets-offset-3.json');
+const page6 = fx('markets-offset-6.json');
+const tracked = fx('markets-tracked.json');
+
+const FAST = { requestsPerInterval: 1000, intervalMs: 1000, retries: 3, backoffMs: 5, timeoutMs: 5000, maxRetryAfterMs: 5000 };
+const logger = pino({ level: 'silent' });
+const now = new Date('2025-11-15T12:00:00Z');
+const ctx = (over: Partial<VenueSyncContext> = {}): VenueSyncContext => ({ now, filters: {}, tracked: [], logger, ...over });
+const T = (n: number) => '0x' + String(n).repeat(32);
+
+/** Gamma's lookup by condition ids, honouring `closed` (absent: open markets only). */
+const lookupRoute = {
+  path: '/markets',
+  query: { offset: null },
+  responses: (req: { query: URLSearchParams }) => {
+    const ids = req.query.getAll('condition_ids');
+    const closed = req.query.get('closed') === 'true';
+    return json([...page0, ...tracked].filter((m) => ids.includes(m.conditionId) && m.closed === closed));
+  },
+};
+
+let server: ReplayServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('polymarket adapter', () => {
+  it('paginates, rides out 429 (Retry-After) / 500 / a truncated body, keeps binary markets, detects final UMA resolutions', async () => {
+    server = await startReplayServer([
+      { path: '/markets', query: { offset: '0', closed: 'false' }, responses: [{ status: 429, headers: { 'retry-after': '1' }, body: { error: 'Too Many Requests' } }, json(page0)] },
+      { path: '/markets', query: { offset: '3' }, responses: [{ status: 500, body: { error: 'internal' } }, json(page3)] },
+      { path: '/markets', query: { offset: '6' }, responses: [{ body: page6, truncate: { bytes: 200, mode: 'end' } }, json(page6)] },
+      lookupRoute,
+    ]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, pageSize: 3, clientOptions: FAST });
+    const trackedIds = [page0[0]!.conditionId, T(11), T(22), T(33), T(44), T(55), '0xdeadbeef'];
+    const r = await adapter.sync(ctx({ tracked: trackedIds.map((id) => ({ question_id: `polymarket:${id}`, venue_market_id: id })) }));
+
+    // Retry-After: 1 s was obeyed before the first page was fetched again.
+    const first = server.log.filter((e) => e.query.get('offset') === '0');
+    expect(first.map((e) => e.status)).toEqual([429, 200]);
+    expect(first[1]!.at - first[0]!.at).toBeGreaterThanOrEqual(900);
+    expect(r.requests).toBe(server.log.length);
+
+    // New questions: the No-first BTC market, the Lakers and Taylor Swift; not the tracked Fed market.
+    expect(r.questions.map((q) => q.title)).toEqual([page0[1]!.question, page3[1]!.question, page6[0]!.question]);
+    const btc = r.questions[0]!;
+    expect(btc).toMatchObject({
+      question_id: `polymarket:${page0[1]!.conditionId}`,
+      venue: 'polymarket',
+      venue_market_id: page0[1]!.conditionId,
+      url: 'https://polymarket.com/event/will-bitcoin-reach-150000-by-december-31-2025',
+      status: 'active',
+      lang: 'en',
+      ingested_at: now,
+    });
+    expect(btc.category).toEqual(expect.any(String));
+    expect(Array.isArray(btc.tags)).toBe(true);
+    expect(Object.keys(btc).sort()).toEqual(
+      ['question_id', 'venue', 'venue_market_id', 'title', 'description', 'resolution_criteria', 'url', 'category', 'domain', 'tags', 'created_at', 'close_time', 'status', 'lang', 'origin', 'ingested_at'].sort(),
+    );
+
+    // One observation per open market (tracked + new), Yes side even when "No" is listed first.
+    expect(r.market_prices).toHaveLength(4);
+    const btcPrice = r.market_prices.find((p) => p.question_id === btc.question_id)!;
+    expect(btcPrice.probability).toBe(0.07);
+    expect(btcPrice.best_bid).toBeCloseTo(0.065, 9);
+    expect(btcPrice.best_ask).toBeCloseTo(0.075, 9);
+    expect(btcPrice).toMatchObject({ observed_at: now, volume: 8211934.4, liquidity: 381221.19 });
+    expect(btcPrice.origin).toBe(`polymarket:${server.url}/markets`);
+    const fed = r.market_prices.find((p) => p.question_id === `polymarket:${page0[0]!.conditionId}`)!;
+    expect(fed).toMatchObject({ probability: 0.855, best_bid: 0.85, best_ask: 0.86 });
+
+    // Skipped with reasons, rest kept.
+    const reasons = r.skipped.map((s) => s.reason);
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^non-binary market: outcomes \["Vance","Newsom"\]/),
+        expect.stringMatching(/^schema: outcomes/),
+        expect.stringMatching(/unknown umaResolutionStatus "under-review"/),
+        expect.stringMatching(/not found/),
+      ]),
+    );
+    expect(r.skipped.find((s) => /not found/.test(s.reason))!.venue_market_id).toBe('0xdeadbeef');
+
+    // Resolutions: final ones only; 50/50 is an annulment; No-first payout maps to Yes = 0.
+    const byId = new Map(r.resolutions.map((x) => [x.question_id, x]));
+    expect(byId.size).toBe(3);
+    expect(byId.get(`polymarket:${T(11)}`)).toMatchObject({
+      outcome: 1,
+      resolved_at: new Date('2025-09-17T18:32:11Z'),
+      source_slug: 'polymarket',
+      source_url: 'https://polymarket.com/event/fed-decreases-interest-rates-by-25-bps-after-september-2025-meeting',
+      retrieved_at: now,
+      method: 'venue:polymarket-uma',
+      annulled_reason: null,
+    });
+    expect(byId.get(`polymarket:${T(11)}`)!.evidence_excerpt).toContain('umaResolutionStatus=resolved');
+    expect(byId.get(`polymarket:${T(33)}`)).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('50-50') });
+    expect(byId.get(`polymarket:${T(44)}`)).toMatchObject({ outcome: 0 });
+    expect(byId.has(`polymarket:${T(22)}`)).toBe(false); // proposed: not final
+    expect(byId.has(`polymarket:${T(55)}`)).toBe(false); // disputed: not final
+
+    const events = r.lifecycle_events;
+    expect(events.filter((e) => e.state === 'active').map((e) => e.question_id)).toEqual(r.questions.map((q) => q.question_id));
+    expect(events.find((e) => e.question_id === `polymarket:${T(22)}` && e.state === 'closed')).toMatchObject({ at: new Date('2025-11-01T04:00:12Z'), reason: expect.stringContaining('proposed') });
+    expect(events.find((e) => e.question_id === `polymarket:${T(55)}`)!.reason).toContain('disputed');
+    expect(events.find((e) => e.question_id === `polymarket:${T(33)}` && e.state === 'annulled')).toBeTruthy();
+    expect(events.find((e) => e.question_id === `polymarket:${T(11)}` && e.state === 'resolved')!.at).toEqual(new Date('2025-09-17T18:32:11Z'));
+  });
+
+  it('applies filters: liquidity, close window, categories and the new-question cap', async () => {
+    server = await startReplayServer([
+      { path: '/markets', query: { offset: '0' }, responses: [json(page0)] },
+      { path: '/markets', query: { offset: '3' }, responses: [json(page3)] },
+      { path: '/markets', query: { offset: '6' }, responses: [json(page6)] },
+    ]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, pageSize: 3, clientOptions: FAST });
+    const r = await adapter.sync(ctx({ filters: { minLiquidity: 100_000 } }));
+    expect(r.questions.map((q) => q.title)).toEqual([page0[0]!.question, page0[1]!.question]);
+    expect(server.log[0]!.query.get('liquidity_num_min')).toBe('100000');
+
+    const capped = await adapter.sync(ctx({ filters: { maxMarkets: 1 } }));
+    expect(capped.questions).toHaveLength(1);
+
+    const soon = await adapter.sync(ctx({ filters: { closeWithinDays: 30 } }));
+    expect(soon.questions.map((q) => q.title)).toEqual([page0[0]!.question]);
+
+    const sports = await adapter.sync(ctx({ filters: { categories: ['sports'] } }));
+    expect(sports.questions.map((q) => q.title)).toEqual([page3[1]!.question]);
+  });
+
+  it('throws a SourceHttpError within a bounded time when the venue fails entirely', async () => {
+    server = await startReplayServer([{ path: /.*/, responses: [{ status: 500, body: { error: 'down' } }] }]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clientOptions: { ...FAST, retries: 2 } });
+    const t0 = Date.now();
+    const err = await adapter.sync(ctx()).catch((e: unknown) => e);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(err).toBeInstanceOf(SourceHttpError);
+    expect(err).toBeInstanceOf(VenueSyncError);
+    expect((err as SourceHttpError).kind).toBe('server_error');
+    expect(server.log).toHaveLength(3);
+  });
+
+  it('returns what earlier pages gave in VenueSyncError.partial when a later page fails', async () => {
+    server = await startReplayServer([
+      { path: '/markets', query: { offset: '0' }, responses: [json(page0)] },
+      { path: '/markets', query: { offset: '3' }, responses: [{ status: 503, headers: { 'retry-after': '0' } }] },
+    ]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, pageSize: 3, clientOptions: { ...FAST, retries: 1 } });
+    const err = (await adapter.sync(ctx()).catch((e: unknown) => e)) as VenueSyncError;
+    expect(err).toBeInstanceOf(VenueSyncError);
+    expect(err.venue).toBe('polymarket');
+    expect(err.partial.questions).toHaveLength(2);
+    expect(err.partial.requests).toBe(3);
+  });
+
+  it('reads closed markets without a UMA status by their final payout only', () => {
+    const base = tracked[0] as unknown as Record<string, unknown>;
+    const { umaResolutionStatus: _drop, ...legacy } = base;
+    const final = normalizePolymarket(legacy);
+    expect(final.ok && final.market.state).toBe('resolved');
+    const open = normalizePolymarket({ ...legacy, outcomePrices: '["0.97","0.03"]' });
+    expect(open.ok && open.market.state).toBe('closed');
+  });
+});
