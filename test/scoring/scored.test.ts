@@ -77,6 +77,8 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'calibration',
       'calibration_summary',
       'resolved_predictions',
+      'edges',
+      'lifecycle',
     ]);
   });
 

@@ -1,0 +1,53 @@
+-- 85_edges: divergence signals between the AI consensus and the market, for active questions.
+--
+-- For each question that is active at as_of: the latest consensus of each mode (by created_at),
+-- of which the headline mode is the first of run_params.headline_modes that has one; beside it
+-- the market's latest observation at or before as_of (probability, liquidity, volume).
+-- edge = consensus - market (probability points); direction says which side the AI is on.
+-- Questions without a consensus or without a market price have no edge and are not listed.
+
+CREATE OR REPLACE TABLE _latest_consensus_by_mode AS
+SELECT unnest(arg_max(c, c.created_at))
+FROM consensus AS c
+JOIN questions AS q ON q.question_id = c.question_id AND q.status = 'active'
+GROUP BY c.question_id, c.mode;
+
+CREATE OR REPLACE TABLE _headline_latest AS
+SELECT unnest(arg_min(lc, list_position(rp.headline_modes, lc.mode)))
+FROM _latest_consensus_by_mode AS lc
+CROSS JOIN run_params AS rp
+WHERE list_position(rp.headline_modes, lc.mode) IS NOT NULL
+GROUP BY lc.question_id;
+
+CREATE OR REPLACE TABLE _latest_market AS
+SELECT p.question_id,
+       arg_max(p.probability, p.observed_at) AS probability,
+       max(p.observed_at) AS observed_at,
+       arg_max(p.liquidity, p.observed_at) AS liquidity,
+       arg_max(p.volume, p.observed_at) AS volume
+FROM raw_market_prices AS p, run_params AS rp
+WHERE p.observed_at <= rp.as_of AND p.probability IS NOT NULL
+GROUP BY p.question_id;
+
+CREATE OR REPLACE TABLE edges AS
+SELECT
+  q.question_id, q.venue, q.venue_market_id, q.title, q.url, q.category, q.domain, q.close_time,
+  h.mode, h.run_id, h.created_at AS forecast_at,
+  h.mean AS consensus, h.n_models,
+  h.sd AS disagreement_sd, h.range AS disagreement_range, h.sd_logit AS disagreement_sd_logit,
+  m.probability AS market_probability, m.observed_at AS market_observed_at,
+  date_diff('second', m.observed_at, rp.as_of) / 3600.0 AS market_age_hours,
+  m.liquidity, m.volume,
+  h.mean - m.probability AS edge,
+  abs(h.mean - m.probability) AS abs_edge,
+  CASE
+    WHEN h.mean > m.probability THEN 'ai_above_market'
+    WHEN h.mean < m.probability THEN 'ai_below_market'
+    ELSE 'none'
+  END AS direction,
+  h.providers
+FROM _headline_latest AS h
+JOIN questions AS q ON q.question_id = h.question_id
+JOIN _latest_market AS m ON m.question_id = h.question_id
+CROSS JOIN run_params AS rp
+ORDER BY abs_edge DESC, q.question_id;
