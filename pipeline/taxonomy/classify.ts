@@ -106,7 +106,10 @@ export function parseTaxonomy(json: unknown, source: string): Taxonomy {
     });
     // One alternation per rule: same matches as testing each pattern, far fewer regex runs.
     const alternation = rule.patterns.map((p) => `(?:${p})`).join('|');
-    const regex = new RegExp(`(?<![\\p{L}\\p{N}_])(?:${alternation})(?![\\p{L}\\p{N}_])`, flags);
+    // The leading word boundary is checked in code (see wholeWordMatch), not as a lookbehind: a
+    // pattern that starts with the alternation lets V8 scan for its first characters quickly,
+    // which makes classification several times faster on long descriptions. Same matches.
+    const regex = new RegExp(`(?:${alternation})(?![\\p{L}\\p{N}_])`, `${flags}g`);
     return { name: rule.name, category: rule.category, domain: rule.domain, weight: rule.weight, regex };
   });
   return { default: file.default, fieldWeights: file.fieldWeights, rules };
@@ -145,13 +148,29 @@ function stripUrls(text: string): string {
   return text.replace(/\b(?:https?:\/\/|www\.)\S+/giu, ' ');
 }
 
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+
+/** True when `regex` (global, trailing boundary built in) matches at a position not preceded by a word character. */
+function wholeWordMatch(regex: RegExp, text: string): boolean {
+  regex.lastIndex = 0;
+  for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
+    const i = m.index;
+    if (i === 0) return true;
+    // The character before the match, as a whole code point (letters outside the BMP are pairs).
+    const before = i >= 2 && /[\uDC00-\uDFFF]/.test(text[i - 1]!) ? text.slice(i - 2, i) : text[i - 1]!;
+    if (!WORD_CHAR.test(before)) return true;
+    regex.lastIndex = i + 1;
+  }
+  return false;
+}
+
 /** Score of one rule on a question: weight × the best field weight it matched, or 0. */
 function ruleScore(rule: CompiledRule, texts: Record<Field, string>, fieldWeights: Record<Field, number>): number {
   let best = 0;
   for (const field of FIELDS) {
     const w = fieldWeights[field];
     if (w <= best || texts[field] === '') continue;
-    if (rule.regex.test(texts[field])) best = w;
+    if (wholeWordMatch(rule.regex, texts[field])) best = w;
   }
   return best * rule.weight;
 }
