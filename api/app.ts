@@ -1,74 +1,206 @@
 /**
- * The read-only HTTP API over the published warehouse snapshot.
+ * The HTTP API over the published warehouse snapshot.
  *
- * `createApp({ dataDir })` opens the snapshot reader (one DuckDB instance, pooled connections,
- * CURRENT polled every `pollMs`) and builds the Express app. Conventions (DESIGN §7):
- * - every data response names its snapshot: `as_of` in the body, `X-Snapshot` header;
- * - `API-Version: 1` on every response; JSON as `application/json; charset=utf-8`;
- * - errors are RFC 9457 `application/problem+json` with a stable `code`, never a stack trace;
- * - trailing slash optional; unknown query parameters ignored; unknown route → 404 problem;
- *   a known path with a method other than GET/HEAD/OPTIONS → 405 problem with `Allow`;
- * - before a snapshot is loaded, data endpoints answer 503 `not_ready`.
+ * `createApp({ dataDir, ... })` opens the snapshot reader (one DuckDB instance, pooled connections,
+ * CURRENT polled every `pollMs`), the key store and the usage store, and builds the Express app:
+ *
+ *   front (one layer, api/http/front.ts): request id, pino request log + Prometheus metrics hook,
+ *   helmet headers, API-Version/X-Snapshot, authenticate (res.locals.auth, 401), quota (429)
+ *   → JSON body parser for methods with a body (16 kB, 413)
+ *   → /docs assets → registry routes (CORS on public reads, entitlement 403, per-route usage,
+ *     handler; summary endpoints from the per-snapshot cache with ETag/304) → 404 → problem handler
+ *
+ * Conventions (DESIGN §7): every data response names its snapshot (`as_of`, `X-Snapshot`);
+ * `API-Version: 1`; errors are RFC 9457 `application/problem+json` with a stable `code`, never a
+ * stack trace; trailing slash optional; unknown query parameters ignored; unknown route → 404;
+ * a known path with another method → 405 with `Allow`; before a snapshot is loaded, data
+ * endpoints answer 503 `not_ready`. Routes are declared in api/routes/index.ts (registry: api/http/registry.ts).
  */
+import { createRequire } from 'node:module';
 import express, { type ErrorRequestHandler, type Express } from 'express';
+import helmet from 'helmet';
 import type { Logger } from 'pino';
+import { ENTITLEMENTS } from './auth/entitlements.ts';
+import { KeyStore } from './auth/keys.ts';
+import { DEFAULT_LIMITS, type PlanLimits } from './auth/plans.ts';
+import { ResponseCache } from './cache/response-cache.ts';
+import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
-import { API_VERSION } from './http/respond.ts';
+import { expressPath, mountRoutes, openApiDocument, type ApiServices, type RouteDef } from './http/registry.ts';
+import { captureHeaders, front } from './http/front.ts';
+import { QuotaKeeper, clientIp } from './limits/quota.ts';
+import { UsageStore } from './limits/usage-store.ts';
 import { createLogger } from './logging/logger.ts';
-import { requestLog } from './logging/request-log.ts';
-import { registerEventsAccuracyRoutes } from './routes/events-accuracy.ts';
-import { registerHealthRoutes } from './routes/health.ts';
-import { registerPredictionsAccuracyRoutes } from './routes/predictions-accuracy.ts';
-import { registerPredictionsResolvedRoutes } from './routes/predictions-resolved.ts';
+import { createMetrics } from './metrics.ts';
+import { DOCS_INIT_JS } from './routes/docs.ts';
+import { ROUTES } from './routes/index.ts';
 import { SnapshotReader } from './snapshot/reader.ts';
 
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
 export interface CreateAppOptions {
-  /** The warehouse root holding CURRENT and snapshots/ (QUORUM_DATA_DIR, default data/warehouse). */
+  /** The warehouse root holding CURRENT and snapshots/ (QUORUM_DATA_DIR, default data/warehouse).
+   *  Keys and usage live under `<dataDir>/state/`. */
   dataDir: string;
   logger?: Logger;
   /** How often CURRENT is checked for a new snapshot, in ms (default 2000; 0: only reload()). */
   pollMs?: number;
   /** DuckDB connections in the pool (default 4). */
   poolSize?: number;
+  /** Public reads open to anonymous callers (QUORUM_PUBLIC_BETA; default true). */
+  publicBeta?: boolean;
+  /** Request limits (defaults: the spec's). */
+  limits?: Partial<PlanLimits>;
+  /** Origins allowed to read public endpoints cross-origin (default '*'). */
+  corsOrigins?: '*' | string[];
+  /** Express `trust proxy` (default false: the client IP is the socket's). */
+  trustProxy?: boolean | number;
+  /** When the next scheduled pipeline run is (Cache-Control max-age); default: unknown (no-cache). */
+  nextRunAt?: () => Date | null;
+  /** How often the key file is checked for changes, in ms (default 1000). */
+  keyRecheckMs?: number;
+  /** How often usage counters are flushed, in ms (default 1000). */
+  usageFlushMs?: number;
+  /** Bounds of the response cache. */
+  cache?: { maxEntries?: number; maxBytes?: number };
+  /** Extra routes (same registry mechanism), mounted after the built-in ones. */
+  extraRoutes?: readonly RouteDef[];
+  /** The export module's options (api/export), or false to leave `/api/export/` out. */
+  exports?: false | Omit<ExportDeps, 'logger'>;
 }
 
 export interface AppHandle {
   app: Express;
   snapshots: SnapshotReader;
-  /** Stops polling and closes the DuckDB instance. */
+  services: ApiServices;
+  routes: readonly RouteDef[];
+  /** From now on responses carry `Connection: close` (graceful shutdown). */
+  beginShutdown(): void;
+  /** Flushes usage, stops polling and closes the DuckDB instance. */
   close(): Promise<void>;
+}
+
+/** Paths outside authentication and quotas: operational endpoints, docs and their assets. */
+export function isExemptPath(p: string): boolean {
+  return (
+    p === '/healthz' || p === '/healthz/' || p === '/readyz' || p === '/readyz/' || p === '/metrics' ||
+    p === '/metrics/' || p === '/api/openapi.json' || p === '/docs' || p.startsWith('/docs/')
+  );
 }
 
 export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   const logger = opts.logger ?? createLogger();
+  const limits: PlanLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const publicBeta = opts.publicBeta ?? true;
+  const routes = [...ROUTES, ...(opts.extraRoutes ?? [])];
+  // Fail fast (before opening anything) on a route without an entitlement row.
+  for (const r of routes) {
+    if (!Object.hasOwn(ENTITLEMENTS, r.id)) throw new Error(`route ${r.path}: id ${r.id} has no row in ENTITLEMENTS`);
+  }
+
+  const keys = new KeyStore(opts.dataDir, {
+    recheckMs: opts.keyRecheckMs,
+    onError: (err) => logger.error({ err }, 'key file unreadable; keeping the previous keys'),
+  });
+  const usage = new UsageStore(opts.dataDir, { logger, flushMs: opts.usageFlushMs });
   const snapshots = await SnapshotReader.open({
     dataDir: opts.dataDir,
     logger,
     pollMs: opts.pollMs,
     poolSize: opts.poolSize,
   });
+  const metrics = createMetrics();
+  const quotas = new QuotaKeeper(limits, usage);
+  let document: Record<string, unknown> | null = null;
+  const services: ApiServices = {
+    snapshots,
+    cache: new ResponseCache(opts.cache),
+    quotas,
+    usage,
+    keys,
+    logger,
+    publicBeta,
+    corsOrigins: opts.corsOrigins ?? '*',
+    nextRunAt: opts.nextRunAt ?? (() => null),
+    openapi: () => (document ??= openApiDocument(routes, { publicBeta })),
+    metricsText: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+  };
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.set('strict routing', false);
+  app.set('trust proxy', opts.trustProxy ?? false);
 
-  app.use(requestLog(logger));
-  app.use((_req, res, next) => {
-    res.setHeader('API-Version', API_VERSION);
-    res.setHeader('Cache-Control', 'no-cache');
-    // Errors and non-data responses still name the snapshot being served, if any; data handlers
-    // overwrite this with the snapshot they pinned.
-    const current = snapshots.current;
-    if (current) res.setHeader('X-Snapshot', current.id);
-    next();
+  let shuttingDown = false;
+  const helmetHeaders = captureHeaders(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+          fontSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          objectSrc: ["'none'"],
+          baseUri: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+        },
+      },
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  );
+  const frontMw = front({
+    logger,
+    metrics,
+    staticHeaders: helmetHeaders,
+    snapshots,
+    quotas,
+    isExempt: isExemptPath,
+    shuttingDown: () => shuttingDown,
+    auth: {
+      keys,
+      isExempt: isExemptPath,
+      onFailure: (req, res) => quotas.chargeFailedAuth(res, clientIp(req)),
+    },
+  });
+  // Bodies are only read for methods that carry one (no POST route yet: they get 405 after the
+  // size check, so an oversize body is a 413 everywhere).
+  const json = express.json({ limit: BODY_LIMIT_BYTES });
+  app.use((req, res, next) => {
+    frontMw(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+      json(req, res, next);
+    });
   });
 
-  registerHealthRoutes(app, snapshots);
-  registerPredictionsAccuracyRoutes(app, snapshots);
-  registerEventsAccuracyRoutes(app, snapshots);
-  registerPredictionsResolvedRoutes(app, snapshots);
+  // absolute-path.js only: the package's index loads the whole UI bundle into the process.
+  const swaggerDir = (createRequire(import.meta.url)('swagger-ui-dist/absolute-path.js') as () => string)();
+  app.get('/docs/quorum-init.js', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.type('application/javascript').send(DOCS_INIT_JS);
+  });
+  app.use(
+    '/docs',
+    express.static(swaggerDir, { index: false, redirect: false, maxAge: '1h', fallthrough: true }),
+  );
+
+  mountRoutes(app, routes, services);
+
+  // The export module mounts `GET /api/export/:table` itself (documented by routes/export-doc.ts).
+  let exportService: ExportService | null = null;
+  if (opts.exports !== false) {
+    app.use('/api/export', (_req, res, next) => {
+      res.locals.routeId = 'export.predictions';
+      next();
+    });
+    exportService = registerExportRoutes(app, snapshots, { logger, ...(opts.exports ?? {}) });
+  }
 
   app.use((req) => {
     throw ApiError.notFound(`No endpoint at ${req.method} ${req.path}.`);
@@ -95,10 +227,19 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   return {
     app,
     snapshots,
+    services,
+    routes,
+    beginShutdown() {
+      shuttingDown = true;
+    },
     async close() {
       if (closed) return;
       closed = true;
+      await exportService?.close();
+      await usage.close();
       await snapshots.close();
     },
   };
 }
+
+export { expressPath };

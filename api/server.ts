@@ -1,34 +1,90 @@
 /**
  * `startServer({ port, dataDir })`: createApp + an HTTP listener. Port 0 picks a free port; the
  * host defaults to 127.0.0.1 (pass `host: '0.0.0.0'` to listen on every interface).
- * `close()` stops accepting, drops idle keep-alive sockets, then closes the DuckDB instance.
+ *
+ * Options not given are read from the environment (pipeline/config.ts: QUORUM_PUBLIC_BETA,
+ * QUORUM_LIMIT_*, QUORUM_CORS_ORIGINS, QUORUM_TRUST_PROXY, QUORUM_SHUTDOWN_TIMEOUT_MS,
+ * QUORUM_SCHEDULE for Cache-Control), so `quorum serve`/`start` need no extra wiring.
+ *
+ * `close()` is the graceful shutdown: stop accepting connections, answer in-flight requests
+ * (including streaming exports) with `Connection: close`, drop idle keep-alive sockets, wait up to
+ * `shutdownTimeoutMs` (then cut what is left), flush usage counters, close DuckDB.
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import cron from 'node-cron';
 import type { Logger } from 'pino';
-import { createApp } from './app.ts';
+import { loadConfig, type QuorumConfig } from '../pipeline/config.ts';
+import { createApp, type AppHandle, type CreateAppOptions } from './app.ts';
 import { createLogger } from './logging/logger.ts';
 
-export interface StartServerOptions {
+export interface StartServerOptions extends Omit<CreateAppOptions, 'logger'> {
   port: number;
   host?: string;
-  dataDir: string;
   logger?: Logger;
-  pollMs?: number;
-  poolSize?: number;
+  /** Cron expression of the pipeline schedule (default QUORUM_SCHEDULE) → Cache-Control max-age. */
+  schedule?: string | null;
+  /** How long close() waits for in-flight requests before cutting connections (default 10 s). */
+  shutdownTimeoutMs?: number;
 }
 
 export interface ServerHandle {
   url: string;
   port: number;
+  app: AppHandle;
+  /** Requests currently being answered. */
+  readonly inFlight: number;
   close(): Promise<void>;
+}
+
+function envConfig(): QuorumConfig | null {
+  try {
+    return loadConfig();
+  } catch {
+    return null;
+  }
+}
+
+/** A memoized "next run" of a cron expression (UTC), recomputed once the cached time has passed. */
+export function nextRunFromCron(expr: string): { nextRunAt: () => Date | null; stop: () => void } {
+  const task = cron.createTask(expr, () => undefined, { timezone: 'UTC', name: `quorum-next-run-${process.pid}-${Date.now()}` });
+  let next: Date | null = null;
+  return {
+    nextRunAt: () => {
+      if (next === null || next.getTime() <= Date.now()) next = task.getNextRuns(1)[0] ?? null;
+      return next;
+    },
+    stop: () => {
+      void Promise.resolve(task.destroy()).catch(() => undefined);
+    },
+  };
 }
 
 export async function startServer(opts: StartServerOptions): Promise<ServerHandle> {
   const logger = opts.logger ?? createLogger();
   const host = opts.host ?? '127.0.0.1';
-  const handle = await createApp({ dataDir: opts.dataDir, logger, pollMs: opts.pollMs, poolSize: opts.poolSize });
-  const server: Server = createServer(handle.app);
+  const cfg = envConfig();
+  const schedule = opts.schedule === undefined ? (cfg?.schedule ?? null) : opts.schedule;
+  const cronNext = opts.nextRunAt === undefined && schedule ? nextRunFromCron(schedule) : null;
+  const shutdownTimeoutMs = opts.shutdownTimeoutMs ?? cfg?.shutdownTimeoutMs ?? 10_000;
+
+  const handle = await createApp({
+    ...opts,
+    logger,
+    publicBeta: opts.publicBeta ?? cfg?.publicBeta,
+    limits: opts.limits ?? cfg?.limits,
+    corsOrigins: opts.corsOrigins ?? cfg?.corsOrigins,
+    trustProxy: opts.trustProxy ?? cfg?.trustProxy,
+    nextRunAt: opts.nextRunAt ?? cronNext?.nextRunAt,
+  });
+
+  let inFlight = 0;
+  const server: Server = createServer((req, res) => {
+    inFlight++;
+    res.once('close', () => inFlight--); // emitted once per response, finished or aborted
+    handle.app(req, res);
+  });
+  server.requestTimeout = 300_000;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -38,6 +94,7 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
       });
     });
   } catch (err) {
+    cronNext?.stop();
     await handle.close();
     throw err;
   }
@@ -50,13 +107,31 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   return {
     url,
     port,
+    app: handle,
+    get inFlight() {
+      return inFlight;
+    },
     close() {
       closing ??= (async () => {
+        handle.beginShutdown();
+        const started = Date.now();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
-          setTimeout(() => server.closeAllConnections(), 2000).unref();
+          // Keep-alive sockets become idle once their response is done: drop them as they do.
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
+          const deadline = setTimeout(() => {
+            if (inFlight > 0) logger.warn({ inFlight }, 'shutdown deadline reached; closing remaining connections');
+            server.closeAllConnections();
+          }, shutdownTimeoutMs);
+          deadline.unref();
+          server.once('close', () => {
+            clearInterval(sweep);
+            clearTimeout(deadline);
+          });
         });
+        logger.info({ ms: Date.now() - started }, 'http server closed');
+        cronNext?.stop();
         await handle.close();
       })();
       return closing;

@@ -6,15 +6,74 @@ import { resolve } from 'node:path';
 import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { MODES, type Mode } from './warehouse/tables.ts';
+import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
+import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 
 const modeList = z
   .string()
   .transform((s) => s.split(',').map((m) => m.trim()).filter(Boolean))
   .pipe(z.array(z.enum(MODES)).min(1).max(3));
 
+const boolish = z
+  .string()
+  .transform((s) => s.trim().toLowerCase())
+  .pipe(z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off']))
+  .transform((s) => ['1', 'true', 'yes', 'on'].includes(s));
+
+const limit = z.coerce.number().int().min(0).max(1_000_000_000);
+
+// --- model runner, evidence, forecast stage (pipeline/forecast/README.md) ---
+const langList = z
+  .string()
+  .transform((s) => s.split(',').map((l) => l.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language codes like en, fr, pt-BR'))
+      .min(1)
+      .max(8)
+      .refine((l) => new Set(l).size === l.length, 'a language is listed twice'),
+  );
+const boolFlag = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+const faultsJson = z.string().transform((s, ctx) => {
+  try {
+    return parseFaultRules(s);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+const ForecastEnv = {
+  QUORUM_LANGS: langList.optional(),
+  QUORUM_RUN_BUDGET_USD: z.coerce.number().min(0).optional(),
+  QUORUM_MAX_QUESTIONS: z.coerce.number().int().min(1).optional(),
+  QUORUM_AUTO_RESUME: boolFlag.default(true),
+  QUORUM_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(100).default(10_000),
+  QUORUM_JOURNAL_FSYNC_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  QUORUM_EVIDENCE_PROVIDERS: z
+    .string()
+    .transform((s) => [...new Set(s.split(',').map((m) => m.trim()).filter(Boolean))])
+    .pipe(z.array(z.enum(['local', 'gdelt'])))
+    .default(['local']),
+  QUORUM_EVIDENCE_DIR: z.string().min(1).default('data/evidence'),
+  QUORUM_EVIDENCE_MAX: z.coerce.number().int().min(0).max(50).default(5),
+  QUORUM_EVIDENCE_LOOKBACK_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  QUORUM_GDELT_URL: z.url({ protocol: /^https?$/ }).default('https://api.gdeltproject.org'),
+  QUORUM_GDELT_MIN_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
+  QUORUM_SIMULATOR_URL: z.url({ protocol: /^https?$/ }).optional(),
+  QUORUM_SIMULATOR_JITTER_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  QUORUM_SIMULATOR_FAULTS: faultsJson.optional(),
+  QUORUM_SIMULATOR_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(16),
+  QUORUM_SIMULATOR_PRICE_IN_PER_MTOK: z.coerce.number().min(0).default(0),
+  QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK: z.coerce.number().min(0).default(0),
+};
+
 const EnvSchema = z.object({
+  ...ForecastEnv,
   QUORUM_DATA_DIR: z.string().min(1).default('data/warehouse'),
   QUORUM_SAMPLE_DIR: z.string().min(1).default('data/sample/forecastbench'),
+  QUORUM_QUESTIONS_DIR: z.string().min(1).default('data/questions'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   QUORUM_SCHEDULE: z
@@ -29,11 +88,27 @@ const EnvSchema = z.object({
   QUORUM_SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   QUORUM_LANG: z.string().regex(/^[a-z]{2}$/).default('en'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.
+  QUORUM_PUBLIC_BETA: boolish.default(true),
+  QUORUM_LIMIT_ANONYMOUS_PER_HOUR: limit.default(100),
+  QUORUM_LIMIT_PRO_PER_DAY: limit.default(1000),
+  QUORUM_LIMIT_API_PER_DAY: limit.default(50_000),
+  QUORUM_LIMIT_ENTERPRISE_PER_DAY: limit.default(0),
+  QUORUM_LIMIT_PROBABILITY_PER_DAY: limit.default(100),
+  /** Origins allowed to read the public endpoints cross-origin: `*` or a comma-separated list. */
+  QUORUM_CORS_ORIGINS: z.string().default('*'),
+  /** Express `trust proxy` (client IP from X-Forwarded-For): false, true, or a hop count. */
+  QUORUM_TRUST_PROXY: z
+    .string()
+    .default('false')
+    .refine((s) => /^(true|false|[0-9]{1,2})$/.test(s), { message: 'expected true, false or a hop count' }),
+  QUORUM_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
 });
 
 export interface QuorumConfig {
   dataDir: string;
   sampleDir: string;
+  questionsDir: string;
   port: number;
   host: string;
   schedule: string;
@@ -45,6 +120,43 @@ export interface QuorumConfig {
   simulatorLatencyMs: number;
   lang: string;
   logLevel: string;
+  /** API access: public reads open to anonymous callers (QUORUM_PUBLIC_BETA). */
+  publicBeta: boolean;
+  /** Requests per window; null = unlimited. Anonymous: per IP per hour; keys: per day (UTC). */
+  limits: {
+    anonymousPerHour: number | null;
+    proPerDay: number | null;
+    apiPerDay: number | null;
+    enterprisePerDay: number | null;
+    probabilityPerDay: number | null;
+  };
+  corsOrigins: '*' | string[];
+  trustProxy: boolean | number;
+  shutdownTimeoutMs: number;
+  // --- model runner, evidence, forecast stage (pipeline/forecast/README.md) ---
+  /** Reasoning languages (QUORUM_LANGS, default [QUORUM_LANG]); the first is the main one. */
+  langs: string[];
+  /** Per-run spending cap in USD (QUORUM_RUN_BUDGET_USD); null: none. */
+  runBudgetUsd: number | null;
+  /** Forecast at most this many questions per run (QUORUM_MAX_QUESTIONS); null: all. */
+  maxQuestions: number | null;
+  /** A run without --as-of first finishes the latest run if it was interrupted (QUORUM_AUTO_RESUME). */
+  autoResume: boolean;
+  progressIntervalMs: number;
+  journalFsyncMs: number;
+  evidenceProviders: ('local' | 'gdelt')[];
+  evidenceDir: string;
+  evidenceMax: number;
+  evidenceLookbackDays: number;
+  gdeltUrl: string;
+  gdeltMinIntervalMs: number;
+  /** An already running simulator to use instead of starting one (when no models file). */
+  simulatorUrl: string | undefined;
+  simulatorJitterMs: number;
+  simulatorFaults: FaultRule[];
+  simulatorMaxConcurrency: number;
+  simulatorPriceInPerMtok: number;
+  simulatorPriceOutPerMtok: number;
 }
 
 export class ConfigError extends Error {
@@ -64,9 +176,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.QUORUM_MODELS_FILE) {
+    // Validated at start: a bad models file or a missing API key variable is a start-up error.
+    try {
+      loadModelsConfig({ file: e.QUORUM_MODELS_FILE, env });
+    } catch (err) {
+      if (err instanceof ModelsConfigError) throw new ConfigError(`invalid configuration:\n  QUORUM_MODELS_FILE: ${err.message}`);
+      throw err;
+    }
+  }
   return {
     dataDir: resolve(e.QUORUM_DATA_DIR),
     sampleDir: resolve(e.QUORUM_SAMPLE_DIR),
+    questionsDir: resolve(e.QUORUM_QUESTIONS_DIR),
     port: e.PORT,
     host: e.HOST,
     schedule: e.QUORUM_SCHEDULE,
@@ -78,5 +200,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     simulatorLatencyMs: e.QUORUM_SIMULATOR_LATENCY_MS,
     lang: e.QUORUM_LANG,
     logLevel: e.LOG_LEVEL,
+    publicBeta: e.QUORUM_PUBLIC_BETA,
+    limits: {
+      anonymousPerHour: e.QUORUM_LIMIT_ANONYMOUS_PER_HOUR || null,
+      proPerDay: e.QUORUM_LIMIT_PRO_PER_DAY || null,
+      apiPerDay: e.QUORUM_LIMIT_API_PER_DAY || null,
+      enterprisePerDay: e.QUORUM_LIMIT_ENTERPRISE_PER_DAY || null,
+      probabilityPerDay: e.QUORUM_LIMIT_PROBABILITY_PER_DAY || null,
+    },
+    corsOrigins:
+      e.QUORUM_CORS_ORIGINS.trim() === '*'
+        ? '*'
+        : e.QUORUM_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    trustProxy:
+      e.QUORUM_TRUST_PROXY === 'true' ? true : e.QUORUM_TRUST_PROXY === 'false' ? false : Number(e.QUORUM_TRUST_PROXY),
+    shutdownTimeoutMs: e.QUORUM_SHUTDOWN_TIMEOUT_MS,
+    langs: e.QUORUM_LANGS ?? [e.QUORUM_LANG],
+    runBudgetUsd: e.QUORUM_RUN_BUDGET_USD ?? null,
+    maxQuestions: e.QUORUM_MAX_QUESTIONS ?? null,
+    autoResume: e.QUORUM_AUTO_RESUME,
+    progressIntervalMs: e.QUORUM_PROGRESS_INTERVAL_MS,
+    journalFsyncMs: e.QUORUM_JOURNAL_FSYNC_MS,
+    evidenceProviders: e.QUORUM_EVIDENCE_PROVIDERS,
+    evidenceDir: resolve(e.QUORUM_EVIDENCE_DIR),
+    evidenceMax: e.QUORUM_EVIDENCE_MAX,
+    evidenceLookbackDays: e.QUORUM_EVIDENCE_LOOKBACK_DAYS,
+    gdeltUrl: e.QUORUM_GDELT_URL,
+    gdeltMinIntervalMs: e.QUORUM_GDELT_MIN_INTERVAL_MS,
+    simulatorUrl: e.QUORUM_SIMULATOR_URL,
+    simulatorJitterMs: e.QUORUM_SIMULATOR_JITTER_MS,
+    simulatorFaults: e.QUORUM_SIMULATOR_FAULTS ?? [],
+    simulatorMaxConcurrency: e.QUORUM_SIMULATOR_MAX_CONCURRENCY,
+    simulatorPriceInPerMtok: e.QUORUM_SIMULATOR_PRICE_IN_PER_MTOK,
+    simulatorPriceOutPerMtok: e.QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK,
   };
 }

@@ -5,10 +5,14 @@
  * Crash safety: raw parts are written atomically (raw-writer), the snapshot is published by
  * rename (snapshot.ts), and the run lock keeps runs from overlapping. A run killed at any point
  * leaves the previous snapshot served; its `runs` row stays `started` and the next run under the
- * lock sweeps its abandoned snapshot directory.
+ * lock sweeps its abandoned snapshot directory. The forecast stage journals every finished call
+ * (pipeline/forecast/): `resume` continues a killed or interrupted run with its own run id and
+ * as-of, without repeating a finished call.
+ *
+ * Stop: `signal` (SIGTERM/SIGINT in the CLI) stops the run gracefully: no new model call, calls in
+ * flight finish, what finished is written, and the run ends `interrupted` (resumable; no snapshot).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { timestampValue } from '@duckdb/node-api';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
@@ -17,12 +21,12 @@ import { createRawViews } from './warehouse/raw-views.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
-import { queryFile } from './warehouse/sql-files.ts';
 import { deriveTables, exportTables } from './warehouse/derive.ts';
-import type { Mode } from './warehouse/tables.ts';
-import { loadModelsConfig } from './models/config.ts';
-import { runForecasts, type ForecastTask } from './models/runner.ts';
-import { startSimulator } from './simulator/server.ts';
+import { forecastStage } from './forecast/stage.ts';
+import { findRunToResume, type RunState } from './forecast/runs.ts';
+import type { ProgressReporter } from './forecast/progress.ts';
+import { createProgress } from './forecast/progress.ts';
+import { syncAll, type SyncReport } from './sync.ts';
 
 export interface RunOptions {
   config: QuorumConfig;
@@ -31,76 +35,52 @@ export interface RunOptions {
   asOf?: Date;
   /** Skip the forecasting stage (rescore and publish only). */
   scoreOnly?: boolean;
+  /** Graceful stop: no new model call, in-flight calls finish, the run ends `interrupted`. */
   signal?: AbortSignal;
+  /**
+   * Continue an earlier run (same run id and as-of, finished calls not repeated): `true` = the
+   * newest resumable run (a new run when there is none), a run id = that run (a completed one
+   * makes no call), `false` = always a new run. Default: like `true` restricted to the newest run,
+   * when `config.autoResume` and no `asOf` is given (a restarted service finishes what a kill
+   * interrupted).
+   */
+  resume?: boolean | string;
+  /** Per-run model budget in USD (default `config.runBudgetUsd`); null: no budget. */
+  budgetUsd?: number | null;
+  /** Progress bars or log lines (default: log lines every `config.progressIntervalMs`). */
+  progress?: ProgressReporter;
+  /**
+   * Sync venues and sources first (default: true for a live run; a run dated in the past with
+   * `asOf`, a resumed run and a score-only run never sync: the outside world answers for now).
+   */
+  sync?: boolean;
 }
 
 export interface RunSummary {
   run_id: string;
   as_of: string;
-  status: 'completed' | 'failed';
+  /** interrupted: stopped by a signal, resumable (`quorum run --resume`). */
+  status: 'completed' | 'failed' | 'interrupted';
   questions: number;
   forecasts: number;
   calls: number;
   failed_calls: number;
+  /** Calls never sent because the budget was spent (model_calls status `skipped`). */
+  skipped_calls: number;
+  /** Model calls sent by this invocation (a resumed run counts only the new ones). */
+  calls_made: number;
+  budget_exhausted: boolean;
+  /** This invocation continued an earlier run. */
+  resumed: boolean;
+  evidence_items: number;
   tokens_in: number;
   tokens_out: number;
   cost_usd: number;
   snapshot: string | null;
   error: string | null;
   duration_ms: number;
-}
-
-interface ActiveQuestion {
-  question_id: string;
-  title: string;
-  description: string | null;
-  resolution_criteria: string | null;
-  url: string | null;
-  created_at: string | null;
-  close_time: string | null;
-  category: string;
-  domain: string;
-  market_probability: number | null;
-  market_observed_at: string | null;
-  market_volume: number | null;
-  market_liquidity: number | null;
-  market_history: { observed_at: string; probability: number }[] | null;
-}
-
-const asDate = (s: string | null): Date | null => (s ? new Date(s) : null);
-
-/** Builds the (question × mode) tasks of a run from the questions open at its as-of time. */
-function toTasks(questions: ActiveQuestion[], modes: readonly Mode[]): ForecastTask[] {
-  return questions.flatMap((q) =>
-    modes.map((mode) => ({
-      mode,
-      question: {
-        question_id: q.question_id,
-        title: q.title,
-        description: q.description,
-        resolution_criteria: q.resolution_criteria,
-        url: q.url,
-        created_at: asDate(q.created_at),
-        close_time: asDate(q.close_time),
-        category: q.category,
-        domain: q.domain,
-      },
-      market:
-        q.market_probability === null || q.market_observed_at === null
-          ? null
-          : {
-              probability: q.market_probability,
-              observed_at: new Date(q.market_observed_at),
-              volume: q.market_volume,
-              liquidity: q.market_liquidity,
-              history: (q.market_history ?? []).map((h) => ({
-                observed_at: new Date(h.observed_at),
-                probability: h.probability,
-              })),
-            },
-      evidence: [],
-    })),
-  );
+  /** What the sync stage brought, per venue and source (null when the run did not sync). */
+  sync: SyncReport | null;
 }
 
 async function recordRun(
@@ -114,39 +94,102 @@ async function recordRun(
   });
 }
 
+class RunInterrupted extends Error {}
+
 /** Runs the whole pipeline once under the run lock. Throws RunLockedError when a run is in progress. */
 export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   const { config, logger } = options;
   const root = config.dataDir;
-  const asOf = options.asOf ?? new Date();
-  const runId = newRunId(asOf);
   const started = new Date();
-  const release = acquireRunLock(root, runId);
-  const log = logger.child({ run_id: runId, as_of: asOf.toISOString() });
-  const summary: RunSummary = {
-    run_id: runId,
-    as_of: asOf.toISOString(),
-    status: 'failed',
-    questions: 0,
-    forecasts: 0,
-    calls: 0,
-    failed_calls: 0,
-    tokens_in: 0,
-    tokens_out: 0,
-    cost_usd: 0,
-    snapshot: null,
-    error: null,
-    duration_ms: 0,
-  };
-  const partition = { runId, runDate: runDate(asOf) };
+  if (options.asOf && typeof options.resume === 'string') {
+    throw new Error('--resume <run_id> and --as-of cannot be combined: a resumed run keeps its own as-of');
+  }
+  const release = acquireRunLock(root);
   try {
     const abandoned = removeAbandonedSnapshots(root);
-    if (abandoned.length) log.warn({ abandoned }, 'removed snapshot directories of runs that died');
+    if (abandoned.length) logger.warn({ abandoned }, 'removed snapshot directories of runs that died');
     return await withConnection(async (conn) => {
+      // Which run: a new one, or an earlier one to continue (see RunOptions.resume).
+      let target: RunState | null = null;
+      if (options.resume === true || typeof options.resume === 'string') {
+        target = await findRunToResume(conn, root, options.resume);
+        if (!target) logger.warn('--resume: no interrupted run to continue; starting a new run');
+      } else if (options.resume === undefined && !options.asOf && !options.scoreOnly && config.autoResume) {
+        target = await findRunToResume(conn, root, 'auto');
+      }
+      if (target && options.asOf && target.as_of !== options.asOf.toISOString()) {
+        throw new Error(`--as-of conflicts with the resumed run ${target.run_id} (as of ${target.as_of})`);
+      }
+      const asOf = target ? new Date(target.as_of) : (options.asOf ?? new Date());
+      const runId = target?.run_id ?? newRunId(asOf);
+      const log = logger.child({ run_id: runId, as_of: asOf.toISOString() });
+      const progress = options.progress ?? createProgress({ logger: log, tty: false, intervalMs: config.progressIntervalMs });
+      const summary: RunSummary = {
+        run_id: runId,
+        as_of: asOf.toISOString(),
+        status: 'failed',
+        questions: 0,
+        forecasts: 0,
+        calls: 0,
+        failed_calls: 0,
+        skipped_calls: 0,
+        calls_made: 0,
+        budget_exhausted: false,
+        resumed: target !== null,
+        evidence_items: 0,
+        tokens_in: 0,
+        tokens_out: 0,
+        cost_usd: 0,
+        snapshot: null,
+        error: null,
+        duration_ms: 0,
+        sync: null,
+      };
+      const partition = { runId, runDate: runDate(asOf) };
+      const forecast = async () => {
+        const f = await forecastStage({
+          conn,
+          config,
+          log,
+          runId,
+          asOf,
+          partition,
+          stopSignal: options.signal,
+          budgetUsd: options.budgetUsd,
+          progress,
+        });
+        const { interrupted: _i, calls_reused: _r, evidence_errors: _e, ...counts } = f;
+        Object.assign(summary, counts);
+        if (f.budget_exhausted) log.warn({ skipped_calls: f.skipped_calls, cost_usd: f.cost_usd }, 'run budget exhausted: remaining calls recorded as skipped');
+        if (f.interrupted) throw new RunInterrupted('interrupted by a signal before every call was made; continue with `quorum run --resume`');
+      };
+
+      if (target?.completed) {
+        // Re-running a finished run: nothing is called again and the published snapshot stays.
+        log.info('run already completed: checking for missing calls only');
+        await forecast();
+        summary.status = 'completed';
+        summary.snapshot = target.snapshot;
+        summary.duration_ms = Date.now() - started.getTime();
+        return summary;
+      }
+
       await recordRun(conn, root, { run_id: runId, status: 'started', as_of: asOf, started_at: started });
-      log.info('run started');
+      log.info(target ? { resumed: true } : {}, target ? 'run resumed' : 'run started');
       try {
-        if (!options.scoreOnly) await forecastStage(conn, options, asOf, runId, partition, summary, log);
+        // Sync: bring markets, prices and resolutions in before forecasting. A failed venue or
+        // source is in the report (and the runs row), never a failed run.
+        if ((options.sync ?? true) && !options.asOf && !options.scoreOnly && !target) {
+          summary.sync = await syncAll(conn, {
+            root,
+            questionsDir: config.questionsDir,
+            now: asOf,
+            logger: log,
+            signal: options.signal,
+            partition,
+          });
+        }
+        if (!options.scoreOnly) await forecast();
         const manifest = await scoreAndPublish(conn, config, asOf, runId);
         summary.snapshot = manifest.run_id;
         summary.status = 'completed';
@@ -154,64 +197,30 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         log.info({ tables: manifest.tables.length, pruned: pruned.length }, 'snapshot published');
       } catch (err) {
         summary.error = err instanceof Error ? err.message : String(err);
-        log.error({ err }, 'run failed');
+        if (err instanceof RunInterrupted) {
+          summary.status = 'interrupted';
+          log.warn(summary.error);
+        } else {
+          log.error({ err }, 'run failed');
+        }
+      } finally {
+        progress.close();
       }
       summary.duration_ms = Date.now() - started.getTime();
-      const { duration_ms, as_of: _asOf, run_id: _runId, ...counts } = summary;
-      await recordRun(conn, root, { run_id: runId, ...counts, as_of: asOf, started_at: started, finished_at: new Date() });
+      const { duration_ms, as_of: _asOf, run_id: _runId, sync, ...counts } = summary;
+      await recordRun(conn, root, {
+        run_id: runId,
+        ...counts,
+        sync_report: sync ? JSON.stringify(sync) : null,
+        as_of: asOf,
+        started_at: started,
+        finished_at: new Date(),
+      });
       log.info({ ...counts, duration_ms }, `run ${summary.status}`);
       return summary;
     });
   } finally {
     release();
-  }
-}
-
-async function forecastStage(
-  conn: DuckDBConnection,
-  options: RunOptions,
-  asOf: Date,
-  runId: string,
-  partition: { runId: string; runDate: string },
-  summary: RunSummary,
-  log: Logger,
-): Promise<void> {
-  const { config } = options;
-  await createRawViews(conn, config.dataDir);
-  const questions = await queryFile<ActiveQuestion>(conn, 'pipeline/active_questions.sql', {
-    as_of: timestampValue(BigInt(asOf.getTime()) * 1000n),
-  });
-  summary.questions = questions.length;
-  const tasks = toTasks(questions, config.modes);
-  log.info({ questions: questions.length, tasks: tasks.length }, 'forecasting');
-  if (tasks.length === 0) return;
-
-  const simulator = config.modelsFile
-    ? null
-    : await startSimulator({ port: 0, latencyMs: config.simulatorLatencyMs });
-  if (simulator) log.warn({ url: simulator.url }, 'no models file configured: forecasting with the bundled SIMULATOR (provider=simulated)');
-  try {
-    const models = loadModelsConfig({ file: config.modelsFile, env: process.env, simulatorUrl: simulator?.url });
-    const { forecasts, calls } = await runForecasts({
-      models,
-      tasks,
-      runId,
-      asOf,
-      lang: config.lang,
-      signal: options.signal,
-      callTimeoutMs: config.callTimeoutMs,
-    });
-    // Calls first: every call, failed ones included, is recorded even if the run dies next.
-    await appendRaw(conn, config.dataDir, 'model_calls', calls as unknown as Record<string, unknown>[], partition);
-    await appendRaw(conn, config.dataDir, 'forecasts', forecasts as unknown as Record<string, unknown>[], partition);
-    summary.forecasts = forecasts.length;
-    summary.calls = calls.length;
-    summary.failed_calls = calls.filter((c) => c.status !== 'ok').length;
-    summary.tokens_in = calls.reduce((s, c) => s + (Number(c.tokens_in) || 0), 0);
-    summary.tokens_out = calls.reduce((s, c) => s + (Number(c.tokens_out) || 0), 0);
-    summary.cost_usd = calls.reduce((s, c) => s + (Number(c.cost_usd) || 0), 0);
-  } finally {
-    await simulator?.close();
   }
 }
 

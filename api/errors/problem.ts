@@ -16,6 +16,8 @@ export type ProblemCode =
   | 'invalid_parameter'
   | 'not_found'
   | 'method_not_allowed'
+  | 'invalid_body'
+  | 'payload_too_large'
   | 'unauthorized'
   | 'plan_required'
   | 'rate_limited'
@@ -26,6 +28,8 @@ const TITLES: Record<ProblemCode, string> = {
   invalid_parameter: 'Invalid parameter',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
+  invalid_body: 'Invalid request body',
+  payload_too_large: 'Payload too large',
   unauthorized: 'Unauthorized',
   plan_required: 'Plan required',
   rate_limited: 'Rate limited',
@@ -93,20 +97,40 @@ export class ApiError extends Error {
     );
   }
 
+  /** 400: the request body is not what the endpoint accepts (e.g. malformed JSON). */
+  static invalidBody(detail = 'The request body is malformed.'): ApiError {
+    return new ApiError(400, 'invalid_body', detail);
+  }
+
+  /** 413: the request body exceeds the size limit. */
+  static payloadTooLarge(limitBytes: number): ApiError {
+    return new ApiError(413, 'payload_too_large', `The request body exceeds the limit of ${limitBytes} bytes.`, {
+      limit_bytes: limitBytes,
+    });
+  }
+
   /** 401: a key is required or the key is not valid. */
   static unauthorized(detail = 'A valid API key is required.'): ApiError {
     return new ApiError(401, 'unauthorized', detail, {}, { 'WWW-Authenticate': 'Bearer' });
   }
 
-  /** 403: the key's plan does not include this endpoint. */
-  static planRequired(plan: string, detail = `This endpoint requires the ${plan} plan.`): ApiError {
-    return new ApiError(403, 'plan_required', detail, { plan });
+  /** 403: the caller's plan (or scopes) does not include this endpoint; `plan` names the plan it needs. */
+  static planRequired(
+    plan: string,
+    detail = `This endpoint requires the ${plan} plan or higher.`,
+    extras: Record<string, unknown> = {},
+  ): ApiError {
+    return new ApiError(403, 'plan_required', detail, { plan, ...extras });
   }
 
   /** 429: too many requests; `retryAfterSeconds` goes to `Retry-After`. */
-  static rateLimited(retryAfterSeconds: number, detail = 'Rate limit exceeded.'): ApiError {
+  static rateLimited(
+    retryAfterSeconds: number,
+    detail = 'Rate limit exceeded.',
+    extras: Record<string, unknown> = {},
+  ): ApiError {
     const s = Math.max(0, Math.ceil(retryAfterSeconds));
-    return new ApiError(429, 'rate_limited', detail, { retry_after: s }, { 'Retry-After': String(s) });
+    return new ApiError(429, 'rate_limited', detail, { retry_after: s, ...extras }, { 'Retry-After': String(s) });
   }
 
   /** 503: no snapshot is published yet (or the published one lacks what this endpoint reads). */
@@ -141,6 +165,16 @@ export class ApiError extends Error {
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // body-parser (express.json) errors carry a `type`.
+  const type = (err as { type?: unknown } | null)?.type;
+  if (type === 'entity.too.large') {
+    const limit = (err as { limit?: unknown }).limit;
+    return ApiError.payloadTooLarge(typeof limit === 'number' ? limit : 0);
+  }
+  if (type === 'entity.parse.failed') return ApiError.invalidBody('The request body is not valid JSON.');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return ApiError.invalidBody('The request body encoding or charset is not supported.');
+  }
   const status = (err as { status?: unknown; statusCode?: unknown } | null)?.status ??
     (err as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

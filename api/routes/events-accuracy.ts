@@ -14,12 +14,12 @@
  * Order: consensus, then models by id, then market; within each, modes headline, blind,
  * informed, augmented.
  */
-import type { Express } from 'express';
+import { z } from 'zod';
 import { DOMAINS, MODES, TIERS } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { sendSnapshotJson } from '../http/respond.ts';
-import { getRoute } from '../http/route.ts';
-import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { bucketMetrics, count, zNum } from '../openapi/common.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
 
 const MODE_ORDER = ['headline', ...MODES] as const;
@@ -136,8 +136,49 @@ export async function calibrationReport(snap: PinnedSnapshot): Promise<Record<st
   return { forecasters, count: forecasters.length, next_cursor: null, headline_modes: snap.headlineModes };
 }
 
-export function registerEventsAccuracyRoutes(app: Express, snapshots: SnapshotReader): void {
-  getRoute(app, '/api/events/accuracy', async (_req, res) => {
-    await snapshots.withSnapshot(async (snap) => sendSnapshotJson(res, snap, await calibrationReport(snap)));
-  });
-}
+const Bin = z.object({
+  bin: zNum, bin_lo: zNum, bin_hi: zNum, n: count, mean_p: zNum, observed: zNum, wilson_lo: zNum, wilson_hi: zNum,
+});
+
+export const CalibrationReport = z
+  .object({
+    forecasters: z.array(
+      z.object({
+        forecaster: z.string(),
+        kind: z.enum(['consensus', 'model', 'market']),
+        mode: z.string(),
+        n: count,
+        brier: zNum,
+        log_loss: zNum,
+        accuracy_pct: zNum,
+        n_directional: count,
+        n_correct: count,
+        n_no_direction: count,
+        ece: zNum,
+        reliability: zNum,
+        resolution: zNum,
+        uncertainty: zNum,
+        base_rate: zNum,
+        by_tier: z.array(z.object({ tier: z.string(), ...bucketMetrics })),
+        by_domain: z.array(z.object({ domain: z.string(), ...bucketMetrics })),
+        bins: z.array(Bin),
+      }),
+    ),
+    count,
+    next_cursor: z.null(),
+    headline_modes: z.array(z.string()),
+  })
+  .meta({ id: 'CalibrationReport' });
+
+export const eventsAccuracyRoute = jsonRoute({
+  id: 'events.accuracy',
+  path: '/api/events/accuracy/',
+  summary: 'Resolved-event calibration summary',
+  description:
+    'Brier scores, directional accuracy, accuracy by confidence tier, per-domain breakdown and reliability bins, ' +
+    'per forecaster (consensus, each model, market) and mode.',
+  tags: ['events'],
+  response: CalibrationReport,
+  cache: true,
+  data: (snap) => calibrationReport(snap),
+});

@@ -1,21 +1,42 @@
 /**
+ * Operational routes (open, not rate limited):
  * `GET /healthz`: 200 whenever the process answers.
  * `GET /readyz`: 200 once a snapshot is loaded (naming it), else 503 `not_ready`.
+ * `GET /metrics`: Prometheus text exposition.
  */
-import type { Express } from 'express';
+import { z } from 'zod';
 import { ApiError } from '../errors/problem.ts';
-import { getRoute } from '../http/route.ts';
-import type { SnapshotReader } from '../snapshot/reader.ts';
+import { rawRoute } from '../http/registry.ts';
+import { isoTime } from '../openapi/common.ts';
 
-export function registerHealthRoutes(app: Express, snapshots: SnapshotReader): void {
-  getRoute(app, '/healthz', (_req, res) => {
+export const healthRoute = rawRoute({
+  id: 'health.live',
+  path: '/healthz',
+  summary: 'Liveness',
+  tags: ['operations'],
+  responses: { 'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'Health' }) } },
+  handle: (_req, res) => {
     res.status(200).json({ status: 'ok' });
-  });
+  },
+});
 
-  getRoute(app, '/readyz', (_req, res) => {
-    const current = snapshots.current;
+export const readyRoute = rawRoute({
+  id: 'health.ready',
+  path: '/readyz',
+  summary: 'Readiness: a snapshot is loaded',
+  tags: ['operations'],
+  errors: [503],
+  responses: {
+    'application/json': {
+      schema: z
+        .object({ status: z.literal('ready'), snapshot: z.string(), as_of: isoTime, loaded_at: isoTime })
+        .meta({ id: 'Ready' }),
+    },
+  },
+  handle: (_req, res, { services }) => {
+    const current = services.snapshots.current;
     if (!current) {
-      const failure = snapshots.lastFailure;
+      const failure = services.snapshots.lastFailure;
       throw ApiError.notReady(
         failure
           ? `No snapshot is loaded yet; the published snapshot ${failure.id} could not be loaded.`
@@ -24,5 +45,18 @@ export function registerHealthRoutes(app: Express, snapshots: SnapshotReader): v
     }
     res.setHeader('X-Snapshot', current.id);
     res.status(200).json({ status: 'ready', snapshot: current.id, as_of: current.asOf, loaded_at: current.loadedAt });
-  });
-}
+  },
+});
+
+export const metricsRoute = rawRoute({
+  id: 'metrics',
+  path: '/metrics',
+  summary: 'Prometheus metrics',
+  tags: ['operations'],
+  responses: { 'text/plain': { schema: z.string() } },
+  handle: async (_req, res, { services }) => {
+    const { contentType, body } = await services.metricsText();
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).type(contentType).send(body);
+  },
+});

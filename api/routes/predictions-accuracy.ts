@@ -17,7 +17,7 @@
  * Buckets without resolved forecasts are absent. The category is matched case-insensitively;
  * an unknown one is a 404 problem listing the nine.
  */
-import type { Express } from 'express';
+import { z } from 'zod';
 import {
   CATEGORIES,
   DOMAINS,
@@ -28,9 +28,9 @@ import {
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
 import { matchCategory } from '../http/params.ts';
-import { sendSnapshotJson } from '../http/respond.ts';
-import { getRoute } from '../http/route.ts';
-import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { bucketMetrics, categoryParam, count, zNum } from '../openapi/common.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
 
 interface Dimension {
@@ -117,12 +117,75 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
   return body;
 }
 
-export function registerPredictionsAccuracyRoutes(app: Express, snapshots: SnapshotReader): void {
-  getRoute(app, '/api/predictions/accuracy', async (_req, res) => {
-    await snapshots.withSnapshot(async (snap) => sendSnapshotJson(res, snap, await accuracySummary(snap, 'all')));
-  });
+const BreakdownItem = z.object({
+  category: z.string().optional(),
+  domain: z.string().optional(),
+  horizon: z.string().optional(),
+  tier: z.string().optional(),
+  model: z.string().optional(),
+  mode: z.string().optional(),
+  ...bucketMetrics,
+  market_n: count.optional(),
+  market_brier: zNum.optional(),
+  market_log_loss: zNum.optional(),
+  market_accuracy_pct: zNum.optional(),
+}).meta({ id: 'AccuracyBucket', description: 'One bucket of a breakdown; the dimension\'s name carries the key.' });
 
-  getRoute(app, '/api/predictions/accuracy/:category', async (req, res) => {
+export const AccuracySummary = z
+  .object({
+    scope: z.string().meta({ description: '`all` or the category.' }),
+    headline_modes: z.array(z.string()),
+    accuracy_pct: zNum,
+    total_resolved: count,
+    n_directional: count,
+    n_correct: count,
+    n_no_direction: count,
+    market_accuracy_pct: zNum,
+    brier: z.object({ ai: zNum, market: zNum }),
+    log_loss: z.object({ ai: zNum, market: zNum }),
+    ai_vs_market: z.object({
+      n: count,
+      ai_brier: zNum,
+      market_brier: zNum,
+      skill: zNum,
+      diff_mean: zNum,
+      diff_sd: zNum,
+      diff_ci95: z.tuple([z.number(), z.number()]).nullable(),
+      ai_log_loss: zNum,
+      market_log_loss: zNum,
+    }),
+    by_category: z.array(BreakdownItem),
+    by_domain: z.array(BreakdownItem),
+    by_horizon: z.array(BreakdownItem),
+    by_tier: z.array(BreakdownItem),
+    by_model: z.array(BreakdownItem),
+    by_mode: z.array(BreakdownItem),
+  })
+  .meta({ id: 'AccuracySummary' });
+
+export const predictionsAccuracyRoute = jsonRoute({
+  id: 'predictions.accuracy',
+  path: '/api/predictions/accuracy',
+  summary: 'Accuracy summary of the AI headline consensus',
+  description:
+    'Overall accuracy with breakdowns by category, domain, time horizon, confidence tier, model and mode, plus ' +
+    'the AI versus market error comparison. Includes `accuracy_pct` and `total_resolved`.',
+  tags: ['predictions'],
+  response: AccuracySummary,
+  cache: true,
+  data: (snap) => accuracySummary(snap, 'all'),
+});
+
+export const predictionsAccuracyCategoryRoute = jsonRoute({
+  id: 'predictions.accuracy.category',
+  path: '/api/predictions/accuracy/{category}',
+  summary: 'Accuracy summary of one category',
+  tags: ['predictions'],
+  params: z.object({ category: categoryParam }),
+  response: AccuracySummary,
+  errors: [404],
+  cache: true,
+  input: (req) => {
     const raw = String(req.params.category ?? '');
     const category = matchCategory(raw);
     if (!category) {
@@ -132,6 +195,7 @@ export function registerPredictionsAccuracyRoutes(app: Express, snapshots: Snaps
         { parameter: 'category', allowed: [...CATEGORIES] },
       );
     }
-    await snapshots.withSnapshot(async (snap) => sendSnapshotJson(res, snap, await accuracySummary(snap, category)));
-  });
-}
+    return { category };
+  },
+  data: (snap, { category }) => accuracySummary(snap, category),
+});

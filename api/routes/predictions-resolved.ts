@@ -11,13 +11,12 @@
  * outcome, ai_error, market_error, forecast_at, resolved_at, horizon_bucket,
  * source {slug, name, url, excerpt, retrieved_at}, providers (array of provider names).
  */
-import type { Express } from 'express';
+import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { decodeResolvedCursor, encodeResolvedCursor } from '../http/cursor.ts';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
-import { sendSnapshotJson } from '../http/respond.ts';
-import { getRoute } from '../http/route.ts';
-import type { SnapshotReader } from '../snapshot/reader.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { categoryParam, count, isoTime, zNum } from '../openapi/common.ts';
 
 export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
@@ -66,40 +65,97 @@ function cursorKey(v: JsonValue | undefined): bigint | null {
   return null;
 }
 
-export function registerPredictionsResolvedRoutes(app: Express, snapshots: SnapshotReader): void {
-  getRoute(app, '/api/predictions/resolved', async (req, res) => {
+export const ResolvedPrediction = z
+  .object({
+    question_id: z.string(),
+    venue: z.string().nullable(),
+    venue_market_id: z.string().nullable(),
+    title: z.string().nullable(),
+    category: z.string().nullable(),
+    domain: z.string().nullable(),
+    mode: z.string().nullable(),
+    consensus: zNum,
+    consensus_median: zNum,
+    consensus_logit_mean: zNum,
+    n_models: zNum,
+    disagreement: z.object({ sd: zNum, range: zNum }),
+    market_probability: zNum,
+    outcome: zNum,
+    ai_error: zNum.meta({ description: 'Brier score of the consensus.' }),
+    market_error: zNum.meta({ description: 'Brier score of the market (null without a comparator).' }),
+    forecast_at: isoTime.nullable(),
+    resolved_at: isoTime.nullable(),
+    horizon_bucket: z.string().nullable(),
+    source: z.object({
+      slug: z.string().nullable(),
+      name: z.string().nullable(),
+      url: z.string().nullable(),
+      excerpt: z.string().nullable(),
+      retrieved_at: isoTime.nullable(),
+    }),
+    providers: z.array(z.string()),
+  })
+  .meta({ id: 'ResolvedPrediction' });
+
+export const ResolvedPage = z
+  .object({
+    predictions: z.array(ResolvedPrediction),
+    count,
+    total: count,
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
+  .meta({ id: 'ResolvedPage' });
+
+export const predictionsResolvedRoute = jsonRoute({
+  id: 'predictions.resolved',
+  path: '/api/predictions/resolved',
+  summary: 'Resolved predictions',
+  description:
+    'Resolved predictions with AI consensus, market probability, outcome and error metrics, newest resolution ' +
+    'first, keyset-paginated.',
+  tags: ['predictions'],
+  query: z.object({
+    limit: z.int().min(RESOLVED_LIMIT.min).max(RESOLVED_LIMIT.max).default(RESOLVED_LIMIT.default).optional(),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
+    category: categoryParam.optional(),
+    venue: z.string().max(100).optional().meta({ description: 'Exact venue name, e.g. polymarket.' }),
+  }),
+  response: ResolvedPage,
+  errors: [400],
+  cache: true,
+  input: (req) => {
     const limit = queryInt(req, 'limit', RESOLVED_LIMIT);
-    const rawCursor = queryString(req, 'cursor', 1024);
-    const after = rawCursor === undefined ? null : decodeResolvedCursor(rawCursor);
+    const cursor = queryString(req, 'cursor', 1024) ?? null;
+    const after = cursor === null ? null : decodeResolvedCursor(cursor);
     const category = queryCategory(req) ?? null;
     const venue = queryString(req, 'venue', 100) ?? null;
-
-    await snapshots.withSnapshot(async (snap) => {
-      snap.require('resolved_predictions');
-      const filters = { category, venue };
-      const [rows, counted] = await Promise.all([
-        snap.query('resolved-page', {
-          ...filters,
-          after: after !== null,
-          after_resolved_us: after?.resolvedUs ?? null,
-          after_question_id: after?.questionId ?? null,
-          limit: limit + 1,
-        }),
-        snap.query('resolved-count', filters),
-      ]);
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      const nextCursor =
-        rows.length > limit && last
-          ? encodeResolvedCursor({ resolvedUs: cursorKey(last.cursor_resolved_us), questionId: String(last.question_id) })
-          : null;
-      const predictions = page.map(item);
-      sendSnapshotJson(res, snap, {
-        predictions,
-        count: predictions.length,
-        total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
-        next_cursor: nextCursor,
-      });
-    });
-  });
-}
+    return { limit, cursor, after, category, venue };
+  },
+  data: async (snap, { limit, after, category, venue }) => {
+    snap.require('resolved_predictions');
+    const filters = { category, venue };
+    const [rows, counted] = await Promise.all([
+      snap.query('resolved-page', {
+        ...filters,
+        after: after !== null,
+        after_resolved_us: after?.resolvedUs ?? null,
+        after_question_id: after?.questionId ?? null,
+        limit: limit + 1,
+      }),
+      snap.query('resolved-count', filters),
+    ]);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      rows.length > limit && last
+        ? encodeResolvedCursor({ resolvedUs: cursorKey(last.cursor_resolved_us), questionId: String(last.question_id) })
+        : null;
+    const predictions = page.map(item);
+    return {
+      predictions,
+      count: predictions.length,
+      total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
+      next_cursor: nextCursor,
+    };
+  },
+});

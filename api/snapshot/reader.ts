@@ -127,6 +127,11 @@ export class SnapshotReader {
     return this.#current ? info(this.#current) : null;
   }
 
+  /** The id of the snapshot new requests get (null before one is loaded); cheap, for cache keys. */
+  get currentId(): string | null {
+    return this.#current?.id ?? null;
+  }
+
   /** The last load failure (id and message), cleared by a successful load. */
   get lastFailure(): { id: string; message: string } | null {
     return this.#lastFailure;

@@ -1,22 +1,29 @@
 /**
  * The `quorum` CLI. Commands:
  *   quorum import forecastbench <dir>   import a ForecastBench extract (questions, prices, outcomes)
- *   quorum run [--as-of <time>]          one pipeline run now, or dated at a past time
+ *   quorum run [--as-of <time>] [--resume [run_id]] [--budget-usd <usd>]
+ *                                        one pipeline run now, or dated at a past time, or the
+ *                                        continuation of an interrupted run (pipeline/forecast/README.md)
+ *   quorum sync                          pull markets, prices and resolutions from venues and sources
  *   quorum start                         first-start bootstrap, then the API and the scheduler
  *   quorum serve                         the API only, over the published snapshot
  *   quorum simulator [--port <n>]        the bundled OpenAI-compatible model simulator
- * Exit codes: 0 ok, 1 error (bad config, bad input, failed run), 75 another run holds the lock.
+ * Exit codes: 0 ok, 1 error (bad config, bad input, failed run), 75 another run holds the lock,
+ * 143 (SIGTERM) / 130 (SIGINT): `run` stopped by the signal after finishing and recording the
+ * calls in flight; the run is `interrupted` and `quorum run --resume` continues it.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { runPipeline } from '../run.ts';
+import { runSync } from '../sync.ts';
 import { bootstrapIfEmpty, importForecastBench } from '../bootstrap.ts';
 import { startScheduler } from '../scheduler.ts';
 import { RunLockedError } from '../warehouse/lock.ts';
 import { closeDuckdb } from '../warehouse/duckdb.ts';
 import { startSimulator } from '../simulator/server.ts';
-import { startServer } from '../../api/server.ts';
+import { createProgress } from '../forecast/progress.ts';
+import { registerKeysCommands } from './keys.ts';
 
 function parseTime(value: string): Date {
   const d = new Date(value);
@@ -26,9 +33,21 @@ function parseTime(value: string): Date {
   return d;
 }
 
+function parseUsd(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n)) throw new InvalidArgumentError('expected an amount in USD, e.g. 2.50');
+  return n;
+}
+
 function setup(): { config: QuorumConfig; logger: Logger } {
   const config = loadConfig();
   return { config, logger: createLogger(config.logLevel) };
+}
+
+/** The API is loaded only by the commands that serve it (batch commands stay light). */
+async function startServer(...args: Parameters<typeof import('../../api/server.ts').startServer>) {
+  const api = await import('../../api/server.ts');
+  return api.startServer(...args);
 }
 
 /** Runs a command body, mapping known failures to a message and an exit code. */
@@ -75,15 +94,50 @@ program
   .description('run the pipeline once (forecast, score, publish)')
   .option('--as-of <time>', 'date the run at a past time: it sees only what was known then', parseTime)
   .option('--score-only', 'rescore and publish without asking the models')
-  .action((opts: { asOf?: Date; scoreOnly?: boolean }) =>
+  .option('--resume [run_id]', 'continue the newest interrupted run (or the given run): finished calls are not repeated')
+  .option('--budget-usd <usd>', 'stop starting model calls once the run has spent this much (default QUORUM_RUN_BUDGET_USD)', parseUsd)
+  .action((opts: { asOf?: Date; scoreOnly?: boolean; resume?: boolean | string; budgetUsd?: number }) =>
+    guarded(async () => {
+      const { config, logger } = setup();
+      const controller = new AbortController();
+      let stoppedBy: NodeJS.Signals | null = null;
+      const stop = (signal: NodeJS.Signals) => {
+        stoppedBy ??= signal;
+        logger.warn({ signal }, 'stopping: no new model calls; finishing the calls in flight (a second signal kills)');
+        controller.abort();
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+      const progress = createProgress({ logger, tty: Boolean(process.stderr.isTTY), intervalMs: config.progressIntervalMs });
+      const summary = await runPipeline({
+        config,
+        logger,
+        asOf: opts.asOf,
+        scoreOnly: opts.scoreOnly,
+        signal: controller.signal,
+        // Explicit on the command line: a plain `quorum run` is a new run (QUORUM_AUTO_RESUME is for the service).
+        resume: opts.resume ?? false,
+        budgetUsd: opts.budgetUsd,
+        progress,
+      });
+      progress.close();
+      console.log(JSON.stringify(summary));
+      if (summary.status === 'interrupted') return stoppedBy === 'SIGINT' ? 130 : 143;
+      return summary.status === 'completed' ? 0 : 1;
+    }),
+  );
+
+program
+  .command('sync')
+  .description('pull markets, prices and resolutions from venues and sources')
+  .action(() =>
     guarded(async () => {
       const { config, logger } = setup();
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
-      const summary = await runPipeline({ config, logger, asOf: opts.asOf, scoreOnly: opts.scoreOnly, signal: controller.signal });
-      console.log(JSON.stringify(summary));
-      return summary.status === 'completed' ? 0 : 1;
+      const report = await runSync(config, logger, controller.signal);
+      console.log(JSON.stringify(report));
     }),
   );
 
@@ -131,6 +185,8 @@ program
       return -1;
     }),
   );
+
+registerKeysCommands(program);
 
 /** Graceful shutdown on SIGTERM/SIGINT: stop taking work, finish what is in flight, exit 0. */
 function onShutdown(logger: Logger, close: () => Promise<void>): void {

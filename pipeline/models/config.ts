@@ -85,6 +85,18 @@ export interface LoadModelsConfigOptions {
   env: NodeJS.ProcessEnv;
   /** Base URL (ending in /v1) of a running model simulator, used when no file is configured. */
   simulatorUrl?: string;
+  /** Limits and prices of the simulated models (tests give them a price to exercise budgets). */
+  simulator?: SimulatedModelOptions;
+}
+
+export interface SimulatedModelOptions {
+  /** Calls in flight per simulated model. Default 16. */
+  maxConcurrency?: number;
+  /** Default 600,000 (no practical cap). */
+  requestsPerMinute?: number;
+  /** USD per million tokens. Default 0. */
+  priceInPerMtok?: number;
+  priceOutPerMtok?: number;
 }
 
 /**
@@ -99,7 +111,7 @@ export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[]
         'no models configured: set QUORUM_MODELS_FILE to a models file, or start the model simulator',
       );
     }
-    return simulatedModels(opts.simulatorUrl);
+    return simulatedModels(opts.simulatorUrl, opts.simulator);
   }
   const path = resolve(file);
   let text: string;
@@ -136,14 +148,14 @@ export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[]
 }
 
 /** The four bundled simulated models, all served by the simulator at `simulatorUrl`. */
-export function simulatedModels(simulatorUrl: string): ResolvedModel[] {
+export function simulatedModels(simulatorUrl: string, opts: SimulatedModelOptions = {}): ResolvedModel[] {
   const base = {
     base_url: simulatorUrl,
     api_key_env: 'QUORUM_SIMULATOR_KEY',
-    max_concurrency: 16,
-    requests_per_minute: 600_000,
-    price_in_per_mtok: 0,
-    price_out_per_mtok: 0,
+    max_concurrency: opts.maxConcurrency ?? 16,
+    requests_per_minute: opts.requestsPerMinute ?? 600_000,
+    price_in_per_mtok: opts.priceInPerMtok ?? 0,
+    price_out_per_mtok: opts.priceOutPerMtok ?? 0,
     provider: SIMULATED_PROVIDER,
     response_format: 'json_schema' as const,
     apiKey: 'simulated',

@@ -1,6 +1,12 @@
 /**
- * Forecast prompts: the three information modes as template files (`data/prompts/<mode>.txt`)
- * and a tiny `{{placeholder}}` renderer.
+ * Forecast prompts: the three information modes as versioned template files
+ * (`data/prompts/<mode>.v<N>.txt`, the highest N is used; see data/prompts/README.md) and a tiny
+ * `{{placeholder}}` renderer. The template's version (e.g. "informed.v2") is part of the hashed
+ * text, so `prompt_hash` identifies the template version as well as the rendered prompt.
+ *
+ * Languages: the first language of `langs` is the reasoning language; any further ones are asked
+ * for in the same call, as `translations: {<code>: {reasoning, key_factors}}` (one call, one
+ * probability, the reasoning in every configured language; see pipeline/forecast/README.md).
  *
  * The ladder (DESIGN §6): blind = question, resolution criteria and dates; informed adds the
  * question's background, the market probability, its recent history, volume and liquidity;
@@ -9,7 +15,7 @@
  * the caller's job (DESIGN §5).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Mode } from '../warehouse/tables.ts';
 
@@ -56,10 +62,14 @@ export interface ForecastTask {
 export interface RenderedPrompt {
   system: string;
   user: string;
-  /** sha256 (hex) of `system + "\n\n" + user`: identical prompts hash identically. */
+  /** Template version, e.g. "blind.v2". */
+  version: string;
+  /** sha256 (hex) of `version + "\n" + system + "\n\n" + user`: identical prompts hash identically. */
   hash: string;
   /** Ids of the evidence items shown in the prompt (augmented only; [] otherwise). */
   evidence_ids: string[];
+  /** Reasoning languages asked for: the first is the main one, the rest come as translations. */
+  langs: string[];
 }
 
 /** The system message shared by every mode. */
@@ -72,16 +82,43 @@ export const HISTORY_DAYS = 10;
 export const SNIPPET_CHARS = 600;
 
 const DEFAULT_DIR = fileURLToPath(new URL('../../data/prompts/', import.meta.url));
-const templateCache = new Map<string, string>();
+const templateCache = new Map<string, { version: string; text: string }>();
+const TEMPLATE_FILE = /^(blind|informed|augmented)\.v(\d+)\.txt$/;
 
-/** Reads (and caches) the template of a mode from `dir` (default `data/prompts/`). */
-export function loadTemplate(mode: Mode, dir: string = DEFAULT_DIR): string {
-  const path = `${dir.replace(/\/?$/, '/')}${mode}.txt`;
-  let t = templateCache.get(path);
-  if (t === undefined) {
-    t = readFileSync(path, 'utf8');
-    templateCache.set(path, t);
+export interface PromptTemplate {
+  /** e.g. "blind.v2" */
+  version: string;
+  /** The template text without its `#` header lines. */
+  text: string;
+}
+
+/**
+ * Reads (and caches) the latest version of a mode's template from `dir` (default `data/prompts/`):
+ * the file `<mode>.v<N>.txt` with the highest N. Leading lines starting with `#` are a header, not
+ * sent; a `# version: <mode>.v<N>` header must match the file name.
+ */
+export function loadTemplate(mode: Mode, dir: string = DEFAULT_DIR): PromptTemplate {
+  const base = dir.replace(/\/?$/, '/');
+  const key = `${base}|${mode}`;
+  const cached = templateCache.get(key);
+  if (cached) return cached;
+  let best: { n: number; file: string } | null = null;
+  for (const f of readdirSync(base)) {
+    const m = TEMPLATE_FILE.exec(f);
+    if (m && m[1] === mode && (!best || Number(m[2]) > best.n)) best = { n: Number(m[2]), file: f };
   }
+  if (!best) throw new Error(`prompt templates: no ${mode}.v<N>.txt in ${base}`);
+  const version = `${mode}.v${best.n}`;
+  const lines = readFileSync(`${base}${best.file}`, 'utf8').split('\n');
+  let i = 0;
+  for (; i < lines.length && lines[i]!.startsWith('#'); i++) {
+    const v = /^#\s*version:\s*(\S+)/.exec(lines[i]!);
+    if (v && v[1] !== version) {
+      throw new Error(`prompt template ${base}${best.file}: header says version ${v[1]}, file name says ${version}`);
+    }
+  }
+  const t = { version, text: lines.slice(i).join('\n') };
+  templateCache.set(key, t);
   return t;
 }
 
@@ -97,13 +134,17 @@ export function renderTemplate(template: string, vars: Record<string, string>): 
   });
 }
 
-/** Renders the prompt of a task as of `asOf`, asking for reasoning in `lang` (BCP 47, e.g. "en"). */
+/**
+ * Renders the prompt of a task as of `asOf`, asking for the reasoning in `langs[0]` (BCP 47, e.g.
+ * "en"; `lang` is the one-language shorthand) and translations in the other languages.
+ */
 export function renderPrompt(
   task: ForecastTask,
-  opts: { asOf: Date; lang?: string; templatesDir?: string },
+  opts: { asOf: Date; lang?: string; langs?: readonly string[]; templatesDir?: string },
 ): RenderedPrompt {
   const q = task.question;
-  const lang = opts.lang ?? 'en';
+  const langs = opts.langs && opts.langs.length > 0 ? [...opts.langs] : [opts.lang ?? 'en'];
+  const lang = langs[0]!;
   const evidence = task.mode === 'augmented' ? (task.evidence ?? []) : [];
   const vars: Record<string, string> = {
     as_of: fmtDateTime(opts.asOf),
@@ -119,10 +160,46 @@ export function renderPrompt(
     market: task.mode === 'blind' ? '' : formatMarket(task.market ?? null),
     evidence: formatEvidence(evidence),
     language: languageName(lang),
+    lang,
+    language_instructions: languageInstructions(langs),
+    reply_shape: replyShape(langs),
   };
-  const user = renderTemplate(loadTemplate(task.mode, opts.templatesDir), vars);
-  const hash = createHash('sha256').update(`${SYSTEM_PROMPT}\n\n${user}`).digest('hex');
-  return { system: SYSTEM_PROMPT, user, hash, evidence_ids: evidence.map((e) => e.evidence_id) };
+  const template = loadTemplate(task.mode, opts.templatesDir);
+  const user = renderTemplate(template.text, vars);
+  const hash = createHash('sha256').update(`${template.version}\n${SYSTEM_PROMPT}\n\n${user}`).digest('hex');
+  return {
+    system: SYSTEM_PROMPT,
+    user,
+    version: template.version,
+    hash,
+    evidence_ids: evidence.map((e) => e.evidence_id),
+    langs,
+  };
+}
+
+/** The reasoning-language lines of the prompt (the simulator reads the codes from them). */
+export function languageInstructions(langs: readonly string[]): string {
+  const [main, ...extra] = langs;
+  const lines = [
+    `- Write the reasoning (a few sentences) and the key factors (2 to 5 short phrases) in ${languageName(main!)} (language code: ${main}).`,
+  ];
+  if (extra.length > 0) {
+    lines.push(`- Additional languages: ${extra.map((l) => `${l} (${languageName(l)})`).join(', ')}.`);
+    lines.push(
+      '- Under "translations", give the same reasoning and key factors written in each additional language, ' +
+        'keyed by its language code. The probability is one number for all languages.',
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The JSON shape the reply must have, as shown in the prompt. */
+export function replyShape(langs: readonly string[]): string {
+  const base = '"probability": <number 0..1>, "reasoning": "<text>", "key_factors": ["<factor>", ...]';
+  const extra = langs.slice(1);
+  if (extra.length === 0) return `{${base}}`;
+  const tr = extra.map((l) => `"${l}": {"reasoning": "<text>", "key_factors": ["<factor>", ...]}`).join(', ');
+  return `{${base}, "translations": {${tr}}}`;
 }
 
 /** The market block of informed/augmented prompts. The simulator parses its first line. */
@@ -168,14 +245,22 @@ export function formatEvidence(items: TaskEvidence[]): string {
     .join('\n');
 }
 
-function languageName(lang: string): string {
-  try {
-    const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(lang);
-    if (name && name !== lang) return name;
-  } catch {
-    // fall through
+const languageNames = new Map<string, string>();
+
+/** The English name of a language code ("fr" → "French"), cached. */
+export function languageName(lang: string): string {
+  let name = languageNames.get(lang);
+  if (name === undefined) {
+    name = `the language with code "${lang}"`;
+    try {
+      const n = new Intl.DisplayNames(['en'], { type: 'language' }).of(lang);
+      if (n && n !== lang) name = n;
+    } catch {
+      // keep the fallback
+    }
+    languageNames.set(lang, name);
   }
-  return `the language with code "${lang}"`;
+  return name;
 }
 
 function oneLine(s: string): string {

@@ -7,10 +7,35 @@
  * and our one content retry; a Retry-After that does not fit in what is left of the deadline is
  * not obeyed: the call fails at once as `rate_limited` (or `server_error`).
  *
- * A reply that is not JSON, violates the schema, or stopped at the token limit
- * (finish_reason "length") is asked once more, then recorded as a failed call. Every call becomes
- * a `model_calls` row; only a validated reply becomes a `forecasts` row: a forecast is never
- * invented. Rows come back in task order, then model order, whatever order the calls finished in.
+ * A reply that is not JSON (or whose HTTP body is cut off), violates the schema, or stopped at
+ * the token limit (finish_reason "length") is asked once more, then recorded as a failed call.
+ * Every call becomes a `model_calls` row; only a validated reply becomes `forecasts` rows (one per
+ * configured language, all from the same reply): a forecast is never invented. Rows come back in
+ * task order, then model order, whatever order the calls finished in.
+ *
+ * Stopping: `signal` aborts hard (in-flight calls are cancelled, the promise rejects: for callers
+ * that drop everything, like an HTTP request that went away); `stopSignal` stops gracefully (no
+ * new call starts, in-flight calls finish within their deadline, the promise resolves with
+ * `stopped: true` and the rows of every finished call: what the forecast stage journals on SIGTERM).
+ *
+ * Budget: with `budgetUsd`, once the cost of finished calls (plus `spentUsd` from earlier sessions
+ * of the run) reaches the budget, no new call starts; every (task, model) not yet started becomes
+ * a `skipped` call row with error_kind `budget_exhausted` (calls already in flight finish, so the
+ * spend can exceed the budget by at most the calls in flight).
+ *
+ * | fault                                   | status  | error_kind       | attempts           |
+ * |-----------------------------------------|---------|------------------|--------------------|
+ * | 429 (Retry-After fits the deadline)     | failed  | rate_limited     | 3 (SDK retries 2)  |
+ * | 429 (Retry-After beyond deadline / 60 s)| failed  | rate_limited     | 1                  |
+ * | 5xx                                     | failed  | server_error     | 3                  |
+ * | hang / stalled body                     | failed  | timeout          | 1 (deadline)       |
+ * | connection refused / reset              | failed  | network          | 3                  |
+ * | content not JSON                        | failed  | invalid_json     | 2 (asked again)    |
+ * | JSON that violates the schema           | failed  | schema_violation | 2                  |
+ * | finish_reason "length"                  | failed  | truncated        | 2                  |
+ * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
+ * | budget spent before the call started    | skipped | budget_exhausted | 0                  |
+ * A fault that clears on the second ask gives status ok with attempts 2.
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -33,9 +58,32 @@ export const forecastReplySchema = z
   });
 // Not .strict(): the schema sent to the model forbids extra keys (additionalProperties: false),
 // but a JSON-mode reply with an extra key still carries a valid forecast; extras are dropped.
-export type ForecastReply = z.infer<typeof forecastReplySchema>;
+export type ForecastReply = z.infer<typeof forecastReplySchema> & {
+  translations?: Record<string, { reasoning: string; key_factors: string[] }>;
+};
 
-const RESPONSE_FORMAT = zodResponseFormat(forecastReplySchema, 'forecast');
+const textSchema = z.object({ reasoning: z.string(), key_factors: z.array(z.string()) });
+
+/** The reply schema for a language set: the extra languages are required translations. */
+export function replySchemaFor(langs: readonly string[]) {
+  const extra = langs.slice(1);
+  if (extra.length === 0) return forecastReplySchema;
+  return forecastReplySchema.extend({
+    translations: z.object(Object.fromEntries(extra.map((l) => [l, textSchema]))),
+  });
+}
+
+const formats = new Map<string, { schema: z.ZodType<ForecastReply>; format: ReturnType<typeof zodResponseFormat> }>();
+function replyFormat(langs: readonly string[]) {
+  const key = langs.join(',');
+  let f = formats.get(key);
+  if (!f) {
+    const schema = replySchemaFor(langs) as z.ZodType<ForecastReply>;
+    f = { schema, format: zodResponseFormat(schema, 'forecast') };
+    formats.set(key, f);
+  }
+  return f;
+}
 
 export const ERROR_KINDS = [
   'rate_limited',
@@ -44,7 +92,9 @@ export const ERROR_KINDS = [
   'invalid_json',
   'schema_violation',
   'truncated',
+  'truncated_body',
   'network',
+  'budget_exhausted',
   'other',
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
@@ -65,6 +115,8 @@ export interface ForecastRow {
   provider: string;
   /** sha256 hex of the rendered prompt (system + user). */
   prompt_hash: string;
+  /** null for the forecast itself; the main language for a translation of its reasoning. */
+  translation_of: string | null;
 }
 
 /** A raw `model_calls` row (column names of `RAW_TABLES.model_calls`): one per (task, model). */
@@ -73,14 +125,15 @@ export interface ModelCallRow {
   question_id: string;
   model: string;
   mode: ForecastTask['mode'];
-  /** Wall-clock time the call left the queue. */
+  /** Wall-clock time the call left the queue (for a skipped call: when it was skipped). */
   started_at: Date;
-  /** From leaving the queue to the final outcome, retries included. */
+  /** From leaving the queue to the final outcome, retries included (0 when skipped). */
   latency_ms: number;
-  status: 'ok' | 'failed';
+  /** ok: a validated reply; failed: no usable reply; skipped: never sent (budget spent). */
+  status: 'ok' | 'failed' | 'skipped';
   error_kind: ErrorKind | null;
   error_message: string | null;
-  /** HTTP requests sent for this call: the SDK's retries plus our one content retry. */
+  /** HTTP requests sent for this call: the SDK's retries plus our one content retry (0 when skipped). */
   attempts: number;
   /** Summed over every response received (null when none reported usage). */
   tokens_in: number | null;
@@ -186,25 +239,46 @@ export interface RunForecastsOptions {
   runId: string;
   /** The run's as-of time: stamped on every forecast and shown to the models as "today". */
   asOf: Date;
-  /** Language of the reasoning (BCP 47). Default "en". */
+  /** Language of the reasoning (BCP 47). Default "en". Shorthand for `langs: [lang]`. */
   lang?: string;
-  /** Aborting stops the run: queued calls are dropped, in-flight ones cancelled, the promise rejects. */
+  /** Reasoning languages: the first is the main one, the others come as translations in the same reply. */
+  langs?: readonly string[];
+  /** Aborting stops the run hard: queued calls are dropped, in-flight ones cancelled, the promise rejects. */
   signal?: AbortSignal;
+  /** Aborting stops the run gracefully: no new call starts, in-flight calls finish, the promise resolves. */
+  stopSignal?: AbortSignal;
   /** Total deadline per call (ms), retries included. Default: the model's `timeout_ms`, else 90 s. */
   callTimeoutMs?: number;
-  /** Called as each call ends (progress, logging). */
-  onCall?: (call: ModelCallRow, forecast: ForecastRow | null) => void;
+  /** Once the cost reaches this many USD, no new call starts (the rest are `skipped` rows). */
+  budgetUsd?: number | null;
+  /** Cost already spent by this run in earlier sessions (counts toward the budget). */
+  spentUsd?: number;
+  /** (task index, model id) pairs already done in an earlier session: not called, no row. */
+  skip?: (taskIndex: number, modelId: string) => boolean;
+  /** Called as each call ends (journal, progress, logging), with the forecasts it produced. */
+  onCall?: (call: ModelCallRow, forecasts: ForecastRow[]) => void;
+  /** Called once when the budget is found spent. */
+  onBudgetExhausted?: (spentUsd: number) => void;
   /** Reuse clients and queues (e.g. the API's probability endpoint shares limits across requests). */
   clients?: Map<string, ModelClient>;
   /** Directory of the prompt templates (default `data/prompts/`). */
   templatesDir?: string;
 }
 
+export interface RunForecastsResult {
+  forecasts: ForecastRow[];
+  calls: ModelCallRow[];
+  /** True when `stopSignal` ended the run before every (task, model) was done. */
+  stopped: boolean;
+  /** True when the budget was spent (some calls were skipped). */
+  budgetExhausted: boolean;
+  /** Cost of the calls of this session (USD). */
+  spentUsd: number;
+}
+
 /** Runs every (task × model) call and returns the forecast rows and the call rows. */
-export async function runForecasts(
-  opts: RunForecastsOptions,
-): Promise<{ forecasts: ForecastRow[]; calls: ModelCallRow[] }> {
-  const lang = opts.lang ?? 'en';
+export async function runForecasts(opts: RunForecastsOptions): Promise<RunForecastsResult> {
+  const langs = opts.langs && opts.langs.length > 0 ? [...opts.langs] : [opts.lang ?? 'en'];
   const clients = opts.clients ?? createModelClients(opts.models);
   const nModels = opts.models.length;
   const modelClients = opts.models.map((m) => {
@@ -212,10 +286,11 @@ export async function runForecasts(
     if (!mc) throw new Error(`no client for model "${m.id}"`);
     return mc;
   });
-  const prompts: RenderedPrompt[] = opts.tasks.map((t) =>
-    renderPrompt(t, { asOf: opts.asOf, lang, templatesDir: opts.templatesDir }),
-  );
-  const results: ({ call: ModelCallRow; forecast: ForecastRow | null } | undefined)[] = new Array(
+  // Rendered lazily (once per task, shared by its models): a resumed run renders only what it sends.
+  const prompts: (RenderedPrompt | undefined)[] = new Array(opts.tasks.length);
+  const promptOf = (ti: number): RenderedPrompt =>
+    (prompts[ti] ??= renderPrompt(opts.tasks[ti]!, { asOf: opts.asOf, langs, templatesDir: opts.templatesDir }));
+  const results: ({ call: ModelCallRow; forecasts: ForecastRow[] } | undefined)[] = new Array(
     opts.tasks.length * nModels,
   );
   opts.signal?.throwIfAborted();
@@ -224,30 +299,58 @@ export async function runForecasts(
   setMaxListeners(0, run.signal);
   const forward = () => run.abort(opts.signal?.reason);
   opts.signal?.addEventListener('abort', forward, { once: true });
+  const stop = opts.stopSignal;
   let unexpected: { error: unknown } | null = null;
+  const budget = opts.budgetUsd ?? null;
+  const spentBefore = opts.spentUsd ?? 0;
+  let spent = 0;
+  let budgetExhausted = budget !== null && spentBefore >= budget;
+  const checkBudget = () => {
+    if (!budgetExhausted && budget !== null && spentBefore + spent >= budget) {
+      budgetExhausted = true;
+      opts.onBudgetExhausted?.(spentBefore + spent);
+    }
+    return budgetExhausted;
+  };
+  if (budgetExhausted) opts.onBudgetExhausted?.(spentBefore);
+  const finish = (i: number, r: { call: ModelCallRow; forecasts: ForecastRow[] }) => {
+    results[i] = r;
+    spent += r.call.cost_usd ?? 0;
+    checkBudget();
+    opts.onCall?.(r.call, r.forecasts);
+  };
 
   // Per model, a few feeders each keep one task in the model's queue: the queue never holds more
   // than ~2 × max_concurrency of this run's tasks (cheap for 10k-task runs, fair when the queue is
-  // shared with other runs, and an abort leaves nothing behind to drain through the rate cap).
+  // shared with other runs, and a stop leaves nothing behind to drain through the rate cap).
   const feeders: Promise<void>[] = [];
   opts.models.forEach((model, mi) => {
     const mc = modelClients[mi]!;
     let next = 0;
+    const timeoutMs = opts.callTimeoutMs ?? model.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS;
     const feed = async () => {
-      while (next < opts.tasks.length && !run.signal.aborted) {
+      while (next < opts.tasks.length && !run.signal.aborted && !stop?.aborted) {
         const ti = next++;
+        if (opts.skip?.(ti, model.id)) continue;
+        if (budgetExhausted) {
+          finish(ti * nModels + mi, { call: skippedCall(opts.runId, opts.tasks[ti]!, model), forecasts: [] });
+          continue;
+        }
         try {
           await mc.queue.add(
             async () => {
-              const r = await callModel(mc, opts.tasks[ti]!, prompts[ti]!, {
+              if (stop?.aborted) return; // not started: left for a resumed run
+              if (budgetExhausted) {
+                finish(ti * nModels + mi, { call: skippedCall(opts.runId, opts.tasks[ti]!, model), forecasts: [] });
+                return;
+              }
+              const r = await callModel(mc, opts.tasks[ti]!, promptOf(ti), {
                 runId: opts.runId,
                 asOf: opts.asOf,
-                lang,
-                timeoutMs: opts.callTimeoutMs ?? model.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
+                timeoutMs,
                 signal: run.signal,
               });
-              results[ti * nModels + mi] = r;
-              opts.onCall?.(r.call, r.forecast);
+              finish(ti * nModels + mi, r);
             },
             { signal: run.signal },
           );
@@ -269,12 +372,39 @@ export async function runForecasts(
 
   const forecasts: ForecastRow[] = [];
   const calls: ModelCallRow[] = [];
-  for (const r of results) {
-    if (!r) throw new Error('internal: a call produced no row');
+  let missing = 0;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i];
+    if (!r) {
+      if (!opts.skip?.(Math.floor(i / nModels), opts.models[i % nModels]!.id)) missing++;
+      continue;
+    }
     calls.push(r.call);
-    if (r.forecast) forecasts.push(r.forecast);
+    forecasts.push(...r.forecasts);
   }
-  return { forecasts, calls };
+  const stopped = missing > 0;
+  if (stopped && !stop?.aborted) throw new Error('internal: a call produced no row');
+  return { forecasts, calls, stopped, budgetExhausted, spentUsd: spent };
+}
+
+/** The row of a call never sent because the run's budget was spent. */
+function skippedCall(runId: string, task: ForecastTask, model: ResolvedModel): ModelCallRow {
+  return {
+    run_id: runId,
+    question_id: task.question.question_id,
+    model: model.id,
+    mode: task.mode,
+    started_at: new Date(),
+    latency_ms: 0,
+    status: 'skipped',
+    error_kind: 'budget_exhausted',
+    error_message: 'not sent: the run budget was spent',
+    attempts: 0,
+    tokens_in: null,
+    tokens_out: null,
+    cost_usd: 0,
+    provider: model.provider,
+  };
 }
 
 class RunAborted extends Error {}
@@ -282,7 +412,6 @@ class RunAborted extends Error {}
 interface CallContext {
   runId: string;
   asOf: Date;
-  lang: string;
   timeoutMs: number;
   signal: AbortSignal | undefined;
 }
@@ -295,10 +424,11 @@ async function callModel(
   task: ForecastTask,
   prompt: RenderedPrompt,
   ctx: CallContext,
-): Promise<{ call: ModelCallRow; forecast: ForecastRow | null }> {
+): Promise<{ call: ModelCallRow; forecasts: ForecastRow[] }> {
   const { model } = mc;
   const startedAt = new Date();
   const t0 = performance.now();
+  const { schema, format } = replyFormat(prompt.langs);
   // One controller per call, aborted by its deadline or by the run's signal.
   const ac = new AbortController();
   const signal = ac.signal;
@@ -319,27 +449,36 @@ async function callModel(
   try {
     for (let attempt = 1; attempt <= 2; attempt++) {
       const remaining = Math.max(1, Math.ceil(state.deadlineAt - Date.now()));
-      const completion = await untilAborted(
-        mc.client.chat.completions.create(
-          {
-            model: model.model,
-            messages: [
-              { role: 'system', content: prompt.system },
-              { role: 'user', content: prompt.user },
-            ],
-            response_format:
-              model.response_format === 'json_object' ? { type: 'json_object' } : RESPONSE_FORMAT,
-            ...(model.max_output_tokens ? { max_completion_tokens: model.max_output_tokens } : {}),
-          },
-          { signal, timeout: remaining, headers: { [CALL_HEADER]: callId } },
-        ),
-        signal,
-      );
+      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        completion = await untilAborted(
+          mc.client.chat.completions.create(
+            {
+              model: model.model,
+              messages: [
+                { role: 'system', content: prompt.system },
+                { role: 'user', content: prompt.user },
+              ],
+              response_format: model.response_format === 'json_object' ? { type: 'json_object' } : format,
+              ...(model.max_output_tokens ? { max_completion_tokens: model.max_output_tokens } : {}),
+            },
+            { signal, timeout: remaining, headers: { [CALL_HEADER]: callId } },
+          ),
+          signal,
+        );
+      } catch (err) {
+        // A 200 whose body is not JSON or is cut off mid-way: the SDK does not retry those; it
+        // is a bad reply like any other, asked once more.
+        const body = signal.aborted ? null : bodyFault(err);
+        if (!body) throw err;
+        outcome = body;
+        continue;
+      }
       if (completion.usage) {
         tokensIn = (tokensIn ?? 0) + (completion.usage.prompt_tokens ?? 0);
         tokensOut = (tokensOut ?? 0) + (completion.usage.completion_tokens ?? 0);
       }
-      outcome = interpret(completion);
+      outcome = interpret(completion, schema);
       if (outcome.ok) break;
     }
   } catch (err) {
@@ -371,27 +510,43 @@ async function callModel(
     cost_usd: cost,
     provider: model.provider,
   };
-  const forecast: ForecastRow | null = outcome.ok
-    ? {
-        run_id: ctx.runId,
-        question_id: task.question.question_id,
-        model: model.id,
-        mode: task.mode,
-        created_at: ctx.asOf,
-        probability: outcome.reply.probability,
-        reasoning: outcome.reply.reasoning,
-        lang: ctx.lang,
-        key_factors: outcome.reply.key_factors,
-        evidence_ids: prompt.evidence_ids,
-        provider: model.provider,
-        prompt_hash: prompt.hash,
-      }
-    : null;
-  return { call, forecast };
+  if (!outcome.ok) return { call, forecasts: [] };
+  const reply = outcome.reply;
+  const forecasts = prompt.langs.map((lang, i): ForecastRow => {
+    const text = i === 0 ? reply : reply.translations![lang]!;
+    return {
+      run_id: ctx.runId,
+      question_id: task.question.question_id,
+      model: model.id,
+      mode: task.mode,
+      created_at: ctx.asOf,
+      probability: reply.probability,
+      reasoning: text.reasoning,
+      lang,
+      key_factors: text.key_factors,
+      evidence_ids: prompt.evidence_ids,
+      provider: model.provider,
+      prompt_hash: prompt.hash,
+      translation_of: i === 0 ? null : prompt.langs[0]!,
+    };
+  });
+  return { call, forecasts };
+}
+
+/** A reply body that is not JSON (SyntaxError) or was cut off by the connection (undici "terminated"). */
+function bodyFault(err: unknown): (Outcome & { ok: false }) | null {
+  if (err instanceof OpenAI.APIError) return null;
+  if (err instanceof SyntaxError) return { ok: false, kind: 'invalid_json', message: `reply body is not JSON: ${err.message}` };
+  if (err instanceof TypeError && /terminated|other side closed|premature close/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return { ok: false, kind: 'truncated_body', message: `reply body cut off (${err.message}${cause})` };
+  }
+  return null;
 }
 
 /** Checks one completion: truncation, JSON, then the schema. */
-function interpret(completion: OpenAI.Chat.Completions.ChatCompletion): Outcome {
+function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z.ZodType<ForecastReply>): Outcome {
+
   const choice = completion.choices?.[0];
   if (!choice) return { ok: false, kind: 'invalid_json', message: 'reply has no choices' };
   if (choice.finish_reason === 'length') {
@@ -410,7 +565,7 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion): Outcome 
   } catch (err) {
     return { ok: false, kind: 'invalid_json', message: `reply is not JSON: ${(err as Error).message}` };
   }
-  const parsed = forecastReplySchema.safeParse(json);
+  const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     return { ok: false, kind: 'schema_violation', message: `reply violates the schema: ${issues.join('; ')}` };

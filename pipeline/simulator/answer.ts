@@ -9,12 +9,23 @@
  *   colder than others) and a small per-(model, question, evidence) perturbation, so the models
  *   disagree a little and deterministically.
  * It is how the offline demo and tests exercise the real client path; it is not a forecaster.
+ *
+ * Languages: the prompt names the reasoning language ("(language code: fr)") and, for runs with
+ * several languages, the additional ones ("Additional languages: de (German), es (Spanish)."). The
+ * simulator writes canned phrases in each (English with a "[xx]" tag for a language it has no
+ * phrases for). The probability never depends on the language: it is read from the question, the
+ * market line and the evidence only.
  */
 
-export interface SimulatedAnswer {
-  probability: number;
+export interface SimulatedText {
   reasoning: string;
   key_factors: string[];
+}
+
+export interface SimulatedAnswer extends SimulatedText {
+  probability: number;
+  /** Present only when the prompt asks for additional languages. */
+  translations?: Record<string, SimulatedText>;
 }
 
 /** What the simulator reads from a prompt. */
@@ -23,22 +34,31 @@ export interface PromptFeatures {
   marketProbability: number | null;
   evidenceCount: number;
   evidenceDigest: string;
+  /** Language of the reasoning (default "en"). */
+  lang: string;
+  /** Additional languages asked for under "translations" (in prompt order). */
+  extraLangs: string[];
 }
 
 const QUESTION_RE = /^Question: (.*)$/m;
 const MARKET_RE = /^Current market probability of YES: (\d+(?:\.\d+)?)%/m;
 const EVIDENCE_RE = /^\[(\d+)\] (.*)$/gm;
+const LANG_RE = /\(language code: ([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\)/;
+const EXTRA_LANGS_RE = /^\s*-?\s*Additional languages: (.*)$/m;
 
 export function readPrompt(prompt: string): PromptFeatures {
   const q = QUESTION_RE.exec(prompt);
   const m = MARKET_RE.exec(prompt);
   const evidence = [...prompt.matchAll(EVIDENCE_RE)].map((x) => x[2] ?? '');
   const market = m ? Number(m[1]) / 100 : null;
+  const extra = EXTRA_LANGS_RE.exec(prompt)?.[1] ?? '';
   return {
     question: (q?.[1] ?? prompt).trim(),
     marketProbability: market !== null && market >= 0 && market <= 1 ? market : null,
     evidenceCount: evidence.length,
     evidenceDigest: evidence.join('\n'),
+    lang: LANG_RE.exec(prompt)?.[1] ?? 'en',
+    extraLangs: [...extra.matchAll(/(?:^|,)\s*([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)(?=\s|,|\.|$)/g)].map((x) => x[1]!),
   };
 }
 
@@ -56,23 +76,116 @@ export function simulateAnswer(model: string, prompt: string): SimulatedAnswer {
   }
   const p = clamp(Math.round(sigmoid(slope * logOdds + bias + noise) * 1000) / 1000, 0.01, 0.99);
 
-  const parts = [`Simulated forecast from the Quorum model simulator (model ${model}); not a real model's judgement.`];
-  parts.push('It starts from a base rate derived deterministically from the question text');
-  const factors = ['simulated answer (no real model)'];
-  if (f.marketProbability !== null) {
-    parts[1] += `, shrunk strongly toward the market probability of ${(f.marketProbability * 100).toFixed(1)}%`;
-    factors.push(`market probability ${(f.marketProbability * 100).toFixed(1)}%`);
+  const facts: Facts = { model, p, market: f.marketProbability, evidence: f.evidenceCount };
+  const main = textIn(f.lang, facts);
+  const answer: SimulatedAnswer = { probability: p, ...main };
+  if (f.extraLangs.length > 0) {
+    answer.translations = Object.fromEntries(f.extraLangs.map((l) => [l, textIn(l, facts)]));
+  }
+  return answer;
+}
+
+interface Facts {
+  model: string;
+  p: number;
+  market: number | null;
+  evidence: number;
+}
+
+interface Phrases {
+  intro: (model: string) => string;
+  base: string;
+  market: (pct: string) => string;
+  evidence: (n: number, cites: string) => string;
+  giving: (pct: string) => string;
+  factors: { simulated: string; market: (pct: string) => string; noMarket: string; evidence: (n: number) => string; yes: string; no: string };
+}
+
+/** Canned phrases per language: it is a simulator, not a translator. */
+const PHRASES: Record<string, Phrases> = {
+  en: {
+    intro: (m) => `Simulated forecast from the Quorum model simulator (model ${m}); not a real model's judgement.`,
+    base: 'It starts from a base rate derived deterministically from the question text',
+    market: (x) => `, shrunk strongly toward the market probability of ${x}`,
+    evidence: (n, c) => `, with a small adjustment for the ${n} evidence item(s) ${c}`,
+    giving: (x) => `, giving ${x}.`,
+    factors: {
+      simulated: 'simulated answer (no real model)',
+      market: (x) => `market probability ${x}`,
+      noMarket: 'no market information',
+      evidence: (n) => `${n} evidence item(s)`,
+      yes: 'leans YES',
+      no: 'leans NO',
+    },
+  },
+  fr: {
+    intro: (m) => `Prévision simulée par le simulateur de modèles Quorum (modèle ${m}) ; ce n'est pas le jugement d'un vrai modèle.`,
+    base: "Elle part d'un taux de base tiré de façon déterministe du texte de la question",
+    market: (x) => `, fortement rapproché de la probabilité du marché de ${x}`,
+    evidence: (n, c) => `, avec un petit ajustement pour ${n} élément(s) de preuve ${c}`,
+    giving: (x) => `, ce qui donne ${x}.`,
+    factors: {
+      simulated: 'réponse simulée (aucun vrai modèle)',
+      market: (x) => `probabilité du marché ${x}`,
+      noMarket: 'aucune information de marché',
+      evidence: (n) => `${n} élément(s) de preuve`,
+      yes: 'penche vers OUI',
+      no: 'penche vers NON',
+    },
+  },
+  de: {
+    intro: (m) => `Simulierte Prognose des Quorum-Modellsimulators (Modell ${m}); nicht das Urteil eines echten Modells.`,
+    base: 'Sie geht von einer deterministisch aus dem Fragetext abgeleiteten Basisrate aus',
+    market: (x) => `, stark zur Marktwahrscheinlichkeit von ${x} hin verschoben`,
+    evidence: (n, c) => `, mit einer kleinen Anpassung für ${n} Beleg(e) ${c}`,
+    giving: (x) => `, was ${x} ergibt.`,
+    factors: {
+      simulated: 'simulierte Antwort (kein echtes Modell)',
+      market: (x) => `Marktwahrscheinlichkeit ${x}`,
+      noMarket: 'keine Marktinformation',
+      evidence: (n) => `${n} Beleg(e)`,
+      yes: 'tendiert zu JA',
+      no: 'tendiert zu NEIN',
+    },
+  },
+  es: {
+    intro: (m) => `Pronóstico simulado del simulador de modelos de Quorum (modelo ${m}); no es el juicio de un modelo real.`,
+    base: 'Parte de una tasa base derivada de forma determinista del texto de la pregunta',
+    market: (x) => `, muy ajustada hacia la probabilidad del mercado de ${x}`,
+    evidence: (n, c) => `, con un pequeño ajuste por ${n} elemento(s) de evidencia ${c}`,
+    giving: (x) => `, lo que da ${x}.`,
+    factors: {
+      simulated: 'respuesta simulada (ningún modelo real)',
+      market: (x) => `probabilidad del mercado ${x}`,
+      noMarket: 'sin información de mercado',
+      evidence: (n) => `${n} elemento(s) de evidencia`,
+      yes: 'se inclina por SÍ',
+      no: 'se inclina por NO',
+    },
+  },
+};
+
+function textIn(lang: string, f: Facts): SimulatedText {
+  const base = lang.toLowerCase().split('-')[0]!;
+  const ph = PHRASES[base] ?? PHRASES.en!;
+  const tag = PHRASES[base] ? '' : `[${lang}] `;
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  let sentence = ph.base;
+  const factors = [ph.factors.simulated];
+  if (f.market !== null) {
+    sentence += ph.market(pct(f.market));
+    factors.push(ph.factors.market(pct(f.market)));
   } else {
-    factors.push('no market information');
+    factors.push(ph.factors.noMarket);
   }
-  if (f.evidenceCount > 0) {
-    const cites = Array.from({ length: Math.min(f.evidenceCount, 3) }, (_, i) => `[${i + 1}]`).join(', ');
-    parts[1] += `, with a small adjustment for the ${f.evidenceCount} evidence item(s) ${cites}`;
-    factors.push(`${f.evidenceCount} evidence item(s)`);
+  if (f.evidence > 0) {
+    const cites = Array.from({ length: Math.min(f.evidence, 3) }, (_, i) => `[${i + 1}]`).join(', ');
+    sentence += ph.evidence(f.evidence, cites);
+    factors.push(ph.factors.evidence(f.evidence));
   }
-  parts[1] += `, giving ${(p * 100).toFixed(1)}%.`;
-  factors.push(p >= 0.5 ? 'leans YES' : 'leans NO');
-  return { probability: p, reasoning: parts.join(' '), key_factors: factors };
+  sentence += ph.giving(pct(f.p));
+  factors.push(f.p >= 0.5 ? ph.factors.yes : ph.factors.no);
+  return { reasoning: `${tag}${ph.intro(f.model)} ${sentence}`, key_factors: factors.map((x) => `${tag}${x}`) };
 }
 
 /** FNV-1a 32-bit hash mapped to [0, 1). Cheap and stable across platforms. */

@@ -6,30 +6,48 @@
  * deterministic function of the model name and the prompt; it never sees outcomes), and
  * `GET /v1/models` lists the simulated models. No authentication: any API key is accepted.
  *
- * Faults for tests, chosen per request by the first matching rule: 429 with Retry-After, 5xx,
- * malformed JSON content, schema-violating JSON, finish_reason "length", or a hang (no response
- * until the client gives up or the server closes). A rule matches requests whose prompt contains
- * its `marker`, or a `fraction` of requests (seeded, reproducible), or every request; `times`
- * caps how often it fires.
+ * Latency: `latencyMs` before every answer, plus a seeded uniform jitter of up to `jitterMs`
+ * (realistic replies take seconds; the default is 0 so tests stay fast).
+ *
+ * Faults, by configuration (`faults`, or `QUORUM_SIMULATOR_FAULTS` as JSON, see `parseFaultRules`),
+ * chosen per request by the first matching rule:
+ *   rate_limit        429 with `Retry-After: <retryAfterSeconds>` (OpenAI error body)
+ *   server_error      500 (or `status`) with an OpenAI error body
+ *   hang              accepts the request and never answers (until the client hangs up)
+ *   stall             sends the 200 headers and half the body, then nothing more
+ *   malformed_json    a completion whose content is not JSON
+ *   schema_violation  a completion whose content is JSON that violates the forecast schema
+ *   truncated         a completion cut at the token limit (finish_reason "length", half the content)
+ *   truncated_body    the HTTP body itself is cut: full Content-Length promised, socket closed mid-body
+ * A rule matches requests whose prompt contains its `marker` (and whose model is `model`, when
+ * given), or a `fraction` of those requests (seeded, reproducible), or every request; `times` caps
+ * how often it fires.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
 import { simulateAnswer } from './answer.ts';
 
 export const SIMULATED_MODEL_NAMES = ['sim-gpt', 'sim-claude', 'sim-gemini', 'sim-deepseek'] as const;
 
-export type FaultKind =
-  | 'rate_limit'
-  | 'server_error'
-  | 'malformed_json'
-  | 'schema_violation'
-  | 'truncated'
-  | 'hang';
+export const FAULT_KINDS = [
+  'rate_limit',
+  'server_error',
+  'malformed_json',
+  'schema_violation',
+  'truncated',
+  'truncated_body',
+  'hang',
+  'stall',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultRule {
   kind: FaultKind;
   /** Fire only for requests whose messages contain this string. */
   marker?: string;
+  /** Fire only for requests to this model name. */
+  model?: string;
   /** Fire for this fraction (0..1) of the requests that otherwise match (seeded PRNG). */
   fraction?: number;
   /** Fire at most this many times. */
@@ -47,9 +65,42 @@ export interface SimulatorOptions {
   host?: string;
   /** Delay before every answer (ms). Default 0. */
   latencyMs?: number;
+  /** Extra delay, uniform in [0, jitterMs) per request (seeded). Default 0. */
+  jitterMs?: number;
   faults?: FaultRule[];
-  /** Seed of the PRNG behind `fraction` faults. Default 1. */
+  /** Seed of the PRNG behind `fraction` faults and jitter. Default 1. */
   seed?: number;
+}
+
+/** The fault rules as configured in JSON (`QUORUM_SIMULATOR_FAULTS`, `--faults`). */
+export const faultRulesSchema = z.array(
+  z
+    .object({
+      kind: z.enum(FAULT_KINDS),
+      marker: z.string().min(1).optional(),
+      model: z.string().min(1).optional(),
+      fraction: z.number().min(0).max(1).optional(),
+      times: z.number().int().min(0).optional(),
+      retryAfterSeconds: z.number().min(0).optional(),
+      status: z.number().int().min(500).max(599).optional(),
+    })
+    .strict(),
+);
+
+/** Parses fault rules from JSON text; throws an Error naming the bad rule and field. */
+export function parseFaultRules(text: string): FaultRule[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`simulator faults: not valid JSON (${(err as Error).message})`);
+  }
+  const parsed = faultRulesSchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new Error(`simulator faults: ${issues.join('; ')}`);
+  }
+  return parsed.data;
 }
 
 export interface ModelStats {
@@ -81,6 +132,7 @@ const MAX_BODY = 4 * 1024 * 1024;
 /** Starts the simulator on loopback; resolves once it listens. */
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const latencyMs = opts.latencyMs ?? 0;
+  const jitterMs = opts.jitterMs ?? 0;
   let rules: { rule: FaultRule; fired: number }[] = [];
   const setFaults = (r: FaultRule[]) => {
     rules = r.map((rule) => ({ rule, fired: 0 }));
@@ -92,10 +144,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const timers = new Set<NodeJS.Timeout>();
   const hanging = new Set<ServerResponse>();
 
-  const pickFault = (text: string): FaultRule | null => {
+  const pickFault = (text: string, model: string): FaultRule | null => {
     for (const r of rules) {
       const { rule } = r;
       if (rule.times !== undefined && r.fired >= rule.times) continue;
+      if (rule.model !== undefined && rule.model !== model) continue;
       if (rule.marker !== undefined && !text.includes(rule.marker)) continue;
       if (rule.fraction !== undefined && !(rng() < rule.fraction)) continue;
       r.fired++;
@@ -139,18 +192,19 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     };
     res.once('close', finish);
 
-    if (latencyMs > 0) {
+    const delay = latencyMs + (jitterMs > 0 ? rng() * jitterMs : 0);
+    if (delay > 0) {
       await new Promise<void>((r) => {
         const t = setTimeout(() => {
           timers.delete(t);
           r();
-        }, latencyMs);
+        }, delay);
         timers.add(t);
       });
       if (res.destroyed) return;
     }
 
-    const fault = pickFault(text);
+    const fault = pickFault(text, model);
     if (fault) stats.faults[fault.kind]++;
     const answer = simulateAnswer(model, userText || text);
     let content = JSON.stringify(answer);
@@ -187,7 +241,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       finishReason = 'length';
     }
     if (!fault) stats.completions++;
-    sendJson(res, 200, {
+    const completion = {
       id: `chatcmpl-sim-${++seq}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
@@ -206,7 +260,21 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         completion_tokens: completionTokens,
         total_tokens: promptTokens + completionTokens,
       },
-    });
+    };
+    if (fault?.kind === 'truncated_body' || fault?.kind === 'stall') {
+      const data = Buffer.from(JSON.stringify(completion));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': data.length });
+      const half = data.subarray(0, Math.floor(data.length / 2));
+      if (fault.kind === 'truncated_body') {
+        res.write(half, () => res.socket?.destroy());
+      } else {
+        hanging.add(res);
+        res.once('close', () => hanging.delete(res));
+        res.write(half);
+      }
+      return;
+    }
+    sendJson(res, 200, completion);
   };
 
   const server = createServer((req, res) => {
@@ -266,7 +334,7 @@ function emptyStats(): SimulatorStats {
     completions: 0,
     inFlight: 0,
     maxInFlight: 0,
-    faults: { rate_limit: 0, server_error: 0, malformed_json: 0, schema_violation: 0, truncated: 0, hang: 0 },
+    faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
     byModel: {},
   };
 }

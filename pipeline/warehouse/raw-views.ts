@@ -33,7 +33,9 @@ export function rawRelation(root: string, table: RawTableName): string {
   const source =
     `read_parquet(${sqlPath(rawGlob(root, table))}, hive_partitioning = true, union_by_name = true, ` +
     `hive_types = {'run_date': DATE, 'run_id': VARCHAR})`;
-  return `SELECT ${typedColumns(table)} FROM ${source}`;
+  // UNION ALL BY NAME with an empty typed relation: a column added to the schema after older
+  // parts were written reads as NULL from them instead of failing the whole view.
+  return `SELECT ${typedColumns(table)} FROM (SELECT * FROM ${source} UNION ALL BY NAME SELECT ${typedColumns(table, true)} WHERE false)`;
 }
 
 /** Creates (or replaces) `raw_<table>` views for every raw table on this connection. */

@@ -107,8 +107,12 @@ export const RAW_TABLES = {
       evidence_ids: 'VARCHAR[]',
       provider: 'VARCHAR', // "simulated" for the bundled simulator
       prompt_hash: 'VARCHAR',
+      // NULL for the forecast itself; for the same answer's reasoning in another configured
+      // language, the language it translates. Scoring reads only rows where this is NULL, so a
+      // model counts once however many languages its reasoning comes in.
+      translation_of: 'VARCHAR',
     },
-    key: ['run_id', 'question_id', 'model', 'mode'],
+    key: ['run_id', 'question_id', 'model', 'mode', 'lang'],
   },
   resolutions: {
     columns: {
@@ -169,8 +173,12 @@ export const RAW_TABLES = {
       tokens_in: 'BIGINT',
       tokens_out: 'BIGINT',
       cost_usd: 'DOUBLE',
+      skipped_calls: 'BIGINT',
+      budget_exhausted: 'BOOLEAN',
       snapshot: 'VARCHAR',
       error: 'VARCHAR',
+      // JSON: what the market/source sync brought and which venue or source failed (null: no sync).
+      sync_report: 'VARCHAR',
     },
     key: ['run_id', 'status'],
   },

@@ -19,7 +19,7 @@
 
 CREATE OR REPLACE TABLE _provider_dict AS
 SELECT coalesce(list(provider ORDER BY provider), []::VARCHAR[]) AS providers
-FROM (SELECT DISTINCT provider FROM raw_forecasts WHERE provider IS NOT NULL);
+FROM (SELECT DISTINCT provider FROM raw_forecasts WHERE provider IS NOT NULL AND translation_of IS NULL);
 
 CREATE OR REPLACE TABLE _consensus_groups AS
 WITH f AS (
@@ -31,6 +31,7 @@ WITH f AS (
   CROSS JOIN _provider_dict AS d
   WHERE f.created_at <= (SELECT as_of FROM run_params)
     AND f.probability IS NOT NULL
+    AND f.translation_of IS NULL -- one row per model: translations repeat the same answer
 )
 SELECT question_id, mode, run_id,
        max(created_at) AS created_at,
@@ -58,6 +59,7 @@ SEMI JOIN (
   WHERE n_models > 4 OR provider_mask >= (1::UBIGINT << 63)
 ) AS k ON k.question_id = f.question_id AND k.mode = f.mode AND k.run_id = f.run_id
 WHERE f.created_at <= (SELECT as_of FROM run_params)
+  AND f.translation_of IS NULL
   AND f.probability IS NOT NULL
 GROUP BY f.question_id, f.mode, f.run_id;
 

@@ -5,15 +5,16 @@
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { DuckDBInstance, LIST, VARCHAR, listValue, type DuckDBPreparedStatement } from '@duckdb/node-api';
 
-type ColType = 'VARCHAR' | 'DOUBLE' | 'BIGINT' | 'INTEGER' | 'TIMESTAMP' | 'BOOLEAN';
-type Row = Record<string, string | number | boolean | null>;
+type ColType = 'VARCHAR' | 'DOUBLE' | 'BIGINT' | 'INTEGER' | 'TIMESTAMP' | 'BOOLEAN' | 'VARCHAR[]';
+type Row = Record<string, string | number | boolean | null | string[]>;
 
 const V = 'VARCHAR';
 const D = 'DOUBLE';
 const B = 'BIGINT';
 const TS = 'TIMESTAMP';
+const VL = 'VARCHAR[]';
 
 export const SCHEMAS: Record<string, Record<string, ColType>> = {
   accuracy: {
@@ -32,6 +33,18 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     forecaster: V, mode: V, n: B, brier: D, log_loss: D, accuracy_pct: D, ece: D, reliability: D,
     resolution: D, uncertainty: D, base_rate: D,
   },
+  questions: {
+    question_id: V, venue: V, category: V, domain: V, status: V, close_time: TS,
+    // the other columns of sql/README.md (prediction detail, lifecycle)
+    venue_market_id: V, title: V, description: V, resolution_criteria: V, url: V, tags: VL,
+    created_at: TS, outcome: D, resolved_at: TS, annulled_reason: V, source_slug: V, source_name: V,
+    source_kind: V, source_url: V, evidence_excerpt: V, retrieved_at: TS, resolution_method: V,
+    latest_market_probability: D, latest_market_observed_at: TS, lang: V,
+  },
+  consensus: {
+    question_id: V, mode: V, run_id: V, created_at: TS, n_models: B,
+    mean: D, median: D, logit_mean: D, sd: D, range: D, sd_logit: D, providers: V,
+  },
   resolved_predictions: {
     question_id: V, venue: V, venue_market_id: V, title: V, category: V, domain: V, mode: V,
     consensus: D, consensus_median: D, consensus_logit_mean: D, n_models: B, disagreement_sd: D,
@@ -39,9 +52,56 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     forecast_at: TS, resolved_at: TS, horizon_bucket: V, source_slug: V, source_name: V,
     source_url: V, evidence_excerpt: V, retrieved_at: TS, providers: V,
   },
+  // The prediction feeds (rows: feedRows(); fixtureData() leaves them empty).
+  lifecycle: { question_id: V, state: V, at: TS, reason: V, seq: B },
+  edges: {
+    question_id: V, venue: V, venue_market_id: V, title: V, url: V, category: V, domain: V, close_time: TS,
+    mode: V, run_id: V, forecast_at: TS, consensus: D, n_models: 'INTEGER', disagreement_sd: D,
+    disagreement_range: D, disagreement_sd_logit: D, market_probability: D, market_observed_at: TS,
+    market_age_hours: D, liquidity: D, volume: D, edge: D, abs_edge: D, direction: V, providers: V,
+  },
+  latest_forecasts: {
+    question_id: V, mode: V, model: V, lang: V, run_id: V, created_at: TS, probability: D, reasoning: V,
+    key_factors: VL, evidence_ids: VL, provider: V, translation_of: V,
+  },
+  evidence_used: {
+    question_id: V, evidence_id: V, title: V, url: V, published_at: TS, retrieved_at: TS, snippet: V,
+    source_slug: V, source_name: V, source_kind: V, evidence_question_id: V, n_forecasts: B, modes: VL,
+  },
+  active_predictions: {
+    question_id: V, venue: V, venue_market_id: V, title: V, url: V, category: V, domain: V, tags: VL,
+    created_at: TS, close_time: TS, question_lang: V, mode: V, run_id: V, forecast_at: TS, consensus: D,
+    consensus_median: D, consensus_logit_mean: D, n_models: 'INTEGER', disagreement_sd: D,
+    disagreement_range: D, disagreement_sd_logit: D, providers: V, market_probability: D,
+    market_observed_at: TS, langs: VL,
+  },
 };
 
 export type FixtureData = Record<keyof typeof SCHEMAS, Row[]>;
+
+/**
+ * `questions` (the columns service_stats reads) and `consensus`: 12 questions over two categories
+ * and three venues; statuses active ×5, closed ×1, resolved ×5, annulled ×1; 10 have a consensus,
+ * 7 of them with all four models in their latest run (q:a3's latest run has 3, an older one 4).
+ */
+export function coverageRows(): { questions: Row[]; consensus: Row[] } {
+  const statuses = ['active', 'active', 'active', 'active', 'active', 'closed', 'resolved', 'resolved', 'resolved', 'resolved', 'resolved', 'annulled'];
+  const questions: Row[] = statuses.map((status, i) => ({
+    question_id: `q:a${i}`,
+    venue: VENUES[i % 3]!,
+    category: i < 6 ? 'politics' : 'crypto',
+    domain: i < 6 ? 'policy' : 'crypto',
+    status,
+    close_time: '2025-06-01 00:00:00',
+  }));
+  const consensus: Row[] = [];
+  for (let i = 0; i < 10; i++) {
+    const latestModels = i === 3 ? 3 : i >= 7 ? 2 : 4;
+    consensus.push({ question_id: `q:a${i}`, mode: 'augmented', run_id: 'r2', created_at: '2025-03-02 00:00:00', n_models: latestModels });
+    consensus.push({ question_id: `q:a${i}`, mode: 'augmented', run_id: 'r1', created_at: '2025-03-01 00:00:00', n_models: 4 });
+  }
+  return { questions, consensus };
+}
 
 function acc(
   scope: string, forecaster: string, mode: string, dimension: string, key: string,
@@ -146,7 +206,10 @@ export function fixtureData(variant: 1 | 2 = 1): FixtureData {
     });
   }
 
-  return { accuracy, ai_vs_market, calibration, calibration_summary, resolved_predictions: resolvedRows(variant) };
+  return {
+    accuracy, ai_vs_market, calibration, calibration_summary, resolved_predictions: resolvedRows(variant),
+    ...coverageRows(),
+  };
 }
 
 const VENUES = ['polymarket', 'kalshi', 'manifold'] as const;
@@ -195,6 +258,7 @@ export function resolvedRows(variant: 1 | 2 = 1): Row[] {
 
 function bindCell(stmt: DuckDBPreparedStatement, index: number, value: Row[string]): void {
   if (value === null) stmt.bindNull(index);
+  else if (Array.isArray(value)) stmt.bindList(index, listValue(value), LIST(VARCHAR));
   else if (typeof value === 'string') stmt.bindVarchar(index, value);
   else if (typeof value === 'boolean') stmt.bindBoolean(index, value);
   else stmt.bindDouble(index, value);
@@ -258,3 +322,198 @@ export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promi
   const dir = await mkdtemp(path.join(tmpdir(), 'quorum-api-'));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
+
+// ---------------------------------------------------------------------------------------------
+// The prediction feeds: lifecycle, edges, latest_forecasts, evidence_used, active_predictions, and
+// the questions/consensus/resolved_predictions rows they refer to (as_of 2025-04-02T00:00:00Z).
+
+export const FEED = {
+  /** Active, augmented headline (r2, 2025-04-01T20:00), reasoning in en and fr, market 0.40. */
+  a: 'polymarket:0xabc123',
+  /** Active, informed headline (r2, 2025-04-01T20:00: ties with `a`), en only, no market price. */
+  b: 'metaculus:1554',
+  /** Active, augmented headline (r1, 2025-03-31), en and pt-BR, no close time. */
+  c: 'manifold:hkmwaaZrisxgrs5Q3zGz',
+  /** Active, blind headline (r2, 2025-04-01T12:00), de only. */
+  d: 'kalshi:KXFED-25DEC',
+  /** Active; shares the venue market id `dup1` with the closed `dupClosed`. */
+  dup: 'polymarket:dup1',
+  dupClosed: 'manifold:dup1',
+  /** Resolved YES on 2025-03-20 (FRED), headline scored consensus 19 days before. */
+  resolved: 'metaculus:7000',
+  /** Annulled. */
+  annulled: 'metaculus:7001',
+  /** 24 bulk active predictions `manifold:bulk00..23` (en), three per forecast_at day. */
+  bulk: 24,
+} as const;
+
+const MODELS4 = ['claude', 'deepseek', 'gemini', 'gpt'] as const;
+const AS_OF_FEED = '2025-04-02 00:00:00';
+
+function q(id: string, extra: Row): Row {
+  const [venue, vmid] = id.split(':') as [string, string];
+  return {
+    question_id: id, venue, venue_market_id: vmid, title: `Title of ${id}`, description: `About ${id}`,
+    resolution_criteria: `Resolves YES if ${id} happens.`, url: `https://example.org/${vmid}`, category: 'politics',
+    domain: 'policy', tags: [], created_at: '2025-01-01 00:00:00', close_time: '2025-06-01 00:00:00', status: 'active',
+    outcome: null, resolved_at: null, annulled_reason: null, source_slug: null, source_name: null, source_kind: null,
+    source_url: null, evidence_excerpt: null, retrieved_at: null, resolution_method: null,
+    latest_market_probability: null, latest_market_observed_at: null, lang: 'en', ...extra,
+  };
+}
+
+function cons(question_id: string, mode: string, run_id: string, created_at: string, ps: number[]): Row {
+  const n = ps.length;
+  const mean = ps.reduce((a, b) => a + b, 0) / n;
+  const sorted = [...ps].sort((x, y) => x - y);
+  const median = n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  const sd = Math.sqrt(ps.reduce((a, p) => a + (p - mean) ** 2, 0) / n);
+  return {
+    question_id, mode, run_id, created_at, n_models: n, mean, median, logit_mean: mean, sd,
+    range: sorted[n - 1]! - sorted[0]!, sd_logit: sd * 4, providers: 'simulated',
+  };
+}
+
+function lf(question_id: string, mode: string, run_id: string, created_at: string, langs: string[], ps: number[], evidence: string[] = []): Row[] {
+  const out: Row[] = [];
+  ps.forEach((probability, i) => {
+    const model = MODELS4[i]!;
+    for (const lang of langs) {
+      out.push({
+        question_id, mode, model, lang, run_id, created_at, probability,
+        reasoning: `${model} ${mode} ${lang}: reasoning about ${question_id}`,
+        key_factors: [`${lang} factor 1 of ${model}`, `${lang} factor 2`], evidence_ids: evidence, provider: 'simulated',
+        translation_of: lang === langs[0] ? null : langs[0]!,
+      });
+    }
+  });
+  return out;
+}
+
+function ap(qrow: Row, c: Row, langs: string[]): Row {
+  return {
+    question_id: qrow.question_id!, venue: qrow.venue!, venue_market_id: qrow.venue_market_id!, title: qrow.title!,
+    url: qrow.url!, category: qrow.category!, domain: qrow.domain!, tags: qrow.tags!, created_at: qrow.created_at!,
+    close_time: qrow.close_time!, question_lang: 'en', mode: c.mode!, run_id: c.run_id!, forecast_at: c.created_at!,
+    consensus: c.mean!, consensus_median: c.median!, consensus_logit_mean: c.logit_mean!, n_models: c.n_models!,
+    disagreement_sd: c.sd!, disagreement_range: c.range!, disagreement_sd_logit: c.sd_logit!, providers: c.providers!,
+    market_probability: qrow.latest_market_probability!, market_observed_at: qrow.latest_market_observed_at!, langs,
+  };
+}
+
+/** One edges row (consensus − market given explicitly, so that ties are exact). */
+function edge(i: number, edgeValue: number, consensus: number): Row {
+  const id = `polymarket:0xe${i}`;
+  return {
+    question_id: id, venue: 'polymarket', venue_market_id: `0xe${i}`, title: `Edge ${i}`, url: null,
+    category: i % 2 ? 'crypto' : 'politics', domain: i % 2 ? 'crypto' : 'policy', close_time: '2025-05-01 00:00:00',
+    mode: 'augmented', run_id: 'r2', forecast_at: '2025-04-01 20:00:00', consensus, n_models: 4, disagreement_sd: 0.05,
+    disagreement_range: 0.1, disagreement_sd_logit: 0.2, market_probability: consensus - edgeValue,
+    market_observed_at: '2025-04-01 18:00:00', market_age_hours: 6, liquidity: 1000 + i, volume: 5000 + i,
+    edge: edgeValue, abs_edge: Math.abs(edgeValue),
+    direction: edgeValue > 0 ? 'ai_above_market' : edgeValue < 0 ? 'ai_below_market' : 'none', providers: 'openai,simulated',
+  };
+}
+
+/** The feed tables' rows (see FEED), plus the questions, consensus and resolved_predictions they need. */
+export function feedRows(): Pick<FixtureData, 'questions' | 'consensus' | 'resolved_predictions' | 'lifecycle' | 'edges' | 'latest_forecasts' | 'evidence_used' | 'active_predictions'> {
+  const questions: Row[] = [
+    q(FEED.a, { tags: ['election', 'us'], close_time: '2025-04-12 00:00:00', latest_market_probability: 0.4, latest_market_observed_at: '2025-04-01 18:00:00' }),
+    q(FEED.b, { category: 'crypto', domain: 'crypto', close_time: '2025-04-05 12:00:00' }),
+    q(FEED.c, { close_time: null, category: 'tech', domain: 'other' }),
+    q(FEED.d, { category: 'economics', domain: 'rates', latest_market_probability: 0.7, latest_market_observed_at: '2025-04-01 00:00:00' }),
+    q(FEED.dup, {}),
+    q(FEED.dupClosed, { status: 'closed', close_time: '2025-03-01 00:00:00' }),
+    q(FEED.resolved, {
+      status: 'resolved', close_time: '2025-03-15 00:00:00', outcome: 1, resolved_at: '2025-03-20 00:00:00',
+      source_slug: 'fred', source_name: 'FRED', source_kind: 'government', source_url: 'https://fred.stlouisfed.org/series/X',
+      evidence_excerpt: 'The series printed 3.1.', retrieved_at: '2025-03-21 00:00:00', resolution_method: 'api',
+    }),
+    q(FEED.annulled, { status: 'annulled', close_time: '2025-03-15 00:00:00', resolved_at: '2025-03-16 00:00:00', annulled_reason: 'question voided', source_slug: 'metaculus', source_name: 'Metaculus', source_kind: 'market', resolution_method: 'venue' }),
+  ];
+  const byId = new Map(questions.map((r) => [r.question_id as string, r]));
+
+  const consensus: Row[] = [];
+  const latest_forecasts: Row[] = [];
+  const active_predictions: Row[] = [];
+  const add = (id: string, mode: string, run: string, at: string, langs: string[], ps: number[], evidence: string[] = []) => {
+    const c = cons(id, mode, run, at, ps);
+    consensus.push(c);
+    latest_forecasts.push(...lf(id, mode, run, at, langs, ps, evidence));
+    return c;
+  };
+  // a: augmented r1 (older, not latest) and r2 (latest, headline); blind r2; informed r1.
+  consensus.push(cons(FEED.a, 'augmented', 'r1', '2025-03-31 20:00:00', [0.3, 0.4, 0.5, 0.6]));
+  const aHead = add(FEED.a, 'augmented', 'r2', '2025-04-01 20:00:00', ['en', 'fr'], [0.5, 0.6, 0.6, 0.7], ['ev1', 'ev2']);
+  add(FEED.a, 'blind', 'r2', '2025-04-01 20:00:00', ['en'], [0.4, 0.4, 0.4, 0.4]);
+  add(FEED.a, 'informed', 'r1', '2025-03-31 20:00:00', ['en'], [0.2, 0.3, 0.4, 0.5]);
+  active_predictions.push(ap(byId.get(FEED.a)!, aHead, ['en', 'fr']));
+  // b: informed headline (no augmented consensus).
+  active_predictions.push(ap(byId.get(FEED.b)!, add(FEED.b, 'informed', 'r2', '2025-04-01 20:00:00', ['en'], [0.1, 0.2, 0.3, 0.4]), ['en']));
+  // c: augmented r1, en and pt-BR; one model did not answer.
+  active_predictions.push(ap(byId.get(FEED.c)!, add(FEED.c, 'augmented', 'r1', '2025-03-31 00:00:00', ['en', 'pt-BR'], [0.8, 0.9, 0.85]), ['en', 'pt-BR']));
+  // d: blind only, de.
+  active_predictions.push(ap(byId.get(FEED.d)!, add(FEED.d, 'blind', 'r2', '2025-04-01 12:00:00', ['de'], [0.5, 0.5, 0.5, 0.5]), ['de']));
+  // dup (active): en.
+  active_predictions.push(ap(byId.get(FEED.dup)!, add(FEED.dup, 'augmented', 'r2', '2025-04-01 00:00:00', ['en'], [0.3, 0.3, 0.3, 0.3]), ['en']));
+  // resolved / closed: a consensus history, no latest forecasts (not active).
+  consensus.push(cons(FEED.resolved, 'augmented', 'r0', '2025-03-01 00:00:00', [0.7, 0.8, 0.9, 0.6]));
+  consensus.push(cons(FEED.dupClosed, 'augmented', 'r0', '2025-02-01 00:00:00', [0.5, 0.5]));
+  // bulk: 24 active predictions, three per forecast_at day (ties broken by question_id).
+  for (let i = 0; i < FEED.bulk; i++) {
+    const id = `manifold:bulk${String(i).padStart(2, '0')}`;
+    const qrow = q(id, { category: i % 2 ? 'crypto' : 'politics', domain: i % 2 ? 'crypto' : 'policy' });
+    questions.push(qrow);
+    const day = String(1 + Math.floor(i / 3)).padStart(2, '0');
+    active_predictions.push(ap(qrow, add(id, 'augmented', 'r1', `2025-03-${day} 06:00:00`, ['en'], [0.2, 0.3, 0.4, 0.5]), ['en']));
+  }
+
+  const lifecycle: Row[] = [
+    { question_id: FEED.a, state: 'proposed', at: '2025-01-01 00:00:00', reason: 'imported', seq: 1 },
+    { question_id: FEED.a, state: 'active', at: '2025-01-02 00:00:00', reason: 'listed on Polymarket', seq: 2 },
+    { question_id: FEED.resolved, state: 'active', at: '2025-01-01 00:00:00', reason: 'listed', seq: 1 },
+    { question_id: FEED.resolved, state: 'resolved', at: '2025-03-20 00:00:00', reason: 'resolved YES by FRED', seq: 2 },
+    { question_id: FEED.resolved, state: 'closed', at: '2025-03-25 00:00:00', reason: 'recorded late', seq: 3 },
+  ];
+
+  const evidence_used: Row[] = [
+    {
+      question_id: FEED.a, evidence_id: 'ev1', title: 'Poll shows a lead', url: 'https://news.example/1',
+      published_at: '2025-03-30 00:00:00', retrieved_at: '2025-03-31 00:00:00', snippet: 'A snippet', source_slug: 'ap',
+      source_name: 'Associated Press', source_kind: 'secondary_reporting', evidence_question_id: FEED.a, n_forecasts: 8,
+      modes: ['augmented'],
+    },
+    {
+      question_id: FEED.a, evidence_id: 'ev2', title: 'Undated note', url: null, published_at: null,
+      retrieved_at: '2025-03-31 00:00:00', snippet: null, source_slug: null, source_name: null, source_kind: null,
+      evidence_question_id: FEED.a, n_forecasts: 8, modes: ['augmented'],
+    },
+  ];
+
+  const edges: Row[] = [
+    edge(0, 0.25, 0.8), edge(1, -0.25, 0.3), edge(2, 0.1, 0.6), edge(3, -0.1, 0.4), edge(4, 0.1, 0.5),
+    edge(5, 0.3 - 0.35, 0.3), // -0.04999999999999999: kept by the default min_edge 0.05 (rounded to 9 decimals)
+    edge(6, 0.0499, 0.5), edge(7, 0, 0.5), edge(8, 0.6, 0.9), edge(9, 1, 1),
+  ];
+
+  const resolved_predictions: Row[] = [{
+    question_id: FEED.resolved, venue: 'metaculus', venue_market_id: '7000', title: `Title of ${FEED.resolved}`,
+    category: 'politics', domain: 'policy', mode: 'augmented', consensus: 0.75, consensus_median: 0.75,
+    consensus_logit_mean: 0.75, n_models: 4, disagreement_sd: 0.11, disagreement_range: 0.3, market_probability: 0.6,
+    outcome: 1, ai_error: 0.0625, market_error: 0.16, forecast_at: '2025-03-01 00:00:00', resolved_at: '2025-03-20 00:00:00',
+    horizon_bucket: '8-30', source_slug: 'fred', source_name: 'FRED', source_url: 'https://fred.stlouisfed.org/series/X',
+    evidence_excerpt: 'The series printed 3.1.', retrieved_at: '2025-03-21 00:00:00', providers: 'simulated',
+  }];
+
+  return { questions, consensus, resolved_predictions, lifecycle, edges, latest_forecasts, evidence_used, active_predictions };
+}
+
+/** `data` with the feed rows added (its own rows kept). */
+export function withFeeds(data: FixtureData): FixtureData {
+  const f = feedRows();
+  const out: FixtureData = { ...data };
+  for (const [table, rows] of Object.entries(f)) out[table] = [...(data[table] ?? []), ...rows];
+  return out;
+}
+
+export { AS_OF_FEED };

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { renderPrompt, renderTemplate, type ForecastTask } from '../../pipeline/models/prompts.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { loadTemplate, renderPrompt, renderTemplate, type ForecastTask } from '../../pipeline/models/prompts.ts';
 import type { Mode } from '../../pipeline/warehouse/tables.ts';
 
 const asOf = new Date('2025-10-26T12:00:00Z');
@@ -95,6 +99,42 @@ describe('renderPrompt: the information ladder', () => {
 
   it('leaves no placeholder unrendered', () => {
     for (const p of [blind, informed, augmented]) expect(p.user).not.toMatch(/\{\{|\}\}/);
+  });
+});
+
+describe('versioned templates', () => {
+  it('uses the latest version of each mode and hashes the version with the text', () => {
+    const p = renderPrompt(task('informed'), { asOf });
+    expect(p.version).toBe('informed.v2');
+    expect(p.user).not.toMatch(/^#/m); // the header is not sent
+    expect(p.hash).toBe(createHash('sha256').update(`informed.v2\n${p.system}\n\n${p.user}`).digest('hex'));
+  });
+
+  it('picks the highest version in a directory and checks the header', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-prompts-'));
+    writeFileSync(join(dir, 'blind.v1.txt'), 'Question: {{title}} v1');
+    writeFileSync(join(dir, 'blind.v10.txt'), '# version: blind.v10\nQuestion: {{title}} v10 {{language_instructions}}');
+    writeFileSync(join(dir, 'blind.v9.txt'), 'Question: {{title}} v9');
+    const t = loadTemplate('blind', dir);
+    expect(t).toEqual({ version: 'blind.v10', text: 'Question: {{title}} v10 {{language_instructions}}' });
+    const a = renderPrompt(task('blind'), { asOf, templatesDir: dir });
+    expect(a.user).toContain('v10');
+    const bad = mkdtempSync(join(tmpdir(), 'quorum-prompts-'));
+    writeFileSync(join(bad, 'informed.v3.txt'), '# version: informed.v2\nx');
+    expect(() => loadTemplate('informed', bad)).toThrow(/header says version informed.v2/);
+    expect(() => loadTemplate('augmented', bad)).toThrow(/no augmented.v<N>.txt/);
+  });
+
+  it('asks for additional languages as translations in the same reply', () => {
+    const p = renderPrompt(task('blind'), { asOf, langs: ['en', 'fr', 'pt-BR'] });
+    expect(p.langs).toEqual(['en', 'fr', 'pt-BR']);
+    expect(p.user).toContain('in English (language code: en)');
+    expect(p.user).toContain('Additional languages: fr (French), pt-BR (Brazilian Portuguese).');
+    expect(p.user).toContain('"translations": {"fr": {"reasoning"');
+    expect(p.hash).not.toBe(renderPrompt(task('blind'), { asOf }).hash);
+    const one = renderPrompt(task('blind'), { asOf });
+    expect(one.user).not.toContain('translations');
+    expect(one.langs).toEqual(['en']);
   });
 });
 

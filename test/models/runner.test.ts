@@ -69,7 +69,10 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
       tasks,
       runId: 'run-1',
       asOf,
-      onCall: (c) => seen.push(c),
+      onCall: (c, fs) => {
+        seen.push(c);
+        expect(fs).toHaveLength(1);
+      },
     });
     expect(calls).toHaveLength(24);
     expect(forecasts).toHaveLength(24);
@@ -152,6 +155,21 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
     }
   });
 
+  it('a cut-off HTTP body (socket closed mid-body): asked once more, then truncated_body', async () => {
+    const before = sim.stats().faults.truncated_body;
+    const { forecasts, call } = await runOne([{ kind: 'truncated_body', marker: 'MARK' }]);
+    expect(forecasts).toEqual([]);
+    expect(call).toMatchObject({ status: 'failed', error_kind: 'truncated_body', attempts: 2, provider: 'simulated' });
+    expect(sim.stats().faults.truncated_body - before).toBe(2);
+  });
+
+  it('a body that stalls after the headers is bounded by the deadline (timeout)', async () => {
+    const { forecasts, call, elapsed } = await runOne([{ kind: 'stall', marker: 'MARK' }], { callTimeoutMs: 400 });
+    expect(forecasts).toEqual([]);
+    expect(call).toMatchObject({ status: 'failed', error_kind: 'timeout', attempts: 1 });
+    expect(elapsed).toBeLessThan(1500);
+  });
+
   it('a content fault that clears on the second ask gives a forecast (attempts 2)', async () => {
     const { forecasts, call } = await runOne([{ kind: 'malformed_json', marker: 'MARK', times: 1 }]);
     expect(call).toMatchObject({ status: 'ok', error_kind: null, attempts: 2 });
@@ -215,6 +233,105 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
     }
   });
 
+  it('asks for every configured language in one call: one forecast row per language, same probability', async () => {
+    const { forecasts, calls } = await runForecasts({
+      models: models.slice(0, 2),
+      tasks: [task('informed', 3), task('augmented', 4)],
+      runId: 'langs',
+      asOf,
+      langs: ['en', 'fr', 'de'],
+    });
+    expect(calls).toHaveLength(4);
+    expect(calls.every((c) => c.status === 'ok' && c.attempts === 1)).toBe(true);
+    expect(forecasts).toHaveLength(12);
+    for (const c of calls) {
+      const rows = forecasts.filter((f) => f.question_id === c.question_id && f.model === c.model);
+      expect(rows.map((f) => f.lang)).toEqual(['en', 'fr', 'de']);
+      expect(new Set(rows.map((f) => f.probability)).size).toBe(1);
+      expect(new Set(rows.map((f) => f.prompt_hash)).size).toBe(1);
+      expect(rows[0]!.reasoning).toMatch(/Simulated forecast/);
+      expect(rows[1]!.reasoning).toMatch(/Prévision simulée/);
+      expect(rows[2]!.reasoning).toMatch(/Simulierte Prognose/);
+      expect(rows[1]!.key_factors[0]).toMatch(/réponse simulée/);
+    }
+    // the probability does not depend on the languages asked for
+    const en = await runForecasts({ models: models.slice(0, 2), tasks: [task('informed', 3), task('augmented', 4)], runId: 'en', asOf });
+    expect(en.forecasts.map((f) => f.probability)).toEqual(forecasts.filter((f) => f.lang === 'en').map((f) => f.probability));
+    // one language alone: a different prompt, so a different hash
+    expect(en.forecasts[0]!.prompt_hash).not.toBe(forecasts[0]!.prompt_hash);
+  });
+
+  it('a reply missing a requested translation violates the schema', async () => {
+    sim.setFaults([{ kind: 'schema_violation', marker: 'MARK' }]);
+    try {
+      const { forecasts, calls } = await runForecasts({ models: models.slice(0, 1), tasks: [task('blind', 1, ' MARK')], runId: 'x', asOf, langs: ['en', 'es'] });
+      expect(forecasts).toEqual([]);
+      expect(calls[0]).toMatchObject({ status: 'failed', error_kind: 'schema_violation', attempts: 2 });
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
+  it('a budget stops new calls: the rest are skipped rows (budget_exhausted), never sent', async () => {
+    const paid = models.map((m) => ({ ...m, max_concurrency: 1, price_in_per_mtok: 1000, price_out_per_mtok: 1000 }));
+    const tasks = Array.from({ length: 10 }, (_, i) => task('blind', 100 + i));
+    const before = sim.stats().requests;
+    let exhaustedAt: number | null = null;
+    const out = await runForecasts({ models: paid, tasks, runId: 'budget', asOf, budgetUsd: 2, onBudgetExhausted: (s) => (exhaustedAt = s) });
+    const sent = sim.stats().requests - before;
+    expect(out.budgetExhausted).toBe(true);
+    expect(exhaustedAt).toBeGreaterThanOrEqual(2);
+    expect(out.calls).toHaveLength(40);
+    const ok = out.calls.filter((c) => c.status === 'ok');
+    const skipped = out.calls.filter((c) => c.status === 'skipped');
+    expect(ok.length + skipped.length).toBe(40);
+    expect(sent).toBe(ok.length);
+    expect(skipped.length).toBeGreaterThan(10);
+    for (const c of skipped) expect(c).toMatchObject({ error_kind: 'budget_exhausted', attempts: 0, cost_usd: 0, tokens_in: null });
+    const costs = ok.map((c) => c.cost_usd!);
+    const total = costs.reduce((a, b) => a + b, 0);
+    // at most the calls in flight (4 models × 1) overshoot the budget
+    expect(total).toBeGreaterThanOrEqual(2);
+    expect(total).toBeLessThan(2 + 4 * Math.max(...costs));
+    expect(out.forecasts).toHaveLength(ok.length);
+    // an earlier session's spend counts too
+    const again = await runForecasts({ models: paid, tasks, runId: 'budget2', asOf, budgetUsd: 8, spentUsd: 8 });
+    expect(again.calls.every((c) => c.status === 'skipped')).toBe(true);
+  });
+
+  it('skip: (task, model) pairs done earlier are neither called nor returned', async () => {
+    const tasks = Array.from({ length: 5 }, (_, i) => task('blind', 200 + i));
+    const before = sim.stats().requests;
+    const out = await runForecasts({ models, tasks, runId: 's', asOf, skip: (ti, m) => ti < 3 || m === 'sim-gpt' });
+    expect(sim.stats().requests - before).toBe(6);
+    expect(out.calls.map((c) => `${c.question_id}/${c.model}`)).toEqual(
+      ['test:203', 'test:204'].flatMap((q) => ['sim-claude', 'sim-gemini', 'sim-deepseek'].map((m) => `${q}/${m}`)),
+    );
+  });
+
+  it('a graceful stop: no new call starts, in-flight calls finish and are returned', async () => {
+    const slow = await startSimulator({ port: 0, latencyMs: 80 });
+    try {
+      const ms = loadModelsConfig({ env: {}, simulatorUrl: slow.url }).map((m) => ({ ...m, max_concurrency: 2 }));
+      const stop = new AbortController();
+      const tasks = Array.from({ length: 20 }, (_, i) => task('blind', i));
+      const seen: ModelCallRow[] = [];
+      setTimeout(() => stop.abort(), 120);
+      const out = await runForecasts({ models: ms, tasks, runId: 'stop', asOf, stopSignal: stop.signal, onCall: (c) => seen.push(c) });
+      expect(out.stopped).toBe(true);
+      const s = slow.stats();
+      expect(s.inFlight).toBe(0);
+      // every request that reached the server finished as a row (nothing cancelled mid-way)
+      expect(out.calls).toHaveLength(s.requests);
+      expect(out.calls.every((c) => c.status === 'ok')).toBe(true);
+      expect(seen).toHaveLength(out.calls.length);
+      expect(out.calls.length).toBeGreaterThanOrEqual(8);
+      expect(out.calls.length).toBeLessThan(80);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('an aborted run rejects and starts no more calls', async () => {
     const slow = await startSimulator({ port: 0, latencyMs: 50 });
     try {
@@ -223,6 +340,8 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
       setTimeout(() => ac.abort(new Error('stop')), 120);
       const tasks = Array.from({ length: 20 }, (_, i) => task('blind', i));
       await expect(runForecasts({ models: ms, tasks, runId: 'x', asOf, signal: ac.signal })).rejects.toThrow('stop');
+      // requests already on the wire when the abort landed may still arrive: let them settle
+      await new Promise((r) => setTimeout(r, 60));
       const n = slow.stats().requests;
       await new Promise((r) => setTimeout(r, 150));
       expect(slow.stats().requests).toBe(n);

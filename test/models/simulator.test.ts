@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPrompt, simulateAnswer } from '../../pipeline/simulator/answer.ts';
-import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
+import { parseFaultRules, startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 
 const prompt = (market?: number) =>
   [
@@ -35,6 +35,39 @@ describe('simulateAnswer', () => {
     expect(Math.min(...ps)).toBeLessThan(0.15);
     expect(Math.max(...ps)).toBeGreaterThan(0.8);
     for (const p of ps) expect(p >= 0.01 && p <= 0.99).toBe(true);
+  });
+});
+
+describe('simulateAnswer: languages', () => {
+  const withLangs = (main: string, extra: string[] = []) =>
+    `${prompt(0.4)}\n- Write the reasoning in X (language code: ${main}).${extra.length ? `\n- Additional languages: ${extra.map((l) => `${l} (Name)`).join(', ')}.` : ''}`;
+
+  it('answers in the requested language with the same probability', () => {
+    const en = simulateAnswer('sim-gpt', withLangs('en'));
+    const fr = simulateAnswer('sim-gpt', withLangs('fr'));
+    const xx = simulateAnswer('sim-gpt', withLangs('sw'));
+    expect(fr.probability).toBe(en.probability);
+    expect(xx.probability).toBe(en.probability);
+    expect(fr.reasoning).toMatch(/^Prévision simulée/);
+    expect(xx.reasoning).toMatch(/^\[sw\] Simulated forecast/);
+    expect(en.translations).toBeUndefined();
+  });
+
+  it('adds the translations asked for', () => {
+    const a = simulateAnswer('sim-claude', withLangs('en', ['de', 'es']));
+    expect(Object.keys(a.translations!)).toEqual(['de', 'es']);
+    expect(a.translations!.de!.reasoning).toMatch(/Simulierte Prognose/);
+    expect(a.translations!.es!.key_factors[0]).toMatch(/respuesta simulada/);
+    expect(readPrompt(withLangs('en', ['de', 'pt-BR'])).extraLangs).toEqual(['de', 'pt-BR']);
+  });
+});
+
+describe('fault rules from configuration', () => {
+  it('parses JSON rules and names bad ones', () => {
+    expect(parseFaultRules('[{"kind":"rate_limit","fraction":0.1,"retryAfterSeconds":2},{"kind":"truncated_body","model":"sim-gpt"}]')).toHaveLength(2);
+    expect(() => parseFaultRules('[{"kind":"explode"}]')).toThrow(/0\.kind/);
+    expect(() => parseFaultRules('[{"kind":"hang","bogus":1}]')).toThrow(/bogus|Unrecognized/);
+    expect(() => parseFaultRules('{not json')).toThrow(/not valid JSON/);
   });
 });
 
@@ -94,6 +127,43 @@ describe('simulator HTTP server', () => {
     expect(ok.status).toBe(200);
     expect(sim.stats().faults.rate_limit).toBe(1);
     sim.setFaults([]);
+  });
+
+  it('cuts the HTTP body mid-way (truncated_body), only for the named model', async () => {
+    sim.setFaults([{ kind: 'truncated_body', model: 'sim-gemini' }]);
+    try {
+      const ok = await post({ model: 'sim-gpt', messages: [{ role: 'user', content: 'Question: z' }] });
+      expect(ok.status).toBe(200);
+      await ok.json();
+      const cut = await post({ model: 'sim-gemini', messages: [{ role: 'user', content: 'Question: z' }] });
+      expect(cut.status).toBe(200);
+      await expect(cut.text()).rejects.toThrow();
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
+  it('adds latency with seeded jitter', async () => {
+    const slow = await startSimulator({ port: 0, latencyMs: 60, jitterMs: 40 });
+    try {
+      const times: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const t0 = performance.now();
+        const r = await fetch(`${slow.url}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'sim-gpt', messages: [{ role: 'user', content: 'Question: q' }] }),
+        });
+        await r.json();
+        times.push(performance.now() - t0);
+      }
+      for (const t of times) {
+        expect(t).toBeGreaterThanOrEqual(58);
+        expect(t).toBeLessThan(1500);
+      }
+    } finally {
+      await slow.close();
+    }
   });
 
   it('truncates at max_completion_tokens with finish_reason length', async () => {

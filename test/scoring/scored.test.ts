@@ -79,6 +79,9 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'resolved_predictions',
       'edges',
       'lifecycle',
+      'latest_forecasts',
+      'evidence_used',
+      'active_predictions',
     ]);
   });
 

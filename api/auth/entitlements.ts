@@ -1,0 +1,128 @@
+/**
+ * THE entitlement table: every route id → who may call it. One table, enforced by the route
+ * registry (api/http/registry.ts refuses to register a route whose id is not here).
+ *
+ * Kinds:
+ * - `open`: operational endpoints (health, metrics, docs, OpenAPI); no key, no limits.
+ * - `{ plan }`: the minimum plan. `publicBeta: true` marks a public read: open to anonymous callers
+ *   while QUORUM_PUBLIC_BETA is on (default), else it needs `plan` (pro).
+ * - `{ plan, scope }`: additionally needs the scope on the key (the probability endpoint).
+ * - `{ plan, keyRequired: true }`: any key of at least `plan`; anonymous callers get 401 (usage).
+ *
+ * Plan contents follow the spec: pro = all prediction endpoints, accuracy, resolved, track-records
+ * overview, lifecycle/taxonomy, edges, CSV export; api = + source profiles and trends, claims,
+ * leaderboard and rankings, bulk CSV/JSON/Parquet export, taxonomy history; enterprise = + raw
+ * tables, stream, webhooks; scope probability = the probability endpoint.
+ * Ids for routes that do not exist yet are listed so that adding the route is one registry entry.
+ */
+import { ApiError } from '../errors/problem.ts';
+import { PLAN_RANK, type Plan, type Scope } from './plans.ts';
+
+export type Entitlement =
+  | { kind: 'open' }
+  | { kind: 'plan'; plan: Plan; publicBeta?: boolean; scope?: Scope; keyRequired?: boolean };
+
+const open = { kind: 'open' } as const;
+const publicRead = { kind: 'plan', plan: 'pro', publicBeta: true } as const;
+const pro = { kind: 'plan', plan: 'pro' } as const;
+const api = { kind: 'plan', plan: 'api' } as const;
+const enterprise = { kind: 'plan', plan: 'enterprise' } as const;
+
+export const ENTITLEMENTS = {
+  // operational
+  'health.live': open,
+  'health.ready': open,
+  metrics: open,
+  openapi: open,
+  docs: open,
+
+  // public reads (open during the beta)
+  'predictions.accuracy': publicRead,
+  'predictions.accuracy.category': publicRead,
+  'predictions.resolved': publicRead,
+  'predictions.lang': publicRead,
+  'events.lang': publicRead,
+  'events.accuracy': publicRead,
+  'events.service_stats': publicRead,
+  clusters: publicRead,
+  'factors.health': publicRead,
+  scenarios: publicRead,
+
+  // pro
+  'predictions.detail': pro,
+  'predictions.edges': pro,
+  'predictions.lifecycle': pro,
+  'predictions.taxonomy': pro,
+  'track_records.overview': pro,
+  /** CSV export up to the pro size; the export route asks for `export.bulk` beyond it. */
+  'export.predictions': pro,
+
+  // api
+  'track_records.source': api,
+  'track_records.trends': api,
+  claims: api,
+  leaderboard: api,
+  rankings: api,
+  'taxonomy.history': api,
+  /** Bulk export: JSON, JSONL, Parquet, or CSV beyond the pro size. */
+  'export.bulk': api,
+
+  // enterprise
+  'raw.tables': enterprise,
+  stream: enterprise,
+  webhooks: enterprise,
+
+  // scope
+  probability: { kind: 'plan', plan: 'pro', scope: 'probability' },
+
+  // the caller's own usage: any key
+  usage: { kind: 'plan', plan: 'pro', keyRequired: true },
+} as const satisfies Record<string, Entitlement>;
+
+export type RouteId = keyof typeof ENTITLEMENTS;
+
+export function isRouteId(id: string): id is RouteId {
+  return Object.hasOwn(ENTITLEMENTS, id);
+}
+
+export interface AuthContext {
+  plan: Plan;
+  keyId: string | null;
+  scopes: string[];
+}
+
+/** True when the route is readable without a key under the current beta setting. */
+export function isPublic(id: RouteId, publicBeta: boolean): boolean {
+  const e: Entitlement = ENTITLEMENTS[id];
+  return e.kind === 'open' || (e.kind === 'plan' && e.publicBeta === true && publicBeta);
+}
+
+/** The plan a route needs for this deployment (null: open to anyone). */
+export function requiredPlan(id: RouteId, publicBeta: boolean): Plan | null {
+  const e: Entitlement = ENTITLEMENTS[id];
+  if (e.kind === 'open') return null;
+  if (e.publicBeta && publicBeta) return null;
+  return e.plan;
+}
+
+/**
+ * Throws the problem for a caller that may not use route `id`: 401 for a keyless caller where a
+ * key is required, 403 `plan_required` (naming the plan, and the scope if one is missing).
+ */
+export function assertEntitled(id: RouteId, auth: AuthContext, publicBeta: boolean): void {
+  const e: Entitlement = ENTITLEMENTS[id];
+  if (e.kind === 'open') return;
+  if (e.keyRequired && auth.keyId === null) throw ApiError.unauthorized('This endpoint needs an API key.');
+  if (e.publicBeta && publicBeta && !e.scope) return;
+  if (PLAN_RANK[auth.plan] < PLAN_RANK[e.plan]) {
+    throw ApiError.planRequired(
+      e.plan,
+      auth.keyId === null
+        ? `This endpoint requires an API key of the ${e.plan} plan or higher.`
+        : `This endpoint requires the ${e.plan} plan or higher; this key's plan is ${auth.plan}.`,
+    );
+  }
+  if (e.scope && !auth.scopes.includes(e.scope)) {
+    throw ApiError.planRequired(e.plan, `This endpoint requires a key with the ${e.scope} scope.`, { scope: e.scope });
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Authentication: reads `X-API-Key: <key>` or `Authorization: Bearer <key>` and sets
+ * `res.locals.auth = { plan, keyId, scopes }` (the contract other modules read) before routes.
+ *
+ * - No key header: anonymous.
+ * - A key header that is empty, malformed (prefix/length/charset), unknown or revoked, an
+ *   Authorization scheme other than Bearer, or both headers with different keys: 401 `unauthorized`.
+ *   A failed attempt is charged to the client IP's anonymous quota (brute force is rate limited).
+ * - The key is never logged; errors do not echo it.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { ApiError } from '../errors/problem.ts';
+import type { AuthContext } from './entitlements.ts';
+import type { KeyStore } from './keys.ts';
+
+export const ANONYMOUS: Readonly<AuthContext> = Object.freeze({ plan: 'anonymous', keyId: null, scopes: [] as string[] });
+
+/** The presented key, or undefined when no key header is given. Throws 401 for unusable headers. */
+export function presentedKey(xApiKey: string | string[] | undefined, authorization: string | undefined): string | undefined {
+  let fromHeader: string | undefined;
+  if (xApiKey !== undefined) {
+    if (Array.isArray(xApiKey)) throw ApiError.unauthorized('Send the X-API-Key header once.');
+    fromHeader = xApiKey.trim();
+    if (fromHeader === '') throw ApiError.unauthorized('The X-API-Key header is empty.');
+  }
+  let fromBearer: string | undefined;
+  if (authorization !== undefined) {
+    const m = /^\s*(\S+)(?:\s+(.*))?$/.exec(authorization);
+    if (!m || m[1]!.toLowerCase() !== 'bearer') {
+      throw ApiError.unauthorized('Only the Bearer scheme is accepted in the Authorization header.');
+    }
+    fromBearer = (m[2] ?? '').trim();
+    if (fromBearer === '') throw ApiError.unauthorized('The Authorization header has no key after Bearer.');
+  }
+  if (fromHeader !== undefined && fromBearer !== undefined && fromHeader !== fromBearer) {
+    throw ApiError.unauthorized('X-API-Key and Authorization carry different keys.');
+  }
+  return fromHeader ?? fromBearer;
+}
+
+export function authOf(res: Response): AuthContext {
+  return (res.locals.auth as AuthContext | undefined) ?? ANONYMOUS;
+}
+
+export interface AuthenticateOptions {
+  keys: KeyStore;
+  /** Paths that skip authentication (health, metrics, docs): they are always anonymous. */
+  isExempt: (path: string) => boolean;
+  /** Called for a failed attempt before the 401 is thrown (charges the IP's quota; may throw 429). */
+  onFailure?: (req: Request, res: Response) => void;
+}
+
+/** Sets `res.locals.auth` for one request; throws the 401 (or the 429 of onFailure). */
+export function authenticateRequest(opts: AuthenticateOptions, req: Request, res: Response, exempt: boolean): void {
+  res.locals.auth = ANONYMOUS;
+  if (exempt) return;
+  const xKey = req.headers['x-api-key'];
+  const authz = req.headers.authorization;
+  if (xKey === undefined && authz === undefined) return;
+  let failure: ApiError | null = null;
+  try {
+    const key = presentedKey(xKey, authz);
+    if (key !== undefined) {
+      const found = opts.keys.lookup(key);
+      if (found.ok) {
+        res.locals.auth = { plan: found.record.plan, keyId: found.record.id, scopes: found.record.scopes };
+        return;
+      }
+      failure = ApiError.unauthorized(
+        found.reason === 'revoked'
+          ? 'This API key has been revoked.'
+          : found.reason === 'malformed'
+            ? 'The API key is malformed.'
+            : 'The API key is not valid.',
+      );
+    }
+  } catch (err) {
+    failure = err instanceof ApiError ? err : ApiError.unauthorized();
+  }
+  if (failure === null) return;
+  opts.onFailure?.(req, res); // may throw a 429 instead
+  throw failure;
+}
+
+/** The same as a standalone middleware. */
+export function authenticate(opts: AuthenticateOptions): RequestHandler {
+  return (req, res, next) => {
+    authenticateRequest(opts, req, res, opts.isExempt(req.path));
+    next();
+  };
+}

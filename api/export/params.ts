@@ -1,0 +1,144 @@
+/**
+ * The export's query parameters, validated with zod. Every failure is a 400 `invalid_parameter`
+ * problem naming the parameter (and what is allowed). Conventions of api/http/params.ts: unknown
+ * parameters are ignored, an empty value is the same as leaving the parameter out, a parameter
+ * given more than once is an error; enumerated values match case-insensitively.
+ *
+ * - `output`: csv (default) | json | jsonl | parquet
+ * - `limit`: positive integer ≤ 1,000,000,000; absent: every row the plan allows
+ * - `status` (predictions): active (active or closed: not yet resolved or annulled) | resolved |
+ *   annulled | all (default)
+ * - `since`: ISO 8601 date (`2025-03-01`, midnight UTC) or date-time (`2025-03-01T12:00:00Z`,
+ *   with an optional offset; none means UTC): rows updated/resolved/created at or after it
+ * - `category`: one of the nine categories
+ */
+import type { Request } from 'express';
+import { z } from 'zod';
+import { CATEGORIES, type Category } from '../../pipeline/warehouse/tables.ts';
+import { ApiError } from '../errors/problem.ts';
+import { EXPORT_FORMATS, type ExportFormat } from './formats.ts';
+
+export const EXPORT_STATUSES = ['active', 'resolved', 'annulled', 'all'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+export const MAX_EXPORT_LIMIT = 1_000_000_000;
+
+export interface ExportParams {
+  output: ExportFormat;
+  limit: number | null;
+  status: ExportStatus;
+  /** UTC, `YYYY-MM-DD HH:MM:SS.ffffff` (DuckDB TIMESTAMP literal form), or null. */
+  since: string | null;
+  category: Category | null;
+}
+
+const lower = (s: string): string => s.toLowerCase();
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * Parses an ISO 8601 date or date-time into a UTC DuckDB TIMESTAMP literal (microseconds kept),
+ * or null when it is not one (or names an impossible date such as 2025-02-30).
+ */
+export function parseSince(value: string): string | null {
+  const m = ISO.exec(value);
+  if (!m) return null;
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', tz] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const base = Date.UTC(year, month - 1, day, hour, minute, second);
+  const check = new Date(Date.UTC(year, month - 1, day));
+  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return null;
+  let offsetMin = 0;
+  if (tz && tz.toUpperCase() !== 'Z') {
+    const sign = tz.startsWith('-') ? -1 : 1;
+    const digits = tz.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = Number(digits.slice(2, 4));
+    if (oh > 18 || om > 59) return null;
+    offsetMin = sign * (oh * 60 + om);
+  }
+  const utc = new Date(base - offsetMin * 60_000);
+  if (Number.isNaN(utc.getTime())) return null;
+  const iso = utc.toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ (years 0001..9999 here)
+  const micros = frac.padEnd(6, '0').slice(0, 6);
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${micros}`;
+}
+
+interface ParamRule<T> {
+  schema: z.ZodType<T>;
+  maxLength: number;
+  detail: string;
+  allowed?: unknown;
+}
+
+const RULES = {
+  output: {
+    schema: z.string().transform(lower).pipe(z.enum(EXPORT_FORMATS)),
+    maxLength: 16,
+    detail: `Query parameter 'output' must be one of: ${EXPORT_FORMATS.join(', ')}.`,
+    allowed: [...EXPORT_FORMATS],
+  },
+  limit: {
+    schema: z
+      .string()
+      .regex(/^[0-9]{1,10}$/)
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(MAX_EXPORT_LIMIT)),
+    maxLength: 16,
+    detail: `Query parameter 'limit' must be a positive integer up to ${MAX_EXPORT_LIMIT}.`,
+    allowed: { min: 1, max: MAX_EXPORT_LIMIT },
+  },
+  status: {
+    schema: z.string().transform(lower).pipe(z.enum(EXPORT_STATUSES)),
+    maxLength: 16,
+    detail: `Query parameter 'status' must be one of: ${EXPORT_STATUSES.join(', ')}.`,
+    allowed: [...EXPORT_STATUSES],
+  },
+  since: {
+    schema: z.string().transform((s, ctx) => {
+      const parsed = parseSince(s);
+      if (parsed === null) {
+        ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 date or date-time' });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
+    maxLength: 40,
+    detail: "Query parameter 'since' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z).",
+  },
+  category: {
+    schema: z.string().transform(lower).pipe(z.enum(CATEGORIES)),
+    maxLength: 64,
+    detail: `Query parameter 'category' must be one of the ${CATEGORIES.length} categories: ${CATEGORIES.join(', ')}.`,
+    allowed: [...CATEGORIES],
+  },
+} satisfies Record<string, ParamRule<unknown>>;
+
+function parseOne<T>(req: Request, name: string, rule: ParamRule<T>): T | undefined {
+  const raw: unknown = (req.query as Record<string, unknown>)[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') {
+    throw ApiError.invalidParameter(name, `Query parameter '${name}' must be given once, as a plain value.`, rule.allowed);
+  }
+  if (raw === '') return undefined;
+  if (raw.length > rule.maxLength) throw ApiError.invalidParameter(name, rule.detail, rule.allowed);
+  const parsed = rule.schema.safeParse(raw);
+  if (!parsed.success) throw ApiError.invalidParameter(name, rule.detail, rule.allowed);
+  return parsed.data;
+}
+
+/** The export parameters of `req`, or a 400 invalid_parameter ApiError. */
+export function parseExportParams(req: Request): ExportParams {
+  return {
+    output: parseOne(req, 'output', RULES.output) ?? 'csv',
+    limit: parseOne(req, 'limit', RULES.limit) ?? null,
+    status: parseOne(req, 'status', RULES.status) ?? 'all',
+    since: parseOne(req, 'since', RULES.since) ?? null,
+    category: parseOne(req, 'category', RULES.category) ?? null,
+  };
+}

@@ -1,0 +1,236 @@
+/**
+ * `GET /api/export/{table}/`: bulk export of `predictions`, `resolved`, `scores` and `forecasts`
+ * (DESIGN §7). Needs a key; what each plan may export is in plans.ts, the parameters in params.ts,
+ * the tables in tables.ts, the formats in formats.ts.
+ *
+ * A request: auth (401) → table (404 listing the tables) → parameters (400) → plan (403) →
+ * a free export slot (429 with Retry-After; at most `maxConcurrent`, default 2) → pin the
+ * snapshot → DuckDB COPY into `<tempDir>/quorum-export-<uuid>.<ext>` → only then the headers
+ * (Content-Type, Content-Length, Content-Disposition, X-Snapshot, X-Export-Rows, and for capped
+ * plans X-Export-Row-Cap / X-Export-Truncated) → the file streamed with `stream.pipeline`
+ * (backpressure, 1 MiB reads) → the file deleted.
+ * A failed COPY is a 500 problem and no body. A client that disconnects during COPY interrupts the
+ * DuckDB connection; during streaming, the read stream is destroyed. The temp file is always
+ * deleted; the startup sweep removes stale ones (older than an hour) left by a crashed process.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { pipeline } from 'node:stream/promises';
+import type { Express, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ApiError } from '../errors/problem.ts';
+import { getRoute } from '../http/route.ts';
+import type { SnapshotReader } from '../snapshot/reader.ts';
+import { ExportCancelled, ExportEngine, type ExportStats } from './engine.ts';
+import { ENCODERS } from './formats.ts';
+import { parseExportParams } from './params.ts';
+import {
+  authOf,
+  DEFAULT_PRO_ROW_CAP,
+  leastPlanForFormat,
+  planAtLeast,
+  PLAN_EXPORT_RULES,
+} from './plans.ts';
+import { sweepStaleExports } from './temp-files.ts';
+import { EXPORT_TABLES, isExportTable, TABLE_SPECS } from './tables.ts';
+
+export interface ExportDeps {
+  logger: Logger;
+  /** Directory for export temp files (default: the OS temp dir). */
+  tempDir?: string;
+  /** Rows a pro export may hold (default 10,000). */
+  proRowCap?: number;
+  /** Exports running at once; more are answered 429 (default 2). */
+  maxConcurrent?: number;
+  /** Retry-After of that 429, in seconds (default 5). */
+  retryAfterSeconds?: number;
+  /** DuckDB memory_limit of the export instance (default "256MB"). */
+  memoryLimit?: string;
+  /** DuckDB threads of the export instance (default: all cores). */
+  threads?: number;
+  /** Read size when streaming the file (default 1 MiB). */
+  highWaterMark?: number;
+}
+
+export interface ExportService {
+  /** Exports running now (slot taken, until the file is deleted). */
+  inFlightExports(): number;
+  /** Resolves when no export is running (graceful shutdown: stop the server, then await this). */
+  drain(): Promise<void>;
+  /** Refuses new exports (429), waits for the running ones, closes the export DuckDB instance. */
+  close(): Promise<void>;
+  /** Resolves when the startup sweep of stale temp files has finished. */
+  readonly swept: Promise<number>;
+  readonly stats: Readonly<ExportStats>;
+  readonly tempDir: string;
+  readonly proRowCap: number;
+}
+
+const services = new Set<ExportService>();
+
+/** Exports in flight across every registered export service of this process. */
+export function inFlightExports(): number {
+  let n = 0;
+  for (const s of services) n += s.inFlightExports();
+  return n;
+}
+
+/** Resolves when every registered export service is idle. */
+export async function drainExports(): Promise<void> {
+  await Promise.all([...services].map((s) => s.drain()));
+}
+
+/** Registers `GET /api/export/:table` and returns the service handle (in-flight tracking, close). */
+export function registerExportRoutes(app: Express, snapshots: SnapshotReader, deps: ExportDeps): ExportService {
+  const logger = deps.logger;
+  const tempDir = deps.tempDir ?? tmpdir();
+  const proRowCap = deps.proRowCap ?? DEFAULT_PRO_ROW_CAP;
+  if (!Number.isInteger(proRowCap) || proRowCap < 1) throw new RangeError(`proRowCap must be a positive integer, got ${proRowCap}`);
+  const retryAfter = deps.retryAfterSeconds ?? 5;
+  const highWaterMark = deps.highWaterMark ?? 1 << 20;
+  const engine = new ExportEngine({
+    logger,
+    tempDir,
+    maxConcurrent: deps.maxConcurrent,
+    memoryLimit: deps.memoryLimit,
+    threads: deps.threads,
+  });
+
+  const swept = mkdir(engine.tempDir, { recursive: true })
+    .then(() => sweepStaleExports(engine.tempDir, { logger }))
+    .catch((err: unknown) => {
+      logger.warn({ err, dir: engine.tempDir }, 'stale export sweep failed');
+      return 0;
+    });
+
+  getRoute(app, '/api/export/:table', async (req: Request, res: Response) => {
+    const auth = authOf(res);
+    if (auth.plan === 'anonymous') throw ApiError.unauthorized('Export needs an API key (X-API-Key or Authorization: Bearer).');
+
+    const tableName = String(req.params.table ?? '');
+    if (!isExportTable(tableName)) {
+      throw ApiError.notFound(`No exportable table; exportable tables: ${EXPORT_TABLES.join(', ')}.`, {
+        allowed: [...EXPORT_TABLES],
+      });
+    }
+    const table = TABLE_SPECS[tableName];
+    const params = parseExportParams(req);
+    if (!table.status && params.status !== 'all') {
+      throw ApiError.invalidParameter('status', `Query parameter 'status' applies only to the predictions export.`, ['all']);
+    }
+
+    if (!planAtLeast(auth.plan, table.minPlan)) {
+      throw ApiError.planRequired(table.minPlan, `Exporting ${table.name} requires the ${table.minPlan} plan.`);
+    }
+    const rules = PLAN_EXPORT_RULES[auth.plan];
+    if (!rules.formats.includes(params.output)) {
+      const needed = leastPlanForFormat(params.output);
+      throw ApiError.planRequired(needed, `Export as ${params.output} requires the ${needed} plan; your plan exports ${rules.formats.join(', ')}.`);
+    }
+    const cap = rules.capped ? proRowCap : null;
+
+    const release = engine.tryAcquire();
+    if (!release) {
+      throw ApiError.rateLimited(retryAfter, `At most ${engine.maxConcurrent} exports run at once; retry later.`);
+    }
+    const abort = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+    const started = Date.now();
+    try {
+      await snapshots.withSnapshot(async (snap) => {
+        snap.require(...table.snapshotTables);
+        const encoder = ENCODERS[params.output];
+        const sqlParams: Record<string, string | null> = { since: params.since, category: params.category };
+        if (table.status) sqlParams.status = params.status;
+        if (table.name === 'predictions') sqlParams.headline_modes = snap.headlineModes.join(',');
+        if (table.name === 'forecasts') sqlParams.as_of = snap.asOf.replace('T', ' ').replace(/Z$/, '');
+
+        await engine.run(
+          {
+            table,
+            format: params.output,
+            dataDir: snapshots.dataDir,
+            snapshotId: snap.id,
+            params: sqlParams,
+            limit: params.limit,
+            cap,
+          },
+          abort.signal,
+          async (produced) => {
+            if (abort.signal.aborted) throw new ExportCancelled();
+            res.status(200);
+            res.setHeader('Content-Type', encoder.contentType);
+            res.setHeader('Content-Length', String(produced.bytes));
+            res.setHeader('Content-Disposition', `attachment; filename="quorum-${table.name}-${snap.id}.${encoder.extension}"`);
+            res.setHeader('X-Snapshot', snap.id);
+            res.setHeader('X-Export-Rows', String(produced.rows));
+            if (cap !== null) {
+              res.setHeader('X-Export-Row-Cap', String(cap));
+              if (produced.truncated) res.setHeader('X-Export-Truncated', 'true');
+            }
+            if (req.method === 'HEAD') {
+              res.end();
+              return;
+            }
+            try {
+              await pipeline(createReadStream(produced.file, { highWaterMark }), res);
+            } catch (err) {
+              if (abort.signal.aborted || res.destroyed) {
+                engine.stats.cancelledDuringStream++;
+                throw new ExportCancelled();
+              }
+              throw err;
+            }
+            logger.info(
+              {
+                export: table.name, output: params.output, rows: produced.rows, bytes: produced.bytes,
+                truncated: produced.truncated, ms: Date.now() - started, plan: auth.plan, key_id: auth.keyId,
+                snapshot: snap.id,
+              },
+              'export sent',
+            );
+          },
+        );
+      });
+      engine.stats.completed++;
+    } catch (err) {
+      if (err instanceof ExportCancelled) {
+        logger.info({ export: table.name, output: params.output, ms: Date.now() - started }, 'export cancelled: client disconnected');
+        res.destroy();
+        return;
+      }
+      if (err instanceof ApiError) throw err;
+      engine.stats.failed++;
+      logger.error({ err, export: table.name, output: params.output }, 'export failed');
+      if (res.headersSent) {
+        // The file was produced and sending it failed midway: cut the connection so the client
+        // sees a short body (Content-Length), never a complete-looking one.
+        res.destroy();
+        return;
+      }
+      throw ApiError.internal('The export failed; no data was sent.');
+    } finally {
+      res.off('close', onClose);
+      release();
+    }
+  });
+
+  const service: ExportService = {
+    inFlightExports: () => engine.inFlight,
+    drain: () => engine.drain(),
+    async close() {
+      services.delete(service);
+      await engine.close();
+    },
+    swept,
+    stats: engine.stats,
+    tempDir: engine.tempDir,
+    proRowCap,
+  };
+  services.add(service);
+  return service;
+}

@@ -1,0 +1,87 @@
+/**
+ * The front of the middleware stack, as ONE Express layer (each layer costs router work on every
+ * request; this is the hot path of every answer):
+ *   1. request id (X-Request-Id: the caller's when sane, else a UUID);
+ *   2. one `close` hook per response: the pino request line and the Prometheus metrics;
+ *   3. static headers: helmet's (computed once at start), API-Version, Cache-Control: no-cache,
+ *      X-Snapshot (the served snapshot), Connection: close while shutting down;
+ *   4. authentication → `res.locals.auth` (api/auth/middleware.ts; 401 problems);
+ *   5. the quota charge (api/limits/quota.ts; 429 problems).
+ * Exempt paths (health, metrics, docs, OpenAPI) skip 4 and 5.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import { authenticateRequest, type AuthenticateOptions } from '../auth/middleware.ts';
+import type { QuotaKeeper } from '../limits/quota.ts';
+import { clientIp } from '../limits/quota.ts';
+import { requestId, logRequest } from '../logging/request-log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { SnapshotReader } from '../snapshot/reader.ts';
+import { API_VERSION } from './respond.ts';
+
+/** The headers a helmet middleware sets, captured once by running it against a stub response. */
+export function captureHeaders(mw: (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void): Array<[string, string]> {
+  const headers = new Map<string, string>();
+  const res = {
+    setHeader(k: string, v: string | number | readonly string[]) {
+      headers.set(k, Array.isArray(v) ? v.join(', ') : String(v));
+      return this;
+    },
+    removeHeader(k: string) {
+      headers.delete(k);
+    },
+    getHeader(k: string) {
+      return headers.get(k);
+    },
+  } as unknown as ServerResponse;
+  let failed: unknown = null;
+  mw({ headers: {}, method: 'GET', url: '/' } as IncomingMessage, res, (err) => {
+    failed = err ?? null;
+  });
+  if (failed) throw failed;
+  return [...headers.entries()];
+}
+
+export interface FrontOptions {
+  logger: Logger;
+  metrics: Metrics;
+  staticHeaders: Array<[string, string]>;
+  snapshots: SnapshotReader;
+  auth: AuthenticateOptions;
+  quotas: QuotaKeeper;
+  isExempt: (path: string) => boolean;
+  shuttingDown: () => boolean;
+}
+
+export function front(opts: FrontOptions): RequestHandler {
+  const { logger, metrics, staticHeaders, snapshots, quotas, isExempt, shuttingDown } = opts;
+  return (req: Request, res: Response, next) => {
+    const start = process.hrtime.bigint();
+    const id = requestId(req.headers['x-request-id']);
+    req.id = id;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      logRequest(logger, req, res, id, seconds);
+      if (res.writableFinished) metrics.observe(req, res, seconds);
+    };
+    // 'close' is emitted for every response (after 'finish' when it completed; alone when aborted).
+    res.once('close', finish);
+
+    for (let i = 0; i < staticHeaders.length; i++) res.setHeader(staticHeaders[i]![0], staticHeaders[i]![1]);
+    res.setHeader('X-Request-Id', id);
+    res.setHeader('API-Version', API_VERSION);
+    res.setHeader('Cache-Control', 'no-cache');
+    if (shuttingDown()) res.setHeader('Connection', 'close');
+    const current = snapshots.currentId;
+    if (current !== null) res.setHeader('X-Snapshot', current);
+
+    const exempt = isExempt(req.path);
+    authenticateRequest(opts.auth, req, res, exempt);
+    if (!exempt && req.method !== 'OPTIONS') quotas.charge(res, res.locals.auth, clientIp(req));
+    next();
+  };
+}

@@ -1,0 +1,459 @@
+/**
+ * THE ROUTE REGISTRY — every HTTP route of the API is declared here once, as data, and both the
+ * Express routes and the OpenAPI 3.1 document (`/api/openapi.json`) are generated from it.
+ *
+ * HOW TO ADD A ROUTE
+ * 1. Pick a route id and make sure it has a row in api/auth/entitlements.ts (ENTITLEMENTS): that
+ *    row is its access rule (open / public read / minimum plan / scope). `mountRoutes` refuses ids
+ *    without a row.
+ * 2. In a file under api/routes/, export a definition built with `jsonRoute({...})` (snapshot data
+ *    answered as JSON; optionally cached per snapshot with ETag/304) or `rawRoute({...})` (you
+ *    write the response yourself: streams, text, HTML, non-snapshot JSON):
+ *      export const fooRoute = jsonRoute({
+ *        id: 'predictions.edges',                 // ENTITLEMENTS key, also the OpenAPI operationId
+ *        path: '/api/predictions/edges/',          // as the spec writes it, `{name}` for path params
+ *        summary: 'Divergence signals', tags: ['predictions'],
+ *        query: z.object({ min_edge: z.number().optional() }),   // documentation of the inputs
+ *        response: EdgesResponse,                  // zod schema of the 200 body (tests check bodies)
+ *        errors: [400],                            // documented statuses beyond the common ones
+ *        cache: true,                              // per-snapshot cache + ETag + Cache-Control
+ *        input: (req) => ({ minEdge: ... }),       // parse/validate with api/http/params.ts; throws 400/404
+ *        data: async (snap, input) => ({ edges: await snap.query('edges', {...}) }),
+ *      });
+ * 3. Add it to ROUTES in api/routes/index.ts. That is all: auth, entitlement, quota, CORS, metrics,
+ *    logging, caching, 405/OPTIONS handling and the OpenAPI entry follow from the definition.
+ *    test/api/openapi.test.ts fails if an Express route is missing from the document.
+ *
+ * Conventions: paths are matched with an optional trailing slash; GET routes answer HEAD and
+ * OPTIONS (with `Allow`), other methods get a 405 problem. `input` runs before the snapshot is
+ * pinned; its result (JSON-stringified) is the cache key, so return the normalized request.
+ */
+import cors from 'cors';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import { z } from 'zod';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
+import type { Logger } from 'pino';
+import {
+  ENTITLEMENTS,
+  assertEntitled,
+  isPublic,
+  isRouteId,
+  requiredPlan,
+  type Entitlement,
+  type RouteId,
+} from '../auth/entitlements.ts';
+import { authOf } from '../auth/middleware.ts';
+import type { KeyStore } from '../auth/keys.ts';
+import { ResponseCache, ifNoneMatch, type CachedBody } from '../cache/response-cache.ts';
+import { ApiError } from '../errors/problem.ts';
+import type { QuotaKeeper } from '../limits/quota.ts';
+import type { UsageStore } from '../limits/usage-store.ts';
+import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
+import { API_VERSION } from './respond.ts';
+
+/** What route handlers can use. */
+export interface ApiServices {
+  snapshots: SnapshotReader;
+  cache: ResponseCache;
+  quotas: QuotaKeeper;
+  usage: UsageStore;
+  keys: KeyStore;
+  logger: Logger;
+  publicBeta: boolean;
+  corsOrigins: '*' | string[];
+  /** When the next pipeline run is scheduled (Cache-Control max-age); null: unknown. */
+  nextRunAt: () => Date | null;
+  /** The generated OpenAPI document (set after all routes are mounted). */
+  openapi: () => Record<string, unknown>;
+  /** Prometheus text exposition. */
+  metricsText: () => Promise<{ contentType: string; body: string }>;
+}
+
+export type Method = 'get' | 'post';
+export type ZodObj = z.ZodObject<z.ZodRawShape>;
+
+interface RouteBase {
+  id: RouteId;
+  method?: Method;
+  /** OpenAPI form as the spec writes it, e.g. `/api/predictions/accuracy/{category}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** Path parameters (documentation; names must match the `{name}` segments). */
+  params?: ZodObj;
+  /** Query parameters (documentation). */
+  query?: ZodObj;
+  /** Request body (POST routes). */
+  body?: z.ZodType;
+  /** Error statuses documented beyond the common ones (401, 403, 429, 500, 503 where relevant). */
+  errors?: readonly number[];
+  /** Leave out of the OpenAPI document (e.g. /docs, which is not part of the API). */
+  hidden?: boolean;
+  /** Documented here but mounted by its own module (e.g. api/export/routes.ts). */
+  mountedElsewhere?: boolean;
+}
+
+export interface JsonRoute<I> extends RouteBase {
+  kind: 'json';
+  /** Zod schema of the 200 body (without `as_of`, which is added to every snapshot body). */
+  response: ZodObj;
+  /** Serve from the per-snapshot cache with a strong ETag, 304 and Cache-Control. */
+  cache?: boolean;
+  /** Parses and validates the request (throws ApiError 400/404); the result is the cache key. */
+  input?: (req: Request) => I;
+  data: (snap: PinnedSnapshot, input: I, ctx: RouteContext) => Promise<Record<string, unknown>>;
+}
+
+export interface RawRoute extends RouteBase {
+  kind: 'raw';
+  /** Documented 200 responses by media type (zod schema or a plain OpenAPI schema). */
+  responses: Record<string, { schema: z.ZodType | Record<string, unknown> }>;
+  responseDescription?: string;
+  handle: (req: Request, res: Response, ctx: RouteContext) => void | Promise<void>;
+}
+
+export type RouteDef = JsonRoute<any> | RawRoute;
+
+export interface RouteContext {
+  req: Request;
+  res: Response;
+  services: ApiServices;
+}
+
+export function jsonRoute<I>(def: Omit<JsonRoute<I>, 'kind'>): JsonRoute<I> {
+  return { kind: 'json', ...def };
+}
+
+export function rawRoute(def: Omit<RawRoute, 'kind'>): RawRoute {
+  return { kind: 'raw', ...def };
+}
+
+/** `/a/{b}/` → `/a/:b` (trailing slash optional: the app's router is not strict). */
+export function expressPath(openapiPath: string): string {
+  const p = openapiPath.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
+}
+
+function stableKey(input: unknown): string {
+  return JSON.stringify(input ?? null, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ?? '';
+}
+
+const EXPOSED_HEADERS = [
+  'ETag', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-RateLimit-Remaining', 'X-Request-Id', 'X-Snapshot',
+  'API-Version',
+];
+
+const EXPOSED_HEADERS_VALUE = EXPOSED_HEADERS.join(',');
+
+function cacheControl(services: ApiServices, publicRead: boolean): string {
+  const next = services.nextRunAt();
+  if (!next) return `${publicRead ? 'public' : 'private'}, no-cache`;
+  const s = Math.max(0, Math.floor((next.getTime() - Date.now()) / 1000));
+  return `${publicRead ? 'public' : 'private'}, max-age=${s}`;
+}
+
+function sendCached(req: Request, res: Response, entry: CachedBody, cc: string): void {
+  res.setHeader('X-Snapshot', entry.snapshotId);
+  res.setHeader('ETag', entry.etag);
+  res.setHeader('Cache-Control', cc);
+  if (ifNoneMatch(req.headers['if-none-match'], entry.etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', entry.body.length);
+  res.end(entry.body);
+}
+
+function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHandler {
+  const publicRead = isPublic(def.id, services.publicBeta);
+  return async (req, res) => {
+    const ctx: RouteContext = { req, res, services };
+    const input = def.input ? def.input(req) : ({} as unknown);
+    if (!def.cache) {
+      await services.snapshots.withSnapshot(async (snap) => {
+        const body = await def.data(snap, input, ctx);
+        res.setHeader('X-Snapshot', snap.id);
+        res.status(200).json({ ...body, as_of: snap.asOf });
+      });
+      return;
+    }
+    const reqKey = stableKey(input);
+    const current = services.snapshots.currentId;
+    if (current !== null) {
+      const hit = services.cache.get(ResponseCache.key(current, def.id, reqKey));
+      if (hit) return sendCached(req, res, hit, cacheControl(services, publicRead));
+    }
+    await services.snapshots.withSnapshot(async (snap) => {
+      const body = await def.data(snap, input, ctx);
+      const buf = Buffer.from(JSON.stringify({ ...body, as_of: snap.asOf }), 'utf8');
+      const entry = services.cache.set(ResponseCache.key(snap.id, def.id, reqKey), snap.id, buf);
+      sendCached(req, res, entry, cacheControl(services, publicRead));
+    });
+  };
+}
+
+const OTHER_METHODS_ERROR = (allow: readonly string[]) => (req: Request) => {
+  throw ApiError.methodNotAllowed(req.method, allow);
+};
+
+/**
+ * Mounts every route: per route, `res.locals.routeId`, CORS (public reads only), the entitlement
+ * check, per-route usage, then the handler. Routes sharing a path share one 405/OPTIONS handler.
+ */
+export function mountRoutes(app: Express, routes: readonly RouteDef[], services: ApiServices): void {
+  const seen = new Set<string>();
+  const byPath = new Map<string, RouteDef[]>();
+  for (const r of routes) {
+    if (!isRouteId(r.id)) throw new Error(`route ${r.path}: id ${String(r.id)} has no row in ENTITLEMENTS`);
+    if (r.mountedElsewhere) continue;
+    const sig = `${r.method ?? 'get'} ${expressPath(r.path)}`;
+    if (seen.has(sig)) throw new Error(`route ${sig} is registered twice`);
+    seen.add(sig);
+    const p = expressPath(r.path);
+    const list = byPath.get(p);
+    if (list) list.push(r);
+    else byPath.set(p, [r]);
+  }
+
+  for (const [p, defs] of byPath) {
+    const methods = defs.map((d) => (d.method ?? 'get').toUpperCase());
+    const allow = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])];
+    const allowHeader = allow.join(', ');
+    const anyPublic = defs.some((d) => isPublic(d.id, services.publicBeta));
+    const corsMw = anyPublic
+      ? cors({
+          origin: services.corsOrigins === '*' ? '*' : services.corsOrigins,
+          methods: allow,
+          exposedHeaders: EXPOSED_HEADERS,
+          maxAge: 600,
+        })
+      : null;
+    const route = app.route(p);
+    for (const def of defs) {
+      const handler = def.kind === 'json' ? jsonHandler(def, services) : rawHandler(def, services);
+      const publicRoute = isPublic(def.id, services.publicBeta);
+      const id = def.id;
+      const chain: RequestHandler[] = [];
+      const staticCors = publicRoute && services.corsOrigins === '*';
+      if (publicRoute && corsMw && !staticCors) chain.push(corsMw);
+      // route id (metrics, logs), CORS for public reads, entitlement (403), per-route usage
+      chain.push((req, res, next) => {
+        res.locals.routeId = id;
+        if (staticCors && req.headers.origin !== undefined) {
+          res.setHeader('Access-Control-Allow-Origin', '*');
+          res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS_VALUE);
+        }
+        const auth = authOf(res);
+        assertEntitled(id, auth, services.publicBeta);
+        if (auth.keyId !== null) services.usage.countRoute(auth.keyId, id);
+        next();
+      });
+      chain.push(handler);
+      route[def.method ?? 'get'](...chain);
+    }
+    route.options((req, res, next) => {
+      res.locals.routeId = defs[0]!.id;
+      res.setHeader('Allow', allowHeader);
+      if (corsMw && req.headers.origin !== undefined) return corsMw(req, res, next);
+      res.status(204).end();
+    });
+    route.all(OTHER_METHODS_ERROR(allow));
+  }
+}
+
+function rawHandler(def: RawRoute, services: ApiServices): RequestHandler {
+  return async (req, res) => {
+    await def.handle(req, res, { req, res, services });
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAPI
+
+export const ProblemSchema = z
+  .object({
+    type: z.string().meta({ description: '`urn:quorum:problem:<code>`', example: 'urn:quorum:problem:not_found' }),
+    title: z.string(),
+    status: z.number().int(),
+    code: z
+      .enum([
+        'invalid_parameter', 'not_found', 'method_not_allowed', 'invalid_body', 'payload_too_large', 'unauthorized',
+        'plan_required', 'rate_limited', 'not_ready', 'internal',
+      ])
+      .meta({ description: 'Stable error code clients switch on.' }),
+    detail: z.string(),
+    instance: z.string().optional().meta({ description: 'The request path.' }),
+    parameter: z.string().optional().meta({ description: 'invalid_parameter / not_found: the offending parameter.' }),
+    allowed: z.unknown().optional().meta({ description: 'The allowed values or range, where known.' }),
+    plan: z.string().optional().meta({ description: 'plan_required: the plan the endpoint needs.' }),
+    scope: z.string().optional().meta({ description: 'plan_required: the scope the key lacks.' }),
+    retry_after: z.number().int().optional().meta({ description: 'rate_limited: seconds until the quota resets.' }),
+    policy: z.string().optional(),
+    limit: z.number().int().optional(),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid parameter (`invalid_parameter`) or body (`invalid_body`).',
+  401: 'Missing, malformed, unknown or revoked API key (`unauthorized`).',
+  403: 'The caller\'s plan does not include this endpoint (`plan_required`, naming the plan).',
+  404: 'Unknown resource (`not_found`).',
+  405: 'Method not allowed (`method_not_allowed`).',
+  413: 'Request body larger than 16 kB (`payload_too_large`).',
+  429: 'Quota used up (`rate_limited`); see `Retry-After`.',
+  500: 'Internal error (`internal`); never carries a stack trace.',
+  503: 'No snapshot loaded yet (`not_ready`); see `Retry-After`.',
+};
+
+const h = (description: string) => z.string().meta({ description });
+const QUOTA_HEADERS = {
+  RateLimit: h('IETF RateLimit: `"<policy>";r=<remaining>;t=<seconds to reset>`.'),
+  'RateLimit-Policy': h('IETF RateLimit-Policy: `"<policy>";q=<quota>;w=<window seconds>`.'),
+  'X-RateLimit-Remaining': h('Requests left in the window, or `unlimited`.'),
+};
+const COMMON_HEADERS = {
+  'X-Request-Id': h('The request id (echoes a sane X-Request-Id).'),
+  'API-Version': h('The API version (1).'),
+};
+
+function describeAccess(e: Entitlement, publicBeta: boolean): string {
+  if (e.kind === 'open') return 'Access: open (no key, not rate limited).';
+  if (e.keyRequired) return 'Access: any API key.';
+  if (e.scope) return `Access: a key with the \`${e.scope}\` scope (plan ${e.plan} or higher).`;
+  if (e.publicBeta) {
+    return publicBeta
+      ? `Access: public during the beta (anonymous callers allowed); otherwise the ${e.plan} plan.`
+      : `Access: the ${e.plan} plan or higher (public beta is off).`;
+  }
+  return `Access: the ${e.plan} plan or higher.`;
+}
+
+function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObject {
+  const e: Entitlement = ENTITLEMENTS[def.id];
+  const open = e.kind === 'open';
+  const needPlan = requiredPlan(def.id, publicBeta);
+  const statuses = new Set<number>(def.errors ?? []);
+  if (!open) {
+    statuses.add(401);
+    statuses.add(429);
+    if (needPlan !== null || ('scope' in e && e.scope)) statuses.add(403);
+  }
+  statuses.add(405);
+  statuses.add(500);
+  if (def.kind === 'json') statuses.add(503);
+  if (def.method === 'post') {
+    statuses.add(400);
+    statuses.add(413);
+  }
+
+  const responses: Record<string, ZodOpenApiResponseObject> = {};
+  if (def.kind === 'json') {
+    responses['200'] = {
+      description: def.summary,
+      headers: z.object({
+        ...COMMON_HEADERS,
+        ...(open ? {} : QUOTA_HEADERS),
+        'X-Snapshot': h('The id of the snapshot the data comes from.'),
+        ...(def.cache
+          ? {
+              ETag: h('Strong validator of the body.'),
+              'Cache-Control': h('`public|private, max-age=<seconds until the next scheduled run>`.'),
+            }
+          : {}),
+      }),
+      content: {
+        'application/json': {
+          schema: def.response.extend({
+            as_of: z.string().meta({ description: 'ISO 8601 time the snapshot\'s run saw.' }),
+          }),
+        },
+      },
+    };
+    if (def.cache) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
+  } else {
+    responses['200'] = {
+      description: def.responseDescription ?? def.summary,
+      headers: z.object({ ...COMMON_HEADERS, ...(open ? {} : QUOTA_HEADERS) }),
+      content: Object.fromEntries(
+        Object.entries(def.responses).map(([type, { schema }]) => [type, { schema: schema as z.ZodType }]),
+      ),
+    };
+  }
+  for (const s of [...statuses].sort()) {
+    responses[String(s)] = {
+      description: ERROR_DESCRIPTIONS[s] ?? 'Error.',
+      headers: z.object({
+        ...COMMON_HEADERS,
+        ...(s === 429 ? { 'Retry-After': h('Seconds until the quota resets.'), ...QUOTA_HEADERS } : {}),
+        ...(s === 503 ? { 'Retry-After': h('Seconds to wait before retrying.') } : {}),
+        ...(s === 405 ? { Allow: h('The allowed methods.') } : {}),
+        ...(s === 401 ? { 'WWW-Authenticate': h('`Bearer`.') } : {}),
+      }),
+      content: { 'application/problem+json': { schema: ProblemSchema } },
+    };
+  }
+
+  const security: Array<Record<string, string[]>> = open
+    ? []
+    : needPlan === null
+      ? [{}, { ApiKeyHeader: [] }, { BearerAuth: [] }]
+      : [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
+
+  const op: ZodOpenApiOperationObject = {
+    operationId: def.id,
+    summary: def.summary,
+    description: [def.description, describeAccess(e, publicBeta)].filter(Boolean).join('\n\n'),
+    tags: def.tags,
+    security,
+    responses: responses as ZodOpenApiOperationObject['responses'],
+  };
+  if (def.params || def.query) {
+    op.requestParams = {};
+    if (def.params) op.requestParams.path = def.params;
+    if (def.query) op.requestParams.query = def.query;
+  }
+  if (def.body) op.requestBody = { content: { 'application/json': { schema: def.body } } };
+  return op;
+}
+
+/** The OpenAPI 3.1 document of `routes`. */
+export function openApiDocument(routes: readonly RouteDef[], opts: { publicBeta: boolean }): Record<string, unknown> {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const def of routes) {
+    if (def.hidden) continue;
+    const item = (paths[def.path] ??= {});
+    (item as Record<string, ZodOpenApiOperationObject>)[def.method ?? 'get'] = operation(def, opts.publicBeta);
+  }
+  const doc = createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Quorum API',
+      version: API_VERSION,
+      description:
+        'Read-only forecasting data: four-model AI consensus beside market prices, Brier-scored against ' +
+        'authoritative resolutions. Every data response names its snapshot (`as_of`, `X-Snapshot`). ' +
+        'Errors are RFC 9457 problems. Send a key as `X-API-Key: <key>` or `Authorization: Bearer <key>`.',
+    },
+    servers: [{ url: '/' }],
+    tags: [
+      { name: 'predictions' }, { name: 'events' }, { name: 'account' }, { name: 'operations' },
+    ],
+    components: {
+      securitySchemes: {
+        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        BearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token.' },
+      },
+    },
+    paths,
+  });
+  return doc as unknown as Record<string, unknown>;
+}

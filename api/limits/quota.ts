@@ -1,0 +1,134 @@
+/**
+ * Request quotas: every counted request is charged before its handler runs (cached answers
+ * included) and every counted response carries the caller's quota:
+ *   RateLimit-Policy: "<policy>";q=<quota>;w=<window seconds>      (IETF draft, structured fields)
+ *   RateLimit:        "<policy>";r=<remaining>;t=<seconds to reset>
+ *   X-RateLimit-Remaining: <remaining> | unlimited
+ * The request that exceeds the quota — the (quota+1)-th of the window — is a 429 `rate_limited`
+ * problem with `Retry-After` (refused requests are not charged, only recorded as `rejected`).
+ *
+ * Windows: keys per UTC day, counted durably in the UsageStore; anonymous callers per client IP per
+ * clock hour, in memory (a restart resets anonymous counts; the map is cleared every hour).
+ * The probability scope has its own daily quota, charged by `chargeProbability` in its route.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { ApiError } from '../errors/problem.ts';
+import type { AuthContext } from '../auth/entitlements.ts';
+import { authOf } from '../auth/middleware.ts';
+import { planPolicy, probabilityPolicy, type PlanLimits, type Policy } from '../auth/plans.ts';
+import type { UsageStore } from './usage-store.ts';
+
+const HOUR_MS = 3_600_000;
+
+export class QuotaKeeper {
+  readonly limits: PlanLimits;
+  readonly usage: UsageStore;
+  #hour = -1;
+  #anon = new Map<string, number>();
+
+  constructor(limits: PlanLimits, usage: UsageStore) {
+    this.limits = limits;
+    this.usage = usage;
+  }
+
+  #anonCounts(now: number): Map<string, number> {
+    const hour = Math.floor(now / HOUR_MS);
+    if (hour !== this.#hour) {
+      this.#hour = hour;
+      this.#anon = new Map();
+    }
+    return this.#anon;
+  }
+
+  /**
+   * Charges one request of `auth` (anonymous: `ip`), sets the quota headers, and throws a 429 when
+   * the quota is used up.
+   */
+  charge(res: Response, auth: AuthContext, ip: string): void {
+    const now = Date.now();
+    const policy = planPolicy(auth.plan, this.limits);
+    if (auth.keyId === null) {
+      const counts = this.#anonCounts(now);
+      const used = counts.get(ip) ?? 0;
+      const reset = Math.ceil(((this.#hour + 1) * HOUR_MS - now) / 1000);
+      if (policy.quota !== null && used >= policy.quota) {
+        setHeaders(res, policy, 0, reset);
+        throw ApiError.rateLimited(reset, `The anonymous limit of ${policy.quota} requests per hour is used up; use an API key for more.`, {
+          policy: policy.name,
+          limit: policy.quota,
+        });
+      }
+      counts.set(ip, used + 1);
+      setHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
+      return;
+    }
+    const used = this.usage.get(auth.keyId).requests;
+    const reset = Math.ceil((this.usage.dayEndsAt - now) / 1000);
+    if (policy.quota !== null && used >= policy.quota) {
+      this.usage.count(auth.keyId, 'rejected');
+      setHeaders(res, policy, 0, reset);
+      throw ApiError.rateLimited(reset, `The ${policy.name} plan's limit of ${policy.quota} requests per day is used up.`, {
+        policy: policy.name,
+        limit: policy.quota,
+      });
+    }
+    this.usage.count(auth.keyId, 'requests');
+    setHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
+  }
+
+  /** Charges the probability scope's own daily quota (call from the probability route). */
+  chargeProbability(res: Response, auth: AuthContext): void {
+    if (auth.keyId === null) return;
+    const policy = probabilityPolicy(this.limits);
+    const used = this.usage.get(auth.keyId).probability;
+    const reset = Math.ceil((this.usage.dayEndsAt - Date.now()) / 1000);
+    if (policy.quota !== null && used >= policy.quota) {
+      this.usage.count(auth.keyId, 'rejected');
+      appendHeaders(res, policy, 0, reset);
+      throw ApiError.rateLimited(reset, `The probability scope's limit of ${policy.quota} requests per day is used up.`, {
+        policy: policy.name,
+        limit: policy.quota,
+      });
+    }
+    this.usage.count(auth.keyId, 'probability');
+    appendHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
+  }
+
+  /** Charges a failed authentication attempt to the IP's anonymous quota (throws 429 when used up). */
+  chargeFailedAuth(res: Response, ip: string): void {
+    this.charge(res, { plan: 'anonymous', keyId: null, scopes: [] }, ip);
+  }
+}
+
+function setHeaders(res: Response, p: Policy, remaining: number | null, reset: number): void {
+  if (p.quota === null) {
+    res.setHeader('X-RateLimit-Remaining', 'unlimited');
+    return;
+  }
+  res.setHeader('RateLimit-Policy', `"${p.name}";q=${p.quota};w=${p.windowSeconds}`);
+  res.setHeader('RateLimit', `"${p.name}";r=${Math.max(0, remaining ?? 0)};t=${reset}`);
+  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, remaining ?? 0)));
+}
+
+function appendHeaders(res: Response, p: Policy, remaining: number | null, reset: number): void {
+  if (p.quota === null) return;
+  const policy = res.getHeader('RateLimit-Policy');
+  const limit = res.getHeader('RateLimit');
+  const pv = `"${p.name}";q=${p.quota};w=${p.windowSeconds}`;
+  const lv = `"${p.name}";r=${Math.max(0, remaining ?? 0)};t=${reset}`;
+  res.setHeader('RateLimit-Policy', policy ? `${String(policy)}, ${pv}` : pv);
+  res.setHeader('RateLimit', limit ? `${String(limit)}, ${lv}` : lv);
+}
+
+export function clientIp(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+}
+
+/** The global quota middleware (after authenticate). Exempt paths and OPTIONS are not counted. */
+export function quota(keeper: QuotaKeeper, isExempt: (path: string) => boolean): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === 'OPTIONS' || isExempt(req.path)) return next();
+    keeper.charge(res, authOf(res), clientIp(req));
+    next();
+  };
+}

@@ -1,0 +1,219 @@
+/**
+ * Durable per-key usage: one JSON file per UTC day, `<dataDir>/state/usage/YYYY-MM-DD.json` =
+ * `{ version: 1, date, keys: { <keyId>: { requests, rejected, probability, routes: { <routeId>: n } } } }`.
+ *
+ * Counters live in memory and are flushed atomically (temp + fsync + rename) every `flushMs`
+ * (default 1 s) when they changed, at a day change and on close(). Today's file is loaded at
+ * start, so a restart continues the day's quotas. A crash (no close()) loses at most the last
+ * ~1 s of counts. One server process per data directory is assumed (a second one would overwrite
+ * the file with its own counts).
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { writeFileAtomic, writeFileAtomicSync } from '../auth/keys.ts';
+
+export interface KeyUsage {
+  /** Requests counted against the plan's quota. */
+  requests: number;
+  /** Requests refused with 429. */
+  rejected: number;
+  /** Requests to the probability endpoint (its own quota). */
+  probability: number;
+  /** Requests per route id. */
+  routes: Record<string, number>;
+}
+
+const keyUsageSchema = z.object({
+  requests: z.number().int().min(0),
+  rejected: z.number().int().min(0).default(0),
+  probability: z.number().int().min(0).default(0),
+  routes: z.record(z.string(), z.number().int().min(0)).default({}),
+});
+const dayFileSchema = z.object({
+  version: z.literal(1),
+  date: z.string(),
+  keys: z.record(z.string(), keyUsageSchema),
+});
+
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.json$/;
+const DAY_MS = 86_400_000;
+
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export class UsageStore {
+  readonly dir: string;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  #day: string;
+  #dayEndsAt: number;
+  #keys = new Map<string, KeyUsage>();
+  #dirty = false;
+  #timer: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  constructor(dataDir: string, opts: { logger: Logger; flushMs?: number; now?: () => number }) {
+    this.dir = path.join(dataDir, 'state', 'usage');
+    this.#logger = opts.logger;
+    this.#now = opts.now ?? Date.now;
+    const now = this.#now();
+    this.#day = utcDay(now);
+    this.#dayEndsAt = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+    this.#keys = this.#load(this.#day);
+    const flushMs = opts.flushMs ?? 1000;
+    if (flushMs > 0) {
+      this.#timer = setInterval(() => void this.flushAsync(), flushMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Epoch ms at which the current UTC day ends (the keyed quotas reset). */
+  get dayEndsAt(): number {
+    this.#roll();
+    return this.#dayEndsAt;
+  }
+
+  get day(): string {
+    this.#roll();
+    return this.#day;
+  }
+
+  /** Today's usage of `keyId` (a live object: do not mutate). */
+  get(keyId: string): KeyUsage {
+    this.#roll();
+    return this.#keys.get(keyId) ?? { requests: 0, rejected: 0, probability: 0, routes: {} };
+  }
+
+  #entry(keyId: string): KeyUsage {
+    this.#roll();
+    let u = this.#keys.get(keyId);
+    if (!u) {
+      u = { requests: 0, rejected: 0, probability: 0, routes: {} };
+      this.#keys.set(keyId, u);
+    }
+    this.#dirty = true;
+    return u;
+  }
+
+  count(keyId: string, field: 'requests' | 'rejected' | 'probability'): void {
+    this.#entry(keyId)[field]++;
+  }
+
+  countRoute(keyId: string, routeId: string): void {
+    const u = this.#entry(keyId);
+    u.routes[routeId] = (u.routes[routeId] ?? 0) + 1;
+  }
+
+  /** Daily totals of `keyId` for the last `days` days (today included), newest first. */
+  async history(keyId: string, days: number): Promise<Array<{ date: string } & Omit<KeyUsage, 'routes'>>> {
+    this.#roll();
+    const out: Array<{ date: string } & Omit<KeyUsage, 'routes'>> = [];
+    const today = this.get(keyId);
+    out.push({ date: this.#day, requests: today.requests, rejected: today.rejected, probability: today.probability });
+    let names: string[] = [];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return out;
+    }
+    const dates = names
+      .map((n) => DAY_FILE.exec(n)?.[1])
+      .filter((d): d is string => d !== undefined && d < this.#day)
+      .sort()
+      .reverse()
+      .slice(0, Math.max(0, days - 1));
+    for (const date of dates) {
+      try {
+        const parsed = dayFileSchema.safeParse(JSON.parse(await readFile(path.join(this.dir, `${date}.json`), 'utf8')));
+        const u = parsed.success ? parsed.data.keys[keyId] : undefined;
+        if (u) out.push({ date, requests: u.requests, rejected: u.rejected, probability: u.probability });
+      } catch {
+        // unreadable day: skipped
+      }
+    }
+    return out;
+  }
+
+  #writing: Promise<void> | null = null;
+
+  /** Writes the current day's counters if they changed. Synchronous and atomic. */
+  flush(): void {
+    if (!this.#dirty) return;
+    this.#write(this.#day, this.#keys);
+  }
+
+  /** The periodic flush: asynchronous (never blocks the event loop on fsync), one at a time. */
+  async flushAsync(): Promise<void> {
+    if (!this.#dirty || this.#writing || this.#closed) return;
+    this.#dirty = false;
+    const day = this.#day;
+    const body = JSON.stringify({ version: 1, date: day, keys: Object.fromEntries(this.#keys) });
+    this.#writing = writeFileAtomic(this.#file(day), body, 0o644)
+      .catch((err: unknown) => {
+        this.#dirty = true;
+        this.#logger.error({ err }, 'usage flush failed');
+      })
+      .finally(() => {
+        this.#writing = null;
+      });
+    await this.#writing;
+  }
+
+  /** Stops the timer, waits for a running flush, then writes the final counts. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#writing;
+    this.#dirty = true;
+    this.flush();
+  }
+
+  #roll(): void {
+    const now = this.#now();
+    if (now < this.#dayEndsAt) return;
+    this.flush();
+    this.#day = utcDay(now);
+    this.#dayEndsAt = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+    this.#keys = this.#load(this.#day);
+  }
+
+  #file(day: string): string {
+    return path.join(this.dir, `${day}.json`);
+  }
+
+  #load(day: string): Map<string, KeyUsage> {
+    let text: string;
+    try {
+      text = readFileSync(this.#file(day), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.#logger.error({ err }, 'usage file unreadable');
+      return new Map();
+    }
+    try {
+      const parsed = dayFileSchema.parse(JSON.parse(text));
+      return new Map(Object.entries(parsed.keys));
+    } catch (err) {
+      this.#logger.error({ err, file: this.#file(day) }, 'usage file invalid; starting the day from zero');
+      return new Map();
+    }
+  }
+
+  #write(day: string, keys: Map<string, KeyUsage>): void {
+    try {
+      writeFileAtomicSync(
+        this.#file(day),
+        JSON.stringify({ version: 1, date: day, keys: Object.fromEntries(keys) }),
+        0o644,
+      );
+      this.#dirty = false;
+    } catch (err) {
+      this.#logger.error({ err }, 'usage flush failed');
+    }
+  }
+}

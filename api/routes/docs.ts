@@ -1,0 +1,59 @@
+/**
+ * `GET /api/openapi.json`: the OpenAPI 3.1 document generated from the route registry.
+ * `GET /docs`: the interactive reference (Swagger UI served from swagger-ui-dist, no CDN); its
+ * assets are under /docs/ (express.static, mounted in app.ts). CSP: self only.
+ */
+import { z } from 'zod';
+import { rawRoute } from '../http/registry.ts';
+
+export const openapiRoute = rawRoute({
+  id: 'openapi',
+  path: '/api/openapi.json',
+  summary: 'This OpenAPI 3.1 document',
+  tags: ['operations'],
+  responses: { 'application/json': { schema: z.object({ openapi: z.string() }).loose() } },
+  handle: (_req, res, { services }) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.status(200).json(services.openapi());
+  },
+});
+
+export const DOCS_HTML = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Quorum API reference</title>
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="stylesheet" href="/docs/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/swagger-ui-bundle.js"></script>
+  <script src="/docs/swagger-ui-standalone-preset.js"></script>
+  <script src="/docs/quorum-init.js"></script>
+</body>
+</html>
+`;
+
+export const DOCS_INIT_JS = `window.ui = SwaggerUIBundle({
+  url: '/api/openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: 'StandaloneLayout',
+});
+`;
+
+export const docsRoute = rawRoute({
+  id: 'docs',
+  path: '/docs',
+  summary: 'Interactive API reference (HTML)',
+  tags: ['operations'],
+  hidden: true,
+  responses: { 'text/html': { schema: z.string() } },
+  handle: (req, res) => {
+    // `/docs` → `/docs/` so relative asset URLs and the static mount agree.
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.status(200).type('html').send(DOCS_HTML);
+  },
+});

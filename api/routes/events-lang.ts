@@ -1,0 +1,76 @@
+/**
+ * `GET /api/events/lang/{lang}/`: active binary forecasts with reasoning in `lang`, most recent
+ * first (by the headline consensus created_at, then question_id), each with the four-model
+ * consensus, disagreement, market probability and the models' forecasts in that language.
+ *
+ * Path: `lang` as for `/api/predictions/lang/{lang}` (400 malformed, 404 unavailable listing the
+ * available ones). Query: `limit` (1..500, default 20: the spec's feed example; digits only, so
+ * 0, -1, 501, abc, 1e3 are 400s), `cursor` (the previous page's next_cursor).
+ * Body: { events: [FeedPrediction], count, lang, next_cursor, as_of }.
+ */
+import { z } from 'zod';
+import { queryInt, queryString } from '../http/params.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { count } from '../openapi/common.ts';
+import { bigintKey, cursorQuestionId, decodeKeyset, encodeKeyset, int64String } from './keyset.ts';
+import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
+import { langParam, pathLang } from './prediction-params.ts';
+
+export const EVENTS_LANG_LIMIT = { min: 1, max: 500, default: 20 } as const;
+const CURSOR_KIND = 'events.lang';
+const cursorShape = z.tuple([int64String, cursorQuestionId]);
+
+export const EventsLangPage = z
+  .object({
+    events: z.array(FeedPrediction),
+    count,
+    lang: z.string().meta({ description: 'The language, as the snapshot records it.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
+  .meta({ id: 'EventsLangPage' });
+
+export const eventsLangRoute = jsonRoute({
+  id: 'events.lang',
+  path: '/api/events/lang/{lang}/',
+  summary: 'Active binary forecasts in one language, most recent first',
+  description:
+    'Active binary forecasts with the four-model headline consensus and each model\'s reasoning in `lang`, most ' +
+    'recent consensus first; keyset-paginated.',
+  tags: ['events'],
+  params: z.object({ lang: langParam }),
+  query: z.object({
+    limit: z.int().min(EVENTS_LANG_LIMIT.min).max(EVENTS_LANG_LIMIT.max).default(EVENTS_LANG_LIMIT.default).optional(),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
+  }),
+  response: EventsLangPage,
+  errors: [400, 404],
+  cache: true,
+  input: (req) => {
+    const lang = pathLang(req);
+    const limit = queryInt(req, 'limit', EVENTS_LANG_LIMIT);
+    const cursor = queryString(req, 'cursor', 1024) ?? null;
+    const after = cursor === null ? null : decodeKeyset(cursor, CURSOR_KIND, cursorShape);
+    return { lang, limit, after };
+  },
+  data: async (snap, { lang, limit, after }) => {
+    snap.require('active_predictions', 'latest_forecasts');
+    const stored = await resolveLang(snap, lang);
+    const rows = await snap.query('feed-events-page', {
+      lang: stored,
+      after: after !== null,
+      after_at_us: after === null ? null : BigInt(after[0]),
+      after_question_id: after?.[1] ?? null,
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const key = last ? bigintKey(last.cursor_at_us) : null;
+    const events = page.map(feedItem);
+    return {
+      events,
+      count: events.length,
+      lang: stored,
+      next_cursor: rows.length > limit && last && key !== null ? encodeKeyset(CURSOR_KIND, [key, String(last.question_id)]) : null,
+    };
+  },
+});

@@ -1,0 +1,40 @@
+/**
+ * Every route of the API, in registration order (see api/http/registry.ts for how to add one).
+ */
+import type { RouteDef } from '../http/registry.ts';
+import { docsRoute, openapiRoute } from './docs.ts';
+import { eventsAccuracyRoute } from './events-accuracy.ts';
+import { eventsLangRoute } from './events-lang.ts';
+import { exportRouteDoc } from './export-doc.ts';
+import { healthRoute, metricsRoute, readyRoute } from './health.ts';
+import { predictionsAccuracyCategoryRoute, predictionsAccuracyRoute } from './predictions-accuracy.ts';
+import { predictionsDetailRoute } from './predictions-detail.ts';
+import { predictionsEdgesRoute } from './predictions-edges.ts';
+import { predictionsLangRoute } from './predictions-lang.ts';
+import { predictionsLifecycleRoute } from './predictions-lifecycle.ts';
+import { predictionsResolvedRoute } from './predictions-resolved.ts';
+import { serviceStatsRoute } from './service-stats.ts';
+import { usageRoute } from './usage.ts';
+
+export const ROUTES: readonly RouteDef[] = [
+  healthRoute,
+  readyRoute,
+  metricsRoute,
+  openapiRoute,
+  docsRoute,
+  predictionsAccuracyRoute,
+  predictionsAccuracyCategoryRoute,
+  predictionsResolvedRoute,
+  eventsAccuracyRoute,
+  serviceStatsRoute,
+  usageRoute,
+  exportRouteDoc, // documentation only: mounted by api/export/routes.ts (see app.ts)
+  predictionsEdgesRoute,
+  predictionsLangRoute,
+  predictionsLifecycleRoute,
+  eventsLangRoute,
+  // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
+  // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
+  // must be registered before it.
+  predictionsDetailRoute,
+];

@@ -1,0 +1,110 @@
+/**
+ * The item of the language feeds (`GET /api/predictions/lang/{lang}`, `GET /api/events/lang/{lang}/`):
+ * one active prediction (active_predictions) with its headline consensus, disagreement, market
+ * probability and each model's forecast of the headline run in the requested language
+ * (latest_forecasts).
+ *
+ * Item: question_id, venue, venue_market_id, title, url, category, domain, tags, close_time,
+ * mode (headline), run_id, forecast_at (the consensus created_at), consensus {mean, median,
+ * logit_mean}, n_models, disagreement {sd, range, sd_logit}, providers, market_probability,
+ * market_observed_at, models: [{ model, provider, probability, reasoning, key_factors, created_at }].
+ *
+ * Languages: those of the active predictions' headline runs in the snapshot (`feed-langs.sql`).
+ * A language tag that is well-formed but not among them is a 404 listing them.
+ */
+import { z } from 'zod';
+import type { JsonRow, JsonValue } from '../db/convert.ts';
+import { isoTime, zNum } from '../openapi/common.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
+import { Disagreement, providerList } from './predictions-edges.ts';
+import { stringList } from './predictions-lifecycle.ts';
+import { matchLang } from './prediction-params.ts';
+
+const str = (v: JsonValue | undefined): string | null => (typeof v === 'string' ? v : null);
+const num = (v: JsonValue | undefined): number | null => (typeof v === 'number' ? v : null);
+
+function modelItem(v: JsonValue): Record<string, unknown> {
+  const m = (v !== null && typeof v === 'object' && !Array.isArray(v) ? v : {}) as Record<string, JsonValue>;
+  return {
+    model: str(m.model) ?? '',
+    provider: str(m.provider),
+    probability: num(m.probability),
+    reasoning: str(m.reasoning),
+    key_factors: stringList(m.key_factors),
+    created_at: str(m.created_at),
+  };
+}
+
+export function feedItem(r: JsonRow): Record<string, unknown> {
+  return {
+    question_id: r.question_id,
+    venue: str(r.venue),
+    venue_market_id: str(r.venue_market_id),
+    title: str(r.title),
+    url: str(r.url),
+    category: str(r.category),
+    domain: str(r.domain),
+    tags: stringList(r.tags),
+    close_time: str(r.close_time),
+    mode: str(r.mode),
+    run_id: str(r.run_id),
+    forecast_at: str(r.forecast_at),
+    consensus: { mean: num(r.consensus), median: num(r.consensus_median), logit_mean: num(r.consensus_logit_mean) },
+    n_models: num(r.n_models),
+    disagreement: { sd: num(r.disagreement_sd), range: num(r.disagreement_range), sd_logit: num(r.disagreement_sd_logit) },
+    providers: providerList(r.providers),
+    market_probability: num(r.market_probability),
+    market_observed_at: str(r.market_observed_at),
+    models: Array.isArray(r.models) ? r.models.map(modelItem) : [],
+  };
+}
+
+/** The canonical (stored) form of `lang` among the snapshot's languages, or a 404 listing them. */
+export async function resolveLang(snap: PinnedSnapshot, lang: string): Promise<string> {
+  const rows = await snap.query('feed-langs');
+  const available = rows.map((r) => r.lang).filter((l): l is string => typeof l === 'string');
+  return matchLang(lang, available);
+}
+
+export const ConsensusStats = z
+  .object({
+    mean: zNum.meta({ description: 'Mean of the model probabilities (the headline statistic).' }),
+    median: zNum,
+    logit_mean: zNum.meta({ description: 'Inverse logit of the mean log-odds (p clipped to [0.001, 0.999]).' }),
+  })
+  .meta({ id: 'ConsensusStats' });
+
+export const ModelForecast = z
+  .object({
+    model: z.string(),
+    provider: z.string().nullable().meta({ description: '`simulated` for the bundled model simulator.' }),
+    probability: zNum,
+    reasoning: z.string().nullable(),
+    key_factors: z.array(z.string()),
+    created_at: isoTime.nullable(),
+  })
+  .meta({ id: 'ModelForecast', description: 'One model\'s forecast of the run, in the requested language.' });
+
+export const FeedPrediction = z
+  .object({
+    question_id: z.string(),
+    venue: z.string().nullable(),
+    venue_market_id: z.string().nullable(),
+    title: z.string().nullable(),
+    url: z.string().nullable(),
+    category: z.string().nullable(),
+    domain: z.string().nullable(),
+    tags: z.array(z.string()),
+    close_time: isoTime.nullable(),
+    mode: z.string().nullable().meta({ description: 'The headline mode of the consensus.' }),
+    run_id: z.string().nullable(),
+    forecast_at: isoTime.nullable().meta({ description: 'When the consensus was made (its latest forecast).' }),
+    consensus: ConsensusStats,
+    n_models: zNum,
+    disagreement: Disagreement,
+    providers: z.array(z.string()),
+    market_probability: zNum.meta({ description: 'Latest market probability at or before as_of (null: no price).' }),
+    market_observed_at: isoTime.nullable(),
+    models: z.array(ModelForecast),
+  })
+  .meta({ id: 'FeedPrediction', description: 'An active prediction with the models\' reasoning in one language.' });

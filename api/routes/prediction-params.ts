@@ -1,0 +1,127 @@
+/**
+ * Path and query parameters of the prediction endpoints (lifecycle, detail, language feeds, edges).
+ * Every failure is a 400 `invalid_parameter` problem naming the parameter and what is allowed;
+ * a well-formed value that the snapshot does not know is the route's 404.
+ *
+ * - question_id: venue-qualified, `<venue>:<venue market id>` — the venue in lower case
+ *   (`[a-z][a-z0-9_-]{0,31}`), the market id of letters, digits, `_`, `.` and `-` (1..200 chars):
+ *   `metaculus:1554`, `polymarket:0xc5e3…`, `manifold:hkmwaaZrisxgrs5Q3zGz`, `kalshi:KXFED-25DEC`,
+ *   `quorum:cpi-yoy-above-3`. A URL-encoded colon (`%3A`) is decoded by the router first.
+ * - market_id (detail endpoint): a question_id as above, or a bare venue market id (no venue
+ *   prefix), served when exactly one question of the snapshot has that venue market id.
+ * - lang: a BCP 47 language tag as the pipeline records it (`en`, `fr`, `pt-BR`), matched
+ *   case-insensitively.
+ * - min_edge: a plain decimal number from 0 to 1 (probability points), no sign or exponent.
+ */
+import type { Request } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../errors/problem.ts';
+import { queryString } from '../http/params.ts';
+
+export const QUESTION_ID = /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
+export const BARE_MARKET_ID = /^[A-Za-z0-9_.-]{1,200}$/;
+export const LANG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}$/;
+
+/** The value shown back in a problem detail: JSON-quoted and cut at 64 characters. */
+export function shown(raw: string): string {
+  return JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
+}
+
+function pathParam(req: Request, name: string): string {
+  const v: unknown = (req.params as Record<string, unknown>)[name];
+  return typeof v === 'string' ? v : '';
+}
+
+/** The venue-qualified `question_id` path parameter. */
+export function pathQuestionId(req: Request, name = 'question_id'): string {
+  const raw = pathParam(req, name);
+  if (!QUESTION_ID.test(raw)) {
+    throw ApiError.invalidParameter(
+      name,
+      `Path parameter '${name}' must be a venue-qualified question id such as metaculus:1554 ` +
+        `(<venue>:<market id>; letters, digits, '_', '.', '-'); got ${shown(raw)}.`,
+      { pattern: QUESTION_ID.source },
+    );
+  }
+  return raw;
+}
+
+export type MarketRef = { questionId: string; marketId: null } | { questionId: null; marketId: string };
+
+/** The `market_id` path parameter: a question_id, or a bare venue market id. */
+export function pathMarketRef(req: Request, name = 'market_id'): MarketRef {
+  const raw = pathParam(req, name);
+  if (QUESTION_ID.test(raw)) return { questionId: raw, marketId: null };
+  if (BARE_MARKET_ID.test(raw)) return { questionId: null, marketId: raw };
+  throw ApiError.invalidParameter(
+    name,
+    `Path parameter '${name}' must be a venue-qualified question id such as metaculus:1554, or a venue ` +
+      `market id (letters, digits, '_', '.', '-'; at most 200 characters); got ${shown(raw)}.`,
+    { pattern: QUESTION_ID.source },
+  );
+}
+
+/** The `lang` path parameter, lower-cased (the cache key; matching is case-insensitive). */
+export function pathLang(req: Request, name = 'lang'): string {
+  const raw = pathParam(req, name);
+  if (!LANG.test(raw)) {
+    throw ApiError.invalidParameter(
+      name,
+      `Path parameter '${name}' must be a language tag such as en, fr or pt-BR; got ${shown(raw)}.`,
+      { pattern: LANG.source },
+    );
+  }
+  return raw.toLowerCase();
+}
+
+/** A language of `available` matching `lang` case-insensitively, or a 404 listing them. */
+export function matchLang(lang: string, available: readonly string[], name = 'lang'): string {
+  const hit = available.find((l) => l.toLowerCase() === lang);
+  if (hit !== undefined) return hit;
+  throw ApiError.notFound(
+    available.length === 0
+      ? `No predictions in language ${shown(lang)}: this snapshot has no active prediction with reasoning in any language.`
+      : `No predictions in language ${shown(lang)}. Languages available in this snapshot: ${available.join(', ')}.`,
+    { parameter: name, allowed: [...available] },
+  );
+}
+
+export const MIN_EDGE = { min: 0, max: 1, default: 0.05 } as const;
+
+/**
+ * `min_edge`: probability points in [0, 1]; absent or empty → 0.05. Plain decimals only
+ * (`0.1`, `.1`, `1`, `0.125`); a sign, exponent, `NaN`, `Infinity` or a value outside [0, 1] is a 400.
+ */
+export function queryMinEdge(req: Request, name = 'min_edge'): number {
+  const raw = queryString(req, name, 32);
+  if (raw === undefined) return MIN_EDGE.default;
+  const detail =
+    `Query parameter '${name}' must be a number from ${MIN_EDGE.min} to ${MIN_EDGE.max} ` +
+    `(probability points, e.g. 0.1 for 10 points); got ${shown(raw)}.`;
+  const allowed = { min: MIN_EDGE.min, max: MIN_EDGE.max };
+  if (!/^(?:[0-9]{1,3}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})$/.test(raw)) throw ApiError.invalidParameter(name, detail, allowed);
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < MIN_EDGE.min || n > MIN_EDGE.max) throw ApiError.invalidParameter(name, detail, allowed);
+  return n;
+}
+
+// OpenAPI documentation of the parameters.
+export const questionIdParam = z
+  .string()
+  .regex(QUESTION_ID)
+  .meta({ description: 'Venue-qualified question id (`<venue>:<market id>`); a `%3A`-encoded colon works too.', example: 'metaculus:1554' });
+
+export const marketIdParam = z
+  .string()
+  .max(233)
+  .meta({
+    description:
+      'The venue-qualified question id (`polymarket:0xc5e3…`), or the bare venue market id when exactly one ' +
+      'question has it (otherwise 404 listing the matching question ids).',
+    example: 'metaculus:1554',
+  });
+
+export const langParam = z
+  .string()
+  .regex(LANG)
+  .meta({ description: 'Reasoning language (BCP 47 tag, case-insensitive), e.g. en, fr, pt-BR. An unavailable one is a 404 listing the available languages.', example: 'en' });

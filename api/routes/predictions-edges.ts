@@ -1,0 +1,171 @@
+/**
+ * `GET /api/predictions/edges/`: divergence signals between the AI headline consensus and the
+ * market, for active questions (the `edges` table), largest absolute edge first, keyset-paginated
+ * by (abs_edge DESC, question_id ASC).
+ *
+ * Query: `min_edge` (probability points, 0..1, default 0.05: only |consensus − market| ≥ min_edge,
+ * compared after rounding abs_edge to 9 decimals; an empty value is the default), `limit` (1..500,
+ * default 50), `cursor` (the previous page's next_cursor).
+ * Body: { edges: [item], count (items on this page), total (edges reaching min_edge), min_edge,
+ * next_cursor (null on the last page), as_of }.
+ * Item: question_id, title, venue, venue_market_id, url, category, domain, close_time, edge
+ * (consensus − market), abs_edge, direction (ai_above_market | ai_below_market | none),
+ * consensus, market_probability, market_observed_at, market_age_hours,
+ * disagreement {sd, range, sd_logit}, n_models, liquidity, volume, mode, run_id, forecast_at,
+ * providers.
+ */
+import { z } from 'zod';
+import type { JsonRow, JsonValue } from '../db/convert.ts';
+import { queryInt, queryString } from '../http/params.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { count, isoTime, zNum } from '../openapi/common.ts';
+import { cursorQuestionId, decodeKeyset, encodeKeyset } from './keyset.ts';
+import { MIN_EDGE, queryMinEdge } from './prediction-params.ts';
+
+export const EDGES_LIMIT = { min: 1, max: 500, default: 50 } as const;
+const CURSOR_KIND = 'edges';
+const cursorShape = z.tuple([z.number().min(0).max(1), cursorQuestionId]);
+
+/** Comma-joined providers (the tables' form) → sorted distinct names. */
+export function providerList(v: JsonValue | undefined): string[] {
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
+  if (typeof v === 'string') return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return [];
+}
+
+function item(r: JsonRow): Record<string, unknown> {
+  return {
+    question_id: r.question_id,
+    title: r.title,
+    venue: r.venue,
+    venue_market_id: r.venue_market_id,
+    url: r.url,
+    category: r.category,
+    domain: r.domain,
+    close_time: r.close_time,
+    edge: r.edge,
+    abs_edge: r.abs_edge,
+    direction: r.direction,
+    consensus: r.consensus,
+    market_probability: r.market_probability,
+    market_observed_at: r.market_observed_at,
+    market_age_hours: r.market_age_hours,
+    disagreement: { sd: r.disagreement_sd, range: r.disagreement_range, sd_logit: r.disagreement_sd_logit },
+    n_models: r.n_models,
+    liquidity: r.liquidity,
+    volume: r.volume,
+    mode: r.mode,
+    run_id: r.run_id,
+    forecast_at: r.forecast_at,
+    providers: providerList(r.providers),
+  };
+}
+
+export const Disagreement = z
+  .object({
+    sd: zNum.meta({ description: 'Population standard deviation of the model probabilities.' }),
+    range: zNum.meta({ description: 'max − min of the model probabilities.' }),
+    sd_logit: zNum.meta({ description: 'Population standard deviation of the log-odds.' }),
+  })
+  .meta({ id: 'Disagreement', description: 'Cross-model disagreement of one consensus (an uncertainty signal).' });
+
+export const Edge = z
+  .object({
+    question_id: z.string(),
+    title: z.string().nullable(),
+    venue: z.string().nullable(),
+    venue_market_id: z.string().nullable(),
+    url: z.string().nullable(),
+    category: z.string().nullable(),
+    domain: z.string().nullable(),
+    close_time: isoTime.nullable(),
+    edge: z.number().meta({ description: 'consensus − market_probability, in probability points.' }),
+    abs_edge: z.number(),
+    direction: z.enum(['ai_above_market', 'ai_below_market', 'none']),
+    consensus: z.number().meta({ description: 'Headline consensus (mean of the models) of the latest run.' }),
+    market_probability: z.number(),
+    market_observed_at: isoTime.nullable(),
+    market_age_hours: zNum.meta({ description: 'Hours from market_observed_at to as_of.' }),
+    disagreement: Disagreement,
+    n_models: zNum,
+    liquidity: zNum,
+    volume: zNum,
+    mode: z.string().meta({ description: 'The headline mode of the consensus.' }),
+    run_id: z.string().nullable(),
+    forecast_at: isoTime.nullable(),
+    providers: z.array(z.string()),
+  })
+  .meta({ id: 'Edge' });
+
+export const EdgesPage = z
+  .object({
+    edges: z.array(Edge),
+    count,
+    total: count,
+    min_edge: z.number().meta({ description: 'The min_edge applied.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
+  .meta({ id: 'EdgesPage' });
+
+export const predictionsEdgesRoute = jsonRoute({
+  id: 'predictions.edges',
+  path: '/api/predictions/edges/',
+  summary: 'Divergence signals (edges) between the AI consensus and the market',
+  description:
+    'Active questions whose headline AI consensus differs from the latest market probability by at least ' +
+    '`min_edge` probability points, largest absolute edge first (ties by question_id), keyset-paginated.',
+  tags: ['predictions'],
+  query: z.object({
+    min_edge: z
+      .number()
+      .min(MIN_EDGE.min)
+      .max(MIN_EDGE.max)
+      .default(MIN_EDGE.default)
+      .optional()
+      .meta({
+        description:
+          'Minimum |consensus − market| in probability points (0..1; default 0.05; an empty value is the default). ' +
+          'Plain decimals only: a sign, exponent, NaN, Infinity or a value outside 0..1 is a 400.',
+        example: 0.1,
+      }),
+    limit: z.int().min(EDGES_LIMIT.min).max(EDGES_LIMIT.max).default(EDGES_LIMIT.default).optional(),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
+  }),
+  response: EdgesPage,
+  errors: [400],
+  cache: true,
+  input: (req) => {
+    const minEdge = queryMinEdge(req);
+    const limit = queryInt(req, 'limit', EDGES_LIMIT);
+    const cursor = queryString(req, 'cursor', 1024) ?? null;
+    const after = cursor === null ? null : decodeKeyset(cursor, CURSOR_KIND, cursorShape);
+    return { minEdge, limit, after };
+  },
+  data: async (snap, { minEdge, limit, after }) => {
+    snap.require('edges');
+    const [rows, counted] = await Promise.all([
+      snap.query('edges-page', {
+        min_edge: minEdge,
+        after: after !== null,
+        after_abs_edge: after?.[0] ?? null,
+        after_question_id: after?.[1] ?? null,
+        limit: limit + 1,
+      }),
+      snap.query('edges-count', { min_edge: minEdge }),
+    ]);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      rows.length > limit && last && typeof last.abs_edge === 'number'
+        ? encodeKeyset(CURSOR_KIND, [last.abs_edge, String(last.question_id)])
+        : null;
+    const edges = page.map(item);
+    return {
+      edges,
+      count: edges.length,
+      total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
+      min_edge: minEdge,
+      next_cursor: nextCursor,
+    };
+  },
+});

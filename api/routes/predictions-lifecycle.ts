@@ -1,0 +1,181 @@
+/**
+ * `GET /api/predictions/lifecycle/{question_id}/`: the lifecycle and taxonomy of one question.
+ *
+ * `question_id` is venue-qualified (`metaculus:1554`; `metaculus%3A1554` works too). A malformed one
+ * is a 400 `invalid_parameter`; one the snapshot does not know is a 404 `not_found`.
+ * Body:
+ * { question_id, venue, venue_market_id, title, url, status (as of as_of: active | closed |
+ *   resolved | annulled), created_at, close_time,
+ *   states: [{ seq, state, at, reason }] (the `lifecycle` table, in seq order; events up to as_of),
+ *   taxonomy: { category, domain, tags,
+ *     horizon: { basis, days, bucket, from, to } },
+ *   resolution: null | { outcome (1, 0; null when annulled), annulled, annulled_reason, resolved_at,
+ *     method, evidence_excerpt, retrieved_at, source: { slug, name, kind, url } },
+ *   as_of }
+ * Horizon: for an active question, basis `as_of_to_close`: days from as_of to close_time (fractional;
+ * null without a close_time) and its bucket; for a resolved one, basis `forecast_to_resolution`:
+ * the horizon of its headline scored consensus (resolved_predictions: days from that consensus to
+ * the resolution, and its bucket); otherwise (closed, annulled, or resolved without a scored
+ * consensus) basis null and nulls. Buckets as DESIGN §5 (`0-7`, `8-30`, `31-90`, `91-365`, `>365`;
+ * inclusive upper bounds on the fractional days).
+ */
+import { z } from 'zod';
+import type { JsonRow, JsonValue } from '../db/convert.ts';
+import { ApiError } from '../errors/problem.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { count, isoTime, zNum } from '../openapi/common.ts';
+import { pathQuestionId, questionIdParam, shown } from './prediction-params.ts';
+
+const DAY_MS = 86_400_000;
+
+/** DESIGN §5 horizon bucket of a fractional day count (inclusive upper bounds). */
+export function horizonBucket(days: number | null): string | null {
+  if (days === null || !Number.isFinite(days)) return null;
+  if (days <= 7) return '0-7';
+  if (days <= 30) return '8-30';
+  if (days <= 90) return '31-90';
+  if (days <= 365) return '91-365';
+  return '>365';
+}
+
+export function stringList(v: JsonValue | undefined): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+const str = (v: JsonValue | undefined): string | null => (typeof v === 'string' ? v : null);
+const num = (v: JsonValue | undefined): number | null => (typeof v === 'number' ? v : null);
+
+/** The resolution block of a `questions` row (null unless resolved or annulled). */
+export function resolutionOf(q: JsonRow): Record<string, unknown> | null {
+  if (q.status !== 'resolved' && q.status !== 'annulled') return null;
+  return {
+    outcome: num(q.outcome),
+    annulled: q.status === 'annulled',
+    annulled_reason: str(q.annulled_reason),
+    resolved_at: str(q.resolved_at),
+    method: str(q.resolution_method),
+    evidence_excerpt: str(q.evidence_excerpt),
+    retrieved_at: str(q.retrieved_at),
+    source: {
+      slug: str(q.source_slug),
+      name: str(q.source_name),
+      kind: str(q.source_kind),
+      url: str(q.source_url),
+    },
+  };
+}
+
+function horizon(q: JsonRow, scored: JsonRow | undefined, asOf: string): Record<string, unknown> {
+  if (q.status === 'active') {
+    const close = str(q.close_time);
+    const days = close === null ? null : (Date.parse(close) - Date.parse(asOf)) / DAY_MS;
+    return { basis: 'as_of_to_close', days, bucket: horizonBucket(days), from: asOf, to: close };
+  }
+  if (q.status === 'resolved' && scored) {
+    return {
+      basis: 'forecast_to_resolution',
+      days: num(scored.horizon_days),
+      bucket: str(scored.horizon_bucket),
+      from: str(scored.forecast_at),
+      to: str(scored.resolved_at),
+    };
+  }
+  return { basis: null, days: null, bucket: null, from: null, to: null };
+}
+
+export const Resolution = z
+  .object({
+    outcome: zNum.meta({ description: '1 (YES), 0 (NO); null when annulled.' }),
+    annulled: z.boolean(),
+    annulled_reason: z.string().nullable(),
+    resolved_at: isoTime.nullable(),
+    method: z.string().nullable().meta({ description: 'How the outcome was determined (e.g. api, manual).' }),
+    evidence_excerpt: z.string().nullable(),
+    retrieved_at: isoTime.nullable(),
+    source: z.object({
+      slug: z.string().nullable(),
+      name: z.string().nullable(),
+      kind: z.string().nullable().meta({ description: 'government, central_bank, regulatory, primary_financial, secondary_reporting, market, analyst.' }),
+      url: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'Resolution', description: 'The resolution and its provenance.' });
+
+export const Lifecycle = z
+  .object({
+    question_id: z.string(),
+    venue: z.string().nullable(),
+    venue_market_id: z.string().nullable(),
+    title: z.string().nullable(),
+    url: z.string().nullable(),
+    status: z.enum(['active', 'closed', 'resolved', 'annulled']).meta({ description: 'The status as of as_of.' }),
+    created_at: isoTime.nullable(),
+    close_time: isoTime.nullable(),
+    states: z.array(
+      z.object({
+        seq: count,
+        state: z.string().meta({ description: 'proposed, active, closed, resolved or annulled.' }),
+        at: isoTime.nullable(),
+        reason: z.string().nullable(),
+      }),
+    ),
+    taxonomy: z.object({
+      category: z.string().nullable(),
+      domain: z.string().nullable(),
+      tags: z.array(z.string()),
+      horizon: z.object({
+        basis: z.enum(['as_of_to_close', 'forecast_to_resolution']).nullable(),
+        days: zNum.meta({ description: 'Fractional days from `from` to `to`.' }),
+        bucket: z.string().nullable().meta({ description: '0-7, 8-30, 31-90, 91-365 or >365.' }),
+        from: isoTime.nullable(),
+        to: isoTime.nullable(),
+      }),
+    }),
+    resolution: Resolution.nullable(),
+  })
+  .meta({ id: 'Lifecycle' });
+
+export const predictionsLifecycleRoute = jsonRoute({
+  id: 'predictions.lifecycle',
+  path: '/api/predictions/lifecycle/{question_id}/',
+  summary: 'Lifecycle and taxonomy of one question',
+  description:
+    'The recorded lifecycle states with their times, the current status, the taxonomy (category, domain, tags, ' +
+    'horizon) and the resolution with its provenance.',
+  tags: ['predictions'],
+  params: z.object({ question_id: questionIdParam }),
+  response: Lifecycle,
+  errors: [400, 404],
+  cache: true,
+  input: (req) => ({ questionId: pathQuestionId(req) }),
+  data: async (snap, { questionId }) => {
+    snap.require('questions', 'lifecycle', 'resolved_predictions');
+    const [found, states, scored] = await Promise.all([
+      snap.query('question-lookup', { question_id: questionId, market_id: null }),
+      snap.query('lifecycle-states', { question_id: questionId }),
+      snap.query('lifecycle-horizon', { question_id: questionId }),
+    ]);
+    const q = found[0];
+    if (!q) {
+      throw ApiError.notFound(`No question ${shown(questionId)} in this snapshot.`, { parameter: 'question_id' });
+    }
+    return {
+      question_id: q.question_id,
+      venue: str(q.venue),
+      venue_market_id: str(q.venue_market_id),
+      title: str(q.title),
+      url: str(q.url),
+      status: q.status,
+      created_at: str(q.created_at),
+      close_time: str(q.close_time),
+      states: states.map((s) => ({ seq: num(s.seq) ?? 0, state: s.state, at: str(s.at), reason: str(s.reason) })),
+      taxonomy: {
+        category: str(q.category),
+        domain: str(q.domain),
+        tags: stringList(q.tags),
+        horizon: horizon(q, scored[0], snap.asOf),
+      },
+      resolution: resolutionOf(q),
+    };
+  },
+});

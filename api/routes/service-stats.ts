@@ -1,0 +1,238 @@
+/**
+ * `GET /api/events/service_stats/`: platform statistics of the served snapshot.
+ *
+ * Body:
+ * { questions: { total, active, closed, resolved, annulled }, active_count, resolved_count,
+ *   scored_count (resolved questions with a scored headline consensus), headline_modes,
+ *   calibration: [{ forecaster, kind, mode, n, brier, log_loss, accuracy_pct, ece, reliability,
+ *                   resolution, uncertainty }],
+ *   leaderboard: [{ rank, forecaster, kind, n, brier, log_loss, accuracy_pct, ece }]  (headline mode),
+ *   by_category: [{ category, questions, active, resolved, n_scored, brier, accuracy_pct,
+ *                   market_brier, market_accuracy_pct }],
+ *   coverage: { models_expected: 4, questions, forecast, all_models, all_models_share,
+ *               by_category: [...], by_venue: [...], by_category_venue: [...] }, as_of }
+ * `all_models_share` = questions whose latest consensus had all four models answering ÷ questions
+ * with a consensus (null when none). Sources: questions, consensus, calibration_summary, accuracy.
+ */
+import { z } from 'zod';
+import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
+import type { JsonRow, JsonValue } from '../db/convert.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { count, zNum } from '../openapi/common.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
+import { orderByKnown } from './order.ts';
+
+export const MODELS_EXPECTED = 4;
+
+function n(v: JsonValue | undefined): number {
+  return typeof v === 'number' ? v : 0;
+}
+function x(v: JsonValue | undefined): number | null {
+  return typeof v === 'number' ? v : null;
+}
+function kindOf(f: string): 'consensus' | 'market' | 'model' {
+  return f === 'consensus' ? 'consensus' : f === 'market' ? 'market' : 'model';
+}
+
+interface CoverageCell {
+  questions: number;
+  active: number;
+  closed: number;
+  resolved: number;
+  annulled: number;
+  forecast: number;
+  all_models: number;
+}
+const zero = (): CoverageCell => ({ questions: 0, active: 0, closed: 0, resolved: 0, annulled: 0, forecast: 0, all_models: 0 });
+function add(a: CoverageCell, r: JsonRow): void {
+  a.questions += n(r.questions);
+  a.active += n(r.active);
+  a.closed += n(r.closed);
+  a.resolved += n(r.resolved);
+  a.annulled += n(r.annulled);
+  a.forecast += n(r.forecast);
+  a.all_models += n(r.all_models);
+}
+function share(c: CoverageCell): number | null {
+  return c.forecast > 0 ? c.all_models / c.forecast : null;
+}
+function coverageItem(c: CoverageCell) {
+  return { questions: c.questions, forecast: c.forecast, all_models: c.all_models, all_models_share: share(c) };
+}
+
+export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
+  snap.require('questions', 'consensus', 'calibration_summary', 'accuracy');
+  const [cov, summary, leaders, acc] = await Promise.all([
+    snap.query('service-stats-coverage'),
+    snap.query('calibration-summary'),
+    snap.query('service-stats-leaderboard'),
+    snap.query('accuracy-headline', { scope: 'all' }),
+  ]);
+
+  const total = zero();
+  const byCategory = new Map<string, CoverageCell>();
+  const byVenue = new Map<string, CoverageCell>();
+  for (const r of cov) {
+    add(total, r);
+    const c = String(r.category);
+    const v = String(r.venue);
+    if (!byCategory.has(c)) byCategory.set(c, zero());
+    if (!byVenue.has(v)) byVenue.set(v, zero());
+    add(byCategory.get(c)!, r);
+    add(byVenue.get(v)!, r);
+  }
+  const overall = acc.find((r) => r.dimension === 'overall');
+  const accByCategory = new Map(acc.filter((r) => r.dimension === 'category').map((r) => [String(r.key), r]));
+  const categories = orderByKnown(
+    [...new Set([...byCategory.keys(), ...accByCategory.keys()])],
+    (c) => c,
+    CATEGORIES,
+  );
+
+  return {
+    questions: {
+      total: total.questions,
+      active: total.active,
+      closed: total.closed,
+      resolved: total.resolved,
+      annulled: total.annulled,
+    },
+    active_count: total.active,
+    resolved_count: total.resolved,
+    scored_count: n(overall?.n),
+    headline_modes: snap.headlineModes,
+    calibration: summary.map((r) => ({
+      forecaster: String(r.forecaster),
+      kind: kindOf(String(r.forecaster)),
+      mode: String(r.mode),
+      n: n(r.n),
+      brier: x(r.brier),
+      log_loss: x(r.log_loss),
+      accuracy_pct: x(r.accuracy_pct),
+      ece: x(r.ece),
+      reliability: x(r.reliability),
+      resolution: x(r.resolution),
+      uncertainty: x(r.uncertainty),
+    })),
+    leaderboard: leaders.map((r) => ({
+      rank: n(r.rank),
+      forecaster: String(r.forecaster),
+      kind: kindOf(String(r.forecaster)),
+      n: n(r.n),
+      brier: x(r.brier),
+      log_loss: x(r.log_loss),
+      accuracy_pct: x(r.accuracy_pct),
+      ece: x(r.ece),
+    })),
+    by_category: categories.map((c) => {
+      const cell = byCategory.get(c) ?? zero();
+      const a = accByCategory.get(c);
+      return {
+        category: c,
+        questions: cell.questions,
+        active: cell.active,
+        resolved: cell.resolved,
+        n_scored: n(a?.n),
+        brier: x(a?.brier),
+        accuracy_pct: x(a?.accuracy_pct),
+        market_brier: x(a?.market_brier),
+        market_accuracy_pct: x(a?.market_accuracy_pct),
+      };
+    }),
+    coverage: {
+      models_expected: MODELS_EXPECTED,
+      ...coverageItem(total),
+      by_category: orderByKnown([...byCategory.entries()], ([c]) => c, CATEGORIES).map(([category, cell]) => ({
+        category,
+        ...coverageItem(cell),
+      })),
+      by_venue: [...byVenue.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([venue, cell]) => ({ venue, ...coverageItem(cell) })),
+      by_category_venue: cov.map((r) => {
+        const cell = zero();
+        add(cell, r);
+        return { category: String(r.category), venue: String(r.venue), ...coverageItem(cell) };
+      }),
+    },
+  };
+}
+
+const Coverage = z.object({
+  questions: count,
+  forecast: count.meta({ description: 'Questions with at least one consensus.' }),
+  all_models: count.meta({ description: 'Questions whose latest consensus had all four models answering.' }),
+  all_models_share: zNum.meta({ description: 'all_models ÷ forecast (null when no question has a consensus).' }),
+});
+const Forecaster = {
+  forecaster: z.string(),
+  kind: z.enum(['consensus', 'model', 'market']),
+};
+
+export const ServiceStats = z
+  .object({
+    questions: z.object({ total: count, active: count, closed: count, resolved: count, annulled: count }),
+    active_count: count,
+    resolved_count: count,
+    scored_count: count.meta({ description: 'Resolved questions with a scored headline consensus.' }),
+    headline_modes: z.array(z.string()),
+    calibration: z.array(
+      z.object({
+        ...Forecaster,
+        mode: z.string(),
+        n: count,
+        brier: zNum,
+        log_loss: zNum,
+        accuracy_pct: zNum,
+        ece: zNum,
+        reliability: zNum,
+        resolution: zNum,
+        uncertainty: zNum,
+      }),
+    ),
+    leaderboard: z.array(
+      z.object({
+        rank: z.number().int().min(1),
+        ...Forecaster,
+        n: count,
+        brier: zNum,
+        log_loss: zNum,
+        accuracy_pct: zNum,
+        ece: zNum,
+      }),
+    ),
+    by_category: z.array(
+      z.object({
+        category: z.string(),
+        questions: count,
+        active: count,
+        resolved: count,
+        n_scored: count,
+        brier: zNum,
+        accuracy_pct: zNum,
+        market_brier: zNum,
+        market_accuracy_pct: zNum,
+      }),
+    ),
+    coverage: Coverage.extend({
+      models_expected: z.literal(MODELS_EXPECTED),
+      by_category: z.array(Coverage.extend({ category: z.string() })),
+      by_venue: z.array(Coverage.extend({ venue: z.string() })),
+      by_category_venue: z.array(Coverage.extend({ category: z.string(), venue: z.string() })),
+    }),
+  })
+  .meta({ id: 'ServiceStats' });
+
+export const serviceStatsRoute = jsonRoute({
+  id: 'events.service_stats',
+  path: '/api/events/service_stats/',
+  summary: 'Platform statistics',
+  description:
+    'Active and resolved counts, calibration metrics (Brier, ECE per forecaster and mode), the model leaderboard ' +
+    '(headline mode, ranked by Brier), the per-category breakdown and coverage (questions per category and venue, ' +
+    'share with all four models answering).',
+  tags: ['events'],
+  response: ServiceStats,
+  cache: true,
+  data: (snap) => serviceStats(snap),
+});

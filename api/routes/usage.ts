@@ -1,0 +1,87 @@
+/**
+ * `GET /api/usage/`: the calling key's own usage — today's counts against its plan's quota (and
+ * the probability scope's), per route, and the daily totals of the last `days` days (1..90,
+ * default 30). Needs a key (anonymous: 401). Not snapshot data: no `as_of`.
+ */
+import { z } from 'zod';
+import { authOf } from '../auth/middleware.ts';
+import { planPolicy, probabilityPolicy } from '../auth/plans.ts';
+import { ApiError } from '../errors/problem.ts';
+import { queryInt } from '../http/params.ts';
+import { rawRoute } from '../http/registry.ts';
+import { count, isoTime } from '../openapi/common.ts';
+
+const Quota = z.object({
+  policy: z.string(),
+  limit: z.number().int().nullable().meta({ description: 'Requests per window; null = unlimited.' }),
+  used: count,
+  remaining: z.number().int().nullable(),
+  window_seconds: z.number().int(),
+  resets_at: isoTime,
+});
+
+export const UsageResponse = z
+  .object({
+    key: z.object({
+      id: z.string(),
+      name: z.string(),
+      plan: z.enum(['pro', 'api', 'enterprise']),
+      scopes: z.array(z.string()),
+      hint: z.string().meta({ description: 'Last 4 characters of the key.' }),
+      created_at: isoTime,
+    }),
+    date: z.string().meta({ description: 'The UTC day counted (YYYY-MM-DD).' }),
+    quota: Quota,
+    probability: Quota.nullable().meta({ description: 'The probability scope\'s quota (keys with the scope).' }),
+    rejected: count.meta({ description: 'Requests refused with 429 today.' }),
+    routes: z.record(z.string(), count).meta({ description: 'Today\'s requests per route id.' }),
+    history: z.array(z.object({ date: z.string(), requests: count, rejected: count, probability: count })),
+  })
+  .meta({ id: 'Usage' });
+
+const DAYS = { min: 1, max: 90, default: 30 };
+
+export const usageRoute = rawRoute({
+  id: 'usage',
+  path: '/api/usage/',
+  summary: 'Your key\'s usage and remaining quota',
+  tags: ['account'],
+  query: z.object({ days: z.int().min(DAYS.min).max(DAYS.max).default(DAYS.default).optional() }),
+  errors: [400],
+  responses: { 'application/json': { schema: UsageResponse } },
+  handle: async (req, res, { services }) => {
+    const days = queryInt(req, 'days', DAYS);
+    const auth = authOf(res);
+    const record = auth.keyId === null ? null : services.keys.byId(auth.keyId);
+    if (!record) throw ApiError.unauthorized('This endpoint needs an API key.');
+    const u = services.usage.get(record.id);
+    const resetsAt = new Date(services.usage.dayEndsAt).toISOString();
+    const policy = planPolicy(record.plan, services.quotas.limits);
+    const prob = probabilityPolicy(services.quotas.limits);
+    const quota = (name: string, limit: number | null, used: number) => ({
+      policy: name,
+      limit,
+      used,
+      remaining: limit === null ? null : Math.max(0, limit - used),
+      window_seconds: 86_400,
+      resets_at: resetsAt,
+    });
+    res.setHeader('Cache-Control', 'private, no-store');
+    res.status(200).json({
+      key: {
+        id: record.id,
+        name: record.name,
+        plan: record.plan,
+        scopes: record.scopes,
+        hint: record.hint,
+        created_at: record.created_at,
+      },
+      date: services.usage.day,
+      quota: quota(policy.name, policy.quota, u.requests),
+      probability: record.scopes.includes('probability') ? quota(prob.name, prob.quota, u.probability) : null,
+      rejected: u.rejected,
+      routes: { ...u.routes },
+      history: await services.usage.history(record.id, days),
+    });
+  },
+});

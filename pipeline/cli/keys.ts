@@ -1,0 +1,105 @@
+/**
+ * `quorum keys ...`: API key administration on the key file of QUORUM_DATA_DIR
+ * (`<dataDir>/state/keys.json`). A running server picks changes up within about a second.
+ *
+ *   quorum keys create --plan pro|api|enterprise [--scope probability] --name NAME
+ *       prints {"key": "qrm_…", "id", "name", "plan", "scopes", "hint", "created_at"} — the key is
+ *       shown this once; only its SHA-256 is stored.
+ *   quorum keys list [--json]     every key (never the key itself): id, name, plan, scopes, hint,
+ *                                 created_at, revoked_at
+ *   quorum keys revoke <id>       revokes a key (idempotent); the next request with it is a 401
+ * Exit codes: 0 ok, 1 error (bad input, unknown id, unreadable key file).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { createKey, keysFile, readKeys, revokeKey, type KeyRecord } from '../../api/auth/keys.ts';
+import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from '../../api/auth/plans.ts';
+import { loadConfig } from '../config.ts';
+
+function dataDir(): string {
+  return loadConfig().dataDir;
+}
+
+function run(body: () => void): void {
+  let code = 0;
+  try {
+    body();
+  } catch (err) {
+    console.error(`quorum keys: ${err instanceof Error ? err.message : String(err)}`);
+    code = 1;
+  }
+  process.exit(code);
+}
+
+function publicView(r: KeyRecord) {
+  return {
+    id: r.id,
+    name: r.name,
+    plan: r.plan,
+    scopes: r.scopes,
+    hint: r.hint,
+    created_at: r.created_at,
+    revoked_at: r.revoked_at,
+  };
+}
+
+function collectScope(value: string, previous: Scope[] = []): Scope[] {
+  if (!(SCOPES as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`unknown scope "${value}" (one of: ${SCOPES.join(', ')})`);
+  }
+  return [...previous, value as Scope];
+}
+
+export function registerKeysCommands(program: Command): void {
+  const keys = program.command('keys').description('create, list and revoke API keys');
+
+  keys
+    .command('create')
+    .description('create a key and print it once')
+    .addOption(new Option('--plan <plan>', 'the key\'s plan').choices([...KEY_PLANS]).makeOptionMandatory())
+    .option('--scope <scope>', `an extra scope (repeatable): ${SCOPES.join(', ')}`, collectScope)
+    .requiredOption('--name <name>', 'who the key is for')
+    .action((opts: { plan: KeyPlan; scope?: Scope[]; name: string }) =>
+      run(() => {
+        const name = opts.name.trim();
+        if (name === '' || name.length > 200) throw new Error('--name must be 1 to 200 characters');
+        const { key, record } = createKey(dataDir(), { name, plan: opts.plan, scopes: opts.scope ?? [] });
+        console.log(JSON.stringify({ key, ...publicView(record) }));
+        console.error('Store this key now: it is shown only once (only its SHA-256 is kept).');
+      }),
+    );
+
+  keys
+    .command('list')
+    .description('list keys (never the keys themselves)')
+    .option('--json', 'one JSON array')
+    .action((opts: { json?: boolean }) =>
+      run(() => {
+        const list = readKeys(keysFile(dataDir())).map(publicView);
+        if (opts.json) {
+          console.log(JSON.stringify(list));
+          return;
+        }
+        if (list.length === 0) {
+          console.log('no keys');
+          return;
+        }
+        for (const k of list) {
+          const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
+          const scopes = k.scopes.length ? ` scopes=${k.scopes.join(',')}` : '';
+          console.log(`${k.id}  ${k.plan.padEnd(10)} …${k.hint}  ${state.padEnd(8)}  ${k.created_at}  ${k.name}${scopes}`);
+        }
+      }),
+    );
+
+  keys
+    .command('revoke')
+    .description('revoke a key by id')
+    .argument('<id>', 'the key id (key_…), as `keys list` shows it')
+    .action((id: string) =>
+      run(() => {
+        const rec = revokeKey(dataDir(), id);
+        if (!rec) throw new Error(`no key with id ${JSON.stringify(id)}`);
+        console.log(JSON.stringify(publicView(rec)));
+      }),
+    );
+}

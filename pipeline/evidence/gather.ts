@@ -1,0 +1,88 @@
+/**
+ * Gathers the evidence of a run's augmented tasks: every provider for every question, merged
+ * round-robin (so one provider cannot crowd out the others), at most `maxPerQuestion` items,
+ * filtered again by the as-of rule. A provider failing for a question is counted and logged, never
+ * fatal: the question is forecast with what the other providers found (or with none).
+ */
+import PQueue from 'p-queue';
+import type { TaskQuestion } from '../models/prompts.ts';
+import { publishedBy, type EvidenceProvider, type EvidenceRow } from './types.ts';
+
+export interface GatherOptions {
+  providers: EvidenceProvider[];
+  asOf: Date;
+  maxPerQuestion: number;
+  /** Questions retrieved at once (providers pace their own requests). Default 8. */
+  concurrency?: number;
+  /** Aborting stops starting new questions; what finished is returned. */
+  signal?: AbortSignal;
+  /** Called once per question done (journal, progress). */
+  onQuestion?: (questionId: string, items: EvidenceRow[], errors: ProviderError[]) => void;
+}
+
+export interface ProviderError {
+  provider: string;
+  question_id: string;
+  kind: string;
+  message: string;
+}
+
+export interface GatherResult {
+  byQuestion: Map<string, EvidenceRow[]>;
+  errors: ProviderError[];
+  /** True when the signal stopped it before every question was done. */
+  stopped: boolean;
+}
+
+export async function gatherEvidence(questions: TaskQuestion[], opts: GatherOptions): Promise<GatherResult> {
+  const byQuestion = new Map<string, EvidenceRow[]>();
+  const errors: ProviderError[] = [];
+  const queue = new PQueue({ concurrency: opts.concurrency ?? 8 });
+  let stopped = false;
+  for (const q of questions) {
+    queue.add(async () => {
+      if (opts.signal?.aborted) {
+        stopped = true;
+        return;
+      }
+      const qErrors: ProviderError[] = [];
+      const lists = await Promise.all(
+        opts.providers.map(async (p) => {
+          try {
+            const items = await p.retrieve(q, { asOf: opts.asOf, limit: opts.maxPerQuestion, signal: opts.signal });
+            return items.filter((x) => x.question_id === q.question_id && publishedBy(x, opts.asOf));
+          } catch (err) {
+            const kind = (err as { kind?: unknown })?.kind;
+            qErrors.push({
+              provider: p.name,
+              question_id: q.question_id,
+              kind: typeof kind === 'string' ? kind : 'other',
+              message: (err instanceof Error ? err.message : String(err)).slice(0, 300),
+            });
+            return [];
+          }
+        }),
+      );
+      if (opts.signal?.aborted && qErrors.length > 0) {
+        stopped = true; // interrupted mid-way: retried by a resumed run, not stored half-done
+        return;
+      }
+      const merged: EvidenceRow[] = [];
+      const ids = new Set<string>();
+      for (let i = 0; merged.length < opts.maxPerQuestion && lists.some((l) => i < l.length); i++) {
+        for (const l of lists) {
+          const x = l[i];
+          if (x && !ids.has(x.evidence_id) && merged.length < opts.maxPerQuestion) {
+            ids.add(x.evidence_id);
+            merged.push(x);
+          }
+        }
+      }
+      byQuestion.set(q.question_id, merged);
+      errors.push(...qErrors);
+      opts.onQuestion?.(q.question_id, merged, qErrors);
+    });
+  }
+  await queue.onIdle();
+  return { byQuestion, errors, stopped };
+}

@@ -1,0 +1,165 @@
+/**
+ * GDELT DOC 2.0 (https://blog.gdeltproject.org/gdelt-doc-2-0-api-debuts/): a live, keyless news
+ * search. One request per question:
+ *   GET {base}/api/v2/doc/doc?query=<keywords>&mode=ArtList&format=json&maxrecords=<n>
+ *       &startdatetime=<as-of − lookback>&enddatetime=<as-of>&sort=DateDesc
+ * → { "articles": [{ url, url_mobile, title, seendate: "20251015T123000Z", socialimage, domain,
+ *                    language, sourcecountry }] }   (no "articles" key when nothing matched)
+ *
+ * The base URL is `QUORUM_GDELT_URL` (default https://api.gdeltproject.org). Requests go through
+ * the shared source HTTP client (rate limit, retries on 429/5xx/cut-off bodies, Retry-After up to a
+ * cap, a total deadline). GDELT asks for at most one request every 5 seconds: that is the default
+ * pacing (`minIntervalMs`). GDELT answers some bad queries with a 200 and a plain-text message; the
+ * client reports it as invalid JSON and the question simply gets no GDELT evidence.
+ *
+ * As of: the request ends at the run's as-of time and every article whose `seendate` is after it
+ * (or unreadable) is dropped, whatever the server returned. GDELT only searches a rolling window
+ * of about three months, so backfills older than that find nothing here (local files still work).
+ * Articles have no text excerpt in ArtList mode: the snippet says where the article appeared.
+ */
+import { z } from 'zod';
+import { createSourceClient, type SourceClient } from '../sources/http-client.ts';
+import type { TaskQuestion } from '../models/prompts.ts';
+import { evidenceId, publishedBy, type EvidenceProvider, type EvidenceRow, type RetrieveOptions } from './types.ts';
+
+export const DEFAULT_GDELT_URL = 'https://api.gdeltproject.org';
+export const GDELT_SOURCE_SLUG = 'gdelt';
+
+export interface GdeltOptions {
+  /** Default https://api.gdeltproject.org (no trailing path). */
+  baseUrl?: string;
+  /** Days before the as-of time searched. Default 30. */
+  lookbackDays?: number;
+  /** Pacing between requests (ms). Default 5,000 (GDELT's published limit). */
+  minIntervalMs?: number;
+  /** Total deadline of one request, retries included. Default 20 s. */
+  timeoutMs?: number;
+  /** Retries after the first attempt. Default 2. */
+  retries?: number;
+  /** Backoff base when no Retry-After (ms). Default 500. */
+  backoffMs?: number;
+  /** Inject a client (tests); otherwise one is created from the options above. */
+  client?: SourceClient;
+  fetchImpl?: typeof fetch;
+}
+
+const articleSchema = z.object({
+  url: z.string().min(1),
+  url_mobile: z.string().nullish(),
+  title: z.string().nullish(),
+  seendate: z.string().regex(/^\d{8}T\d{6}Z$/),
+  socialimage: z.string().nullish(),
+  domain: z.string().nullish(),
+  language: z.string().nullish(),
+  sourcecountry: z.string().nullish(),
+});
+
+/** "20251015T123000Z" → Date (UTC), or null. */
+export function parseSeenDate(s: string): Date | null {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(s);
+  if (!m) return null;
+  const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** Date → "YYYYMMDDHHMMSS" (UTC), GDELT's startdatetime/enddatetime format. */
+export function gdeltDateTime(d: Date): string {
+  return d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+const STOP = new Set(
+  ('the a an and or of in on at to for by with from as is are be been will would shall should can could may might ' +
+    'this that these those it its than then there their what which who whom whose when where how why whether ' +
+    'before after during until between above below over under more less most least any each every all some no not ' +
+    'yes does did do done has have had being end year years month months week day days date next first last ' +
+    'happen happens occur occurs resolve resolves resolved question market markets reach exceed least least ' +
+    'price above below higher lower new per one two three').split(/\s+/),
+);
+
+/**
+ * The GDELT query of a question: up to `max` distinctive words of its title (proper nouns first,
+ * then longer words), ANDed. Words shorter than 3 characters, stop words and bare numbers are left
+ * out (GDELT rejects too-short terms). Returns null when nothing usable is left.
+ */
+export function gdeltQuery(title: string, max = 4): string | null {
+  const words = (title.match(/[\p{L}\p{N}][\p{L}\p{N}'’.-]*/gu) ?? [])
+    .map((w) => w.replace(/['’.-]+$/u, '').replace(/['’]s$/u, ''))
+    .filter((w) => w.length >= 3 && !STOP.has(w.toLowerCase()) && !/^\d+([.,]\d+)?%?$/.test(w));
+  const seen = new Set<string>();
+  const unique = words.filter((w) => !seen.has(w.toLowerCase()) && seen.add(w.toLowerCase()));
+  const ranked = unique
+    .map((w, i) => ({ w, i, score: (/^\p{Lu}/u.test(w) ? 100 : 0) + Math.min(w.length, 12) }))
+    .sort((a, b) => b.score - a.score || a.i - b.i)
+    .slice(0, max)
+    .sort((a, b) => a.i - b.i)
+    .map((x) => (/[^\p{L}\p{N}]/u.test(x.w) ? `"${x.w.replace(/"/g, '')}"` : x.w));
+  return ranked.length > 0 ? ranked.join(' ') : null;
+}
+
+export interface GdeltProvider extends EvidenceProvider {
+  readonly client: SourceClient;
+}
+
+export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
+  const base = (opts.baseUrl ?? DEFAULT_GDELT_URL).replace(/\/+$/, '');
+  const lookbackMs = (opts.lookbackDays ?? 30) * 86_400_000;
+  const client =
+    opts.client ??
+    createSourceClient({
+      requestsPerInterval: 1,
+      intervalMs: opts.minIntervalMs ?? 5000,
+      concurrency: 1,
+      retries: opts.retries ?? 2,
+      backoffMs: opts.backoffMs ?? 500,
+      timeoutMs: opts.timeoutMs ?? 20_000,
+      maxRetryAfterMs: 30_000,
+      fetchImpl: opts.fetchImpl,
+      headers: { 'user-agent': 'quorum-forecasting/0.1 (+evidence retrieval)' },
+    });
+
+  return {
+    name: GDELT_SOURCE_SLUG,
+    client,
+    async retrieve(question: TaskQuestion, o: RetrieveOptions): Promise<EvidenceRow[]> {
+      const query = gdeltQuery(question.title);
+      if (!query || o.limit <= 0) return [];
+      const url = new URL(`${base}/api/v2/doc/doc`);
+      url.searchParams.set('query', query);
+      url.searchParams.set('mode', 'ArtList');
+      url.searchParams.set('format', 'json');
+      url.searchParams.set('maxrecords', String(Math.min(250, Math.max(o.limit * 3, 10))));
+      url.searchParams.set('startdatetime', gdeltDateTime(new Date(o.asOf.getTime() - lookbackMs)));
+      url.searchParams.set('enddatetime', gdeltDateTime(o.asOf));
+      url.searchParams.set('sort', 'DateDesc');
+      const body = await client.getRaw(url, o.signal);
+      const articles = (body && typeof body === 'object' && Array.isArray((body as { articles?: unknown }).articles))
+        ? ((body as { articles: unknown[] }).articles)
+        : [];
+      const now = new Date();
+      const seen = new Set<string>();
+      const out: EvidenceRow[] = [];
+      for (const raw of articles) {
+        const a = articleSchema.safeParse(raw);
+        if (!a.success) continue;
+        const published = parseSeenDate(a.data.seendate);
+        const row: EvidenceRow = {
+          evidence_id: evidenceId(GDELT_SOURCE_SLUG, question.question_id, a.data.url),
+          question_id: question.question_id,
+          retrieved_at: now,
+          title: a.data.title?.trim() || null,
+          url: a.data.url,
+          published_at: published,
+          snippet: a.data.domain
+            ? `Reported by ${a.data.domain}${a.data.sourcecountry ? ` (${a.data.sourcecountry})` : ''}.`
+            : null,
+          source_slug: GDELT_SOURCE_SLUG,
+        };
+        if (!publishedBy(row, o.asOf) || seen.has(row.url!)) continue;
+        seen.add(row.url!);
+        out.push(row);
+      }
+      out.sort((x, y) => y.published_at!.getTime() - x.published_at!.getTime());
+      return out.slice(0, o.limit);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Which run a `quorum run --resume` (or a scheduled run after a restart) continues.
+ *
+ * A run is resumable while it has neither a `completed` nor a `failed` state row (it was killed,
+ * or stopped by SIGTERM: state `interrupted`) and it got as far as forecasting (a journal file, or
+ * model calls stored for it). A run killed before its first call has nothing to resume: the next
+ * run starts afresh.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { createRawViews } from '../warehouse/raw-views.ts';
+import { toPlain } from '../warehouse/values.ts';
+import { journalPath } from './journal.ts';
+
+const SQL_DIR = fileURLToPath(new URL('./sql/', import.meta.url));
+const sqlCache = new Map<string, string>();
+
+/** Runs `pipeline/forecast/sql/<name>` with bound parameters (plain JS rows). */
+export async function querySql<T>(conn: DuckDBConnection, name: string, params: Record<string, DuckDBValue> = {}): Promise<T[]> {
+  let text = sqlCache.get(name);
+  if (text === undefined) {
+    text = readFileSync(join(SQL_DIR, name), 'utf8');
+    sqlCache.set(name, text);
+  }
+  const reader = await conn.runAndReadAll(text, params);
+  return reader.getRowObjectsJS().map((r) => toPlain(r) as T);
+}
+
+export interface RunState {
+  run_id: string;
+  as_of: string;
+  started_at: string | null;
+  completed: boolean;
+  failed: boolean;
+  interrupted: boolean;
+  snapshot: string | null;
+  calls: number;
+  /** A journal file exists for it. */
+  journal: boolean;
+}
+
+export async function listRuns(conn: DuckDBConnection, dataDir: string): Promise<RunState[]> {
+  await createRawViews(conn, dataDir);
+  const rows = await querySql<Omit<RunState, 'journal'>>(conn, 'runs.sql');
+  return rows.map((r) => ({ ...r, journal: existsSync(journalPath(dataDir, r.run_id)) }));
+}
+
+export function isResumable(r: RunState): boolean {
+  return !r.completed && !r.failed && (r.journal || r.calls > 0 || r.interrupted);
+}
+
+export class ResumeError extends Error {
+  override name = 'ResumeError';
+}
+
+/**
+ * The run to continue:
+ * - `resume` a run id: that run (a completed one too: re-running it makes no model call);
+ * - `resume` true: the newest resumable run (null when there is none);
+ * - `'auto'`: the newest run, if it is resumable (an older interrupted run is left alone once a
+ *   newer run exists; resume it by id).
+ */
+export async function findRunToResume(
+  conn: DuckDBConnection,
+  dataDir: string,
+  resume: true | 'auto' | string,
+): Promise<RunState | null> {
+  const runs = await listRuns(conn, dataDir);
+  if (resume === true) return runs.find(isResumable) ?? null;
+  if (resume === 'auto') return runs[0] && isResumable(runs[0]) ? runs[0] : null;
+  const r = runs.find((x) => x.run_id === resume);
+  if (!r) throw new ResumeError(`no run with id ${resume} in ${dataDir}`);
+  return r;
+}

@@ -1,0 +1,365 @@
+/**
+ * The forecast stage of a run (DESIGN §2, §6): questions open at the run's as-of → (question ×
+ * mode) tasks → evidence for the augmented ones → every model on every task → raw `evidence`,
+ * `model_calls` and `forecasts`. See pipeline/forecast/README.md for the whole design.
+ *
+ * Crash safety: every finished call (and every question's evidence) is journaled as it finishes
+ * (journal.ts). The stage first reads what the run already has (its journal, and its rows in the
+ * raw tables), and calls only the (task, model) pairs not yet done, with the same run id and as-of:
+ * a resumed run repeats no finished call, a re-run of a finished run makes no call at all. At the
+ * end the journal's rows go to the raw tables (idempotent on their natural keys) and the journal
+ * is removed.
+ *
+ * Stop (SIGTERM/SIGINT through `stopSignal`): no new call starts, calls in flight finish (bounded
+ * by the call deadline), everything finished is journaled and written, and the result says
+ * `interrupted`: the run is left resumable.
+ */
+import { existsSync } from 'node:fs';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { timestampValue } from '@duckdb/node-api';
+import type { Logger } from '../log.ts';
+import type { QuorumConfig } from '../config.ts';
+import { createRawViews } from '../warehouse/raw-views.ts';
+import { appendRaw } from '../warehouse/raw-writer.ts';
+import { queryFile } from '../warehouse/sql-files.ts';
+import type { Mode } from '../warehouse/tables.ts';
+import { loadModelsConfig, type ResolvedModel } from '../models/config.ts';
+import { runForecasts, type ForecastRow, type ForecastTask, type ModelCallRow } from '../models/runner.ts';
+import { startSimulator, type Simulator } from '../simulator/server.ts';
+import { createEvidenceProviders, gatherEvidence, type EvidenceProvider, type EvidenceRow } from '../evidence/index.ts';
+import { JournalWriter, journalPath, readJournal, type JournalCall } from './journal.ts';
+import { silentProgress, type ProgressReporter } from './progress.ts';
+import { querySql } from './runs.ts';
+
+export interface ForecastStageOptions {
+  conn: DuckDBConnection;
+  config: QuorumConfig;
+  log: Logger;
+  runId: string;
+  asOf: Date;
+  partition: { runId: string; runDate: string };
+  /** Graceful stop: no new call, in-flight calls finish, the stage returns `interrupted`. */
+  stopSignal?: AbortSignal;
+  /** Per-run budget (USD); overrides config.runBudgetUsd when given. null: none. */
+  budgetUsd?: number | null;
+  progress?: ProgressReporter;
+  /** Evidence providers (default: from the configuration). */
+  evidenceProviders?: EvidenceProvider[];
+  /** Models (default: QUORUM_MODELS_FILE, else the simulator). */
+  models?: ResolvedModel[];
+}
+
+export interface ForecastStageResult {
+  questions: number;
+  /** Totals of the run over all its sessions (what the raw tables hold for it). */
+  forecasts: number;
+  calls: number;
+  failed_calls: number;
+  skipped_calls: number;
+  tokens_in: number;
+  tokens_out: number;
+  cost_usd: number;
+  /** Model calls sent by this session (0 for a re-run of a finished run). */
+  calls_made: number;
+  /** (task, model) pairs found already done (journal or raw) and not called again. */
+  calls_reused: number;
+  evidence_items: number;
+  evidence_errors: number;
+  budget_exhausted: boolean;
+  interrupted: boolean;
+}
+
+interface ActiveQuestion {
+  question_id: string;
+  title: string;
+  description: string | null;
+  resolution_criteria: string | null;
+  url: string | null;
+  created_at: string | null;
+  close_time: string | null;
+  category: string;
+  domain: string;
+  market_probability: number | null;
+  market_observed_at: string | null;
+  market_volume: number | null;
+  market_liquidity: number | null;
+  market_history: { observed_at: string; probability: number }[] | null;
+}
+
+const asDate = (s: string | null): Date | null => (s ? new Date(s) : null);
+
+/** Builds the (question × mode) tasks of a run from the questions open at its as-of time. */
+export function toTasks(questions: ActiveQuestion[], modes: readonly Mode[]): ForecastTask[] {
+  return questions.flatMap((q) =>
+    modes.map((mode) => ({
+      mode,
+      question: {
+        question_id: q.question_id,
+        title: q.title,
+        description: q.description,
+        resolution_criteria: q.resolution_criteria,
+        url: q.url,
+        created_at: asDate(q.created_at),
+        close_time: asDate(q.close_time),
+        category: q.category,
+        domain: q.domain,
+      },
+      market:
+        q.market_probability === null || q.market_observed_at === null
+          ? null
+          : {
+              probability: q.market_probability,
+              observed_at: new Date(q.market_observed_at),
+              volume: q.market_volume,
+              liquidity: q.market_liquidity,
+              history: (q.market_history ?? []).map((h) => ({
+                observed_at: new Date(h.observed_at),
+                probability: h.probability,
+              })),
+            },
+      evidence: [],
+    })),
+  );
+}
+
+const keyOf = (questionId: string, model: string, mode: string) => `${questionId}\u0000${model}\u0000${mode}`;
+
+/** Runs the forecast stage; see the file's doc. Never throws for a model or evidence fault. */
+export async function forecastStage(o: ForecastStageOptions): Promise<ForecastStageResult> {
+  const { conn, config, log, runId, asOf } = o;
+  const progress = o.progress ?? silentProgress;
+  const budgetUsd = o.budgetUsd !== undefined ? o.budgetUsd : config.runBudgetUsd;
+  const result: ForecastStageResult = {
+    questions: 0,
+    forecasts: 0,
+    calls: 0,
+    failed_calls: 0,
+    skipped_calls: 0,
+    tokens_in: 0,
+    tokens_out: 0,
+    cost_usd: 0,
+    calls_made: 0,
+    calls_reused: 0,
+    evidence_items: 0,
+    evidence_errors: 0,
+    budget_exhausted: false,
+    interrupted: false,
+  };
+
+  await createRawViews(conn, config.dataDir);
+  let questions = await queryFile<ActiveQuestion>(conn, 'pipeline/active_questions.sql', {
+    as_of: timestampValue(BigInt(asOf.getTime()) * 1000n),
+  });
+  if (config.maxQuestions !== null && questions.length > config.maxQuestions) {
+    log.info({ open: questions.length, max: config.maxQuestions }, 'QUORUM_MAX_QUESTIONS: forecasting the first questions only');
+    questions = questions.slice(0, config.maxQuestions);
+  }
+  result.questions = questions.length;
+  const tasks = toTasks(questions, config.modes);
+
+  // What this run already has: its journal (an interrupted session) and its raw rows.
+  const jPath = journalPath(config.dataDir, runId);
+  const hadJournal = existsSync(jPath);
+  const journal = readJournal(jPath);
+  if (journal.torn > 0) log.warn({ journal: jPath, torn: journal.torn }, 'journal: ignored unreadable line(s) (a kill mid-write)');
+  const stored = await querySql<{ question_id: string; model: string; mode: string; status: string; cost_usd: number | null }>(
+    conn,
+    'done_calls.sql',
+    { run_id: runId },
+  );
+  const done = new Set<string>();
+  let spentBefore = 0;
+  for (const c of stored) {
+    done.add(keyOf(c.question_id, c.model, c.mode));
+    spentBefore += c.cost_usd ?? 0;
+  }
+  const journalCalls: JournalCall[] = [];
+  for (const e of journal.calls) {
+    const k = keyOf(e.call.question_id, e.call.model, e.call.mode);
+    if (done.has(k)) continue;
+    done.add(k);
+    journalCalls.push(e);
+    spentBefore += e.call.cost_usd ?? 0;
+  }
+  const evidence = new Map<string, EvidenceRow[]>(journal.evidence.map((e) => [e.question_id, e.items]));
+
+  // Models: only needed when something is left to call.
+  const simulatorNeeded = !o.models && !config.modelsFile;
+  const modelIds = (m: ResolvedModel[]) => m.map((x) => x.id);
+  const pendingFor = (models: string[]) =>
+    tasks.reduce((n, t) => n + models.filter((m) => !done.has(keyOf(t.question.question_id, m, t.mode))).length, 0);
+  // The model ids are known without starting anything (the simulator's are fixed).
+  const plannedModels = o.models ?? loadModelsConfig({ file: config.modelsFile, env: process.env, simulatorUrl: 'http://127.0.0.1:9/v1' });
+  const pending = pendingFor(modelIds(plannedModels));
+  result.calls_reused = tasks.length * plannedModels.length - pending;
+  if (hadJournal || stored.length > 0) {
+    log.info({ reused: result.calls_reused, pending, journal: hadJournal }, 'resuming: finished calls are not repeated');
+  }
+
+  const newCalls: JournalCall[] = [];
+  const newEvidence = new Map<string, EvidenceRow[]>();
+  let writer: JournalWriter | null = null;
+  let simulator: Simulator | null = null;
+  try {
+    if (pending > 0) {
+      writer = JournalWriter.open(jPath, { fsyncMs: config.journalFsyncMs });
+      if (!journal.header) {
+        writer.append({
+          t: 'run',
+          v: 1,
+          run_id: runId,
+          as_of: asOf.toISOString(),
+          created_at: new Date().toISOString(),
+          modes: [...config.modes],
+          langs: [...config.langs],
+          models: modelIds(plannedModels),
+        });
+      }
+
+      // Evidence for the augmented tasks still to call (journaled evidence is reused as is).
+      const needEvidence = new Map<string, ForecastTask['question']>();
+      for (const t of tasks) {
+        if (t.mode !== 'augmented' || evidence.has(t.question.question_id)) continue;
+        if (modelIds(plannedModels).some((m) => !done.has(keyOf(t.question.question_id, m, t.mode)))) {
+          needEvidence.set(t.question.question_id, t.question);
+        }
+      }
+      if (needEvidence.size > 0 && config.evidenceMax > 0) {
+        const providers = o.evidenceProviders ?? createEvidenceProviders(config);
+        const bar = progress.stage('evidence', needEvidence.size);
+        let n = 0;
+        const w = writer;
+        const g = await gatherEvidence([...needEvidence.values()], {
+          providers,
+          asOf,
+          maxPerQuestion: config.evidenceMax,
+          signal: o.stopSignal,
+          onQuestion: (qid, items, errors) => {
+            w.append({ t: 'evidence', question_id: qid, items });
+            evidence.set(qid, items);
+            newEvidence.set(qid, items);
+            n++;
+            bar.update({ done: n, failed: errors.length > 0 ? (result.evidence_errors += errors.length) : result.evidence_errors });
+          },
+        });
+        bar.stop();
+        if (g.errors.length > 0) {
+          const byKind: Record<string, number> = {};
+          for (const e of g.errors) byKind[`${e.provider}:${e.kind}`] = (byKind[`${e.provider}:${e.kind}`] ?? 0) + 1;
+          log.warn({ errors: g.errors.length, by_kind: byKind, example: g.errors[0]?.message }, 'evidence: some retrievals failed (those questions get what the other providers found)');
+        }
+        if (g.stopped) result.interrupted = true;
+      }
+
+      if (!result.interrupted) {
+        for (const t of tasks) if (t.mode === 'augmented') t.evidence = evidence.get(t.question.question_id) ?? [];
+
+        let models = o.models;
+        if (!models) {
+          if (simulatorNeeded && !config.simulatorUrl) {
+            simulator = await startSimulator({
+              port: 0,
+              latencyMs: config.simulatorLatencyMs,
+              jitterMs: config.simulatorJitterMs,
+              faults: config.simulatorFaults,
+            });
+          }
+          const simulatorUrl = simulator?.url ?? config.simulatorUrl;
+          if (simulatorNeeded) {
+            log.warn(
+              { url: simulatorUrl, provider: 'simulated' },
+              '*** NO MODELS CONFIGURED (QUORUM_MODELS_FILE unset): forecasting with the bundled MODEL SIMULATOR. ' +
+                'Its forecasts are simulated (provider=simulated), not real model judgements. ***',
+            );
+          }
+          models = loadModelsConfig({
+            file: config.modelsFile,
+            env: process.env,
+            simulatorUrl,
+            simulator: {
+              maxConcurrency: config.simulatorMaxConcurrency,
+              priceInPerMtok: config.simulatorPriceInPerMtok,
+              priceOutPerMtok: config.simulatorPriceOutPerMtok,
+            },
+          });
+        }
+        const bar = progress.stage('forecast', pending);
+        const counts = { done: 0, failed: 0, skipped: 0, cost_usd: 0 };
+        const w = writer;
+        log.info(
+          { questions: questions.length, tasks: tasks.length, models: modelIds(models), langs: config.langs, pending, budget_usd: budgetUsd, spent_usd: spentBefore },
+          'forecasting',
+        );
+        const out = await runForecasts({
+          models,
+          tasks,
+          runId,
+          asOf,
+          langs: config.langs,
+          stopSignal: o.stopSignal,
+          callTimeoutMs: config.callTimeoutMs,
+          budgetUsd,
+          spentUsd: spentBefore,
+          skip: (ti, model) => done.has(keyOf(tasks[ti]!.question.question_id, model, tasks[ti]!.mode)),
+          onBudgetExhausted: (spent) =>
+            log.warn({ budget_usd: budgetUsd, spent_usd: spent }, 'run budget spent: no new model calls; the rest are recorded as skipped'),
+          onCall: (call, forecasts) => {
+            w.append({ t: 'call', call, forecasts });
+            newCalls.push({ t: 'call', call, forecasts });
+            counts.done++;
+            if (call.status === 'failed') counts.failed++;
+            if (call.status === 'skipped') counts.skipped++;
+            else if (call.attempts > 0) result.calls_made++;
+            counts.cost_usd += call.cost_usd ?? 0;
+            bar.update(counts);
+          },
+        });
+        bar.stop();
+        result.budget_exhausted = out.budgetExhausted;
+        if (out.stopped) result.interrupted = true;
+      }
+    } else if (tasks.length > 0) {
+      log.info({ tasks: tasks.length }, 'every call of this run is already done: no model call');
+    }
+
+    // Everything finished goes to the raw tables: evidence first (forecasts reference it), then
+    // calls (every call, failed ones included), then forecasts. Idempotent on natural keys.
+    const allCalls = [...journalCalls, ...newCalls];
+    const evidenceRows = [...new Map([...evidence.values()].flat().map((e) => [e.evidence_id, e])).values()];
+    const forecasts: ForecastRow[] = allCalls.flatMap((c) => c.forecasts);
+    const calls: ModelCallRow[] = allCalls.map((c) => c.call);
+    await appendRaw(conn, config.dataDir, 'evidence', evidenceRows as unknown as Record<string, unknown>[], o.partition);
+    await appendRaw(conn, config.dataDir, 'model_calls', calls as unknown as Record<string, unknown>[], o.partition);
+    await appendRaw(conn, config.dataDir, 'forecasts', forecasts as unknown as Record<string, unknown>[], o.partition);
+    result.evidence_items = evidenceRows.length;
+    if (result.interrupted) {
+      // Kept for the resumed run: its evidence is reused, so every model of a task sees the same.
+      writer?.close();
+    } else {
+      writer?.remove();
+      if (!writer && hadJournal) journalRemove(jPath);
+    }
+    writer = null;
+  } finally {
+    writer?.close();
+    await simulator?.close();
+  }
+
+  await createRawViews(conn, config.dataDir);
+  const [t] = await querySql<Record<string, number>>(conn, 'run_totals.sql', { run_id: runId });
+  if (t) {
+    result.calls = t.calls!;
+    result.failed_calls = t.failed_calls!;
+    result.skipped_calls = t.skipped_calls!;
+    result.tokens_in = t.tokens_in!;
+    result.tokens_out = t.tokens_out!;
+    result.cost_usd = t.cost_usd!;
+    result.forecasts = t.forecasts!;
+    result.budget_exhausted ||= t.budget_skipped! > 0;
+  }
+  return result;
+}
+
+function journalRemove(path: string): void {
+  JournalWriter.open(path, { fsyncMs: 0 }).remove();
+}

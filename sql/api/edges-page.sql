@@ -1,0 +1,21 @@
+-- One page of divergence signals (edges), largest absolute edge first, keyset-paginated by
+-- (abs_edge DESC, question_id ASC). min_edge compares abs_edge rounded to 9 decimals, so that an
+-- edge written as 0.05 (e.g. 0.35 - 0.30 = 0.04999999999999999 in binary floating point) is kept
+-- by min_edge=0.05. The cursor is the last row's (abs_edge, question_id), compared unrounded.
+-- Parameters: $min_edge DOUBLE, $after BOOLEAN (a cursor is given), $after_abs_edge DOUBLE|NULL,
+-- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1, to learn whether a page follows).
+SELECT
+  question_id, venue, venue_market_id, title, url, category, domain, close_time, mode, run_id,
+  forecast_at, consensus, n_models, disagreement_sd, disagreement_range, disagreement_sd_logit,
+  market_probability, market_observed_at, market_age_hours, liquidity, volume, edge, abs_edge,
+  direction, providers
+FROM edges
+WHERE abs_edge IS NOT NULL
+  AND round(abs_edge, 9) >= $min_edge
+  AND (
+       NOT $after
+    OR abs_edge < $after_abs_edge
+    OR (abs_edge = $after_abs_edge AND question_id > $after_question_id)
+  )
+ORDER BY abs_edge DESC, question_id ASC
+LIMIT $limit;

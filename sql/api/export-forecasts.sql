@@ -1,0 +1,28 @@
+-- Export of raw model forecasts (with reasoning) as the snapshot saw them: forecasts created at
+-- or before the snapshot's as_of, of questions the snapshot knows, with the question's category.
+-- Reads `raw_forecasts` (the raw Parquet of the warehouse, typed as pipeline/warehouse/tables.ts)
+-- and the snapshot's `questions`. Run as `COPY (<this query>) TO ...` (wrapped in a bound LIMIT
+-- when one applies) with BOUND parameters:
+--   $as_of VARCHAR  the snapshot's as_of (ISO, UTC)
+--   $since VARCHAR|NULL  ISO timestamp (UTC): forecasts created at or after it
+--   $category VARCHAR|NULL  one of the nine categories
+SELECT
+  f.run_id,
+  f.question_id,
+  q.category,
+  f.model,
+  f.mode,
+  f.created_at,
+  f.probability,
+  f.reasoning,
+  f.lang,
+  f.key_factors,
+  f.evidence_ids,
+  f.provider,
+  f.prompt_hash
+FROM raw_forecasts AS f
+JOIN questions AS q ON q.question_id = f.question_id
+WHERE f.created_at <= CAST($as_of AS TIMESTAMP)
+  AND ($since IS NULL OR f.created_at >= CAST($since AS TIMESTAMP))
+  AND ($category IS NULL OR q.category = $category)
+ORDER BY f.created_at, f.question_id, f.model, f.mode

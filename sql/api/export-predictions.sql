@@ -1,0 +1,61 @@
+-- Export of predictions: every question of the snapshot with its headline consensus (the latest
+-- run's consensus in the first headline mode that has one) and its latest market probability.
+-- Run by the export engine as `COPY (<this query>) TO '<temp file>' (...)` (wrapped in
+-- `SELECT * FROM (...) LIMIT $limit` when a limit applies) with BOUND parameters:
+--   $status VARCHAR    'all' | 'active' (status active or closed: not yet resolved or annulled)
+--                      | 'resolved' | 'annulled'
+--   $since VARCHAR|NULL  ISO timestamp (UTC): rows with updated_at >= $since
+--   $category VARCHAR|NULL  one of the nine categories
+--   $headline_modes VARCHAR  the snapshot's headline modes, comma-separated, in preference order
+-- updated_at = the latest of created_at, the headline consensus time, the latest market
+-- observation and resolved_at (greatest() ignores NULLs).
+WITH headline AS (
+  SELECT c.question_id, c.mode, c.run_id, c.created_at, c.n_models, c.mean, c.median,
+         c.logit_mean, c.sd, c.range, c.providers
+  FROM consensus AS c
+  WHERE list_position(string_split($headline_modes, ','), c.mode) IS NOT NULL
+  QUALIFY row_number() OVER (
+    PARTITION BY c.question_id
+    ORDER BY list_position(string_split($headline_modes, ','), c.mode), c.created_at DESC, c.run_id DESC
+  ) = 1
+),
+rows AS (
+  SELECT
+    q.question_id,
+    q.venue,
+    q.venue_market_id,
+    q.title,
+    q.category,
+    q.domain,
+    q.status,
+    q.url,
+    q.created_at,
+    q.close_time,
+    h.mode,
+    h.mean AS consensus,
+    h.median AS consensus_median,
+    h.logit_mean AS consensus_logit_mean,
+    h.n_models,
+    h.sd AS disagreement_sd,
+    h.range AS disagreement_range,
+    h.created_at AS consensus_at,
+    h.run_id AS consensus_run_id,
+    h.providers,
+    q.latest_market_probability AS market_probability,
+    q.latest_market_observed_at AS market_observed_at,
+    q.outcome,
+    q.resolved_at,
+    q.source_slug,
+    q.source_url,
+    greatest(q.created_at, h.created_at, q.latest_market_observed_at, q.resolved_at) AS updated_at
+  FROM questions AS q
+  LEFT JOIN headline AS h ON h.question_id = q.question_id
+)
+SELECT *
+FROM rows
+WHERE ($status = 'all'
+       OR ($status = 'active' AND status IN ('active', 'closed'))
+       OR status = $status)
+  AND ($since IS NULL OR updated_at >= CAST($since AS TIMESTAMP))
+  AND ($category IS NULL OR category = $category)
+ORDER BY question_id

@@ -1,0 +1,38 @@
+-- One page of active binary forecasts with reasoning in $lang, most recent consensus first:
+-- keyset-paginated by (forecast_at DESC, question_id ASC), the key of forecast_at being its epoch
+-- microseconds (a NULL forecast_at, which the pipeline never produces, sorts last as -2^62).
+-- Each row carries the models' forecasts of its headline run in that language (`models`).
+-- Parameters: $lang VARCHAR (exact, as stored), $after BOOLEAN, $after_at_us BIGINT|NULL,
+-- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1).
+WITH keyed AS (
+  SELECT *, coalesce(epoch_us(forecast_at), -4611686018427387904) AS cursor_at_us
+  FROM active_predictions
+  WHERE list_contains(langs, $lang)
+),
+page AS (
+  SELECT *
+  FROM keyed
+  WHERE NOT $after
+     OR cursor_at_us < $after_at_us
+     OR (cursor_at_us = $after_at_us AND question_id > $after_question_id)
+  ORDER BY cursor_at_us DESC, question_id
+  LIMIT $limit
+),
+models AS (
+  SELECT lf.question_id,
+         list({'model': lf.model, 'provider': lf.provider, 'probability': lf.probability,
+               'reasoning': lf.reasoning, 'key_factors': lf.key_factors, 'created_at': lf.created_at}
+              ORDER BY lf.model) AS models
+  FROM latest_forecasts AS lf
+  JOIN page AS p ON p.question_id = lf.question_id AND p.mode = lf.mode AND p.run_id = lf.run_id
+  WHERE lf.lang = $lang
+  GROUP BY lf.question_id
+)
+SELECT p.question_id, p.venue, p.venue_market_id, p.title, p.url, p.category, p.domain, p.tags,
+       p.close_time, p.mode, p.run_id, p.forecast_at, p.consensus, p.consensus_median,
+       p.consensus_logit_mean, p.n_models, p.disagreement_sd, p.disagreement_range,
+       p.disagreement_sd_logit, p.providers, p.market_probability, p.market_observed_at,
+       coalesce(m.models, []) AS models, p.cursor_at_us
+FROM page AS p
+LEFT JOIN models AS m ON m.question_id = p.question_id
+ORDER BY p.cursor_at_us DESC, p.question_id;

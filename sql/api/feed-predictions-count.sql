@@ -1,0 +1,6 @@
+-- How many active predictions have reasoning in $lang (all pages together).
+-- Parameters: $lang VARCHAR (exact, as stored), $category VARCHAR|NULL.
+SELECT count(*) AS total
+FROM active_predictions
+WHERE list_contains(langs, $lang)
+  AND ($category IS NULL OR category = $category);

@@ -1,0 +1,8 @@
+-- The consensus of one question per run and mode (the forecast history), most recent first, at
+-- most $limit rows (the caller asks one more than it shows, to know whether history was cut).
+-- Parameters: $question_id VARCHAR, $limit BIGINT.
+SELECT run_id, mode, created_at, n_models, mean, median, logit_mean, sd, "range", sd_logit, providers
+FROM consensus
+WHERE question_id = $question_id
+ORDER BY created_at DESC, mode, run_id
+LIMIT $limit;

@@ -1,0 +1,349 @@
+/**
+ * Keys, plans, entitlements, quotas and usage over a real server on 127.0.0.1:0 with real keys
+ * (key store and the `quorum keys` CLI).
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { rawRoute } from '../../api/http/registry.ts';
+import type { ServerHandle } from '../../api/server.ts';
+import { UsageResponse } from '../../api/routes/usage.ts';
+import { auth, capturingLogger, cli, expectProblem, fixtureDir, get, newKey, serve, sleep } from './helpers.ts';
+
+const ACC = '/api/predictions/accuracy';
+
+describe('keys: both header forms, malformed, unknown, revoked (CLI, live server)', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let server: ServerHandle;
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await fixtureDir());
+    server = await serve(dir, { logger: capturingLogger(logLines), keyRecheckMs: 200 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await cleanup?.();
+  });
+
+  it('CLI create → both header forms work; list never shows the key; revoke → 401 without restart', async () => {
+    const created = await cli(dir, 'keys', 'create', '--plan', 'api', '--name', 'CLI key');
+    expect(created.code, created.stderr).toBe(0);
+    const out = JSON.parse(created.stdout.trim());
+    expect(out.key).toMatch(/^qrm_[0-9A-Za-z]{32}$/);
+    expect(out).toMatchObject({ plan: 'api', name: 'CLI key', scopes: [], revoked_at: null, hint: out.key.slice(-4) });
+    const key: string = out.key;
+
+    // stored only as its SHA-256
+    const stored = await readFile(path.join(dir, 'state', 'keys.json'), 'utf8');
+    expect(stored).not.toContain(key);
+    expect(stored).not.toContain(key.slice(4));
+
+    await sleep(250); // the server re-checks the key file at most every keyRecheckMs
+    for (const init of [auth.x(key), auth.bearer(key), { headers: { authorization: `bearer   ${key}  ` } }]) {
+      const r = await get(server, '/api/usage/', init);
+      expect(r.res.status, r.text).toBe(200);
+      expect(r.body.key).toMatchObject({ id: out.id, plan: 'api' });
+    }
+    // both headers with the same key are fine
+    const both = await get(server, '/api/usage/', { headers: { 'X-API-Key': key, Authorization: `Bearer ${key}` } });
+    expect(both.res.status).toBe(200);
+
+    const listed = await cli(dir, 'keys', 'list', '--json');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(key);
+    expect(JSON.parse(listed.stdout)).toContainEqual(expect.objectContaining({ id: out.id, revoked_at: null }));
+    const table = await cli(dir, 'keys', 'list');
+    expect(table.stdout).toContain(out.id);
+    expect(table.stdout).not.toContain(key);
+
+    const revoked = await cli(dir, 'keys', 'revoke', out.id);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(JSON.parse(revoked.stdout).revoked_at).not.toBeNull();
+    await sleep(250);
+    for (const init of [auth.x(key), auth.bearer(key)]) {
+      const r = await get(server, ACC, init);
+      expectProblem(r, 401, 'unauthorized');
+      expect(r.body.detail).toMatch(/revoked/);
+      expect(r.text).not.toContain(key);
+    }
+    expect((await cli(dir, 'keys', 'revoke', 'key_000000000000')).code).toBe(1);
+    expect((await cli(dir, 'keys', 'create', '--plan', 'gold', '--name', 'x')).code).not.toBe(0);
+    expect((await cli(dir, 'keys', 'create', '--plan', 'pro', '--scope', 'admin', '--name', 'x')).code).not.toBe(0);
+    expect((await get(server, '/healthz')).res.status).toBe(200);
+  });
+
+  it('malformed and unknown keys → 401 problem, never echoed; the server keeps serving', async () => {
+    const valid = newKey(dir, 'pro').key;
+    const unknown = `qrm_${'A'.repeat(32)}`;
+    const bad: Array<Record<string, string>> = [
+      { 'X-API-Key': '' },
+      { 'X-API-Key': '   ' },
+      { 'X-API-Key': 'abc' },
+      { 'X-API-Key': `xyz_${'a'.repeat(32)}` },
+      { 'X-API-Key': `${valid}x` },
+      { 'X-API-Key': valid.slice(0, -1) },
+      { 'X-API-Key': `qrm_${'a'.repeat(10_000)}` },
+      { 'X-API-Key': `qrm_' OR '1'='1' --${'a'.repeat(14)}` },
+      { 'X-API-Key': `qrm_${'%27%20OR%201%3D1'.padEnd(32, 'a')}` },
+      { 'X-API-Key': unknown },
+      { 'X-API-Key': valid.toLowerCase() === valid ? valid.toUpperCase() : valid.toLowerCase() },
+      { Authorization: 'Bearer' },
+      { Authorization: 'Bearer ' },
+      { Authorization: `Basic ${Buffer.from(`u:${valid}`).toString('base64')}` },
+      { Authorization: valid },
+      { Authorization: `Bearer ${unknown}` },
+      { Authorization: 'Bearer ../../../../etc/passwd' },
+      { Authorization: `Bearer qrm_${'ü'.repeat(32)}` },
+      { 'X-API-Key': valid, Authorization: `Bearer ${unknown}` },
+    ];
+    for (const headers of bad) {
+      const r = await get(server, ACC, { headers });
+      expectProblem(r, 401, 'unauthorized');
+      expect(r.res.headers.get('www-authenticate')).toBe('Bearer');
+      for (const v of Object.values(headers)) if (v.length > 8) expect(r.text).not.toContain(v.trim());
+    }
+    // unicode header values are refused by fetch itself; send raw bytes through node:http
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${server.url}${ACC}`, { headers: { 'X-API-Key': Buffer.from(`qrm_${'é'.repeat(16)}`, 'utf8').toString('latin1') } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(401);
+    expect((await get(server, ACC)).res.status).toBe(200);
+    expect((await get(server, ACC, auth.x(valid))).res.status).toBe(200);
+  });
+
+  it('a key never appears in a log line', async () => {
+    const { key } = newKey(dir, 'enterprise');
+    await get(server, ACC, auth.x(key));
+    await get(server, ACC, auth.bearer(key));
+    await get(server, `/api/nope/${key}`, auth.bearer(key)); // even in an unknown path's 404... only the path is logged
+    await get(server, ACC, auth.x(`${key}0`));
+    await sleep(50);
+    const all = logLines.join('');
+    expect(logLines.length).toBeGreaterThan(3);
+    const keyLines = logLines.filter((l) => l.includes('"key_id":"key_'));
+    expect(keyLines.length).toBeGreaterThan(0);
+    // the 404 path line necessarily contains the path the client sent; every other line is clean
+    const withoutPathEcho = logLines.filter((l) => !l.includes('/api/nope/'));
+    expect(withoutPathEcho.join('')).not.toContain(key);
+    expect(all).not.toContain(`Bearer ${key}`);
+  });
+});
+
+describe('entitlements: 403 plan_required, the beta setting, scopes', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let closed: ServerHandle;
+  let beta: ServerHandle;
+
+  // a stand-in for the probability endpoint (scope probability, its own limit)
+  const probabilityRoute = rawRoute({
+    id: 'probability',
+    path: '/api/probability/',
+    summary: 'test stand-in',
+    tags: ['test'],
+    responses: { 'application/json': { schema: z.object({ ok: z.boolean() }) } },
+    handle: (_req, res, { services }) => {
+      services.quotas.chargeProbability(res, res.locals.auth);
+      res.json({ ok: true });
+    },
+  });
+  const rawTablesRoute = rawRoute({
+    id: 'raw.tables',
+    path: '/api/raw/',
+    summary: 'test stand-in',
+    tags: ['test'],
+    responses: { 'application/json': { schema: z.object({ ok: z.boolean() }) } },
+    handle: (_req, res) => {
+      res.json({ ok: true });
+    },
+  });
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await fixtureDir());
+    const extraRoutes = [probabilityRoute, rawTablesRoute];
+    closed = await serve(dir, { publicBeta: false, extraRoutes, limits: { probabilityPerDay: 3 } });
+    beta = await serve(dir, { publicBeta: true, extraRoutes });
+  });
+  afterAll(async () => {
+    await closed?.close();
+    await beta?.close();
+    await cleanup?.();
+  });
+
+  it('public beta on: anonymous reads of the public endpoints; off: they need pro', async () => {
+    const publicPaths = [ACC, '/api/predictions/accuracy/politics', '/api/predictions/resolved', '/api/events/accuracy/', '/api/events/service_stats/'];
+    for (const p of publicPaths) {
+      expect((await get(beta, p)).res.status, p).toBe(200);
+      const r = await get(closed, p);
+      expectProblem(r, 403, 'plan_required');
+      expect(r.body.plan).toBe('pro');
+      expect(r.body.detail).toMatch(/pro/);
+    }
+    const pro = newKey(dir, 'pro').key;
+    for (const p of publicPaths) expect((await get(closed, p, auth.bearer(pro))).res.status, p).toBe(200);
+  });
+
+  it('a read above the plan → 403 naming the plan it needs', async () => {
+    const pro = newKey(dir, 'pro').key;
+    const api = newKey(dir, 'api').key;
+    const ent = newKey(dir, 'enterprise').key;
+    for (const [key, status] of [[pro, 403], [api, 403], [ent, 200]] as const) {
+      const r = await get(closed, '/api/raw/', auth.x(key));
+      if (status === 403) {
+        expectProblem(r, 403, 'plan_required');
+        expect(r.body.plan).toBe('enterprise');
+      } else expect(r.res.status).toBe(200);
+    }
+    const anon = await get(beta, '/api/raw/');
+    expectProblem(anon, 403, 'plan_required');
+    expect(anon.body.plan).toBe('enterprise');
+  });
+
+  it('probability scope: needed, and limited on its own', async () => {
+    const noScope = newKey(dir, 'enterprise').key;
+    const scoped = newKey(dir, 'pro', ['probability']).key;
+    const r = await get(closed, '/api/probability/', auth.x(noScope));
+    expectProblem(r, 403, 'plan_required');
+    expect(r.body.scope).toBe('probability');
+    for (let i = 1; i <= 3; i++) {
+      const ok = await get(closed, '/api/probability/', auth.x(scoped));
+      expect(ok.res.status).toBe(200);
+      expect(ok.res.headers.get('ratelimit-policy')).toContain('"probability";q=3;w=86400');
+      expect(ok.res.headers.get('ratelimit')).toContain(`"probability";r=${3 - i};`);
+    }
+    const limited = await get(closed, '/api/probability/', auth.x(scoped));
+    expectProblem(limited, 429, 'rate_limited');
+    expect(limited.body.policy).toBe('probability');
+    expect(Number(limited.res.headers.get('retry-after'))).toBeGreaterThan(0);
+    // the plan's own quota is unaffected
+    expect((await get(closed, ACC, auth.x(scoped))).res.status).toBe(200);
+  });
+
+  it('/api/usage/ needs a key', async () => {
+    expectProblem(await get(beta, '/api/usage/'), 401, 'unauthorized');
+  });
+});
+
+describe('quotas: each plan at its limit, headers on every response, durable usage', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let server: ServerHandle;
+  const limits = { anonymousPerHour: 5, proPerDay: 4, apiPerDay: 6, enterprisePerDay: null, probabilityPerDay: null };
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await fixtureDir());
+    server = await serve(dir, { limits, usageFlushMs: 100 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await cleanup?.();
+  });
+
+  function parse(res: Response) {
+    const rl = res.headers.get('ratelimit') ?? '';
+    const m = /"([a-z]+)";r=(\d+);t=(\d+)/.exec(rl);
+    return m ? { policy: m[1], remaining: Number(m[2]), reset: Number(m[3]) } : null;
+  }
+
+  async function exhaust(init: RequestInit | undefined, quota: number, policy: string, window: number) {
+    // the path mix matters not: every counted request is charged (cached answers included)
+    const paths = [ACC, '/api/events/accuracy/', '/api/predictions/resolved?limit=1', '/api/nope'];
+    for (let i = 1; i <= quota; i++) {
+      const r = await get(server, paths[i % paths.length]!, init);
+      expect([200, 404], r.text).toContain(r.res.status);
+      expect(r.res.headers.get('ratelimit-policy')).toBe(`"${policy}";q=${quota};w=${window}`);
+      const p = parse(r.res)!;
+      expect(p).toMatchObject({ policy, remaining: quota - i });
+      expect(p.reset).toBeGreaterThan(0);
+      expect(p.reset).toBeLessThanOrEqual(window);
+      expect(r.res.headers.get('x-ratelimit-remaining')).toBe(String(quota - i));
+    }
+    for (let j = 0; j < 2; j++) {
+      const r = await get(server, ACC, init);
+      expectProblem(r, 429, 'rate_limited');
+      const retry = Number(r.res.headers.get('retry-after'));
+      expect(retry).toBeGreaterThan(0);
+      expect(retry).toBeLessThanOrEqual(window);
+      expect(r.body.retry_after).toBe(retry);
+      expect(r.body.policy).toBe(policy);
+      expect(parse(r.res)).toMatchObject({ policy, remaining: 0 });
+      expect(r.res.headers.get('ratelimit-policy')).toBe(`"${policy}";q=${quota};w=${window}`);
+    }
+  }
+
+  it('pro: the 429 arrives exactly after the limit (both header forms share the quota)', async () => {
+    const { key } = newKey(dir, 'pro');
+    const r1 = await get(server, ACC, auth.x(key));
+    expect(parse(r1.res)).toMatchObject({ policy: 'pro', remaining: 3 });
+    const r2 = await get(server, ACC, auth.bearer(key));
+    expect(parse(r2.res)).toMatchObject({ policy: 'pro', remaining: 2 });
+    await get(server, ACC, auth.x(key));
+    await get(server, ACC, auth.bearer(key));
+    const over = await get(server, ACC, auth.bearer(key));
+    expectProblem(over, 429, 'rate_limited');
+    // usage still answers (it is not exempt... but a 429 there too, by design)
+    expectProblem(await get(server, '/api/usage/', auth.x(key)), 429, 'rate_limited');
+    // health endpoints are exempt
+    expect((await get(server, '/healthz', auth.x(key))).res.status).toBe(200);
+    expect((await get(server, '/readyz', auth.x(key))).res.status).toBe(200);
+  });
+
+  it('api plan at its limit', async () => {
+    const { key } = newKey(dir, 'api');
+    await exhaust(auth.bearer(key), 6, 'api', 86_400);
+  });
+
+  it('anonymous: per IP per hour; failed key attempts are charged too', async () => {
+    await exhaust(undefined, 5, 'anonymous', 3600);
+    // brute force is throttled: a bad key now gets the 429 instead of the 401
+    expectProblem(await get(server, ACC, auth.x(`qrm_${'B'.repeat(32)}`)), 429, 'rate_limited');
+    // a key is not affected by the IP's anonymous quota
+    const { key } = newKey(dir, 'enterprise');
+    const r = await get(server, ACC, auth.x(key));
+    expect(r.res.status).toBe(200);
+    expect(r.res.headers.get('x-ratelimit-remaining')).toBe('unlimited');
+    expect(r.res.headers.get('ratelimit')).toBeNull();
+  });
+
+  it('enterprise: unlimited, still counted; usage shows the key its own', async () => {
+    const { key, id } = newKey(dir, 'enterprise');
+    const other = newKey(dir, 'api');
+    for (let i = 0; i < 25; i++) expect((await get(server, ACC, auth.x(key))).res.status).toBe(200);
+    await get(server, '/api/predictions/accuracy/politics', auth.x(other.key));
+    const u = await get(server, '/api/usage/', auth.bearer(key));
+    expect(u.res.status).toBe(200);
+    expect(() => UsageResponse.parse(u.body)).not.toThrow();
+    expect(u.body.key).toMatchObject({ id, plan: 'enterprise' });
+    expect(u.body.quota).toMatchObject({ policy: 'enterprise', limit: null, used: 26, remaining: null });
+    expect(u.body.routes['predictions.accuracy']).toBe(25);
+    expect(u.body.routes['predictions.accuracy.category']).toBeUndefined();
+    expect(u.body.history[0]).toMatchObject({ date: u.body.date, requests: 26 });
+    expect(u.text).not.toContain(key);
+    expect(u.res.headers.get('cache-control')).toContain('no-store');
+    expectProblem(await get(server, '/api/usage/?days=0', auth.x(key)), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/usage/?days=91', auth.x(key)), 400, 'invalid_parameter');
+  });
+
+  it('usage survives a restart: the quota continues', async () => {
+    const { key, id } = newKey(dir, 'pro');
+    for (let i = 0; i < 3; i++) expect((await get(server, ACC, auth.x(key))).res.status).toBe(200);
+    await server.close();
+    const file = JSON.parse(await readFile(path.join(dir, 'state', 'usage', `${new Date().toISOString().slice(0, 10)}.json`), 'utf8'));
+    expect(file.keys[id].requests).toBe(3);
+
+    server = await serve(dir, { limits, usageFlushMs: 100 });
+    const r = await get(server, ACC, auth.x(key));
+    expect(r.res.status).toBe(200);
+    expect(parse(r.res)).toMatchObject({ policy: 'pro', remaining: 0 });
+    expectProblem(await get(server, ACC, auth.x(key)), 429, 'rate_limited');
+  });
+});

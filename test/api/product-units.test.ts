@@ -1,0 +1,164 @@
+/**
+ * Units of the API product: key format and generation, header parsing, ETag matching, the
+ * entitlement table, plan limits from the environment, the usage store's day files.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ENTITLEMENTS, assertEntitled, isPublic, requiredPlan } from '../../api/auth/entitlements.ts';
+import { KeyStore, createKey, generateKey, isWellFormedKey, revokeKey, sha256Hex } from '../../api/auth/keys.ts';
+import { presentedKey } from '../../api/auth/middleware.ts';
+import { ifNoneMatch } from '../../api/cache/response-cache.ts';
+import { ApiError } from '../../api/errors/problem.ts';
+import { UsageStore } from '../../api/limits/usage-store.ts';
+import { silentLogger } from '../../api/logging/logger.ts';
+import { ROUTES } from '../../api/routes/index.ts';
+import { nextRunFromCron } from '../../api/server.ts';
+import { loadConfig } from '../../pipeline/config.ts';
+
+describe('keys', () => {
+  it('qrm_ + 32 base62, uniform-ish, unique', () => {
+    const keys = Array.from({ length: 2000 }, generateKey);
+    for (const k of keys) expect(isWellFormedKey(k)).toBe(true);
+    expect(new Set(keys).size).toBe(keys.length);
+    const counts = new Map<string, number>();
+    for (const k of keys) for (const c of k.slice(4)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    const expected = (2000 * 32) / 62;
+    for (const n of counts.values()) expect(Math.abs(n - expected)).toBeLessThan(expected * 0.25);
+  });
+
+  it('malformed shapes are rejected before hashing', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (s) => {
+        expect(isWellFormedKey(s)).toBe(/^qrm_[0-9A-Za-z]{32}$/.test(s));
+      }),
+    );
+  });
+
+  it('store: create, lookup, revoke; a corrupt file keeps the previous keys', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-keys-'));
+    try {
+      const errors: unknown[] = [];
+      const store = new KeyStore(dir, { recheckMs: 0, onError: (e) => errors.push(e) });
+      const { key, record } = createKey(dir, { name: 'a', plan: 'api', scopes: ['probability'] });
+      expect(record.sha256).toBe(sha256Hex(key));
+      expect(store.lookup(key)).toMatchObject({ ok: true, record: { id: record.id, plan: 'api' } });
+      expect(store.lookup(`qrm_${'0'.repeat(32)}`)).toEqual({ ok: false, reason: 'unknown' });
+      expect(store.lookup('nope')).toEqual({ ok: false, reason: 'malformed' });
+      const text = await readFile(path.join(dir, 'state', 'keys.json'), 'utf8');
+      expect(text).not.toContain(key);
+      revokeKey(dir, record.id);
+      expect(store.lookup(key)).toEqual({ ok: false, reason: 'revoked' });
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(path.join(dir, 'state', 'keys.json'), '{not json');
+      expect(store.lookup(key)).toEqual({ ok: false, reason: 'revoked' });
+      expect(errors.length).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('header parsing', () => {
+    const k = generateKey();
+    expect(presentedKey(undefined, undefined)).toBeUndefined();
+    expect(presentedKey(k, undefined)).toBe(k);
+    expect(presentedKey(undefined, `Bearer ${k}`)).toBe(k);
+    expect(presentedKey(undefined, `bEaReR\t${k}`)).toBe(k);
+    expect(presentedKey(k, `Bearer ${k}`)).toBe(k);
+    for (const [x, a] of [['', undefined], [undefined, 'Bearer'], [undefined, 'Basic abc'], [[k, k], undefined], [k, `Bearer ${k}x`]] as const) {
+      expect(() => presentedKey(x as any, a)).toThrow(ApiError);
+    }
+  });
+});
+
+describe('entitlements: one table', () => {
+  it('every registered route has a row; plan contents follow the spec', () => {
+    for (const r of ROUTES) expect(Object.hasOwn(ENTITLEMENTS, r.id), r.id).toBe(true);
+    expect(requiredPlan('predictions.accuracy', true)).toBeNull();
+    expect(requiredPlan('predictions.accuracy', false)).toBe('pro');
+    expect(requiredPlan('predictions.edges', true)).toBe('pro');
+    expect(requiredPlan('leaderboard', true)).toBe('api');
+    expect(requiredPlan('export.bulk', true)).toBe('api');
+    expect(requiredPlan('raw.tables', true)).toBe('enterprise');
+    expect(isPublic('health.live', false)).toBe(true);
+    const anon = { plan: 'anonymous' as const, keyId: null, scopes: [] };
+    const pro = { plan: 'pro' as const, keyId: 'key_x', scopes: [] };
+    expect(() => assertEntitled('usage', anon, true)).toThrow(expect.objectContaining({ status: 401 }));
+    expect(() => assertEntitled('claims', pro, true)).toThrow(expect.objectContaining({ status: 403, extras: { plan: 'api' } }));
+    expect(() => assertEntitled('probability', { ...pro, plan: 'enterprise' }, true)).toThrow(expect.objectContaining({ status: 403 }));
+    expect(() => assertEntitled('probability', { ...pro, scopes: ['probability'] }, true)).not.toThrow();
+  });
+});
+
+describe('conditional requests', () => {
+  it('If-None-Match weak comparison', () => {
+    expect(ifNoneMatch(undefined, '"a"')).toBe(false);
+    expect(ifNoneMatch('"a"', '"a"')).toBe(true);
+    expect(ifNoneMatch('W/"a"', '"a"')).toBe(true);
+    expect(ifNoneMatch('"b", "a"', '"a"')).toBe(true);
+    expect(ifNoneMatch('*', '"a"')).toBe(true);
+    expect(ifNoneMatch('"b"', '"a"')).toBe(false);
+    expect(ifNoneMatch('a', '"a"')).toBe(false);
+  });
+});
+
+describe('configuration', () => {
+  it('plan limits, beta, CORS from the environment; 0 = unlimited', () => {
+    const d = loadConfig({});
+    expect(d.publicBeta).toBe(true);
+    expect(d.limits).toEqual({ anonymousPerHour: 100, proPerDay: 1000, apiPerDay: 50_000, enterprisePerDay: null, probabilityPerDay: 100 });
+    expect(d.corsOrigins).toBe('*');
+    const c = loadConfig({
+      QUORUM_PUBLIC_BETA: 'false', QUORUM_LIMIT_PRO_PER_DAY: '5', QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0',
+      QUORUM_CORS_ORIGINS: 'https://a.example, https://b.example', QUORUM_TRUST_PROXY: '1',
+    });
+    expect(c.publicBeta).toBe(false);
+    expect(c.limits.proPerDay).toBe(5);
+    expect(c.limits.anonymousPerHour).toBeNull();
+    expect(c.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
+    expect(c.trustProxy).toBe(1);
+    expect(() => loadConfig({ QUORUM_PUBLIC_BETA: 'maybe' })).toThrow(/QUORUM_PUBLIC_BETA/);
+    expect(() => loadConfig({ QUORUM_LIMIT_API_PER_DAY: '-1' })).toThrow(/QUORUM_LIMIT_API_PER_DAY/);
+  });
+
+  it('next run from the cron schedule (Cache-Control)', () => {
+    const { nextRunAt, stop } = nextRunFromCron('0 */4 * * *');
+    const next = nextRunAt()!;
+    expect(next.getTime()).toBeGreaterThan(Date.now());
+    expect(next.getTime() - Date.now()).toBeLessThanOrEqual(4 * 3600_000);
+    expect(next.getUTCHours() % 4).toBe(0);
+    expect(next.getUTCMinutes()).toBe(0);
+    stop();
+  });
+});
+
+describe('usage store', () => {
+  it('counts per day, flushes atomically, reloads, rolls over at UTC midnight', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-usage-'));
+    try {
+      let now = Date.parse('2025-04-01T23:59:59Z');
+      const u = new UsageStore(dir, { logger: silentLogger(), flushMs: 0, now: () => now });
+      u.count('key_a', 'requests');
+      u.count('key_a', 'requests');
+      u.countRoute('key_a', 'predictions.accuracy');
+      await u.flushAsync();
+      const again = new UsageStore(dir, { logger: silentLogger(), flushMs: 0, now: () => now });
+      expect(again.get('key_a')).toMatchObject({ requests: 2, routes: { 'predictions.accuracy': 1 } });
+      now += 2000; // next day
+      expect(u.get('key_a').requests).toBe(0);
+      u.count('key_a', 'requests');
+      await u.close();
+      const day1 = JSON.parse(await readFile(path.join(dir, 'state', 'usage', '2025-04-01.json'), 'utf8'));
+      const day2 = JSON.parse(await readFile(path.join(dir, 'state', 'usage', '2025-04-02.json'), 'utf8'));
+      expect(day1.keys.key_a.requests).toBe(2);
+      expect(day2.keys.key_a.requests).toBe(1);
+      const hist = await u.history('key_a', 30);
+      expect(hist.map((h) => [h.date, h.requests])).toEqual([['2025-04-02', 1], ['2025-04-01', 2]]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

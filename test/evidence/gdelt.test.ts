@@ -1,0 +1,154 @@
+/** The GDELT DOC 2.0 provider against a local server replaying GDELT's JSON (no internet). */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createGdeltProvider, gdeltQuery, parseSeenDate } from '../../pipeline/evidence/gdelt.ts';
+import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
+import { gatherEvidence } from '../../pipeline/evidence/gather.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+import type { TaskQuestion } from '../../pipeline/models/prompts.ts';
+
+const asOf = new Date('2025-10-16T00:00:00Z');
+const question: TaskQuestion = {
+  question_id: 'polymarket:fed-cut',
+  title: 'Will the Federal Reserve cut interest rates at the October 2025 FOMC meeting?',
+  description: null,
+  resolution_criteria: null,
+  url: null,
+  created_at: null,
+  close_time: null,
+  category: 'economics',
+  domain: 'central-banks',
+};
+
+/** GDELT DOC 2.0 ArtList JSON, as the real API sends it. */
+function article(i: number, seendate: string, extra: Record<string, unknown> = {}) {
+  return {
+    url: `https://www.example-news.com/markets/fed-decision-${i}.html`,
+    url_mobile: '',
+    title: `Fed officials weigh another rate cut as inflation cools (${i})`,
+    seendate,
+    socialimage: `https://www.example-news.com/img/${i}.jpg`,
+    domain: 'example-news.com',
+    language: 'English',
+    sourcecountry: 'United States',
+    ...extra,
+  };
+}
+const ARTICLES = {
+  articles: [
+    article(1, '20251015T123000Z'),
+    article(2, '20251016T000000Z'), // exactly at as-of: allowed
+    article(3, '20251016T000100Z'), // one minute after as-of: never used
+    article(4, '20251014T080000Z'),
+    article(1, '20251013T080000Z'), // same url again
+    { url: 'https://x.example/no-date', title: 'no seendate' },
+    article(5, '2025-10-14'), // unreadable date
+  ],
+};
+
+let server: ReplayServer | null = null;
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+
+const provider = (url: string, retries = 2) =>
+  createGdeltProvider({ baseUrl: url, minIntervalMs: 0, backoffMs: 5, retries, timeoutMs: 5000 });
+
+describe('GDELT DOC 2.0 provider', () => {
+  it('sends the documented request and keeps only articles seen by the as-of time', async () => {
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json(ARTICLES)] }]);
+    const items = await provider(server.url).retrieve(question, { asOf, limit: 10 });
+    const q = server.log[0]!.query;
+    expect(q.get('mode')).toBe('ArtList');
+    expect(q.get('format')).toBe('json');
+    expect(q.get('sort')).toBe('DateDesc');
+    expect(q.get('enddatetime')).toBe('20251016000000');
+    expect(q.get('startdatetime')).toBe('20250916000000');
+    expect(Number(q.get('maxrecords'))).toBeGreaterThanOrEqual(10);
+    expect(q.get('query')).toBe('Federal Reserve October FOMC');
+    expect(items.map((x) => x.url)).toEqual([2, 1, 4].map((i) => `https://www.example-news.com/markets/fed-decision-${i}.html`));
+    for (const x of items) {
+      expect(x.published_at!.getTime()).toBeLessThanOrEqual(asOf.getTime());
+      expect(x).toMatchObject({ question_id: question.question_id, source_slug: 'gdelt', snippet: 'Reported by example-news.com (United States).' });
+      expect(x.evidence_id).toMatch(/^ev-[0-9a-f]{24}$/);
+    }
+    // deterministic ids: the same article for the same question is stored once across runs
+    const again = await provider(server.url).retrieve(question, { asOf, limit: 2 });
+    expect(again.map((x) => x.evidence_id)).toEqual(items.slice(0, 2).map((x) => x.evidence_id));
+  });
+
+  it('obeys a 429 Retry-After, then reads the articles', async () => {
+    server = await startReplayServer([
+      { path: '/api/v2/doc/doc', responses: [json({ error: 'slow down' }, 429, { 'retry-after': '0.2' }), json(ARTICLES)] },
+    ]);
+    const t0 = Date.now();
+    const items = await provider(server.url).retrieve(question, { asOf, limit: 3 });
+    expect(items).toHaveLength(3);
+    expect(server.log).toHaveLength(2);
+    expect(server.log[1]!.at - server.log[0]!.at).toBeGreaterThanOrEqual(190);
+    expect(Date.now() - t0).toBeLessThan(3000);
+  });
+
+  it('retries a truncated body (both ways of cutting it), then reads the articles', async () => {
+    server = await startReplayServer([
+      {
+        path: '/api/v2/doc/doc',
+        responses: [
+          { body: ARTICLES, truncate: { bytes: 200, mode: 'end' } },
+          { body: ARTICLES, truncate: { bytes: 300, mode: 'destroy' } },
+          json(ARTICLES),
+        ],
+      },
+    ]);
+    const items = await provider(server.url).retrieve(question, { asOf, limit: 5 });
+    expect(items).toHaveLength(3);
+    expect(server.log).toHaveLength(3);
+  });
+
+  it('no match ({} without articles) is no evidence; a query of stop words only sends nothing', async () => {
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json({})] }]);
+    expect(await provider(server.url).retrieve(question, { asOf, limit: 5 })).toEqual([]);
+    expect(await provider(server.url).retrieve({ ...question, title: 'Will it be so by the end of the year?' }, { asOf, limit: 5 })).toEqual([]);
+    expect(server.log).toHaveLength(1);
+  });
+
+  it('a source that keeps failing is recorded per question, never fatal: other providers still serve', async () => {
+    server = await startReplayServer([
+      { path: '/api/v2/doc/doc', responses: [{ body: ARTICLES, truncate: { bytes: 100, mode: 'end' } }] },
+    ]);
+    const local = createLocalEvidenceProvider({ forecastBenchDirs: [] });
+    const localWith = { ...local, retrieve: async () => [{ evidence_id: 'ev-local', question_id: question.question_id, retrieved_at: new Date(), title: 'Local', url: null, published_at: new Date('2025-10-01T00:00:00Z'), snippet: 's', source_slug: 'local' }] };
+    const seen: string[] = [];
+    const g = await gatherEvidence([question], {
+      providers: [localWith, provider(server.url, 1)],
+      asOf,
+      maxPerQuestion: 5,
+      onQuestion: (qid) => seen.push(qid),
+    });
+    expect(g.errors).toHaveLength(1);
+    expect(g.errors[0]).toMatchObject({ provider: 'gdelt', kind: 'invalid_json', question_id: question.question_id });
+    expect(g.byQuestion.get(question.question_id)!.map((x) => x.evidence_id)).toEqual(['ev-local']);
+    expect(seen).toEqual([question.question_id]);
+    expect(server.log).toHaveLength(2); // one retry, then given up
+  });
+
+  it('gatherEvidence drops a future item even if a provider returns it', async () => {
+    const leaky = { name: 'leaky', retrieve: async () => [
+      { evidence_id: 'ev-old', question_id: question.question_id, retrieved_at: new Date(), title: 'old', url: null, published_at: new Date('2025-10-15T00:00:00Z'), snippet: null, source_slug: 'x' },
+      { evidence_id: 'ev-new', question_id: question.question_id, retrieved_at: new Date(), title: 'new', url: null, published_at: new Date('2025-10-17T00:00:00Z'), snippet: null, source_slug: 'x' },
+      { evidence_id: 'ev-undated', question_id: question.question_id, retrieved_at: new Date(), title: 'undated', url: null, published_at: null, snippet: null, source_slug: 'x' },
+    ] };
+    const g = await gatherEvidence([question], { providers: [leaky], asOf, maxPerQuestion: 5 });
+    expect(g.byQuestion.get(question.question_id)!.map((x) => x.evidence_id)).toEqual(['ev-old']);
+  });
+});
+
+describe('helpers', () => {
+  it('parses seendate and builds queries', () => {
+    expect(parseSeenDate('20251015T123000Z')?.toISOString()).toBe('2025-10-15T12:30:00.000Z');
+    expect(parseSeenDate('2025-10-15')).toBeNull();
+    expect(gdeltQuery('Will Bitcoin close above $120,000 on December 31, 2025?')).toBe('Bitcoin close December');
+    expect(gdeltQuery("Will Magnus Carlsen's team win?")).toBe('Magnus Carlsen team win');
+    expect(gdeltQuery('Will it?')).toBeNull();
+  });
+});

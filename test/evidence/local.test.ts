@@ -1,0 +1,54 @@
+/** Local evidence: JSON Lines files and the bundled sample's question backgrounds, as of a time. */
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
+import { REPO } from '../helpers/cli.ts';
+import type { TaskQuestion } from '../../pipeline/models/prompts.ts';
+
+const q = (question_id: string): TaskQuestion => ({
+  question_id, title: 't', description: null, resolution_criteria: null, url: null, created_at: null, close_time: null, category: null, domain: null,
+});
+
+describe('local evidence files', () => {
+  it('reads JSONL items, skips bad and undated lines, never returns what was published after as-of', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-ev-'));
+    writeFileSync(
+      join(dir, 'a.jsonl'),
+      [
+        '# comment',
+        JSON.stringify({ question_id: 'x:1', title: 'Old report', url: 'https://a/1', published_at: '2025-10-01T00:00:00Z', snippet: 'old', source_slug: 'bls' }),
+        JSON.stringify({ question_id: 'x:1', title: 'New report', url: 'https://a/2', published_at: '2025-10-20T00:00:00Z', snippet: 'new' }),
+        JSON.stringify({ question_id: 'x:1', title: 'Undated', url: 'https://a/3', snippet: 'no date' }),
+        '{"question_id": "x:1", "title": "torn',
+        JSON.stringify({ question_id: 'x:2', title: 'Other', published_at: '2025-09-01', snippet: 'other' }),
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(dir, 'ignored.txt'), 'not evidence');
+    const p = createLocalEvidenceProvider({ dir });
+    const early = await p.retrieve(q('x:1'), { asOf: new Date('2025-10-16T00:00:00Z'), limit: 10 });
+    expect(early.map((x) => x.title)).toEqual(['Old report']);
+    expect(early[0]).toMatchObject({ source_slug: 'bls', url: 'https://a/1', snippet: 'old' });
+    expect(early[0]!.retrieved_at).toBeInstanceOf(Date);
+    const late = await p.retrieve(q('x:1'), { asOf: new Date('2025-11-01T00:00:00Z'), limit: 10 });
+    expect(late.map((x) => x.title)).toEqual(['New report', 'Old report']); // newest first
+    expect(late[0]!.source_slug).toBe('local');
+    expect((await p.retrieve(q('x:1'), { asOf: new Date('2025-11-01T00:00:00Z'), limit: 1 }))).toHaveLength(1);
+    expect(Object.values(p.skipped)).toEqual([2]);
+    expect(await p.retrieve(q('nope:1'), { asOf: new Date(), limit: 5 })).toEqual([]);
+  });
+
+  it('serves the sample backgrounds dated at the freeze time of the first question set carrying them', async () => {
+    const p = createLocalEvidenceProvider({ forecastBenchDirs: [join(REPO, 'data', 'sample', 'forecastbench')] });
+    expect(p.size()).toBeGreaterThan(400);
+    const items = await p.retrieve(q('manifold:4fPq6PiY40SUrZGL7cb5'), { asOf: new Date('2025-10-16T00:00:00Z'), limit: 5 });
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ source_slug: 'manifold', title: 'Question background (manifold)' });
+    expect(items[0]!.snippet).toMatch(/Magnus Carlsen/);
+    expect(items[0]!.published_at!.toISOString()).toBe('2025-10-16T00:00:00.000Z');
+    // before the question set was frozen, its background was not evidence yet
+    expect(await p.retrieve(q('manifold:4fPq6PiY40SUrZGL7cb5'), { asOf: new Date('2025-10-15T23:59:59Z'), limit: 5 })).toEqual([]);
+  });
+});

@@ -1,0 +1,634 @@
+/**
+ * Export over real HTTP (127.0.0.1:0) with real DuckDB and real Parquet fixture snapshots.
+ *
+ * The colleague's auth middleware does not exist yet: the test app sets `res.locals.auth` from an
+ * `X-Test-Plan` header, mounts only the export routes, and renders problems like api/app.ts does.
+ * Integrated tests with real keys come with the auth work.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import express, { type ErrorRequestHandler } from 'express';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_CONTENT_TYPE, toApiError } from '../../api/errors/problem.ts';
+import { silentLogger } from '../../api/logging/logger.ts';
+import { SnapshotReader } from '../../api/snapshot/reader.ts';
+import { registerExportRoutes, type ExportDeps, type ExportService } from '../../api/export/routes.ts';
+import { parseSince } from '../../api/export/params.ts';
+import { fixtureData, publish, resolvedRows, tempDataDir, writeSnapshot } from '../api/fixtures.ts';
+
+const SNAP = 'r20250402T000000Z-ex01';
+const AS_OF = '2025-04-02T00:00:00.000Z';
+
+// ---------------------------------------------------------------------------------------------
+// Fixture: the api fixture snapshot (resolved_predictions, ...) plus questions, consensus,
+// scored_forecasts and raw forecasts, all written as real Parquet by DuckDB.
+
+const STATUS = ['active', 'closed', 'resolved', 'annulled'] as const;
+const CATS = ['politics', 'crypto', 'finance'] as const;
+const N_QUESTIONS = 12;
+const TRICKY_TITLE = 'Will "quotes", commas,\nnewlines and ünïcødé survive?';
+
+function day(d: number, month = 1): string {
+  return `2025-${String(month).padStart(2, '0')}-${String(d).padStart(2, '0')} 00:00:00`;
+}
+
+interface QuestionFix {
+  question_id: string;
+  category: string;
+  status: string;
+  created_at: string;
+  resolved_at: string | null;
+  market_observed_at: string | null;
+}
+
+function questionFixtures(): QuestionFix[] {
+  return Array.from({ length: N_QUESTIONS }, (_, i) => {
+    const status = STATUS[i % 4]!;
+    return {
+      question_id: `q:${i}`,
+      category: CATS[i % 3]!,
+      status,
+      created_at: day(i + 1),
+      resolved_at: status === 'resolved' || status === 'annulled' ? day(i + 1, 3) : null,
+      market_observed_at: i === 9 ? null : day(1, 2),
+    };
+  });
+}
+
+/** Expected headline consensus mean of question i (null for q:11: no consensus). */
+function expectedHeadline(i: number): { mode: string; mean: number } | null {
+  if (i === 11) return null;
+  return i % 2 === 0 ? { mode: 'augmented', mean: 0.7 + 0.01 + i / 1000 } : { mode: 'informed', mean: 0.5 + 0.01 + i / 1000 };
+}
+
+function lit(v: string | number | null, type: string): string {
+  if (v === null) return `NULL::${type}`;
+  if (typeof v === 'number') return `${v}::${type}`;
+  return `'${v.replaceAll("'", "''")}'::${type}`;
+}
+
+async function writeExtraTables(dataDir: string, id: string): Promise<void> {
+  const dir = path.join(dataDir, 'snapshots', id);
+  const inst = await DuckDBInstance.create(':memory:');
+  const c = await inst.connect();
+  try {
+    const qs = questionFixtures();
+    const qRows = qs.map((q, i) =>
+      `(${[
+        lit(q.question_id, 'VARCHAR'), lit(['polymarket', 'kalshi', 'manifold'][i % 3]!, 'VARCHAR'), lit(`m-${i}`, 'VARCHAR'),
+        lit(i === 5 ? TRICKY_TITLE : `Question ${i}`, 'VARCHAR'), lit(`desc ${i}`, 'VARCHAR'), lit(`criteria ${i}`, 'VARCHAR'),
+        lit(`https://example.test/${i}`, 'VARCHAR'), lit(q.category, 'VARCHAR'), lit('policy', 'VARCHAR'), `['t${i}']::VARCHAR[]`,
+        lit(q.created_at, 'TIMESTAMP'), lit(day(i + 1, 3), 'TIMESTAMP'), lit(q.status, 'VARCHAR'),
+        q.status === 'resolved' ? lit(i % 8 === 2 ? 1 : 0, 'DOUBLE') : 'NULL::DOUBLE',
+        lit(q.resolved_at, 'TIMESTAMP'), lit(q.status === 'annulled' ? 'ambiguous' : null, 'VARCHAR'),
+        lit(q.resolved_at ? 'fred' : null, 'VARCHAR'), lit(q.resolved_at ? 'FRED' : null, 'VARCHAR'),
+        lit(q.resolved_at ? 'government' : null, 'VARCHAR'), lit(q.resolved_at ? 'https://fred.test/' : null, 'VARCHAR'),
+        lit(q.resolved_at ? `excerpt ${i}` : null, 'VARCHAR'), lit(q.resolved_at ? day(2, 4) : null, 'TIMESTAMP'),
+        lit(q.resolved_at ? 'official' : null, 'VARCHAR'), lit(q.market_observed_at ? 0.4 + i / 100 : null, 'DOUBLE'),
+        lit(q.market_observed_at, 'TIMESTAMP'), lit('en', 'VARCHAR'),
+      ].join(', ')})`,
+    );
+    await c.run(`CREATE TABLE questions AS SELECT * FROM (VALUES ${qRows.join(',\n')}) AS t(
+      question_id, venue, venue_market_id, title, description, resolution_criteria, url, category, domain, tags,
+      created_at, close_time, status, outcome, resolved_at, annulled_reason, source_slug, source_name, source_kind,
+      source_url, evidence_excerpt, retrieved_at, resolution_method, latest_market_probability,
+      latest_market_observed_at, lang)`);
+
+    // consensus: even questions have augmented and blind, odd ones informed only; two runs each
+    // (r2 newer: the headline); q:11 has none.
+    const cRows: string[] = [];
+    for (let i = 0; i < N_QUESTIONS - 1; i++) {
+      const modes = i % 2 === 0 ? ['augmented', 'blind'] : ['informed'];
+      for (const mode of modes) {
+        for (const run of ['r1', 'r2']) {
+          const base = mode === 'augmented' ? 0.7 : mode === 'informed' ? 0.5 : 0.3;
+          const mean = base + (run === 'r2' ? 0.01 : 0) + i / 1000;
+          cRows.push(`(${[
+            lit(`q:${i}`, 'VARCHAR'), lit(mode, 'VARCHAR'), lit(run, 'VARCHAR'),
+            lit(run === 'r2' ? day(15, 2) : day(1, 2), 'TIMESTAMP'), lit(4, 'INTEGER'), lit(mean, 'DOUBLE'),
+            lit(mean, 'DOUBLE'), lit(mean, 'DOUBLE'), lit(0.05, 'DOUBLE'), lit(0.1, 'DOUBLE'), lit(0.2, 'DOUBLE'),
+            lit('simulated', 'VARCHAR'),
+          ].join(', ')})`);
+        }
+      }
+    }
+    await c.run(`CREATE TABLE consensus AS SELECT * FROM (VALUES ${cRows.join(',\n')}) AS t(
+      question_id, mode, run_id, created_at, n_models, mean, median, logit_mean, sd, range, sd_logit, providers)`);
+
+    // scored_forecasts: 2 models × the resolved questions (2, 6, 10).
+    await c.run(`CREATE TABLE scored_forecasts AS
+      SELECT q.question_id, m.model, 'augmented' AS mode, 'r2' AS run_id, TIMESTAMP '2025-02-15' AS created_at,
+             0.6::DOUBLE AS probability, 'simulated' AS provider, q.outcome, q.resolved_at,
+             (0.6 - q.outcome) ^ 2 AS brier, 0.5::DOUBLE AS log_loss, 'correct' AS direction, 'low' AS tier,
+             date_diff('day', TIMESTAMP '2025-02-15', q.resolved_at)::DOUBLE AS horizon_days, '31-90' AS horizon_bucket,
+             q.category, q.domain, 0.5::DOUBLE AS market_probability, TIMESTAMP '2025-02-01' AS market_observed_at,
+             (0.5 - q.outcome) ^ 2 AS market_brier, 0.69::DOUBLE AS market_log_loss
+      FROM questions AS q CROSS JOIN (VALUES ('model-a'), ('model-b')) AS m(model)
+      WHERE q.status = 'resolved'
+      ORDER BY q.question_id, m.model`);
+
+    for (const t of ['questions', 'consensus', 'scored_forecasts']) {
+      await c.run(`COPY ${t} TO '${path.join(dir, `${t}.parquet`)}' (FORMAT parquet)`);
+    }
+
+    // Raw forecasts, Hive-partitioned as the pipeline writes them.
+    const rawDir = path.join(dataDir, 'raw', 'forecasts', 'run_date=2025-02-15', 'run_id=r2');
+    await mkdir(rawDir, { recursive: true });
+    await c.run(`COPY (
+      SELECT 'r2' AS run_id, 'q:' || (i % 12) AS question_id, 'model-' || (i % 2) AS model,
+             ['blind','informed','augmented'][i % 3 + 1] AS mode,
+             CASE WHEN i = 7 THEN TIMESTAMP '2025-05-01' ELSE TIMESTAMP '2025-02-15' + to_minutes(i) END AS created_at,
+             0.5 + i / 100 AS probability,
+             'Because "reasons", ' || chr(10) || 'step ' || i AS reasoning, 'en' AS lang,
+             ['factor ' || i] AS key_factors, ['ev-' || i] AS evidence_ids, 'simulated' AS provider, 'h' || i AS prompt_hash
+      FROM range(10) r(i)
+      UNION ALL
+      SELECT 'r2', 'q:unknown', 'model-0', 'blind', TIMESTAMP '2025-02-15', 0.5, 'orphan', 'en', [], [], 'simulated', 'hx'
+    ) TO '${path.join(rawDir, 'part-0.parquet')}' (FORMAT parquet)`);
+  } finally {
+    c.closeSync();
+    inst.closeSync();
+  }
+  const manifestFile = path.join(dir, 'manifest.json');
+  const manifest = JSON.parse(await readFile(manifestFile, 'utf8'));
+  manifest.tables.push('questions', 'consensus', 'scored_forecasts');
+  await writeFile(manifestFile, JSON.stringify(manifest));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A test server: export routes only, auth from X-Test-Plan.
+
+interface TestServer {
+  url: string;
+  service: ExportService;
+  tempDir: string;
+  close(): Promise<void>;
+}
+
+async function startExportServer(dataDir: string, deps: Partial<ExportDeps> = {}): Promise<TestServer> {
+  const logger = silentLogger();
+  const snapshots = await SnapshotReader.open({ dataDir, logger, pollMs: 0 });
+  const tempDir = deps.tempDir ?? (await mkdtemp(path.join(tmpdir(), 'quorum-export-test-')));
+  const app = express();
+  app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    const plan = req.header('x-test-plan');
+    if (plan) res.locals.auth = { plan, keyId: `key-${plan}`, scopes: [] };
+    next();
+  });
+  const service = registerExportRoutes(app, snapshots, { logger, ...deps, tempDir });
+  app.use((req) => {
+    throw Object.assign(new Error('not found'), { status: 404 });
+  });
+  const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    const problem = toApiError(err);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
+    res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.toProblem(req.originalUrl.split('?')[0])));
+  };
+  app.use(onError);
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await service.swept;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    service,
+    tempDir,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.close();
+      await snapshots.close();
+      if (!deps.tempDir) await rm(tempDir, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoders
+
+/** RFC 4180 CSV → array of records keyed by the header. */
+function parseCsv(text: string): Record<string, string>[] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') { field += '"'; i += 2; continue; }
+      if (ch === '"') { quoted = false; i++; continue; }
+      field += ch; i++; continue;
+    }
+    if (ch === '"') { quoted = true; i++; continue; }
+    if (ch === ',') { row.push(field); field = ''; i++; continue; }
+    if (ch === '\n' || ch === '\r') {
+      row.push(field); field = ''; rows.push(row); row = [];
+      i += ch === '\r' && text[i + 1] === '\n' ? 2 : 1;
+      continue;
+    }
+    field += ch; i++;
+  }
+  if (field !== '' || row.length > 0) { row.push(field); rows.push(row); }
+  const [header, ...body] = rows;
+  return body.map((r) => Object.fromEntries(header!.map((h, k) => [h, r[k] ?? ''])));
+}
+
+async function readParquet(bytes: Uint8Array): Promise<Record<string, unknown>[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'quorum-pq-'));
+  const file = path.join(dir, 'x.parquet');
+  await writeFile(file, bytes);
+  const inst = await DuckDBInstance.create(':memory:');
+  const c = await inst.connect();
+  try {
+    const reader = await c.runAndReadAll(`SELECT * FROM read_parquet('${file}')`);
+    return reader.getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    c.closeSync();
+    inst.closeSync();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+let srv: TestServer;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  const tmp = await tempDataDir();
+  cleanup = tmp.cleanup;
+  await writeSnapshot(tmp.dir, SNAP, fixtureData(1), { asOf: AS_OF });
+  await writeExtraTables(tmp.dir, SNAP);
+  await publish(tmp.dir, SNAP);
+  srv = await startExportServer(tmp.dir, { proRowCap: 5 });
+});
+
+afterAll(async () => {
+  await srv?.close();
+  await cleanup?.();
+});
+
+async function get(p: string, plan: string | null = 'api', init: RequestInit = {}): Promise<{ res: Response; text: string; bytes: Uint8Array; body: any }> {
+  const headers = new Headers(init.headers);
+  if (plan) headers.set('X-Test-Plan', plan);
+  const res = await fetch(srv.url + p, { ...init, headers });
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const text = new TextDecoder().decode(bytes);
+  let body: any = null;
+  if ((res.headers.get('content-type') ?? '').includes('json')) {
+    try { body = JSON.parse(text); } catch { body = null; }
+  }
+  return { res, text, bytes, body };
+}
+
+function expectProblem(r: { res: Response; body: any; text: string }, status: number, code: string): void {
+  expect(r.res.status, r.text).toBe(status);
+  expect(r.res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(r.body).toMatchObject({ status, code, type: `urn:quorum:problem:${code}` });
+  expect(r.text).not.toMatch(/\bat .*\.(ts|js):\d+/);
+}
+
+async function noExportFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((n) => n.includes('quorum-export-'));
+}
+
+const sortedIds = Array.from({ length: N_QUESTIONS }, (_, i) => `q:${i}`).sort();
+
+describe('predictions export: formats', () => {
+  it('CSV by default, with the headers and every question in question_id order', async () => {
+    const r = await get('/api/export/predictions/');
+    expect(r.res.status, r.text).toBe(200);
+    expect(r.res.headers.get('content-type')).toMatch(/^text\/csv; charset=utf-8/);
+    expect(r.res.headers.get('content-disposition')).toBe(`attachment; filename="quorum-predictions-${SNAP}.csv"`);
+    expect(r.res.headers.get('content-length')).toBe(String(r.bytes.length));
+    expect(r.res.headers.get('x-snapshot')).toBe(SNAP);
+    expect(r.res.headers.get('x-export-rows')).toBe(String(N_QUESTIONS));
+    expect(r.res.headers.get('x-export-row-cap')).toBeNull();
+    const rows = parseCsv(r.text);
+    expect(rows.map((x) => x.question_id)).toEqual(sortedIds);
+    for (const row of rows) {
+      const i = Number(row.question_id!.slice(2));
+      const h = expectedHeadline(i);
+      expect(row.status).toBe(STATUS[i % 4]);
+      expect(row.category).toBe(CATS[i % 3]);
+      if (h) {
+        expect(row.mode).toBe(h.mode);
+        expect(Number(row.consensus)).toBeCloseTo(h.mean, 12);
+        expect(row.consensus_run_id).toBe('r2');
+      } else {
+        expect(row.mode).toBe('');
+        expect(row.consensus).toBe('');
+      }
+    }
+    expect(rows.find((x) => x.question_id === 'q:5')!.title).toBe(TRICKY_TITLE);
+  });
+
+  it('json (one array), jsonl and parquet hold the same rows as csv', async () => {
+    const csv = parseCsv((await get('/api/export/predictions?output=csv')).text);
+    const json = await get('/api/export/predictions?output=json');
+    expect(json.res.status).toBe(200);
+    expect(json.res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(json.res.headers.get('content-disposition')).toContain(`quorum-predictions-${SNAP}.json"`);
+    const arr = JSON.parse(json.text) as any[];
+    expect(Array.isArray(arr)).toBe(true);
+
+    const jsonl = await get('/api/export/predictions?output=JSONL');
+    expect(jsonl.res.status).toBe(200);
+    expect(jsonl.res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    expect(jsonl.res.headers.get('content-disposition')).toContain('.jsonl"');
+    const lines = jsonl.text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+
+    const pq = await get('/api/export/predictions?output=parquet');
+    expect(pq.res.status).toBe(200);
+    expect(pq.res.headers.get('content-type')).toBe('application/vnd.apache.parquet');
+    expect(Buffer.from(pq.bytes.subarray(0, 4)).toString()).toBe('PAR1');
+    const parquetRows = await readParquet(pq.bytes);
+
+    for (const rows of [arr, lines, parquetRows]) {
+      expect(rows.map((x) => x.question_id)).toEqual(csv.map((x) => x.question_id));
+      rows.forEach((row, k) => {
+        expect(row.title).toBe(csv[k]!.title);
+        expect(row.status).toBe(csv[k]!.status);
+        if (csv[k]!.consensus === '') expect(row.consensus).toBeNull();
+        else expect(Number(row.consensus)).toBeCloseTo(Number(csv[k]!.consensus), 12);
+      });
+    }
+  });
+
+  it('an empty result is a valid file of every format', async () => {
+    const q = '/api/export/predictions?since=2030-01-01';
+    expect(parseCsv((await get(q)).text)).toEqual([]);
+    expect(JSON.parse((await get(`${q}&output=json`)).text)).toEqual([]);
+    expect((await get(`${q}&output=jsonl`)).text.trim()).toBe('');
+    expect(await readParquet((await get(`${q}&output=parquet`)).bytes)).toEqual([]);
+  });
+
+  it('HEAD answers the headers without a body', async () => {
+    const res = await fetch(`${srv.url}/api/export/predictions`, { method: 'HEAD', headers: { 'X-Test-Plan': 'api' } });
+    expect(res.status).toBe(200);
+    expect(Number(res.headers.get('content-length'))).toBeGreaterThan(0);
+    expect(await res.text()).toBe('');
+  });
+});
+
+describe('predictions export: filters and limit', () => {
+  const ids = async (q: string) => parseCsv((await get(`/api/export/predictions?${q}`)).text).map((r) => r.question_id);
+  const expected = (pred: (i: number) => boolean) => sortedIds.filter((id) => pred(Number(id.slice(2))));
+
+  it('status', async () => {
+    expect(await ids('status=resolved')).toEqual(expected((i) => i % 4 === 2));
+    expect(await ids('status=annulled')).toEqual(expected((i) => i % 4 === 3));
+    expect(await ids('status=active')).toEqual(expected((i) => i % 4 < 2)); // active and closed
+    expect(await ids('status=ALL')).toEqual(sortedIds);
+  });
+
+  it('category (case-insensitive) and combined filters', async () => {
+    expect(await ids('category=crypto')).toEqual(expected((i) => i % 3 === 1));
+    expect(await ids('category=Politics&status=resolved')).toEqual(expected((i) => i % 3 === 0 && i % 4 === 2));
+    expect(await ids('category=sports')).toEqual([]);
+  });
+
+  it('since: updated at or after (latest of created, consensus, market observation, resolution)', async () => {
+    // Every question but q:11 has a consensus at 2025-02-15; q:11 is annulled in March.
+    expect(await ids('since=2025-02-15')).toEqual(sortedIds);
+    expect(await ids('since=2025-02-16&status=active')).toEqual([]);
+    expect(await ids('since=2025-02-15T00:00:01Z')).toEqual(expected((i) => i % 4 >= 2)); // resolved or annulled in March
+    expect(await ids('since=2025-03-10T00:00:00%2B00:00')).toEqual(expected((i) => i % 4 >= 2 && i + 1 >= 10));
+    // an offset moves the instant: 2025-03-10T02:00+02:00 is 2025-03-10T00:00Z
+    expect(await ids('since=2025-03-10T02:00:00%2B02:00')).toEqual(await ids('since=2025-03-10'));
+  });
+
+  it('limit takes the first rows of the ordered export', async () => {
+    expect(await ids('limit=3')).toEqual(sortedIds.slice(0, 3));
+    expect(await ids('limit=3&status=resolved')).toEqual(expected((i) => i % 4 === 2).slice(0, 3));
+    expect(await ids('limit=1000')).toEqual(sortedIds);
+  });
+});
+
+describe('the other tables', () => {
+  it('resolved: resolved_predictions in published order, with since/category/limit', async () => {
+    const all = parseCsv((await get('/api/export/resolved')).text);
+    expect(all.length).toBe(resolvedRows(1).length);
+    const r = await get('/api/export/resolved?category=crypto&limit=4&output=jsonl');
+    expect(r.res.headers.get('content-disposition')).toContain(`quorum-resolved-${SNAP}.jsonl"`);
+    const rows = r.text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.length).toBe(4);
+    expect(rows.every((x) => x.category === 'crypto')).toBe(true);
+    expect(rows.map((x) => x.question_id)).toEqual(all.filter((x) => x.category === 'crypto').slice(0, 4).map((x) => x.question_id));
+    const since = parseCsv((await get('/api/export/resolved?since=2025-03-05')).text);
+    expect(since.length).toBe(resolvedRows(1).filter((x) => x.resolved_at !== null && String(x.resolved_at) >= '2025-03-05').length);
+    expect(since.length).toBeGreaterThan(0);
+  });
+
+  it('scores: scored_forecasts', async () => {
+    const r = await get('/api/export/scores?output=json');
+    expect(r.res.status).toBe(200);
+    const rows = JSON.parse(r.text) as any[];
+    expect(rows.length).toBe(6);
+    expect(rows.map((x) => `${x.question_id}/${x.model}`)).toEqual(
+      ['q:10', 'q:2', 'q:6'].flatMap((q) => [`${q}/model-a`, `${q}/model-b`]),
+    );
+    expect(rows[0]).toHaveProperty('brier');
+    expect(rows[0]).toHaveProperty('market_brier');
+    expect(parseCsv((await get('/api/export/scores?category=finance')).text).every((x) => x.category === 'finance')).toBe(true);
+  });
+
+  it('forecasts: enterprise only, raw output with reasoning, as the snapshot saw them', async () => {
+    const r = await get('/api/export/forecasts?output=jsonl', 'enterprise');
+    expect(r.res.status, r.text).toBe(200);
+    const rows = r.text.trim().split('\n').map((l) => JSON.parse(l));
+    // 10 raw rows: one created after as_of (i = 7) and one of an unknown question are left out.
+    expect(rows.length).toBe(9);
+    expect(rows.some((x) => x.question_id === 'q:7' && x.created_at >= '2025-05')).toBe(false);
+    expect(rows.every((x) => typeof x.reasoning === 'string' && x.reasoning.includes('\n'))).toBe(true);
+    expect(rows[0]).toMatchObject({ run_id: 'r2', provider: 'simulated' });
+    expect(Array.isArray(rows[0].key_factors)).toBe(true);
+    const created = rows.map((x) => x.created_at as string);
+    expect([...created].sort()).toEqual(created);
+    const csv = parseCsv((await get('/api/export/forecasts?category=crypto', 'enterprise')).text);
+    expect(csv.length).toBeGreaterThan(0);
+    expect(csv.every((x) => x.category === 'crypto')).toBe(true);
+    const since = parseCsv((await get('/api/export/forecasts?since=2025-02-15T00:05:00Z', 'enterprise')).text);
+    expect(since.map((x) => x.prompt_hash).sort()).toEqual(['h5', 'h6', 'h8', 'h9']);
+
+    for (const plan of ['api', 'pro']) {
+      const denied = await get('/api/export/forecasts', plan);
+      expectProblem(denied, 403, 'plan_required');
+      expect(denied.body.plan).toBe('enterprise');
+    }
+  });
+});
+
+describe('plans', () => {
+  it('anonymous (no auth, or an unknown plan value) → 401', async () => {
+    for (const plan of [null, 'anonymous', 'root']) {
+      const r = await get('/api/export/predictions', plan);
+      expectProblem(r, 401, 'unauthorized');
+      expect(r.res.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+
+  it('pro: CSV only, capped, with X-Export-Row-Cap and X-Export-Truncated', async () => {
+    const capped = await get('/api/export/predictions', 'pro');
+    expect(capped.res.status).toBe(200);
+    expect(capped.res.headers.get('x-export-row-cap')).toBe('5');
+    expect(capped.res.headers.get('x-export-truncated')).toBe('true');
+    expect(capped.res.headers.get('x-export-rows')).toBe('5');
+    expect(parseCsv(capped.text).map((x) => x.question_id)).toEqual(sortedIds.slice(0, 5));
+
+    const bigLimit = await get('/api/export/predictions?limit=50', 'pro');
+    expect(bigLimit.res.headers.get('x-export-truncated')).toBe('true');
+    expect(parseCsv(bigLimit.text).length).toBe(5);
+
+    const small = await get('/api/export/predictions?limit=3', 'pro');
+    expect(small.res.headers.get('x-export-row-cap')).toBe('5');
+    expect(small.res.headers.get('x-export-truncated')).toBeNull();
+    expect(parseCsv(small.text).length).toBe(3);
+
+    // Fewer matching rows than the cap: not truncated.
+    const few = await get('/api/export/predictions?status=resolved', 'pro');
+    expect(few.res.headers.get('x-export-truncated')).toBeNull();
+    expect(parseCsv(few.text).length).toBe(3);
+
+    // Exactly cap + 1 rows would be truncated; exactly cap rows would not.
+    const resolvedAll = parseCsv((await get('/api/export/resolved?category=crypto')).text).length;
+    const r = await get('/api/export/resolved?category=crypto', 'pro');
+    expect(r.res.headers.get('x-export-truncated')).toBe(resolvedAll > 5 ? 'true' : null);
+
+    for (const output of ['json', 'jsonl', 'parquet']) {
+      const denied = await get(`/api/export/predictions?output=${output}`, 'pro');
+      expectProblem(denied, 403, 'plan_required');
+      expect(denied.body.plan).toBe('api');
+      expect(denied.body.detail).toContain('api');
+    }
+  });
+
+  it('api and enterprise: every format, no cap', async () => {
+    for (const plan of ['api', 'enterprise']) {
+      const r = await get('/api/export/predictions', plan);
+      expect(r.res.headers.get('x-export-row-cap')).toBeNull();
+      expect(parseCsv(r.text).length).toBe(N_QUESTIONS);
+    }
+  });
+});
+
+describe('bad input', () => {
+  const INJECTIONS = [
+    "'; DROP TABLE questions; --",
+    "crypto' OR '1'='1",
+    '1 OR 1=1',
+    '1; SELECT 1',
+    '../../etc/passwd',
+    '..%2F..%2Fetc%2Fpasswd',
+    "csv') TO '/tmp/pwn.csv' (FORMAT csv); --",
+    '%00',
+    '-1',
+    '0',
+    '1e3',
+    ' 5',
+    'x'.repeat(300),
+  ];
+
+  it('unknown table → 404 listing the exportable tables (injection and traversal strings too)', async () => {
+    for (const table of ['nope', 'questions', 'raw_forecasts', "predictions';DROP TABLE x;--", '..', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', 'predictions%00']) {
+      const r = await get(`/api/export/${table}/`);
+      expectProblem(r, 404, 'not_found');
+      if (r.body.allowed) expect(r.body.allowed).toEqual(['predictions', 'resolved', 'scores', 'forecasts']);
+    }
+    const r = await get('/api/export/nope');
+    expect(r.body.allowed).toEqual(['predictions', 'resolved', 'scores', 'forecasts']);
+    expect(r.body.detail).toContain('predictions, resolved, scores, forecasts');
+  });
+
+  it('every parameter rejects injection and traversal strings with 400 naming it', async () => {
+    for (const param of ['output', 'category', 'since', 'status', 'limit']) {
+      for (const value of INJECTIONS) {
+        const r = await get(`/api/export/predictions?${param}=${encodeURIComponent(value)}`);
+        expectProblem(r, 400, 'invalid_parameter');
+        expect(r.body.parameter, `${param}=${value}`).toBe(param);
+      }
+    }
+    // The tables are intact afterwards.
+    expect(parseCsv((await get('/api/export/predictions')).text).length).toBe(N_QUESTIONS);
+    await srv.service.drain();
+    expect(await noExportFiles(srv.tempDir)).toEqual([]);
+  });
+
+  it('malformed values → 400 naming the parameter', async () => {
+    const cases: Array<[string, string]> = [
+      ['output=xml', 'output'],
+      ['output=csv&output=json', 'output'],
+      ['limit=abc', 'limit'],
+      ['limit=2000000000', 'limit'],
+      ['limit=1.5', 'limit'],
+      ['status=open', 'status'],
+      ['category=weather', 'category'],
+      ['since=yesterday', 'since'],
+      ['since=2025-02-30', 'since'],
+      ['since=2025-13-01', 'since'],
+      ['since=2025-01-01T25:00:00Z', 'since'],
+      ['since=1735689600', 'since'],
+    ];
+    for (const [q, param] of cases) {
+      const r = await get(`/api/export/predictions?${q}`);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.parameter, q).toBe(param);
+    }
+    // status applies to predictions only
+    const r = await get('/api/export/resolved?status=active');
+    expectProblem(r, 400, 'invalid_parameter');
+    expect(r.body.parameter).toBe('status');
+    expect((await get('/api/export/resolved?status=all')).res.status).toBe(200);
+  });
+
+  it('parseSince keeps microseconds and normalises offsets to UTC', () => {
+    expect(parseSince('2025-03-01')).toBe('2025-03-01 00:00:00.000000');
+    expect(parseSince('2025-03-01T12:30:00.000123Z')).toBe('2025-03-01 12:30:00.000123');
+    expect(parseSince('2025-03-01T01:00:00-02:30')).toBe('2025-03-01 03:30:00.000000');
+    expect(parseSince('2025-03-01T12:00')).toBe('2025-03-01 12:00:00.000000');
+    expect(parseSince('2024-02-29')).not.toBeNull();
+    expect(parseSince('2025-02-29')).toBeNull();
+    expect(parseSince("2025-03-01' OR 1=1")).toBeNull();
+  });
+});
+
+describe('operations', () => {
+  it('no temp file is left after exports; in-flight is back to 0', async () => {
+    await get('/api/export/predictions?output=parquet');
+    // The body is complete before the server's finally ran: drain() waits for it.
+    await srv.service.drain();
+    expect(srv.service.inFlightExports()).toBe(0);
+    expect(await noExportFiles(srv.tempDir)).toEqual([]);
+  });
+
+  it('a snapshot lacking the table → 503 not_ready', async () => {
+    const tmp = await tempDataDir();
+    try {
+      await writeSnapshot(tmp.dir, 'r20250402T000000Z-nt01', fixtureData(1));
+      await publish(tmp.dir, 'r20250402T000000Z-nt01');
+      const s = await startExportServer(tmp.dir);
+      try {
+        const res = await fetch(`${s.url}/api/export/scores`, { headers: { 'X-Test-Plan': 'api' } });
+        expect(res.status).toBe(503);
+        expect((await res.json()).code).toBe('not_ready');
+        const ok = await fetch(`${s.url}/api/export/resolved`, { headers: { 'X-Test-Plan': 'api' } });
+        expect(ok.status).toBe(200);
+        await ok.arrayBuffer();
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await tmp.cleanup();
+    }
+  });
+});

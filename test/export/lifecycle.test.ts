@@ -1,0 +1,308 @@
+/**
+ * Export lifecycle over real HTTP with a large real-Parquet snapshot: client disconnects during
+ * COPY and during streaming, the concurrency cap, a COPY that fails midway, in-flight tracking and
+ * the stale temp-file sweep. Auth comes from an `X-Test-Plan` header (see export.test.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import express, { type ErrorRequestHandler } from 'express';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_CONTENT_TYPE, toApiError } from '../../api/errors/problem.ts';
+import { silentLogger } from '../../api/logging/logger.ts';
+import { SnapshotReader } from '../../api/snapshot/reader.ts';
+import { inFlightExports, registerExportRoutes, type ExportDeps, type ExportService } from '../../api/export/routes.ts';
+import { sweepStaleExports } from '../../api/export/temp-files.ts';
+import { fixtureData, publish, tempDataDir, writeSnapshot } from '../api/fixtures.ts';
+
+const SNAP = 'r20250402T000000Z-big1';
+const BIG_ROWS = 400_000;
+
+/** Replaces resolved_predictions.parquet with BIG_ROWS generated rows (same columns). */
+async function writeBigResolved(dataDir: string, id: string, rowGroupSize = 100_000): Promise<string> {
+  const file = path.join(dataDir, 'snapshots', id, 'resolved_predictions.parquet');
+  const inst = await DuckDBInstance.create(':memory:');
+  const c = await inst.connect();
+  try {
+    await c.run(`COPY (
+      SELECT 'q:' || i AS question_id, ['polymarket','kalshi','manifold'][i % 3 + 1] AS venue, 'm-' || i AS venue_market_id,
+             'Will event number ' || i || ' happen before the deadline?' AS title,
+             ['politics','crypto','finance'][i % 3 + 1] AS category, 'policy' AS domain, 'augmented' AS mode,
+             (i % 97) / 97.0 AS consensus, (i % 89) / 89.0 AS consensus_median, (i % 83) / 83.0 AS consensus_logit_mean,
+             4::BIGINT AS n_models, 0.05::DOUBLE AS disagreement_sd, 0.1::DOUBLE AS disagreement_range,
+             (i % 79) / 79.0 AS market_probability, (i % 2)::DOUBLE AS outcome, (i % 71) / 71.0 AS ai_error,
+             (i % 67) / 67.0 AS market_error, TIMESTAMP '2025-01-01' + to_seconds(i) AS forecast_at,
+             TIMESTAMP '2025-03-01' + to_seconds(i) AS resolved_at, '31-90' AS horizon_bucket, 'fred' AS source_slug,
+             'FRED' AS source_name, 'https://fred.stlouisfed.org/series/X' || (i % 100) AS source_url,
+             'The official release showed value ' || (i % 1000) AS evidence_excerpt,
+             TIMESTAMP '2025-04-01' AS retrieved_at, 'openai,simulated' AS providers
+      FROM range(${BIG_ROWS}) r(i)
+    ) TO '${file}' (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize})`);
+  } finally {
+    c.closeSync();
+    inst.closeSync();
+  }
+  return file;
+}
+
+interface TestServer {
+  url: string;
+  port: number;
+  service: ExportService;
+  tempDir: string;
+  close(): Promise<void>;
+}
+
+async function startExportServer(dataDir: string, deps: Partial<ExportDeps> = {}): Promise<TestServer> {
+  const logger = silentLogger();
+  const snapshots = await SnapshotReader.open({ dataDir, logger, pollMs: 0 });
+  const tempDir = deps.tempDir ?? (await mkdtemp(path.join(tmpdir(), 'quorum-export-test-')));
+  const app = express();
+  app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    const plan = req.header('x-test-plan');
+    if (plan) res.locals.auth = { plan, keyId: `key-${plan}`, scopes: [] };
+    next();
+  });
+  const service = registerExportRoutes(app, snapshots, { logger, ...deps, tempDir });
+  const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    const problem = toApiError(err);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
+    res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.toProblem(req.originalUrl.split('?')[0])));
+  };
+  app.use(onError);
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await service.swept;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    service,
+    tempDir,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.close();
+      await snapshots.close();
+      if (!deps.tempDir) await rm(tempDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function exportFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((n) => n.includes('quorum-export-'));
+}
+
+/** Starts a raw GET (node:http, so the test controls reading and aborting). */
+function rawGet(port: number, p: string, plan = 'api'): { req: http.ClientRequest; response: Promise<http.IncomingMessage> } {
+  let req!: http.ClientRequest;
+  const response = new Promise<http.IncomingMessage>((resolve, reject) => {
+    req = http.get({ host: '127.0.0.1', port, path: p, headers: { 'X-Test-Plan': plan }, agent: false }, resolve);
+    req.on('error', reject);
+  });
+  response.catch(() => undefined);
+  return { req, response };
+}
+
+async function fetchText(url: string, plan = 'api'): Promise<{ res: Response; text: string }> {
+  const res = await fetch(url, { headers: { 'X-Test-Plan': plan } });
+  return { res, text: await res.text() };
+}
+
+let srv: TestServer;
+let cleanup: () => Promise<void>;
+let dataDir: string;
+
+beforeAll(async () => {
+  const tmp = await tempDataDir();
+  cleanup = tmp.cleanup;
+  dataDir = tmp.dir;
+  await writeSnapshot(dataDir, SNAP, fixtureData(1));
+  await writeBigResolved(dataDir, SNAP);
+  await publish(dataDir, SNAP);
+  srv = await startExportServer(dataDir);
+});
+
+afterAll(async () => {
+  await srv?.close();
+  await cleanup?.();
+});
+
+describe('large exports', () => {
+  it('streams a large export completely (Content-Length matches, every row present)', async () => {
+    const { res, text } = await fetchText(`${srv.url}/api/export/resolved`);
+    expect(res.status).toBe(200);
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    expect(text.split('\n').filter((l) => l !== '').length).toBe(BIG_ROWS + 1);
+    await srv.service.drain();
+    expect(await exportFiles(srv.tempDir)).toEqual([]);
+  });
+
+  it('a client aborting after the first chunk: read stream destroyed, file deleted, server keeps serving', async () => {
+    const before = srv.service.stats.cancelledDuringStream;
+    const { req, response } = rawGet(srv.port, '/api/export/resolved');
+    const res = await response;
+    expect(res.statusCode).toBe(200);
+    const total = Number(res.headers['content-length']);
+    let received = 0;
+    await new Promise<void>((resolve) => {
+      res.once('data', (chunk: Buffer) => {
+        received += chunk.length;
+        req.destroy();
+        resolve();
+      });
+    });
+    expect(received).toBeLessThan(total);
+    await srv.service.drain();
+    expect(srv.service.stats.cancelledDuringStream).toBe(before + 1);
+    expect(srv.service.inFlightExports()).toBe(0);
+    expect(await exportFiles(srv.tempDir)).toEqual([]);
+
+    const again = await fetchText(`${srv.url}/api/export/resolved?limit=10`);
+    expect(again.res.status).toBe(200);
+    expect(again.text.trim().split('\n').length).toBe(11);
+  });
+
+  it('a client aborting during COPY: the DuckDB connection is interrupted, no file is left', async () => {
+    const before = srv.service.stats.cancelledDuringCopy;
+    const { req } = rawGet(srv.port, '/api/export/resolved?output=json');
+    // Wait until the export is running (slot taken), then disconnect well before COPY can finish.
+    const t0 = Date.now();
+    while (srv.service.inFlightExports() === 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 100));
+    req.destroy();
+    const t1 = Date.now();
+    await srv.service.drain();
+    expect(srv.service.stats.cancelledDuringCopy).toBe(before + 1);
+    expect(Date.now() - t1).toBeLessThan(3000);
+    expect(await exportFiles(srv.tempDir)).toEqual([]);
+
+    const again = await fetchText(`${srv.url}/api/export/resolved?limit=5&output=jsonl`);
+    expect(again.res.status).toBe(200);
+    expect(again.text.trim().split('\n').length).toBe(5);
+  });
+
+  it('concurrency cap: a third export while two are in flight → 429 with Retry-After', async () => {
+    await srv.service.drain(); // the previous test's last export may still be deleting its file
+    const a = rawGet(srv.port, '/api/export/resolved');
+    const b = rawGet(srv.port, '/api/export/resolved');
+    // Both produce and start streaming; nobody reads, so backpressure keeps them in flight.
+    const [ra, rb] = await Promise.all([a.response, b.response]);
+    expect(ra.statusCode).toBe(200);
+    expect(rb.statusCode).toBe(200);
+    expect(srv.service.inFlightExports()).toBe(2);
+    expect(inFlightExports()).toBeGreaterThanOrEqual(2);
+
+    const third = await fetch(`${srv.url}/api/export/predictions`, { headers: { 'X-Test-Plan': 'api' } });
+    expect(third.status).toBe(429);
+    expect(third.headers.get('retry-after')).toBe('5');
+    expect(third.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await third.json()).code).toBe('rate_limited');
+
+    let drained = false;
+    const draining = srv.service.drain().then(() => {
+      drained = true;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(drained).toBe(false); // shutdown can wait for in-flight exports
+    a.req.destroy();
+    b.req.destroy();
+    await draining;
+    expect(srv.service.inFlightExports()).toBe(0);
+    expect(await exportFiles(srv.tempDir)).toEqual([]);
+    const after = await fetchText(`${srv.url}/api/export/resolved?limit=1`);
+    expect(after.res.status).toBe(200);
+  });
+});
+
+describe('failures', () => {
+  it('a COPY failing midway (corrupt Parquet row group) → 500 problem, no partial body, no file', async () => {
+    const tmp = await tempDataDir();
+    const id = 'r20250402T000000Z-bad1';
+    try {
+      await writeSnapshot(tmp.dir, id, fixtureData(1));
+      const file = await writeBigResolved(tmp.dir, id, 20_000);
+      await publish(tmp.dir, id);
+      const s = await startExportServer(tmp.dir);
+      try {
+        // Footer intact (the snapshot loads), data pages in the middle overwritten.
+        const size = (await stat(file)).size;
+        const fh = await open(file, 'r+');
+        const junk = Buffer.alloc(256 * 1024, 0xa7);
+        await fh.write(junk, 0, junk.length, Math.floor(size / 2));
+        await fh.close();
+
+        for (const output of ['csv', 'json', 'parquet']) {
+          const { res, text } = await fetchText(`${s.url}/api/export/resolved?output=${output}`);
+          expect(res.status, text.slice(0, 200)).toBe(500);
+          expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+          expect(res.headers.get('content-disposition')).toBeNull();
+          const body = JSON.parse(text);
+          expect(body).toMatchObject({ status: 500, code: 'internal' });
+          expect(text).not.toContain('q:');
+          expect(text).not.toMatch(/\bat .*\.(ts|js):\d+/);
+        }
+        await s.service.drain();
+        expect(s.service.stats.failed).toBe(3);
+        expect(await exportFiles(s.tempDir)).toEqual([]);
+        // The server still serves the tables that are intact.
+        const ok = await fetchText(`${s.url}/api/export/resolved?limit=3`);
+        expect(ok.res.status).toBe(200);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await tmp.cleanup();
+    }
+  });
+
+  it('an unwritable temp dir → 500 problem', async () => {
+    const base = await mkdtemp(path.join(tmpdir(), 'quorum-export-test-'));
+    const notADir = path.join(base, 'file');
+    await writeFile(notADir, 'x');
+    const s = await startExportServer(dataDir, { tempDir: notADir });
+    try {
+      const { res, text } = await fetchText(`${s.url}/api/export/resolved?limit=3`);
+      expect(res.status).toBe(500);
+      expect(JSON.parse(text).code).toBe('internal');
+    } finally {
+      await s.close();
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('stale temp files', () => {
+  it('the startup sweep removes quorum-export-* files older than an hour, nothing else', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-export-sweep-'));
+    try {
+      const old = path.join(dir, `quorum-export-${randomUUID()}.csv`);
+      const oldTmp = path.join(dir, `tmp_quorum-export-${randomUUID()}.parquet`);
+      const fresh = path.join(dir, `quorum-export-${randomUUID()}.json`);
+      const unrelated = path.join(dir, 'other.csv');
+      for (const f of [old, oldTmp, fresh, unrelated]) await writeFile(f, 'x');
+      const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+      for (const f of [old, oldTmp, unrelated]) await utimes(f, twoHoursAgo, twoHoursAgo);
+
+      const s = await startExportServer(dataDir, { tempDir: dir });
+      try {
+        expect(await s.service.swept).toBe(2);
+        expect((await readdir(dir)).sort()).toEqual([path.basename(fresh), 'other.csv'].sort());
+      } finally {
+        await s.close();
+      }
+      expect(await sweepStaleExports(path.join(dir, 'missing'))).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

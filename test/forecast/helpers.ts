@@ -1,0 +1,39 @@
+/** Shared by the forecast-stage tests: a warehouse with the sample imported once, copied per test. */
+import { cpSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { rawGlob } from '../../pipeline/warehouse/layout.ts';
+import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
+
+/** Copies a prepared warehouse into a fresh directory. */
+export function copyWarehouse(from: string, root: string, name: string): string {
+  const to = join(root, name);
+  cpSync(from, to, { recursive: true });
+  return to;
+}
+
+export function scratch(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Rows of `SELECT ... FROM t` where `t` is one raw table of `root` (no parts: []). */
+export async function rawQuery(root: string, table: RawTableName, select: string): Promise<Record<string, any>[]> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  try {
+    const r = await conn.runAndReadAll(
+      `WITH t AS (SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)) ${select}`,
+      [rawGlob(root, table)],
+    );
+    return r.getRowObjectsJS().map((row) =>
+      Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])),
+    );
+  } catch (err) {
+    if (/No files found/i.test((err as Error).message)) return [];
+    throw err;
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
+}

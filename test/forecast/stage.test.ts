@@ -1,0 +1,224 @@
+/**
+ * The forecast stage inside real pipeline runs (in-process runPipeline, real DuckDB warehouse with
+ * the bundled sample, the real simulator over HTTP, the real openai SDK): faults, budget,
+ * re-runs, evidence, languages and a graceful stop.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../../pipeline/config.ts';
+import { createLogger } from '../../pipeline/log.ts';
+import { runPipeline } from '../../pipeline/run.ts';
+import { importForecastBench } from '../../pipeline/bootstrap.ts';
+import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
+import { journalPath } from '../../pipeline/forecast/journal.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+import { REPO } from '../helpers/cli.ts';
+import { copyWarehouse, rawQuery, scratch } from './helpers.ts';
+
+const root = scratch('quorum-stage-');
+const base = join(root, 'base');
+const asOf = new Date('2025-10-16T00:00:00Z');
+const logger = createLogger('silent');
+let sim: Simulator;
+let n = 0;
+
+function setup(env: Record<string, string> = {}) {
+  const dir = copyWarehouse(base, root, `w${++n}`);
+  const config = loadConfig({
+    QUORUM_DATA_DIR: dir,
+    QUORUM_SAMPLE_DIR: join(REPO, 'data', 'sample', 'forecastbench'),
+    QUORUM_SIMULATOR_URL: sim.url,
+    QUORUM_MAX_QUESTIONS: '4',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  return { dir, config };
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, latencyMs: 5 });
+  const config = loadConfig({ QUORUM_DATA_DIR: base, LOG_LEVEL: 'silent' });
+  await importForecastBench(config, join(REPO, 'data', 'sample', 'forecastbench'));
+}, 120_000);
+
+afterAll(async () => {
+  await sim.close();
+  await closeDuckdb();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('forecast stage in a pipeline run', () => {
+  it('every fault kind at once: the run completes, every call is a row, failed calls never a forecast', async () => {
+    const { dir, config } = setup({ QUORUM_CALL_TIMEOUT_MS: '1500' });
+    sim.setFaults([
+      { kind: 'rate_limit', times: 3, retryAfterSeconds: 0.01 },
+      { kind: 'server_error', times: 3 },
+      { kind: 'malformed_json', times: 2 },
+      { kind: 'schema_violation', times: 2 },
+      { kind: 'truncated', times: 2 },
+      { kind: 'truncated_body', times: 2 },
+      { kind: 'hang', times: 1 },
+      { kind: 'stall', times: 1 },
+      { kind: 'malformed_json', fraction: 0.1 },
+    ]);
+    try {
+      const s = await runPipeline({ config, logger, asOf });
+      expect(s.status, s.error ?? '').toBe('completed');
+      expect(s.calls).toBe(4 * 3 * 4);
+      expect(s.failed_calls).toBeGreaterThan(0);
+      const calls = await rawQuery(dir, 'model_calls', 'SELECT * FROM t');
+      const forecasts = await rawQuery(dir, 'forecasts', 'SELECT * FROM t');
+      expect(calls).toHaveLength(48);
+      const ok = new Set(calls.filter((c) => c.status === 'ok').map((c) => `${c.question_id}|${c.model}|${c.mode}`));
+      expect(forecasts).toHaveLength(ok.size);
+      for (const f of forecasts) expect(ok.has(`${f.question_id}|${f.model}|${f.mode}`)).toBe(true);
+      const kinds = new Set(calls.filter((c) => c.status === 'failed').map((c) => c.error_kind));
+      for (const k of kinds) expect(['rate_limited', 'server_error', 'timeout', 'invalid_json', 'schema_violation', 'truncated', 'truncated_body']).toContain(k);
+      expect(kinds.size).toBeGreaterThanOrEqual(2);
+      expect(s.forecasts).toBe(ok.size);
+      expect(existsSync(journalPath(dir, s.run_id))).toBe(false);
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
+  it('a budget stops new calls, the rest are skipped rows, and the run says so', async () => {
+    const { dir, config } = setup({ QUORUM_SIMULATOR_PRICE_IN_PER_MTOK: '1000', QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK: '1000', QUORUM_SIMULATOR_MAX_CONCURRENCY: '1', QUORUM_MODES: 'blind' });
+    const before = sim.stats().requests;
+    const s = await runPipeline({ config, logger, asOf, budgetUsd: 1.5 });
+    const sent = sim.stats().requests - before;
+    expect(s.status).toBe('completed');
+    expect(s.budget_exhausted).toBe(true);
+    expect(s.calls).toBe(16);
+    expect(s.skipped_calls).toBeGreaterThan(0);
+    expect(sent).toBe(16 - s.skipped_calls);
+    expect(s.cost_usd).toBeGreaterThanOrEqual(1.5);
+    const skipped = await rawQuery(dir, 'model_calls', "SELECT * FROM t WHERE status = 'skipped'");
+    expect(skipped).toHaveLength(s.skipped_calls);
+    expect(skipped.every((c) => c.error_kind === 'budget_exhausted' && c.attempts === 0)).toBe(true);
+    const runs = await rawQuery(dir, 'runs', `SELECT * FROM t WHERE run_id = '${s.run_id}' AND status = 'completed'`);
+    expect(runs[0]).toMatchObject({ cost_usd: s.cost_usd, calls: 16 });
+  });
+
+  it('re-running a finished run makes zero model calls', async () => {
+    const { config } = setup({ QUORUM_MODES: 'blind,augmented' });
+    const first = await runPipeline({ config, logger, asOf });
+    expect(first.status).toBe('completed');
+    expect(first.calls_made).toBe(32);
+    const before = sim.stats().requests;
+    const again = await runPipeline({ config, logger, resume: first.run_id });
+    expect(sim.stats().requests - before).toBe(0);
+    expect(again).toMatchObject({ status: 'completed', run_id: first.run_id, calls_made: 0, calls: 32, forecasts: first.forecasts, resumed: true });
+    // and --resume with nothing interrupted starts a new run
+    const fresh = await runPipeline({ config, logger, asOf, resume: false });
+    expect(fresh.run_id).not.toBe(first.run_id);
+  });
+
+  it('evidence: stored, referenced by augmented forecasts, and never published after the as-of time', async () => {
+    const evDir = join(root, 'evidence-files');
+    mkdirSync(evDir, { recursive: true });
+    // the first question open at as-of (question ids sort; the stage takes the first 4)
+    const open = await rawQuery(base, 'questions', "SELECT question_id FROM t WHERE (created_at IS NULL OR created_at <= TIMESTAMP '2025-10-16') AND (close_time IS NULL OR close_time > TIMESTAMP '2025-10-16') ORDER BY question_id");
+    const qid = open[0]!.question_id as string;
+    writeFileSync(
+      join(evDir, 'test.jsonl'),
+      [
+        { question_id: qid, title: 'Before as-of', url: 'https://local/before', published_at: '2025-10-10T00:00:00Z', snippet: 'LOCAL-BEFORE' },
+        { question_id: qid, title: 'After as-of', url: 'https://local/after', published_at: '2025-10-16T00:00:01Z', snippet: 'LOCAL-AFTER' },
+      ].map((x) => JSON.stringify(x)).join('\n'),
+    );
+    const gdelt: ReplayServer = await startReplayServer([
+      {
+        path: '/api/v2/doc/doc',
+        responses: (req) =>
+          req.query.get('enddatetime') === '20251016000000'
+            ? json({
+                articles: [
+                  { url: `https://news.example/${req.query.get('query')?.length}/a`, url_mobile: '', title: 'Seen before', seendate: '20251015T100000Z', socialimage: '', domain: 'news.example', language: 'English', sourcecountry: 'United Kingdom' },
+                  { url: `https://news.example/${req.query.get('query')?.length}/b`, url_mobile: '', title: 'Seen after', seendate: '20251016T100000Z', socialimage: '', domain: 'news.example', language: 'English', sourcecountry: 'United Kingdom' },
+                ],
+              })
+            : json({}, 400),
+      },
+    ]);
+    try {
+      const { dir, config } = setup({
+        QUORUM_MODES: 'augmented',
+        QUORUM_EVIDENCE_DIR: evDir,
+        QUORUM_EVIDENCE_PROVIDERS: 'local,gdelt',
+        QUORUM_GDELT_URL: gdelt.url,
+        QUORUM_GDELT_MIN_INTERVAL_MS: '0',
+      });
+      const s = await runPipeline({ config, logger, asOf });
+      expect(s.status).toBe('completed');
+      expect(gdelt.log.length).toBeGreaterThanOrEqual(1);
+      const evidence = await rawQuery(dir, 'evidence', 'SELECT * FROM t');
+      expect(evidence.length).toBe(s.evidence_items);
+      expect(evidence.some((e) => e.source_slug === 'gdelt')).toBe(true);
+      for (const e of evidence) expect((e.published_at as Date).getTime()).toBeLessThanOrEqual(asOf.getTime());
+      expect(evidence.some((e) => e.snippet === 'LOCAL-BEFORE')).toBe(true);
+      expect(evidence.some((e) => e.snippet === 'LOCAL-AFTER' || e.title === 'Seen after')).toBe(false);
+      const ids = new Set(evidence.map((e) => e.evidence_id));
+      const forecasts = await rawQuery(dir, 'forecasts', 'SELECT * FROM t');
+      expect(forecasts).toHaveLength(16);
+      for (const f of forecasts) for (const id of f.evidence_ids as string[]) expect(ids.has(id)).toBe(true);
+      const first = forecasts.filter((f) => f.question_id === qid);
+      expect(first.every((f) => (f.evidence_ids as string[]).length >= 2)).toBe(true);
+      expect(first.every((f) => (f.reasoning as string).includes('evidence item'))).toBe(true);
+    } finally {
+      await gdelt.close();
+    }
+  });
+
+  it('languages: one call per (task, model) whatever the number of languages; every language is stored, the main one scored', async () => {
+    const { dir, config } = setup({ QUORUM_MODES: 'blind', QUORUM_LANGS: 'fr,en' });
+    const before = sim.stats().requests;
+    const s = await runPipeline({ config, logger, asOf });
+    expect(s.status).toBe('completed');
+    expect(sim.stats().requests - before).toBe(16);
+    expect(s.forecasts).toBe(16); // forecasts counts answers, not translations
+    const forecasts = await rawQuery(dir, 'forecasts', 'SELECT lang, reasoning, translation_of, probability, question_id, model FROM t');
+    expect(forecasts).toHaveLength(32);
+    const main = forecasts.filter((f) => f.translation_of === null);
+    const translations = forecasts.filter((f) => f.translation_of !== null);
+    expect(main).toHaveLength(16);
+    expect(main.every((f) => f.lang === 'fr' && /Prévision simulée/.test(f.reasoning))).toBe(true);
+    expect(translations.every((f) => f.lang === 'en' && f.translation_of === 'fr')).toBe(true);
+    // A translation repeats its answer's probability.
+    const key = (f: Record<string, unknown>) => `${f.question_id}|${f.model}`;
+    const mainP = new Map(main.map((f) => [key(f), f.probability]));
+    expect(translations.every((f) => mainP.get(key(f)) === f.probability)).toBe(true);
+  });
+
+  it('a stop signal: no new calls, calls in flight finish and are stored, the run is interrupted and resumable', async () => {
+    const slow = await startSimulator({ port: 0, latencyMs: 60 });
+    try {
+      const { dir, config } = setup({ QUORUM_SIMULATOR_URL: slow.url, QUORUM_SIMULATOR_MAX_CONCURRENCY: '2', QUORUM_MODES: 'blind,informed', QUORUM_MAX_QUESTIONS: '8' });
+      const stop = new AbortController();
+      const timer = setInterval(() => {
+        if (slow.stats().requests >= 12) stop.abort();
+      }, 5);
+      const s = await runPipeline({ config, logger, asOf, signal: stop.signal });
+      clearInterval(timer);
+      expect(s.status).toBe('interrupted');
+      expect(s.snapshot).toBeNull();
+      const sent = slow.stats().requests;
+      expect(s.calls).toBe(sent); // every request that went out finished and was recorded
+      expect(s.calls).toBeLessThan(64);
+      expect(existsSync(journalPath(dir, s.run_id))).toBe(true);
+      const state = await rawQuery(dir, 'runs', `SELECT status FROM t WHERE run_id = '${s.run_id}' ORDER BY recorded_at`);
+      expect(state.map((r) => r.status)).toEqual(['started', 'interrupted']);
+      // a restarted service (auto-resume, no as-of) continues it without repeating a call
+      const resumed = await runPipeline({ config, logger });
+      expect(resumed).toMatchObject({ run_id: s.run_id, status: 'completed', resumed: true, calls: 64, calls_made: 64 - sent });
+      expect(slow.stats().requests).toBe(64);
+      expect(existsSync(journalPath(dir, s.run_id))).toBe(false);
+      const calls = await rawQuery(dir, 'model_calls', `SELECT count(*) AS n, count(DISTINCT (question_id, model, mode)) AS k FROM t WHERE run_id = '${s.run_id}'`);
+      expect(calls[0]).toEqual({ n: 64, k: 64 });
+    } finally {
+      await slow.close();
+    }
+  });
+});
