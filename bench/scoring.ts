@@ -11,12 +11,13 @@
  * runs with the same size unless --regen is given.
  */
 import { spawnSync } from 'node:child_process';
+import { createRawViews } from '../pipeline/warehouse/raw-views.ts';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { createRawTables, deriveTables, exportTables } from '../pipeline/warehouse/derive.ts';
+import { deriveTables, exportTables } from '../pipeline/warehouse/derive.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const GEN_VERSION = 4;
@@ -47,7 +48,12 @@ async function generate(dir: string, forecasts: number): Promise<void> {
   const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
   await configure(conn, dir);
-  const raw = (t: string) => q(join(dir, 'raw', `${t}.parquet`));
+  // The warehouse's own layout (raw/<table>/run_date=…/run_id=…/part-*.parquet), so the rescore
+  // reads it through the pipeline's raw views.
+  const raw = (t: string) => {
+    mkdirSync(join(dir, 'raw', t, 'run_date=2024-01-01', 'run_id=rbench'), { recursive: true });
+    return q(join(dir, 'raw', t, 'run_date=2024-01-01', 'run_id=rbench', 'part-0.parquet'));
+  };
   // A question i lives from created_at for 20..420 days; it is forecast by 4 global runs (every
   // 4 hours since 2024-01-01) spread over its life; ~10% of its runs fall after its close time.
   // hash(x) % m gives the pseudo-random draws.
@@ -155,9 +161,9 @@ export default async function scoringBench(args: string[]): Promise<Record<strin
   }
   const regen = args.includes('--regen');
   const forecasts = Number(args.find((a) => /^\d[\d_]*$/.test(a))?.replaceAll('_', '') ?? 10_000_000);
-  const dir = join(tmpdir(), 'quorum-bench-scoring', String(forecasts));
+  const dir = join(tmpdir(), 'quorum-bench-scoring', `v2-${forecasts}`);
   const { forecasts: rows } = ensureData(dir, forecasts, regen);
-  const raw = (t: string) => join(dir, 'raw', `${t}.parquet`);
+  const raw = (t: string) => join(dir, 'raw', t, 'run_date=2024-01-01', 'run_id=rbench', 'part-0.parquet');
   const out = join(dir, 'out');
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(out, 'snapshot'), { recursive: true });
@@ -175,12 +181,8 @@ export default async function scoringBench(args: string[]): Promise<Record<strin
   const copy_s = (performance.now() - t0) / 1000;
   const copy_cpu = process.cpuUsage(c0);
 
-  // The pipeline's layout: raw_<table> views over the Parquet (empty tables for the others).
-  await createRawTables(conn);
-  for (const t of ['questions', 'market_prices', 'resolutions', 'forecasts', 'sources']) {
-    await conn.run(`DROP TABLE raw_${t}`);
-    await conn.run(`CREATE VIEW raw_${t} AS SELECT * FROM read_parquet(${q(raw(t))})`);
-  }
+  // The pipeline's own raw_<table> views over the warehouse (empty typed views for the others).
+  await createRawViews(conn, dir);
 
   t0 = performance.now();
   c0 = process.cpuUsage();

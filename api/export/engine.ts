@@ -37,10 +37,10 @@ export interface ExportEngineOptions {
   /** Exports running at once (default 2). */
   maxConcurrent?: number;
   /**
-   * DuckDB `memory_limit` of the export instance (default "256MB"). An order-preserving parallel
-   * COPY buffers formatted batches (a 122,880-row row group of CSV is ~60 MB) up to this much;
-   * below ~256MB the threads wait on each other. Larger sorts spill to the spill directory.
-   * Measured: a 5-million-row CSV export at 128MB → ~350 MB RSS standalone, 256MB → ~475 MB.
+   * DuckDB `memory_limit` of the export instance (default "256MB"); larger sorts spill to the
+   * spill directory. An order-preserving parallel COPY buffers formatted batches up to this much
+   * (measured standalone on 5 M rows: 128MB → ~350 MB RSS, 256MB → ~475 MB); unlimited exports
+   * do not preserve insertion order and stay far below.
    */
   memoryLimit?: string;
   /** DuckDB `threads` of the export instance (default: the machine's parallelism). */
@@ -316,8 +316,12 @@ export class ExportEngine {
       } else if (job.limit !== null) {
         rows = await runBound(conn, `COPY (${limited(select)}) TO ${target} (${options})`, { ...job.params, limit: job.limit });
       } else {
-        // No LIMIT at all: a LIMIT (even LIMIT NULL) is a streaming limit that makes the
-        // order-preserving pipeline single-threaded.
+        // No limit: no LIMIT clause (even LIMIT NULL is a streaming limit that makes the pipeline
+        // single-threaded), and no insertion-order preservation: the COPY runs fully parallel
+        // without buffering formatted batches to put them back in order (the memory and most of
+        // the time of a multi-million-row export). ORDER BY queries (predictions, forecasts)
+        // stay sorted; resolved/scores come in no guaranteed order.
+        await conn.run('SET preserve_insertion_order = false');
         rows = await runBound(conn, `COPY (${select}\n) TO ${target} (${options})`, job.params);
       }
       checkpoint();

@@ -30,9 +30,9 @@ export function rawRelation(root: string, table: RawTableName): string {
   if (!hasParquet(rawTableDir(root, table))) {
     return `SELECT ${typedColumns(table, true)} WHERE false`;
   }
-  const source =
-    `read_parquet(${sqlPath(rawGlob(root, table))}, hive_partitioning = true, union_by_name = true, ` +
-    `hive_types = {'run_date': DATE, 'run_id': VARCHAR})`;
+  // The partition directories are for other engines' pruning; here every column comes from the
+  // file itself (a Hive partition value would otherwise override a file column of the same name).
+  const source = `read_parquet(${sqlPath(rawGlob(root, table))}, hive_partitioning = false, union_by_name = true)`;
   // UNION ALL BY NAME with an empty typed relation: a column added to the schema after older
   // parts were written reads as NULL from them instead of failing the whole view.
   return `SELECT ${typedColumns(table)} FROM (SELECT * FROM ${source} UNION ALL BY NAME SELECT ${typedColumns(table, true)} WHERE false)`;

@@ -416,7 +416,7 @@ describe('predictions export: filters and limit', () => {
 });
 
 describe('the other tables', () => {
-  it('resolved: resolved_predictions in published order, with since/category/limit', async () => {
+  it('resolved: resolved_predictions, with since/category/limit', async () => {
     const all = parseCsv((await get('/api/export/resolved')).text);
     expect(all.length).toBe(resolvedRows(1).length);
     const r = await get('/api/export/resolved?category=crypto&limit=4&output=jsonl');
@@ -424,7 +424,10 @@ describe('the other tables', () => {
     const rows = r.text.trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.length).toBe(4);
     expect(rows.every((x) => x.category === 'crypto')).toBe(true);
-    expect(rows.map((x) => x.question_id)).toEqual(all.filter((x) => x.category === 'crypto').slice(0, 4).map((x) => x.question_id));
+    // With a limit: the first rows in the published table's order.
+    expect(rows.map((x) => x.question_id)).toEqual(
+      resolvedRows(1).filter((x) => x.category === 'crypto').slice(0, 4).map((x) => x.question_id),
+    );
     const since = parseCsv((await get('/api/export/resolved?since=2025-03-05')).text);
     expect(since.length).toBe(resolvedRows(1).filter((x) => x.resolved_at !== null && String(x.resolved_at) >= '2025-03-05').length);
     expect(since.length).toBeGreaterThan(0);
@@ -435,7 +438,8 @@ describe('the other tables', () => {
     expect(r.res.status).toBe(200);
     const rows = JSON.parse(r.text) as any[];
     expect(rows.length).toBe(6);
-    expect(rows.map((x) => `${x.question_id}/${x.model}`)).toEqual(
+    // Without a limit the order is not guaranteed: compare as a set.
+    expect(rows.map((x) => `${x.question_id}/${x.model}`).sort()).toEqual(
       ['q:10', 'q:2', 'q:6'].flatMap((q) => [`${q}/model-a`, `${q}/model-b`]),
     );
     expect(rows[0]).toHaveProperty('brier');
