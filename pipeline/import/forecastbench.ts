@@ -18,7 +18,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import type { RAW_TABLES, RawTableName } from '../warehouse/tables.ts';
+import type { RawRow, RawTableName } from '../warehouse/tables.ts';
 import { classify } from '../taxonomy/classify.ts';
 import { CsvSyntaxError, parseCsv } from './csv.ts';
 import { ImportError } from './import-error.ts';
@@ -26,23 +26,7 @@ import { ImportError } from './import-error.ts';
 // ---------------------------------------------------------------------------------------------
 // Row types derived from the table schemas, so a renamed column is a compile error here.
 
-/** JS value of a DuckDB column type (T is a DuckType). */
-type JsOf<T> = T extends 'VARCHAR'
-  ? string
-  : T extends 'TIMESTAMP'
-    ? Date
-    : T extends 'VARCHAR[]'
-      ? string[]
-      : T extends 'BOOLEAN'
-        ? boolean
-        : number;
-
-type Columns<N extends RawTableName> = (typeof RAW_TABLES)[N]['columns'];
-
-/** A row of raw table `N`: exactly its columns; missing values are null. */
-export type RawRow<N extends RawTableName> = {
-  -readonly [K in keyof Columns<N>]: JsOf<Columns<N>[K]> | null;
-};
+export type { RawRow };
 
 /** An input row that was read but not imported, and why. */
 export interface SkippedRow {

@@ -9,23 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { RAW_TABLES, RawTableName } from '../warehouse/tables.ts';
+import type { RawRow, RawTableName } from '../warehouse/tables.ts';
 
-/** JS value of a DuckDB column type (T is a DuckType). */
-type JsOf<T> = T extends 'VARCHAR'
-  ? string
-  : T extends 'TIMESTAMP'
-    ? Date
-    : T extends 'VARCHAR[]'
-      ? string[]
-      : T extends 'BOOLEAN'
-        ? boolean
-        : number;
-
-/** A row of raw table `N`: exactly its columns; missing values are null. */
-export type Row<N extends RawTableName> = {
-  -readonly [K in keyof (typeof RAW_TABLES)[N]['columns']]: JsOf<(typeof RAW_TABLES)[N]['columns'][K]> | null;
-};
+/** A row of raw table `N` (one definition, in tables.ts). */
+export type Row<N extends RawTableName> = RawRow<N>;
 
 export const SOURCE_KINDS = [
   'government',

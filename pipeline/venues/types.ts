@@ -15,27 +15,13 @@
  */
 import type { Logger } from 'pino';
 import { SourceHttpError } from '../sources/http-client.ts';
-import type { RAW_TABLES, RawTableName } from '../warehouse/tables.ts';
+import type { RawRow, RawTableName } from '../warehouse/tables.ts';
 
 export const VENUES = ['polymarket', 'kalshi', 'manifold', 'metaculus'] as const;
 export type Venue = (typeof VENUES)[number];
 
-type JsOf<T> = T extends 'VARCHAR'
-  ? string
-  : T extends 'TIMESTAMP'
-    ? Date
-    : T extends 'VARCHAR[]'
-      ? string[]
-      : T extends 'BOOLEAN'
-        ? boolean
-        : number;
-
-type Columns<N extends RawTableName> = (typeof RAW_TABLES)[N]['columns'];
-
-/** A row of raw table `N`: exactly its columns; missing values are null. */
-export type Row<N extends RawTableName> = {
-  -readonly [K in keyof Columns<N>]: JsOf<Columns<N>[K]> | null;
-};
+/** A row of raw table `N` (one definition, in tables.ts). */
+export type Row<N extends RawTableName> = RawRow<N>;
 
 export interface DiscoveryFilters {
   /** Venue liquidity (USD, or mana on Manifold); venues that publish none (Metaculus) ignore it. */

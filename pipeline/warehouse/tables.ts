@@ -186,6 +186,22 @@ export const RAW_TABLES = {
 
 export type RawTableName = keyof typeof RAW_TABLES;
 
+/** JS value of a DuckDB column type: TIMESTAMP → Date (UTC), VARCHAR[] → string[]. */
+type JsOf<T> = T extends 'VARCHAR'
+  ? string
+  : T extends 'TIMESTAMP'
+    ? Date
+    : T extends 'VARCHAR[]'
+      ? string[]
+      : T extends 'BOOLEAN'
+        ? boolean
+        : number;
+
+/** A row of raw table `N`: exactly its columns (a renamed column is a compile error); missing values are null. */
+export type RawRow<N extends RawTableName> = {
+  -readonly [K in keyof (typeof RAW_TABLES)[N]['columns']]: JsOf<(typeof RAW_TABLES)[N]['columns'][K]> | null;
+};
+
 /** The three information modes, a ladder: each adds information to the one before. */
 export const MODES = ['blind', 'informed', 'augmented'] as const;
 export type Mode = (typeof MODES)[number];

@@ -12,11 +12,15 @@ import { startServer } from '../../api/server.ts';
 import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 import { createLogger } from '../../pipeline/log.ts';
+import { createKey } from '../../api/auth/keys.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 const tmp = tempDir('quorum-e2e-');
 const env = { QUORUM_DATA_DIR: tmp.dir };
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
 let server: Awaited<ReturnType<typeof startServer>>;
+const keys: Record<'pro' | 'api' | 'enterprise', string> = { pro: '', api: '', enterprise: '' };
 
 async function rawCount(table: 'questions' | 'forecasts' | 'resolutions' | 'market_prices', distinctKey?: string) {
   const db = await DuckDBInstance.create(':memory:');
@@ -40,6 +44,7 @@ beforeAll(async () => {
   }
   const now = quorum(['run'], env);
   expect(now.status, now.stderr).toBe(0);
+  for (const plan of ['pro', 'api', 'enterprise'] as const) keys[plan] = createKey(tmp.dir, { name: `e2e ${plan}`, plan, scopes: [] }).key;
   server = await startServer({ port: 0, host: '127.0.0.1', dataDir: tmp.dir, logger: createLogger('silent') });
 }, 600_000);
 
@@ -103,5 +108,48 @@ describe('the bundled sample, end to end', () => {
   it('serves the calibration summary', async () => {
     const res = await fetch(`${server.url}/api/events/accuracy/`);
     expect(res.status).toBe(200);
+  });
+
+  it('exports with real keys: anonymous 401, pro CSV capped, pro JSON 403 naming api, api Parquet complete, enterprise raw forecasts', async () => {
+    const url = (path: string) => `${server.url}${path}`;
+    expect((await fetch(url('/api/export/resolved/?output=csv'))).status).toBe(401);
+
+    const pro = await fetch(url('/api/export/resolved/?output=csv&limit=100000'), { headers: { 'X-API-Key': keys.pro } });
+    expect(pro.status).toBe(200);
+    expect(pro.headers.get('content-disposition')).toMatch(/attachment; filename="quorum-resolved-/);
+    expect(pro.headers.get('x-export-row-cap')).toBe('10000');
+    const csv = (await pro.text()).trim().split('\n');
+    const resolved = (await (await fetch(url('/api/predictions/resolved?limit=1'))).json()) as { total: number };
+    expect(csv.length - 1).toBe(resolved.total); // header + every resolved prediction (under the cap)
+
+    const json = await fetch(url('/api/export/resolved/?output=json'), { headers: { authorization: `Bearer ${keys.pro}` } });
+    expect(json.status).toBe(403);
+    expect(((await json.json()) as { detail: string }).detail).toMatch(/api/);
+
+    const parquet = await fetch(url('/api/export/resolved/?output=parquet'), { headers: { 'X-API-Key': keys.api } });
+    expect(parquet.status).toBe(200);
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-e2e-export-'));
+    try {
+      const file = join(dir, 'resolved.parquet');
+      writeFileSync(file, Buffer.from(await parquet.arrayBuffer()));
+      const db = await DuckDBInstance.create(':memory:');
+      const conn = await db.connect();
+      const r = await conn.runAndReadAll('SELECT count(*)::INTEGER AS n FROM read_parquet($1)', [file]);
+      expect(r.getRowObjectsJS()[0]!.n).toBe(resolved.total);
+      conn.closeSync();
+      db.closeSync();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    expect((await fetch(url('/api/export/forecasts/?output=jsonl&limit=3'), { headers: { 'X-API-Key': keys.api } })).status).toBe(403);
+    const raw = await fetch(url('/api/export/forecasts/?output=jsonl&limit=3'), { headers: { 'X-API-Key': keys.enterprise } });
+    expect(raw.status).toBe(200);
+    const lines = (await raw.text()).trim().split('\n').map((l) => JSON.parse(l) as { reasoning: string; provider: string });
+    expect(lines).toHaveLength(3);
+    for (const l of lines) {
+      expect(l.reasoning.length).toBeGreaterThan(0);
+      expect(l.provider).toBe('simulated');
+    }
   });
 });
