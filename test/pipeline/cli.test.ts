@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { quorum, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
@@ -56,6 +57,14 @@ describe('quorum import', () => {
     const format = quorum(['import', 'kalshi', sample], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
     expect(format.status).toBe(1);
     expect(format.stderr).toMatch(/unknown import format "kalshi"/);
+  });
+});
+
+describe('the quorum command', () => {
+  it('runs in a checkout as `npx quorum` (package.json bin)', () => {
+    const r = spawnSync('npx', ['--no-install', 'quorum', '--help'], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    for (const command of ['import', 'run', 'sync', 'serve', 'start', 'keys', 'simulator']) expect(r.stdout).toContain(command);
   });
 });
 
