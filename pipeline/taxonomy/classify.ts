@@ -71,11 +71,6 @@ interface CompiledRule {
   weight: number;
   /** All patterns as one whole-word alternation. */
   regex: RegExp;
-  /**
-   * Lower-cased literal starts of the patterns (see literalStart), or null when some pattern has
-   * none: a text none of whose words starts with one of them cannot match, so the regex is skipped.
-   */
-  starts: string[] | null;
 }
 
 /** A validated taxonomy with compiled patterns. */
@@ -88,48 +83,6 @@ export interface Taxonomy {
 /** Error for an invalid rules file: names the file and every problem. */
 export class TaxonomyError extends Error {
   override readonly name = 'TaxonomyError';
-}
-
-const WORD = /[\p{L}\p{N}_]/u;
-
-/**
- * The word characters every match of `pattern` starts with, lower-cased (at least 2), or null when
- * the pattern has no such fixed start (a class, an escape, a top-level alternative). A character
- * followed by a quantifier that allows zero (`?`, `*`, `{`) is not part of it.
- */
-export function literalStart(pattern: string): string | null {
-  let depth = 0;
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i]!;
-    if (ch === '\\') i++; // an escaped character is literal
-    else if (inClass) inClass = ch !== ']';
-    else if (ch === '[') inClass = true;
-    else if (ch === '(') depth++;
-    else if (ch === ')') depth--;
-    else if (ch === '|' && depth === 0) return null; // a top-level alternative may start anywhere
-  }
-  let end = 0;
-  while (end < pattern.length && WORD.test(pattern[end]!)) end++;
-  if (end < pattern.length && '?*{'.includes(pattern[end]!)) end--;
-  const start = pattern.slice(0, end).toLowerCase();
-  return start.length >= 2 ? start : null;
-}
-
-/** The 2- and 3-character starts of a text's words, lower-cased: the prefilter's index. */
-function wordStarts(text: string): Set<string> {
-  const starts = new Set<string>();
-  for (const word of text.toLowerCase().split(/[^\p{L}\p{N}_]+/u)) {
-    if (word.length >= 2) starts.add(word.slice(0, 2));
-    if (word.length >= 3) starts.add(word.slice(0, 3));
-  }
-  return starts;
-}
-
-/** False only when no word of the text starts like any of the rule's patterns (then it cannot match). */
-function mayMatch(rule: CompiledRule, index: Set<string>): boolean {
-  if (rule.starts === null) return true;
-  return rule.starts.some((p) => index.has(p.slice(0, 3)));
 }
 
 /** Validates parsed JSON as a taxonomy and compiles its patterns. `source` names it in errors. */
@@ -157,15 +110,7 @@ export function parseTaxonomy(json: unknown, source: string): Taxonomy {
     // pattern that starts with the alternation lets V8 scan for its first characters quickly,
     // which makes classification several times faster on long descriptions. Same matches.
     const regex = new RegExp(`(?:${alternation})(?![\\p{L}\\p{N}_])`, `${flags}g`);
-    const starts = rule.patterns.map(literalStart);
-    return {
-      name: rule.name,
-      category: rule.category,
-      domain: rule.domain,
-      weight: rule.weight,
-      regex,
-      starts: starts.every((x): x is string => x !== null) ? starts : null,
-    };
+    return { name: rule.name, category: rule.category, domain: rule.domain, weight: rule.weight, regex };
   });
   return { default: file.default, fieldWeights: file.fieldWeights, rules };
 }
@@ -220,17 +165,12 @@ function wholeWordMatch(regex: RegExp, text: string): boolean {
 }
 
 /** Score of one rule on a question: weight × the best field weight it matched, or 0. */
-function ruleScore(
-  rule: CompiledRule,
-  texts: Record<Field, string>,
-  indexes: Record<Field, Set<string>>,
-  fieldWeights: Record<Field, number>,
-): number {
+function ruleScore(rule: CompiledRule, texts: Record<Field, string>, fieldWeights: Record<Field, number>): number {
   let best = 0;
   for (const field of FIELDS) {
     const w = fieldWeights[field];
     if (w <= best || texts[field] === '') continue;
-    if (mayMatch(rule, indexes[field]) && wholeWordMatch(rule.regex, texts[field])) best = w;
+    if (wholeWordMatch(rule.regex, texts[field])) best = w;
   }
   return best * rule.weight;
 }
@@ -242,14 +182,9 @@ export function classify(q: ClassifyInput, taxonomy: Taxonomy = getDefaultTaxono
     description: stripUrls(q.description ?? ''),
     resolution_criteria: stripUrls(q.resolution_criteria ?? ''),
   };
-  const indexes: Record<Field, Set<string>> = {
-    title: wordStarts(texts.title),
-    description: wordStarts(texts.description),
-    resolution_criteria: wordStarts(texts.resolution_criteria),
-  };
   const matched: { rule: CompiledRule; score: number }[] = [];
   for (const rule of taxonomy.rules) {
-    const score = ruleScore(rule, texts, indexes, taxonomy.fieldWeights);
+    const score = ruleScore(rule, texts, taxonomy.fieldWeights);
     if (score > 0) matched.push({ rule, score });
   }
   if (matched.length === 0) return { ...taxonomy.default, tags: [] };
