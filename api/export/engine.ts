@@ -17,6 +17,7 @@
  * COPY either completes or throws: there is no row stream that could end early, so a failed
  * query can never be streamed as a success (DESIGN §7).
  */
+import { sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
 import { stat } from 'node:fs/promises';
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -89,12 +90,6 @@ export interface ExportStats {
   rejectedBusy: number;
 }
 
-function sqlLiteralPath(file: string): string {
-  if (/[\0]/.test(file)) throw new Error('path contains a NUL byte');
-  // read_parquet treats * ? [ { as glob characters; none is ever meant in these paths.
-  if (/[*?[\]{}]/.test(file)) throw new Error(`refusing a path with glob characters: ${file}`);
-  return `'${file.replaceAll("'", "''")}'`;
-}
 
 function sqlIdent(name: string): string {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain identifier: ${name}`);
@@ -290,7 +285,7 @@ export class ExportEngine {
       const snapDir = path.join(job.dataDir, 'snapshots', job.snapshotId);
       for (const table of job.table.snapshotTables) {
         await conn.run(
-          `CREATE TEMP VIEW ${sqlIdent(table)} AS SELECT * FROM read_parquet(${sqlLiteralPath(path.join(snapDir, `${table}.parquet`))})`,
+          `CREATE TEMP VIEW ${sqlIdent(table)} AS SELECT * FROM read_parquet(${sqlFilePath(path.join(snapDir, `${table}.parquet`))})`,
         );
       }
       if (job.table.rawForecasts) {
@@ -300,7 +295,7 @@ export class ExportEngine {
 
       const select = exportSelect(job.table.sqlFile);
       const options = ENCODERS[job.format].copyOptions;
-      const target = sqlLiteralPath(file);
+      const target = sqlFilePath(file);
       let rows: number;
       let truncated = false;
       if (job.cap !== null && (job.limit === null || job.limit > job.cap)) {

@@ -14,6 +14,7 @@
  *   snapshot. Each query takes its own pooled connection and switches it to the pinned schema
  *   (`SET schema`), then runs the SQL file with bound parameters.
  */
+import { sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -77,11 +78,6 @@ function sqlIdent(name: string, pattern: RegExp): string {
   return `"${name}"`;
 }
 
-function sqlPathLiteral(file: string): string {
-  // read_parquet treats * ? [ as glob characters; no such path is ever meant here.
-  if (/[*?[\]{}\0]/.test(file)) throw new Error(`refusing Parquet path with glob characters: ${file}`);
-  return `'${file.replaceAll("'", "''")}'`;
-}
 
 export class SnapshotReader {
   readonly dataDir: string;
@@ -283,7 +279,7 @@ export class SnapshotReader {
         for (const [table, file] of files) {
           // Binding the view reads the Parquet footer: an unreadable file fails the load here.
           await connection.run(
-            `CREATE VIEW ${schemaSql}.${sqlIdent(table, TABLE_NAME)} AS SELECT * FROM read_parquet(${sqlPathLiteral(file)})`,
+            `CREATE VIEW ${schemaSql}.${sqlIdent(table, TABLE_NAME)} AS SELECT * FROM read_parquet(${sqlFilePath(file)})`,
           );
         }
         await connection.run('COMMIT');

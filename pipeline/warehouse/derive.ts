@@ -6,6 +6,7 @@
  * creates with bound parameters. Every `CREATE TABLE name` whose name does not start with `_` is a
  * published derived table (see sql/README.md); `exportTables` writes them as Parquet.
  */
+import { sqlPath } from './duckdb.ts';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,10 +126,6 @@ export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions):
   return published;
 }
 
-/** Quotes a string as a SQL literal ('' doubling). */
-function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
 
 /** Writes each table to `<dir>/<table>.parquet` (zstd). Paths cannot be bound in COPY. */
 export async function exportTables(conn: DuckDBConnection, tables: string[], dir: string): Promise<void> {
@@ -137,7 +134,7 @@ export async function exportTables(conn: DuckDBConnection, tables: string[], dir
   }
   for (const t of tables) {
     const path = join(dir, `${t}.parquet`);
-    await conn.run(`COPY ${t} TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd)`);
+    await conn.run(`COPY ${t} TO ${sqlPath(path)} (FORMAT parquet, COMPRESSION zstd)`);
   }
 }
 

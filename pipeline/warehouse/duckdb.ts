@@ -55,6 +55,15 @@ export function sqlPath(path: string): string {
   return `'${path.replaceAll("'", "''")}'`;
 }
 
+/**
+ * Quotes the path of ONE file to read (read_parquet treats * ? [ ] { } as glob characters, which
+ * none of our single-file paths is meant to contain, so such a path is refused).
+ */
+export function sqlFilePath(path: string): string {
+  if (/[*?[\]{}]/.test(path)) throw new Error(`refusing a file path with glob characters: ${path}`);
+  return sqlPath(path);
+}
+
 /** Quotes an identifier from our own schema definitions (checked against a strict pattern). */
 export function sqlIdent(name: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain identifier: ${name}`);
