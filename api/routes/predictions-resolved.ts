@@ -16,15 +16,11 @@ import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { decodeResolvedCursor, encodeResolvedCursor } from '../http/cursor.ts';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
+import { providerList } from './predictions-edges.ts';
 import { categoryParam, count, isoTime, zNum } from '../openapi/common.ts';
 
 export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
-function providers(v: JsonValue | undefined): string[] {
-  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
-  if (typeof v === 'string') return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  return [];
-}
 
 function item(r: JsonRow): Record<string, unknown> {
   return {
@@ -54,7 +50,7 @@ function item(r: JsonRow): Record<string, unknown> {
       excerpt: r.evidence_excerpt,
       retrieved_at: r.retrieved_at,
     },
-    providers: providers(r.providers),
+    providers: providerList(r.providers),
   };
 }
 
