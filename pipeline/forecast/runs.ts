@@ -6,26 +6,15 @@
  * model calls stored for it). A run killed before its first call has nothing to resume: the next
  * run starts afresh.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { createRawViews } from '../warehouse/raw-views.ts';
-import { toPlain } from '../warehouse/values.ts';
+import { queryFile } from '../warehouse/sql-files.ts';
 import { journalPath } from './journal.ts';
 
-const SQL_DIR = fileURLToPath(new URL('./sql/', import.meta.url));
-const sqlCache = new Map<string, string>();
-
-/** Runs `pipeline/forecast/sql/<name>` with bound parameters (plain JS rows). */
-export async function querySql<T>(conn: DuckDBConnection, name: string, params: Record<string, DuckDBValue> = {}): Promise<T[]> {
-  let text = sqlCache.get(name);
-  if (text === undefined) {
-    text = readFileSync(join(SQL_DIR, name), 'utf8');
-    sqlCache.set(name, text);
-  }
-  const reader = await conn.runAndReadAll(text, params);
-  return reader.getRowObjectsJS().map((r) => toPlain(r) as T);
+/** Runs `sql/pipeline/<name>` with bound parameters (plain JS rows). */
+export function querySql<T>(conn: DuckDBConnection, name: string, params: Record<string, DuckDBValue> = {}): Promise<T[]> {
+  return queryFile<T>(conn, `pipeline/${name}`, params);
 }
 
 export interface RunState {
