@@ -1,31 +1,12 @@
 /**
- * Loggers: pino JSON. `createLogger()` for the service (API keys and auth headers redacted
- * should they ever be logged), `silentLogger()` for tests.
+ * The API's logger: the project's one factory (pipeline/log.ts), labelled `quorum-api`.
+ * `silentLogger()` for tests.
  */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import type { DestinationStream } from 'pino';
+import { createLogger as createProjectLogger, REDACT_PATHS, silentLogger, type Logger } from '../../pipeline/log.ts';
 
-export type { Logger };
-
-/** Header paths that may hold a key: always redacted (keys are also never put in log lines). */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'headers.authorization',
-  'headers["x-api-key"]',
-  'request.headers.authorization',
-  'request.headers["x-api-key"]',
-];
+export { REDACT_PATHS, silentLogger, type Logger };
 
 export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
-  const options = {
-    level,
-    base: { service: 'quorum-api' },
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-  };
-  return destination ? pino(options, destination) : pino(options);
-}
-
-/** A logger that writes nothing: pass it to createApp/startServer in tests. */
-export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
+  return createProjectLogger(level, { service: 'quorum-api', destination });
 }
