@@ -112,6 +112,29 @@ export function clientFor(opts: AdapterOptions, defaults: SourceClientOptions): 
   return opts.client ?? createSourceClient({ ...defaults, ...opts.clientOptions });
 }
 
+/** What every venue driver is configured with, read once from the adapter options. */
+export abstract class DriverSettings {
+  readonly client: SourceClient;
+  /** The venue API's base URL, without a trailing slash. */
+  protected readonly base: string;
+  protected readonly pageSize: number;
+  protected readonly maxPages: number;
+  /** Single-market lookups in flight at once. */
+  protected readonly parallel: number;
+
+  constructor(
+    baseUrl: string,
+    opts: AdapterOptions,
+    defaults: { pageSize: number; parallel: number; client: SourceClientOptions },
+  ) {
+    this.base = baseUrl.replace(/\/+$/, '');
+    this.pageSize = opts.pageSize ?? defaults.pageSize;
+    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
+    this.parallel = opts.lookupParallel ?? defaults.parallel;
+    this.client = clientFor(opts, defaults.client);
+  }
+}
+
 /** Runs one sync of `driver` (see types.ts for the contract). */
 export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, options: CoreOptions = {}): Promise<VenueSyncResult> {
   const classify = options.classify ?? (defaultClassify as Classifier);

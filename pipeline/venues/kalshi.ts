@@ -18,10 +18,8 @@
  *    (skipped). Any other status is skipped.
  */
 import { z } from 'zod';
-import type { SourceClient } from '../sources/http-client.ts';
 import {
-  DEFAULT_MAX_PAGES,
-  clientFor,
+  DriverSettings,
   closeBefore,
   lookupEach,
   runVenueSync,
@@ -158,21 +156,16 @@ export function normalizeKalshi(raw: unknown): Normalized {
   return { ok: false, id, reason: `final status ${status} without a binary result (result ${JSON.stringify(m.result ?? null)})` };
 }
 
-class KalshiDriver implements VenueDriver {
+class KalshiDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'kalshi' as const;
   readonly name = 'Kalshi';
-  readonly client: SourceClient;
-  private readonly base: string;
-  private readonly pageSize: number;
-  private readonly maxPages: number;
-  private readonly parallel: number;
 
   constructor(opts: KalshiAdapterOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
-    this.pageSize = opts.pageSize ?? KALSHI_PAGE_SIZE;
-    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-    this.parallel = opts.lookupParallel ?? 4;
-    this.client = clientFor(opts, { requestsPerInterval: 10, intervalMs: 1000, concurrency: 4 });
+    super(opts.baseUrl, opts, {
+      pageSize: KALSHI_PAGE_SIZE,
+      parallel: 4,
+      client: { requestsPerInterval: 10, intervalMs: 1000, concurrency: 4 },
+    });
   }
 
   async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {

@@ -17,10 +17,8 @@
  *    resolution is skipped. Not resolved and `closeTime` ≤ now → closed.
  */
 import { z } from 'zod';
-import type { SourceClient } from '../sources/http-client.ts';
 import {
-  DEFAULT_MAX_PAGES,
-  clientFor,
+  DriverSettings,
   lookupEach,
   runVenueSync,
   type AdapterOptions,
@@ -129,21 +127,16 @@ export function normalizeManifold(raw: unknown, now: Date): Normalized {
   }
 }
 
-class ManifoldDriver implements VenueDriver {
+class ManifoldDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'manifold' as const;
   readonly name = 'Manifold';
-  readonly client: SourceClient;
-  private readonly base: string;
-  private readonly pageSize: number;
-  private readonly maxPages: number;
-  private readonly parallel: number;
 
   constructor(opts: ManifoldAdapterOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
-    this.pageSize = opts.pageSize ?? MANIFOLD_PAGE_SIZE;
-    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-    this.parallel = opts.lookupParallel ?? 4;
-    this.client = clientFor(opts, { requestsPerInterval: 7, intervalMs: 1000, concurrency: 4 });
+    super(opts.baseUrl, opts, {
+      pageSize: MANIFOLD_PAGE_SIZE,
+      parallel: 4,
+      client: { requestsPerInterval: 7, intervalMs: 1000, concurrency: 4 },
+    });
   }
 
   async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {

@@ -17,10 +17,8 @@
  *    yes → 1, no → 0, annulled / ambiguous → annulled. Other statuses or resolutions are skipped.
  */
 import { z } from 'zod';
-import type { SourceClient } from '../sources/http-client.ts';
 import {
-  DEFAULT_MAX_PAGES,
-  clientFor,
+  DriverSettings,
   lookupEach,
   runVenueSync,
   type AdapterOptions,
@@ -143,22 +141,17 @@ export function normalizeMetaculus(raw: unknown): Normalized {
   }
 }
 
-class MetaculusDriver implements VenueDriver {
+class MetaculusDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'metaculus' as const;
   readonly name = 'Metaculus';
-  readonly client: SourceClient;
-  private readonly base: string;
-  private readonly pageSize: number;
-  private readonly maxPages: number;
-  private readonly parallel: number;
 
   constructor(opts: MetaculusAdapterOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
-    this.pageSize = opts.pageSize ?? METACULUS_PAGE_SIZE;
-    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-    this.parallel = opts.lookupParallel ?? 2;
     const headers = opts.token ? { authorization: `Token ${opts.token}` } : undefined;
-    this.client = clientFor(opts, { requestsPerInterval: 1, intervalMs: 1000, concurrency: 2, ...(headers ? { headers } : {}) });
+    super(opts.baseUrl, opts, {
+      pageSize: METACULUS_PAGE_SIZE,
+      parallel: 2,
+      client: { requestsPerInterval: 1, intervalMs: 1000, concurrency: 2, ...(headers ? { headers } : {}) },
+    });
   }
 
   async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {

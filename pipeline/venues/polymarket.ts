@@ -21,10 +21,8 @@
  *    (one observation per market per sync).
  */
 import { z } from 'zod';
-import type { SourceClient } from '../sources/http-client.ts';
 import {
-  DEFAULT_MAX_PAGES,
-  clientFor,
+  DriverSettings,
   closeBefore,
   runVenueSync,
   type AdapterOptions,
@@ -198,29 +196,27 @@ export function normalizePolymarket(raw: unknown): Normalized {
   };
 }
 
-class PolymarketDriver implements VenueDriver {
+class PolymarketDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'polymarket' as const;
   readonly name = 'Polymarket';
-  readonly client: SourceClient;
-  private readonly gamma: string;
-  private readonly pageSize: number;
-  private readonly maxPages: number;
 
   constructor(opts: PolymarketAdapterOptions) {
-    this.gamma = opts.gammaUrl.replace(/\/+$/, '');
-    this.pageSize = opts.pageSize ?? POLYMARKET_PAGE_SIZE;
-    this.maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-    this.client = clientFor(opts, { requestsPerInterval: 20, intervalMs: 1000, concurrency: 4 });
+    // Base: the Gamma API (markets, tracked lookups by condition id).
+    super(opts.gammaUrl, opts, {
+      pageSize: POLYMARKET_PAGE_SIZE,
+      parallel: 4,
+      client: { requestsPerInterval: 20, intervalMs: 1000, concurrency: 4 },
+    });
   }
 
   get origin(): string {
-    return `polymarket:${this.gamma}/markets`;
+    return `polymarket:${this.base}/markets`;
   }
 
   async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
     const before = closeBefore(ctx);
     for (let page = 0; page < this.maxPages && control.wantMore(); page++) {
-      const url = new URL(`${this.gamma}/markets`);
+      const url = new URL(`${this.base}/markets`);
       const q = url.searchParams;
       q.set('closed', 'false');
       q.set('active', 'true');
@@ -242,7 +238,7 @@ class PolymarketDriver implements VenueDriver {
       const chunk = ids.slice(i, i + LOOKUP_CHUNK);
       let missing = chunk;
       for (const closed of [null, 'true'] as const) {
-        const url = new URL(`${this.gamma}/markets`);
+        const url = new URL(`${this.base}/markets`);
         for (const id of missing) url.searchParams.append('condition_ids', id);
         url.searchParams.set('limit', String(missing.length));
         if (closed) url.searchParams.set('closed', closed);
