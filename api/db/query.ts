@@ -24,8 +24,8 @@ function bindOne(stmt: DuckDBPreparedStatement, index: number, name: string, val
   } else throw new TypeError(`parameter $${name} has an unsupported type`);
 }
 
-/** Prepares `sql` on `connection`, binds `params` by name, runs it and reads every row. */
-export async function runQuery(connection: DuckDBConnection, sql: string, params: SqlParams = {}): Promise<JsonRow[]> {
+/** Prepares `sql` and binds every named parameter from `params` (strictly: no missing, no extra). */
+export async function prepareBound(connection: DuckDBConnection, sql: string, params: SqlParams = {}): Promise<DuckDBPreparedStatement> {
   const stmt = await connection.prepare(sql);
   try {
     const seen = new Set<string>();
@@ -38,6 +38,17 @@ export async function runQuery(connection: DuckDBConnection, sql: string, params
     for (const name of Object.keys(params)) {
       if (!seen.has(name)) throw new Error(`parameter $${name} does not occur in the SQL`);
     }
+    return stmt;
+  } catch (err) {
+    stmt.destroySync();
+    throw err;
+  }
+}
+
+/** Prepares `sql` on `connection`, binds `params` by name, runs it and reads every row. */
+export async function runQuery(connection: DuckDBConnection, sql: string, params: SqlParams = {}): Promise<JsonRow[]> {
+  const stmt = await prepareBound(connection, sql, params);
+  try {
     const reader = await stmt.runAndReadAll();
     return rowsAsJson(reader);
   } finally {

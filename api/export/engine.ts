@@ -17,15 +17,15 @@
  * COPY either completes or throws: there is no row stream that could end early, so a failed
  * query can never be streamed as a success (DESIGN §7).
  */
-import { sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
+import { sqlFilePath, sqlIdent } from '../../pipeline/warehouse/duckdb.ts';
 import { stat } from 'node:fs/promises';
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
-import type { SqlParam, SqlParams } from '../db/query.ts';
+import { prepareBound, type SqlParams } from '../db/query.ts';
 import { loadSql } from '../db/sql-files.ts';
 import { ENCODERS, type ExportFormat } from './formats.ts';
 import { newExportFile, removeExportFile } from './temp-files.ts';
@@ -90,42 +90,6 @@ export interface ExportStats {
   rejectedBusy: number;
 }
 
-
-function sqlIdent(name: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain identifier: ${name}`);
-  return `"${name}"`;
-}
-
-function bindParam(stmt: DuckDBPreparedStatement, index: number, name: string, value: SqlParam): void {
-  if (value === null) stmt.bindNull(index);
-  else if (typeof value === 'string') stmt.bindVarchar(index, value);
-  else if (typeof value === 'bigint') stmt.bindBigInt(index, value);
-  else if (typeof value === 'boolean') stmt.bindBoolean(index, value);
-  else if (Number.isSafeInteger(value)) stmt.bindBigInt(index, BigInt(value));
-  else if (Number.isFinite(value)) stmt.bindDouble(index, value);
-  else throw new TypeError(`parameter $${name} is not a finite number`);
-}
-
-/** Prepares `sql`, binds every named parameter from `params` (strictly: no missing, no extra). */
-async function prepareBound(conn: DuckDBConnection, sql: string, params: SqlParams): Promise<DuckDBPreparedStatement> {
-  const stmt = await conn.prepare(sql);
-  try {
-    const seen = new Set<string>();
-    for (let i = 1; i <= stmt.parameterCount; i++) {
-      const name = stmt.parameterName(i);
-      if (!Object.hasOwn(params, name)) throw new Error(`SQL parameter $${name} is not bound`);
-      seen.add(name);
-      bindParam(stmt, i, name, params[name] as SqlParam);
-    }
-    for (const name of Object.keys(params)) {
-      if (!seen.has(name)) throw new Error(`parameter $${name} does not occur in the SQL`);
-    }
-    return stmt;
-  } catch (err) {
-    stmt.destroySync();
-    throw err;
-  }
-}
 
 async function runBound(conn: DuckDBConnection, sql: string, params: SqlParams): Promise<number> {
   const stmt = await prepareBound(conn, sql, params);
