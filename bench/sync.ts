@@ -36,7 +36,7 @@ const FILL = { m: ['March 2026', 'June 2026', 'September 2026', 'December 2026']
 const fill = (s: string, i: number) =>
   s.replace(/\{(\w)\}/g, (_, k: keyof typeof FILL) => FILL[k][i % FILL[k].length]!).replace(/\$\{n\}/g, `$${FILL.n[i % 3]}`);
 
-function polymarket(i: number): Record<string, unknown> {
+export function polymarket(i: number): Record<string, unknown> {
   const [q, d] = TOPICS[i % TOPICS.length]!;
   const yes = Math.round(((i * 7919) % 997) / 997 * 1000) / 1000;
   const yesFirst = i % 5 !== 0;
@@ -95,7 +95,7 @@ function polymarket(i: number): Record<string, unknown> {
   };
 }
 
-function manifold(i: number): Record<string, unknown> {
+export function manifold(i: number): Record<string, unknown> {
   const [q] = TOPICS[i % TOPICS.length]!;
   const slug = `${fill(q, i).toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${i}`;
   return {
