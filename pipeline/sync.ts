@@ -112,9 +112,11 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
   const adapters = createVenueAdapters(venueConfig);
   const results = await Promise.all(
     adapters.map(async (adapter) => {
-      const tracked = await queryFile<{ question_id: string; venue_market_id: string }>(conn, 'pipeline/tracked_markets.sql', {
-        venue: adapter.venue,
-      });
+      const tracked = (
+        await queryFile<{ question_id: string; venue_market_id: string; last_observed_at: string | null }>(conn, 'pipeline/tracked_markets.sql', {
+          venue: adapter.venue,
+        })
+      ).map((t) => ({ ...t, last_observed_at: t.last_observed_at === null ? null : new Date(t.last_observed_at) }));
       try {
         return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, signal: opts.signal, logger: log.child({ venue: adapter.venue }) }), error: null };
       } catch (err) {

@@ -18,6 +18,10 @@
  * | QUORUM_VENUE_TIMEOUT_MS | 30000 per request, retries included |
  * | QUORUM_VENUE_RETRIES | 4 |
  * | QUORUM_POLYMARKET_RPS | 20 (Gamma's documented /markets limit is far higher) |
+ * | QUORUM_POLYMARKET_CLOB_RPS | 10 (CLOB prices-history, for gap backfill; its documented limit is higher) |
+ * | QUORUM_BACKFILL_GAP_HOURS | 6: a tracked market unobserved this long gets its gap filled from the venue's price history |
+ * | QUORUM_BACKFILL_DAYS | 14: how far back a gap is filled at most |
+ * | QUORUM_BACKFILL_MAX_MARKETS | 100 markets per venue per sync (0: no backfill) |
  * | QUORUM_KALSHI_RPS | 10 (basic tier: 20 reads/s; half, since windows can burst) |
  * | QUORUM_MANIFOLD_RPS | 7 (documented 500 requests/min per IP ≈ 8.3/s) |
  * | QUORUM_METACULUS_RPS | 1 (no published limit; conservative) |
@@ -26,6 +30,7 @@
  */
 import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
+import { DEFAULT_BACKFILL, type BackfillOptions } from './core.ts';
 import { VENUES, type DiscoveryFilters, type Venue } from './types.ts';
 
 export interface VenueRate {
@@ -39,7 +44,9 @@ export interface VenueConfig {
   maxPages: number;
   timeoutMs: number;
   retries: number;
-  polymarket: { gammaUrl: string; clobUrl: string; rate: VenueRate };
+  polymarket: { gammaUrl: string; clobUrl: string; rate: VenueRate; clobRate: VenueRate };
+  /** Gap backfill from venues' price histories (pipeline/venues/core.ts). */
+  backfill: BackfillOptions;
   kalshi: { baseUrl: string; rate: VenueRate };
   manifold: { baseUrl: string; rate: VenueRate };
   metaculus: { baseUrl: string; rate: VenueRate; token: string | undefined };
@@ -85,6 +92,10 @@ const EnvSchema = z.object({
   QUORUM_KALSHI_RPS: rps.default(10),
   QUORUM_MANIFOLD_RPS: rps.default(7),
   QUORUM_METACULUS_RPS: rps.default(1),
+  QUORUM_POLYMARKET_CLOB_RPS: rps.default(10),
+  QUORUM_BACKFILL_GAP_HOURS: z.coerce.number().positive().max(24 * 365).default(DEFAULT_BACKFILL.gapMs / 3_600_000),
+  QUORUM_BACKFILL_DAYS: z.coerce.number().positive().max(365).default(DEFAULT_BACKFILL.lookbackMs / 86_400_000),
+  QUORUM_BACKFILL_MAX_MARKETS: z.coerce.number().int().min(0).max(100_000).default(DEFAULT_BACKFILL.maxMarkets),
 });
 
 /** Requests per second as a p-queue window: whole requests per second, or one per 1/rps s. */
@@ -112,7 +123,18 @@ export function loadVenueConfig(env: NodeJS.ProcessEnv = process.env): VenueConf
     maxPages: e.QUORUM_VENUE_MAX_PAGES,
     timeoutMs: e.QUORUM_VENUE_TIMEOUT_MS,
     retries: e.QUORUM_VENUE_RETRIES,
-    polymarket: { gammaUrl: e.QUORUM_POLYMARKET_GAMMA_URL, clobUrl: e.QUORUM_POLYMARKET_CLOB_URL, rate: rateFromRps(e.QUORUM_POLYMARKET_RPS) },
+    polymarket: {
+      gammaUrl: e.QUORUM_POLYMARKET_GAMMA_URL,
+      clobUrl: e.QUORUM_POLYMARKET_CLOB_URL,
+      rate: rateFromRps(e.QUORUM_POLYMARKET_RPS),
+      clobRate: rateFromRps(e.QUORUM_POLYMARKET_CLOB_RPS),
+    },
+    backfill: {
+      ...DEFAULT_BACKFILL,
+      gapMs: Math.round(e.QUORUM_BACKFILL_GAP_HOURS * 3_600_000),
+      lookbackMs: Math.round(e.QUORUM_BACKFILL_DAYS * 86_400_000),
+      maxMarkets: e.QUORUM_BACKFILL_MAX_MARKETS,
+    },
     kalshi: { baseUrl: e.QUORUM_KALSHI_URL, rate: rateFromRps(e.QUORUM_KALSHI_RPS) },
     manifold: { baseUrl: e.QUORUM_MANIFOLD_URL, rate: rateFromRps(e.QUORUM_MANIFOLD_RPS) },
     metaculus: { baseUrl: e.QUORUM_METACULUS_URL, rate: rateFromRps(e.QUORUM_METACULUS_RPS), token: e.QUORUM_METACULUS_TOKEN },

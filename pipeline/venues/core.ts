@@ -60,7 +60,44 @@ export interface MarketSnapshot {
   forecasters: number | null;
   /** Present when state is resolved or annulled. */
   resolution?: ResolutionInfo;
+  /** The venue's id of the market's YES price series, for `VenueDriver.history` (null: none). */
+  history_key?: string | null;
 }
+
+/** Past prices of one market's YES side, as a venue's history endpoint gives them. */
+export interface PriceHistory {
+  points: { at: Date; probability: number }[];
+  /** Points dropped as unreadable (bad time or a probability outside [0, 1]). */
+  dropped: number;
+  /** The endpoint they came from (the price rows' origin). */
+  origin: string;
+}
+
+/**
+ * Backfill of missed observations: a tracked open market whose latest observation is older than
+ * `gapMs` gets its venue's price history since then (at most `lookbackMs` back), one point per
+ * `stepMs` at most, for at most `maxMarkets` markets per sync. After `maxFailures` failed
+ * history requests in a row the backfill stops for this sync (the venue's history service is
+ * down; the markets are still priced from discovery).
+ */
+export interface BackfillOptions {
+  gapMs: number;
+  lookbackMs: number;
+  stepMs: number;
+  maxMarkets: number;
+  maxFailures: number;
+}
+
+/** History requests in flight at once (the client's rate limit still applies). */
+const HISTORY_PARALLEL = 4;
+
+export const DEFAULT_BACKFILL: BackfillOptions = {
+  gapMs: 6 * 3_600_000, // 1.5 × the 4-hourly schedule: one missed run
+  lookbackMs: 14 * 86_400_000,
+  stepMs: 3_600_000,
+  maxMarkets: 100,
+  maxFailures: 3,
+};
 
 export type Normalized = { ok: true; market: MarketSnapshot } | { ok: false; id: string | null; reason: string };
 
@@ -85,10 +122,17 @@ export interface VenueDriver {
   discover(ctx: VenueSyncContext, control: DiscoveryControl): AsyncIterable<RawPage>;
   lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage>;
   normalize(raw: unknown, now: Date): Normalized;
+  /**
+   * The YES price history of a market between two times, `stepMs` apart at the finest (venues
+   * with a history endpoint only). Throws SourceHttpError when the request fails.
+   */
+  history?(market: MarketSnapshot, from: Date, to: Date, stepMs: number, ctx: VenueSyncContext): Promise<PriceHistory>;
 }
 
 export interface CoreOptions {
   classify?: Classifier;
+  /** Gap backfill settings (defaults: DEFAULT_BACKFILL); venues without a history ignore them. */
+  backfill?: Partial<BackfillOptions>;
 }
 
 /** Options every adapter factory accepts (all optional; the registry fills them from VenueConfig). */
@@ -143,7 +187,13 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const log = logger.child({ venue });
   const startRequests = driver.client.stats.requests;
   const tracked = new Map<string, string>();
-  for (const t of ctx.tracked) tracked.set(t.venue_market_id, t.question_id);
+  const lastObserved = new Map<string, Date>();
+  for (const t of ctx.tracked) {
+    tracked.set(t.venue_market_id, t.question_id);
+    if (t.last_observed_at) lastObserved.set(t.question_id, t.last_observed_at);
+  }
+  const backfill = { ...DEFAULT_BACKFILL, ...options.backfill };
+  const gaps: { qid: string; market: MarketSnapshot; from: Date }[] = [];
 
   const result: VenueSyncResult = {
     venue,
@@ -195,9 +245,14 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     switch (m.state) {
       case 'upcoming':
         return;
-      case 'open':
+      case 'open': {
         priceRow(qid, m, origin);
+        const last = lastObserved.get(qid);
+        if (driver.history && m.history_key && last && now.getTime() - last.getTime() >= backfill.gapMs) {
+          gaps.push({ qid, market: m, from: new Date(Math.max(last.getTime(), now.getTime() - backfill.lookbackMs)) });
+        }
         return;
+      }
       case 'closed':
         result.lifecycle_events.push({ question_id: qid, state: 'closed', at: m.close_time ?? now, reason: m.state_reason });
         return;
@@ -281,6 +336,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
         skip(id, `tracked market not returned by ${name}`);
       }
     }
+    await backfillGaps(driver, ctx, gaps, backfill, result, skip);
   } catch (err) {
     result.requests = driver.client.stats.requests - startRequests;
     if (err instanceof SourceHttpError) {
@@ -301,6 +357,73 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     'venue synced',
   );
   return result;
+}
+
+/**
+ * Fills the observation gaps of tracked markets from the venue's price history (see
+ * BackfillOptions). A failed history request is a skipped item with the reason, never a failed
+ * venue: the markets were already priced by this sync.
+ */
+async function backfillGaps(
+  driver: VenueDriver,
+  ctx: VenueSyncContext,
+  gaps: { qid: string; market: MarketSnapshot; from: Date }[],
+  opts: BackfillOptions,
+  result: VenueSyncResult,
+  skip: (id: string | null, reason: string) => void,
+): Promise<void> {
+  if (!driver.history || gaps.length === 0 || opts.maxMarkets === 0) return;
+  const log = ctx.logger.child({ venue: driver.venue });
+  const { now } = ctx;
+  // The longest gaps first: they lose the most if the cap defers them.
+  const todo = [...gaps].sort((a, b) => a.from.getTime() - b.from.getTime() || a.qid.localeCompare(b.qid)).slice(0, opts.maxMarkets);
+  if (gaps.length > todo.length) {
+    log.warn({ gaps: gaps.length, backfilled: todo.length }, 'more observation gaps than the backfill cap: the rest stay unfilled');
+  }
+  let failuresInARow = 0;
+  let observations = 0;
+  for (let i = 0; i < todo.length; i += HISTORY_PARALLEL) {
+    const chunk = todo.slice(i, i + HISTORY_PARALLEL);
+    if (failuresInARow >= opts.maxFailures) {
+      for (const gap of chunk) skip(gap.market.id, `price history not backfilled: stopped after ${opts.maxFailures} failed history requests in a row`);
+      continue;
+    }
+    const settled = await Promise.allSettled(chunk.map((gap) => driver.history!(gap.market, gap.from, now, opts.stepMs, ctx)));
+    settled.forEach((s, k) => {
+      const gap = chunk[k]!;
+      if (s.status === 'rejected') {
+        if (!(s.reason instanceof SourceHttpError)) throw s.reason;
+        failuresInARow++;
+        skip(gap.market.id, `price history not backfilled: ${s.reason.message}`);
+        return;
+      }
+      failuresInARow = 0;
+      const history = s.value;
+      if (history.dropped > 0) log.debug({ venue_market_id: gap.market.id, dropped: history.dropped }, 'unreadable price history points dropped');
+      // Strictly inside the gap, at least one step apart (the first one step after the last observation).
+      let previous = gap.from.getTime();
+      for (const p of [...history.points].sort((a, b) => a.at.getTime() - b.at.getTime())) {
+        const t = p.at.getTime();
+        if (t >= now.getTime()) break;
+        if (t - previous < opts.stepMs) continue;
+        previous = t;
+        observations++;
+        result.market_prices.push({
+          question_id: gap.qid,
+          venue: driver.venue,
+          observed_at: p.at,
+          probability: p.probability,
+          best_bid: null,
+          best_ask: null,
+          volume: null,
+          liquidity: null,
+          origin: history.origin,
+          ingested_at: now,
+        });
+      }
+    });
+  }
+  log.info({ markets: todo.length, observations }, 'observation gaps backfilled from price history');
 }
 
 /**

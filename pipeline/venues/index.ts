@@ -24,18 +24,21 @@ export const VENUE_ADAPTERS: Record<Venue, VenueAdapterFactory> = {
   polymarket: (config, o) =>
     createPolymarketAdapter({
       maxPages: config.maxPages,
+      backfill: config.backfill,
       ...o,
       gammaUrl: config.polymarket.gammaUrl,
       clobUrl: config.polymarket.clobUrl,
       clientOptions: clientOptions(config, config.polymarket.rate, o),
+      clobClientOptions: { ...config.polymarket.clobRate, timeoutMs: config.timeoutMs, retries: config.retries, ...o?.clientOptions },
     }),
   kalshi: (config, o) =>
-    createKalshiAdapter({ maxPages: config.maxPages, ...o, baseUrl: config.kalshi.baseUrl, clientOptions: clientOptions(config, config.kalshi.rate, o) }),
+    createKalshiAdapter({ maxPages: config.maxPages, backfill: config.backfill, ...o, baseUrl: config.kalshi.baseUrl, clientOptions: clientOptions(config, config.kalshi.rate, o) }),
   manifold: (config, o) =>
-    createManifoldAdapter({ maxPages: config.maxPages, ...o, baseUrl: config.manifold.baseUrl, clientOptions: clientOptions(config, config.manifold.rate, o) }),
+    createManifoldAdapter({ maxPages: config.maxPages, backfill: config.backfill, ...o, baseUrl: config.manifold.baseUrl, clientOptions: clientOptions(config, config.manifold.rate, o) }),
   metaculus: (config, o) =>
     createMetaculusAdapter({
       maxPages: config.maxPages,
+      backfill: config.backfill,
       ...o,
       baseUrl: config.metaculus.baseUrl,
       ...(config.metaculus.token ? { token: config.metaculus.token } : {}),

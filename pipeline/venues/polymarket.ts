@@ -17,8 +17,12 @@
  *    status at all with final payout prices). "proposed"/"disputed"/"challenged" are NOT final:
  *    the market is only closed. Payout [1,0]/[0,1] → outcome; [0.5,0.5] → annulled (50-50).
  *    An unknown UMA status is skipped.
- *  - The CLOB URL is configured for price history but this adapter records the Gamma snapshot only
- *    (one observation per market per sync).
+ *  - One observation per market per sync comes from the Gamma snapshot. When a tracked market's
+ *    latest observation is older than the backfill gap (a missed sync), the gap is filled from the
+ *    CLOB: `GET {clob}/prices-history?market=<YES token id>&startTs=&endTs=&fidelity=<minutes>`
+ *    → `{"history":[{"t":<unix s>,"p":<price>}]}`. The YES token is `clobTokenIds[i]` for the
+ *    index i of "Yes" in `outcomes` (the two arrays are parallel). The CLOB has its own
+ *    rate-limited client.
  */
 import { z } from 'zod';
 import {
@@ -28,15 +32,21 @@ import {
   type AdapterOptions,
   type MarketSnapshot,
   type Normalized,
+  type PriceHistory,
   type RawPage,
   type VenueDriver,
 } from './core.ts';
 import type { VenueAdapter, VenueSyncContext } from './types.ts';
 import { blankToNull, clip, firstIssue, toDate, toNumber } from './util.ts';
+import { createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 
 export interface PolymarketAdapterOptions extends AdapterOptions {
   gammaUrl: string;
+  /** The CLOB API (price history for gap backfill); without it gaps stay unfilled. */
   clobUrl?: string;
+  /** A ready CLOB client, or options for one (default: 10 requests/s, the adapter's retries). */
+  clobClient?: SourceClient;
+  clobClientOptions?: SourceClientOptions;
 }
 
 export const POLYMARKET_PAGE_SIZE = 100;
@@ -74,7 +84,7 @@ const GammaMarket = z.object({
   umaEndDate: z.string().nullish(),
   outcomes: jsonStrings,
   outcomePrices: jsonStrings.nullish(),
-  clobTokenIds: z.union([z.string(), z.array(z.unknown())]).nullish(), // kept as sent: only the CLOB history would need it
+  clobTokenIds: jsonStrings.nullish(),
   volumeNum: z.number().nullish(),
   volume: numOrString.nullish(),
   liquidityNum: z.number().nullish(),
@@ -91,6 +101,10 @@ const GammaMarket = z.object({
 type GammaMarket = z.infer<typeof GammaMarket>;
 
 const GammaPage = z.array(z.unknown());
+
+/** CLOB prices-history: points are validated one by one (a bad point is dropped, not the series). */
+const ClobHistory = z.object({ history: z.array(z.unknown()) });
+const ClobPoint = z.object({ t: z.number().int().positive(), p: z.number().min(0).max(1) });
 
 const UMA_NOT_FINAL = new Set(['proposed', 'disputed', 'challenged', 'pending']);
 
@@ -121,6 +135,10 @@ export function normalizePolymarket(raw: unknown): Normalized {
     return { ok: false, id, reason: `non-binary market: outcomes ${JSON.stringify(outcomes)}` };
   }
   const prices = (outcomePrices ?? []).map(toNumber);
+  // The YES token's id (parallel to outcomes); only the price history needs it, so a bad value is
+  // no reason to skip the market.
+  const tokens = m.clobTokenIds == null ? null : decodeStrings(m.clobTokenIds as string | (string | number)[]);
+  const history_key = tokens?.length === 2 ? tokens[yes] ?? null : null;
   const yesPrice = prices.length === 2 ? prices[yes] ?? null : null;
   const uma = blankToNull(m.umaResolutionStatus)?.toLowerCase() ?? null;
   if (uma !== null && uma !== 'resolved' && !UMA_NOT_FINAL.has(uma)) {
@@ -149,6 +167,7 @@ export function normalizePolymarket(raw: unknown): Normalized {
     volume: m.volumeNum ?? toNumber(m.volume),
     liquidity: m.liquidityNum ?? toNumber(m.liquidity),
     forecasters: null,
+    history_key,
   };
 
   if (m.closed !== true) {
@@ -199,6 +218,9 @@ export function normalizePolymarket(raw: unknown): Normalized {
 class PolymarketDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'polymarket' as const;
   readonly name = 'Polymarket';
+  private readonly clob: { base: string; client: SourceClient } | null;
+  /** Present when a CLOB URL is configured. */
+  readonly history: VenueDriver['history'];
 
   constructor(opts: PolymarketAdapterOptions) {
     // Base: the Gamma API (markets, tracked lookups by condition id).
@@ -207,6 +229,47 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
       parallel: 4,
       client: { requestsPerInterval: 20, intervalMs: 1000, concurrency: 4 },
     });
+    this.clob = opts.clobUrl
+      ? {
+          base: opts.clobUrl.replace(/\/+$/, ''),
+          client:
+            opts.clobClient ??
+            createSourceClient({
+              requestsPerInterval: 10,
+              intervalMs: 1000,
+              concurrency: 4,
+              ...(opts.clientOptions?.retries !== undefined ? { retries: opts.clientOptions.retries } : {}),
+              ...(opts.clientOptions?.timeoutMs !== undefined ? { timeoutMs: opts.clientOptions.timeoutMs } : {}),
+              ...opts.clobClientOptions,
+            }),
+        }
+      : null;
+    this.history = this.clob ? (market, from, to, stepMs, ctx) => this.clobHistory(this.clob!, market, from, to, stepMs, ctx) : undefined;
+  }
+
+  /** The YES price history from the CLOB (see the module doc). */
+  private async clobHistory(
+    clob: { base: string; client: SourceClient },
+    market: MarketSnapshot,
+    from: Date,
+    to: Date,
+    stepMs: number,
+    ctx: VenueSyncContext,
+  ): Promise<PriceHistory> {
+    const url = new URL(`${clob.base}/prices-history`);
+    url.searchParams.set('market', market.history_key!);
+    url.searchParams.set('startTs', String(Math.floor(from.getTime() / 1000)));
+    url.searchParams.set('endTs', String(Math.ceil(to.getTime() / 1000)));
+    url.searchParams.set('fidelity', String(Math.max(1, Math.round(stepMs / 60_000))));
+    const body = await clob.client.getJson(url, ClobHistory, ctx.signal);
+    const points: { at: Date; probability: number }[] = [];
+    let dropped = 0;
+    for (const raw of body.history) {
+      const p = ClobPoint.safeParse(raw);
+      if (p.success) points.push({ at: new Date(p.data.t * 1000), probability: p.data.p });
+      else dropped++;
+    }
+    return { points, dropped, origin: `polymarket:${clob.base}/prices-history` };
   }
 
   get origin(): string {

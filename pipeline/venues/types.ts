@@ -40,6 +40,11 @@ export interface DiscoveryFilters {
 export interface TrackedMarket {
   question_id: string;
   venue_market_id: string;
+  /**
+   * The latest price observation the warehouse holds for it (absent or null: unknown). When it
+   * is older than the backfill gap, venues with a price history (Polymarket's CLOB) fill the gap.
+   */
+  last_observed_at?: Date | null;
 }
 
 export interface VenueSyncContext {

@@ -1,6 +1,8 @@
 /** Small parsing helpers shared by the venue adapters (pure, table-free). */
 import { z } from 'zod';
 
+const ISO_ZONED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
 /** A timestamp from an ISO string, a "YYYY-MM-DD HH:MM:SS+00" string or epoch ms; null if unreadable. */
 export function toDate(value: unknown): Date | null {
   if (value === null || value === undefined || value === '') return null;
@@ -10,6 +12,12 @@ export function toDate(value: unknown): Date | null {
   }
   if (typeof value !== 'string') return null;
   let s = value.trim();
+  // The common case, an ISO timestamp with its zone, goes straight to Date (the rewrites below
+  // would leave it unchanged).
+  if (ISO_ZONED.test(s)) {
+    const d = new Date(s);
+    return Number.isNaN(d.getTime()) ? null : d;
+  }
   // Postgres-style "2024-11-06 14:32:10.123+00" (Polymarket closedTime) → ISO.
   const pg = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([+-]\d{2})(?::?(\d{2}))?$/.exec(s);
   if (pg) s = `${pg[1]}T${pg[2]}${pg[3]}:${pg[4] ?? '00'}`;

@@ -12,6 +12,18 @@ describe('venue config and registry', () => {
     expect(c.metaculus.baseUrl).toBe('https://www.metaculus.com/api');
     expect(c.kalshi.rate).toEqual({ requestsPerInterval: 10, intervalMs: 1000 });
     expect(c.filters).toEqual({ maxMarkets: 500 });
+    expect(c.polymarket.clobUrl).toBe('https://clob.polymarket.com');
+    expect(c.polymarket.clobRate).toEqual({ requestsPerInterval: 10, intervalMs: 1000 });
+    expect(c.backfill).toEqual({ gapMs: 6 * 3_600_000, lookbackMs: 14 * 86_400_000, stepMs: 3_600_000, maxMarkets: 100, maxFailures: 3 });
+  });
+
+  it('reads the gap backfill settings and names bad ones', () => {
+    const c = loadVenueConfig({ QUORUM_BACKFILL_GAP_HOURS: '12', QUORUM_BACKFILL_DAYS: '2', QUORUM_BACKFILL_MAX_MARKETS: '0', QUORUM_POLYMARKET_CLOB_RPS: '2' });
+    expect(c.backfill).toMatchObject({ gapMs: 12 * 3_600_000, lookbackMs: 2 * 86_400_000, maxMarkets: 0 });
+    expect(c.polymarket.clobRate).toEqual({ requestsPerInterval: 2, intervalMs: 1000 });
+    expect(() => loadVenueConfig({ QUORUM_BACKFILL_GAP_HOURS: '-1' })).toThrow(/QUORUM_BACKFILL_GAP_HOURS/);
+    expect(() => loadVenueConfig({ QUORUM_BACKFILL_DAYS: 'lots' })).toThrow(/QUORUM_BACKFILL_DAYS/);
+    expect(() => loadVenueConfig({ QUORUM_BACKFILL_MAX_MARKETS: '1.5' })).toThrow(/QUORUM_BACKFILL_MAX_MARKETS/);
   });
 
   it('reads overrides and filters, and names bad variables', () => {

@@ -176,3 +176,122 @@ describe('polymarket adapter', () => {
     expect(open.ok && open.market.state).toBe('closed');
   });
 });
+
+describe('polymarket gap backfill from the CLOB prices-history', () => {
+  const HOUR = 3_600_000;
+  const yesToken = (m: Gamma) => {
+    const outcomes = JSON.parse((m as unknown as { outcomes: string }).outcomes) as string[];
+    return (JSON.parse((m as unknown as { clobTokenIds: string }).clobTokenIds) as string[])[outcomes.indexOf('Yes')]!;
+  };
+  /** The CLOB's answer for a token: half-hourly points over the two days before `now`, and a few bad ones. */
+  const clobRoute = (fail = false) => ({
+    path: '/prices-history',
+    responses: (req: { query: URLSearchParams }) => {
+      if (fail) return { status: 500, body: { error: 'internal' } };
+      const end = Number(req.query.get('endTs'));
+      const history: unknown[] = [];
+      for (let t = end - 48 * 3600; t <= end + 1800; t += 1800) history.push({ t, p: 0.4 + ((t / 1800) % 10) / 100 });
+      history.push({ t: 'yesterday', p: 0.5 }, { t: end - 7200 + 60, p: 1.5 }, { p: 0.3 });
+      return json({ history });
+    },
+  });
+  const trackedAt = (ms: Record<string, number | null>) =>
+    Object.entries(ms).map(([id, ago]) => ({ question_id: `polymarket:${id}`, venue_market_id: id, last_observed_at: ago === null ? null : new Date(now.getTime() - ago) }));
+
+  it('fills a missed-sync gap hourly from the YES token history; recent or unknown observations are not backfilled', async () => {
+    server = await startReplayServer([{ path: '/markets', query: { offset: '0' }, responses: [json(page0)] }, clobRoute(), lookupRoute]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, pageSize: 100, clientOptions: FAST });
+    const [yesFirst, noFirst] = [page0[0]!, page0[1]!];
+    const r = await adapter.sync(ctx({ tracked: trackedAt({ [yesFirst.conditionId]: 30 * HOUR, [noFirst.conditionId]: 10 * HOUR }) }));
+
+    // One CLOB request per gap, for the YES token (the second one when "No" is listed first), over the gap, hourly.
+    const clob = server.log.filter((e) => e.path === '/prices-history');
+    expect(clob.map((e) => e.query.get('market')).sort()).toEqual([yesToken(yesFirst), yesToken(noFirst)].sort());
+    expect(yesToken(noFirst)).toBe(JSON.parse((noFirst as unknown as { clobTokenIds: string }).clobTokenIds)[1]);
+    const q = clob.find((e) => e.query.get('market') === yesToken(yesFirst))!;
+    expect(Number(q.query.get('startTs'))).toBe((now.getTime() - 30 * HOUR) / 1000);
+    expect(Number(q.query.get('endTs'))).toBe(now.getTime() / 1000);
+    expect(q.query.get('fidelity')).toBe('60');
+
+    const prices = (id: string) => r.market_prices.filter((p) => p.question_id === `polymarket:${id}`).sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime());
+    const filled = prices(yesFirst.conditionId).filter((p) => p.origin.endsWith('/prices-history'));
+    // Strictly inside the 30 h gap, one point per hour at most, the bad points dropped: hours 29 … 1 before now.
+    expect(filled).toHaveLength(29);
+    for (const [k, p] of filled.entries()) {
+      expect(p.observed_at.getTime()).toBe(now.getTime() - (29 - k) * HOUR);
+      expect(p).toMatchObject({ venue: 'polymarket', best_bid: null, best_ask: null, volume: null, liquidity: null, ingested_at: now, origin: `polymarket:${server.url}/prices-history` });
+      expect(p.probability).toBeGreaterThanOrEqual(0.4);
+      expect(p.probability).toBeLessThanOrEqual(0.5);
+    }
+    // The sync's own Gamma observation is still there, last.
+    expect(prices(yesFirst.conditionId).at(-1)).toMatchObject({ observed_at: now, origin: `polymarket:${server.url}/markets`, best_bid: 0.85 });
+    expect(prices(noFirst.conditionId).filter((p) => p.origin.endsWith('/prices-history'))).toHaveLength(9);
+
+    // A 1-hour-old observation, or none known: no history request.
+    server.log.length = 0;
+    const quiet = await adapter.sync(ctx({ tracked: trackedAt({ [yesFirst.conditionId]: HOUR, [noFirst.conditionId]: null }) }));
+    expect(server.log.filter((e) => e.path === '/prices-history')).toHaveLength(0);
+    expect(quiet.market_prices.every((p) => p.observed_at.getTime() === now.getTime())).toBe(true);
+  });
+
+  it('caps the lookback and the number of markets; without a CLOB URL nothing is requested', async () => {
+    server = await startReplayServer([{ path: '/markets', query: { offset: '0' }, responses: [json(page0)] }, clobRoute(), lookupRoute]);
+    const [a, b] = [page0[0]!, page0[1]!];
+    const capped = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, clientOptions: FAST, backfill: { maxMarkets: 1, lookbackMs: 5 * HOUR } });
+    const r = await capped.sync(ctx({ tracked: trackedAt({ [a.conditionId]: 10 * 86_400_000, [b.conditionId]: 20 * HOUR }) }));
+    const clob = server.log.filter((e) => e.path === '/prices-history');
+    expect(clob).toHaveLength(1);
+    expect(Number(clob[0]!.query.get('startTs'))).toBe((now.getTime() - 5 * HOUR) / 1000);
+    expect(r.market_prices.filter((p) => p.origin.endsWith('/prices-history'))).toHaveLength(4); // hours 4 … 1 before now
+
+    server.log.length = 0;
+    const noClob = createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST });
+    const r2 = await noClob.sync(ctx({ tracked: trackedAt({ [a.conditionId]: 30 * HOUR }) }));
+    expect(server.log.filter((e) => e.path === '/prices-history')).toHaveLength(0);
+    expect(r2.market_prices.filter((p) => p.question_id === `polymarket:${a.conditionId}`)).toHaveLength(1);
+  });
+
+  it('a failing CLOB loses nothing: markets are priced, each gap is a skipped item with the reason, and it stops after repeated failures', async () => {
+    // Seven open markets: the fixtures' four and three more like the first under other ids and tokens.
+    const copies = [1, 2, 3].map((k) => ({ ...page0[0]!, conditionId: `0x${'e'.repeat(63)}${k}`, clobTokenIds: JSON.stringify([`${k}1`, `${k}2`]) }));
+    const all = [...page0, ...page3, ...page6, ...copies];
+    const openMarkets = all.filter((m) => normalizePolymarket(m).ok);
+    server = await startReplayServer([{ path: '/markets', responses: [json(all)] }, clobRoute(true)]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, pageSize: 100, clientOptions: { ...FAST, retries: 1 }, backfill: { maxFailures: 2 } });
+    const gaps = Object.fromEntries(openMarkets.map((m) => [m.conditionId, 30 * HOUR]));
+    expect(openMarkets).toHaveLength(7);
+    const r = await adapter.sync(ctx({ tracked: trackedAt(gaps) }));
+
+    expect(r.market_prices.map((p) => p.question_id).sort()).toEqual(openMarkets.map((m) => `polymarket:${m.conditionId}`).sort());
+    const reasons = r.skipped.filter((s) => s.reason.startsWith('price history not backfilled'));
+    expect(reasons.map((s) => s.venue_market_id).sort()).toEqual(openMarkets.map((m) => m.conditionId).sort());
+    expect(reasons.some((s) => /server_error: HTTP 500/.test(s.reason))).toBe(true);
+    expect(reasons.some((s) => /stopped after 2 failed history requests in a row/.test(s.reason))).toBe(true);
+    // The first chunk of 4 was tried (2 attempts each: retries 1); the rest were not.
+    expect(server.log.filter((e) => e.path === '/prices-history')).toHaveLength(8);
+  });
+
+  it('rides out a truncated history body (retried) and a 429 with Retry-After', async () => {
+    const good = clobRoute();
+    let calls = 0;
+    server = await startReplayServer([
+      { path: '/markets', query: { offset: '0' }, responses: [json(page0)] },
+      {
+        path: '/prices-history',
+        responses: (req: { query: URLSearchParams }) => {
+          calls++;
+          if (calls === 1) return { status: 429, headers: { 'retry-after': '0' }, body: { error: 'Too Many Requests' } };
+          const full = good.responses(req) as { body: unknown };
+          if (calls === 2) return { body: JSON.stringify(full.body), truncate: { bytes: 40, mode: 'end' as const } };
+          return full;
+        },
+      },
+      lookupRoute,
+    ]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, pageSize: 100, clientOptions: FAST });
+    const r = await adapter.sync(ctx({ tracked: trackedAt({ [page0[0]!.conditionId]: 8 * HOUR }) }));
+    expect(server.log.filter((e) => e.path === '/prices-history').map((e) => e.status)).toEqual([429, 200, 200]);
+    expect(r.market_prices.filter((p) => p.origin.endsWith('/prices-history'))).toHaveLength(7);
+    expect(r.skipped.filter((s) => s.reason.startsWith('price history'))).toEqual([]);
+  });
+});
