@@ -213,25 +213,25 @@ describe('polymarket gap backfill from the CLOB prices-history', () => {
     expect(Number(q.query.get('endTs'))).toBe(now.getTime() / 1000);
     expect(q.query.get('fidelity')).toBe('60');
 
-    const prices = (id: string) => r.market_prices.filter((p) => p.question_id === `polymarket:${id}`).sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime());
-    const filled = prices(yesFirst.conditionId).filter((p) => p.origin.endsWith('/prices-history'));
+    const prices = (id: string) => r.market_prices.filter((p) => p.question_id === `polymarket:${id}`).sort((a, b) => a.observed_at!.getTime() - b.observed_at!.getTime());
+    const filled = prices(yesFirst.conditionId).filter((p) => p.origin!.endsWith('/prices-history'));
     // Strictly inside the 30 h gap, one point per hour at most, the bad points dropped: hours 29 … 1 before now.
     expect(filled).toHaveLength(29);
     for (const [k, p] of filled.entries()) {
-      expect(p.observed_at.getTime()).toBe(now.getTime() - (29 - k) * HOUR);
+      expect(p.observed_at!.getTime()).toBe(now.getTime() - (29 - k) * HOUR);
       expect(p).toMatchObject({ venue: 'polymarket', best_bid: null, best_ask: null, volume: null, liquidity: null, ingested_at: now, origin: `polymarket:${server.url}/prices-history` });
       expect(p.probability).toBeGreaterThanOrEqual(0.4);
       expect(p.probability).toBeLessThanOrEqual(0.5);
     }
     // The sync's own Gamma observation is still there, last.
     expect(prices(yesFirst.conditionId).at(-1)).toMatchObject({ observed_at: now, origin: `polymarket:${server.url}/markets`, best_bid: 0.85 });
-    expect(prices(noFirst.conditionId).filter((p) => p.origin.endsWith('/prices-history'))).toHaveLength(9);
+    expect(prices(noFirst.conditionId).filter((p) => p.origin!.endsWith('/prices-history'))).toHaveLength(9);
 
     // A 1-hour-old observation, or none known: no history request.
     server.log.length = 0;
     const quiet = await adapter.sync(ctx({ tracked: trackedAt({ [yesFirst.conditionId]: HOUR, [noFirst.conditionId]: null }) }));
     expect(server.log.filter((e) => e.path === '/prices-history')).toHaveLength(0);
-    expect(quiet.market_prices.every((p) => p.observed_at.getTime() === now.getTime())).toBe(true);
+    expect(quiet.market_prices.every((p) => p.observed_at!.getTime() === now.getTime())).toBe(true);
   });
 
   it('caps the lookback and the number of markets; without a CLOB URL nothing is requested', async () => {
@@ -242,7 +242,7 @@ describe('polymarket gap backfill from the CLOB prices-history', () => {
     const clob = server.log.filter((e) => e.path === '/prices-history');
     expect(clob).toHaveLength(1);
     expect(Number(clob[0]!.query.get('startTs'))).toBe((now.getTime() - 5 * HOUR) / 1000);
-    expect(r.market_prices.filter((p) => p.origin.endsWith('/prices-history'))).toHaveLength(4); // hours 4 … 1 before now
+    expect(r.market_prices.filter((p) => p.origin!.endsWith('/prices-history'))).toHaveLength(4); // hours 4 … 1 before now
 
     server.log.length = 0;
     const noClob = createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST });
@@ -291,7 +291,7 @@ describe('polymarket gap backfill from the CLOB prices-history', () => {
     const adapter = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, pageSize: 100, clientOptions: FAST });
     const r = await adapter.sync(ctx({ tracked: trackedAt({ [page0[0]!.conditionId]: 8 * HOUR }) }));
     expect(server.log.filter((e) => e.path === '/prices-history').map((e) => e.status)).toEqual([429, 200, 200]);
-    expect(r.market_prices.filter((p) => p.origin.endsWith('/prices-history'))).toHaveLength(7);
+    expect(r.market_prices.filter((p) => p.origin!.endsWith('/prices-history'))).toHaveLength(7);
     expect(r.skipped.filter((s) => s.reason.startsWith('price history'))).toEqual([]);
   });
 });
