@@ -85,6 +85,8 @@ export interface Taxonomy {
   rules: CompiledRule[];
   /** Where in a text each pattern can possibly match, read off its words (see prefix-index.ts). */
   index: PrefixIndex;
+  /** The largest field weight among a set of matched fields (a bit per FIELDS entry). */
+  bestWeight: number[];
   /**
    * Each pattern (rules' patterns flattened) with the trailing word boundary, sticky: does it
    * match starting exactly at lastIndex (a word start)?
@@ -126,7 +128,10 @@ export function parseTaxonomy(json: unknown, source: string): Taxonomy {
   });
   const sticky = file.rules.flatMap((rule) => rule.patterns.map((p) => new RegExp(`(?:${p})${TRAILING_BOUNDARY}`, rule.caseSensitive ? 'uy' : 'iuy')));
   const index = buildPrefixIndex(file.rules.map((r) => r.patterns));
-  return { default: file.default, fieldWeights: file.fieldWeights, rules, index, sticky };
+  const bestWeight = Array.from({ length: 1 << FIELDS.length }, (_, mask) =>
+    Math.max(0, ...FIELDS.filter((_f, k) => (mask & (1 << k)) !== 0).map((f) => file.fieldWeights[f])),
+  );
+  return { default: file.default, fieldWeights: file.fieldWeights, rules, index, sticky, bestWeight };
 }
 
 /** Reads and validates a taxonomy file. */
@@ -187,21 +192,24 @@ function wholeWordMatch(regex: RegExp, text: string): boolean {
  * index can place is tried, sticky, only at the word starts where one of its prefixes begins;
  * the rules it cannot place scan each field with their whole alternation.
  */
-function matchedFields(taxonomy: Taxonomy, texts: readonly string[]): Uint8Array {
+function matchedFields(taxonomy: Taxonomy, texts: readonly string[]): number[] {
   const { rules, index, sticky } = taxonomy;
-  const fields = new Uint8Array(rules.length);
+  const fields = new Array<number>(rules.length).fill(0);
+  let text = '';
+  let bit = 0;
+  const tryAt = (pattern: number, start: number) => {
+    const r = index.ruleOf[pattern]!;
+    if ((fields[r]! & bit) !== 0) return;
+    const re = sticky[pattern]!;
+    re.lastIndex = start;
+    if (re.test(text)) fields[r]! |= bit;
+  };
   for (let f = 0; f < texts.length; f++) {
-    const text = texts[f]!;
+    text = texts[f]!;
     if (text === '') continue; // an empty field matches nothing
-    const bit = 1 << f;
+    bit = 1 << f;
     for (const r of index.always) if (wholeWordMatch(rules[r]!.regex, text)) fields[r]! |= bit;
-    forEachCandidate(index, text, (pattern, start) => {
-      const r = index.ruleOf[pattern]!;
-      if ((fields[r]! & bit) !== 0) return;
-      const re = sticky[pattern]!;
-      re.lastIndex = start;
-      if (re.test(text)) fields[r]! |= bit;
-    });
+    forEachCandidate(index, text, tryAt);
   }
   return fields;
 }
@@ -216,15 +224,13 @@ function matchedFields(taxonomy: Taxonomy, texts: readonly string[]): Uint8Array
  */
 export function classify(q: ClassifyInput, taxonomy: Taxonomy = getDefaultTaxonomy()): Classification {
   const texts = [stripUrls(q.title ?? ''), stripUrls(q.description ?? ''), stripUrls(q.resolution_criteria ?? '')];
-  const weights = FIELDS.map((f) => taxonomy.fieldWeights[f]);
   const fields = matchedFields(taxonomy, texts);
 
   // A rule scores its weight × the largest weight among the fields it matched.
   const matched: { rule: CompiledRule; score: number }[] = [];
   for (let i = 0; i < taxonomy.rules.length; i++) {
     if (fields[i] === 0) continue;
-    let best = 0;
-    for (let f = 0; f < FIELDS.length; f++) if ((fields[i]! & (1 << f)) !== 0) best = Math.max(best, weights[f]!);
+    const best = taxonomy.bestWeight[fields[i]!]!;
     const rule = taxonomy.rules[i]!;
     if (best > 0) matched.push({ rule, score: best * rule.weight });
   }

@@ -56,10 +56,19 @@ const LOOKUP_CHUNK = 50;
 const jsonStrings = z.union([z.string(), z.array(z.union([z.string(), z.number()]))]);
 const numOrString = z.union([z.number(), z.string()]);
 
+/**
+ * A JSON-encoded pair of plain strings, `["Yes", "No"]`: Gamma's usual shape, read without
+ * JSON.parse (no escapes or control characters inside, JSON whitespace only, so the result is
+ * exactly JSON.parse's).
+ */
+const PLAIN_PAIR = /^\[[ \t\n\r]*"([^"\\\u0000-\u001f]*)"[ \t\n\r]*,[ \t\n\r]*"([^"\\\u0000-\u001f]*)"[ \t\n\r]*\]$/;
+
 /** Decodes a JSON-encoded array of strings; null when it is not one. */
 function decodeStrings(v: string | (string | number)[]): string[] | null {
   let arr: unknown = v;
   if (typeof v === 'string') {
+    const pair = PLAIN_PAIR.exec(v);
+    if (pair) return [pair[1]!, pair[2]!];
     try {
       arr = JSON.parse(v);
     } catch {
@@ -70,8 +79,12 @@ function decodeStrings(v: string | (string | number)[]): string[] | null {
   return arr.map(String);
 }
 
+/** The outcome name, compared as Gamma means it: case and surrounding spaces do not matter. */
+const YES = /^\s*yes\s*$/i;
+const NO = /^\s*no\s*$/i;
+
+/** The fields this adapter reads (others, e.g. id, archived, lastTradePrice, are not needed and not checked). */
 const GammaMarket = z.object({
-  id: numOrString,
   conditionId: z.string().min(1),
   question: z.string().min(1),
   slug: z.string().nullish(),
@@ -91,10 +104,8 @@ const GammaMarket = z.object({
   liquidity: numOrString.nullish(),
   bestBid: numOrString.nullish(),
   bestAsk: numOrString.nullish(),
-  lastTradePrice: numOrString.nullish(),
   active: z.boolean().nullish(),
   closed: z.boolean().nullish(),
-  archived: z.boolean().nullish(),
   umaResolutionStatus: z.string().nullish(),
   events: z.array(z.object({ slug: z.string().nullish() })).nullish(),
 });
@@ -129,9 +140,8 @@ export function normalizePolymarket(raw: unknown): Normalized {
   if (outcomes === null) return { ok: false, id, reason: 'schema: outcomes: not a JSON-encoded array of strings' };
   const outcomePrices = m.outcomePrices == null ? null : decodeStrings(m.outcomePrices);
   if (m.outcomePrices != null && outcomePrices === null) return { ok: false, id, reason: 'schema: outcomePrices: not a JSON-encoded array of strings' };
-  const names = outcomes.map((o) => o.trim().toLowerCase());
-  const yes = names.indexOf('yes');
-  if (names.length !== 2 || yes === -1 || names.indexOf('no') === -1) {
+  const yes = outcomes.length !== 2 ? -1 : YES.test(outcomes[0]!) ? (NO.test(outcomes[1]!) ? 0 : -1) : YES.test(outcomes[1]!) && NO.test(outcomes[0]!) ? 1 : -1;
+  if (yes === -1) {
     return { ok: false, id, reason: `non-binary market: outcomes ${JSON.stringify(outcomes)}` };
   }
   const prices = (outcomePrices ?? []).map(toNumber);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SourceHttpError } from '../../pipeline/sources/http-client.ts';
 import { createPolymarketAdapter, normalizePolymarket } from '../../pipeline/venues/polymarket.ts';
@@ -165,6 +166,20 @@ describe('polymarket adapter', () => {
     expect(err.venue).toBe('polymarket');
     expect(err.partial.questions).toHaveLength(2);
     expect(err.partial.requests).toBe(3);
+  });
+
+  it('reads JSON-encoded outcomes exactly as JSON.parse would, whatever the spacing, case, escapes or names', () => {
+    const base = page0[1] as unknown as Record<string, unknown>; // "No" listed first
+    const name = fc.oneof(fc.constantFrom('Yes', 'No', 'yes', ' NO ', 'YES', 'Maybe', 'Yes\n', 'No"', 'Ye\\s', '\u0001Yes', 'ſ'), fc.string({ maxLength: 5 }));
+    const spacing = fc.constantFrom(undefined, 1, '\t', ' \r\n ');
+    fc.assert(
+      fc.property(fc.array(name, { minLength: 1, maxLength: 3 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }).map(String), { minLength: 2, maxLength: 2 }), spacing, (outcomes, prices, space) => {
+        const encoded = normalizePolymarket({ ...base, outcomes: JSON.stringify(outcomes, null, space), outcomePrices: JSON.stringify(prices, null, space) });
+        const decoded = normalizePolymarket({ ...base, outcomes, outcomePrices: prices });
+        expect(encoded).toEqual(decoded);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('reads closed markets without a UMA status by their final payout only', () => {
