@@ -21,7 +21,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { CATEGORIES, DOMAINS, type Category, type Domain } from '../warehouse/tables.ts';
-import { buildPrefixIndex, forEachCandidate, type PrefixIndex } from './prefix-index.ts';
+import { buildPrefixIndex, collectCandidates, type PrefixIndex } from './prefix-index.ts';
 
 /** What the classifier reads of a question. `venue` and `url` are accepted for future rules. */
 export interface ClassifyInput {
@@ -187,6 +187,9 @@ function wholeWordMatch(regex: RegExp, text: string): boolean {
   return false;
 }
 
+/** (pattern, start) pairs of the field being matched; reused (classify is synchronous). */
+const candidates: number[] = [];
+
 /**
  * For each rule, a bit per field (FIELDS order) it matches as a whole word. A pattern the prefix
  * index can place is tried, sticky, only at the word starts where one of its prefixes begins;
@@ -195,21 +198,20 @@ function wholeWordMatch(regex: RegExp, text: string): boolean {
 function matchedFields(taxonomy: Taxonomy, texts: readonly string[]): number[] {
   const { rules, index, sticky } = taxonomy;
   const fields = new Array<number>(rules.length).fill(0);
-  let text = '';
-  let bit = 0;
-  const tryAt = (pattern: number, start: number) => {
-    const r = index.ruleOf[pattern]!;
-    if ((fields[r]! & bit) !== 0) return;
-    const re = sticky[pattern]!;
-    re.lastIndex = start;
-    if (re.test(text)) fields[r]! |= bit;
-  };
   for (let f = 0; f < texts.length; f++) {
-    text = texts[f]!;
+    const text = texts[f]!;
     if (text === '') continue; // an empty field matches nothing
-    bit = 1 << f;
+    const bit = 1 << f;
     for (const r of index.always) if (wholeWordMatch(rules[r]!.regex, text)) fields[r]! |= bit;
-    forEachCandidate(index, text, tryAt);
+    const written = collectCandidates(index, text, candidates);
+    for (let k = 0; k < written; k += 2) {
+      const pattern = candidates[k]!;
+      const r = index.ruleOf[pattern]!;
+      if ((fields[r]! & bit) !== 0) continue;
+      const re = sticky[pattern]!;
+      re.lastIndex = candidates[k + 1]!;
+      if (re.test(text)) fields[r]! |= bit;
+    }
   }
   return fields;
 }

@@ -28,8 +28,12 @@ export interface PrefixIndex {
   /** Symbol of each UTF-16 code unit (folded), or -1 when no prefix contains it. */
   symbolOf: Int8Array;
   alphabet: number;
-  /** Patterns (by their position in the rules' patterns, flattened) with a prefix ending at each node. */
-  patternsAt: (readonly number[])[];
+  /**
+   * Patterns (by their position in the rules' patterns, flattened) with a prefix ending at each
+   * node: hits[hitsFrom[node] .. hitsFrom[node + 1]).
+   */
+  hitsFrom: Int32Array;
+  hits: Int32Array;
   /** The rule of each pattern (flattened order). */
   ruleOf: Int32Array;
   /** Rules with a pattern whose start is not a literal prefix: they scan whole texts. */
@@ -249,17 +253,22 @@ export function buildPrefixIndex(patterns: readonly (readonly string[])[]): Pref
     }
     if (!patternsAt[node]!.includes(pattern)) patternsAt[node]!.push(pattern);
   }
-  return { next: Int32Array.from(next), symbolOf, alphabet, patternsAt, ruleOf: Int32Array.from(ruleOf), always };
+  const hitsFrom = new Int32Array(patternsAt.length + 1);
+  patternsAt.forEach((ps, node) => (hitsFrom[node + 1] = hitsFrom[node]! + ps.length));
+  const hits = Int32Array.from(patternsAt.flat());
+  return { next: Int32Array.from(next), symbolOf, alphabet, hitsFrom, hits, ruleOf: Int32Array.from(ruleOf), always };
 }
 
 /**
- * Calls `visit(pattern, start)` for every word start in `text` where one of the pattern's
- * prefixes begins. A word start is a word character not preceded by one, code point by code
- * point as the regexes see them.
+ * Writes every (pattern, start) pair where one of the pattern's prefixes begins at a word start
+ * of `text` into `out` (pattern at even, start at odd positions) and returns how many numbers it
+ * wrote. A word start is a word character not preceded by one, code point by code point as the
+ * regexes see them. `out` is reused across calls (no allocation per question).
  */
-export function forEachCandidate(index: PrefixIndex, text: string, visit: (pattern: number, start: number) => void): void {
-  const { next, patternsAt, symbolOf, alphabet } = index;
+export function collectCandidates(index: PrefixIndex, text: string, out: number[]): number {
+  const { next, hitsFrom, hits, symbolOf, alphabet } = index;
   const n = text.length;
+  let written = 0;
   let previousIsWord = false;
   for (let i = 0; i < n; ) {
     const c = text.charCodeAt(i);
@@ -278,10 +287,14 @@ export function forEachCandidate(index: PrefixIndex, text: string, visit: (patte
         if (symbol < 0) break;
         node = next[node * alphabet + symbol]!;
         if (node === 0) break;
-        for (const pattern of patternsAt[node]!) visit(pattern, i);
+        for (let h = hitsFrom[node]!, end = hitsFrom[node + 1]!; h < end; h++) {
+          out[written++] = hits[h]!;
+          out[written++] = i;
+        }
       }
     }
     previousIsWord = isWord;
     i += width;
   }
+  return written;
 }
