@@ -227,26 +227,46 @@ function matchedFields(taxonomy: Taxonomy, texts: readonly string[]): number[] {
 export function classify(q: ClassifyInput, taxonomy: Taxonomy = getDefaultTaxonomy()): Classification {
   const texts = [stripUrls(q.title ?? ''), stripUrls(q.description ?? ''), stripUrls(q.resolution_criteria ?? '')];
   const fields = matchedFields(taxonomy, texts);
+  const { rules } = taxonomy;
 
-  // A rule scores its weight × the largest weight among the fields it matched.
-  const matched: { rule: CompiledRule; score: number }[] = [];
-  for (let i = 0; i < taxonomy.rules.length; i++) {
+  // A rule scores its weight × the largest weight among the fields it matched. Matching rules in
+  // file order, with their scores (scratch arrays: classify runs once per new market in a sync).
+  const matched = scratch.matched;
+  const scores = scratch.scores;
+  matched.length = 0;
+  scores.length = 0;
+  for (let i = 0; i < rules.length; i++) {
     if (fields[i] === 0) continue;
-    const best = taxonomy.bestWeight[fields[i]!]!;
-    const rule = taxonomy.rules[i]!;
-    if (best > 0) matched.push({ rule, score: best * rule.weight });
+    const score = taxonomy.bestWeight[fields[i]!]! * rules[i]!.weight;
+    if (score > 0) {
+      matched.push(i);
+      scores.push(score);
+    }
   }
   if (matched.length === 0) return { ...taxonomy.default, tags: [] };
 
-  // Category totals, remembering which category appeared first (file order) for ties.
-  const totals = new Map<Category, number>();
-  for (const { rule, score } of matched) totals.set(rule.category, (totals.get(rule.category) ?? 0) + score);
-  let category = matched[0]!.rule.category;
+  // Category totals; a Map iterates in insertion order, i.e. the file order of each category's
+  // first matching rule, which breaks ties.
+  const totals = scratch.totals;
+  totals.clear();
+  for (let k = 0; k < matched.length; k++) {
+    const c = rules[matched[k]!]!.category;
+    totals.set(c, (totals.get(c) ?? 0) + scores[k]!);
+  }
+  let category = rules[matched[0]!]!.category;
   for (const [c, total] of totals) if (total > totals.get(category)!) category = c;
 
-  let top = matched.find((m) => m.rule.category === category)!;
-  for (const m of matched) if (m.rule.category === category && m.score > top.score) top = m;
-
-  const tags = [...new Set(matched.map((m) => m.rule.name))];
-  return { category, domain: top.rule.domain, tags };
+  // The domain of the category's best rule (ties: the earliest); tags: every matching rule's name
+  // (names are unique in a taxonomy).
+  let top = -1;
+  const tags: string[] = [];
+  for (let k = 0; k < matched.length; k++) {
+    const rule = rules[matched[k]!]!;
+    tags.push(rule.name);
+    if (rule.category === category && (top < 0 || scores[k]! > scores[top]!)) top = k;
+  }
+  return { category, domain: rules[matched[top]!]!.domain, tags };
 }
+
+/** Working arrays of classify, reused (it is synchronous and never re-entered). */
+const scratch = { matched: [] as number[], scores: [] as number[], totals: new Map<Category, number>() };
