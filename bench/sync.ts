@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- sync [markets=10000] [--venue=polymarket|manifold] [--rounds=5]`
+ * `npm run bench -- sync [markets=10000] [--venue=polymarket|manifold] [--rounds=9]`
  *
  * Syncs N generated markets of the venue's real Gamma/Manifold shape from a loopback replay server
  * (pages of the venue's usual size: Polymarket 100, Manifold 1000) with the project's adapter,
@@ -130,7 +130,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export default async function bench(args: string[]): Promise<Record<string, unknown>> {
   const n = Number(args.find((a) => /^\d+$/.test(a)) ?? 10_000);
   const venue = (args.find((a) => a.startsWith('--venue='))?.slice(8) ?? 'polymarket') as 'polymarket' | 'manifold';
-  const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 5);
+  const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 9);
   const pageSize = venue === 'polymarket' ? 100 : 1000;
 
   // Pre-serialized pages, keyed by the query that selects them.

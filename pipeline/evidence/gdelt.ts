@@ -40,7 +40,6 @@ export interface GdeltOptions {
   backoffMs?: number;
   /** Inject a client (tests); otherwise one is created from the options above. */
   client?: SourceClient;
-  fetchImpl?: typeof fetch;
 }
 
 const articleSchema = z.object({
@@ -113,7 +112,6 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
       backoffMs: opts.backoffMs ?? 500,
       timeoutMs: opts.timeoutMs ?? 20_000,
       maxRetryAfterMs: 30_000,
-      fetchImpl: opts.fetchImpl,
       headers: { 'user-agent': 'quorum-forecasting/0.1 (+evidence retrieval)' },
     });
 

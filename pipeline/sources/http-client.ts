@@ -1,10 +1,18 @@
 /**
- * The one HTTP client of every outside source (venues, official data, news): JSON over fetch with
+ * The one HTTP client of every outside source (venues, official data, news): JSON over HTTP with
  * a per-source rate limit, retries with backoff on 429 and 5xx (obeying Retry-After up to a cap),
  * a total deadline per request, and zod validation of the body. Errors are `SourceHttpError` with a
  * kind, so callers can record why an item or a venue failed.
+ *
+ * Transport: undici's `request` API, the engine under Node's fetch without the WHATWG Response
+ * and stream layers: a sync of thousands of markets spends about half the CPU on HTTP that fetch
+ * would. It behaves like fetch where it matters here: redirects are followed (up to 5), and gzip,
+ * brotli and deflate bodies are asked for and decoded.
  */
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import PQueue from 'p-queue';
+import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 
 export type SourceErrorKind = 'rate_limited' | 'server_error' | 'client_error' | 'timeout' | 'network' | 'invalid_json' | 'invalid_payload';
@@ -36,7 +44,8 @@ export interface SourceClientOptions {
   /** Total deadline of one request, retries included. */
   timeoutMs?: number;
   headers?: Record<string, string>;
-  fetchImpl?: typeof fetch;
+  /** The undici dispatcher (default: one shared keep-alive pool that follows redirects). */
+  dispatcher?: Dispatcher;
 }
 
 export interface SourceClient {
@@ -44,6 +53,39 @@ export interface SourceClient {
   /** The raw parsed JSON without validation (for payloads validated item by item). */
   getRaw(url: string | URL, signal?: AbortSignal): Promise<unknown>;
   readonly stats: { requests: number; retries: number };
+}
+
+/** Shared by every source client: keep-alive connections, redirects followed like fetch does. */
+let sharedDispatcher: Dispatcher | undefined;
+function defaultDispatcher(): Dispatcher {
+  sharedDispatcher ??= new Agent({ keepAliveTimeout: 10_000 }).compose(interceptors.redirect({ maxRedirections: 5 }));
+  return sharedDispatcher;
+}
+
+const DECODERS: Record<string, (b: Buffer) => Promise<Buffer>> = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  br: promisify(brotliDecompress),
+  deflate: promisify(inflate),
+};
+
+/** A header's value (undici gives repeated headers as arrays). */
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | null {
+  const v = headers[name];
+  return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** The body as text, decoded per Content-Encoding (several codings apply right to left). */
+async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
+  const codings = (header(res.headers, 'content-encoding') ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  if (codings.length === 0) return res.body.text();
+  let bytes: Buffer = Buffer.from(await res.body.arrayBuffer());
+  for (const coding of codings.reverse()) {
+    const decode = DECODERS[coding];
+    if (!decode) throw new Error(`unsupported Content-Encoding ${coding}`);
+    bytes = await decode(bytes);
+  }
+  return bytes.toString('utf8');
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -71,39 +113,41 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     maxRetryAfterMs = 30_000,
     timeoutMs = 30_000,
     headers = {},
-    fetchImpl = fetch,
+    dispatcher = defaultDispatcher(),
   } = options;
+  const requestHeaders = { accept: 'application/json', 'accept-encoding': 'gzip, br, deflate', ...headers };
   const queue = new PQueue({ concurrency, intervalCap: requestsPerInterval, interval: intervalMs });
   const stats = { requests: 0, retries: 0 };
 
   async function attempt(url: string, signal: AbortSignal): Promise<{ retryIn: number | null; body?: unknown }> {
     stats.requests++;
-    let res: Response;
+    let res: Dispatcher.ResponseData;
     try {
-      res = await queue.add(() => fetchImpl(url, { headers: { accept: 'application/json', ...headers }, signal }), { signal });
+      res = await queue.add(() => request(url, { method: 'GET', headers: requestHeaders, signal, dispatcher }), { signal });
     } catch (err) {
       if (signal.aborted) throw new SourceHttpError('timeout', url, 'deadline exceeded');
       return { retryIn: -1, body: new SourceHttpError('network', url, (err as Error).message) };
     }
-    if (res.status === 429 || res.status >= 500) {
-      await res.body?.cancel().catch(() => {});
-      const kind = res.status === 429 ? 'rate_limited' : 'server_error';
-      const after = parseRetryAfter(res.headers.get('retry-after'));
+    const status = res.statusCode;
+    if (status === 429 || status >= 500) {
+      await res.body.dump().catch(() => {});
+      const kind = status === 429 ? 'rate_limited' : 'server_error';
+      const after = parseRetryAfter(header(res.headers, 'retry-after'));
       if (after !== null && after > maxRetryAfterMs) {
-        throw new SourceHttpError(kind, url, `Retry-After ${after} ms exceeds the cap of ${maxRetryAfterMs} ms`, res.status);
+        throw new SourceHttpError(kind, url, `Retry-After ${after} ms exceeds the cap of ${maxRetryAfterMs} ms`, status);
       }
-      return { retryIn: after ?? -1, body: new SourceHttpError(kind, url, `HTTP ${res.status}`, res.status) };
+      return { retryIn: after ?? -1, body: new SourceHttpError(kind, url, `HTTP ${status}`, status) };
     }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => {});
-      throw new SourceHttpError('client_error', url, `HTTP ${res.status}`, res.status);
+    if (status < 200 || status > 299) {
+      await res.body.dump().catch(() => {});
+      throw new SourceHttpError('client_error', url, `HTTP ${status}`, status);
     }
     let text: string;
     try {
-      text = await res.text();
+      text = await bodyText(res);
     } catch (err) {
       if (signal.aborted) throw new SourceHttpError('timeout', url, 'deadline exceeded');
-      return { retryIn: -1, body: new SourceHttpError('network', url, `body cut off: ${(err as Error).message}`) };
+      return { retryIn: -1, body: new SourceHttpError('network', url, `body unreadable: ${(err as Error).message}`) };
     }
     try {
       return { retryIn: null, body: JSON.parse(text) };

@@ -106,8 +106,13 @@ describe('quorum sync gap backfill', () => {
       QUORUM_VENUE_RETRIES: '1',
     });
     expect(r.status, r.stderr).toBe(0);
-    const report = JSON.parse(r.stdout.trim().split('\n').pop()!) as { sources: { source: string; ok: boolean; written: Record<string, number> }[] };
-    expect(report.sources.find((s) => s.source === 'venue:polymarket')).toMatchObject({ ok: true });
+    // The report is the stdout line with `sources` (pino's warnings share stdout, in any order).
+    const report = r.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { sources?: { source: string; ok: boolean; written: Record<string, number> }[] })
+      .find((x) => x.sources)!;
+    expect(report.sources!.find((s) => s.source === 'venue:polymarket')).toMatchObject({ ok: true });
 
     // The CLOB was asked for the YES token, from the stored observation on.
     const clob = venue.log.filter((e) => e.path === '/prices-history');

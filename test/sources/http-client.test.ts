@@ -1,0 +1,72 @@
+/**
+ * The source client's transport against a loopback server: what fetch would do for JSON APIs
+ * (redirects, compressed bodies, headers), and the error kinds callers record.
+ */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createSourceClient, SourceHttpError } from '../../pipeline/sources/http-client.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+
+const FAST = { requestsPerInterval: 1000, intervalMs: 1000, retries: 1, backoffMs: 5, timeoutMs: 3000 };
+const body = { markets: [{ id: 'a', title: 'Ünïcode — ✓' }] };
+let server: ReplayServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('source client transport', () => {
+  it('asks for and decodes gzip, brotli and deflate bodies; identity passes through', async () => {
+    const raw = Buffer.from(JSON.stringify(body));
+    server = await startReplayServer([
+      { path: '/gzip', responses: [{ body: gzipSync(raw), headers: { 'content-encoding': 'gzip', 'content-type': 'application/json' } }] },
+      { path: '/br', responses: [{ body: brotliCompressSync(raw), headers: { 'content-encoding': 'br' } }] },
+      { path: '/deflate', responses: [{ body: deflateSync(raw), headers: { 'content-encoding': 'deflate' } }] },
+      { path: '/plain', responses: [json(body)] },
+    ]);
+    const client = createSourceClient(FAST);
+    for (const path of ['/gzip', '/br', '/deflate', '/plain']) expect(await client.getRaw(`${server.url}${path}`)).toEqual(body);
+    expect(server.log[0]!.url).toBe('/gzip');
+  });
+
+  it('follows redirects, sends the configured headers, and validates with zod', async () => {
+    server = await startReplayServer([
+      { path: '/old', responses: [{ status: 301, headers: { location: '/new?x=1' } }] },
+      { path: '/new', responses: [json(body)] },
+    ]);
+    const client = createSourceClient({ ...FAST, headers: { 'user-agent': 'quorum-test' } });
+    const schema = z.object({ markets: z.array(z.object({ id: z.string(), title: z.string() })) });
+    expect(await client.getJson(`${server.url}/old`, schema)).toEqual(body);
+    expect(server.log.map((e) => e.url)).toEqual(['/old', '/new?x=1']);
+    await expect(client.getJson(`${server.url}/new`, z.object({ markets: z.array(z.number()) }))).rejects.toMatchObject({ kind: 'invalid_payload' });
+  });
+
+  it('names each failure: 404 client_error, 500 server_error after retries, a body cut off mid-way, garbage JSON, an unknown encoding', async () => {
+    server = await startReplayServer([
+      { path: '/missing', responses: [json({ error: 'not found' }, 404)] },
+      { path: '/down', responses: [{ status: 503, body: 'busy' }] },
+      { path: '/cut', responses: [{ body: JSON.stringify(body), truncate: { bytes: 10, mode: 'destroy' } }] },
+      { path: '/garbage', responses: [{ body: '{"markets": [' }] },
+      { path: '/zstd-ish', responses: [{ body: 'xx', headers: { 'content-encoding': 'snappy' } }] },
+    ]);
+    const client = createSourceClient(FAST);
+    const kind = async (path: string) => ((await client.getRaw(`${server!.url}${path}`).catch((e: unknown) => e)) as SourceHttpError).kind;
+    expect(await kind('/missing')).toBe('client_error');
+    expect(await kind('/down')).toBe('server_error');
+    expect(await kind('/cut')).toBe('network');
+    expect(await kind('/garbage')).toBe('invalid_json');
+    expect(await kind('/zstd-ish')).toBe('network');
+    expect(server.log.filter((e) => e.url === '/down')).toHaveLength(2); // retried once
+  });
+
+  it('gives up at the deadline with a timeout', async () => {
+    server = await startReplayServer([{ path: '/slow', responses: [{ body: body, delayMs: 2000 }] }]);
+    const client = createSourceClient({ ...FAST, timeoutMs: 200 });
+    const t0 = Date.now();
+    const err = (await client.getRaw(`${server.url}/slow`).catch((e: unknown) => e)) as SourceHttpError;
+    expect(err).toBeInstanceOf(SourceHttpError);
+    expect(err.kind).toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(1500);
+  });
+});
