@@ -1,12 +1,14 @@
 /**
  * One log line per request: method, path (never the query), status, ms, request id, snapshot,
  * route id and the key's id (never the key). The id is the caller's `X-Request-Id` when it is a
- * sane token (≤ 128 chars of [A-Za-z0-9._:-]), else a new UUID; it is echoed in the
+ * sane token (≤ 128 chars of [A-Za-z0-9._:-]) that does not carry an API key (a caller who
+ * pastes its key there must not get it logged), else a new UUID; it is echoed in the
  * `X-Request-Id` response header (api/http/front.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { KEY_PREFIX } from '../auth/keys.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -18,7 +20,7 @@ declare module 'express-serve-static-core' {
 }
 
 export function requestId(given: string | string[] | undefined): string {
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  return typeof given === 'string' && REQUEST_ID.test(given) && !given.toLowerCase().includes(KEY_PREFIX) ? given : randomUUID();
 }
 
 export function logRequest(logger: Logger, req: Request, res: Response, id: string, seconds: number): void {

@@ -126,6 +126,9 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     await get(server, ACC, auth.bearer(key));
     await get(server, `/api/nope/${key}`, auth.bearer(key)); // even in an unknown path's 404... only the path is logged
     await get(server, ACC, auth.x(`${key}0`));
+    // A key pasted as the request id is neither logged nor echoed: a fresh id replaces it.
+    const pasted = await get(server, ACC, { headers: { 'X-API-Key': key, 'X-Request-Id': key } });
+    expect(pasted.res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     await sleep(50);
     const all = logLines.join('');
     expect(logLines.length).toBeGreaterThan(3);
