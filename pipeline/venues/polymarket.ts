@@ -64,7 +64,7 @@ const numOrString = z.union([z.number(), z.string()]);
 const PLAIN_PAIR = /^\[[ \t\n\r]*"([^"\\\u0000-\u001f]*)"[ \t\n\r]*,[ \t\n\r]*"([^"\\\u0000-\u001f]*)"[ \t\n\r]*\]$/;
 
 /** Decodes a JSON-encoded array of strings; null when it is not one. */
-function decodeStrings(v: string | (string | number)[]): string[] | null {
+function decodeStrings(v: string | unknown[]): string[] | null {
   let arr: unknown = v;
   if (typeof v === 'string') {
     const pair = PLAIN_PAIR.exec(v);
@@ -97,7 +97,7 @@ const GammaMarket = z.object({
   umaEndDate: z.string().nullish(),
   outcomes: jsonStrings,
   outcomePrices: jsonStrings.nullish(),
-  clobTokenIds: jsonStrings.nullish(),
+  clobTokenIds: z.union([z.string(), z.array(z.unknown())]).nullish(), // only the price history needs it: read leniently
   volumeNum: z.number().nullish(),
   volume: numOrString.nullish(),
   liquidityNum: z.number().nullish(),
@@ -147,7 +147,7 @@ export function normalizePolymarket(raw: unknown): Normalized {
   const prices = (outcomePrices ?? []).map(toNumber);
   // The YES token's id (parallel to outcomes); only the price history needs it, so a bad value is
   // no reason to skip the market.
-  const tokens = m.clobTokenIds == null ? null : decodeStrings(m.clobTokenIds as string | (string | number)[]);
+  const tokens = m.clobTokenIds == null ? null : decodeStrings(m.clobTokenIds);
   const history_key = tokens?.length === 2 ? tokens[yes] ?? null : null;
   const yesPrice = prices.length === 2 ? prices[yes] ?? null : null;
   const uma = blankToNull(m.umaResolutionStatus)?.toLowerCase() ?? null;
