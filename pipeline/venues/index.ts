@@ -29,7 +29,7 @@ export const VENUE_ADAPTERS: Record<Venue, VenueAdapterFactory> = {
       gammaUrl: config.polymarket.gammaUrl,
       clobUrl: config.polymarket.clobUrl,
       clientOptions: clientOptions(config, config.polymarket.rate, o),
-      clobClientOptions: { ...config.polymarket.clobRate, timeoutMs: config.timeoutMs, retries: config.retries, ...o?.clientOptions },
+      clobClientOptions: config.polymarket.clobRate,
     }),
   kalshi: (config, o) =>
     createKalshiAdapter({ maxPages: config.maxPages, backfill: config.backfill, ...o, baseUrl: config.kalshi.baseUrl, clientOptions: clientOptions(config, config.kalshi.rate, o) }),

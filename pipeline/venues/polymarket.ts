@@ -44,7 +44,7 @@ export interface PolymarketAdapterOptions extends AdapterOptions {
   gammaUrl: string;
   /** The CLOB API (price history for gap backfill); without it gaps stay unfilled. */
   clobUrl?: string;
-  /** A ready CLOB client, or options for one (default: 10 requests/s, the adapter's retries). */
+  /** A ready CLOB client, or options for one (default: 10 requests/s; deadline, retries and backoff as the Gamma client's). */
   clobClient?: SourceClient;
   clobClientOptions?: SourceClientOptions;
 }
@@ -225,6 +225,15 @@ export function normalizePolymarket(raw: unknown): Normalized {
   };
 }
 
+/** The CLOB's own rate (its documented limits are higher). */
+const CLOB_RATE = { requestsPerInterval: 10, intervalMs: 1000, concurrency: 4 };
+
+/** Client options without the rate: what the CLOB client shares with the Gamma one. */
+function withoutRate(o: SourceClientOptions = {}): SourceClientOptions {
+  const { requestsPerInterval: _r, intervalMs: _i, concurrency: _c, ...shared } = o;
+  return shared;
+}
+
 class PolymarketDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'polymarket' as const;
   readonly name = 'Polymarket';
@@ -242,16 +251,7 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
     this.clob = opts.clobUrl
       ? {
           base: opts.clobUrl.replace(/\/+$/, ''),
-          client:
-            opts.clobClient ??
-            createSourceClient({
-              requestsPerInterval: 10,
-              intervalMs: 1000,
-              concurrency: 4,
-              ...(opts.clientOptions?.retries !== undefined ? { retries: opts.clientOptions.retries } : {}),
-              ...(opts.clientOptions?.timeoutMs !== undefined ? { timeoutMs: opts.clientOptions.timeoutMs } : {}),
-              ...opts.clobClientOptions,
-            }),
+          client: opts.clobClient ?? createSourceClient({ ...CLOB_RATE, ...withoutRate(opts.clientOptions), ...opts.clobClientOptions }),
         }
       : null;
     this.history = this.clob ? (market, from, to, stepMs, ctx) => this.clobHistory(this.clob!, market, from, to, stepMs, ctx) : undefined;
