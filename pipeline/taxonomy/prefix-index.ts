@@ -78,39 +78,45 @@ export function asciiFold(cp: number): string | null {
   return cp < 0x10000 ? foldUnit(cp) : null;
 }
 
-/** Index just past the `)` closing the group opened at `open`, or -1. */
-function groupEnd(src: string, open: number): number {
+/**
+ * Walks a regex source from `from`, calling `at(i, c, depth)` for every syntax character outside
+ * escapes and character classes (`depth`: group nesting before it); stops when `at` returns true
+ * and gives that index, else -1.
+ */
+function walkSyntax(src: string, from: number, at: (i: number, c: string, depth: number) => boolean): number {
   let depth = 0;
   let inClass = false;
-  for (let i = open; i < src.length; i++) {
-    const c = src[i];
+  for (let i = from; i < src.length; i++) {
+    const c = src[i]!;
     if (c === '\\') i++;
     else if (inClass) inClass = c !== ']';
     else if (c === '[') inClass = true;
-    else if (c === '(') depth++;
-    else if (c === ')' && --depth === 0) return i + 1;
+    else {
+      if (at(i, c, depth)) return i;
+      if (c === '(') depth++;
+      else if (c === ')') depth--;
+    }
   }
   return -1;
+}
+
+/** Index just past the `)` closing the group opened at `open`, or -1. */
+function groupEnd(src: string, open: number): number {
+  const close = walkSyntax(src, open, (_i, c, depth) => c === ')' && depth === 1);
+  return close < 0 ? -1 : close + 1;
 }
 
 /** Splits a regex source at its top-level `|`. */
 function topLevelAlternatives(src: string): string[] {
   const out: string[] = [];
-  let depth = 0;
-  let inClass = false;
   let start = 0;
-  for (let i = 0; i < src.length; i++) {
-    const c = src[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) {
+  walkSyntax(src, 0, (i, c, depth) => {
+    if (c === '|' && depth === 0) {
       out.push(src.slice(start, i));
       start = i + 1;
     }
-  }
+    return false;
+  });
   out.push(src.slice(start));
   return out;
 }
