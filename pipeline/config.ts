@@ -81,6 +81,8 @@ const EnvSchema = z.object({
     .default('0 */4 * * *')
     .refine((s) => validateCron(s), { message: 'not a valid cron expression' }),
   QUORUM_HEADLINE_MODES: modeList.default(['augmented', 'informed', 'blind']),
+  /** Scoring: a market price older than this many days at the forecast's time is no comparator. */
+  QUORUM_MAX_COMPARATOR_AGE_DAYS: z.coerce.number().positive().max(36_500).default(7),
   QUORUM_MODES: modeList.default([...MODES]),
   QUORUM_MODELS_FILE: z.string().min(1).optional(),
   QUORUM_KEEP_SNAPSHOTS: z.coerce.number().int().min(1).max(1000).default(5),
@@ -113,6 +115,8 @@ export interface QuorumConfig {
   host: string;
   schedule: string;
   headlineModes: Mode[];
+  /** Maximum age in days of a market comparator price (QUORUM_MAX_COMPARATOR_AGE_DAYS). */
+  maxComparatorAgeDays: number;
   modes: Mode[];
   modelsFile: string | undefined;
   keepSnapshots: number;
@@ -193,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     host: e.HOST,
     schedule: e.QUORUM_SCHEDULE,
     headlineModes: e.QUORUM_HEADLINE_MODES,
+    maxComparatorAgeDays: e.QUORUM_MAX_COMPARATOR_AGE_DAYS,
     modes: e.QUORUM_MODES,
     modelsFile: e.QUORUM_MODELS_FILE,
     keepSnapshots: e.QUORUM_KEEP_SNAPSHOTS,

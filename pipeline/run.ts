@@ -233,7 +233,11 @@ export async function scoreAndPublish(
 ) {
   await createRawViews(conn, config.dataDir);
   return publishSnapshot(config.dataDir, runId, { asOf, headlineModes: config.headlineModes }, async (dir) => {
-    const tables = await deriveTables(conn, { asOf, headlineModes: config.headlineModes });
+    const tables = await deriveTables(conn, {
+      asOf,
+      headlineModes: config.headlineModes,
+      maxComparatorAgeDays: config.maxComparatorAgeDays,
+    });
     await exportTables(conn, tables, dir);
     return tables;
   });

@@ -108,6 +108,15 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
       diff_ci95: lo === null || hi === null ? null : [lo, hi],
       ai_log_loss: num(a?.ai_log_loss),
       market_log_loss: num(a?.market_log_loss),
+      n_consensus: num(a?.n_consensus) ?? 0,
+      excluded: {
+        no_market: num(a?.excluded_no_market) ?? 0,
+        stale_market: num(a?.excluded_stale_market) ?? 0,
+        no_direction: num(a?.excluded_no_direction) ?? 0,
+      },
+      n_directional: num(a?.n_directional) ?? 0,
+      ai_accuracy_pct: num(a?.ai_accuracy_pct),
+      market_accuracy_pct: num(a?.market_accuracy_pct),
     },
   };
   for (const d of DIMENSIONS) {
@@ -153,7 +162,20 @@ export const AccuracySummary = z
       diff_ci95: z.tuple([z.number(), z.number()]).nullable(),
       ai_log_loss: zNum,
       market_log_loss: zNum,
-    }),
+      n_consensus: count.meta({ description: 'Questions with a headline consensus: paired (`n`) or excluded.' }),
+      excluded: z
+        .object({
+          no_market: count.meta({ description: 'No market price at or before the consensus.' }),
+          stale_market: count.meta({
+            description: 'The latest price is older than the maximum comparator age (QUORUM_MAX_COMPARATOR_AGE_DAYS, default 7).',
+          }),
+          no_direction: count.meta({ description: 'Paired, but the AI or the market is at 0.5: left out of the accuracy only.' }),
+        })
+        .meta({ description: 'Questions left out of the comparison, by reason.' }),
+      n_directional: count.meta({ description: 'Pairs with a direction on both sides (the accuracy comparison).' }),
+      ai_accuracy_pct: zNum.meta({ description: 'AI accuracy on the `n_directional` pairs.' }),
+      market_accuracy_pct: zNum.meta({ description: 'Market accuracy on the same `n_directional` pairs.' }),
+    }).meta({ description: 'AI versus market on the same questions: those with a headline consensus and a fresh market comparator.' }),
     by_category: z.array(BreakdownItem),
     by_domain: z.array(BreakdownItem),
     by_horizon: z.array(BreakdownItem),

@@ -2,8 +2,9 @@
  * Runs the scoring: the ordered pure-SQL files of `sql/derive/` on one DuckDB connection.
  *
  * The SQL reads the `raw_<table>` relations (views over the raw Parquet in the pipeline, tables in
- * tests) and the one-row `run_params(as_of TIMESTAMP, headline_modes VARCHAR[])`, which this module
- * creates with bound parameters. Every `CREATE TABLE name` whose name does not start with `_` is a
+ * tests) and the one-row `run_params(as_of TIMESTAMP, headline_modes VARCHAR[],
+ * max_comparator_age_days DOUBLE, bootstrap_seed BIGINT, bootstrap_replicates INTEGER)`, which this
+ * module creates with bound parameters. Every `CREATE TABLE name` whose name does not start with `_` is a
  * published derived table (see sql/README.md); `exportTables` writes them as Parquet.
  */
 import { sqlPath } from './duckdb.ts';
@@ -21,6 +22,15 @@ import { MODES, RAW_TABLES, type DuckType, type Mode } from './tables.ts';
 
 /** Default order of headline modes (DESIGN §5): augmented, falling back to informed, then blind. */
 export const DEFAULT_HEADLINE_MODES: readonly Mode[] = ['augmented', 'informed', 'blind'];
+
+/** Default maximum age of a market comparator price, in days (QUORUM_MAX_COMPARATOR_AGE_DAYS). */
+export const DEFAULT_MAX_COMPARATOR_AGE_DAYS = 7;
+
+/** Fixed seed of the bootstrap draws (sql/derive/51_bootstrap.sql): reruns give the same intervals. */
+export const DEFAULT_BOOTSTRAP_SEED = 20_260_101;
+
+/** Bootstrap replicates of every published interval (at least 1,000). */
+export const DEFAULT_BOOTSTRAP_REPLICATES = 1000;
 
 /** `sql/derive/` of this checkout. */
 export const DEFAULT_SQL_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'sql', 'derive');
@@ -47,6 +57,12 @@ export interface DeriveOptions {
   asOf: Date;
   /** Headline consensus = the first of these modes with a scored consensus. */
   headlineModes?: Mode[];
+  /** A market price older than this (days, at the forecast's created_at) is no comparator. */
+  maxComparatorAgeDays?: number;
+  /** Seed of the hash-based bootstrap draws. */
+  bootstrapSeed?: number;
+  /** Bootstrap replicates (>= 1000). */
+  bootstrapReplicates?: number;
   /** Directory of the ordered `NN_name.sql` files (default: sql/derive of this checkout). */
   sqlDir?: string;
 }
@@ -86,13 +102,27 @@ export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions):
   for (const m of headline) {
     if (!(MODES as readonly string[]).includes(m)) throw new TypeError(`deriveTables: unknown mode ${m}`);
   }
+  const maxAge = opts.maxComparatorAgeDays ?? DEFAULT_MAX_COMPARATOR_AGE_DAYS;
+  if (!(Number.isFinite(maxAge) && maxAge > 0)) throw new TypeError('deriveTables: maxComparatorAgeDays must be > 0');
+  const seed = opts.bootstrapSeed ?? DEFAULT_BOOTSTRAP_SEED;
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new TypeError('deriveTables: bootstrapSeed must be a non-negative integer');
+  const replicates = opts.bootstrapReplicates ?? DEFAULT_BOOTSTRAP_REPLICATES;
+  if (!Number.isInteger(replicates) || replicates < 1000 || replicates > 100_000) {
+    throw new TypeError('deriveTables: bootstrapReplicates must be an integer in [1000, 100000]');
+  }
   const dir = opts.sqlDir ?? DEFAULT_SQL_DIR;
 
-  await conn.run('CREATE OR REPLACE TEMP TABLE run_params (as_of TIMESTAMP, headline_modes VARCHAR[])');
-  const insert = await conn.prepare('INSERT INTO run_params VALUES ($1, $2)');
+  await conn.run(
+    'CREATE OR REPLACE TEMP TABLE run_params (as_of TIMESTAMP, headline_modes VARCHAR[], ' +
+      'max_comparator_age_days DOUBLE, bootstrap_seed BIGINT, bootstrap_replicates INTEGER)',
+  );
+  const insert = await conn.prepare('INSERT INTO run_params VALUES ($1, $2, $3, $4, $5)');
   try {
     insert.bindTimestamp(1, timestampValue(BigInt(Math.trunc(asOfMs)) * 1000n));
     insert.bindList(2, listValue(headline), LIST(VARCHAR));
+    insert.bindDouble(3, maxAge);
+    insert.bindBigInt(4, BigInt(seed));
+    insert.bindInteger(5, replicates);
     await insert.run();
   } finally {
     insert.destroySync();

@@ -3,8 +3,10 @@
 --
 --   brier      = (p - o)^2
 --   log_loss   = -ln(p') if o = 1, -ln(1 - p') if o = 0, with p' = p clipped to [0.001, 0.999]
---   direction  = 'correct' when (p > 0.5 and o = 1) or (p < 0.5 and o = 0); 'none' when p = 0.5
---                (no direction, counted apart); otherwise 'wrong'
+--   direction  = on p rounded to 9 decimals (the rounding of tiers and bins, so that a mean of
+--                0.3, 0.3, 0.7, 0.7 = 0.49999999999999994 is 0.5): 'correct' when (p > 0.5 and
+--                o = 1) or (p < 0.5 and o = 0); 'none' when p = 0.5 (no direction, counted apart);
+--                otherwise 'wrong'
 --   tier       = by d = |p - 0.5| rounded to 9 decimals (so that decimal boundaries such as
 --                p = 0.65 or 0.85 fall where written, not where binary floating point puts them):
 --                low d < 0.15, medium 0.15 <= d < 0.35, high d >= 0.35
@@ -23,9 +25,21 @@ CREATE OR REPLACE TEMP MACRO _log_loss(p, o) AS
 
 CREATE OR REPLACE TEMP MACRO _direction(p, o) AS
   CASE WHEN p IS NULL OR o IS NULL THEN NULL
-       WHEN p = 0.5 THEN 'none'
-       WHEN (p > 0.5 AND o = 1) OR (p < 0.5 AND o = 0) THEN 'correct'
+       WHEN round(p, 9) = 0.5 THEN 'none'
+       WHEN (round(p, 9) > 0.5 AND o = 1) OR (round(p, 9) < 0.5 AND o = 0) THEN 'correct'
        ELSE 'wrong' END;
+
+-- 1 for a correct direction, 0 for a wrong one, NULL without a direction (averages to a share).
+CREATE OR REPLACE TEMP MACRO _correct01(p, o) AS
+  CASE _direction(p, o) WHEN 'correct' THEN 1.0 WHEN 'wrong' THEN 0.0 END;
+
+-- Market comparator status of a forecast made at created_at whose latest visible price at or
+-- before it was observed at observed_at (NULL: none): 'ok' when the price is at most
+-- max_age_days old, 'stale' when older (no comparator, counted), 'none' without a price.
+CREATE OR REPLACE TEMP MACRO _comparator_status(observed_at, created_at, max_age_days) AS
+  CASE WHEN observed_at IS NULL THEN 'none'
+       WHEN (epoch(created_at) - epoch(observed_at)) / 86400.0 <= max_age_days THEN 'ok'
+       ELSE 'stale' END;
 
 CREATE OR REPLACE TEMP MACRO _tier(p) AS
   CASE WHEN p IS NULL THEN NULL

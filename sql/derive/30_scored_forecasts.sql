@@ -7,14 +7,24 @@
 -- created_at (not produced by the pipeline: one forecast per key and run) are broken arbitrarily.
 -- Market comparator: the latest visible price observed at or before the forecast's created_at,
 -- found with an ASOF join on the distinct (question_id, created_at) points (a few per question)
--- and joined back. Score definitions: 25_score_functions.
+-- and joined back. The comparator has a maximum age (run_params.max_comparator_age_days,
+-- QUORUM_MAX_COMPARATOR_AGE_DAYS, default 7): an older price is no comparator (market_* NULL) and
+-- the row says so in market_status ('ok', 'stale', 'none'), so excluded pairs are counted, never
+-- silently dropped; market_age_days is the age of that latest price (also when stale).
+-- rounds=all (ForecastBench's convention): brier_all_rounds, log_loss_all_rounds and
+-- correct_all_rounds average every run's forecast of the (question, model, mode) before the cutoff
+-- (computed in the same aggregate pass); n_rounds counts them. Score definitions: 25_score_functions.
 
 CREATE OR REPLACE TABLE _latest_forecast AS
 SELECT f.question_id, f.model, f.mode,
        max(f.created_at) AS created_at,
        arg_max(f.run_id, f.created_at) AS run_id,
        arg_max(f.probability, f.created_at) AS probability,
-       arg_max(f.provider, f.created_at) AS provider
+       arg_max(f.provider, f.created_at) AS provider,
+       count(*) AS n_rounds,
+       avg(_brier(f.probability, r.outcome)) AS brier_all_rounds,
+       avg(_log_loss(f.probability, r.outcome)) AS log_loss_all_rounds,
+       avg(_correct01(f.probability, r.outcome)) AS correct_all_rounds
 FROM raw_forecasts AS f
 JOIN _resolved AS r ON r.question_id = f.question_id
 WHERE f.created_at < r.cutoff
@@ -24,10 +34,13 @@ GROUP BY f.question_id, f.model, f.mode;
 
 CREATE OR REPLACE TABLE _forecast_comparators AS
 WITH pts AS (SELECT DISTINCT question_id, created_at FROM _latest_forecast)
-SELECT pts.question_id, pts.created_at, px.probability, px.observed_at
+SELECT pts.question_id, pts.created_at, px.probability, px.observed_at,
+       _comparator_status(px.observed_at, pts.created_at, rp.max_comparator_age_days) AS status,
+       (epoch(pts.created_at) - epoch(px.observed_at)) / 86400.0 AS age_days
 FROM pts
 ASOF LEFT JOIN _prices AS px
-  ON px.question_id = pts.question_id AND px.observed_at <= pts.created_at;
+  ON px.question_id = pts.question_id AND px.observed_at <= pts.created_at
+CROSS JOIN run_params AS rp;
 
 CREATE OR REPLACE TABLE scored_forecasts AS
 SELECT lf.question_id, lf.model, lf.mode, lf.run_id, lf.created_at, lf.probability, lf.provider,
@@ -39,9 +52,14 @@ SELECT lf.question_id, lf.model, lf.mode, lf.run_id, lf.created_at, lf.probabili
        _horizon_days(lf.created_at, r.resolved_at) AS horizon_days,
        _horizon_bucket(_horizon_days(lf.created_at, r.resolved_at)) AS horizon_bucket,
        r.category, r.domain,
-       c.probability AS market_probability, c.observed_at AS market_observed_at,
-       _brier(c.probability, r.outcome) AS market_brier,
-       _log_loss(c.probability, r.outcome) AS market_log_loss
+       -- the fresh comparator only: NULL when stale or absent
+       CASE WHEN c.status = 'ok' THEN c.probability END AS market_probability,
+       CASE WHEN c.status = 'ok' THEN c.observed_at END AS market_observed_at,
+       CASE WHEN c.status = 'ok' THEN _brier(c.probability, r.outcome) END AS market_brier,
+       CASE WHEN c.status = 'ok' THEN _log_loss(c.probability, r.outcome) END AS market_log_loss,
+       c.status AS market_status, c.age_days AS market_age_days,
+       lf.n_rounds::INTEGER AS n_rounds, lf.brier_all_rounds, lf.log_loss_all_rounds,
+       lf.correct_all_rounds
 FROM _latest_forecast AS lf
 JOIN _resolved AS r ON r.question_id = lf.question_id
 LEFT JOIN _forecast_comparators AS c

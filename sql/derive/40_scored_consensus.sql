@@ -5,29 +5,60 @@
 -- comparator as in 30_scored_forecasts (definitions: 25_score_functions), applied to the mean.
 -- is_headline: per question, the first mode of run_params.headline_modes that has a scored
 -- consensus (default augmented, then informed, then blind).
+-- Market comparator: fresh only (max age run_params.max_comparator_age_days; market_status 'ok',
+-- 'stale' or 'none', market_age_days), as in 30_scored_forecasts.
+-- rounds=all: every run's consensus before the cutoff, averaged per question (n_rounds runs):
+-- brier_all_rounds / log_loss_all_rounds / correct_all_rounds of the mean, median_brier_all_rounds
+-- and logit_mean_brier_all_rounds (and their log loss and correct share) of the other two
+-- statistics, and market_brier_all_rounds / market_log_loss_all_rounds / market_correct_all_rounds:
+-- the mean over the runs that have a fresh comparator at their created_at (market_n_rounds).
 
-CREATE OR REPLACE TABLE _latest_consensus AS
-SELECT c.question_id, c.mode, arg_max(c.run_id, c.created_at) AS run_id
+-- Every run's consensus of a resolved question before the cutoff, with its market comparator.
+CREATE OR REPLACE TABLE _consensus_rounds AS
+SELECT c.question_id, c.mode, c.run_id, c.created_at, c.mean, c.median, c.logit_mean, r.outcome
 FROM consensus AS c
 JOIN _resolved AS r ON r.question_id = c.question_id
-WHERE c.created_at < r.cutoff
+WHERE c.created_at < r.cutoff;
+
+CREATE OR REPLACE TABLE _round_comparators AS
+WITH pts AS (SELECT DISTINCT question_id, created_at FROM _consensus_rounds)
+SELECT pts.question_id, pts.created_at, px.probability, px.observed_at,
+       _comparator_status(px.observed_at, pts.created_at, rp.max_comparator_age_days) AS status,
+       (epoch(pts.created_at) - epoch(px.observed_at)) / 86400.0 AS age_days
+FROM pts
+ASOF LEFT JOIN _prices AS px
+  ON px.question_id = pts.question_id AND px.observed_at <= pts.created_at
+CROSS JOIN run_params AS rp;
+
+CREATE OR REPLACE TABLE _latest_consensus AS
+SELECT c.question_id, c.mode, arg_max(c.run_id, c.created_at) AS run_id,
+       count(*) AS n_rounds,
+       avg(_brier(c.mean, c.outcome)) AS brier_all_rounds,
+       avg(_log_loss(c.mean, c.outcome)) AS log_loss_all_rounds,
+       avg(_correct01(c.mean, c.outcome)) AS correct_all_rounds,
+       avg(_brier(c.median, c.outcome)) AS median_brier_all_rounds,
+       avg(_log_loss(c.median, c.outcome)) AS median_log_loss_all_rounds,
+       avg(_correct01(c.median, c.outcome)) AS median_correct_all_rounds,
+       avg(_brier(c.logit_mean, c.outcome)) AS logit_mean_brier_all_rounds,
+       avg(_log_loss(c.logit_mean, c.outcome)) AS logit_mean_log_loss_all_rounds,
+       avg(_correct01(c.logit_mean, c.outcome)) AS logit_mean_correct_all_rounds,
+       count(*) FILTER (WHERE m.status = 'ok') AS market_n_rounds,
+       avg(_brier(m.probability, c.outcome)) FILTER (WHERE m.status = 'ok') AS market_brier_all_rounds,
+       avg(_log_loss(m.probability, c.outcome)) FILTER (WHERE m.status = 'ok') AS market_log_loss_all_rounds,
+       avg(_correct01(m.probability, c.outcome)) FILTER (WHERE m.status = 'ok') AS market_correct_all_rounds
+FROM _consensus_rounds AS c
+LEFT JOIN _round_comparators AS m ON m.question_id = c.question_id AND m.created_at = c.created_at
 GROUP BY c.question_id, c.mode;
 
 CREATE OR REPLACE TABLE _consensus_scored_base AS
 SELECT c.question_id, c.mode, c.run_id, c.created_at, c.n_models, c.mean AS probability, c.median,
        c.logit_mean, c.sd, c.range, c.sd_logit, c.providers, r.outcome, r.resolved_at, r.category,
-       r.domain, list_position(rp.headline_modes, c.mode) AS headline_rank
+       r.domain, list_position(rp.headline_modes, c.mode) AS headline_rank,
+       l.* EXCLUDE (question_id, mode, run_id)
 FROM _latest_consensus AS l
 JOIN consensus AS c ON c.question_id = l.question_id AND c.mode = l.mode AND c.run_id = l.run_id
 JOIN _resolved AS r ON r.question_id = l.question_id
 CROSS JOIN run_params AS rp;
-
-CREATE OR REPLACE TABLE _consensus_comparators AS
-WITH pts AS (SELECT DISTINCT question_id, created_at FROM _consensus_scored_base)
-SELECT pts.question_id, pts.created_at, px.probability, px.observed_at
-FROM pts
-ASOF LEFT JOIN _prices AS px
-  ON px.question_id = pts.question_id AND px.observed_at <= pts.created_at;
 
 CREATE OR REPLACE TABLE _headline_mode AS
 SELECT question_id, arg_min(mode, headline_rank) AS headline_mode
@@ -45,15 +76,23 @@ SELECT b.question_id, b.mode, b.run_id, b.created_at, b.n_models, b.probability,
        _horizon_days(b.created_at, b.resolved_at) AS horizon_days,
        _horizon_bucket(_horizon_days(b.created_at, b.resolved_at)) AS horizon_bucket,
        b.category, b.domain,
-       c.probability AS market_probability, c.observed_at AS market_observed_at,
-       _brier(c.probability, b.outcome) AS market_brier,
-       _log_loss(c.probability, b.outcome) AS market_log_loss,
-       coalesce(h.headline_mode = b.mode, false) AS is_headline
+       CASE WHEN c.status = 'ok' THEN c.probability END AS market_probability,
+       CASE WHEN c.status = 'ok' THEN c.observed_at END AS market_observed_at,
+       CASE WHEN c.status = 'ok' THEN _brier(c.probability, b.outcome) END AS market_brier,
+       CASE WHEN c.status = 'ok' THEN _log_loss(c.probability, b.outcome) END AS market_log_loss,
+       coalesce(h.headline_mode = b.mode, false) AS is_headline,
+       c.status AS market_status, c.age_days AS market_age_days,
+       b.n_rounds::INTEGER AS n_rounds, b.brier_all_rounds, b.log_loss_all_rounds, b.correct_all_rounds,
+       b.median_brier_all_rounds, b.median_log_loss_all_rounds, b.median_correct_all_rounds,
+       b.logit_mean_brier_all_rounds, b.logit_mean_log_loss_all_rounds, b.logit_mean_correct_all_rounds,
+       b.market_n_rounds::INTEGER AS market_n_rounds, b.market_brier_all_rounds,
+       b.market_log_loss_all_rounds, b.market_correct_all_rounds
 FROM _consensus_scored_base AS b
-LEFT JOIN _consensus_comparators AS c
+LEFT JOIN _round_comparators AS c
   ON c.question_id = b.question_id AND c.created_at = b.created_at
 LEFT JOIN _headline_mode AS h ON h.question_id = b.question_id;
 
 DROP TABLE _latest_consensus;
 DROP TABLE _consensus_scored_base;
-DROP TABLE _consensus_comparators;
+DROP TABLE _consensus_rounds;
+DROP TABLE _round_comparators;

@@ -51,6 +51,7 @@ SELECT forecaster, mode, coalesce(category, 'unknown') AS category,
        coalesce(domain, 'unknown') AS domain, horizon_bucket, tier,
        _calibration_bin(p) AS bin,
        count(*) AS n, sum(p) AS sum_p, sum(outcome) AS sum_outcome,
+       sum(p * (1 - p)) AS sum_pq, -- outcome variance of a perfectly calibrated forecaster (70)
        sum(brier) AS sum_brier, sum(log_loss) AS sum_log_loss,
        count(*) FILTER (WHERE direction <> 'none') AS n_directional,
        count(*) FILTER (WHERE direction = 'correct') AS n_correct,
@@ -58,7 +59,7 @@ SELECT forecaster, mode, coalesce(category, 'unknown') AS category,
 FROM _obs
 GROUP BY ALL;
 
-DROP VIEW _obs;
+-- _obs is kept for the ECE bootstrap of 70_calibration (which drops it).
 
 CREATE OR REPLACE TABLE accuracy AS
 WITH expanded AS (

@@ -10,7 +10,7 @@
 
 CREATE OR REPLACE TABLE _calibration_bins AS
 SELECT forecaster, mode, bin, sum(n) AS n, sum(sum_p) / sum(n) AS mean_p,
-       sum(sum_outcome) / sum(n) AS observed
+       sum(sum_outcome) / sum(n) AS observed, sum(sum_pq) AS sum_pq
 FROM _accuracy_cells
 GROUP BY forecaster, mode, bin;
 
@@ -43,6 +43,44 @@ ORDER BY forecaster, mode, bin;
 --   uncertainty = o (1 - o)
 -- Murphy: brier = reliability - resolution + uncertainty + (within-bin spread terms), exact when
 -- every forecast in a bin has the same value.
+-- ECE interval: ece_ci95_lo/hi, the 2.5%/97.5% percentiles of the ECE over the bootstrap replicates
+-- of 51_bootstrap (questions resampled; per replicate ECE = sum_k |sum w (o - p)| / sum w over the
+-- same bins). Replicates that draw none of the forecaster's questions are left out.
+-- Noise floor: ece_noise_floor, the expected ECE of a perfectly calibrated forecaster making the
+-- same forecasts (outcomes drawn as Bernoulli(p) for each forecast), under the normal
+-- approximation of each bin's sum of outcomes: E|sum_k(o - p)| ~ sqrt(2/pi) * sqrt(sum_k p(1 - p)),
+--   ece_noise_floor = sum_k sqrt(2/pi * sum_{i in k} p_i (1 - p_i)) / N.
+-- An ECE inside its noise floor is indistinguishable from sampling noise; the approximation
+-- understates the floor for bins of one or two forecasts (e.g. exact 2p(1 - p) vs 0.80 sqrt(p(1 - p))).
+
+CREATE OR REPLACE TABLE _ece_groups AS
+SELECT o.forecaster, o.mode, _calibration_bin(o.p) AS bin, g.grp,
+       count(*) AS n, sum(o.outcome - o.p) AS sum_err
+FROM _obs AS o
+JOIN bootstrap_groups AS g ON g.question_id = o.question_id
+GROUP BY ALL;
+
+DROP VIEW _obs;
+
+CREATE OR REPLACE TABLE _ece_interval AS
+WITH per_bin AS (
+  SELECT e.forecaster, e.mode, w.replicate, e.bin,
+         sum(w.w * e.n) AS n, sum(w.w * e.sum_err) AS err
+  FROM _ece_groups AS e
+  JOIN bootstrap_weights AS w ON w.grp = e.grp
+  GROUP BY ALL
+),
+reps AS (
+  SELECT forecaster, mode, replicate, sum(abs(err)) / sum(n) AS ece
+  FROM per_bin
+  GROUP BY ALL
+)
+SELECT forecaster, mode, quantile_cont(ece, 0.025) AS ece_ci95_lo, quantile_cont(ece, 0.975) AS ece_ci95_hi
+FROM reps
+GROUP BY ALL;
+
+DROP TABLE _ece_groups;
+
 CREATE OR REPLACE TABLE calibration_summary AS
 WITH totals AS (
   SELECT forecaster, mode, sum(n) AS n, sum(sum_brier) / sum(n) AS brier,
@@ -58,8 +96,12 @@ SELECT t.forecaster, t.mode, t.n::BIGINT AS n, t.brier, t.log_loss,
        sum(b.n / t.n * (b.mean_p - b.observed) ** 2) AS reliability,
        sum(b.n / t.n * (b.observed - t.base_rate) ** 2) AS resolution,
        t.base_rate * (1 - t.base_rate) AS uncertainty,
-       t.base_rate
+       t.base_rate,
+       any_value(i.ece_ci95_lo) AS ece_ci95_lo,
+       any_value(i.ece_ci95_hi) AS ece_ci95_hi,
+       sum(sqrt(2 / pi() * b.sum_pq)) / t.n AS ece_noise_floor
 FROM totals AS t
 JOIN _calibration_bins AS b USING (forecaster, mode)
-GROUP BY ALL
+LEFT JOIN _ece_interval AS i USING (forecaster, mode)
+GROUP BY t.forecaster, t.mode, t.n, t.brier, t.log_loss, t.n_directional, t.n_correct, t.base_rate
 ORDER BY t.forecaster, t.mode;

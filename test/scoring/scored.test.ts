@@ -73,6 +73,8 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'scored_forecasts',
       'scored_consensus',
       'accuracy',
+      'bootstrap_groups',
+      'bootstrap_weights',
       'ai_vs_market',
       'calibration',
       'calibration_summary',

@@ -1,0 +1,42 @@
+-- 51_bootstrap: the deterministic bootstrap draws behind every published interval (calibration
+-- ECE, leaderboard, rankings, value of information, anchoring, disagreement).
+--
+-- Resampling unit: the question. To keep the cost independent of the number of forecasts (and of
+-- replicates x questions), every statistic is first aggregated per question group, then the groups
+-- are resampled:
+--   * bootstrap_groups: every resolved, non-annulled question gets a group
+--     grp = (rank of hash(question_id, seed) among the resolved questions) mod 200,
+--     so the 200 groups are random and balanced (sizes differ by at most 1).
+--   * bootstrap_weights: replicate r (0 .. bootstrap_replicates - 1, default 1000) draws 200
+--     groups with replacement, draw j picking grp = hash(seed, r, j) mod 200; w = how many times
+--     grp was drawn (groups never drawn are absent: w = 0).
+-- A replicate's statistic is the statistic of the weighted sums: a mean becomes
+-- sum_g w_g * sum_g(x) / sum_g w_g * n_g. With at most 200 questions in a cell, the questions sit
+-- in different groups and each question gets a Multinomial(200, 1/200) ~ Poisson(1) weight: the
+-- Poisson bootstrap of questions. With many more questions it is the random-group bootstrap (200
+-- random groups of questions resampled). Intervals are the 2.5% and 97.5% percentiles
+-- (quantile_cont) of the replicates. Paired statistics (A - B) resample the same questions for
+-- both sides because the weights are per question group, shared by every forecaster.
+-- The seed is run_params.bootstrap_seed (fixed: reruns give identical intervals); DuckDB's
+-- random() is not used. Both tables are published so a Parquet reader can reproduce any interval.
+
+CREATE OR REPLACE TEMP MACRO _boot_groups_n() AS 200;
+
+CREATE OR REPLACE TABLE bootstrap_groups AS
+SELECT r.question_id,
+       ((row_number() OVER (ORDER BY hash(r.question_id, rp.bootstrap_seed), r.question_id) - 1)
+         % _boot_groups_n())::INTEGER AS grp
+FROM _resolved AS r
+CROSS JOIN run_params AS rp;
+
+CREATE OR REPLACE TABLE bootstrap_weights AS
+WITH draws AS (
+  SELECT unnest(range(bootstrap_replicates)) AS replicate, bootstrap_seed AS seed FROM run_params
+)
+SELECT d.replicate::INTEGER AS replicate,
+       (hash(d.seed, d.replicate, j.draw) % _boot_groups_n())::INTEGER AS grp,
+       count(*)::INTEGER AS w
+FROM draws AS d
+CROSS JOIN range(_boot_groups_n()) AS j(draw)
+GROUP BY ALL
+ORDER BY replicate, grp;
