@@ -40,3 +40,15 @@ FROM draws AS d
 CROSS JOIN range(_boot_groups_n()) AS j(draw)
 GROUP BY ALL
 ORDER BY replicate, grp;
+
+-- The same weights as one dense vector per replicate (w[grp + 1] = weight of group grp, 0 when not
+-- drawn): a replicate's weighted sum of per-group sums x is list_dot_product(w, x), so a cell's
+-- 1000 replicates cost 1000 vectorised dot products of length 200 whatever the number of forecasts.
+CREATE OR REPLACE TABLE _boot_matrix AS
+SELECT r.replicate,
+       list(coalesce(bw.w, 0)::DOUBLE ORDER BY g.grp) AS w
+FROM (SELECT DISTINCT replicate FROM bootstrap_weights
+      UNION SELECT unnest(range(bootstrap_replicates))::INTEGER FROM run_params) AS r
+CROSS JOIN range(_boot_groups_n()) AS g(grp)
+LEFT JOIN bootstrap_weights AS bw ON bw.replicate = r.replicate AND bw.grp = g.grp
+GROUP BY r.replicate;

@@ -62,23 +62,36 @@ GROUP BY ALL;
 
 DROP VIEW _obs;
 
+-- Per (forecaster, mode, bin): the group sums as dense vectors (one entry per bootstrap group).
+CREATE OR REPLACE TABLE _ece_vectors AS
+WITH cells AS (SELECT DISTINCT forecaster, mode, bin FROM _ece_groups)
+SELECT c.forecaster, c.mode, c.bin,
+       list(coalesce(e.n, 0)::DOUBLE ORDER BY g.grp) AS n_vec,
+       list(coalesce(e.sum_err, 0)::DOUBLE ORDER BY g.grp) AS err_vec
+FROM cells AS c
+CROSS JOIN range(_boot_groups_n()) AS g(grp)
+LEFT JOIN _ece_groups AS e
+  ON e.forecaster = c.forecaster AND e.mode = c.mode AND e.bin = c.bin AND e.grp = g.grp
+GROUP BY c.forecaster, c.mode, c.bin;
+
 CREATE OR REPLACE TABLE _ece_interval AS
 WITH per_bin AS (
-  SELECT e.forecaster, e.mode, w.replicate, e.bin,
-         sum(w.w * e.n) AS n, sum(w.w * e.sum_err) AS err
-  FROM _ece_groups AS e
-  JOIN bootstrap_weights AS w ON w.grp = e.grp
-  GROUP BY ALL
+  SELECT v.forecaster, v.mode, m.replicate,
+         list_dot_product(m.w, v.n_vec) AS n, list_dot_product(m.w, v.err_vec) AS err
+  FROM _ece_vectors AS v
+  CROSS JOIN _boot_matrix AS m
 ),
 reps AS (
   SELECT forecaster, mode, replicate, sum(abs(err)) / sum(n) AS ece
   FROM per_bin
   GROUP BY ALL
+  HAVING sum(n) > 0
 )
 SELECT forecaster, mode, quantile_cont(ece, 0.025) AS ece_ci95_lo, quantile_cont(ece, 0.975) AS ece_ci95_hi
 FROM reps
 GROUP BY ALL;
 
+DROP TABLE _ece_vectors;
 DROP TABLE _ece_groups;
 
 CREATE OR REPLACE TABLE calibration_summary AS
