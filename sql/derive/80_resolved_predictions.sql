@@ -1,5 +1,7 @@
 -- 80_resolved_predictions: one row per resolved (non-annulled) question with a headline
 -- consensus: the headline scored consensus beside the market and the resolution's source.
+-- market_observed_at: when the comparator price was observed (at or before forecast_at); the API
+-- flags it stale by its age at forecast_at (QUORUM_MAX_PRICE_AGE_HOURS, bound at query time).
 
 CREATE OR REPLACE TABLE resolved_predictions AS
 SELECT q.question_id, q.venue, q.venue_market_id, q.title, q.category, q.domain,
@@ -10,7 +12,7 @@ SELECT q.question_id, q.venue, q.venue_market_id, q.title, q.category, q.domain,
        sc.brier AS ai_error, sc.market_brier AS market_error,
        sc.created_at AS forecast_at, sc.resolved_at, sc.horizon_bucket,
        q.source_slug, q.source_name, q.source_url, q.evidence_excerpt, q.retrieved_at,
-       sc.providers
+       sc.providers, sc.market_observed_at
 FROM scored_consensus AS sc
 JOIN questions AS q ON q.question_id = sc.question_id
 WHERE sc.is_headline

@@ -1,12 +1,13 @@
 -- 88_evidence_used: the evidence the latest forecasts cite (the "evidence used" of a prediction).
 --
--- One row per (question_id, evidence_id) where some row of `latest_forecasts` of the question
--- lists evidence_id in its evidence_ids. The evidence itself comes from raw `evidence` (one row
+-- One row per (question_id, evidence_id) where some row of `latest_forecasts` (active questions)
+-- or of `scored_forecast_texts` (resolved questions: the scored forecasts, 81) of the question lists
+-- evidence_id in its evidence_ids. The two cover disjoint questions (by status). The evidence itself comes from raw `evidence` (one row
 -- per evidence_id: the latest retrieved_at wins should it be stored twice) and must have been
 -- published by as_of (published_at <= as_of; an item without published_at counts from its
 -- retrieved_at; one with neither cannot be placed in time and is left out), like every as-of rule.
 -- Cited ids with no visible evidence row are not listed.
--- n_forecasts: how many latest_forecasts rows (models x modes x languages) cite it; modes: the
+-- n_forecasts: how many of those rows (models x modes x languages) cite it; modes: the
 -- modes citing it, in ladder order (blind, informed, augmented). source_name and source_kind come
 -- from raw `sources`; evidence_question_id is the question the evidence was gathered for.
 --
@@ -16,7 +17,9 @@
 CREATE OR REPLACE TABLE _evidence_cited AS
 WITH cited AS (
   SELECT question_id, mode, unnest(evidence_ids) AS evidence_id
-  FROM latest_forecasts
+  FROM (SELECT question_id, mode, evidence_ids FROM latest_forecasts
+        UNION ALL
+        SELECT question_id, mode, evidence_ids FROM scored_forecast_texts)
   WHERE len(evidence_ids) > 0
 )
 SELECT question_id, evidence_id,

@@ -40,8 +40,13 @@ describe('prediction feed tables (as_of 2025-06-01)', () => {
       forecast('P2', 'a', 'informed', 'r2', '2025-05-21', 0.3, t('a de', 'de', [], [])),
       forecast('P2', 'b', 'informed', 'r2', '2025-05-21', 0.5, t('b de', 'de', [], [])),
       forecast('P2', 'c', 'informed', 'r2', '2025-05-21', 0.4, t('c ?', null, [], [])),
-      // Not active: no latest forecasts.
-      forecast('P3', 'a', 'augmented', 'r2', '2025-04-20', 0.7, t('p3', 'en', [], ['e1'])),
+      // Not active: no latest forecasts. P3 is resolved: its scored forecast (r2, the latest before
+      // its close on 05-01) and that forecast's translation are its scored_forecast_texts; the older
+      // r1 and the r3 made after the close are not.
+      forecast('P3', 'a', 'augmented', 'r1', '2025-04-10', 0.6, t('p3 old', 'en', [], ['e2'])),
+      forecast('P3', 'a', 'augmented', 'r2', '2025-04-20', 0.7, t('p3', 'en', ['k p3'], ['e1'])),
+      forecast('P3', 'a', 'augmented', 'r2', '2025-04-20', 0.7, t('p3 fr', 'fr', ['k p3 fr'], ['e1'], 'en')),
+      forecast('P3', 'a', 'augmented', 'r3', '2025-05-01 12:00:00', 0.9, t('p3 late', 'en', [], ['e2'])),
       forecast('P5', 'a', 'augmented', 'r2', '2025-05-10', 0.7, t('p5', 'en', [], ['e1'])),
       forecast('P6', 'a', 'augmented', 'r2', '2025-05-20', 0.7, t('p6', 'en', [], ['e1'])),
     ]);
@@ -87,6 +92,18 @@ describe('prediction feed tables (as_of 2025-06-01)', () => {
     expect(created).toEqual([{ created_at: '2025-05-21 00:00:00' }]);
   });
 
+  it('scored_forecast_texts: every language of each scored forecast of a resolved question', async () => {
+    const st = await rows(
+      conn,
+      `SELECT question_id, mode, model, lang, run_id, probability, reasoning, key_factors, evidence_ids, translation_of
+       FROM scored_forecast_texts ORDER BY question_id, mode, model, lang`,
+    );
+    expect(st).toEqual([
+      { question_id: 'P3', mode: 'augmented', model: 'a', lang: 'en', run_id: 'r2', probability: 0.7, reasoning: 'p3', key_factors: ['k p3'], evidence_ids: ['e1'], translation_of: null },
+      { question_id: 'P3', mode: 'augmented', model: 'a', lang: 'fr', run_id: 'r2', probability: 0.7, reasoning: 'p3 fr', key_factors: ['k p3 fr'], evidence_ids: ['e1'], translation_of: 'en' },
+    ]);
+  });
+
   it('evidence_used: cited by the latest forecasts, published by as_of, the latest stored version', async () => {
     const ev = await rows(
       conn,
@@ -99,6 +116,8 @@ describe('prediction feed tables (as_of 2025-06-01)', () => {
       // e2: no published_at, retrieved before as_of; cited by all four augmented r2 rows.
       { question_id: 'P1', evidence_id: 'e2', title: 'e2', published_at: null, retrieved_at: '2025-05-19 00:00:00', source_slug: 'news', source_name: null, source_kind: null, n_forecasts: 4, modes: ['augmented'] },
       // e3 (published after as_of), e4 (cited only after as_of), e5 (not cited), e9 (no row): absent.
+      // P3 (resolved): e1, cited by its scored forecast in en and fr; e2 (older run, later run) is not.
+      { question_id: 'P3', evidence_id: 'e1', title: 'e1 new', published_at: '2025-05-09 00:00:00', retrieved_at: '2025-05-19 00:00:00', source_slug: 'fred', source_name: 'FRED', source_kind: 'government', n_forecasts: 2, modes: ['augmented'] },
     ]);
   });
 

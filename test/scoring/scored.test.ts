@@ -79,6 +79,7 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'calibration',
       'calibration_summary',
       'resolved_predictions',
+      'scored_forecast_texts',
       'edges',
       'lifecycle',
       'latest_forecasts',
