@@ -9,14 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { deriveTables } from '../../pipeline/warehouse/derive.ts';
 import { derive, forecast, insert, one, openDb, question, resolution, rows, ts } from './fixture.ts';
+import { quantile } from './reference.ts';
 
-/** quantile_cont: linear interpolation between order statistics (R type 7). */
-export function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const h = (s.length - 1) * q;
-  const lo = Math.floor(h);
-  return s[lo]! + (h - lo) * ((s[Math.min(lo + 1, s.length - 1)] ?? s[lo]!) - s[lo]!);
-}
 
 describe('method fixes', () => {
   let conn: DuckDBConnection;
