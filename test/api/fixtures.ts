@@ -17,6 +17,14 @@ const TS = 'TIMESTAMP';
 const VL = 'VARCHAR[]';
 
 export const SCHEMAS: Record<string, Record<string, ColType>> = {
+  // issue 10 (empty unless a test fills them): the columns the scoring-analysis routes read
+  leaderboard: {
+    mode: V, rounds: V, dimension: V, key: V, forecaster: V, kind: V, rank: B, is_best: 'BOOLEAN', n: B,
+    brier: D, brier_ci95_lo: D, brier_ci95_hi: D, brier_adjusted: D, log_loss: D, n_directional: B,
+    accuracy_pct: D, ece: D, vs_market_n: B, vs_market_diff: D, vs_market_ci95_lo: D, vs_market_ci95_hi: D,
+    best: V, vs_best_n: B, vs_best_diff: D, vs_best_ci95_lo: D, vs_best_ci95_hi: D, tied_with_best: 'BOOLEAN',
+    n_questions: B, sufficient: 'BOOLEAN',
+  },
   accuracy: {
     scope: V, forecaster: V, mode: V, dimension: V, key: V, n: B, brier: D, log_loss: D,
     n_directional: B, n_correct: B, n_no_direction: B, accuracy_pct: D,
@@ -24,6 +32,9 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
   ai_vs_market: {
     scope: V, n: B, ai_brier: D, market_brier: D, skill: D, diff_mean: D, diff_sd: D,
     diff_ci95_lo: D, diff_ci95_hi: D, ai_log_loss: D, market_log_loss: D,
+    // issue 10's columns (sql/api/ai-vs-market.sql reads them); null unless a test sets them
+    n_consensus: B, excluded_no_market: B, excluded_stale_market: B, n_directional: B, excluded_no_direction: B,
+    ai_accuracy_pct: D, market_accuracy_pct: D,
   },
   calibration: {
     forecaster: V, mode: V, bin: 'INTEGER', bin_lo: D, bin_hi: D, n: B, mean_p: D, observed: D,
@@ -50,7 +61,23 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     consensus: D, consensus_median: D, consensus_logit_mean: D, n_models: B, disagreement_sd: D,
     disagreement_range: D, market_probability: D, outcome: D, ai_error: D, market_error: D,
     forecast_at: TS, resolved_at: TS, horizon_bucket: V, source_slug: V, source_name: V,
-    source_url: V, evidence_excerpt: V, retrieved_at: TS, providers: V,
+    source_url: V, evidence_excerpt: V, retrieved_at: TS, providers: V, market_observed_at: TS,
+  },
+  // What a resolved question's detail shows (rows: test/api/content-fixes.test.ts; empty elsewhere).
+  scored_consensus: {
+    question_id: V, mode: V, run_id: V, created_at: TS, n_models: 'INTEGER', probability: D, median: D,
+    logit_mean: D, sd: D, range: D, sd_logit: D, providers: V, outcome: D, resolved_at: TS, brier: D,
+    log_loss: D, direction: V, tier: V, horizon_days: D, horizon_bucket: V, category: V, domain: V,
+    market_probability: D, market_observed_at: TS, market_brier: D, market_log_loss: D, is_headline: 'BOOLEAN',
+  },
+  scored_forecasts: {
+    question_id: V, model: V, mode: V, run_id: V, created_at: TS, probability: D, provider: V, outcome: D,
+    resolved_at: TS, brier: D, log_loss: D, direction: V, tier: V, horizon_days: D, horizon_bucket: V,
+    category: V, domain: V, market_probability: D, market_observed_at: TS, market_brier: D, market_log_loss: D,
+  },
+  scored_forecast_texts: {
+    question_id: V, mode: V, model: V, lang: V, run_id: V, created_at: TS, probability: D, reasoning: V,
+    key_factors: VL, evidence_ids: VL, provider: V, translation_of: V,
   },
   // The prediction feeds (rows: feedRows(); fixtureData() leaves them empty).
   lifecycle: { question_id: V, state: V, at: TS, reason: V, seq: B },
@@ -239,6 +266,8 @@ export function resolvedRows(variant: 1 | 2 = 1): Row[] {
       disagreement_sd: 0.05,
       disagreement_range: 0.12,
       market_probability: i === 7 ? null : 0.55,
+      // 12 h before forecast_at (fresh); q:1's 3 days before (stale under the default 48 h)
+      market_observed_at: i === 7 ? null : i === 1 ? '2025-01-29 00:00:00' : '2025-01-31 12:00:00',
       outcome: i % 4 === 0 ? 0 : 1,
       ai_error: i % 4 === 0 ? 0.36 : 0.16,
       market_error: i === 7 ? null : i % 4 === 0 ? 0.3025 : 0.2025,
@@ -336,7 +365,7 @@ export const FEED = {
   c: 'manifold:hkmwaaZrisxgrs5Q3zGz',
   /** Active, blind headline (r2, 2025-04-01T12:00), de only. */
   d: 'kalshi:KXFED-25DEC',
-  /** Active; shares the venue market id `dup1` with the closed `dupClosed`. */
+  /** Active; shares the venue market id `dup1` with the closed `dupClosed`; its price is 7 days old (stale). */
   dup: 'polymarket:dup1',
   dupClosed: 'manifold:dup1',
   /** Resolved YES on 2025-03-20 (FRED), headline scored consensus 19 days before. */
@@ -416,13 +445,17 @@ function edge(i: number, edgeValue: number, consensus: number): Row {
 }
 
 /** The feed tables' rows (see FEED), plus the questions, consensus and resolved_predictions they need. */
-export function feedRows(): Pick<FixtureData, 'questions' | 'consensus' | 'resolved_predictions' | 'lifecycle' | 'edges' | 'latest_forecasts' | 'evidence_used' | 'active_predictions'> {
+export function feedRows(): Pick<
+  FixtureData,
+  | 'questions' | 'consensus' | 'resolved_predictions' | 'lifecycle' | 'edges' | 'latest_forecasts' | 'evidence_used'
+  | 'active_predictions' | 'scored_consensus' | 'scored_forecasts' | 'scored_forecast_texts'
+> {
   const questions: Row[] = [
     q(FEED.a, { tags: ['election', 'us'], close_time: '2025-04-12 00:00:00', latest_market_probability: 0.4, latest_market_observed_at: '2025-04-01 18:00:00' }),
     q(FEED.b, { category: 'crypto', domain: 'crypto', close_time: '2025-04-05 12:00:00' }),
     q(FEED.c, { close_time: null, category: 'tech', domain: 'other' }),
     q(FEED.d, { category: 'economics', domain: 'rates', latest_market_probability: 0.7, latest_market_observed_at: '2025-04-01 00:00:00' }),
-    q(FEED.dup, {}),
+    q(FEED.dup, { latest_market_probability: 0.35, latest_market_observed_at: '2025-03-26 00:00:00' }),
     q(FEED.dupClosed, { status: 'closed', close_time: '2025-03-01 00:00:00' }),
     q(FEED.resolved, {
       status: 'resolved', close_time: '2025-03-15 00:00:00', outcome: 1, resolved_at: '2025-03-20 00:00:00',
@@ -494,6 +527,8 @@ export function feedRows(): Pick<FixtureData, 'questions' | 'consensus' | 'resol
     edge(0, 0.25, 0.8), edge(1, -0.25, 0.3), edge(2, 0.1, 0.6), edge(3, -0.1, 0.4), edge(4, 0.1, 0.5),
     edge(5, 0.3 - 0.35, 0.3), // -0.04999999999999999: kept by the default min_edge 0.05 (rounded to 9 decimals)
     edge(6, 0.0499, 0.5), edge(7, 0, 0.5), edge(8, 0.6, 0.9), edge(9, 1, 1),
+    // a price 72 h old at as_of: stale, listed only with include_stale=true
+    { ...edge(10, 0.4, 0.9), market_observed_at: '2025-03-30 00:00:00', market_age_hours: 72 },
   ];
 
   const resolved_predictions: Row[] = [{
@@ -503,9 +538,72 @@ export function feedRows(): Pick<FixtureData, 'questions' | 'consensus' | 'resol
     outcome: 1, ai_error: 0.0625, market_error: 0.16, forecast_at: '2025-03-01 00:00:00', resolved_at: '2025-03-20 00:00:00',
     horizon_bucket: '8-30', source_slug: 'fred', source_name: 'FRED', source_url: 'https://fred.stlouisfed.org/series/X',
     evidence_excerpt: 'The series printed 3.1.', retrieved_at: '2025-03-21 00:00:00', providers: 'simulated',
+    market_observed_at: '2025-02-26 00:00:00', // 3 days before the consensus: a stale comparator
   }];
 
-  return { questions, consensus, resolved_predictions, lifecycle, edges, latest_forecasts, evidence_used, active_predictions };
+  const scored = scoredRows();
+  evidence_used.push({
+    question_id: FEED.resolved, evidence_id: 'ev3', title: 'Release calendar', url: 'https://fred.example/cal',
+    published_at: '2025-02-20 00:00:00', retrieved_at: '2025-02-21 00:00:00', snippet: 'CPI on the 12th',
+    source_slug: 'fred', source_name: 'FRED', source_kind: 'government', evidence_question_id: FEED.resolved,
+    n_forecasts: 8, modes: ['augmented'],
+  });
+
+  return {
+    questions, consensus, resolved_predictions, lifecycle, edges, latest_forecasts, evidence_used, active_predictions, ...scored,
+  };
+}
+
+/**
+ * What FEED.resolved (resolved YES) scored: the augmented consensus of run r0 (2025-03-01, the
+ * headline; comparator 0.6 observed 3 days before it: stale) and a blind one; four augmented model
+ * forecasts of r0 with texts in en and fr (gpt's probability carries 10 decimals, its provider is
+ * openai), and claude's blind forecast of an earlier run (rb, no texts, no comparator).
+ */
+export function scoredRows(): Pick<FixtureData, 'scored_consensus' | 'scored_forecasts' | 'scored_forecast_texts'> {
+  const id = FEED.resolved;
+  const base = {
+    question_id: id, outcome: 1, resolved_at: '2025-03-20 00:00:00', category: 'politics', domain: 'policy',
+    horizon_bucket: '8-30',
+  };
+  const scoredAt = '2025-03-01 00:00:00';
+  const market = { market_probability: 0.6, market_observed_at: '2025-02-26 00:00:00', market_brier: 0.16, market_log_loss: -Math.log(0.6) };
+  const ll = (p: number) => -Math.log(p);
+  const scored_consensus: Row[] = [
+    {
+      ...base, ...market, mode: 'augmented', run_id: 'r0', created_at: scoredAt, n_models: 4, probability: 0.75, median: 0.75,
+      logit_mean: 0.7601234567891, sd: Math.sqrt(0.0125), range: 0.3, sd_logit: 0.5, providers: 'openai,simulated',
+      brier: 0.0625, log_loss: ll(0.75), direction: 'correct', tier: 'medium', horizon_days: 19, is_headline: true,
+    },
+    {
+      ...base, mode: 'blind', run_id: 'rb', created_at: '2025-02-20 00:00:00', n_models: 1, probability: 0.3, median: 0.3,
+      logit_mean: 0.3, sd: 0, range: 0, sd_logit: 0, providers: 'simulated', brier: 0.49, log_loss: ll(0.3),
+      direction: 'wrong', tier: 'medium', horizon_days: 28, market_probability: null, market_observed_at: null,
+      market_brier: null, market_log_loss: null, is_headline: false,
+    },
+  ];
+  const ps: Array<[string, number]> = [['claude', 0.7], ['deepseek', 0.8], ['gemini', 0.9], ['gpt', 0.6123456789]];
+  const scored_forecasts: Row[] = ps.map(([model, p]) => ({
+    ...base, ...market, model, mode: 'augmented', run_id: 'r0', created_at: scoredAt, probability: p,
+    provider: model === 'gpt' ? 'openai' : 'simulated', brier: (1 - p) ** 2, log_loss: ll(p), direction: 'correct',
+    tier: 'medium', horizon_days: 19,
+  }));
+  scored_forecasts.push({
+    ...base, model: 'claude', mode: 'blind', run_id: 'rb', created_at: '2025-02-20 00:00:00', probability: 0.3,
+    provider: 'simulated', brier: 0.49, log_loss: ll(0.3), direction: 'wrong', tier: 'medium', horizon_days: 28,
+    market_probability: null, market_observed_at: null, market_brier: null, market_log_loss: null,
+  });
+  const scored_forecast_texts: Row[] = [];
+  for (const [model, p] of ps) {
+    for (const lang of ['en', 'fr']) {
+      scored_forecast_texts.push({
+        question_id: id, mode: 'augmented', model, lang, run_id: 'r0', created_at: scoredAt, probability: p,
+        reasoning: `${model} scored ${lang}: reasoning about ${id}`, key_factors: [`${lang} scored factor of ${model}`],
+        evidence_ids: ['ev3'], provider: model === 'gpt' ? 'openai' : 'simulated', translation_of: lang === 'en' ? null : 'en',
+      });
+    }
+  }
+  return { scored_consensus, scored_forecasts, scored_forecast_texts };
 }
 
 /** `data` with the feed rows added (its own rows kept). */
