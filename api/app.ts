@@ -47,6 +47,8 @@ export interface CreateAppOptions {
   pollMs?: number;
   /** DuckDB connections in the pool (default 4). */
   poolSize?: number;
+  /** Hours after which a shown market price is flagged stale (QUORUM_MAX_PRICE_AGE_HOURS; default 48). */
+  maxPriceAgeHours?: number;
   /** Public reads open to anonymous callers (QUORUM_PUBLIC_BETA; default true). */
   publicBeta?: boolean;
   /** Request limits (defaults: the spec's). */
@@ -108,6 +110,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     logger,
     pollMs: opts.pollMs,
     poolSize: opts.poolSize,
+    maxPriceAgeHours: opts.maxPriceAgeHours,
   });
   const metrics = createMetrics();
   const quotas = new QuotaKeeper(limits, usage);

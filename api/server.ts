@@ -3,7 +3,7 @@
  * host defaults to 127.0.0.1 (pass `host: '0.0.0.0'` to listen on every interface).
  *
  * Options not given are read from the environment (pipeline/config.ts: QUORUM_PUBLIC_BETA,
- * QUORUM_LIMIT_*, QUORUM_CORS_ORIGINS, QUORUM_TRUST_PROXY, QUORUM_SHUTDOWN_TIMEOUT_MS,
+ * QUORUM_LIMIT_*, QUORUM_CORS_ORIGINS, QUORUM_TRUST_PROXY, QUORUM_SHUTDOWN_TIMEOUT_MS, QUORUM_MAX_PRICE_AGE_HOURS,
  * QUORUM_SCHEDULE for Cache-Control), so `quorum serve`/`start` need no extra wiring.
  *
  * `close()` is the graceful shutdown: stop accepting connections, answer in-flight requests
@@ -75,6 +75,7 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
     limits: opts.limits ?? cfg?.limits,
     corsOrigins: opts.corsOrigins ?? cfg?.corsOrigins,
     trustProxy: opts.trustProxy ?? cfg?.trustProxy,
+    maxPriceAgeHours: opts.maxPriceAgeHours ?? cfg?.maxPriceAgeHours,
     nextRunAt: opts.nextRunAt ?? cronNext?.nextRunAt,
   });
 

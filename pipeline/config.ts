@@ -105,6 +105,8 @@ const EnvSchema = z.object({
     .default('false')
     .refine((s) => /^(true|false|[0-9]{1,2})$/.test(s), { message: 'expected true, false or a hop count' }),
   QUORUM_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** API: a market price older than this many hours is published with `market_stale: true`. */
+  QUORUM_MAX_PRICE_AGE_HOURS: z.coerce.number().positive().max(87_600).default(48),
 });
 
 export interface QuorumConfig {
@@ -126,6 +128,8 @@ export interface QuorumConfig {
   logLevel: string;
   /** API access: public reads open to anonymous callers (QUORUM_PUBLIC_BETA). */
   publicBeta: boolean;
+  /** API: hours after which a shown market price is flagged stale (QUORUM_MAX_PRICE_AGE_HOURS). */
+  maxPriceAgeHours: number;
   /** Requests per window; null = unlimited. Anonymous: per IP per hour; keys: per day (UTC). */
   limits: {
     anonymousPerHour: number | null;
@@ -206,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     lang: e.QUORUM_LANG,
     logLevel: e.LOG_LEVEL,
     publicBeta: e.QUORUM_PUBLIC_BETA,
+    maxPriceAgeHours: e.QUORUM_MAX_PRICE_AGE_HOURS,
     limits: {
       anonymousPerHour: e.QUORUM_LIMIT_ANONYMOUS_PER_HOUR || null,
       proPerDay: e.QUORUM_LIMIT_PRO_PER_DAY || null,

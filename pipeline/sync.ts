@@ -5,6 +5,16 @@
  *
  * A failed venue or source never fails the sync: it is reported (and the run records the report);
  * the rows of the venues and sources that worked are kept. Every write is an idempotent raw append.
+ * The report's `status` says how it went (`quorum sync` exits on it, pipeline/cli/sync-output.ts):
+ * `ok` every step succeeded; `failed` nothing came from outside (every venue and remote source
+ * failed, or every step did); `partial` otherwise (some failed, the rest is written). The registry
+ * and the question files are local files: a failure there is a failure, but they are not what
+ * "nothing came from outside" counts. FRED counts as remote only with an API key (without one it
+ * makes no request and reports its questions as skipped).
+ *
+ * Logging: one line per failure. runVenueSync (pipeline/venues/core.ts) binds `venue` itself and
+ * logs the HTTP failure it turns into a VenueSyncError, so the adapter gets the unbound logger and
+ * only other errors are logged here.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '@duckdb/node-api';
@@ -18,7 +28,7 @@ import { queryFile } from './warehouse/sql-files.ts';
 import type { RawTableName } from './warehouse/tables.ts';
 import { loadSources } from './sources/registry.ts';
 import { createSourceClient } from './sources/http-client.ts';
-import { fredConfigFromEnv, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
+import { fredConfigFromEnv, FRED_API_KEY_ENV, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
 import { resolveThresholdQuestions } from './sources/resolve-threshold.ts';
 import { loadQuestionFiles } from './questions/question-file.ts';
 import { createVenueAdapters, loadVenueConfig, VenueSyncError, type VenueSyncResult } from './venues/index.ts';
@@ -29,13 +39,24 @@ export interface SourceReport {
   source: string;
   ok: boolean;
   error: string | null;
+  /** New rows per raw table (appends are idempotent: a row already stored is not counted). */
   written: Record<string, number>;
+  /** Venues: the distinct markets this sync recorded a row for or skipped; null for other sources. */
+  markets: number | null;
   skipped: number;
   skipped_examples: string[];
+  /** Why items were skipped, most frequent first (at most 5 reasons), the market id left out. */
+  skipped_reasons: { reason: string; count: number }[];
 }
+
+export type SyncStatus = 'ok' | 'partial' | 'failed';
 
 export interface SyncReport {
   at: string;
+  /** See the header: ok, partial (some failed, the rest written), failed (nothing came from outside). */
+  status: SyncStatus;
+  /** The sources that failed, in report order. */
+  failed: string[];
   sources: SourceReport[];
 }
 
@@ -81,14 +102,58 @@ async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows
   };
 }
 
-function report(source: string, written: Record<string, number>, skipped: string[], error: string | null): SourceReport {
-  return { source, ok: error === null, error, written, skipped: skipped.length, skipped_examples: skipped.slice(0, 5) };
+interface Skip {
+  id: string | null;
+  reason: string;
+}
+
+/** The most frequent skip reasons with their counts (ties in first-seen order). */
+function topReasons(skipped: readonly Skip[], max = 5): { reason: string; count: number }[] {
+  const counts = new Map<string, number>();
+  for (const s of skipped) counts.set(s.reason, (counts.get(s.reason) ?? 0) + 1);
+  return [...counts].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count).slice(0, max);
+}
+
+function report(source: string, written: Record<string, number>, skipped: readonly Skip[], error: string | null, markets: number | null = null): SourceReport {
+  return {
+    source,
+    ok: error === null,
+    error,
+    written,
+    markets,
+    skipped: skipped.length,
+    skipped_examples: skipped.slice(0, 5).map((s) => `${s.id ?? '?'}: ${s.reason}`),
+    skipped_reasons: topReasons(skipped),
+  };
+}
+
+/** Distinct markets a venue sync recorded a row for or skipped. */
+function marketsTouched(r: VenueSyncResult): number {
+  const ids = new Set<string>();
+  for (const rows of [r.questions, r.market_prices, r.resolutions, r.lifecycle_events]) for (const row of rows) ids.add(String(row.question_id));
+  // A skipped item without an id (unreadable) is a market of its own.
+  let anonymous = 0;
+  for (const s of r.skipped) {
+    if (s.venue_market_id === null) anonymous++;
+    else ids.add(`${r.venue}:${s.venue_market_id}`);
+  }
+  return ids.size + anonymous;
+}
+
+/** The sync's status from its reports (see the header); `remote` names the steps that reach outside. */
+export function syncStatus(sources: readonly SourceReport[], remote: ReadonlySet<string>): SyncStatus {
+  const failed = sources.filter((s) => !s.ok);
+  if (failed.length === 0) return 'ok';
+  const outside = sources.filter((s) => remote.has(s.source));
+  if (failed.length === sources.length || (outside.length > 0 && outside.every((s) => !s.ok))) return 'failed';
+  return 'partial';
 }
 
 /** Runs every sync step; never throws for a failing venue or source. */
 export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promise<SyncReport> {
   const env = opts.env ?? process.env;
   const reports: SourceReport[] = [];
+  const remote = new Set<string>();
   const log = opts.logger;
 
   // 1. The registry of authoritative sources.
@@ -118,11 +183,13 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
         })
       ).map((t) => ({ ...t, last_observed_at: t.last_observed_at === null ? null : new Date(t.last_observed_at) }));
       try {
-        return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, signal: opts.signal, logger: log.child({ venue: adapter.venue }) }), error: null };
+        // The adapter binds `venue` on its own child logger (binding it here too repeated the key).
+        return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, signal: opts.signal, logger: log }), error: null };
       } catch (err) {
-        // Keep what earlier pages brought; record the venue as failed.
+        // Keep what earlier pages brought; record the venue as failed. A VenueSyncError was
+        // logged by the adapter as it gave up; anything else is logged here, once.
         const partial = err instanceof VenueSyncError ? err.partial : null;
-        log.error({ venue: adapter.venue, err: (err as Error).message }, 'venue sync failed');
+        if (!(err instanceof VenueSyncError)) log.error({ venue: adapter.venue, err: (err as Error).message }, 'venue sync failed');
         return { venue: adapter.venue, result: partial, error: (err as Error).message };
       }
     }),
@@ -131,11 +198,14 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     const r = result as VenueSyncResult | null;
     const rows: Rows = r ? await onlyNewLifecycle(conn, opts.root, r as unknown as Rows) : {};
     const written = await writeRows(conn, opts, rows);
-    reports.push(report(`venue:${venue}`, written, (r?.skipped ?? []).map((s) => `${s.venue_market_id ?? '?'}: ${s.reason}`), error));
+    remote.add(`venue:${venue}`);
+    reports.push(report(`venue:${venue}`, written, (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason })), error, r ? marketsTouched(r) : 0));
   }
 
   // 4. Official data: resolve question-file threshold questions that are still open.
   if (specs.length > 0) {
+    // With a key FRED is asked (a bad key is a failed remote source); without one it asks nothing.
+    if (env[FRED_API_KEY_ENV]?.trim()) remote.add('fred');
     try {
       const fred = fredConfigFromEnv(env);
       await createRawViews(conn, opts.root);
@@ -148,7 +218,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
         { client, baseUrl: fred.baseUrl, apiKey: fred.apiKey, now: opts.now, logger: log.child({ source: 'fred' }), signal: opts.signal },
       );
       const written = await writeRows(conn, opts, { resolutions: resolved.resolutions, lifecycle_events: resolved.lifecycle_events });
-      reports.push(report('fred', written, resolved.skipped.map((s) => `${s.question_id}: ${s.reason}`), null));
+      reports.push(report('fred', written, resolved.skipped.map((s) => ({ id: s.question_id, reason: s.reason })), null));
     } catch (err) {
       log.error({ err: (err as Error).message }, 'FRED resolution failed');
       reports.push(report('fred', {}, [], (err as Error).message));
@@ -157,7 +227,9 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
   for (const r of reports) {
     if (r.ok) log.info({ source: r.source, written: r.written, skipped: r.skipped }, 'synced');
   }
-  return { at: opts.now.toISOString(), sources: reports };
+  const status = syncStatus(reports, remote);
+  const failed = reports.filter((r) => !r.ok).map((r) => r.source);
+  return { at: opts.now.toISOString(), status, failed, sources: reports };
 }
 
 /** `quorum sync`: one sync on its own, under the run lock (it writes raw tables). */

@@ -10,7 +10,8 @@
  *     by_tier: [{ tier, key, n, brier, log_loss, accuracy_pct, n_directional, n_correct, n_no_direction }],
  *     by_domain: [{ domain, key, ... }],
  *     bins: [{ bin, bin_lo, bin_hi, n, mean_p, observed, wilson_lo, wilson_hi }] } ],
- *   count, next_cursor: null, headline_modes, as_of }
+ *   count, total (= count: one page), next_cursor: null, headline_modes, providers, simulated
+ *   (where the scored forecasts came from), as_of }
  * Order: consensus, then models by id, then market; within each, modes headline, blind,
  * informed, augmented.
  */
@@ -18,7 +19,7 @@ import { z } from 'zod';
 import { DOMAINS, MODES, TIERS } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { bucketMetrics, count, zNum } from '../openapi/common.ts';
+import { bucketMetrics, count, provenance, provenanceOf, published, zNum, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
 
@@ -49,11 +50,12 @@ function bucket(name: string, r: JsonRow): Record<string, unknown> {
 }
 
 export async function calibrationReport(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
-  snap.require('calibration', 'calibration_summary', 'accuracy');
-  const [summary, bins, acc] = await Promise.all([
+  snap.require('calibration', 'calibration_summary', 'accuracy', 'scored_forecasts');
+  const [summary, bins, acc, providers] = await Promise.all([
     snap.query('calibration-summary'),
     snap.query('calibration-bins'),
     snap.query('accuracy-by-forecaster', { scope: 'all' }),
+    snap.query('providers-scored', { category: null }),
   ]);
 
   const id = (r: JsonRow) => `${String(r.forecaster)}\u0000${String(r.mode)}`;
@@ -133,11 +135,18 @@ export async function calibrationReport(snap: PinnedSnapshot): Promise<Record<st
     };
   });
 
-  return { forecasters, count: forecasters.length, next_cursor: null, headline_modes: snap.headlineModes };
+  return published(CalibrationReport, {
+    forecasters,
+    count: forecasters.length,
+    total: forecasters.length,
+    next_cursor: null,
+    headline_modes: snap.headlineModes,
+    ...provenanceOf(providers),
+  });
 }
 
 const Bin = z.object({
-  bin: zNum, bin_lo: zNum, bin_hi: zNum, n: count, mean_p: zNum, observed: zNum, wilson_lo: zNum, wilson_hi: zNum,
+  bin: zNum, bin_lo: zProb, bin_hi: zProb, n: count, mean_p: zProb, observed: zProb, wilson_lo: zProb, wilson_hi: zProb,
 });
 
 export const CalibrationReport = z
@@ -148,25 +157,27 @@ export const CalibrationReport = z
         kind: z.enum(['consensus', 'model', 'market']),
         mode: z.string(),
         n: count,
-        brier: zNum,
-        log_loss: zNum,
-        accuracy_pct: zNum,
+        brier: zProb,
+        log_loss: zProb,
+        accuracy_pct: zPct,
         n_directional: count,
         n_correct: count,
         n_no_direction: count,
-        ece: zNum,
-        reliability: zNum,
-        resolution: zNum,
-        uncertainty: zNum,
-        base_rate: zNum,
+        ece: zProb,
+        reliability: zProb,
+        resolution: zProb,
+        uncertainty: zProb,
+        base_rate: zProb,
         by_tier: z.array(z.object({ tier: z.string(), ...bucketMetrics })),
         by_domain: z.array(z.object({ domain: z.string(), ...bucketMetrics })),
         bins: z.array(Bin),
       }),
     ),
     count,
+    total: count.meta({ description: 'Entries in all (one page: equals count).' }),
     next_cursor: z.null(),
     headline_modes: z.array(z.string()),
+    ...provenance,
   })
   .meta({ id: 'CalibrationReport' });
 

@@ -6,15 +6,16 @@
  * Path: `lang` as for `/api/predictions/lang/{lang}` (400 malformed, 404 unavailable listing the
  * available ones). Query: `limit` (1..500, default 20: the spec's feed example; digits only, so
  * 0, -1, 501, abc, 1e3 are 400s), `cursor` (the previous page's next_cursor).
- * Body: { events: [FeedPrediction], count, lang, next_cursor, as_of }.
+ * Body: { events: [FeedPrediction], count, total (active forecasts with reasoning in lang, all pages
+ * together), lang, next_cursor, as_of }.
  */
 import { z } from 'zod';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count } from '../openapi/common.ts';
+import { count, published } from '../openapi/common.ts';
 import { bigintKey, cursorQuestionId, decodeKeyset, encodeKeyset, int64String } from './keyset.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
-import { langParam, pathLang } from './prediction-params.ts';
+import { langParam, pathLang, staleParams } from './prediction-params.ts';
 
 export const EVENTS_LANG_LIMIT = { min: 1, max: 500, default: 20 } as const;
 const CURSOR_KIND = 'events.lang';
@@ -24,6 +25,7 @@ export const EventsLangPage = z
   .object({
     events: z.array(FeedPrediction),
     count,
+    total: count,
     lang: z.string().meta({ description: 'The language, as the snapshot records it.' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })
@@ -55,22 +57,27 @@ export const eventsLangRoute = jsonRoute({
   data: async (snap, { lang, limit, after }) => {
     snap.require('active_predictions', 'latest_forecasts');
     const stored = await resolveLang(snap, lang);
-    const rows = await snap.query('feed-events-page', {
-      lang: stored,
-      after: after !== null,
-      after_at_us: after === null ? null : BigInt(after[0]),
-      after_question_id: after?.[1] ?? null,
-      limit: limit + 1,
-    });
+    const [rows, counted] = await Promise.all([
+      snap.query('feed-events-page', {
+        lang: stored,
+        after: after !== null,
+        after_at_us: after === null ? null : BigInt(after[0]),
+        after_question_id: after?.[1] ?? null,
+        limit: limit + 1,
+        ...staleParams(snap),
+      }),
+      snap.query('feed-predictions-count', { lang: stored, category: null }),
+    ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     const key = last ? bigintKey(last.cursor_at_us) : null;
     const events = page.map(feedItem);
-    return {
+    return published(EventsLangPage, {
       events,
       count: events.length,
+      total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
       lang: stored,
       next_cursor: rows.length > limit && last && key !== null ? encodeKeyset(CURSOR_KIND, [key, String(last.question_id)]) : null,
-    };
+    });
   },
 });

@@ -7,14 +7,15 @@
  * Item: question_id, venue, venue_market_id, title, url, category, domain, tags, close_time,
  * mode (headline), run_id, forecast_at (the consensus created_at), consensus {mean, median,
  * logit_mean}, n_models, disagreement {sd, range, sd_logit}, providers, market_probability,
- * market_observed_at, models: [{ model, provider, probability, reasoning, key_factors, created_at }].
+ * market_observed_at, market_stale (older than QUORUM_MAX_PRICE_AGE_HOURS at as_of; null without a
+ * price), models: [{ model, provider, probability, reasoning, key_factors, created_at }].
  *
  * Languages: those of the active predictions' headline runs in the snapshot (`feed-langs.sql`).
  * A language tag that is well-formed but not among them is a 404 listing them.
  */
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { isoTime, zNum } from '../openapi/common.ts';
+import { isoTime, marketStale, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { Disagreement, providerList } from './predictions-edges.ts';
 import { stringList } from './predictions-lifecycle.ts';
@@ -55,6 +56,7 @@ export function feedItem(r: JsonRow): Record<string, unknown> {
     providers: providerList(r.providers),
     market_probability: num(r.market_probability),
     market_observed_at: str(r.market_observed_at),
+    market_stale: typeof r.market_stale === 'boolean' ? r.market_stale : null,
     models: Array.isArray(r.models) ? r.models.map(modelItem) : [],
   };
 }
@@ -68,9 +70,9 @@ export async function resolveLang(snap: PinnedSnapshot, lang: string): Promise<s
 
 export const ConsensusStats = z
   .object({
-    mean: zNum.meta({ description: 'Mean of the model probabilities (the headline statistic).' }),
-    median: zNum,
-    logit_mean: zNum.meta({ description: 'Inverse logit of the mean log-odds (p clipped to [0.001, 0.999]).' }),
+    mean: zProb.meta({ description: 'Mean of the model probabilities (the headline statistic).' }),
+    median: zProb,
+    logit_mean: zProb.meta({ description: 'Inverse logit of the mean log-odds (p clipped to [0.001, 0.999]).' }),
   })
   .meta({ id: 'ConsensusStats' });
 
@@ -78,7 +80,7 @@ export const ModelForecast = z
   .object({
     model: z.string(),
     provider: z.string().nullable().meta({ description: '`simulated` for the bundled model simulator.' }),
-    probability: zNum,
+    probability: zProb,
     reasoning: z.string().nullable(),
     key_factors: z.array(z.string()),
     created_at: isoTime.nullable(),
@@ -103,8 +105,9 @@ export const FeedPrediction = z
     n_models: zNum,
     disagreement: Disagreement,
     providers: z.array(z.string()),
-    market_probability: zNum.meta({ description: 'Latest market probability at or before as_of (null: no price).' }),
+    market_probability: zProb.meta({ description: 'Latest market probability at or before as_of (null: no price).' }),
     market_observed_at: isoTime.nullable(),
+    market_stale: marketStale,
     models: z.array(ModelForecast),
   })
   .meta({ id: 'FeedPrediction', description: 'An active prediction with the models\' reasoning in one language.' });

@@ -12,11 +12,21 @@
  * - lang: a BCP 47 language tag as the pipeline records it (`en`, `fr`, `pt-BR`), matched
  *   case-insensitively.
  * - min_edge: a plain decimal number from 0 to 1 (probability points), no sign or exponent.
+ * - include_stale: `true` or `false` (default false).
+ * - venue: one of VENUES (case-insensitive, answered in lower case); anything else is a 400 listing them.
+ *
+ * The detail and lifecycle endpoints resolve their path id with `findQuestion`: a venue-qualified id,
+ * or a bare venue market id that exactly one question has; several → 400 listing the candidates.
  */
 import type { Request } from 'express';
 import { z } from 'zod';
+import { VENUES as FORECASTBENCH_VENUES } from '../../pipeline/import/forecastbench.ts';
+import { QUORUM_VENUE } from '../../pipeline/questions/question-file.ts';
+import { VENUES as SYNC_VENUES } from '../../pipeline/venues/types.ts';
+import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
 import { queryString } from '../http/params.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const QUESTION_ID = /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
 export const BARE_MARKET_ID = /^[A-Za-z0-9_.-]{1,200}$/;
@@ -117,7 +127,7 @@ export const marketIdParam = z
   .meta({
     description:
       'The venue-qualified question id (`polymarket:0xc5e3…`), or the bare venue market id when exactly one ' +
-      'question has it (otherwise 404 listing the matching question ids).',
+      'question has it (several: 400 listing the matching question ids).',
     example: 'metaculus:1554',
   });
 
@@ -125,3 +135,64 @@ export const langParam = z
   .string()
   .regex(LANG)
   .meta({ description: 'Reasoning language (BCP 47 tag, case-insensitive), e.g. en, fr, pt-BR. An unavailable one is a 404 listing the available languages.', example: 'en' });
+
+/**
+ * Every venue a question can come from: the synced venues, the ForecastBench import's sources and
+ * the operators' question files (`quorum`). Sorted.
+ */
+export const VENUES: readonly string[] = [...new Set<string>([...SYNC_VENUES, ...FORECASTBENCH_VENUES, QUORUM_VENUE])].sort();
+
+/** The `venue` query filter: one of VENUES, case-insensitive (lower case out); absent or empty → null. */
+export function queryVenue(req: Request, name = 'venue'): string | null {
+  const raw = queryString(req, name, 64);
+  if (raw === undefined) return null;
+  const v = raw.toLowerCase();
+  if (VENUES.includes(v)) return v;
+  throw ApiError.invalidParameter(
+    name,
+    `Query parameter '${name}' must be one of the ${VENUES.length} venues: ${VENUES.join(', ')}; got ${shown(raw)}.`,
+    [...VENUES],
+  );
+}
+
+/** `include_stale`: `true` or `false` (case-insensitive); absent or empty → false. */
+export function queryIncludeStale(req: Request, name = 'include_stale'): boolean {
+  const raw = queryString(req, name, 16);
+  if (raw === undefined) return false;
+  const v = raw.toLowerCase();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw ApiError.invalidParameter(name, `Query parameter '${name}' must be true or false; got ${shown(raw)}.`, ['true', 'false']);
+}
+
+/** The bound parameters of the market-staleness rule: the snapshot's as_of and the configured bound. */
+export function staleParams(snap: PinnedSnapshot): { as_of_s: number; max_price_age_hours: number } {
+  return { as_of_s: Date.parse(snap.asOf) / 1000, max_price_age_hours: snap.maxPriceAgeHours };
+}
+
+/**
+ * The `questions` row a path id names (`question-lookup.sql`, with its market staleness): 404 when
+ * none; 400 `invalid_parameter` listing the candidate question ids (at most 5) when a bare venue
+ * market id belongs to several questions.
+ */
+export async function findQuestion(snap: PinnedSnapshot, ref: MarketRef, name: string): Promise<JsonRow> {
+  const found = await snap.query('question-lookup', {
+    question_id: ref.questionId,
+    market_id: ref.marketId,
+    ...staleParams(snap),
+  });
+  const raw = ref.questionId ?? ref.marketId;
+  if (found.length === 0) {
+    throw ApiError.notFound(`No question ${shown(raw)} in this snapshot.`, { parameter: name });
+  }
+  if (found.length > 1) {
+    const ids = found.slice(0, 5).map((r) => String(r.question_id));
+    throw ApiError.invalidParameter(
+      name,
+      `Market id ${shown(raw)} is ambiguous: ${found.length > 5 ? 'more than 5' : found.length} questions have it ` +
+        `(${ids.join(', ')}). Use the venue-qualified question id.`,
+      ids,
+    );
+  }
+  return found[0]!;
+}

@@ -4,7 +4,8 @@
  * overall or for one category, with breakdowns and the market comparison.
  *
  * Body:
- * { scope, headline_modes, accuracy_pct, total_resolved, n_directional, n_correct, n_no_direction,
+ * { scope, headline_modes, providers, simulated (where the scored forecasts came from: their
+ *   distinct providers, and whether any is the bundled simulator), accuracy_pct, total_resolved, n_directional, n_correct, n_no_direction,
  *   market_accuracy_pct, brier: {ai, market}, log_loss: {ai, market},
  *   ai_vs_market: {n, ai_brier, market_brier, skill, diff_mean, diff_sd, diff_ci95: [lo, hi] | null,
  *                  ai_log_loss, market_log_loss},
@@ -29,7 +30,9 @@ import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
 import { matchCategory } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { bucketMetrics, categoryParam, count, zNum } from '../openapi/common.ts';
+import {
+  bucketMetrics, categoryParam, count, prob, provenance, provenanceOf, published, zProb, zPct,
+} from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
 
@@ -77,10 +80,11 @@ function breakdownItem(d: Dimension, r: JsonRow): Record<string, unknown> {
 
 /** Builds the accuracy summary body of `scope` from the pinned snapshot. */
 export async function accuracySummary(snap: PinnedSnapshot, scope: string): Promise<Record<string, unknown>> {
-  snap.require('accuracy', 'ai_vs_market');
-  const [rows, avm] = await Promise.all([
+  snap.require('accuracy', 'ai_vs_market', 'scored_forecasts');
+  const [rows, avm, providers] = await Promise.all([
     snap.query('accuracy-headline', { scope }),
     snap.query('ai-vs-market', { scope }),
+    snap.query('providers-scored', { category: scope === 'all' ? null : scope }),
   ]);
   const overall = rows.find((r) => r.dimension === 'overall');
   const a = avm[0];
@@ -90,6 +94,7 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
   const body: Record<string, unknown> = {
     scope,
     headline_modes: snap.headlineModes,
+    ...provenanceOf(providers),
     accuracy_pct: num(overall?.accuracy_pct),
     total_resolved: num(overall?.n) ?? 0,
     n_directional: num(overall?.n_directional) ?? 0,
@@ -123,7 +128,7 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
     const items = rows.filter((r) => r.dimension === d.dimension);
     body[d.list] = orderByKnown(items, (r) => String(r.key), d.order).map((r) => breakdownItem(d, r));
   }
-  return body;
+  return published(AccuracySummary, body);
 }
 
 const BreakdownItem = z.object({
@@ -135,33 +140,34 @@ const BreakdownItem = z.object({
   mode: z.string().optional(),
   ...bucketMetrics,
   market_n: count.optional(),
-  market_brier: zNum.optional(),
-  market_log_loss: zNum.optional(),
-  market_accuracy_pct: zNum.optional(),
+  market_brier: zProb.optional(),
+  market_log_loss: zProb.optional(),
+  market_accuracy_pct: zPct.optional(),
 }).meta({ id: 'AccuracyBucket', description: 'One bucket of a breakdown; the dimension\'s name carries the key.' });
 
 export const AccuracySummary = z
   .object({
     scope: z.string().meta({ description: '`all` or the category.' }),
     headline_modes: z.array(z.string()),
-    accuracy_pct: zNum,
+    ...provenance,
+    accuracy_pct: zPct,
     total_resolved: count,
     n_directional: count,
     n_correct: count,
     n_no_direction: count,
-    market_accuracy_pct: zNum,
-    brier: z.object({ ai: zNum, market: zNum }),
-    log_loss: z.object({ ai: zNum, market: zNum }),
+    market_accuracy_pct: zPct,
+    brier: z.object({ ai: zProb, market: zProb }),
+    log_loss: z.object({ ai: zProb, market: zProb }),
     ai_vs_market: z.object({
       n: count,
-      ai_brier: zNum,
-      market_brier: zNum,
-      skill: zNum,
-      diff_mean: zNum,
-      diff_sd: zNum,
-      diff_ci95: z.tuple([z.number(), z.number()]).nullable(),
-      ai_log_loss: zNum,
-      market_log_loss: zNum,
+      ai_brier: zProb,
+      market_brier: zProb,
+      skill: zProb,
+      diff_mean: zProb,
+      diff_sd: zProb,
+      diff_ci95: z.tuple([prob, prob]).nullable(),
+      ai_log_loss: zProb,
+      market_log_loss: zProb,
       n_consensus: count.meta({ description: 'Questions with a headline consensus: paired (`n`) or excluded.' }),
       excluded: z
         .object({
@@ -173,8 +179,8 @@ export const AccuracySummary = z
         })
         .meta({ description: 'Questions left out of the comparison, by reason.' }),
       n_directional: count.meta({ description: 'Pairs with a direction on both sides (the accuracy comparison).' }),
-      ai_accuracy_pct: zNum.meta({ description: 'AI accuracy on the `n_directional` pairs.' }),
-      market_accuracy_pct: zNum.meta({ description: 'Market accuracy on the same `n_directional` pairs.' }),
+      ai_accuracy_pct: zPct.meta({ description: 'AI accuracy on the `n_directional` pairs.' }),
+      market_accuracy_pct: zPct.meta({ description: 'Market accuracy on the same `n_directional` pairs.' }),
     }).meta({ description: 'AI versus market on the same questions: those with a headline consensus and a fresh market comparator.' }),
     by_category: z.array(BreakdownItem),
     by_domain: z.array(BreakdownItem),

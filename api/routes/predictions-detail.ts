@@ -2,7 +2,7 @@
  * `GET /api/predictions/{market_id}`: one prediction in detail, with model-by-model analysis.
  *
  * `market_id`: the venue-qualified question id (`polymarket:0xc5e3…`, `metaculus%3A1554` works too),
- * or the bare venue market id when exactly one question of the snapshot has it (several: 404
+ * or the bare venue market id when exactly one question of the snapshot has it (several: 400
  * listing the matching question ids in `allowed`). Malformed: 400. Unknown: 404.
  * This route is registered after every fixed `/api/predictions/...` path, so `accuracy`,
  * `resolved` and `edges` keep their own endpoints.
@@ -11,11 +11,12 @@
  * { question: { question_id, venue, venue_market_id, title, description, resolution_criteria, url,
  *     category, domain, tags, created_at, close_time, status, lang },
  *   headline: null | ModeConsensus of the first of headline_modes with a consensus,
- *   market: { probability, observed_at } (latest at or before as_of; nulls without a price),
+ *   market: { probability, observed_at, stale } (latest at or before as_of; stale: older than
+ *       QUORUM_MAX_PRICE_AGE_HOURS at as_of; nulls without a price),
  *   edge: headline mean − market probability (null when either is missing),
- *   modes: [ModeConsensus & { models: [{ model, provider, probability, created_at, run_id,
- *       evidence_ids, texts: [{ lang, translation_of, reasoning, key_factors }] }] }]  (the answer
- *       as given first, then its translations; modes in blind, informed, augmented
+ *   modes: [ModeConsensus & { scores, models: [{ model, provider, probability, created_at, run_id,
+ *       evidence_ids, scores, texts: [{ lang, translation_of, reasoning, key_factors }] }] }]  (the
+ *       answer as given first, then its translations; modes in blind, informed, augmented
  *       order; only modes with a consensus),
  *   langs: the reasoning languages present among the models,
  *   history: [{ run_id, mode, created_at, consensus {mean, median, logit_mean}, n_models,
@@ -28,22 +29,30 @@
  *   as_of }
  * ModeConsensus: { mode, run_id, forecast_at, consensus {mean, median, logit_mean}, n_models,
  *   disagreement {sd, range, sd_logit}, providers }.
- * Per-model forecasts (`models`) and `evidence` come from latest_forecasts / evidence_used, which
- * the pipeline publishes for active questions only: for a closed, resolved or annulled question
- * they are empty (its consensus per mode and its history are still given).
+ * Scores: { outcome, brier, log_loss, direction, market_probability, market_observed_at,
+ *   market_stale, market_brier, market_log_loss } — the market is the comparator at the forecast's
+ *   time, stale when observed more than QUORUM_MAX_PRICE_AGE_HOURS before it.
+ *
+ * Which forecasts: an active question shows the latest run of each mode (latest_forecasts, scores
+ * null). A resolved question shows what was scored: per mode its scored consensus (scored_consensus,
+ * the latest run before close and resolution; `headline` is its headline scored consensus) with its
+ * scores, and every model's scored forecast (scored_forecasts: each model's latest forecast before
+ * close and resolution, so a model that missed the last run shows its earlier forecast) with its
+ * scores and its texts in every language (scored_forecast_texts). `evidence` is what those forecasts
+ * cite (evidence_used). A closed or annulled question has nothing scored and no latest forecasts:
+ * its consensus per mode and its history are given, `models` and `evidence` are empty.
  */
 import { z } from 'zod';
 import { MODES } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { ApiError } from '../errors/problem.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { isoTime, zNum } from '../openapi/common.ts';
+import { isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
 import { ConsensusStats } from './prediction-feed.ts';
 import { Disagreement, providerList } from './predictions-edges.ts';
 import { Resolution, resolutionOf, stringList } from './predictions-lifecycle.ts';
-import { marketIdParam, pathMarketRef, shown, type MarketRef } from './prediction-params.ts';
+import { findQuestion, marketIdParam, pathMarketRef } from './prediction-params.ts';
 
 export const HISTORY_MAX = 1000;
 
@@ -63,13 +72,33 @@ function modeConsensus(r: JsonRow): Record<string, unknown> {
   return { mode: r.mode, run_id: str(r.run_id), forecast_at: str(r.created_at), ...consensusOf(r) };
 }
 
-/** latest_forecasts rows of one mode → one entry per model with its texts per language. */
-function modelsOf(rows: JsonRow[]): Record<string, unknown>[] {
+/** The scores of a scored_consensus / scored_forecasts row (null for an unscored row). */
+function scoresOf(r: JsonRow, scored: boolean): Record<string, unknown> | null {
+  if (!scored) return null;
+  return {
+    outcome: num(r.outcome),
+    brier: num(r.brier),
+    log_loss: num(r.log_loss),
+    direction: str(r.direction),
+    market_probability: num(r.market_probability),
+    market_observed_at: str(r.market_observed_at),
+    market_stale: typeof r.market_stale === 'boolean' ? r.market_stale : null,
+    market_brier: num(r.market_brier),
+    market_log_loss: num(r.market_log_loss),
+  };
+}
+
+/**
+ * Forecast rows of one mode (latest_forecasts, or scored forecasts with their texts) → one entry per
+ * model with its texts per language; `scored` adds each model's scores.
+ */
+function modelsOf(rows: JsonRow[], scored: boolean): Record<string, unknown>[] {
   const byModel = new Map<string, { first: JsonRow; texts: Record<string, unknown>[] }>();
   for (const r of rows) {
     const model = String(r.model);
     let e = byModel.get(model);
     if (!e) byModel.set(model, (e = { first: r, texts: [] }));
+    if (r.has_text === false) continue; // a scored forecast without text rows
     e.texts.push({
       lang: str(r.lang),
       translation_of: str(r.translation_of),
@@ -84,26 +113,24 @@ function modelsOf(rows: JsonRow[]): Record<string, unknown>[] {
     created_at: str(first.created_at),
     run_id: str(first.run_id),
     evidence_ids: stringList(first.evidence_ids),
+    scores: scoresOf(first, scored),
     texts,
   }));
 }
 
-async function findQuestion(snap: PinnedSnapshot, ref: MarketRef): Promise<JsonRow> {
-  const found = await snap.query('question-lookup', { question_id: ref.questionId, market_id: ref.marketId });
-  const raw = ref.questionId ?? ref.marketId;
-  if (found.length === 0) {
-    throw ApiError.notFound(`No prediction for market ${shown(raw)} in this snapshot.`, { parameter: 'market_id' });
-  }
-  if (found.length > 1) {
-    const ids = found.slice(0, 5).map((r) => String(r.question_id));
-    throw ApiError.notFound(
-      `Market id ${shown(raw)} is ambiguous: ${found.length > 5 ? 'more than 5' : found.length} questions have it ` +
-        `(${ids.join(', ')}). Use the venue-qualified question id.`,
-      { parameter: 'market_id', allowed: ids },
-    );
-  }
-  return found[0]!;
-}
+const Scores = z
+  .object({
+    outcome: zNum.meta({ description: '1 (YES) or 0 (NO).' }),
+    brier: zProb,
+    log_loss: zProb,
+    direction: z.string().nullable().meta({ description: 'correct, wrong, or none (p = 0.5).' }),
+    market_probability: zProb.meta({ description: 'The market comparator: the latest price at or before the forecast.' }),
+    market_observed_at: isoTime.nullable(),
+    market_stale: marketStale,
+    market_brier: zProb,
+    market_log_loss: zProb,
+  })
+  .meta({ id: 'ForecastScores', description: 'The scores of a scored forecast or consensus (resolved questions).' });
 
 const ModeConsensus = z.object({
   mode: z.string(),
@@ -119,10 +146,11 @@ export const ModelDetail = z
   .object({
     model: z.string(),
     provider: z.string().nullable(),
-    probability: zNum,
+    probability: zProb,
     created_at: isoTime.nullable(),
     run_id: z.string().nullable(),
     evidence_ids: z.array(z.string()),
+    scores: Scores.nullable().meta({ description: 'Resolved questions: the scores of this scored forecast; otherwise null.' }),
     texts: z.array(
       z.object({
         lang: z.string().nullable().meta({ description: 'BCP 47 tag (null: not recorded).' }),
@@ -134,7 +162,12 @@ export const ModelDetail = z
       }),
     ),
   })
-  .meta({ id: 'ModelDetail', description: 'One model\'s forecast of the latest run of a mode, with its reasoning per language.' });
+  .meta({
+    id: 'ModelDetail',
+    description:
+      'One model\'s forecast in a mode, with its reasoning per language: the latest run (active questions) or its ' +
+      'scored forecast with the scores (resolved questions).',
+  });
 
 export const PredictionDetail = z
   .object({
@@ -155,9 +188,20 @@ export const PredictionDetail = z
       lang: z.string().nullable(),
     }),
     headline: ModeConsensus.nullable().meta({ description: 'The consensus in the first headline mode that has one.' }),
-    market: z.object({ probability: zNum, observed_at: isoTime.nullable() }),
-    edge: zNum.meta({ description: 'headline consensus − market probability (probability points).' }),
-    modes: z.array(ModeConsensus.extend({ models: z.array(ModelDetail) })),
+    market: z.object({
+      probability: zProb,
+      observed_at: isoTime.nullable(),
+      stale: marketStale.meta({
+        description: 'true when the latest price is older than QUORUM_MAX_PRICE_AGE_HOURS (default 48) at as_of; null without a price.',
+      }),
+    }),
+    edge: zProb.meta({ description: 'headline consensus − market probability (probability points).' }),
+    modes: z.array(
+      ModeConsensus.extend({
+        scores: Scores.nullable().meta({ description: 'Resolved questions: the scores of this scored consensus; otherwise null.' }),
+        models: z.array(ModelDetail),
+      }),
+    ),
     langs: z.array(z.string()),
     history: z.array(ModeConsensus.omit({ forecast_at: true }).extend({ created_at: isoTime.nullable() })),
     history_truncated: z.boolean(),
@@ -183,9 +227,9 @@ export const predictionsDetailRoute = jsonRoute({
   path: '/api/predictions/{market_id}',
   summary: 'One prediction in detail, model by model',
   description:
-    'Every model\'s probability, reasoning and key factors in every mode (latest run), the consensus and ' +
-    'disagreement per mode, the market probability, the consensus history across runs and the evidence the latest ' +
-    'forecasts cite.',
+    'Every model\'s probability, reasoning and key factors in every mode (active questions: the latest run; resolved ' +
+    'questions: the scored forecasts with their scores), the consensus and disagreement per mode, the market ' +
+    'probability (flagged when stale), the consensus history across runs and the evidence the forecasts cite.',
   tags: ['predictions'],
   params: z.object({ market_id: marketIdParam }),
   response: PredictionDetail,
@@ -194,20 +238,31 @@ export const predictionsDetailRoute = jsonRoute({
   input: (req) => pathMarketRef(req),
   data: async (snap, ref) => {
     snap.require('questions', 'consensus', 'latest_forecasts', 'evidence_used');
-    const q = await findQuestion(snap, ref);
+    const q = await findQuestion(snap, ref, 'market_id');
     const id = String(q.question_id);
+    const scored = q.status === 'resolved';
+    if (scored) snap.require('scored_consensus', 'scored_forecasts', 'scored_forecast_texts');
+    const maxAge = { max_price_age_hours: snap.maxPriceAgeHours };
     const [latest, history, forecasts, evidence] = await Promise.all([
-      snap.query('prediction-latest-consensus', { question_id: id }),
+      scored
+        ? snap.query('prediction-scored-consensus', { question_id: id, ...maxAge })
+        : snap.query('prediction-latest-consensus', { question_id: id }),
       snap.query('prediction-history', { question_id: id, limit: HISTORY_MAX + 1 }),
-      snap.query('prediction-forecasts', { question_id: id }),
+      scored
+        ? snap.query('prediction-scored-forecasts', { question_id: id, ...maxAge })
+        : snap.query('prediction-forecasts', { question_id: id }),
       snap.query('prediction-evidence', { question_id: id }),
     ]);
 
+    // Active: the models of the mode's latest run. Resolved: every model's scored forecast of the mode.
     const modes = orderByKnown(latest, (r) => String(r.mode), MODES).map((r) => ({
       ...modeConsensus(r),
-      models: modelsOf(forecasts.filter((f) => f.mode === r.mode && f.run_id === r.run_id)),
+      scores: scoresOf(r, scored),
+      models: modelsOf(forecasts.filter((f) => f.mode === r.mode && (scored || f.run_id === r.run_id)), scored),
     }));
-    const headlineRow = snap.headlineModes.map((m) => latest.find((r) => r.mode === m)).find((r) => r !== undefined);
+    const headlineRow =
+      (scored ? latest.find((r) => r.is_headline === true) : undefined) ??
+      snap.headlineModes.map((m) => latest.find((r) => r.mode === m)).find((r) => r !== undefined);
     const headline = headlineRow ? modeConsensus(headlineRow) : null;
     const mean = num(headlineRow?.mean);
     const market = num(q.latest_market_probability);
@@ -222,7 +277,7 @@ export const predictionsDetailRoute = jsonRoute({
       .reverse()
       .sort((x, y) => String(x.created_at ?? '').localeCompare(String(y.created_at ?? '')) || modeRank(x.mode) - modeRank(y.mode));
 
-    return {
+    return published(PredictionDetail, {
       question: {
         question_id: id,
         venue: str(q.venue),
@@ -240,7 +295,11 @@ export const predictionsDetailRoute = jsonRoute({
         lang: str(q.lang),
       },
       headline,
-      market: { probability: market, observed_at: str(q.latest_market_observed_at) },
+      market: {
+        probability: market,
+        observed_at: str(q.latest_market_observed_at),
+        stale: typeof q.market_stale === 'boolean' ? q.market_stale : null,
+      },
       edge: mean !== null && market !== null ? mean - market : null,
       modes,
       langs,
@@ -258,6 +317,6 @@ export const predictionsDetailRoute = jsonRoute({
         modes: stringList(e.modes),
       })),
       resolution: resolutionOf(q),
-    };
+    });
   },
 });

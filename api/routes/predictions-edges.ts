@@ -4,13 +4,15 @@
  * by (abs_edge DESC, question_id ASC).
  *
  * Query: `min_edge` (probability points, 0..1, default 0.05: only |consensus − market| ≥ min_edge,
- * compared after rounding abs_edge to 9 decimals; an empty value is the default), `limit` (1..500,
+ * compared after rounding abs_edge to 9 decimals; an empty value is the default), `include_stale`
+ * (`true`|`false`, default false: an edge whose market price is older than
+ * QUORUM_MAX_PRICE_AGE_HOURS at as_of is left out, being no current signal), `limit` (1..500,
  * default 50), `cursor` (the previous page's next_cursor).
- * Body: { edges: [item], count (items on this page), total (edges reaching min_edge), min_edge,
- * next_cursor (null on the last page), as_of }.
+ * Body: { edges: [item], count (items on this page), total (edges reaching min_edge, same staleness
+ * rule), min_edge, include_stale, max_price_age_hours, next_cursor (null on the last page), as_of }.
  * Item: question_id, title, venue, venue_market_id, url, category, domain, close_time, edge
  * (consensus − market), abs_edge, direction (ai_above_market | ai_below_market | none),
- * consensus, market_probability, market_observed_at, market_age_hours,
+ * consensus, market_probability, market_observed_at, market_age_hours, market_stale,
  * disagreement {sd, range, sd_logit}, n_models, liquidity, volume, mode, run_id, forecast_at,
  * providers.
  */
@@ -18,9 +20,9 @@ import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, zNum } from '../openapi/common.ts';
+import { count, isoTime, marketStale, prob, published, zNum, zProb } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from './keyset.ts';
-import { MIN_EDGE, queryMinEdge } from './prediction-params.ts';
+import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
 
 export const EDGES_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CURSOR_KIND = 'edges';
@@ -50,6 +52,7 @@ function item(r: JsonRow): Record<string, unknown> {
     market_probability: r.market_probability,
     market_observed_at: r.market_observed_at,
     market_age_hours: r.market_age_hours,
+    market_stale: r.market_stale,
     disagreement: { sd: r.disagreement_sd, range: r.disagreement_range, sd_logit: r.disagreement_sd_logit },
     n_models: r.n_models,
     liquidity: r.liquidity,
@@ -63,9 +66,9 @@ function item(r: JsonRow): Record<string, unknown> {
 
 export const Disagreement = z
   .object({
-    sd: zNum.meta({ description: 'Population standard deviation of the model probabilities.' }),
-    range: zNum.meta({ description: 'max − min of the model probabilities.' }),
-    sd_logit: zNum.meta({ description: 'Population standard deviation of the log-odds.' }),
+    sd: zProb.meta({ description: 'Population standard deviation of the model probabilities.' }),
+    range: zProb.meta({ description: 'max − min of the model probabilities.' }),
+    sd_logit: zProb.meta({ description: 'Population standard deviation of the log-odds.' }),
   })
   .meta({ id: 'Disagreement', description: 'Cross-model disagreement of one consensus (an uncertainty signal).' });
 
@@ -79,13 +82,14 @@ export const Edge = z
     category: z.string().nullable(),
     domain: z.string().nullable(),
     close_time: isoTime.nullable(),
-    edge: z.number().meta({ description: 'consensus − market_probability, in probability points.' }),
-    abs_edge: z.number(),
+    edge: prob.meta({ description: 'consensus − market_probability, in probability points.' }),
+    abs_edge: prob,
     direction: z.enum(['ai_above_market', 'ai_below_market', 'none']),
-    consensus: z.number().meta({ description: 'Headline consensus (mean of the models) of the latest run.' }),
-    market_probability: z.number(),
+    consensus: prob.meta({ description: 'Headline consensus (mean of the models) of the latest run.' }),
+    market_probability: prob,
     market_observed_at: isoTime.nullable(),
     market_age_hours: zNum.meta({ description: 'Hours from market_observed_at to as_of.' }),
+    market_stale: marketStale,
     disagreement: Disagreement,
     n_models: zNum,
     liquidity: zNum,
@@ -103,6 +107,8 @@ export const EdgesPage = z
     count,
     total: count,
     min_edge: z.number().meta({ description: 'The min_edge applied.' }),
+    include_stale: z.boolean().meta({ description: 'Whether edges on stale market prices are included.' }),
+    max_price_age_hours: z.number().meta({ description: 'The staleness bound applied (QUORUM_MAX_PRICE_AGE_HOURS).' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })
   .meta({ id: 'EdgesPage' });
@@ -113,7 +119,9 @@ export const predictionsEdgesRoute = jsonRoute({
   summary: 'Divergence signals (edges) between the AI consensus and the market',
   description:
     'Active questions whose headline AI consensus differs from the latest market probability by at least ' +
-    '`min_edge` probability points, largest absolute edge first (ties by question_id), keyset-paginated.',
+    '`min_edge` probability points, largest absolute edge first (ties by question_id), keyset-paginated. A market ' +
+    'price older than QUORUM_MAX_PRICE_AGE_HOURS (default 48) at as_of is stale: such edges are left out unless ' +
+    '`include_stale=true`, and flagged `market_stale`.',
   tags: ['predictions'],
   query: z.object({
     min_edge: z
@@ -128,6 +136,11 @@ export const predictionsEdgesRoute = jsonRoute({
           'Plain decimals only: a sign, exponent, NaN, Infinity or a value outside 0..1 is a 400.',
         example: 0.1,
       }),
+    include_stale: z
+      .boolean()
+      .default(false)
+      .optional()
+      .meta({ description: 'Include edges whose market price is stale (`true` or `false`; default false).' }),
     limit: z.int().min(EDGES_LIMIT.min).max(EDGES_LIMIT.max).default(EDGES_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
   }),
@@ -136,22 +149,24 @@ export const predictionsEdgesRoute = jsonRoute({
   cache: true,
   input: (req) => {
     const minEdge = queryMinEdge(req);
+    const includeStale = queryIncludeStale(req);
     const limit = queryInt(req, 'limit', EDGES_LIMIT);
     const cursor = queryString(req, 'cursor', 1024) ?? null;
     const after = cursor === null ? null : decodeKeyset(cursor, CURSOR_KIND, cursorShape);
-    return { minEdge, limit, after };
+    return { minEdge, includeStale, limit, after };
   },
-  data: async (snap, { minEdge, limit, after }) => {
+  data: async (snap, { minEdge, includeStale, limit, after }) => {
     snap.require('edges');
+    const filter = { min_edge: minEdge, include_stale: includeStale, max_price_age_hours: snap.maxPriceAgeHours };
     const [rows, counted] = await Promise.all([
       snap.query('edges-page', {
-        min_edge: minEdge,
+        ...filter,
         after: after !== null,
         after_abs_edge: after?.[0] ?? null,
         after_question_id: after?.[1] ?? null,
         limit: limit + 1,
       }),
-      snap.query('edges-count', { min_edge: minEdge }),
+      snap.query('edges-count', filter),
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -160,12 +175,14 @@ export const predictionsEdgesRoute = jsonRoute({
         ? encodeKeyset(CURSOR_KIND, [last.abs_edge, String(last.question_id)])
         : null;
     const edges = page.map(item);
-    return {
+    return published(EdgesPage, {
       edges,
       count: edges.length,
       total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
       min_edge: minEdge,
+      include_stale: includeStale,
+      max_price_age_hours: snap.maxPriceAgeHours,
       next_cursor: nextCursor,
-    };
+    });
   },
 });

@@ -13,10 +13,10 @@
 import { z } from 'zod';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { categoryParam, count } from '../openapi/common.ts';
+import { categoryParam, count, published } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from './keyset.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
-import { langParam, pathLang } from './prediction-params.ts';
+import { langParam, pathLang, staleParams } from './prediction-params.ts';
 
 export const PREDICTIONS_LANG_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CURSOR_KIND = 'predictions.lang';
@@ -68,18 +68,19 @@ export const predictionsLangRoute = jsonRoute({
         after: after !== null,
         after_question_id: after,
         limit: limit + 1,
+        ...staleParams(snap),
       }),
       snap.query('feed-predictions-count', { lang: stored, category }),
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     const predictions = page.map(feedItem);
-    return {
+    return published(PredictionsLangPage, {
       predictions,
       count: predictions.length,
       total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
       lang: stored,
       next_cursor: rows.length > limit && last ? encodeKeyset(CURSOR_KIND, [String(last.question_id)]) : null,
-    };
+    });
   },
 });

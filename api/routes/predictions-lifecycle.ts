@@ -1,12 +1,15 @@
 /**
  * `GET /api/predictions/lifecycle/{question_id}/`: the lifecycle and taxonomy of one question.
  *
- * `question_id` is venue-qualified (`metaculus:1554`; `metaculus%3A1554` works too). A malformed one
- * is a 400 `invalid_parameter`; one the snapshot does not know is a 404 `not_found`.
+ * `question_id`: the ids the detail endpoint accepts — venue-qualified (`metaculus:1554`;
+ * `metaculus%3A1554` works too), or a bare venue market id that exactly one question has (several:
+ * 400 listing the candidates in `allowed`). A malformed one is a 400 `invalid_parameter`; one the
+ * snapshot does not know is a 404 `not_found`.
  * Body:
  * { question_id, venue, venue_market_id, title, url, status (as of as_of: active | closed |
  *   resolved | annulled), created_at, close_time,
- *   states: [{ seq, state, at, reason }] (the `lifecycle` table, in seq order; events up to as_of),
+ *   states: [{ seq, state, at, reason }] (the `lifecycle` table, in time order — by `at`, then the
+ *     state's place in the lifecycle; seq numbers that order from 1; events up to as_of),
  *   taxonomy: { category, domain, tags,
  *     horizon: { basis, days, bucket, from, to } },
  *   resolution: null | { outcome (1, 0; null when annulled), annulled, annulled_reason, resolved_at,
@@ -21,10 +24,9 @@
  */
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { ApiError } from '../errors/problem.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, zNum } from '../openapi/common.ts';
-import { pathQuestionId, questionIdParam, shown } from './prediction-params.ts';
+import { count, isoTime, published, zNum } from '../openapi/common.ts';
+import { findQuestion, marketIdParam, pathMarketRef } from './prediction-params.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -143,23 +145,26 @@ export const predictionsLifecycleRoute = jsonRoute({
     'The recorded lifecycle states with their times, the current status, the taxonomy (category, domain, tags, ' +
     'horizon) and the resolution with its provenance.',
   tags: ['predictions'],
-  params: z.object({ question_id: questionIdParam }),
+  params: z.object({
+    question_id: marketIdParam.meta({
+      description:
+        'The venue-qualified question id (`metaculus:1554`), or the bare venue market id when exactly one question ' +
+        'has it (several: 400 listing the matching question ids).',
+    }),
+  }),
   response: Lifecycle,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ questionId: pathQuestionId(req) }),
-  data: async (snap, { questionId }) => {
+  input: (req) => pathMarketRef(req, 'question_id'),
+  data: async (snap, ref) => {
     snap.require('questions', 'lifecycle', 'resolved_predictions');
-    const [found, states, scored] = await Promise.all([
-      snap.query('question-lookup', { question_id: questionId, market_id: null }),
+    const q = await findQuestion(snap, ref, 'question_id');
+    const questionId = String(q.question_id);
+    const [states, scored] = await Promise.all([
       snap.query('lifecycle-states', { question_id: questionId }),
       snap.query('lifecycle-horizon', { question_id: questionId }),
     ]);
-    const q = found[0];
-    if (!q) {
-      throw ApiError.notFound(`No question ${shown(questionId)} in this snapshot.`, { parameter: 'question_id' });
-    }
-    return {
+    return published(Lifecycle, {
       question_id: q.question_id,
       venue: str(q.venue),
       venue_market_id: str(q.venue_market_id),
@@ -176,6 +181,6 @@ export const predictionsLifecycleRoute = jsonRoute({
         horizon: horizon(q, scored[0], snap.asOf),
       },
       resolution: resolutionOf(q),
-    };
+    });
   },
 });

@@ -3,12 +3,15 @@
  * resolution first, keyset-paginated by (resolved_at DESC, question_id ASC).
  *
  * Query: `limit` (1..500, default 50), `cursor` (the previous page's next_cursor), `category`
- * (one of the nine, case-insensitive), `venue` (exact match). Unknown parameters are ignored.
+ * (one of the nine, case-insensitive), `venue` (one of the known venues, case-insensitive; anything
+ * else is a 400 listing them, like an unknown category). Unknown parameters are ignored.
  * Body: { predictions: [item], count (items on this page), total (items matching the filters
  * in this snapshot), next_cursor (null on the last page), as_of }.
  * Item: question_id, venue, venue_market_id, title, category, domain, mode, consensus,
- * consensus_median, consensus_logit_mean, n_models, disagreement {sd, range}, market_probability,
- * outcome, ai_error, market_error, forecast_at, resolved_at, horizon_bucket,
+ * consensus_median, consensus_logit_mean, n_models, disagreement {sd, range}, market_probability
+ * (the comparator: the latest price at or before forecast_at), market_observed_at, market_stale (the
+ * comparator was observed more than QUORUM_MAX_PRICE_AGE_HOURS before forecast_at: a stale
+ * comparison; null without a comparator), outcome, ai_error, market_error, forecast_at, resolved_at, horizon_bucket,
  * source {slug, name, url, excerpt, retrieved_at}, providers (array of provider names).
  */
 import { z } from 'zod';
@@ -17,7 +20,8 @@ import { decodeResolvedCursor, encodeResolvedCursor } from '../http/cursor.ts';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { providerList } from './predictions-edges.ts';
-import { categoryParam, count, isoTime, zNum } from '../openapi/common.ts';
+import { VENUES, queryVenue } from './prediction-params.ts';
+import { categoryParam, count, isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
 
 export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
@@ -37,6 +41,8 @@ function item(r: JsonRow): Record<string, unknown> {
     n_models: r.n_models,
     disagreement: { sd: r.disagreement_sd, range: r.disagreement_range },
     market_probability: r.market_probability,
+    market_observed_at: r.market_observed_at ?? null,
+    market_stale: typeof r.market_stale === 'boolean' ? r.market_stale : null,
     outcome: r.outcome,
     ai_error: r.ai_error,
     market_error: r.market_error,
@@ -70,15 +76,17 @@ export const ResolvedPrediction = z
     category: z.string().nullable(),
     domain: z.string().nullable(),
     mode: z.string().nullable(),
-    consensus: zNum,
-    consensus_median: zNum,
-    consensus_logit_mean: zNum,
+    consensus: zProb,
+    consensus_median: zProb,
+    consensus_logit_mean: zProb,
     n_models: zNum,
-    disagreement: z.object({ sd: zNum, range: zNum }),
-    market_probability: zNum,
+    disagreement: z.object({ sd: zProb, range: zProb }),
+    market_probability: zProb.meta({ description: 'The market comparator: the latest price at or before forecast_at.' }),
+    market_observed_at: isoTime.nullable(),
+    market_stale: marketStale,
     outcome: zNum,
-    ai_error: zNum.meta({ description: 'Brier score of the consensus.' }),
-    market_error: zNum.meta({ description: 'Brier score of the market (null without a comparator).' }),
+    ai_error: zProb.meta({ description: 'Brier score of the consensus.' }),
+    market_error: zProb.meta({ description: 'Brier score of the market (null without a comparator).' }),
     forecast_at: isoTime.nullable(),
     resolved_at: isoTime.nullable(),
     horizon_bucket: z.string().nullable(),
@@ -114,7 +122,10 @@ export const predictionsResolvedRoute = jsonRoute({
     limit: z.int().min(RESOLVED_LIMIT.min).max(RESOLVED_LIMIT.max).default(RESOLVED_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
     category: categoryParam.optional(),
-    venue: z.string().max(100).optional().meta({ description: 'Exact venue name, e.g. polymarket.' }),
+    venue: z
+      .enum(VENUES as [string, ...string[]])
+      .optional()
+      .meta({ description: `One of the venues (case-insensitive): ${VENUES.join(', ')}. Anything else is a 400.` }),
   }),
   response: ResolvedPage,
   errors: [400],
@@ -124,7 +135,7 @@ export const predictionsResolvedRoute = jsonRoute({
     const cursor = queryString(req, 'cursor', 1024) ?? null;
     const after = cursor === null ? null : decodeResolvedCursor(cursor);
     const category = queryCategory(req) ?? null;
-    const venue = queryString(req, 'venue', 100) ?? null;
+    const venue = queryVenue(req);
     return { limit, cursor, after, category, venue };
   },
   data: async (snap, { limit, after, category, venue }) => {
@@ -133,6 +144,7 @@ export const predictionsResolvedRoute = jsonRoute({
     const [rows, counted] = await Promise.all([
       snap.query('resolved-page', {
         ...filters,
+        max_price_age_hours: snap.maxPriceAgeHours,
         after: after !== null,
         after_resolved_us: after?.resolvedUs ?? null,
         after_question_id: after?.questionId ?? null,
@@ -147,11 +159,11 @@ export const predictionsResolvedRoute = jsonRoute({
         ? encodeResolvedCursor({ resolvedUs: cursorKey(last.cursor_resolved_us), questionId: String(last.question_id) })
         : null;
     const predictions = page.map(item);
-    return {
+    return published(ResolvedPage, {
       predictions,
       count: predictions.length,
       total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
       next_cursor: nextCursor,
-    };
+    });
   },
 });

@@ -4,6 +4,8 @@
  * Body:
  * { questions: { total, active, closed, resolved, annulled }, active_count, resolved_count,
  *   scored_count (resolved questions with a scored headline consensus), headline_modes,
+ *   providers, simulated (where the snapshot's forecasts came from: the distinct providers of every
+ *   consensus, and whether any is the bundled simulator),
  *   calibration: [{ forecaster, kind, mode, n, brier, log_loss, accuracy_pct, ece, reliability,
  *                   resolution, uncertainty }],
  *   leaderboard: [{ rank, forecaster, kind, n, brier, log_loss, accuracy_pct, ece }]  (headline mode),
@@ -18,7 +20,7 @@ import { z } from 'zod';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, zNum } from '../openapi/common.ts';
+import { count, provenance, provenanceOf, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
 
@@ -62,11 +64,12 @@ function coverageItem(c: CoverageCell) {
 
 export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
   snap.require('questions', 'consensus', 'calibration_summary', 'accuracy');
-  const [cov, summary, leaders, acc] = await Promise.all([
+  const [cov, summary, leaders, acc, providers] = await Promise.all([
     snap.query('service-stats-coverage'),
     snap.query('calibration-summary'),
     snap.query('service-stats-leaderboard'),
     snap.query('accuracy-headline', { scope: 'all' }),
+    snap.query('providers-consensus'),
   ]);
 
   const total = zero();
@@ -89,7 +92,7 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
     CATEGORIES,
   );
 
-  return {
+  return published(ServiceStats, {
     questions: {
       total: total.questions,
       active: total.active,
@@ -101,6 +104,7 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
     resolved_count: total.resolved,
     scored_count: n(overall?.n),
     headline_modes: snap.headlineModes,
+    ...provenanceOf(providers),
     calibration: summary.map((r) => ({
       forecaster: String(r.forecaster),
       kind: kindOf(String(r.forecaster)),
@@ -155,14 +159,14 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
         return { category: String(r.category), venue: String(r.venue), ...coverageItem(cell) };
       }),
     },
-  };
+  });
 }
 
 const Coverage = z.object({
   questions: count,
   forecast: count.meta({ description: 'Questions with at least one consensus.' }),
   all_models: count.meta({ description: 'Questions whose latest consensus had all four models answering.' }),
-  all_models_share: zNum.meta({ description: 'all_models ÷ forecast (null when no question has a consensus).' }),
+  all_models_share: zProb.meta({ description: 'all_models ÷ forecast (null when no question has a consensus).' }),
 });
 const Forecaster = {
   forecaster: z.string(),
@@ -176,18 +180,19 @@ export const ServiceStats = z
     resolved_count: count,
     scored_count: count.meta({ description: 'Resolved questions with a scored headline consensus.' }),
     headline_modes: z.array(z.string()),
+    ...provenance,
     calibration: z.array(
       z.object({
         ...Forecaster,
         mode: z.string(),
         n: count,
-        brier: zNum,
-        log_loss: zNum,
-        accuracy_pct: zNum,
-        ece: zNum,
-        reliability: zNum,
-        resolution: zNum,
-        uncertainty: zNum,
+        brier: zProb,
+        log_loss: zProb,
+        accuracy_pct: zPct,
+        ece: zProb,
+        reliability: zProb,
+        resolution: zProb,
+        uncertainty: zProb,
       }),
     ),
     leaderboard: z.array(
@@ -195,10 +200,10 @@ export const ServiceStats = z
         rank: z.number().int().min(1),
         ...Forecaster,
         n: count,
-        brier: zNum,
-        log_loss: zNum,
-        accuracy_pct: zNum,
-        ece: zNum,
+        brier: zProb,
+        log_loss: zProb,
+        accuracy_pct: zPct,
+        ece: zProb,
       }),
     ),
     by_category: z.array(
@@ -208,10 +213,10 @@ export const ServiceStats = z
         active: count,
         resolved: count,
         n_scored: count,
-        brier: zNum,
-        accuracy_pct: zNum,
-        market_brier: zNum,
-        market_accuracy_pct: zNum,
+        brier: zProb,
+        accuracy_pct: zPct,
+        market_brier: zProb,
+        market_accuracy_pct: zPct,
       }),
     ),
     coverage: Coverage.extend({

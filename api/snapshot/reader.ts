@@ -40,7 +40,16 @@ export interface SnapshotReaderOptions {
   pollMs?: number;
   /** Pooled connections, i.e. queries that can run at once (default 4). */
   poolSize?: number;
+  /**
+   * Query-time setting (QUORUM_MAX_PRICE_AGE_HOURS, default 48): a market price older than this
+   * many hours is published with `market_stale: true`. Bound into the API's SQL, so a change needs
+   * a restart of the API, not a pipeline run.
+   */
+  maxPriceAgeHours?: number;
 }
+
+/** Default of QUORUM_MAX_PRICE_AGE_HOURS. */
+export const DEFAULT_MAX_PRICE_AGE_HOURS = 48;
 
 /** What the API tells about a loaded snapshot. */
 export interface SnapshotInfo {
@@ -54,6 +63,8 @@ export interface SnapshotInfo {
   readonly manifest: SnapshotManifest;
   /** ISO 8601 UTC: when this process loaded it. */
   readonly loadedAt: string;
+  /** The query-time staleness bound of market prices, in hours (SnapshotReaderOptions). */
+  readonly maxPriceAgeHours: number;
 }
 
 /** A snapshot pinned for the duration of one request. */
@@ -64,7 +75,7 @@ export interface PinnedSnapshot extends SnapshotInfo {
   require(...tables: string[]): void;
 }
 
-interface LoadedSnapshot extends SnapshotInfo {
+interface LoadedSnapshot extends Omit<SnapshotInfo, 'maxPriceAgeHours'> {
   readonly schema: string;
   refs: number;
   retired: boolean;
@@ -85,6 +96,7 @@ export class SnapshotReader {
   readonly #instance: DuckDBInstance;
   readonly #pool: ConnectionPool;
   readonly #pollMs: number;
+  readonly #maxPriceAgeHours: number;
   #current: LoadedSnapshot | null = null;
   #generation = 0;
   #chain: Promise<unknown> = Promise.resolve();
@@ -99,6 +111,9 @@ export class SnapshotReader {
     this.#instance = instance;
     this.#pool = new ConnectionPool(instance, opts.poolSize ?? 4);
     this.#pollMs = opts.pollMs ?? 2000;
+    const maxAge = opts.maxPriceAgeHours ?? DEFAULT_MAX_PRICE_AGE_HOURS;
+    if (!(Number.isFinite(maxAge) && maxAge > 0)) throw new TypeError('SnapshotReader: maxPriceAgeHours must be > 0');
+    this.#maxPriceAgeHours = maxAge;
   }
 
   /** Opens the DuckDB instance, loads CURRENT if there is one, and starts polling. */
@@ -120,7 +135,7 @@ export class SnapshotReader {
 
   /** The snapshot new requests get, or null before one is loaded. */
   get current(): SnapshotInfo | null {
-    return this.#current ? info(this.#current) : null;
+    return this.#current ? info(this.#current, this.#maxPriceAgeHours) : null;
   }
 
   /** The id of the snapshot new requests get (null before one is loaded); cheap, for cache keys. */
@@ -153,7 +168,7 @@ export class SnapshotReader {
     if (!snap || this.#closed) throw ApiError.notReady();
     snap.refs++;
     const pinned: PinnedSnapshot = {
-      ...info(snap),
+      ...info(snap, this.#maxPriceAgeHours),
       query: (file, params = {}) => this.#query(snap, file, params),
       require: (...tables) => {
         for (const t of tables) {
@@ -234,7 +249,7 @@ export class SnapshotReader {
       old.retired = true;
       if (old.refs === 0) this.#drop(old);
     }
-    return info(snap);
+    return info(snap, this.#maxPriceAgeHours);
   }
 
   /**
@@ -330,7 +345,7 @@ export class SnapshotReader {
   }
 }
 
-function info(s: LoadedSnapshot): SnapshotInfo {
+function info(s: LoadedSnapshot, maxPriceAgeHours: number): SnapshotInfo {
   return {
     id: s.id,
     runId: s.runId,
@@ -340,5 +355,6 @@ function info(s: LoadedSnapshot): SnapshotInfo {
     tables: s.tables,
     manifest: s.manifest,
     loadedAt: s.loadedAt,
+    maxPriceAgeHours,
   };
 }

@@ -4,17 +4,20 @@
  *   quorum run [--as-of <time>] [--resume [run_id]] [--budget-usd <usd>]
  *                                        one pipeline run now, or dated at a past time, or the
  *                                        continuation of an interrupted run (pipeline/forecast/README.md)
- *   quorum sync                          pull markets, prices and resolutions from venues and sources
+ *   quorum sync [--json]                 pull markets, prices and resolutions from venues and sources
  *   quorum start                         first-start bootstrap, then the API and the scheduler
  *   quorum serve                         the API only, over the published snapshot
  *   quorum simulator [--port <n>]        the bundled OpenAI-compatible model simulator
  * Exit codes: 0 ok, 1 error (bad config, bad input, failed run), 75 another run holds the lock,
  * 143 (SIGTERM) / 130 (SIGINT): `run` stopped by the signal after finishing and recording the
  * calls in flight; the run is `interrupted` and `quorum run --resume` continues it.
+ * `sync` exits 0 when every venue and source succeeded, 3 when some failed (the rest is written),
+ * 1 when all failed (./sync-output.ts).
+ * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
-import { createLogger, type Logger } from '../log.ts';
+import { cliLogDestination, createLogger, type Logger } from '../log.ts';
 import { runPipeline } from '../run.ts';
 import { runSync } from '../sync.ts';
 import { bootstrapIfEmpty, importForecastBench } from '../bootstrap.ts';
@@ -24,6 +27,7 @@ import { closeDuckdb } from '../warehouse/duckdb.ts';
 import { startSimulator } from '../simulator/server.ts';
 import { createProgress } from '../forecast/progress.ts';
 import { registerKeysCommands } from './keys.ts';
+import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.ts';
 
 function parseTime(value: string): Date {
   const d = new Date(value);
@@ -41,7 +45,7 @@ function parseUsd(value: string): number {
 
 function setup(): { config: QuorumConfig; logger: Logger } {
   const config = loadConfig();
-  return { config, logger: createLogger(config.logLevel) };
+  return { config, logger: createLogger(config.logLevel, { destination: cliLogDestination() }) };
 }
 
 /** The API is loaded only by the commands that serve it (batch commands stay light). */
@@ -129,15 +133,18 @@ program
 
 program
   .command('sync')
-  .description('pull markets, prices and resolutions from venues and sources')
-  .action(() =>
+  .description('pull markets, prices and resolutions from venues and sources (exit 0 all ok, 3 some failed, 1 all failed)')
+  .option('--json', 'print the report as JSON (the default when stdout is not a terminal)')
+  .action((opts: { json?: boolean }) =>
     guarded(async () => {
       const { config, logger } = setup();
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
       const report = await runSync(config, logger, controller.signal);
-      console.log(JSON.stringify(report));
+      if (syncOutputFormat(opts, Boolean(process.stdout.isTTY)) === 'table') process.stdout.write(renderSyncTable(report));
+      else console.log(JSON.stringify(report));
+      return syncExitCode(report.status);
     }),
   );
 
@@ -147,8 +154,8 @@ program
   .action(() =>
     guarded(async () => {
       const { config, logger } = setup();
+      // startServer logs where it listens, once.
       const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
-      logger.info({ url: server.url }, 'API listening');
       onShutdown(logger, async () => server.close());
       return -1;
     }),
@@ -162,7 +169,6 @@ program
       const { config, logger } = setup();
       await bootstrapIfEmpty(config, logger);
       const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
-      logger.info({ url: server.url }, 'API listening');
       const task = startScheduler(config, logger);
       onShutdown(logger, async () => {
         await task.stop();
@@ -181,7 +187,7 @@ program
     guarded(async () => {
       const sim = await startSimulator({ port: opts.port, latencyMs: opts.latencyMs });
       console.log(JSON.stringify({ url: sim.url }));
-      onShutdown(createLogger(), () => sim.close());
+      onShutdown(createLogger(undefined, { destination: cliLogDestination() }), () => sim.close());
       return -1;
     }),
   );

@@ -1,6 +1,8 @@
--- How many edges reach min_edge (all pages together); same rounding as edges-page.sql.
--- Parameters: $min_edge DOUBLE.
+-- How many edges reach min_edge (all pages together); same rounding and staleness rule as
+-- edges-page.sql.
+-- Parameters: $min_edge DOUBLE, $include_stale BOOLEAN, $max_price_age_hours DOUBLE.
 SELECT count(*) AS total
 FROM edges
 WHERE abs_edge IS NOT NULL
-  AND round(abs_edge, 9) >= $min_edge;
+  AND round(abs_edge, 9) >= $min_edge
+  AND ($include_stale OR market_age_hours <= $max_price_age_hours);

@@ -2,16 +2,20 @@
 -- (abs_edge DESC, question_id ASC). min_edge compares abs_edge rounded to 9 decimals, so that an
 -- edge written as 0.05 (e.g. 0.35 - 0.30 = 0.04999999999999999 in binary floating point) is kept
 -- by min_edge=0.05. The cursor is the last row's (abs_edge, question_id), compared unrounded.
--- Parameters: $min_edge DOUBLE, $after BOOLEAN (a cursor is given), $after_abs_edge DOUBLE|NULL,
+-- A market price older than $max_price_age_hours at as_of (market_age_hours) is stale: such edges
+-- are left out unless $include_stale, and flagged market_stale.
+-- Parameters: $min_edge DOUBLE, $include_stale BOOLEAN, $max_price_age_hours DOUBLE,
+-- $after BOOLEAN (a cursor is given), $after_abs_edge DOUBLE|NULL,
 -- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1, to learn whether a page follows).
 SELECT
   question_id, venue, venue_market_id, title, url, category, domain, close_time, mode, run_id,
   forecast_at, consensus, n_models, disagreement_sd, disagreement_range, disagreement_sd_logit,
   market_probability, market_observed_at, market_age_hours, liquidity, volume, edge, abs_edge,
-  direction, providers
+  direction, providers, market_age_hours > $max_price_age_hours AS market_stale
 FROM edges
 WHERE abs_edge IS NOT NULL
   AND round(abs_edge, 9) >= $min_edge
+  AND ($include_stale OR market_age_hours <= $max_price_age_hours)
   AND (
        NOT $after
     OR abs_edge < $after_abs_edge

@@ -2,8 +2,11 @@
 -- keyset-paginated by (forecast_at DESC, question_id ASC), the key of forecast_at being its epoch
 -- microseconds (a NULL forecast_at, which the pipeline never produces, sorts last as -2^62).
 -- Each row carries the models' forecasts of its headline run in that language (`models`).
+-- market_stale: the market price is older than $max_price_age_hours at as_of ($as_of_s, epoch
+-- seconds); NULL without a price.
 -- Parameters: $lang VARCHAR (exact, as stored), $after BOOLEAN, $after_at_us BIGINT|NULL,
--- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1).
+-- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1),
+-- $as_of_s DOUBLE, $max_price_age_hours DOUBLE.
 WITH keyed AS (
   SELECT *, coalesce(epoch_us(forecast_at), -4611686018427387904) AS cursor_at_us
   FROM active_predictions
@@ -32,6 +35,7 @@ SELECT p.question_id, p.venue, p.venue_market_id, p.title, p.url, p.category, p.
        p.close_time, p.mode, p.run_id, p.forecast_at, p.consensus, p.consensus_median,
        p.consensus_logit_mean, p.n_models, p.disagreement_sd, p.disagreement_range,
        p.disagreement_sd_logit, p.providers, p.market_probability, p.market_observed_at,
+       ($as_of_s - epoch(p.market_observed_at)) / 3600.0 > $max_price_age_hours AS market_stale,
        coalesce(m.models, []) AS models, p.cursor_at_us
 FROM page AS p
 LEFT JOIN models AS m ON m.question_id = p.question_id

@@ -1,7 +1,10 @@
 -- One page of active predictions with reasoning in $lang, by question_id, keyset-paginated; each
 -- with the models' forecasts of its headline run in that language (`models`, by model id).
+-- market_stale: the market price is older than $max_price_age_hours at as_of ($as_of_s, epoch
+-- seconds); NULL without a price.
 -- Parameters: $lang VARCHAR (exact, as stored), $category VARCHAR|NULL, $after BOOLEAN,
--- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1).
+-- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1),
+-- $as_of_s DOUBLE, $max_price_age_hours DOUBLE.
 WITH page AS (
   SELECT *
   FROM active_predictions
@@ -25,6 +28,7 @@ SELECT p.question_id, p.venue, p.venue_market_id, p.title, p.url, p.category, p.
        p.close_time, p.mode, p.run_id, p.forecast_at, p.consensus, p.consensus_median,
        p.consensus_logit_mean, p.n_models, p.disagreement_sd, p.disagreement_range,
        p.disagreement_sd_logit, p.providers, p.market_probability, p.market_observed_at,
+       ($as_of_s - epoch(p.market_observed_at)) / 3600.0 > $max_price_age_hours AS market_stale,
        coalesce(m.models, []) AS models
 FROM page AS p
 LEFT JOIN models AS m ON m.question_id = p.question_id

@@ -3,7 +3,9 @@
 -- epoch microseconds of resolved_at (NULL for a row without one) and question_id.
 -- Parameters: $category VARCHAR|NULL, $venue VARCHAR|NULL, $after BOOLEAN (a cursor is given),
 -- $after_resolved_us BIGINT|NULL, $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1,
--- to learn whether another page follows).
+-- to learn whether another page follows), $max_price_age_hours DOUBLE.
+-- market_stale: the comparator price was observed more than $max_price_age_hours before the
+-- forecast it is compared with (forecast_at); NULL without a comparator.
 SELECT
   question_id,
   venue,
@@ -31,6 +33,9 @@ SELECT
   evidence_excerpt,
   retrieved_at,
   providers,
+  market_observed_at,
+  CASE WHEN market_probability IS NOT NULL
+       THEN (epoch(forecast_at) - epoch(market_observed_at)) / 3600.0 > $max_price_age_hours END AS market_stale,
   epoch_us(resolved_at) AS cursor_resolved_us
 FROM resolved_predictions
 WHERE ($category IS NULL OR category = $category)

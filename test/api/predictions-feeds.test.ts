@@ -116,7 +116,9 @@ describe('GET /api/predictions/lifecycle/{question_id}/', () => {
     const nf = await get(server, '/api/predictions/lifecycle/metaculus:999999/', pro);
     expectProblem(nf, 404, 'not_found');
     expect(nf.body.parameter).toBe('question_id');
-    for (const bad of ['nocolon', 'Metaculus:1', 'metaculus:', ':1554', 'a:b c', 'a:b/c', `a:${'x'.repeat(201)}`]) {
+    // a bare id is a venue market id (as in the detail endpoint): unknown → 404
+    expectProblem(await get(server, '/api/predictions/lifecycle/nocolon/', pro), 404, 'not_found');
+    for (const bad of ['Metaculus:1', 'metaculus:', ':1554', 'a:b c', 'a:b/c', `a:${'x'.repeat(201)}`]) {
       const got = await get(server, `/api/predictions/lifecycle/${encodeURIComponent(bad)}/`, pro);
       expectProblem(got, 400, 'invalid_parameter');
       expect(got.body.parameter).toBe('question_id');
@@ -138,7 +140,7 @@ describe('GET /api/predictions/edges/', () => {
       question_id: 'polymarket:0xe0', title: 'Edge 0', venue: 'polymarket', venue_market_id: '0xe0', url: null,
       category: 'politics', domain: 'policy', close_time: '2025-05-01T00:00:00.000Z', edge: 0.25, abs_edge: 0.25,
       direction: 'ai_above_market', consensus: 0.8, market_probability: 0.8 - 0.25,
-      market_observed_at: '2025-04-01T18:00:00.000Z', market_age_hours: 6,
+      market_observed_at: '2025-04-01T18:00:00.000Z', market_age_hours: 6, market_stale: false,
       disagreement: { sd: 0.05, range: 0.1, sd_logit: 0.2 }, n_models: 4, liquidity: 1000, volume: 5000,
       mode: 'augmented', run_id: 'r2', forecast_at: '2025-04-01T20:00:00.000Z', providers: ['openai', 'simulated'],
     });
@@ -215,7 +217,7 @@ describe('GET /api/predictions/lang/{lang}', () => {
     });
     expect(p.consensus.mean).toBeCloseTo(0.6, 12);
     expect(p.consensus.median).toBeCloseTo(0.6, 12);
-    expect(p.disagreement.sd).toBeCloseTo(Math.sqrt(0.02 / 4), 12);
+    expect(p.disagreement.sd).toBe(0.070711); // sqrt(0.02 / 4), published to 6 decimals
     expect(p.disagreement.range).toBeCloseTo(0.2, 12);
     expect(p.models.map((m: any) => [m.model, m.probability])).toEqual([['claude', 0.5], ['deepseek', 0.6], ['gemini', 0.6], ['gpt', 0.7]]);
     expect(p.models[0]).toEqual({
@@ -307,7 +309,7 @@ describe('GET /api/predictions/{market_id}', () => {
     expect(body.question).toMatchObject({ question_id: FEED.a, status: 'active', tags: ['election', 'us'], lang: 'en' });
     expect(body.headline).toMatchObject({ mode: 'augmented', run_id: 'r2', forecast_at: '2025-04-01T20:00:00.000Z', n_models: 4 });
     expect(body.headline.consensus.mean).toBeCloseTo(0.6, 12);
-    expect(body.market).toEqual({ probability: 0.4, observed_at: '2025-04-01T18:00:00.000Z' });
+    expect(body.market).toEqual({ probability: 0.4, observed_at: '2025-04-01T18:00:00.000Z', stale: false });
     expect(body.edge).toBeCloseTo(0.2, 12);
     expect(body.langs).toEqual(['en', 'fr']);
     expect(body.modes.map((m: any) => [m.mode, m.run_id])).toEqual([['blind', 'r2'], ['informed', 'r1'], ['augmented', 'r2']]);
@@ -315,7 +317,7 @@ describe('GET /api/predictions/{market_id}', () => {
     expect(aug.models.map((m: any) => m.model)).toEqual(['claude', 'deepseek', 'gemini', 'gpt']);
     expect(aug.models[3]).toEqual({
       model: 'gpt', provider: 'simulated', probability: 0.7, created_at: '2025-04-01T20:00:00.000Z', run_id: 'r2',
-      evidence_ids: ['ev1', 'ev2'],
+      evidence_ids: ['ev1', 'ev2'], scores: null,
       texts: [
         { lang: 'en', translation_of: null, reasoning: `gpt augmented en: reasoning about ${FEED.a}`, key_factors: ['en factor 1 of gpt', 'en factor 2'] },
         { lang: 'fr', translation_of: 'en', reasoning: `gpt augmented fr: reasoning about ${FEED.a}`, key_factors: ['fr factor 1 of gpt', 'fr factor 2'] },
@@ -343,22 +345,22 @@ describe('GET /api/predictions/{market_id}', () => {
     expect(ok(await get(server, '/api/predictions/1554', pro)).headline.mode).toBe('informed');
   });
 
-  it('a bare id several questions share → 404 listing them; unknown → 404', async () => {
+  it('a bare id several questions share → 400 listing them; unknown → 404', async () => {
     const dup = await get(server, '/api/predictions/dup1', pro);
-    expectProblem(dup, 404, 'not_found');
+    expectProblem(dup, 400, 'invalid_parameter');
+    expect(dup.body.parameter).toBe('market_id');
     expect(dup.body.allowed).toEqual([FEED.dupClosed, FEED.dup]);
     expectProblem(await get(server, '/api/predictions/polymarket:0xdead', pro), 404, 'not_found');
     expectProblem(await get(server, '/api/predictions/nosuchmarket', pro), 404, 'not_found');
   });
 
-  it('a resolved question: consensus history and resolution, no latest per-model forecasts', async () => {
+  it('a resolved question: its scored consensus and forecasts per mode, history and resolution', async () => {
     const body = ok(await get(server, `/api/predictions/${FEED.resolved}`, pro), PredictionDetail);
     expect(body.question.status).toBe('resolved');
-    expect(body.modes).toHaveLength(1);
-    expect(body.modes[0].models).toEqual([]);
+    expect(body.modes.map((m: any) => [m.mode, m.run_id, m.models.length])).toEqual([['blind', 'rb', 1], ['augmented', 'r0', 4]]);
     expect(body.headline.consensus.mean).toBeCloseTo(0.75, 12);
     expect(body.history).toHaveLength(1);
-    expect(body.evidence).toEqual([]);
+    expect(body.evidence.map((e: any) => e.evidence_id)).toEqual(['ev3']);
     expect(body.resolution).toMatchObject({ outcome: 1, source: { slug: 'fred', name: 'FRED', kind: 'government' } });
   });
 

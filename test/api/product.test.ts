@@ -171,7 +171,7 @@ describe('GET /api/events/service_stats/', () => {
     expect(body.coverage).toMatchObject({ models_expected: 4, questions: 12, forecast: 10, all_models: 6 });
     expect(body.coverage.all_models_share).toBeCloseTo(0.6, 10);
     expect(body.coverage.by_category).toEqual([
-      { category: 'politics', questions: 6, forecast: 6, all_models: 5, all_models_share: 5 / 6 },
+      { category: 'politics', questions: 6, forecast: 6, all_models: 5, all_models_share: 0.833333 }, // 5/6 to 6 decimals
       { category: 'crypto', questions: 6, forecast: 4, all_models: 1, all_models_share: 0.25 },
     ]);
     expect(body.coverage.by_venue.map((v: any) => v.venue)).toEqual(['kalshi', 'manifold', 'polymarket']);

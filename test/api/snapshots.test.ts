@@ -210,7 +210,7 @@ describe('snapshot lifecycle', () => {
       const snap = res.headers.get('x-snapshot');
       expect(['c1', 'c2']).toContain(snap);
       if (body.total_resolved !== undefined) expect(body.total_resolved).toBe(snap === 'c1' ? 20 : 40);
-      if (body.total !== undefined) expect(body.total).toBe(snap === 'c1' ? 23 : 25);
+      if (body.predictions !== undefined) expect(body.total).toBe(snap === 'c1' ? 23 : 25);
     }
     expect((await json(`${url}/api/predictions/accuracy`)).res.headers.get('x-snapshot')).toBe('c2');
   });
