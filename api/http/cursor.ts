@@ -1,45 +1,130 @@
 /**
- * Opaque keyset cursors: base64url (no padding) of a small JSON object holding the last row's
- * key. A cursor that does not decode to exactly that shape is a 400 `invalid_parameter`.
- * Cursors are not signed: tampering can only move the page start, and every value in them is
+ * THE cursor parser: every keyset cursor of the API is base64url (no padding) of a small JSON
+ * object, decoded here and nowhere else.
+ *
+ * - Keyset cursors of the feeds (`encodeKeyset`/`decodeKeyset`): `{"v":1,"k":<kind>,"a":[...]}`,
+ *   `k` naming the route (its kind) and `a` the last row's key, typed by a zod tuple per route.
+ * - The resolved-predictions cursor (`encodeResolvedCursor`/`decodeResolvedCursor`):
+ *   `{"v":1,"r":<epoch µs as a decimal string>|null,"q":<question id>}`.
+ *
+ * A cursor that is not canonical base64url, not JSON, of another route's kind, or whose key has
+ * other element types than the route's schema is a 400 `invalid_parameter` naming the parameter;
+ * nothing a caller sends in a cursor can raise anything else (a schema check that throws, e.g.
+ * `BigInt()` of a non-number, is caught and answered as the same 400). The detail never echoes the
+ * cursor. Cursors are not signed: tampering can only move the page start, and every key value is
  * bound as a SQL parameter, never spliced.
  */
 import { z } from 'zod';
 import { ApiError } from '../errors/problem.ts';
 
-/** The key of the resolved-predictions ordering: (resolved_at DESC, question_id ASC). */
-const resolvedKey = z.strictObject({
-  v: z.literal(1),
-  /** resolved_at as epoch microseconds (decimal string, exact), or null. */
-  r: z.string().regex(/^-?[0-9]{1,19}$/).nullable(),
-  q: z.string().min(1).max(512),
-});
+/** Longest cursor accepted (characters of base64url). */
+export const MAX_CURSOR_LENGTH = 1024;
 
-export type ResolvedCursor = { resolvedUs: bigint | null; questionId: string };
-
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
+const INT64_TEXT = /^-?[0-9]{1,19}$/;
 
-export function encodeResolvedCursor(c: ResolvedCursor): string {
-  const payload = { v: 1, r: c.resolvedUs === null ? null : c.resolvedUs.toString(), q: c.questionId };
+function badCursor(parameter: string): ApiError {
+  return ApiError.invalidParameter(
+    parameter,
+    `Query parameter '${parameter}' is not a cursor this endpoint issued; use next_cursor as returned.`,
+  );
+}
+
+/** base64url (no padding) of the JSON of `payload`. */
+export function encodeCursorJson(payload: unknown): string {
   return Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
 }
 
-export function decodeResolvedCursor(raw: string, parameter = 'cursor'): ResolvedCursor {
-  const bad = () =>
-    ApiError.invalidParameter(parameter, `Query parameter '${parameter}' is not a cursor this endpoint issued; use next_cursor as returned.`);
-  if (!/^[A-Za-z0-9_-]{1,1024}$/.test(raw)) throw bad();
+/**
+ * Decodes a cursor into `schema`'s output, or throws the 400. The one decoding path: length and
+ * alphabet, canonical base64url (so one key has one spelling), JSON, then the schema, whose
+ * exceptions are also a 400.
+ */
+export function decodeCursorJson<S extends z.ZodType>(raw: string, schema: S, parameter = 'cursor'): z.output<S> {
+  if (raw.length === 0 || raw.length > MAX_CURSOR_LENGTH || !BASE64URL.test(raw)) throw badCursor(parameter);
   const buf = Buffer.from(raw, 'base64url');
-  if (buf.toString('base64url') !== raw) throw bad(); // non-canonical encoding
+  if (buf.toString('base64url') !== raw) throw badCursor(parameter);
   let json: unknown;
   try {
     json = JSON.parse(buf.toString('utf8'));
   } catch {
-    throw bad();
+    throw badCursor(parameter);
   }
-  const parsed = resolvedKey.safeParse(json);
-  if (!parsed.success) throw bad();
-  const r = parsed.data.r === null ? null : BigInt(parsed.data.r);
-  if (r !== null && (r < INT64_MIN || r > INT64_MAX)) throw bad();
-  return { resolvedUs: r, questionId: parsed.data.q };
+  let parsed: ReturnType<S['safeParse']>;
+  try {
+    parsed = schema.safeParse(json) as ReturnType<S['safeParse']>;
+  } catch {
+    throw badCursor(parameter);
+  }
+  if (!parsed.success) throw badCursor(parameter);
+  return parsed.data as z.output<S>;
+}
+
+/** True when `s` is a decimal int64 (total: never throws, whatever the string). */
+export function isInt64Text(s: string): boolean {
+  if (!INT64_TEXT.test(s)) return false;
+  const n = BigInt(s);
+  return n >= INT64_MIN && n <= INT64_MAX;
+}
+
+/** A BIGINT key carried as a decimal string (exact beyond 2^53), range-checked to int64. */
+export const int64String = z.string().refine(isInt64Text);
+
+/** A question id inside a cursor. */
+export const cursorQuestionId = z.string().min(1).max(512);
+
+// ---------------------------------------------------------------------------------------------
+// Keyset cursors of the feeds: bound to their route by kind.
+
+type KeyValue = string | number | null;
+
+export function encodeKeyset(kind: string, key: readonly KeyValue[]): string {
+  return encodeCursorJson({ v: 1, k: kind, a: key });
+}
+
+/** The envelope, checked before the key so that another route's key never reaches this route's schema. */
+const keysetEnvelope = z.strictObject({ v: z.literal(1), k: z.string(), a: z.array(z.unknown()) });
+
+/** Decodes a cursor of `kind` whose key matches `shape` (a zod tuple); throws 400 otherwise. */
+export function decodeKeyset<T extends z.ZodTuple>(raw: string, kind: string, shape: T, parameter = 'cursor'): z.output<T> {
+  const envelope = decodeCursorJson(raw, keysetEnvelope, parameter);
+  if (envelope.k !== kind) throw badCursor(parameter);
+  let parsed: ReturnType<T['safeParse']>;
+  try {
+    parsed = shape.safeParse(envelope.a) as ReturnType<T['safeParse']>;
+  } catch {
+    throw badCursor(parameter);
+  }
+  if (!parsed.success) throw badCursor(parameter);
+  return parsed.data as z.output<T>;
+}
+
+/** A BIGINT column value (number when safe, decimal string beyond) → decimal string, or null. */
+export function bigintKey(v: unknown): string | null {
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  if (typeof v === 'string' && isInt64Text(v)) return v;
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The resolved-predictions cursor: (resolved_at DESC, question_id ASC).
+
+const resolvedKey = z.strictObject({
+  v: z.literal(1),
+  /** resolved_at as epoch microseconds (decimal string, exact), or null. */
+  r: int64String.nullable(),
+  q: cursorQuestionId,
+});
+
+export type ResolvedCursor = { resolvedUs: bigint | null; questionId: string };
+
+export function encodeResolvedCursor(c: ResolvedCursor): string {
+  return encodeCursorJson({ v: 1, r: c.resolvedUs === null ? null : c.resolvedUs.toString(), q: c.questionId });
+}
+
+export function decodeResolvedCursor(raw: string, parameter = 'cursor'): ResolvedCursor {
+  const c = decodeCursorJson(raw, resolvedKey, parameter);
+  return { resolvedUs: c.r === null ? null : BigInt(c.r), questionId: c.q };
 }

@@ -1,20 +1,37 @@
 /**
- * Query and path parameter parsing. Every failure is a 400 `invalid_parameter` problem naming the
- * parameter and what is allowed.
+ * THE query and path parameter parsers: one strict parser per parameter type (string, integer,
+ * number, boolean, enum, category, ISO 8601 timestamp; cursors are in api/http/cursor.ts). Every
+ * failure is a 400 `invalid_parameter` problem naming the parameter and what is allowed, and no
+ * input can raise anything else: a value is checked against its grammar before it is converted, so
+ * nothing malformed reaches `Number()`, `BigInt()`, a Date or DuckDB.
  *
  * Conventions (documented in the README):
  * - unknown query parameters are ignored (as datasette does);
  * - an empty value (`?venue=`) is the same as leaving the parameter out;
  * - a parameter given more than once is an error;
- * - categories match case-insensitively and are answered in their canonical lower-case form.
+ * - enumerated values (categories included) match case-insensitively and are answered in their
+ *   canonical lower-case form.
+ *
+ * Each type has a `parseX(raw, name, ...)` working on one string (for path parameters and other
+ * parsers) and a `queryX(req, name, ...)` reading the query parameter through `queryString`.
  */
 import type { Request } from 'express';
 import { CATEGORIES, type Category } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
 
+/** A value quoted for a problem detail: JSON-quoted and cut at 64 characters. */
+function quoted(raw: string): string {
+  return JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
+}
+
+// ---------------------------------------------------------------------------------------------
+// string
+
 /** The single string value of query parameter `name`, or undefined when absent or empty. */
 export function queryString(req: Request, name: string, maxLength = 200): string | undefined {
-  const raw: unknown = (req.query as Record<string, unknown>)[name];
+  const query = req.query as Record<string, unknown>;
+  if (!Object.hasOwn(query, name)) return undefined;
+  const raw: unknown = query[name];
   if (raw === undefined) return undefined;
   if (typeof raw !== 'string') throw ApiError.invalidParameter(name, `Query parameter '${name}' must be given once, as a plain value.`);
   if (raw === '') return undefined;
@@ -24,23 +41,112 @@ export function queryString(req: Request, name: string, maxLength = 200): string
   return raw;
 }
 
+// ---------------------------------------------------------------------------------------------
+// integer
+
 export interface IntRange {
   min: number;
   max: number;
   default: number;
 }
 
-/** A decimal integer in [min, max]; digits only (no sign, exponent, spaces or fraction). */
-export function queryInt(req: Request, name: string, range: IntRange): number {
-  const raw = queryString(req, name, 32);
-  if (raw === undefined) return range.default;
-  const allowed = { min: range.min, max: range.max };
-  const detail = `Query parameter '${name}' must be an integer from ${range.min} to ${range.max}.`;
-  if (!/^[0-9]{1,9}$/.test(raw)) throw ApiError.invalidParameter(name, detail, allowed);
-  const n = Number(raw);
-  if (n < range.min || n > range.max) throw ApiError.invalidParameter(name, detail, allowed);
+const DIGITS = /^[0-9]{1,15}$/;
+
+/** A decimal integer in [min, max]: digits only (no sign, exponent, spaces or fraction). */
+export function parseInteger(raw: string, name: string, range: { min: number; max: number }, where = 'Query'): number {
+  const n = DIGITS.test(raw) ? Number(raw) : NaN;
+  if (!(n >= range.min && n <= range.max)) {
+    throw ApiError.invalidParameter(
+      name,
+      `${where} parameter '${name}' must be an integer from ${range.min} to ${range.max}; got ${quoted(raw)}.`,
+      { min: range.min, max: range.max },
+    );
+  }
   return n;
 }
+
+/** Query parameter `name` as an integer in [min, max]; absent or empty → the default. */
+export function queryInt(req: Request, name: string, range: IntRange): number {
+  const raw = queryString(req, name, 32);
+  return raw === undefined ? range.default : parseInteger(raw, name, range);
+}
+
+// ---------------------------------------------------------------------------------------------
+// number
+
+export interface NumberRange {
+  min: number;
+  max: number;
+  default: number;
+}
+
+/** A plain decimal: optional minus, digits with an optional fraction (`1`, `0.25`, `.5`, `2.`). */
+const DECIMAL = /^-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})$/;
+
+/**
+ * A finite plain decimal number in [min, max]. No exponent, `NaN`, `Infinity`, hex, `+` or spaces
+ * (a minus sign only when the range allows negatives).
+ */
+export function parseNumber(raw: string, name: string, range: { min: number; max: number }, where = 'Query'): number {
+  const n = DECIMAL.test(raw) && (range.min < 0 || raw[0] !== '-') ? Number(raw) : NaN;
+  if (!(Number.isFinite(n) && n >= range.min && n <= range.max)) {
+    throw ApiError.invalidParameter(
+      name,
+      `${where} parameter '${name}' must be a number from ${range.min} to ${range.max}; got ${quoted(raw)}.`,
+      { min: range.min, max: range.max },
+    );
+  }
+  return n;
+}
+
+/** Query parameter `name` as a number in [min, max]; absent or empty → the default. */
+export function queryNumber(req: Request, name: string, range: NumberRange): number {
+  const raw = queryString(req, name, 40);
+  return raw === undefined ? range.default : parseNumber(raw, name, range);
+}
+
+// ---------------------------------------------------------------------------------------------
+// boolean
+
+/** `true` or `false` (case-insensitive). */
+export function parseBoolean(raw: string, name: string, where = 'Query'): boolean {
+  const v = raw.toLowerCase();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw ApiError.invalidParameter(name, `${where} parameter '${name}' must be true or false; got ${quoted(raw)}.`, ['true', 'false']);
+}
+
+/** Query parameter `name` as a boolean; absent or empty → `fallback`. */
+export function queryBoolean(req: Request, name: string, fallback = false): boolean {
+  const raw = queryString(req, name, 16);
+  return raw === undefined ? fallback : parseBoolean(raw, name);
+}
+
+// ---------------------------------------------------------------------------------------------
+// enum
+
+/** One of `allowed` (lower-case values), matched case-insensitively. */
+export function parseEnum<T extends string>(raw: string, name: string, allowed: readonly T[], where = 'Query'): T {
+  const lower = raw.toLowerCase();
+  const v = allowed.find((a) => a === lower);
+  if (v === undefined) {
+    throw ApiError.invalidParameter(
+      name,
+      `${where} parameter '${name}' must be one of: ${allowed.join(', ')}; got ${quoted(raw)}.`,
+      [...allowed],
+    );
+  }
+  return v;
+}
+
+/** Query parameter `name` as one of `allowed`; absent or empty → undefined. */
+export function queryEnum<T extends string>(req: Request, name: string, allowed: readonly T[]): T | undefined {
+  const raw = queryString(req, name, 64);
+  return raw === undefined ? undefined : parseEnum(raw, name, allowed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// category
 
 /** Canonical category for `value` (case-insensitive), or undefined. */
 export function matchCategory(value: string): Category | undefined {
@@ -61,4 +167,85 @@ export function queryCategory(req: Request, name = 'category'): Category | undef
     );
   }
   return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// timestamp
+
+/** A point in time, normalized to UTC, in the forms its users need. */
+export interface Timestamp {
+  /** ISO 8601 UTC with microseconds: `2025-03-01T12:00:00.000123Z`. */
+  iso: string;
+  /** DuckDB TIMESTAMP literal form (UTC): `2025-03-01 12:00:00.000123`. */
+  sql: string;
+  /** Microseconds since the Unix epoch. */
+  epochUs: bigint;
+}
+
+/** The accepted range, after conversion to UTC: what DuckDB TIMESTAMP holds and our data use. */
+export const TIMESTAMP_MIN = '1970-01-01T00:00:00Z';
+export const TIMESTAMP_MAX = '9999-12-31T23:59:59.999999Z';
+const MAX_EPOCH_S = Date.UTC(9999, 11, 31, 23, 59, 59) / 1000;
+
+/**
+ * The grammar: `YYYY-MM-DD` (midnight UTC) or `YYYY-MM-DDThh:mm[:ss[.f{1,9}]]` with an optional
+ * `Z` or `±hh:mm` / `±hhmm` offset (none: UTC); `T` may be `t` or a space, `Z` may be `z`.
+ */
+const ISO_TIMESTAMP =
+  /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?(?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)?$/;
+
+/**
+ * Parses an ISO 8601 date or date-time, or returns null when it does not follow the grammar, names
+ * an impossible date or time (2025-02-30, 24:00, :60, an offset beyond ±18:00) or falls outside
+ * [TIMESTAMP_MIN, TIMESTAMP_MAX] once converted to UTC. Fractions beyond microseconds are cut.
+ */
+export function parseTimestampValue(value: string): Timestamp | null {
+  const m = ISO_TIMESTAMP.exec(value);
+  if (!m) return null;
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', sign, oh = '00', om = '00'] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  // Years below 1969 can never land in range (offsets are at most 18 h), and Date.UTC would read
+  // years 0-99 as 1900-1999.
+  if (year < 1969 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const dayStart = Date.UTC(year, month - 1, day);
+  const check = new Date(dayStart);
+  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return null;
+  const offsetHours = Number(oh);
+  const offsetMinutes = Number(om);
+  if (offsetHours > 18 || offsetMinutes > 59 || (offsetHours === 18 && offsetMinutes > 0)) return null;
+  const offsetS = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60);
+  const epochS = dayStart / 1000 + hour * 3600 + minute * 60 + second - offsetS;
+  if (epochS < 0 || epochS > MAX_EPOCH_S) return null;
+  const micros = frac.padEnd(6, '0').slice(0, 6);
+  const whole = new Date(epochS * 1000).toISOString().slice(0, 19); // YYYY-MM-DDTHH:MM:SS (in range: 4-digit year)
+  return {
+    iso: `${whole}.${micros}Z`,
+    sql: `${whole.slice(0, 10)} ${whole.slice(11)}.${micros}`,
+    epochUs: BigInt(epochS) * 1_000_000n + BigInt(micros),
+  };
+}
+
+/** An ISO 8601 timestamp (see parseTimestampValue), or the 400 naming the parameter. */
+export function parseTimestamp(raw: string, name: string, where = 'Query'): Timestamp {
+  const t = raw.length <= 40 ? parseTimestampValue(raw) : null;
+  if (t === null) {
+    throw ApiError.invalidParameter(
+      name,
+      `${where} parameter '${name}' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z, ` +
+        `optionally with an offset such as +02:00) from ${TIMESTAMP_MIN} to ${TIMESTAMP_MAX} in UTC; got ${quoted(raw)}.`,
+      { min: TIMESTAMP_MIN, max: TIMESTAMP_MAX },
+    );
+  }
+  return t;
+}
+
+/** Query parameter `name` as a timestamp; absent or empty → undefined. */
+export function queryTimestamp(req: Request, name: string): Timestamp | undefined {
+  const raw = queryString(req, name, 40);
+  return raw === undefined ? undefined : parseTimestamp(raw, name);
 }

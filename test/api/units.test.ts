@@ -8,7 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { rowsAsJson } from '../../api/db/convert.ts';
 import { runQuery } from '../../api/db/query.ts';
 import { ApiError, toApiError } from '../../api/errors/problem.ts';
-import { decodeResolvedCursor, encodeResolvedCursor } from '../../api/http/cursor.ts';
+import {
+  decodeKeyset, decodeResolvedCursor, encodeCursorJson, encodeKeyset, encodeResolvedCursor, int64String,
+} from '../../api/http/cursor.ts';
+import { parseBoolean, parseEnum, parseInteger, parseNumber, parseTimestamp, parseTimestampValue } from '../../api/http/params.ts';
+import { z } from 'zod';
 import { isSnapshotId, schemaNameFor } from '../../api/snapshot/manifest.ts';
 
 describe('ApiError', () => {
@@ -115,5 +119,142 @@ describe('DuckDB → JSON', () => {
       conn.closeSync();
       instance.closeSync();
     }
+  });
+});
+
+/** Runs `f` and returns the ApiError it throws (fails the test on anything else, or on no throw). */
+function problemOf(f: () => unknown): ApiError {
+  try {
+    f();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return err as ApiError;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('keyset cursors', () => {
+  const shape = z.tuple([int64String, z.string().min(1)]);
+
+  it('round-trip their own kind', () => {
+    const c = encodeKeyset('events.lang', ['1735689600000000', 'metaculus:1']);
+    expect(decodeKeyset(c, 'events.lang', shape)).toEqual(['1735689600000000', 'metaculus:1']);
+  });
+
+  it('refuse a key whose int64 element is not a number (it used to reach BigInt: 500) and other kinds', () => {
+    for (const c of [
+      encodeKeyset('events.lang', ['abc', 'metaculus:1']),
+      encodeKeyset('events.lang', ['1e5', 'metaculus:1']),
+      encodeKeyset('events.lang', ['99999999999999999999', 'metaculus:1']),
+      encodeKeyset('edges', ['abc', 'metaculus:1']), // another route's kind with a bad element
+      encodeKeyset('edges', [0.5, 'metaculus:1']),
+      encodeCursorJson({ v: 1, k: 'events.lang', a: [1, 'x'] }),
+      encodeCursorJson({ v: 1, k: 'events.lang', a: ['1', 'x'], extra: 1 }),
+      encodeCursorJson({ v: 1, r: null, q: 'x' }), // the resolved cursor
+      encodeCursorJson(null),
+      encodeCursorJson([1, 2]),
+      'not base64!',
+      'QQ', // canonical base64url of "A": not JSON
+    ]) {
+      const e = problemOf(() => decodeKeyset(c, 'events.lang', shape));
+      expect(e.status).toBe(400);
+      expect(e.code).toBe('invalid_parameter');
+      expect(e.extras.parameter).toBe('cursor');
+    }
+  });
+
+  it('answer arbitrary JSON with a 400, never another error', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom('events.lang', 'edges', 'predictions.lang'), (json, kind) => {
+        const c = encodeCursorJson(json);
+        for (const decode of [
+          () => decodeKeyset(c, kind, shape),
+          () => decodeResolvedCursor(c),
+          () => decodeKeyset(encodeCursorJson({ v: 1, k: kind, a: json }), kind, shape),
+        ]) {
+          try {
+            decode();
+          } catch (err) {
+            expect(err).toBeInstanceOf(ApiError);
+            expect((err as ApiError).status).toBe(400);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('parameter parsers', () => {
+  it('integer: digits only, in range', () => {
+    expect(parseInteger('20', 'limit', { min: 1, max: 500 })).toBe(20);
+    expect(parseInteger('007', 'limit', { min: 1, max: 500 })).toBe(7);
+    for (const bad of ['0', '501', '-1', '1e3', '1.5', ' 1', '0x10', 'NaN', '', '9'.repeat(400), '１']) {
+      expect(problemOf(() => parseInteger(bad, 'limit', { min: 1, max: 500 })).status).toBe(400);
+    }
+  });
+
+  it('number: finite plain decimals in range', () => {
+    expect(parseNumber('0.25', 'min_edge', { min: 0, max: 1 })).toBe(0.25);
+    expect(parseNumber('.5', 'min_edge', { min: 0, max: 1 })).toBe(0.5);
+    expect(parseNumber('-0.5', 'x', { min: -1, max: 1 })).toBe(-0.5);
+    for (const bad of ['-0.1', '1.01', '1e-3', 'Infinity', 'NaN', '+0.1', '0x1', '', '.', '-', '1'.repeat(400)]) {
+      expect(problemOf(() => parseNumber(bad, 'min_edge', { min: 0, max: 1 })).status).toBe(400);
+    }
+  });
+
+  it('boolean and enum: case-insensitive, nothing else', () => {
+    expect(parseBoolean('TRUE', 'b')).toBe(true);
+    expect(parseBoolean('false', 'b')).toBe(false);
+    for (const bad of ['1', 'yes', '', 'truee']) expect(problemOf(() => parseBoolean(bad, 'b')).status).toBe(400);
+    expect(parseEnum('CSV', 'output', ['csv', 'json'] as const)).toBe('csv');
+    expect(problemOf(() => parseEnum('xml', 'output', ['csv', 'json'] as const)).extras.allowed).toEqual(['csv', 'json']);
+  });
+
+  it('timestamp: strict grammar, normalized to UTC with microseconds', () => {
+    expect(parseTimestampValue('2025-03-01')).toEqual({
+      iso: '2025-03-01T00:00:00.000000Z', sql: '2025-03-01 00:00:00.000000', epochUs: 1740787200000000n,
+    });
+    expect(parseTimestampValue('2025-03-01T12:30:00.000123Z')?.sql).toBe('2025-03-01 12:30:00.000123');
+    expect(parseTimestampValue('2025-03-01T01:00:00-02:30')?.iso).toBe('2025-03-01T03:30:00.000000Z');
+    expect(parseTimestampValue('2025-03-01t12:00+0100')?.iso).toBe('2025-03-01T11:00:00.000000Z');
+    expect(parseTimestampValue('2025-03-01 12:00:00.123456789z')?.iso).toBe('2025-03-01T12:00:00.123456Z');
+    expect(parseTimestampValue('2024-02-29')).not.toBeNull();
+    expect(parseTimestampValue('1970-01-01T00:00:00Z')?.epochUs).toBe(0n);
+    expect(parseTimestampValue('1969-12-31T23:00:00-01:00')?.iso).toBe('1970-01-01T00:00:00.000000Z');
+    expect(parseTimestampValue('9999-12-31T23:59:59.999999Z')?.iso).toBe('9999-12-31T23:59:59.999999Z');
+    for (const bad of [
+      '9999-12-31T23:59:59-18:00', // year 10000 in UTC: used to reach DuckDB and answer 500
+      '9999-12-31T23:59:59-00:01',
+      '1969-12-31T23:59:59Z',
+      '0099-01-01', '0000-01-01', '2025-02-29', '2025-13-01', '2025-00-10', '2025-01-32',
+      '2025-01-01T24:00', '2025-01-01T12:60', '2025-01-01T12:00:60', '2025-01-01T12:00+18:01',
+      '2025-01-01T12:00+19:00', '2025-01-01T12', '2025-1-1', '+02025-01-01', '2025-01-01T12:00:00.Z',
+      "2025-03-01' OR 1=1", '2025-01-01T12:00:00.1234567890Z', '', ' 2025-01-01', '２０２５-01-01',
+    ]) {
+      expect(parseTimestampValue(bad), bad).toBeNull();
+      expect(problemOf(() => parseTimestamp(bad, 'since')).status).toBe(400);
+    }
+  });
+
+  it('timestamp: any date-time the grammar accepts agrees with Date, or is out of range', () => {
+    fc.assert(
+      fc.property(
+        fc.date({ min: new Date('1969-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }),
+        fc.integer({ min: -18 * 60, max: 18 * 60 }),
+        (d, offMin) => {
+          const local = new Date(d.getTime() + offMin * 60_000);
+          if (local.getUTCFullYear() > 9999 || local.getUTCFullYear() < 1969) return;
+          const sign = offMin < 0 ? '-' : '+';
+          const a = Math.abs(offMin);
+          const text = `${local.toISOString().slice(0, 23)}${sign}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+          const t = parseTimestampValue(text);
+          const ms = d.getTime();
+          if (ms < 0 || ms > Date.UTC(9999, 11, 31, 23, 59, 59, 999)) expect(t).toBeNull();
+          else expect(t?.iso).toBe(`${d.toISOString().slice(0, 23)}000Z`);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
