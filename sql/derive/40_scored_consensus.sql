@@ -11,11 +11,13 @@
 -- brier_all_rounds / log_loss_all_rounds / correct_all_rounds of the mean, median_brier_all_rounds
 -- and logit_mean_brier_all_rounds (and their log loss and correct share) of the other two
 -- statistics, and market_brier_all_rounds / market_log_loss_all_rounds / market_correct_all_rounds:
--- the mean over the runs that have a fresh comparator at their created_at (market_n_rounds).
+-- the mean over the runs that have a fresh comparator at their created_at (market_n_rounds);
+-- sd_all_rounds and abs_error_all_rounds: the mean disagreement (sd) and |mean − outcome| over the
+-- runs (53_disagreement).
 
 -- Every run's consensus of a resolved question before the cutoff, with its market comparator.
 CREATE OR REPLACE TABLE _consensus_rounds AS
-SELECT c.question_id, c.mode, c.run_id, c.created_at, c.mean, c.median, c.logit_mean, r.outcome
+SELECT c.question_id, c.mode, c.run_id, c.created_at, c.mean, c.median, c.logit_mean, c.sd, r.outcome
 FROM consensus AS c
 JOIN _resolved AS r ON r.question_id = c.question_id
 WHERE c.created_at < r.cutoff;
@@ -33,6 +35,8 @@ CROSS JOIN run_params AS rp;
 CREATE OR REPLACE TABLE _latest_consensus AS
 SELECT c.question_id, c.mode, arg_max(c.run_id, c.created_at) AS run_id,
        count(*) AS n_rounds,
+       avg(c.sd) AS sd_all_rounds,
+       avg(abs(c.mean - c.outcome)) AS abs_error_all_rounds,
        avg(_brier(c.mean, c.outcome)) AS brier_all_rounds,
        avg(_log_loss(c.mean, c.outcome)) AS log_loss_all_rounds,
        avg(_correct01(c.mean, c.outcome)) AS correct_all_rounds,
@@ -83,6 +87,7 @@ SELECT b.question_id, b.mode, b.run_id, b.created_at, b.n_models, b.probability,
        coalesce(h.headline_mode = b.mode, false) AS is_headline,
        c.status AS market_status, c.age_days AS market_age_days,
        b.n_rounds::INTEGER AS n_rounds, b.brier_all_rounds, b.log_loss_all_rounds, b.correct_all_rounds,
+       b.sd_all_rounds, b.abs_error_all_rounds,
        b.median_brier_all_rounds, b.median_log_loss_all_rounds, b.median_correct_all_rounds,
        b.logit_mean_brier_all_rounds, b.logit_mean_log_loss_all_rounds, b.logit_mean_correct_all_rounds,
        b.market_n_rounds::INTEGER AS market_n_rounds, b.market_brier_all_rounds,

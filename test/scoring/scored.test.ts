@@ -76,6 +76,8 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'bootstrap_groups',
       'bootstrap_weights',
       'leaderboard',
+      'disagreement',
+      'disagreement_quintiles',
       'ai_vs_market',
       'calibration',
       'calibration_summary',

@@ -1,0 +1,173 @@
+-- 53_disagreement: does the models' disagreement predict the consensus's error? (sql/README.md,
+-- `disagreement`, `disagreement_quintiles`)
+--
+-- Observations: one per question and scope, the scored consensus with at least two models
+-- (n_models >= 2: one model has no disagreement), scope = its mode, and 'headline' for the
+-- question's headline consensus. rounds 'latest': disagreement = the scored consensus's sd
+-- (population sd of the model probabilities), error = |mean − outcome|, Brier and direction of the
+-- mean. rounds 'all': the per-question means over every run before the cutoff (sd_all_rounds,
+-- abs_error_all_rounds, brier_all_rounds, correct_all_rounds); no AUROC (a direction per round).
+--
+-- spearman = the Pearson correlation of the average ranks (ties share their mean rank) of sd and
+--   of the absolute error. Its 95% interval: bootstrap over questions (51_bootstrap) of the
+--   Pearson correlation of those ranks, the ranks kept from the full sample (not re-ranked in each
+--   replicate: with hundreds of questions or more the difference is negligible).
+-- predicts_error: 'true' when the interval lies above 0 (lower bound > 0: more disagreement, more
+--   error), 'false' when it lies below 0 (upper bound < 0: more disagreement, less error),
+--   'inconclusive' when it contains 0; NULL without an interval. Derived, never set by hand.
+-- auroc_wrong_direction (rounds 'latest'): the probability that a question where the consensus
+--   points the wrong way has a larger sd than one where it points the right way, ties counting
+--   one half (Mann-Whitney U / (n_wrong × n_correct), from average ranks); questions without a
+--   direction (mean rounded to 9 decimals = 0.5) are left out.
+-- Quintiles: questions ordered by sd (ties by question_id) and cut into five groups of equal size
+--   (ntile(5); equal sds may straddle a boundary); per quintile n, sd range, mean absolute error,
+--   consensus Brier with its bootstrap interval, accuracy.
+
+CREATE OR REPLACE TABLE _dis_obs AS
+WITH base AS (
+  SELECT mode, question_id, is_headline, sd, abs(probability - outcome) AS err, brier,
+         _correct01(probability, outcome) AS correct, direction,
+         sd_all_rounds, abs_error_all_rounds, brier_all_rounds, correct_all_rounds
+  FROM scored_consensus
+  WHERE n_models >= 2 AND sd IS NOT NULL
+),
+scoped AS (
+  SELECT mode AS scope, question_id, sd, err, brier, correct, direction, sd_all_rounds,
+         abs_error_all_rounds, brier_all_rounds, correct_all_rounds
+  FROM base
+  UNION ALL
+  SELECT 'headline', question_id, sd, err, brier, correct, direction, sd_all_rounds,
+         abs_error_all_rounds, brier_all_rounds, correct_all_rounds
+  FROM base WHERE is_headline
+)
+SELECT s.scope AS mode, r.rounds, s.question_id, g.grp,
+       CASE WHEN r.rounds = 'latest' THEN s.sd ELSE s.sd_all_rounds END AS sd,
+       CASE WHEN r.rounds = 'latest' THEN s.err ELSE s.abs_error_all_rounds END AS err,
+       CASE WHEN r.rounds = 'latest' THEN s.brier ELSE s.brier_all_rounds END AS brier,
+       CASE WHEN r.rounds = 'latest' THEN s.correct ELSE s.correct_all_rounds END AS correct,
+       CASE WHEN r.rounds = 'latest' THEN CASE s.direction WHEN 'wrong' THEN 1 WHEN 'correct' THEN 0 END
+       END AS wrong
+FROM scoped AS s
+CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
+JOIN bootstrap_groups AS g ON g.question_id = s.question_id;
+
+-- Average ranks (centred on the mean rank (n + 1) / 2) and quintiles.
+CREATE OR REPLACE TABLE _dis_ranked AS
+SELECT *,
+       rank() OVER (PARTITION BY mode, rounds ORDER BY sd)
+         + (count(*) OVER (PARTITION BY mode, rounds, sd) - 1) / 2.0
+         - (count(*) OVER (PARTITION BY mode, rounds) + 1) / 2.0 AS rx,
+       rank() OVER (PARTITION BY mode, rounds ORDER BY err)
+         + (count(*) OVER (PARTITION BY mode, rounds, err) - 1) / 2.0
+         - (count(*) OVER (PARTITION BY mode, rounds) + 1) / 2.0 AS ry,
+       -- rank of sd among the questions with a direction (for the AUROC)
+       CASE WHEN wrong IS NOT NULL THEN
+         rank() OVER (PARTITION BY mode, rounds, wrong IS NULL ORDER BY sd)
+           + (count(*) OVER (PARTITION BY mode, rounds, wrong IS NULL, sd) - 1) / 2.0 END AS rw,
+       ntile(5) OVER (PARTITION BY mode, rounds ORDER BY sd, question_id) AS quintile
+FROM _dis_obs;
+
+DROP TABLE _dis_obs;
+
+-- Per (mode, rounds, group): the sums of the rank correlation; per quintile and group: Brier sums.
+CREATE OR REPLACE TABLE _dis_groups AS
+SELECT mode, rounds, grp, count(*) AS n, sum(rx) AS sx, sum(ry) AS sy, sum(rx * rx) AS sxx,
+       sum(ry * ry) AS syy, sum(rx * ry) AS sxy
+FROM _dis_ranked
+GROUP BY ALL;
+
+CREATE OR REPLACE TEMP MACRO _pearson(n, sx, sy, sxx, syy, sxy) AS
+  CASE WHEN (n * sxx - sx * sx) > 0 AND (n * syy - sy * sy) > 0
+       THEN (n * sxy - sx * sy) / sqrt((n * sxx - sx * sx) * (n * syy - sy * sy)) END;
+
+CREATE OR REPLACE TABLE _dis_spearman_ci AS
+WITH cells AS (SELECT DISTINCT mode, rounds FROM _dis_groups),
+vec AS (
+  SELECT c.mode, c.rounds,
+         list(coalesce(g.n, 0)::DOUBLE ORDER BY gg.grp) AS n_v,
+         list(coalesce(g.sx, 0)::DOUBLE ORDER BY gg.grp) AS sx_v,
+         list(coalesce(g.sy, 0)::DOUBLE ORDER BY gg.grp) AS sy_v,
+         list(coalesce(g.sxx, 0)::DOUBLE ORDER BY gg.grp) AS sxx_v,
+         list(coalesce(g.syy, 0)::DOUBLE ORDER BY gg.grp) AS syy_v,
+         list(coalesce(g.sxy, 0)::DOUBLE ORDER BY gg.grp) AS sxy_v
+  FROM cells AS c
+  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
+  LEFT JOIN _dis_groups AS g ON g.mode = c.mode AND g.rounds = c.rounds AND g.grp = gg.grp
+  GROUP BY ALL
+),
+reps AS (
+  SELECT v.mode, v.rounds,
+         _pearson(list_dot_product(m.w, v.n_v), list_dot_product(m.w, v.sx_v),
+                  list_dot_product(m.w, v.sy_v), list_dot_product(m.w, v.sxx_v),
+                  list_dot_product(m.w, v.syy_v), list_dot_product(m.w, v.sxy_v)) AS rho
+  FROM vec AS v CROSS JOIN _boot_matrix AS m
+)
+SELECT mode, rounds, quantile_cont(rho, 0.025) AS lo, quantile_cont(rho, 0.975) AS hi
+FROM reps
+GROUP BY ALL;
+
+CREATE OR REPLACE TABLE disagreement AS
+WITH pt AS (
+  SELECT mode, rounds, count(*) AS n,
+         _pearson(count(*), sum(rx), sum(ry), sum(rx * rx), sum(ry * ry), sum(rx * ry)) AS spearman,
+         count(wrong) AS n_directional, sum(wrong) AS n_wrong,
+         sum(rw) FILTER (WHERE wrong = 1) AS rank_sum_wrong
+  FROM _dis_ranked
+  GROUP BY ALL
+)
+SELECT pt.mode, pt.rounds, pt.n::BIGINT AS n, pt.spearman,
+       ci.lo AS spearman_ci95_lo, ci.hi AS spearman_ci95_hi,
+       CASE WHEN ci.lo > 0 THEN 'true' WHEN ci.hi < 0 THEN 'false'
+            WHEN ci.lo IS NOT NULL THEN 'inconclusive' END AS predicts_error,
+       pt.n_directional::BIGINT AS n_directional, coalesce(pt.n_wrong, 0)::BIGINT AS n_wrong,
+       CASE WHEN pt.n_wrong > 0 AND pt.n_directional - pt.n_wrong > 0
+            THEN (pt.rank_sum_wrong - pt.n_wrong * (pt.n_wrong + 1) / 2.0)
+                 / (pt.n_wrong * (pt.n_directional - pt.n_wrong)) END AS auroc_wrong_direction
+FROM pt
+LEFT JOIN _dis_spearman_ci AS ci USING (mode, rounds)
+ORDER BY CASE pt.mode WHEN 'headline' THEN 0 WHEN 'blind' THEN 1 WHEN 'informed' THEN 2 ELSE 3 END,
+         pt.rounds DESC;
+
+CREATE OR REPLACE TABLE _dis_q_groups AS
+SELECT mode, rounds, quintile, grp, count(*) AS n, sum(brier) AS sum_brier
+FROM _dis_ranked
+GROUP BY ALL;
+
+CREATE OR REPLACE TABLE disagreement_quintiles AS
+WITH cells AS (SELECT DISTINCT mode, rounds, quintile FROM _dis_q_groups),
+vec AS (
+  SELECT c.mode, c.rounds, c.quintile,
+         list(coalesce(g.n, 0)::DOUBLE ORDER BY gg.grp) AS n_v,
+         list(coalesce(g.sum_brier, 0)::DOUBLE ORDER BY gg.grp) AS b_v
+  FROM cells AS c
+  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
+  LEFT JOIN _dis_q_groups AS g
+    ON g.mode = c.mode AND g.rounds = c.rounds AND g.quintile = c.quintile AND g.grp = gg.grp
+  GROUP BY ALL
+),
+ci AS (
+  SELECT v.mode, v.rounds, v.quintile,
+         quantile_cont(list_dot_product(m.w, v.b_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.025) AS lo,
+         quantile_cont(list_dot_product(m.w, v.b_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.975) AS hi
+  FROM vec AS v CROSS JOIN _boot_matrix AS m
+  GROUP BY ALL
+),
+pt AS (
+  SELECT mode, rounds, quintile, count(*) AS n, min(sd) AS sd_min, max(sd) AS sd_max,
+         avg(err) AS mean_abs_error, avg(brier) AS brier,
+         count(correct) AS n_directional, sum(correct) AS sum_correct
+  FROM _dis_ranked
+  GROUP BY ALL
+)
+SELECT pt.mode, pt.rounds, pt.quintile::INTEGER AS quintile, pt.n::BIGINT AS n, pt.sd_min, pt.sd_max,
+       pt.mean_abs_error, pt.brier, ci.lo AS brier_ci95_lo, ci.hi AS brier_ci95_hi,
+       pt.n_directional::BIGINT AS n_directional,
+       CASE WHEN pt.n_directional > 0 THEN 100.0 * pt.sum_correct / pt.n_directional END AS accuracy_pct
+FROM pt
+LEFT JOIN ci USING (mode, rounds, quintile)
+ORDER BY pt.mode, pt.rounds, pt.quintile;
+
+DROP TABLE _dis_ranked;
+DROP TABLE _dis_groups;
+DROP TABLE _dis_spearman_ci;
+DROP TABLE _dis_q_groups;
