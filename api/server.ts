@@ -9,6 +9,10 @@
  * `close()` is the graceful shutdown: stop accepting connections, answer in-flight requests
  * (including streaming exports) with `Connection: close`, drop idle keep-alive sockets, wait up to
  * `shutdownTimeoutMs` (then cut what is left), flush usage counters, close DuckDB.
+ *
+ * Once listening it logs one line saying where, with the address as bound (server.address()), and
+ * records itself in `<dataDir>/server.json` (./server-record.ts; removed again by close()), so
+ * `quorum keys` can tell whether a server reads the directory it writes.
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
@@ -17,6 +21,7 @@ import type { Logger } from 'pino';
 import { loadConfig, type QuorumConfig } from '../pipeline/config.ts';
 import { createApp, type AppHandle, type CreateAppOptions } from './app.ts';
 import { createLogger } from './logging/logger.ts';
+import { removeServerRecord, writeServerRecord } from './server-record.ts';
 
 export interface StartServerOptions extends Omit<CreateAppOptions, 'logger'> {
   port: number;
@@ -26,6 +31,8 @@ export interface StartServerOptions extends Omit<CreateAppOptions, 'logger'> {
   schedule?: string | null;
   /** How long close() waits for in-flight requests before cutting connections (default 10 s). */
   shutdownTimeoutMs?: number;
+  /** Record this server in `<dataDir>/server.json` while it listens (default true). */
+  recordServer?: boolean;
 }
 
 export interface ServerHandle {
@@ -99,10 +106,22 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
     await handle.close();
     throw err;
   }
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const bound = server.address() as AddressInfo;
+  const { port } = bound;
+  const address = `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${port}`;
+  // The bind address may be every interface; the URL is one this host can reach it on.
+  const urlHost = bound.address === '0.0.0.0' ? '127.0.0.1' : bound.address === '::' ? '[::1]' : bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   const url = `http://${urlHost}:${port}`;
-  logger.info({ url, dataDir: opts.dataDir }, 'api listening');
+  logger.info({ address, url, dataDir: opts.dataDir }, `api listening on ${address}`);
+  const recorded = opts.recordServer ?? true;
+  if (recorded) {
+    try {
+      writeServerRecord(opts.dataDir, { port, address, url });
+    } catch (err) {
+      // A read-only data directory still serves; `quorum keys` will then warn that no server uses it.
+      logger.warn({ err: (err as Error).message, dataDir: opts.dataDir }, 'could not record the server in the data directory');
+    }
+  }
 
   let closing: Promise<void> | null = null;
   return {
@@ -114,6 +133,13 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
     },
     close() {
       closing ??= (async () => {
+        if (recorded) {
+          try {
+            removeServerRecord(opts.dataDir, port);
+          } catch (err) {
+            logger.warn({ err: (err as Error).message }, 'could not remove the server record');
+          }
+        }
         handle.beginShutdown();
         const started = Date.now();
         await new Promise<void>((resolve) => {

@@ -9,14 +9,40 @@
  *                                 created_at, revoked_at
  *   quorum keys revoke <id>       revokes a key (idempotent); the next request with it is a 401
  * Exit codes: 0 ok, 1 error (bad input, unknown id, unreadable key file).
+ *
+ * Every command says on stderr which data directory it used (stdout stays machine-readable) and
+ * whether a running server has that directory open (`<dataDir>/server.json`, written by the
+ * server: api/server-record.ts). Without one it warns: a key written where no server reads is
+ * refused by a server started on another directory.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createKey, keysFile, readKeys, revokeKey, type KeyRecord } from '../../api/auth/keys.ts';
 import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from '../../api/auth/plans.ts';
+import { findServer } from '../../api/server-record.ts';
 import { loadConfig } from '../config.ts';
 
+/** The data directory (absolute), said on stderr with the server that has it open, if any. */
 function dataDir(): string {
-  return loadConfig().dataDir;
+  const dir = loadConfig().dataDir;
+  const from = process.env.QUORUM_DATA_DIR?.trim() ? 'QUORUM_DATA_DIR' : 'the default; set QUORUM_DATA_DIR to use another';
+  console.error(`quorum keys: data directory ${dir} (${from})`);
+  console.error(serverNote(dir));
+  return dir;
+}
+
+/** One line on whether a server reads `dir` (a warning when none does). */
+export function serverNote(dir: string): string {
+  const found = findServer(dir);
+  switch (found.state) {
+    case 'running':
+      return `quorum keys: the server at ${found.record.url} (pid ${found.record.pid}) uses this directory and picks changes up within about a second`;
+    case 'other-host':
+      return `quorum keys: this directory is recorded as open by a server on host ${found.record.host} (${found.record.address}); not checked from here`;
+    case 'stale':
+      return `quorum keys: warning: no running server uses this directory (the server recorded in it, pid ${found.record.pid}, has exited); a server started on another directory will not see this change`;
+    case 'none':
+      return 'quorum keys: warning: no running server uses this directory; a server started on another directory will not see this change';
+  }
 }
 
 function run(body: () => void): void {

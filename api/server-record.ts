@@ -1,0 +1,81 @@
+/**
+ * `<data dir>/server.json`: which server has a data directory open, so `quorum keys` can say
+ * whether the directory it just wrote is the one a server reads (issue: a key created in the
+ * default directory while the server used another was silently refused).
+ *
+ * The server writes the file once it listens (temporary file, then rename: a reader never sees
+ * half of it) and removes it on graceful shutdown if it still names this server (pid and port:
+ * a second server on the same directory has overwritten it; the last one to start is named). A
+ * file left by a killed server is stale: its pid is gone, and readers treat it as no server.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const SERVER_FILE = 'server.json';
+
+export interface ServerRecord {
+  pid: number;
+  host: string;
+  port: number;
+  /** Where it listens, as bound (server.address()), e.g. http://0.0.0.0:3000. */
+  address: string;
+  /** A URL to reach it from this host, e.g. http://127.0.0.1:3000. */
+  url: string;
+  data_dir: string;
+  started_at: string;
+}
+
+export function serverRecordFile(dataDir: string): string {
+  return join(dataDir, SERVER_FILE);
+}
+
+/** Records this process as the server of `dataDir` (atomically). */
+export function writeServerRecord(dataDir: string, record: Omit<ServerRecord, 'pid' | 'host' | 'data_dir' | 'started_at'>): ServerRecord {
+  const full: ServerRecord = { pid: process.pid, host: hostname(), ...record, data_dir: resolve(dataDir), started_at: new Date().toISOString() };
+  mkdirSync(dataDir, { recursive: true });
+  const file = serverRecordFile(dataDir);
+  const tmp = `${file}.${process.pid}.${record.port}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(full, null, 2)}\n`);
+  renameSync(tmp, file);
+  return full;
+}
+
+function readRecord(dataDir: string): ServerRecord | null {
+  try {
+    const r = JSON.parse(readFileSync(serverRecordFile(dataDir), 'utf8')) as Partial<ServerRecord>;
+    return Number.isInteger(r.pid) && Number.isInteger(r.port) && typeof r.host === 'string' ? (r as ServerRecord) : null;
+  } catch {
+    return null; // missing or unreadable: no server is recorded
+  }
+}
+
+/** Removes the record if it still names this process on `port` (another server's is kept). */
+export function removeServerRecord(dataDir: string, port: number): void {
+  const r = readRecord(dataDir);
+  if (r && r.pid === process.pid && r.port === port && r.host === hostname()) rmSync(serverRecordFile(dataDir), { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
+export type ServerLookup =
+  | { state: 'running'; record: ServerRecord }
+  /** Recorded by another host (a shared file system): its pid cannot be checked from here. */
+  | { state: 'other-host'; record: ServerRecord }
+  | { state: 'stale'; record: ServerRecord }
+  | { state: 'none' };
+
+/** Which server, if any, has `dataDir` open. */
+export function findServer(dataDir: string): ServerLookup {
+  const record = readRecord(dataDir);
+  if (!record) return { state: 'none' };
+  if (record.host !== hostname()) return { state: 'other-host', record };
+  return alive(record.pid) ? { state: 'running', record } : { state: 'stale', record };
+}
