@@ -24,6 +24,8 @@ export type Entitlement =
 
 const open = { kind: 'open' } as const;
 const publicRead = { kind: 'plan', plan: 'pro', publicBeta: true } as const;
+/** A public read of the spec's endpoint table whose plan, once the beta ends, is api. */
+const publicReadApi = { kind: 'plan', plan: 'api', publicBeta: true } as const;
 const pro = { kind: 'plan', plan: 'pro' } as const;
 const api = { kind: 'plan', plan: 'api' } as const;
 const enterprise = { kind: 'plan', plan: 'enterprise' } as const;
@@ -36,7 +38,8 @@ export const ENTITLEMENTS = {
   openapi: open,
   docs: open,
 
-  // public reads (open during the beta)
+  // public reads (open during the beta): every GET of the spec's endpoint table except export
+  // (key required) and the probability endpoint (scope); with the beta off, the plan named here
   'predictions.accuracy': publicRead,
   'predictions.accuracy.category': publicRead,
   'predictions.resolved': publicRead,
@@ -47,22 +50,27 @@ export const ENTITLEMENTS = {
   clusters: publicRead,
   'factors.health': publicRead,
   scenarios: publicRead,
+  'predictions.detail': publicRead,
+  'predictions.edges': publicRead,
+  'predictions.lifecycle': publicRead,
+  'track_records.source': publicReadApi,
 
   // pro
-  'predictions.detail': pro,
-  'predictions.edges': pro,
-  'predictions.lifecycle': pro,
   'predictions.taxonomy': pro,
   'track_records.overview': pro,
   /** CSV export up to the pro size; the export route asks for `export.bulk` beyond it. */
   'export.predictions': pro,
 
   // api
-  'track_records.source': api,
   'track_records.trends': api,
   claims: api,
   leaderboard: api,
   rankings: api,
+  /** Scoring analyses beside the leaderboard (issue 10): the spec's plans do not list them; api, like it. */
+  'analysis.information_value': api,
+  'analysis.anchoring': api,
+  'analysis.disagreement': api,
+  'analysis.resolution_sources': api,
   'taxonomy.history': api,
   /** Bulk export: JSON, JSONL, Parquet, or CSV beyond the pro size. */
   'export.bulk': api,

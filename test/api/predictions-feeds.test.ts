@@ -430,13 +430,20 @@ describe('hostile input: every path and query parameter', () => {
 });
 
 describe('entitlements (api/auth/entitlements.ts)', () => {
-  it('pro endpoints: anonymous → 403 plan_required naming pro; pro and api keys → 200', async () => {
-    for (const p of [`/api/predictions/lifecycle/${FEED.a}/`, '/api/predictions/edges/', `/api/predictions/${FEED.a}`]) {
-      const anon = await get(server, p);
-      expectProblem(anon, 403, 'plan_required');
-      expect(anon.body.plan).toBe('pro');
-      expect((await get(server, p, pro)).res.status).toBe(200);
-      expect((await get(server, p, apiPlan)).res.status).toBe(200);
+  it('lifecycle, edges, detail: public reads during the beta; without it anonymous → 403 naming pro, pro and api keys → 200', async () => {
+    const paths = [`/api/predictions/lifecycle/${FEED.a}/`, '/api/predictions/edges/', `/api/predictions/${FEED.a}`];
+    for (const p of paths) expect((await get(server, p)).res.status, p).toBe(200);
+    const closed = await serve(dir, { publicBeta: false });
+    try {
+      for (const p of paths) {
+        const anon = await get(closed, p);
+        expectProblem(anon, 403, 'plan_required');
+        expect(anon.body.plan).toBe('pro');
+        expect((await get(closed, p, pro)).res.status).toBe(200);
+        expect((await get(closed, p, apiPlan)).res.status).toBe(200);
+      }
+    } finally {
+      await closed.close();
     }
     expectProblem(await get(server, '/api/predictions/edges/', auth.x('qk_live_' + 'x'.repeat(32))), 401, 'unauthorized');
   });
