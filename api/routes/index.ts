@@ -7,6 +7,7 @@ import { eventsAccuracyRoute } from './events-accuracy.ts';
 import { eventsLangRoute } from './events-lang.ts';
 import { exportRouteDoc } from './export-doc.ts';
 import { healthRoute, metricsRoute, readyRoute } from './health.ts';
+import { analysisDisagreementRoute } from './analysis-disagreement.ts';
 import { leaderboardRoute } from './leaderboard.ts';
 import { predictionsAccuracyCategoryRoute, predictionsAccuracyRoute } from './predictions-accuracy.ts';
 import { predictionsDetailRoute } from './predictions-detail.ts';
@@ -35,6 +36,7 @@ export const ROUTES: readonly RouteDef[] = [
   predictionsLifecycleRoute,
   eventsLangRoute,
   leaderboardRoute,
+  analysisDisagreementRoute,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
   // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
   // must be registered before it.

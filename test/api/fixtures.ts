@@ -25,6 +25,14 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     best: V, vs_best_n: B, vs_best_diff: D, vs_best_ci95_lo: D, vs_best_ci95_hi: D, tied_with_best: 'BOOLEAN',
     n_questions: B, sufficient: 'BOOLEAN',
   },
+  disagreement: {
+    mode: V, rounds: V, n: B, spearman: D, spearman_ci95_lo: D, spearman_ci95_hi: D, predicts_error: V,
+    n_directional: B, n_wrong: B, auroc_wrong_direction: D,
+  },
+  disagreement_quintiles: {
+    mode: V, rounds: V, quintile: 'INTEGER', n: B, sd_min: D, sd_max: D, mean_abs_error: D, brier: D,
+    brier_ci95_lo: D, brier_ci95_hi: D, n_directional: B, accuracy_pct: D,
+  },
   accuracy: {
     scope: V, forecaster: V, mode: V, dimension: V, key: V, n: B, brier: D, log_loss: D,
     n_directional: B, n_correct: B, n_no_direction: B, accuracy_pct: D,

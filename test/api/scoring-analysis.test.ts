@@ -100,4 +100,28 @@ describe('scoring analysis routes', () => {
       expectProblem(await get(server, '/api/leaderboard/?mode=psychic', withKey(apiKey)), 400, 'invalid_parameter');
     });
   });
+
+  describe('GET /api/analysis/disagreement/', () => {
+    it('every scope with its quintiles and the verdict derived from the interval', async () => {
+      expectProblem(await get(server, '/api/analysis/disagreement/', withKey(proKey)), 403, 'plan_required');
+      const got = await get(server, '/api/analysis/disagreement/', withKey(apiKey));
+      expect(got.res.status).toBe(200);
+      expect(got.body).toMatchObject({ rounds: 'latest', mode: null, total: 4 });
+      expect(got.body.items.map((i: { mode: string }) => i.mode)).toEqual(['headline', 'blind', 'informed', 'augmented']);
+      const want = await table(`SELECT * FROM disagreement WHERE rounds = 'latest' AND mode = 'headline'`);
+      const h = got.body.items[0];
+      expect(h.n).toBe(want[0]!.n);
+      expect(h.spearman).toBe(Math.round((want[0]!.spearman as number) * 1e6) / 1e6);
+      expect(h.predicts_error).toBe(want[0]!.predicts_error);
+      const [lo, hi] = h.spearman_ci95;
+      expect(h.predicts_error).toBe(lo > 0 ? 'true' : hi < 0 ? 'false' : 'inconclusive');
+      expect(h.verdict).toMatch(/Spearman -?0\.\d{3}, 95% interval \[/);
+      expect(h.quintiles).toHaveLength(5);
+      expect(h.quintiles.reduce((a: number, q: { n: number }) => a + q.n, 0)).toBe(h.n);
+      const one = await get(server, '/api/analysis/disagreement/?mode=Informed&rounds=all', withKey(apiKey));
+      expect(one.body).toMatchObject({ rounds: 'all', mode: 'informed', total: 1 });
+      expect(one.body.items[0].auroc_wrong_direction).toBeNull();
+      expectProblem(await get(server, '/api/analysis/disagreement/?mode=x', withKey(apiKey)), 400, 'invalid_parameter');
+    });
+  });
 });
