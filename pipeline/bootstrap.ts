@@ -3,6 +3,8 @@
  * (ForecastBench questions, market prices and outcomes), run the pipeline dated at each round's
  * freeze time (the models see only what was known then), then once more now, so the service has
  * real questions, real prices, real outcomes and (simulated, unless configured) model forecasts.
+ * The sample's prices are historical (observed at its rounds, not now): the "now" run says so in
+ * its summary (`prices_historical`, the newest observation and its age, a note) and in the log.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,11 +27,34 @@ export function roundFreezeTimes(dir: string): Date[] {
   return [...times].sort().map((t) => new Date(t));
 }
 
-/** Imports a ForecastBench directory into the raw tables; returns per-table counts. */
+/** Imports a ForecastBench directory into the raw tables; returns per-table counts and the newest price's time. */
 export async function importForecastBench(config: QuorumConfig, dir: string, now = new Date()) {
   const batch = await parseForecastBench(dir, { now });
   const written = await withConnection((conn) => writeImportBatch(conn, config.dataDir, batch, now));
-  return { written, skipped: batch.skipped };
+  return { written, skipped: batch.skipped, newest_price_observed_at: newestObservation(batch.market_prices) };
+}
+
+/** The latest `observed_at` of price rows (ISO), or null when there is none. */
+function newestObservation(rows: readonly { observed_at: Date | null }[]): string | null {
+  let newest: number | null = null;
+  for (const r of rows) if (r.observed_at && (newest === null || r.observed_at.getTime() > newest)) newest = r.observed_at.getTime();
+  return newest === null ? null : new Date(newest).toISOString();
+}
+
+/**
+ * Marks the first start's "now" run: the bundled prices beside its forecasts are historical.
+ * Mutates the summary (the field, the newest observation, its age, a note) and logs it.
+ */
+export function flagHistoricalPrices(summary: RunSummary, newestObservedAt: string, logger: Logger): void {
+  const ageHours = Math.round(((Date.parse(summary.as_of) - Date.parse(newestObservedAt)) / 3_600_000) * 10) / 10;
+  const note =
+    `the bundled sample's market prices are historical: the newest was observed at ${newestObservedAt}, ` +
+    `${ageHours} hours (${Math.floor(ageHours / 24)} days) before this run; they are not current prices`;
+  summary.prices_historical = true;
+  summary.newest_price_observed_at = newestObservedAt;
+  summary.newest_price_age_hours = ageHours;
+  summary.notes.push(note);
+  logger.warn({ run_id: summary.run_id, prices_historical: true, newest_price_observed_at: newestObservedAt, newest_price_age_hours: ageHours }, note);
 }
 
 /** Runs the first-start sequence if no snapshot exists; returns the runs it made. */
@@ -39,8 +64,11 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   const imported = await importForecastBench(config, config.sampleDir);
   logger.info({ written: imported.written, skipped: imported.skipped.length }, 'sample imported');
   const runs: RunSummary[] = [];
-  for (const asOf of [...roundFreezeTimes(config.sampleDir), new Date()]) {
+  for (const asOf of roundFreezeTimes(config.sampleDir)) {
     runs.push(await runPipeline({ config, logger, asOf }));
   }
+  const now = await runPipeline({ config, logger, asOf: new Date() });
+  if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
+  runs.push(now);
   return runs;
 }

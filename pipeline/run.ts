@@ -81,6 +81,15 @@ export interface RunSummary {
   duration_ms: number;
   /** What the sync stage brought, per venue and source (null when the run did not sync). */
   sync: SyncReport | null;
+  /** What a reader of this summary should know beside the counts (e.g. the prices are historical). */
+  notes: string[];
+  /**
+   * Set on the first start's "now" run (pipeline/bootstrap.ts): the market prices beside its
+   * forecasts are the bundled sample's, historical; the newest one's time and age in hours.
+   */
+  prices_historical?: boolean;
+  newest_price_observed_at?: string;
+  newest_price_age_hours?: number;
 }
 
 async function recordRun(
@@ -144,6 +153,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         error: null,
         duration_ms: 0,
         sync: null,
+        notes: [],
       };
       const partition = { runId, runDate: runDate(asOf) };
       const forecast = async () => {
@@ -207,7 +217,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         progress.close();
       }
       summary.duration_ms = Date.now() - started.getTime();
-      const { duration_ms, as_of: _asOf, run_id: _runId, sync, ...counts } = summary;
+      const { duration_ms, as_of: _asOf, run_id: _runId, sync, notes: _notes, ...counts } = summary;
       await recordRun(conn, root, {
         run_id: runId,
         ...counts,

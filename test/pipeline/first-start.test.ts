@@ -1,0 +1,105 @@
+/**
+ * The first start on a small ForecastBench extract (test/fixtures/forecastbench/valid): the "now"
+ * run says in its summary and its log that the bundled prices are historical (the newest one's
+ * time and age), the dated runs do not; and `quorum start` (real process) logs where the API
+ * listens once, records itself in the data directory and removes the record on SIGTERM.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { join } from 'node:path';
+import { loadConfig } from '../../pipeline/config.ts';
+import { createLogger } from '../../pipeline/log.ts';
+import { bootstrapIfEmpty } from '../../pipeline/bootstrap.ts';
+import { parseForecastBench } from '../../pipeline/import/forecastbench.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { serverRecordFile, type ServerRecord } from '../../api/server-record.ts';
+import { REPO, quorumProcess } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { parseLogLines, repeatedKeys, type LogLine } from './log-lines.ts';
+
+const SAMPLE = join(REPO, 'test', 'fixtures', 'forecastbench', 'valid');
+const tmp = tempDir('quorum-first-start-');
+
+afterAll(async () => {
+  await closeDuckdb();
+  tmp.cleanup();
+});
+
+/** The sample's newest price observation, read independently of the bootstrap. */
+async function newestSamplePrice(): Promise<string> {
+  const batch = await parseForecastBench(SAMPLE, { now: new Date() });
+  const times = batch.market_prices.map((p) => p.observed_at!.getTime());
+  expect(times.length).toBeGreaterThan(0);
+  return new Date(Math.max(...times)).toISOString();
+}
+
+describe('first start', () => {
+  it('the "now" run says the bundled prices are historical, in its summary and once in the log', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'in-process'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none', LOG_LEVEL: 'info' });
+    const runs = await bootstrapIfEmpty(config, createLogger('info', { destination: stream }));
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    const [dated1, dated2, now] = runs;
+    const newest = await newestSamplePrice();
+
+    for (const dated of [dated1!, dated2!]) {
+      expect(dated.notes).toEqual([]);
+      expect(dated.prices_historical).toBeUndefined();
+    }
+    expect(now!.prices_historical).toBe(true);
+    expect(now!.newest_price_observed_at).toBe(newest);
+    const ageHours = (Date.parse(now!.as_of) - Date.parse(newest)) / 3_600_000;
+    expect(now!.newest_price_age_hours).toBeCloseTo(ageHours, 0);
+    expect(now!.newest_price_age_hours!).toBeGreaterThan(0);
+    expect(now!.notes).toHaveLength(1);
+    expect(now!.notes[0]).toMatch(/historical/);
+    expect(now!.notes[0]).toContain(newest);
+
+    const logs = parseLogLines(lines.join(''));
+    const flagged = logs.filter((l) => l.prices_historical === true);
+    expect(flagged).toHaveLength(1);
+    expect(flagged[0]).toMatchObject({ level: 40, run_id: now!.run_id, newest_price_observed_at: newest, newest_price_age_hours: now!.newest_price_age_hours });
+    expect(flagged[0]!.msg).toBe(now!.notes[0]);
+
+    // A second start finds the snapshot and makes no run.
+    expect(await bootstrapIfEmpty(config, createLogger('silent'))).toEqual([]);
+  });
+
+  it('quorum start: bootstraps, says once where it listens, records itself, cleans up on SIGTERM', async () => {
+    const dir = join(tmp.dir, 'cli');
+    const child = quorumProcess(['start'], { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const deadline = Date.now() + 120_000;
+    while (!/api listening/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    let listening: LogLine[];
+    try {
+      listening = parseLogLines(stderr).filter((l) => /listening/i.test(String(l.msg)));
+      expect(listening, stderr).toHaveLength(1);
+      const port = Number(new URL(String(listening[0]!.address)).port);
+      expect(port).toBeGreaterThan(0);
+      const record = JSON.parse(readFileSync(serverRecordFile(dir), 'utf8')) as ServerRecord;
+      expect(record).toMatchObject({ pid: child.pid, port });
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stdout).toBe('');
+    const logs = parseLogLines(stderr);
+    for (const l of stderr.split('\n').filter((x) => x.trim())) expect(repeatedKeys(l), l).toEqual([]);
+    expect(logs.filter((l) => /listening/i.test(String(l.msg)))).toHaveLength(1);
+    expect(logs.filter((l) => l.prices_historical === true)).toHaveLength(1);
+    expect(existsSync(serverRecordFile(dir))).toBe(false);
+  });
+});
