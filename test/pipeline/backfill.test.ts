@@ -106,7 +106,7 @@ describe('quorum sync gap backfill', () => {
       QUORUM_VENUE_RETRIES: '1',
     });
     expect(r.status, r.stderr).toBe(0);
-    // The report is the stdout line with `sources` (pino's warnings share stdout, in any order).
+    // The report is the stdout line with `sources` (logs are on stderr; stdout holds only the report).
     const report = r.stdout
       .trim()
       .split('\n')
