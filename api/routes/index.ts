@@ -8,6 +8,7 @@ import { eventsLangRoute } from './events-lang.ts';
 import { exportRouteDoc } from './export-doc.ts';
 import { healthRoute, metricsRoute, readyRoute } from './health.ts';
 import { analysisDisagreementRoute } from './analysis-disagreement.ts';
+import { analysisInformationValueRoute } from './analysis-information-value.ts';
 import { leaderboardRoute } from './leaderboard.ts';
 import { predictionsAccuracyCategoryRoute, predictionsAccuracyRoute } from './predictions-accuracy.ts';
 import { predictionsDetailRoute } from './predictions-detail.ts';
@@ -37,6 +38,7 @@ export const ROUTES: readonly RouteDef[] = [
   eventsLangRoute,
   leaderboardRoute,
   analysisDisagreementRoute,
+  analysisInformationValueRoute,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
   // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
   // must be registered before it.

@@ -33,6 +33,10 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     mode: V, rounds: V, quintile: 'INTEGER', n: B, sd_min: D, sd_max: D, mean_abs_error: D, brier: D,
     brier_ci95_lo: D, brier_ci95_hi: D, n_directional: B, accuracy_pct: D,
   },
+  information_value: {
+    rounds: V, dimension: V, key: V, forecaster: V, kind: V, comparison: V, n: B, brier_from: D, brier_to: D,
+    value: D, value_ci95_lo: D, value_ci95_hi: D,
+  },
   accuracy: {
     scope: V, forecaster: V, mode: V, dimension: V, key: V, n: B, brier: D, log_loss: D,
     n_directional: B, n_correct: B, n_no_direction: B, accuracy_pct: D,

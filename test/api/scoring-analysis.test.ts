@@ -124,4 +124,21 @@ describe('scoring analysis routes', () => {
       expectProblem(await get(server, '/api/analysis/disagreement/?mode=x', withKey(apiKey)), 400, 'invalid_parameter');
     });
   });
+
+  describe('GET /api/analysis/information-value/', () => {
+    it('both comparisons per forecaster, overall and per category', async () => {
+      const got = await get(server, '/api/analysis/information-value/', withKey(apiKey));
+      expect(got.res.status).toBe(200);
+      expect(got.body).toMatchObject({ rounds: 'latest', dimension: 'overall', key: 'all', total: 7 }); // 4 models, 3 consensus
+      const m1 = got.body.items.find((i: { forecaster: string }) => i.forecaster === 'm1');
+      const want = await table(`SELECT * FROM information_value WHERE rounds = 'latest' AND dimension = 'overall' AND forecaster = 'm1' AND comparison = 'blind_to_informed'`);
+      expect(m1.blind_to_informed.n).toBe(45);
+      expect(m1.blind_to_informed.value).toBe(Math.round((want[0]!.value as number) * 1e6) / 1e6);
+      expect(m1.blind_to_informed.value_ci95).toHaveLength(2);
+      const cat = await get(server, '/api/analysis/information-value/?category=sports&rounds=all', withKey(apiKey));
+      expect(cat.body).toMatchObject({ rounds: 'all', dimension: 'category', key: 'sports' });
+      expect(cat.body.items[0].informed_to_augmented.n).toBe(15);
+      expectProblem(await get(server, '/api/analysis/information-value/?category=astrology', withKey(apiKey)), 400, 'invalid_parameter');
+    });
+  });
 });

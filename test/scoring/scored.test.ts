@@ -78,6 +78,7 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'leaderboard',
       'disagreement',
       'disagreement_quintiles',
+      'information_value',
       'ai_vs_market',
       'calibration',
       'calibration_summary',

@@ -1,0 +1,75 @@
+-- 54_information_value: what each information mode is worth (sql/README.md, `information_value`).
+--
+-- Per forecaster (each model; the consensus as mean, median and logit-mean), rounds and cell
+-- (overall, or one category), two paired comparisons, each over the questions the forecaster has
+-- scored in BOTH modes of the comparison:
+--   blind_to_informed     value = Brier(blind) − Brier(informed)
+--   informed_to_augmented value = Brier(informed) − Brier(augmented)
+-- Positive: the extra information lowered the Brier score. brier_from / brier_to are the two means
+-- on those same questions; value_ci95_* is the bootstrap interval (51_bootstrap: questions
+-- resampled, the same questions for both modes). The observations are 52_leaderboard's _lb_obs
+-- (rounds 'latest' and 'all' as there); NULL category is 'unknown'.
+
+CREATE OR REPLACE TABLE _voi_pairs AS
+WITH by_mode AS (
+  SELECT rounds, forecaster, question_id, any_value(category) AS category, any_value(grp) AS grp,
+         max(brier) FILTER (WHERE mode = 'blind') AS b_blind,
+         max(brier) FILTER (WHERE mode = 'informed') AS b_informed,
+         max(brier) FILTER (WHERE mode = 'augmented') AS b_augmented
+  FROM _lb_obs
+  WHERE forecaster <> 'market'
+  GROUP BY rounds, forecaster, question_id
+)
+SELECT rounds, forecaster, question_id, category, grp, 'blind_to_informed' AS comparison,
+       b_blind AS b_from, b_informed AS b_to
+FROM by_mode WHERE b_blind IS NOT NULL AND b_informed IS NOT NULL
+UNION ALL
+SELECT rounds, forecaster, question_id, category, grp, 'informed_to_augmented',
+       b_informed, b_augmented
+FROM by_mode WHERE b_informed IS NOT NULL AND b_augmented IS NOT NULL;
+
+CREATE OR REPLACE TABLE _voi_groups AS
+SELECT rounds, forecaster, comparison,
+       CASE WHEN category IS NULL THEN 'overall' ELSE 'category' END AS dimension,
+       coalesce(category, 'all') AS key, grp,
+       count(*) AS n, sum(b_from) AS sum_from, sum(b_to) AS sum_to
+FROM _voi_pairs
+GROUP BY GROUPING SETS ((rounds, forecaster, comparison, grp), (rounds, forecaster, comparison, category, grp));
+
+DROP TABLE _voi_pairs;
+
+CREATE OR REPLACE TABLE information_value AS
+WITH cells AS (SELECT DISTINCT rounds, forecaster, comparison, dimension, key FROM _voi_groups),
+vec AS (
+  SELECT c.rounds, c.forecaster, c.comparison, c.dimension, c.key,
+         list(coalesce(g.n, 0)::DOUBLE ORDER BY gg.grp) AS n_v,
+         list(coalesce(g.sum_from - g.sum_to, 0)::DOUBLE ORDER BY gg.grp) AS d_v
+  FROM cells AS c
+  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
+  LEFT JOIN _voi_groups AS g
+    ON g.rounds = c.rounds AND g.forecaster = c.forecaster AND g.comparison = c.comparison
+   AND g.dimension = c.dimension AND g.key = c.key AND g.grp = gg.grp
+  GROUP BY ALL
+),
+ci AS (
+  SELECT v.rounds, v.forecaster, v.comparison, v.dimension, v.key,
+         quantile_cont(list_dot_product(m.w, v.d_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.025) AS lo,
+         quantile_cont(list_dot_product(m.w, v.d_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.975) AS hi
+  FROM vec AS v CROSS JOIN _boot_matrix AS m
+  GROUP BY ALL
+),
+pt AS (
+  SELECT rounds, forecaster, comparison, dimension, key, sum(n) AS n,
+         sum(sum_from) / sum(n) AS brier_from, sum(sum_to) / sum(n) AS brier_to
+  FROM _voi_groups
+  GROUP BY ALL
+)
+SELECT pt.rounds, pt.dimension, pt.key, pt.forecaster,
+       CASE WHEN pt.forecaster LIKE 'consensus\_%' ESCAPE '\' THEN 'consensus' ELSE 'model' END AS kind,
+       pt.comparison, pt.n::BIGINT AS n, pt.brier_from, pt.brier_to,
+       pt.brier_from - pt.brier_to AS value, ci.lo AS value_ci95_lo, ci.hi AS value_ci95_hi
+FROM pt
+LEFT JOIN ci USING (rounds, forecaster, comparison, dimension, key)
+ORDER BY pt.rounds, pt.dimension, pt.key, pt.comparison, pt.forecaster;
+
+DROP TABLE _voi_groups;
