@@ -16,6 +16,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { CATEGORIES, type Category } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
+import { parseTimestampValue } from '../http/params.ts';
 import { EXPORT_FORMATS, type ExportFormat } from './formats.ts';
 
 export const EXPORT_STATUSES = ['active', 'resolved', 'annulled', 'all'] as const;
@@ -33,40 +34,13 @@ export interface ExportParams {
 
 const lower = (s: string): string => s.toLowerCase();
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
-
 /**
  * Parses an ISO 8601 date or date-time into a UTC DuckDB TIMESTAMP literal (microseconds kept),
- * or null when it is not one (or names an impossible date such as 2025-02-30).
+ * or null when it is not one, names an impossible date such as 2025-02-30, or falls outside the
+ * range DuckDB and our data accept once converted to UTC (THE timestamp parser, api/http/params.ts).
  */
 export function parseSince(value: string): string | null {
-  const m = ISO.exec(value);
-  if (!m) return null;
-  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', tz] = m;
-  const year = Number(y);
-  const month = Number(mo);
-  const day = Number(d);
-  const hour = Number(h);
-  const minute = Number(mi);
-  const second = Number(s);
-  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const base = Date.UTC(year, month - 1, day, hour, minute, second);
-  const check = new Date(Date.UTC(year, month - 1, day));
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return null;
-  let offsetMin = 0;
-  if (tz && tz.toUpperCase() !== 'Z') {
-    const sign = tz.startsWith('-') ? -1 : 1;
-    const digits = tz.slice(1).replace(':', '');
-    const oh = Number(digits.slice(0, 2));
-    const om = Number(digits.slice(2, 4));
-    if (oh > 18 || om > 59) return null;
-    offsetMin = sign * (oh * 60 + om);
-  }
-  const utc = new Date(base - offsetMin * 60_000);
-  if (Number.isNaN(utc.getTime())) return null;
-  const iso = utc.toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ (years 0001..9999 here)
-  const micros = frac.padEnd(6, '0').slice(0, 6);
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${micros}`;
+  return parseTimestampValue(value)?.sql ?? null;
 }
 
 interface ParamRule<T> {
