@@ -79,6 +79,7 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'disagreement',
       'disagreement_quintiles',
       'information_value',
+      'anchoring',
       'ai_vs_market',
       'calibration',
       'calibration_summary',
