@@ -7,6 +7,7 @@ import { eventsAccuracyRoute } from './events-accuracy.ts';
 import { eventsLangRoute } from './events-lang.ts';
 import { exportRouteDoc } from './export-doc.ts';
 import { healthRoute, metricsRoute, readyRoute } from './health.ts';
+import { analysisAnchoringRoute } from './analysis-anchoring.ts';
 import { analysisDisagreementRoute } from './analysis-disagreement.ts';
 import { analysisInformationValueRoute } from './analysis-information-value.ts';
 import { leaderboardRoute } from './leaderboard.ts';
@@ -39,6 +40,7 @@ export const ROUTES: readonly RouteDef[] = [
   leaderboardRoute,
   analysisDisagreementRoute,
   analysisInformationValueRoute,
+  analysisAnchoringRoute,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
   // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
   // must be registered before it.

@@ -37,6 +37,10 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     rounds: V, dimension: V, key: V, forecaster: V, kind: V, comparison: V, n: B, brier_from: D, brier_to: D,
     value: D, value_ci95_lo: D, value_ci95_hi: D,
   },
+  anchoring: {
+    forecaster: V, kind: V, mode: V, n_market: B, corr_market: D, mean_abs_diff_market: D, n_slope: B, slope: D,
+    slope_ci95_lo: D, slope_ci95_hi: D,
+  },
   accuracy: {
     scope: V, forecaster: V, mode: V, dimension: V, key: V, n: B, brier: D, log_loss: D,
     n_directional: B, n_correct: B, n_no_direction: B, accuracy_pct: D,

@@ -141,4 +141,19 @@ describe('scoring analysis routes', () => {
       expectProblem(await get(server, '/api/analysis/information-value/?category=astrology', withKey(apiKey)), 400, 'invalid_parameter');
     });
   });
+
+  describe('GET /api/analysis/anchoring/', () => {
+    it('slope with interval per model and mode; rounds=all is refused', async () => {
+      const got = await get(server, '/api/analysis/anchoring/?mode=augmented', withKey(apiKey));
+      expect(got.res.status).toBe(200);
+      expect(got.body).toMatchObject({ rounds: 'latest', mode: 'augmented', total: 5 });
+      const want = await table(`SELECT * FROM anchoring WHERE mode = 'augmented' AND forecaster = 'm2'`);
+      const m2 = got.body.items.find((i: { forecaster: string }) => i.forecaster === 'm2');
+      expect(m2.slope).toBe(Math.round((want[0]!.slope as number) * 1e6) / 1e6);
+      expect(m2.slope).toBeCloseTo(0.7, 2);
+      expect(m2.slope_ci95[0]).toBeLessThanOrEqual(m2.slope_ci95[1]);
+      expect((await get(server, '/api/analysis/anchoring/', withKey(apiKey))).body.total).toBe(15);
+      expectProblem(await get(server, '/api/analysis/anchoring/?rounds=all', withKey(apiKey)), 400, 'invalid_parameter');
+    });
+  });
 });

@@ -1,0 +1,80 @@
+/**
+ * `GET /api/analysis/anchoring/` (api plan): per model (and the consensus mean) and mode, how much
+ * the forecast moves toward the market once the market is shown: the slope of (p_mode − p_blind) on
+ * (market − p_blind) with its 95% bootstrap interval (1 = copies the market, 0 = ignores it), the
+ * correlation with the market and the mean |p − market|. Source: `anchoring`
+ * (sql/derive/55_anchoring.sql). rounds=latest only: the move is measured within one forecast.
+ */
+import { z } from 'zod';
+import { MODES } from '../../pipeline/warehouse/tables.ts';
+import { ApiError } from '../errors/problem.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { count, published, zProb } from '../openapi/common.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
+import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds } from './analysis-params.ts';
+
+export const AnchoringEntry = z
+  .object({
+    forecaster: z.string().meta({ description: 'A model id, or consensus_mean.' }),
+    kind: z.enum(['model', 'consensus']),
+    mode: z.enum(MODES),
+    n_market: count.meta({ description: 'Scored forecasts with a fresh market comparator at their time.' }),
+    corr_market: zProb.meta({ description: 'Pearson correlation between the forecast and the market probability.' }),
+    mean_abs_diff_market: zProb.meta({ description: 'Mean |p − market|.' }),
+    n_slope: count.meta({ description: 'Questions with this mode\'s forecast, the blind forecast and a market comparator.' }),
+    slope: zProb.meta({
+      description:
+        'Least-squares slope through the origin of (p_mode − p_blind) on (market − p_blind): 1 = copies the market, ' +
+        '0 = ignores it (stays at its blind answer), negative = moves away. Null for blind.',
+    }),
+    slope_ci95: ci95,
+  })
+  .meta({ id: 'AnchoringEntry' });
+
+export const Anchoring = z
+  .object({
+    rounds: z.literal('latest').meta({ description: 'Anchoring is measured on the latest forecast before the cutoff.' }),
+    mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
+    total: count,
+    items: z.array(AnchoringEntry),
+  })
+  .meta({ id: 'Anchoring' });
+
+async function body(snap: PinnedSnapshot, mode: string | null): Promise<Record<string, unknown>> {
+  snap.require('anchoring');
+  const r = await snap.query('analysis-anchoring', { mode });
+  const items = r.map((x) => ({
+    forecaster: x.forecaster,
+    kind: x.kind,
+    mode: x.mode,
+    n_market: Number(x.n_market),
+    corr_market: numOrNull(x.corr_market),
+    mean_abs_diff_market: numOrNull(x.mean_abs_diff_market),
+    n_slope: Number(x.n_slope),
+    slope: numOrNull(x.slope),
+    slope_ci95: interval(x.slope_ci95_lo, x.slope_ci95_hi),
+  }));
+  return published(Anchoring, { rounds: 'latest', mode, total: items.length, items });
+}
+
+export const analysisAnchoringRoute = jsonRoute({
+  id: 'analysis.anchoring',
+  path: '/api/analysis/anchoring/',
+  summary: 'How far each model moves toward the market once it is shown',
+  description:
+    'Per model and mode: the slope of (p_mode − p_blind) on (market − p_blind) with a 95% bootstrap interval ' +
+    '(1 = copies the market, 0 = ignores it), the correlation with the market and the mean |p − market|. Only ' +
+    '`rounds=latest` (the default) is available: `rounds=all` is a 400.',
+  tags: ['scoring'],
+  query: z.object({ mode: analysisQuery.mode, rounds: z.literal('latest').optional() }),
+  response: Anchoring,
+  errors: [400],
+  cache: true,
+  input: (req) => {
+    if (queryRounds(req) !== 'latest') {
+      throw ApiError.invalidParameter('rounds', 'Anchoring is measured on the latest forecast only: rounds=latest.', ['latest']);
+    }
+    return { mode: queryMode(req) ?? null };
+  },
+  data: (snap, { mode }) => body(snap, mode),
+});
