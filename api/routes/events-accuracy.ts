@@ -21,6 +21,7 @@ import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { bucketMetrics, count, provenance, provenanceOf, published, zNum, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
+import { RecalibrationCheck, recalibrationChecks } from '../probability/calibration.ts';
 import { orderByKnown } from './order.ts';
 
 const MODE_ORDER = ['headline', ...MODES] as const;
@@ -57,6 +58,9 @@ export async function calibrationReport(snap: PinnedSnapshot): Promise<Record<st
     snap.query('accuracy-by-forecaster', { scope: 'all' }),
     snap.query('providers-scored', { category: null }),
   ]);
+  // The probability endpoint's recalibration, out of sample, beside the raw consensus (issue 14);
+  // snapshots from before sql/derive/95 have none.
+  const recalibration = snap.tables.has('calibration_models') ? recalibrationChecks(await snap.query('calibration-models')) : [];
 
   const id = (r: JsonRow) => `${String(r.forecaster)}\u0000${String(r.mode)}`;
   const keys = new Map<string, { forecaster: string; mode: string }>();
@@ -141,6 +145,7 @@ export async function calibrationReport(snap: PinnedSnapshot): Promise<Record<st
     total: forecasters.length,
     next_cursor: null,
     headline_modes: snap.headlineModes,
+    recalibration,
     ...provenanceOf(providers),
   });
 }
@@ -177,6 +182,10 @@ export const CalibrationReport = z
     total: count.meta({ description: 'Entries in all (one page: equals count).' }),
     next_cursor: z.null(),
     headline_modes: z.array(z.string()),
+    recalibration: z.array(RecalibrationCheck).meta({
+      description: 'Per mode, the probability endpoint\'s recalibration checked out of sample (time-ordered folds): ' +
+        'Brier of the raw consensus and of the calibrated probability on the same held-out questions.',
+    }),
     ...provenance,
   })
   .meta({ id: 'CalibrationReport' });

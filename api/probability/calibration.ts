@@ -1,0 +1,154 @@
+/**
+ * The recalibration of the probability endpoint, read from the snapshot's `calibration_models`
+ * (fitted by the pipeline: sql/derive/95_calibration_models.sql) and applied to live answers.
+ *
+ * For a mode: each model's probability p becomes sigmoid(a_m + b_m·logit(p)) with its Platt fit (a
+ * model the table does not know, e.g. a newly configured one, uses the mode's pooled fit; with no
+ * pool either, the identity); the calibrated log-odds of the models that answered are averaged and
+ * multiplied by the extremizing factor d: probability = sigmoid(d · mean(calibrated log-odds)).
+ */
+import { z } from 'zod';
+import type { JsonRow } from '../db/convert.ts';
+import { count, isoTime, prob, zProb } from '../openapi/common.ts';
+
+const LOGIT_CLIP = 0.001;
+
+export const logit = (p: number): number => {
+  const q = Math.min(1 - LOGIT_CLIP, Math.max(LOGIT_CLIP, p));
+  return Math.log(q / (1 - q));
+};
+export const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
+
+/** One Platt fit: calibrated log-odds = intercept + slope · log-odds. */
+export interface PlattFit {
+  intercept: number;
+  slope: number;
+  method: string;
+  n_questions: number;
+}
+
+/** A mode's calibration: the pool, the extremizing factor, the models' fits, the out-of-sample check. */
+export interface ModeCalibration {
+  mode: string;
+  method: string;
+  pool: PlattFit;
+  extremize: number;
+  extremize_method: string;
+  models: Map<string, PlattFit>;
+  n_questions: number;
+  fitted_through: string | null;
+  as_of: string | null;
+  out_of_sample: { brier_raw: number | null; brier_calibrated: number | null; n: number; folds: number };
+}
+
+const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** Groups the rows of sql/api/calibration-models.sql by mode. */
+export function calibrationsFromRows(rows: readonly JsonRow[]): Map<string, ModeCalibration> {
+  const out = new Map<string, ModeCalibration>();
+  for (const r of rows) {
+    if (r.kind !== 'pool') continue;
+    const mode = String(r.mode);
+    out.set(mode, {
+      mode,
+      method: String(r.method),
+      pool: { intercept: num(r.intercept, 0), slope: num(r.slope, 1), method: String(r.method), n_questions: num(r.n_questions, 0) },
+      extremize: num(r.extremize, 1),
+      extremize_method: String(r.extremize_method ?? 'identity_insufficient_data'),
+      models: new Map(),
+      n_questions: num(r.n_questions, 0),
+      fitted_through: str(r.fitted_through),
+      as_of: str(r.as_of),
+      out_of_sample: {
+        brier_raw: typeof r.oos_brier_raw === 'number' ? r.oos_brier_raw : null,
+        brier_calibrated: typeof r.oos_brier_calibrated === 'number' ? r.oos_brier_calibrated : null,
+        n: num(r.oos_n, 0),
+        folds: num(r.oos_folds, 0),
+      },
+    });
+  }
+  for (const r of rows) {
+    if (r.kind !== 'model') continue;
+    const c = out.get(String(r.mode));
+    if (!c) continue;
+    c.models.set(String(r.model), {
+      intercept: num(r.intercept, 0),
+      slope: num(r.slope, 1),
+      method: String(r.method),
+      n_questions: num(r.n_questions, 0),
+    });
+  }
+  return out;
+}
+
+/** The identity calibration (no snapshot fit for the mode). */
+export function identityCalibration(mode: string): ModeCalibration {
+  return {
+    mode,
+    method: 'identity_no_fit',
+    pool: { intercept: 0, slope: 1, method: 'identity_no_fit', n_questions: 0 },
+    extremize: 1,
+    extremize_method: 'identity_no_fit',
+    models: new Map(),
+    n_questions: 0,
+    fitted_through: null,
+    as_of: null,
+    out_of_sample: { brier_raw: null, brier_calibrated: null, n: 0, folds: 0 },
+  };
+}
+
+/** The fit used for a model: its own, else the mode's pool (a model the history does not know). */
+export function fitFor(c: ModeCalibration, model: string): PlattFit {
+  return c.models.get(model) ?? c.pool;
+}
+
+/** One model's calibrated probability. */
+export function calibrateOne(c: ModeCalibration, model: string, p: number): number {
+  const f = fitFor(c, model);
+  return sigmoid(f.intercept + f.slope * logit(p));
+}
+
+/** The pooled, extremized calibrated probability of the models' raw answers. */
+export function pooledProbability(c: ModeCalibration, answers: readonly { model: string; probability: number }[]): number {
+  if (answers.length === 0) throw new Error('pooledProbability: no answers');
+  let s = 0;
+  for (const a of answers) {
+    const f = fitFor(c, a.model);
+    s += f.intercept + f.slope * logit(a.probability);
+  }
+  return sigmoid(c.extremize * (s / answers.length));
+}
+
+/** The out-of-sample check as published beside the raw consensus (GET /api/events/accuracy/). */
+export const RecalibrationCheck = z
+  .object({
+    mode: z.string(),
+    method: z.string().meta({ description: '`platt` (fitted) or `identity_insufficient_data` (fewer than 50 resolved questions).' }),
+    n_questions: count.meta({ description: 'Resolved questions the published fit used.' }),
+    extremize: z.number().meta({ description: 'Extremizing factor d in [0.7, 2.0] (1: none).' }),
+    extremize_method: z.string(),
+    fitted_through: isoTime.nullable().meta({ description: 'Latest resolution the fit used (all known at the run\'s as_of).' }),
+    out_of_sample: z.object({
+      brier_raw: zProb.meta({ description: 'Brier of the raw consensus (mean) on the held-out questions.' }),
+      brier_calibrated: zProb.meta({ description: 'Brier of the calibrated, pooled, extremized probability on the same questions.' }),
+      n: count.meta({ description: 'Held-out questions (folds 2..K of the time-ordered folds).' }),
+      folds: count,
+    }),
+  })
+  .meta({ id: 'RecalibrationCheck', description: 'Whether the probability endpoint\'s recalibration earns its place, out of sample.' });
+
+/** The checks of every mode of a snapshot, for the accuracy report. */
+export function recalibrationChecks(rows: readonly JsonRow[]): z.input<typeof RecalibrationCheck>[] {
+  return [...calibrationsFromRows(rows).values()].map((c) => ({
+    mode: c.mode,
+    method: c.method,
+    n_questions: c.n_questions,
+    extremize: c.extremize,
+    extremize_method: c.extremize_method,
+    fitted_through: c.fitted_through,
+    out_of_sample: c.out_of_sample,
+  }));
+}
+
+export { prob };

@@ -1,0 +1,204 @@
+-- 95_calibration_models: the recalibration behind the probability endpoint (DESIGN §10; sql/README.md,
+-- `calibration_models`). Fitted here, by the pipeline, on the scored forecasts of this run: only
+-- outcomes visible at the run's as_of (scored_forecasts holds nothing else), so a run dated T
+-- calibrates on what was known at T.
+--
+-- Per mode:
+--   1. Observations: each scored (question, model) forecast, x = log-odds of p clipped to
+--      [0.001, 0.999], y = the outcome.
+--   2. Pooled Platt fit: P(y = 1) = sigmoid(a + b·x) over every model's forecasts of the mode,
+--      maximum a posteriori with a weak Gaussian prior centred on the identity (a = 0, b = 1) of
+--      precision 1 (keeps Newton finite on separable data; negligible beside 50+ questions).
+--   3. Per-model Platt fit, shrunk toward the pooled fit: the same model with a Gaussian prior
+--      centred on the pooled (a, b), precision 20 on each coefficient (each observation brings at
+--      most 0.25 to the intercept's information, so the prior weighs like ~80 observations at
+--      p = 0.5: a model with few forecasts stays near the pool, one with thousands follows its data).
+--   4. Pool: the calibrated log-odds a_m + b_m·x of the models that answered, averaged (the
+--      log-odds pool), times an extremizing factor d: p = sigmoid(d · mean_m(a_m + b_m·x_m)).
+--   5. d is fitted by cross-validation on the grid 0.70, 0.75, …, 2.00 (bounded to [0.7, 2.0]):
+--      the value whose out-of-fold pooled forecasts (step 6) have the lowest Brier score (ties: the
+--      one nearest 1).
+--   6. Folds, time-ordered by question: the mode's questions sorted by resolved_at (then
+--      question_id) and cut into K = 5 contiguous folds (ntile). Fold k (k = 2..5) is predicted by
+--      fits (steps 2-3) trained on folds 1..k-1 only (forward chaining: never trained on the
+--      future). Its extremizing factor is fitted on the out-of-fold predictions of folds 2..k-1
+--      (1 while fewer than 50 of them), so the check has no look-ahead at all.
+--   With fewer than 50 resolved questions in a cell (the mode for the pool, the (mode, model) for a
+--   model), the cell's calibration is the identity (a = 0, b = 1) and `method` says
+--   `identity_insufficient_data`; with fewer than 50 out-of-fold questions d = 1 likewise.
+--
+-- Out-of-sample check (pool rows): over the questions of folds 2..5, brier_raw = Brier of the raw
+-- consensus (the mean of the same scored model probabilities), brier_calibrated = Brier of the
+-- calibrated pool (steps 4-6); n = those questions, folds = K. Model rows carry the same check for
+-- the model alone (its raw p against sigmoid(a + b·x) from the earlier folds' fit).
+--
+-- Newton's method: 30 full steps from the prior mean, unrolled by a recursive CTE over list
+-- columns (the MAP objective is strictly concave, Newton converges in a handful of steps;
+-- `converged` says whether the last step moved a coefficient by less than 1e-9).
+
+CREATE OR REPLACE TEMP MACRO _cal_min_questions() AS 50;
+CREATE OR REPLACE TEMP MACRO _cal_folds() AS 5;
+CREATE OR REPLACE TEMP MACRO _cal_pool_prior() AS 1.0;
+CREATE OR REPLACE TEMP MACRO _cal_model_prior() AS 20.0;
+CREATE OR REPLACE TEMP MACRO _cal_logit(p) AS
+  ln(greatest(0.001, least(0.999, p)) / (1 - greatest(0.001, least(0.999, p))));
+CREATE OR REPLACE TEMP MACRO _cal_sigmoid(z) AS 1.0 / (1.0 + exp(-z));
+
+CREATE OR REPLACE TEMP TABLE _cal_obs AS
+SELECT question_id, model, mode, resolved_at, outcome::DOUBLE AS y, probability AS p,
+       _cal_logit(probability) AS x
+FROM scored_forecasts
+WHERE probability IS NOT NULL AND outcome IS NOT NULL;
+
+-- Questions per mode in time order, and their fold.
+CREATE OR REPLACE TEMP TABLE _cal_q AS
+SELECT mode, question_id, resolved_at, y,
+       ntile(_cal_folds()) OVER (PARTITION BY mode ORDER BY resolved_at, question_id) AS fold
+FROM (SELECT mode, question_id, min(resolved_at) AS resolved_at, min(y) AS y FROM _cal_obs GROUP BY ALL);
+
+-- Training sets: fit 0 = everything (the published fit); fit k = folds 1..k-1 (predicts fold k).
+CREATE OR REPLACE TEMP TABLE _cal_train AS
+SELECT 0 AS fit, o.* FROM _cal_obs o
+UNION ALL
+SELECT f.k AS fit, o.*
+FROM _cal_obs o
+JOIN _cal_q q USING (mode, question_id)
+JOIN (SELECT range AS k FROM range(2, _cal_folds() + 1)) f ON q.fold < f.k;
+
+-- One group per fitted cell: model '*' = the pool of the mode.
+CREATE OR REPLACE TEMP TABLE _cal_groups AS
+SELECT fit, mode, '*' AS model, list(x ORDER BY question_id, model) AS xs, list(y ORDER BY question_id, model) AS ys,
+       count(DISTINCT question_id) AS n_questions, count(*) AS n_forecasts, max(resolved_at) AS fitted_through
+FROM _cal_train GROUP BY fit, mode
+UNION ALL
+SELECT fit, mode, model, list(x ORDER BY question_id), list(y ORDER BY question_id),
+       count(DISTINCT question_id), count(*), max(resolved_at)
+FROM _cal_train GROUP BY fit, mode, model;
+
+-- Newton's method for the MAP logistic regression of y on x, prior N((a0, b0), I / lam).
+-- Step: θ += H⁻¹ g with g = (Σ(y-μ) - lam(a-a0), Σ(y-μ)x - lam(b-b0)) and
+-- H = [[Σw + lam, Σwx], [Σwx, Σwx² + lam]], w = μ(1-μ).
+CREATE OR REPLACE TEMP MACRO _cal_newton(grp) AS TABLE
+WITH RECURSIVE it(fit, mode, model, k, a, b, step) AS (
+  SELECT fit, mode, model, 0, a0, b0, 1e9::DOUBLE FROM query_table(grp)
+  UNION ALL
+  SELECT fit, mode, model, k + 1,
+         a + (h22 * ga - h12 * gb) / (h11 * h22 - h12 * h12),
+         b + (h11 * gb - h12 * ga) / (h11 * h22 - h12 * h12),
+         greatest(abs((h22 * ga - h12 * gb) / (h11 * h22 - h12 * h12)),
+                  abs((h11 * gb - h12 * ga) / (h11 * h22 - h12 * h12)))
+  FROM (
+    SELECT fit, mode, model, k, a, b,
+           list_sum(list_transform(xs, lambda x, i: ys[i] - mu[i])) - lam * (a - a0) AS ga,
+           list_sum(list_transform(xs, lambda x, i: (ys[i] - mu[i]) * x)) - lam * (b - b0) AS gb,
+           list_sum(list_transform(mu, lambda m: m * (1 - m))) + lam AS h11,
+           list_sum(list_transform(xs, lambda x, i: mu[i] * (1 - mu[i]) * x)) AS h12,
+           list_sum(list_transform(xs, lambda x, i: mu[i] * (1 - mu[i]) * x * x)) + lam AS h22
+    FROM (
+      SELECT it.fit, it.mode, it.model, it.k, it.a, it.b, g.xs, g.ys, g.a0, g.b0, g.lam,
+             list_transform(g.xs, lambda x: _cal_sigmoid(it.a + it.b * x)) AS mu
+      FROM it JOIN query_table(grp) g USING (fit, mode, model)
+      WHERE it.k < 30
+    )
+  )
+)
+SELECT fit, mode, model, a, b, step < 1e-9 AS converged FROM it WHERE k = 30;
+
+-- Pools: prior = identity.
+CREATE OR REPLACE TEMP TABLE _cal_pool_in AS
+SELECT fit, mode, model, xs, ys, 0.0::DOUBLE AS a0, 1.0::DOUBLE AS b0, _cal_pool_prior() AS lam
+FROM _cal_groups WHERE model = '*' AND n_questions >= _cal_min_questions();
+
+CREATE OR REPLACE TEMP TABLE _cal_pool_fit AS
+SELECT g.fit, g.mode, g.n_questions, g.n_forecasts, g.fitted_through,
+       coalesce(f.a, 0.0) AS a, coalesce(f.b, 1.0) AS b, f.converged,
+       CASE WHEN f.a IS NULL THEN 'identity_insufficient_data' ELSE 'platt' END AS method
+FROM _cal_groups g LEFT JOIN _cal_newton('_cal_pool_in') f USING (fit, mode, model)
+WHERE g.model = '*';
+
+-- Models: prior = the pool of the same training set.
+CREATE OR REPLACE TEMP TABLE _cal_model_in AS
+SELECT g.fit, g.mode, g.model, g.xs, g.ys, p.a AS a0, p.b AS b0, _cal_model_prior() AS lam
+FROM _cal_groups g JOIN _cal_pool_fit p USING (fit, mode)
+WHERE g.model <> '*' AND g.n_questions >= _cal_min_questions();
+
+CREATE OR REPLACE TEMP TABLE _cal_model_fit AS
+SELECT g.fit, g.mode, g.model, g.n_questions, g.n_forecasts, g.fitted_through,
+       coalesce(f.a, 0.0) AS a, coalesce(f.b, 1.0) AS b, f.converged, p.a AS prior_a, p.b AS prior_b,
+       CASE WHEN f.a IS NULL THEN 'identity_insufficient_data' ELSE 'platt_shrunk' END AS method
+FROM _cal_groups g
+JOIN _cal_pool_fit p USING (fit, mode)
+LEFT JOIN _cal_newton('_cal_model_in') f USING (fit, mode, model)
+WHERE g.model <> '*';
+
+-- Out-of-fold forecasts: fold k's observations through fit k's model calibrations.
+CREATE OR REPLACE TEMP TABLE _cal_oof_obs AS
+SELECT q.fold, o.mode, o.question_id, o.model, o.y, o.p, o.x,
+       _cal_sigmoid(coalesce(m.a, 0.0) + coalesce(m.b, 1.0) * o.x) AS p_cal,
+       coalesce(m.a, 0.0) + coalesce(m.b, 1.0) * o.x AS z_cal
+FROM _cal_obs o
+JOIN _cal_q q USING (mode, question_id)
+LEFT JOIN _cal_model_fit m ON m.fit = q.fold AND m.mode = o.mode AND m.model = o.model
+WHERE q.fold >= 2;
+
+-- Per question: the raw consensus (mean) and the unextremized calibrated pool (mean log-odds).
+CREATE OR REPLACE TEMP TABLE _cal_oof_q AS
+SELECT fold, mode, question_id, min(y) AS y, avg(p) AS p_raw, avg(z_cal) AS z
+FROM _cal_oof_obs GROUP BY ALL;
+
+CREATE OR REPLACE TEMP TABLE _cal_grid AS
+SELECT 0.7 + 0.05 * range AS d FROM range(0, 27);
+
+-- The factor chosen from the out-of-fold questions of folds strictly before `upto` (upto = K + 1:
+-- all of them, the published factor); 1 with fewer than 50 such questions.
+CREATE OR REPLACE TEMP TABLE _cal_extremize AS
+WITH targets AS (
+  SELECT DISTINCT mode, upto FROM _cal_q, (SELECT range AS upto FROM range(2, _cal_folds() + 2))
+),
+scored AS (
+  SELECT t.mode, t.upto, g.d, avg(_brier(_cal_sigmoid(g.d * q.z), q.y)) AS brier, count(*) AS n
+  FROM targets t JOIN _cal_oof_q q ON q.mode = t.mode AND q.fold < t.upto
+  CROSS JOIN _cal_grid g
+  GROUP BY ALL
+),
+best AS (
+  SELECT mode, upto, arg_min(d, (brier, abs(d - 1.0), d)) AS d, max(n) AS n FROM scored GROUP BY ALL
+)
+SELECT t.mode, t.upto,
+       CASE WHEN coalesce(b.n, 0) >= _cal_min_questions() THEN round(b.d, 2)::DOUBLE ELSE 1.0::DOUBLE END AS d,
+       coalesce(b.n, 0) AS n_cv,
+       CASE WHEN coalesce(b.n, 0) >= _cal_min_questions() THEN 'cv' ELSE 'identity_insufficient_data' END AS method
+FROM targets t LEFT JOIN best b USING (mode, upto);
+
+CREATE OR REPLACE TEMP TABLE _cal_oos_pool AS
+SELECT q.mode, avg(_brier(q.p_raw, q.y)) AS brier_raw,
+       avg(_brier(_cal_sigmoid(e.d * q.z), q.y)) AS brier_calibrated, count(*) AS n
+FROM _cal_oof_q q JOIN _cal_extremize e ON e.mode = q.mode AND e.upto = q.fold
+GROUP BY q.mode;
+
+CREATE OR REPLACE TEMP TABLE _cal_oos_model AS
+SELECT mode, model, avg(_brier(p, y)) AS brier_raw, avg(_brier(p_cal, y)) AS brier_calibrated, count(*) AS n
+FROM _cal_oof_obs GROUP BY ALL;
+
+CREATE OR REPLACE TABLE calibration_models AS
+SELECT 'pool' AS kind, p.mode, CAST(NULL AS VARCHAR) AS model, p.method, p.a AS intercept, p.b AS slope,
+       0.0::DOUBLE AS prior_intercept, 1.0::DOUBLE AS prior_slope, _cal_pool_prior()::DOUBLE AS prior_precision,
+       p.converged, p.n_questions, p.n_forecasts, p.fitted_through,
+       e.d AS extremize, e.method AS extremize_method, e.n_cv AS extremize_n,
+       o.brier_raw AS oos_brier_raw, o.brier_calibrated AS oos_brier_calibrated, coalesce(o.n, 0) AS oos_n,
+       _cal_folds() AS oos_folds, _cal_min_questions() AS min_questions, r.as_of
+FROM _cal_pool_fit p
+JOIN _cal_extremize e ON e.mode = p.mode AND e.upto = _cal_folds() + 1
+LEFT JOIN _cal_oos_pool o ON o.mode = p.mode
+CROSS JOIN run_params r
+WHERE p.fit = 0
+UNION ALL
+SELECT 'model', m.mode, m.model, m.method, m.a, m.b, m.prior_a, m.prior_b, _cal_model_prior()::DOUBLE,
+       m.converged, m.n_questions, m.n_forecasts, m.fitted_through,
+       NULL, NULL, NULL,
+       o.brier_raw, o.brier_calibrated, coalesce(o.n, 0), _cal_folds(), _cal_min_questions(), r.as_of
+FROM _cal_model_fit m
+LEFT JOIN _cal_oos_model o USING (mode, model)
+CROSS JOIN run_params r
+WHERE m.fit = 0
+ORDER BY kind DESC, mode, model;
