@@ -70,7 +70,7 @@ describe('first start', () => {
 
     // A second start finds the snapshot and makes no run.
     expect(await bootstrapIfEmpty(config, createLogger('silent'))).toEqual([]);
-  });
+  }, 180_000);
 
   it('quorum start: bootstraps, says once where it listens, records itself, cleans up on SIGTERM', async () => {
     const dir = join(tmp.dir, 'cli');
@@ -80,7 +80,7 @@ describe('first start', () => {
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const deadline = Date.now() + 120_000;
+    const deadline = Date.now() + 180_000; // three pipeline runs first, on a shared machine
     while (!/api listening/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     let listening: LogLine[];
     try {
@@ -101,5 +101,5 @@ describe('first start', () => {
     expect(logs.filter((l) => /listening/i.test(String(l.msg)))).toHaveLength(1);
     expect(logs.filter((l) => l.prices_historical === true)).toHaveLength(1);
     expect(existsSync(serverRecordFile(dir))).toBe(false);
-  });
+  }, 240_000);
 });
