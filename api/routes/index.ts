@@ -11,6 +11,7 @@ import { analysisAnchoringRoute } from './analysis-anchoring.ts';
 import { analysisDisagreementRoute } from './analysis-disagreement.ts';
 import { analysisInformationValueRoute } from './analysis-information-value.ts';
 import { leaderboardRoute } from './leaderboard.ts';
+import { rankingsRoute } from './rankings.ts';
 import { predictionsAccuracyCategoryRoute, predictionsAccuracyRoute } from './predictions-accuracy.ts';
 import { predictionsDetailRoute } from './predictions-detail.ts';
 import { predictionsEdgesRoute } from './predictions-edges.ts';
@@ -38,6 +39,7 @@ export const ROUTES: readonly RouteDef[] = [
   predictionsLifecycleRoute,
   eventsLangRoute,
   leaderboardRoute,
+  rankingsRoute,
   analysisDisagreementRoute,
   analysisInformationValueRoute,
   analysisAnchoringRoute,

@@ -156,4 +156,33 @@ describe('scoring analysis routes', () => {
       expectProblem(await get(server, '/api/analysis/anchoring/?rounds=all', withKey(apiKey)), 400, 'invalid_parameter');
     });
   });
+
+  describe('GET /api/rankings/', () => {
+    it('ranks every category, domain and horizon cell; small cells say insufficient', async () => {
+      expectProblem(await get(server, '/api/rankings/', withKey(proKey)), 403, 'plan_required');
+      const got = await get(server, '/api/rankings/?mode=augmented', withKey(apiKey));
+      expect(got.res.status).toBe(200);
+      // 3 categories + 2 domains + 2 horizons (resolved 4 or 50 days after the forecast)
+      const want = await table(
+        `SELECT DISTINCT dimension, key, n_questions FROM leaderboard WHERE rounds = 'latest' AND mode = 'augmented' AND dimension <> 'overall'`,
+      );
+      expect(got.body).toMatchObject({ rounds: 'latest', mode: 'augmented', min_questions: 20, total: want.length });
+      for (const cell of got.body.items) {
+        const w = want.find((x) => x.dimension === cell.dimension && x.key === cell.key)!;
+        expect(cell.n_questions).toBe(w.n_questions);
+        if ((w.n_questions as number) < 20) expect(cell).toMatchObject({ status: 'insufficient', ranking: null, best: null });
+        else {
+          expect(cell.status).toBe('ranked');
+          expect(cell.ranking).toHaveLength(8);
+          expect(cell.ranking[0]).toMatchObject({ rank: 1, forecaster: cell.best, tied_with_best: true });
+        }
+      }
+      expect(got.body.items.some((c: { status: string }) => c.status === 'insufficient')).toBe(true); // categories: 15 each
+      expect(got.body.items.some((c: { status: string }) => c.status === 'ranked')).toBe(true); // domains: 22 and 23
+      const dom = await get(server, '/api/rankings/?dimension=domain&rounds=all', withKey(apiKey));
+      expect(dom.body.items.every((c: { dimension: string }) => c.dimension === 'domain')).toBe(true);
+      expect(dom.body.total).toBe(2 * 3);
+      expectProblem(await get(server, '/api/rankings/?dimension=planet', withKey(apiKey)), 400, 'invalid_parameter');
+    });
+  });
 });
