@@ -139,7 +139,7 @@ export const predictionsResolvedRoute = jsonRoute({
     return { limit, cursor, after, category, venue };
   },
   data: async (snap, { limit, after, category, venue }) => {
-    snap.require('resolved_predictions');
+    snap.require('resolved_predictions', 'resolved_predictions.market_observed_at');
     const filters = { category, venue };
     const [rows, counted] = await Promise.all([
       snap.query('resolved-page', {

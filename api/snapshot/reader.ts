@@ -71,12 +71,18 @@ export interface SnapshotInfo {
 export interface PinnedSnapshot extends SnapshotInfo {
   /** Runs `sql/api/<file>.sql` with bound `params` against this snapshot. */
   query(file: string, params?: SqlParams): Promise<JsonRow[]>;
-  /** Throws a 503 not_ready problem naming the first table this snapshot lacks. */
+  /**
+   * Throws a 503 not_ready problem naming the first table (`table`) or column (`table.column`) this
+   * snapshot lacks: a snapshot published by an older pipeline is served for what it has until the
+   * next run rebuilds it, never answered with a SQL error.
+   */
   require(...tables: string[]): void;
 }
 
 interface LoadedSnapshot extends Omit<SnapshotInfo, 'maxPriceAgeHours'> {
   readonly schema: string;
+  /** Every view's columns (`table.column`), read once at load. */
+  readonly columns: ReadonlySet<string>;
   refs: number;
   retired: boolean;
 }
@@ -172,7 +178,11 @@ export class SnapshotReader {
       query: (file, params = {}) => this.#query(snap, file, params),
       require: (...tables) => {
         for (const t of tables) {
-          if (!snap.tables.has(t)) throw ApiError.notReady(`Snapshot ${snap.id} has no table '${t}'.`);
+          if (t.includes('.')) {
+            if (!snap.columns.has(t)) {
+              throw ApiError.notReady(`Snapshot ${snap.id} has no column '${t}' (published before it existed; the next run adds it).`);
+            }
+          } else if (!snap.tables.has(t)) throw ApiError.notReady(`Snapshot ${snap.id} has no table '${t}'.`);
         }
       },
     };
@@ -287,6 +297,7 @@ export class SnapshotReader {
 
     const schema = schemaNameFor(id, ++this.#generation);
     const schemaSql = sqlIdent(schema, SCHEMA_NAME);
+    const columns = new Set<string>();
     await this.#pool.use(async ({ connection }) => {
       await connection.run('BEGIN TRANSACTION');
       try {
@@ -297,6 +308,12 @@ export class SnapshotReader {
             `CREATE VIEW ${schemaSql}.${sqlIdent(table, TABLE_NAME)} AS SELECT * FROM read_parquet(${sqlFilePath(file)})`,
           );
         }
+        const described = await runQuery(
+          connection,
+          'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $schema',
+          { schema },
+        );
+        for (const c of described) columns.add(`${String(c.table_name)}.${String(c.column_name)}`);
         await connection.run('COMMIT');
       } catch (err) {
         await connection.run('ROLLBACK').catch(() => undefined);
@@ -312,6 +329,7 @@ export class SnapshotReader {
       createdAt: manifest.created_at,
       headlineModes: manifest.headline_modes,
       tables: new Set(tables),
+      columns,
       manifest,
       loadedAt: new Date().toISOString(),
       refs: 0,

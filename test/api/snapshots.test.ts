@@ -3,8 +3,9 @@
  * CURRENT serves the new figures, a broken publication keeps the old snapshot, requests pinned to
  * the old snapshot finish on it, polling picks up a new CURRENT.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.ts';
 import { silentLogger } from '../../api/logging/logger.ts';
@@ -154,6 +155,28 @@ describe('snapshot lifecycle', () => {
     expect(ev.res.status).toBe(503);
     expect(ev.body.code).toBe('not_ready');
     expect(ev.body.detail).toContain('calibration');
+    expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(200);
+  });
+
+  it('a snapshot published before a column an endpoint reads: that endpoint is 503 naming it, never a 500', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    const dir = await writeSnapshot(tmp.dir, 'older', fixtureData(1));
+    // resolved_predictions as an older pipeline wrote it: without market_observed_at
+    const file = path.join(dir, 'resolved_predictions.parquet');
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    await conn.run(`COPY (SELECT * EXCLUDE (market_observed_at) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+    conn.closeSync();
+    db.closeSync();
+    await rename(`${file}.old`, file);
+    await publish(tmp.dir, 'older');
+    const server = await startServer({ port: 0, dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
+    closers.push(() => server.close());
+    const resolved = await json(`${server.url}/api/predictions/resolved`);
+    expect(resolved.res.status).toBe(503);
+    expect(resolved.body.code).toBe('not_ready');
+    expect(resolved.body.detail).toContain('resolved_predictions.market_observed_at');
     expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(200);
   });
 
