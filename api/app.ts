@@ -30,7 +30,7 @@ import { expressPath, mountRoutes, openApiDocument, type ApiServices, type Route
 import { captureHeaders, front } from './http/front.ts';
 import { QuotaKeeper, clientIp } from './limits/quota.ts';
 import { UsageStore } from './limits/usage-store.ts';
-import { createLogger } from './logging/logger.ts';
+import { createLogger, withKeyRedaction } from './logging/logger.ts';
 import { createMetrics } from './metrics.ts';
 import { DOCS_INIT_JS } from './routes/docs.ts';
 import { ROUTES } from './routes/index.ts';
@@ -91,7 +91,8 @@ export function isExemptPath(p: string): boolean {
 }
 
 export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
-  const logger = opts.logger ?? createLogger();
+  // Every line the API writes has key-shaped text redacted, whichever logger it was given.
+  const logger = withKeyRedaction(opts.logger ?? createLogger());
   const limits: PlanLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const publicBeta = opts.publicBeta ?? true;
   const routes = [...ROUTES, ...(opts.extraRoutes ?? [])];

@@ -10,6 +10,8 @@
  * - extras: e.g. `parameter` and `allowed` for invalid_parameter, `allowed` for not_found.
  */
 
+import { redactDeep } from '../logging/redact.ts';
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 export type ProblemCode =
@@ -143,7 +145,11 @@ export class ApiError extends Error {
     return new ApiError(500, 'internal', detail);
   }
 
-  /** The problem+json body for this error at `instance` (the request path). */
+  /**
+   * The problem+json body for this error at `instance` (the request path). Every body passes
+   * through the key redaction (api/logging/redact.ts): a detail or instance built from what the
+   * caller sent never echoes anything shaped like an API key.
+   */
   toProblem(instance?: string): ProblemBody {
     const body: ProblemBody = {
       type: `urn:quorum:problem:${this.code}`,
@@ -154,7 +160,7 @@ export class ApiError extends Error {
     };
     if (instance !== undefined) body.instance = instance;
     for (const [k, v] of Object.entries(this.extras)) if (!RESERVED.has(k)) body[k] = v;
-    return body;
+    return redactDeep(body);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * One log line per request: method, path (never the query), status, ms, request id, snapshot,
- * route id and the key's id (never the key). The id is the caller's `X-Request-Id` when it is a
+ * One log line per request: method, path, query string (when there is one; at most 512
+ * characters), status, ms, request id, snapshot, route id and the key's id (never the key). Path
+ * and query pass through redactKeys (api/logging/redact.ts): a key pasted there is not logged. The id is the caller's `X-Request-Id` when it is a
  * sane token (≤ 128 chars of [A-Za-z0-9._:-]) that does not carry an API key (a caller who
  * pastes its key there must not get it logged), else a new UUID; it is echoed in the
  * `X-Request-Id` response header (api/http/front.ts).
@@ -9,8 +10,16 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { KEY_PREFIX } from '../auth/keys.ts';
+import { redactKeys } from './redact.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const MAX_LOGGED_QUERY = 512;
+
+/** The raw query string of `url` (after `?`), or null. */
+function rawQuery(url: string): string | null {
+  const q = url.indexOf('?');
+  return q === -1 || q === url.length - 1 ? null : url.slice(q + 1, q + 1 + MAX_LOGGED_QUERY);
+}
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -28,7 +37,7 @@ export function logRequest(logger: Logger, req: Request, res: Response, id: stri
   const line = {
     req_id: id,
     method: req.method,
-    path: req.path,
+    path: redactKeys(req.path),
     status: aborted ? null : res.statusCode,
     ms: Math.round(seconds * 100_000) / 100,
     snapshot: res.getHeader('X-Snapshot') ?? null,
@@ -36,6 +45,8 @@ export function logRequest(logger: Logger, req: Request, res: Response, id: stri
     key_id: (res.locals.auth as { keyId?: string | null } | undefined)?.keyId ?? null,
     ...(aborted ? { aborted: true } : {}),
   };
+  const query = rawQuery(req.originalUrl);
+  if (query !== null) (line as Record<string, unknown>).query = redactKeys(query);
   if (res.statusCode >= 500 && !aborted) logger.error(line, 'request');
   else logger.info(line, 'request');
 }

@@ -3,7 +3,7 @@
  *
  * One `openai` client and one p-queue per model (concurrency = `max_concurrency`, at most
  * `requests_per_minute` calls started in any rolling 60 s). Each call has a total deadline
- * (a timer-driven AbortSignal, like AbortSignal.timeout) covering the SDK's own retries (429/5xx/connection errors, `maxRetries: 2`)
+ * (pipeline/net/deadline.ts: a real timer, not AbortSignal.timeout) covering the SDK's own retries (429/5xx/connection errors, `maxRetries: 2`)
  * and our one content retry; a Retry-After that does not fit in what is left of the deadline is
  * not obeyed: the call fails at once as `rate_limited` (or `server_error`).
  *
@@ -43,6 +43,9 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import PQueue from 'p-queue';
 import { z } from 'zod';
+import { fetch as undiciFetch } from 'undici';
+import { startDeadline, untilAborted } from '../net/deadline.ts';
+import { createResettablePool, type ResettablePool } from '../net/pool.ts';
 import type { RAW_TABLES } from '../warehouse/tables.ts';
 import type { ResolvedModel } from './config.ts';
 import { renderPrompt, type ForecastTask, type RenderedPrompt } from './prompts.ts';
@@ -169,6 +172,8 @@ export interface ModelClient {
   queue: PQueue;
   /** In-flight calls, keyed by the id carried in the CALL_HEADER request header. */
   calls: Map<string, CallState>;
+  /** The model's own connection pool (absent when a fetch was injected); see pipeline/net/pool.ts. */
+  pool?: ResettablePool;
 }
 
 /** Creates one openai client and one p-queue per model. */
@@ -180,12 +185,17 @@ export function createModelClients(
   for (const model of models) {
     if (out.has(model.id)) throw new Error(`duplicate model id "${model.id}"`);
     const calls = new Map<string, CallState>();
+    // Without an injected fetch, the model's own pool: undici leaves a spare connection open after
+    // a call stopped at its deadline, and the pool is renewed once no call is in flight.
+    const pool = opts.fetch ? undefined : createResettablePool();
+    const inner: typeof fetch =
+      opts.fetch ?? (((input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as string, { ...(init as object), dispatcher: pool!.dispatcher })) as unknown as typeof fetch);
     const client = new OpenAI({
       baseURL: model.base_url,
       apiKey: model.apiKey,
       maxRetries: 2,
       timeout: model.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
-      fetch: boundedFetch(calls, opts.fetch ?? fetch),
+      fetch: boundedFetch(calls, inner),
     });
     const queue = new PQueue({
       concurrency: model.max_concurrency,
@@ -193,7 +203,7 @@ export function createModelClients(
       interval: 60_000,
       strict: true,
     });
-    out.set(model.id, { model, client, queue, calls });
+    out.set(model.id, { model, client, queue, calls, ...(pool ? { pool } : {}) });
   }
   return out;
 }
@@ -429,19 +439,13 @@ async function callModel(
   const startedAt = new Date();
   const t0 = performance.now();
   const { schema, format } = replyFormat(prompt.langs);
-  // One controller per call, aborted by its deadline or by the run's signal.
-  const ac = new AbortController();
-  const signal = ac.signal;
-  let deadlineHit = false;
-  const timer = setTimeout(() => {
-    deadlineHit = true;
-    ac.abort(new DOMException(`call deadline of ${ctx.timeoutMs} ms exceeded`, 'TimeoutError'));
-  }, ctx.timeoutMs);
-  const onRunAbort = () => ac.abort(ctx.signal?.reason);
-  ctx.signal?.addEventListener('abort', onRunAbort, { once: true });
+  // One deadline per call (a real timer, pipeline/net/deadline.ts), also aborted by the run's signal.
+  const deadline = startDeadline(ctx.timeoutMs, ctx.signal, 'call deadline');
+  const signal = deadline.signal;
   const callId = randomUUID();
-  const state: CallState = { deadlineAt: Date.now() + ctx.timeoutMs, requests: 0 };
+  const state: CallState = { deadlineAt: deadline.at, requests: 0 };
   mc.calls.set(callId, state);
+  mc.pool?.begin();
   let tokensIn: number | null = null;
   let tokensOut: number | null = null;
   let outcome: Outcome = { ok: false, kind: 'other', message: 'no attempt made' };
@@ -482,11 +486,11 @@ async function callModel(
       if (outcome.ok) break;
     }
   } catch (err) {
-    if (ctx.signal?.aborted && !deadlineHit) throw new RunAborted('run aborted', { cause: err });
-    outcome = classify(err, deadlineHit, ctx.timeoutMs);
+    if (ctx.signal?.aborted && !deadline.expired) throw new RunAborted('run aborted', { cause: err });
+    outcome = classify(err, deadline.expired, ctx.timeoutMs);
   } finally {
-    clearTimeout(timer);
-    ctx.signal?.removeEventListener('abort', onRunAbort);
+    mc.pool?.end(signal.aborted);
+    deadline.clear();
     mc.calls.delete(callId);
   }
 
@@ -596,28 +600,4 @@ function classify(err: unknown, deadlineHit: boolean, timeoutMs: number): Outcom
     return { ok: false, kind: 'other', message: msg };
   }
   return { ok: false, kind: 'other', message: msg };
-}
-
-/**
- * Resolves with `p`, or rejects as soon as `signal` aborts, whatever `p` does (a server that
- * stops sending mid-body cannot hold the call past its deadline). A late rejection of `p` is
- * swallowed.
- */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  p.catch(() => {});
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -12,10 +12,13 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import PQueue from 'p-queue';
-import { Agent, interceptors, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
+import { startDeadline, untilAborted, type Deadline } from '../net/deadline.ts';
+import { createResettablePool } from '../net/pool.ts';
 
-export type SourceErrorKind = 'rate_limited' | 'server_error' | 'client_error' | 'timeout' | 'network' | 'invalid_json' | 'invalid_payload';
+/** `timeout`: the request's own deadline passed; `aborted`: the caller's signal stopped it. */
+export type SourceErrorKind = 'rate_limited' | 'server_error' | 'client_error' | 'timeout' | 'aborted' | 'network' | 'invalid_json' | 'invalid_payload';
 
 export class SourceHttpError extends Error {
   constructor(
@@ -41,10 +44,17 @@ export interface SourceClientOptions {
   backoffMs?: number;
   /** Longest Retry-After obeyed; longer waits count as a failure. */
   maxRetryAfterMs?: number;
-  /** Total deadline of one request, retries included. */
+  /**
+   * Total deadline of one request (ms): queueing, connecting, headers, retries, backoff and reading
+   * the whole body included (pipeline/net/deadline.ts). Default 30 s.
+   */
   timeoutMs?: number;
   headers?: Record<string, string>;
-  /** The undici dispatcher (default: one shared keep-alive pool that follows redirects). */
+  /**
+   * The undici dispatcher. Default: the client's own keep-alive pool that follows redirects,
+   * replaced by a fresh one once a request has been stopped and none is in flight
+   * (pipeline/net/pool.ts: undici leaves a spare connection open after an abort).
+   */
   dispatcher?: Dispatcher;
 }
 
@@ -53,13 +63,6 @@ export interface SourceClient {
   /** The raw parsed JSON without validation (for payloads validated item by item). */
   getRaw(url: string | URL, signal?: AbortSignal): Promise<unknown>;
   readonly stats: { requests: number; retries: number };
-}
-
-/** Shared by every source client: keep-alive connections, redirects followed like fetch does. */
-let sharedDispatcher: Dispatcher | undefined;
-function defaultDispatcher(): Dispatcher {
-  sharedDispatcher ??= new Agent({ keepAliveTimeout: 10_000 }).compose(interceptors.redirect({ maxRedirections: 5 }));
-  return sharedDispatcher;
 }
 
 const DECODERS: Record<string, (b: Buffer) => Promise<Buffer>> = {
@@ -113,8 +116,9 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     maxRetryAfterMs = 30_000,
     timeoutMs = 30_000,
     headers = {},
-    dispatcher = defaultDispatcher(),
   } = options;
+  const pool = options.dispatcher ? null : createResettablePool();
+  const dispatcherNow = () => options.dispatcher ?? pool!.dispatcher;
   const requestHeaders = { accept: 'application/json', 'accept-encoding': 'gzip, br, deflate', ...headers };
   const queue = new PQueue({ concurrency, intervalCap: requestsPerInterval, interval: intervalMs });
   const stats = { requests: 0, retries: 0 };
@@ -123,9 +127,9 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     stats.requests++;
     let res: Dispatcher.ResponseData;
     try {
-      res = await queue.add(() => request(url, { method: 'GET', headers: requestHeaders, signal, dispatcher }), { signal });
+      res = await queue.add(() => request(url, { method: 'GET', headers: requestHeaders, signal, dispatcher: dispatcherNow() }), { signal });
     } catch (err) {
-      if (signal.aborted) throw new SourceHttpError('timeout', url, 'deadline exceeded');
+      if (signal.aborted) throw err; // getRaw turns it into timeout / aborted
       return { retryIn: -1, body: new SourceHttpError('network', url, (err as Error).message) };
     }
     const status = res.statusCode;
@@ -144,9 +148,10 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     }
     let text: string;
     try {
+      // undici aborts the body when the signal does (the deadline covers a trickling body too).
       text = await bodyText(res);
     } catch (err) {
-      if (signal.aborted) throw new SourceHttpError('timeout', url, 'deadline exceeded');
+      if (signal.aborted) throw err;
       return { retryIn: -1, body: new SourceHttpError('network', url, `body unreadable: ${(err as Error).message}`) };
     }
     try {
@@ -157,9 +162,8 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     }
   }
 
-  async function getRaw(url: string | URL, outer?: AbortSignal): Promise<unknown> {
-    const href = String(url);
-    const signal = outer ? AbortSignal.any([outer, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+  /** The attempts and backoffs of one request, all under one deadline's signal. */
+  async function attempts(href: string, signal: AbortSignal): Promise<unknown> {
     let last: unknown;
     for (let i = 0; i <= retries; i++) {
       const { retryIn, body } = await attempt(href, signal);
@@ -168,13 +172,37 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
       if (i === retries) break;
       stats.retries++;
       const wait = retryIn >= 0 ? retryIn : backoffMs * 2 ** i * (0.5 + Math.random());
-      try {
-        await sleep(wait, signal);
-      } catch {
-        throw new SourceHttpError('timeout', href, 'deadline exceeded while backing off');
-      }
+      await sleep(wait, signal);
     }
     throw last;
+  }
+
+  /** The error of a request stopped by its deadline (timeout) or by the caller's signal (aborted). */
+  function stopped(href: string, deadline: Deadline, outer: AbortSignal | undefined): SourceHttpError {
+    if (deadline.expired || !outer?.aborted) return new SourceHttpError('timeout', href, `deadline of ${timeoutMs} ms exceeded`);
+    const why = outer.reason instanceof Error ? outer.reason.message : String(outer.reason ?? 'aborted');
+    return new SourceHttpError('aborted', href, `stopped by the caller (${why})`);
+  }
+
+  async function getRaw(url: string | URL, outer?: AbortSignal): Promise<unknown> {
+    const href = String(url);
+    // One real timer for the whole request (see pipeline/net/deadline.ts for why not AbortSignal.timeout).
+    const deadline = startDeadline(timeoutMs, outer);
+    pool?.begin();
+    let wasStopped = false;
+    try {
+      // untilAborted: control comes back at the deadline even if a read ignored the abort.
+      return await untilAborted(attempts(href, deadline.signal), deadline.signal);
+    } catch (err) {
+      if (deadline.signal.aborted) {
+        wasStopped = true;
+        throw stopped(href, deadline, outer);
+      }
+      throw err;
+    } finally {
+      deadline.clear();
+      pool?.end(wasStopped);
+    }
   }
 
   async function getJson<S extends z.ZodType>(url: string | URL, schema: S, signal?: AbortSignal): Promise<z.infer<S>> {

@@ -9,6 +9,7 @@
  * price / resolution). Everything else is here, so the four adapters behave the same way.
  */
 import { classify as defaultClassify, type ClassifyInput } from '../taxonomy/classify.ts';
+import { linkedController } from '../net/deadline.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 import {
   VenueSyncError,
@@ -440,16 +441,26 @@ export async function* lookupEach(
 ): AsyncIterable<RawPage> {
   for (let i = 0; i < ids.length; i += parallel) {
     const chunk = ids.slice(i, i + parallel);
-    const ctl = new AbortController();
-    const signal = outer ? AbortSignal.any([outer, ctl.signal]) : ctl.signal;
-    const settled = await Promise.allSettled(
-      chunk.map((id) =>
-        fetchOne(id, signal).catch((err: unknown) => {
-          if (!(err instanceof SourceHttpError && err.status === 404)) ctl.abort(err);
-          throw err;
-        }),
-      ),
-    );
+    // One controller per chunk, following the caller's signal (strong references, detached after).
+    const link = linkedController(outer);
+    // The first real failure: it aborts the rest of the chunk, whose errors are only its echo.
+    let failure: { reason: unknown } | null = null;
+    let settled: PromiseSettledResult<unknown>[];
+    try {
+      settled = await Promise.allSettled(
+        chunk.map((id) =>
+          fetchOne(id, link.signal).catch((err: unknown) => {
+            if (!(err instanceof SourceHttpError && err.status === 404) && !failure) {
+              failure = { reason: err };
+              link.controller.abort(err);
+            }
+            throw err;
+          }),
+        ),
+      );
+    } finally {
+      link.clear();
+    }
     for (let j = 0; j < chunk.length; j++) {
       const s = settled[j]!;
       const id = chunk[j]!;
@@ -458,11 +469,7 @@ export async function* lookupEach(
       } else if (s.reason instanceof SourceHttpError && s.reason.status === 404) {
         yield { items: [], origin: origin(id), notFound: [id] };
       } else {
-        // The first real failure (others in the chunk may only be aborts caused by it).
-        const real = settled.find(
-          (x): x is PromiseRejectedResult => x.status === 'rejected' && x.reason instanceof SourceHttpError && x.reason.status !== 404 && !/deadline exceeded/.test(x.reason.message),
-        );
-        throw real ? real.reason : s.reason;
+        throw failure ? (failure as { reason: unknown }).reason : s.reason;
       }
     }
   }
