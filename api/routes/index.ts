@@ -10,6 +10,7 @@ import { healthRoute, metricsRoute, readyRoute } from './health.ts';
 import { analysisAnchoringRoute } from './analysis-anchoring.ts';
 import { analysisDisagreementRoute } from './analysis-disagreement.ts';
 import { analysisInformationValueRoute } from './analysis-information-value.ts';
+import { analysisResolutionSourcesRoute } from './analysis-resolution-sources.ts';
 import { leaderboardRoute } from './leaderboard.ts';
 import { rankingsRoute } from './rankings.ts';
 import { predictionsAccuracyCategoryRoute, predictionsAccuracyRoute } from './predictions-accuracy.ts';
@@ -43,6 +44,7 @@ export const ROUTES: readonly RouteDef[] = [
   analysisDisagreementRoute,
   analysisInformationValueRoute,
   analysisAnchoringRoute,
+  analysisResolutionSourcesRoute,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
   // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
   // must be registered before it.

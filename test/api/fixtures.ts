@@ -41,6 +41,10 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     forecaster: V, kind: V, mode: V, n_market: B, corr_market: D, mean_abs_diff_market: D, n_slope: B, slope: D,
     slope_ci95_lo: D, slope_ci95_hi: D,
   },
+  resolution_sources: {
+    source_slug: V, name: V, kind: V, resolutions: B, annulled: B, amended: B, changed: B, share_changed: D,
+    median_lag_days: D, n_lag: B,
+  },
   accuracy: {
     scope: V, forecaster: V, mode: V, dimension: V, key: V, n: B, brier: D, log_loss: D,
     n_directional: B, n_correct: B, n_no_direction: B, accuracy_pct: D,

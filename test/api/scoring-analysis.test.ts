@@ -185,4 +185,18 @@ describe('scoring analysis routes', () => {
       expectProblem(await get(server, '/api/rankings/?dimension=planet', withKey(apiKey)), 400, 'invalid_parameter');
     });
   });
+
+  describe('GET /api/analysis/resolution-sources/', () => {
+    it('one item per source, as the snapshot table says', async () => {
+      const got = await get(server, '/api/analysis/resolution-sources/', withKey(apiKey));
+      expect(got.res.status).toBe(200);
+      expect(got.body.total).toBe(2);
+      // 45 questions: every fifth resolved by BLS (9), the rest by FRED (36)
+      expect(got.body.items.map((i: { source_slug: string; resolutions: number }) => [i.source_slug, i.resolutions])).toEqual([
+        ['fred', 36],
+        ['bls', 9],
+      ]);
+      expect(got.body.items[0]).toMatchObject({ name: 'FRED', annulled: 0, amended: 0, changed: 0, share_changed: 0, n_lag: 0 });
+    });
+  });
 });

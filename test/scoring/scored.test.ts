@@ -80,6 +80,7 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'disagreement_quintiles',
       'information_value',
       'anchoring',
+      'resolution_sources',
       'ai_vs_market',
       'calibration',
       'calibration_summary',
@@ -90,6 +91,7 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'latest_forecasts',
       'evidence_used',
       'active_predictions',
+      'calibration_models',
     ]);
   });
 
