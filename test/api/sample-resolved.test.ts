@@ -71,8 +71,11 @@ describe('the bundled sample: a resolved question in detail', () => {
     expect(body.langs).toEqual(['en', 'fr']);
     const headline = body.modes.find((m: any) => m.mode === body.headline.mode);
     expect(headline.consensus.mean).toBeCloseTo(item.consensus, 6);
-    // the market price beside it says when it was observed and whether it is stale
-    expect(item.market_stale === null || typeof item.market_stale === 'boolean').toBe(true);
+    // the comparator beside it says when it was observed: the sample's price of the same freeze time,
+    // so not stale; the detail's scores carry the same comparator
+    expect(item.market_probability).toEqual(expect.any(Number));
+    expect(item).toMatchObject({ market_observed_at: item.forecast_at, market_stale: false });
+    expect(headline.scores).toMatchObject({ market_probability: item.market_probability, market_observed_at: item.forecast_at, market_stale: false });
     expect(Object.keys(body.market)).toEqual(['probability', 'observed_at', 'stale']);
   });
 
