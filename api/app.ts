@@ -22,6 +22,7 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { ENTITLEMENTS } from './auth/entitlements.ts';
 import { KeyStore } from './auth/keys.ts';
+import { authOf } from './auth/middleware.ts';
 import { DEFAULT_LIMITS, type PlanLimits } from './auth/plans.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
@@ -199,8 +200,12 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   // The export module mounts `GET /api/export/:table` itself (documented by routes/export-doc.ts).
   let exportService: ExportService | null = null;
   if (opts.exports !== false) {
-    app.use('/api/export', (_req, res, next) => {
+    // The registry counts its routes' usage per key; the export is mounted here, so counted here
+    // (every GET/HEAD of a keyed caller, as the registry counts a route once the caller is through).
+    app.use('/api/export', (req, res, next) => {
       res.locals.routeId = 'export.predictions';
+      const keyId = authOf(res).keyId;
+      if (keyId !== null && (req.method === 'GET' || req.method === 'HEAD')) usage.countRoute(keyId, 'export.predictions');
       next();
     });
     exportService = registerExportRoutes(app, snapshots, { logger, ...(opts.exports ?? {}) });

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { rawRoute } from '../../api/http/registry.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { UsageResponse } from '../../api/routes/usage.ts';
+import { ENTITLEMENTS } from '../../api/auth/entitlements.ts';
+import { concretePath, getRoutes } from './route-paths.ts';
 import { auth, capturingLogger, cli, expectProblem, fixtureDir, get, newKey, serve, sleep } from './helpers.ts';
 
 const ACC = '/api/predictions/accuracy';
@@ -334,6 +336,21 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     expect(u.res.headers.get('cache-control')).toContain('no-store');
     expectProblem(await get(server, '/api/usage/?days=0', auth.x(key)), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/usage/?days=91', auth.x(key)), 400, 'invalid_parameter');
+  });
+
+  it('usage counts every route, exports included: one count per charged request', async () => {
+    const { key } = newKey(dir, 'enterprise', ['probability']);
+    const counted = getRoutes().filter((r) => ENTITLEMENTS[r.id].kind !== 'open');
+    expect(counted.map((r) => r.id)).toContain('export.predictions');
+    for (const route of counted) {
+      const r = await get(server, concretePath(route.path), auth.x(key));
+      expect(r.res.status, `${route.id}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
+    }
+    const u = await get(server, '/api/usage/', auth.x(key));
+    expect(u.res.status).toBe(200);
+    for (const route of counted) expect(u.body.routes[route.id], route.id).toBe(route.id === 'usage' ? 2 : 1);
+    const sum = Object.values(u.body.routes as Record<string, number>).reduce((a, b) => a + b, 0);
+    expect(sum).toBe(u.body.quota.used);
   });
 
   it('usage survives a restart: the quota continues', async () => {
