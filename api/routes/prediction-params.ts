@@ -25,7 +25,7 @@ import { QUORUM_VENUE } from '../../pipeline/questions/question-file.ts';
 import { VENUES as SYNC_VENUES } from '../../pipeline/venues/types.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
-import { queryString } from '../http/params.ts';
+import { queryBoolean, queryEnum, queryString } from '../http/params.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const QUESTION_ID = /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
@@ -144,25 +144,12 @@ export const VENUES: readonly string[] = [...new Set<string>([...SYNC_VENUES, ..
 
 /** The `venue` query filter: one of VENUES, case-insensitive (lower case out); absent or empty → null. */
 export function queryVenue(req: Request, name = 'venue'): string | null {
-  const raw = queryString(req, name, 64);
-  if (raw === undefined) return null;
-  const v = raw.toLowerCase();
-  if (VENUES.includes(v)) return v;
-  throw ApiError.invalidParameter(
-    name,
-    `Query parameter '${name}' must be one of the ${VENUES.length} venues: ${VENUES.join(', ')}; got ${shown(raw)}.`,
-    [...VENUES],
-  );
+  return queryEnum(req, name, VENUES) ?? null;
 }
 
 /** `include_stale`: `true` or `false` (case-insensitive); absent or empty → false. */
 export function queryIncludeStale(req: Request, name = 'include_stale'): boolean {
-  const raw = queryString(req, name, 16);
-  if (raw === undefined) return false;
-  const v = raw.toLowerCase();
-  if (v === 'true') return true;
-  if (v === 'false') return false;
-  throw ApiError.invalidParameter(name, `Query parameter '${name}' must be true or false; got ${shown(raw)}.`, ['true', 'false']);
+  return queryBoolean(req, name, false);
 }
 
 /** The bound parameters of the market-staleness rule: the snapshot's as_of and the configured bound. */
