@@ -28,8 +28,11 @@ import { BAD_KINDS, startBadServers, type BadKind, type BadServer } from './bad-
 import { gcPressure } from './gc-pressure.ts';
 
 const DEADLINE = 400;
-/** Room for a loaded 2-core machine; a hang lasts minutes (undici's own 300 s timeouts, or forever). */
-const MARGIN = 2500;
+/**
+ * Room for a loaded 2-core machine, within the issue's bound (deadline + 5 s); a hang lasts
+ * minutes (undici's own 300 s timeouts, or forever).
+ */
+const MARGIN = 4000;
 const TRIES = 20;
 const FAST = { requestsPerInterval: 10_000, intervalMs: 1000, concurrency: 100, retries: 2, backoffMs: 5, timeoutMs: DEADLINE };
 const logger = pino({ level: 'silent' });
@@ -49,7 +52,7 @@ type Outcome = { kind: BadKind; elapsed: number; hung: boolean; value?: unknown;
 
 /**
  * Runs TRIES tries of `one` against each kind of server, all at once, under one caller's signal.
- * A try still pending at DEADLINE + MARGIN + 2 s is recorded as hung (the test does not wait for it).
+ * A try still pending at DEADLINE + MARGIN + 3 s is recorded as hung (the test does not wait for it).
  */
 async function everyKind(one: (server: BadServer, signal: AbortSignal, i: number) => Promise<unknown>): Promise<Outcome[]> {
   const caller = new AbortController();
@@ -57,7 +60,7 @@ async function everyKind(one: (server: BadServer, signal: AbortSignal, i: number
     Array.from({ length: TRIES }, async (_, i): Promise<Outcome> => {
       const t0 = Date.now();
       let watchdog: NodeJS.Timeout | undefined;
-      const hang = new Promise<'hang'>((r) => (watchdog = setTimeout(() => r('hang'), DEADLINE + MARGIN + 2000)));
+      const hang = new Promise<'hang'>((r) => (watchdog = setTimeout(() => r('hang'), DEADLINE + MARGIN + 3000)));
       const work = one(servers[kind], caller.signal, i).then(
         (value) => ({ value }),
         (error: unknown) => ({ error }),
@@ -81,10 +84,9 @@ async function expectBounded(outcomes: Outcome[], expected: (o: Outcome) => bool
   expect(late.map((o) => `${o.kind}: ${o.elapsed} ms`), 'tries that ended late').toEqual([]);
   const wrong = outcomes.filter((o) => !expected(o));
   expect(wrong.map((o) => `${o.kind}: ${String((o.error as Error | undefined)?.message ?? JSON.stringify(o.value))}`), 'tries without the timeout error').toEqual([]);
-  for (const kind of BAD_KINDS) {
-    expect(await servers[kind].drained(5000), `${kind}: connections left open`).toBe(true);
-    expect(servers[kind].accepted(), `${kind}: connections made`).toBeGreaterThan(0);
-  }
+  const drained = await Promise.all(BAD_KINDS.map((kind) => servers[kind].drained(5000)));
+  expect(Object.fromEntries(BAD_KINDS.map((kind, i) => [kind, drained[i]])), 'every connection closed').toEqual({ silent: true, stall: true, trickle: true });
+  for (const kind of BAD_KINDS) expect(servers[kind].accepted(), `${kind}: connections made`).toBeGreaterThan(0);
 }
 
 const timedOut = (o: Outcome) => o.error instanceof SourceHttpError && o.error.kind === 'timeout';
@@ -147,7 +149,7 @@ describe('every outbound client ends within its deadline against servers that ne
       const now = new Date();
       const tracked = [{ question_id: `polymarket:${market.conditionId}`, venue_market_id: market.conditionId, last_observed_at: new Date(now.getTime() - 12 * 3_600_000) }];
       const outcomes = await everyKind((s, signal) =>
-                // Gamma answers (a generous deadline); only the CLOB's is short.
+        // Gamma answers (a generous deadline); only the CLOB's is short.
         createPolymarketAdapter({ gammaUrl: gamma.url, clobUrl: s.url, clientOptions: { ...FAST, timeoutMs: 10_000 }, clobClientOptions: { timeoutMs: DEADLINE } }).sync(
           ctx(signal, { now, tracked }),
         ),

@@ -10,8 +10,16 @@ setFlagsFromString('--expose-gc');
 // A new context gets `gc` once the flag is set; the function collects the whole heap.
 const gc = runInNewContext('gc') as () => void;
 
-/** Starts collecting every `everyMs`; returns a stop function. */
+/**
+ * Collects `everyMs` after the previous collection ended (a full collection can take tens of ms
+ * on a loaded machine: the tests still get most of the time); returns a stop function.
+ */
 export function gcPressure(everyMs = 100): () => void {
-  const t = setInterval(gc, everyMs);
-  return () => clearInterval(t);
+  let t: NodeJS.Timeout;
+  const tick = () => {
+    gc();
+    t = setTimeout(tick, everyMs);
+  };
+  t = setTimeout(tick, everyMs);
+  return () => clearTimeout(t);
 }
