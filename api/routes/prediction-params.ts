@@ -7,7 +7,7 @@
  *   (`[a-z][a-z0-9_-]{0,31}`), the market id of letters, digits, `_`, `.` and `-` (1..200 chars):
  *   `metaculus:1554`, `polymarket:0xc5e3…`, `manifold:hkmwaaZrisxgrs5Q3zGz`, `kalshi:KXFED-25DEC`,
  *   `quorum:cpi-yoy-above-3`. A URL-encoded colon (`%3A`) is decoded by the router first.
- * - market_id (detail endpoint): a question_id as above, or a bare venue market id (no venue
+ * - market_id (detail and lifecycle): a question_id as above, or a bare venue market id (no venue
  *   prefix), served when exactly one question of the snapshot has that venue market id.
  * - lang: a BCP 47 language tag as the pipeline records it (`en`, `fr`, `pt-BR`), matched
  *   case-insensitively.
@@ -40,20 +40,6 @@ export function shown(raw: string): string {
 function pathParam(req: Request, name: string): string {
   const v: unknown = (req.params as Record<string, unknown>)[name];
   return typeof v === 'string' ? v : '';
-}
-
-/** The venue-qualified `question_id` path parameter. */
-export function pathQuestionId(req: Request, name = 'question_id'): string {
-  const raw = pathParam(req, name);
-  if (!QUESTION_ID.test(raw)) {
-    throw ApiError.invalidParameter(
-      name,
-      `Path parameter '${name}' must be a venue-qualified question id such as metaculus:1554 ` +
-        `(<venue>:<market id>; letters, digits, '_', '.', '-'); got ${shown(raw)}.`,
-      { pattern: QUESTION_ID.source },
-    );
-  }
-  return raw;
 }
 
 export type MarketRef = { questionId: string; marketId: null } | { questionId: null; marketId: string };
@@ -116,11 +102,6 @@ export function queryMinEdge(req: Request, name = 'min_edge'): number {
 }
 
 // OpenAPI documentation of the parameters.
-export const questionIdParam = z
-  .string()
-  .regex(QUESTION_ID)
-  .meta({ description: 'Venue-qualified question id (`<venue>:<market id>`); a `%3A`-encoded colon works too.', example: 'metaculus:1554' });
-
 export const marketIdParam = z
   .string()
   .max(233)
