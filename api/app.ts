@@ -83,9 +83,10 @@ export interface AppHandle {
   close(): Promise<void>;
 }
 
-/** Paths outside authentication and quotas: operational endpoints, docs and their assets. */
+/** Paths outside authentication and quotas: operational endpoints, the front door, docs and their assets. */
 export function isExemptPath(p: string): boolean {
   return (
+    p === '/' || p === '/favicon.ico' || p === '/favicon.svg' ||
     p === '/healthz' || p === '/healthz/' || p === '/readyz' || p === '/readyz/' || p === '/metrics' ||
     p === '/metrics/' || p === '/api/openapi.json' || p === '/docs' || p.startsWith('/docs/')
   );

@@ -37,6 +37,9 @@ export const ENTITLEMENTS = {
   metrics: open,
   openapi: open,
   docs: open,
+  /** The front door (`GET /`) and its icon. */
+  front: open,
+  favicon: open,
 
   // public reads (open during the beta): every GET of the spec's endpoint table except export
   // (key required) and the probability endpoint (scope); with the beta off, the plan named here

@@ -1,0 +1,107 @@
+/**
+ * The front door (issue 9, point 13): `GET /` is a small self-contained HTML page (no external
+ * asset, no script, within the helmet CSP) that says what Quorum is and links the docs, the
+ * OpenAPI document, health and the endpoints; every link on it answers; the favicon is served in
+ * both forms and no request of a browser's first visit is a 404 in the request log.
+ */
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerHandle } from '../../api/server.ts';
+import { fixtureDir, get, serve } from './helpers.ts';
+
+describe('GET / and the favicon', () => {
+  let cleanup: () => Promise<void>;
+  let server: ServerHandle;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    let dir: string;
+    ({ dir, cleanup } = await fixtureDir());
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    server = await serve(dir, { logger: pino({ level: 'info' }, stream) });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await cleanup?.();
+  });
+
+  it('is an HTML page saying what Quorum is, with the main links', async () => {
+    const r = await get(server, '/');
+    expect(r.res.status).toBe(200);
+    expect(r.res.headers.get('content-type')).toMatch(/^text\/html; charset=utf-8/);
+    expect(r.text).toMatch(/^<!doctype html>/);
+    expect(r.text).toContain('Quorum');
+    expect(r.text).toMatch(/AI models/);
+    expect(r.text).toMatch(/Brier/);
+    const hrefs = [...r.text.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+    for (const must of [
+      '/docs', '/api/openapi.json', '/healthz', '/readyz', '/favicon.svg', '/api/predictions/accuracy',
+      '/api/predictions/resolved', '/api/events/accuracy/', '/api/events/service_stats/', '/api/predictions/edges/',
+    ]) {
+      expect(hrefs, must).toContain(must);
+    }
+    // templated endpoints are named too
+    expect(r.text).toContain('/api/predictions/{market_id}');
+    expect(r.text).toContain('/api/events/lang/{lang}/');
+    expect(r.text).toContain('public (beta)');
+  });
+
+  it('has no external asset, no script and fits the CSP', async () => {
+    const r = await get(server, '/');
+    expect(r.text).not.toMatch(/<script/i);
+    expect(r.text).not.toMatch(/\son[a-z]+=/i); // no inline event handlers
+    expect(r.text).not.toMatch(/(?:src|href)="(?:[a-z]+:)?\/\//i); // nothing from another origin
+    expect(r.text).not.toMatch(/@import|url\(/i);
+    const csp = r.res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toMatch(/style-src 'self' 'unsafe-inline'/);
+    expect(r.text.length).toBeLessThan(20_000);
+  });
+
+  it('every link on the page answers (no 404)', async () => {
+    const r = await get(server, '/');
+    const hrefs = [...new Set([...r.text.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!))];
+    expect(hrefs.length).toBeGreaterThan(8);
+    for (const href of hrefs) {
+      const got = await get(server, href);
+      expect([200, 401, 403], `${href}: ${got.res.status}`).toContain(got.res.status);
+    }
+  });
+
+  it('serves the favicon as ICO and SVG; a first visit logs no 404', async () => {
+    const ico = await fetch(`${server.url}/favicon.ico`);
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get('content-type')).toBe('image/x-icon');
+    const bytes = Buffer.from(await ico.arrayBuffer());
+    expect(bytes.readUInt16LE(0)).toBe(0); // ICONDIR: reserved
+    expect(bytes.readUInt16LE(2)).toBe(1); // type icon
+    expect(bytes.readUInt16LE(4)).toBe(1); // one image
+    expect(bytes.readUInt32LE(6 + 8) + bytes.readUInt32LE(6 + 12)).toBe(bytes.length); // size + offset = file
+    const svg = await get(server, '/favicon.svg');
+    expect(svg.res.status).toBe(200);
+    expect(svg.res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(svg.text).toMatch(/^<svg /);
+
+    lines.length = 0;
+    for (const p of ['/', '/favicon.ico', '/favicon.svg', '/docs', '/docs/swagger-ui.css', '/api/openapi.json']) {
+      expect((await fetch(`${server.url}${p}`)).status, p).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    const logged = lines.map((l) => JSON.parse(l) as { msg?: string; status?: number; path?: string }).filter((l) => l.msg === 'request');
+    expect(logged.length).toBe(6);
+    for (const l of logged) expect(l.status, l.path).toBe(200);
+  });
+
+  it('HEAD and OPTIONS work; other methods are 405', async () => {
+    expect((await fetch(`${server.url}/`, { method: 'HEAD' })).status).toBe(200);
+    expect((await fetch(`${server.url}/`, { method: 'OPTIONS' })).status).toBe(204);
+    expect((await fetch(`${server.url}/`, { method: 'DELETE' })).status).toBe(405);
+  });
+});
