@@ -36,6 +36,8 @@ import { createMetrics } from './metrics.ts';
 import { DOCS_INIT_JS } from './routes/docs.ts';
 import { ROUTES } from './routes/index.ts';
 import { SnapshotReader } from './snapshot/reader.ts';
+import { defaultProbabilityOptions } from './probability/setup.ts';
+import { ProbabilityService, type ProbabilityOptions } from './probability/service.ts';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -70,6 +72,9 @@ export interface CreateAppOptions {
   extraRoutes?: readonly RouteDef[];
   /** The export module's options (api/export), or false to leave `/api/export/` out. */
   exports?: false | Omit<ExportDeps, 'logger'>;
+  /** The probability endpoint's models and limits (api/probability/); default: from the environment
+   *  (QUORUM_MODELS_FILE, else the bundled simulator started on first use); false: not offered (503). */
+  probability?: false | ProbabilityOptions;
 }
 
 export interface AppHandle {
@@ -118,7 +123,10 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   const metrics = createMetrics();
   const quotas = new QuotaKeeper(limits, usage);
   let document: Record<string, unknown> | null = null;
+  const probabilityOptions = opts.probability === undefined ? defaultProbabilityOptions(logger) : opts.probability;
+  const probability = probabilityOptions ? new ProbabilityService(opts.dataDir, snapshots, logger, probabilityOptions) : undefined;
   const services: ApiServices = {
+    probability,
     snapshots,
     cache: new ResponseCache(opts.cache),
     quotas,
@@ -247,6 +255,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       closed = true;
       await exportService?.close();
       await usage.close();
+      await probability?.close();
       await snapshots.close();
     },
   };

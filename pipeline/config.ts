@@ -105,6 +105,9 @@ const EnvSchema = z.object({
     .default('false')
     .refine((s) => /^(true|false|[0-9]{1,2})$/.test(s), { message: 'expected true, false or a hop count' }),
   QUORUM_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** Probability endpoint (api/probability/): whole-request deadline and per-key daily USD cap. */
+  QUORUM_PROBABILITY_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  QUORUM_PROBABILITY_BUDGET_USD_PER_DAY: z.coerce.number().min(0).optional(),
   /** API: a market price older than this many hours is published with `market_stale: true`. */
   QUORUM_MAX_PRICE_AGE_HOURS: z.coerce.number().positive().max(87_600).default(48),
 });
@@ -141,6 +144,9 @@ export interface QuorumConfig {
   corsOrigins: '*' | string[];
   trustProxy: boolean | number;
   shutdownTimeoutMs: number;
+  /** Probability endpoint: request deadline (QUORUM_PROBABILITY_TIMEOUT_MS) and per-key daily USD cap (null: none). */
+  probabilityTimeoutMs: number;
+  probabilityBudgetUsdPerDay: number | null;
   // --- model runner, evidence, forecast stage (pipeline/forecast/README.md) ---
   /** Reasoning languages (QUORUM_LANGS, default [QUORUM_LANG]); the first is the main one. */
   langs: string[];
@@ -225,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     trustProxy:
       e.QUORUM_TRUST_PROXY === 'true' ? true : e.QUORUM_TRUST_PROXY === 'false' ? false : Number(e.QUORUM_TRUST_PROXY),
     shutdownTimeoutMs: e.QUORUM_SHUTDOWN_TIMEOUT_MS,
+    probabilityTimeoutMs: e.QUORUM_PROBABILITY_TIMEOUT_MS,
+    probabilityBudgetUsdPerDay: e.QUORUM_PROBABILITY_BUDGET_USD_PER_DAY ?? null,
     langs: e.QUORUM_LANGS ?? [e.QUORUM_LANG],
     runBudgetUsd: e.QUORUM_RUN_BUDGET_USD ?? null,
     maxQuestions: e.QUORUM_MAX_QUESTIONS ?? null,

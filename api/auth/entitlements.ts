@@ -85,6 +85,8 @@ export const ENTITLEMENTS = {
 
   // scope
   probability: { kind: 'plan', plan: 'pro', scope: 'probability' },
+  /** A stored probability request, to the key that made it (issue 14). */
+  'probability.request': { kind: 'plan', plan: 'pro', scope: 'probability' },
 
   // the caller's own usage: any key
   usage: { kind: 'plan', plan: 'pro', keyRequired: true },
@@ -123,7 +125,8 @@ export function requiredPlan(id: RouteId, publicBeta: boolean): Plan | null {
 export function assertEntitled(id: RouteId, auth: AuthContext, publicBeta: boolean): void {
   const e: Entitlement = ENTITLEMENTS[id];
   if (e.kind === 'open') return;
-  if (e.keyRequired && auth.keyId === null) throw ApiError.unauthorized('This endpoint needs an API key.');
+  // A scoped endpoint (the probability endpoint) is never anonymous: no key is a 401, like keyRequired.
+  if ((e.keyRequired || e.scope) && auth.keyId === null) throw ApiError.unauthorized('This endpoint needs an API key.');
   if (e.publicBeta && publicBeta && !e.scope) return;
   if (PLAN_RANK[auth.plan] < PLAN_RANK[e.plan]) {
     throw ApiError.planRequired(

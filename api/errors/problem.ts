@@ -24,6 +24,8 @@ export type ProblemCode =
   | 'plan_required'
   | 'rate_limited'
   | 'not_ready'
+  | 'models_unavailable'
+  | 'idempotency_conflict'
   | 'internal';
 
 const TITLES: Record<ProblemCode, string> = {
@@ -36,6 +38,8 @@ const TITLES: Record<ProblemCode, string> = {
   plan_required: 'Plan required',
   rate_limited: 'Rate limited',
   not_ready: 'Not ready',
+  models_unavailable: 'Models unavailable',
+  idempotency_conflict: 'Idempotency key reused',
   internal: 'Internal error',
 };
 
@@ -138,6 +142,16 @@ export class ApiError extends Error {
   /** 503: no snapshot is published yet (or the published one lacks what this endpoint reads). */
   static notReady(detail = 'No data snapshot has been published yet; retry later.'): ApiError {
     return new ApiError(503, 'not_ready', detail, {}, { 'Retry-After': '5' });
+  }
+
+  /** 503: fewer than two models answered the probability endpoint (issue 14); `Retry-After`. */
+  static modelsUnavailable(detail: string, retryAfterSeconds: number, extras: Record<string, unknown> = {}): ApiError {
+    return new ApiError(503, 'models_unavailable', detail, extras, { 'Retry-After': String(Math.ceil(retryAfterSeconds)) });
+  }
+
+  /** 422: an Idempotency-Key already used with another request body. */
+  static idempotencyConflict(detail = 'This Idempotency-Key was used with another request body.'): ApiError {
+    return new ApiError(422, 'idempotency_conflict', detail);
   }
 
   /** 500: anything unexpected. The cause is logged, never sent. */

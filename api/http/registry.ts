@@ -59,6 +59,8 @@ import { API_VERSION } from './respond.ts';
 /** What route handlers can use. */
 export interface ApiServices {
   snapshots: SnapshotReader;
+  /** The probability endpoint's service (api/probability/); absent: the endpoint answers 503. */
+  probability?: import('../probability/service.ts').ProbabilityService;
   cache: ResponseCache;
   quotas: QuotaKeeper;
   usage: UsageStore;
@@ -287,7 +289,7 @@ export const ProblemSchema = z
     code: z
       .enum([
         'invalid_parameter', 'not_found', 'method_not_allowed', 'invalid_body', 'payload_too_large', 'unauthorized',
-        'plan_required', 'rate_limited', 'not_ready', 'internal',
+        'plan_required', 'rate_limited', 'not_ready', 'models_unavailable', 'idempotency_conflict', 'internal',
       ])
       .meta({ description: 'Stable error code clients switch on.' }),
     detail: z.string(),
@@ -309,6 +311,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'Unknown resource (`not_found`).',
   405: 'Method not allowed (`method_not_allowed`).',
   413: 'Request body larger than 16 kB (`payload_too_large`).',
+  422: 'Idempotency-Key reused with another body (`idempotency_conflict`).',
   429: 'Quota used up (`rate_limited`); see `Retry-After`.',
   500: 'Internal error (`internal`); never carries a stack trace.',
   503: 'No snapshot loaded yet (`not_ready`); see `Retry-After`.',

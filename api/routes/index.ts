@@ -22,6 +22,7 @@ import { predictionsLifecycleRoute } from './predictions-lifecycle.ts';
 import { predictionsResolvedRoute } from './predictions-resolved.ts';
 import { serviceStatsRoute } from './service-stats.ts';
 import { usageRoute } from './usage.ts';
+import { probabilityRequestRoute, probabilityRoute } from './probability.ts';
 
 export const ROUTES: readonly RouteDef[] = [
   healthRoute,
@@ -46,6 +47,8 @@ export const ROUTES: readonly RouteDef[] = [
   leaderboardRoute,
   rankingsRoute,
   analysisDisagreementRoute,
+  probabilityRoute,
+  probabilityRequestRoute,
   analysisInformationValueRoute,
   analysisAnchoringRoute,
   analysisResolutionSourcesRoute,

@@ -1,0 +1,88 @@
+/**
+ * The probability endpoint's shapes (one zod schema per shape: request validation, the published
+ * precision of the answer, and the OpenAPI document all come from these).
+ */
+import { z } from 'zod';
+import { CATEGORIES, MODES } from '../../pipeline/warehouse/tables.ts';
+import { count, isoTime, prob, zProb } from '../openapi/common.ts';
+
+const lang = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR');
+
+/** POST /api/probability/ body. `close_date` is checked to be in the future by the service. */
+export const ProbabilityRequest = z
+  .object({
+    question: z.string().trim().min(10).max(1000).meta({ description: 'The forward-looking yes/no question (10-1,000 characters).' }),
+    resolution_criteria: z.string().trim().min(1).max(4000).optional().meta({ description: 'How the question resolves YES.' }),
+    close_date: z.iso.datetime({ offset: true }).or(z.iso.date()).meta({
+      description: 'ISO 8601 date or date-time (UTC unless an offset is given) at which the question closes; must be in the future.',
+      example: '2027-01-01T00:00:00Z',
+    }),
+    category: z.enum(CATEGORIES).meta({ description: 'One of the nine categories.' }),
+    market: z
+      .object({ venue: z.string().min(1).max(40), market_id: z.string().min(1).max(200) })
+      .strict()
+      .optional()
+      .meta({ description: 'A market Quorum tracks: its latest price and volume go into the informed prompt.' }),
+    market_probability: z.number().min(0).max(1).optional().meta({ description: 'A market probability to show the models instead.' }),
+    mode: z.enum(MODES).optional().meta({
+      description: 'Default: augmented when an evidence provider is configured, else informed when a market is known, else blind.',
+    }),
+    langs: z.array(lang).min(1).max(8).optional().meta({ description: 'Reasoning languages (first = main). Default: the server\'s.' }),
+  })
+  .strict()
+  .meta({ id: 'ProbabilityRequest' });
+export type ProbabilityRequest = z.infer<typeof ProbabilityRequest>;
+
+const Fit = z.object({ intercept: z.number(), slope: z.number(), method: z.string() });
+
+export const ProbabilityAnswer = z
+  .object({
+    request_id: z.string(),
+    created_at: isoTime,
+    question: z.string(),
+    mode: z.enum(MODES),
+    probability: prob.meta({ description: 'The calibrated probability of YES (pooled in log-odds, extremized).' }),
+    consensus: z.object({ mean: prob, median: prob, logit_mean: prob }).meta({ description: 'Of the raw model answers.' }),
+    disagreement: z.object({
+      sd: prob.meta({ description: 'Population standard deviation of the raw probabilities.' }),
+      range: prob,
+      sd_logit: z.number().meta({ description: 'Population standard deviation of the log-odds.' }),
+    }),
+    n_models: count.meta({ description: 'Models that answered.' }),
+    models: z.array(
+      z.object({
+        model: z.string(),
+        provider: z.string(),
+        probability: prob.meta({ description: 'The model\'s raw answer.' }),
+        calibrated_probability: prob,
+        reasoning: z.string(),
+        key_factors: z.array(z.string()),
+        translations: z.record(z.string(), z.object({ reasoning: z.string(), key_factors: z.array(z.string()) })),
+        latency_ms: z.number(),
+        attempts: count,
+        tokens_in: z.number().int().nullable(),
+        tokens_out: z.number().int().nullable(),
+        cost_usd: z.number().nullable(),
+      }),
+    ),
+    failed: z.array(z.object({ model: z.string(), error_kind: z.string(), latency_ms: z.number() })),
+    evidence: z.array(
+      z.object({ evidence_id: z.string(), title: z.string().nullable(), url: z.string().nullable(), published_at: isoTime.nullable(), source_slug: z.string() }),
+    ),
+    market: z.object({ probability: prob, observed_at: isoTime.nullable(), question_id: z.string().nullable() }).nullable(),
+    calibration: z.object({
+      method: z.string().meta({ description: '`platt_shrunk_logit_pool` when fitted; `identity_insufficient_data` (fewer than 50 resolved questions) or `identity_no_fit` (no snapshot fit) otherwise.' }),
+      fitted_on: z.object({
+        resolved_questions: count,
+        snapshot: z.string().nullable(),
+        as_of: isoTime.nullable(),
+        fitted_through: isoTime.nullable(),
+      }),
+      parameters: z.object({ extremize: z.number(), extremize_method: z.string(), pool: Fit, models: z.record(z.string(), Fit) }),
+      out_of_sample: z.object({ brier_raw: zProb, brier_calibrated: zProb, n: count, folds: count }),
+    }),
+    cost_usd: z.number().meta({ description: 'Cost of this request\'s model calls (USD).' }),
+    latency_ms: z.number(),
+  })
+  .meta({ id: 'ProbabilityAnswer' });
+export type ProbabilityAnswer = z.input<typeof ProbabilityAnswer>;

@@ -1,0 +1,335 @@
+/**
+ * The probability endpoint's work (DESIGN §7, §10; issue 14): one live question through the
+ * pipeline's model runner (pipeline/models/runner.ts: the same prompts, structured output,
+ * deadlines and fault handling; one shared client and queue per model, so concurrent requests share
+ * each model's limits), the snapshot's recalibration applied, every call logged privately.
+ *
+ * Limits, per key, beside the scope's daily quota (api/limits/quota.ts): at most `maxInFlightPerKey`
+ * requests at once (429 beyond) and a daily spending cap in USD (429 once today's spend reaches it;
+ * calls already in flight may exceed it by their own cost). A client that goes away aborts its
+ * calls in flight (the runner's hard `signal`).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { EvidenceProvider, EvidenceRow } from '../../pipeline/evidence/index.ts';
+import { gatherEvidence } from '../../pipeline/evidence/index.ts';
+import type { ResolvedModel } from '../../pipeline/models/config.ts';
+import { createModelClients, runForecasts, type ForecastTask, type ModelClient } from '../../pipeline/models/runner.ts';
+import type { Mode } from '../../pipeline/warehouse/tables.ts';
+import { ApiError } from '../errors/problem.ts';
+import type { SnapshotReader } from '../snapshot/reader.ts';
+import {
+  calibrateOne,
+  calibrationsFromRows,
+  fitFor,
+  identityCalibration,
+  logit,
+  pooledProbability,
+  sigmoid,
+  type ModeCalibration,
+} from './calibration.ts';
+import type { ProbabilityAnswer, ProbabilityRequest } from './schemas.ts';
+import { ProbabilityStore, utcDate } from './store.ts';
+
+export const DEFAULT_PROBABILITY_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_IN_FLIGHT_PER_KEY = 4;
+/** Seconds a client is told to wait after a 503 models_unavailable. */
+export const MODELS_UNAVAILABLE_RETRY_S = 30;
+
+export interface ProbabilityOptions {
+  /** The models (or a lazy loader, e.g. one that starts the bundled simulator on first use). */
+  models: ResolvedModel[] | (() => Promise<ResolvedModel[]>);
+  /** Whole-request deadline (QUORUM_PROBABILITY_TIMEOUT_MS, default 30 s). */
+  timeoutMs?: number;
+  /** Per-call deadline (QUORUM_CALL_TIMEOUT_MS); capped by the request's deadline. */
+  callTimeoutMs?: number;
+  /** Daily USD cap per key (QUORUM_PROBABILITY_BUDGET_USD_PER_DAY); null: none. */
+  budgetUsdPerDay?: number | null;
+  maxInFlightPerKey?: number;
+  /** Default reasoning languages. */
+  langs?: string[];
+  /** Evidence for the augmented mode (none: the default mode is informed or blind). */
+  evidenceProviders?: EvidenceProvider[];
+  evidenceMax?: number;
+  /** Called on close (e.g. stops a simulator the loader started). */
+  close?: () => Promise<void>;
+}
+
+interface Market {
+  probability: number;
+  observed_at: Date | null;
+  question_id: string | null;
+}
+
+export class ProbabilityService {
+  readonly store: ProbabilityStore;
+  readonly timeoutMs: number;
+  readonly maxInFlightPerKey: number;
+  readonly budgetUsdPerDay: number | null;
+  readonly #opts: ProbabilityOptions;
+  readonly #snapshots: SnapshotReader;
+  readonly #logger: Logger;
+  #models: Promise<{ models: ResolvedModel[]; clients: Map<string, ModelClient> }> | null = null;
+  #inFlight = new Map<string, number>();
+  #calibration: { snapshot: string; byMode: Map<string, ModeCalibration>; asOf: string } | null = null;
+
+  constructor(dataDir: string, snapshots: SnapshotReader, logger: Logger, opts: ProbabilityOptions) {
+    this.store = new ProbabilityStore(dataDir);
+    this.#opts = opts;
+    this.#snapshots = snapshots;
+    this.#logger = logger;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_PROBABILITY_TIMEOUT_MS;
+    this.maxInFlightPerKey = opts.maxInFlightPerKey ?? DEFAULT_MAX_IN_FLIGHT_PER_KEY;
+    this.budgetUsdPerDay = opts.budgetUsdPerDay ?? null;
+  }
+
+  /** One client and queue per model, shared by every request. */
+  #clients() {
+    this.#models ??= (async () => {
+      const models = typeof this.#opts.models === 'function' ? await this.#opts.models() : this.#opts.models;
+      return { models, clients: createModelClients(models) };
+    })();
+    return this.#models;
+  }
+
+  /** Reserves an in-flight slot for the key (429 beyond the limit); returns its release. */
+  acquire(keyId: string): () => void {
+    const n = this.#inFlight.get(keyId) ?? 0;
+    if (n >= this.maxInFlightPerKey) {
+      throw ApiError.rateLimited(1, `At most ${this.maxInFlightPerKey} probability requests may be in flight per key.`, {
+        limit: this.maxInFlightPerKey,
+        policy: 'probability_in_flight',
+      });
+    }
+    this.#inFlight.set(keyId, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const m = (this.#inFlight.get(keyId) ?? 1) - 1;
+      if (m <= 0) this.#inFlight.delete(keyId);
+      else this.#inFlight.set(keyId, m);
+    };
+  }
+
+  /** 429 once the key's spend today reached the daily cap. */
+  checkBudget(keyId: string, dayEndsAt: number): void {
+    if (this.budgetUsdPerDay === null) return;
+    const spent = this.store.spentToday(keyId);
+    if (spent >= this.budgetUsdPerDay) {
+      throw ApiError.rateLimited((dayEndsAt - Date.now()) / 1000, `This key's probability budget of ${this.budgetUsdPerDay} USD per day is spent.`, {
+        policy: 'probability_budget_usd',
+        budget_usd: this.budgetUsdPerDay,
+        spent_usd: spent,
+      });
+    }
+  }
+
+  /** The current snapshot's calibrations (cached per snapshot) and its id. */
+  async #calibrations(): Promise<{ snapshot: string | null; asOf: string | null; byMode: Map<string, ModeCalibration> }> {
+    const current = this.#snapshots.currentId;
+    if (current === null) return { snapshot: null, asOf: null, byMode: new Map() };
+    if (this.#calibration?.snapshot === current) return this.#calibration;
+    return this.#snapshots.withSnapshot(async (snap) => {
+      const rows = snap.tables.has('calibration_models') ? await snap.query('calibration-models') : [];
+      this.#calibration = { snapshot: snap.id, asOf: snap.asOf, byMode: calibrationsFromRows(rows) };
+      return this.#calibration;
+    });
+  }
+
+  async #market(req: ProbabilityRequest): Promise<Market | null> {
+    if (req.market) {
+      const m = req.market;
+      if (this.#snapshots.currentId === null) throw ApiError.invalidParameter('market', 'No snapshot is loaded to look the market up in.');
+      const rows = await this.#snapshots.withSnapshot((snap) => snap.query('probability-market', { venue: m.venue, market_id: m.market_id }));
+      const r = rows[0];
+      if (!r) throw ApiError.invalidParameter('market', `No tracked market ${m.venue}/${m.market_id}.`);
+      if (typeof r.latest_market_probability !== 'number') {
+        throw ApiError.invalidParameter('market', `The tracked market ${m.venue}/${m.market_id} has no price yet.`);
+      }
+      return {
+        probability: r.latest_market_probability,
+        observed_at: typeof r.latest_market_observed_at === 'string' ? new Date(r.latest_market_observed_at) : null,
+        question_id: String(r.question_id),
+      };
+    }
+    if (req.market_probability !== undefined) return { probability: req.market_probability, observed_at: null, question_id: null };
+    return null;
+  }
+
+  /** The mode rule: asked, else augmented with evidence providers, else informed with a market, else blind. */
+  modeOf(req: ProbabilityRequest, market: Market | null): Mode {
+    if (req.mode) return req.mode;
+    if ((this.#opts.evidenceProviders?.length ?? 0) > 0) return 'augmented';
+    return market ? 'informed' : 'blind';
+  }
+
+  /**
+   * Asks every model, calibrates and pools. Throws 503 models_unavailable with fewer than two
+   * answers; rejects (AbortError) when `signal` aborts (the client went away).
+   */
+  async forecast(req: ProbabilityRequest, requestId: string, signal: AbortSignal): Promise<ProbabilityAnswer> {
+    const t0 = performance.now();
+    const now = new Date();
+    const closeAt = new Date(req.close_date.length === 10 ? `${req.close_date}T00:00:00Z` : req.close_date);
+    if (!(closeAt.getTime() > now.getTime())) throw ApiError.invalidParameter('close_date', 'close_date must be in the future.');
+    const market = await this.#market(req);
+    const mode = this.modeOf(req, market);
+    const { models, clients } = await this.#clients();
+    const langs = req.langs ?? this.#opts.langs ?? ['en'];
+    const questionId = `probability:${requestId}`;
+    const task: ForecastTask = {
+      mode,
+      question: {
+        question_id: questionId,
+        title: req.question,
+        description: null,
+        resolution_criteria: req.resolution_criteria ?? null,
+        url: null,
+        created_at: now,
+        close_time: closeAt,
+        category: req.category,
+        domain: null,
+      },
+      market: market
+        ? { probability: market.probability, observed_at: market.observed_at ?? now, volume: null, liquidity: null, history: [] }
+        : null,
+      evidence: [],
+    };
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]);
+    let evidence: EvidenceRow[] = [];
+    if (mode === 'augmented' && (this.#opts.evidenceProviders?.length ?? 0) > 0) {
+      const g = await gatherEvidence([task.question], {
+        providers: this.#opts.evidenceProviders!,
+        asOf: now,
+        maxPerQuestion: this.#opts.evidenceMax ?? 5,
+        signal: deadline,
+      });
+      evidence = g.byQuestion.get(questionId) ?? [];
+      task.evidence = evidence;
+    }
+    signal.throwIfAborted();
+    // Each call's deadline ends before the request's, so an answer (or 503) is always in time.
+    const left = this.timeoutMs - (performance.now() - t0) - 200;
+    const callTimeoutMs = Math.max(100, Math.min(this.#opts.callTimeoutMs ?? left, left));
+    const out = await runForecasts({
+      models,
+      clients,
+      tasks: [task],
+      runId: `probability-${utcDate(now.getTime())}`,
+      asOf: now,
+      langs,
+      signal,
+      callTimeoutMs,
+    });
+    await this.store.appendCalls(out.calls);
+    const cost = out.calls.reduce((s, c) => s + (c.cost_usd ?? 0), 0);
+    return this.#answer(req, requestId, now, mode, market, evidence, out, cost, t0);
+  }
+
+  async #answer(
+    req: ProbabilityRequest,
+    requestId: string,
+    now: Date,
+    mode: Mode,
+    market: Market | null,
+    evidence: EvidenceRow[],
+    out: Awaited<ReturnType<typeof runForecasts>>,
+    cost: number,
+    t0: number,
+  ): Promise<ProbabilityAnswer> {
+    const main = out.forecasts.filter((f) => f.translation_of === null);
+    const failed = out.calls
+      .filter((c) => c.status !== 'ok')
+      .map((c) => ({ model: c.model, error_kind: c.error_kind ?? 'other', latency_ms: c.latency_ms }));
+    if (main.length < 2) {
+      throw ApiError.modelsUnavailable(
+        `Only ${main.length} of ${out.calls.length} models answered; at least two are needed.`,
+        MODELS_UNAVAILABLE_RETRY_S,
+        { n_models: main.length, failed, cost_usd: cost },
+      );
+    }
+    const cal = await this.#calibrations();
+    const c = cal.byMode.get(mode) ?? identityCalibration(mode);
+    const ps = main.map((f) => f.probability);
+    const n = ps.length;
+    const mean = ps.reduce((a, b) => a + b, 0) / n;
+    const sorted = [...ps].sort((a, b) => a - b);
+    const median = n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+    const ls = ps.map(logit);
+    const lmean = ls.reduce((a, b) => a + b, 0) / n;
+    const sd = Math.sqrt(ps.reduce((a, p) => a + (p - mean) ** 2, 0) / n);
+    const sdLogit = Math.sqrt(ls.reduce((a, l) => a + (l - lmean) ** 2, 0) / n);
+    const callOf = new Map(out.calls.map((x) => [x.model, x]));
+    const translations = (model: string) =>
+      Object.fromEntries(
+        out.forecasts
+          .filter((f) => f.model === model && f.translation_of !== null)
+          .map((f) => [f.lang, { reasoning: f.reasoning, key_factors: f.key_factors }]),
+      );
+    const modelsUsed = main.map((f) => f.model);
+    return {
+      request_id: requestId,
+      created_at: now.toISOString(),
+      question: req.question,
+      mode,
+      probability: pooledProbability(c, main),
+      consensus: { mean, median, logit_mean: sigmoid(lmean) },
+      disagreement: { sd, range: sorted[n - 1]! - sorted[0]!, sd_logit: sdLogit },
+      n_models: n,
+      models: main.map((f) => {
+        const call = callOf.get(f.model)!;
+        return {
+          model: f.model,
+          provider: f.provider,
+          probability: f.probability,
+          calibrated_probability: calibrateOne(c, f.model, f.probability),
+          reasoning: f.reasoning,
+          key_factors: f.key_factors,
+          translations: translations(f.model),
+          latency_ms: call.latency_ms,
+          attempts: call.attempts,
+          tokens_in: call.tokens_in,
+          tokens_out: call.tokens_out,
+          cost_usd: call.cost_usd,
+        };
+      }),
+      failed,
+      evidence: evidence.map((e) => ({
+        evidence_id: e.evidence_id,
+        title: e.title,
+        url: e.url,
+        published_at: e.published_at ? e.published_at.toISOString() : null,
+        source_slug: e.source_slug,
+      })),
+      market: market
+        ? { probability: market.probability, observed_at: market.observed_at?.toISOString() ?? null, question_id: market.question_id }
+        : null,
+      calibration: {
+        method: c.method === 'platt' ? 'platt_shrunk_logit_pool' : c.method,
+        fitted_on: { resolved_questions: c.n_questions, snapshot: cal.snapshot, as_of: c.as_of ?? cal.asOf, fitted_through: c.fitted_through },
+        parameters: {
+          extremize: c.extremize,
+          extremize_method: c.extremize_method,
+          pool: { intercept: c.pool.intercept, slope: c.pool.slope, method: c.pool.method },
+          models: Object.fromEntries(modelsUsed.map((m) => {
+            const f = fitFor(c, m);
+            return [m, { intercept: f.intercept, slope: f.slope, method: c.models.has(m) ? f.method : `pool (${f.method})` }];
+          })),
+        },
+        out_of_sample: c.out_of_sample,
+      },
+      cost_usd: cost,
+      latency_ms: Math.round(performance.now() - t0),
+    };
+  }
+
+  /** A fresh request id. */
+  static newRequestId(): string {
+    return `prq_${randomBytes(16).toString('hex')}`;
+  }
+
+  async close(): Promise<void> {
+    await this.#opts.close?.();
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The probability endpoint's private store, under `<dataDir>/state/probability/` (the state
+ * directory is never served, exported or snapshotted):
+ *
+ *   requests/<request_id>.json        every request and its answer (or its problem), with the key id
+ *   idempotency/<sha256(key id, Idempotency-Key)>.json   { request_id, body_hash, created_at } (24 h)
+ *   model_calls/<YYYY-MM-DD>.jsonl    every live model call, one `model_calls` row (the columns of
+ *                                     the raw table, run_id `probability-<date>`) per line, appended
+ *   spend/<YYYY-MM-DD>.json           { <key id>: USD } spent today (the daily budget)
+ *
+ * Files are written atomically (temp + fsync + rename); the call log is appended. The raw
+ * `model_calls` table of the warehouse stays the pipeline's: partners' questions are private, and
+ * run statistics stay those of the scheduled runs.
+ */
+import { createHash } from 'node:crypto';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ModelCallRow } from '../../pipeline/models/runner.ts';
+import { writeFileAtomic } from '../auth/keys.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+
+export interface StoredRequest {
+  request_id: string;
+  key_id: string;
+  created_at: string;
+  idempotency_key: string | null;
+  body_hash: string;
+  request: unknown;
+  status: number;
+  /** The answer (200) or the problem body (an error). */
+  body: unknown;
+}
+
+interface IdempotencyRecord {
+  request_id: string;
+  body_hash: string;
+  created_at: string;
+}
+
+const REQUEST_ID = /^prq_[a-f0-9]{32}$/;
+
+export function utcDate(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** sha256 of a canonical JSON (sorted keys) of the body: the same request in another key order is the same. */
+export function bodyHash(body: unknown): string {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]))
+        : v;
+  return createHash('sha256').update(JSON.stringify(canon(body))).digest('hex');
+}
+
+export class ProbabilityStore {
+  readonly dir: string;
+  #spendDay = '';
+  #spend = new Map<string, number>();
+
+  constructor(dataDir: string, private readonly now: () => number = Date.now) {
+    this.dir = path.join(dataDir, 'state', 'probability');
+  }
+
+  isRequestId(id: string): boolean {
+    return REQUEST_ID.test(id);
+  }
+
+  async saveRequest(r: StoredRequest): Promise<void> {
+    await mkdir(path.join(this.dir, 'requests'), { recursive: true });
+    await writeFileAtomic(path.join(this.dir, 'requests', `${r.request_id}.json`), JSON.stringify(r));
+  }
+
+  /** The stored request, or null when unknown (or malformed id). */
+  async getRequest(id: string): Promise<StoredRequest | null> {
+    if (!this.isRequestId(id)) return null;
+    try {
+      return JSON.parse(await readFile(path.join(this.dir, 'requests', `${id}.json`), 'utf8')) as StoredRequest;
+    } catch {
+      return null;
+    }
+  }
+
+  #idemFile(keyId: string, idemKey: string): string {
+    const h = createHash('sha256').update(`${keyId}\u0000${idemKey}`).digest('hex');
+    return path.join(this.dir, 'idempotency', `${h}.json`);
+  }
+
+  /** The live (under 24 h old) idempotency record of (key, Idempotency-Key), or null. */
+  async getIdempotency(keyId: string, idemKey: string): Promise<IdempotencyRecord | null> {
+    try {
+      const r = JSON.parse(await readFile(this.#idemFile(keyId, idemKey), 'utf8')) as IdempotencyRecord;
+      return this.now() - Date.parse(r.created_at) < IDEMPOTENCY_TTL_MS ? r : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async putIdempotency(keyId: string, idemKey: string, r: IdempotencyRecord): Promise<void> {
+    await mkdir(path.join(this.dir, 'idempotency'), { recursive: true });
+    await writeFileAtomic(this.#idemFile(keyId, idemKey), JSON.stringify(r));
+  }
+
+  /** Appends the live calls to today's call log (one model_calls row per line). */
+  async appendCalls(calls: readonly ModelCallRow[]): Promise<void> {
+    if (calls.length === 0) return;
+    await mkdir(path.join(this.dir, 'model_calls'), { recursive: true });
+    const lines = calls.map((c) => JSON.stringify(c)).join('\n') + '\n';
+    await appendFile(path.join(this.dir, 'model_calls', `${utcDate(this.now())}.jsonl`), lines, { mode: 0o600 });
+  }
+
+  #rollSpend(): void {
+    const day = utcDate(this.now());
+    if (day === this.#spendDay) return;
+    this.#spendDay = day;
+    this.#spend = new Map();
+    try {
+      const j = JSON.parse(readFileSync(path.join(this.dir, 'spend', `${day}.json`), 'utf8')) as Record<string, number>;
+      for (const [k, v] of Object.entries(j)) if (typeof v === 'number') this.#spend.set(k, v);
+    } catch {
+      // no spend yet today
+    }
+  }
+
+  /** USD spent today by the key. */
+  spentToday(keyId: string): number {
+    this.#rollSpend();
+    return this.#spend.get(keyId) ?? 0;
+  }
+
+  async addSpend(keyId: string, usd: number): Promise<void> {
+    this.#rollSpend();
+    this.#spend.set(keyId, (this.#spend.get(keyId) ?? 0) + usd);
+    await mkdir(path.join(this.dir, 'spend'), { recursive: true });
+    await writeFileAtomic(path.join(this.dir, 'spend', `${this.#spendDay}.json`), JSON.stringify(Object.fromEntries(this.#spend)));
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * `POST /api/probability/` (the partner endpoint: a key with the `probability` scope) and
+ * `GET /api/probability/{request_id}` (a stored request, to the key that asked; 404 to anyone else).
+ * The work is api/probability/service.ts; this file is HTTP: validation (400 naming the field),
+ * Idempotency-Key (24 h; same key and body: the stored answer, no model call; another body: 422),
+ * the per-key limits (in flight, daily budget, the scope's daily quota), the private record of
+ * every request and answer, and cancelling the model calls when the client disconnects.
+ */
+import { z } from 'zod';
+import { authOf } from '../auth/middleware.ts';
+import { ApiError, toApiError } from '../errors/problem.ts';
+import { rawRoute } from '../http/registry.ts';
+import { isoTime, published } from '../openapi/common.ts';
+import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
+import { ProbabilityService } from '../probability/service.ts';
+import { bodyHash, type StoredRequest } from '../probability/store.ts';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+/** The first zod issue as a 400 naming the field. */
+function invalid(error: z.ZodError): ApiError {
+  const i = error.issues[0]!;
+  const keys = (i as { keys?: string[] }).keys;
+  const field = i.path.length > 0 ? i.path.join('.') : keys?.[0] ?? 'body';
+  const detail = i.code === 'unrecognized_keys' ? `Unknown field "${field}".` : `${field}: ${i.message}`;
+  return ApiError.invalidParameter(field, detail);
+}
+
+/** Idempotency-Key records in progress (a concurrent retry waits for the first one). */
+const pending = new Map<string, Promise<void>>();
+
+export const probabilityRoute = rawRoute({
+  id: 'probability',
+  method: 'post',
+  path: '/api/probability/',
+  summary: 'A calibrated probability for any forward-looking question, from the four models live',
+  description:
+    'Asks every configured model (the pipeline\'s runner, prompts and structured output) in parallel, ' +
+    'recalibrates each answer with the snapshot\'s Platt fits, pools them in log-odds and extremizes the pool ' +
+    '(`calibration` reports the method, the fit and its out-of-sample Brier against the raw consensus). ' +
+    'Answers within QUORUM_PROBABILITY_TIMEOUT_MS (default 30 s) with the models that answered; fewer than two: ' +
+    '503 `models_unavailable`. Header `Idempotency-Key` (24 h): the same key and body return the stored answer ' +
+    '(`Idempotent-Replayed: true`) without a model call; another body is a 422. Limits per key: the scope\'s daily ' +
+    'quota, 4 requests in flight, a daily USD budget (429). Requests and answers are stored privately.',
+  tags: ['probability'],
+  body: ProbabilityRequest,
+  errors: [400, 413, 422, 503],
+  responses: { 'application/json': { schema: ProbabilityAnswer } },
+  handle: async (req, res, { services }) => {
+    const svc = services.probability;
+    if (!svc) throw ApiError.notReady('The probability endpoint is not configured on this server.');
+    const auth = authOf(res);
+    const keyId = auth.keyId!;
+    const parsed = ProbabilityRequest.safeParse(req.body ?? undefined);
+    if (!parsed.success) throw invalid(parsed.error);
+    const rawIdem = req.headers['idempotency-key'];
+    const idem = typeof rawIdem === 'string' ? rawIdem : undefined;
+    if (idem !== undefined && !IDEMPOTENCY_KEY.test(idem)) {
+      throw ApiError.invalidParameter('Idempotency-Key', 'Idempotency-Key: 1-200 visible ASCII characters.');
+    }
+    const hash = bodyHash(req.body);
+    res.setHeader('Cache-Control', 'private, no-store');
+    const slot = idem === undefined ? null : `${keyId}\u0000${idem}`;
+    if (slot !== null) {
+      while (pending.has(slot)) await pending.get(slot)!.catch(() => undefined);
+      const rec = await svc.store.getIdempotency(keyId, idem!);
+      if (rec) {
+        if (rec.body_hash !== hash) throw ApiError.idempotencyConflict();
+        const stored = await svc.store.getRequest(rec.request_id);
+        if (stored) {
+          res.setHeader('Idempotent-Replayed', 'true');
+          res.status(stored.status).json(stored.body);
+          return;
+        }
+      }
+    }
+    let done!: () => void;
+    if (slot !== null) pending.set(slot, new Promise<void>((r) => (done = r)));
+    const release = svc.acquire(keyId);
+    try {
+      svc.checkBudget(keyId, services.usage.dayEndsAt);
+      services.quotas.chargeProbability(res, auth);
+      const requestId = ProbabilityService.newRequestId();
+      res.setHeader('X-Probability-Request-Id', requestId);
+      const ac = new AbortController();
+      const onClose = () => {
+        if (!res.writableEnded) ac.abort(new Error('client disconnected'));
+      };
+      res.on('close', onClose);
+      const record = (status: number, body: unknown): StoredRequest => ({
+        request_id: requestId,
+        key_id: keyId,
+        created_at: new Date().toISOString(),
+        idempotency_key: idem ?? null,
+        body_hash: hash,
+        request: parsed.data,
+        status,
+        body,
+      });
+      let answer;
+      try {
+        answer = await svc.forecast(parsed.data, requestId, ac.signal);
+      } catch (err) {
+        if (ac.signal.aborted) {
+          services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');
+          await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected' }));
+          return;
+        }
+        const problem = toApiError(err);
+        const cost = typeof problem.extras.cost_usd === 'number' ? problem.extras.cost_usd : 0;
+        if (cost > 0) await svc.store.addSpend(keyId, cost);
+        await svc.store.saveRequest(record(problem.status, { request_id: requestId, ...problem.toProblem(req.path) }));
+        throw err;
+      } finally {
+        res.off('close', onClose);
+      }
+      const body = published(ProbabilityAnswer, answer);
+      await svc.store.addSpend(keyId, answer.cost_usd);
+      await svc.store.saveRequest(record(200, body));
+      if (slot !== null) {
+        await svc.store.putIdempotency(keyId, idem!, { request_id: requestId, body_hash: hash, created_at: new Date().toISOString() });
+      }
+      res.status(200).json(body);
+    } finally {
+      release();
+      if (slot !== null) {
+        pending.delete(slot);
+        done();
+      }
+    }
+  },
+});
+
+export const StoredProbability = z
+  .object({
+    request_id: z.string(),
+    created_at: isoTime,
+    idempotency_key: z.string().nullable(),
+    request: ProbabilityRequest,
+    status: z.number().int().meta({ description: 'The HTTP status it was answered with (499: the client disconnected).' }),
+    answer: z.unknown().meta({ description: 'The answer (status 200) or the problem body.' }),
+  })
+  .meta({ id: 'StoredProbabilityRequest' });
+
+export const probabilityRequestRoute = rawRoute({
+  id: 'probability.request',
+  path: '/api/probability/{request_id}',
+  summary: 'A probability request you made, with its answer',
+  tags: ['probability'],
+  params: z.object({ request_id: z.string().meta({ example: 'prq_0123456789abcdef0123456789abcdef' }) }),
+  errors: [404],
+  responses: { 'application/json': { schema: StoredProbability } },
+  handle: async (req, res, { services }) => {
+    const svc = services.probability;
+    const auth = authOf(res);
+    const id = String(req.params.request_id ?? '');
+    const stored = svc ? await svc.store.getRequest(id) : null;
+    // Another key's request is indistinguishable from an unknown one.
+    if (!stored || stored.key_id !== auth.keyId) throw ApiError.notFound(`No probability request ${id} for this key.`);
+    res.setHeader('Cache-Control', 'private, no-store');
+    res.status(200).json({
+      request_id: stored.request_id,
+      created_at: stored.created_at,
+      idempotency_key: stored.idempotency_key,
+      request: stored.request,
+      status: stored.status,
+      answer: stored.body,
+    });
+  },
+});
