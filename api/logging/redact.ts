@@ -26,7 +26,10 @@ const KEY_ANYHOW = new RegExp(`${PREFIX}${BASE62_CHAR}{${KEY_RANDOM_LENGTH}}`, '
 /** The key as it is, in decoded text. */
 const KEY_LITERAL = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}`);
 const MIN_B64 = 4 * Math.ceil((KEY_PREFIX.length + KEY_RANDOM_LENGTH) / 3);
-const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{${MIN_B64},}={0,2}`, 'g');
+
+/** Character codes of the base64 and base64url alphabets (both, since either may carry a key). */
+const B64_CHAR = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_') B64_CHAR[c.charCodeAt(0)] = 1;
 
 /** True when the base64/base64url run decodes, at some alignment, to text holding a key. */
 function base64HoldsKey(run: string): boolean {
@@ -37,10 +40,35 @@ function base64HoldsKey(run: string): boolean {
   return false;
 }
 
+/** `text` with every run of ≥ MIN_B64 base64 characters that decodes to a key replaced (one linear scan). */
+function redactBase64Runs(text: string): string {
+  let out: string | null = null;
+  let copied = 0;
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0;
+    if (c < 128 && B64_CHAR[c] === 1) {
+      if (start === -1) start = i;
+      continue;
+    }
+    if (start !== -1 && i - start >= MIN_B64) {
+      let end = i;
+      while (end < text.length && end - i < 2 && text.charCodeAt(end) === 61) end++; // '=' padding
+      if (base64HoldsKey(text.slice(start, end))) {
+        out = (out ?? '') + text.slice(copied, start) + REDACTED_TOKEN;
+        copied = end;
+      }
+    }
+    start = -1;
+  }
+  return out === null ? text : out + text.slice(copied);
+}
+
 /** `text` with every key-shaped part replaced (see the module comment). */
 export function redactKeys(text: string): string {
-  let out = text.replace(KEY_ANYHOW, REDACTED_KEY);
-  if (out.length >= MIN_B64) out = out.replace(BASE64_RUN, (run) => (base64HoldsKey(run) ? REDACTED_TOKEN : run));
+  // Most text holds neither the prefix nor a percent sign: skip the pattern then.
+  let out = text.includes(KEY_PREFIX) || text.includes('%') ? text.replace(KEY_ANYHOW, REDACTED_KEY) : text;
+  if (out.length >= MIN_B64) out = redactBase64Runs(out);
   return out;
 }
 

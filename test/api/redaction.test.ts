@@ -5,6 +5,7 @@
  * own), as the CLI gives it the pipeline's: the API must redact whatever logger it is handed.
  */
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -36,6 +37,24 @@ describe('redactKeys', () => {
     expect(redactDeep({ detail: `got ${key}`, allowed: [key, 1], n: 2 })).toEqual({
       detail: 'got qrm_[redacted]', allowed: ['qrm_[redacted]', 1], n: 2,
     });
+  });
+
+  it('finds the key in base64 of any JSON around it, between any separators (property)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string({ maxLength: 20 }), fc.constantFrom('', ' ', '"', '=', '&', '/', '?cursor='), (json, pad, sep) => {
+        const k = generateKey();
+        const token = Buffer.from(JSON.stringify([json, pad, k]), 'utf8').toString(pad.length % 2 === 0 ? 'base64url' : 'base64');
+        const out = redactKeys(`${sep}${token}${sep}`);
+        expect(out).not.toContain(token);
+        expect(out).not.toContain(k);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (s) => {
+        if (!/qrm_|%|[A-Za-z0-9+/_-]{48}/.test(s)) expect(redactKeys(s)).toBe(s);
+      }),
+    );
   });
 
   it('leaves text without a key alone', () => {
