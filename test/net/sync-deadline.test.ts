@@ -1,0 +1,94 @@
+/**
+ * Issue 9 point 1 end to end: `quorum sync` (the real CLI, in its own process) with Kalshi's base
+ * URL on a listener that accepts the connection and never answers, and a short venue deadline
+ * (QUORUM_VENUE_TIMEOUT_MS). The sync must end within the deadline + 5 s of that request, report
+ * Kalshi as failed with a timeout (Manifold, answering from a loopback replay, is synced), and
+ * release the run lock. The process runs with a full garbage collection every 300 ms
+ * (test/net/gc-preload.mjs), so a deadline that can be collected before it fires
+ * (AbortSignal.timeout inside AbortSignal.any, nodejs/node#57736) is collected here, not by chance.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, REPO } from '../helpers/cli.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { lockFile } from '../../pipeline/warehouse/layout.ts';
+import { startBadServer, type BadServer } from './bad-servers.ts';
+
+const VENUE_DEADLINE_MS = 1500;
+const fixture = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'));
+const tmp = tempDir('quorum-sync-deadline-');
+let silent: BadServer;
+let manifold: ReplayServer;
+
+beforeAll(async () => {
+  silent = await startBadServer('silent');
+  manifold = await startReplayServer([
+    { path: '/v0/markets', query: { before: null }, responses: [json([{ ...fixture[0], id: 'DeadlineOpen01', closeTime: Date.now() + 365 * 86_400_000 }])] },
+    { path: '/v0/markets', responses: [json([])] },
+  ]);
+});
+afterAll(async () => {
+  await silent?.close();
+  await manifold?.close();
+  tmp.cleanup();
+});
+
+/** Runs `quorum sync` in its own process; resolves with its output, exit time and status. */
+function sync(env: Record<string, string>, killAfterMs: number) {
+  const preload = new URL('./gc-preload.mjs', import.meta.url).href;
+  const child = spawn(process.execPath, ['--expose-gc', '--import', preload, CLI, 'sync'], {
+    cwd: REPO,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  return new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; endedAt: number }>((resolve) => {
+    child.on('close', (status, signal) => {
+      clearTimeout(killer);
+      resolve({ status, signal, stdout, stderr, endedAt: Date.now() });
+    });
+  });
+}
+
+describe('quorum sync against a venue that never answers', () => {
+  it('ends within the venue deadline + 5 s, reports the venue failed (timeout), keeps the other venue, releases the lock', async () => {
+    let firstAccept = 0;
+    const poll = setInterval(() => {
+      if (!firstAccept && silent.accepted() > 0) firstAccept = Date.now();
+    }, 5);
+    const r = await sync(
+      {
+        QUORUM_DATA_DIR: tmp.dir,
+        QUORUM_VENUES: 'manifold,kalshi',
+        QUORUM_MANIFOLD_URL: `${manifold.url}/v0`,
+        QUORUM_KALSHI_URL: `${silent.url}/trade-api/v2`,
+        QUORUM_MANIFOLD_RPS: '1000',
+        QUORUM_KALSHI_RPS: '1000',
+        QUORUM_VENUE_TIMEOUT_MS: String(VENUE_DEADLINE_MS),
+      },
+      // A hang is cut here (undici alone would wait 300 s), far past what the assertions allow.
+      30_000,
+    );
+    clearInterval(poll);
+    expect(r.signal, `killed: the sync hung\n${r.stderr}`).toBeNull();
+    expect(firstAccept, 'Kalshi was asked').toBeGreaterThan(0);
+    // From the moment Kalshi's request reached the listener to the process's exit.
+    expect(r.endedAt - firstAccept).toBeLessThanOrEqual(VENUE_DEADLINE_MS + 5000);
+
+    const report = JSON.parse(r.stdout.trim().split('\n').pop()!) as { sources: { source: string; ok: boolean; error: string | null; written: Record<string, number> }[] };
+    const by = Object.fromEntries(report.sources.map((s) => [s.source, s]));
+    expect(by['venue:kalshi'], r.stderr).toMatchObject({ ok: false });
+    expect(by['venue:kalshi']!.error).toMatch(/timeout/);
+    expect(by['venue:manifold']).toMatchObject({ ok: true });
+    expect(by['venue:manifold']!.written.questions).toBe(1);
+    expect(existsSync(lockFile(tmp.dir)), 'run lock released').toBe(false);
+    // The process closed its connection to the listener before exiting (or by exiting).
+    expect(await silent.drained(5000)).toBe(true);
+  });
+});
