@@ -330,6 +330,7 @@ export class ProbabilityService {
   }
 
   async close(): Promise<void> {
+    await this.store.flush();
     await this.#opts.close?.();
   }
 }

@@ -60,6 +60,7 @@ export class ProbabilityStore {
   readonly dir: string;
   #spendDay = '';
   #spend = new Map<string, number>();
+  #spendTimer: NodeJS.Timeout | null = null;
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
     this.dir = path.join(dataDir, 'state', 'probability');
@@ -131,10 +132,24 @@ export class ProbabilityStore {
     return this.#spend.get(keyId) ?? 0;
   }
 
-  async addSpend(keyId: string, usd: number): Promise<void> {
+  /**
+   * Adds to today's spend. The in-memory figure is what the budget checks; the day file is written
+   * at most once per 200 ms (one fsync for a burst of answers, not one each) and on flush().
+   */
+  addSpend(keyId: string, usd: number): void {
     this.#rollSpend();
     this.#spend.set(keyId, (this.#spend.get(keyId) ?? 0) + usd);
+    this.#spendTimer ??= setTimeout(() => void this.flush().catch(() => undefined), 200);
+  }
+
+  /** Writes today's spend file now. */
+  async flush(): Promise<void> {
+    if (this.#spendTimer) clearTimeout(this.#spendTimer);
+    this.#spendTimer = null;
+    if (this.#spendDay === '') return;
+    const day = this.#spendDay;
+    const data = JSON.stringify(Object.fromEntries(this.#spend));
     await mkdir(path.join(this.dir, 'spend'), { recursive: true });
-    await writeFileAtomic(path.join(this.dir, 'spend', `${this.#spendDay}.json`), JSON.stringify(Object.fromEntries(this.#spend)));
+    await writeFileAtomic(path.join(this.dir, 'spend', `${day}.json`), data);
   }
 }
