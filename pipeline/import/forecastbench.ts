@@ -430,6 +430,8 @@ export async function parseForecastBench(dir: string, opts: { now: Date }): Prom
       name: VENUE_SOURCES[v].name,
       kind: 'market',
       url: VENUE_SOURCES[v].url,
+      description: null,
+      attribution: null,
     })),
     lifecycle_events: lifecycleRows(entries, resolutions, now),
     skipped,

@@ -72,7 +72,7 @@ export function parseSources(json: unknown, file: string): SourceRow[] {
   return parsed.data.sources.map((s, i) => {
     if (seen.has(s.source_slug)) throw new SourceRegistryError(`${file}: sources[${i}]: duplicate source_slug "${s.source_slug}"`);
     seen.add(s.source_slug);
-    return { source_slug: s.source_slug, name: s.name, kind: s.kind, url: s.url };
+    return { source_slug: s.source_slug, name: s.name, kind: s.kind, url: s.url, description: null, attribution: null };
   });
 }
 

@@ -145,6 +145,27 @@ export const RAW_TABLES = {
       claimed_at: 'TIMESTAMP',
       claim_text: 'VARCHAR',
       probability_or_direction: 'VARCHAR',
+      // Claims and track records (issue 11, pipeline/claims/README.md). claimed_at is the claim's
+      // made_at. question_id is set when the claim is about a tracked question; otherwise subject
+      // describes the target and subject_key groups claims about the same target (a race).
+      subject: 'VARCHAR',
+      subject_key: 'VARCHAR',
+      category: 'VARCHAR',
+      kind: 'VARCHAR', // probability | direction | value
+      probability: 'DOUBLE', // kind probability: P(side happens)
+      side: 'VARCHAR', // what the claim says happens (a candidate, "Democrat", "above")
+      value: 'DOUBLE', // the claimed value (a poll's margin, a projection)
+      unit: 'VARCHAR',
+      threshold: 'DOUBLE', // a value claim's threshold, where one applies
+      tolerance: 'DOUBLE', // a value claim counts as within tolerance when |value - realized| <= this
+      horizon_days: 'DOUBLE', // from made_at to the event the claim is about
+      outcome: 'DOUBLE', // at resolution: 1 came true, 0 did not, 0.5 a tie; NULL unresolved
+      realized_value: 'DOUBLE', // at resolution, for claims with a value
+      resolved_at: 'TIMESTAMP',
+      provenance_dataset: 'VARCHAR',
+      provenance_file: 'VARCHAR',
+      provenance_line: 'BIGINT',
+      ingested_at: 'TIMESTAMP',
     },
     key: ['claim_id'],
   },
@@ -152,8 +173,10 @@ export const RAW_TABLES = {
     columns: {
       source_slug: 'VARCHAR',
       name: 'VARCHAR',
-      kind: 'VARCHAR', // government | central_bank | regulatory | primary_financial | secondary_reporting | market | analyst
+      kind: 'VARCHAR', // government | central_bank | regulatory | primary_financial | secondary_reporting | market | analyst; claims' sources: pollster | forecaster | institution | ai_model | consensus | media | other
       url: 'VARCHAR',
+      description: 'VARCHAR',
+      attribution: 'VARCHAR', // the credit line of the data behind the source (shown with its track record)
     },
     key: ['source_slug'],
   },

@@ -33,7 +33,7 @@ describe('source registry', () => {
   });
 
   it('looks sources up by slug', () => {
-    expect(sourceBySlug('fred')).toEqual({ source_slug: 'fred', name: 'Federal Reserve Bank of St. Louis FRED', kind: 'government', url: 'https://fred.stlouisfed.org' });
+    expect(sourceBySlug('fred')).toEqual({ source_slug: 'fred', name: 'Federal Reserve Bank of St. Louis FRED', kind: 'government', url: 'https://fred.stlouisfed.org', description: null, attribution: null });
     expect(sourceBySlug('nope')).toBeUndefined();
     // Callers get copies: mutating one does not change the registry.
     sourceBySlug('fred')!.name = 'x';
