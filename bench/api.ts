@@ -17,11 +17,23 @@
  *
  * Latency at a fixed offered load: at saturation p99 is set by Little's law (above), so latency is
  * judged at a fixed rate instead: autocannon's `overallRate` (its `-R`) of `--rate` requests per
- * second (default 1,000) spread over the same 100 connections for `duration` seconds per side, taken
- * as two interleaved halves per side (bare, project, project, bare). `fixed_p99_ms` /
- * `bare_fixed_p99_ms` are the p99 of every response's latency (as autocannon timed it, in float ms)
- * over the whole run; autocannon's own histogram p99 (integer ms, its coordinated-omission
- * correction) is reported beside them as `*_autocannon_ms`.
+ * second (default 1,000) over the same 100 connections for `duration` seconds per side, taken as
+ * two interleaved halves per side (bare, project, project, bare).
+ *
+ * How autocannon paces `-R`: each connection gets rate/connections requests per second, refilled by
+ * a 1 s timer created when the connection is, and sends them back to back as soon as it may. All
+ * 100 connections are created in the same instant, so one plain run offers its 1,000 requests as
+ * one burst at the start of every second, 100 deep: the server is saturated for the burst and p99
+ * is again the burst's drain time (Little's law), which is what the fixed rate is meant to avoid.
+ * So the headline run is the same load in `--phases` (default 10) autocannon instances of
+ * connections/phases connections at rate/phases each, started 1000/phases ms apart: 1,000 requests
+ * per second over 100 connections, each connection paced exactly as by `-R`, but the per-second
+ * refills spread over the second instead of aligned. The aligned single run is measured too and
+ * reported as `fixed_aligned_p99_ms` / `bare_fixed_aligned_p99_ms`.
+ *
+ * `fixed_p99_ms` / `bare_fixed_p99_ms` are the p99 of every response's latency (as autocannon timed
+ * it, in float ms) over the whole run; autocannon's own histogram p99 (integer ms, with its
+ * coordinated-omission correction) is reported beside them as `*_autocannon_ms`.
  * Targets: ratio ≥ 0.75 (saturation), fixed_p99_ms ≤ 15 and ≤ 1.5 × bare_fixed_p99_ms.
  *
  * Reading p99: autocannon keeps every connection busy (closed loop), so by Little's law the mean
@@ -151,18 +163,33 @@ async function slice(url: string, headers: Record<string, string>, seconds: numb
 /** Every response of a fixed-rate run: latencies (ms) and autocannon's result. */
 interface FixedRun {
   latencies: number[];
-  raw: any;
+  raws: any[];
 }
 
-/** `seconds` at a fixed offered rate of `rate` requests/s over `connections` connections. */
-async function fixedRate(url: string, headers: Record<string, string>, seconds: number, connections: number, rate: number): Promise<FixedRun> {
+/**
+ * `seconds` at a fixed offered rate of `rate` requests/s over `connections` connections, as
+ * `phases` autocannon instances (each connections/phases connections at rate/phases) started
+ * 1000/phases ms apart; phases = 1 is one plain `-R` run.
+ */
+async function fixedRate(
+  url: string, headers: Record<string, string>, seconds: number, connections: number, rate: number, phases: number,
+): Promise<FixedRun> {
+  if (connections % phases !== 0 || rate % phases !== 0) throw new Error(`--phases ${phases} must divide connections and rate`);
   const autocannon = await loadAutocannon();
   const latencies: number[] = [];
-  const instance = autocannon({ url, connections, duration: seconds, headers, pipelining: 1, overallRate: rate, skipAggregateResult: true });
-  instance.on('response', (_client, _status, _bytes, ms) => {
-    latencies.push(ms);
-  });
-  return { latencies, raw: await instance };
+  const runs: Array<Promise<any>> = [];
+  for (let i = 0; i < phases; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 1000 / phases));
+    const instance = autocannon({
+      url, connections: connections / phases, duration: seconds, headers, pipelining: 1, overallRate: rate / phases,
+      skipAggregateResult: true,
+    });
+    instance.on('response', (_client, _status, _bytes, ms) => {
+      latencies.push(ms);
+    });
+    runs.push(Promise.resolve(instance));
+  }
+  return { latencies, raws: await Promise.all(runs) };
 }
 
 interface FixedMeasured {
@@ -177,7 +204,7 @@ interface FixedMeasured {
 
 async function mergeFixed(url: string, connections: number, seconds: number, runs: FixedRun[]): Promise<FixedMeasured> {
   const autocannon = await loadAutocannon();
-  const agg = autocannon.aggregateResult(runs.map((r) => r.raw), { url, connections });
+  const agg = autocannon.aggregateResult(runs.flatMap((r) => r.raws), { url, connections });
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
   return {
     p99_ms: round1(quantile(latencies, 0.99)),
@@ -228,6 +255,7 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
   const duration = opt('duration', 10);
   const connections = opt('connections', 100);
   const rate = opt('rate', 1000);
+  const phases = opt('phases', 10);
 
   const { fixtureData, publish, writeSnapshot } = await import('../test/api/fixtures.ts');
   const { createKey } = await import('../api/auth/keys.ts');
@@ -272,22 +300,27 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     console.error(`  project (full stack, cached summary): ${line(p)}, non-2xx ${p.non2xx}, errors ${p.errors}`);
     if (p.non2xx > 0 || p.errors > 0) throw new Error(`project run had ${p.non2xx} non-2xx answers and ${p.errors} errors`);
 
-    // Fixed offered load: two interleaved halves per side.
-    console.error(`fixed rate: ${rate} req/s over ${connections} connections, ${duration} s per side…`);
+    // Fixed offered load: two interleaved halves per side, phased (the headline) and aligned.
     const half = duration / 2;
-    const bareFixed: FixedRun[] = [];
-    const projectFixed: FixedRun[] = [];
-    for (const side of ['bare', 'project', 'project', 'bare'] as const) {
-      if (side === 'bare') bareFixed.push(await fixedRate(bare.url + ENDPOINT, {}, half, connections, rate));
-      else projectFixed.push(await fixedRate(project.url + ENDPOINT, keyed, half, connections, rate));
-    }
-    const bf = await mergeFixed(bare.url + ENDPOINT, connections, duration, bareFixed);
-    const pf = await mergeFixed(project.url + ENDPOINT, connections, duration, projectFixed);
     const fixedLine = (m: FixedMeasured) =>
       `${m.achieved_rps} req/s achieved, p50 ${m.p50_ms} ms, p99 ${m.p99_ms} ms (autocannon ${m.p99_autocannon_ms} ms), max ${m.max_ms} ms`;
-    console.error(`  bare at ${rate}/s: ${fixedLine(bf)}`);
-    console.error(`  project at ${rate}/s: ${fixedLine(pf)}, non-2xx ${pf.non2xx}, errors ${pf.errors}`);
-    if (pf.non2xx > 0 || pf.errors > 0) throw new Error(`fixed-rate project run had ${pf.non2xx} non-2xx answers and ${pf.errors} errors`);
+    const fixedSides = async (ph: number) => {
+      console.error(`fixed rate: ${rate} req/s over ${connections} connections in ${ph} phase(s), ${duration} s per side…`);
+      const bareRuns: FixedRun[] = [];
+      const projectRuns: FixedRun[] = [];
+      for (const side of ['bare', 'project', 'project', 'bare'] as const) {
+        if (side === 'bare') bareRuns.push(await fixedRate(bare.url + ENDPOINT, {}, half, connections, rate, ph));
+        else projectRuns.push(await fixedRate(project.url + ENDPOINT, keyed, half, connections, rate, ph));
+      }
+      const bm = await mergeFixed(bare.url + ENDPOINT, connections, duration, bareRuns);
+      const pm = await mergeFixed(project.url + ENDPOINT, connections, duration, projectRuns);
+      console.error(`  bare at ${rate}/s: ${fixedLine(bm)}`);
+      console.error(`  project at ${rate}/s: ${fixedLine(pm)}, non-2xx ${pm.non2xx}, errors ${pm.errors}`);
+      if (pm.non2xx > 0 || pm.errors > 0) throw new Error(`fixed-rate project run had ${pm.non2xx} non-2xx answers and ${pm.errors} errors`);
+      return { bm, pm };
+    };
+    const { bm: bf, pm: pf } = await fixedSides(phases);
+    const { bm: bfa, pm: pfa } = await fixedSides(1);
 
     const ratio = Math.round((p.rps / b.rps) * 1000) / 1000;
     /** Little's law: the mean latency of `connections` closed-loop connections at `rps`. */
@@ -305,6 +338,9 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
       bare_fixed_p99_autocannon_ms: bf.p99_autocannon_ms,
       fixed_achieved_rps: pf.achieved_rps,
       bare_fixed_achieved_rps: bf.achieved_rps,
+      fixed_phases: phases,
+      fixed_aligned_p99_ms: pfa.p99_ms,
+      bare_fixed_aligned_p99_ms: bfa.p99_ms,
       p99_ms: p.p99_ms,
       project_rps: Math.round(p.rps),
       bare_rps: Math.round(b.rps),
