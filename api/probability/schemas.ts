@@ -30,7 +30,16 @@ export const ProbabilityRequest = z
     langs: z.array(lang).min(1).max(8).optional().meta({ description: 'Reasoning languages (first = main). Default: the server\'s.' }),
   })
   .strict()
-  .meta({ id: 'ProbabilityRequest' });
+  .meta({
+    id: 'ProbabilityRequest',
+    example: {
+      question: 'Will the WHO declare a new public health emergency of international concern before 2028?',
+      resolution_criteria: 'Resolves YES if the WHO Director-General declares a PHEIC between now and the close date.',
+      close_date: '2027-12-31T23:59:59Z',
+      category: 'science',
+      market_probability: 0.3,
+    },
+  });
 export type ProbabilityRequest = z.infer<typeof ProbabilityRequest>;
 
 const Fit = z.object({ intercept: z.number(), slope: z.number(), method: z.string() });

@@ -212,11 +212,23 @@ describe('limits and cancellation', () => {
   it('the daily budget: once spent, 429; usage of the spend is kept', async () => {
     const k = newKey(slowDir.dir, 'pro', ['probability']).key;
     let g = await post(good(), k, {}, {}, slow);
-    let n = 0;
-    while (g.res.status === 200 && n++ < 10) g = await post(good(), k, {}, {}, slow);
+    expect(g.res.status).toBe(200);
+    let cost = 0;
+    let answered = 0;
+    while (g.res.status === 200 && answered < 10) {
+      cost += g.body.cost_usd;
+      answered++;
+      g = await post(good(), k, {}, {}, slow);
+    }
     expectProblem(g, 429, 'rate_limited');
     expect(g.body.policy).toBe('probability_budget_usd');
-    expect(g.body.spent_usd).toBeGreaterThanOrEqual(0.0005);
+    expect(g.body.spent_usd).toBeCloseTo(cost, 9);
+    expect(cost).toBeGreaterThanOrEqual(0.0005);
+    const u = await get(slow, '/api/usage/', { headers: { 'x-api-key': k } });
+    expect(u.res.status).toBe(200);
+    expect(u.body.probability.used).toBe(answered); // refused before the quota is charged
+    expect(u.body.probability_cost_usd).toBeCloseTo(cost, 9);
+    expect(u.body.probability_budget_usd).toBe(0.0005);
   });
 
   it('a client that disconnects cancels the model calls in flight', async () => {
