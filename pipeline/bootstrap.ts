@@ -6,8 +6,10 @@
  * The sample's prices are historical (observed at its rounds, not now): the "now" run says so in
  * its summary (`prices_historical`, the newest observation and its age, a note) and in the log.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { importClaims, type ClaimImportResult } from './claims/import.ts';
+import type { ClaimFormat } from './claims/formats.ts';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
@@ -57,12 +59,35 @@ export function flagHistoricalPrices(summary: RunSummary, newestObservedAt: stri
   logger.warn({ run_id: summary.run_id, prices_historical: true, newest_price_observed_at: newestObservedAt, newest_price_age_hours: ageHours }, note);
 }
 
+/**
+ * The claims datasets bundled beside the ForecastBench sample (data/sample/<dataset>/), each
+ * imported when its folder exists (a test's own sample directory has none: nothing is imported).
+ */
+export const BUNDLED_CLAIMS: readonly { format: ClaimFormat; folder: string }[] = [
+  { format: 'fte-polls', folder: 'fte-pollster-raw-polls' },
+  { format: 'fte-forecasts', folder: 'fte-election-forecasts' },
+  { format: 'cbo', folder: 'cbo-budget-projections' },
+];
+
+/** Imports the bundled claims datasets found under `sampleRoot` into `dataDir`; returns what each wrote. */
+export async function importBundledClaims(dataDir: string, sampleRoot: string, now = new Date()): Promise<ClaimImportResult[]> {
+  const found = BUNDLED_CLAIMS.filter((d) => existsSync(join(sampleRoot, d.folder)));
+  if (found.length === 0) return [];
+  return withConnection(async (conn) => {
+    const out: ClaimImportResult[] = [];
+    for (const d of found) out.push(await importClaims(conn, dataDir, d.format, join(sampleRoot, d.folder), now));
+    return out;
+  });
+}
+
 /** Runs the first-start sequence if no snapshot exists; returns the runs it made. */
 export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Promise<RunSummary[]> {
   if (readCurrent(config.dataDir)) return [];
   logger.info({ sample: config.sampleDir }, 'no snapshot yet: importing the bundled sample and running the pipeline');
   const imported = await importForecastBench(config, config.sampleDir);
   logger.info({ written: imported.written, skipped: imported.skipped.length }, 'sample imported');
+  const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir));
+  if (claims.length) logger.info({ claims }, 'bundled claims datasets imported (issue 11)');
   const runs: RunSummary[] = [];
   for (const asOf of roundFreezeTimes(config.sampleDir)) {
     runs.push(await runPipeline({ config, logger, asOf }));

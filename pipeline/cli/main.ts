@@ -1,6 +1,7 @@
 /**
  * The `quorum` CLI. Commands:
  *   quorum import forecastbench <dir>   import a ForecastBench extract (questions, prices, outcomes)
+ *   quorum import claims <format> <dir> import named sources' claims (fte-polls, fte-forecasts, cbo, csv)
  *   quorum run [--as-of <time>] [--resume [run_id]] [--budget-usd <usd>]
  *                                        one pipeline run now, or dated at a past time, or the
  *                                        continuation of an interrupted run (pipeline/forecast/README.md)
@@ -23,7 +24,9 @@ import { runSync } from '../sync.ts';
 import { bootstrapIfEmpty, importForecastBench } from '../bootstrap.ts';
 import { startScheduler } from '../scheduler.ts';
 import { RunLockedError } from '../warehouse/lock.ts';
-import { closeDuckdb } from '../warehouse/duckdb.ts';
+import { closeDuckdb, withConnection } from '../warehouse/duckdb.ts';
+import { importClaims } from '../claims/import.ts';
+import { CLAIM_FORMATS, isClaimFormat } from '../claims/formats.ts';
 import { startSimulator } from '../simulator/server.ts';
 import { createProgress } from '../forecast/progress.ts';
 import { registerKeysCommands } from './keys.ts';
@@ -82,11 +85,21 @@ const program = new Command('quorum').description('Quorum: AI forecasting consen
 program
   .command('import')
   .description('import questions, market prices and resolutions')
-  .argument('<format>', 'input format (forecastbench)')
-  .argument('<dir>', 'directory holding questions_market.jsonl and resolutions_market.csv')
-  .action((format: string, dir: string) =>
+  .argument('<format>', 'input format (forecastbench, or claims followed by a claims format)')
+  .argument('<dir>', 'directory holding questions_market.jsonl and resolutions_market.csv (claims: the claims format)')
+  .argument('[claimsDir]', 'claims only: the directory to import')
+  .action((format: string, dir: string, claimsDir: string | undefined) =>
     guarded(async () => {
-      if (format !== 'forecastbench') throw new Error(`unknown import format "${format}" (supported: forecastbench)`);
+      if (format === 'claims') {
+        // quorum import claims <fte-polls|fte-forecasts|cbo|csv> <dir> (pipeline/claims/README.md)
+        if (!isClaimFormat(dir)) throw new Error(`unknown claims format "${dir}" (supported: ${CLAIM_FORMATS.join(', ')})`);
+        if (!claimsDir) throw new Error('usage: quorum import claims <format> <dir>');
+        const { config } = setup();
+        const result = await withConnection((conn) => importClaims(conn, config.dataDir, dir, claimsDir));
+        console.log(JSON.stringify(result, null, 2));
+        return;
+      }
+      if (format !== 'forecastbench') throw new Error(`unknown import format "${format}" (supported: forecastbench, claims)`);
       const { config } = setup();
       const result = await importForecastBench(config, dir);
       console.log(JSON.stringify(result, null, 2));

@@ -10,7 +10,7 @@ import { newRunId, runDate } from '../warehouse/layout.ts';
 import type { RawTableName } from '../warehouse/tables.ts';
 
 /** Import order: reference data first, questions before what points at them. */
-const ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events'];
+const ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events', 'claims'];
 
 export type ImportRows = Partial<Record<RawTableName, readonly object[]>>;
 
