@@ -7,22 +7,11 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { DOMAINS, HORIZON_BUCKETS, MODES, type Mode } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
-import { queryCategory, queryString } from '../http/params.ts';
+import { queryCategory, queryEnum } from '../http/params.ts';
 import { categoryParam, zProb } from '../openapi/common.ts';
 
 export const ROUNDS = ['latest', 'all'] as const;
 export type Rounds = (typeof ROUNDS)[number];
-
-/** One value of a fixed list (case-insensitive), or undefined when absent. */
-function queryEnum<T extends string>(req: Request, name: string, allowed: readonly T[]): T | undefined {
-  const raw = queryString(req, name, 64);
-  if (raw === undefined) return undefined;
-  const v = allowed.find((a) => a === raw.toLowerCase());
-  if (v === undefined) {
-    throw ApiError.invalidParameter(name, `Query parameter '${name}' must be one of: ${allowed.join(', ')}.`, [...allowed]);
-  }
-  return v;
-}
 
 export function queryMode(req: Request): Mode | undefined {
   return queryEnum(req, 'mode', MODES);
