@@ -7,15 +7,20 @@
  *
  * Semantics:
  *  - question_id = `kalshi:<ticker>`; only `market_type` "binary" (or absent) is kept.
- *  - Prices: the `*_dollars` strings ("0.4200") when present, else the integer cents of older
- *    payloads (`yes_bid`, `yes_ask`, `last_price`) / 100. A bid of 0 or an ask of 1.00 is an empty
- *    side of the book, not a price. probability = mid(bid, ask) when both sides exist, else the last
- *    price (none → no observation). liquidity = `liquidity_dollars` (or cents / 100); volume =
- *    `volume` (contracts).
+ *  - Current payloads carry fixed-point decimal strings and no integers: prices and liquidity as
+ *    `*_dollars` ("0.6300"), counts as `*_fp` (`volume_fp` "896792.27" contracts,
+ *    `open_interest_fp`). They are preferred when present and read exactly (util.fixedPoint: the
+ *    decimal's nearest double, no arithmetic); the integer fields of older payloads are the
+ *    fallback (`yes_bid`, `yes_ask`, `last_price`, `liquidity` in cents / 100; `volume` in
+ *    contracts). A bid of 0 or an ask of 1.00 is an empty side of the book, not a price.
+ *    probability = mid(bid, ask) when both sides exist, else the last price (none → no
+ *    observation). volume = contracts traded; liquidity = dollars (Kalshi reports 0 since it
+ *    deprecated the field in January 2026).
  *  - Status: initialized/unopened/inactive → not trading (no price); active/open → open;
  *    closed/determined/disputed/amended → closed, not final; finalized/settled → final, with
- *    `result` yes → 1, no → 0, void → annulled; "scalar" or an empty result is not a binary outcome
- *    (skipped). Any other status is skipped.
+ *    `result` yes → 1, no → 0 (method `kalshi:settled_result`), void → annulled (method
+ *    `kalshi:settled_void`); "scalar" or an empty result is not a binary outcome (skipped). Any
+ *    other status is skipped.
  */
 import { z } from 'zod';
 import {
@@ -30,13 +35,16 @@ import {
   type VenueDriver,
 } from './core.ts';
 import type { VenueAdapter, VenueSyncContext } from './types.ts';
-import { blankToNull, clip, firstIssue, round6, toDate, toNumber } from './util.ts';
+import { blankToNull, clip, firstIssue, fixedPoint, round6, toDate } from './util.ts';
 
 export interface KalshiAdapterOptions extends AdapterOptions {
   baseUrl: string;
 }
 
 export const KALSHI_PAGE_SIZE = 1000;
+
+/** A fixed-point field: Kalshi sends strings; a number is taken as is. */
+const fp = z.union([z.string(), z.number()]).nullish();
 
 const KalshiMarket = z.object({
   ticker: z.string().min(1),
@@ -55,12 +63,16 @@ const KalshiMarket = z.object({
   yes_bid: z.number().nullish(),
   yes_ask: z.number().nullish(),
   last_price: z.number().nullish(),
-  yes_bid_dollars: z.string().nullish(),
-  yes_ask_dollars: z.string().nullish(),
-  last_price_dollars: z.string().nullish(),
+  // Fixed-point fields are decimal strings; a malformed one reads as absent (then the legacy field).
+  yes_bid_dollars: fp,
+  yes_ask_dollars: fp,
+  last_price_dollars: fp,
   volume: z.number().nullish(),
+  volume_fp: fp,
+  open_interest: z.number().nullish(),
+  open_interest_fp: fp,
   liquidity: z.number().nullish(),
-  liquidity_dollars: z.string().nullish(),
+  liquidity_dollars: fp,
   result: z.string().nullish(),
   settlement_value_dollars: z.string().nullish(),
   rules_primary: z.string().nullish(),
@@ -75,11 +87,19 @@ const OPEN = new Set(['active', 'open']);
 const CLOSED = new Set(['closed', 'determined', 'disputed', 'amended']);
 const FINAL = new Set(['finalized', 'settled']);
 
-/** Dollars from the `*_dollars` string, else cents / 100; null when neither is a number. */
-function dollars(dollarField: string | null | undefined, cents: number | null | undefined): number | null {
-  const d = toNumber(dollarField);
+/**
+ * Dollars from the `*_dollars` fixed-point string, else the legacy integer cents / 100 (a
+ * correctly rounded division: the same double as the decimal); null when neither is readable.
+ */
+function dollars(dollarField: string | number | null | undefined, cents: number | null | undefined): number | null {
+  const d = fixedPoint(dollarField);
   if (d !== null) return d;
-  return typeof cents === 'number' ? cents / 100 : null;
+  return typeof cents === 'number' && Number.isFinite(cents) ? cents / 100 : null;
+}
+
+/** A count (contracts) from the `*_fp` fixed-point string, else the legacy integer. */
+function count(fpField: string | number | null | undefined, legacy: number | null | undefined): number | null {
+  return fixedPoint(fpField) ?? (typeof legacy === 'number' && Number.isFinite(legacy) ? legacy : null);
 }
 
 /** Validates one Kalshi market and maps it to a snapshot (see the module doc for the rules). */
@@ -112,7 +132,7 @@ export function normalizeKalshi(raw: unknown): Normalized {
     probability,
     best_bid: bid,
     best_ask: ask,
-    volume: m.volume ?? null,
+    volume: count(m.volume_fp, m.volume),
     liquidity: dollars(m.liquidity_dollars, m.liquidity),
     forecasters: null,
   };
@@ -125,7 +145,7 @@ export function normalizeKalshi(raw: unknown): Normalized {
 
   const result = (m.result ?? '').toLowerCase();
   const excerpt = clip(
-    `Kalshi market ${id}: status=${m.status}; result=${JSON.stringify(m.result ?? null)}; settlement_value_dollars=${m.settlement_value_dollars ?? 'null'}; expiration_time=${m.expiration_time ?? 'null'}`,
+    `Kalshi market ${id}: status=${m.status}; result=${JSON.stringify(m.result ?? null)}; settlement_value_dollars=${m.settlement_value_dollars ?? 'null'}; settlement_ts=${m.settlement_ts ?? 'null'}; expiration_time=${m.expiration_time ?? 'null'}`,
     500,
   );
   const resolved_at = toDate(m.settlement_ts) ?? toDate(m.expiration_time) ?? base.close_time;
@@ -138,7 +158,7 @@ export function normalizeKalshi(raw: unknown): Normalized {
         ...common,
         state: 'resolved',
         state_reason: `settled ${result.toUpperCase()} on Kalshi (status ${status})`,
-        resolution: { outcome, resolved_at, evidence_excerpt: excerpt, method: 'venue:kalshi-settlement', annulled_reason: null },
+        resolution: { outcome, resolved_at, evidence_excerpt: excerpt, method: 'kalshi:settled_result', annulled_reason: null },
       },
     };
   }
@@ -149,7 +169,7 @@ export function normalizeKalshi(raw: unknown): Normalized {
         ...common,
         state: 'annulled',
         state_reason: `voided on Kalshi (status ${status})`,
-        resolution: { outcome: null, resolved_at, evidence_excerpt: excerpt, method: 'venue:kalshi-settlement', annulled_reason: 'Kalshi voided the market (result "void"): positions refunded, no YES/NO outcome' },
+        resolution: { outcome: null, resolved_at, evidence_excerpt: excerpt, method: 'kalshi:settled_void', annulled_reason: 'Kalshi voided the market (result "void"): positions refunded, no YES/NO outcome' },
       },
     };
   }

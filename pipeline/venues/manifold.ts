@@ -102,7 +102,14 @@ export function normalizeManifold(raw: unknown, now: Date): Normalized {
     `Manifold market ${id}: isResolved=true; resolution=${JSON.stringify(m.resolution ?? null)}; resolutionProbability=${m.resolutionProbability ?? 'null'}; resolutionTime=${m.resolutionTime ?? 'null'}`,
     500,
   );
-  const res = (outcome: 1 | 0 | null, annulled_reason: string | null) => ({ outcome, resolved_at, evidence_excerpt: excerpt, method: 'venue:manifold-resolution', annulled_reason });
+  // method: the resolution Manifold recorded (manifold:resolution_yes / _no / _cancel / _mkt).
+  const res = (outcome: 1 | 0 | null, annulled_reason: string | null) => ({
+    outcome,
+    resolved_at,
+    evidence_excerpt: excerpt,
+    method: `manifold:resolution_${resolution.toLowerCase()}`,
+    annulled_reason,
+  });
   const common = { ...base, probability: null };
   switch (resolution) {
     case 'YES':

@@ -126,7 +126,14 @@ export function normalizeMetaculus(raw: unknown): Normalized {
     `Metaculus question ${q.id} (post ${id}): status=${q.status ?? p.status}; resolution=${JSON.stringify(q.resolution ?? null)}; actual_resolve_time=${q.actual_resolve_time ?? 'null'}`,
     500,
   );
-  const res = (outcome: 1 | 0 | null, annulled_reason: string | null) => ({ outcome, resolved_at, evidence_excerpt: excerpt, method: 'venue:metaculus-resolution', annulled_reason });
+  // method: the resolution Metaculus recorded (metaculus:resolved_yes / _no / _annulled / _ambiguous).
+  const res = (outcome: 1 | 0 | null, annulled_reason: string | null) => ({
+    outcome,
+    resolved_at,
+    evidence_excerpt: excerpt,
+    method: `metaculus:resolved_${resolution}`,
+    annulled_reason,
+  });
   const common = { ...base, probability: null };
   switch (resolution) {
     case 'yes':

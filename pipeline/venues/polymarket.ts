@@ -13,10 +13,20 @@
  *  - probability = outcomePrices[yes]. Gamma quotes bestBid/bestAsk for the FIRST outcome token;
  *    when "No" is first they are converted to the Yes side (bid = 1 − ask, ask = 1 − bid).
  *    volume = volumeNum, liquidity = liquidityNum (USDC).
- *  - Resolution counts only when final: closed AND (`umaResolutionStatus` = "resolved", or no UMA
- *    status at all with final payout prices). "proposed"/"disputed"/"challenged" are NOT final:
- *    the market is only closed. Payout [1,0]/[0,1] → outcome; [0.5,0.5] → annulled (50-50).
- *    An unknown UMA status is skipped.
+ *  - The UMA status is `umaResolutionStatus`, else the last entry of `umaResolutionStatuses` (a
+ *    JSON-encoded history such as ["proposed","resolved"]; "[]" when UMA has reported nothing).
+ *    An unknown status is skipped.
+ *  - `outcomePrices` alone never resolves a market: a book at ["1","0"] is a price, not a payout.
+ *    A resolution counts only when the market is closed, no longer accepts orders, its payout is
+ *    final ([1,0]/[0,1] → outcome, [0.5,0.5] → annulled 50-50), and one of these rules fires,
+ *    named in the resolution's `method`:
+ *      `polymarket:uma_resolved`: the UMA status is "resolved";
+ *      `polymarket:automatically_resolved`: no UMA status, and Gamma flags `automaticallyResolved`
+ *        (markets settled by the venue's own feed, e.g. Chainlink-priced up/down markets);
+ *      `polymarket:final_payout_without_uma_fields`: a market from before UMA statuses were
+ *        published (neither field present at all) with a final payout.
+ *    "proposed"/"disputed"/"challenged"/"pending" are NOT final; nor is a closed market that still
+ *    accepts orders (`acceptingOrders`), or whose UMA history is empty: it is only closed.
  *  - One observation per market per sync comes from the Gamma snapshot. When a tracked market's
  *    latest observation is older than the backfill gap (a missed sync), the gap is filled from the
  *    CLOB: `GET {clob}/prices-history?market=<YES token id>&startTs=&endTs=&fidelity=<minutes>`
@@ -106,7 +116,10 @@ const GammaMarket = z.object({
   bestAsk: numOrString.nullish(),
   active: z.boolean().nullish(),
   closed: z.boolean().nullish(),
+  acceptingOrders: z.boolean().nullish(),
+  automaticallyResolved: z.boolean().nullish(),
   umaResolutionStatus: z.string().nullish(),
+  umaResolutionStatuses: jsonStrings.nullish(),
   events: z.array(z.object({ slug: z.string().nullish() })).nullish(),
 });
 type GammaMarket = z.infer<typeof GammaMarket>;
@@ -150,10 +163,14 @@ export function normalizePolymarket(raw: unknown): Normalized {
   const tokens = m.clobTokenIds == null ? null : decodeStrings(m.clobTokenIds);
   const history_key = tokens?.length === 2 ? tokens[yes] ?? null : null;
   const yesPrice = prices.length === 2 ? prices[yes] ?? null : null;
-  const uma = blankToNull(m.umaResolutionStatus)?.toLowerCase() ?? null;
+  // The UMA status: the current one, else the last of the published history (see the module doc).
+  const history = m.umaResolutionStatuses == null ? null : decodeStrings(m.umaResolutionStatuses);
+  const uma = (blankToNull(m.umaResolutionStatus) ?? blankToNull(history?.at(-1)))?.toLowerCase() ?? null;
   if (uma !== null && uma !== 'resolved' && !UMA_NOT_FINAL.has(uma)) {
-    return { ok: false, id, reason: `unknown umaResolutionStatus ${JSON.stringify(m.umaResolutionStatus)}` };
+    return { ok: false, id, reason: `unknown umaResolutionStatus ${JSON.stringify(m.umaResolutionStatus ?? history?.at(-1))}` };
   }
+  // Neither UMA field at all (absent or null; "[]" is a published, empty history).
+  const noUmaFields = m.umaResolutionStatus == null && m.umaResolutionStatuses == null;
 
   // Gamma's bid/ask are for the first outcome token: convert when Yes is second.
   const b = toNumber(m.bestBid);
@@ -185,19 +202,33 @@ export function normalizePolymarket(raw: unknown): Normalized {
     return { ok: true, market: base };
   }
 
-  // Closed: final only with a final UMA resolution (or, for pre-UMA-status markets, final payouts).
+  // Closed: final only when a rule of the module doc fires and the book is shut.
   const closedAt = toDate(m.closedTime) ?? base.close_time;
   const finalPrices = pricesAre(prices, 1, 0) || pricesAre(prices, 0.5, 0.5);
-  const final = uma === 'resolved' || (uma === null && finalPrices);
-  if (!final) {
-    const why = uma ? `UMA resolution ${uma}, not final` : 'awaiting resolution';
+  const rule =
+    uma === 'resolved'
+      ? 'polymarket:uma_resolved'
+      : uma !== null || !finalPrices
+        ? null
+        : m.automaticallyResolved === true
+          ? 'polymarket:automatically_resolved'
+          : noUmaFields
+            ? 'polymarket:final_payout_without_uma_fields'
+            : null;
+  if (rule === null || m.acceptingOrders === true) {
+    const why =
+      m.acceptingOrders === true
+        ? 'still accepting orders, not final'
+        : uma
+          ? `UMA resolution ${uma}, not final`
+          : 'awaiting resolution (no UMA resolution yet)';
     return { ok: true, market: { ...base, close_time: closedAt, state: 'closed', state_reason: `closed on Polymarket; ${why}` } };
   }
   if (!finalPrices || yesPrice === null) {
     return { ok: false, id, reason: `resolved but payout ${JSON.stringify(m.outcomePrices)} is neither 1/0 nor 0.5/0.5` };
   }
   const excerpt = clip(
-    `Polymarket Gamma: closed=true; umaResolutionStatus=${m.umaResolutionStatus ?? 'null'}; outcomes=${JSON.stringify(outcomes)}; outcomePrices=${JSON.stringify(outcomePrices)}; closedTime=${m.closedTime ?? 'null'}`,
+    `Polymarket Gamma: closed=true; acceptingOrders=${m.acceptingOrders ?? 'null'}; umaResolutionStatus=${m.umaResolutionStatus ?? 'null'}; umaResolutionStatuses=${JSON.stringify(history)}; automaticallyResolved=${m.automaticallyResolved ?? 'null'}; outcomes=${JSON.stringify(outcomes)}; outcomePrices=${JSON.stringify(outcomePrices)}; closedTime=${m.closedTime ?? 'null'}`,
     500,
   );
   const resolved_at = toDate(m.closedTime) ?? toDate(m.umaEndDate) ?? base.close_time;
@@ -208,8 +239,8 @@ export function normalizePolymarket(raw: unknown): Normalized {
       market: {
         ...common,
         state: 'annulled',
-        state_reason: 'resolved 50-50 on Polymarket (UMA)',
-        resolution: { outcome: null, resolved_at, evidence_excerpt: excerpt, method: 'venue:polymarket-uma', annulled_reason: 'Polymarket paid out 50-50 (outcomePrices ["0.5","0.5"]): the question was resolved as unknown/ambiguous' },
+        state_reason: `resolved 50-50 on Polymarket (${rule})`,
+        resolution: { outcome: null, resolved_at, evidence_excerpt: excerpt, method: rule, annulled_reason: 'Polymarket paid out 50-50 (outcomePrices ["0.5","0.5"]): the question was resolved as unknown/ambiguous' },
       },
     };
   }
@@ -219,8 +250,8 @@ export function normalizePolymarket(raw: unknown): Normalized {
     market: {
       ...common,
       state: 'resolved',
-      state_reason: `resolved ${outcome === 1 ? 'YES' : 'NO'} on Polymarket (UMA)`,
-      resolution: { outcome, resolved_at, evidence_excerpt: excerpt, method: 'venue:polymarket-uma', annulled_reason: null },
+      state_reason: `resolved ${outcome === 1 ? 'YES' : 'NO'} on Polymarket (${rule})`,
+      resolution: { outcome, resolved_at, evidence_excerpt: excerpt, method: rule, annulled_reason: null },
     },
   };
 }

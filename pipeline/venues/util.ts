@@ -65,6 +65,21 @@ export function toNumber(value: unknown): number | null {
   return null;
 }
 
+const DECIMAL = /^[+-]?\d+(?:\.\d+)?$/;
+
+/**
+ * A venue's fixed-point decimal string ("896792.27", "0.6400") as the nearest double, or null when
+ * absent or not a plain decimal (no exponent, hex, blank or "Infinity": Number() would accept
+ * those). ECMAScript's string-to-number conversion is correctly rounded, so the value is exactly
+ * what a DOUBLE column can hold of the decimal; no arithmetic happens on the way.
+ */
+export function fixedPoint(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value !== 'string') return null;
+  const s = value.trim();
+  return DECIMAL.test(s) ? Number(s) : null;
+}
+
 /** A probability in [0, 1], or null. */
 export function toProbability(value: unknown): number | null {
   const n = toNumber(value);

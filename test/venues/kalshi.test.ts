@@ -10,6 +10,8 @@ const fx = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/venues
 const page1 = fx('markets-page-1.json');
 const page2 = fx('markets-page-2.json');
 const tracked: Record<string, unknown> = fx('markets-tracked.json');
+// Current payloads: fixed-point strings only (where each market came from: the file's $comment).
+const fixedPoint = fx('markets-fixed-point.json');
 
 const FAST = { requestsPerInterval: 1000, intervalMs: 1000, retries: 3, backoffMs: 5, timeoutMs: 5000 };
 const logger = pino({ level: 'silent' });
@@ -71,10 +73,10 @@ describe('kalshi adapter', () => {
 
     const res = new Map(r.resolutions.map((x) => [x.question_id, x]));
     expect(res.size).toBe(3);
-    expect(res.get('kalshi:KXCPI-25SEP-T0.3')).toMatchObject({ outcome: 1, method: 'venue:kalshi-settlement', resolved_at: new Date('2025-10-24T14:00:00Z'), source_slug: 'kalshi', annulled_reason: null });
+    expect(res.get('kalshi:KXCPI-25SEP-T0.3')).toMatchObject({ outcome: 1, method: 'kalshi:settled_result', resolved_at: new Date('2025-10-24T14:00:00Z'), source_slug: 'kalshi', annulled_reason: null });
     expect(res.get('kalshi:KXCPI-25SEP-T0.3')!.evidence_excerpt).toContain('status=finalized; result="yes"');
     expect(res.get('kalshi:KXPAYROLLS-25SEP-T50000')).toMatchObject({ outcome: 0 });
-    expect(res.get('kalshi:KXTIKTOK-25SEP17')).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('void') });
+    expect(res.get('kalshi:KXTIKTOK-25SEP17')).toMatchObject({ outcome: null, method: 'kalshi:settled_void', annulled_reason: expect.stringContaining('void') });
     // determined (result already "no") is not final yet: only closed.
     expect(res.has('kalshi:KXGOVSHUT-25OCT15')).toBe(false);
     expect(r.lifecycle_events.find((e) => e.question_id === 'kalshi:KXGOVSHUT-25OCT15')).toMatchObject({ state: 'closed', at: new Date('2025-10-15T23:59:00Z') });
@@ -107,5 +109,33 @@ describe('kalshi adapter', () => {
     const err = (await adapter.sync(ctx({ tracked: track('KXCPI-25SEP-T0.3') })).catch((e: unknown) => e)) as VenueSyncError;
     expect(err).toBeInstanceOf(VenueSyncError);
     expect(err.partial.questions).toHaveLength(1);
+  });
+
+  it('reads the current fixed-point payloads exactly: *_fp counts and *_dollars prices, the legacy integers only as a fallback', async () => {
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', responses: [json(fixedPoint)] },
+      { path: /^\/trade-api\/v2\/markets\/[^/]+$/, responses: (req) => json({ market: fixedPoint.markets.find((m: { ticker: string }) => req.path.endsWith(`/${m.ticker}`)) }) },
+    ]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    const r = await adapter.sync(ctx({ tracked: track('KXWTAMATCH-26AUG26AAABBB-AAA') }));
+
+    // The real market: no integer volume at all; volume_fp "896792.27" is stored as that decimal's
+    // double (not null, not a float computed on the way), prices from the dollar strings.
+    const real = r.market_prices.find((p) => p.question_id === 'kalshi:KXWTAMATCH-26AUG27VIDBAR-BAR')!;
+    expect(real).toMatchObject({ volume: 896792.27, best_bid: 0.63, best_ask: 0.64, probability: 0.635, liquidity: 0 });
+    expect(real.volume).toBe(Number('896792.27'));
+    // A malformed fixed-point value is not read (Number() would accept "1.2e5"): the legacy integer is.
+    const legacy = r.market_prices.find((p) => p.question_id === 'kalshi:KXWTAMATCH-26AUG28CCCDDD-CCC')!;
+    expect(legacy).toMatchObject({ volume: 120000, best_bid: 0.81, best_ask: 0.82 });
+
+    // The settled one (tracked): resolved NO by the settlement rule, named as such.
+    expect(r.resolutions).toHaveLength(1);
+    expect(r.resolutions[0]).toMatchObject({
+      question_id: 'kalshi:KXWTAMATCH-26AUG26AAABBB-AAA',
+      outcome: 0,
+      method: 'kalshi:settled_result',
+      resolved_at: new Date('2026-08-28T02:04:11Z'),
+    });
+    expect(r.resolutions[0]!.evidence_excerpt).toContain('settlement_value_dollars=0.0000');
   });
 });

@@ -72,7 +72,7 @@ describe('manifold adapter', () => {
     expect(skipped['Trk0gone01']).toMatch(/not found/);
 
     const res = new Map(r.resolutions.map((x) => [x.question_id, x]));
-    expect(res.get('manifold:Trk0yes001')).toMatchObject({ outcome: 1, resolved_at: new Date(1762318800000), method: 'venue:manifold-resolution', source_url: 'https://manifold.markets/ManifoldPolitics/will-zohran-mamdani-win-nyc-mayor' });
+    expect(res.get('manifold:Trk0yes001')).toMatchObject({ outcome: 1, resolved_at: new Date(1762318800000), method: 'manifold:resolution_yes', source_url: 'https://manifold.markets/ManifoldPolitics/will-zohran-mamdani-win-nyc-mayor' });
     expect(res.get('manifold:Trk0mkt001')).toMatchObject({ outcome: null, annulled_reason: expect.stringMatching(/^resolved to market probability \(MKT\) of 0\.63/) });
     expect(res.get('manifold:Trk0mkt001')!.evidence_excerpt).toContain('resolution="MKT"; resolutionProbability=0.63');
     expect(res.get('manifold:Trk0cncl01')).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('CANCEL') });

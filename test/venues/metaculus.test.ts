@@ -67,7 +67,7 @@ describe('metaculus adapter', () => {
     expect(skipped['99999']).toMatch(/not found/);
 
     const res = new Map(r.resolutions.map((x) => [x.question_id, x]));
-    expect(res.get('metaculus:20001')).toMatchObject({ outcome: 1, resolved_at: new Date('2025-09-17T19:00:00Z'), method: 'venue:metaculus-resolution', source_slug: 'metaculus', source_url: 'https://www.metaculus.com/questions/20001/' });
+    expect(res.get('metaculus:20001')).toMatchObject({ outcome: 1, resolved_at: new Date('2025-09-17T19:00:00Z'), method: 'metaculus:resolved_yes', source_slug: 'metaculus', source_url: 'https://www.metaculus.com/questions/20001/' });
     expect(res.get('metaculus:20002')).toMatchObject({ outcome: 0 });
     expect(res.get('metaculus:20003')).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('annulled') });
     expect(res.get('metaculus:20004')).toMatchObject({ outcome: null, annulled_reason: expect.stringContaining('ambiguous') });

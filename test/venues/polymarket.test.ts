@@ -105,7 +105,7 @@ describe('polymarket adapter', () => {
       source_slug: 'polymarket',
       source_url: 'https://polymarket.com/event/fed-decreases-interest-rates-by-25-bps-after-september-2025-meeting',
       retrieved_at: now,
-      method: 'venue:polymarket-uma',
+      method: 'polymarket:uma_resolved',
       annulled_reason: null,
     });
     expect(byId.get(`polymarket:${T(11)}`)!.evidence_excerpt).toContain('umaResolutionStatus=resolved');
@@ -182,13 +182,62 @@ describe('polymarket adapter', () => {
     );
   });
 
-  it('reads closed markets without a UMA status by their final payout only', () => {
+  it('reads closed markets without any UMA field (pre-UMA-status markets) by their final payout, with the rule named', () => {
     const base = tracked[0] as unknown as Record<string, unknown>;
-    const { umaResolutionStatus: _drop, ...legacy } = base;
+    const { umaResolutionStatus: _s, umaResolutionStatuses: _h, ...legacy } = base;
     const final = normalizePolymarket(legacy);
     expect(final.ok && final.market.state).toBe('resolved');
+    expect(final.ok && final.market.resolution!.method).toBe('polymarket:final_payout_without_uma_fields');
     const open = normalizePolymarket({ ...legacy, outcomePrices: '["0.97","0.03"]' });
     expect(open.ok && open.market.state).toBe('closed');
+    // The status history alone says resolved: the UMA rule.
+    const byHistory = normalizePolymarket({ ...legacy, umaResolutionStatuses: '["proposed","resolved"]' });
+    expect(byHistory.ok && byHistory.market.resolution!.method).toBe('polymarket:uma_resolved');
+    // A published but empty history is not "no UMA fields": no resolution yet.
+    const empty = normalizePolymarket({ ...legacy, umaResolutionStatuses: '[]' });
+    expect(empty.ok && empty.market.state).toBe('closed');
+    // Settled by the venue's own feed (automaticallyResolved), no UMA status.
+    const auto = normalizePolymarket({ ...legacy, umaResolutionStatuses: '[]', automaticallyResolved: true });
+    expect(auto.ok && auto.market.resolution).toMatchObject({ outcome: 1, method: 'polymarket:automatically_resolved' });
+  });
+
+  it('replays current resolution shapes: a [1,0] book that still trades or has no UMA resolution is not final; every resolution names its rule', async () => {
+    // Where each market came from: its $comment.
+    const shapes = fx('markets-resolution-shapes.json');
+    server = await startReplayServer([
+      { path: '/markets', query: { offset: '0' }, responses: [json([])] },
+      {
+        path: '/markets',
+        query: { offset: null },
+        responses: (req: { query: URLSearchParams }) => {
+          const ids = req.query.getAll('condition_ids');
+          const closed = req.query.get('closed') === 'true';
+          return json(shapes.filter((m) => ids.includes(m.conditionId) && m.closed === closed));
+        },
+      },
+    ]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST });
+    const id = (cid: string) => shapes.find((m) => m.conditionId.startsWith(cid))!.conditionId;
+    const r = await adapter.sync(ctx({ tracked: shapes.map((m) => ({ question_id: `polymarket:${m.conditionId}`, venue_market_id: m.conditionId })) }));
+    expect(r.skipped).toEqual([]);
+
+    const res = new Map(r.resolutions.map((x) => [x.question_id!.slice('polymarket:'.length), x]));
+    // Real UMA resolutions (NYC, Ankara): outcome from the payout, rule uma_resolved, at closedTime.
+    expect(res.get(id('0x559d41'))).toMatchObject({ outcome: 0, method: 'polymarket:uma_resolved', resolved_at: new Date('2025-12-30T09:09:31Z') });
+    expect(res.get(id('0x5b39af'))).toMatchObject({ outcome: 1, method: 'polymarket:uma_resolved' });
+    expect(res.get(id('0x3b85cb'))).toMatchObject({ outcome: 0, method: 'polymarket:uma_resolved' });
+    expect(res.get(id('0x5b39af'))!.evidence_excerpt).toContain('umaResolutionStatuses=["proposed","disputed","proposed","resolved"]');
+    expect(res.size).toBe(3);
+
+    // The issue's shape: ["1","0"] on a live book, no UMA status. Open: one price observation of 1, no resolution.
+    const live = `polymarket:${id('0x9001a3')}`;
+    expect(r.market_prices.find((p) => p.question_id === live)).toMatchObject({ probability: 1 });
+    // Closed but still accepting orders, or closed with an empty UMA history: closed, not resolved.
+    const reasons = new Map(r.lifecycle_events.map((e) => [e.question_id, e]));
+    expect(reasons.get(`polymarket:${id('0x9002a3')}`)).toMatchObject({ state: 'closed', reason: expect.stringContaining('still accepting orders') });
+    expect(reasons.get(`polymarket:${id('0x9003a3')}`)).toMatchObject({ state: 'closed', reason: expect.stringContaining('awaiting resolution') });
+    // The 2021 AMM market: near-final prices with an empty history stay closed.
+    expect(reasons.get(`polymarket:${id('0x289000')}`)).toMatchObject({ state: 'closed' });
   });
 });
 
