@@ -1,0 +1,21 @@
+-- 94_track_record_trends: the track record per source and year the claims were made (UTC), over
+-- resolved claims. Metrics and interval as in 91_track_records (Wilson 95%, a tie counting half).
+
+CREATE OR REPLACE TABLE track_record_trends AS
+SELECT source_slug,
+       year,
+       count(*) AS n_resolved,
+       count(hit) AS n_directional,
+       100 * sum(hit) / nullif(count(hit), 0) AS accuracy_score,
+       100 * _wilson_lo(sum(hit), count(hit)::DOUBLE) AS accuracy_ci95_lo,
+       100 * _wilson_hi(sum(hit), count(hit)::DOUBLE) AS accuracy_ci95_hi,
+       count(brier) AS n_probability,
+       avg(brier) AS brier,
+       avg(log_loss) AS log_loss,
+       count(error) AS n_value,
+       avg(abs(error)) AS mae,
+       avg(error) AS bias,
+       avg(CASE WHEN within_tolerance THEN 1.0 WHEN NOT within_tolerance THEN 0.0 END) AS share_within
+FROM claims
+WHERE resolved
+GROUP BY source_slug, year;
