@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { EvidenceProvider, EvidenceRow } from '../../pipeline/evidence/index.ts';
 import { gatherEvidence } from '../../pipeline/evidence/index.ts';
 import type { ResolvedModel } from '../../pipeline/models/config.ts';
-import { createModelClients, runForecasts, type ForecastTask, type ModelClient } from '../../pipeline/models/runner.ts';
+import { createModelClients, runForecasts, type ForecastTask, type ModelCallRow, type ModelClient } from '../../pipeline/models/runner.ts';
 import type { Mode } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
@@ -212,16 +212,48 @@ export class ProbabilityService {
     // Each call's deadline ends before the request's, so an answer (or 503) is always in time.
     const left = this.timeoutMs - (performance.now() - t0) - 200;
     const callTimeoutMs = Math.max(100, Math.min(this.#opts.callTimeoutMs ?? left, left));
-    const out = await runForecasts({
-      models,
-      clients,
-      tasks: [task],
-      runId: `probability-${utcDate(now.getTime())}`,
-      asOf: now,
-      langs,
-      signal,
-      callTimeoutMs,
-    });
+    const runId = `probability-${utcDate(now.getTime())}`;
+    const finished: ModelCallRow[] = [];
+    const callsAt = new Date();
+    let out: Awaited<ReturnType<typeof runForecasts>>;
+    try {
+      out = await runForecasts({
+        models,
+        clients,
+        tasks: [task],
+        runId,
+        asOf: now,
+        langs,
+        signal,
+        callTimeoutMs,
+        onCall: (c) => finished.push(c),
+      });
+    } catch (err) {
+      if (signal.aborted) {
+        // The runner drops the calls it cancels: they are logged here, so every call is in the log.
+        const done = new Set(finished.map((c) => c.model));
+        const cancelled = models
+          .filter((m) => !done.has(m.id))
+          .map((m): ModelCallRow => ({
+            run_id: runId,
+            question_id: questionId,
+            model: m.id,
+            mode,
+            started_at: callsAt,
+            latency_ms: Math.round(Date.now() - callsAt.getTime()),
+            status: 'failed',
+            error_kind: 'other',
+            error_message: 'cancelled: the client disconnected',
+            attempts: 1,
+            tokens_in: null,
+            tokens_out: null,
+            cost_usd: null,
+            provider: m.provider,
+          }));
+        await this.store.appendCalls([...finished, ...cancelled]);
+      }
+      throw err;
+    }
     await this.store.appendCalls(out.calls);
     const cost = out.calls.reduce((s, c) => s + (c.cost_usd ?? 0), 0);
     return this.#answer(req, requestId, now, mode, market, evidence, out, cost, t0);

@@ -61,23 +61,27 @@ export const probabilityRoute = rawRoute({
     const hash = bodyHash(req.body);
     res.setHeader('Cache-Control', 'private, no-store');
     const slot = idem === undefined ? null : `${keyId}\u0000${idem}`;
+    let done = () => {};
     if (slot !== null) {
-      while (pending.has(slot)) await pending.get(slot)!.catch(() => undefined);
-      const rec = await svc.store.getIdempotency(keyId, idem!);
-      if (rec) {
-        if (rec.body_hash !== hash) throw ApiError.idempotencyConflict();
-        const stored = await svc.store.getRequest(rec.request_id);
-        if (stored) {
-          res.setHeader('Idempotent-Replayed', 'true');
-          res.status(stored.status).json(stored.body);
-          return;
+      // One request per (key, Idempotency-Key) at a time: a concurrent retry waits, then replays.
+      while (pending.has(slot)) await pending.get(slot);
+      pending.set(slot, new Promise<void>((r) => (done = r)));
+    }
+    let release = () => {};
+    try {
+      if (slot !== null) {
+        const rec = await svc.store.getIdempotency(keyId, idem!);
+        if (rec) {
+          if (rec.body_hash !== hash) throw ApiError.idempotencyConflict();
+          const stored = await svc.store.getRequest(rec.request_id);
+          if (stored) {
+            res.setHeader('Idempotent-Replayed', 'true');
+            res.status(stored.status).json(stored.body);
+            return;
+          }
         }
       }
-    }
-    let done!: () => void;
-    if (slot !== null) pending.set(slot, new Promise<void>((r) => (done = r)));
-    const release = svc.acquire(keyId);
-    try {
+      release = svc.acquire(keyId);
       svc.checkBudget(keyId, services.usage.dayEndsAt);
       services.quotas.chargeProbability(res, auth);
       const requestId = ProbabilityService.newRequestId();

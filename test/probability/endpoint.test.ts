@@ -162,6 +162,15 @@ describe('POST /api/probability/: answers', () => {
     }
   });
 
+  it('Idempotency-Key: concurrent requests with one key make one set of calls and one answer', async () => {
+    sim.resetStats();
+    const body = good({ question: 'Will two concurrent retries be answered once?' });
+    const [a, b] = await Promise.all([post(body, scoped, { 'idempotency-key': 'idem-c' }), post(body, scoped, { 'idempotency-key': 'idem-c' })]);
+    expect([a.res.status, b.res.status]).toEqual([200, 200]);
+    expect(a.body.request_id).toBe(b.body.request_id);
+    expect(sim.stats().requests).toBe(4);
+  });
+
   it('Idempotency-Key: the same body replays without a model call; another body is a 422', async () => {
     const body = good({ question: 'Will the idempotent question be answered only once?' });
     const first = await post(body, scoped, { 'idempotency-key': 'idem-1' });
@@ -247,6 +256,17 @@ describe('limits and cancellation', () => {
       while (slowSim.stats().inFlight > 0 && Date.now() - t1 < 3000) await new Promise((r) => setTimeout(r, 20));
       expect(slowSim.stats().inFlight).toBe(0); // the simulator saw the connections go (deadline was ~20 s)
       expect(slowSim.stats().requests).toBe(4);
+      // every call is in the private call log, the cancelled ones too
+      const logDir = path.join(slowDir.dir, 'state', 'probability', 'model_calls');
+      let cancelled: { model: string; status: string }[] = [];
+      const t2 = Date.now();
+      while (cancelled.length < 4 && Date.now() - t2 < 3000) {
+        await new Promise((r) => setTimeout(r, 50));
+        const text = await readFile(path.join(logDir, (await readdir(logDir))[0]!), 'utf8').catch(() => '');
+        cancelled = text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((c) => /cancelled/.test(c.error_message ?? ''));
+      }
+      expect(cancelled.map((c) => c.model).sort()).toEqual(['sim-claude', 'sim-deepseek', 'sim-gemini', 'sim-gpt']);
+      expect(cancelled.every((c) => c.status === 'failed')).toBe(true);
     } finally {
       slowSim.setFaults([]);
     }
