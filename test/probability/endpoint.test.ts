@@ -9,6 +9,7 @@ import { loadModelsConfig, type ResolvedModel } from '../../pipeline/models/conf
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, fixtureDir, get, newKey, serve, type Got } from '../api/helpers.ts';
+import { FEED, fixtureData, withFeeds } from '../api/fixtures.ts';
 
 const future = new Date(Date.now() + 90 * 86_400_000).toISOString();
 const good = (extra: Record<string, unknown> = {}) => ({
@@ -40,8 +41,8 @@ function post(body: unknown, key: string | null, headers: Record<string, string>
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
   models = loadModelsConfig({ env: {}, simulatorUrl: sim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
-  ({ dir, cleanup } = await fixtureDir());
-  server = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 10_000, evidenceProviders: [] } });
+  ({ dir, cleanup } = await fixtureDir(withFeeds(fixtureData(1))));
+  server = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: [] } });
   scoped = newKey(dir, 'pro', ['probability'], 'partner').key;
   scoped2 = newKey(dir, 'pro', ['probability'], 'partner 2').key;
   plain = newKey(dir, 'enterprise', [], 'no scope').key;
@@ -133,6 +134,33 @@ describe('POST /api/probability/: answers', () => {
     expect(lines[0].run_id).toMatch(/^probability-\d{4}-\d{2}-\d{2}$/);
   });
 
+  it('market {venue, market_id} of a tracked question: its latest price goes into the informed prompt', async () => {
+    const [venue, market_id] = FEED.a.split(':') as [string, string];
+    const { market_probability: _omit, ...rest } = good({ question: 'Will the tracked market question resolve YES?' });
+    const g = await post({ ...rest, market: { venue, market_id } }, scoped);
+    expect(g.res.status, g.text).toBe(200);
+    expect(g.body.mode).toBe('informed');
+    expect(g.body.market).toMatchObject({ probability: 0.4, question_id: FEED.a });
+    // no market at all: blind
+    const { market_probability: _m, ...blind } = good({ question: 'Will the blind question without a market resolve YES?' });
+    expect((await post(blind, scoped)).body.mode).toBe('blind');
+  });
+
+  it('answers within QUORUM_PROBABILITY_TIMEOUT_MS with the models that answered in time', async () => {
+    sim.setFaults([{ kind: 'hang', model: 'sim-gpt' }, { kind: 'hang', model: 'sim-claude' }]);
+    try {
+      const t0 = Date.now();
+      const g = await post(good({ question: 'Will two hanging models delay this answer past the deadline?' }), scoped);
+      const ms = Date.now() - t0;
+      expect(g.res.status, g.text).toBe(200);
+      expect(ms).toBeLessThan(3000 + 300);
+      expect(g.body.n_models).toBe(2);
+      expect(g.body.failed.map((f: { error_kind: string }) => f.error_kind)).toEqual(['timeout', 'timeout']);
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
   it('partial failure: answers with the models that did, naming the failed ones', async () => {
     sim.setFaults([{ kind: 'server_error', model: 'sim-gpt' }]);
     try {
@@ -186,6 +214,13 @@ describe('POST /api/probability/: answers', () => {
     const other = await post(body, scoped2, { 'idempotency-key': 'idem-1' });
     expect(other.res.status).toBe(200);
     expect(other.body.request_id).not.toBe(first.body.request_id);
+    // the record is on disk: a restarted server replays it too
+    await server.close();
+    server = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: [] } });
+    sim.resetStats();
+    const replay = await post(body, scoped, { 'idempotency-key': 'idem-1' });
+    expect(replay.body.request_id).toBe(first.body.request_id);
+    expect(sim.stats().requests).toBe(0);
   });
 });
 
