@@ -15,7 +15,7 @@
  * | QUORUM_CATEGORIES | (all; else a comma list of taxonomy categories) |
  * | QUORUM_MAX_MARKETS_PER_VENUE | 500 new questions per venue per sync |
  * | QUORUM_VENUE_MAX_PAGES | 20 discovery pages per venue per sync |
- * | QUORUM_VENUE_TIMEOUT_MS | 30000 per request, retries included |
+ * | QUORUM_VENUE_TIMEOUT_MS | 30000 per request: queueing, retries, backoff and the whole body included (pipeline/net/deadline.ts) |
  * | QUORUM_VENUE_RETRIES | 4 |
  * | QUORUM_POLYMARKET_RPS | 20 (Gamma's documented /markets limit is far higher) |
  * | QUORUM_POLYMARKET_CLOB_RPS | 10 (CLOB prices-history, for gap backfill; its documented limit is higher) |

@@ -69,4 +69,23 @@ describe('source client transport', () => {
     expect(err.kind).toBe('timeout');
     expect(Date.now() - t0).toBeLessThan(1500);
   });
+
+  it('a caller that stops the request gets kind aborted (not a timeout), at once; the client works afterwards', async () => {
+    server = await startReplayServer([
+      { path: '/slow', responses: [{ body: body, delayMs: 2000 }] },
+      { path: '/fast', responses: [json(body)] },
+    ]);
+    const client = createSourceClient({ ...FAST, timeoutMs: 5000 });
+    const caller = new AbortController();
+    const t0 = Date.now();
+    const pending = client.getRaw(`${server.url}/slow`, caller.signal).catch((e: unknown) => e);
+    setTimeout(() => caller.abort(new Error('sync stopped')), 100);
+    const err = (await pending) as SourceHttpError;
+    expect(err).toBeInstanceOf(SourceHttpError);
+    expect(err.kind).toBe('aborted');
+    expect(err.message).toContain('sync stopped');
+    expect(Date.now() - t0).toBeLessThan(1500);
+    // The stopped request renewed the client's pool; the next request goes through it.
+    expect(await client.getJson(`${server.url}/fast`, z.object({ markets: z.array(z.unknown()) }))).toEqual(body);
+  });
 });
