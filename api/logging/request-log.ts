@@ -2,8 +2,9 @@
  * One log line per request: method, path, query string (when there is one; at most 512
  * characters), status, ms, request id, snapshot, route id and the key's id (never the key). Path
  * and query pass through redactKeys (api/logging/redact.ts): a key pasted there is not logged. The id is the caller's `X-Request-Id` when it is a
- * sane token (≤ 128 chars of [A-Za-z0-9._:-]) that does not carry an API key (a caller who
- * pastes its key there must not get it logged), else a new UUID; it is echoed in the
+ * sane token (≤ 128 chars of [A-Za-z0-9._:-]) that does not carry an API key in any spelling
+ * redactKeys knows, base64 included (a caller who pastes its key there must not get it logged or
+ * echoed), else a new UUID; it is echoed in the
  * `X-Request-Id` response header (api/http/front.ts).
  */
 import { randomUUID } from 'node:crypto';
@@ -29,7 +30,9 @@ declare module 'express-serve-static-core' {
 }
 
 export function requestId(given: string | string[] | undefined): string {
-  return typeof given === 'string' && REQUEST_ID.test(given) && !given.toLowerCase().includes(KEY_PREFIX) ? given : randomUUID();
+  return typeof given === 'string' && REQUEST_ID.test(given) && !given.toLowerCase().includes(KEY_PREFIX) && redactKeys(given) === given
+    ? given
+    : randomUUID();
 }
 
 export function logRequest(logger: Logger, req: Request, res: Response, id: string, seconds: number): void {

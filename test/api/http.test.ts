@@ -86,8 +86,8 @@ describe('common conventions', () => {
     const { res, body } = await get('/api/nope?x=1');
     expectProblem(res, body, 404, 'not_found');
     expect(body.instance).toBe('/api/nope');
-    const root = await get('/');
-    expectProblem(root.res, root.body, 404, 'not_found');
+    const top = await get('/nope');
+    expectProblem(top.res, top.body, 404, 'not_found');
   });
 
   it('wrong method → 405 problem with Allow', async () => {

@@ -163,7 +163,12 @@ describe('a key sent anywhere but the auth headers is neither echoed nor logged'
     expect(got.res.status).toBe(200);
     expectClean(got, k);
     expect(got.res.headers.get('x-request-id')).not.toBe(k);
-    expectLogsClean(k);
+    // the key in base64url is a well-formed request id: replaced too, not echoed
+    const encoded = Buffer.from(k).toString('base64url');
+    const again = await get(server, '/api/predictions/accuracy', { headers: { 'X-Request-Id': encoded } });
+    expect(again.res.headers.get('x-request-id')).not.toBe(encoded);
+    expectClean(again, k, [encoded]);
+    expectLogsClean(k, [encoded]);
   });
 
   it('in a cursor: never echoed, nor the cursor that carries it', async () => {
