@@ -4,6 +4,12 @@
  * a total deadline per request, and zod validation of the body. Errors are `SourceHttpError` with a
  * kind, so callers can record why an item or a venue failed.
  *
+ * Deadline: one real timer per request (pipeline/net/deadline.ts, not AbortSignal.timeout, which
+ * can be garbage-collected before it fires) covering queueing, connecting, retries, backoff and
+ * reading the whole body, so a silent host, a stalled body or a body trickling a byte a second all
+ * end at `timeoutMs` with kind `timeout` (the caller's signal: kind `aborted`). Each client has its
+ * own connection pool, renewed after a stopped request (pipeline/net/pool.ts).
+ *
  * Transport: undici's `request` API, the engine under Node's fetch without the WHATWG Response
  * and stream layers: a sync of thousands of markets spends about half the CPU on HTTP that fetch
  * would. It behaves like fetch where it matters here: redirects are followed (up to 5), and gzip,
