@@ -67,6 +67,8 @@ export const ENTITLEMENTS = {
   // api
   'track_records.trends': api,
   claims: api,
+  /** One claim of the claims database (issue 11): as the list. */
+  'claims.detail': api,
   leaderboard: api,
   rankings: api,
   /** Scoring analyses beside the leaderboard (issue 10): the spec's plans do not list them; api, like it. */

@@ -23,6 +23,8 @@ import { predictionsResolvedRoute } from './predictions-resolved.ts';
 import { serviceStatsRoute } from './service-stats.ts';
 import { usageRoute } from './usage.ts';
 import { probabilityRequestRoute, probabilityRoute } from './probability.ts';
+import { trackRecordsOverviewRoute, trackRecordsSourceRoute, trackRecordsTrendsRoute } from './track-records.ts';
+import { claimsDetailRoute, claimsListRoute } from './claims.ts';
 
 export const ROUTES: readonly RouteDef[] = [
   healthRoute,
@@ -52,6 +54,11 @@ export const ROUTES: readonly RouteDef[] = [
   analysisInformationValueRoute,
   analysisAnchoringRoute,
   analysisResolutionSourcesRoute,
+  trackRecordsOverviewRoute,
+  trackRecordsSourceRoute,
+  trackRecordsTrendsRoute,
+  claimsListRoute,
+  claimsDetailRoute,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
   // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
   // must be registered before it.

@@ -415,7 +415,7 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
 // csv: the generic format for operators' own claims (every *.csv file of the directory)
 
 export const GENERIC_REQUIRED = ['claim_id', 'source', 'made_at', 'kind', 'subject'] as const;
-const CLAIM_ID = /^[A-Za-z0-9][A-Za-z0-9:._\/-]{0,199}$/;
+const CLAIM_ID = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,199}$/;
 const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 function timeOf(r: Rec, file: string, field: string, optional: boolean): Date | null {
@@ -455,7 +455,7 @@ export async function parseGeneric(dir: string, now: Date): Promise<ParsedClaims
     const file = join(dir, name);
     for (const r of csvRecords(await readText(file, 'claims'), file, GENERIC_REQUIRED)) {
       const id = text(r, file, 'claim_id');
-      if (!CLAIM_ID.test(id)) throw new ImportError(file, r.line, 'claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ / -');
+      if (!CLAIM_ID.test(id)) throw new ImportError(file, r.line, 'claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)');
       const where = `${basename(file)}:${r.line}`;
       if (seen.has(id)) throw new ImportError(file, r.line, 'claim_id', `duplicate claim_id ${id} (first at ${seen.get(id)})`);
       seen.set(id, where);

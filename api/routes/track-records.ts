@@ -1,0 +1,313 @@
+/**
+ * Track records of named sources (issue 11): pollsters, forecasters, institutions, the venues, the
+ * AI models and the consensus, from the derived tables of sql/derive/90-94 (see sql/README.md).
+ *
+ * - `GET /api/track-records/` (track_records.overview): every source, ranked by the shrunk
+ *   accuracy score (rank null under 10 resolved claims: shown, not ranked); filters `kind`,
+ *   `min_resolved`, `category`; `sort` rank (default) | accuracy | n_resolved | brier | mae | slug;
+ *   keyset-paginated (`limit`, `cursor`).
+ * - `GET /api/track-records/sources/{source_slug}/` (track_records.source): `{ source: {...,
+ *   calibration, horizons} }`.
+ * - `GET /api/track-records/sources/{source_slug}/trends/` (track_records.trends): the metrics per year.
+ * An unknown slug is a 404 problem naming the closest slugs (`closest`, by edit distance).
+ */
+import type { Request } from 'express';
+import { z } from 'zod';
+import { SOURCE_KINDS } from '../../pipeline/claims/formats.ts';
+import type { JsonRow } from '../db/convert.ts';
+import { ApiError } from '../errors/problem.ts';
+import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
+import { queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { categoryParam, count, isoTime, published, zPct, zProb } from '../openapi/common.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
+
+export const TRACK_LIMIT = { min: 1, max: 500, default: 50 } as const;
+export const TRACK_SORTS = ['rank', 'accuracy', 'n_resolved', 'brier', 'mae', 'slug'] as const;
+const SLUG = /^[a-z0-9][a-z0-9-]{0,199}$/;
+const CURSOR_KIND = 'track_records';
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const int = (v: unknown): number => num(v) ?? 0;
+
+export const TrackRecord = z
+  .object({
+    slug: z.string(),
+    name: z.string().nullable(),
+    kind: z.string().meta({ description: `One of ${SOURCE_KINDS.join(', ')}.` }),
+    url: z.string().nullable(),
+    description: z.string().nullable(),
+    attribution: z.string().nullable().meta({ description: 'The credit line of the data behind this track record.' }),
+    categories: z.array(z.string()),
+    n_claims: count,
+    n_resolved: count,
+    n_directional: count.meta({ description: 'Resolved claims with a direction (direction and probability claims).' }),
+    accuracy_score: zPct.meta({ description: 'Percent of resolved directional claims that came true; a tie counts half.' }),
+    accuracy_ci95: z.tuple([z.number(), z.number()]).nullable().meta({ description: 'Wilson 95% interval of accuracy_score, percent.' }),
+    shrunk_score: zPct.meta({ description: 'accuracy_score shrunk toward prior_score with prior_weight pseudo-claims (the ranking score).' }),
+    prior_score: zPct,
+    prior_weight: z.number(),
+    ranked: z.boolean().meta({ description: 'False under 10 resolved claims (or without directional claims): shown, not ranked.' }),
+    rank: z.number().int().nullable(),
+    probability: z.object({ n: count, brier: zProb, log_loss: zProb }),
+    value: z.object({
+      n: count,
+      mae: zProb.meta({ description: 'Mean absolute error, in the claims\' unit.' }),
+      bias: zProb.meta({ description: 'Mean signed error (claimed − realized).' }),
+      share_within: zProb.meta({ description: 'Share within the claim\'s tolerance (documented per import format).' }),
+    }),
+    relative_skill: z.object({
+      brier_skill: zProb.meta({ description: 'Mean (reference Brier − own Brier) against the market comparator; positive = better.' }),
+      n_probability: count,
+      value_skill: zProb.meta({ description: 'Mean (|reference − realized| − |value − realized|) against the other claims of the same race and window; positive = better.' }),
+      n_value: count,
+    }),
+    first_claim_at: isoTime.nullable(),
+    last_claim_at: isoTime.nullable(),
+  })
+  .meta({ id: 'TrackRecord' });
+
+const CalibrationBin = z.object({ bin: z.number().int(), n: count, mean_probability: zProb, observed: zProb });
+const HorizonRow = z.object({
+  horizon_bucket: z.string(),
+  n_resolved: count,
+  n_directional: count,
+  accuracy_score: zPct,
+  n_probability: count,
+  brier: zProb,
+  n_value: count,
+  mae: zProb,
+  bias: zProb,
+  share_within: zProb,
+});
+
+export const TrackRecordDetail = z
+  .object({ source: TrackRecord.extend({ calibration: z.array(CalibrationBin), horizons: z.array(HorizonRow) }) })
+  .meta({ id: 'TrackRecordDetail' });
+
+export const TrackRecordPage = z
+  .object({ sources: z.array(TrackRecord), count, total: count, next_cursor: z.string().nullable() })
+  .meta({ id: 'TrackRecordPage' });
+
+const TrendRow = z.object({
+  year: z.number().int(),
+  n_resolved: count,
+  n_directional: count,
+  accuracy_score: zPct,
+  accuracy_ci95: z.tuple([z.number(), z.number()]).nullable(),
+  n_probability: count,
+  brier: zProb,
+  log_loss: zProb,
+  n_value: count,
+  mae: zProb,
+  bias: zProb,
+  share_within: zProb,
+});
+
+export const TrackRecordTrends = z
+  .object({ source_slug: z.string(), trends: z.array(TrendRow), count, total: count, next_cursor: z.null() })
+  .meta({ id: 'TrackRecordTrends' });
+
+function ci(lo: unknown, hi: unknown): [number, number] | null {
+  const [a, b] = [num(lo), num(hi)];
+  return a === null || b === null ? null : [Math.round(a * 100) / 100, Math.round(b * 100) / 100];
+}
+
+function record(r: JsonRow): z.input<typeof TrackRecord> {
+  return {
+    slug: String(r.source_slug),
+    name: str(r.name),
+    kind: String(r.kind),
+    url: str(r.url),
+    description: str(r.description),
+    attribution: str(r.attribution),
+    categories: Array.isArray(r.categories) ? r.categories.map(String) : [],
+    n_claims: int(r.n_claims),
+    n_resolved: int(r.n_resolved),
+    n_directional: int(r.n_directional),
+    accuracy_score: num(r.accuracy_score),
+    accuracy_ci95: ci(r.accuracy_ci95_lo, r.accuracy_ci95_hi),
+    shrunk_score: num(r.shrunk_score),
+    prior_score: num(r.prior_score),
+    prior_weight: int(r.prior_weight),
+    ranked: r.ranked === true,
+    rank: num(r.rank),
+    probability: { n: int(r.n_probability), brier: num(r.brier), log_loss: num(r.log_loss) },
+    value: { n: int(r.n_value), mae: num(r.mae), bias: num(r.bias), share_within: num(r.share_within) },
+    relative_skill: {
+      brier_skill: num(r.brier_skill),
+      n_probability: int(r.n_reference_probability),
+      value_skill: num(r.value_skill),
+      n_value: int(r.n_reference_value),
+    },
+    first_claim_at: str(r.first_claim_at),
+    last_claim_at: str(r.last_claim_at),
+  };
+}
+
+/** Levenshtein distance (small strings: slugs). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** The `source_slug` path parameter (kebab-case), or a 400. */
+export function pathSlug(req: Request, name = 'source_slug'): string {
+  const raw: unknown = (req.params as Record<string, unknown>)[name];
+  const s = typeof raw === 'string' ? raw : '';
+  if (!SLUG.test(s)) {
+    throw ApiError.invalidParameter(name, `Path parameter '${name}' must be a source slug (a-z, 0-9, '-'; at most 200 characters).`, { pattern: SLUG.source });
+  }
+  return s;
+}
+
+/** The track record row of `slug`, or a 404 naming the closest slugs of this snapshot. */
+async function findSource(snap: PinnedSnapshot, slug: string): Promise<JsonRow> {
+  snap.require('track_records');
+  const [row] = await snap.query('track-records-source', { slug });
+  if (row) return row;
+  const slugs = (await snap.query('track-records-slugs')).map((r) => String(r.source_slug));
+  const closest = slugs
+    .map((s) => ({ s, d: distance(slug, s) - (s.includes(slug) || slug.includes(s) ? 100 : 0) }))
+    .sort((a, b) => a.d - b.d || (a.s < b.s ? -1 : 1))
+    .slice(0, 5)
+    .map((x) => x.s);
+  throw ApiError.notFound(
+    `No source '${slug}' in this snapshot.${closest.length ? ` Closest slugs: ${closest.join(', ')}.` : ''}`,
+    { parameter: 'source_slug', closest },
+  );
+}
+
+const slugParams = z.object({ source_slug: z.string().regex(SLUG).meta({ description: 'A source slug, e.g. surveyusa.' }) });
+
+export const trackRecordsOverviewRoute = jsonRoute({
+  id: 'track_records.overview',
+  path: '/api/track-records/',
+  summary: 'Track records of every source, ranked',
+  description:
+    'Every named source with claims (pollsters, forecasters, institutions, venues, AI models, the consensus): accuracy ' +
+    'with its Wilson interval, the shrunk score used for ranking (sources under 10 resolved claims are shown but not ' +
+    'ranked), Brier and log loss, value errors and skill against a reference. Keyset-paginated.',
+  tags: ['track-records'],
+  query: z.object({
+    limit: z.int().min(TRACK_LIMIT.min).max(TRACK_LIMIT.max).default(TRACK_LIMIT.default).optional(),
+    cursor: z.string().max(1024).optional(),
+    kind: z.enum(SOURCE_KINDS).optional(),
+    min_resolved: z.int().min(0).optional(),
+    category: categoryParam.optional(),
+    sort: z.enum(TRACK_SORTS).optional().meta({ description: 'rank (default), accuracy, n_resolved, brier, mae or slug.' }),
+  }),
+  response: TrackRecordPage,
+  errors: [400],
+  cache: true,
+  input: (req) => {
+    const limit = queryInt(req, 'limit', TRACK_LIMIT);
+    const sort = queryEnum(req, 'sort', TRACK_SORTS) ?? 'rank';
+    const kind = queryEnum(req, 'kind', SOURCE_KINDS) ?? null;
+    const minResolved = queryInt(req, 'min_resolved', { min: 0, max: 1_000_000_000, default: 0 });
+    const category = queryCategory(req) ?? null;
+    const raw = queryString(req, 'cursor', 1024);
+    const after = raw === undefined ? null : decodeKeyset(raw, `${CURSOR_KIND}:${sort}`, z.tuple([z.number(), z.string().regex(SLUG)]));
+    return { limit, sort, kind, minResolved, category, after };
+  },
+  data: async (snap, { limit, sort, kind, minResolved, category, after }) => {
+    snap.require('track_records');
+    const filters = { kind, min_resolved: minResolved, category };
+    const [rows, counted] = await Promise.all([
+      snap.query('track-records-page', {
+        ...filters,
+        sort,
+        after: after !== null,
+        after_key: after?.[0] ?? null,
+        after_slug: after?.[1] ?? null,
+        limit: limit + 1,
+      }),
+      snap.query('track-records-count', filters),
+    ]);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    const next = rows.length > limit && last ? encodeKeyset(`${CURSOR_KIND}:${sort}`, [Number(last.sort_key), String(last.source_slug)]) : null;
+    return published(TrackRecordPage, { sources: page.map(record), count: page.length, total: int(counted[0]?.total), next_cursor: next });
+  },
+});
+
+export const trackRecordsSourceRoute = jsonRoute({
+  id: 'track_records.source',
+  path: '/api/track-records/sources/{source_slug}/',
+  summary: 'One source\'s track record',
+  description:
+    'The source\'s accuracy_score (percent of resolved directional claims that came true, a tie counting half) with ' +
+    'its Wilson 95% interval and n, the shrunk score and rank, and the metrics its claims allow: Brier, log loss and ' +
+    'calibration bins, value errors by horizon, skill against a reference; with the attribution of the data.',
+  tags: ['track-records'],
+  params: slugParams,
+  response: TrackRecordDetail,
+  errors: [400, 404],
+  cache: true,
+  input: (req) => ({ slug: pathSlug(req) }),
+  data: async (snap, { slug }) => {
+    snap.require('track_records', 'track_record_calibration', 'track_record_horizons');
+    const row = await findSource(snap, slug);
+    const [bins, horizons] = await Promise.all([
+      snap.query('track-records-calibration', { slug }),
+      snap.query('track-records-horizons', { slug }),
+    ]);
+    return published(TrackRecordDetail, {
+      source: {
+        ...record(row),
+        calibration: bins.map((b) => ({ bin: int(b.bin), n: int(b.n), mean_probability: num(b.mean_probability), observed: num(b.observed) })),
+        horizons: horizons.map((h) => ({
+          horizon_bucket: String(h.horizon_bucket),
+          n_resolved: int(h.n_resolved),
+          n_directional: int(h.n_directional),
+          accuracy_score: num(h.accuracy_score),
+          n_probability: int(h.n_probability),
+          brier: num(h.brier),
+          n_value: int(h.n_value),
+          mae: num(h.mae),
+          bias: num(h.bias),
+          share_within: num(h.share_within),
+        })),
+      },
+    });
+  },
+});
+
+export const trackRecordsTrendsRoute = jsonRoute({
+  id: 'track_records.trends',
+  path: '/api/track-records/sources/{source_slug}/trends/',
+  summary: 'One source\'s track record per year',
+  description: 'The metrics of the source\'s resolved claims per year the claims were made, oldest first.',
+  tags: ['track-records'],
+  params: slugParams,
+  response: TrackRecordTrends,
+  errors: [400, 404],
+  cache: true,
+  input: (req) => ({ slug: pathSlug(req) }),
+  data: async (snap, { slug }) => {
+    snap.require('track_records', 'track_record_trends');
+    await findSource(snap, slug);
+    const rows = await snap.query('track-records-trends', { slug });
+    const trends = rows.map((t) => ({
+      year: int(t.year),
+      n_resolved: int(t.n_resolved),
+      n_directional: int(t.n_directional),
+      accuracy_score: num(t.accuracy_score),
+      accuracy_ci95: ci(t.accuracy_ci95_lo, t.accuracy_ci95_hi),
+      n_probability: int(t.n_probability),
+      brier: num(t.brier),
+      log_loss: num(t.log_loss),
+      n_value: int(t.n_value),
+      mae: num(t.mae),
+      bias: num(t.bias),
+      share_within: num(t.share_within),
+    }));
+    return published(TrackRecordTrends, { source_slug: slug, trends, count: trends.length, total: trends.length, next_cursor: null });
+  },
+});

@@ -1,0 +1,2 @@
+-- One source's track record. Parameters: $slug VARCHAR.
+SELECT * FROM track_records WHERE source_slug = $slug;
