@@ -231,6 +231,10 @@ describe('fuzz: every parameter of every route answers 2xx or a 4xx problem, nev
   });
 
   it.each(getRoutes().map((r) => [r.id, r] as const))('%s', async (_id, route) => {
+    // A route that cannot answer the fixture at all is a fixture gap, not an input finding: say so.
+    const probe = await fetch(`${server.url}${concretePath(route.path, VALUES)}`, { headers });
+    await probe.arrayBuffer();
+    expect(probe.status, `${route.id}: the fixture snapshot lacks this route's tables (add them to test/api/fixtures.ts)`).not.toBe(503);
     await fc.assert(fc.asyncProperty(caseFor(route), assertAnswer), { numRuns: RUNS, seed: SEED, endOnFailure: true });
   });
 

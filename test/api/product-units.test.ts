@@ -79,7 +79,8 @@ describe('entitlements: one table', () => {
     for (const r of ROUTES) expect(Object.hasOwn(ENTITLEMENTS, r.id), r.id).toBe(true);
     expect(requiredPlan('predictions.accuracy', true)).toBeNull();
     expect(requiredPlan('predictions.accuracy', false)).toBe('pro');
-    expect(requiredPlan('predictions.edges', true)).toBe('pro');
+    expect(requiredPlan('predictions.edges', true)).toBeNull(); // a public read of the spec's table (issue 9)
+    expect(requiredPlan('predictions.edges', false)).toBe('pro');
     expect(requiredPlan('leaderboard', true)).toBe('api');
     expect(requiredPlan('export.bulk', true)).toBe('api');
     expect(requiredPlan('raw.tables', true)).toBe('enterprise');
