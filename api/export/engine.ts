@@ -16,13 +16,30 @@
  *
  * COPY either completes or throws: there is no row stream that could end early, so a failed
  * query can never be streamed as a success (DESIGN §7).
+ *
+ * Two paths:
+ * - whole file (`run`): one COPY into one file, handed to `send` once complete (Parquet, capped
+ *   plans, and tables whose query sorts globally; see tables.ts);
+ * - ordered slices (`stream`, first byte fast): the table's slice source (a snapshot table) is
+ *   cut into consecutive ranges of its Parquet file's row numbers (`file_row_number`, which
+ *   DuckDB prunes to the row groups concerned); the export query runs as one COPY per range, each
+ *   into its own file, and each complete file is handed to `sink` in order while the next range
+ *   is being COPYed. Slice k's rows precede slice k + 1's in the file, so the body is the rows in
+ *   file order with nothing lost or repeated: the same rows, in the same order, as one COPY of
+ *   the query with insertion order preserved (tested). The first slice is small (first byte fast),
+ *   later ones double up to `maxSliceRows` and end on row-group boundaries (no row group is
+ *   decoded twice). A slice that fails throws from `stream` after earlier slices were sent: the
+ *   caller must end the response as a failure, never cleanly.
+ *
+ * Every connection runs with TimeZone UTC (TIMESTAMP → TIMESTAMPTZ casts and TIMESTAMPTZ formatting
+ * are UTC whatever the machine's zone).
  */
 import { sqlFilePath, sqlIdent } from '../../pipeline/warehouse/duckdb.ts';
 import { stat } from 'node:fs/promises';
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
 import { prepareBound, type SqlParams } from '../db/query.ts';
@@ -46,7 +63,23 @@ export interface ExportEngineOptions {
   memoryLimit?: string;
   /** DuckDB `threads` of the export instance (default: the machine's parallelism). */
   threads?: number;
+  /** Rows of the first slice of a sliced export (default 16,384: its COPY takes well under a second). */
+  firstSliceRows?: number;
+  /** Most rows of one slice (default 131,072 × threads: every thread has a row group or so to scan). */
+  maxSliceRows?: number;
 }
+
+/** One slice of a sliced export, complete on disk. */
+export interface ExportSlice {
+  /** 0, 1, 2… in order. */
+  index: number;
+  file: string;
+  bytes: number;
+  rows: number;
+}
+
+/** Receives the complete slices of a sliced export, one at a time and in order. */
+export type SliceSink = (slice: ExportSlice) => Promise<void>;
 
 export interface ExportJob {
   table: ExportTableSpec;
@@ -101,6 +134,69 @@ async function runBound(conn: DuckDBConnection, sql: string, params: SqlParams):
   }
 }
 
+/**
+ * Cuts `total` rows, stored in row groups of `rowGroupRows` rows each, into consecutive
+ * [from, to) ranges: the first `first` rows, then ranges doubling up to `max` rows, each ending on
+ * the first row-group boundary at or after its target size unless that is more than twice as
+ * far (then mid-group). No rows: one empty range (the CSV header still needs a slice).
+ */
+export function planSlices(rowGroupRows: readonly number[], first: number, max: number): Array<[number, number]> {
+  const total = rowGroupRows.reduce((a, b) => a + b, 0);
+  if (total === 0) return [[0, 0]];
+  const boundaries: number[] = [];
+  let acc = 0;
+  for (const n of rowGroupRows) boundaries.push((acc += n));
+  const out: Array<[number, number]> = [];
+  let from = 0;
+  let size = Math.max(1, Math.min(first, max));
+  while (from < total) {
+    const target = from + size;
+    const aligned = boundaries.find((b) => b >= target) ?? total;
+    const to = Math.min(total, aligned - from <= 2 * size ? aligned : target);
+    out.push([from, to]);
+    from = to;
+    size = Math.min(max, size * 2);
+  }
+  return out;
+}
+
+/** A safe non-negative integer, or throws (the slice bounds are computed here, never input). */
+function sliceBound(n: number): bigint {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad slice bound ${n}`);
+  return BigInt(n);
+}
+
+const NAIVE_TIMESTAMPS = new Set<DuckDBTypeId>([
+  DuckDBTypeId.TIMESTAMP,
+  DuckDBTypeId.TIMESTAMP_S,
+  DuckDBTypeId.TIMESTAMP_MS,
+  DuckDBTypeId.TIMESTAMP_NS,
+]);
+
+/**
+ * `select` with every naive TIMESTAMP column cast to TIMESTAMPTZ (the values are UTC by the
+ * warehouse's convention; the connection's TimeZone is UTC), for formats that carry the zone
+ * (Parquet). Column names come from DuckDB's own description of the query's result, quoted.
+ */
+async function withTimestampsTz(conn: DuckDBConnection, select: string, params: SqlParams): Promise<string> {
+  // A prepared statement with parameters does not describe its result before it runs: run it
+  // with LIMIT 0 (nothing is read) and take the result's columns.
+  const stmt = await prepareBound(conn, `SELECT * FROM (${select}\n) AS export_described LIMIT 0`, params);
+  try {
+    const result = await stmt.run();
+    const casts: string[] = [];
+    for (let i = 0; i < result.columnCount; i++) {
+      if (NAIVE_TIMESTAMPS.has(result.columnTypeId(i))) {
+        const col = sqlIdent(result.columnName(i));
+        casts.push(`CAST(${col} AS TIMESTAMPTZ) AS ${col}`);
+      }
+    }
+    return casts.length === 0 ? select : `SELECT * REPLACE (${casts.join(', ')}) FROM (${select}\n) AS export_typed`;
+  } finally {
+    stmt.destroySync();
+  }
+}
+
 /** `select` limited to `$limit` rows, keeping its order. */
 function limited(select: string): string {
   return `SELECT * FROM (${select}\n) AS export_query LIMIT $limit`;
@@ -118,6 +214,8 @@ export class ExportEngine {
   readonly #memoryLimit: string;
   readonly #threads: number;
   readonly #spillDir: string;
+  readonly firstSliceRows: number;
+  readonly maxSliceRows: number;
   #instance: Promise<DuckDBInstance> | null = null;
   #inFlight = 0;
   #idleWaiters: Array<() => void> = [];
@@ -140,6 +238,11 @@ export class ExportEngine {
     }
     this.#memoryLimit = opts.memoryLimit ?? '256MB';
     this.#threads = opts.threads ?? availableParallelism();
+    this.firstSliceRows = opts.firstSliceRows ?? 16_384;
+    this.maxSliceRows = opts.maxSliceRows ?? 131_072 * this.#threads;
+    for (const [k, v] of [['firstSliceRows', this.firstSliceRows], ['maxSliceRows', this.maxSliceRows]] as const) {
+      if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${k} must be a positive integer, got ${v}`);
+    }
     this.#spillDir = path.join(this.tempDir, `quorum-duckdb-spill-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   }
 
@@ -229,7 +332,17 @@ export class ExportEngine {
     return this.#instance;
   }
 
-  async #produce(job: ExportJob, file: string, signal: AbortSignal): Promise<ProducedExport> {
+  /**
+   * A fresh connection of the export instance for `job` (TimeZone UTC, the pinned snapshot's
+   * tables as temp views, the raw forecasts if needed; with `slicedSource`, that table's view is
+   * restricted to the file rows [export_slice_from, export_slice_to), set per slice), whose
+   * `interrupt()` is wired to `signal`. `done()` unwires and closes it.
+   */
+  async #connect(
+    job: ExportJob,
+    signal: AbortSignal,
+    slicedSource: string | null = null,
+  ): Promise<{ conn: DuckDBConnection; done: () => void }> {
     if (signal.aborted) throw new ExportCancelled();
     const instance = await this.#open();
     const conn = await instance.connect();
@@ -241,24 +354,122 @@ export class ExportEngine {
       }
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    const checkpoint = (): void => {
-      if (signal.aborted) throw new ExportCancelled();
+    const done = (): void => {
+      signal.removeEventListener('abort', onAbort);
+      try {
+        conn.closeSync();
+      } catch {
+        // already closed
+      }
     };
     try {
-      // The pinned snapshot's tables (and the raw forecasts) as temp views of this connection.
+      await conn.run(`SET TimeZone = 'UTC'`);
       const snapDir = path.join(job.dataDir, 'snapshots', job.snapshotId);
       for (const table of job.table.snapshotTables) {
+        const file = sqlFilePath(path.join(snapDir, `${table}.parquet`));
         await conn.run(
-          `CREATE TEMP VIEW ${sqlIdent(table)} AS SELECT * FROM read_parquet(${sqlFilePath(path.join(snapDir, `${table}.parquet`))})`,
+          table === slicedSource
+            ? `CREATE TEMP VIEW ${sqlIdent(table)} AS SELECT * EXCLUDE (file_row_number) FROM read_parquet(${file}, file_row_number = true) ` +
+                `WHERE file_row_number >= getvariable('export_slice_from') AND file_row_number < getvariable('export_slice_to')`
+            : `CREATE TEMP VIEW ${sqlIdent(table)} AS SELECT * FROM read_parquet(${file})`,
         );
       }
       if (job.table.rawForecasts) {
         await conn.run(`CREATE TEMP VIEW raw_forecasts AS ${rawRelation(job.dataDir, 'forecasts')}`);
       }
-      checkpoint();
+      if (signal.aborted) throw new ExportCancelled();
+      return { conn, done };
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
 
-      const select = exportSelect(job.table.sqlFile);
-      const options = ENCODERS[job.format].copyOptions;
+  /**
+   * Runs `job` as ordered slices (see the file comment): each slice is COPYed into its own temp
+   * file and handed to `sink` once complete; slice k + 1 is COPYed while `sink` streams slice k,
+   * and no further slice starts before `sink` has finished with slice k (at most two slice files
+   * exist at once). Every slice file is deleted after `sink` returns, or in any case at the end.
+   * Resolves to the rows sent. Throws on failure (a COPY error, `sink` failing) or ExportCancelled
+   * when `signal` aborts, possibly after slices were handed to `sink`.
+   * Needs `job.table.sliceSource`, a sliceable format and no cap.
+   */
+  async stream(job: ExportJob, signal: AbortSignal, sink: SliceSink): Promise<{ rows: number; slices: number }> {
+    const source = job.table.sliceSource;
+    const join = ENCODERS[job.format].slices;
+    if (source === null || join === null || job.cap !== null) throw new Error(`export ${job.table.name}/${job.format} cannot be sliced`);
+    const files = new Set<string>();
+    let pending: Promise<void> | null = null;
+    try {
+      const { conn, done } = await this.#connect(job, signal, source);
+      try {
+        const parquet = path.join(job.dataDir, 'snapshots', job.snapshotId, `${source}.parquet`);
+        const groups = await conn.runAndReadAll(
+          `SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata(${sqlFilePath(parquet)}) GROUP BY row_group_id ORDER BY row_group_id`,
+        );
+        const ranges = planSlices(groups.getRows().map((r) => Number(r[1])), this.firstSliceRows, this.maxSliceRows);
+        const select = exportSelect(job.table.sqlFile);
+        let rows = 0;
+        let sent = 0;
+        for (let k = 0; k < ranges.length; k++) {
+          const remaining = job.limit === null ? null : job.limit - rows;
+          if (remaining !== null && remaining <= 0) break;
+          const [from, to] = ranges[k]!;
+          await runBound(conn, 'SET VARIABLE export_slice_from = $v', { v: sliceBound(from) });
+          await runBound(conn, 'SET VARIABLE export_slice_to = $v', { v: sliceBound(to) });
+          const file = newExportFile(this.tempDir, ENCODERS[job.format].extension);
+          files.add(file);
+          const options = join.kind === 'concat' ? (k === 0 ? join.first : join.rest) : join.options;
+          const copy = `COPY (${remaining === null ? select : limited(select)}\n) TO ${sqlFilePath(file)} (${options})`;
+          const n = await runBound(conn, copy, remaining === null ? job.params : { ...job.params, limit: remaining });
+          if (signal.aborted) throw new ExportCancelled();
+          // The previous slice must be out before this one goes (order) and before another starts.
+          if (pending) await pending;
+          pending = null;
+          rows += n;
+          const bytes = (await stat(file)).size;
+          if (bytes === 0) {
+            await removeExportFile(file, this.#logger);
+            files.delete(file);
+            continue;
+          }
+          const slice: ExportSlice = { index: sent++, file, bytes, rows: n };
+          pending = sink(slice).finally(async () => {
+            await removeExportFile(file, this.#logger);
+            files.delete(file);
+          });
+          // Observed here; its error is rethrown where it is awaited.
+          pending.catch(() => undefined);
+        }
+        if (pending) await pending;
+        pending = null;
+        return { rows, slices: sent };
+      } finally {
+        done();
+      }
+    } catch (err) {
+      if (signal.aborted) {
+        this.stats.cancelledDuringCopy++;
+        throw new ExportCancelled();
+      }
+      throw err;
+    } finally {
+      // A sink still streaming when a later COPY failed: let it settle before deleting its file.
+      if (pending) await (pending as Promise<void>).catch(() => undefined);
+      for (const file of files) await removeExportFile(file, this.#logger);
+    }
+  }
+
+  async #produce(job: ExportJob, file: string, signal: AbortSignal): Promise<ProducedExport> {
+    const { conn, done } = await this.#connect(job, signal);
+    const checkpoint = (): void => {
+      if (signal.aborted) throw new ExportCancelled();
+    };
+    try {
+      const encoder = ENCODERS[job.format];
+      const plain = exportSelect(job.table.sqlFile);
+      const select = encoder.castTimestamps ? await withTimestampsTz(conn, plain, job.params) : plain;
+      const options = encoder.copyOptions;
       const target = sqlFilePath(file);
       let rows: number;
       let truncated = false;
@@ -277,10 +488,10 @@ export class ExportEngine {
       } else {
         // No limit: no LIMIT clause (even LIMIT NULL is a streaming limit that makes the pipeline
         // single-threaded), and no insertion-order preservation: the COPY runs fully parallel
-        // without buffering formatted batches to put them back in order (the memory and most of
-        // the time of a multi-million-row export). ORDER BY queries (predictions, forecasts)
-        // stay sorted; resolved/scores come in no guaranteed order.
-        await conn.run('SET preserve_insertion_order = false');
+        // without buffering formatted batches to put them back in order. A top-level ORDER BY
+        // (predictions, forecasts) stays sorted; the timestamp cast puts the ORDER BY in a
+        // subquery, so it keeps insertion order preserved.
+        if (select === plain) await conn.run('SET preserve_insertion_order = false');
         rows = await runBound(conn, `COPY (${select}\n) TO ${target} (${options})`, job.params);
       }
       checkpoint();
@@ -293,12 +504,7 @@ export class ExportEngine {
       }
       throw err;
     } finally {
-      signal.removeEventListener('abort', onAbort);
-      try {
-        conn.closeSync();
-      } catch {
-        // already closed
-      }
+      done();
     }
   }
 }

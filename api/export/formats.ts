@@ -1,7 +1,24 @@
 /**
  * The export encoders, one per output format (roapi style): a table-driven map from the `output`
- * parameter to the DuckDB `COPY ... TO` options that write it, the response's content type and the
- * file extension. Adding a format is adding a row here.
+ * parameter to the DuckDB `COPY ... TO` options that write it, the response's content type, the
+ * file extension, how TIMESTAMP columns are typed, and how the format is cut into slices.
+ * Adding a format is adding a row here.
+ *
+ * Timestamps. The warehouse stores naive TIMESTAMPs that are UTC by convention. CSV, JSON and
+ * JSONL write every timestamp as ISO 8601 UTC with milliseconds and `Z`, always the same shape:
+ * `2025-10-16T00:00:00.000Z` (EXPORT_TIMESTAMP_FORMAT; JavaScript's toISOString form). Sub-millisecond
+ * digits are truncated, so a value read back and used as the next `*_since` never skips a row.
+ * Parquet writes them as TIMESTAMP WITH TIME ZONE (UTC-adjusted, microseconds kept): the engine
+ * casts every TIMESTAMP column of the query to TIMESTAMPTZ for it (`castTimestamps`), on a
+ * connection whose TimeZone is UTC. CSV/JSON do not cast: formatting a TIMESTAMPTZ goes through
+ * ICU per value (measured ~2× slower) and the naive value is already the UTC instant.
+ *
+ * Slices (first byte fast): a sliced export COPYs its rows in ordered slices, each to its own
+ * file, and streams each file as it completes. `slices` says how a format's slice files join
+ * into one body: CSV writes its header in the first slice only; JSONL concatenates; JSON writes
+ * slices as JSON lines and frames them into one array while streaming (api/export/stream.ts).
+ * Parquet is not sliced (a Parquet file is one footer over all row groups; concatenated files are
+ * not a file): it keeps the whole-file path.
  *
  * `USE_TMP_FILE false`: DuckDB writes straight to our `quorum-export-<uuid>.<ext>` path (no
  * `tmp_` sibling that the stale-file sweep would not recognise); a failed COPY leaves at most that
@@ -11,35 +28,66 @@
 export const EXPORT_FORMATS = ['csv', 'json', 'jsonl', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/** strftime format of every exported timestamp in CSV, JSON and JSONL: ISO 8601, UTC, millis, `Z`. */
+export const EXPORT_TIMESTAMP_FORMAT = '%Y-%m-%dT%H:%M:%S.%gZ';
+const TS = `TIMESTAMPFORMAT '${EXPORT_TIMESTAMP_FORMAT}'`;
+
+/** How the slice files of a sliced export join into one response body. */
+export type SliceJoin =
+  /** Concatenate; the first slice carries the header (COPY options `first`, later ones `rest`). */
+  | { kind: 'concat'; first: string; rest: string }
+  /** Slices are JSON lines; the body frames them as one JSON array. */
+  | { kind: 'json-array'; options: string };
+
 export interface ExportEncoder {
   /** The options of `COPY (<query>) TO '<file>' (<copyOptions>)`: constants, never user input. */
   readonly copyOptions: string;
   readonly contentType: string;
   readonly extension: string;
+  /** Cast TIMESTAMP columns to TIMESTAMPTZ (UTC) before writing. */
+  readonly castTimestamps: boolean;
+  /** How slices join, or null: the format is written as one whole file. */
+  readonly slices: SliceJoin | null;
 }
 
 export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
   csv: {
-    copyOptions: 'FORMAT csv, HEADER true, USE_TMP_FILE false',
+    copyOptions: `FORMAT csv, HEADER true, ${TS}, USE_TMP_FILE false`,
     contentType: 'text/csv; charset=utf-8; header=present',
     extension: 'csv',
+    castTimestamps: false,
+    slices: {
+      kind: 'concat',
+      first: `FORMAT csv, HEADER true, ${TS}, USE_TMP_FILE false`,
+      rest: `FORMAT csv, HEADER false, ${TS}, USE_TMP_FILE false`,
+    },
   },
   json: {
     // One JSON array of row objects.
-    copyOptions: 'FORMAT json, ARRAY true, USE_TMP_FILE false',
+    copyOptions: `FORMAT json, ARRAY true, ${TS}, USE_TMP_FILE false`,
     contentType: 'application/json; charset=utf-8',
     extension: 'json',
+    castTimestamps: false,
+    slices: { kind: 'json-array', options: `FORMAT json, ${TS}, USE_TMP_FILE false` },
   },
   jsonl: {
     // One JSON object per line (newline-delimited JSON).
-    copyOptions: 'FORMAT json, USE_TMP_FILE false',
+    copyOptions: `FORMAT json, ${TS}, USE_TMP_FILE false`,
     contentType: 'application/x-ndjson; charset=utf-8',
     extension: 'jsonl',
+    castTimestamps: false,
+    slices: {
+      kind: 'concat',
+      first: `FORMAT json, ${TS}, USE_TMP_FILE false`,
+      rest: `FORMAT json, ${TS}, USE_TMP_FILE false`,
+    },
   },
   parquet: {
     copyOptions: 'FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false',
     contentType: 'application/vnd.apache.parquet',
     extension: 'parquet',
+    castTimestamps: true,
+    slices: null,
   },
 };
 

@@ -6,29 +6,38 @@
  *
  * - `output`: csv (default) | json | jsonl | parquet
  * - `limit`: positive integer ≤ 1,000,000,000; absent: every row the plan allows
- * - `status` (predictions): active (active or closed: not yet resolved or annulled) | resolved |
- *   annulled | all (default)
- * - `since`: ISO 8601 date (`2025-03-01`, midnight UTC) or date-time (`2025-03-01T12:00:00Z`,
- *   with an optional offset; none means UTC): rows updated/resolved/created at or after it
+ * - `status` (predictions): active | closed | resolved | annulled (the question's status) |
+ *   all (default)
+ * - time filters, each named for the column it compares (`<column>_since` keeps rows whose
+ *   `<column>_at` is at or after it): `updated_since`, `resolved_since`, `created_since`. Which
+ *   apply to which table is in tables.ts; `since` is the documented alias of the table's main one.
+ *   Values: ISO 8601 date (`2025-03-01`, midnight UTC) or date-time (`2025-03-01T12:00:00Z`, with
+ *   an optional offset; none means UTC), through THE strict timestamp parser of api/http/params.ts
  * - `category`: one of the nine categories
  */
 import type { Request } from 'express';
 import { z } from 'zod';
 import { CATEGORIES, type Category } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
-import { parseTimestampValue } from '../http/params.ts';
+import { parseTimestampValue, TIMESTAMP_MAX, TIMESTAMP_MIN } from '../http/params.ts';
 import { EXPORT_FORMATS, type ExportFormat } from './formats.ts';
 
-export const EXPORT_STATUSES = ['active', 'resolved', 'annulled', 'all'] as const;
+export const EXPORT_STATUSES = ['active', 'closed', 'resolved', 'annulled', 'all'] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
 export const MAX_EXPORT_LIMIT = 1_000_000_000;
+
+/** The time filters, each named for the column it compares; also the SQL files' parameter names. */
+export const TIME_FILTERS = ['updated_since', 'resolved_since', 'created_since'] as const;
+export type TimeFilter = (typeof TIME_FILTERS)[number];
 
 export interface ExportParams {
   output: ExportFormat;
   limit: number | null;
   status: ExportStatus;
-  /** UTC, `YYYY-MM-DD HH:MM:SS.ffffff` (DuckDB TIMESTAMP literal form), or null. */
+  /** `since` (the alias): UTC, `YYYY-MM-DD HH:MM:SS.ffffff` (DuckDB TIMESTAMP literal form), or null. */
   since: string | null;
+  /** The named time filters given, same form. */
+  timeFilters: Partial<Record<TimeFilter, string>>;
   category: Category | null;
 }
 
@@ -48,6 +57,24 @@ interface ParamRule<T> {
   maxLength: number;
   detail: string;
   allowed?: unknown;
+}
+
+/** A time filter: THE strict timestamp parser, UTC literal out. */
+function timeRule(name: string): ParamRule<string> {
+  return {
+    schema: z.string().transform((s, ctx) => {
+      const parsed = parseSince(s);
+      if (parsed === null) {
+        ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 date or date-time' });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
+    maxLength: 40,
+    detail:
+      `Query parameter '${name}' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z, ` +
+      `optionally with an offset such as +02:00) from ${TIMESTAMP_MIN} to ${TIMESTAMP_MAX} in UTC.`,
+  };
 }
 
 const RULES = {
@@ -73,18 +100,10 @@ const RULES = {
     detail: `Query parameter 'status' must be one of: ${EXPORT_STATUSES.join(', ')}.`,
     allowed: [...EXPORT_STATUSES],
   },
-  since: {
-    schema: z.string().transform((s, ctx) => {
-      const parsed = parseSince(s);
-      if (parsed === null) {
-        ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 date or date-time' });
-        return z.NEVER;
-      }
-      return parsed;
-    }),
-    maxLength: 40,
-    detail: "Query parameter 'since' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z).",
-  },
+  since: timeRule('since'),
+  updated_since: timeRule('updated_since'),
+  resolved_since: timeRule('resolved_since'),
+  created_since: timeRule('created_since'),
   category: {
     schema: z.string().transform(lower).pipe(z.enum(CATEGORIES)),
     maxLength: 64,
@@ -113,6 +132,12 @@ export function parseExportParams(req: Request): ExportParams {
     limit: parseOne(req, 'limit', RULES.limit) ?? null,
     status: parseOne(req, 'status', RULES.status) ?? 'all',
     since: parseOne(req, 'since', RULES.since) ?? null,
+    timeFilters: Object.fromEntries(
+      TIME_FILTERS.flatMap((name) => {
+        const v = parseOne(req, name, RULES[name]);
+        return v === undefined ? [] : [[name, v]];
+      }),
+    ),
     category: parseOne(req, 'category', RULES.category) ?? null,
   };
 }

@@ -5,12 +5,19 @@
  *
  * A request: auth (401) → table (404 listing the tables) → parameters (400) → plan (403) →
  * a free export slot (429 with Retry-After; at most `maxConcurrent`, default 2) → pin the
- * snapshot → DuckDB COPY into `<tempDir>/quorum-export-<uuid>.<ext>` → only then the headers
- * (Content-Type, Content-Length, Content-Disposition, X-Snapshot, X-Export-Rows, and for capped
- * plans X-Export-Row-Cap / X-Export-Truncated) → the file streamed with `stream.pipeline`
- * (backpressure, 1 MiB reads) → the file deleted.
- * A failed COPY is a 500 problem and no body. A client that disconnects during COPY interrupts the
- * DuckDB connection; during streaming, the read stream is destroyed. The temp file is always
+ * snapshot → then one of two paths (engine.ts):
+ * - sliced (first byte fast; CSV, JSON, JSONL of a table with a slice source, uncapped plans):
+ *   the first slice is COPYed, then the headers go (Content-Type, Content-Disposition,
+ *   X-Snapshot, X-Export-Sliced: true, Trailer: X-Export-Rows; no Content-Length: chunked), then
+ *   each slice's file as it completes while the next is COPYed; the trailer X-Export-Rows ends a
+ *   complete body. A slice failing after the headers destroys the connection without the
+ *   terminating chunk (stream.ts): the client sees a failed transfer, never a clean end.
+ * - whole file (Parquet, capped plans, sorted tables): DuckDB COPY into
+ *   `<tempDir>/quorum-export-<uuid>.<ext>` → only then the headers (Content-Type, Content-Length,
+ *   Content-Disposition, X-Snapshot, X-Export-Rows, and for capped plans X-Export-Row-Cap /
+ *   X-Export-Truncated) → the file streamed with `stream.pipeline` (backpressure, 1 MiB reads).
+ * A COPY failing before the headers is a 500 problem and no body. A client that disconnects during
+ * COPY interrupts the DuckDB connection; during streaming, the read stops. Temp files are always
  * deleted; the startup sweep removes stale ones (older than an hour) left by a crashed process.
  */
 import { createReadStream } from 'node:fs';
@@ -24,7 +31,8 @@ import { getRoute } from '../http/route.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
 import { ExportCancelled, ExportEngine, type ExportStats } from './engine.ts';
 import { ENCODERS } from './formats.ts';
-import { parseExportParams } from './params.ts';
+import { parseExportParams, type ExportParams, type TimeFilter } from './params.ts';
+import { JsonArrayFramer, ResponseClosed, sendFile, writeChunk } from './stream.ts';
 import {
   authOf,
   DEFAULT_PRO_ROW_CAP,
@@ -33,7 +41,7 @@ import {
   PLAN_EXPORT_RULES,
 } from './plans.ts';
 import { sweepStaleExports } from './temp-files.ts';
-import { EXPORT_TABLES, isExportTable, TABLE_SPECS } from './tables.ts';
+import { EXPORT_TABLES, isExportTable, TABLE_SPECS, type ExportTableSpec } from './tables.ts';
 
 export interface ExportDeps {
   logger: Logger;
@@ -51,6 +59,33 @@ export interface ExportDeps {
   threads?: number;
   /** Read size when streaming the file (default 1 MiB). */
   highWaterMark?: number;
+  /** Rows of a sliced export's first slice (engine default 16,384). */
+  firstSliceRows?: number;
+  /** Most rows of one slice (engine default 131,072 × threads). */
+  maxSliceRows?: number;
+}
+
+/**
+ * The table's time filters as bound SQL parameters (every filter of the table, null when not
+ * given): `since` stands for the table's main filter. A filter the table lacks, or `since` with
+ * the filter it stands for, is a 400.
+ */
+function timeFilterParams(table: ExportTableSpec, params: ExportParams): Record<string, string | null> {
+  const accepted = Object.keys(table.timeFilters) as TimeFilter[];
+  const allowed = ['since', ...accepted];
+  for (const name of Object.keys(params.timeFilters) as TimeFilter[]) {
+    if (!accepted.includes(name)) {
+      throw ApiError.invalidParameter(name, `Query parameter '${name}' does not apply to the ${table.name} export; it takes ${allowed.join(', ')}.`, allowed);
+    }
+  }
+  const given: Partial<Record<TimeFilter, string>> = { ...params.timeFilters };
+  if (params.since !== null) {
+    if (given[table.sinceAlias] !== undefined) {
+      throw ApiError.invalidParameter('since', `Query parameter 'since' is an alias of '${table.sinceAlias}' for the ${table.name} export; give one of them.`, allowed);
+    }
+    given[table.sinceAlias] = params.since;
+  }
+  return Object.fromEntries(accepted.map((name) => [name, given[name] ?? null]));
 }
 
 export interface ExportService {
@@ -95,6 +130,8 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     maxConcurrent: deps.maxConcurrent,
     memoryLimit: deps.memoryLimit,
     threads: deps.threads,
+    firstSliceRows: deps.firstSliceRows,
+    maxSliceRows: deps.maxSliceRows,
   });
 
   const swept = mkdir(engine.tempDir, { recursive: true })
@@ -119,6 +156,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     if (!table.status && params.status !== 'all') {
       throw ApiError.invalidParameter('status', `Query parameter 'status' applies only to the predictions export.`, ['all']);
     }
+    const timeParams = timeFilterParams(table, params);
 
     if (!planAtLeast(auth.plan, table.minPlan)) {
       throw ApiError.planRequired(table.minPlan, `Exporting ${table.name} requires the ${table.minPlan} plan.`);
@@ -144,28 +182,88 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
       await snapshots.withSnapshot(async (snap) => {
         snap.require(...table.snapshotTables);
         const encoder = ENCODERS[params.output];
-        const sqlParams: Record<string, string | null> = { since: params.since, category: params.category };
+        const sqlParams: Record<string, string | null> = { ...timeParams, category: params.category };
         if (table.status) sqlParams.status = params.status;
         if (table.name === 'predictions') sqlParams.headline_modes = snap.headlineModes.join(',');
         if (table.name === 'forecasts') sqlParams.as_of = snap.asOf.replace('T', ' ').replace(/Z$/, '');
+        const job = {
+          table,
+          format: params.output,
+          dataDir: snapshots.dataDir,
+          snapshotId: snap.id,
+          params: sqlParams,
+          limit: params.limit,
+          cap,
+        };
+        const filename = `quorum-${table.name}-${snap.id}.${encoder.extension}`;
+
+        if (table.sliceSource !== null && encoder.slices !== null && cap === null) {
+          // Sliced: headers with the first complete slice, then each slice as it completes.
+          if (req.method === 'HEAD') {
+            res.status(200);
+            res.setHeader('Content-Type', encoder.contentType);
+            res.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
+            res.setHeader('X-Snapshot', snap.id);
+            res.setHeader('X-Export-Sliced', 'true');
+            res.end();
+            return;
+          }
+          const framer = encoder.slices.kind === 'json-array' ? new JsonArrayFramer() : null;
+          const map = framer ? (chunk: Buffer) => framer.push(chunk) : undefined;
+          let bytes = 0;
+          let result: { rows: number; slices: number };
+          try {
+            result = await engine.stream(job, abort.signal, async (slice) => {
+              if (slice.index === 0) {
+                res.status(200);
+                res.setHeader('Content-Type', encoder.contentType);
+                res.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
+                res.setHeader('X-Snapshot', snap.id);
+                res.setHeader('X-Export-Sliced', 'true');
+                res.setHeader('Trailer', 'X-Export-Rows');
+                res.flushHeaders();
+              }
+              await sendFile(res, slice.file, highWaterMark, map);
+              bytes += slice.bytes;
+            });
+            if (!res.headersSent) {
+              // Nothing at all to send (JSON lines of no row): an empty body of the format.
+              res.status(200);
+              res.setHeader('Content-Type', encoder.contentType);
+              res.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
+              res.setHeader('X-Snapshot', snap.id);
+              res.setHeader('X-Export-Sliced', 'true');
+              res.setHeader('Trailer', 'X-Export-Rows');
+            }
+            if (framer) await writeChunk(res, framer.end());
+          } catch (err) {
+            if (err instanceof ResponseClosed || res.destroyed) {
+              if (res.headersSent) engine.stats.cancelledDuringStream++;
+              throw new ExportCancelled();
+            }
+            throw err;
+          }
+          res.addTrailers({ 'X-Export-Rows': String(result.rows) });
+          res.end();
+          logger.info(
+            {
+              export: table.name, output: params.output, rows: result.rows, bytes, slices: result.slices,
+              ms: Date.now() - started, plan: auth.plan, key_id: auth.keyId, snapshot: snap.id,
+            },
+            'export sent',
+          );
+          return;
+        }
 
         await engine.run(
-          {
-            table,
-            format: params.output,
-            dataDir: snapshots.dataDir,
-            snapshotId: snap.id,
-            params: sqlParams,
-            limit: params.limit,
-            cap,
-          },
+          job,
           abort.signal,
           async (produced) => {
             if (abort.signal.aborted) throw new ExportCancelled();
             res.status(200);
             res.setHeader('Content-Type', encoder.contentType);
             res.setHeader('Content-Length', String(produced.bytes));
-            res.setHeader('Content-Disposition', `attachment; filename="quorum-${table.name}-${snap.id}.${encoder.extension}"`);
+            res.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
             res.setHeader('X-Snapshot', snap.id);
             res.setHeader('X-Export-Rows', String(produced.rows));
             if (cap !== null) {

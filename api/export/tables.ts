@@ -1,7 +1,22 @@
 /**
  * The exportable tables of `GET /api/export/{table}/`, table-driven: which SQL file produces the
- * rows, which snapshot tables it reads, which filters apply, and the least plan allowed.
+ * rows, which snapshot tables it reads, which filters apply, how it is sliced, and the least plan
+ * allowed.
+ *
+ * Time filters are named for the column they compare (DESIGN §7): `updated_since` keeps rows with
+ * `updated_at` at or after it, `resolved_since` `resolved_at`, `created_since` `created_at`.
+ * Each table accepts those of its columns that say when a row changed; `since` is the alias of
+ * the table's main one (`sinceAlias`). A filter a table does not have is a 400 naming the ones it
+ * has. The SQL file takes every filter of `timeFilters` as a bound parameter of the same name.
+ *
+ * Slicing (first byte fast, engine.ts): a table with `sliceSource` is exported in ordered slices
+ * of that snapshot table's rows, in its Parquet file's row order (the published order). Only a
+ * query that reads that table once, filters it and keeps its order can be sliced so: the rows of
+ * slice k all precede those of slice k + 1. Queries with a global ORDER BY over a join
+ * (predictions, forecasts) cannot emit a first row before the whole sort, so they keep the
+ * whole-file path.
  */
+import type { TimeFilter } from './params.ts';
 import type { Plan } from './plans.ts';
 
 export const EXPORT_TABLES = ['predictions', 'resolved', 'scores', 'forecasts'] as const;
@@ -17,8 +32,12 @@ export interface ExportTableSpec {
   readonly rawForecasts: boolean;
   /** Whether `status` applies (otherwise only `status=all` is accepted). */
   readonly status: boolean;
-  /** What `since` compares against (documentation; the SQL file implements it). */
-  readonly sinceColumn: string;
+  /** The time filters this table accepts and the column each compares (the SQL file implements it). */
+  readonly timeFilters: Readonly<Partial<Record<TimeFilter, string>>>;
+  /** The filter `since` stands for. */
+  readonly sinceAlias: TimeFilter;
+  /** The snapshot table sliced in file order for a streamed export, or null (whole file). */
+  readonly sliceSource: string | null;
   /** The least plan that may export this table (formats and caps are per plan on top). */
   readonly minPlan: Exclude<Plan, 'anonymous'>;
 }
@@ -30,7 +49,9 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
     snapshotTables: ['questions', 'consensus'],
     rawForecasts: false,
     status: true,
-    sinceColumn: 'updated_at',
+    timeFilters: { updated_since: 'updated_at', resolved_since: 'resolved_at' },
+    sinceAlias: 'updated_since',
+    sliceSource: null,
     minPlan: 'pro',
   },
   resolved: {
@@ -39,7 +60,9 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
     snapshotTables: ['resolved_predictions'],
     rawForecasts: false,
     status: false,
-    sinceColumn: 'resolved_at',
+    timeFilters: { resolved_since: 'resolved_at' },
+    sinceAlias: 'resolved_since',
+    sliceSource: 'resolved_predictions',
     minPlan: 'pro',
   },
   scores: {
@@ -48,7 +71,9 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
     snapshotTables: ['scored_forecasts'],
     rawForecasts: false,
     status: false,
-    sinceColumn: 'resolved_at',
+    timeFilters: { resolved_since: 'resolved_at' },
+    sinceAlias: 'resolved_since',
+    sliceSource: 'scored_forecasts',
     minPlan: 'pro',
   },
   forecasts: {
@@ -57,7 +82,9 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
     snapshotTables: ['questions'],
     rawForecasts: true,
     status: false,
-    sinceColumn: 'created_at',
+    timeFilters: { created_since: 'created_at' },
+    sinceAlias: 'created_since',
+    sliceSource: null,
     minPlan: 'enterprise',
   },
 };

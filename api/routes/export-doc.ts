@@ -17,8 +17,12 @@ export const exportRouteDoc = rawRoute({
   mountedElsewhere: true,
   summary: 'Bulk export',
   description:
-    'Exports a table of the served snapshot as a file (produced completely, then streamed: a failure is a 500 ' +
-    'problem, never a truncated success). Headers: Content-Disposition, X-Snapshot, X-Export-Rows, and for capped ' +
+    'Exports a table of the served snapshot as a file. Timestamps: ISO 8601 UTC with milliseconds and Z in CSV, ' +
+    'JSON and JSONL (2025-10-16T00:00:00.000Z), TIMESTAMP WITH TIME ZONE in Parquet; outcome is an integer (0/1, ' +
+    'null when annulled or unresolved). resolved and scores as CSV/JSON/JSONL (uncapped plans) stream in ordered ' +
+    'slices as they are produced (chunked, X-Export-Sliced: true, trailer X-Export-Rows); a failure after the first ' +
+    'byte cuts the connection without the final chunk (a failed transfer, never a clean end). Other exports are ' +
+    'produced completely, then sent with Content-Length and X-Export-Rows (a failure is a 500 problem). For capped ' +
     'plans X-Export-Row-Cap / X-Export-Truncated. Pro: CSV up to the row cap; api and enterprise: every format. ' +
     'At most 2 exports run at once (429 with Retry-After beyond).',
   tags: ['export'],
@@ -26,8 +30,13 @@ export const exportRouteDoc = rawRoute({
   query: z.object({
     output: z.enum(EXPORT_FORMATS).default('csv').optional(),
     limit: z.int().min(1).max(MAX_EXPORT_LIMIT).optional().meta({ description: 'At most this many rows.' }),
-    status: z.enum(EXPORT_STATUSES).default('all').optional().meta({ description: 'predictions only.' }),
-    since: z.string().optional().meta({ description: 'ISO 8601 date or date-time: rows at or after it.' }),
+    status: z.enum(EXPORT_STATUSES).default('all').optional().meta({ description: "predictions only: the question's status." }),
+    updated_since: z.string().optional().meta({ description: 'predictions: rows with updated_at at or after this ISO 8601 date or date-time.' }),
+    resolved_since: z.string().optional().meta({ description: 'predictions, resolved, scores: rows with resolved_at at or after it.' }),
+    created_since: z.string().optional().meta({ description: 'forecasts: rows with created_at at or after it.' }),
+    since: z.string().optional().meta({
+      description: 'Alias of the table\'s main time filter: updated_since (predictions), resolved_since (resolved, scores), created_since (forecasts).',
+    }),
     category: z.enum(CATEGORIES).optional(),
   }),
   errors: [400, 403, 404],

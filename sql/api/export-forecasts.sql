@@ -4,7 +4,7 @@
 -- and the snapshot's `questions`. Run as `COPY (<this query>) TO ...` (wrapped in a bound LIMIT
 -- when one applies) with BOUND parameters:
 --   $as_of VARCHAR  the snapshot's as_of (ISO, UTC)
---   $since VARCHAR|NULL  ISO timestamp (UTC): forecasts created at or after it
+--   $created_since VARCHAR|NULL  UTC timestamp: forecasts with created_at >= it
 --   $category VARCHAR|NULL  one of the nine categories
 SELECT
   f.run_id,
@@ -23,6 +23,6 @@ SELECT
 FROM raw_forecasts AS f
 JOIN questions AS q ON q.question_id = f.question_id
 WHERE f.created_at <= CAST($as_of AS TIMESTAMP)
-  AND ($since IS NULL OR f.created_at >= CAST($since AS TIMESTAMP))
+  AND ($created_since IS NULL OR f.created_at >= CAST($created_since AS TIMESTAMP))
   AND ($category IS NULL OR q.category = $category)
 ORDER BY f.created_at, f.question_id, f.model, f.mode

@@ -2,13 +2,15 @@
 -- run's consensus in the first headline mode that has one) and its latest market probability.
 -- Run by the export engine as `COPY (<this query>) TO '<temp file>' (...)` (wrapped in
 -- `SELECT * FROM (...) LIMIT $limit` when a limit applies) with BOUND parameters:
---   $status VARCHAR    'all' | 'active' (status active or closed: not yet resolved or annulled)
---                      | 'resolved' | 'annulled'
---   $since VARCHAR|NULL  ISO timestamp (UTC): rows with updated_at >= $since
+--   $status VARCHAR    'all' | one question status: 'active' | 'closed' | 'resolved' | 'annulled'
+--   $updated_since VARCHAR|NULL   UTC timestamp: rows with updated_at >= it
+--   $resolved_since VARCHAR|NULL  UTC timestamp: rows with resolved_at >= it
 --   $category VARCHAR|NULL  one of the nine categories
 --   $headline_modes VARCHAR  the snapshot's headline modes, comma-separated, in preference order
 -- updated_at = the latest of created_at, the headline consensus time, the latest market
 -- observation and resolved_at (greatest() ignores NULLs).
+-- outcome is an INTEGER: 1 or 0 for a resolved question, NULL otherwise (annulled, unresolved); a
+-- stored outcome other than 0/1 fails the export rather than being rounded.
 WITH headline AS (
   SELECT c.question_id, c.mode, c.run_id, c.created_at, c.n_models, c.mean, c.median,
          c.logit_mean, c.sd, c.range, c.providers
@@ -43,7 +45,11 @@ rows AS (
     h.providers,
     q.latest_market_probability AS market_probability,
     q.latest_market_observed_at AS market_observed_at,
-    q.outcome,
+    CASE
+      WHEN q.status <> 'resolved' OR q.outcome IS NULL THEN NULL
+      WHEN q.outcome IN (0, 1) THEN CAST(q.outcome AS INTEGER)
+      ELSE error('question ' || q.question_id || ' has outcome ' || q.outcome || ', neither 0 nor 1')
+    END AS outcome,
     q.resolved_at,
     q.source_slug,
     q.source_url,
@@ -53,9 +59,8 @@ rows AS (
 )
 SELECT *
 FROM rows
-WHERE ($status = 'all'
-       OR ($status = 'active' AND status IN ('active', 'closed'))
-       OR status = $status)
-  AND ($since IS NULL OR updated_at >= CAST($since AS TIMESTAMP))
+WHERE ($status = 'all' OR status = $status)
+  AND ($updated_since IS NULL OR updated_at >= CAST($updated_since AS TIMESTAMP))
+  AND ($resolved_since IS NULL OR resolved_at >= CAST($resolved_since AS TIMESTAMP))
   AND ($category IS NULL OR category = $category)
 ORDER BY question_id

@@ -388,7 +388,9 @@ describe('predictions export: filters and limit', () => {
   it('status', async () => {
     expect(await ids('status=resolved')).toEqual(expected((i) => i % 4 === 2));
     expect(await ids('status=annulled')).toEqual(expected((i) => i % 4 === 3));
-    expect(await ids('status=active')).toEqual(expected((i) => i % 4 < 2)); // active and closed
+    // active: status active only (closed questions are not active: issue 9 point 11)
+    expect(await ids('status=active')).toEqual(expected((i) => i % 4 === 0));
+    expect(await ids('status=closed')).toEqual(expected((i) => i % 4 === 1));
     expect(await ids('status=ALL')).toEqual(sortedIds);
   });
 
@@ -412,6 +414,166 @@ describe('predictions export: filters and limit', () => {
     expect(await ids('limit=3')).toEqual(sortedIds.slice(0, 3));
     expect(await ids('limit=3&status=resolved')).toEqual(expected((i) => i % 4 === 2).slice(0, 3));
     expect(await ids('limit=1000')).toEqual(sortedIds);
+  });
+});
+
+/** Column name → DuckDB type of a Parquet file read back with DuckDB. */
+async function parquetTypes(bytes: Uint8Array): Promise<Record<string, string>> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'quorum-pq-'));
+  const file = path.join(dir, 'x.parquet');
+  await writeFile(file, bytes);
+  const inst = await DuckDBInstance.create(':memory:');
+  const c = await inst.connect();
+  try {
+    const reader = await c.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`);
+    return Object.fromEntries(reader.getRowObjectsJson().map((r) => [String(r.column_name), String(r.column_type)]));
+  } finally {
+    c.closeSync();
+    inst.closeSync();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** ISO 8601 UTC with milliseconds and Z, the one timestamp shape of CSV/JSON/JSONL exports. */
+const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const TIMESTAMP_COLUMNS: Record<string, string[]> = {
+  predictions: ['created_at', 'close_time', 'consensus_at', 'market_observed_at', 'resolved_at', 'updated_at'],
+  resolved: ['forecast_at', 'resolved_at', 'retrieved_at', 'market_observed_at'],
+  scores: ['created_at', 'resolved_at', 'market_observed_at'],
+  forecasts: ['created_at'],
+};
+
+describe('exact values (issue 9 point 11)', () => {
+  const plan = (t: string) => (t === 'forecasts' ? 'enterprise' : 'api');
+  async function rowsOf(table: string, output: string): Promise<Record<string, unknown>[]> {
+    const r = await get(`/api/export/${table}?output=${output}`, plan(table));
+    expect(r.res.status, r.text).toBe(200);
+    if (output === 'csv') return parseCsv(r.text);
+    if (output === 'json') return JSON.parse(r.text);
+    return r.text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+  }
+
+  it('timestamps are ISO 8601 UTC with milliseconds and Z in CSV, JSON and JSONL, for every table', async () => {
+    for (const table of Object.keys(TIMESTAMP_COLUMNS)) {
+      for (const output of ['csv', 'json', 'jsonl']) {
+        const rows = await rowsOf(table, output);
+        expect(rows.length, `${table} ${output}`).toBeGreaterThan(0);
+        let seen = 0;
+        for (const row of rows) {
+          for (const col of TIMESTAMP_COLUMNS[table]!) {
+            expect(Object.hasOwn(row, col), `${table}.${col}`).toBe(true);
+            const v = row[col];
+            if (v === null || v === '') continue;
+            expect(v, `${table}.${col} in ${output}`).toMatch(ISO_Z);
+            seen++;
+          }
+        }
+        expect(seen).toBeGreaterThan(0);
+      }
+    }
+    // The values are the stored UTC instants.
+    const q0 = (await rowsOf('predictions', 'json')).find((r) => r.question_id === 'q:0')!;
+    expect(q0.created_at).toBe('2025-01-01T00:00:00.000Z');
+    expect(q0.consensus_at).toBe('2025-02-15T00:00:00.000Z');
+    const f = (await rowsOf('forecasts', 'csv')).find((r) => r.prompt_hash === 'h5')!;
+    expect(f.created_at).toBe('2025-02-15T00:05:00.000Z');
+  });
+
+  it('Parquet timestamps are TIMESTAMP WITH TIME ZONE (UTC), read back with DuckDB', async () => {
+    for (const table of Object.keys(TIMESTAMP_COLUMNS)) {
+      const r = await get(`/api/export/${table}?output=parquet`, plan(table));
+      expect(r.res.status).toBe(200);
+      const types = await parquetTypes(r.bytes);
+      for (const col of TIMESTAMP_COLUMNS[table]!) expect(types[col], `${table}.${col}`).toBe('TIMESTAMP WITH TIME ZONE');
+      expect(Object.values(types)).not.toContain('TIMESTAMP');
+    }
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-pq-'));
+    try {
+      await writeFile(path.join(dir, 'p.parquet'), (await get('/api/export/predictions?output=parquet')).bytes);
+      const read = await c.runAndReadAll(
+        `SELECT epoch_ms(created_at) FROM read_parquet('${path.join(dir, 'p.parquet')}') WHERE question_id = 'q:0'`,
+      );
+      expect(Number(read.getRows()[0]![0])).toBe(Date.parse('2025-01-01T00:00:00Z'));
+    } finally {
+      c.closeSync();
+      inst.closeSync();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('outcome is an integer 0/1 in every format, null when annulled or unresolved', async () => {
+    for (const table of ['predictions', 'resolved', 'scores']) {
+      for (const output of ['csv', 'json', 'jsonl']) {
+        const r = await get(`/api/export/${table}?output=${output}`);
+        expect(r.text, `${table} ${output}`).not.toMatch(/"outcome":\s*-?\d+\.\d/);
+        const rows = output === 'csv' ? parseCsv(r.text) : output === 'json' ? JSON.parse(r.text) : r.text.trim().split('\n').map((l) => JSON.parse(l));
+        const outcomes = rows.map((x: any) => x.outcome);
+        expect(outcomes.length).toBeGreaterThan(0);
+        for (const v of outcomes) {
+          if (output === 'csv') expect(['0', '1', '']).toContain(v);
+          else expect([0, 1, null]).toContain(v);
+        }
+        expect(outcomes.some((v: unknown) => v === 1 || v === '1')).toBe(true);
+      }
+      const types = await parquetTypes((await get(`/api/export/${table}?output=parquet`)).bytes);
+      expect(types.outcome, table).toBe('INTEGER');
+    }
+    const preds = await rowsOf('predictions', 'json');
+    for (const row of preds) {
+      const i = Number(String(row.question_id).slice(2));
+      expect(row.outcome).toBe(STATUS[i % 4] === 'resolved' ? (i % 8 === 2 ? 1 : 0) : null);
+    }
+  });
+});
+
+describe('time filters named for their column (issue 9 point 11)', () => {
+  const ids = async (t: string, q: string, key = 'question_id') =>
+    parseCsv((await get(`/api/export/${t}?${q}`, t === 'forecasts' ? 'enterprise' : 'api')).text).map((r) => r[key]);
+
+  it('predictions: updated_since (updated_at), resolved_since (resolved_at), since = updated_since', async () => {
+    // q:2, q:3, q:6, q:7, q:10, q:11 are resolved/annulled on 2025-03-(i+1); others unresolved.
+    expect(await ids('predictions', 'updated_since=2025-02-15T00:00:01Z')).toEqual(await ids('predictions', 'since=2025-02-15T00:00:01Z'));
+    expect(await ids('predictions', 'updated_since=2025-02-15')).toEqual(sortedIds);
+    const resolvedSince = await ids('predictions', 'resolved_since=2025-03-07');
+    expect(resolvedSince).toEqual(sortedIds.filter((id) => { const i = Number(id.slice(2)); return i % 4 >= 2 && i + 1 >= 7; }));
+    // Both filters at once: AND.
+    expect(await ids('predictions', 'resolved_since=2025-03-07&updated_since=2025-03-11')).toEqual(['q:10', 'q:11']);
+  });
+
+  it('resolved and scores: resolved_since, since is its alias; forecasts: created_since', async () => {
+    for (const t of ['resolved', 'scores']) {
+      const a = await ids(t, 'resolved_since=2025-03-05');
+      expect(a).toEqual(await ids(t, 'since=2025-03-05'));
+      expect(a.length).toBeGreaterThan(0);
+      expect(a.length).toBeLessThan((await ids(t, '')).length);
+    }
+    expect((await ids('forecasts', 'created_since=2025-02-15T00:05:00Z', 'prompt_hash')).sort()).toEqual(['h5', 'h6', 'h8', 'h9']);
+    expect(await ids('forecasts', 'since=2025-02-15T00:05:00Z', 'prompt_hash')).toEqual(
+      await ids('forecasts', 'created_since=2025-02-15T00:05:00Z', 'prompt_hash'),
+    );
+  });
+
+  it('a filter the table lacks, since with its target, and a bad timestamp are 400 naming the parameter', async () => {
+    const cases: Array<[string, string]> = [
+      ['resolved?updated_since=2025-03-01', 'updated_since'],
+      ['scores?created_since=2025-03-01', 'created_since'],
+      ['predictions?created_since=2025-03-01', 'created_since'],
+      ['predictions?since=2025-03-01&updated_since=2025-03-02', 'since'],
+      ['resolved?since=2025-03-01&resolved_since=2025-03-01', 'since'],
+    ];
+    for (const name of ['since', 'updated_since', 'resolved_since']) {
+      // Was a 500 from a DuckDB conversion error: out of range once converted to UTC.
+      cases.push([`predictions?${name}=${encodeURIComponent('9999-12-31T23:59:59-18:00')}`, name]);
+      cases.push([`predictions?${name}=2025-02-30`, name]);
+      cases.push([`predictions?${name}=1735689600`, name]);
+    }
+    for (const [q, param] of cases) {
+      const r = await get(`/api/export/${q}`);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.parameter, q).toBe(param);
+    }
   });
 });
 
@@ -618,7 +780,8 @@ describe('operations', () => {
   it('a snapshot lacking the table → 503 not_ready', async () => {
     const tmp = await tempDataDir();
     try {
-      await writeSnapshot(tmp.dir, 'r20250402T000000Z-nt01', fixtureData(1));
+      // Without scored_forecasts: an older pipeline's snapshot.
+      await writeSnapshot(tmp.dir, 'r20250402T000000Z-nt01', fixtureData(1), { omitTables: ['scored_forecasts'] });
       await publish(tmp.dir, 'r20250402T000000Z-nt01');
       const s = await startExportServer(tmp.dir);
       try {
