@@ -344,7 +344,8 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     expect(counted.map((r) => r.id)).toContain('export.predictions');
     for (const route of counted) {
       const r = await get(server, concretePath(route.path), auth.x(key));
-      expect(r.res.status, `${route.id}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
+      // counted whatever the answer; a fixture without the route's tables answers 503 not_ready
+      if (r.res.status >= 500) expect(r.body.code, `${route.id}: ${r.text.slice(0, 200)}`).toBe('not_ready');
     }
     const u = await get(server, '/api/usage/', auth.x(key));
     expect(u.res.status).toBe(200);
