@@ -32,9 +32,10 @@
 -- calibrated pool (steps 4-6); n = those questions, folds = K. Model rows carry the same check for
 -- the model alone (its raw p against sigmoid(a + b·x) from the earlier folds' fit).
 --
--- Newton's method: 30 full steps from the prior mean, unrolled by a recursive CTE over list
--- columns (the MAP objective is strictly concave, Newton converges in a handful of steps;
--- `converged` says whether the last step moved a coefficient by less than 1e-9).
+-- Newton's method: 12 steps from the prior mean, unrolled as statements (one aggregation pass over
+-- the training rows per step, every cell at once; the MAP objective is strictly concave and Newton
+-- converges in a handful of steps; `converged` says whether the last step moved a coefficient by
+-- less than 1e-9).
 
 CREATE OR REPLACE TEMP MACRO _cal_min_questions() AS 50;
 CREATE OR REPLACE TEMP MACRO _cal_folds() AS 5;
@@ -58,78 +59,114 @@ FROM (SELECT mode, question_id, min(resolved_at) AS resolved_at, min(y) AS y FRO
 
 -- Training sets: fit 0 = everything (the published fit); fit k = folds 1..k-1 (predicts fold k).
 CREATE OR REPLACE TEMP TABLE _cal_train AS
-SELECT 0 AS fit, o.* FROM _cal_obs o
+SELECT 0 AS fit, o.question_id, o.model, o.mode, o.resolved_at, o.y, o.x FROM _cal_obs o
 UNION ALL
-SELECT f.k AS fit, o.*
+SELECT f.k AS fit, o.question_id, o.model, o.mode, o.resolved_at, o.y, o.x
 FROM _cal_obs o
 JOIN _cal_q q USING (mode, question_id)
 JOIN (SELECT range AS k FROM range(2, _cal_folds() + 1)) f ON q.fold < f.k;
 
--- One group per fitted cell: model '*' = the pool of the mode.
-CREATE OR REPLACE TEMP TABLE _cal_groups AS
-SELECT fit, mode, '*' AS model, list(x ORDER BY question_id, model) AS xs, list(y ORDER BY question_id, model) AS ys,
-       count(DISTINCT question_id) AS n_questions, count(*) AS n_forecasts, max(resolved_at) AS fitted_through
+-- Cells: the pool of a (fit, mode), each (fit, mode, model); their sizes.
+CREATE OR REPLACE TEMP TABLE _cal_cells AS
+SELECT fit, mode, '*' AS model, count(DISTINCT question_id) AS n_questions, count(*) AS n_forecasts,
+       max(resolved_at) AS fitted_through
 FROM _cal_train GROUP BY fit, mode
 UNION ALL
-SELECT fit, mode, model, list(x ORDER BY question_id), list(y ORDER BY question_id),
-       count(DISTINCT question_id), count(*), max(resolved_at)
+SELECT fit, mode, model, count(DISTINCT question_id), count(*), max(resolved_at)
 FROM _cal_train GROUP BY fit, mode, model;
 
--- Newton's method for the MAP logistic regression of y on x, prior N((a0, b0), I / lam).
--- Step: θ += H⁻¹ g with g = (Σ(y-μ) - lam(a-a0), Σ(y-μ)x - lam(b-b0)) and
--- H = [[Σw + lam, Σwx], [Σwx, Σwx² + lam]], w = μ(1-μ).
-CREATE OR REPLACE TEMP MACRO _cal_newton(grp) AS TABLE
-WITH RECURSIVE it(fit, mode, model, k, a, b, step) AS (
-  SELECT fit, mode, model, 0, a0, b0, 1e9::DOUBLE FROM query_table(grp)
-  UNION ALL
-  SELECT fit, mode, model, k + 1,
-         a + (h22 * ga - h12 * gb) / (h11 * h22 - h12 * h12),
-         b + (h11 * gb - h12 * ga) / (h11 * h22 - h12 * h12),
-         greatest(abs((h22 * ga - h12 * gb) / (h11 * h22 - h12 * h12)),
-                  abs((h11 * gb - h12 * ga) / (h11 * h22 - h12 * h12)))
-  FROM (
-    SELECT fit, mode, model, k, a, b,
-           list_sum(list_transform(xs, lambda x, i: ys[i] - mu[i])) - lam * (a - a0) AS ga,
-           list_sum(list_transform(xs, lambda x, i: (ys[i] - mu[i]) * x)) - lam * (b - b0) AS gb,
-           list_sum(list_transform(mu, lambda m: m * (1 - m))) + lam AS h11,
-           list_sum(list_transform(xs, lambda x, i: mu[i] * (1 - mu[i]) * x)) AS h12,
-           list_sum(list_transform(xs, lambda x, i: mu[i] * (1 - mu[i]) * x * x)) + lam AS h22
-    FROM (
-      SELECT it.fit, it.mode, it.model, it.k, it.a, it.b, g.xs, g.ys, g.a0, g.b0, g.lam,
-             list_transform(g.xs, lambda x: _cal_sigmoid(it.a + it.b * x)) AS mu
-      FROM it JOIN query_table(grp) g USING (fit, mode, model)
-      WHERE it.k < 30
-    )
-  )
-)
-SELECT fit, mode, model, a, b, step < 1e-9 AS converged FROM it WHERE k = 30;
+-- The training rows collapsed to distinct log-odds (exact: every sum below is over rows, and rows
+-- with the same x contribute n·f(x) and their outcome sum sy): forecasts given to two decimals, as
+-- models mostly give them, collapse to at most ~100 rows per cell.
+CREATE OR REPLACE TEMP TABLE _cal_pool_w AS
+SELECT fit, mode, x, count(*)::DOUBLE AS n, sum(y) AS sy FROM _cal_train GROUP BY ALL;
+CREATE OR REPLACE TEMP TABLE _cal_model_w AS
+SELECT fit, mode, model, x, count(*)::DOUBLE AS n, sum(y) AS sy FROM _cal_train GROUP BY ALL;
 
--- Pools: prior = identity.
-CREATE OR REPLACE TEMP TABLE _cal_pool_in AS
-SELECT fit, mode, model, xs, ys, 0.0::DOUBLE AS a0, 1.0::DOUBLE AS b0, _cal_pool_prior() AS lam
-FROM _cal_groups WHERE model = '*' AND n_questions >= _cal_min_questions();
+-- One Newton step of the MAP logistic regression of y on x, prior N((a0, b0), I / lam), for every
+-- cell of a theta table at once (one aggregation pass over the training rows):
+-- θ += H⁻¹ g with g = (Σ(y-μ) - lam(a-a0), Σ(y-μ)x - lam(b-b0)), H = [[Σw + lam, Σwx], [Σwx, Σwx² + lam]],
+-- w = μ(1-μ); each coefficient's step capped at ±5 (a damped first step on extreme data).
+CREATE OR REPLACE TEMP MACRO _cal_newton_step(ga, gb, h11, h12, h22) AS
+  struct_pack(da := greatest(-5.0, least(5.0, (h22 * ga - h12 * gb) / (h11 * h22 - h12 * h12))),
+              db := greatest(-5.0, least(5.0, (h11 * gb - h12 * ga) / (h11 * h22 - h12 * h12))));
+
+-- Pools: prior = the identity, precision _cal_pool_prior(); cells under the minimum stay out.
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS
+SELECT fit, mode, 0.0::DOUBLE AS a0, 1.0::DOUBLE AS b0, _cal_pool_prior()::DOUBLE AS lam,
+       0.0::DOUBLE AS a, 1.0::DOUBLE AS b, 1e9::DOUBLE AS step
+FROM _cal_cells WHERE model = '*' AND n_questions >= _cal_min_questions();
+
+CREATE OR REPLACE TEMP MACRO _cal_pool_step() AS TABLE
+SELECT fit, mode, a0, b0, lam, a + s.da AS a, b + s.db AS b, greatest(abs(s.da), abs(s.db)) AS step
+FROM (
+  SELECT fit, mode, a0, b0, lam, a, b,
+         _cal_newton_step(sum(sy - n * mu) - lam * (a - a0), sum((sy - n * mu) * x) - lam * (b - b0),
+                          sum(n * mu * (1 - mu)) + lam, sum(n * mu * (1 - mu) * x), sum(n * mu * (1 - mu) * x * x) + lam) AS s
+  FROM (SELECT t.*, d.x, d.n, d.sy, _cal_sigmoid(t.a + t.b * d.x) AS mu
+        FROM _cal_pool_theta t JOIN _cal_pool_w d USING (fit, mode))
+  GROUP BY fit, mode, a0, b0, lam, a, b
+);
+
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
+CREATE OR REPLACE TEMP TABLE _cal_pool_theta AS FROM _cal_pool_step();
 
 CREATE OR REPLACE TEMP TABLE _cal_pool_fit AS
-SELECT g.fit, g.mode, g.n_questions, g.n_forecasts, g.fitted_through,
-       coalesce(f.a, 0.0) AS a, coalesce(f.b, 1.0) AS b, f.converged,
-       CASE WHEN f.a IS NULL THEN 'identity_insufficient_data' ELSE 'platt' END AS method
-FROM _cal_groups g LEFT JOIN _cal_newton('_cal_pool_in') f USING (fit, mode, model)
-WHERE g.model = '*';
+SELECT c.fit, c.mode, c.n_questions, c.n_forecasts, c.fitted_through,
+       coalesce(t.a, 0.0) AS a, coalesce(t.b, 1.0) AS b, t.step < 1e-9 AS converged,
+       CASE WHEN t.a IS NULL THEN 'identity_insufficient_data' ELSE 'platt' END AS method
+FROM _cal_cells c LEFT JOIN _cal_pool_theta t USING (fit, mode)
+WHERE c.model = '*';
 
--- Models: prior = the pool of the same training set.
-CREATE OR REPLACE TEMP TABLE _cal_model_in AS
-SELECT g.fit, g.mode, g.model, g.xs, g.ys, p.a AS a0, p.b AS b0, _cal_model_prior() AS lam
-FROM _cal_groups g JOIN _cal_pool_fit p USING (fit, mode)
-WHERE g.model <> '*' AND g.n_questions >= _cal_min_questions();
+-- Models: prior = the pool of the same training set, precision _cal_model_prior().
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS
+SELECT c.fit, c.mode, c.model, p.a AS a0, p.b AS b0, _cal_model_prior()::DOUBLE AS lam,
+       p.a AS a, p.b AS b, 1e9::DOUBLE AS step
+FROM _cal_cells c JOIN _cal_pool_fit p USING (fit, mode)
+WHERE c.model <> '*' AND c.n_questions >= _cal_min_questions();
+
+CREATE OR REPLACE TEMP MACRO _cal_model_step() AS TABLE
+SELECT fit, mode, model, a0, b0, lam, a + s.da AS a, b + s.db AS b, greatest(abs(s.da), abs(s.db)) AS step
+FROM (
+  SELECT fit, mode, model, a0, b0, lam, a, b,
+         _cal_newton_step(sum(sy - n * mu) - lam * (a - a0), sum((sy - n * mu) * x) - lam * (b - b0),
+                          sum(n * mu * (1 - mu)) + lam, sum(n * mu * (1 - mu) * x), sum(n * mu * (1 - mu) * x * x) + lam) AS s
+  FROM (SELECT t.*, d.x, d.n, d.sy, _cal_sigmoid(t.a + t.b * d.x) AS mu
+        FROM _cal_model_theta t JOIN _cal_model_w d USING (fit, mode, model))
+  GROUP BY fit, mode, model, a0, b0, lam, a, b
+);
+
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
+CREATE OR REPLACE TEMP TABLE _cal_model_theta AS FROM _cal_model_step();
 
 CREATE OR REPLACE TEMP TABLE _cal_model_fit AS
-SELECT g.fit, g.mode, g.model, g.n_questions, g.n_forecasts, g.fitted_through,
-       coalesce(f.a, 0.0) AS a, coalesce(f.b, 1.0) AS b, f.converged, p.a AS prior_a, p.b AS prior_b,
-       CASE WHEN f.a IS NULL THEN 'identity_insufficient_data' ELSE 'platt_shrunk' END AS method
-FROM _cal_groups g
+SELECT c.fit, c.mode, c.model, c.n_questions, c.n_forecasts, c.fitted_through,
+       coalesce(t.a, 0.0) AS a, coalesce(t.b, 1.0) AS b, t.step < 1e-9 AS converged, p.a AS prior_a, p.b AS prior_b,
+       CASE WHEN t.a IS NULL THEN 'identity_insufficient_data' ELSE 'platt_shrunk' END AS method
+FROM _cal_cells c
 JOIN _cal_pool_fit p USING (fit, mode)
-LEFT JOIN _cal_newton('_cal_model_in') f USING (fit, mode, model)
-WHERE g.model <> '*';
+LEFT JOIN _cal_model_theta t USING (fit, mode, model)
+WHERE c.model <> '*';
 
 -- Out-of-fold forecasts: fold k's observations through fit k's model calibrations.
 CREATE OR REPLACE TEMP TABLE _cal_oof_obs AS
@@ -151,14 +188,19 @@ SELECT 0.7 + 0.05 * range AS d FROM range(0, 27);
 
 -- The factor chosen from the out-of-fold questions of folds strictly before `upto` (upto = K + 1:
 -- all of them, the published factor); 1 with fewer than 50 such questions.
+-- Brier sums per (mode, fold, d), once; a target sums the folds before it.
+CREATE OR REPLACE TEMP TABLE _cal_fold_d AS
+SELECT q.mode, q.fold, g.d, sum(_brier(_cal_sigmoid(g.d * q.z), q.y)) AS s, count(*) AS n
+FROM _cal_oof_q q CROSS JOIN _cal_grid g
+GROUP BY ALL;
+
 CREATE OR REPLACE TEMP TABLE _cal_extremize AS
 WITH targets AS (
   SELECT DISTINCT mode, upto FROM _cal_q, (SELECT range AS upto FROM range(2, _cal_folds() + 2))
 ),
 scored AS (
-  SELECT t.mode, t.upto, g.d, avg(_brier(_cal_sigmoid(g.d * q.z), q.y)) AS brier, count(*) AS n
-  FROM targets t JOIN _cal_oof_q q ON q.mode = t.mode AND q.fold < t.upto
-  CROSS JOIN _cal_grid g
+  SELECT t.mode, t.upto, f.d, sum(f.s) / sum(f.n) AS brier, sum(f.n) AS n
+  FROM targets t JOIN _cal_fold_d f ON f.mode = t.mode AND f.fold < t.upto
   GROUP BY ALL
 ),
 best AS (
