@@ -131,7 +131,8 @@ SELECT m.source_slug,
        coalesce(s.name, CASE WHEN m.source_slug = 'quorum-consensus' THEN 'Quorum consensus'
                              WHEN m.source_slug LIKE 'ai-%' THEN substr(m.source_slug, 4) ELSE m.source_slug END) AS name,
        coalesce(s.kind, CASE WHEN m.source_slug = 'quorum-consensus' THEN 'consensus'
-                             WHEN m.source_slug LIKE 'ai-%' THEN 'ai_model' ELSE 'other' END) AS kind,
+                             WHEN m.source_slug LIKE 'ai-%' THEN 'ai_model'
+                             WHEN m.source_slug IN (SELECT venue FROM questions) THEN 'market' ELSE 'other' END) AS kind,
        s.url,
        coalesce(s.description, CASE WHEN m.source_slug = 'quorum-consensus' THEN 'The headline consensus of Quorum''s AI models.'
                                     WHEN m.source_slug LIKE 'ai-%' THEN 'An AI model forecasting for Quorum (headline mode).' END) AS description,
