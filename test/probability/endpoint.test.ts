@@ -224,6 +224,22 @@ describe('POST /api/probability/: answers', () => {
   });
 });
 
+describe('default wiring (quorum serve): models from the environment', () => {
+  it('no models file: the bundled simulator starts on the first request and stops with the server', async () => {
+    const d = await fixtureDir();
+    const srv = await serve(d.dir); // no probability option: api/probability/setup.ts
+    try {
+      const k = newKey(d.dir, 'pro', ['probability']).key;
+      const g = await post(good({ question: 'Will the default wiring answer with the simulator?' }), k, {}, {}, srv);
+      expect(g.res.status, g.text).toBe(200);
+      expect(g.body.models.map((m: { provider: string }) => m.provider)).toEqual(['simulated', 'simulated', 'simulated', 'simulated']);
+    } finally {
+      await srv.close();
+      await d.cleanup();
+    }
+  });
+});
+
 describe('limits and cancellation', () => {
   let slowSim: Simulator;
   let slow: ServerHandle;
