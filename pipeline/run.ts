@@ -27,6 +27,9 @@ import { findRunToResume, type RunState } from './forecast/runs.ts';
 import type { ProgressReporter } from './forecast/progress.ts';
 import { createProgress } from './forecast/progress.ts';
 import { syncAll, type SyncReport } from './sync.ts';
+import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
+import { loadEventsConfig } from './events/config.ts';
+import { readCurrent } from './warehouse/snapshot.ts';
 
 export interface RunOptions {
   config: QuorumConfig;
@@ -54,6 +57,8 @@ export interface RunOptions {
    * `asOf`, a resumed run and a score-only run never sync: the outside world answers for now).
    */
   sync?: boolean;
+  /** Event thresholds (default: QUORUM_EVENTS_CONSENSUS_THRESHOLD / QUORUM_EVENTS_EDGE_THRESHOLD). */
+  events?: { consensusThreshold: number; edgeThreshold: number };
 }
 
 export interface RunSummary {
@@ -117,7 +122,11 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   try {
     const abandoned = removeAbandonedSnapshots(root);
     if (abandoned.length) logger.warn({ abandoned }, 'removed snapshot directories of runs that died');
+    const eventThresholds = options.events ?? loadEventsConfig();
     return await withConnection(async (conn) => {
+      // Events of a run killed between its publish and its events are derived first (pipeline/events/).
+      const recovered = await recoverPendingEvents(conn, root, eventThresholds);
+      if (recovered) logger.warn({ run_id: recovered }, 'derived the events of a run killed after publishing');
       // Which run: a new one, or an earlier one to continue (see RunOptions.resume).
       let target: RunState | null = null;
       if (options.resume === true || typeof options.resume === 'string') {
@@ -200,9 +209,21 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           });
         }
         if (!options.scoreOnly) await forecast();
+        const previous = readCurrent(root);
+        markEventsPending(root, runId, previous);
         const manifest = await scoreAndPublish(conn, config, asOf, runId);
         summary.snapshot = manifest.run_id;
         summary.status = 'completed';
+        // Emit events: what changed since the previous snapshot. The snapshot is published either
+        // way; events that fail here stay pending and the next run derives them.
+        try {
+          const { sync: _s, notes: _n, error: _e, duration_ms: _d, ...counts } = summary;
+          const ev = await emitRunEvents(conn, { root, runId, previous, ...eventThresholds, summary: counts });
+          log.info({ events: ev.found, written: ev.written }, 'events written');
+        } catch (err) {
+          log.error({ err }, 'events not written; the next run derives them');
+          summary.notes.push(`events not written (${err instanceof Error ? err.message : String(err)}); the next run derives them`);
+        }
         const pruned = pruneSnapshots(root, config.keepSnapshots);
         log.info({ tables: manifest.tables.length, pruned: pruned.length }, 'snapshot published');
       } catch (err) {

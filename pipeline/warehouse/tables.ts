@@ -205,6 +205,27 @@ export const RAW_TABLES = {
     },
     key: ['run_id', 'status'],
   },
+  events: {
+    // What changed between a run's published snapshot and the one before it (issue 15,
+    // pipeline/events/): derived in SQL (sql/events/) after each publish. event_id is derived
+    // from (run_id, type, subject), so a repeated or killed-and-redone run adds no duplicate;
+    // seq increases by one per event in the order they were written (the SSE `id`).
+    columns: {
+      event_id: 'VARCHAR',
+      seq: 'BIGINT',
+      run_id: 'VARCHAR',
+      type: 'VARCHAR', // consensus.updated | edge.opened | edge.closed | question.resolved | question.annulled | score.posted | run.completed
+      subject: 'VARCHAR', // the question id, or the run id for run.completed
+      question_id: 'VARCHAR',
+      category: 'VARCHAR',
+      as_of: 'TIMESTAMP', // the run's as-of time
+      created_at: 'TIMESTAMP', // when the event was written (retention counts from here)
+      snapshot: 'VARCHAR',
+      previous_snapshot: 'VARCHAR', // NULL: compared with an empty warehouse (the first snapshot)
+      data: 'VARCHAR', // JSON payload
+    },
+    key: ['event_id'],
+  },
 } as const satisfies Record<string, RawTable>;
 
 export type RawTableName = keyof typeof RAW_TABLES;

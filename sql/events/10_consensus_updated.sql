@@ -1,0 +1,14 @@
+-- 10_consensus_updated: the headline consensus of an active question moved by at least
+-- $threshold (probability points) since the previous snapshot. A question with no headline
+-- consensus in the previous snapshot has not moved (its first consensus is no update).
+-- The difference is rounded to 9 decimals so 0.55 - 0.50 counts as exactly 0.05.
+INSERT INTO _event_candidates
+SELECT 'consensus.updated', n.question_id, n.question_id, n.category, 10,
+  json_object(
+    'question_id', n.question_id, 'title', n.title, 'category', n.category, 'mode', n.mode,
+    'consensus', n.consensus, 'previous', p.consensus, 'change', n.consensus - p.consensus,
+    'n_models', n.n_models, 'disagreement_sd', n.disagreement_sd,
+    'market_probability', n.market_probability, 'run_id', n.run_id, 'previous_run_id', p.run_id)
+FROM ev_new_active_predictions AS n
+JOIN ev_prev_active_predictions AS p ON p.question_id = n.question_id
+WHERE round(abs(n.consensus - p.consensus), 9) >= $threshold;

@@ -1,0 +1,160 @@
+/**
+ * Events from snapshots (issue 15 point 1): two real score-only pipeline runs over a small real
+ * warehouse; the second run's snapshot is compared with the first in SQL (sql/events/), and the
+ * events land in the raw `events` table with ids from (run, type, subject) and increasing seq.
+ * Repeating a run's derivation and a run killed between publish and events lose or duplicate none.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
+import { rawTableDir } from '../../pipeline/warehouse/layout.ts';
+import { emitRunEvents, markEventsPending } from '../../pipeline/events/emit.ts';
+import { loadEventsConfig } from '../../pipeline/events/config.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { run, T1, T2, writeRound1, writeRound2 } from './warehouse.ts';
+
+interface EventRow {
+  event_id: string;
+  seq: number;
+  run_id: string;
+  type: string;
+  subject: string;
+  question_id: string | null;
+  category: string | null;
+  data: any;
+  previous_snapshot: string | null;
+}
+
+async function events(root: string): Promise<EventRow[]> {
+  return withConnection(async (conn) => {
+    await createRawViews(conn, root);
+    const r = await conn.runAndReadAll('SELECT event_id, seq::INTEGER AS seq, run_id, type, subject, question_id, category, data, previous_snapshot FROM raw_events ORDER BY seq');
+    return r.getRowObjectsJS().map((row) => ({ ...(row as unknown as EventRow), data: JSON.parse(String(row.data)) }));
+  });
+}
+
+const tmp = tempDir('quorum-events-');
+const root = tmp.dir;
+let run1 = '';
+let run2 = '';
+
+beforeAll(async () => {
+  await writeRound1(root);
+  const s1 = await run(root, T1);
+  expect(s1.status, s1.error ?? '').toBe('completed');
+  run1 = s1.run_id;
+  await writeRound2(root);
+  const s2 = await run(root, T2);
+  expect(s2.status, s2.error ?? '').toBe('completed');
+  run2 = s2.run_id;
+}, 120_000);
+afterAll(() => tmp.cleanup());
+
+describe('events derived from each published snapshot', () => {
+  it('the first run compares with an empty warehouse: the edge already open, then run.completed', async () => {
+    const e = (await events(root)).filter((x) => x.run_id === run1);
+    expect(e.map((x) => [x.type, x.subject])).toEqual([
+      ['edge.opened', 'manifold:q5'],
+      ['run.completed', run1],
+    ]);
+    expect(e[0]!.previous_snapshot).toBeNull();
+    expect(e[0]!.data.abs_edge).toBeCloseTo(0.3, 9);
+    expect(e[1]!.data).toMatchObject({ run_id: run1, status: 'completed', snapshot: run1, events: { 'edge.opened': 1 } });
+  });
+
+  it('the second run: every change since the first, by type, with the data a subscriber needs', async () => {
+    const e = (await events(root)).filter((x) => x.run_id === run2);
+    expect(e.map((x) => `${x.type} ${x.subject}`)).toEqual([
+      'consensus.updated manifold:q1',
+      'consensus.updated manifold:q2',
+      'consensus.updated manifold:q5',
+      'edge.opened manifold:q2',
+      'edge.closed manifold:q5',
+      'question.resolved manifold:q3',
+      'question.annulled manifold:q4',
+      'score.posted manifold:q3',
+      `run.completed ${run2}`,
+    ]);
+    const by = (t: string, s: string) => e.find((x) => x.type === t && x.subject === s)!;
+    expect(by('consensus.updated', 'manifold:q1').data).toMatchObject({ mode: 'informed', category: 'politics' });
+    expect(by('consensus.updated', 'manifold:q1').data.previous).toBeCloseTo(0.3, 9);
+    expect(by('consensus.updated', 'manifold:q1').data.consensus).toBeCloseTo(0.4, 9);
+    expect(by('consensus.updated', 'manifold:q1').category).toBe('politics');
+    expect(by('edge.opened', 'manifold:q2').data.edge).toBeCloseTo(0.2, 9);
+    expect(by('edge.closed', 'manifold:q5').data).toMatchObject({ reason: 'below_threshold' });
+    expect(by('question.resolved', 'manifold:q3').data).toMatchObject({
+      outcome: 1, status: 'resolved', source: { slug: 'manifold', url: 'https://example.test/source' },
+    });
+    expect(by('question.annulled', 'manifold:q4').data).toMatchObject({ outcome: null, annulled_reason: 'market cancelled' });
+    const score = by('score.posted', 'manifold:q3').data;
+    expect(score.outcome).toBe(1);
+    expect(score.consensus.brier).toBeCloseTo(0.04, 9); // (0.8 - 1)^2
+    expect(score.market.brier).toBeCloseTo(0.04, 9);
+    expect(score.models.map((m: any) => m.model)).toEqual(['m1', 'm2', 'm3', 'm4']);
+    expect(score.models[0].brier).toBeCloseTo((0.79 - 1) ** 2, 9);
+    expect(by('run.completed', run2).data.events).toMatchObject({ 'consensus.updated': 3, 'score.posted': 1 });
+    expect(e.every((x) => x.previous_snapshot === run1)).toBe(true);
+  });
+
+  it('sequence numbers increase by one with no gap; ids are unique and derived from (run, type, subject)', async () => {
+    const all = await events(root);
+    expect(all.map((x) => x.seq)).toEqual(all.map((_, i) => i + 1));
+    expect(new Set(all.map((x) => x.event_id)).size).toBe(all.length);
+    expect(all.every((x) => /^evt_[0-9a-f]{32}$/.test(x.event_id))).toBe(true);
+  });
+
+  it('deriving a run again writes nothing: no duplicate, no new sequence number', async () => {
+    const before = await events(root);
+    const again = await withConnection((conn) =>
+      emitRunEvents(conn, { root, runId: run2, previous: run1, consensusThreshold: 0.05, edgeThreshold: 0.05, summary: { run_id: run2 } }),
+    );
+    expect(again.written).toBe(0);
+    expect(again.found['consensus.updated']).toBe(3);
+    expect(await events(root)).toEqual(before);
+  });
+
+  it('the thresholds are settings: larger ones keep smaller moves quiet', async () => {
+    expect(loadEventsConfig({}).consensusThreshold).toBe(0.05);
+    expect(loadEventsConfig({}).edgeThreshold).toBe(0.05);
+    expect(() => loadEventsConfig({ QUORUM_EVENTS_CONSENSUS_THRESHOLD: 'x' })).toThrow(/QUORUM_EVENTS_CONSENSUS_THRESHOLD/);
+    // Same two snapshots, larger thresholds: what the comparison finds (all already stored: none written).
+    const r = await withConnection((conn) =>
+      emitRunEvents(conn, { root, runId: run2, previous: run1, consensusThreshold: 0.15, edgeThreshold: 0.25, summary: {} }),
+    );
+    expect(r.written).toBe(0);
+    expect(r.found['consensus.updated']).toBe(2); // q2 (+0.18) and q5 (-0.28); q1 (+0.10) stays quiet
+    expect(r.found['edge.opened']).toBeUndefined(); // q2's 0.20 is below 0.25
+    expect(r.found['edge.closed']).toBe(1); // q5: 0.30 -> 0.02
+  });
+
+  it('a run killed between its publish and its events: the next run derives them, same ids, nothing lost', async () => {
+    const s3 = await run(root, new Date('2025-01-25T00:00:00Z'));
+    expect(s3.status).toBe('completed');
+    const complete = await events(root);
+    const mine = complete.filter((x) => x.run_id === s3.run_id);
+    expect(mine.map((x) => x.type)).toEqual(['run.completed']); // nothing changed but the run
+    // The state a SIGKILL after the publish leaves: the marker, the snapshot current, no events.
+    rmSync(join(rawTableDir(root, 'events'), `run_date=2025-01-25`), { recursive: true });
+    markEventsPending(root, s3.run_id, run2);
+    expect((await events(root)).some((x) => x.run_id === s3.run_id)).toBe(false);
+    const s4 = await run(root, new Date('2025-01-26T00:00:00Z'));
+    const after = await events(root);
+    const recovered = after.filter((x) => x.run_id === s3.run_id);
+    expect(recovered.map((x) => x.event_id)).toEqual(mine.map((x) => x.event_id));
+    expect(after.filter((x) => x.run_id === s4.run_id).map((x) => x.type)).toEqual(['run.completed']);
+    expect(after.map((x) => x.seq)).toEqual(after.map((_, i) => i + 1));
+    expect(existsSync(join(root, 'events', 'pending.json'))).toBe(false);
+  }, 60_000);
+
+  it('a marker left by a run that died before publishing is dropped without events', async () => {
+    const before = await events(root);
+    markEventsPending(root, 'r20250127T000000Z-neverpub', null);
+    await run(root, new Date('2025-01-27T00:00:00Z'));
+    const after = await events(root);
+    expect(after.some((x) => x.run_id === 'r20250127T000000Z-neverpub')).toBe(false);
+    expect(after.length).toBe(before.length + 1);
+    expect(readdirSync(join(root, 'events'))).not.toContain('pending.json');
+  }, 60_000);
+});
