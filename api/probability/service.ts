@@ -55,6 +55,14 @@ export interface ProbabilityOptions {
   close?: () => Promise<void>;
 }
 
+/** A request checked beyond its schema, with its market and mode resolved. */
+export interface Prepared {
+  req: ProbabilityRequest;
+  closeAt: Date;
+  market: Market | null;
+  mode: Mode;
+}
+
 interface Market {
   probability: number;
   observed_at: Date | null;
@@ -168,13 +176,21 @@ export class ProbabilityService {
    * Asks every model, calibrates and pools. Throws 503 models_unavailable with fewer than two
    * answers; rejects (AbortError) when `signal` aborts (the client went away).
    */
-  async forecast(req: ProbabilityRequest, requestId: string, signal: AbortSignal): Promise<ProbabilityAnswer> {
+  /**
+   * The checks that need more than the schema (close_date in the future, the market tracked) and the
+   * mode: a 400 here is raised before any quota or budget is charged.
+   */
+  async prepare(req: ProbabilityRequest): Promise<Prepared> {
+    const closeAt = new Date(req.close_date.length === 10 ? `${req.close_date}T00:00:00Z` : req.close_date);
+    if (!(closeAt.getTime() > Date.now())) throw ApiError.invalidParameter('close_date', 'close_date must be in the future.');
+    const market = await this.#market(req);
+    return { req, closeAt, market, mode: this.modeOf(req, market) };
+  }
+
+  async forecast(prepared: Prepared, requestId: string, signal: AbortSignal): Promise<ProbabilityAnswer> {
     const t0 = performance.now();
     const now = new Date();
-    const closeAt = new Date(req.close_date.length === 10 ? `${req.close_date}T00:00:00Z` : req.close_date);
-    if (!(closeAt.getTime() > now.getTime())) throw ApiError.invalidParameter('close_date', 'close_date must be in the future.');
-    const market = await this.#market(req);
-    const mode = this.modeOf(req, market);
+    const { req, closeAt, market, mode } = prepared;
     const { models, clients } = await this.#clients();
     const langs = req.langs ?? this.#opts.langs ?? ['en'];
     const questionId = `probability:${requestId}`;

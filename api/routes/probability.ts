@@ -53,6 +53,7 @@ export const probabilityRoute = rawRoute({
     const keyId = auth.keyId!;
     const parsed = ProbabilityRequest.safeParse(req.body ?? undefined);
     if (!parsed.success) throw invalid(parsed.error);
+    const prepared = await svc.prepare(parsed.data);
     const rawIdem = req.headers['idempotency-key'];
     const idem = typeof rawIdem === 'string' ? rawIdem : undefined;
     if (idem !== undefined && !IDEMPOTENCY_KEY.test(idem)) {
@@ -103,7 +104,7 @@ export const probabilityRoute = rawRoute({
       });
       let answer;
       try {
-        answer = await svc.forecast(parsed.data, requestId, ac.signal);
+        answer = await svc.forecast(prepared, requestId, ac.signal);
       } catch (err) {
         if (ac.signal.aborted) {
           services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');

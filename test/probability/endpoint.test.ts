@@ -91,6 +91,8 @@ describe('POST /api/probability/: access and validation', () => {
     expectProblem(await post(good({ resolution_criteria: 'y'.repeat(20_000) }), scoped), 413, 'payload_too_large');
     expectProblem(await post(good(), scoped, { 'idempotency-key': 'bad key with spaces' }), 400, 'invalid_parameter');
     expect(sim.stats().requests).toBe(0); // no model was asked
+    const u = await get(server, '/api/usage/', { headers: { 'x-api-key': scoped } });
+    expect(u.body.probability.used).toBe(0); // and no quota charged
   });
 });
 
