@@ -8,12 +8,13 @@
  *                                     the raw table, run_id `probability-<date>`) per line, appended
  *   spend/<YYYY-MM-DD>.json           { <key id>: USD } spent today (the daily budget)
  *
- * Files are written atomically (temp + fsync + rename); the call log is appended. The raw
+ * Files are replaced atomically (temp + rename; the idempotency and spend files also fsynced); the
+ * call log is appended. The raw
  * `model_calls` table of the warehouse stays the pipeline's: partners' questions are private, and
  * run statistics stay those of the scheduled runs.
  */
-import { createHash } from 'node:crypto';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelCallRow } from '../../pipeline/models/runner.ts';
@@ -70,9 +71,18 @@ export class ProbabilityStore {
     return REQUEST_ID.test(id);
   }
 
+  /**
+   * Stores a request and its answer: temp file + rename (a crashed process never leaves half a
+   * record), without fsync: the answer is not held back by the disk; an OS crash may lose the last
+   * few seconds of records, like the usage counters.
+   */
   async saveRequest(r: StoredRequest): Promise<void> {
-    await mkdir(path.join(this.dir, 'requests'), { recursive: true });
-    await writeFileAtomic(path.join(this.dir, 'requests', `${r.request_id}.json`), JSON.stringify(r));
+    const dir = path.join(this.dir, 'requests');
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, `${r.request_id}.json`);
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(tmp, JSON.stringify(r), { mode: 0o600 });
+    await rename(tmp, file);
   }
 
   /** The stored request, or null when unknown (or malformed id). */
