@@ -72,43 +72,47 @@ const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 interface Listed {
+  method: string;
   path: string;
   summary: string;
   access: string;
 }
 
-/** Every documented GET endpoint: path, summary and who may call it under this deployment. */
+type Operation = { summary?: string; operationId?: string };
+
+/** Every documented endpoint under /api/: method, path, summary and who may call it here. */
 function endpoints(services: ApiServices): Listed[] {
-  const paths = (services.openapi().paths ?? {}) as Record<string, { get?: { summary?: string; operationId?: string } }>;
+  const paths = (services.openapi().paths ?? {}) as Record<string, Record<string, Operation>>;
   const out: Listed[] = [];
   for (const [path, item] of Object.entries(paths)) {
-    const op = item.get;
-    if (!op || !path.startsWith('/api/')) continue;
-    const id = op.operationId ?? '';
-    let access = '';
-    if (isRouteId(id)) {
-      const e = ENTITLEMENTS[id] as { kind: string; keyRequired?: boolean; scope?: string };
-      const plan = requiredPlan(id, services.publicBeta);
-      access =
-        e.kind === 'open' ? 'open'
-        : e.keyRequired ? 'any key'
-        : plan === null ? (services.publicBeta ? 'public (beta)' : 'public')
-        : e.scope ? `${plan} + ${e.scope} scope`
-        : `${plan} plan`;
+    if (!path.startsWith('/api/')) continue;
+    for (const [method, op] of Object.entries(item)) {
+      if (method !== 'get' && method !== 'post') continue;
+      out.push({ method: method.toUpperCase(), path, summary: op.summary ?? '', access: accessOf(op.operationId ?? '', services) });
     }
-    out.push({ path, summary: op.summary ?? '', access });
   }
   return out;
 }
 
+/** Who may call route `id` under this deployment, in a few words. */
+function accessOf(id: string, services: ApiServices): string {
+  if (!isRouteId(id)) return '';
+  const e = ENTITLEMENTS[id] as { kind: string; keyRequired?: boolean; scope?: string };
+  const plan = requiredPlan(id, services.publicBeta);
+  if (e.kind === 'open') return 'open';
+  if (e.keyRequired) return 'any key';
+  if (plan === null) return services.publicBeta ? 'public (beta)' : 'public';
+  return e.scope ? `${plan} + ${e.scope} scope` : `${plan} plan`;
+}
+
 function page(services: ApiServices): string {
   const rows = endpoints(services)
-    .map(({ path, summary, access }) => {
-      // Paths with parameters are shown as templates; the others are links.
-      const shownPath = path.includes('{')
+    .map(({ method, path, summary, access }) => {
+      // GET paths without parameters are links; the others are shown as they are.
+      const shownPath = method !== 'GET' || path.includes('{')
         ? `<code>${escapeHtml(path)}</code>`
         : `<a href="${escapeHtml(path)}"><code>${escapeHtml(path)}</code></a>`;
-      return `      <tr><td>${shownPath}</td><td>${escapeHtml(summary)}</td><td>${escapeHtml(access)}</td></tr>`;
+      return `      <tr><td>${method}</td><td>${shownPath}</td><td>${escapeHtml(summary)}</td><td>${escapeHtml(access)}</td></tr>`;
     })
     .join('\n');
   return `<!doctype html>

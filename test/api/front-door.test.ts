@@ -50,6 +50,7 @@ describe('GET / and the favicon', () => {
     expect(r.text).toContain('/api/predictions/{market_id}');
     expect(r.text).toContain('/api/events/lang/{lang}/');
     expect(r.text).toContain('public (beta)');
+    expect(r.text).toMatch(/<td>POST<\/td><td><code>\/api\/probability\/<\/code>/);
   });
 
   it('has no external asset, no script and fits the CSP', async () => {
