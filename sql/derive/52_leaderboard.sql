@@ -31,187 +31,199 @@
 --     51_bootstrap (questions resampled; the same questions for both sides of a difference).
 --   n_questions: questions in the cell (any forecaster); sufficient = n_questions >= 20.
 
--- Per (mode, rounds, question): cell keys (from the scored consensus), bootstrap group, q̄ (the
--- mean Brier of every forecaster scoring the question) and the market's Brier, from the source
--- tables directly (one row per question and mode each, or an aggregate of the models' rows).
+-- Cost: the observations are kept in WIDE form, one row per (mode, forecaster, question) with the
+-- rounds 'latest' and 'all' side by side (suffixes _l and _a), and unpivoted into rounds only
+-- after aggregation, so every pass reads half the rows.
+
+-- Per (mode, question): cell keys (from the scored consensus), bootstrap group, q̄ (the mean Brier
+-- of every forecaster scoring the question) and the market's Brier, per rounds, from the source
+-- tables directly.
 CREATE OR REPLACE TABLE _lb_q AS
-WITH rounds AS (SELECT unnest(['latest', 'all']) AS rounds),
-models AS (
+WITH models AS (
   SELECT question_id, mode,
-         sum(brier) AS sum_latest, count(*) AS n_latest,
-         sum(brier_all_rounds) AS sum_all, count(brier_all_rounds) AS n_all
+         sum(brier) AS s_l, count(*) AS n_l,
+         sum(brier_all_rounds) AS s_a, count(brier_all_rounds) AS n_a
   FROM scored_forecasts
   GROUP BY question_id, mode
 )
-SELECT sc.mode, r.rounds, sc.question_id, coalesce(sc.category, 'unknown') AS category,
-       coalesce(sc.domain, 'unknown') AS domain, sc.horizon_bucket, g.grp, sc.outcome,
-       CASE WHEN r.rounds = 'latest' THEN sc.market_brier ELSE sc.market_brier_all_rounds END AS market_brier,
-       CASE WHEN r.rounds = 'latest'
-            THEN (coalesce(m.sum_latest, 0) + _brier(sc.probability, sc.outcome) + _brier(sc.median, sc.outcome)
-                  + _brier(sc.logit_mean, sc.outcome) + coalesce(sc.market_brier, 0))
-                 / (coalesce(m.n_latest, 0) + 3 + (sc.market_brier IS NOT NULL)::INTEGER)
-            ELSE (coalesce(m.sum_all, 0) + sc.brier_all_rounds + sc.median_brier_all_rounds
-                  + sc.logit_mean_brier_all_rounds + coalesce(sc.market_brier_all_rounds, 0))
-                 / (coalesce(m.n_all, 0) + 3 + (sc.market_brier_all_rounds IS NOT NULL)::INTEGER)
-       END AS qbar
+SELECT sc.mode, sc.question_id, coalesce(sc.category, 'unknown') AS category,
+       coalesce(sc.domain, 'unknown') AS domain, sc.horizon_bucket, g.grp,
+       sc.market_brier AS mb_l, sc.market_brier_all_rounds AS mb_a,
+       (coalesce(m.s_l, 0) + _brier(sc.probability, sc.outcome) + _brier(sc.median, sc.outcome)
+        + _brier(sc.logit_mean, sc.outcome) + coalesce(sc.market_brier, 0))
+       / (coalesce(m.n_l, 0) + 3 + (sc.market_brier IS NOT NULL)::INTEGER) AS qbar_l,
+       (coalesce(m.s_a, 0) + sc.brier_all_rounds + sc.median_brier_all_rounds
+        + sc.logit_mean_brier_all_rounds + coalesce(sc.market_brier_all_rounds, 0))
+       / (coalesce(m.n_a, 0) + 3 + (sc.market_brier_all_rounds IS NOT NULL)::INTEGER) AS qbar_a
 FROM scored_consensus AS sc
-CROSS JOIN rounds AS r
 JOIN bootstrap_groups AS g ON g.question_id = sc.question_id
 LEFT JOIN models AS m ON m.question_id = sc.question_id AND m.mode = sc.mode;
 
--- One row per scored (mode, rounds, forecaster, question), with its question's keys, q̄ and the
--- market's Brier on that question.
+-- One row per scored (mode, forecaster, question): b (Brier), ll (log loss), c (1/0 direction or
+-- the share of correct rounds), dev = b − q̄, dm = b − the market's b; bin and err = o − p for the
+-- ECE (latest only). A side is NULL when the forecaster has no score in that rounds (the market
+-- without a fresh comparator).
 CREATE OR REPLACE TABLE _lb_obs AS
 WITH obs AS (
-  SELECT sf.mode, 'latest' AS rounds, sf.model AS forecaster, sf.question_id, sf.brier,
-         sf.log_loss, _correct01(sf.probability, sf.outcome) AS correct, sf.probability AS p
-  FROM scored_forecasts AS sf
+  SELECT mode, model AS forecaster, question_id, brier AS b_l, log_loss AS ll_l,
+         _correct01(probability, outcome) AS c_l, probability AS p, outcome,
+         brier_all_rounds AS b_a, log_loss_all_rounds AS ll_a, correct_all_rounds AS c_a
+  FROM scored_forecasts
   UNION ALL
-  SELECT sf.mode, 'all', sf.model, sf.question_id, sf.brier_all_rounds, sf.log_loss_all_rounds,
-         sf.correct_all_rounds, NULL
-  FROM scored_forecasts AS sf
-  UNION ALL
-  SELECT mode, 'latest', 'consensus_mean', question_id, brier, log_loss,
-         _correct01(probability, outcome), probability
+  SELECT mode, 'consensus_mean', question_id, brier, log_loss, _correct01(probability, outcome),
+         probability, outcome, brier_all_rounds, log_loss_all_rounds, correct_all_rounds
   FROM scored_consensus
   UNION ALL
-  SELECT mode, 'all', 'consensus_mean', question_id, brier_all_rounds, log_loss_all_rounds,
-         correct_all_rounds, NULL
+  SELECT mode, 'consensus_median', question_id, _brier(median, outcome), _log_loss(median, outcome),
+         _correct01(median, outcome), median, outcome, median_brier_all_rounds,
+         median_log_loss_all_rounds, median_correct_all_rounds
   FROM scored_consensus
   UNION ALL
-  SELECT mode, 'latest', 'consensus_median', question_id, _brier(median, outcome),
-         _log_loss(median, outcome), _correct01(median, outcome), median
+  SELECT mode, 'consensus_logit_mean', question_id, _brier(logit_mean, outcome),
+         _log_loss(logit_mean, outcome), _correct01(logit_mean, outcome), logit_mean, outcome,
+         logit_mean_brier_all_rounds, logit_mean_log_loss_all_rounds, logit_mean_correct_all_rounds
   FROM scored_consensus
   UNION ALL
-  SELECT mode, 'all', 'consensus_median', question_id, median_brier_all_rounds,
-         median_log_loss_all_rounds, median_correct_all_rounds, NULL
+  SELECT mode, 'market', question_id, market_brier, market_log_loss,
+         _correct01(market_probability, outcome), market_probability, outcome,
+         market_brier_all_rounds, market_log_loss_all_rounds, market_correct_all_rounds
   FROM scored_consensus
-  UNION ALL
-  SELECT mode, 'latest', 'consensus_logit_mean', question_id, _brier(logit_mean, outcome),
-         _log_loss(logit_mean, outcome), _correct01(logit_mean, outcome), logit_mean
-  FROM scored_consensus
-  UNION ALL
-  SELECT mode, 'all', 'consensus_logit_mean', question_id, logit_mean_brier_all_rounds,
-         logit_mean_log_loss_all_rounds, logit_mean_correct_all_rounds, NULL
-  FROM scored_consensus
-  UNION ALL
-  SELECT mode, 'latest', 'market', question_id, market_brier, market_log_loss,
-         _correct01(market_probability, outcome), market_probability
-  FROM scored_consensus WHERE market_brier IS NOT NULL
-  UNION ALL
-  SELECT mode, 'all', 'market', question_id, market_brier_all_rounds, market_log_loss_all_rounds,
-         market_correct_all_rounds, NULL
-  FROM scored_consensus WHERE market_brier_all_rounds IS NOT NULL
+  WHERE market_brier IS NOT NULL OR market_brier_all_rounds IS NOT NULL
 )
-SELECT o.mode, o.rounds, o.forecaster, o.question_id, o.brier, o.log_loss, o.correct, o.p,
-       o.brier - q.qbar AS dev, o.brier - q.market_brier AS diff_market,
-       q.outcome, q.category, q.domain, q.horizon_bucket, q.grp
+SELECT o.mode, o.forecaster, o.question_id, q.grp, q.category, q.domain, q.horizon_bucket,
+       o.b_l, o.ll_l, o.c_l, _calibration_bin(o.p) AS bin, o.outcome - o.p AS err,
+       o.b_l - q.qbar_l AS dev_l, o.b_l - q.mb_l AS dm_l,
+       o.b_a, o.ll_a, o.c_a, o.b_a - q.qbar_a AS dev_a, o.b_a - q.mb_a AS dm_a
 FROM obs AS o
-JOIN _lb_q AS q ON q.question_id = o.question_id AND q.mode = o.mode AND q.rounds = o.rounds
-WHERE o.brier IS NOT NULL;
+JOIN _lb_q AS q ON q.question_id = o.question_id AND q.mode = o.mode;
 
 -- Point figures per cell and forecaster: one pass, the four cells as grouping sets.
 CREATE OR REPLACE TABLE _lb_point AS
 WITH x AS (
-  SELECT mode, rounds, forecaster,
+  SELECT mode, forecaster,
          CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
               WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
          coalesce(category, domain, horizon_bucket, 'all') AS key,
-         count(*) AS n, sum(brier) AS sum_brier, sum(log_loss) AS sum_log_loss,
-         count(correct) AS n_directional, sum(correct) AS sum_correct, sum(dev) AS sum_dev,
-         count(p) AS n_p
+         count(b_l) AS n_l, sum(b_l) AS sb_l, sum(ll_l) AS sll_l, count(c_l) AS nd_l, sum(c_l) AS sc_l,
+         sum(dev_l) AS sdev_l, count(bin) AS np_l,
+         count(b_a) AS n_a, sum(b_a) AS sb_a, sum(ll_a) AS sll_a, count(c_a) AS nd_a, sum(c_a) AS sc_a,
+         sum(dev_a) AS sdev_a
   FROM _lb_obs
-  GROUP BY GROUPING SETS ((mode, rounds, forecaster), (mode, rounds, forecaster, category),
-                          (mode, rounds, forecaster, domain), (mode, rounds, forecaster, horizon_bucket))
+  GROUP BY GROUPING SETS ((mode, forecaster), (mode, forecaster, category),
+                          (mode, forecaster, domain), (mode, forecaster, horizon_bucket))
 ),
 ece AS (
-  SELECT mode, rounds, forecaster,
+  SELECT mode, forecaster,
          CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
               WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
          coalesce(category, domain, horizon_bucket, 'all') AS key,
          sum(abs(err)) AS sum_abs_err
   FROM (
-    SELECT mode, rounds, forecaster, category, domain, horizon_bucket, _calibration_bin(p) AS bin,
-           sum(outcome - p) AS err
+    SELECT mode, forecaster, category, domain, horizon_bucket, bin, sum(err) AS err
     FROM _lb_obs
-    WHERE p IS NOT NULL
-    GROUP BY GROUPING SETS ((mode, rounds, forecaster, bin), (mode, rounds, forecaster, category, bin),
-                            (mode, rounds, forecaster, domain, bin),
-                            (mode, rounds, forecaster, horizon_bucket, bin))
+    WHERE bin IS NOT NULL
+    GROUP BY GROUPING SETS ((mode, forecaster, bin), (mode, forecaster, category, bin),
+                            (mode, forecaster, domain, bin), (mode, forecaster, horizon_bucket, bin))
   )
   GROUP BY ALL
 ),
+long AS (
+  SELECT mode, 'latest' AS rounds, dimension, key, forecaster, n_l AS n, sb_l AS sum_brier,
+         sll_l AS sum_log_loss, nd_l AS n_directional, sc_l AS sum_correct, sdev_l AS sum_dev, np_l AS n_p
+  FROM x WHERE n_l > 0
+  UNION ALL
+  SELECT mode, 'all', dimension, key, forecaster, n_a, sb_a, sll_a, nd_a, sc_a, sdev_a, 0
+  FROM x WHERE n_a > 0
+),
 cell AS (
   SELECT mode, rounds, dimension, key, sum(sum_brier) / sum(n) AS grand
-  FROM x GROUP BY ALL
+  FROM long GROUP BY ALL
 )
-SELECT x.mode, x.rounds, x.dimension, x.key, x.forecaster,
-       CASE WHEN x.forecaster = 'market' THEN 'market'
-            WHEN x.forecaster LIKE 'consensus\_%' ESCAPE '\' THEN 'consensus' ELSE 'model' END AS kind,
-       x.n::BIGINT AS n,
-       x.sum_brier / x.n AS brier,
-       x.sum_log_loss / x.n AS log_loss,
-       x.n_directional::BIGINT AS n_directional,
-       CASE WHEN x.n_directional > 0 THEN 100.0 * x.sum_correct / x.n_directional END AS accuracy_pct,
-       CASE WHEN x.n_p > 0 THEN e.sum_abs_err / x.n_p END AS ece,
-       x.sum_dev / x.n + c.grand AS brier_adjusted
-FROM x
+SELECT l.mode, l.rounds, l.dimension, l.key, l.forecaster,
+       CASE WHEN l.forecaster = 'market' THEN 'market'
+            WHEN l.forecaster LIKE 'consensus\_%' ESCAPE '\' THEN 'consensus' ELSE 'model' END AS kind,
+       l.n::BIGINT AS n,
+       l.sum_brier / l.n AS brier,
+       l.sum_log_loss / l.n AS log_loss,
+       l.n_directional::BIGINT AS n_directional,
+       CASE WHEN l.n_directional > 0 THEN 100.0 * l.sum_correct / l.n_directional END AS accuracy_pct,
+       CASE WHEN l.n_p > 0 THEN e.sum_abs_err / l.n_p END AS ece,
+       l.sum_dev / l.n + c.grand AS brier_adjusted
+FROM long AS l
 JOIN cell AS c USING (mode, rounds, dimension, key)
-LEFT JOIN ece AS e USING (mode, rounds, forecaster, dimension, key);
+LEFT JOIN ece AS e USING (mode, forecaster, dimension, key);
 
 CREATE OR REPLACE TABLE _lb_best AS
 SELECT mode, rounds, dimension, key, arg_min(forecaster, (brier_adjusted, forecaster)) AS best
 FROM _lb_point
 GROUP BY ALL;
 
--- Per (mode, rounds, question): the Brier of the best forecaster of each of its four cells (only
--- the rows of forecasters that are best somewhere are read).
+-- Per (mode, question): the Brier of the best forecaster of each of its four cells, per rounds
+-- (only the rows of forecasters that are best somewhere are read).
 CREATE OR REPLACE TABLE _lb_qbest AS
-SELECT o.mode, o.rounds, o.question_id,
-       max(o.brier) FILTER (WHERE o.forecaster = bo.best) AS best_overall,
-       max(o.brier) FILTER (WHERE o.forecaster = bc.best) AS best_category,
-       max(o.brier) FILTER (WHERE o.forecaster = bd.best) AS best_domain,
-       max(o.brier) FILTER (WHERE o.forecaster = bh.best) AS best_horizon
-FROM _lb_obs AS o
-JOIN _lb_best AS bo ON bo.mode = o.mode AND bo.rounds = o.rounds AND bo.dimension = 'overall'
-JOIN _lb_best AS bc ON bc.mode = o.mode AND bc.rounds = o.rounds AND bc.dimension = 'category' AND bc.key = o.category
-JOIN _lb_best AS bd ON bd.mode = o.mode AND bd.rounds = o.rounds AND bd.dimension = 'domain' AND bd.key = o.domain
-JOIN _lb_best AS bh ON bh.mode = o.mode AND bh.rounds = o.rounds AND bh.dimension = 'horizon' AND bh.key = o.horizon_bucket
-WHERE o.forecaster IN (SELECT best FROM _lb_best)
-GROUP BY o.mode, o.rounds, o.question_id;
-
--- Per (cell, forecaster, bootstrap group): the sums every interval needs (grouping sets again).
-CREATE OR REPLACE TABLE _lb_groups AS
-WITH x AS (
-  SELECT o.mode, o.rounds, o.forecaster, o.grp, o.category, o.domain, o.horizon_bucket, o.brier,
-         o.diff_market, o.brier - b.best_overall AS d_overall, o.brier - b.best_category AS d_category,
-         o.brier - b.best_domain AS d_domain, o.brier - b.best_horizon AS d_horizon
-  FROM _lb_obs AS o
-  LEFT JOIN _lb_qbest AS b ON b.mode = o.mode AND b.rounds = o.rounds AND b.question_id = o.question_id
-),
-g AS (
-  SELECT mode, rounds, forecaster, grp, category, domain, horizon_bucket,
-         count(*) AS n, sum(brier) AS sum_brier,
-         count(diff_market) AS n_market, sum(diff_market) AS sum_diff_market,
-         count(d_overall) AS n_overall, sum(d_overall) AS s_overall,
-         count(d_category) AS n_category, sum(d_category) AS s_category,
-         count(d_domain) AS n_domain, sum(d_domain) AS s_domain,
-         count(d_horizon) AS n_horizon, sum(d_horizon) AS s_horizon
-  FROM x
-  GROUP BY GROUPING SETS ((mode, rounds, forecaster, grp), (mode, rounds, forecaster, grp, category),
-                          (mode, rounds, forecaster, grp, domain),
-                          (mode, rounds, forecaster, grp, horizon_bucket))
+WITH b AS (
+  SELECT mode, dimension, key,
+         max(best) FILTER (WHERE rounds = 'latest') AS best_l,
+         max(best) FILTER (WHERE rounds = 'all') AS best_a
+  FROM _lb_best
+  GROUP BY ALL
 )
-SELECT mode, rounds, forecaster, grp,
-       CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
-            WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
-       coalesce(category, domain, horizon_bucket, 'all') AS key,
-       n, sum_brier, n_market, sum_diff_market,
-       CASE WHEN category IS NOT NULL THEN n_category WHEN domain IS NOT NULL THEN n_domain
-            WHEN horizon_bucket IS NOT NULL THEN n_horizon ELSE n_overall END AS n_best,
-       CASE WHEN category IS NOT NULL THEN s_category WHEN domain IS NOT NULL THEN s_domain
-            WHEN horizon_bucket IS NOT NULL THEN s_horizon ELSE s_overall END AS sum_diff_best
-FROM g;
+SELECT o.mode, o.question_id,
+       max(o.b_l) FILTER (WHERE o.forecaster = bo.best_l) AS o_l,
+       max(o.b_a) FILTER (WHERE o.forecaster = bo.best_a) AS o_a,
+       max(o.b_l) FILTER (WHERE o.forecaster = bc.best_l) AS c_l,
+       max(o.b_a) FILTER (WHERE o.forecaster = bc.best_a) AS c_a,
+       max(o.b_l) FILTER (WHERE o.forecaster = bd.best_l) AS d_l,
+       max(o.b_a) FILTER (WHERE o.forecaster = bd.best_a) AS d_a,
+       max(o.b_l) FILTER (WHERE o.forecaster = bh.best_l) AS h_l,
+       max(o.b_a) FILTER (WHERE o.forecaster = bh.best_a) AS h_a
+FROM _lb_obs AS o
+JOIN b AS bo ON bo.mode = o.mode AND bo.dimension = 'overall'
+JOIN b AS bc ON bc.mode = o.mode AND bc.dimension = 'category' AND bc.key = o.category
+JOIN b AS bd ON bd.mode = o.mode AND bd.dimension = 'domain' AND bd.key = o.domain
+JOIN b AS bh ON bh.mode = o.mode AND bh.dimension = 'horizon' AND bh.key = o.horizon_bucket
+WHERE o.forecaster IN (SELECT best FROM _lb_best)
+GROUP BY o.mode, o.question_id;
+
+-- Per (cell, forecaster, bootstrap group): the sums every interval needs (grouping sets again),
+-- then unpivoted into rounds.
+CREATE OR REPLACE TABLE _lb_groups AS
+WITH g AS (
+  SELECT o.mode, o.forecaster, o.grp, o.category, o.domain, o.horizon_bucket,
+         count(o.b_l) AS n_l, sum(o.b_l) AS sb_l, count(o.dm_l) AS nm_l, sum(o.dm_l) AS sdm_l,
+         count(o.b_l - b.o_l) AS no_l, sum(o.b_l - b.o_l) AS so_l,
+         count(o.b_l - b.c_l) AS nc_l, sum(o.b_l - b.c_l) AS sc_l,
+         count(o.b_l - b.d_l) AS nd_l, sum(o.b_l - b.d_l) AS sd_l,
+         count(o.b_l - b.h_l) AS nh_l, sum(o.b_l - b.h_l) AS sh_l,
+         count(o.b_a) AS n_a, sum(o.b_a) AS sb_a, count(o.dm_a) AS nm_a, sum(o.dm_a) AS sdm_a,
+         count(o.b_a - b.o_a) AS no_a, sum(o.b_a - b.o_a) AS so_a,
+         count(o.b_a - b.c_a) AS nc_a, sum(o.b_a - b.c_a) AS sc_a,
+         count(o.b_a - b.d_a) AS nd_a, sum(o.b_a - b.d_a) AS sd_a,
+         count(o.b_a - b.h_a) AS nh_a, sum(o.b_a - b.h_a) AS sh_a
+  FROM _lb_obs AS o
+  LEFT JOIN _lb_qbest AS b ON b.mode = o.mode AND b.question_id = o.question_id
+  GROUP BY GROUPING SETS ((o.mode, o.forecaster, o.grp), (o.mode, o.forecaster, o.grp, o.category),
+                          (o.mode, o.forecaster, o.grp, o.domain),
+                          (o.mode, o.forecaster, o.grp, o.horizon_bucket))
+),
+k AS (
+  SELECT *,
+         CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
+              WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
+         coalesce(category, domain, horizon_bucket, 'all') AS key
+  FROM g
+)
+SELECT mode, 'latest' AS rounds, forecaster, grp, dimension, key,
+       n_l AS n, sb_l AS sum_brier, nm_l AS n_market, sdm_l AS sum_diff_market,
+       CASE dimension WHEN 'category' THEN nc_l WHEN 'domain' THEN nd_l WHEN 'horizon' THEN nh_l ELSE no_l END AS n_best,
+       CASE dimension WHEN 'category' THEN sc_l WHEN 'domain' THEN sd_l WHEN 'horizon' THEN sh_l ELSE so_l END AS sum_diff_best
+FROM k WHERE n_l > 0
+UNION ALL
+SELECT mode, 'all', forecaster, grp, dimension, key,
+       n_a, sb_a, nm_a, sdm_a,
+       CASE dimension WHEN 'category' THEN nc_a WHEN 'domain' THEN nd_a WHEN 'horizon' THEN nh_a ELSE no_a END,
+       CASE dimension WHEN 'category' THEN sc_a WHEN 'domain' THEN sd_a WHEN 'horizon' THEN sh_a ELSE so_a END
+FROM k WHERE n_a > 0;
 
 DROP TABLE _lb_qbest;
 
@@ -256,14 +268,16 @@ WITH paired AS (
   GROUP BY ALL
 ),
 cells AS (
-  SELECT mode, rounds, 'overall' AS dimension, 'all' AS key, count(*) AS n_questions
-  FROM _lb_q GROUP BY ALL
-  UNION ALL
-  SELECT mode, rounds, 'category', category, count(*) FROM _lb_q GROUP BY ALL
-  UNION ALL
-  SELECT mode, rounds, 'domain', domain, count(*) FROM _lb_q GROUP BY ALL
-  UNION ALL
-  SELECT mode, rounds, 'horizon', horizon_bucket, count(*) FROM _lb_q GROUP BY ALL
+  SELECT mode, r.rounds, dimension, key, n_questions
+  FROM (
+    SELECT mode, 'overall' AS dimension, 'all' AS key, count(*) AS n_questions FROM _lb_q GROUP BY ALL
+    UNION ALL
+    SELECT mode, 'category', category, count(*) FROM _lb_q GROUP BY ALL
+    UNION ALL
+    SELECT mode, 'domain', domain, count(*) FROM _lb_q GROUP BY ALL
+    UNION ALL
+    SELECT mode, 'horizon', horizon_bucket, count(*) FROM _lb_q GROUP BY ALL
+  ) CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
 )
 SELECT p.mode, p.rounds, p.dimension, p.key, p.forecaster, p.kind,
        rank() OVER (PARTITION BY p.mode, p.rounds, p.dimension, p.key ORDER BY p.brier_adjusted) AS rank,

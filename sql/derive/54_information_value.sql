@@ -12,21 +12,32 @@
 
 CREATE OR REPLACE TABLE _voi_pairs AS
 WITH by_mode AS (
-  SELECT rounds, forecaster, question_id, any_value(category) AS category, any_value(grp) AS grp,
-         max(brier) FILTER (WHERE mode = 'blind') AS b_blind,
-         max(brier) FILTER (WHERE mode = 'informed') AS b_informed,
-         max(brier) FILTER (WHERE mode = 'augmented') AS b_augmented
+  SELECT forecaster, question_id, any_value(category) AS category, any_value(grp) AS grp,
+         max(b_l) FILTER (WHERE mode = 'blind') AS blind_l,
+         max(b_l) FILTER (WHERE mode = 'informed') AS informed_l,
+         max(b_l) FILTER (WHERE mode = 'augmented') AS augmented_l,
+         max(b_a) FILTER (WHERE mode = 'blind') AS blind_a,
+         max(b_a) FILTER (WHERE mode = 'informed') AS informed_a,
+         max(b_a) FILTER (WHERE mode = 'augmented') AS augmented_a
   FROM _lb_obs
   WHERE forecaster <> 'market'
-  GROUP BY rounds, forecaster, question_id
+  GROUP BY forecaster, question_id
+),
+pairs AS (
+  SELECT forecaster, question_id, category, grp, 'latest' AS rounds, 'blind_to_informed' AS comparison,
+         blind_l AS b_from, informed_l AS b_to
+  FROM by_mode
+  UNION ALL
+  SELECT forecaster, question_id, category, grp, 'latest', 'informed_to_augmented', informed_l, augmented_l
+  FROM by_mode
+  UNION ALL
+  SELECT forecaster, question_id, category, grp, 'all', 'blind_to_informed', blind_a, informed_a
+  FROM by_mode
+  UNION ALL
+  SELECT forecaster, question_id, category, grp, 'all', 'informed_to_augmented', informed_a, augmented_a
+  FROM by_mode
 )
-SELECT rounds, forecaster, question_id, category, grp, 'blind_to_informed' AS comparison,
-       b_blind AS b_from, b_informed AS b_to
-FROM by_mode WHERE b_blind IS NOT NULL AND b_informed IS NOT NULL
-UNION ALL
-SELECT rounds, forecaster, question_id, category, grp, 'informed_to_augmented',
-       b_informed, b_augmented
-FROM by_mode WHERE b_informed IS NOT NULL AND b_augmented IS NOT NULL;
+SELECT * FROM pairs WHERE b_from IS NOT NULL AND b_to IS NOT NULL;
 
 CREATE OR REPLACE TABLE _voi_groups AS
 SELECT rounds, forecaster, comparison,

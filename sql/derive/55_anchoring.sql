@@ -75,3 +75,7 @@ ORDER BY pt.forecaster, CASE pt.mode WHEN 'blind' THEN 0 WHEN 'informed' THEN 1 
 
 DROP TABLE _anc_obs;
 DROP TABLE _anc_groups;
+
+-- The leaderboard's observations (52) are not needed after 54: free them.
+DROP TABLE _lb_obs;
+DROP TABLE _lb_q;
