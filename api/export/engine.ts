@@ -400,6 +400,7 @@ export class ExportEngine {
     if (source === null || join === null || job.cap !== null) throw new Error(`export ${job.table.name}/${job.format} cannot be sliced`);
     const files = new Set<string>();
     let pending: Promise<void> | null = null;
+    let sent = 0;
     try {
       const { conn, done } = await this.#connect(job, signal, source);
       try {
@@ -410,7 +411,6 @@ export class ExportEngine {
         const ranges = planSlices(groups.getRows().map((r) => Number(r[1])), this.firstSliceRows, this.maxSliceRows);
         const select = exportSelect(job.table.sqlFile);
         let rows = 0;
-        let sent = 0;
         for (let k = 0; k < ranges.length; k++) {
           const remaining = job.limit === null ? null : job.limit - rows;
           if (remaining !== null && remaining <= 0) break;
@@ -449,7 +449,10 @@ export class ExportEngine {
       }
     } catch (err) {
       if (signal.aborted) {
-        this.stats.cancelledDuringCopy++;
+        // Once a slice was handed over the body is being streamed: a cancellation then counts as
+        // one during streaming (whether the next COPY or the write noticed first).
+        if (sent === 0) this.stats.cancelledDuringCopy++;
+        else this.stats.cancelledDuringStream++;
         throw new ExportCancelled();
       }
       throw err;

@@ -237,10 +237,8 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
             }
             if (framer) await writeChunk(res, framer.end());
           } catch (err) {
-            if (err instanceof ResponseClosed || res.destroyed) {
-              if (res.headersSent) engine.stats.cancelledDuringStream++;
-              throw new ExportCancelled();
-            }
+            // The engine counted the cancellation (it knows whether streaming had begun).
+            if (err instanceof ResponseClosed || abort.signal.aborted) throw new ExportCancelled();
             throw err;
           }
           res.addTrailers({ 'X-Export-Rows': String(result.rows) });
