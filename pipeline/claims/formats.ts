@@ -5,8 +5,8 @@
  * warehouse, see slug.ts); any malformed record throws an ImportError naming file, line and field,
  * and nothing is returned. The output depends only on the files and `now`.
  */
-import { readFile, readdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseCsv, CsvSyntaxError } from '../import/csv.ts';
 import { ImportError } from '../import/import-error.ts';
 import type { RawRow } from '../warehouse/tables.ts';
@@ -412,25 +412,8 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// csv: the generic format for operators' own claims (every *.csv file of the directory)
-
-export const GENERIC_REQUIRED = ['claim_id', 'source', 'made_at', 'kind', 'subject'] as const;
-const CLAIM_ID = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,199}$/;
-const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-function timeOf(r: Rec, file: string, field: string, optional: boolean): Date | null {
-  const t = r.get(field);
-  if (t === '') {
-    if (optional) return null;
-    throw new ImportError(file, r.line, field, 'missing required value');
-  }
-  const m = TIME.exec(t);
-  const ms = m ? Date.parse(m[4] === undefined ? `${t}T00:00:00Z` : /[zZ]|[+-]\d{2}:?\d{2}$/.test(t) ? t : `${t}Z`) : NaN;
-  if (!m || !Number.isFinite(ms) || new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!)).getUTCDate() !== +m[3]!) {
-    throw new ImportError(file, r.line, field, `expected an ISO 8601 date or time, got ${JSON.stringify(t.slice(0, 40))}`);
-  }
-  return new Date(ms);
-}
+// csv: the generic format for operators' own claims (every *.csv file of the directory), read and
+// validated by DuckDB in generic-sql.ts (millions of rows).
 
 /**
  * Columns (header names; order free, extra columns ignored): claim_id, source (the name), made_at,
@@ -440,73 +423,10 @@ function timeOf(r: Rec, file: string, field: string, optional: boolean): Date | 
  * horizon_days, outcome (1, 0 or 0.5), realized_value, resolved_at (required with an outcome or a
  * realized value). A claim id appearing twice in the import is an error.
  */
-export async function parseGeneric(dir: string, now: Date): Promise<ParsedClaims> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((f) => f.endsWith('.csv')).sort();
-  } catch (e) {
-    throw new ImportError(dir, null, null, `cannot read the directory: ${(e as Error).message}`);
-  }
-  if (names.length === 0) throw new ImportError(dir, null, null, 'no *.csv file in the directory');
-  const claims: ClaimDraft[] = [];
-  const sources = new Map<string, SourceDraft>();
-  const seen = new Map<string, string>();
-  for (const name of names) {
-    const file = join(dir, name);
-    for (const r of csvRecords(await readText(file, 'claims'), file, GENERIC_REQUIRED)) {
-      const id = text(r, file, 'claim_id');
-      if (!CLAIM_ID.test(id)) throw new ImportError(file, r.line, 'claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)');
-      const where = `${basename(file)}:${r.line}`;
-      if (seen.has(id)) throw new ImportError(file, r.line, 'claim_id', `duplicate claim_id ${id} (first at ${seen.get(id)})`);
-      seen.set(id, where);
-      const kind = text(r, file, 'kind');
-      if (kind !== 'probability' && kind !== 'direction' && kind !== 'value') throw new ImportError(file, r.line, 'kind', `expected probability, direction or value, got ${JSON.stringify(kind)}`);
-      const sourceKind = r.get('source_kind') || 'other';
-      if (!(SOURCE_KINDS as readonly string[]).includes(sourceKind)) throw new ImportError(file, r.line, 'source_kind', `expected one of ${SOURCE_KINDS.join(', ')}`);
-      const probability = num(r, file, 'probability', { optional: kind !== 'probability', min: 0, max: 1 });
-      const value = num(r, file, 'value', { optional: kind !== 'value' });
-      const side = r.get('side') || null;
-      if (kind === 'direction' && side === null) throw new ImportError(file, r.line, 'side', 'a direction claim needs a side');
-      const outcome = num(r, file, 'outcome', { optional: true });
-      if (outcome !== null && outcome !== 0 && outcome !== 1 && outcome !== 0.5) throw new ImportError(file, r.line, 'outcome', 'expected 1, 0 or 0.5');
-      const realized = num(r, file, 'realized_value', { optional: true });
-      const resolvedAt = timeOf(r, file, 'resolved_at', outcome === null && realized === null);
-      const made = timeOf(r, file, 'made_at', false)!;
-      const source = text(r, file, 'source');
-      claims.push({
-        ...blankClaim(now),
-        claim_id: id,
-        source_name: source,
-        claimed_at: made,
-        kind,
-        claim_text: r.get('subject'),
-        probability_or_direction: kind === 'probability' ? String(probability) : kind === 'value' ? String(value) : side,
-        question_id: r.get('question_id') || null,
-        subject: text(r, file, 'subject'),
-        subject_key: r.get('subject_key') || null,
-        category: r.get('category') || null,
-        probability,
-        side,
-        value,
-        unit: r.get('unit') || null,
-        threshold: num(r, file, 'threshold', { optional: true }),
-        tolerance: num(r, file, 'tolerance', { optional: true, min: 0 }),
-        horizon_days: num(r, file, 'horizon_days', { optional: true, min: 0 }),
-        outcome,
-        realized_value: realized,
-        resolved_at: outcome === null && realized === null ? null : resolvedAt,
-        provenance_dataset: `csv:${basename(dir)}`,
-        provenance_file: name,
-        provenance_line: r.line,
-      });
-      if (!sources.has(source)) sources.set(source, { name: source, kind: sourceKind as ClaimSourceKind, url: r.get('source_url') || null, description: null, attribution: null });
-    }
-  }
-  return { claims, sources: [...sources.values()] };
-}
+export const GENERIC_REQUIRED = ['claim_id', 'source', 'made_at', 'kind', 'subject'] as const;
 
-/** Parses `dir` in `format`. */
-export function parseClaims(format: ClaimFormat, dir: string, now: Date): Promise<ParsedClaims> {
+/** Parses `dir` in one of the bundled formats (the generic csv format is imported by generic-sql.ts). */
+export function parseClaims(format: Exclude<ClaimFormat, 'csv'>, dir: string, now: Date): Promise<ParsedClaims> {
   switch (format) {
     case 'fte-polls':
       return parsePolls(dir, now);
@@ -514,7 +434,5 @@ export function parseClaims(format: ClaimFormat, dir: string, now: Date): Promis
       return parseForecasts(dir, now);
     case 'cbo':
       return parseCbo(dir, now);
-    case 'csv':
-      return parseGeneric(dir, now);
   }
 }

@@ -11,6 +11,7 @@ import { rawRelation } from '../warehouse/raw-views.ts';
 import type { RawRow } from '../warehouse/tables.ts';
 import { parseClaims, type ClaimFormat, type ParsedClaims } from './formats.ts';
 import { assignSlugs } from './slug.ts';
+import { importGenericSql } from './generic-sql.ts';
 
 export interface ClaimImportResult {
   format: ClaimFormat;
@@ -60,6 +61,11 @@ export async function importClaims(
   dir: string,
   now: Date = new Date(),
 ): Promise<ClaimImportResult> {
+  if (format === 'csv') {
+    // Read, validated and written by DuckDB (operators' files may hold millions of claims).
+    const { known, taken } = await storedSources(conn, root);
+    return { format, dir, ...(await importGenericSql(conn, root, dir, known, taken, now)) };
+  }
   const parsed = await parseClaims(format, dir, now);
   const { known, taken } = await storedSources(conn, root);
   const rows = claimRows(parsed, known, taken);

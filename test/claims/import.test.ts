@@ -30,7 +30,8 @@ function edited(folder: string, files: string[], file: string, edit: (text: stri
 }
 
 async function rejection(format: ClaimFormat, dir: string): Promise<ImportError> {
-  const err = await parseClaims(format, dir, new Date()).then(
+  const attempt = format === 'csv' ? importAll(join(tmp.dir, `wh-${n++}`), [['csv', dir]]) : parseClaims(format, dir, new Date());
+  const err = await attempt.then(
     () => null,
     (e: unknown) => e,
   );
@@ -122,12 +123,19 @@ describe('malformed files are rejected with file, line and field', () => {
       ['c1,S,2024-01-01,probability,x,0.4,,,1,\n', 2, 'resolved_at'],
       ['c1,S,2024-02-30,probability,x,0.4,,,,\n', 2, 'made_at'],
       ['c1,S,2024-01-01,probability,x,0.4,,,2,2024-03-01\n', 2, 'outcome'],
+      ['c0,S,2024-01-01,value,x,,,7,,\nc1,S,2024-01-01,probability,x,1.4,,,,\n', 3, 'probability'],
+      ['c1,S,2024-01-01,probability,x,0.4,,,,\nc2,S,2024-01-01,value,x,,,abc,,\n', 3, 'value'],
     ];
     for (const [body, line, field] of cases) {
       writeFileSync(join(dir, 'claims.csv'), head + body);
       const e = await rejection('csv', dir);
       expect([e.line, e.field], body).toEqual([line, field]);
+      expect(e.file).toBe(join(dir, 'claims.csv'));
     }
+    writeFileSync(join(dir, 'claims.csv'), 'claim_id,source,made_at,kind\nc1,S,2024-01-01,value\n');
+    expect([(await rejection('csv', dir)).field]).toEqual(['subject']);
+    writeFileSync(join(dir, 'claims.csv'), head + 'c1,S,2024-01-01,value,"two\nlines",,,3,,\n');
+    expect((await rejection('csv', dir)).reason).toContain('line break');
   });
 
   it('nothing of a rejected import is written, not even its valid rows or sources', async () => {

@@ -1,0 +1,226 @@
+/**
+ * The generic CSV claims format, read and validated by DuckDB (issue 11: operators' own claims may
+ * be millions of rows; a JavaScript parse and appender would dominate the import). The format is
+ * the one documented in formats.ts (`parseGeneric`) and pipeline/claims/README.md; this module is
+ * its implementation for `quorum import claims csv <dir>`:
+ *
+ *  1. every `*.csv` of the directory is read with `read_csv` (header, every column as text, strict
+ *     quoting) into a temp table, each record numbered with its line (the header is line 1; a
+ *     record is one line: quoted line breaks are refused by the line check below);
+ *  2. one SQL pass finds the first invalid record (file order) and the first failing field,
+ *     reported as an ImportError (file, line, field) before anything is written;
+ *  3. sources get their slugs in JavaScript (slug.ts: 10,000 names are nothing), joined back;
+ *  4. the claims and sources are appended like every raw append (raw-writer's rules: dedupe on the
+ *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { ImportError } from '../import/import-error.ts';
+import { sqlIdent, sqlPath } from '../warehouse/duckdb.ts';
+import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
+import { rawRelation } from '../warehouse/raw-views.ts';
+import { RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
+import { GENERIC_REQUIRED, SOURCE_KINDS } from './formats.ts';
+import { assignSlugs } from './slug.ts';
+
+const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'category', 'probability', 'side', 'value',
+  'unit', 'threshold', 'tolerance', 'horizon_days', 'outcome', 'realized_value', 'resolved_at'] as const;
+
+const NUM = (c: string) => `(${c} IS NOT NULL AND TRY_CAST(${c} AS DOUBLE) IS NULL)`;
+/** ISO 8601 date or date-time as the generic format allows; NULL when it is not one (2024-02-30 included). */
+const TIME = (c: string) =>
+  `CASE WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?') ` +
+  `THEN TRY_CAST(CASE WHEN length(${c}) = 10 THEN ${c} || 'T00:00:00Z' WHEN regexp_matches(${c}, '(Z|[+-]\\d{2}:?\\d{2})$') THEN ${c} ELSE ${c} || 'Z' END AS TIMESTAMPTZ) END`;
+
+/**
+ * The validation checks in order: [field, reason, SQL condition that is TRUE for a bad record].
+ * Columns hold trimmed text, NULL when empty.
+ */
+const CHECKS: [string | null, string, string][] = [
+  [null, 'a line break inside a quoted field is not supported (records are one line each)',
+    "concat_ws('|', claim_id, source, subject, side, unit, source_url, category, subject_key, question_id, source_kind, kind) LIKE '%' || chr(10) || '%'"],
+  ['claim_id', 'missing required value', 'claim_id IS NULL'],
+  ['claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)', "NOT regexp_full_match(claim_id, '[A-Za-z0-9][A-Za-z0-9:._-]{0,199}')"],
+  ['claim_id', 'duplicate claim_id', '_dup > 1'],
+  ['source', 'missing required value', 'source IS NULL'],
+  ['made_at', 'missing required value', 'made_at IS NULL'],
+  ['made_at', 'expected an ISO 8601 date or time', `${TIME('made_at')} IS NULL`],
+  ['kind', 'missing required value', 'kind IS NULL'],
+  ['kind', 'expected probability, direction or value', "kind NOT IN ('probability', 'direction', 'value')"],
+  ['subject', 'missing required value', 'subject IS NULL'],
+  ['source_kind', `expected one of ${SOURCE_KINDS.join(', ')}`, `source_kind IS NOT NULL AND source_kind NOT IN (${SOURCE_KINDS.map((k) => `'${k}'`).join(', ')})`],
+  ['probability', 'missing required value', "kind = 'probability' AND probability IS NULL"],
+  ['probability', 'expected a number in [0, 1]', `${NUM('probability')} OR NOT (TRY_CAST(probability AS DOUBLE) BETWEEN 0 AND 1)`],
+  ['side', 'a direction claim needs a side', "kind = 'direction' AND side IS NULL"],
+  ['value', 'missing required value', "kind = 'value' AND value IS NULL"],
+  ['value', 'expected a number', `${NUM('value')} OR NOT isfinite(TRY_CAST(value AS DOUBLE))`],
+  ['threshold', 'expected a number', NUM('threshold')],
+  ['tolerance', 'expected a number >= 0', `${NUM('tolerance')} OR TRY_CAST(tolerance AS DOUBLE) < 0`],
+  ['horizon_days', 'expected a number >= 0', `${NUM('horizon_days')} OR TRY_CAST(horizon_days AS DOUBLE) < 0`],
+  ['outcome', 'expected 1, 0 or 0.5', `${NUM('outcome')} OR TRY_CAST(outcome AS DOUBLE) NOT IN (0, 0.5, 1)`],
+  ['realized_value', 'expected a number', NUM('realized_value')],
+  ['resolved_at', 'missing required value', '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND resolved_at IS NULL'],
+  ['resolved_at', 'expected an ISO 8601 date or time', `resolved_at IS NOT NULL AND ${TIME('resolved_at')} IS NULL`],
+];
+
+function q(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/** Reads one CSV into `_gen_in` (appending), records numbered by line; header errors name the file. */
+async function readOne(conn: DuckDBConnection, file: string, first: boolean): Promise<void> {
+  let header: string[];
+  try {
+    const described = await conn.runAndReadAll(
+      `DESCRIBE SELECT * FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true)`,
+    );
+    header = described.getRowObjectsJS().map((r) => String(r.column_name));
+  } catch (e) {
+    throw new ImportError(file, 1, null, `unreadable CSV: ${(e as Error).message.split('\n')[0]}`);
+  }
+  for (const col of GENERIC_REQUIRED) if (!header.includes(col)) throw new ImportError(file, 1, col, 'missing required column in header');
+  const cols = [...GENERIC_REQUIRED, ...OPTIONAL];
+  const select = cols
+    .map((c) => (header.includes(c) ? `nullif(trim(${sqlIdent(c)}), '') AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
+    .join(', ');
+  const body =
+    `SELECT ${q(file)} AS _file, (row_number() OVER () + 1)::BIGINT AS _line, ${select} ` +
+    `FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)`;
+  try {
+    await conn.run(first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body}` : `INSERT INTO _gen_in ${body}`);
+  } catch (e) {
+    const msg = (e as Error).message;
+    const line = /line:? (\d+)/i.exec(msg);
+    throw new ImportError(file, line ? Number(line[1]) : null, null, `malformed CSV (truncated or malformed row): ${msg.split('\n')[0]}`);
+  }
+}
+
+/** The first invalid record (file order, then line), as an ImportError; null when all are valid. */
+async function firstInvalid(conn: DuckDBConnection): Promise<ImportError | null> {
+  const cases = CHECKS.map(([field, reason, bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
+  const r = await conn.runAndReadAll(
+    `WITH d AS (SELECT *, count(*) OVER (PARTITION BY claim_id ORDER BY _file, _line ROWS UNBOUNDED PRECEDING) AS _dup FROM _gen_in) ` +
+      `SELECT _file, _line, CASE ${cases} END AS failed FROM d WHERE (CASE ${cases} END) IS NOT NULL ORDER BY _file, _line LIMIT 1`,
+  );
+  const row = r.getRowObjectsJS()[0];
+  if (!row) return null;
+  const [field, reason] = CHECKS[Number(row.failed)]!;
+  return new ImportError(String(row._file), Number(row._line), field, reason);
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Appends the rows of the temp table `stage` (the raw table's columns) idempotently, like raw-writer. */
+export async function appendStaged(conn: DuckDBConnection, root: string, table: RawTableName, stage: string, now: Date): Promise<{ received: number; written: number }> {
+  const { columns, key } = RAW_TABLES[table];
+  const keyCols = key.map(sqlIdent).join(', ');
+  const colList = Object.keys(columns).map(sqlIdent).join(', ');
+  const typed = Object.entries(columns).map(([c, t]) => `CAST(${sqlIdent(c)} AS ${t}) AS ${sqlIdent(c)}`).join(', ');
+  const received = Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${stage}`)).getRowObjectsJS()[0]!.n);
+  // Keys already stored are skipped (anti join); within the batch the first row (file order) wins.
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE _gen_new AS SELECT ${typed} FROM (` +
+      `SELECT * FROM ${stage} QUALIFY row_number() OVER (PARTITION BY ${keyCols} ORDER BY _ord) = 1) s ` +
+      `WHERE NOT EXISTS (SELECT 1 FROM (${rawRelation(root, table)}) e WHERE ${key.map((k) => `e.${sqlIdent(k)} = s.${sqlIdent(k)}`).join(' AND ')}) ORDER BY _ord`,
+  );
+  const written = Number((await conn.runAndReadAll('SELECT count(*)::BIGINT AS n FROM _gen_new')).getRowObjectsJS()[0]!.n);
+  if (written > 0) {
+    const dir = rawPartitionDir(root, table, runDate(now), newRunId(now));
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `part-${Date.now()}-${randomBytes(4).toString('hex')}.parquet`);
+    const tmp = `${file}.tmp`;
+    try {
+      await conn.run(`COPY (SELECT ${colList} FROM _gen_new) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+      fsyncPath(tmp);
+      renameSync(tmp, file);
+      fsyncPath(dir);
+    } catch (err) {
+      if (existsSync(tmp)) rmSync(tmp, { force: true });
+      throw err;
+    }
+  }
+  await conn.run('DROP TABLE IF EXISTS _gen_new');
+  return { received, written };
+}
+
+/**
+ * Imports every `*.csv` of `dir` (generic format). `known`/`taken`: the stored sources (slug.ts).
+ * Throws an ImportError, writing nothing, when any record is invalid.
+ */
+export async function importGenericSql(
+  conn: DuckDBConnection,
+  root: string,
+  dir: string,
+  known: ReadonlyMap<string, string>,
+  taken: ReadonlySet<string>,
+  now: Date,
+): Promise<{ claims: { received: number; written: number }; sources: { received: number; written: number } }> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((f) => f.endsWith('.csv')).sort();
+  } catch (e) {
+    throw new ImportError(dir, null, null, `cannot read the directory: ${(e as Error).message}`);
+  }
+  if (names.length === 0) throw new ImportError(dir, null, null, 'no *.csv file in the directory');
+  try {
+    for (const [i, name] of names.entries()) await readOne(conn, join(dir, name), i === 0);
+    const bad = await firstInvalid(conn);
+    if (bad) throw bad;
+
+    // Sources: first row of each name (file order) gives its kind and url.
+    const srcRows = (
+      await conn.runAndReadAll(
+        'SELECT source, arg_min(coalesce(source_kind, \'other\'), (_file, _line)) AS kind, arg_min(source_url, (_file, _line)) AS url FROM _gen_in GROUP BY source',
+      )
+    ).getRowObjectsJS() as { source: string; kind: string; url: string | null }[];
+    const slugs = assignSlugs(srcRows.map((r) => r.source), known, taken);
+    await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources (source VARCHAR, source_slug VARCHAR, kind VARCHAR, url VARCHAR, _ord BIGINT)');
+    const app = await conn.createAppender('_gen_sources', 'main', 'temp');
+    try {
+      srcRows.forEach((r, i) => {
+        app.appendVarchar(r.source);
+        app.appendVarchar(slugs.get(r.source)!);
+        app.appendVarchar(r.kind);
+        if (r.url === null) app.appendNull();
+        else app.appendVarchar(r.url);
+        app.appendBigInt(BigInt(i));
+        app.endRow();
+      });
+      app.flushSync();
+    } finally {
+      app.closeSync();
+    }
+    const nowSql = q(now.toISOString());
+    await conn.run(
+      'CREATE OR REPLACE TEMP TABLE _gen_sources_stage AS SELECT source_slug, source AS name, kind, url, NULL AS description, NULL AS attribution, _ord FROM _gen_sources',
+    );
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE _gen_claims_stage AS SELECT i.claim_id, s.source_slug, i.question_id, ` +
+        `(${TIME('i.made_at')} AT TIME ZONE 'UTC') AS claimed_at, i.subject AS claim_text, ` +
+        `CASE i.kind WHEN 'probability' THEN i.probability WHEN 'value' THEN i.value ELSE i.side END AS probability_or_direction, ` +
+        `i.subject, i.subject_key, i.category, i.kind, TRY_CAST(i.probability AS DOUBLE) AS probability, i.side, ` +
+        `TRY_CAST(i.value AS DOUBLE) AS value, i.unit, TRY_CAST(i.threshold AS DOUBLE) AS threshold, ` +
+        `TRY_CAST(i.tolerance AS DOUBLE) AS tolerance, TRY_CAST(i.horizon_days AS DOUBLE) AS horizon_days, ` +
+        `TRY_CAST(i.outcome AS DOUBLE) AS outcome, TRY_CAST(i.realized_value AS DOUBLE) AS realized_value, ` +
+        `CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (${TIME('i.resolved_at')} AT TIME ZONE 'UTC') END AS resolved_at, ` +
+        `${q(`csv:${basename(dir)}`)} AS provenance_dataset, regexp_extract(i._file, '[^/\\\\]+$') AS provenance_file, i._line AS provenance_line, ` +
+        `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at, row_number() OVER (ORDER BY i._file, i._line) AS _ord ` +
+        `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source`,
+    );
+    await conn.run('DROP TABLE _gen_in');
+    const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now);
+    const claims = await appendStaged(conn, root, 'claims', '_gen_claims_stage', now);
+    return { claims, sources };
+  } finally {
+    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_claims_stage', '_gen_new']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+  }
+}
