@@ -1,9 +1,9 @@
 /**
  * Issue 9 point 1 end to end: `quorum sync` (the real CLI, in its own process) with Kalshi's base
  * URL on a listener that accepts the connection and never answers, and a short venue deadline
- * (QUORUM_VENUE_TIMEOUT_MS). The sync must end within the deadline + 5 s of that request, report
- * Kalshi as failed with a timeout (Manifold, answering from a loopback replay, is synced), and
- * release the run lock. The process runs with a full garbage collection every 300 ms
+ * (QUORUM_VENUE_TIMEOUT_MS). Kalshi must be given up within the deadline + 5 s of that request
+ * and the process end right after, Kalshi reported failed with a timeout (Manifold, answering
+ * from a loopback replay, is synced), the run lock released. The process runs with a full garbage collection every 300 ms
  * (test/net/gc-preload.mjs), so a deadline that can be collected before it fires
  * (AbortSignal.timeout inside AbortSignal.any, nodejs/node#57736) is collected here, not by chance.
  */
