@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { count, isoTime, prob, zProb } from '../openapi/common.ts';
+import { count, isoTime, zProb } from '../openapi/common.ts';
 
 const LOGIT_CLIP = 0.001;
 
@@ -151,4 +151,3 @@ export function recalibrationChecks(rows: readonly JsonRow[]): z.input<typeof Re
   }));
 }
 
-export { prob };

@@ -212,7 +212,9 @@ export class ProbabilityService {
         : null,
       evidence: [],
     };
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]);
+    // Evidence retrieval gets at most a third of the request's deadline (the models keep the rest)
+    // and stops when the client goes away.
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.floor(this.timeoutMs / 3))]);
     let evidence: EvidenceRow[] = [];
     if (mode === 'augmented' && (this.#opts.evidenceProviders?.length ?? 0) > 0) {
       const g = await gatherEvidence([task.question], {
