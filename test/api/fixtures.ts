@@ -45,6 +45,31 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     source_slug: V, name: V, kind: V, resolutions: B, annulled: B, amended: B, changed: B, share_changed: D,
     median_lag_days: D, n_lag: B,
   },
+  // issue 11 (empty unless a test fills them): the claims database and track records (sql/derive/90-94)
+  claims: {
+    claim_id: V, source_slug: V, made_at: TS, question_id: V, subject: V, subject_key: V, category: V, kind: V,
+    probability: D, side: V, value: D, unit: V, threshold: D, tolerance: D, horizon_days: D, outcome: D,
+    realized_value: D, resolved_at: TS, provenance_dataset: V, provenance_file: V, provenance_line: B, claim_text: V,
+    reference_probability: D, origin: V, resolved: 'BOOLEAN', hit: D, brier: D, log_loss: D, reference_brier: D,
+    error: D, within_tolerance: 'BOOLEAN', reference_value: D, year: 'INTEGER', horizon_bucket: V,
+  },
+  claim_sources: { source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL },
+  track_records: {
+    source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL, n_claims: B,
+    n_resolved: B, n_directional: B, hits: D, accuracy_score: D, accuracy_ci95_lo: D, accuracy_ci95_hi: D,
+    shrunk_score: D, prior_score: D, prior_weight: D, ranked: 'BOOLEAN', rank: B, n_probability: B, brier: D,
+    log_loss: D, n_value: B, mae: D, bias: D, share_within: D, n_reference_probability: B, brier_skill: D,
+    n_reference_value: B, value_skill: D, first_claim_at: TS, last_claim_at: TS,
+  },
+  track_record_calibration: { source_slug: V, bin: 'INTEGER', n: B, mean_probability: D, observed: D },
+  track_record_horizons: {
+    source_slug: V, horizon_bucket: V, min_horizon_days: D, n_resolved: B, n_directional: B, accuracy_score: D,
+    n_probability: B, brier: D, n_value: B, mae: D, bias: D, share_within: D,
+  },
+  track_record_trends: {
+    source_slug: V, year: 'INTEGER', n_resolved: B, n_directional: B, accuracy_score: D, accuracy_ci95_lo: D,
+    accuracy_ci95_hi: D, n_probability: B, brier: D, log_loss: D, n_value: B, mae: D, bias: D, share_within: D,
+  },
   accuracy: {
     scope: V, forecaster: V, mode: V, dimension: V, key: V, n: B, brier: D, log_loss: D,
     n_directional: B, n_correct: B, n_no_direction: B, accuracy_pct: D,
