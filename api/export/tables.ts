@@ -19,7 +19,7 @@
 import type { TimeFilter } from './params.ts';
 import type { Plan } from './plans.ts';
 
-export const EXPORT_TABLES = ['predictions', 'resolved', 'scores', 'forecasts'] as const;
+export const EXPORT_TABLES = ['predictions', 'resolved', 'scores', 'forecasts', 'claims', 'track_records'] as const;
 export type ExportTable = (typeof EXPORT_TABLES)[number];
 
 export interface ExportTableSpec {
@@ -86,6 +86,30 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
     sinceAlias: 'created_since',
     sliceSource: null,
     minPlan: 'enterprise',
+  },
+  /** The claims database (issue 11): `claims`, made_at and resolved_at; api, like GET /api/claims/. */
+  claims: {
+    name: 'claims',
+    sqlFile: 'export-claims',
+    snapshotTables: ['claims'],
+    rawForecasts: false,
+    status: false,
+    timeFilters: { created_since: 'made_at', resolved_since: 'resolved_at' },
+    sinceAlias: 'created_since',
+    sliceSource: 'claims',
+    minPlan: 'api',
+  },
+  /** Every source's track record (issue 11); pro, like GET /api/track-records/. */
+  track_records: {
+    name: 'track_records',
+    sqlFile: 'export-track-records',
+    snapshotTables: ['track_records'],
+    rawForecasts: false,
+    status: false,
+    timeFilters: { updated_since: 'last_claim_at' },
+    sinceAlias: 'updated_since',
+    sliceSource: 'track_records',
+    minPlan: 'pro',
   },
 };
 
