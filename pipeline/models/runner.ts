@@ -43,7 +43,7 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import PQueue from 'p-queue';
 import { z } from 'zod';
-import { fetch as undiciFetch } from 'undici';
+import { Agent } from 'undici';
 import { startDeadline, untilAborted } from '../net/deadline.ts';
 import { createResettablePool, type ResettablePool } from '../net/pool.ts';
 import type { RAW_TABLES } from '../warehouse/tables.ts';
@@ -187,9 +187,10 @@ export function createModelClients(
     const calls = new Map<string, CallState>();
     // Without an injected fetch, the model's own pool: undici leaves a spare connection open after
     // a call stopped at its deadline, and the pool is renewed once no call is in flight.
-    const pool = opts.fetch ? undefined : createResettablePool();
+    // fetch follows redirects itself: the pool is a plain keep-alive agent.
+    const pool = opts.fetch ? undefined : createResettablePool(() => new Agent({ keepAliveTimeout: 10_000 }));
     const inner: typeof fetch =
-      opts.fetch ?? (((input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as string, { ...(init as object), dispatcher: pool!.dispatcher })) as unknown as typeof fetch);
+      opts.fetch ?? ((input, init) => fetch(input, { ...init, dispatcher: pool!.dispatcher } as RequestInit));
     const client = new OpenAI({
       baseURL: model.base_url,
       apiKey: model.apiKey,
