@@ -38,6 +38,9 @@ import { ROUTES } from './routes/index.ts';
 import { SnapshotReader } from './snapshot/reader.ts';
 import { defaultProbabilityOptions } from './probability/setup.ts';
 import { ProbabilityService, type ProbabilityOptions } from './probability/service.ts';
+import { loadEventsConfig, type EventsConfig } from '../pipeline/events/config.ts';
+import { EventFeed } from './events/feed.ts';
+import { StreamHub } from './events/stream-hub.ts';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -75,6 +78,9 @@ export interface CreateAppOptions {
   /** The probability endpoint's models and limits (api/probability/); default: from the environment
    *  (QUORUM_MODELS_FILE, else the bundled simulator started on first use); false: not offered (503). */
   probability?: false | ProbabilityOptions;
+  /** Events (api/events/: the SSE stream): settings over the environment's (QUORUM_EVENTS_*,
+   *  QUORUM_STREAM_*), or false to leave the stream out (503). */
+  events?: false | Partial<EventsConfig>;
 }
 
 export interface AppHandle {
@@ -120,6 +126,11 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     poolSize: opts.poolSize,
     maxPriceAgeHours: opts.maxPriceAgeHours,
   });
+  const eventsConfig = opts.events === false ? null : { ...loadEventsConfig(), ...opts.events };
+  const eventFeed = eventsConfig
+    ? await EventFeed.open({ dataDir: opts.dataDir, logger, pollMs: eventsConfig.pollMs, retentionMs: eventsConfig.retentionMs })
+    : null;
+  const eventStream = eventFeed && eventsConfig ? new StreamHub(eventFeed, { ...eventsConfig, logger }) : null;
   const metrics = createMetrics();
   const quotas = new QuotaKeeper(limits, usage);
   let document: Record<string, unknown> | null = null;
@@ -146,6 +157,8 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   app.set('query parser', 'simple');
   app.set('strict routing', false);
   app.set('trust proxy', opts.trustProxy ?? false);
+  // The SSE hub for GET /api/stream/ (api/routes/stream.ts reads it from here).
+  if (eventStream) app.locals.eventStream = eventStream;
 
   let shuttingDown = false;
   const helmetHeaders = captureHeaders(
@@ -249,10 +262,13 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     routes,
     beginShutdown() {
       shuttingDown = true;
+      eventStream?.closeAll(); // open streams would otherwise hold the shutdown until its timeout
     },
     async close() {
       if (closed) return;
       closed = true;
+      eventStream?.close();
+      await eventFeed?.close();
       await exportService?.close();
       await usage.close();
       await probability?.close();

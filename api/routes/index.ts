@@ -23,6 +23,7 @@ import { predictionsResolvedRoute } from './predictions-resolved.ts';
 import { serviceStatsRoute } from './service-stats.ts';
 import { usageRoute } from './usage.ts';
 import { probabilityRequestRoute, probabilityRoute } from './probability.ts';
+import { streamRoute } from './stream.ts';
 import { trackRecordsOverviewRoute, trackRecordsSourceRoute, trackRecordsTrendsRoute } from './track-records.ts';
 import { claimsDetailRoute, claimsListRoute } from './claims.ts';
 
@@ -59,6 +60,7 @@ export const ROUTES: readonly RouteDef[] = [
   trackRecordsTrendsRoute,
   claimsListRoute,
   claimsDetailRoute,
+  streamRoute,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
   // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
   // must be registered before it.

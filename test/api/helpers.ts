@@ -45,7 +45,10 @@ export interface Got {
 
 export async function get(server: ServerHandle, p: string, init?: RequestInit): Promise<Got> {
   const res = await fetch(server.url + p, init);
-  const text = await res.text();
+  // An SSE stream (GET /api/stream/) never ends: its status and headers are the answer.
+  const stream = res.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
+  if (stream) await res.body?.cancel();
+  const text = stream ? '' : await res.text();
   let body: any = text;
   try {
     body = text === '' ? null : JSON.parse(text);

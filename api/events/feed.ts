@@ -1,0 +1,148 @@
+/**
+ * The API's view of the raw `events` table (issue 15): polls `raw/events/` for new Parquet parts
+ * (the pipeline writes them atomically, in this or another process), reads the events after the
+ * last one seen, and hands them to listeners (the SSE hub) in sequence order. Also answers
+ * "events after seq N" for resumes, from the retained events only.
+ *
+ * Reads go through the pipeline's shared DuckDB instance (one per process), on a short-lived
+ * connection per read.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { rawTableDir } from '../../pipeline/warehouse/layout.ts';
+import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
+import { sqlFile } from '../../pipeline/warehouse/sql-files.ts';
+import { runQuery } from '../db/query.ts';
+
+/** One event as the stream and webhooks send it. */
+export interface FeedEvent {
+  seq: number;
+  id: string;
+  type: string;
+  questionId: string | null;
+  category: string | null;
+  /** ISO 8601 UTC: when the pipeline wrote it. */
+  timestamp: string;
+  /** The payload, parsed. */
+  data: unknown;
+}
+
+export interface EventFeedOptions {
+  dataDir: string;
+  logger: Logger;
+  /** How often raw/events is checked for new parts, in ms (0: only poll() on demand). */
+  pollMs: number;
+  /** Events older than this (ms) are not replayed. */
+  retentionMs: number;
+}
+
+const PAGE = 500;
+
+/** Names of every committed part below raw/events (sorted): changes when a run writes events. */
+function partsSignature(dir: string): string {
+  if (!existsSync(dir)) return '';
+  const names: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith('.parquet')) names.push(join(d, e.name));
+    }
+  };
+  walk(dir);
+  return names.sort().join('\n');
+}
+
+export class EventFeed {
+  readonly #opts: EventFeedOptions;
+  readonly #listeners = new Set<(events: readonly FeedEvent[]) => void>();
+  #lastSeq = 0;
+  #signature = '';
+  #timer: NodeJS.Timeout | null = null;
+  #polling: Promise<void> | null = null;
+  #closed = false;
+
+  private constructor(opts: EventFeedOptions) {
+    this.#opts = opts;
+  }
+
+  /** Opens the feed at the newest stored event (live listeners get what comes after) and starts polling. */
+  static async open(opts: EventFeedOptions): Promise<EventFeed> {
+    const feed = new EventFeed(opts);
+    feed.#signature = partsSignature(rawTableDir(opts.dataDir, 'events'));
+    feed.#lastSeq = await feed.#withEvents(async (conn) => Number((await runQuery(conn, sqlFile('events/max-seq.sql')))[0]!.seq));
+    if (opts.pollMs > 0) {
+      feed.#timer = setInterval(() => void feed.poll(), opts.pollMs);
+      feed.#timer.unref();
+    }
+    return feed;
+  }
+
+  /** The newest sequence number this feed has handed out. */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Calls `fn` with every batch of new events, in order. Returns the unsubscribe function. */
+  subscribe(fn: (events: readonly FeedEvent[]) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  /** Retained events with seq > after, oldest first, at most `limit`. */
+  async after(after: number, limit = PAGE): Promise<FeedEvent[]> {
+    const retainedFrom = new Date(Date.now() - this.#opts.retentionMs).toISOString();
+    return this.#withEvents(async (conn) => {
+      const rows = await runQuery(conn, sqlFile('events/read-since.sql'), { after, retained_from: retainedFrom, limit });
+      return rows.map((r) => ({
+        seq: Number(r.seq),
+        id: String(r.event_id),
+        type: String(r.type),
+        questionId: (r.question_id as string | null) ?? null,
+        category: (r.category as string | null) ?? null,
+        timestamp: new Date(String(r.created_at)).toISOString(),
+        data: JSON.parse(String(r.data)) as unknown,
+      }));
+    });
+  }
+
+  /** Checks for new parts now and delivers their events (serialised; cheap when nothing changed). */
+  poll(): Promise<void> {
+    this.#polling ??= this.#pollOnce()
+      .catch((err: unknown) => this.#opts.logger.error({ err }, 'event feed: reading new events failed'))
+      .finally(() => {
+        this.#polling = null;
+      });
+    return this.#polling;
+  }
+
+  async #pollOnce(): Promise<void> {
+    if (this.#closed) return;
+    const sig = partsSignature(rawTableDir(this.#opts.dataDir, 'events'));
+    if (sig === this.#signature) return;
+    for (;;) {
+      const batch = await this.after(this.#lastSeq);
+      if (batch.length === 0) break;
+      this.#lastSeq = batch[batch.length - 1]!.seq;
+      for (const fn of this.#listeners) fn(batch);
+      if (batch.length < PAGE) break;
+    }
+    this.#signature = sig;
+  }
+
+  async #withEvents<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return withConnection(async (conn) => {
+      await conn.run(`CREATE OR REPLACE TEMP VIEW raw_events AS ${rawRelation(this.#opts.dataDir, 'events')}`);
+      return work(conn);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#listeners.clear();
+    await this.#polling;
+  }
+}

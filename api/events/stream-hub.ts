@@ -1,0 +1,245 @@
+/**
+ * The SSE side of the events (issue 15 point 2): every open `GET /api/stream/` response is a
+ * client of this hub. Frames are `id: <seq>`, `event: <type>`, `data: <JSON>`.
+ *
+ * Resume: a client asking for events after seq N is registered first (live events queue up), then
+ * the retained events after N are replayed from the warehouse, then the queue is flushed; events
+ * are deduplicated by seq, so a resume skips nothing and repeats nothing.
+ *
+ * Memory is bounded per client: an event that would take the response's unsent buffer beyond
+ * `maxBufferBytes` is not written; the client gets a final `stream.overflow` event naming the last
+ * id it was sent (resume with `Last-Event-ID` or `?since=`) and is disconnected. A heartbeat
+ * comment every `heartbeatMs` keeps proxies from closing idle streams.
+ */
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import type { EventFeed, FeedEvent } from './feed.ts';
+
+export interface StreamFilter {
+  types: ReadonlySet<string> | null;
+  category: string | null;
+  questionId: string | null;
+}
+
+export interface StreamHubOptions {
+  heartbeatMs: number;
+  maxBufferBytes: number;
+  maxClients: number;
+  logger: Logger;
+}
+
+/** How long a response that is being ended may keep its unsent bytes before its socket is destroyed. */
+const END_GRACE_MS = 10_000;
+/** How long a replay waits for a full buffer to drain before treating the client as too slow. */
+const REPLAY_DRAIN_MS = 10_000;
+
+/** The SSE frame of one event. */
+export function sseFrame(e: FeedEvent): string {
+  const body = JSON.stringify({ id: e.id, seq: e.seq, type: e.type, timestamp: e.timestamp, data: e.data });
+  return `id: ${e.seq}\nevent: ${e.type}\ndata: ${body}\n\n`;
+}
+
+function matches(f: StreamFilter, e: FeedEvent): boolean {
+  if (f.types && !f.types.has(e.type)) return false;
+  if (f.category !== null && e.category !== f.category) return false;
+  if (f.questionId !== null && e.questionId !== f.questionId) return false;
+  return true;
+}
+
+class Client {
+  /** Every event up to this seq has been written or skipped by the filter. */
+  lastSeq: number;
+  /** The last seq actually written to this client (what its Last-Event-ID will be). */
+  lastSent: number;
+  live = false;
+  closed = false;
+  readonly #queue: FeedEvent[] = [];
+  #queuedBytes = 0;
+
+  constructor(
+    readonly res: Response,
+    readonly filter: StreamFilter,
+    after: number,
+    readonly maxBufferBytes: number,
+    readonly onGone: (c: Client) => void,
+  ) {
+    this.lastSeq = after;
+    this.lastSent = after;
+  }
+
+  /** Live events: written now, or queued while the replay runs (the queue counts against the buffer). */
+  push(events: readonly FeedEvent[]): void {
+    for (const e of events) {
+      if (this.closed) return;
+      if (!this.live) {
+        if (e.seq <= this.lastSeq || !matches(this.filter, e)) continue;
+        this.#queue.push(e);
+        this.#queuedBytes += 256 + JSON.stringify(e.data).length;
+        if (this.#queuedBytes > this.maxBufferBytes) this.overflow();
+        continue;
+      }
+      this.write(e);
+    }
+  }
+
+  /** Writes one event if it is new and matches; false when the client was disconnected as too slow. */
+  write(e: FeedEvent): boolean {
+    if (this.closed) return false;
+    if (e.seq <= this.lastSeq) return true;
+    if (!matches(this.filter, e)) {
+      this.lastSeq = e.seq;
+      return true;
+    }
+    const frame = sseFrame(e);
+    if (this.res.writableLength + Buffer.byteLength(frame) > this.maxBufferBytes) {
+      this.overflow();
+      return false;
+    }
+    this.res.write(frame);
+    this.lastSeq = e.seq;
+    this.lastSent = e.seq;
+    return true;
+  }
+
+  /** After the replay: the queued live events, then live. */
+  goLive(): void {
+    const queued = this.#queue.splice(0);
+    this.#queuedBytes = 0;
+    for (const e of queued) if (!this.write(e)) return;
+    this.live = true;
+  }
+
+  heartbeat(): void {
+    if (this.closed || this.res.writableLength > this.maxBufferBytes) return;
+    this.res.write(': heartbeat\n\n');
+  }
+
+  /** Too slow: a final event saying how to resume, then the end (the socket goes after a grace period). */
+  overflow(): void {
+    if (this.closed) return;
+    const resume = {
+      reason: 'slow_client',
+      detail: `The client did not read fast enough; reconnect with the header Last-Event-ID: ${this.lastSent} (or ?since=${this.lastSent}) to resume without a gap.`,
+      last_event_id: String(this.lastSent),
+      since: this.lastSent,
+    };
+    this.res.write(`event: stream.overflow\ndata: ${JSON.stringify(resume)}\n\n`);
+    this.end();
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.#queue.length = 0;
+    this.onGone(this);
+    this.res.end();
+    setTimeout(() => this.res.destroy(), END_GRACE_MS).unref();
+  }
+}
+
+export class StreamHub {
+  readonly #feed: EventFeed;
+  readonly #opts: StreamHubOptions;
+  readonly #clients = new Set<Client>();
+  readonly #timer: NodeJS.Timeout;
+  readonly #unsubscribe: () => void;
+
+  constructor(feed: EventFeed, opts: StreamHubOptions) {
+    this.#feed = feed;
+    this.#opts = opts;
+    this.#unsubscribe = feed.subscribe((events) => {
+      for (const c of this.#clients) c.push(events);
+    });
+    this.#timer = setInterval(() => {
+      for (const c of this.#clients) c.heartbeat();
+    }, opts.heartbeatMs);
+    this.#timer.unref();
+  }
+
+  get clients(): number {
+    return this.#clients.size;
+  }
+
+  get full(): boolean {
+    return this.#clients.size >= this.#opts.maxClients;
+  }
+
+  /** The newest event seq (where a stream without a resume point starts). */
+  get lastSeq(): number {
+    return this.#feed.lastSeq;
+  }
+
+  /**
+   * Serves one stream: headers, the replay of retained events after `after` (null: live only),
+   * then live events until the client goes away, is too slow, or the server shuts down.
+   */
+  async serve(req: Request, res: Response, filter: StreamFilter, after: number | null): Promise<void> {
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    res.write(`retry: 1000\n: stream open; last event ${this.#feed.lastSeq}\n\n`);
+    const client = new Client(res, filter, after ?? this.#feed.lastSeq, this.#opts.maxBufferBytes, (c) => this.#clients.delete(c));
+    this.#clients.add(client);
+    const gone = () => {
+      if (!client.closed) {
+        client.closed = true;
+        this.#clients.delete(client);
+      }
+    };
+    req.on('close', gone);
+    res.on('close', gone);
+    if (after === null) {
+      client.goLive();
+      return;
+    }
+    try {
+      for (;;) {
+        const page = await this.#feed.after(client.lastSeq);
+        for (const e of page) {
+          if (client.closed) return;
+          if (res.writableLength > this.#opts.maxBufferBytes / 2 && !(await drained(res, REPLAY_DRAIN_MS))) {
+            client.overflow();
+            return;
+          }
+          if (!client.write(e)) return;
+        }
+        if (page.length === 0 || client.closed) break;
+      }
+      client.goLive();
+    } catch (err) {
+      this.#opts.logger.error({ err }, 'stream: replay failed');
+      client.end();
+    }
+  }
+
+  /** Ends every stream (shutdown). */
+  closeAll(): void {
+    for (const c of [...this.#clients]) c.end();
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+    this.#unsubscribe();
+    this.closeAll();
+  }
+}
+
+/** Resolves true once `res` drains (or is already below its high-water mark), false after `ms`. */
+function drained(res: Response, ms: number): Promise<boolean> {
+  if (!res.writableNeedDrain) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}

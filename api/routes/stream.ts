@@ -1,0 +1,77 @@
+/**
+ * `GET /api/stream/` (enterprise): the events as Server-Sent Events (issue 15 point 2). See
+ * api/events/stream-hub.ts for resume, heartbeats and slow clients.
+ */
+import type { Request } from 'express';
+import { z } from 'zod';
+import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
+import type { StreamHub, StreamFilter } from '../events/stream-hub.ts';
+import { ApiError } from '../errors/problem.ts';
+import { rawRoute } from '../http/registry.ts';
+import { parseEnum, parseInteger, queryCategory, queryString } from '../http/params.ts';
+
+const MAX_SEQ = 999_999_999_999_999;
+
+/** The stream hub, set on `app.locals.eventStream` by createApp (absent: events disabled). */
+export function streamHubOf(req: Request): StreamHub | undefined {
+  return (req.app.locals as { eventStream?: StreamHub }).eventStream;
+}
+
+/** `types`: a comma-separated list of event types. */
+function parseTypes(req: Request): Set<string> | null {
+  const raw = queryString(req, 'types', 512);
+  if (raw === undefined) return null;
+  const list = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  if (list.length === 0) return null;
+  return new Set(list.map((t) => parseEnum(t, 'types', EVENT_TYPES)));
+}
+
+/** The resume point: the `Last-Event-ID` header (an automatic reconnect), else `since`; null: live only. */
+export function resumePoint(req: Request): number | null {
+  const header = req.headers['last-event-id'];
+  if (typeof header === 'string' && header.trim() !== '') {
+    return parseInteger(header.trim(), 'Last-Event-ID', { min: 0, max: MAX_SEQ }, 'Header');
+  }
+  const since = queryString(req, 'since', 32);
+  return since === undefined ? null : parseInteger(since, 'since', { min: 0, max: MAX_SEQ });
+}
+
+export const streamRoute = rawRoute({
+  id: 'stream',
+  path: '/api/stream/',
+  summary: 'Live events (Server-Sent Events)',
+  description:
+    'A `text/event-stream` of the events derived from each published snapshot: consensus.updated, edge.opened, ' +
+    'edge.closed, question.resolved, question.annulled, score.posted, run.completed. Each frame has `id` (the ' +
+    'event sequence number), `event` (the type) and `data` (JSON `{id, seq, type, timestamp, data}`). Resume ' +
+    'with the `Last-Event-ID` header (what EventSource sends on reconnect) or `?since=<seq>`: the retained ' +
+    'events after it are sent first (7 days by default), with no gap and no repeat. A comment line every 15 s ' +
+    'keeps the connection alive. A client that does not keep up gets a final `stream.overflow` event naming ' +
+    'the id to resume from, and is disconnected.',
+  tags: ['events'],
+  query: z.object({
+    types: z.string().optional().meta({ description: `Comma-separated event types: ${EVENT_TYPES.join(', ')}.` }),
+    category: z.string().optional().meta({ description: 'Only events of questions in this category.' }),
+    question_id: z.string().optional().meta({ description: 'Only events of this question.' }),
+    since: z.string().optional().meta({ description: 'Resume after this event sequence number (Last-Event-ID wins).' }),
+  }),
+  errors: [400, 503],
+  responses: { 'text/event-stream': { schema: { type: 'string', description: 'SSE frames.' } } },
+  handle: async (req, res) => {
+    const filter: StreamFilter = {
+      types: parseTypes(req),
+      category: queryCategory(req) ?? null,
+      questionId: queryString(req, 'question_id', 200) ?? null,
+    };
+    const after = resumePoint(req);
+    const hub = streamHubOf(req);
+    if (!hub) throw ApiError.notReady('The event stream is not enabled on this server.');
+    if (hub.full) throw ApiError.rateLimited(5, 'Too many open streams on this server; retry shortly.');
+    if (req.method === 'HEAD') {
+      res.status(200).setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      res.end();
+      return;
+    }
+    await hub.serve(req, res, filter, after);
+  },
+});

@@ -1,0 +1,202 @@
+/**
+ * GET /api/stream/ (issue 15 point 2) against a real server on 127.0.0.1:0 over a real warehouse:
+ * the independent `eventsource` client receives the replay and the live events of a real
+ * pipeline run, reconnects with Last-Event-ID without a gap or a repeat; filters; heartbeats;
+ * a client that stops reading is cut off with a final event saying how to resume; 200 clients at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { EventSource } from 'eventsource';
+import type { ServerHandle } from '../../api/server.ts';
+import type { StreamHub } from '../../api/events/stream-hub.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
+import { expectProblem, get, newKey, serve } from '../api/helpers.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { run, T1, T2, writeRound1, writeRound2 } from './warehouse.ts';
+
+const tmp = tempDir('quorum-stream-');
+const root = tmp.dir;
+let server: ServerHandle;
+let key = '';
+
+const hub = () => server.app.app.locals.eventStream as StreamHub;
+
+async function maxSeq(): Promise<number> {
+  return withConnection(async (conn) => {
+    await createRawViews(conn, root);
+    const r = await conn.runAndReadAll('SELECT coalesce(max(seq), 0)::INTEGER AS n FROM raw_events');
+    return Number(r.getRowObjectsJS()[0]!.n);
+  });
+}
+
+interface Received {
+  seq: number;
+  type: string;
+  data: any;
+}
+
+/** An EventSource (the npm package) with the API key, collecting every event. */
+function open(query: string, onEvent?: (e: Received) => void) {
+  const got: Received[] = [];
+  const es = new EventSource(`${server.url}/api/stream/${query}`, {
+    fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'X-API-Key': key } }),
+  });
+  const types = ['consensus.updated', 'edge.opened', 'edge.closed', 'question.resolved', 'question.annulled', 'score.posted', 'run.completed'];
+  for (const t of types) {
+    es.addEventListener(t, (m) => {
+      const e = { seq: Number(m.lastEventId), type: m.type, data: JSON.parse(m.data) };
+      got.push(e);
+      onEvent?.(e);
+    });
+  }
+  return { es, got };
+}
+
+async function until(cond: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Synthetic events written the way the pipeline writes them (one atomic part), continuing seq. */
+async function appendEvents(n: number, pad = 0): Promise<void> {
+  const start = await maxSeq();
+  const now = new Date();
+  const rows = Array.from({ length: n }, (_, i) => ({
+    event_id: `evt_synthetic_${start + i + 1}`, seq: start + i + 1, run_id: 'r20250201T000000Z-synth001', type: 'consensus.updated',
+    subject: `manifold:s${i}`, question_id: `manifold:s${i}`, category: 'tech', as_of: now, created_at: now,
+    snapshot: 'r20250201T000000Z-synth001', previous_snapshot: null, data: JSON.stringify({ i, pad: 'x'.repeat(pad) }),
+  }));
+  await withConnection((conn) => appendRaw(conn, root, 'events', rows, { runId: 'r20250201T000000Z-synth001', runDate: '2025-02-01' }));
+}
+
+beforeAll(async () => {
+  await writeRound1(root);
+  expect((await run(root, T1)).status).toBe('completed'); // events 1 and 2
+  server = await serve(root, { events: { pollMs: 25, heartbeatMs: 100, maxBufferBytes: 64 * 1024 } });
+  key = newKey(root, 'enterprise').key;
+}, 120_000);
+afterAll(async () => {
+  await server?.close();
+  tmp.cleanup();
+});
+
+describe('GET /api/stream/', () => {
+  it('is for enterprise keys; parameters are checked', async () => {
+    expectProblem(await get(server, '/api/stream/'), 403, 'plan_required');
+    const pro = newKey(root, 'pro').key;
+    expectProblem(await get(server, '/api/stream/', { headers: { 'X-API-Key': pro } }), 403, 'plan_required');
+    const h = { 'X-API-Key': key };
+    expectProblem(await get(server, '/api/stream/?types=consensus.updated,nope', { headers: h }), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/stream/?since=-1', { headers: h }), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/stream/?category=weather', { headers: h }), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/stream/', { headers: { ...h, 'Last-Event-ID': 'abc' } }), 400, 'invalid_parameter');
+  });
+
+  it('replays from since, then delivers a real run live; a reconnect with Last-Event-ID skips nothing and repeats nothing', async () => {
+    const all = open('?since=0');
+    const filtered = open('?types=consensus.updated,edge.opened&category=finance');
+    await until(() => all.got.length === 2);
+    expect(all.got.map((e) => [e.seq, e.type])).toEqual([[1, 'edge.opened'], [2, 'run.completed']]);
+    expect(all.got[0]!.data).toMatchObject({ seq: 1, type: 'edge.opened', data: { question_id: 'manifold:q5' } });
+    expect(all.got[0]!.data.id).toMatch(/^evt_/);
+
+    await writeRound2(root);
+    const s2 = await run(root, T2);
+    expect(s2.status).toBe('completed');
+    const total = await maxSeq();
+    expect(total).toBe(11);
+    await until(() => all.got.length === total);
+    expect(all.got.map((e) => e.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    await until(() => filtered.got.length === 2);
+    expect(filtered.got.map((e) => `${e.type} ${e.data.data.question_id}`)).toEqual([
+      'consensus.updated manifold:q2',
+      'edge.opened manifold:q2',
+    ]);
+
+    // The server drops every stream; EventSource reconnects by itself with Last-Event-ID.
+    let reconnected = false;
+    all.es.addEventListener('open', () => (reconnected = true));
+    hub().closeAll();
+    await appendEvents(3);
+    await until(() => all.got.length === total + 3 && reconnected);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(all.got.map((e) => e.seq)).toEqual(Array.from({ length: total + 3 }, (_, i) => i + 1));
+    all.es.close();
+    filtered.es.close();
+  }, 120_000);
+
+  it('Last-Event-ID wins over since, and a question_id filter keeps one question', async () => {
+    const res = await fetch(`${server.url}/api/stream/?since=0&question_id=manifold:q5`, {
+      headers: { 'X-API-Key': key, 'Last-Event-ID': '2' },
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('event: edge.closed')) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toEqual([5, 7]); // q5: consensus.updated (5), edge.closed (7); not its edge.opened (1)
+  });
+
+  it('sends a heartbeat comment on an idle stream', async () => {
+    const res = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': key } });
+    const reader = res.body!.getReader();
+    let text = '';
+    const started = Date.now();
+    while (!text.includes(': heartbeat')) text += new TextDecoder().decode((await reader.read()).value);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await reader.cancel();
+  });
+
+  it('a client that stops reading is cut off with a final event naming where to resume; the server keeps no buffer for it', async () => {
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(`GET /api/stream/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n\r\n`);
+    await until(() => hub().clients >= 1);
+    socket.pause(); // reads nothing from now on
+    const before = hub().clients;
+    await appendEvents(6000, 2000); // ~12 MB: more than the socket buffers hold
+    await until(() => hub().clients === before - 1, 30_000);
+    // Now read what the server had sent: the events up to some id, then the overflow notice.
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.resume();
+    await new Promise((r) => socket.once('end', r));
+    const text = Buffer.concat(chunks).toString('utf8');
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    const overflow = /event: stream\.overflow\ndata: (.*)\n/.exec(text);
+    expect(overflow).not.toBeNull();
+    const notice = JSON.parse(overflow![1]!);
+    expect(notice.reason).toBe('slow_client');
+    expect(Number(notice.last_event_id)).toBe(ids[ids.length - 1]);
+    expect(notice.detail).toMatch(/Last-Event-ID/);
+    expect(ids.length).toBeLessThan(6000);
+  }, 60_000);
+
+  it('serves 200 clients at once, each getting the new event', async () => {
+    const clients = await Promise.all(
+      Array.from({ length: 200 }, async () => {
+        const res = await fetch(`${server.url}/api/stream/?types=consensus.updated`, { headers: { 'X-API-Key': key } });
+        return res.body!.getReader();
+      }),
+    );
+    await until(() => hub().clients >= 200);
+    const target = (await maxSeq()) + 1;
+    await appendEvents(1);
+    const seen = await Promise.all(
+      clients.map(async (reader) => {
+        let text = '';
+        while (!text.includes(`id: ${target}\n`)) text += new TextDecoder().decode((await reader.read()).value);
+        await reader.cancel();
+        return true;
+      }),
+    );
+    expect(seen.filter(Boolean)).toHaveLength(200);
+    await until(() => hub().clients === 0);
+  }, 60_000);
+});
