@@ -23,6 +23,11 @@
  * 3. Add it to ROUTES in api/routes/index.ts. That is all: auth, entitlement, quota, CORS, metrics,
  *    logging, caching, 405/OPTIONS handling and the OpenAPI entry follow from the definition.
  *    test/api/openapi.test.ts fails if an Express route is missing from the document.
+ * 4. Parse every input with THE parsers (api/http/params.ts: integer, number, boolean, enum,
+ *    timestamp; api/http/cursor.ts: keyset cursors bound to the route by kind), never with ad-hoc
+ *    Number()/BigInt()/Date: test/api/fuzz.test.ts fuzzes every path and query parameter the
+ *    definition documents (`params`, `query`) and fails on any 5xx, and test/api/public-beta.test.ts
+ *    checks the route's access against its entitlement row with the beta on and off.
  *
  * Conventions: paths are matched with an optional trailing slash; GET routes answer HEAD and
  * OPTIONS (with `Allow`), other methods get a 405 problem. `input` runs before the snapshot is
