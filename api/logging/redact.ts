@@ -6,7 +6,9 @@
  * query string, a cursor or an odd header must not find it echoed or logged.
  *
  * Three spellings are recognized, because each reaches us through a different door:
- * - literal: `qrm_AbC…` (also inside a longer token: the key part is replaced);
+ * - literal: `qrm_AbC…` (also inside a longer token), and a key cut short (a detail that quotes a
+ *   value cut at 64 characters may end inside one): the prefix and at least 8 base62 characters,
+ *   the whole run replaced;
  * - percent-encoded, any character of it (`q%72m_%41bC…`), as it sits in a raw path or query;
  * - inside base64 / base64url (a cursor or token carrying the key in JSON): a run of at least 48
  *   base64 characters (the encoding of 36 bytes) whose decoding, at any alignment, holds a key is
@@ -22,7 +24,9 @@ const BASE62_CHAR = '(?:[0-9A-Za-z]|%3[0-9]|%4[1-9A-Fa-f]|%5[0-9Aa]|%6[1-9A-Fa-f
 const PREFIX = [...KEY_PREFIX]
   .map((c) => `(?:${c}|%${c.charCodeAt(0).toString(16).replace(/[a-f]/g, (h) => `[${h}${h.toUpperCase()}]`)})`)
   .join('');
-const KEY_ANYHOW = new RegExp(`${PREFIX}${BASE62_CHAR}{${KEY_RANDOM_LENGTH}}`, 'g');
+/** Shortest tail after the prefix that counts as (part of) a key: nothing legitimate looks like this. */
+const MIN_KEY_TAIL = 8;
+const KEY_ANYHOW = new RegExp(`${PREFIX}${BASE62_CHAR}{${MIN_KEY_TAIL},}`, 'g');
 /** The key as it is, in decoded text. */
 const KEY_LITERAL = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}`);
 const MIN_B64 = 4 * Math.ceil((KEY_PREFIX.length + KEY_RANDOM_LENGTH) / 3);

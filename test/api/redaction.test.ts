@@ -25,7 +25,8 @@ describe('redactKeys', () => {
 
   it('replaces the key literally, inside longer text, percent-encoded (any case) and inside base64', () => {
     expect(redactKeys(`/api/${key}/x`)).toBe('/api/qrm_[redacted]/x');
-    expect(redactKeys(`abc${key}def`)).toBe('abcqrm_[redacted]def');
+    expect(redactKeys(`abc${key}def`)).toBe('abcqrm_[redacted]'); // the whole base62 run goes
+    expect(redactKeys(`abc${key}.def`)).toBe('abcqrm_[redacted].def');
     expect(redactKeys(pct(key))).toBe('qrm_[redacted]');
     expect(redactKeys(pct(key).toLowerCase())).toBe('qrm_[redacted]');
     expect(redactKeys(`q${pct(key).slice(3, 30)}${key.slice(10)}`)).toBe('qrm_[redacted]');
@@ -34,6 +35,9 @@ describe('redactKeys', () => {
       expect(redactKeys(`cursor=${token}&x=1`)).toBe('cursor=[redacted]&x=1');
       expect(redactKeys(`"path":"/api/x/${Buffer.from(pad + key).toString('base64')}"`)).not.toContain(Buffer.from(pad + key).toString('base64'));
     }
+    // a key cut short (a detail quoting a value cut at 64 characters) is still replaced
+    expect(redactKeys(`got "${'x'.repeat(40)}${key}`.slice(0, 64) + '…"')).toBe(`got "${'x'.repeat(40)}qrm_[redacted]…"`);
+    expect(redactKeys(`${key}XYZ`)).toBe('qrm_[redacted]');
     expect(redactDeep({ detail: `got ${key}`, allowed: [key, 1], n: 2 })).toEqual({
       detail: 'got qrm_[redacted]', allowed: ['qrm_[redacted]', 1], n: 2,
     });
@@ -59,7 +63,7 @@ describe('redactKeys', () => {
 
   it('leaves text without a key alone', () => {
     for (const s of [
-      '/api/predictions/accuracy', 'qrm_short', `qrm_${'a'.repeat(31)}`, '550e8400-e29b-41d4-a716-446655440000',
+      '/api/predictions/accuracy', 'qrm_short', 'qrm_1234567', 'QRM_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', '550e8400-e29b-41d4-a716-446655440000',
       b64url({ v: 1, k: 'events.lang', a: ['1735689600000000', 'metaculus:1554'] }), '%E0%A4%A', '',
     ]) {
       expect(redactKeys(s)).toBe(s);
