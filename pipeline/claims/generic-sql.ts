@@ -43,10 +43,9 @@ const CHECKS: [string | null, string, string][] = [
     "concat_ws('|', claim_id, source, subject, side, unit, source_url, category, subject_key, question_id, source_kind, kind) LIKE '%' || chr(10) || '%'"],
   ['claim_id', 'missing required value', 'claim_id IS NULL'],
   ['claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)', "NOT regexp_full_match(claim_id, '[A-Za-z0-9][A-Za-z0-9:._-]{0,199}')"],
-  ['claim_id', 'duplicate claim_id', '_dup > 1'],
   ['source', 'missing required value', 'source IS NULL'],
   ['made_at', 'missing required value', 'made_at IS NULL'],
-  ['made_at', 'expected an ISO 8601 date or time', `${TIME('made_at')} IS NULL`],
+  ['made_at', 'expected an ISO 8601 date or time', '_made IS NULL'],
   ['kind', 'missing required value', 'kind IS NULL'],
   ['kind', 'expected probability, direction or value', "kind NOT IN ('probability', 'direction', 'value')"],
   ['subject', 'missing required value', 'subject IS NULL'],
@@ -62,7 +61,7 @@ const CHECKS: [string | null, string, string][] = [
   ['outcome', 'expected 1, 0 or 0.5', `${NUM('outcome')} OR TRY_CAST(outcome AS DOUBLE) NOT IN (0, 0.5, 1)`],
   ['realized_value', 'expected a number', NUM('realized_value')],
   ['resolved_at', 'missing required value', '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND resolved_at IS NULL'],
-  ['resolved_at', 'expected an ISO 8601 date or time', `resolved_at IS NOT NULL AND ${TIME('resolved_at')} IS NULL`],
+  ['resolved_at', 'expected an ISO 8601 date or time', 'resolved_at IS NOT NULL AND _resolved IS NULL'],
 ];
 
 function q(s: string): string {
@@ -85,9 +84,11 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean): Pr
   const select = cols
     .map((c) => (header.includes(c) ? `nullif(trim(${sqlIdent(c)}), '') AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
     .join(', ');
+  // The two times are parsed once here (validation and staging both read _made, _resolved).
   const body =
+    `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved FROM (` +
     `SELECT ${q(file)} AS _file, (row_number() OVER () + 1)::BIGINT AS _line, ${select} ` +
-    `FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)`;
+    `FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false))`;
   try {
     await conn.run(first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body}` : `INSERT INTO _gen_in ${body}`);
   } catch (e) {
@@ -97,17 +98,30 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean): Pr
   }
 }
 
-/** The first invalid record (file order, then line), as an ImportError; null when all are valid. */
+/**
+ * The first invalid record (file order, then line), as an ImportError; null when all are valid.
+ * A duplicate claim_id is reported at its second occurrence (hash aggregate first: no sort of the
+ * whole import unless duplicates exist).
+ */
 async function firstInvalid(conn: DuckDBConnection): Promise<ImportError | null> {
-  const cases = CHECKS.map(([field, reason, bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
+  const cases = CHECKS.map(([, , bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
   const r = await conn.runAndReadAll(
-    `WITH d AS (SELECT *, count(*) OVER (PARTITION BY claim_id ORDER BY _file, _line ROWS UNBOUNDED PRECEDING) AS _dup FROM _gen_in) ` +
-      `SELECT _file, _line, CASE ${cases} END AS failed FROM d WHERE (CASE ${cases} END) IS NOT NULL ORDER BY _file, _line LIMIT 1`,
+    `SELECT _file, _line, failed FROM (SELECT _file, _line, CASE ${cases} END AS failed FROM _gen_in) ` +
+      `WHERE failed IS NOT NULL ORDER BY _file, _line LIMIT 1`,
   );
-  const row = r.getRowObjectsJS()[0];
-  if (!row) return null;
-  const [field, reason] = CHECKS[Number(row.failed)]!;
-  return new ImportError(String(row._file), Number(row._line), field, reason);
+  const dup = await conn.runAndReadAll(
+    `WITH d AS (SELECT claim_id FROM _gen_in WHERE claim_id IS NOT NULL GROUP BY claim_id HAVING count(*) > 1) ` +
+      `SELECT _file, _line FROM (SELECT i._file, i._line, row_number() OVER (PARTITION BY i.claim_id ORDER BY i._file, i._line) AS k ` +
+      `FROM _gen_in AS i JOIN d USING (claim_id)) WHERE k = 2 ORDER BY _file, _line LIMIT 1`,
+  );
+  const bad = r.getRowObjectsJS()[0];
+  const twice = dup.getRowObjectsJS()[0];
+  const before = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+    String(a._file) < String(b._file) || (a._file === b._file && Number(a._line) < Number(b._line));
+  if (twice && (!bad || before(twice, bad))) return new ImportError(String(twice._file), Number(twice._line), 'claim_id', 'duplicate claim_id');
+  if (!bad) return null;
+  const [field, reason] = CHECKS[Number(bad.failed)]!;
+  return new ImportError(String(bad._file), Number(bad._line), field, reason);
 }
 
 function fsyncPath(path: string): void {
@@ -119,36 +133,37 @@ function fsyncPath(path: string): void {
   }
 }
 
-/** Appends the rows of the temp table `stage` (the raw table's columns) idempotently, like raw-writer. */
+/**
+ * Appends the rows of the temp table `stage` (the raw table's columns, keys unique within it: the
+ * import validated them; row order inside the part is not significant) like raw-writer: keys already stored are skipped, the new rows go to a
+ * `.tmp` part that is fsynced and renamed into place.
+ */
 export async function appendStaged(conn: DuckDBConnection, root: string, table: RawTableName, stage: string, now: Date): Promise<{ received: number; written: number }> {
   const { columns, key } = RAW_TABLES[table];
-  const keyCols = key.map(sqlIdent).join(', ');
-  const colList = Object.keys(columns).map(sqlIdent).join(', ');
-  const typed = Object.entries(columns).map(([c, t]) => `CAST(${sqlIdent(c)} AS ${t}) AS ${sqlIdent(c)}`).join(', ');
+  const typed = Object.entries(columns).map(([c, t]) => `CAST(s.${sqlIdent(c)} AS ${t}) AS ${sqlIdent(c)}`).join(', ');
   const received = Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${stage}`)).getRowObjectsJS()[0]!.n);
-  // Keys already stored are skipped (anti join); within the batch the first row (file order) wins.
-  await conn.run(
-    `CREATE OR REPLACE TEMP TABLE _gen_new AS SELECT ${typed} FROM (` +
-      `SELECT * FROM ${stage} QUALIFY row_number() OVER (PARTITION BY ${keyCols} ORDER BY _ord) = 1) s ` +
-      `WHERE NOT EXISTS (SELECT 1 FROM (${rawRelation(root, table)}) e WHERE ${key.map((k) => `e.${sqlIdent(k)} = s.${sqlIdent(k)}`).join(' AND ')}) ORDER BY _ord`,
-  );
-  const written = Number((await conn.runAndReadAll('SELECT count(*)::BIGINT AS n FROM _gen_new')).getRowObjectsJS()[0]!.n);
-  if (written > 0) {
-    const dir = rawPartitionDir(root, table, runDate(now), newRunId(now));
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `part-${Date.now()}-${randomBytes(4).toString('hex')}.parquet`);
-    const tmp = `${file}.tmp`;
-    try {
-      await conn.run(`COPY (SELECT ${colList} FROM _gen_new) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+  const match = key.map((k) => `e.${sqlIdent(k)} = s.${sqlIdent(k)}`).join(' AND ');
+  const fresh = `SELECT ${typed} FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM (${rawRelation(root, table)}) e WHERE ${match})`;
+  const dir = rawPartitionDir(root, table, runDate(now), newRunId(now));
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `part-${Date.now()}-${randomBytes(4).toString('hex')}.parquet`);
+  const tmp = `${file}.tmp`;
+  let written = 0;
+  try {
+    // COPY reports the rows it wrote: one pass, no count query.
+    const copied = await conn.runAndReadAll(`COPY (${fresh}) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+    written = Number(copied.getRowObjectsJS()[0]?.Count ?? 0);
+    if (written === 0) {
+      rmSync(dir, { recursive: true, force: true }); // this import's own (random) partition: nothing to keep
+    } else {
       fsyncPath(tmp);
       renameSync(tmp, file);
       fsyncPath(dir);
-    } catch (err) {
-      if (existsSync(tmp)) rmSync(tmp, { force: true });
-      throw err;
     }
+  } catch (err) {
+    if (existsSync(tmp)) rmSync(tmp, { force: true });
+    throw err;
   }
-  await conn.run('DROP TABLE IF EXISTS _gen_new');
   return { received, written };
 }
 
@@ -205,15 +220,15 @@ export async function importGenericSql(
     );
     await conn.run(
       `CREATE OR REPLACE TEMP TABLE _gen_claims_stage AS SELECT i.claim_id, s.source_slug, i.question_id, ` +
-        `(${TIME('i.made_at')} AT TIME ZONE 'UTC') AS claimed_at, i.subject AS claim_text, ` +
+        `(i._made AT TIME ZONE 'UTC') AS claimed_at, i.subject AS claim_text, ` +
         `CASE i.kind WHEN 'probability' THEN i.probability WHEN 'value' THEN i.value ELSE i.side END AS probability_or_direction, ` +
         `i.subject, i.subject_key, i.category, i.kind, TRY_CAST(i.probability AS DOUBLE) AS probability, i.side, ` +
         `TRY_CAST(i.value AS DOUBLE) AS value, i.unit, TRY_CAST(i.threshold AS DOUBLE) AS threshold, ` +
         `TRY_CAST(i.tolerance AS DOUBLE) AS tolerance, TRY_CAST(i.horizon_days AS DOUBLE) AS horizon_days, ` +
         `TRY_CAST(i.outcome AS DOUBLE) AS outcome, TRY_CAST(i.realized_value AS DOUBLE) AS realized_value, ` +
-        `CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (${TIME('i.resolved_at')} AT TIME ZONE 'UTC') END AS resolved_at, ` +
+        `CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (i._resolved AT TIME ZONE 'UTC') END AS resolved_at, ` +
         `${q(`csv:${basename(dir)}`)} AS provenance_dataset, regexp_extract(i._file, '[^/\\\\]+$') AS provenance_file, i._line AS provenance_line, ` +
-        `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at, row_number() OVER (ORDER BY i._file, i._line) AS _ord ` +
+        `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
         `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source`,
     );
     await conn.run('DROP TABLE _gen_in');
@@ -221,6 +236,6 @@ export async function importGenericSql(
     const claims = await appendStaged(conn, root, 'claims', '_gen_claims_stage', now);
     return { claims, sources };
   } finally {
-    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_claims_stage', '_gen_new']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_claims_stage']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
   }
 }

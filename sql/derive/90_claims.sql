@@ -99,6 +99,15 @@ WHERE c.claimed_at <= rp.as_of AND c.kind IN ('probability', 'direction', 'value
 UNION ALL
 SELECT *, 'quorum' FROM _claims_quorum;
 
+-- The windows of the value references: per subject_key and 14-day bucket of horizon_days, the sum
+-- and count of claimed values (a hash aggregate joined back: no window sort over all claims).
+CREATE OR REPLACE TABLE _claim_windows AS
+SELECT subject_key, floor(horizon_days / 14) AS window_no, sum(value) AS total, count(value) AS n
+FROM _claims_all
+WHERE value IS NOT NULL AND subject_key IS NOT NULL AND horizon_days IS NOT NULL
+GROUP BY ALL
+HAVING count(value) > 1;
+
 -- Published: every visible claim with its directional hit, its errors and its reference.
 CREATE OR REPLACE TABLE claims AS
 SELECT a.*,
@@ -110,15 +119,16 @@ SELECT a.*,
        a.value - a.realized_value AS error,
        CASE WHEN a.value IS NOT NULL AND a.realized_value IS NOT NULL
             THEN abs(a.value - a.realized_value) <= coalesce(a.tolerance, 0.05 * abs(a.realized_value)) END AS within_tolerance,
-       CASE WHEN a.value IS NOT NULL AND a.subject_key IS NOT NULL AND a.horizon_days IS NOT NULL
-             AND count(a.value) OVER w > 1
-            THEN (sum(a.value) OVER w - a.value) / (count(a.value) OVER w - 1) END AS reference_value,
+       CASE WHEN a.value IS NOT NULL AND w.n > 1 THEN (w.total - a.value) / (w.n - 1) END AS reference_value,
        year(a.made_at)::INTEGER AS year,
        CASE WHEN a.horizon_days IS NULL THEN NULL
             WHEN a.horizon_days <= 365 THEN _horizon_bucket(a.horizon_days)
             ELSE ceil(a.horizon_days / 365.25)::INTEGER || 'y' END AS horizon_bucket
 FROM _claims_all AS a
-WINDOW w AS (PARTITION BY a.subject_key, floor(a.horizon_days / 14));
+LEFT JOIN _claim_windows AS w
+  ON w.subject_key = a.subject_key AND w.window_no = floor(a.horizon_days / 14);
+
+DROP TABLE _claim_windows;
 
 -- Published: every source that made at least one visible claim (imported sources, the venues,
 -- the AI models and the consensus), with the categories of its claims.
