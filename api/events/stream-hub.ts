@@ -9,7 +9,8 @@
  * Memory is bounded per client: an event that would take the response's unsent buffer beyond
  * `maxBufferBytes` is not written; the client gets a final `stream.overflow` event naming the last
  * id it was sent (resume with `Last-Event-ID` or `?since=`) and is disconnected. A heartbeat
- * comment every `heartbeatMs` keeps proxies from closing idle streams.
+ * comment every `heartbeatMs` keeps proxies from closing idle streams. A resume point older than
+ * the retained events gets a `stream.gap` event naming the sequence numbers that cannot be replayed.
  */
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
@@ -195,6 +196,18 @@ export class StreamHub {
       return;
     }
     try {
+      // Sequence numbers have no holes: a first retained event beyond after + 1 means the ones in
+      // between are past retention. Say so rather than resume silently past them.
+      const first = (await this.#feed.after(client.lastSeq, 1))[0];
+      if (first && first.seq > client.lastSeq + 1 && !client.closed) {
+        const gap = {
+          reason: 'retention',
+          detail: `Events ${client.lastSeq + 1} to ${first.seq - 1} are older than the retention period and cannot be replayed; the stream resumes at ${first.seq}.`,
+          missing_from: client.lastSeq + 1,
+          missing_to: first.seq - 1,
+        };
+        res.write(`event: stream.gap\ndata: ${JSON.stringify(gap)}\n\n`);
+      }
       for (;;) {
         const page = await this.#feed.after(client.lastSeq);
         for (const e of page) {

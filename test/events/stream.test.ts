@@ -199,4 +199,23 @@ describe('GET /api/stream/', () => {
     expect(seen.filter(Boolean)).toHaveLength(200);
     await until(() => hub().clients === 0);
   }, 60_000);
+
+  it('a resume point older than the retention period gets a stream.gap event naming what cannot be replayed', async () => {
+    const short = await serve(root, { events: { pollMs: 25, heartbeatMs: 100, retentionMs: 1500 } });
+    try {
+      await new Promise((r) => setTimeout(r, 1600)); // everything written so far is now past retention
+      const target = (await maxSeq()) + 1;
+      await appendEvents(1);
+      const res = await fetch(`${short.url}/api/stream/?since=0`, { headers: { 'X-API-Key': key } });
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!text.includes(`id: ${target}\n`)) text += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      const gap = JSON.parse(/event: stream\.gap\ndata: (.*)\n/.exec(text)![1]!);
+      expect(gap).toMatchObject({ reason: 'retention', missing_from: 1, missing_to: target - 1 });
+      expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([target]);
+    } finally {
+      await short.close();
+    }
+  });
 });
