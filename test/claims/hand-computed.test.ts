@@ -65,11 +65,12 @@ describe('track records computed by hand', () => {
   let server: ServerHandle;
   let key: string;
   const srcDir = join(tmp.dir, 'in');
+  const dataDir = join(tmp.dir, 'data');
 
   beforeAll(async () => {
     mkdirSync(srcDir);
     writeFileSync(join(srcDir, 'claims.csv'), fixtureCsv());
-    const data = join(tmp.dir, 'data');
+    const data = dataDir;
     const [first] = await importAll(data, [['csv', srcDir]]);
     expect(first!.claims).toEqual({ received: 20, written: 20 });
     expect(first!.sources).toEqual({ received: 4, written: 4 });
@@ -199,6 +200,22 @@ describe('track records computed by hand', () => {
     expect([...seen].sort()).toEqual(['alpha-pollster', 'alpha-pollster-2', 'beta-forecaster', 'gamma-institute']);
     expectProblem(await get(server, '/api/track-records/?kind=wizard', auth.x(key)), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/track-records/?cursor=bm9wZQ', auth.x(key)), 400, 'invalid_parameter');
+  });
+
+  it('exports claims and track records through the export route', async () => {
+    const claims = await get(server, '/api/export/claims/?output=jsonl&category=economics', auth.x(key));
+    expect(claims.res.status, claims.text.slice(0, 300)).toBe(200);
+    const rows = claims.text.trim().split('\n').map((l) => JSON.parse(l) as { claim_id: string; error: number | null });
+    expect(rows.map((r) => r.claim_id).sort()).toEqual(['g1', 'g2', 'g3', 'g4']);
+    expect(rows.find((r) => r.claim_id === 'g3')!.error).toBe(-30);
+    const since = await get(server, '/api/export/claims/?output=jsonl&created_since=2025-03-01', auth.x(key));
+    expect(since.text.trim().split('\n').map((l) => (JSON.parse(l) as { claim_id: string }).claim_id).sort()).toEqual(['beta-10', 'beta-7', 'beta-8', 'beta-9']);
+    const tracks = await get(server, '/api/export/track_records/?output=csv', auth.x(key));
+    expect(tracks.res.status).toBe(200);
+    expect(tracks.text.split('\n')[0]).toContain('accuracy_score');
+    expect(tracks.text.trim().split('\n')).toHaveLength(1 + 4);
+    const pro = newKey(dataDir, 'pro').key;
+    expectProblem(await get(server, '/api/export/claims/', auth.x(pro)), 403, 'plan_required');
   });
 
   it('an unknown slug is a 404 naming the closest slugs; a malformed one a 400', async () => {
