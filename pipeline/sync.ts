@@ -41,7 +41,7 @@ export interface SourceReport {
   error: string | null;
   /** New rows per raw table (appends are idempotent: a row already stored is not counted). */
   written: Record<string, number>;
-  /** Venues: the distinct markets this sync recorded a row for or skipped; null for other sources. */
+  /** Venues: the distinct markets the venue returned this sync (filtered-out ones included); null for other sources. */
   markets: number | null;
   skipped: number;
   skipped_examples: string[];
@@ -127,19 +127,6 @@ function report(source: string, written: Record<string, number>, skipped: readon
   };
 }
 
-/** Distinct markets a venue sync recorded a row for or skipped. */
-function marketsTouched(r: VenueSyncResult): number {
-  const ids = new Set<string>();
-  for (const rows of [r.questions, r.market_prices, r.resolutions, r.lifecycle_events]) for (const row of rows) ids.add(String(row.question_id));
-  // A skipped item without an id (unreadable) is a market of its own.
-  let anonymous = 0;
-  for (const s of r.skipped) {
-    if (s.venue_market_id === null) anonymous++;
-    else ids.add(`${r.venue}:${s.venue_market_id}`);
-  }
-  return ids.size + anonymous;
-}
-
 /** The sync's status from its reports (see the header); `remote` names the steps that reach outside. */
 export function syncStatus(sources: readonly SourceReport[], remote: ReadonlySet<string>): SyncStatus {
   const failed = sources.filter((s) => !s.ok);
@@ -199,7 +186,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     const rows: Rows = r ? await onlyNewLifecycle(conn, opts.root, r as unknown as Rows) : {};
     const written = await writeRows(conn, opts, rows);
     remote.add(`venue:${venue}`);
-    reports.push(report(`venue:${venue}`, written, (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason })), error, r ? marketsTouched(r) : 0));
+    reports.push(report(`venue:${venue}`, written, (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason })), error, r?.markets_seen ?? 0));
   }
 
   // 4. Official data: resolve question-file threshold questions that are still open.

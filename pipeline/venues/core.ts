@@ -203,9 +203,13 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     resolutions: [],
     lifecycle_events: [],
     skipped: [],
+    markets_seen: 0,
     requests: 0,
   };
   const seen = new Set<string>();
+  /** Every id the venue returned (readable or not), for `markets_seen`; unreadable id-less items are counted apart. */
+  const returned = new Set<string>();
+  let returnedWithoutId = 0;
   let added = 0;
   const maxNew = filters.maxMarkets ?? Infinity;
   const closeLimit = filters.closeWithinDays !== undefined ? now.getTime() + filters.closeWithinDays * 86_400_000 : Infinity;
@@ -312,6 +316,9 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     for (const id of page.notFound ?? []) skip(id, `tracked market not found on ${name}`);
     for (const raw of page.items) {
       const n = driver.normalize(raw, now);
+      const id = n.ok ? n.market.id : n.id;
+      if (id === null) returnedWithoutId++;
+      else returned.add(id);
       if (!n.ok) {
         skip(n.id, n.reason);
         continue;
@@ -339,6 +346,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     }
     await backfillGaps(driver, ctx, gaps, backfill, result, skip);
   } catch (err) {
+    result.markets_seen = returned.size + returnedWithoutId;
     result.requests = driver.client.stats.requests - startRequests;
     if (err instanceof SourceHttpError) {
       log.warn({ err: err.message, collected: result.questions.length + result.market_prices.length }, 'venue sync failed');
@@ -346,6 +354,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     }
     throw err;
   }
+  result.markets_seen = returned.size + returnedWithoutId;
   result.requests = driver.client.stats.requests - startRequests;
   log.info(
     {

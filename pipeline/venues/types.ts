@@ -68,6 +68,11 @@ export interface VenueSyncResult {
   resolutions: Row<'resolutions'>[];
   lifecycle_events: Row<'lifecycle_events'>[];
   skipped: SkippedItem[];
+  /**
+   * Distinct markets the venue returned this sync, whatever became of them: recorded, skipped,
+   * or dropped by the discovery filters (an unreadable item without an id counts as one market).
+   */
+  markets_seen: number;
   /** HTTP attempts made by this sync (retries included). */
   requests: number;
 }

@@ -86,6 +86,11 @@ describe('manifold adapter', () => {
     const adapter = createManifoldAdapter({ baseUrl: `${server.url}/v0`, pageSize: 3, clientOptions: FAST });
     const r = await adapter.sync(ctx({ filters: { minForecasters: 100, minLiquidity: 2000 } }));
     expect(r.questions.map((q) => q.venue_market_id)).toEqual(['tQ8hXn2wZ5', 'Zx9PoIu7Yt']);
+    // Markets seen counts what the venue returned, the ones the filters dropped included.
+    const unfiltered = await adapter.sync(ctx());
+    expect(unfiltered.questions.length).toBeGreaterThan(r.questions.length);
+    expect(r.markets_seen).toBe(unfiltered.markets_seen);
+    expect(r.markets_seen).toBeGreaterThanOrEqual(unfiltered.questions.length + unfiltered.skipped.length);
   });
 
   it('a body that stays truncated fails as invalid_json after the retries', async () => {
