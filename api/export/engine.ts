@@ -27,9 +27,11 @@
  *   is being COPYed. Slice k's rows precede slice k + 1's in the file, so the body is the rows in
  *   file order with nothing lost or repeated: the same rows, in the same order, as one COPY of
  *   the query with insertion order preserved (tested). The first slice is small (first byte fast),
- *   later ones double up to `maxSliceRows` and end on row-group boundaries (no row group is
- *   decoded twice). A slice that fails throws from `stream` after earlier slices were sent: the
- *   caller must end the response as a failure, never cleanly.
+ *   later ones double up to `maxSliceRows` (about one row group) and end on row-group boundaries;
+ *   up to `sliceConcurrency` slices are COPYed at once on separate connections (one row group is
+ *   one scan task, so one slice alone would use one core) and sent strictly in order. A slice
+ *   that fails throws from `stream` after earlier slices were sent: the caller must end the
+ *   response as a failure, never cleanly.
  *
  * Every connection runs with TimeZone UTC (TIMESTAMP → TIMESTAMPTZ casts and TIMESTAMPTZ formatting
  * are UTC whatever the machine's zone).
@@ -65,8 +67,10 @@ export interface ExportEngineOptions {
   threads?: number;
   /** Rows of the first slice of a sliced export (default 16,384: its COPY takes well under a second). */
   firstSliceRows?: number;
-  /** Most rows of one slice (default 131,072 × threads: every thread has a row group or so to scan). */
+  /** Most rows of one slice (default 131,072: about one Parquet row group of DuckDB's writer). */
   maxSliceRows?: number;
+  /** Slices COPYed at once by one unlimited sliced export (default: threads). */
+  sliceConcurrency?: number;
 }
 
 /** One slice of a sliced export, complete on disk. */
@@ -137,8 +141,9 @@ async function runBound(conn: DuckDBConnection, sql: string, params: SqlParams):
 /**
  * Cuts `total` rows, stored in row groups of `rowGroupRows` rows each, into consecutive
  * [from, to) ranges: the first `first` rows, then ranges doubling up to `max` rows, each ending on
- * the first row-group boundary at or after its target size unless that is more than twice as
- * far (then mid-group). No rows: one empty range (the CSV header still needs a slice).
+ * the row-group boundary nearest its target size (within twice that size; none: mid-group), so
+ * that a row group is rarely decoded by two slices. No rows: one empty range (the CSV header
+ * still needs a slice).
  */
 export function planSlices(rowGroupRows: readonly number[], first: number, max: number): Array<[number, number]> {
   const total = rowGroupRows.reduce((a, b) => a + b, 0);
@@ -151,8 +156,16 @@ export function planSlices(rowGroupRows: readonly number[], first: number, max: 
   let size = Math.max(1, Math.min(first, max));
   while (from < total) {
     const target = from + size;
-    const aligned = boundaries.find((b) => b >= target) ?? total;
-    const to = Math.min(total, aligned - from <= 2 * size ? aligned : target);
+    let to = Math.min(total, target);
+    let best = Infinity;
+    for (const b of boundaries) {
+      if (b <= from || b > from + 2 * size) continue;
+      const d = Math.abs(b - target);
+      if (d < best || (d === best && b > to)) {
+        best = d;
+        to = b;
+      }
+    }
     out.push([from, to]);
     from = to;
     size = Math.min(max, size * 2);
@@ -216,6 +229,7 @@ export class ExportEngine {
   readonly #spillDir: string;
   readonly firstSliceRows: number;
   readonly maxSliceRows: number;
+  readonly sliceConcurrency: number;
   #instance: Promise<DuckDBInstance> | null = null;
   #inFlight = 0;
   #idleWaiters: Array<() => void> = [];
@@ -239,8 +253,13 @@ export class ExportEngine {
     this.#memoryLimit = opts.memoryLimit ?? '256MB';
     this.#threads = opts.threads ?? availableParallelism();
     this.firstSliceRows = opts.firstSliceRows ?? 16_384;
-    this.maxSliceRows = opts.maxSliceRows ?? 131_072 * this.#threads;
-    for (const [k, v] of [['firstSliceRows', this.firstSliceRows], ['maxSliceRows', this.maxSliceRows]] as const) {
+    this.maxSliceRows = opts.maxSliceRows ?? 131_072;
+    this.sliceConcurrency = opts.sliceConcurrency ?? this.#threads;
+    for (const [k, v] of [
+      ['firstSliceRows', this.firstSliceRows],
+      ['maxSliceRows', this.maxSliceRows],
+      ['sliceConcurrency', this.sliceConcurrency],
+    ] as const) {
       if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${k} must be a positive integer, got ${v}`);
     }
     this.#spillDir = path.join(this.tempDir, `quorum-duckdb-spill-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
@@ -387,9 +406,9 @@ export class ExportEngine {
 
   /**
    * Runs `job` as ordered slices (see the file comment): each slice is COPYed into its own temp
-   * file and handed to `sink` once complete; slice k + 1 is COPYed while `sink` streams slice k,
-   * and no further slice starts before `sink` has finished with slice k (at most two slice files
-   * exist at once). Every slice file is deleted after `sink` returns, or in any case at the end.
+   * file and handed to `sink` once complete, in order; the next slices are COPYed while `sink`
+   * streams slice k, at most `sliceConcurrency` ahead (at most that many + 1 slice files exist at
+   * once). Every slice file is deleted after `sink` returns, or in any case at the end.
    * Resolves to the rows sent. Throws on failure (a COPY error, `sink` failing) or ExportCancelled
    * when `signal` aborts, possibly after slices were handed to `sink`.
    * Needs `job.table.sliceSource`, a sliceable format and no cap.
@@ -399,66 +418,100 @@ export class ExportEngine {
     const join = ENCODERS[job.format].slices;
     if (source === null || join === null || job.cap !== null) throw new Error(`export ${job.table.name}/${job.format} cannot be sliced`);
     const files = new Set<string>();
+    const conns: Array<{ conn: DuckDBConnection; done: () => void }> = [];
+    const copies: Array<Promise<{ file: string; rows: number }>> = [];
     let pending: Promise<void> | null = null;
     let sent = 0;
     try {
-      const { conn, done } = await this.#connect(job, signal, source);
-      try {
-        const parquet = path.join(job.dataDir, 'snapshots', job.snapshotId, `${source}.parquet`);
-        const groups = await conn.runAndReadAll(
-          `SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata(${sqlFilePath(parquet)}) GROUP BY row_group_id ORDER BY row_group_id`,
-        );
-        const ranges = planSlices(groups.getRows().map((r) => Number(r[1])), this.firstSliceRows, this.maxSliceRows);
-        const select = exportSelect(job.table.sqlFile);
-        let rows = 0;
-        for (let k = 0; k < ranges.length; k++) {
-          const remaining = job.limit === null ? null : job.limit - rows;
-          if (remaining !== null && remaining <= 0) break;
-          const [from, to] = ranges[k]!;
-          await runBound(conn, 'SET VARIABLE export_slice_from = $v', { v: sliceBound(from) });
-          await runBound(conn, 'SET VARIABLE export_slice_to = $v', { v: sliceBound(to) });
-          const file = newExportFile(this.tempDir, ENCODERS[job.format].extension);
-          files.add(file);
-          const options = join.kind === 'concat' ? (k === 0 ? join.first : join.rest) : join.options;
-          const copy = `COPY (${remaining === null ? select : limited(select)}\n) TO ${sqlFilePath(file)} (${options})`;
-          const n = await runBound(conn, copy, remaining === null ? job.params : { ...job.params, limit: remaining });
-          if (signal.aborted) throw new ExportCancelled();
-          // The previous slice must be out before this one goes (order) and before another starts.
-          if (pending) await pending;
-          pending = null;
-          rows += n;
-          const bytes = (await stat(file)).size;
-          if (bytes === 0) {
-            await removeExportFile(file, this.#logger);
-            files.delete(file);
-            continue;
+      conns.push(await this.#connect(job, signal, source));
+      const parquet = path.join(job.dataDir, 'snapshots', job.snapshotId, `${source}.parquet`);
+      const groups = await conns[0]!.conn.runAndReadAll(
+        `SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata(${sqlFilePath(parquet)}) GROUP BY row_group_id ORDER BY row_group_id`,
+      );
+      const ranges = planSlices(groups.getRows().map((r) => Number(r[1])), this.firstSliceRows, this.maxSliceRows);
+      const select = exportSelect(job.table.sqlFile);
+      // Without a limit, up to `width` slices are COPYed at once, each on its own connection (a
+      // slice of about one row group is one scan task: one core; several keep every core busy).
+      // With a limit, one at a time: each slice's LIMIT is what the earlier ones left.
+      const width = job.limit === null ? Math.max(1, Math.min(this.sliceConcurrency, ranges.length)) : 1;
+      while (conns.length < width) conns.push(await this.#connect(job, signal, source));
+
+      /** COPYs slice k on connection k mod width (free: slice k - width was awaited before). */
+      const copySlice = async (k: number, remaining: number | null): Promise<{ file: string; rows: number }> => {
+        const { conn } = conns[k % width]!;
+        const [from, to] = ranges[k]!;
+        await runBound(conn, 'SET VARIABLE export_slice_from = $v', { v: sliceBound(from) });
+        await runBound(conn, 'SET VARIABLE export_slice_to = $v', { v: sliceBound(to) });
+        const file = newExportFile(this.tempDir, ENCODERS[job.format].extension);
+        files.add(file);
+        const options = join.kind === 'concat' ? (k === 0 ? join.first : join.rest) : join.options;
+        const copy = `COPY (${remaining === null ? select : limited(select)}\n) TO ${sqlFilePath(file)} (${options})`;
+        const n = await runBound(conn, copy, remaining === null ? job.params : { ...job.params, limit: remaining });
+        return { file, rows: n };
+      };
+
+      let rows = 0;
+      let launched = 0;
+      for (let k = 0; k < ranges.length; k++) {
+        let done: { file: string; rows: number };
+        if (job.limit === null) {
+          while (launched < Math.min(k + width, ranges.length)) {
+            const copy = copySlice(launched++, null);
+            copy.catch(() => undefined); // observed; rethrown where awaited, in order
+            copies.push(copy);
           }
-          const slice: ExportSlice = { index: sent++, file, bytes, rows: n };
-          pending = sink(slice).finally(async () => {
-            await removeExportFile(file, this.#logger);
-            files.delete(file);
-          });
-          // Observed here; its error is rethrown where it is awaited.
-          pending.catch(() => undefined);
+          done = await copies[k]!;
+        } else {
+          const remaining = job.limit - rows;
+          if (remaining <= 0) break;
+          const copy = copySlice(k, remaining);
+          copies.push(copy);
+          done = await copy;
         }
+        if (signal.aborted) throw new ExportCancelled();
+        // The previous slice must be out before this one goes (order).
         if (pending) await pending;
         pending = null;
-        return { rows, slices: sent };
-      } finally {
-        done();
+        rows += done.rows;
+        const { file } = done;
+        const bytes = (await stat(file)).size;
+        if (bytes === 0) {
+          await removeExportFile(file, this.#logger);
+          files.delete(file);
+          continue;
+        }
+        const slice: ExportSlice = { index: sent++, file, bytes, rows: done.rows };
+        pending = sink(slice).finally(async () => {
+          await removeExportFile(file, this.#logger);
+          files.delete(file);
+        });
+        pending.catch(() => undefined); // observed; rethrown where awaited
       }
+      if (pending) await pending;
+      pending = null;
+      return { rows, slices: sent };
     } catch (err) {
       if (signal.aborted) {
         // Once a slice was handed over the body is being streamed: a cancellation then counts as
-        // one during streaming (whether the next COPY or the write noticed first).
+        // one during streaming (whether a COPY or the write noticed first).
         if (sent === 0) this.stats.cancelledDuringCopy++;
         else this.stats.cancelledDuringStream++;
         throw new ExportCancelled();
       }
       throw err;
     } finally {
-      // A sink still streaming when a later COPY failed: let it settle before deleting its file.
+      // On failure, stop the COPYs still running and let everything settle before closing the
+      // connections and deleting the files (a sink may still be reading its slice).
+      for (const { conn } of conns) {
+        try {
+          conn.interrupt();
+        } catch {
+          // closing
+        }
+      }
+      await Promise.allSettled(copies);
       if (pending) await (pending as Promise<void>).catch(() => undefined);
+      for (const { done } of conns) done();
       for (const file of files) await removeExportFile(file, this.#logger);
     }
   }

@@ -61,8 +61,10 @@ export interface ExportDeps {
   highWaterMark?: number;
   /** Rows of a sliced export's first slice (engine default 16,384). */
   firstSliceRows?: number;
-  /** Most rows of one slice (engine default 131,072 × threads). */
+  /** Most rows of one slice (engine default 131,072). */
   maxSliceRows?: number;
+  /** Slices COPYed at once by one export (engine default: threads). */
+  sliceConcurrency?: number;
 }
 
 /**
@@ -132,6 +134,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     threads: deps.threads,
     firstSliceRows: deps.firstSliceRows,
     maxSliceRows: deps.maxSliceRows,
+    sliceConcurrency: deps.sliceConcurrency,
   });
 
   const swept = mkdir(engine.tempDir, { recursive: true })

@@ -18,6 +18,7 @@ import { silentLogger } from '../../api/logging/logger.ts';
 import { SnapshotReader } from '../../api/snapshot/reader.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from '../../api/export/routes.ts';
 import { parseSince } from '../../api/export/params.ts';
+import { EXPORT_TABLES } from '../../api/export/tables.ts';
 import { fixtureData, publish, resolvedRows, tempDataDir, writeSnapshot } from '../api/fixtures.ts';
 
 const SNAP = 'r20250402T000000Z-ex01';
@@ -709,11 +710,12 @@ describe('bad input', () => {
     for (const table of ['nope', 'questions', 'raw_forecasts', "predictions';DROP TABLE x;--", '..', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', 'predictions%00']) {
       const r = await get(`/api/export/${table}/`);
       expectProblem(r, 404, 'not_found');
-      if (r.body.allowed) expect(r.body.allowed).toEqual(['predictions', 'resolved', 'scores', 'forecasts']);
+      if (r.body.allowed) expect(r.body.allowed).toEqual([...EXPORT_TABLES]);
     }
     const r = await get('/api/export/nope');
-    expect(r.body.allowed).toEqual(['predictions', 'resolved', 'scores', 'forecasts']);
-    expect(r.body.detail).toContain('predictions, resolved, scores, forecasts');
+    expect(r.body.allowed).toEqual([...EXPORT_TABLES]);
+    expect(EXPORT_TABLES.slice(0, 4)).toEqual(['predictions', 'resolved', 'scores', 'forecasts']);
+    expect(r.body.detail).toContain(EXPORT_TABLES.join(', '));
   });
 
   it('every parameter rejects injection and traversal strings with 400 naming it', async () => {
