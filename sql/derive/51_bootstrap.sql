@@ -38,8 +38,7 @@ SELECT d.replicate::INTEGER AS replicate,
        count(*)::INTEGER AS w
 FROM draws AS d
 CROSS JOIN range(_boot_groups_n()) AS j(draw)
-GROUP BY ALL
-ORDER BY replicate, grp;
+GROUP BY ALL;
 
 -- The same weights as one dense vector per replicate (w[grp + 1] = weight of group grp, 0 when not
 -- drawn): a replicate's weighted sum of per-group sums x is list_dot_product(w, x), so a cell's

@@ -4,7 +4,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { derive, forecast, insert, openDb, question, resolution, rows, type Row } from './fixture.ts';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_SQL_DIR, deriveTables, listSqlFiles } from '../../pipeline/warehouse/derive.ts';
+import { forecast, insert, openDb, question, resolution, rows, ts, type Row } from './fixture.ts';
+
+/**
+ * The properties concern the scores, the consensus and calibration (files up to 70 that they read):
+ * each run derives only those, in a directory of copies, so that the hundred-odd derives stay fast
+ * whatever the later files (analyses, feeds) cost.
+ */
+const PROPERTY_FILES = /^(10|20|25|30|40|50|51|60|70)_/;
+let sqlDir = '';
+async function derive(conn: DuckDBConnection): Promise<void> {
+  await deriveTables(conn, { asOf: ts('2025-06-01'), sqlDir });
+}
 
 const MODELS = ['m1', 'm2', 'm3', 'm4'];
 
@@ -51,9 +66,16 @@ describe('scoring properties', () => {
   let conn: DuckDBConnection;
   let close: () => void;
   beforeAll(async () => {
+    sqlDir = mkdtempSync(join(tmpdir(), 'quorum-props-sql-'));
+    for (const f of await listSqlFiles(DEFAULT_SQL_DIR)) {
+      if (PROPERTY_FILES.test(f)) copyFileSync(join(DEFAULT_SQL_DIR, f), join(sqlDir, f));
+    }
     ({ conn, close } = await openDb());
   });
-  afterAll(() => close());
+  afterAll(() => {
+    close();
+    rmSync(sqlDir, { recursive: true, force: true });
+  });
 
   it('Brier is in [0, 1] and log loss in [0, −ln 0.001] for every scored row', async () => {
     await fc.assert(
