@@ -12,6 +12,9 @@
  * longer). GET routes: the one POST route (/api/probability/) has no path or query parameter, and
  * its body is validated by its zod schema.
  *
+ * Each case may also carry arbitrary values of the non-auth headers the stack reads (If-None-Match,
+ * X-Request-Id, Origin, Accept, ...) and be a HEAD request.
+ *
  * Also the Express-level safety net: a malformed percent-encoding in the path and header bombs are
  * 4xx answers.
  */
@@ -185,7 +188,32 @@ function valuesFor(name: string, schema: z.ZodType | undefined): fc.Arbitrary<Pa
   );
 }
 
-function caseFor(route: RouteDef) {
+/** Header values a client may send (visible ASCII: fetch refuses the rest before sending). */
+const headerValue = fc.oneof(
+  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 300 }),
+  fc.constantFrom('*', 'W/"x"', '"', '""', 'null', 'https://example.org', 'text/html', 'gzip, br, *;q=0', 'HEAD'),
+);
+/** Optional non-auth headers the stack reads (conditional requests, request ids, CORS, content negotiation). */
+const extraHeaders = fc.record(
+  {
+    'If-None-Match': headerValue,
+    'X-Request-Id': headerValue,
+    Origin: headerValue,
+    Accept: headerValue,
+    'Accept-Encoding': headerValue,
+    'X-Forwarded-For': headerValue,
+    'Last-Event-ID': headerValue,
+  },
+  { requiredKeys: [] },
+);
+
+interface Case {
+  url: string;
+  headers: Record<string, string>;
+  method: 'GET' | 'HEAD';
+}
+
+function caseFor(route: RouteDef): fc.Arbitrary<Case> {
   const names = pathParams(route.path);
   const shape = (route.query?.shape ?? {}) as Record<string, z.ZodType>;
   const pathShape = (route.params?.shape ?? {}) as Record<string, z.ZodType>;
@@ -195,7 +223,9 @@ function caseFor(route: RouteDef) {
     path: fc.tuple(...names.map((n) => fc.option(valuesFor(n, pathShape[n]), { freq: 4, nil: null }))),
     query: fc.array(queryPart, { maxLength: 4 }),
     slash: fc.boolean(),
-  }).map(({ path, query: q, slash }) => {
+    extra: fc.option(extraHeaders, { freq: 3, nil: {} }),
+    head: fc.boolean(),
+  }).map(({ path, query: q, slash, extra, head }) => {
     let i = 0;
     let p = route.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
       const given = path[i++];
@@ -203,7 +233,7 @@ function caseFor(route: RouteDef) {
     });
     if (slash !== p.endsWith('/')) p = slash ? `${p}/` : p.slice(0, -1);
     const qs = q.map(([name, v]) => `${encode(name)}=${put(v)}`).join('&');
-    return qs ? `${p}?${qs}` : p;
+    return { url: qs ? `${p}?${qs}` : p, headers: extra as Record<string, string>, method: head ? 'HEAD' : 'GET' };
   });
 }
 
@@ -217,11 +247,20 @@ async function bodyText(res: Response): Promise<string> {
 }
 
 /** A 2xx, or a 4xx problem with a code; anything else is a finding. */
-async function assertAnswer(url: string): Promise<void> {
-  const res = await fetch(`${server.url}${url}`, { headers });
+async function assertAnswer(url: string, extra: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET'): Promise<void> {
+  const res = await fetch(`${server.url}${url}`, { method, headers: { ...extra, ...headers } });
   const body = await bodyText(res);
-  const where = `${res.status} ${url.slice(0, 300)} → ${body.slice(0, 300)}`;
+  const where = `${method} ${res.status} ${url.slice(0, 300)} ${JSON.stringify(extra).slice(0, 200)} → ${body.slice(0, 300)}`;
   expect(res.status, where).toBeLessThan(500);
+  if (res.status === 304) {
+    expect(extra['If-None-Match'], where).toBeDefined(); // a conditional request that matched
+    return;
+  }
+  if (method === 'HEAD') {
+    expect(body, where).toBe('');
+    if (res.status >= 400) expect(res.headers.get('content-type'), where).toMatch(/^application\/problem\+json/);
+    return;
+  }
   if (res.status >= 300) {
     expect(res.status, where).toBeGreaterThanOrEqual(400);
     expect(res.headers.get('content-type'), where).toMatch(/^application\/problem\+json/);
@@ -249,7 +288,7 @@ describe('fuzz: every parameter of every route answers 2xx or a 4xx problem, nev
     await bodyText(probe);
     expect(probe.status, `${route.id}: the fixture snapshot lacks this route's tables (add them to test/api/fixtures.ts)`).not.toBe(503);
     const runs = pathParams(route.path).length + queryParams(route).length > 0 ? RUNS : RUNS_WITHOUT_PARAMS;
-    await fc.assert(fc.asyncProperty(caseFor(route), assertAnswer), { numRuns: runs, seed: SEED, endOnFailure: true });
+    await fc.assert(fc.asyncProperty(caseFor(route), (c) => assertAnswer(c.url, c.headers, c.method)), { numRuns: runs, seed: SEED, endOnFailure: true });
   });
 
   it('known findings stay fixed', async () => {
