@@ -2,8 +2,9 @@
  * The export temp-file lifecycle: names, deletion, and the startup sweep of files a crashed process
  * left behind.
  *
- * Every export writes exactly one file `<tempDir>/quorum-export-<uuid>.<ext>`; it is deleted in a
- * `finally` whatever happens (success, failed COPY, client disconnect during COPY or streaming).
+ * A whole-file export writes one file `<tempDir>/quorum-export-<uuid>.<ext>`, a sliced export one
+ * such file per slice (a few at a time); each is deleted in a `finally` whatever happens (success,
+ * failed COPY, client disconnect during COPY or streaming).
  * Only a process that dies mid-export leaves one behind: the sweep at startup removes
  * `quorum-export-*` files (and DuckDB `tmp_quorum-export-*` siblings) older than an hour.
  */
