@@ -91,6 +91,12 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'latest_forecasts',
       'evidence_used',
       'active_predictions',
+      'claims',
+      'claim_sources',
+      'track_records',
+      'track_record_calibration',
+      'track_record_horizons',
+      'track_record_trends',
       'calibration_models',
     ]);
   });
