@@ -64,38 +64,49 @@ LEFT JOIN models AS m ON m.question_id = sc.question_id AND m.mode = sc.mode;
 -- ECE (latest only). A side is NULL when the forecaster has no score in that rounds (the market
 -- without a fresh comparator).
 CREATE OR REPLACE TABLE _lb_obs AS
-WITH obs AS (
-  SELECT mode, model AS forecaster, question_id, brier AS b_l, log_loss AS ll_l,
-         _correct01(probability, outcome) AS c_l, probability AS p, outcome,
-         brier_all_rounds AS b_a, log_loss_all_rounds AS ll_a, correct_all_rounds AS c_a
-  FROM scored_forecasts
+WITH q AS (
+  -- the scored consensus with its question's keys, q̄ and market Brier (the four consensus-based
+  -- forecasters need no other join)
+  SELECT sc.*, lq.grp, lq.category AS cat, lq.domain AS dom, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a
+  FROM scored_consensus AS sc
+  JOIN _lb_q AS lq ON lq.question_id = sc.question_id AND lq.mode = sc.mode
+),
+obs AS (
+  SELECT sf.mode, sf.model AS forecaster, sf.question_id, lq.grp, lq.category, lq.domain,
+         lq.horizon_bucket, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a,
+         sf.brier AS b_l, sf.log_loss AS ll_l, _correct01(sf.probability, sf.outcome) AS c_l,
+         sf.probability AS p, sf.outcome,
+         sf.brier_all_rounds AS b_a, sf.log_loss_all_rounds AS ll_a, sf.correct_all_rounds AS c_a
+  FROM scored_forecasts AS sf
+  JOIN _lb_q AS lq ON lq.question_id = sf.question_id AND lq.mode = sf.mode
   UNION ALL
-  SELECT mode, 'consensus_mean', question_id, brier, log_loss, _correct01(probability, outcome),
-         probability, outcome, brier_all_rounds, log_loss_all_rounds, correct_all_rounds
-  FROM scored_consensus
+  SELECT mode, 'consensus_mean', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+         brier, log_loss, _correct01(probability, outcome), probability, outcome, brier_all_rounds,
+         log_loss_all_rounds, correct_all_rounds
+  FROM q
   UNION ALL
-  SELECT mode, 'consensus_median', question_id, _brier(median, outcome), _log_loss(median, outcome),
-         _correct01(median, outcome), median, outcome, median_brier_all_rounds,
-         median_log_loss_all_rounds, median_correct_all_rounds
-  FROM scored_consensus
+  SELECT mode, 'consensus_median', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+         _brier(median, outcome), _log_loss(median, outcome), _correct01(median, outcome), median, outcome,
+         median_brier_all_rounds, median_log_loss_all_rounds, median_correct_all_rounds
+  FROM q
   UNION ALL
-  SELECT mode, 'consensus_logit_mean', question_id, _brier(logit_mean, outcome),
-         _log_loss(logit_mean, outcome), _correct01(logit_mean, outcome), logit_mean, outcome,
-         logit_mean_brier_all_rounds, logit_mean_log_loss_all_rounds, logit_mean_correct_all_rounds
-  FROM scored_consensus
+  SELECT mode, 'consensus_logit_mean', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l,
+         mb_a, _brier(logit_mean, outcome), _log_loss(logit_mean, outcome), _correct01(logit_mean, outcome),
+         logit_mean, outcome, logit_mean_brier_all_rounds, logit_mean_log_loss_all_rounds,
+         logit_mean_correct_all_rounds
+  FROM q
   UNION ALL
-  SELECT mode, 'market', question_id, market_brier, market_log_loss,
-         _correct01(market_probability, outcome), market_probability, outcome,
-         market_brier_all_rounds, market_log_loss_all_rounds, market_correct_all_rounds
-  FROM scored_consensus
+  SELECT mode, 'market', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+         market_brier, market_log_loss, _correct01(market_probability, outcome), market_probability,
+         outcome, market_brier_all_rounds, market_log_loss_all_rounds, market_correct_all_rounds
+  FROM q
   WHERE market_brier IS NOT NULL OR market_brier_all_rounds IS NOT NULL
 )
-SELECT o.mode, o.forecaster, o.question_id, q.grp, q.category, q.domain, q.horizon_bucket,
-       o.b_l, o.ll_l, o.c_l, _calibration_bin(o.p) AS bin, o.outcome - o.p AS err,
-       o.b_l - q.qbar_l AS dev_l, o.b_l - q.mb_l AS dm_l,
-       o.b_a, o.ll_a, o.c_a, o.b_a - q.qbar_a AS dev_a, o.b_a - q.mb_a AS dm_a
-FROM obs AS o
-JOIN _lb_q AS q ON q.question_id = o.question_id AND q.mode = o.mode;
+SELECT mode, forecaster, question_id, grp, category, domain, horizon_bucket,
+       b_l, ll_l, c_l, _calibration_bin(p) AS bin, outcome - p AS err,
+       b_l - qbar_l AS dev_l, b_l - mb_l AS dm_l,
+       b_a, ll_a, c_a, b_a - qbar_a AS dev_a, b_a - mb_a AS dm_a
+FROM obs;
 
 -- Point figures per cell and forecaster: one pass, the four cells as grouping sets.
 CREATE OR REPLACE TABLE _lb_point AS
