@@ -29,10 +29,16 @@ const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'ca
   'unit', 'threshold', 'tolerance', 'horizon_days', 'outcome', 'realized_value', 'resolved_at'] as const;
 
 const NUM = (c: string) => `(${c} IS NOT NULL AND TRY_CAST(${c} AS DOUBLE) IS NULL)`;
+/** `c` with `:00` seconds added after `hh:mm` when absent (DuckDB's timestamp casts need them). */
+const SECS = (c: string) => `regexp_replace(${c}, '^(\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2})($|[Zz+-])', '\\1:00\\2')`;
 /** ISO 8601 date or date-time as the generic format allows; NULL when it is not one (2024-02-30 included). */
 const TIME = (c: string) =>
-  `CASE WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?') ` +
-  `THEN TRY_CAST(CASE WHEN length(${c}) = 10 THEN ${c} || 'T00:00:00Z' WHEN regexp_matches(${c}, '(Z|[+-]\\d{2}:?\\d{2})$') THEN ${c} ELSE ${c} || 'Z' END AS TIMESTAMPTZ) END`;
+  // A bare date (the common case) skips the regular expression: LIKE and a DATE cast check it.
+  `CASE WHEN length(${c}) = 10 AND ${c} LIKE '____-__-__' THEN TRY_CAST(TRY_CAST(${c} AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC' ` +
+  `WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?') ` +
+  // an offset: TIMESTAMPTZ; none: UTC
+  `THEN CASE WHEN regexp_matches(${c}, '(Z|[+-]\\d{2}:?\\d{2})$') THEN TRY_CAST(${SECS(c)} AS TIMESTAMPTZ) ` +
+  `ELSE TRY_CAST(${SECS(c)} AS TIMESTAMP) AT TIME ZONE 'UTC' END END`;
 
 /**
  * The validation checks in order: [field, reason, SQL condition that is TRUE for a bad record].

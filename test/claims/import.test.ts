@@ -138,6 +138,28 @@ describe('malformed files are rejected with file, line and field', () => {
     expect((await rejection('csv', dir)).reason).toContain('line break');
   });
 
+  it('generic CSV times: dates are UTC midnight, date-times keep their offset, no offset is UTC', async () => {
+    const dir = join(tmp.dir, 'generic-times');
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, 'a.csv'),
+      'claim_id,source,made_at,kind,subject,probability,outcome,resolved_at\n' +
+        't1,S,2024-01-01,probability,x,0.4,1,2024-02-01T10:00:00+02:00\n' +
+        't2,S,2024-01-01 06:30,probability,x,0.4,,\n' +
+        't3,S,2024-01-01T06:30:15.5Z,probability,x,0.4,,\n',
+    );
+    const data = join(tmp.dir, 'warehouse-times');
+    await importAll(data, [['csv', dir]]);
+    const got = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(`SELECT claim_id, strftime(claimed_at, '%Y-%m-%dT%H:%M:%S.%g') AS made, strftime(resolved_at, '%Y-%m-%dT%H:%M') AS resolved, provenance_line::INTEGER AS line FROM (${rawRelation(data, 'claims')}) ORDER BY claim_id`)).getRowObjectsJS(),
+    );
+    expect(got).toEqual([
+      { claim_id: 't1', made: '2024-01-01T00:00:00.000', resolved: '2024-02-01T08:00', line: 2 },
+      { claim_id: 't2', made: '2024-01-01T06:30:00.000', resolved: null, line: 3 },
+      { claim_id: 't3', made: '2024-01-01T06:30:15.500', resolved: null, line: 4 },
+    ]);
+  });
+
   it('nothing of a rejected import is written, not even its valid rows or sources', async () => {
     const data = join(tmp.dir, 'warehouse-bad');
     const bad = edited('cbo-budget-projections', CBO, 'debt_projection_errors.csv', atLine(300, (l) => l.replace(/^debt,/, 'deficit,')));
