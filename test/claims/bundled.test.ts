@@ -11,7 +11,8 @@ import type { ServerHandle } from '../../api/server.ts';
 import { get, newKey, serve, auth } from '../api/helpers.ts';
 import { REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { importAll, publishScores } from './helpers.ts';
+import { importBundledClaims } from '../../pipeline/bootstrap.ts';
+import { publishScores } from './helpers.ts';
 
 const SAMPLE = join(REPO, 'data', 'sample');
 
@@ -26,15 +27,12 @@ describe('bundled claims datasets', () => {
   const tmp = tempDir('quorum-claims-bundled-');
   let server: ServerHandle;
   let key: string;
-  let results: Awaited<ReturnType<typeof importAll>>;
+  let results: Awaited<ReturnType<typeof importBundledClaims>>;
 
   beforeAll(async () => {
     const data = join(tmp.dir, 'data');
-    results = await importAll(data, [
-      ['fte-polls', join(SAMPLE, 'fte-pollster-raw-polls')],
-      ['fte-forecasts', join(SAMPLE, 'fte-election-forecasts')],
-      ['cbo', join(SAMPLE, 'cbo-budget-projections')],
-    ]);
+    // The first start's own import (pipeline/bootstrap.ts): every bundled folder beside the sample.
+    results = await importBundledClaims(data, SAMPLE);
     await publishScores(data);
     server = await serve(data);
     key = newKey(data, 'api').key;
