@@ -38,7 +38,8 @@ import { ROUTES } from './routes/index.ts';
 import { SnapshotReader } from './snapshot/reader.ts';
 import { defaultProbabilityOptions } from './probability/setup.ts';
 import { ProbabilityService, type ProbabilityOptions } from './probability/service.ts';
-import { loadEventsConfig, type EventsConfig } from '../pipeline/events/config.ts';
+import { loadEventsConfig, type EventsConfig, type WebhooksConfig } from '../pipeline/events/config.ts';
+import { WebhookDispatcher } from './events/webhooks/dispatcher.ts';
 import { EventFeed } from './events/feed.ts';
 import { StreamHub } from './events/stream-hub.ts';
 
@@ -80,7 +81,7 @@ export interface CreateAppOptions {
   probability?: false | ProbabilityOptions;
   /** Events (api/events/: the SSE stream): settings over the environment's (QUORUM_EVENTS_*,
    *  QUORUM_STREAM_*), or false to leave the stream out (503). */
-  events?: false | Partial<EventsConfig>;
+  events?: false | (Partial<Omit<EventsConfig, 'webhooks'>> & { webhooks?: Partial<WebhooksConfig> });
 }
 
 export interface AppHandle {
@@ -126,11 +127,18 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     poolSize: opts.poolSize,
     maxPriceAgeHours: opts.maxPriceAgeHours,
   });
-  const eventsConfig = opts.events === false ? null : { ...loadEventsConfig(), ...opts.events };
+  const envEvents = opts.events === false ? null : loadEventsConfig();
+  const eventsConfig =
+    envEvents && opts.events !== false
+      ? { ...envEvents, ...opts.events, webhooks: { ...envEvents.webhooks, ...opts.events?.webhooks } }
+      : null;
   const eventFeed = eventsConfig
     ? await EventFeed.open({ dataDir: opts.dataDir, logger, pollMs: eventsConfig.pollMs, retentionMs: eventsConfig.retentionMs })
     : null;
   const eventStream = eventFeed && eventsConfig ? new StreamHub(eventFeed, { ...eventsConfig, logger }) : null;
+  // Webhook deliveries (api/events/webhooks/): the durable queue picks up where the last server stopped.
+  const webhooks = eventFeed && eventsConfig ? new WebhookDispatcher(opts.dataDir, eventFeed, eventsConfig.webhooks, logger) : null;
+  await webhooks?.start();
   const metrics = createMetrics();
   const quotas = new QuotaKeeper(limits, usage);
   let document: Record<string, unknown> | null = null;
@@ -159,6 +167,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   app.set('trust proxy', opts.trustProxy ?? false);
   // The SSE hub for GET /api/stream/ (api/routes/stream.ts reads it from here).
   if (eventStream) app.locals.eventStream = eventStream;
+  if (webhooks) app.locals.webhooks = webhooks;
 
   let shuttingDown = false;
   const helmetHeaders = captureHeaders(
@@ -268,6 +277,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       if (closed) return;
       closed = true;
       eventStream?.close();
+      await webhooks?.close();
       await eventFeed?.close();
       await exportService?.close();
       await usage.close();

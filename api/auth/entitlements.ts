@@ -84,6 +84,13 @@ export const ENTITLEMENTS = {
   'raw.tables': enterprise,
   stream: enterprise,
   webhooks: enterprise,
+  /** Webhook subscriptions (issue 15): one id per operation (OpenAPI operationIds are unique). */
+  'webhooks.create': enterprise,
+  'webhooks.get': enterprise,
+  'webhooks.delete': enterprise,
+  'webhooks.rotate_secret': enterprise,
+  'webhooks.deliveries': enterprise,
+  'webhooks.replay': enterprise,
 
   // scope
   probability: { kind: 'plan', plan: 'pro', scope: 'probability' },

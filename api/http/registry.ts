@@ -81,7 +81,7 @@ export interface ApiServices {
   metricsText: () => Promise<{ contentType: string; body: string }>;
 }
 
-export type Method = 'get' | 'post';
+export type Method = 'get' | 'post' | 'delete';
 export type ZodObj = z.ZodObject<z.ZodRawShape>;
 
 interface RouteBase {

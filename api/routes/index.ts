@@ -24,6 +24,7 @@ import { serviceStatsRoute } from './service-stats.ts';
 import { usageRoute } from './usage.ts';
 import { probabilityRequestRoute, probabilityRoute } from './probability.ts';
 import { streamRoute } from './stream.ts';
+import { WEBHOOK_ROUTES } from './webhooks.ts';
 import { trackRecordsOverviewRoute, trackRecordsSourceRoute, trackRecordsTrendsRoute } from './track-records.ts';
 import { claimsDetailRoute, claimsListRoute } from './claims.ts';
 
@@ -61,6 +62,7 @@ export const ROUTES: readonly RouteDef[] = [
   claimsListRoute,
   claimsDetailRoute,
   streamRoute,
+  ...WEBHOOK_ROUTES,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single
   // segment (Express matches in registration order), so every fixed /api/predictions/<name> path
   // must be registered before it.

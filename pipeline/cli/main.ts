@@ -30,6 +30,7 @@ import { CLAIM_FORMATS, isClaimFormat } from '../claims/formats.ts';
 import { startSimulator } from '../simulator/server.ts';
 import { createProgress } from '../forecast/progress.ts';
 import { registerKeysCommands } from './keys.ts';
+import { registerWebhooksCommands } from './webhooks.ts';
 import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.ts';
 
 function parseTime(value: string): Date {
@@ -206,6 +207,7 @@ program
   );
 
 registerKeysCommands(program);
+registerWebhooksCommands(program);
 
 /** Graceful shutdown on SIGTERM/SIGINT: stop taking work, finish what is in flight, exit 0. */
 function onShutdown(logger: Logger, close: () => Promise<void>): void {

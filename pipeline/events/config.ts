@@ -19,6 +19,20 @@ const EventsEnv = z.object({
   QUORUM_STREAM_MAX_BUFFER_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(1024 * 1024),
   /** Streams open at once (each is a socket and a small buffer). */
   QUORUM_STREAM_MAX_CLIENTS: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** Webhooks: allow http URLs and private, loopback or link-local addresses (tests, private networks). */
+  QUORUM_WEBHOOKS_ALLOW_PRIVATE: z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+    .transform((v) => v === '1' || v === 'true' || v === 'yes')
+    .default(false),
+  /** Webhooks: one delivery attempt's deadline, in ms. */
+  QUORUM_WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(10).max(120_000).default(10_000),
+  /** Webhooks: how long a failing delivery is retried before the subscription is disabled, in ms. */
+  QUORUM_WEBHOOKS_RETRY_WINDOW_MS: z.coerce.number().int().min(100).max(30 * 86_400_000).default(86_400_000),
+  /** Webhooks: first retry delay (doubles per attempt, with jitter) and its cap, in ms. */
+  QUORUM_WEBHOOKS_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5000),
+  QUORUM_WEBHOOKS_MAX_BACKOFF_MS: z.coerce.number().int().min(1).max(86_400_000).default(3_600_000),
+  /** Webhooks: deliveries in flight at once (one per subscription at a time: per subscription in order). */
+  QUORUM_WEBHOOKS_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
 });
 
 export interface EventsConfig {
@@ -29,6 +43,16 @@ export interface EventsConfig {
   heartbeatMs: number;
   maxBufferBytes: number;
   maxClients: number;
+  webhooks: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  retryWindowMs: number;
+  backoffMs: number;
+  maxBackoffMs: number;
+  concurrency: number;
 }
 
 /** Reads and validates the events settings; throws an Error naming each bad variable. */
@@ -47,5 +71,13 @@ export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsCo
     heartbeatMs: e.QUORUM_STREAM_HEARTBEAT_MS,
     maxBufferBytes: e.QUORUM_STREAM_MAX_BUFFER_BYTES,
     maxClients: e.QUORUM_STREAM_MAX_CLIENTS,
+    webhooks: {
+      allowPrivate: e.QUORUM_WEBHOOKS_ALLOW_PRIVATE,
+      timeoutMs: e.QUORUM_WEBHOOKS_TIMEOUT_MS,
+      retryWindowMs: e.QUORUM_WEBHOOKS_RETRY_WINDOW_MS,
+      backoffMs: e.QUORUM_WEBHOOKS_BACKOFF_MS,
+      maxBackoffMs: e.QUORUM_WEBHOOKS_MAX_BACKOFF_MS,
+      concurrency: e.QUORUM_WEBHOOKS_CONCURRENCY,
+    },
   };
 }

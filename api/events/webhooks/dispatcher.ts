@@ -1,0 +1,214 @@
+/**
+ * Delivers events to webhook subscriptions (issue 15 point 4): each new event of the feed becomes
+ * one durable delivery per matching enabled subscription (message id derived from the event and
+ * the subscription, so a re-sent one carries the same `webhook-id`), written to the queue before
+ * the cursor moves on. Per subscription in order: only the oldest pending delivery of a
+ * subscription is attempted. An attempt is a POST of `{type, timestamp, data}` with the Standard
+ * Webhooks headers, with a deadline; 2xx delivers, 410 disables the subscription, a network error,
+ * 429 or 5xx is retried with exponential backoff and jitter (honouring Retry-After) until the
+ * retry window since its first attempt is over, which disables the subscription; another status
+ * fails that one delivery.
+ */
+import { createHash } from 'node:crypto';
+import { Agent, request } from 'undici';
+import type { Logger } from 'pino';
+import type { WebhooksConfig } from '../../../pipeline/events/config.ts';
+import type { EventFeed, FeedEvent } from '../feed.ts';
+import { DeliveryQueue, type Delivery } from './queue.ts';
+import { webhookHeaders } from './signing.ts';
+import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
+import { guardedLookup } from './url-policy.ts';
+
+export function messageId(eventId: string, subId: string): string {
+  return `msg_${createHash('sha256').update(`${eventId}|${subId}`).digest('hex').slice(0, 32)}`;
+}
+
+function wants(s: Subscription, type: string): boolean {
+  return s.status === 'enabled' && (s.types === null || s.types.includes(type));
+}
+
+/** Retry-After in ms (delta seconds or an HTTP date), or null. */
+function retryAfterMs(value: string | string[] | undefined): number | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return null;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? null : Math.max(0, t - Date.now());
+}
+
+export class WebhookDispatcher {
+  readonly store: SubscriptionStore;
+  readonly queue: DeliveryQueue;
+  readonly #feed: EventFeed;
+  readonly #cfg: WebhooksConfig;
+  readonly #logger: Logger;
+  readonly #agent: Agent;
+  readonly #inFlight = new Set<string>(); // subscription ids
+  #timer: NodeJS.Timeout | null = null;
+  #unsubscribe: (() => void) | null = null;
+  #closed = false;
+
+  constructor(dataDir: string, feed: EventFeed, cfg: WebhooksConfig, logger: Logger) {
+    this.store = new SubscriptionStore(dataDir);
+    this.queue = new DeliveryQueue(dataDir);
+    this.#feed = feed;
+    this.#cfg = cfg;
+    this.#logger = logger;
+    this.#agent = new Agent({ connect: { lookup: guardedLookup(cfg.allowPrivate) as never, timeout: cfg.timeoutMs } });
+  }
+
+  get allowPrivate(): boolean {
+    return this.#cfg.allowPrivate;
+  }
+
+  /** Queues what was missed while no server ran (events after the queue's cursor), then follows the feed. */
+  async start(): Promise<void> {
+    if (this.queue.cursor === 0) this.queue.setCursor(this.#feed.lastSeq); // a new queue starts from now
+    this.queue.flush();
+    for (;;) {
+      const batch = await this.#feed.after(this.queue.cursor);
+      if (batch.length === 0) break;
+      this.#enqueueEvents(batch);
+    }
+    this.#unsubscribe = this.#feed.subscribe((events) => this.#enqueueEvents(events));
+    this.kick();
+  }
+
+  #enqueueEvents(events: readonly FeedEvent[]): void {
+    if (this.#closed) return;
+    const subs = this.store.all();
+    for (const e of events) {
+      if (e.seq <= this.queue.cursor) continue;
+      for (const s of subs) {
+        if (!wants(s, e.type)) continue;
+        this.queue.enqueue({ id: messageId(e.id, s.id), sub: s.id, seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data });
+      }
+      this.queue.setCursor(e.seq);
+    }
+    this.queue.flush();
+    this.kick();
+  }
+
+  /** Re-sends the retained events after `since` that were this subscription's (same message ids). Returns how many. */
+  async replay(sub: Subscription, since: number): Promise<number> {
+    let n = 0;
+    let after = since;
+    for (;;) {
+      const batch = await this.#feed.after(after);
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        if (e.seq > this.queue.cursor) break;
+        const id = messageId(e.id, sub.id);
+        // Only what was (or would have been) this subscription's: not events from before it existed.
+        const its = this.queue.has(id) || Date.parse(e.timestamp) >= Date.parse(sub.created_at);
+        if (its && (sub.types === null || sub.types.includes(e.type)) &&
+          this.queue.enqueue({ id, sub: sub.id, seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data }, true)) n++;
+      }
+      after = batch[batch.length - 1]!.seq;
+      if (after >= this.queue.cursor) break;
+    }
+    this.queue.flush();
+    this.kick();
+    return n;
+  }
+
+  /** Starts every delivery that is due (at most one per subscription), and schedules the next check. */
+  kick(): void {
+    if (this.#closed) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    const now = Date.now();
+    const heads = new Map<string, Delivery>();
+    for (const d of this.queue.pending()) if (!heads.has(d.sub)) heads.set(d.sub, d);
+    let next = Infinity;
+    for (const d of heads.values()) {
+      if (this.#inFlight.has(d.sub)) continue;
+      if (d.next_at > now) {
+        next = Math.min(next, d.next_at);
+        continue;
+      }
+      if (this.#inFlight.size >= this.#cfg.concurrency) {
+        next = Math.min(next, now + 50);
+        break;
+      }
+      this.#inFlight.add(d.sub);
+      void this.#deliver(d).finally(() => {
+        this.#inFlight.delete(d.sub);
+        this.kick();
+      });
+    }
+    if (next !== Infinity) {
+      this.#timer = setTimeout(() => this.kick(), Math.max(0, next - Date.now()));
+      this.#timer.unref();
+    }
+  }
+
+  async #deliver(d: Delivery): Promise<void> {
+    const sub = this.store.get(d.sub);
+    if (!sub || sub.status !== 'enabled') {
+      this.queue.finish(d.id, sub ? 'disabled' : 'deleted');
+      this.queue.flush();
+      return;
+    }
+    const body = JSON.stringify({ type: d.type, timestamp: d.timestamp, data: d.data });
+    const ts = Math.floor(Date.now() / 1000);
+    const started = Date.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    let retryAfter: number | null = null;
+    try {
+      const res = await request(sub.url, {
+        method: 'POST',
+        dispatcher: this.#agent,
+        headers: { 'content-type': 'application/json', 'user-agent': 'Quorum-Webhooks/1', ...webhookHeaders(signingSecrets(sub), d.id, ts, body) },
+        body,
+        headersTimeout: this.#cfg.timeoutMs,
+        bodyTimeout: this.#cfg.timeoutMs,
+        signal: AbortSignal.timeout(this.#cfg.timeoutMs),
+      });
+      status = res.statusCode;
+      retryAfter = retryAfterMs(res.headers['retry-after']);
+      await res.body.dump();
+    } catch (err) {
+      error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : String(err);
+    }
+    const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
+    const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
+    if (status !== null && status >= 200 && status < 300) {
+      this.queue.attempt(d.id, attempt, 0);
+      this.queue.finish(d.id, 'delivered');
+    } else if (status === 410) {
+      this.queue.attempt(d.id, attempt, 0);
+      this.queue.finish(d.id, 'failed');
+      this.#disable(sub, 'the receiver answered 410 Gone');
+    } else if (status === null || status === 429 || status >= 500) {
+      const n = d.attempts.length + 1;
+      const backoff = Math.min(this.#cfg.backoffMs * 2 ** (n - 1), this.#cfg.maxBackoffMs) * (0.5 + Math.random());
+      const nextAt = Date.now() + (retryAfter ?? backoff);
+      if (nextAt - firstAt > this.#cfg.retryWindowMs) {
+        this.queue.attempt(d.id, attempt, 0);
+        this.queue.finish(d.id, 'failed');
+        this.#disable(sub, `deliveries failed for the whole retry window (${Math.round(this.#cfg.retryWindowMs / 1000)} s); last: ${error ?? `HTTP ${status}`}`);
+      } else {
+        this.queue.attempt(d.id, attempt, nextAt);
+      }
+    } else {
+      this.queue.attempt(d.id, attempt, 0);
+      this.queue.finish(d.id, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
+    }
+    this.queue.flush();
+  }
+
+  #disable(sub: Subscription, reason: string): void {
+    this.#logger.warn({ subscription: sub.id, reason }, 'webhook subscription disabled');
+    this.store.disable(sub.id, reason);
+    for (const p of this.queue.pending()) if (p.sub === sub.id) this.queue.finish(p.id, 'disabled');
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#unsubscribe?.();
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#agent.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Webhook subscriptions, kept in `<data dir>/state/webhooks.json` (replaced atomically: write,
+ * fsync, rename). The server and the `quorum webhooks` CLI share the file; the server rereads it
+ * when its modification time changes. Secrets are stored (they sign every delivery) but shown
+ * only when created or rotated.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { newSecret } from './signing.ts';
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3600_000;
+
+export interface Subscription {
+  id: string;
+  key_id: string;
+  url: string;
+  /** Event types delivered; null: every type. */
+  types: string[] | null;
+  description: string | null;
+  created_at: string;
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  /** The current secret first; a rotated-out one with its expiry. */
+  secrets: { secret: string; expires_at: string | null }[];
+}
+
+/** What the API shows of a subscription (no secret). */
+export function publicView(s: Subscription) {
+  return {
+    id: s.id, url: s.url, types: s.types, description: s.description, created_at: s.created_at,
+    status: s.status, disabled_reason: s.disabled_reason, disabled_at: s.disabled_at,
+  };
+}
+
+/** The secrets that sign now (the current one, and a rotated-out one within its 24 h). */
+export function signingSecrets(s: Subscription, now = Date.now()): string[] {
+  return s.secrets.filter((x) => x.expires_at === null || Date.parse(x.expires_at) > now).map((x) => x.secret);
+}
+
+export class SubscriptionStore {
+  readonly file: string;
+  #subs = new Map<string, Subscription>();
+  #mtime = -1;
+
+  constructor(dataDir: string) {
+    this.file = join(dataDir, 'state', 'webhooks.json');
+    this.refresh();
+  }
+
+  /** Rereads the file if it changed (another process, e.g. the CLI, wrote it). */
+  refresh(): void {
+    const m = existsSync(this.file) ? statSync(this.file).mtimeMs : 0;
+    if (m === this.#mtime) return;
+    this.#mtime = m;
+    const list = m === 0 ? [] : (JSON.parse(readFileSync(this.file, 'utf8')) as { subscriptions: Subscription[] }).subscriptions;
+    this.#subs = new Map(list.map((s) => [s.id, s]));
+  }
+
+  #save(): void {
+    mkdirSync(join(this.file, '..'), { recursive: true });
+    const tmp = `${this.file}.tmp-${process.pid}`;
+    writeFileSync(tmp, `${JSON.stringify({ subscriptions: [...this.#subs.values()] }, null, 2)}\n`);
+    const fd = openSync(tmp, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.file);
+    this.#mtime = statSync(this.file).mtimeMs;
+  }
+
+  all(): Subscription[] {
+    this.refresh();
+    return [...this.#subs.values()];
+  }
+
+  /** The subscriptions of one key (null: every key), oldest first. */
+  list(keyId: string | null): Subscription[] {
+    return this.all().filter((s) => keyId === null || s.key_id === keyId).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  }
+
+  get(id: string, keyId: string | null = null): Subscription | null {
+    this.refresh();
+    const s = this.#subs.get(id);
+    return s && (keyId === null || s.key_id === keyId) ? s : null;
+  }
+
+  create(input: { keyId: string; url: string; types: string[] | null; description: string | null }): Subscription {
+    this.refresh();
+    const s: Subscription = {
+      id: `wh_${randomBytes(8).toString('hex')}`,
+      key_id: input.keyId,
+      url: input.url,
+      types: input.types,
+      description: input.description,
+      created_at: new Date().toISOString(),
+      status: 'enabled',
+      disabled_reason: null,
+      disabled_at: null,
+      secrets: [{ secret: newSecret(), expires_at: null }],
+    };
+    this.#subs.set(s.id, s);
+    this.#save();
+    return s;
+  }
+
+  remove(id: string): boolean {
+    this.refresh();
+    const had = this.#subs.delete(id);
+    if (had) this.#save();
+    return had;
+  }
+
+  /** A new current secret; the previous one keeps signing for 24 h. Returns the new secret. */
+  rotate(id: string, now = Date.now()): { secret: string; previous_expires_at: string } | null {
+    this.refresh();
+    const s = this.#subs.get(id);
+    if (!s) return null;
+    const expires = new Date(now + ROTATION_OVERLAP_MS).toISOString();
+    const secret = newSecret();
+    s.secrets = [{ secret, expires_at: null }, { secret: s.secrets[0]!.secret, expires_at: expires }];
+    this.#save();
+    return { secret, previous_expires_at: expires };
+  }
+
+  disable(id: string, reason: string): void {
+    this.refresh();
+    const s = this.#subs.get(id);
+    if (!s || s.status === 'disabled') return;
+    s.status = 'disabled';
+    s.disabled_reason = reason;
+    s.disabled_at = new Date().toISOString();
+    this.#save();
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Webhook subscriptions (issue 15 points 3 and 4, enterprise keys): create (the `whsec_` secret is
+ * shown once), list, read, delete, rotate the secret (the old one signs for 24 h more), the
+ * deliveries with their attempts, and a replay. A key sees only its own subscriptions (another
+ * key's id is a 404). Delivery: api/events/webhooks/dispatcher.ts.
+ */
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
+import { authOf } from '../auth/middleware.ts';
+import type { WebhookDispatcher } from '../events/webhooks/dispatcher.ts';
+import { publicView, type Subscription } from '../events/webhooks/store.ts';
+import { checkWebhookUrl, WebhookUrlError } from '../events/webhooks/url-policy.ts';
+import { ApiError } from '../errors/problem.ts';
+import { rawRoute } from '../http/registry.ts';
+import { parseInteger, queryString } from '../http/params.ts';
+
+/** The dispatcher, set on `app.locals.webhooks` by createApp (absent: webhooks disabled). */
+function dispatcherOf(req: Request): WebhookDispatcher {
+  const d = (req.app.locals as { webhooks?: WebhookDispatcher }).webhooks;
+  if (!d) throw ApiError.notReady('Webhooks are not enabled on this server.');
+  return d;
+}
+
+function keyOf(res: Response): string {
+  const keyId = authOf(res).keyId;
+  if (keyId === null) throw ApiError.unauthorized('Webhooks need an API key.');
+  return keyId;
+}
+
+const ID = /^wh_[0-9a-f]{16}$/;
+
+function ownSubscription(req: Request, res: Response): Subscription {
+  const id = String(req.params.id ?? '');
+  const sub = ID.test(id) ? dispatcherOf(req).store.get(id, keyOf(res)) : null;
+  if (!sub) throw ApiError.notFound(`No webhook subscription ${JSON.stringify(id.slice(0, 64))} for this key.`, { parameter: 'id' });
+  return sub;
+}
+
+const CreateBody = z
+  .object({
+    url: z.string().min(1).max(2048),
+    types: z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length).optional(),
+    description: z.string().max(500).optional(),
+  })
+  .strict()
+  .meta({ id: 'WebhookCreate' });
+
+const Subscription = z
+  .object({
+    id: z.string(), url: z.string(), types: z.array(z.string()).nullable(), description: z.string().nullable(),
+    created_at: z.string(), status: z.enum(['enabled', 'disabled']), disabled_reason: z.string().nullable(), disabled_at: z.string().nullable(),
+  })
+  .meta({ id: 'WebhookSubscription' });
+
+const IdParams = z.object({ id: z.string().meta({ description: 'The subscription id (`wh_…`).' }) });
+const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+
+export const webhooksCreateRoute = rawRoute({
+  id: 'webhooks.create',
+  method: 'post',
+  path: '/api/webhooks/',
+  summary: 'Create a webhook subscription',
+  description: 'Returns the subscription with its `whsec_` signing secret, shown only here. The URL must be https and must not resolve to a private, loopback or link-local address.',
+  tags: ['webhooks'],
+  body: CreateBody,
+  errors: [400, 503],
+  responses: json(Subscription.extend({ secret: z.string() })),
+  handle: async (req, res) => {
+    const d = dispatcherOf(req);
+    const keyId = keyOf(res);
+    const parsed = CreateBody.safeParse(req.body);
+    if (!parsed.success) throw ApiError.invalidBody(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+    try {
+      await checkWebhookUrl(parsed.data.url, d.allowPrivate);
+    } catch (err) {
+      if (err instanceof WebhookUrlError) throw ApiError.invalidBody(err.message);
+      throw err;
+    }
+    const sub = d.store.create({ keyId, url: parsed.data.url, types: parsed.data.types ?? null, description: parsed.data.description ?? null });
+    res.status(201).json({ ...publicView(sub), secret: sub.secrets[0]!.secret });
+  },
+});
+
+export const webhooksListRoute = rawRoute({
+  id: 'webhooks',
+  path: '/api/webhooks/',
+  summary: 'This key\'s webhook subscriptions',
+  tags: ['webhooks'],
+  errors: [503],
+  responses: json(z.object({ webhooks: z.array(Subscription), count: z.number().int() })),
+  handle: (req, res) => {
+    const list = dispatcherOf(req).store.list(keyOf(res)).map(publicView);
+    res.status(200).json({ webhooks: list, count: list.length });
+  },
+});
+
+export const webhooksGetRoute = rawRoute({
+  id: 'webhooks.get',
+  path: '/api/webhooks/{id}/',
+  summary: 'One webhook subscription',
+  tags: ['webhooks'],
+  params: IdParams,
+  errors: [404, 503],
+  responses: json(Subscription),
+  handle: (req, res) => {
+    res.status(200).json(publicView(ownSubscription(req, res)));
+  },
+});
+
+export const webhooksDeleteRoute = rawRoute({
+  id: 'webhooks.delete',
+  method: 'delete',
+  path: '/api/webhooks/{id}/',
+  summary: 'Delete a webhook subscription (its pending deliveries are dropped)',
+  tags: ['webhooks'],
+  params: IdParams,
+  errors: [404, 503],
+  responses: {},
+  handle: (req, res) => {
+    const sub = ownSubscription(req, res);
+    dispatcherOf(req).store.remove(sub.id);
+    res.status(204).end();
+  },
+});
+
+export const webhooksRotateRoute = rawRoute({
+  id: 'webhooks.rotate_secret',
+  method: 'post',
+  path: '/api/webhooks/{id}/rotate-secret',
+  summary: 'Rotate the signing secret (the old one keeps signing for 24 h)',
+  tags: ['webhooks'],
+  params: IdParams,
+  errors: [404, 503],
+  responses: json(z.object({ id: z.string(), secret: z.string(), previous_secret_expires_at: z.string() })),
+  handle: (req, res) => {
+    const sub = ownSubscription(req, res);
+    const r = dispatcherOf(req).store.rotate(sub.id)!;
+    res.status(200).json({ id: sub.id, secret: r.secret, previous_secret_expires_at: r.previous_expires_at });
+  },
+});
+
+export const webhooksDeliveriesRoute = rawRoute({
+  id: 'webhooks.deliveries',
+  path: '/api/webhooks/{id}/deliveries',
+  summary: 'The deliveries of a subscription and their attempts (newest event first)',
+  tags: ['webhooks'],
+  params: IdParams,
+  errors: [404, 503],
+  responses: json(z.object({ deliveries: z.array(z.record(z.string(), z.unknown())), count: z.number().int() })),
+  handle: (req, res) => {
+    const sub = ownSubscription(req, res);
+    const list = dispatcherOf(req).queue.ofSubscription(sub.id).map((d) => ({
+      id: d.id, event_id: d.event_id, seq: d.seq, type: d.type, status: d.outcome ?? 'pending',
+      next_attempt_at: d.outcome === null ? new Date(d.next_at).toISOString() : null, attempts: d.attempts,
+    }));
+    res.status(200).json({ deliveries: list, count: list.length });
+  },
+});
+
+export const webhooksReplayRoute = rawRoute({
+  id: 'webhooks.replay',
+  method: 'post',
+  path: '/api/webhooks/{id}/replay',
+  summary: 'Re-send the retained events after a sequence number (same webhook-id per event)',
+  tags: ['webhooks'],
+  params: IdParams,
+  query: z.object({ since: z.string().optional().meta({ description: 'Event sequence number (default 0: every retained event).' }) }),
+  errors: [404, 503],
+  responses: json(z.object({ id: z.string(), queued: z.number().int() })),
+  handle: async (req, res) => {
+    const raw = queryString(req, 'since', 32);
+    const since = raw === undefined ? 0 : parseInteger(raw, 'since', { min: 0, max: 999_999_999_999_999 });
+    const sub = ownSubscription(req, res);
+    const queued = await dispatcherOf(req).replay(sub, since);
+    res.status(202).json({ id: sub.id, queued });
+  },
+});
+
+export const WEBHOOK_ROUTES = [
+  webhooksListRoute, webhooksCreateRoute, webhooksGetRoute, webhooksDeleteRoute,
+  webhooksRotateRoute, webhooksDeliveriesRoute, webhooksReplayRoute,
+];

@@ -1,0 +1,87 @@
+/**
+ * `quorum webhooks ...`: webhook subscriptions on QUORUM_DATA_DIR (`<dataDir>/state/webhooks.json`),
+ * the same store `POST/GET/DELETE /api/webhooks/` use; a running server picks changes up at its next
+ * delivery or request.
+ *
+ *   quorum webhooks create --key <key id> --url URL [--types a,b] [--description TEXT]
+ *       prints the subscription with its whsec_ secret (shown this once)
+ *   quorum webhooks list [--key <key id>] [--json]
+ *   quorum webhooks delete <id>
+ *   quorum webhooks rotate-secret <id>    prints the new secret; the old one signs for 24 h more
+ * Exit codes: 0 ok, 1 error (bad input, unknown id, a refused URL).
+ */
+import type { Command } from 'commander';
+import { keysFile, readKeys } from '../../api/auth/keys.ts';
+import { publicView, SubscriptionStore } from '../../api/events/webhooks/store.ts';
+import { checkWebhookUrl } from '../../api/events/webhooks/url-policy.ts';
+import { loadConfig } from '../config.ts';
+import { EVENT_TYPES } from '../events/emit.ts';
+import { loadEventsConfig } from '../events/config.ts';
+
+async function run(body: () => Promise<void> | void): Promise<void> {
+  let code = 0;
+  try {
+    await body();
+  } catch (err) {
+    console.error(`quorum webhooks: ${err instanceof Error ? err.message : String(err)}`);
+    code = 1;
+  }
+  process.exit(code);
+}
+
+function store(): SubscriptionStore {
+  const dir = loadConfig().dataDir;
+  console.error(`quorum webhooks: data directory ${dir}`);
+  return new SubscriptionStore(dir);
+}
+
+export function registerWebhooksCommands(program: Command): void {
+  const wh = program.command('webhooks').description('webhook subscriptions: create, list, delete, rotate-secret');
+  wh.command('create')
+    .description('subscribe a URL to events for an API key (prints the whsec_ secret once)')
+    .requiredOption('--key <id>', 'the API key id that owns the subscription (quorum keys list)')
+    .requiredOption('--url <url>', 'https URL receiving the deliveries')
+    .option('--types <list>', `comma-separated event types (default: all): ${EVENT_TYPES.join(', ')}`)
+    .option('--description <text>', 'a note for humans')
+    .action((opts: { key: string; url: string; types?: string; description?: string }) =>
+      run(async () => {
+        const types = opts.types ? opts.types.split(',').map((t) => t.trim()).filter(Boolean) : null;
+        for (const t of types ?? []) if (!(EVENT_TYPES as readonly string[]).includes(t)) throw new Error(`unknown event type "${t}"`);
+        const s = store();
+        const keyRec = readKeys(keysFile(loadConfig().dataDir)).find((k) => k.id === opts.key);
+        if (!keyRec) throw new Error(`no API key with id ${opts.key}`);
+        await checkWebhookUrl(opts.url, loadEventsConfig().webhooks.allowPrivate);
+        const sub = s.create({ keyId: opts.key, url: opts.url, types, description: opts.description ?? null });
+        console.log(JSON.stringify({ ...publicView(sub), key_id: sub.key_id, secret: sub.secrets[0]!.secret }));
+      }),
+    );
+  wh.command('list')
+    .description('subscriptions (never their secrets)')
+    .option('--key <id>', 'only this API key\'s')
+    .option('--json', 'one JSON line per subscription')
+    .action((opts: { key?: string; json?: boolean }) =>
+      run(() => {
+        const list = store().list(opts.key ?? null);
+        for (const s of list) {
+          const v = { ...publicView(s), key_id: s.key_id };
+          console.log(opts.json || !process.stdout.isTTY ? JSON.stringify(v) : `${s.id}  ${s.status.padEnd(8)}  ${s.key_id}  ${s.url}  ${(s.types ?? ['*']).join(',')}`);
+        }
+      }),
+    );
+  wh.command('delete <id>')
+    .description('delete a subscription (its pending deliveries are dropped)')
+    .action((id: string) =>
+      run(() => {
+        if (!store().remove(id)) throw new Error(`no subscription ${id}`);
+      }),
+    );
+  wh.command('rotate-secret <id>')
+    .description('a new signing secret; the old one keeps signing for 24 h')
+    .action((id: string) =>
+      run(() => {
+        const r = store().rotate(id);
+        if (!r) throw new Error(`no subscription ${id}`);
+        console.log(JSON.stringify({ id, secret: r.secret, previous_secret_expires_at: r.previous_expires_at }));
+      }),
+    );
+}
