@@ -99,7 +99,9 @@ describe('the bundled sample, end to end', () => {
     for (const item of items) {
       expect(item.question_id).toMatch(/^(polymarket|manifold|metaculus|infer):/);
       expect([0, 1]).toContain(item.outcome);
-      expect(item.ai_error).toBeCloseTo((item.consensus - item.outcome) ** 2, 10);
+      // Both figures are published to 6 decimals (issue 9 §12), so they agree to within 1e-6.
+      expect(Math.abs(item.ai_error - (item.consensus - item.outcome) ** 2)).toBeLessThanOrEqual(1.0000001e-6);
+      expect(item.ai_error).toBe(Math.round(item.ai_error * 1e6) / 1e6);
       expect(item.source.slug).toBe(item.venue);
       expect(item.providers).toContain('simulated');
     }
