@@ -43,8 +43,10 @@ export class WebhookDispatcher {
   readonly #cfg: WebhooksConfig;
   readonly #logger: Logger;
   readonly #agent: Agent;
-  readonly #inFlight = new Set<string>(); // subscription ids
-  #timer: NodeJS.Timeout | null = null;
+  readonly #workers = new Set<string>(); // subscriptions whose worker runs
+  readonly #sleepers = new Set<() => void>();
+  readonly #waiters: (() => void)[] = [];
+  #running = 0;
   #unsubscribe: (() => void) | null = null;
   #closed = false;
 
@@ -112,42 +114,78 @@ export class WebhookDispatcher {
     return n;
   }
 
-  /** Starts every delivery that is due (at most one per subscription), and schedules the next check. */
+  /** Makes sure every subscription with pending deliveries has its worker running. */
   kick(): void {
     if (this.#closed) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    const now = Date.now();
-    const heads = new Map<string, Delivery>();
-    for (const d of this.queue.pending()) if (!heads.has(d.sub)) heads.set(d.sub, d);
-    let next = Infinity;
-    for (const d of heads.values()) {
-      if (this.#inFlight.has(d.sub)) continue;
-      if (d.next_at > now) {
-        next = Math.min(next, d.next_at);
-        continue;
-      }
-      if (this.#inFlight.size >= this.#cfg.concurrency) {
-        next = Math.min(next, now + 50);
-        break;
-      }
-      this.#inFlight.add(d.sub);
-      void this.#deliver(d).finally(() => {
-        this.#inFlight.delete(d.sub);
-        this.kick();
+    for (const sub of this.queue.subsWithPending()) this.#ensureWorker(sub);
+  }
+
+  /** One worker per subscription with pending deliveries: its deliveries one at a time, in order. */
+  #ensureWorker(sub: string): void {
+    if (this.#workers.has(sub) || this.#closed) return;
+    this.#workers.add(sub);
+    void this.#work(sub)
+      .catch((err: unknown) => this.#logger.error({ err, subscription: sub }, 'webhook worker failed'))
+      .finally(() => {
+        this.#workers.delete(sub);
+        if (!this.#closed && this.queue.headOf(sub)) setTimeout(() => this.#ensureWorker(sub), 50).unref();
       });
+  }
+
+  async #work(sub: string): Promise<void> {
+    for (;;) {
+      const d = this.queue.headOf(sub);
+      if (!d || this.#closed) return;
+      const wait = d.next_at - Date.now();
+      if (wait > 0) {
+        await this.#sleep(wait);
+        continue; // the head may have changed meanwhile (a replay, a deletion)
+      }
+      await this.#acquire();
+      try {
+        if (this.#closed) return;
+        await this.#deliver(d);
+      } finally {
+        this.#release();
+      }
     }
-    if (next !== Infinity) {
-      this.#timer = setTimeout(() => this.kick(), Math.max(0, next - Date.now()));
-      this.#timer.unref();
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.#sleepers.delete(done);
+        resolve();
+      }, ms);
+      t.unref();
+      const done = () => {
+        clearTimeout(t);
+        resolve();
+      };
+      this.#sleepers.add(done);
+    });
+  }
+
+  /** The concurrency limit across subscriptions. */
+  #acquire(): Promise<void> {
+    if (this.#running < this.#cfg.concurrency) {
+      this.#running++;
+      return Promise.resolve();
     }
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #release(): void {
+    const next = this.#waiters.shift();
+    if (next) next();
+    else this.#running--;
   }
 
   async #deliver(d: Delivery): Promise<void> {
     const sub = this.store.get(d.sub);
     if (!sub || sub.status !== 'enabled') {
       this.queue.finish(d.id, sub ? 'disabled' : 'deleted');
-      this.queue.flush();
+      this.queue.flush(false);
       return;
     }
     const body = JSON.stringify({ type: d.type, timestamp: d.timestamp, data: d.data });
@@ -172,6 +210,7 @@ export class WebhookDispatcher {
     } catch (err) {
       error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : String(err);
     }
+    if (this.#closed) return; // shutting down: not recorded, so re-sent (same webhook-id) on the next start
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
     const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
     if (status !== null && status >= 200 && status < 300) {
@@ -196,19 +235,21 @@ export class WebhookDispatcher {
       this.queue.attempt(d.id, attempt, 0);
       this.queue.finish(d.id, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
     }
-    this.queue.flush();
+    this.queue.flush(false);
   }
 
   #disable(sub: Subscription, reason: string): void {
     this.#logger.warn({ subscription: sub.id, reason }, 'webhook subscription disabled');
     this.store.disable(sub.id, reason);
-    for (const p of this.queue.pending()) if (p.sub === sub.id) this.queue.finish(p.id, 'disabled');
+    for (const p of this.queue.pendingOf(sub.id)) this.queue.finish(p.id, 'disabled');
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     this.#unsubscribe?.();
-    if (this.#timer) clearTimeout(this.#timer);
-    await this.#agent.close().catch(() => undefined);
+    for (const wake of [...this.#sleepers]) wake();
+    for (const w of this.#waiters.splice(0)) w();
+    this.queue.close();
+    await this.#agent.destroy().catch(() => undefined); // in-flight attempts stay pending: re-sent on the next start
   }
 }

@@ -7,7 +7,7 @@
  * On open the journal is compacted: pending deliveries, the last finished ones per subscription
  * (for the deliveries listing) and the cursor.
  */
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface Attempt {
@@ -44,8 +44,12 @@ const KEEP_FINISHED = 100;
 export class DeliveryQueue {
   readonly file: string;
   readonly #all = new Map<string, Delivery>();
+  /** Pending deliveries per subscription, in event order (the head is the next to attempt). */
+  readonly #pendingBySub = new Map<string, Delivery[]>();
   cursor = 0;
   #buffer: string[] = [];
+  #fd: number | null = null;
+  #unsynced = false;
 
   constructor(dataDir: string) {
     const dir = join(dataDir, 'webhooks');
@@ -69,7 +73,15 @@ export class DeliveryQueue {
   #apply(rec: Rec): void {
     if (rec.op === 'enq') {
       const prev = this.#all.get(rec.d.id);
-      this.#all.set(rec.d.id, { ...rec.d, attempts: prev?.attempts ?? [], next_at: Date.parse(rec.d.enqueued_at), outcome: null });
+      if (prev && prev.outcome === null) this.#unpend(prev);
+      const d: Delivery = { ...rec.d, attempts: prev?.attempts ?? [], next_at: Date.parse(rec.d.enqueued_at), outcome: null };
+      this.#all.set(d.id, d);
+      const list = this.#pendingBySub.get(d.sub) ?? [];
+      // Usually appended in event order; a replay of older events is inserted in place.
+      let i = list.length;
+      while (i > 0 && list[i - 1]!.seq > d.seq) i--;
+      list.splice(i, 0, d);
+      this.#pendingBySub.set(d.sub, list);
     } else if (rec.op === 'att') {
       const d = this.#all.get(rec.id);
       if (d) {
@@ -78,8 +90,19 @@ export class DeliveryQueue {
       }
     } else if (rec.op === 'done') {
       const d = this.#all.get(rec.id);
-      if (d) d.outcome = rec.outcome;
+      if (d && d.outcome === null) {
+        this.#unpend(d);
+        d.outcome = rec.outcome;
+      }
     } else if (rec.op === 'cursor') this.cursor = Math.max(this.cursor, rec.seq);
+  }
+
+  #unpend(d: Delivery): void {
+    const list = this.#pendingBySub.get(d.sub);
+    if (!list) return;
+    const i = list[0] === d ? 0 : list.indexOf(d);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.#pendingBySub.delete(d.sub);
   }
 
   #compact(): void {
@@ -112,12 +135,39 @@ export class DeliveryQueue {
     this.#buffer.push(JSON.stringify(rec));
   }
 
-  /** Writes the records of this batch and fsyncs: from here they survive a kill. */
-  flush(): void {
-    if (this.#buffer.length === 0) return;
-    appendFileSync(this.file, `${this.#buffer.join('\n')}\n`);
-    this.#buffer = [];
-    fsync(this.file);
+  /**
+   * Writes the records of this batch. With `sync` (new deliveries and the cursor) it fsyncs
+   * before returning: from here they survive a crash of the machine. Attempt and outcome records
+   * are written without (a kill leaves them in the page cache; a lost one only means a re-send,
+   * which at-least-once allows) and fsynced with the next synced batch.
+   */
+  flush(sync = true): void {
+    if (this.#buffer.length > 0) {
+      this.#fd ??= openSync(this.file, 'a');
+      writeSync(this.#fd, `${this.#buffer.join('\n')}\n`);
+      this.#buffer = [];
+      this.#unsynced = true;
+    }
+    if (sync && this.#unsynced && this.#fd !== null) {
+      fsyncSync(this.#fd);
+      this.#unsynced = false;
+    }
+  }
+
+  close(): void {
+    this.flush(true);
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+  }
+
+  /** The next delivery of one subscription (its oldest pending), if any. */
+  headOf(sub: string): Delivery | undefined {
+    return this.#pendingBySub.get(sub)?.[0];
+  }
+
+  /** Subscriptions with pending deliveries. */
+  subsWithPending(): string[] {
+    return [...this.#pendingBySub.keys()];
   }
 
   has(id: string): boolean {
@@ -146,7 +196,12 @@ export class DeliveryQueue {
 
   /** Pending deliveries, oldest event first. */
   pending(): Delivery[] {
-    return [...this.#all.values()].filter((d) => d.outcome === null).sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
+    return [...this.#pendingBySub.values()].flat().sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
+  }
+
+  /** The pending deliveries of one subscription, in order. */
+  pendingOf(sub: string): Delivery[] {
+    return [...(this.#pendingBySub.get(sub) ?? [])];
   }
 
   /** Every known delivery of one subscription, newest event first. */
