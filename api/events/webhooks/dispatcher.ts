@@ -182,7 +182,7 @@ export class WebhookDispatcher {
   }
 
   async #deliver(d: Delivery): Promise<void> {
-    const sub = this.store.get(d.sub);
+    const sub = this.store.get(d.sub, null, 500); // CLI changes are seen within half a second
     if (!sub || sub.status !== 'enabled') {
       this.queue.finish(d.id, sub ? 'disabled' : 'deleted');
       this.queue.flush(false);

@@ -50,6 +50,7 @@ export class DeliveryQueue {
   #buffer: string[] = [];
   #fd: number | null = null;
   #unsynced = false;
+  #scheduled: NodeJS.Immediate | null = null;
 
   constructor(dataDir: string) {
     const dir = join(dataDir, 'webhooks');
@@ -142,15 +143,29 @@ export class DeliveryQueue {
    * which at-least-once allows) and fsynced with the next synced batch.
    */
   flush(sync = true): void {
+    if (!sync) {
+      // Coalesced: the records of every delivery finished in this turn of the event loop, one write.
+      this.#scheduled ??= setImmediate(() => {
+        this.#scheduled = null;
+        this.#write();
+      });
+      return;
+    }
+    if (this.#scheduled) clearImmediate(this.#scheduled);
+    this.#scheduled = null;
+    this.#write();
+    if (this.#unsynced && this.#fd !== null) {
+      fsyncSync(this.#fd);
+      this.#unsynced = false;
+    }
+  }
+
+  #write(): void {
     if (this.#buffer.length > 0) {
       this.#fd ??= openSync(this.file, 'a');
       writeSync(this.#fd, `${this.#buffer.join('\n')}\n`);
       this.#buffer = [];
       this.#unsynced = true;
-    }
-    if (sync && this.#unsynced && this.#fd !== null) {
-      fsyncSync(this.#fd);
-      this.#unsynced = false;
     }
   }
 

@@ -44,14 +44,21 @@ export class SubscriptionStore {
   readonly file: string;
   #subs = new Map<string, Subscription>();
   #mtime = -1;
+  #checkedAt = 0;
 
   constructor(dataDir: string) {
     this.file = join(dataDir, 'state', 'webhooks.json');
     this.refresh();
   }
 
-  /** Rereads the file if it changed (another process, e.g. the CLI, wrote it). */
-  refresh(): void {
+  /**
+   * Rereads the file if it changed (another process, e.g. the CLI, wrote it). `maxAgeMs` > 0 skips
+   * the check when the last one is that recent (the delivery loop: one stat per delivery is waste).
+   */
+  refresh(maxAgeMs = 0): void {
+    const now = Date.now();
+    if (maxAgeMs > 0 && now - this.#checkedAt < maxAgeMs) return;
+    this.#checkedAt = now;
     const m = existsSync(this.file) ? statSync(this.file).mtimeMs : 0;
     if (m === this.#mtime) return;
     this.#mtime = m;
@@ -83,8 +90,8 @@ export class SubscriptionStore {
     return this.all().filter((s) => keyId === null || s.key_id === keyId).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 
-  get(id: string, keyId: string | null = null): Subscription | null {
-    this.refresh();
+  get(id: string, keyId: string | null = null, maxAgeMs = 0): Subscription | null {
+    this.refresh(maxAgeMs);
     const s = this.#subs.get(id);
     return s && (keyId === null || s.key_id === keyId) ? s : null;
   }

@@ -1,0 +1,150 @@
+/**
+ * `npm run bench -- events [--subs N] [--events M] [--concurrency C]`
+ *
+ * Webhook delivery throughput and latency (issue 15). N subscriptions (default 1,000) on a loopback
+ * receiver that answers 200 at once, each subscribed to one event type (types dealt round-robin),
+ * and one write of M events (default 1,000, types dealt round-robin: what a run's events part
+ * brings) into the raw events table. The real components run: EventFeed (polling raw/events every
+ * 25 ms), WebhookDispatcher (durable queue, signing, per-subscription order, C deliveries in flight,
+ * default 64).
+ *
+ * Measured in the same run:
+ *   - deliveries/s of the dispatcher, first attempt to last acknowledgement;
+ *   - baseline: a bare undici POST loop, C concurrent loops posting the same signed bodies to the
+ *     same receiver (as many POSTs, at most 20,000);
+ *   - publish_to_first_p99_ms: per subscription, from the moment the events part is in place to the
+ *     subscription's first delivery attempt (how long until a subscriber hears of the publish), the
+ *     99th percentile; event_first_attempt_p99_ms: the same per event (its first attempt to any
+ *     subscription), which also counts the wait behind the earlier events of the same subscription
+ *     (deliveries are in order per subscription), so it grows with the backlog.
+ * ratio = dispatcher deliveries/s ÷ baseline POSTs/s.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { EventFeed } from '../api/events/feed.ts';
+import { WebhookDispatcher } from '../api/events/webhooks/dispatcher.ts';
+import { webhookHeaders } from '../api/events/webhooks/signing.ts';
+import { SubscriptionStore } from '../api/events/webhooks/store.ts';
+import { silentLogger } from '../pipeline/log.ts';
+import { EVENT_TYPES } from '../pipeline/events/emit.ts';
+import { withConnection } from '../pipeline/warehouse/duckdb.ts';
+import { appendRaw } from '../pipeline/warehouse/raw-writer.ts';
+
+function arg(args: string[], name: string, fallback: number): number {
+  const i = args.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(args[i + 1]) : fallback;
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name}: expected a positive integer`);
+  return v;
+}
+
+function p99(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(0.99 * s.length) - 1)] ?? 0;
+}
+
+export default async function bench(args: string[]): Promise<Record<string, unknown>> {
+  const nSubs = arg(args, 'subs', 1000);
+  const nEvents = arg(args, 'events', 1000);
+  const concurrency = arg(args, 'concurrency', 64);
+  const dir = mkdtempSync(join(tmpdir(), 'quorum-bench-events-'));
+  let received = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(200).end();
+    });
+  });
+  receiver.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const logger = silentLogger();
+  try {
+    const store = new SubscriptionStore(dir);
+    for (let i = 0; i < nSubs; i++) {
+      store.create({ keyId: 'k_bench', url: `${base}/s/${i}`, types: [EVENT_TYPES[i % EVENT_TYPES.length]!], description: null });
+    }
+    const feed = await EventFeed.open({ dataDir: dir, logger, pollMs: 25, retentionMs: 86_400_000 });
+    const cfg = { allowPrivate: true, timeoutMs: 10_000, retryWindowMs: 86_400_000, backoffMs: 1000, maxBackoffMs: 60_000, concurrency };
+    const dispatcher = new WebhookDispatcher(dir, feed, cfg, logger);
+    await dispatcher.start();
+
+    const now = new Date();
+    const rows = Array.from({ length: nEvents }, (_, i) => ({
+      event_id: `evt_bench_${i + 1}`, seq: i + 1, run_id: 'r20260101T000000Z-bench001', type: EVENT_TYPES[i % EVENT_TYPES.length]!,
+      subject: `bench:q${i}`, question_id: `bench:q${i}`, category: 'tech', as_of: now, created_at: now,
+      snapshot: 'r20260101T000000Z-bench001', previous_snapshot: null,
+      data: JSON.stringify({ question_id: `bench:q${i}`, consensus: 0.42, previous: 0.35, change: 0.07 }),
+    }));
+    const expected = rows.reduce((n, _r, i) => n + Math.ceil((nSubs - (i % EVENT_TYPES.length)) / EVENT_TYPES.length), 0);
+    await withConnection((conn) => appendRaw(conn, dir, 'events', rows, { runId: 'r20260101T000000Z-bench001', runDate: '2026-01-01' }));
+    const published = Date.now();
+    while (received < expected) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50)); // the last outcomes are recorded
+    const firstByEvent = new Map<string, number>();
+    const firstBySub: number[] = [];
+    let firstAt = Infinity;
+    let lastAt = 0;
+    for (let i = 0; i < nSubs; i++) {
+      const sub = store.list('k_bench')[i]!;
+      let subFirst = Infinity;
+      for (const d of dispatcher.queue.ofSubscription(sub.id)) {
+        const a = d.attempts[0];
+        if (!a) continue;
+        const t = Date.parse(a.at);
+        firstAt = Math.min(firstAt, t);
+        lastAt = Math.max(lastAt, t + a.duration_ms);
+        firstByEvent.set(d.event_id, Math.min(firstByEvent.get(d.event_id) ?? Infinity, t));
+        subFirst = Math.min(subFirst, t);
+      }
+      if (subFirst !== Infinity) firstBySub.push(subFirst - published);
+    }
+    const deliveryRate = expected / Math.max(1, (lastAt - firstAt) / 1000);
+    await dispatcher.close();
+    await feed.close();
+
+    // Baseline: a bare undici POST loop, same concurrency, same bodies and headers.
+    const agent = new Agent({ connect: { timeout: 10_000 } });
+    const n = Math.min(expected, 20_000);
+    const body = JSON.stringify({ type: rows[0]!.type, timestamp: now.toISOString(), data: JSON.parse(rows[0]!.data) });
+    const secret = store.list('k_bench')[0]!.secrets[0]!.secret;
+    let next = 0;
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) {
+          const i = next++;
+          const res = await request(`${base}/s/${i % nSubs}`, {
+            method: 'POST', dispatcher: agent, body,
+            headers: { 'content-type': 'application/json', ...webhookHeaders([secret], `msg_${i}`, Math.floor(Date.now() / 1000), body) },
+          });
+          await res.body.dump();
+        }
+      }),
+    );
+    const baselineRate = n / ((Date.now() - started) / 1000);
+    await agent.close();
+    const latencies = [...firstByEvent.values()].map((t) => t - published);
+    return {
+      ratio: Math.round((deliveryRate / baselineRate) * 100) / 100,
+      publish_to_first_p99_ms: Math.round(p99(firstBySub)),
+      deliveries: expected,
+      event_first_attempt_p99_ms: Math.round(p99(latencies)),
+      subscriptions: nSubs,
+      events: nEvents,
+      concurrency,
+      deliveries_per_s: Math.round(deliveryRate),
+      baseline_posts_per_s: Math.round(baselineRate),
+    };
+  } finally {
+    await new Promise<void>((r) => {
+      receiver.closeAllConnections();
+      receiver.close(() => r());
+    });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
