@@ -59,8 +59,8 @@ export interface ExportEngineOptions {
   /**
    * DuckDB `memory_limit` of the export instance (default "256MB"); larger sorts spill to the
    * spill directory. An order-preserving parallel COPY buffers formatted batches up to this much
-   * (measured standalone on 5 M rows: 128MB → ~350 MB RSS, 256MB → ~475 MB); unlimited exports
-   * do not preserve insertion order and stay far below.
+   * (measured standalone on 5 M rows: 128MB → ~350 MB RSS, 256MB → ~475 MB). Insertion order is
+   * always preserved (a GLOBAL setting: it cannot be turned off for one export only).
    */
   memoryLimit?: string;
   /** DuckDB `threads` of the export instance (default: the machine's parallelism). */
@@ -543,11 +543,10 @@ export class ExportEngine {
         rows = await runBound(conn, `COPY (${limited(select)}) TO ${target} (${options})`, { ...job.params, limit: job.limit });
       } else {
         // No limit: no LIMIT clause (even LIMIT NULL is a streaming limit that makes the pipeline
-        // single-threaded), and no insertion-order preservation: the COPY runs fully parallel
-        // without buffering formatted batches to put them back in order. A top-level ORDER BY
-        // (predictions, forecasts) stays sorted; the timestamp cast puts the ORDER BY in a
-        // subquery, so it keeps insertion order preserved.
-        if (select === plain) await conn.run('SET preserve_insertion_order = false');
+        // single-threaded). Insertion order stays preserved: `preserve_insertion_order` is a
+        // GLOBAL DuckDB setting (SET on one connection changes every connection of the instance,
+        // checked), so turning it off here once made every later limited export and every slice
+        // of the instance lose its order.
         rows = await runBound(conn, `COPY (${select}\n) TO ${target} (${options})`, job.params);
       }
       checkpoint();
