@@ -19,6 +19,9 @@ import { webhookHeaders } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
 import { guardedLookup } from './url-policy.ts';
 
+/** Deliveries written (and fsynced) per chunk when a batch of events is queued. */
+const ENQUEUE_CHUNK = 2000;
+
 export function messageId(eventId: string, subId: string): string {
   return `msg_${createHash('sha256').update(`${eventId}|${subId}`).digest('hex').slice(0, 32)}`;
 }
@@ -47,6 +50,7 @@ export class WebhookDispatcher {
   readonly #sleepers = new Set<() => void>();
   readonly #waiters: (() => void)[] = [];
   #running = 0;
+  #enqueuing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | null = null;
   #closed = false;
 
@@ -70,22 +74,37 @@ export class WebhookDispatcher {
     for (;;) {
       const batch = await this.#feed.after(this.queue.cursor);
       if (batch.length === 0) break;
-      this.#enqueueEvents(batch);
+      await this.#enqueueEvents(batch);
     }
-    this.#unsubscribe = this.#feed.subscribe((events) => this.#enqueueEvents(events));
+    this.#unsubscribe = this.#feed.subscribe((events) => {
+      this.#enqueuing = this.#enqueuing.then(() => this.#enqueueEvents(events)).catch((err: unknown) =>
+        this.#logger.error({ err }, 'webhooks: queueing events failed (they are queued again on the next start)'),
+      );
+    });
     this.kick();
   }
 
-  #enqueueEvents(events: readonly FeedEvent[]): void {
-    if (this.#closed) return;
+  /**
+   * One delivery per matching subscription for each event, written (fsynced) with the cursor in
+   * chunks, deliveries starting after the first chunk: a large run does not wait for all of them.
+   */
+  async #enqueueEvents(events: readonly FeedEvent[]): Promise<void> {
     const subs = this.store.all();
+    let queued = 0;
     for (const e of events) {
+      if (this.#closed) return;
       if (e.seq <= this.queue.cursor) continue;
       for (const s of subs) {
         if (!wants(s, e.type)) continue;
-        this.queue.enqueue({ id: messageId(e.id, s.id), sub: s.id, seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data });
+        if (this.queue.enqueue({ id: messageId(e.id, s.id), sub: s.id, seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data })) queued++;
       }
       this.queue.setCursor(e.seq);
+      if (queued >= ENQUEUE_CHUNK) {
+        this.queue.flush();
+        this.kick();
+        queued = 0;
+        await new Promise((r) => setImmediate(r)); // let the deliveries run
+      }
     }
     this.queue.flush();
     this.kick();
