@@ -84,7 +84,9 @@ FROM scored_consensus AS c
 LEFT JOIN questions AS q ON q.question_id = c.question_id
 WHERE c.is_headline AND c.market_probability IS NOT NULL;
 
-CREATE OR REPLACE TABLE _claims_all AS
+-- A view, not a table: it is read twice (the windows, then the claims), and reading the raw
+-- Parquet twice is cheaper than materializing every claim once more.
+CREATE OR REPLACE TEMP VIEW _claims_all AS
 SELECT c.claim_id, c.source_slug, c.claimed_at AS made_at, c.question_id, c.subject, c.subject_key,
        c.category, c.kind, c.probability, c.side, c.value, c.unit, c.threshold, c.tolerance,
        c.horizon_days,
@@ -151,5 +153,5 @@ SELECT m.source_slug,
 FROM made AS m
 LEFT JOIN _raw_sources AS s ON s.source_slug = m.source_slug;
 
-DROP TABLE _claims_all;
+DROP VIEW _claims_all;
 DROP TABLE _raw_sources;
