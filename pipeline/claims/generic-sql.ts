@@ -10,7 +10,7 @@
  *  2. one SQL pass finds the first invalid record (file order) and the first failing field,
  *     reported as an ImportError (file, line, field) before anything is written;
  *  3. sources get their slugs in JavaScript (slug.ts: 10,000 names are nothing), joined back;
- *  4. the claims and sources are appended like every raw append (raw-writer's rules: dedupe on the
+ *  4. the claims (straight from the temp table, joined to their slugs) and sources are appended like every raw append (raw-writer's rules: dedupe on the
  *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
@@ -140,14 +140,22 @@ function fsyncPath(path: string): void {
 }
 
 /**
- * Appends the rows of the temp table `stage` (the raw table's columns, keys unique within it: the
+ * Appends the rows of `stage`, a temp table or a parenthesized query (the raw table's columns, keys unique within it: the
  * import validated them; row order inside the part is not significant) like raw-writer: keys already stored are skipped, the new rows go to a
- * `.tmp` part that is fsynced and renamed into place.
+ * `.tmp` part that is fsynced and renamed into place. `knownCount`: the number of rows of `stage`
+ * when the caller knows it (a query is then not run twice).
  */
-export async function appendStaged(conn: DuckDBConnection, root: string, table: RawTableName, stage: string, now: Date): Promise<{ received: number; written: number }> {
+export async function appendStaged(
+  conn: DuckDBConnection,
+  root: string,
+  table: RawTableName,
+  stage: string,
+  now: Date,
+  knownCount?: number,
+): Promise<{ received: number; written: number }> {
   const { columns, key } = RAW_TABLES[table];
   const typed = Object.entries(columns).map(([c, t]) => `CAST(s.${sqlIdent(c)} AS ${t}) AS ${sqlIdent(c)}`).join(', ');
-  const received = Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${stage}`)).getRowObjectsJS()[0]!.n);
+  const received = knownCount ?? Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${stage}`)).getRowObjectsJS()[0]!.n);
   const match = key.map((k) => `e.${sqlIdent(k)} = s.${sqlIdent(k)}`).join(' AND ');
   const fresh = `SELECT ${typed} FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM (${rawRelation(root, table)}) e WHERE ${match})`;
   const dir = rawPartitionDir(root, table, runDate(now), newRunId(now));
@@ -224,8 +232,10 @@ export async function importGenericSql(
     await conn.run(
       'CREATE OR REPLACE TEMP TABLE _gen_sources_stage AS SELECT source_slug, source AS name, kind, url, NULL AS description, NULL AS attribution, _ord FROM _gen_sources',
     );
-    await conn.run(
-      `CREATE OR REPLACE TEMP TABLE _gen_claims_stage AS SELECT i.claim_id, s.source_slug, i.question_id, ` +
+    const received = Number((await conn.runAndReadAll('SELECT count(*)::BIGINT AS n FROM _gen_in')).getRowObjectsJS()[0]!.n);
+    // The claims are written straight from _gen_in (no staged copy of every claim).
+    const claimsQuery =
+      `(SELECT i.claim_id, s.source_slug, i.question_id, ` +
         `(i._made AT TIME ZONE 'UTC') AS claimed_at, i.subject AS claim_text, ` +
         `CASE i.kind WHEN 'probability' THEN i.probability WHEN 'value' THEN i.value ELSE i.side END AS probability_or_direction, ` +
         `i.subject, i.subject_key, i.category, i.kind, TRY_CAST(i.probability AS DOUBLE) AS probability, i.side, ` +
@@ -235,13 +245,11 @@ export async function importGenericSql(
         `CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (i._resolved AT TIME ZONE 'UTC') END AS resolved_at, ` +
         `${q(`csv:${basename(dir)}`)} AS provenance_dataset, regexp_extract(i._file, '[^/\\\\]+$') AS provenance_file, i._line AS provenance_line, ` +
         `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
-        `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source`,
-    );
-    await conn.run('DROP TABLE _gen_in');
+        `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source)`;
     const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now);
-    const claims = await appendStaged(conn, root, 'claims', '_gen_claims_stage', now);
+    const claims = await appendStaged(conn, root, 'claims', claimsQuery, now, received);
     return { claims, sources };
   } finally {
-    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_claims_stage']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
   }
 }
