@@ -7,8 +7,9 @@
  *  1. every `*.csv` of the directory is read with `read_csv` (header, every column as text, strict
  *     quoting) into a temp table, each record numbered with its line (the header is line 1; a
  *     record is one line: quoted line breaks are refused by the line check below);
- *  2. one SQL pass finds the first invalid record (file order) and the first failing field,
- *     reported as an ImportError (file, line, field) before anything is written;
+ *  2. the same pass evaluates the checks (the first failing one per record, `_failed`); the first
+ *     invalid record (file order) is reported as an ImportError (file, line, field) before
+ *     anything is written;
  *  3. sources get their slugs in JavaScript (slug.ts: 10,000 names are nothing), joined back;
  *  4. the claims (straight from the temp table, joined to their slugs) and sources are appended like every raw append (raw-writer's rules: dedupe on the
  *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
@@ -91,10 +92,13 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean): Pr
     .map((c) => (header.includes(c) ? `nullif(trim(${sqlIdent(c)}), '') AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
     .join(', ');
   // The two times are parsed once here (validation and staging both read _made, _resolved).
+  // The checks are evaluated in the same pass (_failed: the index of the first failing check).
+  const cases = CHECKS.map(([, , bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
   const body =
+    `SELECT *, CASE ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved FROM (` +
     `SELECT ${q(file)} AS _file, (row_number() OVER () + 1)::BIGINT AS _line, ${select} ` +
-    `FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false))`;
+    `FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))`;
   try {
     await conn.run(first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body}` : `INSERT INTO _gen_in ${body}`);
   } catch (e) {
@@ -110,11 +114,7 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean): Pr
  * whole import unless duplicates exist).
  */
 async function firstInvalid(conn: DuckDBConnection): Promise<ImportError | null> {
-  const cases = CHECKS.map(([, , bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
-  const r = await conn.runAndReadAll(
-    `SELECT _file, _line, failed FROM (SELECT _file, _line, CASE ${cases} END AS failed FROM _gen_in) ` +
-      `WHERE failed IS NOT NULL ORDER BY _file, _line LIMIT 1`,
-  );
+  const r = await conn.runAndReadAll('SELECT _file, _line, _failed AS failed FROM _gen_in WHERE _failed IS NOT NULL ORDER BY _file, _line LIMIT 1');
   const dup = await conn.runAndReadAll(
     `WITH d AS (SELECT claim_id FROM _gen_in WHERE claim_id IS NOT NULL GROUP BY claim_id HAVING count(*) > 1) ` +
       `SELECT _file, _line FROM (SELECT i._file, i._line, row_number() OVER (PARTITION BY i.claim_id ORDER BY i._file, i._line) AS k ` +
