@@ -212,11 +212,11 @@ export class ProbabilityService {
         : null,
       evidence: [],
     };
-    // Evidence retrieval gets at most a third of the request's deadline (the models keep the rest)
-    // and stops when the client goes away.
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.floor(this.timeoutMs / 3))]);
     let evidence: EvidenceRow[] = [];
     if (mode === 'augmented' && (this.#opts.evidenceProviders?.length ?? 0) > 0) {
+      // Evidence retrieval gets at most a third of the request's deadline (the models keep the
+      // rest) and stops when the client goes away. (Built only when there is evidence to gather.)
+      const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.floor(this.timeoutMs / 3))]);
       const g = await gatherEvidence([task.question], {
         providers: this.#opts.evidenceProviders!,
         asOf: now,
