@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EvidenceProvider, EvidenceRow } from '../../pipeline/evidence/index.ts';
 import { gatherEvidence } from '../../pipeline/evidence/index.ts';
+import { startDeadline } from '../../pipeline/net/deadline.ts';
 import type { ResolvedModel } from '../../pipeline/models/config.ts';
 import { createModelClients, runForecasts, type ForecastTask, type ModelCallRow, type ModelClient } from '../../pipeline/models/runner.ts';
 import type { Mode } from '../../pipeline/warehouse/tables.ts';
@@ -216,14 +217,20 @@ export class ProbabilityService {
     if (mode === 'augmented' && (this.#opts.evidenceProviders?.length ?? 0) > 0) {
       // Evidence retrieval gets at most a third of the request's deadline (the models keep the
       // rest) and stops when the client goes away. (Built only when there is evidence to gather.)
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.floor(this.timeoutMs / 3))]);
-      const g = await gatherEvidence([task.question], {
-        providers: this.#opts.evidenceProviders!,
-        asOf: now,
-        maxPerQuestion: this.#opts.evidenceMax ?? 5,
-        signal: deadline,
-      });
-      evidence = g.byQuestion.get(questionId) ?? [];
+      // A real timer (pipeline/net/deadline.ts), not AbortSignal.any + AbortSignal.timeout, whose
+      // timeout a garbage collection can cancel (nodejs/node#57736).
+      const deadline = startDeadline(Math.floor(this.timeoutMs / 3), signal, 'evidence deadline');
+      try {
+        const g = await gatherEvidence([task.question], {
+          providers: this.#opts.evidenceProviders!,
+          asOf: now,
+          maxPerQuestion: this.#opts.evidenceMax ?? 5,
+          signal: deadline.signal,
+        });
+        evidence = g.byQuestion.get(questionId) ?? [];
+      } finally {
+        deadline.clear();
+      }
       task.evidence = evidence;
     }
     signal.throwIfAborted();

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { WebhooksConfig } from '../../../pipeline/events/config.ts';
 import type { EventFeed, FeedEvent } from '../feed.ts';
 import { DeliveryQueue, type Delivery } from './queue.ts';
+import { startDeadline } from '../../../pipeline/net/deadline.ts';
 import { webhookHeaders } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
 import { guardedLookup } from './url-policy.ts';
@@ -213,6 +214,9 @@ export class WebhookDispatcher {
     let status: number | null = null;
     let error: string | null = null;
     let retryAfter: number | null = null;
+    // One real timer over the whole attempt, body included (pipeline/net/deadline.ts: an
+    // AbortSignal.timeout can be garbage-collected before it fires, nodejs/node#57736).
+    const deadline = startDeadline(this.#cfg.timeoutMs, undefined, 'webhook delivery deadline');
     try {
       const res = await request(sub.url, {
         method: 'POST',
@@ -221,13 +225,15 @@ export class WebhookDispatcher {
         body,
         headersTimeout: this.#cfg.timeoutMs,
         bodyTimeout: this.#cfg.timeoutMs,
-        signal: AbortSignal.timeout(this.#cfg.timeoutMs),
+        signal: deadline.signal,
       });
       status = res.statusCode;
       retryAfter = retryAfterMs(res.headers['retry-after']);
       await res.body.dump();
     } catch (err) {
       error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : String(err);
+    } finally {
+      deadline.clear();
     }
     if (this.#closed) return; // shutting down: not recorded, so re-sent (same webhook-id) on the next start
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
