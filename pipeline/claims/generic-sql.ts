@@ -97,7 +97,7 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean): Pr
   const body =
     `SELECT *, CASE ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved FROM (` +
-    `SELECT ${q(file)} AS _file, (row_number() OVER () + 1)::BIGINT AS _line, ${select} ` +
+    `SELECT ${q(file)} AS _file, ${q(basename(file))} AS _pfile, (row_number() OVER () + 1)::BIGINT AS _line, ${select} ` +
     `FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))`;
   try {
     await conn.run(first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body}` : `INSERT INTO _gen_in ${body}`);
@@ -243,7 +243,7 @@ export async function importGenericSql(
         `TRY_CAST(i.tolerance AS DOUBLE) AS tolerance, TRY_CAST(i.horizon_days AS DOUBLE) AS horizon_days, ` +
         `TRY_CAST(i.outcome AS DOUBLE) AS outcome, TRY_CAST(i.realized_value AS DOUBLE) AS realized_value, ` +
         `CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (i._resolved AT TIME ZONE 'UTC') END AS resolved_at, ` +
-        `${q(`csv:${basename(dir)}`)} AS provenance_dataset, regexp_extract(i._file, '[^/\\\\]+$') AS provenance_file, i._line AS provenance_line, ` +
+        `${q(`csv:${basename(dir)}`)} AS provenance_dataset, i._pfile AS provenance_file, i._line AS provenance_line, ` +
         `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
         `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source)`;
     const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now);
