@@ -8,7 +8,8 @@
  * a second server on the same directory has overwritten it; the last one to start is named). A
  * file left by a killed server is stale: its pid is gone, and readers treat it as no server.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileAtomicSync } from '../pipeline/fs/durable.ts';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -33,11 +34,8 @@ export function serverRecordFile(dataDir: string): string {
 /** Records this process as the server of `dataDir` (atomically). */
 export function writeServerRecord(dataDir: string, record: Omit<ServerRecord, 'pid' | 'host' | 'data_dir' | 'started_at'>): ServerRecord {
   const full: ServerRecord = { pid: process.pid, host: hostname(), ...record, data_dir: resolve(dataDir), started_at: new Date().toISOString() };
-  mkdirSync(dataDir, { recursive: true });
-  const file = serverRecordFile(dataDir);
-  const tmp = `${file}.${process.pid}.${record.port}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(full, null, 2)}\n`);
-  renameSync(tmp, file);
+  mkdirSync(dataDir, { recursive: true }); // an analyst-readable data directory, not the helper's private default
+  writeFileAtomicSync(serverRecordFile(dataDir), `${JSON.stringify(full, null, 2)}\n`, 0o644);
   return full;
 }
 

@@ -12,10 +12,10 @@
  * again with `crypto.timingSafeEqual`. The key itself is never stored or logged.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
-import fsp from 'node:fs/promises';
-import path from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomicSync } from '../../pipeline/fs/durable.ts';
 import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from './plans.ts';
 
 export const KEY_PREFIX = 'qrm_';
@@ -62,7 +62,7 @@ export function sha256Hex(key: string): string {
 }
 
 export function keysFile(dataDir: string): string {
-  return path.join(dataDir, 'state', 'keys.json');
+  return join(dataDir, 'state', 'keys.json');
 }
 
 /** Reads the key file; a missing file is an empty store. A corrupt file throws. */
@@ -77,46 +77,6 @@ export function readKeys(file: string): KeyRecord[] {
   const parsed = keysFileSchema.safeParse(JSON.parse(text));
   if (!parsed.success) throw new Error(`invalid key file ${file}: ${parsed.error.message}`);
   return parsed.data.keys;
-}
-
-/** Writes `data` to `file` atomically: temp file in the same directory, fsync, rename, fsync dir. */
-export function writeFileAtomicSync(file: string, data: string, mode = 0o600): void {
-  const dir = path.dirname(file);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'w', mode);
-  try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-  try {
-    const dfd = openSync(dir, 'r');
-    try {
-      fsyncSync(dfd);
-    } finally {
-      closeSync(dfd);
-    }
-  } catch {
-    // directory fsync is best effort (not supported everywhere)
-  }
-}
-
-/** The async form of writeFileAtomicSync (for periodic flushes that must not block the event loop). */
-export async function writeFileAtomic(file: string, data: string, mode = 0o600): Promise<void> {
-  const dir = path.dirname(file);
-  await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fh = await fsp.open(tmp, 'w', mode);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fsp.rename(tmp, file);
 }
 
 export function writeKeys(file: string, keys: readonly KeyRecord[]): void {

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { writeFileAtomic, writeFileAtomicSync } from '../auth/keys.ts';
+import { writeFileAtomic, writeFileAtomicSync } from '../../pipeline/fs/durable.ts';
 
 export interface KeyUsage {
   /** Requests counted against the plan's quota. */

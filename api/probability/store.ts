@@ -18,7 +18,7 @@ import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelCallRow } from '../../pipeline/models/runner.ts';
-import { writeFileAtomic } from '../auth/keys.ts';
+import { writeFileAtomic } from '../../pipeline/fs/durable.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 

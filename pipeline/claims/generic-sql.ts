@@ -14,7 +14,8 @@
  *  4. the claims (straight from the temp table, joined to their slugs) and sources are appended like every raw append (raw-writer's rules: dedupe on the
  *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { commitTempFile } from '../fs/durable.ts';
 import { randomBytes } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -130,14 +131,6 @@ async function firstInvalid(conn: DuckDBConnection): Promise<ImportError | null>
   return new ImportError(String(bad._file), Number(bad._line), field, reason);
 }
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * Appends the rows of `stage`, a temp table or a parenthesized query (the raw table's columns, keys unique within it: the
@@ -170,9 +163,7 @@ export async function appendStaged(
     if (written === 0) {
       rmSync(dir, { recursive: true, force: true }); // this import's own (random) partition: nothing to keep
     } else {
-      fsyncPath(tmp);
-      renameSync(tmp, file);
-      fsyncPath(dir);
+      commitTempFile(tmp, file);
     }
   } catch (err) {
     if (existsSync(tmp)) rmSync(tmp, { force: true });

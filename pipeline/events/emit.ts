@@ -12,7 +12,8 @@
  *   A marker whose run never got published is simply removed.
  * Sequence numbers are assigned under the run lock (one writer), continuing from the stored maximum.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileAtomicSync } from '../fs/durable.ts';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlFilePath, sqlIdent } from '../warehouse/duckdb.ts';
@@ -70,14 +71,6 @@ function pendingFile(root: string): string {
   return join(root, 'events', 'pending.json');
 }
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 interface Pending {
   run_id: string;
@@ -86,12 +79,8 @@ interface Pending {
 
 /** Records, durably, that `runId` is about to replace `previous` (call before publishing). */
 export function markEventsPending(root: string, runId: string, previous: string | null): void {
-  const file = pendingFile(root);
   mkdirSync(join(root, 'events'), { recursive: true });
-  writeFileSync(`${file}.tmp`, JSON.stringify({ run_id: runId, previous } satisfies Pending));
-  fsyncPath(`${file}.tmp`);
-  renameSync(`${file}.tmp`, file);
-  fsyncPath(join(root, 'events'));
+  writeFileAtomicSync(pendingFile(root), JSON.stringify({ run_id: runId, previous } satisfies Pending));
 }
 
 function clearPending(root: string, runId: string): void {

@@ -6,7 +6,8 @@
  * renamed into place. A process killed at any point leaves either the whole part or nothing
  * visible (readers only glob `*.parquet`), and re-sending the same rows writes nothing new.
  */
-import { mkdirSync, openSync, fsyncSync, closeSync, renameSync, existsSync, rmSync } from 'node:fs';
+import { mkdirSync, existsSync, rmSync } from 'node:fs';
+import { commitTempFile } from '../fs/durable.ts';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -23,14 +24,6 @@ export interface AppendResult {
   file: string | null;
 }
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * Writes the rows of one raw table for one run. Returns how many were new.
@@ -79,9 +72,7 @@ export async function appendRaw(
   const tmp = `${file}.tmp`;
   try {
     await conn.run(`COPY (${newRows}) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
-    fsyncPath(tmp);
-    renameSync(tmp, file);
-    fsyncPath(dir);
+    commitTempFile(tmp, file);
   } catch (err) {
     if (existsSync(tmp)) rmSync(tmp, { force: true });
     throw err;

@@ -6,19 +6,9 @@
  * Readers follow `CURRENT`, so they see the previous snapshot or the new one, never half of one;
  * a run killed before the final rename leaves the previous snapshot served.
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fsyncPath } from '../fs/durable.ts';
 import { currentFile, RUN_ID_PATTERN, snapshotDir, snapshotsDir } from './layout.ts';
 
 export interface SnapshotManifest {
@@ -29,14 +19,6 @@ export interface SnapshotManifest {
   headline_modes: string[];
 }
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** The id of the published snapshot, or null when none has been published. */
 export function readCurrent(root: string): string | null {

@@ -7,7 +7,8 @@
  * On open the journal is compacted: pending deliveries, the last finished ones per subscription
  * (for the deliveries listing) and the cursor.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
 import { join } from 'node:path';
 
 export interface Attempt {
@@ -125,10 +126,7 @@ export class DeliveryQueue {
       for (const a of attempts) lines.push(JSON.stringify({ op: 'att', id: d.id, a, next_at }));
       if (outcome !== null) lines.push(JSON.stringify({ op: 'done', id: d.id, outcome }));
     }
-    const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, `${lines.join('\n')}\n`);
-    fsync(tmp);
-    renameSync(tmp, this.file);
+    writeFileAtomicSync(this.file, `${lines.join('\n')}\n`);
   }
 
   #record(rec: Rec): void {
@@ -229,11 +227,3 @@ export class DeliveryQueue {
   }
 }
 
-function fsync(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}

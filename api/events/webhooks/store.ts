@@ -4,7 +4,8 @@
  * when its modification time changes. Secrets are stored (they sign every delivery) but shown
  * only when created or rotated.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { newSecret } from './signing.ts';
@@ -68,15 +69,7 @@ export class SubscriptionStore {
 
   #save(): void {
     mkdirSync(join(this.file, '..'), { recursive: true });
-    const tmp = `${this.file}.tmp-${process.pid}`;
-    writeFileSync(tmp, `${JSON.stringify({ subscriptions: [...this.#subs.values()] }, null, 2)}\n`);
-    const fd = openSync(tmp, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.file);
+    writeFileAtomicSync(this.file, `${JSON.stringify({ subscriptions: [...this.#subs.values()] }, null, 2)}\n`);
     this.#mtime = statSync(this.file).mtimeMs;
   }
 
