@@ -52,9 +52,14 @@ export function decodeCursorJson<S extends z.ZodType>(raw: string, schema: S, pa
   } catch {
     throw badCursor(parameter);
   }
+  return parseOrBad(schema, json, parameter);
+}
+
+/** `value` parsed by `schema`, or the 400 (a schema check that throws is the same 400). */
+function parseOrBad<S extends z.ZodType>(schema: S, value: unknown, parameter: string): z.output<S> {
   let parsed: ReturnType<S['safeParse']>;
   try {
-    parsed = schema.safeParse(json) as ReturnType<S['safeParse']>;
+    parsed = schema.safeParse(value) as ReturnType<S['safeParse']>;
   } catch {
     throw badCursor(parameter);
   }
@@ -91,14 +96,7 @@ const keysetEnvelope = z.strictObject({ v: z.literal(1), k: z.string(), a: z.arr
 export function decodeKeyset<T extends z.ZodTuple>(raw: string, kind: string, shape: T, parameter = 'cursor'): z.output<T> {
   const envelope = decodeCursorJson(raw, keysetEnvelope, parameter);
   if (envelope.k !== kind) throw badCursor(parameter);
-  let parsed: ReturnType<T['safeParse']>;
-  try {
-    parsed = shape.safeParse(envelope.a) as ReturnType<T['safeParse']>;
-  } catch {
-    throw badCursor(parameter);
-  }
-  if (!parsed.success) throw badCursor(parameter);
-  return parsed.data as z.output<T>;
+  return parseOrBad(shape, envelope.a, parameter);
 }
 
 /** A BIGINT column value (number when safe, decimal string beyond) → decimal string, or null. */

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published } from '../openapi/common.ts';
-import { bigintKey, cursorQuestionId, decodeKeyset, encodeKeyset, int64String } from './keyset.ts';
+import { bigintKey, cursorQuestionId, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
 import { langParam, pathLang, staleParams } from './prediction-params.ts';
 

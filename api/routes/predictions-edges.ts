@@ -21,7 +21,7 @@ import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, isoTime, marketStale, prob, published, zNum, zProb } from '../openapi/common.ts';
-import { cursorQuestionId, decodeKeyset, encodeKeyset } from './keyset.ts';
+import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
 
 export const EDGES_LIMIT = { min: 1, max: 500, default: 50 } as const;

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { categoryParam, count, published } from '../openapi/common.ts';
-import { cursorQuestionId, decodeKeyset, encodeKeyset } from './keyset.ts';
+import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
 import { langParam, pathLang, staleParams } from './prediction-params.ts';
 
