@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { authenticateRequest, type AuthenticateOptions } from '../auth/middleware.ts';
 import type { QuotaKeeper } from '../limits/quota.ts';
 import { clientIp } from '../limits/quota.ts';
+import { withKeyRedaction } from '../logging/logger.ts';
 import { requestId, logRequest } from '../logging/request-log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
@@ -55,7 +56,9 @@ export interface FrontOptions {
 }
 
 export function front(opts: FrontOptions): RequestHandler {
-  const { logger, metrics, staticHeaders, snapshots, quotas, isExempt, shuttingDown } = opts;
+  const { metrics, staticHeaders, snapshots, quotas, isExempt, shuttingDown } = opts;
+  // The request line is redacted whole by the logger (a no-op when it already redacts, as createApp's does).
+  const logger = withKeyRedaction(opts.logger);
   return (req: Request, res: Response, next) => {
     const start = process.hrtime.bigint();
     const id = requestId(req.headers['x-request-id']);

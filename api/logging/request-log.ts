@@ -1,7 +1,9 @@
 /**
  * One log line per request: method, path, query string (when there is one; at most 512
- * characters), status, ms, request id, snapshot, route id and the key's id (never the key). Path
- * and query pass through redactKeys (api/logging/redact.ts): a key pasted there is not logged. The id is the caller's `X-Request-Id` when it is a
+ * characters), status, ms, request id, snapshot, route id and the key's id (never the key). The
+ * logger redacts the whole serialized line (withKeyRedaction, api/logging/logger.ts; front.ts
+ * makes sure), path and query included, so a key pasted there is not logged and the fields are not
+ * scanned a second time here. The id is the caller's `X-Request-Id` when it is a
  * sane token (≤ 128 chars of [A-Za-z0-9._:-]) that does not carry an API key in any spelling
  * redactKeys knows, base64 included (a caller who pastes its key there must not get it logged or
  * echoed), else a new UUID; it is echoed in the
@@ -40,7 +42,7 @@ export function logRequest(logger: Logger, req: Request, res: Response, id: stri
   const line = {
     req_id: id,
     method: req.method,
-    path: redactKeys(req.path),
+    path: req.path,
     status: aborted ? null : res.statusCode,
     ms: Math.round(seconds * 100_000) / 100,
     snapshot: res.getHeader('X-Snapshot') ?? null,
@@ -49,7 +51,7 @@ export function logRequest(logger: Logger, req: Request, res: Response, id: stri
     ...(aborted ? { aborted: true } : {}),
   };
   const query = rawQuery(req.originalUrl);
-  if (query !== null) (line as Record<string, unknown>).query = redactKeys(query);
+  if (query !== null) (line as Record<string, unknown>).query = query;
   if (res.statusCode >= 500 && !aborted) logger.error(line, 'request');
   else logger.info(line, 'request');
 }
