@@ -19,8 +19,8 @@ import type { Request } from 'express';
 import { CATEGORIES, type Category } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
 
-/** A value quoted for a problem detail: JSON-quoted and cut at 64 characters. */
-function quoted(raw: string): string {
+/** The value shown back in a problem detail: JSON-quoted and cut at 64 characters. */
+export function shown(raw: string): string {
   return JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
 }
 
@@ -58,7 +58,7 @@ export function parseInteger(raw: string, name: string, range: { min: number; ma
   if (!(n >= range.min && n <= range.max)) {
     throw ApiError.invalidParameter(
       name,
-      `${where} parameter '${name}' must be an integer from ${range.min} to ${range.max}; got ${quoted(raw)}.`,
+      `${where} parameter '${name}' must be an integer from ${range.min} to ${range.max}; got ${shown(raw)}.`,
       { min: range.min, max: range.max },
     );
   }
@@ -92,7 +92,7 @@ export function parseNumber(raw: string, name: string, range: { min: number; max
   if (!(Number.isFinite(n) && n >= range.min && n <= range.max)) {
     throw ApiError.invalidParameter(
       name,
-      `${where} parameter '${name}' must be a number from ${range.min} to ${range.max}; got ${quoted(raw)}.`,
+      `${where} parameter '${name}' must be a number from ${range.min} to ${range.max}; got ${shown(raw)}.`,
       { min: range.min, max: range.max },
     );
   }
@@ -113,7 +113,7 @@ export function parseBoolean(raw: string, name: string, where = 'Query'): boolea
   const v = raw.toLowerCase();
   if (v === 'true') return true;
   if (v === 'false') return false;
-  throw ApiError.invalidParameter(name, `${where} parameter '${name}' must be true or false; got ${quoted(raw)}.`, ['true', 'false']);
+  throw ApiError.invalidParameter(name, `${where} parameter '${name}' must be true or false; got ${shown(raw)}.`, ['true', 'false']);
 }
 
 /** Query parameter `name` as a boolean; absent or empty → `fallback`. */
@@ -132,7 +132,7 @@ export function parseEnum<T extends string>(raw: string, name: string, allowed: 
   if (v === undefined) {
     throw ApiError.invalidParameter(
       name,
-      `${where} parameter '${name}' must be one of: ${allowed.join(', ')}; got ${quoted(raw)}.`,
+      `${where} parameter '${name}' must be one of: ${allowed.join(', ')}; got ${shown(raw)}.`,
       [...allowed],
     );
   }
@@ -237,7 +237,7 @@ export function parseTimestamp(raw: string, name: string, where = 'Query'): Time
     throw ApiError.invalidParameter(
       name,
       `${where} parameter '${name}' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z, ` +
-        `optionally with an offset such as +02:00) from ${TIMESTAMP_MIN} to ${TIMESTAMP_MAX} in UTC; got ${quoted(raw)}.`,
+        `optionally with an offset such as +02:00) from ${TIMESTAMP_MIN} to ${TIMESTAMP_MAX} in UTC; got ${shown(raw)}.`,
       { min: TIMESTAMP_MIN, max: TIMESTAMP_MAX },
     );
   }

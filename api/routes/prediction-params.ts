@@ -25,17 +25,12 @@ import { QUORUM_VENUE } from '../../pipeline/questions/question-file.ts';
 import { VENUES as SYNC_VENUES } from '../../pipeline/venues/types.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
-import { queryBoolean, queryEnum, queryString } from '../http/params.ts';
+import { queryBoolean, queryEnum, queryString, shown } from '../http/params.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const QUESTION_ID = /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
 export const BARE_MARKET_ID = /^[A-Za-z0-9_.-]{1,200}$/;
 export const LANG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}$/;
-
-/** The value shown back in a problem detail: JSON-quoted and cut at 64 characters. */
-export function shown(raw: string): string {
-  return JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
-}
 
 function pathParam(req: Request, name: string): string {
   const v: unknown = (req.params as Record<string, unknown>)[name];
