@@ -141,6 +141,32 @@ export function rawRoute(def: Omit<RawRoute, 'kind'>): RawRoute {
   return { kind: 'raw', ...def };
 }
 
+/**
+ * A fixed document: `GET path` answers `body` as `type`, publicly cacheable for `maxAgeSeconds`;
+ * an operations route left out of the OpenAPI document (the docs page, the front door's icons).
+ */
+export function staticRoute(def: {
+  id: RouteId;
+  path: string;
+  summary: string;
+  type: string;
+  body: string | Buffer;
+  maxAgeSeconds: number;
+}): RawRoute {
+  const { type, body, maxAgeSeconds, ...rest } = def;
+  const cache = `public, max-age=${maxAgeSeconds}`;
+  return rawRoute({
+    ...rest,
+    tags: ['operations'],
+    hidden: true,
+    responses: { [type]: { schema: z.string() } },
+    handle: (_req, res) => {
+      res.setHeader('Cache-Control', cache);
+      res.status(200).type(type).send(body);
+    },
+  });
+}
+
 /** `/a/{b}/` → `/a/:b` (trailing slash optional: the app's router is not strict). */
 export function expressPath(openapiPath: string): string {
   const p = openapiPath.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');

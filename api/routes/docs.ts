@@ -4,7 +4,7 @@
  * assets are under /docs/ (express.static, mounted in app.ts). CSP: self only.
  */
 import { z } from 'zod';
-import { rawRoute } from '../http/registry.ts';
+import { rawRoute, staticRoute } from '../http/registry.ts';
 
 export const openapiRoute = rawRoute({
   id: 'openapi',
@@ -44,16 +44,11 @@ export const DOCS_INIT_JS = `window.ui = SwaggerUIBundle({
 });
 `;
 
-export const docsRoute = rawRoute({
+export const docsRoute = staticRoute({
   id: 'docs',
   path: '/docs',
   summary: 'Interactive API reference (HTML)',
-  tags: ['operations'],
-  hidden: true,
-  responses: { 'text/html': { schema: z.string() } },
-  handle: (req, res) => {
-    // `/docs` → `/docs/` so relative asset URLs and the static mount agree.
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.status(200).type('html').send(DOCS_HTML);
-  },
+  type: 'text/html',
+  body: DOCS_HTML,
+  maxAgeSeconds: 300,
 });

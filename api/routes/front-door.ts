@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { ENTITLEMENTS, isRouteId, requiredPlan } from '../auth/entitlements.ts';
-import { rawRoute, type ApiServices } from '../http/registry.ts';
+import { rawRoute, staticRoute, type ApiServices } from '../http/registry.ts';
 
 const ICON_COLOR = '#2563eb';
 
@@ -173,28 +173,20 @@ export const frontDoorRoute = rawRoute({
 /** The page of each app (its endpoint list and access labels depend on the app's routes and beta setting). */
 const pages = new WeakMap<ApiServices, string>();
 
-export const faviconSvgRoute = rawRoute({
+export const faviconSvgRoute = staticRoute({
   id: 'favicon',
   path: '/favicon.svg',
   summary: 'Icon (SVG)',
-  tags: ['operations'],
-  hidden: true,
-  responses: { 'image/svg+xml': { schema: z.string() } },
-  handle: (_req, res) => {
-    res.setHeader('Cache-Control', 'public, max-age=86400');
-    res.status(200).type('image/svg+xml').send(FAVICON_SVG);
-  },
+  type: 'image/svg+xml',
+  body: FAVICON_SVG,
+  maxAgeSeconds: 86400,
 });
 
-export const faviconIcoRoute = rawRoute({
+export const faviconIcoRoute = staticRoute({
   id: 'favicon',
   path: '/favicon.ico',
   summary: 'Icon (ICO)',
-  tags: ['operations'],
-  hidden: true,
-  responses: { 'image/x-icon': { schema: z.string() } },
-  handle: (_req, res) => {
-    res.setHeader('Cache-Control', 'public, max-age=86400');
-    res.status(200).type('image/x-icon').send(ICO);
-  },
+  type: 'image/x-icon',
+  body: ICO,
+  maxAgeSeconds: 86400,
 });
