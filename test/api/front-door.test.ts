@@ -4,11 +4,10 @@
  * OpenAPI document, health and the endpoints; every link on it answers; the favicon is served in
  * both forms and no request of a browser's first visit is a 404 in the request log.
  */
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
-import { fixtureDir, get, serve } from './helpers.ts';
+import { fixtureDir, get, linesStream, serve } from './helpers.ts';
 
 describe('GET / and the favicon', () => {
   let cleanup: () => Promise<void>;
@@ -18,13 +17,7 @@ describe('GET / and the favicon', () => {
   beforeAll(async () => {
     let dir: string;
     ({ dir, cleanup } = await fixtureDir());
-    const stream = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
-    server = await serve(dir, { logger: pino({ level: 'info' }, stream) });
+    server = await serve(dir, { logger: pino({ level: 'info' }, linesStream(lines)) });
   });
   afterAll(async () => {
     await server?.close();

@@ -25,14 +25,13 @@ import type { z } from 'zod';
 import type { RouteDef } from '../../api/http/registry.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { FEED, fixtureData, withFeeds } from './fixtures.ts';
-import { fixtureDir, newKey, serve } from './helpers.ts';
+import { bodyText, FIXTURE_PATH_VALUES as VALUES, fixtureDir, newKey, serve } from './helpers.ts';
 import { concretePath, getRoutes, pathParams, queryParams } from './route-paths.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 /** Routes without documented parameters only get unknown query parameters and a slash: fewer cases. */
 const RUNS_WITHOUT_PARAMS = Math.min(RUNS, 10);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
-const VALUES = { market_id: FEED.a, question_id: FEED.a, lang: 'en', category: 'politics' };
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -235,15 +234,6 @@ function caseFor(route: RouteDef): fc.Arbitrary<Case> {
     const qs = q.map(([name, v]) => `${encode(name)}=${put(v)}`).join('&');
     return { url: qs ? `${p}?${qs}` : p, headers: extra as Record<string, string>, method: head ? 'HEAD' : 'GET' };
   });
-}
-
-/** The body; an SSE stream (GET /api/stream/) never ends: its status and headers are the answer. */
-async function bodyText(res: Response): Promise<string> {
-  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
-    await res.body?.cancel();
-    return '';
-  }
-  return res.text();
 }
 
 /** A 2xx, or a 4xx problem with a code; anything else is a finding. */

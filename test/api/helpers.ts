@@ -11,7 +11,7 @@ import { createKey } from '../../api/auth/keys.ts';
 import type { KeyPlan, Scope } from '../../api/auth/plans.ts';
 import { createLogger, silentLogger } from '../../api/logging/logger.ts';
 import { startServer, type ServerHandle, type StartServerOptions } from '../../api/server.ts';
-import { fixtureData, publish, tempDataDir, writeSnapshot, type FixtureData } from './fixtures.ts';
+import { FEED, fixtureData, publish, tempDataDir, writeSnapshot, type FixtureData } from './fixtures.ts';
 
 export const SNAP = 'r20250402T000000Z-aa01';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -43,12 +43,18 @@ export interface Got {
   text: string;
 }
 
+/** The body as text; an SSE stream (GET /api/stream/) never ends: its status and headers are the answer (''). */
+export async function bodyText(res: Response): Promise<string> {
+  if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return '';
+  }
+  return res.text();
+}
+
 export async function get(server: ServerHandle, p: string, init?: RequestInit): Promise<Got> {
   const res = await fetch(server.url + p, init);
-  // An SSE stream (GET /api/stream/) never ends: its status and headers are the answer.
-  const stream = res.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
-  if (stream) await res.body?.cancel();
-  const text = stream ? '' : await res.text();
+  const text = await bodyText(res);
   let body: any = text;
   try {
     body = text === '' ? null : JSON.parse(text);
@@ -95,16 +101,23 @@ export function cli(dir: string, ...args: string[]): Promise<{ code: number; std
   });
 }
 
-/** A pino logger writing into `lines` (to check what gets logged). */
-export function capturingLogger(lines: string[]): Logger {
-  const stream = new Writable({
+/** A stream that appends every chunk written to it to `lines` (a logger's destination). */
+export function linesStream(lines: string[]): Writable {
+  return new Writable({
     write(chunk, _enc, cb) {
       lines.push(String(chunk));
       cb();
     },
   });
-  return createLogger('debug', stream);
 }
+
+/** A pino logger writing into `lines` (to check what gets logged). */
+export function capturingLogger(lines: string[]): Logger {
+  return createLogger('debug', linesStream(lines));
+}
+
+/** Path values that exist in the fixture snapshot with feeds (withFeeds), for sweeps of every route. */
+export const FIXTURE_PATH_VALUES = { market_id: FEED.a, question_id: FEED.a, lang: 'en', category: 'politics' };
 
 export const auth = {
   x: (key: string): RequestInit => ({ headers: { 'X-API-Key': key } }),

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENTITLEMENTS, isPublic, requiredPlan, type Entitlement, type RouteId } from '../../api/auth/entitlements.ts';
 import type { KeyPlan, Scope } from '../../api/auth/plans.ts';
 import type { ServerHandle } from '../../api/server.ts';
-import { FEED, fixtureData, withFeeds } from './fixtures.ts';
-import { fixtureDir, get, newKey, serve } from './helpers.ts';
+import { fixtureData, withFeeds } from './fixtures.ts';
+import { FIXTURE_PATH_VALUES as VALUES, fixtureDir, get, newKey, serve } from './helpers.ts';
 import { concretePath, getRoutes } from './route-paths.ts';
 
 /**
@@ -61,9 +61,6 @@ function keySpec(e: Entitlement): { plan: KeyPlan; scopes: Scope[] } {
   const plan: KeyPlan = e.plan === 'anonymous' ? 'pro' : e.plan;
   return { plan, scopes: e.scope ? [e.scope] : [] };
 }
-
-/** Path values that exist in the fixture, so that a passed entitlement shows as a 200 where it can. */
-const VALUES = { market_id: FEED.a, question_id: FEED.a, lang: 'en', category: 'politics' };
 
 describe.each([true, false])('every registry route with QUORUM_PUBLIC_BETA=%s', (beta) => {
   let dir: string;

@@ -4,7 +4,6 @@
  * and from every captured log line. The server is given a plain pino logger (no redaction of its
  * own), as the CLI gives it the pipeline's: the API must redact whatever logger it is handed.
  */
-import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +13,7 @@ import { rawRoute } from '../../api/http/registry.ts';
 import { redactDeep, redactKeys } from '../../api/logging/redact.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { fixtureData, withFeeds } from './fixtures.ts';
-import { fixtureDir, get, newKey, serve, type Got } from './helpers.ts';
+import { fixtureDir, get, linesStream, newKey, serve, type Got } from './helpers.ts';
 
 const b64url = (json: unknown) => Buffer.from(JSON.stringify(json), 'utf8').toString('base64url');
 /** Every character percent-encoded. */
@@ -93,13 +92,7 @@ describe('a key sent anywhere but the auth headers is neither echoed nor logged'
 
   beforeAll(async () => {
     ({ dir, cleanup } = await fixtureDir(withFeeds(fixtureData(1))));
-    const stream = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
-    server = await serve(dir, { logger: pino({ level: 'debug' }, stream), extraRoutes: [boom] });
+    server = await serve(dir, { logger: pino({ level: 'debug' }, linesStream(lines)), extraRoutes: [boom] });
     key = newKey(dir, 'pro').key; // a real, valid key
     enterprise = newKey(dir, 'enterprise').key;
   });
