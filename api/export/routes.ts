@@ -55,8 +55,10 @@ export interface ExportDeps {
   retryAfterSeconds?: number;
   /** DuckDB memory_limit of the export instance (default "256MB"). */
   memoryLimit?: string;
-  /** DuckDB threads of the export instance (default: all cores). */
+  /** DuckDB threads of the instance running whole-file exports (default: all cores). */
   threads?: number;
+  /** DuckDB threads of the instance running sliced exports (engine default 1). */
+  sliceThreads?: number;
   /** Read size when streaming the file (default 1 MiB). */
   highWaterMark?: number;
   /** Rows of a sliced export's first slice (engine default 16,384). */
@@ -132,6 +134,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     maxConcurrent: deps.maxConcurrent,
     memoryLimit: deps.memoryLimit,
     threads: deps.threads,
+    sliceThreads: deps.sliceThreads,
     firstSliceRows: deps.firstSliceRows,
     maxSliceRows: deps.maxSliceRows,
     sliceConcurrency: deps.sliceConcurrency,
