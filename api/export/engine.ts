@@ -428,8 +428,9 @@ export class ExportEngine {
   /**
    * Runs `job` as ordered slices (see the file comment): each slice is COPYed into its own temp
    * file and handed to `sink` once complete, in order; the next slices are COPYed while `sink`
-   * streams slice k, at most `sliceConcurrency` ahead (at most that many + 1 slice files exist at
-   * once). Every slice file is deleted after `sink` returns, or in any case at the end.
+   * streams earlier ones: each connection starts its next slice as soon as its last one is
+   * complete, so at most `sliceConcurrency` COPYs run and at most that many + 2 slice files exist
+   * at once (the one going out, the next one waiting for it, and those being COPYed). Every slice file is deleted after `sink` returns, or in any case at the end.
    * Resolves to the rows sent. Throws on failure (a COPY error, `sink` failing) or ExportCancelled
    * when `signal` aborts, possibly after slices were handed to `sink`.
    * Needs `job.table.sliceSource`, a sliceable format and no cap.
@@ -473,15 +474,22 @@ export class ExportEngine {
 
       let rows = 0;
       let launched = 0;
+      /** Launches the COPYs of slices [launched, end) (without a limit: each on its own connection). */
+      const launchUpTo = (end: number): void => {
+        while (launched < Math.min(end, ranges.length)) {
+          const copy = copySlice(launched++, null);
+          copy.catch(() => undefined); // observed; rethrown where awaited, in order
+          copies.push(copy);
+        }
+      };
       for (let k = 0; k < ranges.length; k++) {
         let done: { file: string; rows: number };
         if (job.limit === null) {
-          while (launched < Math.min(k + width, ranges.length)) {
-            const copy = copySlice(launched++, null);
-            copy.catch(() => undefined); // observed; rethrown where awaited, in order
-            copies.push(copy);
-          }
+          launchUpTo(k + width);
           done = await copies[k]!;
+          // Slice k's connection is free: start slice k + width now, while slice k - 1 may still be
+          // going out, so that no core waits for the client.
+          launchUpTo(k + 1 + width);
         } else {
           const remaining = job.limit - rows;
           if (remaining <= 0) break;
