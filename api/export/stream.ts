@@ -79,7 +79,7 @@ export class JsonArrayFramer {
   }
 }
 
-/** Copies `file` to `res` (1 MiB reads by default), each chunk through `map` if given. */
+/** Copies `file` to `res` (the read size is the route's highWaterMark, 4 MiB by default), each chunk through `map` if given. */
 export async function sendFile(res: Response, file: string, highWaterMark: number, map?: (chunk: Buffer) => Buffer): Promise<void> {
   const input = createReadStream(file, { highWaterMark });
   try {
