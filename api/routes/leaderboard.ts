@@ -48,7 +48,9 @@ export const LeaderboardEntry = z
       description: '100 × correct / directional (rounds=all: mean of each question\'s share of correct rounds).',
     }),
     ece: zProb.meta({
-      description: 'Expected calibration error Σ_k (n_k/N)·|ō_k − p̄_k| over 10 equal-width bins (rounds=latest only).',
+      description:
+        'Expected calibration error Σ_k (n_k/N)·|ō_k − p̄_k| over 10 equal-width bins (rounds=all: of each question\'s ' +
+        'mean probability over its rounds, so questions weigh equally).',
     }),
     vs_market: z
       .object({

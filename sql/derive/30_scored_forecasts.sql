@@ -13,7 +13,9 @@
 -- silently dropped; market_age_days is the age of that latest price (also when stale).
 -- rounds=all (ForecastBench's convention): brier_all_rounds, log_loss_all_rounds and
 -- correct_all_rounds average every run's forecast of the (question, model, mode) before the cutoff
--- (computed in the same aggregate pass); n_rounds counts them. Score definitions: 25_score_functions.
+-- (computed in the same aggregate pass); n_rounds counts them; probability_all_rounds is the mean
+-- probability of those forecasts (the leaderboard's rounds=all calibration). Score definitions:
+-- 25_score_functions.
 
 CREATE OR REPLACE TABLE _latest_forecast AS
 SELECT f.question_id, f.model, f.mode,
@@ -22,6 +24,7 @@ SELECT f.question_id, f.model, f.mode,
        arg_max(f.probability, f.created_at) AS probability,
        arg_max(f.provider, f.created_at) AS provider,
        count(*) AS n_rounds,
+       avg(f.probability) AS probability_all_rounds,
        avg(_brier(f.probability, r.outcome)) AS brier_all_rounds,
        avg(_log_loss(f.probability, r.outcome)) AS log_loss_all_rounds,
        avg(_correct01(f.probability, r.outcome)) AS correct_all_rounds
@@ -59,7 +62,7 @@ SELECT lf.question_id, lf.model, lf.mode, lf.run_id, lf.created_at, lf.probabili
        CASE WHEN c.status = 'ok' THEN _log_loss(c.probability, r.outcome) END AS market_log_loss,
        c.status AS market_status, c.age_days AS market_age_days,
        lf.n_rounds::INTEGER AS n_rounds, lf.brier_all_rounds, lf.log_loss_all_rounds,
-       lf.correct_all_rounds
+       lf.correct_all_rounds, lf.probability_all_rounds
 FROM _latest_forecast AS lf
 JOIN _resolved AS r ON r.question_id = lf.question_id
 LEFT JOIN _forecast_comparators AS c

@@ -13,7 +13,9 @@
 -- statistics, and market_brier_all_rounds / market_log_loss_all_rounds / market_correct_all_rounds:
 -- the mean over the runs that have a fresh comparator at their created_at (market_n_rounds);
 -- sd_all_rounds and abs_error_all_rounds: the mean disagreement (sd) and |mean − outcome| over the
--- runs (53_disagreement).
+-- runs (53_disagreement). mean_all_rounds, median_all_rounds, logit_mean_all_rounds and
+-- market_probability_all_rounds (fresh comparators only): the mean of each statistic over the runs
+-- (the leaderboard's rounds=all calibration).
 
 -- Every run's consensus of a resolved question before the cutoff, with its market comparator.
 CREATE OR REPLACE TABLE _consensus_rounds AS
@@ -36,6 +38,10 @@ CREATE OR REPLACE TABLE _latest_consensus AS
 SELECT c.question_id, c.mode, arg_max(c.run_id, c.created_at) AS run_id,
        count(*) AS n_rounds,
        avg(c.sd) AS sd_all_rounds,
+       avg(c.mean) AS mean_all_rounds,
+       avg(c.median) AS median_all_rounds,
+       avg(c.logit_mean) AS logit_mean_all_rounds,
+       avg(m.probability) FILTER (WHERE m.status = 'ok') AS market_probability_all_rounds,
        avg(abs(c.mean - c.outcome)) AS abs_error_all_rounds,
        avg(_brier(c.mean, c.outcome)) AS brier_all_rounds,
        avg(_log_loss(c.mean, c.outcome)) AS log_loss_all_rounds,
@@ -91,7 +97,8 @@ SELECT b.question_id, b.mode, b.run_id, b.created_at, b.n_models, b.probability,
        b.median_brier_all_rounds, b.median_log_loss_all_rounds, b.median_correct_all_rounds,
        b.logit_mean_brier_all_rounds, b.logit_mean_log_loss_all_rounds, b.logit_mean_correct_all_rounds,
        b.market_n_rounds::INTEGER AS market_n_rounds, b.market_brier_all_rounds,
-       b.market_log_loss_all_rounds, b.market_correct_all_rounds
+       b.market_log_loss_all_rounds, b.market_correct_all_rounds,
+       b.mean_all_rounds, b.median_all_rounds, b.logit_mean_all_rounds, b.market_probability_all_rounds
 FROM _consensus_scored_base AS b
 LEFT JOIN _round_comparators AS c
   ON c.question_id = b.question_id AND c.created_at = b.created_at

@@ -16,7 +16,9 @@
 --   accuracy_pct = 100 × Σ correct / n_directional, correct = 1/0 per question (rounds 'all': the
 --     question's share of correct directions among its directional rounds), n_directional =
 --     questions with a direction.
---   ece (rounds 'latest' only): Σ_bins |Σ (o − p)| / n over the 10 calibration bins.
+--   ece: Σ_bins |Σ (o − p)| / n over the 10 calibration bins; rounds 'all': p is the question's
+--     mean probability over its rounds (probability_all_rounds, mean_all_rounds, … of 30/40), so
+--     that each question counts once, as for the other rounds 'all' figures.
 --   brier_adjusted (difficulty-adjusted Brier, question fixed effects as ForecastBench does):
 --     mean over the forecaster's questions of (brier − q̄), plus the cell's overall mean, where
 --     q̄ = the question's mean Brier over all leaderboard forecasters scoring it in the same mode
@@ -76,36 +78,39 @@ obs AS (
          lq.horizon_bucket, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a,
          sf.brier AS b_l, sf.log_loss AS ll_l, _correct01(sf.probability, sf.outcome) AS c_l,
          sf.probability AS p, sf.outcome,
-         sf.brier_all_rounds AS b_a, sf.log_loss_all_rounds AS ll_a, sf.correct_all_rounds AS c_a
+         sf.brier_all_rounds AS b_a, sf.log_loss_all_rounds AS ll_a, sf.correct_all_rounds AS c_a,
+         sf.probability_all_rounds AS p_a
   FROM scored_forecasts AS sf
   JOIN _lb_q AS lq ON lq.question_id = sf.question_id AND lq.mode = sf.mode
   UNION ALL
   SELECT mode, 'consensus_mean', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
          brier, log_loss, _correct01(probability, outcome), probability, outcome, brier_all_rounds,
-         log_loss_all_rounds, correct_all_rounds
+         log_loss_all_rounds, correct_all_rounds, mean_all_rounds
   FROM q
   UNION ALL
   SELECT mode, 'consensus_median', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
          _brier(median, outcome), _log_loss(median, outcome), _correct01(median, outcome), median, outcome,
-         median_brier_all_rounds, median_log_loss_all_rounds, median_correct_all_rounds
+         median_brier_all_rounds, median_log_loss_all_rounds, median_correct_all_rounds, median_all_rounds
   FROM q
   UNION ALL
   SELECT mode, 'consensus_logit_mean', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l,
          mb_a, _brier(logit_mean, outcome), _log_loss(logit_mean, outcome), _correct01(logit_mean, outcome),
          logit_mean, outcome, logit_mean_brier_all_rounds, logit_mean_log_loss_all_rounds,
-         logit_mean_correct_all_rounds
+         logit_mean_correct_all_rounds, logit_mean_all_rounds
   FROM q
   UNION ALL
   SELECT mode, 'market', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
          market_brier, market_log_loss, _correct01(market_probability, outcome), market_probability,
-         outcome, market_brier_all_rounds, market_log_loss_all_rounds, market_correct_all_rounds
+         outcome, market_brier_all_rounds, market_log_loss_all_rounds, market_correct_all_rounds,
+         market_probability_all_rounds
   FROM q
   WHERE market_brier IS NOT NULL OR market_brier_all_rounds IS NOT NULL
 )
 SELECT mode, forecaster, question_id, grp, category, domain, horizon_bucket,
        b_l, ll_l, c_l, _calibration_bin(p) AS bin, outcome - p AS err,
        b_l - qbar_l AS dev_l, b_l - mb_l AS dm_l,
-       b_a, ll_a, c_a, b_a - qbar_a AS dev_a, b_a - mb_a AS dm_a
+       b_a, ll_a, c_a, b_a - qbar_a AS dev_a, b_a - mb_a AS dm_a,
+       _calibration_bin(p_a) AS bin_a, outcome - p_a AS err_a
 FROM obs;
 
 -- Point figures per cell and forecaster: one pass, the four cells as grouping sets.
@@ -118,23 +123,26 @@ WITH x AS (
          count(b_l) AS n_l, sum(b_l) AS sb_l, sum(ll_l) AS sll_l, count(c_l) AS nd_l, sum(c_l) AS sc_l,
          sum(dev_l) AS sdev_l, count(bin) AS np_l,
          count(b_a) AS n_a, sum(b_a) AS sb_a, sum(ll_a) AS sll_a, count(c_a) AS nd_a, sum(c_a) AS sc_a,
-         sum(dev_a) AS sdev_a
+         sum(dev_a) AS sdev_a, count(bin_a) AS np_a
   FROM _lb_obs
   GROUP BY GROUPING SETS ((mode, forecaster), (mode, forecaster, category),
                           (mode, forecaster, domain), (mode, forecaster, horizon_bucket))
 ),
 ece AS (
-  SELECT mode, forecaster,
+  -- per rounds: 'latest' bins the scored probability, 'all' the question's mean over its rounds
+  SELECT mode, rounds, forecaster,
          CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
               WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
          coalesce(category, domain, horizon_bucket, 'all') AS key,
          sum(abs(err)) AS sum_abs_err
   FROM (
-    SELECT mode, forecaster, category, domain, horizon_bucket, bin, sum(err) AS err
-    FROM _lb_obs
-    WHERE bin IS NOT NULL
-    GROUP BY GROUPING SETS ((mode, forecaster, bin), (mode, forecaster, category, bin),
-                            (mode, forecaster, domain, bin), (mode, forecaster, horizon_bucket, bin))
+    SELECT mode, forecaster, category, domain, horizon_bucket, r.rounds,
+           CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END AS b,
+           sum(CASE r.rounds WHEN 'latest' THEN err ELSE err_a END) AS err
+    FROM _lb_obs CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
+    WHERE (CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END) IS NOT NULL
+    GROUP BY GROUPING SETS ((mode, forecaster, r.rounds, b), (mode, forecaster, category, r.rounds, b),
+                            (mode, forecaster, domain, r.rounds, b), (mode, forecaster, horizon_bucket, r.rounds, b))
   )
   GROUP BY ALL
 ),
@@ -143,7 +151,7 @@ long AS (
          sll_l AS sum_log_loss, nd_l AS n_directional, sc_l AS sum_correct, sdev_l AS sum_dev, np_l AS n_p
   FROM x WHERE n_l > 0
   UNION ALL
-  SELECT mode, 'all', dimension, key, forecaster, n_a, sb_a, sll_a, nd_a, sc_a, sdev_a, 0
+  SELECT mode, 'all', dimension, key, forecaster, n_a, sb_a, sll_a, nd_a, sc_a, sdev_a, np_a
   FROM x WHERE n_a > 0
 ),
 cell AS (
@@ -162,7 +170,7 @@ SELECT l.mode, l.rounds, l.dimension, l.key, l.forecaster,
        l.sum_dev / l.n + c.grand AS brier_adjusted
 FROM long AS l
 JOIN cell AS c USING (mode, rounds, dimension, key)
-LEFT JOIN ece AS e USING (mode, forecaster, dimension, key);
+LEFT JOIN ece AS e USING (mode, rounds, forecaster, dimension, key);
 
 CREATE OR REPLACE TABLE _lb_best AS
 SELECT mode, rounds, dimension, key, arg_min(forecaster, (brier_adjusted, forecaster)) AS best

@@ -90,10 +90,16 @@ describe('scoring analysis routes', () => {
       expect(got.res.status).toBe(200);
       expect(got.body).toMatchObject({ rounds: 'all', dimension: 'category', key: 'finance', mode: 'augmented', total: 8 });
       const want = await table(
-        `SELECT forecaster, n FROM leaderboard WHERE rounds = 'all' AND dimension = 'category' AND key = 'finance' AND mode = 'augmented'`,
+        `SELECT forecaster, n, ece FROM leaderboard WHERE rounds = 'all' AND dimension = 'category' AND key = 'finance' AND mode = 'augmented'`,
       );
       expect(got.body.items.map((i: { forecaster: string }) => i.forecaster).sort()).toEqual(want.map((w) => w.forecaster).sort());
-      expect(got.body.items.every((i: { n: number; ece: unknown }) => i.n === 15 && i.ece === null)).toBe(true);
+      expect(got.body.items.every((i: { n: number }) => i.n === 15)).toBe(true);
+      // rounds=all has an ECE too (of each question's mean probability over its rounds)
+      for (const i of got.body.items as { forecaster: string; ece: number }[]) {
+        const w = want.find((x) => x.forecaster === i.forecaster)!;
+        expect(typeof i.ece).toBe('number');
+        expect(i.ece).toBeCloseTo(w.ece as number, 6);
+      }
       expect(got.body.items[0].sufficient).toBe(false); // 15 questions < 20
       expectProblem(await get(server, '/api/leaderboard/?category=finance&horizon=8-30', withKey(apiKey)), 400, 'invalid_parameter');
       expectProblem(await get(server, '/api/leaderboard/?rounds=some', withKey(apiKey)), 400, 'invalid_parameter');

@@ -121,7 +121,8 @@ describe('method fixes', () => {
   it('rounds=all averages every round before the cutoff per question', async () => {
     const r = await one(
       conn,
-      `SELECT n_rounds, brier, brier_all_rounds, correct_all_rounds, market_n_rounds, market_brier_all_rounds
+      `SELECT n_rounds, brier, brier_all_rounds, correct_all_rounds, market_n_rounds, market_brier_all_rounds,
+              mean_all_rounds, market_probability_all_rounds
        FROM scored_consensus WHERE question_id = 'R'`,
     );
     // r1 0.2, r2 0.6, r3 0.9; r4 (2025-04-01) is after the 2025-03-20 resolution.
@@ -132,7 +133,11 @@ describe('method fixes', () => {
     // market: r2 0.5 → 0.25, r3 0.8 → 0.04 (r1 has no price)
     expect(r.market_n_rounds).toBe(2);
     expect(r.market_brier_all_rounds).toBeCloseTo((0.25 + 0.04) / 2, 12);
-    const f = await one(conn, `SELECT n_rounds, brier_all_rounds, log_loss_all_rounds FROM scored_forecasts WHERE question_id = 'R'`);
+    // the mean probabilities behind the rounds=all calibration (ECE)
+    expect(r.mean_all_rounds).toBeCloseTo((0.2 + 0.6 + 0.9) / 3, 12);
+    expect(r.market_probability_all_rounds).toBeCloseTo((0.5 + 0.8) / 2, 12);
+    const f = await one(conn, `SELECT n_rounds, brier_all_rounds, log_loss_all_rounds, probability_all_rounds FROM scored_forecasts WHERE question_id = 'R'`);
+    expect(f.probability_all_rounds).toBeCloseTo((0.2 + 0.6 + 0.9) / 3, 12);
     expect(f.n_rounds).toBe(3);
     expect(f.brier_all_rounds).toBeCloseTo((0.64 + 0.16 + 0.01) / 3, 12);
     expect(f.log_loss_all_rounds).toBeCloseTo(-(Math.log(0.2) + Math.log(0.6) + Math.log(0.9)) / 3, 12);
