@@ -3,29 +3,34 @@
  * the forecast moves toward the market once the market is shown: the slope of (p_mode − p_blind) on
  * (market − p_blind) with its 95% bootstrap interval (1 = copies the market, 0 = ignores it), the
  * correlation with the market and the mean |p − market|. Source: `anchoring`
- * (sql/derive/55_anchoring.sql). rounds=latest only: the move is measured within one forecast.
+ * (sql/derive/55_anchoring.sql). rounds=all: each round pairs a run's forecast with the same run's
+ * blind forecast and the market at that time, averaged per question first.
  */
 import { z } from 'zod';
 import { MODES } from '../../pipeline/warehouse/tables.ts';
-import { ApiError } from '../errors/problem.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds } from './analysis-params.ts';
+import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds, ROUNDS, type Rounds } from './analysis-params.ts';
 
 export const AnchoringEntry = z
   .object({
     forecaster: z.string().meta({ description: 'A model id, or consensus_mean.' }),
     kind: z.enum(['model', 'consensus']),
     mode: z.enum(MODES),
-    n_market: count.meta({ description: 'Scored forecasts with a fresh market comparator at their time.' }),
-    corr_market: zProb.meta({ description: 'Pearson correlation between the forecast and the market probability.' }),
-    mean_abs_diff_market: zProb.meta({ description: 'Mean |p − market|.' }),
+    n_market: count.meta({
+      description: 'Questions whose scored forecast (rounds=all: at least one round) has a fresh market comparator at its time.',
+    }),
+    corr_market: zProb.meta({
+      description: 'Pearson correlation between the forecast and the market probability (rounds=all: of each question\'s mean over its rounds).',
+    }),
+    mean_abs_diff_market: zProb.meta({ description: 'Mean |p − market| (rounds=all: of each question\'s mean over its rounds).' }),
     n_slope: count.meta({ description: 'Questions with this mode\'s forecast, the blind forecast and a market comparator.' }),
     slope: zProb.meta({
       description:
         'Least-squares slope through the origin of (p_mode − p_blind) on (market − p_blind): 1 = copies the market, ' +
-        '0 = ignores it (stays at its blind answer), negative = moves away. Null for blind.',
+        '0 = ignores it (stays at its blind answer), negative = moves away. Null for blind. rounds=all: Σ_q mean_r(x·y) / ' +
+        'Σ_q mean_r(x²), each round paired with the same run\'s blind forecast and market, so questions weigh equally.',
     }),
     slope_ci95: ci95,
   })
@@ -33,16 +38,16 @@ export const AnchoringEntry = z
 
 export const Anchoring = z
   .object({
-    rounds: z.literal('latest').meta({ description: 'Anchoring is measured on the latest forecast before the cutoff.' }),
+    rounds: z.enum(ROUNDS).meta({ description: 'latest: the latest forecast before the cutoff; all: every run\'s, averaged per question.' }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
     total: count,
     items: z.array(AnchoringEntry),
   })
   .meta({ id: 'Anchoring' });
 
-async function body(snap: PinnedSnapshot, mode: string | null): Promise<Record<string, unknown>> {
+async function body(snap: PinnedSnapshot, mode: string | null, rounds: Rounds): Promise<Record<string, unknown>> {
   snap.require('anchoring');
-  const r = await snap.query('analysis-anchoring', { mode });
+  const r = await snap.query('analysis-anchoring', { mode, rounds });
   const items = r.map((x) => ({
     forecaster: x.forecaster,
     kind: x.kind,
@@ -54,7 +59,7 @@ async function body(snap: PinnedSnapshot, mode: string | null): Promise<Record<s
     slope: numOrNull(x.slope),
     slope_ci95: interval(x.slope_ci95_lo, x.slope_ci95_hi),
   }));
-  return published(Anchoring, { rounds: 'latest', mode, total: items.length, items });
+  return published(Anchoring, { rounds, mode, total: items.length, items });
 }
 
 export const analysisAnchoringRoute = jsonRoute({
@@ -63,18 +68,13 @@ export const analysisAnchoringRoute = jsonRoute({
   summary: 'How far each model moves toward the market once it is shown',
   description:
     'Per model and mode: the slope of (p_mode − p_blind) on (market − p_blind) with a 95% bootstrap interval ' +
-    '(1 = copies the market, 0 = ignores it), the correlation with the market and the mean |p − market|. Only ' +
-    '`rounds=latest` (the default) is available: `rounds=all` is a 400.',
+    '(1 = copies the market, 0 = ignores it), the correlation with the market and the mean |p − market|. ' +
+    '`rounds=all`: every run\'s forecast, each paired with the same run\'s blind forecast and market, averaged per question.',
   tags: ['scoring'],
-  query: z.object({ mode: analysisQuery.mode, rounds: z.literal('latest').optional() }),
+  query: z.object({ mode: analysisQuery.mode, rounds: analysisQuery.rounds }),
   response: Anchoring,
   errors: [400],
   cache: true,
-  input: (req) => {
-    if (queryRounds(req) !== 'latest') {
-      throw ApiError.invalidParameter('rounds', 'Anchoring is measured on the latest forecast only: rounds=latest.', ['latest']);
-    }
-    return { mode: queryMode(req) ?? null };
-  },
-  data: (snap, { mode }) => body(snap, mode),
+  input: (req) => ({ mode: queryMode(req) ?? null, rounds: queryRounds(req) }),
+  data: (snap, { mode, rounds }) => body(snap, mode, rounds),
 });

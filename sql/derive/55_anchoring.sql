@@ -12,9 +12,48 @@
 --   x = m − p_blind: 1 = the forecast copies the market, 0 = it ignores it (it stays at its blind
 --   answer), negative = it moves away. n_slope pairs; slope_ci95_* the bootstrap interval
 --   (51_bootstrap, questions resampled). Pairs with x = 0 carry no information on the slope.
--- Only the latest forecast before the cutoff is used (rounds 'latest'): the move is measured
--- within one forecast, and the blind forecast of the same run is not kept per round.
+-- rounds 'latest': the scored forecast of each question (as above). rounds 'all' (every run's
+-- forecast before the cutoff, averaged per question first so that questions weigh equally, as on
+-- the other scoring endpoints): round r pairs the run's forecast p_r with the same run's blind
+-- forecast b_r and the fresh comparator m_r at the round's created_at (rounds without one are
+-- left out); per question p = mean p_r, m = mean m_r, |p − m| = mean |p_r − m_r|, and the slope
+-- terms x·y and x² are the means over its rounds with a blind forecast of (m_r − b_r)(p_r − b_r)
+-- and (m_r − b_r)²; then n_market, corr_market, mean_abs_diff_market, slope and its interval are
+-- computed over questions exactly as for 'latest'.
 
+CREATE OR REPLACE TABLE _anc_rounds AS
+WITH f AS (
+  SELECT f.model AS forecaster, f.mode, f.question_id, f.run_id, f.created_at, f.probability AS p
+  FROM raw_forecasts AS f
+  JOIN _resolved AS r ON r.question_id = f.question_id
+  WHERE f.created_at < r.cutoff
+    AND f.probability IS NOT NULL
+    AND f.translation_of IS NULL -- translations repeat the same answer in another language
+  UNION ALL
+  SELECT 'consensus_mean', c.mode, c.question_id, c.run_id, c.created_at, c.mean
+  FROM consensus AS c
+  JOIN _resolved AS r ON r.question_id = c.question_id
+  WHERE c.created_at < r.cutoff
+),
+pts AS (SELECT DISTINCT question_id, created_at FROM f),
+cmp AS (
+  SELECT pts.question_id, pts.created_at,
+         CASE WHEN _comparator_status(px.observed_at, pts.created_at, rp.max_comparator_age_days) = 'ok'
+              THEN px.probability END AS m
+  FROM pts
+  ASOF LEFT JOIN _prices AS px
+    ON px.question_id = pts.question_id AND px.observed_at <= pts.created_at
+  CROSS JOIN run_params AS rp
+)
+SELECT f.forecaster, f.mode, f.question_id, f.p, c.m, b.p AS p_blind
+FROM f
+JOIN cmp AS c ON c.question_id = f.question_id AND c.created_at = f.created_at
+LEFT JOIN f AS b
+  ON b.mode = 'blind' AND b.forecaster = f.forecaster AND b.question_id = f.question_id AND b.run_id = f.run_id
+WHERE c.m IS NOT NULL;
+
+-- One row per (rounds, forecaster, mode, question) with a fresh comparator: p, m, ad = |p − m|,
+-- and the slope terms xy, xx (NULL without a blind forecast).
 CREATE OR REPLACE TABLE _anc_obs AS
 WITH base AS (
   SELECT model AS forecaster, mode, question_id, probability AS p, market_probability AS m
@@ -23,55 +62,70 @@ WITH base AS (
   SELECT 'consensus_mean', mode, question_id, probability, market_probability
   FROM scored_consensus
 ),
-blind AS (SELECT forecaster, question_id, p AS p_blind FROM base WHERE mode = 'blind')
-SELECT b.forecaster, b.mode, b.question_id, g.grp, b.p, b.m, bl.p_blind,
-       b.m - bl.p_blind AS x, b.p - bl.p_blind AS y
-FROM base AS b
-LEFT JOIN blind AS bl ON bl.forecaster = b.forecaster AND bl.question_id = b.question_id
-JOIN bootstrap_groups AS g ON g.question_id = b.question_id
-WHERE b.m IS NOT NULL;
+blind AS (SELECT forecaster, question_id, p AS p_blind FROM base WHERE mode = 'blind'),
+latest AS (
+  SELECT b.forecaster, b.mode, b.question_id, b.p, b.m, b.m - bl.p_blind AS x, b.p - bl.p_blind AS y
+  FROM base AS b
+  LEFT JOIN blind AS bl ON bl.forecaster = b.forecaster AND bl.question_id = b.question_id
+  WHERE b.m IS NOT NULL
+),
+obs AS (
+  SELECT 'latest' AS rounds, forecaster, mode, question_id, p, m, abs(p - m) AS ad, x * y AS xy, x * x AS xx
+  FROM latest
+  UNION ALL
+  SELECT 'all', forecaster, mode, question_id, avg(p), avg(m), avg(abs(p - m)),
+         avg((m - p_blind) * (p - p_blind)), avg((m - p_blind) * (m - p_blind))
+  FROM _anc_rounds
+  GROUP BY forecaster, mode, question_id
+)
+SELECT o.*, g.grp
+FROM obs AS o
+JOIN bootstrap_groups AS g ON g.question_id = o.question_id;
+
+DROP TABLE _anc_rounds;
 
 CREATE OR REPLACE TABLE _anc_groups AS
-SELECT forecaster, mode, grp,
-       count(*) FILTER (WHERE x IS NOT NULL AND mode <> 'blind') AS n_slope,
-       sum(x * y) FILTER (WHERE mode <> 'blind') AS sxy,
-       sum(x * x) FILTER (WHERE mode <> 'blind') AS sxx
+SELECT rounds, forecaster, mode, grp,
+       count(xy) FILTER (WHERE mode <> 'blind') AS n_slope,
+       sum(xy) FILTER (WHERE mode <> 'blind') AS sxy,
+       sum(xx) FILTER (WHERE mode <> 'blind') AS sxx
 FROM _anc_obs
 GROUP BY ALL;
 
 CREATE OR REPLACE TABLE anchoring AS
-WITH cells AS (SELECT DISTINCT forecaster, mode FROM _anc_groups WHERE mode <> 'blind'),
+WITH cells AS (SELECT DISTINCT rounds, forecaster, mode FROM _anc_groups WHERE mode <> 'blind'),
 vec AS (
-  SELECT c.forecaster, c.mode,
+  SELECT c.rounds, c.forecaster, c.mode,
          list(coalesce(g.sxy, 0)::DOUBLE ORDER BY gg.grp) AS sxy_v,
          list(coalesce(g.sxx, 0)::DOUBLE ORDER BY gg.grp) AS sxx_v
   FROM cells AS c
   CROSS JOIN range(_boot_groups_n()) AS gg(grp)
-  LEFT JOIN _anc_groups AS g ON g.forecaster = c.forecaster AND g.mode = c.mode AND g.grp = gg.grp
+  LEFT JOIN _anc_groups AS g
+    ON g.rounds = c.rounds AND g.forecaster = c.forecaster AND g.mode = c.mode AND g.grp = gg.grp
   GROUP BY ALL
 ),
 ci AS (
-  SELECT v.forecaster, v.mode,
+  SELECT v.rounds, v.forecaster, v.mode,
          quantile_cont(list_dot_product(m.w, v.sxy_v) / nullif(list_dot_product(m.w, v.sxx_v), 0), 0.025) AS lo,
          quantile_cont(list_dot_product(m.w, v.sxy_v) / nullif(list_dot_product(m.w, v.sxx_v), 0), 0.975) AS hi
   FROM vec AS v CROSS JOIN _boot_matrix AS m
   GROUP BY ALL
 ),
 pt AS (
-  SELECT forecaster, mode, count(*) AS n_market, corr(p, m) AS corr_market,
-         avg(abs(p - m)) AS mean_abs_diff_market,
-         count(*) FILTER (WHERE x IS NOT NULL AND mode <> 'blind') AS n_slope,
-         sum(x * y) FILTER (WHERE mode <> 'blind') / nullif(sum(x * x) FILTER (WHERE mode <> 'blind'), 0) AS slope
+  SELECT rounds, forecaster, mode, count(*) AS n_market, corr(p, m) AS corr_market,
+         avg(ad) AS mean_abs_diff_market,
+         count(xy) FILTER (WHERE mode <> 'blind') AS n_slope,
+         sum(xy) FILTER (WHERE mode <> 'blind') / nullif(sum(xx) FILTER (WHERE mode <> 'blind'), 0) AS slope
   FROM _anc_obs
   GROUP BY ALL
 )
-SELECT pt.forecaster,
+SELECT pt.rounds, pt.forecaster,
        CASE WHEN pt.forecaster = 'consensus_mean' THEN 'consensus' ELSE 'model' END AS kind,
        pt.mode, pt.n_market::BIGINT AS n_market, pt.corr_market, pt.mean_abs_diff_market,
        pt.n_slope::BIGINT AS n_slope, pt.slope, ci.lo AS slope_ci95_lo, ci.hi AS slope_ci95_hi
 FROM pt
-LEFT JOIN ci USING (forecaster, mode)
-ORDER BY pt.forecaster, CASE pt.mode WHEN 'blind' THEN 0 WHEN 'informed' THEN 1 ELSE 2 END;
+LEFT JOIN ci USING (rounds, forecaster, mode)
+ORDER BY pt.rounds DESC, pt.forecaster, CASE pt.mode WHEN 'blind' THEN 0 WHEN 'informed' THEN 1 ELSE 2 END;
 
 DROP TABLE _anc_obs;
 DROP TABLE _anc_groups;

@@ -38,7 +38,7 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     value: D, value_ci95_lo: D, value_ci95_hi: D,
   },
   anchoring: {
-    forecaster: V, kind: V, mode: V, n_market: B, corr_market: D, mean_abs_diff_market: D, n_slope: B, slope: D,
+    rounds: V, forecaster: V, kind: V, mode: V, n_market: B, corr_market: D, mean_abs_diff_market: D, n_slope: B, slope: D,
     slope_ci95_lo: D, slope_ci95_hi: D,
   },
   resolution_sources: {

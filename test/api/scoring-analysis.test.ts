@@ -149,17 +149,26 @@ describe('scoring analysis routes', () => {
   });
 
   describe('GET /api/analysis/anchoring/', () => {
-    it('slope with interval per model and mode; rounds=all is refused', async () => {
+    it('slope with interval per model and mode, for rounds latest and all', async () => {
       const got = await get(server, '/api/analysis/anchoring/?mode=augmented', withKey(apiKey));
       expect(got.res.status).toBe(200);
       expect(got.body).toMatchObject({ rounds: 'latest', mode: 'augmented', total: 5 });
-      const want = await table(`SELECT * FROM anchoring WHERE mode = 'augmented' AND forecaster = 'm2'`);
+      const want = await table(`SELECT * FROM anchoring WHERE rounds = 'latest' AND mode = 'augmented' AND forecaster = 'm2'`);
       const m2 = got.body.items.find((i: { forecaster: string }) => i.forecaster === 'm2');
       expect(m2.slope).toBe(Math.round((want[0]!.slope as number) * 1e6) / 1e6);
       expect(m2.slope).toBeCloseTo(0.7, 2);
       expect(m2.slope_ci95[0]).toBeLessThanOrEqual(m2.slope_ci95[1]);
       expect((await get(server, '/api/analysis/anchoring/', withKey(apiKey))).body.total).toBe(15);
-      expectProblem(await get(server, '/api/analysis/anchoring/?rounds=all', withKey(apiKey)), 400, 'invalid_parameter');
+      const all = await get(server, '/api/analysis/anchoring/?rounds=all&mode=informed', withKey(apiKey));
+      expect(all.res.status).toBe(200);
+      expect(all.body).toMatchObject({ rounds: 'all', mode: 'informed', total: 5 });
+      const wantAll = await table(`SELECT * FROM anchoring WHERE rounds = 'all' AND mode = 'informed' ORDER BY forecaster`);
+      for (const w of wantAll) {
+        const item = all.body.items.find((i: { forecaster: string }) => i.forecaster === w.forecaster);
+        expect(item.n_slope).toBe(Number(w.n_slope));
+        expect(item.slope).toBeCloseTo(w.slope as number, 6);
+      }
+      expectProblem(await get(server, '/api/analysis/anchoring/?rounds=some', withKey(apiKey)), 400, 'invalid_parameter');
     });
   });
 
