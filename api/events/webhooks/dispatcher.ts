@@ -20,8 +20,14 @@ import { webhookHeaders } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
 import { guardedLookup } from './url-policy.ts';
 
-/** Deliveries written (and fsynced) per chunk when a batch of events is queued. */
-const ENQUEUE_CHUNK = 2000;
+/**
+ * Deliveries written (and fsynced) per chunk when a batch of events is queued. Between chunks the
+ * event loop runs the deliveries in flight, so a smaller chunk lets subscribers hear of a publish
+ * sooner while a large run is still being queued (bench events, 1,000 subscriptions × 1,000
+ * events: publish-to-first-attempt p99 2,336 ms at 2,000 → 1,144–1,260 ms at 500; deliveries/s
+ * within noise; each chunk costs one fsync).
+ */
+const ENQUEUE_CHUNK = 500;
 
 export function messageId(eventId: string, subId: string): string {
   return `msg_${createHash('sha256').update(`${eventId}|${subId}`).digest('hex').slice(0, 32)}`;
