@@ -4,13 +4,16 @@
  * interval, the difficulty-adjusted Brier, log loss, accuracy, ECE, and paired differences against
  * the market and against the best forecaster (with intervals and `tied_with_best`).
  * Source: the `leaderboard` table of the snapshot (sql/derive/52_leaderboard.sql; definitions in
- * sql/README.md). Query: mode, rounds, and at most one of category, domain, horizon.
+ * sql/README.md). Query: mode, rounds, since, and at most one of category, domain, horizon. With
+ * `since`, the cell is computed at request time over the questions resolved at or after it, from the
+ * snapshot's `leaderboard_observations` (sql/api/leaderboard-since.sql, the same definitions).
  * Body: { rounds, dimension, key, mode, total, items: [LeaderboardEntry], as_of }.
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
+import { queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, published, zPct, zProb } from '../openapi/common.ts';
+import { count, isoTime, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import {
   analysisQuery,
@@ -81,6 +84,9 @@ export const Leaderboard = z
     dimension: z.enum(['overall', 'category', 'domain', 'horizon']).meta({ description: 'The cell\'s dimension.' }),
     key: z.string().meta({ description: 'The cell\'s key (`all` for overall).' }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
+    since: z.string().nullable().meta({
+      description: 'Only questions resolved at or after this time (ISO 8601 UTC, as asked; null: every resolved question).',
+    }),
     total: count.meta({ description: 'Entries in `items`.' }),
     items: z.array(LeaderboardEntry),
   })
@@ -123,22 +129,28 @@ interface LeaderboardInput {
   mode: string | null;
   rounds: Rounds;
   cell: Cell;
+  /** `since` as given (ISO) and in epoch µs (a string: inputs are cache keys), or null. */
+  since: { iso: string; us: string } | null;
 }
 
 async function leaderboardBody(snap: PinnedSnapshot, input: LeaderboardInput): Promise<Record<string, unknown>> {
-  snap.require('leaderboard');
-  const r = await snap.query('leaderboard', {
-    rounds: input.rounds,
-    dimension: input.cell.dimension,
-    key: input.cell.key,
-    mode: input.mode,
-  });
+  const params = { rounds: input.rounds, dimension: input.cell.dimension, key: input.cell.key, mode: input.mode };
+  let r;
+  if (input.since === null) {
+    snap.require('leaderboard');
+    r = await snap.query('leaderboard', params);
+  } else {
+    snap.require('leaderboard_observations');
+    snap.require('bootstrap_weights');
+    r = await snap.query('leaderboard-since', { ...params, since_us: BigInt(input.since.us) });
+  }
   const items = r.map(leaderboardEntry);
   return published(Leaderboard, {
     rounds: input.rounds,
     dimension: input.cell.dimension,
     key: input.cell.key,
     mode: input.mode,
+    since: input.since?.iso ?? null,
     total: items.length,
     items,
   });
@@ -152,13 +164,27 @@ export const leaderboardRoute = jsonRoute({
     'Each model, the consensus (mean, median, logit-mean) and the market, per mode: n, Brier with its 95% ' +
     'bootstrap interval (questions resampled, 1,000 replicates, fixed seed), difficulty-adjusted Brier (question ' +
     'fixed effects), log loss, accuracy, ECE, and the paired Brier difference against the market and against the ' +
-    'best forecaster with intervals; `tied_with_best` when the latter contains 0. Filters: mode, rounds, and one of ' +
-    'category, domain, horizon.',
+    'best forecaster with intervals; `tied_with_best` when the latter contains 0. Filters: mode, rounds, since ' +
+    '(questions resolved at or after it: the whole leaderboard, rank, best and intervals, recomputed over them), and ' +
+    'one of category, domain, horizon.',
   tags: ['scoring'],
-  query: z.object(analysisQuery),
+  query: z.object({
+    ...analysisQuery,
+    since: isoTime.optional().meta({
+      description: 'Only questions resolved at or after this ISO 8601 date or date-time (UTC); the figures are recomputed over them.',
+    }),
+  }),
   response: Leaderboard,
   errors: [400],
   cache: true,
-  input: (req): LeaderboardInput => ({ mode: queryMode(req) ?? null, rounds: queryRounds(req), cell: queryCell(req) }),
+  input: (req): LeaderboardInput => {
+    const since = queryTimestamp(req, 'since');
+    return {
+      mode: queryMode(req) ?? null,
+      rounds: queryRounds(req),
+      cell: queryCell(req),
+      since: since ? { iso: since.iso, us: since.epochUs.toString() } : null,
+    };
+  },
   data: (snap, input) => leaderboardBody(snap, input),
 });

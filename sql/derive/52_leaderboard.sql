@@ -48,7 +48,7 @@ WITH models AS (
   FROM scored_forecasts
   GROUP BY question_id, mode
 )
-SELECT sc.mode, sc.question_id, coalesce(sc.category, 'unknown') AS category,
+SELECT sc.mode, sc.question_id, sc.resolved_at, coalesce(sc.category, 'unknown') AS category,
        coalesce(sc.domain, 'unknown') AS domain, sc.horizon_bucket, g.grp,
        sc.market_brier AS mb_l, sc.market_brier_all_rounds AS mb_a,
        (coalesce(m.s_l, 0) + _brier(sc.probability, sc.outcome) + _brier(sc.median, sc.outcome)
@@ -65,7 +65,7 @@ LEFT JOIN models AS m ON m.question_id = sc.question_id AND m.mode = sc.mode;
 -- the share of correct rounds), dev = b − q̄, dm = b − the market's b; bin and err = o − p for the
 -- ECE (latest only). A side is NULL when the forecaster has no score in that rounds (the market
 -- without a fresh comparator).
-CREATE OR REPLACE TABLE _lb_obs AS
+CREATE OR REPLACE TABLE leaderboard_observations AS
 WITH q AS (
   -- the scored consensus with its question's keys, q̄ and market Brier (the four consensus-based
   -- forecasters need no other join)
@@ -74,7 +74,7 @@ WITH q AS (
   JOIN _lb_q AS lq ON lq.question_id = sc.question_id AND lq.mode = sc.mode
 ),
 obs AS (
-  SELECT sf.mode, sf.model AS forecaster, sf.question_id, lq.grp, lq.category, lq.domain,
+  SELECT sf.mode, sf.model AS forecaster, sf.question_id, lq.resolved_at, lq.grp, lq.category, lq.domain,
          lq.horizon_bucket, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a,
          sf.brier AS b_l, sf.log_loss AS ll_l, _correct01(sf.probability, sf.outcome) AS c_l,
          sf.probability AS p, sf.outcome,
@@ -83,30 +83,30 @@ obs AS (
   FROM scored_forecasts AS sf
   JOIN _lb_q AS lq ON lq.question_id = sf.question_id AND lq.mode = sf.mode
   UNION ALL
-  SELECT mode, 'consensus_mean', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+  SELECT mode, 'consensus_mean', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
          brier, log_loss, _correct01(probability, outcome), probability, outcome, brier_all_rounds,
          log_loss_all_rounds, correct_all_rounds, mean_all_rounds
   FROM q
   UNION ALL
-  SELECT mode, 'consensus_median', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+  SELECT mode, 'consensus_median', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
          _brier(median, outcome), _log_loss(median, outcome), _correct01(median, outcome), median, outcome,
          median_brier_all_rounds, median_log_loss_all_rounds, median_correct_all_rounds, median_all_rounds
   FROM q
   UNION ALL
-  SELECT mode, 'consensus_logit_mean', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l,
+  SELECT mode, 'consensus_logit_mean', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l,
          mb_a, _brier(logit_mean, outcome), _log_loss(logit_mean, outcome), _correct01(logit_mean, outcome),
          logit_mean, outcome, logit_mean_brier_all_rounds, logit_mean_log_loss_all_rounds,
          logit_mean_correct_all_rounds, logit_mean_all_rounds
   FROM q
   UNION ALL
-  SELECT mode, 'market', question_id, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+  SELECT mode, 'market', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
          market_brier, market_log_loss, _correct01(market_probability, outcome), market_probability,
          outcome, market_brier_all_rounds, market_log_loss_all_rounds, market_correct_all_rounds,
          market_probability_all_rounds
   FROM q
   WHERE market_brier IS NOT NULL OR market_brier_all_rounds IS NOT NULL
 )
-SELECT mode, forecaster, question_id, grp, category, domain, horizon_bucket,
+SELECT mode, forecaster, question_id, resolved_at, grp, category, domain, horizon_bucket,
        b_l, ll_l, c_l, _calibration_bin(p) AS bin, outcome - p AS err,
        b_l - qbar_l AS dev_l, b_l - mb_l AS dm_l,
        b_a, ll_a, c_a, b_a - qbar_a AS dev_a, b_a - mb_a AS dm_a,
@@ -124,7 +124,7 @@ WITH x AS (
          sum(dev_l) AS sdev_l, count(bin) AS np_l,
          count(b_a) AS n_a, sum(b_a) AS sb_a, sum(ll_a) AS sll_a, count(c_a) AS nd_a, sum(c_a) AS sc_a,
          sum(dev_a) AS sdev_a, count(bin_a) AS np_a
-  FROM _lb_obs
+  FROM leaderboard_observations
   GROUP BY GROUPING SETS ((mode, forecaster), (mode, forecaster, category),
                           (mode, forecaster, domain), (mode, forecaster, horizon_bucket))
 ),
@@ -139,7 +139,7 @@ ece AS (
     SELECT mode, forecaster, category, domain, horizon_bucket, r.rounds,
            CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END AS b,
            sum(CASE r.rounds WHEN 'latest' THEN err ELSE err_a END) AS err
-    FROM _lb_obs CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
+    FROM leaderboard_observations CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
     WHERE (CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END) IS NOT NULL
     GROUP BY GROUPING SETS ((mode, forecaster, r.rounds, b), (mode, forecaster, category, r.rounds, b),
                             (mode, forecaster, domain, r.rounds, b), (mode, forecaster, horizon_bucket, r.rounds, b))
@@ -196,7 +196,7 @@ SELECT o.mode, o.question_id,
        max(o.b_a) FILTER (WHERE o.forecaster = bd.best_a) AS d_a,
        max(o.b_l) FILTER (WHERE o.forecaster = bh.best_l) AS h_l,
        max(o.b_a) FILTER (WHERE o.forecaster = bh.best_a) AS h_a
-FROM _lb_obs AS o
+FROM leaderboard_observations AS o
 JOIN b AS bo ON bo.mode = o.mode AND bo.dimension = 'overall'
 JOIN b AS bc ON bc.mode = o.mode AND bc.dimension = 'category' AND bc.key = o.category
 JOIN b AS bd ON bd.mode = o.mode AND bd.dimension = 'domain' AND bd.key = o.domain
@@ -219,7 +219,7 @@ WITH g AS (
          count(o.b_a - b.c_a) AS nc_a, sum(o.b_a - b.c_a) AS sc_a,
          count(o.b_a - b.d_a) AS nd_a, sum(o.b_a - b.d_a) AS sd_a,
          count(o.b_a - b.h_a) AS nh_a, sum(o.b_a - b.h_a) AS sh_a
-  FROM _lb_obs AS o
+  FROM leaderboard_observations AS o
   LEFT JOIN _lb_qbest AS b ON b.mode = o.mode AND b.question_id = o.question_id
   GROUP BY GROUPING SETS ((o.mode, o.forecaster, o.grp), (o.mode, o.forecaster, o.grp, o.category),
                           (o.mode, o.forecaster, o.grp, o.domain),

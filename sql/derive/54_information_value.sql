@@ -7,7 +7,7 @@
 --   informed_to_augmented value = Brier(informed) − Brier(augmented)
 -- Positive: the extra information lowered the Brier score. brier_from / brier_to are the two means
 -- on those same questions; value_ci95_* is the bootstrap interval (51_bootstrap: questions
--- resampled, the same questions for both modes). The observations are 52_leaderboard's _lb_obs
+-- resampled, the same questions for both modes). The observations are 52_leaderboard's leaderboard_observations
 -- (rounds 'latest' and 'all' as there); NULL category is 'unknown'.
 
 CREATE OR REPLACE TABLE _voi_pairs AS
@@ -19,7 +19,7 @@ WITH by_mode AS (
          max(b_a) FILTER (WHERE mode = 'blind') AS blind_a,
          max(b_a) FILTER (WHERE mode = 'informed') AS informed_a,
          max(b_a) FILTER (WHERE mode = 'augmented') AS augmented_a
-  FROM _lb_obs
+  FROM leaderboard_observations
   WHERE forecaster <> 'market'
   GROUP BY forecaster, question_id
 ),

@@ -130,6 +130,6 @@ ORDER BY pt.rounds DESC, pt.forecaster, CASE pt.mode WHEN 'blind' THEN 0 WHEN 'i
 DROP TABLE _anc_obs;
 DROP TABLE _anc_groups;
 
--- The leaderboard's observations (52) are not needed after 54: free them.
-DROP TABLE _lb_obs;
+-- The leaderboard's per-question keys (52) are not needed after 54: free them (the observations
+-- stay: published as leaderboard_observations, the source of the leaderboard's `since` filter).
 DROP TABLE _lb_q;

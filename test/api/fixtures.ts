@@ -25,6 +25,13 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     best: V, vs_best_n: B, vs_best_diff: D, vs_best_ci95_lo: D, vs_best_ci95_hi: D, tied_with_best: 'BOOLEAN',
     n_questions: B, sufficient: 'BOOLEAN',
   },
+  // the source of the leaderboard's `since` filter (sql/api/leaderboard-since.sql)
+  leaderboard_observations: {
+    mode: V, forecaster: V, question_id: V, resolved_at: TS, grp: 'INTEGER', category: V, domain: V, horizon_bucket: V,
+    b_l: D, ll_l: D, c_l: D, bin: 'INTEGER', err: D, dev_l: D, dm_l: D, b_a: D, ll_a: D, c_a: D, dev_a: D, dm_a: D,
+    bin_a: 'INTEGER', err_a: D,
+  },
+  bootstrap_weights: { replicate: 'INTEGER', grp: 'INTEGER', w: 'INTEGER' },
   disagreement: {
     mode: V, rounds: V, n: B, spearman: D, spearman_ci95_lo: D, spearman_ci95_hi: D, predicts_error: V,
     n_directional: B, n_wrong: B, auroc_wrong_direction: D,

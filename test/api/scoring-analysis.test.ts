@@ -85,6 +85,46 @@ describe('scoring analysis routes', () => {
       expect(got.body.items[0]).toMatchObject({ mode: 'blind', rank: 1, is_best: true });
     });
 
+    it('since: recomputed at request time; before every resolution it equals the precomputed leaderboard', async () => {
+      for (const q of ['', 'rounds=all&category=finance', 'mode=informed&horizon=31-90']) {
+        const all = await get(server, `/api/leaderboard/?${q}`, withKey(apiKey));
+        const early = await get(server, `/api/leaderboard/?${q}&since=2000-01-01`, withKey(apiKey));
+        expect(early.res.status).toBe(200);
+        expect(all.body.since).toBeNull();
+        expect(early.body.since).toBe('2000-01-01T00:00:00.000000Z');
+        expect(early.body.items.length).toBeGreaterThan(0);
+        expect(early.body.items).toEqual(all.body.items);
+      }
+      // the fixture resolves Q00, Q04, … (i % 4 = 0) on 2025-03-05 and the other 33 on 2025-04-20
+      const got = await get(server, '/api/leaderboard/?mode=augmented&since=2025-04-01', withKey(apiKey));
+      expect(got.res.status).toBe(200);
+      const items = got.body.items as { forecaster: string; n: number; brier: number; rank: number; is_best: boolean; brier_adjusted: number; n_questions: number; brier_ci95: [number, number]; vs_market: { n: number; diff: number } }[];
+      const models = await table(
+        `SELECT model, count(*) AS n, avg(brier) AS brier, avg(brier - market_brier) AS dm, count(market_brier) AS nm
+         FROM scored_forecasts WHERE mode = 'augmented' AND resolved_at >= TIMESTAMP '2025-04-01' GROUP BY model`,
+      );
+      expect(models).toHaveLength(4);
+      for (const m of models) {
+        const item = items.find((i) => i.forecaster === m.model)!;
+        expect(item.n).toBe(33);
+        expect(item.n_questions).toBe(33);
+        expect(item.brier).toBeCloseTo(m.brier as number, 6);
+        expect(item.vs_market.n).toBe(Number(m.nm));
+        expect(item.vs_market.diff).toBeCloseTo(m.dm as number, 6);
+        expect(item.brier_ci95[0]).toBeLessThanOrEqual(item.brier_ci95[1]);
+      }
+      // rank by difficulty-adjusted Brier, the best first
+      const sorted = [...items].sort((x, y) => x.rank - y.rank);
+      expect(sorted[0]!.is_best).toBe(true);
+      for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.brier_adjusted).toBeGreaterThanOrEqual(sorted[i - 1]!.brier_adjusted);
+      // after every resolution: an empty leaderboard, not an error
+      const none = await get(server, '/api/leaderboard/?since=2030-01-01', withKey(apiKey));
+      expect(none.res.status).toBe(200);
+      expect(none.body).toMatchObject({ total: 0, items: [] });
+      expectProblem(await get(server, '/api/leaderboard/?since=yesterday', withKey(apiKey)), 400, 'invalid_parameter');
+      expectProblem(await get(server, "/api/leaderboard/?since=2025-01-01'%20OR%201=1", withKey(apiKey)), 400, 'invalid_parameter');
+    });
+
     it('filters by mode, rounds and one cell; rejects two cells and unknown values', async () => {
       const got = await get(server, '/api/leaderboard/?mode=augmented&rounds=all&category=Finance', withKey(apiKey));
       expect(got.res.status).toBe(200);

@@ -75,6 +75,7 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'accuracy',
       'bootstrap_groups',
       'bootstrap_weights',
+      'leaderboard_observations',
       'leaderboard',
       'disagreement',
       'disagreement_quintiles',
