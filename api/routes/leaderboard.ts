@@ -7,7 +7,7 @@
  * sql/README.md). Query: mode, rounds, since, and at most one of category, domain, horizon. With
  * `since`, the cell is computed at request time over the questions resolved at or after it, from the
  * snapshot's `leaderboard_observations` (sql/api/leaderboard-since.sql, the same definitions).
- * Body: { rounds, dimension, key, mode, total, items: [LeaderboardEntry], as_of }.
+ * Body: { rounds, dimension, key, mode, since, total, items: [LeaderboardEntry], as_of }.
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
