@@ -30,6 +30,7 @@ import { syncAll, type SyncReport } from './sync.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { loadEventsConfig } from './events/config.ts';
 import { readCurrent } from './warehouse/snapshot.ts';
+import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
 
 export interface RunOptions {
   config: QuorumConfig;
@@ -263,12 +264,15 @@ export async function scoreAndPublish(
   runId: string,
 ) {
   await createRawViews(conn, config.dataDir);
+  // Structure (issue 12): curated links and theses in; this run's thesis vintages frozen after.
+  await prepareStructure(conn, { runId });
   return publishSnapshot(config.dataDir, runId, { asOf, headlineModes: config.headlineModes }, async (dir) => {
     const tables = await deriveTables(conn, {
       asOf,
       headlineModes: config.headlineModes,
       maxComparatorAgeDays: config.maxComparatorAgeDays,
     });
+    await freezeThesisVintages(conn, config.dataDir, runId, asOf);
     await exportTables(conn, tables, dir);
     return tables;
   });

@@ -226,6 +226,30 @@ export const RAW_TABLES = {
     },
     key: ['event_id'],
   },
+  thesis_vintages: {
+    // Frozen records of the thesis maps (issue 12, sql/derive/98_thesis_vintages.sql): every run
+    // appends one immutable vintage per thesis, one row per member. The thesis-level values
+    // repeat on each member row of a vintage (thesis_id, run_id). content_hash = sha256 of the
+    // vintage's canonical content (statement and, per member in question_id order, question,
+    // sign, weight, consensus and market price). A repeated or killed-and-resumed run adds nothing.
+    columns: {
+      thesis_id: 'VARCHAR',
+      run_id: 'VARCHAR',
+      as_of: 'TIMESTAMP',
+      origin: 'VARCHAR', // curated | computed
+      statement: 'VARCHAR',
+      question_id: 'VARCHAR',
+      sign: 'INTEGER', // +1: YES supports the thesis; -1: YES contradicts it
+      weight: 'DOUBLE',
+      member_consensus: 'DOUBLE', // the member's headline AI consensus (null: none at as_of)
+      member_market_probability: 'DOUBLE', // the member's latest market price at as_of
+      thesis_consensus: 'DOUBLE',
+      thesis_market_consensus: 'DOUBLE',
+      content_hash: 'VARCHAR',
+      recorded_at: 'TIMESTAMP',
+    },
+    key: ['thesis_id', 'run_id', 'question_id'],
+  },
 } as const satisfies Record<string, RawTable>;
 
 export type RawTableName = keyof typeof RAW_TABLES;

@@ -1,0 +1,170 @@
+/**
+ * Curated structure definitions (issue 12): links between questions and theses, written by hand
+ * under `data/structure/` (format: data/structure/README.md).
+ *
+ * `data/structure/links/*.yaml` hold `links: [{a, b, kind, sign?, strength?, note?}]`;
+ * `data/structure/theses/*.yaml` hold `theses: [{id, statement, members: [{question, sign, weight?}]}]`.
+ * Every file is validated with zod; the first problem is a {@link StructureFileError} naming the
+ * file, the 1-based line and the field. Loading is all-or-nothing: a bad file loads nothing.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+
+/** `data/structure/` of this checkout (QUORUM_STRUCTURE_DIR overrides it, see config.ts). */
+export const DEFAULT_STRUCTURE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'data', 'structure');
+
+export const LINK_KINDS = ['similar', 'same_event', 'implies', 'excludes'] as const;
+export type LinkKind = (typeof LINK_KINDS)[number];
+
+/** A venue-qualified question id, as the warehouse stores it (`metaculus:1554`, `polymarket:0x…`). */
+const QuestionId = z.string().regex(/^[a-z][a-z0-9_-]*:\S+$/, 'a venue-qualified question id such as "metaculus:1554"');
+const Sign = z.union([z.literal(1), z.literal(-1)], { error: 'sign must be 1 or -1' });
+
+const LinkDef = z.strictObject({
+  a: QuestionId,
+  b: QuestionId,
+  kind: z.enum(LINK_KINDS),
+  /** -1: YES of one is NO of the other (a negated phrasing of the same event). */
+  sign: Sign.default(1),
+  strength: z.number().min(0).max(1).default(1),
+  note: z.string().optional(),
+});
+
+const MemberDef = z.strictObject({
+  question: QuestionId,
+  /** +1: YES supports the thesis; -1: YES contradicts it. */
+  sign: Sign,
+  weight: z.number().gt(0).max(100).default(1),
+  note: z.string().optional(),
+});
+
+const ThesisDef = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)'),
+  statement: z.string().min(3).max(500),
+  members: z.array(MemberDef).min(3, 'a thesis needs at least 3 members'),
+  note: z.string().optional(),
+});
+
+const LinksFile = z.strictObject({ links: z.array(LinkDef) });
+const ThesesFile = z.strictObject({ theses: z.array(ThesisDef) });
+
+export type CuratedLink = z.infer<typeof LinkDef> & { file: string };
+export type CuratedThesis = z.infer<typeof ThesisDef> & { file: string };
+
+export interface StructureDefinitions {
+  links: CuratedLink[];
+  theses: CuratedThesis[];
+}
+
+/** A bad definition file: `<file>:<line> (field "<path>"): <reason>`. */
+export class StructureFileError extends Error {
+  override readonly name = 'StructureFileError';
+  constructor(
+    readonly file: string,
+    readonly line: number | null,
+    readonly field: string | null,
+    readonly reason: string,
+  ) {
+    super(`${file}${line === null ? '' : `:${line}`}${field === null ? '' : ` (field "${field}")`}: ${reason}`);
+  }
+}
+
+type Path = (string | number)[];
+
+/** Parses one YAML file with line positions; syntax errors are StructureFileErrors. */
+function parseYaml(text: string, file: string): { value: unknown; lineOf: (path: Path) => number | null } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const err = doc.errors[0];
+  if (err) throw new StructureFileError(file, lineCounter.linePos(err.pos[0]).line, null, err.message.split('\n')[0]!);
+  return {
+    value: doc.toJS(),
+    // The nearest node that has a position: a missing field is reported at its parent's line.
+    lineOf: (path) => {
+      for (let p = path; ; p = p.slice(0, -1)) {
+        const node = p.length === 0 ? doc.contents : doc.getIn(p, true);
+        const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+        if (range) return lineCounter.linePos(range[0]).line;
+        if (p.length === 0) return null;
+      }
+    },
+  };
+}
+
+/** Validates `text` against `schema`; the first zod issue becomes a StructureFileError at its line. */
+function parseFile<T>(text: string, file: string, schema: z.ZodType<T>): { data: T; lineOf: (path: Path) => number | null } {
+  const { value, lineOf } = parseYaml(text, file);
+  const parsed = schema.safeParse(value ?? {});
+  if (parsed.success) return { data: parsed.data, lineOf };
+  const issue = parsed.error.issues[0]!;
+  const path = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
+  // An unknown key is reported at the key itself.
+  const keyPath = issue.code === 'unrecognized_keys' && issue.keys[0] ? [...path, issue.keys[0]] : path;
+  throw new StructureFileError(file, lineOf(keyPath), keyPath.length ? keyPath.join('.') : null, issue.message);
+}
+
+/** `*.yaml` / `*.yml` files of `dir`, sorted by name (missing dir: none). */
+function yamlFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** Parses one links file (exported for tests). */
+export function parseLinksFile(text: string, file: string): CuratedLink[] {
+  const { data, lineOf } = parseFile(text, file, LinksFile);
+  return data.links.map((l, i) => {
+    if (l.a === l.b) throw new StructureFileError(file, lineOf(['links', i, 'b']), `links.${i}.b`, 'a link needs two different questions');
+    return { ...l, file };
+  });
+}
+
+/** Parses one theses file (exported for tests). */
+export function parseThesesFile(text: string, file: string): CuratedThesis[] {
+  const { data, lineOf } = parseFile(text, file, ThesesFile);
+  const theses = data.theses;
+  theses.forEach((t, i) => {
+    const seen = new Set<string>();
+    t.members.forEach((m, j) => {
+      if (seen.has(m.question)) {
+        const path = ['theses', i, 'members', j, 'question'];
+        throw new StructureFileError(file, lineOf(path), path.join('.'), `question ${m.question} is a member twice`);
+      }
+      seen.add(m.question);
+    });
+  });
+  return theses.map((t) => ({ ...t, file }));
+}
+
+/**
+ * Loads every definition under `root` (`links/*.yaml`, `theses/*.yaml`). Thesis ids are unique
+ * across files. Paths in errors are relative to the working directory when below it.
+ */
+export function loadStructureDefinitions(root: string = DEFAULT_STRUCTURE_DIR): StructureDefinitions {
+  const shown = (f: string) => {
+    const r = relative(process.cwd(), f);
+    return r.startsWith('..') ? f : r;
+  };
+  const links = yamlFiles(join(root, 'links')).flatMap((f) => parseLinksFile(readFileSync(f, 'utf8'), shown(f)));
+  const theses: CuratedThesis[] = [];
+  const ids = new Map<string, string>();
+  for (const f of yamlFiles(join(root, 'theses'))) {
+    const text = readFileSync(f, 'utf8');
+    const parsed = parseThesesFile(text, shown(f));
+    parsed.forEach((t, i) => {
+      const other = ids.get(t.id);
+      if (other) {
+        const { lineOf } = parseYaml(text, shown(f));
+        throw new StructureFileError(shown(f), lineOf(['theses', i, 'id']), `theses.${i}.id`, `thesis id ${t.id} is already defined in ${other}`);
+      }
+      ids.set(t.id, shown(f));
+    });
+    theses.push(...parsed);
+  }
+  return { links, theses };
+}

@@ -1,0 +1,175 @@
+-- 96_question_links: links between questions (issue 12, DESIGN §10): pairs (a, b) with
+-- kind similar | same_event | implies | excludes, sign (+1, or -1 when YES of one is NO of the
+-- other), strength 0..1 and origin computed | curated.
+--
+-- Inputs beside `questions`: the pipeline's structure stage (pipeline/structure/stage.ts) fills
+-- _structure_params, _structure_links (the curated files of data/structure/links/) and the thesis
+-- tables of 97_theses.sql before the derive runs; without it (tests of other tables, an empty
+-- warehouse) they are created empty here with the default parameters.
+--
+-- Computed links, text similarity (TF-IDF cosine):
+--  * documents: `text` = title + description, `title` = the title alone; lower-cased, split on
+--    anything that is not a-z or 0-9, tokens of one letter and the stop words below dropped
+--    (digits kept: "claude 5", years and prices tell questions apart).
+--  * weight of a term in a document: tf * ln(N / df), N = the questions, df = the questions whose
+--    document (same field) holds the term, tf = occurrences; each document's vector is scaled to
+--    unit length, so the dot product of two vectors is their cosine. A term in every document
+--    weighs 0.
+--  * blocking: two questions are compared only within one taxonomy category and only when they
+--    share at least one term that at most max_term_df documents of that category hold (a term
+--    shared by most of the block carries almost no weight, and pairing on it would be quadratic).
+--    Their cosine is then the full dot product over every shared term.
+--  * similar: text cosine >= similar_threshold, a < b.
+--  * same_event: title cosine >= same_event_threshold, different venues, and the numbers of one
+--    title (years, dates, prices) all in the other's (2025 vs 2026, March 15 vs March 31 are
+--    different events; a title that omits the year is not), a < b. Negation
+--    markers (not, no) are stop words, so "Will X happen" and "Will X not happen" match; sign is
+--    -1 when exactly one of the two titles is negated (an odd number of markers).
+-- Curated links (origin curated) come first: a computed link of the same (a, b, kind) is dropped.
+-- Symmetric kinds are stored with a < b; implies keeps its direction (a implies b). Links whose
+-- questions are not in this snapshot are left out.
+
+CREATE TEMP TABLE IF NOT EXISTS _structure_params AS
+SELECT 0.35::DOUBLE AS similar_threshold, 0.6::DOUBLE AS same_event_threshold,
+       0.5::DOUBLE AS cluster_threshold, 200::INTEGER AS max_term_df,
+       40::INTEGER AS max_cluster_size, NULL::VARCHAR AS run_id;
+
+CREATE TEMP TABLE IF NOT EXISTS _structure_links
+  (a VARCHAR, b VARCHAR, kind VARCHAR, sign INTEGER, strength DOUBLE);
+
+CREATE OR REPLACE TABLE _link_stopwords AS
+SELECT unnest([
+  'a', 'about', 'above', 'according', 'after', 'again', 'against', 'all', 'also', 'am', 'an', 'and',
+  'any', 'are', 'as', 'at', 'be', 'because', 'been', 'before', 'being', 'below', 'between', 'both',
+  'but', 'by', 'can', 'could', 'did', 'do', 'does', 'doing', 'during', 'each', 'either', 'end',
+  'et', 'ever', 'few', 'for', 'from', 'further', 'had', 'has', 'have', 'having', 'he', 'her',
+  'here', 'hers', 'him', 'his', 'how', 'if', 'in', 'into', 'is', 'it', 'its', 'itself', 'just',
+  'least', 'less', 'may', 'me', 'might', 'more', 'most', 'much', 'must', 'my', 'neither', 'no',
+  'nor', 'not', 'now', 'of', 'off', 'on', 'once', 'one', 'only', 'or', 'other', 'our', 'out',
+  'over', 'own', 'per', 'question', 'resolve', 'resolves', 'resolved', 'same', 'shall', 'she',
+  'should', 'so', 'some', 'such', 'than', 'that', 'the', 'their', 'them', 'then', 'there', 'these',
+  'they', 'this', 'those', 'through', 'to', 'too', 'under', 'until', 'up', 'upon', 'us', 'very',
+  'was', 'we', 'were', 'what', 'when', 'where', 'whether', 'which', 'while', 'who', 'whom', 'why',
+  'will', 'with', 'within', 'would', 'yes', 'yet', 'you', 'your', 'https', 'http', 'www', 'com'
+]) AS term;
+
+-- One document per question: the tokens of the title and of title + description.
+CREATE OR REPLACE TABLE _link_docs AS
+SELECT question_id, venue, coalesce(category, '') AS block,
+       string_split(trim(regexp_replace(lower(coalesce(title, '')), '[^a-z0-9]+', ' ', 'g')), ' ') AS title_tokens,
+       string_split(trim(regexp_replace(lower(coalesce(title, '') || ' ' || coalesce(description, '')),
+                                        '[^a-z0-9]+', ' ', 'g')), ' ') AS text_tokens
+FROM questions;
+
+-- Negated titles (an odd number of negation markers) and the numbers of each title.
+CREATE OR REPLACE TABLE _link_negated AS
+SELECT question_id, len(list_filter(title_tokens, t -> t IN ('not', 'no'))) % 2 = 1 AS negated,
+       list_filter(title_tokens, t -> regexp_full_match(t, '[0-9]+')) AS numbers
+FROM _link_docs;
+
+CREATE OR REPLACE TABLE _link_terms AS
+SELECT question_id, block, field, term, count(*)::DOUBLE AS tf
+FROM (
+  SELECT question_id, block, 'title' AS field, unnest(title_tokens) AS term FROM _link_docs
+  UNION ALL
+  SELECT question_id, block, 'text' AS field, unnest(text_tokens) AS term FROM _link_docs
+) AS t
+WHERE (length(term) >= 2 OR regexp_full_match(term, '[0-9]+'))
+  AND term NOT IN (SELECT term FROM _link_stopwords)
+GROUP BY question_id, block, field, term;
+
+-- Unit-length TF-IDF vectors (terms of weight 0 and empty documents dropped).
+CREATE OR REPLACE TABLE _link_vectors AS
+WITH n AS (SELECT count(*)::DOUBLE AS n FROM _link_docs),
+df AS (SELECT field, term, count(*)::DOUBLE AS df FROM _link_terms GROUP BY field, term),
+w AS (
+  SELECT t.question_id, t.block, t.field, t.term, t.tf * ln(n.n / df.df) AS w
+  FROM _link_terms AS t JOIN df USING (field, term) CROSS JOIN n
+)
+SELECT question_id, block, field, term,
+       w / sqrt(sum(w * w) OVER (PARTITION BY question_id, field)) AS w
+FROM w
+WHERE w > 0;
+
+-- Blocking: the terms a pair may be found through (at most max_term_df documents of the block).
+CREATE OR REPLACE TABLE _link_rare AS
+SELECT question_id, block, field, term
+FROM _link_vectors
+QUALIFY count(*) OVER (PARTITION BY field, block, term) <= (SELECT max_term_df FROM _structure_params);
+
+CREATE OR REPLACE TABLE _link_candidates AS
+SELECT DISTINCT x.field, x.question_id AS a, y.question_id AS b
+FROM _link_rare AS x
+JOIN _link_rare AS y
+  ON y.field = x.field AND y.block = x.block AND y.term = x.term AND x.question_id < y.question_id;
+
+-- The full cosine of every candidate pair.
+CREATE OR REPLACE TABLE _link_cosine AS
+SELECT c.field, c.a, c.b, least(sum(va.w * vb.w), 1.0) AS cosine
+FROM _link_candidates AS c
+JOIN _link_vectors AS va ON va.field = c.field AND va.question_id = c.a
+JOIN _link_vectors AS vb ON vb.field = c.field AND vb.question_id = c.b AND vb.term = va.term
+GROUP BY c.field, c.a, c.b;
+
+CREATE OR REPLACE TABLE _links_computed AS
+SELECT a, b, 'similar' AS kind, 1 AS sign, cosine AS strength
+FROM _link_cosine, _structure_params AS sp
+WHERE field = 'text' AND cosine >= sp.similar_threshold
+UNION ALL
+SELECT c.a, c.b, 'same_event' AS kind,
+       CASE WHEN na.negated <> nb.negated THEN -1 ELSE 1 END AS sign, c.cosine AS strength
+FROM _link_cosine AS c
+CROSS JOIN _structure_params AS sp
+JOIN _link_docs AS da ON da.question_id = c.a
+JOIN _link_docs AS db ON db.question_id = c.b
+JOIN _link_negated AS na ON na.question_id = c.a
+JOIN _link_negated AS nb ON nb.question_id = c.b
+WHERE c.field = 'title' AND c.cosine >= sp.same_event_threshold
+  AND da.venue IS DISTINCT FROM db.venue
+  AND (list_has_all(na.numbers, nb.numbers) OR list_has_all(nb.numbers, na.numbers));
+
+-- Curated links between questions of this snapshot; symmetric kinds ordered a < b.
+CREATE OR REPLACE TABLE _links_curated AS
+SELECT DISTINCT ON (a, b, kind) a, b, kind, sign, strength
+FROM (
+  SELECT CASE WHEN s.kind = 'implies' OR s.a < s.b THEN s.a ELSE s.b END AS a,
+         CASE WHEN s.kind = 'implies' OR s.a < s.b THEN s.b ELSE s.a END AS b,
+         s.kind, coalesce(s.sign, 1)::INTEGER AS sign, coalesce(s.strength, 1.0)::DOUBLE AS strength
+  FROM _structure_links AS s
+  WHERE s.a IN (SELECT question_id FROM questions) AND s.b IN (SELECT question_id FROM questions)
+)
+ORDER BY a, b, kind;
+
+-- Published (the contract other stages read: a, b, kind, sign, strength, origin).
+CREATE OR REPLACE TABLE question_links AS
+SELECT a::VARCHAR AS a, b::VARCHAR AS b, kind::VARCHAR AS kind, sign::INTEGER AS sign,
+       strength::DOUBLE AS strength, origin::VARCHAR AS origin
+FROM (
+  SELECT a, b, kind, sign, strength, 'curated' AS origin FROM _links_curated
+  UNION ALL
+  SELECT c.a, c.b, c.kind, c.sign, c.strength, 'computed' AS origin
+  FROM _links_computed AS c
+  WHERE NOT EXISTS (SELECT 1 FROM _links_curated AS k WHERE k.a = c.a AND k.b = c.b AND k.kind = c.kind)
+)
+ORDER BY a, b, kind;
+
+-- Published: for each question, the other venues' prices of the same event (both directions of
+-- every same_event link). implied_probability is the other market's price read as this
+-- question's YES (1 - p for a negated pair); gap = this question's market - implied_probability.
+CREATE OR REPLACE TABLE same_event_prices AS
+WITH pairs AS (
+  SELECT a AS question_id, b AS other_question_id, sign, strength, origin FROM question_links WHERE kind = 'same_event'
+  UNION ALL
+  SELECT b, a, sign, strength, origin FROM question_links WHERE kind = 'same_event'
+)
+SELECT p.question_id, p.other_question_id, o.venue AS other_venue, o.title AS other_title, o.url AS other_url,
+       p.sign, p.strength, p.origin,
+       o.latest_market_probability AS other_market_probability,
+       o.latest_market_observed_at AS other_market_observed_at,
+       CASE WHEN p.sign = -1 THEN 1 - o.latest_market_probability ELSE o.latest_market_probability END AS implied_probability,
+       q.latest_market_probability
+         - CASE WHEN p.sign = -1 THEN 1 - o.latest_market_probability ELSE o.latest_market_probability END AS gap
+FROM pairs AS p
+JOIN questions AS q ON q.question_id = p.question_id
+JOIN questions AS o ON o.question_id = p.other_question_id
+ORDER BY p.question_id, p.other_question_id;

@@ -1,0 +1,130 @@
+-- 97_theses: thesis maps (clusters, issue 12). A thesis is a statement with member questions, each
+-- with a sign (+1: YES supports the thesis; -1: YES contradicts it) and a weight.
+--
+-- Two origins:
+--  * curated: data/structure/theses/*.yaml, loaded by the structure stage into _structure_theses
+--    and _structure_members (members not in this snapshot are left out);
+--  * computed: connected components of the computed links (similar or same_event with sign +1,
+--    origin computed) of strength >= cluster_threshold, with 3 to max_cluster_size members (a
+--    larger component is a chain of loosely related questions, not a thesis). Every member has
+--    sign +1 and weight 1. id = 'auto-' + the first 12 hex digits of sha256(the smallest member
+--    id), so a cluster keeps its id while it grows; label = its three terms of largest summed
+--    TF-IDF weight over the members' title + description.
+--
+-- Current consensus of a thesis, over its members with a headline consensus (active_predictions):
+--   consensus = inv_logit( sum(w * logit(p_signed)) / sum(w) ),
+--   p_signed = p for sign +1, 1 - p for sign -1, p clipped to [0.001, 0.999] before the logit.
+-- market_consensus: the same over the members' latest market prices (questions), members with a
+-- price. spread: weighted population standard deviation of the members' signed consensus
+-- (probability points). disagreement: weighted mean of the members' model disagreement
+-- (population sd of the model probabilities).
+
+CREATE TEMP TABLE IF NOT EXISTS _structure_theses (thesis_id VARCHAR, statement VARCHAR);
+CREATE TEMP TABLE IF NOT EXISTS _structure_members
+  (thesis_id VARCHAR, question_id VARCHAR, sign INTEGER, weight DOUBLE);
+
+CREATE OR REPLACE TEMP MACRO _thesis_logit(p) AS ln(least(greatest(p, 0.001), 0.999) / (1 - least(greatest(p, 0.001), 0.999)));
+CREATE OR REPLACE TEMP MACRO _thesis_inv_logit(x) AS 1 / (1 + exp(-x));
+
+-- Edges of the clustering graph, both directions.
+CREATE OR REPLACE TABLE _cluster_edges AS
+SELECT a AS src, b AS dst FROM question_links, _structure_params AS sp
+WHERE origin = 'computed' AND kind IN ('similar', 'same_event') AND sign = 1 AND strength >= sp.cluster_threshold
+UNION
+SELECT b AS src, a AS dst FROM question_links, _structure_params AS sp
+WHERE origin = 'computed' AND kind IN ('similar', 'same_event') AND sign = 1 AND strength >= sp.cluster_threshold;
+
+-- Connected components: every node takes the smallest id reachable (min-label propagation; a
+-- node is revisited only when its label shrinks).
+CREATE OR REPLACE TABLE _cluster_components AS
+WITH RECURSIVE cc(node, comp) USING KEY (node) AS (
+  SELECT DISTINCT src AS node, src AS comp FROM _cluster_edges
+  UNION
+  (SELECT e.dst AS node, min(cc.comp) AS comp
+   FROM cc
+   JOIN _cluster_edges AS e ON e.src = cc.node
+   JOIN recurring.cc AS r ON r.node = e.dst
+   GROUP BY e.dst
+   HAVING min(cc.comp) < min(r.comp))
+)
+SELECT node AS question_id, comp FROM cc;
+
+CREATE OR REPLACE TABLE _clusters AS
+SELECT comp, 'auto-' || substr(sha256(comp), 1, 12) AS thesis_id, count(*) AS n
+FROM _cluster_components
+GROUP BY comp
+HAVING count(*) >= 3 AND count(*) <= (SELECT max_cluster_size FROM _structure_params);
+
+CREATE OR REPLACE TABLE _cluster_labels AS
+SELECT thesis_id, string_agg(term, ', ' ORDER BY score DESC, term) AS label
+FROM (
+  SELECT k.thesis_id, v.term, sum(v.w) AS score
+  FROM _clusters AS k
+  JOIN _cluster_components AS c ON c.comp = k.comp
+  JOIN _link_vectors AS v ON v.question_id = c.question_id AND v.field = 'text'
+  GROUP BY k.thesis_id, v.term
+  QUALIFY row_number() OVER (PARTITION BY k.thesis_id ORDER BY sum(v.w) DESC, v.term) <= 3
+)
+GROUP BY thesis_id;
+
+-- Every thesis and its members (questions of this snapshot only).
+CREATE OR REPLACE TABLE _thesis_defs AS
+SELECT t.thesis_id, 'curated' AS origin, t.statement, NULL::VARCHAR AS label
+FROM _structure_theses AS t
+UNION ALL
+SELECT k.thesis_id, 'computed', 'Linked questions: ' || l.label, l.label
+FROM _clusters AS k JOIN _cluster_labels AS l USING (thesis_id);
+
+CREATE OR REPLACE TABLE thesis_members AS
+WITH m AS (
+  SELECT thesis_id, question_id, sign::INTEGER AS sign, weight::DOUBLE AS weight FROM _structure_members
+  UNION ALL
+  SELECT k.thesis_id, c.question_id, 1, 1.0 FROM _clusters AS k JOIN _cluster_components AS c ON c.comp = k.comp
+)
+SELECT m.thesis_id, m.question_id, m.sign, m.weight,
+       q.title, q.venue, q.url, q.category, q.status, q.outcome, q.resolved_at,
+       ap.consensus, ap.disagreement_sd, ap.n_models, ap.mode, ap.run_id AS consensus_run_id,
+       q.latest_market_probability AS market_probability,
+       q.latest_market_observed_at AS market_observed_at,
+       CASE WHEN m.sign = -1 THEN 1 - ap.consensus ELSE ap.consensus END AS signed_consensus,
+       CASE WHEN m.sign = -1 THEN 1 - q.latest_market_probability ELSE q.latest_market_probability END AS signed_market
+FROM m
+JOIN questions AS q ON q.question_id = m.question_id
+LEFT JOIN active_predictions AS ap ON ap.question_id = m.question_id
+ORDER BY m.thesis_id, m.question_id;
+
+CREATE OR REPLACE TABLE theses AS
+WITH agg AS (
+  SELECT thesis_id,
+         count(*) AS n_members,
+         count(*) FILTER (WHERE status = 'active') AS n_active,
+         count(*) FILTER (WHERE status = 'resolved') AS n_resolved,
+         count(signed_consensus) AS n_with_consensus,
+         count(signed_market) AS n_with_market,
+         sum(weight * _thesis_logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL)
+           / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS consensus_logit,
+         sum(weight * _thesis_logit(signed_market)) FILTER (WHERE signed_market IS NOT NULL)
+           / sum(weight) FILTER (WHERE signed_market IS NOT NULL) AS market_logit,
+         sum(weight * signed_consensus) FILTER (WHERE signed_consensus IS NOT NULL)
+           / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS consensus_wmean,
+         sum(weight * signed_consensus * signed_consensus) FILTER (WHERE signed_consensus IS NOT NULL)
+           / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS consensus_wsq,
+         sum(weight * disagreement_sd) FILTER (WHERE disagreement_sd IS NOT NULL)
+           / sum(weight) FILTER (WHERE disagreement_sd IS NOT NULL) AS disagreement
+  FROM thesis_members
+  GROUP BY thesis_id
+)
+SELECT d.thesis_id, d.origin, d.statement, d.label,
+       a.n_members, a.n_active, a.n_resolved, a.n_with_consensus, a.n_with_market,
+       _thesis_inv_logit(a.consensus_logit) AS consensus,
+       a.consensus_logit,
+       _thesis_inv_logit(a.market_logit) AS market_consensus,
+       a.market_logit AS market_consensus_logit,
+       _thesis_inv_logit(a.consensus_logit) - _thesis_inv_logit(a.market_logit) AS gap_vs_market,
+       sqrt(greatest(a.consensus_wsq - a.consensus_wmean * a.consensus_wmean, 0)) AS spread,
+       a.disagreement,
+       rp.as_of
+FROM _thesis_defs AS d
+JOIN agg AS a USING (thesis_id)
+CROSS JOIN run_params AS rp
+ORDER BY d.thesis_id;

@@ -1,0 +1,182 @@
+/**
+ * Issue 12 definitions on hand-made fixtures: TF-IDF cosine of a tiny corpus, same_event with a
+ * negated phrasing, the log-odds thesis consensus, frozen vintages and their scores. Everything
+ * goes through the pipeline's own score-and-publish over a real warehouse in a temp dir.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freezeThesisVintages, prepareStructure } from '../../pipeline/structure/stage.ts';
+import { deriveTables } from '../../pipeline/warehouse/derive.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
+import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture } from './helpers.ts';
+
+const logit = (p: number) => Math.log(p / (1 - p));
+const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
+
+describe('question_links: TF-IDF cosine and same_event on a tiny corpus', () => {
+  let f: Fixture;
+  let runId: string;
+  beforeAll(async () => {
+    f = fixture();
+    // Five documents in one category (one block). Stop words ("will", "the", "not") drop out.
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:d1', 'Will the alpha beta?'),
+        question('polymarket:d2', 'alpha gamma'),
+        question('manifold:d3', 'delta'),
+        question('manifold:d4', 'omega sigma rises'),
+        question('kalshi:d5', 'omega sigma not rises'),
+        question('kalshi:other', 'alpha beta', { category: 'politics' }), // another block: never paired
+      ],
+    });
+    runId = await publish(f, new Date('2026-01-02T00:00:00Z'), { QUORUM_LINK_SIMILAR_THRESHOLD: '0.1' });
+  });
+  afterAll(() => f.cleanup());
+
+  it('similar = cosine of tf·ln(N/df) vectors, computed by hand', async () => {
+    // N = 6 documents. d1 = {alpha, beta}, d2 = {alpha, gamma}: df(alpha) = 3 (d1, d2, other),
+    // df(beta) = 2 (d1, other), df(gamma) = 1. cos(d1, d2) = idf(alpha)^2 / (|d1| |d2|).
+    const a = Math.log(6 / 3);
+    const b = Math.log(6 / 2);
+    const g = Math.log(6 / 1);
+    const expected = (a * a) / (Math.sqrt(a * a + b * b) * Math.sqrt(a * a + g * g));
+    expect(expected).toBeCloseTo(0.1925, 4); // ln2² / (√(ln2² + ln3²) · √(ln2² + ln6²))
+    const rows = await snapshotRows(f.dataDir, runId, `SELECT * FROM {question_links} WHERE kind = 'similar' ORDER BY a, b`);
+    const d1d2 = rows.find((r) => r.a === 'manifold:d1' && r.b === 'polymarket:d2');
+    expect(d1d2).toMatchObject({ sign: 1, origin: 'computed' });
+    expect(d1d2!.strength).toBeCloseTo(expected, 12);
+    // Blocking: the politics question shares both terms with d1 but is never compared.
+    expect(rows.some((r) => r.a === 'kalshi:other' || r.b === 'kalshi:other')).toBe(false);
+    // d3 shares nothing: no link.
+    expect(rows.some((r) => r.a === 'manifold:d3' || r.b === 'manifold:d3')).toBe(false);
+  });
+
+  it('same_event across venues with a negated phrasing has sign −1', async () => {
+    const rows = await snapshotRows(f.dataDir, runId, `SELECT * FROM {question_links} WHERE kind = 'same_event'`);
+    expect(rows).toEqual([{ a: 'kalshi:d5', b: 'manifold:d4', kind: 'same_event', sign: -1, strength: 1, origin: 'computed' }]);
+  });
+
+  it('the contract columns and types of question_links', async () => {
+    const cols = await snapshotRows(f.dataDir, runId, `DESCRIBE SELECT * FROM {question_links}`);
+    expect(cols.map((c) => [c.column_name, c.column_type])).toEqual([
+      ['a', 'VARCHAR'],
+      ['b', 'VARCHAR'],
+      ['kind', 'VARCHAR'],
+      ['sign', 'INTEGER'],
+      ['strength', 'DOUBLE'],
+      ['origin', 'VARCHAR'],
+    ]);
+  });
+});
+
+describe('theses: log-odds consensus, vintages and their scores', () => {
+  let f: Fixture;
+  let run1: string;
+  let run2: string;
+  const T1 = new Date('2026-01-10T00:00:00Z');
+  const T2 = new Date('2026-02-01T00:00:00Z');
+  const T3 = new Date('2026-02-10T00:00:00Z');
+  beforeAll(async () => {
+    f = fixture({
+      'theses/t.yaml': [
+        'theses:',
+        '  - id: hand',
+        '    statement: A hand-made thesis',
+        '    members:',
+        '      - { question: "manifold:q1", sign: 1, weight: 2 }',
+        '      - { question: "polymarket:q2", sign: -1 }',
+        '      - { question: "kalshi:q3", sign: 1, weight: 1 }',
+        '',
+      ].join('\n'),
+      'links/l.yaml': 'links:\n  - { a: "polymarket:q2", b: "manifold:q1", kind: excludes, sign: -1, strength: 0.5 }\n',
+    });
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:q1', 'first unrelated zebra'),
+        question('polymarket:q2', 'second unrelated yak'),
+        question('kalshi:q3', 'third unrelated walrus'),
+      ],
+      forecasts: [
+        ...forecasts('r-hand-1', 'manifold:q1', T1, [0.7, 0.9, 0.8, 0.8]),
+        ...forecasts('r-hand-1', 'polymarket:q2', T1, [0.3, 0.3, 0.3, 0.3]),
+        ...forecasts('r-hand-1', 'kalshi:q3', T1, [0.6, 0.6, 0.6, 0.6]),
+      ],
+      market_prices: [
+        { question_id: 'manifold:q1', venue: 'manifold', observed_at: T1, probability: 0.75 },
+        { question_id: 'polymarket:q2', venue: 'polymarket', observed_at: T1, probability: 0.4 },
+        { question_id: 'kalshi:q3', venue: 'kalshi', observed_at: T1, probability: 0.5 },
+      ],
+    });
+    run1 = await publish(f, T1);
+    // q1 and q2 resolve YES at T2; run 2 (T3) scores run 1's vintage.
+    await writeRaw(f.dataDir, {
+      resolutions: [
+        { question_id: 'manifold:q1', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
+        { question_id: 'polymarket:q2', outcome: 1, resolved_at: T2, source_slug: 'polymarket', retrieved_at: T2, method: 'test' },
+      ],
+    }, T2);
+    run2 = await publish(f, T3);
+  });
+  afterAll(() => f.cleanup());
+
+  // Signed member consensus: q1 0.8 (w 2), q2 1 − 0.3 = 0.7 (w 1), q3 0.6 (w 1).
+  const consensus = invLogit((2 * logit(0.8) + logit(0.7) + logit(0.6)) / 4);
+  const market = invLogit((2 * logit(0.75) + logit(0.6) + logit(0.5)) / 4);
+
+  it('consensus = inv_logit of the weighted mean log-odds of the signed member consensus', async () => {
+    expect(consensus).toBeCloseTo(0.73231, 4);
+    const [t] = await snapshotRows(f.dataDir, run1, `SELECT * FROM {theses} WHERE thesis_id = 'hand'`);
+    expect(t).toMatchObject({ origin: 'curated', statement: 'A hand-made thesis', n_members: 3, n_with_consensus: 3, n_with_market: 3 });
+    expect(t!.consensus).toBeCloseTo(consensus, 12);
+    expect(t!.market_consensus).toBeCloseTo(market, 12);
+    // spread: weighted population sd of 0.8, 0.8, 0.7, 0.6 (q1 counted twice) = sqrt(0.5325 − 0.725²).
+    expect(t!.spread).toBeCloseTo(Math.sqrt(0.5325 - 0.725 ** 2), 12);
+    // disagreement: weighted mean of the model sd: q1 sd = sqrt((0.01 + 0.01) / 4), q2 and q3 0.
+    expect(t!.disagreement).toBeCloseTo((2 * Math.sqrt(0.005)) / 4, 12);
+  });
+
+  it('the curated link is published with its sign, strength and origin (a < b)', async () => {
+    const rows = await snapshotRows(f.dataDir, run1, `SELECT * FROM {question_links}`);
+    expect(rows).toEqual([{ a: 'manifold:q1', b: 'polymarket:q2', kind: 'excludes', sign: -1, strength: 0.5, origin: 'curated' }]);
+  });
+
+  it('each run appends one immutable vintage per thesis, hashed; re-publishing the same run adds nothing', async () => {
+    const raw = await rawRows(f.dataDir, 'thesis_vintages', `thesis_id = 'hand'`);
+    expect(raw.filter((r) => r.run_id === run1)).toHaveLength(3);
+    expect(raw.filter((r) => r.run_id === run2)).toHaveLength(3);
+    const v1 = raw.filter((r) => r.run_id === run1);
+    expect(new Set(v1.map((r) => r.content_hash)).size).toBe(1);
+    expect(v1[0]!.content_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(v1.find((r) => r.question_id === 'manifold:q1')).toMatchObject({ sign: 1, weight: 2, member_consensus: 0.8, member_market_probability: 0.75 });
+    expect(v1[0]!.thesis_consensus).toBeCloseTo(consensus, 12);
+    // Freezing run 2 again (as a resumed or repeated run does, same run id) writes nothing new.
+    process.env.QUORUM_STRUCTURE_DIR = f.structureDir;
+    try {
+      await withConnection(async (conn) => {
+        await createRawViews(conn, f.dataDir);
+        await prepareStructure(conn, { runId: run2 });
+        await deriveTables(conn, { asOf: T3 });
+        expect(await freezeThesisVintages(conn, f.dataDir, run2, T3)).toBe(0);
+      });
+    } finally {
+      delete process.env.QUORUM_STRUCTURE_DIR;
+    }
+    const after = await rawRows(f.dataDir, 'thesis_vintages', `thesis_id = 'hand'`);
+    expect(after).toHaveLength(6);
+  });
+
+  it('vintages are scored as members resolve: Brier of the members held, direction held', async () => {
+    const scores = await snapshotRows(f.dataDir, run2, `SELECT * FROM {thesis_vintage_scores} WHERE thesis_id = 'hand' ORDER BY as_of`);
+    expect(scores.map((s) => s.run_id)).toEqual([run1, run2]);
+    const [s1, s2] = scores;
+    // Run 1 held q1 at 0.8 and q2 at 0.3; both resolved YES: Brier (0.2² + 0.7²) / 2.
+    expect(s1).toMatchObject({ n_members: 3, n_resolved: 2, direction_held: true });
+    expect(s1!.brier).toBeCloseTo((0.04 + 0.49) / 2, 12);
+    expect(s1!.market_brier).toBeCloseTo((0.25 ** 2 + 0.6 ** 2) / 2, 12);
+    // Signed outcomes: q1 YES supports (1, weight 2), q2 YES contradicts (0, weight 1).
+    expect(s1!.realized).toBeCloseTo(2 / 3, 12);
+    // Run 2: q1 and q2 had resolved, so only q3 had a consensus; nothing of it is scored yet.
+    expect(s2).toMatchObject({ n_with_consensus: 1, n_resolved: 0, brier: null, direction_held: null });
+    expect(s2!.thesis_consensus).toBeCloseTo(0.6, 12);
+  });
+});

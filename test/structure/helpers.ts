@@ -1,0 +1,120 @@
+/**
+ * Helpers of the structure tests (issue 12): a warehouse in a temp dir written through the real raw
+ * writer, curated definitions in a temp structure dir, and the pipeline's own score-and-publish.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadConfig } from '../../pipeline/config.ts';
+import { scoreAndPublish } from '../../pipeline/run.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
+import { toPlain } from '../../pipeline/warehouse/values.ts';
+
+export interface Fixture {
+  dataDir: string;
+  structureDir: string;
+  cleanup: () => void;
+}
+
+/** A temp warehouse and a temp structure dir holding `files` (relative path → YAML text). */
+export function fixture(files: Record<string, string> = {}): Fixture {
+  const root = mkdtempSync(join(tmpdir(), 'quorum-structure-'));
+  const dataDir = join(root, 'warehouse');
+  const structureDir = join(root, 'structure');
+  mkdirSync(join(structureDir, 'links'), { recursive: true });
+  mkdirSync(join(structureDir, 'theses'), { recursive: true });
+  for (const [rel, text] of Object.entries(files)) writeFileSync(join(structureDir, rel), text);
+  return { dataDir, structureDir, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Appends rows to raw tables through the pipeline's raw writer (one import "run"). */
+export async function writeRaw(dataDir: string, tables: Partial<Record<RawTableName, object[]>>, at = new Date('2026-01-01T00:00:00Z')) {
+  await withConnection(async (conn) => {
+    for (const [table, rows] of Object.entries(tables)) {
+      await appendRaw(conn, dataDir, table as RawTableName, rows ?? [], { runId: newRunId(at), runDate: runDate(at) });
+    }
+  });
+}
+
+/** A question row (category tech unless given). */
+export function question(id: string, title: string, extra: Record<string, unknown> = {}) {
+  return {
+    question_id: id,
+    venue: id.split(':')[0],
+    venue_market_id: id.split(':')[1],
+    title,
+    description: null,
+    category: 'tech',
+    domain: 'ai',
+    created_at: new Date('2025-01-01T00:00:00Z'),
+    close_time: new Date('2027-01-01T00:00:00Z'),
+    status: 'active',
+    lang: 'en',
+    origin: 'test',
+    ingested_at: new Date('2025-01-01T00:00:00Z'),
+    ...extra,
+  };
+}
+
+/** Four models' forecasts of one question in one run (augmented mode). */
+export function forecasts(runId: string, questionId: string, at: Date, probabilities: number[]) {
+  return probabilities.map((p, i) => ({
+    run_id: runId,
+    question_id: questionId,
+    model: `m${i + 1}`,
+    mode: 'augmented',
+    created_at: at,
+    probability: p,
+    lang: 'en',
+    provider: 'simulated',
+    translation_of: null,
+  }));
+}
+
+/** Scores and publishes as of `asOf` with the structure dir and settings given (the pipeline's path). */
+export async function publish(f: Fixture, asOf: Date, env: Record<string, string> = {}): Promise<string> {
+  const saved = { ...process.env };
+  Object.assign(process.env, { QUORUM_STRUCTURE_DIR: f.structureDir, ...env });
+  try {
+    const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
+    const runId = newRunId(asOf);
+    await withConnection((conn) => scoreAndPublish(conn, config, asOf, runId));
+    return runId;
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}
+
+/** Rows of a SQL query over a published snapshot's Parquet files (`{table}` → its file). */
+export async function snapshotRows(dataDir: string, runId: string, sql: string): Promise<Record<string, any>[]> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  try {
+    const text = sql.replace(/\{(\w+)\}/g, (_, t: string) => `read_parquet('${join(dataDir, 'snapshots', runId, `${t}.parquet`)}')`);
+    const reader = await conn.runAndReadAll(text);
+    return reader.getRowObjectsJS().map((r) => toPlain(r) as Record<string, any>);
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
+}
+
+/** Rows of the raw table `table` (every committed part). */
+export async function rawRows(dataDir: string, table: RawTableName, where = 'true'): Promise<Record<string, any>[]> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  try {
+    const reader = await conn.runAndReadAll(
+      `SELECT * FROM read_parquet('${join(dataDir, 'raw', table)}/**/*.parquet', hive_partitioning = false) WHERE ${where}`,
+    );
+    return reader.getRowObjectsJS().map((r) => toPlain(r) as Record<string, any>);
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
+}
