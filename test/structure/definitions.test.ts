@@ -1,0 +1,80 @@
+/**
+ * Bad curated structure files: every problem names the file, the line and the field, and a run
+ * over a bad file fails with that message.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseLinksFile, parseThesesFile, StructureFileError, loadStructureDefinitions } from '../../pipeline/structure/definitions.ts';
+import { fixture, publish } from './helpers.ts';
+
+function errorOf(fn: () => unknown): StructureFileError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(StructureFileError);
+    return err as StructureFileError;
+  }
+  throw new Error('expected a StructureFileError');
+}
+
+const thesis = (members: string) =>
+  ['theses:', '  - id: t-one', '    statement: A statement', '    members:', members].join('\n');
+
+describe('curated structure files: errors name file and line', () => {
+  it('an unknown link kind', () => {
+    const text = ['links:', '  - a: manifold:x', '    b: manifold:y', '    kind: causes', ''].join('\n');
+    const e = errorOf(() => parseLinksFile(text, 'links/bad.yaml'));
+    expect(e.line).toBe(4);
+    expect(e.field).toBe('links.0.kind');
+    expect(e.message).toMatch(/^links\/bad\.yaml:4 \(field "links\.0\.kind"\): /);
+  });
+
+  it('a sign that is neither 1 nor -1, and an unknown key', () => {
+    const sign = thesis(['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: 1 }', '      - { question: "manifold:c", sign: 0 }'].join('\n'));
+    const e = errorOf(() => parseThesesFile(sign, 'theses/sign.yaml'));
+    expect([e.line, e.field]).toEqual([7, 'theses.0.members.2.sign']);
+    expect(e.message).toContain('sign must be 1 or -1');
+    const key = ['links:', '  - a: manifold:x', '    b: manifold:y', '    kind: similar', '    strenght: 0.5', ''].join('\n');
+    const k = errorOf(() => parseLinksFile(key, 'links/key.yaml'));
+    expect([k.line, k.field]).toEqual([5, 'links.0.strenght']);
+  });
+
+  it('a thesis with fewer than 3 members, a member twice, a bad question id', () => {
+    const two = thesis(['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: -1 }'].join('\n'));
+    const e = errorOf(() => parseThesesFile(two, 'theses/two.yaml'));
+    expect([e.line, e.field]).toEqual([5, 'theses.0.members']);
+    expect(e.message).toContain('at least 3 members');
+    const dup = thesis(['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: 1 }', '      - { question: "manifold:a", sign: -1 }'].join('\n'));
+    const d = errorOf(() => parseThesesFile(dup, 'theses/dup.yaml'));
+    expect([d.line, d.field]).toEqual([7, 'theses.0.members.2.question']);
+    const id = thesis(['      - { question: "no id here", sign: 1 }', '      - { question: "manifold:b", sign: 1 }', '      - { question: "manifold:c", sign: 1 }'].join('\n'));
+    expect(errorOf(() => parseThesesFile(id, 'theses/id.yaml')).line).toBe(5);
+  });
+
+  it('a YAML syntax error', () => {
+    const e = errorOf(() => parseLinksFile('links:\n  - a: manifold:x\n    b: [unclosed\n', 'links/syntax.yaml'));
+    expect(e.file).toBe('links/syntax.yaml');
+    expect(e.line).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a thesis id defined in two files', () => {
+    const ok = thesis(['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: 1 }', '      - { question: "manifold:c", sign: 1 }'].join('\n'));
+    const f = fixture({ 'theses/a.yaml': ok, 'theses/b.yaml': ok });
+    try {
+      const e = errorOf(() => loadStructureDefinitions(f.structureDir));
+      expect(e.file).toMatch(/theses\/b\.yaml$/);
+      expect([e.line, e.field]).toEqual([2, 'theses.0.id']);
+      expect(e.message).toMatch(/already defined in .*theses\/a\.yaml/);
+    } finally {
+      f.cleanup();
+    }
+  });
+
+  it('a run over a bad file fails with the file and line', async () => {
+    const f = fixture({ 'links/bad.yaml': 'links:\n  - a: manifold:x\n    b: manifold:y\n    kind: similar\n    sign: 2\n' });
+    try {
+      await expect(publish(f, new Date('2026-01-01T00:00:00Z'))).rejects.toThrow(/links\/bad\.yaml:5 \(field "links\.0\.sign"\)/);
+    } finally {
+      f.cleanup();
+    }
+  });
+});
