@@ -51,6 +51,8 @@ export const ENTITLEMENTS = {
   'events.accuracy': publicRead,
   'events.service_stats': publicRead,
   clusters: publicRead,
+  /** One thesis with its whole vintage history (issue 12): as the list. */
+  'clusters.detail': publicRead,
   'factors.health': publicRead,
   scenarios: publicRead,
   'predictions.detail': publicRead,

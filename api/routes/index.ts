@@ -27,6 +27,7 @@ import { streamRoute } from './stream.ts';
 import { WEBHOOK_ROUTES } from './webhooks.ts';
 import { trackRecordsOverviewRoute, trackRecordsSourceRoute, trackRecordsTrendsRoute } from './track-records.ts';
 import { claimsDetailRoute, claimsListRoute } from './claims.ts';
+import { clustersDetailRoute, clustersRoute } from './clusters.ts';
 
 export const ROUTES: readonly RouteDef[] = [
   healthRoute,
@@ -61,6 +62,8 @@ export const ROUTES: readonly RouteDef[] = [
   trackRecordsTrendsRoute,
   claimsListRoute,
   claimsDetailRoute,
+  clustersRoute,
+  clustersDetailRoute,
   streamRoute,
   ...WEBHOOK_ROUTES,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single

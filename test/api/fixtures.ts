@@ -61,6 +61,26 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     error: D, within_tolerance: 'BOOLEAN', reference_value: D, year: 'INTEGER', horizon_bucket: V,
   },
   claim_sources: { source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL },
+  // issue 12 (empty unless a test fills them): thesis maps (sql/derive/96-98)
+  theses: {
+    thesis_id: V, origin: V, statement: V, label: V, n_members: B, n_active: B, n_resolved: B, n_with_consensus: B,
+    n_with_market: B, consensus: D, consensus_logit: D, market_consensus: D, market_consensus_logit: D, gap_vs_market: D,
+    spread: D, disagreement: D, as_of: TS,
+  },
+  thesis_members: {
+    thesis_id: V, question_id: V, sign: 'INTEGER', weight: D, title: V, venue: V, url: V, category: V, status: V,
+    outcome: D, resolved_at: TS, consensus: D, disagreement_sd: D, n_models: B, mode: V, consensus_run_id: V,
+    market_probability: D, market_observed_at: TS, signed_consensus: D, signed_market: D,
+  },
+  thesis_vintage_scores: {
+    thesis_id: V, run_id: V, as_of: TS, origin: V, statement: V, n_members: B, n_with_consensus: B, thesis_consensus: D,
+    thesis_market_consensus: D, content_hash: V, n_resolved: B, brier: D, market_brier: D, realized: D,
+    direction_held: 'BOOLEAN',
+  },
+  thesis_vintage_members: {
+    thesis_id: V, run_id: V, as_of: TS, question_id: V, sign: 'INTEGER', weight: D, member_consensus: D,
+    member_market_probability: D, outcome: D, resolved_at: TS, brier: D, market_brier: D,
+  },
   track_records: {
     source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL, n_claims: B,
     n_resolved: B, n_directional: B, hits: D, accuracy_score: D, accuracy_ci95_lo: D, accuracy_ci95_hi: D,

@@ -1,0 +1,319 @@
+/**
+ * Thesis maps (clusters, issue 12) from the derived tables of sql/derive/97_theses.sql and
+ * 98_thesis_vintages.sql: each thesis with its current consensus (weighted log-odds mean of the
+ * members' signed headline consensus) beside the same from market prices, its members, and its
+ * frozen records (one immutable vintage per run, scored as members resolve).
+ *
+ * - `GET /api/clusters/` (clusters): theses by thesis_id, keyset-paginated; `origin`
+ *   (curated | computed) filters; `vintages` (0..50, default 5) = recent vintages per thesis.
+ *   Body: { clusters: [Cluster], count, total, next_cursor }.
+ * - `GET /api/clusters/{thesis_id}/` (clusters.detail): one thesis with its whole vintage history,
+ *   newest first, each vintage with its members. Unknown id: 404.
+ */
+import { z } from 'zod';
+import type { JsonRow } from '../db/convert.ts';
+import { ApiError } from '../errors/problem.ts';
+import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
+import { queryEnum, queryInt, queryString } from '../http/params.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+
+export const CLUSTERS_LIMIT = { min: 1, max: 500, default: 50 } as const;
+const VINTAGES = { min: 0, max: 50, default: 5 } as const;
+const ORIGINS = ['curated', 'computed'] as const;
+const THESIS_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
+const CURSOR_KIND = 'clusters';
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+export const ClusterMember = z
+  .object({
+    question_id: z.string(),
+    title: z.string().nullable(),
+    venue: z.string().nullable(),
+    url: z.string().nullable(),
+    category: z.string().nullable(),
+    status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
+    sign: z.number().int().meta({ description: '+1: YES supports the thesis; -1: YES contradicts it.' }),
+    weight: z.number(),
+    consensus: zProb.meta({ description: 'The member\'s headline AI consensus (null: none for an active question at as_of).' }),
+    disagreement_sd: zProb.meta({ description: 'Population sd of the model probabilities of that consensus.' }),
+    market_probability: zProb.meta({ description: 'The member\'s latest market price at as_of.' }),
+    outcome: zNum.meta({ description: '1 or 0 once resolved.' }),
+  })
+  .meta({ id: 'ClusterMember' });
+
+export const ClusterConsensus = z
+  .object({
+    consensus: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over members with a consensus; p_signed = p, or 1 − p for sign −1.' }),
+    consensus_logit: zNum,
+    market_consensus: zProb.meta({ description: 'The same over the members\' market prices.' }),
+    market_consensus_logit: zNum,
+    gap_vs_market: zNum.meta({ description: 'consensus − market_consensus.' }),
+    spread: zProb.meta({ description: 'Weighted population sd of the members\' signed consensus.' }),
+    disagreement: zProb.meta({ description: 'Weighted mean of the members\' model disagreement (sd).' }),
+    n_with_consensus: count,
+    n_with_market: count,
+  })
+  .meta({ id: 'ClusterConsensus' });
+
+export const VintageMember = z
+  .object({
+    question_id: z.string(),
+    sign: z.number().int(),
+    weight: z.number(),
+    consensus: zProb,
+    market_probability: zProb,
+    outcome: zNum,
+    resolved_at: isoTime.nullable(),
+    brier: zProb.meta({ description: '(consensus − outcome)² once resolved.' }),
+    market_brier: zProb,
+  })
+  .meta({ id: 'ClusterVintageMember' });
+
+export const Vintage = z
+  .object({
+    run_id: z.string(),
+    as_of: isoTime.nullable(),
+    content_hash: z.string().meta({ description: 'sha256 of the vintage\'s canonical content (sql/derive/98_thesis_vintages.sql).' }),
+    thesis_consensus: zProb,
+    thesis_market_consensus: zProb,
+    n_members: count,
+    n_with_consensus: count,
+    n_resolved: count.meta({ description: 'Members held with a consensus that have since resolved.' }),
+    brier: zProb.meta({ description: 'Mean Brier of those members\' consensus in this vintage.' }),
+    market_brier: zProb,
+    realized: zProb.meta({ description: 'Weighted mean of the resolved members\' signed outcomes: how true the thesis turned out.' }),
+    direction_held: z.boolean().nullable().meta({ description: 'thesis_consensus and realized on the same side of 0.5 (null: nothing resolved, or a tie).' }),
+  })
+  .meta({ id: 'ClusterVintage' });
+
+export const Cluster = z
+  .object({
+    thesis_id: z.string(),
+    origin: z.enum(ORIGINS),
+    statement: z.string().nullable(),
+    label: z.string().nullable().meta({ description: 'Computed clusters: their three top terms.' }),
+    n_members: count,
+    n_active: count,
+    n_resolved: count,
+    as_of: isoTime.nullable(),
+    current: ClusterConsensus,
+    members: z.array(ClusterMember),
+    n_vintages: count,
+    vintages: z.array(Vintage).meta({ description: 'Frozen records, newest first.' }),
+  })
+  .meta({ id: 'Cluster' });
+
+export const ClusterPage = z
+  .object({ clusters: z.array(Cluster), count, total: count, next_cursor: z.string().nullable() })
+  .meta({ id: 'ClusterPage' });
+
+export const ClusterDetail = z
+  .object({
+    cluster: Cluster.extend({ vintages: z.array(Vintage.extend({ members: z.array(VintageMember) })) }),
+  })
+  .meta({ id: 'ClusterDetail' });
+
+function member(r: JsonRow): z.input<typeof ClusterMember> {
+  return {
+    question_id: String(r.question_id),
+    title: str(r.title),
+    venue: str(r.venue),
+    url: str(r.url),
+    category: str(r.category),
+    status: str(r.status),
+    sign: int(r.sign),
+    weight: num(r.weight) ?? 1,
+    consensus: num(r.consensus),
+    disagreement_sd: num(r.disagreement_sd),
+    market_probability: num(r.market_probability),
+    outcome: num(r.outcome),
+  };
+}
+
+function vintage(r: JsonRow): z.input<typeof Vintage> {
+  return {
+    run_id: String(r.run_id),
+    as_of: str(r.as_of),
+    content_hash: String(r.content_hash),
+    thesis_consensus: num(r.thesis_consensus),
+    thesis_market_consensus: num(r.thesis_market_consensus),
+    n_members: int(r.n_members),
+    n_with_consensus: int(r.n_with_consensus),
+    n_resolved: int(r.n_resolved),
+    brier: num(r.brier),
+    market_brier: num(r.market_brier),
+    realized: num(r.realized),
+    direction_held: typeof r.direction_held === 'boolean' ? r.direction_held : null,
+  };
+}
+
+function vintageMember(r: JsonRow): z.input<typeof VintageMember> {
+  return {
+    question_id: String(r.question_id),
+    sign: int(r.sign),
+    weight: num(r.weight) ?? 1,
+    consensus: num(r.member_consensus),
+    market_probability: num(r.member_market_probability),
+    outcome: num(r.outcome),
+    resolved_at: str(r.resolved_at),
+    brier: num(r.brier),
+    market_brier: num(r.market_brier),
+  };
+}
+
+/** One thesis row with its members and vintages (the list item; the detail extends the vintages). */
+function cluster(t: JsonRow, members: JsonRow[], vintages: JsonRow[]) {
+  return {
+    thesis_id: String(t.thesis_id),
+    origin: t.origin === 'computed' ? ('computed' as const) : ('curated' as const),
+    statement: str(t.statement),
+    label: str(t.label),
+    n_members: int(t.n_members),
+    n_active: int(t.n_active),
+    n_resolved: int(t.n_resolved),
+    as_of: str(t.as_of),
+    current: {
+      consensus: num(t.consensus),
+      consensus_logit: num(t.consensus_logit),
+      market_consensus: num(t.market_consensus),
+      market_consensus_logit: num(t.market_consensus_logit),
+      gap_vs_market: num(t.gap_vs_market),
+      spread: num(t.spread),
+      disagreement: num(t.disagreement),
+      n_with_consensus: int(t.n_with_consensus),
+      n_with_market: int(t.n_with_market),
+    },
+    members: members.map(member),
+    n_vintages: int(vintages[0]?.n_vintages),
+    vintages: vintages.map(vintage),
+  };
+}
+
+/** Rows grouped by thesis_id. */
+function byThesis(rows: JsonRow[]): Map<string, JsonRow[]> {
+  const out = new Map<string, JsonRow[]>();
+  for (const r of rows) {
+    const k = String(r.thesis_id);
+    const list = out.get(k);
+    if (list) list.push(r);
+    else out.set(k, [r]);
+  }
+  return out;
+}
+
+const TABLES = ['theses', 'thesis_members', 'thesis_vintage_scores'] as const;
+
+export const clustersRoute = jsonRoute({
+  id: 'clusters',
+  path: '/api/clusters/',
+  summary: 'Thesis maps (clusters) with current consensus and frozen records',
+  description:
+    'Theses (curated statements with signed, weighted member questions, and computed clusters of linked questions ' +
+    'labelled by their top terms) with their current consensus: the weighted mean in log-odds of the members\' signed ' +
+    'headline consensus, beside the same from market prices, the spread across members and the models\' disagreement; ' +
+    'their members; and their most recent vintages (one immutable record per run) with their scores as members ' +
+    'resolve. Ordered by thesis_id, keyset-paginated.',
+  tags: ['clusters'],
+  query: z.object({
+    limit: z.int().min(CLUSTERS_LIMIT.min).max(CLUSTERS_LIMIT.max).default(CLUSTERS_LIMIT.default).optional(),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
+    origin: z.enum(ORIGINS).optional().meta({ description: 'curated or computed theses only.' }),
+    vintages: z.int().min(VINTAGES.min).max(VINTAGES.max).default(VINTAGES.default).optional()
+      .meta({ description: 'Recent vintages per thesis (0..50, default 5).' }),
+  }),
+  response: ClusterPage,
+  errors: [400],
+  cache: true,
+  input: (req) => {
+    const limit = queryInt(req, 'limit', CLUSTERS_LIMIT);
+    const perThesis = queryInt(req, 'vintages', VINTAGES);
+    const origin = queryEnum(req, 'origin', ORIGINS) ?? null;
+    const raw = queryString(req, 'cursor', 1024);
+    const after = raw === undefined ? null : decodeKeyset(raw, CURSOR_KIND, z.tuple([z.string().regex(THESIS_ID)]));
+    return { limit, perThesis, origin, after: after?.[0] ?? null };
+  },
+  data: async (snap, { limit, perThesis, origin, after }) => {
+    snap.require(...TABLES);
+    const [rows, counted] = await Promise.all([
+      snap.query('clusters-page', { origin, after, limit: limit + 1 }),
+      snap.query('clusters-count', { origin }),
+    ]);
+    const page = rows.slice(0, limit);
+    const first = page[0];
+    const last = page.at(-1);
+    let members = new Map<string, JsonRow[]>();
+    let vintages = new Map<string, JsonRow[]>();
+    if (first && last) {
+      const range = { first: String(first.thesis_id), last: String(last.thesis_id) };
+      const [m, v] = await Promise.all([
+        snap.query('clusters-members', range),
+        perThesis > 0 ? snap.query('clusters-vintages', { ...range, per_thesis: perThesis }) : Promise.resolve([]),
+      ]);
+      members = byThesis(m);
+      vintages = byThesis(v);
+    }
+    // n_vintages without listing any (vintages=0): the count query with a per-thesis cap of 1.
+    if (perThesis === 0 && first && last) {
+      const v = await snap.query('clusters-vintages', { first: String(first.thesis_id), last: String(last.thesis_id), per_thesis: 1 });
+      const counts = byThesis(v);
+      const clusters = page.map((t) => ({ ...cluster(t, members.get(String(t.thesis_id)) ?? [], counts.get(String(t.thesis_id)) ?? []), vintages: [] }));
+      return published(ClusterPage, { clusters, count: clusters.length, total: int(counted[0]?.total), next_cursor: next(rows, limit, last) });
+    }
+    const clusters = page.map((t) => cluster(t, members.get(String(t.thesis_id)) ?? [], vintages.get(String(t.thesis_id)) ?? []));
+    return published(ClusterPage, { clusters, count: clusters.length, total: int(counted[0]?.total), next_cursor: next(rows, limit, last) });
+  },
+});
+
+function next(rows: JsonRow[], limit: number, last: JsonRow | undefined): string | null {
+  return rows.length > limit && last ? encodeKeyset(CURSOR_KIND, [String(last.thesis_id)]) : null;
+}
+
+export const clustersDetailRoute = jsonRoute({
+  id: 'clusters.detail',
+  path: '/api/clusters/{thesis_id}/',
+  summary: 'One thesis with its whole vintage history',
+  description:
+    'One thesis (as in the list) with every vintage it has had, newest first, each with the members it held (sign, ' +
+    'weight, consensus, market price) and, once they resolved, their outcomes and Brier scores.',
+  tags: ['clusters'],
+  params: z.object({ thesis_id: z.string().regex(THESIS_ID).meta({ description: 'e.g. fed-easing-2026 or auto-07c0eb15bac4' }) }),
+  response: ClusterDetail,
+  errors: [400, 404],
+  cache: true,
+  input: (req) => {
+    const raw: unknown = (req.params as Record<string, unknown>).thesis_id;
+    const id = typeof raw === 'string' ? raw : '';
+    if (!THESIS_ID.test(id)) {
+      throw ApiError.invalidParameter('thesis_id', "Path parameter 'thesis_id' must be a thesis id (a-z, 0-9, -).", { pattern: THESIS_ID.source });
+    }
+    return { id };
+  },
+  data: async (snap, { id }) => {
+    snap.require(...TABLES, 'thesis_vintage_members');
+    const [t] = await snap.query('clusters-detail', { thesis_id: id });
+    if (!t) throw ApiError.notFound(`No thesis '${id}' in this snapshot.`, { parameter: 'thesis_id' });
+    const range = { first: id, last: id };
+    const [members, vintages, vintageMembers] = await Promise.all([
+      snap.query('clusters-members', range),
+      snap.query('clusters-vintages', { ...range, per_thesis: null }),
+      snap.query('clusters-vintage-members', { thesis_id: id }),
+    ]);
+    const held = new Map<string, JsonRow[]>();
+    for (const m of vintageMembers) {
+      const list = held.get(String(m.run_id));
+      if (list) list.push(m);
+      else held.set(String(m.run_id), [m]);
+    }
+    const base = cluster(t, members, vintages);
+    return published(ClusterDetail, {
+      cluster: {
+        ...base,
+        vintages: vintages.map((v) => ({ ...vintage(v), members: (held.get(String(v.run_id)) ?? []).map(vintageMember) })),
+      },
+    });
+  },
+});

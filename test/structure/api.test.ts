@@ -1,0 +1,160 @@
+/**
+ * GET /api/clusters/ and /api/clusters/{thesis_id}/ over a real HTTP server on port 0, serving a
+ * snapshot the pipeline published from a hand-made warehouse (two runs: the second scores the
+ * first run's vintage after two members resolved).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerHandle } from '../../api/server.ts';
+import { expectProblem, get, serve } from '../api/helpers.ts';
+import { fixture, forecasts, publish, question, writeRaw, type Fixture } from './helpers.ts';
+
+const logit = (p: number) => Math.log(p / (1 - p));
+const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
+
+const T1 = new Date('2026-01-10T00:00:00Z');
+const T2 = new Date('2026-02-01T00:00:00Z');
+const T3 = new Date('2026-02-10T00:00:00Z');
+
+const THESES = [
+  'theses:',
+  '  - id: hand',
+  '    statement: A hand-made thesis',
+  '    members:',
+  '      - { question: "manifold:q1", sign: 1, weight: 2 }',
+  '      - { question: "polymarket:q2", sign: -1 }',
+  '      - { question: "kalshi:q3", sign: 1 }',
+  '  - id: other',
+  '    statement: Another thesis',
+  '    members:',
+  '      - { question: "kalshi:q3", sign: -1 }',
+  '      - { question: "manifold:q4", sign: 1 }',
+  '      - { question: "manifold:q5", sign: 1 }',
+  '',
+].join('\n');
+
+describe('clusters API', () => {
+  let f: Fixture;
+  let server: ServerHandle;
+  let run1: string;
+  let run2: string;
+  beforeAll(async () => {
+    f = fixture({ 'theses/t.yaml': THESES });
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:q1', 'first unrelated zebra'),
+        question('polymarket:q2', 'second unrelated yak'),
+        question('kalshi:q3', 'third unrelated walrus'),
+        // q4, q5, q6: one computed cluster (the same words), different venues for q4/q6
+        question('manifold:q4', 'orbital tether elevator completed'),
+        question('manifold:q5', 'orbital tether elevator completed soon'),
+        question('polymarket:q6', 'orbital tether elevator completed'),
+      ],
+      forecasts: [
+        ...forecasts('r-hand-1', 'manifold:q1', T1, [0.7, 0.9, 0.8, 0.8]),
+        ...forecasts('r-hand-1', 'polymarket:q2', T1, [0.3, 0.3, 0.3, 0.3]),
+        ...forecasts('r-hand-1', 'kalshi:q3', T1, [0.6, 0.6, 0.6, 0.6]),
+      ],
+      market_prices: [
+        { question_id: 'manifold:q1', venue: 'manifold', observed_at: T1, probability: 0.75 },
+        { question_id: 'polymarket:q2', venue: 'polymarket', observed_at: T1, probability: 0.4 },
+        { question_id: 'kalshi:q3', venue: 'kalshi', observed_at: T1, probability: 0.5 },
+        { question_id: 'manifold:q4', venue: 'manifold', observed_at: T1, probability: 0.2 },
+        { question_id: 'polymarket:q6', venue: 'polymarket', observed_at: T1, probability: 0.3 },
+      ],
+    });
+    run1 = await publish(f, T1);
+    await writeRaw(f.dataDir, {
+      resolutions: [
+        { question_id: 'manifold:q1', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
+        { question_id: 'polymarket:q2', outcome: 1, resolved_at: T2, source_slug: 'polymarket', retrieved_at: T2, method: 'test' },
+      ],
+    }, T2);
+    run2 = await publish(f, T3);
+    server = await serve(f.dataDir);
+  });
+  afterAll(async () => {
+    await server?.close();
+    f.cleanup();
+  });
+
+  it('lists theses with current consensus, members and recent vintages with scores', async () => {
+    const got = await get(server, '/api/clusters/');
+    expect(got.res.status, got.text).toBe(200);
+    const { clusters, count, total, next_cursor } = got.body;
+    expect(clusters.map((c: any) => c.origin)).toContain('computed');
+    expect(count).toBe(clusters.length);
+    expect(total).toBe(clusters.length);
+    expect(next_cursor).toBeNull();
+    const hand = clusters.find((c: any) => c.thesis_id === 'hand');
+    expect(hand).toMatchObject({ origin: 'curated', statement: 'A hand-made thesis', n_members: 3, n_resolved: 2, n_vintages: 2 });
+    // At run 2 only q3 (active, 0.6, sign +1) has a consensus.
+    expect(hand.current.consensus).toBeCloseTo(0.6, 6);
+    expect(hand.members.map((m: any) => [m.question_id, m.sign, m.weight])).toEqual([
+      ['kalshi:q3', 1, 1],
+      ['manifold:q1', 1, 2],
+      ['polymarket:q2', -1, 1],
+    ]);
+    expect(hand.vintages.map((v: any) => v.run_id)).toEqual([run2, run1]);
+    const v1 = hand.vintages[1];
+    expect(v1.thesis_consensus).toBeCloseTo(invLogit((2 * logit(0.8) + logit(0.7) + logit(0.6)) / 4), 6);
+    expect(v1).toMatchObject({ n_members: 3, n_resolved: 2, direction_held: true });
+    expect(v1.brier).toBeCloseTo(0.265, 6);
+    expect(v1.content_hash).toMatch(/^[0-9a-f]{64}$/);
+    const auto = clusters.find((c: any) => c.origin === 'computed');
+    expect(auto.thesis_id).toMatch(/^auto-[0-9a-f]{12}$/);
+    expect(auto.members.map((m: any) => m.question_id).sort()).toEqual(['manifold:q4', 'manifold:q5', 'polymarket:q6']);
+    expect(auto.label.split(', ')).toHaveLength(3);
+  });
+
+  it('keyset paging by thesis_id with total; origin filter; vintages per thesis', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const got = await get(server, `/api/clusters/?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(got.res.status, got.text).toBe(200);
+      expect(got.body.count).toBe(1);
+      expect(got.body.total).toBe(3);
+      seen.push(got.body.clusters[0].thesis_id);
+      cursor = got.body.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([...seen].sort());
+    expect(new Set(seen).size).toBe(3);
+    const curated = await get(server, '/api/clusters/?origin=curated&vintages=1');
+    expect(curated.body.clusters.map((c: any) => c.thesis_id)).toEqual(['hand', 'other']);
+    expect(curated.body.clusters[0].vintages).toHaveLength(1);
+    expect(curated.body.clusters[0].n_vintages).toBe(2);
+    const none = await get(server, '/api/clusters/?vintages=0');
+    expect(none.body.clusters[0].vintages).toEqual([]);
+    expect(none.body.clusters.find((c: any) => c.thesis_id === 'hand').n_vintages).toBe(2);
+  });
+
+  it('one thesis with its whole vintage history and the members each vintage held', async () => {
+    const got = await get(server, '/api/clusters/hand/');
+    expect(got.res.status, got.text).toBe(200);
+    const c = got.body.cluster;
+    expect(c.vintages.map((v: any) => v.run_id)).toEqual([run2, run1]);
+    const held = c.vintages[1].members;
+    expect(held.map((m: any) => [m.question_id, m.consensus, m.outcome])).toEqual([
+      ['kalshi:q3', 0.6, null],
+      ['manifold:q1', 0.8, 1],
+      ['polymarket:q2', 0.3, 1],
+    ]);
+    expect(held[1].brier).toBeCloseTo(0.04, 9);
+    expect(held[1].market_brier).toBeCloseTo(0.0625, 9);
+  });
+
+  it('errors: unknown thesis 404, bad id 400, bad cursor 400, bad origin 400', async () => {
+    expectProblem(await get(server, '/api/clusters/no-such-thesis/'), 404, 'not_found');
+    expectProblem(await get(server, '/api/clusters/BAD_ID/'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/clusters/?cursor=abc'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/clusters/?origin=mixed'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/clusters/?vintages=51'), 400, 'invalid_parameter');
+  });
+
+  it('is documented in the OpenAPI document from the same schemas', async () => {
+    const got = await get(server, '/api/openapi.json');
+    expect(got.body.paths['/api/clusters/']).toBeDefined();
+    expect(got.body.paths['/api/clusters/{thesis_id}/']).toBeDefined();
+    expect(Object.keys(got.body.components.schemas)).toEqual(expect.arrayContaining(['Cluster', 'ClusterMember', 'ClusterConsensus', 'ClusterVintage', 'ClusterVintageMember']));
+  });
+});
