@@ -17,7 +17,7 @@
  * deadline even if some library ignores the abort.
  */
 
-import { setMaxListeners } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 
 /** The reason a deadline aborts with: a DOMException named TimeoutError, like AbortSignal.timeout's. */
 export function deadlineReason(ms: number, what = 'deadline'): DOMException {
@@ -133,5 +133,73 @@ export async function withDeadline<T>(ms: number, work: (deadline: Deadline) => 
     return await untilAborted(work(deadline), deadline.signal);
   } finally {
     deadline.clear();
+  }
+}
+
+/** The abort signal of a {@link DeadlineSweep} entry: an EventEmitter, which undici's `signal` option accepts. */
+export interface SweptSignal extends EventEmitter {
+  aborted: boolean;
+  reason: unknown;
+}
+
+/** One deadline of a {@link DeadlineSweep}. */
+export interface SweptDeadline {
+  readonly signal: SweptSignal;
+  /** Disarms it (idempotent); call it when the work ends. */
+  clear(): void;
+}
+
+/**
+ * Deadlines of one length for many concurrent short requests (webhook deliveries): one interval
+ * timer, running only while deadlines are armed, aborts every entry past its time. A
+ * {@link startDeadline} per request costs a timer and an AbortController (an EventTarget) each:
+ * bench events measured them at about 9 µs of a 140 µs delivery. An entry fires at most `tickMs`
+ * late. The sweep holds its entries strongly (nothing can be collected early, see the file
+ * comment), and its timer keeps the process alive only while something is armed.
+ */
+export class DeadlineSweep {
+  readonly #entries = new Set<{ at: number; signal: SweptSignal }>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly ms: number,
+    readonly what = 'deadline',
+    readonly tickMs = Math.max(10, Math.min(250, Math.floor(ms / 4))),
+  ) {}
+
+  /** Arms a deadline `ms` from now. */
+  start(): SweptDeadline {
+    const signal = Object.assign(new EventEmitter(), { aborted: false, reason: undefined as unknown });
+    const entry = { at: Date.now() + this.ms, signal };
+    this.#entries.add(entry);
+    this.#timer ??= setInterval(() => this.#sweep(), this.tickMs);
+    return {
+      signal,
+      clear: () => {
+        if (this.#entries.delete(entry) && this.#entries.size === 0) this.#stop();
+      },
+    };
+  }
+
+  /** Armed deadlines (for tests). */
+  get armed(): number {
+    return this.#entries.size;
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const entry of this.#entries) {
+      if (entry.at > now) continue;
+      this.#entries.delete(entry);
+      entry.signal.aborted = true;
+      entry.signal.reason = deadlineReason(this.ms, this.what);
+      entry.signal.emit('abort');
+    }
+    if (this.#entries.size === 0) this.#stop();
+  }
+
+  #stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
   }
 }

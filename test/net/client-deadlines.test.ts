@@ -24,6 +24,11 @@ import { VenueSyncError, type VenueAdapter, type VenueSyncContext } from '../../
 import { simulatedModels } from '../../pipeline/models/config.ts';
 import { runForecasts, type ForecastTask } from '../../pipeline/models/runner.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+import { EventFeed } from '../../api/events/feed.ts';
+import { WebhookDispatcher } from '../../api/events/webhooks/dispatcher.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { BAD_KINDS, startBadServers, type BadKind, type BadServer } from './bad-servers.ts';
 import { gcPressure } from './gc-pressure.ts';
 
@@ -190,5 +195,50 @@ describe('every outbound client ends within its deadline against servers that ne
       const call = o.value as { status: string; error_kind: string; latency_ms: number } | undefined;
       return call?.status === 'failed' && call.error_kind === 'timeout' && call.latency_ms <= DEADLINE + MARGIN;
     });
+  });
+
+  it('webhook deliveries (the dispatcher, one deadline sweep for all attempts): each attempt fails with the deadline', async () => {
+    const side = tempDir('quorum-webhook-deadline-');
+    try {
+      const feed = await EventFeed.open({ dataDir: side.dir, logger, pollMs: 0, retentionMs: 86_400_000 });
+      const cfg = { allowPrivate: true, timeoutMs: DEADLINE, retryWindowMs: 86_400_000, backoffMs: 600_000, maxBackoffMs: 600_000, concurrency: 3 * TRIES };
+      const dispatcher = new WebhookDispatcher(side.dir, feed, cfg, logger);
+      await dispatcher.start();
+      const subs = BAD_KINDS.flatMap((kind) =>
+        Array.from({ length: TRIES }, (_, i) => ({ kind, sub: dispatcher.store.create({ keyId: 'k_deadline', url: `${servers[kind].url}/hook/${i}`, types: null, description: null }) })),
+      );
+      const now = new Date();
+      const row = {
+        event_id: 'evt_deadline_1', seq: 1, run_id: 'r20260101T000000Z-deadline', type: 'run.completed', subject: 'run', question_id: null, category: null,
+        as_of: now, created_at: now, snapshot: 'r20260101T000000Z-deadline', previous_snapshot: null, data: JSON.stringify({ n: 1 }),
+      };
+      await withConnection((conn) => appendRaw(conn, side.dir, 'events', [row], { runId: 'r20260101T000000Z-deadline', runDate: '2026-01-01' }));
+      await feed.poll();
+      const attempted = () => subs.map(({ kind, sub }) => ({ kind, attempt: dispatcher.queue.ofSubscription(sub.id)[0]?.attempts[0] }));
+      const end = Date.now() + DEADLINE + MARGIN + 6000;
+      while (attempted().some((a) => !a.attempt) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      const outcomes = attempted();
+      expect(outcomes.filter((o) => !o.attempt).map((o) => o.kind), 'attempts that hung').toEqual([]);
+      for (const { kind, attempt } of outcomes) {
+        // The silent server never answers (the deadline ends the attempt); the others send a 2xx
+        // status line and never finish the body: the receiver acknowledged, so the delivery counts,
+        // and the body is read until the deadline (trickle) or given up at once (stall's
+        // Content-Length is over undici's dump limit).
+        if (kind === 'silent') {
+          expect(attempt!.status, kind).toBeNull();
+          expect(attempt!.error, kind).toMatch(/webhook delivery deadline of 400 ms exceeded|timeout/i);
+        } else {
+          expect(attempt!.status, kind).toBe(200);
+          if (attempt!.error !== null) expect(attempt!.error, kind).toMatch(/webhook delivery deadline of 400 ms exceeded|timeout|aborted/i);
+        }
+        expect(attempt!.duration_ms, kind).toBeLessThanOrEqual(DEADLINE + MARGIN);
+      }
+      await dispatcher.close();
+      await feed.close();
+      const drained = await Promise.all(BAD_KINDS.map((kind) => servers[kind].drained(5000)));
+      expect(drained, 'every connection closed').toEqual([true, true, true]);
+    } finally {
+      side.cleanup();
+    }
   });
 });

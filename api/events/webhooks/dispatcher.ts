@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { WebhooksConfig } from '../../../pipeline/events/config.ts';
 import type { EventFeed, FeedEvent } from '../feed.ts';
 import { DeliveryQueue, type Delivery } from './queue.ts';
-import { startDeadline } from '../../../pipeline/net/deadline.ts';
+import { DeadlineSweep } from '../../../pipeline/net/deadline.ts';
 import { webhookHeaders } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
 import { guardedLookup } from './url-policy.ts';
@@ -28,6 +28,11 @@ import { guardedLookup } from './url-policy.ts';
  * within noise; each chunk costs one fsync).
  */
 const ENQUEUE_CHUNK = 500;
+
+/** The request body `{type, timestamp, data}`, `data` given serialized. */
+function deliveryBody(type: string, timestamp: string, dataJson: string): string {
+  return `{"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(timestamp)},"data":${dataJson}}`;
+}
 
 export function messageId(eventId: string, subId: string): string {
   return `msg_${createHash('sha256').update(`${eventId}|${subId}`).digest('hex').slice(0, 32)}`;
@@ -53,6 +58,8 @@ export class WebhookDispatcher {
   readonly #cfg: WebhooksConfig;
   readonly #logger: Logger;
   readonly #agent: Agent;
+  /** The deadline of every attempt, body included (one timer for all of them). */
+  readonly #deadlines: DeadlineSweep;
   readonly #workers = new Set<string>(); // subscriptions whose worker runs
   readonly #sleepers = new Set<() => void>();
   readonly #waiters: (() => void)[] = [];
@@ -68,6 +75,7 @@ export class WebhookDispatcher {
     this.#cfg = cfg;
     this.#logger = logger;
     this.#agent = new Agent({ connect: { lookup: guardedLookup(cfg.allowPrivate) as never, timeout: cfg.timeoutMs } });
+    this.#deadlines = new DeadlineSweep(cfg.timeoutMs, 'webhook delivery deadline');
   }
 
   get allowPrivate(): boolean {
@@ -101,9 +109,14 @@ export class WebhookDispatcher {
     for (const e of events) {
       if (this.#closed) return;
       if (e.seq <= this.queue.cursor) continue;
+      // Serialized once per event, not once per subscription.
+      let dataJson: string | undefined;
+      let body: string | undefined;
       for (const s of subs) {
         if (!wants(s, e.type)) continue;
-        if (this.queue.enqueue({ id: messageId(e.id, s.id), sub: s.id, seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data })) queued++;
+        dataJson ??= JSON.stringify(e.data);
+        body ??= deliveryBody(e.type, e.timestamp, dataJson);
+        if (this.queue.enqueue({ id: messageId(e.id, s.id), sub: s.id, seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data, dataJson, body })) queued++;
       }
       this.queue.setCursor(e.seq);
       if (queued >= ENQUEUE_CHUNK) {
@@ -214,15 +227,14 @@ export class WebhookDispatcher {
       this.queue.flush(false);
       return;
     }
-    const body = JSON.stringify({ type: d.type, timestamp: d.timestamp, data: d.data });
+    const body = d.body ?? deliveryBody(d.type, d.timestamp, JSON.stringify(d.data));
     const ts = Math.floor(Date.now() / 1000);
     const started = Date.now();
     let status: number | null = null;
     let error: string | null = null;
     let retryAfter: number | null = null;
-    // One real timer over the whole attempt, body included (pipeline/net/deadline.ts: an
-    // AbortSignal.timeout can be garbage-collected before it fires, nodejs/node#57736).
-    const deadline = startDeadline(this.#cfg.timeoutMs, undefined, 'webhook delivery deadline');
+    // One deadline over the whole attempt, body included (a trickling receiver cannot hold it).
+    const deadline = this.#deadlines.start();
     try {
       const res = await request(sub.url, {
         method: 'POST',
@@ -245,26 +257,22 @@ export class WebhookDispatcher {
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
     const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
     if (status !== null && status >= 200 && status < 300) {
-      this.queue.attempt(d.id, attempt, 0);
-      this.queue.finish(d.id, 'delivered');
+      this.queue.complete(d.id, attempt, 'delivered');
     } else if (status === 410) {
-      this.queue.attempt(d.id, attempt, 0);
-      this.queue.finish(d.id, 'failed');
+      this.queue.complete(d.id, attempt, 'failed');
       this.#disable(sub, 'the receiver answered 410 Gone');
     } else if (status === null || status === 429 || status >= 500) {
       const n = d.attempts.length + 1;
       const backoff = Math.min(this.#cfg.backoffMs * 2 ** (n - 1), this.#cfg.maxBackoffMs) * (0.5 + Math.random());
       const nextAt = Date.now() + (retryAfter ?? backoff);
       if (nextAt - firstAt > this.#cfg.retryWindowMs) {
-        this.queue.attempt(d.id, attempt, 0);
-        this.queue.finish(d.id, 'failed');
+        this.queue.complete(d.id, attempt, 'failed');
         this.#disable(sub, `deliveries failed for the whole retry window (${Math.round(this.#cfg.retryWindowMs / 1000)} s); last: ${error ?? `HTTP ${status}`}`);
       } else {
         this.queue.attempt(d.id, attempt, nextAt);
       }
     } else {
-      this.queue.attempt(d.id, attempt, 0);
-      this.queue.finish(d.id, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
+      this.queue.complete(d.id, attempt, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
     }
     this.queue.flush(false);
   }

@@ -5,7 +5,9 @@
  * not acknowledged, under the same message id (at least once; duplicates share `webhook-id`).
  * `cursor` records the last event sequence handed to the queue. A torn last line is ignored.
  * On open the journal is compacted: pending deliveries, the last finished ones per subscription
- * (for the deliveries listing) and the cursor.
+ * (for the deliveries listing) and the cursor. While running, only the last {@link KEEP_FINISHED}
+ * finished deliveries of each subscription stay in memory, so a long-running server's memory does
+ * not grow with every delivery it ever made.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
@@ -32,26 +34,44 @@ export interface Delivery {
   next_at: number;
   /** null while pending; else delivered | failed | disabled | deleted. */
   outcome: string | null;
+  /**
+   * The request body `{type, timestamp, data}` when the queue was handed it (one string shared by
+   * every delivery of an event; not journaled: after a restart it is built again from `data`).
+   */
+  body?: string;
+}
+
+/** What a delivery is queued with; `dataJson` and `body`, when given, are `data` serialized once per event. */
+export interface DeliveryInput extends Omit<Delivery, 'attempts' | 'next_at' | 'outcome' | 'enqueued_at' | 'body'> {
+  dataJson?: string;
+  body?: string;
 }
 
 type Rec =
   | { op: 'enq'; d: Omit<Delivery, 'attempts' | 'next_at' | 'outcome'> }
   | { op: 'att'; id: string; a: Attempt; next_at: number }
   | { op: 'done'; id: string; outcome: string }
+  // A last attempt and the outcome in one record (what most deliveries end with: one line, not two).
+  | { op: 'fin'; id: string; a: Attempt; outcome: string }
   | { op: 'cursor'; seq: number };
 
-const KEEP_FINISHED = 100;
+/** Finished deliveries kept per subscription (the deliveries listing shows them). */
+export const KEEP_FINISHED = 100;
 
 export class DeliveryQueue {
   readonly file: string;
   readonly #all = new Map<string, Delivery>();
   /** Pending deliveries per subscription, in event order (the head is the next to attempt). */
   readonly #pendingBySub = new Map<string, Delivery[]>();
+  /** Finished deliveries per subscription, in the order they finished (oldest first). */
+  readonly #finishedBySub = new Map<string, Delivery[]>();
   cursor = 0;
   #buffer: string[] = [];
   #fd: number | null = null;
   #unsynced = false;
   #scheduled: NodeJS.Immediate | null = null;
+  #enqueuedMs = -1;
+  #enqueuedAt = '';
 
   constructor(dataDir: string) {
     const dir = join(dataDir, 'webhooks');
@@ -73,37 +93,61 @@ export class DeliveryQueue {
   }
 
   #apply(rec: Rec): void {
-    if (rec.op === 'enq') {
-      const prev = this.#all.get(rec.d.id);
-      if (prev && prev.outcome === null) this.#unpend(prev);
-      const d: Delivery = { ...rec.d, attempts: prev?.attempts ?? [], next_at: Date.parse(rec.d.enqueued_at), outcome: null };
-      this.#all.set(d.id, d);
-      const list = this.#pendingBySub.get(d.sub) ?? [];
-      // Usually appended in event order; a replay of older events is inserted in place.
-      let i = list.length;
-      while (i > 0 && list[i - 1]!.seq > d.seq) i--;
-      list.splice(i, 0, d);
-      this.#pendingBySub.set(d.sub, list);
-    } else if (rec.op === 'att') {
+    if (rec.op === 'enq') this.#add({ ...rec.d, attempts: [], next_at: Date.parse(rec.d.enqueued_at), outcome: null });
+    else if (rec.op === 'att') {
       const d = this.#all.get(rec.id);
       if (d) {
         d.attempts.push(rec.a);
         d.next_at = rec.next_at;
       }
-    } else if (rec.op === 'done') {
-      const d = this.#all.get(rec.id);
-      if (d && d.outcome === null) {
-        this.#unpend(d);
-        d.outcome = rec.outcome;
-      }
+    } else if (rec.op === 'done') this.#finish(rec.id, rec.outcome);
+    else if (rec.op === 'fin') {
+      this.#all.get(rec.id)?.attempts.push(rec.a);
+      this.#finish(rec.id, rec.outcome);
     } else if (rec.op === 'cursor') this.cursor = Math.max(this.cursor, rec.seq);
+  }
+
+  /** A delivery becomes pending (again, for a replay: it keeps its earlier attempts). */
+  #add(d: Delivery): void {
+    const prev = this.#all.get(d.id);
+    if (prev) {
+      if (prev.outcome === null) this.#unpend(prev);
+      d.attempts = prev.attempts;
+    }
+    this.#all.set(d.id, d);
+    let list = this.#pendingBySub.get(d.sub);
+    if (!list) this.#pendingBySub.set(d.sub, (list = []));
+    // Usually appended in event order; a replay of older events is inserted in place.
+    let i = list.length;
+    while (i > 0 && list[i - 1]!.seq > d.seq) i--;
+    list.splice(i, 0, d);
+  }
+
+  /** Ends a pending delivery; the subscription's oldest finished one beyond KEEP_FINISHED is forgotten. */
+  #finish(id: string, outcome: string): void {
+    const d = this.#all.get(id);
+    if (!d || d.outcome !== null) return;
+    this.#unpend(d);
+    d.outcome = outcome;
+    d.body = undefined;
+    let done = this.#finishedBySub.get(d.sub);
+    if (!done) this.#finishedBySub.set(d.sub, (done = []));
+    done.push(d);
+    if (done.length >= KEEP_FINISHED + 64) {
+      // Trimmed in batches (one splice per 64 finishes); a replayed delivery's id may now name a
+      // newer object, which stays.
+      for (const old of done.splice(0, done.length - KEEP_FINISHED)) if (this.#all.get(old.id) === old) this.#all.delete(old.id);
+    }
   }
 
   #unpend(d: Delivery): void {
     const list = this.#pendingBySub.get(d.sub);
     if (!list) return;
-    const i = list[0] === d ? 0 : list.indexOf(d);
-    if (i >= 0) list.splice(i, 1);
+    if (list[0] === d) list.shift(); // the usual case: the head was attempted
+    else {
+      const i = list.indexOf(d);
+      if (i >= 0) list.splice(i, 1);
+    }
     if (list.length === 0) this.#pendingBySub.delete(d.sub);
   }
 
@@ -119,9 +163,11 @@ export class DeliveryQueue {
       list.sort((a, b) => b.seq - a.seq);
       for (const d of list.slice(KEEP_FINISHED)) this.#all.delete(d.id);
     }
+    this.#finishedBySub.clear();
+    for (const list of finishedBySub.values()) this.#finishedBySub.set(list[0]!.sub, list.slice(0, KEEP_FINISHED).reverse());
     const lines: string[] = [JSON.stringify({ op: 'cursor', seq: this.cursor })];
     for (const d of this.#all.values()) {
-      const { attempts, next_at, outcome, ...rest } = d;
+      const { attempts, next_at, outcome, body: _body, ...rest } = d;
       lines.push(JSON.stringify({ op: 'enq', d: rest }));
       for (const a of attempts) lines.push(JSON.stringify({ op: 'att', id: d.id, a, next_at }));
       if (outcome !== null) lines.push(JSON.stringify({ op: 'done', id: d.id, outcome }));
@@ -187,11 +233,28 @@ export class DeliveryQueue {
     return this.#all.has(id);
   }
 
-  /** Queues a delivery (again, when `force`: a replay of a finished one). */
-  enqueue(d: Omit<Delivery, 'attempts' | 'next_at' | 'outcome' | 'enqueued_at'>, force = false): boolean {
-    const prev = this.#all.get(d.id);
+  /**
+   * Queues a delivery (again, when `force`: a replay of a finished one). With `dataJson` the
+   * journal line is assembled around it instead of serializing `data` for every subscription.
+   */
+  enqueue(input: DeliveryInput, force = false): boolean {
+    const prev = this.#all.get(input.id);
     if (prev && (prev.outcome === null || !force)) return false;
-    this.#record({ op: 'enq', d: { ...d, enqueued_at: new Date().toISOString() } });
+    const now = Date.now();
+    // One ISO string per millisecond, not per delivery (a run queues thousands at once).
+    if (now !== this.#enqueuedMs) {
+      this.#enqueuedMs = now;
+      this.#enqueuedAt = new Date(now).toISOString();
+    }
+    const { id, sub, seq, event_id, type, timestamp, data } = input;
+    const enqueued_at = this.#enqueuedAt;
+    this.#add({ id, sub, seq, event_id, type, timestamp, data, enqueued_at, attempts: [], next_at: now, outcome: null, body: input.body });
+    this.#buffer.push(
+      input.dataJson === undefined
+        ? JSON.stringify({ op: 'enq', d: { id, sub, seq, event_id, type, timestamp, data, enqueued_at } })
+        : `{"op":"enq","d":{"id":${JSON.stringify(id)},"sub":${JSON.stringify(sub)},"seq":${JSON.stringify(seq)},"event_id":${JSON.stringify(event_id)},` +
+            `"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(timestamp)},"enqueued_at":"${enqueued_at}","data":${input.dataJson}}}`,
+    );
     return true;
   }
 
@@ -201,6 +264,17 @@ export class DeliveryQueue {
 
   finish(id: string, outcome: string): void {
     this.#record({ op: 'done', id, outcome });
+  }
+
+  /** A last attempt and the delivery's outcome (one journal record). */
+  complete(id: string, a: Attempt, outcome: string): void {
+    this.#all.get(id)?.attempts.push(a);
+    this.#finish(id, outcome);
+    // The record most deliveries end with, written without a generic serialization of its objects.
+    this.#buffer.push(
+      `{"op":"fin","id":${JSON.stringify(id)},"a":{"at":${JSON.stringify(a.at)},"status":${JSON.stringify(a.status)},` +
+        `"error":${JSON.stringify(a.error)},"duration_ms":${JSON.stringify(a.duration_ms)}},"outcome":${JSON.stringify(outcome)}}`,
+    );
   }
 
   setCursor(seq: number): void {
@@ -217,9 +291,10 @@ export class DeliveryQueue {
     return [...(this.#pendingBySub.get(sub) ?? [])];
   }
 
-  /** Every known delivery of one subscription, newest event first. */
+  /** The pending and the last KEEP_FINISHED finished deliveries of one subscription, newest event first. */
   ofSubscription(sub: string): Delivery[] {
-    return [...this.#all.values()].filter((d) => d.sub === sub).sort((a, b) => b.seq - a.seq);
+    const finished = (this.#finishedBySub.get(sub) ?? []).filter((d) => this.#all.get(d.id) === d).slice(-KEEP_FINISHED);
+    return [...(this.#pendingBySub.get(sub) ?? []), ...finished].sort((a, b) => b.seq - a.seq);
   }
 
   get(id: string): Delivery | undefined {

@@ -36,9 +36,22 @@ export function publicView(s: Subscription) {
   };
 }
 
-/** The secrets that sign now (the current one, and a rotated-out one within its 24 h). */
+/**
+ * The secrets that sign now (the current one, and a rotated-out one within its 24 h). Cache: the
+ * signing secrets computed from a subscription's `secrets` array, until the first of them
+ * expires (every delivery asks). Keyed by the array: a rotation replaces it, never mutates it.
+ */
+const secretsCache = new WeakMap<Subscription['secrets'], { secrets: string[]; until: number }>();
+
+/** The secrets that sign now. */
 export function signingSecrets(s: Subscription, now = Date.now()): string[] {
-  return s.secrets.filter((x) => x.expires_at === null || Date.parse(x.expires_at) > now).map((x) => x.secret);
+  const cached = secretsCache.get(s.secrets);
+  if (cached && now < cached.until) return cached.secrets;
+  const live = s.secrets.filter((x) => x.expires_at === null || Date.parse(x.expires_at) > now);
+  const until = Math.min(Infinity, ...live.map((x) => (x.expires_at === null ? Infinity : Date.parse(x.expires_at))));
+  const secrets = live.map((x) => x.secret);
+  secretsCache.set(s.secrets, { secrets, until });
+  return secrets;
 }
 
 export class SubscriptionStore {
