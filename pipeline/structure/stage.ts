@@ -25,7 +25,7 @@ const StructureEnv = z.object({
   /** Computed clusters join questions linked at least this strongly. */
   QUORUM_CLUSTER_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.5),
   /** Blocking: a term held by more documents of a category than this does not pair them. */
-  QUORUM_LINK_MAX_TERM_DF: z.coerce.number().int().min(2).max(1_000_000).default(200),
+  QUORUM_LINK_MAX_TERM_DF: z.coerce.number().int().min(2).max(1_000_000).default(100),
   /** Computed clusters larger than this are chains, not theses, and are left out. */
   QUORUM_CLUSTER_MAX_SIZE: z.coerce.number().int().min(3).max(10_000).default(40),
 });

@@ -17,8 +17,10 @@
 --    weighs 0.
 --  * blocking: two questions are compared only within one taxonomy category and only when they
 --    share at least one term that at most max_term_df documents of that category hold (a term
---    shared by most of the block carries almost no weight, and pairing on it would be quadratic).
---    Their cosine is then the full dot product over every shared term.
+--    shared by much of the block carries little weight, and pairing on it would be quadratic);
+--    pairs whose shared rare terms plus the most their common terms could add (Cauchy-Schwarz
+--    bound) stay below every threshold are dropped unexamined. The cosine of the others is the
+--    full dot product over every shared term.
 --  * similar: text cosine >= similar_threshold, a < b.
 --  * same_event: title cosine >= same_event_threshold, different venues, and the numbers of one
 --    title (years, dates, prices) all in the other's (2025 vs 2026, March 15 vs March 31 are
@@ -31,7 +33,7 @@
 
 CREATE TEMP TABLE IF NOT EXISTS _structure_params AS
 SELECT 0.35::DOUBLE AS similar_threshold, 0.6::DOUBLE AS same_event_threshold,
-       0.5::DOUBLE AS cluster_threshold, 200::INTEGER AS max_term_df,
+       0.5::DOUBLE AS cluster_threshold, 100::INTEGER AS max_term_df,
        40::INTEGER AS max_cluster_size, NULL::VARCHAR AS run_id;
 
 CREATE TEMP TABLE IF NOT EXISTS _structure_links
@@ -91,25 +93,49 @@ SELECT question_id, block, field, term,
 FROM w
 WHERE w > 0;
 
--- Blocking: the terms a pair may be found through (at most max_term_df documents of the block).
-CREATE OR REPLACE TABLE _link_rare AS
-SELECT question_id, block, field, term
-FROM _link_vectors
-QUALIFY count(*) OVER (PARTITION BY field, block, term) <= (SELECT max_term_df FROM _structure_params);
+-- Blocking: the terms a pair may be found through (at most max_term_df documents of the block);
+-- the others are the block's common terms.
+CREATE OR REPLACE TABLE _link_blocked AS
+SELECT question_id, block, field, term, w,
+       count(*) OVER (PARTITION BY field, block, term) <= (SELECT max_term_df FROM _structure_params) AS rare
+FROM _link_vectors;
 
+-- Per document, the norm of its common terms' part of the vector: by Cauchy-Schwarz, what the
+-- common terms can add to a dot product is at most the product of the two documents' norms.
+CREATE OR REPLACE TABLE _link_common_norm AS
+SELECT question_id, field, sqrt(sum(w * w)) AS norm
+FROM _link_blocked
+WHERE NOT rare
+GROUP BY question_id, field;
+
+-- Candidate pairs with the dot product over their shared rare terms; kept only when that plus the
+-- most their common terms could add reaches the field's lowest threshold (no pair that could
+-- reach a threshold is lost).
 CREATE OR REPLACE TABLE _link_candidates AS
-SELECT DISTINCT x.field, x.question_id AS a, y.question_id AS b
-FROM _link_rare AS x
-JOIN _link_rare AS y
-  ON y.field = x.field AND y.block = x.block AND y.term = x.term AND x.question_id < y.question_id;
+WITH partial AS (
+  SELECT x.field, x.question_id AS a, y.question_id AS b, sum(x.w * y.w) AS dot_rare
+  FROM _link_blocked AS x
+  JOIN _link_blocked AS y
+    ON y.field = x.field AND y.block = x.block AND y.term = x.term AND x.question_id < y.question_id
+  WHERE x.rare AND y.rare
+  GROUP BY x.field, x.question_id, y.question_id
+)
+SELECT p.field, p.a, p.b, p.dot_rare
+FROM partial AS p
+CROSS JOIN _structure_params AS sp
+LEFT JOIN _link_common_norm AS na ON na.question_id = p.a AND na.field = p.field
+LEFT JOIN _link_common_norm AS nb ON nb.question_id = p.b AND nb.field = p.field
+WHERE p.dot_rare + coalesce(na.norm, 0) * coalesce(nb.norm, 0)
+      >= CASE p.field WHEN 'text' THEN least(sp.similar_threshold, sp.cluster_threshold) ELSE sp.same_event_threshold END;
 
--- The full cosine of every candidate pair.
+-- The full cosine of every candidate pair: its rare part plus its shared common terms.
 CREATE OR REPLACE TABLE _link_cosine AS
-SELECT c.field, c.a, c.b, least(sum(va.w * vb.w), 1.0) AS cosine
+SELECT c.field, c.a, c.b,
+       least(c.dot_rare + coalesce(sum(ca.w * cb.w), 0), 1.0) AS cosine
 FROM _link_candidates AS c
-JOIN _link_vectors AS va ON va.field = c.field AND va.question_id = c.a
-JOIN _link_vectors AS vb ON vb.field = c.field AND vb.question_id = c.b AND vb.term = va.term
-GROUP BY c.field, c.a, c.b;
+LEFT JOIN _link_blocked AS ca ON ca.field = c.field AND ca.question_id = c.a AND NOT ca.rare
+LEFT JOIN _link_blocked AS cb ON cb.field = c.field AND cb.question_id = c.b AND cb.term = ca.term AND NOT cb.rare
+GROUP BY c.field, c.a, c.b, c.dot_rare;
 
 CREATE OR REPLACE TABLE _links_computed AS
 SELECT a, b, 'similar' AS kind, 1 AS sign, cosine AS strength
