@@ -53,6 +53,13 @@ import { ConsensusStats } from './prediction-feed.ts';
 import { Disagreement, providerList } from './predictions-edges.ts';
 import { Resolution, resolutionOf, stringList } from './predictions-lifecycle.ts';
 import { findQuestion, marketIdParam, pathMarketRef } from './prediction-params.ts';
+import { SameEventPrice, sameEventPrices } from './same-event.ts';
+
+/** `{ other_venues }` of one question, or nothing for a snapshot without same_event_prices. */
+async function otherVenues(snap: PinnedSnapshot, id: string): Promise<{ other_venues?: unknown[] }> {
+  const prices = await sameEventPrices(snap, [id]);
+  return prices ? { other_venues: prices.get(id) ?? [] } : {};
+}
 
 export const HISTORY_MAX = 1000;
 
@@ -219,6 +226,7 @@ export const PredictionDetail = z
       }),
     ),
     resolution: Resolution.nullable(),
+    other_venues: z.array(SameEventPrice).optional().meta({ description: 'The same event on other venues, with their prices and the cross-venue gap (issue 12; absent from snapshots published before it).' }),
   })
   .meta({ id: 'PredictionDetail' });
 
@@ -317,6 +325,7 @@ export const predictionsDetailRoute = jsonRoute({
         modes: stringList(e.modes),
       })),
       resolution: resolutionOf(q),
+      ...(await otherVenues(snap, id)),
     });
   },
 });

@@ -14,7 +14,7 @@
  * (consensus − market), abs_edge, direction (ai_above_market | ai_below_market | none),
  * consensus, market_probability, market_observed_at, market_age_hours, market_stale,
  * disagreement {sd, range, sd_logit}, n_models, liquidity, volume, mode, run_id, forecast_at,
- * providers.
+ * providers, other_venues (the same event on other venues, issue 12) and cross_venue_gap.
  */
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
@@ -23,6 +23,7 @@ import { jsonRoute } from '../http/registry.ts';
 import { count, isoTime, marketStale, prob, published, zNum, zProb } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
+import { SameEventPrice, crossVenueGap, sameEventPrices } from './same-event.ts';
 
 export const EDGES_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CURSOR_KIND = 'edges';
@@ -98,6 +99,8 @@ export const Edge = z
     run_id: z.string().nullable(),
     forecast_at: isoTime.nullable(),
     providers: z.array(z.string()),
+    other_venues: z.array(SameEventPrice).optional().meta({ description: 'The same event on other venues with their prices (issue 12; absent from snapshots published before it).' }),
+    cross_venue_gap: zProb.optional().meta({ description: 'market_probability − the other venue\'s implied price, the largest in magnitude (null: no other venue).' }),
   })
   .meta({ id: 'Edge' });
 
@@ -174,7 +177,12 @@ export const predictionsEdgesRoute = jsonRoute({
       rows.length > limit && last && typeof last.abs_edge === 'number'
         ? encodeKeyset(CURSOR_KIND, [last.abs_edge, String(last.question_id)])
         : null;
-    const edges = page.map(item);
+    const others = await sameEventPrices(snap, page.map((r) => String(r.question_id)));
+    const edges = page.map((r) => {
+      if (!others) return item(r);
+      const otherVenues = others.get(String(r.question_id)) ?? [];
+      return { ...item(r), other_venues: otherVenues, cross_venue_gap: crossVenueGap(otherVenues) };
+    });
     return published(EdgesPage, {
       edges,
       count: edges.length,

@@ -27,6 +27,7 @@ import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, isoTime, published, zNum } from '../openapi/common.ts';
 import { findQuestion, marketIdParam, pathMarketRef } from './prediction-params.ts';
+import { SameEventPrice, sameEventPrices } from './same-event.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -134,6 +135,7 @@ export const Lifecycle = z
       }),
     }),
     resolution: Resolution.nullable(),
+    other_venues: z.array(SameEventPrice).optional().meta({ description: 'The same event on other venues, with their prices and the cross-venue gap (issue 12; absent from snapshots published before it).' }),
   })
   .meta({ id: 'Lifecycle' });
 
@@ -160,9 +162,10 @@ export const predictionsLifecycleRoute = jsonRoute({
     snap.require('questions', 'lifecycle', 'resolved_predictions');
     const q = await findQuestion(snap, ref, 'question_id');
     const questionId = String(q.question_id);
-    const [states, scored] = await Promise.all([
+    const [states, scored, sameEvent] = await Promise.all([
       snap.query('lifecycle-states', { question_id: questionId }),
       snap.query('lifecycle-horizon', { question_id: questionId }),
+      sameEventPrices(snap, [questionId]),
     ]);
     return published(Lifecycle, {
       question_id: q.question_id,
@@ -181,6 +184,7 @@ export const predictionsLifecycleRoute = jsonRoute({
         horizon: horizon(q, scored[0], snap.asOf),
       },
       resolution: resolutionOf(q),
+      ...(sameEvent ? { other_venues: sameEvent.get(questionId) ?? [] } : {}),
     });
   },
 });

@@ -5,7 +5,7 @@
 --  * curated: data/structure/theses/*.yaml, loaded by the structure stage into _structure_theses
 --    and _structure_members (members not in this snapshot are left out);
 --  * computed: connected components of the computed links (similar or same_event with sign +1,
---    origin computed) of strength >= cluster_threshold, with 3 to max_cluster_size members (a
+--    origin computed, the pair not a negated same_event) of strength >= cluster_threshold, with 3 to max_cluster_size members (a
 --    larger component is a chain of loosely related questions, not a thesis). Every member has
 --    sign +1 and weight 1. id = 'auto-' + the first 12 hex digits of sha256(the smallest member
 --    id), so a cluster keeps its id while it grows; label = its three terms of largest summed
@@ -26,13 +26,17 @@ CREATE TEMP TABLE IF NOT EXISTS _structure_members
 CREATE OR REPLACE TEMP MACRO _thesis_logit(p) AS ln(least(greatest(p, 0.001), 0.999) / (1 - least(greatest(p, 0.001), 0.999)));
 CREATE OR REPLACE TEMP MACRO _thesis_inv_logit(x) AS 1 / (1 + exp(-x));
 
--- Edges of the clustering graph, both directions.
+-- Edges of the clustering graph, both directions. A pair that is also a negated same_event
+-- (sign -1) is no edge: its texts are alike but its YES sides are opposite.
 CREATE OR REPLACE TABLE _cluster_edges AS
-SELECT a AS src, b AS dst FROM question_links, _structure_params AS sp
-WHERE origin = 'computed' AND kind IN ('similar', 'same_event') AND sign = 1 AND strength >= sp.cluster_threshold
+WITH e AS (
+  SELECT l.a, l.b FROM question_links AS l, _structure_params AS sp
+  WHERE l.origin = 'computed' AND l.kind IN ('similar', 'same_event') AND l.sign = 1 AND l.strength >= sp.cluster_threshold
+    AND NOT EXISTS (SELECT 1 FROM question_links AS n WHERE n.a = l.a AND n.b = l.b AND n.sign = -1)
+)
+SELECT a AS src, b AS dst FROM e
 UNION
-SELECT b AS src, a AS dst FROM question_links, _structure_params AS sp
-WHERE origin = 'computed' AND kind IN ('similar', 'same_event') AND sign = 1 AND strength >= sp.cluster_threshold;
+SELECT b AS src, a AS dst FROM e;
 
 -- Connected components: every node takes the smallest id reachable (min-label propagation; a
 -- node is revisited only when its label shrinks).

@@ -44,10 +44,11 @@ describe('clusters API', () => {
         question('manifold:q1', 'first unrelated zebra'),
         question('polymarket:q2', 'second unrelated yak'),
         question('kalshi:q3', 'third unrelated walrus'),
-        // q4, q5, q6: one computed cluster (the same words), different venues for q4/q6
+        // q4, q5, q7: one computed cluster (the same words); q6 negates them (same_event, sign -1)
         question('manifold:q4', 'orbital tether elevator completed'),
-        question('manifold:q5', 'orbital tether elevator completed soon'),
-        question('polymarket:q6', 'orbital tether elevator completed'),
+        question('manifold:q5', 'orbital tether elevator completed'),
+        question('polymarket:q6', 'orbital tether elevator not completed'), // the negation of q4 on another venue
+        question('kalshi:q7', 'orbital tether elevator completed'),
       ],
       forecasts: [
         ...forecasts('r-hand-1', 'manifold:q1', T1, [0.7, 0.9, 0.8, 0.8]),
@@ -68,6 +69,7 @@ describe('clusters API', () => {
         { question_id: 'manifold:q1', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
         { question_id: 'polymarket:q2', outcome: 1, resolved_at: T2, source_slug: 'polymarket', retrieved_at: T2, method: 'test' },
       ],
+      forecasts: forecasts('r-hand-2', 'manifold:q4', T2, [0.5, 0.5, 0.5, 0.5]),
     }, T2);
     run2 = await publish(f, T3);
     server = await serve(f.dataDir);
@@ -102,7 +104,7 @@ describe('clusters API', () => {
     expect(v1.content_hash).toMatch(/^[0-9a-f]{64}$/);
     const auto = clusters.find((c: any) => c.origin === 'computed');
     expect(auto.thesis_id).toMatch(/^auto-[0-9a-f]{12}$/);
-    expect(auto.members.map((m: any) => m.question_id).sort()).toEqual(['manifold:q4', 'manifold:q5', 'polymarket:q6']);
+    expect(auto.members.map((m: any) => m.question_id).sort()).toEqual(['kalshi:q7', 'manifold:q4', 'manifold:q5']);
     expect(auto.label.split(', ')).toHaveLength(3);
   });
 
@@ -149,6 +151,32 @@ describe('clusters API', () => {
     expectProblem(await get(server, '/api/clusters/?cursor=abc'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/clusters/?origin=mixed'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/clusters/?vintages=51'), 400, 'invalid_parameter');
+  });
+
+  it('lifecycle, detail and edges show the other venues\' prices of the same event and the cross-venue gap', async () => {
+    const expected = [
+      {
+        question_id: 'kalshi:q7', venue: 'kalshi', title: 'orbital tether elevator completed', url: null, sign: 1, strength: 1,
+        origin: 'computed', market_probability: null, market_observed_at: null, implied_probability: null, gap: null,
+      },
+      {
+        question_id: 'polymarket:q6', venue: 'polymarket', title: 'orbital tether elevator not completed', url: null, sign: -1,
+        strength: 1, origin: 'computed', market_probability: 0.3, market_observed_at: T1.toISOString(), implied_probability: 0.7,
+        gap: -0.5,
+      },
+    ];
+    const life = await get(server, '/api/predictions/lifecycle/manifold:q4/');
+    expect(life.res.status, life.text).toBe(200);
+    expect(life.body.other_venues).toEqual(expected);
+    const detail = await get(server, '/api/predictions/manifold:q4');
+    expect(detail.res.status, detail.text).toBe(200);
+    expect(detail.body.other_venues).toEqual(expected);
+    const edges = await get(server, '/api/predictions/edges/?include_stale=true&min_edge=0');
+    expect(edges.res.status, edges.text).toBe(200);
+    const e = edges.body.edges.find((x: any) => x.question_id === 'manifold:q4');
+    expect(e).toMatchObject({ edge: 0.3, market_probability: 0.2, cross_venue_gap: -0.5 });
+    expect(e.other_venues).toEqual(expected);
+    expect(edges.body.edges.find((x: any) => x.question_id === 'kalshi:q3')).toMatchObject({ other_venues: [], cross_venue_gap: null });
   });
 
   it('is documented in the OpenAPI document from the same schemas', async () => {
