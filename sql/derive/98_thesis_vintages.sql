@@ -42,11 +42,13 @@ SELECT m.*, h.content_hash
 FROM m JOIN h USING (thesis_id)
 ORDER BY m.thesis_id, m.question_id;
 
--- Every vintage: the stored ones and this run's.
+-- Every vintage known at as_of: the stored ones frozen at or before it (a run dated in the past
+-- does not see later vintages) and this run's.
 CREATE OR REPLACE TABLE _thesis_vintage_all AS
 SELECT thesis_id, run_id, as_of, origin, statement, question_id, sign, weight, member_consensus,
        member_market_probability, thesis_consensus, thesis_market_consensus, content_hash
 FROM raw_thesis_vintages
+WHERE as_of <= (SELECT as_of FROM run_params)
 UNION ALL
 SELECT thesis_id, run_id, as_of, origin, statement, question_id, sign, weight, member_consensus,
        member_market_probability, thesis_consensus, thesis_market_consensus, content_hash

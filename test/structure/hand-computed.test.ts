@@ -179,4 +179,10 @@ describe('theses: log-odds consensus, vintages and their scores', () => {
     expect(s2).toMatchObject({ n_with_consensus: 1, n_resolved: 0, brier: null, direction_held: null });
     expect(s2!.thesis_consensus).toBeCloseTo(0.6, 12);
   });
+
+  it('a run dated in the past sees only the vintages frozen at or before its as-of time', async () => {
+    const run3 = await publish(f, new Date('2026-01-20T00:00:00Z'));
+    const scores = await snapshotRows(f.dataDir, run3, `SELECT run_id FROM {thesis_vintage_scores} WHERE thesis_id = 'hand' ORDER BY as_of`);
+    expect(scores.map((s) => s.run_id)).toEqual([run1, run3]);
+  });
 });
