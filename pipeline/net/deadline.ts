@@ -137,16 +137,23 @@ export async function withDeadline<T>(ms: number, work: (deadline: Deadline) => 
 }
 
 /** The abort signal of a {@link DeadlineSweep} entry: an EventEmitter, which undici's `signal` option accepts. */
-export interface SweptSignal extends EventEmitter {
-  aborted: boolean;
-  reason: unknown;
+export class SweptSignal extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
 }
 
 /** One deadline of a {@link DeadlineSweep}. */
-export interface SweptDeadline {
-  readonly signal: SweptSignal;
+export class SweptDeadline {
+  constructor(
+    readonly sweep: DeadlineSweep,
+    readonly signal: SweptSignal,
+    readonly at: number,
+  ) {}
+
   /** Disarms it (idempotent); call it when the work ends. */
-  clear(): void;
+  clear(): void {
+    this.sweep.disarm(this);
+  }
 }
 
 /**
@@ -155,10 +162,13 @@ export interface SweptDeadline {
  * {@link startDeadline} per request costs a timer and an AbortController (an EventTarget) each:
  * bench events measured them at about 9 µs of a 140 µs delivery. An entry fires at most `tickMs`
  * late. The sweep holds its entries strongly (nothing can be collected early, see the file
- * comment), and its timer keeps the process alive only while something is armed.
+ * comment), and its timer keeps the process alive only while something is armed. A signal that
+ * was not aborted and has no listener left (undici removes its own when a request ends) is used
+ * again by a later deadline.
  */
 export class DeadlineSweep {
-  readonly #entries = new Set<{ at: number; signal: SweptSignal }>();
+  readonly #entries = new Set<SweptDeadline>();
+  readonly #spare: SweptSignal[] = [];
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -169,16 +179,17 @@ export class DeadlineSweep {
 
   /** Arms a deadline `ms` from now. */
   start(): SweptDeadline {
-    const signal = Object.assign(new EventEmitter(), { aborted: false, reason: undefined as unknown });
-    const entry = { at: Date.now() + this.ms, signal };
+    const entry = new SweptDeadline(this, this.#spare.pop() ?? new SweptSignal(), Date.now() + this.ms);
     this.#entries.add(entry);
     this.#timer ??= setInterval(() => this.#sweep(), this.tickMs);
-    return {
-      signal,
-      clear: () => {
-        if (this.#entries.delete(entry) && this.#entries.size === 0) this.#stop();
-      },
-    };
+    return entry;
+  }
+
+  /** Disarms `entry` (SweptDeadline.clear). */
+  disarm(entry: SweptDeadline): void {
+    if (!this.#entries.delete(entry)) return;
+    if (!entry.signal.aborted && entry.signal.listenerCount('abort') === 0 && this.#spare.length < 1024) this.#spare.push(entry.signal);
+    if (this.#entries.size === 0) this.#stop();
   }
 
   /** Armed deadlines (for tests). */

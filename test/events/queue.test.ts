@@ -49,26 +49,31 @@ describe('delivery queue', () => {
     }
   });
 
-  it('a delivery queued with pre-serialized data journals the same record as one serialized here', () => {
+  it("an event's deliveries are journaled as one record, the data once, and restored as if queued one by one", () => {
     const side = tempDir('quorum-queue-');
     try {
       const q = new DeliveryQueue(side.dir);
       const one = input('a', 1);
-      const two = { ...input('a', 2) };
       q.enqueue(one);
-      q.enqueue({ ...two, dataJson: JSON.stringify(two.data), body: 'ignored by the journal' });
+      const data = { seq: 2, note: 'a "quoted" value, ünïcode' };
+      const e = { seq: 2, event_id: 'evt_2', type: 'edge.opened', timestamp: '2026-01-01T00:00:00.000Z', data, dataJson: JSON.stringify(data), body: 'not journaled' };
+      // msg_a_1 is already queued: skipped, the others queued once each.
+      expect(q.enqueueEvent(e, [['msg_x_2', 'x'], ['msg_y_2', 'y'], ['msg_a_1', 'a']])).toBe(2);
+      expect(q.enqueueEvent(e, [['msg_x_2', 'x']])).toBe(0);
+      expect(q.headOf('x')!.body).toBe('not journaled');
       q.close();
       const lines = readFileSync(join(side.dir, 'webhooks', 'queue.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      const enq = lines.filter((l) => l.op === 'enq').map((l) => l.d);
-      expect(enq.length).toBe(2);
-      for (const [d, src] of [[enq[0], one], [enq[1], two]] as const) {
-        const { enqueued_at, ...rest } = d;
-        expect(rest).toEqual(src);
-        expect(Number.isNaN(Date.parse(enqueued_at))).toBe(false);
-      }
-      expect(JSON.stringify(lines)).not.toContain('ignored by the journal');
+      expect(lines.filter((l) => l.op === 'enqs').length).toBe(1);
+      expect(JSON.stringify(lines)).not.toContain('not journaled');
       const reopened = new DeliveryQueue(side.dir);
-      expect(reopened.pendingOf('a').map((d) => d.data)).toEqual([one.data, two.data]);
+      for (const [sub, id] of [['x', 'msg_x_2'], ['y', 'msg_y_2']] as const) {
+        const d = reopened.headOf(sub)!;
+        expect({ id: d.id, seq: d.seq, event_id: d.event_id, type: d.type, timestamp: d.timestamp, data: d.data, outcome: d.outcome }).toEqual({
+          id, seq: 2, event_id: 'evt_2', type: 'edge.opened', timestamp: e.timestamp, data, outcome: null,
+        });
+        expect(d.body).toBeUndefined(); // built again from data at delivery
+      }
+      expect(reopened.pendingOf('a').map((d) => d.data)).toEqual([one.data]);
       reopened.close();
     } finally {
       side.cleanup();

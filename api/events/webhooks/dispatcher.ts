@@ -16,7 +16,7 @@ import type { WebhooksConfig } from '../../../pipeline/events/config.ts';
 import type { EventFeed, FeedEvent } from '../feed.ts';
 import { DeliveryQueue, type Delivery } from './queue.ts';
 import { DeadlineSweep } from '../../../pipeline/net/deadline.ts';
-import { webhookHeaders } from './signing.ts';
+import { signatureHeader } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
 import { guardedLookup } from './url-policy.ts';
 
@@ -109,14 +109,13 @@ export class WebhookDispatcher {
     for (const e of events) {
       if (this.#closed) return;
       if (e.seq <= this.queue.cursor) continue;
-      // Serialized once per event, not once per subscription.
-      let dataJson: string | undefined;
-      let body: string | undefined;
-      for (const s of subs) {
-        if (!wants(s, e.type)) continue;
-        dataJson ??= JSON.stringify(e.data);
-        body ??= deliveryBody(e.type, e.timestamp, dataJson);
-        if (this.queue.enqueue({ id: messageId(e.id, s.id), sub: s.id, seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data, dataJson, body })) queued++;
+      const targets: [string, string][] = [];
+      for (const s of subs) if (wants(s, e.type)) targets.push([messageId(e.id, s.id), s.id]);
+      if (targets.length > 0) {
+        // Serialized once per event, not once per subscription.
+        const dataJson = JSON.stringify(e.data);
+        const body = deliveryBody(e.type, e.timestamp, dataJson);
+        queued += this.queue.enqueueEvent({ seq: e.seq, event_id: e.id, type: e.type, timestamp: e.timestamp, data: e.data, dataJson, body }, targets);
       }
       this.queue.setCursor(e.seq);
       if (queued >= ENQUEUE_CHUNK) {
@@ -239,7 +238,14 @@ export class WebhookDispatcher {
       const res = await request(sub.url, {
         method: 'POST',
         dispatcher: this.#agent,
-        headers: { 'content-type': 'application/json', 'user-agent': 'Quorum-Webhooks/1', ...webhookHeaders(signingSecrets(sub), d.id, ts, body) },
+        // The Standard Webhooks headers (signing.ts) in one literal: one object per attempt.
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Quorum-Webhooks/1',
+          'webhook-id': d.id,
+          'webhook-timestamp': String(ts),
+          'webhook-signature': signatureHeader(signingSecrets(sub), d.id, ts, body),
+        },
         body,
         headersTimeout: this.#cfg.timeoutMs,
         bodyTimeout: this.#cfg.timeoutMs,

@@ -41,19 +41,32 @@ export interface Delivery {
   body?: string;
 }
 
-/** What a delivery is queued with; `dataJson` and `body`, when given, are `data` serialized once per event. */
-export interface DeliveryInput extends Omit<Delivery, 'attempts' | 'next_at' | 'outcome' | 'enqueued_at' | 'body'> {
-  dataJson?: string;
-  body?: string;
+/** What a delivery is queued with. */
+export type DeliveryInput = Omit<Delivery, 'attempts' | 'next_at' | 'outcome' | 'enqueued_at' | 'body'>;
+
+/** The event an {@link DeliveryQueue.enqueueEvent} queues, `data` serialized once (`dataJson`) with its request `body`. */
+export interface QueuedEvent {
+  seq: number;
+  event_id: string;
+  type: string;
+  timestamp: string;
+  data: unknown;
+  dataJson: string;
+  body: string;
 }
 
 type Rec =
-  | { op: 'enq'; d: Omit<Delivery, 'attempts' | 'next_at' | 'outcome'> }
+  | { op: 'enq'; d: Omit<Delivery, 'attempts' | 'next_at' | 'outcome' | 'body'> }
+  // One event's deliveries in one record: the event once, then [message id, subscription] pairs.
+  | { op: 'enqs'; e: Omit<Delivery, 'id' | 'sub' | 'attempts' | 'next_at' | 'outcome' | 'body'>; to: [string, string][] }
   | { op: 'att'; id: string; a: Attempt; next_at: number }
   | { op: 'done'; id: string; outcome: string }
   // A last attempt and the outcome in one record (what most deliveries end with: one line, not two).
   | { op: 'fin'; id: string; a: Attempt; outcome: string }
   | { op: 'cursor'; seq: number };
+
+/** A message id that needs no JSON escaping (the dispatcher's `msg_` + hex). */
+const SAFE_ID = /^[A-Za-z0-9_-]+$/;
 
 /** Finished deliveries kept per subscription (the deliveries listing shows them). */
 export const KEEP_FINISHED = 100;
@@ -70,8 +83,6 @@ export class DeliveryQueue {
   #fd: number | null = null;
   #unsynced = false;
   #scheduled: NodeJS.Immediate | null = null;
-  #enqueuedMs = -1;
-  #enqueuedAt = '';
 
   constructor(dataDir: string) {
     const dir = join(dataDir, 'webhooks');
@@ -94,6 +105,10 @@ export class DeliveryQueue {
 
   #apply(rec: Rec): void {
     if (rec.op === 'enq') this.#add({ ...rec.d, attempts: [], next_at: Date.parse(rec.d.enqueued_at), outcome: null });
+    else if (rec.op === 'enqs') {
+      const next_at = Date.parse(rec.e.enqueued_at);
+      for (const [id, sub] of rec.to) this.#add({ id, sub, ...rec.e, attempts: [], next_at, outcome: null });
+    }
     else if (rec.op === 'att') {
       const d = this.#all.get(rec.id);
       if (d) {
@@ -233,29 +248,37 @@ export class DeliveryQueue {
     return this.#all.has(id);
   }
 
-  /**
-   * Queues a delivery (again, when `force`: a replay of a finished one). With `dataJson` the
-   * journal line is assembled around it instead of serializing `data` for every subscription.
-   */
+  /** Queues a delivery (again, when `force`: a replay of a finished one). */
   enqueue(input: DeliveryInput, force = false): boolean {
     const prev = this.#all.get(input.id);
     if (prev && (prev.outcome === null || !force)) return false;
-    const now = Date.now();
-    // One ISO string per millisecond, not per delivery (a run queues thousands at once).
-    if (now !== this.#enqueuedMs) {
-      this.#enqueuedMs = now;
-      this.#enqueuedAt = new Date(now).toISOString();
-    }
-    const { id, sub, seq, event_id, type, timestamp, data } = input;
-    const enqueued_at = this.#enqueuedAt;
-    this.#add({ id, sub, seq, event_id, type, timestamp, data, enqueued_at, attempts: [], next_at: now, outcome: null, body: input.body });
-    this.#buffer.push(
-      input.dataJson === undefined
-        ? JSON.stringify({ op: 'enq', d: { id, sub, seq, event_id, type, timestamp, data, enqueued_at } })
-        : `{"op":"enq","d":{"id":${JSON.stringify(id)},"sub":${JSON.stringify(sub)},"seq":${JSON.stringify(seq)},"event_id":${JSON.stringify(event_id)},` +
-            `"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(timestamp)},"enqueued_at":"${enqueued_at}","data":${input.dataJson}}}`,
-    );
+    const enqueued_at = new Date().toISOString();
+    this.#record({ op: 'enq', d: { ...input, enqueued_at } });
     return true;
+  }
+
+  /**
+   * Queues one event's deliveries, `targets` being [message id, subscription] pairs, skipping
+   * those already queued; one journal record for all of them, the event's data written once.
+   * Returns how many were queued.
+   */
+  enqueueEvent(e: QueuedEvent, targets: readonly [string, string][]): number {
+    const now = Date.now();
+    const enqueued_at = new Date(now).toISOString();
+    const { seq, event_id, type, timestamp, data, body } = e;
+    const to: [string, string][] = [];
+    for (const [id, sub] of targets) {
+      if (this.#all.has(id)) continue;
+      this.#add({ id, sub, seq, event_id, type, timestamp, data, enqueued_at, attempts: [], next_at: now, outcome: null, body });
+      to.push([id, sub]);
+    }
+    if (to.length > 0) {
+      this.#buffer.push(
+        `{"op":"enqs","e":{"seq":${JSON.stringify(seq)},"event_id":${JSON.stringify(event_id)},"type":${JSON.stringify(type)},` +
+          `"timestamp":${JSON.stringify(timestamp)},"enqueued_at":"${enqueued_at}","data":${e.dataJson}},"to":${JSON.stringify(to)}}`,
+      );
+    }
+    return to.length;
   }
 
   attempt(id: string, a: Attempt, nextAt: number): void {
@@ -267,13 +290,18 @@ export class DeliveryQueue {
   }
 
   /** A last attempt and the delivery's outcome (one journal record). */
-  complete(id: string, a: Attempt, outcome: string): void {
+  complete(id: string, a: Attempt, outcome: 'delivered' | 'failed'): void {
+    if (!SAFE_ID.test(id) || !Number.isFinite(a.duration_ms) || !(a.status === null || Number.isInteger(a.status))) {
+      this.#record({ op: 'fin', id, a, outcome }); // never the case for the dispatcher's own values
+      return;
+    }
     this.#all.get(id)?.attempts.push(a);
     this.#finish(id, outcome);
-    // The record most deliveries end with, written without a generic serialization of its objects.
+    // The record most deliveries end with, assembled by hand: the id (msg_ + hex), the numbers and
+    // the outcome need no escaping; the strings are serialized.
     this.#buffer.push(
-      `{"op":"fin","id":${JSON.stringify(id)},"a":{"at":${JSON.stringify(a.at)},"status":${JSON.stringify(a.status)},` +
-        `"error":${JSON.stringify(a.error)},"duration_ms":${JSON.stringify(a.duration_ms)}},"outcome":${JSON.stringify(outcome)}}`,
+      `{"op":"fin","id":"${id}","a":{"at":${JSON.stringify(a.at)},"status":${a.status === null ? 'null' : a.status},"error":${a.error === null ? 'null' : JSON.stringify(a.error)},` +
+        `"duration_ms":${a.duration_ms}},"outcome":"${outcome}"}`,
     );
   }
 

@@ -19,11 +19,16 @@ export function sign(secret: string, msgId: string, timestampS: number, body: st
   return `v1,${createHmac('sha256', key).update(`${msgId}.${timestampS}.${body}`).digest('base64')}`;
 }
 
+/** The `webhook-signature` value: one `v1,` signature per secret, space-separated. */
+export function signatureHeader(secrets: readonly string[], msgId: string, timestampS: number, body: string): string {
+  return secrets.length === 1 ? sign(secrets[0]!, msgId, timestampS, body) : secrets.map((s) => sign(s, msgId, timestampS, body)).join(' ');
+}
+
 /** The three Standard Webhooks headers, signed with every secret given (space-separated). */
 export function webhookHeaders(secrets: readonly string[], msgId: string, timestampS: number, body: string): Record<string, string> {
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(timestampS),
-    'webhook-signature': secrets.map((s) => sign(s, msgId, timestampS, body)).join(' '),
+    'webhook-signature': signatureHeader(secrets, msgId, timestampS, body),
   };
 }
