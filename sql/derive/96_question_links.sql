@@ -55,30 +55,37 @@ SELECT unnest([
   'will', 'with', 'within', 'would', 'yes', 'yet', 'you', 'your', 'https', 'http', 'www', 'com'
 ]) AS term;
 
--- One document per question: the tokens of the title and of title + description.
+-- One document per question: the tokens of the title and of the description (split once each;
+-- the text document is their concatenation).
 CREATE OR REPLACE TABLE _link_docs AS
 SELECT question_id, venue, coalesce(category, '') AS block,
-       string_split(trim(regexp_replace(lower(coalesce(title, '')), '[^a-z0-9]+', ' ', 'g')), ' ') AS title_tokens,
-       string_split(trim(regexp_replace(lower(coalesce(title, '') || ' ' || coalesce(description, '')),
-                                        '[^a-z0-9]+', ' ', 'g')), ' ') AS text_tokens
+       regexp_split_to_array(lower(coalesce(title, '')), '[^a-z0-9]+') AS title_tokens,
+       regexp_split_to_array(lower(coalesce(description, '')), '[^a-z0-9]+') AS description_tokens
 FROM questions;
 
 -- Negated titles (an odd number of negation markers) and the numbers of each title.
 CREATE OR REPLACE TABLE _link_negated AS
 SELECT question_id, len(list_filter(title_tokens, t -> t IN ('not', 'no'))) % 2 = 1 AS negated,
-       list_filter(title_tokens, t -> regexp_full_match(t, '[0-9]+')) AS numbers
+       list_filter(title_tokens, t -> t <> '' AND regexp_full_match(t, '[0-9]+')) AS numbers
 FROM _link_docs;
 
+-- Term counts per document and field (one pass: a title term counts in both fields).
 CREATE OR REPLACE TABLE _link_terms AS
-SELECT question_id, block, field, term, count(*)::DOUBLE AS tf
-FROM (
-  SELECT question_id, block, 'title' AS field, unnest(title_tokens) AS term FROM _link_docs
+WITH t AS (
+  SELECT question_id, block, unnest(title_tokens) AS term, 1 AS in_title FROM _link_docs
   UNION ALL
-  SELECT question_id, block, 'text' AS field, unnest(text_tokens) AS term FROM _link_docs
-) AS t
-WHERE (length(term) >= 2 OR regexp_full_match(term, '[0-9]+'))
-  AND term NOT IN (SELECT term FROM _link_stopwords)
-GROUP BY question_id, block, field, term;
+  SELECT question_id, block, unnest(description_tokens) AS term, 0 AS in_title FROM _link_docs
+),
+g AS (
+  SELECT question_id, block, term, sum(in_title) AS tf_title, count(*) AS tf_text
+  FROM t
+  WHERE (length(term) >= 2 OR (length(term) = 1 AND term BETWEEN '0' AND '9'))
+    AND term NOT IN (SELECT term FROM _link_stopwords)
+  GROUP BY question_id, block, term
+)
+SELECT question_id, block, 'title' AS field, term, tf_title::DOUBLE AS tf FROM g WHERE tf_title > 0
+UNION ALL
+SELECT question_id, block, 'text' AS field, term, tf_text::DOUBLE AS tf FROM g;
 
 -- Unit-length TF-IDF vectors (terms of weight 0 and empty documents dropped).
 CREATE OR REPLACE TABLE _link_vectors AS
