@@ -82,7 +82,9 @@ describe('clusters API', () => {
   it('lists theses with current consensus, members and recent vintages with scores', async () => {
     const got = await get(server, '/api/clusters/');
     expect(got.res.status, got.text).toBe(200);
-    const { clusters, count, total, next_cursor } = got.body;
+    const { clusters, count, total, next_cursor, as_of } = got.body;
+    expect(as_of).toBe(T3.toISOString());
+    expect(got.res.headers.get('x-snapshot')).toBe(run2);
     expect(clusters.map((c: any) => c.origin)).toContain('computed');
     expect(count).toBe(clusters.length);
     expect(total).toBe(clusters.length);
