@@ -95,10 +95,11 @@ export interface AppHandle {
   close(): Promise<void>;
 }
 
-/** Paths outside authentication and quotas: operational endpoints, the front door, docs and their assets. */
+/** Paths outside authentication and quotas: operational endpoints, the front door (the dashboard and
+ *  its bundle under /dashboard/), docs and their assets. */
 export function isExemptPath(p: string): boolean {
   return (
-    p === '/' || p === '/favicon.ico' || p === '/favicon.svg' ||
+    p === '/' || p === '/favicon.ico' || p === '/favicon.svg' || p.startsWith('/dashboard/') ||
     p === '/healthz' || p === '/healthz/' || p === '/readyz' || p === '/readyz/' || p === '/metrics' ||
     p === '/metrics/' || p === '/api/openapi.json' || p === '/docs' || p.startsWith('/docs/')
   );

@@ -1,15 +1,24 @@
 /**
- * The front door: `GET /` is a small HTML page saying what Quorum is, linking the interactive
- * reference (/docs), the OpenAPI document, health and every endpoint of the API (listed from the
- * OpenAPI document, so a new route appears here by itself); `GET /favicon.svg` and
- * `GET /favicon.ico` are its icon (browsers ask for /favicon.ico on their own: it must not be a 404).
+ * The front door is the dashboard (issue 16): `GET /` is its HTML shell (header links to the
+ * interactive reference /docs, the OpenAPI document and health; every endpoint of the API listed
+ * from the OpenAPI document at the foot, so a new route appears there by itself), `GET
+ * /dashboard/app.js` and `/dashboard/style.css` its bundle (dashboard/src built by
+ * scripts/build-dashboard.ts into dashboard/dist: Observable Plot inside, no CDN), `GET
+ * /favicon.svg` and `/favicon.ico` its icon (browsers ask for /favicon.ico on their own: it must not
+ * be a 404).
  *
- * Self-contained for the helmet CSP of app.ts (default-src 'self'): no external asset, no script
- * (inline or not), styles inline (style-src allows them), the icon from this origin. The page is
- * built once, on first request, and cached by clients for five minutes.
+ * Within the helmet CSP of app.ts (default-src 'self'): scripts and styles from this origin only;
+ * the one inline <script> is `type="application/json"` data (the plan each route needs), which a
+ * browser never executes. The shell is built once per app, on first request; the bundle is gzipped
+ * once per build and revalidated by ETag.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { ENTITLEMENTS, isRouteId, requiredPlan } from '../auth/entitlements.ts';
+import { ApiError } from '../errors/problem.ts';
 import { rawRoute, staticRoute, type ApiServices } from '../http/registry.ts';
 
 const ICON_COLOR = '#2563eb';
@@ -105,6 +114,28 @@ function accessOf(id: string, services: ApiServices): string {
   return e.scope ? `${plan} + ${e.scope} scope` : `${plan} plan`;
 }
 
+/** Which plan each GET route needs here (null: open), keyed by route id: the dashboard reads it so
+ *  that it never calls an endpoint the reader cannot use or that does not exist yet. */
+function routeAccess(services: ApiServices): Record<string, { path: string; plan: string | null; keyRequired: boolean }> {
+  const paths = (services.openapi().paths ?? {}) as Record<string, Record<string, Operation>>;
+  const out: Record<string, { path: string; plan: string | null; keyRequired: boolean }> = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const id = item.get?.operationId ?? '';
+    if (!path.startsWith('/api/') || !isRouteId(id)) continue;
+    const e = ENTITLEMENTS[id] as { keyRequired?: boolean; scope?: string };
+    out[id] = { path, plan: requiredPlan(id, services.publicBeta), keyRequired: Boolean(e.keyRequired || e.scope) };
+  }
+  return out;
+}
+
+/** JSON inside a non-executed <script type="application/json">: only `<` needs escaping. */
+const jsonForHtml = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c');
+
+/**
+ * The dashboard's shell (issue 16): header links (pages, then docs, OpenAPI, health), the route
+ * access table as JSON data, the bundled script and styles from this origin (dashboard/dist, built
+ * by scripts/build-dashboard.ts), and the endpoint list for readers without JavaScript.
+ */
 function page(services: ApiServices): string {
   const rows = endpoints(services)
     .map(({ method, path, summary, access }) => {
@@ -115,42 +146,58 @@ function page(services: ApiServices): string {
       return `      <tr><td>${method}</td><td>${shownPath}</td><td>${escapeHtml(summary)}</td><td>${escapeHtml(access)}</td></tr>`;
     })
     .join('\n');
+  const config = jsonForHtml({ publicBeta: services.publicBeta, routes: routeAccess(services) });
   return `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Quorum</title>
+  <meta name="description" content="Four AI models, one consensus, scored against reality.">
   <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-  <style>
-    body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1f2937; }
-    h1 { margin-bottom: 0; } .lead { color: #4b5563; margin-top: .25rem; }
-    a { color: ${ICON_COLOR}; } code { font-size: .9em; }
-    table { border-collapse: collapse; width: 100%; } td { padding: .3rem .5rem; border-top: 1px solid #e5e7eb; vertical-align: top; }
-    nav a { margin-right: 1rem; }
-  </style>
+  <link rel="stylesheet" href="${DASHBOARD_ASSETS.css}">
+  <script type="module" src="${DASHBOARD_ASSETS.js}"></script>
+  <script type="application/json" id="quorum-routes">${config}</script>
 </head>
 <body>
-  <h1>Quorum</h1>
-  <p class="lead">Four AI models, one consensus, scored against reality.</p>
-  <p>Quorum asks four AI models for the probability of real-world events in three information modes
-  (blind, informed, augmented), sets their consensus beside the prediction-market price, keeps their
-  disagreement visible as an uncertainty signal, and scores everyone with Brier scores once the events
-  resolve against named, authoritative sources. This is its read-only JSON API; every answer names the
-  data snapshot it comes from.</p>
-  <nav>
-    <a href="/docs">API reference</a>
-    <a href="/api/openapi.json">OpenAPI 3.1 document</a>
-    <a href="/healthz">Health</a>
-    <a href="/readyz">Readiness</a>
-  </nav>
-  <h2>Endpoints</h2>
-  <p>Send a key as <code>X-API-Key: &lt;key&gt;</code> or <code>Authorization: Bearer &lt;key&gt;</code> where one is needed.</p>
-  <table>
-    <tbody>
+  <header class="top">
+    <a class="brand" href="#/">Quorum</a>
+    <nav class="pages" aria-label="Pages">
+      <a href="#/">Overview</a>
+      <a href="#/predictions">Predictions</a>
+      <a href="#/sources">Sources</a>
+      <a href="#/theses">Theses</a>
+      <a href="#/factors">Factors</a>
+      <a href="#/scenarios">Scenarios</a>
+    </nav>
+    <nav class="links" aria-label="API">
+      <a href="/docs">API reference</a>
+      <a href="/api/openapi.json">OpenAPI 3.1 document</a>
+      <a href="/healthz">Health</a>
+      <a href="/readyz">Readiness</a>
+    </nav>
+    <div id="key-slot"></div>
+  </header>
+  <main id="app" aria-live="polite" data-ready="0">
+    <h1>Quorum</h1>
+    <p class="lead">Four AI models, one consensus, scored against reality.</p>
+    <p>Quorum asks four AI models for the probability of real-world events in three information modes
+    (blind, informed, augmented), sets their consensus beside the prediction-market price, keeps their
+    disagreement visible as an uncertainty signal, and scores everyone with Brier scores once the events
+    resolve against named, authoritative sources. The dashboard needs JavaScript; the read-only JSON API
+    below does not, and every answer names the data snapshot it comes from.</p>
+  </main>
+  <footer>
+    <details>
+      <summary>API endpoints</summary>
+      <p>Send a key as <code>X-API-Key: &lt;key&gt;</code> or <code>Authorization: Bearer &lt;key&gt;</code> where one is needed.</p>
+      <table>
+        <tbody>
 ${rows}
-    </tbody>
-  </table>
+        </tbody>
+      </table>
+    </details>
+  </footer>
 </body>
 </html>
 `;
@@ -172,6 +219,62 @@ export const frontDoorRoute = rawRoute({
 });
 /** The page of each app (its endpoint list and access labels depend on the app's routes and beta setting). */
 const pages = new WeakMap<ApiServices, string>();
+
+/** Where the shell loads the bundle from (isExemptPath in app.ts keeps /dashboard/ outside quotas). */
+export const DASHBOARD_ASSETS = { js: '/dashboard/app.js', css: '/dashboard/style.css' } as const;
+const DIST = path.resolve(import.meta.dirname, '..', '..', 'dashboard', 'dist');
+
+interface Asset {
+  mtimeMs: number;
+  body: Buffer;
+  gzip: Buffer;
+  etag: string;
+}
+const assets = new Map<string, Asset>();
+
+/** The built file, gzipped once per build (re-read when its mtime changes). */
+function asset(file: string): Asset {
+  const full = path.join(DIST, file);
+  let mtimeMs: number;
+  try {
+    mtimeMs = statSync(full).mtimeMs;
+  } catch {
+    throw new ApiError(503, 'not_ready', 'The dashboard is not built: run `npm run build:dashboard` (npm start and npm test build it).');
+  }
+  const known = assets.get(file);
+  if (known && known.mtimeMs === mtimeMs) return known;
+  const body = readFileSync(full);
+  const a = { mtimeMs, body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  assets.set(file, a);
+  return a;
+}
+
+function assetRoute(urlPath: string, file: string, type: string) {
+  return rawRoute({
+    id: 'front',
+    path: urlPath,
+    summary: `The dashboard's ${type === 'text/css' ? 'styles' : 'script'}`,
+    tags: ['operations'],
+    hidden: true,
+    responses: { [type]: { schema: z.string() } },
+    handle: (req, res) => {
+      const a = asset(file);
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('ETag', a.etag);
+      res.setHeader('Vary', 'Accept-Encoding');
+      if (req.headers['if-none-match'] === a.etag) {
+        res.status(304).end();
+        return;
+      }
+      const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+      if (gzip) res.setHeader('Content-Encoding', 'gzip');
+      res.status(200).type(type).send(gzip ? a.gzip : a.body);
+    },
+  });
+}
+
+export const dashboardJsRoute = assetRoute(DASHBOARD_ASSETS.js, 'app.js', 'text/javascript');
+export const dashboardCssRoute = assetRoute(DASHBOARD_ASSETS.css, 'style.css', 'text/css');
 
 export const faviconSvgRoute = staticRoute({
   id: 'favicon',

@@ -1,12 +1,16 @@
 /**
- * The front door (issue 9, point 13): `GET /` is a small self-contained HTML page (no external
- * asset, no script, within the helmet CSP) that says what Quorum is and links the docs, the
- * OpenAPI document, health and the endpoints; every link on it answers; the favicon is served in
- * both forms and no request of a browser's first visit is a 404 in the request log.
+ * The front door (issue 9, point 13; since issue 16 the dashboard's shell): `GET /` is an HTML page
+ * within the helmet CSP (nothing from another origin, no inline executable script: one module
+ * script and the styles from /dashboard/, the route-access table as non-executed JSON data) that
+ * says what Quorum is and links the docs, the OpenAPI document, health and the endpoints; every
+ * link on it answers; the favicon is served in both forms and no request of a browser's first
+ * visit is a 404 in the request log. The dashboard itself is tested in a browser
+ * (test/dashboard/dashboard.browser.test.ts).
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
+import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { fixtureDir, get, linesStream, serve } from './helpers.ts';
 
 describe('GET / and the favicon', () => {
@@ -16,6 +20,7 @@ describe('GET / and the favicon', () => {
 
   beforeAll(async () => {
     let dir: string;
+    await buildDashboard();
     ({ dir, cleanup } = await fixtureDir());
     server = await serve(dir, { logger: pino({ level: 'info' }, linesStream(lines)) });
   });
@@ -46,9 +51,18 @@ describe('GET / and the favicon', () => {
     expect(r.text).toMatch(/<td>POST<\/td><td><code>\/api\/probability\/<\/code>/);
   });
 
-  it('has no external asset, no script and fits the CSP', async () => {
+  it('has no external asset, no inline executable script and fits the CSP', async () => {
     const r = await get(server, '/');
-    expect(r.text).not.toMatch(/<script/i);
+    const scripts = [...r.text.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/gi)].map((m) => ({ attrs: m[1]!, body: m[2]! }));
+    expect(scripts).toHaveLength(2);
+    expect(scripts[0]).toEqual({ attrs: ' type="module" src="/dashboard/app.js"', body: '' });
+    // data, not code: a browser never runs type="application/json"
+    expect(scripts[1]!.attrs).toBe(' type="application/json" id="quorum-routes"');
+    const access = JSON.parse(scripts[1]!.body) as { publicBeta: boolean; routes: Record<string, { path: string; plan: string | null }> };
+    expect(access.publicBeta).toBe(true);
+    expect(access.routes['predictions.accuracy']).toEqual({ path: '/api/predictions/accuracy', plan: null, keyRequired: false });
+    expect(access.routes.leaderboard).toEqual({ path: '/api/leaderboard/', plan: 'api', keyRequired: false });
+    expect(access.routes.usage).toMatchObject({ keyRequired: true });
     expect(r.text).not.toMatch(/\son[a-z]+=/i); // no inline event handlers
     expect(r.text).not.toMatch(/(?:src|href)="(?:[a-z]+:)?\/\//i); // nothing from another origin
     expect(r.text).not.toMatch(/@import|url\(/i);
@@ -56,13 +70,16 @@ describe('GET / and the favicon', () => {
     expect(csp).toContain("default-src 'self'");
     expect(csp).toContain("script-src 'self'");
     expect(csp).toMatch(/style-src 'self' 'unsafe-inline'/);
-    expect(r.text.length).toBeLessThan(20_000);
+    expect(r.text.length).toBeLessThan(30_000);
   });
 
   it('every link on the page answers (no 404)', async () => {
     const r = await get(server, '/');
-    const hrefs = [...new Set([...r.text.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!))];
+    // the dashboard's own pages are #-links of this document; the others are requests
+    const hrefs = [...new Set([...r.text.matchAll(/(?:href|src)="([^"]*)"/g)].map((m) => m[1]!))].filter((h) => !h.startsWith('#'));
     expect(hrefs.length).toBeGreaterThan(8);
+    expect(hrefs).toContain('/dashboard/style.css');
+    expect(hrefs).toContain('/dashboard/app.js');
     for (const href of hrefs) {
       const got = await get(server, href);
       expect([200, 401, 403], `${href}: ${got.res.status}`).toContain(got.res.status);
@@ -84,12 +101,13 @@ describe('GET / and the favicon', () => {
     expect(svg.text).toMatch(/^<svg /);
 
     lines.length = 0;
-    for (const p of ['/', '/favicon.ico', '/favicon.svg', '/docs', '/docs/swagger-ui.css', '/api/openapi.json']) {
+    const first = ['/', '/dashboard/style.css', '/dashboard/app.js', '/favicon.ico', '/favicon.svg', '/docs', '/docs/swagger-ui.css', '/api/openapi.json'];
+    for (const p of first) {
       expect((await fetch(`${server.url}${p}`)).status, p).toBe(200);
     }
     await new Promise((r) => setTimeout(r, 20));
     const logged = lines.map((l) => JSON.parse(l) as { msg?: string; status?: number; path?: string }).filter((l) => l.msg === 'request');
-    expect(logged.length).toBe(6);
+    expect(logged.length).toBe(first.length);
     for (const l of logged) expect(l.status, l.path).toBe(200);
   });
 

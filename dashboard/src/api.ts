@@ -1,0 +1,97 @@
+/**
+ * The dashboard's one door to the API: same origin, anonymous public-beta access by default, or
+ * the reader's own key (kept in localStorage, sent as X-API-Key). The server embeds which route
+ * needs which plan (#quorum-routes, from the same entitlement table the API enforces), so a page
+ * never calls an endpoint that does not exist yet or that the reader's plan cannot read: those
+ * panels say so instead (and the browser logs no failed request).
+ */
+
+export type Plan = 'pro' | 'api' | 'enterprise';
+export interface RouteInfo {
+  path: string;
+  /** null: open to anyone here (operational, or a public read during the beta). */
+  plan: Plan | null;
+  keyRequired: boolean;
+}
+interface Config {
+  publicBeta: boolean;
+  routes: Record<string, RouteInfo>;
+}
+
+const RANK: Record<Plan, number> = { pro: 1, api: 2, enterprise: 3 };
+const KEY_STORE = 'quorum.apiKey';
+
+let config: Config | null = null;
+export function routesConfig(): Config {
+  if (config) return config;
+  const el = document.getElementById('quorum-routes');
+  config = el?.textContent ? (JSON.parse(el.textContent) as Config) : { publicBeta: true, routes: {} };
+  return config;
+}
+
+export function apiKey(): string | null {
+  try {
+    return localStorage.getItem(KEY_STORE);
+  } catch {
+    return null;
+  }
+}
+export function setApiKey(key: string | null): void {
+  if (key) localStorage.setItem(KEY_STORE, key);
+  else localStorage.removeItem(KEY_STORE);
+  keyPlanPromise = null;
+}
+
+export type Result<T> =
+  | { kind: 'ok'; body: T }
+  | { kind: 'locked'; plan: Plan; keyRequired: boolean }
+  | { kind: 'missing'; id: string }
+  | { kind: 'error'; status: number; message: string };
+
+let keyPlanPromise: Promise<Plan | null> | null = null;
+/** The plan of the reader's key (from /api/usage/), null when anonymous or the key is refused. */
+export function keyPlan(): Promise<Plan | null> {
+  const key = apiKey();
+  if (!key) return Promise.resolve(null);
+  keyPlanPromise ??= fetch('/api/usage/', { headers: { 'X-API-Key': key, Accept: 'application/json' } })
+    .then(async (r) => (r.ok ? ((await r.json()) as { key: { plan: Plan } }).key.plan : null))
+    .catch(() => null);
+  return keyPlanPromise;
+}
+
+/** True when route `id` is served here (it may not have landed yet). */
+export function hasRoute(id: string): boolean {
+  return Object.hasOwn(routesConfig().routes, id);
+}
+
+/**
+ * GET route `id` with path parameters and query: the body, or why not (missing route, a plan the
+ * reader lacks, an API error with its problem detail).
+ */
+export async function get<T>(id: string, params: Record<string, string> = {}, query: Record<string, string | undefined> = {}): Promise<Result<T>> {
+  const route = routesConfig().routes[id];
+  if (!route) return { kind: 'missing', id };
+  if (route.plan !== null || route.keyRequired) {
+    const plan = await keyPlan();
+    if (plan === null || (route.plan !== null && RANK[plan] < RANK[route.plan])) {
+      return { kind: 'locked', plan: route.plan ?? 'pro', keyRequired: route.keyRequired };
+    }
+  }
+  let url = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params[name] ?? ''));
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
+  if ([...qs].length) url += `?${qs}`;
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const key = apiKey();
+  if (key) headers['X-API-Key'] = key;
+  const res = await fetch(url, { headers });
+  const body = (await res.json().catch(() => null)) as (T & { detail?: string; title?: string }) | null;
+  if (res.ok && body) return { kind: 'ok', body };
+  return { kind: 'error', status: res.status, message: body?.detail ?? body?.title ?? res.statusText };
+}
+
+/** GET of an operational path (health), outside the registry's entitlements. */
+export async function getPlain<T>(path: string): Promise<T | null> {
+  const res = await fetch(path, { headers: { Accept: 'application/json' } });
+  return res.ok ? ((await res.json()) as T) : null;
+}

@@ -1,0 +1,138 @@
+/**
+ * The dashboard's charts, drawn with Observable Plot. Each mark that a test counts carries a class
+ * (className): q-bin (one dot per calibration bin), q-interval (one rule per interval), q-point.
+ */
+import * as Plot from '@observablehq/plot';
+import { PALETTE } from './ui.ts';
+
+const FONT = { fontSize: '12px' };
+
+/**
+ * Plot labels each mark's <g> with aria-label (the mark's name); ARIA allows a label only on an
+ * element with a role (axe: aria-prohibited-attr), so each such group becomes a role="group".
+ */
+export function accessible<T extends Element>(chart: T): T {
+  for (const g of chart.querySelectorAll('g[aria-label]:not([role])')) g.setAttribute('role', 'group');
+  return chart;
+}
+
+export interface BinRow {
+  forecaster: string;
+  mean_p: number;
+  observed: number | null;
+  wilson_lo?: number | null;
+  wilson_hi?: number | null;
+  n: number;
+}
+
+/** Reliability diagram: the diagonal, each forecaster's bins (dot + line) and their Wilson bands. */
+export function reliability(rows: BinRow[], forecasters: string[], width: number): Element {
+  const shown = rows.filter((r) => r.observed !== null && r.n > 0);
+  const withBand = shown.filter((r) => r.wilson_lo !== null && r.wilson_lo !== undefined);
+  return accessible(Plot.plot({
+    width,
+    height: Math.min(width, 420),
+    style: FONT,
+    x: { domain: [0, 1], label: 'forecast probability (bin mean)', grid: true },
+    y: { domain: [0, 1], label: 'observed frequency', grid: true },
+    color: { domain: forecasters, range: PALETTE, legend: true },
+    marks: [
+      Plot.line([[0, 0], [1, 1]], { stroke: '#6b7280', strokeDasharray: '4,3', className: 'q-diagonal' }),
+      Plot.ruleX(withBand, { x: 'mean_p', y1: 'wilson_lo', y2: 'wilson_hi', stroke: 'forecaster', strokeOpacity: 0.45, className: 'q-interval' }),
+      Plot.line(shown, { x: 'mean_p', y: 'observed', stroke: 'forecaster', z: 'forecaster', strokeWidth: 1.5 }),
+      Plot.dot(shown, {
+        x: 'mean_p', y: 'observed', fill: 'forecaster', r: 3.5, className: 'q-bin',
+        title: (d: BinRow) => `${d.forecaster}: forecast ${(d.mean_p * 100).toFixed(1)}%, observed ${((d.observed ?? 0) * 100).toFixed(1)}% (n = ${d.n})`,
+      }),
+    ],
+  }));
+}
+
+export interface IntervalRow {
+  label: string;
+  value: number;
+  lo: number;
+  hi: number;
+  group?: string;
+}
+
+/** Horizontal interval bars: one rule from lo to hi per row and a dot at the value. */
+export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: string; zero?: boolean; groups?: string[] }): Element {
+  const groups = opts.groups ?? [...new Set(rows.map((r) => r.group ?? ''))];
+  return accessible(Plot.plot({
+    width: opts.width,
+    height: 48 + rows.length * 20,
+    marginLeft: Math.min(200, 8 + 7 * Math.max(...rows.map((r) => r.label.length), 4)),
+    style: FONT,
+    x: { label: opts.xLabel, grid: true },
+    y: { label: null, domain: [...new Set(rows.map((r) => r.label))] },
+    color: { domain: groups, range: PALETTE, legend: groups.length > 1 },
+    marks: [
+      opts.zero ? Plot.ruleX([0], { stroke: '#6b7280' }) : null,
+      Plot.ruleY(rows, { y: 'label', x1: 'lo', x2: 'hi', stroke: (d: IntervalRow) => d.group ?? '', strokeWidth: 3, strokeOpacity: 0.6, className: 'q-interval' }),
+      Plot.dot(rows, {
+        y: 'label', x: 'value', fill: (d: IntervalRow) => d.group ?? '', r: 4, className: 'q-point',
+        title: (d: IntervalRow) => `${d.label}${d.group ? ` (${d.group})` : ''}: ${d.value.toFixed(4)} [${d.lo.toFixed(4)}, ${d.hi.toFixed(4)}]`,
+      }),
+    ],
+  }));
+}
+
+export interface ScatterRow {
+  x: number;
+  y: number;
+  label: string;
+}
+
+/** Disagreement (x) against error (y), one dot per resolved question, with a linear trend. */
+export function scatter(rows: ScatterRow[], opts: { width: number; xLabel: string; yLabel: string }): Element {
+  return accessible(Plot.plot({
+    width: opts.width,
+    height: 300,
+    style: FONT,
+    x: { label: opts.xLabel, grid: true },
+    y: { label: opts.yLabel, grid: true },
+    marks: [
+      Plot.dot(rows, { x: 'x', y: 'y', r: 2.5, fill: PALETTE[0], fillOpacity: 0.55, className: 'q-point', title: 'label' }),
+      Plot.linearRegressionY(rows, { x: 'x', y: 'y', stroke: PALETTE[5], ci: 0.95 }),
+    ],
+  }));
+}
+
+export interface SeriesRow {
+  t: Date;
+  p: number;
+  series: string;
+}
+
+/** Probabilities over time: one line and dots per series. */
+export function timeline(rows: SeriesRow[], series: string[], width: number): Element {
+  return accessible(Plot.plot({
+    width,
+    height: 280,
+    style: FONT,
+    x: { type: 'utc', label: null, grid: true },
+    y: { domain: [0, 1], label: 'probability', grid: true, tickFormat: '%' },
+    color: { domain: series, range: PALETTE, legend: true },
+    marks: [
+      Plot.line(rows, { x: 't', y: 'p', stroke: 'series', z: 'series' }),
+      Plot.dot(rows, { x: 't', y: 'p', fill: 'series', r: 3.5, className: 'q-point', title: (d: SeriesRow) => `${d.series}: ${(d.p * 100).toFixed(1)}% at ${d.t.toISOString().slice(0, 10)}` }),
+    ],
+  }));
+}
+
+/** A simple calibration curve of one source (no Wilson bands in its API). */
+export function calibration(rows: { mean_probability: number; observed: number; n: number }[], width: number): Element {
+  return accessible(Plot.plot({
+    width,
+    height: Math.min(width, 320),
+    style: FONT,
+    x: { domain: [0, 1], label: 'stated probability (bin mean)', grid: true },
+    y: { domain: [0, 1], label: 'observed frequency', grid: true },
+    marks: [
+      Plot.line([[0, 0], [1, 1]], { stroke: '#6b7280', strokeDasharray: '4,3' }),
+      Plot.line(rows, { x: 'mean_probability', y: 'observed', stroke: PALETTE[0] }),
+      Plot.dot(rows, { x: 'mean_probability', y: 'observed', r: (d: { n: number }) => 2 + Math.sqrt(d.n), fill: PALETTE[0], className: 'q-bin', title: (d: { n: number }) => `n = ${d.n}` }),
+    ],
+  }));
+}

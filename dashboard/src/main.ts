@@ -1,0 +1,94 @@
+/**
+ * The dashboard: a hash router over the pages (links are shareable: the page and its filters live in
+ * the URL, e.g. #/predictions?category=politics&sort=disagreement). Each page renders into <main>;
+ * when it is done, <main> gets data-ready="1" and the performance mark "quorum:rendered" (the browser
+ * tests wait on the first and measure the second).
+ */
+import { apiKey, keyPlan, setApiKey } from './api.ts';
+import { overviewPage } from './pages/overview.ts';
+import { predictionsPage } from './pages/predictions.ts';
+import { questionPage } from './pages/question.ts';
+import { sourcePage, sourcesPage } from './pages/sources.ts';
+import { factorsPage, scenariosPage, thesesPage, thesisPage } from './pages/structure.ts';
+import { h } from './ui.ts';
+
+type Page = (main: HTMLElement, arg: string | undefined) => Promise<void>;
+
+const ROUTES: [RegExp, Page, string][] = [
+  [/^\/?$/, overviewPage, 'Overview'],
+  [/^\/predictions\/?$/, predictionsPage, 'Active predictions'],
+  [/^\/questions\/(.+)$/, questionPage, 'Question'],
+  [/^\/sources\/?$/, sourcesPage, 'Sources'],
+  [/^\/sources\/(.+)$/, sourcePage, 'Source'],
+  [/^\/theses\/?$/, thesesPage, 'Theses'],
+  [/^\/theses\/(.+)$/, thesisPage, 'Thesis'],
+  [/^\/factors\/?$/, factorsPage, 'Factors'],
+  [/^\/scenarios\/?$/, scenariosPage, 'Scenarios'],
+];
+
+let generation = 0;
+
+async function render(): Promise<void> {
+  const main = document.getElementById('app')!;
+  const my = ++generation;
+  const raw = location.hash.replace(/^#/, '');
+  const pathPart = raw.split('?')[0] ?? '';
+  const hit = ROUTES.map(([re, page, title]) => ({ m: re.exec(pathPart), page, title })).find((r) => r.m);
+  main.dataset.ready = '0';
+  main.setAttribute('aria-busy', 'true');
+  const target = h('div', { class: 'page' });
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('header nav.pages a')) {
+    const href = a.getAttribute('href') ?? '';
+    const section = href.replace(/^#/, '').split('/')[1] ?? '';
+    const current = pathPart.replace(/^\//, '').split('/')[0] ?? '';
+    if (section === current) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  try {
+    if (!hit) {
+      target.append(h('h1', {}, 'Not found'), h('p', {}, 'No such page. ', h('a', { href: '#/' }, 'Back to the overview')));
+    } else {
+      document.title = `${hit.title} · Quorum`;
+      await hit.page(target, hit.m![1] === undefined ? undefined : decodeURIComponent(hit.m![1]));
+    }
+  } catch (err) {
+    target.append(h('p', { class: 'notice error', role: 'alert' }, `This page failed: ${(err as Error).message}`));
+  }
+  if (my !== generation) return; // a newer navigation took over
+  main.replaceChildren(target);
+  main.setAttribute('aria-busy', 'false');
+  main.dataset.ready = '1';
+  performance.mark('quorum:rendered');
+}
+
+function keyForm(): void {
+  const slot = document.getElementById('key-slot');
+  if (!slot) return;
+  const details = h('details', { class: 'key' });
+  const input = h('input', { type: 'password', id: 'api-key', name: 'api-key', autocomplete: 'off', placeholder: 'qrm_…', value: apiKey() ?? '' });
+  const status = h('span', { class: 'key-status', 'aria-live': 'polite' });
+  const save = h('button', { type: 'submit' }, 'Use key');
+  const clear = h('button', { type: 'button' }, 'Forget');
+  const form = h('form', {}, h('label', { for: 'api-key' }, 'API key '), input, save, clear, status);
+  details.append(h('summary', {}, 'API key'), form);
+  slot.replaceChildren(details);
+  const showPlan = async () => {
+    const plan = await keyPlan();
+    status.textContent = apiKey() ? (plan ? ` plan: ${plan}` : ' key refused') : ' anonymous (public beta)';
+  };
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    setApiKey(input.value.trim() || null);
+    void showPlan().then(render);
+  });
+  clear.addEventListener('click', () => {
+    input.value = '';
+    setApiKey(null);
+    void showPlan().then(render);
+  });
+  void showPlan();
+}
+
+window.addEventListener('hashchange', () => void render());
+keyForm();
+void render();

@@ -1,0 +1,140 @@
+/**
+ * Overview: headline accuracy and Brier of the consensus against the market (with intervals), the
+ * reliability diagram (consensus, market, each model; Wilson bands; the diagonal), the leaderboard
+ * with interval bars, the value of each information mode, disagreement against error, and health.
+ * Public reads: accuracy, events accuracy (bins), service stats, resolved predictions (the
+ * disagreement scatter). Keyed (api plan): leaderboard, information value, the disagreement test.
+ */
+import { get, getPlain } from '../api.ts';
+import { intervals, reliability, scatter, type BinRow, type IntervalRow } from '../charts.ts';
+import { h, hashHref, hashQuery, interval, notice, num, panel, pct, select, wilson } from '../ui.ts';
+
+interface Accuracy {
+  simulated: boolean;
+  providers: string[];
+  accuracy_pct: number | null;
+  n_directional: number;
+  n_correct: number;
+  total_resolved: number;
+  market_accuracy_pct: number | null;
+  brier: { ai: number | null; market: number | null };
+  ai_vs_market: { n: number; ai_brier: number | null; market_brier: number | null; skill: number | null; diff_mean: number | null; diff_ci95: [number, number] | null; n_directional: number; market_accuracy_pct: number | null } | null;
+  as_of: string;
+}
+interface Forecaster { forecaster: string; kind: string; mode: string; n: number; brier: number; ece: number | null; bins: (Omit<BinRow, 'forecaster'>)[] }
+interface EventsAccuracy { forecasters: Forecaster[]; simulated: boolean }
+interface Stats { questions: Record<string, number>; scored_count: number; simulated: boolean; providers: string[]; as_of?: string }
+interface LeaderItem { mode: string; forecaster: string; kind: string; rank: number; n: number; brier: number; brier_ci95: [number, number] | null; is_best: boolean }
+interface InfoItem { forecaster: string; blind_to_informed: Step | null; informed_to_augmented: Step | null }
+interface Step { n: number; value: number | null; value_ci95: [number, number] | null }
+interface DisItem { mode: string; verdict: string; spearman: number | null; spearman_ci95: [number, number] | null }
+interface Resolved { predictions: { question_id: string; title: string; disagreement: { sd: number | null } | null; ai_error: number | null }[] }
+
+const MODES = ['headline', 'blind', 'informed', 'augmented'];
+
+export async function overviewPage(root: HTMLElement): Promise<void> {
+  const q = hashQuery();
+  const mode = MODES.includes(q.get('mode') ?? '') ? q.get('mode')! : 'headline';
+  const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  const [acc, events, stats, ready, resolved, board, info, dis] = await Promise.all([
+    get<Accuracy>('predictions.accuracy'),
+    get<EventsAccuracy>('events.accuracy'),
+    get<Stats>('events.service_stats'),
+    getPlain<{ status: string; snapshot?: string }>('/readyz'),
+    get<Resolved>('predictions.resolved', {}, { limit: '500' }),
+    get<{ items: LeaderItem[] }>('leaderboard', {}, mode === 'headline' ? {} : { mode }),
+    get<{ items: InfoItem[] }>('analysis.information_value'),
+    get<{ items: DisItem[] }>('analysis.disagreement'),
+  ]);
+
+  root.append(h('h1', {}, 'Overview'));
+  const simulated = (acc.kind === 'ok' && acc.body.simulated) || (stats.kind === 'ok' && stats.body.simulated);
+  if (simulated) {
+    root.append(h('p', { class: 'badge simulated', role: 'status' },
+      'SIMULATED FORECASTS: no real models are configured; every forecast here comes from the bundled model simulator (provider “simulated”).'));
+  }
+  root.append(select('mode', 'Mode', MODES.map((m) => [m, m]), mode));
+  root.querySelector('select[name=mode]')!.addEventListener('change', (e) => {
+    location.hash = hashHref('/', { mode: (e.target as HTMLSelectElement).value === 'headline' ? undefined : (e.target as HTMLSelectElement).value });
+  });
+
+  // Headline figures
+  if (acc.kind === 'ok') {
+    const a = acc.body;
+    const ai = wilson(a.n_correct, a.n_directional);
+    const vs = a.ai_vs_market;
+    const marketK = vs && vs.market_accuracy_pct !== null ? Math.round((vs.market_accuracy_pct / 100) * vs.n_directional) : null;
+    const mk = marketK !== null && vs ? wilson(marketK, vs.n_directional) : null;
+    root.append(panel('Headline: consensus against the market',
+      h('div', { class: 'cards' },
+        card('Consensus accuracy', a.accuracy_pct === null ? '–' : `${a.accuracy_pct.toFixed(1)}%`, `95% ${pct(ai[0])}–${pct(ai[1])} · ${a.n_correct}/${a.n_directional}`),
+        card('Market accuracy', vs?.market_accuracy_pct === null || !vs ? '–' : `${vs.market_accuracy_pct.toFixed(1)}%`, mk ? `95% ${pct(mk[0])}–${pct(mk[1])} · paired n ${vs!.n_directional}` : ''),
+        card('Brier, consensus', num(vs?.ai_brier ?? a.brier.ai), `all resolved: ${num(a.brier.ai)} (n ${a.total_resolved})`),
+        card('Brier, market', num(vs?.market_brier ?? a.brier.market), vs ? `paired n ${vs.n}` : ''),
+        card('Consensus − market', vs?.diff_mean === null || !vs ? '–' : num(vs.diff_mean, 4), vs?.diff_ci95 ? `95% ${interval(vs.diff_ci95, 4)} · skill ${num(vs.skill)}` : ''),
+      ),
+      h('p', { class: 'note' }, 'Brier: lower is better. The difference is the mean paired Brier difference (negative: the consensus beat the market).')));
+  } else root.append(panel('Headline', notice(acc, 'The accuracy summary')));
+
+  // Reliability diagram
+  if (events.kind === 'ok') {
+    const fs = events.body.forecasters.filter((f) => f.mode === mode);
+    const names = fs.map((f) => f.forecaster);
+    const rows: BinRow[] = fs.flatMap((f) => f.bins.map((b) => ({ ...b, forecaster: f.forecaster })));
+    const chart = h('figure', { class: 'chart', id: 'reliability', 'data-forecasters': names.length });
+    chart.append(reliability(rows, names, width), h('figcaption', {}, `Reliability, ${mode} mode: ten probability bins per forecaster, Wilson 95% bands, the diagonal is perfect calibration.`));
+    root.append(panel('Reliability diagram', chart,
+      h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'forecaster'), h('th', { scope: 'col' }, 'n'), h('th', { scope: 'col' }, 'Brier'), h('th', { scope: 'col' }, 'ECE'))),
+        h('tbody', {}, fs.map((f) => h('tr', {}, h('td', {}, f.forecaster), h('td', {}, f.n), h('td', {}, num(f.brier)), h('td', {}, num(f.ece))))))));
+  } else root.append(panel('Reliability diagram', notice(events, 'The calibration summary')));
+
+  // Leaderboard
+  if (board.kind === 'ok') {
+    const items = board.body.items.filter((i) => i.brier_ci95 && (mode === 'headline' ? i.mode === 'augmented' : i.mode === mode));
+    const rows: IntervalRow[] = items.map((i) => ({ label: `${i.rank}. ${i.forecaster}`, value: i.brier, lo: i.brier_ci95![0], hi: i.brier_ci95![1], group: i.kind }));
+    root.append(panel('Leaderboard', h('figure', { class: 'chart', id: 'leaderboard' }, intervals(rows, { width, xLabel: 'Brier (95% bootstrap interval)', groups: ['consensus', 'market', 'model'] }),
+      h('figcaption', {}, `${mode === 'headline' ? 'augmented' : mode} mode, latest round; lower is better.`))));
+  } else root.append(panel('Leaderboard', notice(board, 'The leaderboard')));
+
+  // Value of each information mode
+  if (info.kind === 'ok') {
+    const rows: IntervalRow[] = [];
+    for (const i of info.body.items) {
+      for (const [step, v] of [['blind → informed', i.blind_to_informed], ['informed → augmented', i.informed_to_augmented]] as const) {
+        if (v && v.value !== null && v.value_ci95) rows.push({ label: i.forecaster, value: v.value, lo: v.value_ci95[0], hi: v.value_ci95[1], group: step });
+      }
+    }
+    root.append(panel('Value of each information mode', h('figure', { class: 'chart', id: 'information-value' },
+      intervals(rows, { width, xLabel: 'Brier improvement (95% interval)', zero: true, groups: ['blind → informed', 'informed → augmented'] }),
+      h('figcaption', {}, 'How much each step of information lowers the Brier score; right of zero helps.'))));
+  } else root.append(panel('Value of each information mode', notice(info, 'The information-value analysis')));
+
+  // Disagreement against error
+  const disPanel = panel('Disagreement against error');
+  if (resolved.kind === 'ok') {
+    const pts = resolved.body.predictions
+      .filter((p) => p.disagreement?.sd !== null && p.disagreement?.sd !== undefined && p.ai_error !== null)
+      .map((p) => ({ x: p.disagreement!.sd!, y: p.ai_error!, label: p.title }));
+    disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the four models)', yLabel: 'consensus Brier' }),
+      h('figcaption', {}, `${pts.length} most recently resolved questions (public), with a linear fit and its 95% band.`)));
+  } else disPanel.append(notice(resolved, 'Resolved predictions'));
+  if (dis.kind === 'ok') {
+    const d = dis.body.items.find((i) => i.mode === mode) ?? dis.body.items[0];
+    if (d) disPanel.append(h('p', { class: 'verdict' }, d.verdict));
+  } else disPanel.append(notice(dis, 'The disagreement test (Spearman, quintiles)'));
+  root.append(disPanel);
+
+  // Health
+  const healthRows: [string, string][] = [['readiness', ready?.status ?? 'not ready']];
+  if (stats.kind === 'ok') {
+    for (const [k, v] of Object.entries(stats.body.questions)) healthRows.push([`questions ${k}`, String(v)]);
+    healthRows.push(['scored', String(stats.body.scored_count)], ['providers', stats.body.providers.join(', ')]);
+  }
+  if (acc.kind === 'ok') healthRows.push(['snapshot as of', acc.body.as_of]);
+  root.append(panel('System health', h('dl', { class: 'health' }, healthRows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    stats.kind === 'ok' ? null : notice(stats, 'Platform statistics')));
+}
+
+function card(title: string, value: string, sub: string): HTMLElement {
+  return h('div', { class: 'card' }, h('div', { class: 'card-title' }, title), h('div', { class: 'card-value' }, value), h('div', { class: 'card-sub' }, sub));
+}

@@ -1,0 +1,125 @@
+/**
+ * Active predictions: /api/predictions/lang/en, one page at a time through the API's keyset cursor
+ * (category filtered by the API). The other filters (venue, minimum edge, minimum disagreement,
+ * stale markets) and the sort apply to the page shown, since the endpoint has no parameter for them.
+ * Every filter, the sort and the cursor are in the URL.
+ */
+import { get } from '../api.ts';
+import { h, hashHref, hashQuery, notice, pct, select } from '../ui.ts';
+
+interface Prediction {
+  question_id: string;
+  venue: string;
+  title: string;
+  category: string | null;
+  close_time: string | null;
+  consensus: { mean: number } | null;
+  disagreement: { sd: number | null } | null;
+  market_probability: number | null;
+  market_stale: boolean | null;
+  n_models: number;
+}
+interface Page { predictions: Prediction[]; total: number; next_cursor: string | null }
+
+type Row = Prediction & { edge: number | null; sd: number | null; p: number | null };
+
+const COLUMNS: [keyof Row, string][] = [
+  ['title', 'Question'], ['category', 'Category'], ['venue', 'Venue'], ['p', 'Consensus'], ['market_probability', 'Market'],
+  ['edge', 'Edge'], ['sd', 'Disagreement'], ['close_time', 'Closes'],
+];
+
+export async function predictionsPage(root: HTMLElement): Promise<void> {
+  const q = hashQuery();
+  const f = {
+    category: q.get('category') ?? '',
+    venue: q.get('venue') ?? '',
+    min_edge: q.get('min_edge') ?? '',
+    min_disagreement: q.get('min_disagreement') ?? '',
+    stale: q.get('stale') ?? 'all',
+    sort: q.get('sort') ?? 'sd',
+    dir: q.get('dir') === 'asc' ? 'asc' : 'desc',
+    cursor: q.get('cursor') ?? '',
+  };
+  const [page, cats] = await Promise.all([
+    get<Page>('predictions.lang', { lang: 'en' }, { limit: '50', category: f.category || undefined, cursor: f.cursor || undefined }),
+    get<{ by_category: { category: string }[] }>('predictions.accuracy'),
+  ]);
+  root.append(h('h1', {}, 'Active predictions'));
+  if (page.kind !== 'ok') {
+    root.append(notice(page, 'Active predictions'));
+    return;
+  }
+  const categories = cats.kind === 'ok' ? cats.body.by_category.map((c) => c.category).sort() : [];
+  if (f.category && !categories.includes(f.category)) categories.push(f.category);
+  const venues = [...new Set(page.body.predictions.map((p) => p.venue))].sort();
+  if (f.venue && !venues.includes(f.venue)) venues.push(f.venue);
+
+  const form = h('form', { class: 'filters', 'aria-label': 'Filters' },
+    select('category', 'Category', [['', 'all'], ...categories.map((c): [string, string] => [c, c])], f.category),
+    select('venue', 'Venue', [['', 'all'], ...venues.map((v): [string, string] => [v, v])], f.venue),
+    h('label', { for: 'f-min_edge' }, 'Min edge ', h('input', { id: 'f-min_edge', name: 'min_edge', type: 'number', min: 0, max: 1, step: 0.01, value: f.min_edge, inputmode: 'decimal' })),
+    h('label', { for: 'f-min_disagreement' }, 'Min disagreement ', h('input', { id: 'f-min_disagreement', name: 'min_disagreement', type: 'number', min: 0, max: 1, step: 0.01, value: f.min_disagreement, inputmode: 'decimal' })),
+    select('stale', 'Market price', [['all', 'any'], ['fresh', 'fresh only'], ['stale', 'stale only']], f.stale),
+    h('button', { type: 'submit' }, 'Apply'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const d = new FormData(form);
+    location.hash = hashHref('/predictions', {
+      category: String(d.get('category') ?? ''), venue: String(d.get('venue') ?? ''), min_edge: String(d.get('min_edge') ?? ''),
+      min_disagreement: String(d.get('min_disagreement') ?? ''), stale: d.get('stale') === 'all' ? '' : String(d.get('stale')),
+      sort: f.sort, dir: f.dir,
+    });
+  });
+  form.addEventListener('change', (e) => {
+    if ((e.target as HTMLElement).tagName === 'SELECT') form.requestSubmit();
+  });
+  root.append(form);
+
+  const minEdge = Number(f.min_edge) || 0;
+  const minSd = Number(f.min_disagreement) || 0;
+  let rows: Row[] = page.body.predictions.map((p) => {
+    const c = p.consensus?.mean ?? null;
+    return { ...p, p: c, sd: p.disagreement?.sd ?? null, edge: c !== null && p.market_probability !== null ? c - p.market_probability : null };
+  });
+  rows = rows.filter((r) =>
+    (!f.venue || r.venue === f.venue) &&
+    (!minEdge || (r.edge !== null && Math.abs(r.edge) >= minEdge)) &&
+    (!minSd || (r.sd !== null && r.sd >= minSd)) &&
+    (f.stale === 'all' || (f.stale === 'stale' ? r.market_stale === true : r.market_stale === false)));
+  const key = (COLUMNS.find(([k]) => k === f.sort)?.[0] ?? 'sd') as keyof Row;
+  const sign = f.dir === 'asc' ? 1 : -1;
+  rows.sort((a, b) => {
+    const x = key === 'edge' ? Math.abs(a.edge ?? -1) : a[key];
+    const y = key === 'edge' ? Math.abs(b.edge ?? -1) : b[key];
+    if (x === y) return a.question_id < b.question_id ? -1 : 1;
+    if (x === null || x === undefined) return 1;
+    if (y === null || y === undefined) return -1;
+    return (x < y ? -1 : 1) * sign;
+  });
+
+  const maxSd = Math.max(0.05, ...rows.map((r) => r.sd ?? 0));
+  const base = { category: f.category, venue: f.venue, min_edge: f.min_edge, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, cursor: f.cursor };
+  const head = h('tr', {}, COLUMNS.map(([k, label]) => {
+    const active = k === key;
+    const next = active && f.dir === 'desc' ? 'asc' : 'desc';
+    return h('th', { scope: 'col', 'aria-sort': active ? (f.dir === 'asc' ? 'ascending' : 'descending') : undefined },
+      h('a', { href: hashHref('/predictions', { ...base, sort: String(k), dir: next }) }, label, active ? (f.dir === 'asc' ? ' ▲' : ' ▼') : ''));
+  }));
+  const body = h('tbody', {}, rows.map((r) => {
+    const bar = h('span', { class: 'bar' });
+    bar.style.width = `${Math.round(((r.sd ?? 0) / maxSd) * 100)}%`;
+    return h('tr', {},
+      h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(r.question_id)}` }, r.title)),
+      h('td', {}, r.category ?? '–'), h('td', {}, r.venue), h('td', { class: 'num' }, pct(r.p)),
+      h('td', { class: 'num' }, pct(r.market_probability), r.market_stale ? h('span', { class: 'tag', title: 'market price older than the staleness limit' }, ' stale') : ''),
+      h('td', { class: 'num' }, r.edge === null ? '–' : `${r.edge > 0 ? '+' : ''}${(r.edge * 100).toFixed(1)}`),
+      h('td', { class: 'dis' }, h('span', { class: 'bar-track', role: 'img', 'aria-label': `disagreement ${(r.sd ?? 0).toFixed(3)}` }, bar), ` ${(r.sd ?? 0).toFixed(3)}`),
+      h('td', {}, r.close_time?.slice(0, 10) ?? '–'));
+  }));
+  root.append(
+    h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. Venue, edge, disagreement and staleness filters and the sort apply to the page shown.`),
+    h('div', { class: 'table-wrap' }, h('table', { id: 'predictions' }, h('thead', {}, head), body)),
+    h('nav', { class: 'pager', 'aria-label': 'Pages' },
+      f.cursor ? h('a', { href: hashHref('/predictions', { ...base, cursor: '', sort: f.sort, dir: f.dir }) }, '« First page') : '',
+      page.body.next_cursor ? h('a', { href: hashHref('/predictions', { ...base, cursor: page.body.next_cursor, sort: f.sort, dir: f.dir }), rel: 'next' }, 'Next page »') : ''));
+}

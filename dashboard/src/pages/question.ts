@@ -1,0 +1,91 @@
+/**
+ * One question: consensus per mode over the runs and the market price, each model's forecasts
+ * with reasoning in the chosen language, evidence with links, lifecycle, and scores once resolved.
+ * Detail and lifecycle are public reads during the beta.
+ */
+import { get } from '../api.ts';
+import { timeline, type SeriesRow } from '../charts.ts';
+import { h, hashHref, hashQuery, notice, num, panel, pct, select } from '../ui.ts';
+
+interface Scores { outcome: number; brier: number; log_loss: number; direction: string; market_probability: number | null; market_brier: number | null }
+interface ModelF { model: string; provider: string; probability: number; created_at: string; scores: Scores | null; texts: { lang: string; reasoning: string }[] }
+interface Mode { mode: string; forecast_at: string; consensus: { mean: number }; disagreement: { sd: number | null }; scores: Scores | null; models: ModelF[] }
+interface Detail {
+  question: { question_id: string; title: string; description: string | null; url: string | null; venue: string; category: string | null; status: string; close_time: string | null; resolution_criteria: string | null };
+  headline: { mode: string } | null;
+  market: { probability: number | null; observed_at: string | null; stale: boolean } | null;
+  modes: Mode[];
+  langs: string[];
+  history: { mode: string; consensus: { mean: number }; created_at: string }[];
+  evidence: { evidence_id: string; title: string; url: string | null; published_at: string | null; snippet: string | null; source: { name: string } | null }[];
+  resolution: { outcome: number | null; resolved_at: string | null; source: { name: string; url: string | null } | null; evidence_excerpt: string | null } | null;
+}
+interface Lifecycle { states: { seq: number; state: string; at: string; reason: string }[]; taxonomy: { horizon: { days: number | null; bucket: string | null } | null } | null }
+
+export async function questionPage(root: HTMLElement, id: string | undefined): Promise<void> {
+  const q = hashQuery();
+  const [detail, life] = await Promise.all([
+    get<Detail>('predictions.detail', { market_id: id ?? '' }),
+    get<Lifecycle>('predictions.lifecycle', { question_id: id ?? '' }),
+  ]);
+  if (detail.kind !== 'ok') {
+    root.append(h('h1', {}, 'Question'), notice(detail, 'This question'));
+    return;
+  }
+  const d = detail.body;
+  const lang = d.langs.includes(q.get('lang') ?? '') ? q.get('lang')! : (d.langs[0] ?? 'en');
+  const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  root.append(h('h1', {}, d.question.title),
+    h('p', { class: 'meta' }, `${d.question.venue} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
+      d.question.close_time ? ` · closes ${d.question.close_time.slice(0, 10)}` : '',
+      d.question.url ? [' · ', h('a', { href: d.question.url, rel: 'noopener noreferrer' }, 'on the venue')] : ''));
+  if (d.modes.some((m) => m.models.some((x) => x.provider === 'simulated'))) {
+    root.append(h('p', { class: 'badge simulated', role: 'status' }, 'SIMULATED: these forecasts come from the model simulator, not real models.'));
+  }
+
+  // Consensus per mode over time, and the market price
+  const rows: SeriesRow[] = d.history.map((r) => ({ t: new Date(r.created_at), p: r.consensus.mean, series: `consensus (${r.mode})` }));
+  for (const m of d.modes) if (m.scores?.market_probability !== null && m.scores?.market_probability !== undefined) rows.push({ t: new Date(m.forecast_at), p: m.scores.market_probability, series: 'market' });
+  if (d.market?.probability !== null && d.market?.probability !== undefined && d.market.observed_at) rows.push({ t: new Date(d.market.observed_at), p: d.market.probability, series: 'market' });
+  const uniq = new Map(rows.map((r) => [`${r.series}|${r.t.getTime()}`, r]));
+  const series = [...new Set([...uniq.values()].map((r) => r.series))].sort();
+  root.append(panel('Consensus and market over time', h('figure', { class: 'chart', id: 'timeline' }, timeline([...uniq.values()], series, width),
+    h('figcaption', {}, `Consensus per mode at each run, and the market price (now ${pct(d.market?.probability)}${d.market?.stale ? ', stale' : ''}).`))));
+
+  // Each model's forecasts and reasoning
+  const langPick = d.langs.length > 1 ? select('lang', 'Reasoning language', d.langs.map((l): [string, string] => [l, l]), lang) : null;
+  langPick?.querySelector('select')?.addEventListener('change', (e) => {
+    location.hash = hashHref(`/questions/${encodeURIComponent(d.question.question_id)}`, { lang: (e.target as HTMLSelectElement).value });
+  });
+  const models = panel('Each model\'s forecasts', langPick);
+  for (const m of d.modes) {
+    models.append(h('h3', {}, `${m.mode}: consensus ${pct(m.consensus.mean)}, disagreement ${num(m.disagreement.sd)}`),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'models' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'model'), h('th', { scope: 'col' }, 'probability'), h('th', { scope: 'col' }, 'Brier'), h('th', { scope: 'col' }, 'reasoning'))),
+        h('tbody', {}, m.models.map((x) => h('tr', {}, h('td', {}, x.model), h('td', { class: 'num' }, pct(x.probability)), h('td', { class: 'num' }, num(x.scores?.brier)),
+          h('td', { class: 'reasoning' }, (x.texts.find((t) => t.lang === lang) ?? x.texts[0])?.reasoning ?? '–')))))));
+  }
+  root.append(models);
+
+  // Scores once resolved
+  if (d.resolution) {
+    const r = d.resolution;
+    root.append(panel('Resolution and scores',
+      h('p', {}, `Resolved ${r.outcome === 1 ? 'YES' : r.outcome === 0 ? 'NO' : 'annulled'} on ${r.resolved_at?.slice(0, 10) ?? '–'} per `,
+        r.source?.url ? h('a', { href: r.source.url, rel: 'noopener noreferrer' }, r.source.name) : (r.source?.name ?? 'its source'), r.evidence_excerpt ? ` (“${r.evidence_excerpt}”)` : ''),
+      h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['mode', 'consensus Brier', 'market Brier', 'direction'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, d.modes.filter((m) => m.scores).map((m) => h('tr', {}, h('td', {}, m.mode), h('td', { class: 'num' }, num(m.scores!.brier)), h('td', { class: 'num' }, num(m.scores!.market_brier)), h('td', {}, m.scores!.direction)))))));
+  }
+
+  // Evidence
+  root.append(panel('Evidence', d.evidence.length === 0 ? h('p', {}, 'No evidence was used.') :
+    h('ul', { class: 'evidence' }, d.evidence.map((e) => h('li', {}, e.url ? h('a', { href: e.url, rel: 'noopener noreferrer' }, e.title) : e.title,
+      ` · ${e.source?.name ?? ''} ${e.published_at?.slice(0, 10) ?? ''}`, e.snippet ? h('div', { class: 'snippet' }, e.snippet.slice(0, 280)) : '')))));
+
+  // Lifecycle
+  root.append(panel('Lifecycle', life.kind !== 'ok' ? notice(life, 'The lifecycle') :
+    h('ol', { class: 'lifecycle' }, life.body.states.map((s) => h('li', {}, h('strong', {}, s.state), ` ${s.at.slice(0, 10)}: ${s.reason}`))),
+    life.kind === 'ok' && life.body.taxonomy?.horizon ? h('p', {}, `Horizon: ${life.body.taxonomy.horizon.days ?? '–'} days (${life.body.taxonomy.horizon.bucket ?? '–'}).`) : null));
+  root.append(panel('Linked questions and other venues', h('p', { class: 'notice missing', 'data-state': 'missing' },
+    'Not available yet: the API has no endpoint for a question\'s links (issue 12\'s question_links are in the snapshot, not served).')));
+}

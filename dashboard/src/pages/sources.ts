@@ -1,0 +1,80 @@
+/**
+ * Sources: every source's track record ranked with its accuracy interval (the overview endpoint needs
+ * a pro key; anonymous readers can still open a source by its slug), and one source's page: its
+ * calibration (public during the beta) and its trend per year (api plan).
+ */
+import * as Plot from '@observablehq/plot';
+import { get } from '../api.ts';
+import { accessible, calibration, intervals } from '../charts.ts';
+import { h, hashHref, hashQuery, notice, num, panel, PALETTE, select } from '../ui.ts';
+
+interface Source {
+  slug: string; name: string; kind: string; rank: number | null; ranked: boolean; n_resolved: number; accuracy_score: number | null;
+  accuracy_ci95: [number, number] | null; probability: { n: number; brier: number | null } | null; description?: string | null; url?: string | null;
+  calibration?: { bin: number; n: number; mean_probability: number; observed: number }[];
+}
+const KINDS = ['', 'pollster', 'forecaster', 'institution', 'market', 'ai_model', 'consensus', 'media', 'other'];
+
+export async function sourcesPage(root: HTMLElement): Promise<void> {
+  const q = hashQuery();
+  const kind = KINDS.includes(q.get('kind') ?? '') ? q.get('kind')! : '';
+  const cursor = q.get('cursor') ?? '';
+  const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  root.append(h('h1', {}, 'Sources'));
+  const open = h('form', { class: 'filters', 'aria-label': 'Open a source' },
+    h('label', { for: 'f-slug' }, 'Open a source by slug ', h('input', { id: 'f-slug', name: 'slug', placeholder: 'e.g. manifold', required: true })), h('button', { type: 'submit' }, 'Open'));
+  open.addEventListener('submit', (e) => {
+    e.preventDefault();
+    location.hash = `#/sources/${encodeURIComponent(String(new FormData(open).get('slug') ?? '').trim())}`;
+  });
+  const kindPick = select('kind', 'Kind', KINDS.map((k): [string, string] => [k, k || 'all']), kind);
+  kindPick.querySelector('select')!.addEventListener('change', (e) => { location.hash = hashHref('/sources', { kind: (e.target as HTMLSelectElement).value }); });
+  root.append(open, kindPick);
+
+  const list = await get<{ sources: Source[]; total: number; next_cursor: string | null }>('track_records.overview', {}, { limit: '30', kind: kind || undefined, cursor: cursor || undefined });
+  if (list.kind !== 'ok') {
+    root.append(panel('Track records', notice(list, 'The ranked list of track records')));
+    return;
+  }
+  const ranked = list.body.sources.filter((s) => s.accuracy_score !== null && s.accuracy_ci95);
+  const rows = ranked.map((s) => ({ label: `${s.rank ?? '–'}. ${s.name}`.slice(0, 40), value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind }));
+  root.append(panel('Track records, ranked', h('figure', { class: 'chart', id: 'track-records' },
+    intervals(rows, { width, xLabel: 'accuracy score (95% interval)', groups: [...new Set(rows.map((r) => r.group))] })),
+    h('div', { class: 'table-wrap' }, h('table', { id: 'sources' },
+      h('thead', {}, h('tr', {}, ['rank', 'source', 'kind', 'resolved', 'accuracy', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, list.body.sources.map((s) => h('tr', {}, h('td', {}, s.rank ?? '–'), h('td', {}, h('a', { href: `#/sources/${encodeURIComponent(s.slug)}` }, s.name)), h('td', {}, s.kind),
+        h('td', { class: 'num' }, s.n_resolved), h('td', { class: 'num' }, s.accuracy_score ?? '–'), h('td', { class: 'num' }, num(s.probability?.brier))))))),
+    h('nav', { class: 'pager', 'aria-label': 'Pages' },
+      cursor ? h('a', { href: hashHref('/sources', { kind }) }, '« First page') : '',
+      list.body.next_cursor ? h('a', { href: hashHref('/sources', { kind, cursor: list.body.next_cursor }), rel: 'next' }, 'Next page »') : '')));
+}
+
+export async function sourcePage(root: HTMLElement, slug: string | undefined): Promise<void> {
+  const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  const [one, trends] = await Promise.all([
+    get<{ source: Source }>('track_records.source', { source_slug: slug ?? '' }),
+    get<{ trends: { year: number; accuracy_score: number | null; accuracy_ci95: [number, number] | null; brier: number | null; n_resolved: number }[] }>('track_records.trends', { source_slug: slug ?? '' }),
+  ]);
+  if (one.kind !== 'ok') {
+    root.append(h('h1', {}, `Source ${slug}`), notice(one, 'This source'), h('p', {}, h('a', { href: '#/sources' }, 'All sources')));
+    return;
+  }
+  const s = one.body.source;
+  root.append(h('h1', {}, s.name), h('p', { class: 'meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${s.n_resolved} resolved claims · accuracy ${s.accuracy_score ?? '–'}`,
+    s.accuracy_ci95 ? ` (95% ${s.accuracy_ci95[0]}–${s.accuracy_ci95[1]})` : '', ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
+  if (trends.kind === 'ok') {
+    const t = trends.body.trends.filter((r) => r.accuracy_score !== null);
+    root.append(panel('Trend per year', h('figure', { class: 'chart', id: 'trend' }, accessible(Plot.plot({
+      width, height: 260, style: { fontSize: '12px' },
+      x: { label: 'year', tickFormat: 'd', type: 'point' }, y: { label: 'accuracy score', grid: true, domain: [0, 100] },
+      marks: [
+        Plot.ruleX(t.filter((r) => r.accuracy_ci95), { x: 'year', y1: (r) => r.accuracy_ci95![0], y2: (r) => r.accuracy_ci95![1], stroke: PALETTE[0], strokeWidth: 3, strokeOpacity: 0.5, className: 'q-interval' }),
+        Plot.line(t, { x: 'year', y: 'accuracy_score', stroke: PALETTE[0] }),
+        Plot.dot(t, { x: 'year', y: 'accuracy_score', fill: PALETTE[0], r: 4, className: 'q-point', title: (r) => `${r.year}: ${r.accuracy_score} (n ${r.n_resolved})` }),
+      ],
+    })))));
+  } else root.append(panel('Trend per year', notice(trends, 'The per-year trend')));
+  const cal = (s.calibration ?? []).filter((b) => b.n > 0);
+  root.append(panel('Calibration', cal.length ? h('figure', { class: 'chart', id: 'source-calibration' }, calibration(cal, width),
+    h('figcaption', {}, 'Stated probability against how often it happened; dot size grows with the number of claims.')) : h('p', {}, 'No probability claims to calibrate.')));
+}
