@@ -1,0 +1,304 @@
+/**
+ * The dashboard in a real browser (issue 16): Debian's Chromium driven by puppeteer-core against a
+ * real server on port 0 over the bundled ForecastBench sample (imported, and run through the
+ * pipeline at its two freeze times with the model simulator). Every page loads with no console
+ * error and no failed request; the charts hold the expected marks (ten calibration bins per
+ * forecaster, one interval per leaderboard row); navigation, sorting, paging and URL filters work;
+ * axe-core finds no serious or critical violation; the JavaScript shipped is under 300 kB
+ * compressed. First render is measured and logged (not asserted: no timing assertions).
+ * Screenshots go to test-output/screenshots/ (git-ignored).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import axe from 'axe-core';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importForecastBench } from '../../pipeline/bootstrap.ts';
+import { loadConfig } from '../../pipeline/config.ts';
+import { createLogger } from '../../pipeline/log.ts';
+import { runPipeline } from '../../pipeline/run.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import type { ServerHandle } from '../../api/server.ts';
+import { buildDashboard } from '../../scripts/build-dashboard.ts';
+import { get, newKey, serve } from '../api/helpers.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
+export const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
+const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
+const MAX_JS_GZIP_BYTES = 300_000;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-'));
+const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-'));
+let server: ServerHandle;
+let browser: Browser;
+let apiKey: string;
+const renders: Record<string, number> = {};
+
+beforeAll(async () => {
+  const built = buildDashboard();
+  const config = loadConfig({
+    QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none', QUORUM_MAX_QUESTIONS: '150', QUORUM_LANGS: 'en,fr', LOG_LEVEL: 'silent',
+  });
+  const logger = createLogger('silent');
+  await importForecastBench(config, SAMPLE);
+  for (const asOf of ['2025-10-16T00:00:00Z', '2026-03-06T00:00:00Z']) {
+    const run = await runPipeline({ config, logger, asOf: new Date(asOf) });
+    expect(run.status, run.error ?? '').toBe('completed');
+  }
+  await closeDuckdb();
+  await built;
+  server = await serve(dir);
+  apiKey = newKey(dir, 'api').key;
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
+    ],
+  });
+  mkdirSync(SCREENSHOTS, { recursive: true });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  console.log(`dashboard first render (ms, from navigation start): ${JSON.stringify(renders)}`);
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(profile, { recursive: true, force: true });
+});
+
+interface Problems {
+  console: string[];
+  failed: string[];
+}
+
+/** A fresh tab whose console errors, page errors, failed and >= 400 requests are collected. */
+async function tab(width = 1200, key: string | null = null): Promise<{ page: Page; problems: Problems }> {
+  const page = await browser.newPage();
+  await page.setViewport({ width, height: 900 });
+  const problems: Problems = { console: [], failed: [] };
+  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
+  page.on('pageerror', (e) => problems.console.push(String(e)));
+  page.on('requestfailed', (r) => problems.failed.push(`${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => { if (r.status() >= 400) problems.failed.push(`${r.url()} ${r.status()}`); });
+  // The key is set in this origin's storage before any page script runs.
+  await page.goto(`${server.url}/favicon.svg`);
+  await page.evaluate((k) => { if (k) localStorage.setItem('quorum.apiKey', k); else localStorage.removeItem('quorum.apiKey'); }, key);
+  return { page, problems };
+}
+
+/** Loads `hash` as a fresh document and waits for the page to say it rendered. */
+async function open(page: Page, hash: string, name: string): Promise<void> {
+  await page.goto('about:blank');
+  await page.goto(`${server.url}/${hash}`, { waitUntil: 'load' });
+  await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
+  const t = await page.evaluate(() => performance.getEntriesByName('quorum:rendered')[0]?.startTime ?? -1);
+  renders[name] = Math.round(t);
+}
+
+async function audit(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol: not an inline script, so the page's CSP stays as served.
+  await page.evaluate(axe.source);
+  const result = await page.evaluate(async () => {
+    const r = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.html.slice(0, 160)), help: v.help }));
+  });
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help}: ${v.nodes.join(' | ')}`);
+}
+
+async function shipped(page: Page): Promise<number> {
+  return page.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+    .filter((r) => r.initiatorType === 'script' || r.name.endsWith('.js'))
+    .reduce((s, r) => s + r.encodedBodySize, 0));
+}
+
+const clean = (p: Problems) => expect(p, 'console errors and failed requests').toEqual({ console: [], failed: [] });
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+describe('the dashboard in Chromium', () => {
+  it('overview, anonymous: headline, simulated badge, ten calibration bins per forecaster, keyed panels explained', async () => {
+    const { page, problems } = await tab();
+    await open(page, '', 'overview');
+    expect(await page.$eval('.badge.simulated', (e) => e.textContent)).toMatch(/SIMULATED/);
+    expect(await page.$$eval('.card', (cs) => cs.length)).toBe(5);
+    const events = await get(server, '/api/events/accuracy/');
+    const headline = events.body.forecasters.filter((f: { mode: string }) => f.mode === 'headline');
+    expect(headline.length).toBeGreaterThanOrEqual(6); // consensus, market, four models
+    // ten bins per forecaster; a bin no forecast fell into has no observed frequency and no dot
+    for (const f of headline) expect(f.bins, f.forecaster).toHaveLength(10);
+    const filled = headline.map((f: { bins: { n: number; observed: number | null }[] }) => f.bins.filter((b) => b.n > 0 && b.observed !== null).length);
+    expect(Math.min(...filled)).toBeGreaterThanOrEqual(6);
+    const expected = filled.reduce((a: number, b: number) => a + b, 0);
+    expect(await page.$$eval('#reliability .q-bin circle', (c) => c.length)).toBe(expected);
+    expect(await page.$$eval('#reliability .q-interval line', (c) => c.length)).toBe(expected);
+    expect(await page.$eval('#reliability', (e) => e.getAttribute('data-forecasters'))).toBe(String(headline.length));
+    const resolved = (await get(server, '/api/predictions/resolved?limit=500')).body.predictions as { disagreement: { sd: number | null } | null; ai_error: number | null }[];
+    const scored = resolved.filter((p) => p.disagreement?.sd != null && p.ai_error !== null).length;
+    expect(scored).toBeGreaterThan(10);
+    expect(await page.$$eval('#disagreement .q-point circle', (c) => c.length)).toBe(scored);
+    // leaderboard, information value and the disagreement test need an api-plan key: said, not called
+    expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(3);
+    expect(await page.$eval('[data-state="locked"]', (e) => e.textContent)).toMatch(/api plan/);
+    expect(await audit(page)).toEqual([]);
+    const js = await shipped(page);
+    console.log(`dashboard JavaScript shipped: ${js} bytes compressed`);
+    expect(js).toBeGreaterThan(10_000);
+    expect(js).toBeLessThan(MAX_JS_GZIP_BYTES);
+    await shot(page, 'overview-anonymous');
+    clean(problems);
+    await page.close();
+  });
+
+  it('overview with an api key: leaderboard interval bars, information value, disagreement verdict; mode in the URL', async () => {
+    const { page, problems } = await tab(1200, apiKey);
+    await open(page, '#/?mode=blind', 'overview-keyed');
+    const board = await get(server, '/api/leaderboard/?mode=blind', { headers: { 'X-API-Key': apiKey } });
+    const rows = board.body.items.filter((i: { brier_ci95: unknown }) => i.brier_ci95).length;
+    expect(rows).toBeGreaterThan(4);
+    expect(await page.$$eval('#leaderboard .q-interval line', (c) => c.length)).toBe(rows);
+    expect(await page.$$eval('#leaderboard .q-point circle', (c) => c.length)).toBe(rows);
+    expect(await page.$$eval('#information-value .q-interval line', (c) => c.length)).toBeGreaterThan(4);
+    expect(await page.$eval('.verdict', (e) => e.textContent)).toMatch(/Spearman/);
+    expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(0);
+    expect(await page.$eval('select[name=mode]', (s) => (s as HTMLSelectElement).value)).toBe('blind');
+    expect(await audit(page)).toEqual([]);
+    await shot(page, 'overview');
+    clean(problems);
+    await page.close();
+  });
+
+  it('active predictions: sortable, filterable through the URL, paged by the API cursor, disagreement bars', async () => {
+    const { page, problems } = await tab();
+    await open(page, '#/predictions', 'predictions');
+    expect(await page.$$eval('#predictions tbody tr', (r) => r.length)).toBe(50);
+    expect(await page.$$eval('#predictions .bar', (r) => r.length)).toBe(50);
+    // sorted by disagreement, largest first
+    const sds = await page.$$eval('#predictions td.dis', (t) => t.map((c) => Number(c.textContent!.trim())));
+    expect(sds).toEqual([...sds].sort((a, b) => b - a));
+    expect(await audit(page)).toEqual([]);
+    await shot(page, 'predictions');
+    // sort by consensus, ascending twice-clicked: the URL carries it
+    await page.click('#predictions th:nth-child(4) a');
+    await page.waitForFunction(() => location.hash.includes('sort=p'));
+    await page.waitForSelector('main[data-ready="1"]');
+    // next page through the cursor
+    await page.click('nav.pager a[rel=next]');
+    await page.waitForFunction(() => location.hash.includes('cursor='));
+    await page.waitForSelector('main[data-ready="1"]');
+    expect(await page.$$eval('#predictions tbody tr', (r) => r.length)).toBeGreaterThan(0);
+    // a shared link with a category filter
+    await open(page, '#/predictions?category=politics&stale=fresh', 'predictions-filtered');
+    const cats = await page.$$eval('#predictions tbody tr td:nth-child(2)', (t) => t.map((c) => c.textContent));
+    expect(cats.length).toBeGreaterThan(0);
+    expect(new Set(cats)).toEqual(new Set(['politics']));
+    expect(await page.$eval('select[name=category]', (s) => (s as HTMLSelectElement).value)).toBe('politics');
+    // navigation to a question
+    await page.click('#predictions tbody tr a');
+    await page.waitForFunction(() => location.hash.startsWith('#/questions/'));
+    await page.waitForSelector('main[data-ready="1"] #timeline');
+    clean(problems);
+    await page.close();
+  });
+
+  it('a resolved question: consensus per mode and the market over time, models, reasoning per language, evidence, lifecycle, scores', async () => {
+    const resolved = await get(server, '/api/predictions/resolved?limit=50');
+    const item = resolved.body.predictions.find((p: { n_models: number }) => p.n_models === 4);
+    const { page, problems } = await tab(1200);
+    await open(page, `#/questions/${encodeURIComponent(item.question_id)}?lang=fr`, 'question');
+    expect(await page.$eval('h1', (e) => e.textContent)).toBe(item.title);
+    // each run's consensus in each mode, and the market
+    const detail = await get(server, `/api/predictions/${encodeURIComponent(item.question_id)}`);
+    expect(await page.$$eval('#timeline .q-point circle', (c) => c.length)).toBeGreaterThanOrEqual(detail.body.history.length + 1);
+    expect(await page.$$eval('table.models', (t) => t.length)).toBe(3);
+    expect(await page.$$eval('table.models tbody tr', (t) => t.length)).toBe(12);
+    expect(await page.$eval('select[name=lang]', (s) => (s as HTMLSelectElement).value)).toBe('fr');
+    expect(await page.$$eval('#scores tbody tr', (t) => t.length)).toBe(3);
+    expect(await page.$$eval('ol.lifecycle li', (t) => t.length)).toBeGreaterThanOrEqual(2);
+    expect(await audit(page)).toEqual([]);
+    await shot(page, 'question');
+    clean(problems);
+    await page.close();
+  });
+
+  it('sources: ranked track records with intervals (pro key), a source page with trend and calibration; anonymous: explained', async () => {
+    const anon = await tab();
+    await open(anon.page, '#/sources', 'sources-anonymous');
+    expect(await anon.page.$eval('[data-state="locked"]', (e) => e.textContent)).toMatch(/pro plan/);
+    clean(anon.problems);
+    await anon.page.close();
+
+    const { page, problems } = await tab(1200, apiKey);
+    await open(page, '#/sources', 'sources');
+    const list = await get(server, '/api/track-records/?limit=30', { headers: { 'X-API-Key': apiKey } });
+    expect(list.body.sources.length).toBeGreaterThan(3);
+    expect(await page.$$eval('#sources tbody tr', (r) => r.length)).toBe(list.body.sources.length);
+    const withInterval = list.body.sources.filter((s: { accuracy_ci95: unknown; accuracy_score: unknown }) => s.accuracy_ci95 && s.accuracy_score !== null).length;
+    expect(await page.$$eval('#track-records .q-interval line', (c) => c.length)).toBe(withInterval);
+    expect(await audit(page)).toEqual([]);
+    await shot(page, 'sources');
+    await page.click('#sources tbody tr a');
+    await page.waitForFunction(() => location.hash.startsWith('#/sources/'));
+    await page.waitForSelector('main[data-ready="1"] #source-calibration');
+    expect(await page.$$eval('#source-calibration .q-bin circle', (c) => c.length)).toBeGreaterThan(0);
+    await open(page, '#/sources/manifold', 'source');
+    expect(await page.$$eval('#trend .q-point circle', (c) => c.length)).toBeGreaterThan(0);
+    expect(await audit(page)).toEqual([]);
+    await shot(page, 'source');
+    clean(problems);
+    await page.close();
+  });
+
+  it('theses, factors and scenarios: drawn where the endpoint exists, "not available yet" where it does not', async () => {
+    const { page, problems } = await tab();
+    const doc = (await get(server, '/api/openapi.json')).body as { paths: Record<string, { get?: { operationId?: string } }> };
+    const ids = new Set(Object.values(doc.paths).map((p) => p.get?.operationId));
+    for (const [hash, id, name] of [['#/theses', 'clusters', 'theses'], ['#/factors', 'factors.health', 'factors'], ['#/scenarios', 'scenarios', 'scenarios']] as const) {
+      await open(page, hash, name);
+      const missing = await page.$$eval('[data-state="missing"]', (n) => n.map((e) => e.textContent));
+      if (ids.has(id)) expect(missing, name).toEqual([]);
+      else expect(missing.join(' '), name).toMatch(/Not available yet/);
+      expect(await audit(page), name).toEqual([]);
+      await shot(page, name);
+    }
+    clean(problems);
+    await page.close();
+  });
+
+  it('works at phone width: no sideways scrolling, header navigation reaches every page', async () => {
+    const { page, problems } = await tab(390);
+    await open(page, '', 'overview-phone');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(1);
+    await shot(page, 'overview-phone');
+    for (const [link, heading] of [['Predictions', 'Active predictions'], ['Sources', 'Sources'], ['Theses', 'Theses'], ['Overview', 'Overview']]) {
+      const [a] = await page.$$(`xpath/.//header//nav[@aria-label="Pages"]/a[text()="${link}"]`);
+      await a!.click();
+      await page.waitForFunction((h) => document.querySelector('main[data-ready="1"] h1')?.textContent === h, {}, heading);
+      expect(await page.$eval('nav.pages a[aria-current=page]', (e) => e.textContent)).toBe(link);
+    }
+    await open(page, '#/predictions', 'predictions-phone');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(1);
+    await shot(page, 'predictions-phone');
+    clean(problems);
+    await page.close();
+  });
+
+  it('the bundle is served gzipped with an ETag, revalidates with 304, and is under 300 kB compressed', async () => {
+    const r = await fetch(`${server.url}/dashboard/app.js`, { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-encoding')).toBe('gzip');
+    expect(r.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const etag = r.headers.get('etag')!;
+    const raw = readFileSync(path.join(ROOT, 'dashboard', 'dist', 'app.js'));
+    expect(Number(r.headers.get('content-length'))).toBeLessThan(MAX_JS_GZIP_BYTES);
+    expect(Number(r.headers.get('content-length'))).toBeLessThan(raw.length);
+    const again = await fetch(`${server.url}/dashboard/app.js`, { headers: { 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+    const css = await fetch(`${server.url}/dashboard/style.css`);
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+  });
+});
