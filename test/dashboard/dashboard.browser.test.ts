@@ -217,6 +217,10 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$eval('select[name=lang]', (s) => (s as HTMLSelectElement).value)).toBe('fr');
     expect(await page.$$eval('#scores tbody tr', (t) => t.length)).toBe(3);
     expect(await page.$$eval('ol.lifecycle li', (t) => t.length)).toBeGreaterThanOrEqual(2);
+    // the snapshot has same-event links: the panel lists them or says there are none
+    const others = (detail.body.other_venues ?? null) as unknown[] | null;
+    expect(others).not.toBeNull();
+    expect(await page.$eval('#other-venues', (e) => e.getAttribute('data-state'))).toBe(others!.length ? 'ok' : 'empty');
     expect(await audit(page)).toEqual([]);
     await shot(page, 'question');
     clean(problems);

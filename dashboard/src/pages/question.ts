@@ -18,6 +18,7 @@ interface Detail {
   langs: string[];
   history: { mode: string; consensus: { mean: number }; created_at: string }[];
   evidence: { evidence_id: string; title: string; url: string | null; published_at: string | null; snippet: string | null; source: { name: string } | null }[];
+  other_venues?: { question_id: string; venue: string | null; title: string | null; sign: number; market_probability: number | null; implied_probability: number | null; gap: number | null }[];
   resolution: { outcome: number | null; resolved_at: string | null; source: { name: string; url: string | null } | null; evidence_excerpt: string | null } | null;
 }
 interface Lifecycle { states: { seq: number; state: string; at: string; reason: string }[]; taxonomy: { horizon: { days: number | null; bucket: string | null } | null } | null }
@@ -86,6 +87,17 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   root.append(panel('Lifecycle', life.kind !== 'ok' ? notice(life, 'The lifecycle') :
     h('ol', { class: 'lifecycle' }, life.body.states.map((s) => h('li', {}, h('strong', {}, s.state), ` ${s.at.slice(0, 10)}: ${s.reason}`))),
     life.kind === 'ok' && life.body.taxonomy?.horizon ? h('p', {}, `Horizon: ${life.body.taxonomy.horizon.days ?? '–'} days (${life.body.taxonomy.horizon.bucket ?? '–'}).`) : null));
-  root.append(panel('Linked questions and other venues', h('p', { class: 'notice missing', 'data-state': 'missing' },
-    'Not available yet: the API has no endpoint for a question\'s links (issue 12\'s question_links are in the snapshot, not served).')));
+  // The same event on other venues (issue 12's same_event links, served with the detail)
+  const others = d.other_venues;
+  root.append(panel('The same question on other venues',
+    others === undefined
+      ? h('p', { class: 'notice missing', 'data-state': 'missing', id: 'other-venues' }, 'Not available yet: this snapshot was published before same-event links existed.')
+      : others.length === 0
+        ? h('p', { id: 'other-venues', 'data-state': 'empty' }, 'No other venue lists this event.')
+        : h('div', { class: 'table-wrap' }, h('table', { id: 'other-venues', 'data-state': 'ok' },
+          h('thead', {}, h('tr', {}, ['question', 'venue', 'price', 'as this question\'s YES', 'gap'].map((c) => h('th', { scope: 'col' }, c)))),
+          h('tbody', {}, others.map((o) => h('tr', {}, h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(o.question_id)}` }, o.title ?? o.question_id), o.sign < 0 ? ' (negated)' : ''),
+            h('td', {}, o.venue ?? '–'), h('td', { class: 'num' }, pct(o.market_probability)), h('td', { class: 'num' }, pct(o.implied_probability)),
+            h('td', { class: 'num' }, o.gap === null ? '–' : `${(o.gap * 100).toFixed(1)} pts`)))))),
+    h('p', { class: 'note' }, 'Linked questions other than the same event (similar or curated links) are not served by the API yet.')));
 }
