@@ -82,8 +82,9 @@ export async function get<T>(id: string, params: Record<string, string> = {}, qu
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') qs.set(k, v);
   if ([...qs].length) url += `?${qs}`;
   const headers: Record<string, string> = { Accept: 'application/json' };
+  // A key the server refused would turn every public read into a 401: send it only once accepted.
   const key = apiKey();
-  if (key) headers['X-API-Key'] = key;
+  if (key && (await keyPlan()) !== null) headers['X-API-Key'] = key;
   const res = await fetch(url, { headers });
   const body = (await res.json().catch(() => null)) as (T & { detail?: string; title?: string }) | null;
   if (res.ok && body) return { kind: 'ok', body };

@@ -271,6 +271,17 @@ describe('the dashboard in Chromium', () => {
     await page.close();
   });
 
+  it('a refused key: public panels still load, keyed panels explained, the header says so', async () => {
+    const { page, problems } = await tab(1200, 'qrm_notARealKeyAtAll000000000000000000');
+    await open(page, '', 'overview-refused-key');
+    expect(await page.$$eval('#reliability .q-bin circle', (c) => c.length)).toBeGreaterThan(0);
+    expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(3);
+    await page.waitForFunction(() => document.querySelector('.key-status')?.textContent?.includes('refused'));
+    // the one request that checks the key is a 401 by design; nothing else fails
+    expect(problems.failed.filter((f) => !f.includes('/api/usage/'))).toEqual([]);
+    await page.close();
+  });
+
   it('works at phone width: no sideways scrolling, header navigation reaches every page', async () => {
     const { page, problems } = await tab(390);
     await open(page, '', 'overview-phone');
