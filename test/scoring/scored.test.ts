@@ -99,6 +99,13 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'track_record_horizons',
       'track_record_trends',
       'calibration_models',
+      // 96–98: question links and theses (issue 12)
+      'question_links',
+      'same_event_prices',
+      'thesis_members',
+      'theses',
+      'thesis_vintage_members',
+      'thesis_vintage_scores',
     ]);
   });
 
