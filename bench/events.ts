@@ -19,7 +19,9 @@
  *     99th percentile; event_first_attempt_p99_ms: the same per event (its first delivery to any
  *     subscription), which also counts the wait behind the earlier events of the same subscription
  *     (deliveries are in order per subscription), so it grows with the backlog.
- * ratio = dispatcher deliveries/s ÷ baseline POSTs/s.
+ * ratio = dispatcher deliveries/s ÷ baseline POSTs/s. The dispatcher posts through undici's
+ * dispatch API (no response stream); ratio_vs_dispatch_loop compares it with a bare loop on that
+ * same API too (what the queue, signing and ordering cost on their own).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -135,6 +137,30 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
       }),
     );
     const baselineRate = n / ((Date.now() - started) / 1000);
+
+    // For transparency: the same bare loop through undici's dispatch API, which the dispatcher
+    // uses (api/events/webhooks/post.ts: no response stream), so a reader sees what the durable
+    // queue, signing and ordering cost on top of the cheaper client path.
+    const url = new URL(`${base}/s/0`);
+    next = 0;
+    const startedDispatch = Date.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) {
+          const i = next++;
+          await new Promise<void>((resolve, reject) => {
+            agent.dispatch(
+              {
+                origin: url.origin, path: `/s/${i % nSubs}`, method: 'POST', body,
+                headers: { 'content-type': 'application/json', ...webhookHeaders([secret], `msg_${i}`, Math.floor(Date.now() / 1000), body) },
+              },
+              { onRequestStart() {}, onResponseData() {}, onResponseEnd: () => resolve(), onResponseError: (_c, err) => reject(err) },
+            );
+          });
+        }
+      }),
+    );
+    const dispatchRate = n / ((Date.now() - startedDispatch) / 1000);
     await agent.close();
     const latencies = [...firstByEvent.values()].map((t) => t - published);
     return {
@@ -147,6 +173,8 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
       concurrency,
       deliveries_per_s: Math.round(deliveryRate),
       baseline_posts_per_s: Math.round(baselineRate),
+      ratio_vs_dispatch_loop: Math.round((deliveryRate / dispatchRate) * 100) / 100,
+      dispatch_loop_posts_per_s: Math.round(dispatchRate),
     };
   } finally {
     await new Promise<void>((r) => {

@@ -17,7 +17,7 @@
  * deadline even if some library ignores the abort.
  */
 
-import { EventEmitter, setMaxListeners } from 'node:events';
+import { setMaxListeners } from 'node:events';
 
 /** The reason a deadline aborts with: a DOMException named TimeoutError, like AbortSignal.timeout's. */
 export function deadlineReason(ms: number, what = 'deadline'): DOMException {
@@ -136,18 +136,12 @@ export async function withDeadline<T>(ms: number, work: (deadline: Deadline) => 
   }
 }
 
-/** The abort signal of a {@link DeadlineSweep} entry: an EventEmitter, which undici's `signal` option accepts. */
-export class SweptSignal extends EventEmitter {
-  aborted = false;
-  reason: unknown = undefined;
-}
-
 /** One deadline of a {@link DeadlineSweep}. */
 export class SweptDeadline {
   constructor(
     readonly sweep: DeadlineSweep,
-    readonly signal: SweptSignal,
     readonly at: number,
+    readonly onExpire: (reason: DOMException) => void,
   ) {}
 
   /** Disarms it (idempotent); call it when the work ends. */
@@ -158,17 +152,14 @@ export class SweptDeadline {
 
 /**
  * Deadlines of one length for many concurrent short requests (webhook deliveries): one interval
- * timer, running only while deadlines are armed, aborts every entry past its time. A
- * {@link startDeadline} per request costs a timer and an AbortController (an EventTarget) each:
- * bench events measured them at about 9 µs of a 140 µs delivery. An entry fires at most `tickMs`
- * late. The sweep holds its entries strongly (nothing can be collected early, see the file
- * comment), and its timer keeps the process alive only while something is armed. A signal that
- * was not aborted and has no listener left (undici removes its own when a request ends) is used
- * again by a later deadline.
+ * timer, running only while deadlines are armed, calls each entry's `onExpire` once it is past its
+ * time. A {@link startDeadline} per request costs a timer and an AbortController (an EventTarget)
+ * each: bench events measured them at about 9 µs of a 140 µs delivery. An entry fires at most
+ * `tickMs` late. The sweep holds its entries strongly (nothing can be collected early, see the
+ * file comment), and its timer keeps the process alive only while something is armed.
  */
 export class DeadlineSweep {
   readonly #entries = new Set<SweptDeadline>();
-  readonly #spare: SweptSignal[] = [];
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -177,9 +168,9 @@ export class DeadlineSweep {
     readonly tickMs = Math.max(10, Math.min(250, Math.floor(ms / 4))),
   ) {}
 
-  /** Arms a deadline `ms` from now. */
-  start(): SweptDeadline {
-    const entry = new SweptDeadline(this, this.#spare.pop() ?? new SweptSignal(), Date.now() + this.ms);
+  /** Arms a deadline `ms` from now: `onExpire` is called with {@link deadlineReason} unless it is cleared first. */
+  start(onExpire: (reason: DOMException) => void): SweptDeadline {
+    const entry = new SweptDeadline(this, Date.now() + this.ms, onExpire);
     this.#entries.add(entry);
     this.#timer ??= setInterval(() => this.#sweep(), this.tickMs);
     return entry;
@@ -187,9 +178,7 @@ export class DeadlineSweep {
 
   /** Disarms `entry` (SweptDeadline.clear). */
   disarm(entry: SweptDeadline): void {
-    if (!this.#entries.delete(entry)) return;
-    if (!entry.signal.aborted && entry.signal.listenerCount('abort') === 0 && this.#spare.length < 1024) this.#spare.push(entry.signal);
-    if (this.#entries.size === 0) this.#stop();
+    if (this.#entries.delete(entry) && this.#entries.size === 0) this.#stop();
   }
 
   /** Armed deadlines (for tests). */
@@ -202,9 +191,7 @@ export class DeadlineSweep {
     for (const entry of this.#entries) {
       if (entry.at > now) continue;
       this.#entries.delete(entry);
-      entry.signal.aborted = true;
-      entry.signal.reason = deadlineReason(this.ms, this.what);
-      entry.signal.emit('abort');
+      entry.onExpire(deadlineReason(this.ms, this.what));
     }
     if (this.#entries.size === 0) this.#stop();
   }

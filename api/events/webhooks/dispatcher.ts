@@ -10,7 +10,8 @@
  * fails that one delivery.
  */
 import { createHash } from 'node:crypto';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { postWebhook } from './post.ts';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '../../../pipeline/events/config.ts';
 import type { EventFeed, FeedEvent } from '../feed.ts';
@@ -60,6 +61,8 @@ export class WebhookDispatcher {
   readonly #agent: Agent;
   /** The deadline of every attempt, body included (one timer for all of them). */
   readonly #deadlines: DeadlineSweep;
+  /** Parsed subscription URLs (a subscription's URL never changes; a new one is a new string). */
+  readonly #urls = new Map<string, URL>();
   readonly #workers = new Set<string>(); // subscriptions whose worker runs
   readonly #sleepers = new Set<() => void>();
   readonly #waiters: (() => void)[] = [];
@@ -229,36 +232,23 @@ export class WebhookDispatcher {
     const body = d.body ?? deliveryBody(d.type, d.timestamp, JSON.stringify(d.data));
     const ts = Math.floor(Date.now() / 1000);
     const started = Date.now();
-    let status: number | null = null;
-    let error: string | null = null;
-    let retryAfter: number | null = null;
     // One deadline over the whole attempt, body included (a trickling receiver cannot hold it).
-    const deadline = this.#deadlines.start();
-    try {
-      const res = await request(sub.url, {
-        method: 'POST',
-        dispatcher: this.#agent,
-        // The Standard Webhooks headers (signing.ts) in one literal: one object per attempt.
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Quorum-Webhooks/1',
-          'webhook-id': d.id,
-          'webhook-timestamp': String(ts),
-          'webhook-signature': signatureHeader(signingSecrets(sub), d.id, ts, body),
-        },
-        body,
-        headersTimeout: this.#cfg.timeoutMs,
-        bodyTimeout: this.#cfg.timeoutMs,
-        signal: deadline.signal,
-      });
-      status = res.statusCode;
-      retryAfter = retryAfterMs(res.headers['retry-after']);
-      await res.body.dump();
-    } catch (err) {
-      error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : String(err);
-    } finally {
-      deadline.clear();
-    }
+    const { status, retryAfter: retryAfterHeader, error } = await postWebhook(
+      this.#agent,
+      this.#url(sub.url),
+      // The Standard Webhooks headers (signing.ts) in one literal: one object per attempt.
+      {
+        'content-type': 'application/json',
+        'user-agent': 'Quorum-Webhooks/1',
+        'webhook-id': d.id,
+        'webhook-timestamp': String(ts),
+        'webhook-signature': signatureHeader(signingSecrets(sub), d.id, ts, body),
+      },
+      body,
+      this.#cfg.timeoutMs,
+      this.#deadlines,
+    );
+    const retryAfter = retryAfterMs(retryAfterHeader ?? undefined);
     if (this.#closed) return; // shutting down: not recorded, so re-sent (same webhook-id) on the next start
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
     const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
@@ -281,6 +271,15 @@ export class WebhookDispatcher {
       this.queue.complete(d.id, attempt, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
     }
     this.queue.flush(false);
+  }
+
+  #url(url: string): URL {
+    let parsed = this.#urls.get(url);
+    if (!parsed) {
+      if (this.#urls.size >= 100_000) this.#urls.clear();
+      this.#urls.set(url, (parsed = new URL(url)));
+    }
+    return parsed;
   }
 
   #disable(sub: Subscription, reason: string): void {
