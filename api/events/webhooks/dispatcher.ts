@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Agent } from 'undici';
-import { postWebhook } from './post.ts';
+import { postTarget, postWebhook, type PostTarget } from './post.ts';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '../../../pipeline/events/config.ts';
 import type { EventFeed, FeedEvent } from '../feed.ts';
@@ -62,7 +62,7 @@ export class WebhookDispatcher {
   /** The deadline of every attempt, body included (one timer for all of them). */
   readonly #deadlines: DeadlineSweep;
   /** Parsed subscription URLs (a subscription's URL never changes; a new one is a new string). */
-  readonly #urls = new Map<string, URL>();
+  readonly #urls = new Map<string, PostTarget>();
   readonly #workers = new Set<string>(); // subscriptions whose worker runs
   readonly #sleepers = new Set<() => void>();
   readonly #waiters: (() => void)[] = [];
@@ -273,11 +273,11 @@ export class WebhookDispatcher {
     this.queue.flush(false);
   }
 
-  #url(url: string): URL {
+  #url(url: string): PostTarget {
     let parsed = this.#urls.get(url);
     if (!parsed) {
       if (this.#urls.size >= 100_000) this.#urls.clear();
-      this.#urls.set(url, (parsed = new URL(url)));
+      this.#urls.set(url, (parsed = postTarget(url)));
     }
     return parsed;
   }

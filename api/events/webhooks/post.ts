@@ -7,8 +7,9 @@
  * is aborted and the attempt ends with the deadline's error, even if undici has not started it
  * yet (it is then aborted as soon as it does).
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { DeadlineSweep } from '../../../pipeline/net/deadline.ts';
+import type { DeadlineSweep, SweptDeadline } from '../../../pipeline/net/deadline.ts';
 
 export interface PostOutcome {
   /** The answer's status, or null when none arrived. */
@@ -23,59 +24,89 @@ function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : String(err);
 }
 
-/** POSTs `body` to `url` with `headers` through `dispatcher`, within a deadline of `deadlines`. */
+/**
+ * One attempt in flight: undici's handler, and the deadline's callback. A class, so an attempt is
+ * one object (not a closure per callback: thousands of attempts a second).
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  status: number | null = null;
+  retryAfter: string | null = null;
+  controller: Dispatcher.DispatchController | null = null;
+  expired: DOMException | null = null;
+  settled = false;
+  deadline: SweptDeadline | null = null;
+
+  constructor(readonly resolve: (outcome: PostOutcome) => void) {}
+
+  finish(error: string | null): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.deadline?.clear();
+    this.resolve({ status: this.status, retryAfter: this.retryAfter, error });
+  }
+
+  /** The deadline passed: abort (now, or as soon as undici starts the request); control back at once. */
+  expire(reason: DOMException): void {
+    this.expired = reason;
+    this.controller?.abort(reason);
+    this.finish(describe(reason));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.expired) controller.abort(this.expired);
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    const ra = headers['retry-after'];
+    this.retryAfter = Array.isArray(ra) ? (ra[0] ?? null) : (ra ?? null);
+  }
+
+  onResponseData(): void {
+    // the answer's body is not used
+  }
+
+  onResponseEnd(): void {
+    this.finish(null);
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.finish(describe(err));
+  }
+}
+
+/** Where an attempt goes: a URL's origin and path (with its query). */
+export interface PostTarget {
+  origin: string;
+  path: string;
+}
+
+/** The target of a URL. */
+export function postTarget(url: string): PostTarget {
+  const u = new URL(url);
+  return { origin: u.origin, path: u.pathname + u.search };
+}
+
+/** POSTs `body` to `target` with `headers` through `dispatcher`, within a deadline of `deadlines`. */
 export function postWebhook(
   dispatcher: Dispatcher,
-  url: URL,
+  target: PostTarget,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
   deadlines: DeadlineSweep,
 ): Promise<PostOutcome> {
   return new Promise<PostOutcome>((resolve) => {
-    let status: number | null = null;
-    let retryAfter: string | null = null;
-    let controller: Dispatcher.DispatchController | null = null;
-    let expired: DOMException | null = null;
-    let settled = false;
-    const finish = (error: string | null): void => {
-      if (settled) return;
-      settled = true;
-      deadline.clear();
-      resolve({ status, retryAfter, error });
-    };
-    const deadline = deadlines.start((reason) => {
-      expired = reason;
-      controller?.abort(reason);
-      finish(describe(reason)); // control back at the deadline, whatever undici does next
-    });
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (expired) c.abort(expired);
-      },
-      onResponseStart(_c, statusCode, responseHeaders) {
-        status = statusCode;
-        const ra = responseHeaders['retry-after'];
-        retryAfter = Array.isArray(ra) ? (ra[0] ?? null) : (ra ?? null);
-      },
-      onResponseData() {
-        // the answer's body is not used
-      },
-      onResponseEnd() {
-        finish(null);
-      },
-      onResponseError(_c, err) {
-        finish(describe(err));
-      },
-    };
+    const attempt = new Attempt(resolve);
+    attempt.deadline = deadlines.start((reason) => attempt.expire(reason));
     try {
       dispatcher.dispatch(
-        { origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
-        handler,
+        { origin: target.origin, path: target.path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+        attempt,
       );
     } catch (err) {
-      finish(describe(err));
+      attempt.finish(describe(err));
     }
   });
 }
