@@ -227,6 +227,40 @@ describe('the dashboard in Chromium', () => {
     await page.close();
   });
 
+  it('a question over two runs, and the same event on another venue, linked both ways', async () => {
+    // a question forecast in both runs, so its timeline has two points per mode
+    const active = (await get(server, '/api/predictions/lang/en?limit=200')).body.predictions as { question_id: string }[];
+    let twice: { question_id: string; history: unknown[] } | null = null;
+    for (const r of active) {
+      const d = await get(server, `/api/predictions/${encodeURIComponent(r.question_id)}`);
+      if (new Set(d.body.history.map((x: { run_id: string }) => x.run_id)).size >= 2) {
+        twice = { question_id: r.question_id, history: d.body.history };
+        break;
+      }
+    }
+    expect(twice, 'a question forecast in both rounds').not.toBeNull();
+    const { page, problems } = await tab(1200);
+    await open(page, `#/questions/${encodeURIComponent(twice!.question_id)}`, 'question-two-runs');
+    expect(await page.$$eval('#timeline .q-point circle', (c) => c.length)).toBeGreaterThanOrEqual(twice!.history.length + 1);
+    expect(await page.$$eval('#timeline path', (c) => c.length)).toBeGreaterThanOrEqual(3); // a line per mode
+    await shot(page, 'question-two-runs');
+
+    const claude = 'manifold:8y9hsccOnU'; // "Claude 5 released before March 31?", also on Polymarket
+    const detail = await get(server, `/api/predictions/${encodeURIComponent(claude)}`);
+    expect(detail.res.status).toBe(200);
+    const others = detail.body.other_venues as { question_id: string }[];
+    expect(others.length).toBeGreaterThan(0);
+    await open(page, `#/questions/${encodeURIComponent(claude)}`, 'question-other-venues');
+    expect(await page.$$eval('#other-venues tbody tr', (r) => r.length)).toBe(others.length);
+    await page.click('#other-venues tbody tr a');
+    await page.waitForFunction((id) => decodeURIComponent(location.hash) === `#/questions/${id}`, {}, others[0]!.question_id);
+    await page.waitForSelector('main[data-ready="1"] #other-venues');
+    expect(await page.$$eval('#other-venues tbody a', (as) => as.map((a) => decodeURIComponent(a.getAttribute('href')!)))).toContain(`#/questions/${claude}`);
+    expect(await audit(page)).toEqual([]);
+    clean(problems);
+    await page.close();
+  });
+
   it('sources: ranked track records with intervals (pro key), a source page with trend and calibration; anonymous: explained', async () => {
     const anon = await tab();
     await open(anon.page, '#/sources', 'sources-anonymous');

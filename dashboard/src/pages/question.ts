@@ -86,7 +86,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   // Lifecycle
   root.append(panel('Lifecycle', life.kind !== 'ok' ? notice(life, 'The lifecycle') :
     h('ol', { class: 'lifecycle' }, life.body.states.map((s) => h('li', {}, h('strong', {}, s.state), ` ${s.at.slice(0, 10)}: ${s.reason}`))),
-    life.kind === 'ok' && life.body.taxonomy?.horizon ? h('p', {}, `Horizon: ${life.body.taxonomy.horizon.days ?? '–'} days (${life.body.taxonomy.horizon.bucket ?? '–'}).`) : null));
+    life.kind === 'ok' && life.body.taxonomy?.horizon ? h('p', {}, `Horizon: ${life.body.taxonomy.horizon.days === null ? '–' : Math.round(life.body.taxonomy.horizon.days)} days (${life.body.taxonomy.horizon.bucket ?? '–'}).`) : null));
   // The same event on other venues (issue 12's same_event links, served with the detail)
   const others = d.other_venues;
   root.append(panel('The same question on other venues',
