@@ -27,6 +27,7 @@ import { findRunToResume, type RunState } from './forecast/runs.ts';
 import type { ProgressReporter } from './forecast/progress.ts';
 import { createProgress } from './forecast/progress.ts';
 import { syncAll, type SyncReport } from './sync.ts';
+import { prepareFactors } from './factors/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { loadEventsConfig } from './events/config.ts';
 import { readCurrent } from './warehouse/snapshot.ts';
@@ -212,7 +213,9 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         if (!options.scoreOnly) await forecast();
         const previous = readCurrent(root);
         markEventsPending(root, runId, previous);
-        const manifest = await scoreAndPublish(conn, config, asOf, runId);
+        const manifest = await scoreAndPublish(conn, config, asOf, runId, {
+          syncReport: summary.sync ? JSON.stringify(summary.sync) : null,
+        });
         summary.snapshot = manifest.run_id;
         summary.status = 'completed';
         // Emit events: what changed since the previous snapshot. The snapshot is published either
@@ -262,10 +265,13 @@ export async function scoreAndPublish(
   config: QuorumConfig,
   asOf: Date,
   runId: string,
+  opts: { syncReport?: string | null } = {},
 ) {
   await createRawViews(conn, config.dataDir);
   // Structure (issue 12): curated links and theses in; this run's thesis vintages frozen after.
   await prepareStructure(conn, { runId });
+  // Factors and health (issue 12): the trees, the thresholds and this run's sync report in.
+  await prepareFactors(conn, { syncReport: opts.syncReport ?? null });
   return publishSnapshot(config.dataDir, runId, { asOf, headlineModes: config.headlineModes }, async (dir) => {
     const tables = await deriveTables(conn, {
       asOf,

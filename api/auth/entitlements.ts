@@ -54,6 +54,9 @@ export const ENTITLEMENTS = {
   /** One thesis with its whole vintage history (issue 12): as the list. */
   'clusters.detail': publicRead,
   'factors.health': publicRead,
+  /** The factors and their driver trees (issue 12): public like their health view. */
+  factors: publicRead,
+  'factors.detail': publicRead,
   scenarios: publicRead,
   'predictions.detail': publicRead,
   'predictions.edges': publicRead,

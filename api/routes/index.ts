@@ -28,6 +28,7 @@ import { WEBHOOK_ROUTES } from './webhooks.ts';
 import { trackRecordsOverviewRoute, trackRecordsSourceRoute, trackRecordsTrendsRoute } from './track-records.ts';
 import { claimsDetailRoute, claimsListRoute } from './claims.ts';
 import { clustersDetailRoute, clustersRoute } from './clusters.ts';
+import { factorsDetailRoute, factorsHealthRoute, factorsRoute } from './factors.ts';
 
 export const ROUTES: readonly RouteDef[] = [
   healthRoute,
@@ -66,6 +67,10 @@ export const ROUTES: readonly RouteDef[] = [
   claimsDetailRoute,
   clustersRoute,
   clustersDetailRoute,
+  // /api/factors/health/ before /api/factors/{factor_id}/, which would match 'health'
+  factorsHealthRoute,
+  factorsRoute,
+  factorsDetailRoute,
   streamRoute,
   ...WEBHOOK_ROUTES,
   // KEEP LAST among /api/predictions/... routes: `/api/predictions/{market_id}` matches any single

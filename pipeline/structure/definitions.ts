@@ -20,8 +20,8 @@ export const LINK_KINDS = ['similar', 'same_event', 'implies', 'excludes'] as co
 export type LinkKind = (typeof LINK_KINDS)[number];
 
 /** A venue-qualified question id, as the warehouse stores it (`metaculus:1554`, `polymarket:0x…`). */
-const QuestionId = z.string().regex(/^[a-z][a-z0-9_-]*:\S+$/, 'a venue-qualified question id such as "metaculus:1554"');
-const Sign = z.union([z.literal(1), z.literal(-1)], { error: 'sign must be 1 or -1' });
+export const QuestionId = z.string().regex(/^[a-z][a-z0-9_-]*:\S+$/, 'a venue-qualified question id such as "metaculus:1554"');
+export const Sign = z.union([z.literal(1), z.literal(-1)], { error: 'sign must be 1 or -1' });
 
 const LinkDef = z.strictObject({
   a: QuestionId,
@@ -72,10 +72,10 @@ export class StructureFileError extends Error {
   }
 }
 
-type Path = (string | number)[];
+export type Path = (string | number)[];
 
 /** Parses one YAML file with line positions; syntax errors are StructureFileErrors. */
-function parseYaml(text: string, file: string): { value: unknown; lineOf: (path: Path) => number | null } {
+export function parseYaml(text: string, file: string): { value: unknown; lineOf: (path: Path) => number | null } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const err = doc.errors[0];
@@ -95,7 +95,7 @@ function parseYaml(text: string, file: string): { value: unknown; lineOf: (path:
 }
 
 /** Validates `text` against `schema`; the first zod issue becomes a StructureFileError at its line. */
-function parseFile<T>(text: string, file: string, schema: z.ZodType<T>): { data: T; lineOf: (path: Path) => number | null } {
+export function parseFile<T>(text: string, file: string, schema: z.ZodType<T>): { data: T; lineOf: (path: Path) => number | null } {
   const { value, lineOf } = parseYaml(text, file);
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return { data: parsed.data, lineOf };
@@ -107,7 +107,7 @@ function parseFile<T>(text: string, file: string, schema: z.ZodType<T>): { data:
 }
 
 /** `*.yaml` / `*.yml` files of `dir`, sorted by name (missing dir: none). */
-function yamlFiles(dir: string): string[] {
+export function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((f) => /\.ya?ml$/.test(f))

@@ -109,7 +109,7 @@ type Cell = string | number | null;
  * Inserts rows into a temp table through the appender (no SQL text built from values); `types`
  * has one letter per column: V varchar, I integer, D double.
  */
-async function insertRows(conn: DuckDBConnection, table: string, types: string, rows: Cell[][]): Promise<void> {
+export async function insertRows(conn: DuckDBConnection, table: string, types: string, rows: Cell[][]): Promise<void> {
   if (rows.length === 0) return;
   const appender = await conn.createAppender(table, 'main', 'temp');
   try {
