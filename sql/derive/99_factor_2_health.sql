@@ -127,7 +127,7 @@ WHERE m.run_id = (SELECT run_id FROM last_run);
 CREATE OR REPLACE TABLE _health_sync AS
 SELECT coalesce(
          (SELECT sync_report FROM _health_params),
-         (SELECT arg_max(r.sync_report, r.recorded_at) FROM raw_runs AS r, run_params AS rp
+         (SELECT arg_max(r.sync_report, coalesce(r.recorded_at, r.as_of)) FROM raw_runs AS r, run_params AS rp
           WHERE r.sync_report IS NOT NULL AND r.as_of <= rp.as_of)
        ) AS report;
 

@@ -81,6 +81,26 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     thesis_id: V, run_id: V, as_of: TS, question_id: V, sign: 'INTEGER', weight: D, member_consensus: D,
     member_market_probability: D, outcome: D, resolved_at: TS, brier: D, market_brier: D,
   },
+  // issue 12 (empty unless a test fills them): factors and health (sql/derive/99_factor_*); factor_health's
+  // stale_leaves (a list of structs) is left out: the route reads it as [] when absent
+  factors: {
+    factor_id: V, name: V, statement: V, description: V, n_leaves: B, n_active: B, n_resolved: B, n_with_consensus: B, n_with_previous: B, n_with_market: B, level: D, level_logit: D, previous_level: D, change: D, market_level: D, gap_vs_market: D, n_drivers: B, n_levels: 'INTEGER', categories: VL, n_attached_by_rules: B, as_of: TS,
+  },
+  factor_nodes: {
+    node_id: V, factor_id: V, parent_id: V, depth: 'INTEGER', ord: 'INTEGER', name: V, description: V, n_leaves: B, n_active: B, n_resolved: B, n_with_consensus: B, n_with_previous: B, n_with_market: B, level: D, level_logit: D, previous_level: D, change: D, market_level: D, gap_vs_market: D, as_of: TS,
+  },
+  factor_leaves: {
+    factor_id: V, node_id: V, question_id: V, sign: 'INTEGER', weight: D, origin: V, rule_ord: 'INTEGER', title: V, venue: V, url: V, category: V, status: V, outcome: D, resolved_at: TS, consensus: D, mode: V, consensus_run_id: V, forecast_at: TS, n_models: 'INTEGER', disagreement_sd: D, previous_consensus: D, previous_run_id: V, market_probability: D, market_observed_at: TS, signed_consensus: D, signed_previous_consensus: D, signed_market: D, last_forecast_at: TS, models_latest_run: B,
+  },
+  factor_health: {
+    factor_id: V, name: V, n_leaves: B, n_active: B, n_resolved: B, n_covered: B, coverage: D, latest_run_models: B, latest_run_id: V, newest_forecast_at: TS, newest_forecast_age_hours: D, newest_price_at: TS, newest_price_age_hours: D, n_stale: B, n_scored: B, brier: D, market_brier: D, brier_vs_market: D, disagreement: D, market_share: D, n_contradictions: B, as_of: TS,
+  },
+  factor_contradictions: {
+    factor_id: V, question_a: V, question_b: V, kind: V, link_origin: V, consensus_a: D, consensus_b: D, violation: D,
+  },
+  system_health: {
+    check: V, value: D, degraded_at: D, failing_at: D, status: V, detail: V, as_of: TS,
+  },
   track_records: {
     source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL, n_claims: B,
     n_resolved: B, n_directional: B, hits: D, accuracy_score: D, accuracy_ci95_lo: D, accuracy_ci95_hi: D,

@@ -106,6 +106,13 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'theses',
       'thesis_vintage_members',
       'thesis_vintage_scores',
+      // 99: factors and health (issue 12)
+      'factor_leaves',
+      'factor_nodes',
+      'factors',
+      'factor_contradictions',
+      'factor_health',
+      'system_health',
     ]);
   });
 

@@ -107,4 +107,22 @@ describe('structure of the imported sample', () => {
     ]);
     for (const r of rows) if (r.other_market_probability !== null) expect(r.implied_probability).toBe(r.other_market_probability);
   });
+  it('the bundled anchor factors are published over the sample: ≥ 6 trees of 2–3 levels whose leaves span the nine categories', async () => {
+    const factors = await snapshotRows(f.dataDir, runId, `SELECT * FROM {factors} ORDER BY factor_id`);
+    expect(factors.length).toBeGreaterThanOrEqual(6);
+    for (const x of factors) {
+      expect([2, 3], x.factor_id).toContain(x.n_levels);
+      expect(x.n_leaves, x.factor_id).toBeGreaterThan(0);
+    }
+    const cats = await snapshotRows(f.dataDir, runId, `SELECT DISTINCT category FROM {factor_leaves} ORDER BY 1`);
+    expect(cats.map((c) => c.category)).toEqual(['climate', 'crypto', 'economics', 'finance', 'politics', 'science', 'sports', 'tech', 'world']);
+    // rules attach questions nobody listed, with the sign their terms give
+    const dips = await snapshotRows(f.dataDir, runId, `SELECT * FROM {factor_leaves} WHERE factor_id = 'crypto-prices' AND origin = 'rule' AND title ILIKE '%bitcoin dip%'`);
+    expect(dips.length).toBeGreaterThan(0);
+    for (const d of dips) expect(d.sign).toBe(-1);
+    const health = await snapshotRows(f.dataDir, runId, `SELECT * FROM {factor_health}`);
+    expect(health).toHaveLength(factors.length);
+    const checks = await snapshotRows(f.dataDir, runId, `SELECT "check" FROM {system_health}`);
+    expect(checks.map((c) => c.check)).toEqual(['model_failures', 'venue_sync', 'stale_prices', 'snapshot_age']);
+  });
 });
