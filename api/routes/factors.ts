@@ -263,6 +263,10 @@ export const FactorHealth = z
   .object({
     factor_id: z.string(),
     name: z.string().nullable(),
+    status: z.enum(STATUSES).meta({
+      description: 'failing: active leaves but none with a consensus; degraded: coverage below QUORUM_HEALTH_COVERAGE_DEGRADED, contradictions, many stale leaves, or no active leaf.',
+    }),
+    reasons: z.array(z.string()),
     n_leaves: count,
     n_active: count,
     n_resolved: count,
@@ -360,6 +364,8 @@ export const factorsHealthRoute = jsonRoute({
     const factors = health.map((h) => ({
       factor_id: String(h.factor_id),
       name: str(h.name),
+      status: statusOf(h.status),
+      reasons: Array.isArray(h.reasons) ? h.reasons.map(String) : [],
       n_leaves: int(h.n_leaves),
       n_active: int(h.n_active),
       n_resolved: int(h.n_resolved),

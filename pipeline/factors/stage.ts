@@ -22,6 +22,8 @@ const HealthEnv = z.object({
   /** Hours since the served snapshot was published from which the system is degraded / failing. */
   QUORUM_HEALTH_SNAPSHOT_AGE_DEGRADED_HOURS: z.coerce.number().gt(0).max(1e6).default(36),
   QUORUM_HEALTH_SNAPSHOT_AGE_FAILING_HOURS: z.coerce.number().gt(0).max(1e6).default(108),
+  /** A factor whose coverage (active leaves forecast by every model of the latest run) is below this is degraded. */
+  QUORUM_HEALTH_COVERAGE_DEGRADED: z.coerce.number().min(0).max(1).default(0.5),
 });
 
 export interface HealthParams {
@@ -32,6 +34,7 @@ export interface HealthParams {
   staleShareFailing: number;
   snapshotAgeDegradedHours: number;
   snapshotAgeFailingHours: number;
+  coverageDegraded: number;
 }
 
 /** The health thresholds from the environment; a bad value (or degraded above failing) names the variable. */
@@ -58,6 +61,7 @@ export function loadHealthParams(env: NodeJS.ProcessEnv = process.env): HealthPa
     staleShareFailing: e.QUORUM_HEALTH_STALE_SHARE_FAILING,
     snapshotAgeDegradedHours: e.QUORUM_HEALTH_SNAPSHOT_AGE_DEGRADED_HOURS,
     snapshotAgeFailingHours: e.QUORUM_HEALTH_SNAPSHOT_AGE_FAILING_HOURS,
+    coverageDegraded: e.QUORUM_HEALTH_COVERAGE_DEGRADED,
   };
 }
 
@@ -95,7 +99,8 @@ export async function prepareFactors(conn: DuckDBConnection, opts: PrepareFactor
   await conn.run(
     'CREATE OR REPLACE TEMP TABLE _health_params AS SELECT $frd::DOUBLE AS failure_rate_degraded, $frf::DOUBLE AS failure_rate_failing, ' +
       '$sph::DOUBLE AS stale_price_hours, $ssd::DOUBLE AS stale_share_degraded, $ssf::DOUBLE AS stale_share_failing, ' +
-      '$sad::DOUBLE AS snapshot_age_degraded_hours, $saf::DOUBLE AS snapshot_age_failing_hours, $sync::VARCHAR AS sync_report',
+      '$sad::DOUBLE AS snapshot_age_degraded_hours, $saf::DOUBLE AS snapshot_age_failing_hours, ' +
+      '$cov::DOUBLE AS coverage_degraded, $sync::VARCHAR AS sync_report',
     {
       frd: h.failureRateDegraded,
       frf: h.failureRateFailing,
@@ -104,6 +109,7 @@ export async function prepareFactors(conn: DuckDBConnection, opts: PrepareFactor
       ssf: h.staleShareFailing,
       sad: h.snapshotAgeDegradedHours,
       saf: h.snapshotAgeFailingHours,
+      cov: h.coverageDegraded,
       sync: opts.syncReport ?? null,
     },
   );

@@ -33,7 +33,7 @@ CREATE TEMP TABLE IF NOT EXISTS _health_params AS
 SELECT 0.1::DOUBLE AS failure_rate_degraded, 0.5::DOUBLE AS failure_rate_failing,
        48.0::DOUBLE AS stale_price_hours, 0.25::DOUBLE AS stale_share_degraded, 0.75::DOUBLE AS stale_share_failing,
        36.0::DOUBLE AS snapshot_age_degraded_hours, 108.0::DOUBLE AS snapshot_age_failing_hours,
-       NULL::VARCHAR AS sync_report;
+       0.5::DOUBLE AS coverage_degraded, NULL::VARCHAR AS sync_report;
 
 CREATE OR REPLACE TABLE factor_contradictions AS
 SELECT la.factor_id, l.a AS question_a, l.b AS question_b, l.kind, l.origin AS link_origin,
@@ -47,7 +47,7 @@ WHERE la.consensus IS NOT NULL AND lb.consensus IS NOT NULL
     OR (l.kind = 'excludes' AND la.consensus + lb.consensus > 1))
 ORDER BY la.factor_id, violation DESC, question_a, question_b;
 
-CREATE OR REPLACE TABLE factor_health AS
+CREATE OR REPLACE TABLE _factor_health_base AS
 WITH leaves AS (
   SELECT l.*,
          date_diff('second', l.market_observed_at, rp.as_of) / 3600.0 AS price_age_hours,
@@ -109,6 +109,32 @@ LEFT JOIN scored AS s USING (factor_id)
 LEFT JOIN contra AS c USING (factor_id)
 CROSS JOIN run_params AS rp
 ORDER BY f.factor_id;
+
+-- A factor's own status: failing when it has active leaves and none has a consensus (its level
+-- cannot be computed); degraded when its coverage is below coverage_degraded, when its leaves
+-- contradict each other, when the stale share of its active leaves reaches stale_share_degraded,
+-- or when it has no active leaf; ok otherwise. `reasons` says which.
+CREATE OR REPLACE TABLE factor_health AS
+WITH r AS (
+  SELECT b.*, n.n_with_consensus,
+         list_concat(
+           CASE WHEN b.n_active > 0 AND n.n_with_consensus = 0 THEN ['no active leaf has a consensus'] ELSE [] END,
+           CASE WHEN b.n_active = 0 THEN ['no active leaf'] ELSE [] END,
+           CASE WHEN b.coverage < hp.coverage_degraded
+                THEN ['coverage ' || round(100 * b.coverage)::INTEGER || '% (' || b.n_covered || ' of ' || b.n_active || ' active leaves forecast by every model of the latest run)'] ELSE [] END,
+           CASE WHEN b.n_contradictions > 0 THEN [b.n_contradictions || ' contradiction(s) among linked leaves'] ELSE [] END,
+           CASE WHEN b.n_active > 0 AND b.n_stale / b.n_active >= hp.stale_share_degraded
+                THEN [b.n_stale || ' of ' || b.n_active || ' active leaves stale'] ELSE [] END
+         ) AS reasons
+  FROM _factor_health_base AS b
+  JOIN factors AS n USING (factor_id)
+  CROSS JOIN _health_params AS hp
+)
+SELECT * EXCLUDE (n_with_consensus, reasons, as_of),
+       CASE WHEN n_active > 0 AND n_with_consensus = 0 THEN 'failing' WHEN len(reasons) > 0 THEN 'degraded' ELSE 'ok' END AS status,
+       reasons, as_of
+FROM r
+ORDER BY factor_id;
 
 CREATE OR REPLACE TABLE _health_calls AS
 WITH last_run AS (

@@ -93,7 +93,7 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     factor_id: V, node_id: V, question_id: V, sign: 'INTEGER', weight: D, origin: V, rule_ord: 'INTEGER', title: V, venue: V, url: V, category: V, status: V, outcome: D, resolved_at: TS, consensus: D, mode: V, consensus_run_id: V, forecast_at: TS, n_models: 'INTEGER', disagreement_sd: D, previous_consensus: D, previous_run_id: V, market_probability: D, market_observed_at: TS, signed_consensus: D, signed_previous_consensus: D, signed_market: D, last_forecast_at: TS, models_latest_run: B,
   },
   factor_health: {
-    factor_id: V, name: V, n_leaves: B, n_active: B, n_resolved: B, n_covered: B, coverage: D, latest_run_models: B, latest_run_id: V, newest_forecast_at: TS, newest_forecast_age_hours: D, newest_price_at: TS, newest_price_age_hours: D, n_stale: B, n_scored: B, brier: D, market_brier: D, brier_vs_market: D, disagreement: D, market_share: D, n_contradictions: B, as_of: TS,
+    factor_id: V, name: V, n_leaves: B, n_active: B, n_resolved: B, n_covered: B, coverage: D, latest_run_models: B, latest_run_id: V, newest_forecast_at: TS, newest_forecast_age_hours: D, newest_price_at: TS, newest_price_age_hours: D, n_stale: B, n_scored: B, brier: D, market_brier: D, brier_vs_market: D, disagreement: D, market_share: D, n_contradictions: B, status: V, reasons: VL, as_of: TS,
   },
   factor_contradictions: {
     factor_id: V, question_a: V, question_b: V, kind: V, link_origin: V, consensus_a: D, consensus_b: D, violation: D,

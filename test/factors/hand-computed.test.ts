@@ -46,6 +46,11 @@ const FACTORS = [
   '    statement: Nothing here yet',
   '    drivers:',
   '      - { id: o1, name: Empty driver, rules: [{ match: [[zzzz]], sign: 1 }] }',
+  '  - id: cold',
+  '    name: Cold factor',
+  '    statement: Nobody forecast this',
+  '    drivers:',
+  '      - { id: c1, name: Unforecast, questions: [{ question: "manifold:a8", sign: 1 }] }',
   '',
 ].join('\n');
 
@@ -201,17 +206,18 @@ describe('factors on a hand-made warehouse', () => {
   });
 
   it('GET /api/factors/ and /api/factors/{id}/: the trees, paged by factor_id', async () => {
-    const page1 = await get(server, '/api/factors/?limit=1');
+    const page1 = await get(server, '/api/factors/?limit=2');
     expect(page1.res.status).toBe(200);
-    expect(page1.body).toMatchObject({ count: 1, total: 2 });
-    const f1 = page1.body.factors[0];
+    expect(page1.body).toMatchObject({ count: 2, total: 3 });
+    expect(page1.body.factors.map((x: { factor_id: string }) => x.factor_id)).toEqual(['cold', 'hand']);
+    const f1 = page1.body.factors[1];
     expect(f1).toMatchObject({ factor_id: 'hand', statement: 'Widgets win', n_levels: 3, n_leaves: 6 });
     expect(f1.level).toBeCloseTo(hand, 6);
     expect(f1.change).toBeCloseTo(hand - previous, 6);
     expect(f1.drivers.map((d: { node_id: string }) => d.node_id)).toEqual(['hand/d1', 'hand/d1/s1', 'hand/d2']);
     expect(f1.drivers[0]).toMatchObject({ depth: 1, leaves: ['manifold:a1', 'manifold:a2'], children: ['hand/d1/s1'] });
     expect(f1.leaves.find((l: { question_id: string }) => l.question_id === 'manifold:a2')).toMatchObject({ sign: -1, weight: 2, origin: 'curated', consensus: 0.2, previous_consensus: 0.3 });
-    const page2 = await get(server, `/api/factors/?limit=1&cursor=${encodeURIComponent(page1.body.next_cursor)}`);
+    const page2 = await get(server, `/api/factors/?limit=2&cursor=${encodeURIComponent(page1.body.next_cursor)}`);
     expect(page2.body.factors.map((x: { factor_id: string }) => x.factor_id)).toEqual(['other']);
     expect(page2.body.next_cursor).toBeNull();
     const one = await get(server, '/api/factors/hand/');
@@ -230,7 +236,16 @@ describe('factors on a hand-made warehouse', () => {
     expect(age.value).toBeGreaterThanOrEqual(0);
     expect(age.value).toBeLessThan(1);
     const hand = r.body.factors.find((x: { factor_id: string }) => x.factor_id === 'hand');
-    expect(hand).toMatchObject({ coverage: 0.4, n_contradictions: 2, n_scored: 1 });
+    expect(hand).toMatchObject({ coverage: 0.4, n_contradictions: 2, n_scored: 1, status: 'degraded' });
+    expect(hand.reasons).toEqual([
+      'coverage 40% (2 of 5 active leaves forecast by every model of the latest run)',
+      '2 contradiction(s) among linked leaves',
+      '2 of 5 active leaves stale',
+    ]);
+    const status = (id: string) => r.body.factors.find((x: { factor_id: string }) => x.factor_id === id);
+    expect(status('cold')).toMatchObject({ status: 'failing' });
+    expect(status('cold').reasons[0]).toBe('no active leaf has a consensus');
+    expect(status('other')).toMatchObject({ status: 'degraded', reasons: ['no active leaf'] });
     expect(hand.contradictions.map((c: { kind: string }) => c.kind).sort()).toEqual(['excludes', 'implies']);
     expect(hand.stale_leaves).toHaveLength(2);
   });
