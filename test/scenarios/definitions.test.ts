@@ -1,0 +1,111 @@
+/**
+ * Scenario definitions (issue 13): bad files name the file, the line and the field; the bundled
+ * scenarios load and every component is a question of the bundled sample.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadScenarioDefinitions, parseScenariosFile } from '../../pipeline/scenarios/definitions.ts';
+import { DEFAULT_STRUCTURE_DIR, StructureFileError } from '../../pipeline/structure/definitions.ts';
+import { fixture } from '../structure/helpers.ts';
+
+function errorOf(fn: () => unknown): StructureFileError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(StructureFileError);
+    return err as StructureFileError;
+  }
+  throw new Error('expected a StructureFileError');
+}
+
+const scenario = (components: string[], extra: string[] = []) =>
+  ['scenarios:', '  - id: s-one', '    title: A scenario', '    description: Two related questions', ...extra, '    components:', ...components, ''].join('\n');
+
+describe('scenario files: errors name file, line and field', () => {
+  it('a single component is too few, seven are too many', () => {
+    const one = scenario(['      - question: manifold:a']);
+    const e = errorOf(() => parseScenariosFile(one, 'scenarios/one.yaml'));
+    expect([e.line, e.field]).toEqual([6, 'scenarios.0.components']);
+    expect(e.message).toMatch(/^scenarios\/one\.yaml:6 \(field "scenarios\.0\.components"\): .*at least 2 components/);
+    const seven = scenario(Array.from({ length: 7 }, (_, i) => `      - question: manifold:q${i}`));
+    const s = errorOf(() => parseScenariosFile(seven, 'scenarios/seven.yaml'));
+    expect(s.field).toBe('scenarios.0.components');
+    expect(s.message).toContain('at most 6 components');
+  });
+
+  it('a bad question id, a question twice, an unknown key, a missing title', () => {
+    const bad = scenario(['      - question: manifold:a', '      - question: not an id']);
+    const b = errorOf(() => parseScenariosFile(bad, 'scenarios/bad.yaml'));
+    expect([b.line, b.field]).toEqual([7, 'scenarios.0.components.1.question']);
+    const dup = scenario(['      - question: manifold:a', '      - question: manifold:b', '      - question: manifold:a']);
+    const d = errorOf(() => parseScenariosFile(dup, 'scenarios/dup.yaml'));
+    expect([d.line, d.field]).toEqual([8, 'scenarios.0.components.2.question']);
+    expect(d.message).toContain('is a component twice');
+    const key = scenario(['      - question: manifold:a', '      - question: manifold:b'], ['    weight: 2']);
+    const k = errorOf(() => parseScenariosFile(key, 'scenarios/key.yaml'));
+    expect([k.line, k.field]).toEqual([5, 'scenarios.0.weight']);
+    const untitled = ['scenarios:', '  - id: s-two', '    description: no title', '    components: [{ question: "manifold:a" }, { question: "manifold:b" }]', ''].join('\n');
+    const u = errorOf(() => parseScenariosFile(untitled, 'scenarios/untitled.yaml'));
+    expect([u.line, u.field]).toEqual([2, 'scenarios.0.title']);
+  });
+
+  it('a YAML syntax error and a scenario id defined in two files', () => {
+    const y = errorOf(() => parseScenariosFile('scenarios:\n  - id: [unclosed\n', 'scenarios/syntax.yaml'));
+    expect(y.file).toBe('scenarios/syntax.yaml');
+    expect(y.line).toBeGreaterThanOrEqual(2);
+    const f = fixture();
+    try {
+      mkdirSync(join(f.structureDir, 'scenarios'));
+      const text = scenario(['      - question: manifold:a', '      - question: manifold:b']);
+      writeFileSync(join(f.structureDir, 'scenarios', 'a.yaml'), text);
+      writeFileSync(join(f.structureDir, 'scenarios', 'b.yaml'), text);
+      const e = errorOf(() => loadScenarioDefinitions(f.structureDir));
+      expect(e.message).toMatch(/b\.yaml:2 \(field "scenarios\.0\.id"\): scenario id s-one is already defined in .*a\.yaml/);
+    } finally {
+      f.cleanup();
+    }
+  });
+});
+
+const SAMPLE = new URL('../../data/sample/forecastbench/', import.meta.url).pathname;
+const sampleIds = new Set(
+  readFileSync(`${SAMPLE}questions_market.jsonl`, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const r = JSON.parse(l) as { source: string; id: string };
+      return `${r.source}:${r.id}`;
+    }),
+);
+/** Sample questions with a final resolution (resolved = True in the resolution set). */
+const resolvedIds = new Set(
+  readFileSync(`${SAMPLE}resolutions_market.csv`, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(','))
+    .filter((c) => c[7] === 'True')
+    .map((c) => `${c[3]}:${c[2]}`),
+);
+
+describe('bundled scenarios', () => {
+  const defs = loadScenarioDefinitions(DEFAULT_STRUCTURE_DIR);
+
+  it('at least 5, each with 2 to 6 components, a title and a description', () => {
+    expect(defs.length).toBeGreaterThanOrEqual(5);
+    for (const s of defs) {
+      expect(s.components.length, s.id).toBeGreaterThanOrEqual(2);
+      expect(s.components.length, s.id).toBeLessThanOrEqual(6);
+      expect(s.title.length).toBeGreaterThan(3);
+      expect(s.description.length).toBeGreaterThan(3);
+    }
+  });
+
+  it('every component is a question of the sample; some scenarios have resolved wholly, some in part', () => {
+    for (const s of defs) for (const c of s.components) expect(sampleIds.has(c.question), `${s.id}: ${c.question}`).toBe(true);
+    const resolved = defs.map((s) => s.components.filter((c) => resolvedIds.has(c.question)).length);
+    expect(defs.filter((s, i) => resolved[i] === s.components.length).length).toBeGreaterThanOrEqual(2);
+    expect(defs.filter((s, i) => resolved[i]! > 0 && resolved[i]! < s.components.length).length).toBeGreaterThanOrEqual(1);
+  });
+});
