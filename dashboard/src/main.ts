@@ -9,7 +9,8 @@ import { overviewPage } from './pages/overview.ts';
 import { predictionsPage } from './pages/predictions.ts';
 import { questionPage } from './pages/question.ts';
 import { sourcePage, sourcesPage } from './pages/sources.ts';
-import { factorsPage, scenariosPage, thesesPage, thesisPage } from './pages/structure.ts';
+import { factorsPage } from './pages/factors.ts';
+import { scenariosPage, thesesPage, thesisPage } from './pages/structure.ts';
 import { h } from './ui.ts';
 
 type Page = (main: HTMLElement, arg: string | undefined) => Promise<void>;

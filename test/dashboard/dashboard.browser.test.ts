@@ -305,6 +305,29 @@ describe('the dashboard in Chromium', () => {
     await page.close();
   });
 
+  it('factors: the system status with its checks, each factor as its tree with a health badge and levels beside the market', async () => {
+    const list = (await get(server, '/api/factors/?limit=200')).body as { factors: { factor_id: string; drivers: unknown[]; level: number | null; market_level: number | null }[] };
+    const health = (await get(server, '/api/factors/health/')).body as { status: string; checks: unknown[]; factors: { factor_id: string; status: string }[] };
+    expect(list.factors.length).toBeGreaterThanOrEqual(6);
+    const { page, problems } = await tab(1200);
+    await open(page, '#/factors', 'factors-tree');
+    expect(await page.$eval('#system-status .status', (e) => e.textContent)).toBe(health.status);
+    expect(await page.$$eval('#system-checks tbody tr', (r) => r.length)).toBe(health.checks.length);
+    expect(await page.$$eval('section[data-factor]', (s) => s.map((x) => (x as HTMLElement).dataset.factor))).toEqual(list.factors.map((f) => f.factor_id));
+    for (const f of list.factors) {
+      const sel = `section[data-factor="${f.factor_id}"]`;
+      expect(await page.$$eval(`${sel} table.factor-tree tbody tr`, (r) => r.length), f.factor_id).toBe(f.drivers.length + 1);
+      const want = health.factors.find((x) => x.factor_id === f.factor_id)!.status;
+      expect(await page.$eval(`${sel} .status`, (e) => e.textContent), f.factor_id).toBe(want);
+      const dots = await page.$$eval(`${sel} figure .q-point path, ${sel} figure .q-point circle`, (c) => c.length);
+      if (f.level !== null || f.market_level !== null) expect(dots, f.factor_id).toBeGreaterThan(0);
+    }
+    expect(await audit(page)).toEqual([]);
+    await shot(page, 'factors-tree');
+    clean(problems);
+    await page.close();
+  });
+
   it('a refused key: public panels still load, keyed panels explained, the header says so', async () => {
     const { page, problems } = await tab(1200, 'qrm_notARealKeyAtAll000000000000000000');
     await open(page, '', 'overview-refused-key');

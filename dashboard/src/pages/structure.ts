@@ -1,8 +1,8 @@
 /**
  * Theses (GET /api/clusters/: consensus beside the market consensus, with vintages), one thesis's
- * vintage history, and the factors and scenarios pages. Factors and scenarios show "not available
- * yet" while the server has no such endpoint, and a plain table of what the endpoint returns once
- * it lands (their dedicated drawings, tree and pathway bars, are not built yet).
+ * vintage history, and the scenarios page, which shows "not available yet" while the server has no
+ * such endpoint, and a plain table of what the endpoint returns once it lands (its pathway bars
+ * from the first distribution of each item). Factors: pages/factors.ts.
  */
 import * as Plot from '@observablehq/plot';
 import { get, hasRoute } from '../api.ts';
@@ -134,5 +134,4 @@ async function genericPage(root: HTMLElement, id: string, title: string, what: s
     h('tbody', {}, list.map((x) => h('tr', {}, cols.map((c) => h('td', {}, c === 'status' && typeof x[c] === 'string' ? badge(x[c] as string) : x[c] === null || x[c] === undefined ? '–' : String(x[c]))))))))));
 }
 
-export const factorsPage = (root: HTMLElement): Promise<void> => genericPage(root, 'factors.health', 'Factors', 'The factor tree and its health');
 export const scenariosPage = (root: HTMLElement): Promise<void> => genericPage(root, 'scenarios', 'Scenarios', 'Scenarios and their pathways');

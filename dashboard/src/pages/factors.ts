@@ -1,0 +1,106 @@
+/**
+ * Factors (GET /api/factors/ and /api/factors/health/): the system's status with its reasons and
+ * checks, then each anchor factor as its tree (factor → drivers → sub-drivers) with a health
+ * badge, each node's level (the signed log-odds mean of its leaves' consensus) beside the market's
+ * and its change since the previous run, and the leaves linked to their question pages.
+ */
+import * as Plot from '@observablehq/plot';
+import { get } from '../api.ts';
+import { accessible } from '../charts.ts';
+import { h, notice, num, panel, pct, PALETTE } from '../ui.ts';
+
+interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
+interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
+interface Leaf { question_id: string; title: string | null; sign: number; origin: string; consensus: number | null; market_probability: number | null; status: string | null }
+interface Factor extends Levels { factor_id: string; name: string; statement: string; n_levels: number; drivers: Node[]; leaves: Leaf[] }
+interface Check { check: string; status: string; value: number | null; degraded_at: number | null; failing_at: number | null; detail: string | null }
+interface FactorHealth {
+  factor_id: string; status: string; reasons: string[]; coverage: number | null; n_active: number; stale_leaves: unknown[];
+  n_scored: number; brier: number | null; market_brier: number | null; disagreement: number | null; market_share: number | null; n_contradictions: number;
+}
+interface Health { status: string; reasons: string[]; checks: Check[]; factors: FactorHealth[] }
+
+/** A status word as a badge; its colour and its text both say it. */
+function badge(status: string): HTMLElement {
+  return h('span', { class: `status status-${status.replace(/[^a-z]/gi, '')}` }, status);
+}
+
+/** "+3.2 pp" / "−1.0 pp" / "–". */
+function change(x: number | null): string {
+  if (x === null) return '–';
+  const pp = (x * 100).toFixed(1);
+  return x >= 0 ? `+${pp} pp` : `−${pp.replace('-', '')} pp`;
+}
+
+function systemPanel(health: Health): HTMLElement {
+  return panel('System health',
+    h('p', { id: 'system-status' }, badge(health.status), health.reasons.length ? '' : ' every check is ok'),
+    health.reasons.length ? h('ul', {}, health.reasons.map((r) => h('li', {}, r))) : null,
+    h('div', { class: 'table-wrap' }, h('table', { id: 'system-checks' },
+      h('thead', {}, h('tr', {}, ['check', 'status', 'value', 'degraded at', 'failing at', 'detail'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, health.checks.map((c) => h('tr', {},
+        h('td', {}, c.check), h('td', {}, badge(c.status)), h('td', { class: 'num' }, num(c.value, 2)),
+        h('td', { class: 'num' }, num(c.degraded_at, 2)), h('td', { class: 'num' }, num(c.failing_at, 2)), h('td', {}, c.detail ?? '')))))));
+}
+
+/** Each node's level and the market's, one row per node, indented by depth. */
+function levelsChart(f: Factor, width: number): Element {
+  const nodes = [{ label: f.name, ...f }, ...f.drivers.map((d) => ({ label: `${'· '.repeat(d.depth)}${d.name}`, ...d }))];
+  const dots = nodes.flatMap((n) => [
+    ...(n.level === null ? [] : [{ label: n.label, p: n.level, who: 'AI consensus' }]),
+    ...(n.market_level === null ? [] : [{ label: n.label, p: n.market_level, who: 'market' }]),
+  ]);
+  return accessible(Plot.plot({
+    width, height: 40 + nodes.length * 22, marginLeft: Math.min(240, width / 2.5), style: { fontSize: '12px' },
+    x: { domain: [0, 1], label: 'level (toward the statement)', grid: true, tickFormat: '%' },
+    y: { label: null, domain: nodes.map((n) => n.label) },
+    color: { domain: ['AI consensus', 'market'], range: [PALETTE[0], PALETTE[1]], legend: true },
+    marks: [Plot.ruleX([0.5], { stroke: '#999', strokeDasharray: '3,3' }), Plot.dot(dots, { x: 'p', y: 'label', fill: 'who', symbol: 'who', r: 4, className: 'q-point' })],
+  }));
+}
+
+function treeTable(f: Factor): HTMLElement {
+  const rows = [{ ...f, node_id: f.factor_id, depth: 0 }, ...f.drivers];
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'factor-tree' },
+    h('thead', {}, h('tr', {}, ['node', 'level', 'change', 'market', 'leaves (with consensus)'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, rows.map((n) => h('tr', { 'data-depth': String(n.depth) },
+      h('td', { class: `depth-${n.depth}` }, n.name), h('td', { class: 'num' }, pct(n.level)), h('td', { class: 'num' }, change(n.change)),
+      h('td', { class: 'num' }, pct(n.market_level)), h('td', { class: 'num' }, `${n.n_leaves} (${n.n_with_consensus})`))))));
+}
+
+function factorPanel(f: Factor, health: FactorHealth | undefined, width: number): HTMLElement {
+  const leaves = h('details', {}, h('summary', {}, `${f.leaves.length} questions`),
+    h('ul', {}, f.leaves.map((l) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(l.question_id)}` }, l.title ?? l.question_id),
+      ` · ${l.status ?? ''}${l.sign < 0 ? ' · counts against' : ''}${l.origin === 'rule' ? ' · attached by a rule' : ''} · consensus ${pct(l.consensus)} · market ${pct(l.market_probability)}`))));
+  const healthLine = health
+    ? h('p', { class: 'meta' },
+      `coverage ${pct(health.coverage, 0)} · ${health.stale_leaves.length} stale · ${health.n_contradictions} contradictions · disagreement ${num(health.disagreement)}`,
+      ` · Brier ${num(health.brier)} vs market ${num(health.market_brier)} on ${health.n_scored} resolved`)
+    : null;
+  const section = panel(f.name,
+    h('p', {}, health ? badge(health.status) : '', ` ${f.statement}: ${pct(f.level)} (${change(f.change)} since the previous run; market ${pct(f.market_level)})`),
+    health?.reasons.length ? h('ul', { class: 'reasons' }, health.reasons.map((r) => h('li', {}, r))) : null,
+    healthLine,
+    h('figure', { class: 'chart', id: `factor-${f.factor_id}` }, levelsChart(f, width)),
+    treeTable(f),
+    leaves);
+  section.dataset.factor = f.factor_id;
+  return section;
+}
+
+export async function factorsPage(root: HTMLElement): Promise<void> {
+  root.append(h('h1', {}, 'Factors'));
+  const [list, health] = await Promise.all([
+    get<{ factors: Factor[]; total: number }>('factors', {}, { limit: '200' }),
+    get<Health>('factors.health'),
+  ]);
+  if (health.kind === 'ok') root.append(systemPanel(health.body));
+  else root.append(notice(health, 'The health view'));
+  if (list.kind !== 'ok') {
+    root.append(notice(list, 'The factors'));
+    return;
+  }
+  const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  const byId = new Map((health.kind === 'ok' ? health.body.factors : []).map((x) => [x.factor_id, x]));
+  for (const f of list.body.factors) root.append(factorPanel(f, byId.get(f.factor_id), width));
+}
