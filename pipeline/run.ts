@@ -28,6 +28,7 @@ import type { ProgressReporter } from './forecast/progress.ts';
 import { createProgress } from './forecast/progress.ts';
 import { syncAll, type SyncReport } from './sync.ts';
 import { prepareFactors } from './factors/stage.ts';
+import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { loadEventsConfig } from './events/config.ts';
 import { readCurrent } from './warehouse/snapshot.ts';
@@ -272,6 +273,8 @@ export async function scoreAndPublish(
   await prepareStructure(conn, { runId });
   // Factors and health (issue 12): the trees, the thresholds and this run's sync report in.
   await prepareFactors(conn, { syncReport: opts.syncReport ?? null });
+  // Scenarios (issue 13): curated scenarios in; this run's scenario records archived after.
+  await prepareScenarios(conn, { runId });
   return publishSnapshot(config.dataDir, runId, { asOf, headlineModes: config.headlineModes }, async (dir) => {
     const tables = await deriveTables(conn, {
       asOf,
@@ -279,6 +282,7 @@ export async function scoreAndPublish(
       maxComparatorAgeDays: config.maxComparatorAgeDays,
     });
     await freezeThesisVintages(conn, config.dataDir, runId, asOf);
+    await freezeScenarioRecords(conn, config.dataDir, runId, asOf);
     await exportTables(conn, tables, dir);
     return tables;
   });

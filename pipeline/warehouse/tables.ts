@@ -250,6 +250,30 @@ export const RAW_TABLES = {
     },
     key: ['thesis_id', 'run_id', 'question_id'],
   },
+  scenario_records: {
+    // Archived scenario records (issue 13, sql/derive/99_scenario_2_records.sql): every run
+    // appends one immutable record per scenario with a consensus joint and a component still
+    // open, one row per world (the consensus pathway distribution). The record-level values repeat
+    // on each world row of a record (scenario_id, run_id). components = the component question
+    // ids in pathway order, comma-separated (the order the world digits follow). content_hash =
+    // sha256 of the components and, per world in world order, its probability. A repeated or
+    // killed-and-resumed run adds nothing.
+    columns: {
+      scenario_id: 'VARCHAR',
+      run_id: 'VARCHAR',
+      as_of: 'TIMESTAMP',
+      title: 'VARCHAR',
+      components: 'VARCHAR',
+      world: 'VARCHAR', // one digit per component in pathway order: '10' = first YES, second NO
+      probability: 'DOUBLE', // the consensus joint's probability of the world
+      disagreement_sd: 'DOUBLE', // population sd of the models' probabilities of the world
+      n_models: 'INTEGER',
+      methods: 'VARCHAR', // the models' methods, sorted, comma-separated: chain_rule | max_entropy_ipf | independent
+      content_hash: 'VARCHAR',
+      recorded_at: 'TIMESTAMP',
+    },
+    key: ['scenario_id', 'run_id', 'world'],
+  },
 } as const satisfies Record<string, RawTable>;
 
 export type RawTableName = keyof typeof RAW_TABLES;

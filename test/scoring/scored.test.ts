@@ -113,6 +113,13 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'factor_contradictions',
       'factor_health',
       'system_health',
+      'scenario_worlds',
+      'scenario_marginals',
+      'scenario_components',
+      'scenario_record_components',
+      'scenario_record_worlds',
+      'scenario_record_scores',
+      'scenarios',
     ]);
   });
 

@@ -1,0 +1,314 @@
+-- 99_scenario_1_joint: scenarios (issue 13), each model's joint distribution over the worlds of a
+-- scenario, the consensus joint, the pathway and the component distributions.
+--
+-- Definitions: data/structure/scenarios/*.yaml, loaded by pipeline/scenarios/ into the temp tables
+-- _scenario_defs (one row per scenario) and _scenario_components_def (its components, ord = 1..n
+-- in pathway order; components not in this snapshot leave the scenario out). _scenario_params
+-- holds the run id and the number of IPF sweeps.
+--
+-- Worlds: the 2^n outcomes of the n components, written as one digit per component in pathway
+-- order ('10' = the first YES, the second NO); world_ix is that string read as a binary number.
+--
+-- Marginals: a model's direct forecast of a component is its latest forecast (created at or before
+-- as_of, with a probability, one row per model: translations left out) of the question in the
+-- question's headline mode, the first mode of run_params.headline_modes in which the question has
+-- any forecast (the headline rule of 85_edges.sql, applied to resolved questions too: a scenario's
+-- resolved components keep the forecasts made before they resolved).
+--
+-- Conditionals: _scenario_conditionals(scenario_id, model, component_ord, condition, probability)
+-- = P(component k YES | earlier components as `condition`), condition a string of length k − 1 over
+-- '1' (YES), '0' (NO) and '-' (either): '10' = the first YES and the second NO; '1-' = the first YES,
+-- whatever the second. The warehouse stores no conditional forecasts yet (issue 13 pt 2), so the
+-- table is empty in a pipeline run; rows with another length, other characters, k < 2, k > n or a
+-- probability outside [0, 1] are ignored; duplicates are averaged.
+--
+-- The joint of a model, and `method`:
+--  * chain_rule: the model gave every full conditional (no '-') of components 2..n and a direct
+--    forecast of component 1: P(w) = P(c1 = w1) · Π_k P(ck = wk | w1..w(k−1)).
+--  * max_entropy_ipf: some conditionals but not the full chain, and a direct forecast of every
+--    component: the maximum-entropy joint with the direct marginals and the given conditionals, by
+--    iterative proportional fitting in SQL (a recursive CTE): from the uniform joint, each step
+--    is the exact I-projection onto one constraint "P(ck = 1 | S) = p" (S: the worlds matching the
+--    condition; a marginal is S = every world): worlds in S with ck = 1 are multiplied by
+--    e^(λ(1−p)), those with ck = 0 by e^(−λp), all then renormalized, with λ = ln(y·p / (x·(1−p))),
+--    x = P(S, ck = 1), y = P(S, ck = 0). Constraints are taken in turn (the marginals in pathway
+--    order, then the conditionals by component and condition), for _scenario_params.ipf_sweeps
+--    sweeps. Cyclic I-projections onto linear constraints converge to the I-projection of the
+--    uniform joint onto their intersection, which is the maximum-entropy joint (Csiszár 1975);
+--    contradictory constraints have no such joint and the fixed number of sweeps stops the cycling.
+--    Targets are clipped to [1e-9, 1 − 1e-9] so no world reaches probability 0.
+--  * independent: no conditionals, a direct forecast of every component: the maximum-entropy joint
+--    with those marginals, which is their product.
+-- A model with neither a direct forecast of every component nor the full chain has no joint.
+--
+-- Consensus: the mean of the joints of the models that have one, world by world, with the
+-- population sd across those models (disagreement). Component distributions: the marginals implied
+-- by a joint (sum of the worlds where the component is YES); coherence_gap = implied − the direct
+-- forecast (consensus: the mean direct forecast of the models with a joint), zero up to rounding for
+-- independent and IPF joints with consistent constraints, and the models' incoherence under the
+-- chain rule.
+--
+-- Resolutions condition the worlds: a world is `consistent` when it agrees with every component
+-- resolved (status resolved, outcome 0 or 1) at as_of; conditional_probability = its probability
+-- renormalized over the consistent worlds (null for inconsistent worlds or when they have no mass).
+
+CREATE TEMP TABLE IF NOT EXISTS _scenario_defs (scenario_id VARCHAR, title VARCHAR, description VARCHAR);
+CREATE TEMP TABLE IF NOT EXISTS _scenario_components_def (scenario_id VARCHAR, ord INTEGER, question_id VARCHAR, label VARCHAR);
+CREATE TEMP TABLE IF NOT EXISTS _scenario_conditionals
+  (scenario_id VARCHAR, model VARCHAR, component_ord INTEGER, condition VARCHAR, probability DOUBLE);
+CREATE TEMP TABLE IF NOT EXISTS _scenario_params (run_id VARCHAR, ipf_sweeps INTEGER);
+
+-- Scenarios whose every component is a question of this snapshot.
+CREATE OR REPLACE TABLE _scenario_set AS
+SELECT d.scenario_id, d.title, d.description, count(*)::INTEGER AS n_components
+FROM _scenario_defs AS d
+JOIN _scenario_components_def AS c USING (scenario_id)
+GROUP BY d.scenario_id, d.title, d.description
+HAVING count(*) = count(*) FILTER (WHERE c.question_id IN (SELECT question_id FROM questions));
+
+-- Components with their resolution as of this run (a resolution is an outcome of 0 or 1).
+CREATE OR REPLACE TABLE _scenario_comp AS
+SELECT c.scenario_id, c.ord, c.question_id, c.label, s.n_components,
+       q.title, q.venue, q.url, q.category, q.status, q.outcome, q.resolved_at,
+       q.status = 'resolved' AND q.outcome IN (0, 1) AS is_resolved
+FROM _scenario_components_def AS c
+JOIN _scenario_set AS s USING (scenario_id)
+JOIN questions AS q ON q.question_id = c.question_id;
+
+-- Each scenario's resolutions as a pattern: a digit per resolved component, '-' for the others.
+CREATE OR REPLACE TABLE _scenario_resolution AS
+SELECT scenario_id,
+       string_agg(CASE WHEN is_resolved THEN outcome::INTEGER::VARCHAR ELSE '-' END, '' ORDER BY ord) AS resolved_pattern,
+       count(*) FILTER (WHERE is_resolved)::INTEGER AS n_resolved,
+       any_value(n_components) AS n_components
+FROM _scenario_comp
+GROUP BY scenario_id;
+
+CREATE OR REPLACE TABLE _scenario_worlds AS
+SELECT s.scenario_id, s.n_components, (1 << s.n_components)::INTEGER AS n_worlds, i.ix::INTEGER AS world_ix,
+       lpad(bin(i.ix), s.n_components, '0') AS world
+FROM _scenario_set AS s
+CROSS JOIN LATERAL (SELECT range AS ix FROM range(1 << s.n_components)) AS i;
+
+-- The headline mode of each component question: the first headline mode with any forecast.
+CREATE OR REPLACE TABLE _scenario_forecasts AS
+SELECT f.question_id, f.model, f.mode, f.run_id, f.created_at, f.probability
+FROM raw_forecasts AS f
+WHERE f.question_id IN (SELECT question_id FROM _scenario_comp)
+  AND f.created_at <= (SELECT as_of FROM run_params)
+  AND f.probability IS NOT NULL
+  AND f.translation_of IS NULL;
+
+CREATE OR REPLACE TABLE _scenario_headline_mode AS
+SELECT f.question_id, arg_min(f.mode, list_position(rp.headline_modes, f.mode)) AS mode
+FROM _scenario_forecasts AS f
+CROSS JOIN run_params AS rp
+WHERE list_position(rp.headline_modes, f.mode) IS NOT NULL
+GROUP BY f.question_id;
+
+-- Each model's direct forecast of each component: its latest in the headline mode.
+CREATE OR REPLACE TABLE _scenario_direct AS
+SELECT c.scenario_id, c.ord, c.question_id, f.model,
+       arg_max(f.probability, (f.created_at, f.run_id)) AS probability,
+       arg_max(f.run_id, (f.created_at, f.run_id)) AS run_id,
+       max(f.created_at) AS forecast_at,
+       any_value(h.mode) AS mode
+FROM _scenario_comp AS c
+JOIN _scenario_headline_mode AS h ON h.question_id = c.question_id
+JOIN _scenario_forecasts AS f ON f.question_id = c.question_id AND f.mode = h.mode
+GROUP BY c.scenario_id, c.ord, c.question_id, f.model;
+
+-- Well-formed conditionals, duplicates averaged.
+CREATE OR REPLACE TABLE _scenario_cond AS
+SELECT k.scenario_id, k.model, k.component_ord AS ord, k.condition, avg(k.probability) AS probability,
+       NOT contains(k.condition, '-') AS is_full
+FROM _scenario_conditionals AS k
+JOIN _scenario_set AS s USING (scenario_id)
+WHERE k.component_ord BETWEEN 2 AND s.n_components
+  AND length(k.condition) = k.component_ord - 1
+  AND regexp_full_match(k.condition, '[01-]*')
+  AND k.probability BETWEEN 0 AND 1
+GROUP BY k.scenario_id, k.model, k.component_ord, k.condition;
+
+-- The method of every (scenario, model) that can have a joint.
+CREATE OR REPLACE TABLE _scenario_model_method AS
+WITH m AS (
+  SELECT scenario_id, model FROM _scenario_direct
+  UNION
+  SELECT scenario_id, model FROM _scenario_cond
+),
+facts AS (
+  SELECT m.scenario_id, m.model, s.n_components,
+         (SELECT count(*) FROM _scenario_direct AS d WHERE d.scenario_id = m.scenario_id AND d.model = m.model) AS n_direct,
+         (SELECT count(*) FROM _scenario_direct AS d WHERE d.scenario_id = m.scenario_id AND d.model = m.model AND d.ord = 1) AS has_first,
+         (SELECT count(*) FROM _scenario_cond AS k WHERE k.scenario_id = m.scenario_id AND k.model = m.model) AS n_cond,
+         (SELECT count(*) FROM _scenario_cond AS k WHERE k.scenario_id = m.scenario_id AND k.model = m.model AND k.is_full) AS n_full
+  FROM m JOIN _scenario_set AS s USING (scenario_id)
+)
+SELECT scenario_id, model, n_components,
+       CASE WHEN has_first = 1 AND n_full = (1 << n_components) - 2 THEN 'chain_rule'
+            WHEN n_direct = n_components AND n_cond > 0 THEN 'max_entropy_ipf'
+            WHEN n_direct = n_components THEN 'independent' END AS method
+FROM facts
+WHERE (has_first = 1 AND n_full = (1 << n_components) - 2) OR n_direct = n_components;
+
+-- independent: the product of the marginals.
+CREATE OR REPLACE TABLE _scenario_joint_independent AS
+SELECT w.scenario_id, m.model, w.world,
+       product(CASE WHEN substr(w.world, d.ord, 1) = '1' THEN d.probability ELSE 1 - d.probability END) AS probability
+FROM _scenario_model_method AS m
+JOIN _scenario_worlds AS w USING (scenario_id)
+JOIN _scenario_direct AS d ON d.scenario_id = m.scenario_id AND d.model = m.model
+WHERE m.method = 'independent'
+GROUP BY w.scenario_id, m.model, w.world;
+
+-- chain_rule: component 1 from the direct forecast, component k from P(k | the world's first k − 1).
+CREATE OR REPLACE TABLE _scenario_joint_chain AS
+WITH factors AS (
+  SELECT m.scenario_id, m.model, w.world, d.ord, d.probability
+  FROM _scenario_model_method AS m
+  JOIN _scenario_worlds AS w USING (scenario_id)
+  JOIN _scenario_direct AS d ON d.scenario_id = m.scenario_id AND d.model = m.model AND d.ord = 1
+  WHERE m.method = 'chain_rule'
+  UNION ALL
+  SELECT m.scenario_id, m.model, w.world, k.ord, k.probability
+  FROM _scenario_model_method AS m
+  JOIN _scenario_worlds AS w USING (scenario_id)
+  JOIN _scenario_cond AS k
+    ON k.scenario_id = m.scenario_id AND k.model = m.model AND k.is_full AND k.condition = substr(w.world, 1, k.ord - 1)
+  WHERE m.method = 'chain_rule'
+)
+SELECT scenario_id, model, world,
+       product(CASE WHEN substr(world, ord, 1) = '1' THEN probability ELSE 1 - probability END) AS probability
+FROM factors
+GROUP BY scenario_id, model, world;
+
+-- max_entropy_ipf: the constraints in the order they are fitted (c_ix from 0).
+CREATE OR REPLACE TABLE _scenario_ipf_constraints AS
+WITH c AS (
+  SELECT d.scenario_id, d.model, d.ord, '' AS pattern, d.probability, 0 AS kind, '' AS condition
+  FROM _scenario_direct AS d
+  JOIN _scenario_model_method AS m USING (scenario_id, model)
+  WHERE m.method = 'max_entropy_ipf'
+  UNION ALL
+  SELECT k.scenario_id, k.model, k.ord, replace(k.condition, '-', '_'), k.probability, 1, k.condition
+  FROM _scenario_cond AS k
+  JOIN _scenario_model_method AS m USING (scenario_id, model)
+  WHERE m.method = 'max_entropy_ipf'
+)
+SELECT scenario_id, model, ord, pattern,
+       least(greatest(probability, 1e-9), 1 - 1e-9) AS target,
+       (row_number() OVER (PARTITION BY scenario_id, model ORDER BY kind, ord, condition) - 1)::INTEGER AS c_ix,
+       count(*) OVER (PARTITION BY scenario_id, model)::INTEGER AS n_constraints
+FROM c;
+
+CREATE OR REPLACE TABLE _scenario_joint_ipf AS
+WITH RECURSIVE ipf(scenario_id, model, world, step, probability) USING KEY (scenario_id, model, world) AS (
+  SELECT w.scenario_id, m.model, w.world, 0, 1.0 / w.n_worlds
+  FROM _scenario_model_method AS m
+  JOIN _scenario_worlds AS w USING (scenario_id)
+  WHERE m.method = 'max_entropy_ipf'
+  UNION
+  (SELECT scenario_id, model, world, step + 1,
+          probability * CASE WHEN NOT in_s THEN 1.0 WHEN in_a THEN exp(lam * (1 - target)) ELSE exp(-lam * target) END
+            / (x * exp(lam * (1 - target)) + y * exp(-lam * target) + r)
+   FROM (
+     SELECT *, ln(y * target / (x * (1 - target))) AS lam
+     FROM (
+       SELECT t.*,
+              sum(CASE WHEN in_s AND in_a THEN probability ELSE 0 END) OVER g AS x,
+              sum(CASE WHEN in_s AND NOT in_a THEN probability ELSE 0 END) OVER g AS y,
+              sum(CASE WHEN in_s THEN 0 ELSE probability END) OVER g AS r
+       FROM (
+         SELECT i.scenario_id, i.model, i.world, i.step, i.probability, c.target,
+                i.world LIKE c.pattern || '%' AS in_s,
+                substr(i.world, c.ord, 1) = '1' AS in_a
+         FROM ipf AS i
+         JOIN _scenario_ipf_constraints AS c
+           ON c.scenario_id = i.scenario_id AND c.model = i.model AND c.c_ix = i.step % c.n_constraints
+         WHERE i.step < c.n_constraints * (SELECT coalesce(max(ipf_sweeps), 100) FROM _scenario_params)
+       ) AS t
+       WINDOW g AS (PARTITION BY t.scenario_id, t.model)
+     )
+   ))
+)
+SELECT scenario_id, model, world, probability FROM ipf;
+
+CREATE OR REPLACE TABLE _scenario_model_joint AS
+SELECT j.scenario_id, j.model, m.method, j.world, j.probability
+FROM (
+  SELECT * FROM _scenario_joint_independent
+  UNION ALL SELECT * FROM _scenario_joint_chain
+  UNION ALL SELECT * FROM _scenario_joint_ipf
+) AS j
+JOIN _scenario_model_method AS m USING (scenario_id, model);
+
+CREATE OR REPLACE TABLE _scenario_consensus_joint AS
+SELECT scenario_id, world, avg(probability) AS probability, stddev_pop(probability) AS disagreement_sd,
+       count(*)::INTEGER AS n_models,
+       string_agg(DISTINCT method, ',' ORDER BY method) AS methods
+FROM _scenario_model_joint
+GROUP BY scenario_id, world;
+
+-- Published: the pathway distribution of every model with a joint and of the consensus (model
+-- NULL, source 'consensus'): every world with its probability, rank 1 = the most likely (ties by
+-- world), and its probability given the components resolved so far.
+CREATE OR REPLACE TABLE scenario_worlds AS
+WITH j AS (
+  SELECT scenario_id, 'model' AS source, model, method, world, probability, NULL::DOUBLE AS disagreement_sd, 1 AS n_models
+  FROM _scenario_model_joint
+  UNION ALL
+  SELECT scenario_id, 'consensus', NULL, methods, world, probability, disagreement_sd, n_models
+  FROM _scenario_consensus_joint
+),
+c AS (
+  SELECT j.*, w.world_ix, r.resolved_pattern,
+         j.world LIKE replace(r.resolved_pattern, '-', '_') AS consistent
+  FROM j
+  JOIN _scenario_worlds AS w USING (scenario_id, world)
+  JOIN _scenario_resolution AS r USING (scenario_id)
+)
+SELECT scenario_id, source, model, method, world, world_ix, probability, disagreement_sd, n_models,
+       row_number() OVER (PARTITION BY scenario_id, source, model ORDER BY probability DESC, world)::INTEGER AS rank,
+       consistent,
+       CASE WHEN consistent AND sum(probability) FILTER (WHERE consistent) OVER p > 0
+            THEN probability / sum(probability) FILTER (WHERE consistent) OVER p END AS conditional_probability
+FROM c
+WINDOW p AS (PARTITION BY scenario_id, source, model)
+ORDER BY scenario_id, source, model NULLS FIRST, rank;
+
+-- Published: the component distributions implied by each joint, beside the direct forecasts.
+CREATE OR REPLACE TABLE scenario_marginals AS
+WITH implied AS (
+  SELECT w.scenario_id, w.source, w.model, any_value(w.method) AS method, c.ord, c.question_id,
+         sum(CASE WHEN substr(w.world, c.ord, 1) = '1' THEN w.probability ELSE 0 END) AS implied
+  FROM scenario_worlds AS w
+  JOIN _scenario_comp AS c USING (scenario_id)
+  GROUP BY w.scenario_id, w.source, w.model, c.ord, c.question_id
+),
+direct AS (
+  SELECT d.scenario_id, 'model' AS source, d.model, d.ord, d.probability AS direct
+  FROM _scenario_direct AS d
+  JOIN _scenario_model_method USING (scenario_id, model)
+  UNION ALL
+  SELECT d.scenario_id, 'consensus', NULL, d.ord, avg(d.probability)
+  FROM _scenario_direct AS d
+  JOIN _scenario_model_method USING (scenario_id, model)
+  GROUP BY d.scenario_id, d.ord
+)
+SELECT i.scenario_id, i.source, i.model, i.method, i.ord, i.question_id, i.implied, d.direct,
+       i.implied - d.direct AS coherence_gap
+FROM implied AS i
+LEFT JOIN direct AS d
+  ON d.scenario_id = i.scenario_id AND d.source = i.source AND d.model IS NOT DISTINCT FROM i.model AND d.ord = i.ord
+ORDER BY i.scenario_id, i.source, i.model NULLS FIRST, i.ord;
+
+-- Published: every component of every scenario with its resolution and the consensus distribution.
+CREATE OR REPLACE TABLE scenario_components AS
+SELECT c.scenario_id, c.ord, c.question_id, coalesce(c.label, c.title) AS label, c.title, c.venue, c.url,
+       c.category, c.status, CASE WHEN c.is_resolved THEN c.outcome END AS outcome,
+       CASE WHEN c.is_resolved THEN c.resolved_at END AS resolved_at,
+       m.implied, m.direct, m.coherence_gap
+FROM _scenario_comp AS c
+LEFT JOIN scenario_marginals AS m ON m.scenario_id = c.scenario_id AND m.source = 'consensus' AND m.ord = c.ord
+ORDER BY c.scenario_id, c.ord;
