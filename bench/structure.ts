@@ -4,7 +4,10 @@
  * The structure stage (issue 12) on synthetic questions: links (TF-IDF cosine blocked by
  * category, same_event), theses (the bundled curated ones and computed clusters) and vintages,
  * i.e. `prepareStructure` + sql/derive/96_question_links.sql, 97_theses.sql and
- * 98_thesis_vintages.sql, timed at each size on a fresh DuckDB instance. Link computation must not
+ * 98_thesis_vintages.sql, and the factors (`prepareFactors` with the bundled anchor factors, whose
+ * rules attach synthetic questions, + 99_factor_1_tree.sql and 99_factor_2_health.sql over a run
+ * of four models' forecasts and a previous consensus of every question), timed at each size on a
+ * fresh DuckDB instance. Link computation must not
  * grow with the square of the questions: the fitted log-log slope of time against size is the
  * `exponent` (requirement: <= 1.3), 20,000 questions in under 60 s, peak RSS under 2 GiB.
  *
@@ -22,11 +25,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { prepareFactors } from '../pipeline/factors/stage.ts';
 import { prepareStructure } from '../pipeline/structure/stage.ts';
 import { DEFAULT_SQL_DIR, deriveTables, rawTableDdl } from '../pipeline/warehouse/derive.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const STRUCTURE_FILES = ['96_question_links.sql', '97_theses.sql', '98_thesis_vintages.sql'];
+const STRUCTURE_FILES = ['96_question_links.sql', '97_theses.sql', '98_thesis_vintages.sql', '99_factor_1_tree.sql', '99_factor_2_health.sql'];
 const VENUES = ['polymarket', 'kalshi', 'manifold', 'metaculus'];
 const VERBS = ['win', 'reach', 'announce', 'approve', 'ban', 'launch', 'exceed', 'lose', 'join', 'sign', 'cut', 'raise', 'hold', 'leave', 'pass', 'fall below', 'rise above', 'complete', 'cancel', 'confirm'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -138,10 +142,32 @@ async function load(conn: DuckDBConnection, qs: Synthetic[]): Promise<void> {
   await conn.run(
     `CREATE OR REPLACE TABLE active_predictions AS
      SELECT question_id, (hash(question_id) % 97 + 1) / 99.0 AS consensus, (hash(question_id) % 13) / 100.0 AS disagreement_sd,
-            4 AS n_models, 'augmented' AS mode, 'r-bench' AS run_id
+            4 AS n_models, 'augmented' AS mode, 'r-bench' AS run_id, TIMESTAMP '2026-01-01' AS forecast_at
      FROM questions`,
   );
   await conn.run(rawTableDdl('thesis_vintages'));
+  // What the factor files read besides: the run's forecasts (four models), a previous consensus of
+  // every question, the latest run's model calls and runs rows; no resolved question.
+  for (const t of ['forecasts', 'model_calls', 'runs'] as const) await conn.run(rawTableDdl(t));
+  await conn.run(
+    `INSERT INTO raw_forecasts (run_id, question_id, model, mode, created_at, probability)
+     SELECT 'r-bench', question_id, 'm' || m, 'augmented', TIMESTAMP '2026-01-01', consensus FROM active_predictions, range(4) AS r(m)`,
+  );
+  await conn.run(
+    `CREATE OR REPLACE TABLE consensus AS
+     SELECT question_id, mode, 'r-prev' AS run_id, TIMESTAMP '2025-12-25' AS created_at, 0.5 AS mean FROM active_predictions
+     UNION ALL
+     SELECT question_id, mode, run_id, forecast_at, consensus FROM active_predictions`,
+  );
+  await conn.run(`INSERT INTO raw_runs (run_id, status, as_of) VALUES ('r-bench', 'completed', TIMESTAMP '2026-01-01')`);
+  await conn.run(
+    `INSERT INTO raw_model_calls (run_id, question_id, model, mode, status)
+     SELECT 'r-bench', question_id, 'm' || m, 'augmented', 'ok' FROM active_predictions, range(4) AS r(m)`,
+  );
+  await conn.run(
+    `CREATE OR REPLACE TABLE scored_consensus (question_id VARCHAR, mode VARCHAR, is_headline BOOLEAN, market_status VARCHAR,
+       brier DOUBLE, market_brier DOUBLE)`,
+  );
 }
 
 /** One timed structure stage over `qs` on a fresh DuckDB instance, with the resulting counts. */
@@ -152,12 +178,14 @@ async function timeStructure(qs: Synthetic[]): Promise<{ ms: number; counts: Rec
     await load(conn, qs);
     const t0 = performance.now();
     await prepareStructure(conn, { runId: 'r20260101T000000Z-bench1' });
+    await prepareFactors(conn);
     await deriveTables(conn, { asOf: new Date('2026-01-01T00:00:00Z'), sqlDir: currentSqlDir! });
     const ms = Math.round(performance.now() - t0);
     const counts = (await conn.runAndReadAll(
       `SELECT (SELECT count(*) FROM question_links) AS links,
               (SELECT count(*) FROM question_links WHERE kind = 'same_event') AS same_event,
-              (SELECT count(*) FROM theses) AS theses`,
+              (SELECT count(*) FROM theses) AS theses,
+              (SELECT count(*) FROM factor_leaves) AS factor_leaves`,
     )).getRowObjectsJS()[0]!;
     return { ms, counts };
   } finally {
@@ -204,7 +232,7 @@ export default async function structureBench(args: string[]): Promise<Record<str
         counts = run.counts;
       }
       if (k === 0) continue;
-      console.log(JSON.stringify({ size, ms, links: Number(counts.links), same_event: Number(counts.same_event), theses: Number(counts.theses) }));
+      console.log(JSON.stringify({ size, ms, links: Number(counts.links), same_event: Number(counts.same_event), theses: Number(counts.theses), factor_leaves: Number(counts.factor_leaves) }));
       points.push({ size, ms });
     }
   } finally {

@@ -6,8 +6,9 @@
  * (optional sub-drivers) → questions, the leaves. A leaf's sign says whether its YES pushes the
  * factor that way (+1) or against it (−1). Besides the questions listed by hand, each driver has
  * rules that attach new questions automatically: a rule matches a question of one of its
- * categories whose title holds a term of every `match` group and none of `exclude` (whole words,
- * case-insensitive).
+ * categories whose title holds a term of every `match` group and none of `exclude`. Titles and
+ * terms are compared normalized (sql/derive/99_factor_1_tree.sql): lower-cased, every run of
+ * characters other than letters and digits a single space, so a term matches whole words only.
  *
  * Every file is validated with zod; the first problem is a StructureFileError naming the file, the
  * line and the field. Loading is all-or-nothing. `flattenFactors` turns the trees into the rows
@@ -20,8 +21,8 @@ import { CATEGORIES } from '../warehouse/tables.ts';
 import { DEFAULT_STRUCTURE_DIR, parseFile, QuestionId, Sign, StructureFileError, yamlFiles, type Path } from '../structure/definitions.ts';
 
 const NodeId = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)');
-/** A word or phrase matched as whole words; regex characters are taken literally. */
-const Term = z.string().trim().min(1).max(60);
+/** A word or phrase matched as whole words (see termsOf); it needs a letter or a digit. */
+const Term = z.string().trim().min(1).max(60).regex(/[\p{L}\p{N}]/u, 'a term needs a letter or a digit');
 
 const LeafDef = z.strictObject({
   question: QuestionId,
@@ -139,28 +140,17 @@ export interface FactorLeafRow {
   weight: number;
 }
 
-/** A rule, one row per match group (`pattern` a case-insensitive whole-word regex for RE2). */
-export interface FactorRuleGroupRow {
+/** A rule, one row per term: of a match group (`group_ord` 0..n_groups-1), or of its exclude list (group_ord -1). */
+export interface FactorRuleTermRow {
   node_id: string;
   factor_id: string;
   rule_ord: number;
   n_groups: number;
   group_ord: number;
-  pattern: string;
-  exclude: string | null;
+  term: string;
   categories: string | null;
   sign: number;
   weight: number;
-}
-
-/** Escapes a term for RE2 (every character that is not a letter, digit or space). */
-function escapeTerm(term: string): string {
-  return term.toLowerCase().replace(/[^\p{L}\p{N} ]/gu, (c) => `\\${c}`).replace(/ +/g, '\\s+');
-}
-
-/** `\b(?:a|b)\b` over the escaped terms: whole words, matched on the lower-cased title. */
-export function termsPattern(terms: readonly string[]): string {
-  return `\\b(?:${terms.map(escapeTerm).join('|')})\\b`;
 }
 
 /** The factors' trees as the rows of the temp tables 99_factors.sql reads. */
@@ -168,11 +158,11 @@ export function flattenFactors(factors: readonly FactorDefinition[]): {
   factors: { factor_id: string; name: string; statement: string; description: string | null }[];
   nodes: FactorNodeRow[];
   leaves: FactorLeafRow[];
-  rules: FactorRuleGroupRow[];
+  rules: FactorRuleTermRow[];
 } {
   const nodes: FactorNodeRow[] = [];
   const leaves: FactorLeafRow[] = [];
-  const rules: FactorRuleGroupRow[] = [];
+  const rules: FactorRuleTermRow[] = [];
   for (const f of factors) {
     let ord = 0;
     let ruleOrd = 0;
@@ -183,20 +173,9 @@ export function flattenFactors(factors: readonly FactorDefinition[]): {
       for (const q of d.questions) leaves.push({ node_id: nodeId, factor_id: f.id, question_id: q.question, sign: q.sign, weight: q.weight });
       for (const r of d.rules) {
         const order = ruleOrd++;
-        r.match.forEach((group, g) =>
-          rules.push({
-            node_id: nodeId,
-            factor_id: f.id,
-            rule_ord: order,
-            n_groups: r.match.length,
-            group_ord: g,
-            pattern: termsPattern(group),
-            exclude: r.exclude.length ? termsPattern(r.exclude) : null,
-            categories: r.categories ? r.categories.join(',') : null,
-            sign: r.sign,
-            weight: r.weight,
-          }),
-        );
+        const base = { node_id: nodeId, factor_id: f.id, rule_ord: order, n_groups: r.match.length, categories: r.categories ? r.categories.join(',') : null, sign: r.sign, weight: r.weight };
+        r.match.forEach((group, g) => group.forEach((term) => rules.push({ ...base, group_ord: g, term })));
+        for (const term of r.exclude) rules.push({ ...base, group_ord: -1, term });
       }
       for (const s of d.drivers ?? []) visit(s, nodeId, depth + 1);
     };

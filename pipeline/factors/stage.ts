@@ -84,17 +84,17 @@ export async function prepareFactors(conn: DuckDBConnection, opts: PrepareFactor
   );
   await conn.run('CREATE OR REPLACE TEMP TABLE _factor_leaves_def (node_id VARCHAR, factor_id VARCHAR, question_id VARCHAR, sign INTEGER, weight DOUBLE)');
   await conn.run(
-    'CREATE OR REPLACE TEMP TABLE _factor_rule_groups (node_id VARCHAR, factor_id VARCHAR, rule_ord INTEGER, n_groups INTEGER, ' +
-      'group_ord INTEGER, pattern VARCHAR, exclude VARCHAR, categories VARCHAR, sign INTEGER, weight DOUBLE)',
+    'CREATE OR REPLACE TEMP TABLE _factor_rule_terms (node_id VARCHAR, factor_id VARCHAR, rule_ord INTEGER, n_groups INTEGER, ' +
+      'group_ord INTEGER, term VARCHAR, categories VARCHAR, sign INTEGER, weight DOUBLE)',
   );
   await insertRows(conn, '_factor_defs', 'VVVV', flat.factors.map((f) => [f.factor_id, f.name, f.statement, f.description]));
   await insertRows(conn, '_factor_nodes', 'VVVIIVV', flat.nodes.map((n) => [n.node_id, n.factor_id, n.parent_id, n.depth, n.ord, n.name, n.description]));
   await insertRows(conn, '_factor_leaves_def', 'VVVID', flat.leaves.map((l) => [l.node_id, l.factor_id, l.question_id, l.sign, l.weight]));
   await insertRows(
     conn,
-    '_factor_rule_groups',
-    'VVIIIVVVID',
-    flat.rules.map((r) => [r.node_id, r.factor_id, r.rule_ord, r.n_groups, r.group_ord, r.pattern, r.exclude, r.categories, r.sign, r.weight]),
+    '_factor_rule_terms',
+    'VVIIIVVID',
+    flat.rules.map((r) => [r.node_id, r.factor_id, r.rule_ord, r.n_groups, r.group_ord, r.term, r.categories, r.sign, r.weight]),
   );
   await conn.run(
     'CREATE OR REPLACE TEMP TABLE _health_params AS SELECT $frd::DOUBLE AS failure_rate_degraded, $frf::DOUBLE AS failure_rate_failing, ' +
