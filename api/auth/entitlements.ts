@@ -58,6 +58,8 @@ export const ENTITLEMENTS = {
   factors: publicRead,
   'factors.detail': publicRead,
   scenarios: publicRead,
+  /** One scenario with its current joint and its record history (issue 13): as the list. */
+  'scenarios.detail': publicRead,
   'predictions.detail': publicRead,
   'predictions.edges': publicRead,
   'predictions.lifecycle': publicRead,

@@ -28,6 +28,7 @@ import { WEBHOOK_ROUTES } from './webhooks.ts';
 import { trackRecordsOverviewRoute, trackRecordsSourceRoute, trackRecordsTrendsRoute } from './track-records.ts';
 import { claimsDetailRoute, claimsListRoute } from './claims.ts';
 import { clustersDetailRoute, clustersRoute } from './clusters.ts';
+import { scenariosDetailRoute, scenariosRoute } from './scenarios.ts';
 import { factorsDetailRoute, factorsHealthRoute, factorsRoute } from './factors.ts';
 
 export const ROUTES: readonly RouteDef[] = [
@@ -67,6 +68,8 @@ export const ROUTES: readonly RouteDef[] = [
   claimsDetailRoute,
   clustersRoute,
   clustersDetailRoute,
+  scenariosRoute,
+  scenariosDetailRoute,
   // /api/factors/health/ before /api/factors/{factor_id}/, which would match 'health'
   factorsHealthRoute,
   factorsRoute,

@@ -101,6 +101,28 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
   system_health: {
     check: V, value: D, degraded_at: D, failing_at: D, status: V, detail: V, as_of: TS,
   },
+  // issue 13 (empty unless a test fills them): scenarios (sql/derive/99_scenario_*)
+  scenarios: {
+    scenario_id: V, title: V, description: V, n_components: 'INTEGER', n_worlds: 'INTEGER', n_resolved: 'INTEGER', resolved_pattern: V, status: V, n_models: 'INTEGER', methods: V, top_world: V, top_probability: D, n_records: 'INTEGER', latest_run_id: V, latest_record_as_of: TS, first_record_as_of: TS, as_of: TS,
+  },
+  scenario_components: {
+    scenario_id: V, ord: 'INTEGER', question_id: V, label: V, title: V, venue: V, url: V, category: V, status: V, outcome: D, resolved_at: TS, implied: D, direct: D, coherence_gap: D,
+  },
+  scenario_worlds: {
+    scenario_id: V, source: V, model: V, method: V, world: V, world_ix: 'INTEGER', probability: D, disagreement_sd: D, n_models: 'INTEGER', rank: 'INTEGER', consistent: 'BOOLEAN', conditional_probability: D,
+  },
+  scenario_marginals: {
+    scenario_id: V, source: V, model: V, method: V, ord: 'INTEGER', question_id: V, implied: D, direct: D, coherence_gap: D,
+  },
+  scenario_record_scores: {
+    scenario_id: V, run_id: V, as_of: TS, title: V, components: V, content_hash: V, n_models: 'INTEGER', methods: V, n_components: 'INTEGER', n_worlds: 'INTEGER', top_world: V, top_probability: D, n_resolved: 'INTEGER', resolved_pattern: V, complete: 'BOOLEAN', realized_world: V, realized_probability: D, log_score: D, brier: D, component_brier: D, consistent_mass: D, partial_log_score: D,
+  },
+  scenario_record_worlds: {
+    scenario_id: V, run_id: V, as_of: TS, world: V, probability: D, disagreement_sd: D, rank: 'INTEGER', consistent: 'BOOLEAN', realized: 'BOOLEAN', conditional_probability: D,
+  },
+  scenario_record_components: {
+    scenario_id: V, run_id: V, as_of: TS, ord: 'INTEGER', question_id: V, implied: D, resolved: 'BOOLEAN', outcome: D, resolved_at: TS, brier: D,
+  },
   track_records: {
     source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL, n_claims: B,
     n_resolved: B, n_directional: B, hits: D, accuracy_score: D, accuracy_ci95_lo: D, accuracy_ci95_hi: D,

@@ -1,0 +1,388 @@
+/**
+ * Scenarios (issue 13) from the derived tables of sql/derive/99_scenario_1_joint.sql and
+ * 99_scenario_2_records.sql: small sets of related binary questions (components) in pathway order,
+ * the joint distribution over their worlds (each model's by the chain rule, a maximum-entropy fit
+ * or the independent product, and the consensus: the mean of the models' joints), and the archived
+ * records (one immutable record per run) scored as the components resolve.
+ *
+ * - `GET /api/scenarios/` (scenarios): scenarios by scenario_id, keyset-paginated, each with its
+ *   components and its latest archived record's pathway and component distributions and scores;
+ *   `status` (active | resolved) and `since` (scenarios with a record archived at or after it)
+ *   filter. Body: { scenarios: [Scenario], count, total, next_cursor }.
+ * - `GET /api/scenarios/{scenario_id}/` (scenarios.detail): one scenario with its components, the
+ *   current joint (consensus and per model, with the implied marginals and the coherence gap) and
+ *   its whole record history with the scores, newest first. Unknown id: 404.
+ */
+import { z } from 'zod';
+import type { JsonRow } from '../db/convert.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
+import { ApiError } from '../errors/problem.ts';
+import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
+import { queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
+import { jsonRoute } from '../http/registry.ts';
+import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+
+export const SCENARIOS_LIMIT = { min: 1, max: 200, default: 50 } as const;
+const STATUSES = ['active', 'resolved'] as const;
+const SCENARIO_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
+const CURSOR_KIND = 'scenarios';
+const METHODS = ['chain_rule', 'max_entropy_ipf', 'independent'] as const;
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+const methodsOf = (v: unknown): (typeof METHODS)[number][] =>
+  (str(v) ?? '').split(',').filter((m): m is (typeof METHODS)[number] => (METHODS as readonly string[]).includes(m));
+
+const worldDoc = 'One digit per component in pathway order: 1 YES, 0 NO (\'10\': the first YES, the second NO).';
+
+export const ScenarioComponent = z
+  .object({
+    ord: z.number().int().meta({ description: 'Position in the pathway, from 1.' }),
+    question_id: z.string(),
+    label: z.string().nullable(),
+    title: z.string().nullable(),
+    venue: z.string().nullable(),
+    url: z.string().nullable(),
+    status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
+    outcome: zNum.meta({ description: '1 or 0 once resolved.' }),
+    resolved_at: isoTime.nullable(),
+    implied: zProb.meta({ description: 'P(YES) implied by the current consensus joint.' }),
+    direct: zProb.meta({ description: 'The mean of the models\' direct forecasts (models with a joint).' }),
+    coherence_gap: zNum.meta({ description: 'implied − direct.' }),
+  })
+  .meta({ id: 'ScenarioComponent' });
+
+export const ScenarioWorld = z
+  .object({
+    world: z.string().meta({ description: worldDoc }),
+    probability: zProb,
+    rank: z.number().int().meta({ description: '1 = the most likely world (ties by world).' }),
+    disagreement_sd: zProb.meta({ description: 'Consensus: population sd of the models\' probabilities of the world.' }),
+    consistent: z.boolean().nullable().meta({ description: 'Agrees with every component resolved so far.' }),
+    conditional_probability: zProb.meta({ description: 'Renormalized over the consistent worlds (null for the others).' }),
+  })
+  .meta({ id: 'ScenarioWorld' });
+
+export const ScenarioMarginal = z
+  .object({
+    ord: z.number().int(),
+    question_id: z.string(),
+    implied: zProb.meta({ description: 'Σ P(world) over the worlds where the component is YES.' }),
+    direct: zProb.meta({ description: 'The direct forecast (latest, headline mode); consensus: the models\' mean.' }),
+    coherence_gap: zNum.meta({ description: 'implied − direct.' }),
+  })
+  .meta({ id: 'ScenarioMarginal' });
+
+export const ScenarioJoint = z
+  .object({
+    model: z.string().nullable().meta({ description: 'null: the consensus (the mean of the models\' joints).' }),
+    methods: z.array(z.enum(METHODS)).meta({ description: 'chain_rule (from conditionals), max_entropy_ipf (fit to marginals and some conditionals), independent (product of marginals).' }),
+    n_models: count,
+    pathway: z.array(ScenarioWorld).meta({ description: 'Every world, most likely first.' }),
+    components: z.array(ScenarioMarginal),
+  })
+  .meta({ id: 'ScenarioJoint' });
+
+export const RecordComponent = z
+  .object({
+    ord: z.number().int(),
+    question_id: z.string(),
+    implied: zProb.meta({ description: 'P(YES) implied by the record\'s joint.' }),
+    outcome: zNum,
+    resolved_at: isoTime.nullable(),
+    brier: zProb.meta({ description: '(implied − outcome)² once resolved.' }),
+  })
+  .meta({ id: 'ScenarioRecordComponent' });
+
+export const ScenarioRecord = z
+  .object({
+    run_id: z.string(),
+    as_of: isoTime.nullable(),
+    content_hash: z.string().meta({ description: 'sha256 of the record\'s components and world probabilities (sql/derive/99_scenario_2_records.sql).' }),
+    n_models: count,
+    methods: z.array(z.enum(METHODS)),
+    top_world: z.string().nullable(),
+    top_probability: zProb,
+    n_resolved: count.meta({ description: 'Components resolved as of the snapshot.' }),
+    resolved_pattern: z.string().nullable().meta({ description: 'A digit per resolved component, - for the open ones.' }),
+    complete: z.boolean(),
+    realized_world: z.string().nullable(),
+    realized_probability: zProb,
+    log_score: zNum.meta({ description: 'ln P(realized world) (P floored at 1e-12); once every component resolved.' }),
+    brier: zNum.meta({ description: 'Multi-class Brier over the worlds, 0..2; once every component resolved.' }),
+    component_brier: zProb.meta({ description: 'Mean Brier of the resolved components\' implied marginals.' }),
+    consistent_mass: zProb.meta({ description: 'P(the worlds that agree with the components resolved so far).' }),
+    partial_log_score: zNum.meta({ description: 'ln consistent_mass.' }),
+    pathway: z.array(ScenarioWorld),
+    components: z.array(RecordComponent),
+  })
+  .meta({ id: 'ScenarioRecord' });
+
+export const Scenario = z
+  .object({
+    scenario_id: z.string(),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    status: z.enum(STATUSES).meta({ description: 'resolved: every component resolved.' }),
+    n_components: count,
+    n_worlds: count,
+    n_resolved: count,
+    resolved_pattern: z.string().nullable(),
+    n_models: count,
+    top_world: z.string().nullable().meta({ description: 'The current consensus joint\'s most likely world.' }),
+    top_probability: zProb,
+    n_records: count,
+    as_of: isoTime.nullable(),
+    components: z.array(ScenarioComponent),
+    latest_record: ScenarioRecord.nullable(),
+  })
+  .meta({ id: 'Scenario' });
+
+export const ScenarioPage = z
+  .object({ scenarios: z.array(Scenario), count, total: count, next_cursor: z.string().nullable() })
+  .meta({ id: 'ScenarioPage' });
+
+export const ScenarioDetail = z
+  .object({
+    scenario: Scenario.extend({
+      current: z.array(ScenarioJoint).meta({ description: 'The consensus joint first, then each model\'s.' }),
+      records: z.array(ScenarioRecord).meta({ description: 'Every archived record, newest first.' }),
+    }),
+  })
+  .meta({ id: 'ScenarioDetail' });
+
+function component(r: JsonRow): z.input<typeof ScenarioComponent> {
+  return {
+    ord: int(r.ord),
+    question_id: String(r.question_id),
+    label: str(r.label),
+    title: str(r.title),
+    venue: str(r.venue),
+    url: str(r.url),
+    status: str(r.status),
+    outcome: num(r.outcome),
+    resolved_at: str(r.resolved_at),
+    implied: num(r.implied),
+    direct: num(r.direct),
+    coherence_gap: num(r.coherence_gap),
+  };
+}
+
+function world(r: JsonRow): z.input<typeof ScenarioWorld> {
+  return {
+    world: String(r.world),
+    probability: num(r.probability),
+    rank: int(r.rank),
+    disagreement_sd: num(r.disagreement_sd),
+    consistent: bool(r.consistent),
+    conditional_probability: num(r.conditional_probability),
+  };
+}
+
+/** Rows grouped by a key. */
+function groupBy(rows: JsonRow[], key: (r: JsonRow) => string): Map<string, JsonRow[]> {
+  const out = new Map<string, JsonRow[]>();
+  for (const r of rows) {
+    const k = key(r);
+    const list = out.get(k);
+    if (list) list.push(r);
+    else out.set(k, [r]);
+  }
+  return out;
+}
+
+const recordKey = (r: JsonRow) => `${String(r.scenario_id)}\u0000${String(r.run_id)}`;
+
+/** A record with its pathway and component distributions (rows of the same record). */
+function record(r: JsonRow, worlds: JsonRow[], components: JsonRow[]): z.input<typeof ScenarioRecord> {
+  return {
+    run_id: String(r.run_id),
+    as_of: str(r.as_of),
+    content_hash: String(r.content_hash),
+    n_models: int(r.n_models),
+    methods: methodsOf(r.methods),
+    top_world: str(r.top_world),
+    top_probability: num(r.top_probability),
+    n_resolved: int(r.n_resolved),
+    resolved_pattern: str(r.resolved_pattern),
+    complete: r.complete === true,
+    realized_world: str(r.realized_world),
+    realized_probability: num(r.realized_probability),
+    log_score: num(r.log_score),
+    brier: num(r.brier),
+    component_brier: num(r.component_brier),
+    consistent_mass: num(r.consistent_mass),
+    partial_log_score: num(r.partial_log_score),
+    pathway: worlds.map(world),
+    components: components.map((c) => ({
+      ord: int(c.ord),
+      question_id: String(c.question_id),
+      implied: num(c.implied),
+      outcome: num(c.outcome),
+      resolved_at: str(c.resolved_at),
+      brier: num(c.brier),
+    })),
+  };
+}
+
+/** The records of the scenarios in [first, last] (only each one's latest, or all), by scenario. */
+async function records(
+  snap: PinnedSnapshot,
+  first: string,
+  last: string,
+  latestOnly: boolean,
+): Promise<Map<string, z.input<typeof ScenarioRecord>[]>> {
+  const range = { first, last, latest_only: latestOnly };
+  const [scores, worlds, components] = await Promise.all([
+    snap.query('scenarios-records', range),
+    snap.query('scenarios-record-worlds', range),
+    snap.query('scenarios-record-components', range),
+  ]);
+  const w = groupBy(worlds, recordKey);
+  const c = groupBy(components, recordKey);
+  const out = new Map<string, z.input<typeof ScenarioRecord>[]>();
+  for (const s of scores) {
+    const rec = record(s, w.get(recordKey(s)) ?? [], c.get(recordKey(s)) ?? []);
+    const k = String(s.scenario_id);
+    const list = out.get(k);
+    if (list) list.push(rec);
+    else out.set(k, [rec]);
+  }
+  return out;
+}
+
+function scenario(s: JsonRow, components: JsonRow[], latest: z.input<typeof ScenarioRecord> | null) {
+  return {
+    scenario_id: String(s.scenario_id),
+    title: str(s.title),
+    description: str(s.description),
+    status: s.status === 'resolved' ? ('resolved' as const) : ('active' as const),
+    n_components: int(s.n_components),
+    n_worlds: int(s.n_worlds),
+    n_resolved: int(s.n_resolved),
+    resolved_pattern: str(s.resolved_pattern),
+    n_models: int(s.n_models),
+    top_world: str(s.top_world),
+    top_probability: num(s.top_probability),
+    n_records: int(s.n_records),
+    as_of: str(s.as_of),
+    components: components.map(component),
+    latest_record: latest,
+  };
+}
+
+const TABLES = ['scenarios', 'scenario_components', 'scenario_record_scores', 'scenario_record_worlds', 'scenario_record_components'] as const;
+
+export const scenariosRoute = jsonRoute({
+  id: 'scenarios',
+  path: '/api/scenarios/',
+  summary: 'Scenarios with their latest archived record\'s pathway and component distributions',
+  description:
+    'Scenarios: small sets of related binary questions (components) in pathway order. Each with its components ' +
+    '(resolution, the consensus joint\'s implied marginal beside the models\' direct forecasts) and its latest ' +
+    'archived record: the consensus joint over the worlds (most likely first, conditioned on the components ' +
+    'resolved so far), the components\' implied marginals and the scores once components resolve. Ordered by ' +
+    'scenario_id, keyset-paginated.',
+  tags: ['scenarios'],
+  query: z.object({
+    limit: z.int().min(SCENARIOS_LIMIT.min).max(SCENARIOS_LIMIT.max).default(SCENARIOS_LIMIT.default).optional(),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
+    status: z.enum(STATUSES).optional().meta({ description: 'active (a component open) or resolved (every component resolved).' }),
+    since: isoTime.optional().meta({ description: 'Only scenarios with a record archived at or after this time.' }),
+  }),
+  response: ScenarioPage,
+  errors: [400],
+  cache: true,
+  input: (req) => {
+    const limit = queryInt(req, 'limit', SCENARIOS_LIMIT);
+    const status = queryEnum(req, 'status', STATUSES) ?? null;
+    const since = queryTimestamp(req, 'since');
+    const raw = queryString(req, 'cursor', 1024);
+    const after = raw === undefined ? null : decodeKeyset(raw, CURSOR_KIND, z.tuple([z.string().regex(SCENARIO_ID)]));
+    return { limit, status, sinceUs: since ? since.epochUs.toString() : null, after: after?.[0] ?? null };
+  },
+  data: async (snap, { limit, status, sinceUs, after }) => {
+    snap.require(...TABLES);
+    const filters = { status, since_us: sinceUs === null ? null : BigInt(sinceUs) };
+    const [rows, counted] = await Promise.all([
+      snap.query('scenarios-page', { ...filters, after, limit: limit + 1 }),
+      snap.query('scenarios-count', filters),
+    ]);
+    const page = rows.slice(0, limit);
+    const first = page[0];
+    const last = page.at(-1);
+    let components = new Map<string, JsonRow[]>();
+    let latest = new Map<string, z.input<typeof ScenarioRecord>[]>();
+    if (first && last) {
+      const range = { first: String(first.scenario_id), last: String(last.scenario_id) };
+      const [c, r] = await Promise.all([snap.query('scenarios-components', range), records(snap, range.first, range.last, true)]);
+      components = groupBy(c, (x) => String(x.scenario_id));
+      latest = r;
+    }
+    const scenarios = page.map((s) =>
+      scenario(s, components.get(String(s.scenario_id)) ?? [], latest.get(String(s.scenario_id))?.[0] ?? null),
+    );
+    const next = rows.length > limit && last ? encodeKeyset(CURSOR_KIND, [String(last.scenario_id)]) : null;
+    return published(ScenarioPage, { scenarios, count: scenarios.length, total: int(counted[0]?.total), next_cursor: next });
+  },
+});
+
+/** The current joints of one scenario: the consensus first, then each model. */
+function joints(worlds: JsonRow[], marginals: JsonRow[]): z.input<typeof ScenarioJoint>[] {
+  const key = (r: JsonRow) => (r.model === null || r.model === undefined ? '' : `m:${String(r.model)}`);
+  const m = groupBy(marginals, key);
+  return [...groupBy(worlds, key).entries()].map(([k, rows]) => ({
+    model: k === '' ? null : k.slice(2),
+    methods: methodsOf(rows[0]!.method),
+    n_models: int(rows[0]!.n_models),
+    pathway: rows.map(world),
+    components: (m.get(k) ?? []).map((r) => ({
+      ord: int(r.ord),
+      question_id: String(r.question_id),
+      implied: num(r.implied),
+      direct: num(r.direct),
+      coherence_gap: num(r.coherence_gap),
+    })),
+  }));
+}
+
+export const scenariosDetailRoute = jsonRoute({
+  id: 'scenarios.detail',
+  path: '/api/scenarios/{scenario_id}/',
+  summary: 'One scenario: components, the current joint, the record history and the scores',
+  description:
+    'One scenario (as in the list) with the current joint of the consensus and of every model (the method that ' +
+    'produced it, every world most likely first, the implied marginals beside the direct forecasts and the ' +
+    'coherence gap), and every archived record, newest first, with its pathway and component distributions and ' +
+    'its scores as the components resolved.',
+  tags: ['scenarios'],
+  params: z.object({ scenario_id: z.string().regex(SCENARIO_ID).meta({ description: 'e.g. fed-2026-path' }) }),
+  response: ScenarioDetail,
+  errors: [400, 404],
+  cache: true,
+  input: (req) => {
+    const raw: unknown = (req.params as Record<string, unknown>).scenario_id;
+    const id = typeof raw === 'string' ? raw : '';
+    if (!SCENARIO_ID.test(id)) {
+      throw ApiError.invalidParameter('scenario_id', "Path parameter 'scenario_id' must be a scenario id (a-z, 0-9, -).", { pattern: SCENARIO_ID.source });
+    }
+    return { id };
+  },
+  data: async (snap, { id }) => {
+    snap.require(...TABLES, 'scenario_worlds', 'scenario_marginals');
+    const [s] = await snap.query('scenarios-detail', { scenario_id: id });
+    if (!s) throw ApiError.notFound(`No scenario '${id}' in this snapshot.`, { parameter: 'scenario_id' });
+    const [components, history, worlds, marginals] = await Promise.all([
+      snap.query('scenarios-components', { first: id, last: id }),
+      records(snap, id, id, false),
+      snap.query('scenarios-worlds', { scenario_id: id }),
+      snap.query('scenarios-marginals', { scenario_id: id }),
+    ]);
+    const all = history.get(id) ?? [];
+    const latestRunId = str(s.latest_run_id);
+    const base = scenario(s, components, all.find((r) => r.run_id === latestRunId) ?? null);
+    return published(ScenarioDetail, { scenario: { ...base, current: joints(worlds, marginals), records: all } });
+  },
+});

@@ -1,0 +1,184 @@
+/**
+ * GET /api/scenarios/ and /api/scenarios/{scenario_id}/ over a real HTTP server on port 0, serving a
+ * snapshot the pipeline published from a hand-made warehouse: two scenarios over four questions,
+ * two runs; between them the first component of one scenario resolves, then all of the other's.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerHandle } from '../../api/server.ts';
+import { expectProblem, get, serve } from '../api/helpers.ts';
+import { fixture, forecasts, publish, question, writeRaw, type Fixture } from '../structure/helpers.ts';
+
+const T1 = new Date('2026-01-10T00:00:00Z');
+const T2 = new Date('2026-02-01T00:00:00Z');
+const T3 = new Date('2026-02-10T00:00:00Z');
+
+const SCENARIOS = [
+  'scenarios:',
+  '  - id: hand',
+  '    title: A hand-made pathway',
+  '    description: Three related questions in order',
+  '    components:',
+  '      - { question: "manifold:a1", label: First }',
+  '      - { question: "polymarket:a2" }',
+  '      - { question: "kalshi:a3" }',
+  '  - id: pair',
+  '    title: A pair',
+  '    description: Two related questions',
+  '    components:',
+  '      - { question: "kalshi:a3" }',
+  '      - { question: "manifold:a4" }',
+  '',
+].join('\n');
+
+const P1 = [0.6, 0.8, 0.5, 0.7];
+const P2 = [0.5, 0.4, 0.3, 0.9];
+const P3 = [0.2, 0.2, 0.6, 0.1];
+const P4 = [0.9, 0.9, 0.9, 0.9];
+/** The consensus of independent joints: the mean over the models of the products. */
+function consensus(ps: number[][], world: string): number {
+  return [0, 1, 2, 3].reduce((acc, m) => acc + ps.reduce((a, p, k) => a * (world[k] === '1' ? p[m]! : 1 - p[m]!), 1), 0) / 4;
+}
+
+describe('scenarios API', () => {
+  let f: Fixture;
+  let server: ServerHandle;
+  let run1: string;
+  let run2: string;
+  beforeAll(async () => {
+    f = fixture();
+    mkdirSync(join(f.structureDir, 'scenarios'));
+    writeFileSync(join(f.structureDir, 'scenarios', 's.yaml'), SCENARIOS);
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:a1', 'first unrelated zebra'),
+        question('polymarket:a2', 'second unrelated yak'),
+        question('kalshi:a3', 'third unrelated walrus'),
+        question('manifold:a4', 'fourth unrelated heron'),
+      ],
+      forecasts: [
+        ...forecasts('r-s-1', 'manifold:a1', T1, P1),
+        ...forecasts('r-s-1', 'polymarket:a2', T1, P2),
+        ...forecasts('r-s-1', 'kalshi:a3', T1, P3),
+        ...forecasts('r-s-1', 'manifold:a4', T1, P4),
+      ],
+    });
+    run1 = await publish(f, T1);
+    // a1 YES and a3 NO (hand: partly resolved, '1-0'); a4 YES (pair: resolved, realized '01').
+    await writeRaw(f.dataDir, {
+      resolutions: [
+        { question_id: 'manifold:a1', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
+        { question_id: 'kalshi:a3', outcome: 0, resolved_at: T2, source_slug: 'kalshi', retrieved_at: T2, method: 'test' },
+        { question_id: 'manifold:a4', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
+      ],
+    }, T2);
+    run2 = await publish(f, T3);
+    server = await serve(f.dataDir);
+  });
+  afterAll(async () => {
+    await server?.close();
+    f.cleanup();
+  });
+
+  it('lists scenarios with components and the latest record\'s pathway, component distributions and scores', async () => {
+    const got = await get(server, '/api/scenarios/');
+    expect(got.res.status, got.text).toBe(200);
+    expect(got.res.headers.get('x-snapshot')).toBe(run2);
+    const { scenarios, count, total, next_cursor } = got.body;
+    expect([count, total, next_cursor]).toEqual([2, 2, null]);
+    expect(scenarios.map((s: any) => [s.scenario_id, s.status, s.n_resolved, s.n_records])).toEqual([
+      ['hand', 'active', 2, 2],
+      ['pair', 'resolved', 2, 1],
+    ]);
+    const hand = scenarios[0];
+    expect(hand).toMatchObject({ n_components: 3, n_worlds: 8, resolved_pattern: '1-0', n_models: 4 });
+    expect(hand.components.map((c: any) => [c.ord, c.question_id, c.label, c.outcome])).toEqual([
+      [1, 'manifold:a1', 'First', 1],
+      [2, 'polymarket:a2', 'second unrelated yak', null],
+      [3, 'kalshi:a3', 'third unrelated walrus', 0],
+    ]);
+    // The latest record is run 2's: the worlds most likely first, conditioned on a1 YES and a3 NO.
+    const rec = hand.latest_record;
+    expect(rec.run_id).toBe(run2);
+    expect(rec.methods).toEqual(['independent']);
+    expect(rec.pathway).toHaveLength(8);
+    expect(rec.pathway.map((w: any) => w.rank)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    // By hand: '110' = (.24 + .256 + .06 + .567) / 4 = 0.28075 leads '100' = (.24 + .384 + .14 + .063) / 4.
+    const top = rec.pathway[0];
+    expect(top.world).toBe('110');
+    expect(top.probability).toBeCloseTo(0.28075, 9);
+    expect(rec.pathway[1].world).toBe('100');
+    expect(rec.pathway[1].probability).toBeCloseTo(0.20675, 9);
+    const mass = ['100', '110'].reduce((a, w) => a + consensus([P1, P2, P3], w), 0);
+    expect(top.conditional_probability).toBeCloseTo(0.28075 / mass, 6);
+    expect(rec.pathway.filter((w: any) => w.consistent).map((w: any) => w.world)).toEqual(['110', '100']);
+    expect(rec.components.map((c: any) => c.ord)).toEqual([1, 2, 3]);
+    expect(rec.components[0].implied).toBeCloseTo(0.65, 6);
+    expect(rec).toMatchObject({ complete: false, resolved_pattern: '1-0', log_score: null });
+    expect(rec.partial_log_score).toBeCloseTo(Math.log(mass), 6);
+    // pair: every component resolved at run 2, so its only record is run 1's, scored on '01'.
+    const pair = scenarios[1].latest_record;
+    expect(pair).toMatchObject({ run_id: run1, complete: true, realized_world: '01' });
+    expect(pair.log_score).toBeCloseTo(Math.log(consensus([P3, P4], '01')), 6);
+  });
+
+  it('filters: status, since; keyset paging by scenario_id', async () => {
+    const active = await get(server, '/api/scenarios/?status=active');
+    expect(active.body.scenarios.map((s: any) => s.scenario_id)).toEqual(['hand']);
+    const resolved = await get(server, '/api/scenarios/?status=resolved');
+    expect(resolved.body.scenarios.map((s: any) => s.scenario_id)).toEqual(['pair']);
+    // Records since T2: only hand has one (run 2's); pair's last record is from T1.
+    const since = await get(server, `/api/scenarios/?since=${T2.toISOString().slice(0, 10)}`);
+    expect(since.res.status, since.text).toBe(200);
+    expect(since.body.scenarios.map((s: any) => s.scenario_id)).toEqual(['hand']);
+    expect(since.body.total).toBe(1);
+    const first = await get(server, '/api/scenarios/?limit=1');
+    expect(first.body.scenarios.map((s: any) => s.scenario_id)).toEqual(['hand']);
+    expect(first.body.total).toBe(2);
+    const second = await get(server, `/api/scenarios/?limit=1&cursor=${first.body.next_cursor}`);
+    expect(second.body.scenarios.map((s: any) => s.scenario_id)).toEqual(['pair']);
+    expect(second.body.next_cursor).toBeNull();
+  });
+
+  it('one scenario: components, the current joint per model and consensus, the record history with scores', async () => {
+    const got = await get(server, '/api/scenarios/pair/');
+    expect(got.res.status, got.text).toBe(200);
+    const s = got.body.scenario;
+    expect(s).toMatchObject({ scenario_id: 'pair', title: 'A pair', status: 'resolved', n_records: 1 });
+    expect(s.current.map((j: any) => j.model)).toEqual([null, 'm1', 'm2', 'm3', 'm4']);
+    const cons = s.current[0];
+    expect(cons).toMatchObject({ methods: ['independent'], n_models: 4 });
+    expect(cons.pathway.map((w: any) => w.world)).toEqual(['01', '11', '00', '10']);
+    const realized = cons.pathway.find((w: any) => w.world === '01');
+    expect(realized).toMatchObject({ consistent: true });
+    expect(realized.conditional_probability).toBeCloseTo(1, 9);
+    for (const c of cons.components) expect(Math.abs(c.coherence_gap)).toBeLessThan(1e-9);
+    expect(s.current[1].pathway.find((w: any) => w.world === '01').probability).toBeCloseTo(0.8 * 0.9, 6);
+    expect(s.records).toHaveLength(1);
+    const r = s.records[0];
+    const brier = ['00', '01', '10', '11'].reduce((a, w) => a + (consensus([P3, P4], w) - (w === '01' ? 1 : 0)) ** 2, 0);
+    expect(r.brier).toBeCloseTo(brier, 6);
+    expect(r.content_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.components.map((c: any) => [c.question_id, c.outcome])).toEqual([['kalshi:a3', 0], ['manifold:a4', 1]]);
+    expect(s.latest_record.run_id).toBe(run1);
+    const hand = await get(server, '/api/scenarios/hand/');
+    expect(hand.body.scenario.records.map((x: any) => x.run_id)).toEqual([run2, run1]);
+  });
+
+  it('errors: unknown scenario 404, bad id 400, bad cursor 400, bad status 400, bad since 400', async () => {
+    expectProblem(await get(server, '/api/scenarios/no-such-scenario/'), 404, 'not_found');
+    expectProblem(await get(server, '/api/scenarios/BAD_ID/'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/scenarios/?cursor=abc'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/scenarios/?status=open'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/scenarios/?since=yesterday'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/scenarios/?limit=0'), 400, 'invalid_parameter');
+  });
+
+  it('is documented in the OpenAPI document from the same schemas', async () => {
+    const got = await get(server, '/api/openapi.json');
+    expect(got.body.paths['/api/scenarios/']).toBeDefined();
+    expect(got.body.paths['/api/scenarios/{scenario_id}/']).toBeDefined();
+    expect(Object.keys(got.body.components.schemas)).toEqual(expect.arrayContaining(['Scenario', 'ScenarioWorld', 'ScenarioRecord', 'ScenarioJoint']));
+  });
+});
