@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadScenarioDefinitions, parseScenariosFile } from '../../pipeline/scenarios/definitions.ts';
 import { DEFAULT_STRUCTURE_DIR, StructureFileError } from '../../pipeline/structure/definitions.ts';
-import { fixture } from '../structure/helpers.ts';
+import { fixture, publish } from '../structure/helpers.ts';
 
 function errorOf(fn: () => unknown): StructureFileError {
   try {
@@ -62,6 +62,19 @@ describe('scenario files: errors name file, line and field', () => {
       writeFileSync(join(f.structureDir, 'scenarios', 'b.yaml'), text);
       const e = errorOf(() => loadScenarioDefinitions(f.structureDir));
       expect(e.message).toMatch(/b\.yaml:2 \(field "scenarios\.0\.id"\): scenario id s-one is already defined in .*a\.yaml/);
+    } finally {
+      f.cleanup();
+    }
+  });
+});
+
+describe('a run over a bad scenario file', () => {
+  it('fails with the file, the line and the field', async () => {
+    const f = fixture();
+    try {
+      mkdirSync(join(f.structureDir, 'scenarios'));
+      writeFileSync(join(f.structureDir, 'scenarios', 'bad.yaml'), scenario(['      - question: manifold:a', '      - { question: manifold:b, lable: typo }']));
+      await expect(publish(f, new Date('2026-01-01T00:00:00Z'))).rejects.toThrow(/scenarios\/bad\.yaml:7 \(field "scenarios\.0\.components\.1\.lable"\)/);
     } finally {
       f.cleanup();
     }
