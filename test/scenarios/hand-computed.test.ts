@@ -341,3 +341,28 @@ describe('scenario records: archived per run, idempotent, scored as components r
     expect(scores.map((s) => s.run_id)).toEqual([run1, past]);
   });
 });
+
+describe('contradictory conditionals: the fit stops at the sweep limit and the gap shows the contradiction', () => {
+  let f: Fixture;
+  const T1 = new Date('2026-01-10T00:00:00Z');
+  afterAll(() => f.cleanup());
+
+  it('P(c2 | c1) = 0.9 either way against a direct P(c2) = 0.5 (m1)', async () => {
+    f = await scenarioFixture(T1);
+    const conditionals: ScenarioConditional[] = ['1', '0'].map((c) => ({ scenarioId: 'hand', model: 'm1', componentOrd: 2, condition: c, probability: 0.9 }));
+    const [worlds, margs] = await derive(f, T1, 'r-contra', conditionals, async (conn) => [
+      await rows(conn, `SELECT * FROM scenario_worlds WHERE scenario_id = 'hand' AND model = 'm1'`),
+      await rows(conn, `SELECT * FROM scenario_marginals WHERE scenario_id = 'hand' AND model = 'm1' ORDER BY ord`),
+    ]);
+    expect(worlds).toHaveLength(8);
+    expect(new Set(worlds.map((w) => w.method))).toEqual(new Set(['max_entropy_ipf']));
+    expect(worlds.reduce((a, w) => a + w.probability, 0)).toBeCloseTo(1, 12);
+    // No joint has P(c2) = 0.5 and P(c2 | c1) = 0.9 both ways. The conditionals are fitted after
+    // the marginals in each sweep, so they hold when the sweeps run out: P(c2) = 0.9, gap +0.4.
+    expect(margs[1]!.implied).toBeCloseTo(0.9, 9);
+    expect(margs[1]!.coherence_gap).toBeCloseTo(0.4, 9);
+    // The marginals fitted before them in the last sweep and untouched by them still hold.
+    expect(margs[0]!.coherence_gap).toBeCloseTo(0, 9);
+    expect(margs[2]!.coherence_gap).toBeCloseTo(0, 9);
+  });
+});
