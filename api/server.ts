@@ -112,7 +112,7 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   // The bind address may be every interface; the URL is one this host can reach it on.
   const urlHost = bound.address === '0.0.0.0' ? '127.0.0.1' : bound.address === '::' ? '[::1]' : bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   const url = `http://${urlHost}:${port}`;
-  logger.info({ address, url, dataDir: opts.dataDir }, `api listening on ${address}`);
+  // The record is written before the start-up line: whoever waits for that line finds it.
   const recorded = opts.recordServer ?? true;
   if (recorded) {
     try {
@@ -122,6 +122,7 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
       logger.warn({ err: (err as Error).message, dataDir: opts.dataDir }, 'could not record the server in the data directory');
     }
   }
+  logger.info({ address, url, dataDir: opts.dataDir }, `api listening on ${address}`);
 
   let closing: Promise<void> | null = null;
   return {

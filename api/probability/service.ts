@@ -273,6 +273,7 @@ export class ProbabilityService {
             tokens_in: null,
             tokens_out: null,
             cost_usd: null,
+            condition: null,
             provider: m.provider,
           }));
         await this.store.appendCalls([...finished, ...cancelled]);

@@ -30,6 +30,9 @@ import { createEvidenceProviders, gatherEvidence, type EvidenceProvider, type Ev
 import { JournalWriter, journalPath, readJournal, type JournalCall } from './journal.ts';
 import { silentProgress, type ProgressReporter } from './progress.ts';
 import { querySql } from './runs.ts';
+import { conditionalTasks, loadMaxConditions } from '../scenarios/conditional-tasks.ts';
+import { loadScenarioDefinitions } from '../scenarios/definitions.ts';
+import { DEFAULT_STRUCTURE_DIR } from '../structure/definitions.ts';
 
 export interface ForecastStageOptions {
   conn: DuckDBConnection;
@@ -122,7 +125,26 @@ export function toTasks(questions: ActiveQuestion[], modes: readonly Mode[]): Fo
   );
 }
 
-const keyOf = (questionId: string, model: string, mode: string) => `${questionId}\u0000${model}\u0000${mode}`;
+/** A (task, model) call's identity; a scenario's conditional call adds its condition (null: none). */
+const keyOf = (questionId: string, model: string, mode: string, condition?: string | null) =>
+  `${questionId}\u0000${model}\u0000${mode}\u0000${condition ?? ''}`;
+const taskKey = (t: ForecastTask, model: string) => keyOf(t.question.question_id, model, t.mode, t.condition?.code);
+
+/**
+ * The scenarios' conditional tasks of a run (pipeline/scenarios/conditional-tasks.ts), in the
+ * scenario's mode: the first headline mode the run forecasts in. A component is asked about when
+ * the run forecasts its question (open at the as-of, within QUORUM_MAX_QUESTIONS): a capped run
+ * asks no more questions than its cap, conditionals included.
+ */
+async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open: ActiveQuestion[]): Promise<ForecastTask[]> {
+  const scenarios = loadScenarioDefinitions(process.env.QUORUM_STRUCTURE_DIR || DEFAULT_STRUCTURE_DIR);
+  const mode = config.headlineModes.find((m) => config.modes.includes(m)) ?? config.modes[0];
+  const maxConditions = loadMaxConditions();
+  if (scenarios.length === 0 || !mode || maxConditions === 0) return [];
+  const titles = new Map((await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql')).map((r) => [r.question_id, r.title]));
+  const openTasks = new Map(toTasks(open, [mode]).map((t) => [t.question.question_id, t]));
+  return conditionalTasks({ scenarios, openTasks, titles, mode, maxConditions });
+}
 
 /** Runs the forecast stage; see the file's doc. Never throws for a model or evidence fault. */
 export async function forecastStage(o: ForecastStageOptions): Promise<ForecastStageResult> {
@@ -155,14 +177,14 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
     questions = questions.slice(0, config.maxQuestions);
   }
   result.questions = questions.length;
-  const tasks = toTasks(questions, config.modes);
+  const tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions))];
 
   // What this run already has: its journal (an interrupted session) and its raw rows.
   const jPath = journalPath(config.dataDir, runId);
   const hadJournal = existsSync(jPath);
   const journal = readJournal(jPath);
   if (journal.torn > 0) log.warn({ journal: jPath, torn: journal.torn }, 'journal: ignored unreadable line(s) (a kill mid-write)');
-  const stored = await querySql<{ question_id: string; model: string; mode: string; status: string; cost_usd: number | null }>(
+  const stored = await querySql<{ question_id: string; model: string; mode: string; condition: string | null; status: string; cost_usd: number | null }>(
     conn,
     'done_calls.sql',
     { run_id: runId },
@@ -170,12 +192,13 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
   const done = new Set<string>();
   let spentBefore = 0;
   for (const c of stored) {
-    done.add(keyOf(c.question_id, c.model, c.mode));
+    done.add(keyOf(c.question_id, c.model, c.mode, c.condition));
     spentBefore += c.cost_usd ?? 0;
   }
   const journalCalls: JournalCall[] = [];
   for (const e of journal.calls) {
-    const k = keyOf(e.call.question_id, e.call.model, e.call.mode);
+    // A journal written before conditional calls existed has no condition: undefined is none.
+    const k = keyOf(e.call.question_id, e.call.model, e.call.mode, e.call.condition);
     if (done.has(k)) continue;
     done.add(k);
     journalCalls.push(e);
@@ -187,7 +210,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
   const simulatorNeeded = !o.models && !config.modelsFile;
   const modelIds = (m: ResolvedModel[]) => m.map((x) => x.id);
   const pendingFor = (models: string[]) =>
-    tasks.reduce((n, t) => n + models.filter((m) => !done.has(keyOf(t.question.question_id, m, t.mode))).length, 0);
+    tasks.reduce((n, t) => n + models.filter((m) => !done.has(taskKey(t, m))).length, 0);
   // The model ids are known without starting anything (the simulator's are fixed).
   const plannedModels = o.models ?? loadModelsConfig({ file: config.modelsFile, env: process.env, simulatorUrl: 'http://127.0.0.1:9/v1' });
   const pending = pendingFor(modelIds(plannedModels));
@@ -220,7 +243,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
       const needEvidence = new Map<string, ForecastTask['question']>();
       for (const t of tasks) {
         if (t.mode !== 'augmented' || evidence.has(t.question.question_id)) continue;
-        if (modelIds(plannedModels).some((m) => !done.has(keyOf(t.question.question_id, m, t.mode)))) {
+        if (modelIds(plannedModels).some((m) => !done.has(taskKey(t, m)))) {
           needEvidence.set(t.question.question_id, t.question);
         }
       }
@@ -300,7 +323,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
           callTimeoutMs: config.callTimeoutMs,
           budgetUsd,
           spentUsd: spentBefore,
-          skip: (ti, model) => done.has(keyOf(tasks[ti]!.question.question_id, model, tasks[ti]!.mode)),
+          skip: (ti, model) => done.has(taskKey(tasks[ti]!, model)),
           onBudgetExhausted: (spent) =>
             log.warn({ budget_usd: budgetUsd, spent_usd: spent }, 'run budget spent: no new model calls; the rest are recorded as skipped'),
           onCall: (call, forecasts) => {

@@ -49,9 +49,24 @@ export interface TaskEvidence {
   snippet: string | null;
 }
 
+/**
+ * A scenario's conditional question (issue 13): the earlier components of the pathway are assumed
+ * to have resolved as stated, and the model gives P(this component | that).
+ */
+export interface TaskCondition {
+  /** `<scenario_id>:<k>:<outcomes>` (the `condition` column of forecasts and model_calls). */
+  code: string;
+  scenario_id: string;
+  scenario_title: string;
+  /** The earlier components in pathway order, each with the outcome assumed (1 YES, 0 NO). */
+  assumed: { question_id: string; title: string; outcome: 0 | 1 }[];
+}
+
 /** One question to forecast in one mode (every configured model answers it). */
 export interface ForecastTask {
   mode: Mode;
+  /** Absent or null: a forecast; set: a scenario's conditional forecast (the `conditional` template). */
+  condition?: TaskCondition | null;
   question: TaskQuestion;
   /** Used by informed and augmented; null or absent: the prompt says no market price is known. */
   market?: TaskMarket | null;
@@ -83,7 +98,10 @@ export const SNIPPET_CHARS = 600;
 
 const DEFAULT_DIR = fileURLToPath(new URL('../../data/prompts/', import.meta.url));
 const templateCache = new Map<string, { version: string; text: string }>();
-const TEMPLATE_FILE = /^(blind|informed|augmented)\.v(\d+)\.txt$/;
+const TEMPLATE_FILE = /^(blind|informed|augmented|conditional)\.v(\d+)\.txt$/;
+
+/** The templates: one per information mode, and `conditional`, which wraps a mode's prompt. */
+export type TemplateName = Mode | 'conditional';
 
 export interface PromptTemplate {
   /** e.g. "blind.v2" */
@@ -97,7 +115,7 @@ export interface PromptTemplate {
  * the file `<mode>.v<N>.txt` with the highest N. Leading lines starting with `#` are a header, not
  * sent; a `# version: <mode>.v<N>` header must match the file name.
  */
-export function loadTemplate(mode: Mode, dir: string = DEFAULT_DIR): PromptTemplate {
+export function loadTemplate(mode: TemplateName, dir: string = DEFAULT_DIR): PromptTemplate {
   const base = dir.replace(/\/?$/, '/');
   const key = `${base}|${mode}`;
   const cached = templateCache.get(key);
@@ -165,16 +183,32 @@ export function renderPrompt(
     reply_shape: replyShape(langs),
   };
   const template = loadTemplate(task.mode, opts.templatesDir);
-  const user = renderTemplate(template.text, vars);
-  const hash = createHash('sha256').update(`${template.version}\n${SYSTEM_PROMPT}\n\n${user}`).digest('hex');
+  let user = renderTemplate(template.text, vars);
+  let version = template.version;
+  if (task.condition) {
+    // The conditional template wraps the mode's prompt: the version names both ("conditional.v1+blind.v2").
+    const wrapper = loadTemplate('conditional', opts.templatesDir);
+    user = renderTemplate(wrapper.text, {
+      scenario: oneLine(task.condition.scenario_title),
+      conditions: formatConditions(task.condition),
+      mode_prompt: user,
+    });
+    version = `${wrapper.version}+${template.version}`;
+  }
+  const hash = createHash('sha256').update(`${version}\n${SYSTEM_PROMPT}\n\n${user}`).digest('hex');
   return {
     system: SYSTEM_PROMPT,
     user,
-    version: template.version,
+    version,
     hash,
     evidence_ids: evidence.map((e) => e.evidence_id),
     langs,
   };
+}
+
+/** The assumption lines of a conditional prompt (the simulator reads them): one per earlier component. */
+export function formatConditions(c: TaskCondition): string {
+  return c.assumed.map((a) => `- Assume: "${oneLine(a.title)}" (${a.question_id}) resolved ${a.outcome === 1 ? 'YES' : 'NO'}.`).join('\n');
 }
 
 /** The reasoning-language lines of the prompt (the simulator reads the codes from them). */

@@ -120,6 +120,8 @@ export interface ForecastRow {
   prompt_hash: string;
   /** null for the forecast itself; the main language for a translation of its reasoning. */
   translation_of: string | null;
+  /** null for a forecast; a scenario's conditional forecast: `<scenario_id>:<k>:<outcomes>`. */
+  condition: string | null;
 }
 
 /** A raw `model_calls` row (column names of `RAW_TABLES.model_calls`): one per (task, model). */
@@ -144,6 +146,8 @@ export interface ModelCallRow {
   /** From the tokens and the model's prices (null when tokens are unknown). */
   cost_usd: number | null;
   provider: string;
+  /** null for a forecast call; a scenario's conditional call: `<scenario_id>:<k>:<outcomes>`. */
+  condition: string | null;
 }
 
 // Compile-time guard: the row types carry exactly the warehouse's columns.
@@ -415,6 +419,7 @@ function skippedCall(runId: string, task: ForecastTask, model: ResolvedModel): M
     tokens_out: null,
     cost_usd: 0,
     provider: model.provider,
+    condition: task.condition?.code ?? null,
   };
 }
 
@@ -514,6 +519,7 @@ async function callModel(
     tokens_out: tokensOut,
     cost_usd: cost,
     provider: model.provider,
+    condition: task.condition?.code ?? null,
   };
   if (!outcome.ok) return { call, forecasts: [] };
   const reply = outcome.reply;
@@ -533,6 +539,7 @@ async function callModel(
       provider: model.provider,
       prompt_hash: prompt.hash,
       translation_of: i === 0 ? null : prompt.langs[0]!,
+      condition: task.condition?.code ?? null,
     };
   });
   return { call, forecasts };

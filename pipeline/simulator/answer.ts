@@ -10,6 +10,11 @@
  *   disagree a little and deterministically.
  * It is how the offline demo and tests exercise the real client path; it is not a forecaster.
  *
+ * Conditional prompts (a scenario's components, issue 13) carry lines `- Assume: "<title>" (<id>)
+ * resolved YES.`: each assumption moves the log-odds by a coupling drawn from a hash of the
+ * (question, assumed question) pair in [−1.5, 1.5], with the sign flipped for NO, so the answers
+ * depend on the condition deterministically (and, as a real model's can, need not be coherent).
+ *
  * Languages: the prompt names the reasoning language ("(language code: fr)") and, for runs with
  * several languages, the additional ones ("Additional languages: de (German), es (Spanish)."). The
  * simulator writes canned phrases in each (English with a "[xx]" tag for a language it has no
@@ -38,6 +43,8 @@ export interface PromptFeatures {
   lang: string;
   /** Additional languages asked for under "translations" (in prompt order). */
   extraLangs: string[];
+  /** A conditional prompt's assumptions: the assumed question's id and outcome. */
+  assumptions: { questionId: string; outcome: 0 | 1 }[];
 }
 
 const QUESTION_RE = /^Question: (.*)$/m;
@@ -45,6 +52,7 @@ const MARKET_RE = /^Current market probability of YES: (\d+(?:\.\d+)?)%/m;
 const EVIDENCE_RE = /^\[(\d+)\] (.*)$/gm;
 const LANG_RE = /\(language code: ([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\)/;
 const EXTRA_LANGS_RE = /^\s*-?\s*Additional languages: (.*)$/m;
+const ASSUME_RE = /^- Assume: ".*" \((\S+)\) resolved (YES|NO)\.$/gm;
 
 export function readPrompt(prompt: string): PromptFeatures {
   const q = QUESTION_RE.exec(prompt);
@@ -59,6 +67,7 @@ export function readPrompt(prompt: string): PromptFeatures {
     evidenceDigest: evidence.join('\n'),
     lang: LANG_RE.exec(prompt)?.[1] ?? 'en',
     extraLangs: [...extra.matchAll(/(?:^|,)\s*([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)(?=\s|,|\.|$)/g)].map((x) => x[1]!),
+    assumptions: [...prompt.matchAll(ASSUME_RE)].map((x) => ({ questionId: x[1]!, outcome: x[2] === 'YES' ? (1 as const) : (0 as const) })),
   };
 }
 
@@ -73,6 +82,10 @@ export function simulateAnswer(model: string, prompt: string): SimulatedAnswer {
   let logOdds = base;
   if (f.marketProbability !== null) {
     logOdds = 0.85 * logit(clamp(f.marketProbability, 0.01, 0.99)) + 0.15 * base;
+  }
+  for (const a of f.assumptions) {
+    const coupling = (unit(`c|${f.question}|${a.questionId}`) - 0.5) * 3;
+    logOdds += a.outcome === 1 ? coupling : -coupling;
   }
   const p = clamp(Math.round(sigmoid(slope * logOdds + bias + noise) * 1000) / 1000, 0.01, 0.99);
 

@@ -90,8 +90,12 @@ export const RAW_TABLES = {
       tokens_out: 'BIGINT',
       cost_usd: 'DOUBLE',
       provider: 'VARCHAR',
+      // NULL for a forecast call; for a scenario's conditional call (issue 13), the condition:
+      // `<scenario_id>:<k>:<outcomes>` = P(component k | the earlier components' outcomes, one
+      // digit each in pathway order, 1 YES, 0 NO), e.g. `fed-2026-path:3:10`.
+      condition: 'VARCHAR',
     },
-    key: ['run_id', 'question_id', 'model', 'mode'],
+    key: ['run_id', 'question_id', 'model', 'mode', 'condition'],
   },
   forecasts: {
     columns: {
@@ -111,8 +115,12 @@ export const RAW_TABLES = {
       // language, the language it translates. Scoring reads only rows where this is NULL, so a
       // model counts once however many languages its reasoning comes in.
       translation_of: 'VARCHAR',
+      // NULL for a forecast; a scenario's conditional forecast names its condition (as in
+      // model_calls). Scoring, consensus and every published forecast table read only rows where
+      // this is NULL: conditional forecasts are never mixed into the unconditional scores.
+      condition: 'VARCHAR',
     },
-    key: ['run_id', 'question_id', 'model', 'mode', 'lang'],
+    key: ['run_id', 'question_id', 'model', 'mode', 'lang', 'condition'],
   },
   resolutions: {
     columns: {

@@ -23,6 +23,7 @@ SELECT
 FROM raw_forecasts AS f
 JOIN questions AS q ON q.question_id = f.question_id
 WHERE f.created_at <= CAST($as_of AS TIMESTAMP)
+  AND f.condition IS NULL -- a scenario's conditional forecasts are in the raw Parquet, not this export
   AND ($created_since IS NULL OR f.created_at >= CAST($created_since AS TIMESTAMP))
   AND ($category IS NULL OR q.category = $category)
 ORDER BY f.created_at, f.question_id, f.model, f.mode

@@ -32,6 +32,7 @@ WITH f AS (
   WHERE f.created_at <= (SELECT as_of FROM run_params)
     AND f.probability IS NOT NULL
     AND f.translation_of IS NULL -- one row per model: translations repeat the same answer
+    AND f.condition IS NULL -- a scenario's conditional forecasts are never part of a consensus
 )
 SELECT question_id, mode, run_id,
        max(created_at) AS created_at,
@@ -60,6 +61,7 @@ SEMI JOIN (
 ) AS k ON k.question_id = f.question_id AND k.mode = f.mode AND k.run_id = f.run_id
 WHERE f.created_at <= (SELECT as_of FROM run_params)
   AND f.translation_of IS NULL
+  AND f.condition IS NULL
   AND f.probability IS NOT NULL
 GROUP BY f.question_id, f.mode, f.run_id;
 

@@ -33,6 +33,7 @@ JOIN _resolved AS r ON r.question_id = f.question_id
 WHERE f.created_at < r.cutoff
   AND f.probability IS NOT NULL
   AND f.translation_of IS NULL -- translations repeat the same answer in another language
+  AND f.condition IS NULL -- conditional forecasts (scenarios) are never scored as forecasts
 GROUP BY f.question_id, f.model, f.mode;
 
 CREATE OR REPLACE TABLE _forecast_comparators AS

@@ -29,6 +29,7 @@ WITH f AS (
   WHERE f.created_at < r.cutoff
     AND f.probability IS NOT NULL
     AND f.translation_of IS NULL -- translations repeat the same answer in another language
+    AND f.condition IS NULL -- conditional forecasts (scenarios) are not forecasts of the question
   UNION ALL
   SELECT 'consensus_mean', c.mode, c.question_id, c.run_id, c.created_at, c.mean
   FROM consensus AS c

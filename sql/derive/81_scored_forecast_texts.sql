@@ -18,4 +18,5 @@ FROM raw_forecasts AS f
 JOIN scored_forecasts AS s
   ON s.question_id = f.question_id AND s.model = f.model AND s.mode = f.mode AND s.run_id = f.run_id
 WHERE f.created_at <= (SELECT as_of FROM run_params)
-  AND f.probability IS NOT NULL;
+  AND f.probability IS NOT NULL
+  AND f.condition IS NULL;

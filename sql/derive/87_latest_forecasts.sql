@@ -22,4 +22,5 @@ FROM raw_forecasts AS f
 JOIN _latest_consensus_by_mode AS l
   ON l.question_id = f.question_id AND l.mode = f.mode AND l.run_id = f.run_id
 WHERE f.created_at <= (SELECT as_of FROM run_params)
-  AND f.probability IS NOT NULL;
+  AND f.probability IS NOT NULL
+  AND f.condition IS NULL;

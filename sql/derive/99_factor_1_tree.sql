@@ -86,8 +86,8 @@ GROUP BY ap.question_id;
 CREATE OR REPLACE TABLE _factor_latest_run AS
 SELECT f.run_id, count(DISTINCT f.model) AS n_models
 FROM raw_forecasts AS f, run_params AS rp
-WHERE f.created_at <= rp.as_of
-  AND f.run_id = (SELECT arg_max(x.run_id, x.created_at) FROM raw_forecasts AS x, run_params AS r2 WHERE x.created_at <= r2.as_of)
+WHERE f.created_at <= rp.as_of AND f.condition IS NULL
+  AND f.run_id = (SELECT arg_max(x.run_id, x.created_at) FROM raw_forecasts AS x, run_params AS r2 WHERE x.created_at <= r2.as_of AND x.condition IS NULL)
 GROUP BY f.run_id;
 
 CREATE OR REPLACE TABLE _factor_leaf_forecasts AS
@@ -95,7 +95,7 @@ SELECT f.question_id,
        max(f.created_at) AS last_forecast_at,
        count(DISTINCT f.model) FILTER (WHERE f.run_id = (SELECT run_id FROM _factor_latest_run)) AS models_latest_run
 FROM raw_forecasts AS f, run_params AS rp
-WHERE f.created_at <= rp.as_of AND f.question_id IN (SELECT question_id FROM _factor_attach)
+WHERE f.created_at <= rp.as_of AND f.condition IS NULL AND f.question_id IN (SELECT question_id FROM _factor_attach)
 GROUP BY f.question_id;
 
 CREATE OR REPLACE TABLE factor_leaves AS

@@ -27,16 +27,19 @@
 --    forecast of component 1: P(w) = P(c1 = w1) · Π_k P(ck = wk | w1..w(k−1)).
 --  * max_entropy_ipf: some conditionals but not the full chain, and a direct forecast of every
 --    component: the maximum-entropy joint with the direct marginals and the given conditionals, by
---    iterative proportional fitting in SQL (a recursive CTE): from the uniform joint, each step
---    is the exact I-projection onto one constraint "P(ck = 1 | S) = p" (S: the worlds matching the
---    condition; a marginal is S = every world): worlds in S with ck = 1 are multiplied by
---    e^(λ(1−p)), those with ck = 0 by e^(−λp), all then renormalized, with λ = ln(y·p / (x·(1−p))),
---    x = P(S, ck = 1), y = P(S, ck = 0). Constraints are taken in turn (the marginals in pathway
---    order, then the conditionals by component and condition), for _scenario_params.ipf_sweeps
---    sweeps. Cyclic I-projections onto linear constraints converge to the I-projection of the
---    uniform joint onto their intersection, which is the maximum-entropy joint (Csiszár 1975);
---    contradictory constraints have no such joint and the fixed number of sweeps stops the cycling.
---    Targets are clipped to [1e-9, 1 − 1e-9] so no world reaches probability 0.
+--    iterative proportional fitting in SQL (a recursive CTE, one sweep per step, the sweep a
+--    list_reduce over the constraints): from the uniform joint, each projection is the exact
+--    I-projection onto one constraint "P(ck = 1 | S) = p" (S: the worlds matching the condition; a
+--    marginal is S = every world): worlds in S with ck = 1 are multiplied by e^(λ(1−p)), those with
+--    ck = 0 by e^(−λp), all then renormalized, with λ = ln(y·p / (x·(1−p))), x = P(S, ck = 1),
+--    y = P(S, ck = 0). Constraints are taken in turn (the marginals in pathway order, then the
+--    conditionals by component and condition) until a sweep finds every constraint held within
+--    1e-12, at most _scenario_params.ipf_sweeps sweeps. Cyclic I-projections onto linear
+--    constraints converge to the I-projection of the uniform joint onto their intersection, which
+--    is the maximum-entropy joint (Csiszár 1975); contradictory constraints have no such joint and
+--    the sweep limit stops the cycling: the conditionals, fitted last in a sweep, then hold and the
+--    coherence gap of the marginals shows the contradiction. Targets are clipped to
+--    [1e-9, 1 − 1e-9] so no world reaches probability 0.
 --  * independent: no conditionals, a direct forecast of every component: the maximum-entropy joint
 --    with those marginals, which is their product.
 -- A model with neither a direct forecast of every component nor the full chain has no joint.
@@ -97,7 +100,8 @@ FROM raw_forecasts AS f
 WHERE f.question_id IN (SELECT question_id FROM _scenario_comp)
   AND f.created_at <= (SELECT as_of FROM run_params)
   AND f.probability IS NOT NULL
-  AND f.translation_of IS NULL;
+  AND f.translation_of IS NULL
+  AND f.condition IS NULL; -- direct forecasts only: conditionals come through _scenario_conditionals
 
 CREATE OR REPLACE TABLE _scenario_headline_mode AS
 SELECT f.question_id, arg_min(f.mode, list_position(rp.headline_modes, f.mode)) AS mode
@@ -183,7 +187,9 @@ SELECT scenario_id, model, world,
 FROM factors
 GROUP BY scenario_id, model, world;
 
--- max_entropy_ipf: the constraints in the order they are fitted (c_ix from 0).
+-- max_entropy_ipf: the constraints in the order they are fitted, each as two 0/1 masks over the
+-- worlds in world_ix order (`yes`: in S with the component YES; `no`: in S with it NO) and its
+-- target `t`, listed per (scenario, model).
 CREATE OR REPLACE TABLE _scenario_ipf_constraints AS
 WITH c AS (
   SELECT d.scenario_id, d.model, d.ord, '' AS pattern, d.probability, 0 AS kind, '' AS condition
@@ -195,44 +201,67 @@ WITH c AS (
   FROM _scenario_cond AS k
   JOIN _scenario_model_method AS m USING (scenario_id, model)
   WHERE m.method = 'max_entropy_ipf'
-)
-SELECT scenario_id, model, ord, pattern,
-       least(greatest(probability, 1e-9), 1 - 1e-9) AS target,
-       (row_number() OVER (PARTITION BY scenario_id, model ORDER BY kind, ord, condition) - 1)::INTEGER AS c_ix,
-       count(*) OVER (PARTITION BY scenario_id, model)::INTEGER AS n_constraints
-FROM c;
-
-CREATE OR REPLACE TABLE _scenario_joint_ipf AS
-WITH RECURSIVE ipf(scenario_id, model, world, step, probability) USING KEY (scenario_id, model, world) AS (
-  SELECT w.scenario_id, m.model, w.world, 0, 1.0 / w.n_worlds
-  FROM _scenario_model_method AS m
+),
+masks AS (
+  SELECT c.scenario_id, c.model, c.kind, c.ord, c.condition,
+         {'yes': list((w.world LIKE c.pattern || '%' AND substr(w.world, c.ord, 1) = '1')::INTEGER::DOUBLE ORDER BY w.world_ix),
+          'no': list((w.world LIKE c.pattern || '%' AND substr(w.world, c.ord, 1) = '0')::INTEGER::DOUBLE ORDER BY w.world_ix),
+          't': least(greatest(any_value(c.probability), 1e-9), 1 - 1e-9)} AS constraint_
+  FROM c
   JOIN _scenario_worlds AS w USING (scenario_id)
-  WHERE m.method = 'max_entropy_ipf'
+  GROUP BY c.scenario_id, c.model, c.kind, c.ord, c.condition
+)
+SELECT m.scenario_id, m.model,
+       list(struct_insert(m.constraint_, apply := a.apply) ORDER BY m.kind, m.ord, m.condition, a.apply) AS steps
+FROM masks AS m
+CROSS JOIN (VALUES (false), (true)) AS a(apply)
+GROUP BY m.scenario_id, m.model;
+
+-- One I-projection of the joint p onto P(ck = 1 | S) = t takes two steps of the reduce: `plan`
+-- computes its scalars once (x = P(S, ck = 1) = p·yes, y = P(S, ck = 0) = p·no,
+-- λ = ln(y·t / (x·(1 − t))), the factors e^(λ(1−t)) and e^(−λt) over the normalizer
+-- z = x·e^(λ(1−t)) + y·e^(−λt) + P(not S)), and `apply` scales every world by them (1/z outside S).
+CREATE OR REPLACE TEMP MACRO _ipf_lambda(p, k) AS ln(list_dot_product(p, k.no) * k.t / (list_dot_product(p, k.yes) * (1 - k.t)));
+CREATE OR REPLACE TEMP MACRO _ipf_z(p, k, lam) AS
+  list_dot_product(p, k.yes) * exp(lam * (1 - k.t)) + list_dot_product(p, k.no) * exp(-lam * k.t)
+  + (list_sum(p) - list_dot_product(p, k.yes) - list_dot_product(p, k.no));
+CREATE OR REPLACE TEMP MACRO _ipf_residual(p, k) AS
+  abs(list_dot_product(p, k.yes) / (list_dot_product(p, k.yes) + list_dot_product(p, k.no)) - k.t);
+CREATE OR REPLACE TEMP MACRO _ipf_plan(acc, k) AS
+  {'p': acc.p, 'res': greatest(acc.res, _ipf_residual(acc.p, k)),
+   'g0': 1 / _ipf_z(acc.p, k, _ipf_lambda(acc.p, k)),
+   'ga': exp(_ipf_lambda(acc.p, k) * (1 - k.t)) / _ipf_z(acc.p, k, _ipf_lambda(acc.p, k)),
+   'gb': exp(-_ipf_lambda(acc.p, k) * k.t) / _ipf_z(acc.p, k, _ipf_lambda(acc.p, k))};
+CREATE OR REPLACE TEMP MACRO _ipf_apply(acc, k) AS
+  {'p': list_transform(list_zip(acc.p, k.yes, k.no), lambda e: e[1] * (acc.g0 + e[2] * (acc.ga - acc.g0) + e[3] * (acc.gb - acc.g0))),
+   'res': acc.res, 'g0': acc.g0, 'ga': acc.ga, 'gb': acc.gb};
+
+-- The fit: one row per (scenario, model) holding its joint as a list, from the uniform joint;
+-- each recursive step is one sweep, a list_reduce projecting onto every constraint in turn (a plan
+-- and an apply step each) and
+-- keeping the largest residual |P(ck = 1 | S) − t| it met before a projection. A group stops once
+-- a sweep met none above 1e-12 (converged) or after ipf_sweeps sweeps (contradictory constraints
+-- never converge).
+CREATE OR REPLACE TABLE _scenario_joint_ipf AS
+WITH RECURSIVE ipf(scenario_id, model, sweep, p, residual) USING KEY (scenario_id, model) AS (
+  SELECT c.scenario_id, c.model, 0, list_transform(c.steps[1].yes, lambda v: 1.0 / len(c.steps[1].yes)), 1.0::DOUBLE
+  FROM _scenario_ipf_constraints AS c
   UNION
-  (SELECT scenario_id, model, world, step + 1,
-          probability * CASE WHEN NOT in_s THEN 1.0 WHEN in_a THEN exp(lam * (1 - target)) ELSE exp(-lam * target) END
-            / (x * exp(lam * (1 - target)) + y * exp(-lam * target) + r)
+  (SELECT scenario_id, model, sweep + 1, r.p, r.res
    FROM (
-     SELECT *, ln(y * target / (x * (1 - target))) AS lam
-     FROM (
-       SELECT t.*,
-              sum(CASE WHEN in_s AND in_a THEN probability ELSE 0 END) OVER g AS x,
-              sum(CASE WHEN in_s AND NOT in_a THEN probability ELSE 0 END) OVER g AS y,
-              sum(CASE WHEN in_s THEN 0 ELSE probability END) OVER g AS r
-       FROM (
-         SELECT i.scenario_id, i.model, i.world, i.step, i.probability, c.target,
-                i.world LIKE c.pattern || '%' AS in_s,
-                substr(i.world, c.ord, 1) = '1' AS in_a
-         FROM ipf AS i
-         JOIN _scenario_ipf_constraints AS c
-           ON c.scenario_id = i.scenario_id AND c.model = i.model AND c.c_ix = i.step % c.n_constraints
-         WHERE i.step < c.n_constraints * (SELECT coalesce(max(ipf_sweeps), 100) FROM _scenario_params)
-       ) AS t
-       WINDOW g AS (PARTITION BY t.scenario_id, t.model)
-     )
+     SELECT i.scenario_id, i.model, i.sweep,
+            list_reduce(c.steps,
+                        lambda acc, k: CASE WHEN k.apply THEN _ipf_apply(acc, k) ELSE _ipf_plan(acc, k) END,
+                        {'p': i.p, 'res': 0.0::DOUBLE, 'g0': 1.0::DOUBLE, 'ga': 1.0::DOUBLE, 'gb': 1.0::DOUBLE}) AS r
+     FROM ipf AS i
+     JOIN _scenario_ipf_constraints AS c USING (scenario_id, model)
+     CROSS JOIN (SELECT coalesce(max(ipf_sweeps), 200) AS sweeps FROM _scenario_params) AS sp
+     WHERE i.sweep < sp.sweeps AND i.residual >= 1e-12
    ))
 )
-SELECT scenario_id, model, world, probability FROM ipf;
+SELECT i.scenario_id, i.model, w.world, i.p[w.world_ix + 1] AS probability
+FROM ipf AS i
+JOIN _scenario_worlds AS w USING (scenario_id);
 
 CREATE OR REPLACE TABLE _scenario_model_joint AS
 SELECT j.scenario_id, j.model, m.method, j.world, j.probability

@@ -8,7 +8,7 @@ import { scratch } from './helpers.ts';
 
 const call = (q: string): ModelCallRow => ({
   run_id: 'r1', question_id: q, model: 'm', mode: 'blind', started_at: new Date('2025-10-16T00:00:01Z'), latency_ms: 12.5,
-  status: 'ok', error_kind: null, error_message: null, attempts: 1, tokens_in: 10, tokens_out: 5, cost_usd: 0.001, provider: 'simulated',
+  status: 'ok', error_kind: null, error_message: null, attempts: 1, tokens_in: 10, tokens_out: 5, cost_usd: 0.001, provider: 'simulated', condition: null,
 });
 
 describe('journal', () => {

@@ -64,9 +64,10 @@ describe('the bundled sample, end to end', () => {
     expect(await rawCount('questions', 'question_id')).toBe(before);
   });
 
-  it('recorded simulated forecasts for every run, each (run, question, model, mode) once', async () => {
+  it('recorded simulated forecasts for every run, each (run, question, model, mode, condition) once', async () => {
     const total = await rawCount('forecasts');
-    const distinct = await rawCount('forecasts', '(run_id, question_id, model, mode)');
+    // condition: a scenario's conditional forecasts of a question (issue 13) are other rows
+    const distinct = await rawCount('forecasts', '(run_id, question_id, model, mode, condition)');
     expect(total).toBeGreaterThan(1000);
     expect(distinct).toBe(total);
   });
