@@ -48,7 +48,7 @@ describe('scenarios API', () => {
   let run2: string;
   beforeAll(async () => {
     f = fixture();
-    mkdirSync(join(f.structureDir, 'scenarios'));
+    mkdirSync(join(f.structureDir, 'scenarios'), { recursive: true });
     writeFileSync(join(f.structureDir, 'scenarios', 's.yaml'), SCENARIOS);
     await writeRaw(f.dataDir, {
       questions: [

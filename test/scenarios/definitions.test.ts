@@ -56,7 +56,7 @@ describe('scenario files: errors name file, line and field', () => {
     expect(y.line).toBeGreaterThanOrEqual(2);
     const f = fixture();
     try {
-      mkdirSync(join(f.structureDir, 'scenarios'));
+      mkdirSync(join(f.structureDir, 'scenarios'), { recursive: true });
       const text = scenario(['      - question: manifold:a', '      - question: manifold:b']);
       writeFileSync(join(f.structureDir, 'scenarios', 'a.yaml'), text);
       writeFileSync(join(f.structureDir, 'scenarios', 'b.yaml'), text);
@@ -72,7 +72,7 @@ describe('a run over a bad scenario file', () => {
   it('fails with the file, the line and the field', async () => {
     const f = fixture();
     try {
-      mkdirSync(join(f.structureDir, 'scenarios'));
+      mkdirSync(join(f.structureDir, 'scenarios'), { recursive: true });
       writeFileSync(join(f.structureDir, 'scenarios', 'bad.yaml'), scenario(['      - question: manifold:a', '      - { question: manifold:b, lable: typo }']));
       await expect(publish(f, new Date('2026-01-01T00:00:00Z'))).rejects.toThrow(/scenarios\/bad\.yaml:7 \(field "scenarios\.0\.components\.1\.lable"\)/);
     } finally {

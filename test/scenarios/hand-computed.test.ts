@@ -49,7 +49,7 @@ const marginals = (m: number) => [P[Q1][m]!, P[Q2][m]!, P[Q3][m]!];
 /** A scenario fixture with the three questions forecast by four models at T1. */
 async function scenarioFixture(T1: Date): Promise<Fixture> {
   const f = fixture();
-  mkdirSync(join(f.structureDir, 'scenarios'));
+  mkdirSync(join(f.structureDir, 'scenarios'), { recursive: true });
   writeFileSync(join(f.structureDir, 'scenarios', 'hand.yaml'), SCENARIO);
   await writeRaw(f.dataDir, {
     questions: [question(Q1, 'first unrelated zebra'), question(Q2, 'second unrelated yak'), question(Q3, 'third unrelated walrus')],
