@@ -1,9 +1,10 @@
 /**
  * The scenario stage of a run (issue 13). The computing is SQL (sql/derive/99_scenario_1_joint.sql
  * and 99_scenario_2_records.sql, run by deriveTables with the rest of the scoring); this module only
- *  - before the derive, puts the curated scenarios (data/structure/scenarios/), the conditional
- *    forecasts given (none yet in a pipeline run: the warehouse has no conditional forecasts) and
- *    the settings into the connection's temp tables those files read (`prepareScenarios`), and
+ *  - before the derive, puts the curated scenarios (data/structure/scenarios/), the conditionals
+ *    a caller gives (none in a pipeline run: 99_scenario_0_conditionals.sql adds the models'
+ *    conditional forecasts from the warehouse) and the settings into the connection's temp tables
+ *    those files read (`prepareScenarios`), and
  *  - after it, appends this run's records to the raw append-only table `scenario_records`
  *    (`freezeScenarioRecords`): idempotent on (scenario_id, run_id, world), written atomically, so
  *    a repeated or killed-and-resumed run adds no duplicate.
@@ -45,7 +46,7 @@ export interface ScenarioConditional {
 export interface PrepareScenariosOptions {
   /** Curated scenarios (default: loaded from QUORUM_STRUCTURE_DIR or data/structure/). */
   scenarios?: readonly ScenarioDefinition[];
-  /** Conditional forecasts (default: none; the warehouse stores none yet). */
+  /** Conditionals besides the warehouse's conditional forecasts (default: none; tests give some). */
   conditionals?: readonly ScenarioConditional[];
   ipfSweeps?: number;
   /** The run whose records 99_scenario_2_records.sql freezes (null: none). */

@@ -18,9 +18,10 @@
 -- Conditionals: _scenario_conditionals(scenario_id, model, component_ord, condition, probability)
 -- = P(component k YES | earlier components as `condition`), condition a string of length k − 1 over
 -- '1' (YES), '0' (NO) and '-' (either): '10' = the first YES and the second NO; '1-' = the first YES,
--- whatever the second. The warehouse stores no conditional forecasts yet (issue 13 pt 2), so the
--- table is empty in a pipeline run; rows with another length, other characters, k < 2, k > n or a
--- probability outside [0, 1] are ignored; duplicates are averaged.
+-- whatever the second. The stage creates it (with the conditionals a caller gave, none in a
+-- pipeline run) and 99_scenario_0_conditionals.sql adds the models' conditional forecasts stored
+-- in the warehouse (full conditions only); rows with another length, other characters, k < 2,
+-- k > n or a probability outside [0, 1] are ignored; duplicates are averaged.
 --
 -- The joint of a model, and `method`:
 --  * chain_rule: the model gave every full conditional (no '-') of components 2..n and a direct
