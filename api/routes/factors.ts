@@ -17,6 +17,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
 export const FACTORS_LIMIT = { min: 1, max: 200, default: 50 } as const;
@@ -298,6 +299,31 @@ export const FactorHealth = z
   })
   .meta({ id: 'FactorHealth' });
 
+/** One forecaster's coherence on one check (99_scenario_9_coherence.sql); check 'all' sums them. */
+export const CoherenceRate = z
+  .object({
+    forecaster: z.string().meta({ description: 'A model, or consensus.' }),
+    check: z.string().meta({ description: 'all | implies | excludes | complement | same_event | conjunction | marginal' }),
+    n: count,
+    n_violated: count,
+    rate: zProb.meta({ description: 'n_violated / n.' }),
+    mean_violation: zNum.meta({ description: 'Mean distance past the bound of the violated checks.' }),
+  })
+  .meta({ id: 'CoherenceRate' });
+
+/** The coherence rows of a snapshot ([] for a snapshot published before they existed). */
+export async function coherenceRates(snap: PinnedSnapshot): Promise<z.input<typeof CoherenceRate>[]> {
+  if (!snap.tables.has('coherence')) return [];
+  return (await snap.query('coherence')).map((r) => ({
+    forecaster: String(r.forecaster),
+    check: String(r.check),
+    n: int(r.n),
+    n_violated: int(r.n_violated),
+    rate: num(r.rate),
+    mean_violation: num(r.mean_violation),
+  }));
+}
+
 export const FactorsHealth = z
   .object({
     status: z.enum(STATUSES).meta({ description: 'The worst status of the checks.' }),
@@ -305,6 +331,9 @@ export const FactorsHealth = z
     checks: z.array(HealthCheck),
     snapshot_published_at: isoTime,
     factors: z.array(FactorHealth),
+    coherence: z.array(CoherenceRate).meta({
+      description: 'Coherence across the book: per model and the consensus, how often their forecasts of linked questions and scenario joints break the laws of probability.',
+    }),
   })
   .meta({ id: 'FactorsHealth' });
 
@@ -339,10 +368,11 @@ export const factorsHealthRoute = jsonRoute({
   input: () => ({}),
   data: async (snap) => {
     snap.require('factor_health', 'factor_contradictions', 'system_health');
-    const [health, contradictions, checks] = await Promise.all([
+    const [health, contradictions, checks, coherence] = await Promise.all([
       snap.query('factors-health'),
       snap.query('factors-contradictions'),
       snap.query('system-health'),
+      coherenceRates(snap),
     ]);
     const byId = byFactor(contradictions);
     const all = [
@@ -395,6 +425,6 @@ export const factorsHealthRoute = jsonRoute({
         violation: num(c.violation),
       })),
     }));
-    return published(FactorsHealth, { status, reasons, checks: all, snapshot_published_at: snap.createdAt, factors });
+    return published(FactorsHealth, { status, reasons, checks: all, snapshot_published_at: snap.createdAt, factors, coherence });
   },
 });

@@ -22,6 +22,7 @@ import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, provenance, provenanceOf, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
+import { CoherenceRate, coherenceRates } from './factors.ts';
 import { orderByKnown } from './order.ts';
 
 export const MODELS_EXPECTED = 4;
@@ -64,12 +65,13 @@ function coverageItem(c: CoverageCell) {
 
 export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
   snap.require('questions', 'consensus', 'calibration_summary', 'accuracy');
-  const [cov, summary, leaders, acc, providers] = await Promise.all([
+  const [cov, summary, leaders, acc, providers, coherence] = await Promise.all([
     snap.query('service-stats-coverage'),
     snap.query('calibration-summary'),
     snap.query('service-stats-leaderboard'),
     snap.query('accuracy-headline', { scope: 'all' }),
     snap.query('providers-consensus'),
+    coherenceRates(snap),
   ]);
 
   const total = zero();
@@ -159,6 +161,7 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
         return { category: String(r.category), venue: String(r.venue), ...coverageItem(cell) };
       }),
     },
+    coherence,
   });
 }
 
@@ -224,6 +227,9 @@ export const ServiceStats = z
       by_category: z.array(Coverage.extend({ category: z.string() })),
       by_venue: z.array(Coverage.extend({ venue: z.string() })),
       by_category_venue: z.array(Coverage.extend({ category: z.string(), venue: z.string() })),
+    }),
+    coherence: z.array(CoherenceRate).meta({
+      description: 'Coherence across the book (linked questions and scenarios): per model and the consensus, the rate of violations of the laws of probability, per check and in all.',
     }),
   })
   .meta({ id: 'ServiceStats' });

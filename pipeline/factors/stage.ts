@@ -24,6 +24,8 @@ const HealthEnv = z.object({
   QUORUM_HEALTH_SNAPSHOT_AGE_FAILING_HOURS: z.coerce.number().gt(0).max(1e6).default(108),
   /** A factor whose coverage (active leaves forecast by every model of the latest run) is below this is degraded. */
   QUORUM_HEALTH_COVERAGE_DEGRADED: z.coerce.number().min(0).max(1).default(0.5),
+  /** Coherence across the book: the tolerance of the complement and same_event checks (99_scenario_9_coherence.sql). */
+  QUORUM_COHERENCE_TOLERANCE: z.coerce.number().min(0).max(1).default(0.05),
 });
 
 export interface HealthParams {
@@ -35,11 +37,12 @@ export interface HealthParams {
   snapshotAgeDegradedHours: number;
   snapshotAgeFailingHours: number;
   coverageDegraded: number;
+  coherenceTolerance: number;
 }
 
 /** The health thresholds from the environment; a bad value (or degraded above failing) names the variable. */
 export function loadHealthParams(env: NodeJS.ProcessEnv = process.env): HealthParams {
-  const parsed = HealthEnv.safeParse(Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('QUORUM_HEALTH_') && v !== '')));
+  const parsed = HealthEnv.safeParse(Object.fromEntries(Object.entries(env).filter(([k, v]) => (k.startsWith('QUORUM_HEALTH_') || k === 'QUORUM_COHERENCE_TOLERANCE') && v !== '')));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new Error(`${String(issue.path[0])}: ${issue.message}`);
@@ -62,6 +65,7 @@ export function loadHealthParams(env: NodeJS.ProcessEnv = process.env): HealthPa
     snapshotAgeDegradedHours: e.QUORUM_HEALTH_SNAPSHOT_AGE_DEGRADED_HOURS,
     snapshotAgeFailingHours: e.QUORUM_HEALTH_SNAPSHOT_AGE_FAILING_HOURS,
     coverageDegraded: e.QUORUM_HEALTH_COVERAGE_DEGRADED,
+    coherenceTolerance: e.QUORUM_COHERENCE_TOLERANCE,
   };
 }
 
@@ -100,7 +104,7 @@ export async function prepareFactors(conn: DuckDBConnection, opts: PrepareFactor
     'CREATE OR REPLACE TEMP TABLE _health_params AS SELECT $frd::DOUBLE AS failure_rate_degraded, $frf::DOUBLE AS failure_rate_failing, ' +
       '$sph::DOUBLE AS stale_price_hours, $ssd::DOUBLE AS stale_share_degraded, $ssf::DOUBLE AS stale_share_failing, ' +
       '$sad::DOUBLE AS snapshot_age_degraded_hours, $saf::DOUBLE AS snapshot_age_failing_hours, ' +
-      '$cov::DOUBLE AS coverage_degraded, $sync::VARCHAR AS sync_report',
+      '$cov::DOUBLE AS coverage_degraded, $tol::DOUBLE AS coherence_tolerance, $sync::VARCHAR AS sync_report',
     {
       frd: h.failureRateDegraded,
       frf: h.failureRateFailing,
@@ -110,6 +114,7 @@ export async function prepareFactors(conn: DuckDBConnection, opts: PrepareFactor
       sad: h.snapshotAgeDegradedHours,
       saf: h.snapshotAgeFailingHours,
       cov: h.coverageDegraded,
+      tol: h.coherenceTolerance,
       sync: opts.syncReport ?? null,
     },
   );

@@ -33,7 +33,7 @@ CREATE TEMP TABLE IF NOT EXISTS _health_params AS
 SELECT 0.1::DOUBLE AS failure_rate_degraded, 0.5::DOUBLE AS failure_rate_failing,
        48.0::DOUBLE AS stale_price_hours, 0.25::DOUBLE AS stale_share_degraded, 0.75::DOUBLE AS stale_share_failing,
        36.0::DOUBLE AS snapshot_age_degraded_hours, 108.0::DOUBLE AS snapshot_age_failing_hours,
-       0.5::DOUBLE AS coverage_degraded, NULL::VARCHAR AS sync_report;
+       0.5::DOUBLE AS coverage_degraded, 0.05::DOUBLE AS coherence_tolerance, NULL::VARCHAR AS sync_report;
 
 CREATE OR REPLACE TABLE factor_contradictions AS
 SELECT la.factor_id, l.a AS question_a, l.b AS question_b, l.kind, l.origin AS link_origin,

@@ -120,6 +120,9 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'scenario_record_worlds',
       'scenario_record_scores',
       'scenarios',
+      // coherence across the book (99_scenario_9_coherence.sql)
+      'coherence_checks',
+      'coherence',
     ]);
   });
 

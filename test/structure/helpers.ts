@@ -28,6 +28,7 @@ export function fixture(files: Record<string, string> = {}): Fixture {
   mkdirSync(join(structureDir, 'links'), { recursive: true });
   mkdirSync(join(structureDir, 'theses'), { recursive: true });
   mkdirSync(join(structureDir, 'factors'), { recursive: true });
+  mkdirSync(join(structureDir, 'scenarios'), { recursive: true });
   for (const [rel, text] of Object.entries(files)) writeFileSync(join(structureDir, rel), text);
   return { dataDir, structureDir, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
