@@ -129,6 +129,7 @@ export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions):
   }
 
   const published: string[] = [];
+  const PROFILE = process.env.QUORUM_DERIVE_PROFILE === '1';
   for (const file of await listSqlFiles(dir)) {
     const sql = await readFile(join(dir, file), 'utf8');
     let index = 0;
@@ -136,11 +137,15 @@ export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions):
       const statements = await conn.extractStatements(sql);
       for (; index < statements.count; index++) {
         const prepared = await statements.prepare(index);
+        const t0 = PROFILE ? performance.now() : 0;
         try {
           await prepared.run();
         } finally {
           prepared.destroySync();
         }
+        // QUORUM_DERIVE_PROFILE=1: one line per statement on stderr (file, statement, ms), for
+        // finding the slow SQL; off by default.
+        if (PROFILE) process.stderr.write(`derive ${file} #${index} ${Math.round(performance.now() - t0)} ms\n`);
       }
     } catch (err) {
       throw new DeriveError(file, index, err);
