@@ -10,7 +10,8 @@ import { predictionsPage } from './pages/predictions.ts';
 import { questionPage } from './pages/question.ts';
 import { sourcePage, sourcesPage } from './pages/sources.ts';
 import { factorsPage } from './pages/factors.ts';
-import { scenariosPage, thesesPage, thesisPage } from './pages/structure.ts';
+import { scenariosPage } from './pages/scenarios.ts';
+import { thesesPage, thesisPage } from './pages/structure.ts';
 import { h } from './ui.ts';
 
 type Page = (main: HTMLElement, arg: string | undefined) => Promise<void>;

@@ -8,7 +8,7 @@
  * compressed. First render is measured and logged (not asserted: no timing assertions).
  * Screenshots go to test-output/screenshots/ (git-ignored).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import axe from 'axe-core';
@@ -18,7 +18,11 @@ import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runPipeline } from '../../pipeline/run.ts';
-import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { timestampValue } from '@duckdb/node-api';
+import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
+import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
+import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { get, newKey, serve } from '../api/helpers.ts';
@@ -30,6 +34,7 @@ const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
 const MAX_JS_GZIP_BYTES = 300_000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-'));
+const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-structure-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-'));
 let server: ServerHandle;
 let browser: Browser;
@@ -43,6 +48,26 @@ beforeAll(async () => {
   });
   const logger = createLogger('silent');
   await importForecastBench(config, SAMPLE);
+  // The bundled structure plus one scenario over questions both runs forecast, so the scenarios
+  // page has joints and archived records to draw (the bundled ones' components may fall outside
+  // this run's 150 questions).
+  cpSync(DEFAULT_STRUCTURE_DIR, structure, { recursive: true });
+  const forecastBoth = await withConnection(async (conn) => {
+    await createRawViews(conn, dir);
+    const at = (iso: string) => queryFile<{ question_id: string }>(conn, 'pipeline/active_questions.sql', { as_of: timestampValue(BigInt(Date.parse(iso)) * 1000n) });
+    const late = new Set((await at('2026-03-06T00:00:00Z')).slice(0, 150).map((q) => q.question_id));
+    return (await at('2025-10-16T00:00:00Z')).slice(0, 150).map((q) => q.question_id).filter((id) => late.has(id)).slice(0, 3);
+  });
+  writeFileSync(path.join(structure, 'scenarios', 'dashboard.yaml'), [
+    'scenarios:',
+    '  - id: dashboard-demo',
+    '    title: Three questions forecast in both runs',
+    '    description: A scenario for the dashboard tests',
+    '    components:',
+    ...forecastBoth.map((id) => `      - { question: "${id}" }`),
+    '',
+  ].join('\n'));
+  process.env.QUORUM_STRUCTURE_DIR = structure;
   for (const asOf of ['2025-10-16T00:00:00Z', '2026-03-06T00:00:00Z']) {
     const run = await runPipeline({ config, logger, asOf: new Date(asOf) });
     expect(run.status, run.error ?? '').toBe('completed');
@@ -66,7 +91,9 @@ afterAll(async () => {
   await browser?.close();
   await server?.close();
   console.log(`dashboard first render (ms, from navigation start): ${JSON.stringify(renders)}`);
+  delete process.env.QUORUM_STRUCTURE_DIR;
   rmSync(dir, { recursive: true, force: true });
+  rmSync(structure, { recursive: true, force: true });
   rmSync(profile, { recursive: true, force: true });
 });
 
@@ -324,6 +351,28 @@ describe('the dashboard in Chromium', () => {
     }
     expect(await audit(page)).toEqual([]);
     await shot(page, 'factors-tree');
+    clean(problems);
+    await page.close();
+  });
+
+  it('scenarios: each pathway in order with its components, the latest record\'s worlds as bars, the scores', async () => {
+    const list = (await get(server, '/api/scenarios/?limit=20')).body as {
+      scenarios: { scenario_id: string; n_components: number; latest_record: { pathway: { probability: number | null }[] } | null }[];
+    };
+    const demo = list.scenarios.find((x) => x.scenario_id === 'dashboard-demo');
+    expect(demo?.latest_record, 'the demo scenario has an archived record').toBeTruthy();
+    const { page, problems } = await tab(1200);
+    await open(page, '#/scenarios', 'scenarios-pathways');
+    expect(await page.$$eval('section[data-scenario]', (s) => s.map((x) => (x as HTMLElement).dataset.scenario))).toEqual(list.scenarios.map((x) => x.scenario_id));
+    for (const x of list.scenarios) {
+      const sel = `section[data-scenario="${x.scenario_id}"]`;
+      expect(await page.$$eval(`${sel} table.scenario-components tbody tr`, (r) => r.length), x.scenario_id).toBe(x.n_components);
+      const bars = await page.$$eval(`${sel} figure .q-point rect`, (r) => r.length);
+      const worlds = x.latest_record ? Math.min(8, x.latest_record.pathway.filter((w) => w.probability !== null).length) : 0;
+      expect(bars, x.scenario_id).toBe(worlds);
+    }
+    expect(await audit(page)).toEqual([]);
+    await shot(page, 'scenarios-pathways');
     clean(problems);
     await page.close();
   });

@@ -1,11 +1,9 @@
 /**
  * Theses (GET /api/clusters/: consensus beside the market consensus, with vintages), one thesis's
- * vintage history, and the scenarios page, which shows "not available yet" while the server has no
- * such endpoint, and a plain table of what the endpoint returns once it lands (its pathway bars
- * from the first distribution of each item). Factors: pages/factors.ts.
+ * vintage history. Factors: pages/factors.ts; scenarios: pages/scenarios.ts.
  */
 import * as Plot from '@observablehq/plot';
-import { get, hasRoute } from '../api.ts';
+import { get } from '../api.ts';
 import { accessible, timeline, type SeriesRow } from '../charts.ts';
 import { h, hashHref, hashQuery, notice, num, panel, pct, PALETTE } from '../ui.ts';
 
@@ -73,65 +71,3 @@ export async function thesisPage(root: HTMLElement, id: string | undefined): Pro
   root.append(panel('Members', h('ul', {}, t.members.map((m) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(m.question_id)}` }, m.title),
     ` · ${m.venue} · ${m.status}${m.sign < 0 ? ' · counts against' : ''} · consensus ${pct(m.consensus)} · market ${pct(m.market_probability)}`)))));
 }
-
-/** A status word (ok, degraded, failing, …) as a badge; its colour and its text both say it. */
-function badge(status: string): HTMLElement {
-  return h('span', { class: `status status-${status.replace(/[^a-z]/gi, '')}` }, status);
-}
-
-const LABEL_KEYS = ['label', 'world', 'name', 'title', 'id', 'component'];
-const PROB_KEYS = ['probability', 'p', 'consensus', 'share'];
-
-/** An array of {label-ish, probability-ish} objects (a pathway or component distribution), as bars. */
-function distribution(rows: Record<string, unknown>[], width: number): Element | null {
-  const lk = LABEL_KEYS.find((k) => rows.every((r) => r[k] !== undefined));
-  const pk = PROB_KEYS.find((k) => rows.every((r) => typeof r[k] === 'number' && (r[k] as number) >= 0 && (r[k] as number) <= 1));
-  if (!lk || !pk || rows.length === 0) return null;
-  const data = rows.slice(0, 16).map((r) => ({ label: String(Array.isArray(r[lk]) ? (r[lk] as unknown[]).join(' ') : r[lk]).slice(0, 40), p: r[pk] as number }));
-  return accessible(Plot.plot({
-    width, height: 30 + data.length * 20, marginLeft: Math.min(240, width / 2.5), style: { fontSize: '12px' },
-    x: { domain: [0, 1], label: pk, grid: true, tickFormat: '%' }, y: { label: null, domain: data.map((d) => d.label) },
-    marks: [Plot.barX(data, { x: 'p', y: 'label', fill: PALETTE[0], className: 'q-point' })],
-  }));
-}
-
-/**
- * A page over an endpoint whose response shape this dashboard does not know yet (factors health,
- * scenarios): a status badge where the body or an item has a `status`, each item's first
- * probability distribution as bars (pathways, components), and a table of the scalar fields.
- */
-async function genericPage(root: HTMLElement, id: string, title: string, what: string): Promise<void> {
-  root.append(h('h1', {}, title));
-  if (!hasRoute(id)) {
-    root.append(notice({ kind: 'missing', id }, what));
-    return;
-  }
-  const r = await get<Record<string, unknown>>(id);
-  if (r.kind !== 'ok') {
-    root.append(notice(r, what));
-    return;
-  }
-  const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
-  for (const [k, v] of Object.entries(r.body)) {
-    if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { status?: unknown }).status === 'string') {
-      const o = v as { status: string; reasons?: unknown };
-      root.append(panel(k.replace(/_/g, ' '), h('p', {}, badge(o.status), Array.isArray(o.reasons) ? ` ${o.reasons.map(String).join('; ')}` : '')));
-    }
-  }
-  const list = Object.values(r.body).find((v): v is Record<string, unknown>[] => Array.isArray(v) && v.every((x) => x && typeof x === 'object')) ?? [];
-  const cols = [...new Set(list.flatMap((x) => Object.keys(x).filter((k) => x[k] === null || typeof x[k] !== 'object')))].slice(0, 8);
-  const items = h('div', {});
-  for (const x of list.slice(0, 20)) {
-    const name = String(LABEL_KEYS.map((k) => x[k]).find((v) => typeof v === 'string') ?? '');
-    const dist = Object.values(x).find((v): v is Record<string, unknown>[] => Array.isArray(v) && v.length > 0 && v.every((y) => y && typeof y === 'object'));
-    const chart = dist ? distribution(dist, width) : null;
-    if (chart || typeof x.status === 'string') {
-      items.append(h('h3', {}, name, ' ', typeof x.status === 'string' ? badge(x.status) : ''), chart ? h('figure', { class: 'chart' }, chart) : '');
-    }
-  }
-  root.append(panel(`${title} (${list.length})`, items, h('div', { class: 'table-wrap' }, h('table', {},
-    h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, list.map((x) => h('tr', {}, cols.map((c) => h('td', {}, c === 'status' && typeof x[c] === 'string' ? badge(x[c] as string) : x[c] === null || x[c] === undefined ? '–' : String(x[c]))))))))));
-}
-
-export const scenariosPage = (root: HTMLElement): Promise<void> => genericPage(root, 'scenarios', 'Scenarios', 'Scenarios and their pathways');

@@ -1,0 +1,82 @@
+/**
+ * Scenarios (GET /api/scenarios/): each scenario's pathway, its components in order with the
+ * consensus' implied marginal beside the models' direct forecasts, and the pathway distribution of
+ * its latest archived record as bars (the worlds most likely first, each world read as the
+ * components' outcomes), with the record's scores once its components resolve.
+ */
+import * as Plot from '@observablehq/plot';
+import { get } from '../api.ts';
+import { accessible } from '../charts.ts';
+import { h, hashHref, hashQuery, notice, num, panel, pct, PALETTE } from '../ui.ts';
+
+interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
+interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
+interface Record { run_id: string; as_of: string | null; complete: boolean; realized_world: string | null; log_score: number | null; brier: number | null; component_brier: number | null; consistent_mass: number | null; pathway: World[] }
+interface Scenario {
+  scenario_id: string; title: string | null; description: string | null; status: string; n_components: number; n_resolved: number;
+  n_models: number; n_records: number; components: Component[]; latest_record: Record | null;
+}
+
+/** Top worlds shown per scenario. */
+const TOP_WORLDS = 8;
+
+/** '101' → 'YES · NO · YES' in pathway order. */
+function readWorld(world: string): string {
+  return [...world].map((d) => (d === '1' ? 'YES' : 'NO')).join(' · ');
+}
+
+function pathwayChart(r: Record, width: number): Element {
+  const rows = r.pathway
+    .filter((w) => w.probability !== null)
+    .slice(0, TOP_WORLDS)
+    .map((w) => ({ label: `${w.world}  ${readWorld(w.world)}`, p: w.probability!, status: w.consistent === false ? 'ruled out' : 'possible' }));
+  return accessible(Plot.plot({
+    width, height: 40 + rows.length * 22, marginLeft: Math.min(260, width / 2.3), style: { fontSize: '12px' },
+    x: { domain: [0, Math.max(0.05, ...rows.map((d) => d.p))], label: 'probability of the world (consensus joint)', grid: true, tickFormat: '%' },
+    y: { label: null, domain: rows.map((d) => d.label) },
+    color: { domain: ['possible', 'ruled out'], range: [PALETTE[0], '#999999'], legend: true },
+    marks: [Plot.barX(rows, { x: 'p', y: 'label', fill: 'status', className: 'q-point' })],
+  }));
+}
+
+function scenarioPanel(s: Scenario, width: number): HTMLElement {
+  const r = s.latest_record;
+  const scores = r?.complete
+    ? h('p', { class: 'meta' }, `Scored on the world that came true (${r.realized_world}): log score ${num(r.log_score)}, Brier ${num(r.brier)}, component Brier ${num(r.component_brier)}.`)
+    : r && r.consistent_mass !== null
+      ? h('p', { class: 'meta' }, `${s.n_resolved} of ${s.n_components} components resolved: the record gave the worlds still possible ${pct(r.consistent_mass)}.`)
+      : null;
+  const section = panel(s.title ?? s.scenario_id,
+    h('p', {}, s.description ?? '', ` (${s.status}; ${s.n_records} archived records)`),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'scenario-components' },
+      h('thead', {}, h('tr', {}, ['step', 'question', 'status', 'implied', 'direct', 'gap'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, s.components.map((c) => h('tr', {},
+        h('td', { class: 'num' }, c.ord),
+        h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(c.question_id)}` }, c.label ?? c.title ?? c.question_id)),
+        h('td', {}, c.outcome === null ? (c.status ?? '') : `resolved ${c.outcome === 1 ? 'YES' : 'NO'}`),
+        h('td', { class: 'num' }, pct(c.implied)), h('td', { class: 'num' }, pct(c.direct)), h('td', { class: 'num' }, num(c.coherence_gap))))))),
+    r && r.pathway.length
+      ? h('figure', { class: 'chart', id: `pathway-${s.scenario_id}` }, pathwayChart(r, width))
+      : h('p', {}, 'No archived record yet: a record is made once the models have forecast every component.'),
+    scores);
+  section.dataset.scenario = s.scenario_id;
+  return section;
+}
+
+export async function scenariosPage(root: HTMLElement): Promise<void> {
+  const q = hashQuery();
+  const cursor = q.get('cursor') ?? '';
+  const status = q.get('status') ?? '';
+  root.append(h('h1', {}, 'Scenarios'));
+  const r = await get<{ scenarios: Scenario[]; total: number; next_cursor: string | null }>('scenarios', {}, { limit: '20', cursor: cursor || undefined, status: status || undefined });
+  if (r.kind !== 'ok') {
+    root.append(notice(r, 'Scenarios and their pathways'));
+    return;
+  }
+  const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  root.append(h('p', { class: 'meta' }, `${r.body.total} scenarios. A world lists its components' outcomes in pathway order.`));
+  for (const s of r.body.scenarios) root.append(scenarioPanel(s, width));
+  root.append(h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    cursor ? h('a', { href: hashHref('/scenarios', { status }) }, '« First page') : '',
+    r.body.next_cursor ? h('a', { href: hashHref('/scenarios', { status, cursor: r.body.next_cursor }), rel: 'next' }, 'Next page »') : ''));
+}
