@@ -48,7 +48,7 @@ ORDER BY r.scenario_id, r.world;
 
 -- Every record known at as_of: the stored ones archived at or before it (a run dated in the past
 -- does not see later records) and this run's.
-CREATE OR REPLACE TABLE _scenario_record_all AS
+CREATE OR REPLACE TEMP VIEW _scenario_record_all AS
 SELECT scenario_id, run_id, as_of, title, components, world, probability, disagreement_sd, n_models, methods, content_hash
 FROM raw_scenario_records
 WHERE as_of <= (SELECT as_of FROM run_params)
@@ -66,12 +66,24 @@ comp AS (
   FROM rec
   CROSS JOIN LATERAL (SELECT range AS ord FROM range(1, len(string_split(rec.components, ',')) + 1)) AS o
 ),
+-- The implied marginals of a record in one pass over its worlds (a scenario has at most 6
+-- components): m[k] = Σ P(w) over the worlds whose k-th digit is 1. One grouped pass instead of
+-- joining every component to every world.
+marginals AS (
+  SELECT scenario_id, run_id,
+         [sum(CASE WHEN substr(world, 1, 1) = '1' THEN probability ELSE 0 END),
+          sum(CASE WHEN substr(world, 2, 1) = '1' THEN probability ELSE 0 END),
+          sum(CASE WHEN substr(world, 3, 1) = '1' THEN probability ELSE 0 END),
+          sum(CASE WHEN substr(world, 4, 1) = '1' THEN probability ELSE 0 END),
+          sum(CASE WHEN substr(world, 5, 1) = '1' THEN probability ELSE 0 END),
+          sum(CASE WHEN substr(world, 6, 1) = '1' THEN probability ELSE 0 END)] AS m
+  FROM _scenario_record_all
+  GROUP BY scenario_id, run_id
+),
 implied AS (
-  SELECT c.scenario_id, c.run_id, c.ord,
-         sum(CASE WHEN substr(a.world, c.ord, 1) = '1' THEN a.probability ELSE 0 END) AS implied
+  SELECT c.scenario_id, c.run_id, c.ord, m.m[c.ord] AS implied
   FROM comp AS c
-  JOIN _scenario_record_all AS a ON a.scenario_id = c.scenario_id AND a.run_id = c.run_id
-  GROUP BY c.scenario_id, c.run_id, c.ord
+  JOIN marginals AS m USING (scenario_id, run_id)
 )
 SELECT c.scenario_id, c.run_id, c.as_of, c.ord, c.question_id, i.implied,
        q.status = 'resolved' AND q.outcome IN (0, 1) AS resolved,
@@ -93,7 +105,8 @@ SELECT scenario_id, run_id,
 FROM scenario_record_components
 GROUP BY scenario_id, run_id;
 
--- Published: every world of every record, conditioned on the resolutions so far.
+-- Published: every world of every record, conditioned on the resolutions so far (rows in no
+-- particular order).
 CREATE OR REPLACE TABLE scenario_record_worlds AS
 WITH w AS (
   SELECT a.scenario_id, a.run_id, a.as_of, a.world, a.probability, a.disagreement_sd,
@@ -108,19 +121,16 @@ SELECT scenario_id, run_id, as_of, world, probability, disagreement_sd,
        CASE WHEN consistent AND sum(probability) FILTER (WHERE consistent) OVER p > 0
             THEN probability / sum(probability) FILTER (WHERE consistent) OVER p END AS conditional_probability
 FROM w
-WINDOW p AS (PARTITION BY scenario_id, run_id)
-ORDER BY scenario_id, as_of, run_id, rank;
+WINDOW p AS (PARTITION BY scenario_id, run_id);
+-- (no ORDER BY: sorting every world of every record cost more than the rest of the table; `rank`
+-- orders a record's worlds, and the API sorts what it serves)
 
 -- Published: one row per record with its scores.
 CREATE OR REPLACE TABLE scenario_record_scores AS
 WITH s AS (
+  -- The worlds' figures per record (no join back to the world rows: the record-level values
+  -- repeat on every world row, so they are taken from _scenario_record_all per record below).
   SELECT w.scenario_id, w.run_id,
-         any_value(a.as_of) AS as_of,
-         any_value(a.title) AS title,
-         any_value(a.components) AS components,
-         any_value(a.content_hash) AS content_hash,
-         any_value(a.n_models) AS n_models,
-         any_value(a.methods) AS methods,
          count(*)::INTEGER AS n_worlds,
          arg_min(w.world, w.rank) AS top_world,
          max(w.probability) AS top_probability,
@@ -128,10 +138,15 @@ WITH s AS (
          sum(w.probability) FILTER (WHERE w.realized) AS realized_probability,
          sum((w.probability - CASE WHEN w.realized THEN 1 ELSE 0 END) ^ 2) AS brier_all
   FROM scenario_record_worlds AS w
-  JOIN _scenario_record_all AS a USING (scenario_id, run_id, world)
   GROUP BY w.scenario_id, w.run_id
+),
+a AS (
+  SELECT scenario_id, run_id, any_value(as_of) AS as_of, any_value(title) AS title, any_value(components) AS components,
+         any_value(content_hash) AS content_hash, any_value(n_models) AS n_models, any_value(methods) AS methods
+  FROM _scenario_record_all
+  GROUP BY scenario_id, run_id
 )
-SELECT s.scenario_id, s.run_id, s.as_of, s.title, s.components, s.content_hash, s.n_models, s.methods,
+SELECT s.scenario_id, s.run_id, a.as_of, a.title, a.components, a.content_hash, a.n_models, a.methods,
        r.n_components, s.n_worlds, s.top_world, s.top_probability,
        r.n_resolved, r.resolved_pattern,
        r.n_resolved = r.n_components AS complete,
@@ -143,8 +158,9 @@ SELECT s.scenario_id, s.run_id, s.as_of, s.title, s.components, s.content_hash, 
        CASE WHEN r.n_resolved > 0 THEN s.consistent_mass END AS consistent_mass,
        CASE WHEN r.n_resolved > 0 THEN ln(greatest(s.consistent_mass, 1e-12)) END AS partial_log_score
 FROM s
+JOIN a USING (scenario_id, run_id)
 JOIN _scenario_record_resolution AS r USING (scenario_id, run_id)
-ORDER BY s.scenario_id, s.as_of, s.run_id;
+ORDER BY s.scenario_id, a.as_of, s.run_id;
 
 -- Published: one row per scenario: its definition, the current consensus joint's most likely
 -- world, its resolution status (resolved: every component resolved) and its record history.
