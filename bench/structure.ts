@@ -30,7 +30,8 @@ import { prepareStructure } from '../pipeline/structure/stage.ts';
 import { DEFAULT_SQL_DIR, deriveTables, rawTableDdl } from '../pipeline/warehouse/derive.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const STRUCTURE_FILES = ['96_question_links.sql', '97_theses.sql', '98_thesis_vintages.sql', '99_factor_1_tree.sql', '99_factor_2_health.sql'];
+// 25: the shared macros (logit) the thesis and factor files use.
+const STRUCTURE_FILES = ['25_score_functions.sql', '96_question_links.sql', '97_theses.sql', '98_thesis_vintages.sql', '99_factor_1_tree.sql', '99_factor_2_health.sql'];
 const VENUES = ['polymarket', 'kalshi', 'manifold', 'metaculus'];
 const VERBS = ['win', 'reach', 'announce', 'approve', 'ban', 'launch', 'exceed', 'lose', 'join', 'sign', 'cut', 'raise', 'hold', 'leave', 'pass', 'fall below', 'rise above', 'complete', 'cancel', 'confirm'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];

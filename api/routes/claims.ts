@@ -10,6 +10,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
+import { cellNum as num, cellStr as str } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { bigintKey, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
@@ -22,8 +23,6 @@ const CLAIM_ID = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,399}$/;
 const SLUG = /^[a-z0-9][a-z0-9-]{0,199}$/;
 const CURSOR_KIND = 'claims';
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 export const Claim = z
   .object({

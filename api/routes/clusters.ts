@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
+import { cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { queryEnum, queryInt, queryString } from '../http/params.ts';
@@ -24,9 +25,6 @@ const ORIGINS = ['curated', 'computed'] as const;
 const THESIS_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const CURSOR_KIND = 'clusters';
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 export const ClusterMember = z
   .object({
@@ -193,17 +191,6 @@ function cluster(t: JsonRow, members: JsonRow[], vintages: JsonRow[]) {
   };
 }
 
-/** Rows grouped by thesis_id. */
-function byThesis(rows: JsonRow[]): Map<string, JsonRow[]> {
-  const out = new Map<string, JsonRow[]>();
-  for (const r of rows) {
-    const k = String(r.thesis_id);
-    const list = out.get(k);
-    if (list) list.push(r);
-    else out.set(k, [r]);
-  }
-  return out;
-}
 
 const TABLES = ['theses', 'thesis_members', 'thesis_vintage_scores'] as const;
 
@@ -253,13 +240,13 @@ export const clustersRoute = jsonRoute({
         snap.query('clusters-members', range),
         perThesis > 0 ? snap.query('clusters-vintages', { ...range, per_thesis: perThesis }) : Promise.resolve([]),
       ]);
-      members = byThesis(m);
-      vintages = byThesis(v);
+      members = groupRows(m, 'thesis_id');
+      vintages = groupRows(v, 'thesis_id');
     }
     // n_vintages without listing any (vintages=0): the count query with a per-thesis cap of 1.
     if (perThesis === 0 && first && last) {
       const v = await snap.query('clusters-vintages', { first: String(first.thesis_id), last: String(last.thesis_id), per_thesis: 1 });
-      const counts = byThesis(v);
+      const counts = groupRows(v, 'thesis_id');
       const clusters = page.map((t) => ({ ...cluster(t, members.get(String(t.thesis_id)) ?? [], counts.get(String(t.thesis_id)) ?? []), vintages: [] }));
       return published(ClusterPage, { clusters, count: clusters.length, total: int(counted[0]?.total), next_cursor: next(rows, limit, last) });
     }
@@ -302,12 +289,7 @@ export const clustersDetailRoute = jsonRoute({
       snap.query('clusters-vintages', { ...range, per_thesis: null }),
       snap.query('clusters-vintage-members', { thesis_id: id }),
     ]);
-    const held = new Map<string, JsonRow[]>();
-    for (const m of vintageMembers) {
-      const list = held.get(String(m.run_id));
-      if (list) list.push(m);
-      else held.set(String(m.run_id), [m]);
-    }
+    const held = groupRows(vintageMembers, 'run_id');
     const base = cluster(t, members, vintages);
     return published(ClusterDetail, {
       cluster: {

@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
+import { cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { queryInt, queryString } from '../http/params.ts';
@@ -26,9 +27,6 @@ const CURSOR_KIND = 'factors';
 const STATUSES = ['ok', 'degraded', 'failing'] as const;
 type Status = (typeof STATUSES)[number];
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 const levelFields = {
   level: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over the subtree\'s leaves with a headline consensus; p_signed = p, or 1 − p for sign −1.' }),
@@ -165,16 +163,6 @@ function factor(f: JsonRow, nodes: JsonRow[], leaves: JsonRow[]): z.input<typeof
   };
 }
 
-function byFactor(rows: JsonRow[]): Map<string, JsonRow[]> {
-  const out = new Map<string, JsonRow[]>();
-  for (const r of rows) {
-    const k = String(r.factor_id);
-    const list = out.get(k);
-    if (list) list.push(r);
-    else out.set(k, [r]);
-  }
-  return out;
-}
 
 const TREE_TABLES = ['factors', 'factor_nodes', 'factor_leaves'] as const;
 
@@ -212,8 +200,8 @@ export const factorsRoute = jsonRoute({
     if (first && last) {
       const range = { first: String(first.factor_id), last: String(last.factor_id) };
       const [n, l] = await Promise.all([snap.query('factors-nodes', range), snap.query('factors-leaves', range)]);
-      nodes = byFactor(n);
-      leaves = byFactor(l);
+      nodes = groupRows(n, 'factor_id');
+      leaves = groupRows(l, 'factor_id');
     }
     const factors = page.map((f) => factor(f, nodes.get(String(f.factor_id)) ?? [], leaves.get(String(f.factor_id)) ?? []));
     const next = rows.length > limit && last ? encodeKeyset(CURSOR_KIND, [String(last.factor_id)]) : null;
@@ -374,7 +362,7 @@ export const factorsHealthRoute = jsonRoute({
       snap.query('system-health'),
       coherenceRates(snap),
     ]);
-    const byId = byFactor(contradictions);
+    const byId = groupRows(contradictions, 'factor_id');
     const all = [
       ...checks.filter((c) => c.check !== 'snapshot_age').map((c) => ({
         check: String(c.check),

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
+import { cellNum as num, cellStr as str } from '../db/cells.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { isoTime, zProb } from '../openapi/common.ts';
 
@@ -27,8 +28,6 @@ export const SameEventPrice = z
 
 export type SameEventItem = z.input<typeof SameEventPrice>;
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 function item(r: JsonRow): SameEventItem {
   return {

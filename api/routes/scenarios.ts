@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
+import { cellBool as bool, cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
@@ -28,10 +29,6 @@ const SCENARIO_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const CURSOR_KIND = 'scenarios';
 const METHODS = ['chain_rule', 'max_entropy_ipf', 'independent'] as const;
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 const methodsOf = (v: unknown): (typeof METHODS)[number][] =>
   (str(v) ?? '').split(',').filter((m): m is (typeof METHODS)[number] => (METHODS as readonly string[]).includes(m));
 
@@ -181,17 +178,6 @@ function world(r: JsonRow): z.input<typeof ScenarioWorld> {
   };
 }
 
-/** Rows grouped by a key. */
-function groupBy(rows: JsonRow[], key: (r: JsonRow) => string): Map<string, JsonRow[]> {
-  const out = new Map<string, JsonRow[]>();
-  for (const r of rows) {
-    const k = key(r);
-    const list = out.get(k);
-    if (list) list.push(r);
-    else out.set(k, [r]);
-  }
-  return out;
-}
 
 const recordKey = (r: JsonRow) => `${String(r.scenario_id)}\u0000${String(r.run_id)}`;
 
@@ -240,8 +226,8 @@ async function records(
     snap.query('scenarios-record-worlds', range),
     snap.query('scenarios-record-components', range),
   ]);
-  const w = groupBy(worlds, recordKey);
-  const c = groupBy(components, recordKey);
+  const w = groupRows(worlds, recordKey);
+  const c = groupRows(components, recordKey);
   const out = new Map<string, z.input<typeof ScenarioRecord>[]>();
   for (const s of scores) {
     const rec = record(s, w.get(recordKey(s)) ?? [], c.get(recordKey(s)) ?? []);
@@ -318,7 +304,7 @@ export const scenariosRoute = jsonRoute({
     if (first && last) {
       const range = { first: String(first.scenario_id), last: String(last.scenario_id) };
       const [c, r] = await Promise.all([snap.query('scenarios-components', range), records(snap, range.first, range.last, true)]);
-      components = groupBy(c, (x) => String(x.scenario_id));
+      components = groupRows(c, (x) => String(x.scenario_id));
       latest = r;
     }
     const scenarios = page.map((s) =>
@@ -332,8 +318,8 @@ export const scenariosRoute = jsonRoute({
 /** The current joints of one scenario: the consensus first, then each model. */
 function joints(worlds: JsonRow[], marginals: JsonRow[]): z.input<typeof ScenarioJoint>[] {
   const key = (r: JsonRow) => (r.model === null || r.model === undefined ? '' : `m:${String(r.model)}`);
-  const m = groupBy(marginals, key);
-  return [...groupBy(worlds, key).entries()].map(([k, rows]) => ({
+  const m = groupRows(marginals, key);
+  return [...groupRows(worlds, key).entries()].map(([k, rows]) => ({
     model: k === '' ? null : k.slice(2),
     methods: methodsOf(rows[0]!.method),
     n_models: int(rows[0]!.n_models),

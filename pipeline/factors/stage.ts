@@ -6,7 +6,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
-import { DEFAULT_STRUCTURE_DIR } from '../structure/definitions.ts';
+import { structureDir } from '../structure/definitions.ts';
 import { insertRows } from '../structure/stage.ts';
 import { flattenFactors, loadFactorDefinitions, type FactorDefinition } from './definitions.ts';
 
@@ -79,7 +79,7 @@ export interface PrepareFactorsOptions {
 
 /** Creates the temp tables sql/derive/99_factor_*.sql read. Returns the factors used. */
 export async function prepareFactors(conn: DuckDBConnection, opts: PrepareFactorsOptions = {}): Promise<readonly FactorDefinition[]> {
-  const factors = opts.factors ?? loadFactorDefinitions(process.env.QUORUM_STRUCTURE_DIR || DEFAULT_STRUCTURE_DIR);
+  const factors = opts.factors ?? loadFactorDefinitions(structureDir());
   const h = opts.health ?? loadHealthParams();
   const flat = flattenFactors(factors);
   await conn.run('CREATE OR REPLACE TEMP TABLE _factor_defs (factor_id VARCHAR, name VARCHAR, statement VARCHAR, description VARCHAR)');

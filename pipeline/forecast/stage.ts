@@ -32,7 +32,7 @@ import { silentProgress, type ProgressReporter } from './progress.ts';
 import { querySql } from './runs.ts';
 import { conditionalTasks, loadMaxConditions } from '../scenarios/conditional-tasks.ts';
 import { loadScenarioDefinitions } from '../scenarios/definitions.ts';
-import { DEFAULT_STRUCTURE_DIR } from '../structure/definitions.ts';
+import { structureDir } from '../structure/definitions.ts';
 
 export interface ForecastStageOptions {
   conn: DuckDBConnection;
@@ -137,12 +137,20 @@ const taskKey = (t: ForecastTask, model: string) => keyOf(t.question.question_id
  * asks no more questions than its cap, conditionals included.
  */
 async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open: ActiveQuestion[]): Promise<ForecastTask[]> {
-  const scenarios = loadScenarioDefinitions(process.env.QUORUM_STRUCTURE_DIR || DEFAULT_STRUCTURE_DIR);
+  const scenarios = loadScenarioDefinitions(structureDir());
   const mode = config.headlineModes.find((m) => config.modes.includes(m)) ?? config.modes[0];
   const maxConditions = loadMaxConditions();
   if (scenarios.length === 0 || !mode || maxConditions === 0) return [];
-  const titles = new Map((await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql')).map((r) => [r.question_id, r.title]));
   const openTasks = new Map(toTasks(open, [mode]).map((t) => [t.question.question_id, t]));
+  // Titles of the earlier components: the open questions have theirs; the warehouse is read only
+  // when a scenario of this run names one that is not open (closed or resolved).
+  const titles = new Map(open.map((q) => [q.question_id, q.title]));
+  const asked = scenarios.filter((sc) => sc.components.some((c, k) => k > 0 && openTasks.has(c.question)));
+  if (asked.some((sc) => sc.components.some((c) => !titles.has(c.question)))) {
+    for (const r of await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql')) {
+      if (!titles.has(r.question_id)) titles.set(r.question_id, r.title);
+    }
+  }
   return conditionalTasks({ scenarios, openTasks, titles, mode, maxConditions });
 }
 

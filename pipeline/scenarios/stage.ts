@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
-import { DEFAULT_STRUCTURE_DIR } from '../structure/definitions.ts';
+import { structureDir } from '../structure/definitions.ts';
 import { insertRows } from '../structure/stage.ts';
 import { loadScenarioDefinitions, type ScenarioDefinition } from './definitions.ts';
 
@@ -55,7 +55,7 @@ export interface PrepareScenariosOptions {
 
 /** Creates the temp tables sql/derive/99_scenario_*.sql read. Returns the scenarios used. */
 export async function prepareScenarios(conn: DuckDBConnection, opts: PrepareScenariosOptions): Promise<readonly ScenarioDefinition[]> {
-  const scenarios = opts.scenarios ?? loadScenarioDefinitions(process.env.QUORUM_STRUCTURE_DIR || DEFAULT_STRUCTURE_DIR);
+  const scenarios = opts.scenarios ?? loadScenarioDefinitions(structureDir());
   const sweeps = opts.ipfSweeps ?? loadIpfSweeps();
   await conn.run('CREATE OR REPLACE TEMP TABLE _scenario_params AS SELECT $run_id::VARCHAR AS run_id, $sweeps::INTEGER AS ipf_sweeps', {
     run_id: opts.runId,

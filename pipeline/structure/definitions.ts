@@ -16,6 +16,11 @@ import { z } from 'zod';
 /** `data/structure/` of this checkout (QUORUM_STRUCTURE_DIR overrides it, see config.ts). */
 export const DEFAULT_STRUCTURE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'data', 'structure');
 
+/** The definitions directory every structure stage reads: QUORUM_STRUCTURE_DIR, else data/structure/. */
+export function structureDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.QUORUM_STRUCTURE_DIR || DEFAULT_STRUCTURE_DIR;
+}
+
 export const LINK_KINDS = ['similar', 'same_event', 'implies', 'excludes'] as const;
 export type LinkKind = (typeof LINK_KINDS)[number];
 

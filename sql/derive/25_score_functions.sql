@@ -15,8 +15,13 @@
 --                bucketing on its ceiling: d <= 7 '0-7' (exactly 7.0 days is '0-7', 7.0001 days is
 --                '8-30'), d <= 30 '8-30', d <= 90 '31-90', d <= 365 '91-365', else '>365'.
 --   calibration bin = floor(p * 10) with p * 10 rounded to 9 decimals, p = 1 in bin 9.
+--   logit      = ln(p' / (1 - p')), p' = p clipped to [0.001, 0.999] (the log-odds means of
+--                theses and factors); inv_logit(x) = 1 / (1 + e^(-x)).
 
 CREATE OR REPLACE TEMP MACRO _brier(p, o) AS (p - o) * (p - o);
+
+CREATE OR REPLACE TEMP MACRO _logit(p) AS ln(least(greatest(p, 0.001), 0.999) / (1 - least(greatest(p, 0.001), 0.999)));
+CREATE OR REPLACE TEMP MACRO _inv_logit(x) AS 1 / (1 + exp(-x));
 
 CREATE OR REPLACE TEMP MACRO _log_loss(p, o) AS
   CASE WHEN p IS NULL OR o IS NULL THEN NULL

@@ -23,9 +23,6 @@ CREATE TEMP TABLE IF NOT EXISTS _structure_theses (thesis_id VARCHAR, statement 
 CREATE TEMP TABLE IF NOT EXISTS _structure_members
   (thesis_id VARCHAR, question_id VARCHAR, sign INTEGER, weight DOUBLE);
 
-CREATE OR REPLACE TEMP MACRO _thesis_logit(p) AS ln(least(greatest(p, 0.001), 0.999) / (1 - least(greatest(p, 0.001), 0.999)));
-CREATE OR REPLACE TEMP MACRO _thesis_inv_logit(x) AS 1 / (1 + exp(-x));
-
 -- Edges of the clustering graph, both directions. A pair that is also a negated same_event
 -- (sign -1) is no edge: its texts are alike but its YES sides are opposite.
 CREATE OR REPLACE TABLE _cluster_edges AS
@@ -105,9 +102,9 @@ WITH agg AS (
          count(*) FILTER (WHERE status = 'resolved') AS n_resolved,
          count(signed_consensus) AS n_with_consensus,
          count(signed_market) AS n_with_market,
-         sum(weight * _thesis_logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL)
+         sum(weight * _logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS consensus_logit,
-         sum(weight * _thesis_logit(signed_market)) FILTER (WHERE signed_market IS NOT NULL)
+         sum(weight * _logit(signed_market)) FILTER (WHERE signed_market IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_market IS NOT NULL) AS market_logit,
          sum(weight * signed_consensus) FILTER (WHERE signed_consensus IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS consensus_wmean,
@@ -120,11 +117,11 @@ WITH agg AS (
 )
 SELECT d.thesis_id, d.origin, d.statement, d.label,
        a.n_members, a.n_active, a.n_resolved, a.n_with_consensus, a.n_with_market,
-       _thesis_inv_logit(a.consensus_logit) AS consensus,
+       _inv_logit(a.consensus_logit) AS consensus,
        a.consensus_logit,
-       _thesis_inv_logit(a.market_logit) AS market_consensus,
+       _inv_logit(a.market_logit) AS market_consensus,
        a.market_logit AS market_consensus_logit,
-       _thesis_inv_logit(a.consensus_logit) - _thesis_inv_logit(a.market_logit) AS gap_vs_market,
+       _inv_logit(a.consensus_logit) - _inv_logit(a.market_logit) AS gap_vs_market,
        sqrt(greatest(a.consensus_wsq - a.consensus_wmean * a.consensus_wmean, 0)) AS spread,
        a.disagreement,
        rp.as_of

@@ -30,9 +30,6 @@ CREATE TEMP TABLE IF NOT EXISTS _factor_rule_terms
   (node_id VARCHAR, factor_id VARCHAR, rule_ord INTEGER, n_groups INTEGER, group_ord INTEGER, term VARCHAR,
    categories VARCHAR, sign INTEGER, weight DOUBLE);
 
-CREATE OR REPLACE TEMP MACRO _factor_logit(p) AS ln(least(greatest(p, 0.001), 0.999) / (1 - least(greatest(p, 0.001), 0.999)));
-CREATE OR REPLACE TEMP MACRO _factor_inv_logit(x) AS 1 / (1 + exp(-x));
-
 CREATE OR REPLACE TEMP MACRO _factor_norm(s) AS ' ' || trim(regexp_replace(lower(s), '[^\pL\pN]+', ' ', 'g')) || ' ';
 
 CREATE OR REPLACE TABLE _factor_titles AS
@@ -135,11 +132,11 @@ WITH agg AS (
          count(signed_consensus) AS n_with_consensus,
          count(signed_previous_consensus) AS n_with_previous,
          count(signed_market) FILTER (WHERE status = 'active') AS n_with_market,
-         sum(weight * _factor_logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL)
+         sum(weight * _logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS level_logit,
-         sum(weight * _factor_logit(signed_previous_consensus)) FILTER (WHERE signed_previous_consensus IS NOT NULL)
+         sum(weight * _logit(signed_previous_consensus)) FILTER (WHERE signed_previous_consensus IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_previous_consensus IS NOT NULL) AS previous_level_logit,
-         sum(weight * _factor_logit(signed_market)) FILTER (WHERE signed_market IS NOT NULL AND status = 'active')
+         sum(weight * _logit(signed_market)) FILTER (WHERE signed_market IS NOT NULL AND status = 'active')
            / sum(weight) FILTER (WHERE signed_market IS NOT NULL AND status = 'active') AS market_level_logit
   FROM _factor_subtree
   GROUP BY ancestor
@@ -148,11 +145,11 @@ SELECT n.node_id, n.factor_id, n.parent_id, n.depth, n.ord, n.name, n.descriptio
        coalesce(a.n_leaves, 0) AS n_leaves, coalesce(a.n_active, 0) AS n_active, coalesce(a.n_resolved, 0) AS n_resolved,
        coalesce(a.n_with_consensus, 0) AS n_with_consensus, coalesce(a.n_with_previous, 0) AS n_with_previous,
        coalesce(a.n_with_market, 0) AS n_with_market,
-       _factor_inv_logit(a.level_logit) AS level, a.level_logit,
-       _factor_inv_logit(a.previous_level_logit) AS previous_level,
-       _factor_inv_logit(a.level_logit) - _factor_inv_logit(a.previous_level_logit) AS change,
-       _factor_inv_logit(a.market_level_logit) AS market_level,
-       _factor_inv_logit(a.level_logit) - _factor_inv_logit(a.market_level_logit) AS gap_vs_market,
+       _inv_logit(a.level_logit) AS level, a.level_logit,
+       _inv_logit(a.previous_level_logit) AS previous_level,
+       _inv_logit(a.level_logit) - _inv_logit(a.previous_level_logit) AS change,
+       _inv_logit(a.market_level_logit) AS market_level,
+       _inv_logit(a.level_logit) - _inv_logit(a.market_level_logit) AS gap_vs_market,
        rp.as_of
 FROM _factor_nodes AS n
 LEFT JOIN agg AS a USING (node_id)

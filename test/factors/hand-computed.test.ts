@@ -8,10 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, get, serve } from '../api/helpers.ts';
-import { fixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { fixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture, invLogit, logit } from '../structure/helpers.ts';
 
-const logit = (p: number) => Math.log(p / (1 - p));
-const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
 /** Weighted log-odds mean of [p, w] pairs. */
 const level = (pairs: [number, number][]) => invLogit(pairs.reduce((s, [p, w]) => s + w * logit(p), 0) / pairs.reduce((s, [, w]) => s + w, 0));
 

@@ -6,10 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, get, serve } from '../api/helpers.ts';
-import { fixture, forecasts, publish, question, writeRaw, type Fixture } from './helpers.ts';
-
-const logit = (p: number) => Math.log(p / (1 - p));
-const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
+import { fixture, forecasts, publish, question, writeRaw, type Fixture, invLogit, logit } from './helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
 const T2 = new Date('2026-02-01T00:00:00Z');

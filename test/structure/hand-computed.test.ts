@@ -8,10 +8,7 @@ import { freezeThesisVintages, prepareStructure } from '../../pipeline/structure
 import { deriveTables } from '../../pipeline/warehouse/derive.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
-import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture } from './helpers.ts';
-
-const logit = (p: number) => Math.log(p / (1 - p));
-const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
+import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture, invLogit, logit } from './helpers.ts';
 
 describe('question_links: TF-IDF cosine and same_event on a tiny corpus', () => {
   let f: Fixture;

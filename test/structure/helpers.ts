@@ -14,6 +14,10 @@ import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
 
+/** Log-odds and back: the hand computations of the thesis and factor levels. */
+export const logit = (p: number) => Math.log(p / (1 - p));
+export const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
+
 export interface Fixture {
   dataDir: string;
   structureDir: string;
