@@ -281,7 +281,15 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$$eval('#other-venues tbody tr', (r) => r.length)).toBe(others.length);
     await page.click('#other-venues tbody tr a');
     await page.waitForFunction((id) => decodeURIComponent(location.hash) === `#/questions/${id}`, {}, others[0]!.question_id);
-    await page.waitForSelector('main[data-ready="1"] #other-venues');
+    // The previous question's table stays until the new page replaces it: wait for the new page's
+    // table (its links point back to the first question), not for any ready table.
+    await page.waitForFunction(
+      (back) =>
+        document.querySelector('main[data-ready="1"]') !== null &&
+        [...document.querySelectorAll('#other-venues tbody a')].some((a) => decodeURIComponent(a.getAttribute('href')!) === back),
+      { timeout: 10_000 },
+      `#/questions/${claude}`,
+    );
     expect(await page.$$eval('#other-venues tbody a', (as) => as.map((a) => decodeURIComponent(a.getAttribute('href')!)))).toContain(`#/questions/${claude}`);
     expect(await audit(page)).toEqual([]);
     clean(problems);

@@ -178,11 +178,13 @@ describe('large exports', () => {
     const before = srv.service.stats.cancelledDuringCopy;
     // Parquet is produced whole before a byte goes (a sliced export's COPY is tested in slices.test.ts).
     const { req } = rawGet(srv.port, '/api/export/resolved?output=parquet');
-    // Wait until the export is running (slot taken), then disconnect well before COPY can finish.
+    // Wait until the COPY is running (DuckDB opens its target file when the COPY starts), then
+    // disconnect at once: a fixed sleep raced a fast machine's COPY to the finish.
     const t0 = Date.now();
-    while (srv.service.inFlightExports() === 0 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 100));
+    let started = false;
+    while (!(started = (await exportFiles(srv.tempDir)).length > 0) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 2));
     req.destroy();
+    expect(started, 'the COPY started').toBe(true);
     const t1 = Date.now();
     await srv.service.drain();
     expect(srv.service.stats.cancelledDuringCopy).toBe(before + 1);
