@@ -27,7 +27,7 @@ import { DEFAULT_LIMITS, type PlanLimits } from './auth/plans.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
-import { expressPath, mountRoutes, openApiDocument, type ApiServices, type RouteDef } from './http/registry.ts';
+import { expressPath, mountRoutes, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
 import { captureHeaders, front } from './http/front.ts';
 import { QuotaKeeper, clientIp } from './limits/quota.ts';
 import { UsageStore } from './limits/usage-store.ts';
@@ -35,6 +35,7 @@ import { createLogger, withKeyRedaction } from './logging/logger.ts';
 import { createMetrics } from './metrics.ts';
 import { DOCS_INIT_JS } from './routes/docs.ts';
 import { ROUTES } from './routes/index.ts';
+import { warmFrontDoor } from './routes/front-door.ts';
 import { SnapshotReader } from './snapshot/reader.ts';
 import { defaultProbabilityOptions } from './probability/setup.ts';
 import { ProbabilityService, type ProbabilityOptions } from './probability/service.ts';
@@ -82,7 +83,26 @@ export interface CreateAppOptions {
   /** Events (api/events/: the SSE stream): settings over the environment's (QUORUM_EVENTS_*,
    *  QUORUM_STREAM_*), or false to leave the stream out (503). */
   events?: false | (Partial<Omit<EventsConfig, 'webhooks'>> & { webhooks?: Partial<WebhooksConfig> });
+  /** Responses cached as soon as a snapshot is loaded (default FIRST_READS), or false for none. */
+  primeCache?: false | readonly PrimedRequest[];
 }
+
+/**
+ * What a first visit reads: the dashboard overview's requests (dashboard/src/pages/overview.ts,
+ * with its exact query values, so the cache keys match) and the predictions page's first page.
+ * Primed after each snapshot load, so the first reader after a start or a publish does not wait
+ * for the new snapshot's cold queries.
+ */
+export const FIRST_READS: readonly PrimedRequest[] = [
+  { id: 'predictions.accuracy' },
+  { id: 'events.accuracy' },
+  { id: 'events.service_stats' },
+  { id: 'predictions.resolved', query: { limit: '500' } },
+  { id: 'leaderboard' },
+  { id: 'analysis.information_value' },
+  { id: 'analysis.disagreement' },
+  { id: 'predictions.lang', params: { lang: 'en' }, query: { limit: '50' } },
+];
 
 export interface AppHandle {
   app: Express;
@@ -91,6 +111,8 @@ export interface AppHandle {
   routes: readonly RouteDef[];
   /** From now on responses carry `Connection: close` (graceful shutdown). */
   beginShutdown(): void;
+  /** Resolves once the cache priming under way (after the last snapshot load) is done. */
+  primed(): Promise<void>;
   /** Flushes usage, stops polling and closes the DuckDB instance. */
   close(): Promise<void>;
 }
@@ -265,11 +287,36 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   app.use(onError);
 
   let closed = false;
+  // One priming pass at a time, after each snapshot load; close() waits for the one under way.
+  let priming: Promise<unknown> = Promise.resolve();
+  const firstReads = opts.primeCache === false ? [] : (opts.primeCache ?? FIRST_READS);
+  const prime = (): void => {
+    if (firstReads.length === 0 || closed) return;
+    priming = priming
+      .then(async () => {
+        const t0 = performance.now();
+        const responses = await primeCache(routes, services, firstReads, () => closed || shuttingDown);
+        logger.info({ snapshot: snapshots.currentId, responses, ms: Math.round(performance.now() - t0) }, 'first reads cached');
+      })
+      .catch(() => undefined);
+  };
+  snapshots.onLoaded(prime);
+  if (firstReads.length > 0) {
+    // The shell, the OpenAPI document and the compressed dashboard files, once, after start-up
+    // (a turn later, so the caller gets its app first).
+    priming = priming.then(() => new Promise((r) => setImmediate(r))).then(() => {
+      if (!closed) warmFrontDoor(services);
+    }).catch((err: unknown) => logger.debug({ err }, 'front door warm-up skipped'));
+  }
+  if (snapshots.currentId !== null) prime();
   return {
     app,
     snapshots,
     services,
     routes,
+    async primed() {
+      await priming;
+    },
     beginShutdown() {
       shuttingDown = true;
       eventStream?.closeAll(); // open streams would otherwise hold the shutdown until its timeout
@@ -277,6 +324,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     async close() {
       if (closed) return;
       closed = true;
+      await priming;
       eventStream?.close();
       await webhooks?.close();
       await eventFeed?.close();

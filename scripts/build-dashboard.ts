@@ -1,10 +1,14 @@
 /**
- * Builds the dashboard (dashboard/src → dashboard/dist/app.js + app.css) with esbuild: one
- * minified ES module with Observable Plot and d3 inside (no CDN, no inline script: the helmet CSP
- * allows scripts from 'self' only). Run by `npm start` and `npm test` (prestart/pretest), by
- * `npm run build:dashboard`, and by the browser tests themselves. Takes well under a second.
+ * Builds the dashboard (dashboard/src → dashboard/dist) with esbuild: ES modules with Observable
+ * Plot and d3 inside (no CDN, no inline script: the helmet CSP allows scripts from 'self' only).
+ * The entry, app.js, holds the router, the pages and the API client; the charts (Plot and d3, most
+ * of the bytes) are a chunk of their own, loaded while a page's API calls are in flight
+ * (dashboard/src/lazy-charts.ts). manifest.json names the chunks app.js imports, so the shell can
+ * preload them; chunks of earlier builds are removed. Run by `npm start` and `npm test`
+ * (prestart/pretest), by `npm run build:dashboard`, and by the browser tests themselves. Takes
+ * well under a second.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -12,12 +16,20 @@ import { build } from 'esbuild';
 export const DASHBOARD_ROOT = path.resolve(import.meta.dirname, '..', 'dashboard');
 export const DASHBOARD_DIST = path.join(DASHBOARD_ROOT, 'dist');
 
+/** What the shell needs to know about a build: the chunks to preload beside app.js. */
+export interface DashboardManifest {
+  preload: string[];
+}
+
 export async function buildDashboard(outdir: string = DASHBOARD_DIST): Promise<void> {
   mkdirSync(outdir, { recursive: true });
-  await build({
+  const result = await build({
     entryPoints: { app: path.join(DASHBOARD_ROOT, 'src', 'main.ts'), style: path.join(DASHBOARD_ROOT, 'src', 'style.css') },
     outdir,
     bundle: true,
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+    metafile: true,
     minify: true,
     format: 'esm',
     target: ['es2020'],
@@ -25,6 +37,27 @@ export async function buildDashboard(outdir: string = DASHBOARD_DIST): Promise<v
     legalComments: 'none',
     logLevel: 'warning',
   });
+  const outputs = Object.entries(result.metafile.outputs).map(([file, out]) => ({ name: path.basename(file), out }));
+  const app = outputs.find((o) => o.name === 'app.js');
+  if (!app) throw new Error('esbuild wrote no app.js');
+  // Every chunk app.js reaches, statically or by import(): the charts chunk and what it shares.
+  const preload = new Set<string>();
+  const visit = (imports: { path: string }[]): void => {
+    for (const i of imports) {
+      const name = path.basename(i.path);
+      if (preload.has(name)) continue;
+      preload.add(name);
+      visit(outputs.find((o) => o.name === name)?.out.imports ?? []);
+    }
+  };
+  visit(app.out.imports);
+  const manifest: DashboardManifest = { preload: [...preload].sort() };
+  writeFileSync(path.join(outdir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // Content-hashed chunks of earlier builds: nothing references them any more.
+  const current = new Set(outputs.map((o) => o.name));
+  for (const name of readdirSync(outdir)) {
+    if (/^chunk-[\w-]+\.js$/.test(name) && !current.has(name)) rmSync(path.join(outdir, name), { force: true });
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -136,7 +136,7 @@ const jsonForHtml = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u
  * access table as JSON data, the bundled script and styles from this origin (dashboard/dist, built
  * by scripts/build-dashboard.ts), and the endpoint list for readers without JavaScript.
  */
-function page(services: ApiServices): string {
+function page(services: ApiServices, chunks: string[]): string {
   const rows = endpoints(services)
     .map(({ method, path, summary, access }) => {
       // GET paths without parameters are links; the others are shown as they are.
@@ -157,7 +157,7 @@ function page(services: ApiServices): string {
   <link rel="icon" href="/favicon.svg" type="image/svg+xml">
   <link rel="stylesheet" href="${DASHBOARD_ASSETS.css}">
   <script type="module" src="${DASHBOARD_ASSETS.js}"></script>
-  <script type="application/json" id="quorum-routes">${config}</script>
+${chunks.map((n) => `  <link rel="modulepreload" href="/dashboard/${escapeHtml(n)}">\n`).join('')}  <script type="application/json" id="quorum-routes">${config}</script>
 </head>
 <body>
   <header class="top">
@@ -212,17 +212,38 @@ export const frontDoorRoute = rawRoute({
   responses: { 'text/html': { schema: z.string() } },
   handle: (_req, res, { services }) => {
     res.setHeader('Cache-Control', 'public, max-age=300');
-    let html = pages.get(services);
-    if (html === undefined) pages.set(services, (html = page(services)));
-    res.status(200).type('html').send(html);
+    res.status(200).type('html').send(frontDoorHtml(services));
   },
 });
 /** The page of each app (its endpoint list and access labels depend on the app's routes and beta setting). */
-const pages = new WeakMap<ApiServices, string>();
+const pages = new WeakMap<ApiServices, { key: string; html: string }>();
+
+/** The shell's HTML, rendered once per app and rebuilt when a new dashboard build names other
+ *  chunks (their names are content hashes). The first render builds the OpenAPI document. */
+function frontDoorHtml(services: ApiServices): string {
+  const chunks = preloads();
+  const key = chunks.join(' ');
+  let known = pages.get(services);
+  if (known?.key !== key) pages.set(services, (known = { key, html: page(services, chunks) }));
+  return known.html;
+}
+
+/**
+ * Does a first visit's server-side work ahead of it: renders the shell (and with it the OpenAPI
+ * document) and reads and compresses the dashboard's files, which otherwise cost the first visitor
+ * a few hundred milliseconds. A dashboard not built yet is left alone (its routes say so).
+ */
+export function warmFrontDoor(services: ApiServices): void {
+  frontDoorHtml(services);
+  for (const file of ['app.js', 'style.css', ...preloads()]) asset(file);
+}
 
 /** Where the shell loads the bundle from (isExemptPath in app.ts keeps /dashboard/ outside quotas). */
 export const DASHBOARD_ASSETS = { js: '/dashboard/app.js', css: '/dashboard/style.css' } as const;
 const DIST = path.resolve(import.meta.dirname, '..', '..', 'dashboard', 'dist');
+/** The names a build writes (app.js, style.css, chunk-<hash>.js): nothing else is served. */
+const ASSET_NAME = /^[A-Za-z0-9_-]+\.(js|css)$/;
+const ASSET_TYPES: Record<string, string> = { js: 'text/javascript', css: 'text/css' };
 
 interface Asset {
   mtimeMs: number;
@@ -232,14 +253,17 @@ interface Asset {
 }
 const assets = new Map<string, Asset>();
 
-/** The built file, gzipped once per build (re-read when its mtime changes). */
-function asset(file: string): Asset {
+const notBuilt = (): ApiError =>
+  new ApiError(503, 'not_ready', 'The dashboard is not built: run `npm run build:dashboard` (npm start and npm test build it).');
+
+/** The built file, gzipped once per build (re-read when its mtime changes); null when there is none. */
+function asset(file: string): Asset | null {
   const full = path.join(DIST, file);
   let mtimeMs: number;
   try {
     mtimeMs = statSync(full).mtimeMs;
   } catch {
-    throw new ApiError(503, 'not_ready', 'The dashboard is not built: run `npm run build:dashboard` (npm start and npm test build it).');
+    return null;
   }
   const known = assets.get(file);
   if (known && known.mtimeMs === mtimeMs) return known;
@@ -249,32 +273,45 @@ function asset(file: string): Asset {
   return a;
 }
 
-function assetRoute(urlPath: string, file: string, type: string) {
-  return rawRoute({
-    id: 'front',
-    path: urlPath,
-    summary: `The dashboard's ${type === 'text/css' ? 'styles' : 'script'}`,
-    tags: ['operations'],
-    hidden: true,
-    responses: { [type]: { schema: z.string() } },
-    handle: (req, res) => {
-      const a = asset(file);
-      res.setHeader('Cache-Control', 'no-cache');
-      res.setHeader('ETag', a.etag);
-      res.setHeader('Vary', 'Accept-Encoding');
-      if (req.headers['if-none-match'] === a.etag) {
-        res.status(304).end();
-        return;
-      }
-      const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
-      if (gzip) res.setHeader('Content-Encoding', 'gzip');
-      res.status(200).type(type).send(gzip ? a.gzip : a.body);
-    },
-  });
+/** The chunks app.js imports (dist/manifest.json, written by the build), for modulepreload links. */
+function preloads(): string[] {
+  try {
+    const m = JSON.parse(readFileSync(path.join(DIST, 'manifest.json'), 'utf8')) as { preload?: unknown };
+    return Array.isArray(m.preload) ? m.preload.filter((n): n is string => typeof n === 'string' && ASSET_NAME.test(n)) : [];
+  } catch {
+    return []; // not built yet: app.js answers 503 and says so
+  }
 }
 
-export const dashboardJsRoute = assetRoute(DASHBOARD_ASSETS.js, 'app.js', 'text/javascript');
-export const dashboardCssRoute = assetRoute(DASHBOARD_ASSETS.css, 'style.css', 'text/css');
+/** GET /dashboard/{file}: a file of the built dashboard (gzip when accepted, ETag, revalidated on each load). */
+export const dashboardAssetRoute = rawRoute({
+  id: 'front',
+  path: '/dashboard/{file}',
+  summary: "The dashboard's script and styles",
+  tags: ['operations'],
+  hidden: true,
+  params: z.object({ file: z.string() }),
+  responses: { 'text/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } },
+  handle: (req, res) => {
+    const file = String(req.params.file ?? '');
+    const ext = ASSET_NAME.exec(file)?.[1];
+    const a = ext ? asset(file) : null;
+    if (!a || !ext) {
+      if (file === 'app.js' || file === 'style.css') throw notBuilt();
+      throw ApiError.notFound(`No dashboard file ${JSON.stringify(file.slice(0, 80))}.`);
+    }
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('ETag', a.etag);
+    res.setHeader('Vary', 'Accept-Encoding');
+    if (req.headers['if-none-match'] === a.etag) {
+      res.status(304).end();
+      return;
+    }
+    const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+    if (gzip) res.setHeader('Content-Encoding', 'gzip');
+    res.status(200).type(ASSET_TYPES[ext]!).send(gzip ? a.gzip : a.body);
+  },
+});
 
 export const faviconSvgRoute = staticRoute({
   id: 'favicon',

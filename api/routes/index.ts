@@ -6,7 +6,7 @@ import { docsRoute, openapiRoute } from './docs.ts';
 import { eventsAccuracyRoute } from './events-accuracy.ts';
 import { eventsLangRoute } from './events-lang.ts';
 import { exportRouteDoc } from './export-doc.ts';
-import { dashboardCssRoute, dashboardJsRoute, faviconIcoRoute, faviconSvgRoute, frontDoorRoute } from './front-door.ts';
+import { dashboardAssetRoute, faviconIcoRoute, faviconSvgRoute, frontDoorRoute } from './front-door.ts';
 import { healthRoute, metricsRoute, readyRoute } from './health.ts';
 import { analysisAnchoringRoute } from './analysis-anchoring.ts';
 import { analysisDisagreementRoute } from './analysis-disagreement.ts';
@@ -40,8 +40,7 @@ export const ROUTES: readonly RouteDef[] = [
   frontDoorRoute,
   faviconSvgRoute,
   faviconIcoRoute,
-  dashboardJsRoute,
-  dashboardCssRoute,
+  dashboardAssetRoute,
   predictionsAccuracyRoute,
   predictionsAccuracyCategoryRoute,
   predictionsResolvedRoute,

@@ -106,6 +106,7 @@ export class SnapshotReader {
   #current: LoadedSnapshot | null = null;
   #generation = 0;
   #chain: Promise<unknown> = Promise.resolve();
+  readonly #onLoaded: ((id: string) => void)[] = [];
   #timer: NodeJS.Timeout | null = null;
   #polling = false;
   #closed = false;
@@ -137,6 +138,11 @@ export class SnapshotReader {
     }
     reader.#startPolling();
     return reader;
+  }
+
+  /** Calls `listener` with the id of each snapshot loaded from now on (after it is served). */
+  onLoaded(listener: (id: string) => void): void {
+    this.#onLoaded.push(listener);
   }
 
   /** The snapshot new requests get, or null before one is loaded. */
@@ -255,6 +261,7 @@ export class SnapshotReader {
     this.#current = snap;
     this.#lastFailure = null;
     this.#logger.info({ snapshot: id, as_of: snap.asOf, previous: old?.id ?? null }, 'snapshot loaded');
+    for (const listener of this.#onLoaded) listener(id);
     if (old) {
       old.retired = true;
       if (old.refs === 0) this.#drop(old);

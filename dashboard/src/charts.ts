@@ -3,7 +3,20 @@
  * (className): q-bin (one dot per calibration bin), q-interval (one rule per interval), q-point.
  */
 import * as Plot from '@observablehq/plot';
-import { PALETTE } from './ui.ts';
+
+/**
+ * Okabe–Ito: distinguishable under the common colour-vision deficiencies. Defined here, not in
+ * ui.ts: the charts chunk imports nothing from app.js's modules, so app.js never waits on a shared
+ * chunk behind the charts.
+ */
+export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#000000', '#F0E442'];
+
+/**
+ * The part of Plot the pages draw their own charts with (they reach it through lazy-charts.ts).
+ * Named members, not the namespace: re-exporting the namespace would keep all of Plot in the
+ * bundle (+30 kB compressed), since nothing could be shaken off.
+ */
+export const PagePlot = { plot: Plot.plot, dot: Plot.dot, line: Plot.line, ruleX: Plot.ruleX, barX: Plot.barX };
 
 const FONT = { fontSize: '12px' };
 

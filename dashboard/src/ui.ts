@@ -21,8 +21,6 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-/** Okabe–Ito: distinguishable under the common colour-vision deficiencies. */
-export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#000000', '#F0E442'];
 
 export const pct = (p: number | null | undefined, digits = 1): string =>
   p === null || p === undefined ? '–' : `${(p * 100).toFixed(digits)}%`;

@@ -1,16 +1,18 @@
 /**
  * The front door (issue 9, point 13; since issue 16 the dashboard's shell): `GET /` is an HTML page
  * within the helmet CSP (nothing from another origin, no inline executable script: one module
- * script and the styles from /dashboard/, the route-access table as non-executed JSON data) that
+ * script (its charts chunk preloaded) and the styles from /dashboard/, the route-access table as non-executed JSON data) that
  * says what Quorum is and links the docs, the OpenAPI document, health and the endpoints; every
  * link on it answers; the favicon is served in both forms and no request of a browser's first
  * visit is a 404 in the request log. The dashboard itself is tested in a browser
  * (test/dashboard/dashboard.browser.test.ts).
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
-import { buildDashboard } from '../../scripts/build-dashboard.ts';
+import { DASHBOARD_DIST, buildDashboard } from '../../scripts/build-dashboard.ts';
 import { fixtureDir, get, linesStream, serve } from './helpers.ts';
 
 describe('GET / and the favicon', () => {
@@ -83,6 +85,29 @@ describe('GET / and the favicon', () => {
     for (const href of hrefs) {
       const got = await get(server, href);
       expect([200, 401, 403], `${href}: ${got.res.status}`).toContain(got.res.status);
+    }
+  });
+
+  it('preloads the charts chunk and serves only what the build wrote', async () => {
+    const r = await get(server, '/');
+    const preloaded = [...r.text.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]!);
+    const manifest = JSON.parse(readFileSync(path.join(DASHBOARD_DIST, 'manifest.json'), 'utf8')) as { preload: string[] };
+    expect(manifest.preload.length).toBeGreaterThan(0);
+    expect(preloaded).toEqual(manifest.preload.map((n) => `/dashboard/${n}`));
+    // app.js reaches the chunks (by import()), so a preload is never a wasted request
+    const app = await get(server, '/dashboard/app.js');
+    for (const n of manifest.preload) {
+      const chunk = await fetch(`${server.url}/dashboard/${n}`);
+      expect(chunk.status, n).toBe(200);
+      expect(chunk.headers.get('content-type')).toMatch(/^text\/javascript/);
+      expect(chunk.headers.get('etag')).toMatch(/^"[\w-]{22}"$/);
+    }
+    expect(manifest.preload.some((n) => app.text.includes(n))).toBe(true);
+    // nothing but built .js/.css files: not the manifest, not a path out of dist, not a made-up chunk
+    for (const bad of ['manifest.json', '..%2Fpackage.json', '%2E%2E%2F%2E%2E%2Fpackage.json', 'chunk-NOPE.js', 'app.js.map', '.hidden.js', 'a%00.js']) {
+      const got = await fetch(`${server.url}/dashboard/${bad}`);
+      expect(got.status, bad).toBe(404);
+      expect(((await got.json()) as { code: string }).code, bad).toBe('not_found');
     }
   });
 

@@ -33,6 +33,10 @@ export function serve(dir: string, opts: Partial<StartServerOptions> = {}): Prom
     schedule: null,
     keyRecheckMs: 0, // tests create keys and use them at once
     limits: { anonymousPerHour: null, proPerDay: null, apiPerDay: null, enterprisePerDay: null, probabilityPerDay: null },
+    // Off here: most tests start a server for a few requests, and warming (the OpenAPI document, the
+    // first reads) would cost each of them CPU. test/api/cache-priming.test.ts and the browser tests
+    // run with it on, as `quorum serve` does.
+    primeCache: false,
     ...opts,
   });
 }
@@ -52,7 +56,7 @@ export async function bodyText(res: Response): Promise<string> {
   return res.text();
 }
 
-export async function get(server: ServerHandle, p: string, init?: RequestInit): Promise<Got> {
+export async function get(server: Pick<ServerHandle, 'url'>, p: string, init?: RequestInit): Promise<Got> {
   const res = await fetch(server.url + p, init);
   const text = await bodyText(res);
   let body: any = text;

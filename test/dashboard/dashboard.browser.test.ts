@@ -1,6 +1,6 @@
 /**
  * The dashboard in a real browser (issue 16): Debian's Chromium driven by puppeteer-core against a
- * real server on port 0 over the bundled ForecastBench sample (imported, and run through the
+ * real `quorum serve` (its own process, port 0) over the bundled ForecastBench sample (imported, and run through the
  * pipeline at its two freeze times with the model simulator). Every page loads with no console
  * error and no failed request; the charts hold the expected marks (ten calibration bins per
  * forecaster, one interval per leaderboard row); navigation, sorting, paging and URL filters work;
@@ -8,6 +8,7 @@
  * compressed. First render is measured and logged (not asserted: no timing assertions).
  * Screenshots go to test-output/screenshots/ (git-ignored).
  */
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,9 +24,10 @@ import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
-import type { ServerHandle } from '../../api/server.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
-import { get, newKey, serve } from '../api/helpers.ts';
+import { get, newKey } from '../api/helpers.ts';
+import { quorumProcess } from '../helpers/cli.ts';
+import { parseLogLines } from '../pipeline/log-lines.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
@@ -36,7 +38,9 @@ const MAX_JS_GZIP_BYTES = 300_000;
 const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-'));
 const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-structure-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-'));
-let server: ServerHandle;
+/** The real `quorum serve` in its own process, as deployed (the test's own event loop and the
+ *  browser's driver would otherwise share its thread and slow its answers). */
+let server: { url: string; child: ChildProcess };
 let browser: Browser;
 let apiKey: string;
 const renders: Record<string, number> = {};
@@ -74,8 +78,8 @@ beforeAll(async () => {
   }
   await closeDuckdb();
   await built;
-  server = await serve(dir);
-  apiKey = newKey(dir, 'api').key;
+  apiKey = newKey(dir, 'api').key; // before the server reads the key file
+  server = await startServer();
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -89,13 +93,41 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
+  if (server) {
+    const exited = new Promise((r) => server.child.once('exit', r));
+    server.child.kill('SIGTERM');
+    await exited;
+  }
   console.log(`dashboard first render (ms, from navigation start): ${JSON.stringify(renders)}`);
   delete process.env.QUORUM_STRUCTURE_DIR;
   rmSync(dir, { recursive: true, force: true });
   rmSync(structure, { recursive: true, force: true });
   rmSync(profile, { recursive: true, force: true });
 });
+
+/**
+ * Starts `quorum serve` on the test's data directory (no quotas: the tests load many pages
+ * anonymously) and resolves once it listens and has cached the first reads of the new snapshot
+ * (a first visit to a started server, not one racing its start-up).
+ */
+async function startServer(): Promise<{ url: string; child: ChildProcess }> {
+  const child = quorumProcess(['serve'], {
+    QUORUM_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_PRO_PER_DAY: '0', QUORUM_LIMIT_API_PER_DAY: '0',
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout!.resume();
+  const deadline = Date.now() + 60_000;
+  const line = (msg: RegExp) => parseLogLines(stderr).find((l) => msg.test(String(l.msg)));
+  while (!(line(/listening/) && line(/first reads cached/)) && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const listening = line(/listening/);
+  expect(listening, stderr).toBeDefined();
+  expect(line(/first reads cached/), stderr).toBeDefined();
+  return { url: String(listening!.address), child };
+}
 
 interface Problems {
   console: string[];

@@ -4,10 +4,9 @@
  * badge, each node's level (the signed log-odds mean of its leaves' consensus) beside the market's
  * and its change since the previous run, and the leaves linked to their question pages.
  */
-import * as Plot from '@observablehq/plot';
 import { get } from '../api.ts';
-import { accessible } from '../charts.ts';
-import { h, notice, num, panel, pct, PALETTE } from '../ui.ts';
+import { loadCharts, type Charts } from '../lazy-charts.ts';
+import { h, notice, num, panel, pct } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -44,7 +43,7 @@ function systemPanel(health: Health): HTMLElement {
 }
 
 /** Each node's level and the market's, one row per node, indented by depth. */
-function levelsChart(f: Factor, width: number): Element {
+function levelsChart({ PagePlot: Plot, accessible, PALETTE }: Charts, f: Factor, width: number): Element {
   const nodes = [{ label: f.name, ...f }, ...f.drivers.map((d) => ({ label: `${'· '.repeat(d.depth)}${d.name}`, ...d }))];
   const dots = nodes.flatMap((n) => [
     ...(n.level === null ? [] : [{ label: n.label, p: n.level, who: 'AI consensus' }]),
@@ -68,7 +67,7 @@ function treeTable(f: Factor): HTMLElement {
       h('td', { class: 'num' }, pct(n.market_level)), h('td', { class: 'num' }, `${n.n_leaves} (${n.n_with_consensus})`))))));
 }
 
-function factorPanel(f: Factor, health: FactorHealth | undefined, width: number): HTMLElement {
+function factorPanel(charts: Charts, f: Factor, health: FactorHealth | undefined, width: number): HTMLElement {
   const leaves = h('details', {}, h('summary', {}, `${f.leaves.length} questions`),
     h('ul', {}, f.leaves.map((l) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(l.question_id)}` }, l.title ?? l.question_id),
       ` · ${l.status ?? ''}${l.sign < 0 ? ' · counts against' : ''}${l.origin === 'rule' ? ' · attached by a rule' : ''} · consensus ${pct(l.consensus)} · market ${pct(l.market_probability)}`))));
@@ -81,7 +80,7 @@ function factorPanel(f: Factor, health: FactorHealth | undefined, width: number)
     h('p', {}, health ? badge(health.status) : '', ` ${f.statement}: ${pct(f.level)} (${change(f.change)} since the previous run; market ${pct(f.market_level)})`),
     health?.reasons.length ? h('ul', { class: 'reasons' }, health.reasons.map((r) => h('li', {}, r))) : null,
     healthLine,
-    h('figure', { class: 'chart', id: `factor-${f.factor_id}` }, levelsChart(f, width)),
+    h('figure', { class: 'chart', id: `factor-${f.factor_id}` }, levelsChart(charts, f, width)),
     treeTable(f),
     leaves);
   section.dataset.factor = f.factor_id;
@@ -90,7 +89,8 @@ function factorPanel(f: Factor, health: FactorHealth | undefined, width: number)
 
 export async function factorsPage(root: HTMLElement): Promise<void> {
   root.append(h('h1', {}, 'Factors'));
-  const [list, health] = await Promise.all([
+  const [charts, list, health] = await Promise.all([
+    loadCharts(),
     get<{ factors: Factor[]; total: number }>('factors', {}, { limit: '200' }),
     get<Health>('factors.health'),
   ]);
@@ -102,5 +102,5 @@ export async function factorsPage(root: HTMLElement): Promise<void> {
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   const byId = new Map((health.kind === 'ok' ? health.body.factors : []).map((x) => [x.factor_id, x]));
-  for (const f of list.body.factors) root.append(factorPanel(f, byId.get(f.factor_id), width));
+  for (const f of list.body.factors) root.append(factorPanel(charts, f, byId.get(f.factor_id), width));
 }

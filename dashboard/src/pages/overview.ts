@@ -6,7 +6,8 @@
  * disagreement scatter). Keyed (api plan): leaderboard, information value, the disagreement test.
  */
 import { get, getPlain } from '../api.ts';
-import { intervals, reliability, scatter, type BinRow, type IntervalRow } from '../charts.ts';
+import type { BinRow, IntervalRow } from '../charts.ts';
+import { loadCharts } from '../lazy-charts.ts';
 import { h, hashHref, hashQuery, interval, notice, num, panel, pct, select, wilson } from '../ui.ts';
 
 interface Accuracy {
@@ -36,7 +37,8 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const mode = MODES.includes(q.get('mode') ?? '') ? q.get('mode')! : 'headline';
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
-  const [acc, events, stats, ready, resolved, board, info, dis] = await Promise.all([
+  const [{ intervals, reliability, scatter }, acc, events, stats, ready, resolved, board, info, dis] = await Promise.all([
+    loadCharts(),
     get<Accuracy>('predictions.accuracy'),
     get<EventsAccuracy>('events.accuracy'),
     get<Stats>('events.service_stats'),

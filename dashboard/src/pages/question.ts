@@ -4,7 +4,8 @@
  * Detail and lifecycle are public reads during the beta.
  */
 import { get } from '../api.ts';
-import { timeline, type SeriesRow } from '../charts.ts';
+import type { SeriesRow } from '../charts.ts';
+import { loadCharts } from '../lazy-charts.ts';
 import { h, hashHref, hashQuery, notice, num, panel, pct, select } from '../ui.ts';
 
 interface Scores { outcome: number; brier: number; log_loss: number; direction: string; market_probability: number | null; market_brier: number | null }
@@ -25,7 +26,8 @@ interface Lifecycle { states: { seq: number; state: string; at: string; reason: 
 
 export async function questionPage(root: HTMLElement, id: string | undefined): Promise<void> {
   const q = hashQuery();
-  const [detail, life] = await Promise.all([
+  const [{ timeline }, detail, life] = await Promise.all([
+    loadCharts(),
     get<Detail>('predictions.detail', { market_id: id ?? '' }),
     get<Lifecycle>('predictions.lifecycle', { question_id: id ?? '' }),
   ]);

@@ -4,10 +4,9 @@
  * its latest archived record as bars (the worlds most likely first, each world read as the
  * components' outcomes), with the record's scores once its components resolve.
  */
-import * as Plot from '@observablehq/plot';
 import { get } from '../api.ts';
-import { accessible } from '../charts.ts';
-import { h, hashHref, hashQuery, notice, num, panel, pct, PALETTE } from '../ui.ts';
+import { loadCharts, type Charts } from '../lazy-charts.ts';
+import { h, hashHref, hashQuery, notice, num, panel, pct } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -25,7 +24,7 @@ function readWorld(world: string): string {
   return [...world].map((d) => (d === '1' ? 'YES' : 'NO')).join(' · ');
 }
 
-function pathwayChart(r: Record, width: number): Element {
+function pathwayChart({ PagePlot: Plot, accessible, PALETTE }: Charts, r: Record, width: number): Element {
   const rows = r.pathway
     .filter((w) => w.probability !== null)
     .slice(0, TOP_WORLDS)
@@ -39,7 +38,7 @@ function pathwayChart(r: Record, width: number): Element {
   }));
 }
 
-function scenarioPanel(s: Scenario, width: number): HTMLElement {
+function scenarioPanel(charts: Charts, s: Scenario, width: number): HTMLElement {
   const r = s.latest_record;
   const scores = r?.complete
     ? h('p', { class: 'meta' }, `Scored on the world that came true (${r.realized_world}): log score ${num(r.log_score)}, Brier ${num(r.brier)}, component Brier ${num(r.component_brier)}.`)
@@ -56,7 +55,7 @@ function scenarioPanel(s: Scenario, width: number): HTMLElement {
         h('td', {}, c.outcome === null ? (c.status ?? '') : `resolved ${c.outcome === 1 ? 'YES' : 'NO'}`),
         h('td', { class: 'num' }, pct(c.implied)), h('td', { class: 'num' }, pct(c.direct)), h('td', { class: 'num' }, num(c.coherence_gap))))))),
     r && r.pathway.length
-      ? h('figure', { class: 'chart', id: `pathway-${s.scenario_id}` }, pathwayChart(r, width))
+      ? h('figure', { class: 'chart', id: `pathway-${s.scenario_id}` }, pathwayChart(charts, r, width))
       : h('p', {}, 'No archived record yet: a record is made once the models have forecast every component.'),
     scores);
   section.dataset.scenario = s.scenario_id;
@@ -68,14 +67,17 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
   const cursor = q.get('cursor') ?? '';
   const status = q.get('status') ?? '';
   root.append(h('h1', {}, 'Scenarios'));
-  const r = await get<{ scenarios: Scenario[]; total: number; next_cursor: string | null }>('scenarios', {}, { limit: '20', cursor: cursor || undefined, status: status || undefined });
+  const [charts, r] = await Promise.all([
+    loadCharts(),
+    get<{ scenarios: Scenario[]; total: number; next_cursor: string | null }>('scenarios', {}, { limit: '20', cursor: cursor || undefined, status: status || undefined }),
+  ]);
   if (r.kind !== 'ok') {
     root.append(notice(r, 'Scenarios and their pathways'));
     return;
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('p', { class: 'meta' }, `${r.body.total} scenarios. A world lists its components' outcomes in pathway order.`));
-  for (const s of r.body.scenarios) root.append(scenarioPanel(s, width));
+  for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, width));
   root.append(h('nav', { class: 'pager', 'aria-label': 'Pages' },
     cursor ? h('a', { href: hashHref('/scenarios', { status }) }, '« First page') : '',
     r.body.next_cursor ? h('a', { href: hashHref('/scenarios', { status, cursor: r.body.next_cursor }), rel: 'next' }, 'Next page »') : ''));

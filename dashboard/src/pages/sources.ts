@@ -3,10 +3,9 @@
  * a pro key; anonymous readers can still open a source by its slug), and one source's page: its
  * calibration (public during the beta) and its trend per year (api plan).
  */
-import * as Plot from '@observablehq/plot';
 import { get } from '../api.ts';
-import { accessible, calibration, intervals } from '../charts.ts';
-import { h, hashHref, hashQuery, notice, num, panel, PALETTE, select } from '../ui.ts';
+import { loadCharts } from '../lazy-charts.ts';
+import { h, hashHref, hashQuery, notice, num, panel, select } from '../ui.ts';
 
 interface Source {
   slug: string; name: string; kind: string; rank: number | null; ranked: boolean; n_resolved: number; accuracy_score: number | null;
@@ -31,7 +30,10 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
   kindPick.querySelector('select')!.addEventListener('change', (e) => { location.hash = hashHref('/sources', { kind: (e.target as HTMLSelectElement).value }); });
   root.append(open, kindPick);
 
-  const list = await get<{ sources: Source[]; total: number; next_cursor: string | null }>('track_records.overview', {}, { limit: '30', kind: kind || undefined, cursor: cursor || undefined });
+  const [{ intervals }, list] = await Promise.all([
+    loadCharts(),
+    get<{ sources: Source[]; total: number; next_cursor: string | null }>('track_records.overview', {}, { limit: '30', kind: kind || undefined, cursor: cursor || undefined }),
+  ]);
   if (list.kind !== 'ok') {
     root.append(panel('Track records', notice(list, 'The ranked list of track records')));
     return;
@@ -51,7 +53,8 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
 
 export async function sourcePage(root: HTMLElement, slug: string | undefined): Promise<void> {
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
-  const [one, trends] = await Promise.all([
+  const [{ PagePlot: Plot, accessible, calibration, PALETTE }, one, trends] = await Promise.all([
+    loadCharts(),
     get<{ source: Source }>('track_records.source', { source_slug: slug ?? '' }),
     get<{ trends: { year: number; accuracy_score: number | null; accuracy_ci95: [number, number] | null; brier: number | null; n_resolved: number }[] }>('track_records.trends', { source_slug: slug ?? '' }),
   ]);

@@ -2,10 +2,10 @@
  * Theses (GET /api/clusters/: consensus beside the market consensus, with vintages), one thesis's
  * vintage history. Factors: pages/factors.ts; scenarios: pages/scenarios.ts.
  */
-import * as Plot from '@observablehq/plot';
 import { get } from '../api.ts';
-import { accessible, timeline, type SeriesRow } from '../charts.ts';
-import { h, hashHref, hashQuery, notice, num, panel, pct, PALETTE } from '../ui.ts';
+import type { SeriesRow } from '../charts.ts';
+import { loadCharts } from '../lazy-charts.ts';
+import { h, hashHref, hashQuery, notice, num, panel, pct } from '../ui.ts';
 
 interface Vintage { run_id: string; as_of: string; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
 interface Thesis {
@@ -20,7 +20,10 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
   const cursor = q.get('cursor') ?? '';
   const origin = q.get('origin') ?? '';
   root.append(h('h1', {}, 'Theses'));
-  const r = await get<{ clusters: Thesis[]; total: number; next_cursor: string | null }>('clusters', {}, { limit: '30', cursor: cursor || undefined, origin: origin || undefined, vintages: '0' });
+  const [{ PagePlot: Plot, accessible, PALETTE }, r] = await Promise.all([
+    loadCharts(),
+    get<{ clusters: Thesis[]; total: number; next_cursor: string | null }>('clusters', {}, { limit: '30', cursor: cursor || undefined, origin: origin || undefined, vintages: '0' }),
+  ]);
   if (r.kind !== 'ok') {
     root.append(notice(r, 'The theses (clusters)'));
     return;
@@ -52,7 +55,7 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
 }
 
 export async function thesisPage(root: HTMLElement, id: string | undefined): Promise<void> {
-  const r = await get<{ thesis?: Thesis } & Thesis>('clusters.detail', { thesis_id: id ?? '' });
+  const [{ timeline }, r] = await Promise.all([loadCharts(), get<{ thesis?: Thesis } & Thesis>('clusters.detail', { thesis_id: id ?? '' })]);
   if (r.kind !== 'ok') {
     root.append(h('h1', {}, 'Thesis'), notice(r, 'This thesis'));
     return;

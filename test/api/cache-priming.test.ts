@@ -1,0 +1,93 @@
+/**
+ * Cache priming: once a snapshot is loaded (at start and after each publish) the server caches the
+ * responses a first visit reads (FIRST_READS: the dashboard overview's requests), so the first
+ * reader is answered from memory. The primed bodies must be exactly what a reader gets from a
+ * server that does not prime (same input parsing, same cache key), and a server closed while
+ * priming closes cleanly.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIRST_READS } from '../../api/app.ts';
+import type { ServerHandle } from '../../api/server.ts';
+import { fixtureData, publish, writeSnapshot } from './fixtures.ts';
+import { SNAP, fixtureDir, get, newKey, serve } from './helpers.ts';
+
+/** The URL a reader would send for a primed request. */
+function urlOf(server: ServerHandle, r: (typeof FIRST_READS)[number]): string {
+  const def = server.app.routes.find((d) => d.id === r.id && (d.method ?? 'get') === 'get')!;
+  const p = def.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(r.params?.[name] ?? ''));
+  const q = new URLSearchParams(r.query ?? {}).toString();
+  return q ? `${p}?${q}` : p;
+}
+
+describe('cache priming', () => {
+  const dirs: { dir: string; cleanup: () => Promise<void> }[] = [];
+  let primed: ServerHandle;
+  let plain: ServerHandle;
+
+  beforeAll(async () => {
+    dirs.push(await fixtureDir(), await fixtureDir());
+    primed = await serve(dirs[0]!.dir, { primeCache: FIRST_READS });
+    plain = await serve(dirs[1]!.dir, { primeCache: false });
+  });
+  afterAll(async () => {
+    await primed?.close();
+    await plain?.close();
+    for (const d of dirs) await d.cleanup();
+  });
+
+  it('caches every first read at start, exactly as a reader would get it', async () => {
+    await primed.app.primed();
+    expect(plain.app.services.cache.size).toBe(0);
+    // an api-plan key: the leaderboard and the analyses are primed too (one cache entry serves every
+    // caller the route admits)
+    const keyed = (dir: string) => ({ headers: { 'X-API-Key': newKey(dir, 'api').key } });
+    const [asPrimed, asPlain] = [keyed(dirs[0]!.dir), keyed(dirs[1]!.dir)];
+    let answered = 0;
+    for (const r of FIRST_READS) {
+      const url = urlOf(primed, r);
+      const b = await get(plain, url, asPlain);
+      const hitsBefore = primed.app.services.cache.hits;
+      const a = await get(primed, url, asPrimed);
+      expect(a.res.status, url).toBe(b.res.status);
+      expect(a.text, url).toBe(b.text);
+      if (b.res.status !== 200) continue; // e.g. this fixture has no reasoning in English: a 404, not primed
+      answered++;
+      expect(primed.app.services.cache.hits, `${url} answered from the primed cache`).toBe(hitsBefore + 1);
+      expect(a.res.headers.get('etag'), url).toBe(b.res.headers.get('etag'));
+      expect(a.res.headers.get('x-snapshot')).toBe(SNAP);
+    }
+    expect(answered).toBeGreaterThanOrEqual(FIRST_READS.length - 1);
+    expect(primed.app.services.cache.size).toBe(answered);
+  });
+
+  it('primes the new snapshot after a publish', async () => {
+    const next = 'r20250403T000000Z-bb02';
+    await writeSnapshot(dirs[0]!.dir, next, fixtureData(2));
+    await publish(dirs[0]!.dir, next);
+    await primed.app.snapshots.reload();
+    await primed.app.primed();
+    const hitsBefore = primed.app.services.cache.hits;
+    const a = await get(primed, '/api/predictions/accuracy');
+    expect(a.res.headers.get('x-snapshot')).toBe(next);
+    expect(a.body.total_resolved).toBe(40);
+    expect(primed.app.services.cache.hits).toBe(hitsBefore + 1);
+  });
+
+  it('a server closed while it primes closes cleanly; a request that cannot be answered is skipped', async () => {
+    const tmp = await fixtureDir();
+    try {
+      // an unknown route id and a bad parameter are skipped, the rest is primed
+      const s = await serve(tmp.dir, {
+        primeCache: [{ id: 'predictions.resolved', query: { limit: 'many' } }, { id: 'predictions.accuracy' }],
+      });
+      await s.app.primed();
+      expect(s.app.services.cache.size).toBe(1);
+      await s.close();
+      const t = await serve(tmp.dir, { primeCache: FIRST_READS });
+      await t.close(); // at once: priming stops between requests and close waits for the one running
+      expect(t.app.services.cache.size).toBeLessThanOrEqual(FIRST_READS.length);
+    } finally {
+      await tmp.cleanup();
+    }
+  });
+});
