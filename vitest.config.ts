@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/slow-first-sequencer.ts';
 
 export default defineConfig({
   test: {
@@ -8,6 +9,8 @@ export default defineConfig({
     // DuckDB and child processes: forks isolate native state per test file.
     pool: 'forks',
     maxWorkers: 2,
+    // The slowest files start first, so neither worker is left with a long one at the end.
+    sequence: { sequencer: SlowFirstSequencer },
     // Tests never reach outside hosts: venues off, no FRED key, unless a test points them at its
     // own loopback replay server.
     env: { QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' },

@@ -1,0 +1,33 @@
+/**
+ * The test files' order: the slowest first. Two workers share the files; a two-minute file that
+ * happened to start last (a clean clone has no timing cache, so vitest orders by file size) kept
+ * one worker busy long after the other ran dry and made the suite minutes longer. The list is the
+ * slowest files of a measured run (.vitest-report.json, `npm test`), longest first; every other
+ * file follows in vitest's own order.
+ */
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+const SLOWEST = [
+  'test/scoring/properties.test.ts',
+  'test/pipeline/crash-safety.test.ts',
+  'test/forecast/kill-resume.test.ts',
+  'test/dashboard/dashboard.browser.test.ts',
+  'test/pipeline/first-start.test.ts',
+  'test/forecast/stage.test.ts',
+  'test/events/webhooks.test.ts',
+  'test/api/auth-limits.test.ts',
+  'test/api/product.test.ts',
+  'test/pipeline/cli.test.ts',
+];
+
+export default class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rest = await super.sort(files);
+    const rank = (f: TestSpecification): number => {
+      const i = SLOWEST.findIndex((s) => f.moduleId.endsWith(s));
+      return i === -1 ? SLOWEST.length : i;
+    };
+    // Array.prototype.sort is stable: the rest keep vitest's order.
+    return [...rest].sort((a, b) => rank(a) - rank(b));
+  }
+}
