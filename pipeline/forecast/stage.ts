@@ -31,7 +31,7 @@ import { JournalWriter, journalPath, readJournal, type JournalCall } from './jou
 import { silentProgress, type ProgressReporter } from './progress.ts';
 import { querySql } from './runs.ts';
 import { conditionalTasks, loadMaxConditions } from '../scenarios/conditional-tasks.ts';
-import { loadScenarioDefinitions } from '../scenarios/definitions.ts';
+import { loadScenarios } from '../scenarios/from-theses.ts';
 import { structureDir } from '../structure/definitions.ts';
 
 export interface ForecastStageOptions {
@@ -137,7 +137,7 @@ const taskKey = (t: ForecastTask, model: string) => keyOf(t.question.question_id
  * asks no more questions than its cap, conditionals included.
  */
 async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open: ActiveQuestion[]): Promise<ForecastTask[]> {
-  const scenarios = loadScenarioDefinitions(structureDir());
+  const scenarios = loadScenarios(structureDir());
   const mode = config.headlineModes.find((m) => config.modes.includes(m)) ?? config.modes[0];
   const maxConditions = loadMaxConditions();
   if (scenarios.length === 0 || !mode || maxConditions === 0) return [];

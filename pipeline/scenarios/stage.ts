@@ -16,7 +16,8 @@ import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
 import { structureDir } from '../structure/definitions.ts';
 import { insertRows } from '../structure/stage.ts';
-import { loadScenarioDefinitions, type ScenarioDefinition } from './definitions.ts';
+import type { ScenarioDefinition } from './definitions.ts';
+import { loadScenarios } from './from-theses.ts';
 
 const ScenarioEnv = z.object({
   /** Sweeps over the constraints of an IPF fit (each sweep projects onto every constraint once). */
@@ -55,7 +56,7 @@ export interface PrepareScenariosOptions {
 
 /** Creates the temp tables sql/derive/99_scenario_*.sql read. Returns the scenarios used. */
 export async function prepareScenarios(conn: DuckDBConnection, opts: PrepareScenariosOptions): Promise<readonly ScenarioDefinition[]> {
-  const scenarios = opts.scenarios ?? loadScenarioDefinitions(structureDir());
+  const scenarios = opts.scenarios ?? loadScenarios(structureDir());
   const sweeps = opts.ipfSweeps ?? loadIpfSweeps();
   await conn.run('CREATE OR REPLACE TEMP TABLE _scenario_params AS SELECT $run_id::VARCHAR AS run_id, $sweeps::INTEGER AS ipf_sweeps', {
     run_id: opts.runId,

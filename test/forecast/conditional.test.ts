@@ -192,6 +192,34 @@ describe('conditional forecasts in a pipeline run', () => {
     }
   });
 
+  it('QUORUM_SCENARIOS_FROM_THESES: a thesis\' most weighted members are asked like a curated scenario', async () => {
+    const { dir, config } = setup();
+    const thesisFile = join(structure, 'theses', 't.yaml');
+    writeFileSync(thesisFile, [
+      'theses:',
+      '  - id: three-open',
+      '    statement: The three questions of this run go together',
+      '    members:',
+      `      - { question: "${ids[2]}", sign: 1, weight: 3 }`,
+      `      - { question: "${ids[0]}", sign: 1, weight: 2 }`,
+      `      - { question: "${ids[1]}", sign: -1, weight: 1 }`,
+      '',
+    ].join('\n'));
+    process.env.QUORUM_SCENARIOS_FROM_THESES = '2';
+    try {
+      const s = await runPipeline({ config, logger, asOf });
+      expect(s.status).toBe('completed');
+      const conds = await rawQuery(dir, 'model_calls', "SELECT condition, count(*)::INTEGER AS n FROM t WHERE condition LIKE 'thesis-%' GROUP BY 1 ORDER BY 1");
+      // its second component (ids[0]) under each outcome of the first (ids[2]), by each of the four models
+      expect(conds).toEqual([{ condition: 'thesis-three-open:2:0', n: 4 }, { condition: 'thesis-three-open:2:1', n: 4 }]);
+      const asked = await rawQuery(dir, 'forecasts', "SELECT DISTINCT question_id FROM t WHERE condition LIKE 'thesis-%'");
+      expect(asked.map((r) => r.question_id)).toEqual([ids[0]]);
+    } finally {
+      delete process.env.QUORUM_SCENARIOS_FROM_THESES;
+      rmSync(thesisFile, { force: true });
+    }
+  });
+
   it('QUORUM_SCENARIO_MAX_CONDITIONS caps the conditions per scenario', async () => {
     const { dir, config } = setup();
     process.env.QUORUM_SCENARIO_MAX_CONDITIONS = '3';

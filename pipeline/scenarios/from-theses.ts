@@ -1,0 +1,65 @@
+/**
+ * Scenarios from theses (issue 13, optional): with QUORUM_SCENARIOS_FROM_THESES = n (2 to 6; 0,
+ * the default, turns it off), every curated thesis (data/structure/theses/) also makes a scenario
+ * of its n most weighted members, most weighted first (ties in the order the thesis lists them):
+ * how the thesis' main questions are expected to resolve together, asked, archived and scored like
+ * every curated scenario. Its id is `thesis-<thesis id>` (cut to the scenario id's 63 characters),
+ * its title the thesis' statement. A curated scenario with the same id wins: the thesis' one is
+ * left out, so a hand-written pathway can replace the generated one.
+ *
+ * `loadScenarios` is the one list of scenarios every stage reads (the forecast stage's conditional
+ * questions and the derive's joints and records), so both always agree on it.
+ */
+import { z } from 'zod';
+import { loadStructureDefinitions, structureDir, type CuratedThesis } from '../structure/definitions.ts';
+import { MAX_COMPONENTS, MIN_COMPONENTS, loadScenarioDefinitions, type ScenarioDefinition } from './definitions.ts';
+
+const Env = z.object({
+  QUORUM_SCENARIOS_FROM_THESES: z.coerce
+    .number()
+    .int()
+    .refine((n) => n === 0 || (n >= MIN_COMPONENTS && n <= MAX_COMPONENTS), `expected 0 (off) or ${MIN_COMPONENTS} to ${MAX_COMPONENTS} members`)
+    .default(0),
+});
+
+/** How many top members of each thesis make its scenario (0: none); a bad value is an error naming the variable. */
+export function loadThesisScenarioSize(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.QUORUM_SCENARIOS_FROM_THESES;
+  const parsed = Env.safeParse({ QUORUM_SCENARIOS_FROM_THESES: v === '' ? undefined : v });
+  if (!parsed.success) throw new Error(`QUORUM_SCENARIOS_FROM_THESES: ${parsed.error.issues[0]!.message}`);
+  return parsed.data.QUORUM_SCENARIOS_FROM_THESES;
+}
+
+/** The scenario id of thesis `id`: `thesis-<id>`, within the 63 characters a scenario id allows. */
+export function thesisScenarioId(id: string): string {
+  return `thesis-${id}`.slice(0, 63).replace(/-+$/, '');
+}
+
+/** One scenario per thesis: its `size` most weighted members, most weighted first. */
+export function thesisScenarios(theses: readonly CuratedThesis[], size: number): ScenarioDefinition[] {
+  if (size === 0) return [];
+  return theses.map((t) => {
+    const top = t.members
+      .map((m, i) => ({ m, i }))
+      .sort((a, b) => b.m.weight - a.m.weight || a.i - b.i)
+      .slice(0, size)
+      .map(({ m }) => m);
+    const statement = t.statement.length > 200 ? `${t.statement.slice(0, 199)}…` : t.statement;
+    return {
+      id: thesisScenarioId(t.id),
+      title: statement,
+      description: `The ${top.length} most weighted members of thesis ${t.id} (${t.file}), most weighted first.`,
+      components: top.map((m) => ({ question: m.question })),
+      file: t.file,
+    };
+  });
+}
+
+/** Every scenario of a run: the curated ones, then those of the theses (when turned on) whose id is not taken. */
+export function loadScenarios(root: string = structureDir(), env: NodeJS.ProcessEnv = process.env): ScenarioDefinition[] {
+  const curated = loadScenarioDefinitions(root);
+  const size = loadThesisScenarioSize(env);
+  if (size === 0) return curated;
+  const taken = new Set(curated.map((s) => s.id));
+  return [...curated, ...thesisScenarios(loadStructureDefinitions(root).theses, size).filter((s) => !taken.has(s.id))];
+}
