@@ -374,9 +374,10 @@ export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFil
       }
       owner.set(q.question_id!, file);
     });
-    out.questions.push(...r.questions);
-    out.lifecycle_events.push(...r.lifecycle_events);
-    out.specs.push(...r.specs);
+    // Element by element: a spread of a file's rows overflows the stack past ~100,000 of them.
+    for (const q of r.questions) out.questions.push(q);
+    for (const e of r.lifecycle_events) out.lifecycle_events.push(e);
+    for (const s of r.specs) out.specs.push(s);
     out.files.push(file);
   }
   return out;

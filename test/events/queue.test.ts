@@ -1,7 +1,8 @@
 /**
  * The durable delivery queue (api/events/webhooks/queue.ts) on its own: memory stays bounded by
- * the last KEEP_FINISHED finished deliveries of each subscription while running, the journal
- * restores the same state after a restart, and pre-serialized data journals exactly as `data`.
+ * the last KEEP_FINISHED finished deliveries of each subscription while running, the journal stays
+ * bounded too (compacted while running), the journal restores the same state after a restart, and
+ * pre-serialized data journals exactly as `data`.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -75,6 +76,81 @@ describe('delivery queue', () => {
       }
       expect(reopened.pendingOf('a').map((d) => d.data)).toEqual([one.data]);
       reopened.close();
+    } finally {
+      side.cleanup();
+    }
+  });
+
+  it('compacts the journal while running: its size stays bounded, every pending delivery and attempt survives a restart', () => {
+    const side = tempDir('quorum-queue-');
+    try {
+      const min = 200;
+      const q = new DeliveryQueue(side.dir, { compactMinRecords: min });
+      const file = join(side.dir, 'webhooks', 'queue.jsonl');
+      const journal = () => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const lineCount = () => readFileSync(file, 'utf8').split('\n').length - 1;
+      const subs = ['a', 'b', 'c'];
+      let largest = 0;
+      const events = 2000;
+      for (let seq = 1; seq <= events; seq++) {
+        const data = { seq, note: 'ünïcode "quoted"' };
+        q.enqueueEvent(
+          { seq, event_id: `evt_${seq}`, type: 'consensus.updated', timestamp: '2026-01-01T00:00:00.000Z', data, dataJson: JSON.stringify(data), body: '{}' },
+          subs.map((sub) => [`msg_${sub}_${seq}`, sub]),
+        );
+        q.setCursor(seq);
+        q.flush();
+        // a and b deliver everything at once; c keeps its last 10 pending, the last one attempted
+        for (const sub of ['a', 'b']) q.complete(`msg_${sub}_${seq}`, attempt(seq % 60), 'delivered');
+        if (seq <= events - 10) q.complete(`msg_c_${seq}`, attempt(seq % 60), 'delivered');
+        q.flush();
+        largest = Math.max(largest, lineCount());
+      }
+      q.attempt(`msg_c_${events}`, { ...attempt(7), status: 503 }, Date.UTC(2026, 0, 2));
+      q.flush();
+      // About 10,000 records were appended (an event, a cursor and up to three outcomes each);
+      // compaction kept the file within three times the live state (3 × KEEP_FINISHED finished and
+      // 10 pending deliveries, their attempts and outcomes, one record per event: about 720 lines).
+      expect(largest).toBeLessThan(2_500);
+      const lines = journal();
+      const enqs = lines.filter((l) => l.op === 'enqs');
+      expect(new Set(enqs.map((l) => l.e.event_id)).size).toBe(enqs.length); // each event once, its data once
+      expect(lines.filter((l) => l.op === 'enq')).toEqual([]);
+      const before = subs.map((sub) => q.ofSubscription(sub).map((d) => [d.id, d.outcome, d.attempts.length, d.next_at]));
+      q.close();
+
+      const again = new DeliveryQueue(side.dir, { compactMinRecords: min });
+      expect(subs.map((sub) => again.ofSubscription(sub).map((d) => [d.id, d.outcome, d.attempts.length, d.next_at]))).toEqual(before);
+      expect(again.pendingOf('c').map((d) => d.seq)).toEqual(Array.from({ length: 10 }, (_, i) => events - 9 + i));
+      expect(again.get(`msg_c_${events}`)!.attempts).toEqual([{ ...attempt(7), status: 503 }]);
+      expect(again.get(`msg_c_${events}`)!.data).toEqual({ seq: events, note: 'ünïcode "quoted"' });
+      expect(again.cursor).toBe(events);
+      again.close();
+    } finally {
+      side.cleanup();
+    }
+  });
+
+  it('compacts a journal of 150,000 attempted pending deliveries (one array of lines: no stack overflow)', () => {
+    const side = tempDir('quorum-queue-');
+    try {
+      const q = new DeliveryQueue(side.dir);
+      const subs = Array.from({ length: 1000 }, (_, i) => `s${i}`);
+      for (let seq = 1; seq <= 150; seq++) {
+        const data = { seq };
+        q.enqueueEvent({ seq, event_id: `evt_${seq}`, type: 'run.completed', timestamp: '2026-01-01T00:00:00.000Z', data, dataJson: JSON.stringify(data), body: '{}' },
+          subs.map((sub) => [`msg_${sub}_${seq}`, sub]));
+      }
+      q.flush();
+      for (let seq = 1; seq <= 150; seq++) for (const sub of subs) q.attempt(`msg_${sub}_${seq}`, { ...attempt(1), status: 500 }, Date.UTC(2026, 0, 2));
+      q.flush(); // 150,150 records appended: compacted here
+      const lines = readFileSync(join(side.dir, 'webhooks', 'queue.jsonl'), 'utf8').trim().split('\n');
+      expect(lines.length).toBe(1 + 150 + 150_000); // the cursor, one record per event, one per attempt
+      q.close();
+      const again = new DeliveryQueue(side.dir);
+      expect(again.pending().length).toBe(150_000);
+      expect(again.headOf('s999')!.attempts).toHaveLength(1);
+      again.close();
     } finally {
       side.cleanup();
     }

@@ -5,9 +5,12 @@
  * not acknowledged, under the same message id (at least once; duplicates share `webhook-id`).
  * `cursor` records the last event sequence handed to the queue. A torn last line is ignored.
  * On open the journal is compacted: pending deliveries, the last finished ones per subscription
- * (for the deliveries listing) and the cursor. While running, only the last {@link KEEP_FINISHED}
- * finished deliveries of each subscription stay in memory, so a long-running server's memory does
- * not grow with every delivery it ever made.
+ * (for the deliveries listing) and the cursor, each event's deliveries in one record (its data
+ * once). While running, only the last {@link KEEP_FINISHED} finished deliveries of each
+ * subscription stay in memory, and the journal is compacted the same way once it has grown past
+ * twice what the last compaction wrote (and at least {@link COMPACT_MIN_RECORDS} records), so
+ * neither a long-running server's memory nor its journal grows with every delivery it ever made;
+ * each record is rewritten a bounded number of times on average.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
@@ -71,6 +74,9 @@ const SAFE_ID = /^[A-Za-z0-9_-]+$/;
 /** Finished deliveries kept per subscription (the deliveries listing shows them). */
 export const KEEP_FINISHED = 100;
 
+/** The journal is compacted while running once this many records were appended since the last compaction (and twice its size). */
+export const COMPACT_MIN_RECORDS = 50_000;
+
 export class DeliveryQueue {
   readonly file: string;
   readonly #all = new Map<string, Delivery>();
@@ -83,8 +89,14 @@ export class DeliveryQueue {
   #fd: number | null = null;
   #unsynced = false;
   #scheduled: NodeJS.Immediate | null = null;
+  /** Records appended since the last compaction, and how many that compaction wrote. */
+  #appended = 0;
+  #compacted = 0;
+  readonly #minRecords: number;
 
-  constructor(dataDir: string) {
+  /** `compactMinRecords`: see COMPACT_MIN_RECORDS (tests lower it). */
+  constructor(dataDir: string, opts: { compactMinRecords?: number } = {}) {
+    this.#minRecords = opts.compactMinRecords ?? COMPACT_MIN_RECORDS;
     const dir = join(dataDir, 'webhooks');
     mkdirSync(dir, { recursive: true });
     this.file = join(dir, 'queue.jsonl');
@@ -180,14 +192,37 @@ export class DeliveryQueue {
     }
     this.#finishedBySub.clear();
     for (const list of finishedBySub.values()) this.#finishedBySub.set(list[0]!.sub, list.slice(0, KEEP_FINISHED).reverse());
-    const lines: string[] = [JSON.stringify({ op: 'cursor', seq: this.cursor })];
+    // Deliveries queued together (one event, the same data object, the same enqueue time) share
+    // one enqs record, as the dispatcher wrote them: the event's data once, not once per delivery.
+    const groups = new Map<string, { e: Extract<Rec, { op: 'enqs' }>['e']; to: [string, string][] }>();
+    const dataIds = new Map<unknown, number>();
+    const after: string[] = [];
     for (const d of this.#all.values()) {
-      const { attempts, next_at, outcome, body: _body, ...rest } = d;
-      lines.push(JSON.stringify({ op: 'enq', d: rest }));
-      for (const a of attempts) lines.push(JSON.stringify({ op: 'att', id: d.id, a, next_at }));
-      if (outcome !== null) lines.push(JSON.stringify({ op: 'done', id: d.id, outcome }));
+      const { id, sub, attempts, next_at, outcome, body: _body, seq, event_id, type, timestamp, enqueued_at, data } = d;
+      let dataId = dataIds.get(data);
+      if (dataId === undefined) dataIds.set(data, (dataId = dataIds.size));
+      const key = JSON.stringify([seq, event_id, type, timestamp, enqueued_at, dataId]);
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { e: { seq, event_id, type, timestamp, enqueued_at, data }, to: [] }));
+      g.to.push([id, sub]);
+      for (const a of attempts) after.push(JSON.stringify({ op: 'att', id, a, next_at }));
+      if (outcome !== null) after.push(JSON.stringify({ op: 'done', id, outcome }));
     }
+    const lines: string[] = [JSON.stringify({ op: 'cursor', seq: this.cursor })];
+    for (const g of groups.values()) lines.push(JSON.stringify({ op: 'enqs', e: g.e, to: g.to }));
+    for (const line of after) lines.push(line); // not push(...after): a spread of a million lines overflows the stack
     writeFileAtomicSync(this.file, `${lines.join('\n')}\n`);
+    this.#compacted = lines.length;
+    this.#appended = 0;
+  }
+
+  /** Compacts the journal once it has grown enough (see the file's doc); called with nothing buffered. */
+  #compactIfGrown(): void {
+    if (this.#appended < this.#minRecords || this.#appended < 2 * this.#compacted) return;
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null; // the next write appends to the compacted file
+    this.#compact(); // written whole and fsynced before it replaces the journal
+    this.#unsynced = false;
   }
 
   #record(rec: Rec): void {
@@ -217,12 +252,14 @@ export class DeliveryQueue {
       fsyncSync(this.#fd);
       this.#unsynced = false;
     }
+    this.#compactIfGrown();
   }
 
   #write(): void {
     if (this.#buffer.length > 0) {
       this.#fd ??= openSync(this.file, 'a');
       writeSync(this.#fd, `${this.#buffer.join('\n')}\n`);
+      this.#appended += this.#buffer.length;
       this.#buffer = [];
       this.#unsynced = true;
     }
