@@ -13,7 +13,7 @@ import type { JsonRow } from '../db/convert.ts';
 import { cellNum as num, cellStr as str } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { bigintKey, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
-import { parseBoolean, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
+import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
@@ -175,12 +175,7 @@ export const claimsDetailRoute = jsonRoute({
   response: ClaimDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => {
-    const raw: unknown = (req.params as Record<string, unknown>).claim_id;
-    const id = typeof raw === 'string' ? raw : '';
-    if (!CLAIM_ID.test(id)) throw ApiError.invalidParameter('claim_id', "Path parameter 'claim_id' must be a claim id (A-Z a-z 0-9 : . _ -).", { pattern: CLAIM_ID.source });
-    return { id };
-  },
+  input: (req) => ({ id: pathId(req, 'claim_id', CLAIM_ID, 'a claim id (A-Z a-z 0-9 : . _ -)') }),
   data: async (snap, { id }) => {
     snap.require('claims', 'claim_sources');
     const [row] = await snap.query('claims-detail', { claim_id: id });

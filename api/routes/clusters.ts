@@ -15,7 +15,7 @@ import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
-import { queryEnum, queryInt, queryString } from '../http/params.ts';
+import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
@@ -271,14 +271,7 @@ export const clustersDetailRoute = jsonRoute({
   response: ClusterDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => {
-    const raw: unknown = (req.params as Record<string, unknown>).thesis_id;
-    const id = typeof raw === 'string' ? raw : '';
-    if (!THESIS_ID.test(id)) {
-      throw ApiError.invalidParameter('thesis_id', "Path parameter 'thesis_id' must be a thesis id (a-z, 0-9, -).", { pattern: THESIS_ID.source });
-    }
-    return { id };
-  },
+  input: (req) => ({ id: pathId(req, 'thesis_id', THESIS_ID, 'a thesis id (a-z, 0-9, -)') }),
   data: async (snap, { id }) => {
     snap.require(...TABLES, 'thesis_vintage_members');
     const [t] = await snap.query('clusters-detail', { thesis_id: id });

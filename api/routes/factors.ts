@@ -16,7 +16,7 @@ import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
-import { queryInt, queryString } from '../http/params.ts';
+import { pathId, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
@@ -219,14 +219,7 @@ export const factorsDetailRoute = jsonRoute({
   response: FactorDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => {
-    const raw: unknown = (req.params as Record<string, unknown>).factor_id;
-    const id = typeof raw === 'string' ? raw : '';
-    if (!FACTOR_ID.test(id)) {
-      throw ApiError.invalidParameter('factor_id', "Path parameter 'factor_id' must be a factor id (a-z, 0-9, -).", { pattern: FACTOR_ID.source });
-    }
-    return { id };
-  },
+  input: (req) => ({ id: pathId(req, 'factor_id', FACTOR_ID, 'a factor id (a-z, 0-9, -)') }),
   data: async (snap, { id }) => {
     snap.require(...TREE_TABLES);
     const [f] = await snap.query('factors-detail', { factor_id: id });

@@ -19,7 +19,7 @@ import { cellBool as bool, cellInt as int, cellNum as num, cellStr as str, group
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
-import { queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
+import { pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
@@ -228,15 +228,8 @@ async function records(
   ]);
   const w = groupRows(worlds, recordKey);
   const c = groupRows(components, recordKey);
-  const out = new Map<string, z.input<typeof ScenarioRecord>[]>();
-  for (const s of scores) {
-    const rec = record(s, w.get(recordKey(s)) ?? [], c.get(recordKey(s)) ?? []);
-    const k = String(s.scenario_id);
-    const list = out.get(k);
-    if (list) list.push(rec);
-    else out.set(k, [rec]);
-  }
-  return out;
+  const byScenario = groupRows(scores, 'scenario_id');
+  return new Map([...byScenario].map(([id, rows]) => [id, rows.map((s) => record(s, w.get(recordKey(s)) ?? [], c.get(recordKey(s)) ?? []))]));
 }
 
 function scenario(s: JsonRow, components: JsonRow[], latest: z.input<typeof ScenarioRecord> | null) {
@@ -304,7 +297,7 @@ export const scenariosRoute = jsonRoute({
     if (first && last) {
       const range = { first: String(first.scenario_id), last: String(last.scenario_id) };
       const [c, r] = await Promise.all([snap.query('scenarios-components', range), records(snap, range.first, range.last, true)]);
-      components = groupRows(c, (x) => String(x.scenario_id));
+      components = groupRows(c, 'scenario_id');
       latest = r;
     }
     const scenarios = page.map((s) =>
@@ -348,14 +341,7 @@ export const scenariosDetailRoute = jsonRoute({
   response: ScenarioDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => {
-    const raw: unknown = (req.params as Record<string, unknown>).scenario_id;
-    const id = typeof raw === 'string' ? raw : '';
-    if (!SCENARIO_ID.test(id)) {
-      throw ApiError.invalidParameter('scenario_id', "Path parameter 'scenario_id' must be a scenario id (a-z, 0-9, -).", { pattern: SCENARIO_ID.source });
-    }
-    return { id };
-  },
+  input: (req) => ({ id: pathId(req, 'scenario_id', SCENARIO_ID, 'a scenario id (a-z, 0-9, -)') }),
   data: async (snap, { id }) => {
     snap.require(...TABLES, 'scenario_worlds', 'scenario_marginals');
     const [s] = await snap.query('scenarios-detail', { scenario_id: id });

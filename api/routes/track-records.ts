@@ -17,7 +17,7 @@ import { SOURCE_KINDS } from '../../pipeline/claims/formats.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
-import { queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
+import { pathId, queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { categoryParam, count, isoTime, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
@@ -159,12 +159,7 @@ function distance(a: string, b: string): number {
 
 /** The `source_slug` path parameter (kebab-case), or a 400. */
 export function pathSlug(req: Request, name = 'source_slug'): string {
-  const raw: unknown = (req.params as Record<string, unknown>)[name];
-  const s = typeof raw === 'string' ? raw : '';
-  if (!SLUG.test(s)) {
-    throw ApiError.invalidParameter(name, `Path parameter '${name}' must be a source slug (a-z, 0-9, '-'; at most 200 characters).`, { pattern: SLUG.source });
-  }
-  return s;
+  return pathId(req, name, SLUG, "a source slug (a-z, 0-9, '-'; at most 200 characters)");
 }
 
 /** The track record row of `slug`, or a 404 naming the closest slugs of this snapshot. */
