@@ -14,11 +14,9 @@
  * line and the field. Loading is all-or-nothing. `flattenFactors` turns the trees into the rows
  * sql/derive/99_factors.sql reads.
  */
-import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
-import { DEFAULT_STRUCTURE_DIR, parseFile, QuestionId, Sign, StructureFileError, yamlFiles, type Path } from '../structure/definitions.ts';
+import { DEFAULT_STRUCTURE_DIR, loadDefinitionFiles, parseFile, QuestionId, Sign, StructureFileError, type Path } from '../structure/definitions.ts';
 
 const NodeId = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)');
 /** A word or phrase matched as whole words (see termsOf); it needs a letter or a digit. */
@@ -98,26 +96,7 @@ export function parseFactorsFile(text: string, file: string): FactorDefinition[]
 
 /** Loads `factors/*.yaml` under `root`; factor ids are unique across files. */
 export function loadFactorDefinitions(root: string = DEFAULT_STRUCTURE_DIR): FactorDefinition[] {
-  const shown = (f: string) => {
-    const r = relative(process.cwd(), f);
-    return r.startsWith('..') ? f : r;
-  };
-  const out: FactorDefinition[] = [];
-  const seen = new Map<string, string>();
-  for (const f of yamlFiles(join(root, 'factors'))) {
-    const text = readFileSync(f, 'utf8');
-    const parsed = parseFactorsFile(text, shown(f));
-    parsed.forEach((factor, i) => {
-      const other = seen.get(factor.id);
-      if (other) {
-        const { lineOf } = parseFile(text, shown(f), FactorsFile);
-        throw new StructureFileError(shown(f), lineOf(['factors', i, 'id']), `factors.${i}.id`, `factor id ${factor.id} is already defined in ${other}`);
-      }
-      seen.set(factor.id, shown(f));
-    });
-    out.push(...parsed);
-  }
-  return out;
+  return loadDefinitionFiles(root, 'factors', 'factor', parseFactorsFile);
 }
 
 /** One node of a tree: the factor itself (depth 0), a driver (1) or a sub-driver (2). */

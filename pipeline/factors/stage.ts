@@ -6,6 +6,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
+import { envSettings } from '../env.ts';
 import { structureDir } from '../structure/definitions.ts';
 import { insertRows } from '../structure/stage.ts';
 import { flattenFactors, loadFactorDefinitions, type FactorDefinition } from './definitions.ts';
@@ -42,12 +43,7 @@ export interface HealthParams {
 
 /** The health thresholds from the environment; a bad value (or degraded above failing) names the variable. */
 export function loadHealthParams(env: NodeJS.ProcessEnv = process.env): HealthParams {
-  const parsed = HealthEnv.safeParse(Object.fromEntries(Object.entries(env).filter(([k, v]) => (k.startsWith('QUORUM_HEALTH_') || k === 'QUORUM_COHERENCE_TOLERANCE') && v !== '')));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${String(issue.path[0])}: ${issue.message}`);
-  }
-  const e = parsed.data;
+  const e = envSettings(HealthEnv, env);
   const pairs: [string, number, number][] = [
     ['QUORUM_HEALTH_FAILURE_RATE', e.QUORUM_HEALTH_FAILURE_RATE_DEGRADED, e.QUORUM_HEALTH_FAILURE_RATE_FAILING],
     ['QUORUM_HEALTH_STALE_SHARE', e.QUORUM_HEALTH_STALE_SHARE_DEGRADED, e.QUORUM_HEALTH_STALE_SHARE_FAILING],

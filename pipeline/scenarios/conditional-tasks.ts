@@ -11,6 +11,7 @@
  * (`condition` = `<scenario_id>:<k>:<outcomes>`), and scoring never reads those rows.
  */
 import { z } from 'zod';
+import { envSettings } from '../env.ts';
 import type { ForecastTask } from '../models/prompts.ts';
 import type { Mode } from '../warehouse/tables.ts';
 import type { ScenarioDefinition } from './definitions.ts';
@@ -21,10 +22,7 @@ const Env = z.object({
 
 /** The cap on conditional tasks per scenario; a bad value is an error naming the variable. */
 export function loadMaxConditions(env: NodeJS.ProcessEnv = process.env): number {
-  const v = env.QUORUM_SCENARIO_MAX_CONDITIONS;
-  const parsed = Env.safeParse({ QUORUM_SCENARIO_MAX_CONDITIONS: v === '' ? undefined : v });
-  if (!parsed.success) throw new Error(`QUORUM_SCENARIO_MAX_CONDITIONS: ${parsed.error.issues[0]!.message}`);
-  return parsed.data.QUORUM_SCENARIO_MAX_CONDITIONS;
+  return envSettings(Env, env).QUORUM_SCENARIO_MAX_CONDITIONS;
 }
 
 /** The condition code stored in the `condition` column: `<scenario_id>:<k>:<outcomes>`. */

@@ -11,10 +11,8 @@
  * 1-based line and the field. Loading is all-or-nothing: a bad file loads nothing. Scenario ids
  * are unique across files.
  */
-import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_STRUCTURE_DIR, parseFile, QuestionId, StructureFileError, yamlFiles } from '../structure/definitions.ts';
+import { DEFAULT_STRUCTURE_DIR, loadDefinitionFiles, parseFile, QuestionId, StructureFileError } from '../structure/definitions.ts';
 
 /** At most 6 components: 64 worlds per model, so every joint stays small enough to list. */
 export const MAX_COMPONENTS = 6;
@@ -65,24 +63,5 @@ export function parseScenariosFile(text: string, file: string): ScenarioDefiniti
  * errors are relative to the working directory when below it.
  */
 export function loadScenarioDefinitions(root: string = DEFAULT_STRUCTURE_DIR): ScenarioDefinition[] {
-  const shown = (f: string) => {
-    const r = relative(process.cwd(), f);
-    return r.startsWith('..') ? f : r;
-  };
-  const out: ScenarioDefinition[] = [];
-  const ids = new Map<string, string>();
-  for (const f of yamlFiles(join(root, 'scenarios'))) {
-    const text = readFileSync(f, 'utf8');
-    const parsed = parseScenariosFile(text, shown(f));
-    parsed.forEach((s, i) => {
-      const other = ids.get(s.id);
-      if (other) {
-        const { lineOf } = parseFile(text, shown(f), ScenariosFile);
-        throw new StructureFileError(shown(f), lineOf(['scenarios', i, 'id']), `scenarios.${i}.id`, `scenario id ${s.id} is already defined in ${other}`);
-      }
-      ids.set(s.id, shown(f));
-    });
-    out.push(...parsed);
-  }
-  return out;
+  return loadDefinitionFiles(root, 'scenarios', 'scenario', parseScenariosFile);
 }

@@ -11,6 +11,7 @@
  * questions and the derive's joints and records), so both always agree on it.
  */
 import { z } from 'zod';
+import { envSettings } from '../env.ts';
 import { loadStructureDefinitions, structureDir, type CuratedThesis } from '../structure/definitions.ts';
 import { MAX_COMPONENTS, MIN_COMPONENTS, loadScenarioDefinitions, type ScenarioDefinition } from './definitions.ts';
 
@@ -24,10 +25,7 @@ const Env = z.object({
 
 /** How many top members of each thesis make its scenario (0: none); a bad value is an error naming the variable. */
 export function loadThesisScenarioSize(env: NodeJS.ProcessEnv = process.env): number {
-  const v = env.QUORUM_SCENARIOS_FROM_THESES;
-  const parsed = Env.safeParse({ QUORUM_SCENARIOS_FROM_THESES: v === '' ? undefined : v });
-  if (!parsed.success) throw new Error(`QUORUM_SCENARIOS_FROM_THESES: ${parsed.error.issues[0]!.message}`);
-  return parsed.data.QUORUM_SCENARIOS_FROM_THESES;
+  return envSettings(Env, env).QUORUM_SCENARIOS_FROM_THESES;
 }
 
 /** The scenario id of thesis `id`: `thesis-<id>`, within the 63 characters a scenario id allows. */

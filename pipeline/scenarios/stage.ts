@@ -11,6 +11,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
+import { envSettings } from '../env.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
@@ -26,10 +27,7 @@ const ScenarioEnv = z.object({
 
 /** The IPF sweeps from the environment; a bad value is an error naming the variable. */
 export function loadIpfSweeps(env: NodeJS.ProcessEnv = process.env): number {
-  const value = env.QUORUM_SCENARIO_IPF_SWEEPS === '' ? undefined : env.QUORUM_SCENARIO_IPF_SWEEPS;
-  const parsed = ScenarioEnv.safeParse({ QUORUM_SCENARIO_IPF_SWEEPS: value });
-  if (!parsed.success) throw new Error(`QUORUM_SCENARIO_IPF_SWEEPS: ${parsed.error.issues[0]!.message}`);
-  return parsed.data.QUORUM_SCENARIO_IPF_SWEEPS;
+  return envSettings(ScenarioEnv, env).QUORUM_SCENARIO_IPF_SWEEPS;
 }
 
 /**

@@ -146,30 +146,44 @@ export function parseThesesFile(text: string, file: string): CuratedThesis[] {
   return theses.map((t) => ({ ...t, file }));
 }
 
+/** A path as errors show it: relative to the working directory when below it. */
+function shownPath(f: string): string {
+  const r = relative(process.cwd(), f);
+  return r.startsWith('..') ? f : r;
+}
+
 /**
- * Loads every definition under `root` (`links/*.yaml`, `theses/*.yaml`). Thesis ids are unique
- * across files. Paths in errors are relative to the working directory when below it.
+ * Every `<folder>/*.yaml` under `root`, each file parsed by `parse` (whose list is the top-level
+ * key `folder`), with ids unique across files: a repeated id is a StructureFileError naming the
+ * file, the line and the file that defined it first. Theses, factors and scenarios load this way.
  */
-export function loadStructureDefinitions(root: string = DEFAULT_STRUCTURE_DIR): StructureDefinitions {
-  const shown = (f: string) => {
-    const r = relative(process.cwd(), f);
-    return r.startsWith('..') ? f : r;
-  };
-  const links = yamlFiles(join(root, 'links')).flatMap((f) => parseLinksFile(readFileSync(f, 'utf8'), shown(f)));
-  const theses: CuratedThesis[] = [];
+export function loadDefinitionFiles<T extends { id: string }>(
+  root: string,
+  folder: string,
+  noun: string,
+  parse: (text: string, file: string) => T[],
+): T[] {
+  const out: T[] = [];
   const ids = new Map<string, string>();
-  for (const f of yamlFiles(join(root, 'theses'))) {
+  for (const f of yamlFiles(join(root, folder))) {
     const text = readFileSync(f, 'utf8');
-    const parsed = parseThesesFile(text, shown(f));
-    parsed.forEach((t, i) => {
-      const other = ids.get(t.id);
+    const file = shownPath(f);
+    const parsed = parse(text, file);
+    parsed.forEach((d, i) => {
+      const other = ids.get(d.id);
       if (other) {
-        const { lineOf } = parseYaml(text, shown(f));
-        throw new StructureFileError(shown(f), lineOf(['theses', i, 'id']), `theses.${i}.id`, `thesis id ${t.id} is already defined in ${other}`);
+        const path = [folder, i, 'id'];
+        throw new StructureFileError(file, parseYaml(text, file).lineOf(path), path.join('.'), `${noun} id ${d.id} is already defined in ${other}`);
       }
-      ids.set(t.id, shown(f));
+      ids.set(d.id, file);
     });
-    theses.push(...parsed);
+    for (const d of parsed) out.push(d);
   }
-  return { links, theses };
+  return out;
+}
+
+/** Loads every definition under `root` (`links/*.yaml`, `theses/*.yaml`). Thesis ids are unique across files. */
+export function loadStructureDefinitions(root: string = DEFAULT_STRUCTURE_DIR): StructureDefinitions {
+  const links = yamlFiles(join(root, 'links')).flatMap((f) => parseLinksFile(readFileSync(f, 'utf8'), shownPath(f)));
+  return { links, theses: loadDefinitionFiles(root, 'theses', 'thesis', parseThesesFile) };
 }

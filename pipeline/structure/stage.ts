@@ -10,6 +10,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
+import { envSettings } from '../env.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
@@ -45,12 +46,7 @@ export interface StructureConfig {
 
 /** The structure settings from the environment; a bad value is an error naming the variable. */
 export function loadStructureConfig(env: NodeJS.ProcessEnv = process.env): StructureConfig {
-  const parsed = StructureEnv.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${String(issue.path[0])}: ${issue.message}`);
-  }
-  const e = parsed.data;
+  const e = envSettings(StructureEnv, env);
   return {
     dir: e.QUORUM_STRUCTURE_DIR,
     params: {
