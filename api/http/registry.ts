@@ -226,12 +226,16 @@ function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHan
       if (hit) return sendCached(req, res, hit, cacheControl(services, publicRead));
     }
     await services.snapshots.withSnapshot(async (snap) => {
-      const body = await def.data(snap, input, ctx);
-      const buf = Buffer.from(JSON.stringify({ ...body, as_of: snap.asOf }), 'utf8');
-      const entry = services.cache.set(ResponseCache.key(snap.id, def.id, reqKey), snap.id, buf);
-      sendCached(req, res, entry, cacheControl(services, publicRead));
+      sendCached(req, res, await fillCache(def, snap, input, reqKey, ctx), cacheControl(services, publicRead));
     });
   };
+}
+
+/** A cached route's body for `input` from `snap`, rendered and stored under its cache key (a reader's request and priming alike). */
+async function fillCache(def: JsonRoute<unknown>, snap: PinnedSnapshot, input: unknown, reqKey: string, ctx: RouteContext): Promise<CachedBody> {
+  const body = await def.data(snap, input, ctx);
+  const buf = Buffer.from(JSON.stringify({ ...body, as_of: snap.asOf }), 'utf8');
+  return ctx.services.cache.set(ResponseCache.key(snap.id, def.id, reqKey), snap.id, buf);
 }
 
 /** A request the response cache is primed with: a cached JSON route, its path and query values. */
@@ -265,10 +269,8 @@ export async function primeCache(
       const input = def.input ? def.input(req) : ({} as unknown);
       const reqKey = stableKey(input);
       await services.snapshots.withSnapshot(async (snap) => {
-        const key = ResponseCache.key(snap.id, def.id, reqKey);
-        if (services.cache.get(key) || stopped()) return;
-        const body = await def.data(snap, input, { req, res: undefined as unknown as Response, services });
-        services.cache.set(key, snap.id, Buffer.from(JSON.stringify({ ...body, as_of: snap.asOf }), 'utf8'));
+        if (services.cache.get(ResponseCache.key(snap.id, def.id, reqKey)) || stopped()) return;
+        await fillCache(def, snap, input, reqKey, { req, res: undefined as unknown as Response, services });
         primed++;
       });
     } catch (err) {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, get, serve } from '../api/helpers.ts';
-import { fixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture, invLogit, logit } from '../structure/helpers.ts';
+import { fixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture, invLogit, logit, resolution } from '../structure/helpers.ts';
 
 /** Weighted log-odds mean of [p, w] pairs. */
 const level = (pairs: [number, number][]) => invLogit(pairs.reduce((s, [p, w]) => s + w * logit(p), 0) / pairs.reduce((s, [, w]) => s + w, 0));
@@ -105,7 +105,7 @@ describe('factors on a hand-made warehouse', () => {
       ],
     });
     await writeRaw(f.dataDir, {
-      resolutions: [{ question_id: 'manifold:a6', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' }],
+      resolutions: [resolution('manifold:a6', 1, T2)],
     }, T2);
     run2 = await publish(f, T3);
     server = await serve(f.dataDir);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, get, serve } from '../api/helpers.ts';
-import { fixture, forecasts, publish, question, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { fixture, forecasts, publish, question, writeRaw, type Fixture, resolution } from '../structure/helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
 const T2 = new Date('2026-02-01T00:00:00Z');
@@ -68,9 +68,9 @@ describe('scenarios API', () => {
     // a1 YES and a3 NO (hand: partly resolved, '1-0'); a4 YES (pair: resolved, realized '01').
     await writeRaw(f.dataDir, {
       resolutions: [
-        { question_id: 'manifold:a1', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
-        { question_id: 'kalshi:a3', outcome: 0, resolved_at: T2, source_slug: 'kalshi', retrieved_at: T2, method: 'test' },
-        { question_id: 'manifold:a4', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
+        resolution('manifold:a1', 1, T2),
+        resolution('kalshi:a3', 0, T2),
+        resolution('manifold:a4', 1, T2),
       ],
     }, T2);
     run2 = await publish(f, T3);

@@ -17,7 +17,7 @@ import { deriveTables } from '../../pipeline/warehouse/derive.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
-import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture, resolution } from '../structure/helpers.ts';
 
 const Q1 = 'manifold:s1';
 const Q2 = 'polymarket:s2';
@@ -266,13 +266,13 @@ describe('scenario records: archived per run, idempotent, scored as components r
     f = await scenarioFixture(T1);
     run1 = await publish(f, T1);
     // q1 resolves YES at T2: run 2 (T3) holds the first component resolved.
-    await writeRaw(f.dataDir, { resolutions: [{ question_id: Q1, outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' }] }, T2);
+    await writeRaw(f.dataDir, { resolutions: [resolution(Q1, 1, T2)] }, T2);
     run2 = await publish(f, T3);
     // q2 NO and q3 YES at T4: the realized world is '101'.
     await writeRaw(f.dataDir, {
       resolutions: [
-        { question_id: Q2, outcome: 0, resolved_at: T4, source_slug: 'polymarket', retrieved_at: T4, method: 'test' },
-        { question_id: Q3, outcome: 1, resolved_at: T4, source_slug: 'kalshi', retrieved_at: T4, method: 'test' },
+        resolution(Q2, 0, T4),
+        resolution(Q3, 1, T4),
       ],
     }, T4);
     run3 = await publish(f, T5);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, get, serve } from '../api/helpers.ts';
-import { fixture, forecasts, publish, question, writeRaw, type Fixture, invLogit, logit } from './helpers.ts';
+import { fixture, forecasts, publish, question, writeRaw, type Fixture, invLogit, logit, resolution } from './helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
 const T2 = new Date('2026-02-01T00:00:00Z');
@@ -63,8 +63,8 @@ describe('clusters API', () => {
     run1 = await publish(f, T1);
     await writeRaw(f.dataDir, {
       resolutions: [
-        { question_id: 'manifold:q1', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
-        { question_id: 'polymarket:q2', outcome: 1, resolved_at: T2, source_slug: 'polymarket', retrieved_at: T2, method: 'test' },
+        resolution('manifold:q1', 1, T2),
+        resolution('polymarket:q2', 1, T2),
       ],
       forecasts: forecasts('r-hand-2', 'manifold:q4', T2, [0.5, 0.5, 0.5, 0.5]),
     }, T2);

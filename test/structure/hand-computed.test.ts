@@ -8,7 +8,7 @@ import { freezeThesisVintages, prepareStructure } from '../../pipeline/structure
 import { deriveTables } from '../../pipeline/warehouse/derive.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
-import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture, invLogit, logit } from './helpers.ts';
+import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture, invLogit, logit, resolution } from './helpers.ts';
 
 describe('question_links: TF-IDF cosine and same_event on a tiny corpus', () => {
   let f: Fixture;
@@ -108,8 +108,8 @@ describe('theses: log-odds consensus, vintages and their scores', () => {
     // q1 and q2 resolve YES at T2; run 2 (T3) scores run 1's vintage.
     await writeRaw(f.dataDir, {
       resolutions: [
-        { question_id: 'manifold:q1', outcome: 1, resolved_at: T2, source_slug: 'manifold', retrieved_at: T2, method: 'test' },
-        { question_id: 'polymarket:q2', outcome: 1, resolved_at: T2, source_slug: 'polymarket', retrieved_at: T2, method: 'test' },
+        resolution('manifold:q1', 1, T2),
+        resolution('polymarket:q2', 1, T2),
       ],
     }, T2);
     run2 = await publish(f, T3);

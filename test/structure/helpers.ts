@@ -81,6 +81,11 @@ export function forecasts(runId: string, questionId: string, at: Date, probabili
   }));
 }
 
+/** A resolution of `questionId` to `outcome` at `at`, its source the question's venue. */
+export function resolution(questionId: string, outcome: number, at: Date) {
+  return { question_id: questionId, outcome, resolved_at: at, source_slug: questionId.split(':')[0], retrieved_at: at, method: 'test' };
+}
+
 /** Scores and publishes as of `asOf` with the structure dir and settings given (the pipeline's path). */
 export async function publish(f: Fixture, asOf: Date, env: Record<string, string> = {}): Promise<string> {
   const saved = { ...process.env };
