@@ -10,7 +10,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { cellNum as num, cellStr as str } from '../db/cells.ts';
+import { cellNum as num, cellStr as str, fromColumns } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { bigintKey, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
@@ -72,36 +72,15 @@ function round6(v: number | null): number | null {
 }
 
 function claim(r: JsonRow): z.input<typeof Claim> {
-  return {
-    claim_id: String(r.claim_id),
-    source_slug: String(r.source_slug),
-    made_at: str(r.made_at),
-    question_id: str(r.question_id),
-    subject: str(r.subject),
-    subject_key: str(r.subject_key),
-    category: str(r.category),
+  return fromColumns(Claim, r, {
     kind: r.kind as (typeof CLAIM_KINDS)[number],
-    probability: num(r.probability),
-    side: str(r.side),
-    value: num(r.value),
-    unit: str(r.unit),
-    threshold: num(r.threshold),
     tolerance: round6(num(r.tolerance)),
     horizon_days: round6(num(r.horizon_days)),
-    resolved: r.resolved === true,
-    outcome: num(r.outcome),
-    realized_value: num(r.realized_value),
-    resolved_at: str(r.resolved_at),
-    hit: num(r.hit),
-    brier: num(r.brier),
     error: round6(num(r.error)),
-    within_tolerance: typeof r.within_tolerance === 'boolean' ? r.within_tolerance : null,
     reference_value: round6(num(r.reference_value)),
-    reference_probability: num(r.reference_probability),
-    claim_text: str(r.claim_text),
     origin: r.origin === 'quorum' ? 'quorum' : 'import',
     provenance: { dataset: str(r.provenance_dataset), file: str(r.provenance_file), line: num(r.provenance_line) },
-  };
+  });
 }
 
 function queryPattern(req: Request, name: string, pattern: RegExp, what: string): string | null {

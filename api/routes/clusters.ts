@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
+import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
@@ -115,80 +115,20 @@ export const ClusterDetail = z
   })
   .meta({ id: 'ClusterDetail' });
 
-function member(r: JsonRow): z.input<typeof ClusterMember> {
-  return {
-    question_id: String(r.question_id),
-    title: str(r.title),
-    venue: str(r.venue),
-    url: str(r.url),
-    category: str(r.category),
-    status: str(r.status),
-    sign: int(r.sign),
-    weight: num(r.weight) ?? 1,
-    consensus: num(r.consensus),
-    disagreement_sd: num(r.disagreement_sd),
-    market_probability: num(r.market_probability),
-    outcome: num(r.outcome),
-  };
-}
-
-function vintage(r: JsonRow): z.input<typeof Vintage> {
-  return {
-    run_id: String(r.run_id),
-    as_of: str(r.as_of),
-    content_hash: String(r.content_hash),
-    thesis_consensus: num(r.thesis_consensus),
-    thesis_market_consensus: num(r.thesis_market_consensus),
-    n_members: int(r.n_members),
-    n_with_consensus: int(r.n_with_consensus),
-    n_resolved: int(r.n_resolved),
-    brier: num(r.brier),
-    market_brier: num(r.market_brier),
-    realized: num(r.realized),
-    direction_held: typeof r.direction_held === 'boolean' ? r.direction_held : null,
-  };
-}
-
-function vintageMember(r: JsonRow): z.input<typeof VintageMember> {
-  return {
-    question_id: String(r.question_id),
-    sign: int(r.sign),
-    weight: num(r.weight) ?? 1,
-    consensus: num(r.member_consensus),
-    market_probability: num(r.member_market_probability),
-    outcome: num(r.outcome),
-    resolved_at: str(r.resolved_at),
-    brier: num(r.brier),
-    market_brier: num(r.market_brier),
-  };
-}
+const member = (r: JsonRow) => fromColumns(ClusterMember, r, { weight: num(r.weight) ?? 1 });
+const vintage = (r: JsonRow) => fromColumns(Vintage, r);
+const vintageMember = (r: JsonRow) =>
+  fromColumns(VintageMember, r, { weight: num(r.weight) ?? 1, consensus: num(r.member_consensus), market_probability: num(r.member_market_probability) });
 
 /** One thesis row with its members and vintages (the list item; the detail extends the vintages). */
-function cluster(t: JsonRow, members: JsonRow[], vintages: JsonRow[]) {
-  return {
-    thesis_id: String(t.thesis_id),
-    origin: t.origin === 'computed' ? ('computed' as const) : ('curated' as const),
-    statement: str(t.statement),
-    label: str(t.label),
-    n_members: int(t.n_members),
-    n_active: int(t.n_active),
-    n_resolved: int(t.n_resolved),
-    as_of: str(t.as_of),
-    current: {
-      consensus: num(t.consensus),
-      consensus_logit: num(t.consensus_logit),
-      market_consensus: num(t.market_consensus),
-      market_consensus_logit: num(t.market_consensus_logit),
-      gap_vs_market: num(t.gap_vs_market),
-      spread: num(t.spread),
-      disagreement: num(t.disagreement),
-      n_with_consensus: int(t.n_with_consensus),
-      n_with_market: int(t.n_with_market),
-    },
+function cluster(t: JsonRow, members: JsonRow[], vintages: JsonRow[]): z.input<typeof Cluster> {
+  return fromColumns(Cluster, t, {
+    origin: t.origin === 'computed' ? 'computed' : 'curated',
+    current: fromColumns(ClusterConsensus, t),
     members: members.map(member),
     n_vintages: int(vintages[0]?.n_vintages),
     vintages: vintages.map(vintage),
-  };
+  });
 }
 
 

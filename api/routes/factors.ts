@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
+import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryInt, queryString } from '../http/params.ts';
@@ -98,69 +98,23 @@ export const FactorPage = z
 
 export const FactorDetail = z.object({ factor: Factor }).meta({ id: 'FactorDetail' });
 
-function leaf(r: JsonRow): z.input<typeof FactorLeaf> {
-  return {
-    question_id: String(r.question_id),
-    title: str(r.title),
-    venue: str(r.venue),
-    url: str(r.url),
-    category: str(r.category),
-    status: str(r.status),
-    sign: int(r.sign),
-    weight: num(r.weight) ?? 1,
-    origin: r.origin === 'rule' ? 'rule' : 'curated',
-    consensus: num(r.consensus),
-    previous_consensus: num(r.previous_consensus),
-    disagreement_sd: num(r.disagreement_sd),
-    market_probability: num(r.market_probability),
-    outcome: num(r.outcome),
-  };
-}
-
-function levels(r: JsonRow) {
-  return {
-    level: num(r.level),
-    level_logit: num(r.level_logit),
-    previous_level: num(r.previous_level),
-    change: num(r.change),
-    market_level: num(r.market_level),
-    gap_vs_market: num(r.gap_vs_market),
-    n_leaves: int(r.n_leaves),
-    n_active: int(r.n_active),
-    n_resolved: int(r.n_resolved),
-    n_with_consensus: int(r.n_with_consensus),
-    n_with_previous: int(r.n_with_previous),
-    n_with_market: int(r.n_with_market),
-  };
-}
+const leaf = (r: JsonRow) => fromColumns(FactorLeaf, r, { weight: num(r.weight) ?? 1, origin: r.origin === 'rule' ? 'rule' : 'curated' });
 
 /** One factor with its drivers (nodes below the root) and leaves. */
 function factor(f: JsonRow, nodes: JsonRow[], leaves: JsonRow[]): z.input<typeof Factor> {
   const drivers = nodes
     .filter((n) => int(n.depth) > 0)
-    .map((n) => ({
-      node_id: String(n.node_id),
-      name: String(n.name),
-      description: str(n.description),
-      depth: int(n.depth),
-      ...levels(n),
-      leaves: leaves.filter((l) => l.node_id === n.node_id).map((l) => String(l.question_id)),
-      children: nodes.filter((c) => c.parent_id === n.node_id).map((c) => String(c.node_id)),
-    }));
-  return {
-    factor_id: String(f.factor_id),
-    name: String(f.name),
-    statement: String(f.statement),
-    description: str(f.description),
-    ...levels(f),
-    n_drivers: int(f.n_drivers),
-    n_levels: int(f.n_levels),
-    n_attached_by_rules: int(f.n_attached_by_rules),
+    .map((n) =>
+      fromColumns(FactorNode, n, {
+        leaves: leaves.filter((l) => l.node_id === n.node_id).map((l) => String(l.question_id)),
+        children: nodes.filter((c) => c.parent_id === n.node_id).map((c) => String(c.node_id)),
+      }),
+    );
+  return fromColumns(Factor, f, {
     categories: Array.isArray(f.categories) ? f.categories.map(String) : [],
-    as_of: str(f.as_of),
     drivers,
     leaves: leaves.map(leaf),
-  };
+  });
 }
 
 
@@ -241,6 +195,15 @@ export const HealthCheck = z
   })
   .meta({ id: 'HealthCheck' });
 
+const Contradiction = z.object({
+  question_a: z.string(),
+  question_b: z.string(),
+  kind: z.enum(['implies', 'excludes']),
+  consensus_a: zProb,
+  consensus_b: zProb,
+  violation: zNum.meta({ description: 'implies: P(a) − P(b) > 0; excludes: P(a) + P(b) − 1 > 0.' }),
+});
+
 export const FactorHealth = z
   .object({
     factor_id: z.string(),
@@ -267,16 +230,7 @@ export const FactorHealth = z
     disagreement: zProb.meta({ description: 'Mean model disagreement (sd) of the leaves with a consensus.' }),
     market_share: zProb.meta({ description: 'Share of the leaves with a market price.' }),
     n_contradictions: count,
-    contradictions: z.array(
-      z.object({
-        question_a: z.string(),
-        question_b: z.string(),
-        kind: z.enum(['implies', 'excludes']),
-        consensus_a: zProb,
-        consensus_b: zProb,
-        violation: zNum.meta({ description: 'implies: P(a) − P(b) > 0; excludes: P(a) + P(b) − 1 > 0.' }),
-      }),
-    ),
+    contradictions: z.array(Contradiction),
   })
   .meta({ id: 'FactorHealth' });
 
@@ -295,14 +249,7 @@ export const CoherenceRate = z
 /** The coherence rows of a snapshot ([] for a snapshot published before they existed). */
 export async function coherenceRates(snap: PinnedSnapshot): Promise<z.input<typeof CoherenceRate>[]> {
   if (!snap.tables.has('coherence')) return [];
-  return (await snap.query('coherence')).map((r) => ({
-    forecaster: String(r.forecaster),
-    check: String(r.check),
-    n: int(r.n),
-    n_violated: int(r.n_violated),
-    rate: num(r.rate),
-    mean_violation: num(r.mean_violation),
-  }));
+  return (await snap.query('coherence')).map((r) => fromColumns(CoherenceRate, r));
 }
 
 export const FactorsHealth = z
@@ -357,14 +304,7 @@ export const factorsHealthRoute = jsonRoute({
     ]);
     const byId = groupRows(contradictions, 'factor_id');
     const all = [
-      ...checks.filter((c) => c.check !== 'snapshot_age').map((c) => ({
-        check: String(c.check),
-        status: statusOf(c.status),
-        value: num(c.value),
-        degraded_at: num(c.degraded_at),
-        failing_at: num(c.failing_at),
-        detail: str(c.detail),
-      })),
+      ...checks.filter((c) => c.check !== 'snapshot_age').map((c) => fromColumns(HealthCheck, c, { status: statusOf(c.status) })),
       snapshotAgeCheck(checks.find((c) => c.check === 'snapshot_age'), snap.createdAt, Date.now()),
     ];
     const status = all.reduce<Status>((s, c) => (RANK[c.status] > RANK[s] ? c.status : s), 'ok');
@@ -372,40 +312,16 @@ export const factorsHealthRoute = jsonRoute({
       .filter((c) => c.status !== 'ok')
       .sort((a, b) => RANK[b.status] - RANK[a.status])
       .map((c) => `${c.check} ${c.status}: ${c.detail ?? ''}`.trim());
-    const factors = health.map((h) => ({
-      factor_id: String(h.factor_id),
-      name: str(h.name),
-      status: statusOf(h.status),
-      reasons: Array.isArray(h.reasons) ? h.reasons.map(String) : [],
-      n_leaves: int(h.n_leaves),
-      n_active: int(h.n_active),
-      n_resolved: int(h.n_resolved),
-      coverage: num(h.coverage),
-      latest_run_id: str(h.latest_run_id),
-      latest_run_models: int(h.latest_run_models),
-      newest_forecast_at: str(h.newest_forecast_at),
-      newest_forecast_age_hours: num(h.newest_forecast_age_hours),
-      newest_price_at: str(h.newest_price_at),
-      newest_price_age_hours: num(h.newest_price_age_hours),
-      stale_leaves: Array.isArray(h.stale_leaves)
-        ? (h.stale_leaves as { question_id: string; reasons: ('no_forecast_in_latest_run' | 'stale_price')[] }[]).map((s) => ({ question_id: String(s.question_id), reasons: [...s.reasons] }))
-        : [],
-      n_scored: int(h.n_scored),
-      brier: num(h.brier),
-      market_brier: num(h.market_brier),
-      brier_vs_market: num(h.brier_vs_market),
-      disagreement: num(h.disagreement),
-      market_share: num(h.market_share),
-      n_contradictions: int(h.n_contradictions),
-      contradictions: (byId.get(String(h.factor_id)) ?? []).map((c) => ({
-        question_a: String(c.question_a),
-        question_b: String(c.question_b),
-        kind: c.kind === 'excludes' ? ('excludes' as const) : ('implies' as const),
-        consensus_a: num(c.consensus_a),
-        consensus_b: num(c.consensus_b),
-        violation: num(c.violation),
-      })),
-    }));
+    const factors = health.map((h) =>
+      fromColumns(FactorHealth, h, {
+        status: statusOf(h.status),
+        reasons: Array.isArray(h.reasons) ? h.reasons.map(String) : [],
+        stale_leaves: Array.isArray(h.stale_leaves)
+          ? (h.stale_leaves as { question_id: string; reasons: ('no_forecast_in_latest_run' | 'stale_price')[] }[]).map((x) => ({ question_id: String(x.question_id), reasons: [...x.reasons] }))
+          : [],
+        contradictions: (byId.get(String(h.factor_id)) ?? []).map((c) => fromColumns(Contradiction, c, { kind: c.kind === 'excludes' ? 'excludes' : 'implies' })),
+      }),
+    );
     return published(FactorsHealth, { status, reasons, checks: all, snapshot_published_at: snap.createdAt, factors, coherence });
   },
 });

@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { cellBool as bool, cellInt as int, cellNum as num, cellStr as str, groupRows } from '../db/cells.ts';
+import { cellInt as int, cellStr as str, fromColumns, groupRows } from '../db/cells.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
@@ -150,67 +150,18 @@ export const ScenarioDetail = z
   })
   .meta({ id: 'ScenarioDetail' });
 
-function component(r: JsonRow): z.input<typeof ScenarioComponent> {
-  return {
-    ord: int(r.ord),
-    question_id: String(r.question_id),
-    label: str(r.label),
-    title: str(r.title),
-    venue: str(r.venue),
-    url: str(r.url),
-    status: str(r.status),
-    outcome: num(r.outcome),
-    resolved_at: str(r.resolved_at),
-    implied: num(r.implied),
-    direct: num(r.direct),
-    coherence_gap: num(r.coherence_gap),
-  };
-}
-
-function world(r: JsonRow): z.input<typeof ScenarioWorld> {
-  return {
-    world: String(r.world),
-    probability: num(r.probability),
-    rank: int(r.rank),
-    disagreement_sd: num(r.disagreement_sd),
-    consistent: bool(r.consistent),
-    conditional_probability: num(r.conditional_probability),
-  };
-}
-
+const component = (r: JsonRow) => fromColumns(ScenarioComponent, r);
+const world = (r: JsonRow) => fromColumns(ScenarioWorld, r);
 
 const recordKey = (r: JsonRow) => `${String(r.scenario_id)}\u0000${String(r.run_id)}`;
 
 /** A record with its pathway and component distributions (rows of the same record). */
 function record(r: JsonRow, worlds: JsonRow[], components: JsonRow[]): z.input<typeof ScenarioRecord> {
-  return {
-    run_id: String(r.run_id),
-    as_of: str(r.as_of),
-    content_hash: String(r.content_hash),
-    n_models: int(r.n_models),
+  return fromColumns(ScenarioRecord, r, {
     methods: methodsOf(r.methods),
-    top_world: str(r.top_world),
-    top_probability: num(r.top_probability),
-    n_resolved: int(r.n_resolved),
-    resolved_pattern: str(r.resolved_pattern),
-    complete: r.complete === true,
-    realized_world: str(r.realized_world),
-    realized_probability: num(r.realized_probability),
-    log_score: num(r.log_score),
-    brier: num(r.brier),
-    component_brier: num(r.component_brier),
-    consistent_mass: num(r.consistent_mass),
-    partial_log_score: num(r.partial_log_score),
     pathway: worlds.map(world),
-    components: components.map((c) => ({
-      ord: int(c.ord),
-      question_id: String(c.question_id),
-      implied: num(c.implied),
-      outcome: num(c.outcome),
-      resolved_at: str(c.resolved_at),
-      brier: num(c.brier),
-    })),
-  };
+    components: components.map((c) => fromColumns(RecordComponent, c)),
+  });
 }
 
 /** The records of the scenarios in [first, last] (only each one's latest, or all), by scenario. */
@@ -232,24 +183,12 @@ async function records(
   return new Map([...byScenario].map(([id, rows]) => [id, rows.map((s) => record(s, w.get(recordKey(s)) ?? [], c.get(recordKey(s)) ?? []))]));
 }
 
-function scenario(s: JsonRow, components: JsonRow[], latest: z.input<typeof ScenarioRecord> | null) {
-  return {
-    scenario_id: String(s.scenario_id),
-    title: str(s.title),
-    description: str(s.description),
-    status: s.status === 'resolved' ? ('resolved' as const) : ('active' as const),
-    n_components: int(s.n_components),
-    n_worlds: int(s.n_worlds),
-    n_resolved: int(s.n_resolved),
-    resolved_pattern: str(s.resolved_pattern),
-    n_models: int(s.n_models),
-    top_world: str(s.top_world),
-    top_probability: num(s.top_probability),
-    n_records: int(s.n_records),
-    as_of: str(s.as_of),
+function scenario(s: JsonRow, components: JsonRow[], latest: z.input<typeof ScenarioRecord> | null): z.input<typeof Scenario> {
+  return fromColumns(Scenario, s, {
+    status: s.status === 'resolved' ? 'resolved' : 'active',
     components: components.map(component),
     latest_record: latest,
-  };
+  });
 }
 
 const TABLES = ['scenarios', 'scenario_components', 'scenario_record_scores', 'scenario_record_worlds', 'scenario_record_components'] as const;
@@ -317,13 +256,7 @@ function joints(worlds: JsonRow[], marginals: JsonRow[]): z.input<typeof Scenari
     methods: methodsOf(rows[0]!.method),
     n_models: int(rows[0]!.n_models),
     pathway: rows.map(world),
-    components: (m.get(k) ?? []).map((r) => ({
-      ord: int(r.ord),
-      question_id: String(r.question_id),
-      implied: num(r.implied),
-      direct: num(r.direct),
-      coherence_gap: num(r.coherence_gap),
-    })),
+    components: (m.get(k) ?? []).map((r) => fromColumns(ScenarioMarginal, r)),
   }));
 }
 
