@@ -79,13 +79,21 @@ JOIN consensus AS c ON c.question_id = ap.question_id AND c.mode = ap.mode AND c
 WHERE ap.question_id IN (SELECT question_id FROM _factor_attach)
 GROUP BY ap.question_id;
 
--- The latest run that forecast anything (at or before as_of) and how many models it asked.
+-- The latest run that forecast anything (at or before as_of: the run of the newest forecast) and
+-- how many models it asked, in one pass over the forecasts (per run, then the newest run). No
+-- row when there is no forecast.
 CREATE OR REPLACE TABLE _factor_latest_run AS
-SELECT f.run_id, count(DISTINCT f.model) AS n_models
-FROM raw_forecasts AS f, run_params AS rp
-WHERE f.created_at <= rp.as_of AND f.condition IS NULL
-  AND f.run_id = (SELECT arg_max(x.run_id, x.created_at) FROM raw_forecasts AS x, run_params AS r2 WHERE x.created_at <= r2.as_of AND x.condition IS NULL)
-GROUP BY f.run_id;
+SELECT run_id, n_models
+FROM (
+  SELECT arg_max(run_id, last_at) AS run_id, arg_max(n_models, last_at) AS n_models
+  FROM (
+    SELECT f.run_id, max(f.created_at) AS last_at, count(DISTINCT f.model) AS n_models
+    FROM raw_forecasts AS f, run_params AS rp
+    WHERE f.created_at <= rp.as_of AND f.condition IS NULL
+    GROUP BY f.run_id
+  )
+)
+WHERE run_id IS NOT NULL;
 
 CREATE OR REPLACE TABLE _factor_leaf_forecasts AS
 SELECT f.question_id,
