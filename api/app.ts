@@ -36,6 +36,7 @@ import { createMetrics } from './metrics.ts';
 import { DOCS_INIT_JS } from './routes/docs.ts';
 import { ROUTES } from './routes/index.ts';
 import { warmFrontDoor } from './routes/front-door.ts';
+import { OVERVIEW_RESOLVED_LIMIT, PREDICTIONS_PAGE_LIMIT } from '../dashboard/src/first-reads.ts';
 import { SnapshotReader } from './snapshot/reader.ts';
 import { defaultProbabilityOptions } from './probability/setup.ts';
 import { ProbabilityService, type ProbabilityOptions } from './probability/service.ts';
@@ -88,8 +89,9 @@ export interface CreateAppOptions {
 }
 
 /**
- * What a first visit reads: the dashboard overview's requests (dashboard/src/pages/overview.ts,
- * with its exact query values, so the cache keys match) and the predictions page's first page.
+ * What a first visit reads: the dashboard overview's requests (dashboard/src/pages/overview.ts;
+ * the query values come from dashboard/src/first-reads.ts, so the cache keys match) and the
+ * predictions page's first page.
  * Primed after each snapshot load, so the first reader after a start or a publish does not wait
  * for the new snapshot's cold queries.
  */
@@ -97,11 +99,11 @@ export const FIRST_READS: readonly PrimedRequest[] = [
   { id: 'predictions.accuracy' },
   { id: 'events.accuracy' },
   { id: 'events.service_stats' },
-  { id: 'predictions.resolved', query: { limit: '500' } },
+  { id: 'predictions.resolved', query: { limit: OVERVIEW_RESOLVED_LIMIT } },
   { id: 'leaderboard' },
   { id: 'analysis.information_value' },
   { id: 'analysis.disagreement' },
-  { id: 'predictions.lang', params: { lang: 'en' }, query: { limit: '50' } },
+  { id: 'predictions.lang', params: { lang: 'en' }, query: { limit: PREDICTIONS_PAGE_LIMIT } },
 ];
 
 export interface AppHandle {

@@ -273,11 +273,19 @@ function asset(file: string): Asset | null {
   return a;
 }
 
-/** The chunks app.js imports (dist/manifest.json, written by the build), for modulepreload links. */
+let manifest: { mtimeMs: number; preload: string[] } | null = null;
+
+/** The chunks app.js imports (dist/manifest.json, written by the build), for modulepreload links; read again only when a build replaced it. */
 function preloads(): string[] {
+  const file = path.join(DIST, 'manifest.json');
   try {
-    const m = JSON.parse(readFileSync(path.join(DIST, 'manifest.json'), 'utf8')) as { preload?: unknown };
-    return Array.isArray(m.preload) ? m.preload.filter((n): n is string => typeof n === 'string' && ASSET_NAME.test(n)) : [];
+    const { mtimeMs } = statSync(file);
+    if (manifest?.mtimeMs !== mtimeMs) {
+      const m = JSON.parse(readFileSync(file, 'utf8')) as { preload?: unknown };
+      const preload = Array.isArray(m.preload) ? m.preload.filter((n): n is string => typeof n === 'string' && ASSET_NAME.test(n)) : [];
+      manifest = { mtimeMs, preload };
+    }
+    return manifest.preload;
   } catch {
     return []; // not built yet: app.js answers 503 and says so
   }

@@ -7,6 +7,7 @@
  */
 import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
+import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
 import { h, hashHref, hashQuery, interval, notice, num, panel, pct, select, wilson } from '../ui.ts';
 
@@ -43,7 +44,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
     get<EventsAccuracy>('events.accuracy'),
     get<Stats>('events.service_stats'),
     getPlain<{ status: string; snapshot?: string }>('/readyz'),
-    get<Resolved>('predictions.resolved', {}, { limit: '500' }),
+    get<Resolved>('predictions.resolved', {}, { limit: OVERVIEW_RESOLVED_LIMIT }),
     get<{ items: LeaderItem[] }>('leaderboard', {}, mode === 'headline' ? {} : { mode }),
     get<{ items: InfoItem[] }>('analysis.information_value'),
     get<{ items: DisItem[] }>('analysis.disagreement'),

@@ -6,6 +6,7 @@
  */
 import { get } from '../api.ts';
 import { h, hashHref, hashQuery, notice, pct, select } from '../ui.ts';
+import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
 interface Prediction {
   question_id: string;
@@ -41,7 +42,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     cursor: q.get('cursor') ?? '',
   };
   const [page, cats] = await Promise.all([
-    get<Page>('predictions.lang', { lang: 'en' }, { limit: '50', category: f.category || undefined, cursor: f.cursor || undefined }),
+    get<Page>('predictions.lang', { lang: 'en' }, { limit: PREDICTIONS_PAGE_LIMIT, category: f.category || undefined, cursor: f.cursor || undefined }),
     get<{ by_category: { category: string }[] }>('predictions.accuracy'),
   ]);
   root.append(h('h1', {}, 'Active predictions'));
