@@ -16,6 +16,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import { answerClientError } from './http/client-error.ts';
 import cron from 'node-cron';
 import type { Logger } from 'pino';
 import { loadConfig, type QuorumConfig } from '../pipeline/config.ts';
@@ -93,6 +94,7 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
     handle.app(req, res);
   });
   server.requestTimeout = 300_000;
+  server.on('clientError', answerClientError);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -14,26 +14,19 @@ import { redactDeep } from '../logging/redact.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export type ProblemCode =
-  | 'invalid_parameter'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'invalid_body'
-  | 'payload_too_large'
-  | 'unauthorized'
-  | 'plan_required'
-  | 'rate_limited'
-  | 'not_ready'
-  | 'models_unavailable'
-  | 'idempotency_conflict'
-  | 'internal';
-
-const TITLES: Record<ProblemCode, string> = {
+/**
+ * Every problem code with its title: the one list the error type, the OpenAPI `Problem` schema
+ * and the docs read.
+ */
+const TITLES = {
   invalid_parameter: 'Invalid parameter',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   invalid_body: 'Invalid request body',
   payload_too_large: 'Payload too large',
+  malformed_request: 'Malformed request',
+  headers_too_large: 'Request headers too large',
+  request_timeout: 'Request timeout',
   unauthorized: 'Unauthorized',
   plan_required: 'Plan required',
   rate_limited: 'Rate limited',
@@ -41,7 +34,10 @@ const TITLES: Record<ProblemCode, string> = {
   models_unavailable: 'Models unavailable',
   idempotency_conflict: 'Idempotency key reused',
   internal: 'Internal error',
-};
+} as const;
+
+export type ProblemCode = keyof typeof TITLES;
+export const PROBLEM_CODES = Object.keys(TITLES) as [ProblemCode, ...ProblemCode[]];
 
 export interface ProblemBody {
   type: string;
@@ -113,6 +109,26 @@ export class ApiError extends Error {
     return new ApiError(413, 'payload_too_large', `The request body exceeds the limit of ${limitBytes} bytes.`, {
       limit_bytes: limitBytes,
     });
+  }
+
+  /** 400: the request could not be parsed as HTTP (answered below Express, see api/http/client-error.ts). */
+  static malformedRequest(): ApiError {
+    return new ApiError(400, 'malformed_request', 'The request is not well-formed HTTP/1.1.');
+  }
+
+  /** 431: the request line and headers together exceed the server's limit. */
+  static headersTooLarge(limitBytes: number): ApiError {
+    return new ApiError(
+      431,
+      'headers_too_large',
+      `The request line and headers exceed the limit of ${limitBytes} bytes; send long filters in fewer or shorter parameters.`,
+      { limit_bytes: limitBytes },
+    );
+  }
+
+  /** 408: the request's headers or body did not arrive within the server's request timeout. */
+  static requestTimeout(): ApiError {
+    return new ApiError(408, 'request_timeout', 'The request did not arrive completely in time.');
   }
 
   /** 401: a key is required or the key is not valid. */

@@ -55,7 +55,7 @@ import {
 import { authOf } from '../auth/middleware.ts';
 import type { KeyStore } from '../auth/keys.ts';
 import { ResponseCache, ifNoneMatch, type CachedBody } from '../cache/response-cache.ts';
-import { ApiError } from '../errors/problem.ts';
+import { ApiError, PROBLEM_CODES } from '../errors/problem.ts';
 import type { QuotaKeeper } from '../limits/quota.ts';
 import type { UsageStore } from '../limits/usage-store.ts';
 import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
@@ -364,10 +364,7 @@ export const ProblemSchema = z
     title: z.string(),
     status: z.number().int(),
     code: z
-      .enum([
-        'invalid_parameter', 'not_found', 'method_not_allowed', 'invalid_body', 'payload_too_large', 'unauthorized',
-        'plan_required', 'rate_limited', 'not_ready', 'models_unavailable', 'idempotency_conflict', 'internal',
-      ])
+      .enum(PROBLEM_CODES)
       .meta({ description: 'Stable error code clients switch on.' }),
     detail: z.string(),
     instance: z.string().optional().meta({ description: 'The request path.' }),
@@ -378,6 +375,7 @@ export const ProblemSchema = z
     retry_after: z.number().int().optional().meta({ description: 'rate_limited: seconds until the quota resets.' }),
     policy: z.string().optional(),
     limit: z.number().int().optional(),
+    limit_bytes: z.number().int().optional().meta({ description: 'payload_too_large / headers_too_large: the size limit in bytes.' }),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });
 

@@ -297,8 +297,14 @@ describe('fuzz: every parameter of every route answers 2xx or a 4xx problem, nev
   });
 });
 
-/** Sends raw bytes and returns the status line's code (the server may answer before reading all). */
-function rawRequest(payload: string): Promise<number> {
+interface RawAnswer {
+  status: number;
+  headers: string;
+  body: string;
+}
+
+/** Sends raw bytes and reads the answer to the end (the server may answer before reading all, then closes). */
+function rawRequest(payload: string): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const { port } = new URL(server.url);
     const socket = connect(Number(port), '127.0.0.1');
@@ -309,15 +315,24 @@ function rawRequest(payload: string): Promise<number> {
     });
     socket.on('data', (d) => {
       got += d.toString('latin1');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
-      if (m) {
-        socket.destroy();
-        resolve(Number(m[1]));
-      }
     });
-    socket.on('error', (err) => (got ? undefined : reject(err)));
+    socket.on('close', () => {
+      const m = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(got);
+      if (m) resolve({ status: Number(m[1]), headers: m[2]!, body: Buffer.from(m[3]!, 'latin1').toString('utf8') });
+      else reject(new Error(`no HTTP answer; got ${JSON.stringify(got.slice(0, 100))}`));
+    });
+    socket.on('error', () => undefined); // a reset after the answer (the rest of our bytes unread) is expected
     socket.write(payload);
   });
+}
+
+/** A problem answer from below the routes: its status, content type and code. */
+function expectRawProblem(answer: RawAnswer, status: number, code: string): void {
+  expect(answer.status, answer.headers).toBe(status);
+  expect(answer.headers).toMatch(/^Content-Type: application\/problem\+json/im);
+  const problem = JSON.parse(answer.body) as { code?: unknown; status?: unknown };
+  expect(problem.code).toBe(code);
+  expect(problem.status).toBe(status);
 }
 
 describe('safety net below the routes', () => {
@@ -334,20 +349,31 @@ describe('safety net below the routes', () => {
     }
   });
 
-  it('header bombs are 4xx and the server keeps serving', async () => {
+  it('header bombs are 4xx problems and the server keeps serving', async () => {
     const huge = `GET /api/predictions/accuracy HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`;
-    const status1 = await rawRequest(huge);
-    expect(status1).toBeGreaterThanOrEqual(400);
-    expect(status1).toBeLessThan(500);
+    expectRawProblem(await rawRequest(huge), 431, 'headers_too_large');
     let many = 'GET /api/predictions/accuracy HTTP/1.1\r\nHost: x\r\n';
     for (let i = 0; i < 5000; i++) many += `X-H${i}: ${i}\r\n`;
-    const status2 = await rawRequest(`${many}\r\n`);
-    expect(status2).toBeGreaterThanOrEqual(400);
-    expect(status2).toBeLessThan(500);
+    expectRawProblem(await rawRequest(`${many}\r\n`), 431, 'headers_too_large');
     const longUrl = await rawRequest(`GET /api/predictions/${'a'.repeat(80_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
-    expect(longUrl).toBeGreaterThanOrEqual(400);
-    expect(longUrl).toBeLessThan(500);
+    expectRawProblem(longUrl, 431, 'headers_too_large');
+    expect(JSON.parse(longUrl.body).instance).toMatch(/^\/api\/predictions\/a+$/);
+    expectRawProblem(await rawRequest('GET /api/predictions/accuracy HTTP/1.1\r\nHost x\r\n\r\n'), 400, 'malformed_request');
+    expectRawProblem(await rawRequest('\u0001\u0002 nonsense\r\n\r\n'), 400, 'malformed_request');
     const res = await fetch(`${server.url}/api/predictions/accuracy`, { headers });
     expect(res.status).toBe(200);
+  });
+
+  it('a query string over the header limit is a 431 problem, for GET and for HEAD (a fuzzer finding)', async () => {
+    const url = `/api/predictions/accuracy?category=${'%25'.repeat(7_000)}`;
+    await assertAnswer(url);
+    await assertAnswer(url, {}, 'HEAD');
+    const res = await fetch(`${server.url}${url}`, { headers });
+    expect(res.status).toBe(431);
+    expect(((await res.json()) as { code: string }).code).toBe('headers_too_large');
+    const head = await rawRequest(`HEAD ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(head.status).toBe(431);
+    expect(head.body).toBe(''); // a HEAD answer has no body
+    expect(head.headers).toMatch(/^Content-Length: [1-9]/im);
   });
 });

@@ -1,0 +1,64 @@
+/**
+ * Answers requests Node's HTTP parser rejects before Express sees them (the server's
+ * `clientError` event) with the same problem+json every other error gets.
+ *
+ * Node's own answer is a bare status line (`431` for a request line plus headers over
+ * `maxHeaderSize`, `400` for anything unparsable, `408` for a request that did not arrive in
+ * time) with no body and no content type, so a client that switches on `code` found none: the
+ * API fuzzer met one with a long query string. The status mapping is Node's; the body is ours.
+ */
+
+import type { Duplex } from 'node:stream';
+import { maxHeaderSize } from 'node:http';
+import { ApiError, PROBLEM_CONTENT_TYPE } from '../errors/problem.ts';
+import { API_VERSION } from './respond.ts';
+
+interface ParserError extends Error {
+  code?: string;
+  /** The bytes the parser had when it gave up (may be absent or cut). */
+  rawPacket?: Buffer;
+}
+
+/** The problem for one parser error code (Node's `_http_server` maps the same codes to the same statuses). */
+export function problemForParserError(code: string | undefined): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') return ApiError.headersTooLarge(maxHeaderSize);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return ApiError.requestTimeout();
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return ApiError.payloadTooLarge(maxHeaderSize);
+  return ApiError.malformedRequest();
+}
+
+/** The request path, when the parser got as far as a request line (for the problem's `instance`). */
+function requestTarget(raw: Buffer | undefined): { method: string | null; path: string | undefined } {
+  if (!raw) return { method: null, path: undefined };
+  const line = raw.subarray(0, Math.min(raw.length, 2048)).toString('latin1');
+  const m = /^([A-Z]{1,16}) (\/[^ ?\r\n]{0,1024})/.exec(line);
+  return m ? { method: m[1]!, path: m[2] } : { method: /^HEAD /.test(line) ? 'HEAD' : null, path: undefined };
+}
+
+/**
+ * The `clientError` listener: writes the problem and closes the connection. A socket already
+ * gone, or one whose current response has started, is only destroyed (as Node does).
+ */
+export function answerClientError(err: ParserError, socket: Duplex): void {
+  const current = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
+    socket.destroy(err);
+    return;
+  }
+  const problem = problemForParserError(err.code);
+  const { method, path } = requestTarget(err.rawPacket);
+  const doc = problem.toProblem(path);
+  const body = Buffer.from(JSON.stringify(doc), 'utf8');
+  const head = [
+    `HTTP/1.1 ${problem.status} ${doc.title}`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+    `Content-Length: ${body.length}`,
+    `API-Version: ${API_VERSION}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+    '',
+    '',
+  ].join('\r\n');
+  // A HEAD answer carries the headers of the GET answer and no body.
+  socket.end(method === 'HEAD' ? head : Buffer.concat([Buffer.from(head, 'latin1'), body]));
+}
