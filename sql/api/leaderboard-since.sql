@@ -66,12 +66,11 @@ groups AS (
   WHERE o.forecaster IN (SELECT forecaster FROM point WHERE point.mode = o.mode)
   GROUP BY ALL
 ),
+-- Each replicate's dense weight vector (as _boot_matrix in sql/derive/51_bootstrap.sql).
 weights AS (
-  SELECT r.replicate, list(coalesce(bw.w, 0)::DOUBLE ORDER BY gg.grp) AS w
-  FROM (SELECT DISTINCT replicate FROM bootstrap_weights) AS r
-  CROSS JOIN range(200) AS gg(grp)
-  LEFT JOIN bootstrap_weights AS bw ON bw.replicate = r.replicate AND bw.grp = gg.grp
-  GROUP BY r.replicate
+  SELECT replicate,
+         list_transform(range(200), g -> coalesce(ws[list_position(grps, g::INTEGER)], 0.0)) AS w
+  FROM (SELECT replicate, list(grp) AS grps, list(w::DOUBLE) AS ws FROM bootstrap_weights GROUP BY replicate)
 ),
 vec AS (
   SELECT p.mode, p.forecaster,
