@@ -9,14 +9,14 @@
  * Parameter names come from each route definition (its path template and its zod `query` schema),
  * so routes added later are fuzzed without editing this file (RUNS cases each; a route without
  * documented parameters gets RUNS_WITHOUT_PARAMS; FUZZ_RUNS / FUZZ_SEED to reproduce or to search
- * longer). GET routes: the one POST route (/api/probability/) has no path or query parameter, and
+ * longer: see SEED). GET routes: the one POST route (/api/probability/) has no path or query parameter, and
  * its body is validated by its zod schema.
  *
  * Each case may also carry arbitrary values of the non-auth headers the stack reads (If-None-Match,
  * X-Request-Id, Origin, Accept, ...) and be a HEAD request.
  *
- * Also the Express-level safety net: a malformed percent-encoding in the path and header bombs are
- * 4xx answers.
+ * Also the safety net below the routes: a malformed percent-encoding in the path, header bombs and
+ * unparsable HTTP are 4xx problem answers.
  */
 import { connect } from 'node:net';
 import fc from 'fast-check';
@@ -31,7 +31,13 @@ import { concretePath, getRoutes, pathParams, queryParams } from './route-paths.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 /** Routes without documented parameters only get unknown query parameters and a slash: fewer cases. */
 const RUNS_WITHOUT_PARAMS = Math.min(RUNS, 10);
-const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+/**
+ * A fixed seed by default: `npm test` is reproducible, and a finding fails the change that made
+ * it rather than a later, unrelated one that drew another seed (a random draw once failed CI on a
+ * long query string, a real finding now fixed). Searching goes wider with FUZZ_SEED=random (or a
+ * number) and a larger FUZZ_RUNS; 2,500 random cases per route passed after that fix.
+ */
+const SEED = process.env.FUZZ_SEED === 'random' ? undefined : Number(process.env.FUZZ_SEED ?? 20261125);
 
 let dir: string;
 let cleanup: () => Promise<void>;
