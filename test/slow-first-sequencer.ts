@@ -11,7 +11,6 @@ const SLOWEST = [
   'test/scoring/properties.test.ts',
   'test/pipeline/crash-safety.test.ts',
   'test/forecast/kill-resume.test.ts',
-  'test/dashboard/dashboard.browser.test.ts',
   'test/pipeline/first-start.test.ts',
   'test/forecast/stage.test.ts',
   'test/events/webhooks.test.ts',

@@ -28,6 +28,7 @@ import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { get, newKey } from '../api/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
+import { waitForBrowserIdle } from './browser-idle.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
@@ -89,6 +90,9 @@ beforeAll(async () => {
     ],
   });
   mkdirSync(SCREENSHOTS, { recursive: true });
+  // First renders are measured in a browser that has finished starting (see browser-idle.ts).
+  const settled = await waitForBrowserIdle(browser.process()?.pid);
+  console.log(`Chromium settled after launch: ${JSON.stringify(settled)}`);
 }, 180_000);
 
 afterAll(async () => {
@@ -156,6 +160,25 @@ async function open(page: Page, hash: string, name: string): Promise<void> {
   await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
   const t = await page.evaluate(() => performance.getEntriesByName('quorum:rendered')[0]?.startTime ?? -1);
   renders[name] = Math.round(t);
+  if (process.env.QUORUM_DEBUG_RENDER) console.log(name, JSON.stringify(await renderTimeline(page)));
+}
+
+/**
+ * QUORUM_DEBUG_RENDER=1: where a first render's time went (navigation, each request's start, send,
+ * first and last byte, the render mark), in ms from navigation start.
+ */
+function renderTimeline(page: Page): Promise<unknown[]> {
+  return page.evaluate(() => [
+    ...performance.getEntriesByType('navigation').map((e) => {
+      const n = e as PerformanceNavigationTiming;
+      return ['document', n.requestStart, n.responseEnd, n.domInteractive, n.domContentLoadedEventEnd].map((x) => (typeof x === 'number' ? Math.round(x) : x));
+    }),
+    ...performance.getEntriesByType('resource').map((e) => {
+      const r = e as PerformanceResourceTiming;
+      return [new URL(r.name).pathname, r.startTime, r.requestStart, r.responseStart, r.responseEnd].map((x) => (typeof x === 'number' ? Math.round(x) : x));
+    }),
+    ...performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]),
+  ]);
 }
 
 async function audit(page: Page): Promise<string[]> {
