@@ -7,10 +7,15 @@
  * same Parquet in the same run (same query, same bytes: checked).
  *
  * - Project: a CHILD process serves the export routes (api/export/routes.ts over a real
- *   SnapshotReader, plan `api` injected in place of the auth middleware); this process GETs
- *   `/api/export/resolved/?output=csv` over loopback and consumes every byte. Timed from the
- *   request to the first body byte (first_byte_ms: the first slice COPYed and sent) and to the
- *   last byte (the body must end cleanly with the X-Export-Rows trailer equal to N).
+ *   SnapshotReader, plan `api` injected in place of the auth middleware); a client process of
+ *   its own (bench/export-client.mjs, plain `node`) GETs `/api/export/resolved/?output=csv` over
+ *   loopback and consumes every byte. Timed from the request to the first body byte
+ *   (first_byte_ms: the first slice COPYed and sent) and to the last byte (the body must end
+ *   cleanly with the X-Export-Rows trailer equal to N). The client used to run in this process:
+ *   there the same reading code took 7-13 s of CPU for the 2.5 GB (in its own process 1.9 s;
+ *   curl 1.1 s), which the export's COPYs lost on the two shared cores. I did not find why.
+ * - Each round also reports the CPU seconds of the COPY (copy_cpu_s), of the serving child during
+ *   the export (server_cpu_s) and of the client (client_cpu_s).
  * - Baseline: DuckDB COPY of the same query to a CSV file, in this process.
  * - Rounds alternate baseline / project back to back; ratio is the median of the per-round
  *   ratios (robust to load drifting on a shared machine), project MB/s / COPY MB/s over the same
@@ -90,7 +95,7 @@ export async function writeSnapshot(dataDir: string, rows: number): Promise<stri
 }
 
 /** DuckDB's own single COPY of the export query over the Parquet to a CSV file: { seconds, bytes }. */
-async function baseline(parquet: string, out: string): Promise<{ seconds: number; bytes: number }> {
+async function baseline(parquet: string, out: string): Promise<{ seconds: number; bytes: number; cpuSeconds: number }> {
   const inst = await DuckDBInstance.create(':memory:');
   const c = await inst.connect();
   try {
@@ -99,11 +104,13 @@ async function baseline(parquet: string, out: string): Promise<{ seconds: number
     const select = loadSql('export-resolved').trim().replace(/;\s*$/, '');
     const stmt = await prepareBound(c, `COPY (${select}\n) TO '${out}' (${ENCODERS.csv.copyOptions})`, { resolved_since: null, category: null });
     const t0 = process.hrtime.bigint();
+    const cpu0 = process.cpuUsage();
     await stmt.run();
     stmt.destroySync();
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const cpu = process.cpuUsage(cpu0);
     const bytes = (await stat(out)).size;
-    return { seconds, bytes };
+    return { seconds, bytes, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
   } finally {
     c.closeSync();
     inst.closeSync();
@@ -111,34 +118,27 @@ async function baseline(parquet: string, out: string): Promise<{ seconds: number
   }
 }
 
-/** GETs `p` and consumes the body: { seconds, firstByteSeconds, bytes, status, rows (trailer) }. */
+/**
+ * GETs `p` from a client process of its own (bench/export-client.mjs) that consumes the body:
+ * { seconds, firstByteSeconds, bytes, status, rows (trailer), cpuSeconds (the client's) }.
+ */
 function download(
   port: number,
   p: string,
-): Promise<{ seconds: number; firstByteSeconds: number; bytes: number; status: number; rows: number }> {
+): Promise<{ seconds: number; firstByteSeconds: number; bytes: number; status: number; rows: number; cpuSeconds: number }> {
   return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    const req = http.get({ host: '127.0.0.1', port, path: p, agent: false }, (res) => {
-      let firstByteSeconds = NaN;
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => {
-        if (bytes === 0) firstByteSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
-        bytes += chunk.length;
-      });
-      // 'end' only on a clean end (terminating chunk); a failed export cuts the connection.
-      res.on('end', () =>
-        resolve({
-          seconds: Number(process.hrtime.bigint() - t0) / 1e9,
-          firstByteSeconds,
-          bytes,
-          status: res.statusCode ?? 0,
-          rows: Number(res.trailers['x-export-rows'] ?? res.headers['x-export-rows']),
-        }),
-      );
-      res.on('aborted', () => reject(new Error('export transfer failed (connection cut)')));
-      res.on('error', reject);
+    const child = spawn(process.execPath, [path.join(here, 'export-client.mjs'), `http://127.0.0.1:${port}${p}`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    req.on('error', reject);
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`export client exited with ${code}: ${err.trim()}`));
+      else resolve(JSON.parse(out));
+    });
   });
 }
 
@@ -186,7 +186,8 @@ async function serve(dataDir: string, tempDir: string): Promise<void> {
   const app = express();
   app.set('query parser', 'simple');
   app.get('/bench/rss', (_req, res) => {
-    res.json({ max_rss_mb: process.resourceUsage().maxRSS / 1024, rss_mb: process.memoryUsage().rss / 1048576 });
+    const cpu = process.cpuUsage();
+    res.json({ max_rss_mb: process.resourceUsage().maxRSS / 1024, rss_mb: process.memoryUsage().rss / 1048576, cpu_s: (cpu.user + cpu.system) / 1e6 });
   });
   app.use((_req, res, next) => {
     res.locals.auth = { plan: 'api', keyId: 'bench', scopes: [] };
@@ -235,15 +236,20 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
 
     let best = { copy: Infinity, project: Infinity };
     let csvBytes = 0;
-    const perRound: Array<{ copy_s: number; project_s: number; first_byte_ms: number }> = [];
+    const perRound: Array<{ copy_s: number; project_s: number; first_byte_ms: number; copy_cpu_s: number; server_cpu_s: number; client_cpu_s: number }> = [];
     for (let r = 0; r < rounds; r++) {
       const b = await baseline(parquet, path.join(root, 'baseline.csv'));
+      const serverCpu0 = ((await getJson(port, '/bench/rss')) as { cpu_s: number }).cpu_s;
       const p = await download(port, '/api/export/resolved/?output=csv');
+      const serverCpu = ((await getJson(port, '/bench/rss')) as { cpu_s: number }).cpu_s - serverCpu0;
       if (p.status !== 200) throw new Error(`export answered ${p.status}`);
       if (p.rows !== rows) throw new Error(`export sent ${p.rows} rows, expected ${rows}`);
       if (p.bytes !== b.bytes) throw new Error(`export (${p.bytes} B) and COPY (${b.bytes} B) differ in size`);
       csvBytes = b.bytes;
-      perRound.push({ copy_s: +b.seconds.toFixed(3), project_s: +p.seconds.toFixed(3), first_byte_ms: Math.round(p.firstByteSeconds * 1000) });
+      perRound.push({
+        copy_s: +b.seconds.toFixed(3), project_s: +p.seconds.toFixed(3), first_byte_ms: Math.round(p.firstByteSeconds * 1000),
+        copy_cpu_s: +b.cpuSeconds.toFixed(2), server_cpu_s: +serverCpu.toFixed(2), client_cpu_s: +p.cpuSeconds.toFixed(2),
+      });
       log(
         `round ${r + 1}: COPY ${b.seconds.toFixed(2)} s, export over HTTP ${p.seconds.toFixed(2)} s ` +
           `(first byte after ${(p.firstByteSeconds * 1000).toFixed(0)} ms; ${(b.bytes / 1e6).toFixed(0)} MB CSV)`,
