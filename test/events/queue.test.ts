@@ -11,6 +11,10 @@ import { DeliveryQueue, KEEP_FINISHED } from '../../api/events/webhooks/queue.ts
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const attempt = (n: number) => ({ at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(), status: 200, error: null, duration_ms: 3 });
+/** A published event as the dispatcher hands it to enqueueEvent (data pre-serialized, body rendered). */
+const event = (seq: number, type: string, data: Record<string, unknown>, body = '{}') => ({
+  seq, event_id: `evt_${seq}`, type, timestamp: '2026-01-01T00:00:00.000Z', data, dataJson: JSON.stringify(data), body,
+});
 const input = (sub: string, seq: number) => ({
   id: `msg_${sub}_${seq}`, sub, seq, event_id: `evt_${seq}`, type: 'consensus.updated', timestamp: '2026-01-01T00:00:00.000Z', data: { seq, note: 'a "quoted" value' },
 });
@@ -56,8 +60,7 @@ describe('delivery queue', () => {
       const q = new DeliveryQueue(side.dir);
       const one = input('a', 1);
       q.enqueue(one);
-      const data = { seq: 2, note: 'a "quoted" value, ünïcode' };
-      const e = { seq: 2, event_id: 'evt_2', type: 'edge.opened', timestamp: '2026-01-01T00:00:00.000Z', data, dataJson: JSON.stringify(data), body: 'not journaled' };
+      const e = event(2, 'edge.opened', { seq: 2, note: 'a "quoted" value, ünïcode' }, 'not journaled');
       // msg_a_1 is already queued: skipped, the others queued once each.
       expect(q.enqueueEvent(e, [['msg_x_2', 'x'], ['msg_y_2', 'y'], ['msg_a_1', 'a']])).toBe(2);
       expect(q.enqueueEvent(e, [['msg_x_2', 'x']])).toBe(0);
@@ -70,7 +73,7 @@ describe('delivery queue', () => {
       for (const [sub, id] of [['x', 'msg_x_2'], ['y', 'msg_y_2']] as const) {
         const d = reopened.headOf(sub)!;
         expect({ id: d.id, seq: d.seq, event_id: d.event_id, type: d.type, timestamp: d.timestamp, data: d.data, outcome: d.outcome }).toEqual({
-          id, seq: 2, event_id: 'evt_2', type: 'edge.opened', timestamp: e.timestamp, data, outcome: null,
+          id, seq: 2, event_id: 'evt_2', type: 'edge.opened', timestamp: e.timestamp, data: e.data, outcome: null,
         });
         expect(d.body).toBeUndefined(); // built again from data at delivery
       }
@@ -93,11 +96,7 @@ describe('delivery queue', () => {
       let largest = 0;
       const events = 2000;
       for (let seq = 1; seq <= events; seq++) {
-        const data = { seq, note: 'ünïcode "quoted"' };
-        q.enqueueEvent(
-          { seq, event_id: `evt_${seq}`, type: 'consensus.updated', timestamp: '2026-01-01T00:00:00.000Z', data, dataJson: JSON.stringify(data), body: '{}' },
-          subs.map((sub) => [`msg_${sub}_${seq}`, sub]),
-        );
+        q.enqueueEvent(event(seq, 'consensus.updated', { seq, note: 'ünïcode "quoted"' }), subs.map((sub) => [`msg_${sub}_${seq}`, sub]));
         q.setCursor(seq);
         q.flush();
         // a and b deliver everything at once; c keeps its last 10 pending, the last one attempted
@@ -137,9 +136,7 @@ describe('delivery queue', () => {
       const q = new DeliveryQueue(side.dir);
       const subs = Array.from({ length: 1000 }, (_, i) => `s${i}`);
       for (let seq = 1; seq <= 150; seq++) {
-        const data = { seq };
-        q.enqueueEvent({ seq, event_id: `evt_${seq}`, type: 'run.completed', timestamp: '2026-01-01T00:00:00.000Z', data, dataJson: JSON.stringify(data), body: '{}' },
-          subs.map((sub) => [`msg_${sub}_${seq}`, sub]));
+        q.enqueueEvent(event(seq, 'run.completed', { seq }), subs.map((sub) => [`msg_${sub}_${seq}`, sub]));
       }
       q.flush();
       for (let seq = 1; seq <= 150; seq++) for (const sub of subs) q.attempt(`msg_${sub}_${seq}`, { ...attempt(1), status: 500 }, Date.UTC(2026, 0, 2));
