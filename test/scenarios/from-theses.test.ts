@@ -7,12 +7,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importForecastBench } from '../../pipeline/bootstrap.ts';
-import { loadConfig } from '../../pipeline/config.ts';
 import { loadScenarioDefinitions } from '../../pipeline/scenarios/definitions.ts';
 import { loadScenarios, loadThesisScenarioSize, thesisScenarioId, thesisScenarios } from '../../pipeline/scenarios/from-theses.ts';
 import { DEFAULT_STRUCTURE_DIR, loadStructureDefinitions, parseThesesFile } from '../../pipeline/structure/definitions.ts';
-import { fixture, forecasts, publish, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { fixture, sampleFixture, forecasts, publish, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
 
 const THESES = `theses:
   - id: rates-fall
@@ -82,7 +80,6 @@ describe('thesisScenarios', () => {
 });
 
 describe('scenarios from the bundled theses over the imported sample', () => {
-  const SAMPLE = new URL('../../data/sample/forecastbench/', import.meta.url).pathname;
   const theses = loadStructureDefinitions(DEFAULT_STRUCTURE_DIR).theses;
   const curated = loadScenarioDefinitions(DEFAULT_STRUCTURE_DIR);
   const FORECAST_AT = new Date('2026-03-05T12:00:00Z');
@@ -90,9 +87,7 @@ describe('scenarios from the bundled theses over the imported sample', () => {
   let run: string;
 
   beforeAll(async () => {
-    f = fixture();
-    const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
-    await importForecastBench(config, SAMPLE, new Date('2026-03-10T00:00:00Z'));
+    f = await sampleFixture();
     const members = [...new Set(theses.flatMap((t) => t.members.map((m) => m.question)))];
     await writeRaw(
       f.dataDir,

@@ -5,13 +5,10 @@
  * resolutions are visible (wholly for some scenarios, in part for others).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importForecastBench } from '../../pipeline/bootstrap.ts';
-import { loadConfig } from '../../pipeline/config.ts';
 import { loadScenarioDefinitions } from '../../pipeline/scenarios/definitions.ts';
 import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
-import { fixture, forecasts, publish, rawRows, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { sampleFixture, forecasts, publish, rawRows, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
 
-const SAMPLE = new URL('../../data/sample/forecastbench/', import.meta.url).pathname;
 const defs = loadScenarioDefinitions(DEFAULT_STRUCTURE_DIR);
 
 describe('bundled scenarios over the imported sample', () => {
@@ -21,9 +18,7 @@ describe('bundled scenarios over the imported sample', () => {
   // The sample's newest question appears on 2026-03-05: the early run sees every component.
   const FORECAST_AT = new Date('2026-03-05T12:00:00Z');
   beforeAll(async () => {
-    f = fixture();
-    const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
-    await importForecastBench(config, SAMPLE, new Date('2026-03-10T00:00:00Z'));
+    f = await sampleFixture();
     // Four models forecast every component (the sample holds no model forecasts): spread values.
     const components = [...new Set(defs.flatMap((s) => s.components.map((c) => c.question)))];
     await writeRaw(

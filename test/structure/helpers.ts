@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { scoreAndPublish } from '../../pipeline/run.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
@@ -35,6 +36,17 @@ export function fixture(files: Record<string, string> = {}): Fixture {
   mkdirSync(join(structureDir, 'scenarios'), { recursive: true });
   for (const [rel, text] of Object.entries(files)) writeFileSync(join(structureDir, rel), text);
   return { dataDir, structureDir, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** The bundled ForecastBench sample. */
+export const SAMPLE = new URL('../../data/sample/forecastbench/', import.meta.url).pathname;
+
+/** A fixture whose warehouse holds the bundled sample, imported as `quorum import` does (on 2026-03-10). */
+export async function sampleFixture(): Promise<Fixture> {
+  const f = fixture();
+  const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
+  await importForecastBench(config, SAMPLE, new Date('2026-03-10T00:00:00Z'));
+  return f;
 }
 
 /** Appends rows to raw tables through the pipeline's raw writer (one import "run"). */

@@ -4,12 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importForecastBench } from '../../pipeline/bootstrap.ts';
-import { loadConfig } from '../../pipeline/config.ts';
 import { DEFAULT_STRUCTURE_DIR, loadStructureDefinitions } from '../../pipeline/structure/definitions.ts';
-import { fixture, publish, rawRows, snapshotRows, type Fixture } from './helpers.ts';
+import { SAMPLE, sampleFixture, publish, rawRows, snapshotRows, type Fixture } from './helpers.ts';
 
-const SAMPLE = new URL('../../data/sample/forecastbench/', import.meta.url).pathname;
 const sampleIds = new Set(
   readFileSync(`${SAMPLE}questions_market.jsonl`, 'utf8')
     .trim()
@@ -55,9 +52,7 @@ describe('structure of the imported sample', () => {
   let f: Fixture;
   let runId: string;
   beforeAll(async () => {
-    f = fixture();
-    const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
-    await importForecastBench(config, SAMPLE, new Date('2026-03-10T00:00:00Z'));
+    f = await sampleFixture();
     // The bundled definitions, as a real run reads them.
     f.structureDir = DEFAULT_STRUCTURE_DIR;
     runId = await publish(f, new Date('2026-03-07T00:00:00Z'));
