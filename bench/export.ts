@@ -142,6 +142,11 @@ function download(
   });
 }
 
+/** The serving child's memory high-water mark and CPU seconds so far. */
+function serverUsage(port: number): Promise<{ max_rss_mb: number; rss_mb: number; cpu_s: number }> {
+  return getJson(port, '/bench/usage');
+}
+
 function getJson(port: number, p: string): Promise<any> {
   return new Promise((resolve, reject) => {
     http
@@ -185,7 +190,7 @@ async function serve(dataDir: string, tempDir: string): Promise<void> {
   const snapshots = await SnapshotReader.open({ dataDir, logger, pollMs: 0 });
   const app = express();
   app.set('query parser', 'simple');
-  app.get('/bench/rss', (_req, res) => {
+  app.get('/bench/usage', (_req, res) => {
     const cpu = process.cpuUsage();
     res.json({ max_rss_mb: process.resourceUsage().maxRSS / 1024, rss_mb: process.memoryUsage().rss / 1048576, cpu_s: (cpu.user + cpu.system) / 1e6 });
   });
@@ -239,9 +244,9 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     const perRound: Array<{ copy_s: number; project_s: number; first_byte_ms: number; copy_cpu_s: number; server_cpu_s: number; client_cpu_s: number }> = [];
     for (let r = 0; r < rounds; r++) {
       const b = await baseline(parquet, path.join(root, 'baseline.csv'));
-      const serverCpu0 = ((await getJson(port, '/bench/rss')) as { cpu_s: number }).cpu_s;
+      const serverCpu0 = (await serverUsage(port)).cpu_s;
       const p = await download(port, '/api/export/resolved/?output=csv');
-      const serverCpu = ((await getJson(port, '/bench/rss')) as { cpu_s: number }).cpu_s - serverCpu0;
+      const serverCpu = (await serverUsage(port)).cpu_s - serverCpu0;
       if (p.status !== 200) throw new Error(`export answered ${p.status}`);
       if (p.rows !== rows) throw new Error(`export sent ${p.rows} rows, expected ${rows}`);
       if (p.bytes !== b.bytes) throw new Error(`export (${p.bytes} B) and COPY (${b.bytes} B) differ in size`);
@@ -256,7 +261,7 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
       );
       best = { copy: Math.min(best.copy, b.seconds), project: Math.min(best.project, p.seconds) };
     }
-    const rss = await getJson(port, '/bench/rss');
+    const rss = await serverUsage(port);
     const copyMBs = csvBytes / 1e6 / best.copy;
     const projectMBs = csvBytes / 1e6 / best.project;
     const ratios = perRound.map((r) => r.copy_s / r.project_s).sort((a, b) => a - b);
