@@ -55,6 +55,7 @@ export function answerClientError(err: ParserError, socket: Duplex): void {
     `Content-Length: ${body.length}`,
     `API-Version: ${API_VERSION}`,
     'Cache-Control: no-store',
+    ...Object.entries(problem.headers).map(([k, v]) => `${k}: ${v}`), // as the app's error handler sets them
     'Connection: close',
     '',
     '',
