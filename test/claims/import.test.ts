@@ -138,6 +138,36 @@ describe('malformed files are rejected with file, line and field', () => {
     expect((await rejection('csv', dir)).reason).toContain('line break');
   });
 
+  it('generic CSV over several files: errors and provenance name each record\'s own file and line', async () => {
+    const dir = join(tmp.dir, 'generic-files');
+    mkdirSync(dir);
+    const head = 'claim_id,source,made_at,kind,subject,probability,outcome,resolved_at\n';
+    const rows = (ids: string[]) => ids.map((id) => `${id},S,2024-01-01,probability,x,0.4,,\n`).join('');
+    writeFileSync(join(dir, 'a.csv'), head + rows(['a1', 'a2', 'a3']));
+    writeFileSync(join(dir, 'b.csv'), head); // header only: no records, no rowids
+    writeFileSync(join(dir, 'c.csv'), head + rows(['c1', 'c2']) + 'c3,S,2024-01-01,probability,x,1.5,,\n');
+    let e = await rejection('csv', dir);
+    expect([e.file, e.line, e.field]).toEqual([join(dir, 'c.csv'), 4, 'probability']);
+    // A duplicate in a later file is reported there, at its own line, before a later invalid record.
+    writeFileSync(join(dir, 'c.csv'), head + rows(['c1', 'a2', 'c2']) + 'c3,S,2024-01-01,probability,x,1.5,,\n');
+    e = await rejection('csv', dir);
+    expect([e.file, e.line, e.field, e.reason]).toEqual([join(dir, 'c.csv'), 3, 'claim_id', 'duplicate claim_id']);
+    writeFileSync(join(dir, 'c.csv'), head + rows(['c1', 'c2', 'c3']));
+    const data = join(tmp.dir, 'warehouse-files');
+    await importAll(data, [['csv', dir]]);
+    const got = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(`SELECT claim_id, provenance_file AS file, provenance_line::INTEGER AS line FROM (${rawRelation(data, 'claims')}) ORDER BY claim_id`)).getRowObjectsJS(),
+    );
+    expect(got).toEqual([
+      { claim_id: 'a1', file: 'a.csv', line: 2 },
+      { claim_id: 'a2', file: 'a.csv', line: 3 },
+      { claim_id: 'a3', file: 'a.csv', line: 4 },
+      { claim_id: 'c1', file: 'c.csv', line: 2 },
+      { claim_id: 'c2', file: 'c.csv', line: 3 },
+      { claim_id: 'c3', file: 'c.csv', line: 4 },
+    ]);
+  });
+
   it('generic CSV times: dates are UTC midnight, date-times keep their offset, no offset is UTC', async () => {
     const dir = join(tmp.dir, 'generic-times');
     mkdirSync(dir);
