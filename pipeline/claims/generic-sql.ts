@@ -230,6 +230,10 @@ export async function importGenericSql(
     throw new ImportError(dir, null, null, `cannot read the directory: ${(e as Error).message}`);
   }
   if (names.length === 0) throw new ImportError(dir, null, null, 'no *.csv file in the directory');
+  // Lines are rowids in read order, which needs preserve_insertion_order (DuckDB's default; a
+  // caller's instance may have turned it off for speed): on for the import, then as it was.
+  const ordered = (await conn.runAndReadAll("SELECT current_setting('preserve_insertion_order') AS on")).getRowObjectsJS()[0]!.on === true;
+  if (!ordered) await conn.run('SET preserve_insertion_order = true');
   try {
     const files: ReadFile[] = [];
     for (const name of names) files.push(await readOne(conn, join(dir, name), files.at(-1)?.end ?? 0));
@@ -283,5 +287,6 @@ export async function importGenericSql(
     return { claims, sources };
   } finally {
     for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+    if (!ordered) await conn.run('SET preserve_insertion_order = false');
   }
 }

@@ -6,6 +6,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseClaims, electionDay, type ClaimFormat } from '../../pipeline/claims/formats.ts';
+import { importClaims } from '../../pipeline/claims/import.ts';
 import { assignSlugs, foldAscii, slugify } from '../../pipeline/claims/slug.ts';
 import { ImportError } from '../../pipeline/import/import-error.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
@@ -158,6 +159,14 @@ describe('malformed files are rejected with file, line and field', () => {
     const got = await withConnection(async (conn) =>
       (await conn.runAndReadAll(`SELECT claim_id, provenance_file AS file, provenance_line::INTEGER AS line FROM (${rawRelation(data, 'claims')}) ORDER BY claim_id`)).getRowObjectsJS(),
     );
+    // An instance with preserve_insertion_order off gets it on for the import, and back off after.
+    const setting = await withConnection(async (conn) => {
+      await conn.run('SET preserve_insertion_order = false');
+      const res = await importClaims(conn, join(tmp.dir, 'warehouse-files-unordered'), 'csv', dir);
+      expect(res.claims.written).toBe(6);
+      return (await conn.runAndReadAll("SELECT current_setting('preserve_insertion_order') AS on")).getRowObjectsJS()[0]!.on;
+    });
+    expect(setting).toBe(false);
     expect(got).toEqual([
       { claim_id: 'a1', file: 'a.csv', line: 2 },
       { claim_id: 'a2', file: 'a.csv', line: 3 },
