@@ -107,11 +107,10 @@ function provenanceSql(files: readonly ReadFile[], rowid: string): { file: strin
 }
 
 /**
- * Reads one CSV into `_gen_in` (appending; `start`: the rows already there); header errors name
- * the file. Returns the rowid range of its records.
+ * Reads one CSV into `_gen_in` (created by the first file, appended to by the others; `start`: the
+ * rows already there); header errors name the file. Returns the rowid range of its records.
  */
-async function readOne(conn: DuckDBConnection, file: string, start: number): Promise<ReadFile> {
-  const first = start === 0;
+async function readOne(conn: DuckDBConnection, file: string, first: boolean, start: number): Promise<ReadFile> {
   let header: string[];
   try {
     const described = await conn.runAndReadAll(
@@ -236,7 +235,7 @@ export async function importGenericSql(
   if (!ordered) await conn.run('SET preserve_insertion_order = true');
   try {
     const files: ReadFile[] = [];
-    for (const name of names) files.push(await readOne(conn, join(dir, name), files.at(-1)?.end ?? 0));
+    for (const name of names) files.push(await readOne(conn, join(dir, name), files.length === 0, files.at(-1)?.end ?? 0));
     const bad = await firstInvalid(conn, files);
     if (bad) throw bad;
 
