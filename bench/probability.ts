@@ -14,7 +14,6 @@
  * Options: --seconds N, --clients N, --latency-ms N.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -22,6 +21,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createKey } from '../api/auth/keys.ts';
+import { CLOCK_TICKS_PER_S, procStat } from '../test/helpers/proc-stat.ts';
 import { silentLogger } from '../api/logging/logger.ts';
 import { startServer } from '../api/server.ts';
 import { loadModelsConfig } from '../pipeline/models/config.ts';
@@ -55,12 +55,8 @@ async function startSimulatorProcess(latencyMs: number): Promise<{ url: string; 
 
 /** CPU time (ms) a process has used so far, from /proc (null where there is none). */
 function processCpuMs(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in USER_HZ (100)
-  } catch {
-    return null;
-  }
+  const stat = procStat(pid);
+  return stat === null ? null : (stat.ticks * 1000) / CLOCK_TICKS_PER_S;
 }
 
 /** POSTs a JSON body through a keep-alive agent; resolves with the status once the body is read. */

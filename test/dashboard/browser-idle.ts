@@ -8,9 +8,8 @@
  * it: once the whole process tree has used under `idleShare` of one core for `quietWindows`
  * consecutive windows (read from /proc, Linux only; elsewhere it returns at once).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-
-const CLOCK_TICKS_PER_S = 100; // USER_HZ on Linux
+import { readdirSync } from 'node:fs';
+import { CLOCK_TICKS_PER_S, procStat } from '../helpers/proc-stat.ts';
 
 /** CPU time (in clock ticks) used so far by `root` and every process below it. */
 function treeTicks(root: number): number | null {
@@ -22,14 +21,8 @@ function treeTicks(root: number): number | null {
   }
   const procs: { pid: number; ppid: number; ticks: number }[] = [];
   for (const p of entries) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces) in parentheses.
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      procs.push({ pid: Number(p), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
-    } catch {
-      // the process ended meanwhile
-    }
+    const stat = procStat(p); // null: the process ended meanwhile
+    if (stat) procs.push({ pid: Number(p), ...stat });
   }
   const tree = new Set([root]);
   for (let grew = true; grew; ) {
