@@ -79,7 +79,10 @@ function q(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
 }
 
-/** A file read into `_gen_in`: its records are the rowids [start, end), the first at line 2. */
+/** The line of a file's first record (the header is line 1; a record is one line). */
+const FIRST_RECORD_LINE = 2;
+
+/** A file read into `_gen_in`: its records are the rowids [start, end), the first at FIRST_RECORD_LINE. */
 interface ReadFile {
   file: string;
   start: number;
@@ -89,7 +92,7 @@ interface ReadFile {
 /** The file and line of the record at `rowid`. */
 function locate(files: readonly ReadFile[], rowid: number): { file: string; line: number } {
   const f = files.find((r) => rowid >= r.start && rowid < r.end)!;
-  return { file: f.file, line: rowid - f.start + 2 };
+  return { file: f.file, line: rowid - f.start + FIRST_RECORD_LINE };
 }
 
 /**
@@ -102,7 +105,7 @@ function provenanceSql(files: readonly ReadFile[], rowid: string): { file: strin
     ranges.length === 0 ? 'NULL' : ranges.length === 1 ? value(ranges[0]!) : `CASE ${ranges.map((f) => `WHEN ${rowid} < ${f.end} THEN ${value(f)}`).join(' ')} END`;
   return {
     file: pick((f) => q(basename(f.file))),
-    line: pick((f) => `(${rowid} - ${f.start} + 2)::BIGINT`),
+    line: pick((f) => `(${rowid} - ${f.start} + ${FIRST_RECORD_LINE})::BIGINT`),
   };
 }
 
