@@ -19,19 +19,16 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
-import { runPipeline } from '../run.ts';
-import { runSync } from '../sync.ts';
-import { bootstrapIfEmpty, importForecastBench } from '../bootstrap.ts';
-import { startScheduler } from '../scheduler.ts';
 import { RunLockedError } from '../warehouse/lock.ts';
-import { closeDuckdb, withConnection } from '../warehouse/duckdb.ts';
-import { importClaims } from '../claims/import.ts';
 import { CLAIM_FORMATS, isClaimFormat } from '../claims/formats.ts';
 import { startSimulator } from '../simulator/server.ts';
-import { createProgress } from '../forecast/progress.ts';
 import { registerKeysCommands } from './keys.ts';
 import { registerWebhooksCommands } from './webhooks.ts';
 import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.ts';
+
+// A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
+// venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
+// webhooks` need none of them (about 0.6 s instead of 1.3 s per invocation here).
 
 function parseTime(value: string): Date {
   const d = new Date(value);
@@ -58,6 +55,15 @@ async function startServer(...args: Parameters<typeof import('../../api/server.t
   return api.startServer(...args);
 }
 
+/**
+ * Closes the process's DuckDB instance, if one was opened. The commands that run `guarded` all use
+ * DuckDB (the module is then loaded already); the simulator loads it only to find nothing open.
+ */
+async function closeWarehouse(): Promise<void> {
+  const { closeDuckdb } = await import('../warehouse/duckdb.ts');
+  await closeDuckdb();
+}
+
 /** Runs a command body, mapping known failures to a message and an exit code. */
 async function guarded(body: () => Promise<number | void>): Promise<void> {
   let code = 0;
@@ -76,7 +82,7 @@ async function guarded(body: () => Promise<number | void>): Promise<void> {
     }
   }
   if (code !== -1) {
-    await closeDuckdb();
+    await closeWarehouse();
     process.exit(code);
   }
 }
@@ -96,12 +102,14 @@ program
         if (!isClaimFormat(dir)) throw new Error(`unknown claims format "${dir}" (supported: ${CLAIM_FORMATS.join(', ')})`);
         if (!claimsDir) throw new Error('usage: quorum import claims <format> <dir>');
         const { config } = setup();
+        const [{ withConnection }, { importClaims }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../claims/import.ts')]);
         const result = await withConnection((conn) => importClaims(conn, config.dataDir, dir, claimsDir));
         console.log(JSON.stringify(result, null, 2));
         return;
       }
       if (format !== 'forecastbench') throw new Error(`unknown import format "${format}" (supported: forecastbench, claims)`);
       const { config } = setup();
+      const { importForecastBench } = await import('../bootstrap.ts');
       const result = await importForecastBench(config, dir);
       console.log(JSON.stringify(result, null, 2));
     }),
@@ -117,6 +125,7 @@ program
   .action((opts: { asOf?: Date; scoreOnly?: boolean; resume?: boolean | string; budgetUsd?: number }) =>
     guarded(async () => {
       const { config, logger } = setup();
+      const [{ runPipeline }, { createProgress }] = await Promise.all([import('../run.ts'), import('../forecast/progress.ts')]);
       const controller = new AbortController();
       let stoppedBy: NodeJS.Signals | null = null;
       const stop = (signal: NodeJS.Signals) => {
@@ -152,6 +161,7 @@ program
   .action((opts: { json?: boolean }) =>
     guarded(async () => {
       const { config, logger } = setup();
+      const { runSync } = await import('../sync.ts');
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
@@ -181,6 +191,7 @@ program
   .action(() =>
     guarded(async () => {
       const { config, logger } = setup();
+      const [{ bootstrapIfEmpty }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
       await bootstrapIfEmpty(config, logger);
       const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
       const task = startScheduler(config, logger);
@@ -217,7 +228,7 @@ function onShutdown(logger: Logger, close: () => Promise<void>): void {
     closing = true;
     logger.info({ signal }, 'shutting down');
     close()
-      .then(() => closeDuckdb())
+      .then(() => closeWarehouse())
       .then(() => process.exit(0))
       .catch((err) => {
         logger.error({ err }, 'shutdown failed');
