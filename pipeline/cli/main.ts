@@ -28,7 +28,7 @@ import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.t
 
 // A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
 // venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
-// webhooks` need none of them (about 0.6 s instead of 1.3 s per invocation here).
+// webhooks` need none of them (0.7-0.9 s instead of 1.2-1.4 s per invocation here).
 
 function parseTime(value: string): Date {
   const d = new Date(value);
