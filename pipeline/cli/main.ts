@@ -56,8 +56,8 @@ async function startServer(...args: Parameters<typeof import('../../api/server.t
 }
 
 /**
- * Closes the process's DuckDB instance, if one was opened. The commands that run `guarded` all use
- * DuckDB (the module is then loaded already); the simulator loads it only to find nothing open.
+ * Closes the process's DuckDB instance, if one was opened. The commands that close it use DuckDB
+ * (the module is then loaded already); the simulator, which does not, never calls this.
  */
 async function closeWarehouse(): Promise<void> {
   const { closeDuckdb } = await import('../warehouse/duckdb.ts');
@@ -212,7 +212,7 @@ program
     guarded(async () => {
       const sim = await startSimulator({ port: opts.port, latencyMs: opts.latencyMs });
       console.log(JSON.stringify({ url: sim.url }));
-      onShutdown(createLogger(undefined, { destination: cliLogDestination() }), () => sim.close());
+      onShutdown(createLogger(undefined, { destination: cliLogDestination() }), () => sim.close(), { warehouse: false });
       return -1;
     }),
   );
@@ -220,15 +220,18 @@ program
 registerKeysCommands(program);
 registerWebhooksCommands(program);
 
-/** Graceful shutdown on SIGTERM/SIGINT: stop taking work, finish what is in flight, exit 0. */
-function onShutdown(logger: Logger, close: () => Promise<void>): void {
+/**
+ * Graceful shutdown on SIGTERM/SIGINT: stop taking work, finish what is in flight, close the
+ * warehouse (unless the command has none), exit 0.
+ */
+function onShutdown(logger: Logger, close: () => Promise<void>, opts: { warehouse: boolean } = { warehouse: true }): void {
   let closing = false;
   const handler = (signal: string) => {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
     close()
-      .then(() => closeWarehouse())
+      .then(() => (opts.warehouse ? closeWarehouse() : undefined))
       .then(() => process.exit(0))
       .catch((err) => {
         logger.error({ err }, 'shutdown failed');
