@@ -12,14 +12,19 @@
  * finished deliveries, and the receiver is what a subscriber sees):
  *   - deliveries/s of the dispatcher, first request received to the last one answered;
  *   - baseline: a bare undici POST loop, C concurrent loops posting the same signed bodies to the
- *     same receiver, as many POSTs as the dispatcher delivered (a short baseline of 20,000 varied by
- *     ±15% between runs on a busy machine; the same count makes both sides live through the same load);
+ *     same receiver, as many POSTs as the dispatcher delivers (a short baseline of 20,000 varied by
+ *     ±15% between runs on a busy machine; the same count makes both sides live through the same
+ *     load), run once BEFORE the dispatcher and once AFTER it; the baseline is the mean of the two.
+ *     One loop after the dispatcher alone read anywhere from 5,400 to 12,000 POSTs/s between runs
+ *     on a quiet machine while the dispatcher held 7,200-8,900 deliveries/s, so the ratio measured
+ *     mostly which way that one loop fell; with two loops (both reported) the drift during a run
+ *     is averaged out (within one run they differed by up to 20%, with no consistent order);
  *   - publish_to_first_p99_ms: per subscription, from the moment the events part is in place to the
  *     subscription's first delivery received (how long until a subscriber hears of the publish), the
  *     99th percentile; event_first_attempt_p99_ms: the same per event (its first delivery to any
  *     subscription), which also counts the wait behind the earlier events of the same subscription
  *     (deliveries are in order per subscription), so it grows with the backlog.
- * ratio = dispatcher deliveries/s ÷ baseline POSTs/s. The dispatcher posts through undici's
+ * ratio = dispatcher deliveries/s ÷ the baseline's mean POSTs/s. The dispatcher posts through undici's
  * dispatch API (no response stream); ratio_vs_dispatch_loop compares it with a bare loop on that
  * same API too (what the queue, signing and ordering cost on their own).
  */
@@ -85,11 +90,6 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     for (let i = 0; i < nSubs; i++) {
       store.create({ keyId: 'k_bench', url: `${base}/s/${i}`, types: [EVENT_TYPES[i % EVENT_TYPES.length]!], description: null });
     }
-    const feed = await EventFeed.open({ dataDir: dir, logger, pollMs: 25, retentionMs: 86_400_000 });
-    const cfg = { allowPrivate: true, timeoutMs: 10_000, retryWindowMs: 86_400_000, backoffMs: 1000, maxBackoffMs: 60_000, concurrency };
-    const dispatcher = new WebhookDispatcher(dir, feed, cfg, logger);
-    await dispatcher.start();
-
     const now = new Date();
     const rows = Array.from({ length: nEvents }, (_, i) => ({
       event_id: `evt_bench_${i + 1}`, seq: i + 1, run_id: 'r20260101T000000Z-bench001', type: EVENT_TYPES[i % EVENT_TYPES.length]!,
@@ -98,6 +98,56 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
       data: JSON.stringify({ question_id: `bench:q${i}`, consensus: 0.42, previous: 0.35, change: 0.07 }),
     }));
     const expected = rows.reduce((n, _r, i) => n + Math.ceil((nSubs - (i % EVENT_TYPES.length)) / EVENT_TYPES.length), 0);
+
+    // The baselines: bare undici POST loops, same concurrency, same bodies and headers.
+    const agent = new Agent({ connect: { timeout: 10_000 } });
+    const body = JSON.stringify({ type: rows[0]!.type, timestamp: now.toISOString(), data: JSON.parse(rows[0]!.data) });
+    const secret = store.list('k_bench')[0]!.secrets[0]!.secret;
+    const headers = (i: number) => ({ 'content-type': 'application/json', ...webhookHeaders([secret], `msg_${i}`, Math.floor(Date.now() / 1000), body) });
+    /** POSTs/s of `concurrency` loops of undici's request() posting n bodies between them. */
+    const requestLoop = async (n: number): Promise<number> => {
+      let next = 0;
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < n) {
+            const i = next++;
+            const res = await request(`${base}/s/${i % nSubs}`, { method: 'POST', dispatcher: agent, body, headers: headers(i) });
+            await res.body.dump();
+          }
+        }),
+      );
+      return n / ((Date.now() - started) / 1000);
+    };
+    /** The same through undici's dispatch API (no response stream). */
+    const dispatchLoop = async (n: number): Promise<number> => {
+      const origin = new URL(base).origin;
+      let next = 0;
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < n) {
+            const i = next++;
+            await new Promise<void>((resolve, reject) => {
+              agent.dispatch(
+                { origin, path: `/s/${i % nSubs}`, method: 'POST', body, headers: headers(i) },
+                { onRequestStart() {}, onResponseData() {}, onResponseEnd: () => resolve(), onResponseError: (_c, err) => reject(err) },
+              );
+            });
+          }
+        }),
+      );
+      return n / ((Date.now() - started) / 1000);
+    };
+    const baselineBefore = await requestLoop(expected);
+    arrivals = [];
+    received = 0;
+
+    const feed = await EventFeed.open({ dataDir: dir, logger, pollMs: 25, retentionMs: 86_400_000 });
+    const cfg = { allowPrivate: true, timeoutMs: 10_000, retryWindowMs: 86_400_000, backoffMs: 1000, maxBackoffMs: 60_000, concurrency };
+    const dispatcher = new WebhookDispatcher(dir, feed, cfg, logger);
+    await dispatcher.start();
+
     await withConnection((conn) => appendRaw(conn, dir, 'events', rows, { runId: 'r20260101T000000Z-bench001', runDate: '2026-01-01' }));
     const published = Date.now();
     while (received < expected) await new Promise((r) => setTimeout(r, 10));
@@ -117,50 +167,13 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     await dispatcher.close();
     await feed.close();
 
-    // Baseline: a bare undici POST loop, same concurrency, same bodies and headers.
-    const agent = new Agent({ connect: { timeout: 10_000 } });
-    const n = expected;
-    const body = JSON.stringify({ type: rows[0]!.type, timestamp: now.toISOString(), data: JSON.parse(rows[0]!.data) });
-    const secret = store.list('k_bench')[0]!.secrets[0]!.secret;
-    let next = 0;
-    const started = Date.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < n) {
-          const i = next++;
-          const res = await request(`${base}/s/${i % nSubs}`, {
-            method: 'POST', dispatcher: agent, body,
-            headers: { 'content-type': 'application/json', ...webhookHeaders([secret], `msg_${i}`, Math.floor(Date.now() / 1000), body) },
-          });
-          await res.body.dump();
-        }
-      }),
-    );
-    const baselineRate = n / ((Date.now() - started) / 1000);
-
+    // The baseline again, after the dispatcher (see the file's doc: the mean of before and after).
+    const baselineAfter = await requestLoop(expected);
+    const baselineRate = (baselineBefore + baselineAfter) / 2;
     // For transparency: the same bare loop through undici's dispatch API, which the dispatcher
     // uses (api/events/webhooks/post.ts: no response stream), so a reader sees what the durable
     // queue, signing and ordering cost on top of the cheaper client path.
-    const url = new URL(`${base}/s/0`);
-    next = 0;
-    const startedDispatch = Date.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < n) {
-          const i = next++;
-          await new Promise<void>((resolve, reject) => {
-            agent.dispatch(
-              {
-                origin: url.origin, path: `/s/${i % nSubs}`, method: 'POST', body,
-                headers: { 'content-type': 'application/json', ...webhookHeaders([secret], `msg_${i}`, Math.floor(Date.now() / 1000), body) },
-              },
-              { onRequestStart() {}, onResponseData() {}, onResponseEnd: () => resolve(), onResponseError: (_c, err) => reject(err) },
-            );
-          });
-        }
-      }),
-    );
-    const dispatchRate = n / ((Date.now() - startedDispatch) / 1000);
+    const dispatchRate = await dispatchLoop(expected);
     await agent.close();
     const latencies = [...firstByEvent.values()].map((t) => t - published);
     return {
@@ -173,6 +186,8 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
       concurrency,
       deliveries_per_s: Math.round(deliveryRate),
       baseline_posts_per_s: Math.round(baselineRate),
+      baseline_before_posts_per_s: Math.round(baselineBefore),
+      baseline_after_posts_per_s: Math.round(baselineAfter),
       ratio_vs_dispatch_loop: Math.round((deliveryRate / dispatchRate) * 100) / 100,
       dispatch_loop_posts_per_s: Math.round(dispatchRate),
     };
