@@ -138,15 +138,35 @@ export async function withDeadline<T>(ms: number, work: (deadline: Deadline) => 
 
 /** One deadline of a {@link DeadlineSweep}. */
 export class SweptDeadline {
+  /** The callback while armed; dropped when cleared or fired, so a finished request is not held. */
+  #onExpire: ((reason: DOMException) => void) | null;
+
   constructor(
     readonly sweep: DeadlineSweep,
+    /** When it fires (monotonic ms, `performance.now()` scale). */
     readonly at: number,
-    readonly onExpire: (reason: DOMException) => void,
-  ) {}
+    onExpire: (reason: DOMException) => void,
+  ) {
+    this.#onExpire = onExpire;
+  }
+
+  /** True until it is cleared or has fired. */
+  get armed(): boolean {
+    return this.#onExpire !== null;
+  }
 
   /** Disarms it (idempotent); call it when the work ends. */
   clear(): void {
-    this.sweep.disarm(this);
+    if (this.#onExpire === null) return;
+    this.#onExpire = null;
+    this.sweep.disarm();
+  }
+
+  /** Fires it (the sweep's call; once). */
+  fire(reason: DOMException): void {
+    const onExpire = this.#onExpire;
+    this.#onExpire = null;
+    onExpire?.(reason);
   }
 }
 
@@ -155,11 +175,24 @@ export class SweptDeadline {
  * timer, running only while deadlines are armed, calls each entry's `onExpire` once it is past its
  * time. A {@link startDeadline} per request costs a timer and an AbortController (an EventTarget)
  * each: bench events measured them at about 9 µs of a 140 µs delivery. An entry fires at most
- * `tickMs` late. The sweep holds its entries strongly (nothing can be collected early, see the
- * file comment), and its timer keeps the process alive only while something is armed.
+ * `tickMs` late. The sweep holds its armed entries strongly (nothing can be collected early, see
+ * the file comment), and its timer keeps the process alive only while something is armed.
+ *
+ * The entries are a FIFO in start order, which is deadline order (one length, a monotonic clock),
+ * so a sweep stops at the first entry still in the future. A cleared entry drops its callback at
+ * once (the callback closes over the attempt, its undici handler and controller) and leaves the
+ * line as soon as the entries before it have. Why not a Set of entries, deleted at clear (as
+ * before): in bench events' dispatcher phase (143,000 deliveries, about 20 s) that sweep left
+ * about 3.4 KB per delivery alive at the next scavenge (531 MB survived, 517 MB promoted, 2.5 s of
+ * scavenge pauses); with this line 206 MB, 166 MB and 1.1 s, the same as with no deadline at all
+ * (202 MB, 171 MB, 1.0 s). Deliveries/s did not move beyond the bench's noise.
  */
 export class DeadlineSweep {
-  readonly #entries = new Set<SweptDeadline>();
+  #line: (SweptDeadline | undefined)[] = [];
+  #head = 0;
+  #armed = 0;
+  /** True while #dropFront runs: an entry cleared from inside a firing callback is passed over then. */
+  #dropping = false;
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -170,30 +203,63 @@ export class DeadlineSweep {
 
   /** Arms a deadline `ms` from now: `onExpire` is called with {@link deadlineReason} unless it is cleared first. */
   start(onExpire: (reason: DOMException) => void): SweptDeadline {
-    const entry = new SweptDeadline(this, Date.now() + this.ms, onExpire);
-    this.#entries.add(entry);
+    const entry = new SweptDeadline(this, performance.now() + this.ms, onExpire);
+    this.#line.push(entry);
+    this.#armed++;
     this.#timer ??= setInterval(() => this.#sweep(), this.tickMs);
     return entry;
   }
 
-  /** Disarms `entry` (SweptDeadline.clear). */
-  disarm(entry: SweptDeadline): void {
-    if (this.#entries.delete(entry) && this.#entries.size === 0) this.#stop();
+  /** An entry was cleared (SweptDeadline.clear): the cleared entries at the front leave the line. */
+  disarm(): void {
+    this.#armed--;
+    if (!this.#dropping) this.#dropFront(-Infinity);
+    if (this.#armed === 0) this.#stop();
   }
 
   /** Armed deadlines (for tests). */
   get armed(): number {
-    return this.#entries.size;
+    return this.#armed;
+  }
+
+  /**
+   * Takes entries off the front while they are cleared, or armed and due at `now` (those fire).
+   * The consumed front is cut off once it is both 1,024 slots long and half of the line.
+   */
+  #dropFront(now: number): void {
+    this.#dropping = true;
+    try {
+      this.#dropDue(now);
+    } finally {
+      this.#dropping = false;
+    }
+  }
+
+  #dropDue(now: number): void {
+    const line = this.#line;
+    while (this.#head < line.length) {
+      const entry = line[this.#head]!;
+      if (entry.armed) {
+        if (entry.at > now) break;
+        this.#armed--;
+        line[this.#head++] = undefined;
+        entry.fire(deadlineReason(this.ms, this.what));
+        continue;
+      }
+      line[this.#head++] = undefined;
+    }
+    if (this.#head === line.length) {
+      this.#line = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= line.length) {
+      this.#line = line.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   #sweep(): void {
-    const now = Date.now();
-    for (const entry of this.#entries) {
-      if (entry.at > now) continue;
-      this.#entries.delete(entry);
-      entry.onExpire(deadlineReason(this.ms, this.what));
-    }
-    if (this.#entries.size === 0) this.#stop();
+    this.#dropFront(performance.now());
+    if (this.#armed === 0) this.#stop();
   }
 
   #stop(): void {

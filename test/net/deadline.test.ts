@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeadlineSweep, deadlineReason, linkedController, startDeadline, untilAborted, withDeadline } from '../../pipeline/net/deadline.ts';
 import { gcPressure } from './gc-pressure.ts';
+import { runInNewContext } from 'node:vm';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const aborted = (signal: AbortSignal) => new Promise<unknown>((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
@@ -114,6 +115,39 @@ describe('DeadlineSweep (many deadlines of one length, one timer)', () => {
       expect(e.reason.name).toBe('TimeoutError');
       expect(e.reason.message).toBe('webhook delivery deadline of 150 ms exceeded');
     }
+    expect(sweep.armed).toBe(0);
+  });
+
+  it('a cleared entry lets go of its callback at once, even while an earlier entry is still armed', async () => {
+    const sweep = new DeadlineSweep(10_000, 'deadline', 50);
+    const first = sweep.start(() => {});
+    let ref: WeakRef<object> | undefined;
+    // The callback closes over a large object, as an attempt's closes over its request.
+    const entry = (() => {
+      const payload = { bytes: new Uint8Array(1 << 20) };
+      ref = new WeakRef(payload);
+      return sweep.start(() => void payload.bytes.length);
+    })();
+    entry.clear();
+    expect(sweep.armed).toBe(1);
+    await sleep(0); // a WeakRef's target is kept until the job that made it ends
+    runInNewContext('gc')();
+    expect(ref!.deref()).toBeUndefined();
+    first.clear();
+    expect(sweep.armed).toBe(0);
+  });
+
+  it('thousands of deadlines started and cleared out of order: each fires once or never, none is lost', async () => {
+    const sweep = new DeadlineSweep(40, 'deadline', 10);
+    const fired = new Map<number, number>();
+    const entries = Array.from({ length: 5000 }, (_, i) => sweep.start(() => fired.set(i, (fired.get(i) ?? 0) + 1)));
+    // Every third entry is cleared, back to front, before it is due; the rest must fire.
+    for (let i = entries.length - 1; i >= 0; i--) if (i % 3 === 0) entries[i]!.clear();
+    expect(sweep.armed).toBe(entries.length - Math.ceil(entries.length / 3));
+    await sleep(200);
+    for (let i = 0; i < entries.length; i++) expect(fired.get(i), `entry ${i}`).toBe(i % 3 === 0 ? undefined : 1);
+    expect(sweep.armed).toBe(0);
+    for (const e of entries) e.clear(); // late clears of fired entries change nothing
     expect(sweep.armed).toBe(0);
   });
 
