@@ -104,41 +104,36 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     const body = JSON.stringify({ type: rows[0]!.type, timestamp: now.toISOString(), data: JSON.parse(rows[0]!.data) });
     const secret = store.list('k_bench')[0]!.secrets[0]!.secret;
     const headers = (i: number) => ({ 'content-type': 'application/json', ...webhookHeaders([secret], `msg_${i}`, Math.floor(Date.now() / 1000), body) });
-    /** POSTs/s of `concurrency` loops of undici's request() posting n bodies between them. */
-    const requestLoop = async (n: number): Promise<number> => {
+    /** POSTs/s of `concurrency` loops calling `post(i)` for i = 0 .. n − 1 between them. */
+    const postLoop = async (n: number, post: (i: number) => Promise<void>): Promise<number> => {
       let next = 0;
       const started = Date.now();
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
-          while (next < n) {
-            const i = next++;
-            const res = await request(`${base}/s/${i % nSubs}`, { method: 'POST', dispatcher: agent, body, headers: headers(i) });
-            await res.body.dump();
-          }
+          while (next < n) await post(next++);
         }),
       );
       return n / ((Date.now() - started) / 1000);
     };
-    /** The same through undici's dispatch API (no response stream). */
-    const dispatchLoop = async (n: number): Promise<number> => {
-      const origin = new URL(base).origin;
-      let next = 0;
-      const started = Date.now();
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < n) {
-            const i = next++;
-            await new Promise<void>((resolve, reject) => {
-              agent.dispatch(
-                { origin, path: `/s/${i % nSubs}`, method: 'POST', body, headers: headers(i) },
-                { onRequestStart() {}, onResponseData() {}, onResponseEnd: () => resolve(), onResponseError: (_c, err) => reject(err) },
-              );
-            });
-          }
-        }),
+    /** Through undici's request() (the baseline). */
+    const requestLoop = (n: number) =>
+      postLoop(n, async (i) => {
+        const res = await request(`${base}/s/${i % nSubs}`, { method: 'POST', dispatcher: agent, body, headers: headers(i) });
+        await res.body.dump();
+      });
+    /** Through undici's dispatch API (no response stream), as the dispatcher posts. */
+    const origin = new URL(base).origin;
+    const dispatchLoop = (n: number) =>
+      postLoop(
+        n,
+        (i) =>
+          new Promise<void>((resolve, reject) => {
+            agent.dispatch(
+              { origin, path: `/s/${i % nSubs}`, method: 'POST', body, headers: headers(i) },
+              { onRequestStart() {}, onResponseData() {}, onResponseEnd: () => resolve(), onResponseError: (_c, err) => reject(err) },
+            );
+          }),
       );
-      return n / ((Date.now() - started) / 1000);
-    };
     const baselineBefore = await requestLoop(expected);
     arrivals = [];
     received = 0;
