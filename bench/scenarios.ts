@@ -3,8 +3,8 @@
  *
  * Scenarios (issue 13): computing the distributions of 1,000 scenarios of 5 components (32 worlds
  * each) from stored conditional forecasts (four models, every condition: 31 per scenario and
- * model, the chain rule), and scoring 100 archived records of each (3.2 million world rows, every
- * component resolved), i.e. `prepareScenarios` + sql/derive/99_scenario_0_conditionals.sql,
+ * model, the chain rule), and scoring 100 archived records of each (100,000 records of 32 worlds,
+ * every component resolved), i.e. `prepareScenarios` + sql/derive/99_scenario_0_conditionals.sql,
  * 99_scenario_1_joint.sql and 99_scenario_2_records.sql on the pipeline's own derive, against one
  * DuckDB `COPY` of those conditional forecasts to Parquet, both on the same in-memory instance
  * (best of three each; a shared machine's other load only ever adds time). Requirement: ratio ≤ 3.
@@ -50,6 +50,7 @@ async function load(conn: DuckDBConnection, n: number, records: number): Promise
   );
   await conn.run(rawTableDdl('forecasts'));
   await conn.run(rawTableDdl('scenario_records'));
+  await conn.run(rawTableDdl('scenario_archive'));
   await conn.run(
     `INSERT INTO raw_forecasts (run_id, question_id, model, mode, created_at, probability, lang, provider, condition)
      SELECT 'r-bench', q.question_id, 'm' || m, 'augmented', TIMESTAMP '2026-01-01', 0.05 + (hash(q.question_id, m) % 90) / 100.0,
@@ -65,18 +66,27 @@ async function load(conn: DuckDBConnection, n: number, records: number): Promise
      FROM range(${n}) AS a(s), range(2, ${COMPONENTS + 1}) AS b(k), range(${MODELS}) AS c(m), range(16) AS d(i)
      WHERE i < (1 << (k - 1))`,
   );
-  // Archived records: `records` runs per scenario, each a joint over the 32 worlds (normalized).
+  // Archived records: `records` runs per scenario, each a joint over the 32 worlds (normalized)
+  // with its implied marginals, one row per record as the pipeline archives them.
   await conn.run(
-    `INSERT INTO raw_scenario_records
+    `INSERT INTO raw_scenario_archive
      WITH w AS (
-       SELECT s, r, lpad(bin(x), ${COMPONENTS}::INTEGER, '0') AS world, 1 + hash(s, r, x) % 1000 AS weight
+       SELECT s, r, x, (1 + hash(s, r, x) % 1000)::DOUBLE AS weight
        FROM range(${n}) AS a(s), range(${records}) AS b(r), range(${1 << COMPONENTS}) AS c(x)
+     ),
+     p AS (
+       SELECT s, r, x, weight / sum(weight) OVER (PARTITION BY s, r) AS probability FROM w
+     ),
+     l AS (
+       SELECT s, r, list(probability ORDER BY x) AS probabilities,
+              [${Array.from({ length: COMPONENTS }, (_, k) => `sum(probability) FILTER (WHERE (x >> ${COMPONENTS - 1 - k}) & 1 = 1)`).join(', ')}] AS marginals
+       FROM p GROUP BY s, r
      )
      SELECT 'bench-' || s, 'r-' || r, TIMESTAMP '2026-01-01' + to_days(r::INTEGER), 'Benchmark scenario ' || s,
             (SELECT string_agg('bench:' || s || '-' || k, ',' ORDER BY k) FROM range(1, ${COMPONENTS + 1}) AS t(k)),
-            world, weight / sum(weight) OVER (PARTITION BY s, r), 0.0, ${MODELS}, 'chain_rule', 'h' || s || '-' || r,
+            probabilities, list_transform(probabilities, lambda v: 0.0), marginals, ${MODELS}, 'chain_rule', 'h' || s || '-' || r,
             TIMESTAMP '2026-06-30'
-     FROM w`,
+     FROM l`,
   );
 }
 

@@ -191,7 +191,7 @@ function scenario(s: JsonRow, components: JsonRow[], latest: z.input<typeof Scen
   });
 }
 
-const TABLES = ['scenarios', 'scenario_components', 'scenario_record_scores', 'scenario_record_worlds', 'scenario_record_components'] as const;
+const TABLES = ['scenarios', 'scenario_components', 'scenario_record_scores', 'scenario_records', 'questions'] as const;
 
 export const scenariosRoute = jsonRoute({
   id: 'scenarios',

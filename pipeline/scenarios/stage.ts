@@ -5,9 +5,10 @@
  *    a caller gives (none in a pipeline run: 99_scenario_0_conditionals.sql adds the models'
  *    conditional forecasts from the warehouse) and the settings into the connection's temp tables
  *    those files read (`prepareScenarios`), and
- *  - after it, appends this run's records to the raw append-only table `scenario_records`
- *    (`freezeScenarioRecords`): idempotent on (scenario_id, run_id, world), written atomically, so
- *    a repeated or killed-and-resumed run adds no duplicate.
+ *  - after it, appends this run's records to the raw append-only table `scenario_archive`
+ *    (`freezeScenarioRecords`), one row per record with its joint as a list: idempotent on
+ *    (scenario_id, run_id), written atomically, so a repeated or killed-and-resumed run adds no
+ *    duplicate.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
@@ -83,12 +84,12 @@ export async function prepareScenarios(conn: DuckDBConnection, opts: PrepareScen
 
 /**
  * Appends this run's records (`_scenario_record_new`, left by 99_scenario_2_records.sql on this
- * connection) to the raw table scenario_records. Returns the rows written (0 when they were stored).
+ * connection) to the raw table scenario_archive. Returns the records written (0 when they were stored).
  */
 export async function freezeScenarioRecords(conn: DuckDBConnection, root: string, runId: string, asOf: Date): Promise<number> {
   const reader = await conn.runAndReadAll('SELECT * FROM _scenario_record_new');
   const now = new Date();
   const rows = reader.getRowObjectsJS().map((r) => ({ ...(toPlain(r) as Record<string, unknown>), as_of: asOf, recorded_at: now }));
-  const result = await appendRaw(conn, root, 'scenario_records', rows, { runId, runDate: runDate(asOf) });
+  const result = await appendRaw(conn, root, 'scenario_archive', rows, { runId, runDate: runDate(asOf) });
   return result.written;
 }

@@ -37,9 +37,12 @@ export const DEFAULT_SQL_DIR = resolve(dirname(fileURLToPath(import.meta.url)), 
 
 const TABLE_NAME = /^[a-z][a-z0-9_]*$/;
 const SQL_FILE = /^\d+_[a-z0-9_]+\.sql$/;
-/** `CREATE [OR REPLACE] [TEMP|TEMPORARY] TABLE [IF NOT EXISTS] name` at the start of a statement. */
+/**
+ * `CREATE [OR REPLACE] [TEMP|TEMPORARY] TABLE|VIEW [IF NOT EXISTS] name` at the start of a
+ * statement. A published view is written to the snapshot like a table (exportTables).
+ */
 const CREATE_TABLE =
-  /^\s*create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary)\s+)?table\s+(?:if\s+not\s+exists\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?/i;
+  /^\s*create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary)\s+)?(?:table|view)\s+(?:if\s+not\s+exists\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?/i;
 
 /** Raw column type → DuckDB DDL type (table-driven; identity today, one place to change). */
 const DDL_TYPE: Record<DuckType, string> = {
@@ -50,6 +53,7 @@ const DDL_TYPE: Record<DuckType, string> = {
   BOOLEAN: 'BOOLEAN',
   TIMESTAMP: 'TIMESTAMP',
   'VARCHAR[]': 'VARCHAR[]',
+  'DOUBLE[]': 'DOUBLE[]',
 };
 
 export interface DeriveOptions {

@@ -15,7 +15,8 @@ export type DuckType =
   | 'INTEGER'
   | 'BOOLEAN'
   | 'TIMESTAMP'
-  | 'VARCHAR[]';
+  | 'VARCHAR[]'
+  | 'DOUBLE[]';
 
 export interface RawTable {
   /** Column name to DuckDB type, in file order. */
@@ -258,14 +259,36 @@ export const RAW_TABLES = {
     },
     key: ['thesis_id', 'run_id', 'question_id'],
   },
-  scenario_records: {
+  scenario_archive: {
     // Archived scenario records (issue 13, sql/derive/99_scenario_2_records.sql): every run
     // appends one immutable record per scenario with a consensus joint and a component still
-    // open, one row per world (the consensus pathway distribution). The record-level values repeat
-    // on each world row of a record (scenario_id, run_id). components = the component question
-    // ids in pathway order, comma-separated (the order the world digits follow). content_hash =
-    // sha256 of the components and, per world in world order, its probability. A repeated or
+    // open, one row per record with its distributions as lists. components = the component
+    // question ids in pathway order, comma-separated. World i (0-based) is the world whose digits,
+    // one per component in pathway order (1 YES, 0 NO), read as a binary number give i: with two
+    // components, probabilities = [P('00'), P('01'), P('10'), P('11')]. content_hash = sha256 of
+    // the components and, per world in world order, its probability. A repeated or
     // killed-and-resumed run adds nothing.
+    columns: {
+      scenario_id: 'VARCHAR',
+      run_id: 'VARCHAR',
+      as_of: 'TIMESTAMP',
+      title: 'VARCHAR',
+      components: 'VARCHAR',
+      probabilities: 'DOUBLE[]', // the consensus joint, world i at index i + 1 (2^n values)
+      disagreement_sd: 'DOUBLE[]', // population sd of the models' probabilities of each world, same order
+      marginals: 'DOUBLE[]', // the component distribution: P(component k YES) implied by the joint, pathway order
+      n_models: 'INTEGER',
+      methods: 'VARCHAR', // the models' methods, sorted, comma-separated: chain_rule | max_entropy_ipf | independent
+      content_hash: 'VARCHAR',
+      recorded_at: 'TIMESTAMP',
+    },
+    key: ['scenario_id', 'run_id'],
+  },
+  scenario_records: {
+    // The first format of the archived scenario records (issue 13), one row per world; no
+    // longer written (runs append to scenario_archive, one row per record) but still read:
+    // 99_scenario_2_records.sql folds these rows into records, so nothing archived is lost. The
+    // record-level values repeat on each world row of a record (scenario_id, run_id).
     columns: {
       scenario_id: 'VARCHAR',
       run_id: 'VARCHAR',
@@ -293,6 +316,8 @@ type JsOf<T> = T extends 'VARCHAR'
     ? Date
     : T extends 'VARCHAR[]'
       ? string[]
+      : T extends 'DOUBLE[]'
+        ? number[]
       : T extends 'BOOLEAN'
         ? boolean
         : number;

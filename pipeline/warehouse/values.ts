@@ -2,10 +2,11 @@
  * Table-driven conversions between JS row values and DuckDB values (duckdb-node-neo style).
  * TIMESTAMP columns hold UTC instants: JS Date <-> microseconds since the epoch.
  */
-import { type DuckDBAppender, LIST, listValue, timestampValue, VARCHAR } from '@duckdb/node-api';
+import { type DuckDBAppender, DOUBLE, LIST, listValue, timestampValue, VARCHAR } from '@duckdb/node-api';
 
-/** Typed explicitly so an empty list is still a VARCHAR[] (DuckDB cannot type `[]` alone). */
+/** Typed explicitly so an empty list is still typed (DuckDB cannot type `[]` alone). */
 const VARCHAR_LIST = LIST(VARCHAR);
+const DOUBLE_LIST = LIST(DOUBLE);
 import type { DuckType } from './tables.ts';
 
 type Appendable = (appender: DuckDBAppender, value: unknown, column: string) => void;
@@ -48,6 +49,10 @@ const APPENDERS: Record<DuckType, Appendable> = {
   'VARCHAR[]': (a, v, c) => {
     expect(Array.isArray(v) && v.every((x) => typeof x === 'string'), c, 'VARCHAR[]', v);
     a.appendList(listValue(v as string[]), VARCHAR_LIST);
+  },
+  'DOUBLE[]': (a, v, c) => {
+    expect(Array.isArray(v) && v.every((x) => x === null || (typeof x === 'number' && Number.isFinite(x))), c, 'DOUBLE[]', v);
+    a.appendList(listValue(v as (number | null)[]), DOUBLE_LIST);
   },
 };
 

@@ -84,7 +84,12 @@ CREATE OR REPLACE TABLE _scenario_resolution AS
 SELECT scenario_id,
        string_agg(CASE WHEN is_resolved THEN outcome::INTEGER::VARCHAR ELSE '-' END, '' ORDER BY ord) AS resolved_pattern,
        count(*) FILTER (WHERE is_resolved)::INTEGER AS n_resolved,
-       any_value(n_components) AS n_components
+       any_value(n_components) AS n_components,
+       -- the same as two bit sets over world_ix (component k is bit n − k): which components
+       -- resolved, and which of those resolved YES; world w agrees with every resolution when
+       -- w & resolved_mask = resolved_bits
+       coalesce(sum(1 << (n_components - ord)) FILTER (WHERE is_resolved), 0)::INTEGER AS resolved_mask,
+       coalesce(sum(1 << (n_components - ord)) FILTER (WHERE is_resolved AND outcome = 1), 0)::INTEGER AS resolved_bits
 FROM _scenario_comp
 GROUP BY scenario_id;
 
@@ -123,10 +128,12 @@ JOIN _scenario_headline_mode AS h ON h.question_id = c.question_id
 JOIN _scenario_forecasts AS f ON f.question_id = c.question_id AND f.mode = h.mode
 GROUP BY c.scenario_id, c.ord, c.question_id, f.model;
 
--- Well-formed conditionals, duplicates averaged.
+-- Well-formed conditionals, duplicates averaged. A full condition (no '-') read as a binary
+-- number is cond_ix: the world prefix it names.
 CREATE OR REPLACE TABLE _scenario_cond AS
 SELECT k.scenario_id, k.model, k.component_ord AS ord, k.condition, avg(k.probability) AS probability,
-       NOT contains(k.condition, '-') AS is_full
+       NOT contains(k.condition, '-') AS is_full,
+       CASE WHEN NOT contains(k.condition, '-') THEN ('0b' || k.condition)::INTEGER END AS cond_ix
 FROM _scenario_conditionals AS k
 JOIN _scenario_set AS s USING (scenario_id)
 WHERE k.component_ord BETWEEN 2 AND s.n_components
@@ -137,18 +144,23 @@ GROUP BY k.scenario_id, k.model, k.component_ord, k.condition;
 
 -- The method of every (scenario, model) that can have a joint.
 CREATE OR REPLACE TABLE _scenario_model_method AS
-WITH m AS (
-  SELECT scenario_id, model FROM _scenario_direct
-  UNION
-  SELECT scenario_id, model FROM _scenario_cond
+WITH d AS (
+  SELECT scenario_id, model, count(*) AS n_direct, count(*) FILTER (WHERE ord = 1) AS has_first
+  FROM _scenario_direct
+  GROUP BY scenario_id, model
+),
+k AS (
+  SELECT scenario_id, model, count(*) AS n_cond, count(*) FILTER (WHERE is_full) AS n_full
+  FROM _scenario_cond
+  GROUP BY scenario_id, model
 ),
 facts AS (
-  SELECT m.scenario_id, m.model, s.n_components,
-         (SELECT count(*) FROM _scenario_direct AS d WHERE d.scenario_id = m.scenario_id AND d.model = m.model) AS n_direct,
-         (SELECT count(*) FROM _scenario_direct AS d WHERE d.scenario_id = m.scenario_id AND d.model = m.model AND d.ord = 1) AS has_first,
-         (SELECT count(*) FROM _scenario_cond AS k WHERE k.scenario_id = m.scenario_id AND k.model = m.model) AS n_cond,
-         (SELECT count(*) FROM _scenario_cond AS k WHERE k.scenario_id = m.scenario_id AND k.model = m.model AND k.is_full) AS n_full
-  FROM m JOIN _scenario_set AS s USING (scenario_id)
+  SELECT scenario_id, model, s.n_components,
+         coalesce(d.n_direct, 0) AS n_direct, coalesce(d.has_first, 0) AS has_first,
+         coalesce(k.n_cond, 0) AS n_cond, coalesce(k.n_full, 0) AS n_full
+  FROM d
+  FULL JOIN k USING (scenario_id, model)
+  JOIN _scenario_set AS s USING (scenario_id)
 )
 SELECT scenario_id, model, n_components,
        CASE WHEN has_first = 1 AND n_full = (1 << n_components) - 2 THEN 'chain_rule'
@@ -157,36 +169,66 @@ SELECT scenario_id, model, n_components,
 FROM facts
 WHERE (has_first = 1 AND n_full = (1 << n_components) - 2) OR n_direct = n_components;
 
--- independent: the product of the marginals.
-CREATE OR REPLACE TABLE _scenario_joint_independent AS
-SELECT w.scenario_id, m.model, w.world,
-       product(CASE WHEN substr(w.world, d.ord, 1) = '1' THEN d.probability ELSE 1 - d.probability END) AS probability
-FROM _scenario_model_method AS m
-JOIN _scenario_worlds AS w USING (scenario_id)
-JOIN _scenario_direct AS d ON d.scenario_id = m.scenario_id AND d.model = m.model
-WHERE m.method = 'independent'
-GROUP BY w.scenario_id, m.model, w.world;
+-- A joint's factors are multiplied, and the models' joints averaged, in a fixed order (pathway
+-- order; models by name), never in the order rows reach an aggregate: a parallel aggregate's
+-- order varies from run to run, and so would the last bits of a probability and the record's
+-- content_hash with them.
+--
+-- chain_rule: component 1 from the direct forecast, component k from P(k | the world's first
+-- k − 1). A model's factors are one list `q` in heap order: q[1] = P(c1), and P(ck | prefix c)
+-- (c the first k − 1 digits read as a binary number) at q[2^(k−1) + c]. World w (n components)
+-- then has, for component k, prefix w >> (n − k + 1) and digit (w >> (n − k)) & 1, so its
+-- probability is a product of at most 6 list lookups, with no join per factor.
+-- independent: the product of the direct forecasts, the same with `q` = the direct forecasts in
+-- pathway order (component k's factor at q[k]).
+CREATE OR REPLACE TEMP MACRO _chain_factor(q, n, w, k) AS
+  CASE WHEN k > n THEN 1.0
+       WHEN (w >> (n - k)) & 1 = 1 THEN q[(1 << (k - 1)) + (w >> (n - k + 1))]
+       ELSE 1 - q[(1 << (k - 1)) + (w >> (n - k + 1))] END;
+CREATE OR REPLACE TEMP MACRO _independent_factor(q, n, w, k) AS
+  CASE WHEN k > n THEN 1.0 WHEN (w >> (n - k)) & 1 = 1 THEN q[k] ELSE 1 - q[k] END;
+-- The values of a list of {k, v} structs in key order (sorting the aggregated list costs a
+-- fraction of an ordered aggregate, list(v ORDER BY k)).
+CREATE OR REPLACE TEMP MACRO _by_key(pairs) AS list_transform(list_sort(pairs), lambda e: e.v);
 
--- chain_rule: component 1 from the direct forecast, component k from P(k | the world's first k − 1).
-CREATE OR REPLACE TABLE _scenario_joint_chain AS
-WITH factors AS (
-  SELECT m.scenario_id, m.model, w.world, d.ord, d.probability
-  FROM _scenario_model_method AS m
-  JOIN _scenario_worlds AS w USING (scenario_id)
-  JOIN _scenario_direct AS d ON d.scenario_id = m.scenario_id AND d.model = m.model AND d.ord = 1
-  WHERE m.method = 'chain_rule'
-  UNION ALL
-  SELECT m.scenario_id, m.model, w.world, k.ord, k.probability
-  FROM _scenario_model_method AS m
-  JOIN _scenario_worlds AS w USING (scenario_id)
-  JOIN _scenario_cond AS k
-    ON k.scenario_id = m.scenario_id AND k.model = m.model AND k.is_full AND k.condition = substr(w.world, 1, k.ord - 1)
-  WHERE m.method = 'chain_rule'
+CREATE OR REPLACE TABLE _scenario_joint_independent AS
+WITH l AS (
+  SELECT d.scenario_id, d.model, _by_key(list({'k': d.ord, 'v': d.probability})) AS q
+  FROM _scenario_direct AS d
+  JOIN _scenario_model_method AS m USING (scenario_id, model)
+  WHERE m.method = 'independent'
+  GROUP BY d.scenario_id, d.model
 )
-SELECT scenario_id, model, world,
-       product(CASE WHEN substr(world, ord, 1) = '1' THEN probability ELSE 1 - probability END) AS probability
-FROM factors
-GROUP BY scenario_id, model, world;
+SELECT w.scenario_id, l.model, w.world_ix, w.world,
+       _independent_factor(l.q, w.n_components, w.world_ix, 1) * _independent_factor(l.q, w.n_components, w.world_ix, 2)
+       * _independent_factor(l.q, w.n_components, w.world_ix, 3) * _independent_factor(l.q, w.n_components, w.world_ix, 4)
+       * _independent_factor(l.q, w.n_components, w.world_ix, 5) * _independent_factor(l.q, w.n_components, w.world_ix, 6) AS probability
+FROM l
+JOIN _scenario_worlds AS w USING (scenario_id);
+
+CREATE OR REPLACE TABLE _scenario_joint_chain AS
+WITH heap AS (
+  SELECT d.scenario_id, d.model, 1 AS h, d.probability
+  FROM _scenario_direct AS d
+  JOIN _scenario_model_method AS m USING (scenario_id, model)
+  WHERE m.method = 'chain_rule' AND d.ord = 1
+  UNION ALL
+  SELECT k.scenario_id, k.model, (1 << (k.ord - 1)) + k.cond_ix, k.probability
+  FROM _scenario_cond AS k
+  JOIN _scenario_model_method AS m USING (scenario_id, model)
+  WHERE m.method = 'chain_rule' AND k.is_full
+),
+l AS (
+  SELECT scenario_id, model, _by_key(list({'k': h, 'v': probability})) AS q
+  FROM heap
+  GROUP BY scenario_id, model
+)
+SELECT w.scenario_id, l.model, w.world_ix, w.world,
+       _chain_factor(l.q, w.n_components, w.world_ix, 1) * _chain_factor(l.q, w.n_components, w.world_ix, 2)
+       * _chain_factor(l.q, w.n_components, w.world_ix, 3) * _chain_factor(l.q, w.n_components, w.world_ix, 4)
+       * _chain_factor(l.q, w.n_components, w.world_ix, 5) * _chain_factor(l.q, w.n_components, w.world_ix, 6) AS probability
+FROM l
+JOIN _scenario_worlds AS w USING (scenario_id);
 
 -- max_entropy_ipf: the constraints in the order they are fitted, each as two 0/1 masks over the
 -- worlds in world_ix order (`yes`: in S with the component YES; `no`: in S with it NO) and its
@@ -260,12 +302,12 @@ WITH RECURSIVE ipf(scenario_id, model, sweep, p, residual) USING KEY (scenario_i
      WHERE i.sweep < sp.sweeps AND i.residual >= 1e-12
    ))
 )
-SELECT i.scenario_id, i.model, w.world, i.p[w.world_ix + 1] AS probability
+SELECT i.scenario_id, i.model, w.world_ix, w.world, i.p[w.world_ix + 1] AS probability
 FROM ipf AS i
 JOIN _scenario_worlds AS w USING (scenario_id);
 
 CREATE OR REPLACE TABLE _scenario_model_joint AS
-SELECT j.scenario_id, j.model, m.method, j.world, j.probability
+SELECT j.scenario_id, j.model, m.method, j.world_ix, j.world, j.probability
 FROM (
   SELECT * FROM _scenario_joint_independent
   UNION ALL SELECT * FROM _scenario_joint_chain
@@ -274,47 +316,61 @@ FROM (
 JOIN _scenario_model_method AS m USING (scenario_id, model);
 
 CREATE OR REPLACE TABLE _scenario_consensus_joint AS
-SELECT scenario_id, world, avg(probability) AS probability, stddev_pop(probability) AS disagreement_sd,
-       count(*)::INTEGER AS n_models,
-       string_agg(DISTINCT method, ',' ORDER BY method) AS methods
-FROM _scenario_model_joint
-GROUP BY scenario_id, world;
+WITH g AS (
+  SELECT scenario_id, world_ix, any_value(world) AS world, _by_key(list({'k': model, 'v': probability})) AS p,
+         count(*)::INTEGER AS n_models,
+         string_agg(DISTINCT method, ',' ORDER BY method) AS methods
+  FROM _scenario_model_joint
+  GROUP BY scenario_id, world_ix
+)
+SELECT scenario_id, world_ix, world, list_avg(p) AS probability, list_stddev_pop(p) AS disagreement_sd, n_models, methods
+FROM g;
 
 -- Published: the pathway distribution of every model with a joint and of the consensus (model
 -- NULL, source 'consensus'): every world with its probability, rank 1 = the most likely (ties by
--- world), and its probability given the components resolved so far.
+-- world), and its probability given the components resolved so far (rows in no particular order:
+-- sort by scenario_id, source, model, rank).
 CREATE OR REPLACE TABLE scenario_worlds AS
 WITH j AS (
-  SELECT scenario_id, 'model' AS source, model, method, world, probability, NULL::DOUBLE AS disagreement_sd, 1 AS n_models
+  SELECT scenario_id, 'model' AS source, model, method, world, world_ix, probability, NULL::DOUBLE AS disagreement_sd, 1 AS n_models
   FROM _scenario_model_joint
   UNION ALL
-  SELECT scenario_id, 'consensus', NULL, methods, world, probability, disagreement_sd, n_models
+  SELECT scenario_id, 'consensus', NULL, methods, world, world_ix, probability, disagreement_sd, n_models
   FROM _scenario_consensus_joint
 ),
 c AS (
-  SELECT j.*, w.world_ix, r.resolved_pattern,
-         j.world LIKE replace(r.resolved_pattern, '-', '_') AS consistent
+  SELECT j.*, j.world_ix & r.resolved_mask = r.resolved_bits AS consistent
   FROM j
-  JOIN _scenario_worlds AS w USING (scenario_id, world)
   JOIN _scenario_resolution AS r USING (scenario_id)
 )
 SELECT scenario_id, source, model, method, world, world_ix, probability, disagreement_sd, n_models,
-       row_number() OVER (PARTITION BY scenario_id, source, model ORDER BY probability DESC, world)::INTEGER AS rank,
+       row_number() OVER (PARTITION BY scenario_id, source, model ORDER BY probability DESC, world_ix)::INTEGER AS rank,
        consistent,
        CASE WHEN consistent AND sum(probability) FILTER (WHERE consistent) OVER p > 0
             THEN probability / sum(probability) FILTER (WHERE consistent) OVER p END AS conditional_probability
 FROM c
-WINDOW p AS (PARTITION BY scenario_id, source, model)
-ORDER BY scenario_id, source, model NULLS FIRST, rank;
+WINDOW p AS (PARTITION BY scenario_id, source, model);
 
 -- Published: the component distributions implied by each joint, beside the direct forecasts.
+-- The implied marginals of a joint in one pass over its worlds (a scenario has at most 6
+-- components; component k is bit n − k of world_ix), then one row per component.
 CREATE OR REPLACE TABLE scenario_marginals AS
-WITH implied AS (
-  SELECT w.scenario_id, w.source, w.model, any_value(w.method) AS method, c.ord, c.question_id,
-         sum(CASE WHEN substr(w.world, c.ord, 1) = '1' THEN w.probability ELSE 0 END) AS implied
+WITH sums AS (
+  SELECT w.scenario_id, w.source, w.model, any_value(w.method) AS method, any_value(s.n_components) AS n,
+         [sum(CASE WHEN (w.world_ix >> (s.n_components - 1)) & 1 = 1 THEN w.probability ELSE 0 END),
+          sum(CASE WHEN s.n_components >= 2 AND (w.world_ix >> (s.n_components - 2)) & 1 = 1 THEN w.probability ELSE 0 END),
+          sum(CASE WHEN s.n_components >= 3 AND (w.world_ix >> (s.n_components - 3)) & 1 = 1 THEN w.probability ELSE 0 END),
+          sum(CASE WHEN s.n_components >= 4 AND (w.world_ix >> (s.n_components - 4)) & 1 = 1 THEN w.probability ELSE 0 END),
+          sum(CASE WHEN s.n_components >= 5 AND (w.world_ix >> (s.n_components - 5)) & 1 = 1 THEN w.probability ELSE 0 END),
+          sum(CASE WHEN s.n_components >= 6 AND (w.world_ix >> (s.n_components - 6)) & 1 = 1 THEN w.probability ELSE 0 END)] AS m
   FROM scenario_worlds AS w
+  JOIN _scenario_set AS s USING (scenario_id)
+  GROUP BY w.scenario_id, w.source, w.model
+),
+implied AS (
+  SELECT x.scenario_id, x.source, x.model, x.method, c.ord, c.question_id, x.m[c.ord] AS implied
+  FROM sums AS x
   JOIN _scenario_comp AS c USING (scenario_id)
-  GROUP BY w.scenario_id, w.source, w.model, c.ord, c.question_id
 ),
 direct AS (
   SELECT d.scenario_id, 'model' AS source, d.model, d.ord, d.probability AS direct

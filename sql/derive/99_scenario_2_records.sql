@@ -1,169 +1,174 @@
 -- 99_scenario_2_records: archived scenario records (issue 13) and their scores.
 --
--- This run's record of every scenario (_scenario_record_new): the consensus joint of
--- 99_scenario_1_joint.sql, one row per world, with the components in pathway order, the run id
--- (_scenario_params.run_id, set by the pipeline's scenario stage; without one no record is made)
--- and content_hash = sha256 of the comma-separated components, '|', then one
+-- A record is one row (raw table scenario_archive, pipeline/warehouse/tables.ts): the consensus
+-- joint of 99_scenario_1_joint.sql as lists in world order (world i, 0-based, is the world whose
+-- digits, one per component in pathway order, read as a binary number give i: index i + 1 of
+-- `probabilities` and `disagreement_sd`), the component distribution (`marginals`: the implied
+-- P(YES) of each component in pathway order), the components (question ids in pathway order,
+-- comma-separated), the run id (_scenario_params.run_id, set by the pipeline's scenario stage;
+-- without one no record is made) and content_hash = sha256 of the components, '|', then one
 -- 'world:probability;' per world in world order (numbers as DuckDB prints a DOUBLE). A record is
 -- made only while some component is still open (not every component resolved at as_of): once the
--- worlds are settled there is nothing left to forecast. The pipeline appends it to the raw table
--- scenario_records after the derive (pipeline/scenarios/stage.ts); a record (scenario_id, run_id)
--- already stored is never recomputed, so a resumed run keeps its first record.
+-- worlds are settled there is nothing left to forecast. The pipeline appends this run's records
+-- (_scenario_record_new) to scenario_archive after the derive (pipeline/scenarios/stage.ts); a
+-- record (scenario_id, run_id) already stored is never recomputed, so a resumed run keeps its
+-- first record. Records of the first format (raw scenario_records, one row per world) are folded
+-- into the same shape, so every record ever archived is scored.
 --
 -- Scores (as of this run), every record known at as_of, over the components it archived (their
 -- resolutions now: status resolved with outcome 0 or 1):
 --   complete: every component resolved; realized_world = their outcomes in pathway order;
 --   log_score = ln(P(realized world)) (P floored at 1e-12 so a world given 0 scores ln 1e-12);
---   brier = Σ over worlds (P(w) − [w = realized])², the multi-class Brier (0..2);
---   component_brier = mean over the resolved components of (implied marginal − outcome)², the
---     implied marginal = Σ P(w) over the worlds where the component is YES;
+--   brier = Σ over worlds (P(w) − [w = realized])² = Σ P(w)² − 2·P(realized) + 1, the multi-class
+--     Brier (0..2);
+--   component_briers = per component (marginal − outcome)², null while it is open;
+--     component_brier = their mean over the resolved components;
 --   partial resolutions condition the remaining worlds: consistent_mass = P(the worlds that agree
---     with every resolved component), partial_log_score = ln of it (floored as above), and each
---     consistent world's conditional_probability = P(w) / consistent_mass (scenario_record_worlds).
+--     with every resolved component), partial_log_score = ln of it (floored as above); a world's
+--     probability given the resolutions is P(w) / consistent_mass (the API lists them).
+-- Every figure is a list operation on the record's row (a dot product with a 0/1 mask of the
+-- consistent worlds, an element by index), so scoring costs one pass over the records, not over
+-- their worlds.
 
 CREATE OR REPLACE TABLE _scenario_record_new AS
-WITH r AS (
-  SELECT j.scenario_id, sp.run_id, rp.as_of, s.title,
-         (SELECT string_agg(c.question_id, ',' ORDER BY c.ord) FROM _scenario_comp AS c WHERE c.scenario_id = j.scenario_id) AS components,
-         j.world, j.probability, j.disagreement_sd, j.n_models, j.methods
-  FROM _scenario_consensus_joint AS j
-  JOIN _scenario_set AS s USING (scenario_id)
-  JOIN _scenario_resolution AS res USING (scenario_id)
+WITH due AS (
+  -- the scenarios that get a record this run (the others cost nothing below)
+  SELECT res.scenario_id, sp.run_id, rp.as_of
+  FROM _scenario_resolution AS res
   CROSS JOIN _scenario_params AS sp
   CROSS JOIN run_params AS rp
   WHERE sp.run_id IS NOT NULL
     AND res.n_resolved < res.n_components
-    AND NOT EXISTS (SELECT 1 FROM raw_scenario_records AS x WHERE x.scenario_id = j.scenario_id AND x.run_id = sp.run_id)
+    AND NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = res.scenario_id AND x.run_id = sp.run_id)
+    AND NOT EXISTS (SELECT 1 FROM raw_scenario_records AS x WHERE x.scenario_id = res.scenario_id AND x.run_id = sp.run_id)
 ),
-h AS (
-  SELECT scenario_id,
-         sha256(any_value(components) || '|' || string_agg(world || ':' || probability || ';', '' ORDER BY world)) AS content_hash
-  FROM r
+j AS (
+  SELECT j.scenario_id,
+         _by_key(list({'k': j.world_ix, 'v': j.probability})) AS probabilities,
+         _by_key(list({'k': j.world_ix, 'v': j.disagreement_sd})) AS disagreement_sd,
+         any_value(j.n_models) AS n_models, any_value(j.methods) AS methods,
+         string_agg(j.world || ':' || j.probability || ';', '' ORDER BY j.world) AS hashed_worlds
+  FROM _scenario_consensus_joint AS j
+  WHERE j.scenario_id IN (SELECT scenario_id FROM due)
+  GROUP BY j.scenario_id
+),
+c AS (
+  SELECT scenario_id, string_agg(question_id, ',' ORDER BY ord) AS components
+  FROM _scenario_comp
+  WHERE scenario_id IN (SELECT scenario_id FROM due)
   GROUP BY scenario_id
 )
-SELECT r.scenario_id, r.run_id, r.as_of, r.title, r.components, r.world, r.probability, r.disagreement_sd,
-       r.n_models, r.methods, h.content_hash
-FROM r JOIN h USING (scenario_id)
-ORDER BY r.scenario_id, r.world;
+SELECT j.scenario_id, due.run_id, due.as_of, s.title, c.components, j.probabilities, j.disagreement_sd,
+       -- the implied marginals, summed in world order (the same bits on every run): component k
+       -- is YES in world i (1-based index) when bit n − k of i − 1 is set
+       list_transform(range(1, s.n_components + 1),
+                      lambda k: list_sum(list_transform(j.probabilities,
+                                                        lambda p, i: CASE WHEN ((i - 1) >> (s.n_components - k)) & 1 = 1 THEN p ELSE 0 END))) AS marginals,
+       j.n_models, j.methods, sha256(c.components || '|' || j.hashed_worlds) AS content_hash
+FROM due
+JOIN j USING (scenario_id)
+JOIN _scenario_set AS s USING (scenario_id)
+JOIN c USING (scenario_id)
+ORDER BY j.scenario_id;
 
 -- Every record known at as_of: the stored ones archived at or before it (a run dated in the past
--- does not see later records) and this run's.
+-- does not see later records), those of the first format folded into one row each (the marginals
+-- summed over the worlds whose k-th digit is 1; a scenario has at most 6 components), and this
+-- run's (until they are stored).
 CREATE OR REPLACE TEMP VIEW _scenario_record_all AS
-SELECT scenario_id, run_id, as_of, title, components, world, probability, disagreement_sd, n_models, methods, content_hash
-FROM raw_scenario_records
+SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
+FROM raw_scenario_archive
 WHERE as_of <= (SELECT as_of FROM run_params)
 UNION ALL
-SELECT scenario_id, run_id, as_of, title, components, world, probability, disagreement_sd, n_models, methods, content_hash
-FROM _scenario_record_new;
+SELECT scenario_id, run_id, any_value(as_of), any_value(title), any_value(components),
+       list(probability ORDER BY world), list(disagreement_sd ORDER BY world),
+       list_slice([sum(probability) FILTER (WHERE substr(world, 1, 1) = '1'),
+                   sum(probability) FILTER (WHERE substr(world, 2, 1) = '1'),
+                   sum(probability) FILTER (WHERE substr(world, 3, 1) = '1'),
+                   sum(probability) FILTER (WHERE substr(world, 4, 1) = '1'),
+                   sum(probability) FILTER (WHERE substr(world, 5, 1) = '1'),
+                   sum(probability) FILTER (WHERE substr(world, 6, 1) = '1')], 1, max(length(world))),
+       any_value(n_models), any_value(methods), any_value(content_hash)
+FROM raw_scenario_records
+WHERE as_of <= (SELECT as_of FROM run_params)
+GROUP BY scenario_id, run_id
+UNION ALL
+SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
+FROM _scenario_record_new AS n
+WHERE NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = n.scenario_id AND x.run_id = n.run_id);
+-- (The guard matters once the stage has appended this run's records to scenario_archive: the
+-- published view scenario_records below is read again when the snapshot is written, and must
+-- then find each record once.)
 
--- Published: every archived component of every record with its resolution now and its Brier.
-CREATE OR REPLACE TABLE scenario_record_components AS
-WITH rec AS (
-  SELECT DISTINCT scenario_id, run_id, as_of, components FROM _scenario_record_all
+-- The resolutions now of every component list a record archived (records of a scenario share
+-- one, so this is per scenario, not per record): the pattern ('-' for an open component), the
+-- outcomes in pathway order (null while open), the realized world's index once complete, and
+-- `consistent`, a 0/1 mask over the worlds in world order (1: agrees with every resolution).
+CREATE OR REPLACE TABLE _scenario_record_resolution AS
+WITH c AS (
+  SELECT components, string_split(components, ',') AS ids
+  FROM (SELECT DISTINCT components FROM _scenario_record_all)
 ),
 comp AS (
-  SELECT rec.scenario_id, rec.run_id, rec.as_of, o.ord::INTEGER AS ord, string_split(rec.components, ',')[o.ord] AS question_id
-  FROM rec
-  CROSS JOIN LATERAL (SELECT range AS ord FROM range(1, len(string_split(rec.components, ',')) + 1)) AS o
+  SELECT components, len(ids)::INTEGER AS n, unnest(range(1, len(ids) + 1))::INTEGER AS ord, unnest(ids) AS question_id
+  FROM c
 ),
--- The implied marginals of a record in one pass over its worlds (a scenario has at most 6
--- components): m[k] = Σ P(w) over the worlds whose k-th digit is 1. One grouped pass instead of
--- joining every component to every world.
-marginals AS (
-  SELECT scenario_id, run_id,
-         [sum(CASE WHEN substr(world, 1, 1) = '1' THEN probability ELSE 0 END),
-          sum(CASE WHEN substr(world, 2, 1) = '1' THEN probability ELSE 0 END),
-          sum(CASE WHEN substr(world, 3, 1) = '1' THEN probability ELSE 0 END),
-          sum(CASE WHEN substr(world, 4, 1) = '1' THEN probability ELSE 0 END),
-          sum(CASE WHEN substr(world, 5, 1) = '1' THEN probability ELSE 0 END),
-          sum(CASE WHEN substr(world, 6, 1) = '1' THEN probability ELSE 0 END)] AS m
-  FROM _scenario_record_all
-  GROUP BY scenario_id, run_id
+o AS (
+  SELECT comp.components, comp.n, comp.ord,
+         CASE WHEN q.status = 'resolved' AND q.outcome IN (0, 1) THEN q.outcome END AS outcome
+  FROM comp
+  LEFT JOIN questions AS q ON q.question_id = comp.question_id
 ),
-implied AS (
-  SELECT c.scenario_id, c.run_id, c.ord, m.m[c.ord] AS implied
-  FROM comp AS c
-  JOIN marginals AS m USING (scenario_id, run_id)
+g AS (
+  SELECT components, any_value(n) AS n_components,
+         string_agg(coalesce(outcome::INTEGER::VARCHAR, '-'), '' ORDER BY ord) AS resolved_pattern,
+         count(outcome)::INTEGER AS n_resolved,
+         list(outcome ORDER BY ord) AS outcomes,
+         sum(outcome::INTEGER << (n - ord))::INTEGER AS realized_ix
+  FROM o
+  GROUP BY components
 )
-SELECT c.scenario_id, c.run_id, c.as_of, c.ord, c.question_id, i.implied,
-       q.status = 'resolved' AND q.outcome IN (0, 1) AS resolved,
-       CASE WHEN q.status = 'resolved' AND q.outcome IN (0, 1) THEN q.outcome END AS outcome,
-       CASE WHEN q.status = 'resolved' AND q.outcome IN (0, 1) THEN q.resolved_at END AS resolved_at,
-       CASE WHEN q.status = 'resolved' AND q.outcome IN (0, 1) THEN (i.implied - q.outcome) * (i.implied - q.outcome) END AS brier
-FROM comp AS c
-JOIN implied AS i USING (scenario_id, run_id, ord)
-LEFT JOIN questions AS q ON q.question_id = c.question_id
-ORDER BY c.scenario_id, c.as_of, c.run_id, c.ord;
+SELECT components, n_components, resolved_pattern, n_resolved, n_resolved = n_components AS complete, outcomes,
+       CASE WHEN n_resolved = n_components THEN realized_ix END AS realized_ix,
+       list_transform(range(1 << n_components),
+                      lambda i: CASE WHEN lpad(bin(i), n_components, '0') LIKE replace(resolved_pattern, '-', '_') THEN 1.0 ELSE 0.0 END) AS consistent
+FROM g;
 
--- Each record's resolutions now as a pattern ('-' for an open component).
-CREATE OR REPLACE TABLE _scenario_record_resolution AS
-SELECT scenario_id, run_id,
-       string_agg(CASE WHEN resolved THEN outcome::INTEGER::VARCHAR ELSE '-' END, '' ORDER BY ord) AS resolved_pattern,
-       count(*)::INTEGER AS n_components,
-       count(*) FILTER (WHERE resolved)::INTEGER AS n_resolved,
-       avg(brier) AS component_brier
-FROM scenario_record_components
-GROUP BY scenario_id, run_id;
-
--- Published: every world of every record, conditioned on the resolutions so far (rows in no
--- particular order).
-CREATE OR REPLACE TABLE scenario_record_worlds AS
-WITH w AS (
-  SELECT a.scenario_id, a.run_id, a.as_of, a.world, a.probability, a.disagreement_sd,
-         a.world LIKE replace(r.resolved_pattern, '-', '_') AS consistent,
-         r.n_resolved = r.n_components AND a.world = r.resolved_pattern AS realized
-  FROM _scenario_record_all AS a
-  JOIN _scenario_record_resolution AS r USING (scenario_id, run_id)
-)
-SELECT scenario_id, run_id, as_of, world, probability, disagreement_sd,
-       row_number() OVER (PARTITION BY scenario_id, run_id ORDER BY probability DESC, world)::INTEGER AS rank,
-       consistent, realized,
-       CASE WHEN consistent AND sum(probability) FILTER (WHERE consistent) OVER p > 0
-            THEN probability / sum(probability) FILTER (WHERE consistent) OVER p END AS conditional_probability
-FROM w
-WINDOW p AS (PARTITION BY scenario_id, run_id);
--- (no ORDER BY: sorting every world of every record cost more than the rest of the table; `rank`
--- orders a record's worlds, and the API sorts what it serves. Tried and slower on the scenarios
--- bench's 3.2 M world rows: the mass's window sharing the rank's sort as a framed sum (the window
--- operator 9.2 s of CPU against 3.0 s); one list of worlds per record, every figure from list
--- lambdas (the bench's whole scenario derive 8.7 s against 5.8 s))
-
--- Published: one row per record with its scores.
+-- Published: one row per archived record known at as_of with its scores (rows in no particular
+-- order: sort by scenario_id, as_of, run_id). The record itself (its components, hash and
+-- distributions) is in scenario_records.
 CREATE OR REPLACE TABLE scenario_record_scores AS
-WITH s AS (
-  -- The worlds' figures per record (no join back to the world rows: the record-level values
-  -- repeat on every world row, so they are taken from _scenario_record_all per record below).
-  SELECT w.scenario_id, w.run_id,
-         count(*)::INTEGER AS n_worlds,
-         arg_min(w.world, w.rank) AS top_world,
-         max(w.probability) AS top_probability,
-         sum(w.probability) FILTER (WHERE w.consistent) AS consistent_mass,
-         sum(w.probability) FILTER (WHERE w.realized) AS realized_probability,
-         sum((w.probability - CASE WHEN w.realized THEN 1 ELSE 0 END) ^ 2) AS brier_all
-  FROM scenario_record_worlds AS w
-  GROUP BY w.scenario_id, w.run_id
-),
-a AS (
-  SELECT scenario_id, run_id, any_value(as_of) AS as_of, any_value(title) AS title, any_value(components) AS components,
-         any_value(content_hash) AS content_hash, any_value(n_models) AS n_models, any_value(methods) AS methods
-  FROM _scenario_record_all
-  GROUP BY scenario_id, run_id
-)
-SELECT s.scenario_id, s.run_id, a.as_of, a.title, a.components, a.content_hash, a.n_models, a.methods,
-       r.n_components, s.n_worlds, s.top_world, s.top_probability,
-       r.n_resolved, r.resolved_pattern,
-       r.n_resolved = r.n_components AS complete,
-       CASE WHEN r.n_resolved = r.n_components THEN r.resolved_pattern END AS realized_world,
-       CASE WHEN r.n_resolved = r.n_components THEN s.realized_probability END AS realized_probability,
-       CASE WHEN r.n_resolved = r.n_components THEN ln(greatest(s.realized_probability, 1e-12)) END AS log_score,
-       CASE WHEN r.n_resolved = r.n_components THEN s.brier_all END AS brier,
-       r.component_brier,
-       CASE WHEN r.n_resolved > 0 THEN s.consistent_mass END AS consistent_mass,
-       CASE WHEN r.n_resolved > 0 THEN ln(greatest(s.consistent_mass, 1e-12)) END AS partial_log_score
-FROM s
-JOIN a USING (scenario_id, run_id)
-JOIN _scenario_record_resolution AS r USING (scenario_id, run_id)
-ORDER BY s.scenario_id, a.as_of, s.run_id;
+SELECT a.scenario_id, a.run_id, a.as_of,
+       r.n_resolved, r.resolved_pattern, r.complete,
+       CASE WHEN r.complete THEN r.resolved_pattern END AS realized_world,
+       a.probabilities[r.realized_ix + 1] AS realized_probability,
+       -- (greatest() skips a null: the CASE keeps an incomplete record's log score null)
+       CASE WHEN r.complete THEN ln(greatest(a.probabilities[r.realized_ix + 1], 1e-12)) END AS log_score,
+       list_dot_product(a.probabilities, a.probabilities) - 2 * a.probabilities[r.realized_ix + 1] + 1 AS brier,
+       -- the mean of (marginal − outcome)² over the resolved components (at most 6; an open
+       -- component's outcome is null and adds nothing)
+       (coalesce((a.marginals[1] - r.outcomes[1]) ^ 2, 0) + coalesce((a.marginals[2] - r.outcomes[2]) ^ 2, 0)
+        + coalesce((a.marginals[3] - r.outcomes[3]) ^ 2, 0) + coalesce((a.marginals[4] - r.outcomes[4]) ^ 2, 0)
+        + coalesce((a.marginals[5] - r.outcomes[5]) ^ 2, 0) + coalesce((a.marginals[6] - r.outcomes[6]) ^ 2, 0))
+         / nullif(r.n_resolved, 0) AS component_brier,
+       CASE WHEN r.n_resolved > 0 THEN list_dot_product(a.probabilities, r.consistent) END AS consistent_mass,
+       CASE WHEN r.n_resolved > 0 THEN ln(greatest(list_dot_product(a.probabilities, r.consistent), 1e-12)) END AS partial_log_score
+FROM _scenario_record_all AS a
+JOIN _scenario_record_resolution AS r USING (components);
+
+-- Published: every archived record known at as_of as it was archived (one row per record, the
+-- rows of scenario_record_scores): its components, hash, models and methods, the consensus
+-- joint's most likely world, and the distributions: probabilities and disagreement_sd in world
+-- order, marginals in pathway order. A view, written to the snapshot when it is exported: the
+-- records are already stored, and copying them into a table first would cost more than scoring
+-- them.
+CREATE OR REPLACE TEMP VIEW scenario_records AS
+SELECT scenario_id, run_id, as_of, title, components, content_hash, n_models, methods,
+       len(marginals)::INTEGER AS n_components, len(probabilities)::INTEGER AS n_worlds,
+       lpad(bin(list_position(probabilities, list_max(probabilities)) - 1), len(marginals)::INTEGER, '0') AS top_world,
+       list_max(probabilities) AS top_probability,
+       probabilities, disagreement_sd, marginals
+FROM _scenario_record_all;
 
 -- Published: one row per scenario: its definition, the current consensus joint's most likely
 -- world, its resolution status (resolved: every component resolved) and its record history.

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, LIST, VARCHAR, listValue, type DuckDBPreparedStatement } from '@duckdb/node-api';
 
-type ColType = 'VARCHAR' | 'DOUBLE' | 'BIGINT' | 'INTEGER' | 'TIMESTAMP' | 'BOOLEAN' | 'VARCHAR[]';
+type ColType = 'VARCHAR' | 'DOUBLE' | 'BIGINT' | 'INTEGER' | 'TIMESTAMP' | 'BOOLEAN' | 'VARCHAR[]' | 'DOUBLE[]';
 type Row = Record<string, string | number | boolean | null | string[]>;
 
 const V = 'VARCHAR';
@@ -115,13 +115,10 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     scenario_id: V, source: V, model: V, method: V, ord: 'INTEGER', question_id: V, implied: D, direct: D, coherence_gap: D,
   },
   scenario_record_scores: {
-    scenario_id: V, run_id: V, as_of: TS, title: V, components: V, content_hash: V, n_models: 'INTEGER', methods: V, n_components: 'INTEGER', n_worlds: 'INTEGER', top_world: V, top_probability: D, n_resolved: 'INTEGER', resolved_pattern: V, complete: 'BOOLEAN', realized_world: V, realized_probability: D, log_score: D, brier: D, component_brier: D, consistent_mass: D, partial_log_score: D,
+    scenario_id: V, run_id: V, as_of: TS, n_resolved: 'INTEGER', resolved_pattern: V, complete: 'BOOLEAN', realized_world: V, realized_probability: D, log_score: D, brier: D, component_brier: D, consistent_mass: D, partial_log_score: D,
   },
-  scenario_record_worlds: {
-    scenario_id: V, run_id: V, as_of: TS, world: V, probability: D, disagreement_sd: D, rank: 'INTEGER', consistent: 'BOOLEAN', realized: 'BOOLEAN', conditional_probability: D,
-  },
-  scenario_record_components: {
-    scenario_id: V, run_id: V, as_of: TS, ord: 'INTEGER', question_id: V, implied: D, resolved: 'BOOLEAN', outcome: D, resolved_at: TS, brier: D,
+  scenario_records: {
+    scenario_id: V, run_id: V, as_of: TS, title: V, components: V, content_hash: V, n_models: 'INTEGER', methods: V, n_components: 'INTEGER', n_worlds: 'INTEGER', top_world: V, top_probability: D, probabilities: 'DOUBLE[]', disagreement_sd: 'DOUBLE[]', marginals: 'DOUBLE[]',
   },
   track_records: {
     source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL, n_claims: B,

@@ -36,6 +36,7 @@ const P1 = [0.6, 0.8, 0.5, 0.7];
 const P2 = [0.5, 0.4, 0.3, 0.9];
 const P3 = [0.2, 0.2, 0.6, 0.1];
 const P4 = [0.9, 0.9, 0.9, 0.9];
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 /** The consensus of independent joints: the mean over the models of the products. */
 function consensus(ps: number[][], world: string): number {
   return [0, 1, 2, 3].reduce((acc, m) => acc + ps.reduce((a, p, k) => a * (world[k] === '1' ? p[m]! : 1 - p[m]!), 1), 0) / 4;
@@ -161,6 +162,11 @@ describe('scenarios API', () => {
     expect(r.brier).toBeCloseTo(brier, 6);
     expect(r.content_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(r.components.map((c: any) => [c.question_id, c.outcome])).toEqual([['kalshi:a3', 0], ['manifold:a4', 1]]);
+    // Each component's Brier: (the record's implied marginal − the outcome)², P3 and P4 the mean
+    // direct forecasts (independent joints: the implied marginal is the direct forecast).
+    expect(r.components[0].implied).toBeCloseTo(mean(P3), 9);
+    expect(r.components[0].brier).toBeCloseTo(mean(P3) ** 2, 9);
+    expect(r.components[1].brier).toBeCloseTo((mean(P4) - 1) ** 2, 9);
     expect(s.latest_record.run_id).toBe(run1);
     const hand = await get(server, '/api/scenarios/hand/');
     expect(hand.body.scenario.records.map((x: any) => x.run_id)).toEqual([run2, run1]);

@@ -6,6 +6,7 @@
  * resolve, wholly and in part. Everything goes through the pipeline's own stages and SQL over a
  * real warehouse in a temp dir.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -17,7 +18,14 @@ import { deriveTables } from '../../pipeline/warehouse/derive.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, type Fixture, resolution } from '../structure/helpers.ts';
+
+/**
+ * A DOUBLE as DuckDB prints it in the record hash: the shortest text that reads back as the same
+ * number, which for the probabilities here (between 0.001 and 1) is also what JS prints.
+ */
+const numberText = (x: number): string => String(x);
 
 const Q1 = 'manifold:s1';
 const Q2 = 'polymarket:s2';
@@ -279,38 +287,44 @@ describe('scenario records: archived per run, idempotent, scored as components r
   });
   afterAll(() => f.cleanup());
 
-  it('each run with a component open appends one hashed record per scenario, one row per world; re-freezing adds nothing', async () => {
-    const raw = await rawRows(f.dataDir, 'scenario_records', `scenario_id = 'hand'`);
-    expect(raw.filter((r) => r.run_id === run1)).toHaveLength(8);
-    expect(raw.filter((r) => r.run_id === run2)).toHaveLength(8);
+  it('each run with a component open appends one hashed record per scenario, its worlds as a list; re-freezing adds nothing', async () => {
+    const raw = await rawRows(f.dataDir, 'scenario_archive', `scenario_id = 'hand'`);
+    expect(raw.filter((r) => r.run_id === run1)).toHaveLength(1);
+    expect(raw.filter((r) => r.run_id === run2)).toHaveLength(1);
     // Run 3: every component resolved, nothing left to forecast, no record.
     expect(raw.filter((r) => r.run_id === run3)).toHaveLength(0);
-    const r1 = raw.filter((r) => r.run_id === run1);
-    expect(new Set(r1.map((r) => r.content_hash)).size).toBe(1);
-    expect(r1[0]!.content_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(r1[0]).toMatchObject({ components: `${Q1},${Q2},${Q3}`, n_models: 4, methods: 'independent', title: 'A hand-made pathway' });
-    for (const r of r1) expect(r.probability).toBeCloseTo(consensus.get(r.world)!, 12);
+    const r1 = raw.find((r) => r.run_id === run1)!;
+    expect(r1.content_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(r1).toMatchObject({ components: `${Q1},${Q2},${Q3}`, n_models: 4, methods: 'independent', title: 'A hand-made pathway' });
+    // World i is the world whose digits read as a binary number give i: '000', '001', … '111'.
+    expect(r1.probabilities).toHaveLength(8);
+    WORLDS.forEach((w) => expect(r1.probabilities[parseInt(w, 2)]).toBeCloseTo(consensus.get(w)!, 12));
+    const implied = [0, 1, 2].map((k) => WORLDS.filter((w) => w[k] === '1').reduce((a, w) => a + consensus.get(w)!, 0));
+    implied.forEach((m, k) => expect(r1.marginals[k]).toBeCloseTo(m, 12));
+    expect(r1.disagreement_sd).toHaveLength(8);
+    // The hash covers the components and each world's probability as DuckDB prints it.
+    const text = `${Q1},${Q2},${Q3}|` + WORLDS.map((w) => `${w}:${numberText(r1.probabilities[parseInt(w, 2)])};`).join('');
+    expect(r1.content_hash).toBe(createHash('sha256').update(text).digest('hex'));
     // The same forecasts at run 2: the same content, the same hash.
-    expect(raw.find((r) => r.run_id === run2)!.content_hash).toBe(r1[0]!.content_hash);
+    expect(raw.find((r) => r.run_id === run2)!.content_hash).toBe(r1.content_hash);
     const again = await derive(f, T3, run2, [], (conn) => freezeScenarioRecords(conn, f.dataDir, run2, T3));
     expect(again).toBe(0);
-    expect(await rawRows(f.dataDir, 'scenario_records', `scenario_id = 'hand'`)).toHaveLength(16);
+    expect(await rawRows(f.dataDir, 'scenario_archive', `scenario_id = 'hand'`)).toHaveLength(2);
   });
 
   it('a partly resolved record: the remaining worlds renormalized, the resolved component scored', async () => {
     const [s1] = await snapshotRows(f.dataDir, run2, `SELECT * FROM {scenario_record_scores} WHERE scenario_id = 'hand' AND run_id = '${run1}'`);
     const mass = WORLDS.filter((w) => w[0] === '1').reduce((a, w) => a + consensus.get(w)!, 0);
     expect(mass).toBeCloseTo(0.65, 12); // the mean of the direct P(c1): (0.6 + 0.8 + 0.5 + 0.7) / 4
-    expect(s1).toMatchObject({ n_components: 3, n_resolved: 1, resolved_pattern: '1--', complete: false, realized_world: null, log_score: null, brier: null });
+    expect(s1).toMatchObject({ n_resolved: 1, resolved_pattern: '1--', complete: false, realized_world: null, log_score: null, brier: null });
     expect(s1!.consistent_mass).toBeCloseTo(mass, 12);
     expect(s1!.partial_log_score).toBeCloseTo(Math.log(mass), 12);
     expect(s1!.component_brier).toBeCloseTo((mass - 1) ** 2, 12);
-    const worlds = await snapshotRows(f.dataDir, run2, `SELECT * FROM {scenario_record_worlds} WHERE scenario_id = 'hand' AND run_id = '${run1}'`);
-    for (const w of worlds) {
-      expect(w.consistent).toBe(w.world[0] === '1');
-      if (w.consistent) expect(w.conditional_probability).toBeCloseTo(consensus.get(w.world)! / mass, 12);
-      else expect(w.conditional_probability).toBeNull();
-    }
+    // The record as archived, in the snapshot (its worlds conditioned on the resolutions are
+    // listed by the API: test/scenarios/api.test.ts).
+    const [rec] = await snapshotRows(f.dataDir, run2, `SELECT * FROM {scenario_records} WHERE scenario_id = 'hand' AND run_id = '${run1}'`);
+    expect(rec).toMatchObject({ n_components: 3, n_worlds: 8, components: `${Q1},${Q2},${Q3}` });
+    WORLDS.forEach((w) => expect(rec!.probabilities[parseInt(w, 2)]).toBeCloseTo(consensus.get(w)!, 12));
     // The current joint is conditioned the same way.
     const current = await snapshotRows(f.dataDir, run2, `SELECT * FROM {scenario_worlds} WHERE scenario_id = 'hand' AND source = 'consensus' AND world = '110'`);
     expect(current[0]!.conditional_probability).toBeCloseTo(consensus.get('110')! / mass, 12);
@@ -328,9 +342,6 @@ describe('scenario records: archived per run, idempotent, scored as components r
     expect(s1.log_score).toBeCloseTo(Math.log(p), 12);
     expect(s1.brier).toBeCloseTo(brier, 12);
     expect(s1.component_brier).toBeCloseTo(((implied[0]! - 1) ** 2 + implied[1]! ** 2 + (implied[2]! - 1) ** 2) / 3, 12);
-    const comps = await snapshotRows(f.dataDir, run3, `SELECT * FROM {scenario_record_components} WHERE run_id = '${run1}' ORDER BY ord`);
-    expect(comps.map((c) => [c.question_id, c.outcome])).toEqual([[Q1, 1], [Q2, 0], [Q3, 1]]);
-    expect(comps[1]!.brier).toBeCloseTo(implied[1]! ** 2, 12);
     const [scenario] = await snapshotRows(f.dataDir, run3, `SELECT * FROM {scenarios} WHERE scenario_id = 'hand'`);
     expect(scenario).toMatchObject({ status: 'resolved', n_resolved: 3, resolved_pattern: '101', n_records: 2, latest_run_id: run2 });
   });
@@ -339,6 +350,33 @@ describe('scenario records: archived per run, idempotent, scored as components r
     const past = await publish(f, new Date('2026-01-20T00:00:00Z'));
     const scores = await snapshotRows(f.dataDir, past, `SELECT run_id FROM {scenario_record_scores} WHERE scenario_id = 'hand' ORDER BY as_of`);
     expect(scores.map((s) => s.run_id)).toEqual([run1, past]);
+  });
+
+  it('records of the first format (one raw row per world) are still read, folded into one record each and scored', async () => {
+    // A record as runs archived them before scenario_archive: raw scenario_records, one row per
+    // world, the record's values repeated. The same joint as run 1's, archived a day after it.
+    const legacyRun = 'r20260111T000000Z-legacy01';
+    const asOf = new Date('2026-01-11T00:00:00Z');
+    const rows = WORLDS.map((w) => ({
+      scenario_id: 'hand', run_id: legacyRun, as_of: asOf, title: 'A hand-made pathway', components: `${Q1},${Q2},${Q3}`,
+      world: w, probability: consensus.get(w)!, disagreement_sd: 0, n_models: 4, methods: 'independent',
+      content_hash: 'f'.repeat(64), recorded_at: asOf,
+    }));
+    await withConnection((conn) => appendRaw(conn, f.dataDir, 'scenario_records', rows, { runId: legacyRun, runDate: '2026-01-11' }));
+    const now = await publish(f, T5);
+    const scores = await snapshotRows(f.dataDir, now, `SELECT * FROM {scenario_record_scores} WHERE scenario_id = 'hand' ORDER BY as_of, run_id`);
+    expect(scores.map((x) => x.run_id)).toContain(legacyRun);
+    const legacy = scores.find((x) => x.run_id === legacyRun)!;
+    const first = scores.find((x) => x.run_id === run1)!;
+    expect(legacy).toMatchObject({ complete: true, realized_world: '101', n_resolved: 3 });
+    for (const k of ['realized_probability', 'log_score', 'brier', 'component_brier'] as const) expect(legacy[k]).toBeCloseTo(first[k], 12);
+    const [rec] = await snapshotRows(f.dataDir, now, `SELECT * FROM {scenario_records} WHERE run_id = '${legacyRun}'`);
+    expect(rec).toMatchObject({ n_components: 3, n_worlds: 8, content_hash: 'f'.repeat(64) });
+    WORLDS.forEach((w) => expect(rec!.probabilities[parseInt(w, 2)]).toBeCloseTo(consensus.get(w)!, 12));
+    const implied = [0, 1, 2].map((k) => WORLDS.filter((w) => w[k] === '1').reduce((a, w) => a + consensus.get(w)!, 0));
+    implied.forEach((m, k) => expect(rec!.marginals[k]).toBeCloseTo(m, 12));
+    // Nothing is archived for the legacy run again, in either format.
+    expect(await rawRows(f.dataDir, 'scenario_archive', `run_id = '${legacyRun}'`)).toHaveLength(0);
   });
 });
 

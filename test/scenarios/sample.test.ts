@@ -55,7 +55,7 @@ describe('bundled scenarios over the imported sample', () => {
   });
 
   it('the early run archived a record per open scenario; the late run scores them, wholly and in part', async () => {
-    const raw = await rawRows(f.dataDir, 'scenario_records');
+    const raw = await rawRows(f.dataDir, 'scenario_archive');
     const earlyIds = new Set(raw.filter((r) => r.run_id === early).map((r) => r.scenario_id));
     // Every scenario but the Fed's 2025 endgame, resolved by then: nothing left to forecast.
     expect([...earlyIds].sort()).toEqual(defs.map((d) => d.id).filter((id) => id !== 'fed-2025-endgame').sort());
@@ -84,10 +84,16 @@ describe('bundled scenarios over the imported sample', () => {
     const status = await snapshotRows(f.dataDir, late, `SELECT scenario_id, status, n_records FROM {scenarios} ORDER BY 1`);
     expect(status.filter((s) => s.status === 'resolved').map((s) => s.scenario_id)).toEqual(['bitcoin-march-2026-slide', 'claude-5-spring-2026', 'fed-2025-endgame']);
     expect(status.find((s) => s.scenario_id === 'fed-2025-endgame')!.n_records).toBe(0);
-    // The late run archived the scenarios still open, one row per world.
+    // The late run archived the scenarios still open, one row per record with a probability per
+    // world that sum to 1.
     const lateRows = raw.filter((r) => r.run_id === late);
-    const lateIds = [...new Set(lateRows.map((r) => r.scenario_id))].sort();
+    const lateIds = lateRows.map((r) => r.scenario_id).sort();
     expect(lateIds).toEqual(['fed-2026-path', 'iran-regime-2026', 'russia-ukraine-endgame', 'us-iran-escalation-2026']);
-    expect(lateRows).toHaveLength(lateIds.reduce((a, id) => a + 2 ** defs.find((d) => d.id === id)!.components.length, 0));
+    for (const r of lateRows) {
+      const n = defs.find((d) => d.id === r.scenario_id)!.components.length;
+      expect(r.probabilities).toHaveLength(2 ** n);
+      expect(r.marginals).toHaveLength(n);
+      expect(r.probabilities.reduce((a: number, p: number) => a + p, 0)).toBeCloseTo(1, 12);
+    }
   });
 });

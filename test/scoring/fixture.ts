@@ -28,9 +28,10 @@ const BIND_TYPE: Record<DuckType, DuckDBType> = {
   BOOLEAN: BOOLEAN,
   TIMESTAMP: TIMESTAMP,
   'VARCHAR[]': LIST(VARCHAR),
+  'DOUBLE[]': LIST(DOUBLE),
 };
 
-export type Row = Record<string, string | number | boolean | null | string[] | Date | undefined>;
+export type Row = Record<string, string | number | boolean | null | string[] | number[] | Date | undefined>;
 
 export async function openDb(): Promise<{ conn: DuckDBConnection; close: () => void }> {
   const db = await DuckDBInstance.create(':memory:');
@@ -59,6 +60,8 @@ function toValue(type: DuckType, v: Row[string]): DuckDBValue {
     }
     case 'VARCHAR[]':
       return listValue(v as string[]);
+    case 'DOUBLE[]':
+      return listValue(v as number[]);
     case 'BIGINT':
       return BigInt(v as number);
     default:

@@ -116,9 +116,8 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
       'scenario_worlds',
       'scenario_marginals',
       'scenario_components',
-      'scenario_record_components',
-      'scenario_record_worlds',
       'scenario_record_scores',
+      'scenario_records',
       'scenarios',
       // coherence across the book (99_scenario_9_coherence.sql)
       'coherence_checks',

@@ -123,4 +123,26 @@ describe('appendRaw', () => {
     expect(await count('market_prices')).toBe(before);
     expect(existsSync(tmp.dir)).toBe(true);
   });
+
+  it('writes DOUBLE[] lists (the scenario archive) exactly, and rejects a list holding a non-number or NaN', async () => {
+    const record = {
+      scenario_id: 'pair', run_id: 'r1', as_of: new Date('2026-01-10T00:00:00Z'), title: 'A pair', components: 'a:1,b:2',
+      probabilities: [0.1, 0.2, 0.30000000000000004, 0.4], disagreement_sd: [0, 0.05, 0, 1e-7], marginals: [0.7, 0.6000000000000001],
+      n_models: 4, methods: 'chain_rule', content_hash: 'h', recorded_at: new Date('2026-01-10T00:00:00Z'),
+    };
+    expect((await appendRaw(conn, tmp.dir, 'scenario_archive', [record], partition)).written).toBe(1);
+    await createRawViews(conn, tmp.dir);
+    const row = (await conn.runAndReadAll(`SELECT * FROM raw_scenario_archive`)).getRowObjectsJS()[0]!;
+    expect(row.probabilities).toEqual(record.probabilities);
+    expect(row.disagreement_sd).toEqual(record.disagreement_sd);
+    expect(row.marginals).toEqual(record.marginals);
+    // The natural key is (scenario_id, run_id): the same record again writes nothing.
+    expect((await appendRaw(conn, tmp.dir, 'scenario_archive', [record], partition)).written).toBe(0);
+    for (const bad of [[0.1, '0.2'], [0.1, Number.NaN], 0.5]) {
+      await expect(
+        appendRaw(conn, tmp.dir, 'scenario_archive', [{ ...record, run_id: 'r2', probabilities: bad }], partition),
+      ).rejects.toThrow(/column probabilities: expected DOUBLE\[\]/);
+    }
+    expect((await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM raw_scenario_archive`)).getRowObjectsJS()[0]!.n).toBe(1);
+  });
 });
