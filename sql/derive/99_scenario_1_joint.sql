@@ -315,16 +315,23 @@ FROM (
 ) AS j
 JOIN _scenario_model_method AS m USING (scenario_id, model);
 
+-- (every model with a method has a joint over every world, so the models and their methods are
+-- counted once per scenario, not per world)
 CREATE OR REPLACE TABLE _scenario_consensus_joint AS
 WITH g AS (
-  SELECT scenario_id, world_ix, any_value(world) AS world, _by_key(list({'k': model, 'v': probability})) AS p,
-         count(*)::INTEGER AS n_models,
-         string_agg(DISTINCT method, ',' ORDER BY method) AS methods
+  SELECT scenario_id, world_ix, any_value(world) AS world, _by_key(list({'k': model, 'v': probability})) AS p
   FROM _scenario_model_joint
   GROUP BY scenario_id, world_ix
+),
+m AS (
+  SELECT scenario_id, count(*)::INTEGER AS n_models, string_agg(DISTINCT method, ',' ORDER BY method) AS methods
+  FROM _scenario_model_method
+  GROUP BY scenario_id
 )
-SELECT scenario_id, world_ix, world, list_avg(p) AS probability, list_stddev_pop(p) AS disagreement_sd, n_models, methods
-FROM g;
+SELECT g.scenario_id, g.world_ix, g.world, list_avg(g.p) AS probability, list_stddev_pop(g.p) AS disagreement_sd,
+       m.n_models, m.methods
+FROM g
+JOIN m USING (scenario_id);
 
 -- Published: the pathway distribution of every model with a joint and of the consensus (model
 -- NULL, source 'consensus'): every world with its probability, rank 1 = the most likely (ties by
