@@ -74,11 +74,17 @@ ORDER BY j.scenario_id;
 -- Every record known at as_of: the stored ones archived at or before it (a run dated in the past
 -- does not see later records), those of the first format folded into one row each (the marginals
 -- summed over the worlds whose k-th digit is 1; a scenario has at most 6 components), and this
--- run's (until they are stored).
+-- run's (until they are stored). A stored record whose lists do not fit its components (2^n
+-- probabilities and n marginals for n components: never written by the pipeline, but the raw
+-- files are open to other writers) stays in the archive and is left out here, so it cannot stop
+-- the scoring of the others.
 CREATE OR REPLACE TEMP VIEW _scenario_record_all AS
 SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
 FROM raw_scenario_archive
 WHERE as_of <= (SELECT as_of FROM run_params)
+  AND len(marginals) = len(string_split(components, ','))
+  AND len(probabilities) = 1 << len(marginals)
+  AND len(disagreement_sd) = len(probabilities)
 UNION ALL
 SELECT scenario_id, run_id, any_value(as_of), any_value(title), any_value(components),
        list(probability ORDER BY world), list(disagreement_sd ORDER BY world),
@@ -92,6 +98,9 @@ SELECT scenario_id, run_id, any_value(as_of), any_value(title), any_value(compon
 FROM raw_scenario_records
 WHERE as_of <= (SELECT as_of FROM run_params)
 GROUP BY scenario_id, run_id
+HAVING count(DISTINCT world) = 1 << max(length(world))
+   AND max(length(world)) = min(length(world))
+   AND max(length(world)) = len(string_split(any_value(components), ','))
 UNION ALL
 SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
 FROM _scenario_record_new AS n

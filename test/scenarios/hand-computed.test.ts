@@ -378,6 +378,33 @@ describe('scenario records: archived per run, idempotent, scored as components r
     // Nothing is archived for the legacy run again, in either format.
     expect(await rawRows(f.dataDir, 'scenario_archive', `run_id = '${legacyRun}'`)).toHaveLength(0);
   });
+
+  it('a stored record whose lists do not fit its components is left out of the scores, and the others are scored', async () => {
+    // Not something the pipeline writes: another writer's record with 3 probabilities for 3
+    // components (8 worlds), and a first-format record missing a world.
+    const asOf = new Date('2026-01-12T00:00:00Z');
+    const bad = {
+      scenario_id: 'hand', run_id: 'r20260112T000000Z-badlist1', as_of: asOf, title: 'A hand-made pathway', components: `${Q1},${Q2},${Q3}`,
+      probabilities: [0.2, 0.3, 0.5], disagreement_sd: [0, 0, 0], marginals: [0.5, 0.5, 0.5], n_models: 4, methods: 'independent',
+      content_hash: 'e'.repeat(64), recorded_at: asOf,
+    };
+    await withConnection((conn) => appendRaw(conn, f.dataDir, 'scenario_archive', [bad], { runId: bad.run_id, runDate: '2026-01-12' }));
+    const shortRun = 'r20260112T000000Z-short001';
+    const rows = WORLDS.slice(1).map((w) => ({
+      scenario_id: 'hand', run_id: shortRun, as_of: asOf, title: 'A hand-made pathway', components: `${Q1},${Q2},${Q3}`,
+      world: w, probability: 1 / 7, disagreement_sd: 0, n_models: 4, methods: 'independent', content_hash: 'd'.repeat(64), recorded_at: asOf,
+    }));
+    await withConnection((conn) => appendRaw(conn, f.dataDir, 'scenario_records', rows, { runId: shortRun, runDate: '2026-01-12' }));
+    const now = await publish(f, T5);
+    const scores = await snapshotRows(f.dataDir, now, `SELECT run_id FROM {scenario_record_scores} WHERE scenario_id = 'hand'`);
+    const ids = scores.map((x) => x.run_id);
+    expect(ids).not.toContain(bad.run_id);
+    expect(ids).not.toContain(shortRun);
+    expect(ids).toEqual(expect.arrayContaining([run1, run2]));
+    // Both stay stored as they were.
+    expect(await rawRows(f.dataDir, 'scenario_archive', `run_id = '${bad.run_id}'`)).toHaveLength(1);
+    expect(await rawRows(f.dataDir, 'scenario_records', `run_id = '${shortRun}'`)).toHaveLength(7);
+  });
 });
 
 describe('contradictory conditionals: the fit stops at the sweep limit and the gap shows the contradiction', () => {
