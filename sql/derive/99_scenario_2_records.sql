@@ -82,7 +82,7 @@ CREATE OR REPLACE TEMP VIEW _scenario_record_all AS
 SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
 FROM raw_scenario_archive
 WHERE as_of <= (SELECT as_of FROM run_params)
-  AND len(marginals) = len(string_split(components, ','))
+  AND len(marginals) = length(components) - length(replace(components, ',', '')) + 1 -- the ids, without splitting
   AND len(probabilities) = 1 << len(marginals)
   AND len(disagreement_sd) = len(probabilities)
 UNION ALL
