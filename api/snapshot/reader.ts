@@ -188,7 +188,9 @@ export class SnapshotReader {
             if (!snap.columns.has(t)) {
               throw ApiError.notReady(`Snapshot ${snap.id} has no column '${t}' (published before it existed; the next run adds it).`);
             }
-          } else if (!snap.tables.has(t)) throw ApiError.notReady(`Snapshot ${snap.id} has no table '${t}'.`);
+          } else if (!snap.tables.has(t)) {
+            throw ApiError.notReady(`Snapshot ${snap.id} has no table '${t}' (published before it existed; the next run adds it).`);
+          }
         }
       },
     };
