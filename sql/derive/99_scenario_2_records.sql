@@ -74,17 +74,12 @@ ORDER BY j.scenario_id;
 -- Every record known at as_of: the stored ones archived at or before it (a run dated in the past
 -- does not see later records), those of the first format folded into one row each (the marginals
 -- summed over the worlds whose k-th digit is 1; a scenario has at most 6 components), and this
--- run's (until they are stored). A stored record whose lists do not fit its components (2^n
--- probabilities and n marginals for n components: never written by the pipeline, but the raw
--- files are open to other writers) stays in the archive and is left out here, so it cannot stop
--- the scoring of the others.
+-- run's (until they are stored). A first-format record missing a world is left out (its
+-- worlds cannot be placed).
 CREATE OR REPLACE TEMP VIEW _scenario_record_all AS
 SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
 FROM raw_scenario_archive
 WHERE as_of <= (SELECT as_of FROM run_params)
-  AND len(marginals) = length(components) - length(replace(components, ',', '')) + 1 -- the ids, without splitting
-  AND len(probabilities) = 1 << len(marginals)
-  AND len(disagreement_sd) = len(probabilities)
 UNION ALL
 SELECT scenario_id, run_id, any_value(as_of), any_value(title), any_value(components),
        list(probability ORDER BY world), list(disagreement_sd ORDER BY world),
@@ -145,7 +140,9 @@ FROM g;
 
 -- Published: one row per archived record known at as_of with its scores (rows in no particular
 -- order: sort by scenario_id, as_of, run_id). The record itself (its components, hash and
--- distributions) is in scenario_records.
+-- distributions) is in scenario_records. Each component's Brier is listed by the API
+-- (sql/api/scenarios-record-components.sql) from the record's marginals and the outcomes: a list
+-- column here made this table cost several times more than the scores.
 CREATE OR REPLACE TABLE scenario_record_scores AS
 SELECT a.scenario_id, a.run_id, a.as_of,
        r.n_resolved, r.resolved_pattern, r.complete,
@@ -163,7 +160,14 @@ SELECT a.scenario_id, a.run_id, a.as_of,
        CASE WHEN r.n_resolved > 0 THEN list_dot_product(a.probabilities, r.consistent) END AS consistent_mass,
        CASE WHEN r.n_resolved > 0 THEN ln(greatest(list_dot_product(a.probabilities, r.consistent), 1e-12)) END AS partial_log_score
 FROM _scenario_record_all AS a
-JOIN _scenario_record_resolution AS r USING (components);
+JOIN _scenario_record_resolution AS r
+  ON r.components = a.components
+  -- A record whose lists do not fit its components (2^n probabilities and n marginals for n
+  -- components: never written by the pipeline, but the raw files are open to other writers) is
+  -- not scored, so it cannot stop the scoring of the others; it stays archived (scenario_records).
+  -- (Checked in the join: a filter on the archive itself made DuckDB copy every record's lists.)
+  AND len(a.probabilities) = 1 << r.n_components
+  AND len(a.marginals) = r.n_components;
 
 -- Published: every archived record known at as_of as it was archived (one row per record, the
 -- rows of scenario_record_scores): its components, hash, models and methods, the consensus

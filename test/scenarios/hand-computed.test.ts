@@ -401,8 +401,10 @@ describe('scenario records: archived per run, idempotent, scored as components r
     expect(ids).not.toContain(bad.run_id);
     expect(ids).not.toContain(shortRun);
     expect(ids).toEqual(expect.arrayContaining([run1, run2]));
-    // Both stay stored as they were.
+    // Both stay stored as they were; the archived one is listed as archived, without scores.
     expect(await rawRows(f.dataDir, 'scenario_archive', `run_id = '${bad.run_id}'`)).toHaveLength(1);
+    const listed = await snapshotRows(f.dataDir, now, `SELECT n_worlds FROM {scenario_records} WHERE run_id = '${bad.run_id}'`);
+    expect(listed).toEqual([{ n_worlds: 3 }]);
     expect(await rawRows(f.dataDir, 'scenario_records', `run_id = '${shortRun}'`)).toHaveLength(7);
   });
 });
