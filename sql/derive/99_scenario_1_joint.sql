@@ -93,6 +93,18 @@ SELECT scenario_id,
 FROM _scenario_comp
 GROUP BY scenario_id;
 
+-- The world convention in one place (99_scenario_2_records.sql uses these too): component k of n
+-- is bit n − k of world_ix (the first component the most significant digit).
+CREATE OR REPLACE TEMP MACRO _world_has(w, n, k) AS (w >> (n - k)) & 1 = 1;
+-- The values of a list of {k, v} structs in key order (sorting the aggregated list costs a
+-- fraction of an ordered aggregate, list(v ORDER BY k)); it also fixes the order in which a list
+-- is later summed or averaged, where a parallel aggregate's order varies from run to run.
+CREATE OR REPLACE TEMP MACRO _by_key(pairs) AS list_transform(list_sort(pairs), lambda e: e.v);
+-- The marginals a joint implies, in pathway order: P(component k YES) = the sum of p[w + 1] over
+-- the worlds w where component k is YES, summed in world order (the same bits on every run).
+CREATE OR REPLACE TEMP MACRO _implied_marginals(p, n) AS
+  list_transform(range(1, n + 1), lambda k: list_sum(list_transform(p, lambda x, i: CASE WHEN _world_has(i - 1, n, k) THEN x ELSE 0 END)));
+
 CREATE OR REPLACE TABLE _scenario_worlds AS
 SELECT s.scenario_id, s.n_components, (1 << s.n_components)::INTEGER AS n_worlds, i.ix::INTEGER AS world_ix,
        lpad(bin(i.ix), s.n_components, '0') AS world
@@ -177,56 +189,36 @@ WHERE (has_first = 1 AND n_full = (1 << n_components) - 2) OR n_direct = n_compo
 -- chain_rule: component 1 from the direct forecast, component k from P(k | the world's first
 -- k − 1). A model's factors are one list `q` in heap order: q[1] = P(c1), and P(ck | prefix c)
 -- (c the first k − 1 digits read as a binary number) at q[2^(k−1) + c]. World w (n components)
--- then has, for component k, prefix w >> (n − k + 1) and digit (w >> (n − k)) & 1, so its
--- probability is a product of at most 6 list lookups, with no join per factor.
+-- then has, for component k, prefix w >> (n − k + 1), so its probability is a product of at most
+-- 6 list lookups, with no join per factor.
 -- independent: the product of the direct forecasts, the same with `q` = the direct forecasts in
 -- pathway order (component k's factor at q[k]).
-CREATE OR REPLACE TEMP MACRO _chain_factor(q, n, w, k) AS
+CREATE OR REPLACE TEMP MACRO _factor(q, chain, n, w, k) AS
   CASE WHEN k > n THEN 1.0
-       WHEN (w >> (n - k)) & 1 = 1 THEN q[(1 << (k - 1)) + (w >> (n - k + 1))]
-       ELSE 1 - q[(1 << (k - 1)) + (w >> (n - k + 1))] END;
-CREATE OR REPLACE TEMP MACRO _independent_factor(q, n, w, k) AS
-  CASE WHEN k > n THEN 1.0 WHEN (w >> (n - k)) & 1 = 1 THEN q[k] ELSE 1 - q[k] END;
--- The values of a list of {k, v} structs in key order (sorting the aggregated list costs a
--- fraction of an ordered aggregate, list(v ORDER BY k)).
-CREATE OR REPLACE TEMP MACRO _by_key(pairs) AS list_transform(list_sort(pairs), lambda e: e.v);
+       WHEN _world_has(w, n, k) THEN q[CASE WHEN chain THEN (1 << (k - 1)) + (w >> (n - k + 1)) ELSE k END]
+       ELSE 1 - q[CASE WHEN chain THEN (1 << (k - 1)) + (w >> (n - k + 1)) ELSE k END] END;
+CREATE OR REPLACE TEMP MACRO _world_probability(q, chain, n, w) AS
+  _factor(q, chain, n, w, 1) * _factor(q, chain, n, w, 2) * _factor(q, chain, n, w, 3)
+  * _factor(q, chain, n, w, 4) * _factor(q, chain, n, w, 5) * _factor(q, chain, n, w, 6);
 
-CREATE OR REPLACE TABLE _scenario_joint_independent AS
-WITH l AS (
-  SELECT d.scenario_id, d.model, _by_key(list({'k': d.ord, 'v': d.probability})) AS q
+CREATE OR REPLACE TABLE _scenario_joint_product AS
+WITH factors AS (
+  SELECT d.scenario_id, d.model, m.method = 'chain_rule' AS chain, d.ord AS k, d.probability
   FROM _scenario_direct AS d
   JOIN _scenario_model_method AS m USING (scenario_id, model)
-  WHERE m.method = 'independent'
-  GROUP BY d.scenario_id, d.model
-)
-SELECT w.scenario_id, l.model, w.world_ix, w.world,
-       _independent_factor(l.q, w.n_components, w.world_ix, 1) * _independent_factor(l.q, w.n_components, w.world_ix, 2)
-       * _independent_factor(l.q, w.n_components, w.world_ix, 3) * _independent_factor(l.q, w.n_components, w.world_ix, 4)
-       * _independent_factor(l.q, w.n_components, w.world_ix, 5) * _independent_factor(l.q, w.n_components, w.world_ix, 6) AS probability
-FROM l
-JOIN _scenario_worlds AS w USING (scenario_id);
-
-CREATE OR REPLACE TABLE _scenario_joint_chain AS
-WITH heap AS (
-  SELECT d.scenario_id, d.model, 1 AS h, d.probability
-  FROM _scenario_direct AS d
-  JOIN _scenario_model_method AS m USING (scenario_id, model)
-  WHERE m.method = 'chain_rule' AND d.ord = 1
+  WHERE m.method = 'independent' OR (m.method = 'chain_rule' AND d.ord = 1)
   UNION ALL
-  SELECT k.scenario_id, k.model, (1 << (k.ord - 1)) + k.cond_ix, k.probability
+  SELECT k.scenario_id, k.model, true, (1 << (k.ord - 1)) + k.cond_ix, k.probability
   FROM _scenario_cond AS k
   JOIN _scenario_model_method AS m USING (scenario_id, model)
   WHERE m.method = 'chain_rule' AND k.is_full
 ),
 l AS (
-  SELECT scenario_id, model, _by_key(list({'k': h, 'v': probability})) AS q
-  FROM heap
+  SELECT scenario_id, model, bool_or(chain) AS chain, _by_key(list({'k': k, 'v': probability})) AS q
+  FROM factors
   GROUP BY scenario_id, model
 )
-SELECT w.scenario_id, l.model, w.world_ix, w.world,
-       _chain_factor(l.q, w.n_components, w.world_ix, 1) * _chain_factor(l.q, w.n_components, w.world_ix, 2)
-       * _chain_factor(l.q, w.n_components, w.world_ix, 3) * _chain_factor(l.q, w.n_components, w.world_ix, 4)
-       * _chain_factor(l.q, w.n_components, w.world_ix, 5) * _chain_factor(l.q, w.n_components, w.world_ix, 6) AS probability
+SELECT w.scenario_id, l.model, w.world_ix, w.world, _world_probability(l.q, l.chain, w.n_components, w.world_ix) AS probability
 FROM l
 JOIN _scenario_worlds AS w USING (scenario_id);
 
@@ -309,8 +301,7 @@ JOIN _scenario_worlds AS w USING (scenario_id);
 CREATE OR REPLACE TABLE _scenario_model_joint AS
 SELECT j.scenario_id, j.model, m.method, j.world_ix, j.world, j.probability
 FROM (
-  SELECT * FROM _scenario_joint_independent
-  UNION ALL SELECT * FROM _scenario_joint_chain
+  SELECT * FROM _scenario_joint_product
   UNION ALL SELECT * FROM _scenario_joint_ipf
 ) AS j
 JOIN _scenario_model_method AS m USING (scenario_id, model);
@@ -358,21 +349,19 @@ SELECT scenario_id, source, model, method, world, world_ix, probability, disagre
 FROM c
 WINDOW p AS (PARTITION BY scenario_id, source, model);
 
--- Published: the component distributions implied by each joint, beside the direct forecasts.
--- The implied marginals of a joint in one pass over its worlds (a scenario has at most 6
--- components; component k is bit n − k of world_ix), then one row per component.
+-- Published: the component distributions implied by each joint, beside the direct forecasts:
+-- each joint's worlds as one list in world order, then _implied_marginals, one row per component.
 CREATE OR REPLACE TABLE scenario_marginals AS
-WITH sums AS (
-  SELECT w.scenario_id, w.source, w.model, any_value(w.method) AS method, any_value(s.n_components) AS n,
-         [sum(CASE WHEN (w.world_ix >> (s.n_components - 1)) & 1 = 1 THEN w.probability ELSE 0 END),
-          sum(CASE WHEN s.n_components >= 2 AND (w.world_ix >> (s.n_components - 2)) & 1 = 1 THEN w.probability ELSE 0 END),
-          sum(CASE WHEN s.n_components >= 3 AND (w.world_ix >> (s.n_components - 3)) & 1 = 1 THEN w.probability ELSE 0 END),
-          sum(CASE WHEN s.n_components >= 4 AND (w.world_ix >> (s.n_components - 4)) & 1 = 1 THEN w.probability ELSE 0 END),
-          sum(CASE WHEN s.n_components >= 5 AND (w.world_ix >> (s.n_components - 5)) & 1 = 1 THEN w.probability ELSE 0 END),
-          sum(CASE WHEN s.n_components >= 6 AND (w.world_ix >> (s.n_components - 6)) & 1 = 1 THEN w.probability ELSE 0 END)] AS m
+WITH joints AS (
+  SELECT w.scenario_id, w.source, w.model, any_value(w.method) AS method,
+         _by_key(list({'k': w.world_ix, 'v': w.probability})) AS p
   FROM scenario_worlds AS w
-  JOIN _scenario_set AS s USING (scenario_id)
   GROUP BY w.scenario_id, w.source, w.model
+),
+sums AS (
+  SELECT j.scenario_id, j.source, j.model, j.method, _implied_marginals(j.p, s.n_components) AS m
+  FROM joints AS j
+  JOIN _scenario_set AS s USING (scenario_id)
 ),
 implied AS (
   SELECT x.scenario_id, x.source, x.model, x.method, c.ord, c.question_id, x.m[c.ord] AS implied

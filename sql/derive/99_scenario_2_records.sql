@@ -59,11 +59,7 @@ c AS (
   GROUP BY scenario_id
 )
 SELECT j.scenario_id, due.run_id, due.as_of, s.title, c.components, j.probabilities, j.disagreement_sd,
-       -- the implied marginals, summed in world order (the same bits on every run): component k
-       -- is YES in world i (1-based index) when bit n − k of i − 1 is set
-       list_transform(range(1, s.n_components + 1),
-                      lambda k: list_sum(list_transform(j.probabilities,
-                                                        lambda p, i: CASE WHEN ((i - 1) >> (s.n_components - k)) & 1 = 1 THEN p ELSE 0 END))) AS marginals,
+       _implied_marginals(j.probabilities, s.n_components) AS marginals,
        j.n_models, j.methods, sha256(c.components || '|' || j.hashed_worlds) AS content_hash
 FROM due
 JOIN j USING (scenario_id)
@@ -72,30 +68,29 @@ JOIN c USING (scenario_id)
 ORDER BY j.scenario_id;
 
 -- Every record known at as_of: the stored ones archived at or before it (a run dated in the past
--- does not see later records), those of the first format folded into one row each (the marginals
--- summed over the worlds whose k-th digit is 1; a scenario has at most 6 components), and this
--- run's (until they are stored). A first-format record missing a world is left out (its
--- worlds cannot be placed).
+-- does not see later records), those of the first format folded into one row each (world strings
+-- sort in world order; the marginals as a new record's), and this run's (until they are stored).
+-- A first-format record missing a world is left out (its worlds cannot be placed).
 CREATE OR REPLACE TEMP VIEW _scenario_record_all AS
 SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
 FROM raw_scenario_archive
 WHERE as_of <= (SELECT as_of FROM run_params)
 UNION ALL
-SELECT scenario_id, run_id, any_value(as_of), any_value(title), any_value(components),
-       list(probability ORDER BY world), list(disagreement_sd ORDER BY world),
-       list_slice([sum(probability) FILTER (WHERE substr(world, 1, 1) = '1'),
-                   sum(probability) FILTER (WHERE substr(world, 2, 1) = '1'),
-                   sum(probability) FILTER (WHERE substr(world, 3, 1) = '1'),
-                   sum(probability) FILTER (WHERE substr(world, 4, 1) = '1'),
-                   sum(probability) FILTER (WHERE substr(world, 5, 1) = '1'),
-                   sum(probability) FILTER (WHERE substr(world, 6, 1) = '1')], 1, max(length(world))),
-       any_value(n_models), any_value(methods), any_value(content_hash)
-FROM raw_scenario_records
-WHERE as_of <= (SELECT as_of FROM run_params)
-GROUP BY scenario_id, run_id
-HAVING count(DISTINCT world) = 1 << max(length(world))
-   AND max(length(world)) = min(length(world))
-   AND max(length(world)) = len(string_split(any_value(components), ','))
+SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd,
+       _implied_marginals(probabilities, n_components), n_models, methods, content_hash
+FROM (
+  SELECT scenario_id, run_id, any_value(as_of) AS as_of, any_value(title) AS title, any_value(components) AS components,
+         _by_key(list({'k': world, 'v': probability})) AS probabilities,
+         _by_key(list({'k': world, 'v': disagreement_sd})) AS disagreement_sd,
+         max(length(world))::INTEGER AS n_components,
+         any_value(n_models) AS n_models, any_value(methods) AS methods, any_value(content_hash) AS content_hash
+  FROM raw_scenario_records
+  WHERE as_of <= (SELECT as_of FROM run_params)
+  GROUP BY scenario_id, run_id
+  HAVING count(DISTINCT world) = 1 << max(length(world))
+     AND max(length(world)) = min(length(world))
+     AND max(length(world)) = len(string_split(any_value(components), ','))
+)
 UNION ALL
 SELECT scenario_id, run_id, as_of, title, components, probabilities, disagreement_sd, marginals, n_models, methods, content_hash
 FROM _scenario_record_new AS n
@@ -105,9 +100,11 @@ WHERE NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = 
 -- then find each record once.)
 
 -- The resolutions now of every component list a record archived (records of a scenario share
--- one, so this is per scenario, not per record): the pattern ('-' for an open component), the
--- outcomes in pathway order (null while open), the realized world's index once complete, and
--- `consistent`, a 0/1 mask over the worlds in world order (1: agrees with every resolution).
+-- one, so this is per scenario, not per record), as _scenario_resolution has them for the current
+-- definitions: the pattern ('-' for an open component), the outcomes in pathway order (null while
+-- open), the resolved components and their YES outcomes as bit sets over world_ix (the realized
+-- world's index once complete), and `consistent`, a 0/1 mask over the worlds in world order (1:
+-- agrees with every resolution).
 CREATE OR REPLACE TABLE _scenario_record_resolution AS
 WITH c AS (
   SELECT components, string_split(components, ',') AS ids
@@ -128,14 +125,14 @@ g AS (
          string_agg(coalesce(outcome::INTEGER::VARCHAR, '-'), '' ORDER BY ord) AS resolved_pattern,
          count(outcome)::INTEGER AS n_resolved,
          list(outcome ORDER BY ord) AS outcomes,
-         sum(outcome::INTEGER << (n - ord))::INTEGER AS realized_ix
+         coalesce(sum(1 << (n - ord)) FILTER (WHERE outcome IS NOT NULL), 0)::INTEGER AS resolved_mask,
+         coalesce(sum(1 << (n - ord)) FILTER (WHERE outcome = 1), 0)::INTEGER AS resolved_bits
   FROM o
   GROUP BY components
 )
 SELECT components, n_components, resolved_pattern, n_resolved, n_resolved = n_components AS complete, outcomes,
-       CASE WHEN n_resolved = n_components THEN realized_ix END AS realized_ix,
-       list_transform(range(1 << n_components),
-                      lambda i: CASE WHEN lpad(bin(i), n_components, '0') LIKE replace(resolved_pattern, '-', '_') THEN 1.0 ELSE 0.0 END) AS consistent
+       CASE WHEN n_resolved = n_components THEN resolved_bits END AS realized_ix,
+       list_transform(range(1 << n_components), lambda i: CASE WHEN i & resolved_mask = resolved_bits THEN 1.0 ELSE 0.0 END) AS consistent
 FROM g;
 
 -- Published: one row per archived record known at as_of with its scores (rows in no particular
