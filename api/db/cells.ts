@@ -15,6 +15,9 @@ export const cellStr = (v: unknown): string | null => (typeof v === 'string' ? v
 export const cellInt = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 /** A boolean, else null. */
 export const cellBool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+/** A list of structs (a nested LIST(STRUCT) column) as rows, else none. */
+export const cellRows = (v: unknown): JsonRow[] =>
+  Array.isArray(v) ? v.filter((x): x is JsonRow => typeof x === 'object' && x !== null && !Array.isArray(x)) : [];
 
 /** `rows` grouped by `key` (a column name or a function), each group in the rows' order. */
 export function groupRows(rows: readonly JsonRow[], key: string | ((r: JsonRow) => string)): Map<string, JsonRow[]> {

@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { cellInt as int, cellStr as str, fromColumns, groupRows } from '../db/cells.ts';
+import { cellInt as int, cellRows, cellStr as str, fromColumns, groupRows } from '../db/cells.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
@@ -153,14 +153,12 @@ export const ScenarioDetail = z
 const component = (r: JsonRow) => fromColumns(ScenarioComponent, r);
 const world = (r: JsonRow) => fromColumns(ScenarioWorld, r);
 
-const recordKey = (r: JsonRow) => `${String(r.scenario_id)}\u0000${String(r.run_id)}`;
-
-/** A record with its pathway and component distributions (rows of the same record). */
-function record(r: JsonRow, worlds: JsonRow[], components: JsonRow[]): z.input<typeof ScenarioRecord> {
+/** A record with its pathway and component distributions (lists of sql/api/scenarios-records.sql). */
+function record(r: JsonRow): z.input<typeof ScenarioRecord> {
   return fromColumns(ScenarioRecord, r, {
     methods: methodsOf(r.methods),
-    pathway: worlds.map(world),
-    components: components.map((c) => fromColumns(RecordComponent, c)),
+    pathway: cellRows(r.pathway_worlds).map(world),
+    components: cellRows(r.record_components).map((c) => fromColumns(RecordComponent, c)),
   });
 }
 
@@ -171,16 +169,8 @@ async function records(
   last: string,
   latestOnly: boolean,
 ): Promise<Map<string, z.input<typeof ScenarioRecord>[]>> {
-  const range = { first, last, latest_only: latestOnly };
-  const [scores, worlds, components] = await Promise.all([
-    snap.query('scenarios-records', range),
-    snap.query('scenarios-record-worlds', range),
-    snap.query('scenarios-record-components', range),
-  ]);
-  const w = groupRows(worlds, recordKey);
-  const c = groupRows(components, recordKey);
-  const byScenario = groupRows(scores, 'scenario_id');
-  return new Map([...byScenario].map(([id, rows]) => [id, rows.map((s) => record(s, w.get(recordKey(s)) ?? [], c.get(recordKey(s)) ?? []))]));
+  const rows = await snap.query('scenarios-records', { first, last, latest_only: latestOnly });
+  return new Map([...groupRows(rows, 'scenario_id')].map(([id, rs]) => [id, rs.map(record)]));
 }
 
 function scenario(s: JsonRow, components: JsonRow[], latest: z.input<typeof ScenarioRecord> | null): z.input<typeof Scenario> {

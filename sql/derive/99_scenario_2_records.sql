@@ -138,7 +138,7 @@ FROM g;
 -- Published: one row per archived record known at as_of with its scores (rows in no particular
 -- order: sort by scenario_id, as_of, run_id). The record itself (its components, hash and
 -- distributions) is in scenario_records. Each component's Brier is listed by the API
--- (sql/api/scenarios-record-components.sql) from the record's marginals and the outcomes: a list
+-- (sql/api/scenarios-records.sql) from the record's marginals and the outcomes: a list
 -- column here made this table cost several times more than the scores.
 CREATE OR REPLACE TABLE scenario_record_scores AS
 SELECT a.scenario_id, a.run_id, a.as_of,
