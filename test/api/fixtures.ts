@@ -6,8 +6,10 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, LIST, VARCHAR, listValue, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { DuckType } from '../../pipeline/warehouse/tables.ts';
 
-type ColType = 'VARCHAR' | 'DOUBLE' | 'BIGINT' | 'INTEGER' | 'TIMESTAMP' | 'BOOLEAN' | 'VARCHAR[]' | 'DOUBLE[]';
+/** The warehouse's column types (pipeline/warehouse/tables.ts), DuckDB DDL as written. */
+type ColType = DuckType;
 type Row = Record<string, string | number | boolean | null | string[]>;
 
 const V = 'VARCHAR';
