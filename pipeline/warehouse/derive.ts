@@ -19,6 +19,7 @@ import {
   type DuckDBConnection,
 } from '@duckdb/node-api';
 import { MODES, RAW_TABLES, type DuckType, type Mode } from './tables.ts';
+import { splitSqlStatements } from './sql-statements.ts';
 
 /** Default order of headline modes (DESIGN §5): augmented, falling back to informed, then blind. */
 export const DEFAULT_HEADLINE_MODES: readonly Mode[] = ['augmented', 'informed', 'blind'];
@@ -36,6 +37,11 @@ export const DEFAULT_BOOTSTRAP_REPLICATES = 1000;
 export const DEFAULT_SQL_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'sql', 'derive');
 
 const TABLE_NAME = /^[a-z][a-z0-9_]*$/;
+/**
+ * QUORUM_DERIVE_PROFILE=1: one stderr line per derive statement (file, statement, ms) and per
+ * exported table (table, ms), for finding the slow SQL; off by default.
+ */
+const PROFILE = process.env.QUORUM_DERIVE_PROFILE === '1';
 const SQL_FILE = /^\d+_[a-z0-9_]+\.sql$/;
 /**
  * `CREATE [OR REPLACE] [TEMP|TEMPORARY] TABLE|VIEW [IF NOT EXISTS] name` at the start of a
@@ -76,10 +82,12 @@ export class DeriveError extends Error {
   constructor(
     readonly file: string,
     readonly statementIndex: number,
+    /** The 1-based line of the file where the failed statement's code starts. */
+    readonly line: number,
     cause: unknown,
   ) {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    super(`sql/derive/${file} (statement ${statementIndex + 1}) failed: ${detail}`, { cause });
+    super(`sql/derive/${file} (statement ${statementIndex + 1}, line ${line}) failed: ${detail}`, { cause });
     this.name = 'DeriveError';
   }
 }
@@ -133,29 +141,23 @@ export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions):
   }
 
   const published: string[] = [];
-  const PROFILE = process.env.QUORUM_DERIVE_PROFILE === '1';
   for (const file of await listSqlFiles(dir)) {
     const sql = await readFile(join(dir, file), 'utf8');
+    // Each statement runs on its own (see sql-statements.ts for why not prepared), so a
+    // failure names its statement and the profile can time each one.
+    const statements = splitSqlStatements(sql);
     let index = 0;
     try {
-      const statements = await conn.extractStatements(sql);
-      for (; index < statements.count; index++) {
-        const prepared = await statements.prepare(index);
+      for (; index < statements.length; index++) {
         const t0 = PROFILE ? performance.now() : 0;
-        try {
-          await prepared.run();
-        } finally {
-          prepared.destroySync();
-        }
-        // QUORUM_DERIVE_PROFILE=1: one line per statement on stderr (file, statement, ms), for
-        // finding the slow SQL; off by default.
+        await conn.run(statements[index]!.text);
         if (PROFILE) process.stderr.write(`derive ${file} #${index} ${Math.round(performance.now() - t0)} ms\n`);
       }
     } catch (err) {
-      throw new DeriveError(file, index, err);
+      throw new DeriveError(file, index, statements[index]?.line ?? 0, err);
     }
-    for (const stmt of stripLineComments(sql).split(';')) {
-      const name = CREATE_TABLE.exec(stmt)?.[1];
+    for (const { text } of statements) {
+      const name = CREATE_TABLE.exec(stripLineComments(text))?.[1];
       if (name && !name.startsWith('_') && !published.includes(name)) published.push(name);
     }
   }
@@ -173,7 +175,9 @@ export async function exportTables(conn: DuckDBConnection, tables: string[], dir
   }
   for (const t of tables) {
     const path = join(dir, `${t}.parquet`);
+    const t0 = PROFILE ? performance.now() : 0;
     await conn.run(`COPY ${t} TO ${sqlPath(path)} (FORMAT parquet, COMPRESSION zstd)`);
+    if (PROFILE) process.stderr.write(`export ${t} ${Math.round(performance.now() - t0)} ms\n`);
   }
 }
 

@@ -54,7 +54,7 @@ describe('derive.ts', () => {
     writeFileSync(join(dir, 'notes.txt'), 'ignored');
     const err = await deriveTables(conn, { asOf: ts('2025-06-01'), sqlDir: dir }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DeriveError);
-    expect((err as DeriveError).message).toMatch(/20_bad\.sql \(statement 2\)/);
+    expect((err as DeriveError).message).toMatch(/20_bad\.sql \(statement 2, line 3\)/);
     expect((err as DeriveError).message).toMatch(/no_such_table/);
     rmSync(join(dir, '20_bad.sql'));
     expect(await deriveTables(conn, { asOf: ts('2025-06-01'), sqlDir: dir })).toEqual(['ok_table']);
