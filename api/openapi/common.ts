@@ -3,7 +3,7 @@
  * published precision of every JSON answer).
  *
  * Published precision (issue 9 §12): `prob`/`zProb` fields (probabilities, Brier, log loss, edges,
- * disagreement, shares) are rounded to 6 decimals and `pct`/`zPct` fields (percentages) to 2, by a
+ * disagreement, shares, and differences of them such as coherence gaps) are rounded to 6 decimals and `pct`/`zPct` fields (percentages) to 2, by a
  * zod `overwrite` on the field. A route applies it in one place, `published(Schema, body)`, which
  * parses its body with the schema: the schema that documents a field also decides its precision.
  * The Parquet snapshot keeps full precision.

@@ -49,7 +49,7 @@ export const ClusterConsensus = z
     consensus_logit: zNum,
     market_consensus: zProb.meta({ description: 'The same over the members\' market prices.' }),
     market_consensus_logit: zNum,
-    gap_vs_market: zNum.meta({ description: 'consensus − market_consensus.' }),
+    gap_vs_market: zProb.meta({ description: 'consensus − market_consensus.' }),
     spread: zProb.meta({ description: 'Weighted population sd of the members\' signed consensus.' }),
     disagreement: zProb.meta({ description: 'Weighted mean of the members\' model disagreement (sd).' }),
     n_with_consensus: count,

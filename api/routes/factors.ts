@@ -32,9 +32,9 @@ const levelFields = {
   level: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over the subtree\'s leaves with a headline consensus; p_signed = p, or 1 − p for sign −1.' }),
   level_logit: zNum,
   previous_level: zProb.meta({ description: 'The same over each leaf\'s consensus of its previous run (leaves with one).' }),
-  change: zNum.meta({ description: 'level − previous_level.' }),
+  change: zProb.meta({ description: 'level − previous_level.' }),
   market_level: zProb.meta({ description: 'The same over the active leaves\' latest market prices.' }),
-  gap_vs_market: zNum.meta({ description: 'level − market_level.' }),
+  gap_vs_market: zProb.meta({ description: 'level − market_level.' }),
   n_leaves: count,
   n_active: count,
   n_resolved: count,
@@ -201,7 +201,7 @@ const Contradiction = z.object({
   kind: z.enum(['implies', 'excludes']),
   consensus_a: zProb,
   consensus_b: zProb,
-  violation: zNum.meta({ description: 'implies: P(a) − P(b) > 0; excludes: P(a) + P(b) − 1 > 0.' }),
+  violation: zProb.meta({ description: 'implies: P(a) − P(b) > 0; excludes: P(a) + P(b) − 1 > 0.' }),
 });
 
 export const FactorHealth = z
@@ -226,7 +226,7 @@ export const FactorHealth = z
     n_scored: count.meta({ description: 'Resolved leaves with a headline scored consensus and a fresh market comparator.' }),
     brier: zProb.meta({ description: 'Mean Brier of their consensus.' }),
     market_brier: zProb.meta({ description: 'Mean Brier of the market on the same questions.' }),
-    brier_vs_market: zNum.meta({ description: 'brier − market_brier (negative: the AI did better).' }),
+    brier_vs_market: zProb.meta({ description: 'brier − market_brier (negative: the AI did better).' }),
     disagreement: zProb.meta({ description: 'Mean model disagreement (sd) of the leaves with a consensus.' }),
     market_share: zProb.meta({ description: 'Share of the leaves with a market price.' }),
     n_contradictions: count,
@@ -242,7 +242,7 @@ export const CoherenceRate = z
     n: count,
     n_violated: count,
     rate: zProb.meta({ description: 'n_violated / n.' }),
-    mean_violation: zNum.meta({ description: 'Mean distance past the bound of the violated checks.' }),
+    mean_violation: zProb.meta({ description: 'Mean distance past the bound of the violated checks.' }),
   })
   .meta({ id: 'CoherenceRate' });
 

@@ -47,7 +47,7 @@ export const ScenarioComponent = z
     resolved_at: isoTime.nullable(),
     implied: zProb.meta({ description: 'P(YES) implied by the current consensus joint.' }),
     direct: zProb.meta({ description: 'The mean of the models\' direct forecasts (models with a joint).' }),
-    coherence_gap: zNum.meta({ description: 'implied − direct.' }),
+    coherence_gap: zProb.meta({ description: 'implied − direct.' }),
   })
   .meta({ id: 'ScenarioComponent' });
 
@@ -68,7 +68,7 @@ export const ScenarioMarginal = z
     question_id: z.string(),
     implied: zProb.meta({ description: 'Σ P(world) over the worlds where the component is YES.' }),
     direct: zProb.meta({ description: 'The direct forecast (latest, headline mode); consensus: the models\' mean.' }),
-    coherence_gap: zNum.meta({ description: 'implied − direct.' }),
+    coherence_gap: zProb.meta({ description: 'implied − direct.' }),
   })
   .meta({ id: 'ScenarioMarginal' });
 
@@ -107,11 +107,11 @@ export const ScenarioRecord = z
     complete: z.boolean(),
     realized_world: z.string().nullable(),
     realized_probability: zProb,
-    log_score: zNum.meta({ description: 'ln P(realized world) (P floored at 1e-12); once every component resolved.' }),
-    brier: zNum.meta({ description: 'Multi-class Brier over the worlds, 0..2; once every component resolved.' }),
+    log_score: zProb.meta({ description: 'ln P(realized world) (P floored at 1e-12); once every component resolved.' }),
+    brier: zProb.meta({ description: 'Multi-class Brier over the worlds, 0..2; once every component resolved.' }),
     component_brier: zProb.meta({ description: 'Mean Brier of the resolved components\' implied marginals.' }),
     consistent_mass: zProb.meta({ description: 'P(the worlds that agree with the components resolved so far).' }),
-    partial_log_score: zNum.meta({ description: 'ln consistent_mass.' }),
+    partial_log_score: zProb.meta({ description: 'ln consistent_mass.' }),
     pathway: z.array(ScenarioWorld),
     components: z.array(RecordComponent),
   })

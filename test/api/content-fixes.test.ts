@@ -20,7 +20,7 @@ import { ResolvedPage } from '../../api/routes/predictions-resolved.ts';
 import { ServiceStats } from '../../api/routes/service-stats.ts';
 import { VENUES } from '../../api/routes/prediction-params.ts';
 import { FEED, fixtureData, withFeeds, type FixtureData } from './fixtures.ts';
-import { auth, expectProblem, fixtureDir, get, newKey, serve, type Got } from './helpers.ts';
+import { auth, expectProblem, fixtureDir, get, maxDecimals, newKey, serve, type Got } from './helpers.ts';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -58,17 +58,6 @@ function ok(got: Got, schema: z.ZodObject): any {
   const parsed = schema.extend({ as_of: z.string() }).strict().safeParse(got.body);
   expect(parsed.success, parsed.success ? '' : JSON.stringify(parsed.error.issues.slice(0, 3))).toBe(true);
   return got.body;
-}
-
-/** Every number in `v` has at most `dp` decimals. */
-function maxDecimals(v: unknown): number {
-  if (typeof v === 'number') {
-    const s = String(v);
-    return s.includes('e') ? 99 : (s.split('.')[1]?.length ?? 0);
-  }
-  if (Array.isArray(v)) return Math.max(0, ...v.map(maxDecimals));
-  if (v !== null && typeof v === 'object') return Math.max(0, ...Object.values(v).map(maxDecimals));
-  return 0;
 }
 
 describe('§4 a resolved question in detail: what was scored, model by model', () => {

@@ -129,3 +129,17 @@ export const auth = {
 };
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The most decimals of any number in `v` (nested arrays and objects included; a number printed in
+ * exponent form, like 5.5e-17, counts as 99): published figures carry at most 6 (percentages 2).
+ */
+export function maxDecimals(v: unknown): number {
+  if (typeof v === 'number') {
+    const s = String(v);
+    return s.includes('e') ? 99 : (s.split('.')[1]?.length ?? 0);
+  }
+  if (Array.isArray(v)) return Math.max(0, ...v.map(maxDecimals));
+  if (v !== null && typeof v === 'object') return Math.max(0, ...Object.values(v).map(maxDecimals));
+  return 0;
+}

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
-import { expectProblem, get, serve } from '../api/helpers.ts';
+import { expectProblem, get, maxDecimals, serve } from '../api/helpers.ts';
 import { fixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture, invLogit, logit, resolution } from '../structure/helpers.ts';
 
 /** Weighted log-odds mean of [p, w] pairs. */
@@ -212,6 +212,9 @@ describe('factors on a hand-made warehouse', () => {
     expect(f1).toMatchObject({ factor_id: 'hand', statement: 'Widgets win', n_levels: 3, n_leaves: 6 });
     expect(f1.level).toBeCloseTo(hand, 6);
     expect(f1.change).toBeCloseTo(hand - previous, 6);
+    // differences of probabilities are published to 6 decimals like the probabilities themselves
+    const diffs = [f1, ...f1.drivers].map((n: { change: number | null; gap_vs_market: number | null }) => [n.change, n.gap_vs_market]);
+    expect(maxDecimals(diffs)).toBeLessThanOrEqual(6);
     expect(f1.drivers.map((d: { node_id: string }) => d.node_id)).toEqual(['hand/d1', 'hand/d1/s1', 'hand/d2']);
     expect(f1.drivers[0]).toMatchObject({ depth: 1, leaves: ['manifold:a1', 'manifold:a2'], children: ['hand/d1/s1'] });
     expect(f1.leaves.find((l: { question_id: string }) => l.question_id === 'manifold:a2')).toMatchObject({ sign: -1, weight: 2, origin: 'curated', consensus: 0.2, previous_consensus: 0.3 });
@@ -246,6 +249,7 @@ describe('factors on a hand-made warehouse', () => {
     expect(status('other')).toMatchObject({ status: 'degraded', reasons: ['no active leaf'] });
     expect(hand.contradictions.map((c: { kind: string }) => c.kind).sort()).toEqual(['excludes', 'implies']);
     expect(hand.stale_leaves).toHaveLength(2);
+    expect(maxDecimals([hand.brier_vs_market, hand.contradictions.map((c: { violation: number }) => c.violation)])).toBeLessThanOrEqual(6);
   });
 
   it('errors: unknown factor 404, bad id 400, injection 400, bad cursor 400, huge limit 400', async () => {

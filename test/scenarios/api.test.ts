@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
-import { expectProblem, get, serve } from '../api/helpers.ts';
+import { expectProblem, get, maxDecimals, serve } from '../api/helpers.ts';
 import { fixture, forecasts, publish, question, writeRaw, type Fixture, resolution } from '../structure/helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
@@ -155,6 +155,9 @@ describe('scenarios API', () => {
     expect(realized).toMatchObject({ consistent: true });
     expect(realized.conditional_probability).toBeCloseTo(1, 9);
     for (const c of cons.components) expect(Math.abs(c.coherence_gap)).toBeLessThan(1e-9);
+    // Published precision: probabilities, gaps, Brier and log scores to 6 decimals (a gap of
+    // binary noise such as -5.5e-17 goes out as 0).
+    expect(maxDecimals(got.body)).toBeLessThanOrEqual(6);
     expect(s.current[1].pathway.find((w: any) => w.world === '01').probability).toBeCloseTo(0.8 * 0.9, 6);
     expect(s.records).toHaveLength(1);
     const r = s.records[0];
@@ -170,6 +173,7 @@ describe('scenarios API', () => {
     expect(s.latest_record.run_id).toBe(run1);
     const hand = await get(server, '/api/scenarios/hand/');
     expect(hand.body.scenario.records.map((x: any) => x.run_id)).toEqual([run2, run1]);
+    expect(maxDecimals(hand.body)).toBeLessThanOrEqual(6);
   });
 
   it('errors: unknown scenario 404, bad id 400, bad cursor 400, bad status 400, bad since 400', async () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
-import { expectProblem, get, serve } from '../api/helpers.ts';
+import { expectProblem, get, maxDecimals, serve } from '../api/helpers.ts';
 import { fixture, forecasts, publish, question, writeRaw, type Fixture, invLogit, logit, resolution } from './helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
@@ -105,6 +105,8 @@ describe('clusters API', () => {
     expect(auto.thesis_id).toMatch(/^auto-[0-9a-f]{12}$/);
     expect(auto.members.map((m: any) => m.question_id).sort()).toEqual(['kalshi:q7', 'manifold:q4', 'manifold:q5']);
     expect(auto.label.split(', ')).toHaveLength(3);
+    // gap_vs_market (a difference of probabilities) is published to 6 decimals like them
+    expect(maxDecimals(clusters.map((c: any) => c.current.gap_vs_market))).toBeLessThanOrEqual(6);
   });
 
   it('keyset paging by thesis_id with total; origin filter; vintages per thesis', async () => {
