@@ -23,25 +23,32 @@
 
 -- One statement from the forecasts to the per-question observations: the rounds of 'all' are
 -- aggregated per question as the join produces them (materializing every round first, 8 M rows on
--- the scoring bench, and reading them back cost about 2 s of 19).
+-- the scoring bench, and reading them back cost about 2 s of 19). The rounds' joins and grouping
+-- key a question by an integer (qix, its row in _resolved) instead of its id: hashing and comparing
+-- the id strings of 8 M rounds three times took a third of the statement (17.6 s → 11-13 s on the
+-- bench; question ids of real venues are longer still).
 CREATE OR REPLACE TABLE _anc_obs AS
-WITH f AS (
-  SELECT f.model AS forecaster, f.mode, f.question_id, f.run_id, f.created_at, f.probability AS p
+WITH rq AS MATERIALIZED (
+  -- (numbered in question_id order, so every reference agrees on qix even if one were recomputed)
+  SELECT question_id, cutoff, (row_number() OVER (ORDER BY question_id))::INTEGER AS qix FROM _resolved
+),
+f AS (
+  SELECT f.model AS forecaster, f.mode, r.qix, f.run_id, f.created_at, f.probability AS p
   FROM raw_forecasts AS f
-  JOIN _resolved AS r ON r.question_id = f.question_id
+  JOIN rq AS r ON r.question_id = f.question_id
   WHERE f.created_at < r.cutoff
     AND f.probability IS NOT NULL
     AND f.translation_of IS NULL -- translations repeat the same answer in another language
     AND f.condition IS NULL -- conditional forecasts (scenarios) are not forecasts of the question
   UNION ALL
-  SELECT 'consensus_mean', c.mode, c.question_id, c.run_id, c.created_at, c.mean
+  SELECT 'consensus_mean', c.mode, r.qix, c.run_id, c.created_at, c.mean
   FROM consensus AS c
-  JOIN _resolved AS r ON r.question_id = c.question_id
+  JOIN rq AS r ON r.question_id = c.question_id
   WHERE c.created_at < r.cutoff
 ),
-pts AS (SELECT DISTINCT question_id, created_at FROM f),
+pts AS (SELECT p.qix, r.question_id, p.created_at FROM (SELECT DISTINCT qix, created_at FROM f) AS p JOIN rq AS r USING (qix)),
 cmp AS (
-  SELECT pts.question_id, pts.created_at,
+  SELECT pts.qix, pts.created_at,
          CASE WHEN _comparator_status(px.observed_at, pts.created_at, rp.max_comparator_age_days) = 'ok'
               THEN px.probability END AS m
   FROM pts
@@ -52,14 +59,18 @@ cmp AS (
 all_rounds AS (
   -- Per question, the means over its rounds; the slope terms over the rounds with a blind forecast
   -- (avg skips the NULLs of rounds without one).
-  SELECT f.forecaster, f.mode, f.question_id, avg(f.p) AS p, avg(c.m) AS m, avg(abs(f.p - c.m)) AS ad,
-         avg((c.m - b.p) * (f.p - b.p)) AS xy, avg((c.m - b.p) * (c.m - b.p)) AS xx
-  FROM f
-  JOIN cmp AS c ON c.question_id = f.question_id AND c.created_at = f.created_at
-  LEFT JOIN f AS b
-    ON b.mode = 'blind' AND b.forecaster = f.forecaster AND b.question_id = f.question_id AND b.run_id = f.run_id
-  WHERE c.m IS NOT NULL
-  GROUP BY f.forecaster, f.mode, f.question_id
+  SELECT a.forecaster, a.mode, r.question_id, a.p, a.m, a.ad, a.xy, a.xx
+  FROM (
+    SELECT f.forecaster, f.mode, f.qix, avg(f.p) AS p, avg(c.m) AS m, avg(abs(f.p - c.m)) AS ad,
+           avg((c.m - b.p) * (f.p - b.p)) AS xy, avg((c.m - b.p) * (c.m - b.p)) AS xx
+    FROM f
+    JOIN cmp AS c ON c.qix = f.qix AND c.created_at = f.created_at
+    LEFT JOIN f AS b
+      ON b.mode = 'blind' AND b.forecaster = f.forecaster AND b.qix = f.qix AND b.run_id = f.run_id
+    WHERE c.m IS NOT NULL
+    GROUP BY f.forecaster, f.mode, f.qix
+  ) AS a
+  JOIN rq AS r USING (qix)
 ),
 base AS (
   SELECT model AS forecaster, mode, question_id, probability AS p, market_probability AS m
