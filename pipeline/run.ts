@@ -21,7 +21,7 @@ import { createRawViews } from './warehouse/raw-views.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
-import { deriveTables, exportTables } from './warehouse/derive.ts';
+import { deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
 import { forecastStage } from './forecast/stage.ts';
 import { findRunToResume, type RunState } from './forecast/runs.ts';
 import type { ProgressReporter } from './forecast/progress.ts';
@@ -284,6 +284,6 @@ export async function scoreAndPublish(
     await freezeThesisVintages(conn, config.dataDir, runId, asOf);
     await freezeScenarioRecords(conn, config.dataDir, runId, asOf);
     await exportTables(conn, tables, dir);
-    return tables;
+    return { tables, columns: await parquetColumns(conn, tables, dir) };
   });
 }

@@ -20,6 +20,7 @@ import {
 } from '@duckdb/node-api';
 import { MODES, RAW_TABLES, type DuckType, type Mode } from './tables.ts';
 import { splitSqlStatements } from './sql-statements.ts';
+import type { SnapshotColumn } from './snapshot.ts';
 
 /** Default order of headline modes (DESIGN §5): augmented, falling back to informed, then blind. */
 export const DEFAULT_HEADLINE_MODES: readonly Mode[] = ['augmented', 'informed', 'blind'];
@@ -179,6 +180,21 @@ export async function exportTables(conn: DuckDBConnection, tables: string[], dir
     await conn.run(`COPY ${t} TO ${sqlPath(path)} (FORMAT parquet, COMPRESSION zstd)`);
     if (PROFILE) process.stderr.write(`export ${t} ${Math.round(performance.now() - t0)} ms\n`);
   }
+}
+
+/**
+ * The columns (name and type, in file order) of each table's Parquet file in `dir`, as DuckDB
+ * reads them back: what an analyst opening the file sees (a HUGEINT, for one, is written as a
+ * DOUBLE). For the snapshot's manifest; only the files' footers are read.
+ */
+export async function parquetColumns(conn: DuckDBConnection, tables: string[], dir: string): Promise<Record<string, SnapshotColumn[]>> {
+  const columns: Record<string, SnapshotColumn[]> = {};
+  for (const t of tables) {
+    if (!TABLE_NAME.test(t)) throw new Error(`parquetColumns: invalid table name ${JSON.stringify(t)}`);
+    const rows = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlPath(join(dir, `${t}.parquet`))})`)).getRowObjectsJS();
+    columns[t] = rows.map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+  }
+  return columns;
 }
 
 /** DDL of an empty `raw_<table>` table with the columns of RAW_TABLES[table]. */

@@ -6,10 +6,17 @@
  * Readers follow `CURRENT`, so they see the previous snapshot or the new one, never half of one;
  * a run killed before the final rename leaves the previous snapshot served.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncPath } from '../fs/durable.ts';
 import { currentFile, RUN_ID_PATTERN, snapshotDir, snapshotsDir } from './layout.ts';
+
+/** One column of a published table's Parquet file, typed as DuckDB reads it back. */
+export interface SnapshotColumn {
+  name: string;
+  type: string;
+}
 
 export interface SnapshotManifest {
   run_id: string;
@@ -17,6 +24,20 @@ export interface SnapshotManifest {
   created_at: string;
   tables: string[];
   headline_modes: string[];
+  /**
+   * The schema of every published table (columns in file order) and its fingerprint, sha256 of
+   * the JSON of `columns` (tables in name order): two snapshots with the same schema_hash have
+   * the same tables and columns, so a reader can tell a shape change from new data without
+   * opening a file. Absent from snapshots published before they existed.
+   */
+  columns?: Record<string, SnapshotColumn[]>;
+  schema_hash?: string;
+}
+
+/** What a snapshot's build returns: the published tables and, when known, their columns. */
+export interface SnapshotBuild {
+  tables: string[];
+  columns?: Record<string, SnapshotColumn[]>;
 }
 
 
@@ -43,13 +64,13 @@ export function removeAbandonedSnapshots(root: string): string[] {
 
 /**
  * Builds and publishes a snapshot. `build` writes the derived Parquet files into the directory it
- * is given and returns the published table names; the manifest is written here.
+ * is given and returns the published table names (and their columns); the manifest is written here.
  */
 export async function publishSnapshot(
   root: string,
   runId: string,
   meta: { asOf: Date; headlineModes: readonly string[] },
-  build: (dir: string) => Promise<string[]>,
+  build: (dir: string) => Promise<SnapshotBuild>,
 ): Promise<SnapshotManifest> {
   if (!RUN_ID_PATTERN.test(runId)) throw new Error(`invalid run id: ${runId}`);
   const finalDir = snapshotDir(root, runId);
@@ -58,14 +79,20 @@ export async function publishSnapshot(
   rmSync(tmpDir, { recursive: true, force: true });
   mkdirSync(tmpDir);
   try {
-    const tables = await build(tmpDir);
+    const built = await build(tmpDir);
+    const tables = [...built.tables].sort();
     const manifest: SnapshotManifest = {
       run_id: runId,
       as_of: meta.asOf.toISOString(),
       created_at: new Date().toISOString(),
-      tables: [...tables].sort(),
+      tables,
       headline_modes: [...meta.headlineModes],
     };
+    if (built.columns) {
+      const columns = Object.fromEntries(tables.map((t) => [t, built.columns![t] ?? []]));
+      manifest.columns = columns;
+      manifest.schema_hash = createHash('sha256').update(JSON.stringify(columns)).digest('hex');
+    }
     writeFileSync(join(tmpDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     for (const name of readdirSync(tmpDir)) fsyncPath(join(tmpDir, name));
     fsyncPath(tmpDir);

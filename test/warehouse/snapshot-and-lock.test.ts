@@ -17,7 +17,7 @@ describe('snapshots', () => {
       expect(first).toMatch(RUN_ID_PATTERN);
       await publishSnapshot(dir, first, { asOf: new Date('2026-01-01T00:00:00Z'), headlineModes: ['augmented'] }, async (d) => {
         writeFileSync(join(d, 'accuracy.parquet'), 'x');
-        return ['accuracy'];
+        return { tables: ['accuracy'] };
       });
       expect(readCurrent(dir)).toBe(first);
       expect(readManifest(dir, first)).toMatchObject({ run_id: first, tables: ['accuracy'], as_of: '2026-01-01T00:00:00.000Z' });
@@ -44,7 +44,7 @@ describe('snapshots', () => {
       for (let i = 0; i < 4; i++) {
         const id = newRunId(new Date(Date.UTC(2026, 0, 1 + i)));
         ids.push(id);
-        await publishSnapshot(dir, id, { asOf: new Date(), headlineModes: [] }, async () => []);
+        await publishSnapshot(dir, id, { asOf: new Date(), headlineModes: [] }, async () => ({ tables: [] }));
         await new Promise((r) => setTimeout(r, 5));
       }
       const removed = pruneSnapshots(dir, 2);
