@@ -106,7 +106,7 @@ export default async function claimsBench(args: string[]): Promise<Record<string
     if (imported.claims.written !== n) throw new Error(`bench claims: imported ${imported.claims.written} of ${n}`);
 
     t = performance.now();
-    await createRawViews(conn, root);
+    await createRawViews(conn, root, { pinned: true }); // as the pipeline scores
     const tables = await deriveTables(conn, { asOf: new Date('2026-01-01T00:00:00Z') });
     const out = join(work, 'snapshot');
     mkdirSync(out);

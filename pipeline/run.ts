@@ -268,7 +268,9 @@ export async function scoreAndPublish(
   runId: string,
   opts: { syncReport?: string | null } = {},
 ) {
-  await createRawViews(conn, config.dataDir);
+  // Pinned: the derive and the export read the raw parts present now, even if an import commits
+  // another part meanwhile (the published claims view is read again at export).
+  await createRawViews(conn, config.dataDir, { pinned: true });
   // Structure (issue 12): curated links and theses in; this run's thesis vintages frozen after.
   await prepareStructure(conn, { runId });
   // Factors and health (issue 12): the trees, the thresholds and this run's sync report in.

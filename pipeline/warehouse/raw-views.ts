@@ -18,6 +18,28 @@ function hasParquet(dir: string): boolean {
   return false;
 }
 
+/** Every committed Parquet part below `dir` (a part being written ends in `.tmp`), in path order. */
+function parquetParts(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const parts: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) parts.push(...parquetParts(path));
+    else if (entry.isFile() && entry.name.endsWith('.parquet')) parts.push(path);
+  }
+  return parts.sort();
+}
+
+export interface RawViewOptions {
+  /**
+   * Read the parts present now, not every part present when a query runs: a view over a glob
+   * sees a part that an import (which does not take the run lock) commits half-way through a
+   * derive, so two tables of one snapshot could be computed from different raw data. Scoring
+   * pins its views; the stages that read back what they just wrote do not.
+   */
+  pinned?: boolean;
+}
+
 /** The SELECT list that casts a raw table's columns to their declared types. */
 export function typedColumns(table: RawTableName, fromNulls = false): string {
   return Object.entries(RAW_TABLES[table].columns)
@@ -26,21 +48,23 @@ export function typedColumns(table: RawTableName, fromNulls = false): string {
 }
 
 /** The SQL relation for one raw table: its Parquet parts, or an empty typed relation. */
-export function rawRelation(root: string, table: RawTableName): string {
-  if (!hasParquet(rawTableDir(root, table))) {
+export function rawRelation(root: string, table: RawTableName, opts: RawViewOptions = {}): string {
+  const parts = opts.pinned ? parquetParts(rawTableDir(root, table)) : null;
+  if (parts ? parts.length === 0 : !hasParquet(rawTableDir(root, table))) {
     return `SELECT ${typedColumns(table, true)} WHERE false`;
   }
+  const files = parts ? `[${parts.map(sqlPath).join(', ')}]` : sqlPath(rawGlob(root, table));
   // The partition directories are for other engines' pruning; here every column comes from the
   // file itself (a Hive partition value would otherwise override a file column of the same name).
-  const source = `read_parquet(${sqlPath(rawGlob(root, table))}, hive_partitioning = false, union_by_name = true)`;
+  const source = `read_parquet(${files}, hive_partitioning = false, union_by_name = true)`;
   // UNION ALL BY NAME with an empty typed relation: a column added to the schema after older
   // parts were written reads as NULL from them instead of failing the whole view.
   return `SELECT ${typedColumns(table)} FROM (SELECT * FROM ${source} UNION ALL BY NAME SELECT ${typedColumns(table, true)} WHERE false)`;
 }
 
 /** Creates (or replaces) `raw_<table>` views for every raw table on this connection. */
-export async function createRawViews(conn: DuckDBConnection, root: string): Promise<void> {
+export async function createRawViews(conn: DuckDBConnection, root: string, opts: RawViewOptions = {}): Promise<void> {
   for (const table of Object.keys(RAW_TABLES) as RawTableName[]) {
-    await conn.run(`CREATE OR REPLACE TEMP VIEW ${sqlIdent(`raw_${table}`)} AS ${rawRelation(root, table)}`);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${sqlIdent(`raw_${table}`)} AS ${rawRelation(root, table, opts)}`);
   }
 }

@@ -53,7 +53,7 @@ SELECT source_slug,
        avg(abs(reference_value - realized_value) - abs(error)) FILTER (WHERE reference_value IS NOT NULL AND error IS NOT NULL) AS value_skill,
        min(made_at) AS first_claim_at,
        max(made_at) AS last_claim_at
-FROM claims
+FROM _claim_facts
 GROUP BY source_slug;
 
 CREATE OR REPLACE TABLE _track_prior AS

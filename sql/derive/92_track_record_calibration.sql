@@ -8,6 +8,6 @@ SELECT source_slug,
        count(*) AS n,
        avg(probability) AS mean_probability,
        avg(outcome) AS observed
-FROM claims
+FROM _claim_facts
 WHERE brier IS NOT NULL
 GROUP BY source_slug, _calibration_bin(probability);

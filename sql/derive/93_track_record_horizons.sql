@@ -16,6 +16,6 @@ SELECT source_slug,
        avg(abs(error)) AS mae,
        avg(error) AS bias,
        avg(CASE WHEN within_tolerance THEN 1.0 WHEN NOT within_tolerance THEN 0.0 END) AS share_within
-FROM claims
+FROM _claim_facts
 WHERE resolved AND horizon_bucket IS NOT NULL
 GROUP BY source_slug, horizon_bucket;
