@@ -8,25 +8,22 @@ import { rawGlob, rawTableDir } from './layout.ts';
 import { sqlIdent, sqlPath } from './duckdb.ts';
 import { RAW_TABLES, type RawTableName } from './tables.ts';
 
-/** True when at least one committed Parquet part exists below `dir`. */
-function hasParquet(dir: string): boolean {
-  if (!existsSync(dir)) return false;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory() && hasParquet(`${dir}/${entry.name}`)) return true;
-    if (entry.isFile() && entry.name.endsWith('.parquet')) return true;
-  }
-  return false;
-}
-
-/** Every committed Parquet part below `dir` (a part being written ends in `.tmp`), in path order. */
-function parquetParts(dir: string): string[] {
-  if (!existsSync(dir)) return [];
+/**
+ * The committed Parquet parts below `dir` (a part being written ends in `.tmp`), in path order;
+ * the walk stops once `limit` are found (1: is there any part at all?).
+ */
+function parquetParts(dir: string, limit = Infinity): string[] {
   const parts: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory()) parts.push(...parquetParts(path));
-    else if (entry.isFile() && entry.name.endsWith('.parquet')) parts.push(path);
-  }
+  const walk = (d: string): void => {
+    if (!existsSync(d)) return;
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      if (parts.length >= limit) return;
+      const path = `${d}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && entry.name.endsWith('.parquet')) parts.push(path);
+    }
+  };
+  walk(dir);
   return parts.sort();
 }
 
@@ -49,11 +46,10 @@ export function typedColumns(table: RawTableName, fromNulls = false): string {
 
 /** The SQL relation for one raw table: its Parquet parts, or an empty typed relation. */
 export function rawRelation(root: string, table: RawTableName, opts: RawViewOptions = {}): string {
-  const parts = opts.pinned ? parquetParts(rawTableDir(root, table)) : null;
-  if (parts ? parts.length === 0 : !hasParquet(rawTableDir(root, table))) {
-    return `SELECT ${typedColumns(table, true)} WHERE false`;
-  }
-  const files = parts ? `[${parts.map(sqlPath).join(', ')}]` : sqlPath(rawGlob(root, table));
+  // pinned: every part, listed; else one part is enough to know the glob matches
+  const parts = parquetParts(rawTableDir(root, table), opts.pinned ? Infinity : 1);
+  if (parts.length === 0) return `SELECT ${typedColumns(table, true)} WHERE false`;
+  const files = opts.pinned ? `[${parts.map(sqlPath).join(', ')}]` : sqlPath(rawGlob(root, table));
   // The partition directories are for other engines' pruning; here every column comes from the
   // file itself (a Hive partition value would otherwise override a file column of the same name).
   const source = `read_parquet(${files}, hive_partitioning = false, union_by_name = true)`;
