@@ -70,26 +70,41 @@ JOIN _scenario_components_def AS c USING (scenario_id)
 GROUP BY d.scenario_id, d.title, d.description
 HAVING count(*) = count(*) FILTER (WHERE c.question_id IN (SELECT question_id FROM questions));
 
--- Components with their resolution as of this run (a resolution is an outcome of 0 or 1).
+-- A component's resolution: its outcome once resolved (status resolved with outcome 0 or 1),
+-- else NULL (open).
+CREATE OR REPLACE TEMP MACRO _resolution_outcome(status, outcome) AS
+  CASE WHEN status = 'resolved' AND outcome IN (0, 1) THEN outcome END;
+-- A component list's resolution, aggregated over its components (outcome: _resolution_outcome,
+-- ord: 1..n in pathway order), the same for the current definitions (_scenario_resolution) and
+-- for the component list of every archived record (99_scenario_2_records.sql):
+--   the pattern: a digit per resolved component, '-' for an open one;
+--   the same as two bit sets over world_ix (component k is bit n − k): which components resolved,
+--   and which of those resolved YES; world w agrees with every resolution when
+--   w & resolved_mask = resolved_bits.
+CREATE OR REPLACE TEMP MACRO _resolved_pattern(outcome, ord) AS
+  string_agg(coalesce(outcome::INTEGER::VARCHAR, '-'), '' ORDER BY ord);
+CREATE OR REPLACE TEMP MACRO _resolved_mask(outcome, ord, n) AS
+  coalesce(sum(1 << (n - ord)) FILTER (WHERE outcome IS NOT NULL), 0)::INTEGER;
+CREATE OR REPLACE TEMP MACRO _resolved_bits(outcome, ord, n) AS
+  coalesce(sum(1 << (n - ord)) FILTER (WHERE outcome = 1), 0)::INTEGER;
+
+-- Components with their resolution as of this run.
 CREATE OR REPLACE TABLE _scenario_comp AS
 SELECT c.scenario_id, c.ord, c.question_id, c.label, s.n_components,
        q.title, q.venue, q.url, q.category, q.status, q.outcome, q.resolved_at,
-       q.status = 'resolved' AND q.outcome IN (0, 1) AS is_resolved
+       _resolution_outcome(q.status, q.outcome) IS NOT NULL AS is_resolved
 FROM _scenario_components_def AS c
 JOIN _scenario_set AS s USING (scenario_id)
 JOIN questions AS q ON q.question_id = c.question_id;
 
--- Each scenario's resolutions as a pattern: a digit per resolved component, '-' for the others.
+-- Each scenario's resolution.
 CREATE OR REPLACE TABLE _scenario_resolution AS
 SELECT scenario_id,
-       string_agg(CASE WHEN is_resolved THEN outcome::INTEGER::VARCHAR ELSE '-' END, '' ORDER BY ord) AS resolved_pattern,
+       _resolved_pattern(_resolution_outcome(status, outcome), ord) AS resolved_pattern,
        count(*) FILTER (WHERE is_resolved)::INTEGER AS n_resolved,
        any_value(n_components) AS n_components,
-       -- the same as two bit sets over world_ix (component k is bit n − k): which components
-       -- resolved, and which of those resolved YES; world w agrees with every resolution when
-       -- w & resolved_mask = resolved_bits
-       coalesce(sum(1 << (n_components - ord)) FILTER (WHERE is_resolved), 0)::INTEGER AS resolved_mask,
-       coalesce(sum(1 << (n_components - ord)) FILTER (WHERE is_resolved AND outcome = 1), 0)::INTEGER AS resolved_bits
+       _resolved_mask(_resolution_outcome(status, outcome), ord, n_components) AS resolved_mask,
+       _resolved_bits(_resolution_outcome(status, outcome), ord, n_components) AS resolved_bits
 FROM _scenario_comp
 GROUP BY scenario_id;
 

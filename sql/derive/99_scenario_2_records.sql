@@ -100,8 +100,8 @@ WHERE NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = 
 -- then find each record once.)
 
 -- The resolutions now of every component list a record archived (records of a scenario share
--- one, so this is per scenario, not per record), as _scenario_resolution has them for the current
--- definitions: the pattern ('-' for an open component), the outcomes in pathway order (null while
+-- one, so this is per scenario, not per record), by the same macros as _scenario_resolution for the
+-- current definitions (99_scenario_1_joint.sql): the pattern ('-' for an open component), the outcomes in pathway order (null while
 -- open), the resolved components and their YES outcomes as bit sets over world_ix (the realized
 -- world's index once complete), and `consistent`, a 0/1 mask over the worlds in world order (1:
 -- agrees with every resolution).
@@ -116,17 +116,17 @@ comp AS (
 ),
 o AS (
   SELECT comp.components, comp.n, comp.ord,
-         CASE WHEN q.status = 'resolved' AND q.outcome IN (0, 1) THEN q.outcome END AS outcome
+         _resolution_outcome(q.status, q.outcome) AS outcome
   FROM comp
   LEFT JOIN questions AS q ON q.question_id = comp.question_id
 ),
 g AS (
   SELECT components, any_value(n) AS n_components,
-         string_agg(coalesce(outcome::INTEGER::VARCHAR, '-'), '' ORDER BY ord) AS resolved_pattern,
+         _resolved_pattern(outcome, ord) AS resolved_pattern,
          count(outcome)::INTEGER AS n_resolved,
          list(outcome ORDER BY ord) AS outcomes,
-         coalesce(sum(1 << (n - ord)) FILTER (WHERE outcome IS NOT NULL), 0)::INTEGER AS resolved_mask,
-         coalesce(sum(1 << (n - ord)) FILTER (WHERE outcome = 1), 0)::INTEGER AS resolved_bits
+         _resolved_mask(outcome, ord, n) AS resolved_mask,
+         _resolved_bits(outcome, ord, n) AS resolved_bits
   FROM o
   GROUP BY components
 )
