@@ -6,15 +6,20 @@
  * Body:
  * { scope, headline_modes, providers, simulated (where the scored forecasts came from: their
  *   distinct providers, and whether any is the bundled simulator), accuracy_pct, total_resolved, n_directional, n_correct, n_no_direction,
- *   market_accuracy_pct, brier: {ai, market}, log_loss: {ai, market},
+ *   resolved_brier, resolved_log_loss (the AI over every resolved question),
+ *   market_accuracy_pct, brier: {ai, market, n}, log_loss: {ai, market, n} (AI versus market on the
+ *   same n questions),
  *   ai_vs_market: {n, ai_brier, market_brier, skill, diff_mean, diff_sd, diff_ci95: [lo, hi] | null,
- *                  ai_log_loss, market_log_loss},
+ *                  ai_log_loss, market_log_loss, n_consensus, excluded, n_directional, ai_accuracy_pct,
+ *                  market_accuracy_pct},
  *   by_category, by_domain, by_horizon, by_tier, by_model, by_mode: [
  *     { <dimension name>: key, key, n, brier, log_loss, accuracy_pct, n_directional, n_correct,
- *       n_no_direction, (market_n, market_brier, market_log_loss, market_accuracy_pct) } ],
+ *       n_no_direction, (vs_market: the ai_vs_market shape, for the bucket) } ],
  *   as_of }
- * Market figures appear on category, domain, horizon and mode items (same questions); not on tier
- * (the market's tier is computed from its own probability) nor on model items.
+ * Every AI-versus-market figure compares the same questions (those with a fresh market comparator):
+ * the bucket's own brier and accuracy_pct cover all its n questions, its vs_market only the paired
+ * ones. vs_market appears on category, domain, horizon and mode items; not on tier (the market's
+ * tier is computed from its own probability) nor on model items.
  * Buckets without resolved forecasts are absent. The category is matched case-insensitively;
  * an unknown one is a 404 problem listing the nine.
  */
@@ -57,6 +62,36 @@ function num(v: JsonValue | undefined): number | null {
   return typeof v === 'number' ? v : null;
 }
 
+/**
+ * The AI-versus-market comparison (the AiVsMarket shape) from a row of ai_vs_market's columns, each
+ * name prefixed by `prefix` (the breakdown rows carry them as vs_*).
+ */
+export function vsMarket(r: JsonRow | undefined, prefix = ''): Record<string, unknown> {
+  const col = (name: string) => (r === undefined ? undefined : r[prefix + name]);
+  const lo = num(col('diff_ci95_lo'));
+  const hi = num(col('diff_ci95_hi'));
+  return {
+    n: num(col('n')) ?? 0,
+    ai_brier: num(col('ai_brier')),
+    market_brier: num(col('market_brier')),
+    skill: num(col('skill')),
+    diff_mean: num(col('diff_mean')),
+    diff_sd: num(col('diff_sd')),
+    diff_ci95: lo === null || hi === null ? null : [lo, hi],
+    ai_log_loss: num(col('ai_log_loss')),
+    market_log_loss: num(col('market_log_loss')),
+    n_consensus: num(col('n_consensus')) ?? 0,
+    excluded: {
+      no_market: num(col('excluded_no_market')) ?? 0,
+      stale_market: num(col('excluded_stale_market')) ?? 0,
+      no_direction: num(col('excluded_no_direction')) ?? 0,
+    },
+    n_directional: num(col('n_directional')) ?? 0,
+    ai_accuracy_pct: num(col('ai_accuracy_pct')),
+    market_accuracy_pct: num(col('market_accuracy_pct')),
+  };
+}
+
 function breakdownItem(d: Dimension, r: JsonRow): Record<string, unknown> {
   const item: Record<string, unknown> = {
     [d.name]: r.key,
@@ -69,18 +104,13 @@ function breakdownItem(d: Dimension, r: JsonRow): Record<string, unknown> {
     n_correct: num(r.n_correct) ?? 0,
     n_no_direction: num(r.n_no_direction) ?? 0,
   };
-  if (d.market) {
-    item.market_n = num(r.market_n) ?? 0;
-    item.market_brier = num(r.market_brier);
-    item.market_log_loss = num(r.market_log_loss);
-    item.market_accuracy_pct = num(r.market_accuracy_pct);
-  }
+  if (d.market) item.vs_market = vsMarket(r, 'vs_');
   return item;
 }
 
 /** Builds the accuracy summary body of `scope` from the pinned snapshot. */
 export async function accuracySummary(snap: PinnedSnapshot, scope: string): Promise<Record<string, unknown>> {
-  snap.require('accuracy', 'ai_vs_market', 'scored_forecasts');
+  snap.require('accuracy', 'ai_vs_market', 'ai_vs_market_breakdown', 'scored_forecasts');
   const [rows, avm, providers] = await Promise.all([
     snap.query('accuracy-headline', { scope }),
     snap.query('ai-vs-market', { scope }),
@@ -88,8 +118,7 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
   ]);
   const overall = rows.find((r) => r.dimension === 'overall');
   const a = avm[0];
-  const lo = num(a?.diff_ci95_lo);
-  const hi = num(a?.diff_ci95_hi);
+  const paired = num(a?.n) ?? 0;
 
   const body: Record<string, unknown> = {
     scope,
@@ -100,29 +129,12 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
     n_directional: num(overall?.n_directional) ?? 0,
     n_correct: num(overall?.n_correct) ?? 0,
     n_no_direction: num(overall?.n_no_direction) ?? 0,
-    market_accuracy_pct: num(overall?.market_accuracy_pct),
-    brier: { ai: num(overall?.brier), market: num(overall?.market_brier) },
-    log_loss: { ai: num(overall?.log_loss), market: num(overall?.market_log_loss) },
-    ai_vs_market: {
-      n: num(a?.n) ?? 0,
-      ai_brier: num(a?.ai_brier),
-      market_brier: num(a?.market_brier),
-      skill: num(a?.skill),
-      diff_mean: num(a?.diff_mean),
-      diff_sd: num(a?.diff_sd),
-      diff_ci95: lo === null || hi === null ? null : [lo, hi],
-      ai_log_loss: num(a?.ai_log_loss),
-      market_log_loss: num(a?.market_log_loss),
-      n_consensus: num(a?.n_consensus) ?? 0,
-      excluded: {
-        no_market: num(a?.excluded_no_market) ?? 0,
-        stale_market: num(a?.excluded_stale_market) ?? 0,
-        no_direction: num(a?.excluded_no_direction) ?? 0,
-      },
-      n_directional: num(a?.n_directional) ?? 0,
-      ai_accuracy_pct: num(a?.ai_accuracy_pct),
-      market_accuracy_pct: num(a?.market_accuracy_pct),
-    },
+    resolved_brier: num(overall?.brier),
+    resolved_log_loss: num(overall?.log_loss),
+    market_accuracy_pct: num(a?.market_accuracy_pct),
+    brier: { ai: num(a?.ai_brier), market: num(a?.market_brier), n: paired },
+    log_loss: { ai: num(a?.ai_log_loss), market: num(a?.market_log_loss), n: paired },
+    ai_vs_market: vsMarket(a),
   };
   for (const d of DIMENSIONS) {
     const items = rows.filter((r) => r.dimension === d.dimension);
@@ -130,6 +142,34 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
   }
   return published(AccuracySummary, body);
 }
+
+/** AI versus market on the same questions (ai_vs_market, or a bucket of ai_vs_market_breakdown). */
+export const AiVsMarket = z
+  .object({
+    n: count.meta({ description: 'Questions compared: a consensus and a fresh market comparator.' }),
+    ai_brier: zProb,
+    market_brier: zProb,
+    skill: zProb.meta({ description: 'Brier skill 1 − ai_brier / market_brier (null when market_brier = 0).' }),
+    diff_mean: zProb.meta({ description: 'Mean of the per-question ai_brier − market_brier (negative: the AI did better).' }),
+    diff_sd: zProb,
+    diff_ci95: z.tuple([prob, prob]).nullable().meta({ description: 'diff_mean ± 1.96 · diff_sd / √n (null when n < 2).' }),
+    ai_log_loss: zProb,
+    market_log_loss: zProb,
+    n_consensus: count.meta({ description: 'Questions with a consensus: paired (`n`) or excluded.' }),
+    excluded: z
+      .object({
+        no_market: count.meta({ description: 'No market price at or before the consensus.' }),
+        stale_market: count.meta({
+          description: 'The latest price is older than the maximum comparator age (QUORUM_MAX_COMPARATOR_AGE_DAYS, default 7).',
+        }),
+        no_direction: count.meta({ description: 'Paired, but the AI or the market is at 0.5: left out of the accuracy only.' }),
+      })
+      .meta({ description: 'Questions left out of the comparison, by reason.' }),
+    n_directional: count.meta({ description: 'Pairs with a direction on both sides (the accuracy comparison).' }),
+    ai_accuracy_pct: zPct.meta({ description: 'AI accuracy on the `n_directional` pairs.' }),
+    market_accuracy_pct: zPct.meta({ description: 'Market accuracy on the same `n_directional` pairs.' }),
+  })
+  .meta({ id: 'AiVsMarket', description: 'AI versus market on the same questions: those with a consensus and a fresh market comparator.' });
 
 const BreakdownItem = z.object({
   category: z.string().optional(),
@@ -139,49 +179,30 @@ const BreakdownItem = z.object({
   model: z.string().optional(),
   mode: z.string().optional(),
   ...bucketMetrics,
-  market_n: count.optional(),
-  market_brier: zProb.optional(),
-  market_log_loss: zProb.optional(),
-  market_accuracy_pct: zPct.optional(),
-}).meta({ id: 'AccuracyBucket', description: 'One bucket of a breakdown; the dimension\'s name carries the key.' });
+  vs_market: AiVsMarket.optional().meta({
+    description: 'The bucket\'s AI-versus-market comparison on its paired questions (category, domain, horizon and mode items only).',
+  }),
+}).meta({ id: 'AccuracyBucket', description: 'One bucket of a breakdown; the dimension\'s name carries the key. brier, log_loss and accuracy_pct cover all n questions of the bucket.' });
+
+/** An AI-versus-market pair of one score on the same questions. */
+const PairedScore = z.object({ ai: zProb, market: zProb, n: count.meta({ description: 'The questions compared (ai_vs_market.n).' }) });
 
 export const AccuracySummary = z
   .object({
     scope: z.string().meta({ description: '`all` or the category.' }),
     headline_modes: z.array(z.string()),
     ...provenance,
-    accuracy_pct: zPct,
+    accuracy_pct: zPct.meta({ description: 'Directional accuracy of the AI headline consensus over every resolved question with a direction.' }),
     total_resolved: count,
     n_directional: count,
     n_correct: count,
     n_no_direction: count,
-    market_accuracy_pct: zPct,
-    brier: z.object({ ai: zProb, market: zProb }),
-    log_loss: z.object({ ai: zProb, market: zProb }),
-    ai_vs_market: z.object({
-      n: count,
-      ai_brier: zProb,
-      market_brier: zProb,
-      skill: zProb,
-      diff_mean: zProb,
-      diff_sd: zProb,
-      diff_ci95: z.tuple([prob, prob]).nullable(),
-      ai_log_loss: zProb,
-      market_log_loss: zProb,
-      n_consensus: count.meta({ description: 'Questions with a headline consensus: paired (`n`) or excluded.' }),
-      excluded: z
-        .object({
-          no_market: count.meta({ description: 'No market price at or before the consensus.' }),
-          stale_market: count.meta({
-            description: 'The latest price is older than the maximum comparator age (QUORUM_MAX_COMPARATOR_AGE_DAYS, default 7).',
-          }),
-          no_direction: count.meta({ description: 'Paired, but the AI or the market is at 0.5: left out of the accuracy only.' }),
-        })
-        .meta({ description: 'Questions left out of the comparison, by reason.' }),
-      n_directional: count.meta({ description: 'Pairs with a direction on both sides (the accuracy comparison).' }),
-      ai_accuracy_pct: zPct.meta({ description: 'AI accuracy on the `n_directional` pairs.' }),
-      market_accuracy_pct: zPct.meta({ description: 'Market accuracy on the same `n_directional` pairs.' }),
-    }).meta({ description: 'AI versus market on the same questions: those with a headline consensus and a fresh market comparator.' }),
+    resolved_brier: zProb.meta({ description: 'Mean Brier of the AI headline consensus over every resolved question (total_resolved).' }),
+    resolved_log_loss: zProb.meta({ description: 'Mean log loss of the AI headline consensus over every resolved question.' }),
+    market_accuracy_pct: zPct.meta({ description: 'Market accuracy on the pairs with a direction on both sides (= ai_vs_market.market_accuracy_pct; the AI on the same pairs: ai_vs_market.ai_accuracy_pct).' }),
+    brier: PairedScore.meta({ description: 'AI versus market Brier on the same questions (= ai_vs_market.ai_brier, market_brier).' }),
+    log_loss: PairedScore.meta({ description: 'AI versus market log loss on the same questions.' }),
+    ai_vs_market: AiVsMarket,
     by_category: z.array(BreakdownItem),
     by_domain: z.array(BreakdownItem),
     by_horizon: z.array(BreakdownItem),

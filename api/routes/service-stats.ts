@@ -8,13 +8,15 @@
  *   consensus, and whether any is the bundled simulator),
  *   calibration: [{ forecaster, kind, mode, n, brier, log_loss, accuracy_pct, ece, reliability,
  *                   resolution, uncertainty }],
- *   leaderboard: [{ rank, forecaster, kind, n, brier, log_loss, accuracy_pct, ece }]  (headline mode),
+ *   leaderboard: [{ rank, forecaster, kind, n, brier, log_loss, accuracy_pct, ece }]  (headline mode,
+ *                 every forecaster on the same n questions: headline_leaderboard),
  *   by_category: [{ category, questions, active, resolved, n_scored, brier, accuracy_pct,
- *                   market_brier, market_accuracy_pct }],
+ *                   vs_market (the category's AI versus market on its paired questions) }],
  *   coverage: { models_expected: 4, questions, forecast, all_models, all_models_share,
  *               by_category: [...], by_venue: [...], by_category_venue: [...] }, as_of }
  * `all_models_share` = questions whose latest consensus had all four models answering ÷ questions
- * with a consensus (null when none). Sources: questions, consensus, calibration_summary, accuracy.
+ * with a consensus (null when none). Sources: questions, consensus, calibration_summary, accuracy,
+ * ai_vs_market_breakdown, headline_leaderboard.
  */
 import { z } from 'zod';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
@@ -23,6 +25,7 @@ import { jsonRoute } from '../http/registry.ts';
 import { count, provenance, provenanceOf, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { CoherenceRate, coherenceRates } from './factors.ts';
+import { AiVsMarket, vsMarket } from './predictions-accuracy.ts';
 import { orderByKnown } from './order.ts';
 
 export const MODELS_EXPECTED = 4;
@@ -64,7 +67,7 @@ function coverageItem(c: CoverageCell) {
 }
 
 export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
-  snap.require('questions', 'consensus', 'calibration_summary', 'accuracy');
+  snap.require('questions', 'consensus', 'calibration_summary', 'accuracy', 'ai_vs_market_breakdown', 'headline_leaderboard');
   const [cov, summary, leaders, acc, providers, coherence] = await Promise.all([
     snap.query('service-stats-coverage'),
     snap.query('calibration-summary'),
@@ -141,8 +144,7 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
         n_scored: n(a?.n),
         brier: x(a?.brier),
         accuracy_pct: x(a?.accuracy_pct),
-        market_brier: x(a?.market_brier),
-        market_accuracy_pct: x(a?.market_accuracy_pct),
+        vs_market: vsMarket(a, 'vs_'),
       };
     }),
     coverage: {
@@ -202,7 +204,7 @@ export const ServiceStats = z
       z.object({
         rank: z.number().int().min(1),
         ...Forecaster,
-        n: count,
+        n: count.meta({ description: 'The questions every listed forecaster scored (the same for every row): headline consensus with a fresh market comparator and a headline-mode forecast of every model.' }),
         brier: zProb,
         log_loss: zProb,
         accuracy_pct: zPct,
@@ -218,8 +220,7 @@ export const ServiceStats = z
         n_scored: count,
         brier: zProb,
         accuracy_pct: zPct,
-        market_brier: zProb,
-        market_accuracy_pct: zPct,
+        vs_market: AiVsMarket.meta({ description: 'The category\'s AI-versus-market comparison on its paired questions.' }),
       }),
     ),
     coverage: Coverage.extend({
@@ -240,7 +241,7 @@ export const serviceStatsRoute = jsonRoute({
   summary: 'Platform statistics',
   description:
     'Active and resolved counts, calibration metrics (Brier, ECE per forecaster and mode), the model leaderboard ' +
-    '(headline mode, ranked by Brier), the per-category breakdown and coverage (questions per category and venue, ' +
+    '(headline mode, every forecaster on the same questions, ranked by Brier), the per-category breakdown and coverage (questions per category and venue, ' +
     'share with all four models answering).',
   tags: ['events'],
   response: ServiceStats,

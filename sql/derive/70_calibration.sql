@@ -60,6 +60,54 @@ FROM _obs AS o
 JOIN bootstrap_groups AS g ON g.question_id = o.question_id
 GROUP BY ALL;
 
+-- The short leaderboard of service stats (headline_leaderboard): every forecaster of the headline
+-- mode (each model's scored forecast in the question's headline mode, the headline consensus, and
+-- the market's fresh comparator) scored on the SAME questions, so that the ranking compares like
+-- with like: the resolved questions whose headline consensus has a fresh market comparator
+-- (market_status 'ok') and that every model with any headline-mode scored forecast scored. Per
+-- forecaster over those n questions: brier, log_loss, accuracy_pct (100 × correct / its questions
+-- with a direction), ece (Σ over the 10 bins of |Σ (o − p)| / n); rank by Brier (lower is better,
+-- ties share a rank). calibration_summary keeps each forecaster's figures over all its questions.
+CREATE OR REPLACE TABLE headline_leaderboard AS
+WITH obs AS (
+  SELECT forecaster, question_id, p, outcome, brier, log_loss, direction
+  FROM _obs
+  WHERE mode = 'headline'
+),
+models AS (
+  SELECT count(DISTINCT forecaster) AS n_models FROM obs WHERE forecaster NOT IN ('consensus', 'market')
+),
+common AS (
+  SELECT o.question_id
+  FROM obs AS o
+  JOIN scored_consensus AS sc ON sc.question_id = o.question_id AND sc.is_headline AND sc.market_status = 'ok'
+  WHERE o.forecaster NOT IN ('consensus', 'market')
+  GROUP BY o.question_id
+  HAVING count(DISTINCT o.forecaster) = (SELECT n_models FROM models)
+),
+scored AS (
+  SELECT o.* FROM obs AS o SEMI JOIN common AS c ON c.question_id = o.question_id
+),
+bins AS (
+  SELECT forecaster, abs(sum(outcome - p)) AS gap
+  FROM scored
+  GROUP BY forecaster, _calibration_bin(p)
+),
+agg AS (
+  SELECT forecaster, count(*) AS n, avg(brier) AS brier, avg(log_loss) AS log_loss,
+         count(*) FILTER (WHERE direction <> 'none') AS n_directional,
+         count(*) FILTER (WHERE direction = 'correct') AS n_correct
+  FROM scored
+  GROUP BY forecaster
+)
+SELECT a.forecaster, a.n::BIGINT AS n, a.brier, a.log_loss,
+       CASE WHEN a.n_directional > 0 THEN 100.0 * a.n_correct / a.n_directional END AS accuracy_pct,
+       b.gap / a.n AS ece,
+       rank() OVER (ORDER BY a.brier)::INTEGER AS rank
+FROM agg AS a
+JOIN (SELECT forecaster, sum(gap) AS gap FROM bins GROUP BY forecaster) AS b USING (forecaster)
+ORDER BY rank, forecaster;
+
 DROP VIEW _obs;
 
 -- Per (forecaster, mode, bin): the group sums as dense vectors (one entry per bootstrap group).

@@ -149,6 +149,15 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     n_consensus: B, excluded_no_market: B, excluded_stale_market: B, n_directional: B, excluded_no_direction: B,
     ai_accuracy_pct: D, market_accuracy_pct: D,
   },
+  ai_vs_market_breakdown: {
+    scope: V, dimension: V, key: V, n: B, ai_brier: D, market_brier: D, skill: D, diff_mean: D, diff_sd: D,
+    diff_ci95_lo: D, diff_ci95_hi: D, ai_log_loss: D, market_log_loss: D, n_consensus: B,
+    excluded_no_market: B, excluded_stale_market: B, n_directional: B, excluded_no_direction: B,
+    ai_accuracy_pct: D, market_accuracy_pct: D,
+  },
+  headline_leaderboard: {
+    forecaster: V, n: B, brier: D, log_loss: D, accuracy_pct: D, ece: D, rank: 'INTEGER',
+  },
   calibration: {
     forecaster: V, mode: V, bin: 'INTEGER', bin_lo: D, bin_hi: D, n: B, mean_p: D, observed: D,
     wilson_lo: D, wilson_hi: D,
@@ -243,6 +252,20 @@ export function coverageRows(): { questions: Row[]; consensus: Row[] } {
   return { questions, consensus };
 }
 
+/**
+ * A row of ai_vs_market_breakdown: n pairs of the bucket (n_consensus = n + 1, the one excluded as
+ * stale), the AI's and the market's Brier on them, every pair directional.
+ */
+function avm(scope: string, dimension: string, key: string, n: number, ai: number, market: number, aiCorrect: number, marketCorrect: number): Row {
+  return {
+    scope, dimension, key, n, ai_brier: ai, market_brier: market, skill: 1 - ai / market, diff_mean: ai - market,
+    diff_sd: 0.1, diff_ci95_lo: ai - market - 0.05, diff_ci95_hi: ai - market + 0.05, ai_log_loss: ai * 3,
+    market_log_loss: market * 3, n_consensus: n + 1, excluded_no_market: 0, excluded_stale_market: 1,
+    n_directional: n, excluded_no_direction: 0, ai_accuracy_pct: (100 * aiCorrect) / n,
+    market_accuracy_pct: (100 * marketCorrect) / n,
+  };
+}
+
 function acc(
   scope: string, forecaster: string, mode: string, dimension: string, key: string,
   n: number, brier: number, correct: number, noDir = 0,
@@ -325,6 +348,20 @@ export function fixtureData(variant: 1 | 2 = 1): FixtureData {
     },
   ];
 
+  // the same questions on both sides: fewer than the AI's own n of the bucket
+  const ai_vs_market_breakdown: Row[] = [
+    avm('all', 'category', 'politics', 11 * k, 0.19 + b, 0.22, 8 * k, 7 * k),
+    avm('all', 'category', 'crypto', 7 * k, 0.14 + b, 0.19, 6 * k, 5 * k),
+    avm('all', 'domain', 'policy', 11 * k, 0.19 + b, 0.22, 8 * k, 7 * k),
+    avm('all', 'domain', 'crypto', 7 * k, 0.14 + b, 0.19, 6 * k, 5 * k),
+    avm('all', 'horizon', '0-7', 13 * k, 0.16 + b, 0.17, 10 * k, 9 * k),
+    avm('all', 'horizon', '8-30', 5 * k, 0.3 + b, 0.31, 3 * k, 3 * k),
+    avm('all', 'mode', 'blind', 18 * k, 0.225 + b, 0.215, 12 * k, 12 * k),
+    avm('all', 'mode', 'informed', 18 * k, 0.2 + b, 0.212, 12 * k, 12 * k),
+    avm('all', 'mode', 'augmented', 18 * k, 0.17 + b, 0.21, 13 * k, 12 * k),
+    avm('politics', 'category', 'politics', 11 * k, 0.19 + b, 0.22, 8 * k, 7 * k),
+  ];
+
   const calibration: Row[] = [];
   const calibration_summary: Row[] = [];
   for (const [forecaster, mode, base] of [
@@ -347,7 +384,13 @@ export function fixtureData(variant: 1 | 2 = 1): FixtureData {
   }
 
   return {
-    accuracy, ai_vs_market, calibration, calibration_summary, resolved_predictions: resolvedRows(variant),
+    accuracy, ai_vs_market, ai_vs_market_breakdown, calibration, calibration_summary,
+    // every forecaster on the same 17 questions (ranked by Brier)
+    headline_leaderboard: [
+      { forecaster: 'consensus', n: 17 * k, brier: 0.17 + b, log_loss: 0.5, accuracy_pct: 70.59, ece: 0.05, rank: 1 },
+      { forecaster: 'market', n: 17 * k, brier: 0.21, log_loss: 0.6, accuracy_pct: 64.71, ece: 0.06, rank: 2 },
+    ],
+    resolved_predictions: resolvedRows(variant),
     ...coverageRows(),
   };
 }

@@ -123,9 +123,13 @@ describe('GET /api/predictions/accuracy', () => {
     expect(body.n_directional).toBe(19);
     expect(body.n_correct).toBe(14);
     expect(body.n_no_direction).toBe(1);
-    expect(body.brier).toEqual({ ai: 0.18, market: 0.21 });
-    expect(body.log_loss.ai).toBeCloseTo(0.54, 10);
-    expect(body.log_loss.market).toBeCloseTo(0.63, 10);
+    // the AI over every resolved question, apart from the comparison
+    expect(body.resolved_brier).toBe(0.18);
+    expect(body.resolved_log_loss).toBeCloseTo(0.54, 10);
+    // AI versus market: both sides on the same 18 questions (ai_vs_market), never 0.18 (20
+    // questions) beside the market's 18
+    expect(body.brier).toEqual({ ai: 0.17, market: 0.21, n: 18 });
+    expect(body.log_loss).toEqual({ ai: 0.5, market: 0.6, n: 18 });
     expect(body.ai_vs_market).toMatchObject({ n: 18, ai_brier: 0.17, market_brier: 0.21, diff_sd: 0.1 });
     expect(body.ai_vs_market.skill).toBe(0.190476); // 1 - 0.17 / 0.21 to 6 decimals
     expect(body.ai_vs_market.diff_mean).toBeCloseTo(-0.04, 10);
@@ -144,15 +148,24 @@ describe('GET /api/predictions/accuracy', () => {
     const politics = body.by_category[0];
     expect(politics).toMatchObject({
       category: 'politics', key: 'politics', n: 12, brier: 0.2, n_directional: 11, n_correct: 8,
-      market_n: 11, market_brier: 0.22,
     });
     expect(politics.accuracy_pct).toBe(72.73); // 100 × 8 / 11 to 2 decimals
-    expect(body.by_horizon[0]).toMatchObject({ horizon: '0-7', n: 15, market_n: 13, market_brier: 0.17 });
-    // no market figures where the comparison is not like for like
-    expect(body.by_tier[0]).not.toHaveProperty('market_brier');
-    expect(body.by_model[0]).not.toHaveProperty('market_brier');
-    // mode items: the market's overall figures in that mode
-    expect(body.by_mode.find((x: any) => x.mode === 'blind')).toMatchObject({ n: 20, brier: 0.23, market_brier: 0.215 });
+    // the bucket's comparison: the AI and the market on the same 11 questions (the AI's 0.19 there,
+    // not its 0.2 over all 12), with the shape of ai_vs_market
+    expect(politics.vs_market).toEqual({
+      n: 11, ai_brier: 0.19, market_brier: 0.22, skill: 0.136364, diff_mean: -0.03, diff_sd: 0.1,
+      diff_ci95: [-0.08, 0.02], ai_log_loss: 0.57, market_log_loss: 0.66, n_consensus: 12,
+      excluded: { no_market: 0, stale_market: 1, no_direction: 0 }, n_directional: 11,
+      ai_accuracy_pct: 72.73, market_accuracy_pct: 63.64,
+    });
+    expect(politics).not.toHaveProperty('market_brier');
+    expect(body.by_horizon[0].vs_market).toMatchObject({ n: 13, ai_brier: 0.16, market_brier: 0.17 });
+    // no comparison where it is not like for like
+    expect(body.by_tier[0]).not.toHaveProperty('vs_market');
+    expect(body.by_model[0]).not.toHaveProperty('vs_market');
+    // mode items: the consensus of that mode against its comparators
+    expect(body.by_mode.find((x: any) => x.mode === 'blind')).toMatchObject({ n: 20, brier: 0.23 });
+    expect(body.by_mode.find((x: any) => x.mode === 'blind').vs_market).toMatchObject({ n: 18, ai_brier: 0.225, market_brier: 0.215 });
   });
 
   it('per category, case-insensitive, canonical scope', async () => {
@@ -160,7 +173,8 @@ describe('GET /api/predictions/accuracy', () => {
     expect(res.status).toBe(200);
     expect(body.scope).toBe('politics');
     expect(body.total_resolved).toBe(12);
-    expect(body.brier).toEqual({ ai: 0.2, market: 0.22 });
+    expect(body.brier).toEqual({ ai: 0.2, market: 0.22, n: 1 });
+    expect(body.by_category[0].vs_market).toMatchObject({ n: 11, ai_brier: 0.19 });
     expect(body.ai_vs_market).toMatchObject({ n: 1, diff_ci95: null, diff_sd: null });
     expect(body.by_category).toHaveLength(1);
     expect(body.by_horizon).toEqual([]);
@@ -170,7 +184,7 @@ describe('GET /api/predictions/accuracy', () => {
   it('a valid category without resolved forecasts: zeros and nulls, not an error', async () => {
     const { res, body } = await get('/api/predictions/accuracy/science');
     expect(res.status).toBe(200);
-    expect(body).toMatchObject({ scope: 'science', total_resolved: 0, accuracy_pct: null, brier: { ai: null, market: null } });
+    expect(body).toMatchObject({ scope: 'science', total_resolved: 0, accuracy_pct: null, brier: { ai: null, market: null, n: 0 } });
     expect(body.ai_vs_market).toMatchObject({ n: 0, ai_brier: null, diff_ci95: null });
     expect(body.by_category).toEqual([]);
   });

@@ -50,6 +50,13 @@ function data(): FixtureData {
       resolution: 0.08, uncertainty: 0.25, base_rate: 0.5,
     });
   }
+  // the leaderboard: the same 17 questions for all four (the route takes rows and ranks as derived)
+  d.headline_leaderboard = [
+    { forecaster: 'model-b', n: 17, brier: 0.15, log_loss: 0.45, accuracy_pct: 76.47, ece: 0.07, rank: 1 },
+    { forecaster: 'consensus', n: 17, brier: 0.17, log_loss: 0.5, accuracy_pct: 70.59, ece: 0.05, rank: 2 },
+    { forecaster: 'model-a', n: 17, brier: 0.19, log_loss: 0.57, accuracy_pct: 64.71, ece: 0.04, rank: 3 },
+    { forecaster: 'market', n: 17, brier: 0.21, log_loss: 0.6, accuracy_pct: 64.71, ece: 0.06, rank: 4 },
+  ];
   return d;
 }
 
@@ -155,17 +162,20 @@ describe('GET /api/events/service_stats/', () => {
     expect(body.active_count).toBe(5);
     expect(body.resolved_count).toBe(5);
     expect(body.scored_count).toBe(20);
+    // every forecaster on the same questions (headline_leaderboard), not calibration_summary's own n
     expect(body.leaderboard.map((l: any) => [l.rank, l.forecaster, l.kind])).toEqual([
       [1, 'model-b', 'model'],
       [2, 'consensus', 'consensus'],
       [3, 'model-a', 'model'],
       [4, 'market', 'market'],
     ]);
-    expect(body.leaderboard[0]).toMatchObject({ brier: 0.15, ece: 0.07, n: 18 });
+    expect(body.leaderboard[0]).toMatchObject({ brier: 0.15, ece: 0.07, n: 17, accuracy_pct: 76.47 });
+    expect(body.leaderboard.every((l: any) => l.n === 17)).toBe(true);
     const cal = body.calibration.find((c: any) => c.forecaster === 'model-a' && c.mode === 'augmented');
     expect(cal).toMatchObject({ kind: 'model', brier: 0.19, ece: 0.05 });
     expect(body.by_category.map((c: any) => c.category)).toEqual(['politics', 'crypto']);
-    expect(body.by_category[0]).toMatchObject({ category: 'politics', questions: 6, active: 5, resolved: 0, n_scored: 12, brier: 0.2, market_brier: 0.22 });
+    expect(body.by_category[0]).toMatchObject({ category: 'politics', questions: 6, active: 5, resolved: 0, n_scored: 12, brier: 0.2 });
+    expect(body.by_category[0].vs_market).toMatchObject({ n: 11, ai_brier: 0.19, market_brier: 0.22 });
     expect(body.by_category[1]).toMatchObject({ category: 'crypto', questions: 6, active: 0, resolved: 5, n_scored: 8 });
     // coverage: 10 of 12 questions have a consensus; 6 had all four models in their latest run
     expect(body.coverage).toMatchObject({ models_expected: 4, questions: 12, forecast: 10, all_models: 6 });

@@ -118,6 +118,42 @@ describe('method fixes', () => {
     expect(a.diff_mean).toBeCloseTo(0.012, 12);
   });
 
+  it('AI versus market per bucket (category, domain, horizon, mode): the same questions, the ai_vs_market figures', async () => {
+    const b = await rows(
+      conn,
+      `SELECT dimension, key, n, n_consensus, ai_brier, market_brier, n_directional, excluded_stale_market, excluded_no_market
+       FROM ai_vs_market_breakdown WHERE scope = 'all' ORDER BY dimension, key`,
+    );
+    // Every question shares one category, domain, horizon bucket (14 and 19 days: 8-30) and the
+    // one mode, so each bucket is the overall comparison above: 5 pairs of 7, the same Briers.
+    expect(b.map((r) => r.dimension)).toEqual(['category', 'domain', 'horizon', 'mode']);
+    expect(b.find((r) => r.dimension === 'horizon')!.key).toBe('8-30');
+    expect(b.find((r) => r.dimension === 'mode')!.key).toBe('augmented');
+    for (const r of b) {
+      expect(r).toMatchObject({ n: 5, n_consensus: 7, n_directional: 3, excluded_stale_market: 1, excluded_no_market: 1 });
+      expect(r.ai_brier).toBeCloseTo(0.176, 12);
+      expect(r.market_brier).toBeCloseTo(0.164, 12);
+    }
+  });
+
+  it('the headline leaderboard ranks every forecaster on the same questions', async () => {
+    const l = await rows(conn, `SELECT forecaster, n, brier, ece, rank FROM headline_leaderboard ORDER BY rank, forecaster`);
+    // m1..m4 all have headline forecasts; only D has all four (and a fresh comparator), so every
+    // forecaster is scored on D alone (m1 forecast seven questions: not its n here).
+    // D, outcome 1: m3 = m4 = 0.7 → 0.09; consensus 0.5 → 0.25; market 0.4 → 0.36; m1 = m2 = 0.3 → 0.49.
+    expect(l.map((r) => [r.rank, r.forecaster, r.n])).toEqual([
+      [1, 'm3', 1], [1, 'm4', 1], [3, 'consensus', 1], [4, 'market', 1], [5, 'm1', 1], [5, 'm2', 1],
+    ]);
+    const by = Object.fromEntries(l.map((r) => [r.forecaster, r]));
+    expect(by.m3.brier).toBeCloseTo(0.09, 12);
+    expect(by.consensus.brier).toBeCloseTo(0.25, 12);
+    expect(by.market.brier).toBeCloseTo(0.36, 12);
+    expect(by.m1.brier).toBeCloseTo(0.49, 12);
+    // one forecast per forecaster: ECE = |o − p|
+    expect(by.consensus.ece).toBeCloseTo(0.5, 12);
+    expect(by.market.ece).toBeCloseTo(0.6, 12);
+  });
+
   it('rounds=all averages every round before the cutoff per question', async () => {
     const r = await one(
       conn,

@@ -19,7 +19,8 @@ interface Accuracy {
   n_correct: number;
   total_resolved: number;
   market_accuracy_pct: number | null;
-  brier: { ai: number | null; market: number | null };
+  brier: { ai: number | null; market: number | null; n: number };
+  resolved_brier: number | null;
   ai_vs_market: { n: number; ai_brier: number | null; market_brier: number | null; skill: number | null; diff_mean: number | null; diff_ci95: [number, number] | null; n_directional: number; market_accuracy_pct: number | null } | null;
   as_of: string;
 }
@@ -72,7 +73,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       h('div', { class: 'cards' },
         card('Consensus accuracy', a.accuracy_pct === null ? '–' : `${a.accuracy_pct.toFixed(1)}%`, `95% ${pct(ai[0])}–${pct(ai[1])} · ${a.n_correct}/${a.n_directional}`),
         card('Market accuracy', vs?.market_accuracy_pct === null || !vs ? '–' : `${vs.market_accuracy_pct.toFixed(1)}%`, mk ? `95% ${pct(mk[0])}–${pct(mk[1])} · paired n ${vs!.n_directional}` : ''),
-        card('Brier, consensus', num(vs?.ai_brier ?? a.brier.ai), `all resolved: ${num(a.brier.ai)} (n ${a.total_resolved})`),
+        card('Brier, consensus', num(vs?.ai_brier ?? a.brier.ai), `all resolved: ${num(a.resolved_brier)} (n ${a.total_resolved})`),
         card('Brier, market', num(vs?.market_brier ?? a.brier.market), vs ? `paired n ${vs.n}` : ''),
         card('Consensus − market', vs?.diff_mean === null || !vs ? '–' : num(vs.diff_mean, 4), vs?.diff_ci95 ? `95% ${interval(vs.diff_ci95, 4)} · skill ${num(vs.skill)}` : ''),
       ),
