@@ -22,6 +22,7 @@ import type { RawRow, RawTableName } from '../warehouse/tables.ts';
 import { classify } from '../taxonomy/classify.ts';
 import { CsvSyntaxError, parseCsv } from './csv.ts';
 import { ImportError } from './import-error.ts';
+import { parseInstant } from '../time/instant.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Row types derived from the table schemas, so a renamed column is a compile error here.
@@ -64,33 +65,8 @@ export const VENUE_SOURCES: Record<Venue, { name: string; url: string }> = {
 // ---------------------------------------------------------------------------------------------
 // Dates
 
-const TIMESTAMP_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/**
- * Parses `YYYY-MM-DD` (UTC midnight) or an ISO-8601 timestamp (`T` or space; offset `Z`/`±HH:MM`,
- * none = UTC) into a Date; null when malformed or not a real calendar date/time.
- */
-export function parseTimestamp(text: string): Date | null {
-  const m = TIMESTAMP_RE.exec(text.trim());
-  if (!m) return null;
-  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', tz = 'Z'] = m;
-  const nums = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
-  const [year, month, day, hour, minute, second] = nums;
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.padEnd(3, '0').slice(0, 3)));
-  const check = new Date(ms);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return null; // e.g. 2025-02-30
-  let offsetMin = 0;
-  if (tz !== 'Z') {
-    const t = tz.replace(':', '');
-    const oh = Number(t.slice(1, 3));
-    const om = Number(t.slice(3, 5));
-    if (oh > 23 || om > 59) return null;
-    offsetMin = (t[0] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  return new Date(ms - offsetMin * 60_000);
-}
+/** `YYYY-MM-DD` or an ISO-8601 timestamp (pipeline/time/instant.ts); null when not a real instant. */
+export const parseTimestamp = parseInstant;
 
 const timestamp = z.string().refine((s) => parseTimestamp(s) !== null, { message: 'unparseable date/time' });
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD').refine((s) => parseTimestamp(s) !== null, {

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { classify } from '../taxonomy/classify.ts';
 import type { Row } from '../sources/registry.ts';
 import { CATEGORIES, DOMAINS } from '../warehouse/tables.ts';
+import { parseInstant } from '../time/instant.ts';
 
 export const QUESTIONS_DIR_ENV = 'QUORUM_QUESTIONS_DIR';
 export const DEFAULT_QUESTIONS_DIR = 'data/questions';
@@ -71,29 +72,8 @@ export class QuestionFileError extends Error {
 // ---------------------------------------------------------------------------------------------
 // Schema
 
-const DATE_TIME_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** `YYYY-MM-DD` (UTC midnight) or ISO-8601 date-time (no offset = UTC); null when not a real instant. */
-export function parseInstant(text: string): Date | null {
-  const m = DATE_TIME_RE.exec(text.trim());
-  if (!m) return null;
-  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', tz = 'Z'] = m;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.padEnd(3, '0').slice(0, 3)));
-  const check = new Date(ms);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return null;
-  let offset = 0;
-  if (tz !== 'Z') {
-    const t = tz.replace(':', '');
-    const oh = Number(t.slice(1, 3));
-    const om = Number(t.slice(3, 5));
-    if (oh > 23 || om > 59) return null;
-    offset = (t[0] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  return new Date(ms - offset * 60_000);
-}
+/** The pipeline's instant grammar (pipeline/time/instant.ts), re-exported for the file's readers. */
+export { parseInstant };
 
 const quoteList = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 

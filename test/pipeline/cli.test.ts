@@ -75,6 +75,14 @@ describe('quorum run', () => {
     expect(r.stderr).toMatch(/ISO 8601/);
   });
 
+  it('rejects an --as-of date that does not exist instead of rolling it over (2026-02-30 is not 2026-03-02)', () => {
+    for (const bad of ['2026-02-30', '2026-02-31T00:00:00Z', '2026-04-31 12:00']) {
+      const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'feb30') });
+      expect(r.status, bad).toBe(1);
+      expect(r.stderr).toMatch(/ISO 8601 date or time that exists/);
+    }
+  });
+
   it('refuses to start while another run holds the lock (exit 75)', () => {
     const data = join(tmp.dir, 'locked');
     const release = acquireRunLock(data, 'r-test');
