@@ -47,13 +47,13 @@ export const ClusterConsensus = z
   .object({
     consensus: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over members with a consensus; p_signed = p, or 1 − p for sign −1.' }),
     consensus_logit: zNum,
-    market_consensus: zProb.meta({ description: 'The same over the members\' market prices.' }),
+    market_consensus: zProb.meta({ description: 'The same over the market prices of the members with both a consensus and a price (n_with_market).' }),
     market_consensus_logit: zNum,
-    gap_vs_market: zProb.meta({ description: 'consensus − market_consensus.' }),
+    gap_vs_market: zProb.meta({ description: 'The consensus over the n_with_market members that have a price − market_consensus: both sides over the same members.' }),
     spread: zProb.meta({ description: 'Weighted population sd of the members\' signed consensus.' }),
     disagreement: zProb.meta({ description: 'Weighted mean of the members\' model disagreement (sd).' }),
     n_with_consensus: count,
-    n_with_market: count,
+    n_with_market: count.meta({ description: 'Members with both a consensus and a market price: the members market_consensus and gap_vs_market cover.' }),
   })
   .meta({ id: 'ClusterConsensus' });
 

@@ -14,8 +14,10 @@
 -- Current consensus of a thesis, over its members with a headline consensus (active_predictions):
 --   consensus = inv_logit( sum(w * logit(p_signed)) / sum(w) ),
 --   p_signed = p for sign +1, 1 - p for sign -1, p clipped to [0.001, 0.999] before the logit.
--- market_consensus: the same over the members' latest market prices (questions), members with a
--- price. spread: weighted population standard deviation of the members' signed consensus
+-- market_consensus: the same over the members' latest market prices (questions), over the members
+-- with both a consensus and a price (n_with_market), so that it describes the same members as the
+-- consensus it is compared with: a closed or resolved member's last price has no consensus beside
+-- it. gap_vs_market = the consensus over those same members − market_consensus. spread: weighted population standard deviation of the members' signed consensus
 -- (probability points). disagreement: weighted mean of the members' model disagreement
 -- (population sd of the model probabilities).
 
@@ -101,11 +103,13 @@ WITH agg AS (
          count(*) FILTER (WHERE status = 'active') AS n_active,
          count(*) FILTER (WHERE status = 'resolved') AS n_resolved,
          count(signed_consensus) AS n_with_consensus,
-         count(signed_market) AS n_with_market,
+         count(*) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL) AS n_with_market,
          sum(weight * _logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS consensus_logit,
-         sum(weight * _logit(signed_market)) FILTER (WHERE signed_market IS NOT NULL)
-           / sum(weight) FILTER (WHERE signed_market IS NOT NULL) AS market_logit,
+         sum(weight * _logit(signed_market)) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL)
+           / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL) AS market_logit,
+         sum(weight * _logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL)
+           / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL) AS paired_consensus_logit,
          sum(weight * signed_consensus) FILTER (WHERE signed_consensus IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL) AS consensus_wmean,
          sum(weight * signed_consensus * signed_consensus) FILTER (WHERE signed_consensus IS NOT NULL)
@@ -121,7 +125,7 @@ SELECT d.thesis_id, d.origin, d.statement, d.label,
        a.consensus_logit,
        _inv_logit(a.market_logit) AS market_consensus,
        a.market_logit AS market_consensus_logit,
-       _inv_logit(a.consensus_logit) - _inv_logit(a.market_logit) AS gap_vs_market,
+       _inv_logit(a.paired_consensus_logit) - _inv_logit(a.market_logit) AS gap_vs_market,
        sqrt(greatest(a.consensus_wsq - a.consensus_wmean * a.consensus_wmean, 0)) AS spread,
        a.disagreement,
        rp.as_of

@@ -132,6 +132,16 @@ describe('theses: log-odds consensus, vintages and their scores', () => {
     expect(t!.disagreement).toBeCloseTo((2 * Math.sqrt(0.005)) / 4, 12);
   });
 
+  it('the market side covers the same members as the consensus: a resolved member\'s last price is left out', async () => {
+    // Run 2: q1 and q2 resolved, so only q3 (consensus 0.6, price 0.5) has a consensus; their last
+    // prices (0.75, 0.4) must not enter the market consensus the gap compares with.
+    const [t] = await snapshotRows(f.dataDir, run2, `SELECT * FROM {theses} WHERE thesis_id = 'hand'`);
+    expect(t).toMatchObject({ n_members: 3, n_with_consensus: 1, n_with_market: 1 });
+    expect(t!.consensus).toBeCloseTo(0.6, 12);
+    expect(t!.market_consensus).toBeCloseTo(0.5, 12);
+    expect(t!.gap_vs_market).toBeCloseTo(0.1, 12);
+  });
+
   it('the curated link is published with its sign, strength and origin (a < b)', async () => {
     const rows = await snapshotRows(f.dataDir, run1, `SELECT * FROM {question_links}`);
     expect(rows).toEqual([{ a: 'manifold:q1', b: 'polymarket:q2', kind: 'excludes', sign: -1, strength: 0.5, origin: 'curated' }]);
