@@ -33,7 +33,7 @@ import { QuotaKeeper, clientIp } from './limits/quota.ts';
 import { UsageStore } from './limits/usage-store.ts';
 import { createLogger, withKeyRedaction } from './logging/logger.ts';
 import { createMetrics } from './metrics.ts';
-import { DOCS_INIT_JS } from './routes/docs.ts';
+import { DOCS_ASSETS, DOCS_INIT_JS } from './routes/docs.ts';
 import { ROUTES } from './routes/index.ts';
 import { warmFrontDoor } from './routes/front-door.ts';
 import { OVERVIEW_RESOLVED_LIMIT, PREDICTIONS_PAGE_LIMIT } from '../dashboard/src/first-reads.ts';
@@ -246,10 +246,10 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.type('application/javascript').send(DOCS_INIT_JS);
   });
-  app.use(
-    '/docs',
-    express.static(swaggerDir, { index: false, redirect: false, maxAge: '1h', fallthrough: true }),
-  );
+  // Only the three files the /docs page loads: the package also ships its own stock index.html and
+  // swagger-initializer.js, which point at the public Petstore example, not at this API.
+  const docsAssets = express.static(swaggerDir, { index: false, redirect: false, maxAge: '1h', fallthrough: true });
+  app.use('/docs', (req, res, next) => (DOCS_ASSETS.has(req.path) ? docsAssets(req, res, next) : next()));
 
   mountRoutes(app, routes, services);
 

@@ -98,6 +98,8 @@ interface RouteBase {
   query?: ZodObj;
   /** Request body (POST routes). */
   body?: z.ZodType;
+  /** Request headers the route reads beyond the key (documentation, e.g. Idempotency-Key). */
+  headers?: ZodObj;
   /** Error statuses documented beyond the common ones (401, 403, 429, 500, 503 where relevant). */
   errors?: readonly number[];
   /** Leave out of the OpenAPI document (e.g. /docs, which is not part of the API). */
@@ -119,9 +121,13 @@ export interface JsonRoute<I> extends RouteBase {
 
 export interface RawRoute extends RouteBase {
   kind: 'raw';
-  /** Documented 200 responses by media type (zod schema or a plain OpenAPI schema). */
+  /** The success status the handler answers with (documentation; default 200; 204 has no body). */
+  status?: 200 | 201 | 202 | 204;
+  /** Documented success responses by media type (zod schema or a plain OpenAPI schema). */
   responses: Record<string, { schema: z.ZodType | Record<string, unknown> }>;
   responseDescription?: string;
+  /** Headers of the success response beyond the common ones: name → description (documentation). */
+  responseHeaders?: Record<string, string>;
   handle: (req: Request, res: Response, ctx: RouteContext) => void | Promise<void>;
 }
 
@@ -393,9 +399,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 const h = (description: string) => z.string().meta({ description });
+// An unlimited plan (enterprise) has no quota to describe: its responses carry only
+// `X-RateLimit-Remaining: unlimited`, so the two IETF headers are optional.
 const QUOTA_HEADERS = {
-  RateLimit: h('IETF RateLimit: `"<policy>";r=<remaining>;t=<seconds to reset>`.'),
-  'RateLimit-Policy': h('IETF RateLimit-Policy: `"<policy>";q=<quota>;w=<window seconds>`.'),
+  RateLimit: h('IETF RateLimit: `"<policy>";r=<remaining>;t=<seconds to reset>`. Absent for an unlimited plan.').optional(),
+  'RateLimit-Policy': h('IETF RateLimit-Policy: `"<policy>";q=<quota>;w=<window seconds>`. Absent for an unlimited plan.').optional(),
   'X-RateLimit-Remaining': h('Requests left in the window, or `unlimited`.'),
 };
 const COMMON_HEADERS = {
@@ -458,12 +466,18 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
     };
     if (def.cache) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
   } else {
-    responses['200'] = {
+    const status = def.status ?? 200;
+    const extra = Object.fromEntries(Object.entries(def.responseHeaders ?? {}).map(([name, d]) => [name, h(d).optional()]));
+    responses[String(status)] = {
       description: def.responseDescription ?? def.summary,
-      headers: z.object({ ...COMMON_HEADERS, ...(open ? {} : QUOTA_HEADERS) }),
-      content: Object.fromEntries(
-        Object.entries(def.responses).map(([type, { schema }]) => [type, { schema: schema as z.ZodType }]),
-      ),
+      headers: z.object({ ...COMMON_HEADERS, ...(open ? {} : QUOTA_HEADERS), ...extra }),
+      ...(status === 204
+        ? {}
+        : {
+            content: Object.fromEntries(
+              Object.entries(def.responses).map(([type, { schema }]) => [type, { schema: schema as z.ZodType }]),
+            ),
+          }),
     };
   }
   for (const s of [...statuses].sort()) {
@@ -494,10 +508,11 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
     security,
     responses: responses as ZodOpenApiOperationObject['responses'],
   };
-  if (def.params || def.query) {
+  if (def.params || def.query || def.headers) {
     op.requestParams = {};
     if (def.params) op.requestParams.path = def.params;
     if (def.query) op.requestParams.query = def.query;
+    if (def.headers) op.requestParams.header = def.headers;
   }
   if (def.body) op.requestBody = { content: { 'application/json': { schema: def.body } } };
   return op;

@@ -18,6 +18,9 @@ export const openapiRoute = rawRoute({
   },
 });
 
+/** The swagger-ui-dist files the page below loads (app.ts serves these and no other file of the package). */
+export const DOCS_ASSETS: ReadonlySet<string> = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js', '/swagger-ui-standalone-preset.js']);
+
 export const DOCS_HTML = `<!doctype html>
 <html lang="en">
 <head>

@@ -40,6 +40,13 @@ export const exportRouteDoc = rawRoute({
     category: z.enum(CATEGORIES).optional(),
   }),
   errors: [400, 403, 404],
+  responseHeaders: {
+    'Content-Disposition': '`attachment; filename="<table>.<ext>"`.',
+    'X-Export-Rows': 'Rows in the file (a trailer when the export is sliced).',
+    'X-Export-Sliced': '`true` when the export streams in ordered slices (chunked, X-Export-Rows as a trailer).',
+    'X-Export-Row-Cap': 'Capped plans (pro): the most rows an export may hold.',
+    'X-Export-Truncated': 'Capped plans: `true` when the cap cut the export.',
+  },
   responses: {
     'text/csv': { schema: z.string() },
     'application/json': { schema: z.array(z.record(z.string(), z.unknown())) },

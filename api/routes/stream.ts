@@ -55,6 +55,9 @@ export const streamRoute = rawRoute({
     question_id: z.string().optional().meta({ description: 'Only events of this question.' }),
     since: z.string().optional().meta({ description: 'Resume after this event sequence number (Last-Event-ID wins).' }),
   }),
+  headers: z.object({
+    'Last-Event-ID': z.string().optional().meta({ description: 'Resume after this event sequence number (what EventSource sends on reconnect); wins over `since`.' }),
+  }),
   errors: [400, 503],
   responses: { 'text/event-stream': { schema: { type: 'string', description: 'SSE frames.' } } },
   handle: async (req, res) => {

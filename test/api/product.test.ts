@@ -108,6 +108,15 @@ describe('OpenAPI 3.1 and /docs', () => {
     expect(body.components.securitySchemes.ApiKeyHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
     expect(body.components.securitySchemes.BearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(body.paths['/api/usage/'].get.security).not.toContainEqual({});
+    // an unlimited plan's responses carry only X-RateLimit-Remaining: the IETF pair is not required
+    expect(resolved.responses['200'].headers.RateLimit.required).not.toBe(true);
+    expect(resolved.responses['200'].headers['X-RateLimit-Remaining'].required).toBe(true);
+    // the export's own headers, and the stream's resume header, are documented
+    const exportHeaders = body.paths['/api/export/{table}/'].get.responses['200'].headers;
+    for (const name of ['Content-Disposition', 'X-Export-Rows', 'X-Export-Row-Cap', 'X-Export-Truncated', 'X-Export-Sliced']) {
+      expect(exportHeaders[name], name).toBeDefined();
+    }
+    expect(body.paths['/api/stream/'].get.parameters).toContainEqual(expect.objectContaining({ name: 'Last-Event-ID', in: 'header' }));
   });
 
   it('/docs serves the Swagger UI page and its assets locally', async () => {
@@ -131,6 +140,9 @@ describe('OpenAPI 3.1 and /docs', () => {
     expectProblem(await get(server, '/docs/../package.json'), 404, 'not_found');
     expectProblem(await get(server, '/docs/%2e%2e/%2e%2e/package.json'), 404, 'not_found');
     expectProblem(await get(server, '/docs/nope.js'), 404, 'not_found');
+    // the package's stock page and initializer (which load the public Petstore example) are not served
+    expectProblem(await get(server, '/docs/index.html'), 404, 'not_found');
+    expectProblem(await get(server, '/docs/swagger-initializer.js'), 404, 'not_found');
   });
 });
 
