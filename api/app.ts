@@ -27,7 +27,7 @@ import { DEFAULT_LIMITS, type PlanLimits } from './auth/plans.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
-import { expressPath, mountRoutes, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
+import { expressPath, frontProblemCors, mountRoutes, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
 import { captureHeaders, front } from './http/front.ts';
 import { QuotaKeeper, clientIp } from './limits/quota.ts';
 import { UsageStore } from './limits/usage-store.ts';
@@ -215,6 +215,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       crossOriginResourcePolicy: { policy: 'cross-origin' },
     }),
   );
+  const unchargedPaths = new Set(routes.filter((r) => r.uncharged).map((r) => (r.path.endsWith('/') ? r.path : `${r.path}/`)));
   const frontMw = front({
     logger,
     metrics,
@@ -222,6 +223,9 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     snapshots,
     quotas,
     isExempt: isExemptPath,
+    // routes flagged uncharged (the caller's own usage: readable when, above all when, the quota
+    // is used up)
+    isUncharged: (p) => unchargedPaths.has(p.endsWith('/') ? p : `${p}/`),
     shuttingDown: () => shuttingDown,
     auth: {
       keys,
@@ -267,10 +271,15 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     exportService = registerExportRoutes(app, snapshots, { logger, ...(opts.exports ?? {}) });
   }
 
-  app.use((req) => {
+  app.use((req, res) => {
+    // charged like any request of the key: counted as `unmatched`, so the routes add up
+    const keyId = authOf(res).keyId;
+    if (keyId !== null && !isExemptPath(req.path)) usage.countRoute(keyId, 'unmatched');
     throw ApiError.notFound(`No endpoint at ${req.method} ${req.path}.`);
   });
 
+  // The front door's 401/429 come before any route's CORS: public reads get it here.
+  const problemCors = frontProblemCors(routes, services);
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
     const problem = toApiError(err);
     if (problem.status >= 500 && problem.code === 'internal') {
@@ -281,6 +290,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       return;
     }
     for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
+    if (problem.status === 401 || problem.status === 429) problemCors(req, res);
     res
       .status(problem.status)
       .type(PROBLEM_CONTENT_TYPE)

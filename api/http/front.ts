@@ -7,7 +7,8 @@
  *      X-Snapshot (the served snapshot), Connection: close while shutting down;
  *   4. authentication → `res.locals.auth` (api/auth/middleware.ts; 401 problems);
  *   5. the quota charge (api/limits/quota.ts; 429 problems).
- * Exempt paths (health, metrics, docs, OpenAPI) skip 4 and 5.
+ * Exempt paths (health, metrics, docs, OpenAPI) skip 4 and 5; uncharged paths (the caller's own
+ * usage) skip 5.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
@@ -52,6 +53,8 @@ export interface FrontOptions {
   auth: AuthenticateOptions;
   quotas: QuotaKeeper;
   isExempt: (path: string) => boolean;
+  /** Authenticated but not charged (the caller's own usage). */
+  isUncharged?: (path: string) => boolean;
   shuttingDown: () => boolean;
 }
 
@@ -84,7 +87,7 @@ export function front(opts: FrontOptions): RequestHandler {
 
     const exempt = isExempt(req.path);
     authenticateRequest(opts.auth, req, res, exempt);
-    if (!exempt && req.method !== 'OPTIONS') quotas.charge(res, res.locals.auth, clientIp(req));
+    if (!exempt && req.method !== 'OPTIONS' && !opts.isUncharged?.(req.path)) quotas.charge(res, res.locals.auth, clientIp(req));
     next();
   };
 }

@@ -104,6 +104,8 @@ interface RouteBase {
   errors?: readonly number[];
   /** Leave out of the OpenAPI document (e.g. /docs, which is not part of the API). */
   hidden?: boolean;
+  /** Authenticated but not charged to the quota nor counted in usage (the caller's own usage). */
+  uncharged?: boolean;
   /** Documented here but mounted by its own module (e.g. api/export/routes.ts). */
   mountedElsewhere?: boolean;
 }
@@ -286,6 +288,38 @@ export async function primeCache(
   return primed;
 }
 
+/** `{name}` segments of an OpenAPI path template as one path segment; the trailing slash optional. */
+function templateRegExp(openapiPath: string): RegExp {
+  const body = openapiPath
+    .replace(/\/$/, '')
+    .split(/(\{[^}]+\})/)
+    .map((part) => (part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${body}/?$`);
+}
+
+/**
+ * CORS for a problem answered before any route ran (the front door's 401 and 429): on the path of a
+ * public read, the same Access-Control headers the route itself would have sent, so that a browser
+ * can read the problem and its Retry-After. Returns the function app.ts's error handler calls.
+ */
+export function frontProblemCors(routes: readonly RouteDef[], services: Pick<ApiServices, 'publicBeta' | 'corsOrigins'>) {
+  const publicPaths = routes
+    .filter((r) => (r.method ?? 'get') === 'get' && isPublic(r.id, services.publicBeta))
+    .map((r) => templateRegExp(r.path));
+  return (req: Request, res: Response): void => {
+    const origin = req.headers.origin;
+    if (origin === undefined || res.getHeader('Access-Control-Allow-Origin') !== undefined) return;
+    if (!publicPaths.some((re) => re.test(req.path))) return;
+    if (services.corsOrigins === '*') res.setHeader('Access-Control-Allow-Origin', '*');
+    else if (services.corsOrigins.includes(origin)) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.vary('Origin');
+    } else return;
+    res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS_VALUE);
+  };
+}
+
 const OTHER_METHODS_ERROR = (allow: readonly string[]) => (req: Request) => {
   throw ApiError.methodNotAllowed(req.method, allow);
 };
@@ -338,8 +372,10 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], services:
           res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS_VALUE);
         }
         const auth = authOf(res);
+        // counted before the entitlement check: a 403 was charged to the quota too, so the routes
+        // add up to the requests charged
+        if (auth.keyId !== null && !def.uncharged) services.usage.countRoute(auth.keyId, id);
         assertEntitled(id, auth, services.publicBeta);
-        if (auth.keyId !== null) services.usage.countRoute(auth.keyId, id);
         next();
       });
       chain.push(handler);

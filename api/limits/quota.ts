@@ -94,9 +94,23 @@ export class QuotaKeeper {
     appendHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
   }
 
-  /** Charges a failed authentication attempt to the IP's anonymous quota (throws 429 when used up). */
+  /**
+   * Charges a failed authentication attempt to the IP's anonymous quota (throws 429 when used up:
+   * key guessing is rate limited). The 429 then says that the key was not accepted, not "use an API
+   * key for more", which would be wrong advice to a caller who sent one.
+   */
   chargeFailedAuth(res: Response, ip: string): void {
-    this.charge(res, { plan: 'anonymous', keyId: null, scopes: [] }, ip);
+    try {
+      this.charge(res, { plan: 'anonymous', keyId: null, scopes: [] }, ip);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 429) throw err;
+      throw ApiError.rateLimited(
+        Number(err.extras.retry_after),
+        `The API key presented was not accepted, and this address has used up its limit of ${String(err.extras.limit)} ` +
+          'anonymous or failed requests per hour; retry after Retry-After seconds with a valid key.',
+        { policy: err.extras.policy, limit: err.extras.limit },
+      );
+    }
   }
 }
 

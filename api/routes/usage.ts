@@ -1,7 +1,8 @@
 /**
  * `GET /api/usage/`: the calling key's own usage — today's counts against its plan's quota (and
  * the probability scope's), per route, and the daily totals of the last `days` days (1..90,
- * default 30). Needs a key (anonymous: 401). Not snapshot data: no `as_of`.
+ * default 30). Needs a key (anonymous: 401). Not snapshot data: no `as_of`. Not charged to the
+ * quota nor counted (`uncharged`): a key whose quota is used up can still read it.
  */
 import { z } from 'zod';
 import { authOf } from '../auth/middleware.ts';
@@ -48,6 +49,7 @@ const DAYS = { min: 1, max: 90, default: 30 };
 export const usageRoute = rawRoute({
   id: 'usage',
   path: '/api/usage/',
+  uncharged: true,
   summary: 'Your key\'s usage and remaining quota',
   tags: ['account'],
   query: z.object({ days: z.int().min(DAYS.min).max(DAYS.max).default(DAYS.default).optional() }),

@@ -122,6 +122,20 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     expect((await get(server, ACC, auth.x(valid))).res.status).toBe(200);
   });
 
+  it('a 401 from the front door on a public read carries CORS, so a browser can read it; a keyed route\'s does not', async () => {
+    const headers = { Origin: 'https://app.example', 'X-API-Key': `qrm_${'C'.repeat(32)}` };
+    const pub = await get(server, ACC, { headers });
+    expectProblem(pub, 401, 'unauthorized');
+    expect(pub.res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(pub.res.headers.get('access-control-expose-headers')).toMatch(/Retry-After/);
+    // the same path with a trailing slash and a path parameter
+    const cat = await get(server, '/api/predictions/accuracy/politics/', { headers });
+    expect(cat.res.headers.get('access-control-allow-origin')).toBe('*');
+    const keyed = await get(server, '/api/usage/', { headers });
+    expectProblem(keyed, 401, 'unauthorized');
+    expect(keyed.res.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('a key never appears in a log line', async () => {
     const { key } = newKey(dir, 'enterprise');
     await get(server, ACC, auth.x(key));
@@ -295,8 +309,12 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     await get(server, ACC, auth.bearer(key));
     const over = await get(server, ACC, auth.bearer(key));
     expectProblem(over, 429, 'rate_limited');
-    // usage still answers (it is not exempt... but a 429 there too, by design)
-    expectProblem(await get(server, '/api/usage/', auth.x(key)), 429, 'rate_limited');
+    // the key can still read its own usage (not charged), which shows the refusal
+    const usage = await get(server, '/api/usage/', auth.x(key));
+    expect(usage.res.status).toBe(200);
+    expect(JSON.stringify(usage.body)).toMatch(/"rejected":1/);
+    // ... and reading it charges nothing: the next read is still a 429, not a further 200
+    expectProblem(await get(server, ACC, auth.x(key)), 429, 'rate_limited');
     // health endpoints are exempt
     expect((await get(server, '/healthz', auth.x(key))).res.status).toBe(200);
     expect((await get(server, '/readyz', auth.x(key))).res.status).toBe(200);
@@ -309,8 +327,14 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
 
   it('anonymous: per IP per hour; failed key attempts are charged too', async () => {
     await exhaust(undefined, 5, 'anonymous', 3600);
-    // brute force is throttled: a bad key now gets the 429 instead of the 401
-    expectProblem(await get(server, ACC, auth.x(`qrm_${'B'.repeat(32)}`)), 429, 'rate_limited');
+    // brute force is throttled: a bad key now gets the 429 instead of the 401, saying that the key
+    // was not accepted (not "use an API key for more")
+    const guess = await get(server, ACC, { headers: { ...auth.x(`qrm_${'B'.repeat(32)}`).headers, Origin: 'https://app.example' } });
+    expectProblem(guess, 429, 'rate_limited');
+    // readable by a browser: CORS on the front door's 429 too
+    expect(guess.res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(guess.body.detail).toMatch(/key presented was not accepted/);
+    expect(guess.body.detail).not.toMatch(/use an API key for more/);
     // a key is not affected by the IP's anonymous quota
     const { key } = newKey(dir, 'enterprise');
     const r = await get(server, ACC, auth.x(key));
@@ -328,10 +352,12 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     expect(u.res.status).toBe(200);
     expect(() => UsageResponse.parse(u.body)).not.toThrow();
     expect(u.body.key).toMatchObject({ id, plan: 'enterprise' });
-    expect(u.body.quota).toMatchObject({ policy: 'enterprise', limit: null, used: 26, remaining: null });
+    // reading one's own usage is not charged: 25, not 26
+    expect(u.body.quota).toMatchObject({ policy: 'enterprise', limit: null, used: 25, remaining: null });
     expect(u.body.routes['predictions.accuracy']).toBe(25);
+    expect(u.body.routes.usage).toBeUndefined();
     expect(u.body.routes['predictions.accuracy.category']).toBeUndefined();
-    expect(u.body.history[0]).toMatchObject({ date: u.body.date, requests: 26 });
+    expect(u.body.history[0]).toMatchObject({ date: u.body.date, requests: 25 });
     expect(u.text).not.toContain(key);
     expect(u.res.headers.get('cache-control')).toContain('no-store');
     expectProblem(await get(server, '/api/usage/?days=0', auth.x(key)), 400, 'invalid_parameter');
@@ -347,11 +373,20 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
       // counted whatever the answer; a fixture without the route's tables answers 503 not_ready
       if (r.res.status >= 500) expect(r.body.code, `${route.id}: ${r.text.slice(0, 200)}`).toBe('not_ready');
     }
+    // an unknown path and a route above the plan are charged too, and counted (unmatched, the route)
+    expectProblem(await get(server, '/api/nonexistent', auth.x(key)), 404, 'not_found');
+    const pro = newKey(dir, 'pro').key;
+    expectProblem(await get(server, '/api/leaderboard/', auth.x(pro)), 403, 'plan_required');
     const u = await get(server, '/api/usage/', auth.x(key));
     expect(u.res.status).toBe(200);
-    for (const route of counted) expect(u.body.routes[route.id], route.id).toBe(route.id === 'usage' ? 2 : 1);
+    // usage itself is neither charged nor counted (its reads above included)
+    for (const route of counted) expect(u.body.routes[route.id], route.id).toBe(route.id === 'usage' ? undefined : 1);
+    expect(u.body.routes.unmatched).toBe(1);
     const sum = Object.values(u.body.routes as Record<string, number>).reduce((a, b) => a + b, 0);
     expect(sum).toBe(u.body.quota.used);
+    const p = await get(server, '/api/usage/', auth.x(pro));
+    expect(p.body.routes).toEqual({ leaderboard: 1 });
+    expect(p.body.quota.used).toBe(1);
   });
 
   it('usage survives a restart: the quota continues', async () => {
