@@ -19,7 +19,8 @@ export const ANONYMOUS: Readonly<AuthContext> = Object.freeze({ plan: 'anonymous
 export function presentedKey(xApiKey: string | string[] | undefined, authorization: string | undefined): string | undefined {
   let fromHeader: string | undefined;
   if (xApiKey !== undefined) {
-    if (Array.isArray(xApiKey)) throw ApiError.unauthorized('Send the X-API-Key header once.');
+    // Node joins a repeated X-API-Key into one value with ', ' (a key never holds a comma).
+    if (Array.isArray(xApiKey) || xApiKey.includes(',')) throw ApiError.unauthorized('Send the X-API-Key header once.');
     fromHeader = xApiKey.trim();
     if (fromHeader === '') throw ApiError.unauthorized('The X-API-Key header is empty.');
   }

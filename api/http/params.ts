@@ -92,7 +92,9 @@ export interface NumberRange {
 }
 
 /** A plain decimal: optional minus, digits with an optional fraction (`1`, `0.25`, `.5`, `2.`). */
-const DECIMAL = /^-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})$/;
+// Up to 20 fraction digits: a float printed in full (String(0.1 + 0.2) = '0.30000000000000004')
+// is a number a client may well send.
+const DECIMAL = /^-?(?:[0-9]{1,15}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})$/;
 
 /**
  * A finite plain decimal number in [min, max]. No exponent, `NaN`, `Infinity`, hex, `+` or spaces

@@ -21,7 +21,7 @@ import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
-export const FACTORS_LIMIT = { min: 1, max: 200, default: 50 } as const;
+export const FACTORS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const FACTOR_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const CURSOR_KIND = 'factors';
 const STATUSES = ['ok', 'degraded', 'failing'] as const;

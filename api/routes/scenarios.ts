@@ -23,7 +23,7 @@ import { pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../htt
 import { jsonRoute } from '../http/registry.ts';
 import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
-export const SCENARIOS_LIMIT = { min: 1, max: 200, default: 50 } as const;
+export const SCENARIOS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const STATUSES = ['active', 'resolved'] as const;
 const SCENARIO_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const CURSOR_KIND = 'scenarios';

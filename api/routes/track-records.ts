@@ -23,6 +23,8 @@ import { categoryParam, count, isoTime, published, zPct, zProb } from '../openap
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const TRACK_LIMIT = { min: 1, max: 500, default: 50 } as const;
+/** `min_resolved`: one range for the parser and the OpenAPI document. */
+const MIN_RESOLVED = { min: 0, max: 1_000_000_000, default: 0 } as const;
 export const TRACK_SORTS = ['rank', 'accuracy', 'n_resolved', 'brier', 'mae', 'slug'] as const;
 const SLUG = /^[a-z0-9][a-z0-9-]{0,199}$/;
 const CURSOR_KIND = 'track_records';
@@ -194,8 +196,10 @@ export const trackRecordsOverviewRoute = jsonRoute({
     limit: z.int().min(TRACK_LIMIT.min).max(TRACK_LIMIT.max).default(TRACK_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional(),
     kind: z.enum(SOURCE_KINDS).optional(),
-    min_resolved: z.int().min(0).optional(),
-    category: categoryParam.optional(),
+    min_resolved: z.int().min(MIN_RESOLVED.min).max(MIN_RESOLVED.max).optional().meta({ description: 'Only sources with at least this many resolved claims.' }),
+    category: categoryParam.optional().meta({
+      description: 'Only sources with at least one claim in this category. Their figures and ranks stay those of all their claims (a track record is per source, not per category).',
+    }),
     sort: z.enum(TRACK_SORTS).optional().meta({ description: 'rank (default), accuracy, n_resolved, brier, mae or slug.' }),
   }),
   response: TrackRecordPage,
@@ -205,7 +209,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
     const limit = queryInt(req, 'limit', TRACK_LIMIT);
     const sort = queryEnum(req, 'sort', TRACK_SORTS) ?? 'rank';
     const kind = queryEnum(req, 'kind', SOURCE_KINDS) ?? null;
-    const minResolved = queryInt(req, 'min_resolved', { min: 0, max: 1_000_000_000, default: 0 });
+    const minResolved = queryInt(req, 'min_resolved', MIN_RESOLVED);
     const category = queryCategory(req) ?? null;
     const raw = queryString(req, 'cursor', 1024);
     const after = raw === undefined ? null : decodeKeyset(raw, `${CURSOR_KIND}:${sort}`, z.tuple([z.number(), z.string().regex(SLUG)]));

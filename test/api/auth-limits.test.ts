@@ -136,6 +136,13 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     expect(keyed.res.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it('X-API-Key sent twice (Node joins the two values) is a 401 saying so, not "malformed"', async () => {
+    const valid = newKey(dir, 'pro').key;
+    const r = await get(server, ACC, { headers: [['X-API-Key', valid], ['X-API-Key', valid]] });
+    expectProblem(r, 401, 'unauthorized');
+    expect(r.body.detail).toBe('Send the X-API-Key header once.');
+  });
+
   it('a key never appears in a log line', async () => {
     const { key } = newKey(dir, 'enterprise');
     await get(server, ACC, auth.x(key));

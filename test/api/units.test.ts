@@ -198,6 +198,8 @@ describe('parameter parsers', () => {
     expect(parseNumber('0.25', 'min_edge', { min: 0, max: 1 })).toBe(0.25);
     expect(parseNumber('.5', 'min_edge', { min: 0, max: 1 })).toBe(0.5);
     expect(parseNumber('-0.5', 'x', { min: -1, max: 1 })).toBe(-0.5);
+    // a float printed in full, as String(0.1 + 0.2) gives it
+    expect(parseNumber(String(0.1 + 0.2), 'min_edge', { min: 0, max: 1 })).toBe(0.1 + 0.2);
     for (const bad of ['-0.1', '1.01', '1e-3', 'Infinity', 'NaN', '+0.1', '0x1', '', '.', '-', '1'.repeat(400)]) {
       expect(problemOf(() => parseNumber(bad, 'min_edge', { min: 0, max: 1 })).status).toBe(400);
     }
