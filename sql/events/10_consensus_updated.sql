@@ -6,9 +6,9 @@ INSERT INTO _event_candidates
 SELECT 'consensus.updated', n.question_id, n.question_id, n.category, 10,
   json_object(
     'question_id', n.question_id, 'title', n.title, 'category', n.category, 'mode', n.mode,
-    'consensus', n.consensus, 'previous', p.consensus, 'change', n.consensus - p.consensus,
-    'n_models', n.n_models, 'disagreement_sd', n.disagreement_sd,
-    'market_probability', n.market_probability, 'run_id', n.run_id, 'previous_run_id', p.run_id)
+    'consensus', _ev_p(n.consensus), 'previous', _ev_p(p.consensus), 'change', _ev_p(n.consensus - p.consensus),
+    'n_models', n.n_models, 'disagreement_sd', _ev_p(n.disagreement_sd),
+    'market_probability', _ev_p(n.market_probability), 'run_id', n.run_id, 'previous_run_id', p.run_id)
 FROM ev_new_active_predictions AS n
 JOIN ev_prev_active_predictions AS p ON p.question_id = n.question_id
 WHERE round(abs(n.consensus - p.consensus), 9) >= $threshold;

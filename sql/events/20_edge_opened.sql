@@ -4,9 +4,9 @@ INSERT INTO _event_candidates
 SELECT 'edge.opened', n.question_id, n.question_id, n.category, 20,
   json_object(
     'question_id', n.question_id, 'title', n.title, 'category', n.category, 'mode', n.mode,
-    'edge', n.edge, 'abs_edge', n.abs_edge, 'direction', n.direction, 'consensus', n.consensus,
-    'market_probability', n.market_probability, 'market_observed_at', n.market_observed_at,
-    'previous_edge', p.edge, 'threshold', $threshold)
+    'edge', _ev_p(n.edge), 'abs_edge', _ev_p(n.abs_edge), 'direction', n.direction, 'consensus', _ev_p(n.consensus),
+    'market_probability', _ev_p(n.market_probability), 'market_observed_at', _ev_time(n.market_observed_at),
+    'previous_edge', _ev_p(p.edge), 'threshold', $threshold)
 FROM ev_new_edges AS n
 LEFT JOIN ev_prev_edges AS p ON p.question_id = n.question_id
 WHERE round(n.abs_edge, 9) >= $threshold

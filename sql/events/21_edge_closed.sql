@@ -4,7 +4,7 @@ INSERT INTO _event_candidates
 SELECT 'edge.closed', p.question_id, p.question_id, p.category, 21,
   json_object(
     'question_id', p.question_id, 'title', p.title, 'category', p.category,
-    'edge', n.edge, 'abs_edge', n.abs_edge, 'previous_edge', p.edge, 'threshold', $threshold,
+    'edge', _ev_p(n.edge), 'abs_edge', _ev_p(n.abs_edge), 'previous_edge', _ev_p(p.edge), 'threshold', $threshold,
     'reason', CASE
       WHEN n.question_id IS NOT NULL THEN 'below_threshold'
       WHEN q.status IN ('closed', 'resolved', 'annulled') THEN q.status

@@ -5,7 +5,7 @@ SELECT CASE n.status WHEN 'resolved' THEN 'question.resolved' ELSE 'question.ann
   n.question_id, n.question_id, n.category, CASE n.status WHEN 'resolved' THEN 30 ELSE 31 END,
   json_object(
     'question_id', n.question_id, 'title', n.title, 'category', n.category, 'venue', n.venue,
-    'status', n.status, 'outcome', n.outcome, 'resolved_at', n.resolved_at,
+    'status', n.status, 'outcome', n.outcome, 'resolved_at', _ev_time(n.resolved_at),
     'annulled_reason', n.annulled_reason, 'method', n.resolution_method,
     'source', json_object('slug', n.source_slug, 'name', n.source_name, 'kind', n.source_kind,
                           'url', n.source_url, 'evidence_excerpt', n.evidence_excerpt),

@@ -6,12 +6,12 @@ INSERT INTO _event_candidates
 SELECT 'score.posted', c.question_id, c.question_id, r.category, 40,
   json_object(
     'question_id', c.question_id, 'category', r.category, 'outcome', c.outcome,
-    'resolved_at', c.resolved_at, 'mode', c.mode,
-    'consensus', json_object('probability', c.probability, 'brier', c.brier, 'n_models', c.n_models),
-    'market', json_object('probability', c.market_probability, 'brier', c.market_brier,
+    'resolved_at', _ev_time(c.resolved_at), 'mode', c.mode,
+    'consensus', json_object('probability', _ev_p(c.probability), 'brier', _ev_p(c.brier), 'n_models', c.n_models),
+    'market', json_object('probability', _ev_p(c.market_probability), 'brier', _ev_p(c.market_brier),
                           'status', c.market_status),
     'models', coalesce((
-      SELECT list(json_object('model', f.model, 'probability', f.probability, 'brier', f.brier)
+      SELECT list(json_object('model', f.model, 'probability', _ev_p(f.probability), 'brier', _ev_p(f.brier))
                   ORDER BY f.model)
       FROM ev_new_scored_forecasts AS f
       WHERE f.question_id = c.question_id AND f.mode = c.mode), []))

@@ -96,6 +96,19 @@ describe('events derived from each published snapshot', () => {
     expect(score.models[0].brier).toBeCloseTo((0.79 - 1) ** 2, 9);
     expect(by('run.completed', run2).data.events).toMatchObject({ 'consensus.updated': 3, 'score.posted': 1 });
     expect(e.every((x) => x.previous_snapshot === run1)).toBe(true);
+    // the API's conventions: instants ISO 8601 UTC with milliseconds and Z, numbers to 6 decimals
+    const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+    expect(by('edge.opened', 'manifold:q2').data.market_observed_at).toMatch(iso);
+    expect(by('question.resolved', 'manifold:q3').data.resolved_at).toMatch(iso);
+    expect(score.resolved_at).toMatch(iso);
+    const numbers: number[] = [];
+    const walk = (v: unknown): void => {
+      if (typeof v === 'number') numbers.push(v);
+      else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+    };
+    e.filter((x) => x.type !== 'run.completed').forEach((x) => walk(x.data));
+    expect(numbers.length).toBeGreaterThan(20);
+    for (const n of numbers) expect(Math.abs(n * 1e6 - Math.round(n * 1e6)), String(n)).toBeLessThan(1e-6);
   });
 
   it('sequence numbers increase by one with no gap; ids are unique and derived from (run, type, subject)', async () => {
