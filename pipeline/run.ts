@@ -168,8 +168,9 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         notes: [],
       };
       const partition = { runId, runDate: runDate(asOf) };
-      const forecast = async () => {
+      const forecast = async (replayOnly = false) => {
         const f = await forecastStage({
+          replayOnly,
           conn,
           config,
           log,
@@ -188,8 +189,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
 
       if (target?.completed) {
         // Re-running a finished run: nothing is called again and the published snapshot stays.
-        log.info('run already completed: checking for missing calls only');
-        await forecast();
+        log.info('run already completed: counting its calls, calling nothing');
+        await forecast(true);
         summary.status = 'completed';
         summary.snapshot = target.snapshot;
         summary.duration_ms = Date.now() - started.getTime();

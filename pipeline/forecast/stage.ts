@@ -50,6 +50,12 @@ export interface ForecastStageOptions {
   evidenceProviders?: EvidenceProvider[];
   /** Models (default: QUORUM_MODELS_FILE, else the simulator). */
   models?: ResolvedModel[];
+  /**
+   * A finished run re-run: count what it has, call nothing. Its tasks are those it has calls for:
+   * a question that entered the warehouse after it (a later sync), open at its as-of time, is not
+   * one of them.
+   */
+  replayOnly?: boolean;
 }
 
 export interface ForecastStageResult {
@@ -180,12 +186,12 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
   let questions = await queryFile<ActiveQuestion>(conn, 'pipeline/active_questions.sql', {
     as_of: timestampValue(BigInt(asOf.getTime()) * 1000n),
   });
-  if (config.maxQuestions !== null && questions.length > config.maxQuestions) {
+  if (!o.replayOnly && config.maxQuestions !== null && questions.length > config.maxQuestions) {
     log.info({ open: questions.length, max: config.maxQuestions }, 'QUORUM_MAX_QUESTIONS: forecasting the first questions only');
     questions = questions.slice(0, config.maxQuestions);
   }
   result.questions = questions.length;
-  const tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions))];
+  let tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions))];
 
   // What this run already has: its journal (an interrupted session) and its raw rows.
   const jPath = journalPath(config.dataDir, runId);
@@ -221,6 +227,13 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
     tasks.reduce((n, t) => n + models.filter((m) => !done.has(taskKey(t, m))).length, 0);
   // The model ids are known without starting anything (the simulator's are fixed).
   const plannedModels = o.models ?? loadModelsConfig({ file: config.modelsFile, env: process.env, simulatorUrl: 'http://127.0.0.1:9/v1' });
+  if (o.replayOnly) {
+    const ids = modelIds(plannedModels);
+    const own = tasks.filter((t) => ids.some((m) => done.has(taskKey(t, m))));
+    if (own.length < tasks.length) log.info({ left_out: tasks.length - own.length }, 'finished run: tasks it never had (questions added later) are left out');
+    tasks = own;
+    result.questions = new Set(own.map((t) => t.question.question_id)).size;
+  }
   const pending = pendingFor(modelIds(plannedModels));
   result.calls_reused = tasks.length * plannedModels.length - pending;
   if (hadJournal || stored.length > 0) {
@@ -232,7 +245,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
   let writer: JournalWriter | null = null;
   let simulator: Simulator | null = null;
   try {
-    if (pending > 0) {
+    if (pending > 0 && !o.replayOnly) {
       writer = JournalWriter.open(jPath, { fsyncMs: config.journalFsyncMs });
       if (!journal.header) {
         writer.append({

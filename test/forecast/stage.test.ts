@@ -16,6 +16,7 @@ import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { REPO } from '../helpers/cli.ts';
 import { copyWarehouse, rawQuery, scratch } from './helpers.ts';
+import { question, writeRaw } from '../structure/helpers.ts';
 
 const root = scratch('quorum-stage-');
 const base = join(root, 'base');
@@ -121,6 +122,14 @@ describe('forecast stage in a pipeline run', () => {
     const again = await runPipeline({ config, logger, resume: first.run_id });
     expect(sim.stats().requests - before).toBe(0);
     expect(again).toMatchObject({ status: 'completed', run_id: first.run_id, calls_made: 0, calls: 32, forecasts: first.forecasts, resumed: true });
+    // a question that entered the warehouse later (a later sync), open at the run's as-of time and
+    // sorting first, is not one of the finished run's tasks: still no call, the same counts
+    await writeRaw(config.dataDir, { questions: [question('aaa:late', 'A question synced after the run', { created_at: new Date('2025-01-01T00:00:00Z') })] });
+    const late = await runPipeline({ config, logger, resume: first.run_id });
+    expect(sim.stats().requests - before).toBe(0);
+    expect(late).toMatchObject({ status: 'completed', calls_made: 0, calls: 32, forecasts: first.forecasts, questions: first.questions });
+    const rows = await rawQuery(config.dataDir, 'forecasts', `SELECT count(*)::INTEGER AS n FROM t WHERE run_id = '${first.run_id}'`);
+    expect(rows[0]!.n).toBe(first.forecasts);
     // and --resume with nothing interrupted starts a new run
     const fresh = await runPipeline({ config, logger, asOf, resume: false });
     expect(fresh.run_id).not.toBe(first.run_id);
