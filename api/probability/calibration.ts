@@ -120,6 +120,23 @@ export function pooledProbability(c: ModeCalibration, answers: readonly { model:
   return sigmoid(c.extremize * (s / answers.length));
 }
 
+/** What an answer's probability is (`calibration.applied`): see `appliedCalibration`. */
+export const CALIBRATIONS_APPLIED = ['platt', 'raw_mean', 'identity'] as const;
+export type CalibrationApplied = (typeof CALIBRATIONS_APPLIED)[number];
+
+/**
+ * Which calibration an answer applies: the fit when it earns its place, else what beat it. A fit
+ * whose own out-of-sample check is worse than the raw consensus (the mean, on the same held-out
+ * questions) would make answers worse by the pipeline's own measure, so the raw mean is used
+ * instead (`raw_mean`); a fit without a check yet is applied (nothing says it is worse). No fit
+ * (method identity_*): `identity`.
+ */
+export function appliedCalibration(c: ModeCalibration): CalibrationApplied {
+  if (c.method !== 'platt') return 'identity';
+  const { brier_raw: raw, brier_calibrated: cal } = c.out_of_sample;
+  return raw !== null && cal !== null && cal > raw ? 'raw_mean' : 'platt';
+}
+
 /** The out-of-sample check as published beside the raw consensus (GET /api/events/accuracy/). */
 export const RecalibrationCheck = z
   .object({

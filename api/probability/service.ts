@@ -4,6 +4,10 @@
  * deadlines and fault handling; one shared client and queue per model, so concurrent requests share
  * each model's limits), the snapshot's recalibration applied, every call logged privately.
  *
+ * Three steps, so that nothing is charged for a request that cannot be answered as asked:
+ * `prepare` (checks beyond the schema), `show` (evidence retrieval and the mode: what the models
+ * are shown decides the mode reported and the calibration applied), then, once charged, `forecast`.
+ *
  * Limits, per key, beside the scope's daily quota (api/limits/quota.ts): at most `maxInFlightPerKey`
  * requests at once (429 beyond) and a daily spending cap in USD (429 once today's spend reaches it;
  * calls already in flight may exceed it by their own cost). A client that goes away aborts its
@@ -15,11 +19,14 @@ import type { EvidenceProvider, EvidenceRow } from '../../pipeline/evidence/inde
 import { gatherEvidence } from '../../pipeline/evidence/index.ts';
 import { startDeadline } from '../../pipeline/net/deadline.ts';
 import type { ResolvedModel } from '../../pipeline/models/config.ts';
+import type { TaskQuestion } from '../../pipeline/models/prompts.ts';
 import { createModelClients, runForecasts, type ForecastTask, type ModelCallRow, type ModelClient } from '../../pipeline/models/runner.ts';
 import type { Mode } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
-import type { SnapshotReader } from '../snapshot/reader.ts';
+import { parseTimestampValue } from '../http/params.ts';
+import { DEFAULT_MAX_PRICE_AGE_HOURS, type SnapshotReader } from '../snapshot/reader.ts';
 import {
+  appliedCalibration,
   calibrateOne,
   calibrationsFromRows,
   fitFor,
@@ -49,25 +56,63 @@ export interface ProbabilityOptions {
   maxInFlightPerKey?: number;
   /** Default reasoning languages. */
   langs?: string[];
-  /** Evidence for the augmented mode (none: the default mode is informed or blind). */
+  /** Evidence for the augmented mode (none: the mode is informed or blind; see `shownMode`). */
   evidenceProviders?: EvidenceProvider[];
   evidenceMax?: number;
   /** Called on close (e.g. stops a simulator the loader started). */
   close?: () => Promise<void>;
 }
 
-/** A request checked beyond its schema, with its market and mode resolved. */
+/** A request checked beyond its schema, with its market resolved (nothing charged yet). */
 export interface Prepared {
   req: ProbabilityRequest;
   closeAt: Date;
   market: Market | null;
+}
+
+/** What the models will be shown (`show`): the mode that describes it and the evidence found. */
+export interface Shown extends Prepared {
+  requestId: string;
+  question: TaskQuestion;
   mode: Mode;
+  evidence: EvidenceRow[];
+  /** The request's time (the models' as-of) and its start on the performance clock (its deadline). */
+  now: Date;
+  t0: number;
 }
 
 interface Market {
   probability: number;
   observed_at: Date | null;
   question_id: string | null;
+  /** QUORUM_MAX_PRICE_AGE_HOURS of the snapshot reader: the staleness bound of a tracked price. */
+  max_age_hours: number;
+}
+
+const INFORMED_NEEDS_MARKET = 'informed needs a market price: give market or market_probability';
+
+/** The 400 for an asked mode that cannot be honoured, saying why and what to do instead. */
+function modeUnavailable(why: string): ApiError {
+  return ApiError.invalidParameter('mode', `mode ${why}; leave mode out to get the mode of what the models can be shown.`);
+}
+
+/**
+ * The mode that describes what the models are shown, so that the calibration applied is the one
+ * fitted on forecasts that saw the same. Asked: honoured, or a 400 naming `mode` (informed without a
+ * market price; augmented without evidence). Not asked: augmented when evidence was found, else
+ * informed with a market price, else blind — never a rung the models did not get.
+ */
+export function shownMode(asked: Mode | undefined, hasMarket: boolean, hasEvidence: boolean): Mode {
+  if (asked === 'informed' && !hasMarket) throw modeUnavailable(INFORMED_NEEDS_MARKET);
+  if (asked === 'augmented' && !hasEvidence) throw modeUnavailable('augmented needs evidence, and none was found for this question');
+  if (asked) return asked;
+  if (hasEvidence) return 'augmented';
+  return hasMarket ? 'informed' : 'blind';
+}
+
+/** Whether a dated price is older than `maxAgeHours` at `at` (null: no date, e.g. a price given in the request). */
+export function priceStale(observedAt: Date | null, at: Date, maxAgeHours: number): boolean | null {
+  return observedAt === null ? null : at.getTime() - observedAt.getTime() > maxAgeHours * 3_600_000;
 }
 
 export class ProbabilityService {
@@ -147,6 +192,7 @@ export class ProbabilityService {
   }
 
   async #market(req: ProbabilityRequest): Promise<Market | null> {
+    const maxAgeHours = this.#snapshots.current?.maxPriceAgeHours ?? DEFAULT_MAX_PRICE_AGE_HOURS;
     if (req.market) {
       const m = req.market;
       if (this.#snapshots.currentId === null) throw ApiError.invalidParameter('market', 'No snapshot is loaded to look the market up in.');
@@ -160,80 +206,98 @@ export class ProbabilityService {
         probability: r.latest_market_probability,
         observed_at: typeof r.latest_market_observed_at === 'string' ? new Date(r.latest_market_observed_at) : null,
         question_id: String(r.question_id),
+        max_age_hours: maxAgeHours,
       };
     }
-    if (req.market_probability !== undefined) return { probability: req.market_probability, observed_at: null, question_id: null };
+    if (req.market_probability !== undefined) {
+      return { probability: req.market_probability, observed_at: null, question_id: null, max_age_hours: maxAgeHours };
+    }
     return null;
   }
 
-  /** The mode rule: asked, else augmented with evidence providers, else informed with a market, else blind. */
-  modeOf(req: ProbabilityRequest, market: Market | null): Mode {
-    if (req.mode) return req.mode;
-    if ((this.#opts.evidenceProviders?.length ?? 0) > 0) return 'augmented';
-    return market ? 'informed' : 'blind';
+  /** Whether evidence providers are configured (the augmented mode is possible at all). */
+  get #hasEvidenceProviders(): boolean {
+    return (this.#opts.evidenceProviders?.length ?? 0) > 0;
   }
 
   /**
-   * Asks every model, calibrates and pools. Throws 503 models_unavailable with fewer than two
-   * answers; rejects (AbortError) when `signal` aborts (the client went away).
-   */
-  /**
-   * The checks that need more than the schema (close_date in the future, the market tracked) and the
-   * mode: a 400 here is raised before any quota or budget is charged.
+   * The checks that need more than the schema (close_date in the future, the market tracked, an
+   * asked mode the request itself rules out): a 400 here is raised before any quota or budget is
+   * charged. Whether evidence exists is known only after retrieval (`show`).
    */
   async prepare(req: ProbabilityRequest): Promise<Prepared> {
-    const closeAt = new Date(req.close_date.length === 10 ? `${req.close_date}T00:00:00Z` : req.close_date);
+    // The schema checked the grammar (api/http/params.ts); this is the same parser's instant.
+    const closeAt = new Date(Number(parseTimestampValue(req.close_date)!.epochUs / 1000n));
     if (!(closeAt.getTime() > Date.now())) throw ApiError.invalidParameter('close_date', 'close_date must be in the future.');
     const market = await this.#market(req);
-    return { req, closeAt, market, mode: this.modeOf(req, market) };
+    if (req.mode === 'informed' && market === null) throw modeUnavailable(INFORMED_NEEDS_MARKET);
+    if (req.mode === 'augmented' && !this.#hasEvidenceProviders) {
+      throw modeUnavailable('augmented needs evidence, and this server has no evidence provider configured');
+    }
+    return { req, closeAt, market };
   }
 
-  async forecast(prepared: Prepared, requestId: string, signal: AbortSignal): Promise<ProbabilityAnswer> {
+  /**
+   * Retrieves the evidence (when the mode asked for, or left to the server, may use it) and settles
+   * the mode (`shownMode`: a 400 when an asked augmented mode found no evidence). No quota is charged
+   * yet and no model asked. Evidence retrieval gets at most a third of the request's deadline (the
+   * models keep the rest) and stops when the client goes away (`signal`).
+   */
+  async show(prepared: Prepared, requestId: string, signal: AbortSignal): Promise<Shown> {
     const t0 = performance.now();
     const now = new Date();
-    const { req, closeAt, market, mode } = prepared;
-    const { models, clients } = await this.#clients();
-    const langs = req.langs ?? this.#opts.langs ?? ['en'];
-    const questionId = `probability:${requestId}`;
-    const task: ForecastTask = {
-      mode,
-      question: {
-        question_id: questionId,
-        title: req.question,
-        description: null,
-        resolution_criteria: req.resolution_criteria ?? null,
-        url: null,
-        created_at: now,
-        close_time: closeAt,
-        category: req.category,
-        domain: null,
-      },
-      market: market
-        ? { probability: market.probability, observed_at: market.observed_at ?? now, volume: null, liquidity: null, history: [] }
-        : null,
-      evidence: [],
+    const { req, closeAt } = prepared;
+    const question: TaskQuestion = {
+      question_id: `probability:${requestId}`,
+      title: req.question,
+      description: null,
+      resolution_criteria: req.resolution_criteria ?? null,
+      url: null,
+      created_at: now,
+      close_time: closeAt,
+      category: req.category,
+      domain: null,
     };
     let evidence: EvidenceRow[] = [];
-    if (mode === 'augmented' && (this.#opts.evidenceProviders?.length ?? 0) > 0) {
-      // Evidence retrieval gets at most a third of the request's deadline (the models keep the
-      // rest) and stops when the client goes away. (Built only when there is evidence to gather.)
+    const mayUseEvidence = req.mode === 'augmented' || req.mode === undefined;
+    if (mayUseEvidence && this.#hasEvidenceProviders) {
       // A real timer (pipeline/net/deadline.ts), not AbortSignal.any + AbortSignal.timeout, whose
       // timeout a garbage collection can cancel (nodejs/node#57736).
       const deadline = startDeadline(Math.floor(this.timeoutMs / 3), signal, 'evidence deadline');
       try {
-        const g = await gatherEvidence([task.question], {
+        const g = await gatherEvidence([question], {
           providers: this.#opts.evidenceProviders!,
           asOf: now,
           maxPerQuestion: this.#opts.evidenceMax ?? 5,
           signal: deadline.signal,
         });
-        evidence = g.byQuestion.get(questionId) ?? [];
+        evidence = g.byQuestion.get(question.question_id) ?? [];
       } finally {
         deadline.clear();
       }
-      task.evidence = evidence;
     }
     signal.throwIfAborted();
+    const mode = shownMode(req.mode, prepared.market !== null, evidence.length > 0);
+    return { ...prepared, requestId, question, mode, evidence, now, t0 };
+  }
+
+  /**
+   * Asks every model what `show` settled, calibrates and pools. Throws 503 models_unavailable with
+   * fewer than two answers; rejects (AbortError) when `signal` aborts (the client went away).
+   */
+  async forecast(shown: Shown, signal: AbortSignal): Promise<ProbabilityAnswer> {
+    const { req, market, mode, evidence, requestId, question, now, t0 } = shown;
+    const { models, clients } = await this.#clients();
+    const langs = req.langs ?? this.#opts.langs ?? ['en'];
+    const questionId = question.question_id;
+    const task: ForecastTask = {
+      mode,
+      question,
+      market: market
+        ? { probability: market.probability, observed_at: market.observed_at ?? now, volume: null, liquidity: null, history: [] }
+        : null,
+      evidence: mode === 'augmented' ? evidence : [],
+    };
     // Each call's deadline ends before the request's, so an answer (or 503) is always in time.
     const left = this.timeoutMs - (performance.now() - t0) - 200;
     const callTimeoutMs = Math.max(100, Math.min(this.#opts.callTimeoutMs ?? left, left));
@@ -309,6 +373,7 @@ export class ProbabilityService {
     }
     const cal = await this.#calibrations();
     const c = cal.byMode.get(mode) ?? identityCalibration(mode);
+    const applied = appliedCalibration(c);
     const ps = main.map((f) => f.probability);
     const n = ps.length;
     const mean = ps.reduce((a, b) => a + b, 0) / n;
@@ -326,12 +391,15 @@ export class ProbabilityService {
           .map((f) => [f.lang, { reasoning: f.reasoning, key_factors: f.key_factors }]),
       );
     const modelsUsed = main.map((f) => f.model);
+    // raw_mean: the fit is not applied anywhere (the pool nor each model), so nothing is half-calibrated.
+    const probability = applied === 'raw_mean' ? mean : pooledProbability(c, main);
+    const calibrated = (model: string, p: number) => (applied === 'raw_mean' ? p : calibrateOne(c, model, p));
     return {
       request_id: requestId,
       created_at: now.toISOString(),
       question: req.question,
       mode,
-      probability: pooledProbability(c, main),
+      probability,
       consensus: { mean, median, logit_mean: sigmoid(lmean) },
       disagreement: { sd, range: sorted[n - 1]! - sorted[0]!, sd_logit: sdLogit },
       n_models: n,
@@ -341,7 +409,7 @@ export class ProbabilityService {
           model: f.model,
           provider: f.provider,
           probability: f.probability,
-          calibrated_probability: calibrateOne(c, f.model, f.probability),
+          calibrated_probability: calibrated(f.model, f.probability),
           reasoning: f.reasoning,
           key_factors: f.key_factors,
           translations: translations(f.model),
@@ -361,10 +429,17 @@ export class ProbabilityService {
         source_slug: e.source_slug,
       })),
       market: market
-        ? { probability: market.probability, observed_at: market.observed_at?.toISOString() ?? null, question_id: market.question_id }
+        ? {
+            probability: market.probability,
+            observed_at: market.observed_at?.toISOString() ?? null,
+            // At the request's time: the price's age when the models were shown it.
+            stale: priceStale(market.observed_at, now, market.max_age_hours),
+            question_id: market.question_id,
+          }
         : null,
       calibration: {
         method: c.method === 'platt' ? 'platt_shrunk_logit_pool' : c.method,
+        applied,
         fitted_on: { resolved_questions: c.n_questions, snapshot: cal.snapshot, as_of: c.as_of ?? cal.asOf, fitted_through: c.fitted_through },
         parameters: {
           extremize: c.extremize,

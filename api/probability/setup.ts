@@ -2,7 +2,8 @@
  * The probability endpoint's default options, from the environment (pipeline/config.ts): the models
  * of QUORUM_MODELS_FILE, else the bundled model simulator, started on the first request (not at
  * start: most API processes never get one) and stopped when the app closes. Evidence providers as
- * the pipeline configures them (QUORUM_EVIDENCE_PROVIDERS), so the default mode is augmented.
+ * the pipeline configures them (QUORUM_EVIDENCE_PROVIDERS): the default mode is augmented when they find
+ * evidence for the question (service.ts, `shownMode`).
  */
 import type { Logger } from 'pino';
 import { loadConfig } from '../../pipeline/config.ts';

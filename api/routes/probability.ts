@@ -37,7 +37,10 @@ export const probabilityRoute = rawRoute({
   description:
     'Asks every configured model (the pipeline\'s runner, prompts and structured output) in parallel, ' +
     'recalibrates each answer with the snapshot\'s Platt fits, pools them in log-odds and extremizes the pool ' +
-    '(`calibration` reports the method, the fit and its out-of-sample Brier against the raw consensus). ' +
+    '(`calibration` reports the method, the fit and its out-of-sample Brier against the raw consensus; a fit that loses ' +
+    'to the raw consensus out of sample is not applied: `calibration.applied` is `raw_mean`). `mode` is what the models ' +
+    'were shown (default: augmented with evidence found, else informed with a market price, else blind); an asked mode ' +
+    'that cannot be honoured is a 400. ' +
     'Answers within QUORUM_PROBABILITY_TIMEOUT_MS (default 30 s) with the models that answered; fewer than two: ' +
     '503 `models_unavailable`. Header `Idempotency-Key` (24 h): the same key and body return the stored answer ' +
     '(`Idempotent-Replayed: true`) without a model call; another body is a 422. Limits per key: the scope\'s daily ' +
@@ -76,6 +79,8 @@ export const probabilityRoute = rawRoute({
           if (rec.body_hash !== hash) throw ApiError.idempotencyConflict();
           const stored = await svc.store.getRequest(rec.request_id);
           if (stored) {
+            // The replay carries the headers of the original answer, not only its body.
+            res.setHeader('X-Probability-Request-Id', stored.request_id);
             res.setHeader('Idempotent-Replayed', 'true');
             res.status(stored.status).json(stored.body);
             return;
@@ -84,14 +89,24 @@ export const probabilityRoute = rawRoute({
       }
       release = svc.acquire(keyId);
       svc.checkBudget(keyId, services.usage.dayEndsAt);
-      services.quotas.chargeProbability(res, auth);
       const requestId = ProbabilityService.newRequestId();
-      res.setHeader('X-Probability-Request-Id', requestId);
       const ac = new AbortController();
       const onClose = () => {
         if (!res.writableEnded) ac.abort(new Error('client disconnected'));
       };
       res.on('close', onClose);
+      let shown;
+      try {
+        // Evidence and the mode, before the quota is charged: an asked mode that cannot be honoured
+        // is a 400 that costs nothing, like the other 400s.
+        shown = await svc.show(prepared, requestId, ac.signal);
+      } catch (err) {
+        res.off('close', onClose);
+        if (ac.signal.aborted) return; // the client went away during evidence retrieval: nothing charged, nothing asked
+        throw err;
+      }
+      services.quotas.chargeProbability(res, auth);
+      res.setHeader('X-Probability-Request-Id', requestId);
       const record = (status: number, body: unknown): StoredRequest => ({
         request_id: requestId,
         key_id: keyId,
@@ -104,7 +119,7 @@ export const probabilityRoute = rawRoute({
       });
       let answer;
       try {
-        answer = await svc.forecast(prepared, requestId, ac.signal);
+        answer = await svc.forecast(shown, ac.signal);
       } catch (err) {
         if (ac.signal.aborted) {
           services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');

@@ -4,6 +4,11 @@
  * POST /api/probability/ applies that snapshot's calibration_models to the live answers, and
  * GET /api/events/accuracy/ publishes the out-of-sample check. The OpenAPI document describes the
  * request and the answer.
+ *
+ * The blind history is built for a fit that loses out of sample: the models are overconfident on the
+ * earlier-resolved questions and underconfident on the later ones, so the fit of the earlier folds
+ * makes the later ones worse than the raw consensus. Its check says so, and the endpoint then
+ * answers with the raw consensus mean instead of applying it.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -53,6 +58,7 @@ beforeAll(async () => {
   });
   await insert(conn, 'questions', qs.map((q) => question(q.id, { created_at: '2023-12-01' })));
   await insert(conn, 'forecasts', qs.flatMap((q) => MODELS.map((m, j) => forecast(q.id, m, 'informed', 'r1', '2023-12-15', sigmoid((1.6 + 0.2 * j) * logit(q.t))))));
+  await insert(conn, 'forecasts', qs.flatMap((q, i) => MODELS.map((m) => forecast(q.id, m, 'blind', 'r1', '2023-12-15', sigmoid((i < 120 ? 2.5 : 0.3) * logit(q.t))))));
   await insert(conn, 'resolutions', qs.map((q) => resolution(q.id, q.y, q.at)));
   const tables = await derive(conn, new Date(AS_OF));
   const snapDir = path.join(dir, 'snapshots', SNAP);
@@ -102,6 +108,7 @@ describe('the probability endpoint with a fitted calibration', () => {
     const pool = fits.find((r) => r.kind === 'pool')!;
     expect(b.calibration).toMatchObject({
       method: 'platt_shrunk_logit_pool',
+      applied: 'platt', // its out-of-sample check beats the raw consensus
       fitted_on: { resolved_questions: 300, snapshot: SNAP, as_of: AS_OF },
       out_of_sample: { n: Number(pool.oos_n), folds: 5 },
     });
@@ -120,11 +127,47 @@ describe('the probability endpoint with a fitted calibration', () => {
     expect(b.probability).toBeCloseTo(sigmoid(Number(pool.extremize) * (z / b.models.length)), 6);
   });
 
+  it('a fit whose out-of-sample check loses to the raw consensus is not applied: the raw mean, and the answer says so', async () => {
+    const [pool] = await table(`SELECT * FROM calibration_models WHERE kind = 'pool' AND mode = 'blind'`);
+    expect(pool!.method).toBe('platt');
+    expect(Number(pool!.oos_brier_calibrated)).toBeGreaterThan(Number(pool!.oos_brier_raw)); // the fixture's premise
+    const g = await get(server, '/api/probability/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({
+        question: 'Will the blind question be answered with a calibration that loses out of sample?',
+        close_date: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
+        category: 'science',
+      }),
+    });
+    expect(g.res.status, g.text).toBe(200);
+    const b = g.body;
+    expect(b.mode).toBe('blind'); // no market, no evidence provider
+    expect(b.calibration).toMatchObject({
+      method: 'platt_shrunk_logit_pool',
+      applied: 'raw_mean',
+      out_of_sample: { brier_raw: Number(Number(pool!.oos_brier_raw).toFixed(6)), brier_calibrated: Number(Number(pool!.oos_brier_calibrated).toFixed(6)) },
+    });
+    expect(b.probability).toBe(b.consensus.mean);
+    for (const m of b.models) expect(m.calibrated_probability).toBe(m.probability);
+  });
+
   it('GET /api/events/accuracy/ publishes the out-of-sample check beside the raw consensus', async () => {
     const g = await get(server, '/api/events/accuracy/');
     expect(g.res.status).toBe(200);
     const [pool] = await table(`SELECT * FROM calibration_models WHERE kind = 'pool' AND mode = 'informed'`);
+    const [blind] = await table(`SELECT * FROM calibration_models WHERE kind = 'pool' AND mode = 'blind'`);
     expect(g.body.recalibration).toEqual([
+      expect.objectContaining({
+        mode: 'blind',
+        method: 'platt',
+        out_of_sample: {
+          brier_raw: Number(Number(blind!.oos_brier_raw).toFixed(6)),
+          brier_calibrated: Number(Number(blind!.oos_brier_calibrated).toFixed(6)),
+          n: 240,
+          folds: 5,
+        },
+      }),
       expect.objectContaining({
         mode: 'informed',
         method: 'platt',
@@ -137,7 +180,7 @@ describe('the probability endpoint with a fitted calibration', () => {
         },
       }),
     ]);
-    expect(g.body.recalibration[0].out_of_sample.brier_calibrated).toBeLessThan(g.body.recalibration[0].out_of_sample.brier_raw);
+    expect(g.body.recalibration[1].out_of_sample.brier_calibrated).toBeLessThan(g.body.recalibration[1].out_of_sample.brier_raw);
   });
 
   it('the OpenAPI document describes the request, the answer and the stored request', async () => {
@@ -150,6 +193,9 @@ describe('the probability endpoint with a fitted calibration', () => {
     expect(req.required.sort()).toEqual(['category', 'close_date', 'question']);
     expect(req.properties.question).toMatchObject({ minLength: 10, maxLength: 1000 });
     expect(req.properties.category.enum).toHaveLength(9);
+    const answer = doc.components.schemas.ProbabilityAnswer;
+    expect(answer.properties.calibration.properties.applied.enum).toEqual(['platt', 'raw_mean', 'identity']);
+    expect(answer.properties.market.anyOf[0].properties.stale).toBeDefined();
     expect(doc.paths['/api/probability/{request_id}'].get).toBeDefined();
     expect(post.security).toEqual([{ ApiKeyHeader: [] }, { BearerAuth: [] }]); // /docs: Authorize, then try it
     expect(req.example.question.length).toBeGreaterThanOrEqual(10);

@@ -2,7 +2,8 @@
  * POST /api/probability/ and GET /api/probability/{request_id}: a real server on port 0, the real
  * openai SDK (the pipeline's runner) against the project's model simulator, real keys.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModelsConfig, type ResolvedModel } from '../../pipeline/models/config.ts';
@@ -10,6 +11,9 @@ import { startSimulator, type Simulator } from '../../pipeline/simulator/server.
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, fixtureDir, get, newKey, serve, type Got } from '../api/helpers.ts';
 import { FEED, fixtureData, withFeeds } from '../api/fixtures.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+import { createGdeltProvider } from '../../pipeline/evidence/gdelt.ts';
+import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
 
 const future = new Date(Date.now() + 90 * 86_400_000).toISOString();
 const good = (extra: Record<string, unknown> = {}) => ({
@@ -19,6 +23,11 @@ const good = (extra: Record<string, unknown> = {}) => ({
   market_probability: 0.4,
   ...extra,
 });
+/** `good` without a market price (blind unless evidence is found). */
+const noMarket = (extra: Record<string, unknown> = {}) => {
+  const { market_probability: _omit, ...rest } = good(extra);
+  return rest;
+};
 
 let sim: Simulator;
 let models: ResolvedModel[];
@@ -75,9 +84,17 @@ describe('POST /api/probability/: access and validation', () => {
       [good({ mode: 'psychic' }), 'mode'],
       [good({ langs: ['English!'] }), 'langs.0'],
       [good({ langs: [] }), 'langs'],
-      [good({ market: { venue: 'polymarket' } }), 'market.market_id'],
-      [good({ market: { venue: 'polymarket', market_id: 'not-tracked' } }), 'market'],
+      [noMarket({ market: { venue: 'polymarket' } }), 'market.market_id'],
+      [noMarket({ market: { venue: 'polymarket', market_id: 'not-tracked' } }), 'market'],
       [good({ market_probability: 2 }), 'market_probability'],
+      // the two are alternatives: neither is silently dropped (it was: the market won)
+      [good({ market: { venue: FEED.a.split(':')[0], market_id: FEED.a.split(':')[1] } }), 'market_probability'],
+      // the API's instant grammar: past year 9999 once in UTC is out of range
+      [good({ close_date: '9999-12-31T23:59:59-18:00' }), 'close_date'],
+      [good({ close_date: '2027-02-30' }), 'close_date'],
+      // a mode the request rules out (no market; no evidence provider on this server)
+      [noMarket({ mode: 'informed' }), 'mode'],
+      [good({ mode: 'augmented' }), 'mode'],
       [good({ resolution_criteria: 42 }), 'resolution_criteria'],
       [good({ surprise: true }), 'surprise'],
       [[1, 2], 'body'],
@@ -87,6 +104,11 @@ describe('POST /api/probability/: access and validation', () => {
       expectProblem(g, 400, 'invalid_parameter');
       expect(g.body.parameter, JSON.stringify(body).slice(0, 80)).toBe(field);
     }
+    const both = await post(good({ market: { venue: 'polymarket', market_id: '0xabc123' } }), scoped);
+    expect(both.body.detail).toMatch(/market and market_probability are alternatives/);
+    const far = await post(good({ close_date: '9999-12-31T23:59:59-18:00' }), scoped);
+    expect(far.body.detail).toMatch(/^close_date: must be an ISO 8601 date .* at most 9999-12-31T23:59:59\.999999Z in UTC/);
+    expect((await post(noMarket({ mode: 'informed' }), scoped)).body.detail).toMatch(/mode informed needs a market price/);
     expectProblem(await post('{"question": ', scoped), 400, 'invalid_body');
     expectProblem(await post(good({ resolution_criteria: 'y'.repeat(20_000) }), scoped), 413, 'payload_too_large');
     expectProblem(await post(good(), scoped, { 'idempotency-key': 'bad key with spaces' }), 400, 'invalid_parameter');
@@ -118,6 +140,12 @@ describe('POST /api/probability/: answers', () => {
     const mean = ps.reduce((a, c) => a + c, 0) / 4;
     expect(b.consensus.mean).toBeCloseTo(mean, 6);
     expect(b.disagreement.range).toBeCloseTo(Math.max(...ps) - Math.min(...ps), 6);
+    // published to 6 decimals like every disagreement figure (it was the full double)
+    const ls = ps.map((p) => Math.log(p / (1 - p)));
+    const lm = ls.reduce((a, c) => a + c, 0) / 4;
+    const sdLogit = Math.sqrt(ls.reduce((a, l) => a + (l - lm) ** 2, 0) / 4);
+    expect(b.disagreement.sd_logit).toBe(Number(sdLogit.toFixed(6)));
+    expect(b.market).toEqual({ probability: 0.4, observed_at: null, stale: null, question_id: null }); // a given price: age unknown
     // identity calibration: the pooled probability is the logit mean
     expect(b.probability).toBeCloseTo(b.consensus.logit_mean, 6);
     expect(b.calibration).toMatchObject({ method: 'identity_no_fit', parameters: { extremize: 1 } });
@@ -142,10 +170,22 @@ describe('POST /api/probability/: answers', () => {
     const g = await post({ ...rest, market: { venue, market_id } }, scoped);
     expect(g.res.status, g.text).toBe(200);
     expect(g.body.mode).toBe('informed');
-    expect(g.body.market).toMatchObject({ probability: 0.4, question_id: FEED.a });
+    // the price was observed 2025-04-01 18:00: older than QUORUM_MAX_PRICE_AGE_HOURS (48) now
+    expect(g.body.market).toEqual({ probability: 0.4, observed_at: '2025-04-01T18:00:00.000Z', stale: true, question_id: FEED.a });
     // no market at all: blind
     const { market_probability: _m, ...blind } = good({ question: 'Will the blind question without a market resolve YES?' });
     expect((await post(blind, scoped)).body.mode).toBe('blind');
+  });
+
+  it('close_date: a date-time without an offset is UTC (it was refused)', async () => {
+    const noOffset = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 19); // 2027-…T10:00:00
+    const g = await post(good({ question: 'Will the question closing at a local-less time be answered?', close_date: noOffset }), scoped);
+    expect(g.res.status, g.text).toBe(200);
+    // and read as UTC: an instant an hour ago without an offset is in the past
+    const pastHour = new Date(Date.now() - 3_600_000).toISOString().slice(0, 19);
+    const past = await post(good({ close_date: pastHour }), scoped);
+    expectProblem(past, 400, 'invalid_parameter');
+    expect(past.body).toMatchObject({ parameter: 'close_date', detail: 'close_date must be in the future.' });
   });
 
   it('answers within QUORUM_PROBABILITY_TIMEOUT_MS with the models that answered in time', async () => {
@@ -210,6 +250,8 @@ describe('POST /api/probability/: answers', () => {
     expect(again.res.status).toBe(200);
     expect(again.res.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(first.body);
+    expect(first.res.headers.get('x-probability-request-id')).toBe(first.body.request_id);
+    expect(again.res.headers.get('x-probability-request-id')).toBe(first.body.request_id); // as the original answer
     expect(sim.stats().requests).toBe(0);
     expectProblem(await post(good({ question: 'A different question under the same key?' }), scoped, { 'idempotency-key': 'idem-1' }), 422, 'idempotency_conflict');
     // another key's Idempotency-Key space is its own
@@ -223,6 +265,82 @@ describe('POST /api/probability/: answers', () => {
     const replay = await post(body, scoped, { 'idempotency-key': 'idem-1' });
     expect(replay.body.request_id).toBe(first.body.request_id);
     expect(sim.stats().requests).toBe(0);
+  });
+});
+
+describe('the mode is what the models were shown, and its calibration applies', () => {
+  let gdelt: ReplayServer;
+  let emptyDir: string;
+  let withEmpty: ServerHandle;
+  let withNews: ServerHandle;
+  // GDELT's `seendate` form (20260101T123000Z), a day ago: published before the request's as-of.
+  const seen = `${new Date(Date.now() - 86_400_000).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z`;
+  beforeAll(async () => {
+    // GDELT's DOC 2.0 JSON from a local replay server: the real provider, no internet.
+    gdelt = await startReplayServer([
+      {
+        path: '/api/v2/doc/doc',
+        responses: [
+          json({
+            articles: [1, 2].map((i) => ({
+              url: `https://news.example.org/snap-election-${i}.html`,
+              title: `Coalition talks stall as snap election speculation grows (${i})`,
+              seendate: seen,
+              domain: 'news.example.org',
+              sourcecountry: 'Germany',
+            })),
+          }),
+        ],
+      },
+    ]);
+    emptyDir = await mkdtemp(path.join(os.tmpdir(), 'quorum-no-evidence-'));
+    // A configured provider that finds nothing for a live question (as the default local files do).
+    const local = createLocalEvidenceProvider({ dir: emptyDir, forecastBenchDirs: [] });
+    withEmpty = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: [local] } });
+    const news = createGdeltProvider({ baseUrl: gdelt.url, minIntervalMs: 0, retries: 0, timeoutMs: 2000 });
+    withNews = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: [news] } });
+  });
+  afterAll(async () => {
+    await withEmpty?.close();
+    await withNews?.close();
+    await gdelt?.close();
+    if (emptyDir) await rm(emptyDir, { recursive: true, force: true });
+  });
+
+  const snap = { question: 'Will Germany hold a federal snap election before 2028?', category: 'politics' };
+
+  it('an evidence provider that finds nothing: blind without a market, informed with one (it was "augmented")', async () => {
+    const blind = await post(noMarket(snap), scoped, {}, {}, withEmpty);
+    expect(blind.res.status, blind.text).toBe(200);
+    expect(blind.body).toMatchObject({ mode: 'blind', evidence: [], market: null });
+    const informed = await post(good(snap), scoped, {}, {}, withEmpty);
+    expect(informed.res.status, informed.text).toBe(200);
+    expect(informed.body).toMatchObject({ mode: 'informed', evidence: [] });
+  });
+
+  it('mode augmented with no evidence found: a 400 naming mode, before any model call or quota', async () => {
+    const k = newKey(dir, 'pro', ['probability'], 'augmented asker').key;
+    sim.resetStats();
+    const g = await post(good({ ...snap, mode: 'augmented' }), k, {}, {}, withEmpty);
+    expectProblem(g, 400, 'invalid_parameter');
+    expect(g.body.parameter).toBe('mode');
+    expect(g.body.detail).toMatch(/mode augmented needs evidence, and none was found/);
+    expect(sim.stats().requests).toBe(0);
+    expect((await get(withEmpty, '/api/usage/', { headers: { 'x-api-key': k } })).body.probability.used).toBe(0);
+  });
+
+  it('evidence found: augmented by default and when asked, with the evidence listed', async () => {
+    for (const extra of [{}, { mode: 'augmented' }]) {
+      const g = await post(noMarket({ ...snap, ...extra }), scoped, {}, {}, withNews);
+      expect(g.res.status, g.text).toBe(200);
+      expect(g.body.mode).toBe('augmented');
+      expect(g.body.evidence.map((e: { url: string }) => e.url).sort()).toEqual([1, 2].map((i) => `https://news.example.org/snap-election-${i}.html`));
+    }
+    // asked for less than there is: honoured, and no evidence is retrieved for it
+    const before = gdelt.log.length;
+    const g = await post(good({ ...snap, mode: 'informed' }), scoped, {}, {}, withNews);
+    expect(g.body).toMatchObject({ mode: 'informed', evidence: [] });
+    expect(gdelt.log.length).toBe(before);
   });
 });
 
