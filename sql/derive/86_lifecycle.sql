@@ -2,6 +2,9 @@
 -- annulled) as recorded in raw lifecycle_events up to as_of, deduplicated and ordered. Events may
 -- have been recorded out of order (a market can resolve before its scheduled close): `seq` orders
 -- them by time, then by the state's place in the lifecycle. (`at` is a reserved word: quoted.)
+-- Resolved and annulled are terminal: a `closed` event after the question's first terminal event
+-- (the market's scheduled close, reached after it resolved early) is no change of state and is left
+-- out, so the last state is the question's status.
 
 CREATE OR REPLACE TABLE lifecycle AS
 WITH events AS (
@@ -10,11 +13,19 @@ WITH events AS (
   JOIN questions AS q ON q.question_id = e.question_id
   CROSS JOIN run_params AS rp
   WHERE e."at" <= rp.as_of
+),
+terminal AS (
+  SELECT question_id, min("at") AS terminal_at
+  FROM events
+  WHERE state IN ('resolved', 'annulled')
+  GROUP BY question_id
 )
 SELECT question_id, state, "at", reason,
        row_number() OVER (
          PARTITION BY question_id
          ORDER BY "at", list_position(['proposed', 'active', 'closed', 'resolved', 'annulled'], state), reason
        ) AS seq
-FROM events
+FROM events AS e
+LEFT JOIN terminal AS t USING (question_id)
+WHERE NOT (e.state = 'closed' AND t.terminal_at IS NOT NULL AND e."at" > t.terminal_at)
 ORDER BY question_id, seq;

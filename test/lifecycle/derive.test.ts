@@ -1,0 +1,42 @@
+/**
+ * The published lifecycle (sql/derive/86_lifecycle.sql) on hand-built lifecycle events: ordered by
+ * time, and ending on the question's terminal state when the market resolved before its scheduled
+ * close (the later `closed` event is no change of state).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { derive, insert, openDb, question, rows, ts } from '../scoring/fixture.ts';
+
+describe('lifecycle', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', ['EARLY', 'NORMAL', 'VOID'].map((id) => question(id)));
+    await insert(conn, 'lifecycle_events', [
+      // resolved early (2025-03-01), then its scheduled close (2025-04-01)
+      { question_id: 'EARLY', state: 'active', at: ts('2025-01-01'), reason: 'listed' },
+      { question_id: 'EARLY', state: 'resolved', at: ts('2025-03-01'), reason: 'resolved YES' },
+      { question_id: 'EARLY', state: 'closed', at: ts('2025-04-01'), reason: 'market closed' },
+      // closed, then resolved: both kept
+      { question_id: 'NORMAL', state: 'active', at: ts('2025-01-01'), reason: 'listed' },
+      { question_id: 'NORMAL', state: 'closed', at: ts('2025-02-01'), reason: 'market closed' },
+      { question_id: 'NORMAL', state: 'resolved', at: ts('2025-03-01'), reason: 'resolved NO' },
+      // annulled, then its scheduled close
+      { question_id: 'VOID', state: 'active', at: ts('2025-01-01'), reason: 'listed' },
+      { question_id: 'VOID', state: 'annulled', at: ts('2025-02-15'), reason: 'cancelled' },
+      { question_id: 'VOID', state: 'closed', at: ts('2025-03-01'), reason: 'market closed' },
+    ]);
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  it('a closed event after the question resolved or was annulled is left out; the last state is terminal', async () => {
+    const r = await rows(conn, 'SELECT question_id, seq, state FROM lifecycle ORDER BY question_id, seq');
+    const states = (id: string) => r.filter((x) => x.question_id === id).map((x) => `${String(x.seq)}:${String(x.state)}`);
+    expect(states('EARLY')).toEqual(['1:active', '2:resolved']);
+    expect(states('NORMAL')).toEqual(['1:active', '2:closed', '3:resolved']);
+    expect(states('VOID')).toEqual(['1:active', '2:annulled']);
+  });
+});
