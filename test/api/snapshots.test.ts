@@ -115,7 +115,7 @@ describe('snapshot lifecycle', () => {
     const second = await json(`${url}/api/predictions/accuracy/`);
     expect(second.res.headers.get('x-snapshot')).toBe('r2');
     expect(second.body).toMatchObject({ total_resolved: 40, as_of: '2025-04-03T00:00:00.000Z' });
-    expect(second.body.brier.ai).toBeCloseTo(0.13, 10);
+    expect(second.body.resolved_brier).toBeCloseTo(0.13, 10);
     expect((await json(`${url}/api/predictions/resolved`)).body.total).toBe(25);
 
     release();
