@@ -11,7 +11,8 @@
  * consensus_median, consensus_logit_mean, n_models, disagreement {sd, range}, market_probability
  * (the comparator: the latest price at or before forecast_at), market_observed_at, market_stale (the
  * comparator was observed more than QUORUM_MAX_PRICE_AGE_HOURS before forecast_at: a stale
- * comparison; null without a comparator), outcome, ai_error, market_error, forecast_at, resolved_at, horizon_bucket,
+ * comparison; null without a comparator), market_status (ok | stale | none: a stale comparator is
+ * told apart from no price) and market_age_days, outcome, ai_error, market_error, forecast_at, resolved_at, horizon_bucket,
  * source {slug, name, url, excerpt, retrieved_at}, providers (array of provider names).
  */
 import { z } from 'zod';
@@ -43,6 +44,8 @@ function item(r: JsonRow): Record<string, unknown> {
     market_probability: r.market_probability,
     market_observed_at: r.market_observed_at ?? null,
     market_stale: typeof r.market_stale === 'boolean' ? r.market_stale : null,
+    market_status: r.market_status ?? null,
+    market_age_days: r.market_age_days ?? null,
     outcome: r.outcome,
     ai_error: r.ai_error,
     market_error: r.market_error,
@@ -84,6 +87,11 @@ export const ResolvedPrediction = z
     market_probability: zProb.meta({ description: 'The market comparator: the latest price at or before forecast_at.' }),
     market_observed_at: isoTime.nullable(),
     market_stale: marketStale,
+    market_status: z.enum(['ok', 'stale', 'none']).nullable().meta({
+      description: 'The comparator: ok (fresh), stale (a price existed but was older than QUORUM_MAX_COMPARATOR_AGE_DAYS at the forecast: ' +
+        'no comparison, market_probability and market_error null, counted apart in ai_vs_market) or none (no price at all).',
+    }),
+    market_age_days: zNum.nullable().meta({ description: 'Age in days of the latest price at the forecast (ok and stale), null without one.' }),
     outcome: zNum,
     ai_error: zProb.meta({ description: 'Brier score of the consensus.' }),
     market_error: zProb.meta({ description: 'Brier score of the market (null without a comparator).' }),

@@ -34,6 +34,8 @@ SELECT
   retrieved_at,
   providers,
   market_observed_at,
+  market_status,
+  market_age_days,
   CASE WHEN market_probability IS NOT NULL
        THEN (epoch(forecast_at) - epoch(market_observed_at)) / 3600.0 > $max_price_age_hours END AS market_stale,
   epoch_us(resolved_at) AS cursor_resolved_us

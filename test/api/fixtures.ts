@@ -184,6 +184,7 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     disagreement_range: D, market_probability: D, outcome: D, ai_error: D, market_error: D,
     forecast_at: TS, resolved_at: TS, horizon_bucket: V, source_slug: V, source_name: V,
     source_url: V, evidence_excerpt: V, retrieved_at: TS, providers: V, market_observed_at: TS,
+    market_status: V, market_age_days: D,
   },
   // What a resolved question's detail shows (rows: test/api/content-fixes.test.ts; empty elsewhere).
   scored_consensus: {
@@ -424,6 +425,9 @@ export function resolvedRows(variant: 1 | 2 = 1): Row[] {
       market_probability: i === 7 ? null : 0.55,
       // 12 h before forecast_at (fresh); q:1's 3 days before (stale under the default 48 h)
       market_observed_at: i === 7 ? null : i === 1 ? '2025-01-29 00:00:00' : '2025-01-31 12:00:00',
+      // q:7 had no price at all (none); the others a comparator within the maximum age (ok)
+      market_status: i === 7 ? 'none' : 'ok',
+      market_age_days: i === 7 ? null : i === 1 ? 3 : 0.5,
       outcome: i % 4 === 0 ? 0 : 1,
       ai_error: i % 4 === 0 ? 0.36 : 0.16,
       market_error: i === 7 ? null : i % 4 === 0 ? 0.3025 : 0.2025,

@@ -90,6 +90,12 @@ describe('method fixes', () => {
     expect(by.X).toMatchObject({ market_status: 'ok', market_age_days: 0 });
     const sf = await one(conn, `SELECT market_status, market_probability FROM scored_forecasts WHERE question_id = 'S'`);
     expect(sf).toEqual({ market_status: 'stale', market_probability: null });
+    // the resolved list tells the stale comparator from no price at all
+    const rp = await rows(conn, `SELECT question_id, market_status, market_age_days, market_probability FROM resolved_predictions WHERE question_id IN ('S', 'N') ORDER BY question_id`);
+    expect(rp).toEqual([
+      { question_id: 'N', market_status: 'none', market_age_days: null, market_probability: null },
+      { question_id: 'S', market_status: 'stale', market_age_days: 33, market_probability: null },
+    ]);
   });
 
   it('a longer maximum age (run option) keeps the older price', async () => {
