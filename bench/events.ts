@@ -38,6 +38,7 @@ import { EventFeed } from '../api/events/feed.ts';
 import { WebhookDispatcher } from '../api/events/webhooks/dispatcher.ts';
 import { webhookHeaders } from '../api/events/webhooks/signing.ts';
 import { SubscriptionStore } from '../api/events/webhooks/store.ts';
+import { createKey } from '../api/auth/keys.ts';
 import { silentLogger } from '../pipeline/log.ts';
 import { EVENT_TYPES } from '../pipeline/events/emit.ts';
 import { withConnection } from '../pipeline/warehouse/duckdb.ts';
@@ -87,8 +88,10 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
   const logger = silentLogger();
   try {
     const store = new SubscriptionStore(dir);
+    // Deliveries go only to subscriptions of an active enterprise key (the dispatcher checks the key file).
+    const keyId = createKey(dir, { name: 'bench', plan: 'enterprise' }).record.id;
     for (let i = 0; i < nSubs; i++) {
-      store.create({ keyId: 'k_bench', url: `${base}/s/${i}`, types: [EVENT_TYPES[i % EVENT_TYPES.length]!], description: null });
+      store.create({ keyId, url: `${base}/s/${i}`, types: [EVENT_TYPES[i % EVENT_TYPES.length]!], description: null });
     }
     const now = new Date();
     const rows = Array.from({ length: nEvents }, (_, i) => ({

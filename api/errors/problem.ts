@@ -33,6 +33,7 @@ const TITLES = {
   not_ready: 'Not ready',
   models_unavailable: 'Models unavailable',
   idempotency_conflict: 'Idempotency key reused',
+  subscription_disabled: 'Subscription disabled',
   internal: 'Internal error',
 } as const;
 
@@ -168,6 +169,11 @@ export class ApiError extends Error {
   /** 422: an Idempotency-Key already used with another request body. */
   static idempotencyConflict(detail = 'This Idempotency-Key was used with another request body.'): ApiError {
     return new ApiError(422, 'idempotency_conflict', detail);
+  }
+
+  /** 409: the webhook subscription is disabled, so what was asked of it cannot happen (e.g. a replay). */
+  static subscriptionDisabled(detail: string, extras: Record<string, unknown> = {}): ApiError {
+    return new ApiError(409, 'subscription_disabled', detail, extras);
   }
 
   /** 500: anything unexpected. The cause is logged, never sent. */

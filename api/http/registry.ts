@@ -427,11 +427,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'The caller\'s plan does not include this endpoint (`plan_required`, naming the plan).',
   404: 'Unknown resource (`not_found`).',
   405: 'Method not allowed (`method_not_allowed`).',
+  409: 'The resource is in a state that does not allow this (`subscription_disabled`: re-enable it first).',
   413: 'Request body larger than 16 kB (`payload_too_large`).',
   422: 'Idempotency-Key reused with another body (`idempotency_conflict`).',
   429: 'Quota used up (`rate_limited`); see `Retry-After`.',
   500: 'Internal error (`internal`); never carries a stack trace.',
-  503: 'No snapshot loaded yet (`not_ready`); see `Retry-After`.',
+  503: 'No snapshot loaded yet (`not_ready`), or too few models answered (`models_unavailable`, the probability endpoint); see `Retry-After`.',
 };
 
 const h = (description: string) => z.string().meta({ description });

@@ -47,7 +47,14 @@ export const probabilityRoute = rawRoute({
     'quota, 4 requests in flight, a daily USD budget (429). Requests and answers are stored privately.',
   tags: ['probability'],
   body: ProbabilityRequest,
+  headers: z.object({
+    'Idempotency-Key': z.string().max(200).optional().meta({ description: '24 h: the same key and body return the stored answer (Idempotent-Replayed: true) without a model call; another body is a 422.' }),
+  }),
   errors: [400, 413, 422, 503],
+  responseHeaders: {
+    'X-Probability-Request-Id': 'The request id (GET /api/probability/{request_id}); the original one on an idempotent replay.',
+    'Idempotent-Replayed': '`true` when the answer is the stored one of an earlier request with the same Idempotency-Key.',
+  },
   responses: { 'application/json': { schema: ProbabilityAnswer } },
   handle: async (req, res, { services }) => {
     const svc = services.probability;

@@ -37,6 +37,18 @@ function ownSubscription(req: Request, res: Response): Subscription {
   return sub;
 }
 
+/**
+ * The 409 for what a disabled subscription cannot do (a replay: the dispatcher would end every
+ * delivery as `disabled`), saying why it is disabled and how to get deliveries again.
+ */
+function disabledProblem(sub: Subscription): ApiError {
+  return ApiError.subscriptionDisabled(
+    `Webhook subscription ${sub.id} is disabled (${sub.disabled_reason ?? 'no reason recorded'}); nothing would be sent. ` +
+      `An operator can enable it again with \`quorum webhooks enable ${sub.id}\` (its key must be an active enterprise key), then replay; or create a new subscription.`,
+    { id: sub.id, disabled_reason: sub.disabled_reason, disabled_at: sub.disabled_at },
+  );
+}
+
 const CreateBody = z
   .object({
     url: z.string().min(1).max(2048),
@@ -58,6 +70,7 @@ const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
 export const webhooksCreateRoute = rawRoute({
   id: 'webhooks.create',
+  status: 201,
   method: 'post',
   path: '/api/webhooks/',
   summary: 'Create a webhook subscription',
@@ -110,6 +123,7 @@ export const webhooksGetRoute = rawRoute({
 
 export const webhooksDeleteRoute = rawRoute({
   id: 'webhooks.delete',
+  status: 204,
   method: 'delete',
   path: '/api/webhooks/{id}/',
   summary: 'Delete a webhook subscription (its pending deliveries are dropped)',
@@ -160,18 +174,21 @@ export const webhooksDeliveriesRoute = rawRoute({
 
 export const webhooksReplayRoute = rawRoute({
   id: 'webhooks.replay',
+  status: 202,
   method: 'post',
   path: '/api/webhooks/{id}/replay',
   summary: 'Re-send the retained events after a sequence number (same webhook-id per event)',
+  description: 'Only events from after the subscription was created (and still retained) are re-sent. A disabled subscription is a 409 `subscription_disabled`: its deliveries would not be attempted.',
   tags: ['webhooks'],
   params: IdParams,
   query: z.object({ since: z.string().optional().meta({ description: 'Event sequence number (default 0: every retained event).' }) }),
-  errors: [404, 503],
+  errors: [404, 409, 503],
   responses: json(z.object({ id: z.string(), queued: z.number().int() })),
   handle: async (req, res) => {
     const raw = queryString(req, 'since', 32);
     const since = raw === undefined ? 0 : parseInteger(raw, 'since', { min: 0, max: 999_999_999_999_999 });
     const sub = ownSubscription(req, res);
+    if (sub.status !== 'enabled') throw disabledProblem(sub);
     const queued = await dispatcherOf(req).replay(sub, since);
     res.status(202).json({ id: sub.id, queued });
   },

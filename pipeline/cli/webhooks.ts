@@ -4,14 +4,17 @@
  * delivery or request.
  *
  *   quorum webhooks create --key <key id> --url URL [--types a,b] [--description TEXT]
- *       prints the subscription with its whsec_ secret (shown this once)
+ *       prints the subscription with its whsec_ secret (shown this once); the key must be an
+ *       active (not revoked) enterprise key, as for POST /api/webhooks/
  *   quorum webhooks list [--key <key id>] [--json]
  *   quorum webhooks delete <id>
+ *   quorum webhooks enable <id>           enables a disabled subscription again (same key rule)
  *   quorum webhooks rotate-secret <id>    prints the new secret; the old one signs for 24 h more
- * Exit codes: 0 ok, 1 error (bad input, unknown id, a refused URL).
+ * Exit codes: 0 ok, 1 error (bad input, unknown id, a refused key or URL).
  */
 import type { Command } from 'commander';
 import { keysFile, readKeys } from '../../api/auth/keys.ts';
+import { ownerRefusal } from '../../api/events/webhooks/owner.ts';
 import { publicView, SubscriptionStore } from '../../api/events/webhooks/store.ts';
 import { checkWebhookUrl } from '../../api/events/webhooks/url-policy.ts';
 import { loadConfig } from '../config.ts';
@@ -29,6 +32,15 @@ async function run(body: () => Promise<void> | void): Promise<void> {
   process.exit(code);
 }
 
+/**
+ * Throws unless key `keyId` of the key file in `dataDir` may own webhooks (it exists, is not
+ * revoked, is enterprise): the CLI must not give a key what the API would refuse it.
+ */
+function requireWebhookKey(dataDir: string, keyId: string): void {
+  const refusal = ownerRefusal(keyId, readKeys(keysFile(dataDir)).find((k) => k.id === keyId) ?? null);
+  if (refusal) throw new Error(`refused: ${refusal.reason}; webhooks need an active (not revoked) enterprise key (quorum keys list)`);
+}
+
 function store(): SubscriptionStore {
   const dir = loadConfig().dataDir;
   console.error(`quorum webhooks: data directory ${dir}`);
@@ -36,7 +48,7 @@ function store(): SubscriptionStore {
 }
 
 export function registerWebhooksCommands(program: Command): void {
-  const wh = program.command('webhooks').description('webhook subscriptions: create, list, delete, rotate-secret');
+  const wh = program.command('webhooks').description('webhook subscriptions: create, list, delete, enable, rotate-secret');
   wh.command('create')
     .description('subscribe a URL to events for an API key (prints the whsec_ secret once)')
     .requiredOption('--key <id>', 'the API key id that owns the subscription (quorum keys list)')
@@ -48,8 +60,7 @@ export function registerWebhooksCommands(program: Command): void {
         const types = opts.types ? opts.types.split(',').map((t) => t.trim()).filter(Boolean) : null;
         for (const t of types ?? []) if (!(EVENT_TYPES as readonly string[]).includes(t)) throw new Error(`unknown event type "${t}"`);
         const s = store();
-        const keyRec = readKeys(keysFile(loadConfig().dataDir)).find((k) => k.id === opts.key);
-        if (!keyRec) throw new Error(`no API key with id ${opts.key}`);
+        requireWebhookKey(loadConfig().dataDir, opts.key);
         await checkWebhookUrl(opts.url, loadEventsConfig().webhooks.allowPrivate);
         const sub = s.create({ keyId: opts.key, url: opts.url, types, description: opts.description ?? null });
         console.log(JSON.stringify({ ...publicView(sub), key_id: sub.key_id, secret: sub.secrets[0]!.secret }));
@@ -73,6 +84,18 @@ export function registerWebhooksCommands(program: Command): void {
     .action((id: string) =>
       run(() => {
         if (!store().remove(id)) throw new Error(`no subscription ${id}`);
+      }),
+    );
+  wh.command('enable <id>')
+    .description('enable a disabled subscription again (its key must be an active enterprise key); then replay what it missed')
+    .action((id: string) =>
+      run(() => {
+        const s = store();
+        const sub = s.get(id);
+        if (!sub) throw new Error(`no subscription ${id}`);
+        requireWebhookKey(loadConfig().dataDir, sub.key_id);
+        s.enable(id);
+        console.log(JSON.stringify({ ...publicView(s.get(id)!), key_id: sub.key_id }));
       }),
     );
   wh.command('rotate-secret <id>')

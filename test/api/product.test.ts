@@ -117,6 +117,18 @@ describe('OpenAPI 3.1 and /docs', () => {
       expect(exportHeaders[name], name).toBeDefined();
     }
     expect(body.paths['/api/stream/'].get.parameters).toContainEqual(expect.objectContaining({ name: 'Last-Event-ID', in: 'header' }));
+    // the success status each raw route answers with, not always 200
+    const webhooks = body.paths['/api/webhooks/'].post.responses;
+    expect(webhooks['201']).toBeDefined();
+    expect(webhooks['200']).toBeUndefined();
+    expect(body.paths['/api/webhooks/{id}/'].delete.responses['204']).toBeDefined();
+    expect(body.paths['/api/webhooks/{id}/'].delete.responses['204'].content).toBeUndefined();
+    expect(body.paths['/api/webhooks/{id}/replay'].post.responses['202']).toBeDefined();
+    expect(body.paths['/api/webhooks/{id}/replay'].post.responses['409']).toBeDefined();
+    const probability = body.paths['/api/probability/'].post;
+    expect(probability.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }));
+    expect(probability.responses['200'].headers['X-Probability-Request-Id']).toBeDefined();
+    expect(probability.responses['503'].description).toMatch(/models_unavailable/);
   });
 
   it('/docs serves the Swagger UI page and its assets locally', async () => {

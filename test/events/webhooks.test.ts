@@ -3,7 +3,11 @@
  * delivery's signature is verified with the independent `standardwebhooks` package (a rotated
  * secret too); receivers answering 500, 429 with Retry-After, 410 and never; a server process
  * SIGKILLed mid-delivery and restarted delivers every event at least once, duplicates sharing
- * their webhook-id. URL policy: https only, no private/loopback/link-local address unless allowed.
+ * their webhook-id. URL policy: https only, no private/loopback/link-local address unless allowed
+ * (IPv6 forms embedding such an IPv4 address included). A key revoked or moved off enterprise
+ * gets no more deliveries (its pending ones end unattempted, with a status saying why), and the
+ * CLI refuses it a subscription; every secret rotated out in the last 24 h keeps signing; a
+ * replay of a disabled subscription is a 409.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -12,8 +16,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import type { ServerHandle } from '../../api/server.ts';
-import { checkWebhookUrl, guardedLookup, isPrivateAddress } from '../../api/events/webhooks/url-policy.ts';
-import { SubscriptionStore } from '../../api/events/webhooks/store.ts';
+import { checkWebhookUrl, guardedLookup, isPrivateAddress, WebhookUrlError } from '../../api/events/webhooks/url-policy.ts';
+import { signingSecrets, SubscriptionStore, ROTATION_OVERLAP_MS } from '../../api/events/webhooks/store.ts';
+import { KEY_RECHECK_MS, type WebhookDispatcher } from '../../api/events/webhooks/dispatcher.ts';
+import { keysFile, readKeys, revokeKey, writeKeys } from '../../api/auth/keys.ts';
+import type { KeyPlan } from '../../api/auth/plans.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
@@ -116,10 +123,18 @@ afterAll(async () => {
 describe('webhook URL policy', () => {
   it('https only; private, loopback and link-local addresses refused unless allowed', async () => {
     for (const bad of ['http://93.184.216.34/', 'https://127.0.0.1/', 'https://10.1.2.3/', 'https://192.168.1.1/', 'https://[::1]/',
-      'https://169.254.169.254/', 'https://[fe80::1]/', 'https://[::ffff:127.0.0.1]/', 'https://user:pw@93.184.216.34/', 'not a url']) {
-      await expect(checkWebhookUrl(bad, false), bad).rejects.toThrow();
+      'https://169.254.169.254/', 'https://[fe80::1]/', 'https://[::ffff:127.0.0.1]/', 'https://user:pw@93.184.216.34/', 'not a url',
+      // IPv6 forms carrying a private or loopback IPv4 address: NAT64, 6to4, IPv4-compatible, hex-mapped, Teredo client
+      'https://[64:ff9b::7f00:1]/', 'https://[64:ff9b::10.0.0.1]/', 'https://[2002:7f00:1::]/', 'https://[2002:c0a8:101::1]/',
+      'https://[::127.0.0.1]/', 'https://[::ffff:a00:1]/', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'https://[64:ff9b:1::808:808]/']) {
+      await expect(checkWebhookUrl(bad, false), bad).rejects.toThrow(WebhookUrlError);
     }
     expect((await checkWebhookUrl('https://93.184.216.34/hook', false)).href).toBe('https://93.184.216.34/hook');
+    // The same embeddings of a public address are fine.
+    for (const good of ['https://[64:ff9b::808:808]/', 'https://[2002:808:808::1]/', 'https://[2606:4700:4700::1111]/']) {
+      expect((await checkWebhookUrl(good, false)).hostname, good).toBe(new URL(good).hostname);
+    }
+    expect(isPrivateAddress('64:ff9b::c0a8:101')).toBe(true);
     expect((await checkWebhookUrl('http://127.0.0.1:9/x', true)).protocol).toBe('http:');
     expect(isPrivateAddress('172.20.0.1')).toBe(true);
     expect(isPrivateAddress('8.8.8.8')).toBe(false);
@@ -257,6 +272,150 @@ function async_(cond: () => Promise<boolean>): () => boolean {
   };
 }
 
+/** The server's dispatcher (its queue shows deliveries a revoked key can no longer ask the API for). */
+function dispatcher(): WebhookDispatcher {
+  return (server.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
+}
+
+/** Moves key `id` to `plan` in the key file (no CLI command changes a plan; an operator edits the file). */
+function setPlan(id: string, plan: KeyPlan): void {
+  const file = keysFile(root);
+  writeKeys(file, readKeys(file).map((k) => (k.id === id ? { ...k, plan } : k)));
+}
+
+/** Waits until the dispatcher can have seen a key file change. */
+const keyChangeSeen = () => new Promise((r) => setTimeout(r, KEY_RECHECK_MS + 150));
+
+describe('webhooks and the owning key', () => {
+  it('a revoked key gets no more deliveries: its pending ones end unattempted as key_revoked, its subscription is disabled', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    const { key: k, id } = newKey(root, 'enterprise');
+    const c = await create({ url: r.url, types: ['consensus.updated'] }, k);
+    expect(c.res.status).toBe(201);
+    await appendEvents(root, 1);
+    await until(() => r.hits.length === 1);
+
+    const revoked = await quorumAsync(['keys', 'revoke', id], { QUORUM_DATA_DIR: root });
+    expect(revoked.status, revoked.stderr).toBe(0);
+    expectProblem(await api('/api/webhooks/', {}, k), 401, 'unauthorized');
+    await keyChangeSeen();
+    await appendEvents(root, 2);
+    const d = dispatcher();
+    await until(() => d.queue.ofSubscription(c.body.id).filter((x) => x.outcome === 'key_revoked').length === 2);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(r.hits.length).toBe(1); // nothing after the revocation
+    expect(d.queue.ofSubscription(c.body.id).map((x) => [x.outcome, x.attempts.length])).toEqual([['key_revoked', 0], ['key_revoked', 0], ['delivered', 1]]);
+    const sub = new SubscriptionStore(root).get(c.body.id)!;
+    expect(sub.status).toBe('disabled');
+    expect(sub.disabled_reason).toMatch(new RegExp(`API key ${id} was revoked`));
+    // Disabled: later events are not even queued for it.
+    await appendEvents(root, 1);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(d.queue.ofSubscription(c.body.id)).toHaveLength(3);
+  }, 60_000);
+
+  it('a key moved off enterprise gets nothing (plan_required); enable is refused until it is enterprise again, then a replay sends what it missed', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    const { key: k, id } = newKey(root, 'enterprise');
+    const c = await create({ url: r.url, types: ['consensus.updated'] }, k);
+    const secret = c.body.secret as string;
+    setPlan(id, 'api');
+    await keyChangeSeen();
+    await appendEvents(root, 1);
+    const d = dispatcher();
+    await until(() => d.queue.ofSubscription(c.body.id)[0]?.outcome === 'plan_required');
+    expect(r.hits).toHaveLength(0);
+    expect(new SubscriptionStore(root).get(c.body.id)!.disabled_reason).toMatch(/api plan, not enterprise/);
+
+    const env = { QUORUM_DATA_DIR: root };
+    const refused = await quorumAsync(['webhooks', 'enable', c.body.id], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/refused: API key .* is on the api plan/);
+    setPlan(id, 'enterprise');
+    const enabled = await quorumAsync(['webhooks', 'enable', c.body.id], env);
+    expect(enabled.status, enabled.stderr).toBe(0);
+    expect(JSON.parse(enabled.stdout)).toMatchObject({ id: c.body.id, status: 'enabled', disabled_reason: null });
+    await keyChangeSeen();
+    const re = await api(`/api/webhooks/${c.body.id}/replay?since=0`, { method: 'POST' }, k);
+    expect(re.body.queued).toBe(1);
+    await until(() => r.hits.length === 1);
+    expect(verify(secret, r.hits[0]!)).toMatchObject({ type: 'consensus.updated' });
+  }, 60_000);
+
+  it('quorum webhooks create refuses an api-plan key and a revoked enterprise key (exit 1, nothing created)', async () => {
+    const env = { QUORUM_DATA_DIR: root, QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'false' };
+    const apiKey = newKey(root, 'api');
+    const gone = newKey(root, 'enterprise');
+    revokeKey(root, gone.id);
+    for (const [id, why] of [[apiKey.id, /is on the api plan/], [gone.id, /was revoked/], ['key_000000000000', /does not exist/]] as const) {
+      const made = await quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli'], env);
+      expect(made.status, id).toBe(1);
+      expect(made.stderr).toMatch(why);
+      expect(made.stdout).not.toContain('whsec_');
+      expect(new SubscriptionStore(root).list(id)).toEqual([]);
+    }
+  }, 60_000);
+});
+
+describe('secret rotation', () => {
+  it('a second rotation keeps the first one\'s promise: deliveries carry every secret inside its 24 h', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    const c = await create({ url: r.url, types: ['consensus.updated'] });
+    const first = await api(`/api/webhooks/${c.body.id}/rotate-secret`, { method: 'POST' });
+    const second = await api(`/api/webhooks/${c.body.id}/rotate-secret`, { method: 'POST' });
+    expect(Date.parse(first.body.previous_secret_expires_at)).toBeGreaterThan(Date.now() + ROTATION_OVERLAP_MS - 60_000);
+    await appendEvents(root, 1);
+    await until(() => r.hits.length === 1);
+    expect(String(r.hits[0]!.headers['webhook-signature']).split(' ')).toHaveLength(3);
+    for (const secret of [c.body.secret, first.body.secret, second.body.secret] as string[]) {
+      expect(verify(secret, r.hits[0]!)).toMatchObject({ type: 'consensus.updated' });
+    }
+    await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' });
+  }, 60_000);
+
+  it('a rotated-out secret stops signing at its own expiry, and is then dropped', () => {
+    const side = tempDir('quorum-webhooks-rotate-');
+    try {
+      const store = new SubscriptionStore(side.dir);
+      const s0 = store.create({ keyId: 'key_000000000000', url: 'https://93.184.216.34/', types: null, description: null }).secrets[0]!.secret;
+      const t0 = Date.parse('2026-01-01T00:00:00Z');
+      const h = 3600_000;
+      const s1 = store.rotate(store.list(null)[0]!.id, t0)!;
+      const s2 = store.rotate(store.list(null)[0]!.id, t0 + h)!;
+      const sub = () => store.list(null)[0]!;
+      expect(signingSecrets(sub(), t0 + 2 * h)).toEqual([s2.secret, s1.secret, s0]);
+      expect(signingSecrets(sub(), t0 + 24.5 * h)).toEqual([s2.secret, s1.secret]); // s0's 24 h are over
+      expect(signingSecrets(sub(), t0 + 25.5 * h)).toEqual([s2.secret]);
+      const s3 = store.rotate(sub().id, t0 + 24.5 * h)!;
+      expect(sub().secrets.map((x) => x.secret)).toEqual([s3.secret, s2.secret, s1.secret]); // s0 expired: dropped
+      expect(sub().secrets[2]!.expires_at).toBe(new Date(t0 + 25 * h).toISOString()); // s1 keeps its own expiry
+    } finally {
+      side.cleanup();
+    }
+  });
+});
+
+describe('replay of a disabled subscription', () => {
+  it('is a 409 subscription_disabled saying why and how to enable it; nothing is queued', async () => {
+    const gone = await receiver(() => ({ status: 410 }));
+    receivers.push(gone);
+    const c = await create({ url: gone.url, types: ['consensus.updated'] });
+    await appendEvents(root, 1);
+    await until(async_(async () => (await api(`/api/webhooks/${c.body.id}/`)).body.status === 'disabled'));
+    const re = await api(`/api/webhooks/${c.body.id}/replay?since=0`, { method: 'POST' });
+    expectProblem(re, 409, 'subscription_disabled');
+    expect(re.body.detail).toMatch(/410/);
+    expect(re.body.detail).toContain(`quorum webhooks enable ${c.body.id}`);
+    await new Promise((res) => setTimeout(res, 300));
+    const del = (await api(`/api/webhooks/${c.body.id}/deliveries`)).body.deliveries;
+    expect(del.map((x: any) => x.status)).toEqual(['failed']); // not re-queued and ended as 'disabled'
+    expect(gone.hits).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('a server killed mid-delivery (SIGKILL)', () => {
   it('re-sends on restart: every event arrives at least once, duplicates carry the same webhook-id', async () => {
     const side = tempDir('quorum-webhooks-kill-');
@@ -274,7 +433,7 @@ describe('a server killed mid-delivery (SIGKILL)', () => {
     };
     try {
       await appendEvents(side.dir, 1); // an event before the subscription: not for it
-      const sub = new SubscriptionStore(side.dir).create({ keyId: 'k_test', url: r.url, types: null, description: null });
+      const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
       const first = await start();
       await new Promise((res) => setTimeout(res, 300));
       await appendEvents(side.dir, 4); // seq 2..5

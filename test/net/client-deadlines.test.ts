@@ -26,6 +26,7 @@ import { runForecasts, type ForecastTask } from '../../pipeline/models/runner.ts
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { EventFeed } from '../../api/events/feed.ts';
 import { WebhookDispatcher } from '../../api/events/webhooks/dispatcher.ts';
+import { createKey } from '../../api/auth/keys.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -204,8 +205,10 @@ describe('every outbound client ends within its deadline against servers that ne
       const cfg = { allowPrivate: true, timeoutMs: DEADLINE, retryWindowMs: 86_400_000, backoffMs: 600_000, maxBackoffMs: 600_000, concurrency: 3 * TRIES };
       const dispatcher = new WebhookDispatcher(side.dir, feed, cfg, logger);
       await dispatcher.start();
+      // Deliveries go only to subscriptions of an active enterprise key (the dispatcher checks the key file).
+      const keyId = createKey(side.dir, { name: 'deadline test', plan: 'enterprise' }).record.id;
       const subs = BAD_KINDS.flatMap((kind) =>
-        Array.from({ length: TRIES }, (_, i) => ({ kind, sub: dispatcher.store.create({ keyId: 'k_deadline', url: `${servers[kind].url}/hook/${i}`, types: null, description: null }) })),
+        Array.from({ length: TRIES }, (_, i) => ({ kind, sub: dispatcher.store.create({ keyId, url: `${servers[kind].url}/hook/${i}`, types: null, description: null }) })),
       );
       const now = new Date();
       const row = {

@@ -8,6 +8,16 @@
  * 429 or 5xx is retried with exponential backoff and jitter (honouring Retry-After) until the
  * retry window since its first attempt is over, which disables the subscription; another status
  * fails that one delivery.
+ *
+ * Before every attempt the subscription's owning API key is checked (owner.ts, the key file
+ * reread at most every {@link KEY_RECHECK_MS}): a key revoked, or no longer on the enterprise plan,
+ * gets nothing more. Its subscription is disabled (`disabled_reason` says which key and why) and
+ * its pending deliveries are not attempted: they end with the status `key_revoked` or
+ * `plan_required`, listed with the subscription's deliveries, nothing dropped unrecorded. A
+ * revocation is final (no command un-revokes a key); a key moved back to enterprise can have the
+ * subscription enabled again (`quorum webhooks enable`) and the skipped events replayed. A key
+ * missing from the key file holds its deliveries instead (pending, not attempted, checked again
+ * every {@link HOLD_MS}): an unreadable key file must not disable every subscription.
  */
 import { createHash } from 'node:crypto';
 import { Agent } from 'undici';
@@ -20,6 +30,8 @@ import { DeadlineSweep } from '../../../pipeline/net/deadline.ts';
 import { signatureHeader } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
 import { guardedLookup } from './url-policy.ts';
+import { KeyStore } from '../../auth/keys.ts';
+import { ownerRefusal } from './owner.ts';
 
 /**
  * Deliveries written (and fsynced) per chunk when a batch of events is queued. Between chunks the
@@ -29,6 +41,12 @@ import { guardedLookup } from './url-policy.ts';
  * within noise; each chunk costs one fsync).
  */
 const ENQUEUE_CHUNK = 500;
+
+/** How stale the dispatcher's view of the key file may be: a revocation stops deliveries within this. */
+export const KEY_RECHECK_MS = 500;
+
+/** How long a subscription whose key is missing from the key file waits before its key is looked up again. */
+const HOLD_MS = 1000;
 
 /** The request body `{type, timestamp, data}`, `data` given serialized. */
 function deliveryBody(type: string, timestamp: string, dataJson: string): string {
@@ -58,6 +76,10 @@ export class WebhookDispatcher {
   readonly #feed: EventFeed;
   readonly #cfg: WebhooksConfig;
   readonly #logger: Logger;
+  /** The API keys, to check each subscription's owner before an attempt. */
+  readonly #keys: KeyStore;
+  /** Subscriptions whose deliveries are held for a missing key (logged once each). */
+  readonly #held = new Set<string>();
   readonly #agent: Agent;
   /** The deadline of every attempt, body included (one timer for all of them). */
   readonly #deadlines: DeadlineSweep;
@@ -77,6 +99,10 @@ export class WebhookDispatcher {
     this.#feed = feed;
     this.#cfg = cfg;
     this.#logger = logger;
+    this.#keys = new KeyStore(dataDir, {
+      recheckMs: KEY_RECHECK_MS,
+      onError: (err) => logger.error({ err }, 'webhooks: key file unreadable; keeping the previous keys'),
+    });
     this.#agent = new Agent({ connect: { lookup: guardedLookup(cfg.allowPrivate) as never, timeout: cfg.timeoutMs } });
     this.#deadlines = new DeadlineSweep(cfg.timeoutMs, 'webhook delivery deadline');
   }
@@ -132,8 +158,13 @@ export class WebhookDispatcher {
     this.kick();
   }
 
-  /** Re-sends the retained events after `since` that were this subscription's (same message ids). Returns how many. */
+  /**
+   * Re-sends the retained events after `since` that were this subscription's (same message ids).
+   * Returns how many. A disabled subscription gets none (they would only end as `disabled`): the
+   * API refuses that replay before asking.
+   */
   async replay(sub: Subscription, since: number): Promise<number> {
+    if (sub.status !== 'enabled') return 0;
     let n = 0;
     let after = since;
     for (;;) {
@@ -183,12 +214,14 @@ export class WebhookDispatcher {
         continue; // the head may have changed meanwhile (a replay, a deletion)
       }
       await this.#acquire();
+      let held = false;
       try {
         if (this.#closed) return;
-        await this.#deliver(d);
+        held = await this.#deliver(d);
       } finally {
         this.#release();
       }
+      if (held) await this.#sleep(HOLD_MS);
     }
   }
 
@@ -222,13 +255,16 @@ export class WebhookDispatcher {
     else this.#running--;
   }
 
-  async #deliver(d: Delivery): Promise<void> {
+  /** Attempts delivery `d` (the head of its subscription). True when it was held, not attempted (see {@link #ownerAllows}). */
+  async #deliver(d: Delivery): Promise<boolean> {
     const sub = this.store.get(d.sub, null, 500); // CLI changes are seen within half a second
     if (!sub || sub.status !== 'enabled') {
       this.queue.finish(d.id, sub ? 'disabled' : 'deleted');
       this.queue.flush(false);
-      return;
+      return false;
     }
+    const allowed = this.#ownerAllows(sub);
+    if (allowed !== true) return allowed === 'held';
     const body = d.body ?? deliveryBody(d.type, d.timestamp, JSON.stringify(d.data));
     const ts = Math.floor(Date.now() / 1000);
     const started = Date.now();
@@ -249,7 +285,7 @@ export class WebhookDispatcher {
       this.#deadlines,
     );
     const retryAfter = retryAfterMs(retryAfterHeader ?? undefined);
-    if (this.#closed) return; // shutting down: not recorded, so re-sent (same webhook-id) on the next start
+    if (this.#closed) return false; // shutting down: not recorded, so re-sent (same webhook-id) on the next start
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
     const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
     if (status !== null && status >= 200 && status < 300) {
@@ -271,6 +307,36 @@ export class WebhookDispatcher {
       this.queue.complete(d.id, attempt, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
     }
     this.queue.flush(false);
+    return false;
+  }
+
+  /**
+   * Whether `sub`'s owning key may still receive webhooks. If not, the subscription is disabled
+   * and its pending deliveries end unattempted with the refusal's status ('refused'); a key
+   * missing from the key file leaves them pending ('held').
+   */
+  #ownerAllows(sub: Subscription): true | 'held' | 'refused' {
+    let record = this.#keys.byId(sub.key_id);
+    if (!record) {
+      // A key created a moment ago (after the last look at the file) is not missing: look now.
+      this.#keys.refresh(true);
+      record = this.#keys.byId(sub.key_id);
+    }
+    const refusal = ownerRefusal(sub.key_id, record);
+    if (refusal === null) {
+      this.#held.delete(sub.id);
+      return true;
+    }
+    if (refusal.outcome === 'key_unknown') {
+      if (!this.#held.has(sub.id)) {
+        this.#held.add(sub.id);
+        this.#logger.warn({ subscription: sub.id, key: sub.key_id }, `webhook deliveries held: ${refusal.reason}`);
+      }
+      return 'held';
+    }
+    this.#disable(sub, refusal.reason, refusal.outcome);
+    this.queue.flush(false);
+    return 'refused';
   }
 
   #url(url: string): PostTarget {
@@ -282,10 +348,11 @@ export class WebhookDispatcher {
     return parsed;
   }
 
-  #disable(sub: Subscription, reason: string): void {
+  /** Disables `sub`; its pending deliveries end, not attempted, with `outcome`. */
+  #disable(sub: Subscription, reason: string, outcome = 'disabled'): void {
     this.#logger.warn({ subscription: sub.id, reason }, 'webhook subscription disabled');
     this.store.disable(sub.id, reason);
-    for (const p of this.queue.pendingOf(sub.id)) this.queue.finish(p.id, 'disabled');
+    for (const p of this.queue.pendingOf(sub.id)) this.queue.finish(p.id, outcome);
   }
 
   async close(): Promise<void> {

@@ -35,7 +35,10 @@ export interface Delivery {
   attempts: Attempt[];
   /** ms epoch of the next attempt. */
   next_at: number;
-  /** null while pending; else delivered | failed | disabled | deleted. */
+  /**
+   * null while pending; else delivered | failed | disabled | deleted, or key_revoked |
+   * plan_required (not attempted: the owning key lost webhooks, dispatcher.ts).
+   */
   outcome: string | null;
   /**
    * The request body `{type, timestamp, data}` when the queue was handed it (one string shared by

@@ -24,7 +24,7 @@ export interface Subscription {
   status: 'enabled' | 'disabled';
   disabled_reason: string | null;
   disabled_at: string | null;
-  /** The current secret first; a rotated-out one with its expiry. */
+  /** The current secret first (no expiry), then the rotated-out ones with their expiry. */
   secrets: { secret: string; expires_at: string | null }[];
 }
 
@@ -37,7 +37,7 @@ export function publicView(s: Subscription) {
 }
 
 /**
- * The secrets that sign now (the current one, and a rotated-out one within its 24 h). Cache: the
+ * The secrets that sign now (the current one, and every rotated-out one within its 24 h). Cache: the
  * signing secrets computed from a subscription's `secrets` array, until the first of them
  * expires (every delivery asks). Keyed by the array: a rotation replaces it, never mutates it.
  */
@@ -128,16 +128,42 @@ export class SubscriptionStore {
     return had;
   }
 
-  /** A new current secret; the previous one keeps signing for 24 h. Returns the new secret. */
+  /**
+   * A new current secret; the previous current one keeps signing for 24 h, and every secret
+   * rotated out earlier keeps signing until the expiry its own rotation announced (a second
+   * rotation within 24 h must not cut the first one's promise short). Expired ones are dropped, so
+   * the list is bounded by the current secret plus those rotated out in the last 24 h. Returns
+   * the new secret and when the previous one stops signing.
+   */
   rotate(id: string, now = Date.now()): { secret: string; previous_expires_at: string } | null {
     this.refresh();
     const s = this.#subs.get(id);
     if (!s) return null;
     const expires = new Date(now + ROTATION_OVERLAP_MS).toISOString();
     const secret = newSecret();
-    s.secrets = [{ secret, expires_at: null }, { secret: s.secrets[0]!.secret, expires_at: expires }];
+    const [current, ...older] = s.secrets;
+    const stillSigning = older.filter((x) => x.expires_at !== null && Date.parse(x.expires_at) > now);
+    // A new array, never a mutated one: signingSecrets caches by the array.
+    s.secrets = [{ secret, expires_at: null }, { secret: current!.secret, expires_at: expires }, ...stillSigning];
     this.#save();
     return { secret, previous_expires_at: expires };
+  }
+
+  /**
+   * Enables a disabled subscription again (`quorum webhooks enable`; the caller checks its key).
+   * Deliveries finished while it was disabled stay finished: a replay re-sends them. False if
+   * there is no such subscription.
+   */
+  enable(id: string): boolean {
+    this.refresh();
+    const s = this.#subs.get(id);
+    if (!s) return false;
+    if (s.status === 'enabled') return true;
+    s.status = 'enabled';
+    s.disabled_reason = null;
+    s.disabled_at = null;
+    this.#save();
+    return true;
   }
 
   disable(id: string, reason: string): void {

@@ -3,6 +3,10 @@
  * unspecified or multicast address, unless the operator allows them (QUORUM_WEBHOOKS_ALLOW_PRIVATE).
  * Checked when a subscription is created and again at delivery time, on the address actually
  * connected to (`guardedLookup`), so a DNS answer that changes later cannot point a delivery inward.
+ * An IPv6 address that carries an IPv4 one (mapped, translated, IPv4-compatible, NAT64
+ * 64:ff9b::/96, 6to4 2002::/16, a Teredo client) is judged by that IPv4 address too: a NAT64
+ * gateway or 6to4 relay would carry the request to it. The local-use NAT64 prefix 64:ff9b:1::/48
+ * (RFC 8215, translated into the operator's own network) is refused whole.
  */
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
@@ -12,17 +16,63 @@ for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) blocked.addSubnet(net, prefix, 'ipv6');
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
+  blocked.addSubnet(net, prefix, 'ipv6');
+}
 
 export class WebhookUrlError extends Error {}
 
-/** True when `address` (an IP) is private, loopback, link-local, unspecified or multicast. */
+/**
+ * The eight 16-bit groups of a valid IPv6 address (`::` compression, a dotted IPv4 tail and a
+ * `%zone` accepted: the forms isIP() accepts).
+ */
+function ipv6Groups(address: string): number[] {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const groups = (part: string) => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  if (tail === undefined) return groups(head);
+  const h = groups(head);
+  const t = groups(tail);
+  return [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
+}
+
+/** Two 16-bit groups as a dotted IPv4 address. */
+function ipv4Of(hi: number, lo: number): string {
+  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries, by the standard embeddings: IPv4-mapped
+ * (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), IPv4-compatible (::/96, deprecated but still
+ * routed by some stacks), NAT64 well-known prefix (64:ff9b::/96, RFC 6052), 6to4 (2002::/16, the
+ * IPv4 in bits 16-47, RFC 3056) and Teredo (2001::/32: the server in bits 32-63 and the client,
+ * bit-inverted, in the last 32 bits, RFC 4380).
+ */
+export function embeddedIPv4(address: string): string[] {
+  const g = ipv6Groups(address);
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) return [ipv4Of(g[6]!, g[7]!)];
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return [ipv4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [ipv4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x2002) return [ipv4Of(g[1]!, g[2]!)];
+  if (g[0] === 0x2001 && g[1] === 0) return [ipv4Of(g[2]!, g[3]!), ipv4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff)];
+  return [];
+}
+
+/**
+ * True when `address` (an IP) is private, loopback, link-local, unspecified or multicast; for an
+ * IPv6 address, also when an IPv4 address it embeds is (see {@link embeddedIPv4}).
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
   const family = isIP(address);
   if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return blocked.check(address, 'ipv4');
+  return embeddedIPv4(address).some((v4) => blocked.check(v4, 'ipv4')) || blocked.check(address, 'ipv6');
 }
 
 function resolveAll(host: string): Promise<LookupAddress[]> {
