@@ -8,11 +8,12 @@ import { z } from 'zod';
 import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
+import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 
 const modeList = z
   .string()
   .transform((s) => s.split(',').map((m) => m.trim()).filter(Boolean))
-  .pipe(z.array(z.enum(MODES)).min(1).max(3));
+  .pipe(z.array(z.enum(MODES)).min(1).max(3).refine((m) => new Set(m).size === m.length, 'a mode is listed twice'));
 
 const boolish = z
   .string()
@@ -190,6 +191,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  // The venues' settings are read by the sync, but checked at start like the rest: a bad
+  // QUORUM_VENUES would otherwise surface only when a scheduled run first syncs.
+  try {
+    loadVenueConfig(env);
+  } catch (err) {
+    if (err instanceof VenueConfigError) throw new ConfigError(err.message.replace(/^invalid venue configuration:/, 'invalid configuration:'));
+    throw err;
+  }
   if (e.QUORUM_MODELS_FILE) {
     // Validated at start: a bad models file or a missing API key variable is a start-up error.
     try {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../pipeline/config.ts';
 import { createVenueAdapters, loadVenueConfig, VENUE_ADAPTERS, VenueConfigError } from '../../pipeline/venues/index.ts';
 import { rateFromRps } from '../../pipeline/venues/config.ts';
 
@@ -45,6 +46,13 @@ describe('venue config and registry', () => {
     expect(() => loadVenueConfig({ QUORUM_VENUES: 'kalshi,predictit' })).toThrow(VenueConfigError);
     expect(() => loadVenueConfig({ QUORUM_MANIFOLD_URL: 'ftp://x' })).toThrow(/QUORUM_MANIFOLD_URL/);
     expect(() => loadVenueConfig({ QUORUM_KALSHI_RPS: '0' })).toThrow(/QUORUM_KALSHI_RPS/);
+  });
+
+  it('the start-up configuration checks the venues too (a bad QUORUM_VENUES is an error at start, not at the first sync)', () => {
+    expect(() => loadConfig({ QUORUM_VENUES: 'polymarket,foo' })).toThrow(ConfigError);
+    expect(() => loadConfig({ QUORUM_VENUES: 'polymarket,foo' })).toThrow(/QUORUM_VENUES/);
+    expect(() => loadConfig({ QUORUM_MODES: 'blind,blind' })).toThrow(/QUORUM_MODES: a mode is listed twice/);
+    expect(loadConfig({ QUORUM_VENUES: 'none' }).modes).toEqual(['blind', 'informed', 'augmented']);
   });
 
   it('registers a factory per venue', () => {
