@@ -161,6 +161,7 @@ function qualifiedId(source: Venue, id: string): string {
 
 /** Parses questions_market.jsonl: every non-final line must be a valid JSON question record. */
 export function parseQuestionsJsonl(text: string, file: string): { line: number; record: QuestionRecord }[] {
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a BOM, as the CSV reader (csv.ts) allows
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop(); // final line break
   const out: { line: number; record: QuestionRecord }[] = [];

@@ -179,6 +179,18 @@ describe('parseForecastBench on the small fixture', async () => {
     expect(batch.resolutions.map((r) => r.question_id)).not.toContain('metaculus:1554');
   });
 
+  it('a UTF-8 BOM at the start of questions_market.jsonl is no error (the CSV already allowed one)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fb-bom-'));
+    try {
+      for (const f of ['questions_market.jsonl', 'resolutions_market.csv']) copyFileSync(join(FIXTURES, 'valid', f), join(dir, f));
+      writeFileSync(join(dir, 'questions_market.jsonl'), '\uFEFF' + readFileSync(join(dir, 'questions_market.jsonl'), 'utf8'));
+      const withBom = await parseForecastBench(dir, { now: NOW });
+      expect(withBom.questions).toEqual(batch.questions);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('counts: 6 questions, 10 prices (1 duplicate dropped), 3 resolutions, 3 skipped', () => {
     expect(batch.questions).toHaveLength(6);
     expect(batch.market_prices).toHaveLength(10);
