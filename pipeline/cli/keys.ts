@@ -109,11 +109,10 @@ export function registerKeysCommands(program: Command): void {
           console.log('no keys');
           return;
         }
-        for (const k of list) {
-          const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
-          const scopes = k.scopes.length ? ` scopes=${k.scopes.join(',')}` : '';
-          console.log(`${k.id}  ${k.plan.padEnd(10)} …${k.hint}  ${state.padEnd(8)}  ${k.created_at}  ${k.name}${scopes}`);
-        }
+        const rows = list.map((k) => [
+          k.id, k.plan, `…${k.hint}`, k.revoked_at ? 'revoked' : 'active', k.created_at, k.revoked_at ?? '-', k.scopes.join(',') || '-', k.name,
+        ]);
+        for (const line of alignedTable(['id', 'plan', 'key', 'state', 'created_at', 'revoked_at', 'scopes', 'name'], rows)) console.log(line);
       }),
     );
 
@@ -128,4 +127,11 @@ export function registerKeysCommands(program: Command): void {
         console.log(JSON.stringify(publicView(rec)));
       }),
     );
+}
+
+/** Rows under a header, every column padded to its widest cell (the last one left as is). */
+function alignedTable(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  return [line(header), ...rows.map(line)];
 }

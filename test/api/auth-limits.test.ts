@@ -71,6 +71,14 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
       expect(r.body.detail).toMatch(/revoked/);
       expect(r.text).not.toContain(key);
     }
+    // the table: a header, and every row's columns aligned with it, revoked rows included
+    const lines = (await cli(dir, 'keys', 'list')).stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^id\s+plan\s+key\s+state\s+created_at\s+revoked_at\s+scopes\s+name$/);
+    const col = (line: string, name: string) => line.slice(lines[0]!.indexOf(name)).split(/\s+/)[0];
+    const row = lines.find((l) => l.startsWith(out.id))!;
+    expect(col(row, 'state')).toBe('revoked');
+    expect(col(row, 'revoked_at')).toBe(JSON.parse(revoked.stdout).revoked_at);
+    expect(lines.filter((l) => !l.startsWith(out.id) && l !== lines[0]).every((l) => col(l, 'state') !== undefined)).toBe(true);
     expect((await cli(dir, 'keys', 'revoke', 'key_000000000000')).code).toBe(1);
     expect((await cli(dir, 'keys', 'create', '--plan', 'gold', '--name', 'x')).code).not.toBe(0);
     expect((await cli(dir, 'keys', 'create', '--plan', 'pro', '--scope', 'admin', '--name', 'x')).code).not.toBe(0);
