@@ -27,7 +27,7 @@ import { DEFAULT_LIMITS, type PlanLimits } from './auth/plans.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
-import { expressPath, frontProblemCors, mountRoutes, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
+import { expressPath, frontProblemCors, mountRoutes, routeIdMatcher, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
 import { captureHeaders, front } from './http/front.ts';
 import { QuotaKeeper, clientIp } from './limits/quota.ts';
 import { UsageStore } from './limits/usage-store.ts';
@@ -280,6 +280,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
 
   // The front door's 401/429 come before any route's CORS: public reads get it here.
   const problemCors = frontProblemCors(routes, services);
+  const routeOf = routeIdMatcher(routes);
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
     const problem = toApiError(err);
     if (problem.status >= 500 && problem.code === 'internal') {
@@ -291,6 +292,11 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     }
     for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
     if (problem.status === 401 || problem.status === 429) problemCors(req, res);
+    // a problem raised before the route (front door, body parser) still counts under its route
+    if (res.locals.routeId === undefined) {
+      const id = routeOf(req.method, req.path);
+      if (id !== undefined) res.locals.routeId = id;
+    }
     res
       .status(problem.status)
       .type(PROBLEM_CONTENT_TYPE)

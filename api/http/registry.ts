@@ -299,6 +299,18 @@ function templateRegExp(openapiPath: string): RegExp {
 }
 
 /**
+ * The route id of a request a route never saw (a problem from the front door or the body parser),
+ * so that metrics and logs count it under its route, not as unmatched. Undefined: no such route.
+ */
+export function routeIdMatcher(routes: readonly RouteDef[]): (method: string, path: string) => string | undefined {
+  const table = routes.map((r) => ({ method: (r.method ?? 'get').toUpperCase(), re: templateRegExp(r.path), id: r.id }));
+  return (method, path) => {
+    const m = method === 'HEAD' ? 'GET' : method;
+    return table.find((t) => t.method === m && t.re.test(path))?.id;
+  };
+}
+
+/**
  * CORS for a problem answered before any route ran (the front door's 401 and 429): on the path of a
  * public read, the same Access-Control headers the route itself would have sent, so that a browser
  * can read the problem and its Retry-After. Returns the function app.ts's error handler calls.

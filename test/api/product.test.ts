@@ -345,11 +345,14 @@ describe('hardening', () => {
   it('/metrics: Prometheus text with per-route counters and histograms', async () => {
     await get(server, '/api/predictions/accuracy');
     await get(server, '/api/nope');
+    // a 401 from the front door, before any route ran, still counts under the route it was for
+    await get(server, '/api/predictions/resolved', auth.x(`qrm_${'D'.repeat(32)}`));
     const { res, text } = await get(server, '/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(text).toMatch(/quorum_http_requests_total\{route="predictions\.accuracy",method="GET",status="200"\} \d+/);
     expect(text).toMatch(/quorum_http_requests_total\{route="unmatched",method="GET",status="404"\} \d+/);
+    expect(text).toMatch(/quorum_http_requests_total\{route="predictions\.resolved",method="GET",status="401"\} \d+/);
     expect(text).toContain('quorum_http_request_duration_seconds_bucket');
     expect(text).toContain('process_cpu_user_seconds_total');
   });
