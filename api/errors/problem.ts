@@ -213,7 +213,10 @@ export function toApiError(err: unknown): ApiError {
     const limit = (err as { limit?: unknown }).limit;
     return ApiError.payloadTooLarge(typeof limit === 'number' ? limit : 0);
   }
-  if (type === 'entity.parse.failed') return ApiError.invalidBody('The request body is not valid JSON.');
+  // strict express.json: malformed JSON, or valid JSON that is not an object or array (null, "x", 1)
+  if (type === 'entity.parse.failed') {
+    return ApiError.invalidBody('The request body is not a JSON object: malformed JSON, or a bare value such as null, a string or a number.');
+  }
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
     return ApiError.invalidBody('The request body encoding or charset is not supported.');
   }

@@ -14,6 +14,7 @@ import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ProbabilityService } from '../probability/service.ts';
 import { bodyHash, type StoredRequest } from '../probability/store.ts';
+import { jsonBody } from '../http/json-body.ts';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
@@ -61,7 +62,7 @@ export const probabilityRoute = rawRoute({
     if (!svc) throw ApiError.notReady('The probability endpoint is not configured on this server.');
     const auth = authOf(res);
     const keyId = auth.keyId!;
-    const parsed = ProbabilityRequest.safeParse(req.body ?? undefined);
+    const parsed = ProbabilityRequest.safeParse(jsonBody(req));
     if (!parsed.success) throw invalid(parsed.error);
     const prepared = await svc.prepare(parsed.data);
     const rawIdem = req.headers['idempotency-key'];

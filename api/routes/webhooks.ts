@@ -14,6 +14,7 @@ import { checkWebhookUrl, WebhookUrlError } from '../events/webhooks/url-policy.
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
 import { parseInteger, queryString } from '../http/params.ts';
+import { jsonBody } from '../http/json-body.ts';
 
 /** The dispatcher, set on `app.locals.webhooks` by createApp (absent: webhooks disabled). */
 function dispatcherOf(req: Request): WebhookDispatcher {
@@ -82,7 +83,7 @@ export const webhooksCreateRoute = rawRoute({
   handle: async (req, res) => {
     const d = dispatcherOf(req);
     const keyId = keyOf(res);
-    const parsed = CreateBody.safeParse(req.body);
+    const parsed = CreateBody.safeParse(jsonBody(req));
     if (!parsed.success) throw ApiError.invalidBody(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
     try {
       await checkWebhookUrl(parsed.data.url, d.allowPrivate);

@@ -110,6 +110,15 @@ describe('POST /api/probability/: access and validation', () => {
     expect(far.body.detail).toMatch(/^close_date: must be an ISO 8601 date .* at most 9999-12-31T23:59:59\.999999Z in UTC/);
     expect((await post(noMarket({ mode: 'informed' }), scoped)).body.detail).toMatch(/mode informed needs a market price/);
     expectProblem(await post('{"question": ', scoped), 400, 'invalid_body');
+    // valid JSON that is no object, and a body not sent as JSON: said as such
+    for (const bare of ['null', '"hello"', '42']) {
+      const b = await post(bare, scoped);
+      expectProblem(b, 400, 'invalid_body');
+      expect(b.body.detail).toMatch(/not a JSON object/);
+    }
+    const text = await post(good(), scoped, { 'content-type': 'text/plain' });
+    expectProblem(text, 400, 'invalid_body');
+    expect(text.body.detail).toMatch(/Content-Type: application\/json \(got "text\/plain"\)/);
     expectProblem(await post(good({ resolution_criteria: 'y'.repeat(20_000) }), scoped), 413, 'payload_too_large');
     expectProblem(await post(good(), scoped, { 'idempotency-key': 'bad key with spaces' }), 400, 'invalid_parameter');
     expect(sim.stats().requests).toBe(0); // no model was asked
