@@ -20,6 +20,10 @@ export const isoTime = z.string().meta({ description: 'ISO 8601 UTC time.', exam
 /** A probability-scale figure, published rounded to 6 decimals. */
 export const prob = z.number().overwrite((v) => roundProbability(v));
 export const zProb = prob.nullable();
+/** A log-odds figure (a logit), published to 6 decimals like the probabilities it stands for. */
+export const zLogit = z.number().overwrite((v) => roundProbability(v)).nullable();
+/** A duration in hours, published to 2 decimals (36 s). */
+export const zHours = z.number().overwrite((v) => roundPercent(v)).nullable();
 /** A percentage, published rounded to 2 decimals. */
 export const pct = z.number().overwrite((v) => roundPercent(v));
 export const zPct = pct.nullable();

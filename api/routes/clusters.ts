@@ -17,7 +17,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+import { count, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const CLUSTERS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const VINTAGES = { min: 0, max: 50, default: 5 } as const;
@@ -46,9 +46,9 @@ export const ClusterMember = z
 export const ClusterConsensus = z
   .object({
     consensus: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over members with a consensus; p_signed = p, or 1 − p for sign −1.' }),
-    consensus_logit: zNum,
+    consensus_logit: zLogit,
     market_consensus: zProb.meta({ description: 'The same over the market prices of the members with both a consensus and a price (n_with_market).' }),
-    market_consensus_logit: zNum,
+    market_consensus_logit: zLogit,
     gap_vs_market: zProb.meta({ description: 'The consensus over the n_with_market members that have a price − market_consensus: both sides over the same members.' }),
     spread: zProb.meta({ description: 'Weighted population sd of the members\' signed consensus.' }),
     disagreement: zProb.meta({ description: 'Weighted mean of the members\' model disagreement (sd).' }),

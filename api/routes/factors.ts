@@ -19,7 +19,7 @@ import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+import { count, isoTime, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const FACTORS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const FACTOR_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -30,7 +30,7 @@ type Status = (typeof STATUSES)[number];
 
 const levelFields = {
   level: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over the subtree\'s leaves with a headline consensus; p_signed = p, or 1 − p for sign −1.' }),
-  level_logit: zNum,
+  level_logit: zLogit,
   previous_level: zProb.meta({ description: 'The same over each leaf\'s consensus of its previous run (leaves with one).' }),
   change: zProb.meta({ description: 'level − previous_level.' }),
   market_level: zProb.meta({ description: 'The same over the active leaves\' latest market prices.' }),
@@ -188,7 +188,7 @@ export const HealthCheck = z
   .object({
     check: z.string().meta({ description: 'model_failures | venue_sync | stale_prices | snapshot_age' }),
     status: z.enum(STATUSES),
-    value: zNum.meta({ description: 'The measure (a share, or hours for snapshot_age); null when there is nothing to measure.' }),
+    value: zLogit.meta({ description: 'The measure (a share, or hours for snapshot_age), to 6 decimals; null when there is nothing to measure.' }),
     degraded_at: zNum,
     failing_at: zNum,
     detail: z.string().nullable(),
@@ -219,9 +219,9 @@ export const FactorHealth = z
     latest_run_id: z.string().nullable(),
     latest_run_models: count,
     newest_forecast_at: isoTime.nullable(),
-    newest_forecast_age_hours: zNum,
+    newest_forecast_age_hours: zHours,
     newest_price_at: isoTime.nullable(),
-    newest_price_age_hours: zNum,
+    newest_price_age_hours: zHours,
     stale_leaves: z.array(z.object({ question_id: z.string(), reasons: z.array(z.enum(['no_forecast_in_latest_run', 'stale_price'])) })),
     n_scored: count.meta({ description: 'Resolved leaves with a headline scored consensus and a fresh market comparator.' }),
     brier: zProb.meta({ description: 'Mean Brier of their consensus.' }),

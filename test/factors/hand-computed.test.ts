@@ -215,6 +215,8 @@ describe('factors on a hand-made warehouse', () => {
     // differences of probabilities are published to 6 decimals like the probabilities themselves
     const diffs = [f1, ...f1.drivers].map((n: { change: number | null; gap_vs_market: number | null }) => [n.change, n.gap_vs_market]);
     expect(maxDecimals(diffs)).toBeLessThanOrEqual(6);
+    // and the log-odds levels beside them
+    expect(maxDecimals([f1, ...f1.drivers].map((n: { level_logit: number | null }) => n.level_logit))).toBeLessThanOrEqual(6);
     expect(f1.drivers.map((d: { node_id: string }) => d.node_id)).toEqual(['hand/d1', 'hand/d1/s1', 'hand/d2']);
     expect(f1.drivers[0]).toMatchObject({ depth: 1, leaves: ['manifold:a1', 'manifold:a2'], children: ['hand/d1/s1'] });
     expect(f1.leaves.find((l: { question_id: string }) => l.question_id === 'manifold:a2')).toMatchObject({ sign: -1, weight: 2, origin: 'curated', consensus: 0.2, previous_consensus: 0.3 });
@@ -250,6 +252,9 @@ describe('factors on a hand-made warehouse', () => {
     expect(hand.contradictions.map((c: { kind: string }) => c.kind).sort()).toEqual(['excludes', 'implies']);
     expect(hand.stale_leaves).toHaveLength(2);
     expect(maxDecimals([hand.brier_vs_market, hand.contradictions.map((c: { violation: number }) => c.violation)])).toBeLessThanOrEqual(6);
+    // ages in hours to 2 decimals, the snapshot's age to 6
+    expect(maxDecimals(r.body.factors.map((x: { newest_price_age_hours: number | null; newest_forecast_age_hours: number | null }) => [x.newest_price_age_hours, x.newest_forecast_age_hours]))).toBeLessThanOrEqual(2);
+    expect(maxDecimals([age.value])).toBeLessThanOrEqual(6);
   });
 
   it('errors: unknown factor 404, bad id 400, injection 400, bad cursor 400, huge limit 400', async () => {

@@ -107,6 +107,7 @@ describe('clusters API', () => {
     expect(auto.label.split(', ')).toHaveLength(3);
     // gap_vs_market (a difference of probabilities) is published to 6 decimals like them
     expect(maxDecimals(clusters.map((c: any) => c.current.gap_vs_market))).toBeLessThanOrEqual(6);
+    expect(maxDecimals(clusters.map((c: any) => [c.current.consensus_logit, c.current.market_consensus_logit]))).toBeLessThanOrEqual(6);
   });
 
   it('keyset paging by thesis_id with total; origin filter; vintages per thesis', async () => {
