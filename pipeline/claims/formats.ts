@@ -33,9 +33,19 @@ export interface SourceDraft {
   attribution: string | null;
 }
 
+/** A record skipped as an exact repeat of an earlier one (same claim, every field equal). */
+export interface DuplicateRecord {
+  file: string;
+  line: number;
+  /** The line of the record it repeats (the one imported). */
+  first_line: number;
+}
+
 export interface ParsedClaims {
   claims: ClaimDraft[];
   sources: SourceDraft[];
+  /** Exact repeats skipped, in file order (not in `claims`). */
+  duplicates: DuplicateRecord[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -57,6 +67,12 @@ export const ATTRIBUTION = {
 export const POLL_TOLERANCE_POINTS = 5;
 /** CBO projections within this share of the year's GDP of the actual value count as within tolerance. */
 export const CBO_TOLERANCE_GDP_SHARE = 0.005;
+/**
+ * The longest horizon a claim may have, in days (100 years; every format, generic-sql.ts too).
+ * Longer is a wrong date or a wrong number, not a forecast, and the track records bucket horizons
+ * as INTEGER years (sql/derive/90_claims.sql): an absurd one (1e12) would fail every run.
+ */
+export const MAX_HORIZON_DAYS = 36_525;
 
 // ---------------------------------------------------------------------------------------------
 // Reading helpers
@@ -64,6 +80,9 @@ export const CBO_TOLERANCE_GDP_SHARE = 0.005;
 interface Rec {
   line: number;
   get: (field: string) => string;
+  /** The file's header names and this record's fields (both trimmed), for comparing records. */
+  header: readonly string[];
+  values: readonly string[];
 }
 
 async function readText(path: string, what: string): Promise<string> {
@@ -86,7 +105,8 @@ export function csvRecords(text: string, file: string, required: readonly string
   }
   const header = records[0];
   if (!header) throw new ImportError(file, 1, null, 'empty file (expected a CSV header)');
-  const index = new Map(header.fields.map((f, i) => [f.trim(), i]));
+  const names = header.fields.map((f) => f.trim());
+  const index = new Map(names.map((f, i) => [f, i]));
   for (const col of required) if (!index.has(col)) throw new ImportError(file, 1, col, 'missing required column in header');
   const out: Rec[] = [];
   for (const { line, fields } of records.slice(1)) {
@@ -95,7 +115,8 @@ export function csvRecords(text: string, file: string, required: readonly string
       const field = fields.length < header.fields.length ? header.fields[fields.length]! : '(extra)';
       throw new ImportError(file, line, field, `expected ${header.fields.length} fields, got ${fields.length} (truncated or malformed row)`);
     }
-    out.push({ line, get: (f) => fields[index.get(f) ?? -1]?.trim() ?? '' });
+    const values = fields.map((f) => f.trim());
+    out.push({ line, get: (f) => values[index.get(f) ?? -1] ?? '', header: names, values });
   }
   if (out.length === 0) throw new ImportError(file, null, null, 'no data rows');
   return out;
@@ -150,6 +171,53 @@ function days(from: Date, to: Date): number {
   return (to.getTime() - from.getTime()) / 86_400_000;
 }
 
+/**
+ * The horizon from `made` (the record's `field`) to `resolved`, in days: in [0, MAX_HORIZON_DAYS]
+ * or an ImportError (a claim made after its resolution, or a century away, is a wrong date).
+ */
+function horizonDays(r: Rec, file: string, field: string, made: Date, resolved: Date): number {
+  const h = days(made, resolved);
+  if (!(h >= 0 && h <= MAX_HORIZON_DAYS)) {
+    throw new ImportError(file, r.line, field,
+      `horizon ${h} days from ${made.toISOString().slice(0, 10)} to ${resolved.toISOString().slice(0, 10)} is outside [0, ${MAX_HORIZON_DAYS}]`);
+  }
+  return h;
+}
+
+/**
+ * The records of one file by the claim (or claim part) each makes, its `key`. The first record of
+ * a key is used. A later one whose every field equals it is an exact repeat: skipped and listed in
+ * `duplicates` (the bundled files are published datasets imported unmodified; a repeated row is
+ * the same claim once more). One that differs in any field is an ImportError at its own line
+ * naming the first differing field: both cannot be the claim, and keeping either silently (as the
+ * idempotent append would, first wins) hides the conflict.
+ */
+class FirstRecords {
+  private readonly seen = new Map<string, Rec>();
+
+  constructor(
+    private readonly file: string,
+    private readonly duplicates: DuplicateRecord[],
+  ) {}
+
+  /** True when `r` is the first record of `key`, false when it repeats it exactly; throws when it conflicts. */
+  isFirst(key: string, r: Rec): boolean {
+    const prev = this.seen.get(key);
+    if (prev === undefined) {
+      this.seen.set(key, r);
+      return true;
+    }
+    const i = r.values.findIndex((v, k) => v !== prev.values[k]);
+    if (i < 0) {
+      this.duplicates.push({ file: this.file, line: r.line, first_line: prev.line });
+      return false;
+    }
+    const field = r.header[i]!;
+    throw new ImportError(this.file, r.line, field,
+      `duplicate claim ${key} (first at line ${prev.line}) with a different ${field}: ${JSON.stringify(r.values[i]!.slice(0, 40))}, there ${JSON.stringify(prev.values[i]!.slice(0, 40))}`);
+  }
+}
+
 /** A claim row with every optional column NULL: formats fill in what they know. */
 function blankClaim(now: Date): Omit<ClaimDraft, 'claim_id' | 'source_name' | 'claimed_at' | 'kind'> {
   return {
@@ -178,7 +246,11 @@ export async function parsePolls(dir: string, now: Date): Promise<ParsedClaims> 
   const recs = csvRecords(await readText(file, 'raw polls'), file, POLL_COLUMNS);
   const claims: ClaimDraft[] = [];
   const pollsters = new Map<string, SourceDraft>();
+  const duplicates: DuplicateRecord[] = [];
+  const polls = new FirstRecords(file, duplicates);
   for (const r of recs) {
+    const claimId = `fte-polls:${text(r, file, 'poll_id')}:${text(r, file, 'question_id')}`;
+    if (!polls.isFirst(claimId, r)) continue;
     const pollster = text(r, file, 'pollster');
     const made = dateOf(r, file, 'polldate');
     const election = dateOf(r, file, 'electiondate');
@@ -192,7 +264,7 @@ export async function parsePolls(dir: string, now: Date): Promise<ParsedClaims> 
     const side = margin > 0 ? c1 : margin < 0 ? c2 : null;
     claims.push({
       ...blankClaim(now),
-      claim_id: `fte-polls:${text(r, file, 'poll_id')}:${text(r, file, 'question_id')}`,
+      claim_id: claimId,
       source_name: pollster,
       claimed_at: made,
       kind: 'direction',
@@ -205,7 +277,7 @@ export async function parsePolls(dir: string, now: Date): Promise<ParsedClaims> 
       value: margin,
       unit: 'points',
       tolerance: POLL_TOLERANCE_POINTS,
-      horizon_days: days(made, election),
+      horizon_days: horizonDays(r, file, 'polldate', made, election),
       outcome,
       realized_value: actual,
       resolved_at: election,
@@ -223,7 +295,7 @@ export async function parsePolls(dir: string, now: Date): Promise<ParsedClaims> 
       });
     }
   }
-  return { claims, sources: [...pollsters.values()] };
+  return { claims, sources: [...pollsters.values()], duplicates };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,9 +333,14 @@ function forecasterSource(name: string, description: string): SourceDraft {
 export async function parseForecasts(dir: string, now: Date): Promise<ParsedClaims> {
   const claims: ClaimDraft[] = [];
   const sources = new Map<string, SourceDraft>();
+  const duplicates: DuplicateRecord[] = [];
   const f2018 = join(dir, FORECASTS_2018_FILE);
+  const forecasts = new FirstRecords(f2018, duplicates);
   for (const r of csvRecords(await readText(f2018, '2018 forecasts'), f2018, F2018_COLUMNS)) {
     const version = text(r, f2018, 'version');
+    const race = text(r, f2018, 'race');
+    const claimId = `fte-2018:${version}:${race}`;
+    if (!forecasts.isFirst(claimId, r)) continue;
     const name = VERSIONS[version];
     if (!name) throw new ImportError(f2018, r.line, 'version', `expected lite, classic or deluxe, got ${JSON.stringify(version)}`);
     const made = dateOf(r, f2018, 'forecastdate');
@@ -273,12 +350,11 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
     const dWon = reqNum(r, f2018, 'Democrat_Won', { min: 0, max: 1 });
     const rWon = reqNum(r, f2018, 'Republican_Won', { min: 0, max: 1 });
     if (uncalled === 0 && dWon + rWon !== 1) throw new ImportError(f2018, r.line, 'Democrat_Won', 'a called race needs exactly one of Democrat_Won, Republican_Won');
-    const race = text(r, f2018, 'race');
     const branch = text(r, f2018, 'branch');
     const resolved = uncalled === 0;
     claims.push({
       ...blankClaim(now),
-      claim_id: `fte-2018:${version}:${race}`,
+      claim_id: claimId,
       source_name: name,
       claimed_at: made,
       kind: 'probability',
@@ -289,7 +365,7 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
       category: 'politics',
       probability: pD,
       side: 'Democrat',
-      horizon_days: days(made, electionDay(made.getUTCFullYear())),
+      horizon_days: horizonDays(r, f2018, 'forecastdate', made, electionDay(made.getUTCFullYear())),
       outcome: resolved ? dWon : null,
       resolved_at: resolved ? RESULTS_2018_AT : null,
       provenance_dataset: 'fte-election-forecasts',
@@ -301,7 +377,10 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
 
   const fSen = join(dir, SENATE_FILE);
   const races = new Map<string, { line: number; state: string; year: number; candidate: string; p: number; won: number }[]>();
+  // A race's claim is built from its candidates' rows: the key of a row is its candidate.
+  const candidates = new FirstRecords(fSen, duplicates);
   for (const r of csvRecords(await readText(fSen, 'historical Senate forecasts'), fSen, SENATE_COLUMNS)) {
+    if (!candidates.isFirst(`fte-senate:${r.get('year')}:${r.get('state')}:${text(r, fSen, 'candidate')}`, r)) continue;
     const result = text(r, fSen, 'result');
     const won = reqNum(r, fSen, 'winflag', { min: 0, max: 1 });
     const resultWon = result === 'Win' ? 1 : result === 'Loss' || result === 'Lose' ? 0 : null;
@@ -316,14 +395,20 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
     races.set(key, list);
   }
   const senateName = 'FiveThirtyEight';
+  const raceLines = new Map<string, number>(); // claim id → the line of its race's first row
   for (const rows of races.values()) {
     const winners = rows.filter((x) => x.won === 1).length;
     if (winners !== 1) throw new ImportError(fSen, rows[0]!.line, 'winflag', `race ${rows[0]!.state} ${rows[0]!.year} has ${winners} winners (expected 1)`);
     const fav = [...rows].sort((a, b) => b.p - a.p || (a.candidate < b.candidate ? -1 : a.candidate > b.candidate ? 1 : 0))[0]!;
     const eday = electionDay(fav.year);
+    // Two spellings of a state ("New York", "new york") are two races of the file but one claim id.
+    const claimId = `fte-senate:${fav.year}:${fav.state.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+    const other = raceLines.get(claimId);
+    if (other !== undefined) throw new ImportError(fSen, rows[0]!.line, 'state', `duplicate claim ${claimId}: ${JSON.stringify(fav.state)} is another spelling of the state at line ${other}`);
+    raceLines.set(claimId, rows[0]!.line);
     claims.push({
       ...blankClaim(now),
-      claim_id: `fte-senate:${fav.year}:${fav.state.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
+      claim_id: claimId,
       source_name: senateName,
       claimed_at: eday,
       kind: 'probability',
@@ -343,7 +428,7 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
     });
   }
   if (races.size > 0) sources.set(senateName, forecasterSource(senateName, "FiveThirtyEight's Election Day Senate forecasts, 2008-2012."));
-  return { claims, sources: [...sources.values()] };
+  return { claims, sources: [...sources.values()], duplicates };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -364,13 +449,18 @@ const CBO_NAME = 'Congressional Budget Office';
  */
 export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
   const claims: ClaimDraft[] = [];
+  const duplicates: DuplicateRecord[] = [];
   for (const [component, name] of Object.entries(CBO_FILES) as [keyof typeof CBO_FILES, string][]) {
     const file = join(dir, name);
     const sign = component === 'deficit' ? -1 : 1;
+    const projections = new FirstRecords(file, duplicates);
     for (const r of csvRecords(await readText(file, `CBO ${component}`), file, CBO_COLUMNS)) {
       if (r.get('component') !== component) throw new ImportError(file, r.line, 'component', `expected ${component}, got ${JSON.stringify(r.get('component'))}`);
       const made = dateOf(r, file, 'baseline_date');
       const fy = reqNum(r, file, 'projected_fiscal_year', { min: 1900, max: 2200 });
+      // One claim per baseline month and fiscal year (the id): another row of both is a duplicate.
+      const claimId = `cbo:${component}:${made.toISOString().slice(0, 7)}:${fy}`;
+      if (!projections.isFirst(claimId, r)) continue;
       const yearNo = reqNum(r, file, 'projected_year_number', { min: 1, max: 50 });
       const value = reqNum(r, file, 'value');
       const actual = reqNum(r, file, 'actual_value');
@@ -383,7 +473,7 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
       const fyEnd = new Date(Date.UTC(fy, 8, 30));
       claims.push({
         ...blankClaim(now),
-        claim_id: `cbo:${component}:${made.toISOString().slice(0, 7)}:${fy}`,
+        claim_id: claimId,
         source_name: CBO_NAME,
         claimed_at: made,
         kind: 'value',
@@ -395,7 +485,7 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
         value,
         unit: 'usd_bn',
         tolerance: CBO_TOLERANCE_GDP_SHARE * gdp,
-        horizon_days: days(made, fyEnd),
+        horizon_days: horizonDays(r, file, 'baseline_date', made, fyEnd),
         outcome: null,
         realized_value: actual,
         resolved_at: fyEnd,
@@ -407,6 +497,7 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
   }
   return {
     claims,
+    duplicates,
     sources: [{ name: CBO_NAME, kind: 'institution', url: 'https://www.cbo.gov', description: 'Baseline projections of the federal deficit and debt.', attribution: ATTRIBUTION.cbo }],
   };
 }

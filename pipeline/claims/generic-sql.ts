@@ -1,19 +1,23 @@
 /**
  * The generic CSV claims format, read and validated by DuckDB (issue 11: operators' own claims may
  * be millions of rows; a JavaScript parse and appender would dominate the import). The format is
- * the one documented in formats.ts (`parseGeneric`) and pipeline/claims/README.md; this module is
- * its implementation for `quorum import claims csv <dir>`:
+ * the one documented in formats.ts (`GENERIC_REQUIRED`) and pipeline/claims/README.md; this module
+ * is its implementation for `quorum import claims csv <dir>`:
  *
- *  1. every `*.csv` of the directory is read with `read_csv` (header, every column as text, strict
- *     quoting) into a temp table, in file order; a record's file and line follow from its rowid
- *     (insertion order: the files' rowid ranges are kept in `ReadFile`s; the header is line 1 and a
- *     record is one line, as quoted line breaks are refused by the line check below). Numbering
- *     the records in the read instead, by `row_number() OVER ()`, took longer than the read itself
- *     (a window over every record on one thread: 1.4 s of 3.8 s for a million claims);
+ *  1. every `*.csv` of the directory is read with `read_csv` (every column as text, strict quoting,
+ *     the columns named from the header line read by csv-lines.ts: no sniffing, so a malformed
+ *     record is an error at its own line) into a temp table, in file order; a record's file and
+ *     line follow from its rowid (insertion order: the files' rowid ranges are kept in `ReadFile`s;
+ *     the header is line 1 and a record is one line, as quoted line breaks are refused by the line
+ *     check below; the blank lines read_csv skips are found by a byte scan beside the read and
+ *     added back). Numbering the records in the read instead, by `row_number() OVER ()`, took
+ *     longer than the read itself (a window over every record on one thread: 1.4 s of 3.8 s for a
+ *     million claims);
  *  2. the same pass evaluates the checks (the first failing one per record, `_failed`); the first
  *     invalid record (file order) is reported as an ImportError (file, line, field) before
  *     anything is written;
- *  3. sources get their slugs in JavaScript (slug.ts: 10,000 names are nothing), joined back;
+ *  3. sources get their slugs in JavaScript (slug.ts: 10,000 names are nothing; the NFC and NFD
+ *     spellings of a name are one source), joined back;
  *  4. the claims (straight from the temp table, joined to their slugs) and sources are appended like every raw append (raw-writer's rules: dedupe on the
  *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
  */
@@ -27,13 +31,19 @@ import { sqlIdent, sqlPath } from '../warehouse/duckdb.ts';
 import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
-import { GENERIC_REQUIRED, SOURCE_KINDS } from './formats.ts';
-import { assignSlugs } from './slug.ts';
+import { blankLines, lineShifts, readHeader, recordLine } from './csv-lines.ts';
+import { GENERIC_REQUIRED, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
+import { assignSlugs, sourceName } from './slug.ts';
 
 const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'category', 'probability', 'side', 'value',
   'unit', 'threshold', 'tolerance', 'horizon_days', 'outcome', 'realized_value', 'resolved_at'] as const;
 
-const NUM = (c: string) => `(${c} IS NOT NULL AND TRY_CAST(${c} AS DOUBLE) IS NULL)`;
+/**
+ * TRUE when `c` is present and not a finite number. DuckDB's DOUBLE cast accepts NaN, inf,
+ * Infinity and overflows (1e400 is inf): such values would be stored and then poison every
+ * aggregate (a NaN error) or fail the derive's INTEGER casts on every later run.
+ */
+const NUM = (c: string) => `(${c} IS NOT NULL AND NOT coalesce(isfinite(TRY_CAST(${c} AS DOUBLE)), false))`;
 /** `c` with `:00` seconds added after `hh:mm` when absent (DuckDB's timestamp casts need them). */
 const SECS = (c: string) => `regexp_replace(${c}, '^(\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2})($|[Zz+-])', '\\1:00\\2')`;
 /** ISO 8601 date or date-time as the generic format allows; NULL when it is not one (2024-02-30 included). */
@@ -44,6 +54,20 @@ const TIME = (c: string) =>
   // an offset: TIMESTAMPTZ; none: UTC
   `THEN CASE WHEN regexp_matches(${c}, '(Z|[+-]\\d{2}:?\\d{2})$') THEN TRY_CAST(${SECS(c)} AS TIMESTAMPTZ) ` +
   `ELSE TRY_CAST(${SECS(c)} AS TIMESTAMP) AT TIME ZONE 'UTC' END END`;
+
+/**
+ * `c` is none of `values` (SQL literals), as IN lists of at most IN_LIST_MAX constants. DuckDB's
+ * optimizer rewrites a longer IN list into a join, and that join does not keep insertion order,
+ * so the rowids of `_gen_in` (the records' lines) no longer followed the file (88% of a million
+ * records got another record's line, with 2 threads). `list_contains([...], c)` keeps the order
+ * too but builds the list for every chunk (the import took ~0.5 s longer at a million claims).
+ */
+const IN_LIST_MAX = 4;
+function NONE_OF(c: string, values: readonly string[]): string {
+  const lists: string[] = [];
+  for (let i = 0; i < values.length; i += IN_LIST_MAX) lists.push(`${c} IN (${values.slice(i, i + IN_LIST_MAX).join(', ')})`);
+  return `NOT (${lists.join(' OR ')})`;
+}
 
 /**
  * The validation checks in order: [field, reason, SQL condition that is TRUE for a bad record].
@@ -58,19 +82,20 @@ const CHECKS: [string | null, string, string][] = [
   ['made_at', 'missing required value', 'made_at IS NULL'],
   ['made_at', 'expected an ISO 8601 date or time', '_made IS NULL'],
   ['kind', 'missing required value', 'kind IS NULL'],
-  ['kind', 'expected probability, direction or value', "kind NOT IN ('probability', 'direction', 'value')"],
+  ['kind', 'expected probability, direction or value', NONE_OF('kind', ["'probability'", "'direction'", "'value'"])],
   ['subject', 'missing required value', 'subject IS NULL'],
-  ['source_kind', `expected one of ${SOURCE_KINDS.join(', ')}`, `source_kind IS NOT NULL AND source_kind NOT IN (${SOURCE_KINDS.map((k) => `'${k}'`).join(', ')})`],
+  ['source_kind', `expected one of ${SOURCE_KINDS.join(', ')}`, `source_kind IS NOT NULL AND ${NONE_OF('source_kind', SOURCE_KINDS.map((k) => `'${k}'`))}`],
   ['probability', 'missing required value', "kind = 'probability' AND probability IS NULL"],
   ['probability', 'expected a number in [0, 1]', `${NUM('probability')} OR NOT (TRY_CAST(probability AS DOUBLE) BETWEEN 0 AND 1)`],
   ['side', 'a direction claim needs a side', "kind = 'direction' AND side IS NULL"],
   ['value', 'missing required value', "kind = 'value' AND value IS NULL"],
-  ['value', 'expected a number', `${NUM('value')} OR NOT isfinite(TRY_CAST(value AS DOUBLE))`],
-  ['threshold', 'expected a number', NUM('threshold')],
-  ['tolerance', 'expected a number >= 0', `${NUM('tolerance')} OR TRY_CAST(tolerance AS DOUBLE) < 0`],
-  ['horizon_days', 'expected a number >= 0', `${NUM('horizon_days')} OR TRY_CAST(horizon_days AS DOUBLE) < 0`],
-  ['outcome', 'expected 1, 0 or 0.5', `${NUM('outcome')} OR TRY_CAST(outcome AS DOUBLE) NOT IN (0, 0.5, 1)`],
-  ['realized_value', 'expected a number', NUM('realized_value')],
+  ['value', 'expected a finite number', NUM('value')],
+  ['threshold', 'expected a finite number', NUM('threshold')],
+  ['tolerance', 'expected a finite number >= 0', `${NUM('tolerance')} OR TRY_CAST(tolerance AS DOUBLE) < 0`],
+  ['horizon_days', `expected a number of days in [0, ${MAX_HORIZON_DAYS}] (at most 100 years)`,
+    `${NUM('horizon_days')} OR NOT (TRY_CAST(horizon_days AS DOUBLE) BETWEEN 0 AND ${MAX_HORIZON_DAYS})`],
+  ['outcome', 'expected 1, 0 or 0.5', `${NUM('outcome')} OR ${NONE_OF('TRY_CAST(outcome AS DOUBLE)', ['0::DOUBLE', '0.5::DOUBLE', '1::DOUBLE'])}`],
+  ['realized_value', 'expected a finite number', NUM('realized_value')],
   ['resolved_at', 'missing required value', '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND resolved_at IS NULL'],
   ['resolved_at', 'expected an ISO 8601 date or time', 'resolved_at IS NOT NULL AND _resolved IS NULL'],
 ];
@@ -82,51 +107,95 @@ function q(s: string): string {
 /** The line of a file's first record (the header is line 1; a record is one line). */
 const FIRST_RECORD_LINE = 2;
 
-/** A file read into `_gen_in`: its records are the rowids [start, end), the first at FIRST_RECORD_LINE. */
+/**
+ * A file read into `_gen_in`: its records are the rowids [start, end), the first at
+ * FIRST_RECORD_LINE, each one line further unless blank lines (`blanks`, sorted) come between.
+ */
 interface ReadFile {
   file: string;
   start: number;
   end: number;
+  blanks: readonly number[];
 }
 
 /** The file and line of the record at `rowid`. */
 function locate(files: readonly ReadFile[], rowid: number): { file: string; line: number } {
   const f = files.find((r) => rowid >= r.start && rowid < r.end)!;
-  return { file: f.file, line: rowid - f.start + FIRST_RECORD_LINE };
+  return { file: f.file, line: recordLine(rowid - f.start, f.blanks) };
+}
+
+/**
+ * The rows of `_gen_shift` (from_rowid, shift: the records from that rowid on come `shift` lines
+ * further down their file than their position says, for the blank lines before them); none when no
+ * record follows a blank line (the common case: the provenance is then plain arithmetic, no join).
+ */
+function shiftRows(files: readonly ReadFile[]): [number, number][] {
+  const rows: [number, number][] = [];
+  let any = false;
+  for (const f of files) {
+    if (f.end === f.start) continue;
+    const shifts = lineShifts(f.blanks, f.end - f.start);
+    any ||= shifts.length > 0;
+    // Every file restarts at no shift, unless a blank line right after its header shifts its first record too.
+    if (shifts[0]?.[0] !== 0) rows.push([f.start, 0]);
+    for (const [i, n] of shifts) rows.push([f.start + i, n]);
+  }
+  return any ? rows : [];
 }
 
 /**
  * SQL for the file name (base name) and line of the record whose rowid is `rowid` (a column
- * expression): one range test per file (a handful), no join.
+ * expression): one range test per file (a handful), no join; `shift`: the column of the blank
+ * lines before the record (from `_gen_shift`), when some file has blank lines between records.
  */
-function provenanceSql(files: readonly ReadFile[], rowid: string): { file: string; line: string } {
+function provenanceSql(files: readonly ReadFile[], rowid: string, shift: string | null): { file: string; line: string } {
   const ranges = files.filter((f) => f.end > f.start);
   const pick = (value: (f: ReadFile) => string) =>
     ranges.length === 0 ? 'NULL' : ranges.length === 1 ? value(ranges[0]!) : `CASE ${ranges.map((f) => `WHEN ${rowid} < ${f.end} THEN ${value(f)}`).join(' ')} END`;
   return {
     file: pick((f) => q(basename(f.file))),
-    line: pick((f) => `(${rowid} - ${f.start} + ${FIRST_RECORD_LINE})::BIGINT`),
+    line: pick((f) => `(${rowid} - ${f.start} + ${FIRST_RECORD_LINE}${shift ? ` + ${shift}` : ''})::BIGINT`),
   };
 }
 
 /**
+ * An ImportError for a failed read_csv of `file` (columns `header`): DuckDB names the physical
+ * line (columns are explicit, nothing is sniffed), read here with the usual reasons.
+ */
+function readError(file: string, header: readonly string[], e: Error): ImportError {
+  const msg = e.message;
+  const at = /CSV Error on Line: (\d+)/.exec(msg) ?? /line:? (\d+)/i.exec(msg);
+  const line = at ? Number(at[1]) : null;
+  const width = /Expected Number of Columns: (\d+) Found: (\d+)/.exec(msg);
+  if (width) {
+    const got = Number(width[2]);
+    return new ImportError(file, line, got < header.length ? header[got] || `column ${got + 1}` : '(extra)',
+      `expected ${header.length} fields, got ${got} (truncated or malformed row)`);
+  }
+  if (/unterminated quote/i.test(msg)) return new ImportError(file, line, null, 'unterminated quoted field (file truncated?)');
+  return new ImportError(file, line, null, `malformed CSV: ${msg.split('\n')[0]}`);
+}
+
+/**
  * Reads one CSV into `_gen_in` (created by the first file, appended to by the others; `start`: the
- * rows already there); header errors name the file. Returns the rowid range of its records.
+ * rows already there); errors name the file and line. Returns the rowid range of its records and
+ * its blank lines.
  */
 async function readOne(conn: DuckDBConnection, file: string, first: boolean, start: number): Promise<ReadFile> {
   let header: string[];
   try {
-    const described = await conn.runAndReadAll(
-      `DESCRIBE SELECT * FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true)`,
-    );
-    header = described.getRowObjectsJS().map((r) => String(r.column_name));
+    header = await readHeader(file);
   } catch (e) {
-    throw new ImportError(file, 1, null, `unreadable CSV: ${(e as Error).message.split('\n')[0]}`);
+    if (e instanceof ImportError) throw e;
+    throw new ImportError(file, null, null, `cannot read: ${(e as Error).message}`);
   }
   for (const col of GENERIC_REQUIRED) if (!header.includes(col)) throw new ImportError(file, 1, col, 'missing required column in header');
   const cols = [...GENERIC_REQUIRED, ...OPTIONAL];
+  for (const col of cols) if (header.indexOf(col) !== header.lastIndexOf(col)) throw new ImportError(file, 1, col, 'column named twice in the header');
+  // Columns by position (c0, c1, ...): the header's own names may be anything, extra ones ignored.
+  const columns = `{${header.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ')}}`;
   const select = cols
-    .map((c) => (header.includes(c) ? `nullif(trim(${sqlIdent(c)}), '') AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
+    .map((c) => (header.includes(c) ? `nullif(trim(c${header.indexOf(c)}), '') AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
     .join(', ');
   // The two times are parsed once here (validation and staging both read _made, _resolved).
   // The checks are evaluated in the same pass (_failed: the index of the first failing check).
@@ -135,17 +204,20 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
     `SELECT *, CASE ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved FROM (` +
     `SELECT ${select} ` +
-    `FROM read_csv(${sqlPath(file)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))`;
+    `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
+    `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))`;
+  // The blank-line scan (a byte search; the file is in the page cache) runs beside DuckDB's read.
+  const blanks = blankLines(file);
+  blanks.catch(() => {}); // awaited below unless the read fails first
+  let count: number;
   try {
     // Insertion order is kept (preserve_insertion_order, DuckDB's default): rowid = read order.
     const read = await conn.runAndReadAll(first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body}` : `INSERT INTO _gen_in ${body}`);
-    const count = Number(read.getRowObjectsJS()[0]?.Count ?? 0);
-    return { file, start, end: start + count };
+    count = Number(read.getRowObjectsJS()[0]?.Count ?? 0);
   } catch (e) {
-    const msg = (e as Error).message;
-    const line = /line:? (\d+)/i.exec(msg);
-    throw new ImportError(file, line ? Number(line[1]) : null, null, `malformed CSV (truncated or malformed row): ${msg.split('\n')[0]}`);
+    throw readError(file, header, e as Error);
   }
+  return { file, start, end: start + count, blanks: await blanks };
 }
 
 /**
@@ -157,14 +229,16 @@ async function firstInvalid(conn: DuckDBConnection, files: readonly ReadFile[]):
   const r = await conn.runAndReadAll('SELECT rowid::BIGINT AS pos, _failed AS failed FROM _gen_in WHERE _failed IS NOT NULL ORDER BY rowid LIMIT 1');
   const dup = await conn.runAndReadAll(
     `WITH d AS (SELECT claim_id FROM _gen_in WHERE claim_id IS NOT NULL GROUP BY claim_id HAVING count(*) > 1) ` +
-      `SELECT pos FROM (SELECT i.rowid::BIGINT AS pos, row_number() OVER (PARTITION BY i.claim_id ORDER BY i.rowid) AS k ` +
+      `SELECT pos, first FROM (SELECT i.rowid::BIGINT AS pos, min(i.rowid) OVER (PARTITION BY i.claim_id)::BIGINT AS first, ` +
+      `row_number() OVER (PARTITION BY i.claim_id ORDER BY i.rowid) AS k ` +
       `FROM _gen_in AS i JOIN d USING (claim_id)) WHERE k = 2 ORDER BY pos LIMIT 1`,
   );
   const bad = r.getRowObjectsJS()[0];
   const twice = dup.getRowObjectsJS()[0];
   if (twice && (!bad || Number(twice.pos) < Number(bad.pos))) {
     const { file, line } = locate(files, Number(twice.pos));
-    return new ImportError(file, line, 'claim_id', 'duplicate claim_id');
+    const first = locate(files, Number(twice.first));
+    return new ImportError(file, line, 'claim_id', `duplicate claim_id (first at ${basename(first.file)}:${first.line})`);
   }
   if (!bad) return null;
   const [field, reason] = CHECKS[Number(bad.failed)]!;
@@ -242,35 +316,62 @@ export async function importGenericSql(
     const bad = await firstInvalid(conn, files);
     if (bad) throw bad;
 
-    // Sources: first row of each name (file order) gives its kind and url.
+    // Sources: each spelling of a name (as the files write it) gets its slug; the NFC spellings of
+    // a name share one, and its first row (file order) gives the source's name, kind and url.
     const srcRows = (
       await conn.runAndReadAll(
-        'SELECT source, arg_min(coalesce(source_kind, \'other\'), rowid) AS kind, arg_min(source_url, rowid) AS url FROM _gen_in GROUP BY source',
+        'SELECT source, min(rowid)::BIGINT AS first, arg_min(coalesce(source_kind, \'other\'), rowid) AS kind, arg_min(source_url, rowid) AS url ' +
+          'FROM _gen_in GROUP BY source ORDER BY first',
       )
     ).getRowObjectsJS() as { source: string; kind: string; url: string | null }[];
     const slugs = assignSlugs(srcRows.map((r) => r.source), known, taken);
-    await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources (source VARCHAR, source_slug VARCHAR, kind VARCHAR, url VARCHAR, _ord BIGINT)');
-    const app = await conn.createAppender('_gen_sources', 'main', 'temp');
+    await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources (source VARCHAR, source_slug VARCHAR)');
+    await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources_stage (source_slug VARCHAR, name VARCHAR, kind VARCHAR, url VARCHAR, description VARCHAR, attribution VARCHAR)');
+    const spellings = await conn.createAppender('_gen_sources', 'main', 'temp');
+    const stage = await conn.createAppender('_gen_sources_stage', 'main', 'temp');
     try {
-      srcRows.forEach((r, i) => {
-        app.appendVarchar(r.source);
-        app.appendVarchar(slugs.get(r.source)!);
-        app.appendVarchar(r.kind);
-        if (r.url === null) app.appendNull();
-        else app.appendVarchar(r.url);
-        app.appendBigInt(BigInt(i));
-        app.endRow();
-      });
-      app.flushSync();
+      const staged = new Set<string>();
+      for (const r of srcRows) {
+        const slug = slugs.get(r.source)!;
+        spellings.appendVarchar(r.source);
+        spellings.appendVarchar(slug);
+        spellings.endRow();
+        if (staged.has(slug)) continue; // another spelling of a name already staged (rows are in file order)
+        staged.add(slug);
+        stage.appendVarchar(slug);
+        stage.appendVarchar(sourceName(r.source));
+        stage.appendVarchar(r.kind);
+        if (r.url === null) stage.appendNull();
+        else stage.appendVarchar(r.url);
+        stage.appendNull();
+        stage.appendNull();
+        stage.endRow();
+      }
+      spellings.flushSync();
+      stage.flushSync();
     } finally {
-      app.closeSync();
+      spellings.closeSync();
+      stage.closeSync();
     }
     const nowSql = q(now.toISOString());
-    await conn.run(
-      'CREATE OR REPLACE TEMP TABLE _gen_sources_stage AS SELECT source_slug, source AS name, kind, url, NULL AS description, NULL AS attribution, _ord FROM _gen_sources',
-    );
     const received = files.at(-1)!.end;
-    const provenance = provenanceSql(files, 'i.rowid');
+    // Blank lines between records (rare): their count before each record, by an ASOF join on rowid.
+    const shifts = shiftRows(files);
+    if (shifts.length > 0) {
+      await conn.run('CREATE OR REPLACE TEMP TABLE _gen_shift (from_rowid BIGINT, shift BIGINT)');
+      const app = await conn.createAppender('_gen_shift', 'main', 'temp');
+      try {
+        for (const [rowid, n] of shifts) {
+          app.appendBigInt(BigInt(rowid));
+          app.appendBigInt(BigInt(n));
+          app.endRow();
+        }
+        app.flushSync();
+      } finally {
+        app.closeSync();
+      }
+    }
+    const provenance = provenanceSql(files, 'i.rowid', shifts.length > 0 ? 'g.shift' : null);
     // The claims are written straight from _gen_in (no staged copy of every claim).
     const claimsQuery =
       `(SELECT i.claim_id, s.source_slug, i.question_id, ` +
@@ -283,12 +384,13 @@ export async function importGenericSql(
         `CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (i._resolved AT TIME ZONE 'UTC') END AS resolved_at, ` +
         `${q(`csv:${basename(dir)}`)} AS provenance_dataset, ${provenance.file} AS provenance_file, ${provenance.line} AS provenance_line, ` +
         `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
-        `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source)`;
+        `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source` +
+        `${shifts.length > 0 ? ' ASOF JOIN _gen_shift AS g ON i.rowid >= g.from_rowid' : ''})`;
     const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now);
     const claims = await appendStaged(conn, root, 'claims', claimsQuery, now, received);
     return { claims, sources };
   } finally {
-    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_shift']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
     if (!ordered) await conn.run('SET preserve_insertion_order = false');
   }
 }

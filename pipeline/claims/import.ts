@@ -9,16 +9,25 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { writeImportBatch } from '../import/write-batch.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import type { RawRow } from '../warehouse/tables.ts';
-import { parseClaims, type ClaimFormat, type ParsedClaims } from './formats.ts';
-import { assignSlugs } from './slug.ts';
+import { parseClaims, type ClaimFormat, type DuplicateRecord, type ParsedClaims } from './formats.ts';
+import { assignSlugs, sourceName } from './slug.ts';
 import { importGenericSql } from './generic-sql.ts';
 
 export interface ClaimImportResult {
   format: ClaimFormat;
   dir: string;
-  claims: { received: number; written: number };
+  /**
+   * received: the claims the files make; written: those not stored before; duplicates: records
+   * skipped as exact repeats of an earlier record (bundled formats; not in received).
+   */
+  claims: { received: number; written: number; duplicates: number };
   sources: { received: number; written: number };
+  /** The first MAX_LISTED skipped repeats (file, line, the line it repeats), to find them. */
+  duplicates: DuplicateRecord[];
 }
+
+/** Skipped repeats listed in a result (the count is complete; the list is for finding them). */
+const MAX_LISTED = 20;
 
 /** Stored sources: name → slug (the first stored slug of a name), and every stored slug. */
 async function storedSources(conn: DuckDBConnection, root: string): Promise<{ known: Map<string, string>; taken: Set<string> }> {
@@ -34,23 +43,33 @@ async function storedSources(conn: DuckDBConnection, root: string): Promise<{ kn
   return { known, taken };
 }
 
-/** The rows to write for a parsed import, slugs assigned. */
+/**
+ * The rows to write for a parsed import, slugs assigned. One source row per slug, named in NFC
+ * (slug.ts: the composed and decomposed spellings of a name are one source), and only for sources
+ * that some claim names: a source whose rows were all skipped is not written (no orphan source).
+ */
 export function claimRows(
   parsed: ParsedClaims,
   known: ReadonlyMap<string, string>,
   taken: ReadonlySet<string>,
 ): { sources: RawRow<'sources'>[]; claims: RawRow<'claims'>[] } {
-  const slugs = assignSlugs(parsed.sources.map((s) => s.name), known, taken);
-  const sources = parsed.sources.map((s) => ({
-    source_slug: slugs.get(s.name)!,
-    name: s.name,
-    kind: s.kind,
-    url: s.url,
-    description: s.description,
-    attribution: s.attribution,
-  }));
-  const claims = parsed.claims.map(({ source_name, ...c }) => ({ ...c, source_slug: slugs.get(source_name)! }));
-  return { sources, claims };
+  const named = new Set(parsed.claims.map((c) => c.source_name));
+  const drafts = parsed.sources.filter((s) => named.has(s.name));
+  const slugs = assignSlugs(drafts.map((s) => s.name), known, taken);
+  const bySlug = new Map<string, RawRow<'sources'>>();
+  for (const s of drafts) {
+    const slug = slugs.get(s.name)!;
+    if (!bySlug.has(slug)) {
+      bySlug.set(slug, { source_slug: slug, name: sourceName(s.name), kind: s.kind, url: s.url, description: s.description, attribution: s.attribution });
+    }
+  }
+  const claims = parsed.claims.map(({ source_name, ...c }) => {
+    const slug = slugs.get(source_name);
+    // A parser names a source for every claim it makes; a miss is a parser bug, not bad input.
+    if (slug === undefined) throw new Error(`claims import: claim ${c.claim_id} names source ${JSON.stringify(source_name)}, which the parse did not describe`);
+    return { ...c, source_slug: slug };
+  });
+  return { sources: [...bySlug.values()], claims };
 }
 
 /** Imports one directory; writes nothing when any file is malformed (the ImportError propagates). */
@@ -64,11 +83,19 @@ export async function importClaims(
   if (format === 'csv') {
     // Read, validated and written by DuckDB (operators' files may hold millions of claims).
     const { known, taken } = await storedSources(conn, root);
-    return { format, dir, ...(await importGenericSql(conn, root, dir, known, taken, now)) };
+    // A repeated claim_id is rejected there (operators' own files: the operator can fix them).
+    const { claims, sources } = await importGenericSql(conn, root, dir, known, taken, now);
+    return { format, dir, claims: { ...claims, duplicates: 0 }, sources, duplicates: [] };
   }
   const parsed = await parseClaims(format, dir, now);
   const { known, taken } = await storedSources(conn, root);
   const rows = claimRows(parsed, known, taken);
   const written = await writeImportBatch(conn, root, rows, now);
-  return { format, dir, claims: written.claims!, sources: written.sources! };
+  return {
+    format,
+    dir,
+    claims: { ...written.claims!, duplicates: parsed.duplicates.length },
+    sources: written.sources!,
+    duplicates: parsed.duplicates.slice(0, MAX_LISTED),
+  };
 }

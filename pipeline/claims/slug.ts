@@ -6,10 +6,13 @@
  * separator, runs of separators collapse to one "-", none at either end ("Øptimus Analytics" →
  * "optimus-analytics", "Mason-Dixon Polling & Strategy" → "mason-dixon-polling-strategy").
  *
+ * Identity: a name is compared in Unicode NFC (`sourceName`), so the same text composed ("é",
+ * U+00E9) or decomposed ("e" + U+0301) is one source, stored under its NFC spelling.
+ *
  * Collisions (two different names folding to the same slug): a name keeps the slug it was given
  * before (the warehouse's `sources` rows are read first, so re-importing never renames a source);
- * new names are handled in code-point order of the name, the first taking the bare slug and the
- * next ones `-2`, `-3`, ... (the first free suffix). The same inputs always give the same slugs.
+ * new names are handled in code-point order of the (NFC) name, the first taking the bare slug and
+ * the next ones `-2`, `-3`, ... (the first free suffix). The same inputs always give the same slugs.
  */
 
 /** Letters NFKD leaves alone, folded by hand. */
@@ -36,9 +39,19 @@ export function slugify(name: string): string {
 }
 
 /**
- * Slugs for `names`: a name already in `known` (name → slug, from the warehouse) keeps its slug;
- * the others get their bare slug or the first free `-N` suffix, in code-point order of the names,
- * never one in `taken` (every slug already stored, whatever its name).
+ * A source's name as it is stored and compared: Unicode NFC, so that the composed and decomposed
+ * spellings of the same text (files from different systems) are one source.
+ */
+export function sourceName(name: string): string {
+  return name.normalize('NFC');
+}
+
+/**
+ * Slugs for `names` (as the files spell them; the result is keyed by that spelling): a name already
+ * in `known` (name → slug, from the warehouse) keeps its slug, first by its exact spelling (a
+ * source stored before names were normalized keeps receiving its claims), then by its NFC form;
+ * the others get their bare slug or the first free `-N` suffix, one per NFC name, in code-point
+ * order of the NFC names, never one in `taken` (every slug already stored, whatever its name).
  */
 export function assignSlugs(
   names: Iterable<string>,
@@ -47,18 +60,24 @@ export function assignSlugs(
 ): Map<string, string> {
   const used = new Set(taken);
   for (const slug of known.values()) used.add(slug);
+  // Stored names by NFC form (the first stored slug of a form wins, like `known` itself).
+  const knownNfc = new Map<string, string>();
+  for (const [name, slug] of known) if (!knownNfc.has(sourceName(name))) knownNfc.set(sourceName(name), slug);
   const out = new Map<string, string>();
-  const fresh = [...new Set(names)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const name of fresh) {
-    const old = known.get(name);
+  const byForm = new Map<string, string>(); // NFC name → its slug in this call
+  const spellings = [...new Set(names)].map((name) => ({ name, form: sourceName(name) }));
+  spellings.sort((a, b) => (a.form < b.form ? -1 : a.form > b.form ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const { name, form } of spellings) {
+    const old = known.get(name) ?? knownNfc.get(form) ?? byForm.get(form);
     if (old !== undefined) {
       out.set(name, old);
       continue;
     }
-    const base = slugify(name);
+    const base = slugify(form);
     let slug = base;
     for (let n = 2; used.has(slug); n++) slug = `${base}-${n}`;
     used.add(slug);
+    byForm.set(form, slug);
     out.set(name, slug);
   }
   return out;

@@ -152,7 +152,7 @@ describe('malformed files are rejected with file, line and field', () => {
     // A duplicate in a later file is reported there, at its own line, before a later invalid record.
     writeFileSync(join(dir, 'c.csv'), head + rows(['c1', 'a2', 'c2']) + 'c3,S,2024-01-01,probability,x,1.5,,\n');
     e = await rejection('csv', dir);
-    expect([e.file, e.line, e.field, e.reason]).toEqual([join(dir, 'c.csv'), 3, 'claim_id', 'duplicate claim_id']);
+    expect([e.file, e.line, e.field, e.reason]).toEqual([join(dir, 'c.csv'), 3, 'claim_id', 'duplicate claim_id (first at a.csv:3)']);
     writeFileSync(join(dir, 'c.csv'), head + rows(['c1', 'c2', 'c3']));
     const data = join(tmp.dir, 'warehouse-files');
     await importAll(data, [['csv', dir]]);
@@ -232,4 +232,223 @@ describe('the CLI', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('fte-polls, fte-forecasts, cbo, csv');
   }, 60_000);
+});
+
+/** The raw claims and sources of a warehouse, counted. */
+async function stored(data: string): Promise<{ claims: number; sources: number }> {
+  return withConnection(async (conn) => {
+    const c = await conn.runAndReadAll(
+      `SELECT (SELECT count(*) FROM (${rawRelation(data, 'claims')}))::INTEGER AS claims, (SELECT count(*) FROM (${rawRelation(data, 'sources')}))::INTEGER AS sources`,
+    );
+    return c.getRowObjectsJS()[0] as { claims: number; sources: number };
+  });
+}
+
+/** Inserts `text` as new lines after line `line` (1-based) of a text. */
+function afterLine(line: number, text: (lines: string[]) => string): (t: string) => string {
+  return (t) => {
+    const lines = t.split('\n');
+    lines.splice(line, 0, text(lines));
+    return lines.join('\n');
+  };
+}
+
+describe('numbers are finite, horizons within 100 years, in every format', () => {
+  it('generic CSV: NaN, inf, Infinity, 1e400 and a horizon over 36,525 days are rejected with their line and field, nothing written', async () => {
+    const dir = join(tmp.dir, 'generic-finite');
+    mkdirSync(dir);
+    const head = 'claim_id,source,made_at,kind,subject,probability,value,threshold,tolerance,horizon_days,outcome,realized_value,resolved_at\n';
+    const ok = 'c0,S,2024-01-01,value,x,,3,,,10,,3.5,2024-02-01\n';
+    const cases: [string, string][] = [
+      ['c1,S,2024-01-01,value,x,,3,,,Infinity,,,\n', 'horizon_days'],
+      ['c1,S,2024-01-01,value,x,,3,,,1e12,,,\n', 'horizon_days'],
+      ['c1,S,2024-01-01,value,x,,3,,,36526,,,\n', 'horizon_days'],
+      ['c1,S,2024-01-01,value,x,,3,,,NaN,,,\n', 'horizon_days'],
+      ['c1,S,2024-01-01,value,x,,3,,,,,NaN,2024-02-01\n', 'realized_value'],
+      ['c1,S,2024-01-01,value,x,,3,,,,,-inf,2024-02-01\n', 'realized_value'],
+      ['c1,S,2024-01-01,value,x,,3,inf,,,,,\n', 'threshold'],
+      ['c1,S,2024-01-01,value,x,,3,,1e400,,,,\n', 'tolerance'],
+      ['c1,S,2024-01-01,value,x,,-Infinity,,,,,,\n', 'value'],
+      ['c1,S,2024-01-01,probability,x,NaN,,,,,,,\n', 'probability'],
+      ['c1,S,2024-01-01,probability,x,0.5,,,,,NaN,,2024-02-01\n', 'outcome'],
+    ];
+    for (const [body, field] of cases) {
+      writeFileSync(join(dir, 'claims.csv'), head + ok + body);
+      const data = join(tmp.dir, `wh-finite-${n++}`);
+      const e = await importAll(data, [['csv', dir]]).then(() => null, (err: unknown) => err as ImportError);
+      expect(e, body).toBeInstanceOf(ImportError);
+      expect([e!.file, e!.line, e!.field], body).toEqual([join(dir, 'claims.csv'), 3, field]);
+      expect(await stored(data)).toEqual({ claims: 0, sources: 0 });
+    }
+    expect((await rejection('csv', dir)).reason).toMatch(/finite|expected/);
+    // The bound itself is accepted.
+    writeFileSync(join(dir, 'claims.csv'), head + ok + 'c1,S,2024-01-01,value,x,,3,,,36525,,,\n');
+    const [res] = await importAll(join(tmp.dir, `wh-finite-${n++}`), [['csv', dir]]);
+    expect(res!.claims.written).toBe(2);
+  });
+
+  it('bundled formats: a horizon below 0 or over 100 years is rejected at the claim\'s date, and numbers must be finite', async () => {
+    // A poll fielded two centuries before its election, and one after it.
+    let e = await rejection('fte-polls', edited('fte-pollster-raw-polls', POLLS, 'raw-polls.csv', atLine(7, (l) => l.replace('10/13/1998', '10/13/1798'))));
+    expect([e.line, e.field]).toEqual([7, 'polldate']);
+    expect(e.reason).toContain('outside [0, 36525]');
+    e = await rejection('fte-polls', edited('fte-pollster-raw-polls', POLLS, 'raw-polls.csv', atLine(7, (l) => l.replace('10/13/1998', '10/13/1999'))));
+    expect([e.line, e.field]).toEqual([7, 'polldate']);
+    e = await rejection('fte-forecasts', edited('fte-election-forecasts', FORECASTS, 'forecast_results_2018.csv', atLine(2, (l) => l.replace('11/6/18', '11/7/18'))));
+    expect([e.line, e.field]).toEqual([2, 'forecastdate']);
+    e = await rejection('cbo', edited('cbo-budget-projections', CBO, 'deficit_projection_errors.csv', atLine(2, (l) => l.replace('1984-02-01', '1884-02-01'))));
+    expect([e.line, e.field]).toEqual([2, 'baseline_date']);
+    for (const bad of ['NaN', 'Infinity', '1e400']) {
+      e = await rejection('fte-polls', edited('fte-pollster-raw-polls', POLLS, 'raw-polls.csv', atLine(2, (l) => l.replace(',-21.15,', `,${bad},`))));
+      expect([e.line, e.field], bad).toEqual([2, 'margin_actual']);
+    }
+  });
+});
+
+describe('a claim id twice in one import', () => {
+  it('polls: a poll repeated with another pollster is rejected at its second line, naming the field; nothing written, no orphan source', async () => {
+    const data = join(tmp.dir, 'wh-dup-polls');
+    const dir = edited('fte-pollster-raw-polls', POLLS, 'raw-polls.csv', afterLine(5, (ls) => ls[1]!.replace('Blum & Weprin Associates', 'Another Pollster')));
+    const e = await importAll(data, [['fte-polls', dir]]).then(() => null, (err: unknown) => err as ImportError);
+    expect(e).toBeInstanceOf(ImportError);
+    expect([e!.line, e!.field]).toEqual([6, 'pollster']);
+    expect(e!.reason).toContain('first at line 2');
+    expect(await stored(data)).toEqual({ claims: 0, sources: 0 });
+  });
+
+  it('polls: an exact repeat is skipped and counted, its line listed; every source written has claims', async () => {
+    const data = join(tmp.dir, 'wh-dup-polls-exact');
+    const dir = edited('fte-pollster-raw-polls', POLLS, 'raw-polls.csv', afterLine(5, (ls) => ls[1]!));
+    const [res] = await importAll(data, [['fte-polls', dir]]);
+    expect(res!.claims).toEqual({ received: 11_475, written: 11_475, duplicates: 1 });
+    expect(res!.duplicates).toEqual([{ file: join(dir, 'raw-polls.csv'), line: 6, first_line: 2 }]);
+    expect(res!.sources.written).toBe(517);
+    const orphans = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n FROM (${rawRelation(data, 'sources')}) s WHERE NOT EXISTS (SELECT 1 FROM (${rawRelation(data, 'claims')}) c WHERE c.source_slug = s.source_slug)`,
+      )).getRowObjectsJS()[0]!.n,
+    );
+    expect(orphans).toBe(0);
+  });
+
+  it('forecasts: a 2018 row repeated with another probability, a Senate candidate repeated, two spellings of one race', async () => {
+    let e = await rejection('fte-forecasts', edited('fte-election-forecasts', FORECASTS, 'forecast_results_2018.csv', afterLine(3, (ls) => ls[1]!.replace('.31095999', '.41095999'))));
+    expect([e.line, e.field]).toEqual([4, 'Democrat_WinProbability']);
+    e = await rejection('fte-forecasts', edited('fte-election-forecasts', FORECASTS, 'historical-senate-predictions.csv', afterLine(3, (ls) => ls[2]!.replace('0.00', '0.01'))));
+    expect([e.line, e.field]).toEqual([4, 'forecast_prob']);
+    const exact = await parseClaims('fte-forecasts', edited('fte-election-forecasts', FORECASTS, 'historical-senate-predictions.csv', afterLine(3, (ls) => ls[2]!)), new Date());
+    expect(exact.duplicates.map((d) => [d.line, d.first_line])).toEqual([[4, 3]]);
+    expect(exact.claims.length).toBe(1_518 + 103);
+    e = await rejection('fte-forecasts', edited('fte-election-forecasts', FORECASTS, 'historical-senate-predictions.csv', (t) => `${t.trimEnd()}\nZZ Land,2012,A,0.9,Win,1\nzz land,2012,B,0.8,Win,1\n`));
+    expect(e.field).toBe('state');
+    expect(e.reason).toContain('fte-senate:2012:zz-land');
+  });
+
+  it('CBO: an exact repeat is skipped and counted; the same baseline month and year with another value is rejected', async () => {
+    const data = join(tmp.dir, 'wh-dup-cbo');
+    const [res] = await importAll(data, [['cbo', edited('cbo-budget-projections', CBO, 'debt_projection_errors.csv', afterLine(2, (ls) => ls[1]!))]]);
+    expect(res!.claims).toEqual({ received: 694, written: 694, duplicates: 1 });
+    const e = await rejection('cbo', edited('cbo-budget-projections', CBO, 'deficit_projection_errors.csv', afterLine(2, (ls) => ls[1]!.replace('1984-02-01', '1984-02-15'))));
+    expect([e.line, e.field]).toEqual([3, 'baseline_date']);
+  });
+});
+
+describe('generic CSV: reported and stored lines are the physical lines of the file', () => {
+  const head = 'claim_id,source,made_at,kind,subject,probability\n';
+  const rec = (id: string, p = '0.4') => `${id},S,2024-01-01,probability,x,${p}\n`;
+
+  it('blank lines (LF and CRLF, after the header, in runs) are skipped and counted in the lines', async () => {
+    const dir = join(tmp.dir, 'generic-blank');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.csv'), head + '\n' + rec('a1') + rec('a2') + '\n\n' + rec('a3') + '\n');
+    writeFileSync(join(dir, 'b.csv'), (head + rec('b1') + '\n' + rec('b2')).replaceAll('\n', '\r\n'));
+    writeFileSync(join(dir, 'c.csv'), head + rec('c1') + rec('c2'));
+    const data = join(tmp.dir, 'wh-blank');
+    await importAll(data, [['csv', dir]]);
+    const got = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(`SELECT claim_id, provenance_line::INTEGER AS line FROM (${rawRelation(data, 'claims')}) ORDER BY claim_id`)).getRowObjectsJS(),
+    );
+    expect(got.map((r) => `${r.claim_id}:${r.line}`)).toEqual(['a1:3', 'a2:4', 'a3:7', 'b1:2', 'b2:4', 'c1:2', 'c2:3']);
+    // An invalid record after blank lines, and a duplicate, are reported at their own lines.
+    writeFileSync(join(dir, 'a.csv'), head + '\n' + rec('a1') + rec('a2') + '\n\n' + rec('a3', '1.5'));
+    expect([(await rejection('csv', dir)).line]).toEqual([7]);
+    writeFileSync(join(dir, 'a.csv'), head + '\n' + rec('a1') + '\n' + rec('a1'));
+    const e = await rejection('csv', dir);
+    expect([e.line, e.field, e.reason]).toEqual([5, 'claim_id', 'duplicate claim_id (first at a.csv:3)']);
+  });
+
+  it('a truncated last record, a short row, an extra field, an unterminated quote: their own line, not a header error', async () => {
+    const dir = join(tmp.dir, 'generic-malformed');
+    mkdirSync(dir);
+    const cases: [string, number, string | null, RegExp][] = [
+      [rec('c1') + 'c2,S,2024-01-01,probab', 3, 'subject', /expected 6 fields, got 4/],
+      [rec('c1') + 'c2,S,2024-01-01,probability,x\n' + rec('c3'), 3, 'probability', /expected 6 fields, got 5/],
+      ['c1,S,2024-01-01,probability,x,0.4,extra\n' + rec('c2'), 2, '(extra)', /expected 6 fields, got 7/],
+      [rec('c1') + rec('c2') + 'c3,S,2024-01-01,probability,"x,0.4\n', 4, null, /unterminated/],
+      [rec('c1') + '\n\n' + 'c2,S,2024-01-01\n', 5, 'kind', /expected 6 fields, got 3/],
+    ];
+    for (const [body, line, field, reason] of cases) {
+      writeFileSync(join(dir, 'a.csv'), head + body);
+      const e = await rejection('csv', dir);
+      expect([e.line, e.field], body).toEqual([line, field]);
+      expect(e.reason, body).toMatch(reason);
+    }
+    writeFileSync(join(dir, 'a.csv'), '');
+    expect([(await rejection('csv', dir)).line]).toEqual([1]);
+  });
+
+  it('a large file keeps every record on its line (no reordering by the parallel read)', async () => {
+    const dir = join(tmp.dir, 'generic-large');
+    mkdirSync(dir);
+    const file = join(dir, 'big.csv');
+    // 42 MB: DuckDB reads it in several buffers in parallel (a reordering showed from ~30 MB).
+    const rows = 200_000;
+    await withConnection((conn) =>
+      conn.run(
+        `COPY (SELECT 'c' || i AS claim_id, 'Source ' || (i % 100) AS source, CASE i % 2 WHEN 0 THEN 'pollster' ELSE 'media' END AS source_kind, ` +
+          `'2024-01-01' AS made_at, 'probability' AS kind, 'x' || repeat('y', 150) AS subject, '0.4' AS probability, CASE WHEN i % 3 = 0 THEN '1' END AS outcome, ` +
+          `CASE WHEN i % 3 = 0 THEN '2024-02-01' END AS resolved_at FROM range(${rows}) AS t(i) ORDER BY i) TO '${file}' (HEADER, DELIMITER ',')`,
+      ),
+    );
+    const data = join(tmp.dir, 'wh-large');
+    await importAll(data, [['csv', dir]]);
+    const off = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(
+        `SELECT count(*) FILTER (WHERE provenance_line <> substr(claim_id, 2)::BIGINT + 2)::INTEGER AS off, count(*)::INTEGER AS n FROM (${rawRelation(data, 'claims')})`,
+      )).getRowObjectsJS()[0],
+    );
+    expect(off).toEqual({ off: 0, n: rows });
+    // The first invalid record of the file is the one reported, at its line.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('\nc199990,Source 90,pollster,', '\nc199990,Source 90,nobody,').replace('\nc150000,', '\nc150000/x,'));
+    const e = await rejection('csv', dir);
+    expect([e.line, e.field]).toEqual([150_002, 'claim_id']);
+  }, 60_000);
+});
+
+describe('source names are compared in NFC', () => {
+  const composed = 'Caf\u00e9 Polls';
+  const decomposed = 'Cafe\u0301 Polls';
+
+  it('the composed and decomposed spellings of a name are one source, stored in NFC', async () => {
+    const dir = join(tmp.dir, 'generic-nfc');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.csv'), `claim_id,source,made_at,kind,subject,probability\nn1,${decomposed},2024-01-01,probability,x,0.4\nn2,${composed},2024-01-01,probability,x,0.4\n`);
+    const data = join(tmp.dir, 'wh-nfc');
+    const [res] = await importAll(data, [['csv', dir]]);
+    expect(res!.sources).toEqual({ received: 1, written: 1 });
+    const got = await withConnection(async (conn) => ({
+      sources: (await conn.runAndReadAll(`SELECT source_slug, name FROM (${rawRelation(data, 'sources')})`)).getRowObjectsJS(),
+      claims: (await conn.runAndReadAll(`SELECT DISTINCT source_slug FROM (${rawRelation(data, 'claims')})`)).getRowObjectsJS(),
+    }));
+    expect(got).toEqual({ sources: [{ source_slug: 'cafe-polls', name: composed }], claims: [{ source_slug: 'cafe-polls' }] });
+    expect(assignSlugs([composed, decomposed], new Map(), new Set())).toEqual(new Map([[composed, 'cafe-polls'], [decomposed, 'cafe-polls']]));
+  });
+
+  it('a source stored under another spelling keeps its slug; two stored spellings each keep theirs', () => {
+    expect(assignSlugs([composed], new Map([[decomposed, 'cafe-polls']]), new Set(['cafe-polls'])).get(composed)).toBe('cafe-polls');
+    // Stored before the fix: both spellings, as two sources. Each spelling keeps receiving its claims.
+    const both = new Map([[decomposed, 'cafe-polls'], [composed, 'cafe-polls-2']]);
+    const again = assignSlugs([composed, decomposed], both, new Set(both.values()));
+    expect([again.get(decomposed), again.get(composed)]).toEqual(['cafe-polls', 'cafe-polls-2']);
+  });
 });
