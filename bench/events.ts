@@ -105,7 +105,7 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     // The baselines: bare undici POST loops, same concurrency, same bodies and headers.
     const agent = new Agent({ connect: { timeout: 10_000 } });
     const body = JSON.stringify({ type: rows[0]!.type, timestamp: now.toISOString(), data: JSON.parse(rows[0]!.data) });
-    const secret = store.list('k_bench')[0]!.secrets[0]!.secret;
+    const secret = store.list(keyId)[0]!.secrets[0]!.secret;
     const headers = (i: number) => ({ 'content-type': 'application/json', ...webhookHeaders([secret], `msg_${i}`, Math.floor(Date.now() / 1000), body) });
     /** POSTs/s of `concurrency` loops calling `post(i)` for i = 0 .. n − 1 between them. */
     const postLoop = async (n: number, post: (i: number) => Promise<void>): Promise<number> => {
