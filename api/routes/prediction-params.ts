@@ -39,9 +39,20 @@ function pathParam(req: Request, name: string): string {
 
 export type MarketRef = { questionId: string; marketId: null } | { questionId: null; marketId: string };
 
+/**
+ * The sibling routes under /api/predictions/ that take a parameter: requested without it
+ * (`/api/predictions/lifecycle/`), their name reaches the detail route as a market id.
+ */
+const SIBLING_ROUTES: Readonly<Record<string, string>> = {
+  lifecycle: '/api/predictions/lifecycle/{question_id}/',
+  lang: '/api/predictions/lang/{lang}',
+};
+
 /** The `market_id` path parameter: a question_id, or a bare venue market id. */
 export function pathMarketRef(req: Request, name = 'market_id'): MarketRef {
   const raw = pathParam(req, name);
+  const sibling = SIBLING_ROUTES[raw];
+  if (sibling !== undefined) throw ApiError.notFound(`No endpoint at ${req.method} ${req.path}: did you mean ${sibling}?`);
   if (QUESTION_ID.test(raw)) return { questionId: raw, marketId: null };
   if (BARE_MARKET_ID.test(raw)) return { questionId: null, marketId: raw };
   throw ApiError.invalidParameter(

@@ -82,6 +82,14 @@ describe('GET /api/predictions/lifecycle/{question_id}/', () => {
     });
   });
 
+  it('the route asked without its question id says which path was meant, not "no question lifecycle"', async () => {
+    for (const [path, meant] of [['/api/predictions/lifecycle/', 'lifecycle/{question_id}/'], ['/api/predictions/lang/', 'lang/{lang}']]) {
+      const r = await get(server, path!, pro);
+      expectProblem(r, 404, 'not_found');
+      expect(r.body.detail).toContain(`did you mean /api/predictions/${meant}`);
+    }
+  });
+
   it('a URL-encoded colon and no trailing slash work; 3.5 days to close is 0-7', async () => {
     const body = ok(await get(server, '/api/predictions/lifecycle/metaculus%3A1554', pro), Lifecycle);
     expect(body.question_id).toBe(FEED.b);
