@@ -89,18 +89,22 @@ afterAll(async () => {
   await cleanup?.();
 });
 
+/** POSTs a science question closing in 30 days, with `fields` added, with the test's key. */
+function ask(fields: Record<string, unknown>) {
+  return get(server, '/api/probability/', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({
+      close_date: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
+      category: 'science',
+      ...fields,
+    }),
+  });
+}
+
 describe('the probability endpoint with a fitted calibration', () => {
   it('applies each model\'s Platt fit, pools in log-odds and extremizes, as the snapshot says', async () => {
-    const g = await get(server, '/api/probability/', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({
-        question: 'Will the calibrated endpoint give a sensible answer?',
-        close_date: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
-        category: 'science',
-        market_probability: 0.7,
-      }),
-    });
+    const g = await ask({ question: 'Will the calibrated endpoint give a sensible answer?', market_probability: 0.7 });
     expect(g.res.status, g.text).toBe(200);
     const b = g.body;
     expect(b.mode).toBe('informed');
@@ -131,15 +135,7 @@ describe('the probability endpoint with a fitted calibration', () => {
     const [pool] = await table(`SELECT * FROM calibration_models WHERE kind = 'pool' AND mode = 'blind'`);
     expect(pool!.method).toBe('platt');
     expect(Number(pool!.oos_brier_calibrated)).toBeGreaterThan(Number(pool!.oos_brier_raw)); // the fixture's premise
-    const g = await get(server, '/api/probability/', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({
-        question: 'Will the blind question be answered with a calibration that loses out of sample?',
-        close_date: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
-        category: 'science',
-      }),
-    });
+    const g = await ask({ question: 'Will the blind question be answered with a calibration that loses out of sample?' });
     expect(g.res.status, g.text).toBe(200);
     const b = g.body;
     expect(b.mode).toBe('blind'); // no market, no evidence provider
