@@ -13,7 +13,8 @@ import type { ClaimFormat } from './claims/formats.ts';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
-import { readCurrent } from './warehouse/snapshot.ts';
+import { readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
 import { writeImportBatch } from './import/write-batch.ts';
 import { runPipeline, type RunSummary } from './run.ts';
@@ -96,4 +97,29 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
   runs.push(now);
   return runs;
+}
+
+/**
+ * Rescores (a score-only run: no model call) when the published snapshot was derived by other SQL
+ * than this version's sql/derive, or does not say (published before the manifest recorded it):
+ * after an upgrade its tables and columns are not what the API's queries read, and until the next
+ * scheduled run (hours away) some endpoints would answer errors. Returns the run's summary, or
+ * null when the snapshot is current (or none exists: bootstrapIfEmpty's case).
+ */
+export async function rescoreIfDerivedByOtherSql(config: QuorumConfig, logger: Logger): Promise<RunSummary | null> {
+  const current = readCurrent(config.dataDir);
+  if (current === null) return null;
+  const expected = await deriveSqlHash();
+  const recorded = readManifest(config.dataDir, current).derive_sql_hash ?? null;
+  if (recorded === expected) return null;
+  logger.warn({ snapshot: current, recorded, expected }, 'the published snapshot was derived by other SQL: rescoring before serving');
+  try {
+    const summary = await runPipeline({ config, logger, scoreOnly: true });
+    if (summary.status !== 'completed') logger.error({ run_id: summary.run_id, error: summary.error }, 'rescoring failed: serving the previous snapshot');
+    return summary;
+  } catch (err) {
+    // e.g. another run holds the lock: that run publishes with this SQL anyway
+    logger.error({ err }, 'rescoring could not run: serving the previous snapshot until the next run');
+    return null;
+  }
 }

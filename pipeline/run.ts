@@ -21,7 +21,7 @@ import { createRawViews } from './warehouse/raw-views.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
-import { deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
+import { deriveSqlHash, deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
 import { forecastStage } from './forecast/stage.ts';
 import { findRunToResume, type RunState } from './forecast/runs.ts';
 import type { ProgressReporter } from './forecast/progress.ts';
@@ -278,7 +278,8 @@ export async function scoreAndPublish(
   await prepareFactors(conn, { syncReport: opts.syncReport ?? null });
   // Scenarios (issue 13): curated scenarios in; this run's scenario records archived after.
   await prepareScenarios(conn, { runId });
-  return publishSnapshot(config.dataDir, runId, { asOf, headlineModes: config.headlineModes }, async (dir) => {
+  const deriveSql = await deriveSqlHash();
+  return publishSnapshot(config.dataDir, runId, { asOf, headlineModes: config.headlineModes, deriveSqlHash: deriveSql }, async (dir) => {
     const tables = await deriveTables(conn, {
       asOf,
       headlineModes: config.headlineModes,

@@ -193,8 +193,9 @@ program
   .action(() =>
     guarded(async () => {
       const { config, logger } = setup();
-      const [{ bootstrapIfEmpty }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
-      await bootstrapIfEmpty(config, logger);
+      const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
+      // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
+      if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
       const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
       const task = startScheduler(config, logger);
       onShutdown(logger, async () => {

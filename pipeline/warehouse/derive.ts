@@ -8,6 +8,7 @@
  * published derived table (see sql/README.md); `exportTables` writes them as Parquet.
  */
 import { sqlPath } from './duckdb.ts';
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,6 +103,18 @@ function stripLineComments(sql: string): string {
 export async function listSqlFiles(dir: string): Promise<string[]> {
   const names = (await readdir(dir)).filter((f) => SQL_FILE.test(f));
   return names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * The fingerprint of the SQL a snapshot is derived with: sha256 over every sql/derive file's name
+ * and text, in run order. A snapshot records it (manifest `derive_sql_hash`), so that a server
+ * started on a newer version can tell that the snapshot it would serve was derived by other SQL
+ * (other tables and columns than its routes read) and rescore it first.
+ */
+export async function deriveSqlHash(dir: string = DEFAULT_SQL_DIR): Promise<string> {
+  const hash = createHash('sha256');
+  for (const f of await listSqlFiles(dir)) hash.update(`${f}\0${await readFile(join(dir, f), 'utf8')}\0`);
+  return hash.digest('hex');
 }
 
 /**

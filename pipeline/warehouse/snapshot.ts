@@ -32,6 +32,8 @@ export interface SnapshotManifest {
    */
   columns?: Record<string, SnapshotColumn[]>;
   schema_hash?: string;
+  /** The fingerprint of the sql/derive files that derived it (derive.ts `deriveSqlHash`). */
+  derive_sql_hash?: string;
 }
 
 /** What a snapshot's build returns: the published tables and, when known, their columns. */
@@ -69,7 +71,7 @@ export function removeAbandonedSnapshots(root: string): string[] {
 export async function publishSnapshot(
   root: string,
   runId: string,
-  meta: { asOf: Date; headlineModes: readonly string[] },
+  meta: { asOf: Date; headlineModes: readonly string[]; deriveSqlHash?: string },
   build: (dir: string) => Promise<SnapshotBuild>,
 ): Promise<SnapshotManifest> {
   if (!RUN_ID_PATTERN.test(runId)) throw new Error(`invalid run id: ${runId}`);
@@ -88,6 +90,7 @@ export async function publishSnapshot(
       tables,
       headline_modes: [...meta.headlineModes],
     };
+    if (meta.deriveSqlHash !== undefined) manifest.derive_sql_hash = meta.deriveSqlHash;
     if (built.columns) {
       const columns = Object.fromEntries(tables.map((t) => [t, built.columns![t] ?? []]));
       manifest.columns = columns;
