@@ -99,6 +99,15 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   return runs;
 }
 
+/** The published snapshot when it was derived by other SQL than this version's (or does not say); else null. */
+export async function snapshotFromOtherSql(dataDir: string): Promise<{ snapshot: string; recorded: string | null; expected: string } | null> {
+  const current = readCurrent(dataDir);
+  if (current === null) return null;
+  const expected = await deriveSqlHash();
+  const recorded = readManifest(dataDir, current).derive_sql_hash ?? null;
+  return recorded === expected ? null : { snapshot: current, recorded, expected };
+}
+
 /**
  * Rescores (a score-only run: no model call) when the published snapshot was derived by other SQL
  * than this version's sql/derive, or does not say (published before the manifest recorded it):
@@ -107,11 +116,9 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
  * null when the snapshot is current (or none exists: bootstrapIfEmpty's case).
  */
 export async function rescoreIfDerivedByOtherSql(config: QuorumConfig, logger: Logger): Promise<RunSummary | null> {
-  const current = readCurrent(config.dataDir);
-  if (current === null) return null;
-  const expected = await deriveSqlHash();
-  const recorded = readManifest(config.dataDir, current).derive_sql_hash ?? null;
-  if (recorded === expected) return null;
+  const other = await snapshotFromOtherSql(config.dataDir);
+  if (other === null) return null;
+  const { snapshot: current, recorded, expected } = other;
   logger.warn({ snapshot: current, recorded, expected }, 'the published snapshot was derived by other SQL: rescoring before serving');
   try {
     const summary = await runPipeline({ config, logger, scoreOnly: true });

@@ -180,6 +180,9 @@ program
   .action(() =>
     guarded(async () => {
       const { config, logger } = setup();
+      // The API only: it does not rescore (quorum start does), but says when it should be.
+      const other = await (await import('../bootstrap.ts')).snapshotFromOtherSql(config.dataDir);
+      if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
       // startServer logs where it listens, once.
       const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
       onShutdown(logger, async () => server.close());

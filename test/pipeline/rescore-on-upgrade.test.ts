@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rescoreIfDerivedByOtherSql } from '../../pipeline/bootstrap.ts';
+import { rescoreIfDerivedByOtherSql, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runPipeline } from '../../pipeline/run.ts';
@@ -45,11 +45,14 @@ describe('rescore when the snapshot was derived by other SQL', () => {
       const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
       tamper(manifest);
       writeFileSync(file, JSON.stringify(manifest));
+      // what quorum serve (which does not rescore) warns about
+      expect(await snapshotFromOtherSql(f.dataDir)).toMatchObject({ snapshot: before, expected: await deriveSqlHash() });
       const summary = await rescoreIfDerivedByOtherSql(config, logger);
       expect(summary).toMatchObject({ status: 'completed', calls_made: 0 });
       const after = readCurrent(f.dataDir)!;
       expect(after).not.toBe(before);
       expect(readManifest(f.dataDir, after).derive_sql_hash).toBe(await deriveSqlHash());
+      expect(await snapshotFromOtherSql(f.dataDir)).toBeNull();
     }
   }, 120_000);
 });
