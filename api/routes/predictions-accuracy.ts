@@ -63,11 +63,12 @@ function num(v: JsonValue | undefined): number | null {
 }
 
 /**
- * The AI-versus-market comparison (the AiVsMarket shape) from a row of ai_vs_market's columns, each
- * name prefixed by `prefix` (the breakdown rows carry them as vs_*).
+ * The AI-versus-market comparison (the AiVsMarket shape) from a row of ai_vs_market's columns (a
+ * breakdown row carries its bucket's as the struct `vs_market`).
  */
-export function vsMarket(r: JsonRow | undefined, prefix = ''): Record<string, unknown> {
-  const col = (name: string) => (r === undefined ? undefined : r[prefix + name]);
+export function vsMarket(r: JsonValue | undefined): Record<string, unknown> {
+  const row = r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as JsonRow) : undefined;
+  const col = (name: string) => row?.[name];
   const lo = num(col('diff_ci95_lo'));
   const hi = num(col('diff_ci95_hi'));
   return {
@@ -104,7 +105,7 @@ function breakdownItem(d: Dimension, r: JsonRow): Record<string, unknown> {
     n_correct: num(r.n_correct) ?? 0,
     n_no_direction: num(r.n_no_direction) ?? 0,
   };
-  if (d.market) item.vs_market = vsMarket(r, 'vs_');
+  if (d.market) item.vs_market = vsMarket(r.vs_market);
   return item;
 }
 

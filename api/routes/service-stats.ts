@@ -144,7 +144,7 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
         n_scored: n(a?.n),
         brier: x(a?.brier),
         accuracy_pct: x(a?.accuracy_pct),
-        vs_market: vsMarket(a, 'vs_'),
+        vs_market: vsMarket(a?.vs_market),
       };
     }),
     coverage: {

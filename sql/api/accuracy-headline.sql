@@ -15,23 +15,7 @@ SELECT
   c.n_correct,
   c.n_no_direction,
   c.accuracy_pct,
-  b.n AS vs_n,
-  b.ai_brier AS vs_ai_brier,
-  b.market_brier AS vs_market_brier,
-  b.skill AS vs_skill,
-  b.diff_mean AS vs_diff_mean,
-  b.diff_sd AS vs_diff_sd,
-  b.diff_ci95_lo AS vs_diff_ci95_lo,
-  b.diff_ci95_hi AS vs_diff_ci95_hi,
-  b.ai_log_loss AS vs_ai_log_loss,
-  b.market_log_loss AS vs_market_log_loss,
-  b.n_consensus AS vs_n_consensus,
-  b.excluded_no_market AS vs_excluded_no_market,
-  b.excluded_stale_market AS vs_excluded_stale_market,
-  b.n_directional AS vs_n_directional,
-  b.excluded_no_direction AS vs_excluded_no_direction,
-  b.ai_accuracy_pct AS vs_ai_accuracy_pct,
-  b.market_accuracy_pct AS vs_market_accuracy_pct
+  b AS vs_market -- the bucket's ai_vs_market_breakdown row as one struct (every field NULL without one)
 FROM accuracy AS c
 LEFT JOIN ai_vs_market_breakdown AS b
   ON b.scope = c.scope AND b.dimension = c.dimension AND b.key = c.key
