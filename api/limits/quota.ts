@@ -42,9 +42,9 @@ export class QuotaKeeper {
 
   /**
    * Charges one request of `auth` (anonymous: `ip`), sets the quota headers, and throws a 429 when
-   * the quota is used up.
+   * the quota is used up (`anonymousRefusal`: that 429's detail for an anonymous caller).
    */
-  charge(res: Response, auth: AuthContext, ip: string): void {
+  charge(res: Response, auth: AuthContext, ip: string, anonymousRefusal = anonymousLimitDetail): void {
     const now = Date.now();
     const policy = planPolicy(auth.plan, this.limits);
     if (auth.keyId === null) {
@@ -53,7 +53,7 @@ export class QuotaKeeper {
       const reset = Math.ceil(((this.#hour + 1) * HOUR_MS - now) / 1000);
       if (policy.quota !== null && used >= policy.quota) {
         setHeaders(res, policy, 0, reset);
-        throw ApiError.rateLimited(reset, `The anonymous limit of ${policy.quota} requests per hour is used up; use an API key for more.`, {
+        throw ApiError.rateLimited(reset, anonymousRefusal(policy.quota), {
           policy: policy.name,
           limit: policy.quota,
         });
@@ -100,18 +100,15 @@ export class QuotaKeeper {
    * key for more", which would be wrong advice to a caller who sent one.
    */
   chargeFailedAuth(res: Response, ip: string): void {
-    try {
-      this.charge(res, { plan: 'anonymous', keyId: null, scopes: [] }, ip);
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status !== 429) throw err;
-      throw ApiError.rateLimited(
-        Number(err.extras.retry_after),
-        `The API key presented was not accepted, and this address has used up its limit of ${String(err.extras.limit)} ` +
-          'anonymous or failed requests per hour; retry after Retry-After seconds with a valid key.',
-        { policy: err.extras.policy, limit: err.extras.limit },
-      );
-    }
+    this.charge(res, { plan: 'anonymous', keyId: null, scopes: [] }, ip, (quota) =>
+      `The API key presented was not accepted, and this address has used up its limit of ${quota} ` +
+        'anonymous or failed requests per hour; retry after Retry-After seconds with a valid key.');
   }
+}
+
+/** The anonymous 429's detail (an anonymous caller: a key gets more). */
+function anonymousLimitDetail(quota: number): string {
+  return `The anonymous limit of ${quota} requests per hour is used up; use an API key for more.`;
 }
 
 function setHeaders(res: Response, p: Policy, remaining: number | null, reset: number): void {
