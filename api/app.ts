@@ -279,8 +279,8 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   });
 
   // The front door's 401/429 come before any route's CORS: public reads get it here.
-  const problemCors = frontProblemCors(routes, services);
   const routeOf = routeIdMatcher(routes);
+  const problemCors = frontProblemCors(routeOf, services);
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
     const problem = toApiError(err);
     if (problem.status >= 500 && problem.code === 'internal') {

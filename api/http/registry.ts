@@ -313,16 +313,18 @@ export function routeIdMatcher(routes: readonly RouteDef[]): (method: string, pa
 /**
  * CORS for a problem answered before any route ran (the front door's 401 and 429): on the path of a
  * public read, the same Access-Control headers the route itself would have sent, so that a browser
- * can read the problem and its Retry-After. Returns the function app.ts's error handler calls.
+ * can read the problem and its Retry-After. `routeOf`: routeIdMatcher's lookup
+ * (the GET route that would have answered the path). Returns the function app.ts's error handler calls.
  */
-export function frontProblemCors(routes: readonly RouteDef[], services: Pick<ApiServices, 'publicBeta' | 'corsOrigins'>) {
-  const publicPaths = routes
-    .filter((r) => (r.method ?? 'get') === 'get' && isPublic(r.id, services.publicBeta))
-    .map((r) => templateRegExp(r.path));
+export function frontProblemCors(
+  routeOf: (method: string, path: string) => string | undefined,
+  services: Pick<ApiServices, 'publicBeta' | 'corsOrigins'>,
+) {
   return (req: Request, res: Response): void => {
     const origin = req.headers.origin;
     if (origin === undefined || res.getHeader('Access-Control-Allow-Origin') !== undefined) return;
-    if (!publicPaths.some((re) => re.test(req.path))) return;
+    const id = routeOf('GET', req.path);
+    if (id === undefined || !isRouteId(id) || !isPublic(id, services.publicBeta)) return;
     if (services.corsOrigins === '*') res.setHeader('Access-Control-Allow-Origin', '*');
     else if (services.corsOrigins.includes(origin)) {
       res.setHeader('Access-Control-Allow-Origin', origin);
