@@ -40,7 +40,11 @@
 --    is the maximum-entropy joint (Csiszár 1975); contradictory constraints have no such joint and
 --    the sweep limit stops the cycling: the conditionals, fitted last in a sweep, then hold and the
 --    coherence gap of the marginals shows the contradiction. Targets are clipped to
---    [1e-9, 1 − 1e-9] so no world reaches probability 0.
+--    [1e-9, 1 − 1e-9], but contradictory constraints can still drain some worlds sweep after
+--    sweep until they underflow to exactly 0; λ is therefore taken as ln(y·t) − ln(x·(1 − t)) with
+--    both terms floored at 1e-300 and bounded to [−700, 700] (e^700 is still finite), so an
+--    emptied side makes its projection a bounded step instead of ln(0), and the joint stays finite
+--    and sums to 1 (test/scenarios/ipf-drift.test.ts).
 --  * independent: no conditionals, a direct forecast of every component: the maximum-entropy joint
 --    with those marginals, which is their product.
 -- A model with neither a direct forecast of every component nor the full chain has no joint.
@@ -233,9 +237,11 @@ l AS (
   FROM factors
   GROUP BY scenario_id, model
 )
-SELECT w.scenario_id, l.model, w.world_ix, w.world, _world_probability(l.q, l.chain, w.n_components, w.world_ix) AS probability
+-- one row per joint, its worlds as a list in world order (p[w + 1] = P(world w))
+SELECT l.scenario_id, l.model,
+       list_transform(range(1 << s.n_components), lambda w: _world_probability(l.q, l.chain, s.n_components, w)) AS p
 FROM l
-JOIN _scenario_worlds AS w USING (scenario_id);
+JOIN _scenario_set AS s USING (scenario_id);
 
 -- max_entropy_ipf: the constraints in the order they are fitted, each as two 0/1 masks over the
 -- worlds in world_ix order (`yes`: in S with the component YES; `no`: in S with it NO) and its
@@ -271,12 +277,13 @@ GROUP BY m.scenario_id, m.model;
 -- computes its scalars once (x = P(S, ck = 1) = p·yes, y = P(S, ck = 0) = p·no,
 -- λ = ln(y·t / (x·(1 − t))), the factors e^(λ(1−t)) and e^(−λt) over the normalizer
 -- z = x·e^(λ(1−t)) + y·e^(−λt) + P(not S)), and `apply` scales every world by them (1/z outside S).
-CREATE OR REPLACE TEMP MACRO _ipf_lambda(p, k) AS ln(list_dot_product(p, k.no) * k.t / (list_dot_product(p, k.yes) * (1 - k.t)));
+CREATE OR REPLACE TEMP MACRO _ipf_lambda(p, k) AS
+  least(greatest(ln(greatest(list_dot_product(p, k.no) * k.t, 1e-300)) - ln(greatest(list_dot_product(p, k.yes) * (1 - k.t), 1e-300)), -700), 700);
 CREATE OR REPLACE TEMP MACRO _ipf_z(p, k, lam) AS
   list_dot_product(p, k.yes) * exp(lam * (1 - k.t)) + list_dot_product(p, k.no) * exp(-lam * k.t)
   + (list_sum(p) - list_dot_product(p, k.yes) - list_dot_product(p, k.no));
 CREATE OR REPLACE TEMP MACRO _ipf_residual(p, k) AS
-  abs(list_dot_product(p, k.yes) / (list_dot_product(p, k.yes) + list_dot_product(p, k.no)) - k.t);
+  abs(list_dot_product(p, k.yes) / nullif(list_dot_product(p, k.yes) + list_dot_product(p, k.no), 0) - k.t);
 CREATE OR REPLACE TEMP MACRO _ipf_plan(acc, k) AS
   {'p': acc.p, 'res': greatest(acc.res, _ipf_residual(acc.p, k)),
    'g0': 1 / _ipf_z(acc.p, k, _ipf_lambda(acc.p, k)),
@@ -309,12 +316,14 @@ WITH RECURSIVE ipf(scenario_id, model, sweep, p, residual) USING KEY (scenario_i
      WHERE i.sweep < sp.sweeps AND i.residual >= 1e-12
    ))
 )
-SELECT i.scenario_id, i.model, w.world_ix, w.world, i.p[w.world_ix + 1] AS probability
-FROM ipf AS i
-JOIN _scenario_worlds AS w USING (scenario_id);
+SELECT scenario_id, model, p
+FROM ipf;
 
+-- Every joint (a model's, then the consensus's below) is one row with its worlds as a list in
+-- world order: the published worlds and marginals and the archived record are read from it, never
+-- re-aggregated from one row per world.
 CREATE OR REPLACE TABLE _scenario_model_joint AS
-SELECT j.scenario_id, j.model, m.method, j.world_ix, j.world, j.probability
+SELECT j.scenario_id, j.model, m.method, j.p
 FROM (
   SELECT * FROM _scenario_joint_product
   UNION ALL SELECT * FROM _scenario_joint_ipf
@@ -322,56 +331,61 @@ FROM (
 JOIN _scenario_model_method AS m USING (scenario_id, model);
 
 -- (every model with a method has a joint over every world, so the models and their methods are
--- counted once per scenario, not per world)
+-- counted once per scenario; the models' lists in model order, so each world's mean and sd are
+-- taken in the same order on every run)
 CREATE OR REPLACE TABLE _scenario_consensus_joint AS
 WITH g AS (
-  SELECT scenario_id, world_ix, any_value(world) AS world, _by_key(list({'k': model, 'v': probability})) AS p
+  SELECT scenario_id, _by_key(list({'k': model, 'v': p})) AS ps,
+         count(*)::INTEGER AS n_models, string_agg(DISTINCT method, ',' ORDER BY method) AS methods
   FROM _scenario_model_joint
-  GROUP BY scenario_id, world_ix
-),
-m AS (
-  SELECT scenario_id, count(*)::INTEGER AS n_models, string_agg(DISTINCT method, ',' ORDER BY method) AS methods
-  FROM _scenario_model_method
   GROUP BY scenario_id
 )
-SELECT g.scenario_id, g.world_ix, g.world, list_avg(g.p) AS probability, list_stddev_pop(g.p) AS disagreement_sd,
-       m.n_models, m.methods
-FROM g
-JOIN m USING (scenario_id);
+SELECT scenario_id,
+       list_transform(range(1, len(ps[1]) + 1), lambda i: list_avg(list_transform(ps, lambda q: q[i]))) AS p,
+       list_transform(range(1, len(ps[1]) + 1), lambda i: list_stddev_pop(list_transform(ps, lambda q: q[i]))) AS sd,
+       n_models, methods
+FROM g;
 
 -- Published: the pathway distribution of every model with a joint and of the consensus (model
 -- NULL, source 'consensus'): every world with its probability, rank 1 = the most likely (ties by
 -- world), and its probability given the components resolved so far (rows in no particular order:
--- sort by scenario_id, source, model, rank).
+-- sort by scenario_id, source, model, rank). Each joint's worlds are ranked by sorting its list
+-- of {−probability, world_ix} once, and unnested in that order.
 CREATE OR REPLACE TABLE scenario_worlds AS
 WITH j AS (
-  SELECT scenario_id, 'model' AS source, model, method, world, world_ix, probability, NULL::DOUBLE AS disagreement_sd, 1 AS n_models
+  SELECT scenario_id, 'model' AS source, model, method, p, NULL::DOUBLE[] AS sd, 1 AS n_models
   FROM _scenario_model_joint
   UNION ALL
-  SELECT scenario_id, 'consensus', NULL, methods, world, world_ix, probability, disagreement_sd, n_models
+  SELECT scenario_id, 'consensus', NULL, methods, p, sd, n_models
   FROM _scenario_consensus_joint
 ),
-c AS (
-  SELECT j.*, j.world_ix & r.resolved_mask = r.resolved_bits AS consistent
+ranked AS (
+  SELECT j.scenario_id, j.source, j.model, j.method, j.p, j.sd, j.n_models, s.n_components, r.resolved_mask, r.resolved_bits,
+         list_sum(list_transform(j.p, lambda x, i: CASE WHEN (i - 1) & r.resolved_mask = r.resolved_bits THEN x ELSE 0.0 END)) AS consistent_mass,
+         list_sort(list_transform(j.p, lambda x, i: {'np': -x, 'ix': (i - 1)::INTEGER})) AS order_
   FROM j
+  JOIN _scenario_set AS s USING (scenario_id)
   JOIN _scenario_resolution AS r USING (scenario_id)
+),
+w AS (
+  SELECT scenario_id, source, model, method, p, sd, n_models, n_components, resolved_mask, resolved_bits, consistent_mass,
+         unnest(order_).ix AS world_ix, unnest(range(1, len(order_) + 1))::INTEGER AS rank
+  FROM ranked
 )
-SELECT scenario_id, source, model, method, world, world_ix, probability, disagreement_sd, n_models,
-       row_number() OVER (PARTITION BY scenario_id, source, model ORDER BY probability DESC, world_ix)::INTEGER AS rank,
-       consistent,
-       CASE WHEN consistent AND sum(probability) FILTER (WHERE consistent) OVER p > 0
-            THEN probability / sum(probability) FILTER (WHERE consistent) OVER p END AS conditional_probability
-FROM c
-WINDOW p AS (PARTITION BY scenario_id, source, model);
+SELECT scenario_id, source, model, method, lpad(bin(world_ix), n_components, '0') AS world, world_ix,
+       p[world_ix + 1] AS probability, sd[world_ix + 1] AS disagreement_sd, n_models, rank,
+       world_ix & resolved_mask = resolved_bits AS consistent,
+       CASE WHEN world_ix & resolved_mask = resolved_bits AND consistent_mass > 0
+            THEN p[world_ix + 1] / consistent_mass END AS conditional_probability
+FROM w;
 
 -- Published: the component distributions implied by each joint, beside the direct forecasts:
--- each joint's worlds as one list in world order, then _implied_marginals, one row per component.
+-- _implied_marginals of each joint's list, one row per component.
 CREATE OR REPLACE TABLE scenario_marginals AS
 WITH joints AS (
-  SELECT w.scenario_id, w.source, w.model, any_value(w.method) AS method,
-         _by_key(list({'k': w.world_ix, 'v': w.probability})) AS p
-  FROM scenario_worlds AS w
-  GROUP BY w.scenario_id, w.source, w.model
+  SELECT scenario_id, 'model' AS source, model, method, p FROM _scenario_model_joint
+  UNION ALL
+  SELECT scenario_id, 'consensus', NULL, methods, p FROM _scenario_consensus_joint
 ),
 sums AS (
   SELECT j.scenario_id, j.source, j.model, j.method, _implied_marginals(j.p, s.n_components) AS m

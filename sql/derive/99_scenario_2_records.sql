@@ -43,14 +43,11 @@ WITH due AS (
     AND NOT EXISTS (SELECT 1 FROM raw_scenario_records AS x WHERE x.scenario_id = res.scenario_id AND x.run_id = sp.run_id)
 ),
 j AS (
-  SELECT j.scenario_id,
-         _by_key(list({'k': j.world_ix, 'v': j.probability})) AS probabilities,
-         _by_key(list({'k': j.world_ix, 'v': j.disagreement_sd})) AS disagreement_sd,
-         any_value(j.n_models) AS n_models, any_value(j.methods) AS methods,
-         string_agg(j.world || ':' || j.probability || ';', '' ORDER BY j.world) AS hashed_worlds
+  SELECT j.scenario_id, j.p AS probabilities, j.sd AS disagreement_sd, j.n_models, j.methods,
+         array_to_string(list_transform(j.p, lambda x, i: lpad(bin(i - 1), s.n_components, '0') || ':' || x || ';'), '') AS hashed_worlds
   FROM _scenario_consensus_joint AS j
+  JOIN _scenario_set AS s USING (scenario_id)
   WHERE j.scenario_id IN (SELECT scenario_id FROM due)
-  GROUP BY j.scenario_id
 ),
 c AS (
   SELECT scenario_id, string_agg(question_id, ',' ORDER BY ord) AS components
