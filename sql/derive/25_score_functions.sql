@@ -63,5 +63,7 @@ CREATE OR REPLACE TEMP MACRO _horizon_bucket(d) AS
        WHEN d <= 365 THEN '91-365'
        ELSE '>365' END;
 
+-- (NULL for a missing probability: least() skips NULLs, so least(NULL, 9) alone would put every
+-- forecaster's missing probability, such as a stale market comparator, into the top bin)
 CREATE OR REPLACE TEMP MACRO _calibration_bin(p) AS
-  least(floor(round(p * 10, 9)), 9)::INTEGER;
+  CASE WHEN p IS NOT NULL THEN least(floor(round(p * 10, 9)), 9)::INTEGER END;

@@ -172,6 +172,9 @@ describe('leaderboard', () => {
       { question_id: 'L2', observed_at: '2025-02-28', probability: 0.3 },
       { question_id: 'L3', observed_at: '2025-02-28', probability: 0.8 },
       { question_id: 'L4', observed_at: '2025-02-28', probability: 0.1 },
+      // L5: a comparator for round r1 (2 days old) that is stale by round r2 (30 days > 7): the
+      // market has L5 at rounds=all but not at latest, where it must not reach the ECE either
+      { question_id: 'L5', observed_at: '2025-01-30', probability: 0.35 },
     ]);
     await insert(conn, 'resolutions', ids.map((id) => resolution(id, outcome[id]!, '2025-03-20')));
     await derive(conn);
