@@ -51,8 +51,12 @@ export const DisagreementSignal = z
         'Probability that a question where the consensus points the wrong way has more disagreement than one where it ' +
         'points the right way (ties count one half); 0.5 = no signal. rounds=latest only.',
     }),
-    n_directional: count.meta({ description: 'Questions with a direction (used by the AUROC).' }),
-    n_wrong: count.meta({ description: 'Of those, questions where the consensus pointed the wrong way.' }),
+    n_directional: count.nullable().meta({
+      description: 'Questions with a direction (used by the AUROC). rounds=latest only: null for rounds=all, where a question has a direction per round.',
+    }),
+    n_wrong: count.nullable().meta({
+      description: 'Of those, questions where the consensus pointed the wrong way. rounds=latest only (null for rounds=all).',
+    }),
     quintiles: z.array(Quintile),
   })
   .meta({ id: 'DisagreementSignal' });
@@ -103,8 +107,8 @@ async function body(snap: PinnedSnapshot, input: Input): Promise<Record<string, 
     predicts_error: r.predicts_error ?? null,
     verdict: verdictLine(r),
     auroc_wrong_direction: numOrNull(r.auroc_wrong_direction),
-    n_directional: Number(r.n_directional ?? 0),
-    n_wrong: Number(r.n_wrong ?? 0),
+    n_directional: numOrNull(r.n_directional),
+    n_wrong: numOrNull(r.n_wrong),
     quintiles: quint
       .filter((q) => q.mode === r.mode)
       .map((q) => ({

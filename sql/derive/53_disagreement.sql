@@ -124,7 +124,9 @@ SELECT pt.mode, pt.rounds, pt.n::BIGINT AS n, pt.spearman,
        ci.lo AS spearman_ci95_lo, ci.hi AS spearman_ci95_hi,
        CASE WHEN ci.lo > 0 THEN 'true' WHEN ci.hi < 0 THEN 'false'
             WHEN ci.lo IS NOT NULL THEN 'inconclusive' END AS predicts_error,
-       pt.n_directional::BIGINT AS n_directional, coalesce(pt.n_wrong, 0)::BIGINT AS n_wrong,
+       -- (the AUROC's counts: rounds 'latest' only, NULL for 'all', where a question has a direction per round)
+       CASE WHEN pt.rounds = 'latest' THEN pt.n_directional::BIGINT END AS n_directional,
+       CASE WHEN pt.rounds = 'latest' THEN coalesce(pt.n_wrong, 0)::BIGINT END AS n_wrong,
        CASE WHEN pt.n_wrong > 0 AND pt.n_directional - pt.n_wrong > 0
             THEN (pt.rank_sum_wrong - pt.n_wrong * (pt.n_wrong + 1) / 2.0)
                  / (pt.n_wrong * (pt.n_directional - pt.n_wrong)) END AS auroc_wrong_direction

@@ -166,7 +166,7 @@ describe('scoring analysis routes', () => {
       expect(h.quintiles.reduce((a: number, q: { n: number }) => a + q.n, 0)).toBe(h.n);
       const one = await get(server, '/api/analysis/disagreement/?mode=Informed&rounds=all', withKey(apiKey));
       expect(one.body).toMatchObject({ rounds: 'all', mode: 'informed', total: 1 });
-      expect(one.body.items[0].auroc_wrong_direction).toBeNull();
+      expect(one.body.items[0]).toMatchObject({ auroc_wrong_direction: null, n_directional: null, n_wrong: null });
       expectProblem(await get(server, '/api/analysis/disagreement/?mode=x', withKey(apiKey)), 400, 'invalid_parameter');
     });
   });

@@ -40,6 +40,9 @@ describe('disagreement: hand-computed', () => {
     expect(d.spearman).toBeCloseTo(4.5 / Math.sqrt(22.5), 12);
     // AUROC: wrong {C, D} have sd 0.3, correct {A, B} 0, 0.1: all four pairs wrong > correct → 1
     expect(d).toMatchObject({ n_directional: 4, n_wrong: 2, auroc_wrong_direction: 1 });
+    // rounds=all has a direction per round, so no AUROC and none of its counts (not zeros)
+    const all = await one(conn, `SELECT * FROM disagreement WHERE mode = 'headline' AND rounds = 'all'`);
+    expect(all).toMatchObject({ n: 4, n_directional: null, n_wrong: null, auroc_wrong_direction: null });
     const q = await rows(conn, `SELECT quintile, n, sd_min, brier FROM disagreement_quintiles
                                  WHERE mode = 'headline' AND rounds = 'latest' ORDER BY quintile`);
     // ntile(5) of 4 questions: one each in quintiles 1..4
