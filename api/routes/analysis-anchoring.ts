@@ -16,8 +16,8 @@ import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds, ROUND
 export const AnchoringEntry = z
   .object({
     forecaster: z.string().meta({ description: 'A model id, or consensus_mean.' }),
-    kind: z.enum(['model', 'consensus']),
-    mode: z.enum(MODES),
+    kind: z.enum(['model', 'consensus']).meta({ description: 'model: one AI model; consensus: an aggregate of the models.' }),
+    mode: z.enum(MODES).meta({ description: 'The mode compared with blind: informed or augmented (the modes that show the market).' }),
     n_market: count.meta({
       description: 'Questions whose scored forecast (rounds=all: at least one round) has a fresh market comparator at its time.',
     }),
@@ -40,8 +40,8 @@ export const Anchoring = z
   .object({
     rounds: z.enum(ROUNDS).meta({ description: 'latest: the latest forecast before the cutoff; all: every run\'s, averaged per question.' }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
-    total: count,
-    items: z.array(AnchoringEntry),
+    total: count.meta({ description: 'Entries in `items`.' }),
+    items: z.array(AnchoringEntry).meta({ description: 'One entry per forecaster and mode.' }),
   })
   .meta({ id: 'Anchoring' });
 

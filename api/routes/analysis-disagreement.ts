@@ -22,7 +22,7 @@ const SCOPES = ['headline', ...MODES] as const;
 const Quintile = z
   .object({
     quintile: z.number().int().min(1).max(5).meta({ description: '1 = least disagreement … 5 = most.' }),
-    n: count,
+    n: count.meta({ description: 'Questions in this quintile.' }),
     sd_min: zProb.meta({ description: 'Smallest disagreement (sd) of the quintile.' }),
     sd_max: zProb.meta({ description: 'Largest disagreement (sd) of the quintile.' }),
     mean_abs_error: zProb.meta({ description: 'Mean |consensus − outcome|.' }),
@@ -57,16 +57,16 @@ export const DisagreementSignal = z
     n_wrong: count.nullable().meta({
       description: 'Of those, questions where the consensus pointed the wrong way. rounds=latest only (null for rounds=all).',
     }),
-    quintiles: z.array(Quintile),
+    quintiles: z.array(Quintile).meta({ description: 'The questions cut into five equal groups by disagreement (sd), least first.' }),
   })
   .meta({ id: 'DisagreementSignal' });
 
 export const DisagreementAnalysis = z
   .object({
-    rounds: z.enum(['latest', 'all']),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
     mode: z.string().nullable().meta({ description: 'The scope asked for (null: every scope).' }),
-    total: count,
-    items: z.array(DisagreementSignal),
+    total: count.meta({ description: 'Entries in `items`.' }),
+    items: z.array(DisagreementSignal).meta({ description: 'One entry per scope: headline, then blind, informed, augmented.' }),
   })
   .meta({ id: 'DisagreementAnalysis' });
 

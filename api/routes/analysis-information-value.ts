@@ -26,7 +26,7 @@ const Comparison = z
 export const InformationValueEntry = z
   .object({
     forecaster: z.string().meta({ description: 'A model id, or consensus_mean / consensus_median / consensus_logit_mean.' }),
-    kind: z.enum(['model', 'consensus']),
+    kind: z.enum(['model', 'consensus']).meta({ description: 'model: one AI model; consensus: an aggregate of the models.' }),
     blind_to_informed: Comparison.meta({ description: 'Brier(blind) − Brier(informed), paired by question (null: no pair).' }),
     informed_to_augmented: Comparison.meta({
       description: 'Brier(informed) − Brier(augmented), paired by question (null: no pair).',
@@ -36,11 +36,11 @@ export const InformationValueEntry = z
 
 export const InformationValue = z
   .object({
-    rounds: z.enum(['latest', 'all']),
-    dimension: z.enum(['overall', 'category']),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
+    dimension: z.enum(['overall', 'category']).meta({ description: 'overall, or category when a category was asked for.' }),
     key: z.string().meta({ description: '`all` or the category.' }),
-    total: count,
-    items: z.array(InformationValueEntry),
+    total: count.meta({ description: 'Entries in `items`.' }),
+    items: z.array(InformationValueEntry).meta({ description: 'One entry per forecaster.' }),
   })
   .meta({ id: 'InformationValue' });
 

@@ -12,8 +12,8 @@ import { numOrNull } from './analysis-params.ts';
 export const ResolutionSource = z
   .object({
     source_slug: z.string().meta({ description: 'The source of the final resolution (`unknown` when not recorded).' }),
-    name: z.string().nullable(),
-    kind: z.string().nullable(),
+    name: z.string().nullable().meta({ description: 'The source\'s display name (null when the source is not in the sources table).' }),
+    kind: z.string().nullable().meta({ description: 'The source\'s kind (market, institution, …; null when unknown).' }),
     resolutions: count.meta({ description: 'Questions whose final resolution comes from this source (annulled included).' }),
     annulled: count.meta({ description: 'Of those, annulled (the market was voided: no outcome).' }),
     amended: count.meta({
@@ -29,7 +29,10 @@ export const ResolutionSource = z
   .meta({ id: 'ResolutionSource' });
 
 export const ResolutionSources = z
-  .object({ total: count, items: z.array(ResolutionSource) })
+  .object({
+    total: count.meta({ description: 'Entries in `items`.' }),
+    items: z.array(ResolutionSource).meta({ description: 'One entry per source of final resolutions, most resolutions first.' }),
+  })
   .meta({ id: 'ResolutionSources' });
 
 async function body(snap: PinnedSnapshot): Promise<Record<string, unknown>> {

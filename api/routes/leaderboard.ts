@@ -34,7 +34,7 @@ export const LeaderboardEntry = z
     forecaster: z.string().meta({
       description: 'A model id, `consensus_mean`, `consensus_median`, `consensus_logit_mean` or `market`.',
     }),
-    kind: z.enum(['model', 'consensus', 'market']),
+    kind: z.enum(['model', 'consensus', 'market']).meta({ description: 'model: one AI model; consensus: an aggregate of the models (mean, median or logit-mean); market: the venue price.' }),
     is_best: z.boolean().meta({ description: 'This forecaster has the lowest difficulty-adjusted Brier of the mode.' }),
     n: count.meta({ description: 'Questions scored for this forecaster.' }),
     brier: zProb.meta({ description: 'Mean Brier score (p − o)² over the questions (rounds=all: of the per-question means).' }),
@@ -80,7 +80,7 @@ export const LeaderboardEntry = z
 
 export const Leaderboard = z
   .object({
-    rounds: z.enum(['latest', 'all']),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
     dimension: z.enum(['overall', 'category', 'domain', 'horizon']).meta({ description: 'The cell\'s dimension.' }),
     key: z.string().meta({ description: 'The cell\'s key (`all` for overall).' }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
@@ -88,7 +88,7 @@ export const Leaderboard = z
       description: 'Only questions resolved at or after this time (ISO 8601 UTC, as asked; null: every resolved question).',
     }),
     total: count.meta({ description: 'Entries in `items`.' }),
-    items: z.array(LeaderboardEntry),
+    items: z.array(LeaderboardEntry).meta({ description: 'One entry per forecaster and mode of the cell, best first within a mode.' }),
   })
   .meta({ id: 'Leaderboard' });
 

@@ -20,8 +20,8 @@ const DIMENSIONS = ['category', 'domain', 'horizon'] as const;
 const RankedForecaster = z
   .object({
     rank: count.meta({ description: 'Rank by difficulty-adjusted Brier in the cell (1 = best; ties share a rank).' }),
-    forecaster: z.string(),
-    kind: z.enum(['model', 'consensus', 'market']),
+    forecaster: z.string().meta({ description: 'A model id, consensus_mean / consensus_median / consensus_logit_mean, or market.' }),
+    kind: z.enum(['model', 'consensus', 'market']).meta({ description: 'model: one AI model; consensus: an aggregate of the models (mean, median or logit-mean); market: the venue price.' }),
     n: count.meta({ description: 'Questions of the cell scored for this forecaster.' }),
     brier: zProb.meta({ description: 'Mean Brier score in the cell.' }),
     brier_ci95: ci95,
@@ -34,9 +34,9 @@ const RankedForecaster = z
 
 export const RankingCell = z
   .object({
-    dimension: z.enum(DIMENSIONS),
+    dimension: z.enum(DIMENSIONS).meta({ description: 'The dimension the cell belongs to.' }),
     key: z.string().meta({ description: 'The category, domain or horizon bucket (`unknown` when not recorded).' }),
-    mode: z.string(),
+    mode: z.string().meta({ description: 'Information mode: blind, informed or augmented.' }),
     n_questions: count.meta({ description: 'Questions of the cell in this mode (any forecaster).' }),
     status: z.enum(['ranked', 'insufficient']).meta({
       description: `\`insufficient\` when the cell has fewer than ${MIN_CELL_QUESTIONS} questions: no ranking is published.`,
@@ -48,12 +48,12 @@ export const RankingCell = z
 
 export const Rankings = z
   .object({
-    rounds: z.enum(['latest', 'all']),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
     dimension: z.string().nullable().meta({ description: 'The dimension asked for (null: every dimension).' }),
     min_questions: count.meta({ description: 'Questions a cell needs to be ranked.' }),
     total: count.meta({ description: 'Cells in `items`.' }),
-    items: z.array(RankingCell),
+    items: z.array(RankingCell).meta({ description: 'One cell per (dimension, key, mode).' }),
   })
   .meta({ id: 'Rankings' });
 

@@ -58,6 +58,31 @@ describe('scoring analysis routes', () => {
 
   const withKey = (key: string) => ({ headers: { 'X-API-Key': key } });
 
+  // Issue 10: the definitions are in each field's description. Every property of the six routes'
+  // 200 bodies, nested ones included, has one (on the property or on the schema it refers to).
+  it('every field of the scoring routes is described in the OpenAPI document', async () => {
+    const { body: doc } = await get(server, '/api/openapi.json');
+    const schemas = doc.components.schemas as Record<string, any>;
+    const resolve = (s: any) => (s?.$ref ? schemas[String(s.$ref).split('/').pop()!] : s);
+    const undescribed: string[] = [];
+    const walk = (s: any, at: string, depth: number): void => {
+      const r = resolve(s);
+      if (!r || depth > 8) return;
+      for (const alt of [...(r.anyOf ?? []), ...(r.oneOf ?? [])]) walk(alt, at, depth + 1);
+      if (r.items) walk(r.items, `${at}[]`, depth + 1);
+      for (const [k, v] of Object.entries<any>(r.properties ?? {})) {
+        const rv = resolve(v);
+        const nullableRef = (rv?.anyOf ?? []).some((a: any) => resolve(a)?.description);
+        if (!v.description && !rv?.description && !nullableRef) undescribed.push(`${at}.${k}`);
+        walk(v, `${at}.${k}`, depth + 1);
+      }
+    };
+    const paths = ['/api/leaderboard/', '/api/rankings/', '/api/analysis/information-value/', '/api/analysis/anchoring/',
+      '/api/analysis/disagreement/', '/api/analysis/resolution-sources/'];
+    for (const p of paths) walk(doc.paths[p].get.responses['200'].content['application/json'].schema, p, 0);
+    expect(undescribed).toEqual([]);
+  });
+
   describe('GET /api/leaderboard/', () => {
     it('needs the api plan (anonymous and pro callers are refused)', async () => {
       expectProblem(await get(server, '/api/leaderboard/'), 403, 'plan_required');
