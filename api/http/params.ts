@@ -201,16 +201,18 @@ export const TIMESTAMP_MAX = '9999-12-31T23:59:59.999999Z';
 const MAX_EPOCH_S = Date.UTC(9999, 11, 31, 23, 59, 59) / 1000;
 
 /**
- * The grammar: `YYYY-MM-DD` (midnight UTC) or `YYYY-MM-DDThh:mm[:ss[.f{1,9}]]` with an optional
- * `Z` or `±hh:mm` / `±hhmm` offset (none: UTC); `T` may be `t` or a space, `Z` may be `z`.
+ * The grammar: `YYYY-MM-DD` (midnight UTC) or `YYYY-MM-DDThh:mm[:ss[.f{1,6}]]` with an optional
+ * `Z` or `±hh:mm` / `±hhmm` offset (none: UTC); `T` may be `t` or a space, `Z` may be `z`. At most
+ * microseconds, what the warehouse keeps: a finer instant cannot be honoured exactly (cut to
+ * microseconds, `since=…00.1234567` would include a row at `…00.123456`), so it is a 400.
  */
 const ISO_TIMESTAMP =
-  /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?(?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)?$/;
+  /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,6}))?)?(?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)?$/;
 
 /**
  * Parses an ISO 8601 date or date-time, or returns null when it does not follow the grammar, names
  * an impossible date or time (2025-02-30, 24:00, :60, an offset beyond ±18:00) or falls outside
- * [TIMESTAMP_MIN, TIMESTAMP_MAX] once converted to UTC. Fractions beyond microseconds are cut.
+ * [TIMESTAMP_MIN, TIMESTAMP_MAX] once converted to UTC.
  */
 export function parseTimestampValue(value: string): Timestamp | null {
   const m = ISO_TIMESTAMP.exec(value);

@@ -220,7 +220,7 @@ describe('parameter parsers', () => {
     expect(parseTimestampValue('2025-03-01T12:30:00.000123Z')?.sql).toBe('2025-03-01 12:30:00.000123');
     expect(parseTimestampValue('2025-03-01T01:00:00-02:30')?.iso).toBe('2025-03-01T03:30:00.000000Z');
     expect(parseTimestampValue('2025-03-01t12:00+0100')?.iso).toBe('2025-03-01T11:00:00.000000Z');
-    expect(parseTimestampValue('2025-03-01 12:00:00.123456789z')?.iso).toBe('2025-03-01T12:00:00.123456Z');
+    expect(parseTimestampValue('2025-03-01 12:00:00.123456z')?.iso).toBe('2025-03-01T12:00:00.123456Z');
     expect(parseTimestampValue('2024-02-29')).not.toBeNull();
     expect(parseTimestampValue('1970-01-01T00:00:00Z')?.epochUs).toBe(0n);
     expect(parseTimestampValue('1969-12-31T23:00:00-01:00')?.iso).toBe('1970-01-01T00:00:00.000000Z');
@@ -233,6 +233,7 @@ describe('parameter parsers', () => {
       '2025-01-01T24:00', '2025-01-01T12:60', '2025-01-01T12:00:60', '2025-01-01T12:00+18:01',
       '2025-01-01T12:00+19:00', '2025-01-01T12', '2025-1-1', '+02025-01-01', '2025-01-01T12:00:00.Z',
       "2025-03-01' OR 1=1", '2025-01-01T12:00:00.1234567890Z', '', ' 2025-01-01', '２０２５-01-01',
+      '2025-04-01T00:00:00.1234567Z', '2025-03-01 12:00:00.123456789z', // finer than the warehouse's microseconds
     ]) {
       expect(parseTimestampValue(bad), bad).toBeNull();
       expect(problemOf(() => parseTimestamp(bad, 'since')).status).toBe(400);
