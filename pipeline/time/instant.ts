@@ -2,7 +2,9 @@
  * The one grammar of instants the pipeline reads (question files, ForecastBench extracts, the CLI's
  * `--as-of`): `YYYY-MM-DD` (UTC midnight) or an ISO-8601 date-time (`T` or space; seconds and a
  * fraction optional; offset `Z` or `±HH[:]MM`, none = UTC). A date that does not exist
- * (2026-02-30) is rejected, not rolled over into the next month as `new Date()` would.
+ * (2026-02-30) is rejected, not rolled over into the next month as `new Date()` would, and so is
+ * a year before 1970 (the API's lower bound: Date.UTC would also have read years 0-99 as
+ * 1900-1999, turning a typo such as 0025-10-16 into a real-looking 1925).
  */
 
 const INSTANT_RE =
@@ -14,7 +16,7 @@ export function parseInstant(text: string): Date | null {
   if (!m) return null;
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', tz = 'Z'] = m;
   const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   const ms = Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.padEnd(3, '0').slice(0, 3)));
   const check = new Date(ms);
   if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return null; // e.g. 2025-02-30

@@ -321,7 +321,8 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp('2023-11-16T18:37:14.5Z')).toEqual(new Date('2023-11-16T18:37:14.500Z'));
   });
   it('rejects malformed or impossible dates', () => {
-    for (const s of ['', 'N/A', '2025-02-29', '2025-13-01', '2025-01-01T25:00:00Z', '16/10/2025', '2025-1-1']) {
+    // (0025-10-16: Date.UTC reads years 0-99 as 1900-1999; before 1970 is out of range anyway)
+    for (const s of ['', 'N/A', '2025-02-29', '2025-13-01', '2025-01-01T25:00:00Z', '16/10/2025', '2025-1-1', '0025-10-16', '1969-12-31']) {
       expect(parseTimestamp(s)).toBeNull();
     }
   });

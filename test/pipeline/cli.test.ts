@@ -79,7 +79,15 @@ describe('quorum run', () => {
     for (const bad of ['2026-02-30', '2026-02-31T00:00:00Z', '2026-04-31 12:00']) {
       const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'feb30') });
       expect(r.status, bad).toBe(1);
-      expect(r.stderr).toMatch(/ISO 8601 date or time that exists/);
+      expect(r.stderr).toMatch(/ISO 8601 date or time from 1970 that exists/);
+    }
+  });
+
+  it('rejects an --as-of before 1970 (0001 was read as 1901) or in the future (it would become the current snapshot)', () => {
+    for (const [bad, message] of [['0001-01-01T00:00:00Z', /from 1970/], ['0025-10-16', /from 1970/], ['2099-01-01', /in the future/]] as const) {
+      const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'bounds') });
+      expect(r.status, bad).toBe(1);
+      expect(r.stderr, bad).toMatch(message);
     }
   });
 
