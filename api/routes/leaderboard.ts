@@ -55,6 +55,12 @@ export const LeaderboardEntry = z
         'Expected calibration error Σ_k (n_k/N)·|ō_k − p̄_k| over 10 equal-width bins (rounds=all: of each question\'s ' +
         'mean probability over its rounds, so questions weigh equally).',
     }),
+    ece_noise_floor: zProb.meta({
+      description:
+        'The ECE a perfectly calibrated forecaster making the same forecasts would show from sampling noise alone: ' +
+        'Σ_k sqrt(2/π · Σ p(1 − p)) / N over the same bins (normal approximation). An ece near it is indistinguishable ' +
+        'from noise; the overall interval of the ECE is in the calibration summary (service stats).',
+    }),
     vs_market: z
       .object({
         n: count.meta({ description: 'Questions scored for both this forecaster and the market.' }),
@@ -108,6 +114,7 @@ export function leaderboardEntry(r: JsonRow): z.input<typeof LeaderboardEntry> {
     n_directional: Number(r.n_directional ?? 0),
     accuracy_pct: numOrNull(r.accuracy_pct),
     ece: numOrNull(r.ece),
+    ece_noise_floor: numOrNull(r.ece_noise_floor),
     vs_market: {
       n: Number(r.vs_market_n ?? 0),
       diff: numOrNull(r.vs_market_diff),

@@ -16,7 +16,8 @@ WITH obs AS (
          CASE WHEN $rounds = 'latest' THEN dev_l ELSE dev_a END AS dev,
          CASE WHEN $rounds = 'latest' THEN dm_l ELSE dm_a END AS dm,
          CASE WHEN $rounds = 'latest' THEN bin ELSE bin_a END AS bin,
-         CASE WHEN $rounds = 'latest' THEN err ELSE err_a END AS err
+         CASE WHEN $rounds = 'latest' THEN err ELSE err_a END AS err,
+         CASE WHEN $rounds = 'latest' THEN pq ELSE pq_a END AS pq
   FROM leaderboard_observations
   WHERE epoch_us(resolved_at) >= $since_us
     AND ($mode IS NULL OR mode = $mode)
@@ -28,8 +29,8 @@ WITH obs AS (
         END
 ),
 ece AS (
-  SELECT mode, forecaster, sum(abs(e)) AS sum_abs_err
-  FROM (SELECT mode, forecaster, bin, sum(err) AS e FROM obs WHERE bin IS NOT NULL GROUP BY ALL)
+  SELECT mode, forecaster, sum(abs(e)) AS sum_abs_err, sum(sqrt(2 / pi() * pq)) AS sum_floor
+  FROM (SELECT mode, forecaster, bin, sum(err) AS e, sum(pq) AS pq FROM obs WHERE bin IS NOT NULL GROUP BY ALL)
   GROUP BY ALL
 ),
 agg AS (
@@ -47,6 +48,7 @@ point AS (
          a.n::BIGINT AS n, a.sb / a.n AS brier, a.sll / a.n AS log_loss, a.nd::BIGINT AS n_directional,
          CASE WHEN a.nd > 0 THEN 100.0 * a.sc / a.nd END AS accuracy_pct,
          CASE WHEN a.np > 0 THEN e.sum_abs_err / a.np END AS ece,
+         CASE WHEN a.np > 0 THEN e.sum_floor / a.np END AS ece_noise_floor,
          a.sdev / a.n + g.grand AS brier_adjusted
   FROM agg AS a
   JOIN grand AS g USING (mode)
@@ -108,7 +110,7 @@ SELECT p.mode, $rounds AS rounds, $dimension AS dimension, $key AS key, p.foreca
        rank() OVER (PARTITION BY p.mode ORDER BY p.brier_adjusted) AS rank,
        p.forecaster = b.best AS is_best,
        p.n, p.brier, i.brier_ci95_lo, i.brier_ci95_hi, p.brier_adjusted, p.log_loss,
-       p.n_directional, p.accuracy_pct, p.ece,
+       p.n_directional, p.accuracy_pct, p.ece, p.ece_noise_floor,
        x.vs_market_n, x.vs_market_diff, i.vs_market_ci95_lo, i.vs_market_ci95_hi,
        b.best, x.vs_best_n, x.vs_best_diff, i.vs_best_ci95_lo, i.vs_best_ci95_hi,
        CASE WHEN i.vs_best_ci95_lo IS NOT NULL

@@ -19,6 +19,10 @@
 --   ece: Σ_bins |Σ (o − p)| / n over the 10 calibration bins; rounds 'all': p is the question's
 --     mean probability over its rounds (probability_all_rounds, mean_all_rounds, … of 30/40), so
 --     that each question counts once, as for the other rounds 'all' figures.
+--   ece_noise_floor: the ECE a perfectly calibrated forecaster making the same forecasts would
+--     show from sampling noise alone, Σ_bins sqrt(2/π · Σ p(1 − p)) / n (the expected |Σ (o − p)|
+--     of a bin whose outcomes are Bernoulli(p), normal approximation), as calibration_summary's
+--     per forecaster and mode: an ece near it is indistinguishable from noise.
 --   brier_adjusted (difficulty-adjusted Brier, question fixed effects as ForecastBench does):
 --     mean over the forecaster's questions of (brier − q̄), plus the cell's overall mean, where
 --     q̄ = the question's mean Brier over all leaderboard forecasters scoring it in the same mode
@@ -107,10 +111,10 @@ obs AS (
   WHERE market_brier IS NOT NULL OR market_brier_all_rounds IS NOT NULL
 )
 SELECT mode, forecaster, question_id, resolved_at, grp, category, domain, horizon_bucket,
-       b_l, ll_l, c_l, _calibration_bin(p) AS bin, outcome - p AS err,
+       b_l, ll_l, c_l, _calibration_bin(p) AS bin, outcome - p AS err, p * (1 - p) AS pq,
        b_l - qbar_l AS dev_l, b_l - mb_l AS dm_l,
        b_a, ll_a, c_a, b_a - qbar_a AS dev_a, b_a - mb_a AS dm_a,
-       _calibration_bin(p_a) AS bin_a, outcome - p_a AS err_a
+       _calibration_bin(p_a) AS bin_a, outcome - p_a AS err_a, p_a * (1 - p_a) AS pq_a
 FROM obs;
 
 -- Point figures per cell and forecaster: one pass, the four cells as grouping sets.
@@ -134,11 +138,12 @@ ece AS (
          CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
               WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
          coalesce(category, domain, horizon_bucket, 'all') AS key,
-         sum(abs(err)) AS sum_abs_err
+         sum(abs(err)) AS sum_abs_err, sum(sqrt(2 / pi() * pq)) AS sum_floor
   FROM (
     SELECT mode, forecaster, category, domain, horizon_bucket, r.rounds,
            CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END AS b,
-           sum(CASE r.rounds WHEN 'latest' THEN err ELSE err_a END) AS err
+           sum(CASE r.rounds WHEN 'latest' THEN err ELSE err_a END) AS err,
+           sum(CASE r.rounds WHEN 'latest' THEN pq ELSE pq_a END) AS pq
     FROM leaderboard_observations CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
     WHERE (CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END) IS NOT NULL
     GROUP BY GROUPING SETS ((mode, forecaster, r.rounds, b), (mode, forecaster, category, r.rounds, b),
@@ -167,6 +172,7 @@ SELECT l.mode, l.rounds, l.dimension, l.key, l.forecaster,
        l.n_directional::BIGINT AS n_directional,
        CASE WHEN l.n_directional > 0 THEN 100.0 * l.sum_correct / l.n_directional END AS accuracy_pct,
        CASE WHEN l.n_p > 0 THEN e.sum_abs_err / l.n_p END AS ece,
+       CASE WHEN l.n_p > 0 THEN e.sum_floor / l.n_p END AS ece_noise_floor,
        l.sum_dev / l.n + c.grand AS brier_adjusted
 FROM long AS l
 JOIN cell AS c USING (mode, rounds, dimension, key)
@@ -302,7 +308,7 @@ SELECT p.mode, p.rounds, p.dimension, p.key, p.forecaster, p.kind,
        rank() OVER (PARTITION BY p.mode, p.rounds, p.dimension, p.key ORDER BY p.brier_adjusted) AS rank,
        p.forecaster = b.best AS is_best,
        p.n, p.brier, i.brier_ci95_lo, i.brier_ci95_hi, p.brier_adjusted, p.log_loss,
-       p.n_directional, p.accuracy_pct, p.ece,
+       p.n_directional, p.accuracy_pct, p.ece, p.ece_noise_floor,
        x.vs_market_n, x.vs_market_diff, i.vs_market_ci95_lo, i.vs_market_ci95_hi,
        b.best, x.vs_best_n, x.vs_best_diff, i.vs_best_ci95_lo, i.vs_best_ci95_hi,
        CASE WHEN i.vs_best_ci95_lo IS NOT NULL

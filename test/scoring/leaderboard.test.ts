@@ -104,13 +104,18 @@ function referenceCell(all: Obs[], dimension: string, key: string, draws: Draws)
     const dir = mine.filter((o) => o.correct !== null);
     const withP = mine.filter((o) => o.p !== null);
     let ece: number | null = null;
+    let eceNoiseFloor: number | null = null;
     if (withP.length > 0) {
       const err = new Map<number, number>();
+      const pq = new Map<number, number>();
       for (const o of withP) {
         const bin = Math.min(Math.floor(Math.round(o.p! * 10 * 1e9) / 1e9), 9);
         err.set(bin, (err.get(bin) ?? 0) + o.outcome - o.p!);
+        pq.set(bin, (pq.get(bin) ?? 0) + o.p! * (1 - o.p!));
       }
       ece = [...err.values()].reduce((a, e) => a + Math.abs(e), 0) / withP.length;
+      // a calibrated forecaster's expected |Σ (o − p)| per bin: sqrt(2/π · Σ p(1 − p))
+      eceNoiseFloor = [...pq.values()].reduce((a, v) => a + Math.sqrt((2 / Math.PI) * v), 0) / withP.length;
     }
     return {
       forecaster: f,
@@ -120,6 +125,7 @@ function referenceCell(all: Obs[], dimension: string, key: string, draws: Draws)
       n_directional: dir.length,
       accuracy_pct: dir.length ? (100 * dir.reduce((a, o) => a + o.correct!, 0)) / dir.length : null,
       ece,
+      ece_noise_floor: eceNoiseFloor,
       brier_adjusted: avg(mine.map((o) => o.brier - avg(qbar.get(o.q)!))) + grand,
     };
   });
@@ -232,7 +238,7 @@ describe('leaderboard', () => {
           expect(g.rank, ctx).toBe(r.rank);
           expect(g.best, ctx).toBe(r.best);
           expect(g.n_questions, ctx).toBe(r.n_questions);
-          for (const k of ['brier', 'log_loss', 'brier_adjusted', 'accuracy_pct', 'ece', 'vs_market_diff', 'vs_best_diff'] as const) {
+          for (const k of ['brier', 'log_loss', 'brier_adjusted', 'accuracy_pct', 'ece', 'ece_noise_floor', 'vs_market_diff', 'vs_best_diff'] as const) {
             if (r[k] === null) expect(g[k], `${ctx} ${k}`).toBeNull();
             else expect(g[k] as number, `${ctx} ${k}`).toBeCloseTo(r[k], 10);
           }
