@@ -11,8 +11,9 @@
 --     groups with replacement, draw j picking grp = hash(seed, r, j) mod 200; w = how many times
 --     grp was drawn (groups never drawn are absent: w = 0).
 -- A replicate's statistic is the statistic of the weighted sums: a mean becomes
--- sum_g w_g * sum_g(x) / sum_g w_g * n_g. With at most 200 questions in a cell, the questions sit
--- in different groups and each question gets a Multinomial(200, 1/200) ~ Poisson(1) weight: the
+-- sum_g w_g * sum_g(x) / sum_g w_g * n_g. With at most 200 resolved questions in all (the groups
+-- are balanced over all of them, not per cell), the questions sit in different groups and each
+-- question gets a Multinomial(200, 1/200) ~ Poisson(1) weight: the
 -- Poisson bootstrap of questions. With many more questions it is the random-group bootstrap (200
 -- random groups of questions resampled). Intervals are the 2.5% and 97.5% percentiles
 -- (quantile_cont) of the replicates. Paired statistics (A - B) resample the same questions for
