@@ -10,7 +10,10 @@
  * failed, or every step did); `partial` otherwise (some failed, the rest is written). The registry
  * and the question files are local files: a failure there is a failure, but they are not what
  * "nothing came from outside" counts. FRED counts as remote only with an API key (without one it
- * makes no request and reports its questions as skipped).
+ * makes no request and reports its questions as skipped). FRED failed when it was asked and every
+ * request failed (a rejected key fails them all, as does an outage or a malformed answer); some
+ * failed among others that worked is a warning (fredOutcome). A venue's report warns when its
+ * discovery stopped at the page cap; a pagination loop fails the venue (pipeline/venues/core.ts).
  *
  * Logging: one line per failure. runVenueSync (pipeline/venues/core.ts) binds `venue` itself and
  * logs the HTTP failure it turns into a VenueSyncError, so the adapter gets the unbound logger and
@@ -29,7 +32,7 @@ import type { RawTableName } from './warehouse/tables.ts';
 import { loadSources } from './sources/registry.ts';
 import { createSourceClient } from './sources/http-client.ts';
 import { fredConfigFromEnv, FRED_API_KEY_ENV, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
-import { resolveThresholdQuestions } from './sources/resolve-threshold.ts';
+import { resolveThresholdQuestions, type ThresholdResolutions } from './sources/resolve-threshold.ts';
 import { loadQuestionFiles } from './questions/question-file.ts';
 import { createVenueAdapters, loadVenueConfig, VenueSyncError, type VenueSyncResult } from './venues/index.ts';
 
@@ -47,6 +50,11 @@ export interface SourceReport {
   skipped_examples: string[];
   /** Why items were skipped, most frequent first (at most 5 reasons), the market id left out. */
   skipped_reasons: { reason: string; count: number }[];
+  /**
+   * What went short without failing the source: a venue's discovery stopped at the page cap
+   * (more markets than were read), some of FRED's requests failed.
+   */
+  warnings: string[];
 }
 
 export type SyncStatus = 'ok' | 'partial' | 'failed';
@@ -114,7 +122,14 @@ function topReasons(skipped: readonly Skip[], max = 5): { reason: string; count:
   return [...counts].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count).slice(0, max);
 }
 
-function report(source: string, written: Record<string, number>, skipped: readonly Skip[], error: string | null, markets: number | null = null): SourceReport {
+function report(
+  source: string,
+  written: Record<string, number>,
+  skipped: readonly Skip[],
+  error: string | null,
+  markets: number | null = null,
+  warnings: readonly string[] = [],
+): SourceReport {
   return {
     source,
     ok: error === null,
@@ -124,7 +139,22 @@ function report(source: string, written: Record<string, number>, skipped: readon
     skipped: skipped.length,
     skipped_examples: skipped.slice(0, 5).map((s) => `${s.id ?? '?'}: ${s.reason}`),
     skipped_reasons: topReasons(skipped),
+    warnings: [...warnings],
   };
+}
+
+/**
+ * FRED's verdict from its requests (see the header): the error when every request it made failed,
+ * else null with a warning naming the series whose requests failed, if any. Their questions are
+ * in `skipped` either way, with the reason.
+ */
+export function fredOutcome(r: Pick<ThresholdResolutions, 'requests' | 'failed_requests'>): { error: string | null; warnings: string[] } {
+  const failed = r.failed_requests;
+  if (failed.length === 0) return { error: null, warnings: [] };
+  const first = failed[0]!.reason;
+  if (failed.length >= r.requests) return { error: `every FRED request failed (${failed.length} of ${r.requests}): ${first}`, warnings: [] };
+  const series = failed.map((f) => f.series_id).join(', ');
+  return { error: null, warnings: [`${failed.length} of ${r.requests} FRED requests failed (${series}): ${first}`] };
 }
 
 /** The sync's status from its reports (see the header); `remote` names the steps that reach outside. */
@@ -186,7 +216,8 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     const rows: Rows = r ? await onlyNewLifecycle(conn, opts.root, r as unknown as Rows) : {};
     const written = await writeRows(conn, opts, rows);
     remote.add(`venue:${venue}`);
-    reports.push(report(`venue:${venue}`, written, (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason })), error, r?.markets_seen ?? 0));
+    const skipped = (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason }));
+    reports.push(report(`venue:${venue}`, written, skipped, error, r?.markets_seen ?? 0, r?.warnings ?? []));
   }
 
   // 4. Official data: resolve question-file threshold questions that are still open.
@@ -205,7 +236,9 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
         { client, baseUrl: fred.baseUrl, apiKey: fred.apiKey, now: opts.now, logger: log.child({ source: 'fred' }), signal: opts.signal },
       );
       const written = await writeRows(conn, opts, { resolutions: resolved.resolutions, lifecycle_events: resolved.lifecycle_events });
-      reports.push(report('fred', written, resolved.skipped.map((s) => ({ id: s.question_id, reason: s.reason })), null));
+      const { error, warnings } = fredOutcome(resolved);
+      // Each failed request was logged once, as its series was skipped: nothing more to log here.
+      reports.push(report('fred', written, resolved.skipped.map((s) => ({ id: s.question_id, reason: s.reason })), error, null, warnings));
     } catch (err) {
       log.error({ err: (err as Error).message }, 'FRED resolution failed');
       reports.push(report('fred', {}, [], (err as Error).message));

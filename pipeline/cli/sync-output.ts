@@ -36,7 +36,8 @@ function clip(text: string, max: number): string {
 
 /**
  * The report as a plain-text table (no colour, no box drawing: it is read in any terminal and
- * pasted into issues), then the skip reasons and what else was written, then one status line.
+ * pasted into issues), then what else was written, the warnings and the skip reasons, then one
+ * status line.
  */
 export function renderSyncTable(report: SyncReport): string {
   const rows = report.sources.map((s) => [
@@ -61,6 +62,7 @@ export function renderSyncTable(report: SyncReport): string {
   for (const s of report.sources) {
     const other = Object.entries(s.written).filter(([table, n]) => !NOT_LISTED.has(table) && n > 0);
     if (other.length > 0) notes.push(`${s.source}: also written ${other.map(([t, n]) => `${n} ${t}`).join(', ')}`);
+    for (const w of s.warnings ?? []) notes.push(`${s.source}: warning: ${clip(w, 160)}`);
     if (s.skipped > 0) {
       const listed = s.skipped_reasons.reduce((n, r) => n + r.count, 0);
       const reasons = s.skipped_reasons.map((r) => `${r.count}× ${clip(r.reason, 100)}`);

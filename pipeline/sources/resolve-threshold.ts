@@ -31,7 +31,8 @@
  *
  * Requests: one per series (specs grouped by series_id; the date range covering all of them,
  * comparison periods included, is fetched once). A failed request or a malformed payload skips
- * that series' questions with the reason; the other series go on. With no API key every spec is
+ * that series' questions with the reason and is counted in `failed_requests` (the caller decides
+ * whether FRED failed); the other series go on. With no API key every spec is
  * skipped with a reason naming QUORUM_FRED_API_KEY and nothing is requested.
  */
 import type { Logger } from '../log.ts';
@@ -58,6 +59,13 @@ export interface ThresholdResolutions {
   resolutions: Row<'resolutions'>[];
   lifecycle_events: Row<'lifecycle_events'>[];
   skipped: SkippedQuestion[];
+  /**
+   * FRED requests made (one per series asked) and the ones that failed for good, the request or
+   * its payload, with the reason: what the caller judges FRED's own health by (a bad key or an
+   * outage fails them all), as questions skipped for "not yet published" say nothing about it.
+   */
+  requests: number;
+  failed_requests: { series_id: string; reason: string }[];
 }
 
 /** `YYYY-MM-DD` shifted by `months` (negative = earlier), day clamped to the target month's length. */
@@ -173,7 +181,7 @@ export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: s
 /**
  * Resolves the specs whose data FRED has published; the others stay open and are listed in
  * `skipped` with the reason. Never throws for a per-series problem (the reason is in `skipped`,
- * without the API key); rows are in spec order.
+ * without the API key, and the failed request in `failed_requests`); rows are in spec order.
  */
 export async function resolveThresholdQuestions(specs: ThresholdSpec[], ctx: ResolveContext): Promise<ThresholdResolutions> {
   const { now, logger } = ctx;
@@ -183,11 +191,18 @@ export async function resolveThresholdQuestions(specs: ThresholdSpec[], ctx: Res
   if (specs.length > 0 && !ctx.apiKey) {
     const reason = `FRED API key not configured: set ${FRED_API_KEY_ENV}`;
     logger.warn({ questions: specs.length, variable: FRED_API_KEY_ENV }, 'FRED questions skipped: no API key configured');
-    return { resolutions: [], lifecycle_events: [], skipped: specs.map((s) => ({ question_id: s.question_id, reason: `${reason} (series ${s.series_id})` })) };
+    return {
+      resolutions: [],
+      lifecycle_events: [],
+      skipped: specs.map((s) => ({ question_id: s.question_id, reason: `${reason} (series ${s.series_id})` })),
+      requests: 0,
+      failed_requests: [],
+    };
   }
 
   // Group by series; periods that have not begun are not asked for.
   const groups = new Map<string, number[]>();
+  const failedRequests: ThresholdResolutions['failed_requests'] = [];
   specs.forEach((spec, i) => {
     if (spec.observation_date > today) {
       outcome.set(i, { ok: false, reason: `not yet published: ${spec.series_id} ${spec.observation_date} is after ${today}` });
@@ -209,6 +224,7 @@ export async function resolveThresholdQuestions(specs: ThresholdSpec[], ctx: Res
       } catch (e) {
         const reason = e instanceof FredError ? e.message : redactKey(`FRED ${seriesId}: ${String((e as Error)?.message ?? e)}`, ctx.apiKey);
         logger.warn({ series_id: seriesId, source_url: fredSeriesUrl(seriesId), questions: indexes.length, reason }, 'FRED series skipped');
+        failedRequests.push({ series_id: seriesId, reason });
         for (const i of indexes) outcome.set(i, { ok: false, reason });
         return;
       }
@@ -220,7 +236,13 @@ export async function resolveThresholdQuestions(specs: ThresholdSpec[], ctx: Res
     }),
   );
 
-  const out: ThresholdResolutions = { resolutions: [], lifecycle_events: [], skipped: [] };
+  const out: ThresholdResolutions = {
+    resolutions: [],
+    lifecycle_events: [],
+    skipped: [],
+    requests: groups.size,
+    failed_requests: failedRequests.sort((x, y) => x.series_id.localeCompare(y.series_id)),
+  };
   specs.forEach((spec, i) => {
     const ev = outcome.get(i)!;
     if (!ev.ok) {

@@ -113,6 +113,21 @@ export interface RawPage {
 export interface DiscoveryControl {
   /** False once maxMarkets new questions were taken: stop paginating. */
   wantMore(): boolean;
+  /**
+   * Discovery stopped after `pages` pages, the page cap, while the venue had more: the sync's
+   * report says so (a warning, not a failure: the cap is the operator's QUORUM_VENUE_MAX_PAGES).
+   */
+  pageCapped(pages: number): void;
+}
+
+/**
+ * The error a driver throws when the venue's next-page cursor leads back to a page already read:
+ * following it would read the same pages until the page cap. It fails the venue like a bad page
+ * (runVenueSync turns it into a VenueSyncError; what earlier pages brought is kept).
+ */
+export function paginationLoop(name: string, url: URL | string, pages: number, cursor: string): SourceHttpError {
+  const shown = cursor.length > 80 ? `${cursor.slice(0, 79)}…` : cursor;
+  return new SourceHttpError('invalid_payload', String(url), `pagination loop: ${name}'s next page (${shown}) is one already read; discovery stopped after ${pages} page${pages === 1 ? '' : 's'}`);
 }
 
 export interface VenueDriver {
@@ -205,11 +220,14 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     skipped: [],
     markets_seen: 0,
     requests: 0,
+    warnings: [],
   };
   const seen = new Set<string>();
-  /** Every id the venue returned (readable or not), for `markets_seen`; unreadable id-less items are counted apart. */
+  /** Every id the venue returned (readable or not), for `markets_seen`; unreadable id-less items by their JSON. */
   const returned = new Set<string>();
-  let returnedWithoutId = 0;
+  const returnedWithoutId = new Set<string>();
+  /** Items already skipped while reading pages: a repeated page (offsets shifting, a loop) skips them once. */
+  const skippedItems = new Set<string>();
   let added = 0;
   const maxNew = filters.maxMarkets ?? Infinity;
   const closeLimit = filters.closeWithinDays !== undefined ? now.getTime() + filters.closeWithinDays * 86_400_000 : Infinity;
@@ -317,10 +335,12 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     for (const raw of page.items) {
       const n = driver.normalize(raw, now);
       const id = n.ok ? n.market.id : n.id;
-      if (id === null) returnedWithoutId++;
+      const key = id ?? JSON.stringify(raw);
+      if (id === null) returnedWithoutId.add(key);
       else returned.add(id);
       if (!n.ok) {
-        skip(n.id, n.reason);
+        if (!skippedItems.has(key)) skip(n.id, n.reason);
+        skippedItems.add(key);
         continue;
       }
       const m = n.market;
@@ -333,7 +353,14 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   };
 
   try {
-    for await (const page of driver.discover(ctx, { wantMore: () => added < maxNew })) {
+    const control: DiscoveryControl = {
+      wantMore: () => added < maxNew,
+      pageCapped: (pages) => {
+        result.warnings.push(`discovery stopped at the page cap (${pages} page${pages === 1 ? '' : 's'}, QUORUM_VENUE_MAX_PAGES): ${name} has more markets than were read`);
+        log.warn({ pages }, 'venue discovery stopped at the page cap');
+      },
+    };
+    for await (const page of driver.discover(ctx, control)) {
       handlePage(page);
       if (added >= maxNew) break;
     }
@@ -346,7 +373,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     }
     await backfillGaps(driver, ctx, gaps, backfill, result, skip);
   } catch (err) {
-    result.markets_seen = returned.size + returnedWithoutId;
+    result.markets_seen = returned.size + returnedWithoutId.size;
     result.requests = driver.client.stats.requests - startRequests;
     if (err instanceof SourceHttpError) {
       log.warn({ err: err.message, collected: result.questions.length + result.market_prices.length }, 'venue sync failed');
@@ -354,7 +381,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     }
     throw err;
   }
-  result.markets_seen = returned.size + returnedWithoutId;
+  result.markets_seen = returned.size + returnedWithoutId.size;
   result.requests = driver.client.stats.requests - startRequests;
   log.info(
     {

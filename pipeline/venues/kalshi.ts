@@ -2,7 +2,8 @@
  * Kalshi adapter (Trade API v2, public market data).
  *
  * Discovery: `GET {base}/markets?status=open&mve_filter=exclude&limit=1000&cursor=` (cursor
- * pagination; an empty cursor ends it; `max_close_ts` when closeWithinDays is set). Tracked markets
+ * pagination; an empty cursor ends it, a cursor already followed is a pagination loop;
+ * `max_close_ts` when closeWithinDays is set). Tracked markets
  * the discovery did not return: `GET {base}/markets/{ticker}` (`{ market: … }`; 404 = not found).
  *
  * Semantics:
@@ -27,8 +28,10 @@ import {
   DriverSettings,
   closeBefore,
   lookupEach,
+  paginationLoop,
   runVenueSync,
   type AdapterOptions,
+  type DiscoveryControl,
   type MarketSnapshot,
   type Normalized,
   type RawPage,
@@ -188,10 +191,12 @@ class KalshiDriver extends DriverSettings implements VenueDriver {
     });
   }
 
-  async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
+  async *discover(ctx: VenueSyncContext, control: DiscoveryControl): AsyncIterable<RawPage> {
     const before = closeBefore(ctx);
     let cursor: string | null = null;
-    for (let page = 0; page < this.maxPages && control.wantMore(); page++) {
+    const followed = new Set<string>();
+    let page = 0;
+    for (; page < this.maxPages && control.wantMore(); page++) {
       const url = new URL(`${this.base}/markets`);
       url.searchParams.set('status', 'open');
       url.searchParams.set('mve_filter', 'exclude');
@@ -202,7 +207,10 @@ class KalshiDriver extends DriverSettings implements VenueDriver {
       yield { items: body.markets ?? [], origin: `kalshi:${this.base}/markets` };
       cursor = blankToNull(body.cursor);
       if (!cursor || (body.markets ?? []).length === 0) return;
+      if (followed.has(cursor)) throw paginationLoop(this.name, url, page + 1, cursor);
+      followed.add(cursor);
     }
+    if (control.wantMore()) control.pageCapped(page);
   }
 
   lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage> {

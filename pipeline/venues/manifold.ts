@@ -1,7 +1,8 @@
 /**
  * Manifold adapter (API v0).
  *
- * Discovery: `GET {base}/markets?limit=1000&before=<last id>` (newest first; a short page ends it).
+ * Discovery: `GET {base}/markets?limit=1000&before=<last id>` (newest first; a short page ends it,
+ * a `before` id already followed is a pagination loop).
  * The listing mixes every market type and state: only open BINARY markets become new questions;
  * other types are skipped as non-binary, closed/resolved untracked ones are ignored. Tracked
  * markets the discovery did not return: `GET {base}/market/{id}` (404 = not found).
@@ -20,8 +21,10 @@ import { z } from 'zod';
 import {
   DriverSettings,
   lookupEach,
+  paginationLoop,
   runVenueSync,
   type AdapterOptions,
+  type DiscoveryControl,
   type MarketSnapshot,
   type Normalized,
   type RawPage,
@@ -146,9 +149,11 @@ class ManifoldDriver extends DriverSettings implements VenueDriver {
     });
   }
 
-  async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
+  async *discover(ctx: VenueSyncContext, control: DiscoveryControl): AsyncIterable<RawPage> {
     let before: string | null = null;
-    for (let page = 0; page < this.maxPages && control.wantMore(); page++) {
+    const followed = new Set<string>();
+    let page = 0;
+    for (; page < this.maxPages && control.wantMore(); page++) {
       const url = new URL(`${this.base}/markets`);
       url.searchParams.set('limit', String(this.pageSize));
       if (before) url.searchParams.set('before', before);
@@ -156,8 +161,11 @@ class ManifoldDriver extends DriverSettings implements VenueDriver {
       yield { items, origin: `manifold:${this.base}/markets` };
       const last = items.at(-1) as { id?: unknown } | undefined;
       if (items.length < this.pageSize || !last || typeof last.id !== 'string') return;
+      if (followed.has(last.id)) throw paginationLoop(this.name, url, page + 1, last.id);
+      followed.add(last.id);
       before = last.id;
     }
+    if (control.wantMore()) control.pageCapped(page);
   }
 
   lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage> {

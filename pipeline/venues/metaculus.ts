@@ -3,7 +3,8 @@
  *
  * Discovery: `GET {base}/posts/?offset=&limit=100&statuses=open&forecast_type=binary&with_cp=true&order_by=-hotness`,
  * following `next` until it is null. `next` is an absolute URL chosen by the server; only its query
- * is kept and re-applied to the configured base, so traffic never leaves the configured host.
+ * is kept and re-applied to the configured base, so traffic never leaves the configured host. A
+ * `next` leading to a page already read is a pagination loop.
  * Tracked posts the discovery did not return: `GET {base}/posts/{id}/` (404 = not found).
  * `QUORUM_METACULUS_TOKEN`, when set, is sent as `Authorization: Token …`.
  *
@@ -20,8 +21,10 @@ import { z } from 'zod';
 import {
   DriverSettings,
   lookupEach,
+  paginationLoop,
   runVenueSync,
   type AdapterOptions,
+  type DiscoveryControl,
   type MarketSnapshot,
   type Normalized,
   type RawPage,
@@ -148,6 +151,13 @@ export function normalizeMetaculus(raw: unknown): Normalized {
   }
 }
 
+/** Which page a URL asks for: its query, parameters in a fixed order (the server may reorder them). */
+function pageKey(url: URL): string {
+  const params = new URLSearchParams(url.search);
+  params.sort();
+  return params.toString();
+}
+
 class MetaculusDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'metaculus' as const;
   readonly name = 'Metaculus';
@@ -161,7 +171,7 @@ class MetaculusDriver extends DriverSettings implements VenueDriver {
     });
   }
 
-  async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
+  async *discover(ctx: VenueSyncContext, control: DiscoveryControl): AsyncIterable<RawPage> {
     const first = new URL(`${this.base}/posts/`);
     const q = first.searchParams;
     q.set('offset', '0');
@@ -171,11 +181,17 @@ class MetaculusDriver extends DriverSettings implements VenueDriver {
     q.set('with_cp', 'true');
     q.set('order_by', '-hotness');
     let url: URL | null = first;
-    for (let page = 0; url && page < this.maxPages && control.wantMore(); page++) {
+    const read = new Set<string>([pageKey(first)]);
+    let page = 0;
+    for (; url && page < this.maxPages && control.wantMore(); page++) {
       const body: z.infer<typeof MetaculusPage> = await this.client.getJson(url, MetaculusPage, ctx.signal);
       yield { items: body.results, origin: `metaculus:${this.base}/posts/` };
-      url = body.next && body.results.length > 0 ? this.rebase(body.next) : null;
+      const next: URL | null = body.next && body.results.length > 0 ? this.rebase(body.next) : null;
+      if (next && read.has(pageKey(next))) throw paginationLoop(this.name, url, page + 1, next.search);
+      if (next) read.add(pageKey(next));
+      url = next;
     }
+    if (url && control.wantMore()) control.pageCapped(page);
   }
 
   /** The server's `next` link with its query kept and its origin and path replaced by ours. */

@@ -40,6 +40,7 @@ import {
   closeBefore,
   runVenueSync,
   type AdapterOptions,
+  type DiscoveryControl,
   type MarketSnapshot,
   type Normalized,
   type PriceHistory,
@@ -317,9 +318,10 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
     return `polymarket:${this.base}/markets`;
   }
 
-  async *discover(ctx: VenueSyncContext, control: { wantMore(): boolean }): AsyncIterable<RawPage> {
+  async *discover(ctx: VenueSyncContext, control: DiscoveryControl): AsyncIterable<RawPage> {
     const before = closeBefore(ctx);
-    for (let page = 0; page < this.maxPages && control.wantMore(); page++) {
+    let page = 0;
+    for (; page < this.maxPages && control.wantMore(); page++) {
       const url = new URL(`${this.base}/markets`);
       const q = url.searchParams;
       q.set('closed', 'false');
@@ -335,6 +337,8 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
       yield { items, origin: this.origin };
       if (items.length < this.pageSize) return;
     }
+    // Offsets cannot loop; a full last page means more may follow.
+    if (control.wantMore()) control.pageCapped(page);
   }
 
   async *lookup(ids: string[], ctx: VenueSyncContext): AsyncIterable<RawPage> {

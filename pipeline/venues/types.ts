@@ -7,8 +7,10 @@
  * columns (pipeline/warehouse/tables.ts): TIMESTAMP → Date (UTC), VARCHAR[] → string[], missing →
  * null.
  *
- * Failure: a bad item is skipped (`skipped`, with a reason, also logged) and the batch goes on. A
- * page or lookup that still fails after the client's retries makes `sync` throw a
+ * Failure: a bad item is skipped (`skipped`, with a reason, also logged, once however many pages
+ * repeat it) and the batch goes on. A page or lookup that still fails after the client's retries,
+ * or a next-page cursor that leads back to a page already read (a pagination loop), makes `sync`
+ * throw a
  * `VenueSyncError`, which IS a `SourceHttpError` (same kind, url, status) and also carries, in
  * `partial`, the rows collected before the failure (callers that only know SourceHttpError simply
  * record the venue as failed; callers that want to keep earlier pages can use `partial`).
@@ -70,11 +72,14 @@ export interface VenueSyncResult {
   skipped: SkippedItem[];
   /**
    * Distinct markets the venue returned this sync, whatever became of them: recorded, skipped,
-   * or dropped by the discovery filters (an unreadable item without an id counts as one market).
+   * or dropped by the discovery filters (an unreadable item without an id counts as one market;
+   * the same item on several pages, once).
    */
   markets_seen: number;
   /** HTTP attempts made by this sync (retries included). */
   requests: number;
+  /** What went short without failing the venue: discovery stopped at the page cap. */
+  warnings: string[];
 }
 
 export interface VenueAdapter {

@@ -1,17 +1,65 @@
 /**
- * The run lock: never two pipeline runs at once, also across processes. The lock file is created
- * exclusively and holds the owner's pid; a lock whose owner no longer exists is stale and taken over.
+ * The run lock: never two pipeline runs (or syncs) at once, also across processes and across
+ * containers that share a data dir.
+ *
+ * `run.lock` is created exclusively and holds the owner's pid, host, pid namespace, start time,
+ * run id and a random token. While it holds the lock, the owner touches the file every
+ * LOCK_HEARTBEAT_MS: the file's mtime is the lock's heartbeat.
+ *
+ * A lock found in place is stale, and taken over, when:
+ *  - its heartbeat stopped: the file was not touched for LOCK_STALE_MS, whoever wrote it. This is
+ *    the one test that works for a lock written on another host (a data dir shared by containers
+ *    with other hostnames, or the lock of a container that was recreated), whose pid means
+ *    nothing here, and for an unreadable (half-written) lock;
+ *  - it was written in this pid space (same hostname and pid namespace) by a process that no
+ *    longer exists;
+ *  - it names this very process, which does not hold it: a container killed mid-run and restarted
+ *    gets the same pid again (PID 1, typically), and its own pid is always "alive". A process
+ *    knows which locks it holds (the token), so one run still excludes another in the same
+ *    process (the scheduler of `quorum start`).
+ * Takeover moves the stale file aside and checks it was the one judged stale, so two processes
+ * taking over the same stale lock cannot both win.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { lockFile } from './layout.ts';
 
+/** How often the holder touches the lock file (its heartbeat). */
+export const LOCK_HEARTBEAT_MS = 15_000;
+/**
+ * A lock untouched for this long has lost its holder: twelve missed heartbeats, far more than a
+ * busy event loop delays a timer. Hosts sharing a data dir need clocks within this of each other.
+ */
+export const LOCK_STALE_MS = 180_000;
+
+/** What a lock file records about its holder (older locks lack the optional fields). */
+export interface LockHolder {
+  pid: number;
+  started_at: string;
+  run_id?: string;
+  host?: string;
+  /** The holder's pid namespace (Linux `/proc/self/ns/pid`): pids compare only within one. */
+  pid_ns?: string | null;
+  /** Random per acquisition: tells this process's own locks from a previous incarnation's. */
+  token?: string;
+}
+
 export class RunLockedError extends Error {
-  constructor(readonly holder: { pid: number; started_at: string; run_id?: string }) {
-    super(`another run is in progress (pid ${holder.pid}, since ${holder.started_at})`);
+  constructor(
+    readonly holder: LockHolder,
+    /** Seconds since the holder's last heartbeat (the lock file's mtime), when known. */
+    readonly heartbeatAgeS: number | null = null,
+  ) {
+    const where = holder.host && holder.host !== hostname() ? ` on host ${holder.host}` : '';
+    const beat = heartbeatAgeS === null ? '' : `; last heartbeat ${heartbeatAgeS}s ago, taken over after ${LOCK_STALE_MS / 1000}s without one`;
+    super(`another run is in progress (pid ${holder.pid}${where}, since ${holder.started_at}${beat})`);
     this.name = 'RunLockedError';
   }
 }
+
+/** Tokens of the locks this process holds now. */
+const heldTokens = new Set<string>();
 
 function alive(pid: number): boolean {
   try {
@@ -22,38 +70,160 @@ function alive(pid: number): boolean {
   }
 }
 
-function readHolder(file: string): { pid: number; started_at: string; host?: string } | null {
+/** This process's pid namespace (Linux), or null where there is none to read. */
+function pidNamespace(): string | null {
   try {
-    return JSON.parse(readFileSync(file, 'utf8'));
+    return readlinkSync('/proc/self/ns/pid');
   } catch {
     return null;
   }
 }
 
-/** Takes the run lock or throws RunLockedError. Returns the release function. */
-export function acquireRunLock(root: string, runId?: string): () => void {
-  mkdirSync(root, { recursive: true });
-  const file = lockFile(root);
-  for (let attempt = 0; attempt < 2; attempt++) {
+/**
+ * Whether the holder's pid names a process we can check: same hostname and the same pid
+ * namespace (a lock that does not record its namespace, or a system without them, is taken as
+ * the same, as before namespaces were recorded).
+ */
+function samePidSpace(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false;
+  const ours = pidNamespace();
+  return holder.pid_ns == null || ours === null || holder.pid_ns === ours;
+}
+
+function parseHolder(raw: string): LockHolder | null {
+  try {
+    const h = JSON.parse(raw) as LockHolder;
+    return h && typeof h === 'object' && Number.isInteger(h.pid) ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The lock file as found: its exact text, the holder it names (null: unreadable) and its heartbeat. */
+function inspect(file: string): { raw: string; holder: LockHolder | null; mtimeMs: number } | null {
+  try {
+    const mtimeMs = statSync(file).mtimeMs;
+    const raw = readFileSync(file, 'utf8');
+    return { raw, holder: parseHolder(raw), mtimeMs };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** Whether the lock found is stale (see the module doc); `now` in ms. */
+function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: number): boolean {
+  // A heartbeat in the future (clocks apart) counts as fresh.
+  if (now - found.mtimeMs > LOCK_STALE_MS) return true;
+  const holder = found.holder;
+  // Unreadable: possibly being written this instant; only the heartbeat test can judge it.
+  if (!holder || !samePidSpace(holder)) return false;
+  if (holder.pid === process.pid) return !(holder.token !== undefined && heldTokens.has(holder.token));
+  return !alive(holder.pid);
+}
+
+/**
+ * Removes the stale lock whose text was `judged`, unless another process replaced it meanwhile.
+ * Returns false when the file in place is no longer the stale one (it is put back).
+ */
+function takeOver(file: string, judged: string): boolean {
+  const aside = `${file}.stale-${process.pid}-${randomUUID()}`;
+  try {
+    renameSync(file, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true; // already removed: just try again
+    throw err;
+  }
+  let moved: string | null = null;
+  try {
+    moved = readFileSync(aside, 'utf8');
+  } catch {
+    // unreadable now: treat as not the one judged
+  }
+  if (moved !== judged) {
+    // Someone took the stale lock over first and wrote a live one: restore it (never overwriting).
     try {
-      const fd = openSync(file, 'wx');
-      const body = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), run_id: runId };
-      writeSync(fd, JSON.stringify(body));
-      closeSync(fd);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        const holder = readHolder(file);
-        if (holder?.pid === process.pid) rmSync(file, { force: true });
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = readHolder(file);
-      // A lock from a dead process on this host (or an unreadable, half-written one) is stale.
-      if (holder && (holder.host !== hostname() || alive(holder.pid))) throw new RunLockedError(holder);
-      rmSync(file, { force: true });
+      linkSync(aside, file);
+    } catch {
+      // a third lock is already in place: that one stands
     }
   }
-  throw new RunLockedError(readHolder(file) ?? { pid: -1, started_at: 'unknown' });
+  rmSync(aside, { force: true });
+  return moved === judged;
+}
+
+/** Touches the lock every `everyMs` while this acquisition still owns it. */
+function startHeartbeat(file: string, token: string, everyMs: number): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    try {
+      if (parseHolder(readFileSync(file, 'utf8'))?.token !== token) {
+        clearInterval(timer); // taken over (we were stalled for minutes): no longer ours to refresh
+        return;
+      }
+      const now = new Date();
+      utimesSync(file, now, now);
+    } catch {
+      // a missed beat; the next one tries again
+    }
+  }, everyMs);
+  timer.unref();
+  return timer;
+}
+
+/** Creates the lock file exclusively; null when one exists. */
+function tryCreate(file: string, runId: string | undefined, heartbeatMs: number): (() => void) | null {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return null;
+    throw err;
+  }
+  const token = randomUUID();
+  const body: LockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    pid_ns: pidNamespace(),
+    started_at: new Date().toISOString(),
+    run_id: runId,
+    token,
+  };
+  try {
+    writeSync(fd, JSON.stringify(body));
+  } finally {
+    closeSync(fd);
+  }
+  heldTokens.add(token);
+  const heartbeat = startHeartbeat(file, token, heartbeatMs);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    clearInterval(heartbeat);
+    heldTokens.delete(token);
+    // Only our own lock: one taken over from us belongs to its new holder.
+    if (inspect(file)?.holder?.token === token) rmSync(file, { force: true });
+  };
+}
+
+/**
+ * Takes the run lock or throws RunLockedError. Returns the release function. `heartbeatMs`
+ * (default LOCK_HEARTBEAT_MS) is for tests.
+ */
+export function acquireRunLock(root: string, runId?: string, opts: { heartbeatMs?: number } = {}): () => void {
+  mkdirSync(root, { recursive: true });
+  const file = lockFile(root);
+  const heartbeatMs = opts.heartbeatMs ?? LOCK_HEARTBEAT_MS;
+  let found: ReturnType<typeof inspect> = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const release = tryCreate(file, runId, heartbeatMs);
+    if (release) return release;
+    found = inspect(file);
+    if (!found) continue; // released in between
+    if (!isStale(found, Date.now()) || !takeOver(file, found.raw)) break;
+  }
+  // The lock in place now (another process may have taken a stale one over first).
+  const last = inspect(file) ?? found;
+  const ageS = last ? Math.max(0, Math.round((Date.now() - last.mtimeMs) / 1000)) : null;
+  throw new RunLockedError(last?.holder ?? { pid: -1, started_at: 'unknown' }, ageS);
 }

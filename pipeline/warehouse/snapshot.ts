@@ -4,7 +4,8 @@
  * A run builds `snapshots/<run_id>.tmp-<pid>/`, fsyncs every file, renames the directory to
  * `snapshots/<run_id>/`, then replaces `CURRENT` by writing `CURRENT.tmp`, fsyncing and renaming.
  * Readers follow `CURRENT`, so they see the previous snapshot or the new one, never half of one;
- * a run killed before the final rename leaves the previous snapshot served.
+ * a run killed before the final rename leaves the previous snapshot served. Superseded snapshots
+ * are pruned only after a grace period (pruneSnapshots), as servers may still be reading them.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -115,16 +116,68 @@ export async function publishSnapshot(
   }
 }
 
-/** Deletes all but the newest `keep` snapshots (never the published one). */
-export function pruneSnapshots(root: string, keep: number): string[] {
+/**
+ * How long a superseded snapshot stays on disk at the least, counted from the first prune that
+ * found it no longer CURRENT. A server re-reads CURRENT every 2 s (api/snapshot/reader.ts) and a
+ * request keeps reading the snapshot it pinned until it finishes, so a snapshot is still read for
+ * a while after a publish; an hour is far longer than the poll plus the longest response (an
+ * export streamed to a slow client). Servers are not asked what they serve: none of them writes
+ * to the data dir. (A server that cannot load the new snapshot keeps the old one and logs each
+ * failure; after the grace, its queries of the old one fail too.)
+ */
+export const SUPERSEDED_GRACE_MS = 3_600_000;
+
+/** The file, in a snapshot's directory, recording when a prune first found it superseded. */
+const SUPERSEDED_FILE = 'superseded_at';
+
+/**
+ * Since when snapshot `id` is known superseded: the time its marker records, or, the first time
+ * it is found superseded, `now` (written to the marker). `now` is never earlier than the actual
+ * replacement, so the grace is never cut short, also for snapshots of runs that died before
+ * pruning or of versions without markers.
+ */
+function supersededSince(root: string, id: string, now: Date): number {
+  const file = join(snapshotDir(root, id), SUPERSEDED_FILE);
+  try {
+    const t = Date.parse(readFileSync(file, 'utf8').trim());
+    if (Number.isFinite(t)) return t;
+  } catch {
+    // no marker yet
+  }
+  try {
+    writeFileSync(file, `${now.toISOString()}\n`);
+  } catch {
+    // not writable: it is kept this time, and the next prune tries again
+  }
+  return now.getTime();
+}
+
+/**
+ * Deletes superseded snapshots beyond the newest `keep`, each only once SUPERSEDED_GRACE_MS have
+ * passed since it was found superseded (servers may still be reading it). Never the published
+ * one. Call with the run lock held. Returns the ids deleted.
+ */
+export function pruneSnapshots(root: string, keep: number, now: Date = new Date()): string[] {
   const dir = snapshotsDir(root);
   if (!existsSync(dir)) return [];
   const current = readCurrent(root);
   const ids = readdirSync(dir)
     .filter((name) => RUN_ID_PATTERN.test(name))
     .sort((a, b) => (readManifestTime(root, b) ?? '').localeCompare(readManifestTime(root, a) ?? ''));
-  const removed = ids.slice(Math.max(keep, 1)).filter((id) => id !== current);
-  for (const id of removed) rmSync(snapshotDir(root, id), { recursive: true, force: true });
+  const removed: string[] = [];
+  ids.forEach((id, rank) => {
+    if (id === current) {
+      // Served again (CURRENT set back by hand): its old marker no longer says anything.
+      rmSync(join(snapshotDir(root, id), SUPERSEDED_FILE), { force: true });
+      return;
+    }
+    // Marked even within `keep`, so its grace has run by the time it falls beyond `keep`.
+    const since = supersededSince(root, id, now);
+    if (rank >= Math.max(keep, 1) && now.getTime() - since >= SUPERSEDED_GRACE_MS) {
+      rmSync(snapshotDir(root, id), { recursive: true, force: true });
+      removed.push(id);
+    }
+  });
   return removed;
 }
 

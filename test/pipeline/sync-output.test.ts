@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderSyncTable, syncExitCode, syncOutputFormat } from '../../pipeline/cli/sync-output.ts';
-import { syncStatus, type SourceReport, type SyncReport } from '../../pipeline/sync.ts';
+import { fredOutcome, syncStatus, type SourceReport, type SyncReport } from '../../pipeline/sync.ts';
 
 function src(source: string, over: Partial<SourceReport> = {}): SourceReport {
-  return { source, ok: true, error: null, written: {}, markets: null, skipped: 0, skipped_examples: [], skipped_reasons: [], ...over };
+  return { source, ok: true, error: null, written: {}, markets: null, skipped: 0, skipped_examples: [], skipped_reasons: [], warnings: [], ...over };
 }
 const failed = (source: string, error = 'HTTP 500') => src(source, { ok: false, error });
 const REMOTE = new Set(['venue:manifold', 'venue:kalshi', 'fred']);
@@ -30,6 +30,22 @@ describe('syncStatus', () => {
     expect(syncStatus([src('registry'), src('question-files'), failed('venue:manifold'), failed('venue:kalshi')], REMOTE)).toBe('failed');
     expect(syncStatus([src('registry'), failed('venue:kalshi'), failed('fred')], REMOTE)).toBe('failed');
     expect(syncStatus([failed('registry')], new Set())).toBe('failed');
+  });
+});
+
+describe('fredOutcome', () => {
+  const fail = (series_id: string) => ({ series_id, reason: `FRED ${series_id}: request failed: client_error: HTTP 400` });
+  it('failed when every request failed; a warning when some did; nothing when none did or none was made', () => {
+    expect(fredOutcome({ requests: 2, failed_requests: [fail('A'), fail('B')] })).toEqual({
+      error: 'every FRED request failed (2 of 2): FRED A: request failed: client_error: HTTP 400',
+      warnings: [],
+    });
+    expect(fredOutcome({ requests: 3, failed_requests: [fail('B')] })).toEqual({
+      error: null,
+      warnings: ['1 of 3 FRED requests failed (B): FRED B: request failed: client_error: HTTP 400'],
+    });
+    expect(fredOutcome({ requests: 3, failed_requests: [] })).toEqual({ error: null, warnings: [] });
+    expect(fredOutcome({ requests: 0, failed_requests: [] })).toEqual({ error: null, warnings: [] });
   });
 });
 
@@ -81,6 +97,21 @@ describe('renderSyncTable', () => {
     // Columns line up: every row's counts end where the header's do.
     const end = lines[0]!.indexOf('skipped') + 'skipped'.length;
     for (const name of ['registry', 'venue:manifold', 'venue:kalshi']) expect(lines.find((l) => l.startsWith(name))!.slice(end - 1, end)).toMatch(/\d/);
+  });
+
+  it("lists a source's warnings under the table, also when it is ok", () => {
+    const text = renderSyncTable({
+      at: report.at,
+      status: 'ok',
+      failed: [],
+      sources: [
+        src('venue:kalshi', { markets: 1000, warnings: ['discovery stopped at the page cap (1 page, QUORUM_VENUE_MAX_PAGES): Kalshi has more markets than were read'] }),
+        src('fred', { warnings: ['1 of 2 FRED requests failed (NOSUCH): FRED NOSUCH: request failed: client_error: HTTP 400'] }),
+      ],
+    });
+    expect(text).toContain('venue:kalshi: warning: discovery stopped at the page cap (1 page, QUORUM_VENUE_MAX_PAGES)');
+    expect(text).toContain('fred: warning: 1 of 2 FRED requests failed (NOSUCH)');
+    expect(text.trimEnd().split('\n').pop()).toBe('sync ok: 2 venues and sources (exit 0)');
   });
 
   it('clips a long error and says failed / ok in the last line', () => {

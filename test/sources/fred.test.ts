@@ -289,6 +289,23 @@ describe('resolveThresholdQuestions: open questions and failures', () => {
       { question_id: bad.question_id, reason: expect.stringMatching(/^FRED MALFORMED: malformed payload: /) },
       { question_id: unknown.question_id, reason: expect.stringMatching(/^FRED NOSUCH: request failed: client_error: HTTP 400/) },
     ]);
+    // The failed requests are counted apart from questions merely not yet published (sync judges FRED by them).
+    expect(r.requests).toBe(3);
+    expect(r.failed_requests.map((f) => f.series_id)).toEqual(['MALFORMED', 'NOSUCH']);
+  });
+
+  it('a rejected key fails every request, each counted; no request made counts none', async () => {
+    const r = await resolveThresholdQuestions(
+      [spec('UNRATE', '2026-09-01', 'level', '>=', 4.5), spec('CPIAUCSL', '2026-10-01', 'yoy_pct', '>', 3), spec('UNRATE', '2027-09-01', 'level', '>=', 4.5)],
+      ctx({ apiKey: '0123456789abcdef0123456789abcdef' }),
+    );
+    expect(r.requests).toBe(2); // the 2027 period has not begun: not asked
+    expect(r.failed_requests).toEqual([
+      { series_id: 'CPIAUCSL', reason: expect.stringMatching(/client_error: HTTP 400/) },
+      { series_id: 'UNRATE', reason: expect.stringMatching(/client_error: HTTP 400/) },
+    ]);
+    const none = await resolveThresholdQuestions([spec('UNRATE', '2026-09-01', 'level', '>=', 4.5)], ctx({ apiKey: undefined }));
+    expect(none).toMatchObject({ requests: 0, failed_requests: [] });
   });
 
   it('the key is never in source_url, rows, reasons or log output (also across retries and errors)', async () => {

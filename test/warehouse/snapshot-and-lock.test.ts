@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
-import { publishSnapshot, pruneSnapshots, readCurrent, readManifest, removeAbandonedSnapshots } from '../../pipeline/warehouse/snapshot.ts';
-import { acquireRunLock, RunLockedError } from '../../pipeline/warehouse/lock.ts';
+import { publishSnapshot, pruneSnapshots, readCurrent, readManifest, removeAbandonedSnapshots, SUPERSEDED_GRACE_MS } from '../../pipeline/warehouse/snapshot.ts';
+import { acquireRunLock, LOCK_STALE_MS, RunLockedError } from '../../pipeline/warehouse/lock.ts';
 import { lockFile, newRunId, RUN_ID_PATTERN } from '../../pipeline/warehouse/layout.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -35,7 +35,7 @@ describe('snapshots', () => {
     }
   });
 
-  it('sweeps directories of runs that died, and prunes to N without touching CURRENT', async () => {
+  it('sweeps directories of runs that died, and prunes to N without touching CURRENT, once the grace has passed', async () => {
     const { dir, cleanup } = tempDir();
     try {
       mkdirSync(join(dir, 'snapshots', 'r20260101T000000Z-dead0001.tmp-123'), { recursive: true });
@@ -47,9 +47,41 @@ describe('snapshots', () => {
         await publishSnapshot(dir, id, { asOf: new Date(), headlineModes: [] }, async () => ({ tables: [] }));
         await new Promise((r) => setTimeout(r, 5));
       }
-      const removed = pruneSnapshots(dir, 2);
+      // Just superseded: a server may still be reading them, nothing goes yet.
+      const now = Date.now();
+      expect(pruneSnapshots(dir, 2, new Date(now))).toEqual([]);
+      expect(pruneSnapshots(dir, 2, new Date(now + SUPERSEDED_GRACE_MS - 1000))).toEqual([]);
+      const removed = pruneSnapshots(dir, 2, new Date(now + SUPERSEDED_GRACE_MS));
       expect(removed.sort()).toEqual(ids.slice(0, 2).sort());
       expect(readCurrent(dir)).toBe(ids[3]);
+      expect(existsSync(join(dir, 'snapshots', ids[2]!))).toBe(true);
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('with keep 1, never deletes the snapshot a server may still serve: the one just replaced, nor the one before', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const ids: string[] = [];
+      const publishAndPrune = async (i: number) => {
+        const id = newRunId(new Date(Date.UTC(2026, 4, 1 + i)));
+        ids.push(id);
+        await publishSnapshot(dir, id, { asOf: new Date(), headlineModes: [] }, async (d) => {
+          writeFileSync(join(d, 'factor_health.parquet'), 'x');
+          return { tables: ['factor_health'] };
+        });
+        await new Promise((r) => setTimeout(r, 5));
+        return pruneSnapshots(dir, 1);
+      };
+      // Three runs in a row, faster than any server re-reads CURRENT.
+      for (let i = 0; i < 3; i++) expect(await publishAndPrune(i)).toEqual([]);
+      for (const id of ids) expect(existsSync(join(dir, 'snapshots', id, 'factor_health.parquet')), id).toBe(true);
+      // Marked when first found superseded; the published one carries no mark.
+      expect(existsSync(join(dir, 'snapshots', ids[0]!, 'superseded_at'))).toBe(true);
+      expect(existsSync(join(dir, 'snapshots', ids[2]!, 'superseded_at'))).toBe(false);
+      expect(pruneSnapshots(dir, 1, new Date(Date.now() + SUPERSEDED_GRACE_MS)).sort()).toEqual(ids.slice(0, 2).sort());
+      expect(readCurrent(dir)).toBe(ids[2]);
     } finally {
       cleanup();
     }
@@ -81,6 +113,81 @@ describe('run lock', () => {
       expect(JSON.parse(readFileSync(lockFile(dir), 'utf8')).pid).toBe(process.pid);
       release();
       expect(existsSync(lockFile(dir))).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+
+  it("takes over a lock naming this very process that it does not hold (a container restarted with the same pid)", () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      writeFileSync(lockFile(dir), JSON.stringify({ pid: process.pid, host: hostname(), started_at: '2026-01-01T00:00:00Z' }));
+      const release = acquireRunLock(dir, 'r5');
+      const lock = JSON.parse(readFileSync(lockFile(dir), 'utf8'));
+      expect(lock).toMatchObject({ pid: process.pid, run_id: 'r5' });
+      expect(lock.started_at).not.toBe('2026-01-01T00:00:00Z');
+      // ...while a lock this process does hold still excludes a second run in it (quorum start's scheduler).
+      expect(() => acquireRunLock(dir, 'r6')).toThrow(RunLockedError);
+      release();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('a lock from another host stands while its heartbeat is fresh and is taken over once it stopped', () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const file = lockFile(dir);
+      writeFileSync(file, JSON.stringify({ pid: 1, host: 'old-container', started_at: '2026-01-01T00:00:00Z' }));
+      const err = (() => {
+        try {
+          acquireRunLock(dir, 'r7');
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(RunLockedError);
+      expect((err as Error).message).toMatch(/pid 1 on host old-container.*last heartbeat \d+s ago, taken over after 180s without one/);
+      // No heartbeat for longer than LOCK_STALE_MS: its holder is gone, wherever it ran.
+      const old = new Date(Date.now() - LOCK_STALE_MS - 5_000);
+      utimesSync(file, old, old);
+      const release = acquireRunLock(dir, 'r8');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname(), run_id: 'r8' });
+      release();
+      expect(existsSync(file)).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('compares pids only within one pid namespace: a dead pid of another namespace is not proof', () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+      const deadPid = Number(child.stdout.toString());
+      // Same hostname (a container on the host network), another pid namespace: its pids are not ours.
+      writeFileSync(lockFile(dir), JSON.stringify({ pid: deadPid, host: hostname(), pid_ns: 'pid:[1]', started_at: '2026-01-01T00:00:00Z' }));
+      expect(() => acquireRunLock(dir, 'r9')).toThrow(RunLockedError);
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('the holder keeps the lock fresh (heartbeat), and a holder whose lock was taken over leaves the new one alone', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const file = lockFile(dir);
+      const release = acquireRunLock(dir, 'r10', { heartbeatMs: 20 });
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(file, old, old);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(Date.now() - statSync(file).mtimeMs).toBeLessThan(5_000);
+
+      // Stalled past the staleness limit: another process takes over; the stalled one must not delete its lock.
+      writeFileSync(file, JSON.stringify({ pid: 1, host: 'other-host', started_at: new Date().toISOString(), token: 'theirs' }));
+      await new Promise((r) => setTimeout(r, 100));
+      release();
+      expect(JSON.parse(readFileSync(file, 'utf8')).token).toBe('theirs');
     } finally {
       cleanup();
     }
