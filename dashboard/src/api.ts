@@ -46,7 +46,8 @@ export type Result<T> =
   | { kind: 'ok'; body: T }
   | { kind: 'locked'; plan: Plan; keyRequired: boolean }
   | { kind: 'missing'; id: string }
-  | { kind: 'error'; status: number; message: string };
+  /** status null: no HTTP answer at all (connection refused or reset, offline, DNS). */
+  | { kind: 'error'; status: number | null; message: string };
 
 let keyPlanPromise: Promise<Plan | null> | null = null;
 /** The plan of the reader's key (from /api/usage/), null when anonymous or the key is refused. */
@@ -55,7 +56,11 @@ export function keyPlan(): Promise<Plan | null> {
   if (!key) return Promise.resolve(null);
   keyPlanPromise ??= fetch('/api/usage/', { headers: { 'X-API-Key': key, Accept: 'application/json' } })
     .then(async (r) => (r.ok ? ((await r.json()) as { key: { plan: Plan } }).key.plan : null))
-    .catch(() => null);
+    .catch(() => {
+      // No answer says nothing about the key: ask again on the next page rather than keep "refused".
+      keyPlanPromise = null;
+      return null;
+    });
   return keyPlanPromise;
 }
 
@@ -66,7 +71,9 @@ export function hasRoute(id: string): boolean {
 
 /**
  * GET route `id` with path parameters and query: the body, or why not (missing route, a plan the
- * reader lacks, an API error with its problem detail).
+ * reader lacks, an API error with its problem detail, no answer at all). Never throws: a request
+ * that fails at the network level is an error result like an HTTP error, so it costs its own
+ * panel only, not the whole page.
  */
 export async function get<T>(id: string, params: Record<string, string> = {}, query: Record<string, string | undefined> = {}): Promise<Result<T>> {
   const route = routesConfig().routes[id];
@@ -85,14 +92,25 @@ export async function get<T>(id: string, params: Record<string, string> = {}, qu
   // A key the server refused would turn every public read into a 401: send it only once accepted.
   const key = apiKey();
   if (key && (await keyPlan()) !== null) headers['X-API-Key'] = key;
-  const res = await fetch(url, { headers });
+  let res: Response;
+  try {
+    res = await fetch(url, { headers });
+  } catch (err) {
+    // fetch rejects (a TypeError, "Failed to fetch") only when no HTTP answer came at all.
+    return { kind: 'error', status: null, message: (err as Error).message };
+  }
+  // A body cut off by the network also rejects here: an answer that cannot be read.
   const body = (await res.json().catch(() => null)) as (T & { detail?: string; title?: string }) | null;
   if (res.ok && body) return { kind: 'ok', body };
-  return { kind: 'error', status: res.status, message: body?.detail ?? body?.title ?? res.statusText };
+  return { kind: 'error', status: res.status, message: body?.detail ?? body?.title ?? (res.ok ? 'the answer could not be read' : res.statusText) };
 }
 
-/** GET of an operational path (health), outside the registry's entitlements. */
+/** GET of an operational path (health), outside the registry's entitlements: null when not ok or unreachable. */
 export async function getPlain<T>(path: string): Promise<T | null> {
-  const res = await fetch(path, { headers: { Accept: 'application/json' } });
-  return res.ok ? ((await res.json()) as T) : null;
+  try {
+    const res = await fetch(path, { headers: { Accept: 'application/json' } });
+    return res.ok ? ((await res.json()) as T) : null;
+  } catch {
+    return null; // no answer: shown like a not-ready server, by the panel that asked
+  }
 }

@@ -31,7 +31,8 @@ export function accessible<T extends Element>(chart: T): T {
 
 export interface BinRow {
   forecaster: string;
-  mean_p: number;
+  /** null: a bin no forecast fell into. */
+  mean_p: number | null;
   observed: number | null;
   wilson_lo?: number | null;
   wilson_hi?: number | null;
@@ -40,7 +41,7 @@ export interface BinRow {
 
 /** Reliability diagram: the diagonal, each forecaster's bins (dot + line) and their Wilson bands. */
 export function reliability(rows: BinRow[], forecasters: string[], width: number): Element {
-  const shown = rows.filter((r) => r.observed !== null && r.n > 0);
+  const shown = rows.filter((r) => r.observed !== null && r.mean_p !== null && r.n > 0);
   const withBand = shown.filter((r) => r.wilson_lo !== null && r.wilson_lo !== undefined);
   return accessible(Plot.plot({
     width,
@@ -55,7 +56,7 @@ export function reliability(rows: BinRow[], forecasters: string[], width: number
       Plot.line(shown, { x: 'mean_p', y: 'observed', stroke: 'forecaster', z: 'forecaster', strokeWidth: 1.5 }),
       Plot.dot(shown, {
         x: 'mean_p', y: 'observed', fill: 'forecaster', r: 3.5, className: 'q-bin',
-        title: (d: BinRow) => `${d.forecaster}: forecast ${(d.mean_p * 100).toFixed(1)}%, observed ${((d.observed ?? 0) * 100).toFixed(1)}% (n = ${d.n})`,
+        title: (d: BinRow) => `${d.forecaster}: forecast ${((d.mean_p ?? 0) * 100).toFixed(1)}%, observed ${((d.observed ?? 0) * 100).toFixed(1)}% (n = ${d.n})`,
       }),
     ],
   }));
@@ -67,6 +68,8 @@ export interface IntervalRow {
   lo: number;
   hi: number;
   group?: string;
+  /** The tooltip, when the default (label, group, value [lo, hi]) would not say what the value is. */
+  title?: string;
 }
 
 /** Horizontal interval bars: one rule from lo to hi per row and a dot at the value. */
@@ -85,7 +88,7 @@ export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: st
       Plot.ruleY(rows, { y: 'label', x1: 'lo', x2: 'hi', stroke: (d: IntervalRow) => d.group ?? '', strokeWidth: 3, strokeOpacity: 0.6, className: 'q-interval' }),
       Plot.dot(rows, {
         y: 'label', x: 'value', fill: (d: IntervalRow) => d.group ?? '', r: 4, className: 'q-point',
-        title: (d: IntervalRow) => `${d.label}${d.group ? ` (${d.group})` : ''}: ${d.value.toFixed(4)} [${d.lo.toFixed(4)}, ${d.hi.toFixed(4)}]`,
+        title: (d: IntervalRow) => d.title ?? `${d.label}${d.group ? ` (${d.group})` : ''}: ${d.value.toFixed(4)} [${d.lo.toFixed(4)}, ${d.hi.toFixed(4)}]`,
       }),
     ],
   }));

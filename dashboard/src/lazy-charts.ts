@@ -8,7 +8,13 @@ export type Charts = typeof import('./charts.ts');
 
 let loading: Promise<Charts> | null = null;
 
-/** The charts module, fetched and evaluated once. */
+/**
+ * The charts module, fetched and evaluated once. A failed fetch is not kept: the page that asked
+ * fails, and the next page asks again instead of inheriting the rejection until a reload.
+ */
 export function loadCharts(): Promise<Charts> {
-  return (loading ??= import('./charts.ts'));
+  return (loading ??= import('./charts.ts').catch((err: unknown) => {
+    loading = null;
+    throw err;
+  }));
 }

@@ -91,6 +91,24 @@ function keyForm(): void {
   void showPlan();
 }
 
+/**
+ * The skip link, the first Tab stop: past the header's links to the page. The router owns the
+ * hash, so the link moves focus itself rather than navigating to #app (which would route to "Not
+ * found"); <main> takes focus from script only (tabindex -1), not from Tab.
+ */
+function skipLink(): void {
+  const main = document.getElementById('app');
+  if (!main) return;
+  main.setAttribute('tabindex', '-1');
+  const link = h('a', { class: 'skip-link', href: '#app' }, 'Skip to the main content');
+  link.addEventListener('click', (e) => {
+    e.preventDefault();
+    main.focus();
+  });
+  document.body.prepend(link);
+}
+
 window.addEventListener('hashchange', () => void render());
+skipLink();
 keyForm();
 void render();

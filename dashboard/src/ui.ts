@@ -56,7 +56,33 @@ export function notice(r: Exclude<Result<unknown>, { kind: 'ok' }>, what: string
       `${what} needs ${r.keyRequired ? 'an API key' : `a key of the ${r.plan} plan or above`}; anonymous public-beta access does not include it. `,
       'Enter a key with “API key” at the top of the page.');
   }
+  if (r.status === null) {
+    return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' },
+      `Could not load ${what}: the server could not be reached (${r.message}). Reload the page to try again.`);
+  }
   return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' }, `Could not load ${what}: ${r.message} (HTTP ${r.status}).`);
+}
+
+/** The first of `texts` that is not blank: a heading or link text from nullable API fields, never empty. */
+export function firstText(...texts: (string | null | undefined)[]): string {
+  return texts.find((t) => t !== null && t !== undefined && t.trim() !== '') ?? '–';
+}
+
+/**
+ * A table in a box that scrolls sideways on narrow screens. The box is a named region in the tab
+ * order, so a keyboard reader can reach it and scroll it (axe: scrollable-region-focusable);
+ * `label` names it and must be unique on the page, since a named region is a landmark.
+ */
+export function tableRegion(label: string, table: HTMLTableElement): HTMLElement {
+  return h('div', { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: 0 }, table);
+}
+
+/**
+ * A pager's navigation. `label` says what is paged: the header's navigation is already named
+ * "Pages", and landmarks of one kind need different names (axe: landmark-unique).
+ */
+export function pager(label: string, ...links: (Child | Child[])[]): HTMLElement {
+  return h('nav', { class: 'pager', 'aria-label': label }, ...links);
 }
 
 /** The hash route's query, as URLSearchParams (filters live in the URL, so links are shareable). */

@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { h, notice, num, panel, pct } from '../ui.ts';
+import { h, notice, num, panel, pct, tableRegion } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -35,7 +35,7 @@ function systemPanel(health: Health): HTMLElement {
   return panel('System health',
     h('p', { id: 'system-status' }, badge(health.status), health.reasons.length ? '' : ' every check is ok'),
     health.reasons.length ? h('ul', {}, health.reasons.map((r) => h('li', {}, r))) : null,
-    h('div', { class: 'table-wrap' }, h('table', { id: 'system-checks' },
+    tableRegion('System checks', h('table', { id: 'system-checks' },
       h('thead', {}, h('tr', {}, ['check', 'status', 'value', 'degraded at', 'failing at', 'detail'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, health.checks.map((c) => h('tr', {},
         h('td', {}, c.check), h('td', {}, badge(c.status)), h('td', { class: 'num' }, num(c.value, 2)),
@@ -60,7 +60,7 @@ function levelsChart({ PagePlot: Plot, accessible, PALETTE }: Charts, f: Factor,
 
 function treeTable(f: Factor): HTMLElement {
   const rows = [{ ...f, node_id: f.factor_id, depth: 0 }, ...f.drivers];
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'factor-tree' },
+  return tableRegion(`Tree of ${f.name}`, h('table', { class: 'factor-tree' },
     h('thead', {}, h('tr', {}, ['node', 'level', 'change', 'market', 'leaves (with consensus)'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, rows.map((n) => h('tr', { 'data-depth': String(n.depth) },
       h('td', { class: `depth-${n.depth}` }, n.name), h('td', { class: 'num' }, pct(n.level)), h('td', { class: 'num' }, change(n.change)),

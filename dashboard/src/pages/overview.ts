@@ -9,7 +9,7 @@ import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, interval, notice, num, panel, pct, select, wilson } from '../ui.ts';
+import { h, hashHref, hashQuery, interval, notice, num, panel, pct, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -24,10 +24,16 @@ interface Accuracy {
   ai_vs_market: { n: number; ai_brier: number | null; market_brier: number | null; skill: number | null; diff_mean: number | null; diff_ci95: [number, number] | null; n_directional: number; market_accuracy_pct: number | null } | null;
   as_of: string;
 }
-interface Forecaster { forecaster: string; kind: string; mode: string; n: number; brier: number; ece: number | null; bins: (Omit<BinRow, 'forecaster'>)[] }
+interface Forecaster { forecaster: string; kind: string; mode: string; n: number; brier: number | null; ece: number | null; bins: (Omit<BinRow, 'forecaster'>)[] }
 interface EventsAccuracy { forecasters: Forecaster[]; simulated: boolean }
 interface Stats { questions: Record<string, number>; scored_count: number; simulated: boolean; providers: string[]; as_of?: string }
-interface LeaderItem { mode: string; forecaster: string; kind: string; rank: number; n: number; brier: number; brier_ci95: [number, number] | null; is_best: boolean }
+interface LeaderItem {
+  mode: string; forecaster: string; kind: string; rank: number; n: number; is_best: boolean;
+  /** The ranking's score: Brier with each question's difficulty (its mean Brier over all forecasters) taken out. */
+  brier_adjusted: number | null;
+  /** The raw mean Brier, and its 95% bootstrap interval (the API has no interval of the adjusted one). */
+  brier: number | null; brier_ci95: [number, number] | null;
+}
 interface InfoItem { forecaster: string; blind_to_informed: Step | null; informed_to_augmented: Step | null }
 interface Step { n: number; value: number | null; value_ci95: [number, number] | null }
 interface DisItem { mode: string; verdict: string; spearman: number | null; spearman_ci95: [number, number] | null }
@@ -88,16 +94,19 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
     const chart = h('figure', { class: 'chart', id: 'reliability', 'data-forecasters': names.length });
     chart.append(reliability(rows, names, width), h('figcaption', {}, `Reliability, ${mode} mode: ten probability bins per forecaster, Wilson 95% bands, the diagonal is perfect calibration.`));
     root.append(panel('Reliability diagram', chart,
-      h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'forecaster'), h('th', { scope: 'col' }, 'n'), h('th', { scope: 'col' }, 'Brier'), h('th', { scope: 'col' }, 'ECE'))),
-        h('tbody', {}, fs.map((f) => h('tr', {}, h('td', {}, f.forecaster), h('td', {}, f.n), h('td', {}, num(f.brier)), h('td', {}, num(f.ece))))))));
+      tableRegion('Calibration per forecaster', h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'forecaster'), h('th', { scope: 'col' }, 'n'), h('th', { scope: 'col' }, 'Brier'), h('th', { scope: 'col' }, 'ECE'))),
+        h('tbody', {}, fs.map((f) => h('tr', {}, h('td', {}, f.forecaster), h('td', {}, f.n), h('td', {}, num(f.brier)), h('td', {}, num(f.ece)))))))));
   } else root.append(panel('Reliability diagram', notice(events, 'The calibration summary')));
 
   // Leaderboard
   if (board.kind === 'ok') {
-    const items = board.body.items.filter((i) => i.brier_ci95 && (mode === 'headline' ? i.mode === 'augmented' : i.mode === mode));
-    const rows: IntervalRow[] = items.map((i) => ({ label: `${i.rank}. ${i.forecaster}`, value: i.brier, lo: i.brier_ci95![0], hi: i.brier_ci95![1], group: i.kind }));
-    root.append(panel('Leaderboard', h('figure', { class: 'chart', id: 'leaderboard' }, intervals(rows, { width, xLabel: 'Brier (95% bootstrap interval)', groups: ['consensus', 'market', 'model'] }),
-      h('figcaption', {}, `${mode === 'headline' ? 'augmented' : mode} mode, latest round; lower is better.`))));
+    const items = board.body.items.filter((i) => (mode === 'headline' ? i.mode === 'augmented' : i.mode === mode));
+    root.append(panel('Leaderboard', h('figure', { class: 'chart', id: 'leaderboard' },
+      intervals(leaderboardRows(items), { width, xLabel: 'difficulty-adjusted Brier (lower is better)', groups: ['consensus', 'market', 'model'] }),
+      h('figcaption', {}, `${mode === 'headline' ? 'augmented' : mode} mode, latest round. Ranked and drawn by the difficulty-adjusted Brier: `,
+        'each question\'s mean Brier over all forecasters is taken out, so a forecaster scored on fewer or easier questions gains nothing by it. ',
+        'Bars: the raw Brier\'s 95% bootstrap interval, moved by the same adjustment (the API gives no interval of the adjusted Brier itself).')),
+    leaderboardTable(items)));
   } else root.append(panel('Leaderboard', notice(board, 'The leaderboard')));
 
   // Value of each information mode
@@ -137,6 +146,32 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   if (acc.kind === 'ok') healthRows.push(['snapshot as of', acc.body.as_of]);
   root.append(panel('System health', h('dl', { class: 'health' }, healthRows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
     stats.kind === 'ok' ? null : notice(stats, 'Platform statistics')));
+}
+
+/**
+ * The leaderboard's chart rows: the difficulty-adjusted Brier, the score the ranks come from, so
+ * the order drawn is the order ranked (the raw Brier can invert it: a model that skipped a hard
+ * question has a flattering raw mean). The interval is the raw Brier's, shifted by the forecaster's
+ * adjustment (adjusted − raw): it keeps the width of the raw interval around the value drawn.
+ */
+function leaderboardRows(items: LeaderItem[]): IntervalRow[] {
+  return items.flatMap((i) => {
+    if (i.brier_adjusted === null || i.brier === null || !i.brier_ci95) return [];
+    const shift = i.brier_adjusted - i.brier;
+    return [{
+      label: `${i.rank}. ${i.forecaster}`, value: i.brier_adjusted, lo: i.brier_ci95[0] + shift, hi: i.brier_ci95[1] + shift, group: i.kind,
+      title: `${i.rank}. ${i.forecaster} (${i.kind}): difficulty-adjusted Brier ${num(i.brier_adjusted, 4)}; raw Brier ${num(i.brier, 4)} ${interval(i.brier_ci95, 4)} over ${i.n} questions`,
+    }];
+  });
+}
+
+/** Every forecaster of the mode with both scores: the ranking's and the raw Brier with its interval. */
+function leaderboardTable(items: LeaderItem[]): HTMLElement {
+  return tableRegion('Leaderboard table', h('table', { id: 'leaderboard-table' },
+    h('thead', {}, h('tr', {}, ['rank', 'forecaster', 'difficulty-adjusted Brier', 'raw Brier', 'raw Brier, 95% interval', 'questions'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, items.map((i) => h('tr', {},
+      h('td', { class: 'num' }, i.rank), h('td', {}, i.forecaster), h('td', { class: 'num' }, num(i.brier_adjusted, 4)),
+      h('td', { class: 'num' }, num(i.brier, 4)), h('td', { class: 'num' }, interval(i.brier_ci95, 4) || '–'), h('td', { class: 'num' }, i.n))))));
 }
 
 function card(title: string, value: string, sub: string): HTMLElement {

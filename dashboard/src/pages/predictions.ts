@@ -5,16 +5,17 @@
  * Every filter, the sort and the cursor are in the URL.
  */
 import { get } from '../api.ts';
-import { h, hashHref, hashQuery, notice, pct, select } from '../ui.ts';
+import { firstText, h, hashHref, hashQuery, notice, pager, pct, select, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
+/** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
 interface Prediction {
   question_id: string;
-  venue: string;
-  title: string;
+  venue: string | null;
+  title: string | null;
   category: string | null;
   close_time: string | null;
-  consensus: { mean: number } | null;
+  consensus: { mean: number | null } | null;
   disagreement: { sd: number | null } | null;
   market_probability: number | null;
   market_stale: boolean | null;
@@ -52,7 +53,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   }
   const categories = cats.kind === 'ok' ? cats.body.by_category.map((c) => c.category).sort() : [];
   if (f.category && !categories.includes(f.category)) categories.push(f.category);
-  const venues = [...new Set(page.body.predictions.map((p) => p.venue))].sort();
+  const venues = [...new Set(page.body.predictions.flatMap((p) => (p.venue === null ? [] : [p.venue])))].sort();
   if (f.venue && !venues.includes(f.venue)) venues.push(f.venue);
 
   const form = h('form', { class: 'filters', 'aria-label': 'Filters' },
@@ -110,8 +111,8 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     const bar = h('span', { class: 'bar' });
     bar.style.width = `${Math.round(((r.sd ?? 0) / maxSd) * 100)}%`;
     return h('tr', {},
-      h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(r.question_id)}` }, r.title)),
-      h('td', {}, r.category ?? '–'), h('td', {}, r.venue), h('td', { class: 'num' }, pct(r.p)),
+      h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(r.question_id)}` }, firstText(r.title, r.question_id))),
+      h('td', {}, r.category ?? '–'), h('td', {}, r.venue ?? '–'), h('td', { class: 'num' }, pct(r.p)),
       h('td', { class: 'num' }, pct(r.market_probability), r.market_stale ? h('span', { class: 'tag', title: 'market price older than the staleness limit' }, ' stale') : ''),
       h('td', { class: 'num' }, r.edge === null ? '–' : `${r.edge > 0 ? '+' : ''}${(r.edge * 100).toFixed(1)}`),
       h('td', { class: 'dis' }, h('span', { class: 'bar-track', role: 'img', 'aria-label': `disagreement ${(r.sd ?? 0).toFixed(3)}` }, bar), ` ${(r.sd ?? 0).toFixed(3)}`),
@@ -119,8 +120,8 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   }));
   root.append(
     h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. Venue, edge, disagreement and staleness filters and the sort apply to the page shown.`),
-    h('div', { class: 'table-wrap' }, h('table', { id: 'predictions' }, h('thead', {}, head), body)),
-    h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    tableRegion('Active predictions table', h('table', { id: 'predictions' }, h('thead', {}, head), body)),
+    pager('Pages of active predictions',
       f.cursor ? h('a', { href: hashHref('/predictions', { ...base, cursor: '', sort: f.sort, dir: f.dir }) }, '« First page') : '',
       page.body.next_cursor ? h('a', { href: hashHref('/predictions', { ...base, cursor: page.body.next_cursor, sort: f.sort, dir: f.dir }), rel: 'next' }, 'Next page »') : ''));
 }

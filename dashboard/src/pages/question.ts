@@ -6,23 +6,24 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, notice, num, panel, pct, select } from '../ui.ts';
+import { date, firstText, h, hashHref, hashQuery, notice, num, panel, pct, select, tableRegion } from '../ui.ts';
 
-interface Scores { outcome: number; brier: number; log_loss: number; direction: string; market_probability: number | null; market_brier: number | null }
-interface ModelF { model: string; provider: string; probability: number; created_at: string; scores: Scores | null; texts: { lang: string; reasoning: string }[] }
-interface Mode { mode: string; forecast_at: string; consensus: { mean: number }; disagreement: { sd: number | null }; scores: Scores | null; models: ModelF[] }
+// The parts of the API's PredictionDetail and lifecycle the page reads, nullable as in the OpenAPI document.
+interface Scores { outcome: number | null; brier: number | null; log_loss: number | null; direction: string | null; market_probability: number | null; market_brier: number | null }
+interface ModelF { model: string; provider: string | null; probability: number | null; created_at: string | null; scores: Scores | null; texts: { lang: string | null; reasoning: string | null }[] }
+interface Mode { mode: string; forecast_at: string | null; consensus: { mean: number | null }; disagreement: { sd: number | null }; scores: Scores | null; models: ModelF[] }
 interface Detail {
-  question: { question_id: string; title: string; description: string | null; url: string | null; venue: string; category: string | null; status: string; close_time: string | null; resolution_criteria: string | null };
+  question: { question_id: string; title: string | null; description: string | null; url: string | null; venue: string | null; category: string | null; status: string; close_time: string | null; resolution_criteria: string | null };
   headline: { mode: string } | null;
-  market: { probability: number | null; observed_at: string | null; stale: boolean } | null;
+  market: { probability: number | null; observed_at: string | null; stale: boolean | null } | null;
   modes: Mode[];
   langs: string[];
-  history: { mode: string; consensus: { mean: number }; created_at: string }[];
-  evidence: { evidence_id: string; title: string; url: string | null; published_at: string | null; snippet: string | null; source: { name: string } | null }[];
+  history: { mode: string; consensus: { mean: number | null }; created_at: string | null }[];
+  evidence: { evidence_id: string; title: string | null; url: string | null; published_at: string | null; snippet: string | null; source: { name: string | null } | null }[];
   other_venues?: { question_id: string; venue: string | null; title: string | null; sign: number; market_probability: number | null; implied_probability: number | null; gap: number | null }[];
-  resolution: { outcome: number | null; resolved_at: string | null; source: { name: string; url: string | null } | null; evidence_excerpt: string | null } | null;
+  resolution: { outcome: number | null; resolved_at: string | null; source: { name: string | null; url: string | null } | null; evidence_excerpt: string | null } | null;
 }
-interface Lifecycle { states: { seq: number; state: string; at: string; reason: string }[]; taxonomy: { horizon: { days: number | null; bucket: string | null } | null } | null }
+interface Lifecycle { states: { seq: number; state: string; at: string | null; reason: string | null }[]; taxonomy: { horizon: { days: number | null; bucket: string | null } | null } | null }
 
 export async function questionPage(root: HTMLElement, id: string | undefined): Promise<void> {
   const q = hashQuery();
@@ -38,8 +39,8 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   const d = detail.body;
   const lang = d.langs.includes(q.get('lang') ?? '') ? q.get('lang')! : (d.langs[0] ?? 'en');
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
-  root.append(h('h1', {}, d.question.title),
-    h('p', { class: 'meta' }, `${d.question.venue} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
+  root.append(h('h1', {}, firstText(d.question.title, d.question.question_id)),
+    h('p', { class: 'meta' }, `${d.question.venue ?? '–'} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
       d.question.close_time ? ` · closes ${d.question.close_time.slice(0, 10)}` : '',
       d.question.url ? [' · ', h('a', { href: d.question.url, rel: 'noopener noreferrer' }, 'on the venue')] : ''));
   if (d.modes.some((m) => m.models.some((x) => x.provider === 'simulated'))) {
@@ -47,8 +48,13 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   }
 
   // Consensus per mode over time, and the market price
-  const rows: SeriesRow[] = d.history.map((r) => ({ t: new Date(r.created_at), p: r.consensus.mean, series: `consensus (${r.mode})` }));
-  for (const m of d.modes) if (m.scores?.market_probability !== null && m.scores?.market_probability !== undefined) rows.push({ t: new Date(m.forecast_at), p: m.scores.market_probability, series: 'market' });
+  // Points need both a time and a probability: a run without either has no place on the chart.
+  const rows: SeriesRow[] = d.history.flatMap((r) => (r.created_at === null || r.consensus.mean === null ? [] :
+    [{ t: new Date(r.created_at), p: r.consensus.mean, series: `consensus (${r.mode})` }]));
+  for (const m of d.modes) {
+    const p = m.scores?.market_probability;
+    if (p !== null && p !== undefined && m.forecast_at !== null) rows.push({ t: new Date(m.forecast_at), p, series: 'market' });
+  }
   if (d.market?.probability !== null && d.market?.probability !== undefined && d.market.observed_at) rows.push({ t: new Date(d.market.observed_at), p: d.market.probability, series: 'market' });
   const uniq = new Map(rows.map((r) => [`${r.series}|${r.t.getTime()}`, r]));
   const series = [...new Set([...uniq.values()].map((r) => r.series))].sort();
@@ -63,7 +69,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   const models = panel('Each model\'s forecasts', langPick);
   for (const m of d.modes) {
     models.append(h('h3', {}, `${m.mode}: consensus ${pct(m.consensus.mean)}, disagreement ${num(m.disagreement.sd)}`),
-      h('div', { class: 'table-wrap' }, h('table', { class: 'models' },
+      tableRegion(`Forecasts by model, ${m.mode} mode`, h('table', { class: 'models' },
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'model'), h('th', { scope: 'col' }, 'probability'), h('th', { scope: 'col' }, 'Brier'), h('th', { scope: 'col' }, 'reasoning'))),
         h('tbody', {}, m.models.map((x) => h('tr', {}, h('td', {}, x.model), h('td', { class: 'num' }, pct(x.probability)), h('td', { class: 'num' }, num(x.scores?.brier)),
           h('td', { class: 'reasoning' }, (x.texts.find((t) => t.lang === lang) ?? x.texts[0])?.reasoning ?? '–')))))));
@@ -75,19 +81,19 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
     const r = d.resolution;
     root.append(panel('Resolution and scores',
       h('p', {}, `Resolved ${r.outcome === 1 ? 'YES' : r.outcome === 0 ? 'NO' : 'annulled'} on ${r.resolved_at?.slice(0, 10) ?? '–'} per `,
-        r.source?.url ? h('a', { href: r.source.url, rel: 'noopener noreferrer' }, r.source.name) : (r.source?.name ?? 'its source'), r.evidence_excerpt ? ` (“${r.evidence_excerpt}”)` : ''),
-      h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['mode', 'consensus Brier', 'market Brier', 'direction'].map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', {}, d.modes.filter((m) => m.scores).map((m) => h('tr', {}, h('td', {}, m.mode), h('td', { class: 'num' }, num(m.scores!.brier)), h('td', { class: 'num' }, num(m.scores!.market_brier)), h('td', {}, m.scores!.direction)))))));
+        r.source?.url ? h('a', { href: r.source.url, rel: 'noopener noreferrer' }, firstText(r.source.name, r.source.url)) : (r.source?.name ?? 'its source'), r.evidence_excerpt ? ` (“${r.evidence_excerpt}”)` : ''),
+      tableRegion('Scores per mode', h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['mode', 'consensus Brier', 'market Brier', 'direction'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, d.modes.filter((m) => m.scores).map((m) => h('tr', {}, h('td', {}, m.mode), h('td', { class: 'num' }, num(m.scores!.brier)), h('td', { class: 'num' }, num(m.scores!.market_brier)), h('td', {}, m.scores!.direction ?? '–'))))))));
   }
 
   // Evidence
   root.append(panel('Evidence', d.evidence.length === 0 ? h('p', {}, 'No evidence was used.') :
-    h('ul', { class: 'evidence' }, d.evidence.map((e) => h('li', {}, e.url ? h('a', { href: e.url, rel: 'noopener noreferrer' }, e.title) : e.title,
+    h('ul', { class: 'evidence' }, d.evidence.map((e) => h('li', {}, e.url ? h('a', { href: e.url, rel: 'noopener noreferrer' }, firstText(e.title, e.url)) : firstText(e.title, e.evidence_id),
       ` · ${e.source?.name ?? ''} ${e.published_at?.slice(0, 10) ?? ''}`, e.snippet ? h('div', { class: 'snippet' }, e.snippet.slice(0, 280)) : '')))));
 
   // Lifecycle
   root.append(panel('Lifecycle', life.kind !== 'ok' ? notice(life, 'The lifecycle') :
-    h('ol', { class: 'lifecycle' }, life.body.states.map((s) => h('li', {}, h('strong', {}, s.state), ` ${s.at.slice(0, 10)}: ${s.reason}`))),
+    h('ol', { class: 'lifecycle' }, life.body.states.map((s) => h('li', {}, h('strong', {}, s.state), ` ${date(s.at)}: ${s.reason ?? ''}`))),
     life.kind === 'ok' && life.body.taxonomy?.horizon ? h('p', {}, `Horizon: ${life.body.taxonomy.horizon.days === null ? '–' : Math.round(life.body.taxonomy.horizon.days)} days (${life.body.taxonomy.horizon.bucket ?? '–'}).`) : null));
   // The same event on other venues (issue 12's same_event links, served with the detail)
   const others = d.other_venues;
@@ -96,7 +102,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
       ? h('p', { class: 'notice missing', 'data-state': 'missing', id: 'other-venues' }, 'Not available yet: this snapshot was published before same-event links existed.')
       : others.length === 0
         ? h('p', { id: 'other-venues', 'data-state': 'empty' }, 'No other venue lists this event.')
-        : h('div', { class: 'table-wrap' }, h('table', { id: 'other-venues', 'data-state': 'ok' },
+        : tableRegion('Other venues table', h('table', { id: 'other-venues', 'data-state': 'ok' },
           h('thead', {}, h('tr', {}, ['question', 'venue', 'price', 'as this question\'s YES', 'gap'].map((c) => h('th', { scope: 'col' }, c)))),
           h('tbody', {}, others.map((o) => h('tr', {}, h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(o.question_id)}` }, o.title ?? o.question_id), o.sign < 0 ? ' (negated)' : ''),
             h('td', {}, o.venue ?? '–'), h('td', { class: 'num' }, pct(o.market_probability)), h('td', { class: 'num' }, pct(o.implied_probability)),

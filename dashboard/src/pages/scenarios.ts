@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, notice, num, panel, pct } from '../ui.ts';
+import { firstText, h, hashHref, hashQuery, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -45,13 +45,14 @@ function scenarioPanel(charts: Charts, s: Scenario, width: number): HTMLElement 
     : r && r.consistent_mass !== null
       ? h('p', { class: 'meta' }, `${s.n_resolved} of ${s.n_components} components resolved: the record gave the worlds still possible ${pct(r.consistent_mass)}.`)
       : null;
-  const section = panel(s.title ?? s.scenario_id,
+  const name = firstText(s.title, s.scenario_id);
+  const section = panel(name,
     h('p', {}, s.description ?? '', ` (${s.status}; ${s.n_records} archived records)`),
-    h('div', { class: 'table-wrap' }, h('table', { class: 'scenario-components' },
+    tableRegion(`Components of ${name}`, h('table', { class: 'scenario-components' },
       h('thead', {}, h('tr', {}, ['step', 'question', 'status', 'implied', 'direct', 'gap'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, s.components.map((c) => h('tr', {},
         h('td', { class: 'num' }, c.ord),
-        h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(c.question_id)}` }, c.label ?? c.title ?? c.question_id)),
+        h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(c.question_id)}` }, firstText(c.label, c.title, c.question_id))),
         h('td', {}, c.outcome === null ? (c.status ?? '') : `resolved ${c.outcome === 1 ? 'YES' : 'NO'}`),
         h('td', { class: 'num' }, pct(c.implied)), h('td', { class: 'num' }, pct(c.direct)), h('td', { class: 'num' }, num(c.coherence_gap))))))),
     r && r.pathway.length
@@ -78,7 +79,7 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('p', { class: 'meta' }, `${r.body.total} scenarios. A world lists its components' outcomes in pathway order.`));
   for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, width));
-  root.append(h('nav', { class: 'pager', 'aria-label': 'Pages' },
+  root.append(pager('Pages of scenarios',
     cursor ? h('a', { href: hashHref('/scenarios', { status }) }, '« First page') : '',
     r.body.next_cursor ? h('a', { href: hashHref('/scenarios', { status, cursor: r.body.next_cursor }), rel: 'next' }, 'Next page »') : ''));
 }

@@ -5,13 +5,17 @@
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, notice, num, panel, select } from '../ui.ts';
+import { firstText, h, hashHref, hashQuery, notice, num, pager, panel, select, tableRegion } from '../ui.ts';
 
+/** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
-  slug: string; name: string; kind: string; rank: number | null; ranked: boolean; n_resolved: number; accuracy_score: number | null;
+  slug: string; name: string | null; kind: string; rank: number | null; ranked: boolean; n_resolved: number; accuracy_score: number | null;
   accuracy_ci95: [number, number] | null; probability: { n: number; brier: number | null } | null; description?: string | null; url?: string | null;
-  calibration?: { bin: number; n: number; mean_probability: number; observed: number }[];
+  calibration?: { bin: number; n: number; mean_probability: number | null; observed: number | null }[];
 }
+
+/** A source's name, or its slug when it has none. */
+const sourceName = (s: Source): string => firstText(s.name, s.slug);
 const KINDS = ['', 'pollster', 'forecaster', 'institution', 'market', 'ai_model', 'consensus', 'media', 'other'];
 
 export async function sourcesPage(root: HTMLElement): Promise<void> {
@@ -39,14 +43,14 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
     return;
   }
   const ranked = list.body.sources.filter((s) => s.accuracy_score !== null && s.accuracy_ci95);
-  const rows = ranked.map((s) => ({ label: `${s.rank ?? '–'}. ${s.name}`.slice(0, 40), value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind }));
+  const rows = ranked.map((s) => ({ label: `${s.rank ?? '–'}. ${sourceName(s)}`.slice(0, 40), value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind }));
   root.append(panel('Track records, ranked', h('figure', { class: 'chart', id: 'track-records' },
     intervals(rows, { width, xLabel: 'accuracy score (95% interval)', groups: [...new Set(rows.map((r) => r.group))] })),
-    h('div', { class: 'table-wrap' }, h('table', { id: 'sources' },
+    tableRegion('Track records table', h('table', { id: 'sources' },
       h('thead', {}, h('tr', {}, ['rank', 'source', 'kind', 'resolved', 'accuracy', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, list.body.sources.map((s) => h('tr', {}, h('td', {}, s.rank ?? '–'), h('td', {}, h('a', { href: `#/sources/${encodeURIComponent(s.slug)}` }, s.name)), h('td', {}, s.kind),
+      h('tbody', {}, list.body.sources.map((s) => h('tr', {}, h('td', {}, s.rank ?? '–'), h('td', {}, h('a', { href: `#/sources/${encodeURIComponent(s.slug)}` }, sourceName(s))), h('td', {}, s.kind),
         h('td', { class: 'num' }, s.n_resolved), h('td', { class: 'num' }, s.accuracy_score ?? '–'), h('td', { class: 'num' }, num(s.probability?.brier))))))),
-    h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    pager('Pages of track records',
       cursor ? h('a', { href: hashHref('/sources', { kind }) }, '« First page') : '',
       list.body.next_cursor ? h('a', { href: hashHref('/sources', { kind, cursor: list.body.next_cursor }), rel: 'next' }, 'Next page »') : '')));
 }
@@ -63,7 +67,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     return;
   }
   const s = one.body.source;
-  root.append(h('h1', {}, s.name), h('p', { class: 'meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${s.n_resolved} resolved claims · accuracy ${s.accuracy_score ?? '–'}`,
+  root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${s.n_resolved} resolved claims · accuracy ${s.accuracy_score ?? '–'}`,
     s.accuracy_ci95 ? ` (95% ${s.accuracy_ci95[0]}–${s.accuracy_ci95[1]})` : '', ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
   if (trends.kind === 'ok') {
     const t = trends.body.trends.filter((r) => r.accuracy_score !== null);
@@ -77,7 +81,9 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
       ],
     })))));
   } else root.append(panel('Trend per year', notice(trends, 'The per-year trend')));
-  const cal = (s.calibration ?? []).filter((b) => b.n > 0);
+  // A bin no claim fell into has no mean and no frequency to draw.
+  const cal = (s.calibration ?? []).flatMap((b) => (b.n > 0 && b.mean_probability !== null && b.observed !== null
+    ? [{ n: b.n, mean_probability: b.mean_probability, observed: b.observed }] : []));
   root.append(panel('Calibration', cal.length ? h('figure', { class: 'chart', id: 'source-calibration' }, calibration(cal, width),
     h('figcaption', {}, 'Stated probability against how often it happened; dot size grows with the number of claims.')) : h('p', {}, 'No probability claims to calibrate.')));
 }
