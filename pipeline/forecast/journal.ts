@@ -23,6 +23,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { fsyncPath } from '../fs/durable.ts';
 import type { EvidenceRow } from '../evidence/types.ts';
 import type { ForecastRow, ModelCallRow } from '../models/runner.ts';
 
@@ -155,6 +156,15 @@ export class JournalWriter {
     this.close();
     rmSync(this.path, { force: true });
   }
+}
+
+/**
+ * Makes a journal's lines durable, whichever session wrote them (a killed session's last lines may
+ * still be only in the page cache): called before rows derived from them are committed elsewhere.
+ * A missing journal is nothing to sync.
+ */
+export function syncJournal(path: string): void {
+  if (existsSync(path)) fsyncPath(path);
 }
 
 /** Truncates a file after its last newline (a torn line left by a kill). */

@@ -7,8 +7,9 @@
  * (journal.ts). The stage first reads what the run already has (its journal, and its rows in the
  * raw tables), and calls only the (task, model) pairs not yet done, with the same run id and as-of:
  * a resumed run repeats no finished call, a re-run of a finished run makes no call at all. At the
- * end the journal's rows go to the raw tables (idempotent on their natural keys) and the journal
- * is removed.
+ * end the rows of every journal entry go to the raw tables (idempotent on their natural keys), the
+ * entries of calls already stored included, and only then is the journal removed: a kill between
+ * two raw writes loses no row (raw-rows.ts).
  *
  * Stop (SIGTERM/SIGINT through `stopSignal`): no new call starts, calls in flight finish (bounded
  * by the call deadline), everything finished is journaled and written, and the result says
@@ -20,16 +21,16 @@ import { timestampValue } from '@duckdb/node-api';
 import type { Logger } from '../log.ts';
 import type { QuorumConfig } from '../config.ts';
 import { createRawViews } from '../warehouse/raw-views.ts';
-import { appendRaw } from '../warehouse/raw-writer.ts';
 import { queryFile } from '../warehouse/sql-files.ts';
 import type { Mode } from '../warehouse/tables.ts';
 import { loadModelsConfig, type ResolvedModel } from '../models/config.ts';
-import { runForecasts, type ForecastRow, type ForecastTask, type ModelCallRow } from '../models/runner.ts';
+import { runForecasts, type ForecastTask } from '../models/runner.ts';
 import { startSimulator, type Simulator } from '../simulator/server.ts';
 import { createEvidenceProviders, gatherEvidence, type EvidenceProvider, type EvidenceRow } from '../evidence/index.ts';
-import { JournalWriter, journalPath, readJournal, type JournalCall } from './journal.ts';
+import { JournalWriter, journalPath, readJournal, syncJournal, type JournalCall } from './journal.ts';
 import { silentProgress, type ProgressReporter } from './progress.ts';
 import { querySql } from './runs.ts';
+import { stageRows, writeStageRows } from './raw-rows.ts';
 import { conditionalTasks, loadMaxConditions } from '../scenarios/conditional-tasks.ts';
 import { loadScenarios } from '../scenarios/from-theses.ts';
 import { structureDir } from '../structure/definitions.ts';
@@ -72,6 +73,7 @@ export interface ForecastStageResult {
   calls_made: number;
   /** (task, model) pairs found already done (journal or raw) and not called again. */
   calls_reused: number;
+  /** Distinct evidence items the run's stored forecasts cite (all sessions of the run). */
   evidence_items: number;
   evidence_errors: number;
   budget_exhausted: boolean;
@@ -160,6 +162,46 @@ async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open:
   return conditionalTasks({ scenarios, openTasks, titles, mode, maxConditions });
 }
 
+/** A call of the run already in raw `model_calls` (sql/pipeline/done_calls.sql). */
+interface StoredCall {
+  question_id: string;
+  model: string;
+  mode: string;
+  condition: string | null;
+  status: string;
+  cost_usd: number | null;
+}
+
+/**
+ * What a run already has, from its raw `model_calls` and its journal:
+ * - `done`: the calls not to make again (journal ∪ raw);
+ * - `journalCalls`: the journal's calls, each once, to write to the raw tables again — every one,
+ *   those raw `model_calls` already holds included: a kill between the `model_calls` and the
+ *   `forecasts` write leaves a stored call whose forecasts only the journal holds (raw-rows.ts);
+ *   the idempotent writes skip whatever is stored;
+ * - `spentUsd`: what the run's calls cost so far, each call counted once (the budget's start).
+ */
+function alreadyDone(stored: readonly StoredCall[], journaled: readonly JournalCall[]) {
+  const done = new Set<string>();
+  let spentUsd = 0;
+  for (const c of stored) {
+    done.add(keyOf(c.question_id, c.model, c.mode, c.condition));
+    spentUsd += c.cost_usd ?? 0;
+  }
+  const journalCalls: JournalCall[] = [];
+  const journalKeys = new Set<string>();
+  for (const e of journaled) {
+    // A journal written before conditional calls existed has no condition: undefined is none.
+    const k = keyOf(e.call.question_id, e.call.model, e.call.mode, e.call.condition);
+    if (journalKeys.has(k)) continue;
+    journalKeys.add(k);
+    journalCalls.push(e);
+    if (!done.has(k)) spentUsd += e.call.cost_usd ?? 0;
+    done.add(k);
+  }
+  return { done, journalCalls, spentUsd };
+}
+
 /** Runs the forecast stage; see the file's doc. Never throws for a model or evidence fault. */
 export async function forecastStage(o: ForecastStageOptions): Promise<ForecastStageResult> {
   const { conn, config, log, runId, asOf } = o;
@@ -198,26 +240,8 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
   const hadJournal = existsSync(jPath);
   const journal = readJournal(jPath);
   if (journal.torn > 0) log.warn({ journal: jPath, torn: journal.torn }, 'journal: ignored unreadable line(s) (a kill mid-write)');
-  const stored = await querySql<{ question_id: string; model: string; mode: string; condition: string | null; status: string; cost_usd: number | null }>(
-    conn,
-    'done_calls.sql',
-    { run_id: runId },
-  );
-  const done = new Set<string>();
-  let spentBefore = 0;
-  for (const c of stored) {
-    done.add(keyOf(c.question_id, c.model, c.mode, c.condition));
-    spentBefore += c.cost_usd ?? 0;
-  }
-  const journalCalls: JournalCall[] = [];
-  for (const e of journal.calls) {
-    // A journal written before conditional calls existed has no condition: undefined is none.
-    const k = keyOf(e.call.question_id, e.call.model, e.call.mode, e.call.condition);
-    if (done.has(k)) continue;
-    done.add(k);
-    journalCalls.push(e);
-    spentBefore += e.call.cost_usd ?? 0;
-  }
+  const stored = await querySql<StoredCall>(conn, 'done_calls.sql', { run_id: runId });
+  const { done, journalCalls, spentUsd: spentBefore } = alreadyDone(stored, journal.calls);
   const evidence = new Map<string, EvidenceRow[]>(journal.evidence.map((e) => [e.question_id, e.items]));
 
   // Models: only needed when something is left to call.
@@ -366,16 +390,14 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
       log.info({ tasks: tasks.length }, 'every call of this run is already done: no model call');
     }
 
-    // Everything finished goes to the raw tables: evidence first (forecasts reference it), then
-    // calls (every call, failed ones included), then forecasts. Idempotent on natural keys.
-    const allCalls = [...journalCalls, ...newCalls];
-    const evidenceRows = [...new Map([...evidence.values()].flat().map((e) => [e.evidence_id, e])).values()];
-    const forecasts: ForecastRow[] = allCalls.flatMap((c) => c.forecasts);
-    const calls: ModelCallRow[] = allCalls.map((c) => c.call);
-    await appendRaw(conn, config.dataDir, 'evidence', evidenceRows as unknown as Record<string, unknown>[], o.partition);
-    await appendRaw(conn, config.dataDir, 'model_calls', calls as unknown as Record<string, unknown>[], o.partition);
-    await appendRaw(conn, config.dataDir, 'forecasts', forecasts as unknown as Record<string, unknown>[], o.partition);
-    result.evidence_items = evidenceRows.length;
+    // Everything finished goes to the raw tables (raw-rows.ts: the write order, idempotent, and
+    // the journal calls written again whatever a killed session committed). The journal is made
+    // durable first: a raw row must never exist that a power cut could leave the journal without,
+    // or a call stored before its forecasts would be done with its forecasts lost.
+    syncJournal(jPath);
+    const rows = stageRows(evidence.values(), [...journalCalls, ...newCalls]);
+    await writeStageRows(conn, config.dataDir, o.partition, rows);
+    result.evidence_items = rows.evidence.length;
     if (result.interrupted) {
       // Kept for the resumed run: its evidence is reused, so every model of a task sees the same.
       writer?.close();
@@ -399,6 +421,9 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
     result.tokens_out = t.tokens_out!;
     result.cost_usd = t.cost_usd!;
     result.forecasts = t.forecasts!;
+    // from the stored forecasts, not this session's memory: a session resumed after the journal
+    // was removed (killed while scoring) holds no evidence and would report 0
+    result.evidence_items = t.evidence_items!;
     result.budget_exhausted ||= t.budget_skipped! > 0;
   }
   return result;
