@@ -37,6 +37,51 @@ export function published<S extends z.ZodObject>(schema: S, body: Record<string,
   return schema.parse(body) as Record<string, unknown>;
 }
 
+/**
+ * Definitions of the question and consensus fields that many bodies repeat, so that every route
+ * words them alike: `z.string().nullable().meta({ description: DOC.venue })`.
+ */
+export const DOC = {
+  question_id: 'Venue-qualified question id `<venue>:<venue market id>` (e.g. `metaculus:1554`).',
+  venue:
+    'The venue listing the question: polymarket, kalshi, manifold, metaculus, infer (ForecastBench imports) ' +
+    'or quorum (hand-written questions).',
+  venue_market_id: 'The market\'s id on its venue.',
+  title: 'The question\'s title: the question as asked.',
+  description: 'The question\'s background text (null: none).',
+  resolution_criteria: 'The rules by which the question resolves (null: none stated).',
+  url: 'The question\'s page on its venue (null: none recorded).',
+  category:
+    'Taxonomy category, one of the nine (politics, world, finance, economics, crypto, tech, science, sports, ' +
+    'climate): from the rule-based classifier, or as a hand-written question sets it (null: none).',
+  domain:
+    'Taxonomy domain (earnings, macro, rates, crypto, commodities, trade, central-banks, policy, other), from the ' +
+    'classifier or the hand-written question (null: none).',
+  tags: 'Taxonomy tags: the names of the classifier rules the question matched, in rule-file order (or a hand-written question\'s own).',
+  created_at: 'When the question was created, as its venue (or question file) records it (null: unknown).',
+  close_time: 'The market\'s scheduled close (null: none).',
+  status:
+    'Status at as_of: active; closed (close_time passed, no visible resolution); resolved (outcome known); ' +
+    'annulled (resolved without an outcome, excluded from every score).',
+  mode: 'The information mode the models were shown: blind, informed (+ market price) or augmented (+ retrieved evidence).',
+  headline_mode:
+    'The headline mode of the consensus: the first of headline_modes (default augmented, informed, blind) with a consensus of the question.',
+  run_id: 'The pipeline run that made the consensus.',
+  forecast_at: 'When the consensus was made: the latest created_at of the forecasts it averages.',
+  n_models: 'Models whose forecast the consensus averages.',
+  providers: 'The distinct providers of the forecasts in the consensus, sorted (`simulated`: the bundled model simulator).',
+  market_probability: 'The market\'s latest price (probability of YES) observed at or before as_of (null: no price).',
+  market_observed_at: 'When that market price was observed (null: no price).',
+  liquidity: 'The market\'s liquidity at that observation, in the venue\'s unit (USDC on Polymarket, dollars on Kalshi, mana on Manifold; null: not published).',
+  volume: 'The market\'s traded volume at that observation, in the venue\'s unit (USDC on Polymarket, contracts on Kalshi, mana on Manifold; null: not published).',
+  count: 'Items on this page.',
+  source_slug: 'The resolution source\'s slug (e.g. a venue, `fred`, `bls`).',
+  source_name: 'The source\'s name (null: the source is not in the sources registry).',
+  source_url: 'The address of the source\'s record of this resolution.',
+  evidence_excerpt: 'An excerpt of the source\'s record that shows the outcome.',
+  retrieved_at: 'When Quorum retrieved the resolution from its source.',
+} as const;
+
 /** Whether a market price `ageHours` old is stale under `maxHours` (null: no price). */
 export const marketStale = z
   .boolean()
@@ -71,14 +116,31 @@ export const categoryParam = z
     example: 'politics',
   });
 
+/** The snapshot's headline modes (`headline_modes` of the summary endpoints). */
+export const headlineModes = z.array(z.string()).meta({
+  description:
+    'The headline modes in order of preference (default augmented, informed, blind): a question\'s headline ' +
+    'consensus is its consensus in the first of these modes that has one.',
+});
+
+/** The calibration figures of a (forecaster, mode) over the 10 equal-width bins of p (calibration_summary). */
+export const calibrationMetrics = {
+  ece: zProb.meta({ description: 'Expected calibration error Σ_k (n_k/N)·|ō_k − p̄_k| over the 10 equal-width bins of p.' }),
+  reliability: zProb.meta({ description: 'Murphy reliability Σ_k (n_k/N)·(p̄_k − ō_k)² over the same bins (lower is better).' }),
+  resolution: zProb.meta({
+    description: 'Murphy resolution Σ_k (n_k/N)·(ō_k − ō)² (higher is better); brier ≈ reliability − resolution + uncertainty.',
+  }),
+  uncertainty: zProb.meta({ description: 'Murphy uncertainty ō(1 − ō), ō the share of the forecasts whose question resolved YES.' }),
+};
+
 /** Metric columns of one accuracy bucket. */
 export const bucketMetrics = {
-  key: z.string(),
-  n: count,
-  brier: zProb,
-  log_loss: zProb,
+  key: z.string().meta({ description: 'The bucket\'s value (the same as the field named after the dimension).' }),
+  n: count.meta({ description: 'Scored forecasts in the bucket (one per resolved, non-annulled question).' }),
+  brier: zProb.meta({ description: 'Mean Brier score (p − o)² over the n forecasts.' }),
+  log_loss: zProb.meta({ description: 'Mean log loss −(o·ln p + (1−o)·ln(1−p)) over the n forecasts, p clipped to [0.001, 0.999].' }),
   accuracy_pct: zPct.meta({ description: '100 × correct / directional (null: no directional forecast).' }),
-  n_directional: count,
-  n_correct: count,
-  n_no_direction: count,
+  n_directional: count.meta({ description: 'Forecasts with a direction (p, rounded to 9 decimals, ≠ 0.5).' }),
+  n_correct: count.meta({ description: 'Directional forecasts that were right: p > 0.5 and the outcome YES, or p < 0.5 and NO.' }),
+  n_no_direction: count.meta({ description: 'Forecasts at p = 0.5 (rounded to 9 decimals): no direction, left out of accuracy_pct.' }),
 };

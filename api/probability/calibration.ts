@@ -137,21 +137,28 @@ export function appliedCalibration(c: ModeCalibration): CalibrationApplied {
   return raw !== null && cal !== null && cal > raw ? 'raw_mean' : 'platt';
 }
 
+/** The out-of-sample check of a mode's fit (one shape: the accuracy report and the probability answer). */
+export const OutOfSample = z
+  .object({
+    brier_raw: zProb.meta({ description: 'Brier of the raw consensus (mean) on the held-out questions.' }),
+    brier_calibrated: zProb.meta({ description: 'Brier of the calibrated, pooled, extremized probability on the same questions.' }),
+    n: count.meta({ description: 'Held-out questions (folds 2..K of the time-ordered folds).' }),
+    folds: count.meta({ description: 'K: the resolved questions, sorted by resolved_at, are cut into this many folds (5); fold k is predicted by fits on folds 1..k−1.' }),
+  })
+  .meta({ description: 'The fit checked out of sample against the raw consensus, on the same held-out questions.' });
+
 /** The out-of-sample check as published beside the raw consensus (GET /api/events/accuracy/). */
 export const RecalibrationCheck = z
   .object({
-    mode: z.string(),
+    mode: z.string().meta({ description: 'The information mode the fit is for (blind, informed, augmented).' }),
     method: z.string().meta({ description: '`platt` (fitted) or `identity_insufficient_data` (fewer than 50 resolved questions).' }),
     n_questions: count.meta({ description: 'Resolved questions the published fit used.' }),
     extremize: z.number().meta({ description: 'Extremizing factor d in [0.7, 2.0] (1: none).' }),
-    extremize_method: z.string(),
-    fitted_through: isoTime.nullable().meta({ description: 'Latest resolution the fit used (all known at the run\'s as_of).' }),
-    out_of_sample: z.object({
-      brier_raw: zProb.meta({ description: 'Brier of the raw consensus (mean) on the held-out questions.' }),
-      brier_calibrated: zProb.meta({ description: 'Brier of the calibrated, pooled, extremized probability on the same questions.' }),
-      n: count.meta({ description: 'Held-out questions (folds 2..K of the time-ordered folds).' }),
-      folds: count,
+    extremize_method: z.string().meta({
+      description: '`cv`: d chosen by the out-of-fold Brier; `identity_insufficient_data`: d = 1 (fewer than 50 out-of-fold questions).',
     }),
+    fitted_through: isoTime.nullable().meta({ description: 'Latest resolution the fit used (all known at the run\'s as_of).' }),
+    out_of_sample: OutOfSample,
   })
   .meta({ id: 'RecalibrationCheck', description: 'Whether the probability endpoint\'s recalibration earns its place, out of sample.' });
 

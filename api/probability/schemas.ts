@@ -4,9 +4,9 @@
  */
 import { z } from 'zod';
 import { CATEGORIES, MODES } from '../../pipeline/warehouse/tables.ts';
-import { CALIBRATIONS_APPLIED } from './calibration.ts';
+import { CALIBRATIONS_APPLIED, OutOfSample } from './calibration.ts';
 import { parseTimestampValue, TIMESTAMP_MAX } from '../http/params.ts';
-import { count, isoTime, marketStale, prob, zProb } from '../openapi/common.ts';
+import { count, isoTime, marketStale, prob } from '../openapi/common.ts';
 
 /**
  * `close_date`: the API's one grammar of instants (api/http/params.ts, as the query parameters):
@@ -36,7 +36,10 @@ export const ProbabilityRequest = z
     }),
     category: z.enum(CATEGORIES).meta({ description: 'One of the nine categories.' }),
     market: z
-      .object({ venue: z.string().min(1).max(40), market_id: z.string().min(1).max(200) })
+      .object({
+        venue: z.string().min(1).max(40).meta({ description: 'The venue of the tracked market (e.g. polymarket).' }),
+        market_id: z.string().min(1).max(200).meta({ description: 'The market\'s id on that venue (the venue_market_id).' }),
+      })
       .strict()
       .optional()
       .meta({ description: 'A market Quorum tracks: its latest price goes into the prompt. Not with `market_probability`.' }),
@@ -77,56 +80,96 @@ export const ProbabilityRequest = z
   });
 export type ProbabilityRequest = z.infer<typeof ProbabilityRequest>;
 
-const Fit = z.object({ intercept: z.number(), slope: z.number(), method: z.string() });
+const Fit = z.object({
+  intercept: z.number().meta({ description: 'a in calibrated log-odds = a + b · logit(p).' }),
+  slope: z.number().meta({ description: 'b in calibrated log-odds = a + b · logit(p).' }),
+  method: z.string().meta({
+    description:
+      'platt (the pool), platt_shrunk (a model\'s own fit), identity_insufficient_data or identity_no_fit (a = 0, b = 1); ' +
+      '`pool (<method>)` for a model without its own fit.',
+  }),
+});
 
 export const ProbabilityAnswer = z
   .object({
-    request_id: z.string(),
-    created_at: isoTime,
-    question: z.string(),
+    request_id: z.string().meta({ description: 'The request id (`prq_` + 32 hex digits): GET /api/probability/{request_id} shows it again.' }),
+    created_at: isoTime.meta({ description: 'The time the models were asked as of (the start of the request\'s work).' }),
+    question: z.string().meta({ description: 'The question asked (trimmed).' }),
     mode: z.enum(MODES).meta({
       description: 'What the models were shown, and the mode whose calibration applies: augmented only with evidence, informed only with a market price.',
     }),
     probability: prob.meta({ description: 'The probability of YES: as `calibration.applied` says (calibrated, pooled in log-odds and extremized, by default).' }),
-    consensus: z.object({ mean: prob, median: prob, logit_mean: prob }).meta({ description: 'Of the raw model answers.' }),
+    consensus: z
+      .object({
+        mean: prob.meta({ description: 'Mean of the models\' raw probabilities.' }),
+        median: prob.meta({ description: 'Median of the models\' raw probabilities.' }),
+        logit_mean: prob.meta({ description: 'Inverse logit of their mean log-odds (p clipped to [0.001, 0.999]).' }),
+      })
+      .meta({ description: 'Of the raw model answers.' }),
     disagreement: z.object({
       sd: prob.meta({ description: 'Population standard deviation of the raw probabilities.' }),
-      range: prob,
+      range: prob.meta({ description: 'max − min of the raw probabilities.' }),
       sd_logit: prob.meta({ description: 'Population standard deviation of the log-odds (6 decimals, as the other disagreement figures).' }),
-    }),
+    }).meta({ description: 'Cross-model disagreement of the raw answers.' }),
     n_models: count.meta({ description: 'Models that answered.' }),
     models: z.array(
       z.object({
-        model: z.string(),
-        provider: z.string(),
+        model: z.string().meta({ description: 'The model id (as configured).' }),
+        provider: z.string().meta({ description: 'The model\'s provider (`simulated`: the bundled model simulator).' }),
         probability: prob.meta({ description: 'The model\'s raw answer.' }),
         calibrated_probability: prob.meta({ description: 'The answer through its Platt fit; the raw answer when `calibration.applied` is not `platt`.' }),
-        reasoning: z.string(),
-        key_factors: z.array(z.string()),
-        translations: z.record(z.string(), z.object({ reasoning: z.string(), key_factors: z.array(z.string()) })),
-        latency_ms: z.number(),
-        attempts: count,
-        tokens_in: z.number().int().nullable(),
-        tokens_out: z.number().int().nullable(),
-        cost_usd: z.number().nullable(),
+        reasoning: z.string().meta({ description: 'The model\'s reasoning, in the first language of `langs`.' }),
+        key_factors: z.array(z.string()).meta({ description: 'The key factors the model named, in the first language of `langs`.' }),
+        translations: z
+          .record(z.string(), z.object({
+            reasoning: z.string().meta({ description: 'The reasoning in that language.' }),
+            key_factors: z.array(z.string()).meta({ description: 'The key factors in that language.' }),
+          }))
+          .meta({ description: 'The same reasoning and key factors in each further language of `langs`, keyed by language code.' }),
+        latency_ms: z.number().meta({ description: 'Milliseconds from the call leaving the model\'s queue to its answer, retries included.' }),
+        attempts: count.meta({ description: 'HTTP requests sent for the call (the SDK\'s retries plus at most one content retry).' }),
+        tokens_in: z.number().int().nullable().meta({ description: 'Prompt tokens, summed over the responses (null: not reported).' }),
+        tokens_out: z.number().int().nullable().meta({ description: 'Completion tokens, summed over the responses (null: not reported).' }),
+        cost_usd: z.number().nullable().meta({ description: 'The call\'s cost in USD from its tokens and the model\'s prices (null: tokens unknown).' }),
       }),
-    ),
-    failed: z.array(z.object({ model: z.string(), error_kind: z.string(), latency_ms: z.number() })),
-    evidence: z.array(
-      z.object({ evidence_id: z.string(), title: z.string().nullable(), url: z.string().nullable(), published_at: isoTime.nullable(), source_slug: z.string() }),
-    ),
+    ).meta({ description: 'Each model that answered.' }),
+    failed: z
+      .array(z.object({
+        model: z.string().meta({ description: 'The model id.' }),
+        error_kind: z.string().meta({
+          description:
+            'Why it gave no usable answer: rate_limited, server_error, timeout, invalid_json, schema_violation, truncated, ' +
+            'truncated_body, network, budget_exhausted or other.',
+        }),
+        latency_ms: z.number().meta({ description: 'Milliseconds until the call gave up, retries included.' }),
+      }))
+      .meta({ description: 'The models asked that gave no usable answer.' }),
+    evidence: z
+      .array(z.object({
+        evidence_id: z.string().meta({ description: 'The evidence item\'s id.' }),
+        title: z.string().nullable().meta({ description: 'The item\'s title.' }),
+        url: z.string().nullable().meta({ description: 'Where the item was found.' }),
+        published_at: isoTime.nullable().meta({ description: 'When the item was published (null: unknown).' }),
+        source_slug: z.string().meta({ description: 'The slug of the evidence provider that found it.' }),
+      }))
+      .meta({ description: 'The evidence retrieved for the question and shown to the models (augmented mode; empty otherwise).' }),
     market: z
       .object({
-        probability: prob,
+        probability: prob.meta({ description: 'The market probability of YES shown to the models.' }),
         observed_at: isoTime.nullable().meta({ description: 'When the tracked market\'s price was observed; null for a `market_probability` of the request.' }),
         stale: marketStale.meta({
           description:
             'true when the price is older than QUORUM_MAX_PRICE_AGE_HOURS (default 48) at `created_at`, when the models were shown it ' +
             '(they see its date); null for a `market_probability` of the request (its age is unknown: shown as current).',
         }),
-        question_id: z.string().nullable(),
+        question_id: z.string().nullable().meta({ description: 'The tracked question of the request\'s `market` (null for a `market_probability`).' }),
       })
-      .nullable(),
+      .nullable()
+      .meta({
+        description:
+          'The market price of the request (a tracked market\'s latest price in the snapshot, or the request\'s ' +
+          '`market_probability`), shown to the models in informed and augmented modes; null without one.',
+      }),
     calibration: z.object({
       method: z.string().meta({ description: 'The snapshot\'s fit for the mode: `platt_shrunk_logit_pool` when fitted; `identity_insufficient_data` (fewer than 50 resolved questions) or `identity_no_fit` (no snapshot fit) otherwise.' }),
       applied: z.enum(CALIBRATIONS_APPLIED).meta({
@@ -136,16 +179,23 @@ export const ProbabilityAnswer = z
           'answers pooled in log-odds (no fit: `method` identity_*).',
       }),
       fitted_on: z.object({
-        resolved_questions: count,
-        snapshot: z.string().nullable(),
-        as_of: isoTime.nullable(),
-        fitted_through: isoTime.nullable(),
-      }),
-      parameters: z.object({ extremize: z.number(), extremize_method: z.string(), pool: Fit, models: z.record(z.string(), Fit) }),
-      out_of_sample: z.object({ brier_raw: zProb, brier_calibrated: zProb, n: count, folds: count }),
-    }),
+        resolved_questions: count.meta({ description: 'Resolved questions the mode\'s fit used (0: no fit).' }),
+        snapshot: z.string().nullable().meta({ description: 'The snapshot whose fit was used (null: none loaded).' }),
+        as_of: isoTime.nullable().meta({ description: 'The as_of of that fit (its snapshot\'s run).' }),
+        fitted_through: isoTime.nullable().meta({ description: 'The latest resolution the fit used.' }),
+      }).meta({ description: 'What the fit was made on.' }),
+      parameters: z
+        .object({
+          extremize: z.number().meta({ description: 'The extremizing factor d in probability = sigmoid(d · mean calibrated log-odds) (1: none).' }),
+          extremize_method: z.string().meta({ description: '`cv` (chosen out of fold), `identity_insufficient_data` or `identity_no_fit` (d = 1).' }),
+          pool: Fit.meta({ description: 'The mode\'s pooled Platt fit (used for a model without its own).' }),
+          models: z.record(z.string(), Fit).meta({ description: 'The fit applied to each answering model, by model id.' }),
+        })
+        .meta({ description: 'The fit\'s parameters (the mode\'s).' }),
+      out_of_sample: OutOfSample,
+    }).meta({ description: 'How `probability` was obtained from the raw answers, and whether the fit beats the raw consensus out of sample.' }),
     cost_usd: z.number().meta({ description: 'Cost of this request\'s model calls (USD).' }),
-    latency_ms: z.number(),
+    latency_ms: z.number().meta({ description: 'Milliseconds from the start of the request\'s work (evidence retrieval included) to the answer.' }),
   })
   .meta({ id: 'ProbabilityAnswer' });
 export type ProbabilityAnswer = z.input<typeof ProbabilityAnswer>;

@@ -15,7 +15,7 @@ import { ApiError } from '../errors/problem.ts';
 import { bigintKey, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
 export const CLAIMS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CLAIM_KINDS = ['probability', 'direction', 'value'] as const;
@@ -26,44 +26,78 @@ const CURSOR_KIND = 'claims';
 
 export const Claim = z
   .object({
-    claim_id: z.string(),
-    source_slug: z.string(),
-    made_at: isoTime.nullable(),
+    claim_id: z.string().meta({
+      description: 'The claim\'s id: as imported, or for Quorum\'s claims `forecast:<question_id>:<model>:<mode>`, `consensus:<question_id>:<mode>`, `price:<question_id>:<observed time>`.',
+    }),
+    source_slug: z.string().meta({ description: 'The slug of the source that made the claim (see /api/track-records/).' }),
+    made_at: isoTime.nullable().meta({ description: 'When the claim was made (a forecast\'s created_at, a price\'s observation time).' }),
     question_id: z.string().nullable().meta({ description: 'The tracked question the claim is about, if any.' }),
     subject: z.string().nullable().meta({ description: 'What the claim is about (a race, a fiscal year, a question title).' }),
-    subject_key: z.string().nullable(),
-    category: z.string().nullable(),
-    kind: z.enum(CLAIM_KINDS),
-    probability: zProb,
-    side: z.string().nullable(),
-    value: zNum,
-    unit: z.string().nullable(),
-    threshold: zNum,
-    tolerance: zNum,
-    horizon_days: zNum,
-    resolved: z.boolean(),
+    subject_key: z.string().nullable().meta({
+      description: 'Groups the claims about the same target (a race; Quorum\'s claims: the question_id): the peers of reference_value.',
+    }),
+    category: z.string().nullable().meta({ description: 'The claim\'s category (for Quorum\'s claims, the question\'s taxonomy category).' }),
+    kind: z.enum(CLAIM_KINDS).meta({
+      description: 'probability: P(side happens); direction: side happens; value: a number about the subject.',
+    }),
+    probability: zProb.meta({ description: 'Probability claims: the probability that `side` happens (Quorum\'s claims: that the question resolves YES).' }),
+    side: z.string().nullable().meta({ description: 'What the claim says happens (a candidate, "Democrat", "above"; Quorum\'s claims: `yes`).' }),
+    value: zNum.meta({ description: 'The claimed value (a poll\'s margin, a projection), in `unit`.' }),
+    unit: z.string().nullable().meta({ description: 'The unit of value and realized_value.' }),
+    threshold: zNum.meta({ description: 'A value claim\'s threshold, where one applies.' }),
+    tolerance: zNum.meta({ description: 'A value claim is within tolerance when |value − realized_value| ≤ this (null: 5% of |realized_value|).' }),
+    horizon_days: zNum.meta({ description: 'Days from made_at to the event the claim is about.' }),
+    resolved: z.boolean().meta({ description: 'true when an outcome or a realized value is known at as_of.' }),
     outcome: zNum.meta({ description: '1 came true, 0 did not, 0.5 a tie; null unresolved.' }),
-    realized_value: zNum,
-    resolved_at: isoTime.nullable(),
+    realized_value: zNum.meta({ description: 'The value that came to be, in `unit` (null: unresolved or not a value claim).' }),
+    resolved_at: isoTime.nullable().meta({ description: 'When the claim resolved (null: unresolved at as_of).' }),
     hit: zNum.meta({ description: 'Directional score: 1, 0, or 0.5 for a tie (null for value claims and unresolved).' }),
-    brier: zProb,
+    brier: zProb.meta({ description: 'Brier score (p − o)² of a probability claim with a YES/NO outcome (null otherwise).' }),
     error: zNum.meta({ description: 'value − realized_value.' }),
-    within_tolerance: z.boolean().nullable(),
-    reference_value: zNum,
-    reference_probability: zProb,
-    claim_text: z.string().nullable(),
-    origin: z.enum(['import', 'quorum']),
-    provenance: z.object({ dataset: z.string().nullable(), file: z.string().nullable(), line: z.number().int().nullable() }),
+    within_tolerance: z.boolean().nullable().meta({ description: '|error| ≤ tolerance (null without a value and a realized value).' }),
+    reference_value: zNum.meta({
+      description: 'The mean value of the OTHER claims with the same subject_key in the same 14-day window of horizon_days (null: none).',
+    }),
+    reference_probability: zProb.meta({
+      description: 'The market comparator the claim is measured against (AI model and consensus claims; null otherwise).',
+    }),
+    claim_text: z.string().nullable().meta({ description: 'The claim in words (imported claims without one: their subject).' }),
+    origin: z.enum(['import', 'quorum']).meta({
+      description: 'import: imported with `quorum import claims`; quorum: Quorum\'s own scored forecasts and the venues\' comparator prices.',
+    }),
+    provenance: z
+      .object({
+        dataset: z.string().nullable().meta({ description: 'The dataset the claim came from (`quorum` for Quorum\'s claims).' }),
+        file: z.string().nullable().meta({ description: 'The file (Quorum\'s claims: the table) it was read from.' }),
+        line: z.number().int().nullable().meta({ description: 'The line of that file (header = line 1; null for Quorum\'s claims).' }),
+      })
+      .meta({ description: 'Where the claim was read from.' }),
   })
   .meta({ id: 'Claim' });
 
 export const ClaimPage = z
-  .object({ claims: z.array(Claim), count, total: count, next_cursor: z.string().nullable() })
+  .object({
+    claims: z.array(Claim).meta({ description: 'This page of claims, newest first (ties by claim_id).' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Claims matching the filters, on every page.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
   .meta({ id: 'ClaimPage' });
 
 export const ClaimDetail = z
   .object({
-    claim: Claim.extend({ source: z.object({ slug: z.string(), name: z.string().nullable(), kind: z.string().nullable(), attribution: z.string().nullable() }) }),
+    claim: Claim.extend({
+      source: z
+        .object({
+          slug: z.string().meta({ description: 'The source\'s slug (= source_slug).' }),
+          name: z.string().nullable().meta({ description: 'The source\'s name.' }),
+          kind: z.string().nullable().meta({
+            description: 'pollster, forecaster, institution, market, ai_model, consensus, media or other.',
+          }),
+          attribution: z.string().nullable().meta({ description: 'The credit line of the data behind the source.' }),
+        })
+        .meta({ description: 'The source that made the claim.' }),
+    }).meta({ description: 'The claim with its source.' }),
   })
   .meta({ id: 'ClaimDetail' });
 

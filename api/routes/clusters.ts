@@ -17,7 +17,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const CLUSTERS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const VINTAGES = { min: 0, max: 50, default: 5 } as const;
@@ -28,14 +28,14 @@ const CURSOR_KIND = 'clusters';
 
 export const ClusterMember = z
   .object({
-    question_id: z.string(),
-    title: z.string().nullable(),
-    venue: z.string().nullable(),
-    url: z.string().nullable(),
-    category: z.string().nullable(),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    title: z.string().nullable().meta({ description: DOC.title }),
+    venue: z.string().nullable().meta({ description: DOC.venue }),
+    url: z.string().nullable().meta({ description: DOC.url }),
+    category: z.string().nullable().meta({ description: DOC.category }),
     status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
     sign: z.number().int().meta({ description: '+1: YES supports the thesis; -1: YES contradicts it.' }),
-    weight: z.number(),
+    weight: z.number().meta({ description: 'The member\'s weight in the thesis consensus (computed clusters: 1).' }),
     consensus: zProb.meta({ description: 'The member\'s headline AI consensus (null: none for an active question at as_of).' }),
     disagreement_sd: zProb.meta({ description: 'Population sd of the model probabilities of that consensus.' }),
     market_probability: zProb.meta({ description: 'The member\'s latest market price at as_of.' }),
@@ -46,43 +46,43 @@ export const ClusterMember = z
 export const ClusterConsensus = z
   .object({
     consensus: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over members with a consensus; p_signed = p, or 1 − p for sign −1.' }),
-    consensus_logit: zLogit,
+    consensus_logit: zLogit.meta({ description: 'The consensus in log-odds: Σ w·logit(p_signed) / Σ w.' }),
     market_consensus: zProb.meta({ description: 'The same over the market prices of the members with both a consensus and a price (n_with_market).' }),
-    market_consensus_logit: zLogit,
+    market_consensus_logit: zLogit.meta({ description: 'market_consensus in log-odds.' }),
     gap_vs_market: zProb.meta({ description: 'The consensus over the n_with_market members that have a price − market_consensus: both sides over the same members.' }),
     spread: zProb.meta({ description: 'Weighted population sd of the members\' signed consensus.' }),
     disagreement: zProb.meta({ description: 'Weighted mean of the members\' model disagreement (sd).' }),
-    n_with_consensus: count,
+    n_with_consensus: count.meta({ description: 'Members with a headline consensus (the members the consensus covers).' }),
     n_with_market: count.meta({ description: 'Members with both a consensus and a market price: the members market_consensus and gap_vs_market cover.' }),
   })
-  .meta({ id: 'ClusterConsensus' });
+  .meta({ id: 'ClusterConsensus', description: 'The thesis\'s current consensus at as_of, beside the same from market prices.' });
 
 export const VintageMember = z
   .object({
-    question_id: z.string(),
-    sign: z.number().int(),
-    weight: z.number(),
-    consensus: zProb,
-    market_probability: zProb,
-    outcome: zNum,
-    resolved_at: isoTime.nullable(),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    sign: z.number().int().meta({ description: '+1: YES supports the thesis; -1: YES contradicts it (as held in the vintage).' }),
+    weight: z.number().meta({ description: 'The member\'s weight, as held in the vintage.' }),
+    consensus: zProb.meta({ description: 'The member\'s headline consensus frozen in the vintage (null: none then).' }),
+    market_probability: zProb.meta({ description: 'The member\'s market price frozen in the vintage (null: none then).' }),
+    outcome: zNum.meta({ description: '1 or 0 once the question resolved (as of this snapshot); null before, and when annulled.' }),
+    resolved_at: isoTime.nullable().meta({ description: 'When the member resolved (null: not yet).' }),
     brier: zProb.meta({ description: '(consensus − outcome)² once resolved.' }),
-    market_brier: zProb,
+    market_brier: zProb.meta({ description: '(market_probability − outcome)² once resolved.' }),
   })
   .meta({ id: 'ClusterVintageMember' });
 
 export const Vintage = z
   .object({
-    run_id: z.string(),
-    as_of: isoTime.nullable(),
+    run_id: z.string().meta({ description: 'The run that froze the vintage.' }),
+    as_of: isoTime.nullable().meta({ description: 'The as_of of that run.' }),
     content_hash: z.string().meta({ description: 'sha256 of the vintage\'s canonical content (sql/derive/98_thesis_vintages.sql).' }),
-    thesis_consensus: zProb,
-    thesis_market_consensus: zProb,
-    n_members: count,
-    n_with_consensus: count,
+    thesis_consensus: zProb.meta({ description: 'The thesis consensus when the vintage was frozen.' }),
+    thesis_market_consensus: zProb.meta({ description: 'The thesis market consensus when the vintage was frozen.' }),
+    n_members: count.meta({ description: 'Members held in the vintage.' }),
+    n_with_consensus: count.meta({ description: 'Of them, members that had a consensus then.' }),
     n_resolved: count.meta({ description: 'Members held with a consensus that have since resolved.' }),
     brier: zProb.meta({ description: 'Mean Brier of those members\' consensus in this vintage.' }),
-    market_brier: zProb,
+    market_brier: zProb.meta({ description: 'Mean Brier of the same members\' frozen market prices.' }),
     realized: zProb.meta({ description: 'Weighted mean of the resolved members\' signed outcomes: how true the thesis turned out.' }),
     direction_held: z.boolean().nullable().meta({ description: 'thesis_consensus and realized on the same side of 0.5 (null: nothing resolved, or a tie).' }),
   })
@@ -90,28 +90,41 @@ export const Vintage = z
 
 export const Cluster = z
   .object({
-    thesis_id: z.string(),
-    origin: z.enum(ORIGINS),
-    statement: z.string().nullable(),
+    thesis_id: z.string().meta({ description: 'The thesis id: as curated, or `auto-` + 12 hex digits of sha256(the smallest member id) for a computed cluster.' }),
+    origin: z.enum(ORIGINS).meta({
+      description: 'curated: defined in data/structure/theses/; computed: a connected component of strongly linked similar questions.',
+    }),
+    statement: z.string().nullable().meta({ description: 'The thesis in words (computed: "Linked questions: <label>").' }),
     label: z.string().nullable().meta({ description: 'Computed clusters: their three top terms.' }),
-    n_members: count,
-    n_active: count,
-    n_resolved: count,
-    as_of: isoTime.nullable(),
+    n_members: count.meta({ description: 'Member questions in this snapshot.' }),
+    n_active: count.meta({ description: 'Members active at as_of.' }),
+    n_resolved: count.meta({ description: 'Members resolved at as_of.' }),
+    as_of: isoTime.nullable().meta({ description: 'The snapshot\'s as_of the current consensus refers to.' }),
     current: ClusterConsensus,
-    members: z.array(ClusterMember),
-    n_vintages: count,
+    members: z.array(ClusterMember).meta({ description: 'The member questions with their current consensus and price.' }),
+    n_vintages: count.meta({ description: 'Vintages (frozen records) of the thesis in all, listed or not.' }),
     vintages: z.array(Vintage).meta({ description: 'Frozen records, newest first.' }),
   })
   .meta({ id: 'Cluster' });
 
 export const ClusterPage = z
-  .object({ clusters: z.array(Cluster), count, total: count, next_cursor: z.string().nullable() })
+  .object({
+    clusters: z.array(Cluster).meta({ description: 'This page of theses, by thesis_id.' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Theses matching the filter, on every page.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
   .meta({ id: 'ClusterPage' });
 
 export const ClusterDetail = z
   .object({
-    cluster: Cluster.extend({ vintages: z.array(Vintage.extend({ members: z.array(VintageMember) })) }),
+    cluster: Cluster.extend({
+      vintages: z
+        .array(Vintage.extend({
+          members: z.array(VintageMember).meta({ description: 'The members as held in the vintage, with their outcomes so far.' }),
+        }))
+        .meta({ description: 'Every frozen record of the thesis, newest first.' }),
+    }).meta({ description: 'The thesis with its whole vintage history.' }),
   })
   .meta({ id: 'ClusterDetail' });
 

@@ -11,7 +11,10 @@ export const openapiRoute = rawRoute({
   path: '/api/openapi.json',
   summary: 'This OpenAPI 3.1 document',
   tags: ['operations'],
-  responses: { 'application/json': { schema: z.object({ openapi: z.string() }).loose() } },
+  responses: { 'application/json': { schema: z
+        .object({ openapi: z.string().meta({ description: 'The OpenAPI version of the document (3.1.0).' }) })
+        .loose()
+        .meta({ description: 'The OpenAPI 3.1 document of this API (info, paths, components, …).' }) } },
   handle: (_req, res, { services }) => {
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.status(200).json(services.openapi());

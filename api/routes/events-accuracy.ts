@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { DOMAINS, MODES, TIERS } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { bucketMetrics, count, provenance, provenanceOf, published, zNum, zPct, zProb } from '../openapi/common.ts';
+import { bucketMetrics, calibrationMetrics, count, headlineModes, provenance, provenanceOf, published, zNum, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { RecalibrationCheck, recalibrationChecks } from '../probability/calibration.ts';
 import { orderByKnown } from './order.ts';
@@ -151,37 +151,53 @@ export async function calibrationReport(snap: PinnedSnapshot): Promise<Record<st
 }
 
 const Bin = z.object({
-  bin: zNum, bin_lo: zProb, bin_hi: zProb, n: count, mean_p: zProb, observed: zProb, wilson_lo: zProb, wilson_hi: zProb,
+  bin: zNum.meta({ description: 'Bin index 0..9: floor(p · 10), p · 10 rounded to 9 decimals first; p = 1 falls in bin 9.' }),
+  bin_lo: zProb.meta({ description: 'Lower bound of the bin (bin / 10).' }),
+  bin_hi: zProb.meta({ description: 'Upper bound of the bin ((bin + 1) / 10).' }),
+  n: count.meta({ description: 'Scored forecasts in the bin (0: an empty bin, its figures null).' }),
+  mean_p: zProb.meta({ description: 'Mean forecast probability of the bin (null when empty).' }),
+  observed: zProb.meta({ description: 'Observed frequency of YES among the bin\'s forecasts (null when empty).' }),
+  wilson_lo: zProb.meta({ description: 'Lower bound of the Wilson 95% interval (z = 1.96) of `observed` (null when empty).' }),
+  wilson_hi: zProb.meta({ description: 'Upper bound of the Wilson 95% interval (z = 1.96) of `observed` (null when empty).' }),
 });
 
 export const CalibrationReport = z
   .object({
     forecasters: z.array(
       z.object({
-        forecaster: z.string(),
-        kind: z.enum(['consensus', 'model', 'market']),
-        mode: z.string(),
-        n: count,
-        brier: zProb,
-        log_loss: zProb,
-        accuracy_pct: zPct,
-        n_directional: count,
-        n_correct: count,
-        n_no_direction: count,
-        ece: zProb,
-        reliability: zProb,
-        resolution: zProb,
-        uncertainty: zProb,
-        base_rate: zProb,
-        by_tier: z.array(z.object({ tier: z.string(), ...bucketMetrics })),
-        by_domain: z.array(z.object({ domain: z.string(), ...bucketMetrics })),
-        bins: z.array(Bin),
+        forecaster: z.string().meta({ description: '`consensus`, `market` or a model id.' }),
+        kind: z.enum(['consensus', 'model', 'market']).meta({
+          description: 'consensus: the models\' consensus (mean); model: one AI model; market: the market comparator.',
+        }),
+        mode: z.string().meta({
+          description:
+            'blind, informed, augmented, or headline (each question\'s headline mode). For the market: its comparators ' +
+            'paired with the consensus of that mode (same questions).',
+        }),
+        n: count.meta({ description: 'Scored forecasts (one per resolved, non-annulled question).' }),
+        brier: zProb.meta({ description: 'Mean Brier score (p − o)² over the n forecasts.' }),
+        log_loss: zProb.meta({ description: 'Mean log loss over the n forecasts, p clipped to [0.001, 0.999].' }),
+        accuracy_pct: zPct.meta({ description: '100 × correct / directional (null: no directional forecast).' }),
+        n_directional: count.meta({ description: 'Forecasts with a direction (p, rounded to 9 decimals, ≠ 0.5).' }),
+        n_correct: count.meta({ description: 'Directional forecasts that were right: p > 0.5 and YES, or p < 0.5 and NO.' }),
+        n_no_direction: count.meta({ description: 'Forecasts at p = 0.5: no direction, left out of accuracy_pct.' }),
+        ...calibrationMetrics,
+        base_rate: zProb.meta({ description: 'ō: the share of the n forecasts whose question resolved YES.' }),
+        by_tier: z.array(z.object({
+          tier: z.string().meta({ description: 'Confidence tier by |p − 0.5| of the forecaster\'s own p: low < 0.15, medium 0.15–0.35, high ≥ 0.35.' }),
+          ...bucketMetrics,
+        })).meta({ description: 'The same figures per confidence tier.' }),
+        by_domain: z.array(z.object({
+          domain: z.string().meta({ description: 'The question\'s domain (`unknown`: none recorded).' }),
+          ...bucketMetrics,
+        })).meta({ description: 'The same figures per domain.' }),
+        bins: z.array(Bin).meta({ description: 'The 10 equal-width calibration bins of p, empty ones included.' }),
       }),
-    ),
-    count,
+    ).meta({ description: 'One entry per (forecaster, mode): consensus, then models by id, then market; modes headline, blind, informed, augmented.' }),
+    count: count.meta({ description: 'Entries in `forecasters`.' }),
     total: count.meta({ description: 'Entries in all (one page: equals count).' }),
-    next_cursor: z.null(),
-    headline_modes: z.array(z.string()),
+    next_cursor: z.null().meta({ description: 'Always null: the whole list is one page.' }),
+    headline_modes: headlineModes,
     recalibration: z.array(RecalibrationCheck).meta({
       description: 'Per mode, the probability endpoint\'s recalibration checked out of sample (time-ordered folds): ' +
         'Brier of the raw consensus and of the calibrated probability on the same held-out questions.',

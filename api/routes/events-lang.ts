@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, published } from '../openapi/common.ts';
+import { count, DOC, published } from '../openapi/common.ts';
 import { bigintKey, cursorQuestionId, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
 import { langParam, pathLang, staleParams } from './prediction-params.ts';
@@ -23,9 +23,9 @@ const cursorShape = z.tuple([int64String, cursorQuestionId]);
 
 export const EventsLangPage = z
   .object({
-    events: z.array(FeedPrediction),
-    count,
-    total: count,
+    events: z.array(FeedPrediction).meta({ description: 'This page of active forecasts with reasoning in the language, most recent consensus first (then by question_id).' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Active forecasts with reasoning in the language, on every page.' }),
     lang: z.string().meta({ description: 'The language, as the snapshot records it.' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })

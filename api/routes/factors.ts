@@ -19,7 +19,7 @@ import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { count, isoTime, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const FACTORS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const FACTOR_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -30,35 +30,37 @@ type Status = (typeof STATUSES)[number];
 
 const levelFields = {
   level: zProb.meta({ description: 'inv_logit(Σ w·logit(p_signed) / Σ w) over the subtree\'s leaves with a headline consensus; p_signed = p, or 1 − p for sign −1.' }),
-  level_logit: zLogit,
+  level_logit: zLogit.meta({ description: 'level in log-odds: Σ w·logit(p_signed) / Σ w.' }),
   previous_level: zProb.meta({ description: 'The same over each leaf\'s consensus of its previous run (leaves with one).' }),
   change: zProb.meta({ description: 'level − previous_level.' }),
   market_level: zProb.meta({ description: 'The same over the active leaves\' latest market prices.' }),
   gap_vs_market: zProb.meta({ description: 'level − market_level.' }),
-  n_leaves: count,
-  n_active: count,
-  n_resolved: count,
-  n_with_consensus: count,
-  n_with_previous: count,
-  n_with_market: count,
+  n_leaves: count.meta({ description: 'Leaf questions in the subtree.' }),
+  n_active: count.meta({ description: 'Of them, active at as_of.' }),
+  n_resolved: count.meta({ description: 'Of them, resolved at as_of.' }),
+  n_with_consensus: count.meta({ description: 'Leaves with a headline consensus (the leaves `level` covers).' }),
+  n_with_previous: count.meta({ description: 'Leaves with a previous consensus (the leaves `previous_level` covers).' }),
+  n_with_market: count.meta({ description: 'Active leaves with a market price (the leaves `market_level` covers).' }),
 };
 
 export const FactorLeaf = z
   .object({
-    question_id: z.string(),
-    title: z.string().nullable(),
-    venue: z.string().nullable(),
-    url: z.string().nullable(),
-    category: z.string().nullable(),
-    status: z.string().nullable(),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    title: z.string().nullable().meta({ description: DOC.title }),
+    venue: z.string().nullable().meta({ description: DOC.venue }),
+    url: z.string().nullable().meta({ description: DOC.url }),
+    category: z.string().nullable().meta({ description: DOC.category }),
+    status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
     sign: z.number().int().meta({ description: '+1: YES pushes the factor in its stated direction; −1: against it.' }),
-    weight: z.number(),
+    weight: z.number().meta({ description: 'The leaf\'s weight in its nodes\' levels (default 1).' }),
     origin: z.enum(['curated', 'rule']).meta({ description: 'Listed by hand, or attached by a rule of its driver.' }),
     consensus: zProb.meta({ description: 'Headline AI consensus (active questions).' }),
-    previous_consensus: zProb,
-    disagreement_sd: zProb,
-    market_probability: zProb,
-    outcome: zNum,
+    previous_consensus: zProb.meta({
+      description: 'The question\'s latest consensus in the same mode created before the headline one (null: none).',
+    }),
+    disagreement_sd: zProb.meta({ description: 'Population sd of the model probabilities of the headline consensus.' }),
+    market_probability: zProb.meta({ description: DOC.market_probability }),
+    outcome: zNum.meta({ description: '1 or 0 once resolved; null before, and when annulled.' }),
   })
   .meta({ id: 'FactorLeaf' });
 
@@ -66,9 +68,9 @@ export const FactorLeaf = z
 export const FactorNode = z
   .object({
     node_id: z.string().meta({ description: 'factor_id, then /driver_id, then /sub_driver_id.' }),
-    name: z.string(),
-    description: z.string().nullable(),
-    depth: z.number().int(),
+    name: z.string().meta({ description: 'The driver\'s name.' }),
+    description: z.string().nullable().meta({ description: 'What the driver is (null: none given).' }),
+    depth: z.number().int().meta({ description: '1: a driver; 2: a sub-driver.' }),
     ...levelFields,
     leaves: z.array(z.string()).meta({ description: 'question_id of the leaves attached directly to this node.' }),
     children: z.array(z.string()).meta({ description: 'node_id of its sub-drivers.' }),
@@ -77,26 +79,33 @@ export const FactorNode = z
 
 export const Factor = z
   .object({
-    factor_id: z.string(),
-    name: z.string(),
-    statement: z.string(),
-    description: z.string().nullable(),
+    factor_id: z.string().meta({ description: 'The factor\'s id (its definition in data/structure/factors/).' }),
+    name: z.string().meta({ description: 'The factor\'s name.' }),
+    statement: z.string().meta({ description: 'The direction the factor states (e.g. "US monetary policy eases"); a leaf of sign +1 pushes it that way.' }),
+    description: z.string().nullable().meta({ description: 'What the factor is (null: none given).' }),
     ...levelFields,
-    n_drivers: count,
+    n_drivers: count.meta({ description: 'Drivers and sub-drivers in the tree.' }),
     n_levels: count.meta({ description: 'Levels of the tree above the questions: 2 (drivers) or 3 (sub-drivers).' }),
-    n_attached_by_rules: count,
-    categories: z.array(z.string()),
-    as_of: isoTime.nullable(),
+    n_attached_by_rules: count.meta({ description: 'Leaves attached by a rule rather than listed by hand.' }),
+    categories: z.array(z.string()).meta({ description: 'The categories of its leaves, sorted.' }),
+    as_of: isoTime.nullable().meta({ description: 'The snapshot\'s as_of the levels refer to.' }),
     drivers: z.array(FactorNode).meta({ description: 'Every driver and sub-driver, depth-first.' }),
-    leaves: z.array(FactorLeaf),
+    leaves: z.array(FactorLeaf).meta({ description: 'Every leaf question of the factor (a question is one leaf per factor).' }),
   })
   .meta({ id: 'Factor' });
 
 export const FactorPage = z
-  .object({ factors: z.array(Factor), count, total: count, next_cursor: z.string().nullable() })
+  .object({
+    factors: z.array(Factor).meta({ description: 'This page of factors, by factor_id.' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Factors in the snapshot, on every page.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
   .meta({ id: 'FactorPage' });
 
-export const FactorDetail = z.object({ factor: Factor }).meta({ id: 'FactorDetail' });
+export const FactorDetail = z
+  .object({ factor: Factor.meta({ description: 'The factor with its tree and leaves.' }) })
+  .meta({ id: 'FactorDetail' });
 
 const leaf = (r: JsonRow) => fromColumns(FactorLeaf, r, { weight: num(r.weight) ?? 1, origin: r.origin === 'rule' ? 'rule' : 'curated' });
 
@@ -187,50 +196,57 @@ export const factorsDetailRoute = jsonRoute({
 export const HealthCheck = z
   .object({
     check: z.string().meta({ description: 'model_failures | venue_sync | stale_prices | snapshot_age' }),
-    status: z.enum(STATUSES),
+    status: z.enum(STATUSES).meta({ description: 'failing when value ≥ failing_at, degraded when value ≥ degraded_at, else ok (ok when there is nothing to measure).' }),
     value: zLogit.meta({ description: 'The measure (a share, or hours for snapshot_age), to 6 decimals; null when there is nothing to measure.' }),
-    degraded_at: zNum,
-    failing_at: zNum,
-    detail: z.string().nullable(),
+    degraded_at: zNum.meta({ description: 'The threshold from which the check is degraded (QUORUM_HEALTH_*).' }),
+    failing_at: zNum.meta({ description: 'The threshold from which the check is failing (QUORUM_HEALTH_*).' }),
+    detail: z.string().nullable().meta({ description: 'What was measured, in words (e.g. the failing venues).' }),
   })
   .meta({ id: 'HealthCheck' });
 
 const Contradiction = z.object({
-  question_a: z.string(),
-  question_b: z.string(),
-  kind: z.enum(['implies', 'excludes']),
-  consensus_a: zProb,
-  consensus_b: zProb,
+  question_a: z.string().meta({ description: 'The link\'s first question (implies: the one that implies).' }),
+  question_b: z.string().meta({ description: 'The link\'s second question.' }),
+  kind: z.enum(['implies', 'excludes']).meta({ description: 'implies: a ⇒ b, so P(a) ≤ P(b); excludes: not both, so P(a) + P(b) ≤ 1.' }),
+  consensus_a: zProb.meta({ description: 'The headline consensus of question_a.' }),
+  consensus_b: zProb.meta({ description: 'The headline consensus of question_b.' }),
   violation: zProb.meta({ description: 'implies: P(a) − P(b) > 0; excludes: P(a) + P(b) − 1 > 0.' }),
 });
 
 export const FactorHealth = z
   .object({
-    factor_id: z.string(),
-    name: z.string().nullable(),
+    factor_id: z.string().meta({ description: 'The factor\'s id.' }),
+    name: z.string().nullable().meta({ description: 'The factor\'s name.' }),
     status: z.enum(STATUSES).meta({
       description: 'failing: active leaves but none with a consensus; degraded: coverage below QUORUM_HEALTH_COVERAGE_DEGRADED, contradictions, many stale leaves, or no active leaf.',
     }),
-    reasons: z.array(z.string()),
-    n_leaves: count,
-    n_active: count,
-    n_resolved: count,
+    reasons: z.array(z.string()).meta({ description: 'Why the status is not ok, in words (empty when ok).' }),
+    n_leaves: count.meta({ description: 'Leaf questions of the factor.' }),
+    n_active: count.meta({ description: 'Of them, active at as_of.' }),
+    n_resolved: count.meta({ description: 'Of them, resolved at as_of.' }),
     coverage: zProb.meta({ description: 'Share of the active leaves forecast by every model of the latest run.' }),
-    latest_run_id: z.string().nullable(),
-    latest_run_models: count,
-    newest_forecast_at: isoTime.nullable(),
-    newest_forecast_age_hours: zHours,
-    newest_price_at: isoTime.nullable(),
-    newest_price_age_hours: zHours,
-    stale_leaves: z.array(z.object({ question_id: z.string(), reasons: z.array(z.enum(['no_forecast_in_latest_run', 'stale_price'])) })),
+    latest_run_id: z.string().nullable().meta({ description: 'The latest run: the run of the newest forecast at or before as_of.' }),
+    latest_run_models: count.meta({ description: 'The distinct models that forecast in that run ("every model" of coverage).' }),
+    newest_forecast_at: isoTime.nullable().meta({ description: 'The newest forecast of any leaf.' }),
+    newest_forecast_age_hours: zHours.meta({ description: 'Hours from newest_forecast_at to as_of.' }),
+    newest_price_at: isoTime.nullable().meta({ description: 'The newest market price of any leaf.' }),
+    newest_price_age_hours: zHours.meta({ description: 'Hours from newest_price_at to as_of.' }),
+    stale_leaves: z
+      .array(z.object({
+        question_id: z.string().meta({ description: DOC.question_id }),
+        reasons: z.array(z.enum(['no_forecast_in_latest_run', 'stale_price'])).meta({
+          description: 'no_forecast_in_latest_run: no model forecast it in the latest run; stale_price: its latest price is older than QUORUM_HEALTH_STALE_PRICE_HOURS (48).',
+        }),
+      }))
+      .meta({ description: 'Active leaves that are stale, with why.' }),
     n_scored: count.meta({ description: 'Resolved leaves with a headline scored consensus and a fresh market comparator.' }),
     brier: zProb.meta({ description: 'Mean Brier of their consensus.' }),
     market_brier: zProb.meta({ description: 'Mean Brier of the market on the same questions.' }),
     brier_vs_market: zProb.meta({ description: 'brier − market_brier (negative: the AI did better).' }),
     disagreement: zProb.meta({ description: 'Mean model disagreement (sd) of the leaves with a consensus.' }),
     market_share: zProb.meta({ description: 'Share of the leaves with a market price.' }),
-    n_contradictions: count,
-    contradictions: z.array(Contradiction),
+    n_contradictions: count.meta({ description: 'Linked pairs of its leaves whose consensus breaks the link.' }),
+    contradictions: z.array(Contradiction).meta({ description: 'Those pairs, largest violation first.' }),
   })
   .meta({ id: 'FactorHealth' });
 
@@ -239,8 +255,8 @@ export const CoherenceRate = z
   .object({
     forecaster: z.string().meta({ description: 'A model, or consensus.' }),
     check: z.string().meta({ description: 'all | implies | excludes | complement | same_event | conjunction | marginal' }),
-    n: count,
-    n_violated: count,
+    n: count.meta({ description: 'Checks made: linked pairs and scenario checks where the forecaster has both forecasts, per mode.' }),
+    n_violated: count.meta({ description: 'Checks whose value is past its bound (by more than 1e-9, or the tolerance where one applies).' }),
     rate: zProb.meta({ description: 'n_violated / n.' }),
     mean_violation: zProb.meta({ description: 'Mean distance past the bound of the violated checks.' }),
   })
@@ -256,9 +272,9 @@ export const FactorsHealth = z
   .object({
     status: z.enum(STATUSES).meta({ description: 'The worst status of the checks.' }),
     reasons: z.array(z.string()).meta({ description: 'The detail of every check that is not ok, worst first.' }),
-    checks: z.array(HealthCheck),
-    snapshot_published_at: isoTime,
-    factors: z.array(FactorHealth),
+    checks: z.array(HealthCheck).meta({ description: 'The system checks: model_failures, venue_sync, stale_prices (from the snapshot) and snapshot_age (measured now).' }),
+    snapshot_published_at: isoTime.meta({ description: 'When the served snapshot was created (its manifest\'s created_at): snapshot_age counts from it.' }),
+    factors: z.array(FactorHealth).meta({ description: 'The health of each factor.' }),
     coherence: z.array(CoherenceRate).meta({
       description: 'Coherence across the book: per model and the consensus, how often their forecasts of linked questions and scenario joints break the laws of probability.',
     }),

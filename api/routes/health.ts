@@ -14,7 +14,9 @@ export const healthRoute = rawRoute({
   path: '/healthz',
   summary: 'Liveness',
   tags: ['operations'],
-  responses: { 'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'Health' }) } },
+  responses: { 'application/json': { schema: z
+        .object({ status: z.literal('ok').meta({ description: 'Always `ok`: the process answers.' }) })
+        .meta({ id: 'Health' }) } },
   handle: (_req, res) => {
     res.status(200).json({ status: 'ok' });
   },
@@ -29,7 +31,12 @@ export const readyRoute = rawRoute({
   responses: {
     'application/json': {
       schema: z
-        .object({ status: z.literal('ready'), snapshot: z.string(), as_of: isoTime, loaded_at: isoTime })
+        .object({
+          status: z.literal('ready').meta({ description: 'Always `ready`: a snapshot is loaded (otherwise the answer is a 503).' }),
+          snapshot: z.string().meta({ description: 'The id of the loaded snapshot (its run id, as in the X-Snapshot header).' }),
+          as_of: isoTime.meta({ description: 'The loaded snapshot\'s as_of: the point in time its run saw.' }),
+          loaded_at: isoTime.meta({ description: 'When this server loaded the snapshot.' }),
+        })
         .meta({ id: 'Ready' }),
     },
   },

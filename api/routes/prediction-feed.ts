@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { isoTime, marketStale, zNum, zProb } from '../openapi/common.ts';
+import { DOC, isoTime, marketStale, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { Disagreement, providerList } from './predictions-edges.ts';
 import { stringList } from './predictions-lifecycle.ts';
@@ -71,43 +71,45 @@ export async function resolveLang(snap: PinnedSnapshot, lang: string): Promise<s
 export const ConsensusStats = z
   .object({
     mean: zProb.meta({ description: 'Mean of the model probabilities (the headline statistic).' }),
-    median: zProb,
+    median: zProb.meta({ description: 'Median of the model probabilities.' }),
     logit_mean: zProb.meta({ description: 'Inverse logit of the mean log-odds (p clipped to [0.001, 0.999]).' }),
   })
-  .meta({ id: 'ConsensusStats' });
+  .meta({ id: 'ConsensusStats', description: 'The consensus of the models\' probabilities of YES, as three statistics.' });
 
 export const ModelForecast = z
   .object({
-    model: z.string(),
+    model: z.string().meta({ description: 'The model id (as configured).' }),
     provider: z.string().nullable().meta({ description: '`simulated` for the bundled model simulator.' }),
-    probability: zProb,
-    reasoning: z.string().nullable(),
-    key_factors: z.array(z.string()),
-    created_at: isoTime.nullable(),
+    probability: zProb.meta({ description: 'The model\'s probability of YES.' }),
+    reasoning: z.string().nullable().meta({ description: 'The model\'s reasoning (a few sentences), in the requested language.' }),
+    key_factors: z.array(z.string()).meta({ description: 'The key factors the model named (2 to 5 short phrases), in the requested language.' }),
+    created_at: isoTime.nullable().meta({ description: 'When the model\'s forecast was made.' }),
   })
   .meta({ id: 'ModelForecast', description: 'One model\'s forecast of the run, in the requested language.' });
 
 export const FeedPrediction = z
   .object({
-    question_id: z.string(),
-    venue: z.string().nullable(),
-    venue_market_id: z.string().nullable(),
-    title: z.string().nullable(),
-    url: z.string().nullable(),
-    category: z.string().nullable(),
-    domain: z.string().nullable(),
-    tags: z.array(z.string()),
-    close_time: isoTime.nullable(),
-    mode: z.string().nullable().meta({ description: 'The headline mode of the consensus.' }),
-    run_id: z.string().nullable(),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    venue: z.string().nullable().meta({ description: DOC.venue }),
+    venue_market_id: z.string().nullable().meta({ description: DOC.venue_market_id }),
+    title: z.string().nullable().meta({ description: DOC.title }),
+    url: z.string().nullable().meta({ description: DOC.url }),
+    category: z.string().nullable().meta({ description: DOC.category }),
+    domain: z.string().nullable().meta({ description: DOC.domain }),
+    tags: z.array(z.string()).meta({ description: DOC.tags }),
+    close_time: isoTime.nullable().meta({ description: DOC.close_time }),
+    mode: z.string().nullable().meta({ description: DOC.headline_mode }),
+    run_id: z.string().nullable().meta({ description: DOC.run_id }),
     forecast_at: isoTime.nullable().meta({ description: 'When the consensus was made (its latest forecast).' }),
     consensus: ConsensusStats,
-    n_models: zNum,
+    n_models: zNum.meta({ description: DOC.n_models }),
     disagreement: Disagreement,
-    providers: z.array(z.string()),
+    providers: z.array(z.string()).meta({ description: DOC.providers }),
     market_probability: zProb.meta({ description: 'Latest market probability at or before as_of (null: no price).' }),
-    market_observed_at: isoTime.nullable(),
+    market_observed_at: isoTime.nullable().meta({ description: DOC.market_observed_at }),
     market_stale: marketStale,
-    models: z.array(ModelForecast),
+    models: z.array(ModelForecast).meta({
+      description: 'Each model\'s forecast in the consensus\'s run and mode that has reasoning in the requested language, by model id.',
+    }),
   })
   .meta({ id: 'FeedPrediction', description: 'An active prediction with the models\' reasoning in one language.' });

@@ -36,7 +36,7 @@ import { ApiError } from '../errors/problem.ts';
 import { matchCategory } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import {
-  bucketMetrics, categoryParam, count, prob, provenance, provenanceOf, published, zProb, zPct,
+  bucketMetrics, categoryParam, count, headlineModes, prob, provenance, provenanceOf, published, zProb, zPct,
 } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
@@ -148,14 +148,16 @@ export async function accuracySummary(snap: PinnedSnapshot, scope: string): Prom
 export const AiVsMarket = z
   .object({
     n: count.meta({ description: 'Questions compared: a consensus and a fresh market comparator.' }),
-    ai_brier: zProb,
-    market_brier: zProb,
+    ai_brier: zProb.meta({
+      description: 'Mean Brier of the AI consensus over the n paired questions (the headline consensus; mode buckets: that mode\'s consensus).',
+    }),
+    market_brier: zProb.meta({ description: 'Mean Brier of the market comparator over the same n questions.' }),
     skill: zProb.meta({ description: 'Brier skill 1 − ai_brier / market_brier (null when market_brier = 0).' }),
     diff_mean: zProb.meta({ description: 'Mean of the per-question ai_brier − market_brier (negative: the AI did better).' }),
-    diff_sd: zProb,
+    diff_sd: zProb.meta({ description: 'Sample standard deviation of the per-question ai_brier − market_brier.' }),
     diff_ci95: z.tuple([prob, prob]).nullable().meta({ description: 'diff_mean ± 1.96 · diff_sd / √n (null when n < 2).' }),
-    ai_log_loss: zProb,
-    market_log_loss: zProb,
+    ai_log_loss: zProb.meta({ description: 'Mean log loss of the AI consensus over the n paired questions (p clipped to [0.001, 0.999]).' }),
+    market_log_loss: zProb.meta({ description: 'Mean log loss of the market comparator over the same n questions.' }),
     n_consensus: count.meta({ description: 'Questions with a consensus: paired (`n`) or excluded.' }),
     excluded: z
       .object({
@@ -173,12 +175,20 @@ export const AiVsMarket = z
   .meta({ id: 'AiVsMarket', description: 'AI versus market on the same questions: those with a consensus and a fresh market comparator.' });
 
 const BreakdownItem = z.object({
-  category: z.string().optional(),
-  domain: z.string().optional(),
-  horizon: z.string().optional(),
-  tier: z.string().optional(),
-  model: z.string().optional(),
-  mode: z.string().optional(),
+  category: z.string().optional().meta({ description: 'by_category: the category (`unknown`: none recorded).' }),
+  domain: z.string().optional().meta({ description: 'by_domain: the domain (`unknown`: none recorded).' }),
+  horizon: z.string().optional().meta({
+    description: 'by_horizon: days from forecast to resolution, bucketed 0-7, 8-30, 31-90, 91-365, >365.',
+  }),
+  tier: z.string().optional().meta({
+    description: 'by_tier: confidence tier by |p − 0.5|: low < 0.15, medium 0.15–0.35, high ≥ 0.35.',
+  }),
+  model: z.string().optional().meta({
+    description: 'by_model: the model id; its scored forecasts in each question\'s headline mode.',
+  }),
+  mode: z.string().optional().meta({
+    description: 'by_mode: the information mode (blind, informed, augmented); the consensus of that mode, not only headline rows.',
+  }),
   ...bucketMetrics,
   vs_market: AiVsMarket.optional().meta({
     description: 'The bucket\'s AI-versus-market comparison on its paired questions (category, domain, horizon and mode items only).',
@@ -186,30 +196,35 @@ const BreakdownItem = z.object({
 }).meta({ id: 'AccuracyBucket', description: 'One bucket of a breakdown; the dimension\'s name carries the key. brier, log_loss and accuracy_pct cover all n questions of the bucket.' });
 
 /** An AI-versus-market pair of one score on the same questions. */
-const PairedScore = z.object({ ai: zProb, market: zProb, n: count.meta({ description: 'The questions compared (ai_vs_market.n).' }) });
+const PairedScore = z.object({
+  ai: zProb.meta({ description: 'The AI headline consensus\'s mean score (Brier or log loss, as the parent field names) on the n paired questions.' }),
+  market: zProb.meta({ description: 'The market comparator\'s mean score on the same n questions.' }),
+  n: count.meta({ description: 'The questions compared (ai_vs_market.n).' }) });
 
 export const AccuracySummary = z
   .object({
     scope: z.string().meta({ description: '`all` or the category.' }),
-    headline_modes: z.array(z.string()),
+    headline_modes: headlineModes,
     ...provenance,
     accuracy_pct: zPct.meta({ description: 'Directional accuracy of the AI headline consensus over every resolved question with a direction.' }),
-    total_resolved: count,
-    n_directional: count,
-    n_correct: count,
-    n_no_direction: count,
+    total_resolved: count.meta({
+      description: 'Resolved, non-annulled questions of the scope with a scored headline consensus.',
+    }),
+    n_directional: count.meta({ description: 'Of total_resolved, the questions whose headline consensus has a direction (p ≠ 0.5).' }),
+    n_correct: count.meta({ description: 'Of n_directional, the questions whose headline consensus was on the side that happened.' }),
+    n_no_direction: count.meta({ description: 'Of total_resolved, the questions whose headline consensus is exactly 0.5 (no direction).' }),
     resolved_brier: zProb.meta({ description: 'Mean Brier of the AI headline consensus over every resolved question (total_resolved).' }),
     resolved_log_loss: zProb.meta({ description: 'Mean log loss of the AI headline consensus over every resolved question.' }),
     market_accuracy_pct: zPct.meta({ description: 'Market accuracy on the pairs with a direction on both sides (= ai_vs_market.market_accuracy_pct; the AI on the same pairs: ai_vs_market.ai_accuracy_pct).' }),
     brier: PairedScore.meta({ description: 'AI versus market Brier on the same questions (= ai_vs_market.ai_brier, market_brier).' }),
     log_loss: PairedScore.meta({ description: 'AI versus market log loss on the same questions.' }),
     ai_vs_market: AiVsMarket,
-    by_category: z.array(BreakdownItem),
-    by_domain: z.array(BreakdownItem),
-    by_horizon: z.array(BreakdownItem),
-    by_tier: z.array(BreakdownItem),
-    by_model: z.array(BreakdownItem),
-    by_mode: z.array(BreakdownItem),
+    by_category: z.array(BreakdownItem).meta({ description: 'The headline consensus per category.' }),
+    by_domain: z.array(BreakdownItem).meta({ description: 'The headline consensus per domain.' }),
+    by_horizon: z.array(BreakdownItem).meta({ description: 'The headline consensus per horizon bucket (days from forecast to resolution).' }),
+    by_tier: z.array(BreakdownItem).meta({ description: 'The headline consensus per confidence tier (no vs_market: the market\'s tier comes from its own probability).' }),
+    by_model: z.array(BreakdownItem).meta({ description: 'Each model\'s scored forecasts in each question\'s headline mode (no vs_market).' }),
+    by_mode: z.array(BreakdownItem).meta({ description: 'The scored consensus of each information mode.' }),
   })
   .meta({ id: 'AccuracySummary' });
 

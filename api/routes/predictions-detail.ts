@@ -46,7 +46,7 @@ import { z } from 'zod';
 import { MODES } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
+import { DOC, isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { orderByKnown } from './order.ts';
 import { ConsensusStats } from './prediction-feed.ts';
@@ -128,35 +128,35 @@ function modelsOf(rows: JsonRow[], scored: boolean): Record<string, unknown>[] {
 const Scores = z
   .object({
     outcome: zNum.meta({ description: '1 (YES) or 0 (NO).' }),
-    brier: zProb,
-    log_loss: zProb,
+    brier: zProb.meta({ description: 'Brier score (p − o)².' }),
+    log_loss: zProb.meta({ description: 'Log loss −(o·ln p + (1−o)·ln(1−p)), p clipped to [0.001, 0.999].' }),
     direction: z.string().nullable().meta({ description: 'correct, wrong, or none (p = 0.5).' }),
     market_probability: zProb.meta({ description: 'The market comparator: the latest price at or before the forecast.' }),
-    market_observed_at: isoTime.nullable(),
+    market_observed_at: isoTime.nullable().meta({ description: 'When the comparator price was observed (null: no price).' }),
     market_stale: marketStale,
-    market_brier: zProb,
-    market_log_loss: zProb,
+    market_brier: zProb.meta({ description: 'Brier score of the market comparator (null: no fresh comparator).' }),
+    market_log_loss: zProb.meta({ description: 'Log loss of the market comparator (null: no fresh comparator).' }),
   })
   .meta({ id: 'ForecastScores', description: 'The scores of a scored forecast or consensus (resolved questions).' });
 
 const ModeConsensus = z.object({
-  mode: z.string(),
-  run_id: z.string().nullable(),
-  forecast_at: isoTime.nullable(),
+  mode: z.string().meta({ description: DOC.mode }),
+  run_id: z.string().nullable().meta({ description: DOC.run_id }),
+  forecast_at: isoTime.nullable().meta({ description: DOC.forecast_at }),
   consensus: ConsensusStats,
-  n_models: zNum,
+  n_models: zNum.meta({ description: DOC.n_models }),
   disagreement: Disagreement,
-  providers: z.array(z.string()),
+  providers: z.array(z.string()).meta({ description: DOC.providers }),
 });
 
 export const ModelDetail = z
   .object({
-    model: z.string(),
-    provider: z.string().nullable(),
-    probability: zProb,
-    created_at: isoTime.nullable(),
-    run_id: z.string().nullable(),
-    evidence_ids: z.array(z.string()),
+    model: z.string().meta({ description: 'The model id (as configured).' }),
+    provider: z.string().nullable().meta({ description: '`simulated` for the bundled model simulator.' }),
+    probability: zProb.meta({ description: 'The model\'s probability of YES.' }),
+    created_at: isoTime.nullable().meta({ description: 'When the forecast was made (its run\'s as-of time).' }),
+    run_id: z.string().nullable().meta({ description: 'The run of the forecast (resolved questions: may be earlier than the consensus\'s if the model missed the last run).' }),
+    evidence_ids: z.array(z.string()).meta({ description: 'The evidence items shown to the model in its prompt (augmented mode only; empty otherwise).' }),
     scores: Scores.nullable().meta({ description: 'Resolved questions: the scores of this scored forecast; otherwise null.' }),
     texts: z.array(
       z.object({
@@ -164,10 +164,10 @@ export const ModelDetail = z
         translation_of: z.string().nullable().meta({
           description: 'null: the model\'s answer as given; otherwise the language of the answer this text translates.',
         }),
-        reasoning: z.string().nullable(),
-        key_factors: z.array(z.string()),
+        reasoning: z.string().nullable().meta({ description: 'The model\'s reasoning (a few sentences) in this language.' }),
+        key_factors: z.array(z.string()).meta({ description: 'The key factors the model named (2 to 5 short phrases) in this language.' }),
       }),
-    ),
+    ).meta({ description: 'The reasoning and key factors per language: the answer as given first, then its translations.' }),
   })
   .meta({
     id: 'ModelDetail',
@@ -179,53 +179,65 @@ export const ModelDetail = z
 export const PredictionDetail = z
   .object({
     question: z.object({
-      question_id: z.string(),
-      venue: z.string().nullable(),
-      venue_market_id: z.string().nullable(),
-      title: z.string().nullable(),
-      description: z.string().nullable(),
-      resolution_criteria: z.string().nullable(),
-      url: z.string().nullable(),
-      category: z.string().nullable(),
-      domain: z.string().nullable(),
-      tags: z.array(z.string()),
-      created_at: isoTime.nullable(),
-      close_time: isoTime.nullable(),
-      status: z.string(),
-      lang: z.string().nullable(),
-    }),
+      question_id: z.string().meta({ description: DOC.question_id }),
+      venue: z.string().nullable().meta({ description: DOC.venue }),
+      venue_market_id: z.string().nullable().meta({ description: DOC.venue_market_id }),
+      title: z.string().nullable().meta({ description: DOC.title }),
+      description: z.string().nullable().meta({ description: DOC.description }),
+      resolution_criteria: z.string().nullable().meta({ description: DOC.resolution_criteria }),
+      url: z.string().nullable().meta({ description: DOC.url }),
+      category: z.string().nullable().meta({ description: DOC.category }),
+      domain: z.string().nullable().meta({ description: DOC.domain }),
+      tags: z.array(z.string()).meta({ description: DOC.tags }),
+      created_at: isoTime.nullable().meta({ description: DOC.created_at }),
+      close_time: isoTime.nullable().meta({ description: DOC.close_time }),
+      status: z.string().meta({ description: DOC.status }),
+      lang: z.string().nullable().meta({ description: 'The language of the question\'s text (BCP 47; null: not recorded).' }),
+    }).meta({ description: 'The question as the snapshot knows it.' }),
     headline: ModeConsensus.nullable().meta({ description: 'The consensus in the first headline mode that has one.' }),
     market: z.object({
-      probability: zProb,
-      observed_at: isoTime.nullable(),
+      probability: zProb.meta({ description: DOC.market_probability }),
+      observed_at: isoTime.nullable().meta({ description: DOC.market_observed_at }),
       stale: marketStale.meta({
         description: 'true when the latest price is older than QUORUM_MAX_PRICE_AGE_HOURS (default 48) at as_of; null without a price.',
       }),
-    }),
+    }).meta({ description: 'The market\'s latest price at as_of.' }),
     edge: zProb.meta({ description: 'headline consensus − market probability (probability points).' }),
     modes: z.array(
       ModeConsensus.extend({
         scores: Scores.nullable().meta({ description: 'Resolved questions: the scores of this scored consensus; otherwise null.' }),
-        models: z.array(ModelDetail),
+        models: z.array(ModelDetail).meta({ description: 'One entry per model, by model id.' }),
       }),
-    ),
-    langs: z.array(z.string()),
-    history: z.array(ModeConsensus.omit({ forecast_at: true }).extend({ created_at: isoTime.nullable() })),
-    history_truncated: z.boolean(),
+    ).meta({
+      description:
+        'Per mode with a consensus (blind, informed, augmented order): active questions, the latest run\'s consensus ' +
+        'and models; resolved questions, the scored consensus and each model\'s scored forecast.',
+    }),
+    langs: z.array(z.string()).meta({ description: 'The reasoning languages present among the models\' texts, sorted.' }),
+    history: z
+      .array(ModeConsensus.omit({ forecast_at: true }).extend({
+        created_at: isoTime.nullable().meta({ description: 'When that run\'s consensus was made.' }),
+      }))
+      .meta({ description: 'The question\'s consensus in every run and mode, oldest first (same time: blind, informed, augmented); the latest 1000 at most.' }),
+    history_truncated: z.boolean().meta({ description: 'true when the question has more than 1000 consensus rows and only the latest 1000 are in history.' }),
     evidence: z.array(
       z.object({
-        evidence_id: z.string(),
-        title: z.string().nullable(),
-        url: z.string().nullable(),
-        published_at: isoTime.nullable(),
-        retrieved_at: isoTime.nullable(),
-        snippet: z.string().nullable(),
-        source: z.object({ slug: z.string().nullable(), name: z.string().nullable(), kind: z.string().nullable() }),
-        n_forecasts: zNum.meta({ description: 'How many of the latest forecasts (models × modes × languages) cite it.' }),
-        modes: z.array(z.string()),
+        evidence_id: z.string().meta({ description: 'The evidence item\'s id.' }),
+        title: z.string().nullable().meta({ description: 'The item\'s title (an article headline, a data release).' }),
+        url: z.string().nullable().meta({ description: 'Where the item was found.' }),
+        published_at: isoTime.nullable().meta({ description: 'When the item was published (null: unknown).' }),
+        retrieved_at: isoTime.nullable().meta({ description: 'When Quorum retrieved it.' }),
+        snippet: z.string().nullable().meta({ description: 'An excerpt of the item, shown (possibly shortened) in the augmented prompt.' }),
+        source: z.object({
+          slug: z.string().nullable().meta({ description: 'The slug of the source that provided the item.' }),
+          name: z.string().nullable().meta({ description: 'The source\'s name (null: not in the sources registry).' }),
+          kind: z.string().nullable().meta({ description: 'government, central_bank, regulatory, primary_financial, secondary_reporting, market or analyst (null: not in the registry).' }),
+        }).meta({ description: 'Who published the item.' }),
+        n_forecasts: zNum.meta({ description: 'How many of the shown forecasts (models × modes × languages) cite it.' }),
+        modes: z.array(z.string()).meta({ description: 'The modes whose forecasts cite it, in ladder order (blind, informed, augmented).' }),
       }),
-    ),
-    resolution: Resolution.nullable(),
+    ).meta({ description: 'The evidence in the shown forecasts\' evidence_ids that was visible at as_of, newest publication first.' }),
+    resolution: Resolution.nullable().meta({ description: 'The resolution and its provenance; null unless resolved or annulled.' }),
     other_venues: z.array(SameEventPrice).optional().meta({ description: 'The same event on other venues, with their prices and the cross-venue gap (issue 12; absent from snapshots published before it).' }),
   })
   .meta({ id: 'PredictionDetail' });

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, marketStale, prob, published, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, marketStale, prob, published, zNum, zProb } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
 import { SameEventPrice, crossVenueGap, sameEventPrices } from './same-event.ts';
@@ -75,30 +75,32 @@ export const Disagreement = z
 
 export const Edge = z
   .object({
-    question_id: z.string(),
-    title: z.string().nullable(),
-    venue: z.string().nullable(),
-    venue_market_id: z.string().nullable(),
-    url: z.string().nullable(),
-    category: z.string().nullable(),
-    domain: z.string().nullable(),
-    close_time: isoTime.nullable(),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    title: z.string().nullable().meta({ description: DOC.title }),
+    venue: z.string().nullable().meta({ description: DOC.venue }),
+    venue_market_id: z.string().nullable().meta({ description: DOC.venue_market_id }),
+    url: z.string().nullable().meta({ description: DOC.url }),
+    category: z.string().nullable().meta({ description: DOC.category }),
+    domain: z.string().nullable().meta({ description: DOC.domain }),
+    close_time: isoTime.nullable().meta({ description: DOC.close_time }),
     edge: prob.meta({ description: 'consensus − market_probability, in probability points.' }),
-    abs_edge: prob,
-    direction: z.enum(['ai_above_market', 'ai_below_market', 'none']),
+    abs_edge: prob.meta({ description: '|edge|: the list is sorted by it, largest first.' }),
+    direction: z.enum(['ai_above_market', 'ai_below_market', 'none']).meta({
+      description: 'ai_above_market: consensus > market_probability; ai_below_market: consensus < market_probability; none: equal.',
+    }),
     consensus: prob.meta({ description: 'Headline consensus (mean of the models) of the latest run.' }),
-    market_probability: prob,
-    market_observed_at: isoTime.nullable(),
+    market_probability: prob.meta({ description: 'The market\'s latest price (probability of YES) observed at or before as_of.' }),
+    market_observed_at: isoTime.nullable().meta({ description: 'When that market price was observed.' }),
     market_age_hours: zNum.meta({ description: 'Hours from market_observed_at to as_of.' }),
     market_stale: marketStale,
     disagreement: Disagreement,
-    n_models: zNum,
-    liquidity: zNum,
-    volume: zNum,
-    mode: z.string().meta({ description: 'The headline mode of the consensus.' }),
-    run_id: z.string().nullable(),
-    forecast_at: isoTime.nullable(),
-    providers: z.array(z.string()),
+    n_models: zNum.meta({ description: DOC.n_models }),
+    liquidity: zNum.meta({ description: DOC.liquidity }),
+    volume: zNum.meta({ description: DOC.volume }),
+    mode: z.string().meta({ description: DOC.headline_mode }),
+    run_id: z.string().nullable().meta({ description: DOC.run_id }),
+    forecast_at: isoTime.nullable().meta({ description: DOC.forecast_at }),
+    providers: z.array(z.string()).meta({ description: DOC.providers }),
     other_venues: z.array(SameEventPrice).optional().meta({ description: 'The same event on other venues with their prices (issue 12; absent from snapshots published before it).' }),
     cross_venue_gap: zProb.optional().meta({ description: 'market_probability − the other venue\'s implied price, the largest in magnitude (null: no other venue).' }),
   })
@@ -106,9 +108,9 @@ export const Edge = z
 
 export const EdgesPage = z
   .object({
-    edges: z.array(Edge),
-    count,
-    total: count,
+    edges: z.array(Edge).meta({ description: 'This page of edges, largest abs_edge first (ties by question_id).' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Edges reaching min_edge under the same staleness rule, on every page.' }),
     min_edge: z.number().meta({ description: 'The min_edge applied.' }),
     include_stale: z.boolean().meta({ description: 'Whether edges on stale market prices are included.' }),
     max_price_age_hours: z.number().meta({ description: 'The staleness bound applied (QUORUM_MAX_PRICE_AGE_HOURS).' }),

@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { categoryParam, count, published } from '../openapi/common.ts';
+import { categoryParam, count, DOC, published } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
 import { langParam, pathLang, staleParams } from './prediction-params.ts';
@@ -24,9 +24,9 @@ const cursorShape = z.tuple([cursorQuestionId]);
 
 export const PredictionsLangPage = z
   .object({
-    predictions: z.array(FeedPrediction),
-    count,
-    total: count,
+    predictions: z.array(FeedPrediction).meta({ description: 'This page of active predictions with reasoning in the language, by question_id.' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Active predictions with reasoning in the language (and the category, when asked), on every page.' }),
     lang: z.string().meta({ description: 'The language, as the snapshot records it.' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })

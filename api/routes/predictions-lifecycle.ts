@@ -25,7 +25,7 @@
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, published, zNum } from '../openapi/common.ts';
+import { count, DOC, isoTime, published, zNum } from '../openapi/common.ts';
 import { findQuestion, marketIdParam, pathMarketRef } from './prediction-params.ts';
 import { SameEventPrice, sameEventPrices } from './same-event.ts';
 
@@ -89,52 +89,58 @@ function horizon(q: JsonRow, scored: JsonRow | undefined, asOf: string): Record<
 export const Resolution = z
   .object({
     outcome: zNum.meta({ description: '1 (YES), 0 (NO); null when annulled.' }),
-    annulled: z.boolean(),
-    annulled_reason: z.string().nullable(),
-    resolved_at: isoTime.nullable(),
-    method: z.string().nullable().meta({ description: 'How the outcome was determined (e.g. api, manual).' }),
-    evidence_excerpt: z.string().nullable(),
-    retrieved_at: isoTime.nullable(),
-    source: z.object({
-      slug: z.string().nullable(),
-      name: z.string().nullable(),
-      kind: z.string().nullable().meta({ description: 'government, central_bank, regulatory, primary_financial, secondary_reporting, market, analyst.' }),
-      url: z.string().nullable(),
+    annulled: z.boolean().meta({ description: 'true when the question was annulled (resolved without a YES/NO outcome).' }),
+    annulled_reason: z.string().nullable().meta({ description: 'Why the source annulled it, in its terms (null unless annulled).' }),
+    resolved_at: isoTime.nullable().meta({ description: 'When the question resolved (or was annulled).' }),
+    method: z.string().nullable().meta({
+      description: 'The rule that produced the outcome, `<source>:<rule>` (e.g. `kalshi:settled_result`, `metaculus:resolved_yes`, `threshold:yoy_pct`).',
     }),
+    evidence_excerpt: z.string().nullable().meta({ description: DOC.evidence_excerpt }),
+    retrieved_at: isoTime.nullable().meta({ description: DOC.retrieved_at }),
+    source: z.object({
+      slug: z.string().nullable().meta({ description: DOC.source_slug }),
+      name: z.string().nullable().meta({ description: DOC.source_name }),
+      kind: z.string().nullable().meta({ description: 'government, central_bank, regulatory, primary_financial, secondary_reporting, market, analyst.' }),
+      url: z.string().nullable().meta({ description: DOC.source_url }),
+    }).meta({ description: 'The authoritative source the outcome was read from.' }),
   })
   .meta({ id: 'Resolution', description: 'The resolution and its provenance.' });
 
 export const Lifecycle = z
   .object({
-    question_id: z.string(),
-    venue: z.string().nullable(),
-    venue_market_id: z.string().nullable(),
-    title: z.string().nullable(),
-    url: z.string().nullable(),
-    status: z.enum(['active', 'closed', 'resolved', 'annulled']).meta({ description: 'The status as of as_of.' }),
-    created_at: isoTime.nullable(),
-    close_time: isoTime.nullable(),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    venue: z.string().nullable().meta({ description: DOC.venue }),
+    venue_market_id: z.string().nullable().meta({ description: DOC.venue_market_id }),
+    title: z.string().nullable().meta({ description: DOC.title }),
+    url: z.string().nullable().meta({ description: DOC.url }),
+    status: z.enum(['active', 'closed', 'resolved', 'annulled']).meta({ description: DOC.status }),
+    created_at: isoTime.nullable().meta({ description: DOC.created_at }),
+    close_time: isoTime.nullable().meta({ description: DOC.close_time }),
     states: z.array(
       z.object({
-        seq: count,
+        seq: count.meta({ description: 'Position in the lifecycle, from 1: by time, then by the state\'s place in the lifecycle.' }),
         state: z.string().meta({ description: 'proposed, active, closed, resolved or annulled.' }),
-        at: isoTime.nullable(),
-        reason: z.string().nullable(),
+        at: isoTime.nullable().meta({ description: 'When the question entered the state.' }),
+        reason: z.string().nullable().meta({ description: 'Why, as recorded (e.g. `discovered on Polymarket (…)`, the venue\'s own words).' }),
       }),
-    ),
+    ).meta({ description: 'The recorded lifecycle events up to as_of, in `seq` order; the last is the current status.' }),
     taxonomy: z.object({
-      category: z.string().nullable(),
-      domain: z.string().nullable(),
-      tags: z.array(z.string()),
+      category: z.string().nullable().meta({ description: DOC.category }),
+      domain: z.string().nullable().meta({ description: DOC.domain }),
+      tags: z.array(z.string()).meta({ description: DOC.tags }),
       horizon: z.object({
-        basis: z.enum(['as_of_to_close', 'forecast_to_resolution']).nullable(),
+        basis: z.enum(['as_of_to_close', 'forecast_to_resolution']).nullable().meta({
+          description:
+            'as_of_to_close (active question): from as_of to close_time; forecast_to_resolution (resolved question): from ' +
+            'its headline scored consensus to the resolution; null otherwise (closed, annulled, or no scored consensus).',
+        }),
         days: zNum.meta({ description: 'Fractional days from `from` to `to`.' }),
         bucket: z.string().nullable().meta({ description: '0-7, 8-30, 31-90, 91-365 or >365.' }),
-        from: isoTime.nullable(),
-        to: isoTime.nullable(),
-      }),
-    }),
-    resolution: Resolution.nullable(),
+        from: isoTime.nullable().meta({ description: 'Start of the horizon: as_of, or the scored consensus\'s time.' }),
+        to: isoTime.nullable().meta({ description: 'End of the horizon: close_time, or resolved_at.' }),
+      }).meta({ description: 'The question\'s time horizon, bucketed as in the accuracy breakdowns.' }),
+    }).meta({ description: 'The question\'s classification and time horizon.' }),
+    resolution: Resolution.nullable().meta({ description: 'The resolution and its provenance; null unless resolved or annulled.' }),
     other_venues: z.array(SameEventPrice).optional().meta({ description: 'The same event on other venues, with their prices and the cross-venue gap (issue 12; absent from snapshots published before it).' }),
   })
   .meta({ id: 'Lifecycle' });

@@ -22,7 +22,7 @@ import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { providerList } from './predictions-edges.ts';
 import { VENUES, queryVenue } from './prediction-params.ts';
-import { categoryParam, count, isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
+import { categoryParam, count, DOC, isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
 
 export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
@@ -72,48 +72,59 @@ function cursorKey(v: JsonValue | undefined): bigint | null {
 
 export const ResolvedPrediction = z
   .object({
-    question_id: z.string(),
-    venue: z.string().nullable(),
-    venue_market_id: z.string().nullable(),
-    title: z.string().nullable(),
-    category: z.string().nullable(),
-    domain: z.string().nullable(),
-    mode: z.string().nullable(),
-    consensus: zProb,
-    consensus_median: zProb,
-    consensus_logit_mean: zProb,
-    n_models: zNum,
-    disagreement: z.object({ sd: zProb, range: zProb }),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    venue: z.string().nullable().meta({ description: DOC.venue }),
+    venue_market_id: z.string().nullable().meta({ description: DOC.venue_market_id }),
+    title: z.string().nullable().meta({ description: DOC.title }),
+    category: z.string().nullable().meta({ description: DOC.category }),
+    domain: z.string().nullable().meta({ description: DOC.domain }),
+    mode: z.string().nullable().meta({ description: DOC.headline_mode }),
+    consensus: zProb.meta({
+      description: 'The scored headline consensus: the mean of the models\' probabilities in the latest run before both close_time and resolved_at.',
+    }),
+    consensus_median: zProb.meta({ description: 'The median of the same models\' probabilities.' }),
+    consensus_logit_mean: zProb.meta({ description: 'Inverse logit of the mean log-odds of the same probabilities (p clipped to [0.001, 0.999]).' }),
+    n_models: zNum.meta({ description: DOC.n_models }),
+    disagreement: z
+      .object({
+        sd: zProb.meta({ description: 'Population standard deviation of the model probabilities.' }),
+        range: zProb.meta({ description: 'max − min of the model probabilities.' }),
+      })
+      .meta({ description: 'Cross-model disagreement of the scored consensus.' }),
     market_probability: zProb.meta({ description: 'The market comparator: the latest price at or before forecast_at.' }),
-    market_observed_at: isoTime.nullable(),
+    market_observed_at: isoTime.nullable().meta({ description: 'When the comparator price was observed (null: no price).' }),
     market_stale: marketStale,
     market_status: z.enum(['ok', 'stale', 'none']).nullable().meta({
       description: 'The comparator: ok (fresh), stale (a price existed but was older than QUORUM_MAX_COMPARATOR_AGE_DAYS at the forecast: ' +
         'no comparison, market_probability and market_error null, counted apart in ai_vs_market) or none (no price at all).',
     }),
     market_age_days: zNum.nullable().meta({ description: 'Age in days of the latest price at the forecast (ok and stale), null without one.' }),
-    outcome: zNum,
+    outcome: zNum.meta({ description: '1 when the question resolved YES, 0 when NO.' }),
     ai_error: zProb.meta({ description: 'Brier score of the consensus.' }),
     market_error: zProb.meta({ description: 'Brier score of the market (null without a comparator).' }),
-    forecast_at: isoTime.nullable(),
-    resolved_at: isoTime.nullable(),
-    horizon_bucket: z.string().nullable(),
-    source: z.object({
-      slug: z.string().nullable(),
-      name: z.string().nullable(),
-      url: z.string().nullable(),
-      excerpt: z.string().nullable(),
-      retrieved_at: isoTime.nullable(),
+    forecast_at: isoTime.nullable().meta({ description: 'When the scored consensus was made (its created_at).' }),
+    resolved_at: isoTime.nullable().meta({ description: 'When the question resolved.' }),
+    horizon_bucket: z.string().nullable().meta({
+      description: 'Days from forecast_at to resolved_at, bucketed: 0-7, 8-30, 31-90, 91-365 or >365 (inclusive upper bounds).',
     }),
-    providers: z.array(z.string()),
+    source: z
+      .object({
+        slug: z.string().nullable().meta({ description: DOC.source_slug }),
+        name: z.string().nullable().meta({ description: DOC.source_name }),
+        url: z.string().nullable().meta({ description: DOC.source_url }),
+        excerpt: z.string().nullable().meta({ description: DOC.evidence_excerpt }),
+        retrieved_at: isoTime.nullable().meta({ description: DOC.retrieved_at }),
+      })
+      .meta({ description: 'The authoritative source the outcome was read from.' }),
+    providers: z.array(z.string()).meta({ description: DOC.providers }),
   })
   .meta({ id: 'ResolvedPrediction' });
 
 export const ResolvedPage = z
   .object({
-    predictions: z.array(ResolvedPrediction),
-    count,
-    total: count,
+    predictions: z.array(ResolvedPrediction).meta({ description: 'This page of resolved predictions, newest resolution first (ties by question_id).' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Resolved predictions matching the filters, on every page.' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })
   .meta({ id: 'ResolvedPage' });

@@ -161,10 +161,10 @@ export const probabilityRoute = rawRoute({
 
 export const StoredProbability = z
   .object({
-    request_id: z.string(),
-    created_at: isoTime,
-    idempotency_key: z.string().nullable(),
-    request: ProbabilityRequest,
+    request_id: z.string().meta({ description: 'The request id (`prq_` + 32 hex digits), as in the X-Probability-Request-Id header.' }),
+    created_at: isoTime.meta({ description: 'When the answer (or the problem) was recorded.' }),
+    idempotency_key: z.string().nullable().meta({ description: 'The Idempotency-Key header the request carried (null: none).' }),
+    request: ProbabilityRequest.meta({ description: 'The request body as validated.' }),
     status: z.number().int().meta({ description: 'The HTTP status it was answered with (499: the client disconnected).' }),
     answer: z.unknown().meta({ description: 'The answer (status 200) or the problem body.' }),
   })

@@ -13,14 +13,16 @@ import { isoTime, zProb } from '../openapi/common.ts';
 export const SameEventPrice = z
   .object({
     question_id: z.string().meta({ description: 'The same event\'s question on another venue.' }),
-    venue: z.string().nullable(),
-    title: z.string().nullable(),
-    url: z.string().nullable(),
+    venue: z.string().nullable().meta({ description: 'That question\'s venue.' }),
+    title: z.string().nullable().meta({ description: 'That question\'s title.' }),
+    url: z.string().nullable().meta({ description: 'That question\'s page on its venue.' }),
     sign: z.number().int().meta({ description: '-1: that market is phrased as the negation (its YES is this question\'s NO).' }),
     strength: zProb.meta({ description: 'Title cosine of the match (1 for curated links).' }),
-    origin: z.enum(['computed', 'curated']),
+    origin: z.enum(['computed', 'curated']).meta({
+      description: 'computed: matched by title similarity across venues; curated: listed by hand in data/structure/.',
+    }),
     market_probability: zProb.meta({ description: 'That market\'s latest price at as_of, as it trades.' }),
-    market_observed_at: isoTime.nullable(),
+    market_observed_at: isoTime.nullable().meta({ description: 'When that price was observed (null: no price).' }),
     implied_probability: zProb.meta({ description: 'That price read as this question\'s YES (1 − p for a negated pair).' }),
     gap: zProb.meta({ description: 'This question\'s market price − implied_probability (the cross-venue gap).' }),
   })

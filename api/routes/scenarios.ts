@@ -21,7 +21,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, published, zNum, zProb } from '../openapi/common.ts';
 
 export const SCENARIOS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const STATUSES = ['active', 'resolved'] as const;
@@ -37,14 +37,14 @@ const worldDoc = 'One digit per component in pathway order: 1 YES, 0 NO (\'10\':
 export const ScenarioComponent = z
   .object({
     ord: z.number().int().meta({ description: 'Position in the pathway, from 1.' }),
-    question_id: z.string(),
-    label: z.string().nullable(),
-    title: z.string().nullable(),
-    venue: z.string().nullable(),
-    url: z.string().nullable(),
+    question_id: z.string().meta({ description: DOC.question_id }),
+    label: z.string().nullable().meta({ description: 'The component\'s label in the scenario definition (default: the question\'s title).' }),
+    title: z.string().nullable().meta({ description: DOC.title }),
+    venue: z.string().nullable().meta({ description: DOC.venue }),
+    url: z.string().nullable().meta({ description: DOC.url }),
     status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
     outcome: zNum.meta({ description: '1 or 0 once resolved.' }),
-    resolved_at: isoTime.nullable(),
+    resolved_at: isoTime.nullable().meta({ description: 'When the component resolved (null: not yet).' }),
     implied: zProb.meta({ description: 'P(YES) implied by the current consensus joint.' }),
     direct: zProb.meta({ description: 'The mean of the models\' direct forecasts (models with a joint).' }),
     coherence_gap: zProb.meta({ description: 'implied − direct.' }),
@@ -54,7 +54,7 @@ export const ScenarioComponent = z
 export const ScenarioWorld = z
   .object({
     world: z.string().meta({ description: worldDoc }),
-    probability: zProb,
+    probability: zProb.meta({ description: 'P(world) under the joint.' }),
     rank: z.number().int().meta({ description: '1 = the most likely world (ties by world).' }),
     disagreement_sd: zProb.meta({ description: 'Consensus: population sd of the models\' probabilities of the world.' }),
     consistent: z.boolean().nullable().meta({ description: 'Agrees with every component resolved so far.' }),
@@ -64,8 +64,8 @@ export const ScenarioWorld = z
 
 export const ScenarioMarginal = z
   .object({
-    ord: z.number().int(),
-    question_id: z.string(),
+    ord: z.number().int().meta({ description: 'The component\'s position in the pathway, from 1.' }),
+    question_id: z.string().meta({ description: DOC.question_id }),
     implied: zProb.meta({ description: 'Σ P(world) over the worlds where the component is YES.' }),
     direct: zProb.meta({ description: 'The direct forecast (latest, headline mode); consensus: the models\' mean.' }),
     coherence_gap: zProb.meta({ description: 'implied − direct.' }),
@@ -76,69 +76,74 @@ export const ScenarioJoint = z
   .object({
     model: z.string().nullable().meta({ description: 'null: the consensus (the mean of the models\' joints).' }),
     methods: z.array(z.enum(METHODS)).meta({ description: 'chain_rule (from conditionals), max_entropy_ipf (fit to marginals and some conditionals), independent (product of marginals).' }),
-    n_models: count,
+    n_models: count.meta({ description: 'Models whose joint this is: 1 for a model, the number averaged for the consensus.' }),
     pathway: z.array(ScenarioWorld).meta({ description: 'Every world, most likely first.' }),
-    components: z.array(ScenarioMarginal),
+    components: z.array(ScenarioMarginal).meta({ description: 'Each component\'s implied and direct probability, in pathway order.' }),
   })
-  .meta({ id: 'ScenarioJoint' });
+  .meta({ id: 'ScenarioJoint', description: 'A current joint distribution over the scenario\'s worlds (as of the snapshot).' });
 
 export const RecordComponent = z
   .object({
-    ord: z.number().int(),
-    question_id: z.string(),
+    ord: z.number().int().meta({ description: 'The component\'s position in the pathway, from 1.' }),
+    question_id: z.string().meta({ description: DOC.question_id }),
     implied: zProb.meta({ description: 'P(YES) implied by the record\'s joint.' }),
-    outcome: zNum,
-    resolved_at: isoTime.nullable(),
+    outcome: zNum.meta({ description: '1 or 0 once resolved (as of this snapshot); null before.' }),
+    resolved_at: isoTime.nullable().meta({ description: 'When the component resolved (null: not yet).' }),
     brier: zProb.meta({ description: '(implied − outcome)² once resolved.' }),
   })
   .meta({ id: 'ScenarioRecordComponent' });
 
 export const ScenarioRecord = z
   .object({
-    run_id: z.string(),
-    as_of: isoTime.nullable(),
+    run_id: z.string().meta({ description: 'The run that archived the record.' }),
+    as_of: isoTime.nullable().meta({ description: 'The as_of of that run.' }),
     content_hash: z.string().meta({ description: 'sha256 of the record\'s components and world probabilities (sql/derive/99_scenario_2_records.sql).' }),
-    n_models: count,
-    methods: z.array(z.enum(METHODS)),
-    top_world: z.string().nullable(),
-    top_probability: zProb,
+    n_models: count.meta({ description: 'Models whose joints the archived consensus averaged.' }),
+    methods: z.array(z.enum(METHODS)).meta({ description: 'The methods of those models\' joints (chain_rule, max_entropy_ipf, independent).' }),
+    top_world: z.string().nullable().meta({ description: 'The record\'s most likely world.' }),
+    top_probability: zProb.meta({ description: 'Its probability.' }),
     n_resolved: count.meta({ description: 'Components resolved as of the snapshot.' }),
     resolved_pattern: z.string().nullable().meta({ description: 'A digit per resolved component, - for the open ones.' }),
-    complete: z.boolean(),
-    realized_world: z.string().nullable(),
-    realized_probability: zProb,
+    complete: z.boolean().meta({ description: 'true when every component has resolved.' }),
+    realized_world: z.string().nullable().meta({ description: 'The world that happened (the outcomes in pathway order); null until complete.' }),
+    realized_probability: zProb.meta({ description: 'The probability the record gave the realized world; null until complete.' }),
     log_score: zProb.meta({ description: 'ln P(realized world) (P floored at 1e-12); once every component resolved.' }),
     brier: zProb.meta({ description: 'Multi-class Brier over the worlds, 0..2; once every component resolved.' }),
     component_brier: zProb.meta({ description: 'Mean Brier of the resolved components\' implied marginals.' }),
     consistent_mass: zProb.meta({ description: 'P(the worlds that agree with the components resolved so far).' }),
     partial_log_score: zProb.meta({ description: 'ln consistent_mass.' }),
-    pathway: z.array(ScenarioWorld),
-    components: z.array(RecordComponent),
+    pathway: z.array(ScenarioWorld).meta({ description: 'The record\'s worlds, most likely first, with their agreement with the resolutions so far.' }),
+    components: z.array(RecordComponent).meta({ description: 'The record\'s component distribution, in pathway order.' }),
   })
-  .meta({ id: 'ScenarioRecord' });
+  .meta({ id: 'ScenarioRecord', description: 'An archived record: the consensus joint frozen by one run, scored as the components resolve.' });
 
 export const Scenario = z
   .object({
-    scenario_id: z.string(),
-    title: z.string().nullable(),
-    description: z.string().nullable(),
+    scenario_id: z.string().meta({ description: 'The scenario\'s id: as defined in data/structure/scenarios/, or `thesis-<thesis id>` for a scenario made from a curated thesis.' }),
+    title: z.string().nullable().meta({ description: 'The scenario\'s title.' }),
+    description: z.string().nullable().meta({ description: 'What the scenario is about (null: none given).' }),
     status: z.enum(STATUSES).meta({ description: 'resolved: every component resolved.' }),
-    n_components: count,
-    n_worlds: count,
-    n_resolved: count,
-    resolved_pattern: z.string().nullable(),
-    n_models: count,
+    n_components: count.meta({ description: 'Component questions (2 to 6).' }),
+    n_worlds: count.meta({ description: '2^n_components: the possible combinations of outcomes.' }),
+    n_resolved: count.meta({ description: 'Components resolved as of the snapshot.' }),
+    resolved_pattern: z.string().nullable().meta({ description: 'A digit per resolved component, - for the open ones (pathway order).' }),
+    n_models: count.meta({ description: 'Models whose joints the current consensus averages (0: no joint).' }),
     top_world: z.string().nullable().meta({ description: 'The current consensus joint\'s most likely world.' }),
-    top_probability: zProb,
-    n_records: count,
-    as_of: isoTime.nullable(),
-    components: z.array(ScenarioComponent),
-    latest_record: ScenarioRecord.nullable(),
+    top_probability: zProb.meta({ description: 'Its probability.' }),
+    n_records: count.meta({ description: 'Archived records of the scenario.' }),
+    as_of: isoTime.nullable().meta({ description: 'The snapshot\'s as_of the current joint refers to.' }),
+    components: z.array(ScenarioComponent).meta({ description: 'The component questions in pathway order, with the current consensus\'s implied and direct probabilities.' }),
+    latest_record: ScenarioRecord.nullable().meta({ description: 'The latest archived record (null: none yet).' }),
   })
   .meta({ id: 'Scenario' });
 
 export const ScenarioPage = z
-  .object({ scenarios: z.array(Scenario), count, total: count, next_cursor: z.string().nullable() })
+  .object({
+    scenarios: z.array(Scenario).meta({ description: 'This page of scenarios, by scenario_id.' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Scenarios matching the filters, on every page.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
   .meta({ id: 'ScenarioPage' });
 
 export const ScenarioDetail = z
@@ -146,7 +151,7 @@ export const ScenarioDetail = z
     scenario: Scenario.extend({
       current: z.array(ScenarioJoint).meta({ description: 'The consensus joint first, then each model\'s.' }),
       records: z.array(ScenarioRecord).meta({ description: 'Every archived record, newest first.' }),
-    }),
+    }).meta({ description: 'The scenario with its current joints and its whole record history.' }),
   })
   .meta({ id: 'ScenarioDetail' });
 

@@ -22,7 +22,7 @@ import { z } from 'zod';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, provenance, provenanceOf, published, zPct, zProb } from '../openapi/common.ts';
+import { calibrationMetrics, count, headlineModes, provenance, provenanceOf, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { CoherenceRate, coherenceRates } from './factors.ts';
 import { AiVsMarket, vsMarket } from './predictions-accuracy.ts';
@@ -168,67 +168,87 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
 }
 
 const Coverage = z.object({
-  questions: count,
+  questions: count.meta({ description: 'Questions of the snapshot (every status).' }),
   forecast: count.meta({ description: 'Questions with at least one consensus.' }),
   all_models: count.meta({ description: 'Questions whose latest consensus had all four models answering.' }),
   all_models_share: zProb.meta({ description: 'all_models ÷ forecast (null when no question has a consensus).' }),
 });
 const Forecaster = {
-  forecaster: z.string(),
-  kind: z.enum(['consensus', 'model', 'market']),
+  forecaster: z.string().meta({ description: '`consensus`, `market` or a model id.' }),
+  kind: z.enum(['consensus', 'model', 'market']).meta({
+    description: 'consensus: the models\' consensus (mean); model: one AI model; market: the market comparator.',
+  }),
 };
 
 export const ServiceStats = z
   .object({
-    questions: z.object({ total: count, active: count, closed: count, resolved: count, annulled: count }),
-    active_count: count,
-    resolved_count: count,
+    questions: z
+      .object({
+        total: count.meta({ description: 'Every question of the snapshot.' }),
+        active: count.meta({ description: 'Questions neither resolved, annulled nor past their close_time at as_of.' }),
+        closed: count.meta({ description: 'Questions past their close_time at as_of without a visible resolution.' }),
+        resolved: count.meta({ description: 'Questions with an outcome (YES or NO) resolved by as_of.' }),
+        annulled: count.meta({ description: 'Questions annulled by as_of (excluded from every score).' }),
+      })
+      .meta({ description: 'Questions of the snapshot by status as of as_of.' }),
+    active_count: count.meta({ description: 'Active questions (= questions.active).' }),
+    resolved_count: count.meta({ description: 'Resolved questions (= questions.resolved), scored or not.' }),
     scored_count: count.meta({ description: 'Resolved questions with a scored headline consensus.' }),
-    headline_modes: z.array(z.string()),
+    headline_modes: headlineModes,
     ...provenance,
     calibration: z.array(
       z.object({
         ...Forecaster,
-        mode: z.string(),
-        n: count,
-        brier: zProb,
-        log_loss: zProb,
-        accuracy_pct: zPct,
-        ece: zProb,
-        reliability: zProb,
-        resolution: zProb,
-        uncertainty: zProb,
+        mode: z.string().meta({
+          description:
+            'blind, informed, augmented, or headline (each question\'s headline mode). For the market: its comparators ' +
+            'paired with the consensus of that mode.',
+        }),
+        n: count.meta({ description: 'Scored forecasts of the forecaster in the mode (one per resolved, non-annulled question).' }),
+        brier: zProb.meta({ description: 'Mean Brier score (p − o)² over the n forecasts.' }),
+        log_loss: zProb.meta({ description: 'Mean log loss over the n forecasts, p clipped to [0.001, 0.999].' }),
+        accuracy_pct: zPct.meta({ description: '100 × correct / directional (null: no directional forecast).' }),
+        ...calibrationMetrics,
       }),
-    ),
+    ).meta({ description: 'The calibration summary of every (forecaster, mode), each over all of its own scored forecasts.' }),
     leaderboard: z.array(
       z.object({
-        rank: z.number().int().min(1),
+        rank: z.number().int().min(1).meta({ description: 'Rank by brier (1 = lowest; ties share a rank).' }),
         ...Forecaster,
         n: count.meta({ description: 'The questions every listed forecaster scored (the same for every row): headline consensus with a fresh market comparator and a headline-mode forecast of every model.' }),
-        brier: zProb,
-        log_loss: zProb,
-        accuracy_pct: zPct,
-        ece: zProb,
+        brier: zProb.meta({ description: 'Mean Brier score over the n questions.' }),
+        log_loss: zProb.meta({ description: 'Mean log loss over the n questions, p clipped to [0.001, 0.999].' }),
+        accuracy_pct: zPct.meta({ description: '100 × correct / the forecaster\'s directional forecasts among the n questions.' }),
+        ece: zProb.meta({ description: 'Expected calibration error over the n questions: Σ over the 10 bins of |Σ (o − p)| / n.' }),
       }),
-    ),
+    ).meta({ description: 'Headline-mode leaderboard: each model, the consensus and the market, every one on the same n questions, best first.' }),
     by_category: z.array(
       z.object({
-        category: z.string(),
-        questions: count,
-        active: count,
-        resolved: count,
-        n_scored: count,
-        brier: zProb,
-        accuracy_pct: zPct,
+        category: z.string().meta({ description: 'The category (`unknown`: none recorded).' }),
+        questions: count.meta({ description: 'Questions of the category (every status).' }),
+        active: count.meta({ description: 'Active questions of the category.' }),
+        resolved: count.meta({ description: 'Resolved questions of the category.' }),
+        n_scored: count.meta({ description: 'Resolved questions of the category with a scored headline consensus.' }),
+        brier: zProb.meta({ description: 'Mean Brier of the headline consensus over the n_scored questions.' }),
+        accuracy_pct: zPct.meta({ description: 'Directional accuracy of the headline consensus over those questions (100 × correct / directional).' }),
         vs_market: AiVsMarket.meta({ description: 'The category\'s AI-versus-market comparison on its paired questions.' }),
       }),
-    ),
+    ).meta({ description: 'Per category: question counts and the headline consensus\'s scores.' }),
     coverage: Coverage.extend({
-      models_expected: z.literal(MODELS_EXPECTED),
-      by_category: z.array(Coverage.extend({ category: z.string() })),
-      by_venue: z.array(Coverage.extend({ venue: z.string() })),
-      by_category_venue: z.array(Coverage.extend({ category: z.string(), venue: z.string() })),
-    }),
+      models_expected: z.literal(MODELS_EXPECTED).meta({ description: 'Models a full consensus has (4).' }),
+      by_category: z
+        .array(Coverage.extend({ category: z.string().meta({ description: 'The category (`unknown`: none recorded).' }) }))
+        .meta({ description: 'The same counts per category.' }),
+      by_venue: z
+        .array(Coverage.extend({ venue: z.string().meta({ description: 'The venue (`unknown`: none recorded).' }) }))
+        .meta({ description: 'The same counts per venue, by name.' }),
+      by_category_venue: z
+        .array(Coverage.extend({
+          category: z.string().meta({ description: 'The category (`unknown`: none recorded).' }),
+          venue: z.string().meta({ description: 'The venue (`unknown`: none recorded).' }),
+        }))
+        .meta({ description: 'The same counts per (category, venue).' }),
+    }).meta({ description: 'How many questions have a consensus, and how many had all four models answering in their latest run.' }),
     coherence: z.array(CoherenceRate).meta({
       description: 'Coherence across the book (linked questions and scenarios): per model and the consensus, the rate of violations of the laws of probability, per check and in all.',
     }),

@@ -19,7 +19,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { categoryParam, count, isoTime, published, zPct, zProb } from '../openapi/common.ts';
+import { categoryParam, count, DOC, isoTime, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const TRACK_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -33,82 +33,128 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const int = (v: unknown): number => num(v) ?? 0;
 
+/** Definitions of the metrics a track record, its horizons and its years share (sql/derive/91-94). */
+const TR = {
+  n_resolved: 'Resolved claims (an outcome or a realized value known at as_of).',
+  n_directional: 'Resolved claims with a direction (direction and probability claims).',
+  accuracy_score: 'Percent of resolved directional claims that came true; a tie counts half (null: none).',
+  accuracy_ci95: 'Wilson 95% interval of accuracy_score, percent (null: no directional claim).',
+  n_probability: 'Resolved claims with a probability and a YES/NO outcome (the Brier and log loss sample).',
+  brier: 'Mean Brier score (p − o)² of those probability claims (null: none).',
+  log_loss: 'Mean log loss of those probability claims, p clipped to [0.001, 0.999] (null: none).',
+  n_value: 'Resolved value claims (a claimed and a realized value).',
+  mae: 'Mean absolute error |value − realized|, in the claims\' unit (null: no value claim).',
+  bias: 'Mean signed error (claimed − realized; null: no value claim).',
+  share_within: 'Share of the value claims within tolerance: |value − realized| ≤ the claim\'s tolerance, else 5% of |realized| (null: none).',
+} as const;
+
 export const TrackRecord = z
   .object({
-    slug: z.string(),
-    name: z.string().nullable(),
+    slug: z.string().meta({ description: 'The source\'s slug: its kebab-cased name (`ai-<model>` for a model, `quorum-consensus`, the venue for a market).' }),
+    name: z.string().nullable().meta({ description: 'The source\'s name.' }),
     kind: z.string().meta({ description: `One of ${SOURCE_KINDS.join(', ')}.` }),
-    url: z.string().nullable(),
-    description: z.string().nullable(),
+    url: z.string().nullable().meta({ description: 'The source\'s web address (null: none recorded).' }),
+    description: z.string().nullable().meta({ description: 'What the source is (null: none recorded).' }),
     attribution: z.string().nullable().meta({ description: 'The credit line of the data behind this track record.' }),
-    categories: z.array(z.string()),
-    n_claims: count,
-    n_resolved: count,
-    n_directional: count.meta({ description: 'Resolved claims with a direction (direction and probability claims).' }),
+    categories: z.array(z.string()).meta({ description: 'The categories of the source\'s claims, sorted.' }),
+    n_claims: count.meta({ description: 'Claims the source made, visible at as_of (resolved or not).' }),
+    n_resolved: count.meta({ description: TR.n_resolved }),
+    n_directional: count.meta({ description: TR.n_directional }),
     accuracy_score: zPct.meta({ description: 'Percent of resolved directional claims that came true; a tie counts half.' }),
     accuracy_ci95: z.tuple([z.number(), z.number()]).nullable().meta({ description: 'Wilson 95% interval of accuracy_score, percent.' }),
     shrunk_score: zPct.meta({ description: 'accuracy_score shrunk toward prior_score with prior_weight pseudo-claims (the ranking score).' }),
-    prior_score: zPct,
-    prior_weight: z.number(),
+    prior_score: zPct.meta({ description: 'The pooled accuracy of every source\'s directional claims, percent: the score shrunk_score is pulled toward.' }),
+    prior_weight: z.number().meta({ description: 'Pseudo-claims of the prior in shrunk_score (20).' }),
     ranked: z.boolean().meta({ description: 'False under 10 resolved claims (or without directional claims): shown, not ranked.' }),
-    rank: z.number().int().nullable(),
-    probability: z.object({ n: count, brier: zProb, log_loss: zProb }),
+    rank: z.number().int().nullable().meta({
+      description: 'Position by shrunk_score among ranked sources (1 = best; ties: more directional claims, then slug); null when not ranked.',
+    }),
+    probability: z
+      .object({
+        n: count.meta({ description: TR.n_probability }),
+        brier: zProb.meta({ description: TR.brier }),
+        log_loss: zProb.meta({ description: TR.log_loss }),
+      })
+      .meta({ description: 'Scores of the source\'s resolved probability claims.' }),
     value: z.object({
-      n: count,
+      n: count.meta({ description: TR.n_value }),
       mae: zProb.meta({ description: 'Mean absolute error, in the claims\' unit.' }),
       bias: zProb.meta({ description: 'Mean signed error (claimed − realized).' }),
       share_within: zProb.meta({ description: 'Share within the claim\'s tolerance (documented per import format).' }),
-    }),
+    }).meta({ description: 'Errors of the source\'s resolved value claims.' }),
     relative_skill: z.object({
       brier_skill: zProb.meta({ description: 'Mean (reference Brier − own Brier) against the market comparator; positive = better.' }),
-      n_probability: count,
+      n_probability: count.meta({ description: 'Resolved probability claims with a reference probability (AI models and the consensus: the market comparator).' }),
       value_skill: zProb.meta({ description: 'Mean (|reference − realized| − |value − realized|) against the other claims of the same race and window; positive = better.' }),
-      n_value: count,
-    }),
-    first_claim_at: isoTime.nullable(),
-    last_claim_at: isoTime.nullable(),
+      n_value: count.meta({ description: 'Resolved value claims with a reference value (other claims of the same subject_key in the same 14-day window).' }),
+    }).meta({ description: 'Skill against a reference, positive = better than it.' }),
+    first_claim_at: isoTime.nullable().meta({ description: 'When the source\'s earliest claim was made.' }),
+    last_claim_at: isoTime.nullable().meta({ description: 'When the source\'s latest claim was made.' }),
   })
   .meta({ id: 'TrackRecord' });
 
-const CalibrationBin = z.object({ bin: z.number().int(), n: count, mean_probability: zProb, observed: zProb });
+const CalibrationBin = z.object({
+  bin: z.number().int().meta({ description: 'Bin index 0..9 of the claimed probability: floor(10p), p = 1 in bin 9.' }),
+  n: count.meta({ description: 'Resolved probability claims (YES/NO outcome) in the bin.' }),
+  mean_probability: zProb.meta({ description: 'Mean claimed probability in the bin.' }),
+  observed: zProb.meta({ description: 'Share of the bin\'s claims that came true.' }),
+});
 const HorizonRow = z.object({
-  horizon_bucket: z.string(),
-  n_resolved: count,
-  n_directional: count,
-  accuracy_score: zPct,
-  n_probability: count,
-  brier: zProb,
-  n_value: count,
-  mae: zProb,
-  bias: zProb,
-  share_within: zProb,
+  horizon_bucket: z.string().meta({
+    description: 'Days from the claim to the event: 0-7, 8-30, 31-90, 91-365, then whole years rounded up (2y, 3y, …).',
+  }),
+  n_resolved: count.meta({ description: TR.n_resolved }),
+  n_directional: count.meta({ description: TR.n_directional }),
+  accuracy_score: zPct.meta({ description: TR.accuracy_score }),
+  n_probability: count.meta({ description: TR.n_probability }),
+  brier: zProb.meta({ description: TR.brier }),
+  n_value: count.meta({ description: TR.n_value }),
+  mae: zProb.meta({ description: TR.mae }),
+  bias: zProb.meta({ description: TR.bias }),
+  share_within: zProb.meta({ description: TR.share_within }),
 });
 
 export const TrackRecordDetail = z
-  .object({ source: TrackRecord.extend({ calibration: z.array(CalibrationBin), horizons: z.array(HorizonRow) }) })
+  .object({
+    source: TrackRecord.extend({
+      calibration: z.array(CalibrationBin).meta({ description: 'Calibration bins of the resolved probability claims (bins without claims are absent).' }),
+      horizons: z.array(HorizonRow).meta({ description: 'The metrics of the resolved claims per horizon bucket, shortest first.' }),
+    }).meta({ description: 'The source\'s track record with its calibration and horizons.' }),
+  })
   .meta({ id: 'TrackRecordDetail' });
 
 export const TrackRecordPage = z
-  .object({ sources: z.array(TrackRecord), count, total: count, next_cursor: z.string().nullable() })
+  .object({
+    sources: z.array(TrackRecord).meta({ description: 'This page of sources, in the `sort` order (default rank: ranked sources by rank, then the unranked by n_resolved, most first).' }),
+    count: count.meta({ description: DOC.count }),
+    total: count.meta({ description: 'Sources matching the filters, on every page.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
   .meta({ id: 'TrackRecordPage' });
 
 const TrendRow = z.object({
-  year: z.number().int(),
-  n_resolved: count,
-  n_directional: count,
-  accuracy_score: zPct,
-  accuracy_ci95: z.tuple([z.number(), z.number()]).nullable(),
-  n_probability: count,
-  brier: zProb,
-  log_loss: zProb,
-  n_value: count,
-  mae: zProb,
-  bias: zProb,
-  share_within: zProb,
+  year: z.number().int().meta({ description: 'The UTC year the claims were made.' }),
+  n_resolved: count.meta({ description: TR.n_resolved }),
+  n_directional: count.meta({ description: TR.n_directional }),
+  accuracy_score: zPct.meta({ description: TR.accuracy_score }),
+  accuracy_ci95: z.tuple([z.number(), z.number()]).nullable().meta({ description: TR.accuracy_ci95 }),
+  n_probability: count.meta({ description: TR.n_probability }),
+  brier: zProb.meta({ description: TR.brier }),
+  log_loss: zProb.meta({ description: TR.log_loss }),
+  n_value: count.meta({ description: TR.n_value }),
+  mae: zProb.meta({ description: TR.mae }),
+  bias: zProb.meta({ description: TR.bias }),
+  share_within: zProb.meta({ description: TR.share_within }),
 });
 
 export const TrackRecordTrends = z
-  .object({ source_slug: z.string(), trends: z.array(TrendRow), count, total: count, next_cursor: z.null() })
+  .object({
+    source_slug: z.string().meta({ description: 'The source asked for.' }),
+    trends: z.array(TrendRow).meta({ description: 'The metrics of the source\'s resolved claims per year made, oldest first.' }),
+    count: count.meta({ description: 'Entries in `trends`.' }),
+    total: count.meta({ description: 'Entries in all (one page: equals count).' }),
+    next_cursor: z.null().meta({ description: 'Always null: the whole list is one page.' }),
+  })
   .meta({ id: 'TrackRecordTrends' });
 
 function ci(lo: unknown, hi: unknown): [number, number] | null {

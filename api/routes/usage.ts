@@ -13,26 +13,30 @@ import { rawRoute } from '../http/registry.ts';
 import { count, isoTime } from '../openapi/common.ts';
 
 const Quota = z.object({
-  policy: z.string(),
+  policy: z.string().meta({
+    description: 'The policy name, as in the RateLimit-Policy header: the key\'s plan (pro, api, enterprise), or `probability` for the probability scope.',
+  }),
   limit: z.number().int().nullable().meta({ description: 'Requests per window; null = unlimited.' }),
-  used: count,
-  remaining: z.number().int().nullable(),
-  window_seconds: z.number().int(),
-  resets_at: isoTime,
+  used: count.meta({ description: 'Requests charged to this quota today (UTC); refused ones are counted in `rejected`, not here.' }),
+  remaining: z.number().int().nullable().meta({ description: 'limit − used, at least 0; null = unlimited.' }),
+  window_seconds: z.number().int().meta({ description: 'Length of the quota window in seconds (86400: one UTC day).' }),
+  resets_at: isoTime.meta({ description: 'When the window ends and the count restarts (the next UTC midnight).' }),
 });
 
 export const UsageResponse = z
   .object({
-    key: z.object({
-      id: z.string(),
-      name: z.string(),
-      plan: z.enum(['pro', 'api', 'enterprise']),
-      scopes: z.array(z.string()),
-      hint: z.string().meta({ description: 'Last 4 characters of the key.' }),
-      created_at: isoTime,
-    }),
+    key: z
+      .object({
+        id: z.string().meta({ description: 'The key\'s id (`key_` + 12 hex characters); not the secret key itself.' }),
+        name: z.string().meta({ description: 'The name the key was issued with.' }),
+        plan: z.enum(['pro', 'api', 'enterprise']).meta({ description: 'The key\'s plan: it sets the daily quota and the endpoints the key may call.' }),
+        scopes: z.array(z.string()).meta({ description: 'Scopes granted beyond the plan (`probability`: the probability endpoint).' }),
+        hint: z.string().meta({ description: 'Last 4 characters of the key.' }),
+        created_at: isoTime.meta({ description: 'When the key was issued.' }),
+      })
+      .meta({ description: 'The calling key.' }),
     date: z.string().meta({ description: 'The UTC day counted (YYYY-MM-DD).' }),
-    quota: Quota,
+    quota: Quota.meta({ description: 'The plan\'s daily request quota.' }),
     probability: Quota.nullable().meta({ description: 'The probability scope\'s quota (keys with the scope).' }),
     probability_cost_usd: z.number().nullable().meta({
       description: 'USD the key\'s probability requests cost today (its daily budget is QUORUM_PROBABILITY_BUDGET_USD_PER_DAY); null without the scope.',
@@ -40,7 +44,16 @@ export const UsageResponse = z
     probability_budget_usd: z.number().nullable().meta({ description: 'The daily USD budget per key; null: none (or no scope).' }),
     rejected: count.meta({ description: 'Requests refused with 429 today.' }),
     routes: z.record(z.string(), count).meta({ description: 'Today\'s requests per route id.' }),
-    history: z.array(z.object({ date: z.string(), requests: count, rejected: count, probability: count })),
+    history: z
+      .array(
+        z.object({
+          date: z.string().meta({ description: 'The UTC day (YYYY-MM-DD).' }),
+          requests: count.meta({ description: 'Requests charged to the plan\'s quota that day.' }),
+          rejected: count.meta({ description: 'Requests refused with 429 that day.' }),
+          probability: count.meta({ description: 'Requests charged to the probability scope\'s quota that day.' }),
+        }),
+      )
+      .meta({ description: 'Daily totals of the last `days` days, newest first: today always, earlier days only when the key made requests.' }),
   })
   .meta({ id: 'Usage' });
 

@@ -61,10 +61,18 @@ const CreateBody = z
 
 const Subscription = z
   .object({
-    id: z.string(), url: z.string(), types: z.array(z.string()).nullable(), description: z.string().nullable(),
-    created_at: z.string(), status: z.enum(['enabled', 'disabled']), disabled_reason: z.string().nullable(), disabled_at: z.string().nullable(),
+    id: z.string().meta({ description: 'The subscription id (`wh_` + 16 hex digits).' }),
+    url: z.string().meta({ description: 'The https address deliveries are POSTed to.' }),
+    types: z.array(z.string()).nullable().meta({ description: 'The event types delivered; null: every type.' }),
+    description: z.string().nullable().meta({ description: 'The description given at creation (null: none).' }),
+    created_at: z.string().meta({ description: 'When the subscription was created (ISO 8601 UTC).' }),
+    status: z.enum(['enabled', 'disabled']).meta({
+      description: 'disabled: nothing is delivered (the receiver answered 410, the retry window ran out, or the owning key lost webhooks); an operator can enable it again.',
+    }),
+    disabled_reason: z.string().nullable().meta({ description: 'Why it was disabled (null while enabled).' }),
+    disabled_at: z.string().nullable().meta({ description: 'When it was disabled, ISO 8601 UTC (null while enabled).' }),
   })
-  .meta({ id: 'WebhookSubscription' });
+  .meta({ id: 'WebhookSubscription', description: 'A webhook subscription of the calling key (its secret is never shown here).' });
 
 const IdParams = z.object({ id: z.string().meta({ description: 'The subscription id (`wh_…`).' }) });
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
@@ -102,7 +110,10 @@ export const webhooksListRoute = rawRoute({
   summary: 'This key\'s webhook subscriptions',
   tags: ['webhooks'],
   errors: [503],
-  responses: json(z.object({ webhooks: z.array(Subscription), count: z.number().int() })),
+  responses: json(z.object({
+    webhooks: z.array(Subscription).meta({ description: 'Every subscription of the calling key.' }),
+    count: z.number().int().meta({ description: 'Entries in `webhooks`.' }),
+  })),
   handle: (req, res) => {
     const list = dispatcherOf(req).store.list(keyOf(res)).map(publicView);
     res.status(200).json({ webhooks: list, count: list.length });
@@ -147,7 +158,13 @@ export const webhooksRotateRoute = rawRoute({
   tags: ['webhooks'],
   params: IdParams,
   errors: [404, 503],
-  responses: json(z.object({ id: z.string(), secret: z.string(), previous_secret_expires_at: z.string() })),
+  responses: json(z.object({
+    id: z.string().meta({ description: 'The subscription id.' }),
+    secret: z.string().meta({ description: 'The new `whsec_` signing secret, shown only here: it signs every delivery from now on.' }),
+    previous_secret_expires_at: z.string().meta({
+      description: 'Until when (ISO 8601 UTC, 24 h from now) the previous secret also signs: deliveries carry both signatures until then.',
+    }),
+  })),
   handle: (req, res) => {
     const sub = ownSubscription(req, res);
     const r = dispatcherOf(req).store.rotate(sub.id)!;
@@ -162,7 +179,15 @@ export const webhooksDeliveriesRoute = rawRoute({
   tags: ['webhooks'],
   params: IdParams,
   errors: [404, 503],
-  responses: json(z.object({ deliveries: z.array(z.record(z.string(), z.unknown())), count: z.number().int() })),
+  responses: json(z.object({
+    deliveries: z.array(z.record(z.string(), z.unknown())).meta({
+      description:
+        'One entry per delivery, newest event first: id (the webhook-id header), event_id, seq (the event\'s sequence number), ' +
+        'type, status (pending, delivered, failed, disabled, deleted, key_revoked or plan_required), next_attempt_at ' +
+        '(ISO 8601, pending only, else null) and attempts [{ at, status (HTTP status, null on a network error), error, duration_ms }].',
+    }),
+    count: z.number().int().meta({ description: 'Entries in `deliveries`.' }),
+  })),
   handle: (req, res) => {
     const sub = ownSubscription(req, res);
     const list = dispatcherOf(req).queue.ofSubscription(sub.id).map((d) => ({

@@ -1,0 +1,153 @@
+/**
+ * The API reference defines every field a user reads: every property of every JSON 200 body in the
+ * OpenAPI document (nested ones included) has a description, on the property or on the schema it
+ * refers to. The export route is left out (its JSON body is the exported table's rows, an untyped list).
+ * The shared format note of a time (`isoTime`'s "ISO 8601 UTC time.") says how a time is written,
+ * not which time it is: a field with only that note is not described.
+ *
+ * The document is built in process from the route registry, as GET /api/openapi.json serves it
+ * (the entitlement setting only changes the access notes of the operations, not the schemas).
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { openApiDocument } from '../../api/http/registry.ts';
+import { isoTime } from '../../api/openapi/common.ts';
+import { exportRouteDoc } from '../../api/routes/export-doc.ts';
+import { ROUTES } from '../../api/routes/index.ts';
+
+type Schema = Record<string, any>;
+
+/** Descriptions that are format notes, not definitions. */
+const FORMAT_NOTES: ReadonlySet<string> = new Set([String(z.globalRegistry.get(isoTime)?.description)]);
+const defines = (d: unknown): boolean => typeof d === 'string' && d.trim() !== '' && !FORMAT_NOTES.has(d);
+
+interface Walk {
+  /** `<METHOD> <path>: .field.nested[].leaf` of every undescribed property. */
+  undescribed: string[];
+  /** Properties checked, described or not. */
+  checked: number;
+  /** Operations whose 200 body was walked. */
+  operations: string[];
+}
+
+/** Walks the 200 application/json body of every operation of `doc` except those under `skip`. */
+function walkDocument(doc: Schema, skip: (path: string) => boolean): Walk {
+  const schemas: Record<string, Schema> = doc.components?.schemas ?? {};
+  const resolve = (s: Schema | undefined): Schema | undefined => {
+    let r = s;
+    for (let i = 0; r?.$ref && i < 10; i++) r = schemas[String(r.$ref).split('/').pop()!];
+    return r;
+  };
+  // The schemas a property refers to: its $ref, and for a nullable reference the $ref among anyOf/oneOf.
+  const referred = (v: Schema): Schema[] =>
+    [v, ...(v.anyOf ?? []), ...(v.oneOf ?? [])].filter((x: Schema) => x?.$ref).map((x: Schema) => resolve(x)!).filter(Boolean);
+  const out: Walk = { undescribed: [], checked: 0, operations: [] };
+
+  const walk = (s: Schema | undefined, at: string, seen: ReadonlySet<Schema>): void => {
+    const r = resolve(s);
+    if (!r || seen.has(r)) return; // a recursive schema is walked once per branch
+    const inner = new Set(seen).add(r);
+    for (const alt of [...(r.anyOf ?? []), ...(r.oneOf ?? []), ...(r.allOf ?? [])]) walk(alt, at, inner);
+    if (r.items) walk(r.items, `${at}[]`, inner);
+    if (r.additionalProperties && typeof r.additionalProperties === 'object') walk(r.additionalProperties, `${at}{}`, inner);
+    for (const [k, v] of Object.entries<Schema>(r.properties ?? {})) {
+      out.checked++;
+      const described = defines(v.description) || referred(v).some((x) => defines(x.description));
+      if (!described) out.undescribed.push(`${at}.${k}`);
+      walk(v, `${at}.${k}`, inner);
+    }
+  };
+
+  for (const [path, item] of Object.entries<Schema>(doc.paths ?? {})) {
+    if (skip(path)) continue;
+    for (const [method, op] of Object.entries<Schema>(item)) {
+      const body = op?.responses?.['200']?.content?.['application/json']?.schema;
+      if (!body) continue;
+      const name = `${method.toUpperCase()} ${path}`;
+      out.operations.push(name);
+      walk(body, `${name}: `, new Set());
+    }
+  }
+  return out;
+}
+
+describe('OpenAPI field descriptions', () => {
+  const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
+  const isExport = (path: string) => path === exportRouteDoc.path;
+  const result = walkDocument(doc, isExport);
+
+  it('walks the JSON 200 bodies of every route but the export', () => {
+    // The data routes users read most, and the operational ones, are all in the walk.
+    for (const op of [
+      'GET /api/predictions/accuracy',
+      'GET /api/predictions/resolved',
+      'GET /api/predictions/edges/',
+      'GET /api/predictions/{market_id}',
+      'GET /api/events/accuracy/',
+      'GET /api/events/service_stats/',
+      'GET /api/track-records/',
+      'GET /api/claims/',
+      'GET /api/clusters/',
+      'GET /api/scenarios/',
+      'GET /api/factors/health/',
+      'POST /api/probability/',
+      'GET /api/usage/',
+      'GET /api/webhooks/',
+      'GET /healthz',
+      'GET /readyz',
+      'GET /api/openapi.json',
+    ]) {
+      expect(result.operations).toContain(op);
+    }
+    expect(result.operations.some((op) => op.includes('/api/export/'))).toBe(false);
+    expect(result.checked).toBeGreaterThan(1000);
+  });
+
+  it('describes every field of every JSON 200 body (on the field or on the schema it refers to)', () => {
+    expect(result.undescribed).toEqual([]);
+  });
+
+  it('the walk reports an undescribed field, nested ones included', () => {
+    const probe = {
+      openapi: '3.1.0',
+      components: {
+        schemas: {
+          Described: { type: 'object', description: 'A shared shape.', properties: { a: { type: 'string', description: 'A.' } } },
+          Bare: { type: 'object', properties: { b: { type: 'string' } } },
+        },
+      },
+      paths: {
+        '/probe': {
+          get: {
+            responses: {
+              200: {
+                content: {
+                  'application/json': {
+                    schema: {
+                      type: 'object',
+                      properties: {
+                        shared: { $ref: '#/components/schemas/Described' },
+                        maybe: { anyOf: [{ $ref: '#/components/schemas/Described' }, { type: 'null' }] },
+                        list: { type: 'array', description: 'L.', items: { $ref: '#/components/schemas/Bare' } },
+                        map: { type: 'object', description: 'M.', additionalProperties: { $ref: '#/components/schemas/Bare' } },
+                        plain: { type: 'number' },
+                        at: { type: 'string', description: 'ISO 8601 UTC time.' },
+                        when: { type: 'string', description: 'When it happened.' },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    };
+    expect(walkDocument(probe, () => false).undescribed).toEqual([
+      'GET /probe: .list[].b',
+      'GET /probe: .map{}.b',
+      'GET /probe: .plain',
+      'GET /probe: .at',
+    ]);
+  });
+});
