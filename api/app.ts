@@ -260,15 +260,10 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   // The export module mounts `GET /api/export/:table` itself (documented by routes/export-doc.ts).
   let exportService: ExportService | null = null;
   if (opts.exports !== false) {
-    // The registry counts its routes' usage per key; the export is mounted here, so counted here
-    // (every GET/HEAD of a keyed caller, as the registry counts a route once the caller is through).
-    app.use('/api/export', (req, res, next) => {
-      res.locals.routeId = 'export.predictions';
-      const keyId = authOf(res).keyId;
-      if (keyId !== null && (req.method === 'GET' || req.method === 'HEAD')) usage.countRoute(keyId, 'export.predictions');
-      next();
-    });
-    exportService = registerExportRoutes(app, snapshots, { logger, ...(opts.exports ?? {}) });
+    // The registry counts its routes' usage per key; the export module labels its requests
+    // `export.<table>` itself and counts them through this.
+    const countRoute = (keyId: string, routeId: string): void => usage.countRoute(keyId, routeId);
+    exportService = registerExportRoutes(app, snapshots, { logger, ...(opts.exports ?? {}), countRoute });
   }
 
   app.use((req, res) => {

@@ -1,6 +1,6 @@
 /**
  * The export engine: DuckDB `COPY (<export query>) TO '<temp file>' (<encoder options>)` with
- * bound parameters, a concurrency cap, in-flight tracking, and cancellation.
+ * bound parameters, a concurrency cap (overall and per key), in-flight tracking, and cancellation.
  *
  * DuckDB: the engine has its own in-memory DuckDB instances (one for whole-file exports with every
  * thread, one for sliced exports with one thread per COPY: see `sliceThreads`), opened on first
@@ -47,7 +47,7 @@ import type { Logger } from 'pino';
 import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
 import { prepareBound, type SqlParams } from '../db/query.ts';
 import { loadSql } from '../db/sql-files.ts';
-import { ENCODERS, type ExportFormat } from './formats.ts';
+import { ENCODERS, type ExportEncoder, type ExportFormat } from './formats.ts';
 import { newExportFile, removeExportFile } from './temp-files.ts';
 import type { ExportTableSpec } from './tables.ts';
 
@@ -57,6 +57,11 @@ export interface ExportEngineOptions {
   tempDir: string;
   /** Exports running at once (default 2). */
   maxConcurrent?: number;
+  /**
+   * Exports one key may run at once (default 1): without it one key could hold every slot (two
+   * slow downloads of one pro key kept every other customer's exports at 429 for minutes).
+   */
+  maxPerKey?: number;
   /**
    * DuckDB `memory_limit` of the export instance (default "256MB"); larger sorts spill to the
    * spill directory. An order-preserving parallel COPY buffers formatted batches up to this much
@@ -133,8 +138,21 @@ export interface ExportStats {
   cancelledDuringCopy: number;
   /** Cancelled while the file was streamed (the read stream was destroyed). */
   cancelledDuringStream: number;
+  /** Refused: every slot was taken. */
   rejectedBusy: number;
+  /** Refused: the caller's key already ran `maxPerKey` exports. */
+  rejectedKeyBusy: number;
+  /** Aborted by the route's send-progress timeout (the client stopped reading; also counted as cancelled). */
+  stalled: number;
 }
+
+/**
+ * A slot, or why none was free: every slot taken (`busy`) or the key's share taken (`key_busy`).
+ * `release` frees the slot and the key's share; `releaseKey` the key's share alone (both idempotent).
+ */
+export type SlotResult =
+  | { ok: true; release: () => void; releaseKey: () => void }
+  | { ok: false; reason: 'busy' | 'key_busy' };
 
 
 async function runBound(conn: DuckDBConnection, sql: string, params: SqlParams): Promise<number> {
@@ -195,25 +213,40 @@ const NAIVE_TIMESTAMPS = new Set<DuckDBTypeId>([
   DuckDBTypeId.TIMESTAMP_NS,
 ]);
 
+const NESTED = new Set<DuckDBTypeId>([
+  DuckDBTypeId.LIST,
+  DuckDBTypeId.ARRAY,
+  DuckDBTypeId.STRUCT,
+  DuckDBTypeId.MAP,
+  DuckDBTypeId.UNION,
+]);
+
 /**
- * `select` with every naive TIMESTAMP column cast to TIMESTAMPTZ (the values are UTC by the
- * warehouse's convention; the connection's TimeZone is UTC), for formats that carry the zone
- * (Parquet). Column names come from DuckDB's own description of the query's result, quoted.
+ * `select` with the columns `encoder` writes in another type than the query's (formats.ts):
+ * - `castTimestamps` (Parquet): every naive TIMESTAMP column cast to TIMESTAMPTZ (the values are
+ *   UTC by the warehouse's convention; the connection's TimeZone is UTC);
+ * - `nestedAsJson` (CSV): every LIST, ARRAY, STRUCT, MAP or UNION column as its JSON text
+ *   (`to_json`, the very text the JSON export writes for the value). DuckDB's CSV writer prints a
+ *   list in its own notation (`[a, 'b c', NULL]`: quotes only where needed, backslash escapes),
+ *   which no CSV reader can parse back.
+ * Column names come from DuckDB's own description of the query's result, quoted. An encoder that
+ * changes nothing gets `select` back without a query.
  */
-async function withTimestampsTz(conn: DuckDBConnection, select: string, params: SqlParams): Promise<string> {
+async function encoderSelect(conn: DuckDBConnection, select: string, params: SqlParams, encoder: ExportEncoder): Promise<string> {
+  if (!encoder.castTimestamps && !encoder.nestedAsJson) return select;
   // A prepared statement with parameters does not describe its result before it runs: run it
   // with LIMIT 0 (nothing is read) and take the result's columns.
   const stmt = await prepareBound(conn, `SELECT * FROM (${select}\n) AS export_described LIMIT 0`, params);
   try {
     const result = await stmt.run();
-    const casts: string[] = [];
+    const replaced: string[] = [];
     for (let i = 0; i < result.columnCount; i++) {
-      if (NAIVE_TIMESTAMPS.has(result.columnTypeId(i))) {
-        const col = sqlIdent(result.columnName(i));
-        casts.push(`CAST(${col} AS TIMESTAMPTZ) AS ${col}`);
-      }
+      const type = result.columnTypeId(i);
+      const col = sqlIdent(result.columnName(i));
+      if (encoder.castTimestamps && NAIVE_TIMESTAMPS.has(type)) replaced.push(`CAST(${col} AS TIMESTAMPTZ) AS ${col}`);
+      else if (encoder.nestedAsJson && NESTED.has(type)) replaced.push(`CAST(to_json(${col}) AS VARCHAR) AS ${col}`);
     }
-    return casts.length === 0 ? select : `SELECT * REPLACE (${casts.join(', ')}) FROM (${select}\n) AS export_typed`;
+    return replaced.length === 0 ? select : `SELECT * REPLACE (${replaced.join(', ')}) FROM (${select}\n) AS export_typed`;
   } finally {
     stmt.destroySync();
   }
@@ -236,6 +269,7 @@ export class ExportEngine {
   readonly #logger: Logger;
   readonly tempDir: string;
   readonly maxConcurrent: number;
+  readonly maxPerKey: number;
   readonly #memoryLimit: string;
   readonly #threads: number;
   readonly #sliceThreads: number;
@@ -246,6 +280,10 @@ export class ExportEngine {
   /** One instance per kind of export (whole file, slices), opened on first use. */
   readonly #instances = new Map<ExportKind, Promise<DuckDBInstance>>();
   #inFlight = 0;
+  /** Exports running per key (entries removed at 0). */
+  readonly #perKey = new Map<string, number>();
+  /** Requests of a key waiting for its share (acquire), woken when one of its exports ends. */
+  readonly #keyWaiters = new Map<string, Set<() => void>>();
   #idleWaiters: Array<() => void> = [];
   #closed = false;
   readonly stats: ExportStats = {
@@ -255,6 +293,8 @@ export class ExportEngine {
     cancelledDuringCopy: 0,
     cancelledDuringStream: 0,
     rejectedBusy: 0,
+    rejectedKeyBusy: 0,
+    stalled: 0,
   };
 
   constructor(opts: ExportEngineOptions) {
@@ -263,6 +303,10 @@ export class ExportEngine {
     this.maxConcurrent = opts.maxConcurrent ?? 2;
     if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) {
       throw new RangeError(`maxConcurrent must be a positive integer, got ${opts.maxConcurrent}`);
+    }
+    this.maxPerKey = opts.maxPerKey ?? 1;
+    if (!Number.isInteger(this.maxPerKey) || this.maxPerKey < 1) {
+      throw new RangeError(`maxPerKey must be a positive integer, got ${opts.maxPerKey}`);
     }
     this.#memoryLimit = opts.memoryLimit ?? '256MB';
     this.#threads = opts.threads ?? availableParallelism();
@@ -294,23 +338,76 @@ export class ExportEngine {
   }
 
   /**
-   * Takes one of the `maxConcurrent` slots, or returns null when all are taken (the caller
-   * answers 429). The returned function releases the slot (idempotent).
+   * Takes one of the `maxConcurrent` slots for `key` (the caller's key id), or says why not: every
+   * slot is taken (`busy`), or `key` already holds `maxPerKey` of them (`key_busy`); the caller
+   * answers 429 either way. `release` frees the slot (idempotent); `releaseKey` gives the key its
+   * share back early (the route does so once the response has finished).
    */
-  tryAcquire(): (() => void) | null {
-    if (this.#closed || this.#inFlight >= this.maxConcurrent) {
-      this.stats.rejectedBusy++;
-      return null;
+  tryAcquire(key: string): SlotResult {
+    return this.#count(this.#take(key));
+  }
+
+  /**
+   * As `tryAcquire`, but when only the key's share is taken, waits up to `waitMs` for one of the
+   * key's exports to end first. A client that has read its whole file can ask for the next one
+   * before the server has seen the end of the first (the last bytes reach it before the socket's
+   * write callback runs, and the temp file is deleted after that): without the wait, a script
+   * exporting one table after another would meet its own finished export as a 429.
+   */
+  async acquire(key: string, waitMs: number): Promise<SlotResult> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const slot = this.#take(key);
+      const left = deadline - Date.now();
+      if (slot.ok || slot.reason !== 'key_busy' || left <= 0) return this.#count(slot);
+      await new Promise<void>((resolve) => {
+        const waiters = this.#keyWaiters.get(key) ?? new Set<() => void>();
+        this.#keyWaiters.set(key, waiters);
+        const wake = (): void => {
+          clearTimeout(timer);
+          waiters.delete(wake);
+          if (waiters.size === 0 && this.#keyWaiters.get(key) === waiters) this.#keyWaiters.delete(key);
+          resolve();
+        };
+        const timer = setTimeout(wake, left);
+        waiters.add(wake);
+      });
     }
+  }
+
+  /** Counts the outcome of an acquisition in the stats. */
+  #count(slot: SlotResult): SlotResult {
+    if (slot.ok) this.stats.started++;
+    else if (slot.reason === 'key_busy') this.stats.rejectedKeyBusy++;
+    else this.stats.rejectedBusy++;
+    return slot;
+  }
+
+  /** The slot itself: no stats, no waiting. */
+  #take(key: string): SlotResult {
+    const mine = this.#perKey.get(key) ?? 0;
+    if (!this.#closed && mine >= this.maxPerKey) return { ok: false, reason: 'key_busy' };
+    if (this.#closed || this.#inFlight >= this.maxConcurrent) return { ok: false, reason: 'busy' };
     this.#inFlight++;
-    this.stats.started++;
+    this.#perKey.set(key, mine + 1);
+    let keyReleased = false;
+    const releaseKey = (): void => {
+      if (keyReleased) return;
+      keyReleased = true;
+      const left = (this.#perKey.get(key) ?? 1) - 1;
+      if (left > 0) this.#perKey.set(key, left);
+      else this.#perKey.delete(key);
+      for (const wake of [...(this.#keyWaiters.get(key) ?? [])]) wake();
+    };
     let released = false;
-    return () => {
+    const release = (): void => {
       if (released) return;
       released = true;
+      releaseKey();
       this.#inFlight--;
       if (this.#inFlight === 0) for (const w of this.#idleWaiters.splice(0)) w();
     };
+    return { ok: true, release, releaseKey };
   }
 
   /**
@@ -451,7 +548,8 @@ export class ExportEngine {
         `SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata(${sqlFilePath(parquet)}) GROUP BY row_group_id ORDER BY row_group_id`,
       );
       const ranges = planSlices(groups.getRows().map((r) => Number(r[1])), this.firstSliceRows, this.maxSliceRows);
-      const select = exportSelect(job.table.sqlFile);
+      // Typed once for every slice (CSV: nested columns as JSON text).
+      const select = await encoderSelect(conns[0]!.conn, exportSelect(job.table.sqlFile), job.params, ENCODERS[job.format]);
       // Without a limit, up to `width` slices are COPYed at once, each on its own connection (a
       // slice of about one row group is one scan task: one core; several keep every core busy).
       // With a limit, one at a time: each slice's LIMIT is what the earlier ones left.
@@ -552,8 +650,7 @@ export class ExportEngine {
     };
     try {
       const encoder = ENCODERS[job.format];
-      const plain = exportSelect(job.table.sqlFile);
-      const select = encoder.castTimestamps ? await withTimestampsTz(conn, plain, job.params) : plain;
+      const select = await encoderSelect(conn, exportSelect(job.table.sqlFile), job.params, encoder);
       const options = encoder.copyOptions;
       const target = sqlFilePath(file);
       let rows: number;

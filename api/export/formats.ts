@@ -20,6 +20,12 @@
  * Parquet is not sliced (a Parquet file is one footer over all row groups; concatenated files are
  * not a file): it keeps the whole-file path.
  *
+ * Nested values (LIST, STRUCT, MAP: `key_factors`, `evidence_ids`, `categories`, `tags`) are JSON
+ * in every text format: JSON and JSONL write them as JSON arrays and objects; CSV writes the same
+ * JSON as the cell's text (`["a","b c"]`, RFC 4180-quoted), not DuckDB's own list notation
+ * (`[a, 'b c']`), which no reader can parse back (`nestedAsJson`: the engine wraps each nested
+ * column in `to_json`). Parquet keeps them as Parquet lists and structs.
+ *
  * `USE_TMP_FILE false`: DuckDB writes straight to our `quorum-export-<uuid>.<ext>` path (no
  * `tmp_` sibling that the stale-file sweep would not recognise); a failed COPY leaves at most that
  * one file, which the export lifecycle deletes.
@@ -46,6 +52,8 @@ export interface ExportEncoder {
   readonly extension: string;
   /** Cast TIMESTAMP columns to TIMESTAMPTZ (UTC) before writing. */
   readonly castTimestamps: boolean;
+  /** Write LIST/ARRAY/STRUCT/MAP/UNION columns as their JSON text (a format without nested values). */
+  readonly nestedAsJson: boolean;
   /** How slices join, or null: the format is written as one whole file. */
   readonly slices: SliceJoin | null;
 }
@@ -56,6 +64,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     contentType: 'text/csv; charset=utf-8; header=present',
     extension: 'csv',
     castTimestamps: false,
+    nestedAsJson: true,
     slices: {
       kind: 'concat',
       first: `FORMAT csv, HEADER true, ${TS}, USE_TMP_FILE false`,
@@ -68,6 +77,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     contentType: 'application/json; charset=utf-8',
     extension: 'json',
     castTimestamps: false,
+    nestedAsJson: false,
     slices: { kind: 'json-array', options: `FORMAT json, ${TS}, USE_TMP_FILE false` },
   },
   jsonl: {
@@ -76,6 +86,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     contentType: 'application/x-ndjson; charset=utf-8',
     extension: 'jsonl',
     castTimestamps: false,
+    nestedAsJson: false,
     slices: {
       kind: 'concat',
       first: `FORMAT json, ${TS}, USE_TMP_FILE false`,
@@ -87,6 +98,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     contentType: 'application/vnd.apache.parquet',
     extension: 'parquet',
     castTimestamps: true,
+    nestedAsJson: false,
     slices: null,
   },
 };

@@ -3,9 +3,10 @@
  * (DESIGN §7). Needs a key; what each plan may export is in plans.ts, the parameters in params.ts,
  * the tables in tables.ts, the formats in formats.ts.
  *
- * A request: auth (401) → table (404 listing the tables) → parameters (400) → plan (403) →
- * a free export slot (429 with Retry-After; at most `maxConcurrent`, default 2) → pin the
- * snapshot → then one of two paths (engine.ts):
+ * A request: route id `export.<table>` (metrics, logs, usage) → auth (401) → table (404 listing
+ * the tables) → parameters (400) → plan (403) → a free export slot (429 with Retry-After: at most
+ * `maxConcurrent` at once, default 2, and at most `maxPerKey` of them per key, default 1, so that
+ * one key cannot hold every slot) → pin the snapshot → then one of two paths (engine.ts):
  * - sliced (first byte fast; CSV, JSON, JSONL of a table with a slice source, uncapped plans):
  *   the first slice is COPYed, then the headers go (Content-Type, Content-Disposition,
  *   X-Snapshot, X-Export-Sliced: true, Trailer: X-Export-Rows; no Content-Length: chunked), then
@@ -17,8 +18,12 @@
  *   Content-Disposition, X-Snapshot, X-Export-Rows, and for capped plans X-Export-Row-Cap /
  *   X-Export-Truncated) → the file streamed with `stream.pipeline` (backpressure, 4 MiB reads).
  * A COPY failing before the headers is a 500 problem and no body. A client that disconnects during
- * COPY interrupts the DuckDB connection; during streaming, the read stops. Temp files are always
- * deleted; the startup sweep removes stale ones (older than an hour) left by a crashed process.
+ * COPY interrupts the DuckDB connection; during streaming, the read stops. A client that stays
+ * connected but stops reading is cut off once bytes have waited `idleTimeoutMs` (default 60 s,
+ * QUORUM_EXPORT_IDLE_TIMEOUT_MS) without the socket taking any (stream.ts watchSendProgress): the
+ * same cancellation, so its slot is freed and its temp files deleted instead of being held for as
+ * long as the client lingers. Temp files are always deleted; the startup sweep removes stale ones
+ * (older than an hour) left by a crashed process.
  */
 import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -32,7 +37,7 @@ import type { SnapshotReader } from '../snapshot/reader.ts';
 import { ExportCancelled, ExportEngine, type ExportStats } from './engine.ts';
 import { ENCODERS } from './formats.ts';
 import { parseExportParams, type ExportParams, type TimeFilter } from './params.ts';
-import { JsonArrayFramer, ResponseClosed, sendFile, writeChunk } from './stream.ts';
+import { JsonArrayFramer, ResponseClosed, sendFile, watchSendProgress, writeChunk } from './stream.ts';
 import {
   authOf,
   DEFAULT_PRO_ROW_CAP,
@@ -41,7 +46,7 @@ import {
   PLAN_EXPORT_RULES,
 } from './plans.ts';
 import { sweepStaleExports } from './temp-files.ts';
-import { EXPORT_TABLES, isExportTable, TABLE_SPECS, type ExportTableSpec } from './tables.ts';
+import { EXPORT_TABLES, exportRouteId, isExportTable, TABLE_SPECS, type ExportTableSpec } from './tables.ts';
 
 export interface ExportDeps {
   logger: Logger;
@@ -51,6 +56,21 @@ export interface ExportDeps {
   proRowCap?: number;
   /** Exports running at once; more are answered 429 (default 2). */
   maxConcurrent?: number;
+  /** Exports one key may run at once; more are answered 429 (default 1). */
+  maxPerKey?: number;
+  /**
+   * How long a request whose key's share is taken waits for that key's export to end before the
+   * 429 (default 1,000 ms): the previous export of a client asking one after another is often
+   * still deleting its temp file.
+   */
+  keyWaitMs?: number;
+  /**
+   * Milliseconds a download may go without the client taking any of the bytes waiting for it
+   * before it is aborted (default: QUORUM_EXPORT_IDLE_TIMEOUT_MS, else 60,000).
+   */
+  idleTimeoutMs?: number;
+  /** Counts a keyed request under its route id (the app's per-key usage, api/limits/usage-store.ts). */
+  countRoute?: (keyId: string, routeId: string) => void;
   /** Retry-After of that 429, in seconds (default 5). */
   retryAfterSeconds?: number;
   /** DuckDB memory_limit of the export instance (default "256MB"). */
@@ -92,6 +112,24 @@ function timeFilterParams(table: ExportTableSpec, params: ExportParams): Record<
   return Object.fromEntries(accepted.map((name) => [name, given[name] ?? null]));
 }
 
+/** The default send-progress timeout: 60 s. */
+export const DEFAULT_EXPORT_IDLE_TIMEOUT_MS = 60_000;
+
+/**
+ * The send-progress timeout from the environment: QUORUM_EXPORT_IDLE_TIMEOUT_MS, an integer of
+ * milliseconds from 100 to 3,600,000, else the default. A malformed value fails the start, as the
+ * other QUORUM_* settings do, rather than silently running without the protection.
+ */
+export function idleTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.QUORUM_EXPORT_IDLE_TIMEOUT_MS?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_EXPORT_IDLE_TIMEOUT_MS;
+  const ms = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
+  if (!(ms >= 100 && ms <= 3_600_000)) {
+    throw new RangeError(`QUORUM_EXPORT_IDLE_TIMEOUT_MS must be an integer from 100 to 3600000 (milliseconds), got ${JSON.stringify(raw)}`);
+  }
+  return ms;
+}
+
 export interface ExportService {
   /** Exports running now (slot taken, until the file is deleted). */
   inFlightExports(): number;
@@ -128,10 +166,14 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
   if (!Number.isInteger(proRowCap) || proRowCap < 1) throw new RangeError(`proRowCap must be a positive integer, got ${proRowCap}`);
   const retryAfter = deps.retryAfterSeconds ?? 5;
   const highWaterMark = deps.highWaterMark ?? 4 << 20;
+  const keyWaitMs = deps.keyWaitMs ?? 1000;
+  const idleTimeoutMs = deps.idleTimeoutMs ?? idleTimeoutFromEnv();
+  if (!Number.isInteger(idleTimeoutMs) || idleTimeoutMs < 1) throw new RangeError(`idleTimeoutMs must be a positive integer, got ${idleTimeoutMs}`);
   const engine = new ExportEngine({
     logger,
     tempDir,
     maxConcurrent: deps.maxConcurrent,
+    maxPerKey: deps.maxPerKey,
     memoryLimit: deps.memoryLimit,
     threads: deps.threads,
     sliceThreads: deps.sliceThreads,
@@ -146,6 +188,17 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
       logger.warn({ err, dir: engine.tempDir }, 'stale export sweep failed');
       return 0;
     });
+
+  // Every method of the route (GET, HEAD, OPTIONS, the 405s) is labelled with its table's route id
+  // before anything can fail; GET and HEAD of a keyed caller are counted in its usage (as the
+  // registry counts its routes: once the caller is through the front door, refusals included).
+  app.all('/api/export/:table', (req, res, next) => {
+    const id = exportRouteId(String(req.params.table ?? ''));
+    res.locals.routeId = id;
+    const keyId = authOf(res).keyId;
+    if (keyId !== null && (req.method === 'GET' || req.method === 'HEAD')) deps.countRoute?.(keyId, id);
+    next();
+  });
 
   getRoute(app, '/api/export/:table', async (req: Request, res: Response) => {
     const auth = authOf(res);
@@ -174,15 +227,34 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     }
     const cap = rules.capped ? proRowCap : null;
 
-    const release = engine.tryAcquire();
-    if (!release) {
-      throw ApiError.rateLimited(retryAfter, `At most ${engine.maxConcurrent} exports run at once; retry later.`);
+    const slot = await engine.acquire(auth.keyId ?? `plan:${auth.plan}`, keyWaitMs);
+    if (!slot.ok) {
+      const perKey = engine.maxPerKey === 1
+        ? 'One export per key runs at once; retry when yours has finished.'
+        : `At most ${engine.maxPerKey} exports per key run at once; retry when one of yours has finished.`;
+      throw slot.reason === 'key_busy'
+        ? ApiError.rateLimited(retryAfter, perKey, { policy: 'exports_per_key', limit: engine.maxPerKey })
+        : ApiError.rateLimited(retryAfter, `At most ${engine.maxConcurrent} exports run at once; retry later.`, { policy: 'exports', limit: engine.maxConcurrent });
     }
+    const release = slot.release;
+    // The key's share is back as soon as the last byte is handed to the socket: a client that has
+    // its whole file and asks for the next one at once must not meet its own finished export (the
+    // slot itself stays taken until the temp file is deleted).
+    res.once('finish', slot.releaseKey);
     const abort = new AbortController();
     const onClose = (): void => {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
+    if (res.destroyed) abort.abort(); // gone while waiting for its key's share
+    // A client that keeps the connection open without reading would hold the slot (and the temp
+    // file) for as long as it lingers: cut it off; the cancellation path below cleans up.
+    let stalled = false;
+    const stopWatching = watchSendProgress(res, idleTimeoutMs, () => {
+      stalled = true;
+      abort.abort();
+      res.destroy();
+    });
     const started = Date.now();
     try {
       await snapshots.withSnapshot(async (snap) => {
@@ -301,7 +373,15 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
       engine.stats.completed++;
     } catch (err) {
       if (err instanceof ExportCancelled) {
-        logger.info({ export: table.name, output: params.output, ms: Date.now() - started }, 'export cancelled: client disconnected');
+        if (stalled) {
+          engine.stats.stalled++;
+          logger.warn(
+            { export: table.name, output: params.output, ms: Date.now() - started, idle_timeout_ms: idleTimeoutMs, key_id: auth.keyId },
+            'export aborted: the client took no bytes within the idle timeout',
+          );
+        } else {
+          logger.info({ export: table.name, output: params.output, ms: Date.now() - started }, 'export cancelled: client disconnected');
+        }
         res.destroy();
         return;
       }
@@ -316,7 +396,9 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
       }
       throw ApiError.internal('The export failed; no data was sent.');
     } finally {
+      stopWatching();
       res.off('close', onClose);
+      res.off('finish', slot.releaseKey);
       release();
     }
   });

@@ -91,3 +91,51 @@ export async function sendFile(res: Response, file: string, highWaterMark: numbe
     input.destroy();
   }
 }
+
+/**
+ * Bytes of `res` still waiting to reach the client, and a counter that moves whenever the socket
+ * takes bytes. `writableLength` alone only moves when a whole write completes (a read of up to
+ * 4 MiB), so libuv's own write queue (`writeQueueSize` of the socket's handle: the bytes of the
+ * current write the kernel has not taken yet) is read too, where the handle has one; it shrinks
+ * each time the kernel's send buffer makes room, i.e. as the client reads.
+ */
+function sendState(res: Response): { waiting: number; mark: string } {
+  const socket = res.socket;
+  if (!socket || socket.destroyed) return { waiting: 0, mark: '' };
+  const queue = (socket as unknown as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
+  const waiting = socket.writableLength + queue;
+  return { waiting, mark: `${socket.bytesWritten}:${socket.writableLength}:${queue}` };
+}
+
+/**
+ * Calls `onStall` (once) when `res` has had bytes waiting for the client for `idleMs` while the
+ * socket took none of them: the client stopped reading, or reads so slowly that the kernel's send
+ * buffer never frees. Time spent with nothing waiting (DuckDB still COPYing, the next slice not
+ * ready) never counts: only the client can stall an export. Nor does time the event loop itself was
+ * blocked (a check that comes late could not have seen the progress made meanwhile). Checks every
+ * `idleMs / 4` (at most every second); returns the function that stops watching.
+ */
+export function watchSendProgress(res: Response, idleMs: number, onStall: () => void): () => void {
+  const period = Math.max(10, Math.min(1000, Math.floor(idleMs / 4)));
+  let last = sendState(res);
+  let since = Date.now();
+  let tick = since;
+  const timer = setInterval(() => {
+    const at = Date.now();
+    const late = at - tick - period;
+    tick = at;
+    if (late > period) since += late;
+    const now = sendState(res);
+    if (now.waiting === 0 || now.mark !== last.mark) {
+      last = now;
+      since = at;
+      return;
+    }
+    if (at - since >= idleMs) {
+      clearInterval(timer);
+      onStall();
+    }
+  }, period);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -116,3 +116,12 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
 export function isExportTable(value: string): value is ExportTable {
   return (EXPORT_TABLES as readonly string[]).includes(value);
 }
+
+/**
+ * The route id of an export request for metrics, request logs and `/api/usage/`: `export.<table>`
+ * for an exportable table, `export.unknown` for any other name. Bounded to the known tables (never
+ * the raw path segment): a Prometheus label per path a client makes up would grow without end.
+ */
+export function exportRouteId(table: string): `export.${ExportTable | 'unknown'}` {
+  return isExportTable(table) ? `export.${table}` : 'export.unknown';
+}

@@ -3,6 +3,8 @@
  * with `registerExportRoutes` (app.ts calls it). `mountedElsewhere`: documented here, not mounted
  * by the registry. Its plan rules live in api/export/plans.ts (pro: CSV up to a row cap; api and
  * enterprise: every format, no cap); ENTITLEMENTS rows: `export.predictions`, `export.bulk`.
+ * The operation id stays `export.predictions` (the entitlement row); requests are counted per table
+ * (`export.<table>`, api/export/tables.ts exportRouteId).
  */
 import { z } from 'zod';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
@@ -24,7 +26,12 @@ export const exportRouteDoc = rawRoute({
     'byte cuts the connection without the final chunk (a failed transfer, never a clean end). Other exports are ' +
     'produced completely, then sent with Content-Length and X-Export-Rows (a failure is a 500 problem). For capped ' +
     'plans X-Export-Row-Cap / X-Export-Truncated. Pro: CSV up to the row cap; api and enterprise: every format. ' +
-    'At most 2 exports run at once (429 with Retry-After beyond).',
+    'Lists and structs (key_factors, evidence_ids, categories, tags) are JSON in every text format: JSON arrays in ' +
+    'JSON and JSONL, the same JSON as the cell\'s text in CSV; Parquet lists in Parquet. ' +
+    'At most 2 exports run at once, and at most 1 per key (a key\'s second export waits up to a second for its first ' +
+    'to end): beyond, 429 rate_limited with Retry-After (policy exports, or exports_per_key). A download whose client ' +
+    'takes no byte for QUORUM_EXPORT_IDLE_TIMEOUT_MS (default 60 s) is cut off (a failed transfer) and its slot freed. ' +
+    'Metrics, request logs and /api/usage/ count each table as its own route, export.<table>.',
   tags: ['export'],
   params: z.object({ table: z.enum(EXPORT_TABLES).meta({ description: 'The table to export.' }) }),
   query: z.object({
@@ -39,7 +46,7 @@ export const exportRouteDoc = rawRoute({
     }),
     category: z.enum(CATEGORIES).optional(),
   }),
-  errors: [400, 403, 404],
+  errors: [400, 403, 404, 503],
   responseHeaders: {
     'Content-Disposition': '`attachment; filename="<table>.<ext>"`.',
     'X-Export-Rows': 'Rows in the file (a trailer when the export is sliced).',

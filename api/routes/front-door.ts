@@ -10,14 +10,19 @@
  * Within the helmet CSP of app.ts (default-src 'self'): scripts and styles from this origin only;
  * the one inline <script> is `type="application/json"` data (the plan each route needs), which a
  * browser never executes. The shell is built once per app, on first request; the bundle is gzipped
- * once per build and revalidated by ETag.
+ * once per build and revalidated by ETag. Content coding is negotiated on Accept-Encoding (q-values
+ * honoured: `gzip;q=0` gets the identity bytes) and each coding has its own strong ETag (`"<hash>"`,
+ * `"<hash>-gzip"`) beside `Vary: Accept-Encoding`, so no cache can hand gzip bytes to a client that
+ * did not ask for them, nor answer one coding's If-None-Match with the other's 304.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { ENTITLEMENTS, isRouteId, requiredPlan } from '../auth/entitlements.ts';
+import { ifNoneMatch } from '../cache/response-cache.ts';
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute, staticRoute, type ApiServices } from '../http/registry.ts';
 
@@ -249,7 +254,10 @@ interface Asset {
   mtimeMs: number;
   body: Buffer;
   gzip: Buffer;
+  /** Strong validator of `body` (identity coding). */
   etag: string;
+  /** Strong validator of `gzip`: another representation, so another tag (RFC 9110 §8.8.3). */
+  gzipEtag: string;
 }
 const assets = new Map<string, Asset>();
 
@@ -268,7 +276,8 @@ function asset(file: string): Asset | null {
   const known = assets.get(file);
   if (known && known.mtimeMs === mtimeMs) return known;
   const body = readFileSync(full);
-  const a = { mtimeMs, body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 22);
+  const a = { mtimeMs, body, gzip: gzipSync(body, { level: 9 }), etag: `"${hash}"`, gzipEtag: `"${hash}-gzip"` };
   assets.set(file, a);
   return a;
 }
@@ -291,7 +300,16 @@ function preloads(): string[] {
   }
 }
 
-/** GET /dashboard/{file}: a file of the built dashboard (gzip when accepted, ETag, revalidated on each load). */
+/**
+ * Whether to send the gzip coding: Accept-Encoding negotiated by Express (`accepts`/`negotiator`),
+ * q-values included, so `gzip;q=0` or `identity;q=1, gzip;q=0.5` get the plain file. Nothing
+ * acceptable at all (`*;q=0`): the plain file too (RFC 9110 §12.5.3 lets an identity body through).
+ */
+function wantsGzip(req: Request): boolean {
+  return req.acceptsEncodings('gzip', 'identity') === 'gzip';
+}
+
+/** GET /dashboard/{file}: a file of the built dashboard (gzip when accepted, an ETag per coding, revalidated on each load). */
 export const dashboardAssetRoute = rawRoute({
   id: 'front',
   path: '/dashboard/{file}',
@@ -308,14 +326,17 @@ export const dashboardAssetRoute = rawRoute({
       if (file === 'app.js' || file === 'style.css') throw notBuilt();
       throw ApiError.notFound(`No dashboard file ${JSON.stringify(file.slice(0, 80))}.`);
     }
+    const gzip = wantsGzip(req);
+    const etag = gzip ? a.gzipEtag : a.etag;
     res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('ETag', a.etag);
-    res.setHeader('Vary', 'Accept-Encoding');
-    if (req.headers['if-none-match'] === a.etag) {
+    res.setHeader('ETag', etag);
+    res.vary('Accept-Encoding');
+    // The 304 names the representation negotiated for this request: a tag of the other coding
+    // does not match it.
+    if (ifNoneMatch(req.headers['if-none-match'], etag)) {
       res.status(304).end();
       return;
     }
-    const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     if (gzip) res.setHeader('Content-Encoding', 'gzip');
     res.status(200).type(ASSET_TYPES[ext]!).send(gzip ? a.gzip : a.body);
   },

@@ -8,7 +8,9 @@
  * (test/dashboard/dashboard.browser.test.ts).
  */
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
@@ -100,7 +102,7 @@ describe('GET / and the favicon', () => {
       const chunk = await fetch(`${server.url}/dashboard/${n}`);
       expect(chunk.status, n).toBe(200);
       expect(chunk.headers.get('content-type')).toMatch(/^text\/javascript/);
-      expect(chunk.headers.get('etag')).toMatch(/^"[\w-]{22}"$/);
+      expect(chunk.headers.get('etag')).toMatch(/^"[\w-]{22}(-gzip)?"$/);
     }
     expect(manifest.preload.some((n) => app.text.includes(n))).toBe(true);
     // nothing but built .js/.css files: not the manifest, not a path out of dist, not a made-up chunk
@@ -140,5 +142,54 @@ describe('GET / and the favicon', () => {
     expect((await fetch(`${server.url}/`, { method: 'HEAD' })).status).toBe(200);
     expect((await fetch(`${server.url}/`, { method: 'OPTIONS' })).status).toBe(204);
     expect((await fetch(`${server.url}/`, { method: 'DELETE' })).status).toBe(405);
+  });
+
+  /** GET over node:http: the raw bytes as sent (fetch would decode gzip itself). */
+  function raw(p: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(`${server.url}${p}`, { headers, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+    });
+  }
+
+  it('dashboard files: Accept-Encoding q-values are honoured, each coding has its own ETag, Vary: Accept-Encoding', async () => {
+    const plain = readFileSync(path.join(DASHBOARD_DIST, 'app.js'));
+    const gz = await raw('/dashboard/app.js', { 'Accept-Encoding': 'gzip, deflate, br' });
+    expect(gz.status).toBe(200);
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).equals(plain)).toBe(true);
+    expect(gz.headers.vary).toMatch(/\bAccept-Encoding\b/i);
+
+    // q=0 means "not acceptable" (QA: it was still sent gzipped); so does a preference for identity.
+    for (const ae of ['gzip;q=0', 'gzip;q=0, identity', 'identity, gzip;q=0.5', 'br', '', 'GZIP;Q=0']) {
+      const r = await raw('/dashboard/app.js', ae === '' ? {} : { 'Accept-Encoding': ae });
+      expect(r.status, ae).toBe(200);
+      expect(r.headers['content-encoding'], ae).toBeUndefined();
+      expect(r.body.equals(plain), ae).toBe(true);
+      expect(r.headers.vary, ae).toMatch(/\bAccept-Encoding\b/i);
+      // The identity bytes and the gzip bytes are two representations: two strong tags.
+      expect(r.headers.etag, ae).toMatch(/^"[\w-]{22}"$/);
+      expect(r.headers.etag, ae).not.toBe(gz.headers.etag);
+    }
+    expect(gz.headers.etag).toMatch(/^"[\w-]{22}-gzip"$/);
+    const identityTag = (await raw('/dashboard/app.js', { 'Accept-Encoding': 'identity' })).headers.etag!;
+
+    // Revalidation matches the coding negotiated now: a tag of the other coding is no 304.
+    const gz304 = await raw('/dashboard/app.js', { 'Accept-Encoding': 'gzip', 'If-None-Match': gz.headers.etag! });
+    expect(gz304.status).toBe(304);
+    expect(gz304.headers.etag).toBe(gz.headers.etag);
+    expect(gz304.headers.vary).toMatch(/\bAccept-Encoding\b/i);
+    expect((await raw('/dashboard/app.js', { 'Accept-Encoding': 'identity', 'If-None-Match': identityTag })).status).toBe(304);
+    const crossed = await raw('/dashboard/app.js', { 'Accept-Encoding': 'gzip;q=0', 'If-None-Match': gz.headers.etag! });
+    expect(crossed.status).toBe(200);
+    expect(crossed.body.equals(plain)).toBe(true);
+    const crossed2 = await raw('/dashboard/app.js', { 'Accept-Encoding': 'gzip', 'If-None-Match': identityTag });
+    expect(crossed2.status).toBe(200);
+    expect(crossed2.headers['content-encoding']).toBe('gzip');
   });
 });

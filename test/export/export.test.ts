@@ -132,6 +132,15 @@ async function writeExtraTables(dataDir: string, id: string): Promise<void> {
       WHERE q.status = 'resolved'
       ORDER BY q.question_id, m.model`);
 
+    // track_records (empty in the api fixture): three sources whose `categories` lists need quoting.
+    const tracks = path.join(dir, 'track_records.parquet');
+    await c.run(`CREATE TABLE track_records AS SELECT * FROM read_parquet('${tracks}')`);
+    await c.run(`INSERT INTO track_records (source_slug, name, categories, n_claims, last_claim_at) VALUES
+      ('src-a', 'Source A', ['climate', 'crypto'], 3, TIMESTAMP '2025-03-01'),
+      ('src-b', 'Source "B", Inc.', ['world', 'it''s, \\odd'], 1, TIMESTAMP '2025-03-02'),
+      ('src-c', 'Source C', [], 0, NULL)`);
+    await c.run(`COPY track_records TO '${tracks}' (FORMAT parquet)`);
+
     for (const t of ['questions', 'consensus', 'scored_forecasts']) {
       await c.run(`COPY ${t} TO '${path.join(dir, `${t}.parquet`)}' (FORMAT parquet)`);
     }
@@ -145,7 +154,8 @@ async function writeExtraTables(dataDir: string, id: string): Promise<void> {
              CASE WHEN i = 7 THEN TIMESTAMP '2025-05-01' ELSE TIMESTAMP '2025-02-15' + to_minutes(i) END AS created_at,
              0.5 + i / 100 AS probability,
              'Because "reasons", ' || chr(10) || 'step ' || i AS reasoning, 'en' AS lang,
-             ['factor ' || i] AS key_factors, ['ev-' || i] AS evidence_ids, 'simulated' AS provider, 'h' || i AS prompt_hash
+             ['factor ' || i, 'market probability 3.5%', 'it''s "quoted", with a comma\\ and a backslash'] AS key_factors,
+             ['ev-' || i] AS evidence_ids, 'simulated' AS provider, 'h' || i AS prompt_hash
       FROM range(10) r(i)
       UNION ALL
       SELECT 'r2', 'q:unknown', 'model-0', 'blind', TIMESTAMP '2025-02-15', 0.5, 'orphan', 'en', [], [], 'simulated', 'hx'
@@ -633,6 +643,38 @@ describe('the other tables', () => {
       expectProblem(denied, 403, 'plan_required');
       expect(denied.body.plan).toBe('enterprise');
     }
+  });
+});
+
+describe('nested values (lists) are JSON in CSV too', () => {
+  it('a list cell of a CSV export is the JSON text of the value the JSON export holds (whole file and sliced)', async () => {
+    // forecasts (whole file): key_factors and evidence_ids.
+    const csv = parseCsv((await get('/api/export/forecasts', 'enterprise')).text);
+    const json = JSON.parse((await get('/api/export/forecasts?output=json', 'enterprise')).text) as any[];
+    expect(csv.length).toBe(9);
+    expect(csv.map((r) => r.prompt_hash)).toEqual(json.map((r) => r.prompt_hash));
+    csv.forEach((row, k) => {
+      for (const col of ['key_factors', 'evidence_ids']) {
+        expect(() => JSON.parse(row[col]!), `${col}: ${row[col]}`).not.toThrow();
+        expect(JSON.parse(row[col]!), col).toEqual(json[k][col]);
+      }
+    });
+    expect(JSON.parse(csv[0]!.key_factors!)).toEqual([
+      expect.stringMatching(/^factor \d$/), 'market probability 3.5%', 'it\'s "quoted", with a comma\\ and a backslash',
+    ]);
+    // track_records: sliced for api, whole file (capped) for pro; an empty list is [].
+    const tracks = JSON.parse((await get('/api/export/track_records?output=json')).text) as any[];
+    expect(tracks.map((r) => r.categories)).toEqual([['climate', 'crypto'], ['world', "it's, \\odd"], []]);
+    for (const plan of ['api', 'pro']) {
+      const r = await get('/api/export/track_records', plan);
+      expect(r.res.headers.get('x-export-sliced'), plan).toBe(plan === 'api' ? 'true' : null);
+      const rows = parseCsv(r.text);
+      expect(rows.map((x) => JSON.parse(x.categories!)), plan).toEqual(tracks.map((x) => x.categories));
+      expect(rows[1]!.name).toBe('Source "B", Inc.'); // plain strings stay plain
+    }
+    // Parquet keeps them as lists.
+    const pq = await readParquet((await get('/api/export/track_records?output=parquet')).bytes);
+    expect(pq.map((r) => r.categories)).toEqual(tracks.map((x) => x.categories));
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * Export lifecycle over real HTTP with a large real-Parquet snapshot: client disconnects during
- * COPY and during streaming, the concurrency cap, a COPY that fails midway, in-flight tracking and
- * the stale temp-file sweep. Auth comes from an `X-Test-Plan` header (see export.test.ts).
+ * COPY and during streaming, the concurrency cap and each key's share of it, a client that stops
+ * reading (the send-progress timeout), a COPY that fails midway, in-flight tracking and the stale
+ * temp-file sweep. Auth comes from an `X-Test-Plan` header (see export.test.ts) and the key id
+ * from `X-Test-Key` (default `key-<plan>`).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -15,7 +17,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_CONTENT_TYPE, toApiError } from '../../api/errors/problem.ts';
 import { silentLogger } from '../../api/logging/logger.ts';
 import { SnapshotReader } from '../../api/snapshot/reader.ts';
-import { inFlightExports, registerExportRoutes, type ExportDeps, type ExportService } from '../../api/export/routes.ts';
+import {
+  DEFAULT_EXPORT_IDLE_TIMEOUT_MS,
+  idleTimeoutFromEnv,
+  inFlightExports,
+  registerExportRoutes,
+  type ExportDeps,
+  type ExportService,
+} from '../../api/export/routes.ts';
 import { sweepStaleExports } from '../../api/export/temp-files.ts';
 import { fixtureData, publish, tempDataDir, writeSnapshot } from '../api/fixtures.ts';
 
@@ -65,7 +74,7 @@ async function startExportServer(dataDir: string, deps: Partial<ExportDeps> = {}
   app.set('query parser', 'simple');
   app.use((req, res, next) => {
     const plan = req.header('x-test-plan');
-    if (plan) res.locals.auth = { plan, keyId: `key-${plan}`, scopes: [] };
+    if (plan) res.locals.auth = { plan, keyId: req.header('x-test-key') ?? `key-${plan}`, scopes: [] };
     next();
   });
   const service = registerExportRoutes(app, snapshots, { logger, ...deps, tempDir });
@@ -103,18 +112,18 @@ async function exportFiles(dir: string): Promise<string[]> {
 }
 
 /** Starts a raw GET (node:http, so the test controls reading and aborting). */
-function rawGet(port: number, p: string, plan = 'api'): { req: http.ClientRequest; response: Promise<http.IncomingMessage> } {
+function rawGet(port: number, p: string, plan = 'api', key = `key-${plan}`): { req: http.ClientRequest; response: Promise<http.IncomingMessage> } {
   let req!: http.ClientRequest;
   const response = new Promise<http.IncomingMessage>((resolve, reject) => {
-    req = http.get({ host: '127.0.0.1', port, path: p, headers: { 'X-Test-Plan': plan }, agent: false }, resolve);
+    req = http.get({ host: '127.0.0.1', port, path: p, headers: { 'X-Test-Plan': plan, 'X-Test-Key': key }, agent: false }, resolve);
     req.on('error', reject);
   });
   response.catch(() => undefined);
   return { req, response };
 }
 
-async function fetchText(url: string, plan = 'api'): Promise<{ res: Response; text: string }> {
-  const res = await fetch(url, { headers: { 'X-Test-Plan': plan } });
+async function fetchText(url: string, plan = 'api', key = `key-${plan}`): Promise<{ res: Response; text: string }> {
+  const res = await fetch(url, { headers: { 'X-Test-Plan': plan, 'X-Test-Key': key } });
   return { res, text: await res.text() };
 }
 
@@ -198,8 +207,8 @@ describe('large exports', () => {
 
   it('concurrency cap: a third export while two are in flight → 429 with Retry-After', async () => {
     await srv.service.drain(); // the previous test's last export may still be deleting its file
-    const a = rawGet(srv.port, '/api/export/resolved');
-    const b = rawGet(srv.port, '/api/export/resolved');
+    const a = rawGet(srv.port, '/api/export/resolved', 'api', 'key-a');
+    const b = rawGet(srv.port, '/api/export/resolved', 'api', 'key-b');
     // Both produce and start streaming; nobody reads, so backpressure keeps them in flight.
     const [ra, rb] = await Promise.all([a.response, b.response]);
     expect(ra.statusCode).toBe(200);
@@ -207,11 +216,11 @@ describe('large exports', () => {
     expect(srv.service.inFlightExports()).toBe(2);
     expect(inFlightExports()).toBeGreaterThanOrEqual(2);
 
-    const third = await fetch(`${srv.url}/api/export/predictions`, { headers: { 'X-Test-Plan': 'api' } });
+    const third = await fetch(`${srv.url}/api/export/predictions`, { headers: { 'X-Test-Plan': 'api', 'X-Test-Key': 'key-c' } });
     expect(third.status).toBe(429);
     expect(third.headers.get('retry-after')).toBe('5');
     expect(third.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect((await third.json()).code).toBe('rate_limited');
+    expect(await third.json()).toMatchObject({ code: 'rate_limited', policy: 'exports', limit: 2 });
 
     let drained = false;
     const draining = srv.service.drain().then(() => {
@@ -226,6 +235,142 @@ describe('large exports', () => {
     expect(await exportFiles(srv.tempDir)).toEqual([]);
     const after = await fetchText(`${srv.url}/api/export/resolved?limit=1`);
     expect(after.res.status).toBe(200);
+  });
+
+  it('one key cannot take every slot: its second export at once is a 429, other keys still export', async () => {
+    await srv.service.drain();
+    const before = srv.service.stats.rejectedKeyBusy;
+    // The QA report: two slow downloads of one key held both slots and every other key got 429.
+    // (api: an uncapped CSV of ~80 MB that nobody reads stays in flight; pro's 10,000 rows would
+    // fit in the loopback socket buffers and finish.)
+    const first = rawGet(srv.port, '/api/export/resolved', 'api', 'key-greedy');
+    expect((await first.response).statusCode).toBe(200);
+    const t0 = Date.now();
+    const second = await fetch(`${srv.url}/api/export/scores`, { headers: { 'X-Test-Plan': 'api', 'X-Test-Key': 'key-greedy' } });
+    expect(second.status).toBe(429);
+    expect(second.headers.get('retry-after')).toBe('5');
+    expect(await second.json()).toMatchObject({ code: 'rate_limited', policy: 'exports_per_key', limit: 1 });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900); // it waited for the key's share first
+    expect(srv.service.stats.rejectedKeyBusy).toBe(before + 1);
+    expect(srv.service.inFlightExports()).toBe(1);
+
+    // Another key gets the free slot while the greedy key's export is still in flight.
+    const other = await fetchText(`${srv.url}/api/export/track_records?limit=1`, 'enterprise', 'key-other');
+    expect(other.res.status, other.text.slice(0, 200)).toBe(200);
+
+    first.req.destroy();
+    await srv.service.drain();
+    expect(await exportFiles(srv.tempDir)).toEqual([]);
+    // Its share is back once its export has ended.
+    const again = await fetchText(`${srv.url}/api/export/resolved?limit=2`, 'api', 'key-greedy');
+    expect(again.res.status).toBe(200);
+  });
+
+  it('one key exporting table after table never meets its own finished export', async () => {
+    await srv.service.drain();
+    const outputs = ['csv', 'json', 'jsonl', 'parquet'];
+    for (let i = 0; i < 12; i++) {
+      const r = await fetchText(`${srv.url}/api/export/resolved?limit=20&output=${outputs[i % 4]}`, 'api', 'key-script');
+      expect(r.res.status, `${i}: ${r.text.slice(0, 200)}`).toBe(200);
+    }
+  });
+});
+
+describe('a client that stops reading (send-progress timeout)', () => {
+  const IDLE_MS = 1000;
+  let slow: TestServer;
+
+  beforeAll(async () => {
+    // Pro's cap raised to 100,000 rows: a pro CSV is then produced whole (capped path) and ~20 MB,
+    // more than the loopback socket buffers hold.
+    slow = await startExportServer(dataDir, { idleTimeoutMs: IDLE_MS, proRowCap: 100_000 });
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  /**
+   * Reads one chunk, then stops reading while staying connected, until the server has ended the
+   * export; then reads again and reports whether the body was complete. (A socket that is not
+   * being read does not notice the server closing it, so the client is asked only afterwards.)
+   */
+  async function stallAfterFirstChunk(p: string, plan: string, key: string): Promise<{ complete: boolean }> {
+    const { response } = rawGet(slow.port, p, plan, key);
+    const res = await response;
+    expect(res.statusCode).toBe(200);
+    await new Promise<void>((resolve) => {
+      res.once('data', () => {
+        res.pause(); // connected, not reading
+        resolve();
+      });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      slow.service.drain(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the stalled download still holds its slot after 15 s')), 15_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    const complete = await new Promise<boolean>((resolve) => {
+      res.on('error', () => resolve(false));
+      res.on('end', () => resolve(res.complete));
+      res.on('close', () => resolve(res.complete));
+      res.resume();
+    });
+    return { complete };
+  }
+
+  it('a stalled download (whole file: pro CSV) is aborted after the idle timeout: slot freed, temp file deleted', async () => {
+    const before = slow.service.stats.stalled;
+    const cut = await stallAfterFirstChunk('/api/export/resolved', 'pro', 'key-slow-1');
+    expect(cut.complete).toBe(false);
+    // The server cut it for want of progress (the stats say why), not because the client left.
+    expect(slow.service.stats.stalled).toBe(before + 1);
+    expect(slow.service.inFlightExports()).toBe(0);
+    expect(await exportFiles(slow.tempDir)).toEqual([]);
+    // The key may export again.
+    const again = await fetch(`${slow.url}/api/export/resolved?limit=3`, { headers: { 'X-Test-Plan': 'pro', 'X-Test-Key': 'key-slow-1' } });
+    expect(again.status).toBe(200);
+    expect((await again.text()).trim().split('\n').length).toBe(4);
+  });
+
+  it('a stalled sliced download (api CSV) is aborted the same way', async () => {
+    const before = slow.service.stats.stalled;
+    const cut = await stallAfterFirstChunk('/api/export/resolved', 'api', 'key-slow-2');
+    expect(cut.complete).toBe(false);
+    expect(slow.service.stats.stalled).toBe(before + 1);
+    expect(slow.service.inFlightExports()).toBe(0);
+    expect(await exportFiles(slow.tempDir)).toEqual([]);
+  });
+
+  it('a reader that pauses for less than the timeout is not cut off', async () => {
+    const before = slow.service.stats.stalled;
+    const rows = 60_000; // ~12 MB: more than the loopback socket buffers hold
+    const { response } = rawGet(slow.port, `/api/export/resolved?limit=${rows}`, 'api', 'key-steady');
+    const res = await response;
+    let lines = 0;
+    let chunks = 0;
+    const complete = await new Promise<boolean>((resolve) => {
+      res.on('data', (chunk: Buffer) => {
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+        if (++chunks % 10 !== 0) return;
+        res.pause();
+        setTimeout(() => res.resume(), IDLE_MS / 4);
+      });
+      res.on('end', () => resolve(true));
+      res.on('close', () => resolve(res.complete));
+    });
+    expect(complete).toBe(true);
+    expect(lines).toBe(rows + 1);
+    expect(slow.service.stats.stalled).toBe(before);
+  });
+
+  it('QUORUM_EXPORT_IDLE_TIMEOUT_MS sets the default; a malformed value fails the start', () => {
+    expect(idleTimeoutFromEnv({})).toBe(DEFAULT_EXPORT_IDLE_TIMEOUT_MS);
+    expect(idleTimeoutFromEnv({ QUORUM_EXPORT_IDLE_TIMEOUT_MS: '15000' })).toBe(15_000);
+    for (const bad of ['0', '-5', '1.5', 'abc', '99999999']) {
+      expect(() => idleTimeoutFromEnv({ QUORUM_EXPORT_IDLE_TIMEOUT_MS: bad }), bad).toThrow(/QUORUM_EXPORT_IDLE_TIMEOUT_MS/);
+    }
   });
 });
 
