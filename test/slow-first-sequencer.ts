@@ -8,15 +8,23 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const SLOWEST = [
-  'test/scoring/properties.test.ts',
   'test/pipeline/crash-safety.test.ts',
+  'test/scoring/properties.test.ts',
+  'test/events/webhooks.test.ts',
+  'test/export/lifecycle.test.ts',
+  'test/forecast/stage.test.ts',
+  'test/forecast/crash-windows.test.ts',
   'test/forecast/kill-resume.test.ts',
   'test/pipeline/first-start.test.ts',
-  'test/forecast/stage.test.ts',
-  'test/events/webhooks.test.ts',
-  'test/api/auth-limits.test.ts',
-  'test/api/product.test.ts',
+  'test/scenarios/hand-computed.test.ts',
   'test/pipeline/cli.test.ts',
+  'test/pipeline/sync-failures.test.ts',
+  'test/forecast/conditional.test.ts',
+  'test/claims/import.test.ts',
+  'test/api/auth-limits.test.ts',
+  'test/api/snapshots.test.ts',
+  'test/pipeline/keys-data-dir.test.ts',
+  'test/api/product.test.ts',
 ];
 
 export default class SlowFirstSequencer extends BaseSequencer {
