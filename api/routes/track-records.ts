@@ -99,10 +99,11 @@ const CalibrationBin = z.object({
   mean_probability: zProb.meta({ description: 'Mean claimed probability in the bin.' }),
   observed: zProb.meta({ description: 'Share of the bin\'s claims that came true.' }),
 });
-const HorizonRow = z.object({
-  horizon_bucket: z.string().meta({
-    description: 'Days from the claim to the event: 0-7, 8-30, 31-90, 91-365, then whole years rounded up (2y, 3y, …).',
-  }),
+/**
+ * The metrics of a set of resolved claims (one horizon bucket, one year): one shape, one mapping,
+ * for both breakdowns.
+ */
+const resolvedMetricFields = {
   n_resolved: count.meta({ description: TR.n_resolved }),
   n_directional: count.meta({ description: TR.n_directional }),
   accuracy_score: zPct.meta({ description: TR.accuracy_score }),
@@ -112,6 +113,28 @@ const HorizonRow = z.object({
   mae: zProb.meta({ description: TR.mae }),
   bias: zProb.meta({ description: TR.bias }),
   share_within: zProb.meta({ description: TR.share_within }),
+};
+
+/** A row of track_record_horizons or track_record_trends as resolvedMetricFields. */
+function resolvedMetrics(r: Record<string, unknown>) {
+  return {
+    n_resolved: int(r.n_resolved),
+    n_directional: int(r.n_directional),
+    accuracy_score: num(r.accuracy_score),
+    n_probability: int(r.n_probability),
+    brier: num(r.brier),
+    n_value: int(r.n_value),
+    mae: num(r.mae),
+    bias: num(r.bias),
+    share_within: num(r.share_within),
+  };
+}
+
+const HorizonRow = z.object({
+  horizon_bucket: z.string().meta({
+    description: 'Days from the claim to the event: 0-7, 8-30, 31-90, 91-365, then whole years rounded up (2y, 3y, …).',
+  }),
+  ...resolvedMetricFields,
 });
 
 export const TrackRecordDetail = z
@@ -134,17 +157,9 @@ export const TrackRecordPage = z
 
 const TrendRow = z.object({
   year: z.number().int().meta({ description: 'The UTC year the claims were made.' }),
-  n_resolved: count.meta({ description: TR.n_resolved }),
-  n_directional: count.meta({ description: TR.n_directional }),
-  accuracy_score: zPct.meta({ description: TR.accuracy_score }),
+  ...resolvedMetricFields,
   accuracy_ci95: z.tuple([z.number(), z.number()]).nullable().meta({ description: TR.accuracy_ci95 }),
-  n_probability: count.meta({ description: TR.n_probability }),
-  brier: zProb.meta({ description: TR.brier }),
   log_loss: zProb.meta({ description: TR.log_loss }),
-  n_value: count.meta({ description: TR.n_value }),
-  mae: zProb.meta({ description: TR.mae }),
-  bias: zProb.meta({ description: TR.bias }),
-  share_within: zProb.meta({ description: TR.share_within }),
 });
 
 export const TrackRecordTrends = z
@@ -307,18 +322,7 @@ export const trackRecordsSourceRoute = jsonRoute({
       source: {
         ...record(row),
         calibration: bins.map((b) => ({ bin: int(b.bin), n: int(b.n), mean_probability: num(b.mean_probability), observed: num(b.observed) })),
-        horizons: horizons.map((h) => ({
-          horizon_bucket: String(h.horizon_bucket),
-          n_resolved: int(h.n_resolved),
-          n_directional: int(h.n_directional),
-          accuracy_score: num(h.accuracy_score),
-          n_probability: int(h.n_probability),
-          brier: num(h.brier),
-          n_value: int(h.n_value),
-          mae: num(h.mae),
-          bias: num(h.bias),
-          share_within: num(h.share_within),
-        })),
+        horizons: horizons.map((h) => ({ horizon_bucket: String(h.horizon_bucket), ...resolvedMetrics(h) })),
       },
     });
   },
@@ -341,17 +345,9 @@ export const trackRecordsTrendsRoute = jsonRoute({
     const rows = await snap.query('track-records-trends', { slug });
     const trends = rows.map((t) => ({
       year: int(t.year),
-      n_resolved: int(t.n_resolved),
-      n_directional: int(t.n_directional),
-      accuracy_score: num(t.accuracy_score),
+      ...resolvedMetrics(t),
       accuracy_ci95: ci(t.accuracy_ci95_lo, t.accuracy_ci95_hi),
-      n_probability: int(t.n_probability),
-      brier: num(t.brier),
       log_loss: num(t.log_loss),
-      n_value: int(t.n_value),
-      mae: num(t.mae),
-      bias: num(t.bias),
-      share_within: num(t.share_within),
     }));
     return published(TrackRecordTrends, { source_slug: slug, trends, count: trends.length, total: trends.length, next_cursor: null });
   },
