@@ -31,6 +31,8 @@ import { tmpdir } from 'node:os';
 import { pipeline } from 'node:stream/promises';
 import type { Express, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { z } from 'zod';
+import { envSettings } from '../../pipeline/env.ts';
 import { ApiError } from '../errors/problem.ts';
 import { getRoute } from '../http/route.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
@@ -115,19 +117,17 @@ function timeFilterParams(table: ExportTableSpec, params: ExportParams): Record<
 /** The default send-progress timeout: 60 s. */
 export const DEFAULT_EXPORT_IDLE_TIMEOUT_MS = 60_000;
 
+/** QUORUM_EXPORT_IDLE_TIMEOUT_MS: integer milliseconds from 100 to 3,600,000. */
+const ExportEnv = z.object({
+  QUORUM_EXPORT_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_EXPORT_IDLE_TIMEOUT_MS),
+});
+
 /**
- * The send-progress timeout from the environment: QUORUM_EXPORT_IDLE_TIMEOUT_MS, an integer of
- * milliseconds from 100 to 3,600,000, else the default. A malformed value fails the start, as the
- * other QUORUM_* settings do, rather than silently running without the protection.
+ * The send-progress timeout from the environment (the default when unset). A malformed value fails
+ * the start, as the other QUORUM_* settings do, rather than silently running without the protection.
  */
 export function idleTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.QUORUM_EXPORT_IDLE_TIMEOUT_MS?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_EXPORT_IDLE_TIMEOUT_MS;
-  const ms = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
-  if (!(ms >= 100 && ms <= 3_600_000)) {
-    throw new RangeError(`QUORUM_EXPORT_IDLE_TIMEOUT_MS must be an integer from 100 to 3600000 (milliseconds), got ${JSON.stringify(raw)}`);
-  }
-  return ms;
+  return envSettings(ExportEnv, env).QUORUM_EXPORT_IDLE_TIMEOUT_MS;
 }
 
 export interface ExportService {
