@@ -351,19 +351,20 @@ FROM g;
 -- world), and its probability given the components resolved so far (rows in no particular order:
 -- sort by scenario_id, source, model, rank). Each joint's worlds are ranked by sorting its list
 -- of {−probability, world_ix} once, and unnested in that order.
+-- Every joint, the models' and the consensus's (model NULL), as the published tables list them.
+CREATE OR REPLACE TEMP VIEW _scenario_joints AS
+SELECT scenario_id, 'model' AS source, model, method, p, NULL::DOUBLE[] AS sd, 1 AS n_models
+FROM _scenario_model_joint
+UNION ALL
+SELECT scenario_id, 'consensus', NULL, methods, p, sd, n_models
+FROM _scenario_consensus_joint;
+
 CREATE OR REPLACE TABLE scenario_worlds AS
-WITH j AS (
-  SELECT scenario_id, 'model' AS source, model, method, p, NULL::DOUBLE[] AS sd, 1 AS n_models
-  FROM _scenario_model_joint
-  UNION ALL
-  SELECT scenario_id, 'consensus', NULL, methods, p, sd, n_models
-  FROM _scenario_consensus_joint
-),
-ranked AS (
+WITH ranked AS (
   SELECT j.scenario_id, j.source, j.model, j.method, j.p, j.sd, j.n_models, s.n_components, r.resolved_mask, r.resolved_bits,
          list_sum(list_transform(j.p, lambda x, i: CASE WHEN (i - 1) & r.resolved_mask = r.resolved_bits THEN x ELSE 0.0 END)) AS consistent_mass,
          list_sort(list_transform(j.p, lambda x, i: {'np': -x, 'ix': (i - 1)::INTEGER})) AS order_
-  FROM j
+  FROM _scenario_joints AS j
   JOIN _scenario_set AS s USING (scenario_id)
   JOIN _scenario_resolution AS r USING (scenario_id)
 ),
@@ -382,14 +383,9 @@ FROM w;
 -- Published: the component distributions implied by each joint, beside the direct forecasts:
 -- _implied_marginals of each joint's list, one row per component.
 CREATE OR REPLACE TABLE scenario_marginals AS
-WITH joints AS (
-  SELECT scenario_id, 'model' AS source, model, method, p FROM _scenario_model_joint
-  UNION ALL
-  SELECT scenario_id, 'consensus', NULL, methods, p FROM _scenario_consensus_joint
-),
-sums AS (
+WITH sums AS (
   SELECT j.scenario_id, j.source, j.model, j.method, _implied_marginals(j.p, s.n_components) AS m
-  FROM joints AS j
+  FROM _scenario_joints AS j
   JOIN _scenario_set AS s USING (scenario_id)
 ),
 implied AS (
