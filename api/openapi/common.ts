@@ -133,14 +133,19 @@ export const calibrationMetrics = {
   uncertainty: zProb.meta({ description: 'Murphy uncertainty ō(1 − ō), ō the share of the forecasts whose question resolved YES.' }),
 };
 
-/** Metric columns of one accuracy bucket. */
-export const bucketMetrics = {
-  key: z.string().meta({ description: 'The bucket\'s value (the same as the field named after the dimension).' }),
-  n: count.meta({ description: 'Scored forecasts in the bucket (one per resolved, non-annulled question).' }),
+/** The scores of a set of scored forecasts (one per resolved, non-annulled question), over its n. */
+export const scoreMetrics = {
   brier: zProb.meta({ description: 'Mean Brier score (p − o)² over the n forecasts.' }),
   log_loss: zProb.meta({ description: 'Mean log loss −(o·ln p + (1−o)·ln(1−p)) over the n forecasts, p clipped to [0.001, 0.999].' }),
   accuracy_pct: zPct.meta({ description: '100 × correct / directional (null: no directional forecast).' }),
   n_directional: count.meta({ description: 'Forecasts with a direction (p, rounded to 9 decimals, ≠ 0.5).' }),
   n_correct: count.meta({ description: 'Directional forecasts that were right: p > 0.5 and the outcome YES, or p < 0.5 and NO.' }),
   n_no_direction: count.meta({ description: 'Forecasts at p = 0.5 (rounded to 9 decimals): no direction, left out of accuracy_pct.' }),
+};
+
+/** Metric columns of one accuracy bucket. */
+export const bucketMetrics = {
+  key: z.string().meta({ description: 'The bucket\'s value (the same as the field named after the dimension).' }),
+  n: count.meta({ description: 'Scored forecasts in the bucket (one per resolved, non-annulled question).' }),
+  ...scoreMetrics,
 };

@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { DOMAINS, MODES, TIERS } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { bucketMetrics, calibrationMetrics, count, headlineModes, provenance, provenanceOf, published, zNum, zPct, zProb } from '../openapi/common.ts';
+import { bucketMetrics, calibrationMetrics, count, scoreMetrics, headlineModes, provenance, provenanceOf, published, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { RecalibrationCheck, recalibrationChecks } from '../probability/calibration.ts';
 import { orderByKnown } from './order.ts';
@@ -175,12 +175,7 @@ export const CalibrationReport = z
             'paired with the consensus of that mode (same questions).',
         }),
         n: count.meta({ description: 'Scored forecasts (one per resolved, non-annulled question).' }),
-        brier: zProb.meta({ description: 'Mean Brier score (p − o)² over the n forecasts.' }),
-        log_loss: zProb.meta({ description: 'Mean log loss over the n forecasts, p clipped to [0.001, 0.999].' }),
-        accuracy_pct: zPct.meta({ description: '100 × correct / directional (null: no directional forecast).' }),
-        n_directional: count.meta({ description: 'Forecasts with a direction (p, rounded to 9 decimals, ≠ 0.5).' }),
-        n_correct: count.meta({ description: 'Directional forecasts that were right: p > 0.5 and YES, or p < 0.5 and NO.' }),
-        n_no_direction: count.meta({ description: 'Forecasts at p = 0.5: no direction, left out of accuracy_pct.' }),
+        ...scoreMetrics,
         ...calibrationMetrics,
         base_rate: zProb.meta({ description: 'ō: the share of the n forecasts whose question resolved YES.' }),
         by_tier: z.array(z.object({

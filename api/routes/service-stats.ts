@@ -22,7 +22,7 @@ import { z } from 'zod';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { calibrationMetrics, count, headlineModes, provenance, provenanceOf, published, zPct, zProb } from '../openapi/common.ts';
+import { calibrationMetrics, count, headlineModes, scoreMetrics, provenance, provenanceOf, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { CoherenceRate, coherenceRates } from './factors.ts';
 import { AiVsMarket, vsMarket } from './predictions-accuracy.ts';
@@ -205,9 +205,9 @@ export const ServiceStats = z
             'paired with the consensus of that mode.',
         }),
         n: count.meta({ description: 'Scored forecasts of the forecaster in the mode (one per resolved, non-annulled question).' }),
-        brier: zProb.meta({ description: 'Mean Brier score (p − o)² over the n forecasts.' }),
-        log_loss: zProb.meta({ description: 'Mean log loss over the n forecasts, p clipped to [0.001, 0.999].' }),
-        accuracy_pct: zPct.meta({ description: '100 × correct / directional (null: no directional forecast).' }),
+        brier: scoreMetrics.brier,
+        log_loss: scoreMetrics.log_loss,
+        accuracy_pct: scoreMetrics.accuracy_pct,
         ...calibrationMetrics,
       }),
     ).meta({ description: 'The calibration summary of every (forecaster, mode), each over all of its own scored forecasts.' }),
