@@ -8,7 +8,9 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const SLOWEST = [
+  'test/dashboard/dashboard.browser.test.ts',
   'test/pipeline/crash-safety.test.ts',
+  'test/pipeline/end-to-end.test.ts',
   'test/scoring/properties.test.ts',
   'test/events/webhooks.test.ts',
   'test/export/lifecycle.test.ts',
