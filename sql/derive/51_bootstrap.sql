@@ -57,3 +57,14 @@ SELECT r.replicate,
        list_transform(range(_boot_groups_n()), g -> coalesce(d.ws[list_position(d.grps, g::INTEGER)], 0.0)) AS w
 FROM r
 LEFT JOIN drawn AS d USING (replicate);
+
+-- A cell's per-group sums are packed over the groups that hold some of its questions only
+-- (`_boot_idx`: their 1-based positions in w, NULL when every group does; the sums as lists in the
+-- same group order), and each replicate's weights are gathered for those groups
+-- (`_boot_w(w, idx)`) before the dot products. Groups the cell has no question in only ever added
+-- zeros; a small cell (a category of 8 questions sits in at most 8 of the 200 groups) so costs its
+-- groups instead of 200 per replicate: the leaderboard's intervals took 1.0 s on a hundred-question
+-- warehouse (every test run and every small deployment paid it), 0.55 s so.
+CREATE OR REPLACE TEMP MACRO _boot_idx(grp) AS
+  CASE WHEN count(*) < _boot_groups_n() THEN list(grp + 1 ORDER BY grp) END;
+CREATE OR REPLACE TEMP MACRO _boot_w(w, idx) AS CASE WHEN idx IS NULL THEN w ELSE list_select(w, idx) END;

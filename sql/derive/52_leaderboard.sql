@@ -252,37 +252,39 @@ FROM k WHERE n_a > 0;
 
 DROP TABLE _lb_qbest;
 
+-- (the group sums packed over the cell's own groups, 51_bootstrap's `_boot_idx`; both percentiles
+-- of a statistic from one quantile_cont, which sorts the replicates once: a third of the time of
+-- the six single quantiles)
 CREATE OR REPLACE TABLE _lb_intervals AS
-WITH cells AS (SELECT DISTINCT mode, rounds, dimension, key, forecaster FROM _lb_groups),
-vec AS (
-  SELECT c.mode, c.rounds, c.dimension, c.key, c.forecaster,
-         list(coalesce(g.n, 0)::DOUBLE ORDER BY gg.grp) AS n_v,
-         list(coalesce(g.sum_brier, 0)::DOUBLE ORDER BY gg.grp) AS brier_v,
-         list(coalesce(g.n_market, 0)::DOUBLE ORDER BY gg.grp) AS n_market_v,
-         list(coalesce(g.sum_diff_market, 0)::DOUBLE ORDER BY gg.grp) AS diff_market_v,
-         list(coalesce(g.n_best, 0)::DOUBLE ORDER BY gg.grp) AS n_best_v,
-         list(coalesce(g.sum_diff_best, 0)::DOUBLE ORDER BY gg.grp) AS diff_best_v
-  FROM cells AS c
-  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
-  LEFT JOIN _lb_groups AS g
-    ON g.mode = c.mode AND g.rounds = c.rounds AND g.dimension = c.dimension AND g.key = c.key
-   AND g.forecaster = c.forecaster AND g.grp = gg.grp
+WITH vec AS (
+  SELECT mode, rounds, dimension, key, forecaster, _boot_idx(grp) AS idx,
+         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
+         list(coalesce(sum_brier, 0)::DOUBLE ORDER BY grp) AS brier_v,
+         list(coalesce(n_market, 0)::DOUBLE ORDER BY grp) AS n_market_v,
+         list(coalesce(sum_diff_market, 0)::DOUBLE ORDER BY grp) AS diff_market_v,
+         list(coalesce(n_best, 0)::DOUBLE ORDER BY grp) AS n_best_v,
+         list(coalesce(sum_diff_best, 0)::DOUBLE ORDER BY grp) AS diff_best_v
+  FROM _lb_groups
   GROUP BY ALL
 ),
+rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 reps AS (
-  SELECT v.mode, v.rounds, v.dimension, v.key, v.forecaster,
-         list_dot_product(m.w, v.brier_v) / nullif(list_dot_product(m.w, v.n_v), 0) AS brier,
-         list_dot_product(m.w, v.diff_market_v) / nullif(list_dot_product(m.w, v.n_market_v), 0) AS diff_market,
-         list_dot_product(m.w, v.diff_best_v) / nullif(list_dot_product(m.w, v.n_best_v), 0) AS diff_best
-  FROM vec AS v CROSS JOIN _boot_matrix AS m
+  SELECT mode, rounds, dimension, key, forecaster,
+         list_dot_product(w, brier_v) / nullif(list_dot_product(w, n_v), 0) AS brier,
+         list_dot_product(w, diff_market_v) / nullif(list_dot_product(w, n_market_v), 0) AS diff_market,
+         list_dot_product(w, diff_best_v) / nullif(list_dot_product(w, n_best_v), 0) AS diff_best
+  FROM rw
+),
+q AS (
+  SELECT mode, rounds, dimension, key, forecaster,
+         quantile_cont(brier, [0.025, 0.975]) AS b, quantile_cont(diff_market, [0.025, 0.975]) AS m,
+         quantile_cont(diff_best, [0.025, 0.975]) AS d
+  FROM reps
+  GROUP BY ALL
 )
-SELECT mode, rounds, dimension, key, forecaster,
-       quantile_cont(brier, 0.025) AS brier_ci95_lo, quantile_cont(brier, 0.975) AS brier_ci95_hi,
-       quantile_cont(diff_market, 0.025) AS vs_market_ci95_lo,
-       quantile_cont(diff_market, 0.975) AS vs_market_ci95_hi,
-       quantile_cont(diff_best, 0.025) AS vs_best_ci95_lo, quantile_cont(diff_best, 0.975) AS vs_best_ci95_hi
-FROM reps
-GROUP BY ALL;
+SELECT mode, rounds, dimension, key, forecaster, b[1] AS brier_ci95_lo, b[2] AS brier_ci95_hi,
+       m[1] AS vs_market_ci95_lo, m[2] AS vs_market_ci95_hi, d[1] AS vs_best_ci95_lo, d[2] AS vs_best_ci95_hi
+FROM q;
 
 CREATE OR REPLACE TABLE leaderboard AS
 WITH paired AS (

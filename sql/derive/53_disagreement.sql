@@ -86,28 +86,27 @@ CREATE OR REPLACE TEMP MACRO _pearson(n, sx, sy, sxx, syy, sxy) AS
        THEN (n * sxy - sx * sy) / sqrt((n * sxx - sx * sx) * (n * syy - sy * sy)) END;
 
 CREATE OR REPLACE TABLE _dis_spearman_ci AS
-WITH cells AS (SELECT DISTINCT mode, rounds FROM _dis_groups),
-vec AS (
-  SELECT c.mode, c.rounds,
-         list(coalesce(g.n, 0)::DOUBLE ORDER BY gg.grp) AS n_v,
-         list(coalesce(g.sx, 0)::DOUBLE ORDER BY gg.grp) AS sx_v,
-         list(coalesce(g.sy, 0)::DOUBLE ORDER BY gg.grp) AS sy_v,
-         list(coalesce(g.sxx, 0)::DOUBLE ORDER BY gg.grp) AS sxx_v,
-         list(coalesce(g.syy, 0)::DOUBLE ORDER BY gg.grp) AS syy_v,
-         list(coalesce(g.sxy, 0)::DOUBLE ORDER BY gg.grp) AS sxy_v
-  FROM cells AS c
-  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
-  LEFT JOIN _dis_groups AS g ON g.mode = c.mode AND g.rounds = c.rounds AND g.grp = gg.grp
+WITH vec AS (
+  -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
+  SELECT mode, rounds, _boot_idx(grp) AS idx,
+         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
+         list(coalesce(sx, 0)::DOUBLE ORDER BY grp) AS sx_v,
+         list(coalesce(sy, 0)::DOUBLE ORDER BY grp) AS sy_v,
+         list(coalesce(sxx, 0)::DOUBLE ORDER BY grp) AS sxx_v,
+         list(coalesce(syy, 0)::DOUBLE ORDER BY grp) AS syy_v,
+         list(coalesce(sxy, 0)::DOUBLE ORDER BY grp) AS sxy_v
+  FROM _dis_groups
   GROUP BY ALL
 ),
+rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 reps AS (
-  SELECT v.mode, v.rounds,
-         _pearson(list_dot_product(m.w, v.n_v), list_dot_product(m.w, v.sx_v),
-                  list_dot_product(m.w, v.sy_v), list_dot_product(m.w, v.sxx_v),
-                  list_dot_product(m.w, v.syy_v), list_dot_product(m.w, v.sxy_v)) AS rho
-  FROM vec AS v CROSS JOIN _boot_matrix AS m
+  SELECT mode, rounds,
+         _pearson(list_dot_product(w, n_v), list_dot_product(w, sx_v),
+                  list_dot_product(w, sy_v), list_dot_product(w, sxx_v),
+                  list_dot_product(w, syy_v), list_dot_product(w, sxy_v)) AS rho
+  FROM rw
 )
-SELECT mode, rounds, quantile_cont(rho, 0.025) AS lo, quantile_cont(rho, 0.975) AS hi
+SELECT mode, rounds, quantile_cont(rho, [0.025, 0.975])[1] AS lo, quantile_cont(rho, [0.025, 0.975])[2] AS hi
 FROM reps
 GROUP BY ALL;
 
@@ -141,22 +140,18 @@ FROM _dis_ranked
 GROUP BY ALL;
 
 CREATE OR REPLACE TABLE disagreement_quintiles AS
-WITH cells AS (SELECT DISTINCT mode, rounds, quintile FROM _dis_q_groups),
-vec AS (
-  SELECT c.mode, c.rounds, c.quintile,
-         list(coalesce(g.n, 0)::DOUBLE ORDER BY gg.grp) AS n_v,
-         list(coalesce(g.sum_brier, 0)::DOUBLE ORDER BY gg.grp) AS b_v
-  FROM cells AS c
-  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
-  LEFT JOIN _dis_q_groups AS g
-    ON g.mode = c.mode AND g.rounds = c.rounds AND g.quintile = c.quintile AND g.grp = gg.grp
+WITH vec AS (
+  SELECT mode, rounds, quintile, _boot_idx(grp) AS idx,
+         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
+         list(coalesce(sum_brier, 0)::DOUBLE ORDER BY grp) AS b_v
+  FROM _dis_q_groups
   GROUP BY ALL
 ),
+rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 ci AS (
-  SELECT v.mode, v.rounds, v.quintile,
-         quantile_cont(list_dot_product(m.w, v.b_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.025) AS lo,
-         quantile_cont(list_dot_product(m.w, v.b_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.975) AS hi
-  FROM vec AS v CROSS JOIN _boot_matrix AS m
+  SELECT mode, rounds, quintile, quantile_cont(b, [0.025, 0.975])[1] AS lo,
+         quantile_cont(b, [0.025, 0.975])[2] AS hi
+  FROM (SELECT *, list_dot_product(w, b_v) / nullif(list_dot_product(w, n_v), 0) AS b FROM rw)
   GROUP BY ALL
 ),
 pt AS (

@@ -50,23 +50,19 @@ GROUP BY GROUPING SETS ((rounds, forecaster, comparison, grp), (rounds, forecast
 DROP TABLE _voi_pairs;
 
 CREATE OR REPLACE TABLE information_value AS
-WITH cells AS (SELECT DISTINCT rounds, forecaster, comparison, dimension, key FROM _voi_groups),
-vec AS (
-  SELECT c.rounds, c.forecaster, c.comparison, c.dimension, c.key,
-         list(coalesce(g.n, 0)::DOUBLE ORDER BY gg.grp) AS n_v,
-         list(coalesce(g.sum_from - g.sum_to, 0)::DOUBLE ORDER BY gg.grp) AS d_v
-  FROM cells AS c
-  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
-  LEFT JOIN _voi_groups AS g
-    ON g.rounds = c.rounds AND g.forecaster = c.forecaster AND g.comparison = c.comparison
-   AND g.dimension = c.dimension AND g.key = c.key AND g.grp = gg.grp
+WITH vec AS (
+  -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
+  SELECT rounds, forecaster, comparison, dimension, key, _boot_idx(grp) AS idx,
+         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
+         list(coalesce(sum_from - sum_to, 0)::DOUBLE ORDER BY grp) AS d_v
+  FROM _voi_groups
   GROUP BY ALL
 ),
+rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 ci AS (
-  SELECT v.rounds, v.forecaster, v.comparison, v.dimension, v.key,
-         quantile_cont(list_dot_product(m.w, v.d_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.025) AS lo,
-         quantile_cont(list_dot_product(m.w, v.d_v) / nullif(list_dot_product(m.w, v.n_v), 0), 0.975) AS hi
-  FROM vec AS v CROSS JOIN _boot_matrix AS m
+  SELECT rounds, forecaster, comparison, dimension, key, quantile_cont(d, [0.025, 0.975])[1] AS lo,
+         quantile_cont(d, [0.025, 0.975])[2] AS hi
+  FROM (SELECT *, list_dot_product(w, d_v) / nullif(list_dot_product(w, n_v), 0) AS d FROM rw)
   GROUP BY ALL
 ),
 pt AS (

@@ -106,22 +106,20 @@ FROM _anc_obs
 GROUP BY ALL;
 
 CREATE OR REPLACE TABLE anchoring AS
-WITH cells AS (SELECT DISTINCT rounds, forecaster, mode FROM _anc_groups WHERE mode <> 'blind'),
-vec AS (
-  SELECT c.rounds, c.forecaster, c.mode,
-         list(coalesce(g.sxy, 0)::DOUBLE ORDER BY gg.grp) AS sxy_v,
-         list(coalesce(g.sxx, 0)::DOUBLE ORDER BY gg.grp) AS sxx_v
-  FROM cells AS c
-  CROSS JOIN range(_boot_groups_n()) AS gg(grp)
-  LEFT JOIN _anc_groups AS g
-    ON g.rounds = c.rounds AND g.forecaster = c.forecaster AND g.mode = c.mode AND g.grp = gg.grp
+WITH vec AS (
+  -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
+  SELECT rounds, forecaster, mode, _boot_idx(grp) AS idx,
+         list(coalesce(sxy, 0)::DOUBLE ORDER BY grp) AS sxy_v,
+         list(coalesce(sxx, 0)::DOUBLE ORDER BY grp) AS sxx_v
+  FROM _anc_groups
+  WHERE mode <> 'blind'
   GROUP BY ALL
 ),
+rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 ci AS (
-  SELECT v.rounds, v.forecaster, v.mode,
-         quantile_cont(list_dot_product(m.w, v.sxy_v) / nullif(list_dot_product(m.w, v.sxx_v), 0), 0.025) AS lo,
-         quantile_cont(list_dot_product(m.w, v.sxy_v) / nullif(list_dot_product(m.w, v.sxx_v), 0), 0.975) AS hi
-  FROM vec AS v CROSS JOIN _boot_matrix AS m
+  SELECT rounds, forecaster, mode, quantile_cont(s, [0.025, 0.975])[1] AS lo,
+         quantile_cont(s, [0.025, 0.975])[2] AS hi
+  FROM (SELECT *, list_dot_product(w, sxy_v) / nullif(list_dot_product(w, sxx_v), 0) AS s FROM rw)
   GROUP BY ALL
 ),
 pt AS (

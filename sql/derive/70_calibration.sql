@@ -110,24 +110,20 @@ ORDER BY rank, forecaster;
 
 DROP VIEW _obs;
 
--- Per (forecaster, mode, bin): the group sums as dense vectors (one entry per bootstrap group).
+-- Per (forecaster, mode, bin): the group sums packed over the bin's own groups (51_bootstrap's
+-- `_boot_idx`).
 CREATE OR REPLACE TABLE _ece_vectors AS
-WITH cells AS (SELECT DISTINCT forecaster, mode, bin FROM _ece_groups)
-SELECT c.forecaster, c.mode, c.bin,
-       list(coalesce(e.n, 0)::DOUBLE ORDER BY g.grp) AS n_vec,
-       list(coalesce(e.sum_err, 0)::DOUBLE ORDER BY g.grp) AS err_vec
-FROM cells AS c
-CROSS JOIN range(_boot_groups_n()) AS g(grp)
-LEFT JOIN _ece_groups AS e
-  ON e.forecaster = c.forecaster AND e.mode = c.mode AND e.bin = c.bin AND e.grp = g.grp
-GROUP BY c.forecaster, c.mode, c.bin;
+SELECT forecaster, mode, bin, _boot_idx(grp) AS idx,
+       list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_vec,
+       list(coalesce(sum_err, 0)::DOUBLE ORDER BY grp) AS err_vec
+FROM _ece_groups
+GROUP BY forecaster, mode, bin;
 
 CREATE OR REPLACE TABLE _ece_interval AS
-WITH per_bin AS (
-  SELECT v.forecaster, v.mode, m.replicate,
-         list_dot_product(m.w, v.n_vec) AS n, list_dot_product(m.w, v.err_vec) AS err
-  FROM _ece_vectors AS v
-  CROSS JOIN _boot_matrix AS m
+WITH rw AS (SELECT v.*, m.replicate, _boot_w(m.w, v.idx) AS w FROM _ece_vectors AS v CROSS JOIN _boot_matrix AS m),
+per_bin AS (
+  SELECT forecaster, mode, replicate, list_dot_product(w, n_vec) AS n, list_dot_product(w, err_vec) AS err
+  FROM rw
 ),
 reps AS (
   SELECT forecaster, mode, replicate, sum(abs(err)) / sum(n) AS ece
@@ -135,7 +131,8 @@ reps AS (
   GROUP BY ALL
   HAVING sum(n) > 0
 )
-SELECT forecaster, mode, quantile_cont(ece, 0.025) AS ece_ci95_lo, quantile_cont(ece, 0.975) AS ece_ci95_hi
+SELECT forecaster, mode, quantile_cont(ece, [0.025, 0.975])[1] AS ece_ci95_lo,
+       quantile_cont(ece, [0.025, 0.975])[2] AS ece_ci95_hi
 FROM reps
 GROUP BY ALL;
 
