@@ -229,11 +229,21 @@ const NESTED = new Set<DuckDBTypeId>([
  *   (`to_json`, the very text the JSON export writes for the value). DuckDB's CSV writer prints a
  *   list in its own notation (`[a, 'b c', NULL]`: quotes only where needed, backslash escapes),
  *   which no CSV reader can parse back.
- * Column names come from DuckDB's own description of the query's result, quoted. An encoder that
- * changes nothing gets `select` back without a query.
+ * - `formulaSafe` (CSV): every VARCHAR column through `formulaSafeSql` (formats.ts: text a
+ *   spreadsheet would run as a formula gets a leading apostrophe).
+ * Column names come from DuckDB's own description of the query's result, quoted. Returns the
+ * wrapper to put around `select` or a LIMITed `select` (`typed(limited(select))`: the LIMIT
+ * inside, so that rows past it are never typed: a row past the limit whose value fails the
+ * export query then fails nothing, as without a wrapper). An encoder that changes nothing gets
+ * the identity without a query.
  */
-async function encoderSelect(conn: DuckDBConnection, select: string, params: SqlParams, encoder: ExportEncoder): Promise<string> {
-  if (!encoder.castTimestamps && !encoder.nestedAsJson) return select;
+async function encoderSelect(
+  conn: DuckDBConnection,
+  select: string,
+  params: SqlParams,
+  encoder: ExportEncoder,
+): Promise<(inner: string) => string> {
+  if (!encoder.castTimestamps && !encoder.nestedAsJson && !encoder.formulaSafe) return (inner) => inner;
   // A prepared statement with parameters does not describe its result before it runs: run it
   // with LIMIT 0 (nothing is read) and take the result's columns.
   const stmt = await prepareBound(conn, `SELECT * FROM (${select}\n) AS export_described LIMIT 0`, params);
@@ -245,11 +255,22 @@ async function encoderSelect(conn: DuckDBConnection, select: string, params: Sql
       const col = sqlIdent(result.columnName(i));
       if (encoder.castTimestamps && NAIVE_TIMESTAMPS.has(type)) replaced.push(`CAST(${col} AS TIMESTAMPTZ) AS ${col}`);
       else if (encoder.nestedAsJson && NESTED.has(type)) replaced.push(`CAST(to_json(${col}) AS VARCHAR) AS ${col}`);
+      else if (encoder.formulaSafe && type === DuckDBTypeId.VARCHAR) replaced.push(`${formulaSafeSql(col)} AS ${col}`);
     }
-    return replaced.length === 0 ? select : `SELECT * REPLACE (${replaced.join(', ')}) FROM (${select}\n) AS export_typed`;
+    return replaced.length === 0 ? (inner) => inner : (inner) => `SELECT * REPLACE (${replaced.join(', ')}) FROM (${inner}\n) AS export_typed`;
   } finally {
     stmt.destroySync();
   }
+}
+
+/**
+ * `col` (a VARCHAR column) with a leading apostrophe when a spreadsheet would evaluate it: it
+ * begins with `=`, `+`, `-`, `@`, a tab or a carriage return and is not a number (`-2.5` and `+1`
+ * stay as they are).
+ */
+export function formulaSafeSql(col: string): string {
+  return `CASE WHEN left(${col}, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) AND TRY_CAST(${col} AS DOUBLE) IS NULL ` +
+    `THEN '''' || ${col} ELSE ${col} END`;
 }
 
 /** `select` limited to `$limit` rows, keeping its order. */
@@ -549,7 +570,8 @@ export class ExportEngine {
       );
       const ranges = planSlices(groups.getRows().map((r) => Number(r[1])), this.firstSliceRows, this.maxSliceRows);
       // Typed once for every slice (CSV: nested columns as JSON text).
-      const select = await encoderSelect(conns[0]!.conn, exportSelect(job.table.sqlFile), job.params, ENCODERS[job.format]);
+      const base = exportSelect(job.table.sqlFile);
+      const typed = await encoderSelect(conns[0]!.conn, base, job.params, ENCODERS[job.format]);
       // Without a limit, up to `width` slices are COPYed at once, each on its own connection (a
       // slice of about one row group is one scan task: one core; several keep every core busy).
       // With a limit, one at a time: each slice's LIMIT is what the earlier ones left.
@@ -565,7 +587,7 @@ export class ExportEngine {
         const file = newExportFile(this.tempDir, ENCODERS[job.format].extension);
         files.add(file);
         const options = join.kind === 'concat' ? (k === 0 ? join.first : join.rest) : join.options;
-        const copy = `COPY (${remaining === null ? select : limited(select)}\n) TO ${sqlFilePath(file)} (${options})`;
+        const copy = `COPY (${typed(remaining === null ? base : limited(base))}\n) TO ${sqlFilePath(file)} (${options})`;
         const n = await runBound(conn, copy, remaining === null ? job.params : { ...job.params, limit: remaining });
         return { file, rows: n };
       };
@@ -650,7 +672,8 @@ export class ExportEngine {
     };
     try {
       const encoder = ENCODERS[job.format];
-      const select = await encoderSelect(conn, exportSelect(job.table.sqlFile), job.params, encoder);
+      const base = exportSelect(job.table.sqlFile);
+      const typed = await encoderSelect(conn, base, job.params, encoder);
       const options = encoder.copyOptions;
       const target = sqlFilePath(file);
       let rows: number;
@@ -659,21 +682,21 @@ export class ExportEngine {
         // The cap binds: materialise cap + 1 rows (parameters bound) to learn whether it cut
         // anything, then COPY the first `cap` of them, in order.
         const cap = job.cap;
-        await runBound(conn, `CREATE TEMP TABLE export_rows AS ${limited(select)}`, { ...job.params, limit: cap + 1 });
+        await runBound(conn, `CREATE TEMP TABLE export_rows AS ${typed(limited(base))}`, { ...job.params, limit: cap + 1 });
         checkpoint();
         const counted = await conn.runAndReadAll('SELECT count(*) AS n FROM export_rows');
         truncated = Number(counted.getRows()[0]?.[0] ?? 0) > cap;
         checkpoint();
         rows = await runBound(conn, `COPY (${limited('SELECT * FROM export_rows')}) TO ${target} (${options})`, { limit: cap });
       } else if (job.limit !== null) {
-        rows = await runBound(conn, `COPY (${limited(select)}) TO ${target} (${options})`, { ...job.params, limit: job.limit });
+        rows = await runBound(conn, `COPY (${typed(limited(base))}) TO ${target} (${options})`, { ...job.params, limit: job.limit });
       } else {
         // No limit: no LIMIT clause (even LIMIT NULL is a streaming limit that makes the pipeline
         // single-threaded). Insertion order stays preserved: `preserve_insertion_order` is a
         // GLOBAL DuckDB setting (SET on one connection changes every connection of the instance,
         // checked), so turning it off here once made every later limited export and every slice
         // of the instance lose its order.
-        rows = await runBound(conn, `COPY (${select}\n) TO ${target} (${options})`, job.params);
+        rows = await runBound(conn, `COPY (${typed(base)}\n) TO ${target} (${options})`, job.params);
       }
       checkpoint();
       const st = await stat(file);

@@ -26,6 +26,13 @@
  * (`[a, 'b c']`), which no reader can parse back (`nestedAsJson`: the engine wraps each nested
  * column in `to_json`). Parquet keeps them as Parquet lists and structs.
  *
+ * Spreadsheet formulas (CSV only): a text cell that begins with `=`, `+`, `-`, `@`, a tab or a
+ * carriage return, and is not a number, is written with a leading apostrophe (`'=HYPERLINK(...)`),
+ * which spreadsheets show as text instead of evaluating (OWASP's CSV-injection advice). Question
+ * titles come from venues where anyone can write one (Manifold), from operators' question files
+ * and from claims files; a pro customer opening an export in a spreadsheet must not run them.
+ * Numbers written as text (`-2.5`) stay as they are. JSON, JSONL and Parquet carry the exact text.
+ *
  * `USE_TMP_FILE false`: DuckDB writes straight to our `quorum-export-<uuid>.<ext>` path (no
  * `tmp_` sibling that the stale-file sweep would not recognise); a failed COPY leaves at most that
  * one file, which the export lifecycle deletes.
@@ -54,6 +61,8 @@ export interface ExportEncoder {
   readonly castTimestamps: boolean;
   /** Write LIST/ARRAY/STRUCT/MAP/UNION columns as their JSON text (a format without nested values). */
   readonly nestedAsJson: boolean;
+  /** Prefix text that a spreadsheet would run as a formula with an apostrophe (see above). */
+  readonly formulaSafe: boolean;
   /** How slices join, or null: the format is written as one whole file. */
   readonly slices: SliceJoin | null;
 }
@@ -65,6 +74,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     extension: 'csv',
     castTimestamps: false,
     nestedAsJson: true,
+    formulaSafe: true,
     slices: {
       kind: 'concat',
       first: `FORMAT csv, HEADER true, ${TS}, USE_TMP_FILE false`,
@@ -78,6 +88,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     extension: 'json',
     castTimestamps: false,
     nestedAsJson: false,
+    formulaSafe: false,
     slices: { kind: 'json-array', options: `FORMAT json, ${TS}, USE_TMP_FILE false` },
   },
   jsonl: {
@@ -87,6 +98,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     extension: 'jsonl',
     castTimestamps: false,
     nestedAsJson: false,
+    formulaSafe: false,
     slices: {
       kind: 'concat',
       first: `FORMAT json, ${TS}, USE_TMP_FILE false`,
@@ -99,6 +111,7 @@ export const ENCODERS: Readonly<Record<ExportFormat, ExportEncoder>> = {
     extension: 'parquet',
     castTimestamps: true,
     nestedAsJson: false,
+    formulaSafe: false,
     slices: null,
   },
 };

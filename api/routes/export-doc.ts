@@ -28,6 +28,9 @@ export const exportRouteDoc = rawRoute({
     'plans X-Export-Row-Cap / X-Export-Truncated. Pro: CSV up to the row cap; api and enterprise: every format. ' +
     'Lists and structs (key_factors, evidence_ids, categories, tags) are JSON in every text format: JSON arrays in ' +
     'JSON and JSONL, the same JSON as the cell\'s text in CSV; Parquet lists in Parquet. ' +
+    'CSV only: a text cell beginning with =, +, -, @, a tab or a carriage return that is not a number gets a leading ' +
+    'apostrophe, so that a spreadsheet shows it as text instead of running it as a formula; the other formats carry ' +
+    'the exact text. ' +
     'At most 2 exports run at once, and at most 1 per key (a key\'s second export waits up to a second for its first ' +
     'to end): beyond, 429 rate_limited with Retry-After (policy exports, or exports_per_key). A download whose client ' +
     'takes no byte for QUORUM_EXPORT_IDLE_TIMEOUT_MS (default 60 s) is cut off (a failed transfer) and its slot freed. ' +

