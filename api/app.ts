@@ -6,7 +6,8 @@
  *
  *   front (one layer, api/http/front.ts): request id, pino request log + Prometheus metrics hook,
  *   helmet headers, API-Version/X-Snapshot, authenticate (res.locals.auth, 401), quota (429)
- *   → JSON body parser for methods with a body (16 kB, 413)
+ *   → JSON body parser for methods with a body (16 kB, 413; its error is raised after the route's
+ *     entitlement check, or as the answer of an unknown path or method: bodyErrorOf)
  *   → /docs assets → registry routes (CORS on public reads, entitlement 403, per-route usage,
  *     handler; summary endpoints from the per-snapshot cache with ETag/304) → 404 → problem handler
  *
@@ -27,6 +28,7 @@ import { DEFAULT_LIMITS, type PlanLimits } from './auth/plans.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
+import { setBodyError, throwBodyError } from './http/body-error.ts';
 import { expressPath, frontProblemCors, mountRoutes, routeIdMatcher, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
 import { captureHeaders, front } from './http/front.ts';
 import { QuotaKeeper, clientIp } from './limits/quota.ts';
@@ -233,14 +235,20 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       onFailure: (req, res) => quotas.chargeFailedAuth(res, clientIp(req)),
     },
   });
-  // Bodies are only read for methods that carry one (no POST route yet: they get 405 after the
-  // size check, so an oversize body is a 413 everywhere).
+  // Bodies are only read for methods that carry one. A body that cannot be parsed (over 16 kB:
+  // 413; not JSON: 400) is kept, not raised, until the route has checked the caller's plan and
+  // scope: a caller who may not use the route gets its 403 whatever the body (QA: an api key's
+  // malformed POST to an enterprise route was a 400, the same request with a valid body a 403).
+  // An unknown path or method answers it before its 404 or 405, so an oversize body is a 413 everywhere.
   const json = express.json({ limit: BODY_LIMIT_BYTES });
   app.use((req, res, next) => {
     frontMw(req, res, (err?: unknown) => {
       if (err) return next(err);
       if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
-      json(req, res, next);
+      json(req, res, (bodyErr?: unknown) => {
+        if (bodyErr) setBodyError(res, bodyErr);
+        next();
+      });
     });
   });
 
@@ -270,6 +278,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     // charged like any request of the key: counted as `unmatched`, so the routes add up
     const keyId = authOf(res).keyId;
     if (keyId !== null && !isExemptPath(req.path)) usage.countRoute(keyId, 'unmatched');
+    throwBodyError(res);
     throw ApiError.notFound(`No endpoint at ${req.method} ${req.path}.`);
   });
 

@@ -93,7 +93,11 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
     res.once('close', () => inFlight--); // emitted once per response, finished or aborted
     handle.app(req, res);
   });
-  server.requestTimeout = 300_000;
+  // The whole request (line, headers and body: at most 16 kB) must arrive within 60 s, like its
+  // headers (Node's headersTimeout): a client that sends a body's Content-Length and then stalls
+  // held its connection for Node's default of 300 s (QA). Responses (exports, the stream) are not
+  // bounded by it.
+  server.requestTimeout = 60_000;
   server.on('clientError', answerClientError);
   try {
     await new Promise<void>((resolve, reject) => {

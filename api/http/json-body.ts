@@ -4,6 +4,7 @@
  * object, received undefined". Say what to send instead.
  */
 import type { Request } from 'express';
+import type { z } from 'zod';
 import { ApiError } from '../errors/problem.ts';
 
 /** `req.body`, or a 400 invalid_body naming the Content-Type when no JSON body was parsed. */
@@ -17,4 +18,19 @@ export function jsonBody(req: Request): unknown {
     );
   }
   return req.body;
+}
+
+/**
+ * The problem for a body its schema refused, the same on every POST route: a body that is not a
+ * JSON object (null, an array, a number) is a 400 invalid_body; a field that is missing, unknown or
+ * wrong is a 400 invalid_parameter naming it (`parameter`: its dotted path, e.g. `types.0`), like
+ * a query parameter.
+ */
+export function bodyError(error: z.ZodError): ApiError {
+  const i = error.issues[0]!;
+  const keys = (i as { keys?: string[] }).keys;
+  if (i.path.length === 0 && i.code !== 'unrecognized_keys') return ApiError.invalidBody(`The body must be a JSON object: ${i.message}`);
+  const field = i.path.length > 0 ? i.path.join('.') : keys![0]!;
+  const detail = i.code === 'unrecognized_keys' ? `Unknown field "${field}".` : `${field}: ${i.message}`;
+  return ApiError.invalidParameter(field, detail);
 }

@@ -59,6 +59,7 @@ import { ApiError, PROBLEM_CODES } from '../errors/problem.ts';
 import type { QuotaKeeper } from '../limits/quota.ts';
 import type { UsageStore } from '../limits/usage-store.ts';
 import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
+import { throwBodyError } from './body-error.ts';
 import { API_VERSION } from './respond.ts';
 
 /** What route handlers can use. */
@@ -334,7 +335,15 @@ export function frontProblemCors(
   };
 }
 
-const OTHER_METHODS_ERROR = (allow: readonly string[]) => (req: Request) => {
+/**
+ * A known path with another method: 405 (a kept body error first, as on an unknown path). Charged
+ * like any request of the key, so it is counted, as `unmatched` (no route of that method), and the
+ * key's routes add up to the requests charged (`uncharged`: the path is never charged, nor counted).
+ */
+const OTHER_METHODS_ERROR = (allow: readonly string[], services: ApiServices, uncharged: boolean) => (req: Request, res: Response) => {
+  const keyId = authOf(res).keyId;
+  if (keyId !== null && !uncharged) services.usage.countRoute(keyId, 'unmatched');
+  throwBodyError(res);
   throw ApiError.methodNotAllowed(req.method, allow);
 };
 
@@ -390,6 +399,7 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], services:
         // add up to the requests charged
         if (auth.keyId !== null && !def.uncharged) services.usage.countRoute(auth.keyId, id);
         assertEntitled(id, auth, services.publicBeta);
+        throwBodyError(res); // an unparsable body, once the caller may use the route
         next();
       });
       chain.push(handler);
@@ -401,7 +411,7 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], services:
       if (corsMw && req.headers.origin !== undefined) return corsMw(req, res, next);
       res.status(204).end();
     });
-    route.all(OTHER_METHODS_ERROR(allow));
+    route.all(OTHER_METHODS_ERROR(allow, services, defs.every((d) => d.uncharged === true)));
   }
 }
 

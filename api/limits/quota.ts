@@ -76,15 +76,24 @@ export class QuotaKeeper {
     setHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
   }
 
-  /** Charges the probability scope's own daily quota (call from the probability route). */
+  /**
+   * Charges the probability scope's own daily quota (call from the probability route). Its 429
+   * takes back the plan's charge of the same request (the front door charged it before the route
+   * ran; refused requests are not charged) and says 0 in X-RateLimit-Remaining: the limit that
+   * refused it is used up.
+   */
   chargeProbability(res: Response, auth: AuthContext): void {
     if (auth.keyId === null) return;
     const policy = probabilityPolicy(this.limits);
     const used = this.usage.get(auth.keyId).probability;
     const reset = Math.ceil((this.usage.dayEndsAt - Date.now()) / 1000);
     if (policy.quota !== null && used >= policy.quota) {
-      this.usage.count(auth.keyId, 'rejected');
+      this.usage.refuse(auth.keyId, String(res.locals.routeId ?? 'unmatched'));
+      const plan = planPolicy(auth.plan, this.limits);
+      const planUsed = this.usage.get(auth.keyId).requests;
+      setHeaders(res, plan, plan.quota === null ? null : plan.quota - planUsed, reset);
       appendHeaders(res, policy, 0, reset);
+      res.setHeader('X-RateLimit-Remaining', '0');
       throw ApiError.rateLimited(reset, `The probability scope's limit of ${policy.quota} requests per day is used up.`, {
         policy: policy.name,
         limit: policy.quota,

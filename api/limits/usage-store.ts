@@ -108,6 +108,20 @@ export class UsageStore {
     u.routes[routeId] = (u.routes[routeId] ?? 0) + 1;
   }
 
+  /**
+   * Takes back a request of `keyId` to `routeId` that was charged and counted, then refused by a
+   * limit of its own (the probability scope's): refused requests are not charged, only recorded as
+   * rejected, and the routes still add up to the requests charged.
+   */
+  refuse(keyId: string, routeId: string): void {
+    const u = this.#entry(keyId);
+    u.requests = Math.max(0, u.requests - 1);
+    const n = (u.routes[routeId] ?? 0) - 1;
+    if (n > 0) u.routes[routeId] = n;
+    else delete u.routes[routeId];
+    u.rejected++;
+  }
+
   /** Daily totals of `keyId` for the last `days` days (today included), newest first. */
   async history(keyId: string, days: number): Promise<Array<{ date: string } & Omit<KeyUsage, 'routes'>>> {
     this.#roll();

@@ -14,19 +14,11 @@ import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ProbabilityService } from '../probability/service.ts';
 import { bodyHash, type StoredRequest } from '../probability/store.ts';
-import { jsonBody } from '../http/json-body.ts';
+import { bodyError, jsonBody } from '../http/json-body.ts';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
 /** The first zod issue as a 400 naming the field. */
-function invalid(error: z.ZodError): ApiError {
-  const i = error.issues[0]!;
-  const keys = (i as { keys?: string[] }).keys;
-  const field = i.path.length > 0 ? i.path.join('.') : keys?.[0] ?? 'body';
-  const detail = i.code === 'unrecognized_keys' ? `Unknown field "${field}".` : `${field}: ${i.message}`;
-  return ApiError.invalidParameter(field, detail);
-}
-
 /** Idempotency-Key records in progress (a concurrent retry waits for the first one). */
 const pending = new Map<string, Promise<void>>();
 
@@ -63,7 +55,7 @@ export const probabilityRoute = rawRoute({
     const auth = authOf(res);
     const keyId = auth.keyId!;
     const parsed = ProbabilityRequest.safeParse(jsonBody(req));
-    if (!parsed.success) throw invalid(parsed.error);
+    if (!parsed.success) throw bodyError(parsed.error);
     const prepared = await svc.prepare(parsed.data);
     const rawIdem = req.headers['idempotency-key'];
     const idem = typeof rawIdem === 'string' ? rawIdem : undefined;

@@ -14,7 +14,7 @@ import { checkWebhookUrl, WebhookUrlError } from '../events/webhooks/url-policy.
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
 import { parseInteger, queryString } from '../http/params.ts';
-import { jsonBody } from '../http/json-body.ts';
+import { bodyError, jsonBody } from '../http/json-body.ts';
 
 /** The dispatcher, set on `app.locals.webhooks` by createApp (absent: webhooks disabled). */
 function dispatcherOf(req: Request): WebhookDispatcher {
@@ -92,11 +92,11 @@ export const webhooksCreateRoute = rawRoute({
     const d = dispatcherOf(req);
     const keyId = keyOf(res);
     const parsed = CreateBody.safeParse(jsonBody(req));
-    if (!parsed.success) throw ApiError.invalidBody(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+    if (!parsed.success) throw bodyError(parsed.error);
     try {
       await checkWebhookUrl(parsed.data.url, d.allowPrivate);
     } catch (err) {
-      if (err instanceof WebhookUrlError) throw ApiError.invalidBody(err.message);
+      if (err instanceof WebhookUrlError) throw ApiError.invalidParameter('url', err.message);
       throw err;
     }
     const sub = d.store.create({ keyId, url: parsed.data.url, types: parsed.data.types ?? null, description: parsed.data.description ?? null });

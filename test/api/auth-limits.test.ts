@@ -258,6 +258,13 @@ describe('entitlements: 403 plan_required, the beta setting, scopes', () => {
     expectProblem(limited, 429, 'rate_limited');
     expect(limited.body.policy).toBe('probability');
     expect(Number(limited.res.headers.get('retry-after'))).toBeGreaterThan(0);
+    // the limit that refused it is used up; the plan did not pay for the refusal (pro: 1,000 a day)
+    expect(limited.res.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(limited.res.headers.get('ratelimit')).toContain('"pro";r=997;');
+    const u = await get(closed, '/api/usage/', auth.x(scoped));
+    expect(u.body.quota.used).toBe(3);
+    expect(u.body.routes).toEqual({ probability: 3 });
+    expect(JSON.stringify(u.body)).toMatch(/"rejected":1/);
     // the plan's own quota is unaffected
     expect((await get(closed, ACC, auth.x(scoped))).res.status).toBe(200);
   });
@@ -388,15 +395,17 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
       // counted whatever the answer; a fixture without the route's tables answers 503 not_ready
       if (r.res.status >= 500) expect(r.body.code, `${route.id}: ${r.text.slice(0, 200)}`).toBe('not_ready');
     }
-    // an unknown path and a route above the plan are charged too, and counted (unmatched, the route)
+    // an unknown path, a known path with another method and a route above the plan are charged
+    // too, and counted (unmatched twice, the route)
     expectProblem(await get(server, '/api/nonexistent', auth.x(key)), 404, 'not_found');
+    expectProblem(await get(server, '/api/leaderboard/', { method: 'DELETE', ...auth.x(key) }), 405, 'method_not_allowed');
     const pro = newKey(dir, 'pro').key;
     expectProblem(await get(server, '/api/leaderboard/', auth.x(pro)), 403, 'plan_required');
     const u = await get(server, '/api/usage/', auth.x(key));
     expect(u.res.status).toBe(200);
     // usage itself is neither charged nor counted (its reads above included)
     for (const route of counted) expect(u.body.routes[route.id], route.id).toBe(route.id === 'usage' ? undefined : 1);
-    expect(u.body.routes.unmatched).toBe(1);
+    expect(u.body.routes.unmatched).toBe(2);
     const sum = Object.values(u.body.routes as Record<string, number>).reduce((a, b) => a + b, 0);
     expect(sum).toBe(u.body.quota.used);
     const p = await get(server, '/api/usage/', auth.x(pro));

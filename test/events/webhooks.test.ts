@@ -157,8 +157,14 @@ describe('webhook subscriptions', () => {
     const mine = await api(`/api/webhooks/${c.body.id}/`);
     expect(mine.body.id).toBe(c.body.id);
     expect(mine.body.secret).toBeUndefined();
-    expectProblem(await create({ url: 'ftp://x/' }), 400, 'invalid_body');
-    expectProblem(await create({ url: 'https://93.184.216.34/', types: ['nope'] }), 400, 'invalid_body');
+    // a wrong field is an invalid_parameter naming it, as on the probability endpoint (it was invalid_body)
+    const ftp = await create({ url: 'ftp://x/' });
+    expectProblem(ftp, 400, 'invalid_parameter');
+    expect(ftp.body.parameter).toBe('url');
+    const type = await create({ url: 'https://93.184.216.34/', types: ['nope'] });
+    expectProblem(type, 400, 'invalid_parameter');
+    expect(type.body.parameter).toBe('types.0');
+    expectProblem(await create([1]), 400, 'invalid_body');
     expect((await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expectProblem(await api(`/api/webhooks/${c.body.id}/`), 404, 'not_found');
   });

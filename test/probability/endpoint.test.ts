@@ -68,6 +68,12 @@ describe('POST /api/probability/: access and validation', () => {
     const g = await post(good(), plain);
     expectProblem(g, 403, 'plan_required');
     expect(g.body.scope).toBe('probability');
+    // whatever the body: a malformed or oversize one is the 403 too (it was a 400 or a 413)
+    for (const body of ['{bad', JSON.stringify(good({ resolution_criteria: 'y'.repeat(20_000) }))]) {
+      const r = await post(body, plain);
+      expectProblem(r, 403, 'plan_required');
+      expect(r.body.scope).toBe('probability');
+    }
   });
 
   it('every bad input is a 400 naming the field, an oversize body a 413', async () => {
@@ -97,7 +103,6 @@ describe('POST /api/probability/: access and validation', () => {
       [good({ mode: 'augmented' }), 'mode'],
       [good({ resolution_criteria: 42 }), 'resolution_criteria'],
       [good({ surprise: true }), 'surprise'],
-      [[1, 2], 'body'],
     ];
     for (const [body, field] of cases) {
       const g = await post(body, scoped);
@@ -116,6 +121,10 @@ describe('POST /api/probability/: access and validation', () => {
       expectProblem(b, 400, 'invalid_body');
       expect(b.body.detail).toMatch(/not a JSON object/);
     }
+    // an array is JSON too, and no object: invalid_body, as on every POST route (it was invalid_parameter "body")
+    const arr = await post([1, 2], scoped);
+    expectProblem(arr, 400, 'invalid_body');
+    expect(arr.body.detail).toMatch(/must be a JSON object/);
     const text = await post(good(), scoped, { 'content-type': 'text/plain' });
     expectProblem(text, 400, 'invalid_body');
     expect(text.body.detail).toMatch(/Content-Type: application\/json \(got "text\/plain"\)/);
