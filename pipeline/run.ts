@@ -31,7 +31,7 @@ import { prepareFactors } from './factors/stage.ts';
 import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { loadEventsConfig } from './events/config.ts';
-import { readCurrent } from './warehouse/snapshot.ts';
+import { isPublished, readCurrent } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
 
 export interface RunOptions {
@@ -213,25 +213,42 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           });
         }
         if (!options.scoreOnly) await forecast();
-        const previous = readCurrent(root);
-        markEventsPending(root, runId, previous);
-        const manifest = await scoreAndPublish(conn, config, asOf, runId, {
-          syncReport: summary.sync ? JSON.stringify(summary.sync) : null,
-        });
-        summary.snapshot = manifest.run_id;
-        summary.status = 'completed';
-        // Emit events: what changed since the previous snapshot. The snapshot is published either
-        // way; events that fail here stay pending and the next run derives them.
-        try {
-          const { sync: _s, notes: _n, error: _e, duration_ms: _d, ...counts } = summary;
-          const ev = await emitRunEvents(conn, { root, runId, previous, ...eventThresholds, summary: counts });
-          log.info({ events: ev.found, written: ev.written }, 'events written');
-        } catch (err) {
-          log.error({ err }, 'events not written; the next run derives them');
-          summary.notes.push(`events not written (${err instanceof Error ? err.message : String(err)}); the next run derives them`);
+        /** Derives and publishes this run's snapshot, then its events; prunes old snapshots. */
+        const publishAndEmit = async (): Promise<void> => {
+          const previous = readCurrent(root);
+          markEventsPending(root, runId, previous);
+          const manifest = await scoreAndPublish(conn, config, asOf, runId, {
+            syncReport: summary.sync ? JSON.stringify(summary.sync) : null,
+          });
+          summary.snapshot = manifest.run_id;
+          summary.status = 'completed';
+          // Emit events: what changed since the previous snapshot. The snapshot is published either
+          // way; events that fail here stay pending and the next run derives them.
+          try {
+            const { sync: _s, notes: _n, error: _e, duration_ms: _d, ...counts } = summary;
+            const ev = await emitRunEvents(conn, { root, runId, previous, ...eventThresholds, summary: counts });
+            log.info({ events: ev.found, written: ev.written }, 'events written');
+          } catch (err) {
+            log.error({ err }, 'events not written; the next run derives them');
+            summary.notes.push(`events not written (${err instanceof Error ? err.message : String(err)}); the next run derives them`);
+          }
+          const pruned = pruneSnapshots(root, config.keepSnapshots);
+          log.info({ tables: manifest.tables.length, pruned: pruned.length }, 'snapshot published');
+        };
+        if (target && isPublished(root, runId)) {
+          // Killed after its publish (before it recorded itself completed): the snapshot is out and
+          // may be served and cached under its id, and its events were derived at this run's start
+          // (recoverPendingEvents) against the snapshot it replaced. Deriving and publishing it
+          // again replaced the served files under the same id (stale caches answered 304 for
+          // changed content) and compared the run with itself, as with no previous snapshot:
+          // hundreds of false events (QA).
+          log.info({ snapshot: runId }, 'snapshot already published before the interruption: not derived again');
+          summary.snapshot = runId;
+          summary.status = 'completed';
+          summary.notes.push('its snapshot was published before the interruption; kept as it was');
+        } else {
+          await publishAndEmit();
         }
-        const pruned = pruneSnapshots(root, config.keepSnapshots);
-        log.info({ tables: manifest.tables.length, pruned: pruned.length }, 'snapshot published');
       } catch (err) {
         summary.error = err instanceof Error ? err.message : String(err);
         if (err instanceof RunInterrupted) {

@@ -52,6 +52,14 @@ export function readCurrent(root: string): string | null {
   return RUN_ID_PATTERN.test(id) && existsSync(snapshotDir(root, id)) ? id : null;
 }
 
+/**
+ * Whether snapshot `id` was published (its directory is renamed into place only once complete,
+ * manifest included), whether or not it is still the current one.
+ */
+export function isPublished(root: string, id: string): boolean {
+  return RUN_ID_PATTERN.test(id) && existsSync(join(snapshotDir(root, id), 'manifest.json'));
+}
+
 export function readManifest(root: string, id: string): SnapshotManifest {
   return JSON.parse(readFileSync(join(snapshotDir(root, id), 'manifest.json'), 'utf8')) as SnapshotManifest;
 }

@@ -1,0 +1,98 @@
+/**
+ * A run killed after publishing its snapshot, before it recorded itself completed (and before its
+ * events), then continued with `--resume`: the snapshot stays as it was published (same files, same
+ * manifest: servers may be serving and caching it under its id), and its events are the ones of
+ * the comparison with the snapshot it replaced, derived once — never a comparison of the run with
+ * itself, which QA found sent 541 false events (every resolution again) with previous_snapshot null.
+ *
+ * The killed state is built deterministically from two real runs (runPipeline, the bundled sample,
+ * the real simulator over HTTP): the second run's last `runs` part (status completed) and its
+ * events are removed, and the pending-events marker it wrote before publishing is put back, which
+ * is what a SIGKILL between the publish and the events leaves.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../../pipeline/config.ts';
+import { createLogger } from '../../pipeline/log.ts';
+import { runPipeline } from '../../pipeline/run.ts';
+import { importForecastBench } from '../../pipeline/bootstrap.ts';
+import { markEventsPending } from '../../pipeline/events/emit.ts';
+import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
+import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
+import { REPO } from '../helpers/cli.ts';
+import { rawQuery, scratch } from '../forecast/helpers.ts';
+
+const root = scratch('quorum-resume-published-');
+const logger = createLogger('silent');
+let sim: Simulator;
+
+function config() {
+  return loadConfig({
+    QUORUM_DATA_DIR: root,
+    QUORUM_SIMULATOR_URL: sim.url,
+    QUORUM_MAX_QUESTIONS: '12',
+    QUORUM_MODES: 'blind,augmented',
+    LOG_LEVEL: 'silent',
+  });
+}
+
+/** The partition directories of `runId` under a raw table (any run_date). */
+function runPartitions(table: 'runs' | 'events', runId: string): string[] {
+  const dir = rawTableDir(root, table);
+  return readdirSync(dir).flatMap((d) => readdirSync(join(dir, d)).filter((r) => r === `run_id=${runId}`).map((r) => join(dir, d, r)));
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+  await importForecastBench(loadConfig({ QUORUM_DATA_DIR: root, LOG_LEVEL: 'silent' }), join(REPO, 'data', 'sample', 'forecastbench'));
+}, 120_000);
+
+afterAll(async () => {
+  await sim?.close();
+  await closeDuckdb();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('a run killed after its publish, continued with --resume', () => {
+  it('keeps its snapshot as published and derives its events once, against the snapshot it replaced', async () => {
+    const a = await runPipeline({ config: config(), logger, asOf: new Date('2025-10-16T00:00:00Z') });
+    expect(a.status, a.error ?? '').toBe('completed');
+    const b = await runPipeline({ config: config(), logger, asOf: new Date('2026-03-06T00:00:00Z') });
+    expect(b.status, b.error ?? '').toBe('completed');
+    expect(readCurrent(root)).toBe(b.run_id);
+    const eventsOf = (runId: string) =>
+      rawQuery(root, 'events', `SELECT type, subject, previous_snapshot FROM t WHERE run_id = '${runId}' ORDER BY type, subject`);
+    const published = await eventsOf(b.run_id);
+    expect(published.length).toBeGreaterThan(1);
+    expect(new Set(published.map((e) => e.previous_snapshot))).toEqual(new Set([a.run_id]));
+    const manifest = readManifest(root, b.run_id);
+    const files = readdirSync(snapshotDir(root, b.run_id)).map((f) => [f, statSync(join(snapshotDir(root, b.run_id), f)).mtimeMs]);
+
+    // The kill: after the publish, before the events and the final `runs` row.
+    for (const dir of runPartitions('events', b.run_id)) rmSync(dir, { recursive: true });
+    const runParts = runPartitions('runs', b.run_id).flatMap((d) => readdirSync(d).map((f) => join(d, f)));
+    expect(runParts).toHaveLength(2); // started, completed
+    const newest = runParts.sort((x, y) => statSync(x).mtimeMs - statSync(y).mtimeMs).at(-1)!;
+    rmSync(newest);
+    expect((await rawQuery(root, 'runs', `SELECT status FROM t WHERE run_id = '${b.run_id}'`)).map((r) => r.status)).toEqual(['started']);
+    markEventsPending(root, b.run_id, a.run_id);
+
+    const calls = sim.stats().requests;
+    const resumed = await runPipeline({ config: config(), logger, resume: b.run_id });
+    expect(resumed.status, resumed.error ?? '').toBe('completed');
+    expect(resumed.run_id).toBe(b.run_id);
+    expect(resumed.snapshot).toBe(b.run_id);
+    expect(sim.stats().requests).toBe(calls); // every call was already made
+    // Not derived or published again: the same manifest and the same files, untouched.
+    expect(readCurrent(root)).toBe(b.run_id);
+    expect(readManifest(root, b.run_id)).toEqual(manifest);
+    expect(readdirSync(snapshotDir(root, b.run_id)).map((f) => [f, statSync(join(snapshotDir(root, b.run_id), f)).mtimeMs])).toEqual(files);
+    // Its events: exactly those of the first time, against the snapshot it replaced.
+    expect(await eventsOf(b.run_id)).toEqual(published);
+    const statuses = await rawQuery(root, 'runs', `SELECT status FROM t WHERE run_id = '${b.run_id}' ORDER BY recorded_at`);
+    expect(statuses.map((r) => r.status)).toEqual(['started', 'completed']);
+  }, 300_000);
+});
