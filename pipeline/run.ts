@@ -17,7 +17,7 @@ import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { appendRaw } from './warehouse/raw-writer.ts';
-import { createRawViews } from './warehouse/raw-views.ts';
+import { createRawViews, rawParts } from './warehouse/raw-views.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
@@ -287,8 +287,10 @@ export async function scoreAndPublish(
   opts: { syncReport?: string | null } = {},
 ) {
   // Pinned: the derive and the export read the raw parts present now, even if an import commits
-  // another part meanwhile (the published claims view is read again at export).
-  await createRawViews(conn, config.dataDir, { pinned: true });
+  // another part meanwhile (the published claims view is read again at export). The forecasts
+  // parts are named in the manifest, for the API's raw forecasts export.
+  const forecastParts = rawParts(config.dataDir, 'forecasts');
+  await createRawViews(conn, config.dataDir, { pinned: true, parts: { forecasts: forecastParts } });
   // Structure (issue 12): curated links and theses in; this run's thesis vintages frozen after.
   await prepareStructure(conn, { runId });
   // Factors and health (issue 12): the trees, the thresholds and this run's sync report in.
@@ -296,7 +298,8 @@ export async function scoreAndPublish(
   // Scenarios (issue 13): curated scenarios in; this run's scenario records archived after.
   await prepareScenarios(conn, { runId });
   const deriveSql = await deriveSqlHash();
-  return publishSnapshot(config.dataDir, runId, { asOf, headlineModes: config.headlineModes, deriveSqlHash: deriveSql }, async (dir) => {
+  const meta = { asOf, headlineModes: config.headlineModes, deriveSqlHash: deriveSql, rawForecastParts: forecastParts };
+  return publishSnapshot(config.dataDir, runId, meta, async (dir) => {
     const tables = await deriveTables(conn, {
       asOf,
       headlineModes: config.headlineModes,

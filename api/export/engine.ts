@@ -44,7 +44,8 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
-import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
+import { rawRelation, type RawViewOptions } from '../../pipeline/warehouse/raw-views.ts';
+import { readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { prepareBound, type SqlParams } from '../db/query.ts';
 import { loadSql } from '../db/sql-files.ts';
 import { ENCODERS, type ExportEncoder, type ExportFormat } from './formats.ts';
@@ -272,6 +273,26 @@ export function formulaSafeSql(col: string): string {
   return `CASE WHEN left(${col}, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) AND TRY_CAST(${col} AS DOUBLE) IS NULL ` +
     `THEN '''' || ${col} ELSE ${col} END`;
 }
+
+/**
+ * The raw forecasts parts the job's snapshot was derived from (its manifest's
+ * `raw_forecast_parts`), so the export holds the forecasts as the snapshot saw them: not those of a
+ * run that was killed before publishing, nor of one still running (QA: 2,412 rows of a killed run
+ * dated in the past were in the current snapshot's export). A snapshot published before the
+ * manifest named them: every part (the query's as_of filter still applies).
+ */
+function snapshotForecastParts(job: ExportJob): RawViewOptions {
+  const manifest = readManifest(job.dataDir, job.snapshotId);
+  if (manifest.raw_forecast_parts === undefined) return {};
+  for (const p of manifest.raw_forecast_parts) {
+    // checked before it reaches a file path, as every manifest field (api/snapshot/manifest.ts)
+    if (!RAW_FORECAST_PART.test(p) || p.includes('..')) throw new Error(`snapshot ${job.snapshotId}: invalid raw_forecast_parts entry ${JSON.stringify(p)}`);
+  }
+  return { parts: { forecasts: manifest.raw_forecast_parts.map((p) => path.join(job.dataDir, p)) } };
+}
+
+/** A raw forecasts part as a manifest names it: `raw/forecasts/<partition dirs>/<file>.parquet`. */
+const RAW_FORECAST_PART = /^raw\/forecasts\/[A-Za-z0-9=._\/-]+\.parquet$/;
 
 /** `select` limited to `$limit` rows, keeping its order. */
 function limited(select: string): string {
@@ -533,7 +554,7 @@ export class ExportEngine {
         );
       }
       if (job.table.rawForecasts) {
-        await conn.run(`CREATE TEMP VIEW raw_forecasts AS ${rawRelation(job.dataDir, 'forecasts')}`);
+        await conn.run(`CREATE TEMP VIEW raw_forecasts AS ${rawRelation(job.dataDir, 'forecasts', snapshotForecastParts(job))}`);
       }
       if (signal.aborted) throw new ExportCancelled();
       return { conn, done };

@@ -35,6 +35,16 @@ export interface RawViewOptions {
    * pins its views; the stages that read back what they just wrote do not.
    */
   pinned?: boolean;
+  /**
+   * These files (absolute paths) and no other for the named tables: a view of the raw parts a
+   * snapshot was derived from (its manifest's `raw_forecast_parts`), whatever was written since.
+   */
+  parts?: Partial<Record<RawTableName, readonly string[]>>;
+}
+
+/** The Parquet parts of raw `table` present now (absolute paths, sorted). */
+export function rawParts(root: string, table: RawTableName): string[] {
+  return parquetParts(rawTableDir(root, table));
 }
 
 /** The SELECT list that casts a raw table's columns to their declared types. */
@@ -46,10 +56,12 @@ export function typedColumns(table: RawTableName, fromNulls = false): string {
 
 /** The SQL relation for one raw table: its Parquet parts, or an empty typed relation. */
 export function rawRelation(root: string, table: RawTableName, opts: RawViewOptions = {}): string {
-  // pinned: every part, listed; else one part is enough to know the glob matches
-  const parts = parquetParts(rawTableDir(root, table), opts.pinned ? Infinity : 1);
+  // given parts: those; pinned: every part, listed; else one part is enough to know the glob matches
+  const given = opts.parts?.[table];
+  const listed = given !== undefined || opts.pinned === true;
+  const parts = given ?? parquetParts(rawTableDir(root, table), opts.pinned ? Infinity : 1);
   if (parts.length === 0) return `SELECT ${typedColumns(table, true)} WHERE false`;
-  const files = opts.pinned ? `[${parts.map(sqlPath).join(', ')}]` : sqlPath(rawGlob(root, table));
+  const files = listed ? `[${parts.map(sqlPath).join(', ')}]` : sqlPath(rawGlob(root, table));
   // The partition directories are for other engines' pruning; here every column comes from the
   // file itself (a Hive partition value would otherwise override a file column of the same name).
   const source = `read_parquet(${files}, hive_partitioning = false, union_by_name = true)`;

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fsyncPath } from '../fs/durable.ts';
 import { currentFile, RUN_ID_PATTERN, snapshotDir, snapshotsDir } from './layout.ts';
 
@@ -35,6 +35,13 @@ export interface SnapshotManifest {
   schema_hash?: string;
   /** The fingerprint of the sql/derive files that derived it (derive.ts `deriveSqlHash`). */
   derive_sql_hash?: string;
+  /**
+   * The raw forecasts parts it was derived from (paths relative to the data dir, sorted): the
+   * raw forecasts export reads these, so that it holds the forecasts "as the snapshot saw them",
+   * never those a later run (or one killed before publishing) wrote since. Absent from snapshots
+   * published before it existed (their export reads every part up to their as_of).
+   */
+  raw_forecast_parts?: string[];
 }
 
 /** What a snapshot's build returns: the published tables and, when known, their columns. */
@@ -80,7 +87,7 @@ export function removeAbandonedSnapshots(root: string): string[] {
 export async function publishSnapshot(
   root: string,
   runId: string,
-  meta: { asOf: Date; headlineModes: readonly string[]; deriveSqlHash?: string },
+  meta: { asOf: Date; headlineModes: readonly string[]; deriveSqlHash?: string; rawForecastParts?: readonly string[] },
   build: (dir: string) => Promise<SnapshotBuild>,
 ): Promise<SnapshotManifest> {
   if (!RUN_ID_PATTERN.test(runId)) throw new Error(`invalid run id: ${runId}`);
@@ -100,6 +107,7 @@ export async function publishSnapshot(
       headline_modes: [...meta.headlineModes],
     };
     if (meta.deriveSqlHash !== undefined) manifest.derive_sql_hash = meta.deriveSqlHash;
+    if (meta.rawForecastParts !== undefined) manifest.raw_forecast_parts = meta.rawForecastParts.map((p) => relative(root, p)).sort();
     if (built.columns) {
       const columns = Object.fromEntries(tables.map((t) => [t, built.columns![t] ?? []]));
       manifest.columns = columns;

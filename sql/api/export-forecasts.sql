@@ -1,6 +1,7 @@
 -- Export of raw model forecasts (with reasoning) as the snapshot saw them: forecasts created at
 -- or before the snapshot's as_of, of questions the snapshot knows, with the question's category.
--- Reads `raw_forecasts` (the raw Parquet of the warehouse, typed as pipeline/warehouse/tables.ts)
+-- Reads `raw_forecasts` (the raw Parquet parts the snapshot was derived from, its manifest's
+-- `raw_forecast_parts`, typed as pipeline/warehouse/tables.ts)
 -- and the snapshot's `questions`. Run as `COPY (<this query>) TO ...` (wrapped in a bound LIMIT
 -- when one applies) with BOUND parameters:
 --   $as_of VARCHAR  the snapshot's as_of (ISO, UTC)

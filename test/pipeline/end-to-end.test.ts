@@ -13,7 +13,7 @@ import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { createKey } from '../../api/auth/keys.ts';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 const tmp = tempDir('quorum-e2e-');
@@ -153,6 +153,39 @@ describe('the bundled sample, end to end', () => {
     for (const l of lines) {
       expect(l.reasoning.length).toBeGreaterThan(0);
       expect(l.provider).toBe('simulated');
+    }
+  });
+
+  it('the raw forecasts export holds the forecasts the snapshot was derived from, not those written since', async () => {
+    const exportRunIds = async () => {
+      const r = await fetch(`${server.url}/api/export/forecasts/?output=jsonl`, { headers: { 'X-API-Key': keys.enterprise } });
+      expect(r.status).toBe(200);
+      return (await r.text()).trim().split('\n').map((l) => (JSON.parse(l) as { run_id: string }).run_id);
+    };
+    const before = await exportRunIds();
+    // What a run dated in the past leaves when it is killed before publishing: a raw forecasts part
+    // (QA: its 2,412 rows were in the current snapshot's export, under that snapshot's name).
+    const killed = 'r20260301T000000Z-killed01';
+    const partDir = join(tmp.dir, 'raw', 'forecasts', 'run_date=2026-03-01', `run_id=${killed}`);
+    mkdirSync(partDir, { recursive: true });
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      await conn.run(
+        `COPY (SELECT * REPLACE ('${killed}' AS run_id, TIMESTAMP '2026-03-01' AS created_at) FROM read_parquet($1, hive_partitioning = false) LIMIT 40) ` +
+          `TO '${join(partDir, 'part-0.parquet')}' (FORMAT parquet)`,
+        [rawGlob(tmp.dir, 'forecasts')],
+      );
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+    try {
+      const after = await exportRunIds();
+      expect(after).not.toContain(killed);
+      expect(after).toEqual(before);
+    } finally {
+      rmSync(partDir, { recursive: true, force: true });
     }
   });
 });
