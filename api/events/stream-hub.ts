@@ -11,6 +11,8 @@
  * id it was sent (resume with `Last-Event-ID` or `?since=`) and is disconnected. A heartbeat
  * comment every `heartbeatMs` keeps proxies from closing idle streams. A resume point older than
  * the retained events gets a `stream.gap` event naming the sequence numbers that cannot be replayed.
+ * A resume point beyond the newest event is refused by the route (400) before `serve` is called:
+ * live events would never be "after" it, so such a stream would stay silent forever.
  */
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
@@ -167,6 +169,17 @@ export class StreamHub {
 
   /** The newest event seq (where a stream without a resume point starts). */
   get lastSeq(): number {
+    return this.#feed.lastSeq;
+  }
+
+  /**
+   * The newest event seq once the feed has caught up with the warehouse: a run (here or in another
+   * process) may have appended events the periodic poll has not read yet, and a client may have been
+   * sent them by another server. Polls (twice: a poll already under way may have looked before the
+   * newest part landed) only when `atLeast` is beyond what the feed has seen.
+   */
+  async newestSeq(atLeast = 0): Promise<number> {
+    for (let i = 0; i < 2 && this.#feed.lastSeq < atLeast; i++) await this.#feed.poll();
     return this.#feed.lastSeq;
   }
 

@@ -33,7 +33,7 @@
  * and from claims files; a pro customer opening an export in a spreadsheet must not run them.
  * Numbers written as text (`-2.5`) stay as they are. JSON, JSONL and Parquet carry the exact text.
  *
- * `USE_TMP_FILE false`: DuckDB writes straight to our `quorum-export-<uuid>.<ext>` path (no
+ * `USE_TMP_FILE false`: DuckDB writes straight to our `quorum-export-<pid>-<uuid>.<ext>` path (no
  * `tmp_` sibling that the stale-file sweep would not recognise); a failed COPY leaves at most that
  * one file, which the export lifecycle deletes.
  */

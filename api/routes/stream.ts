@@ -26,14 +26,40 @@ function parseTypes(req: Request): Set<string> | null {
   return new Set(list.map((t) => parseEnum(t, 'types', EVENT_TYPES)));
 }
 
+export interface ResumePoint {
+  /** Resume after this event seq. */
+  seq: number;
+  /** Where it came from (named in a problem about it). */
+  parameter: 'Last-Event-ID' | 'since';
+}
+
 /** The resume point: the `Last-Event-ID` header (an automatic reconnect), else `since`; null: live only. */
-export function resumePoint(req: Request): number | null {
+export function resumePoint(req: Request): ResumePoint | null {
   const header = req.headers['last-event-id'];
   if (typeof header === 'string' && header.trim() !== '') {
-    return parseInteger(header.trim(), 'Last-Event-ID', { min: 0, max: MAX_SEQ }, 'Header');
+    return { seq: parseInteger(header.trim(), 'Last-Event-ID', { min: 0, max: MAX_SEQ }, 'Header'), parameter: 'Last-Event-ID' };
   }
   const since = queryString(req, 'since', 32);
-  return since === undefined ? null : parseInteger(since, 'since', { min: 0, max: MAX_SEQ });
+  return since === undefined ? null : { seq: parseInteger(since, 'since', { min: 0, max: MAX_SEQ }), parameter: 'since' };
+}
+
+/**
+ * A resume point beyond the newest event (e.g. an id from another deployment, or from before the
+ * warehouse was reset) is a 400: live events are only ever sent when they come after the resume
+ * point, so such a stream would stay silent until the sequence caught up. The newest seq is read
+ * now (after catching up with the warehouse); events appended later come after it and are sent.
+ */
+async function checkResumePoint(hub: StreamHub, resume: ResumePoint): Promise<void> {
+  const newest = await hub.newestSeq(resume.seq);
+  if (resume.seq <= newest) return;
+  const how = resume.parameter === 'since' ? `?since=${newest}` : `the header Last-Event-ID: ${newest}`;
+  const given = resume.parameter === 'since' ? `Query parameter 'since'` : `Header 'Last-Event-ID'`;
+  throw ApiError.invalidParameter(
+    resume.parameter,
+    `${given} is ${resume.seq}, after the newest event (${newest}): no event would ever be sent. ` +
+      `Reconnect with ${how} (or without a resume point) to receive the events from now on.`,
+    { min: 0, max: newest },
+  );
 }
 
 export const streamRoute = rawRoute({
@@ -45,7 +71,9 @@ export const streamRoute = rawRoute({
     'edge.closed, question.resolved, question.annulled, score.posted, run.completed. Each frame has `id` (the ' +
     'event sequence number), `event` (the type) and `data` (JSON `{id, seq, type, timestamp, data}`). Resume ' +
     'with the `Last-Event-ID` header (what EventSource sends on reconnect) or `?since=<seq>`: the retained ' +
-    'events after it are sent first (7 days by default), with no gap and no repeat. A comment line every 15 s ' +
+    'events after it are sent first (7 days by default), with no gap and no repeat. A resume point greater than ' +
+    'the newest event\'s sequence number is a 400 `invalid_parameter` problem naming the newest one: reconnect ' +
+    'with that (or without a resume point). A comment line every 15 s ' +
     'keeps the connection alive. A client that does not keep up gets a final `stream.overflow` event naming ' +
     'the id to resume from, and is disconnected.',
   tags: ['events'],
@@ -66,15 +94,16 @@ export const streamRoute = rawRoute({
       category: queryCategory(req) ?? null,
       questionId: queryString(req, 'question_id', 200) ?? null,
     };
-    const after = resumePoint(req);
+    const resume = resumePoint(req);
     const hub = streamHubOf(req);
     if (!hub) throw ApiError.notReady('The event stream is not enabled on this server.');
+    if (resume) await checkResumePoint(hub, resume);
     if (hub.full) throw ApiError.rateLimited(5, 'Too many open streams on this server; retry shortly.');
     if (req.method === 'HEAD') {
       res.status(200).setHeader('Content-Type', 'text/event-stream; charset=utf-8');
       res.end();
       return;
     }
-    await hub.serve(req, res, filter, after);
+    await hub.serve(req, res, filter, resume?.seq ?? null);
   },
 });

@@ -200,6 +200,73 @@ describe('GET /api/stream/', () => {
     await until(() => hub().clients === 0);
   }, 60_000);
 
+  it('a resume point beyond the newest event is a 400 naming the newest; one equal to it streams live from there', async () => {
+    const newest = await maxSeq();
+    expect(hub().lastSeq).toBe(newest);
+    const h = { 'X-API-Key': key };
+    const header = await get(server, '/api/stream/?since=0', { headers: { ...h, 'Last-Event-ID': String(newest + 1) } });
+    expectProblem(header, 400, 'invalid_parameter');
+    expect(header.body.parameter).toBe('Last-Event-ID');
+    expect(header.body.detail).toContain(`Last-Event-ID: ${newest}`);
+    expect(header.body.detail).toMatch(/without a resume point/);
+    const since = await get(server, '/api/stream/?since=999999', { headers: h });
+    expectProblem(since, 400, 'invalid_parameter');
+    expect(since.body.parameter).toBe('since');
+    expect(since.body.detail).toContain(`?since=${newest}`);
+    expect(since.body.detail).toContain('999999');
+    expect((await fetch(`${server.url}/api/stream/?since=999999`, { method: 'HEAD', headers: h })).status).toBe(400);
+
+    // Equal to the newest: nothing replayed, the next event arrives live.
+    const res = await fetch(`${server.url}/api/stream/`, { headers: { ...h, 'Last-Event-ID': String(newest) } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    await until(() => hub().clients >= 1);
+    await appendEvents(1);
+    let text = '';
+    while (!text.includes(`id: ${newest + 1}\n`)) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([newest + 1]);
+  });
+
+  it('a resume point written by another process but not yet polled is accepted (the feed catches up first)', async () => {
+    const lazy = await serve(root, { events: { pollMs: 0, heartbeatMs: 100 } }); // polls only on demand
+    try {
+      const before = await maxSeq();
+      await appendEvents(2);
+      const lazyHub = lazy.app.app.locals.eventStream as StreamHub;
+      expect(lazyHub.lastSeq).toBe(before); // not seen yet
+      const res = await fetch(`${lazy.url}/api/stream/`, { headers: { 'X-API-Key': key, 'Last-Event-ID': String(before + 1) } });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!text.includes(`id: ${before + 2}\n`)) text += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([before + 2]);
+      expectProblem(await get(lazy, '/api/stream/?since=' + String(before + 3), { headers: { 'X-API-Key': key } }), 400, 'invalid_parameter');
+    } finally {
+      await lazy.close();
+    }
+  });
+
+  it('with no events at all the newest is 0: since=0 streams, any later resume point is a 400', async () => {
+    const empty = tempDir('quorum-stream-empty-');
+    const s = await serve(empty.dir, { events: { pollMs: 25, heartbeatMs: 100 } });
+    try {
+      const k = { 'X-API-Key': newKey(empty.dir, 'enterprise').key };
+      const bad = await get(s, '/api/stream/?since=5', { headers: k });
+      expectProblem(bad, 400, 'invalid_parameter');
+      expect(bad.body.detail).toContain('?since=0');
+      expect(bad.body.allowed).toEqual({ min: 0, max: 0 });
+      expectProblem(await get(s, '/api/stream/', { headers: { ...k, 'Last-Event-ID': '1' } }), 400, 'invalid_parameter');
+      const ok = await fetch(`${s.url}/api/stream/?since=0`, { headers: k });
+      expect(ok.status).toBe(200);
+      await ok.body!.cancel();
+    } finally {
+      await s.close();
+      empty.cleanup();
+    }
+  });
+
   it('a resume point older than the retention period gets a stream.gap event naming what cannot be replayed', async () => {
     const short = await serve(root, { events: { pollMs: 25, heartbeatMs: 100, retentionMs: 1500 } });
     try {

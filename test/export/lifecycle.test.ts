@@ -5,8 +5,9 @@
  * temp-file sweep. Auth comes from an `X-Test-Plan` header (see export.test.ts) and the key id
  * from `X-Test-Key` (default `key-<plan>`).
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,7 @@ import {
   type ExportDeps,
   type ExportService,
 } from '../../api/export/routes.ts';
-import { sweepStaleExports } from '../../api/export/temp-files.ts';
+import { newExportFile, sweepStaleExports } from '../../api/export/temp-files.ts';
 import { fixtureData, publish, tempDataDir, writeSnapshot } from '../api/fixtures.ts';
 
 const SNAP = 'r20250402T000000Z-big1';
@@ -441,26 +442,67 @@ describe('failures', () => {
 });
 
 describe('stale temp files', () => {
-  it('the startup sweep removes quorum-export-* files older than an hour, nothing else', async () => {
+  it('the startup sweep removes quorum-export-* files older than an hour and dead processes\' files and spill dirs at once, nothing else', async () => {
+    // A surely-dead pid: a process that has exited. A live one: a child kept running (and our parent).
+    const gone = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    await new Promise((r) => gone.once('exit', r));
+    const dead = gone.pid!;
+    const alive = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    await new Promise((r) => alive.once('spawn', r));
+    const live = [alive.pid!, process.ppid, process.pid];
     const dir = await mkdtemp(path.join(tmpdir(), 'quorum-export-sweep-'));
     try {
-      const old = path.join(dir, `quorum-export-${randomUUID()}.csv`);
-      const oldTmp = path.join(dir, `tmp_quorum-export-${randomUUID()}.parquet`);
-      const fresh = path.join(dir, `quorum-export-${randomUUID()}.json`);
-      const unrelated = path.join(dir, 'other.csv');
-      for (const f of [old, oldTmp, fresh, unrelated]) await writeFile(f, 'x');
+      const at = (name: string) => path.join(dir, name);
+      const old = at(`quorum-export-${randomUUID()}.csv`);
+      const oldTmp = at(`tmp_quorum-export-${randomUUID()}.parquet`);
+      const fresh = at(`quorum-export-${randomUUID()}.json`);
+      const unrelated = at('other.csv');
+      // A crashed process's leftovers: removed at once, however fresh.
+      const deadFile = at(`quorum-export-${dead}-${randomUUID()}.csv`);
+      const deadTmp = at(`tmp_quorum-export-${dead}-${randomUUID()}.parquet`);
+      const deadSpill = at(`quorum-duckdb-spill-${dead}-k3x9qa`);
+      // Live processes' (ours included): kept; an export file of theirs older than an hour is not.
+      const liveFiles = live.map((pid) => at(`quorum-export-${pid}-${randomUUID()}.csv`));
+      const liveSpills = live.map((pid) => at(`quorum-duckdb-spill-${pid}-a1b2c3`));
+      const oldLive = at(`quorum-export-${alive.pid}-${randomUUID()}.jsonl`);
+      // Names as this process makes them: ours (kept while fresh), and swept once old.
+      const ownFresh = newExportFile(dir, 'csv');
+      const ownOld = newExportFile(dir, 'parquet');
+      expect(path.basename(ownFresh)).toMatch(new RegExp(`^quorum-export-${process.pid}-[0-9a-f-]{36}\\.csv$`));
+      // Near misses, even of the dead pid: kept.
+      const lookalikes = [
+        `quorum-duckdb-spill-${dead}-abc`, // a file, not a directory
+        `quorum-duckdb-spill-${dead}`,
+        `quorum-export-${dead}-not-a-uuid.csv`,
+        `quorum-export-${dead}-${randomUUID()}.csv.bak`,
+      ];
+      const lookalikeDir = `quorum-export-${dead}-${randomUUID()}.csv`; // a directory, not a file
+      for (const f of [old, oldTmp, fresh, unrelated, deadFile, deadTmp, ...liveFiles, oldLive, ownFresh, ownOld, ...lookalikes.map(at)]) {
+        await writeFile(f, 'x');
+      }
+      for (const d of [deadSpill, ...liveSpills]) {
+        await mkdir(path.join(d, 'resolved'), { recursive: true });
+        await writeFile(path.join(d, 'resolved', 'duckdb_temp_storage-0.tmp'), 'x');
+      }
+      await mkdir(at(lookalikeDir));
       const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
-      for (const f of [old, oldTmp, unrelated]) await utimes(f, twoHoursAgo, twoHoursAgo);
+      for (const f of [old, oldTmp, unrelated, oldLive, ownOld, ...liveSpills, ...lookalikes.map(at), at(lookalikeDir)]) {
+        await utimes(f, twoHoursAgo, twoHoursAgo);
+      }
 
       const s = await startExportServer(dataDir, { tempDir: dir });
       try {
-        expect(await s.service.swept).toBe(2);
-        expect((await readdir(dir)).sort()).toEqual([path.basename(fresh), 'other.csv'].sort());
+        expect(await s.service.swept).toBe(7); // old, oldTmp, deadFile, deadTmp, deadSpill, oldLive, ownOld
+        expect((await readdir(dir)).sort()).toEqual(
+          [fresh, unrelated, ...liveFiles, ownFresh, ...liveSpills, ...lookalikes.map(at), at(lookalikeDir)].map((f) => path.basename(f)).sort(),
+        );
+        for (const d of liveSpills) expect(await readdir(path.join(d, 'resolved'))).toEqual(['duckdb_temp_storage-0.tmp']);
       } finally {
         await s.close();
       }
       expect(await sweepStaleExports(path.join(dir, 'missing'))).toBe(0);
     } finally {
+      alive.kill();
       await rm(dir, { recursive: true, force: true });
     }
   });
