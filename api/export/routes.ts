@@ -14,7 +14,7 @@
  *   complete body. A slice failing after the headers destroys the connection without the
  *   terminating chunk (stream.ts): the client sees a failed transfer, never a clean end.
  * - whole file (Parquet, capped plans, sorted tables): DuckDB COPY into
- *   `<tempDir>/quorum-export-<uuid>.<ext>` → only then the headers (Content-Type, Content-Length,
+ *   `<tempDir>/quorum-export-<pid>-<uuid>.<ext>` → only then the headers (Content-Type, Content-Length,
  *   Content-Disposition, X-Snapshot, X-Export-Rows, and for capped plans X-Export-Row-Cap /
  *   X-Export-Truncated) → the file streamed with `stream.pipeline` (backpressure, 4 MiB reads).
  * A COPY failing before the headers is a 500 problem and no body. A client that disconnects during
@@ -192,11 +192,14 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
   // Every method of the route (GET, HEAD, OPTIONS, the 405s) is labelled with its table's route id
   // before anything can fail; GET and HEAD of a keyed caller are counted in its usage (as the
   // registry counts its routes: once the caller is through the front door, refusals included).
+  // Another method (a 405) is counted as `unmatched`, as on every route. Table names match
+  // case-insensitively, as paths and enumerated values do everywhere (`/api/export/RESOLVED/`).
   app.all('/api/export/:table', (req, res, next) => {
-    const id = exportRouteId(String(req.params.table ?? ''));
+    const id = exportRouteId(exportTableParam(req));
     res.locals.routeId = id;
     const keyId = authOf(res).keyId;
     if (keyId !== null && (req.method === 'GET' || req.method === 'HEAD')) deps.countRoute?.(keyId, id);
+    else if (keyId !== null && req.method !== 'OPTIONS') deps.countRoute?.(keyId, 'unmatched');
     next();
   });
 
@@ -204,7 +207,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     const auth = authOf(res);
     if (auth.plan === 'anonymous') throw ApiError.unauthorized('Export needs an API key (X-API-Key or Authorization: Bearer).');
 
-    const tableName = String(req.params.table ?? '');
+    const tableName = exportTableParam(req);
     if (!isExportTable(tableName)) {
       throw ApiError.notFound(`No exportable table; exportable tables: ${EXPORT_TABLES.join(', ')}.`, {
         allowed: [...EXPORT_TABLES],
@@ -417,4 +420,9 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
   };
   services.add(service);
   return service;
+}
+
+/** The `:table` path parameter, lower-cased (table names are lower-case; paths match case-insensitively). */
+function exportTableParam(req: Request): string {
+  return String(req.params.table ?? '').toLowerCase();
 }

@@ -98,14 +98,21 @@ const DECIMAL = /^-?(?:[0-9]{1,15}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})$/;
 
 /**
  * A finite plain decimal number in [min, max]. No exponent, `NaN`, `Infinity`, hex, `+` or spaces
- * (a minus sign only when the range allows negatives).
+ * (a minus sign only when the range allows negatives). The problem says which it broke: the
+ * grammar (more than 20 fraction digits, say) or the range. `hint`: what the number means, added
+ * to the detail (`probability points, e.g. 0.1 for 10 points`).
  */
-export function parseNumber(raw: string, name: string, range: { min: number; max: number }, where = 'Query'): number {
-  const n = DECIMAL.test(raw) && (range.min < 0 || raw[0] !== '-') ? Number(raw) : NaN;
+export function parseNumber(raw: string, name: string, range: { min: number; max: number }, where = 'Query', hint?: string): number {
+  const plain = DECIMAL.test(raw) && (range.min < 0 || raw[0] !== '-');
+  const n = plain ? Number(raw) : NaN;
   if (!(Number.isFinite(n) && n >= range.min && n <= range.max)) {
+    const what = plain
+      ? `a number from ${range.min} to ${range.max}`
+      : `a plain decimal number from ${range.min} to ${range.max} (at most 15 integer and 20 fraction digits; ` +
+        `no ${range.min < 0 ? '' : 'sign, '}exponent or spaces)`;
     throw ApiError.invalidParameter(
       name,
-      `${where} parameter '${name}' must be a number from ${range.min} to ${range.max}; got ${shown(raw)}.`,
+      `${where} parameter '${name}' must be ${what}${hint ? ` (${hint})` : ''}; got ${shown(raw)}.`,
       { min: range.min, max: range.max },
     );
   }

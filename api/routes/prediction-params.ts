@@ -25,7 +25,7 @@ import { QUORUM_VENUE } from '../../pipeline/questions/question-file.ts';
 import { VENUES as SYNC_VENUES } from '../../pipeline/venues/types.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
-import { queryBoolean, queryEnum, queryString, shown } from '../http/params.ts';
+import { parseNumber, queryBoolean, queryEnum, queryString, shown } from '../http/params.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const QUESTION_ID = /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
@@ -91,20 +91,14 @@ export function matchLang(lang: string, available: readonly string[], name = 'la
 export const MIN_EDGE = { min: 0, max: 1, default: 0.05 } as const;
 
 /**
- * `min_edge`: probability points in [0, 1]; absent or empty → 0.05. Plain decimals only
- * (`0.1`, `.1`, `1`, `0.125`); a sign, exponent, `NaN`, `Infinity` or a value outside [0, 1] is a 400.
+ * `min_edge`: probability points in [0, 1]; absent or empty → 0.05. Plain decimals only, in the
+ * grammar of every number parameter (parseNumber: `0.1`, `.1`, `1`, `00001`, `0.125`); a sign,
+ * exponent, `NaN`, `Infinity` or a value outside [0, 1] is a 400. (It had a grammar of its own:
+ * `00001` was refused and `01` accepted.)
  */
 export function queryMinEdge(req: Request, name = 'min_edge'): number {
-  const raw = queryString(req, name, 32);
-  if (raw === undefined) return MIN_EDGE.default;
-  const detail =
-    `Query parameter '${name}' must be a number from ${MIN_EDGE.min} to ${MIN_EDGE.max} ` +
-    `(probability points, e.g. 0.1 for 10 points); got ${shown(raw)}.`;
-  const allowed = { min: MIN_EDGE.min, max: MIN_EDGE.max };
-  if (!/^(?:[0-9]{1,3}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})$/.test(raw)) throw ApiError.invalidParameter(name, detail, allowed);
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < MIN_EDGE.min || n > MIN_EDGE.max) throw ApiError.invalidParameter(name, detail, allowed);
-  return n;
+  const raw = queryString(req, name, 40);
+  return raw === undefined ? MIN_EDGE.default : parseNumber(raw, name, MIN_EDGE, 'Query', 'probability points, e.g. 0.1 for 10 points');
 }
 
 // OpenAPI documentation of the parameters.

@@ -165,6 +165,7 @@ describe('GET /api/predictions/edges/', () => {
     expect(await ids('min_edge=0.25')).toEqual(DEFAULT_ORDER.slice(0, 4));
     expect(await ids('min_edge=')).toEqual(DEFAULT_ORDER);
     expect(await ids('min_edge=0.0499')).toHaveLength(9);
+    expect(await ids('min_edge=00000.25')).toEqual(DEFAULT_ORDER.slice(0, 4));
   });
 
   it('bad min_edge → 400 naming min_edge and its range', async () => {

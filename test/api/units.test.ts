@@ -203,6 +203,12 @@ describe('parameter parsers', () => {
     for (const bad of ['-0.1', '1.01', '1e-3', 'Infinity', 'NaN', '+0.1', '0x1', '', '.', '-', '1'.repeat(400)]) {
       expect(problemOf(() => parseNumber(bad, 'min_edge', { min: 0, max: 1 })).status).toBe(400);
     }
+    // leading zeros are digits like any others (QA: min_edge refused 00001 and took 01)
+    expect(parseNumber('00001', 'min_edge', { min: 0, max: 1 })).toBe(1);
+    expect(parseNumber('00.5', 'min_edge', { min: 0, max: 1 })).toBe(0.5);
+    // the detail says which rule was broken: the grammar, or the range
+    expect(problemOf(() => parseNumber(`0.${'5'.repeat(21)}`, 'min_edge', { min: 0, max: 1 })).detail).toMatch(/plain decimal number from 0 to 1 \(at most 15 integer and 20 fraction digits/);
+    expect(problemOf(() => parseNumber('1.5', 'min_edge', { min: 0, max: 1 })).detail).toMatch(/must be a number from 0 to 1; got/);
   });
 
   it('boolean and enum: case-insensitive, nothing else', () => {

@@ -778,6 +778,13 @@ describe('bad input', () => {
     expect(r.body.detail).toContain(EXPORT_TABLES.join(', '));
   });
 
+  it('table names match case-insensitively, as paths do (QA: /API/PREDICTIONS/ACCURACY answered, /api/export/RESOLVED/ was a 404)', async () => {
+    const lower = await get('/api/export/predictions/?output=json');
+    const upper = await get('/api/export/PREDICTIONS/?output=json');
+    expect(upper.res.status).toBe(200);
+    expect(upper.text).toBe(lower.text);
+  });
+
   it('every parameter rejects injection and traversal strings with 400 naming it', async () => {
     for (const param of ['output', 'category', 'since', 'status', 'limit']) {
       for (const value of INJECTIONS) {
