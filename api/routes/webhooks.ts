@@ -172,6 +172,28 @@ export const webhooksRotateRoute = rawRoute({
   },
 });
 
+/** One delivery attempt. */
+const DeliveryAttempt = z.object({
+  at: z.string().meta({ description: 'When the attempt started (ISO 8601 UTC).' }),
+  status: z.number().int().nullable().meta({ description: 'The receiver\'s HTTP status; null on a network error or timeout.' }),
+  error: z.string().nullable().meta({ description: 'Why the attempt failed without an answer (network error, deadline, aborted body); null when the receiver answered (see status).' }),
+  duration_ms: z.number().meta({ description: 'How long the attempt took, in milliseconds.' }),
+});
+
+/** One delivery of an event to the subscription, as listed (newest event first). */
+const DeliveryView = z.object({
+  id: z.string().meta({ description: 'The delivery id, sent as the webhook-id header (the same on every attempt and replay).' }),
+  event_id: z.string().meta({ description: 'The event delivered.' }),
+  seq: z.number().int().meta({ description: 'The event\'s sequence number.' }),
+  type: z.string().meta({ description: 'The event type.' }),
+  status: z.enum(['pending', 'delivered', 'failed', 'disabled', 'deleted', 'key_revoked', 'plan_required']).meta({
+    description: 'pending (an attempt is due), delivered, failed (retries exhausted), disabled or deleted (the subscription ' +
+      'was), key_revoked or plan_required (not attempted: the owning key lost webhooks).',
+  }),
+  next_attempt_at: z.string().nullable().meta({ description: 'When the next attempt is due (ISO 8601 UTC), pending only; else null.' }),
+  attempts: z.array(DeliveryAttempt).meta({ description: 'Every attempt so far, oldest first.' }),
+});
+
 export const webhooksDeliveriesRoute = rawRoute({
   id: 'webhooks.deliveries',
   path: '/api/webhooks/{id}/deliveries',
@@ -180,17 +202,13 @@ export const webhooksDeliveriesRoute = rawRoute({
   params: IdParams,
   errors: [404, 503],
   responses: json(z.object({
-    deliveries: z.array(z.record(z.string(), z.unknown())).meta({
-      description:
-        'One entry per delivery, newest event first: id (the webhook-id header), event_id, seq (the event\'s sequence number), ' +
-        'type, status (pending, delivered, failed, disabled, deleted, key_revoked or plan_required), next_attempt_at ' +
-        '(ISO 8601, pending only, else null) and attempts [{ at, status (HTTP status, null on a network error), error, duration_ms }].',
-    }),
+    deliveries: z.array(DeliveryView).meta({ description: 'One entry per delivery, newest event first.' }),
     count: z.number().int().meta({ description: 'Entries in `deliveries`.' }),
   })),
   handle: (req, res) => {
     const sub = ownSubscription(req, res);
-    const list = dispatcherOf(req).queue.ofSubscription(sub.id).map((d) => ({
+    // parsed through its schema: the listed shape is the documented one, field for field
+    const list = dispatcherOf(req).queue.ofSubscription(sub.id).map((d) => DeliveryView.parse({
       id: d.id, event_id: d.event_id, seq: d.seq, type: d.type, status: d.outcome ?? 'pending',
       next_attempt_at: d.outcome === null ? new Date(d.next_at).toISOString() : null, attempts: d.attempts,
     }));
