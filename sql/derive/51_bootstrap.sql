@@ -67,4 +67,6 @@ LEFT JOIN drawn AS d USING (replicate);
 -- warehouse (every test run and every small deployment paid it), 0.55 s so.
 CREATE OR REPLACE TEMP MACRO _boot_idx(grp) AS
   CASE WHEN count(*) < _boot_groups_n() THEN list(grp + 1 ORDER BY grp) END;
+-- (a cell's per-group sums of x as such a list, in group order; a group's NULL sum adds nothing)
+CREATE OR REPLACE TEMP MACRO _boot_vec(x, grp) AS list(coalesce(x, 0)::DOUBLE ORDER BY grp);
 CREATE OR REPLACE TEMP MACRO _boot_w(w, idx) AS CASE WHEN idx IS NULL THEN w ELSE list_select(w, idx) END;

@@ -258,12 +258,12 @@ DROP TABLE _lb_qbest;
 CREATE OR REPLACE TABLE _lb_intervals AS
 WITH vec AS (
   SELECT mode, rounds, dimension, key, forecaster, _boot_idx(grp) AS idx,
-         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
-         list(coalesce(sum_brier, 0)::DOUBLE ORDER BY grp) AS brier_v,
-         list(coalesce(n_market, 0)::DOUBLE ORDER BY grp) AS n_market_v,
-         list(coalesce(sum_diff_market, 0)::DOUBLE ORDER BY grp) AS diff_market_v,
-         list(coalesce(n_best, 0)::DOUBLE ORDER BY grp) AS n_best_v,
-         list(coalesce(sum_diff_best, 0)::DOUBLE ORDER BY grp) AS diff_best_v
+         _boot_vec(n, grp) AS n_v,
+         _boot_vec(sum_brier, grp) AS brier_v,
+         _boot_vec(n_market, grp) AS n_market_v,
+         _boot_vec(sum_diff_market, grp) AS diff_market_v,
+         _boot_vec(n_best, grp) AS n_best_v,
+         _boot_vec(sum_diff_best, grp) AS diff_best_v
   FROM _lb_groups
   GROUP BY ALL
 ),

@@ -89,12 +89,12 @@ CREATE OR REPLACE TABLE _dis_spearman_ci AS
 WITH vec AS (
   -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
   SELECT mode, rounds, _boot_idx(grp) AS idx,
-         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
-         list(coalesce(sx, 0)::DOUBLE ORDER BY grp) AS sx_v,
-         list(coalesce(sy, 0)::DOUBLE ORDER BY grp) AS sy_v,
-         list(coalesce(sxx, 0)::DOUBLE ORDER BY grp) AS sxx_v,
-         list(coalesce(syy, 0)::DOUBLE ORDER BY grp) AS syy_v,
-         list(coalesce(sxy, 0)::DOUBLE ORDER BY grp) AS sxy_v
+         _boot_vec(n, grp) AS n_v,
+         _boot_vec(sx, grp) AS sx_v,
+         _boot_vec(sy, grp) AS sy_v,
+         _boot_vec(sxx, grp) AS sxx_v,
+         _boot_vec(syy, grp) AS syy_v,
+         _boot_vec(sxy, grp) AS sxy_v
   FROM _dis_groups
   GROUP BY ALL
 ),
@@ -142,8 +142,8 @@ GROUP BY ALL;
 CREATE OR REPLACE TABLE disagreement_quintiles AS
 WITH vec AS (
   SELECT mode, rounds, quintile, _boot_idx(grp) AS idx,
-         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
-         list(coalesce(sum_brier, 0)::DOUBLE ORDER BY grp) AS b_v
+         _boot_vec(n, grp) AS n_v,
+         _boot_vec(sum_brier, grp) AS b_v
   FROM _dis_q_groups
   GROUP BY ALL
 ),

@@ -53,8 +53,8 @@ CREATE OR REPLACE TABLE information_value AS
 WITH vec AS (
   -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
   SELECT rounds, forecaster, comparison, dimension, key, _boot_idx(grp) AS idx,
-         list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_v,
-         list(coalesce(sum_from - sum_to, 0)::DOUBLE ORDER BY grp) AS d_v
+         _boot_vec(n, grp) AS n_v,
+         _boot_vec(sum_from - sum_to, grp) AS d_v
   FROM _voi_groups
   GROUP BY ALL
 ),

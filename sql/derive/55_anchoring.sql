@@ -109,8 +109,8 @@ CREATE OR REPLACE TABLE anchoring AS
 WITH vec AS (
   -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
   SELECT rounds, forecaster, mode, _boot_idx(grp) AS idx,
-         list(coalesce(sxy, 0)::DOUBLE ORDER BY grp) AS sxy_v,
-         list(coalesce(sxx, 0)::DOUBLE ORDER BY grp) AS sxx_v
+         _boot_vec(sxy, grp) AS sxy_v,
+         _boot_vec(sxx, grp) AS sxx_v
   FROM _anc_groups
   WHERE mode <> 'blind'
   GROUP BY ALL

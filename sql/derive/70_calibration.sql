@@ -114,8 +114,8 @@ DROP VIEW _obs;
 -- `_boot_idx`).
 CREATE OR REPLACE TABLE _ece_vectors AS
 SELECT forecaster, mode, bin, _boot_idx(grp) AS idx,
-       list(coalesce(n, 0)::DOUBLE ORDER BY grp) AS n_vec,
-       list(coalesce(sum_err, 0)::DOUBLE ORDER BY grp) AS err_vec
+       _boot_vec(n, grp) AS n_vec,
+       _boot_vec(sum_err, grp) AS err_vec
 FROM _ece_groups
 GROUP BY forecaster, mode, bin;
 
