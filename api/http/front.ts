@@ -87,7 +87,11 @@ export function front(opts: FrontOptions): RequestHandler {
 
     const exempt = isExempt(req.path);
     authenticateRequest(opts.auth, req, res, exempt);
-    if (!exempt && req.method !== 'OPTIONS' && !opts.isUncharged?.(req.path)) quotas.charge(res, res.locals.auth, clientIp(req));
+    if (!exempt && req.method !== 'OPTIONS') {
+      // an uncharged path (the caller's own usage) still says what is left, charging nothing
+      if (opts.isUncharged?.(req.path)) quotas.describe(res, res.locals.auth, clientIp(req));
+      else quotas.charge(res, res.locals.auth, clientIp(req));
+    }
     next();
   };
 }

@@ -442,6 +442,7 @@ export const ProblemSchema = z
     policy: z.string().optional(),
     limit: z.number().int().optional(),
     limit_bytes: z.number().int().optional().meta({ description: 'payload_too_large / headers_too_large: the size limit in bytes.' }),
+    closest: z.array(z.string()).optional().meta({ description: 'not_found of a source slug (track records): the closest slugs of the snapshot.' }),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });
 
@@ -456,7 +457,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Idempotency-Key reused with another body (`idempotency_conflict`).',
   429: 'Quota used up (`rate_limited`); see `Retry-After`.',
   500: 'Internal error (`internal`); never carries a stack trace.',
-  503: 'No snapshot loaded yet (`not_ready`), or too few models answered (`models_unavailable`, the probability endpoint); see `Retry-After`.',
+  503: 'Not ready (`not_ready`): no snapshot loaded yet, or the feature is not enabled on this server (the event stream, webhooks, the probability endpoint); or too few models answered (`models_unavailable`, the probability endpoint); see `Retry-After`.',
 };
 
 const h = (description: string) => z.string().meta({ description });
@@ -501,6 +502,8 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
     statuses.add(400);
     statuses.add(413);
   }
+  // a path parameter can be malformed (`%ZZ`, a bad id): 400 invalid_parameter on every such route
+  if (def.path.includes('{')) statuses.add(400);
 
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   if (def.kind === 'json') {

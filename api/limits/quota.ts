@@ -77,6 +77,22 @@ export class QuotaKeeper {
   }
 
   /**
+   * Sets the quota headers of `auth` (anonymous: `ip`) without charging anything: the answer of an
+   * uncharged route (`/api/usage/`) carries the remaining quota like every other response.
+   */
+  describe(res: Response, auth: AuthContext, ip: string): void {
+    const now = Date.now();
+    const policy = planPolicy(auth.plan, this.limits);
+    if (auth.keyId === null) {
+      const used = this.#anonCounts(now).get(ip) ?? 0;
+      setHeaders(res, policy, policy.quota === null ? null : policy.quota - used, Math.ceil(((this.#hour + 1) * HOUR_MS - now) / 1000));
+      return;
+    }
+    const used = this.usage.get(auth.keyId).requests;
+    setHeaders(res, policy, policy.quota === null ? null : policy.quota - used, Math.ceil((this.usage.dayEndsAt - now) / 1000));
+  }
+
+  /**
    * Charges the probability scope's own daily quota (call from the probability route). Its 429
    * takes back the plan's charge of the same request (the front door charged it before the route
    * ran; refused requests are not charged) and says 0 in X-RateLimit-Remaining: the limit that

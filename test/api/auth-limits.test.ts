@@ -411,6 +411,13 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     const p = await get(server, '/api/usage/', auth.x(pro));
     expect(p.body.routes).toEqual({ leaderboard: 1 });
     expect(p.body.quota.used).toBe(1);
+    // uncharged, it still says what is left, as every response does (the OpenAPI document requires
+    // the header; QA found it absent): pro's 4 a day, one used, whatever the reads of usage
+    for (let i = 0; i < 2; i++) {
+      const again = await get(server, '/api/usage/', auth.x(pro));
+      expect(again.res.headers.get('x-ratelimit-remaining')).toBe('3');
+      expect(again.res.headers.get('ratelimit')).toMatch(/^"pro";r=3;t=\d+$/);
+    }
   });
 
   it('usage survives a restart: the quota continues', async () => {

@@ -151,3 +151,23 @@ describe('OpenAPI field descriptions', () => {
     ]);
   });
 });
+
+describe('the OpenAPI document lists what the routes answer (QA: a conformance check of ~700 real responses)', () => {
+  const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
+
+  it('every route with a path parameter documents the 400 of a malformed one (`%ZZ`)', () => {
+    const missing: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Schema>>)) {
+      if (!path.includes('{')) continue;
+      for (const [method, op] of Object.entries(ops)) if (!op.responses?.['400']) missing.push(`${method.toUpperCase()} ${path}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('the Problem schema has the fields problems carry beyond RFC 9457 (`closest` of an unknown source slug)', () => {
+    const problem = doc.components.schemas.Problem as Schema;
+    for (const field of ['parameter', 'allowed', 'plan', 'scope', 'retry_after', 'policy', 'limit', 'limit_bytes', 'closest']) {
+      expect(problem.properties[field], field).toBeDefined();
+    }
+  });
+});
