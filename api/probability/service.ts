@@ -300,7 +300,7 @@ export class ProbabilityService {
     };
     // Each call's deadline ends before the request's, so an answer (or 503) is always in time.
     const left = this.timeoutMs - (performance.now() - t0) - 200;
-    const callTimeoutMs = Math.max(100, Math.min(this.#opts.callTimeoutMs ?? left, left));
+    const maxCallTimeoutMs = Math.max(100, left);
     const runId = `probability-${utcDate(now.getTime())}`;
     const finished: ModelCallRow[] = [];
     const callsAt = new Date();
@@ -314,7 +314,8 @@ export class ProbabilityService {
         asOf: now,
         langs,
         signal,
-        callTimeoutMs,
+        callTimeoutMs: this.#opts.callTimeoutMs,
+        maxCallTimeoutMs,
         onCall: (c) => finished.push(c),
       });
     } catch (err) {

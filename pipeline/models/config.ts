@@ -42,7 +42,7 @@ export const modelEntrySchema = z
      * support JSON mode (the prompt spells out the shape either way; the reply is validated alike).
      */
     response_format: z.enum(['json_schema', 'json_object']).default('json_schema'),
-    /** Optional total deadline per call for this model (ms); the run's `callTimeoutMs` wins. */
+    /** Optional total deadline per call for this model (ms); default the run's `callTimeoutMs` (QUORUM_CALL_TIMEOUT_MS). */
     timeout_ms: z.number().int().min(100).optional(),
     /** Optional output cap, sent as `max_completion_tokens`. */
     max_output_tokens: z.number().int().min(16).optional(),

@@ -262,8 +262,14 @@ export interface RunForecastsOptions {
   signal?: AbortSignal;
   /** Aborting stops the run gracefully: no new call starts, in-flight calls finish, the promise resolves. */
   stopSignal?: AbortSignal;
-  /** Total deadline per call (ms), retries included. Default: the model's `timeout_ms`, else 90 s. */
+  /**
+   * Total deadline per call (ms), retries included, for a model without its own `timeout_ms` (the
+   * run's QUORUM_CALL_TIMEOUT_MS; else 90 s). A model's `timeout_ms` wins: a reasoning model is
+   * given minutes on purpose (docs/models.md; QA: every call was cut at the global 60 s).
+   */
   callTimeoutMs?: number;
+  /** An upper bound on every call's deadline whatever the model's (the probability endpoint's time left). */
+  maxCallTimeoutMs?: number;
   /** Once the cost reaches this many USD, no new call starts (the rest are `skipped` rows). */
   budgetUsd?: number | null;
   /** Cost already spent by this run in earlier sessions (counts toward the budget). */
@@ -342,7 +348,8 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
   opts.models.forEach((model, mi) => {
     const mc = modelClients[mi]!;
     let next = 0;
-    const timeoutMs = opts.callTimeoutMs ?? model.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS;
+    const own = model.timeout_ms ?? opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const timeoutMs = opts.maxCallTimeoutMs === undefined ? own : Math.min(own, opts.maxCallTimeoutMs);
     const feed = async () => {
       while (next < opts.tasks.length && !run.signal.aborted && !stop?.aborted) {
         const ti = next++;

@@ -217,6 +217,23 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
     expect(calls[0]).toMatchObject({ status: 'failed', error_kind: 'network', attempts: 3, provider: 'simulated' });
   });
 
+  it("a model's own timeout_ms wins over the run's default deadline; maxCallTimeoutMs bounds both", async () => {
+    // QA: every call was cut at QUORUM_CALL_TIMEOUT_MS whatever the model's timeout_ms
+    const slow = await startSimulator({ port: 0, latencyMs: 600 });
+    try {
+      const [m] = loadModelsConfig({ env: {}, simulatorUrl: slow.url });
+      const patient = { ...m!, timeout_ms: 10_000 };
+      const own = await runForecasts({ models: [patient], tasks: [task('blind', 1)], runId: 't1', asOf, callTimeoutMs: 200 });
+      expect(own.calls[0]).toMatchObject({ status: 'ok' });
+      const none = await runForecasts({ models: [m!], tasks: [task('blind', 2)], runId: 't2', asOf, callTimeoutMs: 200 });
+      expect(none.calls[0]).toMatchObject({ status: 'failed', error_kind: 'timeout' });
+      const capped = await runForecasts({ models: [patient], tasks: [task('blind', 3)], runId: 't3', asOf, maxCallTimeoutMs: 200 });
+      expect(capped.calls[0]).toMatchObject({ status: 'failed', error_kind: 'timeout' });
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('honours max_concurrency per model', async () => {
     const slow = await startSimulator({ port: 0, latencyMs: 30 });
     try {
