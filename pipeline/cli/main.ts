@@ -61,6 +61,16 @@ function setup(): { config: QuorumConfig; logger: Logger } {
   return { config, logger: createLogger(config.logLevel, { destination: cliLogDestination() }) };
 }
 
+/**
+ * setup(), then the stages' own settings (pipeline/stage-settings.ts) for the commands that run
+ * stages or serve: a bad one is refused before any model call, as the rest of the configuration.
+ */
+async function setupChecked(): Promise<{ config: QuorumConfig; logger: Logger }> {
+  const ready = setup();
+  (await import('../stage-settings.ts')).checkStageSettings();
+  return ready;
+}
+
 /** The API is loaded only by the commands that serve it (batch commands stay light). */
 async function startServer(...args: Parameters<typeof import('../../api/server.ts').startServer>) {
   const api = await import('../../api/server.ts');
@@ -136,7 +146,7 @@ program
   .option('--budget-usd <usd>', 'stop starting model calls once the run has spent this much (default QUORUM_RUN_BUDGET_USD)', parseUsd)
   .action((opts: { asOf?: Date; scoreOnly?: boolean; resume?: boolean | string; budgetUsd?: number }) =>
     guarded(async () => {
-      const { config, logger } = setup();
+      const { config, logger } = await setupChecked();
       const [{ runPipeline }, { createProgress }] = await Promise.all([import('../run.ts'), import('../forecast/progress.ts')]);
       const controller = new AbortController();
       let stoppedBy: NodeJS.Signals | null = null;
@@ -172,7 +182,7 @@ program
   .option('--json', 'print the report as JSON (the default when stdout is not a terminal)')
   .action((opts: { json?: boolean }) =>
     guarded(async () => {
-      const { config, logger } = setup();
+      const { config, logger } = await setupChecked();
       const { runSync } = await import('../sync.ts');
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
@@ -189,7 +199,7 @@ program
   .description('serve the API over the published snapshot')
   .action(() =>
     guarded(async () => {
-      const { config, logger } = setup();
+      const { config, logger } = await setupChecked();
       // The API only: it does not rescore (quorum start does), but says when it should be.
       const other = await (await import('../bootstrap.ts')).snapshotFromOtherSql(config.dataDir);
       if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
@@ -205,7 +215,7 @@ program
   .description('first-start bootstrap on the bundled data, then the API and the 4-hourly scheduler')
   .action(() =>
     guarded(async () => {
-      const { config, logger } = setup();
+      const { config, logger } = await setupChecked();
       const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
       // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
       if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);

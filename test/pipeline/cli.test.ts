@@ -109,4 +109,24 @@ describe('quorum run', () => {
     expect(r.stderr).toMatch(/QUORUM_SCHEDULE/);
     expect(r.stderr).toMatch(/QUORUM_HEADLINE_MODES/);
   });
+
+  it("refuses a stage's bad setting at start, before any model call (QA: the run failed after paying for 2,048 calls)", () => {
+    const dir = join(tmp.dir, 'stage-settings');
+    for (const [name, value] of [
+      ['QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc'],
+      ['QUORUM_SCENARIO_IPF_SWEEPS', '0'],
+      ['QUORUM_LINK_SIMILAR_THRESHOLD', '2'],
+      ['QUORUM_FRED_URL', 'ftp://x'],
+      ['QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir')],
+    ] as const) {
+      // (serve too, for two of them: the service refused none of them before)
+      const commands = name === 'QUORUM_HEALTH_STALE_PRICE_HOURS' || name === 'QUORUM_STRUCTURE_DIR' ? [['run', '--as-of', '2025-10-16'], ['serve']] : [['run', '--as-of', '2025-10-16']];
+      for (const args of commands) {
+        const r = quorum(args, { QUORUM_DATA_DIR: dir, PORT: '0', [name]: value }, 60_000);
+        expect(r.status, `${name} ${args[0]}: ${r.stderr}`).toBe(1);
+        expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}`));
+      }
+    }
+    expect(existsSync(join(dir, 'raw'))).toBe(false); // nothing ran
+  });
 });
