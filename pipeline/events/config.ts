@@ -3,6 +3,7 @@
  * pipeline/config.ts: a bad value is an error naming the variable.
  */
 import { z } from 'zod';
+import { setVariables } from '../env.ts';
 
 const EventsEnv = z.object({
   /** consensus.updated: the headline consensus moved at least this much (probability points). */
@@ -57,7 +58,8 @@ export interface WebhooksConfig {
 
 /** Reads and validates the events settings; throws an Error naming each bad variable. */
 export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsConfig {
-  const parsed = EventsEnv.safeParse(env);
+  // (an empty value is unset, as in every loader: pipeline/env.ts)
+  const parsed = EventsEnv.safeParse(setVariables(env));
   if (!parsed.success) {
     const msg = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`invalid events configuration: ${msg}`);

@@ -32,6 +32,7 @@ import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
 import { DEFAULT_BACKFILL, type BackfillOptions } from './core.ts';
 import { VENUES, type DiscoveryFilters, type Venue } from './types.ts';
+import { setVariables } from '../env.ts';
 
 export interface VenueRate {
   requestsPerInterval: number;
@@ -106,7 +107,7 @@ export function rateFromRps(perSecond: number): VenueRate {
 
 /** Reads and validates the venue configuration; throws VenueConfigError naming each bad variable. */
 export function loadVenueConfig(env: NodeJS.ProcessEnv = process.env): VenueConfig {
-  const parsed = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
+  const parsed = EnvSchema.safeParse(setVariables(env));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new VenueConfigError(`invalid venue configuration:\n${lines.join('\n')}`);
