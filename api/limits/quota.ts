@@ -40,39 +40,33 @@ export class QuotaKeeper {
     return this.#anon;
   }
 
+  /** The plan's window of `auth` (anonymous: `ip`): its policy, the requests charged so far, seconds to reset. */
+  #window(auth: AuthContext, ip: string): { policy: Policy; used: number; reset: number } {
+    const now = Date.now();
+    const policy = planPolicy(auth.plan, this.limits);
+    if (auth.keyId === null) {
+      const used = this.#anonCounts(now).get(ip) ?? 0;
+      return { policy, used, reset: Math.ceil(((this.#hour + 1) * HOUR_MS - now) / 1000) };
+    }
+    return { policy, used: this.usage.get(auth.keyId).requests, reset: Math.ceil((this.usage.dayEndsAt - now) / 1000) };
+  }
+
   /**
    * Charges one request of `auth` (anonymous: `ip`), sets the quota headers, and throws a 429 when
    * the quota is used up (`anonymousRefusal`: that 429's detail for an anonymous caller).
    */
   charge(res: Response, auth: AuthContext, ip: string, anonymousRefusal = anonymousLimitDetail): void {
-    const now = Date.now();
-    const policy = planPolicy(auth.plan, this.limits);
-    if (auth.keyId === null) {
-      const counts = this.#anonCounts(now);
-      const used = counts.get(ip) ?? 0;
-      const reset = Math.ceil(((this.#hour + 1) * HOUR_MS - now) / 1000);
-      if (policy.quota !== null && used >= policy.quota) {
-        setHeaders(res, policy, 0, reset);
-        throw ApiError.rateLimited(reset, anonymousRefusal(policy.quota), {
-          policy: policy.name,
-          limit: policy.quota,
-        });
-      }
-      counts.set(ip, used + 1);
-      setHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
-      return;
-    }
-    const used = this.usage.get(auth.keyId).requests;
-    const reset = Math.ceil((this.usage.dayEndsAt - now) / 1000);
+    const { policy, used, reset } = this.#window(auth, ip);
     if (policy.quota !== null && used >= policy.quota) {
-      this.usage.count(auth.keyId, 'rejected');
+      if (auth.keyId !== null) this.usage.count(auth.keyId, 'rejected');
       setHeaders(res, policy, 0, reset);
-      throw ApiError.rateLimited(reset, `The ${policy.name} plan's limit of ${policy.quota} requests per day is used up.`, {
-        policy: policy.name,
-        limit: policy.quota,
-      });
+      const detail = auth.keyId === null
+        ? anonymousRefusal(policy.quota)
+        : `The ${policy.name} plan's limit of ${policy.quota} requests per day is used up.`;
+      throw ApiError.rateLimited(reset, detail, { policy: policy.name, limit: policy.quota });
     }
-    this.usage.count(auth.keyId, 'requests');
+    if (auth.keyId === null) this.#anon.set(ip, used + 1);
+    else this.usage.count(auth.keyId, 'requests');
     setHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
   }
 
@@ -81,15 +75,8 @@ export class QuotaKeeper {
    * uncharged route (`/api/usage/`) carries the remaining quota like every other response.
    */
   describe(res: Response, auth: AuthContext, ip: string): void {
-    const now = Date.now();
-    const policy = planPolicy(auth.plan, this.limits);
-    if (auth.keyId === null) {
-      const used = this.#anonCounts(now).get(ip) ?? 0;
-      setHeaders(res, policy, policy.quota === null ? null : policy.quota - used, Math.ceil(((this.#hour + 1) * HOUR_MS - now) / 1000));
-      return;
-    }
-    const used = this.usage.get(auth.keyId).requests;
-    setHeaders(res, policy, policy.quota === null ? null : policy.quota - used, Math.ceil((this.usage.dayEndsAt - now) / 1000));
+    const { policy, used, reset } = this.#window(auth, ip);
+    setHeaders(res, policy, policy.quota === null ? null : policy.quota - used, reset);
   }
 
   /**
@@ -105,9 +92,7 @@ export class QuotaKeeper {
     const reset = Math.ceil((this.usage.dayEndsAt - Date.now()) / 1000);
     if (policy.quota !== null && used >= policy.quota) {
       this.usage.refuse(auth.keyId, String(res.locals.routeId ?? 'unmatched'));
-      const plan = planPolicy(auth.plan, this.limits);
-      const planUsed = this.usage.get(auth.keyId).requests;
-      setHeaders(res, plan, plan.quota === null ? null : plan.quota - planUsed, reset);
+      this.describe(res, auth, ''); // the plan's headers again, its charge taken back
       appendHeaders(res, policy, 0, reset);
       res.setHeader('X-RateLimit-Remaining', '0');
       throw ApiError.rateLimited(reset, `The probability scope's limit of ${policy.quota} requests per day is used up.`, {
