@@ -103,6 +103,19 @@ export const provenance = {
   }),
 };
 
+/**
+ * A question as a member of a structure (a thesis's members, a factor's leaves): its identity and
+ * its status, first in the member's object, worded as everywhere (DOC).
+ */
+export const MEMBER_QUESTION_FIELDS = {
+  question_id: z.string().meta({ description: DOC.question_id }),
+  title: z.string().nullable().meta({ description: DOC.title }),
+  venue: z.string().nullable().meta({ description: DOC.venue }),
+  url: z.string().nullable().meta({ description: DOC.url }),
+  category: z.string().nullable().meta({ description: DOC.category }),
+  status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
+};
+
 /** `{ providers, simulated }` of a provider query's rows (`provider` column). */
 export function provenanceOf(rows: ReadonlyArray<Record<string, unknown>>): { providers: string[]; simulated: boolean } {
   const providers = [...new Set(rows.map((r) => r.provider).filter((p): p is string => typeof p === 'string' && p !== ''))].sort();

@@ -17,7 +17,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const CLUSTERS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const VINTAGES = { min: 0, max: 50, default: 5 } as const;
@@ -28,12 +28,7 @@ const CURSOR_KIND = 'clusters';
 
 export const ClusterMember = z
   .object({
-    question_id: z.string().meta({ description: DOC.question_id }),
-    title: z.string().nullable().meta({ description: DOC.title }),
-    venue: z.string().nullable().meta({ description: DOC.venue }),
-    url: z.string().nullable().meta({ description: DOC.url }),
-    category: z.string().nullable().meta({ description: DOC.category }),
-    status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
+    ...MEMBER_QUESTION_FIELDS,
     sign: z.number().int().meta({ description: '+1: YES supports the thesis; -1: YES contradicts it.' }),
     weight: z.number().meta({ description: 'The member\'s weight in the thesis consensus (computed clusters: 1).' }),
     consensus: zProb.meta({ description: 'The member\'s headline AI consensus (null: none for an active question at as_of).' }),

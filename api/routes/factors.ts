@@ -19,7 +19,7 @@ import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { count, DOC, isoTime, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const FACTORS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const FACTOR_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -45,12 +45,7 @@ const levelFields = {
 
 export const FactorLeaf = z
   .object({
-    question_id: z.string().meta({ description: DOC.question_id }),
-    title: z.string().nullable().meta({ description: DOC.title }),
-    venue: z.string().nullable().meta({ description: DOC.venue }),
-    url: z.string().nullable().meta({ description: DOC.url }),
-    category: z.string().nullable().meta({ description: DOC.category }),
-    status: z.string().nullable().meta({ description: 'active | closed | resolved | annulled, as of the snapshot.' }),
+    ...MEMBER_QUESTION_FIELDS,
     sign: z.number().int().meta({ description: '+1: YES pushes the factor in its stated direction; −1: against it.' }),
     weight: z.number().meta({ description: 'The leaf\'s weight in its nodes\' levels (default 1).' }),
     origin: z.enum(['curated', 'rule']).meta({ description: 'Listed by hand, or attached by a rule of its driver.' }),
