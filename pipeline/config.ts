@@ -24,6 +24,16 @@ const boolish = z
 
 const limit = z.coerce.number().int().min(0).max(1_000_000_000);
 
+/** `o` is an origin exactly as a browser sends it: http(s), a host, an optional port, no path. */
+function isOrigin(o: string): boolean {
+  try {
+    const u = new URL(o);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o;
+  } catch {
+    return false;
+  }
+}
+
 // --- model runner, evidence, forecast stage (pipeline/forecast/README.md) ---
 const langList = z
   .string()
@@ -99,8 +109,24 @@ const EnvSchema = z.object({
   QUORUM_LIMIT_API_PER_DAY: limit.default(50_000),
   QUORUM_LIMIT_ENTERPRISE_PER_DAY: limit.default(0),
   QUORUM_LIMIT_PROBABILITY_PER_DAY: limit.default(100),
-  /** Origins allowed to read the public endpoints cross-origin: `*` or a comma-separated list. */
-  QUORUM_CORS_ORIGINS: z.string().default('*'),
+  /**
+   * Origins allowed to read the public endpoints cross-origin: `*` or a comma-separated list of
+   * origins as a browser sends them (`https://app.example`, `http://localhost:3000`): scheme, host
+   * and port, nothing after. Anything else is refused at start: `app.example` or
+   * `https://app.example/` would never equal a request's Origin header, and cross-origin reads
+   * would fail silently in the browser.
+   */
+  QUORUM_CORS_ORIGINS: z
+    .string()
+    .default('*')
+    .superRefine((s, ctx) => {
+      if (s.trim() === '*') return;
+      const origins = s.split(',').map((o) => o.trim()).filter(Boolean);
+      if (origins.length === 0) ctx.addIssue({ code: 'custom', message: "expected '*' or a comma-separated list of origins" });
+      for (const o of origins.filter((x) => !isOrigin(x))) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(o)} is not an origin (scheme://host[:port], e.g. https://app.example)` });
+      }
+    }),
   /** Express `trust proxy` (client IP from X-Forwarded-For): false, true, or a hop count. */
   QUORUM_TRUST_PROXY: z
     .string()

@@ -125,6 +125,19 @@ describe('configuration', () => {
     expect(() => loadConfig({ QUORUM_LIMIT_API_PER_DAY: '-1' })).toThrow(/QUORUM_LIMIT_API_PER_DAY/);
   });
 
+  it('CORS origins must be origins a browser sends: scheme, host, port, nothing after', () => {
+    expect(loadConfig({ QUORUM_CORS_ORIGINS: 'http://localhost:3000,https://app.example' }).corsOrigins).toEqual([
+      'http://localhost:3000',
+      'https://app.example',
+    ]);
+    expect(loadConfig({ QUORUM_CORS_ORIGINS: ' * ' }).corsOrigins).toBe('*');
+    // each of these would never equal a request's Origin header: refused at start, named
+    for (const bad of ['app.example', 'https://app.example/', 'https://app.example/path', 'ftp://app.example', 'https://a.example:443', ',', '*,https://a.example']) {
+      expect(() => loadConfig({ QUORUM_CORS_ORIGINS: bad }), bad).toThrow(/QUORUM_CORS_ORIGINS/);
+    }
+    expect(() => loadConfig({ QUORUM_CORS_ORIGINS: 'https://ok.example, app.example' })).toThrow(/"app\.example" is not an origin/);
+  });
+
   it('next run from the cron schedule (Cache-Control)', () => {
     const { nextRunAt, stop } = nextRunFromCron('0 */4 * * *');
     const next = nextRunAt()!;
