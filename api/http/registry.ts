@@ -523,7 +523,7 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
       content: {
         'application/json': {
           schema: def.response.extend({
-            as_of: z.string().meta({ description: 'ISO 8601 time the snapshot\'s run saw.' }),
+            as_of: z.string().meta({ format: 'date-time', description: 'ISO 8601 time the snapshot\'s run saw.' }),
           }),
         },
       },

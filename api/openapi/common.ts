@@ -15,7 +15,7 @@ import { roundPercent, roundProbability } from '../http/precision.ts';
 
 export const zNum = z.number().nullable();
 export const count = z.number().int().min(0);
-export const isoTime = z.string().meta({ description: 'ISO 8601 UTC time.', example: '2025-04-02T00:00:00.000Z' });
+export const isoTime = z.string().meta({ format: 'date-time', description: 'ISO 8601 UTC time.', example: '2025-04-02T00:00:00.000Z' });
 
 /** A probability-scale figure, published rounded to 6 decimals. */
 export const prob = z.number().overwrite((v) => roundProbability(v));

@@ -65,12 +65,12 @@ const Subscription = z
     url: z.string().meta({ description: 'The https address deliveries are POSTed to.' }),
     types: z.array(z.string()).nullable().meta({ description: 'The event types delivered; null: every type.' }),
     description: z.string().nullable().meta({ description: 'The description given at creation (null: none).' }),
-    created_at: z.string().meta({ description: 'When the subscription was created (ISO 8601 UTC).' }),
+    created_at: z.string().meta({ format: 'date-time', description: 'When the subscription was created (ISO 8601 UTC).' }),
     status: z.enum(['enabled', 'disabled']).meta({
       description: 'disabled: nothing is delivered (the receiver answered 410, the retry window ran out, or the owning key lost webhooks); an operator can enable it again.',
     }),
     disabled_reason: z.string().nullable().meta({ description: 'Why it was disabled (null while enabled).' }),
-    disabled_at: z.string().nullable().meta({ description: 'When it was disabled, ISO 8601 UTC (null while enabled).' }),
+    disabled_at: z.string().nullable().meta({ format: 'date-time', description: 'When it was disabled, ISO 8601 UTC (null while enabled).' }),
   })
   .meta({ id: 'WebhookSubscription', description: 'A webhook subscription of the calling key (its secret is never shown here).' });
 
@@ -162,7 +162,7 @@ export const webhooksRotateRoute = rawRoute({
     id: z.string().meta({ description: 'The subscription id.' }),
     secret: z.string().meta({ description: 'The new `whsec_` signing secret, shown only here: it signs every delivery from now on.' }),
     previous_secret_expires_at: z.string().meta({
-      description: 'Until when (ISO 8601 UTC, 24 h from now) the previous secret also signs: deliveries carry both signatures until then.',
+      format: 'date-time', description: 'Until when (ISO 8601 UTC, 24 h from now) the previous secret also signs: deliveries carry both signatures until then.',
     }),
   })),
   handle: (req, res) => {
@@ -174,7 +174,7 @@ export const webhooksRotateRoute = rawRoute({
 
 /** One delivery attempt. */
 const DeliveryAttempt = z.object({
-  at: z.string().meta({ description: 'When the attempt started (ISO 8601 UTC).' }),
+  at: z.string().meta({ format: 'date-time', description: 'When the attempt started (ISO 8601 UTC).' }),
   status: z.number().int().nullable().meta({ description: 'The receiver\'s HTTP status; null on a network error or timeout.' }),
   error: z.string().nullable().meta({ description: 'Why the attempt failed without an answer (network error, deadline, aborted body); null when the receiver answered (see status).' }),
   duration_ms: z.number().meta({ description: 'How long the attempt took, in milliseconds.' }),
@@ -190,7 +190,7 @@ const DeliveryView = z.object({
     description: 'pending (an attempt is due), delivered, failed (retries exhausted), disabled or deleted (the subscription ' +
       'was), key_revoked or plan_required (not attempted: the owning key lost webhooks).',
   }),
-  next_attempt_at: z.string().nullable().meta({ description: 'When the next attempt is due (ISO 8601 UTC), pending only; else null.' }),
+  next_attempt_at: z.string().nullable().meta({ format: 'date-time', description: 'When the next attempt is due (ISO 8601 UTC), pending only; else null.' }),
   attempts: z.array(DeliveryAttempt).meta({ description: 'Every attempt so far, oldest first.' }),
 });
 

@@ -164,6 +164,30 @@ describe('the OpenAPI document lists what the routes answer (QA: a conformance c
     expect(missing).toEqual([]);
   });
 
+  it('every time field (`*_at`, `as_of`, `at`) that is a string declares format date-time, so clients parse it as one', () => {
+    const plain: string[] = [];
+    let times = 0;
+    const walk = (o: unknown, at: string): void => {
+      if (!o || typeof o !== 'object') return;
+      for (const [k, v] of Object.entries(o as Schema)) {
+        if (at.endsWith('.properties') && /(^|_)at$|^as_of$/.test(k) && v && typeof v === 'object') {
+          // the field itself, or the string alternative of a nullable one (anyOf [string, null])
+          const strings = [v as Schema, ...((v as Schema).anyOf ?? []), ...((v as Schema).oneOf ?? [])].filter((x: Schema) =>
+            ([] as unknown[]).concat(x?.type ?? []).includes('string'),
+          );
+          if (strings.length > 0) {
+            times++;
+            if (!strings.every((x: Schema) => x.format === 'date-time' || (v as Schema).format === 'date-time')) plain.push(`${at}.${k}`);
+          }
+        }
+        walk(v, `${at}.${k}`);
+      }
+    };
+    walk(doc, '');
+    expect(times).toBeGreaterThan(80);
+    expect(plain).toEqual([]);
+  });
+
   it('the Problem schema has the fields problems carry beyond RFC 9457 (`closest` of an unknown source slug)', () => {
     const problem = doc.components.schemas.Problem as Schema;
     for (const field of ['parameter', 'allowed', 'plan', 'scope', 'retry_after', 'policy', 'limit', 'limit_bytes', 'closest']) {
