@@ -8,7 +8,8 @@
 -- warehouse) they are created empty here with the default parameters.
 --
 -- Computed links, text similarity (TF-IDF cosine):
---  * documents: `text` = title + description, `title` = the title alone; lower-cased, split on
+--  * documents: `text` = title + description, `title` = the title alone; HTML tags and character
+--    references removed (_link_plain_text), lower-cased, split on
 --    anything that is not a-z or 0-9, tokens of one letter and the stop words below dropped
 --    (digits kept: "claude 5", years and prices tell questions apart).
 --  * weight of a term in a document: tf * ln(N / df), N = the questions, df = the questions whose
@@ -55,12 +56,19 @@ SELECT unnest([
   'will', 'with', 'within', 'would', 'yes', 'yet', 'you', 'your', 'https', 'http', 'www', 'com'
 ]) AS term;
 
+-- A venue's text as words: HTML tags and character references dropped (INFER's descriptions are
+-- HTML: `<a href="…" target="_blank">`, `<div>`, `<li>` made "div" and "li" terms that linked
+-- questions by their markup and named a computed thesis "div, mirror, li"). A tag is `<` or `</`
+-- then a letter, so "x < 5" is left alone.
+CREATE OR REPLACE TEMP MACRO _link_plain_text(s) AS
+  regexp_replace(coalesce(s, ''), '</?[A-Za-z][^<>]*>|&#?[A-Za-z0-9]+;', ' ', 'g');
+
 -- One document per question: the tokens of the title and of the description (split once each;
 -- the text document is their concatenation).
 CREATE OR REPLACE TABLE _link_docs AS
 SELECT question_id, venue, coalesce(category, '') AS block,
-       regexp_split_to_array(lower(coalesce(title, '')), '[^a-z0-9]+') AS title_tokens,
-       regexp_split_to_array(lower(coalesce(description, '')), '[^a-z0-9]+') AS description_tokens
+       regexp_split_to_array(lower(_link_plain_text(title)), '[^a-z0-9]+') AS title_tokens,
+       regexp_split_to_array(lower(_link_plain_text(description)), '[^a-z0-9]+') AS description_tokens
 FROM questions;
 
 -- Negated titles (an odd number of negation markers) and the numbers of each title.

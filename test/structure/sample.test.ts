@@ -87,6 +87,11 @@ describe('structure of the imported sample', () => {
       expect(t.label.split(', ')).toHaveLength(3);
       expect(t.thesis_id).toMatch(/^auto-[0-9a-f]{12}$/);
     }
+    // INFER's descriptions are HTML: their markup is no term (the mirror-biology cluster was
+    // labelled "div, mirror, li").
+    const markup = new Set(['div', 'li', 'ul', 'href', 'span', 'br', 'strong', 'amp', 'nbsp']); // ("target" is a word: the Fed's target rate)
+    for (const t of computed) expect(t.label.split(', ').filter((w: string) => markup.has(w)), t.label).toEqual([]);
+    expect(computed.map((t) => t.label)).toContainEqual(expect.stringMatching(/\bmirror\b/));
   });
 
   it('the run froze one vintage per thesis', async () => {
