@@ -16,6 +16,14 @@ import { roundPercent, roundProbability } from '../http/precision.ts';
 export const zNum = z.number().nullable();
 export const count = z.number().int().min(0);
 export const isoTime = z.string().meta({ format: 'date-time', description: 'ISO 8601 UTC time.', example: '2025-04-02T00:00:00.000Z' });
+/**
+ * A time a caller sends (query parameters): an ISO 8601 date (midnight UTC) or date-time, so no
+ * `format: date-time` (which would make generated clients refuse a plain date the API accepts).
+ */
+export const isoTimeParam = z.string().meta({
+  description: 'ISO 8601 date (2025-03-01, midnight UTC) or date-time (2025-03-01T12:00:00Z; no offset: UTC).',
+  example: '2025-03-01',
+});
 
 /** A probability-scale figure, published rounded to 6 decimals. */
 export const prob = z.number().overwrite((v) => roundProbability(v));

@@ -15,7 +15,7 @@ import { ApiError } from '../errors/problem.ts';
 import { bigintKey, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, isoTimeParam, published, zNum, zProb } from '../openapi/common.ts';
 
 export const CLAIMS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CLAIM_KINDS = ['probability', 'direction', 'value'] as const;
@@ -139,7 +139,7 @@ export const claimsListRoute = jsonRoute({
     source: z.string().regex(SLUG).optional().meta({ description: 'A source slug.' }),
     kind: z.enum(CLAIM_KINDS).optional(),
     resolved: z.boolean().optional(),
-    made_since: isoTime.optional(),
+    made_since: isoTimeParam.optional(),
     question_id: z.string().max(400).optional(),
   }),
   response: ClaimPage,

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, isoTime, published, zPct, zProb } from '../openapi/common.ts';
+import { count, isoTime, isoTimeParam, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import {
   analysisQuery,
@@ -177,7 +177,7 @@ export const leaderboardRoute = jsonRoute({
   tags: ['scoring'],
   query: z.object({
     ...analysisQuery,
-    since: isoTime.optional().meta({
+    since: isoTimeParam.optional().meta({
       description: 'Only questions resolved at or after this ISO 8601 date or date-time (UTC); the figures are recomputed over them.',
     }),
   }),

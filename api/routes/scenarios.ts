@@ -21,7 +21,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, isoTime, published, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, isoTimeParam, published, zNum, zProb } from '../openapi/common.ts';
 
 export const SCENARIOS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const STATUSES = ['active', 'resolved'] as const;
@@ -203,7 +203,7 @@ export const scenariosRoute = jsonRoute({
     limit: z.int().min(SCENARIOS_LIMIT.min).max(SCENARIOS_LIMIT.max).default(SCENARIOS_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
     status: z.enum(STATUSES).optional().meta({ description: 'active (a component open) or resolved (every component resolved).' }),
-    since: isoTime.optional().meta({ description: 'Only scenarios with a record archived at or after this time.' }),
+    since: isoTimeParam.optional().meta({ description: 'Only scenarios with a record archived at or after this time.' }),
   }),
   response: ScenarioPage,
   errors: [400],
