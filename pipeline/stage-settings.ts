@@ -7,21 +7,29 @@
  * message naming the variable, exit 1, before anything runs.
  */
 import { existsSync, statSync } from 'node:fs';
+import { idleTimeoutFromEnv } from '../api/export/settings.ts';
 import { ConfigError } from './config.ts';
 import { loadHealthParams } from './factors/stage.ts';
+import { loadMaxConditions } from './scenarios/conditional-tasks.ts';
 import { loadThesisScenarioSize } from './scenarios/from-theses.ts';
 import { loadIpfSweeps } from './scenarios/stage.ts';
 import { fredConfigFromEnv } from './sources/fred.ts';
 import { loadStructureConfig } from './structure/stage.ts';
 
-/** Throws a ConfigError naming the first bad stage setting of `env`. */
-export function checkStageSettings(env: NodeJS.ProcessEnv = process.env): void {
+/**
+ * Throws a ConfigError naming the first bad stage setting of `env`; `serving` (start, serve): the
+ * API's own settings read when the server starts too (export), so that a first start does not find
+ * them bad only after its whole bootstrap.
+ */
+export function checkStageSettings(env: NodeJS.ProcessEnv = process.env, opts: { serving?: boolean } = {}): void {
   try {
     loadStructureConfig(env);
     loadHealthParams(env);
     loadIpfSweeps(env);
+    loadMaxConditions(env);
     loadThesisScenarioSize(env);
     fredConfigFromEnv(env);
+    if (opts.serving) idleTimeoutFromEnv(env);
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
   }

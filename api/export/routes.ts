@@ -32,7 +32,6 @@ import { pipeline } from 'node:stream/promises';
 import type { Express, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { envSettings } from '../../pipeline/env.ts';
 import { ApiError } from '../errors/problem.ts';
 import { getRoute } from '../http/route.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
@@ -47,6 +46,7 @@ import {
   planAtLeast,
   PLAN_EXPORT_RULES,
 } from './plans.ts';
+import { idleTimeoutFromEnv } from './settings.ts';
 import { sweepStaleExports } from './temp-files.ts';
 import { EXPORT_TABLES, exportRouteId, isExportTable, TABLE_SPECS, type ExportTableSpec } from './tables.ts';
 
@@ -114,21 +114,7 @@ function timeFilterParams(table: ExportTableSpec, params: ExportParams): Record<
   return Object.fromEntries(accepted.map((name) => [name, given[name] ?? null]));
 }
 
-/** The default send-progress timeout: 60 s. */
-export const DEFAULT_EXPORT_IDLE_TIMEOUT_MS = 60_000;
-
-/** QUORUM_EXPORT_IDLE_TIMEOUT_MS: integer milliseconds from 100 to 3,600,000. */
-const ExportEnv = z.object({
-  QUORUM_EXPORT_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_EXPORT_IDLE_TIMEOUT_MS),
-});
-
-/**
- * The send-progress timeout from the environment (the default when unset). A malformed value fails
- * the start, as the other QUORUM_* settings do, rather than silently running without the protection.
- */
-export function idleTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  return envSettings(ExportEnv, env).QUORUM_EXPORT_IDLE_TIMEOUT_MS;
-}
+export { DEFAULT_EXPORT_IDLE_TIMEOUT_MS, idleTimeoutFromEnv } from './settings.ts';
 
 export interface ExportService {
   /** Exports running now (slot taken, until the file is deleted). */

@@ -65,9 +65,9 @@ function setup(): { config: QuorumConfig; logger: Logger } {
  * setup(), then the stages' own settings (pipeline/stage-settings.ts) for the commands that run
  * stages or serve: a bad one is refused before any model call, as the rest of the configuration.
  */
-async function setupChecked(): Promise<{ config: QuorumConfig; logger: Logger }> {
+async function setupChecked(opts: { serving?: boolean } = {}): Promise<{ config: QuorumConfig; logger: Logger }> {
   const ready = setup();
-  (await import('../stage-settings.ts')).checkStageSettings();
+  (await import('../stage-settings.ts')).checkStageSettings(process.env, opts);
   return ready;
 }
 
@@ -199,7 +199,7 @@ program
   .description('serve the API over the published snapshot')
   .action(() =>
     guarded(async () => {
-      const { config, logger } = await setupChecked();
+      const { config, logger } = await setupChecked({ serving: true });
       // The API only: it does not rescore (quorum start does), but says when it should be.
       const other = await (await import('../bootstrap.ts')).snapshotFromOtherSql(config.dataDir);
       if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
@@ -215,7 +215,8 @@ program
   .description('first-start bootstrap on the bundled data, then the API and the 4-hourly scheduler')
   .action(() =>
     guarded(async () => {
-      const { config, logger } = await setupChecked();
+      const { config, logger } = await setupChecked({ serving: true });
+      await (await import('./port.ts')).assertPortFree(config.host, config.port);
       const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
       // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
       if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);

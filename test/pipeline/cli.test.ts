@@ -3,6 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { quorum, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
@@ -112,21 +114,40 @@ describe('quorum run', () => {
 
   it("refuses a stage's bad setting at start, before any model call (QA: the run failed after paying for 2,048 calls)", () => {
     const dir = join(tmp.dir, 'stage-settings');
-    for (const [name, value] of [
-      ['QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc'],
-      ['QUORUM_SCENARIO_IPF_SWEEPS', '0'],
-      ['QUORUM_LINK_SIMILAR_THRESHOLD', '2'],
-      ['QUORUM_FRED_URL', 'ftp://x'],
-      ['QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir')],
+    const run = ['run', '--as-of', '2025-10-16'];
+    for (const [name, value, commands] of [
+      // (serve too, for some: the service refused none of them before)
+      ['QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc', [run, ['serve']]],
+      ['QUORUM_SCENARIO_IPF_SWEEPS', '0', [run]],
+      // (QA: read only by the forecast stage, so a run failed after its sync and serve accepted it)
+      ['QUORUM_SCENARIO_MAX_CONDITIONS', 'abc', [run, ['serve']]],
+      ['QUORUM_LINK_SIMILAR_THRESHOLD', '2', [run]],
+      ['QUORUM_FRED_URL', 'ftp://x', [run]],
+      ['QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir'), [run, ['serve']]],
+      // (QA: read when the server started, so a first start found it bad after its whole bootstrap)
+      ['QUORUM_EXPORT_IDLE_TIMEOUT_MS', 'abc', [['start'], ['serve']]],
     ] as const) {
-      // (serve too, for two of them: the service refused none of them before)
-      const commands = name === 'QUORUM_HEALTH_STALE_PRICE_HOURS' || name === 'QUORUM_STRUCTURE_DIR' ? [['run', '--as-of', '2025-10-16'], ['serve']] : [['run', '--as-of', '2025-10-16']];
       for (const args of commands) {
-        const r = quorum(args, { QUORUM_DATA_DIR: dir, PORT: '0', [name]: value }, 60_000);
+        const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', [name]: value }, 60_000);
         expect(r.status, `${name} ${args[0]}: ${r.stderr}`).toBe(1);
         expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}`));
       }
     }
     expect(existsSync(join(dir, 'raw'))).toBe(false); // nothing ran
+  });
+
+  it('quorum start on a port in use says so before the first-start bootstrap (QA: found after a minute and a half of runs)', async () => {
+    const dir = join(tmp.dir, 'busy-port');
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const r = quorum(['start'], { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: String(port) }, 60_000);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE`);
+      expect(existsSync(join(dir, 'raw'))).toBe(false); // no import, no run
+    } finally {
+      busy.close();
+    }
   });
 });
