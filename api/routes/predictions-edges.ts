@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, isoTime, marketStale, prob, published, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, marketStale, prob, published, zHours, zNum, zProb } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
 import { SameEventPrice, crossVenueGap, sameEventPrices } from './same-event.ts';
@@ -91,7 +91,7 @@ export const Edge = z
     consensus: prob.meta({ description: 'Headline consensus (mean of the models) of the latest run.' }),
     market_probability: prob.meta({ description: 'The market\'s latest price (probability of YES) observed at or before as_of.' }),
     market_observed_at: isoTime.nullable().meta({ description: 'When that market price was observed.' }),
-    market_age_hours: zNum.meta({ description: 'Hours from market_observed_at to as_of.' }),
+    market_age_hours: zHours.meta({ description: 'Hours from market_observed_at to as_of (2 decimals).' }),
     market_stale: marketStale,
     disagreement: Disagreement,
     n_models: zNum.meta({ description: DOC.n_models }),

@@ -140,7 +140,7 @@ describe('§5 stale market prices are flagged, and stale edges left out unless a
     const all = ok(await get(server, '/api/predictions/edges/?min_edge=0&include_stale=true', pro), EdgesPage);
     expect(all.total).toBe(11);
     expect(all.edges.find((e: any) => e.question_id === 'polymarket:0xe10')).toMatchObject({
-      market_stale: true, market_age_hours: 72, market_observed_at: '2025-03-30T00:00:00.000Z',
+      market_stale: true, market_age_hours: 72.02, market_observed_at: '2025-03-30T00:00:00.000Z', // (72 h 1 min: ages in hours to 2 decimals)
     });
     expect(ok(await get(server, '/api/predictions/edges/?include_stale=FALSE', pro), EdgesPage).include_stale).toBe(false);
     for (const bad of ['yes', '1', 'truee', 'null']) {
