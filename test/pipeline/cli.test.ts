@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { quorum, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
+import { checkStageSettings } from '../../pipeline/stage-settings.ts';
 
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
 const tmp = tempDir('quorum-cli-');
@@ -114,24 +115,34 @@ describe('quorum run', () => {
 
   it("refuses a stage's bad setting at start, before any model call (QA: the run failed after paying for 2,048 calls)", () => {
     const dir = join(tmp.dir, 'stage-settings');
-    const run = ['run', '--as-of', '2025-10-16'];
-    for (const [name, value, commands] of [
-      // (serve too, for some: the service refused none of them before)
-      ['QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc', [run, ['serve']]],
-      ['QUORUM_SCENARIO_IPF_SWEEPS', '0', [run]],
+    const bad = [
+      ['QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc'],
+      ['QUORUM_SCENARIO_IPF_SWEEPS', '0'],
       // (QA: read only by the forecast stage, so a run failed after its sync and serve accepted it)
-      ['QUORUM_SCENARIO_MAX_CONDITIONS', 'abc', [run, ['serve']]],
-      ['QUORUM_LINK_SIMILAR_THRESHOLD', '2', [run]],
-      ['QUORUM_FRED_URL', 'ftp://x', [run]],
-      ['QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir'), [run, ['serve']]],
-      // (QA: read when the server started, so a first start found it bad after its whole bootstrap)
-      ['QUORUM_EXPORT_IDLE_TIMEOUT_MS', 'abc', [['start'], ['serve']]],
+      ['QUORUM_SCENARIO_MAX_CONDITIONS', 'abc'],
+      ['QUORUM_LINK_SIMILAR_THRESHOLD', '2'],
+      ['QUORUM_FRED_URL', 'ftp://x'],
+      ['QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir')],
+    ] as const;
+    // Each setting, in process (the check every command below calls) ...
+    for (const [name, value] of bad) {
+      expect(() => checkStageSettings({ [name]: value }), name).toThrow(new RegExp(`invalid configuration:\\s+${name}`));
+    }
+    // (QA: read when the server started, so a first start found it bad after its whole bootstrap)
+    expect(() => checkStageSettings({ QUORUM_EXPORT_IDLE_TIMEOUT_MS: 'abc' }, { serving: true })).toThrow(/invalid configuration:\s+QUORUM_EXPORT_IDLE_TIMEOUT_MS/);
+    expect(() => checkStageSettings({ QUORUM_EXPORT_IDLE_TIMEOUT_MS: 'abc' })).not.toThrow(); // a run serves no export
+    expect(() => checkStageSettings({})).not.toThrow();
+    // ... and each command refusing one before anything runs (a process each: the wiring).
+    for (const [args, name, value] of [
+      [['run', '--as-of', '2025-10-16'], 'QUORUM_SCENARIO_MAX_CONDITIONS', 'abc'],
+      [['sync'], 'QUORUM_FRED_URL', 'ftp://x'],
+      [['serve'], 'QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc'],
+      [['serve'], 'QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir')],
+      [['start'], 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', 'abc'],
     ] as const) {
-      for (const args of commands) {
-        const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', [name]: value }, 60_000);
-        expect(r.status, `${name} ${args[0]}: ${r.stderr}`).toBe(1);
-        expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}`));
-      }
+      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', [name]: value }, 60_000);
+      expect(r.status, `${name} ${args[0]}: ${r.stderr}`).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}`));
     }
     expect(existsSync(join(dir, 'raw'))).toBe(false); // nothing ran
   });
