@@ -25,30 +25,11 @@ import { startSimulator } from '../simulator/server.ts';
 import { registerKeysCommands } from './keys.ts';
 import { registerWebhooksCommands } from './webhooks.ts';
 import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.ts';
-import { parseInstant } from '../time/instant.ts';
+import { parseAsOf } from './as-of.ts';
 
 // A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
 // venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
 // webhooks` need none of them (0.7-0.9 s instead of 1.2-1.4 s per invocation here).
-
-/**
- * `--as-of`: a date or date-time that exists (2026-02-30 is an error, not 2026-03-02), from 1970,
- * and not in the future: a run dated later than now would make calls, then publish a snapshot
- * dated then as the current one, hiding every later real run's snapshot behind it.
- */
-function parseTime(value: string): Date {
-  const d = parseInstant(value);
-  if (d === null) {
-    throw new InvalidArgumentError('expected an ISO 8601 date or time from 1970 that exists, e.g. 2026-03-06 or 2026-03-06T00:00:00Z');
-  }
-  if (d.getTime() > Date.now() + AS_OF_CLOCK_SKEW_MS) {
-    throw new InvalidArgumentError(`expected a time in the past (a run is dated when it happened); ${d.toISOString()} is in the future`);
-  }
-  return d;
-}
-
-/** Tolerance for a caller whose clock runs slightly ahead of this machine's (`--as-of` of now). */
-const AS_OF_CLOCK_SKEW_MS = 5 * 60_000;
 
 function parseUsd(value: string): number {
   const n = Number(value);
@@ -140,7 +121,7 @@ program
 program
   .command('run')
   .description('run the pipeline once (forecast, score, publish)')
-  .option('--as-of <time>', 'date the run at a past time: it sees only what was known then', parseTime)
+  .option('--as-of <time>', 'date the run at a past time: it sees only what was known then', parseAsOf)
   .option('--score-only', 'rescore and publish without asking the models')
   .option('--resume [run_id]', 'continue the newest interrupted run (or the given run): finished calls are not repeated')
   .option('--budget-usd <usd>', 'stop starting model calls once the run has spent this much (default QUORUM_RUN_BUDGET_USD)', parseUsd)

@@ -9,6 +9,7 @@ import { quorum, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
+import { parseAsOf } from '../../pipeline/cli/as-of.ts';
 
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
 const tmp = tempDir('quorum-cli-');
@@ -78,20 +79,26 @@ describe('quorum run', () => {
     expect(r.stderr).toMatch(/ISO 8601/);
   });
 
-  it('rejects an --as-of date that does not exist instead of rolling it over (2026-02-30 is not 2026-03-02)', () => {
-    for (const bad of ['2026-02-30', '2026-02-31T00:00:00Z', '2026-04-31 12:00']) {
-      const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'feb30') });
-      expect(r.status, bad).toBe(1);
-      expect(r.stderr).toMatch(/ISO 8601 date or time from 1970 that exists/);
+  it('rejects an --as-of date that does not exist instead of rolling it over (2026-02-30 is not 2026-03-02), before 1970 (0001 was read as 1901) or in the future (it would become the current snapshot)', () => {
+    // The option's parser, in process ...
+    for (const [bad, message] of [
+      ['2026-02-30', /ISO 8601 date or time from 1970 that exists/],
+      ['2026-02-31T00:00:00Z', /ISO 8601 date or time from 1970 that exists/],
+      ['2026-04-31 12:00', /ISO 8601 date or time from 1970 that exists/],
+      ['0001-01-01T00:00:00Z', /from 1970/],
+      ['0025-10-16', /from 1970/],
+      ['2099-01-01', /in the future/],
+    ] as const) {
+      expect(() => parseAsOf(bad), bad).toThrow(message);
     }
-  });
-
-  it('rejects an --as-of before 1970 (0001 was read as 1901) or in the future (it would become the current snapshot)', () => {
-    for (const [bad, message] of [['0001-01-01T00:00:00Z', /from 1970/], ['0025-10-16', /from 1970/], ['2099-01-01', /in the future/]] as const) {
+    expect(parseAsOf('2026-03-06').toISOString()).toBe('2026-03-06T00:00:00.000Z');
+    // ... and the command refusing through it (a process each: the wiring), before anything runs.
+    for (const [bad, message] of [['2026-02-30', /ISO 8601 date or time from 1970 that exists/], ['2099-01-01', /in the future/]] as const) {
       const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'bounds') });
       expect(r.status, bad).toBe(1);
       expect(r.stderr, bad).toMatch(message);
     }
+    expect(existsSync(join(tmp.dir, 'bounds', 'raw'))).toBe(false);
   });
 
   it('refuses to start while another run holds the lock (exit 75)', () => {
