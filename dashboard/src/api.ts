@@ -44,7 +44,8 @@ export function setApiKey(key: string | null): void {
 
 export type Result<T> =
   | { kind: 'ok'; body: T }
-  | { kind: 'locked'; plan: Plan; keyRequired: boolean }
+  /** held: the plan of the reader's key when it is too low; refused: a key was entered and the server refused it. */
+  | { kind: 'locked'; plan: Plan; keyRequired: boolean; held: Plan | null; refused: boolean }
   | { kind: 'missing'; id: string }
   /** status null: no HTTP answer at all (connection refused or reset, offline, DNS). */
   | { kind: 'error'; status: number | null; message: string };
@@ -81,7 +82,7 @@ export async function get<T>(id: string, params: Record<string, string> = {}, qu
   if (route.plan !== null || route.keyRequired) {
     const plan = await keyPlan();
     if (plan === null || (route.plan !== null && RANK[plan] < RANK[route.plan])) {
-      return { kind: 'locked', plan: route.plan ?? 'pro', keyRequired: route.keyRequired };
+      return { kind: 'locked', plan: route.plan ?? 'pro', keyRequired: route.keyRequired, held: plan, refused: plan === null && apiKey() !== null };
     }
   }
   let url = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params[name] ?? ''));

@@ -21,6 +21,18 @@ export const PagePlot = { plot: Plot.plot, dot: Plot.dot, line: Plot.line, ruleX
 const FONT = { fontSize: '12px' };
 
 /**
+ * The tooltips' numbers, rounded as format.ts rounds every figure of the pages (half away from
+ * zero on the decimal value: 0.6455 → 64.6%). A copy, not an import: the charts chunk imports
+ * nothing from app.js's modules (see PALETTE).
+ */
+function fixed(x: number, digits: number): string {
+  const decimal = (v: number) => Number(v.toPrecision(12));
+  const rounded = Math.round(decimal(Math.abs(decimal(x)) * 10 ** digits)) / 10 ** digits;
+  return `${x < 0 && rounded !== 0 ? '-' : ''}${rounded.toFixed(digits)}`;
+}
+const pct = (p: number): string => `${fixed(Number(p.toPrecision(12)) * 100, 1)}%`;
+
+/**
  * Plot labels each mark's <g> with aria-label (the mark's name); ARIA allows a label only on an
  * element with a role (axe: aria-prohibited-attr), so each such group becomes a role="group".
  */
@@ -56,7 +68,7 @@ export function reliability(rows: BinRow[], forecasters: string[], width: number
       Plot.line(shown, { x: 'mean_p', y: 'observed', stroke: 'forecaster', z: 'forecaster', strokeWidth: 1.5 }),
       Plot.dot(shown, {
         x: 'mean_p', y: 'observed', fill: 'forecaster', r: 3.5, className: 'q-bin',
-        title: (d: BinRow) => `${d.forecaster}: forecast ${((d.mean_p ?? 0) * 100).toFixed(1)}%, observed ${((d.observed ?? 0) * 100).toFixed(1)}% (n = ${d.n})`,
+        title: (d: BinRow) => `${d.forecaster}: forecast ${pct(d.mean_p ?? 0)}, observed ${pct(d.observed ?? 0)} (n = ${d.n})`,
       }),
     ],
   }));
@@ -88,7 +100,7 @@ export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: st
       Plot.ruleY(rows, { y: 'label', x1: 'lo', x2: 'hi', stroke: (d: IntervalRow) => d.group ?? '', strokeWidth: 3, strokeOpacity: 0.6, className: 'q-interval' }),
       Plot.dot(rows, {
         y: 'label', x: 'value', fill: (d: IntervalRow) => d.group ?? '', r: 4, className: 'q-point',
-        title: (d: IntervalRow) => d.title ?? `${d.label}${d.group ? ` (${d.group})` : ''}: ${d.value.toFixed(4)} [${d.lo.toFixed(4)}, ${d.hi.toFixed(4)}]`,
+        title: (d: IntervalRow) => d.title ?? `${d.label}${d.group ? ` (${d.group})` : ''}: ${fixed(d.value, 4)} [${fixed(d.lo, 4)}, ${fixed(d.hi, 4)}]`,
       }),
     ],
   }));
@@ -132,7 +144,7 @@ export function timeline(rows: SeriesRow[], series: string[], width: number): El
     color: { domain: series, range: PALETTE, legend: true },
     marks: [
       Plot.line(rows, { x: 't', y: 'p', stroke: 'series', z: 'series' }),
-      Plot.dot(rows, { x: 't', y: 'p', fill: 'series', r: 3.5, className: 'q-point', title: (d: SeriesRow) => `${d.series}: ${(d.p * 100).toFixed(1)}% at ${d.t.toISOString().slice(0, 10)}` }),
+      Plot.dot(rows, { x: 't', y: 'p', fill: 'series', r: 3.5, className: 'q-point', title: (d: SeriesRow) => `${d.series}: ${pct(d.p)} at ${d.t.toISOString().slice(0, 10)}` }),
     ],
   }));
 }

@@ -12,7 +12,7 @@ import { sourcePage, sourcesPage } from './pages/sources.ts';
 import { factorsPage } from './pages/factors.ts';
 import { scenariosPage } from './pages/scenarios.ts';
 import { thesesPage, thesisPage } from './pages/structure.ts';
-import { h } from './ui.ts';
+import { h, takeFocusRequest } from './ui.ts';
 
 type Page = (main: HTMLElement, arg: string | undefined) => Promise<void>;
 
@@ -33,6 +33,7 @@ let generation = 0;
 async function render(): Promise<void> {
   const main = document.getElementById('app')!;
   const my = ++generation;
+  const focus = takeFocusRequest();
   const raw = location.hash.replace(/^#/, '');
   const pathPart = raw.split('?')[0] ?? '';
   const hit = ROUTES.map(([re, page, title]) => ({ m: re.exec(pathPart), page, title })).find((r) => r.m);
@@ -48,6 +49,7 @@ async function render(): Promise<void> {
   }
   try {
     if (!hit) {
+      document.title = 'Not found · Quorum';
       target.append(h('h1', {}, 'Not found'), h('p', {}, 'No such page. ', h('a', { href: '#/' }, 'Back to the overview')));
     } else {
       document.title = `${hit.title} · Quorum`;
@@ -60,6 +62,13 @@ async function render(): Promise<void> {
   main.replaceChildren(target);
   main.setAttribute('aria-busy', 'false');
   main.dataset.ready = '1';
+  // A control (select, button, sort or pager link) led here: focus goes back to it, or to the
+  // new page's table, instead of falling to <body> with the page it was on.
+  const el = focus ? document.getElementById(focus.id) : null;
+  if (el && focus) {
+    el.focus({ preventScroll: focus.scroll });
+    if (focus.scroll) el.scrollIntoView({ block: 'start' });
+  }
   performance.mark('quorum:rendered');
 }
 

@@ -1,4 +1,4 @@
-/** Small DOM helpers, number formats, the colour-blind-safe palette and the panel states. */
+/** Small DOM helpers, number formats (format.ts), the colour-blind-safe palette and the panel states. */
 import type { Result } from './api.ts';
 
 type Child = Node | string | number | null | undefined | false;
@@ -22,13 +22,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 }
 
 
-export const pct = (p: number | null | undefined, digits = 1): string =>
-  p === null || p === undefined ? '–' : `${(p * 100).toFixed(digits)}%`;
-export const num = (x: number | null | undefined, digits = 3): string =>
-  x === null || x === undefined ? '–' : x.toFixed(digits);
+export { fixed, interval, num, pct, percent, signedPoints } from './format.ts';
 export const date = (iso: string | null | undefined): string => (iso ? iso.slice(0, 10) : '–');
-export const interval = (ci: [number, number] | null | undefined, digits = 3): string =>
-  ci ? `[${ci[0].toFixed(digits)}, ${ci[1].toFixed(digits)}]` : '';
 
 /** Wilson 95% interval of k successes in n. */
 export function wilson(k: number, n: number): [number, number] {
@@ -45,22 +40,35 @@ export function panel(title: string, ...children: (Child | Child[])[]): HTMLElem
   return h('section', { class: 'panel' }, h('h2', {}, title), ...children);
 }
 
+/**
+ * `what` (a panel's subject, written to start a sentence: "The leaderboard") inside a sentence:
+ * "Could not load the leaderboard". An initialism ("API …") keeps its capitals.
+ */
+function midSentence(what: string): string {
+  return /^[A-Z][a-z]/.test(what) ? what[0]!.toLowerCase() + what.slice(1) : what;
+}
+
 /** What a panel shows instead of data: an endpoint not there yet, a plan the reader lacks, an error. */
 export function notice(r: Exclude<Result<unknown>, { kind: 'ok' }>, what: string): HTMLElement {
   if (r.kind === 'missing') {
     return h('p', { class: 'notice missing', 'data-state': 'missing' },
-      `Not available yet: this server has no ${what} endpoint (${r.id}). The page fills in once it lands.`);
+      `Not available yet: this server has no endpoint for ${midSentence(what)} (${r.id}). The page fills in once it lands.`);
   }
   if (r.kind === 'locked') {
-    return h('p', { class: 'notice locked', 'data-state': 'locked' },
-      `${what} needs ${r.keyRequired ? 'an API key' : `a key of the ${r.plan} plan or above`}; anonymous public-beta access does not include it. `,
-      'Enter a key with “API key” at the top of the page.');
+    const needs = r.keyRequired && r.plan === 'pro' ? 'an API key' : `a key of the ${r.plan} plan or above`;
+    // Why this reader lacks it: no key, a key the server refused, or a key of a lower plan.
+    const why = r.held !== null
+      ? `your ${r.held} key does not include this (needs the ${r.plan} plan). `
+      : r.refused
+        ? 'your key was refused, so the page reads as anonymous public-beta access, which does not include it. Check the key with “API key” at the top of the page.'
+        : 'anonymous public-beta access does not include it. Enter a key with “API key” at the top of the page.';
+    return h('p', { class: 'notice locked', 'data-state': 'locked' }, `${what} needs ${needs}; ${why}`);
   }
   if (r.status === null) {
     return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' },
-      `Could not load ${what}: the server could not be reached (${r.message}). Reload the page to try again.`);
+      `Could not load ${midSentence(what)}: the server could not be reached (${r.message}). Reload the page to try again.`);
   }
-  return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' }, `Could not load ${what}: ${r.message} (HTTP ${r.status}).`);
+  return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' }, `Could not load ${midSentence(what)}: ${r.message} (HTTP ${r.status}).`);
 }
 
 /** The first of `texts` that is not blank: a heading or link text from nullable API fields, never empty. */
@@ -73,8 +81,13 @@ export function firstText(...texts: (string | null | undefined)[]): string {
  * order, so a keyboard reader can reach it and scroll it (axe: scrollable-region-focusable);
  * `label` names it and must be unique on the page, since a named region is a landmark.
  */
-export function tableRegion(label: string, table: HTMLTableElement): HTMLElement {
-  return h('div', { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: 0 }, table);
+export function tableRegion(label: string, table: HTMLTableElement, id?: string): HTMLElement {
+  return h('div', { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: 0, id }, table);
+}
+
+/** What a page shows instead of an empty table (and instead of an empty chart). */
+export function nothingMatches(id?: string, text = 'Nothing matches these filters.'): HTMLElement {
+  return h('p', { class: 'notice empty', 'data-state': 'empty', id, tabindex: id ? -1 : undefined }, text);
 }
 
 /**
@@ -97,6 +110,47 @@ export function hashHref(path: string, query: Record<string, string | undefined 
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') qs.set(k, v);
   const s = qs.toString();
   return `#${path}${s ? `?${s}` : ''}`;
+}
+
+/**
+ * Where focus goes once the page a control led to has rendered (the router replaces the whole
+ * page, so focus would fall to <body>): back on the control itself (a select, so ArrowDown steps
+ * on; a button), or, after a pager link, on the new page's table, scrolled into view from its top.
+ * Kept with the hash it was asked for, so it never applies to some later, unrelated render.
+ */
+interface FocusRequest { hash: string; id: string; scroll: boolean }
+let focusRequest: FocusRequest | null = null;
+
+/** The focus request for the render of the current hash, if any (taken: asked once). */
+export function takeFocusRequest(): { id: string; scroll: boolean } | null {
+  const r = focusRequest;
+  focusRequest = null;
+  return r && r.hash === location.hash ? r : null;
+}
+
+/** Goes to `hash` (a hashHref); once the page has rendered, focus is on element `focusId`. */
+export function navigate(hash: string, focusId: string, scroll = false): void {
+  const before = location.hash;
+  location.hash = hash;
+  // The same hash again renders nothing: focus stays where it is, and no request is left over.
+  if (location.hash !== before) focusRequest = { hash: location.hash, id: focusId, scroll };
+}
+
+/** A link within the dashboard after which focus goes to `focusId` (see navigate). */
+export function navLink(href: string, focusId: string, scroll: boolean, attrs: Record<string, string | undefined>, ...children: (Child | Child[])[]): HTMLAnchorElement {
+  const a = h('a', { ...attrs, href }, ...children);
+  a.addEventListener('click', (e) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return; // a new tab or window: no focus to move here
+    const hash = new URL(a.href).hash;
+    if (hash !== location.hash) focusRequest = { hash, id: focusId, scroll };
+  });
+  return a;
+}
+
+/** The id of the focused form control in `form`, or `fallback`: where focus goes back after a submit. */
+export function focusedIn(form: HTMLFormElement, fallback: string): string {
+  const el = document.activeElement;
+  return el instanceof HTMLElement && el.id && form.contains(el) ? el.id : fallback;
 }
 
 export function select(name: string, label: string, options: [string, string][], value: string): HTMLElement {

@@ -27,6 +27,7 @@ import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts'
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
+import { fixed, num, pct, percent, signedPoints } from '../../dashboard/src/format.ts';
 import { get, newKey } from '../api/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
@@ -49,6 +50,7 @@ const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-'));
 let server: { url: string; child: ChildProcess };
 let browser: Browser;
 let apiKey: string;
+let proKey: string;
 const renders: Record<string, number> = {};
 
 beforeAll(async () => {
@@ -89,6 +91,7 @@ beforeAll(async () => {
   await closeDuckdb();
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
+  proKey = newKey(dir, 'pro').key;
   server = await startServer();
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -255,6 +258,18 @@ async function shipped(page: Page): Promise<number> {
     .reduce((s, r) => s + r.encodedBodySize, 0));
 }
 
+/** The id of the focused element. */
+const focused = (page: Page) => page.evaluate(() => document.activeElement?.id ?? '');
+/**
+ * A probability of the API (6 decimals) as the dashboard must show it, worked out on integers:
+ * one decimal of a percentage, half away from zero (0.6455 → "64.6%", 0.3405 → "34.1%").
+ */
+function expectedPct(p: number): string {
+  const millionths = Math.round(p * 1e6); // exact: the API publishes 6 decimals
+  const tenths = Math.floor((millionths + 500) / 1000); // tenths of a percent, halves up (p ≥ 0)
+  return `${Math.floor(tenths / 10)}.${tenths % 10}%`;
+}
+
 const clean = (p: Problems) => expect(p, 'console errors and failed requests').toEqual({ console: [], failed: [] });
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
@@ -264,6 +279,18 @@ describe('the dashboard in Chromium', () => {
     await open(page, '', 'overview');
     expect(await page.$eval('.badge.simulated', (e) => e.textContent)).toMatch(/SIMULATED/);
     expect(await page.$$eval('.card', (cs) => cs.length)).toBe(5);
+    // consensus and market accuracy side by side on the same (paired) questions; the consensus over
+    // every resolved question is said as such
+    const acc = (await get(server, '/api/predictions/accuracy')).body as {
+      accuracy_pct: number; total_resolved: number; ai_vs_market: { n_directional: number; ai_accuracy_pct: number; market_accuracy_pct: number };
+    };
+    const card = (id: string) => page.$eval(id, (c) => ({ value: c.querySelector('.card-value')!.textContent, sub: c.querySelector('.card-sub')!.textContent! }));
+    const [consensusCard, marketCard] = [await card('#acc-consensus'), await card('#acc-market')];
+    expect(consensusCard.value).toBe(percent(acc.ai_vs_market.ai_accuracy_pct));
+    expect(marketCard.value).toBe(percent(acc.ai_vs_market.market_accuracy_pct));
+    for (const c of [consensusCard, marketCard]) expect(c.sub).toContain(`paired n ${acc.ai_vs_market.n_directional}`);
+    expect(consensusCard.sub).toContain(`all resolved: ${percent(acc.accuracy_pct)}`);
+    expect(consensusCard.sub).toContain(`of ${acc.total_resolved})`);
     const events = await get(server, '/api/events/accuracy/');
     const headline = events.body.forecasters.filter((f: { mode: string }) => f.mode === 'headline');
     expect(headline.length).toBeGreaterThanOrEqual(6); // consensus, market, four models
@@ -281,7 +308,7 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$$eval('#disagreement .q-point circle', (c) => c.length)).toBe(scored);
     // leaderboard, information value and the disagreement test need an api-plan key: said, not called
     expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(3);
-    expect(await page.$eval('[data-state="locked"]', (e) => e.textContent)).toMatch(/api plan/);
+    expect(await page.$eval('[data-state="locked"]', (e) => e.textContent)).toMatch(/api plan.*anonymous public-beta access does not include it/);
     expect(await audit(page)).toEqual([]);
     const js = await shipped(page);
     console.log(`dashboard JavaScript shipped: ${js} bytes compressed`);
@@ -302,10 +329,22 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$$eval('#leaderboard .q-point circle', (c) => c.length)).toBe(rows);
     expect(await page.$$eval('#information-value .q-interval line', (c) => c.length)).toBeGreaterThan(4);
     expect(await page.$eval('.verdict', (e) => e.textContent)).toMatch(/Spearman/);
+    // the scatter is of the headline consensus (all the resolved predictions carry): the verdict
+    // under it is the headline's, the chosen mode's is labelled as not drawn
+    const dis = (await get(server, '/api/analysis/disagreement/', { headers: { 'X-API-Key': apiKey } })).body.items as { mode: string; verdict: string }[];
+    expect(await page.$eval('.verdict', (e) => e.getAttribute('data-mode'))).toBe('headline');
+    expect(await page.$eval('.verdict', (e) => e.textContent)).toContain(dis.find((d) => d.mode === 'headline')!.verdict);
+    expect(await page.$eval('.verdict-mode[data-mode="blind"]', (e) => e.textContent)).toContain(dis.find((d) => d.mode === 'blind')!.verdict);
+    expect(await page.$eval('#disagreement figcaption', (e) => e.textContent)).toMatch(/^Headline consensus .*not of the blind mode/);
     expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(0);
     expect(await page.$eval('select[name=mode]', (s) => (s as HTMLSelectElement).value)).toBe('blind');
     expect(await audit(page)).toEqual([]);
     await shot(page, 'overview');
+    // the Mode select applies on change and keeps focus, so ArrowDown steps on through the modes
+    await page.focus('#f-mode');
+    await rerender(page, () => page.keyboard.press('ArrowDown'));
+    expect(await page.evaluate(() => location.hash)).toBe('#/?mode=informed');
+    expect(await focused(page)).toBe('f-mode');
     clean(problems);
     await page.close();
   });
@@ -318,17 +357,46 @@ describe('the dashboard in Chromium', () => {
     // sorted by disagreement, largest first
     const sds = await page.$$eval('#predictions td.dis', (t) => t.map((c) => Number(c.textContent!.trim())));
     expect(sds).toEqual([...sds].sort((a, b) => b - a));
+    // each consensus as a percentage, halves rounded away from zero (never toFixed's binary rounding)
+    const api = (await get(server, `/api/predictions/lang/en?limit=50`)).body.predictions as { question_id: string; consensus: { mean: number | null } | null; market_probability: number | null }[];
+    const shown = await page.$$eval('#predictions tbody tr', (rs) => rs.map((r) => ({
+      id: decodeURIComponent(r.querySelector('a')!.getAttribute('href')!.replace('#/questions/', '')),
+      p: r.querySelector('td:nth-child(4)')!.textContent, edge: r.querySelector('td:nth-child(6)')!.textContent!,
+    })));
+    for (const row of shown) {
+      const m = api.find((x) => x.question_id === row.id)!.consensus?.mean ?? null;
+      expect(row.p, row.id).toBe(m === null ? '–' : expectedPct(m));
+      // the edge in points, with a true minus, as on the question page's other venues
+      expect(row.edge, row.id).toMatch(/^([+−]\d+\.\d pts|–)$/);
+    }
+    // every venue the service knows, not only those on this page (the filter applies to the page shown)
+    expect(await page.$$eval('select[name=venue] option', (os) => os.map((o) => (o as HTMLOptionElement).value)))
+      .toEqual(['', 'infer', 'kalshi', 'manifold', 'metaculus', 'polymarket', 'quorum']);
+    expect(await page.$eval('main .note', (e) => e.textContent)).toMatch(/venue, .* filters and the sort apply to the page shown/);
     expect(await audit(page)).toEqual([]);
     await shot(page, 'predictions');
-    // sort by consensus, ascending twice-clicked: the URL carries it
-    await page.click('#predictions th:nth-child(4) a');
-    await page.waitForFunction(() => location.hash.includes('sort=p'));
-    await page.waitForSelector('main[data-ready="1"]');
-    // next page through the cursor
-    await page.click('nav.pager a[rel=next]');
-    await page.waitForFunction(() => location.hash.includes('cursor='));
-    await page.waitForSelector('main[data-ready="1"]');
+    // sort by consensus, ascending twice-clicked: the URL carries it; focus stays on the header
+    await rerender(page, () => page.click('#predictions th:nth-child(4) a'));
+    expect(await page.evaluate(() => location.hash)).toContain('sort=p');
+    expect(await focused(page)).toBe('sort-p');
+    // next page through the cursor: the new page's table, from its top, with focus
+    await rerender(page, () => page.click('nav.pager a[rel=next]'));
+    expect(await page.evaluate(() => location.hash)).toContain('cursor=');
     expect(await page.$$eval('#predictions tbody tr', (r) => r.length)).toBeGreaterThan(0);
+    expect(await focused(page)).toBe('predictions-results');
+    expect(Math.abs(await page.$eval('#predictions-results', (e) => e.getBoundingClientRect().top))).toBeLessThan(2);
+    // a select applies on change and keeps focus: ArrowDown steps on from one option to the next
+    await page.focus('#f-stale');
+    await rerender(page, () => page.keyboard.press('ArrowDown'));
+    expect(await page.evaluate(() => location.hash)).toContain('stale=fresh');
+    expect(await focused(page)).toBe('f-stale');
+    await rerender(page, () => page.keyboard.press('ArrowDown'));
+    expect(await page.evaluate(() => location.hash)).toContain('stale=stale');
+    expect(await focused(page)).toBe('f-stale');
+    // nothing matching: said, instead of a table of headers only
+    await rerender(page, () => page.evaluate(() => { location.hash = '#/predictions?min_disagreement=0.99'; }));
+    expect(await page.$('#predictions')).toBeNull();
+    expect(await page.$eval('[data-state="empty"]', (e) => e.textContent)).toBe('Nothing matches these filters.');
     // a shared link with a category filter
     await open(page, '#/predictions?category=politics&stale=fresh', 'predictions-filtered');
     const cats = await page.$$eval('#predictions tbody tr td:nth-child(2)', (t) => t.map((c) => c.textContent));
@@ -339,6 +407,10 @@ describe('the dashboard in Chromium', () => {
     await page.click('#predictions tbody tr a');
     await page.waitForFunction(() => location.hash.startsWith('#/questions/'));
     await page.waitForSelector('main[data-ready="1"] #timeline');
+    // a page that does not exist says so in the title too, not the previous page's
+    await rerender(page, () => page.evaluate(() => { location.hash = '#/zzz'; }));
+    expect(await headings(page)).toEqual(['Not found']);
+    expect(await page.title()).toBe('Not found · Quorum');
     clean(problems);
     await page.close();
   });
@@ -423,14 +495,31 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$$eval('#sources tbody tr', (r) => r.length)).toBe(list.body.sources.length);
     const withInterval = list.body.sources.filter((s: { accuracy_ci95: unknown; accuracy_score: unknown }) => s.accuracy_ci95 && s.accuracy_score !== null).length;
     expect(await page.$$eval('#track-records .q-interval line', (c) => c.length)).toBe(withInterval);
+    // accuracy scores as percentages with one decimal
+    const accuracies = await page.$$eval('#sources tbody td:nth-child(5)', (t) => t.map((c) => c.textContent));
+    expect(accuracies).toEqual(list.body.sources.map((s: { accuracy_score: number | null }) => percent(s.accuracy_score)));
+    for (const a of accuracies) expect(a).toMatch(/^(\d+\.\d%|–)$/);
     expect(await audit(page)).toEqual([]);
     await shot(page, 'sources');
+    // a kind with no source: said, with no empty chart; the Kind select keeps focus
+    let emptyKind: string | undefined;
+    for (const k of ['media', 'other', 'pollster', 'institution', 'consensus']) {
+      if ((await get(server, `/api/track-records/?limit=1&kind=${k}`, { headers: { 'X-API-Key': apiKey } })).body.total === 0) { emptyKind = k; break; }
+    }
+    expect(emptyKind, 'a kind with no track record').toBeDefined();
+    await rerender(page, () => page.select('#f-kind', emptyKind!));
+    expect(await focused(page)).toBe('f-kind');
+    expect(await page.$('#track-records')).toBeNull();
+    expect(await page.$('#sources')).toBeNull();
+    expect(await page.$eval('[data-state="empty"]', (e) => e.textContent)).toBe('Nothing matches these filters.');
+    await open(page, '#/sources');
     await page.click('#sources tbody tr a');
     await page.waitForFunction(() => location.hash.startsWith('#/sources/'));
     await page.waitForSelector('main[data-ready="1"] #source-calibration');
     expect(await page.$$eval('#source-calibration .q-bin circle', (c) => c.length)).toBeGreaterThan(0);
     await open(page, '#/sources/manifold', 'source');
     expect(await page.$$eval('#trend .q-point circle', (c) => c.length)).toBeGreaterThan(0);
+    expect(await page.$eval('#source-meta', (e) => e.textContent)).toMatch(/ · accuracy (\d+\.\d%( \(95% \d+\.\d–\d+\.\d%\))?|–) · /);
     expect(await audit(page)).toEqual([]);
     await shot(page, 'source');
     clean(problems);
@@ -488,6 +577,10 @@ describe('the dashboard in Chromium', () => {
     for (const x of list.scenarios) {
       const sel = `section[data-scenario="${x.scenario_id}"]`;
       expect(await page.$$eval(`${sel} table.scenario-components tbody tr`, (r) => r.length), x.scenario_id).toBe(x.n_components);
+      // the coherence gap in percentage points with a true minus, as the factors' changes
+      for (const gap of await page.$$eval(`${sel} table.scenario-components tbody td:nth-child(6)`, (t) => t.map((c) => c.textContent))) {
+        expect(gap, x.scenario_id).toMatch(/^([+−]\d+\.\d pp|–)$/);
+      }
       const bars = await page.$$eval(`${sel} figure .q-point rect`, (r) => r.length);
       const worlds = x.latest_record ? Math.min(8, x.latest_record.pathway.filter((w) => w.probability !== null).length) : 0;
       expect(bars, x.scenario_id).toBe(worlds);
@@ -504,9 +597,20 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$$eval('#reliability .q-bin circle', (c) => c.length)).toBeGreaterThan(0);
     expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(3);
     await page.waitForFunction(() => document.querySelector('.key-status')?.textContent?.includes('refused'));
+    for (const t of await page.$$eval('[data-state="locked"]', (n) => n.map((e) => e.textContent))) {
+      expect(t).toMatch(/needs a key of the api plan or above; your key was refused/);
+    }
     // the one request that checks the key is a 401 by design; nothing else fails
     expect(problems.failed.filter((f) => !f.includes('/api/usage/'))).toEqual([]);
     await page.close();
+    // a valid key of a lower plan: said so, not "anonymous"
+    const pro = await tab(1200, proKey);
+    await open(pro.page, '');
+    const locked = await pro.page.$$eval('[data-state="locked"]', (n) => n.map((e) => e.textContent));
+    expect(locked).toHaveLength(3);
+    for (const t of locked) expect(t).toMatch(/your pro key does not include this \(needs the api plan\)/);
+    clean(pro.problems);
+    await pro.page.close();
   });
 
   it('works at phone width: no sideways scrolling, header navigation reaches every page', async () => {
@@ -546,6 +650,27 @@ describe('the dashboard in Chromium', () => {
 });
 
 describe('the dashboard against the API it reads (QA findings)', () => {
+  it('number formats round half away from zero on the decimal value, never toFixed\'s binary rounding', () => {
+    // toFixed gave 64.5%, 28.5%, 12.4% but 34.1%: one rule now
+    expect([0.6455, 0.2855, 0.1245, 0.3405].map((p) => pct(p))).toEqual(['64.6%', '28.6%', '12.5%', '34.1%']);
+    for (const p of [0.6455, 0.2855, 0.1245, 0.3405, 0.000049, 0.00005, 0.999951, 0.5, 0, 1]) expect(pct(p), String(p)).toBe(expectedPct(p));
+    expect(pct(null)).toBe('–');
+    expect(pct(0.12345, 2)).toBe('12.35%');
+    expect(num(0.1245)).toBe('0.125');
+    expect(num(-0.1245)).toBe('-0.125');
+    expect(num(1.0005, 3)).toBe('1.001');
+    expect(num(-0.0001)).toBe('0.000');
+    expect(fixed(2.675, 2)).toBe('2.68');
+    expect(percent(85.705)).toBe('85.7%');
+    expect(percent(89.25)).toBe('89.3%');
+    expect(percent(100)).toBe('100.0%');
+    expect(signedPoints(-0.022)).toBe('−2.2 pp');
+    expect(signedPoints(0.02545, 'pts')).toBe('+2.5 pts');
+    expect(signedPoints(0.0255, 'pts')).toBe('+2.6 pts');
+    expect(signedPoints(0.6455 - 0.62, 'pts')).toBe('+2.6 pts'); // an edge worked out in the browser
+    expect(signedPoints(null)).toBe('–');
+  });
+
   it('a thesis page, opened from the list: the statement, members and vintages of the API\'s `cluster`, for every thesis', async () => {
     const list = (await get(server, '/api/clusters/?limit=500&vintages=0')).body.clusters as { thesis_id: string }[];
     expect(list.length).toBeGreaterThan(3);
@@ -586,7 +711,7 @@ describe('the dashboard against the API it reads (QA findings)', () => {
     expect(await page.$$eval('#disagreement .q-point circle', (c) => c.length)).toBeGreaterThan(0);
     const errors = await page.$$eval('[data-state="error"]', (n) => n.map((e) => e.textContent));
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^Could not load Platform statistics: the server could not be reached/);
+    expect(errors[0]).toMatch(/^Could not load platform statistics: the server could not be reached/);
     // the browser's own log line for the refused request, and nothing from the page
     expect(problems.console).toEqual(['Failed to load resource: net::ERR_CONNECTION_REFUSED']);
     expect(problems.failed).toEqual([`${server.url}/api/events/service_stats/ net::ERR_CONNECTION_REFUSED`]);
@@ -604,7 +729,8 @@ describe('the dashboard against the API it reads (QA findings)', () => {
       expect(h1, name).toBeTruthy();
       const errors = await page.$$eval('[data-state="error"]', (n) => n.map((e) => e.textContent ?? ''));
       expect(errors.length, name).toBeGreaterThan(0);
-      for (const e of errors) expect(e, name).toMatch(/the server could not be reached/);
+      // the panel's subject inside the sentence: "Could not load the leaderboard", not "… The leaderboard"
+      for (const e of errors) expect(e, name).toMatch(/^Could not load [a-z].*: the server could not be reached/);
     }
     await page.close();
   });
@@ -627,15 +753,15 @@ describe('the dashboard against the API it reads (QA findings)', () => {
       for (let k = 1; k < drawn.length; k++) expect(drawn[k]!.cx, `${mode}: ${drawn[k]!.title} after ${drawn[k - 1]!.title}`).toBeGreaterThanOrEqual(drawn[k - 1]!.cx);
       // the tooltip gives both figures; the axis says which one is drawn
       for (const [k, i] of items.entries()) {
-        expect(drawn[k]!.title, mode).toContain(`difficulty-adjusted Brier ${i.brier_adjusted!.toFixed(4)}`);
-        expect(drawn[k]!.title, mode).toContain(`raw Brier ${i.brier.toFixed(4)}`);
+        expect(drawn[k]!.title, mode).toContain(`difficulty-adjusted Brier ${fixed(i.brier_adjusted!, 4)}`);
+        expect(drawn[k]!.title, mode).toContain(`raw Brier ${fixed(i.brier, 4)}`);
       }
       expect(await page.$eval('#leaderboard [aria-label="x-axis label"]', (s) => s.textContent), mode).toMatch(/^difficulty-adjusted Brier/);
       // and the table beside it lists every forecaster of the mode with both
       const rows = await page.$$eval('#leaderboard-table tbody tr', (rs) => rs.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
       expect(rows.map((r) => r[1]), mode).toEqual(all.map((i) => i.forecaster));
-      expect(rows.map((r) => r[2]), mode).toEqual(all.map((i) => i.brier_adjusted?.toFixed(4) ?? '–'));
-      expect(rows.map((r) => r[3]), mode).toEqual(all.map((i) => i.brier.toFixed(4)));
+      expect(rows.map((r) => r[2]), mode).toEqual(all.map((i) => num(i.brier_adjusted, 4)));
+      expect(rows.map((r) => r[3]), mode).toEqual(all.map((i) => num(i.brier, 4)));
     }
     expect(await audit(page)).toEqual([]);
     await shot(page, 'leaderboard');

@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { h, notice, num, panel, pct, tableRegion } from '../ui.ts';
+import { h, notice, num, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -25,11 +25,7 @@ function badge(status: string): HTMLElement {
 }
 
 /** "+3.2 pp" / "−1.0 pp" / "–". */
-function change(x: number | null): string {
-  if (x === null) return '–';
-  const pp = (x * 100).toFixed(1);
-  return x >= 0 ? `+${pp} pp` : `−${pp.replace('-', '')} pp`;
-}
+const change = (x: number | null): string => signedPoints(x, 'pp');
 
 function systemPanel(health: Health): HTMLElement {
   return panel('System health',

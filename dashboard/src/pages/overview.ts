@@ -9,7 +9,7 @@ import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, interval, notice, num, panel, pct, select, tableRegion, wilson } from '../ui.ts';
+import { h, hashHref, hashQuery, interval, navigate, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -21,7 +21,7 @@ interface Accuracy {
   market_accuracy_pct: number | null;
   brier: { ai: number | null; market: number | null; n: number };
   resolved_brier: number | null;
-  ai_vs_market: { n: number; ai_brier: number | null; market_brier: number | null; skill: number | null; diff_mean: number | null; diff_ci95: [number, number] | null; n_directional: number; market_accuracy_pct: number | null } | null;
+  ai_vs_market: { n: number; ai_brier: number | null; market_brier: number | null; skill: number | null; diff_mean: number | null; diff_ci95: [number, number] | null; n_directional: number; ai_accuracy_pct: number | null; market_accuracy_pct: number | null } | null;
   as_of: string;
 }
 interface Forecaster { forecaster: string; kind: string; mode: string; n: number; brier: number | null; ece: number | null; bins: (Omit<BinRow, 'forecaster'>)[] }
@@ -65,25 +65,40 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   }
   root.append(select('mode', 'Mode', MODES.map((m) => [m, m]), mode));
   root.querySelector('select[name=mode]')!.addEventListener('change', (e) => {
-    location.hash = hashHref('/', { mode: (e.target as HTMLSelectElement).value === 'headline' ? undefined : (e.target as HTMLSelectElement).value });
+    const value = (e.target as HTMLSelectElement).value;
+    navigate(hashHref('/', { mode: value === 'headline' ? undefined : value }), 'f-mode');
   });
 
-  // Headline figures
+  // Headline figures. Consensus against market on the same questions: the pairs where both have a
+  // direction (ai_vs_market.n_directional) for accuracy, the scored pairs (ai_vs_market.n) for
+  // Brier. The consensus over every resolved question is said as such, beside.
   if (acc.kind === 'ok') {
     const a = acc.body;
-    const ai = wilson(a.n_correct, a.n_directional);
     const vs = a.ai_vs_market;
-    const marketK = vs && vs.market_accuracy_pct !== null ? Math.round((vs.market_accuracy_pct / 100) * vs.n_directional) : null;
-    const mk = marketK !== null && vs ? wilson(marketK, vs.n_directional) : null;
+    const band = (accuracyPct: number | null, n: number): string => {
+      if (accuracyPct === null || n === 0) return '';
+      const ci = wilson(Math.round((accuracyPct / 100) * n), n);
+      return `95% ${pct(ci[0])}–${pct(ci[1])} · `;
+    };
+    const all = `all resolved: ${percent(a.accuracy_pct)} (${a.n_correct}/${a.n_directional} with a direction, of ${a.total_resolved})`;
+    const accuracyCards = vs
+      ? [
+        card('Consensus accuracy, paired', percent(vs.ai_accuracy_pct), `${band(vs.ai_accuracy_pct, vs.n_directional)}paired n ${vs.n_directional} · ${all}`, 'acc-consensus'),
+        card('Market accuracy, paired', percent(vs.market_accuracy_pct), `${band(vs.market_accuracy_pct, vs.n_directional)}paired n ${vs.n_directional}`, 'acc-market'),
+      ]
+      : [
+        card('Consensus accuracy, all resolved', percent(a.accuracy_pct), `${band(a.accuracy_pct, a.n_directional)}n ${a.n_directional} with a direction, of ${a.total_resolved}`, 'acc-consensus'),
+        card('Market accuracy', '–', 'no question with a usable market price', 'acc-market'),
+      ];
     root.append(panel('Headline: consensus against the market',
       h('div', { class: 'cards' },
-        card('Consensus accuracy', a.accuracy_pct === null ? '–' : `${a.accuracy_pct.toFixed(1)}%`, `95% ${pct(ai[0])}–${pct(ai[1])} · ${a.n_correct}/${a.n_directional}`),
-        card('Market accuracy', vs?.market_accuracy_pct === null || !vs ? '–' : `${vs.market_accuracy_pct.toFixed(1)}%`, mk ? `95% ${pct(mk[0])}–${pct(mk[1])} · paired n ${vs!.n_directional}` : ''),
-        card('Brier, consensus', num(vs?.ai_brier ?? a.brier.ai), `all resolved: ${num(a.resolved_brier)} (n ${a.total_resolved})`),
+        ...accuracyCards,
+        card('Brier, consensus', num(vs?.ai_brier ?? a.brier.ai), `${vs ? `paired n ${vs.n} · ` : ''}all resolved: ${num(a.resolved_brier)} (n ${a.total_resolved})`),
         card('Brier, market', num(vs?.market_brier ?? a.brier.market), vs ? `paired n ${vs.n}` : ''),
         card('Consensus − market', vs?.diff_mean === null || !vs ? '–' : num(vs.diff_mean, 4), vs?.diff_ci95 ? `95% ${interval(vs.diff_ci95, 4)} · skill ${num(vs.skill)}` : ''),
       ),
-      h('p', { class: 'note' }, 'Brier: lower is better. The difference is the mean paired Brier difference (negative: the consensus beat the market).')));
+      h('p', { class: 'note' }, 'Paired: the questions with a usable market price, so consensus and market are compared on the same questions. ',
+        'Brier: lower is better. The difference is the mean paired Brier difference (negative: the consensus beat the market).')));
   } else root.append(panel('Headline', notice(acc, 'The accuracy summary')));
 
   // Reliability diagram
@@ -122,18 +137,25 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       h('figcaption', {}, 'How much each step of information lowers the Brier score; right of zero helps.'))));
   } else root.append(panel('Value of each information mode', notice(info, 'The information-value analysis')));
 
-  // Disagreement against error
+  // Disagreement against error. The resolved predictions carry each question's headline consensus
+  // only, so the scatter is the headline's in every mode; the verdict under it is the headline's
+  // too (the same basis), and another mode's verdict is added, labelled as not drawn.
   const disPanel = panel('Disagreement against error');
   if (resolved.kind === 'ok') {
     const pts = resolved.body.predictions
       .filter((p) => p.disagreement?.sd !== null && p.disagreement?.sd !== undefined && p.ai_error !== null)
       .map((p) => ({ x: p.disagreement!.sd!, y: p.ai_error!, label: p.title }));
     disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the four models)', yLabel: 'consensus Brier' }),
-      h('figcaption', {}, `${pts.length} most recently resolved questions (public), with a linear fit and its 95% band.`)));
+      h('figcaption', {}, `Headline consensus of the ${pts.length} most recently resolved questions (public), with a linear fit and its 95% band`,
+        mode === 'headline' ? '.' : `; the resolved predictions carry the headline consensus only, so this chart is not of the ${mode} mode.`)));
   } else disPanel.append(notice(resolved, 'Resolved predictions'));
   if (dis.kind === 'ok') {
-    const d = dis.body.items.find((i) => i.mode === mode) ?? dis.body.items[0];
-    if (d) disPanel.append(h('p', { class: 'verdict' }, d.verdict));
+    const headline = dis.body.items.find((i) => i.mode === 'headline');
+    const chosen = dis.body.items.find((i) => i.mode === mode);
+    if (headline) disPanel.append(h('p', { class: 'verdict', 'data-mode': 'headline' }, h('strong', {}, 'Headline consensus (drawn above): '), headline.verdict));
+    if (chosen && chosen !== headline) {
+      disPanel.append(h('p', { class: 'verdict-mode', 'data-mode': chosen.mode }, h('strong', {}, `${chosen.mode[0]!.toUpperCase()}${chosen.mode.slice(1)} mode (all its resolved questions, not drawn): `), chosen.verdict));
+    }
   } else disPanel.append(notice(dis, 'The disagreement test (Spearman, quintiles)'));
   root.append(disPanel);
 
@@ -174,6 +196,6 @@ function leaderboardTable(items: LeaderItem[]): HTMLElement {
       h('td', { class: 'num' }, num(i.brier, 4)), h('td', { class: 'num' }, interval(i.brier_ci95, 4) || '–'), h('td', { class: 'num' }, i.n))))));
 }
 
-function card(title: string, value: string, sub: string): HTMLElement {
-  return h('div', { class: 'card' }, h('div', { class: 'card-title' }, title), h('div', { class: 'card-value' }, value), h('div', { class: 'card-sub' }, sub));
+function card(title: string, value: string, sub: string, id?: string): HTMLElement {
+  return h('div', { class: 'card', id }, h('div', { class: 'card-title' }, title), h('div', { class: 'card-value' }, value), h('div', { class: 'card-sub' }, sub));
 }

@@ -2,10 +2,11 @@
  * Active predictions: /api/predictions/lang/en, one page at a time through the API's keyset cursor
  * (category filtered by the API). The other filters (venue, minimum edge, minimum disagreement,
  * stale markets) and the sort apply to the page shown, since the endpoint has no parameter for them.
- * Every filter, the sort and the cursor are in the URL.
+ * Every filter, the sort and the cursor are in the URL. The cursor only goes forward (there is no
+ * previous page, only the first; the browser's Back returns to the page before).
  */
 import { get } from '../api.ts';
-import { firstText, h, hashHref, hashQuery, notice, pager, pct, select, tableRegion } from '../ui.ts';
+import { firstText, focusedIn, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
 /** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
@@ -22,6 +23,15 @@ interface Prediction {
   n_models: number;
 }
 interface Page { predictions: Prediction[]; total: number; next_cursor: string | null }
+
+/**
+ * Every venue a question can come from (the API's VENUES, api/routes/prediction-params.ts: the
+ * synced venues, the ForecastBench sources and the operators' own questions). The endpoint has no
+ * venue parameter, so the filter offers them all and applies to the page shown.
+ */
+const VENUES = ['infer', 'kalshi', 'manifold', 'metaculus', 'polymarket', 'quorum'];
+/** Where focus and the scroll go after a pager link: the table (or what stands in for it). */
+const RESULTS = 'predictions-results';
 
 type Row = Prediction & { edge: number | null; sd: number | null; p: number | null };
 
@@ -53,7 +63,8 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   }
   const categories = cats.kind === 'ok' ? cats.body.by_category.map((c) => c.category).sort() : [];
   if (f.category && !categories.includes(f.category)) categories.push(f.category);
-  const venues = [...new Set(page.body.predictions.flatMap((p) => (p.venue === null ? [] : [p.venue])))].sort();
+  const venues = [...VENUES];
+  for (const p of page.body.predictions) if (p.venue !== null && !venues.includes(p.venue)) venues.push(p.venue);
   if (f.venue && !venues.includes(f.venue)) venues.push(f.venue);
 
   const form = h('form', { class: 'filters', 'aria-label': 'Filters' },
@@ -62,15 +73,16 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     h('label', { for: 'f-min_edge' }, 'Min edge ', h('input', { id: 'f-min_edge', name: 'min_edge', type: 'number', min: 0, max: 1, step: 0.01, value: f.min_edge, inputmode: 'decimal' })),
     h('label', { for: 'f-min_disagreement' }, 'Min disagreement ', h('input', { id: 'f-min_disagreement', name: 'min_disagreement', type: 'number', min: 0, max: 1, step: 0.01, value: f.min_disagreement, inputmode: 'decimal' })),
     select('stale', 'Market price', [['all', 'any'], ['fresh', 'fresh only'], ['stale', 'stale only']], f.stale),
-    h('button', { type: 'submit' }, 'Apply'));
+    h('button', { type: 'submit', id: 'f-apply' }, 'Apply'));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const d = new FormData(form);
-    location.hash = hashHref('/predictions', {
+    // Focus comes back to the control used (the select changed, the field Enter was pressed in, Apply).
+    navigate(hashHref('/predictions', {
       category: String(d.get('category') ?? ''), venue: String(d.get('venue') ?? ''), min_edge: String(d.get('min_edge') ?? ''),
       min_disagreement: String(d.get('min_disagreement') ?? ''), stale: d.get('stale') === 'all' ? '' : String(d.get('stale')),
       sort: f.sort, dir: f.dir,
-    });
+    }), focusedIn(form, 'f-apply'));
   });
   form.addEventListener('change', (e) => {
     if ((e.target as HTMLElement).tagName === 'SELECT') form.requestSubmit();
@@ -105,7 +117,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     const active = k === key;
     const next = active && f.dir === 'desc' ? 'asc' : 'desc';
     return h('th', { scope: 'col', 'aria-sort': active ? (f.dir === 'asc' ? 'ascending' : 'descending') : undefined },
-      h('a', { href: hashHref('/predictions', { ...base, sort: String(k), dir: next }) }, label, active ? (f.dir === 'asc' ? ' ▲' : ' ▼') : ''));
+      navLink(hashHref('/predictions', { ...base, sort: String(k), dir: next }), `sort-${String(k)}`, false, { id: `sort-${String(k)}` }, label, active ? (f.dir === 'asc' ? ' ▲' : ' ▼') : ''));
   }));
   const body = h('tbody', {}, rows.map((r) => {
     const bar = h('span', { class: 'bar' });
@@ -114,14 +126,18 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
       h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(r.question_id)}` }, firstText(r.title, r.question_id))),
       h('td', {}, r.category ?? '–'), h('td', {}, r.venue ?? '–'), h('td', { class: 'num' }, pct(r.p)),
       h('td', { class: 'num' }, pct(r.market_probability), r.market_stale ? h('span', { class: 'tag', title: 'market price older than the staleness limit' }, ' stale') : ''),
-      h('td', { class: 'num' }, r.edge === null ? '–' : `${r.edge > 0 ? '+' : ''}${(r.edge * 100).toFixed(1)}`),
-      h('td', { class: 'dis' }, h('span', { class: 'bar-track', role: 'img', 'aria-label': `disagreement ${(r.sd ?? 0).toFixed(3)}` }, bar), ` ${(r.sd ?? 0).toFixed(3)}`),
+      h('td', { class: 'num' }, signedPoints(r.edge, 'pts')),
+      h('td', { class: 'dis' }, h('span', { class: 'bar-track', role: 'img', 'aria-label': `disagreement ${num(r.sd ?? 0)}` }, bar), ` ${num(r.sd ?? 0)}`),
       h('td', {}, r.close_time?.slice(0, 10) ?? '–'));
   }));
   root.append(
-    h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. Venue, edge, disagreement and staleness filters and the sort apply to the page shown.`),
-    tableRegion('Active predictions table', h('table', { id: 'predictions' }, h('thead', {}, head), body)),
+    h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. `,
+      `The venue, edge, disagreement and staleness filters and the sort apply to the page shown (the API filters by category only): `,
+      'page on for the other predictions. Edge: consensus − market, in percentage points.'),
+    rows.length
+      ? tableRegion('Active predictions table', h('table', { id: 'predictions' }, h('thead', {}, head), body), RESULTS)
+      : nothingMatches(RESULTS, f.category || f.venue || minEdge || minSd || f.stale !== 'all' ? undefined : 'No active predictions on this page.'),
     pager('Pages of active predictions',
-      f.cursor ? h('a', { href: hashHref('/predictions', { ...base, cursor: '', sort: f.sort, dir: f.dir }) }, '« First page') : '',
-      page.body.next_cursor ? h('a', { href: hashHref('/predictions', { ...base, cursor: page.body.next_cursor, sort: f.sort, dir: f.dir }), rel: 'next' }, 'Next page »') : ''));
+      f.cursor ? navLink(hashHref('/predictions', { ...base, cursor: '', sort: f.sort, dir: f.dir }), RESULTS, true, {}, '« First page') : '',
+      page.body.next_cursor ? navLink(hashHref('/predictions', { ...base, cursor: page.body.next_cursor, sort: f.sort, dir: f.dir }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
 }

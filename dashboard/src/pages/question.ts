@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, firstText, h, hashHref, hashQuery, notice, num, panel, pct, select, tableRegion } from '../ui.ts';
+import { date, firstText, h, hashHref, hashQuery, navigate, notice, num, panel, pct, select, signedPoints, tableRegion } from '../ui.ts';
 
 // The parts of the API's PredictionDetail and lifecycle the page reads, nullable as in the OpenAPI document.
 interface Scores { outcome: number | null; brier: number | null; log_loss: number | null; direction: string | null; market_probability: number | null; market_brier: number | null }
@@ -64,7 +64,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   // Each model's forecasts and reasoning
   const langPick = d.langs.length > 1 ? select('lang', 'Reasoning language', d.langs.map((l): [string, string] => [l, l]), lang) : null;
   langPick?.querySelector('select')?.addEventListener('change', (e) => {
-    location.hash = hashHref(`/questions/${encodeURIComponent(d.question.question_id)}`, { lang: (e.target as HTMLSelectElement).value });
+    navigate(hashHref(`/questions/${encodeURIComponent(d.question.question_id)}`, { lang: (e.target as HTMLSelectElement).value }), 'f-lang');
   });
   const models = panel('Each model\'s forecasts', langPick);
   for (const m of d.modes) {
@@ -106,6 +106,6 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
           h('thead', {}, h('tr', {}, ['question', 'venue', 'price', 'as this question\'s YES', 'gap'].map((c) => h('th', { scope: 'col' }, c)))),
           h('tbody', {}, others.map((o) => h('tr', {}, h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(o.question_id)}` }, o.title ?? o.question_id), o.sign < 0 ? ' (negated)' : ''),
             h('td', {}, o.venue ?? '–'), h('td', { class: 'num' }, pct(o.market_probability)), h('td', { class: 'num' }, pct(o.implied_probability)),
-            h('td', { class: 'num' }, o.gap === null ? '–' : `${(o.gap * 100).toFixed(1)} pts`)))))),
+            h('td', { class: 'num' }, signedPoints(o.gap, 'pts'))))))),
     h('p', { class: 'note' }, 'Linked questions other than the same event (similar or curated links) are not served by the API yet.')));
 }

@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { firstText, h, hashHref, hashQuery, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
+import { firstText, h, hashHref, hashQuery, navLink, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -49,12 +49,12 @@ function scenarioPanel(charts: Charts, s: Scenario, width: number): HTMLElement 
   const section = panel(name,
     h('p', {}, s.description ?? '', ` (${s.status}; ${s.n_records} archived records)`),
     tableRegion(`Components of ${name}`, h('table', { class: 'scenario-components' },
-      h('thead', {}, h('tr', {}, ['step', 'question', 'status', 'implied', 'direct', 'gap'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['step', 'question', 'status', 'implied', 'direct', 'gap (implied − direct)'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, s.components.map((c) => h('tr', {},
         h('td', { class: 'num' }, c.ord),
         h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(c.question_id)}` }, firstText(c.label, c.title, c.question_id))),
         h('td', {}, c.outcome === null ? (c.status ?? '') : `resolved ${c.outcome === 1 ? 'YES' : 'NO'}`),
-        h('td', { class: 'num' }, pct(c.implied)), h('td', { class: 'num' }, pct(c.direct)), h('td', { class: 'num' }, num(c.coherence_gap))))))),
+        h('td', { class: 'num' }, pct(c.implied)), h('td', { class: 'num' }, pct(c.direct)), h('td', { class: 'num' }, signedPoints(c.coherence_gap))))))),
     r && r.pathway.length
       ? h('figure', { class: 'chart', id: `pathway-${s.scenario_id}` }, pathwayChart(charts, r, width))
       : h('p', {}, 'No archived record yet: a record is made once the models have forecast every component.'),
@@ -67,7 +67,8 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const cursor = q.get('cursor') ?? '';
   const status = q.get('status') ?? '';
-  root.append(h('h1', {}, 'Scenarios'));
+  // After a pager link, focus and the scroll go to the heading: the new page's scenarios follow it.
+  root.append(h('h1', { id: 'scenarios-results', tabindex: -1 }, 'Scenarios'));
   const [charts, r] = await Promise.all([
     loadCharts(),
     get<{ scenarios: Scenario[]; total: number; next_cursor: string | null }>('scenarios', {}, { limit: '20', cursor: cursor || undefined, status: status || undefined }),
@@ -80,6 +81,6 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
   root.append(h('p', { class: 'meta' }, `${r.body.total} scenarios. A world lists its components' outcomes in pathway order.`));
   for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, width));
   root.append(pager('Pages of scenarios',
-    cursor ? h('a', { href: hashHref('/scenarios', { status }) }, '« First page') : '',
-    r.body.next_cursor ? h('a', { href: hashHref('/scenarios', { status, cursor: r.body.next_cursor }), rel: 'next' }, 'Next page »') : ''));
+    cursor ? navLink(hashHref('/scenarios', { status }), 'scenarios-results', true, {}, '« First page') : '',
+    r.body.next_cursor ? navLink(hashHref('/scenarios', { status, cursor: r.body.next_cursor }), 'scenarios-results', true, { rel: 'next' }, 'Next page »') : ''));
 }

@@ -5,7 +5,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { firstText, h, hashHref, hashQuery, notice, num, pager, panel, select, tableRegion } from '../ui.ts';
+import { firstText, fixed, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, percent, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
@@ -16,6 +16,11 @@ interface Source {
 
 /** A source's name, or its slug when it has none. */
 const sourceName = (s: Source): string => firstText(s.name, s.slug);
+/** An accuracy score (in percent) and its interval: "85.7% (95% 75.0–92.3%)". */
+const accuracyText = (s: Pick<Source, 'accuracy_score' | 'accuracy_ci95'>): string =>
+  `${percent(s.accuracy_score)}${s.accuracy_ci95 ? ` (95% ${fixed(s.accuracy_ci95[0], 1)}–${percent(s.accuracy_ci95[1])})` : ''}`;
+/** Where focus and the scroll go after a pager link. */
+const RESULTS = 'sources-results';
 const KINDS = ['', 'pollster', 'forecaster', 'institution', 'market', 'ai_model', 'consensus', 'media', 'other'];
 
 export async function sourcesPage(root: HTMLElement): Promise<void> {
@@ -31,7 +36,7 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
     location.hash = `#/sources/${encodeURIComponent(String(new FormData(open).get('slug') ?? '').trim())}`;
   });
   const kindPick = select('kind', 'Kind', KINDS.map((k): [string, string] => [k, k || 'all']), kind);
-  kindPick.querySelector('select')!.addEventListener('change', (e) => { location.hash = hashHref('/sources', { kind: (e.target as HTMLSelectElement).value }); });
+  kindPick.querySelector('select')!.addEventListener('change', (e) => { navigate(hashHref('/sources', { kind: (e.target as HTMLSelectElement).value }), 'f-kind'); });
   root.append(open, kindPick);
 
   const [{ intervals }, list] = await Promise.all([
@@ -42,17 +47,29 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
     root.append(panel('Track records', notice(list, 'The ranked list of track records')));
     return;
   }
+  if (list.body.sources.length === 0) {
+    root.append(panel('Track records, ranked', nothingMatches(RESULTS, kind || cursor ? undefined : 'No track records yet.')));
+    return;
+  }
   const ranked = list.body.sources.filter((s) => s.accuracy_score !== null && s.accuracy_ci95);
-  const rows = ranked.map((s) => ({ label: `${s.rank ?? '–'}. ${sourceName(s)}`.slice(0, 40), value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind }));
-  root.append(panel('Track records, ranked', h('figure', { class: 'chart', id: 'track-records' },
-    intervals(rows, { width, xLabel: 'accuracy score (95% interval)', groups: [...new Set(rows.map((r) => r.group))] })),
+  const rows = ranked.map((s) => ({
+    label: `${s.rank ?? '–'}. ${sourceName(s)}`.slice(0, 40), value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind,
+    title: `${s.rank ?? '–'}. ${sourceName(s)} (${s.kind}): accuracy ${accuracyText(s)}, ${s.n_resolved} resolved`,
+  }));
+  const section = panel('Track records, ranked',
+    rows.length ? h('figure', { class: 'chart', id: 'track-records' },
+      intervals(rows, { width, xLabel: 'accuracy score, % (95% interval)', groups: [...new Set(rows.map((r) => r.group))] })) : null,
     tableRegion('Track records table', h('table', { id: 'sources' },
       h('thead', {}, h('tr', {}, ['rank', 'source', 'kind', 'resolved', 'accuracy', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, list.body.sources.map((s) => h('tr', {}, h('td', {}, s.rank ?? '–'), h('td', {}, h('a', { href: `#/sources/${encodeURIComponent(s.slug)}` }, sourceName(s))), h('td', {}, s.kind),
-        h('td', { class: 'num' }, s.n_resolved), h('td', { class: 'num' }, s.accuracy_score ?? '–'), h('td', { class: 'num' }, num(s.probability?.brier))))))),
+        h('td', { class: 'num' }, s.n_resolved), h('td', { class: 'num' }, percent(s.accuracy_score)), h('td', { class: 'num' }, num(s.probability?.brier))))))),
     pager('Pages of track records',
-      cursor ? h('a', { href: hashHref('/sources', { kind }) }, '« First page') : '',
-      list.body.next_cursor ? h('a', { href: hashHref('/sources', { kind, cursor: list.body.next_cursor }), rel: 'next' }, 'Next page »') : '')));
+      cursor ? navLink(hashHref('/sources', { kind }), RESULTS, true, {}, '« First page') : '',
+      list.body.next_cursor ? navLink(hashHref('/sources', { kind, cursor: list.body.next_cursor }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
+  // After a pager link: the panel's heading (above this page's chart and table) takes focus.
+  section.querySelector('h2')!.setAttribute('id', RESULTS);
+  section.querySelector('h2')!.setAttribute('tabindex', '-1');
+  root.append(section);
 }
 
 export async function sourcePage(root: HTMLElement, slug: string | undefined): Promise<void> {
@@ -67,17 +84,17 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     return;
   }
   const s = one.body.source;
-  root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${s.n_resolved} resolved claims · accuracy ${s.accuracy_score ?? '–'}`,
-    s.accuracy_ci95 ? ` (95% ${s.accuracy_ci95[0]}–${s.accuracy_ci95[1]})` : '', ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
+  root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta', id: 'source-meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${s.n_resolved} resolved claims · accuracy ${accuracyText(s)}`,
+    ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
   if (trends.kind === 'ok') {
     const t = trends.body.trends.filter((r) => r.accuracy_score !== null);
     root.append(panel('Trend per year', h('figure', { class: 'chart', id: 'trend' }, accessible(Plot.plot({
       width, height: 260, style: { fontSize: '12px' },
-      x: { label: 'year', tickFormat: 'd', type: 'point' }, y: { label: 'accuracy score', grid: true, domain: [0, 100] },
+      x: { label: 'year', tickFormat: 'd', type: 'point' }, y: { label: 'accuracy score, %', grid: true, domain: [0, 100] },
       marks: [
         Plot.ruleX(t.filter((r) => r.accuracy_ci95), { x: 'year', y1: (r) => r.accuracy_ci95![0], y2: (r) => r.accuracy_ci95![1], stroke: PALETTE[0], strokeWidth: 3, strokeOpacity: 0.5, className: 'q-interval' }),
         Plot.line(t, { x: 'year', y: 'accuracy_score', stroke: PALETTE[0] }),
-        Plot.dot(t, { x: 'year', y: 'accuracy_score', fill: PALETTE[0], r: 4, className: 'q-point', title: (r) => `${r.year}: ${r.accuracy_score} (n ${r.n_resolved})` }),
+        Plot.dot(t, { x: 'year', y: 'accuracy_score', fill: PALETTE[0], r: 4, className: 'q-point', title: (r) => `${r.year}: ${accuracyText(r)} (n ${r.n_resolved})` }),
       ],
     })))));
   } else root.append(panel('Trend per year', notice(trends, 'The per-year trend')));

@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, firstText, h, hashHref, hashQuery, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
+import { date, firstText, h, hashHref, hashQuery, navLink, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -41,7 +41,8 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
     if (t.current.market_consensus !== null) out.push({ label, p: t.current.market_consensus, who: 'market' });
     return out;
   });
-  root.append(panel(`Theses (${r.body.total})`,
+  const RESULTS = 'theses-results';
+  const section = panel(`Theses (${r.body.total})`,
     rows.length ? h('figure', { class: 'chart', id: 'theses' }, accessible(Plot.plot({
       width, height: 40 + r.body.clusters.length * 22, marginLeft: Math.min(260, width / 2.4), style: { fontSize: '12px' },
       x: { domain: [0, 1], label: 'thesis probability', grid: true, tickFormat: '%' }, y: { label: null },
@@ -55,8 +56,12 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
         h('td', { class: 'num' }, `${t.n_members} (${t.n_active} active, ${t.n_resolved} resolved)`), h('td', { class: 'num' }, pct(t.current.consensus)),
         h('td', { class: 'num' }, pct(t.current.market_consensus)), h('td', { class: 'num' }, num(t.current.disagreement))))))),
     pager('Pages of theses',
-      cursor ? h('a', { href: hashHref('/theses', { origin }) }, '« First page') : '',
-      r.body.next_cursor ? h('a', { href: hashHref('/theses', { origin, cursor: r.body.next_cursor }), rel: 'next' }, 'Next page »') : '')));
+      cursor ? navLink(hashHref('/theses', { origin }), RESULTS, true, {}, '« First page') : '',
+      r.body.next_cursor ? navLink(hashHref('/theses', { origin, cursor: r.body.next_cursor }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
+  // After a pager link: the panel's heading (above this page's chart and table) takes focus.
+  section.querySelector('h2')!.setAttribute('id', RESULTS);
+  section.querySelector('h2')!.setAttribute('tabindex', '-1');
+  root.append(section);
 }
 
 export async function thesisPage(root: HTMLElement, id: string | undefined): Promise<void> {

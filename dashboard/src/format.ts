@@ -1,0 +1,37 @@
+/**
+ * Number formats, free of the DOM (the tests import this module in Node). One rounding rule for
+ * every figure shown: half away from zero on the decimal value, so 0.6455 shows 64.6% like 0.3405
+ * shows 34.1%. Number.prototype.toFixed rounds the binary double instead (0.6455 is stored as
+ * 0.64549999…, so toFixed gave 64.5% but 34.1% for 0.3405).
+ */
+
+/** The value as the decimal it stands for: binary noise past 12 significant digits dropped. */
+const decimal = (x: number): number => Number(x.toPrecision(12));
+
+/** `x` to `digits` decimals, half away from zero on its decimal value: fixed(0.1245, 3) = "0.125". */
+export function fixed(x: number, digits: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  const scaled = decimal(Math.abs(decimal(x)) * 10 ** digits);
+  const rounded = Math.round(scaled) / 10 ** digits;
+  // No "-0.0": a value that rounds to zero is shown without a sign.
+  return `${x < 0 && rounded !== 0 ? '-' : ''}${rounded.toFixed(digits)}`;
+}
+
+/** A probability as a percentage: pct(0.6455) = "64.6%". */
+export const pct = (p: number | null | undefined, digits = 1): string =>
+  p === null || p === undefined ? '–' : `${fixed(decimal(p) * 100, digits)}%`;
+/** A figure already in percent (accuracy_pct, accuracy_score): percent(85.71) = "85.7%". */
+export const percent = (x: number | null | undefined, digits = 1): string =>
+  x === null || x === undefined ? '–' : `${fixed(x, digits)}%`;
+export const num = (x: number | null | undefined, digits = 3): string =>
+  x === null || x === undefined ? '–' : fixed(x, digits);
+export const interval = (ci: [number, number] | null | undefined, digits = 3): string =>
+  ci ? `[${fixed(ci[0], digits)}, ${fixed(ci[1], digits)}]` : '';
+
+/** A signed difference of probabilities in `unit` (percentage points), with a true minus: "+3.2 pp", "−1.0 pp", "–". */
+export function signedPoints(x: number | null | undefined, unit: 'pp' | 'pts' = 'pp'): string {
+  if (x === null || x === undefined) return '–';
+  const s = fixed(decimal(x) * 100, 1);
+  if (s.startsWith('-')) return `−${s.slice(1)} ${unit}`;
+  return `+${s} ${unit}`;
+}
