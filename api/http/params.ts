@@ -45,9 +45,9 @@ export function queryString(req: Request, name: string, maxLength = 200): string
  * Path parameter `name` matching `pattern` (an id: a thesis, factor, scenario, claim or source
  * slug), or a 400 saying it must be `what` and giving the pattern.
  */
-export function pathId(req: Request, name: string, pattern: RegExp, what: string): string {
+export function pathId(req: Request, name: string, pattern: RegExp, what: string, normalize: (id: string) => string = (id) => id): string {
   const raw: unknown = (req.params as Record<string, unknown>)[name];
-  const id = typeof raw === 'string' ? raw : '';
+  const id = typeof raw === 'string' ? normalize(raw) : '';
   if (!pattern.test(id)) throw ApiError.invalidParameter(name, `Path parameter '${name}' must be ${what}.`, { pattern: pattern.source });
   return id;
 }

@@ -220,9 +220,13 @@ function distance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
-/** The `source_slug` path parameter (kebab-case), or a 400. */
+/**
+ * The `source_slug` path parameter (kebab-case), or a 400. Slugs are lower case, so ASCII capitals
+ * are folded first: a reader typing /sources/SurveyUSA/ means surveyusa (only A-Z: a fold of other
+ * letters, such as the Kelvin sign to k, would make a slug of what is none).
+ */
 export function pathSlug(req: Request, name = 'source_slug'): string {
-  return pathId(req, name, SLUG, "a source slug (a-z, 0-9, '-'; at most 200 characters)");
+  return pathId(req, name, SLUG, "a source slug (a-z, 0-9, '-'; at most 200 characters)", (id) => id.replace(/[A-Z]/g, (c) => c.toLowerCase()));
 }
 
 /** The track record row of `slug`, or a 404 naming the closest slugs of this snapshot. */

@@ -225,6 +225,11 @@ describe('track records computed by hand', () => {
     expect(got.body.detail).toContain('beta-forecaster');
     expectProblem(await get(server, '/api/track-records/sources/Not%20A%20Slug/'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/track-records/sources/nobody/trends/', auth.x(key)), 404, 'not_found');
+    // Slugs are lower case: ASCII capitals are folded (QA: /sources/MANIFOLD/ was a 400), no other letter.
+    const upper = await get(server, '/api/track-records/sources/Beta-FORECASTER/');
+    expect(upper.res.status).toBe(200);
+    expect(upper.body.source.slug).toBe('beta-forecaster');
+    expectProblem(await get(server, '/api/track-records/sources/beta-forecaster%E2%84%AA/'), 400, 'invalid_parameter'); // the Kelvin sign is no k
   });
 
   it('claims: filters, keyset pagination, detail with provenance, 404', async () => {
