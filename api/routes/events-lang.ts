@@ -66,7 +66,7 @@ export const eventsLangRoute = jsonRoute({
         limit: limit + 1,
         ...staleParams(snap),
       }),
-      snap.query('feed-predictions-count', { lang: stored, category: null }),
+      snap.query('feed-predictions-count', { lang: stored, category: null, venue: null }),
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

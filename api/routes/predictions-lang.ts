@@ -6,7 +6,8 @@
  *
  * Path: `lang`, a BCP 47 tag (`en`, `fr`, `pt-BR`; case-insensitive). A malformed tag is a 400; a
  * language no active prediction of the snapshot has is a 404 listing the available ones
- * (`allowed`). Query: `limit` (1..500, default 50), `cursor`, `category` (one of the nine).
+ * (`allowed`). Query: `limit` (1..500, default 50), `cursor`, `category` (one of the nine), `venue`
+ * (one of VENUES, case-insensitive).
  * Body: { predictions: [FeedPrediction], count, total (matching predictions in this snapshot),
  * lang (the stored form), next_cursor, as_of } — item: see prediction-feed.ts.
  */
@@ -16,7 +17,7 @@ import { jsonRoute } from '../http/registry.ts';
 import { categoryParam, count, DOC, published } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
-import { langParam, pathLang, staleParams } from './prediction-params.ts';
+import { langParam, pathLang, queryVenue, staleParams, VENUES } from './prediction-params.ts';
 
 export const PREDICTIONS_LANG_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CURSOR_KIND = 'predictions.lang';
@@ -26,7 +27,7 @@ export const PredictionsLangPage = z
   .object({
     predictions: z.array(FeedPrediction).meta({ description: 'This page of active predictions with reasoning in the language, by question_id.' }),
     count: count.meta({ description: DOC.count }),
-    total: count.meta({ description: 'Active predictions with reasoning in the language (and the category, when asked), on every page.' }),
+    total: count.meta({ description: 'Active predictions with reasoning in the language (and the category and venue, when asked), on every page.' }),
     lang: z.string().meta({ description: 'The language, as the snapshot records it.' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })
@@ -46,6 +47,10 @@ export const predictionsLangRoute = jsonRoute({
     limit: z.int().min(PREDICTIONS_LANG_LIMIT.min).max(PREDICTIONS_LANG_LIMIT.max).default(PREDICTIONS_LANG_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
     category: categoryParam.optional(),
+    venue: z
+      .enum(VENUES as [string, ...string[]])
+      .optional()
+      .meta({ description: `Only this venue's questions (case-insensitive): ${VENUES.join(', ')}. Anything else is a 400.` }),
   }),
   response: PredictionsLangPage,
   errors: [400, 404],
@@ -56,21 +61,23 @@ export const predictionsLangRoute = jsonRoute({
     const cursor = queryString(req, 'cursor', 1024) ?? null;
     const after = cursor === null ? null : decodeKeyset(cursor, CURSOR_KIND, cursorShape)[0];
     const category = queryCategory(req) ?? null;
-    return { lang, limit, after, category };
+    const venue = queryVenue(req);
+    return { lang, limit, after, category, venue };
   },
-  data: async (snap, { lang, limit, after, category }) => {
+  data: async (snap, { lang, limit, after, category, venue }) => {
     snap.require('active_predictions', 'latest_forecasts');
     const stored = await resolveLang(snap, lang);
     const [rows, counted] = await Promise.all([
       snap.query('feed-predictions-page', {
         lang: stored,
         category,
+        venue,
         after: after !== null,
         after_question_id: after,
         limit: limit + 1,
         ...staleParams(snap),
       }),
-      snap.query('feed-predictions-count', { lang: stored, category }),
+      snap.query('feed-predictions-count', { lang: stored, category, venue }),
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

@@ -2,7 +2,7 @@
 -- with the models' forecasts of its headline run in that language (`models`, by model id).
 -- market_stale: the market price is older than $max_price_age_hours at as_of ($as_of_s, epoch
 -- seconds); NULL without a price.
--- Parameters: $lang VARCHAR (exact, as stored), $category VARCHAR|NULL, $after BOOLEAN,
+-- Parameters: $lang VARCHAR (exact, as stored), $category VARCHAR|NULL, $venue VARCHAR|NULL, $after BOOLEAN,
 -- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1),
 -- $as_of_s DOUBLE, $max_price_age_hours DOUBLE.
 WITH page AS (
@@ -10,6 +10,7 @@ WITH page AS (
   FROM active_predictions
   WHERE list_contains(langs, $lang)
     AND ($category IS NULL OR category = $category)
+    AND ($venue IS NULL OR venue = $venue)
     AND (NOT $after OR question_id > $after_question_id)
   ORDER BY question_id
   LIMIT $limit

@@ -246,6 +246,26 @@ describe('GET /api/predictions/lang/{lang}', () => {
     expect(crypto.total).toBe(13); // metaculus:1554 + the 12 odd bulk questions
     expect(crypto.predictions.every((p: any) => p.category === 'crypto')).toBe(true);
     expectProblem(await get(server, '/api/predictions/lang/en?category=weather'), 400, 'invalid_parameter');
+    // venue filters server-side, every page (the dashboard's venue filter had only the page shown)
+    const all = ok(await get(server, '/api/predictions/lang/en?limit=500')).predictions as any[];
+    const venues = [...new Set(all.map((p) => p.venue as string))].sort();
+    expect(venues.length).toBeGreaterThan(1);
+    for (const venue of venues) {
+      const ids = all.filter((p) => p.venue === venue).map((p) => p.question_id);
+      const paged: string[] = [];
+      let url = `/api/predictions/lang/en?venue=${venue.toUpperCase()}&limit=3`;
+      for (let i = 0; i < 50; i++) {
+        const page = ok(await get(server, url));
+        expect(page.total).toBe(ids.length);
+        paged.push(...page.predictions.map((p: any) => p.question_id));
+        if (!page.next_cursor) break;
+        url = `/api/predictions/lang/en?venue=${venue}&limit=3&cursor=${encodeURIComponent(page.next_cursor)}`;
+      }
+      expect(paged).toEqual(ids);
+    }
+    const both = ok(await get(server, `/api/predictions/lang/en?venue=${venues[0]}&category=crypto`));
+    expect(both.total).toBe(all.filter((p) => p.venue === venues[0] && p.category === 'crypto').length);
+    expectProblem(await get(server, '/api/predictions/lang/en?venue=nasdaq'), 400, 'invalid_parameter');
   });
 
   it('an unavailable language → 404 listing the available ones; a malformed one → 400', async () => {

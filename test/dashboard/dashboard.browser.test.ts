@@ -369,10 +369,10 @@ describe('the dashboard in Chromium', () => {
       // the edge in points, with a true minus, as on the question page's other venues
       expect(row.edge, row.id).toMatch(/^([+−]\d+\.\d pts|–)$/);
     }
-    // every venue the service knows, not only those on this page (the filter applies to the page shown)
+    // every venue the service knows, not only those on this page (the API filters by venue over every page)
     expect(await page.$$eval('select[name=venue] option', (os) => os.map((o) => (o as HTMLOptionElement).value)))
       .toEqual(['', 'infer', 'kalshi', 'manifold', 'metaculus', 'polymarket', 'quorum']);
-    expect(await page.$eval('main .note', (e) => e.textContent)).toMatch(/venue, .* filters and the sort apply to the page shown/);
+    expect(await page.$eval('main .note', (e) => e.textContent)).toMatch(/edge, .* filters and the sort apply to the page shown \(the API filters by category and venue\)/);
     expect(await audit(page)).toEqual([]);
     await shot(page, 'predictions');
     // sort by consensus, ascending twice-clicked: the URL carries it; focus stays on the header
@@ -403,6 +403,13 @@ describe('the dashboard in Chromium', () => {
     expect(cats.length).toBeGreaterThan(0);
     expect(new Set(cats)).toEqual(new Set(['politics']));
     expect(await page.$eval('select[name=category]', (s) => (s as HTMLSelectElement).value)).toBe('politics');
+    // a venue: the API's page of that venue (QA: the filter had only the rows of the page shown)
+    const byVenue = (await get(server, '/api/predictions/lang/en?venue=metaculus&limit=50')).body as { predictions: unknown[]; total: number };
+    expect(byVenue.total).toBeGreaterThan(0);
+    await open(page, '#/predictions?venue=metaculus', 'predictions-venue');
+    const venues = await page.$$eval('#predictions tbody tr td:nth-child(3)', (t) => t.map((c) => c.textContent));
+    expect(venues).toHaveLength(byVenue.predictions.length);
+    expect(new Set(venues)).toEqual(new Set(['metaculus']));
     // navigation to a question
     await page.click('#predictions tbody tr a');
     await page.waitForFunction(() => location.hash.startsWith('#/questions/'));

@@ -1,6 +1,6 @@
 /**
  * Active predictions: /api/predictions/lang/en, one page at a time through the API's keyset cursor
- * (category filtered by the API). The other filters (venue, minimum edge, minimum disagreement,
+ * (category and venue filtered by the API). The other filters (minimum edge, minimum disagreement,
  * stale markets) and the sort apply to the page shown, since the endpoint has no parameter for them.
  * Every filter, the sort and the cursor are in the URL. The cursor only goes forward (there is no
  * previous page, only the first; the browser's Back returns to the page before).
@@ -26,8 +26,8 @@ interface Page { predictions: Prediction[]; total: number; next_cursor: string |
 
 /**
  * Every venue a question can come from (the API's VENUES, api/routes/prediction-params.ts: the
- * synced venues, the ForecastBench sources and the operators' own questions). The endpoint has no
- * venue parameter, so the filter offers them all and applies to the page shown.
+ * synced venues, the ForecastBench sources and the operators' own questions), all offered: the
+ * endpoint filters by venue over every page.
  */
 const VENUES = ['infer', 'kalshi', 'manifold', 'metaculus', 'polymarket', 'quorum'];
 /** Where focus and the scroll go after a pager link: the table (or what stands in for it). */
@@ -53,7 +53,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     cursor: q.get('cursor') ?? '',
   };
   const [page, cats] = await Promise.all([
-    get<Page>('predictions.lang', { lang: 'en' }, { limit: PREDICTIONS_PAGE_LIMIT, category: f.category || undefined, cursor: f.cursor || undefined }),
+    get<Page>('predictions.lang', { lang: 'en' }, { limit: PREDICTIONS_PAGE_LIMIT, category: f.category || undefined, venue: f.venue || undefined, cursor: f.cursor || undefined }),
     get<{ by_category: { category: string }[] }>('predictions.accuracy'),
   ]);
   root.append(h('h1', {}, 'Active predictions'));
@@ -96,7 +96,6 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     return { ...p, p: c, sd: p.disagreement?.sd ?? null, edge: c !== null && p.market_probability !== null ? c - p.market_probability : null };
   });
   rows = rows.filter((r) =>
-    (!f.venue || r.venue === f.venue) &&
     (!minEdge || (r.edge !== null && Math.abs(r.edge) >= minEdge)) &&
     (!minSd || (r.sd !== null && r.sd >= minSd)) &&
     (f.stale === 'all' || (f.stale === 'stale' ? r.market_stale === true : r.market_stale === false)));
@@ -132,7 +131,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   }));
   root.append(
     h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. `,
-      `The venue, edge, disagreement and staleness filters and the sort apply to the page shown (the API filters by category only): `,
+      `The edge, disagreement and staleness filters and the sort apply to the page shown (the API filters by category and venue): `,
       'page on for the other predictions. Edge: consensus − market, in percentage points.'),
     rows.length
       ? tableRegion('Active predictions table', h('table', { id: 'predictions' }, h('thead', {}, head), body), RESULTS)
