@@ -422,6 +422,30 @@ describe('replay of a disabled subscription', () => {
   }, 60_000);
 });
 
+describe('a subscription to a private address made while allowed', () => {
+  it('gets no connection once QUORUM_WEBHOOKS_ALLOW_PRIVATE is off, an IP literal too (no DNS lookup to refuse it): each attempt says why', async () => {
+    const side = tempDir('quorum-webhooks-private-');
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    const s = await serve(side.dir, { events: { pollMs: 25, webhooks: { allowPrivate: false, backoffMs: 30, maxBackoffMs: 60, timeoutMs: 400, retryWindowMs: 150_000 } } });
+    try {
+      // (made as the API made it while private addresses were allowed: the store checks no URL)
+      const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
+      expect(r.url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+      await appendEvents(side.dir, 1);
+      const d = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
+      await until(() => (d.queue.ofSubscription(sub.id)[0]?.attempts.length ?? 0) >= 2);
+      expect(r.hits).toHaveLength(0);
+      for (const a of d.queue.ofSubscription(sub.id)[0]!.attempts) {
+        expect(a).toMatchObject({ status: null, error: '127.0.0.1 is a private address (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected' });
+      }
+    } finally {
+      await s.close();
+      side.cleanup();
+    }
+  }, 60_000);
+});
+
 describe('a server killed mid-delivery (SIGKILL)', () => {
   it('re-sends on restart: every event arrives at least once, duplicates carry the same webhook-id', async () => {
     const side = tempDir('quorum-webhooks-kill-');

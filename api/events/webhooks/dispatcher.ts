@@ -21,7 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Agent } from 'undici';
-import { postTarget, postWebhook, type PostTarget } from './post.ts';
+import { postTarget, postWebhook, type PostOutcome, type PostTarget } from './post.ts';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '../../../pipeline/events/config.ts';
 import type { EventFeed, FeedEvent } from '../feed.ts';
@@ -29,7 +29,7 @@ import { DeliveryQueue, type Delivery } from './queue.ts';
 import { DeadlineSweep } from '../../../pipeline/net/deadline.ts';
 import { signatureHeader } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
-import { guardedLookup } from './url-policy.ts';
+import { guardedLookup, privateLiteral } from './url-policy.ts';
 import { KeyStore } from '../../auth/keys.ts';
 import { ownerRefusal } from './owner.ts';
 
@@ -268,22 +268,7 @@ export class WebhookDispatcher {
     const body = d.body ?? deliveryBody(d.type, d.timestamp, JSON.stringify(d.data));
     const ts = Math.floor(Date.now() / 1000);
     const started = Date.now();
-    // One deadline over the whole attempt, body included (a trickling receiver cannot hold it).
-    const { status, retryAfter: retryAfterHeader, error } = await postWebhook(
-      this.#agent,
-      this.#url(sub.url),
-      // The Standard Webhooks headers (signing.ts) in one literal: one object per attempt.
-      {
-        'content-type': 'application/json',
-        'user-agent': 'Quorum-Webhooks/1',
-        'webhook-id': d.id,
-        'webhook-timestamp': String(ts),
-        'webhook-signature': signatureHeader(signingSecrets(sub), d.id, ts, body),
-      },
-      body,
-      this.#cfg.timeoutMs,
-      this.#deadlines,
-    );
+    const { status, retryAfter: retryAfterHeader, error } = await this.#post(sub, d.id, ts, body);
     const retryAfter = retryAfterMs(retryAfterHeader ?? undefined);
     if (this.#closed) return false; // shutting down: not recorded, so re-sent (same webhook-id) on the next start
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
@@ -337,6 +322,33 @@ export class WebhookDispatcher {
     this.#disable(sub, refusal.reason, refusal.outcome);
     this.queue.flush(false);
     return 'refused';
+  }
+
+  /**
+   * One POST of `body` to the subscription's URL, signed, within one deadline over the whole attempt
+   * (body included: a trickling receiver cannot hold it). A private IP literal is refused here, with
+   * no connection, as a private name is by guardedLookup.
+   */
+  async #post(sub: Subscription, id: string, ts: number, body: string): Promise<PostOutcome> {
+    const literal = this.#cfg.allowPrivate ? null : privateLiteral(sub.url);
+    if (literal !== null) {
+      return { status: null, retryAfter: null, error: `${literal} is a private address (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected` };
+    }
+    return postWebhook(
+      this.#agent,
+      this.#url(sub.url),
+      // The Standard Webhooks headers (signing.ts) in one literal: one object per attempt.
+      {
+        'content-type': 'application/json',
+        'user-agent': 'Quorum-Webhooks/1',
+        'webhook-id': id,
+        'webhook-timestamp': String(ts),
+        'webhook-signature': signatureHeader(signingSecrets(sub), id, ts, body),
+      },
+      body,
+      this.#cfg.timeoutMs,
+      this.#deadlines,
+    );
   }
 
   #url(url: string): PostTarget {

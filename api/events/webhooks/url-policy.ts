@@ -105,6 +105,22 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   return url;
 }
 
+/**
+ * The address of `url` when its host is an IP literal that is private (what guardedLookup refuses
+ * for a name), else null. A connection to a literal never asks `lookup`, so a subscription made
+ * while QUORUM_WEBHOOKS_ALLOW_PRIVATE was on kept its deliveries to 127.0.0.1 after it was turned
+ * off (QA); the dispatcher checks this before each attempt.
+ */
+export function privateLiteral(url: string): string | null {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return null;
+  }
+  return isIP(host) !== 0 && isPrivateAddress(host) ? host : null;
+}
+
 /** A `lookup` for the delivery agent that refuses private addresses at connect time. */
 export function guardedLookup(allowPrivate: boolean) {
   return (hostname: string, options: object, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
