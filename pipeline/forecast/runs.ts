@@ -40,6 +40,11 @@ export function isResumable(r: RunState): boolean {
   return !r.completed && !r.failed && (r.journal || r.calls > 0 || r.interrupted);
 }
 
+/** The run made model calls, or began to (a journal), or was stopped while it could have. */
+function reachedForecasting(r: RunState): boolean {
+  return r.calls > 0 || r.journal || r.interrupted;
+}
+
 export class ResumeError extends Error {
   override name = 'ResumeError';
 }
@@ -48,8 +53,11 @@ export class ResumeError extends Error {
  * The run to continue:
  * - `resume` a run id: that run (a completed one too: re-running it makes no model call);
  * - `resume` true: the newest resumable run (null when there is none);
- * - `'auto'`: the newest run, if it is resumable (an older interrupted run is left alone once a
- *   newer run exists; resume it by id).
+ * - `'auto'`: the newest run that got as far as forecasting, if it is resumable (an older
+ *   interrupted run is left alone once a newer run has forecast; resume it by id). A run that
+ *   made no call (a score-only rescore, such as the one `quorum start` makes after an upgrade; a
+ *   run that failed or was killed before its first call) does not count: after an upgrade's
+ *   rescore the interrupted run was never continued, its paid calls left in its journal (QA).
  */
 export async function findRunToResume(
   conn: DuckDBConnection,
@@ -58,7 +66,10 @@ export async function findRunToResume(
 ): Promise<RunState | null> {
   const runs = await listRuns(conn, dataDir);
   if (resume === true) return runs.find(isResumable) ?? null;
-  if (resume === 'auto') return runs[0] && isResumable(runs[0]) ? runs[0] : null;
+  if (resume === 'auto') {
+    const newest = runs.find(reachedForecasting);
+    return newest && isResumable(newest) ? newest : null;
+  }
   const r = runs.find((x) => x.run_id === resume);
   if (!r) throw new ResumeError(`no run with id ${resume} in ${dataDir}`);
   return r;

@@ -229,6 +229,9 @@ describe('forecast stage in a pipeline run', () => {
       expect(existsSync(journalPath(dir, s.run_id))).toBe(true);
       const state = await rawQuery(dir, 'runs', `SELECT status FROM t WHERE run_id = '${s.run_id}' ORDER BY recorded_at`);
       expect(state.map((r) => r.status)).toEqual(['started', 'interrupted']);
+      // a score-only rescore in between (what quorum start makes after an upgrade) makes no call and
+      // supersedes nothing: the interrupted run is still the one a restarted service continues
+      expect(await runPipeline({ config, logger, scoreOnly: true })).toMatchObject({ status: 'completed', calls_made: 0, resumed: false });
       // a restarted service (auto-resume, no as-of) continues it without repeating a call
       const resumed = await runPipeline({ config, logger });
       expect(resumed).toMatchObject({ run_id: s.run_id, status: 'completed', resumed: true, calls: 64, calls_made: 64 - sent });
