@@ -109,7 +109,8 @@ export async function snapshotFromOtherSql(dataDir: string): Promise<{ snapshot:
 }
 
 /**
- * Rescores (a score-only run: no model call) when the published snapshot was derived by other SQL
+ * Rescores (a score-only run as of the snapshot's own as_of: no model call) when the published
+ * snapshot was derived by other SQL
  * than this version's sql/derive, or does not say (published before the manifest recorded it):
  * after an upgrade its tables and columns are not what the API's queries read, and until the next
  * scheduled run (hours away) some endpoints would answer errors. Returns the run's summary, or
@@ -121,7 +122,11 @@ export async function rescoreIfDerivedByOtherSql(config: QuorumConfig, logger: L
   const { snapshot: current, recorded, expected } = other;
   logger.warn({ snapshot: current, recorded, expected }, 'the published snapshot was derived by other SQL: rescoring before serving');
   try {
-    const summary = await runPipeline({ config, logger, scoreOnly: true });
+    // As of the snapshot it replaces: a rescore re-derives that snapshot with this version's SQL.
+    // As of now, a past-dated snapshot (quorum run --as-of) jumped to now on an upgrade, with every
+    // resolution since as events (QA).
+    const asOf = new Date(readManifest(config.dataDir, current).as_of);
+    const summary = await runPipeline({ config, logger, scoreOnly: true, asOf });
     if (summary.status !== 'completed') logger.error({ run_id: summary.run_id, error: summary.error }, 'rescoring failed: serving the previous snapshot');
     return summary;
   } catch (err) {

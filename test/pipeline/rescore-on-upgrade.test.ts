@@ -52,6 +52,9 @@ describe('rescore when the snapshot was derived by other SQL', () => {
       const after = readCurrent(f.dataDir)!;
       expect(after).not.toBe(before);
       expect(readManifest(f.dataDir, after).derive_sql_hash).toBe(await deriveSqlHash());
+      // the same snapshot re-derived: as of the one it replaces (a past-dated one stays so, QA)
+      expect(readManifest(f.dataDir, after).as_of).toBe('2026-03-10T00:00:00.000Z');
+      expect(summary!.as_of).toBe('2026-03-10T00:00:00.000Z');
       expect(await snapshotFromOtherSql(f.dataDir)).toBeNull();
     }
   }, 120_000);
