@@ -39,6 +39,8 @@ export const manifestSchema = z.looseObject({
   created_at: isoInstant,
   tables: z.array(z.string().regex(TABLE_NAME, 'invalid table name')),
   headline_modes: z.array(z.string()).default(['augmented', 'informed', 'blind']),
+  /** The fingerprint of the sql/derive files that derived it (absent: published before it was recorded). */
+  derive_sql_hash: z.string().optional(),
 });
 
 export type SnapshotManifest = z.infer<typeof manifestSchema>;

@@ -14,6 +14,7 @@
  *   snapshot. Each query takes its own pooled connection and switches it to the pinned schema
  *   (`SET schema`), then runs the SQL file with bound parameters.
  */
+import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 import { sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -111,6 +112,8 @@ export class SnapshotReader {
   #polling = false;
   #closed = false;
   #lastFailure: { id: string; message: string } | null = null;
+  /** This version's sql/derive fingerprint (computed on the first query error that needs it). */
+  #sqlHash: Promise<string> | null = null;
 
   private constructor(opts: SnapshotReaderOptions, instance: DuckDBInstance) {
     this.dataDir = path.resolve(opts.dataDir);
@@ -348,13 +351,37 @@ export class SnapshotReader {
 
   async #query(snap: LoadedSnapshot, file: string, params: SqlParams): Promise<JsonRow[]> {
     const sql = loadSql(file);
-    return this.#pool.use(async (pooled) => {
-      if (pooled.schema !== snap.schema) {
-        await pooled.connection.run(`SET schema = '${sqlIdent(snap.schema, SCHEMA_NAME).slice(1, -1)}'`);
-        pooled.schema = snap.schema;
-      }
-      return runQuery(pooled.connection, sql, params);
-    });
+    try {
+      return await this.#pool.use(async (pooled) => {
+        if (pooled.schema !== snap.schema) {
+          await pooled.connection.run(`SET schema = '${sqlIdent(snap.schema, SCHEMA_NAME).slice(1, -1)}'`);
+          pooled.schema = snap.schema;
+        }
+        return runQuery(pooled.connection, sql, params);
+      });
+    } catch (err) {
+      throw (await this.#otherSqlProblem(snap, err)) ?? err;
+    }
+  }
+
+  /**
+   * A query this version's API makes that fails to bind on a snapshot derived by other sql/derive
+   * files (an upgrade's `quorum serve` before a run rescored it: a column or table its queries read
+   * is not there) is a 503 not_ready saying so, like a missing table that a route requires; it was
+   * a 500 (QA: `market_status` on /api/predictions/resolved). On a snapshot this version derived,
+   * such an error stays what it is, a bug.
+   */
+  async #otherSqlProblem(snap: LoadedSnapshot, err: unknown): Promise<ApiError | null> {
+    const message = err instanceof Error ? err.message : String(err);
+    if (!/^(Binder|Catalog) Error/.test(message)) return null;
+    this.#sqlHash ??= deriveSqlHash();
+    if (snap.manifest.derive_sql_hash === (await this.#sqlHash)) return null;
+    const what = /Referenced column "([^"]+)"|Table with name ([^ ]+) does not exist/.exec(message);
+    const missing = what ? ` (${what[1] ? `column '${what[1]}'` : `table '${what[2]}'`})` : '';
+    return ApiError.notReady(
+      `Snapshot ${snap.id} was derived by other SQL than this version's and lacks what this request reads${missing}; ` +
+        'the next run, or `quorum run --score-only`, rescores it.',
+    );
   }
 
   #drop(snap: LoadedSnapshot): void {

@@ -3,7 +3,7 @@
  * CURRENT serves the new figures, a broken publication keeps the old snapshot, requests pinned to
  * the old snapshot finish on it, polling picks up a new CURRENT.
  */
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { createApp } from '../../api/app.ts';
 import { silentLogger } from '../../api/logging/logger.ts';
 import { startServer, type ServerHandle } from '../../api/server.ts';
 import { fixtureData, publish, tempDataDir, writeSnapshot } from './fixtures.ts';
+import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -178,6 +179,39 @@ describe('snapshot lifecycle', () => {
     expect(resolved.body.code).toBe('not_ready');
     expect(resolved.body.detail).toContain('resolved_predictions.market_observed_at');
     expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(200);
+  });
+
+  it('any column or table this version reads that a snapshot derived by other SQL lacks: 503 not_ready naming it (QA: a 500 after an upgrade); on this version\'s own snapshot it stays a 500', async () => {
+    for (const own of [false, true]) {
+      const tmp = await tempDataDir();
+      closers.push(tmp.cleanup);
+      const dir = await writeSnapshot(tmp.dir, 'upgraded', fixtureData(1));
+      // resolved_predictions without market_status, a column no route lists in its requirements
+      const file = path.join(dir, 'resolved_predictions.parquet');
+      const db = await DuckDBInstance.create(':memory:');
+      const conn = await db.connect();
+      await conn.run(`COPY (SELECT * EXCLUDE (market_status) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+      conn.closeSync();
+      db.closeSync();
+      await rename(`${file}.old`, file);
+      const manifestFile = path.join(dir, 'manifest.json');
+      const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Record<string, unknown>;
+      manifest.derive_sql_hash = own ? await deriveSqlHash() : '0'.repeat(64);
+      await writeFile(manifestFile, JSON.stringify(manifest));
+      await publish(tmp.dir, 'upgraded');
+      const server = await startServer({ port: 0, dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
+      closers.push(() => server.close());
+      const resolved = await json(`${server.url}/api/predictions/resolved`);
+      if (own) {
+        expect(resolved.res.status).toBe(500); // this version derived it: a query that does not bind is a bug
+      } else {
+        expect(resolved.res.status).toBe(503);
+        expect(resolved.body.code).toBe('not_ready');
+        expect(resolved.body.detail).toContain("column 'market_status'");
+        expect(resolved.body.detail).toContain('derived by other SQL');
+      }
+      expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(200);
+    }
   });
 
   it('the same id re-published (new manifest created_at) is reloaded', async () => {
