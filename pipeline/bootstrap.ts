@@ -122,6 +122,12 @@ export async function rescoreIfDerivedByOtherSql(config: QuorumConfig, logger: L
   const { snapshot: current, recorded, expected } = other;
   logger.warn({ snapshot: current, recorded, expected }, 'the published snapshot was derived by other SQL: rescoring before serving');
   try {
+    // A data directory first started by a version without claims never got the bundled datasets
+    // (imported on a first start only): an upgrade brings them in. Idempotent: what a first start
+    // or an earlier upgrade imported is not written again.
+    const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir));
+    const written = claims.reduce((n, c) => n + c.claims.written, 0);
+    if (written > 0) logger.info({ claims }, 'bundled claims datasets imported on upgrade (issue 11)');
     // As of the snapshot it replaces: a rescore re-derives that snapshot with this version's SQL.
     // As of now, a past-dated snapshot (quorum run --as-of) jumped to now on an upgrade, with every
     // resolution since as events (QA).
