@@ -18,6 +18,7 @@ import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
 import { writeImportBatch } from './import/write-batch.ts';
 import { runPipeline, type RunSummary } from './run.ts';
+import { runSync } from './sync.ts';
 
 /** The distinct freeze times of the rounds in a ForecastBench questions file, oldest first. */
 export function roundFreezeTimes(dir: string): Date[] {
@@ -93,6 +94,12 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   for (const asOf of roundFreezeTimes(config.sampleDir)) {
     runs.push(await runPipeline({ config, logger, asOf }));
   }
+  // The "now" run is dated too (it does not sync: the sample's prices are what it scores), so the
+  // sources registry and the operators' question files (QUORUM_QUESTIONS_DIR) are brought in
+  // first, without reaching outside: the first snapshot has the question files' questions instead
+  // of waiting for the first scheduled run, hours later (QA). The venues and FRED come with that run.
+  const local = await runSync(config, logger, undefined, { localOnly: true });
+  if (local.status !== 'ok') logger.warn({ failed: local.failed }, 'first start: the question files were not all read (see the error above)');
   const now = await runPipeline({ config, logger, asOf: new Date() });
   if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
   runs.push(now);

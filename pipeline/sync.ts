@@ -76,6 +76,11 @@ export interface SyncOptions {
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   partition: { runId: string; runDate: string };
+  /**
+   * The registry and the operators' question files only: nothing reaches outside (the first
+   * start's, whose runs are dated and so do not sync, pipeline/bootstrap.ts).
+   */
+  localOnly?: boolean;
 }
 
 const TABLE_ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events'];
@@ -188,6 +193,25 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     reports.push(report('question-files', {}, [], (err as Error).message));
   }
 
+  if (!opts.localOnly) await syncOutside(conn, opts, env, specs, reports, remote);
+  for (const r of reports) {
+    if (r.ok) log.info({ source: r.source, written: r.written, skipped: r.skipped }, 'synced');
+  }
+  const status = syncStatus(reports, remote);
+  const failed = reports.filter((r) => !r.ok).map((r) => r.source);
+  return { at: opts.now.toISOString(), status, failed, sources: reports };
+}
+
+/** Steps 3 and 4 of syncAll: the venues, then FRED for the question files' threshold questions. */
+async function syncOutside(
+  conn: DuckDBConnection,
+  opts: SyncOptions,
+  env: NodeJS.ProcessEnv,
+  specs: Awaited<ReturnType<typeof loadQuestionFiles>>['specs'],
+  reports: SourceReport[],
+  remote: Set<string>,
+): Promise<void> {
+  const log = opts.logger;
   // 3. Venues, concurrently; each adapter has its own rate-limited client.
   await createRawViews(conn, opts.root);
   const venueConfig = loadVenueConfig(env);
@@ -244,22 +268,24 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
       reports.push(report('fred', {}, [], (err as Error).message));
     }
   }
-  for (const r of reports) {
-    if (r.ok) log.info({ source: r.source, written: r.written, skipped: r.skipped }, 'synced');
-  }
-  const status = syncStatus(reports, remote);
-  const failed = reports.filter((r) => !r.ok).map((r) => r.source);
-  return { at: opts.now.toISOString(), status, failed, sources: reports };
 }
 
-/** `quorum sync`: one sync on its own, under the run lock (it writes raw tables). */
-export async function runSync(config: { dataDir: string; questionsDir: string }, logger: Logger, signal?: AbortSignal): Promise<SyncReport> {
+/** `quorum sync`: one sync on its own, under the run lock (it writes raw tables); `localOnly`: see SyncOptions. */
+export async function runSync(
+  config: { dataDir: string; questionsDir: string },
+  logger: Logger,
+  signal?: AbortSignal,
+  opts: { localOnly?: boolean } = {},
+): Promise<SyncReport> {
   const now = new Date();
   const runId = newRunId(now);
   const release = acquireRunLock(config.dataDir, runId);
   try {
     return await withConnection((conn) =>
-      syncAll(conn, { root: config.dataDir, questionsDir: config.questionsDir, now, logger, signal, partition: { runId, runDate: runDate(now) } }),
+      syncAll(conn, {
+        root: config.dataDir, questionsDir: config.questionsDir, now, logger, signal, partition: { runId, runDate: runDate(now) },
+        localOnly: opts.localOnly,
+      }),
     );
   } finally {
     release();

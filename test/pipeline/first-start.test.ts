@@ -12,7 +12,7 @@ import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { bootstrapIfEmpty } from '../../pipeline/bootstrap.ts';
 import { parseForecastBench } from '../../pipeline/import/forecastbench.ts';
-import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { serverRecordFile, type ServerRecord } from '../../api/server-record.ts';
 import { REPO, quorumProcess } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -67,6 +67,17 @@ describe('first start', () => {
     expect(flagged).toHaveLength(1);
     expect(flagged[0]).toMatchObject({ level: 40, run_id: now!.run_id, newest_price_observed_at: newest, newest_price_age_hours: now!.newest_price_age_hours });
     expect(flagged[0]!.msg).toBe(now!.notes[0]);
+
+    // The operators' question files (data/questions/, read without reaching outside) are in the
+    // first snapshot, forecast by the "now" run; the dated runs, before they were opened, do not
+    // have them (QA: they waited for the first scheduled run, hours later).
+    const questionFiles = (id: string) =>
+      withConnection(async (conn) => {
+        const file = join(config.dataDir, 'snapshots', id, 'questions.parquet').replaceAll("'", "''");
+        return (await conn.runAndReadAll(`SELECT question_id FROM read_parquet('${file}') WHERE venue = 'quorum' ORDER BY 1`)).getRowObjectsJS().map((r) => r.question_id);
+      });
+    expect(await questionFiles(now!.run_id)).toEqual(['quorum:cpi-yoy-above-3-oct-2026', 'quorum:effr-below-4-on-2026-12-31', 'quorum:unrate-at-or-above-4-5-sep-2026']);
+    expect(await questionFiles(dated1!.run_id)).toEqual([]);
 
     // A second start finds the snapshot and makes no run.
     expect(await bootstrapIfEmpty(config, createLogger('silent'))).toEqual([]);
