@@ -40,6 +40,19 @@ async function setup(pollMs = 0): Promise<{ dir: string; server: ServerHandle }>
   return { dir: tmp.dir, server };
 }
 
+/** Rewrites the Parquet `file` without `column`, as an older pipeline that did not write it left it. */
+async function dropColumn(file: string, column: string): Promise<void> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  try {
+    await conn.run(`COPY (SELECT * EXCLUDE (${column}) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
+  await rename(`${file}.old`, file);
+}
+
 describe('snapshot lifecycle', () => {
   it('503 not_ready before a snapshot exists, then 200 after CURRENT appears (reload)', async () => {
     const tmp = await tempDataDir();
@@ -164,13 +177,7 @@ describe('snapshot lifecycle', () => {
     closers.push(tmp.cleanup);
     const dir = await writeSnapshot(tmp.dir, 'older', fixtureData(1));
     // resolved_predictions as an older pipeline wrote it: without market_observed_at
-    const file = path.join(dir, 'resolved_predictions.parquet');
-    const db = await DuckDBInstance.create(':memory:');
-    const conn = await db.connect();
-    await conn.run(`COPY (SELECT * EXCLUDE (market_observed_at) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
-    conn.closeSync();
-    db.closeSync();
-    await rename(`${file}.old`, file);
+    await dropColumn(path.join(dir, 'resolved_predictions.parquet'), 'market_observed_at');
     await publish(tmp.dir, 'older');
     const server = await startServer({ port: 0, dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
     closers.push(() => server.close());
@@ -187,13 +194,7 @@ describe('snapshot lifecycle', () => {
       closers.push(tmp.cleanup);
       const dir = await writeSnapshot(tmp.dir, 'upgraded', fixtureData(1));
       // resolved_predictions without market_status, a column no route lists in its requirements
-      const file = path.join(dir, 'resolved_predictions.parquet');
-      const db = await DuckDBInstance.create(':memory:');
-      const conn = await db.connect();
-      await conn.run(`COPY (SELECT * EXCLUDE (market_status) FROM read_parquet('${file}')) TO '${file}.old' (FORMAT parquet)`);
-      conn.closeSync();
-      db.closeSync();
-      await rename(`${file}.old`, file);
+      await dropColumn(path.join(dir, 'resolved_predictions.parquet'), 'market_status');
       const manifestFile = path.join(dir, 'manifest.json');
       const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Record<string, unknown>;
       manifest.derive_sql_hash = own ? await deriveSqlHash() : '0'.repeat(64);
