@@ -80,7 +80,7 @@ WITH q AS (
 obs AS (
   SELECT sf.mode, sf.model AS forecaster, sf.question_id, lq.resolved_at, lq.grp, lq.category, lq.domain,
          lq.horizon_bucket, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a,
-         sf.brier AS b_l, sf.log_loss AS ll_l, _correct01(sf.probability, sf.outcome) AS c_l,
+         sf.brier AS b_l, sf.log_loss AS ll_l, _correct01(sf.probability, sf.outcome)::DOUBLE AS c_l, -- (DOUBLE like c_a: it was DECIMAL(2,1))
          sf.probability AS p, sf.outcome,
          sf.brier_all_rounds AS b_a, sf.log_loss_all_rounds AS ll_a, sf.correct_all_rounds AS c_a,
          sf.probability_all_rounds AS p_a

@@ -24,13 +24,15 @@ w AS (
   LEFT JOIN _calibration_bins AS c USING (forecaster, mode, bin)
 )
 SELECT forecaster, mode, bin, bin / 10.0 AS bin_lo, (bin + 1) / 10.0 AS bin_hi, n, mean_p, observed,
-       CASE WHEN n > 0 THEN greatest(0.0,
+       -- (Wilson's interval contains the observed frequency; each bound is clamped to it, as
+       -- rounding put one a last bit across it: observed 1, hi 0.9999999999999999; QA)
+       CASE WHEN n > 0 THEN least(observed, greatest(0.0,
          (observed + z2 / (2 * n)) / (1 + z2 / n)
-         - 1.96 * sqrt(observed * (1 - observed) / n + z2 / (4.0 * n * n)) / (1 + z2 / n)) END
+         - 1.96 * sqrt(observed * (1 - observed) / n + z2 / (4.0 * n * n)) / (1 + z2 / n))) END
          AS wilson_lo,
-       CASE WHEN n > 0 THEN least(1.0,
+       CASE WHEN n > 0 THEN greatest(observed, least(1.0,
          (observed + z2 / (2 * n)) / (1 + z2 / n)
-         + 1.96 * sqrt(observed * (1 - observed) / n + z2 / (4.0 * n * n)) / (1 + z2 / n)) END
+         + 1.96 * sqrt(observed * (1 - observed) / n + z2 / (4.0 * n * n)) / (1 + z2 / n))) END
          AS wilson_hi
 FROM w
 ORDER BY forecaster, mode, bin;

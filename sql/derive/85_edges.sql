@@ -36,7 +36,7 @@ SELECT
   h.mean AS consensus, h.n_models,
   h.sd AS disagreement_sd, h.range AS disagreement_range, h.sd_logit AS disagreement_sd_logit,
   m.probability AS market_probability, m.observed_at AS market_observed_at,
-  date_diff('second', m.observed_at, rp.as_of) / 3600.0 AS market_age_hours,
+  (epoch(rp.as_of) - epoch(m.observed_at)) / 3600.0 AS market_age_hours, -- (to the microsecond: date_diff('second') dropped as_of's fraction)
   m.liquidity, m.volume,
   h.mean - m.probability AS edge,
   abs(h.mean - m.probability) AS abs_edge,

@@ -32,6 +32,12 @@ CREATE OR REPLACE TEMP MACRO _wilson_hi(h, n) AS
      + 1.959964 * sqrt((h / n) * (1 - h / n) / n + 1.959964 * 1.959964 / (4 * n * n)))
     / (1 + 1.959964 * 1.959964 / n) END;
 
+-- accuracy_ci95_lo/hi in percent: Wilson's interval contains the score h/n, but rounding put a
+-- bound a last bit across it (10 of 10: hi 99.99999999999999 against a score of 100), so each
+-- bound is clamped to the score, computed as accuracy_score is (QA).
+CREATE OR REPLACE TEMP MACRO _accuracy_ci95_lo(h, n) AS least(100 * h / nullif(n, 0), 100 * _wilson_lo(h, n));
+CREATE OR REPLACE TEMP MACRO _accuracy_ci95_hi(h, n) AS greatest(100 * h / nullif(n, 0), 100 * _wilson_hi(h, n));
+
 CREATE OR REPLACE TEMP MACRO _track_prior_weight() AS 20.0;
 
 CREATE OR REPLACE TABLE _track_agg AS
@@ -62,8 +68,8 @@ SELECT coalesce(sum(hits) / nullif(sum(n_directional), 0), 0.5) AS prior FROM _t
 CREATE OR REPLACE TABLE _track_scored AS
 SELECT a.*,
        100 * a.hits / nullif(a.n_directional, 0) AS accuracy_score,
-       100 * _wilson_lo(a.hits, a.n_directional::DOUBLE) AS accuracy_ci95_lo,
-       100 * _wilson_hi(a.hits, a.n_directional::DOUBLE) AS accuracy_ci95_hi,
+       _accuracy_ci95_lo(a.hits, a.n_directional::DOUBLE) AS accuracy_ci95_lo,
+       _accuracy_ci95_hi(a.hits, a.n_directional::DOUBLE) AS accuracy_ci95_hi,
        CASE WHEN a.n_directional > 0
             THEN 100 * (a.hits + _track_prior_weight() * p.prior) / (a.n_directional + _track_prior_weight()) END AS shrunk_score,
        100 * p.prior AS prior_score,
@@ -75,7 +81,7 @@ CREATE OR REPLACE TABLE track_records AS
 SELECT s.source_slug, s.name, s.kind, s.url, s.description, s.attribution, s.categories,
        t.n_claims, t.n_resolved, t.n_directional, t.hits,
        t.accuracy_score, t.accuracy_ci95_lo, t.accuracy_ci95_hi, t.shrunk_score, t.prior_score,
-       _track_prior_weight() AS prior_weight,
+       _track_prior_weight()::DOUBLE AS prior_weight,
        t.ranked,
        CASE WHEN t.ranked THEN row_number() OVER (PARTITION BY t.ranked ORDER BY t.shrunk_score DESC, t.n_directional DESC, s.source_slug) END AS rank,
        t.n_probability, t.brier, t.log_loss,

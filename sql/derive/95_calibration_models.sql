@@ -226,7 +226,7 @@ CREATE OR REPLACE TABLE calibration_models AS
 SELECT 'pool' AS kind, p.mode, CAST(NULL AS VARCHAR) AS model, p.method, p.a AS intercept, p.b AS slope,
        0.0::DOUBLE AS prior_intercept, 1.0::DOUBLE AS prior_slope, _cal_pool_prior()::DOUBLE AS prior_precision,
        p.converged, p.n_questions, p.n_forecasts, p.fitted_through,
-       e.d AS extremize, e.method AS extremize_method, e.n_cv AS extremize_n,
+       e.d AS extremize, e.method AS extremize_method, e.n_cv::BIGINT AS extremize_n,
        o.brier_raw AS oos_brier_raw, o.brier_calibrated AS oos_brier_calibrated, coalesce(o.n, 0) AS oos_n,
        _cal_folds() AS oos_folds, _cal_min_questions() AS min_questions, r.as_of
 FROM _cal_pool_fit p

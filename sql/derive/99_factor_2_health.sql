@@ -50,11 +50,11 @@ ORDER BY la.factor_id, violation DESC, question_a, question_b;
 CREATE OR REPLACE TABLE _factor_health_base AS
 WITH leaves AS (
   SELECT l.*,
-         date_diff('second', l.market_observed_at, rp.as_of) / 3600.0 AS price_age_hours,
+         (epoch(rp.as_of) - epoch(l.market_observed_at)) / 3600.0 AS price_age_hours,
          lr.n_models AS run_models,
          l.status = 'active' AND lr.run_id IS NOT NULL AND l.models_latest_run = 0 AS no_recent_forecast,
          l.status = 'active' AND l.market_observed_at IS NOT NULL
-           AND date_diff('second', l.market_observed_at, rp.as_of) / 3600.0 > hp.stale_price_hours AS stale_price
+           AND (epoch(rp.as_of) - epoch(l.market_observed_at)) / 3600.0 > hp.stale_price_hours AS stale_price
   FROM factor_leaves AS l
   CROSS JOIN run_params AS rp
   CROSS JOIN _health_params AS hp
@@ -93,9 +93,9 @@ SELECT f.factor_id, f.name,
        (SELECT n_models FROM _factor_latest_run) AS latest_run_models,
        (SELECT run_id FROM _factor_latest_run) AS latest_run_id,
        a.newest_forecast_at,
-       date_diff('second', a.newest_forecast_at, rp.as_of) / 3600.0 AS newest_forecast_age_hours,
+       (epoch(rp.as_of) - epoch(a.newest_forecast_at)) / 3600.0 AS newest_forecast_age_hours,
        a.newest_price_at,
-       date_diff('second', a.newest_price_at, rp.as_of) / 3600.0 AS newest_price_age_hours,
+       (epoch(rp.as_of) - epoch(a.newest_price_at)) / 3600.0 AS newest_price_age_hours,
        coalesce(a.stale_leaves, []) AS stale_leaves,
        len(coalesce(a.stale_leaves, [])) AS n_stale,
        coalesce(s.n_scored, 0) AS n_scored, s.brier, s.market_brier, s.brier - s.market_brier AS brier_vs_market,
@@ -159,7 +159,7 @@ SELECT coalesce(
 
 CREATE OR REPLACE TABLE _health_prices AS
 SELECT count(*) AS n_priced,
-       count(*) FILTER (WHERE date_diff('second', q.latest_market_observed_at, rp.as_of) / 3600.0 > hp.stale_price_hours) AS n_stale
+       count(*) FILTER (WHERE (epoch(rp.as_of) - epoch(q.latest_market_observed_at)) / 3600.0 > hp.stale_price_hours) AS n_stale
 FROM questions AS q
 CROSS JOIN run_params AS rp
 CROSS JOIN _health_params AS hp

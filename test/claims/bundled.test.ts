@@ -13,6 +13,8 @@ import { REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { importBundledClaims } from '../../pipeline/bootstrap.ts';
 import { publishScores } from './helpers.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 
 const SAMPLE = join(REPO, 'data', 'sample');
 
@@ -28,9 +30,10 @@ describe('bundled claims datasets', () => {
   let server: ServerHandle;
   let key: string;
   let results: Awaited<ReturnType<typeof importBundledClaims>>;
+  let data = '';
 
   beforeAll(async () => {
-    const data = join(tmp.dir, 'data');
+    data = join(tmp.dir, 'data');
     // The first start's own import (pipeline/bootstrap.ts): every bundled folder beside the sample.
     results = await importBundledClaims(data, SAMPLE);
     await publishScores(data);
@@ -115,6 +118,22 @@ describe('bundled claims datasets', () => {
     expect(ak).toMatchObject({ side: 'Miller', probability: 0.71, outcome: 0, hit: 0 });
     // SD 2010 has a single row (uncontested)
     expect((await get(server, '/api/claims/fte-senate:2010:south-dakota', auth.x(key))).body.claim).toMatchObject({ probability: 1, outcome: 1 });
+  });
+
+  it('every accuracy score lies in its own Wilson interval, 10 of 10 included (QA: a hi of 99.99999999999999 against 100)', async () => {
+    const file = (t: string) => join(data, 'snapshots', readCurrent(data)!, `${t}.parquet`).replaceAll("'", "''");
+    for (const table of ['track_records', 'track_record_trends']) {
+      const [row] = await withConnection(async (conn) =>
+        (await conn.runAndReadAll(
+          `SELECT count(*) FILTER (WHERE accuracy_score < accuracy_ci95_lo OR accuracy_score > accuracy_ci95_hi)::INTEGER AS outside,
+                  count(*) FILTER (WHERE accuracy_score = 100)::INTEGER AS perfect,
+                  count(*) FILTER (WHERE accuracy_score = 0)::INTEGER AS none
+           FROM read_parquet('${file(table)}')`,
+        )).getRowObjectsJS(),
+      );
+      expect(row, table).toMatchObject({ outside: 0 });
+      expect(Number(row!.perfect) + Number(row!.none), table).toBeGreaterThan(0); // the edge cases are there
+    }
   });
 
   it('CBO: 42 baselines, horizons 1-11 years, errors = projection − actual in each file\'s own sign', async () => {
