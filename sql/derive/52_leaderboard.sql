@@ -66,8 +66,9 @@ JOIN bootstrap_groups AS g ON g.question_id = sc.question_id
 LEFT JOIN models AS m ON m.question_id = sc.question_id AND m.mode = sc.mode;
 
 -- One row per scored (mode, forecaster, question): b (Brier), ll (log loss), c (1/0 direction or
--- the share of correct rounds), dev = b − q̄, dm = b − the market's b; bin and err = o − p for the
--- ECE (latest only). A side is NULL when the forecaster has no score in that rounds (the market
+-- the share of correct rounds), dev = b − q̄, dm = b − the market's b; bin, err = o − p and
+-- pq = p(1 − p) for the ECE and its noise floor (latest; bin_a, err_a, pq_a of the question's mean
+-- probability over its rounds). A side is NULL when the forecaster has no score in that rounds (the market
 -- without a fresh comparator).
 CREATE OR REPLACE TABLE leaderboard_observations AS
 WITH q AS (
