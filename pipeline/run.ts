@@ -31,7 +31,7 @@ import { prepareFactors } from './factors/stage.ts';
 import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { loadEventsConfig } from './events/config.ts';
-import { isPublished, readCurrent } from './warehouse/snapshot.ts';
+import { isPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
 
 export interface RunOptions {
@@ -137,6 +137,16 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         if (!target) logger.warn('--resume: no interrupted run to continue; starting a new run');
       } else if (options.resume === undefined && !options.asOf && !options.scoreOnly && config.autoResume) {
         target = await findRunToResume(conn, root, 'auto');
+      } else if (options.resume === false) {
+        // A plain `quorum run` is a new run; an interrupted one's journaled (paid) calls reach the
+        // warehouse only when it is continued: say so, every time, rather than leave it silent (QA).
+        const pending = await findRunToResume(conn, root, true);
+        if (pending) {
+          logger.warn(
+            { interrupted_run: pending.run_id, as_of: pending.as_of, calls: pending.calls, journal: pending.journal },
+            `run ${pending.run_id} was interrupted before it finished: \`quorum run --resume\` continues it (its journaled calls are not in the warehouse until then); this is a new run`,
+          );
+        }
       }
       if (target && options.asOf && target.as_of !== options.asOf.toISOString()) {
         throw new Error(`--as-of conflicts with the resumed run ${target.run_id} (as of ${target.as_of})`);
@@ -222,6 +232,14 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           });
           summary.snapshot = manifest.run_id;
           summary.status = 'completed';
+          // A run dated before the snapshot it replaces (--as-of, or a resumed older run) is served
+          // as the current one until the next run: published as designed, but said (QA).
+          const previousAsOf = previous === null ? null : readManifest(root, previous).as_of;
+          if (previousAsOf !== null && Date.parse(previousAsOf) > asOf.getTime()) {
+            const note = `this run is dated ${asOf.toISOString()}, before the snapshot it replaces (${previous}, as of ${previousAsOf}): the API serves the older view until the next run`;
+            log.warn({ previous, previous_as_of: previousAsOf }, note);
+            summary.notes.push(note);
+          }
           // Emit events: what changed since the previous snapshot. The snapshot is published either
           // way; events that fail here stay pending and the next run derives them.
           try {

@@ -4,6 +4,7 @@
  * re-runs, evidence, languages and a graceful stop.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
@@ -231,10 +232,19 @@ describe('forecast stage in a pipeline run', () => {
       expect(state.map((r) => r.status)).toEqual(['started', 'interrupted']);
       // a score-only rescore in between (what quorum start makes after an upgrade) makes no call and
       // supersedes nothing: the interrupted run is still the one a restarted service continues
-      expect(await runPipeline({ config, logger, scoreOnly: true })).toMatchObject({ status: 'completed', calls_made: 0, resumed: false });
+      // (as `quorum run --score-only` makes it: resume false, a new run, which says what is left)
+      const lines: string[] = [];
+      const captured = createLogger('info', { destination: new Writable({ write: (c, _e, cb) => { lines.push(String(c)); cb(); } }) });
+      expect(await runPipeline({ config, logger: captured, scoreOnly: true, resume: false })).toMatchObject({ status: 'completed', calls_made: 0, resumed: false });
+      const warned = lines.map((l) => JSON.parse(l) as { level: number; interrupted_run?: string; msg: string }).filter((l) => l.interrupted_run);
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, interrupted_run: s.run_id });
+      expect(warned[0]!.msg).toContain('quorum run --resume');
       // a restarted service (auto-resume, no as-of) continues it without repeating a call
       const resumed = await runPipeline({ config, logger });
       expect(resumed).toMatchObject({ run_id: s.run_id, status: 'completed', resumed: true, calls: 64, calls_made: 64 - sent });
+      // dated before the score-only run's snapshot it replaces: published, and said (QA)
+      expect(resumed.notes.filter((n) => n.includes('before the snapshot it replaces'))).toHaveLength(1);
       expect(slow.stats().requests).toBe(64);
       expect(existsSync(journalPath(dir, s.run_id))).toBe(false);
       const calls = await rawQuery(dir, 'model_calls', `SELECT count(*) AS n, count(DISTINCT (question_id, model, mode)) AS k FROM t WHERE run_id = '${s.run_id}'`);
