@@ -81,7 +81,7 @@ export const streamRoute = rawRoute({
     types: z.string().optional().meta({ description: `Comma-separated event types: ${EVENT_TYPES.join(', ')}.` }),
     category: z.string().optional().meta({ description: 'Only events of questions in this category.' }),
     question_id: z.string().optional().meta({ description: 'Only events of this question.' }),
-    since: z.string().optional().meta({ description: 'Resume after this event sequence number (Last-Event-ID wins).' }),
+    since: z.int().min(0).max(MAX_SEQ).optional().meta({ description: 'Resume after this event sequence number (Last-Event-ID wins).' }),
   }),
   headers: z.object({
     'Last-Event-ID': z.string().optional().meta({ description: 'Resume after this event sequence number (what EventSource sends on reconnect); wins over `since`.' }),

@@ -225,7 +225,7 @@ export const webhooksReplayRoute = rawRoute({
   description: 'Only events from after the subscription was created (and still retained) are re-sent. A disabled subscription is a 409 `subscription_disabled`: its deliveries would not be attempted.',
   tags: ['webhooks'],
   params: IdParams,
-  query: z.object({ since: z.string().optional().meta({ description: 'Event sequence number (default 0: every retained event).' }) }),
+  query: z.object({ since: z.int().min(0).max(999_999_999_999_999).optional().meta({ description: 'Event sequence number (default 0: every retained event).' }) }),
   errors: [404, 409, 503],
   responses: json(z.object({ id: z.string(), queued: z.number().int() })),
   handle: async (req, res) => {

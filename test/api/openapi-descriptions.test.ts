@@ -188,6 +188,14 @@ describe('the OpenAPI document lists what the routes answer (QA: a conformance c
     expect(plain).toEqual([]);
   });
 
+  it('an event sequence number (`since` of the stream and of a webhook replay) is an integer, as the API parses it (QA: a generated client refused a number)', () => {
+    const param = (path: string, method: string) =>
+      ((doc.paths[path]?.[method]?.parameters ?? []) as Schema[]).find((p) => p.name === 'since' && p.in === 'query')?.schema;
+    for (const [path, method] of [['/api/stream/', 'get'], ['/api/webhooks/{id}/replay', 'post']] as const) {
+      expect(param(path, method), `${method} ${path}`).toMatchObject({ type: 'integer', minimum: 0, maximum: 999_999_999_999_999 });
+    }
+  });
+
   it('the Problem schema has the fields problems carry beyond RFC 9457 (`closest` of an unknown source slug)', () => {
     const problem = doc.components.schemas.Problem as Schema;
     for (const field of ['parameter', 'allowed', 'plan', 'scope', 'retry_after', 'policy', 'limit', 'limit_bytes', 'closest']) {
