@@ -427,20 +427,20 @@ function rawHandler(def: RawRoute, services: ApiServices): RequestHandler {
 export const ProblemSchema = z
   .object({
     type: z.string().meta({ description: '`urn:quorum:problem:<code>`', example: 'urn:quorum:problem:not_found' }),
-    title: z.string(),
-    status: z.number().int(),
+    title: z.string().meta({ description: 'A short, fixed title of the code.' }),
+    status: z.number().int().meta({ description: 'The HTTP status.' }),
     code: z
       .enum(PROBLEM_CODES)
       .meta({ description: 'Stable error code clients switch on.' }),
-    detail: z.string(),
+    detail: z.string().meta({ description: 'What went wrong with this request, and how to fix it.' }),
     instance: z.string().optional().meta({ description: 'The request path.' }),
     parameter: z.string().optional().meta({ description: 'invalid_parameter / not_found: the offending parameter.' }),
     allowed: z.unknown().optional().meta({ description: 'The allowed values or range, where known.' }),
     plan: z.string().optional().meta({ description: 'plan_required: the plan the endpoint needs.' }),
     scope: z.string().optional().meta({ description: 'plan_required: the scope the key lacks.' }),
     retry_after: z.number().int().optional().meta({ description: 'rate_limited: seconds until the quota resets.' }),
-    policy: z.string().optional(),
-    limit: z.number().int().optional(),
+    policy: z.string().optional().meta({ description: 'rate_limited: the quota policy that was used up (the plan\'s, or the probability scope\'s).' }),
+    limit: z.number().int().optional().meta({ description: 'rate_limited: that policy\'s quota of requests per window.' }),
     limit_bytes: z.number().int().optional().meta({ description: 'payload_too_large / headers_too_large: the size limit in bytes.' }),
     closest: z.array(z.string()).optional().meta({ description: 'not_found of a source slug (track records): the closest slugs of the snapshot.' }),
   })

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { authOf } from '../auth/middleware.ts';
 import { ApiError, toApiError } from '../errors/problem.ts';
-import { rawRoute } from '../http/registry.ts';
+import { ProblemSchema, rawRoute } from '../http/registry.ts';
 import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ProbabilityService } from '../probability/service.ts';
@@ -158,7 +158,27 @@ export const StoredProbability = z
     idempotency_key: z.string().nullable().meta({ description: 'The Idempotency-Key header the request carried (null: none).' }),
     request: ProbabilityRequest.meta({ description: 'The request body as validated.' }),
     status: z.number().int().meta({ description: 'The HTTP status it was answered with (499: the client disconnected).' }),
-    answer: z.unknown().meta({ description: 'The answer (status 200) or the problem body.' }),
+    answer: z
+      .union([
+        ProbabilityAnswer,
+        ProblemSchema.extend({
+          request_id: z.string().meta({ description: 'The request id.' }),
+          // models_unavailable (503) says what the models did
+          n_models: z.number().int().optional().meta({ description: 'models_unavailable: the models that answered.' }),
+          failed: ProbabilityAnswer.shape.failed.optional(),
+          cost_usd: z.number().optional().meta({ description: 'models_unavailable: what the calls cost in USD.' }),
+        }).meta({
+          id: 'StoredProbabilityProblem',
+          description: 'The problem it was answered with (status 4xx or 5xx), with its request id.',
+        }),
+        z
+          .object({
+            request_id: z.string().meta({ description: 'The request id.' }),
+            cancelled: z.string().meta({ description: 'Why it was cancelled: `client disconnected`.' }),
+          })
+          .meta({ id: 'StoredProbabilityCancelled', description: 'Status 499: the client disconnected; the model calls were cancelled.' }),
+      ])
+      .meta({ description: 'The answer (status 200), the problem body (4xx, 5xx) or the cancellation (499).' }),
   })
   .meta({ id: 'StoredProbabilityRequest' });
 

@@ -14,6 +14,7 @@ import { FEED, fixtureData, withFeeds } from '../api/fixtures.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { createGdeltProvider } from '../../pipeline/evidence/gdelt.ts';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
+import { StoredProbability } from '../../api/routes/probability.ts';
 
 const future = new Date(Date.now() + 90 * 86_400_000).toISOString();
 const good = (extra: Record<string, unknown> = {}) => ({
@@ -172,6 +173,8 @@ describe('POST /api/probability/: answers', () => {
     const mine = await get(server, `/api/probability/${b.request_id}`, { headers: { 'x-api-key': scoped } });
     expect(mine.res.status).toBe(200);
     expect(mine.body.answer.probability).toBe(b.probability);
+    // the stored record is what the OpenAPI document says, key for key (QA: `answer` was unknown)
+    expect(StoredProbability.parse(mine.body)).toEqual(mine.body);
     expectProblem(await get(server, `/api/probability/${b.request_id}`, { headers: { 'x-api-key': scoped2 } }), 404, 'not_found');
     expectProblem(await get(server, `/api/probability/prq_${'0'.repeat(32)}`, { headers: { 'x-api-key': scoped } }), 404, 'not_found');
     // the calls are logged privately, as model_calls rows
@@ -245,6 +248,11 @@ describe('POST /api/probability/: answers', () => {
       expect(Number(g.res.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(g.body.n_models).toBe(1);
       expect(g.body.failed.map((f: { error_kind: string }) => f.error_kind).sort()).toEqual(['invalid_json', 'schema_violation', 'server_error']);
+      // stored with the problem as its answer, as the OpenAPI document says, key for key
+      const id = g.res.headers.get('x-probability-request-id');
+      const stored = await get(server, `/api/probability/${id}`, { headers: { 'x-api-key': scoped } });
+      expect(stored.body.status).toBe(503);
+      expect(StoredProbability.parse(stored.body)).toEqual(stored.body);
     } finally {
       sim.setFaults([]);
     }
