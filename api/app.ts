@@ -273,6 +273,14 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     const countRoute = (keyId: string, routeId: string): void => usage.countRoute(keyId, routeId);
     exportService = registerExportRoutes(app, snapshots, { logger, ...(opts.exports ?? {}), countRoute });
   }
+  const exports = exportService;
+  metrics.watch({
+    exportStats: exports ? () => exports.stats : undefined,
+    streamClients: eventStream ? () => eventStream.clients : undefined,
+    snapshotAsOf: () => snapshots.current?.asOf ?? null,
+  });
+  if (snapshots.current) metrics.snapshotLoaded();
+  snapshots.onLoaded(() => metrics.snapshotLoaded());
 
   app.use((req, res) => {
     // charged like any request of the key: counted as `unmatched`, so the routes add up

@@ -2,16 +2,36 @@
  * Prometheus metrics (prom-client), one registry per app: the default process metrics plus
  *   quorum_http_requests_total{route,method,status}
  *   quorum_http_request_duration_seconds{route,method,status}
+ *     `status` is the HTTP status, or `aborted` for a response the client closed before it was
+ *     complete (a cancelled download, every event-stream connection: QA, these were not counted)
+ *   quorum_exports_total{outcome}    started, completed, failed, cancelled, stalled, rejected_busy,
+ *                                    rejected_key_busy (the export engine's own counts)
+ *   quorum_stream_clients            event-stream connections open now
+ *   quorum_snapshot_loads_total      snapshots loaded since the server started
+ *   quorum_snapshot_age_seconds      now − the served snapshot's as_of (absent before one)
  * `route` is the registry's route id (`unmatched` for paths no route answered), never the raw path,
  * so label cardinality stays bounded.
  */
 import type { Request, Response } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ExportStats } from './export/engine.ts';
+
+/** What the gauges and the export counters read at each scrape (each absent: not reported). */
+export interface MetricSources {
+  exportStats?: () => Readonly<ExportStats> | null;
+  streamClients?: () => number | null;
+  /** The served snapshot's as_of (ISO 8601), null before one is loaded. */
+  snapshotAsOf?: () => string | null;
+}
 
 export interface Metrics {
   registry: Registry;
-  /** Records one answered request (called by the front middleware when the response finishes). */
-  observe(req: Request, res: Response, seconds: number): void;
+  /** Records one request when its response closes (`aborted`: the client closed it before it was complete). */
+  observe(req: Request, res: Response, seconds: number, aborted?: boolean): void;
+  /** Reports what `sources` give at every scrape. */
+  watch(sources: MetricSources): void;
+  /** Counts a snapshot loaded. */
+  snapshotLoaded(): void;
 }
 
 export function createMetrics(): Metrics {
@@ -33,17 +53,70 @@ export function createMetrics(): Metrics {
   const METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
   // label objects are reused per (route, method, status): no allocation on the hot path
   const labelCache = new Map<string, { route: string; method: string; status: string }>();
-  const observe = (req: Request, res: Response, seconds: number) => {
+  const observe = (req: Request, res: Response, seconds: number, aborted = false) => {
     const route = typeof res.locals.routeId === 'string' ? res.locals.routeId : 'unmatched';
     const method = METHODS.has(req.method) ? req.method : 'OTHER';
-    const k = `${route} ${method} ${res.statusCode}`;
+    const status = aborted ? 'aborted' : String(res.statusCode);
+    const k = `${route} ${method} ${status}`;
     let labels = labelCache.get(k);
     if (!labels) {
-      labels = { route, method, status: String(res.statusCode) };
+      labels = { route, method, status };
       if (labelCache.size < 10_000) labelCache.set(k, labels);
     }
     requests.inc(labels);
     duration.observe(labels, seconds);
   };
-  return { registry, observe };
+  const loads = new Counter({ name: 'quorum_snapshot_loads_total', help: 'Snapshots loaded since the server started.', registers: [registry] });
+  return { registry, observe, watch: (sources) => watchSources(registry, sources), snapshotLoaded: () => loads.inc() };
+}
+
+/** The export engine's outcomes, as quorum_exports_total's `outcome` label reads them. */
+const EXPORT_OUTCOMES: readonly [string, (s: Readonly<ExportStats>) => number][] = [
+  ['started', (s) => s.started],
+  ['completed', (s) => s.completed],
+  ['failed', (s) => s.failed],
+  ['cancelled', (s) => s.cancelledDuringCopy + s.cancelledDuringStream],
+  ['stalled', (s) => s.stalled],
+  ['rejected_busy', (s) => s.rejectedBusy],
+  ['rejected_key_busy', (s) => s.rejectedKeyBusy],
+];
+
+/** Registers the metrics read from `sources` at each scrape (prom-client's `collect`). */
+function watchSources(registry: Registry, sources: MetricSources): void {
+  const { exportStats, streamClients, snapshotAsOf } = sources;
+  if (exportStats) {
+    new Counter({
+      name: 'quorum_exports_total',
+      help: 'Exports by outcome (the export engine\'s counts since the server started; a stalled export is also cancelled).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+      collect() {
+        const stats = exportStats();
+        this.reset();
+        if (stats) for (const [outcome, read] of EXPORT_OUTCOMES) this.inc({ outcome }, read(stats));
+      },
+    });
+  }
+  if (streamClients) {
+    new Gauge({
+      name: 'quorum_stream_clients',
+      help: 'Event-stream (GET /api/stream/) connections open now.',
+      registers: [registry],
+      collect() {
+        this.set(streamClients() ?? 0);
+      },
+    });
+  }
+  if (snapshotAsOf) {
+    new Gauge({
+      name: 'quorum_snapshot_age_seconds',
+      help: 'Seconds from the served snapshot\'s as_of to now (absent before a snapshot is loaded).',
+      registers: [registry],
+      collect() {
+        const asOf = snapshotAsOf();
+        this.reset();
+        if (asOf !== null) this.set((Date.now() - Date.parse(asOf)) / 1000);
+      },
+    });
+  }
 }

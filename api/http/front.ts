@@ -72,7 +72,7 @@ export function front(opts: FrontOptions): RequestHandler {
       done = true;
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       logRequest(logger, req, res, id, seconds);
-      if (res.writableFinished) metrics.observe(req, res, seconds);
+      metrics.observe(req, res, seconds, !res.writableFinished);
     };
     // 'close' is emitted for every response (after 'finish' when it completed; alone when aborted).
     res.once('close', finish);

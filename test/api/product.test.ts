@@ -357,6 +357,27 @@ describe('hardening', () => {
     expect(text).toContain('process_cpu_user_seconds_total');
   });
 
+  it('/metrics counts a response the client closed (status aborted), the exports by outcome and the snapshot (QA: none of them was there)', async () => {
+    // a streaming response the client closes after its first chunk
+    const key = newKey(dir, 'enterprise').key;
+    const ac = new AbortController();
+    const r = await fetch(`${server.url}/api/test-stream/`, { signal: ac.signal, headers: { 'X-API-Key': key } });
+    expect(r.status).toBe(200);
+    const reader = r.body!.getReader();
+    await reader.read();
+    ac.abort();
+    await sleep(300);
+    expect((await get(server, '/api/export/resolved/?output=jsonl', auth.x(key))).res.status).toBe(200);
+    const { text } = await get(server, '/metrics');
+    expect(text).toMatch(/quorum_http_requests_total\{route="stream",method="GET",status="aborted"\} [1-9]/);
+    expect(text).toMatch(/quorum_exports_total\{outcome="completed"\} [1-9]/);
+    expect(text).toMatch(/quorum_exports_total\{outcome="started"\} [1-9]/);
+    expect(text).toMatch(/quorum_exports_total\{outcome="cancelled"\} 0/);
+    expect(text).toMatch(/quorum_snapshot_loads_total [1-9]/);
+    const age = Number(/quorum_snapshot_age_seconds ([0-9.e+]+)/.exec(text)?.[1]);
+    expect(age).toBeGreaterThan(0); // the fixture snapshot is dated 2025-04-02
+  });
+
   it('/healthz and /readyz; readyz is 503 before a snapshot exists', async () => {
     expect((await get(server, '/readyz')).body).toMatchObject({ status: 'ready', snapshot: SNAP });
     const { tempDataDir } = await import('./fixtures.ts');
