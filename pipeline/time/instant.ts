@@ -4,7 +4,8 @@
  * fraction optional; offset `Z` or `±HH[:]MM`, none = UTC). A date that does not exist
  * (2026-02-30) is rejected, not rolled over into the next month as `new Date()` would, and so is
  * a year before 1970 (the API's lower bound: Date.UTC would also have read years 0-99 as
- * 1900-1999, turning a typo such as 0025-10-16 into a real-looking 1925).
+ * 1900-1999, turning a typo such as 0025-10-16 into a real-looking 1925), written or once in UTC,
+ * and an offset beyond ±18:00.
  */
 
 const INSTANT_RE =
@@ -25,8 +26,11 @@ export function parseInstant(text: string): Date | null {
     const t = tz.replace(':', '');
     const oh = Number(t.slice(1, 3));
     const om = Number(t.slice(3, 5));
-    if (oh > 23 || om > 59) return null;
+    // (±18:00 at most, as the API's grammar and ISO 8601 / RFC 3339 practice)
+    if (oh > 18 || om > 59 || oh * 60 + om > 18 * 60) return null;
     offsetMin = (t[0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  return new Date(ms - offsetMin * 60_000);
+  const instant = ms - offsetMin * 60_000;
+  // from 1970 once in UTC too: 1970-01-01T00:00:00+01:00 is 1969 (QA: a run dated 1969 was published)
+  return instant < 0 ? null : new Date(instant);
 }

@@ -87,11 +87,15 @@ describe('quorum run', () => {
       ['2026-04-31 12:00', /ISO 8601 date or time from 1970 that exists/],
       ['0001-01-01T00:00:00Z', /from 1970/],
       ['0025-10-16', /from 1970/],
+      ['1970-01-01T00:00:00+01:00', /from 1970/], // 1969 once in UTC (QA: a run dated 1969 was published)
+      ['2026-01-01T00:00:00+23:59', /ISO 8601 date or time/], // beyond ±18:00, as the API refuses
       ['2099-01-01', /in the future/],
     ] as const) {
       expect(() => parseAsOf(bad), bad).toThrow(message);
     }
     expect(parseAsOf('2026-03-06').toISOString()).toBe('2026-03-06T00:00:00.000Z');
+    expect(parseAsOf('1970-01-01T01:00:00+01:00').toISOString()).toBe('1970-01-01T00:00:00.000Z');
+    expect(parseAsOf('2026-01-01T00:00:00-18:00').toISOString()).toBe('2026-01-01T18:00:00.000Z');
     // ... and the command refusing through it (a process each: the wiring), before anything runs.
     for (const [bad, message] of [['2026-02-30', /ISO 8601 date or time from 1970 that exists/], ['2099-01-01', /in the future/]] as const) {
       const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'bounds') });
