@@ -191,6 +191,9 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
 
   getRoute(app, '/api/export/:table', async (req: Request, res: Response) => {
     const auth = authOf(res);
+    // Every line of this export names its request and key, as the request log line does (QA: a
+    // cancelled export's line could not be joined to its request).
+    const logger = deps.logger.child({ req_id: (req as Request & { id?: string }).id, key_id: auth.keyId });
     if (auth.plan === 'anonymous') throw ApiError.unauthorized('Export needs an API key (X-API-Key or Authorization: Bearer).');
 
     const tableName = exportTableParam(req);
@@ -313,7 +316,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
           logger.info(
             {
               export: table.name, output: params.output, rows: result.rows, bytes, slices: result.slices,
-              ms: Date.now() - started, plan: auth.plan, key_id: auth.keyId, snapshot: snap.id,
+              ms: Date.now() - started, plan: auth.plan, snapshot: snap.id,
             },
             'export sent',
           );
@@ -343,7 +346,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
               logger.info(
                 {
                   export: table.name, output: params.output, rows: produced.rows, bytes: produced.bytes,
-                  truncated: produced.truncated, ms: Date.now() - started, plan: auth.plan, key_id: auth.keyId,
+                  truncated: produced.truncated, ms: Date.now() - started, plan: auth.plan,
                   snapshot: snap.id,
                 },
                 'export sent',
@@ -379,7 +382,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
         if (stalled) {
           engine.stats.stalled++;
           logger.warn(
-            { export: table.name, output: params.output, ms: Date.now() - started, idle_timeout_ms: idleTimeoutMs, key_id: auth.keyId },
+            { export: table.name, output: params.output, ms: Date.now() - started, idle_timeout_ms: idleTimeoutMs },
             'export aborted: the client took no bytes within the idle timeout',
           );
         } else {
