@@ -280,10 +280,12 @@ export async function runSync(
   const now = new Date();
   const runId = newRunId(now);
   const release = acquireRunLock(config.dataDir, runId);
+  // its lines name the id its parts are written under, as a run's do (QA: the first start's were bare)
+  const log = logger.child({ run_id: runId });
   try {
     return await withConnection((conn) =>
       syncAll(conn, {
-        root: config.dataDir, questionsDir: config.questionsDir, now, logger, signal, partition: { runId, runDate: runDate(now) },
+        root: config.dataDir, questionsDir: config.questionsDir, now, logger: log, signal, partition: { runId, runDate: runDate(now) },
         localOnly: opts.localOnly,
       }),
     );
