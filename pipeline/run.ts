@@ -114,6 +114,15 @@ async function recordRun(
 class RunInterrupted extends Error {}
 
 /** Runs the whole pipeline once under the run lock. Throws RunLockedError when a run is in progress. */
+/** The as_of of the snapshot `id` this run replaces; null when its manifest cannot be read (it only decides a warning). */
+function previousSnapshotAsOf(root: string, id: string): string | null {
+  try {
+    return readManifest(root, id).as_of;
+  } catch {
+    return null;
+  }
+}
+
 export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   const { config, logger } = options;
   const root = config.dataDir;
@@ -234,7 +243,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           summary.status = 'completed';
           // A run dated before the snapshot it replaces (--as-of, or a resumed older run) is served
           // as the current one until the next run: published as designed, but said (QA).
-          const previousAsOf = previous === null ? null : readManifest(root, previous).as_of;
+          const previousAsOf = previous === null ? null : previousSnapshotAsOf(root, previous);
           if (previousAsOf !== null && Date.parse(previousAsOf) > asOf.getTime()) {
             const note = `this run is dated ${asOf.toISOString()}, before the snapshot it replaces (${previous}, as of ${previousAsOf}): the API serves the older view until the next run`;
             log.warn({ previous, previous_as_of: previousAsOf }, note);
