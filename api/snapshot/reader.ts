@@ -379,7 +379,7 @@ export class SnapshotReader {
   async #otherSqlProblem(snap: LoadedSnapshot, err: unknown): Promise<ApiError | null> {
     const message = err instanceof Error ? err.message : String(err);
     if (!/^(Binder|Catalog) Error/.test(message)) return null;
-    this.#sqlHash ??= deriveSqlHash();
+    this.#sqlHash ??= deriveSqlHash().catch(() => ''); // (unreadable: judged as other SQL)
     if (snap.manifest.derive_sql_hash === (await this.#sqlHash)) return null;
     const what = /Referenced column "([^"]+)"|Table with name ([^ ]+) does not exist/.exec(message);
     const missing = what ? ` (${what[1] ? `column '${what[1]}'` : `table '${what[2]}'`})` : '';
