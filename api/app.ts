@@ -273,9 +273,9 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     const countRoute = (keyId: string, routeId: string): void => usage.countRoute(keyId, routeId);
     exportService = registerExportRoutes(app, snapshots, { logger, ...(opts.exports ?? {}), countRoute });
   }
-  const exports = exportService;
+  const exportStats = exportService?.stats ?? null;
   metrics.watch({
-    exportStats: exports ? () => exports.stats : undefined,
+    exportStats: exportStats ? () => exportStats : undefined,
     streamClients: eventStream ? () => eventStream.clients : undefined,
     snapshotAsOf: () => snapshots.current?.asOf ?? null,
   });
