@@ -123,6 +123,11 @@ export const langParam = z
  */
 export const VENUES: readonly string[] = [...new Set<string>([...SYNC_VENUES, ...FORECASTBENCH_VENUES, QUORUM_VENUE])].sort();
 
+/** The `venue` query parameter as documented (parsed by queryVenue). */
+export const venueParam = z
+  .enum(VENUES as [string, ...string[]])
+  .meta({ description: `Only this venue's questions, one of (case-insensitive): ${VENUES.join(', ')}. Anything else is a 400.` });
+
 /** The `venue` query filter: one of VENUES, case-insensitive (lower case out); absent or empty → null. */
 export function queryVenue(req: Request, name = 'venue'): string | null {
   return queryEnum(req, name, VENUES) ?? null;

@@ -17,7 +17,7 @@ import { jsonRoute } from '../http/registry.ts';
 import { categoryParam, count, DOC, published } from '../openapi/common.ts';
 import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
-import { langParam, pathLang, queryVenue, staleParams, VENUES } from './prediction-params.ts';
+import { langParam, pathLang, queryVenue, staleParams, venueParam } from './prediction-params.ts';
 
 export const PREDICTIONS_LANG_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CURSOR_KIND = 'predictions.lang';
@@ -47,10 +47,7 @@ export const predictionsLangRoute = jsonRoute({
     limit: z.int().min(PREDICTIONS_LANG_LIMIT.min).max(PREDICTIONS_LANG_LIMIT.max).default(PREDICTIONS_LANG_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
     category: categoryParam.optional(),
-    venue: z
-      .enum(VENUES as [string, ...string[]])
-      .optional()
-      .meta({ description: `Only this venue's questions (case-insensitive): ${VENUES.join(', ')}. Anything else is a 400.` }),
+    venue: venueParam.optional(),
   }),
   response: PredictionsLangPage,
   errors: [400, 404],

@@ -21,7 +21,7 @@ import { decodeResolvedCursor, encodeResolvedCursor } from '../http/cursor.ts';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { providerList } from './predictions-edges.ts';
-import { VENUES, queryVenue } from './prediction-params.ts';
+import { queryVenue, venueParam } from './prediction-params.ts';
 import { categoryParam, count, DOC, isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
 
 export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -141,10 +141,7 @@ export const predictionsResolvedRoute = jsonRoute({
     limit: z.int().min(RESOLVED_LIMIT.min).max(RESOLVED_LIMIT.max).default(RESOLVED_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
     category: categoryParam.optional(),
-    venue: z
-      .enum(VENUES as [string, ...string[]])
-      .optional()
-      .meta({ description: `One of the venues (case-insensitive): ${VENUES.join(', ')}. Anything else is a 400.` }),
+    venue: venueParam.optional(),
   }),
   response: ResolvedPage,
   errors: [400],
