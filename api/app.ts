@@ -18,6 +18,7 @@
  * endpoints answer 503 `not_ready`. Routes are declared in api/routes/index.ts (registry: api/http/registry.ts).
  */
 import { createRequire } from 'node:module';
+import type { Duplex } from 'node:stream';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
@@ -29,6 +30,7 @@ import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
 import { setBodyError, throwBodyError } from './http/body-error.ts';
+import { answerClientError } from './http/client-error.ts';
 import { expressPath, frontProblemCors, mountRoutes, routeIdMatcher, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
 import { captureHeaders, front } from './http/front.ts';
 import { QuotaKeeper, clientIp } from './limits/quota.ts';
@@ -113,6 +115,12 @@ export interface AppHandle {
   snapshots: SnapshotReader;
   services: ApiServices;
   routes: readonly RouteDef[];
+  /**
+   * The server's `clientError` listener: answers a request Node's HTTP parser refused with a
+   * problem (api/http/client-error.ts), and logs and counts it like every other request (route
+   * `unparsed`): before, a flood of malformed requests left no trace in the log or the metrics.
+   */
+  clientError(err: Error, socket: Duplex): void;
   /** From now on responses carry `Connection: close` (graceful shutdown). */
   beginShutdown(): void;
   /** Resolves once the cache priming under way (after the last snapshot load) is done. */
@@ -344,6 +352,12 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     snapshots,
     services,
     routes,
+    clientError(err, socket) {
+      const answer = answerClientError(err, socket);
+      if (!answer) return;
+      metrics.unparsed(answer.method, answer.status);
+      logger.info({ method: answer.method, path: answer.path ?? null, status: answer.status, code: answer.code, route: 'unparsed' }, 'request');
+    },
     async primed() {
       await priming;
     },

@@ -9,8 +9,10 @@
  *   quorum_stream_clients            event-stream connections open now
  *   quorum_snapshot_loads_total      snapshots loaded since the server started
  *   quorum_snapshot_age_seconds      now − the served snapshot's as_of (absent before one)
- * `route` is the registry's route id (`unmatched` for paths no route answered), never the raw path,
- * so label cardinality stays bounded.
+ * `route` is the registry's route id (`unmatched` for paths no route answered; `unparsed` for a
+ * request Node's HTTP parser refused before the app saw it: a 400, 408 or 431 problem, counted in
+ * the requests total only, as its duration is not known), never the raw path, so label
+ * cardinality stays bounded.
  */
 import type { Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -28,6 +30,8 @@ export interface Metrics {
   registry: Registry;
   /** Records one request when its response closes (`aborted`: the client closed it before it was complete). */
   observe(req: Request, res: Response, seconds: number, aborted?: boolean): void;
+  /** Records one request Node's HTTP parser refused (answered with `status` by api/http/client-error.ts). */
+  unparsed(method: string | null, status: number): void;
   /** Reports what `sources` give at every scrape. */
   watch(sources: MetricSources): void;
   /** Counts a snapshot loaded. */
@@ -66,8 +70,11 @@ export function createMetrics(): Metrics {
     requests.inc(labels);
     duration.observe(labels, seconds);
   };
+  const unparsed = (method: string | null, status: number) => {
+    requests.inc({ route: 'unparsed', method: method !== null && METHODS.has(method) ? method : 'OTHER', status: String(status) });
+  };
   const loads = new Counter({ name: 'quorum_snapshot_loads_total', help: 'Snapshots loaded since the server started.', registers: [registry] });
-  return { registry, observe, watch: (sources) => watchSources(registry, sources), snapshotLoaded: () => loads.inc() };
+  return { registry, observe, unparsed, watch: (sources) => watchSources(registry, sources), snapshotLoaded: () => loads.inc() };
 }
 
 /** The export engine's outcomes, as quorum_exports_total's `outcome` label reads them. */

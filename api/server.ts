@@ -16,7 +16,6 @@
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { answerClientError } from './http/client-error.ts';
 import cron from 'node-cron';
 import type { Logger } from 'pino';
 import { loadConfig, type QuorumConfig } from '../pipeline/config.ts';
@@ -98,7 +97,7 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   // held its connection for Node's default of 300 s (QA). Responses (exports, the stream) are not
   // bounded by it.
   server.requestTimeout = 60_000;
-  server.on('clientError', answerClientError);
+  server.on('clientError', handle.clientError);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -35,15 +35,24 @@ function requestTarget(raw: Buffer | undefined): { method: string | null; path: 
   return m ? { method: m[1]!, path: m[2] } : { method: /^HEAD /.test(line) ? 'HEAD' : null, path: undefined };
 }
 
+/** What answerClientError answered: the status and code it wrote, and the request's method and path when the parser got that far. */
+export interface ClientErrorAnswer {
+  status: number;
+  code: string;
+  method: string | null;
+  path: string | undefined;
+}
+
 /**
- * The `clientError` listener: writes the problem and closes the connection. A socket already
- * gone, or one whose current response has started, is only destroyed (as Node does).
+ * The `clientError` listener: writes the problem and closes the connection, and returns what it
+ * answered (for the server's log and metrics). A socket already gone, or one whose current
+ * response has started, is only destroyed (as Node does): null, nothing was answered.
  */
-export function answerClientError(err: ParserError, socket: Duplex): void {
+export function answerClientError(err: ParserError, socket: Duplex): ClientErrorAnswer | null {
   const current = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (err.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
     socket.destroy(err);
-    return;
+    return null;
   }
   const problem = problemForParserError(err.code);
   const { method, path } = requestTarget(err.rawPacket);
@@ -62,4 +71,5 @@ export function answerClientError(err: ParserError, socket: Duplex): void {
   ].join('\r\n');
   // A HEAD answer carries the headers of the GET answer and no body.
   socket.end(method === 'HEAD' ? head : Buffer.concat([Buffer.from(head, 'latin1'), body]));
+  return { status: problem.status, code: problem.code, method, path };
 }

@@ -25,7 +25,7 @@ import type { z } from 'zod';
 import type { RouteDef } from '../../api/http/registry.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { FEED, fixtureData, withFeeds } from './fixtures.ts';
-import { bodyText, FIXTURE_PATH_VALUES as VALUES, fixtureDir, newKey, serve } from './helpers.ts';
+import { bodyText, capturingLogger, FIXTURE_PATH_VALUES as VALUES, fixtureDir, newKey, serve } from './helpers.ts';
 import { concretePath, getRoutes, pathParams, queryParams } from './route-paths.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
@@ -45,10 +45,12 @@ let server: ServerHandle;
 let headers: Record<string, string>;
 /** Cursors the routes really issued, decoded (mutated by the cursor arbitrary). */
 const issued: unknown[] = [];
+/** The server's log lines (the parser's refusals are logged like every request). */
+const logLines: string[] = [];
 
 beforeAll(async () => {
   ({ dir, cleanup } = await fixtureDir(withFeeds(fixtureData(1))));
-  server = await serve(dir);
+  server = await serve(dir, { logger: capturingLogger(logLines) });
   headers = { 'X-API-Key': newKey(dir, 'enterprise', ['probability']).key };
   for (const route of getRoutes()) {
     if (!queryParams(route).includes('cursor')) continue;
@@ -368,6 +370,14 @@ describe('safety net below the routes', () => {
     expectRawProblem(await rawRequest('\u0001\u0002 nonsense\r\n\r\n'), 400, 'malformed_request');
     const res = await fetch(`${server.url}/api/predictions/accuracy`, { headers });
     expect(res.status).toBe(200);
+    // logged and counted like every other request (route `unparsed`), the path when the parser had one
+    const refused = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.route === 'unparsed');
+    expect(refused.filter((l) => l.status === 431)).toHaveLength(3);
+    expect(refused.filter((l) => l.status === 400)).toHaveLength(2);
+    expect(refused.find((l) => l.status === 431 && String(l.path).startsWith('/api/predictions/aaa'))).toMatchObject({ method: 'GET', code: 'headers_too_large' });
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/quorum_http_requests_total\{route="unparsed",method="GET",status="431"\} [3-9]/);
+    expect(metrics).toMatch(/quorum_http_requests_total\{route="unparsed",method="(GET|OTHER)",status="400"\} [1-9]/);
   });
 
   it('a query string over the header limit is a 431 problem, for GET and for HEAD (a fuzzer finding)', async () => {
