@@ -286,6 +286,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     exportStats: exportStats ? () => exportStats : undefined,
     streamClients: eventStream ? () => eventStream.clients : undefined,
     snapshotAsOf: () => snapshots.current?.asOf ?? null,
+    webhooks: webhooks ? () => ({ attempts: webhooks.attempts, ...webhooks.queue.backlog() }) : undefined,
   });
   if (snapshots.current) metrics.snapshotLoaded();
   snapshots.onLoaded(() => metrics.snapshotLoaded());

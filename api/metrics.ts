@@ -9,6 +9,11 @@
  *   quorum_stream_clients            event-stream connections open now
  *   quorum_snapshot_loads_total      snapshots loaded since the server started
  *   quorum_snapshot_age_seconds      now − the served snapshot's as_of (absent before one)
+ *   quorum_webhook_attempts_total{result}       delivery attempts since the server started:
+ *                                               delivered, retry (to be attempted again), failed
+ *   quorum_webhook_deliveries_pending           deliveries queued and not yet finished
+ *   quorum_webhook_oldest_pending_seconds       now − when the oldest pending one was queued (0: none);
+ *                                               a stuck receiver or queue shows as a growing age
  * `route` is the registry's route id (`unmatched` for paths no route answered; `unparsed` for a
  * request Node's HTTP parser refused before the app saw it: a 400, 408 or 431 problem, counted in
  * the requests total only, as its duration is not known), never the raw path, so label
@@ -24,6 +29,15 @@ export interface MetricSources {
   streamClients?: () => number | null;
   /** The served snapshot's as_of (ISO 8601), null before one is loaded. */
   snapshotAsOf?: () => string | null;
+  /** The webhook dispatcher's attempts and its queue's backlog (absent: webhooks are off). */
+  webhooks?: () => WebhookStats;
+}
+
+export interface WebhookStats {
+  attempts: Readonly<Record<'delivered' | 'retry' | 'failed', number>>;
+  pending: number;
+  /** When the oldest pending delivery was queued (ms since the epoch), null when none is. */
+  oldestQueuedAt: number | null;
 }
 
 export interface Metrics {
@@ -90,7 +104,7 @@ const EXPORT_OUTCOMES: readonly [string, (s: Readonly<ExportStats>) => number][]
 
 /** Registers the metrics read from `sources` at each scrape (prom-client's `collect`). */
 function watchSources(registry: Registry, sources: MetricSources): void {
-  const { exportStats, streamClients, snapshotAsOf } = sources;
+  const { exportStats, streamClients, snapshotAsOf, webhooks } = sources;
   if (exportStats) {
     new Counter({
       name: 'quorum_exports_total',
@@ -126,4 +140,37 @@ function watchSources(registry: Registry, sources: MetricSources): void {
       },
     });
   }
+  if (webhooks) watchWebhooks(registry, webhooks);
+}
+
+/** The webhook metrics (see the header), read from the dispatcher at each scrape. */
+function watchWebhooks(registry: Registry, read: () => WebhookStats): void {
+  new Counter({
+    name: 'quorum_webhook_attempts_total',
+    help: 'Webhook delivery attempts since the server started, by result: delivered, retry (to be attempted again), failed.',
+    labelNames: ['result'] as const,
+    registers: [registry],
+    collect() {
+      const { attempts } = read();
+      this.reset();
+      for (const result of ['delivered', 'retry', 'failed'] as const) this.inc({ result }, attempts[result]);
+    },
+  });
+  new Gauge({
+    name: 'quorum_webhook_deliveries_pending',
+    help: 'Webhook deliveries queued and not yet finished.',
+    registers: [registry],
+    collect() {
+      this.set(read().pending);
+    },
+  });
+  new Gauge({
+    name: 'quorum_webhook_oldest_pending_seconds',
+    help: 'Seconds since the oldest pending webhook delivery was queued (0 when none is pending).',
+    registers: [registry],
+    collect() {
+      const { oldestQueuedAt } = read();
+      this.set(oldestQueuedAt === null ? 0 : Math.max(0, (Date.now() - oldestQueuedAt) / 1000));
+    },
+  });
 }

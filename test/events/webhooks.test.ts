@@ -241,6 +241,7 @@ describe('webhook delivery', () => {
     const never = await receiver(() => 'hang');
     receivers.push(flaky, slow, gone, never);
     const subs = await Promise.all([flaky, slow, gone, never].map(async (r) => (await create({ url: r.url, types: ['consensus.updated'] })).body));
+    const before = await webhookMetrics();
     await appendEvents(root, 1);
     await until(() => flaky.hits.length === 3 && slow.hits.length === 2 && gone.hits.length === 1);
     const secret = (i: number) => subs[i].secret as string;
@@ -259,8 +260,32 @@ describe('webhook delivery', () => {
     expect(attempts.every((a: any) => a.status === null && typeof a.error === 'string')).toBe(true);
     const f = (await api(`/api/webhooks/${subs[0].id}/deliveries`)).body.deliveries[0];
     expect(f.attempts.map((a: any) => a.status)).toEqual([500, 500, 200]);
+    // the metrics saw every attempt: 2 + 1 retries and ≥ 1 of the hung one's, 410 and the window failed
+    const after = await webhookMetrics();
+    expect(after.retry - before.retry).toBeGreaterThanOrEqual(4);
+    expect(after.failed - before.failed).toBeGreaterThanOrEqual(2);
+    expect(after.delivered - before.delivered).toBeGreaterThanOrEqual(2);
+    expect(after.pending).toBe(dispatcher().queue.pending().length);
+    expect(after.oldest).toBeGreaterThanOrEqual(0);
   }, 60_000);
 });
+
+/** The server's webhook metrics (GET /metrics). */
+async function webhookMetrics(): Promise<Record<'delivered' | 'retry' | 'failed' | 'pending' | 'oldest', number>> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const read = (re: RegExp) => {
+    const m = re.exec(text);
+    if (!m) throw new Error(`metric ${re} missing`);
+    return Number(m[1]);
+  };
+  return {
+    delivered: read(/^quorum_webhook_attempts_total\{result="delivered"\} (\S+)$/m),
+    retry: read(/^quorum_webhook_attempts_total\{result="retry"\} (\S+)$/m),
+    failed: read(/^quorum_webhook_attempts_total\{result="failed"\} (\S+)$/m),
+    pending: read(/^quorum_webhook_deliveries_pending (\S+)$/m),
+    oldest: read(/^quorum_webhook_oldest_pending_seconds (\S+)$/m),
+  };
+}
 
 /** `until` with an async condition polled every 50 ms. */
 function async_(cond: () => Promise<boolean>): () => boolean {

@@ -88,6 +88,8 @@ export class WebhookDispatcher {
   readonly #workers = new Set<string>(); // subscriptions whose worker runs
   readonly #sleepers = new Set<() => void>();
   readonly #waiters: (() => void)[] = [];
+  /** Attempts made since the server started, by what became of the delivery (the metrics read it). */
+  readonly attempts = { delivered: 0, retry: 0, failed: 0 };
   #running = 0;
   #enqueuing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | null = null;
@@ -274,8 +276,10 @@ export class WebhookDispatcher {
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
     const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
     if (status !== null && status >= 200 && status < 300) {
+      this.attempts.delivered++;
       this.queue.complete(d.id, attempt, 'delivered');
     } else if (status === 410) {
+      this.attempts.failed++;
       this.queue.complete(d.id, attempt, 'failed');
       this.#disable(sub, 'the receiver answered 410 Gone');
     } else if (status === null || status === 429 || status >= 500) {
@@ -283,12 +287,15 @@ export class WebhookDispatcher {
       const backoff = Math.min(this.#cfg.backoffMs * 2 ** (n - 1), this.#cfg.maxBackoffMs) * (0.5 + Math.random());
       const nextAt = Date.now() + (retryAfter ?? backoff);
       if (nextAt - firstAt > this.#cfg.retryWindowMs) {
+        this.attempts.failed++;
         this.queue.complete(d.id, attempt, 'failed');
         this.#disable(sub, `deliveries failed for the whole retry window (${Math.round(this.#cfg.retryWindowMs / 1000)} s); last: ${error ?? `HTTP ${status}`}`);
       } else {
+        this.attempts.retry++;
         this.queue.attempt(d.id, attempt, nextAt);
       }
     } else {
+      this.attempts.failed++;
       this.queue.complete(d.id, attempt, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
     }
     this.queue.flush(false);

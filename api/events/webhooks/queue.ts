@@ -279,6 +279,21 @@ export class DeliveryQueue {
     return this.#pendingBySub.get(sub)?.[0];
   }
 
+  /** How many deliveries are pending, and when the oldest of them was queued (ms since the epoch; null: none). */
+  backlog(): { pending: number; oldestQueuedAt: number | null } {
+    let pending = 0;
+    let oldestQueuedAt: number | null = null;
+    for (const list of this.#pendingBySub.values()) {
+      pending += list.length;
+      const head = list[0]; // a subscription's pending deliveries are in event order: its head is its oldest
+      if (head) {
+        const t = Date.parse(head.enqueued_at);
+        if (oldestQueuedAt === null || t < oldestQueuedAt) oldestQueuedAt = t;
+      }
+    }
+    return { pending, oldestQueuedAt };
+  }
+
   /** Subscriptions with pending deliveries. */
   subsWithPending(): string[] {
     return [...this.#pendingBySub.keys()];
