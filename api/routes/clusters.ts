@@ -7,16 +7,18 @@
  * - `GET /api/clusters/` (clusters): theses by thesis_id, keyset-paginated; `origin`
  *   (curated | computed) filters; `vintages` (0..50, default 5) = recent vintages per thesis.
  *   Body: { clusters: [Cluster], count, total, next_cursor }.
- * - `GET /api/clusters/{thesis_id}/` (clusters.detail): one thesis with its whole vintage history,
- *   newest first, each vintage with its members. Unknown id: 404.
+ * - `GET /api/clusters/{thesis_id}/` (clusters.detail): one thesis with its vintage history, newest
+ *   first, each vintage with its members, a page at a time (vintages_limit, default 100;
+ *   vintages_cursor: api/routes/history-page.ts). Unknown id: 404.
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
-import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
+import { bigintKey, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
+import { historyInput, historyNext, historyParams, historyQuery } from './history-page.ts';
 import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const CLUSTERS_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -118,8 +120,9 @@ export const ClusterDetail = z
         .array(Vintage.extend({
           members: z.array(VintageMember).meta({ description: 'The members as held in the vintage, with their outcomes so far.' }),
         }))
-        .meta({ description: 'Every frozen record of the thesis, newest first.' }),
-    }).meta({ description: 'The thesis with its whole vintage history.' }),
+        .meta({ description: 'The thesis\'s frozen records, newest first: at most vintages_limit, from vintages_cursor on (n_vintages counts them all).' }),
+      next_vintages_cursor: z.string().nullable().meta({ description: 'Pass as `vintages_cursor` for the older vintages; null when this page reached the oldest.' }),
+    }).meta({ description: 'The thesis with its vintage history, a page at a time.' }),
   })
   .meta({ id: 'ClusterDetail' });
 
@@ -186,14 +189,14 @@ export const clustersRoute = jsonRoute({
       const range = { first: String(first.thesis_id), last: String(last.thesis_id) };
       const [m, v] = await Promise.all([
         snap.query('clusters-members', range),
-        perThesis > 0 ? snap.query('clusters-vintages', { ...range, per_thesis: perThesis }) : Promise.resolve([]),
+        perThesis > 0 ? snap.query('clusters-vintages', { ...range, per_thesis: perThesis, before_us: null, before_run: null }) : Promise.resolve([]),
       ]);
       members = groupRows(m, 'thesis_id');
       vintages = groupRows(v, 'thesis_id');
     }
     // n_vintages without listing any (vintages=0): the count query with a per-thesis cap of 1.
     if (perThesis === 0 && first && last) {
-      const v = await snap.query('clusters-vintages', { first: String(first.thesis_id), last: String(last.thesis_id), per_thesis: 1 });
+      const v = await snap.query('clusters-vintages', { first: String(first.thesis_id), last: String(last.thesis_id), per_thesis: 1, before_us: null, before_run: null });
       const counts = groupRows(v, 'thesis_id');
       const clusters = page.map((t) => ({ ...cluster(t, members.get(String(t.thesis_id)) ?? [], counts.get(String(t.thesis_id)) ?? []), vintages: [] }));
       return published(ClusterPage, { clusters, count: clusters.length, total: int(counted[0]?.total), next_cursor: next(rows, limit, last) });
@@ -210,32 +213,48 @@ function next(rows: JsonRow[], limit: number, last: JsonRow | undefined): string
 export const clustersDetailRoute = jsonRoute({
   id: 'clusters.detail',
   path: '/api/clusters/{thesis_id}/',
-  summary: 'One thesis with its whole vintage history',
+  summary: 'One thesis with its vintage history',
   description:
-    'One thesis (as in the list) with every vintage it has had, newest first, each with the members it held (sign, ' +
-    'weight, consensus, market price) and, once they resolved, their outcomes and Brier scores.',
+    'One thesis (as in the list) with the vintages it has had (one per run), newest first, each with the members it ' +
+    'held (sign, weight, consensus, market price) and, once they resolved, their outcomes and Brier scores: at most ' +
+    'vintages_limit of them, the older ones through next_vintages_cursor.',
   tags: ['clusters'],
   params: z.object({ thesis_id: z.string().regex(THESIS_ID).meta({ description: 'e.g. fed-easing-2026 or auto-07c0eb15bac4' }) }),
+  query: z.object(historyQuery('vintages', 'Vintages')),
   response: ClusterDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ id: pathId(req, 'thesis_id', THESIS_ID, 'a thesis id (a-z, 0-9, -)') }),
-  data: async (snap, { id }) => {
+  input: (req) => ({ id: pathId(req, 'thesis_id', THESIS_ID, 'a thesis id (a-z, 0-9, -)'), page: historyInput(req, 'vintages') }),
+  data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'thesis_vintage_members');
     const [t] = await snap.query('clusters-detail', { thesis_id: id });
     if (!t) throw ApiError.notFound(`No thesis '${id}' in this snapshot.`, { parameter: 'thesis_id' });
     const range = { first: id, last: id };
-    const [members, vintages, vintageMembers] = await Promise.all([
+    const [members, rows] = await Promise.all([
       snap.query('clusters-members', range),
-      snap.query('clusters-vintages', { ...range, per_thesis: null }),
-      snap.query('clusters-vintage-members', { thesis_id: id }),
+      snap.query('clusters-vintages', { ...range, per_thesis: page.limit + 1, ...historyParams(page) }),
     ]);
+    const vintages = rows.slice(0, page.limit);
+    const newest = vintages[0];
+    const oldest = vintages.at(-1);
+    const vintageMembers = newest && oldest
+      ? await snap.query('clusters-vintage-members', {
+          thesis_id: id,
+          newest_us: BigInt(bigintKey(newest.key_us) ?? 0),
+          newest_run: String(newest.run_id),
+          oldest_us: BigInt(bigintKey(oldest.key_us) ?? 0),
+          oldest_run: String(oldest.run_id),
+        })
+      : [];
     const held = groupRows(vintageMembers, 'run_id');
-    const base = cluster(t, members, vintages);
+    // n_vintages rides on each vintage row; a page past the oldest has none, so it is counted apart
+    const counted = vintages.length > 0 ? vintages : await snap.query('clusters-vintages', { ...range, per_thesis: 1, before_us: null, before_run: null });
+    const base = cluster(t, members, counted);
     return published(ClusterDetail, {
       cluster: {
         ...base,
         vintages: vintages.map((v) => ({ ...vintage(v), members: (held.get(String(v.run_id)) ?? []).map(vintageMember) })),
+        next_vintages_cursor: historyNext('vintages', rows, page.limit),
       },
     });
   },

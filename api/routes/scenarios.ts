@@ -11,7 +11,8 @@
  *   filter. Body: { scenarios: [Scenario], count, total, next_cursor }.
  * - `GET /api/scenarios/{scenario_id}/` (scenarios.detail): one scenario with its components, the
  *   current joint (consensus and per model, with the implied marginals and the coherence gap) and
- *   its whole record history with the scores, newest first. Unknown id: 404.
+ *   its record history with the scores, newest first, a page at a time (records_limit, default
+ *   100; records_cursor: api/routes/history-page.ts). Unknown id: 404.
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
@@ -21,6 +22,7 @@ import { ApiError } from '../errors/problem.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
+import { historyInput, historyNext, historyParams, historyQuery } from './history-page.ts';
 import { count, DOC, isoTime, isoTimeParam, published, zNum, zProb } from '../openapi/common.ts';
 
 export const SCENARIOS_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -150,8 +152,9 @@ export const ScenarioDetail = z
   .object({
     scenario: Scenario.extend({
       current: z.array(ScenarioJoint).meta({ description: 'The consensus joint first, then each model\'s.' }),
-      records: z.array(ScenarioRecord).meta({ description: 'Every archived record, newest first.' }),
-    }).meta({ description: 'The scenario with its current joints and its whole record history.' }),
+      records: z.array(ScenarioRecord).meta({ description: 'The archived records, newest first: at most records_limit, from records_cursor on (n_records counts them all).' }),
+      next_records_cursor: z.string().nullable().meta({ description: 'Pass as `records_cursor` for the older records; null when this page reached the oldest.' }),
+    }).meta({ description: 'The scenario with its current joints and its record history, a page at a time.' }),
   })
   .meta({ id: 'ScenarioDetail' });
 
@@ -174,7 +177,7 @@ async function records(
   last: string,
   latestOnly: boolean,
 ): Promise<Map<string, z.input<typeof ScenarioRecord>[]>> {
-  const rows = await snap.query('scenarios-records', { first, last, latest_only: latestOnly });
+  const rows = await snap.query('scenarios-records', { first, last, latest_only: latestOnly, before_us: null, before_run: null, per_scenario: null });
   return new Map([...groupRows(rows, 'scenario_id')].map(([id, rs]) => [id, rs.map(record)]));
 }
 
@@ -262,27 +265,35 @@ export const scenariosDetailRoute = jsonRoute({
   description:
     'One scenario (as in the list) with the current joint of the consensus and of every model (the method that ' +
     'produced it, every world most likely first, the implied marginals beside the direct forecasts and the ' +
-    'coherence gap), and every archived record, newest first, with its pathway and component distributions and ' +
-    'its scores as the components resolved.',
+    'coherence gap), and its archived records (one per run), newest first, with their pathway and component ' +
+    'distributions and their scores as the components resolved: at most records_limit of them, the older ones ' +
+    'through next_records_cursor.',
   tags: ['scenarios'],
   params: z.object({ scenario_id: z.string().regex(SCENARIO_ID).meta({ description: 'e.g. fed-2026-path' }) }),
+  query: z.object(historyQuery('records', 'Archived records')),
   response: ScenarioDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ id: pathId(req, 'scenario_id', SCENARIO_ID, 'a scenario id (a-z, 0-9, -)') }),
-  data: async (snap, { id }) => {
+  input: (req) => ({ id: pathId(req, 'scenario_id', SCENARIO_ID, 'a scenario id (a-z, 0-9, -)'), page: historyInput(req, 'records') }),
+  data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'scenario_worlds', 'scenario_marginals');
     const [s] = await snap.query('scenarios-detail', { scenario_id: id });
     if (!s) throw ApiError.notFound(`No scenario '${id}' in this snapshot.`, { parameter: 'scenario_id' });
-    const [components, history, worlds, marginals] = await Promise.all([
+    const pageOf = { first: id, last: id, latest_only: false, ...historyParams(page), per_scenario: page.limit + 1 };
+    const [components, rows, worlds, marginals, latest] = await Promise.all([
       snap.query('scenarios-components', { first: id, last: id }),
-      records(snap, id, id, false),
+      snap.query('scenarios-records', pageOf),
       snap.query('scenarios-worlds', { scenario_id: id }),
       snap.query('scenarios-marginals', { scenario_id: id }),
+      // past the first page the latest record is not among the rows
+      page.before ? records(snap, id, id, true) : null,
     ]);
-    const all = history.get(id) ?? [];
+    const history = rows.slice(0, page.limit).map(record);
     const latestRunId = str(s.latest_run_id);
-    const base = scenario(s, components, all.find((r) => r.run_id === latestRunId) ?? null);
-    return published(ScenarioDetail, { scenario: { ...base, current: joints(worlds, marginals), records: all } });
+    const latestRecord = (latest ? latest.get(id)?.[0] : history.find((r) => r.run_id === latestRunId)) ?? null;
+    const base = scenario(s, components, latestRecord);
+    return published(ScenarioDetail, {
+      scenario: { ...base, current: joints(worlds, marginals), records: history, next_records_cursor: historyNext('records', rows, page.limit) },
+    });
   },
 });

@@ -10,15 +10,23 @@
 --     resolved_at, brier}): the question's resolution as of the snapshot (an outcome of 0 or 1
 --     with status resolved) and brier = (implied − outcome)², the terms of component_brier.
 -- $latest_only: only each scenario's latest record (scenarios.latest_run_id).
--- Parameters: $first VARCHAR, $last VARCHAR, $latest_only BOOLEAN.
+-- A page of a history (newest first, keyset (as_of, run_id) descending): $before_us/$before_run,
+-- the previous page's oldest record (epoch µs of its as_of, its run id; NULL: from the newest),
+-- and $per_scenario, at most that many records per scenario (NULL: all). key_us = epoch_us(as_of),
+-- for the next cursor.
+-- Parameters: $first VARCHAR, $last VARCHAR, $latest_only BOOLEAN, $before_us BIGINT|NULL,
+-- $before_run VARCHAR|NULL, $per_scenario BIGINT|NULL.
 WITH r AS (
-  SELECT sc.*, d.title, d.components, d.content_hash, d.n_models, d.methods, d.n_components, d.n_worlds,
+  SELECT sc.*, epoch_us(sc.as_of) AS key_us, d.title, d.components, d.content_hash, d.n_models, d.methods, d.n_components, d.n_worlds,
          d.top_world, d.top_probability, d.probabilities, d.disagreement_sd, d.marginals
   FROM scenario_record_scores AS sc
   JOIN scenario_records AS d USING (scenario_id, run_id)
   JOIN scenarios AS s USING (scenario_id)
   WHERE sc.scenario_id BETWEEN $first AND $last
     AND (NOT $latest_only OR sc.run_id = s.latest_run_id)
+    AND ($before_us IS NULL OR epoch_us(sc.as_of) < $before_us OR (epoch_us(sc.as_of) = $before_us AND sc.run_id < $before_run))
+  QUALIFY $per_scenario IS NULL
+       OR row_number() OVER (PARTITION BY sc.scenario_id ORDER BY sc.as_of DESC, sc.run_id DESC) <= $per_scenario
 ),
 w AS (
   SELECT scenario_id, run_id, n_components, resolved_pattern,

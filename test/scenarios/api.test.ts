@@ -176,6 +176,37 @@ describe('scenarios API', () => {
     expect(maxDecimals(hand.body)).toBeLessThanOrEqual(6);
   });
 
+  it('the record history comes a page at a time, newest first (records_limit, records_cursor)', async () => {
+    const whole = (await get(server, '/api/scenarios/hand/')).body.scenario;
+    expect(whole.next_records_cursor).toBeNull();
+    const first = await get(server, '/api/scenarios/hand/?records_limit=1');
+    expect(first.res.status, first.text).toBe(200);
+    const p1 = first.body.scenario;
+    expect(p1.records.map((x: any) => x.run_id)).toEqual([run2]);
+    expect(p1.next_records_cursor).toEqual(expect.any(String));
+    const second = await get(server, `/api/scenarios/hand/?records_limit=1&records_cursor=${p1.next_records_cursor}`);
+    const p2 = second.body.scenario;
+    expect(p2.records.map((x: any) => x.run_id)).toEqual([run1]);
+    expect(p2.next_records_cursor).toBeNull();
+    // the pages are the whole history, item for item; the scenario itself is the same on each page
+    expect([...p1.records, ...p2.records]).toEqual(whole.records);
+    for (const p of [p1, p2]) {
+      expect(p.n_records).toBe(2);
+      expect(p.latest_record).toEqual(whole.latest_record);
+      expect(p.current).toEqual(whole.current);
+    }
+    // an exact page: no cursor when nothing older is left
+    expect((await get(server, '/api/scenarios/hand/?records_limit=2')).body.scenario.next_records_cursor).toBeNull();
+    expectProblem(await get(server, '/api/scenarios/hand/?records_limit=0'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/scenarios/hand/?records_limit=501'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/scenarios/hand/?records_cursor=abc'), 400, 'invalid_parameter');
+    // another route's cursor is not a position in this history
+    const listCursor = (await get(server, '/api/scenarios/?limit=1')).body.next_cursor;
+    const wrong = await get(server, `/api/scenarios/hand/?records_cursor=${listCursor}`);
+    expectProblem(wrong, 400, 'invalid_parameter');
+    expect(wrong.body.parameter ?? wrong.text).toMatch(/records_cursor/);
+  });
+
   it('errors: unknown scenario 404, bad id 400, bad cursor 400, bad status 400, bad since 400', async () => {
     expectProblem(await get(server, '/api/scenarios/no-such-scenario/'), 404, 'not_found');
     expectProblem(await get(server, '/api/scenarios/BAD_ID/'), 400, 'invalid_parameter');

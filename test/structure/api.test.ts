@@ -29,6 +29,12 @@ const THESES = [
   '',
 ].join('\n');
 
+/** The history cursor positioned just after vintage `v` (as api/routes/history-page.ts encodes it). */
+function cursorAfter(v: { as_of: string; run_id: string }): string {
+  const us = BigInt(Date.parse(v.as_of)) * 1000n;
+  return Buffer.from(JSON.stringify({ v: 1, k: 'vintages-history', a: [String(us), v.run_id] })).toString('base64url');
+}
+
 describe('clusters API', () => {
   let f: Fixture;
   let server: ServerHandle;
@@ -145,6 +151,30 @@ describe('clusters API', () => {
     ]);
     expect(held[1].brier).toBeCloseTo(0.04, 9);
     expect(held[1].market_brier).toBeCloseTo(0.0625, 9);
+  });
+
+  it('the vintage history comes a page at a time, newest first, each vintage with its own members', async () => {
+    const whole = (await get(server, '/api/clusters/hand/')).body.cluster;
+    expect(whole.next_vintages_cursor).toBeNull();
+    const first = await get(server, '/api/clusters/hand/?vintages_limit=1');
+    expect(first.res.status, first.text).toBe(200);
+    const p1 = first.body.cluster;
+    expect(p1.vintages.map((v: any) => v.run_id)).toEqual([run2]);
+    const p2 = (await get(server, `/api/clusters/hand/?vintages_limit=1&vintages_cursor=${p1.next_vintages_cursor}`)).body.cluster;
+    expect(p2.vintages.map((v: any) => v.run_id)).toEqual([run1]);
+    expect(p2.next_vintages_cursor).toBeNull();
+    // item for item the whole history, members included; n_vintages counts all on every page
+    expect([...p1.vintages, ...p2.vintages]).toEqual(whole.vintages);
+    expect([p1.n_vintages, p2.n_vintages]).toEqual([2, 2]);
+    // a page past the oldest vintage is empty and still counts them all
+    const beyond = (await get(server, `/api/clusters/hand/?vintages_limit=1&vintages_cursor=${cursorAfter(p2.vintages[0])}`)).body.cluster;
+    expect(beyond.vintages).toEqual([]);
+    expect(beyond.n_vintages).toBe(2);
+    expect(beyond.next_vintages_cursor).toBeNull();
+    expectProblem(await get(server, '/api/clusters/hand/?vintages_limit=0'), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/clusters/hand/?vintages_cursor=abc'), 400, 'invalid_parameter');
+    const listCursor = (await get(server, '/api/clusters/?limit=1')).body.next_cursor;
+    expectProblem(await get(server, `/api/clusters/hand/?vintages_cursor=${listCursor}`), 400, 'invalid_parameter');
   });
 
   it('errors: unknown thesis 404, bad id 400, bad cursor 400, bad origin 400', async () => {

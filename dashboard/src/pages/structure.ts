@@ -14,8 +14,12 @@ interface Thesis {
   thesis_id: string; origin: string; statement: string | null; label: string | null; n_members: number; n_active: number; n_resolved: number;
   current: { consensus: number | null; market_consensus: number | null; disagreement: number | null; spread: number | null };
   members: { question_id: string; title: string | null; venue: string | null; status: string | null; sign: number; consensus: number | null; market_probability: number | null; outcome: number | null }[];
+  n_vintages: number;
   vintages: Vintage[];
 }
+
+/** Vintages the thesis page asks for: the API's largest history page (api/routes/history-page.ts). */
+const VINTAGES_SHOWN = 500;
 
 /** A thesis's name: its statement, or a computed cluster's label, or its id. */
 const thesisName = (t: Thesis): string => firstText(t.statement, t.label, t.thesis_id);
@@ -65,7 +69,7 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
 }
 
 export async function thesisPage(root: HTMLElement, id: string | undefined): Promise<void> {
-  const [{ timeline }, r] = await Promise.all([loadCharts(), get<{ cluster: Thesis; as_of: string }>('clusters.detail', { thesis_id: id ?? '' })]);
+  const [{ timeline }, r] = await Promise.all([loadCharts(), get<{ cluster: Thesis; as_of: string }>('clusters.detail', { thesis_id: id ?? '' }, { vintages_limit: String(VINTAGES_SHOWN) })]);
   if (r.kind !== 'ok') {
     root.append(h('h1', {}, 'Thesis'), notice(r, 'This thesis'));
     return;
@@ -79,7 +83,9 @@ export async function thesisPage(root: HTMLElement, id: string | undefined): Pro
     if (v.thesis_consensus !== null) rows.push({ t: new Date(v.as_of), p: v.thesis_consensus, series: 'consensus' });
     if (v.thesis_market_consensus !== null) rows.push({ t: new Date(v.as_of), p: v.thesis_market_consensus, series: 'market' });
   }
-  root.append(panel('Vintages', rows.length ? h('figure', { class: 'chart', id: 'vintages' }, timeline(rows, ['consensus', 'market'], width)) : h('p', {}, 'No vintage yet.'),
+  // the latest VINTAGES_SHOWN (the API's largest page; one vintage per run): said when there are more
+  const shown = t.n_vintages > t.vintages.length ? h('p', { class: 'meta' }, `The latest ${t.vintages.length} of ${t.n_vintages} vintages.`) : null;
+  root.append(panel('Vintages', shown, rows.length ? h('figure', { class: 'chart', id: 'vintages' }, timeline(rows, ['consensus', 'market'], width)) : h('p', {}, 'No vintage yet.'),
     tableRegion('Vintages table', h('table', { id: 'thesis-vintages' }, h('thead', {}, h('tr', {}, ['as of', 'consensus', 'market', 'resolved', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, t.vintages.map((v) => h('tr', {}, h('td', {}, date(v.as_of)), h('td', { class: 'num' }, pct(v.thesis_consensus)), h('td', { class: 'num' }, pct(v.thesis_market_consensus)), h('td', { class: 'num' }, v.n_resolved), h('td', { class: 'num' }, num(v.brier)))))))));
   root.append(panel('Members', h('ul', { id: 'thesis-members' }, t.members.map((m) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(m.question_id)}` }, firstText(m.title, m.question_id)),
