@@ -34,6 +34,7 @@ const TITLES = {
   models_unavailable: 'Models unavailable',
   idempotency_conflict: 'Idempotency key reused',
   subscription_disabled: 'Subscription disabled',
+  cursor_expired: 'Cursor expired',
   internal: 'Internal error',
 } as const;
 
@@ -174,6 +175,22 @@ export class ApiError extends Error {
   /** 409: the webhook subscription is disabled, so what was asked of it cannot happen (e.g. a replay). */
   static subscriptionDisabled(detail: string, extras: Record<string, unknown> = {}): ApiError {
     return new ApiError(409, 'subscription_disabled', detail, extras);
+  }
+
+  /**
+   * 410: a cursor of a list whose order each run changes (its key is a value a run rewrites: the
+   * time of the latest consensus, an edge, a track record's metric) was issued on another snapshot
+   * than the one served now: its position means nothing in the new order, and continuing from it
+   * would skip or repeat items without a word. The caller starts again from the first page.
+   */
+  static cursorExpired(parameter: string, issuedOn: string | null, served: string): ApiError {
+    const on = issuedOn === null ? 'an earlier snapshot' : `snapshot ${issuedOn}`;
+    return new ApiError(
+      410,
+      'cursor_expired',
+      `Query parameter '${parameter}' is a position in the order of ${on}; snapshot ${served} has been published since, and this list's order changes with each snapshot. Start again from the first page (without '${parameter}').`,
+      { parameter },
+    );
   }
 
   /** 500: anything unexpected. The cause is logged, never sent. */

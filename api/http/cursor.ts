@@ -24,6 +24,9 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_TEXT = /^-?[0-9]{1,19}$/;
+/** A snapshot id as a cursor may carry it (a run id, pipeline/warehouse/layout.ts, within a looser alphabet). */
+const SNAPSHOT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
 
 function badCursor(parameter: string): ApiError {
   return ApiError.invalidParameter(
@@ -91,6 +94,36 @@ export function encodeKeyset(kind: string, key: readonly KeyValue[]): string {
 
 /** The envelope, checked before the key so that another route's key never reaches this route's schema. */
 const keysetEnvelope = z.strictObject({ v: z.literal(1), k: z.string(), a: z.array(z.unknown()) });
+
+/**
+ * Cursors of a list whose order each run changes (its key is a value a run rewrites) carry the
+ * snapshot they were issued on after the key: `a` = [...key, snapshot id]. encodeSnapshotKeyset
+ * writes one; decodeSnapshotKeyset reads the key (a 400 as decodeKeyset) and answers a 410
+ * `cursor_expired` when the snapshot served now is another one (a cursor without one, issued by
+ * an earlier version, too): README, "API".
+ */
+export function encodeSnapshotKeyset(kind: string, key: readonly KeyValue[], snapshotId: string): string {
+  return encodeKeyset(kind, [...key, snapshotId]);
+}
+
+export function decodeSnapshotKeyset<T extends z.ZodTuple>(
+  raw: string,
+  kind: string,
+  shape: T,
+  parameter = 'cursor',
+): { key: z.output<T>; snapshot: string | null } {
+  const envelope = decodeCursorJson(raw, keysetEnvelope, parameter);
+  if (envelope.k !== kind) throw badCursor(parameter);
+  const n = shape.def.items.length;
+  const tail = envelope.a.slice(n);
+  if (tail.length > 1 || (tail.length === 1 && (typeof tail[0] !== 'string' || !SNAPSHOT_ID.test(tail[0])))) throw badCursor(parameter);
+  return { key: parseOrBad(shape, envelope.a.slice(0, n), parameter), snapshot: (tail[0] as string | undefined) ?? null };
+}
+
+/** Throws the 410 when a snapshot-bound cursor (decodeSnapshotKeyset) was issued on another snapshot than `servedId`. */
+export function assertCursorSnapshot(issuedOn: string | null, servedId: string, parameter = 'cursor'): void {
+  if (issuedOn !== servedId) throw ApiError.cursorExpired(parameter, issuedOn, servedId);
+}
 
 /** Decodes a cursor of `kind` whose key matches `shape` (a zod tuple); throws 400 otherwise. */
 export function decodeKeyset<T extends z.ZodTuple>(raw: string, kind: string, shape: T, parameter = 'cursor'): z.output<T> {

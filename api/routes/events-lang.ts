@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, DOC, published } from '../openapi/common.ts';
-import { bigintKey, cursorQuestionId, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
+import { assertCursorSnapshot, bigintKey, cursorQuestionId, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
 import { langParam, pathLang, staleParams } from './prediction-params.ts';
 
@@ -42,27 +42,29 @@ export const eventsLangRoute = jsonRoute({
   params: z.object({ lang: langParam }),
   query: z.object({
     limit: z.int().min(EVENTS_LANG_LIMIT.min).max(EVENTS_LANG_LIMIT.max).default(EVENTS_LANG_LIMIT.default).optional(),
-    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor, on the snapshot that issued it: this list\'s order changes with each run, so after a newer snapshot it is a 410 cursor_expired (start again).' }),
   }),
   response: EventsLangPage,
-  errors: [400, 404],
+  errors: [400, 404, 410],
   cache: true,
   input: (req) => {
     const lang = pathLang(req);
     const limit = queryInt(req, 'limit', EVENTS_LANG_LIMIT);
     const cursor = queryString(req, 'cursor', 1024) ?? null;
-    const after = cursor === null ? null : decodeKeyset(cursor, CURSOR_KIND, cursorShape);
+    const after = cursor === null ? null : decodeSnapshotKeyset(cursor, CURSOR_KIND, cursorShape);
     return { lang, limit, after };
   },
   data: async (snap, { lang, limit, after }) => {
     snap.require('active_predictions', 'latest_forecasts');
+    // ordered by the time of the latest consensus, which every run rewrites: a cursor is a position in one snapshot's order
+    if (after !== null) assertCursorSnapshot(after.snapshot, snap.id);
     const stored = await resolveLang(snap, lang);
     const [rows, counted] = await Promise.all([
       snap.query('feed-events-page', {
         lang: stored,
         after: after !== null,
-        after_at_us: after === null ? null : BigInt(after[0]),
-        after_question_id: after?.[1] ?? null,
+        after_at_us: after === null ? null : BigInt(after.key[0]),
+        after_question_id: after?.key[1] ?? null,
         limit: limit + 1,
         ...staleParams(snap),
       }),
@@ -77,7 +79,7 @@ export const eventsLangRoute = jsonRoute({
       count: events.length,
       total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
       lang: stored,
-      next_cursor: rows.length > limit && last && key !== null ? encodeKeyset(CURSOR_KIND, [key, String(last.question_id)]) : null,
+      next_cursor: rows.length > limit && last && key !== null ? encodeSnapshotKeyset(CURSOR_KIND, [key, String(last.question_id)], snap.id) : null,
     });
   },
 });

@@ -21,7 +21,7 @@ import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, DOC, isoTime, marketStale, prob, published, zHours, zNum, zProb } from '../openapi/common.ts';
-import { cursorQuestionId, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
+import { assertCursorSnapshot, cursorQuestionId, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
 import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
 import { SameEventPrice, crossVenueGap, sameEventPrices } from './same-event.ts';
 
@@ -147,28 +147,30 @@ export const predictionsEdgesRoute = jsonRoute({
       .optional()
       .meta({ description: 'Include edges whose market price is stale (`true` or `false`; default false).' }),
     limit: z.int().min(EDGES_LIMIT.min).max(EDGES_LIMIT.max).default(EDGES_LIMIT.default).optional(),
-    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor, on the snapshot that issued it: this list\'s order changes with each run, so after a newer snapshot it is a 410 cursor_expired (start again).' }),
   }),
   response: EdgesPage,
-  errors: [400],
+  errors: [400, 410],
   cache: true,
   input: (req) => {
     const minEdge = queryMinEdge(req);
     const includeStale = queryIncludeStale(req);
     const limit = queryInt(req, 'limit', EDGES_LIMIT);
     const cursor = queryString(req, 'cursor', 1024) ?? null;
-    const after = cursor === null ? null : decodeKeyset(cursor, CURSOR_KIND, cursorShape);
+    const after = cursor === null ? null : decodeSnapshotKeyset(cursor, CURSOR_KIND, cursorShape);
     return { minEdge, includeStale, limit, after };
   },
   data: async (snap, { minEdge, includeStale, limit, after }) => {
     snap.require('edges');
+    // ordered by the edge, which every run's prices and forecasts move: a cursor is a position in one snapshot's order
+    if (after !== null) assertCursorSnapshot(after.snapshot, snap.id);
     const filter = { min_edge: minEdge, include_stale: includeStale, max_price_age_hours: snap.maxPriceAgeHours };
     const [rows, counted] = await Promise.all([
       snap.query('edges-page', {
         ...filter,
         after: after !== null,
-        after_abs_edge: after?.[0] ?? null,
-        after_question_id: after?.[1] ?? null,
+        after_abs_edge: after?.key[0] ?? null,
+        after_question_id: after?.key[1] ?? null,
         limit: limit + 1,
       }),
       snap.query('edges-count', filter),
@@ -177,7 +179,7 @@ export const predictionsEdgesRoute = jsonRoute({
     const last = page[page.length - 1];
     const nextCursor =
       rows.length > limit && last && typeof last.abs_edge === 'number'
-        ? encodeKeyset(CURSOR_KIND, [last.abs_edge, String(last.question_id)])
+        ? encodeSnapshotKeyset(CURSOR_KIND, [last.abs_edge, String(last.question_id)], snap.id)
         : null;
     const others = await sameEventPrices(snap, page.map((r) => String(r.question_id)));
     const edges = page.map((r) => {

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { SOURCE_KINDS } from '../../pipeline/claims/formats.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
-import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
+import { assertCursorSnapshot, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
 import { pathId, queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { categoryParam, count, DOC, isoTime, published, zPct, zProb } from '../openapi/common.ts';
@@ -259,7 +259,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
   tags: ['track-records'],
   query: z.object({
     limit: z.int().min(TRACK_LIMIT.min).max(TRACK_LIMIT.max).default(TRACK_LIMIT.default).optional(),
-    cursor: z.string().max(1024).optional(),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor. Sorted by anything but slug, the order changes with each run: after a newer snapshot such a cursor is a 410 cursor_expired (start again).' }),
     kind: z.enum(SOURCE_KINDS).optional(),
     min_resolved: z.int().min(MIN_RESOLVED.min).max(MIN_RESOLVED.max).optional().meta({ description: 'Only sources with at least this many resolved claims.' }),
     category: categoryParam.optional().meta({
@@ -268,7 +268,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
     sort: z.enum(TRACK_SORTS).optional().meta({ description: 'rank (default), accuracy, n_resolved, brier, mae or slug.' }),
   }),
   response: TrackRecordPage,
-  errors: [400],
+  errors: [400, 410],
   cache: true,
   input: (req) => {
     const limit = queryInt(req, 'limit', TRACK_LIMIT);
@@ -277,26 +277,29 @@ export const trackRecordsOverviewRoute = jsonRoute({
     const minResolved = queryInt(req, 'min_resolved', MIN_RESOLVED);
     const category = queryCategory(req) ?? null;
     const raw = queryString(req, 'cursor', 1024);
-    const after = raw === undefined ? null : decodeKeyset(raw, `${CURSOR_KIND}:${sort}`, z.tuple([z.number(), z.string().regex(SLUG)]));
+    const after = raw === undefined ? null : decodeSnapshotKeyset(raw, `${CURSOR_KIND}:${sort}`, z.tuple([z.number(), z.string().regex(SLUG)]));
     return { limit, sort, kind, minResolved, category, after };
   },
   data: async (snap, { limit, sort, kind, minResolved, category, after }) => {
     snap.require('track_records');
+    // every sort but slug orders by a metric a run can change (the AI models' and venues' records
+    // move with each run): their cursors are positions in one snapshot's order
+    if (after !== null && sort !== 'slug') assertCursorSnapshot(after.snapshot, snap.id);
     const filters = { kind, min_resolved: minResolved, category };
     const [rows, counted] = await Promise.all([
       snap.query('track-records-page', {
         ...filters,
         sort,
         after: after !== null,
-        after_key: after?.[0] ?? null,
-        after_slug: after?.[1] ?? null,
+        after_key: after?.key[0] ?? null,
+        after_slug: after?.key[1] ?? null,
         limit: limit + 1,
       }),
       snap.query('track-records-count', filters),
     ]);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    const next = rows.length > limit && last ? encodeKeyset(`${CURSOR_KIND}:${sort}`, [Number(last.sort_key), String(last.source_slug)]) : null;
+    const next = rows.length > limit && last ? encodeSnapshotKeyset(`${CURSOR_KIND}:${sort}`, [Number(last.sort_key), String(last.source_slug)], snap.id) : null;
     return published(TrackRecordPage, { sources: page.map(record), count: page.length, total: int(counted[0]?.total), next_cursor: next });
   },
 });

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.ts';
 import { silentLogger } from '../../api/logging/logger.ts';
 import { startServer, type ServerHandle } from '../../api/server.ts';
-import { fixtureData, publish, tempDataDir, writeSnapshot } from './fixtures.ts';
+import { fixtureData, publish, tempDataDir, withFeeds, writeSnapshot, type FixtureData } from './fixtures.ts';
+import { newKey, serve } from './helpers.ts';
 import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 
 const closers: Array<() => Promise<void>> = [];
@@ -94,6 +95,53 @@ describe('snapshot lifecycle', () => {
     await writeSnapshot(dir, 'r1', fixtureData(1), { asOf: '2025-04-02T00:00:00Z' });
     await publish(dir, 'r1');
     expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(503);
+  });
+
+  it('a cursor across a publish: a stable order continues; an order each run rewrites is a 410 cursor_expired (QA)', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    const { dir } = tmp;
+    const headers = { 'X-API-Key': newKey(dir, 'enterprise').key };
+    const server = await serve(dir);
+    closers.push(() => server.close());
+    // three sources whose ranks the second snapshot reverses, as a run's new claims can
+    const sources = (ranks: number[]): FixtureData['track_records'] =>
+      ranks.map((rank, i) => ({ source_slug: `source-${i}`, name: `Source ${i}`, kind: 'pollster', n_claims: 20, n_resolved: 20, ranked: true, rank, categories: [] }));
+    await writeSnapshot(dir, 'r1', { ...withFeeds(fixtureData(1)), track_records: sources([1, 2, 3]) });
+    await publish(dir, 'r1');
+    await server.app.snapshots.reload();
+    const page = async (p: string) => {
+      const res = await fetch(`${server.url}${p}`, { headers });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const routes = ['/api/events/lang/en/', '/api/predictions/edges', '/api/track-records/', '/api/track-records/?sort=accuracy'];
+    const firstPages = await Promise.all([...routes, '/api/predictions/lang/en', '/api/track-records/?sort=slug'].map((r) => page(`${r}${r.includes('?') ? '&' : '?'}limit=1`)));
+    for (const p of firstPages) expect(p.body.next_cursor, JSON.stringify(p.body)).toEqual(expect.any(String));
+    const next = (i: number, r: string) => `${r}${r.includes('?') ? '&' : '?'}limit=1&cursor=${firstPages[i]!.body.next_cursor}`;
+    // on the snapshot that issued them, every cursor continues
+    for (const [i, r] of routes.entries()) expect((await page(next(i, r))).status, r).toBe(200);
+
+    await writeSnapshot(dir, 'r2', { ...withFeeds(fixtureData(2)), track_records: sources([3, 2, 1]) }, { asOf: '2025-04-03T00:00:00Z' });
+    await publish(dir, 'r2');
+    await server.app.snapshots.reload();
+    for (const [i, r] of routes.entries()) {
+      const got = await page(next(i, r));
+      expect(got.status, r).toBe(410);
+      expect(got.body).toMatchObject({ code: 'cursor_expired', parameter: 'cursor' });
+      expect(got.body.detail).toMatch(/snapshot r1.*snapshot r2.*first page/);
+    }
+    // a position in an order no run rewrites (question id, slug) continues in the new snapshot
+    const lang = await page(`/api/predictions/lang/en?limit=1&cursor=${firstPages[4]!.body.next_cursor}`);
+    expect(lang.status).toBe(200);
+    const bySlug = await page(`/api/track-records/?sort=slug&limit=1&cursor=${firstPages[5]!.body.next_cursor}`);
+    expect(bySlug.status).toBe(200);
+    expect(bySlug.body.sources.map((x: any) => x.slug)).toEqual(['source-1']);
+    // a cursor of an earlier version (no snapshot in it) cannot be placed either
+    const legacy = Buffer.from(JSON.stringify({ v: 1, k: 'edges', a: [0.1, 'polymarket:x'] })).toString('base64url');
+    expect((await page(`/api/predictions/edges?cursor=${legacy}`)).body).toMatchObject({ status: 410, code: 'cursor_expired' });
+    // one that names a snapshot in a malformed way is no cursor at all
+    const forged = Buffer.from(JSON.stringify({ v: 1, k: 'edges', a: [0.1, 'polymarket:x', 'r2/../x'] })).toString('base64url');
+    expect((await page(`/api/predictions/edges?cursor=${forged}`)).body).toMatchObject({ status: 400, code: 'invalid_parameter' });
   });
 
   it('swap via reload, with in-flight requests finishing on the snapshot they pinned', async () => {

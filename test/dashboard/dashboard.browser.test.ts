@@ -508,6 +508,15 @@ describe('the dashboard in Chromium', () => {
     for (const a of accuracies) expect(a).toMatch(/^(\d+\.\d%|–)$/);
     expect(await audit(page)).toEqual([]);
     await shot(page, 'sources');
+    // a page whose cursor an older snapshot issued (the ranking changed since: 410 cursor_expired)
+    // shows the first page again and says why, not an error
+    const stale = Buffer.from(JSON.stringify({ v: 1, k: 'track_records:rank', a: [1, 'some-source'] })).toString('base64url');
+    await open(page, `#/sources?cursor=${stale}`);
+    expect(await page.$eval('main', (m) => m.textContent)).toMatch(/ranking changed with a newer snapshot: back to its first page/);
+    expect(await page.$$eval('#sources tbody tr', (r) => r.length)).toBe(list.body.sources.length);
+    // that 410 is the only request that failed, and the browser's only console line
+    expect(problems.failed.splice(0).filter((f) => !/\/api\/track-records\/\?.*cursor=.* 410$/.test(f))).toEqual([]);
+    expect(problems.console.splice(0).filter((c) => !/status of 410/.test(c))).toEqual([]);
     // a kind with no source: said, with no empty chart; the Kind select keeps focus
     let emptyKind: string | undefined;
     for (const k of ['media', 'other', 'pollster', 'institution', 'consensus']) {

@@ -26,7 +26,7 @@ const KINDS = ['', 'pollster', 'forecaster', 'institution', 'market', 'ai_model'
 export async function sourcesPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const kind = KINDS.includes(q.get('kind') ?? '') ? q.get('kind')! : '';
-  const cursor = q.get('cursor') ?? '';
+  let cursor = q.get('cursor') ?? '';
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('h1', {}, 'Sources'));
   const open = h('form', { class: 'filters', 'aria-label': 'Open a source' },
@@ -39,10 +39,17 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
   kindPick.querySelector('select')!.addEventListener('change', (e) => { navigate(hashHref('/sources', { kind: (e.target as HTMLSelectElement).value }), 'f-kind'); });
   root.append(open, kindPick);
 
-  const [{ intervals }, list] = await Promise.all([
-    loadCharts(),
-    get<{ sources: Source[]; total: number; next_cursor: string | null }>('track_records.overview', {}, { limit: '30', kind: kind || undefined, cursor: cursor || undefined }),
-  ]);
+  const page = (from: string) =>
+    get<{ sources: Source[]; total: number; next_cursor: string | null }>('track_records.overview', {}, { limit: '30', kind: kind || undefined, cursor: from || undefined });
+  const [{ intervals }, asked] = await Promise.all([loadCharts(), page(cursor)]);
+  // A newer snapshot has re-ranked the sources since this page's cursor was issued (410
+  // cursor_expired): the ranking's first page, said, instead of an error.
+  const reRanked = asked.kind === 'error' && asked.status === 410 && cursor !== '';
+  const list = reRanked ? await page('') : asked;
+  if (reRanked) {
+    cursor = '';
+    root.append(h('p', { class: 'meta', role: 'status' }, 'The ranking changed with a newer snapshot: back to its first page.'));
+  }
   if (list.kind !== 'ok') {
     root.append(panel('Track records', notice(list, 'The ranked list of track records')));
     return;
