@@ -20,10 +20,9 @@ import {
   readFileSync,
   readSync,
   rmSync,
-  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { fsyncPath } from '../fs/durable.ts';
+import { fsyncPath, writeAllSync } from '../fs/durable.ts';
 import type { EvidenceRow } from '../evidence/types.ts';
 import type { ForecastRow, ModelCallRow } from '../models/runner.ts';
 
@@ -120,7 +119,7 @@ export class JournalWriter {
   }
 
   append(entry: JournalEntry): void {
-    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    writeAllSync(this.fd, `${JSON.stringify(entry)}\n`);
     this.lines++;
     this.dirty = true;
     if (this.fsyncMs === 0) return this.sync();

@@ -4,7 +4,7 @@
  * directory, fsynced, renamed over the target, and the directory fsynced (so the rename itself is
  * on disk).
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -33,19 +33,37 @@ function tempBeside(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 
-/** Writes `data` to `file` atomically: temp file in the same directory, fsync, rename, fsync dir. */
+/**
+ * Appends or writes all of `data` at `fd`'s position: `writeFileSync` on a descriptor loops until
+ * every byte is written, or throws. A single `writeSync` may write only part of it and return the
+ * count with no error (a nearly full disk: QA, a keys file cut at 4,096 bytes and renamed into
+ * place), and the next write then fails or lands after a torn line.
+ */
+export function writeAllSync(fd: number, data: string): void {
+  writeFileSync(fd, data);
+}
+
+/**
+ * Writes `data` to `file` atomically: temp file in the same directory, every byte written, fsync,
+ * rename, fsync dir. On any failure (ENOSPC, EROFS) the temp file is removed and `file` is as it was.
+ */
 export function writeFileAtomicSync(file: string, data: string, mode = 0o600): void {
   const dir = path.dirname(file);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = tempBeside(file);
   const fd = openSync(tmp, 'w', mode);
   try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeAllSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true }); // a failed write leaves no temp file behind (QA: one per failed usage flush)
+    throw err;
   }
-  renameSync(tmp, file);
   fsyncDir(dir);
 }
 
@@ -56,12 +74,17 @@ export async function writeFileAtomic(file: string, data: string, mode = 0o600):
   const tmp = tempBeside(file);
   const fh = await fsp.open(tmp, 'w', mode);
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    try {
+      await fh.writeFile(data); // loops until every byte is written, or rejects
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fsp.rename(tmp, file);
+  } catch (err) {
+    await fsp.rm(tmp, { force: true });
+    throw err;
   }
-  await fsp.rename(tmp, file);
 }
 
 /** Puts a fully written temp file in place durably: fsync it, rename it over `file`, fsync the directory. */

@@ -21,8 +21,9 @@
  * taking over the same stale lock cannot both win.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { writeAllSync } from '../fs/durable.ts';
 import { lockFile } from './layout.ts';
 
 /** How often the holder touches the lock file (its heartbeat). */
@@ -189,7 +190,7 @@ function tryCreate(file: string, runId: string | undefined, heartbeatMs: number)
     token,
   };
   try {
-    writeSync(fd, JSON.stringify(body));
+    writeAllSync(fd, JSON.stringify(body));
   } finally {
     closeSync(fd);
   }

@@ -12,8 +12,8 @@
  * neither a long-running server's memory nor its journal grows with every delivery it ever made;
  * each record is rewritten a bounded number of times on average.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { writeAllSync, writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
 import { join } from 'node:path';
 
 export interface Attempt {
@@ -261,7 +261,7 @@ export class DeliveryQueue {
   #write(): void {
     if (this.#buffer.length > 0) {
       this.#fd ??= openSync(this.file, 'a');
-      writeSync(this.#fd, `${this.#buffer.join('\n')}\n`);
+      writeAllSync(this.#fd, `${this.#buffer.join('\n')}\n`);
       this.#appended += this.#buffer.length;
       this.#buffer = [];
       this.#unsynced = true;
