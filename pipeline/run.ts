@@ -13,6 +13,7 @@
  * flight finish, what finished is written, and the run ends `interrupted` (resumable; no snapshot).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { existsSync } from 'node:fs';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
@@ -24,6 +25,7 @@ import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './war
 import { deriveSqlHash, deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
 import { forecastStage } from './forecast/stage.ts';
 import { findRunToResume, type RunState } from './forecast/runs.ts';
+import { journalPath } from './forecast/journal.ts';
 import type { ProgressReporter } from './forecast/progress.ts';
 import { createProgress } from './forecast/progress.ts';
 import { syncAll, type SyncReport } from './sync.ts';
@@ -138,7 +140,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     return await withConnection(async (conn) => {
       // Events of a run killed between its publish and its events are derived first (pipeline/events/).
       const recovered = await recoverPendingEvents(conn, root, eventThresholds);
-      if (recovered) logger.warn({ run_id: recovered }, 'derived the events of a run killed after publishing');
+      if (recovered?.madeCurrent) logger.warn({ run_id: recovered.runId }, 'made current the snapshot of a run stopped before it could (its directory was in place)');
+      if (recovered) logger.warn({ run_id: recovered.runId }, 'derived the events of a run killed after publishing');
       // Which run: a new one, or an earlier one to continue (see RunOptions.resume).
       let target: RunState | null = null;
       if (options.resume === true || typeof options.resume === 'string') {
@@ -146,14 +149,16 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         if (!target) logger.warn('--resume: no interrupted run to continue; starting a new run');
       } else if (options.resume === undefined && !options.asOf && !options.scoreOnly && config.autoResume) {
         target = await findRunToResume(conn, root, 'auto');
-      } else if (options.resume === false) {
-        // A plain `quorum run` is a new run; an interrupted one's journaled (paid) calls reach the
-        // warehouse only when it is continued: say so, every time, rather than leave it silent (QA).
+      }
+      if (target === null && options.resume !== true && typeof options.resume !== 'string') {
+        // A new run; an interrupted (or failed) one's journaled (paid) calls reach the warehouse
+        // only when it is continued: say so, every time, rather than leave it silent (QA).
         const pending = await findRunToResume(conn, root, true);
         if (pending) {
+          const how = pending.failed ? 'failed' : 'was interrupted';
           logger.warn(
-            { interrupted_run: pending.run_id, as_of: pending.as_of, calls: pending.calls, journal: pending.journal },
-            `run ${pending.run_id} was interrupted before it finished: \`quorum run --resume\` continues it (its journaled calls are not in the warehouse until then); this is a new run`,
+            { interrupted_run: pending.run_id, as_of: pending.as_of, calls: pending.calls, journal: pending.journal, failed: pending.failed },
+            `run ${pending.run_id} ${how} before it finished: \`quorum run --resume\` continues it (its journaled calls are not in the warehouse until then); this is a new run`,
           );
         }
       }
@@ -283,6 +288,13 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           log.warn(summary.error);
         } else {
           log.error({ err }, 'run failed');
+          // Calls it made that never reached the raw tables (it failed writing them: a full disk)
+          // are kept in its journal: said, so that they are continued, not made and paid again.
+          if (existsSync(journalPath(root, runId))) {
+            const note = `its journaled model calls are kept: \`quorum run --resume ${runId}\` continues it without making them again`;
+            log.warn({ journal: journalPath(root, runId) }, note);
+            summary.notes.push(note);
+          }
         }
       } finally {
         progress.close();

@@ -20,7 +20,7 @@ import { sqlFilePath, sqlIdent } from '../warehouse/duckdb.ts';
 import { snapshotDir } from '../warehouse/layout.ts';
 import { createRawViews } from '../warehouse/raw-views.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
-import { readCurrent, readManifest } from '../warehouse/snapshot.ts';
+import { finishPublish, readCurrent, readManifest } from '../warehouse/snapshot.ts';
 import { queryFile } from '../warehouse/sql-files.ts';
 import { runDate } from '../warehouse/layout.ts';
 
@@ -159,9 +159,11 @@ export async function recoverPendingEvents(
   conn: DuckDBConnection,
   root: string,
   thresholds: { consensusThreshold: number; edgeThreshold: number },
-): Promise<string | null> {
+): Promise<{ runId: string; madeCurrent: boolean } | null> {
   const pending = readPending(root);
   if (!pending) return null;
+  // Stopped between its publish's two steps (directory in place, CURRENT not moved): finished now.
+  const madeCurrent = finishPublish(root, pending.run_id);
   if (readCurrent(root) !== pending.run_id) {
     // The run died before its snapshot was published: no events belong to it.
     rmSync(pendingFile(root), { force: true });
@@ -175,5 +177,5 @@ export async function recoverPendingEvents(
     ...thresholds,
     summary: { run_id: pending.run_id, as_of: manifest.as_of, snapshot: pending.run_id, status: 'completed', recovered: true },
   });
-  return pending.run_id;
+  return { runId: pending.run_id, madeCurrent };
 }

@@ -1,10 +1,11 @@
 /**
  * Which run a `quorum run --resume` (or a scheduled run after a restart) continues.
  *
- * A run is resumable while it has neither a `completed` nor a `failed` state row (it was killed,
- * or stopped by SIGTERM: state `interrupted`) and it got as far as forecasting (a journal file, or
- * model calls stored for it). A run killed before its first call has nothing to resume: the next
- * run starts afresh.
+ * A run is resumable while it has no `completed` state row and either its journal file is still
+ * there (calls made that never reached the raw tables, a failed run's too) or it has no `failed`
+ * row and got as far as forecasting (model calls stored for it, or stopped by SIGTERM: state
+ * `interrupted`). A run killed before its first call has nothing to resume: the next run starts
+ * afresh. The schedule continues only runs that did not fail (findRunToResume 'auto').
  */
 import { existsSync } from 'node:fs';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
@@ -36,8 +37,13 @@ export async function listRuns(conn: DuckDBConnection, dataDir: string): Promise
   return rows.map((r) => ({ ...r, journal: existsSync(journalPath(dataDir, r.run_id)) }));
 }
 
+/**
+ * Not completed, and either its journal is still there (calls made that never reached the raw
+ * tables: a run that failed writing them, e.g. on a full disk, too, or `--resume` made them again,
+ * paid twice: QA) or it stopped without failing after it got as far as forecasting.
+ */
 export function isResumable(r: RunState): boolean {
-  return !r.completed && !r.failed && (r.journal || r.calls > 0 || r.interrupted);
+  return !r.completed && (r.journal || (!r.failed && (r.calls > 0 || r.interrupted)));
 }
 
 /** The run made model calls, or began to (a journal), or was stopped while it could have. */
@@ -67,8 +73,10 @@ export async function findRunToResume(
   const runs = await listRuns(conn, dataDir);
   if (resume === true) return runs.find(isResumable) ?? null;
   if (resume === 'auto') {
+    // A failed run is not continued unasked: whatever failed it may fail every continuation, and
+    // the schedule would then never start a new run (each new run warns that it waits instead).
     const newest = runs.find(reachedForecasting);
-    return newest && isResumable(newest) ? newest : null;
+    return newest && !newest.failed && isResumable(newest) ? newest : null;
   }
   const r = runs.find((x) => x.run_id === resume);
   if (!r) throw new ResumeError(`no run with id ${resume} in ${dataDir}`);

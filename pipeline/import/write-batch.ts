@@ -1,11 +1,12 @@
 /**
  * Writes a parsed import batch into the raw tables. The batch is parsed and validated completely
  * before this is called (a bad file writes nothing); each table's append is idempotent on its
- * natural key, so re-importing the same file adds nothing and an import killed half-way is
+ * natural key, so re-importing the same file adds nothing. Its parts are put in place together,
+ * once all are written (a failed write leaves none); an import killed during those renames is
  * completed by running it again.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { appendRaw } from '../warehouse/raw-writer.ts';
+import { appendRaw, commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { newRunId, runDate } from '../warehouse/layout.ts';
 import type { RawTableName } from '../warehouse/tables.ts';
 
@@ -23,10 +24,20 @@ export async function writeImportBatch(
   // Imports get their own partition id (`r<time>-<random>`), like runs, so analysts can trace them.
   const partition = { runId: newRunId(now), runDate: runDate(now) };
   const result: Record<string, { received: number; written: number }> = {};
-  for (const table of ORDER) {
-    const rows = batch[table] ?? [];
-    const { received, written } = await appendRaw(conn, root, table, rows, partition);
-    result[table] = { received, written };
+  // Every table's part is written before any is put in place: a write that fails (a full disk)
+  // leaves nothing of the batch, not its first tables (QA: questions without their outcomes).
+  const parts: PendingPart[] = [];
+  try {
+    for (const table of ORDER) {
+      const rows = batch[table] ?? [];
+      const { received, written, pending } = await appendRaw(conn, root, table, rows, partition, { defer: true });
+      if (pending) parts.push(pending);
+      result[table] = { received, written };
+    }
+  } catch (err) {
+    dropParts(parts);
+    throw err;
   }
+  commitParts(parts);
   return result;
 }

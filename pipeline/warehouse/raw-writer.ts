@@ -22,12 +22,35 @@ export interface AppendResult {
   received: number;
   written: number;
   file: string | null;
+  /** With `defer`: the part written but not yet in place (commitParts puts it there, dropParts removes it). */
+  pending?: PendingPart;
+}
+
+/** A part written to its temp file, to be renamed into place with the other parts of a batch. */
+export interface PendingPart {
+  tmp: string;
+  file: string;
+}
+
+/**
+ * Puts a batch's parts in place, after every one of them was written: a batch that fails half-way
+ * (a full disk on its fourth table) then leaves nothing visible instead of its first tables
+ * (QA). Each rename is atomic; the renames need no space.
+ */
+export function commitParts(parts: readonly PendingPart[]): void {
+  for (const p of parts) commitTempFile(p.tmp, p.file);
+}
+
+/** Removes the temp files of parts that will not be committed. */
+export function dropParts(parts: readonly PendingPart[]): void {
+  for (const p of parts) rmSync(p.tmp, { force: true });
 }
 
 
 /**
  * Writes the rows of one raw table for one run. Returns how many were new.
- * `rows` are plain objects keyed by the table's column names (see tables.ts).
+ * `rows` are plain objects keyed by the table's column names (see tables.ts). `defer`: the part is
+ * left in its temp file (`pending`) for commitParts, with the other parts of a batch.
  */
 export async function appendRaw(
   conn: DuckDBConnection,
@@ -35,6 +58,7 @@ export async function appendRaw(
   table: RawTableName,
   rows: readonly object[],
   partition: { runId: string; runDate: string },
+  opts: { defer?: boolean } = {},
 ): Promise<AppendResult> {
   if (rows.length === 0) return { table, received: 0, written: 0, file: null };
   const { columns, key } = RAW_TABLES[table];
@@ -72,6 +96,7 @@ export async function appendRaw(
   const tmp = `${file}.tmp`;
   try {
     await conn.run(`COPY (${newRows}) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+    if (opts.defer) return { table, received: rows.length, written, file, pending: { tmp, file } };
     commitTempFile(tmp, file);
   } catch (err) {
     if (existsSync(tmp)) rmSync(tmp, { force: true });

@@ -119,17 +119,39 @@ export async function publishSnapshot(
     rmSync(finalDir, { recursive: true, force: true });
     renameSync(tmpDir, finalDir);
     fsyncPath(snapshotsDir(root));
-
-    const current = currentFile(root);
-    writeFileSync(`${current}.tmp`, `${runId}\n`);
-    fsyncPath(`${current}.tmp`);
-    renameSync(`${current}.tmp`, current);
-    fsyncPath(root);
+    makeCurrent(root, runId);
     return manifest;
   } catch (err) {
     rmSync(tmpDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * Points CURRENT at the published snapshot `id`, durably: temp file, fsync, rename, fsync the
+ * data dir. The second half of a publish (publishSnapshot), and what a resumed run finishes when
+ * it was stopped between the two (its directory in place, CURRENT still naming the one before).
+ */
+export function makeCurrent(root: string, id: string): void {
+  const current = currentFile(root);
+  writeFileSync(`${current}.tmp`, `${id}\n`);
+  fsyncPath(`${current}.tmp`);
+  renameSync(`${current}.tmp`, current);
+  fsyncPath(root);
+}
+
+/**
+ * Finishes the publish of snapshot `id` whose directory is in place but which CURRENT does not
+ * name (a run stopped between the two steps: QA, a full disk writing CURRENT.tmp), unless a later
+ * snapshot (created after it) is current by now: true when it made `id` current.
+ */
+export function finishPublish(root: string, id: string): boolean {
+  if (!isPublished(root, id)) return false;
+  const current = readCurrent(root);
+  if (current === id) return false;
+  if (current !== null && isPublished(root, current) && readManifest(root, current).created_at > readManifest(root, id).created_at) return false;
+  makeCurrent(root, id);
+  return true;
 }
 
 /**

@@ -20,6 +20,7 @@ import { startSimulator, type Simulator } from '../../pipeline/simulator/server.
 import { journalDir, journalPath, readJournal, type JournalContents } from '../../pipeline/forecast/journal.ts';
 import { RAW_WRITE_ORDER, stageRows, writeStageRows } from '../../pipeline/forecast/raw-rows.ts';
 import { forecastStage } from '../../pipeline/forecast/stage.ts';
+import { findRunToResume } from '../../pipeline/forecast/runs.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
@@ -153,7 +154,7 @@ describe('a kill during the forecast stage raw writes, then --resume', () => {
     expect(await stored(dir, runId)).toEqual(raw);
   }, 60_000);
 
-  it('the forecasts write fails after model_calls (every call journaled): --resume <id> writes the forecasts, calls nothing', async () => {
+  it('the forecasts write fails after model_calls (every call journaled): --resume finds the failed run, writes the forecasts, calls nothing', async () => {
     const { dir, config } = setup();
     // A file where the forecasts partition directory goes: the stage's forecasts write fails
     // (ENOTDIR, like a full disk) after its model_calls write succeeded, with every call finished.
@@ -167,10 +168,17 @@ describe('a kill during the forecast stage raw writes, then --resume', () => {
     const [calls] = await rawQuery(dir, 'model_calls', `SELECT count(*) AS n FROM t WHERE run_id = '${failed.run_id}'`);
     expect(calls!.n).toBe(TOTAL);
     expect(await rawQuery(dir, 'forecasts', 'SELECT * FROM t')).toEqual([]);
+    // the failure says how to continue it; a plain `--resume` finds it (QA: it said there was no
+    // run to continue and made every call again), the schedule does not continue a failed run
+    expect(failed.notes).toContainEqual(expect.stringContaining(`quorum run --resume ${failed.run_id}`));
+    await withConnection(async (conn) => {
+      expect((await findRunToResume(conn, dir, true))?.run_id).toBe(failed.run_id);
+      expect(await findRunToResume(conn, dir, 'auto')).toBeNull();
+    });
 
     rmSync(blocker);
     const before = sim.stats().requests;
-    const s = await runPipeline({ config, logger, resume: failed.run_id });
+    const s = await runPipeline({ config, logger, resume: true });
     expect(s, s.error ?? '').toMatchObject({ run_id: failed.run_id, status: 'completed', calls: TOTAL, calls_made: 0 });
     expect(sim.stats().requests - before).toBe(0);
     const raw = await stored(dir, failed.run_id);

@@ -4,13 +4,13 @@
  * The same holds for an import killed half-way and done again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
-import { rawGlob } from '../../pipeline/warehouse/layout.ts';
+import { rawGlob, rawTableDir } from '../../pipeline/warehouse/layout.ts';
 import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
 import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
 
@@ -121,5 +121,26 @@ describe('an import killed half-way', () => {
     for (const table of ['questions', 'market_prices', 'resolutions', 'sources', 'lifecycle_events']) {
       expect(got[table], table).toEqual(expected[table]);
     }
+  }, 300_000);
+
+  it('whose write fails on a later table (as on a full disk) writes nothing; importing again writes it all (QA)', async () => {
+    const clean = join(tmp.dir, 'clean-2');
+    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: clean }).status).toBe(0);
+    const expected = await census(clean);
+    const root = join(tmp.dir, 'failing');
+    // a file where the lifecycle_events table's directory goes: its write, the last, fails
+    mkdirSync(join(root, 'raw'), { recursive: true });
+    const blocker = rawTableDir(root, 'lifecycle_events');
+    writeFileSync(blocker, 'in the way');
+    const failed = quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root });
+    expect(failed.status).toBe(1);
+    const none = await census(root);
+    for (const table of ['questions', 'market_prices', 'resolutions', 'sources']) expect(none[table], table).toEqual({ rows: 0, keys: 0 });
+    const left = readdirSync(join(root, 'raw'), { recursive: true }).map(String).filter((f) => f.endsWith('.tmp'));
+    expect(left).toEqual([]);
+    rmSync(blocker);
+    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
+    const got = await census(root);
+    for (const table of ['questions', 'market_prices', 'resolutions', 'sources', 'lifecycle_events']) expect(got[table], table).toEqual(expected[table]);
   }, 300_000);
 });

@@ -21,7 +21,7 @@ import { markEventsPending } from '../../pipeline/events/emit.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
-import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
+import { makeCurrent, readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { REPO } from '../helpers/cli.ts';
 import { rawQuery, scratch } from '../forecast/helpers.ts';
 
@@ -94,5 +94,26 @@ describe('a run killed after its publish, continued with --resume', () => {
     expect(await eventsOf(b.run_id)).toEqual(published);
     const statuses = await rawQuery(root, 'runs', `SELECT status FROM t WHERE run_id = '${b.run_id}' ORDER BY recorded_at`);
     expect(statuses.map((r) => r.status)).toEqual(['started', 'completed']);
+  }, 300_000);
+
+  it('stopped between the publish\'s two steps (directory in place, CURRENT not yet moved): the resume makes it current (QA)', async () => {
+    const before = readCurrent(root)!;
+    const c = await runPipeline({ config: config(), logger, asOf: new Date('2026-03-07T00:00:00Z') });
+    expect(c.status, c.error ?? '').toBe('completed');
+    const eventsOf = (runId: string) => rawQuery(root, 'events', `SELECT type, subject FROM t WHERE run_id = '${runId}' ORDER BY type, subject`);
+    const published = await eventsOf(c.run_id);
+    // The stop (a full disk writing CURRENT.tmp): CURRENT still names the snapshot before, no
+    // events, no final `runs` row, the pending-events marker written before the publish.
+    makeCurrent(root, before);
+    for (const dir of runPartitions('events', c.run_id)) rmSync(dir, { recursive: true });
+    const runParts = runPartitions('runs', c.run_id).flatMap((d) => readdirSync(d).map((f) => join(d, f)));
+    rmSync(runParts.sort((x, y) => statSync(x).mtimeMs - statSync(y).mtimeMs).at(-1)!);
+    markEventsPending(root, c.run_id, before);
+
+    // the next run's start (here the resume) finishes the publish, then derives its events
+    const resumed = await runPipeline({ config: config(), logger, resume: true });
+    expect(resumed).toMatchObject({ run_id: c.run_id, status: 'completed', snapshot: c.run_id });
+    expect(readCurrent(root)).toBe(c.run_id); // served at last (it said completed and was never served)
+    expect(await eventsOf(c.run_id)).toEqual(published);
   }, 300_000);
 });
