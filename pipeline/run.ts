@@ -301,14 +301,21 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       }
       summary.duration_ms = Date.now() - started.getTime();
       const { duration_ms, as_of: _asOf, run_id: _runId, sync, notes: _notes, ...counts } = summary;
-      await recordRun(conn, root, {
-        run_id: runId,
-        ...counts,
-        sync_report: sync ? JSON.stringify(sync) : null,
-        as_of: asOf,
-        started_at: started,
-        finished_at: new Date(),
-      });
+      try {
+        await recordRun(conn, root, {
+          run_id: runId,
+          ...counts,
+          sync_report: sync ? JSON.stringify(sync) : null,
+          as_of: asOf,
+          started_at: started,
+          finished_at: new Date(),
+        });
+      } catch (err) {
+        // Its summary is still printed, with the run's own error, not replaced by this one (QA: a
+        // full disk). Unrecorded, the run counts as unfinished: the next run continues it.
+        log.error({ err }, 'the run\'s outcome could not be recorded in the runs table');
+        summary.notes.push(`its outcome could not be recorded (${err instanceof Error ? err.message : String(err)}); the next run continues it`);
+      }
       log.info({ ...counts, duration_ms }, `run ${summary.status}`);
       return summary;
     });
