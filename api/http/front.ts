@@ -5,7 +5,8 @@
  *   2. one `close` hook per response: the pino request line and the Prometheus metrics;
  *   3. static headers: helmet's (computed once at start), API-Version, Cache-Control: no-cache,
  *      X-Snapshot (the served snapshot), Connection: close while shutting down;
- *   4. authentication → `res.locals.auth` (api/auth/middleware.ts; 401 problems);
+ *   4. authentication → `res.locals.auth` (api/auth/middleware.ts; 401 problems); a keyed
+ *      request's answer is `Cache-Control: private, no-cache`;
  *   5. the quota charge (api/limits/quota.ts; 429 problems).
  * Exempt paths (health, metrics, docs, OpenAPI) skip 4 and 5; uncharged paths (the caller's own
  * usage) skip 5.
@@ -13,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { authenticateRequest, type AuthenticateOptions } from '../auth/middleware.ts';
+import { authenticateRequest, authOf, type AuthenticateOptions } from '../auth/middleware.ts';
 import type { QuotaKeeper } from '../limits/quota.ts';
 import { clientIp } from '../limits/quota.ts';
 import { withKeyRedaction } from '../logging/logger.ts';
@@ -87,6 +88,9 @@ export function front(opts: FrontOptions): RequestHandler {
 
     const exempt = isExempt(req.path);
     authenticateRequest(opts.auth, req, res, exempt);
+    // An answer to a keyed request may be that key's alone (its webhooks, an export capped by its
+    // plan at the same URL): no shared cache may keep it (QA). Cached summaries set their own.
+    if (authOf(res).keyId !== null) res.setHeader('Cache-Control', 'private, no-cache');
     if (!exempt && req.method !== 'OPTIONS') {
       // an uncharged path (the caller's own usage) still says what is left, charging nothing
       if (opts.isUncharged?.(req.path)) quotas.describe(res, res.locals.auth, clientIp(req));

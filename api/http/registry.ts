@@ -193,10 +193,19 @@ const EXPOSED_HEADERS = [
 
 const EXPOSED_HEADERS_VALUE = EXPOSED_HEADERS.join(',');
 
+/**
+ * How long a cached answer may be reused without asking again, at most: a snapshot is published
+ * whenever a run finishes (minutes after the schedule's tick, and at any time from a manual run,
+ * a backfill or an upgrade's rescore), not at the tick, so a max-age up to the next tick kept the
+ * old snapshot in caches for hours after a publish (QA). Past it a cache revalidates with the ETag
+ * (a 304 while the snapshot is the same).
+ */
+export const MAX_FRESH_SECONDS = 60;
+
 function cacheControl(services: ApiServices, publicRead: boolean): string {
   const next = services.nextRunAt();
   if (!next) return `${publicRead ? 'public' : 'private'}, no-cache`;
-  const s = Math.max(0, Math.floor((next.getTime() - Date.now()) / 1000));
+  const s = Math.min(MAX_FRESH_SECONDS, Math.max(0, Math.floor((next.getTime() - Date.now()) / 1000)));
   return `${publicRead ? 'public' : 'private'}, max-age=${s}`;
 }
 
@@ -323,11 +332,13 @@ export function frontProblemCors(
 ) {
   return (req: Request, res: Response): void => {
     const origin = req.headers.origin;
-    if (origin === undefined || res.getHeader('Access-Control-Allow-Origin') !== undefined) return;
+    if (res.getHeader('Access-Control-Allow-Origin') !== undefined) return;
+    // '*' goes on every answer (as on the routes); a listed origin only where one was sent
+    if (origin === undefined && services.corsOrigins !== '*') return;
     const id = routeOf('GET', req.path);
     if (id === undefined || !isRouteId(id) || !isPublic(id, services.publicBeta)) return;
     if (services.corsOrigins === '*') res.setHeader('Access-Control-Allow-Origin', '*');
-    else if (services.corsOrigins.includes(origin)) {
+    else if (origin !== undefined && services.corsOrigins.includes(origin)) {
       res.setHeader('Access-Control-Allow-Origin', origin);
       res.vary('Origin');
     } else return;
@@ -390,7 +401,10 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], services:
       // route id (metrics, logs), CORS for public reads, entitlement (403), per-route usage
       chain.push((req, res, next) => {
         res.locals.routeId = id;
-        if (staticCors && req.headers.origin !== undefined) {
+        // On every answer, with an Origin or not: the header is then the same for all, so a
+        // shared cache that stored an answer to a request without Origin still serves a browser's
+        // cross-origin read one it accepts (QA: sent only with an Origin, and no Vary).
+        if (staticCors) {
           res.setHeader('Access-Control-Allow-Origin', '*');
           res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS_VALUE);
         }
@@ -517,7 +531,7 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
         ...(def.cache
           ? {
               ETag: h('Strong validator of the body.'),
-              'Cache-Control': h('`public|private, max-age=<seconds until the next scheduled run>`.'),
+              'Cache-Control': h('`public|private, max-age=<seconds until the next scheduled run, 60 at most>` (then revalidate with the ETag).'),
             }
           : {}),
       }),

@@ -156,6 +156,8 @@ describe('webhook subscriptions', () => {
     expectProblem(await api(`/api/webhooks/${c.body.id}/`, {}, other), 404, 'not_found');
     const mine = await api(`/api/webhooks/${c.body.id}/`);
     expect(mine.body.id).toBe(c.body.id);
+    // a key's own subscriptions: no shared cache may keep them (QA)
+    expect(mine.res.headers.get('cache-control')).toBe('private, no-cache');
     expect(mine.body.secret).toBeUndefined();
     // a wrong field is an invalid_parameter naming it, as on the probability endpoint (it was invalid_body)
     const ftp = await create({ url: 'ftp://x/' });
