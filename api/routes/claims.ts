@@ -15,6 +15,7 @@ import { ApiError } from '../errors/problem.ts';
 import { bigintKey, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
+import { foldQuestionId, QUESTION_ID } from './prediction-params.ts';
 import { count, DOC, isoTime, isoTimeParam, published, zNum, zProb } from '../openapi/common.ts';
 
 export const CLAIMS_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -124,6 +125,17 @@ function queryPattern(req: Request, name: string, pattern: RegExp, what: string)
   return raw;
 }
 
+/** The `question_id` filter: a question id (its venue in any case, as elsewhere), or a 400. */
+function queryQuestionId(req: Request): string | null {
+  const raw = queryString(req, 'question_id', 400);
+  if (raw === undefined) return null;
+  const id = foldQuestionId(raw);
+  if (id === null) {
+    throw ApiError.invalidParameter('question_id', `Query parameter 'question_id' must be a question id such as metaculus:1554.`, { pattern: QUESTION_ID.source });
+  }
+  return id;
+}
+
 export const claimsListRoute = jsonRoute({
   id: 'claims',
   path: '/api/claims/',
@@ -152,7 +164,7 @@ export const claimsListRoute = jsonRoute({
     const resolvedRaw = queryString(req, 'resolved', 16);
     const resolved = resolvedRaw === undefined ? null : parseBoolean(resolvedRaw, 'resolved');
     const since = queryTimestamp(req, 'made_since');
-    const questionId = queryPattern(req, 'question_id', /^\S{1,400}$/, 'a question id such as metaculus:1554');
+    const questionId = queryQuestionId(req);
     const raw = queryString(req, 'cursor', 1024);
     const after = raw === undefined ? null : decodeKeyset(raw, CURSOR_KIND, z.tuple([int64String, z.string().regex(CLAIM_ID)]));
     return { limit, source, kind, resolved, madeSinceUs: since ? since.epochUs.toString() : null, questionId, after };

@@ -38,7 +38,9 @@ export const exportRouteDoc = rawRoute({
   tags: ['export'],
   params: z.object({ table: z.enum(EXPORT_TABLES).meta({ description: 'The table to export.' }) }),
   query: z.object({
-    output: z.enum(EXPORT_FORMATS).default('csv').optional(),
+    output: z.enum(EXPORT_FORMATS).default('csv').optional().meta({
+      description: 'The file\'s format (csv by default). The only selector: the Accept header is not consulted, so a client that sends Accept: application/json still gets CSV unless it asks output=json.',
+    }),
     limit: z.int().min(1).max(MAX_EXPORT_LIMIT).optional().meta({ description: 'At most this many rows.' }),
     status: z.enum(EXPORT_STATUSES).default('all').optional().meta({ description: "predictions only: the question's status." }),
     updated_since: z.string().optional().meta({ description: 'predictions: rows with updated_at at or after this ISO 8601 date or date-time.' }),

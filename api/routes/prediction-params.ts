@@ -29,6 +29,18 @@ import { parseNumber, queryBoolean, queryEnum, queryString, shown } from '../htt
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const QUESTION_ID = /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
+/** A question id whose venue prefix may have capitals (venues match case-insensitively). */
+const QUESTION_ID_ANY_CASE = /^[A-Za-z][A-Za-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
+
+/**
+ * `raw` as a question id with its venue lower-cased (`INFER:1717` → `infer:1717`; the market part
+ * keeps its case: venues' ids are case-sensitive), or null when it is no question id.
+ */
+export function foldQuestionId(raw: string): string | null {
+  if (!QUESTION_ID_ANY_CASE.test(raw)) return null;
+  const colon = raw.indexOf(':');
+  return raw.slice(0, colon).toLowerCase() + raw.slice(colon);
+}
 export const BARE_MARKET_ID = /^[A-Za-z0-9_.-]{1,200}$/;
 export const LANG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}$/;
 
@@ -53,7 +65,8 @@ export function pathMarketRef(req: Request, name = 'market_id'): MarketRef {
   const raw = pathParam(req, name);
   const sibling = SIBLING_ROUTES[raw];
   if (sibling !== undefined) throw ApiError.notFound(`No endpoint at ${req.method} ${req.path}: did you mean ${sibling}?`);
-  if (QUESTION_ID.test(raw)) return { questionId: raw, marketId: null };
+  const questionId = foldQuestionId(raw);
+  if (questionId !== null) return { questionId, marketId: null };
   if (BARE_MARKET_ID.test(raw)) return { questionId: null, marketId: raw };
   throw ApiError.invalidParameter(
     name,

@@ -126,7 +126,12 @@ describe('GET /api/predictions/lifecycle/{question_id}/', () => {
     expect(nf.body.parameter).toBe('question_id');
     // a bare id is a venue market id (as in the detail endpoint): unknown → 404
     expectProblem(await get(server, '/api/predictions/lifecycle/nocolon/', pro), 404, 'not_found');
-    for (const bad of ['Metaculus:1', 'metaculus:', ':1554', 'a:b c', 'a:b/c', `a:${'x'.repeat(201)}`]) {
+    // a venue in capitals is that venue (venues match case-insensitively, QA); the market id keeps its case
+    const upper = await get(server, `/api/predictions/lifecycle/POLYMARKET:0xabc123/`, pro);
+    expect(upper.res.status, upper.text).toBe(200);
+    expect(upper.body.question_id).toBe(FEED.a);
+    expectProblem(await get(server, '/api/predictions/lifecycle/polymarket:0XABC123/', pro), 404, 'not_found');
+    for (const bad of ['metaculus:', ':1554', 'a:b c', 'a:b/c', `a:${'x'.repeat(201)}`]) {
       const got = await get(server, `/api/predictions/lifecycle/${encodeURIComponent(bad)}/`, pro);
       expectProblem(got, 400, 'invalid_parameter');
       expect(got.body.parameter).toBe('question_id');
