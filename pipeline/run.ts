@@ -240,17 +240,25 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         /** Derives and publishes this run's snapshot, then its events; prunes old snapshots. */
         const publishAndEmit = async (): Promise<void> => {
           const previous = readCurrent(root);
+          // A run dated before the snapshot it replaces (a backfill with --as-of, a resumed older
+          // run) adds its forecasts to the warehouse, and its snapshot is scored as of that
+          // snapshot's time: served, the older view sent the API back in time until the next run,
+          // and its events compared an older view with a newer one, so the next run announced
+          // every resolution since a second time (QA). It freezes no thesis vintage or scenario
+          // record: those are frozen as of the run's own time or not at all.
+          const previousAsOf = previous === null ? null : previousSnapshotAsOf(root, previous);
+          const behind = previousAsOf !== null && Date.parse(previousAsOf) > asOf.getTime();
           markEventsPending(root, runId, previous);
-          const manifest = await scoreAndPublish(conn, config, asOf, runId, {
+          const manifest = await scoreAndPublish(conn, config, behind ? new Date(previousAsOf) : asOf, runId, {
             syncReport: summary.sync ? JSON.stringify(summary.sync) : null,
+            freeze: !behind,
           });
           summary.snapshot = manifest.run_id;
           summary.status = 'completed';
-          // A run dated before the snapshot it replaces (--as-of, or a resumed older run) is served
-          // as the current one until the next run: published as designed, but said (QA).
-          const previousAsOf = previous === null ? null : previousSnapshotAsOf(root, previous);
-          if (previousAsOf !== null && Date.parse(previousAsOf) > asOf.getTime()) {
-            const note = `this run is dated ${asOf.toISOString()}, before the snapshot it replaces (${previous}, as of ${previousAsOf}): the API serves the older view until the next run`;
+          if (behind) {
+            const note =
+              `this run is dated ${asOf.toISOString()}, before the snapshot it replaces (${previous}, as of ${previousAsOf}): ` +
+              `its forecasts are in the warehouse, and its snapshot is scored as of ${previousAsOf}, so the served view does not go back in time`;
             log.warn({ previous, previous_as_of: previousAsOf }, note);
             summary.notes.push(note);
           }
@@ -324,25 +332,29 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   }
 }
 
-/** Rescores the whole warehouse as of `asOf` with sql/derive and publishes the snapshot. */
+/**
+ * Rescores the whole warehouse as of `asOf` with sql/derive and publishes the snapshot; `freeze`
+ * (default true): the run's thesis vintages and scenario records are frozen as of `asOf`.
+ */
 export async function scoreAndPublish(
   conn: DuckDBConnection,
   config: QuorumConfig,
   asOf: Date,
   runId: string,
-  opts: { syncReport?: string | null } = {},
+  opts: { syncReport?: string | null; freeze?: boolean } = {},
 ) {
+  const freezing = opts.freeze ?? true;
   // Pinned: the derive and the export read the raw parts present now, even if an import commits
   // another part meanwhile (the published claims view is read again at export). The forecasts
   // parts are named in the manifest, for the API's raw forecasts export.
   const forecastParts = rawParts(config.dataDir, 'forecasts');
   await createRawViews(conn, config.dataDir, { pinned: true, parts: { forecasts: forecastParts } });
   // Structure (issue 12): curated links and theses in; this run's thesis vintages frozen after.
-  await prepareStructure(conn, { runId });
+  await prepareStructure(conn, { runId: freezing ? runId : null });
   // Factors and health (issue 12): the trees, the thresholds and this run's sync report in.
   await prepareFactors(conn, { syncReport: opts.syncReport ?? null });
   // Scenarios (issue 13): curated scenarios in; this run's scenario records archived after.
-  await prepareScenarios(conn, { runId });
+  await prepareScenarios(conn, { runId: freezing ? runId : null });
   const deriveSql = await deriveSqlHash();
   const meta = { asOf, headlineModes: config.headlineModes, deriveSqlHash: deriveSql, rawForecastParts: forecastParts };
   return publishSnapshot(config.dataDir, runId, meta, async (dir) => {
@@ -351,8 +363,10 @@ export async function scoreAndPublish(
       headlineModes: config.headlineModes,
       maxComparatorAgeDays: config.maxComparatorAgeDays,
     });
-    await freezeThesisVintages(conn, config.dataDir, runId, asOf);
-    await freezeScenarioRecords(conn, config.dataDir, runId, asOf);
+    if (freezing) {
+      await freezeThesisVintages(conn, config.dataDir, runId, asOf);
+      await freezeScenarioRecords(conn, config.dataDir, runId, asOf);
+    }
     await exportTables(conn, tables, dir);
     return { tables, columns: await parquetColumns(conn, tables, dir) };
   });

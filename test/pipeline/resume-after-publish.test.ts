@@ -117,3 +117,27 @@ describe('a run killed after its publish, continued with --resume', () => {
     expect(await eventsOf(c.run_id)).toEqual(published);
   }, 300_000);
 });
+
+describe('a run dated before the served snapshot (a backfill with --as-of)', () => {
+  it('adds its forecasts, and its snapshot is scored as of the served one: the view does not go back, nothing is announced twice (QA)', async () => {
+    const served = readCurrent(root)!;
+    const servedAsOf = readManifest(root, served).as_of;
+    const resolvedEvents = async () =>
+      rawQuery(root, 'events', `SELECT subject, count(*)::INTEGER AS n FROM t WHERE type = 'question.resolved' GROUP BY subject HAVING count(*) > 1`);
+    expect(await resolvedEvents()).toEqual([]);
+    const back = await runPipeline({ config: config(), logger, asOf: new Date('2025-10-20T00:00:00Z') });
+    expect(back.status, back.error ?? '').toBe('completed');
+    expect(back.as_of).toBe('2025-10-20T00:00:00.000Z'); // its forecasts carry its own date
+    const forecasts = await rawQuery(root, 'forecasts', `SELECT min(created_at) AS t, count(*)::INTEGER AS n FROM t WHERE run_id = '${back.run_id}'`);
+    expect(forecasts[0]!.n).toBeGreaterThan(0);
+    expect(readCurrent(root)).toBe(back.run_id);
+    expect(readManifest(root, back.run_id).as_of).toBe(servedAsOf); // not 2025-10-20
+    expect(back.notes).toContainEqual(expect.stringContaining(`scored as of ${servedAsOf}`));
+    const types = await rawQuery(root, 'events', `SELECT DISTINCT type FROM t WHERE run_id = '${back.run_id}'`);
+    expect(types.map((t) => t.type)).not.toContain('question.resolved');
+    // the next run announces no resolution a second time
+    const next = await runPipeline({ config: config(), logger, asOf: new Date('2026-03-08T00:00:00Z') });
+    expect(next.status, next.error ?? '').toBe('completed');
+    expect(await resolvedEvents()).toEqual([]);
+  }, 300_000);
+});
