@@ -4,11 +4,27 @@
  * part of the key) and fall out of the LRU. Strong ETag = `"` + base64url(SHA-256(body))[0..27] + `"`.
  */
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 
 export interface CachedBody {
   body: Buffer;
   etag: string;
   snapshotId: string;
+  /** The gzip coding of `body`, made on the first request that accepts it (gzipped). */
+  gzip?: Buffer;
+}
+
+/** Bodies smaller than this go out as they are: gzip would save a few bytes for its CPU. */
+export const GZIP_MIN_BYTES = 1024;
+
+/** The strong ETag of a body's gzip coding: another representation, so another tag (RFC 9110 §8.8.3). */
+export function gzipEtag(etag: string): string {
+  return `${etag.slice(0, -1)}-gzip"`;
+}
+
+/** `entry.body` gzipped, made once (level 6: a 140 kB page in a few ms, about a tenth of its size). */
+export function gzipped(entry: CachedBody): Buffer {
+  return (entry.gzip ??= gzipSync(entry.body, { level: 6 }));
 }
 
 export class ResponseCache {

@@ -54,7 +54,7 @@ import {
 } from '../auth/entitlements.ts';
 import { authOf } from '../auth/middleware.ts';
 import type { KeyStore } from '../auth/keys.ts';
-import { ResponseCache, ifNoneMatch, type CachedBody } from '../cache/response-cache.ts';
+import { GZIP_MIN_BYTES, ResponseCache, gzipEtag, gzipped, ifNoneMatch, type CachedBody } from '../cache/response-cache.ts';
 import { ApiError, PROBLEM_CODES } from '../errors/problem.ts';
 import type { QuotaKeeper } from '../limits/quota.ts';
 import type { UsageStore } from '../limits/usage-store.ts';
@@ -211,17 +211,42 @@ function cacheControl(services: ApiServices, publicRead: boolean): string {
 
 function sendCached(req: Request, res: Response, entry: CachedBody, cc: string): void {
   res.setHeader('X-Snapshot', entry.snapshotId);
-  res.setHeader('ETag', entry.etag);
+  sendJsonBody(req, res, entry, cc);
+}
+
+/**
+ * A JSON body with its strong ETag (a 304 on If-None-Match), gzipped when the request accepts it
+ * and the body is worth it: each coding its own ETag, `Vary: Accept-Encoding` (QA: no answer was
+ * compressed; a page of predictions is 140 kB, the OpenAPI document 500 kB).
+ */
+export function sendJsonBody(req: Request, res: Response, entry: CachedBody, cc: string): void {
+  const gzip = entry.body.length >= GZIP_MIN_BYTES && acceptsGzip(req);
+  const etag = gzip ? gzipEtag(entry.etag) : entry.etag;
+  res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', cc);
-  if (ifNoneMatch(req.headers['if-none-match'], entry.etag)) {
+  if (entry.body.length >= GZIP_MIN_BYTES) res.setHeader('Vary', 'Accept-Encoding');
+  if (ifNoneMatch(req.headers['if-none-match'], etag)) {
     res.statusCode = 304;
     res.end();
     return;
   }
+  const body = gzip ? gzipped(entry) : entry.body;
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', entry.body.length);
-  res.end(entry.body);
+  if (gzip) res.setHeader('Content-Encoding', 'gzip');
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
+}
+
+/**
+ * Whether to send the gzip coding: Accept-Encoding negotiated by Express (`accepts`/`negotiator`),
+ * q-values included, so `gzip;q=0` or `identity;q=1, gzip;q=0.5` get the plain body. Nothing
+ * acceptable at all (`*;q=0`): the plain body too (RFC 9110 §12.5.3 lets an identity body through).
+ * A request without the header (most API clients) skips the negotiation.
+ */
+export function acceptsGzip(req: Request): boolean {
+  const header = req.headers['accept-encoding'];
+  return header !== undefined && header.includes('gzip') && req.acceptsEncodings('gzip', 'identity') === 'gzip';
 }
 
 function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHandler {

@@ -4,7 +4,8 @@
  * assets are under /docs/ (express.static, mounted in app.ts). CSP: self only.
  */
 import { z } from 'zod';
-import { rawRoute, staticRoute } from '../http/registry.ts';
+import { etagOf, type CachedBody } from '../cache/response-cache.ts';
+import { rawRoute, sendJsonBody, staticRoute, type ApiServices } from '../http/registry.ts';
 
 export const openapiRoute = rawRoute({
   id: 'openapi',
@@ -15,11 +16,20 @@ export const openapiRoute = rawRoute({
         .object({ openapi: z.string().meta({ description: 'The OpenAPI version of the document (3.1.0).' }) })
         .loose()
         .meta({ description: 'The OpenAPI 3.1 document of this API (info, paths, components, …).' }) } },
-  handle: (_req, res, { services }) => {
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.status(200).json(services.openapi());
-  },
+  handle: (req, res, { services }) => sendJsonBody(req, res, documentBody(services), 'public, max-age=300'),
 });
+
+/** The document serialized once per app, with its ETag (and gzip coding, made on first demand). */
+const documents = new WeakMap<ApiServices, CachedBody>();
+function documentBody(services: ApiServices): CachedBody {
+  let entry = documents.get(services);
+  if (!entry) {
+    const body = Buffer.from(JSON.stringify(services.openapi()), 'utf8');
+    entry = { body, etag: etagOf(body), snapshotId: '' };
+    documents.set(services, entry);
+  }
+  return entry;
+}
 
 /** The swagger-ui-dist files the page below loads (app.ts serves these and no other file of the package). */
 export const DOCS_ASSETS: ReadonlySet<string> = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js', '/swagger-ui-standalone-preset.js']);

@@ -19,12 +19,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Request } from 'express';
 import { z } from 'zod';
 import { ENTITLEMENTS, isRouteId, requiredPlan } from '../auth/entitlements.ts';
 import { ifNoneMatch } from '../cache/response-cache.ts';
 import { ApiError } from '../errors/problem.ts';
-import { rawRoute, staticRoute, type ApiServices } from '../http/registry.ts';
+import { acceptsGzip, rawRoute, staticRoute, type ApiServices } from '../http/registry.ts';
 
 const ICON_COLOR = '#2563eb';
 
@@ -300,15 +299,6 @@ function preloads(): string[] {
   }
 }
 
-/**
- * Whether to send the gzip coding: Accept-Encoding negotiated by Express (`accepts`/`negotiator`),
- * q-values included, so `gzip;q=0` or `identity;q=1, gzip;q=0.5` get the plain file. Nothing
- * acceptable at all (`*;q=0`): the plain file too (RFC 9110 §12.5.3 lets an identity body through).
- */
-function wantsGzip(req: Request): boolean {
-  return req.acceptsEncodings('gzip', 'identity') === 'gzip';
-}
-
 /** GET /dashboard/{file}: a file of the built dashboard (gzip when accepted, an ETag per coding, revalidated on each load). */
 export const dashboardAssetRoute = rawRoute({
   id: 'front',
@@ -326,7 +316,7 @@ export const dashboardAssetRoute = rawRoute({
       if (file === 'app.js' || file === 'style.css') throw notBuilt();
       throw ApiError.notFound(`No dashboard file ${JSON.stringify(file.slice(0, 80))}.`);
     }
-    const gzip = wantsGzip(req);
+    const gzip = acceptsGzip(req);
     const etag = gzip ? a.gzipEtag : a.etag;
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('ETag', etag);

@@ -4,6 +4,7 @@
  * every parameter of every route.
  */
 import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import net from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -233,10 +234,25 @@ describe('GET /api/events/service_stats/', () => {
   });
 });
 
+/** A GET through node:http, which leaves the body as sent (fetch decompresses it). */
+function rawGet(p: string, headers: Record<string, string>): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${server.url}${p}`, { method: 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('caching: ETag, 304, Cache-Control until the next run, a minute at most', () => {
   it('summary endpoints answer from the per-snapshot cache', async () => {
+    // the identity coding here (fetch asks for gzip by default): the gzip coding is the next test's
+    const identity = { 'Accept-Encoding': 'identity' };
     for (const p of ['/api/predictions/accuracy', '/api/predictions/accuracy/politics', '/api/events/accuracy/', '/api/events/service_stats/', '/api/predictions/resolved?limit=2']) {
-      const a = await get(server, p);
+      const a = await get(server, p, { headers: identity });
       const etag = a.res.headers.get('etag')!;
       expect(etag, p).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
       const cc = a.res.headers.get('cache-control')!;
@@ -244,19 +260,44 @@ describe('caching: ETag, 304, Cache-Control until the next run, a minute at most
       expect(cc).toMatch(/^public, max-age=\d+$/);
       // the next run is an hour away, but a snapshot can be published before it: at most a minute
       expect(maxAge).toBe(MAX_FRESH_SECONDS);
-      const b = await get(server, p);
+      const b = await get(server, p, { headers: identity });
       expect(b.res.headers.get('etag')).toBe(etag);
       expect(b.text).toBe(a.text);
       for (const inm of [etag, `W/${etag}`, `"x", ${etag}`, '*']) {
-        const c = await get(server, p, { headers: { 'If-None-Match': inm } });
+        const c = await get(server, p, { headers: { ...identity, 'If-None-Match': inm } });
         expect(c.res.status, `${p} ${inm}`).toBe(304);
         expect(c.text).toBe('');
         expect(c.res.headers.get('etag')).toBe(etag);
         expect(c.res.headers.get('cache-control')).toBe(cc.replace(/\d+$/, c.res.headers.get('cache-control')!.split('=')[1]!));
       }
-      const d = await get(server, p, { headers: { 'If-None-Match': '"other"' } });
+      const d = await get(server, p, { headers: { ...identity, 'If-None-Match': '"other"' } });
       expect(d.res.status).toBe(200);
     }
+  });
+
+  it('answers of 1 kB and more go gzipped when asked: a tag per coding, Vary: Accept-Encoding (QA)', async () => {
+    const p = '/api/events/service_stats/';
+    const plain = await rawGet(p, { 'Accept-Encoding': 'identity' });
+    expect(plain.body.length).toBeGreaterThan(1024);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toMatch(/Accept-Encoding/);
+    const zipped = await rawGet(p, { 'Accept-Encoding': 'gzip, deflate, br' });
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(Number(zipped.headers['content-length'])).toBe(zipped.body.length);
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 3);
+    expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+    const tag = String(zipped.headers.etag);
+    expect(tag).toBe(`${String(plain.headers.etag).slice(0, -1)}-gzip"`);
+    // a 304 for the representation negotiated: the other coding's tag does not match it
+    expect((await rawGet(p, { 'Accept-Encoding': 'gzip', 'If-None-Match': tag })).status).toBe(304);
+    expect((await rawGet(p, { 'Accept-Encoding': 'identity', 'If-None-Match': tag })).status).toBe(200);
+    expect((await rawGet(p, { 'Accept-Encoding': 'gzip;q=0, identity' })).headers['content-encoding']).toBeUndefined();
+    // small answers stay as they are; the OpenAPI document (500 kB) too is gzipped
+    expect((await rawGet('/api/predictions/resolved?limit=1', { 'Accept-Encoding': 'gzip' })).headers['content-encoding']).toBeUndefined();
+    const doc = await rawGet('/api/openapi.json', { 'Accept-Encoding': 'gzip' });
+    expect(doc.headers['content-encoding']).toBe('gzip');
+    expect(JSON.parse(gunzipSync(doc.body).toString('utf8')).openapi).toMatch(/^3\.1/);
+    expect((await rawGet('/api/openapi.json', { 'Accept-Encoding': 'gzip', 'If-None-Match': String(doc.headers.etag) })).status).toBe(304);
   });
 
   it('cached answers are still charged to the key', async () => {
