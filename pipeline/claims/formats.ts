@@ -18,6 +18,17 @@ export function isClaimFormat(s: string): s is ClaimFormat {
   return (CLAIM_FORMATS as readonly string[]).includes(s);
 }
 
+/**
+ * The provenance_dataset of each bundled format's claims. A stored source is matched by name only
+ * by an import of the same origin (import.ts): these datasets, or `csv` (operators' claims, whose
+ * provenance_dataset is `csv:<directory>`).
+ */
+export const DATASETS = {
+  'fte-polls': 'fte-pollster-raw-polls',
+  'fte-forecasts': 'fte-election-forecasts',
+  cbo: 'cbo-budget-projections',
+} as const satisfies Record<Exclude<ClaimFormat, 'csv'>, string>;
+
 export const SOURCE_KINDS = ['pollster', 'forecaster', 'institution', 'market', 'ai_model', 'consensus', 'media', 'other'] as const;
 export type ClaimSourceKind = (typeof SOURCE_KINDS)[number];
 
@@ -281,7 +292,7 @@ export async function parsePolls(dir: string, now: Date): Promise<ParsedClaims> 
       outcome,
       realized_value: actual,
       resolved_at: election,
-      provenance_dataset: 'fte-pollster-raw-polls',
+      provenance_dataset: DATASETS['fte-polls'],
       provenance_file: POLLS_FILE,
       provenance_line: r.line,
     });
@@ -368,7 +379,7 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
       horizon_days: horizonDays(r, f2018, 'forecastdate', made, electionDay(made.getUTCFullYear())),
       outcome: resolved ? dWon : null,
       resolved_at: resolved ? RESULTS_2018_AT : null,
-      provenance_dataset: 'fte-election-forecasts',
+      provenance_dataset: DATASETS['fte-forecasts'],
       provenance_file: FORECASTS_2018_FILE,
       provenance_line: r.line,
     });
@@ -422,7 +433,7 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
       horizon_days: 0,
       outcome: fav.won,
       resolved_at: eday,
-      provenance_dataset: 'fte-election-forecasts',
+      provenance_dataset: DATASETS['fte-forecasts'],
       provenance_file: SENATE_FILE,
       provenance_line: fav.line,
     });
@@ -489,7 +500,7 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
         outcome: null,
         realized_value: actual,
         resolved_at: fyEnd,
-        provenance_dataset: 'cbo-budget-projections',
+        provenance_dataset: DATASETS.cbo,
         provenance_file: name,
         provenance_line: r.line,
       });
@@ -512,7 +523,8 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
  * source_url, question_id, subject_key, category, probability ([0,1], required for probability),
  * side (required for direction), value (required for value), unit, threshold, tolerance,
  * horizon_days, outcome (1, 0 or 0.5), realized_value, resolved_at (required with an outcome or a
- * realized value). A claim id appearing twice in the import is an error.
+ * realized value). A claim id appearing twice in the import is an error, and so is one already
+ * stored for another source or with other content (generic-sql.ts firstStoredConflict).
  */
 export const GENERIC_REQUIRED = ['claim_id', 'source', 'made_at', 'kind', 'subject'] as const;
 

@@ -17,14 +17,15 @@
  *     invalid record (file order) is reported as an ImportError (file, line, field) before
  *     anything is written;
  *  3. sources get their slugs in JavaScript (slug.ts: 10,000 names are nothing; the NFC and NFD
- *     spellings of a name are one source), joined back;
+ *     spellings of a name are one source), joined back; a claim_id already stored is checked to be
+ *     the same claim of the same source (firstStoredConflict), or the import is rejected;
  *  4. the claims (straight from the temp table, joined to their slugs) and sources are appended like every raw append (raw-writer's rules: dedupe on the
  *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
  */
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { commitTempFile } from '../fs/durable.ts';
 import { randomBytes } from 'node:crypto';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ImportError } from '../import/import-error.ts';
 import { sqlIdent, sqlPath } from '../warehouse/duckdb.ts';
@@ -33,7 +34,7 @@ import { rawRelation } from '../warehouse/raw-views.ts';
 import { RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
 import { blankLines, lineShifts, readHeader, recordLine } from './csv-lines.ts';
 import { GENERIC_REQUIRED, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
-import { assignSlugs, sourceName } from './slug.ts';
+import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
 const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'category', 'probability', 'side', 'value',
   'unit', 'threshold', 'tolerance', 'horizon_days', 'outcome', 'realized_value', 'resolved_at'] as const;
@@ -44,15 +45,22 @@ const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'ca
  * aggregate (a NaN error) or fail the derive's INTEGER casts on every later run.
  */
 const NUM = (c: string) => `(${c} IS NOT NULL AND NOT coalesce(isfinite(TRY_CAST(${c} AS DOUBLE)), false))`;
-/** `c` with `:00` seconds added after `hh:mm` when absent (DuckDB's timestamp casts need them). */
-const SECS = (c: string) => `regexp_replace(${c}, '^(\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2})($|[Zz+-])', '\\1:00\\2')`;
-/** ISO 8601 date or date-time as the generic format allows; NULL when it is not one (2024-02-30 included). */
+/**
+ * `c` upper-cased (RFC 3339 allows `t` and `z`, DuckDB's casts do not) with `:00` seconds added
+ * after `hh:mm` when absent (DuckDB's timestamp casts need them).
+ */
+const SECS = (c: string) => `regexp_replace(upper(${c}), '^(\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2})($|[Z+-])', '\\1:00\\2')`;
+/**
+ * ISO 8601 date or date-time as the generic format allows (`T`, `t` or a space between date and
+ * time; seconds and fraction optional; offset `Z`, `z`, `±hh`, `±hh:mm` or `±hhmm`, none: UTC);
+ * NULL when it is not one (2024-02-30 included).
+ */
 const TIME = (c: string) =>
   // A bare date (the common case) skips the regular expression: LIKE and a DATE cast check it.
   `CASE WHEN length(${c}) = 10 AND ${c} LIKE '____-__-__' THEN TRY_CAST(TRY_CAST(${c} AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC' ` +
-  `WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?') ` +
-  // an offset: TIMESTAMPTZ; none: UTC
-  `THEN CASE WHEN regexp_matches(${c}, '(Z|[+-]\\d{2}:?\\d{2})$') THEN TRY_CAST(${SECS(c)} AS TIMESTAMPTZ) ` +
+  `WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}(:?\\d{2})?)?)?') ` +
+  // an offset: TIMESTAMPTZ; none: UTC (a time ends in `:mm`, `:ss` or a fraction, so `-hh` at the end is an offset)
+  `THEN CASE WHEN regexp_matches(${c}, '([Zz]|[+-]\\d{2}(:?\\d{2})?)$') THEN TRY_CAST(${SECS(c)} AS TIMESTAMPTZ) ` +
   `ELSE TRY_CAST(${SECS(c)} AS TIMESTAMP) AT TIME ZONE 'UTC' END END`;
 
 /**
@@ -74,8 +82,9 @@ function NONE_OF(c: string, values: readonly string[]): string {
  * Columns hold trimmed text, NULL when empty.
  */
 const CHECKS: [string | null, string, string][] = [
-  [null, 'a line break inside a quoted field is not supported (records are one line each)',
-    "concat_ws('|', claim_id, source, subject, side, unit, source_url, category, subject_key, question_id, source_kind, kind) LIKE '%' || chr(10) || '%'"],
+  // _linebreak looks at every column of the file, the ignored ones too: a line break in any field
+  // makes the record two lines, and every later record's line would be off by one.
+  [null, 'a line break inside a quoted field is not supported (records are one line each)', '_linebreak'],
   ['claim_id', 'missing required value', 'claim_id IS NULL'],
   ['claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)', "NOT regexp_full_match(claim_id, '[A-Za-z0-9][A-Za-z0-9:._-]{0,199}')"],
   ['source', 'missing required value', 'source IS NULL'],
@@ -98,6 +107,11 @@ const CHECKS: [string | null, string, string][] = [
   ['realized_value', 'expected a finite number', NUM('realized_value')],
   ['resolved_at', 'missing required value', '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND resolved_at IS NULL'],
   ['resolved_at', 'expected an ISO 8601 date or time', 'resolved_at IS NOT NULL AND _resolved IS NULL'],
+  // As in the bundled formats (formats.ts horizonDays): such a claim is a wrong date, and would be
+  // scored as if it had been made before the event it names.
+  ['resolved_at', 'resolved before it was made (resolved_at is before made_at)', '_resolved < _made'],
+  ['resolved_at', `more than ${MAX_HORIZON_DAYS} days (100 years) after made_at: a wrong date`,
+    `epoch(_resolved) - epoch(_made) > ${MAX_HORIZON_DAYS * 86_400}`],
 ];
 
 function q(s: string): string {
@@ -173,7 +187,26 @@ function readError(file: string, header: readonly string[], e: Error): ImportErr
       `expected ${header.length} fields, got ${got} (truncated or malformed row)`);
   }
   if (/unterminated quote/i.test(msg)) return new ImportError(file, line, null, 'unterminated quoted field (file truncated?)');
+  // DuckDB says so on a later line of its message, which the generic reason below drops.
+  if (/not utf-8 encoded|invalid unicode/i.test(msg)) {
+    return new ImportError(file, line, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 export?): save it as UTF-8');
+  }
   return new ImportError(file, line, null, `malformed CSV: ${msg.split('\n')[0]}`);
+}
+
+/** Field separators of spreadsheets' other CSV dialects (a locale with a decimal comma uses `;`). */
+const OTHER_DELIMITERS: [string, string][] = [[';', "';'"], ['\t', 'tab'], ['|', "'|'"]];
+
+/**
+ * A header read as one column that holds another separator is a file in another dialect: said so
+ * (otherwise it would be "missing required column claim_id", which sends one looking for a typo).
+ */
+function checkDelimiter(file: string, header: readonly string[]): void {
+  if (header.length !== 1) return;
+  const found = OTHER_DELIMITERS.find(([d]) => header[0]!.includes(d));
+  if (found) {
+    throw new ImportError(file, 1, null, `the header has one column: fields must be comma-separated (found ${found[1]})`);
+  }
 }
 
 /**
@@ -189,6 +222,7 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
     if (e instanceof ImportError) throw e;
     throw new ImportError(file, null, null, `cannot read: ${(e as Error).message}`);
   }
+  checkDelimiter(file, header);
   for (const col of GENERIC_REQUIRED) if (!header.includes(col)) throw new ImportError(file, 1, col, 'missing required column in header');
   const cols = [...GENERIC_REQUIRED, ...OPTIONAL];
   for (const col of cols) if (header.indexOf(col) !== header.lastIndexOf(col)) throw new ImportError(file, 1, col, 'column named twice in the header');
@@ -197,13 +231,15 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   const select = cols
     .map((c) => (header.includes(c) ? `nullif(trim(c${header.indexOf(c)}), '') AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
     .join(', ');
+  // Every column, the ignored ones too (CHECKS[0]); concat reads NULL as ''.
+  const linebreak = `contains(concat(${header.map((_, i) => `c${i}`).join(', ')}, ''), chr(10)) AS _linebreak`;
   // The two times are parsed once here (validation and staging both read _made, _resolved).
   // The checks are evaluated in the same pass (_failed: the index of the first failing check).
   const cases = CHECKS.map(([, , bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
   const body =
     `SELECT *, CASE ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved FROM (` +
-    `SELECT ${select} ` +
+    `SELECT ${select}, ${linebreak} ` +
     `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
     `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))`;
   // The blank-line scan (a byte search; the file is in the page cache) runs beside DuckDB's read.
@@ -246,6 +282,85 @@ async function firstInvalid(conn: DuckDBConnection, files: readonly ReadFile[]):
   return new ImportError(file, line, field, reason);
 }
 
+/**
+ * A claim's columns as this import writes them from its record (`i`: the record in `_gen_in`,
+ * `s`: its source in `_gen_sources`), each with the CSV field it comes from (null: derived from
+ * others). One list for the claims part and for the comparison with claims already stored, so that
+ * "the same claim" means the same stored values. In comparison order: the source first, the
+ * resolution last.
+ */
+const CLAIM_COLUMNS: [column: string, expr: string, field: string | null][] = [
+  ['source_slug', 's.source_slug', 'source'],
+  ['claimed_at', "(i._made AT TIME ZONE 'UTC')", 'made_at'],
+  ['kind', 'i.kind', 'kind'],
+  ['subject', 'i.subject', 'subject'],
+  ['claim_text', 'i.subject', null],
+  ['question_id', 'i.question_id', 'question_id'],
+  ['subject_key', 'i.subject_key', 'subject_key'],
+  ['category', 'i.category', 'category'],
+  ['probability', 'TRY_CAST(i.probability AS DOUBLE)', 'probability'],
+  ['side', 'i.side', 'side'],
+  ['value', 'TRY_CAST(i.value AS DOUBLE)', 'value'],
+  ['probability_or_direction', "CASE i.kind WHEN 'probability' THEN i.probability WHEN 'value' THEN i.value ELSE i.side END", null],
+  ['unit', 'i.unit', 'unit'],
+  ['threshold', 'TRY_CAST(i.threshold AS DOUBLE)', 'threshold'],
+  ['tolerance', 'TRY_CAST(i.tolerance AS DOUBLE)', 'tolerance'],
+  ['horizon_days', 'TRY_CAST(i.horizon_days AS DOUBLE)', 'horizon_days'],
+  ['outcome', 'TRY_CAST(i.outcome AS DOUBLE)', 'outcome'],
+  ['realized_value', 'TRY_CAST(i.realized_value AS DOUBLE)', 'realized_value'],
+  ['resolved_at', "CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (i._resolved AT TIME ZONE 'UTC') END", 'resolved_at'],
+];
+
+/** The compared columns (those a CSV field gives) of CLAIM_COLUMNS. */
+const COMPARED = CLAIM_COLUMNS.filter((c): c is [string, string, string] => c[2] !== null);
+/** The resolution's fields (the rest are the claim as made). */
+const RESOLUTION_FIELDS: readonly string[] = ['outcome', 'realized_value', 'resolved_at'];
+
+/**
+ * The first record (file order) whose claim_id is already stored with other content, as an
+ * ImportError; null when every stored claim_id is the same claim again (it is then not written:
+ * the append skips stored keys). The key of raw `claims` is claim_id alone, and the API serves a
+ * claim by it (`/api/claims/{claim_id}`), so ids are unique across sources:
+ *  - stored for another source: rejected at `claim_id`, naming that source (operators' files
+ *    numbering their rows 1, 2, 3 would otherwise be dropped silently, the source written empty);
+ *  - stored with another value of a field: rejected at that field. The claim as made must not
+ *    change, and the raw tables are append-only: a second row would be a second claim to every
+ *    reader (sql/derive/90_claims.sql reads every row). That includes the resolution: an
+ *    open claim cannot be resolved, nor a resolution changed, by a later import (the README).
+ */
+async function firstStoredConflict(conn: DuckDBConnection, root: string, files: readonly ReadFile[]): Promise<ImportError | null> {
+  const differs = COMPARED.map(([col, expr]) => `e.${sqlIdent(col)} IS DISTINCT FROM ${expr}`);
+  const field = `CASE ${COMPARED.map(([, , f], k) => `WHEN ${differs[k]} THEN '${f}'`).join(' ')} END`;
+  // Shown: the record's own text (as the operator wrote it), the stored value; the source's slug.
+  const values = COMPARED.map(([col, , f], k) => `${f === 'source' ? 's.source_slug' : `i.${sqlIdent(f)}`} AS n${k}, e.${sqlIdent(col)}::VARCHAR AS e${k}`).join(', ');
+  const r = await conn.runAndReadAll(
+    `SELECT i.rowid::BIGINT AS pos, i.claim_id, ${field} AS field, ${values}, ` +
+      `coalesce(e.provenance_file, e.provenance_dataset) AS first_file, e.provenance_line::BIGINT AS first_line, ` +
+      `e.outcome IS NULL AND e.realized_value IS NULL AS stored_open, ` +
+      `(SELECT min(name) FROM (${rawRelation(root, 'sources')}) AS o WHERE o.source_slug = e.source_slug) AS stored_name ` +
+      `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source JOIN (${rawRelation(root, 'claims')}) AS e ON e.claim_id = i.claim_id ` +
+      `WHERE ${differs.join(' OR ')} ORDER BY i.rowid LIMIT 1`,
+  );
+  const row = r.getRowObjectsJS()[0];
+  if (!row) return null;
+  const { file, line } = locate(files, Number(row.pos));
+  const id = String(row.claim_id);
+  const k = COMPARED.findIndex(([, , f]) => f === row.field);
+  const first = `first stored from ${String(row.first_file)}${row.first_line === null ? '' : `:${String(row.first_line)}`}`;
+  if (row.field === 'source') {
+    const name = row.stored_name === null ? '' : ` (${JSON.stringify(row.stored_name)})`;
+    return new ImportError(file, line, 'claim_id',
+      `claim_id ${id} is already stored for another source, ${String(row[`e${k}`])}${name} (${first}): claim ids are unique across all sources; ` +
+        `give this source's claims their own ids (e.g. ${String(row[`n${k}`])}:${id})`);
+  }
+  const shown = (v: unknown) => (v === null ? 'none' : JSON.stringify(String(v).slice(0, 40)));
+  const was = `${shown(row[`n${k}`])} here, ${shown(row[`e${k}`])} stored`;
+  if (RESOLUTION_FIELDS.includes(String(row.field)) && row.stored_open === true) {
+    return new ImportError(file, line, String(row.field),
+      `claim ${id} is stored unresolved (${first}); a resolution cannot be added to a stored claim by a later import (${was})`);
+  }
+  return new ImportError(file, line, String(row.field), `claim ${id} already stored with another ${String(row.field)} (${first}): ${was}`);
+}
 
 /**
  * Appends the rows of `stage`, a temp table or a parenthesized query (the raw table's columns, keys unique within it: the
@@ -288,15 +403,14 @@ export async function appendStaged(
 }
 
 /**
- * Imports every `*.csv` of `dir` (generic format). `known`/`taken`: the stored sources (slug.ts).
+ * Imports every `*.csv` of `dir` (generic format). `stored`: the stored sources (slug.ts).
  * Throws an ImportError, writing nothing, when any record is invalid.
  */
 export async function importGenericSql(
   conn: DuckDBConnection,
   root: string,
   dir: string,
-  known: ReadonlyMap<string, string>,
-  taken: ReadonlySet<string>,
+  stored: StoredSources,
   now: Date,
 ): Promise<{ claims: { received: number; written: number }; sources: { received: number; written: number } }> {
   let names: string[];
@@ -324,7 +438,7 @@ export async function importGenericSql(
           'FROM _gen_in GROUP BY source ORDER BY first',
       )
     ).getRowObjectsJS() as { source: string; kind: string; url: string | null }[];
-    const slugs = assignSlugs(srcRows.map((r) => r.source), known, taken);
+    const slugs = assignSlugs(srcRows.map((r) => r.source), stored.known, stored.taken, stored.venues);
     await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources (source VARCHAR, source_slug VARCHAR)');
     await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources_stage (source_slug VARCHAR, name VARCHAR, kind VARCHAR, url VARCHAR, description VARCHAR, attribution VARCHAR)');
     const spellings = await conn.createAppender('_gen_sources', 'main', 'temp');
@@ -353,6 +467,8 @@ export async function importGenericSql(
       spellings.closeSync();
       stage.closeSync();
     }
+    const changed = await firstStoredConflict(conn, root, files);
+    if (changed) throw changed;
     const nowSql = q(now.toISOString());
     const received = files.at(-1)!.end;
     // Blank lines between records (rare): their count before each record, by an ASOF join on rowid.
@@ -374,15 +490,8 @@ export async function importGenericSql(
     const provenance = provenanceSql(files, 'i.rowid', shifts.length > 0 ? 'g.shift' : null);
     // The claims are written straight from _gen_in (no staged copy of every claim).
     const claimsQuery =
-      `(SELECT i.claim_id, s.source_slug, i.question_id, ` +
-        `(i._made AT TIME ZONE 'UTC') AS claimed_at, i.subject AS claim_text, ` +
-        `CASE i.kind WHEN 'probability' THEN i.probability WHEN 'value' THEN i.value ELSE i.side END AS probability_or_direction, ` +
-        `i.subject, i.subject_key, i.category, i.kind, TRY_CAST(i.probability AS DOUBLE) AS probability, i.side, ` +
-        `TRY_CAST(i.value AS DOUBLE) AS value, i.unit, TRY_CAST(i.threshold AS DOUBLE) AS threshold, ` +
-        `TRY_CAST(i.tolerance AS DOUBLE) AS tolerance, TRY_CAST(i.horizon_days AS DOUBLE) AS horizon_days, ` +
-        `TRY_CAST(i.outcome AS DOUBLE) AS outcome, TRY_CAST(i.realized_value AS DOUBLE) AS realized_value, ` +
-        `CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN (i._resolved AT TIME ZONE 'UTC') END AS resolved_at, ` +
-        `${q(`csv:${basename(dir)}`)} AS provenance_dataset, ${provenance.file} AS provenance_file, ${provenance.line} AS provenance_line, ` +
+      `(SELECT i.claim_id, ${CLAIM_COLUMNS.map(([col, expr]) => `${expr} AS ${sqlIdent(col)}`).join(', ')}, ` +
+        `${q(`csv:${basename(resolve(dir))}`)} AS provenance_dataset, ${provenance.file} AS provenance_file, ${provenance.line} AS provenance_line, ` +
         `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
         `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source` +
         `${shifts.length > 0 ? ' ASOF JOIN _gen_shift AS g ON i.rowid >= g.from_rowid' : ''})`;

@@ -3,14 +3,20 @@
  * formats of formats.ts, give every source its deterministic slug (slug.ts) against the sources
  * already stored, and append `sources` and `claims` rows. All-or-nothing: the files are parsed and
  * validated completely before anything is written; the appends are idempotent on the natural keys
- * (source_slug, claim_id), so importing the same files again writes nothing.
+ * (source_slug, claim_id), so importing the same files again writes nothing. Operators' claims
+ * (csv) whose id is already stored must be the same claim of the same source (generic-sql.ts).
+ * A stored source is matched by name only by imports of its own origin, and Quorum's own
+ * sources' slugs are never given to an imported one (storedSources, slug.ts).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { writeImportBatch } from '../import/write-batch.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import type { RawRow } from '../warehouse/tables.ts';
-import { parseClaims, type ClaimFormat, type DuplicateRecord, type ParsedClaims } from './formats.ts';
-import { assignSlugs, sourceName } from './slug.ts';
+import { VENUES as FORECASTBENCH_VENUES } from '../import/forecastbench.ts';
+import { QUORUM_VENUE } from '../questions/question-file.ts';
+import { VENUES as SYNC_VENUES } from '../venues/types.ts';
+import { DATASETS, parseClaims, type ClaimFormat, type DuplicateRecord, type ParsedClaims } from './formats.ts';
+import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 import { importGenericSql } from './generic-sql.ts';
 
 export interface ClaimImportResult {
@@ -29,18 +35,33 @@ export interface ClaimImportResult {
 /** Skipped repeats listed in a result (the count is complete; the list is for finding them). */
 const MAX_LISTED = 20;
 
-/** Stored sources: name → slug (the first stored slug of a name), and every stored slug. */
-async function storedSources(conn: DuckDBConnection, root: string): Promise<{ known: Map<string, string>; taken: Set<string> }> {
+/**
+ * The stored sources, for an import of claims of `origin` (a bundled dataset's provenance_dataset,
+ * formats.ts DATASETS, or `csv` for operators' own). A name matches a stored source only when
+ * claims of the same origin name it: an operator's `Ipsos` is not FiveThirtyEight's pollster (its
+ * claims would change the dataset's track record), a bundled pollster is not an operator's source
+ * of the same name, and a venue's or the registry's row (no claims) is nobody's. Every stored slug
+ * stays taken. The venues: those Quorum syncs or imports, and every venue of a stored question.
+ */
+async function storedSources(conn: DuckDBConnection, root: string, origin: string): Promise<StoredSources> {
   const rows = (
-    await conn.runAndReadAll(`SELECT name, source_slug FROM (${rawRelation(root, 'sources')}) WHERE source_slug IS NOT NULL ORDER BY source_slug`)
-  ).getRowObjectsJS() as { name: string | null; source_slug: string }[];
+    await conn.runAndReadAll(
+      `SELECT name, source_slug, source_slug IN (SELECT source_slug FROM (${rawRelation(root, 'claims')}) ` +
+        `WHERE (CASE WHEN starts_with(provenance_dataset, 'csv:') THEN 'csv' ELSE provenance_dataset END) = $origin) AS ours ` +
+        `FROM (${rawRelation(root, 'sources')}) WHERE source_slug IS NOT NULL ORDER BY source_slug`,
+      { origin },
+    )
+  ).getRowObjectsJS() as { name: string | null; source_slug: string; ours: boolean | null }[];
   const known = new Map<string, string>();
   const taken = new Set<string>();
   for (const r of rows) {
     taken.add(r.source_slug);
-    if (r.name !== null && !known.has(r.name)) known.set(r.name, r.source_slug);
+    if (r.ours === true && r.name !== null && !known.has(r.name)) known.set(r.name, r.source_slug);
   }
-  return { known, taken };
+  const venues = new Set<string>([...SYNC_VENUES, ...FORECASTBENCH_VENUES, QUORUM_VENUE]);
+  const stored = await conn.runAndReadAll(`SELECT DISTINCT venue FROM (${rawRelation(root, 'questions')}) WHERE venue IS NOT NULL`);
+  for (const r of stored.getRowObjectsJS() as { venue: string }[]) venues.add(r.venue);
+  return { known, taken, venues };
 }
 
 /**
@@ -52,10 +73,11 @@ export function claimRows(
   parsed: ParsedClaims,
   known: ReadonlyMap<string, string>,
   taken: ReadonlySet<string>,
+  venues: ReadonlySet<string> = new Set(),
 ): { sources: RawRow<'sources'>[]; claims: RawRow<'claims'>[] } {
   const named = new Set(parsed.claims.map((c) => c.source_name));
   const drafts = parsed.sources.filter((s) => named.has(s.name));
-  const slugs = assignSlugs(drafts.map((s) => s.name), known, taken);
+  const slugs = assignSlugs(drafts.map((s) => s.name), known, taken, venues);
   const bySlug = new Map<string, RawRow<'sources'>>();
   for (const s of drafts) {
     const slug = slugs.get(s.name)!;
@@ -82,14 +104,15 @@ export async function importClaims(
 ): Promise<ClaimImportResult> {
   if (format === 'csv') {
     // Read, validated and written by DuckDB (operators' files may hold millions of claims).
-    const { known, taken } = await storedSources(conn, root);
-    // A repeated claim_id is rejected there (operators' own files: the operator can fix them).
-    const { claims, sources } = await importGenericSql(conn, root, dir, known, taken, now);
+    const stored = await storedSources(conn, root, 'csv');
+    // A repeated claim_id is rejected there (operators' own files: the operator can fix them), and
+    // so is a claim already stored with other content or for another source.
+    const { claims, sources } = await importGenericSql(conn, root, dir, stored, now);
     return { format, dir, claims: { ...claims, duplicates: 0 }, sources, duplicates: [] };
   }
   const parsed = await parseClaims(format, dir, now);
-  const { known, taken } = await storedSources(conn, root);
-  const rows = claimRows(parsed, known, taken);
+  const { known, taken, venues } = await storedSources(conn, root, DATASETS[format]);
+  const rows = claimRows(parsed, known, taken, venues);
   const written = await writeImportBatch(conn, root, rows, now);
   return {
     format,

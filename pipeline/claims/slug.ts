@@ -13,7 +13,26 @@
  * before (the warehouse's `sources` rows are read first, so re-importing never renames a source);
  * new names are handled in code-point order of the (NFC) name, the first taking the bare slug and
  * the next ones `-2`, `-3`, ... (the first free suffix). The same inputs always give the same slugs.
+ *
+ * Reserved: Quorum's own sources are not stored in `sources` but made by a view over the scored
+ * forecasts (sql/derive/90_claims.sql): `ai-<model>` for each model, `quorum-consensus`, and each
+ * venue's name. An imported source given one of those slugs would be merged into that source's
+ * track record (its claims counted with the venue's, its name and kind shown for it), so a new
+ * name never gets one: a venue's or the consensus's slug takes the next free `-N`
+ * (`Polymarket` → `polymarket-2`), and a slug in the models' namespace `ai-` is moved out of it
+ * (`AI Impacts` → `source-ai-impacts`): a suffix would not do there, as a model may be called
+ * `impacts-2`, and models added later must not find their slug taken.
  */
+
+/** The sources already stored, as slug.ts's assignSlugs takes them. */
+export interface StoredSources {
+  /** name → slug of the stored sources this import may add claims to (the first stored slug of a name). */
+  known: Map<string, string>;
+  /** Every stored slug, whatever made it (no new source may take one). */
+  taken: Set<string>;
+  /** The venues' slugs (their names): Quorum's own sources, made by a view, never stored. */
+  venues: Set<string>;
+}
 
 /** Letters NFKD leaves alone, folded by hand. */
 const EXTRA_FOLDS: Record<string, string> = {
@@ -38,6 +57,30 @@ export function slugify(name: string): string {
   return s === '' ? 'source' : s;
 }
 
+/** The slug prefix of Quorum's AI models as sources (`'ai-' || model`, sql/derive/90_claims.sql). */
+export const MODEL_SLUG_PREFIX = 'ai-';
+/** The prefix that moves a name out of the models' namespace (`ai-impacts` → `source-ai-impacts`). */
+const OUT_OF_MODELS = 'source-';
+/** Slugs of Quorum's own sources besides the models and venues: the consensus (90_claims.sql). */
+export const QUORUM_SLUGS: readonly string[] = ['quorum-consensus'];
+
+/**
+ * True when `slug` is one of Quorum's own sources' slugs, or one a model may get later: the
+ * consensus, a name in `venues` (the venues' slugs are their names), anything in `ai-`.
+ */
+export function isReservedSlug(slug: string, venues: ReadonlySet<string>): boolean {
+  return slug.startsWith(MODEL_SLUG_PREFIX) || QUORUM_SLUGS.includes(slug) || venues.has(slug);
+}
+
+/**
+ * The bare slug of a new (imported) source: `slugify`, moved out of the models' namespace (no
+ * suffix makes an `ai-` slug safe from a model's: `ai-gemini-2` is the model `gemini-2`).
+ */
+export function newSourceSlug(name: string): string {
+  const s = slugify(name);
+  return s.startsWith(MODEL_SLUG_PREFIX) ? `${OUT_OF_MODELS}${s}` : s;
+}
+
 /**
  * A source's name as it is stored and compared: Unicode NFC, so that the composed and decomposed
  * spellings of the same text (files from different systems) are one source.
@@ -50,13 +93,15 @@ export function sourceName(name: string): string {
  * Slugs for `names` (as the files spell them; the result is keyed by that spelling): a name already
  * in `known` (name → slug, from the warehouse) keeps its slug, first by its exact spelling (a
  * source stored before names were normalized keeps receiving its claims), then by its NFC form;
- * the others get their bare slug or the first free `-N` suffix, one per NFC name, in code-point
- * order of the NFC names, never one in `taken` (every slug already stored, whatever its name).
+ * the others get their bare slug (`newSourceSlug`) or the first free `-N` suffix, one per NFC
+ * name, in code-point order of the NFC names, never one in `taken` (every slug already stored,
+ * whatever its name) nor a reserved one (`isReservedSlug`; `venues`: the venues' slugs).
  */
 export function assignSlugs(
   names: Iterable<string>,
   known: ReadonlyMap<string, string>,
   taken: ReadonlySet<string>,
+  venues: ReadonlySet<string> = new Set(),
 ): Map<string, string> {
   const used = new Set(taken);
   for (const slug of known.values()) used.add(slug);
@@ -73,9 +118,9 @@ export function assignSlugs(
       out.set(name, old);
       continue;
     }
-    const base = slugify(form);
+    const base = newSourceSlug(form);
     let slug = base;
-    for (let n = 2; used.has(slug); n++) slug = `${base}-${n}`;
+    for (let n = 2; used.has(slug) || isReservedSlug(slug, venues); n++) slug = `${base}-${n}`;
     used.add(slug);
     byForm.set(form, slug);
     out.set(name, slug);

@@ -262,5 +262,11 @@ describe('track records computed by hand', () => {
     expectProblem(await get(server, '/api/claims/nope', auth.x(key)), 404, 'not_found');
     expectProblem(await get(server, '/api/claims/?resolved=maybe', auth.x(key)), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/claims/?made_since=yesterday', auth.x(key)), 400, 'invalid_parameter');
+    // question_id: a question id's grammar (QA: anything was a 200 with nothing), its venue in any case
+    expectProblem(await get(server, '/api/claims/?question_id=!!bad!!', auth.x(key)), 400, 'invalid_parameter');
+    const lower = await get(server, '/api/claims/?question_id=metaculus:1', auth.x(key));
+    const upper = await get(server, '/api/claims/?question_id=METACULUS:1', auth.x(key));
+    expect(upper.res.status).toBe(200);
+    expect(upper.body.claims).toEqual(lower.body.claims);
   });
 });

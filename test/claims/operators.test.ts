@@ -1,0 +1,254 @@
+/**
+ * `quorum import claims csv`: operators' own claims against what is already stored (QA findings):
+ * a claim re-imported with other content, a claim id another source already has, a source named
+ * like one of Quorum's own or a bundled dataset's, and the file checks (line breaks in ignored
+ * columns, resolutions before the claim, encodings, delimiters, time offsets, the dataset name).
+ * Real files, the real importer or CLI, real DuckDB and Parquet; nothing mocked.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { importClaims } from '../../pipeline/claims/import.ts';
+import { ImportError } from '../../pipeline/import/import-error.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { currentFile, snapshotDir } from '../../pipeline/warehouse/layout.ts';
+import { rawParts, rawRelation } from '../../pipeline/warehouse/raw-views.ts';
+import { cli } from '../api/helpers.ts';
+import { REPO } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { importAll, publishScores } from './helpers.ts';
+
+const SAMPLE = join(REPO, 'data', 'sample');
+const tmp = tempDir('quorum-claims-operators-');
+afterAll(() => tmp.cleanup());
+let n = 0;
+
+const HEAD = 'claim_id,source,made_at,kind,subject,probability,outcome,resolved_at\n';
+
+/** A new directory holding `files` (name → text). */
+function folder(files: Record<string, string | Buffer>): string {
+  const dir = join(tmp.dir, `dir-${n++}`);
+  mkdirSync(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+/** The ImportError an import of `dir` into `data` throws (it must throw one). */
+async function rejected(data: string, dir: string): Promise<ImportError> {
+  const e = await importAll(data, [['csv', dir]]).then(() => null, (err: unknown) => err);
+  expect(e).toBeInstanceOf(ImportError);
+  return e as ImportError;
+}
+
+/** Rows of `sql` over the warehouse `data` (`{claims}` and `{sources}`: the raw tables). */
+async function query(data: string, sql: string): Promise<Record<string, unknown>[]> {
+  return withConnection(async (conn) =>
+    (await conn.runAndReadAll(sql.replaceAll('{claims}', `(${rawRelation(data, 'claims')})`).replaceAll('{sources}', `(${rawRelation(data, 'sources')})`))).getRowObjectsJS(),
+  );
+}
+
+/** The raw Parquet parts of claims and sources (a rejected import adds none). */
+function parts(data: string): string[] {
+  return [...rawParts(data, 'claims'), ...rawParts(data, 'sources')];
+}
+
+describe('a claim already stored, imported again', () => {
+  it('with another probability, made_at or subject: rejected at that field, naming where it was first stored; nothing written', async () => {
+    const data = join(tmp.dir, 'wh-changed');
+    const v1 = folder({ 'a.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\nc2,Acme,2024-01-01,probability,Y,0.7,,\n' });
+    const [first] = await importAll(data, [['csv', v1]]);
+    expect(first!.claims.written).toBe(2);
+    const before = parts(data);
+    const cases: [string, string, RegExp][] = [
+      ['c2,Acme,2024-01-01,probability,Y,0.8,,\n', 'probability', /^claim c2 already stored with another probability \(first stored from a\.csv:3\): "0\.8" here, "0\.7" stored$/],
+      ['c2,Acme,2024-01-02,probability,Y,0.7,,\n', 'made_at', /another made_at/],
+      ['c2,Acme,2024-01-01,probability,Z,0.7,,\n', 'subject', /another subject/],
+    ];
+    for (const [row, field, reason] of cases) {
+      // b.csv: a new claim before it in the import, so a rejection must also drop that one.
+      const v2 = folder({ 'a.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\n' + row, 'b.csv': HEAD + 'c3,Acme,2024-01-01,probability,W,0.5,,\n' });
+      const e = await rejected(data, v2);
+      expect([e.file, e.line, e.field], row).toEqual([join(v2, 'a.csv'), 3, field]);
+      expect(e.reason, row).toMatch(reason);
+      expect(parts(data)).toEqual(before);
+    }
+    // The same claims again (another spelling of the same time, another file name): nothing new.
+    const again = folder({ 'z.csv': HEAD + 'c2,Acme,2024-01-01T00:00:00Z,probability,Y,0.7,,\nc1,Acme,2024-01-01,probability,X,0.70,,\n' });
+    const [res] = await importAll(data, [['csv', again]]);
+    expect([res!.claims, res!.sources]).toEqual([{ received: 2, written: 0, duplicates: 0 }, { received: 1, written: 0 }]);
+    expect(parts(data)).toEqual(before);
+  });
+
+  it('an open claim re-imported resolved is refused, not silently left open; a stored resolution cannot change', async () => {
+    const data = join(tmp.dir, 'wh-resolve');
+    await importAll(data, [['csv', folder({ 'v1.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\nc9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-01\n' })]]);
+    const before = parts(data);
+    const v2 = folder({ 'v2.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,1,2024-03-01\n' });
+    let e = await rejected(data, v2);
+    expect([e.line, e.field]).toEqual([2, 'outcome']);
+    expect(e.reason).toBe('claim c1 is stored unresolved (first stored from v1.csv:2); a resolution cannot be added to a stored claim by a later import ("1" here, none stored)');
+    // A stored resolution: another outcome, another time, or none at all.
+    for (const [row, field] of [
+      ['c9,Acme,2024-01-01,probability,Q,0.2,1,2024-02-01\n', 'outcome'],
+      ['c9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-02\n', 'resolved_at'],
+      ['c9,Acme,2024-01-01,probability,Q,0.2,,\n', 'outcome'],
+    ] as const) {
+      e = await rejected(data, folder({ 'v3.csv': HEAD + row }));
+      expect([e.line, e.field], row).toEqual([2, field]);
+      expect(e.reason, row).toContain('claim c9 already stored with another');
+    }
+    expect(parts(data)).toEqual(before);
+    expect(await query(data, 'SELECT claim_id, outcome FROM {claims} ORDER BY claim_id')).toEqual([
+      { claim_id: 'c1', outcome: null },
+      { claim_id: 'c9', outcome: 0 },
+    ]);
+  });
+});
+
+describe('claim ids are unique across sources', () => {
+  it('another source\'s file numbering its rows 1, 2 like the first: exit 1 at claim_id naming the source that has it; no empty source written', async () => {
+    const data = join(tmp.dir, 'wh-ids');
+    const acme = folder({ 'acme.csv': HEAD + '1,Acme,2024-01-01,probability,X,0.7,,\n2,Acme,2024-01-01,probability,Y,0.4,,\n' });
+    const ok = await cli(data, 'import', 'claims', 'csv', acme);
+    expect(ok.code, ok.stderr).toBe(0);
+    const beta = folder({ 'beta.csv': HEAD + '1,Beta Research,2024-02-01,probability,P,0.1,,\n2,Beta Research,2024-02-01,probability,Q,0.2,,\n' });
+    const fail = await cli(data, 'import', 'claims', 'csv', beta);
+    expect(fail.code).toBe(1);
+    expect(fail.stderr).toContain(`${join(beta, 'beta.csv')}:2 (line 2, field "claim_id"): claim_id 1 is already stored for another source, acme ("Acme") (first stored from acme.csv:2)`);
+    expect(fail.stderr).toContain('beta-research:1');
+    expect(await query(data, 'SELECT source_slug FROM {sources} ORDER BY ALL')).toEqual([{ source_slug: 'acme' }]);
+    expect(await query(data, 'SELECT claim_id, source_slug FROM {claims} ORDER BY ALL')).toEqual([
+      { claim_id: '1', source_slug: 'acme' },
+      { claim_id: '2', source_slug: 'acme' },
+    ]);
+    // Ids of their own: both sources' claims are stored.
+    const own = folder({ 'beta.csv': HEAD + 'b1,Beta Research,2024-02-01,probability,P,0.1,,\nb2,Beta Research,2024-02-01,probability,Q,0.2,,\n' });
+    const again = await cli(data, 'import', 'claims', 'csv', own);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ claims: { written: 2 }, sources: { written: 1 } });
+  }, 60_000);
+});
+
+describe('an operator\'s source never merges into Quorum\'s own sources or a bundled dataset\'s', () => {
+  it('Quorum Consensus, AI sim-gpt, Polymarket and a bundled pollster\'s name get slugs of their own; the bundled track record is unchanged', async () => {
+    const data = join(tmp.dir, 'wh-reserved');
+    const [polls] = await importAll(data, [['fte-polls', join(SAMPLE, 'fte-pollster-raw-polls')]]);
+    const ipsos = await query(data, "SELECT count(*)::INTEGER AS n FROM {claims} WHERE source_slug = 'ipsos'");
+    expect(ipsos[0]!.n).toBeGreaterThan(0);
+    const names = ['Quorum Consensus', 'AI sim-gpt', 'Polymarket', 'Ipsos', 'Kalshi'];
+    const ops = folder({ 'ops.csv': HEAD + names.map((s, i) => `o${i},${s},2024-01-01,probability,E${i},0.9,1,2024-02-01\n`).join('') });
+    const [res] = await importAll(data, [['csv', ops]]);
+    expect(res!.claims.written).toBe(names.length);
+    const slugs = await query(data, "SELECT s.name, c.source_slug FROM {claims} AS c JOIN {sources} AS s USING (source_slug) WHERE c.claim_id LIKE 'o%' ORDER BY c.claim_id");
+    expect(slugs).toEqual([
+      { name: 'Quorum Consensus', source_slug: 'quorum-consensus-2' },
+      { name: 'AI sim-gpt', source_slug: 'source-ai-sim-gpt' },
+      { name: 'Polymarket', source_slug: 'polymarket-2' },
+      { name: 'Ipsos', source_slug: 'ipsos-2' },
+      { name: 'Kalshi', source_slug: 'kalshi-2' },
+    ]);
+    // Re-importing keeps the slugs (the operator's names are now stored) and writes nothing.
+    const [again] = await importAll(data, [['csv', ops]]);
+    expect(again!.claims.written).toBe(0);
+    // The published track records: the pollster keeps its claims, the operator's Ipsos is its own source.
+    await publishScores(data);
+    const snapshot = snapshotDir(data, readFileSync(currentFile(data), 'utf8').trim());
+    const records = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(
+        'SELECT source_slug, name, kind, n_claims::INTEGER AS n FROM read_parquet($file) WHERE source_slug IN (\'ipsos\', \'ipsos-2\', \'polymarket-2\', \'quorum-consensus-2\') ORDER BY source_slug',
+        { file: join(snapshot, 'track_records.parquet') },
+      )).getRowObjectsJS(),
+    );
+    expect(records).toEqual([
+      { source_slug: 'ipsos', name: 'Ipsos', kind: 'pollster', n: ipsos[0]!.n },
+      { source_slug: 'ipsos-2', name: 'Ipsos', kind: 'other', n: 1 },
+      { source_slug: 'polymarket-2', name: 'Polymarket', kind: 'other', n: 1 },
+      { source_slug: 'quorum-consensus-2', name: 'Quorum Consensus', kind: 'other', n: 1 },
+    ]);
+    expect(polls!.sources.written).toBe(517);
+  }, 120_000);
+
+  it('the other way round: a bundled pollster imported after an operator\'s source of the same name is not merged into it', async () => {
+    const data = join(tmp.dir, 'wh-reserved-after');
+    await importAll(data, [['csv', folder({ 'ops.csv': HEAD + 'o1,Ipsos,2024-01-01,probability,E,0.9,,\n' })]]);
+    await importAll(data, [['fte-polls', join(SAMPLE, 'fte-pollster-raw-polls')]]);
+    const got = await query(data, "SELECT source_slug, count(*) FILTER (WHERE provenance_dataset LIKE 'csv:%')::INTEGER AS operator, count(*) FILTER (WHERE provenance_dataset NOT LIKE 'csv:%')::INTEGER AS bundled FROM {claims} WHERE source_slug LIKE 'ipsos%' GROUP BY ALL ORDER BY ALL");
+    expect(got.map((r) => [r.source_slug, r.operator, (r.bundled as number) > 0])).toEqual([
+      ['ipsos', 1, false],
+      ['ipsos-2', 0, true],
+    ]);
+  }, 60_000);
+});
+
+describe('generic CSV file checks', () => {
+  it('a quoted line break in an ignored column is refused at its line (the later lines would shift)', async () => {
+    const head = 'claim_id,source,made_at,kind,subject,probability,notes\n';
+    const dir = folder({ 'a.csv': head + 'c1,S,2024-01-01,probability,x,0.4,fine\nc2,S,2024-01-01,probability,x,0.4,"two\nlines"\nc3,S,2024-01-01,probability,x,0.4,\n' });
+    const e = await rejected(join(tmp.dir, `wh-${n++}`), dir);
+    expect([e.line, e.field]).toEqual([3, null]);
+    expect(e.reason).toContain('line break');
+  });
+
+  it('a claim resolved before it was made, or more than 36,525 days after, is rejected at resolved_at', async () => {
+    const cases = [
+      'c1,S,2024-06-01,probability,x,0.4,1,2024-01-05\n',
+      'c1,S,1824-01-01,probability,x,0.4,1,2024-01-05\n',
+      'c1,S,2024-06-01T12:00:00Z,probability,x,0.4,1,2024-06-01T11:59:59Z\n',
+    ];
+    for (const row of cases) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const e = await rejected(data, folder({ 'a.csv': HEAD + 'c0,S,2024-01-01,probability,x,0.4,,\n' + row }));
+      expect([e.line, e.field], row).toEqual([3, 'resolved_at']);
+      expect(e.reason, row).toMatch(/before it was made|36525 days/);
+      expect(parts(data)).toEqual([]);
+    }
+    // The bounds themselves: resolved when made, and exactly 36,525 days later.
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': HEAD + 'c1,S,2024-06-01,probability,x,0.4,1,2024-06-01\nc2,S,1924-01-05,probability,x,0.4,1,2024-01-05\n' })]]);
+    expect(res!.claims.written).toBe(2);
+  });
+
+  it('a Latin-1 file is said not to be UTF-8', async () => {
+    const latin1 = Buffer.concat([Buffer.from(HEAD), Buffer.from('c1,Caf'), Buffer.from([0xe9]), Buffer.from(' Polls,2024-01-01,probability,x,0.4,,\n')]);
+    const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': latin1 }));
+    expect(e.line).toBe(2);
+    expect(e.reason).toMatch(/not UTF-8/);
+  });
+
+  it('a semicolon- or tab-separated file is said to be one, not "missing column claim_id"', async () => {
+    for (const [sep, said] of [[';', "';'"], ['\t', 'tab']] as const) {
+      const text = HEAD.replaceAll(',', sep) + ['c1', 'S', '2024-01-01', 'probability', 'x', '0,4', '', ''].join(sep) + '\n';
+      const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': text }));
+      expect([e.line, e.field]).toEqual([1, null]);
+      expect(e.reason).toBe(`the header has one column: fields must be comma-separated (found ${said})`);
+    }
+  });
+
+  it('RFC 3339 times: an offset of hours only (+01, -05), lower-case t and z', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    await importAll(data, [['csv', folder({
+      'a.csv': HEAD +
+        't1,S,2024-11-03 12:00:00+01,probability,x,0.4,1,2024-11-10t08:00:00z\n' +
+        't2,S,2024-11-03T12:00-05,probability,x,0.4,,\n' +
+        't3,S,2024-11-03t12:00:00.25+0130,probability,x,0.4,,\n',
+    })]]);
+    const got = await query(data, "SELECT claim_id, strftime(claimed_at, '%Y-%m-%dT%H:%M:%S.%g') AS made, strftime(resolved_at, '%Y-%m-%dT%H:%M') AS resolved FROM {claims} ORDER BY claim_id");
+    expect(got).toEqual([
+      { claim_id: 't1', made: '2024-11-03T11:00:00.000', resolved: '2024-11-10T08:00' },
+      { claim_id: 't2', made: '2024-11-03T17:00:00.000', resolved: null },
+      { claim_id: 't3', made: '2024-11-03T10:30:00.250', resolved: null },
+    ]);
+    // Still refused: an offset of one digit, a time without minutes.
+    for (const bad of ['2024-11-03T12:00+1', '2024-11-03T12']) {
+      const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': HEAD + `t1,S,${bad},probability,x,0.4,,\n` }));
+      expect([e.line, e.field], bad).toEqual([2, 'made_at']);
+    }
+  });
+
+  it('`import claims csv .` names the directory itself as the dataset, not "."', async () => {
+    const dir = folder({ 'a.csv': HEAD + 'c1,S,2024-01-01,probability,x,0.4,,\n' });
+    const data = join(tmp.dir, `wh-${n++}`);
+    // As a shell passes `.` from inside the directory: a path that ends in "."
+    await withConnection((conn) => importClaims(conn, data, 'csv', join(relative(process.cwd(), dir), '.') + '/.'));
+    expect(await query(data, 'SELECT provenance_dataset FROM {claims}')).toEqual([{ provenance_dataset: `csv:${dir.split('/').at(-1)}` }]);
+  });
+});
