@@ -31,6 +31,7 @@ import { ImportError } from '../import/import-error.ts';
 import { sqlIdent, sqlPath } from '../warehouse/duckdb.ts';
 import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
+import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
 import { blankLines, lineShifts, readHeader, recordLine } from './csv-lines.ts';
 import { GENERIC_REQUIRED, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
@@ -366,7 +367,8 @@ async function firstStoredConflict(conn: DuckDBConnection, root: string, files: 
  * Appends the rows of `stage`, a temp table or a parenthesized query (the raw table's columns, keys unique within it: the
  * import validated them; row order inside the part is not significant) like raw-writer: keys already stored are skipped, the new rows go to a
  * `.tmp` part that is fsynced and renamed into place. `knownCount`: the number of rows of `stage`
- * when the caller knows it (a query is then not run twice).
+ * when the caller knows it (a query is then not run twice). `parts`: the part is left in its temp
+ * file and added there, for commitParts with the batch's other parts.
  */
 export async function appendStaged(
   conn: DuckDBConnection,
@@ -375,6 +377,7 @@ export async function appendStaged(
   stage: string,
   now: Date,
   knownCount?: number,
+  parts?: PendingPart[],
 ): Promise<{ received: number; written: number }> {
   const { columns, key } = RAW_TABLES[table];
   const typed = Object.entries(columns).map(([c, t]) => `CAST(s.${sqlIdent(c)} AS ${t}) AS ${sqlIdent(c)}`).join(', ');
@@ -392,6 +395,8 @@ export async function appendStaged(
     written = Number(copied.getRowObjectsJS()[0]?.Count ?? 0);
     if (written === 0) {
       rmSync(dir, { recursive: true, force: true }); // this import's own (random) partition: nothing to keep
+    } else if (parts) {
+      parts.push({ tmp, file }); // put in place with the batch's other parts (commitParts)
     } else {
       commitTempFile(tmp, file);
     }
@@ -495,9 +500,18 @@ export async function importGenericSql(
         `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
         `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source` +
         `${shifts.length > 0 ? ' ASOF JOIN _gen_shift AS g ON i.rowid >= g.from_rowid' : ''})`;
-    const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now);
-    const claims = await appendStaged(conn, root, 'claims', claimsQuery, now, received);
-    return { claims, sources };
+    // Both parts are written before either is put in place: claims that fail to write (a full
+    // disk) leave no source behind either (QA: 517 sources written, no claim).
+    const parts: PendingPart[] = [];
+    try {
+      const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now, undefined, parts);
+      const claims = await appendStaged(conn, root, 'claims', claimsQuery, now, received, parts);
+      commitParts(parts);
+      return { claims, sources };
+    } catch (err) {
+      dropParts(parts);
+      throw err;
+    }
   } finally {
     for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_shift']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
     if (!ordered) await conn.run('SET preserve_insertion_order = false');

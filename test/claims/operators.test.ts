@@ -5,13 +5,13 @@
  * columns, resolutions before the claim, encodings, delimiters, time offsets, the dataset name).
  * Real files, the real importer or CLI, real DuckDB and Parquet; nothing mocked.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importClaims } from '../../pipeline/claims/import.ts';
 import { ImportError } from '../../pipeline/import/import-error.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
-import { currentFile, snapshotDir } from '../../pipeline/warehouse/layout.ts';
+import { currentFile, rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
 import { rawParts, rawRelation } from '../../pipeline/warehouse/raw-views.ts';
 import { cli } from '../api/helpers.ts';
 import { REPO } from '../helpers/cli.ts';
@@ -250,5 +250,23 @@ describe('generic CSV file checks', () => {
     // As a shell passes `.` from inside the directory: a path that ends in "."
     await withConnection((conn) => importClaims(conn, data, 'csv', join(relative(process.cwd(), dir), '.') + '/.'));
     expect(await query(data, 'SELECT provenance_dataset FROM {claims}')).toEqual([{ provenance_dataset: `csv:${dir.split('/').at(-1)}` }]);
+  });
+});
+
+describe('a claims write that fails (as on a full disk)', () => {
+  it('leaves nothing: no source without its claims; importing again writes both (QA)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const dir = folder({ 'a.csv': `${HEAD}c1,Acme Polls,2024-01-01,probability,x,0.4,1,2024-02-01\n` });
+    // a file where the claims table's directory goes: the sources part is written, the claims part fails
+    mkdirSync(join(data, 'raw'), { recursive: true });
+    const blocker = rawTableDir(data, 'claims');
+    writeFileSync(blocker, 'in the way');
+    await expect(importAll(data, [['csv', dir]])).rejects.toThrow();
+    expect(rawParts(data, 'sources')).toEqual([]);
+    expect(readdirSync(join(data, 'raw'), { recursive: true }).map(String).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    rmSync(blocker);
+    await importAll(data, [['csv', dir]]);
+    expect(await query(data, 'SELECT claim_id, source_slug FROM {claims}')).toEqual([{ claim_id: 'c1', source_slug: 'acme-polls' }]);
+    expect((await query(data, 'SELECT source_slug FROM {sources}')).map((r) => r.source_slug)).toEqual(['acme-polls']);
   });
 });
