@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { importClaims } from '../../pipeline/claims/import.ts';
 import { ImportError } from '../../pipeline/import/import-error.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
-import { currentFile, rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
+import { currentFile, rawTableDir, runDate, snapshotDir } from '../../pipeline/warehouse/layout.ts';
 import { rawParts, rawRelation } from '../../pipeline/warehouse/raw-views.ts';
 import { cli } from '../api/helpers.ts';
 import { REPO } from '../helpers/cli.ts';
@@ -257,9 +257,10 @@ describe('a claims write that fails (as on a full disk)', () => {
   it('leaves nothing: no source without its claims; importing again writes both (QA)', async () => {
     const data = join(tmp.dir, `wh-${n++}`);
     const dir = folder({ 'a.csv': `${HEAD}c1,Acme Polls,2024-01-01,probability,x,0.4,1,2024-02-01\n` });
-    // a file where the claims table's directory goes: the sources part is written, the claims part fails
-    mkdirSync(join(data, 'raw'), { recursive: true });
-    const blocker = rawTableDir(data, 'claims');
+    // a file where today's claims partition goes (readers see no part there): the sources part is
+    // written, the claims part fails
+    mkdirSync(rawTableDir(data, 'claims'), { recursive: true });
+    const blocker = join(rawTableDir(data, 'claims'), `run_date=${runDate(new Date())}`);
     writeFileSync(blocker, 'in the way');
     await expect(importAll(data, [['csv', dir]])).rejects.toThrow();
     expect(rawParts(data, 'sources')).toEqual([]);
