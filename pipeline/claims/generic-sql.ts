@@ -329,18 +329,38 @@ const RESOLUTION_FIELDS: readonly string[] = ['outcome', 'realized_value', 'reso
  *    reader (sql/derive/90_claims.sql reads every row). That includes the resolution: an
  *    open claim cannot be resolved, nor a resolution changed, by a later import (the README).
  */
+/**
+ * The stored claims this import's records name (`e`), each with its resolution as stored: its own,
+ * or the one a later import added (raw claim_resolutions), and `open` when it has none.
+ */
+function storedClaims(root: string): string {
+  const resolved = RESOLUTION_FIELDS.map((f) => `CASE WHEN r.claim_id IS NULL THEN c.${sqlIdent(f)} ELSE r.${sqlIdent(f)} END AS ${sqlIdent(f)}`);
+  return (
+    `(SELECT c.* REPLACE (${resolved.join(', ')}), ` +
+    `r.claim_id IS NULL AND c.outcome IS NULL AND c.realized_value IS NULL AS is_open ` +
+    `FROM (${rawRelation(root, 'claims')}) AS c ` +
+    `LEFT JOIN (${rawRelation(root, 'claim_resolutions')}) AS r ON r.claim_id = c.claim_id AND c.outcome IS NULL AND c.realized_value IS NULL ` +
+    'WHERE c.claim_id IN (SELECT claim_id FROM _gen_in))'
+  );
+}
+
+/** The record resolves a claim stored open: it has an outcome or a realized value. */
+const RESOLVES = 'e.is_open AND (i.outcome IS NOT NULL OR i.realized_value IS NOT NULL)';
+
 async function firstStoredConflict(conn: DuckDBConnection, root: string, files: readonly ReadFile[]): Promise<ImportError | null> {
   const differs = COMPARED.map(([col, expr]) => `e.${sqlIdent(col)} IS DISTINCT FROM ${expr}`);
-  const field = `CASE ${COMPARED.map(([, , f], k) => `WHEN ${differs[k]} THEN '${f}'`).join(' ')} END`;
+  // A resolution added to a claim stored open is no conflict: it is recorded (resolutionsQuery).
+  const conflicts = COMPARED.map(([, , f], k) => (RESOLUTION_FIELDS.includes(f) ? `(${differs[k]} AND NOT (${RESOLVES}))` : differs[k]));
+  const field = `CASE ${COMPARED.map(([, , f], k) => `WHEN ${conflicts[k]} THEN '${f}'`).join(' ')} END`;
   // Shown: the record's own text (as the operator wrote it), the stored value; the source's slug.
   const values = COMPARED.map(([col, , f], k) => `${f === 'source' ? 's.source_slug' : `i.${sqlIdent(f)}`} AS n${k}, e.${sqlIdent(col)}::VARCHAR AS e${k}`).join(', ');
   const r = await conn.runAndReadAll(
     `SELECT i.rowid::BIGINT AS pos, i.claim_id, ${field} AS field, ${values}, ` +
       `coalesce(e.provenance_file, e.provenance_dataset) AS first_file, e.provenance_line::BIGINT AS first_line, ` +
-      `e.outcome IS NULL AND e.realized_value IS NULL AS stored_open, ` +
+      `e.is_open AS stored_open, ` +
       `(SELECT min(name) FROM (${rawRelation(root, 'sources')}) AS o WHERE o.source_slug = e.source_slug) AS stored_name ` +
-      `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source JOIN (${rawRelation(root, 'claims')}) AS e ON e.claim_id = i.claim_id ` +
-      `WHERE ${differs.join(' OR ')} ORDER BY i.rowid LIMIT 1`,
+      `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source JOIN ${storedClaims(root)} AS e ON e.claim_id = i.claim_id ` +
+      `WHERE ${conflicts.join(' OR ')} ORDER BY i.rowid LIMIT 1`,
   );
   const row = r.getRowObjectsJS()[0];
   if (!row) return null;
@@ -356,11 +376,26 @@ async function firstStoredConflict(conn: DuckDBConnection, root: string, files: 
   }
   const shown = (v: unknown) => (v === null ? 'none' : JSON.stringify(String(v).slice(0, 40)));
   const was = `${shown(row[`n${k}`])} here, ${shown(row[`e${k}`])} stored`;
-  if (RESOLUTION_FIELDS.includes(String(row.field)) && row.stored_open === true) {
+  if (RESOLUTION_FIELDS.includes(String(row.field))) {
     return new ImportError(file, line, String(row.field),
-      `claim ${id} is stored unresolved (${first}); a resolution cannot be added to a stored claim by a later import (${was})`);
+      `claim ${id} is stored resolved (${first}); a stored resolution cannot change or be removed by a later import (${was})`);
   }
   return new ImportError(file, line, String(row.field), `claim ${id} already stored with another ${String(row.field)} (${first}): ${was}`);
+}
+
+/**
+ * The resolutions this import adds to claims stored open (the same claim again, now with its
+ * outcome or realized value), as raw claim_resolutions rows: the claim's own row is never
+ * rewritten. Run after firstStoredConflict, so the rest of each such record equals the stored claim.
+ */
+function resolutionsQuery(root: string, provenance: { file: string; line: string }, datasetSql: string, nowSql: string, shifted: boolean): string {
+  const cols = CLAIM_COLUMNS.filter(([c]) => RESOLUTION_FIELDS.includes(c)).map(([c, expr]) => `${expr} AS ${sqlIdent(c)}`);
+  return (
+    `(SELECT i.claim_id, ${cols.join(', ')}, ${datasetSql} AS provenance_dataset, ${provenance.file} AS provenance_file, ` +
+    `${provenance.line} AS provenance_line, (${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
+    `FROM _gen_in AS i JOIN ${storedClaims(root)} AS e ON e.claim_id = i.claim_id` +
+    `${shifted ? ' ASOF JOIN _gen_shift AS g ON i.rowid >= g.from_rowid' : ''} WHERE ${RESOLVES})`
+  );
 }
 
 /**
@@ -417,7 +452,7 @@ export async function importGenericSql(
   dir: string,
   stored: StoredSources,
   now: Date,
-): Promise<{ claims: { received: number; written: number }; sources: { received: number; written: number } }> {
+): Promise<{ claims: { received: number; written: number }; sources: { received: number; written: number }; resolutions: { received: number; written: number } }> {
   let names: string[];
   try {
     names = readdirSync(dir).filter((f) => f.endsWith('.csv')).sort();
@@ -494,9 +529,10 @@ export async function importGenericSql(
     }
     const provenance = provenanceSql(files, 'i.rowid', shifts.length > 0 ? 'g.shift' : null);
     // The claims are written straight from _gen_in (no staged copy of every claim).
+    const dataset = q(`csv:${basename(resolve(dir))}`);
     const claimsQuery =
       `(SELECT i.claim_id, ${CLAIM_COLUMNS.map(([col, expr]) => `${expr} AS ${sqlIdent(col)}`).join(', ')}, ` +
-        `${q(`csv:${basename(resolve(dir))}`)} AS provenance_dataset, ${provenance.file} AS provenance_file, ${provenance.line} AS provenance_line, ` +
+        `${dataset} AS provenance_dataset, ${provenance.file} AS provenance_file, ${provenance.line} AS provenance_line, ` +
         `(${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
         `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source` +
         `${shifts.length > 0 ? ' ASOF JOIN _gen_shift AS g ON i.rowid >= g.from_rowid' : ''})`;
@@ -504,10 +540,12 @@ export async function importGenericSql(
     // disk) leave no source behind either (QA: 517 sources written, no claim).
     const parts: PendingPart[] = [];
     try {
+      // (resolutions first: they are read against the claims as stored before this import)
+      const resolutions = await appendStaged(conn, root, 'claim_resolutions', resolutionsQuery(root, provenance, dataset, nowSql, shifts.length > 0), now, undefined, parts);
       const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now, undefined, parts);
       const claims = await appendStaged(conn, root, 'claims', claimsQuery, now, received, parts);
       commitParts(parts);
-      return { claims, sources };
+      return { claims, sources, resolutions };
     } catch (err) {
       dropParts(parts);
       throw err;

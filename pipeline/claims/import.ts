@@ -28,6 +28,8 @@ export interface ClaimImportResult {
    */
   claims: { received: number; written: number; duplicates: number };
   sources: { received: number; written: number };
+  /** csv: resolutions added to claims stored open (the same claims again, now resolved); 0 otherwise. */
+  resolutions: { received: number; written: number };
   /** The first MAX_LISTED skipped repeats (file, line, the line it repeats), to find them. */
   duplicates: DuplicateRecord[];
 }
@@ -106,9 +108,10 @@ export async function importClaims(
     // Read, validated and written by DuckDB (operators' files may hold millions of claims).
     const stored = await storedSources(conn, root, 'csv');
     // A repeated claim_id is rejected there (operators' own files: the operator can fix them), and
-    // so is a claim already stored with other content or for another source.
-    const { claims, sources } = await importGenericSql(conn, root, dir, stored, now);
-    return { format, dir, claims: { ...claims, duplicates: 0 }, sources, duplicates: [] };
+    // so is a claim already stored with other content or for another source; a claim stored open
+    // and now resolved gets its resolution recorded.
+    const { claims, sources, resolutions } = await importGenericSql(conn, root, dir, stored, now);
+    return { format, dir, claims: { ...claims, duplicates: 0 }, sources, resolutions, duplicates: [] };
   }
   const parsed = await parseClaims(format, dir, now);
   const { known, taken, venues } = await storedSources(conn, root, DATASETS[format]);
@@ -119,6 +122,7 @@ export async function importClaims(
     dir,
     claims: { ...written.claims!, duplicates: parsed.duplicates.length },
     sources: written.sources!,
+    resolutions: { received: 0, written: 0 },
     duplicates: parsed.duplicates.slice(0, MAX_LISTED),
   };
 }

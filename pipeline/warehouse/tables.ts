@@ -178,6 +178,22 @@ export const RAW_TABLES = {
     },
     key: ['claim_id'],
   },
+  claim_resolutions: {
+    // The resolution of a claim imported open (`quorum import claims csv` of the same claim again,
+    // now with its outcome): raw tables are append-only, so it is a row of its own, read beside
+    // the claim by sql/derive/90_claims.sql. One per claim: a stored resolution never changes.
+    columns: {
+      claim_id: 'VARCHAR',
+      outcome: 'DOUBLE',
+      realized_value: 'DOUBLE',
+      resolved_at: 'TIMESTAMP',
+      provenance_dataset: 'VARCHAR',
+      provenance_file: 'VARCHAR',
+      provenance_line: 'BIGINT',
+      ingested_at: 'TIMESTAMP',
+    },
+    key: ['claim_id'],
+  },
   sources: {
     columns: {
       source_slug: 'VARCHAR',

@@ -86,7 +86,17 @@ WHERE c.is_headline AND c.market_probability IS NOT NULL;
 
 -- A view, not a table: it is read twice (the windows, then the claims), and reading the raw
 -- Parquet twice is cheaper than materializing every claim once more.
+-- An imported claim's resolution is its own, or, for a claim imported open, the one a later import
+-- added (raw claim_resolutions: one per claim; the claim's row is never rewritten).
 CREATE OR REPLACE TEMP VIEW _claims_all AS
+WITH c AS (
+  SELECT c.* REPLACE (
+           CASE WHEN r.claim_id IS NULL THEN c.outcome ELSE r.outcome END AS outcome,
+           CASE WHEN r.claim_id IS NULL THEN c.realized_value ELSE r.realized_value END AS realized_value,
+           CASE WHEN r.claim_id IS NULL THEN c.resolved_at ELSE r.resolved_at END AS resolved_at)
+  FROM raw_claims AS c
+  LEFT JOIN raw_claim_resolutions AS r ON r.claim_id = c.claim_id AND c.outcome IS NULL AND c.realized_value IS NULL
+)
 SELECT c.claim_id, c.source_slug, c.claimed_at AS made_at, c.question_id, c.subject, c.subject_key,
        c.category, c.kind, c.probability, c.side, c.value, c.unit, c.threshold, c.tolerance,
        c.horizon_days,
@@ -96,7 +106,7 @@ SELECT c.claim_id, c.source_slug, c.claimed_at AS made_at, c.question_id, c.subj
             THEN c.resolved_at END AS resolved_at,
        c.provenance_dataset, c.provenance_file, c.provenance_line, coalesce(c.claim_text, c.subject) AS claim_text,
        NULL::DOUBLE AS reference_probability, 'import' AS origin
-FROM raw_claims AS c, run_params AS rp
+FROM c, run_params AS rp
 WHERE c.claimed_at <= rp.as_of AND c.kind IN ('probability', 'direction', 'value')
 UNION ALL
 SELECT *, 'quorum' FROM _claims_quorum;

@@ -79,29 +79,47 @@ describe('a claim already stored, imported again', () => {
     expect(parts(data)).toEqual(before);
   });
 
-  it('an open claim re-imported resolved is refused, not silently left open; a stored resolution cannot change', async () => {
+  it('an open claim imported again resolved gets its resolution, scored; a stored resolution cannot change (QA: it stayed open silently)', async () => {
     const data = join(tmp.dir, 'wh-resolve');
     await importAll(data, [['csv', folder({ 'v1.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\nc9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-01\n' })]]);
-    const before = parts(data);
-    const v2 = folder({ 'v2.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,1,2024-03-01\n' });
-    let e = await rejected(data, v2);
-    expect([e.line, e.field]).toEqual([2, 'outcome']);
-    expect(e.reason).toBe('claim c1 is stored unresolved (first stored from v1.csv:2); a resolution cannot be added to a stored claim by a later import ("1" here, none stored)');
-    // A stored resolution: another outcome, another time, or none at all.
-    for (const [row, field] of [
-      ['c9,Acme,2024-01-01,probability,Q,0.2,1,2024-02-01\n', 'outcome'],
-      ['c9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-02\n', 'resolved_at'],
-      ['c9,Acme,2024-01-01,probability,Q,0.2,,\n', 'outcome'],
-    ] as const) {
-      e = await rejected(data, folder({ 'v3.csv': HEAD + row }));
-      expect([e.line, e.field], row).toEqual([2, field]);
-      expect(e.reason, row).toContain('claim c9 already stored with another');
-    }
-    expect(parts(data)).toEqual(before);
+    const v2 = folder({ 'v2.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,1,2024-03-01\nc9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-01\n' });
+    const [added] = await importAll(data, [['csv', v2]]);
+    expect(added!.resolutions).toEqual({ received: 1, written: 1 });
+    expect(added!.claims.written).toBe(0);
+    // the claim's own row is as first imported; the resolution is a row of its own, with where it came from
     expect(await query(data, 'SELECT claim_id, outcome FROM {claims} ORDER BY claim_id')).toEqual([
       { claim_id: 'c1', outcome: null },
       { claim_id: 'c9', outcome: 0 },
     ]);
+    expect(await query(data, `SELECT claim_id, outcome, strftime(resolved_at, '%Y-%m-%d') AS at, provenance_file, provenance_line FROM (${rawRelation(data, 'claim_resolutions')})`)).toEqual([
+      { claim_id: 'c1', outcome: 1, at: '2024-03-01', provenance_file: 'v2.csv', provenance_line: 2n },
+    ]);
+    // the same file again writes nothing
+    const before = parts(data).concat(rawParts(data, 'claim_resolutions'));
+    const [again] = await importAll(data, [['csv', v2]]);
+    expect([again!.claims.written, again!.resolutions.written]).toEqual([0, 0]);
+    // a stored resolution (its own, or one added later): another outcome, another time, or none at all
+    for (const [row, field, id] of [
+      ['c9,Acme,2024-01-01,probability,Q,0.2,1,2024-02-01\n', 'outcome', 'c9'],
+      ['c9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-02\n', 'resolved_at', 'c9'],
+      ['c9,Acme,2024-01-01,probability,Q,0.2,,\n', 'outcome', 'c9'],
+      ['c1,Acme,2024-01-01,probability,X,0.7,0,2024-03-01\n', 'outcome', 'c1'],
+      ['c1,Acme,2024-01-01,probability,X,0.7,,\n', 'outcome', 'c1'],
+    ] as const) {
+      const e = await rejected(data, folder({ 'v3.csv': HEAD + row }));
+      expect([e.line, e.field], row).toEqual([2, field]);
+      expect(e.reason, row).toContain(`claim ${id} is stored resolved`);
+    }
+    expect(parts(data).concat(rawParts(data, 'claim_resolutions'))).toEqual(before);
+    // the track record counts c1 resolved, with the outcome added: both claims scored, both hits
+    const runId = await publishScores(data);
+    const acme = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(
+        "SELECT n_claims::INTEGER AS n, n_resolved::INTEGER AS resolved, accuracy_score AS accuracy FROM read_parquet($file) WHERE source_slug = 'acme'",
+        { file: join(snapshotDir(data, runId), 'track_records.parquet') },
+      )).getRowObjectsJS(),
+    );
+    expect(acme).toEqual([{ n: 2, resolved: 2, accuracy: 100 }]);
   });
 });
 
