@@ -25,7 +25,7 @@ import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './war
 import { deriveSqlHash, deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
 import { forecastStage } from './forecast/stage.ts';
 import { findRunToResume, type RunState } from './forecast/runs.ts';
-import { journalPath } from './forecast/journal.ts';
+import { journalPath, readJournal } from './forecast/journal.ts';
 import type { ProgressReporter } from './forecast/progress.ts';
 import { createProgress } from './forecast/progress.ts';
 import { syncAll, type SyncReport } from './sync.ts';
@@ -258,7 +258,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           if (behind) {
             const note =
               `this run is dated ${asOf.toISOString()}, before the snapshot it replaces (${previous}, as of ${previousAsOf}): ` +
-              `its forecasts are in the warehouse, and its snapshot is scored as of ${previousAsOf}, so the served view does not go back in time`;
+              `its forecasts are in the warehouse, and its snapshot is scored as of ${previousAsOf}, so the served view does not go back in time ` +
+              '(no thesis vintage or scenario record is frozen for it)';
             log.warn({ previous, previous_as_of: previousAsOf }, note);
             summary.notes.push(note);
           }
@@ -302,6 +303,9 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
             const note = `its journaled model calls are kept: \`quorum run --resume ${runId}\` continues it without making them again`;
             log.warn({ journal: journalPath(root, runId) }, note);
             summary.notes.push(note);
+            // The stage threw before it returned its counts: the summary and the runs row say what
+            // was called and spent from the journal, not 0 (QA).
+            if (summary.calls === 0) Object.assign(summary, journalCounts(journalPath(root, runId), target !== null));
           }
         }
       } finally {
@@ -330,6 +334,24 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   } finally {
     release();
   }
+}
+
+/**
+ * A run's call counts, tokens and cost as its journal holds them (every call it finished);
+ * `calls_made` too for a run not resumed (all of them were made by it).
+ */
+function journalCounts(path: string, resumed: boolean): Partial<RunSummary> {
+  const { calls } = readJournal(path);
+  const sum = (f: (c: (typeof calls)[number]['call']) => number | null) => calls.reduce((a, c) => a + (f(c.call) ?? 0), 0);
+  return {
+    calls: calls.length,
+    ...(resumed ? {} : { calls_made: calls.length }),
+    failed_calls: calls.filter((c) => c.call.status === 'failed').length,
+    skipped_calls: calls.filter((c) => c.call.status === 'skipped').length,
+    tokens_in: sum((c) => c.tokens_in),
+    tokens_out: sum((c) => c.tokens_out),
+    cost_usd: Math.round(sum((c) => c.cost_usd) * 1e6) / 1e6,
+  };
 }
 
 /**

@@ -224,7 +224,7 @@ export function sendJsonBody(req: Request, res: Response, entry: CachedBody, cc:
   const etag = gzip ? gzipEtag(entry.etag) : entry.etag;
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', cc);
-  if (entry.body.length >= GZIP_MIN_BYTES) res.setHeader('Vary', 'Accept-Encoding');
+  if (entry.body.length >= GZIP_MIN_BYTES) res.vary('Accept-Encoding'); // added to CORS's `Vary: Origin`, never replacing it
   if (ifNoneMatch(req.headers['if-none-match'], etag)) {
     res.statusCode = 304;
     res.end();

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { Request } from 'express';
 import type { JsonRow } from '../db/convert.ts';
-import { bigintKey, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
+import { bigintKey, decodeKeyset, encodeKeyset, int64String } from '../http/cursor.ts';
 import { queryInt, queryString } from '../http/params.ts';
 
 export const HISTORY_LIMIT = { min: 1, max: 500, default: 100 } as const;
@@ -21,7 +21,7 @@ export interface HistoryPage {
   before: { us: bigint; run: string } | null;
 }
 
-const KEY = z.tuple([z.string().regex(/^-?\d{1,20}$/), z.string().min(1).max(200)]);
+const KEY = z.tuple([int64String, z.string().min(1).max(200)]);
 
 /** The two query parameters of a history named `name` (records, vintages), for the route's OpenAPI entry. */
 export function historyQuery(name: string, what: string) {

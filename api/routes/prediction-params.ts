@@ -76,6 +76,17 @@ export function pathMarketRef(req: Request, name = 'market_id'): MarketRef {
   );
 }
 
+/** A `question_id` query filter: a question id (its venue in any case, as on the paths), null when absent, else a 400. */
+export function queryQuestionId(req: Request, name = 'question_id'): string | null {
+  const raw = queryString(req, name, 400);
+  if (raw === undefined) return null;
+  const id = foldQuestionId(raw);
+  if (id === null) {
+    throw ApiError.invalidParameter(name, `Query parameter '${name}' must be a question id such as metaculus:1554.`, { pattern: QUESTION_ID.source });
+  }
+  return id;
+}
+
 /** The `lang` path parameter, lower-cased (the cache key; matching is case-insensitive). */
 export function pathLang(req: Request, name = 'lang'): string {
   const raw = pathParam(req, name);

@@ -8,6 +8,7 @@ import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
 import type { StreamHub, StreamFilter } from '../events/stream-hub.ts';
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
+import { queryQuestionId } from './prediction-params.ts';
 import { parseEnum, parseInteger, queryCategory, queryString } from '../http/params.ts';
 
 const MAX_SEQ = 999_999_999_999_999;
@@ -92,7 +93,7 @@ export const streamRoute = rawRoute({
     const filter: StreamFilter = {
       types: parseTypes(req),
       category: queryCategory(req) ?? null,
-      questionId: queryString(req, 'question_id', 200) ?? null,
+      questionId: queryQuestionId(req),
     };
     const resume = resumePoint(req);
     const hub = streamHubOf(req);

@@ -372,6 +372,21 @@ describe('hardening', () => {
     expect(keyed.res.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it('CORS with a list of origins: cached answers vary by Origin and by Accept-Encoding (QA: gzip\'s Vary replaced Origin)', async () => {
+    const listed = await serve(dir, { corsOrigins: ['https://app.example'], nextRunAt: () => NEXT_RUN });
+    try {
+      for (const origin of ['https://app.example', 'https://other.example', undefined]) {
+        const res = await fetch(`${listed.url}/api/events/service_stats/`, { headers: origin ? { Origin: origin } : {} });
+        expect(res.status).toBe(200);
+        const vary = (res.headers.get('vary') ?? '').split(/\s*,\s*/);
+        expect(vary, String(origin)).toEqual(expect.arrayContaining(['Origin', 'Accept-Encoding']));
+        expect(res.headers.get('access-control-allow-origin')).toBe(origin === 'https://app.example' ? origin : null);
+      }
+    } finally {
+      await listed.close();
+    }
+  });
+
   it('oversize body → 413 payload_too_large; malformed JSON → 400; the server keeps serving', async () => {
     const big = JSON.stringify({ x: 'a'.repeat(20 * 1024) });
     for (const p of ['/api/predictions/accuracy', '/api/nope']) {

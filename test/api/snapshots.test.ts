@@ -107,21 +107,23 @@ describe('snapshot lifecycle', () => {
     // three sources whose ranks the second snapshot reverses, as a run's new claims can
     const sources = (ranks: number[]): FixtureData['track_records'] =>
       ranks.map((rank, i) => ({ source_slug: `source-${i}`, name: `Source ${i}`, kind: 'pollster', n_claims: 20, n_resolved: 20, ranked: true, rank, categories: [] }));
-    await writeSnapshot(dir, 'r1', { ...withFeeds(fixtureData(1)), track_records: sources([1, 2, 3]) });
+    const claims = (day: number): FixtureData['claims'] =>
+      [0, 1, 2].map((i) => ({ claim_id: `c${i}`, source_slug: 'quorum-consensus', made_at: `2025-0${day + i}-01 00:00:00`, kind: 'probability', probability: 0.5 }));
+    await writeSnapshot(dir, 'r1', { ...withFeeds(fixtureData(1)), track_records: sources([1, 2, 3]), claims: claims(1) });
     await publish(dir, 'r1');
     await server.app.snapshots.reload();
     const page = async (p: string) => {
       const res = await fetch(`${server.url}${p}`, { headers });
       return { status: res.status, body: (await res.json()) as any };
     };
-    const routes = ['/api/events/lang/en/', '/api/predictions/edges', '/api/track-records/', '/api/track-records/?sort=accuracy'];
+    const routes = ['/api/events/lang/en/', '/api/predictions/edges', '/api/track-records/', '/api/track-records/?sort=accuracy', '/api/claims/'];
     const firstPages = await Promise.all([...routes, '/api/predictions/lang/en', '/api/track-records/?sort=slug'].map((r) => page(`${r}${r.includes('?') ? '&' : '?'}limit=1`)));
     for (const p of firstPages) expect(p.body.next_cursor, JSON.stringify(p.body)).toEqual(expect.any(String));
     const next = (i: number, r: string) => `${r}${r.includes('?') ? '&' : '?'}limit=1&cursor=${firstPages[i]!.body.next_cursor}`;
     // on the snapshot that issued them, every cursor continues
     for (const [i, r] of routes.entries()) expect((await page(next(i, r))).status, r).toBe(200);
 
-    await writeSnapshot(dir, 'r2', { ...withFeeds(fixtureData(2)), track_records: sources([3, 2, 1]) }, { asOf: '2025-04-03T00:00:00Z' });
+    await writeSnapshot(dir, 'r2', { ...withFeeds(fixtureData(2)), track_records: sources([3, 2, 1]), claims: claims(4) }, { asOf: '2025-04-03T00:00:00Z' });
     await publish(dir, 'r2');
     await server.app.snapshots.reload();
     for (const [i, r] of routes.entries()) {
@@ -131,9 +133,9 @@ describe('snapshot lifecycle', () => {
       expect(got.body.detail).toMatch(/snapshot r1.*snapshot r2.*first page/);
     }
     // a position in an order no run rewrites (question id, slug) continues in the new snapshot
-    const lang = await page(`/api/predictions/lang/en?limit=1&cursor=${firstPages[4]!.body.next_cursor}`);
+    const lang = await page(`/api/predictions/lang/en?limit=1&cursor=${firstPages[5]!.body.next_cursor}`);
     expect(lang.status).toBe(200);
-    const bySlug = await page(`/api/track-records/?sort=slug&limit=1&cursor=${firstPages[5]!.body.next_cursor}`);
+    const bySlug = await page(`/api/track-records/?sort=slug&limit=1&cursor=${firstPages[6]!.body.next_cursor}`);
     expect(bySlug.status).toBe(200);
     expect(bySlug.body.sources.map((x: any) => x.slug)).toEqual(['source-1']);
     // a cursor of an earlier version (no snapshot in it) cannot be placed either

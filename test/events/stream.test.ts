@@ -131,7 +131,8 @@ describe('GET /api/stream/', () => {
   }, 120_000);
 
   it('Last-Event-ID wins over since, and a question_id filter keeps one question', async () => {
-    const res = await fetch(`${server.url}/api/stream/?since=0&question_id=manifold:q5`, {
+    // the venue in any case, as on the paths (QA: MANIFOLD:q5 matched nothing)
+    const res = await fetch(`${server.url}/api/stream/?since=0&question_id=MANIFOLD:q5`, {
       headers: { 'X-API-Key': key, 'Last-Event-ID': '2' },
     });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -141,6 +142,10 @@ describe('GET /api/stream/', () => {
     await reader.cancel();
     const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     expect(ids).toEqual([5, 7]); // q5: consensus.updated (5), edge.closed (7); not its edge.opened (1)
+    // no question id at all: a 400, not a stream that never sends anything
+    const bad = await fetch(`${server.url}/api/stream/?question_id=x%20y`, { headers: { 'X-API-Key': key } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { parameter: string }).parameter).toBe('question_id');
   });
 
   it('sends a heartbeat comment on an idle stream', async () => {

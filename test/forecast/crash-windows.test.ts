@@ -171,6 +171,10 @@ describe('a kill during the forecast stage raw writes, then --resume', () => {
     // the failure says how to continue it; a plain `--resume` finds it (QA: it said there was no
     // run to continue and made every call again), the schedule does not continue a failed run
     expect(failed.notes).toContainEqual(expect.stringContaining(`quorum run --resume ${failed.run_id}`));
+    // what it called (and paid for) is in its summary, read from the journal, not 0 (QA)
+    expect(failed).toMatchObject({ calls: TOTAL, calls_made: TOTAL });
+    const recorded = await rawQuery(dir, 'runs', `SELECT calls FROM t WHERE run_id = '${failed.run_id}' AND status = 'failed'`);
+    expect(recorded).toEqual([{ calls: TOTAL }]);
     await withConnection(async (conn) => {
       expect((await findRunToResume(conn, dir, true))?.run_id).toBe(failed.run_id);
       expect(await findRunToResume(conn, dir, 'auto')).toBeNull();

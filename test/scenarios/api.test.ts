@@ -200,6 +200,11 @@ describe('scenarios API', () => {
     expectProblem(await get(server, '/api/scenarios/hand/?records_limit=0'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/hand/?records_limit=501'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/hand/?records_cursor=abc'), 400, 'invalid_parameter');
+    // a position beyond int64 is no cursor (QA: a 500 when DuckDB bound it)
+    for (const us of ['99999999999999999999', '-99999999999999999999', '9223372036854775808']) {
+      const crafted = Buffer.from(JSON.stringify({ v: 1, k: 'records-history', a: [us, 'r'] })).toString('base64url');
+      expectProblem(await get(server, `/api/scenarios/hand/?records_cursor=${crafted}`), 400, 'invalid_parameter');
+    }
     // another route's cursor is not a position in this history
     const listCursor = (await get(server, '/api/scenarios/?limit=1')).body.next_cursor;
     const wrong = await get(server, `/api/scenarios/hand/?records_cursor=${listCursor}`);
