@@ -25,6 +25,17 @@ export interface RawTable {
   key: string[];
 }
 
+/** A claim's resolution and where the row came from: the last columns of `claims`, and all of `claim_resolutions`'s but its id. */
+const CLAIM_RESOLUTION_COLUMNS = {
+  outcome: 'DOUBLE', // at resolution: 1 came true, 0 did not, 0.5 a tie; NULL unresolved
+  realized_value: 'DOUBLE', // at resolution, for claims with a value
+  resolved_at: 'TIMESTAMP',
+  provenance_dataset: 'VARCHAR',
+  provenance_file: 'VARCHAR',
+  provenance_line: 'BIGINT',
+  ingested_at: 'TIMESTAMP',
+} as const;
+
 export const RAW_TABLES = {
   questions: {
     columns: {
@@ -168,13 +179,7 @@ export const RAW_TABLES = {
       threshold: 'DOUBLE', // a value claim's threshold, where one applies
       tolerance: 'DOUBLE', // a value claim counts as within tolerance when |value - realized| <= this
       horizon_days: 'DOUBLE', // from made_at to the event the claim is about
-      outcome: 'DOUBLE', // at resolution: 1 came true, 0 did not, 0.5 a tie; NULL unresolved
-      realized_value: 'DOUBLE', // at resolution, for claims with a value
-      resolved_at: 'TIMESTAMP',
-      provenance_dataset: 'VARCHAR',
-      provenance_file: 'VARCHAR',
-      provenance_line: 'BIGINT',
-      ingested_at: 'TIMESTAMP',
+      ...CLAIM_RESOLUTION_COLUMNS,
     },
     key: ['claim_id'],
   },
@@ -182,16 +187,7 @@ export const RAW_TABLES = {
     // The resolution of a claim imported open (`quorum import claims csv` of the same claim again,
     // now with its outcome): raw tables are append-only, so it is a row of its own, read beside
     // the claim by sql/derive/90_claims.sql. One per claim: a stored resolution never changes.
-    columns: {
-      claim_id: 'VARCHAR',
-      outcome: 'DOUBLE',
-      realized_value: 'DOUBLE',
-      resolved_at: 'TIMESTAMP',
-      provenance_dataset: 'VARCHAR',
-      provenance_file: 'VARCHAR',
-      provenance_line: 'BIGINT',
-      ingested_at: 'TIMESTAMP',
-    },
+    columns: { claim_id: 'VARCHAR', ...CLAIM_RESOLUTION_COLUMNS },
     key: ['claim_id'],
   },
   sources: {
