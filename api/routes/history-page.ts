@@ -41,7 +41,7 @@ export function historyInput(req: Request, name: string): HistoryPage {
   return { limit, before: { us: BigInt(us), run } };
 }
 
-/** The SQL parameters of a page: its position, and one item more than the page, to learn whether more follow. */
+/** The SQL parameters of a page's position (the caller asks for limit + 1 items, to learn whether more follow). */
 export function historyParams(page: HistoryPage): { before_us: bigint | null; before_run: string | null } {
   return { before_us: page.before?.us ?? null, before_run: page.before?.run ?? null };
 }
