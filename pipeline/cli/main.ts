@@ -16,6 +16,7 @@
  * 1 when all failed (./sync-output.ts).
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
@@ -90,7 +91,10 @@ async function guarded(body: () => Promise<number | void>): Promise<void> {
   }
 }
 
-const program = new Command('quorum').description('Quorum: AI forecasting consensus beside market prices');
+/** package.json's version (`quorum --version`, `-V`). */
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const program = new Command('quorum').description('Quorum: AI forecasting consensus beside market prices').version(VERSION);
 
 program
   .command('import')

@@ -70,6 +70,12 @@ describe('the quorum command', () => {
     expect(r.status, r.stderr).toBe(0);
     for (const command of ['import', 'run', 'sync', 'serve', 'start', 'keys', 'simulator']) expect(r.stdout).toContain(command);
   });
+
+  it('--version prints package.json\'s version (it was an unknown option)', () => {
+    const r = quorum(['--version'], {});
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
+  });
 });
 
 describe('quorum run', () => {
