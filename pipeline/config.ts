@@ -83,11 +83,13 @@ const ForecastEnv = {
 
 const EnvSchema = z.object({
   ...ForecastEnv,
-  QUORUM_DATA_DIR: z.string().min(1).default('data/warehouse'),
-  QUORUM_SAMPLE_DIR: z.string().min(1).default('data/sample/forecastbench'),
-  QUORUM_QUESTIONS_DIR: z.string().min(1).default('data/questions'),
+  // Paths and the host are trimmed: ` /srv/quorum ` was a directory named so under the current
+  // one (QA: a stray warehouse, exit 0), a padded HOST an ENOTFOUND naming no variable.
+  QUORUM_DATA_DIR: z.string().trim().min(1).default('data/warehouse'),
+  QUORUM_SAMPLE_DIR: z.string().trim().min(1).default('data/sample/forecastbench'),
+  QUORUM_QUESTIONS_DIR: z.string().trim().min(1).default('data/questions'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
+  HOST: z.string().trim().min(1).default('0.0.0.0'),
   QUORUM_SCHEDULE: z
     .string()
     .default('0 */4 * * *')
@@ -96,7 +98,7 @@ const EnvSchema = z.object({
   /** Scoring: a market price older than this many days at the forecast's time is no comparator. */
   QUORUM_MAX_COMPARATOR_AGE_DAYS: z.coerce.number().positive().max(36_500).default(7),
   QUORUM_MODES: modeList.default([...MODES]),
-  QUORUM_MODELS_FILE: z.string().min(1).optional(),
+  QUORUM_MODELS_FILE: z.string().trim().min(1).optional(),
   QUORUM_KEEP_SNAPSHOTS: z.coerce.number().int().min(1).max(1000).default(5),
   QUORUM_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   QUORUM_SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),

@@ -104,7 +104,7 @@ export interface SimulatedModelOptions {
  * pointing at `simulatorUrl`. Throws `ModelsConfigError` with a message naming the file and field.
  */
 export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[] {
-  const file = opts.file || opts.env.QUORUM_MODELS_FILE || undefined;
+  const file = opts.file || opts.env.QUORUM_MODELS_FILE?.trim() || undefined; // trimmed, as loadConfig reads it
   if (file === undefined) {
     if (!opts.simulatorUrl) {
       throw new ModelsConfigError(

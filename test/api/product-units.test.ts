@@ -125,6 +125,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ QUORUM_LIMIT_API_PER_DAY: '-1' })).toThrow(/QUORUM_LIMIT_API_PER_DAY/);
   });
 
+  it('paths and the host are trimmed (QA: " /tmp/x " made a warehouse named so under the current directory)', () => {
+    const c = loadConfig({ QUORUM_DATA_DIR: ' /tmp/quorum-trimmed ', HOST: ' 127.0.0.1 ', QUORUM_QUESTIONS_DIR: '\t/tmp/q\t', QUORUM_SAMPLE_DIR: ' /tmp/s' });
+    expect([c.dataDir, c.host, c.questionsDir, c.sampleDir]).toEqual(['/tmp/quorum-trimmed', '127.0.0.1', '/tmp/q', '/tmp/s']);
+  });
+
   it('CORS origins must be origins a browser sends: scheme, host, port, nothing after', () => {
     expect(loadConfig({ QUORUM_CORS_ORIGINS: 'http://localhost:3000,https://app.example' }).corsOrigins).toEqual([
       'http://localhost:3000',
