@@ -38,6 +38,15 @@ function parseUsd(value: string): number {
   return n;
 }
 
+/** An option's integer in [min, max], digits only (QA: `--port 99999` was Node's own message, `--latency-ms abc` 0). */
+function intOption(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value.trim());
+    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
 function setup(): { config: QuorumConfig; logger: Logger } {
   const config = loadConfig();
   return { config, logger: createLogger(config.logLevel, { destination: cliLogDestination() }) };
@@ -218,8 +227,8 @@ program
 program
   .command('simulator')
   .description('run the OpenAI-compatible model simulator on loopback')
-  .option('--port <n>', 'port (0 picks a free one)', (v) => Number.parseInt(v, 10), 0)
-  .option('--latency-ms <n>', 'latency per call', (v) => Number.parseInt(v, 10), 0)
+  .option('--port <n>', 'port (0 picks a free one)', intOption(0, 65535), 0)
+  .option('--latency-ms <n>', 'latency per call', intOption(0, 60_000), 0)
   .action((opts: { port: number; latencyMs: number }) =>
     guarded(async () => {
       const sim = await startSimulator({ port: opts.port, latencyMs: opts.latencyMs });

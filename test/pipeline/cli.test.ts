@@ -71,6 +71,12 @@ describe('the quorum command', () => {
     for (const command of ['import', 'run', 'sync', 'serve', 'start', 'keys', 'simulator']) expect(r.stdout).toContain(command);
   });
 
+  it('quorum simulator refuses a port or latency that is no whole number in range, naming the option (QA)', () => {
+    const r = quorum(['simulator', '--port', '99999'], {});
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/option '--port <n>' argument '99999' is invalid\. expected a whole number from 0 to 65535/);
+  });
+
   it('--version prints package.json\'s version (it was an unknown option)', () => {
     const r = quorum(['--version'], {});
     expect(r.status, r.stderr).toBe(0);
