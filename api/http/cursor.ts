@@ -27,7 +27,6 @@ const INT64_TEXT = /^-?[0-9]{1,19}$/;
 /** A snapshot id as a cursor may carry it (a run id, pipeline/warehouse/layout.ts, within a looser alphabet). */
 const SNAPSHOT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-
 function badCursor(parameter: string): ApiError {
   return ApiError.invalidParameter(
     parameter,
@@ -112,12 +111,11 @@ export function decodeSnapshotKeyset<T extends z.ZodTuple>(
   shape: T,
   parameter = 'cursor',
 ): { key: z.output<T>; snapshot: string | null } {
-  const envelope = decodeCursorJson(raw, keysetEnvelope, parameter);
-  if (envelope.k !== kind) throw badCursor(parameter);
+  const a = keysetValues(raw, kind, parameter);
   const n = shape.def.items.length;
-  const tail = envelope.a.slice(n);
+  const tail = a.slice(n);
   if (tail.length > 1 || (tail.length === 1 && (typeof tail[0] !== 'string' || !SNAPSHOT_ID.test(tail[0])))) throw badCursor(parameter);
-  return { key: parseOrBad(shape, envelope.a.slice(0, n), parameter), snapshot: (tail[0] as string | undefined) ?? null };
+  return { key: parseOrBad(shape, a.slice(0, n), parameter), snapshot: (tail[0] as string | undefined) ?? null };
 }
 
 /** Throws the 410 when a snapshot-bound cursor (decodeSnapshotKeyset) was issued on another snapshot than `servedId`. */
@@ -127,9 +125,14 @@ export function assertCursorSnapshot(issuedOn: string | null, servedId: string, 
 
 /** Decodes a cursor of `kind` whose key matches `shape` (a zod tuple); throws 400 otherwise. */
 export function decodeKeyset<T extends z.ZodTuple>(raw: string, kind: string, shape: T, parameter = 'cursor'): z.output<T> {
+  return parseOrBad(shape, keysetValues(raw, kind, parameter), parameter);
+}
+
+/** The key values of a keyset cursor of `kind` (the envelope checked first: another route's cursor is a 400). */
+function keysetValues(raw: string, kind: string, parameter: string): unknown[] {
   const envelope = decodeCursorJson(raw, keysetEnvelope, parameter);
   if (envelope.k !== kind) throw badCursor(parameter);
-  return parseOrBad(shape, envelope.a, parameter);
+  return envelope.a;
 }
 
 /** A BIGINT column value (number when safe, decimal string beyond) → decimal string, or null. */

@@ -209,22 +209,34 @@ function cacheControl(services: ApiServices, publicRead: boolean): string {
   return `${publicRead ? 'public' : 'private'}, max-age=${s}`;
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 function sendCached(req: Request, res: Response, entry: CachedBody, cc: string): void {
   res.setHeader('X-Snapshot', entry.snapshotId);
-  sendJsonBody(req, res, entry, cc);
+  sendBody(req, res, entry, { type: JSON_TYPE, cacheControl: cc });
 }
 
 /**
- * A JSON body with its strong ETag (a 304 on If-None-Match), gzipped when the request accepts it
- * and the body is worth it: each coding its own ETag, `Vary: Accept-Encoding` (QA: no answer was
- * compressed; a page of predictions is 140 kB, the OpenAPI document 500 kB).
+ * A body with its strong ETag (a 304 on If-None-Match), gzipped when the request accepts it and
+ * the body is `gzipFrom` bytes or more (default GZIP_MIN_BYTES): each coding its own ETag
+ * (gzipEtag), `Vary: Accept-Encoding`. The one way cached JSON, the OpenAPI document and the
+ * dashboard's files go out (QA: no JSON answer was compressed; a page of predictions is 140 kB,
+ * the OpenAPI document 500 kB).
  */
-export function sendJsonBody(req: Request, res: Response, entry: CachedBody, cc: string): void {
-  const gzip = entry.body.length >= GZIP_MIN_BYTES && acceptsGzip(req);
+export function sendBody(
+  req: Request,
+  res: Response,
+  entry: CachedBody,
+  opts: { type: string; cacheControl: string; gzipFrom?: number },
+): void {
+  const worth = entry.body.length >= (opts.gzipFrom ?? GZIP_MIN_BYTES);
+  const gzip = worth && acceptsGzip(req);
   const etag = gzip ? gzipEtag(entry.etag) : entry.etag;
   res.setHeader('ETag', etag);
-  res.setHeader('Cache-Control', cc);
-  if (entry.body.length >= GZIP_MIN_BYTES) res.vary('Accept-Encoding'); // added to CORS's `Vary: Origin`, never replacing it
+  res.setHeader('Cache-Control', opts.cacheControl);
+  if (worth) res.vary('Accept-Encoding'); // added to CORS's `Vary: Origin`, never replacing it
+  // The 304 names the representation negotiated for this request: a tag of the other coding
+  // does not match it.
   if (ifNoneMatch(req.headers['if-none-match'], etag)) {
     res.statusCode = 304;
     res.end();
@@ -232,10 +244,15 @@ export function sendJsonBody(req: Request, res: Response, entry: CachedBody, cc:
   }
   const body = gzip ? gzipped(entry) : entry.body;
   res.statusCode = 200;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', opts.type);
   if (gzip) res.setHeader('Content-Encoding', 'gzip');
   res.setHeader('Content-Length', body.length);
   res.end(body);
+}
+
+/** sendBody of a JSON body. */
+export function sendJsonBody(req: Request, res: Response, entry: CachedBody, cacheControl: string): void {
+  sendBody(req, res, entry, { type: JSON_TYPE, cacheControl });
 }
 
 /**
@@ -245,8 +262,7 @@ export function sendJsonBody(req: Request, res: Response, entry: CachedBody, cc:
  * A request without the header (most API clients) skips the negotiation.
  */
 export function acceptsGzip(req: Request): boolean {
-  const header = req.headers['accept-encoding'];
-  return header !== undefined && header.includes('gzip') && req.acceptsEncodings('gzip', 'identity') === 'gzip';
+  return req.headers['accept-encoding'] !== undefined && req.acceptsEncodings('gzip', 'identity') === 'gzip';
 }
 
 function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHandler {
