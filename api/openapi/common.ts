@@ -130,6 +130,11 @@ export function provenanceOf(rows: ReadonlyArray<Record<string, unknown>>): { pr
   return { providers, simulated: providers.includes('simulated') };
 }
 
+/** The `cursor` of a list whose order each run rewrites (api/http/cursor.ts decodeSnapshotKeyset). */
+export const snapshotCursorParam = z.string().max(1024).meta({
+  description: 'The previous page\'s next_cursor, on the snapshot that issued it: this list\'s order changes with each run, so after a newer snapshot it is a 410 cursor_expired (start again).',
+});
+
 export const categoryParam = z
   .string()
   .meta({

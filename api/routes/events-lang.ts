@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, published } from '../openapi/common.ts';
+import { count, DOC, published, snapshotCursorParam } from '../openapi/common.ts';
 import { assertCursorSnapshot, bigintKey, cursorQuestionId, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
 import { langParam, pathLang, staleParams } from './prediction-params.ts';
@@ -42,7 +42,7 @@ export const eventsLangRoute = jsonRoute({
   params: z.object({ lang: langParam }),
   query: z.object({
     limit: z.int().min(EVENTS_LANG_LIMIT.min).max(EVENTS_LANG_LIMIT.max).default(EVENTS_LANG_LIMIT.default).optional(),
-    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor, on the snapshot that issued it: this list\'s order changes with each run, so after a newer snapshot it is a 410 cursor_expired (start again).' }),
+    cursor: snapshotCursorParam.optional(),
   }),
   response: EventsLangPage,
   errors: [400, 404, 410],

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, isoTime, marketStale, prob, published, zHours, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, marketStale, prob, published, snapshotCursorParam, zHours, zNum, zProb } from '../openapi/common.ts';
 import { assertCursorSnapshot, cursorQuestionId, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
 import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
 import { SameEventPrice, crossVenueGap, sameEventPrices } from './same-event.ts';
@@ -147,7 +147,7 @@ export const predictionsEdgesRoute = jsonRoute({
       .optional()
       .meta({ description: 'Include edges whose market price is stale (`true` or `false`; default false).' }),
     limit: z.int().min(EDGES_LIMIT.min).max(EDGES_LIMIT.max).default(EDGES_LIMIT.default).optional(),
-    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor, on the snapshot that issued it: this list\'s order changes with each run, so after a newer snapshot it is a 410 cursor_expired (start again).' }),
+    cursor: snapshotCursorParam.optional(),
   }),
   response: EdgesPage,
   errors: [400, 410],
