@@ -20,9 +20,7 @@
  */
 import type { Request } from 'express';
 import { z } from 'zod';
-import { VENUES as FORECASTBENCH_VENUES } from '../../pipeline/import/forecastbench.ts';
-import { QUORUM_VENUE } from '../../pipeline/questions/question-file.ts';
-import { VENUES as SYNC_VENUES } from '../../pipeline/venues/types.ts';
+import { KNOWN_VENUES } from '../../pipeline/venues/known.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
 import { parseNumber, queryBoolean, queryEnum, queryString, shown } from '../http/params.ts';
@@ -145,7 +143,7 @@ export const langParam = z
  * Every venue a question can come from: the synced venues, the ForecastBench import's sources and
  * the operators' question files (`quorum`). Sorted.
  */
-export const VENUES: readonly string[] = [...new Set<string>([...SYNC_VENUES, ...FORECASTBENCH_VENUES, QUORUM_VENUE])].sort();
+export const VENUES: readonly string[] = KNOWN_VENUES;
 
 /** The `venue` query parameter as documented (parsed by queryVenue). */
 export const venueParam = z

@@ -12,9 +12,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { writeImportBatch } from '../import/write-batch.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import type { RawRow } from '../warehouse/tables.ts';
-import { VENUES as FORECASTBENCH_VENUES } from '../import/forecastbench.ts';
-import { QUORUM_VENUE } from '../questions/question-file.ts';
-import { VENUES as SYNC_VENUES } from '../venues/types.ts';
+import { KNOWN_VENUES } from '../venues/known.ts';
 import { DATASETS, parseClaims, type ClaimFormat, type DuplicateRecord, type ParsedClaims } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 import { importGenericSql } from './generic-sql.ts';
@@ -60,7 +58,7 @@ async function storedSources(conn: DuckDBConnection, root: string, origin: strin
     taken.add(r.source_slug);
     if (r.ours === true && r.name !== null && !known.has(r.name)) known.set(r.name, r.source_slug);
   }
-  const venues = new Set<string>([...SYNC_VENUES, ...FORECASTBENCH_VENUES, QUORUM_VENUE]);
+  const venues = new Set<string>(KNOWN_VENUES);
   const stored = await conn.runAndReadAll(`SELECT DISTINCT venue FROM (${rawRelation(root, 'questions')}) WHERE venue IS NOT NULL`);
   for (const r of stored.getRowObjectsJS() as { venue: string }[]) venues.add(r.venue);
   return { known, taken, venues };
