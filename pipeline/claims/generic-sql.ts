@@ -318,6 +318,26 @@ const COMPARED = CLAIM_COLUMNS.filter((c): c is [string, string, string] => c[2]
 const RESOLUTION_FIELDS: readonly string[] = ['outcome', 'realized_value', 'resolved_at'];
 
 /**
+ * `_gen_stored`: the stored claims this import's records name, each with its resolution as stored
+ * (its own, or the one a later import added: raw claim_resolutions) and `is_open` when it has
+ * none. Read once; firstStoredConflict and resolutionsQuery both join it.
+ */
+async function stageStoredClaims(conn: DuckDBConnection, root: string): Promise<void> {
+  const resolved = RESOLUTION_FIELDS.map((f) => `CASE WHEN r.claim_id IS NULL THEN c.${sqlIdent(f)} ELSE r.${sqlIdent(f)} END AS ${sqlIdent(f)}`);
+  await conn.run(
+    'CREATE OR REPLACE TEMP TABLE _gen_stored AS ' +
+    `SELECT c.* REPLACE (${resolved.join(', ')}), ` +
+    `r.claim_id IS NULL AND c.outcome IS NULL AND c.realized_value IS NULL AS is_open ` +
+    `FROM (${rawRelation(root, 'claims')}) AS c ` +
+    `LEFT JOIN (${rawRelation(root, 'claim_resolutions')}) AS r ON r.claim_id = c.claim_id AND c.outcome IS NULL AND c.realized_value IS NULL ` +
+    'WHERE c.claim_id IN (SELECT claim_id FROM _gen_in)',
+  );
+}
+
+/** The record resolves a claim stored open: it has an outcome or a realized value. */
+const RESOLVES = 'e.is_open AND (i.outcome IS NOT NULL OR i.realized_value IS NOT NULL)';
+
+/**
  * The first record (file order) whose claim_id is already stored with other content, as an
  * ImportError; null when every stored claim_id is the same claim again (it is then not written:
  * the append skips stored keys). The key of raw `claims` is claim_id alone, and the API serves a
@@ -326,27 +346,9 @@ const RESOLUTION_FIELDS: readonly string[] = ['outcome', 'realized_value', 'reso
  *    numbering their rows 1, 2, 3 would otherwise be dropped silently, the source written empty);
  *  - stored with another value of a field: rejected at that field. The claim as made must not
  *    change, and the raw tables are append-only: a second row would be a second claim to every
- *    reader (sql/derive/90_claims.sql reads every row). That includes the resolution: an
- *    open claim cannot be resolved, nor a resolution changed, by a later import (the README).
+ *    reader (sql/derive/90_claims.sql reads every row). A stored resolution (`_gen_stored`'s) must
+ *    not change either; only a claim stored open may get one (resolutionsQuery records it).
  */
-/**
- * The stored claims this import's records name (`e`), each with its resolution as stored: its own,
- * or the one a later import added (raw claim_resolutions), and `open` when it has none.
- */
-function storedClaims(root: string): string {
-  const resolved = RESOLUTION_FIELDS.map((f) => `CASE WHEN r.claim_id IS NULL THEN c.${sqlIdent(f)} ELSE r.${sqlIdent(f)} END AS ${sqlIdent(f)}`);
-  return (
-    `(SELECT c.* REPLACE (${resolved.join(', ')}), ` +
-    `r.claim_id IS NULL AND c.outcome IS NULL AND c.realized_value IS NULL AS is_open ` +
-    `FROM (${rawRelation(root, 'claims')}) AS c ` +
-    `LEFT JOIN (${rawRelation(root, 'claim_resolutions')}) AS r ON r.claim_id = c.claim_id AND c.outcome IS NULL AND c.realized_value IS NULL ` +
-    'WHERE c.claim_id IN (SELECT claim_id FROM _gen_in))'
-  );
-}
-
-/** The record resolves a claim stored open: it has an outcome or a realized value. */
-const RESOLVES = 'e.is_open AND (i.outcome IS NOT NULL OR i.realized_value IS NOT NULL)';
-
 async function firstStoredConflict(conn: DuckDBConnection, root: string, files: readonly ReadFile[]): Promise<ImportError | null> {
   const differs = COMPARED.map(([col, expr]) => `e.${sqlIdent(col)} IS DISTINCT FROM ${expr}`);
   // A resolution added to a claim stored open is no conflict: it is recorded (resolutionsQuery).
@@ -359,7 +361,7 @@ async function firstStoredConflict(conn: DuckDBConnection, root: string, files: 
       `coalesce(e.provenance_file, e.provenance_dataset) AS first_file, e.provenance_line::BIGINT AS first_line, ` +
       `e.is_open AS stored_open, ` +
       `(SELECT min(name) FROM (${rawRelation(root, 'sources')}) AS o WHERE o.source_slug = e.source_slug) AS stored_name ` +
-      `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source JOIN ${storedClaims(root)} AS e ON e.claim_id = i.claim_id ` +
+      `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source JOIN _gen_stored AS e ON e.claim_id = i.claim_id ` +
       `WHERE ${conflicts.join(' OR ')} ORDER BY i.rowid LIMIT 1`,
   );
   const row = r.getRowObjectsJS()[0];
@@ -388,12 +390,12 @@ async function firstStoredConflict(conn: DuckDBConnection, root: string, files: 
  * outcome or realized value), as raw claim_resolutions rows: the claim's own row is never
  * rewritten. Run after firstStoredConflict, so the rest of each such record equals the stored claim.
  */
-function resolutionsQuery(root: string, provenance: { file: string; line: string }, datasetSql: string, nowSql: string, shifted: boolean): string {
+function resolutionsQuery(provenance: { file: string; line: string }, datasetSql: string, nowSql: string, shifted: boolean): string {
   const cols = CLAIM_COLUMNS.filter(([c]) => RESOLUTION_FIELDS.includes(c)).map(([c, expr]) => `${expr} AS ${sqlIdent(c)}`);
   return (
     `(SELECT i.claim_id, ${cols.join(', ')}, ${datasetSql} AS provenance_dataset, ${provenance.file} AS provenance_file, ` +
     `${provenance.line} AS provenance_line, (${nowSql}::TIMESTAMPTZ AT TIME ZONE 'UTC') AS ingested_at ` +
-    `FROM _gen_in AS i JOIN ${storedClaims(root)} AS e ON e.claim_id = i.claim_id` +
+    `FROM _gen_in AS i JOIN _gen_stored AS e ON e.claim_id = i.claim_id` +
     `${shifted ? ' ASOF JOIN _gen_shift AS g ON i.rowid >= g.from_rowid' : ''} WHERE ${RESOLVES})`
   );
 }
@@ -507,6 +509,7 @@ export async function importGenericSql(
       spellings.closeSync();
       stage.closeSync();
     }
+    await stageStoredClaims(conn, root);
     const changed = await firstStoredConflict(conn, root, files);
     if (changed) throw changed;
     const nowSql = q(now.toISOString());
@@ -540,8 +543,7 @@ export async function importGenericSql(
     // disk) leave no source behind either (QA: 517 sources written, no claim).
     const parts: PendingPart[] = [];
     try {
-      // (resolutions first: they are read against the claims as stored before this import)
-      const resolutions = await appendStaged(conn, root, 'claim_resolutions', resolutionsQuery(root, provenance, dataset, nowSql, shifts.length > 0), now, undefined, parts);
+      const resolutions = await appendStaged(conn, root, 'claim_resolutions', resolutionsQuery(provenance, dataset, nowSql, shifts.length > 0), now, undefined, parts);
       const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now, undefined, parts);
       const claims = await appendStaged(conn, root, 'claims', claimsQuery, now, received, parts);
       commitParts(parts);
@@ -551,7 +553,7 @@ export async function importGenericSql(
       throw err;
     }
   } finally {
-    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_shift']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_shift', '_gen_stored']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
     if (!ordered) await conn.run('SET preserve_insertion_order = false');
   }
 }
