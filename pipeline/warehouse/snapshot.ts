@@ -2,7 +2,7 @@
  * Snapshots: the derived tables of one run, published atomically.
  *
  * A run builds `snapshots/<run_id>.tmp-<pid>/`, fsyncs every file, renames the directory to
- * `snapshots/<run_id>/`, then replaces `CURRENT` by writing `CURRENT.tmp`, fsyncing and renaming.
+ * `snapshots/<run_id>/`, then replaces `CURRENT` atomically (a temp file beside it, fsynced, renamed).
  * Readers follow `CURRENT`, so they see the previous snapshot or the new one, never half of one;
  * a run killed before the final rename leaves the previous snapshot served. Superseded snapshots
  * are pruned only after a grace period (pruneSnapshots), as servers may still be reading them.
@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fsyncPath } from '../fs/durable.ts';
+import { fsyncPath, writeFileAtomicSync } from '../fs/durable.ts';
 import { currentFile, RUN_ID_PATTERN, snapshotDir, snapshotsDir } from './layout.ts';
 
 /** One column of a published table's Parquet file, typed as DuckDB reads it back. */
@@ -129,20 +129,16 @@ export async function publishSnapshot(
 
 /**
  * Points CURRENT at the published snapshot `id`, durably: temp file, fsync, rename, fsync the
- * data dir. The second half of a publish (publishSnapshot), and what a resumed run finishes when
+ * data dir (durable.ts writeFileAtomicSync). The second half of a publish (publishSnapshot), and what a resumed run finishes when
  * it was stopped between the two (its directory in place, CURRENT still naming the one before).
  */
 export function makeCurrent(root: string, id: string): void {
-  const current = currentFile(root);
-  writeFileSync(`${current}.tmp`, `${id}\n`);
-  fsyncPath(`${current}.tmp`);
-  renameSync(`${current}.tmp`, current);
-  fsyncPath(root);
+  writeFileAtomicSync(currentFile(root), `${id}\n`, 0o644);
 }
 
 /**
  * Finishes the publish of snapshot `id` whose directory is in place but which CURRENT does not
- * name (a run stopped between the two steps: QA, a full disk writing CURRENT.tmp), unless a later
+ * name (a run stopped between the two steps: QA, a full disk writing CURRENT), unless a later
  * snapshot (created after it) is current by now: true when it made `id` current.
  */
 export function finishPublish(root: string, id: string): boolean {
