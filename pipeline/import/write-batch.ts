@@ -30,8 +30,7 @@ export async function writeImportBatch(
   try {
     for (const table of ORDER) {
       const rows = batch[table] ?? [];
-      const { received, written, pending } = await appendRaw(conn, root, table, rows, partition, { defer: true });
-      if (pending) parts.push(pending);
+      const { received, written } = await appendRaw(conn, root, table, rows, partition, { parts });
       result[table] = { received, written };
     }
   } catch (err) {

@@ -22,8 +22,6 @@ export interface AppendResult {
   received: number;
   written: number;
   file: string | null;
-  /** With `defer`: the part written but not yet in place (commitParts puts it there, dropParts removes it). */
-  pending?: PendingPart;
 }
 
 /** A part written to its temp file, to be renamed into place with the other parts of a batch. */
@@ -49,8 +47,8 @@ export function dropParts(parts: readonly PendingPart[]): void {
 
 /**
  * Writes the rows of one raw table for one run. Returns how many were new.
- * `rows` are plain objects keyed by the table's column names (see tables.ts). `defer`: the part is
- * left in its temp file (`pending`) for commitParts, with the other parts of a batch.
+ * `rows` are plain objects keyed by the table's column names (see tables.ts). `parts`: the part is
+ * left in its temp file and added there, for commitParts with the other parts of a batch.
  */
 export async function appendRaw(
   conn: DuckDBConnection,
@@ -58,7 +56,7 @@ export async function appendRaw(
   table: RawTableName,
   rows: readonly object[],
   partition: { runId: string; runDate: string },
-  opts: { defer?: boolean } = {},
+  opts: { parts?: PendingPart[] } = {},
 ): Promise<AppendResult> {
   if (rows.length === 0) return { table, received: 0, written: 0, file: null };
   const { columns, key } = RAW_TABLES[table];
@@ -96,8 +94,8 @@ export async function appendRaw(
   const tmp = `${file}.tmp`;
   try {
     await conn.run(`COPY (${newRows}) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
-    if (opts.defer) return { table, received: rows.length, written, file, pending: { tmp, file } };
-    commitTempFile(tmp, file);
+    if (opts.parts) opts.parts.push({ tmp, file });
+    else commitTempFile(tmp, file);
   } catch (err) {
     if (existsSync(tmp)) rmSync(tmp, { force: true });
     throw err;
