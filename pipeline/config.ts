@@ -9,7 +9,7 @@ import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
-import { setVariables } from './env.ts';
+import { setVariables, unknownVariables } from './env.ts';
 
 const modeList = z
   .string()
@@ -201,6 +201,8 @@ export interface QuorumConfig {
   simulatorMaxConcurrency: number;
   simulatorPriceInPerMtok: number;
   simulatorPriceOutPerMtok: number;
+  /** QUORUM_* variables that are set but read by nothing, with the closest known name (the CLI warns). */
+  unknownVariables: { name: string; closest: string | null }[];
 }
 
 export class ConfigError extends Error {
@@ -228,10 +230,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     if (err instanceof VenueConfigError) throw new ConfigError(err.message.replace(/^invalid venue configuration:/, 'invalid configuration:'));
     throw err;
   }
+  // The API key variables a models file names are read too (they may be QUORUM_ ones).
+  let keyVariables: string[] = [];
   if (e.QUORUM_MODELS_FILE) {
     // Validated at start: a bad models file or a missing API key variable is a start-up error.
     try {
-      loadModelsConfig({ file: e.QUORUM_MODELS_FILE, env });
+      keyVariables = loadModelsConfig({ file: e.QUORUM_MODELS_FILE, env }).map((m) => m.api_key_env);
     } catch (err) {
       if (err instanceof ModelsConfigError) throw new ConfigError(`invalid configuration:\n  QUORUM_MODELS_FILE: ${err.message}`);
       throw err;
@@ -289,5 +293,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     simulatorMaxConcurrency: e.QUORUM_SIMULATOR_MAX_CONCURRENCY,
     simulatorPriceInPerMtok: e.QUORUM_SIMULATOR_PRICE_IN_PER_MTOK,
     simulatorPriceOutPerMtok: e.QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK,
+    unknownVariables: unknownVariables(env, keyVariables),
   };
 }

@@ -4,6 +4,7 @@
  * value counts as unset; the first bad one is an Error `<VARIABLE>: <what is wrong>`.
  */
 import type { z } from 'zod';
+import { editDistance } from './text/edit-distance.ts';
 
 /**
  * The variables of `env` that are set: an empty or whitespace-only value counts as unset, in every
@@ -23,4 +24,62 @@ export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.Proces
     throw new Error(`${String(issue.path[0])}: ${issue.message}`);
   }
   return parsed.data;
+}
+
+/**
+ * Every QUORUM_* variable some part of Quorum reads, its test suite's QUORUM_CHROMIUM included
+ * (pipeline/env.test.ts checks this list against the source, both ways). Anything else under the prefix is ignored by everything, and the CLI says
+ * so at start: QA set QUORUM_VENUE=none for QUORUM_VENUES=none, and the sync went to the live venues
+ * without a word.
+ */
+export const QUORUM_VARIABLES: readonly string[] = [
+  'QUORUM_AUTO_RESUME', 'QUORUM_BACKFILL_DAYS', 'QUORUM_BACKFILL_GAP_HOURS', 'QUORUM_BACKFILL_MAX_MARKETS',
+  'QUORUM_CALL_TIMEOUT_MS', 'QUORUM_CATEGORIES', 'QUORUM_CHROMIUM', 'QUORUM_CLOSE_WITHIN_DAYS', 'QUORUM_CLUSTER_MAX_SIZE',
+  'QUORUM_CLUSTER_THRESHOLD', 'QUORUM_COHERENCE_TOLERANCE', 'QUORUM_CORS_ORIGINS', 'QUORUM_DATA_DIR',
+  'QUORUM_DERIVE_PROFILE', 'QUORUM_EVENTS_CONSENSUS_THRESHOLD', 'QUORUM_EVENTS_EDGE_THRESHOLD',
+  'QUORUM_EVENTS_POLL_MS', 'QUORUM_EVENTS_RETENTION_DAYS', 'QUORUM_EVIDENCE_DIR', 'QUORUM_EVIDENCE_LOOKBACK_DAYS',
+  'QUORUM_EVIDENCE_MAX', 'QUORUM_EVIDENCE_PROVIDERS', 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', 'QUORUM_FRED_API_KEY',
+  'QUORUM_FRED_URL', 'QUORUM_GDELT_MIN_INTERVAL_MS', 'QUORUM_GDELT_URL', 'QUORUM_HEADLINE_MODES',
+  'QUORUM_HEALTH_COVERAGE_DEGRADED', 'QUORUM_HEALTH_FAILURE_RATE_DEGRADED', 'QUORUM_HEALTH_FAILURE_RATE_FAILING',
+  'QUORUM_HEALTH_SNAPSHOT_AGE_DEGRADED_HOURS', 'QUORUM_HEALTH_SNAPSHOT_AGE_FAILING_HOURS',
+  'QUORUM_HEALTH_STALE_PRICE_HOURS', 'QUORUM_HEALTH_STALE_SHARE_DEGRADED', 'QUORUM_HEALTH_STALE_SHARE_FAILING',
+  'QUORUM_JOURNAL_FSYNC_MS', 'QUORUM_KALSHI_RPS', 'QUORUM_KALSHI_URL', 'QUORUM_KEEP_SNAPSHOTS', 'QUORUM_LANG',
+  'QUORUM_LANGS', 'QUORUM_LIMIT_ANONYMOUS_PER_HOUR', 'QUORUM_LIMIT_API_PER_DAY', 'QUORUM_LIMIT_ENTERPRISE_PER_DAY',
+  'QUORUM_LIMIT_PROBABILITY_PER_DAY', 'QUORUM_LIMIT_PRO_PER_DAY', 'QUORUM_LINK_MAX_TERM_DF',
+  'QUORUM_LINK_SAME_EVENT_THRESHOLD', 'QUORUM_LINK_SIMILAR_THRESHOLD', 'QUORUM_MANIFOLD_RPS', 'QUORUM_MANIFOLD_URL',
+  'QUORUM_MAX_COMPARATOR_AGE_DAYS', 'QUORUM_MAX_MARKETS_PER_VENUE', 'QUORUM_MAX_PRICE_AGE_HOURS',
+  'QUORUM_MAX_QUESTIONS', 'QUORUM_METACULUS_RPS', 'QUORUM_METACULUS_TOKEN', 'QUORUM_METACULUS_URL',
+  'QUORUM_MIN_FORECASTERS', 'QUORUM_MIN_LIQUIDITY', 'QUORUM_MODELS_FILE', 'QUORUM_MODES',
+  'QUORUM_POLYMARKET_CLOB_RPS', 'QUORUM_POLYMARKET_CLOB_URL', 'QUORUM_POLYMARKET_GAMMA_URL', 'QUORUM_POLYMARKET_RPS',
+  'QUORUM_PROBABILITY_BUDGET_USD_PER_DAY', 'QUORUM_PROBABILITY_TIMEOUT_MS', 'QUORUM_PROGRESS_INTERVAL_MS',
+  'QUORUM_PUBLIC_BETA', 'QUORUM_QUESTIONS_DIR', 'QUORUM_RUN_BUDGET_USD', 'QUORUM_SAMPLE_DIR',
+  'QUORUM_SCENARIOS_FROM_THESES', 'QUORUM_SCENARIO_IPF_SWEEPS', 'QUORUM_SCENARIO_MAX_CONDITIONS', 'QUORUM_SCHEDULE',
+  'QUORUM_SHUTDOWN_TIMEOUT_MS', 'QUORUM_SIMULATOR_FAULTS', 'QUORUM_SIMULATOR_JITTER_MS', 'QUORUM_SIMULATOR_KEY',
+  'QUORUM_SIMULATOR_LATENCY_MS', 'QUORUM_SIMULATOR_MAX_CONCURRENCY', 'QUORUM_SIMULATOR_PRICE_IN_PER_MTOK',
+  'QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK', 'QUORUM_SIMULATOR_URL', 'QUORUM_STREAM_HEARTBEAT_MS',
+  'QUORUM_STREAM_MAX_BUFFER_BYTES', 'QUORUM_STREAM_MAX_CLIENTS', 'QUORUM_STRUCTURE_DIR', 'QUORUM_TRUST_PROXY',
+  'QUORUM_VENUES', 'QUORUM_VENUE_MAX_PAGES', 'QUORUM_VENUE_RETRIES', 'QUORUM_VENUE_TIMEOUT_MS',
+  'QUORUM_WEBHOOKS_ALLOW_PRIVATE', 'QUORUM_WEBHOOKS_BACKOFF_MS', 'QUORUM_WEBHOOKS_CONCURRENCY',
+  'QUORUM_WEBHOOKS_MAX_BACKOFF_MS', 'QUORUM_WEBHOOKS_RETRY_WINDOW_MS', 'QUORUM_WEBHOOKS_TIMEOUT_MS',
+];
+
+/**
+ * The QUORUM_* variables of `env` that nothing reads (set to anything, even empty), each with the
+ * closest known name (edit distance at most 3) when one is near. `alsoKnown`: other names Quorum
+ * reads, such as the API key variables a models file names.
+ */
+export function unknownVariables(env: NodeJS.ProcessEnv, alsoKnown: readonly string[] = []): { name: string; closest: string | null }[] {
+  const known = new Set([...QUORUM_VARIABLES, ...alsoKnown]);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('QUORUM_') && !known.has(name))
+    .sort()
+    .map((name) => {
+      const [best] = QUORUM_VARIABLES.map((k) => ({ k, d: editDistance(name, k) })).sort((a, b) => a.d - b.d || (a.k < b.k ? -1 : 1));
+      return { name, closest: best && best.d <= 3 ? best.k : null };
+    });
+}
+
+/** The start-up warning for an unknown variable (see unknownVariables). */
+export function unknownVariableMessage(u: { name: string; closest: string | null }): string {
+  return `${u.name} is set but is not a Quorum setting: it is ignored${u.closest ? ` (did you mean ${u.closest}?)` : ''}`;
 }

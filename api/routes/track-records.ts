@@ -14,6 +14,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { SOURCE_KINDS } from '../../pipeline/claims/formats.ts';
+import { editDistance } from '../../pipeline/text/edit-distance.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
 import { assertCursorSnapshot, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
@@ -209,17 +210,6 @@ function record(r: JsonRow): z.input<typeof TrackRecord> {
   };
 }
 
-/** Levenshtein distance (small strings: slugs). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
 /**
  * The `source_slug` path parameter (kebab-case), or a 400. Slugs are lower case, so ASCII capitals
  * are folded first: a reader typing /sources/SurveyUSA/ means surveyusa (only A-Z: a fold of other
@@ -236,7 +226,7 @@ async function findSource(snap: PinnedSnapshot, slug: string): Promise<JsonRow> 
   if (row) return row;
   const slugs = (await snap.query('track-records-slugs')).map((r) => String(r.source_slug));
   const closest = slugs
-    .map((s) => ({ s, d: distance(slug, s) - (s.includes(slug) || slug.includes(s) ? 100 : 0) }))
+    .map((s) => ({ s, d: editDistance(slug, s) - (s.includes(slug) || slug.includes(s) ? 100 : 0) }))
     .sort((a, b) => a.d - b.d || (a.s < b.s ? -1 : 1))
     .slice(0, 5)
     .map((x) => x.s);

@@ -20,10 +20,13 @@ import { createKey, keysFile, readKeys, revokeKey, type KeyRecord } from '../../
 import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from '../../api/auth/plans.ts';
 import { findServer } from '../../api/server-record.ts';
 import { loadConfig } from '../config.ts';
+import { unknownVariableMessage } from '../env.ts';
 
 /** The data directory (absolute), said on stderr with the server that has it open, if any. */
 function dataDir(): string {
-  const dir = loadConfig().dataDir;
+  const config = loadConfig();
+  const dir = config.dataDir;
+  for (const u of config.unknownVariables) console.error(`quorum keys: ${unknownVariableMessage(u)}`);
   const from = process.env.QUORUM_DATA_DIR?.trim() ? 'QUORUM_DATA_DIR' : 'the default; set QUORUM_DATA_DIR to use another';
   console.error(`quorum keys: data directory ${dir} (${from})`);
   console.error(serverNote(dir));

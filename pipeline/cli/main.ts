@@ -19,6 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
+import { unknownVariableMessage } from '../env.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
 import { RunLockedError } from '../warehouse/lock.ts';
 import { CLAIM_FORMATS, isClaimFormat } from '../claims/formats.ts';
@@ -47,9 +48,12 @@ function intOption(min: number, max: number): (value: string) => number {
   };
 }
 
+/** The configuration and the CLI's logger; a QUORUM_* variable nothing reads is a warning. */
 function setup(): { config: QuorumConfig; logger: Logger } {
   const config = loadConfig();
-  return { config, logger: createLogger(config.logLevel, { destination: cliLogDestination() }) };
+  const logger = createLogger(config.logLevel, { destination: cliLogDestination() });
+  for (const u of config.unknownVariables) logger.warn({ variable: u.name, closest: u.closest }, unknownVariableMessage(u));
+  return { config, logger };
 }
 
 /**

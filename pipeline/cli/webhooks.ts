@@ -18,6 +18,7 @@ import { ownerRefusal } from '../../api/events/webhooks/owner.ts';
 import { publicView, SubscriptionStore } from '../../api/events/webhooks/store.ts';
 import { checkWebhookUrl } from '../../api/events/webhooks/url-policy.ts';
 import { loadConfig } from '../config.ts';
+import { unknownVariableMessage } from '../env.ts';
 import { EVENT_TYPES } from '../events/emit.ts';
 import { loadEventsConfig } from '../events/config.ts';
 
@@ -42,7 +43,9 @@ function requireWebhookKey(dataDir: string, keyId: string): void {
 }
 
 function store(): SubscriptionStore {
-  const dir = loadConfig().dataDir;
+  const config = loadConfig();
+  const dir = config.dataDir;
+  for (const u of config.unknownVariables) console.error(`quorum webhooks: ${unknownVariableMessage(u)}`);
   console.error(`quorum webhooks: data directory ${dir}`);
   return new SubscriptionStore(dir);
 }

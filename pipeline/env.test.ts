@@ -1,0 +1,72 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { quorum, REPO } from '../test/helpers/cli.ts';
+import { QUORUM_VARIABLES, unknownVariables } from './env.ts';
+
+/** The .ts files under `dir` (tests too when `tests`). */
+function sources(dir: string, tests = false): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    if (statSync(p).isDirectory()) return f === 'node_modules' ? [] : sources(p, tests);
+    return p.endsWith('.ts') && (tests || !p.endsWith('.test.ts')) ? [p] : [];
+  });
+}
+
+/** The QUORUM_ names in `files`. */
+function names(files: string[]): Set<string> {
+  return new Set(files.map((f) => readFileSync(f, 'utf8')).join('\n').match(/QUORUM_[A-Z0-9]+(?:_[A-Z0-9]+)*/g));
+}
+
+describe('QUORUM_VARIABLES', () => {
+  const notThisList = (f: string) => !f.endsWith(join('pipeline', 'env.ts')) && !f.endsWith(join('pipeline', 'env.test.ts'));
+  const named = names([...sources(join(REPO, 'pipeline')), ...sources(join(REPO, 'api'))].filter(notThisList));
+  // The suite's own settings (QUORUM_CHROMIUM) are read by tests only.
+  const namedWithTests = names([...sources(join(REPO, 'pipeline'), true), ...sources(join(REPO, 'api'), true), ...sources(join(REPO, 'test'), true)].filter(notThisList));
+  // Constants of the code, not variables of the environment.
+  const constants = new Set(['QUORUM_VENUE', 'QUORUM_SLUGS']);
+
+  it('lists every QUORUM_ variable the source reads (a name the source uses is known, or the stem of known ones)', () => {
+    const missing = [...named].filter((n) => !constants.has(n) && !QUORUM_VARIABLES.some((k) => k === n || k.startsWith(`${n}_`)));
+    expect(missing).toEqual([]);
+  });
+
+  it('lists no variable the source never names', () => {
+    expect(QUORUM_VARIABLES.filter((k) => !namedWithTests.has(k))).toEqual([]);
+    expect(new Set(QUORUM_VARIABLES).size).toBe(QUORUM_VARIABLES.length);
+  });
+});
+
+describe('unknownVariables', () => {
+  it('names a misspelled variable with the closest known one, and one far from all without', () => {
+    expect(unknownVariables({ QUORUM_VENUE: 'none', QUORUM_DATADIR: '/x', QUORUM_WHATEVER_ELSE: '1', QUORUM_VENUES: 'none', PATH: '/bin' })).toEqual([
+      { name: 'QUORUM_DATADIR', closest: 'QUORUM_DATA_DIR' },
+      { name: 'QUORUM_VENUE', closest: 'QUORUM_VENUES' },
+      { name: 'QUORUM_WHATEVER_ELSE', closest: null },
+    ]);
+  });
+
+  it('does not warn of the API key variables a models file names', () => {
+    expect(unknownVariables({ QUORUM_OPENAI_KEY: 'sk-x' }, ['QUORUM_OPENAI_KEY'])).toEqual([]);
+  });
+});
+
+describe('the CLI warns of QUORUM_ variables nothing reads', () => {
+  it('says QUORUM_VENUE is ignored and names QUORUM_VENUES (keys, and a command that loads the pipeline)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-unknown-var-'));
+    try {
+      const env = { QUORUM_DATA_DIR: join(dir, 'data'), QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', QUORUM_VENUE: 'none' };
+      const keys = quorum(['keys', 'list'], env, 60_000);
+      expect(keys.status).toBe(0);
+      expect(keys.stderr).toContain('QUORUM_VENUE is set but is not a Quorum setting: it is ignored (did you mean QUORUM_VENUES?)');
+      const imported = quorum(['import', 'claims', 'csv', join(dir, 'missing')], env, 60_000);
+      expect(imported.status).toBe(1);
+      expect(imported.stderr).toContain('QUORUM_VENUE is set but is not a Quorum setting');
+      const empty = quorum(['keys', 'list'], { ...env, QUORUM_VENUE: '' }, 60_000);
+      expect(empty.stderr).toContain('QUORUM_VENUE is set'); // set, even empty: still a misspelling
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
