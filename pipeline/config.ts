@@ -10,6 +10,7 @@ import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 import { setVariables, unknownVariables } from './env.ts';
+import { bundledPath, directoryProblem } from './fs/paths.ts';
 
 const modeList = z
   .string()
@@ -68,7 +69,7 @@ const ForecastEnv = {
     .transform((s) => [...new Set(s.split(',').map((m) => m.trim()).filter(Boolean))])
     .pipe(z.array(z.enum(['local', 'gdelt'])))
     .default(['local']),
-  QUORUM_EVIDENCE_DIR: z.string().min(1).default('data/evidence'),
+  QUORUM_EVIDENCE_DIR: z.string().trim().min(1).default(bundledPath('evidence')),
   QUORUM_EVIDENCE_MAX: z.coerce.number().int().min(0).max(50).default(5),
   QUORUM_EVIDENCE_LOOKBACK_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   QUORUM_GDELT_URL: z.url({ protocol: /^https?$/ }).default('https://api.gdeltproject.org'),
@@ -85,9 +86,10 @@ const EnvSchema = z.object({
   ...ForecastEnv,
   // Paths and the host are trimmed: ` /srv/quorum ` was a directory named so under the current
   // one (QA: a stray warehouse, exit 0), a padded HOST an ENOTFOUND naming no variable.
-  QUORUM_DATA_DIR: z.string().trim().min(1).default('data/warehouse'),
-  QUORUM_SAMPLE_DIR: z.string().trim().min(1).default('data/sample/forecastbench'),
-  QUORUM_QUESTIONS_DIR: z.string().trim().min(1).default('data/questions'),
+  // The defaults are this checkout's data/... wherever the command runs (pipeline/fs/paths.ts).
+  QUORUM_DATA_DIR: z.string().trim().min(1).default(bundledPath('warehouse')),
+  QUORUM_SAMPLE_DIR: z.string().trim().min(1).default(bundledPath('sample', 'forecastbench')),
+  QUORUM_QUESTIONS_DIR: z.string().trim().min(1).default(bundledPath('questions')),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   QUORUM_SCHEDULE: z
@@ -222,6 +224,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  // A file where a directory should be was EEXIST or ENOTDIR from deep inside a command, naming no
+  // variable (QA). A missing directory is fine: the warehouse is made, the others are checked by
+  // the commands that read them (stage-settings.ts).
+  const notDirectories = (['QUORUM_DATA_DIR', 'QUORUM_SAMPLE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR'] as const).flatMap((name) => {
+    const problem = directoryProblem(e[name]);
+    return problem ? [`  ${name}: ${problem}`] : [];
+  });
+  if (notDirectories.length > 0) throw new ConfigError(`invalid configuration:\n${notDirectories.join('\n')}`);
   // The venues' settings are read by the sync, but checked at start like the rest: a bad
   // QUORUM_VENUES would otherwise surface only when a scheduled run first syncs.
   try {

@@ -6,9 +6,9 @@
  * and `serve` call this right after loadConfig: a bad value is the same `invalid configuration`
  * message naming the variable, exit 1, before anything runs.
  */
-import { existsSync, statSync } from 'node:fs';
 import { idleTimeoutFromEnv } from '../api/export/settings.ts';
 import { ConfigError } from './config.ts';
+import { existingDirectoryProblem } from './fs/paths.ts';
 import { loadHealthParams } from './factors/stage.ts';
 import { loadMaxConditions } from './scenarios/conditional-tasks.ts';
 import { loadThesisScenarioSize } from './scenarios/from-theses.ts';
@@ -33,10 +33,12 @@ export function checkStageSettings(env: NodeJS.ProcessEnv = process.env, opts: {
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
   }
-  // A structure directory that does not exist read as "no links, theses, factors or scenarios":
-  // a run published a snapshot without any, silently.
-  const dir = env.QUORUM_STRUCTURE_DIR;
-  if (dir && !(existsSync(dir) && statSync(dir).isDirectory())) {
-    throw new ConfigError(`invalid configuration:\n  QUORUM_STRUCTURE_DIR: ${JSON.stringify(dir)} is not a directory`);
+  // An input directory set but missing: a structure directory read as "no links, theses, factors
+  // or scenarios" (a run published a snapshot without any, silently), an evidence directory as no
+  // evidence, and a questions directory failed every sync (QA: not refused at start).
+  for (const name of ['QUORUM_STRUCTURE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR']) {
+    const dir = env[name]?.trim();
+    const problem = dir ? existingDirectoryProblem(dir) : null;
+    if (problem) throw new ConfigError(`invalid configuration:\n  ${name}: ${problem}`);
   }
 }

@@ -18,8 +18,6 @@ import type { Row } from '../sources/registry.ts';
 import { CATEGORIES, DOMAINS } from '../warehouse/tables.ts';
 import { parseInstant } from '../time/instant.ts';
 
-export const QUESTIONS_DIR_ENV = 'QUORUM_QUESTIONS_DIR';
-export const DEFAULT_QUESTIONS_DIR = 'data/questions';
 /** The venue of hand-written questions; their question_id is `quorum:<id>`. */
 export const QUORUM_VENUE = 'quorum';
 
@@ -317,11 +315,6 @@ export function parseQuestionFile(path: string, opts: { now: Date }): QuestionFi
     rowsOf(entry, path, opts.now, out);
   });
   return out;
-}
-
-/** The questions directory: `QUORUM_QUESTIONS_DIR`, default `data/questions`. */
-export function questionsDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  return env[QUESTIONS_DIR_ENV]?.trim() || DEFAULT_QUESTIONS_DIR;
 }
 
 const QUESTION_FILE_EXTS = new Set(['.yaml', '.yml', '.json']);

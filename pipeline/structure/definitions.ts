@@ -8,13 +8,13 @@
  * file, the 1-based line and the field. Loading is all-or-nothing: a bad file loads nothing.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { bundledPath } from '../fs/paths.ts';
 
 /** `data/structure/` of this checkout (QUORUM_STRUCTURE_DIR overrides it, see config.ts). */
-export const DEFAULT_STRUCTURE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'data', 'structure');
+export const DEFAULT_STRUCTURE_DIR = bundledPath('structure');
 
 /** The definitions directory every structure stage reads: QUORUM_STRUCTURE_DIR, else data/structure/. */
 export function structureDir(env: NodeJS.ProcessEnv = process.env): string {

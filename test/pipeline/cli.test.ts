@@ -146,6 +146,9 @@ describe('quorum run', () => {
       ['QUORUM_LINK_SIMILAR_THRESHOLD', '2'],
       ['QUORUM_FRED_URL', 'ftp://x'],
       ['QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir')],
+      // (QA: a missing questions directory failed every sync; a missing evidence directory was no evidence)
+      ['QUORUM_QUESTIONS_DIR', join(tmp.dir, 'no-such-dir')],
+      ['QUORUM_EVIDENCE_DIR', join(tmp.dir, 'no-such-dir')],
     ] as const;
     // Each setting, in process (the check every command below calls) ...
     for (const [name, value] of bad) {
@@ -159,6 +162,7 @@ describe('quorum run', () => {
     for (const [args, name, value] of [
       [['run', '--as-of', '2025-10-16'], 'QUORUM_SCENARIO_MAX_CONDITIONS', 'abc'],
       [['sync'], 'QUORUM_FRED_URL', 'ftp://x'],
+      [['sync'], 'QUORUM_QUESTIONS_DIR', join(tmp.dir, 'no-such-dir')],
       [['serve'], 'QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc'],
       [['serve'], 'QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir')],
       [['start'], 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', 'abc'],
@@ -168,6 +172,42 @@ describe('quorum run', () => {
       expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}`));
     }
     expect(existsSync(join(dir, 'raw'))).toBe(false); // nothing ran
+  });
+
+  it('a file where a directory should be is refused naming the variable, by every command (QA: EEXIST, ENOTDIR, stack traces)', () => {
+    const file = join(tmp.dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    for (const [args, dir, said] of [
+      [['keys', 'list'], file, `QUORUM_DATA_DIR: ${file} is a file, not a directory`],
+      [['run', '--score-only'], file, `QUORUM_DATA_DIR: ${file} is a file, not a directory`],
+      [['serve'], join(file, 'warehouse'), `QUORUM_DATA_DIR: ${file} is a file, so ${join(file, 'warehouse')} cannot be a directory`],
+    ] as const) {
+      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none' }, 60_000);
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(1);
+      expect(r.stderr).toContain(said);
+      expect(r.stderr).not.toMatch(/EEXIST|ENOTDIR|    at /);
+    }
+    const r = quorum(['run', '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'fine'), QUORUM_SAMPLE_DIR: file, QUORUM_VENUES: 'none' }, 60_000);
+    expect(r.stderr).toContain(`QUORUM_SAMPLE_DIR: ${file} is a file, not a directory`);
+    expect(readFileSync(file, 'utf8')).toBe('not a directory');
+  });
+
+  it("the bundled data's defaults are this checkout's, from any directory; a path set resolves against the current one", () => {
+    const elsewhere = join(tmp.dir, 'elsewhere');
+    mkdirSync(elsewhere, { recursive: true });
+    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', QUORUM_VENUES: 'none' };
+    for (const v of ['QUORUM_DATA_DIR', 'QUORUM_SAMPLE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR', 'QUORUM_STRUCTURE_DIR']) delete env[v];
+    const run = (args: string[], extra: Record<string, string> = {}) =>
+      spawnSync(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), ...args], { cwd: elsewhere, env: { ...env, ...extra }, encoding: 'utf8', timeout: 60_000 });
+    const byDefault = run(['keys', 'list']);
+    expect(byDefault.status, byDefault.stderr).toBe(0);
+    expect(byDefault.stderr).toContain(`data directory ${join(REPO, 'data', 'warehouse')} (the default`);
+    const relative = run(['keys', 'list'], { QUORUM_DATA_DIR: 'mine' });
+    expect(relative.stderr).toContain(`data directory ${join(elsewhere, 'mine')} (QUORUM_DATA_DIR)`);
+    // (QA: from another directory the first start's import said a ForecastBench file was missing)
+    const sync = run(['sync', '--json'], { QUORUM_DATA_DIR: join(tmp.dir, 'elsewhere-data'), QUORUM_FRED_API_KEY: '' });
+    expect(sync.status, sync.stderr).toBe(0);
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
   });
 
   it('quorum start on a port in use says so before the first-start bootstrap (QA: found after a minute and a half of runs)', async () => {

@@ -6,10 +6,11 @@ import {
   loadQuestionFiles,
   parseQuestionFile,
   QuestionFileError,
-  questionsDirFromEnv,
 } from '../../pipeline/questions/question-file.ts';
 import { CATEGORIES, RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { REPO } from '../helpers/cli.ts';
+import { loadConfig } from '../../pipeline/config.ts';
 
 const FIX = 'test/fixtures/questions';
 const NOW = new Date('2026-11-21T12:00:00Z');
@@ -241,8 +242,8 @@ describe('loadQuestionFiles', () => {
   });
 
   it('the bundled data/questions directory loads; the directory comes from QUORUM_QUESTIONS_DIR', () => {
-    expect(questionsDirFromEnv({})).toBe('data/questions');
-    expect(questionsDirFromEnv({ QUORUM_QUESTIONS_DIR: '/tmp/q' })).toBe('/tmp/q');
+    expect(loadConfig({}).questionsDir).toBe(join(REPO, 'data', 'questions'));
+    expect(loadConfig({ QUORUM_QUESTIONS_DIR: '/tmp/q' }).questionsDir).toBe('/tmp/q');
     expect(loadQuestionFiles('data/questions', { now: NOW }).questions.length).toBeGreaterThanOrEqual(3);
     expect(errorOf(() => loadQuestionFiles('no/such/dir', { now: NOW })).reason).toBe('questions directory not found');
   });

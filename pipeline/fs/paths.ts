@@ -1,0 +1,36 @@
+/**
+ * Where Quorum's directories are. The bundled data's defaults (the warehouse, the sample, the
+ * questions, evidence and structure directories) are this checkout's `data/...`, whatever the
+ * current directory: QA ran `quorum start` from another directory and got a warehouse there and
+ * "questions_market.jsonl: required ForecastBench file is missing", naming no variable. A path an
+ * operator sets resolves against the current directory, as a shell's does.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout (installation) root. */
+export const CHECKOUT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** `data/<parts>` of this checkout. */
+export function bundledPath(...parts: string[]): string {
+  return resolve(CHECKOUT_DIR, 'data', ...parts);
+}
+
+/**
+ * Why `path` cannot be used as a directory (it, or the nearest part of it that exists, is not
+ * one), or null when it is one or can be made. A missing directory is not a problem here.
+ */
+export function directoryProblem(path: string): string | null {
+  let existing = resolve(path);
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  if (statSync(existing, { throwIfNoEntry: false })?.isDirectory() ?? true) return null;
+  return existing === resolve(path) ? `${path} is a file, not a directory` : `${existing} is a file, so ${path} cannot be a directory`;
+}
+
+/** Why `path` is no existing directory (missing, or not a directory), or null. */
+export function existingDirectoryProblem(path: string): string | null {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st) return `${path} does not exist`;
+  return st.isDirectory() ? null : `${path} is a file, not a directory`;
+}
