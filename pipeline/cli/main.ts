@@ -13,7 +13,8 @@
  * 143 (SIGTERM) / 130 (SIGINT): `run` stopped by the signal after finishing and recording the
  * calls in flight; the run is `interrupted` and `quorum run --resume` continues it.
  * `sync` exits 0 when every venue and source succeeded, 3 when some failed (the rest is written),
- * 1 when all failed (./sync-output.ts).
+ * 1 when all failed (./sync-output.ts); SIGTERM/SIGINT cancel its requests, and the venues they
+ * cut short count as failed.
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
 import { readFileSync } from 'node:fs';
@@ -183,8 +184,14 @@ program
       const { config, logger } = await setupChecked();
       const { runSync } = await import('../sync.ts');
       const controller = new AbortController();
-      process.once('SIGTERM', () => controller.abort());
-      process.once('SIGINT', () => controller.abort());
+      // Said at once (QA: Ctrl-C during a sync was not acknowledged); the venues' requests end with
+      // the signal as their error, and what they brought before is written and reported.
+      const stop = (signal: NodeJS.Signals) => {
+        logger.warn({ signal }, 'stopping the sync: requests in flight are cancelled; what came before is written and reported (a second signal kills)');
+        controller.abort(new Error(`stopped by ${signal}`));
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
       const report = await runSync(config, logger, controller.signal);
       if (syncOutputFormat(opts, Boolean(process.stdout.isTTY)) === 'table') process.stdout.write(renderSyncTable(report));
       else console.log(JSON.stringify(report));

@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 /** Runs `quorum sync` in its own process; resolves with its output, exit time and status. */
-function sync(env: Record<string, string>, killAfterMs: number) {
+function sync(env: Record<string, string>, killAfterMs: number, onStart: (child: ReturnType<typeof spawn>) => void = () => {}) {
   const preload = new URL('./gc-preload.mjs', import.meta.url).href;
   const child = spawn(process.execPath, ['--expose-gc', '--import', preload, CLI, 'sync'], {
     cwd: REPO,
@@ -50,6 +50,7 @@ function sync(env: Record<string, string>, killAfterMs: number) {
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  onStart(child);
   return new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; endedAt: number }>((resolve) => {
     child.on('close', (status, signal) => {
       clearTimeout(killer);
@@ -104,5 +105,58 @@ describe('quorum sync against a venue that never answers', () => {
     expect(existsSync(lockFile(tmp.dir)), 'run lock released').toBe(false);
     // The process closed its connection to the listener before exiting (or by exiting).
     expect(await silent.drained(5000)).toBe(true);
+  });
+});
+
+describe('quorum sync stopped by Ctrl-C', () => {
+  it('says so at once, cancels the request in flight, writes and reports what came before, releases the lock (QA: not acknowledged)', async () => {
+    const dir = tempDir('quorum-sync-sigint-');
+    const acceptedBefore = silent.accepted();
+    const manifoldDoneBefore = manifold.hits(0);
+    let signalledAt = 0;
+    try {
+      const r = await sync(
+        {
+          QUORUM_DATA_DIR: dir.dir,
+          QUORUM_VENUES: 'manifold,kalshi',
+          QUORUM_MANIFOLD_URL: `${manifold.url}/v0`,
+          QUORUM_KALSHI_URL: `${silent.url}/trade-api/v2`,
+          QUORUM_MANIFOLD_RPS: '1000',
+          QUORUM_KALSHI_RPS: '1000',
+          QUORUM_VENUE_TIMEOUT_MS: '120000', // only the signal ends Kalshi's request
+          QUORUM_QUESTIONS_DIR: questionsDir.dir,
+        },
+        90_000,
+        (child) => {
+          // Once Kalshi's request hangs and Manifold has had its page (one market: its only one; its rows are then in
+          // memory, to be written): Ctrl-C.
+          const poll = setInterval(() => {
+            if (silent.accepted() > acceptedBefore && manifold.hits(0) > manifoldDoneBefore) {
+              clearInterval(poll);
+              setTimeout(() => {
+                signalledAt = Date.now();
+                child.kill('SIGINT');
+              }, 300);
+            }
+          }, 5);
+          child.on('close', () => clearInterval(poll));
+        },
+      );
+      expect(signalledAt, 'Kalshi was asked').toBeGreaterThan(0);
+      expect(r.signal, `killed: the sync did not stop\n${r.stderr}`).toBeNull();
+      expect(r.endedAt - signalledAt).toBeLessThanOrEqual(15_000);
+      const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg?: string; signal?: string });
+      expect(lines.find((l) => /^stopping the sync/.test(l.msg ?? ''))?.signal, r.stderr).toBe('SIGINT');
+      const report = JSON.parse(r.stdout.trim().split('\n').pop()!) as { status: string; sources: { source: string; ok: boolean; error: string | null; written: Record<string, number> }[] };
+      const by = Object.fromEntries(report.sources.map((s) => [s.source, s]));
+      expect(by['venue:kalshi']).toMatchObject({ ok: false });
+      expect(by['venue:kalshi']!.error).toMatch(/stopped by SIGINT/);
+      expect(by['venue:manifold']).toMatchObject({ ok: true });
+      expect(by['venue:manifold']!.written.questions).toBe(1);
+      expect(r.status).toBe(3); // some sources failed, the rest is written
+      expect(existsSync(lockFile(dir.dir)), 'run lock released').toBe(false);
+    } finally {
+      dir.cleanup();
+    }
   });
 });
