@@ -18,12 +18,12 @@
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Argument, Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage } from '../env.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
 import { RunLockedError } from '../warehouse/lock.ts';
-import { CLAIM_FORMATS, isClaimFormat } from '../claims/formats.ts';
+import { CLAIM_FORMATS, type ClaimFormat } from '../claims/formats.ts';
 import { startSimulator } from '../simulator/server.ts';
 import { registerKeysCommands } from './keys.ts';
 import { registerWebhooksCommands } from './webhooks.ts';
@@ -110,28 +110,36 @@ const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 const program = new Command('quorum').description('Quorum: AI forecasting consensus beside market prices').version(VERSION);
 
-program
+// `quorum import forecastbench <dir>` and `quorum import claims <format> <dir>`: one subcommand per
+// kind of input, so that each one's --help names its own arguments (QA: one help for both).
+const importCommand = program
   .command('import')
-  .description('import questions, market prices and resolutions')
-  .argument('<format>', 'input format (forecastbench, or claims followed by a claims format)')
-  .argument('<dir>', 'directory holding questions_market.jsonl and resolutions_market.csv (claims: the claims format)')
-  .argument('[claimsDir]', 'claims only: the directory to import')
-  .action((format: string, dir: string, claimsDir: string | undefined) =>
+  .description("import questions, prices and resolutions (forecastbench), or named sources' claims (claims)")
+  .showHelpAfterError('(usage: quorum import forecastbench <dir> | quorum import claims <format> <dir>)');
+
+importCommand
+  .command('forecastbench')
+  .description('import a ForecastBench extract: questions, market prices and resolutions')
+  .argument('<dir>', 'directory holding questions_market.jsonl and resolutions_market.csv')
+  .action((dir: string) =>
     guarded(async () => {
-      if (format === 'claims') {
-        // quorum import claims <fte-polls|fte-forecasts|cbo|csv> <dir> (pipeline/claims/README.md)
-        if (!isClaimFormat(dir)) throw new Error(`unknown claims format "${dir}" (supported: ${CLAIM_FORMATS.join(', ')})`);
-        if (!claimsDir) throw new Error('usage: quorum import claims <format> <dir>');
-        const { config } = setup();
-        const [{ withConnection }, { importClaims }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../claims/import.ts')]);
-        const result = await withConnection((conn) => importClaims(conn, config.dataDir, dir, claimsDir));
-        console.log(JSON.stringify(result, null, 2));
-        return;
-      }
-      if (format !== 'forecastbench') throw new Error(`unknown import format "${format}" (supported: forecastbench, claims)`);
       const { config } = setup();
       const { importForecastBench } = await import('../bootstrap.ts');
       const result = await importForecastBench(config, dir);
+      console.log(JSON.stringify(result, null, 2));
+    }),
+  );
+
+importCommand
+  .command('claims')
+  .description("import named sources' claims (pipeline/claims/README.md: the formats)")
+  .addArgument(new Argument('<format>', 'the claims format').choices(CLAIM_FORMATS))
+  .argument('<dir>', 'directory to import')
+  .action((format: ClaimFormat, dir: string) =>
+    guarded(async () => {
+      const { config } = setup();
+      const [{ withConnection }, { importClaims }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../claims/import.ts')]);
+      const result = await withConnection((conn) => importClaims(conn, config.dataDir, format, dir));
       console.log(JSON.stringify(result, null, 2));
     }),
   );
@@ -143,6 +151,7 @@ program
   .option('--score-only', 'rescore and publish without asking the models')
   .option('--resume [run_id]', 'continue the newest interrupted run (or the given run): finished calls are not repeated')
   .option('--budget-usd <usd>', 'stop starting model calls once the run has spent this much (default QUORUM_RUN_BUDGET_USD)', parseUsd)
+  .addHelpText('after', '\nExit codes: 0 completed; 1 failed, bad input or configuration; 75 another run holds the lock;\n143/130 interrupted by SIGTERM/SIGINT after the calls in flight (quorum run --resume continues it).')
   .action((opts: { asOf?: Date; scoreOnly?: boolean; resume?: boolean | string; budgetUsd?: number }) =>
     guarded(async () => {
       const { config, logger } = await setupChecked();

@@ -60,7 +60,23 @@ describe('quorum import', () => {
     expect(missing.stderr).toMatch(/questions_market\.jsonl|nope/);
     const format = quorum(['import', 'kalshi', sample], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
     expect(format.status).toBe(1);
-    expect(format.stderr).toMatch(/unknown import format "kalshi"/);
+    expect(format.stderr).toMatch(/unknown command 'kalshi'/);
+    expect(format.stderr).toContain('quorum import forecastbench <dir> | quorum import claims <format> <dir>');
+  });
+
+  it("each kind of import has its own help naming its arguments, and run's says its exit codes (QA: one help, whose <dir> described both)", () => {
+    const claims = quorum(['import', 'claims', '--help'], {});
+    expect(claims.status).toBe(0);
+    expect(claims.stdout).toContain('Usage: quorum import claims [options] <format> <dir>');
+    expect(claims.stdout.replace(/\s+/g, ' ')).toContain('(choices: "fte-polls", "fte-forecasts", "cbo", "csv")');
+    const fb = quorum(['import', 'forecastbench', '--help'], {});
+    expect(fb.stdout).toContain('Usage: quorum import forecastbench [options] <dir>');
+    expect(fb.stdout).not.toContain('claims');
+    // (QA: run's exit codes were in the README only)
+    expect(quorum(['run', '--help'], {}).stdout).toContain('Exit codes: 0 completed; 1 failed, bad input or configuration; 75 another run holds the lock;');
+    const missing = quorum(['import', 'forecastbench'], {});
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("missing required argument 'dir'");
   });
 });
 
