@@ -3,7 +3,7 @@
  * health, scenarios): `schema` names the variables with their types, ranges and defaults. An empty
  * value counts as unset; the first bad one is an Error `<VARIABLE>: <what is wrong>`.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { editDistance } from './text/edit-distance.ts';
 
 /**
@@ -13,6 +13,14 @@ import { editDistance } from './text/edit-distance.ts';
  */
 export function setVariables(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1].trim() !== ''));
+}
+
+/**
+ * An integer setting: digits only, then `schema`'s range. `z.coerce.number()` took `1e3`, `0x50`
+ * and `0b1` as numbers (QA: PORT=1e3 was port 1000); a count or a duration is written in digits.
+ */
+export function wholeNumber<S extends z.ZodType<number, number>>(schema: S) {
+  return z.string().trim().regex(/^\d+$/, 'expected a whole number (digits only)').transform(Number).pipe(schema);
 }
 
 export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {

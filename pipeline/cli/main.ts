@@ -18,7 +18,7 @@
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
 import { readFileSync } from 'node:fs';
-import { Argument, Command, InvalidArgumentError } from 'commander';
+import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage } from '../env.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
@@ -29,25 +29,11 @@ import { registerKeysCommands } from './keys.ts';
 import { registerWebhooksCommands } from './webhooks.ts';
 import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.ts';
 import { parseAsOf } from './as-of.ts';
+import { intOption, parseUsd } from './options.ts';
 
 // A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
 // venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
 // webhooks` need none of them (0.7-0.9 s instead of 1.2-1.4 s per invocation here).
-
-function parseUsd(value: string): number {
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n)) throw new InvalidArgumentError('expected an amount in USD, e.g. 2.50');
-  return n;
-}
-
-/** An option's integer in [min, max], digits only (QA: `--port 99999` was Node's own message, `--latency-ms abc` 0). */
-function intOption(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value.trim());
-    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
-    return n;
-  };
-}
 
 /** The configuration and the CLI's logger; a QUORUM_* variable nothing reads is a warning. */
 function setup(): { config: QuorumConfig; logger: Logger } {

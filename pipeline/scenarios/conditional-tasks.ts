@@ -11,13 +11,13 @@
  * (`condition` = `<scenario_id>:<k>:<outcomes>`), and scoring never reads those rows.
  */
 import { z } from 'zod';
-import { envSettings } from '../env.ts';
+import { envSettings, wholeNumber } from '../env.ts';
 import type { ForecastTask } from '../models/prompts.ts';
 import type { Mode } from '../warehouse/tables.ts';
 import type { ScenarioDefinition } from './definitions.ts';
 
 const Env = z.object({
-  QUORUM_SCENARIO_MAX_CONDITIONS: z.coerce.number().int().min(0).max(1000).default(31),
+  QUORUM_SCENARIO_MAX_CONDITIONS: wholeNumber(z.number().int().min(0).max(1000)).default(31),
 });
 
 /** The cap on conditional tasks per scenario; a bad value is an error naming the variable. */

@@ -12,7 +12,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
-import { envSettings } from '../env.ts';
+import { envSettings, wholeNumber } from '../env.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
@@ -23,7 +23,7 @@ import { loadScenarios } from './from-theses.ts';
 
 const ScenarioEnv = z.object({
   /** Sweeps over the constraints of an IPF fit (each sweep projects onto every constraint once). */
-  QUORUM_SCENARIO_IPF_SWEEPS: z.coerce.number().int().min(1).max(10_000).default(200),
+  QUORUM_SCENARIO_IPF_SWEEPS: wholeNumber(z.number().int().min(1).max(10_000)).default(200),
 });
 
 /** The IPF sweeps from the environment; a bad value is an error naming the variable. */

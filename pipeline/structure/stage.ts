@@ -10,7 +10,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
-import { envSettings } from '../env.ts';
+import { envSettings, wholeNumber } from '../env.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
@@ -26,9 +26,9 @@ const StructureEnv = z.object({
   /** Computed clusters join questions linked at least this strongly. */
   QUORUM_CLUSTER_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.5),
   /** Blocking: a term held by more documents of a category than this does not pair them. */
-  QUORUM_LINK_MAX_TERM_DF: z.coerce.number().int().min(2).max(1_000_000).default(100),
+  QUORUM_LINK_MAX_TERM_DF: wholeNumber(z.number().int().min(2).max(1_000_000)).default(100),
   /** Computed clusters larger than this are chains, not theses, and are left out. */
-  QUORUM_CLUSTER_MAX_SIZE: z.coerce.number().int().min(3).max(10_000).default(40),
+  QUORUM_CLUSTER_MAX_SIZE: wholeNumber(z.number().int().min(3).max(10_000)).default(40),
 });
 
 export interface StructureParams {

@@ -17,6 +17,9 @@ import { silentLogger } from '../../api/logging/logger.ts';
 import { ROUTES } from '../../api/routes/index.ts';
 import { nextRunFromCron } from '../../api/server.ts';
 import { loadConfig } from '../../pipeline/config.ts';
+import { loadEventsConfig } from '../../pipeline/events/config.ts';
+import { checkStageSettings } from '../../pipeline/stage-settings.ts';
+import { parseUsd } from '../../pipeline/cli/options.ts';
 
 describe('keys', () => {
   it('qrm_ + 32 base62, uniform-ish, unique', () => {
@@ -128,6 +131,24 @@ describe('configuration', () => {
   it('paths and the host are trimmed (QA: " /tmp/x " made a warehouse named so under the current directory)', () => {
     const c = loadConfig({ QUORUM_DATA_DIR: ' /tmp/quorum-trimmed ', HOST: ' 127.0.0.1 ', QUORUM_QUESTIONS_DIR: '\t/tmp/q\t', QUORUM_SAMPLE_DIR: ' /tmp/s' });
     expect([c.dataDir, c.host, c.questionsDir, c.sampleDir]).toEqual(['/tmp/quorum-trimmed', '127.0.0.1', '/tmp/q', '/tmp/s']);
+  });
+
+  it('an integer setting is digits only, wherever it is read (QA: PORT=1e3 was port 1000, 0x50 port 80)', () => {
+    for (const bad of ['1e3', '0x50', '0b1', '80.0', '-1', '+80', '8 0']) {
+      expect(() => loadConfig({ PORT: bad }), bad).toThrow(/PORT: expected a whole number \(digits only\)/);
+    }
+    expect(loadConfig({ PORT: ' 8080 ' }).port).toBe(8080);
+    expect(() => loadConfig({ PORT: '65536' })).toThrow(/PORT/);
+    expect(() => loadConfig({ QUORUM_VENUE_RETRIES: '1e0' })).toThrow(/QUORUM_VENUE_RETRIES: expected a whole number/);
+    expect(() => loadEventsConfig({ QUORUM_STREAM_MAX_CLIENTS: '2e3' })).toThrow(/QUORUM_STREAM_MAX_CLIENTS/);
+    expect(() => checkStageSettings({ QUORUM_SCENARIO_IPF_SWEEPS: '0x10' })).toThrow(/QUORUM_SCENARIO_IPF_SWEEPS: expected a whole number/);
+    // A decimal setting keeps decimal notation.
+    expect(loadConfig({ QUORUM_MAX_COMPARATOR_AGE_DAYS: '1.5' }).maxComparatorAgeDays).toBe(1.5);
+  });
+
+  it('--budget-usd takes an amount in decimal notation, .5 too (QA: refused)', () => {
+    expect(['2.50', '0.5', '.5', '3', '3.'].map(parseUsd)).toEqual([2.5, 0.5, 0.5, 3, 3]);
+    for (const bad of ['', '.', '-1', '1e2', '0x1', 'five', '1,5']) expect(() => parseUsd(bad), bad).toThrow('expected an amount in USD');
   });
 
   it('CORS origins must be origins a browser sends: scheme, host, port, nothing after', () => {
