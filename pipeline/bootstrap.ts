@@ -106,6 +106,15 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   return runs;
 }
 
+/**
+ * `quorum serve`'s warning when `dataDir` has no published snapshot (QA: a mistyped directory was
+ * served silently, every endpoint a 503), or null when it has one.
+ */
+export function servedSnapshotNote(dataDir: string): string | null {
+  if (readCurrent(dataDir) !== null) return null;
+  return 'no snapshot is published in this data directory: the API answers 503 not_ready until a run publishes one (quorum run; quorum start imports the bundled sample first)';
+}
+
 /** The published snapshot when it was derived by other SQL than this version's (or does not say); else null. */
 export async function snapshotFromOtherSql(dataDir: string): Promise<{ snapshot: string; recorded: string | null; expected: string } | null> {
   const current = readCurrent(dataDir);

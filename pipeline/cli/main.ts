@@ -200,8 +200,13 @@ program
   .action(() =>
     guarded(async () => {
       const { config, logger } = await setupChecked({ serving: true });
-      // The API only: it does not rescore (quorum start does), but says when it should be.
-      const other = await (await import('../bootstrap.ts')).snapshotFromOtherSql(config.dataDir);
+      // Before anything is made in the data directory (QA: a busy port left a new, empty one).
+      await (await import('./port.ts')).assertPortFree(config.host, config.port);
+      // The API only: it does not rescore or bootstrap (quorum start does), but says when it should.
+      const { snapshotFromOtherSql, servedSnapshotNote } = await import('../bootstrap.ts');
+      const none = servedSnapshotNote(config.dataDir);
+      if (none) logger.warn({ dataDir: config.dataDir }, none);
+      const other = await snapshotFromOtherSql(config.dataDir);
       if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
       // startServer logs where it listens, once.
       const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { quorum, REPO } from '../helpers/cli.ts';
+import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
@@ -238,6 +238,41 @@ describe('quorum run', () => {
       expect(existsSync(join(dir, 'raw'))).toBe(false); // no import, no run
     } finally {
       busy.close();
+    }
+  });
+
+  it('quorum serve: a busy port is refused before the data directory is made; serving one without a snapshot says so (QA: silent)', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+    const dir = join(tmp.dir, 'serve-busy');
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const r = quorum(['serve'], { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: String(port) }, 60_000);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE`);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      busy.close();
+    }
+    const child = quorumProcess(['serve'], { QUORUM_DATA_DIR: join(tmp.dir, 'serve-empty'), HOST: '127.0.0.1', PORT: '0' });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`serve did not listen: ${stderr}`)), 60_000);
+        child.stderr!.on('data', () => {
+          if (stderr.includes('api listening')) {
+            clearTimeout(t);
+            resolve();
+          }
+        });
+      });
+      const warning = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /no snapshot is published/.test(l.msg));
+      expect(warning?.level, stderr).toBe(40);
+    } finally {
+      child.kill('SIGTERM');
+      await closed;
     }
   });
 });
