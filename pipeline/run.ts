@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
-import { appendRaw } from './warehouse/raw-writer.ts';
+import { appendRaw, removeAbandonedParts } from './warehouse/raw-writer.ts';
 import { createRawViews, rawParts } from './warehouse/raw-views.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock } from './warehouse/lock.ts';
@@ -136,6 +136,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   try {
     const abandoned = removeAbandonedSnapshots(root);
     if (abandoned.length) logger.warn({ abandoned }, 'removed snapshot directories of runs that died');
+    const abandonedParts = removeAbandonedParts(root);
+    if (abandonedParts.length) logger.warn({ abandoned: abandonedParts }, 'removed raw parts left unfinished by a process killed while writing');
     const eventThresholds = options.events ?? loadEventsConfig();
     return await withConnection(async (conn) => {
       // Events of a run killed between its publish and its events are derived first (pipeline/events/).

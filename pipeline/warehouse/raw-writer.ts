@@ -6,7 +6,7 @@
  * renamed into place. A process killed at any point leaves either the whole part or nothing
  * visible (readers only glob `*.parquet`), and re-sending the same rows writes nothing new.
  */
-import { mkdirSync, existsSync, rmSync } from 'node:fs';
+import { mkdirSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { commitTempFile } from '../fs/durable.ts';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +44,24 @@ export function dropParts(parts: readonly PendingPart[]): void {
   for (const p of parts) rmSync(p.tmp, { force: true });
 }
 
+/** How old an uncommitted part must be before a run removes it (see removeAbandonedParts). */
+export const ABANDONED_PART_AGE_MS = 3_600_000;
+
+/**
+ * Removes the temp files of raw parts older than `maxAgeMs`: a process killed while writing (an
+ * import, a run) leaves them, never read and never removed (QA). Imports write without the run
+ * lock, so a younger temp file may belong to one in progress and is left. Returns the paths removed.
+ */
+export function removeAbandonedParts(root: string, now = Date.now(), maxAgeMs = ABANDONED_PART_AGE_MS): string[] {
+  const raw = join(root, 'raw');
+  if (!existsSync(raw)) return [];
+  const stale = readdirSync(raw, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.parquet.tmp'))
+    .map((f) => join(raw, f))
+    .filter((f) => (statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? now) < now - maxAgeMs);
+  for (const f of stale) rmSync(f, { force: true });
+  return stale;
+}
 
 /**
  * Writes the rows of one raw table for one run. Returns how many were new.

@@ -4,7 +4,7 @@
  * The same holds for an import killed half-way and done again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
@@ -142,5 +142,23 @@ describe('an import killed half-way', () => {
     expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
     const got = await census(root);
     for (const table of ['questions', 'market_prices', 'resolutions', 'sources', 'lifecycle_events']) expect(got[table], table).toEqual(expected[table]);
+  }, 300_000);
+
+  it("leaves unfinished parts that the next run removes once they are an hour old, not younger ones (an import may be writing them) (QA: never removed)", async () => {
+    const root = join(tmp.dir, 'abandoned-parts');
+    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
+    const partition = join(rawTableDir(root, 'questions'), 'run_date=2026-01-01', 'run_id=i-killed');
+    mkdirSync(partition, { recursive: true });
+    const old = join(partition, 'part-old.parquet.tmp');
+    const young = join(partition, 'part-young.parquet.tmp');
+    writeFileSync(old, 'cut short');
+    writeFileSync(young, 'being written');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    utimesSync(old, twoHoursAgo, twoHoursAgo);
+    const r = quorum(['run', '--score-only'], { QUORUM_DATA_DIR: root, QUORUM_VENUES: 'none', LOG_LEVEL: 'warn' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(young)).toBe(true);
+    expect(r.stderr).toContain('removed raw parts left unfinished by a process killed while writing');
   }, 300_000);
 });
