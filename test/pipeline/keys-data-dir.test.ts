@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { CLI, quorumAsync, quorumProcess } from '../helpers/cli.ts';
+import { CLI, quorumAsync, quorumProcess, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { startServer } from '../../api/server.ts';
 import { silentLogger } from '../../api/logging/logger.ts';
@@ -37,17 +37,17 @@ describe('quorum keys says where keys live', () => {
     expect(r.stderr).toMatch(NO_SERVER);
   });
 
-  it('without QUORUM_DATA_DIR it names the default directory it used', () => {
+  it("without QUORUM_DATA_DIR it names the default directory it used: the checkout's, from any directory", () => {
     const cwd = join(tmp.dir, 'cwd');
     mkdirSync(cwd);
     const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'silent' };
     delete env.QUORUM_DATA_DIR;
-    const r = spawnSync(process.execPath, [CLI, 'keys', 'create', '--plan', 'pro', '--name', 'default dir'], { cwd, env, encoding: 'utf8', timeout: 60_000 });
+    // list, not create: the checkout's own warehouse is not the test's to write
+    const r = spawnSync(process.execPath, [CLI, 'keys', 'list', '--json'], { cwd, env, encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
-    const expected = join(cwd, 'data', 'warehouse');
-    expect(r.stderr).toContain(`data directory ${expected} (the default; set QUORUM_DATA_DIR to use another)`);
+    expect(r.stderr).toContain(`data directory ${join(REPO, 'data', 'warehouse')} (the default; set QUORUM_DATA_DIR to use another)`);
     expect(r.stderr).toMatch(NO_SERVER);
-    expect(existsSync(join(expected, 'state', 'keys.json'))).toBe(true);
+    expect(existsSync(join(cwd, 'data'))).toBe(false);
   });
 
   it('a server on the directory: recorded while it listens, named by create/list/revoke, removed on close', async () => {
