@@ -144,18 +144,20 @@ const taskKey = (t: ForecastTask, model: string) => keyOf(t.question.question_id
  * the run forecasts its question (open at the as-of, within QUORUM_MAX_QUESTIONS): a capped run
  * asks no more questions than its cap, conditionals included.
  */
-async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open: ActiveQuestion[]): Promise<ForecastTask[]> {
+async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open: ActiveQuestion[], asOf: Date): Promise<ForecastTask[]> {
   const scenarios = loadScenarios(structureDir());
   const mode = config.headlineModes.find((m) => config.modes.includes(m)) ?? config.modes[0];
   const maxConditions = loadMaxConditions();
   if (scenarios.length === 0 || !mode || maxConditions === 0) return [];
   const openTasks = new Map(toTasks(open, [mode]).map((t) => [t.question.question_id, t]));
-  // Titles of the earlier components: the open questions have theirs; the warehouse is read only
-  // when a scenario of this run names one that is not open (closed or resolved).
+  // Titles of the earlier components, known at the as-of: the open questions have theirs; the
+  // warehouse is read only when a scenario of this run names one that is not open (closed,
+  // resolved, or not created yet: then it has no title, and nothing is conditioned on it).
   const titles = new Map(open.map((q) => [q.question_id, q.title]));
   const asked = scenarios.filter((sc) => sc.components.some((c, k) => k > 0 && openTasks.has(c.question)));
   if (asked.some((sc) => sc.components.some((c) => !titles.has(c.question)))) {
-    for (const r of await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql')) {
+    const params = { as_of: timestampValue(BigInt(asOf.getTime()) * 1000n) };
+    for (const r of await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql', params)) {
       if (!titles.has(r.question_id)) titles.set(r.question_id, r.title);
     }
   }
@@ -233,7 +235,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
     questions = questions.slice(0, config.maxQuestions);
   }
   result.questions = questions.length;
-  let tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions))];
+  let tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions, asOf))];
 
   // What this run already has: its journal (an interrupted session) and its raw rows.
   const jPath = journalPath(config.dataDir, runId);

@@ -41,7 +41,11 @@ export interface ConditionalTasksOptions {
   scenarios: readonly ScenarioDefinition[];
   /** The run's task of each question open at its as-of, in the scenario's mode (market, dates). */
   openTasks: ReadonlyMap<string, ForecastTask>;
-  /** Titles of every question (the earlier components may be closed or resolved). */
+  /**
+   * Titles of every question known at the run's as-of (the earlier components may be closed or
+   * resolved). A component whose earlier components are not all here is not asked: a run must not
+   * assume the outcome of a question that did not exist yet.
+   */
   titles: ReadonlyMap<string, string>;
   mode: Mode;
   maxConditions: number;
@@ -56,6 +60,7 @@ export function conditionalTasks(o: ConditionalTasksOptions): ForecastTask[] {
       const base = o.openTasks.get(s.components[k - 1]!.question);
       if (!base) continue; // closed, resolved or unknown at the run's as-of: nothing to forecast
       const earlier = s.components.slice(0, k - 1);
+      if (!earlier.every((c) => o.titles.has(c.question))) continue; // an earlier one created after the as-of
       for (const outcomes of combinations(k - 1)) {
         if (n >= o.maxConditions) break;
         n++;
@@ -67,7 +72,7 @@ export function conditionalTasks(o: ConditionalTasksOptions): ForecastTask[] {
             code: conditionCode(s.id, k, outcomes),
             scenario_id: s.id,
             scenario_title: s.title,
-            assumed: earlier.map((c, i) => ({ question_id: c.question, title: o.titles.get(c.question) ?? c.label ?? c.question, outcome: outcomes[i]! })),
+            assumed: earlier.map((c, i) => ({ question_id: c.question, title: o.titles.get(c.question)!, outcome: outcomes[i]! })),
           },
         });
       }

@@ -59,6 +59,12 @@ describe('conditional tasks and prompts', () => {
     const noC = new Map([...open].filter(([k]) => k !== 'm:c'));
     expect(conditionalTasks({ scenarios: [scenario!], openTasks: noC, titles, mode: 'blind', maxConditions: 31 }).map((t) => t.condition!.code.split(':')[1]))
       .toEqual(['2', '2', '4', '4', '4', '4', '4', '4', '4', '4']);
+    // an earlier component without a title did not exist at the as-of: nothing is conditioned on it
+    const noA = new Map([...titles].filter(([k]) => k !== 'm:a'));
+    expect(conditionalTasks({ scenarios: [scenario!], openTasks: open, titles: noA, mode: 'blind', maxConditions: 31 })).toEqual([]);
+    const noC2 = new Map([...titles].filter(([k]) => k !== 'm:c'));
+    expect(conditionalTasks({ scenarios: [scenario!], openTasks: open, titles: noC2, mode: 'blind', maxConditions: 31 }).map((t) => t.condition!.code.split(':')[1]))
+      .toEqual(['2', '2', '3', '3', '3', '3']);
     expect(conditionCode('x-y', 3, [1, 0])).toBe('x-y:3:10');
     expect(loadMaxConditions({})).toBe(31);
     expect(() => loadMaxConditions({ QUORUM_SCENARIO_MAX_CONDITIONS: 'many' })).toThrow(/QUORUM_SCENARIO_MAX_CONDITIONS/);
@@ -99,6 +105,7 @@ describe('conditional forecasts in a pipeline run', () => {
   const logger = createLogger('silent');
   let sim: Simulator;
   let ids: string[] = [];
+  let createdLater = '';
   let n = 0;
 
   beforeAll(async () => {
@@ -112,6 +119,8 @@ describe('conditional forecasts in a pipeline run', () => {
         as_of: timestampValue(BigInt(asOf.getTime()) * 1000n),
       });
       ids = open.slice(0, 3).map((q) => q.question_id);
+      const later = await conn.runAndReadAll(`SELECT question_id FROM raw_questions WHERE created_at > $1 ORDER BY question_id LIMIT 1`, [timestampValue(BigInt(asOf.getTime()) * 1000n)]);
+      createdLater = String(later.getRows()[0]![0]);
     });
     for (const d of ['links', 'theses', 'factors', 'scenarios']) mkdirSync(join(structure, d), { recursive: true });
     writeFileSync(join(structure, 'scenarios', 's.yaml'), SCENARIO(ids));
@@ -172,6 +181,21 @@ describe('conditional forecasts in a pipeline run', () => {
     expect(sim.stats().requests - before).toBe(0);
     expect(again).toMatchObject({ status: 'completed', calls_made: 0, calls: 36 });
     expect((await rawQuery(dir, 'model_calls', 'SELECT count(*) AS n FROM t'))[0]!.n).toBe(36);
+  });
+
+  it('a dated run assumes no outcome of a question created after its as-of (QA: 704 such calls on the sample dated 2025-10-16)', async () => {
+    const { dir, config } = setup();
+    const lateFile = join(structure, 'scenarios', 'late.yaml');
+    writeFileSync(lateFile, SCENARIO([createdLater, ids[1]!, ids[2]!]).replace('id: chain', 'id: late-first'));
+    try {
+      const s = await runPipeline({ config, logger, asOf });
+      expect(s.status, s.error ?? '').toBe('completed');
+      const calls = await rawQuery(dir, 'model_calls', 'SELECT DISTINCT split_part(condition, \':\', 1) AS scenario FROM t WHERE condition IS NOT NULL');
+      expect(calls).toEqual([{ scenario: 'chain' }]); // late-first's components 2 and 3 would assume its first
+      expect(s.calls).toBe(12 + 24);
+    } finally {
+      rmSync(lateFile, { force: true });
+    }
   });
 
   it('faults on conditional calls are recorded with their condition and kind; nothing is lost', async () => {
