@@ -497,6 +497,11 @@ export const ProblemSchema = z
     policy: z.string().optional().meta({ description: 'rate_limited: the quota policy that was used up (the plan\'s, or the probability scope\'s).' }),
     limit: z.number().int().optional().meta({ description: 'rate_limited: that policy\'s quota of requests per window.' }),
     limit_bytes: z.number().int().optional().meta({ description: 'payload_too_large / headers_too_large: the size limit in bytes.' }),
+    budget_usd: z.number().optional().meta({ description: 'rate_limited by probability_budget_usd: the key\'s daily spending cap in USD.' }),
+    spent_usd: z.number().optional().meta({ description: 'rate_limited by probability_budget_usd: what the key spent today in USD.' }),
+    reserved_usd: z.number().nullable().optional().meta({
+      description: 'rate_limited by probability_budget_usd while the key\'s other requests are in flight: what they may still spend (each as much as the dearest request answered so far; null before any was answered, when a key with a cap has one request in flight at a time).',
+    }),
     closest: z.array(z.string()).optional().meta({ description: 'not_found of a source slug (track records): the closest slugs of the snapshot.' }),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });

@@ -125,6 +125,8 @@ export class ProbabilityService {
   readonly #logger: Logger;
   #models: Promise<{ models: ResolvedModel[]; clients: Map<string, ModelClient> }> | null = null;
   #inFlight = new Map<string, number>();
+  /** The dearest request answered so far (USD): what each request in flight may still spend. */
+  #dearestRequestUsd: number | null = null;
   #calibration: { snapshot: string; byMode: Map<string, ModeCalibration>; asOf: string } | null = null;
 
   constructor(dataDir: string, snapshots: SnapshotReader, logger: Logger, opts: ProbabilityOptions) {
@@ -166,17 +168,35 @@ export class ProbabilityService {
     };
   }
 
-  /** 429 once the key's spend today reached the daily cap. */
+  /**
+   * 429 once the key's spend today reached the daily cap, or could reach it with what the key's
+   * other requests in flight may still spend (each as much as the dearest request answered so
+   * far; before any was answered, a key with a cap has one request in flight at a time). Call after
+   * acquire(). QA: four concurrent requests, each checked before any had spent, took a key to 4×
+   * its cap; now it goes over by at most one request's cost.
+   */
   checkBudget(keyId: string, dayEndsAt: number): void {
     if (this.budgetUsdPerDay === null) return;
     const spent = this.store.spentToday(keyId);
+    const budget = { policy: 'probability_budget_usd', budget_usd: this.budgetUsdPerDay, spent_usd: spent };
     if (spent >= this.budgetUsdPerDay) {
-      throw ApiError.rateLimited((dayEndsAt - Date.now()) / 1000, `This key's probability budget of ${this.budgetUsdPerDay} USD per day is spent.`, {
-        policy: 'probability_budget_usd',
-        budget_usd: this.budgetUsdPerDay,
-        spent_usd: spent,
+      throw ApiError.rateLimited((dayEndsAt - Date.now()) / 1000, `This key's probability budget of ${this.budgetUsdPerDay} USD per day is spent.`, budget);
+    }
+    const others = (this.#inFlight.get(keyId) ?? 1) - 1;
+    if (others === 0) return;
+    const reserved = this.#dearestRequestUsd === null ? null : others * this.#dearestRequestUsd;
+    if (reserved === null || spent + reserved >= this.budgetUsdPerDay) {
+      throw ApiError.rateLimited(1, `This key's requests in flight may spend the rest of its probability budget of ${this.budgetUsdPerDay} USD per day; retry when they are answered.`, {
+        ...budget,
+        reserved_usd: reserved,
       });
     }
+  }
+
+  /** Records what a request spent, against the key's budget and as the estimate of the next ones. */
+  recordSpend(keyId: string, usd: number): void {
+    this.store.addSpend(keyId, usd);
+    this.#dearestRequestUsd = Math.max(this.#dearestRequestUsd ?? 0, usd);
   }
 
   /** The current snapshot's calibrations (cached per snapshot) and its id. */

@@ -128,14 +128,14 @@ export const probabilityRoute = rawRoute({
         }
         const problem = toApiError(err);
         const cost = typeof problem.extras.cost_usd === 'number' ? problem.extras.cost_usd : 0;
-        if (cost > 0) svc.store.addSpend(keyId, cost);
+        if (cost > 0) svc.recordSpend(keyId, cost);
         await svc.store.saveRequest(record(problem.status, { request_id: requestId, ...problem.toProblem(req.path) }));
         throw err;
       } finally {
         res.off('close', onClose);
       }
       const body = published(ProbabilityAnswer, answer);
-      svc.store.addSpend(keyId, answer.cost_usd);
+      svc.recordSpend(keyId, answer.cost_usd);
       await svc.store.saveRequest(record(200, body));
       if (slot !== null) {
         await svc.store.putIdempotency(keyId, idem!, { request_id: requestId, body_hash: hash, created_at: new Date().toISOString() });

@@ -390,16 +390,24 @@ describe('limits and cancellation', () => {
   let slowSim: Simulator;
   let slow: ServerHandle;
   let slowDir: { dir: string; cleanup: () => Promise<void> };
+  // A server whose keys have a daily spending cap (its own directory: its own spend).
+  let capped: ServerHandle;
+  let cappedDir: { dir: string; cleanup: () => Promise<void> };
+  const CAP_USD = 0.01; // about six requests (each about 0.0016 USD at these prices)
   beforeAll(async () => {
     slowSim = await startSimulator({ port: 0, latencyMs: 400 });
     slowDir = await fixtureDir();
+    cappedDir = await fixtureDir();
     const m = loadModelsConfig({ env: {}, simulatorUrl: slowSim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
-    slow = await serve(slowDir.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: 0.0005 } });
+    slow = await serve(slowDir.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [] } });
+    capped = await serve(cappedDir.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: CAP_USD } });
   });
   afterAll(async () => {
     await slow?.close();
+    await capped?.close();
     await slowSim?.close();
     await slowDir?.cleanup();
+    await cappedDir?.cleanup();
   });
 
   it('at most 4 in flight per key (429 beyond); another key is not affected', async () => {
@@ -415,26 +423,56 @@ describe('limits and cancellation', () => {
     expect(all[5]!.res.status).toBe(200);
   });
 
+  it('the daily budget holds against concurrent requests: over by at most one request (QA: four at once spent 4× the cap)', async () => {
+    const k = newKey(cappedDir.dir, 'pro', ['probability']).key;
+    const burst = (tag: string) =>
+      Promise.all(Array.from({ length: 4 }, (_, i) => post(good({ question: `Will concurrent spend question ${tag}${i} resolve YES?` }), k, {}, {}, capped)));
+    // Before any request was answered nothing says what one costs: one at a time.
+    const first = await burst('a');
+    expect(first.map((g) => g.res.status).sort()).toEqual([200, 429, 429, 429]);
+    for (const g of first.filter((x) => x.res.status === 429)) {
+      expectProblem(g, 429, 'rate_limited');
+      expect(g.body).toMatchObject({ policy: 'probability_budget_usd', budget_usd: CAP_USD, spent_usd: 0, reserved_usd: null });
+      expect(g.res.headers.get('retry-after')).toBe('1');
+    }
+    const cost = first.find((g) => g.res.status === 200)!.body.cost_usd as number;
+    expect(cost).toBeGreaterThan(0);
+    // Then as many as the rest of the cap allows, each counted at the dearest request's cost.
+    const bursts = [first];
+    for (const tag of ['b', 'c', 'd']) bursts.push(await burst(tag));
+    // a burst admitted while others were in flight, and one refused for what they may still spend
+    expect(bursts.slice(1).some((b) => b.filter((g) => g.res.status === 200).length > 1)).toBe(true);
+    expect(bursts.slice(1).flat().some((g) => g.res.status === 429 && (g.body.reserved_usd as number) > 0)).toBe(true);
+    const answered = bursts.flat().filter((g) => g.res.status === 200);
+    const spent = answered.reduce((a, g) => a + (g.body.cost_usd as number), 0);
+    const dearest = Math.max(...answered.map((g) => g.body.cost_usd as number));
+    expect(spent).toBeGreaterThanOrEqual(CAP_USD);
+    expect(spent).toBeLessThan(CAP_USD + dearest + 1e-12);
+    const last = await post(good(), k, {}, {}, capped);
+    expect(last.body).toMatchObject({ policy: 'probability_budget_usd' });
+    expect(last.body.spent_usd).toBeCloseTo(spent, 12);
+  });
+
   it('the daily budget: once spent, 429; usage of the spend is kept', async () => {
-    const k = newKey(slowDir.dir, 'pro', ['probability']).key;
-    let g = await post(good(), k, {}, {}, slow);
+    const k = newKey(cappedDir.dir, 'pro', ['probability']).key;
+    let g = await post(good(), k, {}, {}, capped);
     expect(g.res.status).toBe(200);
     let cost = 0;
     let answered = 0;
     while (g.res.status === 200 && answered < 10) {
       cost += g.body.cost_usd;
       answered++;
-      g = await post(good(), k, {}, {}, slow);
+      g = await post(good(), k, {}, {}, capped);
     }
     expectProblem(g, 429, 'rate_limited');
     expect(g.body.policy).toBe('probability_budget_usd');
     expect(g.body.spent_usd).toBeCloseTo(cost, 9);
-    expect(cost).toBeGreaterThanOrEqual(0.0005);
-    const u = await get(slow, '/api/usage/', { headers: { 'x-api-key': k } });
+    expect(cost).toBeGreaterThanOrEqual(CAP_USD);
+    const u = await get(capped, '/api/usage/', { headers: { 'x-api-key': k } });
     expect(u.res.status).toBe(200);
     expect(u.body.probability.used).toBe(answered); // refused before the quota is charged
     expect(u.body.probability_cost_usd).toBeCloseTo(cost, 9);
-    expect(u.body.probability_budget_usd).toBe(0.0005);
+    expect(u.body.probability_budget_usd).toBe(CAP_USD);
   });
 
   it('a client that disconnects cancels the model calls in flight', async () => {
