@@ -18,7 +18,7 @@ export const DEFAULT_STRUCTURE_DIR = bundledPath('structure');
 
 /** The definitions directory every structure stage reads: QUORUM_STRUCTURE_DIR, else data/structure/. */
 export function structureDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.QUORUM_STRUCTURE_DIR || DEFAULT_STRUCTURE_DIR;
+  return env.QUORUM_STRUCTURE_DIR?.trim() || DEFAULT_STRUCTURE_DIR; // trimmed, as checkStageSettings checks it
 }
 
 export const LINK_KINDS = ['similar', 'same_event', 'implies', 'excludes'] as const;

@@ -18,7 +18,7 @@ import { DEFAULT_STRUCTURE_DIR, loadStructureDefinitions, type StructureDefiniti
 
 const StructureEnv = z.object({
   /** Directory of the curated definitions (links/, theses/). */
-  QUORUM_STRUCTURE_DIR: z.string().min(1).default(DEFAULT_STRUCTURE_DIR),
+  QUORUM_STRUCTURE_DIR: z.string().trim().min(1).default(DEFAULT_STRUCTURE_DIR),
   /** similar: TF-IDF cosine of title + description at least this. */
   QUORUM_LINK_SIMILAR_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.35),
   /** same_event: title cosine at least this, on different venues. */

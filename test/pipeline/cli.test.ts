@@ -9,6 +9,8 @@ import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
+import { structureDir } from '../../pipeline/structure/definitions.ts';
+import { loadStructureConfig } from '../../pipeline/structure/stage.ts';
 import { parseAsOf } from '../../pipeline/cli/as-of.ts';
 
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
@@ -174,6 +176,10 @@ describe('quorum run', () => {
     expect(() => checkStageSettings({ QUORUM_EXPORT_IDLE_TIMEOUT_MS: 'abc' }, { serving: true })).toThrow(/invalid configuration:\s+QUORUM_EXPORT_IDLE_TIMEOUT_MS/);
     expect(() => checkStageSettings({ QUORUM_EXPORT_IDLE_TIMEOUT_MS: 'abc' })).not.toThrow(); // a run serves no export
     expect(() => checkStageSettings({})).not.toThrow();
+    // a set directory is read as it is checked: trimmed
+    const padded = { QUORUM_STRUCTURE_DIR: ` ${join(REPO, 'data', 'structure')} ` };
+    expect(() => checkStageSettings(padded)).not.toThrow();
+    expect([structureDir(padded), loadStructureConfig(padded).dir]).toEqual([join(REPO, 'data', 'structure'), join(REPO, 'data', 'structure')]);
     // ... and each command refusing one before anything runs (a process each: the wiring).
     for (const [args, name, value] of [
       [['run', '--as-of', '2025-10-16'], 'QUORUM_SCENARIO_MAX_CONDITIONS', 'abc'],
