@@ -16,6 +16,7 @@ import { KNOWN_VENUES } from '../venues/known.ts';
 import { DATASETS, parseClaims, type ClaimFormat, type DuplicateRecord, type ParsedClaims } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 import { importGenericSql } from './generic-sql.ts';
+import { changedClaims, type ChangedClaim } from './changed.ts';
 
 export interface ClaimImportResult {
   format: ClaimFormat;
@@ -24,12 +25,17 @@ export interface ClaimImportResult {
    * received: the claims the files make; written: those not stored before; duplicates: records
    * skipped as exact repeats of an earlier record (bundled formats; not in received).
    */
-  claims: { received: number; written: number; duplicates: number };
+  claims: { received: number; written: number; duplicates: number; changed: number };
   sources: { received: number; written: number };
   /** csv: resolutions added to claims stored open (the same claims again, now resolved); 0 otherwise. */
   resolutions: { received: number; written: number };
   /** The first MAX_LISTED skipped repeats (file, line, the line it repeats), to find them. */
   duplicates: DuplicateRecord[];
+  /**
+   * Bundled formats: the first MAX_LISTED claims stored before with other content (`claims.changed`
+   * counts them all); the stored version is kept (changed.ts). csv refuses them instead.
+   */
+  changed: ChangedClaim[];
 }
 
 /** Skipped repeats listed in a result (the count is complete; the list is for finding them). */
@@ -109,18 +115,20 @@ export async function importClaims(
     // so is a claim already stored with other content or for another source; a claim stored open
     // and now resolved gets its resolution recorded.
     const { claims, sources, resolutions } = await importGenericSql(conn, root, dir, stored, now);
-    return { format, dir, claims: { ...claims, duplicates: 0 }, sources, resolutions, duplicates: [] };
+    return { format, dir, claims: { ...claims, duplicates: 0, changed: 0 }, sources, resolutions, duplicates: [], changed: [] };
   }
   const parsed = await parseClaims(format, dir, now);
   const { known, taken, venues } = await storedSources(conn, root, DATASETS[format]);
   const rows = claimRows(parsed, known, taken, venues);
+  const changed = await changedClaims(conn, root, DATASETS[format], rows.claims);
   const written = await writeImportBatch(conn, root, rows, now);
   return {
     format,
     dir,
-    claims: { ...written.claims!, duplicates: parsed.duplicates.length },
+    claims: { ...written.claims!, duplicates: parsed.duplicates.length, changed: changed.length },
     sources: written.sources!,
     resolutions: { received: 0, written: 0 },
     duplicates: parsed.duplicates.slice(0, MAX_LISTED),
+    changed: changed.slice(0, MAX_LISTED),
   };
 }

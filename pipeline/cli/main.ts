@@ -127,6 +127,9 @@ importCommand
       const [{ withConnection }, { importClaims }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../claims/import.ts')]);
       const result = await withConnection((conn) => importClaims(conn, config.dataDir, format, dir));
       console.log(JSON.stringify(result, null, 2));
+      if (result.claims.changed > 0) {
+        console.error(`quorum import claims: ${result.claims.changed} claims were stored before with other content; the stored versions are kept (listed under "changed")`);
+      }
     }),
   );
 

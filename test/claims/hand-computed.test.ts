@@ -72,11 +72,11 @@ describe('track records computed by hand', () => {
     writeFileSync(join(srcDir, 'claims.csv'), fixtureCsv());
     const data = dataDir;
     const [first] = await importAll(data, [['csv', srcDir]]);
-    expect(first!.claims).toEqual({ received: 20, written: 20, duplicates: 0 });
+    expect(first!.claims).toEqual({ received: 20, written: 20, duplicates: 0, changed: 0 });
     expect(first!.sources).toEqual({ received: 4, written: 4 });
     // Idempotent: the same files again write nothing.
     const [again] = await importAll(data, [['csv', srcDir]]);
-    expect(again!.claims).toEqual({ received: 20, written: 0, duplicates: 0 });
+    expect(again!.claims).toEqual({ received: 20, written: 0, duplicates: 0, changed: 0 });
     expect(again!.sources).toEqual({ received: 4, written: 0 });
     await publishScores(data);
     server = await serve(data);

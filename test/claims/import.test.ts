@@ -320,7 +320,7 @@ describe('a claim id twice in one import', () => {
     const data = join(tmp.dir, 'wh-dup-polls-exact');
     const dir = edited('fte-pollster-raw-polls', POLLS, 'raw-polls.csv', afterLine(5, (ls) => ls[1]!));
     const [res] = await importAll(data, [['fte-polls', dir]]);
-    expect(res!.claims).toEqual({ received: 11_475, written: 11_475, duplicates: 1 });
+    expect(res!.claims).toEqual({ received: 11_475, written: 11_475, duplicates: 1, changed: 0 });
     expect(res!.duplicates).toEqual([{ file: join(dir, 'raw-polls.csv'), line: 6, first_line: 2 }]);
     expect(res!.sources.written).toBe(517);
     const orphans = await withConnection(async (conn) =>
@@ -347,7 +347,7 @@ describe('a claim id twice in one import', () => {
   it('CBO: an exact repeat is skipped and counted; the same baseline month and year with another value is rejected', async () => {
     const data = join(tmp.dir, 'wh-dup-cbo');
     const [res] = await importAll(data, [['cbo', edited('cbo-budget-projections', CBO, 'debt_projection_errors.csv', afterLine(2, (ls) => ls[1]!))]]);
-    expect(res!.claims).toEqual({ received: 694, written: 694, duplicates: 1 });
+    expect(res!.claims).toEqual({ received: 694, written: 694, duplicates: 1, changed: 0 });
     const e = await rejection('cbo', edited('cbo-budget-projections', CBO, 'deficit_projection_errors.csv', afterLine(2, (ls) => ls[1]!.replace('1984-02-01', '1984-02-15'))));
     expect([e.line, e.field]).toEqual([3, 'baseline_date']);
   });
@@ -450,5 +450,30 @@ describe('source names are compared in NFC', () => {
     const both = new Map([[decomposed, 'cafe-polls'], [composed, 'cafe-polls-2']]);
     const again = assignSlugs([composed, decomposed], both, new Set(both.values()));
     expect([again.get(decomposed), again.get(composed)]).toEqual(['cafe-polls', 'cafe-polls-2']);
+  });
+});
+
+describe('a bundled dataset imported again', () => {
+  it('with the same files: nothing written, nothing reported changed (every stored claim compared)', async () => {
+    const data = join(tmp.dir, 'wh-same-bundled');
+    const all: [ClaimFormat, string][] = [['fte-polls', join(SAMPLE, 'fte-pollster-raw-polls')], ['fte-forecasts', join(SAMPLE, 'fte-election-forecasts')], ['cbo', join(SAMPLE, 'cbo-budget-projections')]];
+    await importAll(data, all);
+    const again = await importAll(data, all);
+    expect(again.map((r) => [r.claims.written, r.claims.changed, r.changed])).toEqual([[0, 0, []], [0, 0, []], [0, 0, []]]);
+  });
+
+  it('with a claim revised: the stored version is kept, and the claim reported with the fields and lines (QA: kept silently)', async () => {
+    const data = join(tmp.dir, 'wh-changed-cbo');
+    await importAll(data, [['cbo', join(SAMPLE, 'cbo-budget-projections')]]);
+    const revised = edited('cbo-budget-projections', CBO, 'deficit_projection_errors.csv', atLine(3, (l) => l.replace('-214.718', '-215.000')));
+    const [again] = await importAll(data, [['cbo', revised]]);
+    expect(again!.claims).toEqual({ received: 694, written: 0, duplicates: 0, changed: 1 });
+    expect(again!.changed).toEqual([
+      { claim_id: 'cbo:deficit:1985-02:1985', file: 'deficit_projection_errors.csv', line: 3, stored_file: 'deficit_projection_errors.csv', stored_line: 3, fields: ['claim_text', 'probability_or_direction', 'value'] },
+    ]);
+    const stored = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(`SELECT value FROM (${rawRelation(data, 'claims')}) WHERE claim_id = 'cbo:deficit:1985-02:1985'`)).getRowObjectsJS(),
+    );
+    expect(stored).toEqual([{ value: -214.718 }]);
   });
 });

@@ -75,7 +75,7 @@ describe('a claim already stored, imported again', () => {
     // The same claims again (another spelling of the same time, another file name): nothing new.
     const again = folder({ 'z.csv': HEAD + 'c2,Acme,2024-01-01T00:00:00Z,probability,Y,0.7,,\nc1,Acme,2024-01-01,probability,X,0.70,,\n' });
     const [res] = await importAll(data, [['csv', again]]);
-    expect([res!.claims, res!.sources]).toEqual([{ received: 2, written: 0, duplicates: 0 }, { received: 1, written: 0 }]);
+    expect([res!.claims, res!.sources]).toEqual([{ received: 2, written: 0, duplicates: 0, changed: 0 }, { received: 1, written: 0 }]);
     expect(parts(data)).toEqual(before);
   });
 
