@@ -6,12 +6,17 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
-export interface CachedBody {
+/** A body as it goes out (http/registry.ts sendBody): its strong ETag and its gzip coding. */
+export interface EncodedBody {
   body: Buffer;
   etag: string;
-  snapshotId: string;
   /** The gzip coding of `body`, made on the first request that accepts it (gzipped). */
   gzip?: Buffer;
+}
+
+/** A rendered answer of a snapshot. */
+export interface CachedBody extends EncodedBody {
+  snapshotId: string;
 }
 
 /** Bodies smaller than this go out as they are: gzip would save a few bytes for its CPU. */
@@ -23,7 +28,7 @@ export function gzipEtag(etag: string): string {
 }
 
 /** `entry.body` gzipped, made once (level 6: a 140 kB page in a few ms, about a tenth of its size). */
-export function gzipped(entry: CachedBody): Buffer {
+export function gzipped(entry: EncodedBody): Buffer {
   return (entry.gzip ??= gzipSync(entry.body, { level: 6 }));
 }
 

@@ -54,7 +54,7 @@ import {
 } from '../auth/entitlements.ts';
 import { authOf } from '../auth/middleware.ts';
 import type { KeyStore } from '../auth/keys.ts';
-import { GZIP_MIN_BYTES, ResponseCache, gzipEtag, gzipped, ifNoneMatch, type CachedBody } from '../cache/response-cache.ts';
+import { GZIP_MIN_BYTES, ResponseCache, gzipEtag, gzipped, ifNoneMatch, type CachedBody, type EncodedBody } from '../cache/response-cache.ts';
 import { ApiError, PROBLEM_CODES } from '../errors/problem.ts';
 import type { QuotaKeeper } from '../limits/quota.ts';
 import type { UsageStore } from '../limits/usage-store.ts';
@@ -226,7 +226,7 @@ function sendCached(req: Request, res: Response, entry: CachedBody, cc: string):
 export function sendBody(
   req: Request,
   res: Response,
-  entry: CachedBody,
+  entry: EncodedBody,
   opts: { type: string; cacheControl: string; gzipFrom?: number },
 ): void {
   const worth = entry.body.length >= (opts.gzipFrom ?? GZIP_MIN_BYTES);
@@ -251,7 +251,7 @@ export function sendBody(
 }
 
 /** sendBody of a JSON body. */
-export function sendJsonBody(req: Request, res: Response, entry: CachedBody, cacheControl: string): void {
+export function sendJsonBody(req: Request, res: Response, entry: EncodedBody, cacheControl: string): void {
   sendBody(req, res, entry, { type: JSON_TYPE, cacheControl });
 }
 

@@ -4,7 +4,7 @@
  * assets are under /docs/ (express.static, mounted in app.ts). CSP: self only.
  */
 import { z } from 'zod';
-import { etagOf, type CachedBody } from '../cache/response-cache.ts';
+import { etagOf, type EncodedBody } from '../cache/response-cache.ts';
 import { rawRoute, sendJsonBody, staticRoute, type ApiServices } from '../http/registry.ts';
 
 export const openapiRoute = rawRoute({
@@ -20,12 +20,12 @@ export const openapiRoute = rawRoute({
 });
 
 /** The document serialized once per app, with its ETag (and gzip coding, made on first demand). */
-const documents = new WeakMap<ApiServices, CachedBody>();
-function documentBody(services: ApiServices): CachedBody {
+const documents = new WeakMap<ApiServices, EncodedBody>();
+function documentBody(services: ApiServices): EncodedBody {
   let entry = documents.get(services);
   if (!entry) {
     const body = Buffer.from(JSON.stringify(services.openapi()), 'utf8');
-    entry = { body, etag: etagOf(body), snapshotId: '' };
+    entry = { body, etag: etagOf(body) };
     documents.set(services, entry);
   }
   return entry;

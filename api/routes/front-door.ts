@@ -21,7 +21,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { ENTITLEMENTS, isRouteId, requiredPlan } from '../auth/entitlements.ts';
-import type { CachedBody } from '../cache/response-cache.ts';
+import type { EncodedBody } from '../cache/response-cache.ts';
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute, sendBody, staticRoute, type ApiServices } from '../http/registry.ts';
 
@@ -250,7 +250,7 @@ const ASSET_NAME = /^[A-Za-z0-9_-]+\.(js|css)$/;
 const ASSET_TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
 /** A built file: its body, strong validator and gzip coding (made at read: level 9), as sendBody sends them. */
-interface Asset extends CachedBody {
+interface Asset extends EncodedBody {
   mtimeMs: number;
 }
 const assets = new Map<string, Asset>();
@@ -271,7 +271,7 @@ function asset(file: string): Asset | null {
   if (known && known.mtimeMs === mtimeMs) return known;
   const body = readFileSync(full);
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 22);
-  const a = { mtimeMs, body, gzip: gzipSync(body, { level: 9 }), etag: `"${hash}"`, snapshotId: '' };
+  const a = { mtimeMs, body, gzip: gzipSync(body, { level: 9 }), etag: `"${hash}"` };
   assets.set(file, a);
   return a;
 }
