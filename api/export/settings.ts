@@ -5,8 +5,7 @@
  * start after its whole bootstrap (QA).
  */
 import { z } from 'zod';
-import { envSettings } from '../../pipeline/env.ts';
-import { wholeNumber } from '../../pipeline/env.ts';
+import { envSettings, wholeNumber } from '../../pipeline/env.ts';
 
 /** The default send-progress timeout: 60 s. */
 export const DEFAULT_EXPORT_IDLE_TIMEOUT_MS = 60_000;

@@ -6,13 +6,12 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawRelation } from '../warehouse/raw-views.ts';
-import type { RawRow } from '../warehouse/tables.ts';
+import { RAW_TABLES, type RawRow } from '../warehouse/tables.ts';
 
-/** What a claim says and how it resolved; its provenance and ingestion time are not its content. */
-const CONTENT = [
-  'source_slug', 'question_id', 'claimed_at', 'claim_text', 'probability_or_direction', 'subject', 'subject_key', 'category',
-  'kind', 'probability', 'side', 'value', 'unit', 'threshold', 'tolerance', 'horizon_days', 'outcome', 'realized_value', 'resolved_at',
-] as const satisfies readonly (keyof RawRow<'claims'>)[];
+/** Not a claim's content: its key, where it was read and when (every other column is compared). */
+const NOT_CONTENT: ReadonlySet<string> = new Set(['claim_id', 'provenance_dataset', 'provenance_file', 'provenance_line', 'ingested_at']);
+/** What a claim says and how it resolved: the raw claims columns but NOT_CONTENT. */
+const CONTENT = (Object.keys(RAW_TABLES.claims.columns) as (keyof RawRow<'claims'>)[]).filter((c) => !NOT_CONTENT.has(c));
 
 export interface ChangedClaim {
   claim_id: string;
@@ -31,6 +30,9 @@ function comparable(v: unknown): unknown {
   return v ?? null;
 }
 
+/** A line number as stored or parsed (BIGINT, number or absent). */
+const lineOf = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
 /** The claims of `claims` stored before (same claim_id, from `dataset`) with other content. */
 export async function changedClaims(conn: DuckDBConnection, root: string, dataset: string, claims: readonly RawRow<'claims'>[]): Promise<ChangedClaim[]> {
   const reader = await conn.runAndReadAll(`SELECT * FROM (${rawRelation(root, 'claims')}) WHERE provenance_dataset = $1`, [dataset]);
@@ -45,9 +47,9 @@ export async function changedClaims(conn: DuckDBConnection, root: string, datase
     out.push({
       claim_id: c.claim_id!,
       file: c.provenance_file,
-      line: c.provenance_line === null ? null : Number(c.provenance_line),
+      line: lineOf(c.provenance_line),
       stored_file: (s.provenance_file as string | null) ?? null,
-      stored_line: s.provenance_line === null || s.provenance_line === undefined ? null : Number(s.provenance_line),
+      stored_line: lineOf(s.provenance_line),
       fields,
     });
   }
