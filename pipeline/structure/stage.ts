@@ -14,11 +14,10 @@ import { envSettings, wholeNumber } from '../env.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
-import { DEFAULT_STRUCTURE_DIR, loadStructureDefinitions, type StructureDefinitions } from './definitions.ts';
+import { loadStructureDefinitions, StructureDirEnv, type StructureDefinitions } from './definitions.ts';
 
-const StructureEnv = z.object({
-  /** Directory of the curated definitions (links/, theses/). */
-  QUORUM_STRUCTURE_DIR: z.string().trim().min(1).default(DEFAULT_STRUCTURE_DIR),
+const StructureEnv = StructureDirEnv.extend({
+  // QUORUM_STRUCTURE_DIR (definitions.ts): the directory of the curated definitions (links/, theses/).
   /** similar: TF-IDF cosine of title + description at least this. */
   QUORUM_LINK_SIMILAR_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.35),
   /** same_event: title cosine at least this, on different venues. */
