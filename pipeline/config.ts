@@ -23,7 +23,7 @@ const boolish = z
   .pipe(z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off']))
   .transform((s) => ['1', 'true', 'yes', 'on'].includes(s));
 
-const limit = wholeNumber(z.number().int().min(0).max(1_000_000_000));
+const limit = wholeNumber(0, 1_000_000_000);
 
 /** `o` is an origin exactly as a browser sends it: http(s), a host, an optional port, no path. */
 function isOrigin(o: string): boolean {
@@ -60,24 +60,24 @@ const faultsJson = z.string().transform((s, ctx) => {
 const ForecastEnv = {
   QUORUM_LANGS: langList.optional(),
   QUORUM_RUN_BUDGET_USD: z.coerce.number().min(0).optional(),
-  QUORUM_MAX_QUESTIONS: wholeNumber(z.number().int().min(1)).optional(),
+  QUORUM_MAX_QUESTIONS: wholeNumber(1).optional(),
   QUORUM_AUTO_RESUME: boolFlag.default(true),
-  QUORUM_PROGRESS_INTERVAL_MS: wholeNumber(z.number().int().min(100)).default(10_000),
-  QUORUM_JOURNAL_FSYNC_MS: wholeNumber(z.number().int().min(0).max(60_000)).default(1000),
+  QUORUM_PROGRESS_INTERVAL_MS: wholeNumber(100).default(10_000),
+  QUORUM_JOURNAL_FSYNC_MS: wholeNumber(0, 60_000).default(1000),
   QUORUM_EVIDENCE_PROVIDERS: z
     .string()
     .transform((s) => [...new Set(s.split(',').map((m) => m.trim()).filter(Boolean))])
     .pipe(z.array(z.enum(['local', 'gdelt'])))
     .default(['local']),
   QUORUM_EVIDENCE_DIR: z.string().trim().min(1).default(bundledPath('evidence')),
-  QUORUM_EVIDENCE_MAX: wholeNumber(z.number().int().min(0).max(50)).default(5),
-  QUORUM_EVIDENCE_LOOKBACK_DAYS: wholeNumber(z.number().int().min(1).max(365)).default(30),
+  QUORUM_EVIDENCE_MAX: wholeNumber(0, 50).default(5),
+  QUORUM_EVIDENCE_LOOKBACK_DAYS: wholeNumber(1, 365).default(30),
   QUORUM_GDELT_URL: z.url({ protocol: /^https?$/ }).default('https://api.gdeltproject.org'),
-  QUORUM_GDELT_MIN_INTERVAL_MS: wholeNumber(z.number().int().min(0)).default(5000),
+  QUORUM_GDELT_MIN_INTERVAL_MS: wholeNumber(0).default(5000),
   QUORUM_SIMULATOR_URL: z.url({ protocol: /^https?$/ }).optional(),
-  QUORUM_SIMULATOR_JITTER_MS: wholeNumber(z.number().int().min(0).max(60_000)).default(0),
+  QUORUM_SIMULATOR_JITTER_MS: wholeNumber(0, 60_000).default(0),
   QUORUM_SIMULATOR_FAULTS: faultsJson.optional(),
-  QUORUM_SIMULATOR_MAX_CONCURRENCY: wholeNumber(z.number().int().min(1).max(1024)).default(16),
+  QUORUM_SIMULATOR_MAX_CONCURRENCY: wholeNumber(1, 1024).default(16),
   QUORUM_SIMULATOR_PRICE_IN_PER_MTOK: z.coerce.number().min(0).default(0),
   QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK: z.coerce.number().min(0).default(0),
 };
@@ -90,7 +90,7 @@ const EnvSchema = z.object({
   QUORUM_DATA_DIR: z.string().trim().min(1).default(bundledPath('warehouse')),
   QUORUM_SAMPLE_DIR: z.string().trim().min(1).default(bundledPath('sample', 'forecastbench')),
   QUORUM_QUESTIONS_DIR: z.string().trim().min(1).default(bundledPath('questions')),
-  PORT: wholeNumber(z.number().int().min(0).max(65535)).default(3000),
+  PORT: wholeNumber(0, 65535).default(3000),
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   QUORUM_SCHEDULE: z
     .string()
@@ -101,9 +101,9 @@ const EnvSchema = z.object({
   QUORUM_MAX_COMPARATOR_AGE_DAYS: z.coerce.number().positive().max(36_500).default(7),
   QUORUM_MODES: modeList.default([...MODES]),
   QUORUM_MODELS_FILE: z.string().trim().min(1).optional(),
-  QUORUM_KEEP_SNAPSHOTS: wholeNumber(z.number().int().min(1).max(1000)).default(5),
-  QUORUM_CALL_TIMEOUT_MS: wholeNumber(z.number().int().min(100).max(600_000)).default(60_000),
-  QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(z.number().int().min(0).max(60_000)).default(0),
+  QUORUM_KEEP_SNAPSHOTS: wholeNumber(1, 1000).default(5),
+  QUORUM_CALL_TIMEOUT_MS: wholeNumber(100, 600_000).default(60_000),
+  QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),
   QUORUM_LANG: z.string().regex(/^[a-z]{2}$/).default('en'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.
@@ -136,9 +136,9 @@ const EnvSchema = z.object({
     .string()
     .default('false')
     .refine((s) => /^(true|false|[0-9]{1,2})$/.test(s), { message: 'expected true, false or a hop count' }),
-  QUORUM_SHUTDOWN_TIMEOUT_MS: wholeNumber(z.number().int().min(0).max(600_000)).default(10_000),
+  QUORUM_SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 600_000).default(10_000),
   /** Probability endpoint (api/probability/): whole-request deadline and per-key daily USD cap. */
-  QUORUM_PROBABILITY_TIMEOUT_MS: wholeNumber(z.number().int().min(1000).max(600_000)).default(30_000),
+  QUORUM_PROBABILITY_TIMEOUT_MS: wholeNumber(1000, 600_000).default(30_000),
   QUORUM_PROBABILITY_BUDGET_USD_PER_DAY: z.coerce.number().min(0).optional(),
   /** API: a market price older than this many hours is published with `market_stale: true`. */
   QUORUM_MAX_PRICE_AGE_HOURS: z.coerce.number().positive().max(87_600).default(48),

@@ -16,11 +16,12 @@ export function setVariables(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /**
- * An integer setting: digits only, then `schema`'s range. `z.coerce.number()` took `1e3`, `0x50`
+ * An integer setting from `min` to `max`, in digits only. `z.coerce.number()` took `1e3`, `0x50`
  * and `0b1` as numbers (QA: PORT=1e3 was port 1000); a count or a duration is written in digits.
+ * The CLI's integer options parse with it too (cli/options.ts).
  */
-export function wholeNumber<S extends z.ZodType<number, number>>(schema: S) {
-  return z.string().trim().regex(/^\d+$/, 'expected a whole number (digits only)').transform(Number).pipe(schema);
+export function wholeNumber(min: number, max: number = Number.MAX_SAFE_INTEGER) {
+  return z.string().trim().regex(/^\d+$/, 'expected a whole number (digits only)').transform(Number).pipe(z.number().min(min).max(max));
 }
 
 export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {

@@ -12,7 +12,7 @@ export const DEFAULT_EXPORT_IDLE_TIMEOUT_MS = 60_000;
 
 /** QUORUM_EXPORT_IDLE_TIMEOUT_MS: integer milliseconds from 100 to 3,600,000. */
 const ExportEnv = z.object({
-  QUORUM_EXPORT_IDLE_TIMEOUT_MS: wholeNumber(z.number().int().min(100).max(3_600_000)).default(DEFAULT_EXPORT_IDLE_TIMEOUT_MS),
+  QUORUM_EXPORT_IDLE_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(DEFAULT_EXPORT_IDLE_TIMEOUT_MS),
 });
 
 /**

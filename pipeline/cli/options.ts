@@ -1,5 +1,6 @@
 /** Option parsers of the CLI's numeric options: a clear message naming what is expected. */
 import { InvalidArgumentError } from 'commander';
+import { wholeNumber } from '../env.ts';
 
 /** `--budget-usd`: an amount in USD in decimal notation (`2.50`, `0.5`, `.5`, `3`). */
 export function parseUsd(value: string): number {
@@ -8,11 +9,12 @@ export function parseUsd(value: string): number {
   return Number(v);
 }
 
-/** An option's integer in [min, max], digits only (QA: `--port 99999` was Node's own message, `--latency-ms abc` 0). */
+/** An option's integer in [min, max], digits only, as the settings' (QA: `--port 99999` was Node's own message, `--latency-ms abc` 0). */
 export function intOption(min: number, max: number): (value: string) => number {
+  const schema = wholeNumber(min, max);
   return (value) => {
-    const n = Number(value.trim());
-    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
-    return n;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    return parsed.data;
   };
 }

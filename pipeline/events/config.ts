@@ -13,27 +13,27 @@ const EventsEnv = z.object({
   /** How long the stream can resume from an event (Last-Event-ID / since), in days. */
   QUORUM_EVENTS_RETENTION_DAYS: z.coerce.number().gt(0).max(3650).default(7),
   /** How often the API looks for newly written events, in ms. */
-  QUORUM_EVENTS_POLL_MS: wholeNumber(z.number().int().min(10).max(60_000)).default(250),
+  QUORUM_EVENTS_POLL_MS: wholeNumber(10, 60_000).default(250),
   /** SSE heartbeat comment interval, in ms. */
-  QUORUM_STREAM_HEARTBEAT_MS: wholeNumber(z.number().int().min(10).max(600_000)).default(15_000),
+  QUORUM_STREAM_HEARTBEAT_MS: wholeNumber(10, 600_000).default(15_000),
   /** A stream client whose unsent buffer exceeds this many bytes is disconnected (told how to resume). */
-  QUORUM_STREAM_MAX_BUFFER_BYTES: wholeNumber(z.number().int().min(1024).max(256 * 1024 * 1024)).default(1024 * 1024),
+  QUORUM_STREAM_MAX_BUFFER_BYTES: wholeNumber(1024, 256 * 1024 * 1024).default(1024 * 1024),
   /** Streams open at once (each is a socket and a small buffer). */
-  QUORUM_STREAM_MAX_CLIENTS: wholeNumber(z.number().int().min(1).max(100_000)).default(2000),
+  QUORUM_STREAM_MAX_CLIENTS: wholeNumber(1, 100_000).default(2000),
   /** Webhooks: allow http URLs and private, loopback or link-local addresses (tests, private networks). */
   QUORUM_WEBHOOKS_ALLOW_PRIVATE: z
     .enum(['1', '0', 'true', 'false', 'yes', 'no'])
     .transform((v) => v === '1' || v === 'true' || v === 'yes')
     .default(false),
   /** Webhooks: one delivery attempt's deadline, in ms. */
-  QUORUM_WEBHOOKS_TIMEOUT_MS: wholeNumber(z.number().int().min(10).max(120_000)).default(10_000),
+  QUORUM_WEBHOOKS_TIMEOUT_MS: wholeNumber(10, 120_000).default(10_000),
   /** Webhooks: how long a failing delivery is retried before the subscription is disabled, in ms. */
-  QUORUM_WEBHOOKS_RETRY_WINDOW_MS: wholeNumber(z.number().int().min(100).max(30 * 86_400_000)).default(86_400_000),
+  QUORUM_WEBHOOKS_RETRY_WINDOW_MS: wholeNumber(100, 30 * 86_400_000).default(86_400_000),
   /** Webhooks: first retry delay (doubles per attempt, with jitter) and its cap, in ms. */
-  QUORUM_WEBHOOKS_BACKOFF_MS: wholeNumber(z.number().int().min(1).max(3_600_000)).default(5000),
-  QUORUM_WEBHOOKS_MAX_BACKOFF_MS: wholeNumber(z.number().int().min(1).max(86_400_000)).default(3_600_000),
+  QUORUM_WEBHOOKS_BACKOFF_MS: wholeNumber(1, 3_600_000).default(5000),
+  QUORUM_WEBHOOKS_MAX_BACKOFF_MS: wholeNumber(1, 86_400_000).default(3_600_000),
   /** Webhooks: deliveries in flight at once (one per subscription at a time: per subscription in order). */
-  QUORUM_WEBHOOKS_CONCURRENCY: wholeNumber(z.number().int().min(1).max(10_000)).default(64),
+  QUORUM_WEBHOOKS_CONCURRENCY: wholeNumber(1, 10_000).default(64),
 });
 
 export interface EventsConfig {

@@ -17,7 +17,7 @@ import type { Mode } from '../warehouse/tables.ts';
 import type { ScenarioDefinition } from './definitions.ts';
 
 const Env = z.object({
-  QUORUM_SCENARIO_MAX_CONDITIONS: wholeNumber(z.number().int().min(0).max(1000)).default(31),
+  QUORUM_SCENARIO_MAX_CONDITIONS: wholeNumber(0, 1000).default(31),
 });
 
 /** The cap on conditional tasks per scenario; a bad value is an error naming the variable. */

@@ -23,7 +23,7 @@ import { loadScenarios } from './from-theses.ts';
 
 const ScenarioEnv = z.object({
   /** Sweeps over the constraints of an IPF fit (each sweep projects onto every constraint once). */
-  QUORUM_SCENARIO_IPF_SWEEPS: wholeNumber(z.number().int().min(1).max(10_000)).default(200),
+  QUORUM_SCENARIO_IPF_SWEEPS: wholeNumber(1, 10_000).default(200),
 });
 
 /** The IPF sweeps from the environment; a bad value is an error naming the variable. */

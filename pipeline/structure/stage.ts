@@ -25,9 +25,9 @@ const StructureEnv = StructureDirEnv.extend({
   /** Computed clusters join questions linked at least this strongly. */
   QUORUM_CLUSTER_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.5),
   /** Blocking: a term held by more documents of a category than this does not pair them. */
-  QUORUM_LINK_MAX_TERM_DF: wholeNumber(z.number().int().min(2).max(1_000_000)).default(100),
+  QUORUM_LINK_MAX_TERM_DF: wholeNumber(2, 1_000_000).default(100),
   /** Computed clusters larger than this are chains, not theses, and are left out. */
-  QUORUM_CLUSTER_MAX_SIZE: wholeNumber(z.number().int().min(3).max(10_000)).default(40),
+  QUORUM_CLUSTER_MAX_SIZE: wholeNumber(3, 10_000).default(40),
 });
 
 export interface StructureParams {

@@ -83,12 +83,12 @@ const EnvSchema = z.object({
     .pipe(z.array(z.enum(CATEGORIES)).min(1))
     .optional(),
   QUORUM_MIN_LIQUIDITY: z.coerce.number().nonnegative().optional(),
-  QUORUM_MIN_FORECASTERS: wholeNumber(z.number().int().nonnegative()).optional(),
+  QUORUM_MIN_FORECASTERS: wholeNumber(0).optional(),
   QUORUM_CLOSE_WITHIN_DAYS: z.coerce.number().positive().max(36_500).optional(),
-  QUORUM_MAX_MARKETS_PER_VENUE: wholeNumber(z.number().int().min(0).max(1_000_000)).default(500),
-  QUORUM_VENUE_MAX_PAGES: wholeNumber(z.number().int().min(1).max(10_000)).default(20),
-  QUORUM_VENUE_TIMEOUT_MS: wholeNumber(z.number().int().min(100).max(600_000)).default(30_000),
-  QUORUM_VENUE_RETRIES: wholeNumber(z.number().int().min(0).max(10)).default(4),
+  QUORUM_MAX_MARKETS_PER_VENUE: wholeNumber(0, 1_000_000).default(500),
+  QUORUM_VENUE_MAX_PAGES: wholeNumber(1, 10_000).default(20),
+  QUORUM_VENUE_TIMEOUT_MS: wholeNumber(100, 600_000).default(30_000),
+  QUORUM_VENUE_RETRIES: wholeNumber(0, 10).default(4),
   QUORUM_POLYMARKET_RPS: rps.default(20),
   QUORUM_KALSHI_RPS: rps.default(10),
   QUORUM_MANIFOLD_RPS: rps.default(7),
@@ -96,7 +96,7 @@ const EnvSchema = z.object({
   QUORUM_POLYMARKET_CLOB_RPS: rps.default(10),
   QUORUM_BACKFILL_GAP_HOURS: z.coerce.number().positive().max(24 * 365).default(DEFAULT_BACKFILL.gapMs / 3_600_000),
   QUORUM_BACKFILL_DAYS: z.coerce.number().positive().max(365).default(DEFAULT_BACKFILL.lookbackMs / 86_400_000),
-  QUORUM_BACKFILL_MAX_MARKETS: wholeNumber(z.number().int().min(0).max(100_000)).default(DEFAULT_BACKFILL.maxMarkets),
+  QUORUM_BACKFILL_MAX_MARKETS: wholeNumber(0, 100_000).default(DEFAULT_BACKFILL.maxMarkets),
 });
 
 /** Requests per second as a p-queue window: whole requests per second, or one per 1/rps s. */
