@@ -59,6 +59,21 @@ function sync(env: Record<string, string>, killAfterMs: number, onStart: (child:
   });
 }
 
+/** Manifold from its replay, Kalshi on the listener that never answers, with a venue deadline. */
+function venuesEnv(dataDir: string, venueTimeoutMs: number): Record<string, string> {
+  return {
+    QUORUM_DATA_DIR: dataDir,
+    QUORUM_VENUES: 'manifold,kalshi',
+    QUORUM_MANIFOLD_URL: `${manifold.url}/v0`,
+    QUORUM_KALSHI_URL: `${silent.url}/trade-api/v2`,
+    QUORUM_MANIFOLD_RPS: '1000',
+    QUORUM_KALSHI_RPS: '1000',
+    QUORUM_VENUE_TIMEOUT_MS: String(venueTimeoutMs),
+    // No question files: nothing after the venues but their writes.
+    QUORUM_QUESTIONS_DIR: questionsDir.dir,
+  };
+}
+
 describe('quorum sync against a venue that never answers', () => {
   it('ends within the venue deadline + 5 s, reports the venue failed (timeout), keeps the other venue, releases the lock', async () => {
     let firstAccept = 0;
@@ -66,17 +81,7 @@ describe('quorum sync against a venue that never answers', () => {
       if (!firstAccept && silent.accepted() > 0) firstAccept = Date.now();
     }, 5);
     const r = await sync(
-      {
-        QUORUM_DATA_DIR: tmp.dir,
-        QUORUM_VENUES: 'manifold,kalshi',
-        QUORUM_MANIFOLD_URL: `${manifold.url}/v0`,
-        QUORUM_KALSHI_URL: `${silent.url}/trade-api/v2`,
-        QUORUM_MANIFOLD_RPS: '1000',
-        QUORUM_KALSHI_RPS: '1000',
-        QUORUM_VENUE_TIMEOUT_MS: String(VENUE_DEADLINE_MS),
-        // No question files: nothing after the venues but their writes.
-        QUORUM_QUESTIONS_DIR: questionsDir.dir,
-      },
+      venuesEnv(tmp.dir, VENUE_DEADLINE_MS),
       // A hang is cut here (undici alone would wait 300 s), far past what the assertions allow.
       90_000,
     );
@@ -116,16 +121,7 @@ describe('quorum sync stopped by Ctrl-C', () => {
     let signalledAt = 0;
     try {
       const r = await sync(
-        {
-          QUORUM_DATA_DIR: dir.dir,
-          QUORUM_VENUES: 'manifold,kalshi',
-          QUORUM_MANIFOLD_URL: `${manifold.url}/v0`,
-          QUORUM_KALSHI_URL: `${silent.url}/trade-api/v2`,
-          QUORUM_MANIFOLD_RPS: '1000',
-          QUORUM_KALSHI_RPS: '1000',
-          QUORUM_VENUE_TIMEOUT_MS: '120000', // only the signal ends Kalshi's request
-          QUORUM_QUESTIONS_DIR: questionsDir.dir,
-        },
+        venuesEnv(dir.dir, 120_000), // only the signal ends Kalshi's request
         90_000,
         (child) => {
           // Once Kalshi's request hangs and Manifold has had its page (one market: its only one; its rows are then in
