@@ -16,8 +16,7 @@
  * `interrupted`: the run is left resumable.
  */
 import { existsSync } from 'node:fs';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { timestampValue } from '@duckdb/node-api';
+import { timestampValue, type DuckDBConnection, type DuckDBTimestampValue } from '@duckdb/node-api';
 import type { Logger } from '../log.ts';
 import type { QuorumConfig } from '../config.ts';
 import { createRawViews } from '../warehouse/raw-views.ts';
@@ -144,7 +143,7 @@ const taskKey = (t: ForecastTask, model: string) => keyOf(t.question.question_id
  * the run forecasts its question (open at the as-of, within QUORUM_MAX_QUESTIONS): a capped run
  * asks no more questions than its cap, conditionals included.
  */
-async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open: ActiveQuestion[], asOf: Date): Promise<ForecastTask[]> {
+async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open: ActiveQuestion[], asOfParams: { as_of: DuckDBTimestampValue }): Promise<ForecastTask[]> {
   const scenarios = loadScenarios(structureDir());
   const mode = config.headlineModes.find((m) => config.modes.includes(m)) ?? config.modes[0];
   const maxConditions = loadMaxConditions();
@@ -156,8 +155,7 @@ async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open:
   const titles = new Map(open.map((q) => [q.question_id, q.title]));
   const asked = scenarios.filter((sc) => sc.components.some((c, k) => k > 0 && openTasks.has(c.question)));
   if (asked.some((sc) => sc.components.some((c) => !titles.has(c.question)))) {
-    const params = { as_of: timestampValue(BigInt(asOf.getTime()) * 1000n) };
-    for (const r of await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql', params)) {
+    for (const r of await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql', asOfParams)) {
       if (!titles.has(r.question_id)) titles.set(r.question_id, r.title);
     }
   }
@@ -227,15 +225,14 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
   };
 
   await createRawViews(conn, config.dataDir);
-  let questions = await queryFile<ActiveQuestion>(conn, 'pipeline/active_questions.sql', {
-    as_of: timestampValue(BigInt(asOf.getTime()) * 1000n),
-  });
+  const asOfParams = { as_of: timestampValue(BigInt(asOf.getTime()) * 1000n) };
+  let questions = await queryFile<ActiveQuestion>(conn, 'pipeline/active_questions.sql', asOfParams);
   if (!o.replayOnly && config.maxQuestions !== null && questions.length > config.maxQuestions) {
     log.info({ open: questions.length, max: config.maxQuestions }, 'QUORUM_MAX_QUESTIONS: forecasting the first questions only');
     questions = questions.slice(0, config.maxQuestions);
   }
   result.questions = questions.length;
-  let tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions, asOf))];
+  let tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions, asOfParams))];
 
   // What this run already has: its journal (an interrupted session) and its raw rows.
   const jPath = journalPath(config.dataDir, runId);
