@@ -30,6 +30,7 @@ import { registerWebhooksCommands } from './webhooks.ts';
 import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.ts';
 import { parseAsOf } from './as-of.ts';
 import { intOption, parseUsd } from './options.ts';
+import { serverStateProblem } from '../../api/state-paths.ts';
 
 // A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
 // venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
@@ -66,6 +67,12 @@ async function startServer(...args: Parameters<typeof import('../../api/server.t
 async function closeWarehouse(): Promise<void> {
   const { closeDuckdb } = await import('../warehouse/duckdb.ts');
   await closeDuckdb();
+}
+
+/** `serve` and `start`, before anything is made: the server's state must be writable (api/state-paths.ts). */
+function assertServerStateWritable(dataDir: string): void {
+  const problem = serverStateProblem(dataDir);
+  if (problem) throw new Error(problem);
 }
 
 /** Runs a command body, mapping known failures to a message and an exit code. */
@@ -205,6 +212,7 @@ program
       const { config, logger } = await setupChecked({ serving: true });
       // Before anything is made in the data directory (QA: a busy port left a new, empty one).
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
+      assertServerStateWritable(config.dataDir);
       // The API only: it does not rescore or bootstrap (quorum start does), but says when it should.
       const { snapshotFromOtherSql, servedSnapshotNote } = await import('../bootstrap.ts');
       const none = servedSnapshotNote(config.dataDir);
@@ -225,6 +233,7 @@ program
     guarded(async () => {
       const { config, logger } = await setupChecked({ serving: true });
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
+      assertServerStateWritable(config.dataDir);
       const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
       // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
       if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
