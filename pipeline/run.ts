@@ -102,6 +102,16 @@ export interface RunSummary {
   newest_price_age_hours?: number;
 }
 
+/**
+ * What run.completed carries: the summary's counts as of the publish that follows (without the sync
+ * report, notes, error and timing). Kept in the events marker before the publish, so a recovery by
+ * the next run sends the same.
+ */
+export function runCompletedSummary(summary: RunSummary): Record<string, unknown> {
+  const { sync: _s, notes: _n, error: _e, duration_ms: _d, ...counts } = summary;
+  return { ...counts, status: 'completed', snapshot: summary.run_id };
+}
+
 async function recordRun(
   conn: DuckDBConnection,
   root: string,
@@ -250,7 +260,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           // record: those are frozen as of the run's own time or not at all.
           const previousAsOf = previous === null ? null : previousSnapshotAsOf(root, previous);
           const behind = previousAsOf !== null && Date.parse(previousAsOf) > asOf.getTime();
-          markEventsPending(root, runId, previous);
+          const completed = runCompletedSummary(summary);
+          markEventsPending(root, runId, previous, completed);
           const manifest = await scoreAndPublish(conn, config, behind ? new Date(previousAsOf) : asOf, runId, {
             syncReport: summary.sync ? JSON.stringify(summary.sync) : null,
             freeze: !behind,
@@ -268,8 +279,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           // Emit events: what changed since the previous snapshot. The snapshot is published either
           // way; events that fail here stay pending and the next run derives them.
           try {
-            const { sync: _s, notes: _n, error: _e, duration_ms: _d, ...counts } = summary;
-            const ev = await emitRunEvents(conn, { root, runId, previous, ...eventThresholds, summary: counts });
+            const ev = await emitRunEvents(conn, { root, runId, previous, ...eventThresholds, summary: completed });
             log.info({ events: ev.found, written: ev.written }, 'events written');
           } catch (err) {
             log.error({ err }, 'events not written; the next run derives them');

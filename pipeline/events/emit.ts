@@ -75,12 +75,18 @@ function pendingFile(root: string): string {
 interface Pending {
   run_id: string;
   previous: string | null;
+  /** run.completed's summary (absent in markers written before it was kept). */
+  summary?: Record<string, unknown>;
 }
 
-/** Records, durably, that `runId` is about to replace `previous` (call before publishing). */
-export function markEventsPending(root: string, runId: string, previous: string | null): void {
+/**
+ * Records, durably, that `runId` is about to replace `previous` (call before publishing), with the
+ * summary its run.completed will carry: a recovery by the next run sends the same counts (it sent
+ * only the run id, as of and status, and subscribers met a second shape of run.completed).
+ */
+export function markEventsPending(root: string, runId: string, previous: string | null, summary?: Record<string, unknown>): void {
   mkdirSync(join(root, 'events'), { recursive: true });
-  writeFileAtomicSync(pendingFile(root), JSON.stringify({ run_id: runId, previous } satisfies Pending));
+  writeFileAtomicSync(pendingFile(root), JSON.stringify({ run_id: runId, previous, summary } satisfies Pending));
 }
 
 function clearPending(root: string, runId: string): void {
@@ -175,7 +181,7 @@ export async function recoverPendingEvents(
     runId: pending.run_id,
     previous: pending.previous,
     ...thresholds,
-    summary: { run_id: pending.run_id, as_of: manifest.as_of, snapshot: pending.run_id, status: 'completed', recovered: true },
+    summary: { ...(pending.summary ?? { run_id: pending.run_id, as_of: manifest.as_of, snapshot: pending.run_id, status: 'completed' }), recovered: true },
   });
   return { runId: pending.run_id, madeCurrent };
 }

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { rawTableDir } from '../../pipeline/warehouse/layout.ts';
-import { emitRunEvents, markEventsPending, recoverPendingEvents } from '../../pipeline/events/emit.ts';
+import { EVENT_TYPES, emitRunEvents, markEventsPending, recoverPendingEvents, type EventType } from '../../pipeline/events/emit.ts';
+import { EVENT_DATA } from '../../api/events/payloads.ts';
+import { runCompletedSummary } from '../../pipeline/run.ts';
 import { loadEventsConfig } from '../../pipeline/events/config.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { run, T1, T2, writeRound1, writeRound2 } from './warehouse.ts';
@@ -150,12 +152,14 @@ describe('events derived from each published snapshot', () => {
     expect(mine.map((x) => x.type)).toEqual(['run.completed']); // nothing changed but the run
     // The state a SIGKILL after the publish leaves: the marker, the snapshot current, no events.
     rmSync(join(rawTableDir(root, 'events'), `run_date=2025-01-25`), { recursive: true });
-    markEventsPending(root, s3.run_id, run2);
+    markEventsPending(root, s3.run_id, run2, runCompletedSummary(s3));
     expect((await events(root)).some((x) => x.run_id === s3.run_id)).toBe(false);
     const s4 = await run(root, new Date('2025-01-26T00:00:00Z'));
     const after = await events(root);
     const recovered = after.filter((x) => x.run_id === s3.run_id);
     expect(recovered.map((x) => x.event_id)).toEqual(mine.map((x) => x.event_id));
+    // The same run.completed a subscriber would have got, counts and all (it lost them once).
+    expect(recovered[0]!.data).toEqual({ ...mine[0]!.data, recovered: true });
     expect(after.filter((x) => x.run_id === s4.run_id).map((x) => x.type)).toEqual(['run.completed']);
     expect(after.map((x) => x.seq)).toEqual(after.map((_, i) => i + 1));
     expect(existsSync(join(root, 'events', 'pending.json'))).toBe(false);
@@ -168,5 +172,14 @@ describe('events derived from each published snapshot', () => {
     expect(recovered).toBeNull();
     expect(await events(root)).toEqual(before);
     expect(readdirSync(join(root, 'events'))).not.toContain('pending.json');
+  });
+  // Last: it also reads the events a recovery derived (above).
+  it("every event's data is what the OpenAPI document publishes for its type (api/events/payloads.ts), field for field", async () => {
+    const all = await events(root);
+    expect(new Set(all.map((e) => e.type))).toEqual(new Set(EVENT_TYPES));
+    for (const e of all) {
+      const parsed = EVENT_DATA[e.type as EventType].safeParse(e.data);
+      expect(parsed.success, `${e.type} ${e.subject}: ${parsed.error?.message}`).toBe(true);
+    }
   });
 });

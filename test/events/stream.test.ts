@@ -11,6 +11,7 @@ import type { ServerHandle } from '../../api/server.ts';
 import type { StreamHub } from '../../api/events/stream-hub.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import { streamEvent, streamGap, streamOverflow } from '../../api/events/payloads.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { expectProblem, get, newKey, serve } from '../api/helpers.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -112,6 +113,11 @@ describe('GET /api/stream/', () => {
     expect(total).toBe(11);
     await until(() => all.got.length === total);
     expect(all.got.map((e) => e.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    // Every frame of a real run is what the OpenAPI document's StreamEvent says, strictly.
+    for (const e of all.got) {
+      const parsed = streamEvent.safeParse(e.data);
+      expect(parsed.success, `${e.type} ${e.seq}: ${parsed.error?.message}`).toBe(true);
+    }
     await until(() => filtered.got.length === 2);
     expect(filtered.got.map((e) => `${e.type} ${e.data.data.question_id}`)).toEqual([
       'consensus.updated manifold:q2',
@@ -177,6 +183,7 @@ describe('GET /api/stream/', () => {
     const overflow = /event: stream\.overflow\ndata: (.*)\n/.exec(text);
     expect(overflow).not.toBeNull();
     const notice = JSON.parse(overflow![1]!);
+    expect(streamOverflow.safeParse(notice).success, overflow![1]).toBe(true);
     expect(notice.reason).toBe('slow_client');
     expect(Number(notice.last_event_id)).toBe(ids[ids.length - 1]);
     expect(notice.detail).toMatch(/Last-Event-ID/);
@@ -284,6 +291,7 @@ describe('GET /api/stream/', () => {
       while (!text.includes(`id: ${target}\n`)) text += new TextDecoder().decode((await reader.read()).value);
       await reader.cancel();
       const gap = JSON.parse(/event: stream\.gap\ndata: (.*)\n/.exec(text)![1]!);
+      expect(streamGap.safeParse(gap).success, JSON.stringify(gap)).toBe(true);
       expect(gap).toMatchObject({ reason: 'retention', missing_from: 1, missing_to: target - 1 });
       expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([target]);
     } finally {
