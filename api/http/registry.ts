@@ -61,6 +61,7 @@ import type { UsageStore } from '../limits/usage-store.ts';
 import type { PinnedSnapshot, SnapshotReader } from '../snapshot/reader.ts';
 import { throwBodyError } from './body-error.ts';
 import { API_VERSION } from './respond.ts';
+import { STREAM_SCHEMAS, webhooksDocument } from '../events/payloads.ts';
 
 /** What route handlers can use. */
 export interface ApiServices {
@@ -666,12 +667,14 @@ export function openApiDocument(routes: readonly RouteDef[], opts: { publicBeta:
       { name: 'predictions' }, { name: 'events' }, { name: 'account' }, { name: 'operations' },
     ],
     components: {
+      schemas: STREAM_SCHEMAS,
       securitySchemes: {
         ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         BearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token.' },
       },
     },
     paths,
+    webhooks: webhooksDocument(),
   });
   return doc as unknown as Record<string, unknown>;
 }

@@ -88,7 +88,16 @@ export const streamRoute = rawRoute({
     'Last-Event-ID': z.string().optional().meta({ description: 'Resume after this event sequence number (what EventSource sends on reconnect); wins over `since`.' }),
   }),
   errors: [400, 503],
-  responses: { 'text/event-stream': { schema: { type: 'string', description: 'SSE frames.' } } },
+  responses: {
+    'text/event-stream': {
+      schema: {
+        type: 'string',
+        description:
+          'SSE frames. An event type\'s `data` is a `StreamEvent` (components.schemas; its `data` per type as in this ' +
+          "document's `webhooks`); `stream.overflow` and `stream.gap` carry a `StreamOverflow` and a `StreamGap`.",
+      },
+    },
+  },
   handle: async (req, res) => {
     const filter: StreamFilter = {
       types: parseTypes(req),

@@ -14,6 +14,7 @@ import { openApiDocument } from '../../api/http/registry.ts';
 import { isoTime } from '../../api/openapi/common.ts';
 import { exportRouteDoc } from '../../api/routes/export-doc.ts';
 import { ROUTES } from '../../api/routes/index.ts';
+import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
 
 type Schema = Record<string, any>;
 
@@ -68,6 +69,17 @@ function walkDocument(doc: Schema, skip: (path: string) => boolean): Walk {
       walk(body, `${name}: `, new Set());
     }
   }
+  // What a webhook receiver and a stream reader parse: the events' payloads.
+  for (const [type, item] of Object.entries<Schema>(doc.webhooks ?? {})) {
+    const body = item.post?.requestBody?.content?.['application/json']?.schema;
+    out.operations.push(`WEBHOOK ${type}`);
+    walk(body, `WEBHOOK ${type}: `, new Set());
+  }
+  for (const name of ['StreamEvent', 'StreamOverflow', 'StreamGap']) {
+    if (!schemas[name]) continue;
+    out.operations.push(`SCHEMA ${name}`);
+    walk(schemas[name], `SCHEMA ${name}: `, new Set());
+  }
   return out;
 }
 
@@ -96,6 +108,10 @@ describe('OpenAPI field descriptions', () => {
       'GET /healthz',
       'GET /readyz',
       'GET /api/openapi.json',
+      ...EVENT_TYPES.map((t) => `WEBHOOK ${t}`),
+      'SCHEMA StreamEvent',
+      'SCHEMA StreamOverflow',
+      'SCHEMA StreamGap',
     ]) {
       expect(result.operations).toContain(op);
     }
