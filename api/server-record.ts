@@ -5,7 +5,8 @@
  *
  * The server writes the file once it listens (temporary file, then rename: a reader never sees
  * half of it) and removes it on graceful shutdown if it still names this server (pid and port:
- * a second server on the same directory has overwritten it; the last one to start is named). A
+ * `quorum serve`/`start` hold `server.lock`, one per directory, but a server started in process by
+ * startServer takes no lock and may have overwritten it; the last one to start is named). A
  * file left by a killed server is stale: its pid is gone, and readers treat it as no server.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';

@@ -22,7 +22,7 @@ import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage } from '../env.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
-import { RunLockedError } from '../warehouse/lock.ts';
+import { acquireServerLock, LockHeldError } from '../warehouse/lock.ts';
 import { CLAIM_FORMATS, type ClaimFormat } from '../claims/formats.ts';
 import { startSimulator } from '../simulator/server.ts';
 import { registerKeysCommands } from './keys.ts';
@@ -31,6 +31,7 @@ import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.t
 import { parseAsOf } from './as-of.ts';
 import { intOption, parseUsd } from './options.ts';
 import { serverStateProblem } from '../../api/state-paths.ts';
+import { findServer } from '../../api/server-record.ts';
 
 // A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
 // venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
@@ -69,10 +70,20 @@ async function closeWarehouse(): Promise<void> {
   await closeDuckdb();
 }
 
-/** `serve` and `start`, before anything is made: the server's state must be writable (api/state-paths.ts). */
-function assertServerStateWritable(dataDir: string): void {
+/**
+ * `serve` and `start`, before anything is made: the server's state must be writable
+ * (api/state-paths.ts), and no other server may have the directory open (its lock; the holder's
+ * address from its server.json). Returns the lock's release.
+ */
+function claimDataDirForServer(dataDir: string): () => void {
   const problem = serverStateProblem(dataDir);
   if (problem) throw new Error(problem);
+  return acquireServerLock(dataDir, {
+    url: () => {
+      const found = findServer(dataDir);
+      return found.state === 'running' || found.state === 'other-host' ? found.record.url : null;
+    },
+  });
 }
 
 /** Runs a command body, mapping known failures to a message and an exit code. */
@@ -84,7 +95,7 @@ async function guarded(body: () => Promise<number | void>): Promise<void> {
     if (err instanceof ConfigError) {
       console.error(err.message);
       code = 1;
-    } else if (err instanceof RunLockedError) {
+    } else if (err instanceof LockHeldError) {
       console.error(`quorum: ${err.message}`);
       code = 75;
     } else {
@@ -212,7 +223,7 @@ program
       const { config, logger } = await setupChecked({ serving: true });
       // Before anything is made in the data directory (QA: a busy port left a new, empty one).
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
-      assertServerStateWritable(config.dataDir);
+      const releaseLock = claimDataDirForServer(config.dataDir);
       // The API only: it does not rescore or bootstrap (quorum start does), but says when it should.
       const { snapshotFromOtherSql, servedSnapshotNote } = await import('../bootstrap.ts');
       const none = servedSnapshotNote(config.dataDir);
@@ -221,7 +232,10 @@ program
       if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
       // startServer logs where it listens, once.
       const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
-      onShutdown(logger, async () => server.close());
+      onShutdown(logger, async () => {
+        await server.close();
+        releaseLock();
+      });
       return -1;
     }),
   );
@@ -233,7 +247,7 @@ program
     guarded(async () => {
       const { config, logger } = await setupChecked({ serving: true });
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
-      assertServerStateWritable(config.dataDir);
+      const releaseLock = claimDataDirForServer(config.dataDir);
       const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
       // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
       if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
@@ -242,6 +256,7 @@ program
       onShutdown(logger, async () => {
         await task.stop();
         await server.close();
+        releaseLock();
       });
       return -1;
     }),

@@ -39,6 +39,11 @@ export function lockFile(root: string): string {
   return join(root, 'run.lock');
 }
 
+/** The API server's lock: one server per data directory (`quorum serve`, `quorum start`). */
+export function serverLockFile(root: string): string {
+  return join(root, 'server.lock');
+}
+
 /** A new run id: `r<as-of, compact UTC>-<random>`, sortable by as-of time. */
 export function newRunId(asOf: Date): string {
   const compact = asOf.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');

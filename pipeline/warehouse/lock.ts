@@ -19,12 +19,14 @@
  *    process (the scheduler of `quorum start`).
  * Takeover moves the stale file aside and checks it was the one judged stale, so two processes
  * taking over the same stale lock cannot both win.
+ *
+ * `server.lock` follows the same rules for the API server: one `quorum serve`/`start` per data dir.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { writeAllSync } from '../fs/durable.ts';
-import { lockFile } from './layout.ts';
+import { lockFile, serverLockFile } from './layout.ts';
 
 /** How often the holder touches the lock file (its heartbeat). */
 export const LOCK_HEARTBEAT_MS = 15_000;
@@ -46,16 +48,47 @@ export interface LockHolder {
   token?: string;
 }
 
-export class RunLockedError extends Error {
+/** The holder of a lock, described for a message: pid, host, since when, its last heartbeat. */
+function describeHolder(holder: LockHolder, heartbeatAgeS: number | null): string {
+  const where = holder.host && holder.host !== hostname() ? ` on host ${holder.host}` : '';
+  const beat = heartbeatAgeS === null ? '' : `; last heartbeat ${heartbeatAgeS}s ago, taken over after ${LOCK_STALE_MS / 1000}s without one`;
+  return `pid ${holder.pid}${where}, since ${holder.started_at}${beat}`;
+}
+
+/** A lock another process holds (the CLI exits 75, "try again later"). */
+export class LockHeldError extends Error {
   constructor(
+    message: string,
     readonly holder: LockHolder,
     /** Seconds since the holder's last heartbeat (the lock file's mtime), when known. */
-    readonly heartbeatAgeS: number | null = null,
+    readonly heartbeatAgeS: number | null,
   ) {
-    const where = holder.host && holder.host !== hostname() ? ` on host ${holder.host}` : '';
-    const beat = heartbeatAgeS === null ? '' : `; last heartbeat ${heartbeatAgeS}s ago, taken over after ${LOCK_STALE_MS / 1000}s without one`;
-    super(`another run is in progress (pid ${holder.pid}${where}, since ${holder.started_at}${beat})`);
+    super(message);
+    this.name = 'LockHeldError';
+  }
+}
+
+export class RunLockedError extends LockHeldError {
+  constructor(holder: LockHolder, heartbeatAgeS: number | null = null) {
+    super(`another run is in progress (${describeHolder(holder, heartbeatAgeS)})`, holder, heartbeatAgeS);
     this.name = 'RunLockedError';
+  }
+}
+
+/**
+ * Another API server has the data directory open (`server.lock`). Two would both replay and deliver
+ * the webhook queue, append to one journal (one's compaction renames a new file over the one the
+ * other keeps appending to) and keep usage counters and the probability spend apart.
+ */
+export class ServerLockedError extends LockHeldError {
+  constructor(holder: LockHolder, heartbeatAgeS: number | null = null, url: string | null = null) {
+    super(
+      `another server has this data directory open (${describeHolder(holder, heartbeatAgeS)}${url ? `, at ${url}` : ''}): ` +
+        'run one server per data directory (two would both deliver every webhook and count usage apart); stop it first, or serve another directory',
+      holder,
+      heartbeatAgeS,
+    );
+    this.name = 'ServerLockedError';
   }
 }
 
@@ -213,8 +246,20 @@ function tryCreate(file: string, runId: string | undefined, heartbeatMs: number)
  */
 export function acquireRunLock(root: string, runId?: string, opts: { heartbeatMs?: number } = {}): () => void {
   mkdirSync(root, { recursive: true });
-  const file = lockFile(root);
-  const heartbeatMs = opts.heartbeatMs ?? LOCK_HEARTBEAT_MS;
+  return acquireLock(lockFile(root), runId, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new RunLockedError(holder, ageS));
+}
+
+/**
+ * Takes the server lock of `root` (`server.lock`: one API server per data directory, the same
+ * rules as the run lock) or throws ServerLockedError naming the holder (and `url()`, where it
+ * listens, when known). Returns the release function.
+ */
+export function acquireServerLock(root: string, opts: { heartbeatMs?: number; url?: () => string | null } = {}): () => void {
+  mkdirSync(root, { recursive: true });
+  return acquireLock(serverLockFile(root), undefined, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new ServerLockedError(holder, ageS, opts.url?.() ?? null));
+}
+
+function acquireLock(file: string, runId: string | undefined, heartbeatMs: number, held: (holder: LockHolder, ageS: number | null) => LockHeldError): () => void {
   let found: ReturnType<typeof inspect> = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     const release = tryCreate(file, runId, heartbeatMs);
@@ -226,5 +271,5 @@ export function acquireRunLock(root: string, runId?: string, opts: { heartbeatMs
   // The lock in place now (another process may have taken a stale one over first).
   const last = inspect(file) ?? found;
   const ageS = last ? Math.max(0, Math.round((Date.now() - last.mtimeMs) / 1000)) : null;
-  throw new RunLockedError(last?.holder ?? { pid: -1, started_at: 'unknown' }, ageS);
+  throw held(last?.holder ?? { pid: -1, started_at: 'unknown' }, ageS);
 }

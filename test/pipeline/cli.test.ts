@@ -281,4 +281,43 @@ describe('quorum run', () => {
       await closed;
     }
   });
+  it('one server per data directory: a second quorum serve is refused (exit 75) naming the first; a killed one is taken over (two would both deliver every webhook)', async () => {
+    const dir = join(tmp.dir, 'serve-twice');
+    const env = { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: '0' };
+    /** Starts `quorum serve`; resolves with the child and its URL once it listens. */
+    const serve = async () => {
+      const child = quorumProcess(['serve'], env);
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      const url = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`serve did not listen: ${stderr}`)), 60_000);
+        child.stderr!.on('data', () => {
+          const m = /"url":"(http:\/\/[^"]+)"[^\n]*api listening/.exec(stderr);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[1]!);
+          }
+        });
+        child.on('close', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      return { child, url, closed: new Promise((resolve) => child.on('close', resolve)) };
+    };
+    const first = await serve();
+    try {
+      const second = quorum(['serve'], env, 60_000);
+      expect(second.status, second.stderr).toBe(75);
+      expect(second.stderr).toContain(`quorum: another server has this data directory open (pid ${first.child.pid}`);
+      expect(second.stderr).toContain(`at ${first.url}`);
+      expect(second.stderr).not.toContain('api listening');
+      expect(JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8')).pid).toBe(first.child.pid); // still the first's
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.closed;
+    }
+    // Killed without a chance to release: its lock names a dead process, taken over.
+    const third = await serve();
+    third.child.kill('SIGTERM');
+    await third.closed;
+    expect(existsSync(join(dir, 'server.lock'))).toBe(false);
+  });
 });
