@@ -145,7 +145,7 @@ export const webhooksDeleteRoute = rawRoute({
   responses: {},
   handle: (req, res) => {
     const sub = ownSubscription(req, res);
-    dispatcherOf(req).store.remove(sub.id);
+    dispatcherOf(req).remove(sub.id);
     res.status(204).end();
   },
 });
@@ -176,7 +176,7 @@ export const webhooksRotateRoute = rawRoute({
 const DeliveryAttempt = z.object({
   at: z.string().meta({ format: 'date-time', description: 'When the attempt started (ISO 8601 UTC).' }),
   status: z.number().int().nullable().meta({ description: 'The receiver\'s HTTP status; null on a network error or timeout.' }),
-  error: z.string().nullable().meta({ description: 'Why the attempt failed without an answer (network error, deadline, aborted body); null when the receiver answered (see status).' }),
+  error: z.string().nullable().meta({ description: 'What went wrong: without an answer (network error, deadline; status null), or after the status line (the answer\'s body stalled or was cut off; a 2xx still counts as delivered). Null when the receiver answered cleanly.' }),
   duration_ms: z.number().meta({ description: 'How long the attempt took, in milliseconds.' }),
 });
 

@@ -18,7 +18,7 @@ import { Webhook } from 'standardwebhooks';
 import type { ServerHandle } from '../../api/server.ts';
 import { checkWebhookUrl, guardedLookup, isPrivateAddress, WebhookUrlError } from '../../api/events/webhooks/url-policy.ts';
 import { signingSecrets, SubscriptionStore, ROTATION_OVERLAP_MS } from '../../api/events/webhooks/store.ts';
-import { KEY_RECHECK_MS, type WebhookDispatcher } from '../../api/events/webhooks/dispatcher.ts';
+import { KEY_RECHECK_MS, retryDelayMs, type WebhookDispatcher } from '../../api/events/webhooks/dispatcher.ts';
 import { keysFile, readKeys, revokeKey, writeKeys } from '../../api/auth/keys.ts';
 import type { KeyPlan } from '../../api/auth/plans.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
@@ -269,6 +269,66 @@ describe('webhook delivery', () => {
     expect(after.delivered - before.delivered).toBeGreaterThanOrEqual(2);
     expect(after.pending).toBe(dispatcher().queue.pending().length);
     expect(after.oldest).toBeGreaterThanOrEqual(0);
+  }, 60_000);
+});
+
+describe('retry waits, deletion and a restart (QA)', () => {
+  it('retryDelayMs: exponential backoff with jitter never above the maximum; a longer Retry-After wins, a shorter one (0) does not', () => {
+    const cfg = { backoffMs: 5_000, maxBackoffMs: 3_600_000 };
+    expect(retryDelayMs(1, null, cfg, 0)).toBe(2_500);
+    expect(retryDelayMs(1, null, cfg, 1)).toBe(5_000);
+    expect(retryDelayMs(3, null, cfg, 0.5)).toBe(15_000); // 20 s · 0.75
+    for (const r of [0, 0.3, 0.999999]) expect(retryDelayMs(40, null, cfg, r)).toBeLessThanOrEqual(3_600_000); // it was up to 1.5 ×
+    expect(retryDelayMs(40, null, cfg, 0)).toBe(1_800_000);
+    expect(retryDelayMs(2, 0, cfg, 0)).toBe(5_000); // Retry-After: 0 is no reason to hurry
+    expect(retryDelayMs(2, 120_000, cfg, 1)).toBe(120_000);
+    expect(retryDelayMs(2, 90_000_000, cfg, 1)).toBe(90_000_000); // the dispatcher ends it at the window's end
+  });
+
+  it('Retry-After: 0 backs off (it was ~14,000 attempts a second); a Retry-After past the window still gets its last attempt at the window end; a delete ends the pending deliveries at once', async () => {
+    const zero = await receiver(() => ({ status: 503, headers: { 'Retry-After': '0' } }));
+    const later = await receiver(() => ({ status: 429, headers: { 'Retry-After': '90000' } }));
+    receivers.push(zero, later);
+    const [z, l] = await Promise.all([zero, later].map(async (r) => (await create({ url: r.url, types: ['consensus.updated'] })).body));
+    await appendEvents(root, 1);
+    await until(() => zero.hits.length >= 1 && later.hits.length >= 1);
+    await new Promise((r) => setTimeout(r, 1_000));
+    // backoff 30 ms doubling to 200 ms, jittered: about ten attempts in a second
+    expect(zero.hits.length).toBeLessThan(30);
+    expect(later.hits.length).toBe(1);
+    expect((await api(`/api/webhooks/${l.id}/`)).body.status).toBe('enabled');
+    // delete the first while its delivery waits for a retry: nothing stays pending
+    expect(dispatcher().queue.pendingOf(z.id).length).toBe(1);
+    expect((await api(`/api/webhooks/${z.id}/`, { method: 'DELETE' })).res.status).toBe(204);
+    expect(dispatcher().queue.pendingOf(z.id)).toEqual([]);
+    expect((await webhookMetrics()).pending).toBe(dispatcher().queue.pending().length);
+    // the window (2.5 s) ends: one last attempt there, then disabled, saying how many attempts
+    await until(async_(async () => (await api(`/api/webhooks/${l.id}/`)).body.status === 'disabled'), 10_000);
+    expect(later.hits.length).toBe(2);
+    expect(later.hits[1]!.at - later.hits[0]!.at).toBeGreaterThanOrEqual(2_000);
+    expect((await api(`/api/webhooks/${l.id}/`)).body.disabled_reason).toMatch(/retry window \(3 s, 2 attempts\)/);
+  }, 30_000);
+
+  it('events written while no server ran are delivered when it starts, also before any event had been queued (the queue\'s cursor still 0)', async () => {
+    const side = tempDir('quorum-webhooks-cursor0-');
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    const opts = { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 2500 } } };
+    try {
+      await writeRound1(side.dir);
+      const first = await serve(side.dir, opts); // no event yet: the new queue starts at 0
+      new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
+      await first.close();
+      await appendEvents(side.dir, 3); // a run while no server ran
+      const second = await serve(side.dir, opts);
+      try {
+        await until(() => r.hits.length === 3, 10_000);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      side.cleanup();
+    }
   }, 60_000);
 });
 

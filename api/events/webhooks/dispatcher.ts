@@ -70,6 +70,19 @@ function retryAfterMs(value: string | string[] | undefined): number | null {
   return Number.isNaN(t) ? null : Math.max(0, t - Date.now());
 }
 
+/**
+ * How long to wait before attempt `n + 1` after `n` failed attempts: the exponential backoff
+ * (backoffMs · 2^(n−1), at most maxBackoffMs) with equal jitter (half of it fixed, half random, so
+ * never above maxBackoffMs), or the receiver's Retry-After when it asks for longer (the caller
+ * ends the wait at the retry window's end, where the last attempt is made). QA: `Retry-After: 0`
+ * was obeyed literally (about 14,000 attempts a second for the whole window), and the jitter
+ * reached 1.5 × maxBackoffMs.
+ */
+export function retryDelayMs(n: number, retryAfter: number | null, cfg: Pick<WebhooksConfig, 'backoffMs' | 'maxBackoffMs'>, random = Math.random()): number {
+  const cap = Math.min(cfg.backoffMs * 2 ** (n - 1), cfg.maxBackoffMs);
+  return Math.max(retryAfter ?? 0, cap * (0.5 + random / 2));
+}
+
 export class WebhookDispatcher {
   readonly store: SubscriptionStore;
   readonly queue: DeliveryQueue;
@@ -115,7 +128,10 @@ export class WebhookDispatcher {
 
   /** Queues what was missed while no server ran (events after the queue's cursor), then follows the feed. */
   async start(): Promise<void> {
-    if (this.queue.cursor === 0) this.queue.setCursor(this.#feed.lastSeq); // a new queue starts from now
+    // A new queue starts from now; an existing one from its cursor, even 0 (QA: a queue whose cursor
+    // was still 0 was taken for new on every start, and the events of runs made while no server
+    // ran were skipped).
+    if (this.queue.created) this.queue.setCursor(this.#feed.lastSeq);
     this.queue.flush();
     for (;;) {
       const batch = await this.#feed.after(this.queue.cursor);
@@ -141,7 +157,9 @@ export class WebhookDispatcher {
       if (this.#closed) return;
       if (e.seq <= this.queue.cursor) continue;
       const targets: [string, string][] = [];
-      for (const s of subs) if (wants(s, e.type)) targets.push([messageId(e.id, s.id), s.id]);
+      // Only events from after the subscription was made, as a replay sends (one made while no
+      // server ran is not sent what came before it).
+      for (const s of subs) if (wants(s, e.type) && Date.parse(e.timestamp) >= Date.parse(s.created_at)) targets.push([messageId(e.id, s.id), s.id]);
       if (targets.length > 0) {
         // Serialized once per event, not once per subscription.
         const dataJson = JSON.stringify(e.data);
@@ -284,12 +302,15 @@ export class WebhookDispatcher {
       this.#disable(sub, 'the receiver answered 410 Gone');
     } else if (status === null || status === 429 || status >= 500) {
       const n = d.attempts.length + 1;
-      const backoff = Math.min(this.#cfg.backoffMs * 2 ** (n - 1), this.#cfg.maxBackoffMs) * (0.5 + Math.random());
-      const nextAt = Date.now() + (retryAfter ?? backoff);
-      if (nextAt - firstAt > this.#cfg.retryWindowMs) {
+      // The last attempt is made at the window's end, however long a wait the receiver asked for
+      // (QA: a Retry-After past the window disabled the subscription after a single attempt).
+      const windowEnd = firstAt + this.#cfg.retryWindowMs;
+      const nextAt = Math.min(Date.now() + retryDelayMs(n, retryAfter, this.#cfg), windowEnd);
+      if (Date.now() >= windowEnd) {
         this.attempts.failed++;
         this.queue.complete(d.id, attempt, 'failed');
-        this.#disable(sub, `deliveries failed for the whole retry window (${Math.round(this.#cfg.retryWindowMs / 1000)} s); last: ${error ?? `HTTP ${status}`}`);
+        const window = Math.round(this.#cfg.retryWindowMs / 1000);
+        this.#disable(sub, `deliveries failed for the whole retry window (${window} s, ${n} attempts); last: ${error ?? `HTTP ${status}`}`);
       } else {
         this.attempts.retry++;
         this.queue.attempt(d.id, attempt, nextAt);
@@ -365,6 +386,16 @@ export class WebhookDispatcher {
       this.#urls.set(url, (parsed = postTarget(url)));
     }
     return parsed;
+  }
+
+  /**
+   * Deletes subscription `id`: its pending deliveries end now as 'deleted' (QA: they stayed pending,
+   * counted in the backlog metrics, until the worker's backoff ended, up to an hour later).
+   */
+  remove(id: string): void {
+    this.store.remove(id);
+    for (const p of this.queue.pendingOf(id)) this.queue.finish(p.id, 'deleted');
+    this.queue.flush(false);
   }
 
   /** Disables `sub`; its pending deliveries end, not attempted, with `outcome`. */

@@ -88,6 +88,8 @@ export class DeliveryQueue {
   /** Finished deliveries per subscription, in the order they finished (oldest first). */
   readonly #finishedBySub = new Map<string, Delivery[]>();
   cursor = 0;
+  /** No journal existed: this queue is new (its cursor 0 means "from now", not "from the first event"). */
+  readonly created: boolean;
   #buffer: string[] = [];
   #fd: number | null = null;
   #unsynced = false;
@@ -103,7 +105,8 @@ export class DeliveryQueue {
     const dir = join(dataDir, 'webhooks');
     mkdirSync(dir, { recursive: true });
     this.file = join(dir, 'queue.jsonl');
-    if (existsSync(this.file)) {
+    this.created = !existsSync(this.file);
+    if (!this.created) {
       for (const line of readFileSync(this.file, 'utf8').split('\n')) {
         if (!line) continue;
         let rec: Rec;
