@@ -126,7 +126,8 @@ describe('webhook URL policy', () => {
       'https://169.254.169.254/', 'https://[fe80::1]/', 'https://[::ffff:127.0.0.1]/', 'https://user:pw@93.184.216.34/', 'not a url',
       // IPv6 forms carrying a private or loopback IPv4 address: NAT64, 6to4, IPv4-compatible, hex-mapped, Teredo client
       'https://[64:ff9b::7f00:1]/', 'https://[64:ff9b::10.0.0.1]/', 'https://[2002:7f00:1::]/', 'https://[2002:c0a8:101::1]/',
-      'https://[::127.0.0.1]/', 'https://[::ffff:a00:1]/', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'https://[64:ff9b:1::808:808]/']) {
+      'https://[::127.0.0.1]/', 'https://[::ffff:a00:1]/', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'https://[64:ff9b:1::808:808]/',
+      'https://93.184.216.34:0/', 'https://93.184.216.34:00/']) {
       await expect(checkWebhookUrl(bad, false), bad).rejects.toThrow(WebhookUrlError);
     }
     expect((await checkWebhookUrl('https://93.184.216.34/hook', false)).href).toBe('https://93.184.216.34/hook');
@@ -136,6 +137,7 @@ describe('webhook URL policy', () => {
     }
     expect(isPrivateAddress('64:ff9b::c0a8:101')).toBe(true);
     expect((await checkWebhookUrl('http://127.0.0.1:9/x', true)).protocol).toBe('http:');
+    await expect(checkWebhookUrl('http://127.0.0.1:0/x', true)).rejects.toThrow(/port must be 1-65535/);
     expect(isPrivateAddress('172.20.0.1')).toBe(true);
     expect(isPrivateAddress('8.8.8.8')).toBe(false);
     // At delivery time the address actually connected to is checked again.

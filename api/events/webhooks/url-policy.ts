@@ -91,6 +91,8 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
     throw new WebhookUrlError('url must be https');
   }
   if (url.username || url.password) throw new WebhookUrlError('url must not carry credentials');
+  // Port 0 can never be connected to (QA: such a subscription was made, and failed for a day).
+  if (url.port === '0') throw new WebhookUrlError('url port must be 1-65535');
   if (allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addrs: LookupAddress[];
