@@ -48,3 +48,35 @@ export function quorumAsync(args: string[], env: Record<string, string>, timeout
     });
   });
 }
+
+export interface ServeOutcome {
+  /** Where it listens (from its `api listening` log line), or null when it exited first. */
+  url: string | null;
+  /** Its exit status when it exited before listening, else null. */
+  status: number | null;
+  /** Its stderr up to then. */
+  stderr: string;
+}
+
+/**
+ * Waits for a `quorum serve`/`start` child (LOG_LEVEL info) to log where it listens, or to exit
+ * first; rejects after `timeoutMs`.
+ */
+export function serveOutcome(child: ChildProcess, timeoutMs = 60_000): Promise<ServeOutcome> {
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`serve neither listened nor exited: ${stderr}`)), timeoutMs);
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+      const m = /"url":"(http:\/\/[^"]+)"[^\n]*api listening/.exec(stderr);
+      if (m) {
+        clearTimeout(t);
+        resolve({ url: m[1]!, status: null, stderr });
+      }
+    });
+    child.on('close', (status) => {
+      clearTimeout(t);
+      resolve({ url: null, status, stderr });
+    });
+  });
+}

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
+import { quorum, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
@@ -261,19 +261,10 @@ describe('quorum run', () => {
       busy.close();
     }
     const child = quorumProcess(['serve'], { QUORUM_DATA_DIR: join(tmp.dir, 'serve-empty'), HOST: '127.0.0.1', PORT: '0' });
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
     const closed = new Promise((resolve) => child.on('close', resolve));
     try {
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`serve did not listen: ${stderr}`)), 60_000);
-        child.stderr!.on('data', () => {
-          if (stderr.includes('api listening')) {
-            clearTimeout(t);
-            resolve();
-          }
-        });
-      });
+      const { url, stderr } = await serveOutcome(child);
+      expect(url, stderr).not.toBeNull();
       const warning = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /no snapshot is published/.test(l.msg));
       expect(warning?.level, stderr).toBe(40);
     } finally {
@@ -287,20 +278,10 @@ describe('quorum run', () => {
     /** Starts `quorum serve`; resolves with the child and its URL once it listens. */
     const serve = async () => {
       const child = quorumProcess(['serve'], env);
-      let stderr = '';
-      child.stderr!.on('data', (d) => (stderr += d));
-      const url = await new Promise<string>((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`serve did not listen: ${stderr}`)), 60_000);
-        child.stderr!.on('data', () => {
-          const m = /"url":"(http:\/\/[^"]+)"[^\n]*api listening/.exec(stderr);
-          if (m) {
-            clearTimeout(t);
-            resolve(m[1]!);
-          }
-        });
-        child.on('close', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-      });
-      return { child, url, closed: new Promise((resolve) => child.on('close', resolve)) };
+      const closed = new Promise((resolve) => child.on('close', resolve));
+      const { url, stderr } = await serveOutcome(child);
+      if (!url) throw new Error(`serve exited: ${stderr}`);
+      return { child, url, closed };
     };
     const first = await serve();
     try {

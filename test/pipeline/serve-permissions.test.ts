@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, REPO, quorum } from '../helpers/cli.ts';
+import { CLI, REPO, quorum, serveOutcome } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const tmp = tempDir('quorum-serve-perm-');
@@ -34,26 +34,6 @@ function boundQuorum(args: string[], env: Record<string, string>) {
   return spawn(cmd!, pre, { cwd: REPO, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** Waits for the child to exit (status, stderr) or to log `api listening` (null status). */
-function outcome(child: ReturnType<typeof boundQuorum>): Promise<{ status: number | null; stderr: string; url: string | null }> {
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`serve neither listened nor exited: ${stderr}`)), 60_000);
-    child.stderr!.on('data', (d) => {
-      stderr += d;
-      const m = /"url":"(http:\/\/[^"]+)"[^\n]*api listening/.exec(stderr);
-      if (m) {
-        clearTimeout(t);
-        resolve({ status: null, stderr, url: m[1]! });
-      }
-    });
-    child.on('close', (status) => {
-      clearTimeout(t);
-      resolve({ status, stderr, url: null });
-    });
-  });
-}
-
 /** Sets the write bits of `dir` and everything in it (on) or clears them (off). */
 function chmodAll(dir: string, writable: boolean): void {
   for (const name of readdirSync(dir)) {
@@ -71,7 +51,7 @@ describe.skipIf(BOUND === null)('quorum serve and its data directory permissions
     chmodAll(tmp.dir, true);
     spawnSync('mkdir', ['-p', dir]);
     chmodSync(dir, 0o555);
-    const r = await outcome(boundQuorum(['serve'], { QUORUM_DATA_DIR: data, HOST: '127.0.0.1', PORT: '0' }));
+    const r = await serveOutcome(boundQuorum(['serve'], { QUORUM_DATA_DIR: data, HOST: '127.0.0.1', PORT: '0' }));
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toContain(`the data directory ${data} is not writable by this process (EACCES on ${dir} (to make ${data}))`);
     expect(r.stderr).toMatch(/state\/.*webhooks\/.*server\.json/);
@@ -95,7 +75,7 @@ describe.skipIf(BOUND === null)('quorum serve and its data directory permissions
     }
     const child = boundQuorum(['serve'], { QUORUM_DATA_DIR: data, HOST: '127.0.0.1', PORT: '0' });
     try {
-      const r = await outcome(child);
+      const r = await serveOutcome(child);
       expect(r.url, r.stderr).not.toBeNull();
       const get = (path: string) => fetch(`${r.url}${path}`, { headers: { Authorization: `Bearer ${token}` } });
       const stats = await get('/api/events/service_stats/');
