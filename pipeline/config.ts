@@ -9,7 +9,7 @@ import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
-import { setVariables, unknownVariables, wholeNumber } from './env.ts';
+import { decimalNumber, setVariables, unknownVariables, wholeNumber } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
 
 const modeList = z
@@ -59,7 +59,7 @@ const faultsJson = z.string().transform((s, ctx) => {
 });
 const ForecastEnv = {
   QUORUM_LANGS: langList.optional(),
-  QUORUM_RUN_BUDGET_USD: z.coerce.number().min(0).optional(),
+  QUORUM_RUN_BUDGET_USD: decimalNumber(z.number().min(0)).optional(),
   QUORUM_MAX_QUESTIONS: wholeNumber(1).optional(),
   QUORUM_AUTO_RESUME: boolFlag.default(true),
   QUORUM_PROGRESS_INTERVAL_MS: wholeNumber(100).default(10_000),
@@ -78,8 +78,8 @@ const ForecastEnv = {
   QUORUM_SIMULATOR_JITTER_MS: wholeNumber(0, 60_000).default(0),
   QUORUM_SIMULATOR_FAULTS: faultsJson.optional(),
   QUORUM_SIMULATOR_MAX_CONCURRENCY: wholeNumber(1, 1024).default(16),
-  QUORUM_SIMULATOR_PRICE_IN_PER_MTOK: z.coerce.number().min(0).default(0),
-  QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK: z.coerce.number().min(0).default(0),
+  QUORUM_SIMULATOR_PRICE_IN_PER_MTOK: decimalNumber(z.number().min(0)).default(0),
+  QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK: decimalNumber(z.number().min(0)).default(0),
 };
 
 const EnvSchema = z.object({
@@ -98,7 +98,7 @@ const EnvSchema = z.object({
     .refine((s) => validateCron(s), { message: 'not a valid cron expression' }),
   QUORUM_HEADLINE_MODES: modeList.default(['augmented', 'informed', 'blind']),
   /** Scoring: a market price older than this many days at the forecast's time is no comparator. */
-  QUORUM_MAX_COMPARATOR_AGE_DAYS: z.coerce.number().positive().max(36_500).default(7),
+  QUORUM_MAX_COMPARATOR_AGE_DAYS: decimalNumber(z.number().positive().max(36_500)).default(7),
   QUORUM_MODES: modeList.default([...MODES]),
   QUORUM_MODELS_FILE: z.string().trim().min(1).optional(),
   QUORUM_KEEP_SNAPSHOTS: wholeNumber(1, 1000).default(5),
@@ -139,9 +139,9 @@ const EnvSchema = z.object({
   QUORUM_SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 600_000).default(10_000),
   /** Probability endpoint (api/probability/): whole-request deadline and per-key daily USD cap. */
   QUORUM_PROBABILITY_TIMEOUT_MS: wholeNumber(1000, 600_000).default(30_000),
-  QUORUM_PROBABILITY_BUDGET_USD_PER_DAY: z.coerce.number().min(0).optional(),
+  QUORUM_PROBABILITY_BUDGET_USD_PER_DAY: decimalNumber(z.number().min(0)).optional(),
   /** API: a market price older than this many hours is published with `market_stale: true`. */
-  QUORUM_MAX_PRICE_AGE_HOURS: z.coerce.number().positive().max(87_600).default(48),
+  QUORUM_MAX_PRICE_AGE_HOURS: decimalNumber(z.number().positive().max(87_600)).default(48),
 });
 
 export interface QuorumConfig {

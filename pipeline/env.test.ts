@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { quorum, REPO } from '../test/helpers/cli.ts';
-import { QUORUM_VARIABLES, unknownVariables } from './env.ts';
+import { z } from 'zod';
+import { decimalNumber, QUORUM_VARIABLES, unknownVariables } from './env.ts';
+import { loadConfig } from './config.ts';
+import { loadEventsConfig } from './events/config.ts';
+import { loadVenueConfig } from './venues/config.ts';
+import { loadHealthParams } from './factors/stage.ts';
 
 /** The .ts files under `dir` (tests too when `tests`). */
 function sources(dir: string, tests = false): string[] {
@@ -30,6 +35,13 @@ describe('QUORUM_VARIABLES', () => {
   it('lists every QUORUM_ variable the source reads (a name the source uses is known, or the stem of known ones)', () => {
     const missing = [...named].filter((n) => !constants.has(n) && !QUORUM_VARIABLES.some((k) => k === n || k.startsWith(`${n}_`)));
     expect(missing).toEqual([]);
+  });
+
+  it('lists every QUORUM_ variable the tests, benchmarks and scripts read from their own environment', () => {
+    const files = [...sources(join(REPO, 'test'), true), ...sources(join(REPO, 'bench')), ...sources(join(REPO, 'scripts'))];
+    const read = new Set(files.map((f) => readFileSync(f, 'utf8')).join('\n').match(/(?<=process\.env\.)QUORUM_[A-Z0-9_]+/g));
+    expect(read.size).toBeGreaterThan(3);
+    expect([...read].filter((n) => !QUORUM_VARIABLES.includes(n))).toEqual([]); // QUORUM_DEBUG_RENDER was missing: "not a Quorum setting"
   });
 
   it('lists no variable the source never names', () => {
@@ -68,5 +80,21 @@ describe('the CLI warns of QUORUM_ variables nothing reads', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('decimalNumber: settings with a fraction are plain decimals', () => {
+  it('takes 48, 0.35, .5 and 2.50; refuses hex, exponents, signs and words, naming the variable in every loader', () => {
+    const share = decimalNumber(z.number().min(0).max(100));
+    for (const [text, value] of [['48', 48], ['0.35', 0.35], ['.5', 0.5], ['2.50', 2.5], [' 7 ', 7]] as const) expect(share.parse(text)).toBe(value);
+    for (const bad of ['0x30', '4.8e1', '1e3', '-1', '+1', '', 'abc', '1,5', 'Infinity', '0b1']) expect(share.safeParse(bad).success, bad).toBe(false);
+    // QA: these were taken as 48 by z.coerce.number().
+    expect(() => loadConfig({ QUORUM_MAX_PRICE_AGE_HOURS: '0x30' })).toThrow(/QUORUM_MAX_PRICE_AGE_HOURS/);
+    expect(() => loadConfig({ QUORUM_MAX_COMPARATOR_AGE_DAYS: '4.8e1' })).toThrow(/QUORUM_MAX_COMPARATOR_AGE_DAYS/);
+    expect(() => loadConfig({ QUORUM_RUN_BUDGET_USD: '0x10' })).toThrow(/QUORUM_RUN_BUDGET_USD/);
+    expect(() => loadEventsConfig({ QUORUM_EVENTS_RETENTION_DAYS: '0x7' })).toThrow(/QUORUM_EVENTS_RETENTION_DAYS/);
+    expect(() => loadVenueConfig({ QUORUM_BACKFILL_DAYS: '1e1' })).toThrow(/QUORUM_BACKFILL_DAYS/);
+    expect(() => loadHealthParams({ QUORUM_HEALTH_STALE_PRICE_HOURS: '0x30' })).toThrow(/QUORUM_HEALTH_STALE_PRICE_HOURS/);
+    expect(loadConfig({ QUORUM_MAX_PRICE_AGE_HOURS: '12.5' }).maxPriceAgeHours).toBe(12.5);
   });
 });

@@ -24,6 +24,18 @@ export function wholeNumber(min: number, max: number = Number.MAX_SAFE_INTEGER) 
   return z.string().trim().regex(/^\d+$/, 'expected a whole number (digits only)').transform(Number).pipe(z.number().min(min).max(max));
 }
 
+/** A plain decimal: digits with an optional fraction (`48`, `0.35`, `.5`, `2.50`); no sign, exponent or base prefix. */
+export const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * A setting that may have a fraction (a share, a threshold, hours, days, USD), checked by `range`
+ * (e.g. `z.number().gt(0).max(1)`), written as a plain decimal. `z.coerce.number()` took `0x30`
+ * and `4.8e1` as 48 (QA: the README said such settings are refused, and only the integer ones were).
+ */
+export function decimalNumber(range: z.ZodNumber = z.number()) {
+  return z.string().trim().regex(DECIMAL, 'expected a decimal number (digits, optionally a fraction: 0.5)').transform(Number).pipe(range);
+}
+
 export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const set = setVariables(env);
   const given = Object.fromEntries(Object.keys(schema.shape).flatMap((k) => (set[k] === undefined ? [] : [[k, set[k]]])));
@@ -36,7 +48,8 @@ export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.Proces
 }
 
 /**
- * Every QUORUM_* variable some part of Quorum reads, its test suite's QUORUM_CHROMIUM included
+ * Every QUORUM_* variable some part of Quorum reads, its test suite's own included (QUORUM_CHROMIUM,
+ * QUORUM_DEBUG_RENDER, QUORUM_PROPERTY_RUNS)
  * (pipeline/env.test.ts checks this list against the source, both ways). Anything else under the prefix is ignored by everything, and the CLI says
  * so at start: QA set QUORUM_VENUE=none for QUORUM_VENUES=none, and the sync went to the live venues
  * without a word.
@@ -45,7 +58,7 @@ export const QUORUM_VARIABLES: readonly string[] = [
   'QUORUM_AUTO_RESUME', 'QUORUM_BACKFILL_DAYS', 'QUORUM_BACKFILL_GAP_HOURS', 'QUORUM_BACKFILL_MAX_MARKETS',
   'QUORUM_CALL_TIMEOUT_MS', 'QUORUM_CATEGORIES', 'QUORUM_CHROMIUM', 'QUORUM_CLOSE_WITHIN_DAYS', 'QUORUM_CLUSTER_MAX_SIZE',
   'QUORUM_CLUSTER_THRESHOLD', 'QUORUM_COHERENCE_TOLERANCE', 'QUORUM_CORS_ORIGINS', 'QUORUM_DATA_DIR',
-  'QUORUM_DERIVE_PROFILE', 'QUORUM_EVENTS_CONSENSUS_THRESHOLD', 'QUORUM_EVENTS_EDGE_THRESHOLD',
+  'QUORUM_DEBUG_RENDER', 'QUORUM_DERIVE_PROFILE', 'QUORUM_EVENTS_CONSENSUS_THRESHOLD', 'QUORUM_EVENTS_EDGE_THRESHOLD',
   'QUORUM_EVENTS_POLL_MS', 'QUORUM_EVENTS_RETENTION_DAYS', 'QUORUM_EVIDENCE_DIR', 'QUORUM_EVIDENCE_LOOKBACK_DAYS',
   'QUORUM_EVIDENCE_MAX', 'QUORUM_EVIDENCE_PROVIDERS', 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', 'QUORUM_FRED_API_KEY',
   'QUORUM_FRED_URL', 'QUORUM_GDELT_MIN_INTERVAL_MS', 'QUORUM_GDELT_URL', 'QUORUM_HEADLINE_MODES',
@@ -61,7 +74,7 @@ export const QUORUM_VARIABLES: readonly string[] = [
   'QUORUM_MIN_FORECASTERS', 'QUORUM_MIN_LIQUIDITY', 'QUORUM_MODELS_FILE', 'QUORUM_MODES',
   'QUORUM_POLYMARKET_CLOB_RPS', 'QUORUM_POLYMARKET_CLOB_URL', 'QUORUM_POLYMARKET_GAMMA_URL', 'QUORUM_POLYMARKET_RPS',
   'QUORUM_PROBABILITY_BUDGET_USD_PER_DAY', 'QUORUM_PROBABILITY_TIMEOUT_MS', 'QUORUM_PROGRESS_INTERVAL_MS',
-  'QUORUM_PUBLIC_BETA', 'QUORUM_QUESTIONS_DIR', 'QUORUM_RUN_BUDGET_USD', 'QUORUM_SAMPLE_DIR',
+  'QUORUM_PROPERTY_RUNS', 'QUORUM_PUBLIC_BETA', 'QUORUM_QUESTIONS_DIR', 'QUORUM_RUN_BUDGET_USD', 'QUORUM_SAMPLE_DIR',
   'QUORUM_SCENARIOS_FROM_THESES', 'QUORUM_SCENARIO_IPF_SWEEPS', 'QUORUM_SCENARIO_MAX_CONDITIONS', 'QUORUM_SCHEDULE',
   'QUORUM_SHUTDOWN_TIMEOUT_MS', 'QUORUM_SIMULATOR_FAULTS', 'QUORUM_SIMULATOR_JITTER_MS', 'QUORUM_SIMULATOR_KEY',
   'QUORUM_SIMULATOR_LATENCY_MS', 'QUORUM_SIMULATOR_MAX_CONCURRENCY', 'QUORUM_SIMULATOR_PRICE_IN_PER_MTOK',

@@ -1,11 +1,11 @@
 /** Option parsers of the CLI's numeric options: a clear message naming what is expected. */
 import { InvalidArgumentError } from 'commander';
-import { wholeNumber } from '../env.ts';
+import { DECIMAL, wholeNumber } from '../env.ts';
 
 /** `--budget-usd`: an amount in USD in decimal notation (`2.50`, `0.5`, `.5`, `3`). */
 export function parseUsd(value: string): number {
   const v = value.trim();
-  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(v)) throw new InvalidArgumentError('expected an amount in USD, e.g. 2.50');
+  if (!DECIMAL.test(v)) throw new InvalidArgumentError('expected an amount in USD, e.g. 2.50');
   return Number(v);
 }
 

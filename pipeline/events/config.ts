@@ -3,15 +3,15 @@
  * pipeline/config.ts: a bad value is an error naming the variable.
  */
 import { z } from 'zod';
-import { setVariables, wholeNumber } from '../env.ts';
+import { decimalNumber, setVariables, wholeNumber } from '../env.ts';
 
 const EventsEnv = z.object({
   /** consensus.updated: the headline consensus moved at least this much (probability points). */
-  QUORUM_EVENTS_CONSENSUS_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.05),
+  QUORUM_EVENTS_CONSENSUS_THRESHOLD: decimalNumber(z.number().gt(0).max(1)).default(0.05),
   /** edge.opened / edge.closed: |consensus − market| crosses this (probability points). */
-  QUORUM_EVENTS_EDGE_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.05),
+  QUORUM_EVENTS_EDGE_THRESHOLD: decimalNumber(z.number().gt(0).max(1)).default(0.05),
   /** How long the stream can resume from an event (Last-Event-ID / since), in days. */
-  QUORUM_EVENTS_RETENTION_DAYS: z.coerce.number().gt(0).max(3650).default(7),
+  QUORUM_EVENTS_RETENTION_DAYS: decimalNumber(z.number().gt(0).max(3650)).default(7),
   /** How often the API looks for newly written events, in ms. */
   QUORUM_EVENTS_POLL_MS: wholeNumber(10, 60_000).default(250),
   /** SSE heartbeat comment interval, in ms. */

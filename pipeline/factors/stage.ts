@@ -6,27 +6,27 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
-import { envSettings } from '../env.ts';
+import { decimalNumber, envSettings } from '../env.ts';
 import { structureDir } from '../structure/definitions.ts';
 import { insertRows } from '../structure/stage.ts';
 import { flattenFactors, loadFactorDefinitions, type FactorDefinition } from './definitions.ts';
 
 const HealthEnv = z.object({
   /** Model failure rate of the latest run from which the system is degraded / failing. */
-  QUORUM_HEALTH_FAILURE_RATE_DEGRADED: z.coerce.number().min(0).max(1).default(0.1),
-  QUORUM_HEALTH_FAILURE_RATE_FAILING: z.coerce.number().min(0).max(1).default(0.5),
+  QUORUM_HEALTH_FAILURE_RATE_DEGRADED: decimalNumber(z.number().min(0).max(1)).default(0.1),
+  QUORUM_HEALTH_FAILURE_RATE_FAILING: decimalNumber(z.number().min(0).max(1)).default(0.5),
   /** A market price older than this (hours) is stale. */
-  QUORUM_HEALTH_STALE_PRICE_HOURS: z.coerce.number().gt(0).max(1e6).default(48),
+  QUORUM_HEALTH_STALE_PRICE_HOURS: decimalNumber(z.number().gt(0).max(1e6)).default(48),
   /** Share of active priced questions with a stale price from which the system is degraded / failing. */
-  QUORUM_HEALTH_STALE_SHARE_DEGRADED: z.coerce.number().min(0).max(1).default(0.25),
-  QUORUM_HEALTH_STALE_SHARE_FAILING: z.coerce.number().min(0).max(1).default(0.75),
+  QUORUM_HEALTH_STALE_SHARE_DEGRADED: decimalNumber(z.number().min(0).max(1)).default(0.25),
+  QUORUM_HEALTH_STALE_SHARE_FAILING: decimalNumber(z.number().min(0).max(1)).default(0.75),
   /** Hours since the served snapshot was published from which the system is degraded / failing. */
-  QUORUM_HEALTH_SNAPSHOT_AGE_DEGRADED_HOURS: z.coerce.number().gt(0).max(1e6).default(36),
-  QUORUM_HEALTH_SNAPSHOT_AGE_FAILING_HOURS: z.coerce.number().gt(0).max(1e6).default(108),
+  QUORUM_HEALTH_SNAPSHOT_AGE_DEGRADED_HOURS: decimalNumber(z.number().gt(0).max(1e6)).default(36),
+  QUORUM_HEALTH_SNAPSHOT_AGE_FAILING_HOURS: decimalNumber(z.number().gt(0).max(1e6)).default(108),
   /** A factor whose coverage (active leaves forecast by every model of the latest run) is below this is degraded. */
-  QUORUM_HEALTH_COVERAGE_DEGRADED: z.coerce.number().min(0).max(1).default(0.5),
+  QUORUM_HEALTH_COVERAGE_DEGRADED: decimalNumber(z.number().min(0).max(1)).default(0.5),
   /** Coherence across the book: the tolerance of the complement and same_event checks (99_scenario_9_coherence.sql). */
-  QUORUM_COHERENCE_TOLERANCE: z.coerce.number().min(0).max(1).default(0.05),
+  QUORUM_COHERENCE_TOLERANCE: decimalNumber(z.number().min(0).max(1)).default(0.05),
 });
 
 export interface HealthParams {

@@ -10,7 +10,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
-import { envSettings, wholeNumber } from '../env.ts';
+import { decimalNumber, envSettings, wholeNumber } from '../env.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
@@ -19,11 +19,11 @@ import { loadStructureDefinitions, StructureDirEnv, type StructureDefinitions } 
 const StructureEnv = StructureDirEnv.extend({
   // QUORUM_STRUCTURE_DIR (definitions.ts): the directory of the curated definitions (links/, theses/).
   /** similar: TF-IDF cosine of title + description at least this. */
-  QUORUM_LINK_SIMILAR_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.35),
+  QUORUM_LINK_SIMILAR_THRESHOLD: decimalNumber(z.number().gt(0).max(1)).default(0.35),
   /** same_event: title cosine at least this, on different venues. */
-  QUORUM_LINK_SAME_EVENT_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.6),
+  QUORUM_LINK_SAME_EVENT_THRESHOLD: decimalNumber(z.number().gt(0).max(1)).default(0.6),
   /** Computed clusters join questions linked at least this strongly. */
-  QUORUM_CLUSTER_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.5),
+  QUORUM_CLUSTER_THRESHOLD: decimalNumber(z.number().gt(0).max(1)).default(0.5),
   /** Blocking: a term held by more documents of a category than this does not pair them. */
   QUORUM_LINK_MAX_TERM_DF: wholeNumber(2, 1_000_000).default(100),
   /** Computed clusters larger than this are chains, not theses, and are left out. */

@@ -32,7 +32,7 @@ import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
 import { DEFAULT_BACKFILL, type BackfillOptions } from './core.ts';
 import { VENUES, type DiscoveryFilters, type Venue } from './types.ts';
-import { setVariables, wholeNumber } from '../env.ts';
+import { decimalNumber, setVariables, wholeNumber } from '../env.ts';
 
 export interface VenueRate {
   requestsPerInterval: number;
@@ -67,7 +67,7 @@ const venueList = z
   .transform((s) => (s.trim().toLowerCase() === 'none' ? [] : [...new Set(s.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]))
   .pipe(z.array(z.enum(VENUES)));
 
-const rps = z.coerce.number().positive().max(10_000);
+const rps = decimalNumber(z.number().positive().max(10_000));
 
 const EnvSchema = z.object({
   QUORUM_VENUES: venueList.default([...VENUES]),
@@ -82,9 +82,9 @@ const EnvSchema = z.object({
     .transform((s) => [...new Set(s.split(',').map((c) => c.trim().toLowerCase()).filter(Boolean))])
     .pipe(z.array(z.enum(CATEGORIES)).min(1))
     .optional(),
-  QUORUM_MIN_LIQUIDITY: z.coerce.number().nonnegative().optional(),
+  QUORUM_MIN_LIQUIDITY: decimalNumber(z.number().nonnegative()).optional(),
   QUORUM_MIN_FORECASTERS: wholeNumber(0).optional(),
-  QUORUM_CLOSE_WITHIN_DAYS: z.coerce.number().positive().max(36_500).optional(),
+  QUORUM_CLOSE_WITHIN_DAYS: decimalNumber(z.number().positive().max(36_500)).optional(),
   QUORUM_MAX_MARKETS_PER_VENUE: wholeNumber(0, 1_000_000).default(500),
   QUORUM_VENUE_MAX_PAGES: wholeNumber(1, 10_000).default(20),
   QUORUM_VENUE_TIMEOUT_MS: wholeNumber(100, 600_000).default(30_000),
@@ -94,8 +94,8 @@ const EnvSchema = z.object({
   QUORUM_MANIFOLD_RPS: rps.default(7),
   QUORUM_METACULUS_RPS: rps.default(1),
   QUORUM_POLYMARKET_CLOB_RPS: rps.default(10),
-  QUORUM_BACKFILL_GAP_HOURS: z.coerce.number().positive().max(24 * 365).default(DEFAULT_BACKFILL.gapMs / 3_600_000),
-  QUORUM_BACKFILL_DAYS: z.coerce.number().positive().max(365).default(DEFAULT_BACKFILL.lookbackMs / 86_400_000),
+  QUORUM_BACKFILL_GAP_HOURS: decimalNumber(z.number().positive().max(24 * 365)).default(DEFAULT_BACKFILL.gapMs / 3_600_000),
+  QUORUM_BACKFILL_DAYS: decimalNumber(z.number().positive().max(365)).default(DEFAULT_BACKFILL.lookbackMs / 86_400_000),
   QUORUM_BACKFILL_MAX_MARKETS: wholeNumber(0, 100_000).default(DEFAULT_BACKFILL.maxMarkets),
 });
 
