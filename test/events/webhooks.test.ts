@@ -311,6 +311,41 @@ describe('retry waits, deletion and a restart (QA)', () => {
     expect((await api(`/api/webhooks/${l.id}/`)).body.disabled_reason).toMatch(/retry window \(3 s, 2 attempts\)/);
   }, 30_000);
 
+  it('a graceful shutdown lets the attempt in flight finish and records it: the next start does not send it again (it was cut and re-sent on every restart)', async () => {
+    const side = tempDir('quorum-webhooks-drain-');
+    const hits: string[] = [];
+    const slow = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        hits.push(String(req.headers['webhook-id']));
+        setTimeout(() => res.writeHead(200).end('ok'), 250); // answers within the 400 ms deadline
+      });
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    receivers.push({ close: () => new Promise<void>((r) => { slow.closeAllConnections(); slow.close(() => r()); }) });
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`;
+    const opts = { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 2500 } } };
+    try {
+      await writeRound1(side.dir);
+      const first = await serve(side.dir, opts);
+      const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url, types: null, description: null });
+      await appendEvents(side.dir, 1);
+      await until(() => hits.length === 1, 10_000); // in flight: its answer comes in 250 ms
+      await first.close();
+      const second = await serve(side.dir, opts);
+      try {
+        await new Promise((r) => setTimeout(r, 600));
+        expect(hits).toHaveLength(1);
+        const d = (second.app.app.locals as { webhooks: WebhookDispatcher }).webhooks.queue.pendingOf(sub.id);
+        expect(d).toEqual([]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      side.cleanup();
+    }
+  }, 60_000);
+
   it('events written while no server ran are delivered when it starts, also before any event had been queued (the queue\'s cursor still 0)', async () => {
     const side = tempDir('quorum-webhooks-cursor0-');
     const r = await receiver(() => ({ status: 200 }));

@@ -106,7 +106,12 @@ export class WebhookDispatcher {
   #running = 0;
   #enqueuing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | null = null;
+  /** Closing: no new attempt starts. */
   #closed = false;
+  /** Closed past the grace period: an attempt still in flight is cut and not recorded. */
+  #aborted = false;
+  /** The attempts in flight (close() lets them finish, within a grace period). */
+  readonly #inFlight = new Set<Promise<boolean>>();
 
   constructor(dataDir: string, feed: EventFeed, cfg: WebhooksConfig, logger: Logger) {
     this.store = new SubscriptionStore(dataDir);
@@ -237,7 +242,13 @@ export class WebhookDispatcher {
       let held = false;
       try {
         if (this.#closed) return;
-        held = await this.#deliver(d);
+        const attempt = this.#deliver(d);
+        this.#inFlight.add(attempt);
+        try {
+          held = await attempt;
+        } finally {
+          this.#inFlight.delete(attempt);
+        }
       } finally {
         this.#release();
       }
@@ -290,7 +301,7 @@ export class WebhookDispatcher {
     const started = Date.now();
     const { status, retryAfter: retryAfterHeader, error } = await this.#post(sub, d.id, ts, body);
     const retryAfter = retryAfterMs(retryAfterHeader ?? undefined);
-    if (this.#closed) return false; // shutting down: not recorded, so re-sent (same webhook-id) on the next start
+    if (this.#aborted) return false; // cut by the shutdown: not recorded, so re-sent (same webhook-id) on the next start
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
     const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
     if (status !== null && status >= 200 && status < 300) {
@@ -405,12 +416,24 @@ export class WebhookDispatcher {
     for (const p of this.queue.pendingOf(sub.id)) this.queue.finish(p.id, outcome);
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops: no new attempt starts; those in flight may finish and be recorded for up to `graceMs`
+   * (default the attempt deadline, at most 5 s), then the rest are cut and stay pending, re-sent on
+   * the next start. QA: every attempt in flight was cut at once, so each restart re-sent them.
+   */
+  async close(graceMs = Math.min(this.#cfg.timeoutMs, 5_000)): Promise<void> {
     this.#closed = true;
     this.#unsubscribe?.();
     for (const wake of [...this.#sleepers]) wake();
     for (const w of this.#waiters.splice(0)) w();
+    if (this.#inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+      await Promise.race([Promise.allSettled([...this.#inFlight]), grace]);
+      clearTimeout(timer);
+    }
+    this.#aborted = true;
     this.queue.close();
-    await this.#agent.destroy().catch(() => undefined); // in-flight attempts stay pending: re-sent on the next start
+    await this.#agent.destroy().catch(() => undefined);
   }
 }
