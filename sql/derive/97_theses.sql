@@ -26,12 +26,14 @@ CREATE TEMP TABLE IF NOT EXISTS _structure_members
   (thesis_id VARCHAR, question_id VARCHAR, sign INTEGER, weight DOUBLE);
 
 -- Edges of the clustering graph, both directions. A pair that is also a negated same_event
--- (sign -1) is no edge: its texts are alike but its YES sides are opposite.
+-- (sign -1) is no edge: its texts are alike but its YES sides are opposite. Another link with
+-- sign -1 (a curated `excludes`) keeps the edge: mutually exclusive questions belong to one map
+-- (QA: every sign -1 link removed the edge, against the definition, and a thesis went missing).
 CREATE OR REPLACE TABLE _cluster_edges AS
 WITH e AS (
   SELECT l.a, l.b FROM question_links AS l, _structure_params AS sp
   WHERE l.origin = 'computed' AND l.kind IN ('similar', 'same_event') AND l.sign = 1 AND l.strength >= sp.cluster_threshold
-    AND NOT EXISTS (SELECT 1 FROM question_links AS n WHERE n.a = l.a AND n.b = l.b AND n.sign = -1)
+    AND NOT EXISTS (SELECT 1 FROM question_links AS n WHERE n.a = l.a AND n.b = l.b AND n.kind = 'same_event' AND n.sign = -1)
 )
 SELECT a AS src, b AS dst FROM e
 UNION
@@ -126,7 +128,8 @@ SELECT d.thesis_id, d.origin, d.statement, d.label,
        _inv_logit(a.market_logit) AS market_consensus,
        a.market_logit AS market_consensus_logit,
        _inv_logit(a.paired_consensus_logit) - _inv_logit(a.market_logit) AS gap_vs_market,
-       sqrt(greatest(a.consensus_wsq - a.consensus_wmean * a.consensus_wmean, 0)) AS spread,
+       -- (NULL without a member with a consensus, like consensus: greatest() skips a NULL and gave 0; QA)
+       CASE WHEN a.consensus_wmean IS NOT NULL THEN sqrt(greatest(a.consensus_wsq - a.consensus_wmean * a.consensus_wmean, 0)) END AS spread,
        a.disagreement,
        rp.as_of
 FROM _thesis_defs AS d

@@ -66,6 +66,42 @@ describe('question_links: TF-IDF cosine and same_event on a tiny corpus', () => 
   });
 });
 
+describe('computed theses: the clustering graph and a thesis without consensus (QA)', () => {
+  let f: Fixture;
+  let runId: string;
+  beforeAll(async () => {
+    // A chain c1 — c2 — c3 of similar titles (one venue: no same_event), cos(c1, c2) = cos(c2, c3)
+    // = 1/√2 ≥ 0.5, c1 and c3 unrelated; c1 and c2 are also curated as mutually exclusive.
+    f = fixture({ 'links/l.yaml': 'links:\n  - { a: "manifold:c1", b: "manifold:c2", kind: excludes, sign: -1, strength: 0.9 }\n' });
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:c1', 'kiwi lemon'),
+        question('manifold:c2', 'kiwi lemon mango papaya'),
+        question('manifold:c3', 'mango papaya'),
+      ],
+    });
+    runId = await publish(f, new Date('2026-01-02T00:00:00Z'));
+  });
+  afterAll(() => f.cleanup());
+
+  it('a curated excludes link does not cut the edge of its computed similar link: the three form one thesis', async () => {
+    const links = await snapshotRows(f.dataDir, runId, `SELECT a, b, kind, sign FROM {question_links} ORDER BY a, b, kind`);
+    expect(links).toEqual([
+      { a: 'manifold:c1', b: 'manifold:c2', kind: 'excludes', sign: -1 },
+      { a: 'manifold:c1', b: 'manifold:c2', kind: 'similar', sign: 1 },
+      { a: 'manifold:c2', b: 'manifold:c3', kind: 'similar', sign: 1 },
+    ]);
+    const members = await snapshotRows(f.dataDir, runId, `SELECT thesis_id, question_id FROM {thesis_members} ORDER BY question_id`);
+    expect(members.map((m) => m.question_id)).toEqual(['manifold:c1', 'manifold:c2', 'manifold:c3']);
+    expect(new Set(members.map((m) => m.thesis_id)).size).toBe(1);
+  });
+
+  it('a thesis none of whose members has a consensus has no spread (it was 0), like no consensus', async () => {
+    const [t] = await snapshotRows(f.dataDir, runId, `SELECT n_with_consensus, consensus, spread, disagreement FROM {theses}`);
+    expect(t).toEqual({ n_with_consensus: 0, consensus: null, spread: null, disagreement: null });
+  });
+});
+
 describe('theses: log-odds consensus, vintages and their scores', () => {
   let f: Fixture;
   let run1: string;
