@@ -2,8 +2,10 @@
 -- the consensus's forecasts break the laws of probability, over every linked pair of questions
 -- (question_links, 96) and every scenario (99_scenario_1_joint.sql).
 --
--- Forecasts: each model's latest forecast of each active question per mode (latest_forecasts, its
--- first language), and the consensus (mean) of the same run (_latest_consensus_by_mode of 85).
+-- Forecasts: what each model said in the latest run of each active question per mode
+-- (latest_forecasts, its first language: the run of the published consensus; a model that failed
+-- in that run is not checked on the question, rather than judged on an older answer beside the
+-- others' current ones), and the consensus (mean) of that run (_latest_consensus_by_mode of 85).
 -- A pair is checked per forecaster and mode when both questions have that forecaster's forecast in
 -- that mode. Checks (value − bound > 1e-9 is a violation, except where a tolerance is named):
 --   implies     a ⇒ b (curated or computed): P(a) ≤ P(b); violation = P(a) − P(b);
