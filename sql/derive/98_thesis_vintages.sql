@@ -13,8 +13,9 @@
 -- (questions.status = 'resolved'; annulled ones are left out). Per vintage:
 --   n_resolved: resolved members that had a consensus in the vintage;
 --   brier: mean (consensus - outcome)^2 over them; market_brier: the same with their market price;
---   realized: weighted mean of the signed outcomes of the resolved members (outcome, or 1 - outcome
---     for sign -1): how true the thesis turned out, 0..1;
+--   realized: weighted mean of the signed outcomes of those same members (resolved, with a
+--     consensus in the vintage; outcome, or 1 - outcome for sign -1): how true the thesis turned
+--     out, 0..1, over what the vintage said;
 --   direction_held: the vintage's thesis consensus was on the side of 0.5 that `realized` is
 --     (null while nothing resolved, or when either is exactly 0.5).
 
