@@ -311,6 +311,33 @@ describe('retry waits, deletion and a restart (QA)', () => {
     expect((await api(`/api/webhooks/${l.id}/`)).body.disabled_reason).toMatch(/retry window \(3 s, 2 attempts\)/);
   }, 30_000);
 
+  it('a subscription deleted through the file (quorum webhooks delete) while a delivery waits for its retry ends that delivery within seconds, not at the retry', async () => {
+    const side = tempDir('quorum-webhooks-cli-delete-');
+    const r = await receiver(() => ({ status: 503, headers: { 'Retry-After': '600' } }));
+    receivers.push(r);
+    // A retry window of 10 minutes: the delivery's next attempt is far away.
+    const opts = { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 600_000 } } };
+    try {
+      await writeRound1(side.dir);
+      const s = await serve(side.dir, opts);
+      try {
+        const store = new SubscriptionStore(side.dir);
+        const sub = store.create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
+        await appendEvents(side.dir, 1);
+        await until(() => r.hits.length === 1);
+        const queue = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks.queue;
+        await until(() => queue.pendingOf(sub.id)[0]?.attempts.length === 1);
+        store.remove(sub.id); // what the CLI does, in another process
+        await until(() => queue.pendingOf(sub.id).length === 0, 20_000); // it waited for the retry, minutes away
+        expect(r.hits).toHaveLength(1);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      side.cleanup();
+    }
+  }, 60_000);
+
   it('a graceful shutdown lets the attempt in flight finish and records it: the next start does not send it again (it was cut and re-sent on every restart)', async () => {
     const side = tempDir('quorum-webhooks-drain-');
     const hits: string[] = [];
