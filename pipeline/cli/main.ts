@@ -32,6 +32,7 @@ import { parseAsOf } from './as-of.ts';
 import { intOption, parseUsd } from './options.ts';
 import { serverStateProblem } from '../../api/state-paths.ts';
 import { findServer } from '../../api/server-record.ts';
+import type { ServerHandle } from '../../api/server.ts';
 
 // A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
 // venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
@@ -230,12 +231,19 @@ program
       if (none) logger.warn({ dataDir: config.dataDir }, none);
       const other = await snapshotFromOtherSql(config.dataDir);
       if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
-      // startServer logs where it listens, once.
-      const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
+      // The handler before the server: a signal right after its "api listening" line (what a
+      // supervisor or a test waits for) still closes it and releases the lock (it killed the
+      // process and left server.lock and server.json behind).
+      let server: ServerHandle | null = null;
       onShutdown(logger, async () => {
-        await server.close();
-        releaseLock();
+        try {
+          await server?.close();
+        } finally {
+          releaseLock();
+        }
       });
+      // startServer logs where it listens, once.
+      server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
       return -1;
     }),
   );
@@ -251,13 +259,18 @@ program
       const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
       // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
       if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
-      const server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
-      const task = startScheduler(config, logger);
+      let server: ServerHandle | null = null;
+      let task: ReturnType<typeof startScheduler> | null = null;
       onShutdown(logger, async () => {
-        await task.stop();
-        await server.close();
-        releaseLock();
-      });
+        try {
+          await task?.stop();
+          await server?.close();
+        } finally {
+          releaseLock();
+        }
+      }); // before the server, as for serve
+      server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
+      task = startScheduler(config, logger);
       return -1;
     }),
   );
