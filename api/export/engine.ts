@@ -687,11 +687,16 @@ export class ExportEngine {
   }
 
   async #produce(job: ExportJob, file: string, signal: AbortSignal): Promise<ProducedExport> {
-    const { conn, done } = await this.#connect(job, signal);
     const checkpoint = (): void => {
       if (signal.aborted) throw new ExportCancelled();
     };
+    // The connection is set up inside the try: a client gone while its views were being created
+    // interrupted DuckDB there, and that was counted a failed export and logged as a 500 (QA).
+    let done: (() => void) | undefined;
     try {
+      const connected = await this.#connect(job, signal);
+      done = connected.done;
+      const conn = connected.conn;
       const encoder = ENCODERS[job.format];
       const base = exportSelect(job.table.sqlFile);
       const typed = await encoderSelect(conn, base, job.params, encoder);
@@ -729,7 +734,7 @@ export class ExportEngine {
       }
       throw err;
     } finally {
-      done();
+      done?.();
     }
   }
 }

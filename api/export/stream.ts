@@ -19,10 +19,15 @@ export class ResponseClosed extends Error {
   }
 }
 
-/** Writes `chunk`, waiting for 'drain' when the socket buffer is full; rejects if the response closes. */
-export function writeChunk(res: Response, chunk: Buffer): Promise<void> {
+/**
+ * Writes `chunk`, waiting for 'drain' when the socket buffer is full; rejects if the response
+ * closes. `onFlushed(n)` is called once the socket has taken the chunk's `n` bytes (the write's
+ * callback: the kernel accepted them), not when they were merely queued.
+ */
+export function writeChunk(res: Response, chunk: Buffer, onFlushed?: (bytes: number) => void): Promise<void> {
   if (res.destroyed || res.writableEnded) return Promise.reject(new ResponseClosed());
-  if (res.write(chunk)) return Promise.resolve();
+  const flushed = onFlushed && ((err?: Error | null) => err || onFlushed(chunk.length));
+  if (res.write(chunk, flushed)) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onDrain = (): void => {
       res.off('close', onClose);
@@ -34,6 +39,25 @@ export function writeChunk(res: Response, chunk: Buffer): Promise<void> {
     };
     res.once('drain', onDrain);
     res.once('close', onClose);
+  });
+}
+
+/** Ends `res` and waits until it has finished (every byte flushed); rejects if it closes first. */
+export function endResponse(res: Response): Promise<void> {
+  if (res.destroyed) return Promise.reject(new ResponseClosed());
+  return new Promise((resolve, reject) => {
+    const onFinish = (): void => {
+      res.off('close', onClose);
+      resolve();
+    };
+    const onClose = (): void => {
+      res.off('finish', onFinish);
+      if (res.writableFinished) resolve();
+      else reject(new ResponseClosed());
+    };
+    res.once('finish', onFinish);
+    res.once('close', onClose);
+    res.end();
   });
 }
 
@@ -79,13 +103,22 @@ export class JsonArrayFramer {
   }
 }
 
-/** Copies `file` to `res` (the read size is the route's highWaterMark, 4 MiB by default), each chunk through `map` if given. */
-export async function sendFile(res: Response, file: string, highWaterMark: number, map?: (chunk: Buffer) => Buffer): Promise<void> {
+/**
+ * Copies `file` to `res` (the read size is the route's highWaterMark, 4 MiB by default), each chunk
+ * through `map` if given; `onFlushed` as for writeChunk.
+ */
+export async function sendFile(
+  res: Response,
+  file: string,
+  highWaterMark: number,
+  map?: (chunk: Buffer) => Buffer,
+  onFlushed?: (bytes: number) => void,
+): Promise<void> {
   const input = createReadStream(file, { highWaterMark });
   try {
     for await (const chunk of input) {
       const out = map ? map(chunk as Buffer) : (chunk as Buffer);
-      if (out.length > 0) await writeChunk(res, out);
+      if (out.length > 0) await writeChunk(res, out, onFlushed);
     }
   } finally {
     input.destroy();

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -182,6 +183,54 @@ describe('large exports', () => {
     const again = await fetchText(`${srv.url}/api/export/resolved?limit=10`);
     expect(again.res.status).toBe(200);
     expect(again.text.trim().split('\n').length).toBe(11);
+  });
+
+  it('a whole-file download abandoned after its first chunk is cancelled, never counted sent (QA: counted completed and logged "export sent")', async () => {
+    // A pro CSV is produced whole (capped plans); 24,000 rows: ~10 MB, three 4 MiB reads, more than
+    // the loopback socket buffers take while the client does not read.
+    const big = await startExportServer(dataDir, { proRowCap: BIG_ROWS });
+    try {
+      for (let round = 0; round < 4; round++) {
+        const before = { ...big.service.stats };
+        // A raw socket: read 64 kB, stop reading for 300 ms (the server fills the buffers), close.
+        await new Promise<void>((resolve, reject) => {
+          let got = 0;
+          const s = net.connect(big.port, '127.0.0.1', () =>
+            s.write(`GET /api/export/resolved?limit=24000 HTTP/1.1\r\nHost: x\r\nX-Test-Plan: pro\r\nX-Test-Key: key-abandon-${round}\r\n\r\n`));
+          s.on('error', reject);
+          s.on('data', (chunk: Buffer) => {
+            if (got === 0) expect(chunk.toString('latin1')).toMatch(/^HTTP\/1\.1 200[\s\S]*content-length: \d{7,}/i);
+            got += chunk.length;
+            if (got < 64 * 1024 || s.isPaused()) return;
+            s.pause();
+            setTimeout(() => {
+              s.destroy();
+              resolve();
+            }, 300);
+          });
+        });
+        await big.service.drain();
+        expect(big.service.stats.cancelledDuringStream, `round ${round}`).toBe(before.cancelledDuringStream + 1);
+        expect(big.service.stats.completed, `round ${round}`).toBe(before.completed);
+      }
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('clients gone within milliseconds (while the export sets up its DuckDB connection) are cancellations, never failures (QA: counted failed, logged as a 500)', async () => {
+    const before = { ...srv.service.stats };
+    for (let i = 0; i < 30; i++) {
+      const s = net.connect(srv.port, '127.0.0.1', () =>
+        s.write(`GET /api/export/resolved?output=parquet HTTP/1.1\r\nHost: x\r\nX-Test-Plan: api\r\nX-Test-Key: key-quick-${i}\r\n\r\n`));
+      s.on('error', () => undefined);
+      await new Promise((r) => setTimeout(r, i % 8));
+      s.destroy();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await srv.service.drain();
+    expect(srv.service.stats.failed).toBe(before.failed);
+    expect(await exportFiles(srv.tempDir)).toEqual([]);
   });
 
   it('a client aborting during COPY: the DuckDB connection is interrupted, no file is left', async () => {
