@@ -10,8 +10,25 @@ import { z } from 'zod';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
 import { EXPORT_FORMATS } from '../export/formats.ts';
 import { EXPORT_STATUSES, MAX_EXPORT_LIMIT } from '../export/params.ts';
-import { EXPORT_TABLES } from '../export/tables.ts';
+import { EXPORT_TABLES, TABLE_SPECS } from '../export/tables.ts';
+import type { TimeFilter } from '../export/params.ts';
 import { rawRoute } from '../http/registry.ts';
+
+/** Which tables take time filter `name`, and the column each compares: from TABLE_SPECS, so a table's filters are documented as they are. */
+function timeFilterDoc(name: TimeFilter): string {
+  const uses = EXPORT_TABLES.flatMap((t) => {
+    const column = TABLE_SPECS[t].timeFilters[name];
+    return column ? [`${t} (${column})`] : [];
+  });
+  return `Rows whose column is at or after this ISO 8601 date or date-time: ${uses.join(', ')}.`;
+}
+
+/** `since`: which filter it stands for, per table. */
+const SINCE_DOC =
+  "Alias of the table's main time filter: " + EXPORT_TABLES.map((t) => `${TABLE_SPECS[t].sinceAlias} (${t})`).join(', ') + '.';
+
+/** The tables exported in ordered slices (uncapped plans, CSV/JSON/JSONL). */
+const SLICED = EXPORT_TABLES.filter((t) => TABLE_SPECS[t].sliceSource !== null).join(', ');
 
 export const exportRouteDoc = rawRoute({
   id: 'export.predictions',
@@ -21,19 +38,23 @@ export const exportRouteDoc = rawRoute({
   description:
     'Exports a table of the served snapshot as a file. Timestamps: ISO 8601 UTC with milliseconds and Z in CSV, ' +
     'JSON and JSONL (2025-10-16T00:00:00.000Z), TIMESTAMP WITH TIME ZONE in Parquet; outcome is an integer (0/1, ' +
-    'null when annulled or unresolved). resolved and scores as CSV/JSON/JSONL (uncapped plans) stream in ordered ' +
+    'null when annulled or unresolved) in the question tables, a number in claims (0.5 for a tie). ' +
+    `${SLICED} as CSV/JSON/JSONL (uncapped plans) stream in ordered ` +
     'slices as they are produced (chunked, X-Export-Sliced: true, trailer X-Export-Rows); a failure after the first ' +
     'byte cuts the connection without the final chunk (a failed transfer, never a clean end). Other exports are ' +
     'produced completely, then sent with Content-Length and X-Export-Rows (a failure is a 500 problem). For capped ' +
     'plans X-Export-Row-Cap / X-Export-Truncated. Pro: CSV up to the row cap; api and enterprise: every format. ' +
-    'Lists and structs (key_factors, evidence_ids, categories, tags) are JSON in every text format: JSON arrays in ' +
+    'Lists and structs (key_factors, evidence_ids, categories) are JSON in every text format: JSON arrays in ' +
     'JSON and JSONL, the same JSON as the cell\'s text in CSV; Parquet lists in Parquet. ' +
     'CSV only: a text cell beginning with =, +, -, @, a tab or a carriage return that is not a number gets a leading ' +
     'apostrophe, so that a spreadsheet shows it as text instead of running it as a formula; the other formats carry ' +
     'the exact text. ' +
     'At most 2 exports run at once, and at most 1 per key (a key\'s second export waits up to a second for its first ' +
     'to end): beyond, 429 rate_limited with Retry-After (policy exports, or exports_per_key). A download whose client ' +
-    'takes no byte for QUORUM_EXPORT_IDLE_TIMEOUT_MS (default 60 s) is cut off (a failed transfer) and its slot freed. ' +
+    'takes no byte for QUORUM_EXPORT_IDLE_TIMEOUT_MS (default 60 s) is cut off (a failed transfer) and its slot freed; ' +
+      'the socket is watched a write (up to 4 MiB) at a time, so a client reading slower than about 4 MiB per timeout ' +
+      '(70 kB/s at the default) may be cut too. A graceful shutdown lets downloads finish for QUORUM_SHUTDOWN_TIMEOUT_MS ' +
+      '(10 s), then cuts the rest. ' +
     'Metrics, request logs and /api/usage/ count each table as its own route, export.<table>.',
   tags: ['export'],
   params: z.object({ table: z.enum(EXPORT_TABLES).meta({ description: 'The table to export.' }) }),
@@ -43,17 +64,16 @@ export const exportRouteDoc = rawRoute({
     }),
     limit: z.int().min(1).max(MAX_EXPORT_LIMIT).optional().meta({ description: 'At most this many rows.' }),
     status: z.enum(EXPORT_STATUSES).default('all').optional().meta({ description: "predictions only: the question's status." }),
-    updated_since: z.string().optional().meta({ description: 'predictions: rows with updated_at at or after this ISO 8601 date or date-time.' }),
-    resolved_since: z.string().optional().meta({ description: 'predictions, resolved, scores: rows with resolved_at at or after it.' }),
-    created_since: z.string().optional().meta({ description: 'forecasts: rows with created_at at or after it.' }),
-    since: z.string().optional().meta({
-      description: 'Alias of the table\'s main time filter: updated_since (predictions), resolved_since (resolved, scores), created_since (forecasts).',
-    }),
+    updated_since: z.string().optional().meta({ description: timeFilterDoc('updated_since') }),
+    resolved_since: z.string().optional().meta({ description: timeFilterDoc('resolved_since') }),
+    created_since: z.string().optional().meta({ description: timeFilterDoc('created_since') }),
+    since: z.string().optional().meta({ description: SINCE_DOC }),
     category: z.enum(CATEGORIES).optional(),
   }),
   errors: [400, 403, 404, 503],
   responseHeaders: {
-    'Content-Disposition': '`attachment; filename="<table>.<ext>"`.',
+    'Content-Disposition': '`attachment; filename="quorum-<table>-<snapshot id>.<ext>"`.',
+    'X-Snapshot': 'The snapshot exported (its run id).',
     'X-Export-Rows': 'Rows in the file (a trailer when the export is sliced).',
     'X-Export-Sliced': '`true` when the export streams in ordered slices (chunked, X-Export-Rows as a trailer).',
     'X-Export-Row-Cap': 'Capped plans (pro): the most rows an export may hold.',

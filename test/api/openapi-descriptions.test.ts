@@ -219,3 +219,18 @@ describe('the OpenAPI document lists what the routes answer (QA: a conformance c
     }
   });
 });
+
+describe('the export route documents every table\'s time filters (QA: claims and track_records were missing)', () => {
+  it('each filter names every table that takes it with the column it compares; since names each table\'s alias; the file name is as sent', () => {
+    const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
+    const op = doc.paths[exportRouteDoc.path].get;
+    const param = (name: string) => String(op.parameters.find((p: Schema) => p.name === name)?.description);
+    expect(param('created_since')).toContain('forecasts (created_at), claims (made_at)');
+    expect(param('resolved_since')).toContain('claims (resolved_at)');
+    expect(param('updated_since')).toContain('track_records (last_claim_at)');
+    expect(param('since')).toContain('created_since (claims)');
+    expect(param('since')).toContain('updated_since (track_records)');
+    expect(op.responses['200'].headers['Content-Disposition'].schema.description).toContain('quorum-<table>-<snapshot id>.<ext>');
+    expect(op.responses['200'].headers['X-Snapshot']).toBeDefined();
+  });
+});
