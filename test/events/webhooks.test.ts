@@ -96,6 +96,11 @@ function verify(secret: string, hit: Hit): unknown {
   return new Webhook(secret).verify(hit.body, hit.headers as Record<string, string>);
 }
 
+/** The tests' servers: fast polling and retries (backoff 30 ms to 200 ms, deadline 400 ms, window 2.5 s), loopback receivers allowed. */
+function serverOptions(webhooks: Record<string, number | boolean> = {}) {
+  return { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 2500, ...webhooks } } };
+}
+
 const tmp = tempDir('quorum-webhooks-');
 const root = tmp.dir;
 let server: ServerHandle;
@@ -109,9 +114,7 @@ const create = (body: object, k = key) => api('/api/webhooks/', { method: 'POST'
 beforeAll(async () => {
   await writeRound1(root);
   expect((await run(root, T1)).status).toBe('completed');
-  server = await serve(root, {
-    events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 2500 } },
-  });
+  server = await serve(root, serverOptions());
   key = newKey(root, 'enterprise').key;
 }, 120_000);
 afterAll(async () => {
@@ -316,7 +319,7 @@ describe('retry waits, deletion and a restart (QA)', () => {
     const r = await receiver(() => ({ status: 503, headers: { 'Retry-After': '600' } }));
     receivers.push(r);
     // A retry window of 10 minutes: the delivery's next attempt is far away.
-    const opts = { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 600_000 } } };
+    const opts = serverOptions({ retryWindowMs: 600_000 });
     try {
       await writeRound1(side.dir);
       const s = await serve(side.dir, opts);
@@ -351,7 +354,7 @@ describe('retry waits, deletion and a restart (QA)', () => {
     await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
     receivers.push({ close: () => new Promise<void>((r) => { slow.closeAllConnections(); slow.close(() => r()); }) });
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`;
-    const opts = { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 2500 } } };
+    const opts = serverOptions();
     try {
       await writeRound1(side.dir);
       const first = await serve(side.dir, opts);
@@ -377,7 +380,7 @@ describe('retry waits, deletion and a restart (QA)', () => {
     const side = tempDir('quorum-webhooks-cursor0-');
     const r = await receiver(() => ({ status: 200 }));
     receivers.push(r);
-    const opts = { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 2500 } } };
+    const opts = serverOptions();
     try {
       await writeRound1(side.dir);
       const first = await serve(side.dir, opts); // no event yet: the new queue starts at 0
@@ -578,7 +581,7 @@ describe('a subscription to a private address made while allowed', () => {
     const side = tempDir('quorum-webhooks-private-');
     const r = await receiver(() => ({ status: 200 }));
     receivers.push(r);
-    const s = await serve(side.dir, { events: { pollMs: 25, webhooks: { allowPrivate: false, backoffMs: 30, maxBackoffMs: 60, timeoutMs: 400, retryWindowMs: 150_000 } } });
+    const s = await serve(side.dir, serverOptions({ allowPrivate: false, maxBackoffMs: 60, retryWindowMs: 150_000 }));
     try {
       // (made as the API made it while private addresses were allowed: the store checks no URL)
       const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
