@@ -35,6 +35,8 @@ export const LOCK_HEARTBEAT_MS = 15_000;
  * busy event loop delays a timer. Hosts sharing a data dir need clocks within this of each other.
  */
 export const LOCK_STALE_MS = 180_000;
+/** A lock naming our own pid from another pid namespace is stale after three missed heartbeats. */
+export const SAME_PID_STALE_MS = 3 * LOCK_HEARTBEAT_MS;
 
 /** What a lock file records about its holder (older locks lack the optional fields). */
 export interface LockHolder {
@@ -151,7 +153,14 @@ function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: num
   if (now - found.mtimeMs > LOCK_STALE_MS) return true;
   const holder = found.holder;
   // Unreadable: possibly being written this instant; only the heartbeat test can judge it.
-  if (!holder || !samePidSpace(holder)) return false;
+  if (!holder) return false;
+  if (!samePidSpace(holder)) {
+    // Our own pid and host in another pid namespace: a container restarted mid-run (PID 1 again,
+    // in a new namespace), or another live container on the host network. A live holder beats
+    // every 15 s, so three missed beats decide, not twelve (QA: a killed server's restart in a
+    // container was refused for 3 minutes).
+    return holder.host === hostname() && holder.pid === process.pid && now - found.mtimeMs > SAME_PID_STALE_MS;
+  }
   if (holder.pid === process.pid) return !(holder.token !== undefined && heldTokens.has(holder.token));
   return !alive(holder.pid);
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { publishSnapshot, pruneSnapshots, readCurrent, readManifest, removeAbandonedSnapshots, SUPERSEDED_GRACE_MS } from '../../pipeline/warehouse/snapshot.ts';
-import { acquireRunLock, LOCK_STALE_MS, RunLockedError } from '../../pipeline/warehouse/lock.ts';
+import { acquireRunLock, LOCK_STALE_MS, RunLockedError, SAME_PID_STALE_MS } from '../../pipeline/warehouse/lock.ts';
 import { lockFile, newRunId, RUN_ID_PATTERN } from '../../pipeline/warehouse/layout.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -155,6 +155,24 @@ describe('run lock', () => {
       expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname(), run_id: 'r8' });
       release();
       expect(existsSync(file)).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+
+  it("a lock naming this process's own pid from another pid namespace (a container restarted as PID 1) is taken over after three missed heartbeats, not 180 s (QA)", () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const file = lockFile(dir);
+      writeFileSync(file, JSON.stringify({ pid: process.pid, host: hostname(), pid_ns: 'pid:[1]', started_at: '2026-01-01T00:00:00Z' }));
+      // Beating: possibly another live container on the host network.
+      expect(() => acquireRunLock(dir, 'r10')).toThrow(RunLockedError);
+      const old = new Date(Date.now() - SAME_PID_STALE_MS - 5_000);
+      utimesSync(file, old, old);
+      expect(Date.now() - old.getTime()).toBeLessThan(LOCK_STALE_MS);
+      const release = acquireRunLock(dir, 'r11');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, run_id: 'r11' });
+      release();
     } finally {
       cleanup();
     }
