@@ -225,15 +225,9 @@ program
       // Before anything is made in the data directory (QA: a busy port left a new, empty one).
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
       const releaseLock = claimDataDirForServer(config.dataDir);
-      // The API only: it does not rescore or bootstrap (quorum start does), but says when it should.
-      const { snapshotFromOtherSql, servedSnapshotNote } = await import('../bootstrap.ts');
-      const none = servedSnapshotNote(config.dataDir);
-      if (none) logger.warn({ dataDir: config.dataDir }, none);
-      const other = await snapshotFromOtherSql(config.dataDir);
-      if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
-      // The handler before the server: a signal right after its "api listening" line (what a
-      // supervisor or a test waits for) still closes it and releases the lock (it killed the
-      // process and left server.lock and server.json behind).
+      // The handler right after the lock: a signal at any later moment (a supervisor stopping a
+      // server still starting, or right after its "api listening" line) still closes what is open
+      // and releases the lock (it met the default disposition and left server.lock behind).
       let server: ServerHandle | null = null;
       onShutdown(logger, async () => {
         try {
@@ -242,6 +236,12 @@ program
           releaseLock();
         }
       });
+      // The API only: it does not rescore or bootstrap (quorum start does), but says when it should.
+      const { snapshotFromOtherSql, servedSnapshotNote } = await import('../bootstrap.ts');
+      const none = servedSnapshotNote(config.dataDir);
+      if (none) logger.warn({ dataDir: config.dataDir }, none);
+      const other = await snapshotFromOtherSql(config.dataDir);
+      if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
       // startServer logs where it listens, once.
       server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
       return -1;
@@ -256,11 +256,8 @@ program
       const { config, logger } = await setupChecked({ serving: true });
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
       const releaseLock = claimDataDirForServer(config.dataDir);
-      const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
-      // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
-      if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
       let server: ServerHandle | null = null;
-      let task: ReturnType<typeof startScheduler> | null = null;
+      let task: { stop(): void | Promise<void> } | null = null;
       onShutdown(logger, async () => {
         try {
           await task?.stop();
@@ -268,7 +265,10 @@ program
         } finally {
           releaseLock();
         }
-      }); // before the server, as for serve
+      }); // right after the lock, as for serve (a first start's bootstrap takes a while)
+      const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
+      // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
+      if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
       server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
       task = startScheduler(config, logger);
       return -1;
