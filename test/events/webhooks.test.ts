@@ -376,6 +376,30 @@ describe('retry waits, deletion and a restart (QA)', () => {
     }
   }, 60_000);
 
+  it("a server's first start delivers the events of runs made before any server ran, to the subscriptions made before each (quorum webhooks create)", async () => {
+    const side = tempDir('quorum-webhooks-first-start-');
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    try {
+      await writeRound1(side.dir);
+      await appendEvents(side.dir, 2); // before the subscription: not for it
+      await new Promise((res) => setTimeout(res, 5));
+      new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
+      await new Promise((res) => setTimeout(res, 5));
+      await appendEvents(side.dir, 3); // after it: for it
+      const s = await serve(side.dir, serverOptions()); // no queue yet
+      try {
+        await until(() => r.hits.length === 3, 10_000);
+        await new Promise((res) => setTimeout(res, 300));
+        expect(r.hits.map((h) => (JSON.parse(h.body) as { data: { n: number } }).data.n)).toEqual([3, 4, 5]);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      side.cleanup();
+    }
+  }, 60_000);
+
   it('events written while no server ran are delivered when it starts, also before any event had been queued (the queue\'s cursor still 0)', async () => {
     const side = tempDir('quorum-webhooks-cursor0-');
     const r = await receiver(() => ({ status: 200 }));

@@ -135,10 +135,10 @@ export class WebhookDispatcher {
 
   /** Queues what was missed while no server ran (events after the queue's cursor), then follows the feed. */
   async start(): Promise<void> {
-    // A new queue starts from now; an existing one from its cursor, even 0 (QA: a queue whose cursor
-    // was still 0 was taken for new on every start, and the events of runs made while no server
-    // ran were skipped).
-    if (this.queue.created) this.queue.setCursor(this.#feed.lastSeq);
+    // From the queue's cursor, 0 for a new queue: an event goes only to the subscriptions made
+    // before it (#enqueueEvents), so a new queue need not skip the past, and events of runs made
+    // before any server ran reach the subscriptions `quorum webhooks create` made before them (QA:
+    // a cursor of 0 was taken for a new queue and moved to the newest event, skipping them).
     this.queue.flush();
     for (;;) {
       const batch = await this.#feed.after(this.queue.cursor);

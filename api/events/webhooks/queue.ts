@@ -88,8 +88,6 @@ export class DeliveryQueue {
   /** Finished deliveries per subscription, in the order they finished (oldest first). */
   readonly #finishedBySub = new Map<string, Delivery[]>();
   cursor = 0;
-  /** No journal existed: this queue is new (its cursor 0 means "from now", not "from the first event"). */
-  readonly created: boolean;
   #buffer: string[] = [];
   #fd: number | null = null;
   #unsynced = false;
@@ -105,8 +103,7 @@ export class DeliveryQueue {
     const dir = join(dataDir, 'webhooks');
     mkdirSync(dir, { recursive: true });
     this.file = join(dir, 'queue.jsonl');
-    this.created = !existsSync(this.file);
-    if (!this.created) {
+    if (existsSync(this.file)) {
       for (const line of readFileSync(this.file, 'utf8').split('\n')) {
         if (!line) continue;
         let rec: Rec;
