@@ -376,6 +376,29 @@ describe('retry waits, deletion and a restart (QA)', () => {
     }
   }, 60_000);
 
+  it('a replay after enable gets a retry window of its own: it is not judged by the attempts of its first life (one try, then disabled again)', async () => {
+    const r = await receiver(() => ({ status: 503 }));
+    receivers.push(r);
+    const sub = (await create({ url: r.url, types: ['consensus.updated'] })).body;
+    /** Waits (awaiting each check: nothing left in flight) until the subscription is disabled. */
+    const disabled = async () => {
+      for (const end = Date.now() + 15_000; (await api(`/api/webhooks/${sub.id}/`)).body.status !== 'disabled'; ) {
+        if (Date.now() > end) throw new Error('not disabled');
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    };
+    await appendEvents(root, 1);
+    await disabled(); // the 2.5 s window
+    const firstLife = r.hits.length;
+    expect(firstLife).toBeGreaterThanOrEqual(3);
+    new SubscriptionStore(root).enable(sub.id); // quorum webhooks enable
+    await new Promise((res) => setTimeout(res, KEY_RECHECK_MS + 100));
+    const re = await api(`/api/webhooks/${sub.id}/replay?since=0`, { method: 'POST' });
+    expect(re.res.status).toBe(202);
+    await disabled();
+    expect(r.hits.length - firstLife).toBeGreaterThanOrEqual(3); // retried over a new window (it was 1)
+  }, 40_000);
+
   it("a server's first start delivers the events of runs made before any server ran, to the subscriptions made before each (quorum webhooks create)", async () => {
     const side = tempDir('quorum-webhooks-first-start-');
     const r = await receiver(() => ({ status: 200 }));

@@ -318,7 +318,11 @@ export class WebhookDispatcher {
     const retryAfter = retryAfterMs(retryAfterHeader ?? undefined);
     if (this.#aborted) return false; // cut by the shutdown: not recorded, so re-sent (same webhook-id) on the next start
     const attempt = { at: new Date(started).toISOString(), status, error, duration_ms: Date.now() - started };
-    const firstAt = d.attempts.length ? Date.parse(d.attempts[0]!.at) : started;
+    // This enqueue's attempts: a replay re-queues a delivery with its earlier attempts kept (they
+    // are listed), and judged by them it had one try before being disabled again (review).
+    const since = Date.parse(d.enqueued_at);
+    const current = d.attempts.filter((a) => Date.parse(a.at) >= since);
+    const firstAt = current.length ? Date.parse(current[0]!.at) : started;
     if (status !== null && status >= 200 && status < 300) {
       this.attempts.delivered++;
       this.queue.complete(d.id, attempt, 'delivered');
@@ -327,7 +331,7 @@ export class WebhookDispatcher {
       this.queue.complete(d.id, attempt, 'failed');
       this.#disable(sub, 'the receiver answered 410 Gone');
     } else if (status === null || status === 429 || status >= 500) {
-      const n = d.attempts.length + 1;
+      const n = current.length + 1;
       // The last attempt is made at the window's end, however long a wait the receiver asked for
       // (QA: a Retry-After past the window disabled the subscription after a single attempt).
       const windowEnd = firstAt + this.#cfg.retryWindowMs;
