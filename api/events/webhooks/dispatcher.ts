@@ -237,7 +237,7 @@ export class WebhookDispatcher {
       if (!d || this.#closed) return;
       const wait = d.next_at - Date.now();
       if (wait > 0) {
-        if (this.#endIfGone(sub)) return;
+        if (!this.#enabledOrEnded(sub)) return;
         // In steps of at most a second: a subscription deleted or disabled meanwhile by `quorum
         // webhooks` (another process, seen through the file) ends its deliveries within about a
         // second, not after the backoff (up to an hour) (QA: they stayed pending in the metrics).
@@ -262,13 +262,17 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Ends the pending deliveries of `sub` when it is gone or not enabled any more; true if it did. */
-  #endIfGone(sub: string): boolean {
+  /**
+   * Subscription `sub` while it is enabled (CLI changes are seen within half a second); once it is
+   * deleted or disabled, its pending deliveries end ('deleted' or 'disabled') and null is returned.
+   * The one check before an attempt, while waiting for a retry, and after a DELETE.
+   */
+  #enabledOrEnded(sub: string): Subscription | null {
     const s = this.store.get(sub, null, KEY_RECHECK_MS);
-    if (s && s.status === 'enabled') return false;
+    if (s && s.status === 'enabled') return s;
     for (const p of this.queue.pendingOf(sub)) this.queue.finish(p.id, s ? 'disabled' : 'deleted');
     this.queue.flush(false);
-    return true;
+    return null;
   }
 
   #sleep(ms: number): Promise<void> {
@@ -303,12 +307,8 @@ export class WebhookDispatcher {
 
   /** Attempts delivery `d` (the head of its subscription). True when it was held, not attempted (see {@link #ownerAllows}). */
   async #deliver(d: Delivery): Promise<boolean> {
-    const sub = this.store.get(d.sub, null, 500); // CLI changes are seen within half a second
-    if (!sub || sub.status !== 'enabled') {
-      this.queue.finish(d.id, sub ? 'disabled' : 'deleted');
-      this.queue.flush(false);
-      return false;
-    }
+    const sub = this.#enabledOrEnded(d.sub);
+    if (!sub) return false;
     const allowed = this.#ownerAllows(sub);
     if (allowed !== true) return allowed === 'held';
     const body = d.body ?? deliveryBody(d.type, d.timestamp, JSON.stringify(d.data));
@@ -424,8 +424,7 @@ export class WebhookDispatcher {
    */
   remove(id: string): void {
     this.store.remove(id);
-    for (const p of this.queue.pendingOf(id)) this.queue.finish(p.id, 'deleted');
-    this.queue.flush(false);
+    this.#enabledOrEnded(id);
   }
 
   /** Disables `sub`; its pending deliveries end, not attempted, with `outcome`. */
