@@ -8,18 +8,12 @@
  * denied, mkdir '<dir>/webhooks'", from the middle of the start-up and without saying why a
  * read-only API writes at all.
  */
-import { accessSync, constants, existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { nearestExisting } from '../pipeline/fs/paths.ts';
 
 /** The paths the server writes, relative to the data directory ('' is the directory itself). */
 export const SERVER_WRITES = ['', 'state', 'webhooks'] as const;
-
-/** The nearest part of `path` that exists (the path itself when it does). */
-function nearestExisting(path: string): string {
-  let p = resolve(path);
-  while (!existsSync(p) && dirname(p) !== p) p = dirname(p);
-  return p;
-}
 
 /**
  * Why the server cannot keep its state in `dataDir` (a path it must write, or the directory it

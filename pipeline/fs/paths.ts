@@ -17,13 +17,19 @@ export function bundledPath(...parts: string[]): string {
   return resolve(CHECKOUT_DIR, 'data', ...parts);
 }
 
+/** The nearest part of `path` that exists (the path itself when it does), resolved. */
+export function nearestExisting(path: string): string {
+  let existing = resolve(path);
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  return existing;
+}
+
 /**
  * Why `path` cannot be used as a directory (it, or the nearest part of it that exists, is not
  * one), or null when it is one or can be made. A missing directory is not a problem here.
  */
 export function directoryProblem(path: string): string | null {
-  let existing = resolve(path);
-  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  const existing = nearestExisting(path);
   if (statSync(existing, { throwIfNoEntry: false })?.isDirectory() ?? true) return null;
   return existing === resolve(path) ? `${path} is a file, not a directory` : `${existing} is a file, so ${path} cannot be a directory`;
 }
