@@ -101,6 +101,22 @@ function serverOptions(webhooks: Record<string, number | boolean> = {}) {
   return { events: { pollMs: 25, webhooks: { allowPrivate: true, backoffMs: 30, maxBackoffMs: 200, timeoutMs: 400, retryWindowMs: 2500, ...webhooks } } };
 }
 
+/** Runs `fn` over a warehouse of its own (round 1 of the events fixture), removed afterwards. */
+async function inSideWarehouse(prefix: string, fn: (dir: string) => Promise<void>): Promise<void> {
+  const side = tempDir(prefix);
+  try {
+    await writeRound1(side.dir);
+    await fn(side.dir);
+  } finally {
+    side.cleanup();
+  }
+}
+
+/** A subscription to every event type made in `dir`'s file, as `quorum webhooks create` does, for a new enterprise key. */
+function subscribe(dir: string, url: string) {
+  return new SubscriptionStore(dir).create({ keyId: newKey(dir, 'enterprise').id, url, types: null, description: null });
+}
+
 const tmp = tempDir('quorum-webhooks-');
 const root = tmp.dir;
 let server: ServerHandle;
@@ -315,34 +331,27 @@ describe('retry waits, deletion and a restart (QA)', () => {
   }, 30_000);
 
   it('a subscription deleted through the file (quorum webhooks delete) while a delivery waits for its retry ends that delivery within seconds, not at the retry', async () => {
-    const side = tempDir('quorum-webhooks-cli-delete-');
     const r = await receiver(() => ({ status: 503, headers: { 'Retry-After': '600' } }));
     receivers.push(r);
-    // A retry window of 10 minutes: the delivery's next attempt is far away.
-    const opts = serverOptions({ retryWindowMs: 600_000 });
-    try {
-      await writeRound1(side.dir);
-      const s = await serve(side.dir, opts);
+    await inSideWarehouse('quorum-webhooks-cli-delete-', async (dir) => {
+      // A retry window of 10 minutes: the delivery's next attempt is far away.
+      const s = await serve(dir, serverOptions({ retryWindowMs: 600_000 }));
       try {
-        const store = new SubscriptionStore(side.dir);
-        const sub = store.create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
-        await appendEvents(side.dir, 1);
+        const sub = subscribe(dir, r.url);
+        await appendEvents(dir, 1);
         await until(() => r.hits.length === 1);
         const queue = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks.queue;
         await until(() => queue.pendingOf(sub.id)[0]?.attempts.length === 1);
-        store.remove(sub.id); // what the CLI does, in another process
+        new SubscriptionStore(dir).remove(sub.id); // what the CLI does, in another process
         await until(() => queue.pendingOf(sub.id).length === 0, 20_000); // it waited for the retry, minutes away
         expect(r.hits).toHaveLength(1);
       } finally {
         await s.close();
       }
-    } finally {
-      side.cleanup();
-    }
+    });
   }, 60_000);
 
   it('a graceful shutdown lets the attempt in flight finish and records it: the next start does not send it again (it was cut and re-sent on every restart)', async () => {
-    const side = tempDir('quorum-webhooks-drain-');
     const hits: string[] = [];
     const slow = createServer((req, res) => {
       req.resume();
@@ -354,15 +363,13 @@ describe('retry waits, deletion and a restart (QA)', () => {
     await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
     receivers.push({ close: () => new Promise<void>((r) => { slow.closeAllConnections(); slow.close(() => r()); }) });
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`;
-    const opts = serverOptions();
-    try {
-      await writeRound1(side.dir);
-      const first = await serve(side.dir, opts);
-      const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url, types: null, description: null });
-      await appendEvents(side.dir, 1);
+    await inSideWarehouse('quorum-webhooks-drain-', async (dir) => {
+      const first = await serve(dir, serverOptions());
+      const sub = subscribe(dir, url);
+      await appendEvents(dir, 1);
       await until(() => hits.length === 1, 10_000); // in flight: its answer comes in 250 ms
       await first.close();
-      const second = await serve(side.dir, opts);
+      const second = await serve(dir, serverOptions());
       try {
         await new Promise((r) => setTimeout(r, 600));
         expect(hits).toHaveLength(1);
@@ -371,9 +378,7 @@ describe('retry waits, deletion and a restart (QA)', () => {
       } finally {
         await second.close();
       }
-    } finally {
-      side.cleanup();
-    }
+    });
   }, 60_000);
 
   it('a replay after enable gets a retry window of its own: it is not judged by the attempts of its first life (one try, then disabled again)', async () => {
@@ -400,17 +405,15 @@ describe('retry waits, deletion and a restart (QA)', () => {
   }, 40_000);
 
   it("a server's first start delivers the events of runs made before any server ran, to the subscriptions made before each (quorum webhooks create)", async () => {
-    const side = tempDir('quorum-webhooks-first-start-');
     const r = await receiver(() => ({ status: 200 }));
     receivers.push(r);
-    try {
-      await writeRound1(side.dir);
-      await appendEvents(side.dir, 2); // before the subscription: not for it
+    await inSideWarehouse('quorum-webhooks-first-start-', async (dir) => {
+      await appendEvents(dir, 2); // before the subscription: not for it
       await new Promise((res) => setTimeout(res, 5));
-      new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
+      subscribe(dir, r.url);
       await new Promise((res) => setTimeout(res, 5));
-      await appendEvents(side.dir, 3); // after it: for it
-      const s = await serve(side.dir, serverOptions()); // no queue yet
+      await appendEvents(dir, 3); // after it: for it
+      const s = await serve(dir, serverOptions()); // no queue yet
       try {
         await until(() => r.hits.length === 3, 10_000);
         await new Promise((res) => setTimeout(res, 300));
@@ -418,31 +421,24 @@ describe('retry waits, deletion and a restart (QA)', () => {
       } finally {
         await s.close();
       }
-    } finally {
-      side.cleanup();
-    }
+    });
   }, 60_000);
 
   it('events written while no server ran are delivered when it starts, also before any event had been queued (the queue\'s cursor still 0)', async () => {
-    const side = tempDir('quorum-webhooks-cursor0-');
     const r = await receiver(() => ({ status: 200 }));
     receivers.push(r);
-    const opts = serverOptions();
-    try {
-      await writeRound1(side.dir);
-      const first = await serve(side.dir, opts); // no event yet: the new queue starts at 0
-      new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
+    await inSideWarehouse('quorum-webhooks-cursor0-', async (dir) => {
+      const first = await serve(dir, serverOptions()); // no event yet: the new queue starts at 0
+      subscribe(dir, r.url);
       await first.close();
-      await appendEvents(side.dir, 3); // a run while no server ran
-      const second = await serve(side.dir, opts);
+      await appendEvents(dir, 3); // a run while no server ran
+      const second = await serve(dir, serverOptions());
       try {
         await until(() => r.hits.length === 3, 10_000);
       } finally {
         await second.close();
       }
-    } finally {
-      side.cleanup();
-    }
+    });
   }, 60_000);
 });
 
