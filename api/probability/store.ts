@@ -19,8 +19,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelCallRow } from '../../pipeline/models/runner.ts';
 import { writeFileAtomic } from '../../pipeline/fs/durable.ts';
+import { IDEMPOTENCY_TTL_MS } from '../http/idempotency.ts';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
 export interface StoredRequest {
   request_id: string;
@@ -44,17 +44,6 @@ const REQUEST_ID = /^prq_[a-f0-9]{32}$/;
 
 export function utcDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
-}
-
-/** sha256 of a canonical JSON (sorted keys) of the body: the same request in another key order is the same. */
-export function bodyHash(body: unknown): string {
-  const canon = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canon)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]))
-        : v;
-  return createHash('sha256').update(JSON.stringify(canon(body))).digest('hex');
 }
 
 export class ProbabilityStore {

@@ -13,12 +13,10 @@ import { ProblemSchema, rawRoute } from '../http/registry.ts';
 import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ProbabilityService } from '../probability/service.ts';
-import { bodyHash, type StoredRequest } from '../probability/store.ts';
+import type { StoredRequest } from '../probability/store.ts';
+import { bodyHash, idempotencyKeyOf } from '../http/idempotency.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
-
-/** The first zod issue as a 400 naming the field. */
 /** Idempotency-Key records in progress (a concurrent retry waits for the first one). */
 const pending = new Map<string, Promise<void>>();
 
@@ -57,11 +55,7 @@ export const probabilityRoute = rawRoute({
     const parsed = ProbabilityRequest.safeParse(jsonBody(req));
     if (!parsed.success) throw bodyError(parsed.error);
     const prepared = await svc.prepare(parsed.data);
-    const rawIdem = req.headers['idempotency-key'];
-    const idem = typeof rawIdem === 'string' ? rawIdem : undefined;
-    if (idem !== undefined && !IDEMPOTENCY_KEY.test(idem)) {
-      throw ApiError.invalidParameter('Idempotency-Key', 'Idempotency-Key: 1-200 visible ASCII characters.');
-    }
+    const idem = idempotencyKeyOf(req);
     const hash = bodyHash(req.body);
     res.setHeader('Cache-Control', 'private, no-store');
     const slot = idem === undefined ? null : `${keyId}\u0000${idem}`;

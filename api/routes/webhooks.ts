@@ -15,6 +15,7 @@ import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
 import { parseInteger, queryString } from '../http/params.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
+import { bodyHash, idempotencyKeyOf } from '../http/idempotency.ts';
 
 /** The dispatcher, set on `app.locals.webhooks` by createApp (absent: webhooks disabled). */
 function dispatcherOf(req: Request): WebhookDispatcher {
@@ -77,30 +78,66 @@ const Subscription = z
 const IdParams = z.object({ id: z.string().meta({ description: 'The subscription id (`wh_…`).' }) });
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
+/** The answer to a create: the subscription with its current secret. */
+function created(res: Response, sub: Subscription): void {
+  res.status(201).json({ ...publicView(sub), secret: sub.secrets[0]!.secret });
+}
+
+/**
+ * Answers a retried create from the subscription its Idempotency-Key made (true), or a 422 when
+ * that key came with another body; false when the key made none (or none still there).
+ */
+function replayedCreate(d: WebhookDispatcher, res: Response, keyId: string, idem: { key: string; body_hash: string } | undefined): boolean {
+  const earlier = idem === undefined ? null : d.store.byIdempotencyKey(keyId, idem.key);
+  if (!earlier) return false;
+  if (earlier.idempotency!.body_hash !== idem!.body_hash) throw ApiError.idempotencyConflict();
+  res.setHeader('Idempotent-Replayed', 'true');
+  created(res, earlier);
+  return true;
+}
+
 export const webhooksCreateRoute = rawRoute({
   id: 'webhooks.create',
   status: 201,
   method: 'post',
   path: '/api/webhooks/',
   summary: 'Create a webhook subscription',
-  description: 'Returns the subscription with its `whsec_` signing secret, shown only here. The URL must be https and must not resolve to a private, loopback or link-local address.',
+  description:
+    'Returns the subscription with its `whsec_` signing secret, shown only here. The URL must be https and must not resolve to a ' +
+    'private, loopback or link-local address. Each create makes a new subscription (each gets every event, under its own ' +
+    '`webhook-id`s), so a client that retries after a lost answer should send an `Idempotency-Key`: within 24 h the same key ' +
+    'and body return the subscription it created (`Idempotent-Replayed: true`, its current secret) instead of a second one; ' +
+    'another body is a 422 `idempotency_conflict`.',
   tags: ['webhooks'],
   body: CreateBody,
-  errors: [400, 503],
+  headers: z.object({
+    'Idempotency-Key': z.string().max(200).optional().meta({
+      description: '1-200 visible ASCII characters, 24 h: the same key and body return the subscription it created (Idempotent-Replayed: true) instead of a second one; another body is a 422.',
+    }),
+  }),
+  errors: [400, 422, 503],
+  responseHeaders: {
+    'Idempotent-Replayed': '`true` when the subscription is the one an earlier request with the same Idempotency-Key created.',
+  },
   responses: json(Subscription.extend({ secret: z.string() })),
   handle: async (req, res) => {
     const d = dispatcherOf(req);
     const keyId = keyOf(res);
     const parsed = CreateBody.safeParse(jsonBody(req));
     if (!parsed.success) throw bodyError(parsed.error);
+    const key = idempotencyKeyOf(req);
+    const idem = key === undefined ? undefined : { key, body_hash: bodyHash(req.body) };
+    if (replayedCreate(d, res, keyId, idem)) return;
     try {
       await checkWebhookUrl(parsed.data.url, d.allowPrivate);
     } catch (err) {
       if (err instanceof WebhookUrlError) throw ApiError.invalidParameter('url', err.message);
       throw err;
     }
-    const sub = d.store.create({ keyId, url: parsed.data.url, types: parsed.data.types ?? null, description: parsed.data.description ?? null });
-    res.status(201).json({ ...publicView(sub), secret: sub.secrets[0]!.secret });
+    // again after the address check's wait: a concurrent retry may have created it meanwhile
+    // (from here to the create nothing waits, so no third one can come between)
+    if (replayedCreate(d, res, keyId, idem)) return;
+    created(res, d.store.create({ keyId, url: parsed.data.url, types: parsed.data.types ?? null, description: parsed.data.description ?? null, idempotency: idem }));
   },
 });
 

@@ -191,6 +191,40 @@ describe('webhook subscriptions', () => {
     expect((await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expectProblem(await api(`/api/webhooks/${c.body.id}/`), 404, 'not_found');
   });
+
+  it('a create retried with its Idempotency-Key returns the first subscription, not a second one that would get every event again (QA)', async () => {
+    const body = { url: 'https://93.184.216.34/retried', types: ['edge.opened'] };
+    const idem = (k: string) => ({ method: 'POST', body: JSON.stringify(body), headers: { 'Idempotency-Key': k } });
+    // concurrent retries too: only one subscription is made
+    const [first, ...retries] = await Promise.all([0, 1, 2].map(() => api('/api/webhooks/', idem('sub-7f1c'))));
+    expect(first!.res.status).toBe(201);
+    for (const r of retries) {
+      expect(r.res.status).toBe(201);
+      expect(r.body).toEqual(first!.body);
+    }
+    expect([first, ...retries].filter((r) => r!.res.headers.get('idempotent-replayed') === 'true')).toHaveLength(2);
+    const mine = (await api('/api/webhooks/')).body.webhooks.filter((w: { url: string }) => w.url === body.url);
+    expect(mine).toHaveLength(1);
+    // the same key with another body is a conflict; another key's Idempotency-Key space is its own
+    expectProblem(await api('/api/webhooks/', { ...idem('sub-7f1c'), body: JSON.stringify({ ...body, types: ['consensus.updated'] }) }), 422, 'idempotency_conflict');
+    const other = newKey(root, 'enterprise').key;
+    const theirs = await api('/api/webhooks/', idem('sub-7f1c'), other);
+    expect(theirs.res.status).toBe(201);
+    expect(theirs.body.id).not.toBe(first!.body.id);
+    expectProblem(await api('/api/webhooks/', idem('bad key with spaces')), 400, 'invalid_parameter');
+    // without the header each create is a subscription of its own (documented)
+    const a = await create(body);
+    const b = await create(body);
+    expect(a.body.id).not.toBe(b.body.id);
+    // deleted: the key creates a new one
+    expect((await api(`/api/webhooks/${first!.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
+    const again = await api('/api/webhooks/', idem('sub-7f1c'));
+    expect(again.res.status).toBe(201);
+    expect(again.body.id).not.toBe(first!.body.id);
+    expect(again.res.headers.get('idempotent-replayed')).toBeNull();
+    for (const id of [theirs.body.id]) await api(`/api/webhooks/${id}/`, { method: 'DELETE' }, other);
+    for (const id of [a.body.id, b.body.id, again.body.id]) await api(`/api/webhooks/${id}/`, { method: 'DELETE' });
+  });
 });
 
 describe('quorum webhooks (the CLI)', () => {

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { IDEMPOTENCY_TTL_MS } from '../../http/idempotency.ts';
 import { newSecret } from './signing.ts';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -26,6 +27,8 @@ export interface Subscription {
   disabled_at: string | null;
   /** The current secret first (no expiry), then the rotated-out ones with their expiry. */
   secrets: { secret: string; expires_at: string | null }[];
+  /** The Idempotency-Key of the request that created it, and that request's body hash (API only). */
+  idempotency?: { key: string; body_hash: string } | null;
 }
 
 /** What the API shows of a subscription (no secret). */
@@ -102,7 +105,21 @@ export class SubscriptionStore {
     return s && (keyId === null || s.key_id === keyId) ? s : null;
   }
 
-  create(input: { keyId: string; url: string; types: string[] | null; description: string | null }): Subscription {
+  /**
+   * The subscription a key created with this Idempotency-Key within the last IDEMPOTENCY_TTL_MS
+   * (null: none, or deleted since).
+   */
+  byIdempotencyKey(keyId: string, key: string, now = Date.now()): Subscription | null {
+    return this.list(keyId).find((s) => s.idempotency?.key === key && now - Date.parse(s.created_at) < IDEMPOTENCY_TTL_MS) ?? null;
+  }
+
+  create(input: {
+    keyId: string;
+    url: string;
+    types: string[] | null;
+    description: string | null;
+    idempotency?: { key: string; body_hash: string };
+  }): Subscription {
     this.refresh();
     const s: Subscription = {
       id: `wh_${randomBytes(8).toString('hex')}`,
@@ -115,6 +132,7 @@ export class SubscriptionStore {
       disabled_reason: null,
       disabled_at: null,
       secrets: [{ secret: newSecret(), expires_at: null }],
+      ...(input.idempotency ? { idempotency: input.idempotency } : {}),
     };
     this.#subs.set(s.id, s);
     this.#save();
