@@ -11,6 +11,7 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomicSync } from '../pipeline/fs/durable.ts';
+import { processAlive } from '../pipeline/warehouse/lock.ts';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -55,15 +56,6 @@ export function removeServerRecord(dataDir: string, port: number): void {
   if (r && r.pid === process.pid && r.port === port && r.host === hostname()) rmSync(serverRecordFile(dataDir), { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
-  }
-}
-
 export type ServerLookup =
   | { state: 'running'; record: ServerRecord }
   /** Recorded by another host (a shared file system): its pid cannot be checked from here. */
@@ -76,5 +68,5 @@ export function findServer(dataDir: string): ServerLookup {
   const record = readRecord(dataDir);
   if (!record) return { state: 'none' };
   if (record.host !== hostname()) return { state: 'other-host', record };
-  return alive(record.pid) ? { state: 'running', record } : { state: 'stale', record };
+  return processAlive(record.pid) ? { state: 'running', record } : { state: 'stale', record };
 }

@@ -97,12 +97,22 @@ export class ServerLockedError extends LockHeldError {
 /** Tokens of the locks this process holds now. */
 const heldTokens = new Set<string>();
 
-function alive(pid: number): boolean {
+/**
+ * Whether a process of this pid space runs `pid`. A zombie (exited, not yet reaped by a parent
+ * that does not reap, e.g. a shell as a container's PID 1) still answers signal 0 but holds
+ * nothing: Linux's /proc/<pid>/stat says so (state Z, or X while being reaped).
+ */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return true; // no /proc to ask (or it exited this instant): signal 0 said it exists
   }
 }
 
@@ -162,7 +172,7 @@ function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: num
     return holder.host === hostname() && holder.pid === process.pid && now - found.mtimeMs > SAME_PID_STALE_MS;
   }
   if (holder.pid === process.pid) return !(holder.token !== undefined && heldTokens.has(holder.token));
-  return !alive(holder.pid);
+  return !processAlive(holder.pid);
 }
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { publishSnapshot, pruneSnapshots, readCurrent, readManifest, removeAbandonedSnapshots, SUPERSEDED_GRACE_MS } from '../../pipeline/warehouse/snapshot.ts';
-import { acquireRunLock, LOCK_STALE_MS, RunLockedError, SAME_PID_STALE_MS } from '../../pipeline/warehouse/lock.ts';
+import { acquireRunLock, LOCK_STALE_MS, processAlive, RunLockedError, SAME_PID_STALE_MS } from '../../pipeline/warehouse/lock.ts';
 import { lockFile, newRunId, RUN_ID_PATTERN } from '../../pipeline/warehouse/layout.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -114,6 +114,28 @@ describe('run lock', () => {
       release();
       expect(existsSync(lockFile(dir))).toBe(false);
     } finally {
+      cleanup();
+    }
+  });
+
+  it('takes over a lock whose holder is a zombie: exited, but not reaped by a parent that does not reap (it answered signal 0 for 180 s)', async () => {
+    const { dir, cleanup } = tempDir();
+    // sh starts a short child, then becomes `sleep 30`, which never reaps it: the child stays a zombie
+    const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number(await new Promise<string>((r) => parent.stdout.once('data', (b: Buffer) => r(b.toString()))));
+      const stat = () => readFileSync(`/proc/${zombie}/stat`, 'utf8');
+      for (let i = 0; i < 200 && !/\) Z/.test(stat()); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(stat()).toMatch(/\) Z/);
+      expect(() => process.kill(zombie, 0)).not.toThrow(); // signal 0 alone calls it alive
+      expect(processAlive(zombie)).toBe(false);
+      expect(processAlive(parent.pid!)).toBe(true);
+      writeFileSync(lockFile(dir), JSON.stringify({ pid: zombie, host: hostname(), started_at: '2026-01-01T00:00:00Z' }));
+      const release = acquireRunLock(dir, 'r4z');
+      expect(JSON.parse(readFileSync(lockFile(dir), 'utf8'))).toMatchObject({ pid: process.pid, run_id: 'r4z' });
+      release();
+    } finally {
+      parent.kill('SIGKILL');
       cleanup();
     }
   });
