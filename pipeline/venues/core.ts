@@ -35,6 +35,7 @@ export type MarketState = 'upcoming' | 'open' | 'closed' | 'resolved' | 'annulle
 export interface ResolutionInfo {
   /** 1 (YES), 0 (NO), or null when annulled. */
   outcome: 1 | 0 | null;
+  /** When the venue says it resolved; null when it does not say (the sync's time is recorded). */
   resolved_at: Date | null;
   evidence_excerpt: string;
   method: string;
@@ -285,10 +286,14 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
         if (m.close_time && m.close_time.getTime() <= now.getTime()) {
           result.lifecycle_events.push({ question_id: qid, state: 'closed', at: m.close_time, reason: `closed on ${name}` });
         }
+        // A venue that gives no resolution time: this sync's, when the resolution was first seen.
+        // A stored resolution without one was never visible (sql/derive/10_questions.sql), and the
+        // market, no longer tracked, stayed open forever.
+        const resolvedAt = r.resolved_at ?? now;
         result.resolutions.push({
           question_id: qid,
           outcome: r.outcome,
-          resolved_at: r.resolved_at,
+          resolved_at: resolvedAt,
           source_slug: venue,
           source_url: m.url,
           evidence_excerpt: r.evidence_excerpt,
@@ -296,7 +301,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
           method: r.method,
           annulled_reason: r.annulled_reason,
         });
-        result.lifecycle_events.push({ question_id: qid, state: m.state, at: r.resolved_at ?? now, reason: m.state_reason });
+        result.lifecycle_events.push({ question_id: qid, state: m.state, at: resolvedAt, reason: m.state_reason });
         return;
       }
     }
