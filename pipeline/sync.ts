@@ -115,6 +115,31 @@ async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows
   };
 }
 
+/**
+ * New versions of questions whose market's close time the venue moved: the latest stored version
+ * with the venue's close time (raw questions are keyed by question id and close time; every reader
+ * takes the latest version), so an extended market stays open to the runs and the API, and one
+ * closed early stops being forecast and is scored up to its real close.
+ */
+async function closeTimeVersions(
+  conn: DuckDBConnection,
+  opts: SyncOptions,
+  changes: readonly { question_id: string; close_time: Date }[],
+): Promise<Rows['questions'] & object[]> {
+  if (changes.length === 0) return [];
+  const close = new Map(changes.map((c) => [c.question_id, c.close_time]));
+  await createRawViews(conn, opts.root);
+  const stored = await queryFile<Record<string, unknown> & { question_id: string; created_at: string | null }>(conn, 'pipeline/question_versions.sql', {
+    ids: listValue([...close.keys()]),
+  });
+  return stored.map((q) => ({
+    ...q,
+    created_at: q.created_at === null ? null : new Date(q.created_at),
+    close_time: close.get(q.question_id)!,
+    ingested_at: opts.now,
+  }));
+}
+
 interface Skip {
   id: string | null;
   reason: string;
@@ -219,10 +244,14 @@ async function syncOutside(
   const results = await Promise.all(
     adapters.map(async (adapter) => {
       const tracked = (
-        await queryFile<{ question_id: string; venue_market_id: string; last_observed_at: string | null }>(conn, 'pipeline/tracked_markets.sql', {
+        await queryFile<{ question_id: string; venue_market_id: string; close_time: string | null; last_observed_at: string | null }>(conn, 'pipeline/tracked_markets.sql', {
           venue: adapter.venue,
         })
-      ).map((t) => ({ ...t, last_observed_at: t.last_observed_at === null ? null : new Date(t.last_observed_at) }));
+      ).map((t) => ({
+        ...t,
+        close_time: t.close_time === null ? null : new Date(t.close_time),
+        last_observed_at: t.last_observed_at === null ? null : new Date(t.last_observed_at),
+      }));
       try {
         // The adapter binds `venue` on its own child logger (binding it here too repeated the key).
         return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, signal: opts.signal, logger: log }), error: null };
@@ -239,6 +268,8 @@ async function syncOutside(
     const r = result as VenueSyncResult | null;
     const rows: Rows = r ? await onlyNewLifecycle(conn, opts.root, r as unknown as Rows) : {};
     const written = await writeRows(conn, opts, rows);
+    const versions = await closeTimeVersions(conn, opts, r?.close_time_changes ?? []);
+    if (versions.length > 0) written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition)).written;
     remote.add(`venue:${venue}`);
     const skipped = (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason }));
     reports.push(report(`venue:${venue}`, written, skipped, error, r?.markets_seen ?? 0, r?.warnings ?? []));

@@ -205,9 +205,11 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const startRequests = driver.client.stats.requests;
   const tracked = new Map<string, string>();
   const lastObserved = new Map<string, Date>();
+  const storedClose = new Map<string, Date | null>();
   for (const t of ctx.tracked) {
     tracked.set(t.venue_market_id, t.question_id);
     if (t.last_observed_at) lastObserved.set(t.question_id, t.last_observed_at);
+    if (t.close_time !== undefined) storedClose.set(t.question_id, t.close_time);
   }
   const backfill = { ...DEFAULT_BACKFILL, ...options.backfill };
   const gaps: { qid: string; market: MarketSnapshot; from: Date }[] = [];
@@ -218,6 +220,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     market_prices: [],
     resolutions: [],
     lifecycle_events: [],
+    close_time_changes: [],
     skipped: [],
     markets_seen: 0,
     requests: 0,
@@ -266,6 +269,12 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     !(m.close_time !== null && m.close_time.getTime() > closeLimit);
 
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
+    // The venue moved the close (Manifold creators extend or close early, Kalshi closes early):
+    // the stored one would show an open market closed, or keep forecasting a closed one.
+    const stored = storedClose.get(qid);
+    if (m.close_time !== null && stored !== undefined && stored?.getTime() !== m.close_time.getTime()) {
+      result.close_time_changes.push({ question_id: qid, close_time: m.close_time });
+    }
     switch (m.state) {
       case 'upcoming':
         return;

@@ -47,6 +47,11 @@ export interface TrackedMarket {
    * is older than the backfill gap, venues with a price history (Polymarket's CLOB) fill the gap.
    */
   last_observed_at?: Date | null;
+  /**
+   * The close time the warehouse holds for it (absent: unknown, never compared). When the venue
+   * reports another one, the sync lists it in `close_time_changes`.
+   */
+  close_time?: Date | null;
 }
 
 export interface VenueSyncContext {
@@ -69,6 +74,11 @@ export interface VenueSyncResult {
   market_prices: Row<'market_prices'>[];
   resolutions: Row<'resolutions'>[];
   lifecycle_events: Row<'lifecycle_events'>[];
+  /**
+   * Tracked markets whose close time on the venue is not the stored one (a close date extended,
+   * a market closed early): the caller writes a new version of the question with it.
+   */
+  close_time_changes: { question_id: string; close_time: Date }[];
   skipped: SkippedItem[];
   /**
    * Distinct markets the venue returned this sync, whatever became of them: recorded, skipped,

@@ -56,7 +56,9 @@ export const RAW_TABLES = {
       origin: 'VARCHAR', // where the row came from, e.g. "forecastbench:2025-10-26-llm.json@25842c8"
       ingested_at: 'TIMESTAMP',
     },
-    key: ['question_id'],
+    // A question's versions differ by close time: a venue that moves a tracked market's close
+    // (extended, or closed early) gets a new version (pipeline/sync.ts); readers take the latest.
+    key: ['question_id', 'close_time'],
   },
   market_prices: {
     columns: {

@@ -1,5 +1,5 @@
 /**
- * A tracked venue market from discovery to its resolution, through the real CLI (`quorum sync`
+ * Tracked venue markets from discovery to close and resolution, through the real CLI (`quorum sync`
  * twice, then `quorum run --score-only`) against a loopback replay of Manifold's API: what the
  * venue said must be what the published snapshot shows.
  */
@@ -17,10 +17,13 @@ const fixture = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/mar
 const tmp = tempDir('quorum-sync-res-');
 const questionsDir = tempDir('quorum-sync-res-q-');
 let phase: 'open' | 'resolved' = 'open';
+/** Close times of the markets whose close the creator moves (Manifold: POST /v0/market/{id}/close). */
+const closeOf: Record<string, number> = {};
 let manifold: ReplayServer;
 let env: Record<string, string>;
 
-const open = (id: string) => ({ ...fixture, id, isResolved: false, closeTime: Date.now() + 30 * 86_400_000 });
+const defaultClose = Date.now() + 30 * 86_400_000;
+const open = (id: string) => ({ ...fixture, id, isResolved: false, closeTime: closeOf[id] ?? defaultClose });
 /**
  * Resolved YES. Manifold's LiteMarket documents `resolutionTime` as optional (`resolutionTime?:
  * number`); here it is absent.
@@ -43,9 +46,15 @@ async function query(sql: string): Promise<Record<string, unknown>[]> {
 
 beforeAll(async () => {
   manifold = await startReplayServer([
-    { path: '/v0/markets', query: { before: null }, responses: () => json(phase === 'open' ? [open('NoTimeYes01')] : []) },
+    { path: '/v0/markets', query: { before: null }, responses: () => json(phase === 'open' ? [open('NoTimeYes01'), open('Extended01'), open('EarlyEnd01')] : []) },
     { path: '/v0/markets', responses: [json([])] },
-    { path: /^\/v0\/market\/[^/]+$/, responses: (req) => json(phase === 'open' ? open(req.path.split('/').pop()!) : resolvedWithoutTime(req.path.split('/').pop()!)) },
+    {
+      path: /^\/v0\/market\/[^/]+$/,
+      responses: (req) => {
+        const id = req.path.split('/').pop()!;
+        return json(phase === 'open' || id in closeOf ? open(id) : resolvedWithoutTime(id));
+      },
+    },
   ]);
   env = {
     QUORUM_DATA_DIR: tmp.dir,
@@ -64,7 +73,37 @@ afterAll(async () => {
   questionsDir.cleanup();
 });
 
-describe('venue resolutions reach the snapshot', () => {
+describe("what venues say of tracked markets reaches the snapshot", () => {
+  it('a close time the venue moves is the question\'s: an extended market stays open, one closed early is closed', async () => {
+    const day = 86_400_000;
+    closeOf['Extended01'] = Date.now() + 2_000; // closes in 2 s…
+    closeOf['EarlyEnd01'] = Date.now() + 30 * day;
+    expect((await quorumAsync(['sync'], env)).status).toBe(0);
+    await new Promise((r) => setTimeout(r, 2_500));
+    closeOf['Extended01'] = Date.now() + 30 * day; // …extended by its creator by a month
+    closeOf['EarlyEnd01'] = Date.now() - 1_000; // closed early
+    expect((await quorumAsync(['sync'], env)).status).toBe(0);
+    expect((await quorumAsync(['sync'], env)).status).toBe(0); // the same again: no new version
+
+    const versions = await query(
+      `SELECT question_id, count(*)::INTEGER AS n, arg_max(close_time, ingested_at) AS close_time FROM read_parquet('${rawGlob(tmp.dir, 'questions')}', hive_partitioning = false) GROUP BY 1 ORDER BY 1`,
+    );
+    expect(versions.map((v) => [v.question_id, v.n, (v.close_time as Date).getTime()])).toEqual([
+      ['manifold:EarlyEnd01', 2, closeOf['EarlyEnd01']],
+      ['manifold:Extended01', 2, closeOf['Extended01']],
+      ['manifold:NoTimeYes01', 1, expect.any(Number)],
+    ]);
+
+    const run = await quorumAsync(['run', '--score-only'], env);
+    expect(run.status, run.stderr).toBe(0);
+    const current = readFileSync(join(tmp.dir, 'CURRENT'), 'utf8').trim();
+    const status = Object.fromEntries(
+      (await query(`SELECT question_id, status FROM read_parquet('${join(tmp.dir, 'snapshots', current, 'questions.parquet')}')`)).map((q) => [q.question_id, q.status]),
+    );
+    expect(status['manifold:Extended01']).toBe('active');
+    expect(status['manifold:EarlyEnd01']).toBe('closed');
+  });
+
   it('a resolution the venue gives no time for is dated by the sync that saw it, and published', async () => {
     expect((await quorumAsync(['sync'], env)).status).toBe(0);
     phase = 'resolved';
