@@ -117,8 +117,7 @@ async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows
 
 /**
  * New versions of questions whose market's close time the venue moved: the latest stored version
- * with the venue's close time (raw questions are keyed by question id and close time; every reader
- * takes the latest version), so an extended market stays open to the runs and the API, and one
+ * with the venue's close time and this sync's ingested_at (every reader takes the latest version), so an extended market stays open to the runs and the API, and one
  * closed early stops being forecast and is scored up to its real close.
  */
 async function closeTimeVersions(
@@ -269,7 +268,10 @@ async function syncOutside(
     const rows: Rows = r ? await onlyNewLifecycle(conn, opts.root, r as unknown as Rows) : {};
     const written = await writeRows(conn, opts, rows);
     const versions = await closeTimeVersions(conn, opts, r?.close_time_changes ?? []);
-    if (versions.length > 0) written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition)).written;
+    // keyed by sync, not by close time: a close moved back to an earlier value is a new version too
+    if (versions.length > 0) {
+      written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
+    }
     remote.add(`venue:${venue}`);
     const skipped = (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason }));
     reports.push(report(`venue:${venue}`, written, skipped, error, r?.markets_seen ?? 0, r?.warnings ?? []));

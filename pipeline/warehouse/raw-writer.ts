@@ -74,10 +74,11 @@ export async function appendRaw(
   table: RawTableName,
   rows: readonly object[],
   partition: { runId: string; runDate: string },
-  opts: { parts?: PendingPart[] } = {},
+  opts: { parts?: PendingPart[]; key?: readonly string[] } = {},
 ): Promise<AppendResult> {
   if (rows.length === 0) return { table, received: 0, written: 0, file: null };
-  const { columns, key } = RAW_TABLES[table];
+  const { columns } = RAW_TABLES[table];
+  const key = opts.key ?? RAW_TABLES[table].key;
   const stage = sqlIdent(`_stage_${table}`);
   const columnDefs = Object.entries(columns)
     .map(([c, t]) => `${sqlIdent(c)} ${t}`)

@@ -56,9 +56,11 @@ export const RAW_TABLES = {
       origin: 'VARCHAR', // where the row came from, e.g. "forecastbench:2025-10-26-llm.json@25842c8"
       ingested_at: 'TIMESTAMP',
     },
-    // A question's versions differ by close time: a venue that moves a tracked market's close
-    // (extended, or closed early) gets a new version (pipeline/sync.ts); readers take the latest.
-    key: ['question_id', 'close_time'],
+    // A question is written once (a file or extract imported again adds nothing, whatever it
+    // says now); the one new version is the sync's when a venue moves a tracked market's close
+    // (extended, closed early, reopened), keyed by (question_id, ingested_at) (pipeline/sync.ts).
+    // Readers take the latest version by ingested_at.
+    key: ['question_id'],
   },
   market_prices: {
     columns: {

@@ -84,12 +84,17 @@ describe("what venues say of tracked markets reaches the snapshot", () => {
     closeOf['EarlyEnd01'] = Date.now() - 1_000; // closed early
     expect((await quorumAsync(['sync'], env)).status).toBe(0);
     expect((await quorumAsync(['sync'], env)).status).toBe(0); // the same again: no new version
+    const reopenedAt = closeOf['EarlyEnd01'];
+    closeOf['EarlyEnd01'] = Date.now() + 30 * day; // reopened…
+    expect((await quorumAsync(['sync'], env)).status).toBe(0);
+    closeOf['EarlyEnd01'] = reopenedAt; // …and closed again at the time it closed before: a version too
+    expect((await quorumAsync(['sync'], env)).status).toBe(0);
 
     const versions = await query(
       `SELECT question_id, count(*)::INTEGER AS n, arg_max(close_time, ingested_at) AS close_time FROM read_parquet('${rawGlob(tmp.dir, 'questions')}', hive_partitioning = false) GROUP BY 1 ORDER BY 1`,
     );
     expect(versions.map((v) => [v.question_id, v.n, (v.close_time as Date).getTime()])).toEqual([
-      ['manifold:EarlyEnd01', 2, closeOf['EarlyEnd01']],
+      ['manifold:EarlyEnd01', 4, closeOf['EarlyEnd01']],
       ['manifold:Extended01', 2, closeOf['Extended01']],
       ['manifold:NoTimeYes01', 1, expect.any(Number)],
     ]);
