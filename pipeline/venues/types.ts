@@ -107,12 +107,16 @@ export class VenueSyncError extends SourceHttpError {
     readonly cause: SourceHttpError,
     readonly partial: VenueSyncResult,
   ) {
-    super(cause.kind, cause.url, `${venue} sync failed: ${stripUrl(cause)}`, cause.status);
+    super(cause.kind, cause.url, `${venue} sync failed: ${detail(cause)}`, cause.status);
     this.name = 'VenueSyncError';
   }
 }
 
-function stripUrl(err: SourceHttpError): string {
+/** What went wrong, without the kind and url this error's own message adds again. */
+function detail(err: SourceHttpError): string {
+  const prefix = `${err.kind}: `;
   const suffix = ` (${err.url})`;
-  return err.message.endsWith(suffix) ? err.message.slice(0, -suffix.length) : err.message;
+  let m = err.message;
+  if (m.startsWith(prefix)) m = m.slice(prefix.length);
+  return m.endsWith(suffix) ? m.slice(0, -suffix.length) : m;
 }

@@ -99,6 +99,8 @@ describe('manifold adapter', () => {
     const err = (await adapter.sync(ctx()).catch((e: unknown) => e)) as SourceHttpError;
     expect(err).toBeInstanceOf(VenueSyncError);
     expect(err.kind).toBe('invalid_json');
+    // the kind and the address once each (it read "invalid_json: manifold sync failed: invalid_json: …")
+    expect(err.message).toBe(`invalid_json: manifold sync failed: body is not JSON (64 bytes) (${server.url}/v0/markets?limit=1000)`);
     expect(server.log).toHaveLength(3);
   });
 
