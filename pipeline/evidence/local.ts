@@ -6,8 +6,12 @@
  * Evidence file format, one JSON object per line (blank lines and `#` lines are skipped):
  *   {"question_id": "metaculus:1554", "title": "...", "url": "https://...",
  *    "published_at": "2025-10-10T00:00:00Z", "snippet": "...", "source_slug": "bls"}
- * question_id and published_at are required (an undated item is never used); title, url and
- * snippet are optional; source_slug defaults to "local". A bad line is skipped and counted, never
+ * question_id and published_at are required (an undated item is never used); published_at is read
+ * with the pipeline's instant grammar (pipeline/time/instant.ts: `YYYY-MM-DD` or an ISO-8601
+ * date-time, no offset = UTC), never `new Date()`, whose reading of a date-time without an offset
+ * depends on the machine's time zone (an item published at 12:30 UTC passed for 03:30 UTC under
+ * TZ=Asia/Tokyo, shown to forecasts made hours before it) and which takes "1" for 2001 and rolls
+ * 2026-02-30 over into March; such a line is malformed. title, url and snippet are optional; source_slug defaults to "local". A bad line is skipped and counted, never
  * fatal: evidence is an input a run can do without.
  *
  * ForecastBench backgrounds: each question's non-empty `background` becomes one item, titled
@@ -18,6 +22,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { TaskQuestion } from '../models/prompts.ts';
+import { parseInstant } from '../time/instant.ts';
 import { evidenceId, publishedBy, type EvidenceProvider, type EvidenceRow, type RetrieveOptions } from './types.ts';
 
 const lineSchema = z.object({
@@ -72,10 +77,8 @@ export function createLocalEvidenceProvider(opts: LocalEvidenceOptions): LocalEv
     if (t === '') return null;
     return t.length > maxSnippet ? `${t.slice(0, maxSnippet - 1)}…` : t;
   };
-  const date = (s: string): Date | null => {
-    const d = new Date(s);
-    return Number.isNaN(d.getTime()) ? null : d;
-  };
+  /** The pipeline's one instant grammar (no offset = UTC), not `new Date()`: see the header. */
+  const date = (s: string): Date | null => parseInstant(s);
 
   const load = (): Map<string, Stored[]> => {
     const map = new Map<string, Stored[]>();

@@ -51,4 +51,30 @@ describe('local evidence files', () => {
     // before the question set was frozen, its background was not evidence yet
     expect(await p.retrieve(q('manifold:4fPq6PiY40SUrZGL7cb5'), { asOf: new Date('2025-10-15T23:59:59Z'), limit: 5 })).toEqual([]);
   });
+
+  it('reads published_at as the pipeline does (no offset = UTC) whatever the machine time zone; "1" and 2026-02-30 are malformed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-ev-'));
+    writeFileSync(
+      join(dir, 'a.jsonl'),
+      [
+        // A BLS release at 12:30 UTC, written without an offset (the pipeline's grammar: UTC).
+        JSON.stringify({ question_id: 'x:1', title: 'CPI release', url: 'https://www.bls.gov/1', published_at: '2026-03-11T12:30:00', snippet: 'CPI', source_slug: 'bls' }),
+        JSON.stringify({ question_id: 'x:1', title: 'Typo date', url: 'https://a/2', published_at: '2026-02-30', snippet: 'rolled over' }),
+        JSON.stringify({ question_id: 'x:1', title: 'Bare number', url: 'https://a/3', published_at: '1', snippet: 'year 2001?' }),
+      ].join('\n'),
+    );
+    const before = process.env.TZ;
+    process.env.TZ = 'Asia/Tokyo'; // Node re-reads TZ when it is assigned
+    try {
+      const p = createLocalEvidenceProvider({ dir });
+      // Six hours before the release: nothing may be shown.
+      expect(await p.retrieve(q('x:1'), { asOf: new Date('2026-03-11T06:00:00Z'), limit: 10 })).toEqual([]);
+      const after = await p.retrieve(q('x:1'), { asOf: new Date('2026-03-11T12:30:00Z'), limit: 10 });
+      expect(after.map((x) => [x.title, x.published_at!.toISOString()])).toEqual([['CPI release', '2026-03-11T12:30:00.000Z']]);
+      expect(Object.values(p.skipped)).toEqual([2]);
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+  });
 });
