@@ -16,11 +16,18 @@
  *
  * Real time: FRED's default real-time period is "today", and then every observation comes back
  * with realtime_start = realtime_end = the request date, which says nothing about when a value was
- * published. This adapter therefore asks for the whole real-time period (`realtime_start=1776-07-04
- * &realtime_end=9999-12-31`, FRED's documented "first to last available"): each observation then
- * comes once per vintage, with the real-time period in which that value was the published one
+ * published. This adapter therefore asks for every vintage from the first observation date wanted
+ * on (`realtime_start=<observation_start>&realtime_end=9999-12-31`): each observation then comes
+ * once per vintage, with the real-time period in which that value was the published one
  * (realtime_start = the day it was published, realtime_end = the day before it was revised, or
- * 9999-12-31). {@link firstRelease} and {@link valueAsOf} read the vintages. Dates carry no time of
+ * 9999-12-31). {@link firstRelease} and {@link valueAsOf} read the vintages. Not FRED's whole
+ * real-time period (`1776-07-04`): FRED refuses a request whose real-time period holds more than
+ * 2,000 vintage dates with a 400 ("There are 2004 vintage dates in the specified real-time period:
+ * 1776-07-04 to 9999-12-31.  This exceeds the maximum number of vintage dates allowed (2000)."),
+ * which every daily series in ALFRED (DFF, T10Y2Y, ...) has, so no question on one ever resolved.
+ * A vintage from before observation_start cannot hold a first release of a period that starts
+ * later, and the vintage current on a later day is still returned (its period clipped to start at
+ * observation_start), so nothing read here changes. Dates carry no time of
  * day. Series that ALFRED keeps no vintage history for come back with one period whose start is
  * the earliest date FRED has them, which can be later than the publication (never earlier).
  */
@@ -88,8 +95,7 @@ export function fredSeriesUrl(seriesId: string): string {
   return `https://fred.stlouisfed.org/series/${encodeURIComponent(seriesId)}`;
 }
 
-/** FRED's earliest and latest real-time dates: together, every vintage. */
-export const FRED_REALTIME_FIRST = '1776-07-04';
+/** FRED's latest real-time date: every vintage up to now. */
 export const FRED_REALTIME_LAST = '9999-12-31';
 
 export interface FredObservationsQuery {
@@ -100,7 +106,10 @@ export interface FredObservationsQuery {
   end: string;
 }
 
-/** The API request URL (contains the key: never log or store it). */
+/**
+ * The API request URL (contains the key: never log or store it). The real-time period starts at
+ * the first observation date wanted (see the header: FRED's cap of 2,000 vintage dates).
+ */
 export function fredObservationsUrl(baseUrl: string, apiKey: string, q: FredObservationsQuery): URL {
   const url = new URL(`${baseUrl.replace(/\/+$/, '')}/fred/series/observations`);
   url.searchParams.set('series_id', q.seriesId);
@@ -108,7 +117,7 @@ export function fredObservationsUrl(baseUrl: string, apiKey: string, q: FredObse
   url.searchParams.set('file_type', 'json');
   url.searchParams.set('observation_start', q.start);
   url.searchParams.set('observation_end', q.end);
-  url.searchParams.set('realtime_start', FRED_REALTIME_FIRST);
+  url.searchParams.set('realtime_start', q.start);
   url.searchParams.set('realtime_end', FRED_REALTIME_LAST);
   return url;
 }

@@ -13,7 +13,7 @@ import {
 } from '../../pipeline/sources/fred.ts';
 import { compare, resolveThresholdQuestions, roundHalfAway, shiftMonths } from '../../pipeline/sources/resolve-threshold.ts';
 import { parseQuestionFile, type Operator, type ThresholdSpec, type Transform } from '../../pipeline/questions/question-file.ts';
-import { startFredReplay, type FredReplay } from '../fixtures/fred/replay-server.ts';
+import { startFredReplay, type FredReplay, type Vintage } from '../fixtures/fred/replay-server.ts';
 
 const KEY = 'abcdef0123456789abcdef0123456789';
 const NOW = new Date('2026-11-21T12:00:00Z');
@@ -101,7 +101,7 @@ describe('helpers', () => {
 });
 
 describe('fetchFredObservations', () => {
-  it('asks once, with every vintage, and parses them', async () => {
+  it('asks once, with every vintage since the first date wanted, and parses them', async () => {
     const data = await fetchFredObservations(client, { baseUrl: fred.url, apiKey: KEY }, { seriesId: 'CPIAUCSL', start: '2025-10-01', end: '2026-10-01' });
     expect(fred.requests).toHaveLength(1);
     const q = fred.requests[0]!.searchParams;
@@ -111,7 +111,7 @@ describe('fetchFredObservations', () => {
       file_type: 'json',
       observation_start: '2025-10-01',
       observation_end: '2026-10-01',
-      realtime_start: '1776-07-04',
+      realtime_start: '2025-10-01',
       realtime_end: '9999-12-31',
     });
     expect(data.observations.get('2025-10-01')!.map((v) => v.raw)).toEqual(['314.100', '314.540']);
@@ -339,6 +339,37 @@ describe('resolveThresholdQuestions: open questions and failures', () => {
 
   it('source_url is the public series page', () => {
     expect(fredSeriesUrl('CPIAUCSL')).toBe('https://fred.stlouisfed.org/series/CPIAUCSL');
+  });
+});
+
+describe('a daily series with years of vintages (DFF in ALFRED)', () => {
+  /** One observation a day since 2018, each published the next day and never revised, as DFF is. */
+  function dailyVintages(): Vintage[] {
+    const out: Vintage[] = [];
+    for (let t = Date.UTC(2018, 0, 1); t <= Date.UTC(2026, 10, 20); t += 86_400_000) {
+      out.push({ date: new Date(t).toISOString().slice(0, 10), realtime_start: new Date(t + 86_400_000).toISOString().slice(0, 10), realtime_end: '9999-12-31', value: '3.88' });
+    }
+    return out;
+  }
+
+  it('resolves: the request stays under FRED\'s cap of 2,000 vintage dates (from 1776-07-04 it was a 400)', async () => {
+    const daily = await startFredReplay({ apiKey: KEY, today: '2026-11-21', series: { DFFD: dailyVintages() } });
+    try {
+      const r = await resolveThresholdQuestions(
+        [spec('DFFD', '2026-11-20', 'level', '<', 4), spec('DFFD', '2026-11-19', 'yoy_pct', '<=', 0)],
+        ctx({ baseUrl: daily.url }),
+      );
+      expect(r.failed_requests).toEqual([]);
+      expect(r.skipped).toEqual([]);
+      expect(r.resolutions.map((x) => [x.outcome, x.resolved_at, x.evidence_excerpt])).toEqual([
+        [1, new Date('2026-11-21T00:00:00Z'), 'DFFD 2026-11-20 = 3.88; 3.88 < 4.0 → YES (as published 2026-11-21)'],
+        [1, new Date('2026-11-20T00:00:00Z'), 'DFFD 2026-11-19 = 3.88; 2025-11-19 = 3.88; YoY 0.00% <= 0.0 → YES (as published 2026-11-20)'],
+      ]);
+      expect(daily.requests).toHaveLength(1);
+      expect(daily.requests[0]!.searchParams.get('realtime_start')).toBe('2025-11-19');
+    } finally {
+      await daily.close();
+    }
   });
 });
 
