@@ -181,6 +181,20 @@ export function redactKey(text: string, apiKey: string | undefined): string {
 }
 
 /**
+ * FRED's reason in an error body (`{"error_code":400,"error_message":"Bad Request.  The series does
+ * not exist."}`), whitespace collapsed and cut to 300 characters; null when the body has none.
+ */
+export function fredErrorMessage(body: string | undefined): string | null {
+  if (!body) return null;
+  try {
+    const m = (JSON.parse(body) as { error_message?: unknown })?.error_message;
+    return typeof m === 'string' && m.trim() !== '' ? m.replace(/\s+/g, ' ').trim().slice(0, 300) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Fetches the observations of one series between two dates (one request, retried by the client on
  * 429/5xx). Throws FredError: missing_api_key when no key is configured, request_failed when the
  * request fails for good, malformed_payload when the body is not FRED's shape (bad value strings,
@@ -203,8 +217,10 @@ export async function fetchFredObservations(
   } catch (e) {
     const where = `${fredSeriesUrl(seriesId)} ${query.start}..${query.end}`;
     if (e instanceof SourceHttpError) {
-      // The client's message ends with the request URL, which holds the key: rebuild it without.
-      const detail = redactKey(e.message.replace(/\s*\((?:https?:)?\/\/[^)]*\)\s*$/, ''), config.apiKey);
+      // The client's message ends with the request URL, which holds the key: rebuild it without,
+      // adding FRED's own reason for a refusal (a key it does not know, an unknown series, ...).
+      const said = fredErrorMessage(e.body);
+      const detail = redactKey(`${e.message.replace(/\s*\((?:https?:)?\/\/[^)]*\)\s*$/, '')}${said ? `: ${said}` : ''}`, config.apiKey);
       const kind = e.kind === 'invalid_payload' ? 'malformed_payload' : 'request_failed';
       throw new FredError(kind, `FRED ${seriesId}: ${kind === 'malformed_payload' ? 'malformed payload' : 'request failed'}: ${detail} (${where})`, seriesId, e.kind, e.status ?? null);
     }

@@ -32,6 +32,12 @@ export class SourceHttpError extends Error {
     readonly url: string,
     message: string,
     readonly status?: number,
+    /**
+     * For client_error: the start of the answer's body (at most {@link ERROR_BODY_CHARS}
+     * characters), where sources say why they refused (FRED's `error_message`). Not in `message`:
+     * the caller decides what of it to show (it may echo the request).
+     */
+    readonly body?: string,
   ) {
     super(`${kind}: ${message} (${url})`);
     this.name = 'SourceHttpError';
@@ -70,6 +76,9 @@ export interface SourceClient {
   getRaw(url: string | URL, signal?: AbortSignal): Promise<unknown>;
   readonly stats: { requests: number; retries: number };
 }
+
+/** Characters of a refused request's body kept on its error ({@link SourceHttpError.body}). */
+export const ERROR_BODY_CHARS = 2000;
 
 const DECODERS: Record<string, (b: Buffer) => Promise<Buffer>> = {
   gzip: promisify(gunzip),
@@ -149,8 +158,9 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
       return { retryIn: after ?? -1, body: new SourceHttpError(kind, url, `HTTP ${status}`, status) };
     }
     if (status < 200 || status > 299) {
-      await res.body.dump().catch(() => {});
-      throw new SourceHttpError('client_error', url, `HTTP ${status}`, status);
+      // The body says why (FRED: {"error_code":400,"error_message":"Bad Request.  ..."}); the deadline bounds the read.
+      const body = await bodyText(res).then((t) => t.slice(0, ERROR_BODY_CHARS), () => undefined);
+      throw new SourceHttpError('client_error', url, `HTTP ${status}`, status, body);
     }
     let text: string;
     try {

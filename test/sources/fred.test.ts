@@ -287,7 +287,7 @@ describe('resolveThresholdQuestions: open questions and failures', () => {
     expect(r.resolutions.map((x) => x.question_id)).toEqual([good.question_id]);
     expect(r.skipped).toEqual([
       { question_id: bad.question_id, reason: expect.stringMatching(/^FRED MALFORMED: malformed payload: /) },
-      { question_id: unknown.question_id, reason: expect.stringMatching(/^FRED NOSUCH: request failed: client_error: HTTP 400/) },
+      { question_id: unknown.question_id, reason: expect.stringMatching(/^FRED NOSUCH: request failed: client_error: HTTP 400: Bad Request\. The series does not exist\. \(/) },
     ]);
     // The failed requests are counted apart from questions merely not yet published (sync judges FRED by them).
     expect(r.requests).toBe(3);
@@ -300,10 +300,12 @@ describe('resolveThresholdQuestions: open questions and failures', () => {
       ctx({ apiKey: '0123456789abcdef0123456789abcdef' }),
     );
     expect(r.requests).toBe(2); // the 2027 period has not begun: not asked
+    // FRED's own reason is in it: a key it does not know is not an unknown series or an outage.
     expect(r.failed_requests).toEqual([
-      { series_id: 'CPIAUCSL', reason: expect.stringMatching(/client_error: HTTP 400/) },
-      { series_id: 'UNRATE', reason: expect.stringMatching(/client_error: HTTP 400/) },
+      { series_id: 'CPIAUCSL', reason: expect.stringMatching(/client_error: HTTP 400: Bad Request\. The value for variable api_key is not registered\./) },
+      { series_id: 'UNRATE', reason: expect.stringMatching(/client_error: HTTP 400: Bad Request\. The value for variable api_key is not registered\./) },
     ]);
+    expect(JSON.stringify(r)).not.toContain('0123456789abcdef0123456789abcdef');
     const none = await resolveThresholdQuestions([spec('UNRATE', '2026-09-01', 'level', '>=', 4.5)], ctx({ apiKey: undefined }));
     expect(none).toMatchObject({ requests: 0, failed_requests: [] });
   });
