@@ -9,7 +9,10 @@
  * The base URL is `QUORUM_GDELT_URL` (default https://api.gdeltproject.org). Requests go through
  * the shared source HTTP client (rate limit, retries on 429/5xx/cut-off bodies, Retry-After up to a
  * cap, a total deadline). GDELT asks for at most one request every 5 seconds: that is the default
- * pacing (`minIntervalMs`). GDELT answers some bad queries with a 200 and a plain-text message; the
+ * pacing (`minIntervalMs`). Questions take turns (one retrieval at a time, in the order asked) and a
+ * request's deadline starts with its turn: started together, as `gatherEvidence` starts 8, each
+ * request's deadline (20 s) also covered its wait behind the others in the client's pacing queue,
+ * so with the 5 s pacing every question past the fourth timed out without being sent. GDELT answers some bad queries with a 200 and a plain-text message; the
  * client reports it as invalid JSON and the question simply gets no GDELT evidence.
  *
  * As of: the request ends at the run's as-of time and every article whose `seendate` is after it
@@ -17,6 +20,7 @@
  * of about three months, so backfills older than that find nothing here (local files still work).
  * Articles have no text excerpt in ArtList mode: the snippet says where the article appeared.
  */
+import PQueue from 'p-queue';
 import { z } from 'zod';
 import { createSourceClient, type SourceClient } from '../sources/http-client.ts';
 import type { TaskQuestion } from '../models/prompts.ts';
@@ -115,49 +119,56 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
       headers: { 'user-agent': 'quorum-forecasting/0.1 (+evidence retrieval)' },
     });
 
+  // One retrieval at a time: a request's deadline must not run while it waits for the others.
+  const turns = new PQueue({ concurrency: 1 });
+
   return {
     name: GDELT_SOURCE_SLUG,
     client,
     async retrieve(question: TaskQuestion, o: RetrieveOptions): Promise<EvidenceRow[]> {
       const query = gdeltQuery(question.title);
       if (!query || o.limit <= 0) return [];
-      const url = new URL(`${base}/api/v2/doc/doc`);
-      url.searchParams.set('query', query);
-      url.searchParams.set('mode', 'ArtList');
-      url.searchParams.set('format', 'json');
-      url.searchParams.set('maxrecords', String(Math.min(250, Math.max(o.limit * 3, 10))));
-      url.searchParams.set('startdatetime', gdeltDateTime(new Date(o.asOf.getTime() - lookbackMs)));
-      url.searchParams.set('enddatetime', gdeltDateTime(o.asOf));
-      url.searchParams.set('sort', 'DateDesc');
-      const body = await client.getRaw(url, o.signal);
-      const articles = (body && typeof body === 'object' && Array.isArray((body as { articles?: unknown }).articles))
-        ? ((body as { articles: unknown[] }).articles)
-        : [];
-      const now = new Date();
-      const seen = new Set<string>();
-      const out: EvidenceRow[] = [];
-      for (const raw of articles) {
-        const a = articleSchema.safeParse(raw);
-        if (!a.success) continue;
-        const published = parseSeenDate(a.data.seendate);
-        const row: EvidenceRow = {
-          evidence_id: evidenceId(GDELT_SOURCE_SLUG, question.question_id, a.data.url),
-          question_id: question.question_id,
-          retrieved_at: now,
-          title: a.data.title?.trim() || null,
-          url: a.data.url,
-          published_at: published,
-          snippet: a.data.domain
-            ? `Reported by ${a.data.domain}${a.data.sourcecountry ? ` (${a.data.sourcecountry})` : ''}.`
-            : null,
-          source_slug: GDELT_SOURCE_SLUG,
-        };
-        if (!publishedBy(row, o.asOf) || seen.has(row.url!)) continue;
-        seen.add(row.url!);
-        out.push(row);
-      }
-      out.sort((x, y) => y.published_at!.getTime() - x.published_at!.getTime());
-      return out.slice(0, o.limit);
+      return turns.add(() => fetchArticles(question, query, o), { signal: o.signal });
     },
   };
+
+  async function fetchArticles(question: TaskQuestion, query: string, o: RetrieveOptions): Promise<EvidenceRow[]> {
+    const url = new URL(`${base}/api/v2/doc/doc`);
+    url.searchParams.set('query', query);
+    url.searchParams.set('mode', 'ArtList');
+    url.searchParams.set('format', 'json');
+    url.searchParams.set('maxrecords', String(Math.min(250, Math.max(o.limit * 3, 10))));
+    url.searchParams.set('startdatetime', gdeltDateTime(new Date(o.asOf.getTime() - lookbackMs)));
+    url.searchParams.set('enddatetime', gdeltDateTime(o.asOf));
+    url.searchParams.set('sort', 'DateDesc');
+    const body = await client.getRaw(url, o.signal);
+    const articles = (body && typeof body === 'object' && Array.isArray((body as { articles?: unknown }).articles))
+      ? ((body as { articles: unknown[] }).articles)
+      : [];
+    const now = new Date();
+    const seen = new Set<string>();
+    const out: EvidenceRow[] = [];
+    for (const raw of articles) {
+      const a = articleSchema.safeParse(raw);
+      if (!a.success) continue;
+      const published = parseSeenDate(a.data.seendate);
+      const row: EvidenceRow = {
+        evidence_id: evidenceId(GDELT_SOURCE_SLUG, question.question_id, a.data.url),
+        question_id: question.question_id,
+        retrieved_at: now,
+        title: a.data.title?.trim() || null,
+        url: a.data.url,
+        published_at: published,
+        snippet: a.data.domain
+          ? `Reported by ${a.data.domain}${a.data.sourcecountry ? ` (${a.data.sourcecountry})` : ''}.`
+          : null,
+        source_slug: GDELT_SOURCE_SLUG,
+      };
+      if (!publishedBy(row, o.asOf) || seen.has(row.url!)) continue;
+      seen.add(row.url!);
+      out.push(row);
+    }
+    out.sort((x, y) => y.published_at!.getTime() - x.published_at!.getTime());
+    return out.slice(0, o.limit);
+  }
 }

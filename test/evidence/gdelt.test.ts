@@ -132,6 +132,17 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(2); // one retry, then given up
   });
 
+  it("GDELT's pacing is not a timeout: a run's questions, started 8 at a time, all get their turn", async () => {
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json(ARTICLES)] }]);
+    // The defaults scaled down 25×: one request every 200 ms (5 s), a deadline of 800 ms (20 s).
+    const gdelt = createGdeltProvider({ baseUrl: server.url, minIntervalMs: 200, timeoutMs: 800, retries: 0 });
+    const questions = Array.from({ length: 10 }, (_, i) => ({ ...question, question_id: `polymarket:fed-cut-${i}` }));
+    const g = await gatherEvidence(questions, { providers: [gdelt], asOf, maxPerQuestion: 3 });
+    expect(g.errors).toEqual([]);
+    expect(questions.map((q) => g.byQuestion.get(q.question_id)?.length)).toEqual(questions.map(() => 3));
+    expect(server.log).toHaveLength(10);
+  });
+
   it('gatherEvidence drops a future item even if a provider returns it', async () => {
     const leaky = { name: 'leaky', retrieve: async () => [
       { evidence_id: 'ev-old', question_id: question.question_id, retrieved_at: new Date(), title: 'old', url: null, published_at: new Date('2025-10-15T00:00:00Z'), snippet: null, source_slug: 'x' },
