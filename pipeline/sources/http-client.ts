@@ -135,7 +135,10 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
   const pool = options.dispatcher ? null : createResettablePool();
   const dispatcherNow = () => options.dispatcher ?? pool!.dispatcher;
   const requestHeaders = { accept: 'application/json', 'accept-encoding': 'gzip, br, deflate', ...headers };
-  const queue = new PQueue({ concurrency, intervalCap: requestsPerInterval, interval: intervalMs });
+  // strict: a rolling window. p-queue's default fixed windows let two requests out a few ms apart
+  // at a window's boundary: twice a source's documented rate (GDELT: one request every 5 s).
+  // (An interval of 0 is no limit, which p-queue refuses in strict mode.)
+  const queue = new PQueue({ concurrency, intervalCap: requestsPerInterval, interval: intervalMs, strict: intervalMs > 0 });
   const stats = { requests: 0, retries: 0 };
 
   async function attempt(url: string, signal: AbortSignal): Promise<{ retryIn: number | null; body?: unknown }> {

@@ -30,6 +30,20 @@ describe('source client transport', () => {
     expect(server.log[0]!.url).toBe('/gzip');
   });
 
+  it('the rate limit is a rolling window: never two requests within one interval (GDELT: one every 5 s)', async () => {
+    server = await startReplayServer([{ path: '/doc', responses: [json({ articles: [] })] }]);
+    const client = createSourceClient({ ...FAST, requestsPerInterval: 1, intervalMs: 200 });
+    // One request after the other, as the GDELT provider sends them; a short pause in between,
+    // as when a question had no usable query or a run's questions trickle in.
+    for (let i = 0; i < 8; i++) {
+      await client.getRaw(`${server.url}/doc?i=${i}`);
+      if (i % 3 === 2) await new Promise((r) => setTimeout(r, 120));
+    }
+    const at = server.log.map((e) => e.at);
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(180); // fixed windows let two out a few ms apart at a boundary
+  });
+
   it('follows redirects, sends the configured headers, and validates with zod', async () => {
     server = await startReplayServer([
       { path: '/old', responses: [{ status: 301, headers: { location: '/new?x=1' } }] },
