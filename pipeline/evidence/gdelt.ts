@@ -9,7 +9,10 @@
  * The base URL is `QUORUM_GDELT_URL` (default https://api.gdeltproject.org). Requests go through
  * the shared source HTTP client (rate limit, retries on 429/5xx/cut-off bodies, Retry-After up to a
  * cap, a total deadline). GDELT asks for at most one request every 5 seconds: that is the default
- * pacing (`minIntervalMs`). Questions take turns (one retrieval at a time, in the order asked) and a
+ * pacing (`minIntervalMs`). GDELT's JSON is not always valid: a title can carry an escape JSON
+ * does not have (`\'`, alex9smith/gdelt-doc-api#26 "Invalid \escape") or a raw control character,
+ * which made the whole answer unreadable (retried twice, then no GDELT evidence for the question);
+ * {@link parseGdeltJson} reads such a body. Questions take turns (one retrieval at a time, in the order asked) and a
  * request's deadline starts with its turn: started together, as `gatherEvidence` starts 8, each
  * request's deadline (20 s) also covered its wait behind the others in the client's pacing queue,
  * so with the 5 s pacing every question past the fourth timed out without being sent. GDELT answers some bad queries with a 200 and a plain-text message; the
@@ -56,6 +59,24 @@ const articleSchema = z.object({
   language: z.string().nullish(),
   sourcecountry: z.string().nullish(),
 });
+
+/**
+ * GDELT's body as JSON, tolerating its known defects: an invalid escape (a backslash before a
+ * character JSON does not escape, as in `Fed\'s`) keeps the character without the backslash, and
+ * a raw control character becomes a space. A body that is still not JSON (cut off, or GDELT's
+ * plain-text error message) throws, as JSON.parse does.
+ */
+export function parseGdeltJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const repaired = text
+      .replace(/\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})|\\/g, (m) => (m.length > 1 ? m : ''))
+      .replace(/[\u0000-\u001f]/g, ' ');
+    if (repaired === text) throw err;
+    return JSON.parse(repaired);
+  }
+}
 
 /** "20251015T123000Z" → Date (UTC), or null. */
 export function parseSeenDate(s: string): Date | null {
@@ -117,6 +138,7 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
       timeoutMs: opts.timeoutMs ?? 20_000,
       maxRetryAfterMs: 30_000,
       headers: { 'user-agent': 'quorum-forecasting/0.1 (+evidence retrieval)' },
+      parseJson: parseGdeltJson,
     });
 
   // One retrieval at a time: a request's deadline must not run while it waits for the others.

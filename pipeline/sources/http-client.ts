@@ -63,6 +63,11 @@ export interface SourceClientOptions {
   timeoutMs?: number;
   headers?: Record<string, string>;
   /**
+   * Reads a body's text into a value (default `JSON.parse`); throwing counts as a garbled body
+   * (`invalid_json`, retried), for sources whose JSON needs a lenient reading (GDELT).
+   */
+  parseJson?: (text: string) => unknown;
+  /**
    * The undici dispatcher. Default: the client's own keep-alive pool that follows redirects,
    * replaced by a fresh one once a request has been stopped and none is in flight
    * (pipeline/net/pool.ts: undici leaves a spare connection open after an abort).
@@ -131,6 +136,7 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     maxRetryAfterMs = 30_000,
     timeoutMs = 30_000,
     headers = {},
+    parseJson = JSON.parse,
   } = options;
   const pool = options.dispatcher ? null : createResettablePool();
   const dispatcherNow = () => options.dispatcher ?? pool!.dispatcher;
@@ -174,7 +180,7 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
       return { retryIn: -1, body: new SourceHttpError('network', url, `body unreadable: ${(err as Error).message}`) };
     }
     try {
-      return { retryIn: null, body: JSON.parse(text) };
+      return { retryIn: null, body: parseJson(text) };
     } catch {
       // A truncated or garbled body: a transient fault at the source, worth one more try.
       return { retryIn: -1, body: new SourceHttpError('invalid_json', url, `body is not JSON (${text.length} bytes)`) };

@@ -105,6 +105,18 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(3);
   });
 
+  it("reads GDELT's invalid JSON (an escape JSON lacks, a raw control character) instead of losing the whole answer", async () => {
+    // GDELT's JSON as it comes at times (alex9smith/gdelt-doc-api#26: "Invalid \escape"): \' in a title, a raw tab in another.
+    const raw = JSON.stringify({ articles: [article(1, '20251015T123000Z', { title: 'Fed__Q__s Powell holds rates' }), article(4, '20251014T080000Z', { title: 'Rates__TAB__outlook' })] })
+      .replace('__Q__', "\\'")
+      .replace('__TAB__', '\t');
+    expect(() => JSON.parse(raw)).toThrow();
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [{ body: raw, headers: { 'content-type': 'application/json' } }] }]);
+    const items = await provider(server.url).retrieve(question, { asOf, limit: 5 });
+    expect(items.map((x) => x.title)).toEqual(["Fed's Powell holds rates", 'Rates outlook']);
+    expect(server.log).toHaveLength(1); // read at once, not retried as a cut-off body
+  });
+
   it('no match ({} without articles) is no evidence; a query of stop words only sends nothing', async () => {
     server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json({})] }]);
     expect(await provider(server.url).retrieve(question, { asOf, limit: 5 })).toEqual([]);
