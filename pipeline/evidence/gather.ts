@@ -1,6 +1,7 @@
 /**
  * Gathers the evidence of a run's augmented tasks: every provider for every question, merged
- * round-robin (so one provider cannot crowd out the others), at most `maxPerQuestion` items,
+ * round-robin (so one provider cannot crowd out the others), each article once (by id, and by URL
+ * across providers, the first provider's item kept), at most `maxPerQuestion` items,
  * filtered again by the as-of rule. A provider failing for a question is counted and logged, never
  * fatal: the question is forecast with what the other providers found (or with none).
  */
@@ -72,10 +73,13 @@ export async function gatherEvidence(questions: TaskQuestion[], opts: GatherOpti
       for (let i = 0; merged.length < opts.maxPerQuestion && lists.some((l) => i < l.length); i++) {
         for (const l of lists) {
           const x = l[i];
-          if (x && !ids.has(x.evidence_id) && merged.length < opts.maxPerQuestion) {
-            ids.add(x.evidence_id);
-            merged.push(x);
-          }
+          if (!x || merged.length >= opts.maxPerQuestion) continue;
+          // The same article from two providers (a local file and GDELT) has two ids: shown once.
+          const url = x.url ? `url:${x.url.trim()}` : null;
+          if (ids.has(x.evidence_id) || (url !== null && ids.has(url))) continue;
+          ids.add(x.evidence_id);
+          if (url !== null) ids.add(url);
+          merged.push(x);
         }
       }
       byQuestion.set(q.question_id, merged);

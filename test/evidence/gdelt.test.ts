@@ -1,4 +1,7 @@
 /** The GDELT DOC 2.0 provider against a local server replaying GDELT's JSON (no internet). */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGdeltProvider, gdeltQuery, parseSeenDate } from '../../pipeline/evidence/gdelt.ts';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
@@ -153,6 +156,24 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(g.errors).toEqual([]);
     expect(questions.map((q) => g.byQuestion.get(q.question_id)?.length)).toEqual(questions.map(() => 3));
     expect(server.log).toHaveLength(10);
+  });
+
+  it('gatherEvidence shows an article two providers found once (a local file and GDELT, same URL)', async () => {
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json(ARTICLES)] }]);
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-ev-'));
+    // An operator's file cites the article GDELT also returns (article 2's URL).
+    writeFileSync(
+      join(dir, 'fed.jsonl'),
+      JSON.stringify({ question_id: question.question_id, title: 'Fed officials weigh another rate cut', url: article(2, '').url, published_at: '2025-10-15T18:00:00Z', snippet: 'Officials signalled a cut.', source_slug: 'reuters' }),
+    );
+    const g = await gatherEvidence([question], {
+      providers: [createLocalEvidenceProvider({ dir, forecastBenchDirs: [] }), provider(server.url)],
+      asOf,
+      maxPerQuestion: 5,
+    });
+    const urls = g.byQuestion.get(question.question_id)!.map((x) => x.url);
+    expect(urls).toEqual([2, 1, 4].map((i) => article(i, '').url));
+    expect(g.byQuestion.get(question.question_id)![0]!.source_slug).toBe('reuters');
   });
 
   it('gatherEvidence drops a future item even if a provider returns it', async () => {
