@@ -15,7 +15,13 @@
  * {@link parseGdeltJson} reads such a body. Questions take turns (one retrieval at a time, in the order asked) and a
  * request's deadline starts with its turn: started together, as `gatherEvidence` starts 8, each
  * request's deadline (20 s) also covered its wait behind the others in the client's pacing queue,
- * so with the 5 s pacing every question past the fourth timed out without being sent. GDELT answers some bad queries with a 200 and a plain-text message; the
+ * so with the 5 s pacing every question past the fourth timed out without being sent.
+ *
+ * An outage does not hold a run: after `breakAfter` (3) requests in a row fail for want of GDELT
+ * (timeout, network error, 5xx or 429 after the retries), GDELT is not asked for `pauseMs` (10 min)
+ * and every question meanwhile fails at once with kind `paused`, naming the last failure (the run
+ * logs the count per kind); the first request after the pause decides whether it stays paused.
+ * Taking turns, a silent GDELT would otherwise cost each question its 20 s deadline. GDELT answers some bad queries with a 200 and a plain-text message; the
  * client reports it as invalid JSON and the question simply gets no GDELT evidence.
  *
  * As of: the request ends at the run's as-of time and every article whose `seendate` is after it
@@ -45,9 +51,22 @@ export interface GdeltOptions {
   retries?: number;
   /** Backoff base when no Retry-After (ms). Default 500. */
   backoffMs?: number;
+  /** Requests failing in a row for want of GDELT after which it is paused. Default 3. */
+  breakAfter?: number;
+  /** How long GDELT is not asked once paused (ms). Default 600,000 (10 min). */
+  pauseMs?: number;
   /** Inject a client (tests); otherwise one is created from the options above. */
   client?: SourceClient;
 }
+
+/** A question not sent to GDELT while it is paused after an outage (kind `paused`). */
+export class GdeltPausedError extends Error {
+  override readonly name = 'GdeltPausedError';
+  readonly kind = 'paused';
+}
+
+/** Failures that say GDELT is unreachable or overloaded, not that one query was bad. */
+const OUTAGE_KINDS = new Set(['timeout', 'network', 'server_error', 'rate_limited']);
 
 const articleSchema = z.object({
   url: z.string().min(1),
@@ -143,6 +162,31 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
 
   // One retrieval at a time: a request's deadline must not run while it waits for the others.
   const turns = new PQueue({ concurrency: 1 });
+  const breakAfter = opts.breakAfter ?? 3;
+  const pauseMs = opts.pauseMs ?? 600_000;
+  let failuresInARow = 0;
+  let pausedUntil = 0;
+  let lastFailure = '';
+
+  /** One question's turn: skipped while paused; an outage-kind failure counts towards a pause. */
+  async function turn(question: TaskQuestion, query: string, o: RetrieveOptions): Promise<EvidenceRow[]> {
+    if (Date.now() < pausedUntil) {
+      throw new GdeltPausedError(`GDELT paused until ${new Date(pausedUntil).toISOString()} after ${failuresInARow} failed requests in a row (last: ${lastFailure})`);
+    }
+    try {
+      const rows = await fetchArticles(question, query, o);
+      failuresInARow = 0;
+      return rows;
+    } catch (err) {
+      const kind = (err as { kind?: unknown })?.kind;
+      if (typeof kind === 'string' && OUTAGE_KINDS.has(kind)) {
+        failuresInARow++;
+        lastFailure = (err instanceof Error ? err.message : String(err)).replace(/\s*\(https?:\/\/[^)]*\)$/, '').slice(0, 200);
+        if (failuresInARow >= breakAfter) pausedUntil = Date.now() + pauseMs;
+      }
+      throw err;
+    }
+  }
 
   return {
     name: GDELT_SOURCE_SLUG,
@@ -150,7 +194,7 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
     async retrieve(question: TaskQuestion, o: RetrieveOptions): Promise<EvidenceRow[]> {
       const query = gdeltQuery(question.title);
       if (!query || o.limit <= 0) return [];
-      return turns.add(() => fetchArticles(question, query, o), { signal: o.signal });
+      return turns.add(() => turn(question, query, o), { signal: o.signal });
     },
   };
 

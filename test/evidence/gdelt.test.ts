@@ -158,6 +158,19 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(10);
   });
 
+  it('a silent GDELT does not hold the run: paused after 3 timeouts in a row, the other questions fail at once', async () => {
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [{ ...json(ARTICLES), delayMs: 30_000 }] }]);
+    const gdelt = createGdeltProvider({ baseUrl: server.url, minIntervalMs: 0, retries: 0, timeoutMs: 300 });
+    const questions = Array.from({ length: 10 }, (_, i) => ({ ...question, question_id: `polymarket:fed-cut-${i}` }));
+    const t0 = Date.now();
+    const g = await gatherEvidence(questions, { providers: [gdelt], asOf, maxPerQuestion: 3 });
+    expect(Date.now() - t0).toBeLessThan(2500); // taking turns, 10 × 300 ms without the pause
+    expect(server.log).toHaveLength(3);
+    expect(g.errors.map((e) => e.kind)).toEqual([...Array(3).fill('timeout'), ...Array(7).fill('paused')]);
+    expect(g.errors[9]!.message).toMatch(/^GDELT paused until .* after 3 failed requests in a row \(last: timeout: deadline of 300 ms exceeded\)$/);
+    expect(g.byQuestion.size).toBe(10); // recorded as done, without GDELT evidence
+  });
+
   it('gatherEvidence shows an article two providers found once (a local file and GDELT, same URL)', async () => {
     server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json(ARTICLES)] }]);
     const dir = mkdtempSync(join(tmpdir(), 'quorum-ev-'));
