@@ -45,6 +45,8 @@ export interface EvidenceProvider {
   readonly name: string;
   /** Items about `question` published at or before `opts.asOf`, newest first. May throw. */
   retrieve(question: TaskQuestion, opts: RetrieveOptions): Promise<EvidenceRow[]>;
+  /** File-based providers: lines skipped as malformed, per file (the run logs them). */
+  readonly skipped?: Readonly<Record<string, number>>;
 }
 
 /** The deterministic id of an item: the same article for the same question is stored once. */

@@ -310,6 +310,12 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
           },
         });
         bar.stop();
+        // Malformed lines of local evidence files are skipped, never fatal: said here, once per run.
+        for (const p of providers) {
+          if (p.skipped && Object.keys(p.skipped).length > 0) {
+            log.warn({ provider: p.name, skipped_lines: p.skipped }, 'evidence: malformed lines skipped (see data/evidence/README.md for the format)');
+          }
+        }
         if (g.errors.length > 0) {
           const byKind: Record<string, number> = {};
           for (const e of g.errors) byKind[`${e.provider}:${e.kind}`] = (byKind[`${e.provider}:${e.kind}`] ?? 0) + 1;

@@ -147,6 +147,7 @@ describe('forecast stage in a pipeline run', () => {
       [
         { question_id: qid, title: 'Before as-of', url: 'https://local/before', published_at: '2025-10-10T00:00:00Z', snippet: 'LOCAL-BEFORE' },
         { question_id: qid, title: 'After as-of', url: 'https://local/after', published_at: '2025-10-16T00:00:01Z', snippet: 'LOCAL-AFTER' },
+        { question_id: qid, title: 'Bad date', url: 'https://local/bad', published_at: 'last Tuesday', snippet: 'LOCAL-BAD' },
       ].map((x) => JSON.stringify(x)).join('\n'),
     );
     const gdelt: ReplayServer = await startReplayServer([
@@ -171,9 +172,15 @@ describe('forecast stage in a pipeline run', () => {
         QUORUM_GDELT_URL: gdelt.url,
         QUORUM_GDELT_MIN_INTERVAL_MS: '0',
       });
-      const s = await runPipeline({ config, logger, asOf });
+      const lines: string[] = [];
+      const captured = createLogger('info', { destination: new Writable({ write: (c, _e, cb) => { lines.push(String(c)); cb(); } }) });
+      const s = await runPipeline({ config, logger: captured, asOf });
       expect(s.status).toBe('completed');
       expect(gdelt.log.length).toBeGreaterThanOrEqual(1);
+      // the malformed line is skipped and, as data/evidence/README.md says, counted in the log
+      const skippedLog = lines.map((l) => JSON.parse(l) as { msg: string; skipped_lines?: Record<string, number> }).filter((l) => l.skipped_lines);
+      expect(skippedLog).toHaveLength(1);
+      expect(skippedLog[0]!.skipped_lines).toEqual({ [join(evDir, 'test.jsonl')]: 1 });
       const evidence = await rawQuery(dir, 'evidence', 'SELECT * FROM t');
       expect(evidence.length).toBe(s.evidence_items);
       expect(evidence.some((e) => e.source_slug === 'gdelt')).toBe(true);
