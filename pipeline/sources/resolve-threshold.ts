@@ -21,7 +21,9 @@
  * for yoy/mom the comparison value was published by then too. A missing observation or FRED's "."
  * leaves the question open, listed in `skipped` with a reason starting "not yet published". A spec
  * whose observation_date is after `now` is skipped without a request (a period cannot be
- * published before it starts).
+ * published before it starts). An observation_date the series does not have (a monthly series
+ * dated 2026-09-30) is told apart once a later period is published: its reason says so instead
+ * of "not yet published" (the question would otherwise wait for ever under that reason).
  *
  * resolved_at: the first-release date (realtime_start), at 00:00 UTC, never later than `now`.
  * FRED dates carry no time of day, so the start of the publication day is used: conservative for
@@ -141,10 +143,13 @@ export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: s
   const main = firstRelease(data, spec.observation_date, today);
   if (!main) {
     const known = data.observations.get(spec.observation_date)?.some((v) => v.realtime_start <= today);
+    if (known) return { ok: false, reason: `not yet published: ${id} ${spec.observation_date} is "." (no value) in FRED` };
+    const later = laterPublished(data, spec.observation_date, today);
     return {
       ok: false,
-      reason: known
-        ? `not yet published: ${id} ${spec.observation_date} is "." (no value) in FRED`
+      reason: later
+        ? `no ${id} observation dated ${spec.observation_date}, though a later one is published (${later}): ` +
+          'observation_date is not a date of this series (monthly series: the 1st of the month; weekly: the day the series dates its weeks)'
         : `not yet published: no ${id} observation for ${spec.observation_date}`,
     };
   }
@@ -176,6 +181,15 @@ export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: s
   const relation = holds ? ` ${spec.operator} ${t}` : `, not ${spec.operator} ${t}`;
   const excerpt = `${parts}; ${label}${signed}${rounded}${relation} → ${holds ? 'YES' : 'NO'} (as published ${day})`;
   return { ok: true, outcome: holds ? 1 : 0, excerpt, publishedDay: day };
+}
+
+/** The first observation date after `date` with a value published by `today`, or null. */
+function laterPublished(data: FredSeriesData, date: string, today: string): string | null {
+  let first: string | null = null;
+  for (const [d, vintages] of data.observations) {
+    if (d > date && (first === null || d < first) && vintages.some((v) => v.value !== null && v.realtime_start <= today)) first = d;
+  }
+  return first;
 }
 
 /**
@@ -217,7 +231,9 @@ export async function resolveThresholdQuestions(specs: ThresholdSpec[], ctx: Res
     [...groups].map(async ([seriesId, indexes]) => {
       const dates = indexes.flatMap((i) => [specs[i]!.observation_date, comparisonDate(specs[i]!) ?? specs[i]!.observation_date]);
       const start = dates.reduce((a, b) => (b < a ? b : a));
-      const end = indexes.map((i) => specs[i]!.observation_date).reduce((a, b) => (b > a ? b : a));
+      // Up to today, not the last observation_date: a later period already published tells a
+      // date the series does not have (2026-09-30 of a monthly series) from one not published yet.
+      const end = today;
       let data: FredSeriesData;
       try {
         data = await fetchFredObservations(ctx.client, { baseUrl: ctx.baseUrl, apiKey: ctx.apiKey }, { seriesId, start, end }, ctx.signal);

@@ -182,7 +182,7 @@ describe('resolveThresholdQuestions: hand-computed outcomes', () => {
     expect(r.resolutions.map((x) => x.method)).toEqual([...ops.map(() => 'threshold:yoy_pct'), ...ops.map(() => 'threshold:mom_pct')]);
     expect(fred.requests).toHaveLength(1);
     expect(fred.requests[0]!.searchParams.get('observation_start')).toBe('2025-01-01');
-    expect(fred.requests[0]!.searchParams.get('observation_end')).toBe('2026-01-01');
+    expect(fred.requests[0]!.searchParams.get('observation_end')).toBe('2026-11-21'); // up to today
   });
 
   it('CPI YoY for October 2026: 324.122 / 314.540 (the year-earlier value as published on 2026-11-13) = +3.05%', async () => {
@@ -250,6 +250,18 @@ describe('resolveThresholdQuestions: open questions and failures', () => {
     expect(r.skipped.map((s) => s.question_id)).toEqual([a.question_id, b.question_id, c.question_id]);
     for (const s of r.skipped) expect(s.reason).toMatch(/^not yet published/);
     expect(fred.requests.map((u) => u.searchParams.get('series_id'))).toEqual(['CPIAUCSL']);
+  });
+
+  it('an observation_date the series does not have (UNRATE 2026-08-31) says so, not "not yet published" for ever', async () => {
+    const { r } = await outcomes([spec('UNRATE', '2026-08-31', 'level', '>=', 4.5), spec('UNRATE', '2026-09-01', 'level', '>=', 4.5)]);
+    expect(r.resolutions).toHaveLength(1);
+    expect(r.skipped).toEqual([
+      {
+        question_id: spec('UNRATE', '2026-08-31', 'level', '>=', 4.5).question_id,
+        reason: expect.stringMatching(/^no UNRATE observation dated 2026-08-31, though a later one is published \(2026-09-01\): observation_date is not a date of this series/),
+      },
+    ]);
+    expect(fred.requests).toHaveLength(1);
   });
 
   it('"." is no value: the question stays open', async () => {
