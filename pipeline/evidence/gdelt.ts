@@ -9,20 +9,26 @@
  * The base URL is `QUORUM_GDELT_URL` (default https://api.gdeltproject.org). Requests go through
  * the shared source HTTP client (rate limit, retries on 429/5xx/cut-off bodies, Retry-After up to a
  * cap, a total deadline). GDELT asks for at most one request every 5 seconds: that is the default
- * pacing (`minIntervalMs`). GDELT's JSON is not always valid: a title can carry an escape JSON
- * does not have (`\'`, alex9smith/gdelt-doc-api#26 "Invalid \escape") or a raw control character,
- * which made the whole answer unreadable (retried twice, then no GDELT evidence for the question);
- * {@link parseGdeltJson} reads such a body. Questions take turns (one retrieval at a time, in the order asked) and a
- * request's deadline starts with its turn: started together, as `gatherEvidence` starts 8, each
- * request's deadline (20 s) also covered its wait behind the others in the client's pacing queue,
- * so with the 5 s pacing every question past the fourth timed out without being sent.
+ * pacing (`minIntervalMs`).
  *
- * An outage does not hold a run: after `breakAfter` (3) requests in a row fail for want of GDELT
- * (timeout, network error, 5xx or 429 after the retries), GDELT is not asked for `pauseMs` (10 min)
- * and every question meanwhile fails at once with kind `paused`, naming the last failure (the run
- * logs the count per kind); the first request after the pause decides whether it stays paused.
- * Taking turns, a silent GDELT would otherwise cost each question its 20 s deadline. GDELT answers some bad queries with a 200 and a plain-text message; the
- * client reports it as invalid JSON and the question simply gets no GDELT evidence.
+ * Turns: questions take turns (one retrieval at a time, in the order asked) and a request's
+ * deadline starts with its turn. Started together, as `gatherEvidence` starts 8, each request's
+ * deadline (20 s) also covered its wait behind the others in the client's pacing queue, so with
+ * the 5 s pacing every question past the fourth timed out without being sent.
+ *
+ * Outages: after `breakAfter` (3) requests in a row fail for want of GDELT (timeout, network
+ * error, 5xx or 429 after the retries), GDELT is not asked for `pauseMs` (10 min) and every
+ * question meanwhile fails at once with kind `paused`, naming the last failure (the run logs the
+ * count per kind); the first request after the pause decides whether it stays paused. Taking
+ * turns, a silent GDELT would otherwise cost each question its 20 s deadline.
+ *
+ * GDELT's answers ({@link parseGdeltJson}): its JSON is not always valid (a title can carry an
+ * escape JSON does not have, `\'`, alex9smith/gdelt-doc-api#26 "Invalid \escape", or a raw control
+ * character), which made the whole answer unreadable; such a body is read leniently. GDELT answers
+ * a query it refuses with a 200 and a plain-text message (gdelt-doc-api: "Sometimes the API
+ * responds to an invalid request with a 200 status code and a text/html content type"): the
+ * question gets no GDELT evidence, an error of kind `refused` quoting the message, and the
+ * request is not repeated (it was retried twice as a cut-off body, 10 s of pacing for nothing).
  *
  * As of: the request ends at the run's as-of time and every article whose `seendate` is after it
  * (or unreadable) is dropped, whatever the server returned. GDELT only searches a rolling window
@@ -59,6 +65,15 @@ export interface GdeltOptions {
   client?: SourceClient;
 }
 
+/** GDELT's plain-text answer to a query it refuses (kind `refused`); not retried. */
+export class GdeltRefusal extends Error {
+  override readonly name = 'GdeltRefusal';
+  readonly kind = 'refused';
+  constructor(readonly said: string) {
+    super(`GDELT refused the query: ${said || '(empty answer)'}`);
+  }
+}
+
 /** A question not sent to GDELT while it is paused after an outage (kind `paused`). */
 export class GdeltPausedError extends Error {
   override readonly name = 'GdeltPausedError';
@@ -82,13 +97,17 @@ const articleSchema = z.object({
 /**
  * GDELT's body as JSON, tolerating its known defects: an invalid escape (a backslash before a
  * character JSON does not escape, as in `Fed\'s`) keeps the character without the backslash, and
- * a raw control character becomes a space. A body that is still not JSON (cut off, or GDELT's
- * plain-text error message) throws, as JSON.parse does.
+ * a raw control character becomes a space. A body that is not JSON at all (neither empty nor
+ * starting with `{` or `[`) is GDELT's message refusing the query: a {@link GdeltRefusal}, returned
+ * (the provider throws it), so the client does not ask again. A body still not JSON (cut off, or
+ * empty) throws, as JSON.parse does, and the client retries it.
  */
 export function parseGdeltJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
+    // GDELT's message for a query it refuses: not JSON at all (a cut-off body starts like JSON).
+    if (text.trim() !== '' && !/^\s*[[{]/.test(text)) return new GdeltRefusal(text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 300));
     const repaired = text
       .replace(/\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})|\\/g, (m) => (m.length > 1 ? m : ''))
       .replace(/[\u0000-\u001f]/g, ' ');
@@ -208,6 +227,7 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
     url.searchParams.set('enddatetime', gdeltDateTime(o.asOf));
     url.searchParams.set('sort', 'DateDesc');
     const body = await client.getRaw(url, o.signal);
+    if (body instanceof GdeltRefusal) throw body;
     const articles = (body && typeof body === 'object' && Array.isArray((body as { articles?: unknown }).articles))
       ? ((body as { articles: unknown[] }).articles)
       : [];

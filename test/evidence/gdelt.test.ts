@@ -120,6 +120,17 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(1); // read at once, not retried as a cut-off body
   });
 
+  it("a query GDELT refuses (200, a plain-text message) is kind 'refused', quoting GDELT, and not asked again", async () => {
+    // GDELT's answer to a quoted phrase it finds too short, as reported by its users (200, text/html).
+    server = await startReplayServer([
+      { path: '/api/v2/doc/doc', responses: [{ status: 200, body: 'The specified phrase is too short.\n', headers: { 'content-type': 'text/html; charset=utf-8' } }] },
+    ]);
+    const g = await gatherEvidence([question], { providers: [provider(server.url)], asOf, maxPerQuestion: 5 });
+    expect(g.errors).toEqual([expect.objectContaining({ provider: 'gdelt', kind: 'refused', message: 'GDELT refused the query: The specified phrase is too short.' })]);
+    expect(g.byQuestion.get(question.question_id)).toEqual([]);
+    expect(server.log).toHaveLength(1); // was retried twice as a cut-off body (10 s of GDELT's pacing)
+  });
+
   it('no match ({} without articles) is no evidence; a query of stop words only sends nothing', async () => {
     server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json({})] }]);
     expect(await provider(server.url).retrieve(question, { asOf, limit: 5 })).toEqual([]);
