@@ -138,15 +138,21 @@ const STOP = new Set(
     'price above below higher lower new per one two three').split(/\s+/),
 );
 
+/** Shortest quoted phrase GDELT runs: shorter ones fail the whole query ("The specified phrase is too short."). */
+const MIN_PHRASE_CHARS = 5;
+
 /**
  * The GDELT query of a question: up to `max` distinctive words of its title (proper nouns first,
  * then longer words), ANDed. Words shorter than 3 characters, stop words and bare numbers are left
- * out (GDELT rejects too-short terms). Returns null when nothing usable is left.
+ * out (GDELT rejects too-short terms). A word with punctuation inside is sent as a quoted phrase,
+ * and left out when shorter than 5 characters: GDELT refuses the whole query for a short quoted
+ * phrase, and "U.S." (as `"U.S"`) is in many titles. Returns null when nothing usable is left.
  */
 export function gdeltQuery(title: string, max = 4): string | null {
   const words = (title.match(/[\p{L}\p{N}][\p{L}\p{N}'’.-]*/gu) ?? [])
     .map((w) => w.replace(/['’.-]+$/u, '').replace(/['’]s$/u, ''))
-    .filter((w) => w.length >= 3 && !STOP.has(w.toLowerCase()) && !/^\d+([.,]\d+)?%?$/.test(w));
+    .filter((w) => w.length >= 3 && !STOP.has(w.toLowerCase()) && !/^\d+([.,]\d+)?%?$/.test(w))
+    .filter((w) => !/[^\p{L}\p{N}]/u.test(w) || w.replace(/"/g, '').length >= MIN_PHRASE_CHARS);
   const seen = new Set<string>();
   const unique = words.filter((w) => !seen.has(w.toLowerCase()) && seen.add(w.toLowerCase()));
   const ranked = unique

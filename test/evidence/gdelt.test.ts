@@ -131,6 +131,25 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(1); // was retried twice as a cut-off body (10 s of GDELT's pacing)
   });
 
+  it('a title with "U.S." gets evidence: no quoted phrase GDELT finds too short is sent', async () => {
+    // GDELT refuses a whole query whose quoted phrase is shorter than 5 characters (as its users report).
+    server = await startReplayServer([
+      {
+        path: '/api/v2/doc/doc',
+        responses: (req) =>
+          /"[^"]{1,4}"/.test(req.query.get('query') ?? '')
+            ? { status: 200, body: 'The specified phrase is too short.', headers: { 'content-type': 'text/html' } }
+            : json(ARTICLES),
+      },
+    ]);
+    const us = { ...question, title: 'Will the U.S. enter a recession in 2026?' };
+    const items = await provider(server.url).retrieve(us, { asOf, limit: 5 });
+    expect(items).toHaveLength(3);
+    expect(server.log[0]!.query.get('query')).toBe('enter recession'); // was "U.S" enter recession: refused
+    expect(gdeltQuery('Will the E.U. fine Apple over the U.K. App Store case?')).toBe('fine Apple App Store');
+    expect(gdeltQuery("Will OpenAI's GPT-5 be released?")).toBe('OpenAI "GPT-5" released'); // 5 characters: kept
+  });
+
   it('no match ({} without articles) is no evidence; a query of stop words only sends nothing', async () => {
     server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json({})] }]);
     expect(await provider(server.url).retrieve(question, { asOf, limit: 5 })).toEqual([]);
