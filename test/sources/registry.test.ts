@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSources, loadSourcesFile, parseSources, SOURCE_KINDS, sourceBySlug, SourceRegistryError } from '../../pipeline/sources/registry.ts';
 import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
+import { GDELT_SOURCE_SLUG } from '../../pipeline/evidence/gdelt.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 describe('source registry', () => {
@@ -30,6 +31,10 @@ describe('source registry', () => {
       expect(SOURCE_KINDS).toContain(r.kind);
     }
     expect(new Set(rows.map((r) => r.source_slug)).size).toBe(rows.length);
+  });
+
+  it('names every source the evidence providers write (GDELT evidence had no source name in evidence_used)', () => {
+    expect(sourceBySlug(GDELT_SOURCE_SLUG)).toMatchObject({ kind: 'secondary_reporting', url: 'https://www.gdeltproject.org' });
   });
 
   it('looks sources up by slug', () => {
