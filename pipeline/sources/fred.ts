@@ -104,6 +104,22 @@ export interface FredObservationsQuery {
   start: string;
   /** Last observation date wanted, YYYY-MM-DD. */
   end: string;
+  /**
+   * First day of the real-time period (default `start`). FRED refuses one after its own today
+   * ("Variable realtime_start can not be after today's date"), which is US Central time, a day
+   * behind UTC in the first hours of a UTC day: see {@link realtimeStartFor}.
+   */
+  realtimeStart?: string;
+}
+
+/**
+ * The real-time period's first day for observations from `start`, asked at `now`: `start`, but
+ * never after the day before now's UTC date (FRED's today, US Central, is never earlier), so a
+ * daily series' question dated today is not a 400 between 00:00 UTC and midnight in St. Louis.
+ */
+export function realtimeStartFor(start: string, now: Date): string {
+  const yesterday = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - 1)).toISOString().slice(0, 10);
+  return start < yesterday ? start : yesterday;
 }
 
 /**
@@ -117,7 +133,7 @@ export function fredObservationsUrl(baseUrl: string, apiKey: string, q: FredObse
   url.searchParams.set('file_type', 'json');
   url.searchParams.set('observation_start', q.start);
   url.searchParams.set('observation_end', q.end);
-  url.searchParams.set('realtime_start', q.start);
+  url.searchParams.set('realtime_start', q.realtimeStart ?? q.start);
   url.searchParams.set('realtime_end', FRED_REALTIME_LAST);
   return url;
 }

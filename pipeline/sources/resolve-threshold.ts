@@ -41,7 +41,7 @@ import type { Logger } from '../log.ts';
 import type { Row } from './registry.ts';
 import type { SourceClient } from './http-client.ts';
 import type { Operator, ThresholdSpec } from '../questions/question-file.ts';
-import { FRED_API_KEY_ENV, FredError, fetchFredObservations, firstRelease, fredSeriesUrl, redactKey, valueAsOf, type FredSeriesData } from './fred.ts';
+import { FRED_API_KEY_ENV, FredError, fetchFredObservations, firstRelease, fredSeriesUrl, realtimeStartFor, redactKey, valueAsOf, type FredSeriesData } from './fred.ts';
 
 export interface ResolveContext {
   client: SourceClient;
@@ -236,7 +236,7 @@ export async function resolveThresholdQuestions(specs: ThresholdSpec[], ctx: Res
       const end = today;
       let data: FredSeriesData;
       try {
-        data = await fetchFredObservations(ctx.client, { baseUrl: ctx.baseUrl, apiKey: ctx.apiKey }, { seriesId, start, end }, ctx.signal);
+        data = await fetchFredObservations(ctx.client, { baseUrl: ctx.baseUrl, apiKey: ctx.apiKey }, { seriesId, start, end, realtimeStart: realtimeStartFor(start, now) }, ctx.signal);
       } catch (e) {
         const reason = e instanceof FredError ? e.message : redactKey(`FRED ${seriesId}: ${String((e as Error)?.message ?? e)}`, ctx.apiKey);
         logger.warn({ series_id: seriesId, source_url: fredSeriesUrl(seriesId), questions: indexes.length, reason }, 'FRED series skipped');

@@ -385,6 +385,19 @@ describe('a daily series with years of vintages (DFF in ALFRED)', () => {
       await daily.close();
     }
   });
+
+  it("a question dated today UTC, asked while it is still yesterday in St. Louis, is not a 400 (FRED's today is US Central)", async () => {
+    // 03:00 UTC on 2026-11-21 is 21:00 on 2026-11-20 in St. Louis: FRED's today is 2026-11-20.
+    const stLouis = await startFredReplay({ apiKey: KEY, today: '2026-11-20', series: { DFFD: dailyVintages() } });
+    try {
+      const r = await resolveThresholdQuestions([spec('DFFD', '2026-11-21', 'level', '<', 4)], ctx({ baseUrl: stLouis.url, now: new Date('2026-11-21T03:00:00Z') }));
+      expect(r.failed_requests).toEqual([]);
+      expect(r.skipped).toEqual([{ question_id: spec('DFFD', '2026-11-21', 'level', '<', 4).question_id, reason: 'not yet published: no DFFD observation for 2026-11-21' }]);
+      expect(stLouis.requests[0]!.searchParams.get('realtime_start')).toBe('2026-11-20');
+    } finally {
+      await stLouis.close();
+    }
+  });
 });
 
 describe('data/questions/example.yaml end to end against the replay', () => {
