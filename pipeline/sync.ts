@@ -34,7 +34,7 @@ import { createSourceClient } from './sources/http-client.ts';
 import { fredConfigFromEnv, FRED_API_KEY_ENV, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
 import { resolveThresholdQuestions, type ThresholdResolutions } from './sources/resolve-threshold.ts';
 import { loadQuestionFiles } from './questions/question-file.ts';
-import { createVenueAdapters, loadVenueConfig, VenueSyncError, type VenueSyncResult } from './venues/index.ts';
+import { createVenueAdapters, loadVenueConfig, VenueSyncError, type TrackedMarket, type VenueSyncResult } from './venues/index.ts';
 
 type Rows = Partial<Record<RawTableName, readonly object[]>>;
 
@@ -137,6 +137,28 @@ async function closeTimeVersions(
     close_time: close.get(q.question_id)!,
     ingested_at: opts.now,
   }));
+}
+
+/** A row of sql/pipeline/tracked_markets.sql. */
+interface TrackedRow {
+  question_id: string;
+  venue_market_id: string;
+  close_time: string | null;
+  last_observed_at: string | null;
+  resolved: boolean;
+  resolved_outcome: number | null;
+  resolved_at: string | null;
+}
+
+function trackedMarket(t: TrackedRow): TrackedMarket {
+  const date = (s: string | null) => (s === null ? null : new Date(s));
+  return {
+    question_id: t.question_id,
+    venue_market_id: t.venue_market_id,
+    close_time: date(t.close_time),
+    last_observed_at: date(t.last_observed_at),
+    resolution: t.resolved ? { outcome: t.resolved_outcome, resolved_at: date(t.resolved_at) } : null,
+  };
 }
 
 interface Skip {
@@ -242,15 +264,10 @@ async function syncOutside(
   const adapters = createVenueAdapters(venueConfig);
   const results = await Promise.all(
     adapters.map(async (adapter) => {
-      const tracked = (
-        await queryFile<{ question_id: string; venue_market_id: string; close_time: string | null; last_observed_at: string | null }>(conn, 'pipeline/tracked_markets.sql', {
-          venue: adapter.venue,
-        })
-      ).map((t) => ({
-        ...t,
-        close_time: t.close_time === null ? null : new Date(t.close_time),
-        last_observed_at: t.last_observed_at === null ? null : new Date(t.last_observed_at),
-      }));
+      const tracked = (await queryFile<TrackedRow>(conn, 'pipeline/tracked_markets.sql', {
+        venue: adapter.venue,
+        recheck_since: new Date(opts.now.getTime() - venueConfig.resolutionRecheckDays * 86_400_000).toISOString(),
+      })).map(trackedMarket);
       try {
         // The adapter binds `venue` on its own child logger (binding it here too repeated the key).
         return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, signal: opts.signal, logger: log }), error: null };
@@ -267,6 +284,10 @@ async function syncOutside(
     const r = result as VenueSyncResult | null;
     const rows: Rows = r ? await onlyNewLifecycle(conn, opts.root, r as unknown as Rows) : {};
     const written = await writeRows(conn, opts, rows);
+    // beside the first record (one per question otherwise), keyed by the sync that saw the change
+    if (r?.amended_resolutions.length) {
+      written.resolutions_amended = (await appendRaw(conn, opts.root, 'resolutions', r.amended_resolutions, opts.partition, { key: ['question_id', 'retrieved_at'] })).written;
+    }
     const versions = await closeTimeVersions(conn, opts, r?.close_time_changes ?? []);
     // keyed by sync, not by close time: a close moved back to an earlier value is a new version too
     if (versions.length > 0) {
@@ -285,7 +306,7 @@ async function syncOutside(
       const fred = fredConfigFromEnv(env);
       await createRawViews(conn, opts.root);
       const open = new Set(
-        (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum' })).map((r) => r.question_id),
+        (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum', recheck_since: 'infinity' })).map((r) => r.question_id),
       );
       const client = createSourceClient({ requestsPerInterval: FRED_REQUESTS_PER_MINUTE, intervalMs: 60_000 });
       const resolved = await resolveThresholdQuestions(

@@ -22,6 +22,7 @@
  * | QUORUM_BACKFILL_GAP_HOURS | 6: a tracked market unobserved this long gets its gap filled from the venue's price history |
  * | QUORUM_BACKFILL_DAYS | 14: how far back a gap is filled at most |
  * | QUORUM_BACKFILL_MAX_MARKETS | 100 markets per venue per sync (0: no backfill) |
+ * | QUORUM_RESOLUTION_RECHECK_DAYS | 7: a market resolved this recently is looked up again each sync, and a resolution its venue changed (reversed, annulled) is recorded (0: never) |
  * | QUORUM_KALSHI_RPS | 10 (basic tier: 20 reads/s; half, since windows can burst) |
  * | QUORUM_MANIFOLD_RPS | 7 (documented 500 requests/min per IP ≈ 8.3/s) |
  * | QUORUM_METACULUS_RPS | 1 (no published limit; conservative) |
@@ -45,6 +46,8 @@ export interface VenueConfig {
   maxPages: number;
   timeoutMs: number;
   retries: number;
+  /** Days after its resolution a market is still looked up for an amended one (0: never). */
+  resolutionRecheckDays: number;
   polymarket: { gammaUrl: string; clobUrl: string; rate: VenueRate; clobRate: VenueRate };
   /** Gap backfill from venues' price histories (pipeline/venues/core.ts). */
   backfill: BackfillOptions;
@@ -97,6 +100,7 @@ const EnvSchema = z.object({
   QUORUM_BACKFILL_GAP_HOURS: decimalNumber(z.number().positive().max(24 * 365)).default(DEFAULT_BACKFILL.gapMs / 3_600_000),
   QUORUM_BACKFILL_DAYS: decimalNumber(z.number().positive().max(365)).default(DEFAULT_BACKFILL.lookbackMs / 86_400_000),
   QUORUM_BACKFILL_MAX_MARKETS: wholeNumber(0, 100_000).default(DEFAULT_BACKFILL.maxMarkets),
+  QUORUM_RESOLUTION_RECHECK_DAYS: decimalNumber(z.number().nonnegative().max(365)).default(7),
 });
 
 /** Requests per second as a p-queue window: whole requests per second, or one per 1/rps s. */
@@ -124,6 +128,7 @@ export function loadVenueConfig(env: NodeJS.ProcessEnv = process.env): VenueConf
     maxPages: e.QUORUM_VENUE_MAX_PAGES,
     timeoutMs: e.QUORUM_VENUE_TIMEOUT_MS,
     retries: e.QUORUM_VENUE_RETRIES,
+    resolutionRecheckDays: e.QUORUM_RESOLUTION_RECHECK_DAYS,
     polymarket: {
       gammaUrl: e.QUORUM_POLYMARKET_GAMMA_URL,
       clobUrl: e.QUORUM_POLYMARKET_CLOB_URL,

@@ -206,10 +206,12 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const tracked = new Map<string, string>();
   const lastObserved = new Map<string, Date>();
   const storedClose = new Map<string, Date | null>();
+  const storedResolution = new Map<string, { outcome: number | null; resolved_at: Date | null }>();
   for (const t of ctx.tracked) {
     tracked.set(t.venue_market_id, t.question_id);
     if (t.last_observed_at) lastObserved.set(t.question_id, t.last_observed_at);
     if (t.close_time !== undefined) storedClose.set(t.question_id, t.close_time);
+    if (t.resolution) storedResolution.set(t.question_id, t.resolution);
   }
   const backfill = { ...DEFAULT_BACKFILL, ...options.backfill };
   const gaps: { qid: string; market: MarketSnapshot; from: Date }[] = [];
@@ -219,6 +221,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     questions: [],
     market_prices: [],
     resolutions: [],
+    amended_resolutions: [],
     lifecycle_events: [],
     close_time_changes: [],
     skipped: [],
@@ -268,7 +271,41 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     !(filters.minForecasters !== undefined && m.forecasters !== null && m.forecasters < filters.minForecasters) &&
     !(m.close_time !== null && m.close_time.getTime() > closeLimit);
 
+  /**
+   * A market resolved in the warehouse, rechecked: a resolution the venue changed since (Manifold
+   * re-resolves, Kalshi amends, a resolution annulled) is a new record, dated by the venue when it
+   * says a later time, else by this sync (so it is the question's latest, and a run dated before
+   * the change does not see it); the same resolution again adds nothing.
+   */
+  const recheckResolution = (qid: string, m: MarketSnapshot, stored: { outcome: number | null; resolved_at: Date | null }) => {
+    if (m.state !== 'resolved' && m.state !== 'annulled') {
+      if (m.state === 'open') result.warnings.push(`${qid} is resolved in the warehouse but open again on ${name}: the stored resolution stands`);
+      return;
+    }
+    const r = m.resolution!;
+    if (r.outcome === stored.outcome) return;
+    const later = r.resolved_at && (!stored.resolved_at || r.resolved_at.getTime() > stored.resolved_at.getTime());
+    const at = later ? r.resolved_at! : now;
+    const label = (o: number | null) => (o === null ? 'annulled' : o === 1 ? 'YES' : 'NO');
+    result.amended_resolutions.push({
+      question_id: qid,
+      outcome: r.outcome,
+      resolved_at: at,
+      source_slug: venue,
+      source_url: m.url,
+      evidence_excerpt: r.evidence_excerpt,
+      retrieved_at: now,
+      method: r.method,
+      annulled_reason: r.annulled_reason,
+    });
+    result.lifecycle_events.push({
+      question_id: qid, state: m.state, at, reason: `resolution amended on ${name}: ${label(stored.outcome)} before, ${label(r.outcome)} now`,
+    });
+  };
+
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
+    const resolved = storedResolution.get(qid);
+    if (resolved) return recheckResolution(qid, m, resolved);
     // The venue moved the close (Manifold creators extend or close early, Kalshi closes early):
     // the stored one would show an open market closed, or keep forecasting a closed one.
     const stored = storedClose.get(qid);

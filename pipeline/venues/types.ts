@@ -38,7 +38,7 @@ export interface DiscoveryFilters {
   maxMarkets?: number;
 }
 
-/** A market already in the warehouse and not resolved. */
+/** A market already in the warehouse: not resolved, or resolved recently (rechecked for amendments). */
 export interface TrackedMarket {
   question_id: string;
   venue_market_id: string;
@@ -52,6 +52,12 @@ export interface TrackedMarket {
    * reports another one, the sync lists it in `close_time_changes`.
    */
   close_time?: Date | null;
+  /**
+   * Its resolution as the warehouse holds it (the latest record), for a market resolved within the
+   * recheck window (QUORUM_RESOLUTION_RECHECK_DAYS); absent or null: not resolved. Such a market is
+   * only checked for an amended resolution (`amended_resolutions`): no price, no lifecycle.
+   */
+  resolution?: { outcome: number | null; resolved_at: Date | null } | null;
 }
 
 export interface VenueSyncContext {
@@ -73,6 +79,12 @@ export interface VenueSyncResult {
   questions: Row<'questions'>[];
   market_prices: Row<'market_prices'>[];
   resolutions: Row<'resolutions'>[];
+  /**
+   * Resolutions of tracked markets that the venue changed after the warehouse recorded one (an
+   * outcome reversed, a resolution annulled or an annulment resolved): the caller appends them as
+   * new records beside the first (raw `resolutions` otherwise keeps one per question).
+   */
+  amended_resolutions: Row<'resolutions'>[];
   lifecycle_events: Row<'lifecycle_events'>[];
   /**
    * Tracked markets whose close time on the venue is not the stored one (a close date extended,

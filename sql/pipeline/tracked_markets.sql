@@ -1,8 +1,11 @@
 -- Markets of one venue that the warehouse tracks: known questions with no outcome or annulment
--- recorded yet. Each sync records a price for them and checks whether they resolved;
--- last_observed_at (the latest price observation, NULL if none) lets it fill a gap left by
--- missed syncs from the venue's price history; close_time (the latest version's) lets it notice
--- that the venue moved the market's close.
+-- recorded yet, and those whose latest resolution is dated at or after $recheck_since (a
+-- TIMESTAMP as text; 'infinity': none), which the venue may still amend. Each sync records a price
+-- for the unresolved ones and checks whether they resolved; last_observed_at (the latest price
+-- observation, NULL if none) lets it fill a gap left by missed syncs from the venue's price
+-- history; close_time (the latest version's) lets it notice that the venue moved the market's
+-- close; resolved (with the latest resolution's outcome and resolved_at, as
+-- sql/derive/10_questions.sql picks it) marks a resolved market, only checked for an amendment.
 WITH latest AS (
   SELECT question_id, venue, venue_market_id, close_time FROM raw_questions
   QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at DESC) = 1
@@ -12,10 +15,18 @@ last_price AS (
   FROM raw_market_prices
   WHERE venue = $venue
   GROUP BY question_id
+),
+resolution AS (
+  SELECT question_id, arg_max(outcome, (resolved_at, retrieved_at)) AS outcome,
+         arg_max(resolved_at, (resolved_at, retrieved_at)) AS resolved_at
+  FROM raw_resolutions
+  GROUP BY question_id
 )
-SELECT l.question_id, l.venue_market_id, l.close_time, p.last_observed_at
+SELECT l.question_id, l.venue_market_id, l.close_time, p.last_observed_at,
+       r.question_id IS NOT NULL AS resolved, r.outcome AS resolved_outcome, r.resolved_at
 FROM latest l
 LEFT JOIN last_price p USING (question_id)
+LEFT JOIN resolution r USING (question_id)
 WHERE l.venue = $venue
-  AND l.question_id NOT IN (SELECT question_id FROM raw_resolutions)
+  AND (r.question_id IS NULL OR r.resolved_at >= $recheck_since::TIMESTAMP)
 ORDER BY l.question_id;

@@ -16,7 +16,7 @@ import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'))[0];
 const tmp = tempDir('quorum-sync-res-');
 const questionsDir = tempDir('quorum-sync-res-q-');
-let phase: 'open' | 'resolved' = 'open';
+let phase: 'open' | 'resolved' | 'reversed' = 'open';
 /** Close times of the markets whose close the creator moves (Manifold: POST /v0/market/{id}/close). */
 const closeOf: Record<string, number> = {};
 let manifold: ReplayServer;
@@ -28,8 +28,8 @@ const open = (id: string) => ({ ...fixture, id, isResolved: false, closeTime: cl
  * Resolved YES. Manifold's LiteMarket documents `resolutionTime` as optional (`resolutionTime?:
  * number`); here it is absent.
  */
-function resolvedWithoutTime(id: string) {
-  const { resolutionTime: _omitted, ...m } = { ...open(id), isResolved: true, resolution: 'YES', closeTime: Date.now() - 60_000, resolutionTime: 0 };
+function resolvedWithoutTime(id: string, resolution = 'YES') {
+  const { resolutionTime: _omitted, ...m } = { ...open(id), isResolved: true, resolution, closeTime: Date.now() - 60_000, resolutionTime: 0 };
   return m;
 }
 
@@ -52,7 +52,7 @@ beforeAll(async () => {
       path: /^\/v0\/market\/[^/]+$/,
       responses: (req) => {
         const id = req.path.split('/').pop()!;
-        return json(phase === 'open' || id in closeOf ? open(id) : resolvedWithoutTime(id));
+        return json(phase === 'open' || id in closeOf ? open(id) : resolvedWithoutTime(id, phase === 'reversed' ? 'NO' : 'YES'));
       },
     },
   ]);
@@ -128,5 +128,39 @@ describe("what venues say of tracked markets reaches the snapshot", () => {
     const current = readFileSync(join(tmp.dir, 'CURRENT'), 'utf8').trim();
     const [q] = await query(`SELECT status, outcome FROM read_parquet('${join(tmp.dir, 'snapshots', current, 'questions.parquet')}') WHERE question_id = 'manifold:NoTimeYes01'`);
     expect(q).toMatchObject({ status: 'resolved', outcome: 1 });
+  });
+  it('a resolution the venue reverses within the recheck window is recorded beside the first, published, and announced again with the outcome it replaces', async () => {
+    const snapshotQuestion = async () => {
+      const current = readFileSync(join(tmp.dir, 'CURRENT'), 'utf8').trim();
+      return (await query(`SELECT status, outcome FROM read_parquet('${join(tmp.dir, 'snapshots', current, 'questions.parquet')}') WHERE question_id = 'manifold:NoTimeYes01'`))[0];
+    };
+    expect(await snapshotQuestion()).toMatchObject({ status: 'resolved', outcome: 1 }); // the previous test's run
+    const lookups = () => manifold.log.filter((r) => r.path === '/v0/market/NoTimeYes01').length;
+    const before = lookups();
+    expect((await quorumAsync(['sync'], env)).status).toBe(0); // still YES: looked up, nothing added
+    expect(lookups()).toBe(before + 1);
+    phase = 'reversed';
+    const sync = await quorumAsync(['sync', '--json'], env);
+    expect(sync.status, sync.stderr).toBe(0);
+    expect(JSON.parse(sync.stdout).sources.find((x: { source: string }) => x.source === 'venue:manifold')?.written).toMatchObject({ resolutions_amended: 1 });
+    expect((await quorumAsync(['sync'], env)).status).toBe(0); // the same NO again: nothing more
+    const res = await query(`SELECT outcome FROM read_parquet('${rawGlob(tmp.dir, 'resolutions')}', hive_partitioning = false) ORDER BY retrieved_at`);
+    expect(res.map((r) => r.outcome)).toEqual([1, 0]);
+
+    const run = await quorumAsync(['run', '--score-only'], env);
+    expect(run.status, run.stderr).toBe(0);
+    expect(await snapshotQuestion()).toMatchObject({ status: 'resolved', outcome: 0 });
+    const events = await query(
+      `SELECT data FROM read_parquet('${rawGlob(tmp.dir, 'events')}', hive_partitioning = false) WHERE type = 'question.resolved' AND question_id = 'manifold:NoTimeYes01' ORDER BY seq`,
+    );
+    expect(events.map((e) => JSON.parse(String(e.data)))).toMatchObject([
+      { outcome: 1, previous_outcome: null },
+      { outcome: 0, previous_outcome: 1, previous_status: 'resolved' },
+    ]);
+
+    // outside the recheck window the market is not looked up again
+    const after = lookups();
+    expect((await quorumAsync(['sync'], { ...env, QUORUM_RESOLUTION_RECHECK_DAYS: '0' })).status).toBe(0);
+    expect(lookups()).toBe(after);
   });
 });
