@@ -271,6 +271,22 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     !(filters.minForecasters !== undefined && m.forecasters !== null && m.forecasters < filters.minForecasters) &&
     !(m.close_time !== null && m.close_time.getTime() > closeLimit);
 
+  /** The `resolutions` record of a market the venue resolved or annulled, dated `at`. */
+  const resolutionRow = (qid: string, m: MarketSnapshot, at: Date): Row<'resolutions'> => {
+    const r = m.resolution!;
+    return {
+      question_id: qid,
+      outcome: r.outcome,
+      resolved_at: at,
+      source_slug: venue,
+      source_url: m.url,
+      evidence_excerpt: r.evidence_excerpt,
+      retrieved_at: now,
+      method: r.method,
+      annulled_reason: r.annulled_reason,
+    };
+  };
+
   /**
    * A market resolved in the warehouse, rechecked: a resolution the venue changed since (Manifold
    * re-resolves, Kalshi amends, a resolution annulled) is a new record, dated by the venue when it
@@ -287,17 +303,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     const later = r.resolved_at && (!stored.resolved_at || r.resolved_at.getTime() > stored.resolved_at.getTime());
     const at = later ? r.resolved_at! : now;
     const label = (o: number | null) => (o === null ? 'annulled' : o === 1 ? 'YES' : 'NO');
-    result.amended_resolutions.push({
-      question_id: qid,
-      outcome: r.outcome,
-      resolved_at: at,
-      source_slug: venue,
-      source_url: m.url,
-      evidence_excerpt: r.evidence_excerpt,
-      retrieved_at: now,
-      method: r.method,
-      annulled_reason: r.annulled_reason,
-    });
+    result.amended_resolutions.push(resolutionRow(qid, m, at));
     result.lifecycle_events.push({
       question_id: qid, state: m.state, at, reason: `resolution amended on ${name}: ${label(stored.outcome)} before, ${label(r.outcome)} now`,
     });
@@ -336,17 +342,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
         // A stored resolution without one was never visible (sql/derive/10_questions.sql), and the
         // market, no longer tracked, stayed open forever.
         const resolvedAt = r.resolved_at ?? now;
-        result.resolutions.push({
-          question_id: qid,
-          outcome: r.outcome,
-          resolved_at: resolvedAt,
-          source_slug: venue,
-          source_url: m.url,
-          evidence_excerpt: r.evidence_excerpt,
-          retrieved_at: now,
-          method: r.method,
-          annulled_reason: r.annulled_reason,
-        });
+        result.resolutions.push(resolutionRow(qid, m, resolvedAt));
         result.lifecycle_events.push({ question_id: qid, state: m.state, at: resolvedAt, reason: m.state_reason });
         return;
       }
