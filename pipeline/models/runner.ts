@@ -27,6 +27,7 @@
  * |-----------------------------------------|---------|------------------|--------------------|
  * | 429 (Retry-After fits the deadline)     | failed  | rate_limited     | 3 (SDK retries 2)  |
  * | 429 (Retry-After beyond deadline / 60 s)| failed  | rate_limited     | 1                  |
+ * | 429 insufficient_quota (no credit left)  | failed  | quota_exhausted  | 1 (not retried)    |
  * | 5xx                                     | failed  | server_error     | 3                  |
  * | hang / stalled body                     | failed  | timeout          | 1 (deadline)       |
  * | connection refused / reset              | failed  | network          | 3                  |
@@ -98,6 +99,7 @@ export const ERROR_KINDS = [
   'truncated_body',
   'network',
   'budget_exhausted',
+  'quota_exhausted',
   'other',
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
@@ -216,7 +218,8 @@ export function createModelClients(
 /**
  * A fetch for the SDK that (1) counts the HTTP requests of each call and (2) tells the SDK not to
  * retry (`x-should-retry: false`) when the server's Retry-After would outlast the call's deadline
- * or MAX_RETRY_AFTER_MS: the SDK otherwise sleeps whatever the server asks, unabortably.
+ * or MAX_RETRY_AFTER_MS (the SDK otherwise sleeps whatever the server asks, unabortably), or when
+ * the 429 says the account has no quota left (`insufficient_quota`: no wait makes it pass).
  */
 function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeof fetch {
   return async (input, init) => {
@@ -227,14 +230,46 @@ function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeo
     if (state) state.requests++;
     const res = await inner(input, { ...init, headers });
     if (res.ok || !state) return res;
-    const waitMs = retryAfterMs(res.headers);
-    if (waitMs === null) return res;
-    const budget = Math.min(state.deadlineAt - Date.now() - 50, MAX_RETRY_AFTER_MS);
-    if (waitMs <= budget) return res;
-    const h = new Headers(res.headers);
-    h.set('x-should-retry', 'false');
-    return new Response(res.body, { status: res.status, statusText: res.statusText, headers: h });
+    if (res.status === 429) {
+      // The body is small (an error object); read it once and hand the SDK a copy.
+      const text = await res.text().catch(() => '');
+      const out = new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+      return isQuotaExhausted(text) || !retryFits(res.headers, state) ? noRetry(out, text) : out;
+    }
+    return retryFits(res.headers, state) ? res : noRetry(res);
   };
+}
+
+/** True unless the server's Retry-After outlasts what is left of the call's deadline (or MAX_RETRY_AFTER_MS). */
+function retryFits(h: Headers, state: CallState): boolean {
+  const waitMs = retryAfterMs(h);
+  if (waitMs === null) return true;
+  return waitMs <= Math.min(state.deadlineAt - Date.now() - 50, MAX_RETRY_AFTER_MS);
+}
+
+/** The response with `x-should-retry: false` (the SDK then gives up at once). */
+function noRetry(res: Response, body?: string): Response {
+  const h = new Headers(res.headers);
+  h.set('x-should-retry', 'false');
+  return new Response(body ?? res.body, { status: res.status, statusText: res.statusText, headers: h });
+}
+
+/**
+ * OpenAI's 429 for an account out of credit (`{"error": {"code": "insufficient_quota", "type":
+ * "insufficient_quota", ...}}`): not a rate limit, retrying cannot succeed (QA: every call of such
+ * a model was sent three times, backed off, and recorded as `rate_limited`).
+ */
+function isQuotaExhausted(body: unknown): boolean {
+  let e: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      e = JSON.parse(body);
+    } catch {
+      return false;
+    }
+  }
+  const err = (e as { error?: { code?: unknown; type?: unknown } } | null)?.error;
+  return err?.code === 'insufficient_quota' || err?.type === 'insufficient_quota';
 }
 
 function retryAfterMs(h: Headers): number | null {
@@ -609,6 +644,9 @@ function classify(err: unknown, deadlineHit: boolean, timeoutMs: number): Outcom
   }
   if (err instanceof OpenAI.APIError) {
     const status = err.status;
+    if (status === 429 && isQuotaExhausted({ error: { code: err.code, type: err.type } })) {
+      return { ok: false, kind: 'quota_exhausted', message: msg };
+    }
     if (status === 429) return { ok: false, kind: 'rate_limited', message: msg };
     if (status === 408) return { ok: false, kind: 'timeout', message: msg };
     if (status !== undefined && status >= 500) return { ok: false, kind: 'server_error', message: msg };

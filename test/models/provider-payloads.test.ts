@@ -1,0 +1,114 @@
+/**
+ * The runner against a loopback server answering with real providers' payloads (not the bundled
+ * simulator): the shapes below are those of OpenAI's API as recorded in the openai-node repository's
+ * test snapshots (tests/lib/__snapshots__/parser.test.ts.snap: a chat.completion with `refusal: null`
+ * and `usage`) and as reported in public issues (langchain-ai/langchainjs#1929: the 429
+ * `insufficient_quota` body of an account out of credit).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ResolvedModel } from '../../pipeline/models/config.ts';
+import { runForecasts, type ForecastTask } from '../../pipeline/models/runner.ts';
+import { json, startReplayServer, type ReplayServer, type ScriptedResponse } from '../helpers/replay-server.ts';
+
+const asOf = new Date('2025-10-26T12:00:00Z');
+
+function task(n: number): ForecastTask {
+  return {
+    mode: 'blind',
+    question: {
+      question_id: `q:${n}`,
+      title: `Will event ${n} happen by 2026?`,
+      description: null,
+      resolution_criteria: 'Resolves YES if it happens.',
+      url: null,
+      created_at: null,
+      close_time: new Date('2026-01-01T00:00:00Z'),
+      category: 'world',
+      domain: 'other',
+    },
+    market: null,
+    evidence: [],
+  };
+}
+
+/** A chat.completion as OpenAI returns it (openai-node's recorded snapshot, content replaced). */
+function completion(content: string | null, opts: { finish?: string; usage?: unknown; message?: Record<string, unknown> } = {}) {
+  const body: Record<string, unknown> = {
+    id: 'chatcmpl-9tZXFjiGKgtrHZeIxvkklWe51DYZp',
+    object: 'chat.completion',
+    created: 1723031665,
+    model: 'gpt-4o-2024-08-06',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null, ...opts.message }, logprobs: null, finish_reason: opts.finish ?? 'stop' }],
+    system_fingerprint: 'fp_2a322c9ffc',
+  };
+  if (opts.usage !== null) body.usage = opts.usage ?? { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };
+  return body;
+}
+
+const FORECAST = JSON.stringify({ probability: 0.65, reasoning: 'Because.', key_factors: ['a factor'] });
+
+let server: ReplayServer | null = null;
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+
+/** One model (priced like gpt-4o) on a loopback server answering `responses` in order. */
+async function modelAnswering(responses: ScriptedResponse[] | ((n: number) => ScriptedResponse)): Promise<ResolvedModel> {
+  let n = 0;
+  server = await startReplayServer([
+    { method: 'POST', path: '/v1/chat/completions', responses: typeof responses === 'function' ? () => responses(n++) : responses },
+  ]);
+  return {
+    id: 'gpt-4o',
+    display_name: 'GPT-4o',
+    base_url: `${server.url}/v1`,
+    api_key_env: 'OPENAI_API_KEY',
+    model: 'gpt-4o',
+    max_concurrency: 1,
+    requests_per_minute: 10_000,
+    price_in_per_mtok: 2.5,
+    price_out_per_mtok: 10,
+    provider: 'openai',
+    response_format: 'json_schema',
+    apiKey: 'sk-test',
+  };
+}
+
+describe('runner: real provider payloads', () => {
+  it('a 429 insufficient_quota (no credit left) is not retried and is recorded as quota_exhausted', async () => {
+    const model = await modelAnswering([
+      json(
+        {
+          error: {
+            message: 'You exceeded your current quota, please check your plan and billing details.',
+            type: 'insufficient_quota',
+            param: null,
+            code: 'insufficient_quota',
+          },
+        },
+        429,
+      ),
+    ]);
+    const t0 = Date.now();
+    const { calls, forecasts } = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(forecasts).toEqual([]);
+    expect(calls[0]).toMatchObject({ status: 'failed', error_kind: 'quota_exhausted', attempts: 1 });
+    expect(calls[0]!.error_message).toMatch(/exceeded your current quota/);
+    expect(server!.log).toHaveLength(1);
+    expect(Date.now() - t0).toBeLessThan(400); // no backoff
+  });
+
+  it('a 429 rate limit (rate_limit_exceeded) is still retried by the SDK, then rate_limited', async () => {
+    const model = await modelAnswering([
+      json(
+        { error: { message: 'Rate limit reached for gpt-4o on requests per min (RPM): Limit 3, Used 3, Requested 1.', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+        429,
+        { 'retry-after': '0.02', 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '20s' },
+      ),
+    ]);
+    const { calls } = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(calls[0]).toMatchObject({ status: 'failed', error_kind: 'rate_limited', attempts: 3 });
+    expect(server!.log).toHaveLength(3);
+  });
+});
