@@ -145,7 +145,10 @@ export interface ModelCallRow {
   /** Summed over every response received (null when none reported usage). */
   tokens_in: number | null;
   tokens_out: number | null;
-  /** From the tokens and the model's prices (null when tokens are unknown). */
+  /**
+   * From the tokens and the model's prices, summed over every response received (null when none
+   * was); a response that reports no usage is costed from its text length (tokens stay null).
+   */
   cost_usd: number | null;
   provider: string;
   /** null for a forecast call; a scenario's conditional call: `<scenario_id>:<k>:<outcomes>`. */
@@ -496,6 +499,8 @@ async function callModel(
   mc.pool?.begin();
   let tokensIn: number | null = null;
   let tokensOut: number | null = null;
+  // USD of every response received: from its usage, else estimated from its text (usageCost).
+  let cost: number | null = null;
   let outcome: Outcome = { ok: false, kind: 'other', message: 'no attempt made' };
 
   try {
@@ -530,6 +535,8 @@ async function callModel(
         tokensIn = (tokensIn ?? 0) + (completion.usage.prompt_tokens ?? 0);
         tokensOut = (tokensOut ?? 0) + (completion.usage.completion_tokens ?? 0);
       }
+      const c = usageCost(model, prompt, completion);
+      if (c !== null) cost = (cost ?? 0) + c;
       outcome = interpret(completion, schema);
       if (outcome.ok) break;
     }
@@ -542,10 +549,6 @@ async function callModel(
     mc.calls.delete(callId);
   }
 
-  const cost =
-    tokensIn === null || tokensOut === null
-      ? null
-      : (tokensIn * model.price_in_per_mtok + tokensOut * model.price_out_per_mtok) / 1e6;
   const call: ModelCallRow = {
     run_id: ctx.runId,
     question_id: task.question.question_id,
@@ -585,6 +588,27 @@ async function callModel(
     };
   });
   return { call, forecasts };
+}
+
+/** Characters per token assumed when a reply reports no usage (English prose; the simulator's rule too). */
+const CHARS_PER_TOKEN = 4;
+
+/**
+ * The cost of one response (USD): from its `usage`, and where it reports none (some
+ * OpenAI-compatible servers and proxies omit it, or a part of it) from the text sent and received
+ * at CHARS_PER_TOKEN. Unknown was counted as free: the run budget never stopped a model whose
+ * replies carry no usage, and the run reported a cost of 0 (QA). `tokens_in`/`tokens_out` stay
+ * what the server reported (null when nothing), so an estimated cost is told by its null tokens.
+ */
+function usageCost(model: ResolvedModel, prompt: RenderedPrompt, completion: OpenAI.Chat.Completions.ChatCompletion): number | null {
+  const u = completion.usage;
+  const reply = completion.choices?.[0]?.message;
+  // Not a completion (a proxy's error object or page with status 200): no cost known.
+  if (!u && !reply) return null;
+  const chars = (s: string | null | undefined) => Math.ceil((s?.length ?? 0) / CHARS_PER_TOKEN);
+  const tin = u?.prompt_tokens ?? chars(prompt.system) + chars(prompt.user);
+  const tout = u?.completion_tokens ?? chars(reply?.content) + chars(reply?.refusal);
+  return (tin * model.price_in_per_mtok + tout * model.price_out_per_mtok) / 1e6;
 }
 
 /** A reply body that is not JSON (SyntaxError) or was cut off by the connection (undici "terminated"). */

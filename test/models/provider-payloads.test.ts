@@ -111,4 +111,30 @@ describe('runner: real provider payloads', () => {
     expect(calls[0]).toMatchObject({ status: 'failed', error_kind: 'rate_limited', attempts: 3 });
     expect(server!.log).toHaveLength(3);
   });
+
+  it('a reply without usage is costed from its text, so the budget stops a model that never reports usage', async () => {
+    // QA: a priced model whose replies omit `usage` cost "0": a $0.000001 budget made every call
+    const model = await modelAnswering([json(completion(FORECAST, { usage: null }))]);
+    const tasks = [1, 2, 3, 4, 5, 6].map(task);
+    const out = await runForecasts({ models: [model], tasks, runId: 'r', asOf, budgetUsd: 0.000001 });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', tokens_in: null, tokens_out: null });
+    expect(out.calls[0]!.cost_usd).toBeGreaterThan(0);
+    expect(out.budgetExhausted).toBe(true);
+    expect(server!.log).toHaveLength(1);
+    expect(out.calls.slice(1).every((c) => c.status === 'skipped' && c.error_kind === 'budget_exhausted')).toBe(true);
+    expect(out.spentUsd).toBe(out.calls[0]!.cost_usd);
+  });
+
+  it('a status-200 body that is no completion (a proxy error object) has no cost', async () => {
+    const model = await modelAnswering([json({ error: { message: 'Provider returned error', code: 502 } })]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', cost_usd: null, tokens_in: null });
+  });
+
+  it('a reply with usage is costed from it, every response of the call counted', async () => {
+    const model = await modelAnswering([json(completion('not json')), json(completion(FORECAST))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 2, tokens_in: 2000, tokens_out: 200 });
+    expect(out.calls[0]!.cost_usd).toBeCloseTo((2000 * 2.5 + 200 * 10) / 1e6, 12);
+  });
 });
