@@ -8,7 +8,8 @@
  * not obeyed: the call fails at once as `rate_limited` (or `server_error`).
  *
  * A reply that is not JSON (or whose HTTP body is cut off), violates the schema, or stopped at
- * the token limit (finish_reason "length") is asked once more, then recorded as a failed call.
+ * the token limit (finish_reason "length") is asked once more, then recorded as a failed call. A
+ * JSON object inside other text (a sentence before it, a fence, a `<think>` block) is the reply.
  * Every call becomes a `model_calls` row; only a validated reply becomes `forecasts` rows (one per
  * configured language, all from the same reply): a forecast is never invented. Rows come back in
  * task order, then model order, whatever order the calls finished in.
@@ -641,7 +642,8 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
   try {
     json = JSON.parse(stripFences(content));
   } catch (err) {
-    return { ok: false, kind: 'invalid_json', message: `reply is not JSON: ${(err as Error).message}` };
+    json = embeddedObject(content);
+    if (json === undefined) return { ok: false, kind: 'invalid_json', message: `reply is not JSON: ${(err as Error).message}` };
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
@@ -655,6 +657,32 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
 function stripFences(s: string): string {
   const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(s);
   return m ? m[1]! : s;
+}
+
+/**
+ * The JSON object a reply carries inside other text, or undefined. Endpoints that do not enforce
+ * `response_format` (Anthropic's compatibility layer ignores it; local servers in JSON-object mode)
+ * answer with a sentence before the object ("Here is my forecast:"), a fenced block after one, or a
+ * reasoning model's `<think>…</think>` first (QA: every such reply was a failed call, asked twice
+ * and paid twice). In order: the reply without a leading think block, its first fenced block, the
+ * text from its first `{` to its last `}`. Only an object counts; the schema is checked after.
+ */
+function embeddedObject(content: string): unknown {
+  const text = content.replace(/^\s*<think>[\s\S]*?<\/think>/, '');
+  const fenced = /```(?:json)?[ \t]*\n([\s\S]*?)\n?```/.exec(text)?.[1];
+  const first = text.indexOf('{');
+  const last = text.lastIndexOf('}');
+  const candidates = [text, fenced, first >= 0 && last > first ? text.slice(first, last + 1) : undefined];
+  for (const c of candidates) {
+    if (c === undefined) continue;
+    try {
+      const v: unknown = JSON.parse(c);
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v;
+    } catch {
+      // the next candidate
+    }
+  }
+  return undefined;
 }
 
 /** Maps an SDK or transport error to an error kind. */

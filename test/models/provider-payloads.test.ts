@@ -137,4 +137,24 @@ describe('runner: real provider payloads', () => {
     expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 2, tokens_in: 2000, tokens_out: 200 });
     expect(out.calls[0]!.cost_usd).toBeCloseTo((2000 * 2.5 + 200 * 10) / 1e6, 12);
   });
+
+  it.each([
+    ['a sentence before the object', `Here is my forecast:\n${FORECAST}`],
+    ['a fenced block after a sentence', `Sure. Based on the criteria:\n\n\`\`\`json\n${FORECAST}\n\`\`\`\nLet me know if you need more.`],
+    ['a reasoning model\'s think block first', `<think>\nThe base rate is {roughly} a half.\n</think>\n\n${FORECAST}`],
+  ])('a JSON object inside other text is the reply (%s): one call, no re-ask', async (_what, content) => {
+    // Anthropic's OpenAI compatibility layer ignores response_format (docs.anthropic.com/en/api/openai-sdk);
+    // local JSON-mode servers and reasoning models answer like this
+    const model = await modelAnswering([json(completion(content))]);
+    const out = await runForecasts({ models: [{ ...model, response_format: 'json_object' }], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 1 });
+    expect(out.forecasts[0]).toMatchObject({ probability: 0.65, reasoning: 'Because.', key_factors: ['a factor'] });
+  });
+
+  it('text with no JSON object in it, or a cut one, is still invalid_json (asked once more)', async () => {
+    const model = await modelAnswering([json(completion('I would put this at about 65%.')), json(completion('{"probability": 0.65, "reasoning": "cut'))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', attempts: 2 });
+    expect(out.forecasts).toEqual([]);
+  });
 });
