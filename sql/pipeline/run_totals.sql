@@ -6,7 +6,8 @@ SELECT
   (SELECT count(*) FROM raw_model_calls WHERE run_id = $run_id AND error_kind = 'budget_exhausted')::BIGINT AS budget_skipped,
   (SELECT coalesce(sum(tokens_in), 0) FROM raw_model_calls WHERE run_id = $run_id)::BIGINT AS tokens_in,
   (SELECT coalesce(sum(tokens_out), 0) FROM raw_model_calls WHERE run_id = $run_id)::BIGINT AS tokens_out,
-  (SELECT coalesce(sum(cost_usd), 0) FROM raw_model_calls WHERE run_id = $run_id)::DOUBLE AS cost_usd,
+  -- in micro-dollars, as the journal's totals: a plain sum of the calls' doubles printed 5.753999999999834
+  (SELECT round(coalesce(sum(cost_usd), 0), 6) FROM raw_model_calls WHERE run_id = $run_id)::DOUBLE AS cost_usd,
   (SELECT count(*) FROM raw_forecasts WHERE run_id = $run_id AND translation_of IS NULL)::BIGINT AS forecasts,
   -- the evidence the run's forecasts cite (evidence rows carry no run id: an item another run
   -- stored first is not written again, so "written by this run" cannot be counted from raw)

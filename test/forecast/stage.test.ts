@@ -114,6 +114,39 @@ describe('forecast stage in a pipeline run', () => {
     expect(runs[0]).toMatchObject({ cost_usd: s.cost_usd, calls: 16 });
   });
 
+  it("the run's cost is the sum of its calls' costs in micro-dollars, without float noise", async () => {
+    // QA: 48 calls of 0.0035 USD each were summarised as cost_usd 0.16800000000000012 (summary and runs row)
+    const api = await startReplayServer([
+      {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        responses: [
+          json({
+            id: 'chatcmpl-1', object: 'chat.completion', created: 1723031665, model: 'gpt-4o-2024-08-06',
+            choices: [{ index: 0, message: { role: 'assistant', content: '{"probability":0.4,"reasoning":"r","key_factors":[]}', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 },
+          }),
+        ],
+      },
+    ]);
+    const file = join(root, 'priced-models.json');
+    const entry = (id: string) => ({ id, display_name: id, base_url: `${api.url}/v1`, api_key_env: 'QUORUM_TEST_PRICED_KEY', model: 'gpt-4o', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2.5, price_out_per_mtok: 10 });
+    writeFileSync(file, JSON.stringify({ models: ['a', 'b', 'c', 'd'].map(entry) }));
+    process.env.QUORUM_TEST_PRICED_KEY = 'sk-test';
+    try {
+      const { dir, config } = setup({ QUORUM_MODELS_FILE: file, QUORUM_TEST_PRICED_KEY: 'sk-test' });
+      const s = await runPipeline({ config, logger, asOf });
+      expect(s.status, s.error ?? '').toBe('completed');
+      expect(s.calls).toBe(48);
+      expect(s.cost_usd).toBe(0.168);
+      const runs = await rawQuery(dir, 'runs', `SELECT * FROM t WHERE run_id = '${s.run_id}' AND status = 'completed'`);
+      expect(runs[0]!.cost_usd).toBe(0.168);
+    } finally {
+      delete process.env.QUORUM_TEST_PRICED_KEY;
+      await api.close();
+    }
+  });
+
   it('re-running a finished run makes zero model calls', async () => {
     const { config } = setup({ QUORUM_MODES: 'blind,augmented' });
     const first = await runPipeline({ config, logger, asOf });
