@@ -139,7 +139,7 @@ export const ProbabilityAnswer = z
         error_kind: z.string().meta({
           description:
             'Why it gave no usable answer: rate_limited, server_error, timeout, invalid_json, schema_violation, truncated, ' +
-            'truncated_body, network, budget_exhausted, quota_exhausted or other.',
+            'truncated_body, network, budget_exhausted, quota_exhausted, refused or other.',
         }),
         latency_ms: z.number().meta({ description: 'Milliseconds until the call gave up, retries included.' }),
       }))

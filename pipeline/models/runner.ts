@@ -36,6 +36,8 @@
  * | JSON that violates the schema           | failed  | schema_violation | 2                  |
  * | finish_reason "length"                  | failed  | truncated        | 2                  |
  * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
+ * | refusal set, or finish_reason           | failed  | refused          | 1 (not asked again)|
+ * |   "content_filter"                      |         |                  |                    |
  * | budget spent before the call started    | skipped | budget_exhausted | 0                  |
  * A fault that clears on the second ask gives status ok with attempts 2.
  */
@@ -101,6 +103,7 @@ export const ERROR_KINDS = [
   'network',
   'budget_exhausted',
   'quota_exhausted',
+  'refused',
   'other',
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
@@ -539,7 +542,9 @@ async function callModel(
       const c = usageCost(model, prompt, completion);
       if (c !== null) cost = (cost ?? 0) + c;
       outcome = interpret(completion, schema);
-      if (outcome.ok) break;
+      // A refusal is the model's (or the provider's filter's) decision on this prompt: asking the
+      // same prompt again pays twice for the same answer.
+      if (outcome.ok || outcome.kind === 'refused') break;
     }
   } catch (err) {
     if (ctx.signal?.aborted && !deadline.expired) throw new RunAborted('run aborted', { cause: err });
@@ -631,12 +636,14 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
   if (choice.finish_reason === 'length') {
     return { ok: false, kind: 'truncated', message: 'reply stopped at the token limit (finish_reason "length")' };
   }
+  const refusal = choice.message?.refusal;
+  if (refusal) return { ok: false, kind: 'refused', message: `model refused: ${refusal}` };
+  if (choice.finish_reason === 'content_filter') {
+    return { ok: false, kind: 'refused', message: 'reply withheld by the provider\'s content filter (finish_reason "content_filter")' };
+  }
   const content = choice.message?.content;
   if (!content) {
-    const refusal = choice.message?.refusal;
-    return refusal
-      ? { ok: false, kind: 'other', message: `model refused: ${refusal}` }
-      : { ok: false, kind: 'invalid_json', message: `empty reply (finish_reason "${choice.finish_reason}")` };
+    return { ok: false, kind: 'invalid_json', message: `empty reply (finish_reason "${choice.finish_reason}")` };
   }
   let json: unknown;
   try {

@@ -157,4 +157,23 @@ describe('runner: real provider payloads', () => {
     expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', attempts: 2 });
     expect(out.forecasts).toEqual([]);
   });
+
+  it('a refusal (content null, refusal set) is recorded as refused, with its text, and not asked again', async () => {
+    // the refusal as OpenAI sends it (openai-node tests/lib/ChatCompletionStream.test.ts snapshot)
+    const model = await modelAnswering([json(completion(null, { message: { refusal: "I'm very sorry, but I can't assist with that request." } }))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'refused', attempts: 1 });
+    expect(out.calls[0]!.error_message).toBe("model refused: I'm very sorry, but I can't assist with that request.");
+    expect(server!.log).toHaveLength(1);
+  });
+
+  it('finish_reason content_filter (Azure OpenAI: content null or cut) is refused, not invalid_json', async () => {
+    const model = await modelAnswering([json(completion(null, { finish: 'content_filter' })), json(completion('{"probability": 0.6', { finish: 'content_filter' }))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2)], runId: 'r', asOf });
+    for (const c of out.calls) {
+      expect(c).toMatchObject({ status: 'failed', error_kind: 'refused', attempts: 1 });
+      expect(c.error_message).toMatch(/content filter/);
+    }
+    expect(server!.log).toHaveLength(2);
+  });
 });
