@@ -388,6 +388,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
           },
         });
         bar.stop();
+        warnFailedCalls(log, newCalls);
         result.budget_exhausted = out.budgetExhausted;
         if (out.stopped) result.interrupted = true;
       }
@@ -432,6 +433,28 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
     result.budget_exhausted ||= t.budget_skipped! > 0;
   }
   return result;
+}
+
+/**
+ * One warning for the failed calls of this session, by model and error kind, each with its first
+ * error message: the run summary only counts them (QA: a run whose three models of four failed every
+ * call, out of credit, ignored or unparsable, logged nothing above info).
+ */
+function warnFailedCalls(log: Logger, calls: readonly JournalCall[]): void {
+  const byModel: Record<string, Record<string, { calls: number; example: string | null }>> = {};
+  let failed = 0;
+  for (const { call } of calls) {
+    if (call.status !== 'failed') continue;
+    failed++;
+    const kinds = (byModel[call.model] ??= {});
+    const k = (kinds[call.error_kind ?? 'other'] ??= { calls: 0, example: call.error_message });
+    k.calls++;
+  }
+  if (failed === 0) return;
+  const summary = Object.entries(byModel)
+    .map(([model, kinds]) => `${model}: ${Object.entries(kinds).map(([kind, k]) => `${k.calls} ${kind}`).join(', ')}`)
+    .join('; ');
+  log.warn({ failed_calls: failed, calls: calls.length, by_model: byModel }, `model calls failed (${summary}); each is a model_calls row with its error`);
 }
 
 function journalRemove(path: string): void {

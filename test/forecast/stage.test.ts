@@ -147,6 +147,27 @@ describe('forecast stage in a pipeline run', () => {
     }
   });
 
+  it('failed calls are warned about at the end of the stage, by model and error kind with an example', async () => {
+    // QA: a run with 30 of its 40 calls failed logged nothing above info; only failed_calls counted them
+    const { config } = setup();
+    sim.setFaults([{ kind: 'schema_violation', model: 'sim-deepseek' }]);
+    const lines: string[] = [];
+    const captured = createLogger('warn', { destination: new Writable({ write: (c, _e, cb) => { lines.push(String(c)); cb(); } }) });
+    try {
+      const s = await runPipeline({ config, logger: captured, asOf });
+      expect(s).toMatchObject({ status: 'completed', calls: 48, failed_calls: 12 });
+      const warned = lines.map((l) => JSON.parse(l) as { level: number; msg: string; failed_calls?: number; by_model?: Record<string, Record<string, { calls: number; example: string }>> }).filter((l) => l.failed_calls !== undefined);
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, failed_calls: 12 });
+      expect(Object.keys(warned[0]!.by_model!)).toEqual(['sim-deepseek']);
+      expect(warned[0]!.by_model!['sim-deepseek']!.schema_violation!.calls).toBe(12);
+      expect(warned[0]!.by_model!['sim-deepseek']!.schema_violation!.example).toMatch(/violates the schema: probability/);
+      expect(warned[0]!.msg).toContain('sim-deepseek: 12 schema_violation');
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
   it('re-running a finished run makes zero model calls', async () => {
     const { config } = setup({ QUORUM_MODES: 'blind,augmented' });
     const first = await runPipeline({ config, logger, asOf });
