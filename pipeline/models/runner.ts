@@ -223,10 +223,11 @@ export function createModelClients(
 }
 
 /**
- * A fetch for the SDK that (1) counts the HTTP requests of each call and (2) tells the SDK not to
+ * A fetch for the SDK that (1) counts the HTTP requests of each call, (2) tells the SDK not to
  * retry (`x-should-retry: false`) when the server's Retry-After would outlast the call's deadline
  * or MAX_RETRY_AFTER_MS (the SDK otherwise sleeps whatever the server asks, unabortably), or when
- * the 429 says the account has no quota left (`insufficient_quota`: no wait makes it pass).
+ * the 429 says the account has no quota left (`insufficient_quota`: no wait makes it pass), and
+ * (3) hands the SDK an error body it can read (errorBody).
  */
 function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeof fetch {
   return async (input, init) => {
@@ -237,14 +238,32 @@ function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeo
     if (state) state.requests++;
     const res = await inner(input, { ...init, headers });
     if (res.ok || !state) return res;
-    if (res.status === 429) {
-      // The body is small (an error object); read it once and hand the SDK a copy.
-      const text = await res.text().catch(() => '');
-      const out = new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
-      return isQuotaExhausted(text) || !retryFits(res.headers, state) ? noRetry(out, text) : out;
-    }
-    return retryFits(res.headers, state) ? res : noRetry(res);
+    // An error body is small; read once (within the call's deadline, which aborts the read).
+    const body = errorBody(await res.text().catch(() => ''));
+    const h = new Headers(res.headers);
+    h.delete('content-length'); // the body handed on is decoded, maybe rewritten
+    h.delete('content-encoding');
+    if ((res.status === 429 && isQuotaExhausted(body)) || !retryFits(res.headers, state)) h.set('x-should-retry', 'false');
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: h });
   };
+}
+
+/**
+ * The error body as the SDK reads it (`{"error": {...}}`, whose `error.message` becomes the
+ * error's message). Google's OpenAI-compatible endpoint wraps it in an array
+ * (`[{"error": {"code": 400, "message": "...", "status": "INVALID_ARGUMENT"}}]`): read as is, the
+ * SDK found no `error` member and every such failure was recorded as "400 status code (no body)",
+ * the provider's reason lost (QA). The array's first element is handed on; anything else as is.
+ */
+function errorBody(text: string): string {
+  if (!text.trimStart().startsWith('[')) return text;
+  try {
+    const v: unknown = JSON.parse(text);
+    const first = Array.isArray(v) ? (v[0] as { error?: unknown } | undefined) : undefined;
+    return first && typeof first === 'object' && first.error ? JSON.stringify(first) : text;
+  } catch {
+    return text;
+  }
 }
 
 /** True unless the server's Retry-After outlasts what is left of the call's deadline (or MAX_RETRY_AFTER_MS). */
@@ -252,13 +271,6 @@ function retryFits(h: Headers, state: CallState): boolean {
   const waitMs = retryAfterMs(h);
   if (waitMs === null) return true;
   return waitMs <= Math.min(state.deadlineAt - Date.now() - 50, MAX_RETRY_AFTER_MS);
-}
-
-/** The response with `x-should-retry: false` (the SDK then gives up at once). */
-function noRetry(res: Response, body?: string): Response {
-  const h = new Headers(res.headers);
-  h.set('x-should-retry', 'false');
-  return new Response(body ?? res.body, { status: res.status, statusText: res.statusText, headers: h });
 }
 
 /**

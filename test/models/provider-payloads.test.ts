@@ -176,4 +176,14 @@ describe('runner: real provider payloads', () => {
     }
     expect(server!.log).toHaveLength(2);
   });
+
+  it("Google's OpenAI-compatible error body (an array) keeps the provider's reason in error_message", async () => {
+    // the body as Google's endpoint sends it (public reports: bytedance/deer-flow#1515, MinLL/SkyrimNet-GamePlugin#77)
+    const model = await modelAnswering([
+      json([{ error: { code: 400, message: 'Invalid JSON payload received. Unknown name "thinking": Cannot find field.', status: 'INVALID_ARGUMENT' } }], 400),
+    ]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'other', attempts: 1 });
+    expect(out.calls[0]!.error_message).toBe('400 Invalid JSON payload received. Unknown name "thinking": Cannot find field.');
+  });
 });
