@@ -21,8 +21,8 @@
 --
 -- system_health, one row per check, status ok | degraded | failing (the API adds the snapshot's
 -- age at request time, with the thresholds published here, and takes the worst):
---   model_failures: failed / all model calls of the latest run (by its as_of, at or before this
---     one's) that made any;
+--   model_failures: failed / sent model calls (budget-skipped ones are not) of the latest run (by
+--     its as_of, at or before this one's) that made any;
 --   venue_sync: the sync report of this run, else the latest one recorded: `partial` is degraded,
 --     `failed` failing, the failing venues and sources named;
 --   stale_prices: share of the active questions with a market price whose latest price is older
@@ -143,8 +143,10 @@ WITH last_run AS (
   FROM raw_runs AS r, run_params AS rp
   WHERE r.as_of <= rp.as_of AND r.run_id IN (SELECT run_id FROM raw_model_calls)
 )
+-- calls: the calls sent; a call never sent (status skipped: the run's budget was spent) is neither a
+-- failure nor a success, and counted it diluted the failure rate (2 failed of 10 sent read 2 of 30).
 SELECT (SELECT run_id FROM last_run) AS run_id,
-       count(*) AS calls,
+       count(*) FILTER (WHERE m.status <> 'skipped') AS calls,
        count(*) FILTER (WHERE m.status = 'failed') AS failed,
        list(DISTINCT m.error_kind) FILTER (WHERE m.status = 'failed') AS error_kinds
 FROM raw_model_calls AS m

@@ -84,10 +84,18 @@ describe('factors on a hand-made warehouse', () => {
           sync_report: JSON.stringify({ at: T3.toISOString(), status: 'partial', failed: ['kalshi'], sources: [] }),
         },
       ],
-      model_calls: Array.from({ length: 10 }, (_, i) => ({
-        run_id: 'r-hand-2', question_id: 'manifold:a1', model: `m${i}`, mode: 'augmented', started_at: new Date(),
-        status: i < 2 ? 'failed' : 'ok', error_kind: i < 2 ? 'timeout' : null, attempts: 1,
-      })),
+      model_calls: [
+        ...Array.from({ length: 10 }, (_, i) => ({
+          run_id: 'r-hand-2', question_id: 'manifold:a1', model: `m${i}`, mode: 'augmented', started_at: new Date(),
+          status: i < 2 ? 'failed' : 'ok', error_kind: i < 2 ? 'timeout' : null, attempts: 1,
+        })),
+        // never sent (the run's budget was spent): neither a failure nor a success (QA: 2 failed of
+        // 10 sent read "2 of 30", ok, with 20 such rows)
+        ...Array.from({ length: 20 }, (_, i) => ({
+          run_id: 'r-hand-2', question_id: 'manifold:a2', model: `m${i}`, mode: 'augmented', started_at: new Date(),
+          status: 'skipped', error_kind: 'budget_exhausted', attempts: 0,
+        })),
+      ],
       forecasts: [
         ...forecasts('r-hand-1', 'manifold:a1', T1, [0.6, 0.6, 0.6, 0.6]),
         ...forecasts('r-hand-1', 'manifold:a2', T1, [0.3, 0.3, 0.3, 0.3]),
