@@ -625,7 +625,7 @@ function usageCost(model: ResolvedModel, prompt: RenderedPrompt, completion: Ope
   if (!u && !reply) return null;
   const chars = (s: string | null | undefined) => Math.ceil((s?.length ?? 0) / CHARS_PER_TOKEN);
   const tin = u?.prompt_tokens ?? chars(prompt.system) + chars(prompt.user);
-  const tout = u?.completion_tokens ?? chars(reply?.content) + chars(reply?.refusal);
+  const tout = u?.completion_tokens ?? chars(contentText(reply?.content)) + chars(reply?.refusal);
   return (tin * model.price_in_per_mtok + tout * model.price_out_per_mtok) / 1e6;
 }
 
@@ -653,7 +653,7 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
   if (choice.finish_reason === 'content_filter') {
     return { ok: false, kind: 'refused', message: 'reply withheld by the provider\'s content filter (finish_reason "content_filter")' };
   }
-  const content = choice.message?.content;
+  const content = contentText(choice.message?.content);
   if (!content) {
     return { ok: false, kind: 'invalid_json', message: `empty reply (finish_reason "${choice.finish_reason}")` };
   }
@@ -670,6 +670,23 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
     return { ok: false, kind: 'schema_violation', message: `reply violates the schema: ${issues.join('; ')}` };
   }
   return { ok: true, reply: parsed.data };
+}
+
+/**
+ * A reply's text. `content` is a string in the OpenAI protocol, but Mistral's reasoning models
+ * (Magistral) send a list of chunks, `[{"type": "thinking", "thinking": [...]}, {"type": "text",
+ * "text": "..."}]`: its text chunks, joined (the thinking is not the answer). Taken as a string, the
+ * list was no JSON and its reading failed with "content.replace is not a function" (QA).
+ */
+function contentText(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return null;
+  return content
+    .map((part) => {
+      const p = part as { type?: unknown; text?: unknown } | null;
+      return p && p.type === 'text' && typeof p.text === 'string' ? p.text : '';
+    })
+    .join('');
 }
 
 /** JSON-mode endpoints sometimes wrap the object in a ```json fence. */

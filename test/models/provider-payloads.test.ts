@@ -186,4 +186,16 @@ describe('runner: real provider payloads', () => {
     expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'other', attempts: 1 });
     expect(out.calls[0]!.error_message).toBe('400 Invalid JSON payload received. Unknown name "thinking": Cannot find field.');
   });
+
+  it("a reply whose content is a list of chunks (Mistral's Magistral: thinking, then text) is read from its text", async () => {
+    // the shape reported in spring-projects/spring-ai#5020 (magistral-medium-2509)
+    const content = [
+      { type: 'thinking', thinking: [{ type: 'text', text: 'The base rate is {about} a half.' }] },
+      { type: 'text', text: FORECAST },
+    ];
+    const model = await modelAnswering([json(completion(null, { message: { content } }))]);
+    const out = await runForecasts({ models: [{ ...model, response_format: 'json_object' }], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 1 });
+    expect(out.forecasts[0]).toMatchObject({ probability: 0.65, reasoning: 'Because.' });
+  });
 });
