@@ -28,7 +28,7 @@
  * |-----------------------------------------|---------|------------------|--------------------|
  * | 429 (Retry-After fits the deadline)     | failed  | rate_limited     | 3 (SDK retries 2)  |
  * | 429 (Retry-After beyond deadline / 60 s)| failed  | rate_limited     | 1                  |
- * | 429 insufficient_quota (no credit left)  | failed  | quota_exhausted  | 1 (not retried)    |
+ * | 429 insufficient_quota, 402 (no credit)  | failed  | quota_exhausted  | 1 (not retried)    |
  * | 5xx                                     | failed  | server_error     | 3                  |
  * | hang / stalled body                     | failed  | timeout          | 1 (deadline)       |
  * | connection refused / reset              | failed  | network          | 3                  |
@@ -732,7 +732,8 @@ function classify(err: unknown, deadlineHit: boolean, timeoutMs: number): Outcom
   }
   if (err instanceof OpenAI.APIError) {
     const status = err.status;
-    if (status === 429 && isQuotaExhausted({ error: { code: err.code, type: err.type } })) {
+    // 402 Payment Required: DeepSeek's "Insufficient Balance" (an account out of credit, as OpenAI's insufficient_quota)
+    if (status === 402 || (status === 429 && isQuotaExhausted({ error: { code: err.code, type: err.type } }))) {
       return { ok: false, kind: 'quota_exhausted', message: msg };
     }
     if (status === 429) return { ok: false, kind: 'rate_limited', message: msg };

@@ -198,4 +198,11 @@ describe('runner: real provider payloads', () => {
     expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 1 });
     expect(out.forecasts[0]).toMatchObject({ probability: 0.65, reasoning: 'Because.' });
   });
+
+  it("a 402 (DeepSeek's Insufficient Balance) is quota_exhausted, not retried", async () => {
+    // the status and message DeepSeek users report (continuedev/continue#9942: "402 Insufficient Balance")
+    const model = await modelAnswering([json({ error: { message: 'Insufficient Balance', type: 'unknown_error', param: null, code: 'invalid_request_error' } }, 402)]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'quota_exhausted', attempts: 1, error_message: '402 Insufficient Balance' });
+  });
 });
