@@ -349,6 +349,26 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
     }
   });
 
+  it('a graceful stop does not wait for the queued calls to pass the rate cap (QA: a minute with no call in flight)', async () => {
+    const sim2 = await startSimulator({ port: 0, latencyMs: 20 });
+    try {
+      // 2 calls a minute, 4 in flight: the first two run, six more wait in the queue for the next window
+      const [m] = loadModelsConfig({ env: {}, simulatorUrl: sim2.url });
+      const capped = { ...m!, requests_per_minute: 2, max_concurrency: 4 };
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 300);
+      const t0 = Date.now();
+      const out = await runForecasts({ models: [capped], tasks: Array.from({ length: 20 }, (_, i) => task('blind', i)), runId: 'stop-rpm', asOf, stopSignal: stop.signal });
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(out.stopped).toBe(true);
+      expect(out.calls).toHaveLength(2);
+      expect(out.calls.every((c) => c.status === 'ok')).toBe(true);
+      expect(sim2.stats().requests).toBe(2);
+    } finally {
+      await sim2.close();
+    }
+  }, 20_000);
+
   it('an aborted run rejects and starts no more calls', async () => {
     const slow = await startSimulator({ port: 0, latencyMs: 50 });
     try {
