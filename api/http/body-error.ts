@@ -4,10 +4,29 @@
  * plan and scope checks answer first, whatever the body.
  */
 import type { Response } from 'express';
+import { ApiError, toApiError } from '../errors/problem.ts';
 
-/** Keeps the body parser's error for the route (or the 404/405 answer) to raise. */
+/**
+ * The problem of a body express.json could not read: its own errors by type (413, malformed JSON,
+ * an unsupported charset or coding: toApiError), and any other (a body whose Content-Encoding does
+ * not decode: a corrupt gzip or deflate stream, brotli bytes sent as gzip) a 400 `invalid_body`
+ * naming the coding. QA: those were a 400 `invalid_parameter` with `parameter: "path"` and "The
+ * request path or query is malformed.", sending a client to look for a fault in its URL.
+ */
+export function bodyProblem(err: unknown, contentEncoding: string | undefined): ApiError {
+  const problem = toApiError(err);
+  if (problem.code !== 'invalid_parameter') return problem;
+  const coding = contentEncoding?.trim();
+  return ApiError.invalidBody(
+    coding && coding.toLowerCase() !== 'identity'
+      ? `The request body could not be decoded as Content-Encoding ${JSON.stringify(coding.slice(0, 40))}; send it encoded as that header says, or without the header.`
+      : 'The request body could not be read.',
+  );
+}
+
+/** Keeps the body parser's error (as its problem: bodyProblem) for the route (or the 404/405 answer) to raise. */
 export function setBodyError(res: Response, err: unknown): void {
-  res.locals.bodyError = err;
+  res.locals.bodyError = bodyProblem(err, res.req.headers['content-encoding']);
 }
 
 /** Raises the kept body error, if any: after the route's entitlement check, or before a 404/405. */
