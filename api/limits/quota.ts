@@ -91,8 +91,7 @@ export class QuotaKeeper {
     const used = this.usage.get(auth.keyId).probability;
     const reset = Math.ceil((this.usage.dayEndsAt - Date.now()) / 1000);
     if (policy.quota !== null && used >= policy.quota) {
-      this.usage.refuse(auth.keyId, String(res.locals.routeId ?? 'unmatched'));
-      this.describe(res, auth, ''); // the plan's headers again, its charge taken back
+      this.refuseCharged(res, auth);
       appendHeaders(res, policy, 0, reset);
       res.setHeader('X-RateLimit-Remaining', '0');
       throw ApiError.rateLimited(reset, `The probability scope's limit of ${policy.quota} requests per day is used up.`, {
@@ -102,6 +101,18 @@ export class QuotaKeeper {
     }
     this.usage.count(auth.keyId, 'probability');
     appendHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
+  }
+
+  /**
+   * Takes back the plan's charge of a keyed request that a limit of its route then refused with a
+   * 429 (the probability scope's quota, its requests in flight, its spending cap): refused requests
+   * are not charged, only recorded as `rejected`, and the key's routes still add up to the requests
+   * charged. Sets the plan's quota headers again, without the charge.
+   */
+  refuseCharged(res: Response, auth: AuthContext): void {
+    if (auth.keyId === null) return;
+    this.usage.refuse(auth.keyId, String(res.locals.routeId ?? 'unmatched'));
+    this.describe(res, auth, '');
   }
 
   /**

@@ -81,8 +81,16 @@ export const probabilityRoute = rawRoute({
           }
         }
       }
-      release = svc.acquire(keyId);
-      svc.checkBudget(keyId, services.usage.dayEndsAt);
+      try {
+        release = svc.acquire(keyId);
+        svc.checkBudget(keyId, services.usage.dayEndsAt);
+      } catch (err) {
+        // A refusal (429: requests in flight, spending cap) is not charged to the plan, only
+        // recorded as rejected, as the scope's own quota refuses (QA: each such 429 counted
+        // against the key's daily plan quota, and /api/usage/ said rejected 0).
+        if (err instanceof ApiError && err.status === 429) services.quotas.refuseCharged(res, auth);
+        throw err;
+      }
       const requestId = ProbabilityService.newRequestId();
       const ac = new AbortController();
       const onClose = () => {

@@ -421,6 +421,10 @@ describe('limits and cancellation', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
     expectProblem(all.slice(0, 5).find((g) => g.res.status === 429)!, 429, 'rate_limited');
     expect(all[5]!.res.status).toBe(200);
+    // the refusal is not charged to the plan, only recorded as rejected (QA: it was charged, and
+    // /api/usage/ said rejected 0), and the routes add up to the requests charged
+    const u = await get(slow, '/api/usage/', { headers: { 'x-api-key': k } });
+    expect(u.body).toMatchObject({ quota: { used: 4 }, rejected: 1, routes: { probability: 4 } });
   });
 
   it('the daily budget holds against concurrent requests: over by at most one request (QA: four at once spent 4× the cap)', async () => {
@@ -471,6 +475,8 @@ describe('limits and cancellation', () => {
     const u = await get(capped, '/api/usage/', { headers: { 'x-api-key': k } });
     expect(u.res.status).toBe(200);
     expect(u.body.probability.used).toBe(answered); // refused before the quota is charged
+    // and not charged to the plan either: recorded as rejected (QA: charged, rejected 0)
+    expect(u.body).toMatchObject({ quota: { used: answered }, rejected: 1, routes: { probability: answered } });
     expect(u.body.probability_cost_usd).toBeCloseTo(cost, 9);
     expect(u.body.probability_budget_usd).toBe(CAP_USD);
   });
