@@ -130,8 +130,11 @@ export interface AppHandle {
 }
 
 /** Paths outside authentication and quotas: operational endpoints, the front door (the dashboard and
- *  its bundle under /dashboard/), docs and their assets. */
-export function isExemptPath(p: string): boolean {
+ *  its bundle under /dashboard/), docs and their assets. Compared in lower case, as the router
+ *  matches paths (QA: `/HEALTHZ` and `/Docs` were served, but authenticated and charged: a bad key
+ *  made them a 401 and a used-up anonymous quota a 429). */
+export function isExemptPath(path: string): boolean {
+  const p = path.toLowerCase();
   return (
     p === '/' || p === '/favicon.ico' || p === '/favicon.svg' || p.startsWith('/dashboard/') ||
     p === '/healthz' || p === '/healthz/' || p === '/readyz' || p === '/readyz/' || p === '/metrics' ||
@@ -225,7 +228,8 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       crossOriginResourcePolicy: { policy: 'cross-origin' },
     }),
   );
-  const unchargedPaths = new Set(routes.filter((r) => r.uncharged).map((r) => (r.path.endsWith('/') ? r.path : `${r.path}/`)));
+  // lower case, as the router matches paths (QA: `/API/USAGE/` was charged, yet not counted)
+  const unchargedPaths = new Set(routes.filter((r) => r.uncharged).map((r) => (r.path.endsWith('/') ? r.path : `${r.path}/`).toLowerCase()));
   const frontMw = front({
     logger,
     metrics,
@@ -235,7 +239,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     isExempt: isExemptPath,
     // routes flagged uncharged (the caller's own usage: readable when, above all when, the quota
     // is used up)
-    isUncharged: (p) => unchargedPaths.has(p.endsWith('/') ? p : `${p}/`),
+    isUncharged: (p) => unchargedPaths.has((p.endsWith('/') ? p : `${p}/`).toLowerCase()),
     shuttingDown: () => shuttingDown,
     auth: {
       keys,

@@ -342,6 +342,23 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     expect((await get(server, '/readyz', auth.x(key))).res.status).toBe(200);
   });
 
+  it('paths match in any case, as the router does: exempt and uncharged paths stay so (QA: /HEALTHZ was a 401 with a bad key, /API/USAGE/ charged)', async () => {
+    const { key } = newKey(dir, 'pro');
+    // exempt in any case: neither authenticated nor charged
+    for (const p of ['/HEALTHZ', '/Readyz/', '/Metrics', '/api/OpenAPI.json', '/DOCS']) {
+      const r = await get(server, p, auth.x(`qrm_${'C'.repeat(32)}`));
+      expect(r.res.status, p).toBe(200);
+      expect(r.res.headers.get('ratelimit'), p).toBeNull();
+    }
+    // the caller's usage, in any case: not charged (its remaining quota stays 4), and not counted
+    for (const p of ['/API/USAGE/', '/api/Usage']) {
+      const u = await get(server, p, auth.x(key));
+      expect(u.res.status, p).toBe(200);
+      expect(u.res.headers.get('x-ratelimit-remaining'), p).toBe('4');
+      expect(u.body.quota.used, p).toBe(0);
+    }
+  });
+
   it('api plan at its limit', async () => {
     const { key } = newKey(dir, 'api');
     await exhaust(auth.bearer(key), 6, 'api', 86_400);
