@@ -11,6 +11,10 @@
  * id it was sent (resume with `Last-Event-ID` or `?since=`) and is disconnected. A heartbeat
  * comment every `heartbeatMs` keeps proxies from closing idle streams. A resume point older than
  * the retained events gets a `stream.gap` event naming the sequence numbers that cannot be replayed.
+ * A stream lives only as long as its caller may open one: `allowed` (the route's check of the key:
+ * not revoked, still on the plan) is asked before every write of live events, every replayed page
+ * and every heartbeat, and a stream whose key lost it is ended with a comment saying so (its
+ * EventSource reconnects and gets the 401 or 403 a new request gets).
  * A resume point beyond the newest event is refused by the route (400) before `serve` is called:
  * live events would never be "after" it, so such a stream would stay silent forever.
  */
@@ -65,6 +69,7 @@ class Client {
     after: number,
     readonly maxBufferBytes: number,
     readonly onGone: (c: Client) => void,
+    readonly allowed: () => boolean = () => true,
   ) {
     this.lastSeq = after;
     this.lastSent = after;
@@ -72,6 +77,7 @@ class Client {
 
   /** Live events: written now, or queued while the replay runs (the queue counts against the buffer). */
   push(events: readonly FeedEvent[]): void {
+    if (!this.stillAllowed()) return;
     for (const e of events) {
       if (this.closed) return;
       if (!this.live) {
@@ -113,8 +119,20 @@ class Client {
   }
 
   heartbeat(): void {
-    if (this.closed || this.res.writableLength > this.maxBufferBytes) return;
+    if (this.closed || !this.stillAllowed() || this.res.writableLength > this.maxBufferBytes) return;
     this.res.write(': heartbeat\n\n');
+  }
+
+  /**
+   * False, after ending the stream with a comment saying why, once the caller may no longer have it
+   * (QA: a key revoked while its stream was open kept receiving every event).
+   */
+  stillAllowed(): boolean {
+    if (this.closed) return false;
+    if (this.allowed()) return true;
+    this.res.write(': the API key of this stream was revoked or no longer has its plan; the stream ends\n\n');
+    this.end();
+    return false;
   }
 
   /** Too slow: a final event saying how to resume, then the end (the socket goes after a grace period). */
@@ -187,14 +205,14 @@ export class StreamHub {
    * Serves one stream: headers, the replay of retained events after `after` (null: live only),
    * then live events until the client goes away, is too slow, or the server shuts down.
    */
-  async serve(req: Request, res: Response, filter: StreamFilter, after: number | null): Promise<void> {
+  async serve(req: Request, res: Response, filter: StreamFilter, after: number | null, allowed?: () => boolean): Promise<void> {
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
     res.write(`retry: 1000\n: stream open; last event ${this.#feed.lastSeq}\n\n`);
-    const client = new Client(res, filter, after ?? this.#feed.lastSeq, this.#opts.maxBufferBytes, (c) => this.#clients.delete(c));
+    const client = new Client(res, filter, after ?? this.#feed.lastSeq, this.#opts.maxBufferBytes, (c) => this.#clients.delete(c), allowed);
     this.#clients.add(client);
     const gone = () => {
       if (!client.closed) {
@@ -223,6 +241,7 @@ export class StreamHub {
       }
       for (;;) {
         const page = await this.#feed.after(client.lastSeq);
+        if (!client.stillAllowed()) return;
         for (const e of page) {
           if (client.closed) return;
           if (res.writableLength > this.#opts.maxBufferBytes / 2 && !(await drained(res, REPLAY_DRAIN_MS))) {

@@ -6,6 +6,10 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
 import type { StreamHub, StreamFilter } from '../events/stream-hub.ts';
+import { requiredPlan } from '../auth/entitlements.ts';
+import type { KeyStore } from '../auth/keys.ts';
+import { authOf } from '../auth/middleware.ts';
+import { planAtLeast, type Plan } from '../auth/plans.ts';
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
 import { queryQuestionId } from './prediction-params.ts';
@@ -16,6 +20,19 @@ const MAX_SEQ = 999_999_999_999_999;
 /** The stream hub, set on `app.locals.eventStream` by createApp (absent: events disabled). */
 export function streamHubOf(req: Request): StreamHub | undefined {
   return (req.app.locals as { eventStream?: StreamHub }).eventStream;
+}
+
+/**
+ * Whether the key that opened a stream may still have it: not revoked, not gone from the key
+ * file, still on `plan` (the key file is re-read when it changes: KeyStore). A stream opened
+ * without a key (a plan that needs none) is always allowed.
+ */
+export function keyStillAllowed(keys: KeyStore, keyId: string | null, plan: Plan | null): () => boolean {
+  if (keyId === null) return () => true;
+  return () => {
+    const rec = keys.byId(keyId);
+    return rec !== null && rec.revoked_at === null && (plan === null || planAtLeast(rec.plan, plan));
+  };
 }
 
 /** `types`: a comma-separated list of event types. */
@@ -98,7 +115,7 @@ export const streamRoute = rawRoute({
       },
     },
   },
-  handle: async (req, res) => {
+  handle: async (req, res, { services }) => {
     const filter: StreamFilter = {
       types: parseTypes(req),
       category: queryCategory(req) ?? null,
@@ -114,6 +131,6 @@ export const streamRoute = rawRoute({
       res.end();
       return;
     }
-    await hub.serve(req, res, filter, resume?.seq ?? null);
+    await hub.serve(req, res, filter, resume?.seq ?? null, keyStillAllowed(services.keys, authOf(res).keyId, requiredPlan('stream', services.publicBeta)));
   },
 });

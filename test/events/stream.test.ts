@@ -14,6 +14,7 @@ import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { streamEvent, streamGap, streamOverflow } from '../../api/events/payloads.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { expectProblem, get, newKey, serve } from '../api/helpers.ts';
+import { revokeKey } from '../../api/auth/keys.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { run, T1, T2, writeRound1, writeRound2 } from './warehouse.ts';
 
@@ -152,6 +153,41 @@ describe('GET /api/stream/', () => {
     const bad = await fetch(`${server.url}/api/stream/?question_id=x%20y`, { headers: { 'X-API-Key': key } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { parameter: string }).parameter).toBe('question_id');
+  });
+
+  it('a key revoked while its stream is open: the stream ends before the next event (QA: it kept receiving every event)', async () => {
+    const { key: k, id } = newKey(root, 'enterprise');
+    /** A raw stream (no EventSource: it would reconnect): its text, and whether it has ended. */
+    const ac = new AbortController();
+    const raw = async () => {
+      const res = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': k }, signal: ac.signal });
+      expect(res.status).toBe(200);
+      const s = { text: '', ended: false };
+      void (async () => {
+        const dec = new TextDecoder();
+        for await (const chunk of res.body!) s.text += dec.decode(chunk as Uint8Array, { stream: true });
+        s.ended = true;
+      })().catch(() => { s.ended = true; });
+      return s;
+    };
+    try {
+      const streams = [await raw(), await raw()];
+      await appendEvents(1);
+      const before = await maxSeq();
+      await until(() => streams.every((s) => s.text.includes(`id: ${before}\n`)));
+      revokeKey(root, id);
+      await appendEvents(1);
+      await until(() => streams.every((s) => s.ended), 5_000);
+      for (const s of streams) {
+        expect(s.text).not.toContain(`id: ${before + 1}\n`);
+        expect(s.text).toContain(': the API key of this stream was revoked');
+      }
+    } finally {
+      ac.abort();
+    }
+    const before = await maxSeq();
+    // and its reconnect is refused like any request of the revoked key
+    expectProblem(await get(server, '/api/stream/', { headers: { 'X-API-Key': k, 'Last-Event-ID': String(before - 1) } }), 401, 'unauthorized');
   });
 
   it('sends a heartbeat comment on an idle stream', async () => {
