@@ -10,6 +10,12 @@ import { ApiError } from '../errors/problem.ts';
 /** `req.body`, or a 400 invalid_body naming the Content-Type when no JSON body was parsed. */
 export function jsonBody(req: Request): unknown {
   if (req.body === undefined) {
+    // No body at all (neither Content-Length nor Transfer-Encoding: curl -X POST without -d): say
+    // so, rather than ask for the Content-Type the request may well have sent (QA: "Send the request
+    // body as a JSON object with Content-Type: application/json (got \"application/json\")").
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      throw ApiError.invalidBody('The request has no body; send a JSON object with Content-Type: application/json.');
+    }
     const type = req.headers['content-type'];
     throw ApiError.invalidBody(
       type === undefined

@@ -2,16 +2,17 @@
  * Request bodies the JSON parser cannot read, against a real server: each is an `invalid_body` (or
  * `payload_too_large`) problem about the body, never a problem about the request's path or query.
  */
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
-import { expectProblem, fixtureDir, get, serve } from './helpers.ts';
+import { expectProblem, fixtureDir, get, newKey, serve } from './helpers.ts';
 
 let cleanup: () => Promise<void>;
 let server: ServerHandle;
+let dir: string;
 
 beforeAll(async () => {
-  let dir: string;
   ({ dir, cleanup } = await fixtureDir());
   server = await serve(dir);
 });
@@ -41,5 +42,37 @@ describe('a body whose Content-Encoding does not decode', () => {
     expectProblem(ok, 405, 'method_not_allowed');
     const bomb = await post('/api/predictions/accuracy', gzipSync(JSON.stringify({ x: 'a'.repeat(1_000_000) })), { 'Content-Encoding': 'gzip' });
     expectProblem(bomb, 413, 'payload_too_large');
+  });
+});
+
+/** A raw HTTP/1.1 request (fetch always sends a Content-Length with a POST): status line and body. */
+function rawRequest(head: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(server.port, '127.0.0.1', () => socket.write(`${head}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const [headers, body] = text.split('\r\n\r\n');
+      resolve({ status: Number(headers!.split(' ')[1]), body: JSON.parse(body!) });
+    });
+  });
+}
+
+describe('a POST with no body at all', () => {
+  it('is a 400 invalid_body saying there is no body (QA: it asked for the Content-Type the request had sent)', async () => {
+    const { key } = newKey(dir, 'enterprise');
+    const r = await rawRequest(`POST /api/webhooks/ HTTP/1.1\r\nX-API-Key: ${key}\r\nContent-Type: application/json`);
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_body');
+    expect(r.body.detail).toMatch(/has no body/);
+    // an empty body that is sent (Content-Length: 0) is an empty object, missing its fields
+    const empty = await get(server, '/api/webhooks/', { method: 'POST', body: '', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' } });
+    expectProblem(empty, 400, 'invalid_parameter');
+    expect(empty.body.parameter).toBe('url');
+    // a body of another type still names the type it came with
+    const text = await get(server, '/api/webhooks/', { method: 'POST', body: '{}', headers: { 'X-API-Key': key, 'Content-Type': 'text/plain' } });
+    expectProblem(text, 400, 'invalid_body');
+    expect(text.body.detail).toContain('(got "text/plain")');
   });
 });
