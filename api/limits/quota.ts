@@ -7,10 +7,12 @@
  * The request that exceeds the quota — the (quota+1)-th of the window — is a 429 `rate_limited`
  * problem with `Retry-After` (refused requests are not charged, only recorded as `rejected`).
  *
- * Windows: keys per UTC day, counted durably in the UsageStore; anonymous callers per client IP per
- * clock hour, in memory (a restart resets anonymous counts; the map is cleared every hour).
+ * Windows: keys per UTC day, counted durably in the UsageStore; anonymous callers per client IP
+ * (IPv6: per /56 network, clientIp) per clock hour, in memory (a restart resets anonymous counts;
+ * the map is cleared every hour).
  * The probability scope has its own daily quota, charged by `chargeProbability` in its route.
  */
+import { isIP } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors/problem.ts';
 import type { AuthContext } from '../auth/entitlements.ts';
@@ -152,8 +154,41 @@ function appendHeaders(res: Response, p: Policy, remaining: number | null, reset
   res.setHeader('RateLimit', limit ? `${String(limit)}, ${lv}` : lv);
 }
 
+/**
+ * The anonymous quota's bucket of the client's address (Express's `req.ip`, so `trust proxy`
+ * applies): an IPv4 address as it is (also when written IPv4-mapped, `::ffff:192.0.2.1`, as a
+ * dual-stack socket reports it), an IPv6 address by its /56 network, the smallest block an ISP or
+ * cloud hands one customer (express-rate-limit's default `ipv6Subnet`). QA: per full IPv6 address,
+ * one host with a /64 had 2^64 anonymous quotas, and as many key guesses at 100 an hour each.
+ */
 export function clientIp(req: Request): string {
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  return anonymousBucket(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+}
+
+/** The bucket of one address (see clientIp); anything that is not an IP address is its own bucket. */
+export function anonymousBucket(address: string): string {
+  const family = isIP(address);
+  if (family !== 6) return address;
+  const groups = ipv6Groups(address);
+  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
+  if (mapped) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
+  return `${groups.slice(0, 3).map((g) => g.toString(16)).join(':')}:${(groups[3]! & 0xff00).toString(16)}::/56`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::`, a dotted IPv4 tail and a `%zone` accepted). */
+function ipv6Groups(address: string): number[] {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  if (tail === undefined) return parse(head);
+  const h = parse(head);
+  const t = parse(tail);
+  return [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
 }
 
 /** The global quota middleware (after authenticate). Exempt paths and OPTIONS are not counted. */

@@ -382,6 +382,30 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     expect(r.res.headers.get('ratelimit')).toBeNull();
   });
 
+  it('anonymous IPv6 callers are counted per /56 network, IPv4 per address, an IPv4-mapped address as its IPv4 (QA: every IPv6 address had a quota of its own)', async () => {
+    const proxied = await serve(dir, { limits: { ...limits, anonymousPerHour: 2 }, trustProxy: 1 });
+    try {
+      const from = (address: string, init: RequestInit = {}) =>
+        get(proxied, ACC, { ...init, headers: { ...(init.headers as Record<string, string>), 'X-Forwarded-For': address } });
+      // one host rotating through its /64 (and its /56): two requests, then the 429
+      expect((await from('2001:db8:1:2::a')).res.status).toBe(200);
+      expect((await from('2001:db8:1:2::b')).res.status).toBe(200);
+      expectProblem(await from('2001:db8:1:ff::c'), 429, 'rate_limited');
+      // key guessing from fresh addresses of the same network is throttled too
+      expectProblem(await from('2001:db8:1:2::d', auth.x(`qrm_${'E'.repeat(32)}`)), 429, 'rate_limited');
+      // another /56 is another caller
+      expect((await from('2001:db8:1:300::1')).res.status).toBe(200);
+      // IPv4: per address, whether written plainly or IPv4-mapped (a dual-stack socket's form)
+      expect((await from('198.51.100.7')).res.status).toBe(200);
+      expect((await from('::ffff:198.51.100.7')).res.status).toBe(200);
+      expectProblem(await from('198.51.100.7'), 429, 'rate_limited');
+      expect((await from('198.51.100.8')).res.status).toBe(200);
+      expect((await from('::ffff:198.51.100.9')).res.status).toBe(200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('enterprise: unlimited, still counted; usage shows the key its own', async () => {
     const { key, id } = newKey(dir, 'enterprise');
     const other = newKey(dir, 'api');
