@@ -504,6 +504,21 @@ export const ProblemSchema = z
       description: 'rate_limited by probability_budget_usd while the key\'s other requests are in flight: what they may still spend (each as much as the dearest request answered so far; null before any was answered, when a key with a cap has one request in flight at a time).',
     }),
     closest: z.array(z.string()).optional().meta({ description: 'not_found of a source slug (track records): the closest slugs of the snapshot.' }),
+    // QA: the 409 and the 503 models_unavailable carried these, and the document said that a
+    // problem has no member beyond the ones above (additionalProperties: false)
+    id: z.string().optional().meta({ description: 'subscription_disabled: the webhook subscription.' }),
+    disabled_reason: z.string().nullable().optional().meta({ description: 'subscription_disabled: why it is disabled.' }),
+    disabled_at: z.string().nullable().optional().meta({ format: 'date-time', description: 'subscription_disabled: when it was disabled (ISO 8601 UTC).' }),
+    n_models: z.number().int().optional().meta({ description: 'models_unavailable: the models that answered.' }),
+    failed: z
+      .array(z.object({
+        model: z.string().meta({ description: 'The model id.' }),
+        error_kind: z.string().meta({ description: 'Why it gave no usable answer (rate_limited, server_error, timeout, invalid_json, schema_violation, truncated, truncated_body, network, budget_exhausted or other).' }),
+        latency_ms: z.number().meta({ description: 'Milliseconds until the call gave up, retries included.' }),
+      }))
+      .optional()
+      .meta({ description: 'models_unavailable: the models asked that gave no usable answer.' }),
+    cost_usd: z.number().optional().meta({ description: 'models_unavailable: what the calls cost in USD.' }),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });
 

@@ -645,6 +645,12 @@ describe('replay of a disabled subscription', () => {
     const re = await api(`/api/webhooks/${c.body.id}/replay?since=0`, { method: 'POST' });
     expectProblem(re, 409, 'subscription_disabled');
     expect(re.body.detail).toMatch(/410/);
+    // every member is one the OpenAPI document's Problem has (it allows no other: QA, id,
+    // disabled_reason and disabled_at were not there)
+    const problem = (await api('/api/openapi.json')).body.components.schemas.Problem;
+    expect(problem.additionalProperties).toBe(false);
+    expect(Object.keys(problem.properties)).toEqual(expect.arrayContaining(Object.keys(re.body)));
+    expect(re.body).toMatchObject({ id: c.body.id, disabled_reason: expect.stringMatching(/410/), disabled_at: expect.any(String) });
     expect(re.body.detail).toContain(`quorum webhooks enable ${c.body.id}`);
     await new Promise((res) => setTimeout(res, 300));
     const del = (await api(`/api/webhooks/${c.body.id}/deliveries`)).body.deliveries;

@@ -248,6 +248,11 @@ describe('POST /api/probability/: answers', () => {
       expect(Number(g.res.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(g.body.n_models).toBe(1);
       expect(g.body.failed.map((f: { error_kind: string }) => f.error_kind).sort()).toEqual(['invalid_json', 'schema_violation', 'server_error']);
+      // every member is one the OpenAPI document's Problem has (it allows no other: QA, n_models,
+      // failed and cost_usd were not there)
+      const problem = (await get(server, '/api/openapi.json')).body.components.schemas.Problem;
+      expect(problem.additionalProperties).toBe(false);
+      expect(Object.keys(problem.properties)).toEqual(expect.arrayContaining(Object.keys(g.body)));
       // stored with the problem as its answer, as the OpenAPI document says, key for key
       const id = g.res.headers.get('x-probability-request-id');
       const stored = await get(server, `/api/probability/${id}`, { headers: { 'x-api-key': scoped } });
