@@ -4,7 +4,8 @@
  *
  * Store: `<dataDir>/state/keys.json` = `{ "version": 1, "keys": [KeyRecord...] }`, written
  * atomically (temp file + fsync + rename + directory fsync), mode 0600. The CLI (`quorum keys`)
- * writes it, each read-modify-write under `keys.json.lock` (withKeyFileLock); the server re-reads it when its mtime/size/inode change, checking at most every
+ * writes it, each read-modify-write under `keys.json.lock` (withFileLock: two commands at once);
+ * the server re-reads it when its mtime/size/inode change, checking at most every
  * `recheckMs` (default 1 s), so created and revoked keys take effect without a restart.
  *
  * Lookup: a presented key that is not well-formed (prefix, length, charset) is rejected without
@@ -12,10 +13,11 @@
  * again with `crypto.timingSafeEqual`. The key itself is never stored or logged.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomicSync } from '../../pipeline/fs/durable.ts';
+import { withFileLock } from '../../pipeline/fs/file-lock.ts';
 import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from './plans.ts';
 
 export const KEY_PREFIX = 'qrm_';
@@ -89,66 +91,13 @@ export interface CreateKeyInput {
   scopes?: Scope[];
 }
 
-/** How long a keys command waits for another one's lock, and when a lock is left over (its command was killed). */
-const KEY_LOCK_WAIT_MS = 10_000;
-const KEY_LOCK_STALE_MS = 30_000;
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/**
- * Runs `fn` (a read-modify-write of the key file) holding `<file>.lock`, created exclusively:
- * another `quorum keys create` or `revoke` at the same moment waits for it. QA: without it, of
- * eight revocations run beside eight creations five were lost (each printed its revoked record, but
- * a create that had read the file before wrote it back unrevoked: the keys stayed valid), and so
- * were four of the created keys (printed, never stored: a 401 forever). A lock older than
- * KEY_LOCK_STALE_MS was left by a killed command and is taken over.
- */
-export function withKeyFileLock<T>(file: string, fn: () => T): T {
-  const lock = `${file}.lock`;
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const deadline = Date.now() + KEY_LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      closeSync(openSync(lock, 'wx', 0o600));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let age: number | null = null;
-    try {
-      age = Date.now() - statSync(lock).mtimeMs;
-    } catch {
-      continue; // released meanwhile
-    }
-    if (age > KEY_LOCK_STALE_MS) {
-      // moved aside first: of two commands taking over one stale lock, one rename fails
-      const aside = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
-      try {
-        renameSync(lock, aside);
-        rmSync(aside, { force: true });
-      } catch {
-        // taken over by the other one
-      }
-      continue;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`another quorum keys command holds ${lock}; retry (a lock left by a killed command is taken over after ${KEY_LOCK_STALE_MS / 1000} s)`);
-    }
-    sleepSync(10);
-  }
-  try {
-    return fn();
-  } finally {
-    rmSync(lock, { force: true });
-  }
-}
-
 /** Creates a key in the store at `dataDir`; returns the key (shown once) and its record. */
 export function createKey(dataDir: string, input: CreateKeyInput, now = new Date()): { key: string; record: KeyRecord } {
   const file = keysFile(dataDir);
-  return withKeyFileLock(file, () => createLocked(file, input, now));
+  // QA: without the lock, of eight revocations run beside eight creations five were lost (each
+  // printed its revoked record, but a create that had read the file first wrote it back
+  // unrevoked: the keys stayed valid), and so were four of the created keys (printed, never stored)
+  return withFileLock(file, () => createLocked(file, input, now));
 }
 
 function createLocked(file: string, input: CreateKeyInput, now: Date): { key: string; record: KeyRecord } {
@@ -171,7 +120,7 @@ function createLocked(file: string, input: CreateKeyInput, now: Date): { key: st
 /** Revokes the key with `id`; returns its record (already revoked: unchanged), or null if unknown. */
 export function revokeKey(dataDir: string, id: string, now = new Date()): KeyRecord | null {
   const file = keysFile(dataDir);
-  return withKeyFileLock(file, () => revokeLocked(file, id, now));
+  return withFileLock(file, () => revokeLocked(file, id, now));
 }
 
 function revokeLocked(file: string, id: string, now: Date): KeyRecord | null {

@@ -248,6 +248,29 @@ describe('quorum webhooks (the CLI)', () => {
     expect((await quorumAsync(['webhooks', 'delete', sub.id], env)).status).toBe(0);
     expect((await api('/api/webhooks/', {}, k)).body.count).toBe(0);
   }, 60_000);
+
+  it('subscriptions made by commands and by the API at once are all stored (QA: eight creates at once printed eight secrets and stored six)', async () => {
+    const { key: k, id } = newKey(root, 'enterprise');
+    const env = { QUORUM_DATA_DIR: root, QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'true' };
+    let cliDone = false;
+    const [cliRuns, apiRuns] = await Promise.all([
+      Promise.all(Array.from({ length: 8 }, (_, i) => quorumAsync(['webhooks', 'create', '--key', id, '--url', `https://93.184.216.34/cli-${i}`], env)))
+        .finally(() => (cliDone = true)),
+      (async () => {
+        // the server creates too, as long as the commands run
+        const made = [];
+        for (let i = 0; !cliDone && i < 2000; i++) made.push(await create({ url: `https://93.184.216.34/api-${i}` }, k));
+        return made;
+      })(),
+    ]);
+    for (const r of cliRuns) expect(r.status, r.stderr).toBe(0);
+    for (const r of apiRuns) expect(r.res.status).toBe(201);
+    const made = [...cliRuns.map((r) => JSON.parse(r.stdout).id as string), ...apiRuns.map((r) => r.body.id as string)];
+    const listed = (await api('/api/webhooks/', {}, k)).body.webhooks.map((w: { id: string }) => w.id);
+    expect([...listed].sort()).toEqual([...made].sort());
+    expect(new SubscriptionStore(root).list(id).map((sub) => sub.id).sort()).toEqual([...made].sort());
+    for (const m of made) expect((await api(`/api/webhooks/${m}/`, { method: 'DELETE' }, k)).res.status).toBe(204);
+  }, 120_000);
 });
 
 describe('webhook delivery', () => {

@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
+import { withFileLock } from '../../../pipeline/fs/file-lock.ts';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { IDEMPOTENCY_TTL_MS } from '../../http/idempotency.ts';
@@ -29,6 +30,15 @@ export interface Subscription {
   secrets: { secret: string; expires_at: string | null }[];
   /** The Idempotency-Key of the request that created it, and that request's body hash (API only). */
   idempotency?: { key: string; body_hash: string } | null;
+}
+
+/** What a new subscription is made of (`idempotency`: the API's Idempotency-Key and body hash). */
+export interface NewSubscription {
+  keyId: string;
+  url: string;
+  types: string[] | null;
+  description: string | null;
+  idempotency?: { key: string; body_hash: string };
 }
 
 /** What the API shows of a subscription (no secret). */
@@ -83,6 +93,19 @@ export class SubscriptionStore {
     this.#subs = new Map(list.map((s) => [s.id, s]));
   }
 
+  /**
+   * Runs a change (`fn`, which saves) on the file as it is now, holding its lock: the server and
+   * `quorum webhooks` both write the file whole, and a change made by one between the other's read
+   * and write was lost (QA: eight `quorum webhooks create` at once printed eight subscriptions
+   * with their secrets and stored six).
+   */
+  #change<T>(fn: () => T): T {
+    return withFileLock(this.file, () => {
+      this.refresh();
+      return fn();
+    });
+  }
+
   #save(): void {
     mkdirSync(join(this.file, '..'), { recursive: true });
     writeFileAtomicSync(this.file, `${JSON.stringify({ subscriptions: [...this.#subs.values()] }, null, 2)}\n`);
@@ -113,14 +136,11 @@ export class SubscriptionStore {
     return this.list(keyId).find((s) => s.idempotency?.key === key && now - Date.parse(s.created_at) < IDEMPOTENCY_TTL_MS) ?? null;
   }
 
-  create(input: {
-    keyId: string;
-    url: string;
-    types: string[] | null;
-    description: string | null;
-    idempotency?: { key: string; body_hash: string };
-  }): Subscription {
-    this.refresh();
+  create(input: NewSubscription): Subscription {
+    return this.#change(() => this.#create(input));
+  }
+
+  #create(input: NewSubscription): Subscription {
     const s: Subscription = {
       id: `wh_${randomBytes(8).toString('hex')}`,
       key_id: input.keyId,
@@ -140,7 +160,10 @@ export class SubscriptionStore {
   }
 
   remove(id: string): boolean {
-    this.refresh();
+    return this.#change(() => this.#remove(id));
+  }
+
+  #remove(id: string): boolean {
     const had = this.#subs.delete(id);
     if (had) this.#save();
     return had;
@@ -154,7 +177,10 @@ export class SubscriptionStore {
    * the new secret and when the previous one stops signing.
    */
   rotate(id: string, now = Date.now()): { secret: string; previous_expires_at: string } | null {
-    this.refresh();
+    return this.#change(() => this.#rotate(id, now));
+  }
+
+  #rotate(id: string, now: number): { secret: string; previous_expires_at: string } | null {
     const s = this.#subs.get(id);
     if (!s) return null;
     const expires = new Date(now + ROTATION_OVERLAP_MS).toISOString();
@@ -173,7 +199,10 @@ export class SubscriptionStore {
    * there is no such subscription.
    */
   enable(id: string): boolean {
-    this.refresh();
+    return this.#change(() => this.#enable(id));
+  }
+
+  #enable(id: string): boolean {
     const s = this.#subs.get(id);
     if (!s) return false;
     if (s.status === 'enabled') return true;
@@ -185,7 +214,10 @@ export class SubscriptionStore {
   }
 
   disable(id: string, reason: string): void {
-    this.refresh();
+    this.#change(() => this.#disable(id, reason));
+  }
+
+  #disable(id: string, reason: string): void {
     const s = this.#subs.get(id);
     if (!s || s.status === 'disabled') return;
     s.status = 'disabled';
