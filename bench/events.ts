@@ -142,7 +142,7 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     received = 0;
 
     const feed = await EventFeed.open({ dataDir: dir, logger, pollMs: 25, retentionMs: 86_400_000 });
-    const cfg = { allowPrivate: true, timeoutMs: 10_000, retryWindowMs: 86_400_000, backoffMs: 1000, maxBackoffMs: 60_000, concurrency };
+    const cfg = { allowPrivate: true, timeoutMs: 10_000, retryWindowMs: 86_400_000, backoffMs: 1000, maxBackoffMs: 60_000, concurrency, maxPerKey: 20 };
     const dispatcher = new WebhookDispatcher(dir, feed, cfg, logger);
     await dispatcher.start();
 

@@ -34,6 +34,7 @@ const TITLES = {
   models_unavailable: 'Models unavailable',
   idempotency_conflict: 'Idempotency key reused',
   subscription_disabled: 'Subscription disabled',
+  subscription_limit: 'Subscription limit reached',
   cursor_expired: 'Cursor expired',
   internal: 'Internal error',
 } as const;
@@ -175,6 +176,16 @@ export class ApiError extends Error {
   /** 409: the webhook subscription is disabled, so what was asked of it cannot happen (e.g. a replay). */
   static subscriptionDisabled(detail: string, extras: Record<string, unknown> = {}): ApiError {
     return new ApiError(409, 'subscription_disabled', detail, extras);
+  }
+
+  /** 409: the key has as many webhook subscriptions as it may have; `limit` says how many. */
+  static subscriptionLimit(limit: number): ApiError {
+    return new ApiError(
+      409,
+      'subscription_limit',
+      `This key has ${limit} webhook subscriptions, as many as a key may have (QUORUM_WEBHOOKS_MAX_PER_KEY): delete one it no longer needs first (one subscription can take several event types).`,
+      { limit },
+    );
   }
 
   /**

@@ -32,6 +32,8 @@ export interface StreamHubOptions {
   heartbeatMs: number;
   maxBufferBytes: number;
   maxClients: number;
+  /** Streams one key may have open (default: no cap beyond maxClients). */
+  maxPerKey?: number;
   logger: Logger;
 }
 
@@ -70,6 +72,8 @@ class Client {
     readonly maxBufferBytes: number,
     readonly onGone: (c: Client) => void,
     readonly allowed: () => boolean = () => true,
+    /** The key it was opened with (null: none, a public stream). */
+    readonly keyId: string | null = null,
   ) {
     this.lastSeq = after;
     this.lastSent = after;
@@ -185,6 +189,20 @@ export class StreamHub {
     return this.#clients.size >= this.#opts.maxClients;
   }
 
+  /** Whether `keyId` has as many streams open as a key may (never for a stream without a key). */
+  fullFor(keyId: string | null): boolean {
+    const cap = this.#opts.maxPerKey ?? Infinity;
+    if (keyId === null || cap === Infinity) return false;
+    let n = 0;
+    for (const c of this.#clients) if (c.keyId === keyId && ++n >= cap) return true;
+    return false;
+  }
+
+  /** The per-key cap (Infinity: none). */
+  get maxPerKey(): number {
+    return this.#opts.maxPerKey ?? Infinity;
+  }
+
   /** The newest event seq (where a stream without a resume point starts). */
   get lastSeq(): number {
     return this.#feed.lastSeq;
@@ -205,14 +223,14 @@ export class StreamHub {
    * Serves one stream: headers, the replay of retained events after `after` (null: live only),
    * then live events until the client goes away, is too slow, or the server shuts down.
    */
-  async serve(req: Request, res: Response, filter: StreamFilter, after: number | null, allowed?: () => boolean): Promise<void> {
+  async serve(req: Request, res: Response, filter: StreamFilter, after: number | null, allowed?: () => boolean, keyId: string | null = null): Promise<void> {
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
     res.write(`retry: 1000\n: stream open; last event ${this.#feed.lastSeq}\n\n`);
-    const client = new Client(res, filter, after ?? this.#feed.lastSeq, this.#opts.maxBufferBytes, (c) => this.#clients.delete(c), allowed);
+    const client = new Client(res, filter, after ?? this.#feed.lastSeq, this.#opts.maxBufferBytes, (c) => this.#clients.delete(c), allowed, keyId);
     this.#clients.add(client);
     const gone = () => {
       if (!client.closed) {

@@ -126,11 +126,18 @@ export const streamRoute = rawRoute({
     if (!hub) throw ApiError.notReady('The event stream is not enabled on this server.');
     if (resume) await checkResumePoint(hub, resume);
     if (hub.full) throw ApiError.rateLimited(5, 'Too many open streams on this server; retry shortly.');
+    const keyId = authOf(res).keyId;
+    if (hub.fullFor(keyId)) {
+      throw ApiError.rateLimited(5, `This key has ${hub.maxPerKey} streams open, as many as a key may (QUORUM_STREAM_MAX_PER_KEY): close one, or retry once one has ended.`, {
+        policy: 'streams_per_key',
+        limit: hub.maxPerKey,
+      });
+    }
     if (req.method === 'HEAD') {
       res.status(200).setHeader('Content-Type', 'text/event-stream; charset=utf-8');
       res.end();
       return;
     }
-    await hub.serve(req, res, filter, resume?.seq ?? null, keyStillAllowed(services.keys, authOf(res).keyId, requiredPlan('stream', services.publicBeta)));
+    await hub.serve(req, res, filter, resume?.seq ?? null, keyStillAllowed(services.keys, keyId, requiredPlan('stream', services.publicBeta)), keyId);
   },
 });

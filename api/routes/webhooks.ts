@@ -115,7 +115,7 @@ export const webhooksCreateRoute = rawRoute({
       description: '1-200 visible ASCII characters, 24 h: the same key and body return the subscription it created (Idempotent-Replayed: true) instead of a second one; another body is a 422.',
     }),
   }),
-  errors: [400, 422, 503],
+  errors: [400, 409, 422, 503],
   responseHeaders: {
     'Idempotent-Replayed': '`true` when the subscription is the one an earlier request with the same Idempotency-Key created.',
   },
@@ -128,6 +128,7 @@ export const webhooksCreateRoute = rawRoute({
     const key = idempotencyKeyOf(req);
     const idem = key === undefined ? undefined : { key, body_hash: bodyHash(req.body) };
     if (replayedCreate(d, res, keyId, idem)) return;
+    if (d.store.list(keyId).length >= d.maxPerKey) throw ApiError.subscriptionLimit(d.maxPerKey);
     try {
       await checkWebhookUrl(parsed.data.url, d.allowPrivate);
     } catch (err) {

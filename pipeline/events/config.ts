@@ -20,6 +20,8 @@ const EventsEnv = z.object({
   QUORUM_STREAM_MAX_BUFFER_BYTES: wholeNumber(1024, 256 * 1024 * 1024).default(1024 * 1024),
   /** Streams open at once (each is a socket and a small buffer). */
   QUORUM_STREAM_MAX_CLIENTS: wholeNumber(1, 100_000).default(2000),
+  /** Streams one key may have open at once (one key could otherwise take every slot). */
+  QUORUM_STREAM_MAX_PER_KEY: wholeNumber(1, 100_000).default(10),
   /** Webhooks: allow http URLs and private, loopback or link-local addresses (tests, private networks). */
   QUORUM_WEBHOOKS_ALLOW_PRIVATE: z
     .enum(['1', '0', 'true', 'false', 'yes', 'no'])
@@ -34,6 +36,8 @@ const EventsEnv = z.object({
   QUORUM_WEBHOOKS_MAX_BACKOFF_MS: wholeNumber(1, 86_400_000).default(3_600_000),
   /** Webhooks: deliveries in flight at once (one per subscription at a time: per subscription in order). */
   QUORUM_WEBHOOKS_CONCURRENCY: wholeNumber(1, 10_000).default(64),
+  /** Webhooks: subscriptions one key may have (each gets every event it asks for, sent to its URL). */
+  QUORUM_WEBHOOKS_MAX_PER_KEY: wholeNumber(1, 10_000).default(20),
 });
 
 export interface EventsConfig {
@@ -44,6 +48,7 @@ export interface EventsConfig {
   heartbeatMs: number;
   maxBufferBytes: number;
   maxClients: number;
+  maxPerKey: number;
   webhooks: WebhooksConfig;
 }
 
@@ -54,6 +59,7 @@ export interface WebhooksConfig {
   backoffMs: number;
   maxBackoffMs: number;
   concurrency: number;
+  maxPerKey: number;
 }
 
 /** Reads and validates the events settings; throws an Error naming each bad variable. */
@@ -73,6 +79,7 @@ export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsCo
     heartbeatMs: e.QUORUM_STREAM_HEARTBEAT_MS,
     maxBufferBytes: e.QUORUM_STREAM_MAX_BUFFER_BYTES,
     maxClients: e.QUORUM_STREAM_MAX_CLIENTS,
+    maxPerKey: e.QUORUM_STREAM_MAX_PER_KEY,
     webhooks: {
       allowPrivate: e.QUORUM_WEBHOOKS_ALLOW_PRIVATE,
       timeoutMs: e.QUORUM_WEBHOOKS_TIMEOUT_MS,
@@ -80,6 +87,7 @@ export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsCo
       backoffMs: e.QUORUM_WEBHOOKS_BACKOFF_MS,
       maxBackoffMs: e.QUORUM_WEBHOOKS_MAX_BACKOFF_MS,
       concurrency: e.QUORUM_WEBHOOKS_CONCURRENCY,
+      maxPerKey: e.QUORUM_WEBHOOKS_MAX_PER_KEY,
     },
   };
 }

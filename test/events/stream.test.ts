@@ -226,10 +226,12 @@ describe('GET /api/stream/', () => {
     expect(ids.length).toBeLessThan(6000);
   }, 60_000);
 
-  it('serves 200 clients at once, each getting the new event', async () => {
+  it('serves 200 clients at once (20 keys, 10 streams each: the per-key cap), each getting the new event', async () => {
+    const keys = Array.from({ length: 20 }, () => newKey(root, 'enterprise').key);
     const clients = await Promise.all(
-      Array.from({ length: 200 }, async () => {
-        const res = await fetch(`${server.url}/api/stream/?types=consensus.updated`, { headers: { 'X-API-Key': key } });
+      Array.from({ length: 200 }, async (_, i) => {
+        const res = await fetch(`${server.url}/api/stream/?types=consensus.updated`, { headers: { 'X-API-Key': keys[i % 20]! } });
+        expect(res.status).toBe(200);
         return res.body!.getReader();
       }),
     );
@@ -247,6 +249,28 @@ describe('GET /api/stream/', () => {
     expect(seen.filter(Boolean)).toHaveLength(200);
     await until(() => hub().clients === 0);
   }, 60_000);
+
+  it('one key may hold QUORUM_STREAM_MAX_PER_KEY streams (10): one more is a 429 saying so, other keys still get in (QA: one key could take every slot)', async () => {
+    const greedy = newKey(root, 'enterprise').key;
+    const open10 = await Promise.all(
+      Array.from({ length: 10 }, async () => (await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': greedy } })).body!.getReader()),
+    );
+    await until(() => hub().clients >= 10);
+    const more = await get(server, '/api/stream/', { headers: { 'X-API-Key': greedy } });
+    expectProblem(more, 429, 'rate_limited');
+    expect(more.body).toMatchObject({ policy: 'streams_per_key', limit: 10 });
+    expect(more.body.detail).toMatch(/QUORUM_STREAM_MAX_PER_KEY/);
+    const other = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': key } });
+    expect(other.status).toBe(200);
+    await other.body!.cancel();
+    await open10[0]!.cancel(); // one ended: the key may open another
+    await until(() => hub().clients <= 9);
+    const again = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': greedy } });
+    expect(again.status).toBe(200);
+    await again.body!.cancel();
+    for (const r of open10.slice(1)) await r.cancel();
+    await until(() => hub().clients === 0);
+  });
 
   it('a resume point beyond the newest event is a 400 naming the newest; one equal to it streams live from there', async () => {
     const newest = await maxSeq();

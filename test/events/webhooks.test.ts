@@ -227,6 +227,27 @@ describe('webhook subscriptions', () => {
   });
 });
 
+describe('subscriptions per key', () => {
+  it('a key may have QUORUM_WEBHOOKS_MAX_PER_KEY subscriptions (20): one more is a 409 subscription_limit; a deletion makes room (QA: 3,000 on one key)', async () => {
+    const k = newKey(root, 'enterprise').key;
+    const made = [];
+    for (let i = 0; i < 20; i++) {
+      const c = await create({ url: `https://93.184.216.34/cap/${i}` }, k);
+      expect(c.res.status).toBe(201);
+      made.push(c.body.id as string);
+    }
+    const over = await create({ url: 'https://93.184.216.34/cap/20' }, k);
+    expectProblem(over, 409, 'subscription_limit');
+    expect(over.body.limit).toBe(20);
+    expect((await api('/api/webhooks/', {}, k)).body.count).toBe(20);
+    expect((await create({ url: 'https://93.184.216.34/cap/other' })).res.status).toBe(201); // another key's own count
+    expect((await api(`/api/webhooks/${made[0]}/`, { method: 'DELETE' }, k)).res.status).toBe(204);
+    const room = await create({ url: 'https://93.184.216.34/cap/20' }, k);
+    expect(room.res.status).toBe(201);
+    for (const id of [...made.slice(1), room.body.id]) await api(`/api/webhooks/${id}/`, { method: 'DELETE' }, k);
+  });
+});
+
 describe('quorum webhooks (the CLI)', () => {
   it('create (secret once), list, rotate-secret, delete on the same store the API serves; a refused URL exits 1', async () => {
     const { key: k, id } = newKey(root, 'enterprise');
@@ -250,7 +271,9 @@ describe('quorum webhooks (the CLI)', () => {
   }, 60_000);
 
   it('subscriptions made by commands and by the API at once are all stored (QA: eight creates at once printed eight secrets and stored six)', async () => {
-    const { key: k, id } = newKey(root, 'enterprise');
+    const { id } = newKey(root, 'enterprise');
+    // the API's creates spread over keys of their own (a key may have 20 subscriptions; the CLI's are not capped)
+    const apiKeys = Array.from({ length: 20 }, () => newKey(root, 'enterprise'));
     const env = { QUORUM_DATA_DIR: root, QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'true' };
     let cliDone = false;
     const [cliRuns, apiRuns] = await Promise.all([
@@ -259,17 +282,18 @@ describe('quorum webhooks (the CLI)', () => {
       (async () => {
         // the server creates too, as long as the commands run
         const made = [];
-        for (let i = 0; !cliDone && i < 2000; i++) made.push(await create({ url: `https://93.184.216.34/api-${i}` }, k));
+        for (let i = 0; !cliDone && i < 400; i++) made.push(await create({ url: `https://93.184.216.34/api-${i}` }, apiKeys[i % 20]!.key));
         return made;
       })(),
     ]);
     for (const r of cliRuns) expect(r.status, r.stderr).toBe(0);
     for (const r of apiRuns) expect(r.res.status).toBe(201);
     const made = [...cliRuns.map((r) => JSON.parse(r.stdout).id as string), ...apiRuns.map((r) => r.body.id as string)];
-    const listed = (await api('/api/webhooks/', {}, k)).body.webhooks.map((w: { id: string }) => w.id);
-    expect([...listed].sort()).toEqual([...made].sort());
-    expect(new SubscriptionStore(root).list(id).map((sub) => sub.id).sort()).toEqual([...made].sort());
-    for (const m of made) expect((await api(`/api/webhooks/${m}/`, { method: 'DELETE' }, k)).res.status).toBe(204);
+    const owners = new Set([id, ...apiKeys.map((x) => x.id)]);
+    const stored = new SubscriptionStore(root).all().filter((sub) => owners.has(sub.key_id)).map((sub) => sub.id);
+    expect([...stored].sort()).toEqual([...made].sort());
+    const store = new SubscriptionStore(root);
+    for (const m of made) expect(store.remove(m)).toBe(true);
   }, 120_000);
 });
 

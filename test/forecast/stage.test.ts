@@ -130,11 +130,11 @@ describe('forecast stage in a pipeline run', () => {
       },
     ]);
     const file = join(root, 'priced-models.json');
-    const entry = (id: string) => ({ id, display_name: id, base_url: `${api.url}/v1`, api_key_env: 'QUORUM_TEST_PRICED_KEY', model: 'gpt-4o', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2.5, price_out_per_mtok: 10 });
+    const entry = (id: string) => ({ id, display_name: id, base_url: `${api.url}/v1`, api_key_env: 'TEST_PRICED_MODEL_API_KEY', model: 'gpt-4o', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2.5, price_out_per_mtok: 10 });
     writeFileSync(file, JSON.stringify({ models: ['a', 'b', 'c', 'd'].map(entry) }));
-    process.env.QUORUM_TEST_PRICED_KEY = 'sk-test';
+    process.env.TEST_PRICED_MODEL_API_KEY = 'sk-test';
     try {
-      const { dir, config } = setup({ QUORUM_MODELS_FILE: file, QUORUM_TEST_PRICED_KEY: 'sk-test' });
+      const { dir, config } = setup({ QUORUM_MODELS_FILE: file, TEST_PRICED_MODEL_API_KEY: 'sk-test' });
       const s = await runPipeline({ config, logger, asOf });
       expect(s.status, s.error ?? '').toBe('completed');
       expect(s.calls).toBe(48);
@@ -142,7 +142,7 @@ describe('forecast stage in a pipeline run', () => {
       const runs = await rawQuery(dir, 'runs', `SELECT * FROM t WHERE run_id = '${s.run_id}' AND status = 'completed'`);
       expect(runs[0]!.cost_usd).toBe(0.168);
     } finally {
-      delete process.env.QUORUM_TEST_PRICED_KEY;
+      delete process.env.TEST_PRICED_MODEL_API_KEY;
       await api.close();
     }
   });

@@ -202,7 +202,7 @@ describe('every outbound client ends within its deadline against servers that ne
     const side = tempDir('quorum-webhook-deadline-');
     try {
       const feed = await EventFeed.open({ dataDir: side.dir, logger, pollMs: 0, retentionMs: 86_400_000 });
-      const cfg = { allowPrivate: true, timeoutMs: DEADLINE, retryWindowMs: 86_400_000, backoffMs: 600_000, maxBackoffMs: 600_000, concurrency: 3 * TRIES };
+      const cfg = { allowPrivate: true, timeoutMs: DEADLINE, retryWindowMs: 86_400_000, backoffMs: 600_000, maxBackoffMs: 600_000, concurrency: 3 * TRIES, maxPerKey: 20 };
       const dispatcher = new WebhookDispatcher(side.dir, feed, cfg, logger);
       await dispatcher.start();
       // Deliveries go only to subscriptions of an active enterprise key (the dispatcher checks the key file).

@@ -129,6 +129,11 @@ export class WebhookDispatcher {
     this.#deadlines = new DeadlineSweep(cfg.timeoutMs, 'webhook delivery deadline');
   }
 
+  /** Subscriptions one key may have (QUORUM_WEBHOOKS_MAX_PER_KEY). */
+  get maxPerKey(): number {
+    return this.#cfg.maxPerKey;
+  }
+
   get allowPrivate(): boolean {
     return this.#cfg.allowPrivate;
   }
