@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { roundPercent, roundProbability } from './precision.ts';
+import { roundFine, roundPercent, roundProbability } from './precision.ts';
+import { zDays, zFine } from '../openapi/common.ts';
 
 describe('published precision', () => {
   test('probabilities go out with 6 decimals, binary noise removed', () => {
@@ -43,5 +44,13 @@ describe('published precision', () => {
     expect(roundPercent(5e-324)).toBe(0);
     expect(roundPercent(1e21)).toBe(1e21);
     expect(roundProbability(Number.POSITIVE_INFINITY)).toBe(Number.POSITIVE_INFINITY);
+  });
+  test('durations in days and values in their own unit go out with 6 decimals, half away from zero on the decimal value (QA: horizon days had 14; a claim\'s error 2.0865625 went out as 2.086562)', () => {
+    expect(zDays.parse(10 / 3)).toBe(3.333333);
+    expect(zDays.parse(null)).toBe(null);
+    expect(zFine.parse(2.0865625)).toBe(2.086563);
+    expect(zFine.parse(-2.0865625)).toBe(-2.086563);
+    expect(roundFine(1234567.0000005)).toBe(1234567.000001);
+    expect(roundFine(undefined)).toBe(null);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { jsonRoute } from '../http/registry.ts';
-import { count, published, zProb } from '../openapi/common.ts';
+import { count, published, zDays, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { numOrNull } from './analysis-params.ts';
 
@@ -21,7 +21,7 @@ export const ResolutionSource = z
     }),
     changed: count.meta({ description: 'Questions whose first recorded outcome differs from the final one (annulment counts).' }),
     share_changed: zProb.meta({ description: 'changed / resolutions.' }),
-    median_lag_days: z.number().nullable().meta({
+    median_lag_days: zDays.meta({
       description: 'Median days from close_time to the final resolved_at (negative: resolved before the scheduled close).',
     }),
     n_lag: count.meta({ description: 'Questions with a close_time (the lag\'s sample).' }),
@@ -47,7 +47,7 @@ async function body(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
     amended: Number(x.amended),
     changed: Number(x.changed),
     share_changed: numOrNull(x.share_changed),
-    median_lag_days: numOrNull(x.median_lag_days) === null ? null : Math.round(Number(x.median_lag_days) * 1e6) / 1e6,
+    median_lag_days: numOrNull(x.median_lag_days),
     n_lag: Number(x.n_lag),
   }));
   return published(ResolutionSources, { total: items.length, items });

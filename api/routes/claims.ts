@@ -16,7 +16,7 @@ import { assertCursorSnapshot, bigintKey, decodeSnapshotKeyset, encodeSnapshotKe
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { queryQuestionId } from './prediction-params.ts';
-import { count, DOC, isoTime, isoTimeParam, published, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, isoTimeParam, published, zDays, zFine, zNum, zProb } from '../openapi/common.ts';
 
 export const CLAIMS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CLAIM_KINDS = ['probability', 'direction', 'value'] as const;
@@ -46,17 +46,17 @@ export const Claim = z
     value: zNum.meta({ description: 'The claimed value (a poll\'s margin, a projection), in `unit`.' }),
     unit: z.string().nullable().meta({ description: 'The unit of value and realized_value.' }),
     threshold: zNum.meta({ description: 'A value claim\'s threshold, where one applies.' }),
-    tolerance: zNum.meta({ description: 'A value claim is within tolerance when |value − realized_value| ≤ this (null: 5% of |realized_value|).' }),
-    horizon_days: zNum.meta({ description: 'Days from made_at to the event the claim is about.' }),
+    tolerance: zFine.meta({ description: 'A value claim is within tolerance when |value − realized_value| ≤ this (null: 5% of |realized_value|).' }),
+    horizon_days: zDays.meta({ description: 'Days from made_at to the event the claim is about.' }),
     resolved: z.boolean().meta({ description: 'true when an outcome or a realized value is known at as_of.' }),
     outcome: zNum.meta({ description: '1 came true, 0 did not, 0.5 a tie; null unresolved.' }),
     realized_value: zNum.meta({ description: 'The value that came to be, in `unit` (null: unresolved or not a value claim).' }),
     resolved_at: isoTime.nullable().meta({ description: 'When the claim resolved (null: unresolved at as_of).' }),
     hit: zNum.meta({ description: 'Directional score: 1, 0, or 0.5 for a tie (null for value claims and unresolved).' }),
     brier: zProb.meta({ description: 'Brier score (p − o)² of a probability claim with a YES/NO outcome (null otherwise).' }),
-    error: zNum.meta({ description: 'value − realized_value.' }),
+    error: zFine.meta({ description: 'value − realized_value.' }),
     within_tolerance: z.boolean().nullable().meta({ description: '|error| ≤ tolerance (null without a value and a realized value).' }),
-    reference_value: zNum.meta({
+    reference_value: zFine.meta({
       description: 'The mean value of the OTHER claims with the same subject_key in the same 14-day window of horizon_days (null: none).',
     }),
     reference_probability: zProb.meta({
@@ -102,17 +102,9 @@ export const ClaimDetail = z
   })
   .meta({ id: 'ClaimDetail' });
 
-function round6(v: number | null): number | null {
-  return v === null ? null : Math.round(v * 1e6) / 1e6;
-}
-
 function claim(r: JsonRow): z.input<typeof Claim> {
   return fromColumns(Claim, r, {
     kind: r.kind as (typeof CLAIM_KINDS)[number],
-    tolerance: round6(num(r.tolerance)),
-    horizon_days: round6(num(r.horizon_days)),
-    error: round6(num(r.error)),
-    reference_value: round6(num(r.reference_value)),
     origin: r.origin === 'quorum' ? 'quorum' : 'import',
     provenance: { dataset: str(r.provenance_dataset), file: str(r.provenance_file), line: num(r.provenance_line) },
   });

@@ -25,7 +25,7 @@
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, isoTime, published, zNum } from '../openapi/common.ts';
+import { count, DOC, isoTime, published, zDays, zNum } from '../openapi/common.ts';
 import { findQuestion, marketIdParam, pathMarketRef } from './prediction-params.ts';
 import { SameEventPrice, sameEventPrices } from './same-event.ts';
 
@@ -134,7 +134,7 @@ export const Lifecycle = z
             'as_of_to_close (active question): from as_of to close_time; forecast_to_resolution (resolved question): from ' +
             'its headline scored consensus to the resolution; null otherwise (closed, annulled, or no scored consensus).',
         }),
-        days: zNum.meta({ description: 'Fractional days from `from` to `to`.' }),
+        days: zDays.meta({ description: 'Fractional days from `from` to `to` (6 decimals).' }),
         bucket: z.string().nullable().meta({ description: '0-7, 8-30, 31-90, 91-365 or >365.' }),
         from: isoTime.nullable().meta({ description: 'Start of the horizon: as_of, or the scored consensus\'s time.' }),
         to: isoTime.nullable().meta({ description: 'End of the horizon: close_time, or resolved_at.' }),

@@ -22,7 +22,7 @@ import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { providerList } from './predictions-edges.ts';
 import { queryVenue, venueParam } from './prediction-params.ts';
-import { categoryParam, count, DOC, isoTime, marketStale, published, zNum, zProb } from '../openapi/common.ts';
+import { categoryParam, count, DOC, isoTime, marketStale, published, zDays, zNum, zProb } from '../openapi/common.ts';
 
 export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
@@ -98,7 +98,7 @@ export const ResolvedPrediction = z
       description: 'The comparator: ok (fresh), stale (a price existed but was older than QUORUM_MAX_COMPARATOR_AGE_DAYS at the forecast: ' +
         'no comparison, market_probability and market_error null, counted apart in ai_vs_market) or none (no price at all).',
     }),
-    market_age_days: zNum.nullable().meta({ description: 'Age in days of the latest price at the forecast (ok and stale), null without one.' }),
+    market_age_days: zDays.meta({ description: 'Age in days of the latest price at the forecast (ok and stale), null without one.' }),
     outcome: zNum.meta({ description: '1 when the question resolved YES, 0 when NO.' }),
     ai_error: zProb.meta({ description: 'Brier score of the consensus.' }),
     market_error: zProb.meta({ description: 'Brier score of the market (null without a comparator).' }),

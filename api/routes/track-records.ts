@@ -20,7 +20,8 @@ import { ApiError } from '../errors/problem.ts';
 import { assertCursorSnapshot, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
 import { pathId, queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { categoryParam, count, DOC, isoTime, published, zPct, zProb } from '../openapi/common.ts';
+import { categoryParam, count, DOC, isoTime, published, zFine, zPct, zProb } from '../openapi/common.ts';
+import { roundPercent } from '../http/precision.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
 export const TRACK_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -79,14 +80,14 @@ export const TrackRecord = z
       .meta({ description: 'Scores of the source\'s resolved probability claims.' }),
     value: z.object({
       n: count.meta({ description: TR.n_value }),
-      mae: zProb.meta({ description: 'Mean absolute error, in the claims\' unit.' }),
-      bias: zProb.meta({ description: 'Mean signed error (claimed − realized).' }),
+      mae: zFine.meta({ description: 'Mean absolute error, in the claims\' unit.' }),
+      bias: zFine.meta({ description: 'Mean signed error (claimed − realized).' }),
       share_within: zProb.meta({ description: 'Share within the claim\'s tolerance (documented per import format).' }),
     }).meta({ description: 'Errors of the source\'s resolved value claims.' }),
     relative_skill: z.object({
       brier_skill: zProb.meta({ description: 'Mean (reference Brier − own Brier) against the market comparator; positive = better.' }),
       n_probability: count.meta({ description: 'Resolved probability claims with a reference probability (AI models and the consensus: the market comparator).' }),
-      value_skill: zProb.meta({ description: 'Mean (|reference − realized| − |value − realized|) against the other claims of the same race and window; positive = better.' }),
+      value_skill: zFine.meta({ description: 'Mean (|reference − realized| − |value − realized|) against the other claims of the same race and window; positive = better.' }),
       n_value: count.meta({ description: 'Resolved value claims with a reference value (other claims of the same subject_key in the same 14-day window).' }),
     }).meta({ description: 'Skill against a reference, positive = better than it.' }),
     first_claim_at: isoTime.nullable().meta({ description: 'When the source\'s earliest claim was made.' }),
@@ -111,8 +112,8 @@ const resolvedMetricFields = {
   n_probability: count.meta({ description: TR.n_probability }),
   brier: zProb.meta({ description: TR.brier }),
   n_value: count.meta({ description: TR.n_value }),
-  mae: zProb.meta({ description: TR.mae }),
-  bias: zProb.meta({ description: TR.bias }),
+  mae: zFine.meta({ description: TR.mae }),
+  bias: zFine.meta({ description: TR.bias }),
   share_within: zProb.meta({ description: TR.share_within }),
 };
 
@@ -175,7 +176,7 @@ export const TrackRecordTrends = z
 
 function ci(lo: unknown, hi: unknown): [number, number] | null {
   const [a, b] = [num(lo), num(hi)];
-  return a === null || b === null ? null : [Math.round(a * 100) / 100, Math.round(b * 100) / 100];
+  return a === null || b === null ? null : [roundPercent(a), roundPercent(b)];
 }
 
 function record(r: JsonRow): z.input<typeof TrackRecord> {
