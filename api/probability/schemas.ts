@@ -60,6 +60,10 @@ export const ProbabilityRequest = z
   .strict()
   // The two are alternatives: silently preferring one would answer a question the partner did not ask.
   .superRefine((r, ctx) => {
+    // a language listed twice would be asked for again (a translation into the main language)
+    r.langs?.forEach((l, i) => {
+      if (r.langs!.indexOf(l) < i) ctx.addIssue({ code: 'custom', path: ['langs', i], message: `${l} is listed twice in langs.` });
+    });
     if (r.market !== undefined && r.market_probability !== undefined) {
       ctx.addIssue({
         code: 'custom',

@@ -91,6 +91,8 @@ describe('POST /api/probability/: access and validation', () => {
       [good({ mode: 'psychic' }), 'mode'],
       [good({ langs: ['English!'] }), 'langs.0'],
       [good({ langs: [] }), 'langs'],
+      // a language twice asked for a translation into the main language (QA)
+      [good({ langs: ['en', 'fr', 'en'] }), 'langs.2'],
       [noMarket({ market: { venue: 'polymarket' } }), 'market.market_id'],
       [noMarket({ market: { venue: 'polymarket', market_id: 'not-tracked' } }), 'market'],
       [good({ market_probability: 2 }), 'market_probability'],
