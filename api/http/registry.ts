@@ -106,6 +106,8 @@ interface RouteBase {
   errors?: readonly number[];
   /** Leave out of the OpenAPI document (e.g. /docs, which is not part of the API). */
   hidden?: boolean;
+  /** A raw route whose body carries an ETag and that answers a matching If-None-Match with a 304 (documented). */
+  conditional?: boolean;
   /** Authenticated but not charged to the quota nor counted in usage (the caller's own usage). */
   uncharged?: boolean;
   /** Documented here but mounted by its own module (e.g. api/export/routes.ts). */
@@ -620,6 +622,7 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
             ),
           }),
     };
+    if (def.conditional) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
   }
   for (const s of [...statuses].sort()) {
     responses[String(s)] = {

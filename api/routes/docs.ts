@@ -12,6 +12,8 @@ export const openapiRoute = rawRoute({
   path: '/api/openapi.json',
   summary: 'This OpenAPI 3.1 document',
   tags: ['operations'],
+  conditional: true,
+  responseHeaders: { ETag: 'Strong validator of the document (send it as If-None-Match: a 304 while it is unchanged).' },
   responses: { 'application/json': { schema: z
         .object({ openapi: z.string().meta({ description: 'The OpenAPI version of the document (3.1.0).' }) })
         .loose()
