@@ -92,9 +92,16 @@ export const SYSTEM_PROMPT =
   'You are a careful, calibrated forecaster. You estimate probabilities of future events ' +
   'resolving YES under stated resolution criteria. You answer only with the requested JSON object.';
 
-/** Max history days and evidence snippet length shown in a prompt. */
+/** Max history days and evidence snippet, title and source address lengths shown in a prompt. */
 export const HISTORY_DAYS = 10;
 export const SNIPPET_CHARS = 600;
+export const EVIDENCE_TITLE_CHARS = 200;
+export const EVIDENCE_URL_CHARS = 300;
+
+/** `text` cut to `max` characters, the cut marked with an ellipsis. */
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
 
 const DEFAULT_DIR = fileURLToPath(new URL('../../data/prompts/', import.meta.url));
 const templateCache = new Map<string, { version: string; text: string }>();
@@ -266,14 +273,13 @@ export function formatEvidence(items: TaskEvidence[]): string {
   if (items.length === 0) return 'No evidence was retrieved.';
   return items
     .map((e, i) => {
-      const head = `[${i + 1}] ${oneLine(e.title ?? 'Untitled')}` +
+      // every part bounded: an evidence file's title or address has no limit of its own (QA)
+      const head = `[${i + 1}] ${clip(oneLine(e.title ?? 'Untitled'), EVIDENCE_TITLE_CHARS)}` +
         ` (published ${e.published_at ? fmtDate(e.published_at) : 'date unknown'})`;
       const lines = [head];
-      if (e.url) lines.push(`    Source: ${e.url}`);
+      if (e.url) lines.push(`    Source: ${clip(oneLine(e.url), EVIDENCE_URL_CHARS)}`);
       const snippet = oneLine(e.snippet ?? '');
-      if (snippet) {
-        lines.push(`    ${snippet.length > SNIPPET_CHARS ? `${snippet.slice(0, SNIPPET_CHARS - 1)}…` : snippet}`);
-      }
+      if (snippet) lines.push(`    ${clip(snippet, SNIPPET_CHARS)}`);
       return lines.join('\n');
     })
     .join('\n');

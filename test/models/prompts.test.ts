@@ -78,6 +78,12 @@ describe('renderPrompt: the information ladder', () => {
     const none = renderPrompt(task('augmented', false), { asOf });
     expect(none.user).toContain('No evidence was retrieved.');
     expect(none.evidence_ids).toEqual([]);
+    // an evidence file's title and address are bounded like its snippet (QA: a 1 MB title went into the prompt)
+    const huge = task('augmented');
+    huge.evidence = [{ evidence_id: 'ev-h', title: 'T'.repeat(100_000), url: `https://x.example/${'u'.repeat(100_000)}`, published_at: null, snippet: 'S'.repeat(100_000) }];
+    const bounded = renderPrompt(huge, { asOf });
+    expect(bounded.user.length).toBeLessThan(augmented.user.length + 1_200);
+    expect(bounded.user).toContain(`[1] ${'T'.repeat(199)}… (published date unknown)`);
   });
 
   it('says so when there is no market', () => {
