@@ -2,12 +2,36 @@
  * Keeps the service fresh: a node-cron task (every 4 hours by default, QUORUM_SCHEDULE) that runs
  * the pipeline. Never two runs at once: node-cron's noOverlap within the process, and the run lock
  * file across processes (a tick that finds the lock held is skipped and logged).
+ *
+ * Every tick that does not run is a structured warning in the service's log: one that finds the
+ * lock held (another process's run), one that comes while this process's previous run is still
+ * going (node-cron's `execution:overlap`) and one node-cron missed (the event loop was blocked past
+ * its tolerance: `execution:missed`). node-cron's own messages go to the same pino logger: its
+ * default logger wrote them to stderr as coloured plain text, the one non-JSON line of `quorum start`
+ * (QA: a tick skipped by an overlong run was only `[NODE-CRON] [WARN] task still running, ...`,
+ * which a JSON log pipeline such as `jq` rejects).
  */
-import cron, { type ScheduledTask } from 'node-cron';
+import cron, { type Logger as CronLogger, type ScheduledTask } from 'node-cron';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { runPipeline } from './run.ts';
 import { RunLockedError } from './warehouse/lock.ts';
+
+/**
+ * node-cron's logger, onto pino. Its warnings are the overlap and the missed tick, which the task's
+ * events log with the tick's time (startScheduler): kept at debug, so each skip is one line.
+ */
+function cronLogger(logger: Logger): CronLogger {
+  const log = logger.child({ component: 'node-cron' });
+  const errorLine = (level: 'error' | 'debug', message: string | Error, err?: Error) =>
+    message instanceof Error ? log[level]({ err: message }, message.message) : log[level](err ? { err } : {}, message);
+  return {
+    info: (message) => log.debug(message),
+    warn: (message) => log.debug(message),
+    error: (message, err) => errorLine('error', message, err),
+    debug: (message, err) => errorLine('debug', message, err),
+  };
+}
 
 export function startScheduler(config: QuorumConfig, logger: Logger): ScheduledTask {
   const task = cron.schedule(
@@ -20,8 +44,14 @@ export function startScheduler(config: QuorumConfig, logger: Logger): ScheduledT
         else logger.error({ err }, 'scheduled run failed');
       }
     },
-    { noOverlap: true, timezone: 'UTC', name: 'quorum-pipeline' },
+    { noOverlap: true, timezone: 'UTC', name: 'quorum-pipeline', logger: cronLogger(logger) },
   );
+  task.on('execution:overlap', (ctx) => {
+    logger.warn({ tick: ctx.date.toISOString(), schedule: config.schedule }, 'scheduled run skipped: the previous scheduled run is still in progress');
+  });
+  task.on('execution:missed', (ctx) => {
+    logger.warn({ tick: ctx.date.toISOString(), schedule: config.schedule }, 'scheduled run missed: the process was too busy at its time (event loop blocked)');
+  });
   logger.info({ schedule: config.schedule }, 'scheduler started');
   return task;
 }

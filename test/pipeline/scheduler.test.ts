@@ -1,5 +1,5 @@
 /** The scheduler runs the pipeline on its cron, and skips a tick while another run holds the lock. */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import { existsSync } from 'node:fs';
 import { lockFile } from '../../pipeline/warehouse/layout.ts';
@@ -12,9 +12,11 @@ import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const tmp = tempDir('quorum-sched-');
+const tmpOverlap = tempDir('quorum-sched-overlap-');
 afterAll(async () => {
   await closeDuckdb();
   tmp.cleanup();
+  tmpOverlap.cleanup();
 });
 
 /** A logger whose lines the test can read. */
@@ -53,4 +55,29 @@ describe('scheduler', () => {
       await waitFor(() => !existsSync(lockFile(tmp.dir)), 30_000);
     }
   }, 40_000);
+
+  it('logs a tick skipped because its own previous run is still going as a JSON warning, never plain text on the console', async () => {
+    // A run takes seconds; ticking every second, the next ticks come while it runs (QA soak: the
+    // only trace was node-cron's coloured `[NODE-CRON] [WARN] task still running` on stderr).
+    const config = loadConfig({ QUORUM_DATA_DIR: tmpOverlap.dir, QUORUM_SCHEDULE: '* * * * * *' });
+    const { logger, lines } = capturingLogger();
+    const consoleLines: string[] = [];
+    const spies = (['warn', 'info', 'error', 'debug', 'log'] as const).map((m) =>
+      vi.spyOn(console, m).mockImplementation((...args: unknown[]) => {
+        consoleLines.push(args.map(String).join(' '));
+      }),
+    );
+    const task = startScheduler(config, logger);
+    try {
+      const skipped = () => lines.find((l) => l.msg === 'scheduled run skipped: the previous scheduled run is still in progress');
+      expect(await waitFor(() => skipped() !== undefined, 20_000)).toBe(true);
+      expect(skipped()).toMatchObject({ level: 40, schedule: '* * * * * *' });
+      expect(typeof skipped()!.tick).toBe('string');
+      expect(consoleLines.filter((l) => l.includes('NODE-CRON'))).toEqual([]);
+    } finally {
+      await task.stop();
+      for (const s of spies) s.mockRestore();
+      await waitFor(() => !existsSync(lockFile(tmpOverlap.dir)), 30_000);
+    }
+  }, 60_000);
 });
