@@ -1,22 +1,26 @@
 /** The scheduler runs the pipeline on its cron, and skips a tick while another run holds the lock. */
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { lockFile } from '../../pipeline/warehouse/layout.ts';
 import { pino } from 'pino';
 import { loadConfig } from '../../pipeline/config.ts';
 import { startScheduler } from '../../pipeline/scheduler.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
 import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
-import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const tmp = tempDir('quorum-sched-');
 const tmpOverlap = tempDir('quorum-sched-overlap-');
+const tmpStop = tempDir('quorum-sched-stop-');
 afterAll(async () => {
   await closeDuckdb();
   tmp.cleanup();
   tmpOverlap.cleanup();
+  tmpStop.cleanup();
 });
 
 /** A logger whose lines the test can read. */
@@ -80,4 +84,40 @@ describe('scheduler', () => {
       await waitFor(() => !existsSync(lockFile(tmpOverlap.dir)), 30_000);
     }
   }, 60_000);
+
+  it('stop() ends a scheduled run in progress gracefully: recorded interrupted, lock released, then resolves', async () => {
+    // QA soak: SIGTERM to `quorum start` mid-run exited at once under the run (its in-flight calls
+    // cut, the runs table left at `started`, nothing logged about it).
+    const config = loadConfig({
+      QUORUM_DATA_DIR: tmpStop.dir,
+      QUORUM_SCHEDULE: '* * * * * *',
+      QUORUM_VENUES: 'none',
+      QUORUM_FRED_API_KEY: '',
+      QUORUM_SIMULATOR_LATENCY_MS: '300',
+    });
+    await importForecastBench(config, config.sampleDir);
+    const { logger, lines } = capturingLogger();
+    const scheduler = startScheduler(config, logger);
+    const journal = join(tmpStop.dir, 'journal');
+    const calling = () => existsSync(journal) && readdirSync(journal).some((f) => statSync(join(journal, f)).size > 0);
+    try {
+      expect(await waitFor(calling, 30_000)).toBe(true);
+    } finally {
+      await scheduler.stop();
+    }
+    // stop() resolved after the run ended: its lock is gone, and it is recorded as interrupted.
+    expect(existsSync(lockFile(tmpStop.dir))).toBe(false);
+    const runId = readdirSync(journal)[0]!.replace(/\.jsonl$/, '');
+    const statuses = await withConnection(async (conn) =>
+      (
+        await conn.runAndReadAll(
+          `SELECT status FROM read_parquet('${join(tmpStop.dir, 'raw', 'runs')}/**/*.parquet', union_by_name = true) WHERE run_id = '${runId}'`,
+        )
+      )
+        .getRowObjects()
+        .map((r) => String(r.status)),
+    );
+    expect(statuses.sort()).toEqual(['interrupted', 'started']);
+    expect(lines.some((l) => l.level === 40 && String(l.msg).startsWith('stopping the scheduled run in progress'))).toBe(true);
+  }, 90_000);
 });
