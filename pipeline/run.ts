@@ -285,7 +285,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
             log.error({ err }, 'events not written; the next run derives them');
             summary.notes.push(`events not written (${err instanceof Error ? err.message : String(err)}); the next run derives them`);
           }
-          const pruned = pruneSnapshots(root, config.keepSnapshots);
+          const pruned = await pruneSnapshots(root, config.keepSnapshots);
           log.info({ tables: manifest.tables.length, pruned: pruned.length }, 'snapshot published');
         };
         if (target && isPublished(root, runId)) {

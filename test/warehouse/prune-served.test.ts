@@ -28,7 +28,7 @@ async function run(day: number): Promise<{ id: string; pruned: string[] }> {
     for (const t of tables) cpSync(join(staging, 'snapshots', 'fixture', `${t}.parquet`), join(dir, `${t}.parquet`));
     return { tables };
   });
-  return { id, pruned: pruneSnapshots(data, 1) };
+  return { id, pruned: await pruneSnapshots(data, 1) };
 }
 
 beforeAll(async () => {
@@ -65,7 +65,7 @@ describe('pruning while a server serves', () => {
     expect(await health()).toMatchObject({ status: 200, snapshot: later[2]!.id });
 
     // After the grace, the superseded ones go; the published one stays and is served.
-    const removed = pruneSnapshots(data, 1, new Date(Date.now() + SUPERSEDED_GRACE_MS));
+    const removed = await pruneSnapshots(data, 1, new Date(Date.now() + SUPERSEDED_GRACE_MS));
     expect(removed.sort()).toEqual([first.id, later[0]!.id, later[1]!.id].sort());
     expect(existsSync(join(data, 'snapshots', later[2]!.id))).toBe(true);
     expect(await health()).toMatchObject({ status: 200, snapshot: later[2]!.id });

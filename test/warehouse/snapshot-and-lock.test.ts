@@ -49,9 +49,14 @@ describe('snapshots', () => {
       }
       // Just superseded: a server may still be reading them, nothing goes yet.
       const now = Date.now();
-      expect(pruneSnapshots(dir, 2, new Date(now))).toEqual([]);
-      expect(pruneSnapshots(dir, 2, new Date(now + SUPERSEDED_GRACE_MS - 1000))).toEqual([]);
-      const removed = pruneSnapshots(dir, 2, new Date(now + SUPERSEDED_GRACE_MS));
+      expect(await pruneSnapshots(dir, 2, new Date(now))).toEqual([]);
+      expect(await pruneSnapshots(dir, 2, new Date(now + SUPERSEDED_GRACE_MS - 1000))).toEqual([]);
+      // removed off the event loop: other work runs while the directories go (QA soak: 600 files held requests for 2 s)
+      let turns = 0;
+      const ticker = setInterval(() => turns++, 0);
+      const removed = await pruneSnapshots(dir, 2, new Date(now + SUPERSEDED_GRACE_MS));
+      clearInterval(ticker);
+      expect(turns).toBeGreaterThan(0);
       expect(removed.sort()).toEqual(ids.slice(0, 2).sort());
       expect(readCurrent(dir)).toBe(ids[3]);
       expect(existsSync(join(dir, 'snapshots', ids[2]!))).toBe(true);
@@ -72,7 +77,7 @@ describe('snapshots', () => {
           return { tables: ['factor_health'] };
         });
         await new Promise((r) => setTimeout(r, 5));
-        return pruneSnapshots(dir, 1);
+        return await pruneSnapshots(dir, 1);
       };
       // Three runs in a row, faster than any server re-reads CURRENT.
       for (let i = 0; i < 3; i++) expect(await publishAndPrune(i)).toEqual([]);
@@ -80,7 +85,7 @@ describe('snapshots', () => {
       // Marked when first found superseded; the published one carries no mark.
       expect(existsSync(join(dir, 'snapshots', ids[0]!, 'superseded_at'))).toBe(true);
       expect(existsSync(join(dir, 'snapshots', ids[2]!, 'superseded_at'))).toBe(false);
-      expect(pruneSnapshots(dir, 1, new Date(Date.now() + SUPERSEDED_GRACE_MS)).sort()).toEqual(ids.slice(0, 2).sort());
+      expect((await pruneSnapshots(dir, 1, new Date(Date.now() + SUPERSEDED_GRACE_MS))).sort()).toEqual(ids.slice(0, 2).sort());
       expect(readCurrent(dir)).toBe(ids[2]);
     } finally {
       cleanup();
