@@ -7,7 +7,7 @@
  * Reads go through the pipeline's shared DuckDB instance (one per process), on a short-lived
  * connection per read.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -41,18 +41,25 @@ export interface EventFeedOptions {
 
 const PAGE = 500;
 
-/** Names of every committed part below raw/events (sorted): changes when a run writes events. */
-function partsSignature(dir: string): string {
-  if (!existsSync(dir)) return '';
-  const names: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(join(d, e.name));
-      else if (e.name.endsWith('.parquet')) names.push(join(d, e.name));
+/**
+ * Names of every committed part below raw/events (sorted): changes when a run writes events. Read
+ * off the event loop, each level's directories at once: the walk runs every QUORUM_EVENTS_POLL_MS
+ * in the server, over a tree that grows by a directory per run (QA soak: a year of 4-hourly runs,
+ * 2,190 parts, took 17-30 ms a walk, 85-120 ms cold, blocking every request four times a second).
+ */
+export async function partsSignature(dir: string): Promise<string> {
+  const walk = async (d: string): Promise<string[]> => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []; // no events yet, or a part moved meanwhile
+      throw err;
     }
+    const below = await Promise.all(entries.filter((e) => e.isDirectory()).map((e) => walk(join(d, e.name))));
+    return [...entries.filter((e) => !e.isDirectory() && e.name.endsWith('.parquet')).map((e) => join(d, e.name)), ...below.flat()];
   };
-  walk(dir);
-  return names.sort().join('\n');
+  return (await walk(dir)).sort().join('\n');
 }
 
 export class EventFeed {
@@ -71,7 +78,7 @@ export class EventFeed {
   /** Opens the feed at the newest stored event (live listeners get what comes after) and starts polling. */
   static async open(opts: EventFeedOptions): Promise<EventFeed> {
     const feed = new EventFeed(opts);
-    feed.#signature = partsSignature(rawTableDir(opts.dataDir, 'events'));
+    feed.#signature = await partsSignature(rawTableDir(opts.dataDir, 'events'));
     feed.#lastSeq = await feed.#withEvents(async (conn) => Number((await runQuery(conn, sqlFile('events/max-seq.sql')))[0]!.seq));
     if (opts.pollMs > 0) {
       feed.#timer = setInterval(() => void feed.poll(), opts.pollMs);
@@ -120,7 +127,7 @@ export class EventFeed {
 
   async #pollOnce(): Promise<void> {
     if (this.#closed) return;
-    const sig = partsSignature(rawTableDir(this.#opts.dataDir, 'events'));
+    const sig = await partsSignature(rawTableDir(this.#opts.dataDir, 'events'));
     if (sig === this.#signature) return;
     for (;;) {
       const batch = await this.after(this.#lastSeq);
