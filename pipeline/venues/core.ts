@@ -309,14 +309,28 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     });
   };
 
+  /**
+   * When the market closed, as far as this sync can tell: the venue's close time, except for a
+   * market the venue calls closed while that time is absent or still ahead (closed early: Kalshi's
+   * status, Polymarket's `closed`): then the close already stored if it has passed, else this sync
+   * (QA soak: a market closed early kept its discovery-time close, stayed active and was forecast
+   * and scored after it closed).
+   */
+  const closedAt = (qid: string, m: MarketSnapshot): Date | null => {
+    if (m.state !== 'closed' || (m.close_time !== null && m.close_time.getTime() <= now.getTime())) return m.close_time;
+    const stored = storedClose.get(qid);
+    return stored && stored.getTime() <= now.getTime() ? stored : now;
+  };
+
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
     const resolved = storedResolution.get(qid);
     if (resolved) return recheckResolution(qid, m, resolved);
     // The venue moved the close (Manifold creators extend or close early, Kalshi closes early):
     // the stored one would show an open market closed, or keep forecasting a closed one.
     const stored = storedClose.get(qid);
-    if (m.close_time !== null && stored !== undefined && stored?.getTime() !== m.close_time.getTime()) {
-      result.close_time_changes.push({ question_id: qid, close_time: m.close_time });
+    const close = closedAt(qid, m);
+    if (close !== null && stored !== undefined && stored?.getTime() !== close.getTime()) {
+      result.close_time_changes.push({ question_id: qid, close_time: close });
     }
     switch (m.state) {
       case 'upcoming':
@@ -330,7 +344,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
         return;
       }
       case 'closed':
-        result.lifecycle_events.push({ question_id: qid, state: 'closed', at: m.close_time ?? now, reason: m.state_reason });
+        result.lifecycle_events.push({ question_id: qid, state: 'closed', at: close ?? now, reason: m.state_reason });
         return;
       case 'resolved':
       case 'annulled': {

@@ -83,6 +83,25 @@ describe('kalshi adapter', () => {
     expect(r.lifecycle_events.find((e) => e.question_id === 'kalshi:KXTIKTOK-25SEP17' && e.state === 'annulled')).toBeTruthy();
   });
 
+  it('a market Kalshi closed before its close time is closed now: a new close time for the question, the lifecycle dated by this sync, once (QA soak)', async () => {
+    const early = { ...(tracked['KXGOVSHUT-25OCT15'] as object), ticker: 'KXEARLY-25', status: 'closed', close_time: '2025-12-31T00:00:00Z' };
+    tracked['KXEARLY-25'] = early;
+    try {
+      server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: [], cursor: '' })] }, singleMarket]);
+      const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+      const stored = new Date('2025-12-31T00:00:00Z');
+      const first = await adapter.sync(ctx({ tracked: [{ question_id: 'kalshi:KXEARLY-25', venue_market_id: 'KXEARLY-25', close_time: stored }] }));
+      expect(first.close_time_changes).toEqual([{ question_id: 'kalshi:KXEARLY-25', close_time: now }]);
+      expect(first.lifecycle_events).toEqual([expect.objectContaining({ state: 'closed', at: now })]);
+      // the next sync finds the close stored: nothing new, the lifecycle row the same (deduplicated)
+      const later = await adapter.sync({ ...ctx({ tracked: [{ question_id: 'kalshi:KXEARLY-25', venue_market_id: 'KXEARLY-25', close_time: now }] }), now: new Date(now.getTime() + 3_600_000) });
+      expect(later.close_time_changes).toEqual([]);
+      expect(later.lifecycle_events).toEqual([expect.objectContaining({ state: 'closed', at: now })]);
+    } finally {
+      delete tracked['KXEARLY-25'];
+    }
+  });
+
   it('passes max_close_ts for the close window', async () => {
     server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(page2)] }]);
     const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
