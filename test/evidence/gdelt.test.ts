@@ -131,6 +131,19 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(1); // was retried twice as a cut-off body (10 s of GDELT's pacing)
   });
 
+  it("a long non-JSON answer (a proxy's page, '<' after '<') is read as a refusal at once, not in time quadratic in its length", async () => {
+    // Its tags were stripped from the whole body before the message was cut to 300 characters:
+    // /<[^>]*>/g on 150,000 '<' without a '>' took about 8 s, the event loop (the API server's, for
+    // the probability endpoint's evidence) blocked meanwhile.
+    const body = `Service unavailable ${'<'.repeat(150_000)}`;
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [{ status: 200, body, headers: { 'content-type': 'text/html' } }] }]);
+    const t0 = Date.now();
+    const g = await gatherEvidence([question], { providers: [provider(server.url)], asOf, maxPerQuestion: 5 });
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(g.errors).toEqual([expect.objectContaining({ provider: 'gdelt', kind: 'refused', message: expect.stringMatching(/^GDELT refused the query: Service unavailable/) })]);
+    expect(g.errors[0]!.message.length).toBeLessThan(400);
+  });
+
   it('a title with "U.S." gets evidence: no quoted phrase GDELT finds too short is sent', async () => {
     // GDELT refuses a whole query whose quoted phrase is shorter than 5 characters (as its users report).
     server = await startReplayServer([
