@@ -96,6 +96,15 @@ function replayedCreate(d: WebhookDispatcher, res: Response, keyId: string, idem
   return true;
 }
 
+/**
+ * A 409 subscription_limit when the key has QUORUM_WEBHOOKS_MAX_PER_KEY subscriptions. Checked
+ * before the URL's address lookup and again after it: creates sent together each passed the first
+ * check while the others were looked up, and all were made (QA review: 8 at once with a cap of 3).
+ */
+function checkRoom(d: WebhookDispatcher, keyId: string): void {
+  if (d.store.list(keyId).length >= d.maxPerKey) throw ApiError.subscriptionLimit(d.maxPerKey);
+}
+
 export const webhooksCreateRoute = rawRoute({
   id: 'webhooks.create',
   status: 201,
@@ -128,16 +137,18 @@ export const webhooksCreateRoute = rawRoute({
     const key = idempotencyKeyOf(req);
     const idem = key === undefined ? undefined : { key, body_hash: bodyHash(req.body) };
     if (replayedCreate(d, res, keyId, idem)) return;
-    if (d.store.list(keyId).length >= d.maxPerKey) throw ApiError.subscriptionLimit(d.maxPerKey);
+    checkRoom(d, keyId);
     try {
       await checkWebhookUrl(parsed.data.url, d.allowPrivate);
     } catch (err) {
       if (err instanceof WebhookUrlError) throw ApiError.invalidParameter('url', err.message);
       throw err;
     }
-    // again after the address check's wait: a concurrent retry may have created it meanwhile
-    // (from here to the create nothing waits, so no third one can come between)
+    // again after the address check's wait: a concurrent retry may have created it meanwhile, and
+    // the key's other creates may have used its room (from here to the create nothing waits, so no
+    // third one can come between)
     if (replayedCreate(d, res, keyId, idem)) return;
+    checkRoom(d, keyId);
     created(res, d.store.create({ keyId, url: parsed.data.url, types: parsed.data.types ?? null, description: parsed.data.description ?? null, idempotency: idem }));
   },
 });

@@ -9,6 +9,8 @@
  * CLI refuses it a subscription; every secret rotated out in the last 24 h keeps signing; a
  * replay of a disabled subscription is a 409.
  */
+import dns from 'node:dns';
+import { syncBuiltinESMExports } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -245,6 +247,32 @@ describe('subscriptions per key', () => {
     const room = await create({ url: 'https://93.184.216.34/cap/20' }, k);
     expect(room.res.status).toBe(201);
     for (const id of [...made.slice(1), room.body.id]) await api(`/api/webhooks/${id}/`, { method: 'DELETE' }, k);
+  });
+});
+
+describe('subscriptions per key, created at once', () => {
+  it('creates sent together while their URL is looked up still stop at QUORUM_WEBHOOKS_MAX_PER_KEY (QA review: each checked the count before its DNS lookup, so all got in)', async () => {
+    // a name of a public address, answered after a short wait as a resolver does (node:dns, not Quorum's own code)
+    const realLookup = dns.lookup;
+    dns.lookup = ((host: string, opts: unknown, cb: (err: Error | null, a: unknown) => void) =>
+      host === 'hooks.partner.test'
+        ? void setTimeout(() => cb(null, [{ address: '93.184.216.34', family: 4 }]), 30)
+        : (realLookup as (...a: unknown[]) => void)(host, opts, cb)) as unknown as typeof dns.lookup;
+    syncBuiltinESMExports();
+    const s = await serve(root, serverOptions({ allowPrivate: false, maxPerKey: 3 }));
+    try {
+      const k = newKey(root, 'enterprise').key;
+      const made = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+        get(s, '/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: `https://hooks.partner.test/at-once/${i}` }), headers: { 'X-API-Key': k, 'content-type': 'application/json' } })));
+      expect(made.filter((r) => r.res.status === 201)).toHaveLength(3);
+      for (const r of made.filter((x) => x.res.status !== 201)) expectProblem(r, 409, 'subscription_limit');
+      expect((await get(s, '/api/webhooks/', { headers: { 'X-API-Key': k } })).body.count).toBe(3);
+      for (const r of made.filter((x) => x.res.status === 201)) await get(s, `/api/webhooks/${r.body.id}/`, { method: 'DELETE', headers: { 'X-API-Key': k } });
+    } finally {
+      await s.close();
+      dns.lookup = realLookup;
+      syncBuiltinESMExports();
+    }
   });
 });
 
