@@ -13,6 +13,7 @@
  * The probability scope has its own daily quota, charged by `chargeProbability` in its route.
  */
 import { isIP } from 'node:net';
+import { ipv4Of, ipv6Groups } from '../http/ip.ts';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors/problem.ts';
 import type { AuthContext } from '../auth/entitlements.ts';
@@ -171,24 +172,8 @@ export function anonymousBucket(address: string): string {
   if (family !== 6) return address;
   const groups = ipv6Groups(address);
   const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
-  if (mapped) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
+  if (mapped) return ipv4Of(groups[6]!, groups[7]!);
   return `${groups.slice(0, 3).map((g) => g.toString(16)).join(':')}:${(groups[3]! & 0xff00).toString(16)}::/56`;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address (`::`, a dotted IPv4 tail and a `%zone` accepted). */
-function ipv6Groups(address: string): number[] {
-  let text = address.replace(/%.*$/, '');
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  if (tail === undefined) return parse(head);
-  const h = parse(head);
-  const t = parse(tail);
-  return [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
 }
 
 /** The global quota middleware (after authenticate). Exempt paths and OPTIONS are not counted. */

@@ -10,6 +10,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { ipv4Of, ipv6Groups } from '../../http/ip.ts';
 
 const blocked = new BlockList();
 for (const [net, prefix] of [
@@ -21,30 +22,6 @@ for (const [net, prefix] of [['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['f
 }
 
 export class WebhookUrlError extends Error {}
-
-/**
- * The eight 16-bit groups of a valid IPv6 address (`::` compression, a dotted IPv4 tail and a
- * `%zone` accepted: the forms isIP() accepts).
- */
-function ipv6Groups(address: string): number[] {
-  let text = address.replace(/%.*$/, '');
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const groups = (part: string) => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  if (tail === undefined) return groups(head);
-  const h = groups(head);
-  const t = groups(tail);
-  return [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
-}
-
-/** Two 16-bit groups as a dotted IPv4 address. */
-function ipv4Of(hi: number, lo: number): string {
-  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-}
 
 /**
  * The IPv4 addresses an IPv6 address carries, by the standard embeddings: IPv4-mapped
