@@ -515,7 +515,7 @@ export const ProblemSchema = z
     failed: z
       .array(z.object({
         model: z.string().meta({ description: 'The model id.' }),
-        error_kind: z.string().meta({ description: 'Why it gave no usable answer (rate_limited, server_error, timeout, invalid_json, schema_violation, truncated, truncated_body, network, budget_exhausted or other).' }),
+        error_kind: z.string().meta({ description: 'Why it gave no usable answer (rate_limited, server_error, timeout, invalid_json, schema_violation, truncated, truncated_body, network, budget_exhausted, quota_exhausted, refused or other).' }),
         latency_ms: z.number().meta({ description: 'Milliseconds until the call gave up, retries included.' }),
       }))
       .optional()

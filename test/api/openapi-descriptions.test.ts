@@ -15,6 +15,7 @@ import { isoTime } from '../../api/openapi/common.ts';
 import { exportRouteDoc } from '../../api/routes/export-doc.ts';
 import { ROUTES } from '../../api/routes/index.ts';
 import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
+import { ERROR_KINDS } from '../../pipeline/models/runner.ts';
 
 type Schema = Record<string, any>;
 
@@ -232,5 +233,23 @@ describe('the export route documents every table\'s time filters (QA: claims and
     expect(param('since')).toContain('updated_since (track_records)');
     expect(op.responses['200'].headers['Content-Disposition'].schema.description).toContain('quorum-<table>-<snapshot id>.<ext>');
     expect(op.responses['200'].headers['X-Snapshot']).toBeDefined();
+  });
+});
+
+describe('error kinds', () => {
+  it("every error_kind the document describes lists the runner's error kinds (QA review: the Problem's models_unavailable list lacked quota_exhausted and refused)", () => {
+    const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
+    const found: string[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) return v.forEach(walk);
+      if (!v || typeof v !== 'object') return;
+      for (const [k, x] of Object.entries(v as Schema)) {
+        if (k === 'error_kind' && x && typeof x === 'object' && typeof (x as Schema).description === 'string') found.push((x as Schema).description);
+        walk(x);
+      }
+    };
+    walk(doc);
+    expect(found.length).toBeGreaterThanOrEqual(2); // the probability answer's failed models, and the Problem's
+    for (const d of found) for (const kind of ERROR_KINDS) expect(d, kind).toMatch(new RegExp(`\\b${kind}\\b`));
   });
 });
