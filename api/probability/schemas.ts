@@ -60,9 +60,11 @@ export const ProbabilityRequest = z
   .strict()
   // The two are alternatives: silently preferring one would answer a question the partner did not ask.
   .superRefine((r, ctx) => {
-    // a language listed twice would be asked for again (a translation into the main language)
-    r.langs?.forEach((l, i) => {
-      if (r.langs!.indexOf(l) < i) ctx.addIssue({ code: 'custom', path: ['langs', i], message: `${l} is listed twice in langs.` });
+    // a language listed twice would be asked for again (a translation into the main language);
+    // tags are compared case-insensitively, as BCP 47 says (pt-br is pt-BR)
+    const folded = r.langs?.map((l) => l.toLowerCase());
+    folded?.forEach((l, i) => {
+      if (folded.indexOf(l) < i) ctx.addIssue({ code: 'custom', path: ['langs', i], message: `${r.langs![i]} is listed twice in langs.` });
     });
     if (r.market !== undefined && r.market_probability !== undefined) {
       ctx.addIssue({

@@ -93,6 +93,8 @@ describe('POST /api/probability/: access and validation', () => {
       [good({ langs: [] }), 'langs'],
       // a language twice asked for a translation into the main language (QA)
       [good({ langs: ['en', 'fr', 'en'] }), 'langs.2'],
+      // language tags are case-insensitive (BCP 47): pt-br is pt-BR again (QA review)
+      [good({ langs: ['pt-BR', 'pt-br'] }), 'langs.1'],
       [noMarket({ market: { venue: 'polymarket' } }), 'market.market_id'],
       [noMarket({ market: { venue: 'polymarket', market_id: 'not-tracked' } }), 'market'],
       [good({ market_probability: 2 }), 'market_probability'],
