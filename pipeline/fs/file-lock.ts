@@ -1,13 +1,19 @@
 /**
  * A short exclusive lock beside a file that several processes read, change and write back whole
  * (the key file, the webhook subscriptions: the CLI and the server): `withFileLock(file, fn)` runs
- * `fn` holding `<file>.lock`, created exclusively. Another holder is waited for (up to
- * FILE_LOCK_WAIT_MS, polling); a lock older than FILE_LOCK_STALE_MS was left by a killed process and
- * is taken over. Synchronous: the critical sections are a read and an atomic write of a small file.
+ * `fn` holding `<file>.lock`, created exclusively, with its holder in it (`<pid> <host>`). Another
+ * holder is waited for (up to FILE_LOCK_WAIT_MS, polling); a lock whose holder on this host has
+ * exited (processAlive), or one older than FILE_LOCK_STALE_MS (a holder on another host, or a lock
+ * left before its holder was written), was left by a killed process and is taken over. Synchronous:
+ * the critical sections are a read and an atomic write of a small file. The wait blocks the thread,
+ * the server's event loop included: QA review, a `quorum webhooks` killed holding the lock made every
+ * webhook change of the server hold its event loop 10 s, then fail, until the lock was 30 s old.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
+import { processAlive } from '../warehouse/lock.ts';
 
 /** How long a process waits for another one's lock. */
 export const FILE_LOCK_WAIT_MS = 10_000;
@@ -25,7 +31,12 @@ export function withFileLock<T>(file: string, fn: () => T): T {
   const deadline = Date.now() + FILE_LOCK_WAIT_MS;
   for (;;) {
     try {
-      closeSync(openSync(lock, 'wx', 0o600));
+      const fd = openSync(lock, 'wx', 0o600);
+      try {
+        writeSync(fd, `${process.pid} ${hostname()}\n`);
+      } finally {
+        closeSync(fd);
+      }
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -36,7 +47,7 @@ export function withFileLock<T>(file: string, fn: () => T): T {
     } catch {
       continue; // released meanwhile
     }
-    if (age > FILE_LOCK_STALE_MS) {
+    if (age > FILE_LOCK_STALE_MS || holderGone(lock)) {
       // moved aside first: of two processes taking over one stale lock, one rename fails
       const aside = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
       try {
@@ -57,4 +68,22 @@ export function withFileLock<T>(file: string, fn: () => T): T {
   } finally {
     rmSync(lock, { force: true });
   }
+}
+
+/**
+ * True when the lock names a holder on this host that no longer runs: an exited process, or this
+ * very process (the lock is not reentrant, so one naming it was left by an earlier process that had
+ * the same pid). An empty or unreadable lock, or one of another host, says nothing (the age rule).
+ */
+function holderGone(lock: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(lock, 'utf8');
+  } catch {
+    return false;
+  }
+  const m = /^(\d+) (\S+)\n$/.exec(text);
+  if (!m || m[2] !== hostname()) return false;
+  const pid = Number(m[1]);
+  return pid === process.pid || !processAlive(pid);
 }
