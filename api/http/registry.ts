@@ -497,8 +497,14 @@ export const ProblemSchema = z
     plan: z.string().optional().meta({ description: 'plan_required: the plan the endpoint needs.' }),
     scope: z.string().optional().meta({ description: 'plan_required: the scope the key lacks.' }),
     retry_after: z.number().int().optional().meta({ description: 'rate_limited: seconds until the quota resets.' }),
-    policy: z.string().optional().meta({ description: 'rate_limited: the quota policy that was used up (the plan\'s, or the probability scope\'s).' }),
-    limit: z.number().int().optional().meta({ description: 'rate_limited: that policy\'s quota of requests per window.' }),
+    policy: z.string().optional().meta({
+      description: 'rate_limited: the limit that refused the request: the plan\'s quota, or the probability scope\'s, probability_in_flight, ' +
+        'probability_budget_usd, exports, exports_per_key or streams_per_key.',
+    }),
+    limit: z.number().int().optional().meta({
+      description: 'rate_limited: that policy\'s limit (requests per window of a quota; exports or streams open at once); ' +
+        'subscription_limit: the webhook subscriptions a key may have.',
+    }),
     limit_bytes: z.number().int().optional().meta({ description: 'payload_too_large / headers_too_large: the size limit in bytes.' }),
     budget_usd: z.number().optional().meta({ description: 'rate_limited by probability_budget_usd: the key\'s daily spending cap in USD.' }),
     spent_usd: z.number().optional().meta({ description: 'rate_limited by probability_budget_usd: what the key spent today in USD.' }),

@@ -218,6 +218,11 @@ describe('the OpenAPI document lists what the routes answer (QA: a conformance c
     for (const field of ['parameter', 'allowed', 'plan', 'scope', 'retry_after', 'policy', 'limit', 'limit_bytes', 'closest']) {
       expect(problem.properties[field], field).toBeDefined();
     }
+    // and says what they hold for each problem that carries them (QA review: `limit` was "requests
+    // per window" of a rate_limited only, on the 409 subscription_limit and the streams_per_key 429 too)
+    expect(problem.properties.policy.description).toMatch(/streams_per_key/);
+    expect(problem.properties.limit.description).toMatch(/subscription_limit/);
+    expect(problem.properties.limit.description).toMatch(/streams/);
   });
 });
 
