@@ -59,7 +59,8 @@ export const RAW_TABLES = {
     // A question is written once (a file or extract imported again adds nothing, whatever it
     // says now); the one new version is the sync's when a venue moves a tracked market's close
     // (extended, closed early, reopened), keyed by (question_id, ingested_at) (pipeline/sync.ts).
-    // Readers take the latest version by ingested_at.
+    // Readers take the latest version by ingested_at (the run's questions: the latest ingested by
+    // its as-of time, sql/pipeline/active_questions.sql).
     key: ['question_id'],
   },
   market_prices: {
