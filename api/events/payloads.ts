@@ -84,8 +84,8 @@ const resolution = {
   }).meta(d('The authoritative source that settled it.')),
   previous_status: z.enum(['active', 'closed', 'resolved', 'annulled']).nullable()
     .meta(d('Its status in the previous snapshot; null when the question is new in this one.')),
-  previous_outcome: z.union([z.literal(0), z.literal(1)]).nullable()
-    .meta(d('The outcome this announcement replaces, when the question was resolved before and its venue amended the resolution (reversed it, or annulled it); null otherwise.')),
+  previous_outcome: z.union([z.literal(0), z.literal(1)]).nullable().optional()
+    .meta(d('The outcome this announcement replaces, when the question was resolved before and its venue amended the resolution (reversed it, or annulled it); null otherwise. Absent from events written before amendments were announced (a replay or resume can send those).')),
 };
 
 const questionResolved = z.strictObject({

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { partsSignature } from '../../api/events/feed.ts';
+import { EVENT_DATA } from '../../api/events/payloads.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 describe('partsSignature', () => {
@@ -33,5 +34,19 @@ describe('partsSignature', () => {
     } finally {
       cleanup();
     }
+  });
+});
+
+describe('question.resolved payloads written before amendments were announced', () => {
+  it('still match the documented schema (previous_outcome absent), as a replay can send them (QA review)', () => {
+    const old = {
+      question_id: 'manifold:q1', title: 'Will it?', category: 'tech', venue: 'manifold', status: 'resolved', outcome: 1,
+      resolved_at: '2026-01-02T00:00:00.000Z', annulled_reason: null, method: 'manifold:resolution',
+      source: { slug: 'manifold', name: 'Manifold', kind: 'market', url: 'https://manifold.markets/x', evidence_excerpt: 'YES' },
+      previous_status: 'active',
+    };
+    expect(EVENT_DATA['question.resolved'].safeParse(old).success).toBe(true);
+    expect(EVENT_DATA['question.resolved'].safeParse({ ...old, previous_outcome: 0 }).success).toBe(true);
+    expect(EVENT_DATA['question.resolved'].safeParse({ ...old, previous_outcome: 'yes' }).success).toBe(false);
   });
 });
