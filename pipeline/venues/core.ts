@@ -299,6 +299,12 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       return;
     }
     const r = m.resolution!;
+    if (stored.resolved_at === null) {
+      // Stored without a time by a version before such resolutions were dated (never visible, and
+      // no longer tracked): recorded again, dated as a first resolution is.
+      result.amended_resolutions.push(resolutionRow(qid, m, r.resolved_at ?? now));
+      return;
+    }
     if (r.outcome === stored.outcome) return;
     const later = r.resolved_at && (!stored.resolved_at || r.resolved_at.getTime() > stored.resolved_at.getTime());
     const at = later ? r.resolved_at! : now;

@@ -6,6 +6,8 @@
 -- history; close_time (the latest version's) lets it notice that the venue moved the market's
 -- close; resolved (with the latest resolution's outcome and resolved_at, as
 -- sql/derive/10_questions.sql picks it) marks a resolved market, only checked for an amendment.
+-- A market whose every resolution record lacks a time (written by a version that stored a venue's
+-- undated resolution so: never visible) is looked up whatever its age, so the sync dates it.
 WITH latest AS (
   SELECT question_id, venue, venue_market_id, close_time FROM raw_questions
   QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at DESC) = 1
@@ -17,8 +19,8 @@ last_price AS (
   GROUP BY question_id
 ),
 resolution AS (
-  SELECT question_id, arg_max(outcome, (resolved_at, retrieved_at)) AS outcome,
-         arg_max(resolved_at, (resolved_at, retrieved_at)) AS resolved_at
+  SELECT question_id, arg_max(outcome, (resolved_at IS NOT NULL, resolved_at, retrieved_at)) AS outcome,
+         max(resolved_at) AS resolved_at
   FROM raw_resolutions
   GROUP BY question_id
 )
@@ -28,5 +30,5 @@ FROM latest l
 LEFT JOIN last_price p USING (question_id)
 LEFT JOIN resolution r USING (question_id)
 WHERE l.venue = $venue
-  AND (r.question_id IS NULL OR r.resolved_at >= $recheck_since::TIMESTAMP)
+  AND (r.question_id IS NULL OR r.resolved_at IS NULL OR r.resolved_at >= $recheck_since::TIMESTAMP)
 ORDER BY l.question_id;

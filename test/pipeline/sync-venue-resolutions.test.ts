@@ -11,6 +11,8 @@ import { quorumAsync } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 
 // The fixture's open BINARY market (Manifold's LiteMarket shape) under other ids.
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'))[0];
@@ -162,5 +164,35 @@ describe("what venues say of tracked markets reaches the snapshot", () => {
     const after = lookups();
     expect((await quorumAsync(['sync'], { ...env, QUORUM_RESOLUTION_RECHECK_DAYS: '0' })).status).toBe(0);
     expect(lookups()).toBe(after);
+  });
+  it('a venue resolution an older version stored without a time (never visible, no longer tracked) is dated by the next sync, whatever its age', async () => {
+    // as such a version left it: the question, and its resolution with resolved_at NULL
+    const seen = new Date(Date.now() - 400 * 86_400_000);
+    const partition = { runId: 'r20250101T000000Z-legacy01', runDate: '2025-01-01' };
+    await withConnection(async (conn) => {
+      await appendRaw(conn, tmp.dir, 'questions', [{
+        question_id: 'manifold:Legacy01', venue: 'manifold', venue_market_id: 'Legacy01', title: 'Will the legacy market resolve?', category: 'tech',
+        domain: 'other', tags: [], created_at: seen, close_time: seen, status: 'active', lang: 'en', origin: 'manifold:test', ingested_at: seen,
+      }], partition);
+      await appendRaw(conn, tmp.dir, 'resolutions', [{
+        question_id: 'manifold:Legacy01', outcome: 0, resolved_at: null, source_slug: 'manifold', source_url: null, evidence_excerpt: 'NO',
+        retrieved_at: seen, method: 'manifold:resolution', annulled_reason: null,
+      }], partition);
+    });
+    expect(phase).toBe('reversed'); // the venue answers NO, without a resolution time
+    const before = Date.now();
+    const sync = await quorumAsync(['sync'], { ...env, QUORUM_RESOLUTION_RECHECK_DAYS: '0' });
+    expect(sync.status, sync.stderr).toBe(0);
+    const res = await query(`SELECT outcome, resolved_at FROM read_parquet('${rawGlob(tmp.dir, 'resolutions')}', hive_partitioning = false) WHERE question_id = 'manifold:Legacy01' ORDER BY retrieved_at`);
+    expect(res.map((r) => [r.outcome, r.resolved_at === null])).toEqual([[0, true], [0, false]]);
+    expect((res[1]!.resolved_at as Date).getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect((await quorumAsync(['sync'], env)).status).toBe(0); // dated now: nothing more
+    expect((await query(`SELECT count(*)::INTEGER AS n FROM read_parquet('${rawGlob(tmp.dir, 'resolutions')}', hive_partitioning = false) WHERE question_id = 'manifold:Legacy01'`))[0]!.n).toBe(2);
+
+    const run = await quorumAsync(['run', '--score-only'], env);
+    expect(run.status, run.stderr).toBe(0);
+    const current = readFileSync(join(tmp.dir, 'CURRENT'), 'utf8').trim();
+    const [q] = await query(`SELECT status, outcome FROM read_parquet('${join(tmp.dir, 'snapshots', current, 'questions.parquet')}') WHERE question_id = 'manifold:Legacy01'`);
+    expect(q).toMatchObject({ status: 'resolved', outcome: 0 });
   });
 });
