@@ -27,6 +27,7 @@
  * | fault                                   | status  | error_kind       | attempts           |
  * |-----------------------------------------|---------|------------------|--------------------|
  * | 429 (Retry-After fits the deadline)     | failed  | rate_limited     | 3 (SDK retries 2)  |
+ * |   (no Retry-After: x-ratelimit-reset-*)  |         |                  |                    |
  * | 429 (Retry-After beyond deadline / 60 s)| failed  | rate_limited     | 1                  |
  * | 429 insufficient_quota, 402 (no credit)  | failed  | quota_exhausted  | 1 (not retried)    |
  * | 5xx                                     | failed  | server_error     | 3                  |
@@ -243,7 +244,9 @@ function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeo
     const h = new Headers(res.headers);
     h.delete('content-length'); // the body handed on is decoded, maybe rewritten
     h.delete('content-encoding');
-    if ((res.status === 429 && isQuotaExhausted(body)) || !retryFits(res.headers, state)) h.set('x-should-retry', 'false');
+    const reset = res.status === 429 && retryAfterMs(h) === null ? rateLimitResetMs(h) : null;
+    if (reset !== null) h.set('retry-after-ms', String(reset));
+    if ((res.status === 429 && isQuotaExhausted(body)) || !retryFits(h, state)) h.set('x-should-retry', 'false');
     return new Response(body, { status: res.status, statusText: res.statusText, headers: h });
   };
 }
@@ -289,6 +292,30 @@ function isQuotaExhausted(body: unknown): boolean {
   }
   const err = (e as { error?: { code?: unknown; type?: unknown } } | null)?.error;
   return err?.code === 'insufficient_quota' || err?.type === 'insufficient_quota';
+}
+
+/**
+ * When a 429 without Retry-After says its limit resets (OpenAI's `x-ratelimit-reset-requests` and
+ * `-tokens`, Go durations such as `1s`, `6m0s`, `20ms`): the reset of the limit spent (its
+ * `x-ratelimit-remaining-*` is 0), else the nearest; null when neither is given. Handed to the SDK
+ * as `retry-after-ms`, so a sustained rate limit slows the calls down to the provider's pace (the
+ * SDK's own backoff, 0.5-8 s, ends them `rate_limited` first; QA).
+ */
+function rateLimitResetMs(h: Headers): number | null {
+  const resets = (['requests', 'tokens'] as const)
+    .map((kind) => ({ ms: goDurationMs(h.get(`x-ratelimit-reset-${kind}`)), spent: h.get(`x-ratelimit-remaining-${kind}`) === '0' }))
+    .filter((r): r is { ms: number; spent: boolean } => r.ms !== null);
+  const spent = resets.filter((r) => r.spent);
+  const pick = spent.length > 0 ? Math.max(...spent.map((r) => r.ms)) : Math.min(...resets.map((r) => r.ms));
+  return resets.length === 0 ? null : pick;
+}
+
+/** A Go duration (`1h2m3.5s`, `6m0s`, `20ms`) in ms; null when it is not one. */
+function goDurationMs(text: string | null): number | null {
+  const m = text === null ? null : /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(text.trim());
+  if (!m || m.slice(1).every((g) => g === undefined)) return null;
+  const [h, min, s, ms] = m.slice(1).map((g) => Number(g ?? 0)) as [number, number, number, number];
+  return ((h * 60 + min) * 60 + s) * 1000 + ms;
 }
 
 function retryAfterMs(h: Headers): number | null {

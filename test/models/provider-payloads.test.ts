@@ -99,6 +99,25 @@ describe('runner: real provider payloads', () => {
     expect(Date.now() - t0).toBeLessThan(400); // no backoff
   });
 
+  it('a 429 without Retry-After waits for the reset its x-ratelimit headers give (OpenAI\'s documented headers), or fails at once when that is past the deadline', async () => {
+    const limited = (reset: string) =>
+      json(
+        { error: { message: 'Rate limit reached for gpt-4o on requests per min (RPM): Limit 3, Used 3, Requested 1.', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+        429,
+        { 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': reset, 'x-ratelimit-remaining-tokens': '29000', 'x-ratelimit-reset-tokens': '2ms' },
+      );
+    const model = await modelAnswering([limited('2s'), json(completion(FORECAST))]);
+    const { calls } = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(calls[0]).toMatchObject({ status: 'ok', attempts: 2 });
+    // the requests' reset (their limit is the one spent), not the SDK's own half-second backoff
+    expect(server!.log[1]!.at - server!.log[0]!.at).toBeGreaterThanOrEqual(1900);
+    await server!.close();
+    const far = await modelAnswering([limited('6m0s'), json(completion(FORECAST))]);
+    const later = await runForecasts({ models: [far], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 3_000 });
+    expect(later.calls[0]).toMatchObject({ status: 'failed', error_kind: 'rate_limited', attempts: 1 });
+    expect(server!.log).toHaveLength(1);
+  });
+
   it('a 429 rate limit (rate_limit_exceeded) is still retried by the SDK, then rate_limited', async () => {
     const model = await modelAnswering([
       json(
