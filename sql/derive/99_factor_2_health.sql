@@ -148,6 +148,7 @@ WITH last_run AS (
 SELECT (SELECT run_id FROM last_run) AS run_id,
        count(*) FILTER (WHERE m.status <> 'skipped') AS calls,
        count(*) FILTER (WHERE m.status = 'failed') AS failed,
+       count(*) FILTER (WHERE m.status = 'skipped') AS skipped,
        list(DISTINCT m.error_kind) FILTER (WHERE m.status = 'failed') AS error_kinds
 FROM raw_model_calls AS m
 WHERE m.run_id = (SELECT run_id FROM last_run);
@@ -172,9 +173,12 @@ WITH checks AS (
   SELECT 1 AS ord, 'model_failures' AS "check",
          CASE WHEN c.calls > 0 THEN c.failed / c.calls END AS value,
          hp.failure_rate_degraded AS degraded_at, hp.failure_rate_failing AS failing_at,
-         CASE WHEN c.calls = 0 THEN 'no model calls recorded'
+         CASE WHEN c.calls = 0 AND c.skipped > 0
+                THEN 'no model call sent in run ' || c.run_id || ': its ' || c.skipped || ' calls were skipped (the run''s budget was spent)'
+              WHEN c.calls = 0 THEN 'no model calls recorded'
               ELSE c.failed || ' of ' || c.calls || ' model calls failed in run ' || c.run_id
                    || CASE WHEN c.failed > 0 THEN ' (' || array_to_string(list_sort(c.error_kinds), ', ') || ')' ELSE '' END
+                   || CASE WHEN c.skipped > 0 THEN '; ' || c.skipped || ' not sent (the run''s budget was spent)' ELSE '' END
          END AS detail
   FROM _health_calls AS c, _health_params AS hp
   UNION ALL

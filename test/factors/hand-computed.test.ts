@@ -198,7 +198,7 @@ describe('factors on a hand-made warehouse', () => {
       ['snapshot_age', 'ok'],
     ]);
     expect(checks[0]!.value).toBeCloseTo(0.2, 12);
-    expect(checks[0]!.detail).toBe('2 of 10 model calls failed in run r-hand-2 (timeout)');
+    expect(checks[0]!.detail).toBe("2 of 10 model calls failed in run r-hand-2 (timeout); 20 not sent (the run's budget was spent)");
     expect(checks[1]!.detail).toContain('failing kalshi');
     expect(checks[2]!.value).toBeCloseTo(1 / 3, 12);
   });
