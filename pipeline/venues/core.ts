@@ -320,12 +320,18 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
    * market the venue calls closed while that time is absent or still ahead (closed early: Kalshi's
    * status, Polymarket's `closed`): then the close already stored if it has passed, else this sync
    * (QA soak: a market closed early kept its discovery-time close, stayed active and was forecast
-   * and scored after it closed).
+   * and scored after it closed). A market no longer open (closed, resolved, annulled) whose stored
+   * close has passed keeps it when the venue's is absent or later: it was closed by then (QA
+   * review: one closed early had its close moved back to the venue's original time when it settled,
+   * or when that time passed while it was still closed, so it was open again in hindsight).
    */
   const closedAt = (qid: string, m: MarketSnapshot): Date | null => {
-    if (m.state !== 'closed' || (m.close_time !== null && m.close_time.getTime() <= now.getTime())) return m.close_time;
+    if (m.state === 'open' || m.state === 'upcoming') return m.close_time;
     const stored = storedClose.get(qid);
-    return stored && stored.getTime() <= now.getTime() ? stored : now;
+    const storedPassed = stored && stored.getTime() <= now.getTime() ? stored : null;
+    if (storedPassed && (m.close_time === null || m.close_time.getTime() > storedPassed.getTime())) return storedPassed;
+    if (m.state !== 'closed' || (m.close_time !== null && m.close_time.getTime() <= now.getTime())) return m.close_time;
+    return now;
   };
 
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
@@ -355,8 +361,8 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       case 'resolved':
       case 'annulled': {
         const r = m.resolution!;
-        if (m.close_time && m.close_time.getTime() <= now.getTime()) {
-          result.lifecycle_events.push({ question_id: qid, state: 'closed', at: m.close_time, reason: `closed on ${name}` });
+        if (close && close.getTime() <= now.getTime()) {
+          result.lifecycle_events.push({ question_id: qid, state: 'closed', at: close, reason: `closed on ${name}` });
         }
         // A venue that gives no resolution time: this sync's, when the resolution was first seen.
         // A stored resolution without one was never visible (sql/derive/10_questions.sql), and the

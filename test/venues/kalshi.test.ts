@@ -102,6 +102,28 @@ describe('kalshi adapter', () => {
     }
   });
 
+  it('a market closed early keeps the close its first closed sync gave it when it settles, or its old close time passes, before the venue moves that time (QA review)', async () => {
+    // Closed early at `now` (the sync above), its close_time still 2025-12-31: then settled, or still closed past that time.
+    const settled = { ...(tracked['KXCPI-25SEP-T0.3'] as object), ticker: 'KXEARLY-26', close_time: '2025-12-31T00:00:00Z' };
+    const stillClosed = { ...(tracked['KXGOVSHUT-25OCT15'] as object), ticker: 'KXEARLY-27', status: 'closed', close_time: '2025-12-31T00:00:00Z' };
+    tracked['KXEARLY-26'] = settled;
+    tracked['KXEARLY-27'] = stillClosed;
+    try {
+      server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: [], cursor: '' })] }, singleMarket]);
+      const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+      const stored = (id: string) => ({ question_id: `kalshi:${id}`, venue_market_id: id, close_time: now });
+      const r = await adapter.sync({ ...ctx({ tracked: [stored('KXEARLY-26'), stored('KXEARLY-27')] }), now: new Date('2026-01-02T00:00:00Z') });
+      // It moved the close back to 2025-12-31: the question was open again, in hindsight, for six weeks after it closed.
+      expect(r.close_time_changes).toEqual([]);
+      // Both closed lifecycles dated by the close stored (the same row as the first sync's: deduplicated), not 2025-12-31.
+      expect(r.lifecycle_events.filter((e) => e.state === 'closed').map((e) => [e.question_id, e.at])).toEqual([['kalshi:KXEARLY-26', now], ['kalshi:KXEARLY-27', now]]);
+      expect(r.resolutions.map((x) => x.question_id)).toEqual(['kalshi:KXEARLY-26']);
+    } finally {
+      delete tracked['KXEARLY-26'];
+      delete tracked['KXEARLY-27'];
+    }
+  });
+
   it('passes max_close_ts for the close window', async () => {
     server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(page2)] }]);
     const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
