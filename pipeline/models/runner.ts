@@ -297,17 +297,28 @@ function isQuotaExhausted(body: unknown): boolean {
 /**
  * When a 429 without Retry-After says its limit resets (OpenAI's `x-ratelimit-reset-requests` and
  * `-tokens`, Go durations such as `1s`, `6m0s`, `20ms`): the reset of the limit spent (its
- * `x-ratelimit-remaining-*` is 0), else the nearest; null when neither is given. Handed to the SDK
- * as `retry-after-ms`, so a sustained rate limit slows the calls down to the provider's pace (the
- * SDK's own backoff, 0.5-8 s, ends them `rate_limited` first; QA).
+ * `x-ratelimit-remaining-*` is 0), else of the one with the smallest share left (remaining over
+ * `x-ratelimit-limit-*`), else the later; null when neither is given. Handed to the SDK as
+ * `retry-after-ms`, so a sustained rate limit slows the calls down to the provider's pace (the
+ * SDK's own backoff, 0.5-8 s, ends them `rate_limited` first; QA). A tokens-per-minute 429 leaves
+ * tokens, fewer than the call needs: the nearest reset was the requests' (milliseconds), and the
+ * retries came back 429 at once (QA review).
  */
 function rateLimitResetMs(h: Headers): number | null {
+  const share = (kind: string): number | null => {
+    const left = Number(h.get(`x-ratelimit-remaining-${kind}`) ?? NaN);
+    const limit = Number(h.get(`x-ratelimit-limit-${kind}`) ?? NaN);
+    return Number.isFinite(left) && Number.isFinite(limit) && limit > 0 ? left / limit : null;
+  };
   const resets = (['requests', 'tokens'] as const)
-    .map((kind) => ({ ms: goDurationMs(h.get(`x-ratelimit-reset-${kind}`)), spent: h.get(`x-ratelimit-remaining-${kind}`) === '0' }))
-    .filter((r): r is { ms: number; spent: boolean } => r.ms !== null);
+    .map((kind) => ({ ms: goDurationMs(h.get(`x-ratelimit-reset-${kind}`)), spent: h.get(`x-ratelimit-remaining-${kind}`) === '0', share: share(kind) }))
+    .filter((r): r is { ms: number; spent: boolean; share: number | null } => r.ms !== null);
+  if (resets.length === 0) return null;
   const spent = resets.filter((r) => r.spent);
-  const pick = spent.length > 0 ? Math.max(...spent.map((r) => r.ms)) : Math.min(...resets.map((r) => r.ms));
-  return resets.length === 0 ? null : pick;
+  if (spent.length > 0) return Math.max(...spent.map((r) => r.ms));
+  const shared = resets.filter((r): r is typeof r & { share: number } => r.share !== null);
+  if (shared.length === resets.length) return shared.reduce((a, b) => (b.share < a.share ? b : a)).ms;
+  return Math.max(...resets.map((r) => r.ms));
 }
 
 /** A Go duration (`1h2m3.5s`, `6m0s`, `20ms`) in ms; null when it is not one. */

@@ -118,6 +118,20 @@ describe('runner: real provider payloads', () => {
     expect(server!.log).toHaveLength(1);
   });
 
+  it('a 429 of the tokens-per-minute limit (tokens left, but fewer than the call needs) waits for the tokens\' reset, not the requests\' (QA review)', async () => {
+    // OpenAI's TPM message ("Used 29500, Requested 1200"): no limit reads 0 remaining; the tokens' share left is the smaller.
+    const limited = json(
+      { error: { message: 'Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 29500, Requested 1200. Please try again in 1.4s.', type: 'tokens', param: null, code: 'rate_limit_exceeded' } },
+      429,
+      { 'x-ratelimit-limit-requests': '500', 'x-ratelimit-remaining-requests': '499', 'x-ratelimit-reset-requests': '120ms', 'x-ratelimit-limit-tokens': '30000', 'x-ratelimit-remaining-tokens': '500', 'x-ratelimit-reset-tokens': '1.4s' },
+    );
+    const model = await modelAnswering([limited, json(completion(FORECAST))]);
+    const { calls } = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(calls[0]).toMatchObject({ status: 'ok', attempts: 2 });
+    // it retried after the requests' 120 ms, when the tokens were still short: a second and third 429 under a sustained limit
+    expect(server!.log[1]!.at - server!.log[0]!.at).toBeGreaterThanOrEqual(1300);
+  });
+
   it('a 429 rate limit (rate_limit_exceeded) is still retried by the SDK, then rate_limited', async () => {
     const model = await modelAnswering([
       json(
