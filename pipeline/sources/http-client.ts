@@ -84,6 +84,8 @@ export interface SourceClient {
 
 /** Characters of a refused request's body kept on its error ({@link SourceHttpError.body}). */
 export const ERROR_BODY_CHARS = 2000;
+/** Bytes of a refused request's body read at most (the rest is not read: the connection is dropped). */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 const DECODERS: Record<string, (b: Buffer) => Promise<Buffer>> = {
   gzip: promisify(gunzip),
@@ -109,6 +111,34 @@ async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
     bytes = await decode(bytes);
   }
   return bytes.toString('utf8');
+}
+
+/**
+ * The start of a refused request's body: at most ERROR_BODY_BYTES are read, so a source answering
+ * a 4xx with a body of any size (or one that never ends) costs neither memory nor the deadline
+ * (it was read whole, until the deadline). A compressed body cut there cannot be decoded: undefined.
+ */
+async function errorBodyText(res: Dispatcher.ResponseData): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let cut = false;
+  for await (const chunk of res.body) {
+    chunks.push(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+    if (bytes >= ERROR_BODY_BYTES) {
+      cut = true;
+      break; // ends the body: the rest is never read
+    }
+  }
+  let raw: Buffer = Buffer.concat(chunks);
+  const codings = (header(res.headers, 'content-encoding') ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  if (codings.length > 0 && cut) return undefined;
+  for (const coding of codings.reverse()) {
+    const decode = DECODERS[coding];
+    if (!decode) return undefined;
+    raw = await decode(raw);
+  }
+  return raw.toString('utf8');
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -167,8 +197,8 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
       return { retryIn: after ?? -1, body: new SourceHttpError(kind, url, `HTTP ${status}`, status) };
     }
     if (status < 200 || status > 299) {
-      // The body says why (FRED: {"error_code":400,"error_message":"Bad Request.  ..."}); the deadline bounds the read.
-      const body = await bodyText(res).then((t) => t.slice(0, ERROR_BODY_CHARS), () => undefined);
+      // The body says why (FRED: {"error_code":400,"error_message":"Bad Request.  ..."}).
+      const body = await errorBodyText(res).then((t) => t?.slice(0, ERROR_BODY_CHARS), () => undefined);
       throw new SourceHttpError('client_error', url, `HTTP ${status}`, status, body);
     }
     let text: string;

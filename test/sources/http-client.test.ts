@@ -3,6 +3,8 @@
  * (redirects, compressed bodies, headers), and the error kinds callers record.
  */
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSourceClient, SourceHttpError } from '../../pipeline/sources/http-client.ts';
@@ -101,5 +103,26 @@ describe('source client transport', () => {
     expect(Date.now() - t0).toBeLessThan(1500);
     // The stopped request renewed the client's pool; the next request goes through it.
     expect(await client.getJson(`${server.url}/fast`, z.object({ markets: z.array(z.unknown()) }))).toEqual(body);
+  });
+  it('a refused request\'s body is read only as far as its start: one that never ends is not read until the deadline (QA review)', async () => {
+    const endless = createServer((_req, res) => {
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => {
+        if (res.destroyed) return clearInterval(timer);
+        res.write('x'.repeat(16_384));
+      }, 2);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
+    try {
+      const client = createSourceClient({ ...FAST, retries: 0, timeoutMs: 20_000 });
+      const err = (await client.getRaw(`http://127.0.0.1:${(endless.address() as AddressInfo).port}/refused`).catch((e: unknown) => e)) as SourceHttpError;
+      expect(err).toBeInstanceOf(SourceHttpError);
+      expect(err.kind).toBe('client_error');
+      expect(err.body).toBe('x'.repeat(2000));
+    } finally {
+      endless.closeAllConnections();
+      await new Promise<void>((r) => endless.close(() => r()));
+    }
   });
 });
