@@ -100,17 +100,27 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
   return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
 }
 
-/** The body as text, decoded per Content-Encoding (several codings apply right to left). */
-async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
-  const codings = (header(res.headers, 'content-encoding') ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
-  if (codings.length === 0) return res.body.text();
-  let bytes: Buffer = Buffer.from(await res.body.arrayBuffer());
-  for (const coding of codings.reverse()) {
+/** The response's Content-Encodings in the order to undo them (right to left), identity left out. */
+function codingsToUndo(res: Dispatcher.ResponseData): string[] {
+  return (header(res.headers, 'content-encoding') ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity').reverse();
+}
+
+/** `bytes` decoded per `codings` (from codingsToUndo), as text; throws on a coding it does not know. */
+async function decodeText(bytes: Buffer, codings: readonly string[]): Promise<string> {
+  let out = bytes;
+  for (const coding of codings) {
     const decode = DECODERS[coding];
     if (!decode) throw new Error(`unsupported Content-Encoding ${coding}`);
-    bytes = await decode(bytes);
+    out = await decode(out);
   }
-  return bytes.toString('utf8');
+  return out.toString('utf8');
+}
+
+/** The body as text, decoded per Content-Encoding (several codings apply right to left). */
+async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
+  const codings = codingsToUndo(res);
+  if (codings.length === 0) return res.body.text();
+  return decodeText(Buffer.from(await res.body.arrayBuffer()), codings);
 }
 
 /**
@@ -130,15 +140,9 @@ async function errorBodyText(res: Dispatcher.ResponseData): Promise<string | und
       break; // ends the body: the rest is never read
     }
   }
-  let raw: Buffer = Buffer.concat(chunks);
-  const codings = (header(res.headers, 'content-encoding') ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  const codings = codingsToUndo(res);
   if (codings.length > 0 && cut) return undefined;
-  for (const coding of codings.reverse()) {
-    const decode = DECODERS[coding];
-    if (!decode) return undefined;
-    raw = await decode(raw);
-  }
-  return raw.toString('utf8');
+  return decodeText(Buffer.concat(chunks), codings).catch(() => undefined);
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
