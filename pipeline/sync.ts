@@ -117,8 +117,9 @@ async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows
 
 /**
  * New versions of questions whose market's close time the venue moved: the latest stored version
- * with the venue's close time and this sync's ingested_at (every reader takes the latest version), so an extended market stays open to the runs and the API, and one
- * closed early stops being forecast and is scored up to its real close.
+ * with the venue's close time and this sync's ingested_at (every reader takes the latest version),
+ * so an extended market stays open to the runs and the API, and one closed early stops being
+ * forecast and is scored up to its real close.
  */
 async function closeTimeVersions(
   conn: DuckDBConnection,
@@ -127,7 +128,8 @@ async function closeTimeVersions(
 ): Promise<Rows['questions'] & object[]> {
   if (changes.length === 0) return [];
   const close = new Map(changes.map((c) => [c.question_id, c.close_time]));
-  await createRawViews(conn, opts.root);
+  // raw_questions is the view the venues' tracked markets were read from (a glob: it sees every
+  // part written since), so the stored versions need no second walk of the raw tables
   const stored = await queryFile<Record<string, unknown> & { question_id: string; created_at: string | null }>(conn, 'pipeline/question_versions.sql', {
     ids: listValue([...close.keys()]),
   });
