@@ -46,12 +46,7 @@ export function roundProbability(value: number | null | undefined): number | nul
  * A figure in a unit of its own (a duration in days, a claim's value in its unit) to 6 decimals:
  * a day's millionth is under a tenth of a second.
  */
-export function roundFine(value: number): number;
-export function roundFine(value: number | null): number | null;
-export function roundFine(value: number | null | undefined): number | null;
-export function roundFine(value: number | null | undefined): number | null {
-  return value === null || value === undefined ? null : roundTo(value, 6);
-}
+export const roundFine: typeof roundProbability = roundProbability;
 
 /** A percentage (accuracy_pct, accuracy_score, shares given in percent) to 2 decimals. */
 export function roundPercent(value: number): number;

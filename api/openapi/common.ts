@@ -32,10 +32,10 @@ export const zProb = prob.nullable();
 export const zLogit = z.number().overwrite((v) => roundProbability(v)).nullable();
 /** A duration in hours, published to 2 decimals (36 s). */
 export const zHours = z.number().overwrite((v) => roundPercent(v)).nullable();
-/** A duration in days, published to 6 decimals (under a tenth of a second). */
-export const zDays = z.number().overwrite((v) => roundFine(v)).nullable();
 /** A value in its own unit (a claim's value, error or tolerance), published to 6 decimals. */
 export const zFine = z.number().overwrite((v) => roundFine(v)).nullable();
+/** A duration in days, published to 6 decimals (under a tenth of a second): a zFine. */
+export const zDays = zFine;
 /** A percentage, published rounded to 2 decimals. */
 export const pct = z.number().overwrite((v) => roundPercent(v));
 export const zPct = pct.nullable();
