@@ -97,12 +97,16 @@ function replayedCreate(d: WebhookDispatcher, res: Response, keyId: string, idem
 }
 
 /**
- * A 409 subscription_limit when the key has QUORUM_WEBHOOKS_MAX_PER_KEY subscriptions. Checked
- * before the URL's address lookup and again after it: creates sent together each passed the first
- * check while the others were looked up, and all were made (QA review: 8 at once with a cap of 3).
+ * What decides a create before anything is made: a retry answered from its Idempotency-Key (true),
+ * else a 409 subscription_limit when the key has QUORUM_WEBHOOKS_MAX_PER_KEY subscriptions. Asked
+ * before the URL's address lookup and again after it: a concurrent retry may have created the
+ * subscription meanwhile, and creates sent together each passed the cap while the others were
+ * looked up, and all were made (QA review: 8 at once with a cap of 3).
  */
-function checkRoom(d: WebhookDispatcher, keyId: string): void {
+function answeredBeforeCreate(d: WebhookDispatcher, res: Response, keyId: string, idem: { key: string; body_hash: string } | undefined): boolean {
+  if (replayedCreate(d, res, keyId, idem)) return true;
   if (d.store.list(keyId).length >= d.maxPerKey) throw ApiError.subscriptionLimit(d.maxPerKey);
+  return false;
 }
 
 export const webhooksCreateRoute = rawRoute({
@@ -136,19 +140,16 @@ export const webhooksCreateRoute = rawRoute({
     if (!parsed.success) throw bodyError(parsed.error);
     const key = idempotencyKeyOf(req);
     const idem = key === undefined ? undefined : { key, body_hash: bodyHash(req.body) };
-    if (replayedCreate(d, res, keyId, idem)) return;
-    checkRoom(d, keyId);
+    if (answeredBeforeCreate(d, res, keyId, idem)) return;
     try {
       await checkWebhookUrl(parsed.data.url, d.allowPrivate);
     } catch (err) {
       if (err instanceof WebhookUrlError) throw ApiError.invalidParameter('url', err.message);
       throw err;
     }
-    // again after the address check's wait: a concurrent retry may have created it meanwhile, and
-    // the key's other creates may have used its room (from here to the create nothing waits, so no
-    // third one can come between)
-    if (replayedCreate(d, res, keyId, idem)) return;
-    checkRoom(d, keyId);
+    // again after the address check's wait (from here to the create nothing waits, so no third
+    // request can come between)
+    if (answeredBeforeCreate(d, res, keyId, idem)) return;
     created(res, d.store.create({ keyId, url: parsed.data.url, types: parsed.data.types ?? null, description: parsed.data.description ?? null, idempotency: idem }));
   },
 });
