@@ -5,7 +5,12 @@
 -- cannot be placed in time and is therefore never visible.
 -- Raw questions may hold several versions per question_id: the latest by ingested_at wins
 -- (arg_max over a struct of the whole row: one hash aggregate, no window sort). The as-of filter on
--- created_at is applied to that latest version.
+-- created_at is applied to that latest version. Unlike the questions a run forecasts
+-- (sql/pipeline/active_questions.sql: the version known at the run's as-of), scoring takes the latest
+-- version whatever the as-of, because it dates facts by when they happened, as it dates resolutions by
+-- resolved_at: a close the venue moved earlier (a market closed once the event happened) is the true
+-- cutoff even for a backtest dated before the sync that saw it, so no forecast made after the real
+-- close is scored.
 
 -- Latest ingested version of every question.
 CREATE OR REPLACE TABLE _question_latest AS
