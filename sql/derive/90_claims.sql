@@ -140,7 +140,9 @@ SELECT a.*,
        year(a.made_at)::INTEGER AS year,
        CASE WHEN a.horizon_days IS NULL THEN NULL
             WHEN a.horizon_days <= 365 THEN _horizon_bucket(a.horizon_days)
-            ELSE ceil(a.horizon_days / 365.25)::INTEGER || 'y' END AS horizon_bucket
+            -- past 365 days: whole (Julian) years rounded up, from 2y: a horizon in (365, 365.25]
+            -- is in the first year bucket after 91-365, not in a '1y' the contract lacks
+            ELSE greatest(2, ceil(a.horizon_days / 365.25))::INTEGER || 'y' END AS horizon_bucket
 FROM _claims_all AS a
 LEFT JOIN _claim_windows AS w
   ON w.subject_key = a.subject_key AND w.window_no = floor(a.horizon_days / 14);
