@@ -1,0 +1,63 @@
+/**
+ * `tied_with_best` (52_leaderboard.sql and sql/api/leaderboard-since.sql) when a forecaster's
+ * Brier equals the best's on some questions: the consensus median of four models is derived from
+ * count/sum/min/max (20_consensus.sql), exact only up to floating rounding, so a median equal to a
+ * model's answer can differ from it in the last bit. The paired interval against the best must not
+ * turn on that bit: an interval whose lower bound is 0 up to such noise contains 0 (the figures are
+ * published to 6 decimals, where it reads [0, …]).
+ *
+ * Fixture (one mode, both questions resolve YES, no market):
+ *   Q1: m1 0.2, m2 0.6, m3 0.6, m4 0.9 → median 0.6 (the middle two), Brier of m2, m3, median: 0.16
+ *   Q2: m1 0.3, m2 0.99, m3 0.3, m4 0.1 → median 0.3; Brier m2 0.0001, m3 and median 0.49
+ * m2 is best (Brier 0.08005 over the two). m3 and the median have the same forecasts on both
+ * questions, so their differences against m2 are the same: 0 on Q1, 0.4899 on Q2. A bootstrap
+ * replicate drawing Q1 and not Q2 (about e⁻¹(1 − e⁻¹) ≈ 23% of them with two questions) has a
+ * difference of exactly 0, so the 2.5% percentile is 0 and both are tied with the best.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { derive, forecast, insert, openDb, question, resolution, rows } from './fixture.ts';
+
+const P: Record<string, Record<string, number>> = {
+  Q1: { m1: 0.2, m2: 0.6, m3: 0.6, m4: 0.9 },
+  Q2: { m1: 0.3, m2: 0.99, m3: 0.3, m4: 0.1 },
+};
+
+describe('leaderboard: tied_with_best is not decided by floating-point noise', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', [question('Q1'), question('Q2')]);
+    await insert(conn, 'resolutions', [resolution('Q1', 1, '2025-03-01'), resolution('Q2', 1, '2025-03-02')]);
+    await insert(conn, 'forecasts', Object.entries(P).flatMap(([q, ps]) =>
+      Object.entries(ps).map(([m, p]) => forecast(q, m, 'blind', 'r1', '2025-02-01', p))));
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  it('the precomputed leaderboard: the median is tied with the best, as m3 with the same forecasts is', async () => {
+    const got = await rows(conn, `SELECT forecaster, best, vs_best_diff, vs_best_ci95_lo, vs_best_ci95_hi, tied_with_best
+      FROM leaderboard WHERE mode = 'blind' AND rounds = 'latest' AND dimension = 'overall' ORDER BY forecaster`);
+    const by = Object.fromEntries(got.map((r) => [r.forecaster, r]));
+    expect(by.m2).toMatchObject({ best: 'm2', tied_with_best: true });
+    // same figures as m3 (to 12 decimals): difference (0 + 0.4899) / 2, interval [0, 0.4899]
+    for (const f of ['m3', 'consensus_median']) {
+      expect(by[f]!.vs_best_diff).toBeCloseTo(0.24495, 12);
+      expect(by[f]!.vs_best_ci95_lo).toBeCloseTo(0, 12);
+      expect(by[f]!.vs_best_ci95_hi).toBeCloseTo(0.4899, 12);
+    }
+    expect(by.m3!.tied_with_best).toBe(true);
+    expect(by.consensus_median!.tied_with_best).toBe(true);
+  });
+
+  it('the since recomputation (sql/api/leaderboard-since.sql) says the same', async () => {
+    const sql = readFileSync(new URL('../../sql/api/leaderboard-since.sql', import.meta.url), 'utf8');
+    const reader = await conn.runAndReadAll(sql, { rounds: 'latest', dimension: 'overall', key: 'all', mode: 'blind', since_us: 0n });
+    const got = reader.getRowObjectsJson();
+    const by = Object.fromEntries(got.map((r) => [String(r.forecaster), r]));
+    expect(by.m3!.tied_with_best).toBe(true);
+    expect(by.consensus_median!.tied_with_best).toBe(true);
+  });
+});
