@@ -54,7 +54,8 @@ point AS (
   JOIN grand AS g USING (mode)
   LEFT JOIN ece AS e USING (mode, forecaster)
 ),
-best AS (SELECT mode, arg_min(forecaster, (brier_adjusted, forecaster)) AS best FROM point GROUP BY ALL),
+-- rank and best on brier_adjusted at 9 decimals, as 52_leaderboard.sql (floating noise is no rank)
+best AS (SELECT mode, arg_min(forecaster, (round(brier_adjusted, 9), forecaster)) AS best FROM point GROUP BY ALL),
 qbest AS (
   SELECT o.mode, o.question_id, o.b AS bb
   FROM obs AS o JOIN best AS bt ON bt.mode = o.mode AND bt.best = o.forecaster
@@ -107,7 +108,7 @@ paired AS (
 ),
 cells AS (SELECT mode, count(DISTINCT question_id) AS n_questions FROM obs GROUP BY ALL)
 SELECT p.mode, $rounds AS rounds, $dimension AS dimension, $key AS key, p.forecaster, p.kind,
-       rank() OVER (PARTITION BY p.mode ORDER BY p.brier_adjusted) AS rank,
+       rank() OVER (PARTITION BY p.mode ORDER BY round(p.brier_adjusted, 9)) AS rank,
        p.forecaster = b.best AS is_best,
        p.n, p.brier, i.brier_ci95_lo, i.brier_ci95_hi, p.brier_adjusted, p.log_loss,
        p.n_directional, p.accuracy_pct, p.ece, p.ece_noise_floor,

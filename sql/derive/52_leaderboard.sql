@@ -181,7 +181,9 @@ JOIN cell AS c USING (mode, rounds, dimension, key)
 LEFT JOIN ece AS e USING (mode, rounds, forecaster, dimension, key);
 
 CREATE OR REPLACE TABLE _lb_best AS
-SELECT mode, rounds, dimension, key, arg_min(forecaster, (brier_adjusted, forecaster)) AS best
+-- ranked on brier_adjusted at 9 decimals: equal Briers that floating noise set a last bit apart
+-- (a consensus median or logit-mean equal to a model's answer) are a tie, and ties go by name
+SELECT mode, rounds, dimension, key, arg_min(forecaster, (round(brier_adjusted, 9), forecaster)) AS best
 FROM _lb_point
 GROUP BY ALL;
 
@@ -309,7 +311,7 @@ cells AS (
   ) CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
 )
 SELECT p.mode, p.rounds, p.dimension, p.key, p.forecaster, p.kind,
-       rank() OVER (PARTITION BY p.mode, p.rounds, p.dimension, p.key ORDER BY p.brier_adjusted) AS rank,
+       rank() OVER (PARTITION BY p.mode, p.rounds, p.dimension, p.key ORDER BY round(p.brier_adjusted, 9)) AS rank,
        p.forecaster = b.best AS is_best,
        p.n, p.brier, i.brier_ci95_lo, i.brier_ci95_hi, p.brier_adjusted, p.log_loss,
        p.n_directional, p.accuracy_pct, p.ece, p.ece_noise_floor,

@@ -61,3 +61,39 @@ describe('leaderboard: tied_with_best is not decided by floating-point noise', (
     expect(by.consensus_median!.tied_with_best).toBe(true);
   });
 });
+
+/**
+ * rank (rank(): ties share a rank) on a one-question cell where two consensus statistics equal two
+ * models' answer: Q1 as above, m2 and m3 say 0.6, the median is 0.6 (the middle two) and so is the
+ * logit-mean (logit 0.2 + logit 0.9 = ln 0.25 + ln 9 = ln 2.25 = 2 · logit 0.6, so the mean of the
+ * four log-odds is logit 0.6). All four have Brier 0.16 (difficulty-adjusted 0.16 with one
+ * question) and share rank 2 behind m4 (0.9: Brier 0.01); the mean (0.575) is 6th and m1 (0.2)
+ * 7th. No floating-point bit of the median's count/sum/min/max or the logit-mean's exp/ln may put
+ * one of them a rank apart.
+ */
+describe('leaderboard: equal difficulty-adjusted Briers share a rank', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', [question('Q1')]);
+    await insert(conn, 'resolutions', [resolution('Q1', 1, '2025-03-01')]);
+    await insert(conn, 'forecasts', Object.entries(P.Q1!).map(([m, p]) => forecast('Q1', m, 'blind', 'r1', '2025-02-01', p)));
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  const expected = { m4: 1, m2: 2, m3: 2, consensus_median: 2, consensus_logit_mean: 2, consensus_mean: 6, m1: 7 };
+
+  it('the precomputed leaderboard', async () => {
+    const got = await rows(conn, `SELECT forecaster, rank FROM leaderboard
+      WHERE mode = 'blind' AND rounds = 'latest' AND dimension = 'overall'`);
+    expect(Object.fromEntries(got.map((r) => [r.forecaster, r.rank]))).toEqual(expected);
+  });
+
+  it('the since recomputation', async () => {
+    const sql = readFileSync(new URL('../../sql/api/leaderboard-since.sql', import.meta.url), 'utf8');
+    const got = (await conn.runAndReadAll(sql, { rounds: 'latest', dimension: 'overall', key: 'all', mode: 'blind', since_us: 0n })).getRowObjectsJson();
+    expect(Object.fromEntries(got.map((r) => [String(r.forecaster), Number(r.rank)]))).toEqual(expected);
+  });
+});
