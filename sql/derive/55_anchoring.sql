@@ -123,7 +123,9 @@ ci AS (
   GROUP BY ALL
 ),
 pt AS (
-  SELECT rounds, forecaster, mode, count(*) AS n_market, corr(p, m) AS corr_market,
+  -- corr() of a constant side (one observation included) is 0/0, NaN: published NULL instead
+  SELECT rounds, forecaster, mode, count(*) AS n_market,
+         CASE WHEN var_pop(p) > 0 AND var_pop(m) > 0 THEN corr(p, m) END AS corr_market,
          avg(ad) AS mean_abs_diff_market,
          count(xy) FILTER (WHERE mode <> 'blind') AS n_slope,
          sum(xy) FILTER (WHERE mode <> 'blind') / nullif(sum(xx) FILTER (WHERE mode <> 'blind'), 0) AS slope
