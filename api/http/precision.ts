@@ -12,7 +12,7 @@
  * 100.49999999999999, so 1.005 went out as 1, and a bias of 2.0865625 as 2.086562 rather than
  * 2.086563, unlike the dashboard, which rounds on the decimal value as the README says).
  */
-function roundTo(value: number, decimals: number): number {
+export function roundTo(value: number, decimals: number): number {
   if (!Number.isFinite(value)) return value;
   // toPrecision(15) strips the floating-point tail, so 1.0049999999999999 → 1.005.
   const clean = Number(value.toPrecision(15));

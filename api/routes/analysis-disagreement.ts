@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { roundProbability } from '../http/precision.ts';
+import { roundTo } from '../http/precision.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
@@ -75,7 +75,9 @@ export function verdictLine(r: JsonRow): string {
   const rho = numOrNull(r.spearman);
   const ci = interval(r.spearman_ci95_lo, r.spearman_ci95_hi);
   if (rho === null || ci === null) return `Not enough questions to tell (n = ${Number(r.n)}).`;
-  const f = (v: number) => roundProbability(v).toFixed(3);
+  // 3 decimals, rounded half away from zero on the decimal value as every published figure is
+  // (toFixed rounds the binary value: 0.6455 printed 0.645)
+  const f = (v: number) => roundTo(v, 3).toFixed(3);
   const figures = `Spearman ${f(rho)}, 95% interval [${f(ci[0])}, ${f(ci[1])}], n = ${Number(r.n)}`;
   switch (r.predicts_error) {
     case 'true':
