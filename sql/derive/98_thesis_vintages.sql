@@ -7,7 +7,9 @@
 -- 'question_id:sign:weight:consensus:market;' per member in question_id order (numbers as DuckDB
 -- prints a DOUBLE, NULL as empty). The pipeline appends it to the raw table thesis_vintages
 -- after the derive (pipeline/structure/stage.ts); a vintage (thesis_id, run_id) already stored is
--- never recomputed: the stored one is used, so a resumed run keeps its first record.
+-- never recomputed: the stored one is used, so a resumed run keeps its first record. Nor is one
+-- frozen for a thesis that has a vintage at this run's as_of already (another run dated at the
+-- same time: the upgrade's rescore; QA: every upgrade added a copy of each thesis's vintage).
 --
 -- Scores (as of this run): a member of a vintage is scored once its question has resolved
 -- (questions.status = 'resolved'; annulled ones are left out). Per vintage:
@@ -29,7 +31,9 @@ WITH m AS (
   CROSS JOIN _structure_params AS sp
   CROSS JOIN run_params AS rp
   WHERE sp.run_id IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM raw_thesis_vintages AS r WHERE r.thesis_id = t.thesis_id AND r.run_id = sp.run_id)
+    -- one vintage per thesis and time: a run dated at a time already frozen (the rescore quorum
+    -- start makes after an upgrade is dated at the replaced snapshot's as_of) freezes no copy of it
+    AND NOT EXISTS (SELECT 1 FROM raw_thesis_vintages AS r WHERE r.thesis_id = t.thesis_id AND (r.run_id = sp.run_id OR r.as_of = rp.as_of))
 ),
 h AS (
   SELECT thesis_id,

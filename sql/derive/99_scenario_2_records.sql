@@ -12,7 +12,8 @@
 -- worlds are settled there is nothing left to forecast. The pipeline appends this run's records
 -- (_scenario_record_new) to scenario_archive after the derive (pipeline/scenarios/stage.ts); a
 -- record (scenario_id, run_id) already stored is never recomputed, so a resumed run keeps its
--- first record. Records of the first format (raw scenario_records, one row per world) are folded
+-- first record, and a scenario with a record at this run's as_of already (another run dated at the
+-- same time: the upgrade's rescore) gets no second one. Records of the first format (raw scenario_records, one row per world) are folded
 -- into the same shape, so every record ever archived is scored.
 --
 -- Scores (as of this run), every record known at as_of, over the components it archived (their
@@ -39,8 +40,10 @@ WITH due AS (
   CROSS JOIN run_params AS rp
   WHERE sp.run_id IS NOT NULL
     AND res.n_resolved < res.n_components
-    AND NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = res.scenario_id AND x.run_id = sp.run_id)
-    AND NOT EXISTS (SELECT 1 FROM raw_scenario_records AS x WHERE x.scenario_id = res.scenario_id AND x.run_id = sp.run_id)
+    -- one record per scenario and time: a run dated at a time already archived (the upgrade's
+    -- rescore, dated at the replaced snapshot's as_of) archives no copy of it
+    AND NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = res.scenario_id AND (x.run_id = sp.run_id OR x.as_of = rp.as_of))
+    AND NOT EXISTS (SELECT 1 FROM raw_scenario_records AS x WHERE x.scenario_id = res.scenario_id AND (x.run_id = sp.run_id OR x.as_of = rp.as_of))
 ),
 j AS (
   SELECT j.scenario_id, j.p AS probabilities, j.sd AS disagreement_sd, j.n_models, j.methods,

@@ -3,7 +3,7 @@
  * not say, published before the manifest recorded it) is rescored before the API serves it, with
  * no model call; a current one is served as it is.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rescoreIfDerivedByOtherSql, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
@@ -15,6 +15,15 @@ import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts'
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { sampleFixture, type Fixture } from '../structure/helpers.ts';
+
+/** Per as_of of raw `table`, the runs that froze something at that time. */
+async function frozenRunsByAsOf(dataDir: string, table: 'thesis_vintages' | 'scenario_archive'): Promise<Map<string, string[]>> {
+  return withConnection(async (conn) => {
+    await createRawViews(conn, dataDir);
+    const rows = (await conn.runAndReadAll(`SELECT strftime(as_of, '%Y-%m-%dT%H:%M:%S.%g') AS at, list(DISTINCT run_id ORDER BY run_id) AS runs FROM raw_${table} GROUP BY 1`)).getRowObjectsJS();
+    return new Map(rows.map((r) => [String(r.at), (r.runs as string[])]));
+  });
+}
 
 /** Rows of raw table `table` (0 when it has no part yet). */
 async function rawCount(dataDir: string, table: 'claims'): Promise<number> {
@@ -75,5 +84,51 @@ describe('rescore when the snapshot was derived by other SQL', () => {
       expect(summary!.as_of).toBe('2026-03-10T00:00:00.000Z');
       expect(await snapshotFromOtherSql(f.dataDir)).toBeNull();
     }
+  }, 120_000);
+});
+
+describe('rescore on upgrade and the frozen records', () => {
+  let f: Fixture;
+  const logger = createLogger('silent');
+  let config: ReturnType<typeof loadConfig>;
+
+  beforeAll(async () => {
+    f = await sampleFixture();
+    config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
+    expect((await runPipeline({ config, logger, scoreOnly: true, asOf: new Date('2026-03-10T00:00:00Z') })).status).toBe('completed');
+  }, 120_000);
+  afterAll(async () => {
+    await closeDuckdb();
+    f.cleanup();
+  });
+
+  it('the rescore freezes no second thesis vintage or scenario record at the time of the snapshot it replaces', async () => {
+    // The snapshot's own run froze its vintages as of its as_of; the rescore is dated at that same
+    // as_of (QA upgrade pass: every upgrade added a copy of each thesis's vintage and each
+    // scenario's record, same time and content under another run id, counted in n_vintages and
+    // n_records).
+    const thesesBefore = await frozenRunsByAsOf(f.dataDir, 'thesis_vintages');
+    const recordsBefore = await frozenRunsByAsOf(f.dataDir, 'scenario_archive');
+    expect(thesesBefore.get('2026-03-10T00:00:00.000')).toHaveLength(1);
+    const before = readCurrent(f.dataDir)!;
+    const file = join(f.dataDir, 'snapshots', before, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    manifest.derive_sql_hash = 'f'.repeat(64);
+    writeFileSync(file, JSON.stringify(manifest));
+    expect(await rescoreIfDerivedByOtherSql(config, logger)).toMatchObject({ status: 'completed', calls_made: 0 });
+    expect(readCurrent(f.dataDir)).not.toBe(before);
+    expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(thesesBefore);
+    expect(await frozenRunsByAsOf(f.dataDir, 'scenario_archive')).toEqual(recordsBefore);
+  }, 120_000);
+
+  it('a snapshot whose time has no vintage (published by a version before thesis maps) gets one from the rescore', async () => {
+    rmSync(join(f.dataDir, 'raw', 'thesis_vintages'), { recursive: true, force: true });
+    const file = join(f.dataDir, 'snapshots', readCurrent(f.dataDir)!, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    delete manifest.derive_sql_hash;
+    writeFileSync(file, JSON.stringify(manifest));
+    const summary = await rescoreIfDerivedByOtherSql(config, logger);
+    expect(summary).toMatchObject({ status: 'completed', calls_made: 0 });
+    expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(new Map([['2026-03-10T00:00:00.000', [summary!.run_id]]]));
   }, 120_000);
 });

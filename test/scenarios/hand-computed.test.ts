@@ -407,6 +407,29 @@ describe('scenario records: archived per run, idempotent, scored as components r
     expect(listed).toEqual([{ n_worlds: 3 }]);
     expect(await rawRows(f.dataDir, 'scenario_records', `run_id = '${shortRun}'`)).toHaveLength(7);
   });
+
+  it('another run dated at a time already archived (the rescore quorum start makes after an upgrade) archives no copy, in either format', async () => {
+    // QA upgrade pass: the rescore is dated at the replaced snapshot's as_of, whose run archived
+    // its records; it archived each again under its own run id (same as_of, same content).
+    const atT1 = await publish(f, T1);
+    expect((await rawRows(f.dataDir, 'scenario_archive', `scenario_id = 'hand' AND as_of = TIMESTAMP '2026-01-10 00:00:00'`)).map((r) => r.run_id)).toEqual([run1]);
+    expect(await rawRows(f.dataDir, 'scenario_archive', `run_id = '${atT1}'`)).toHaveLength(0);
+    // the snapshot lists the one record of T1
+    expect(await snapshotRows(f.dataDir, atT1, `SELECT run_id FROM {scenario_records} WHERE scenario_id = 'hand' AND as_of = TIMESTAMP '2026-01-10 00:00:00'`)).toEqual([{ run_id: run1 }]);
+    // a record of the first format (an older version's snapshot time) counts the same way
+    const legacyRun = 'r20260115T000000Z-legacy02';
+    const asOf = new Date('2026-01-15T00:00:00Z');
+    const rows = WORLDS.map((w) => ({
+      scenario_id: 'hand', run_id: legacyRun, as_of: asOf, title: 'A hand-made pathway', components: `${Q1},${Q2},${Q3}`,
+      world: w, probability: consensus.get(w)!, disagreement_sd: 0, n_models: 4, methods: 'independent', content_hash: 'c'.repeat(64), recorded_at: asOf,
+    }));
+    await withConnection((conn) => appendRaw(conn, f.dataDir, 'scenario_records', rows, { runId: legacyRun, runDate: '2026-01-15' }));
+    const rescore = await publish(f, asOf);
+    expect(await rawRows(f.dataDir, 'scenario_archive', `run_id = '${rescore}'`)).toHaveLength(0);
+    // a time not archived yet still gets its record
+    const later = await publish(f, new Date('2026-01-16T00:00:00Z'));
+    expect(await rawRows(f.dataDir, 'scenario_archive', `run_id = '${later}'`)).toHaveLength(1);
+  });
 });
 
 describe('contradictory conditionals: the fit stops at the sweep limit and the gap shows the contradiction', () => {
