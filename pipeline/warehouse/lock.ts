@@ -10,7 +10,9 @@
  *  - its heartbeat stopped: the file was not touched for LOCK_STALE_MS, whoever wrote it. This is
  *    the one test that works for a lock written on another host (a data dir shared by containers
  *    with other hostnames, or the lock of a container that was recreated), whose pid means
- *    nothing here, and for an unreadable (half-written) lock;
+ *    nothing here, and for an unreadable (half-written) lock. Except a lock with no token, written
+ *    in this pid space by a version before heartbeats (which never touches it): only the next
+ *    test judges it, so an older version's run still going during an upgrade keeps its lock;
  *  - it was written in this pid space (same hostname and pid namespace) by a process that no
  *    longer exists;
  *  - it names this very process, which does not hold it: a container killed mid-run and restarted
@@ -53,7 +55,12 @@ export interface LockHolder {
 /** The holder of a lock, described for a message: pid, host, since when, its last heartbeat. */
 function describeHolder(holder: LockHolder, heartbeatAgeS: number | null): string {
   const where = holder.host && holder.host !== hostname() ? ` on host ${holder.host}` : '';
-  const beat = heartbeatAgeS === null ? '' : `; last heartbeat ${heartbeatAgeS}s ago, taken over after ${LOCK_STALE_MS / 1000}s without one`;
+  const beat =
+    holder.token === undefined && samePidSpace(holder)
+      ? '; written by an older version, which keeps no heartbeat: held while that process lives'
+      : heartbeatAgeS === null
+        ? ''
+        : `; last heartbeat ${heartbeatAgeS}s ago, taken over after ${LOCK_STALE_MS / 1000}s without one`;
   return `pid ${holder.pid}${where}, since ${holder.started_at}${beat}`;
 }
 
@@ -159,9 +166,14 @@ function inspect(file: string): { raw: string; holder: LockHolder | null; mtimeM
 
 /** Whether the lock found is stale (see the module doc); `now` in ms. */
 function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: number): boolean {
-  // A heartbeat in the future (clocks apart) counts as fresh.
-  if (now - found.mtimeMs > LOCK_STALE_MS) return true;
   const holder = found.holder;
+  // A lock without a token was written by a version before heartbeats, which never touches it:
+  // its age says nothing about its holder. In our pid space its pid does (QA upgrade: during a
+  // rolling upgrade an older version's run, still going after 3 minutes, had its lock taken over,
+  // and the two ran at once); written elsewhere, the age is all there is, as for any lock.
+  const unbeating = holder !== null && holder.token === undefined && samePidSpace(holder);
+  // A heartbeat in the future (clocks apart) counts as fresh.
+  if (!unbeating && now - found.mtimeMs > LOCK_STALE_MS) return true;
   // Unreadable: possibly being written this instant; only the heartbeat test can judge it.
   if (!holder) return false;
   if (!samePidSpace(holder)) {

@@ -187,6 +187,32 @@ describe('run lock', () => {
     }
   });
 
+  it('a lock written by a version before heartbeats (no token, never touched) stands while its holder on this host lives, however old (QA upgrade)', async () => {
+    // Such a version (run.lock of the versions before 2026-11-26) writes {pid, host, started_at}
+    // and never touches the file: during a rolling upgrade its run, still going after 3 minutes,
+    // had its lock taken over by the new version, and the two ran at once.
+    const { dir, cleanup } = tempDir();
+    const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const file = lockFile(dir);
+      writeFileSync(file, JSON.stringify({ pid: holder.pid, host: hostname(), started_at: '2026-01-01T00:00:00Z', run_id: 'r-old' }));
+      const old = new Date(Date.now() - LOCK_STALE_MS - 60_000);
+      utimesSync(file, old, old);
+      expect(() => acquireRunLock(dir, 'r-new')).toThrow(RunLockedError);
+      expect(() => acquireRunLock(dir, 'r-new')).toThrow(/older version, which keeps no heartbeat: held while that process lives/);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: holder.pid, run_id: 'r-old' });
+      // its holder gone: taken over, as any dead holder's lock
+      holder.kill('SIGKILL');
+      await new Promise((r) => holder.once('exit', r));
+      const release = acquireRunLock(dir, 'r-new');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, run_id: 'r-new' });
+      release();
+    } finally {
+      holder.kill('SIGKILL');
+      cleanup();
+    }
+  });
+
   it("a lock naming this process's own pid from another pid namespace (a container restarted as PID 1) is taken over after three missed heartbeats, not 180 s (QA)", () => {
     const { dir, cleanup } = tempDir();
     try {
