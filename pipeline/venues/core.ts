@@ -336,7 +336,19 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
 
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
     const resolved = storedResolution.get(qid);
-    if (resolved) return recheckResolution(qid, m, resolved);
+    if (resolved) {
+      // Resolved by a version before close-time versions, which never moved a close: the one it
+      // was discovered with, still ahead, while the venue says it closed earlier. The sync that
+      // sees a resolution writes the venue's close; this is that close, late (QA upgrade pass: a
+      // resolved question kept a close a month past its resolution, and the forecasts made after
+      // the market closed were scored).
+      const stored = storedClose.get(qid);
+      const close = m.state === 'open' || m.state === 'upcoming' ? null : closedAt(qid, m);
+      if (stored && close && stored.getTime() > now.getTime() && close.getTime() < stored.getTime()) {
+        result.close_time_changes.push({ question_id: qid, close_time: close });
+      }
+      return recheckResolution(qid, m, resolved);
+    }
     // The venue moved the close (Manifold creators extend or close early, Kalshi closes early):
     // the stored one would show an open market closed, or keep forecasting a closed one.
     const stored = storedClose.get(qid);

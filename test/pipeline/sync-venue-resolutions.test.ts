@@ -195,4 +195,43 @@ describe("what venues say of tracked markets reaches the snapshot", () => {
     const [q] = await query(`SELECT status, outcome FROM read_parquet('${join(tmp.dir, 'snapshots', current, 'questions.parquet')}') WHERE question_id = 'manifold:Legacy01'`);
     expect(q).toMatchObject({ status: 'resolved', outcome: 0 });
   });
+  it('a market an older version resolved without moving its close (still a month ahead) gets the venue\'s close from the recheck', async () => {
+    // As a version before close-time versions left it (QA upgrade pass): the question with the close
+    // it was discovered with, a month ahead, and its resolution an hour ago. A fresh data directory
+    // fed the same venue answers has the venue's close: the sync that saw the resolution wrote it.
+    const discovered = new Date(Date.now() - 2 * 86_400_000);
+    const storedClose = new Date(Date.now() + 30 * 86_400_000);
+    const resolvedAt = new Date(Date.now() - 3_600_000);
+    const partition = { runId: 'r20250101T000000Z-legacy02', runDate: '2025-01-01' };
+    await withConnection(async (conn) => {
+      await appendRaw(conn, tmp.dir, 'questions', [{
+        question_id: 'manifold:LegacyClose1', venue: 'manifold', venue_market_id: 'LegacyClose1', title: 'Will the legacy market close?', category: 'tech',
+        domain: 'other', tags: [], created_at: discovered, close_time: storedClose, status: 'active', lang: 'en', origin: 'manifold:test', ingested_at: discovered,
+      }], partition);
+      await appendRaw(conn, tmp.dir, 'resolutions', [{
+        question_id: 'manifold:LegacyClose1', outcome: 0, resolved_at: resolvedAt, source_slug: 'manifold', source_url: null, evidence_excerpt: 'NO',
+        retrieved_at: resolvedAt, method: 'manifold:resolution', annulled_reason: null,
+      }], partition);
+    });
+    expect(phase).toBe('reversed'); // the venue answers NO (the stored outcome), closed a minute ago
+    const before = Date.now();
+    const sync = await quorumAsync(['sync', '--json'], env);
+    expect(sync.status, sync.stderr).toBe(0);
+    expect(JSON.parse(sync.stdout).sources.find((x: { source: string }) => x.source === 'venue:manifold')?.written).toMatchObject({ question_versions: 1 });
+    const versions = await query(`SELECT close_time FROM read_parquet('${rawGlob(tmp.dir, 'questions')}', hive_partitioning = false) WHERE question_id = 'manifold:LegacyClose1' ORDER BY ingested_at`);
+    expect(versions).toHaveLength(2);
+    const close = (versions[1]!.close_time as Date).getTime();
+    expect(close).toBeLessThan(before);
+    expect(close).toBeGreaterThan(before - 5 * 60_000);
+    // nothing more on the next sync, and no resolution was added (the outcome did not change)
+    expect((await quorumAsync(['sync'], env)).status).toBe(0);
+    expect((await query(`SELECT count(*)::INTEGER AS n FROM read_parquet('${rawGlob(tmp.dir, 'questions')}', hive_partitioning = false) WHERE question_id = 'manifold:LegacyClose1'`))[0]!.n).toBe(2);
+    expect((await query(`SELECT count(*)::INTEGER AS n FROM read_parquet('${rawGlob(tmp.dir, 'resolutions')}', hive_partitioning = false) WHERE question_id = 'manifold:LegacyClose1'`))[0]!.n).toBe(1);
+    const run = await quorumAsync(['run', '--score-only'], env);
+    expect(run.status, run.stderr).toBe(0);
+    const current = readFileSync(join(tmp.dir, 'CURRENT'), 'utf8').trim();
+    const [q] = await query(`SELECT status, outcome, close_time FROM read_parquet('${join(tmp.dir, 'snapshots', current, 'questions.parquet')}') WHERE question_id = 'manifold:LegacyClose1'`);
+    expect(q).toMatchObject({ status: 'resolved', outcome: 0 });
+    expect((q!.close_time as Date).getTime()).toBe(close);
+  });
 });
