@@ -101,9 +101,12 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     (f.stale === 'all' || (f.stale === 'stale' ? r.market_stale === true : r.market_stale === false)));
   const key = (COLUMNS.find(([k]) => k === f.sort)?.[0] ?? 'sd') as keyof Row;
   const sign = f.dir === 'asc' ? 1 : -1;
+  // The edge sorts by its size; a row with none (no market price) goes last like any missing value
+  // (QA: `Math.abs(edge ?? -1)` made it 1, larger than every edge, so it led the default descending sort).
+  const sortValue = (r: Row) => (key === 'edge' ? (r.edge === null ? null : Math.abs(r.edge)) : r[key]);
   rows.sort((a, b) => {
-    const x = key === 'edge' ? Math.abs(a.edge ?? -1) : a[key];
-    const y = key === 'edge' ? Math.abs(b.edge ?? -1) : b[key];
+    const x = sortValue(a);
+    const y = sortValue(b);
     if (x === y) return a.question_id < b.question_id ? -1 : 1;
     if (x === null || x === undefined) return 1;
     if (y === null || y === undefined) return -1;

@@ -1,0 +1,145 @@
+/**
+ * The dashboard in Chromium in the states a reader meets beside the happy path (outside QA pass):
+ * sorting a page whose rows lack a figure, and the key the reader pasted meeting a server that
+ * cannot be reached, that revokes it mid-session, or whose quota is used up. A real `quorum serve`
+ * (its own process, port 0) over the bundled ForecastBench sample imported and run once through the
+ * pipeline with the model simulator, plus one operator question with no market price (its edge is
+ * none), read from a question file as `npm start` reads data/questions.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDashboard } from '../../scripts/build-dashboard.ts';
+import { cli, get, newKey } from '../api/helpers.ts';
+import { quorum, quorumProcess } from '../helpers/cli.ts';
+import { parseLogLines } from '../pipeline/log-lines.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
+const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
+/** The pro plan's daily limit on this server: small, so a pro key's page runs into it (429). */
+const PRO_PER_DAY = 2;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-'));
+const questions = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-questions-'));
+const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-states-'));
+let server: { url: string; child: ChildProcess };
+let browser: Browser;
+let apiKey: string;
+
+beforeAll(async () => {
+  const built = buildDashboard();
+  // An operator's question (no venue, so no market price): active for years, in economics beside
+  // the sample's economics questions that have one.
+  writeFileSync(path.join(questions, 'qa.yaml'), [
+    'questions:',
+    '  - id: qa-no-market-price',
+    '    title: Effective federal funds rate below 2.00% on 2030-12-31',
+    '    resolution_criteria: Resolves YES if FRED series DFF has a value strictly below 2.00 for 2030-12-31; NO otherwise.',
+    '    category: economics',
+    '    created_at: 2025-01-15',
+    '    close_time: 2030-12-31T00:00:00Z',
+    '    resolution: { source: fred, series_id: DFF, observation_date: 2030-12-31, transform: level, operator: "<", threshold: 2.0 }',
+    '',
+  ].join('\n'));
+  const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
+  const imported = quorum(['import', 'forecastbench', SAMPLE], env);
+  expect(imported.status, imported.stderr).toBe(0);
+  const run = quorum(['run'], env); // a live run: reads the question file, forecasts with the simulator
+  expect(run.status, run.stderr).toBe(0);
+  await built;
+  apiKey = newKey(dir, 'api').key;
+  server = await startServer();
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) {
+    const exited = new Promise((r) => server.child.once('exit', r));
+    server.child.kill('SIGTERM');
+    await exited;
+  }
+  for (const d of [dir, questions, profile]) rmSync(d, { recursive: true, force: true });
+});
+
+/** `quorum serve` on the test's data directory: no anonymous or api-plan quota, a small pro one. */
+async function startServer(): Promise<{ url: string; child: ChildProcess }> {
+  const child = quorumProcess(['serve'], {
+    QUORUM_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0', QUORUM_LIMIT_PRO_PER_DAY: String(PRO_PER_DAY),
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout!.resume();
+  const deadline = Date.now() + 60_000;
+  const line = (msg: RegExp) => parseLogLines(stderr).find((l) => msg.test(String(l.msg)));
+  while (!(line(/listening/) && line(/first reads cached/)) && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(line(/listening/), stderr).toBeDefined();
+  return { url: String(line(/listening/)!.address), child };
+}
+
+interface Problems { console: string[]; failed: string[] }
+
+/** A fresh tab (its own browser context: no HTTP cache or storage shared with another test) with `key` stored. */
+async function tab(width = 1200, key: string | null = null): Promise<{ page: Page; problems: Problems }> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setViewport({ width, height: 900 });
+  const problems: Problems = { console: [], failed: [] };
+  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
+  page.on('pageerror', (e) => problems.console.push(String(e)));
+  page.on('requestfailed', (r) => problems.failed.push(`${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => { if (r.status() >= 400) problems.failed.push(`${r.url()} ${r.status()}`); });
+  await page.goto(`${server.url}/favicon.svg`);
+  await page.evaluate((k) => { if (k) localStorage.setItem('quorum.apiKey', k); else localStorage.removeItem('quorum.apiKey'); }, key);
+  return { page, problems };
+}
+
+async function open(page: Page, hash: string): Promise<void> {
+  await page.goto('about:blank');
+  await page.goto(`${server.url}/${hash}`, { waitUntil: 'load' });
+  await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
+}
+
+/** Runs `act` and waits until the page it leads to has rendered (not the one shown before). */
+async function rerender(page: Page, act: () => Promise<unknown>): Promise<void> {
+  await page.$eval('main > .page', (p) => p.setAttribute('data-stale', ''));
+  await act();
+  await page.waitForSelector('main[data-ready="1"] > .page:not([data-stale])', { timeout: 15_000 });
+}
+
+/** Every notice of the page shown, as "state: text". */
+const notices = (page: Page) => page.$$eval('main .notice', (ns) => ns.map((n) => `${n.getAttribute('data-state')}: ${n.textContent}`));
+
+describe('the dashboard in the states beside the happy path (QA)', () => {
+  it('sorted by edge, a prediction with no market price (no edge) comes last, in both directions', async () => {
+    const api = (await get(server, '/api/predictions/lang/en?category=economics&limit=50')).body.predictions as { question_id: string; market_probability: number | null }[];
+    expect(api.some((p) => p.market_probability === null), 'an economics prediction with no market price').toBe(true);
+    expect(api.filter((p) => p.market_probability !== null).length).toBeGreaterThan(1);
+    const { page, problems } = await tab();
+    for (const dir of ['desc', 'asc']) {
+      await open(page, `#/predictions?category=economics&sort=edge&dir=${dir}`);
+      const edges = await page.$$eval('#predictions tbody td:nth-child(6)', (t) => t.map((c) => c.textContent ?? ''));
+      expect(edges).toHaveLength(api.length);
+      const none = edges.filter((e) => e === '–').length;
+      expect(none, dir).toBeGreaterThan(0);
+      // the rows with an edge first, largest (or smallest) first; those without one after them
+      expect(edges.slice(edges.length - none), dir).toEqual(Array(none).fill('–'));
+      const sizes = edges.slice(0, edges.length - none).map((e) => Number(e.replace('−', '').replace(' pts', '').replace('+', '')));
+      expect(sizes, dir).toEqual([...sizes].sort((a, b) => (dir === 'desc' ? b - a : a - b)));
+    }
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+});
