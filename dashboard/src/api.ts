@@ -39,7 +39,7 @@ export function apiKey(): string | null {
 export function setApiKey(key: string | null): void {
   if (key) localStorage.setItem(KEY_STORE, key);
   else localStorage.removeItem(KEY_STORE);
-  keyPlanPromise = null;
+  keyCheckPromise = null;
 }
 
 export type Result<T> =
@@ -50,19 +50,50 @@ export type Result<T> =
   /** status null: no HTTP answer at all (connection refused or reset, offline, DNS). */
   | { kind: 'error'; status: number | null; message: string };
 
-let keyPlanPromise: Promise<Plan | null> | null = null;
-/** The plan of the reader's key (from /api/usage/), null when anonymous or the key is refused. */
-export function keyPlan(): Promise<Plan | null> {
+/**
+ * What the server said of the reader's key (GET /api/usage/): no key; its plan; refused (401 or
+ * 403: unknown or revoked); or unchecked, when no answer came (status null) or another error did.
+ * Unchecked says nothing about the key: it is asked again by the next request, and the panels that
+ * need it fail as the request did, instead of calling a good key refused (QA: a key entered while
+ * the server could not be reached was "refused" in the header and in every keyed panel).
+ */
+export type KeyCheck =
+  | { kind: 'anonymous' }
+  | { kind: 'plan'; plan: Plan }
+  | { kind: 'refused' }
+  | { kind: 'unchecked'; status: number | null; message: string };
+
+/** Fired on window with each key check's answer (detail: KeyCheck), for the header to show. */
+export const KEY_CHECKED_EVENT = 'quorum:key-checked';
+
+let keyCheckPromise: Promise<KeyCheck> | null = null;
+
+async function askKey(key: string): Promise<KeyCheck> {
+  let res: Response;
+  try {
+    res = await fetch('/api/usage/', { headers: { 'X-API-Key': key, Accept: 'application/json' } });
+  } catch (err) {
+    return { kind: 'unchecked', status: null, message: (err as Error).message };
+  }
+  if (res.status === 401 || res.status === 403) return { kind: 'refused' };
+  const body = (await res.json().catch(() => null)) as { key?: { plan?: string }; detail?: string; title?: string } | null;
+  const plan = body?.key?.plan;
+  if (res.ok && plan !== undefined && Object.hasOwn(RANK, plan)) return { kind: 'plan', plan: plan as Plan };
+  return { kind: 'unchecked', status: res.status, message: body?.detail ?? body?.title ?? (res.ok ? 'the answer could not be read' : res.statusText) };
+}
+
+/** The reader's key as the server sees it: asked once, and again after an unchecked answer. */
+export function keyCheck(): Promise<KeyCheck> {
   const key = apiKey();
-  if (!key) return Promise.resolve(null);
-  keyPlanPromise ??= fetch('/api/usage/', { headers: { 'X-API-Key': key, Accept: 'application/json' } })
-    .then(async (r) => (r.ok ? ((await r.json()) as { key: { plan: Plan } }).key.plan : null))
-    .catch(() => {
-      // No answer says nothing about the key: ask again on the next page rather than keep "refused".
-      keyPlanPromise = null;
-      return null;
-    });
-  return keyPlanPromise;
+  if (!key) return Promise.resolve({ kind: 'anonymous' });
+  if (keyCheckPromise) return keyCheckPromise;
+  const asked = askKey(key);
+  keyCheckPromise = asked;
+  void asked.then((check) => {
+    if (check.kind === 'unchecked' && keyCheckPromise === asked) keyCheckPromise = null;
+    window.dispatchEvent(new CustomEvent<KeyCheck>(KEY_CHECKED_EVENT, { detail: check }));
+  });
+  return asked;
 }
 
 /** True when route `id` is served here (it may not have landed yet). */
@@ -79,10 +110,13 @@ export function hasRoute(id: string): boolean {
 export async function get<T>(id: string, params: Record<string, string> = {}, query: Record<string, string | undefined> = {}): Promise<Result<T>> {
   const route = routesConfig().routes[id];
   if (!route) return { kind: 'missing', id };
+  const check = await keyCheck();
   if (route.plan !== null || route.keyRequired) {
-    const plan = await keyPlan();
+    // No word on the key (no answer, or an error): this panel fails as that request did.
+    if (check.kind === 'unchecked') return { kind: 'error', status: check.status, message: check.message };
+    const plan = check.kind === 'plan' ? check.plan : null;
     if (plan === null || (route.plan !== null && RANK[plan] < RANK[route.plan])) {
-      return { kind: 'locked', plan: route.plan ?? 'pro', keyRequired: route.keyRequired, held: plan, refused: plan === null && apiKey() !== null };
+      return { kind: 'locked', plan: route.plan ?? 'pro', keyRequired: route.keyRequired, held: plan, refused: check.kind === 'refused' };
     }
   }
   let url = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params[name] ?? ''));
@@ -92,7 +126,7 @@ export async function get<T>(id: string, params: Record<string, string> = {}, qu
   const headers: Record<string, string> = { Accept: 'application/json' };
   // A key the server refused would turn every public read into a 401: send it only once accepted.
   const key = apiKey();
-  if (key && (await keyPlan()) !== null) headers['X-API-Key'] = key;
+  if (key && check.kind === 'plan') headers['X-API-Key'] = key;
   let res: Response;
   try {
     res = await fetch(url, { headers });

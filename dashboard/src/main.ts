@@ -4,7 +4,7 @@
  * when it is done, <main> gets data-ready="1" and the performance mark "quorum:rendered" (the browser
  * tests wait on the first and measure the second).
  */
-import { apiKey, keyPlan, setApiKey } from './api.ts';
+import { apiKey, KEY_CHECKED_EVENT, keyCheck, setApiKey, type KeyCheck } from './api.ts';
 import { overviewPage } from './pages/overview.ts';
 import { predictionsPage } from './pages/predictions.ts';
 import { questionPage } from './pages/question.ts';
@@ -83,10 +83,15 @@ function keyForm(): void {
   const form = h('form', {}, h('label', { for: 'api-key' }, 'API key '), input, save, clear, status);
   details.append(h('summary', {}, 'API key'), form);
   slot.replaceChildren(details);
-  const showPlan = async () => {
-    const plan = await keyPlan();
-    status.textContent = apiKey() ? (plan ? ` plan: ${plan}` : ' key refused') : ' anonymous (public beta)';
+  const say = (check: KeyCheck): void => {
+    status.textContent = check.kind === 'anonymous' ? ' anonymous (public beta)'
+      : check.kind === 'plan' ? ` plan: ${check.plan}`
+        : check.kind === 'refused' ? ' key refused'
+          : ` key not checked: ${check.status === null ? 'the server could not be reached' : `${check.message} (HTTP ${check.status})`}`;
   };
+  const showPlan = async () => say(await keyCheck());
+  // every check's answer, whichever page asked (a key not checked is asked again by the next one)
+  window.addEventListener(KEY_CHECKED_EVENT, (e) => say((e as CustomEvent<KeyCheck>).detail));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     setApiKey(input.value.trim() || null);

@@ -142,4 +142,40 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });
+
+  it('a key entered while the server cannot be reached is not called refused: its panels say the server could not be reached, and it is checked again', async () => {
+    const { page, problems } = await tab();
+    await open(page, '');
+    // the server goes away; the reader then pastes a valid key
+    await page.setRequestInterception(true);
+    let down = true;
+    page.on('request', (r) => {
+      const u = new URL(r.url());
+      if (r.isInterceptResolutionHandled()) return;
+      if (down && (u.pathname.startsWith('/api/') || u.pathname === '/readyz')) void r.abort('connectionrefused');
+      else void r.continue();
+    });
+    await page.click('details.key summary');
+    await page.type('#api-key', apiKey);
+    await rerender(page, () => page.click('details.key button[type=submit]'));
+    const status = await page.$eval('.key-status', (e) => e.textContent ?? '');
+    expect(status).not.toMatch(/refused/);
+    expect(status).toMatch(/not checked: the server could not be reached/);
+    const shown = await notices(page);
+    expect(shown.filter((n) => n.startsWith('locked'))).toEqual([]);
+    expect(shown.filter((n) => /refused/.test(n))).toEqual([]);
+    // the three panels of the api plan fail like the public ones: no answer, said so
+    for (const what of ['the leaderboard', 'the information-value analysis', 'the disagreement test']) {
+      expect(shown.some((n) => n.startsWith(`error: Could not load ${what}`) && /the server could not be reached/.test(n)), what).toBe(true);
+    }
+    // the server is back: the next page checks the key again, and the keyed panels are drawn
+    down = false;
+    await rerender(page, () => page.evaluate(() => { location.hash = '#/?mode=blind'; }));
+    expect(await notices(page)).toEqual([]);
+    expect(await page.$('#leaderboard-table')).not.toBeNull();
+    expect(await page.$('#information-value')).not.toBeNull();
+    await page.waitForFunction(() => document.querySelector('.key-status')?.textContent === ' plan: api');
+    expect(problems.failed.every((f) => /ERR_CONNECTION_REFUSED$/.test(f)), problems.failed.join('\n')).toBe(true);
+    await page.close();
+  });
 });
