@@ -107,10 +107,15 @@ export function hasRoute(id: string): boolean {
  * that fails at the network level is an error result like an HTTP error, so it costs its own
  * panel only, not the whole page.
  */
-export async function get<T>(id: string, params: Record<string, string> = {}, query: Record<string, string | undefined> = {}): Promise<Result<T>> {
+export function get<T>(id: string, params: Record<string, string> = {}, query: Record<string, string | undefined> = {}): Promise<Result<T>> {
+  return request<T>(id, params, query, false);
+}
+
+async function request<T>(id: string, params: Record<string, string>, query: Record<string, string | undefined>, retried: boolean): Promise<Result<T>> {
   const route = routesConfig().routes[id];
   if (!route) return { kind: 'missing', id };
-  const check = await keyCheck();
+  const asked = keyCheck();
+  const check = await asked;
   if (route.plan !== null || route.keyRequired) {
     // No word on the key (no answer, or an error): this panel fails as that request did.
     if (check.kind === 'unchecked') return { kind: 'error', status: check.status, message: check.message };
@@ -133,6 +138,14 @@ export async function get<T>(id: string, params: Record<string, string> = {}, qu
   } catch (err) {
     // fetch rejects (a TypeError, "Failed to fetch") only when no HTTP answer came at all.
     return { kind: 'error', status: null, message: (err as Error).message };
+  }
+  // The key was accepted when checked and is refused now (revoked mid-session): the check is
+  // dropped and the request made once more, as after a reload, so public reads go on anonymously
+  // and keyed panels say the key was refused (QA: every panel, public ones included, was a 401
+  // until the page was reloaded, and the header still gave the plan).
+  if (res.status === 401 && headers['X-API-Key'] !== undefined && !retried) {
+    if (keyCheckPromise === asked) keyCheckPromise = null;
+    return request<T>(id, params, query, true);
   }
   // A body cut off by the network also rejects here: an answer that cannot be read.
   const body = (await res.json().catch(() => null)) as (T & { detail?: string; title?: string }) | null;

@@ -29,6 +29,8 @@ const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-states-'));
 let server: { url: string; child: ChildProcess };
 let browser: Browser;
 let apiKey: string;
+/** An api-plan key the revocation test revokes while its page is open. */
+let revokable: { key: string; id: string };
 
 beforeAll(async () => {
   const built = buildDashboard();
@@ -51,7 +53,8 @@ beforeAll(async () => {
   const run = quorum(['run'], env); // a live run: reads the question file, forecasts with the simulator
   expect(run.status, run.stderr).toBe(0);
   await built;
-  apiKey = newKey(dir, 'api').key;
+  apiKey = newKey(dir, 'api').key; // before the server reads the key file
+  revokable = newKey(dir, 'api', [], 'revoked mid-session');
   server = await startServer();
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -178,4 +181,37 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(problems.failed.every((f) => /ERR_CONNECTION_REFUSED$/.test(f)), problems.failed.join('\n')).toBe(true);
     await page.close();
   });
+
+  it('a key revoked mid-session: public panels go on loading, keyed panels and the header say the key was refused', async () => {
+    const { key, id } = revokable;
+    const { page, problems } = await tab(1200, key);
+    await open(page, '#/predictions');
+    expect(await page.$$eval('#predictions tbody tr', (r) => r.length)).toBeGreaterThan(0);
+    await page.waitForFunction(() => document.querySelector('.key-status')?.textContent === ' plan: api');
+    const revoked = await cli(dir, 'keys', 'revoke', id);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const deadline = Date.now() + 15_000;
+    while ((await get(server, '/api/events/accuracy/', { headers: { 'X-API-Key': key } })).res.status !== 401 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await get(server, '/api/events/accuracy/', { headers: { 'X-API-Key': key } })).res.status).toBe(401);
+    // the reader goes on to the overview, as after a reload: drawn anonymously, the keyed panels explained
+    await rerender(page, () => page.evaluate(() => { location.hash = '#/'; }));
+    const shown = await notices(page);
+    expect(shown.filter((n) => n.startsWith('error'))).toEqual([]);
+    expect(shown.filter((n) => n.startsWith('locked'))).toHaveLength(3);
+    for (const n of shown) expect(n).toMatch(/your key was refused/);
+    expect(await page.$$eval('.card', (cs) => cs.length)).toBe(5);
+    expect(await page.$('#reliability')).not.toBeNull();
+    expect(await page.$('#disagreement')).not.toBeNull();
+    await page.waitForFunction(() => document.querySelector('.key-status')?.textContent === ' key refused');
+    // the next page too
+    await rerender(page, () => page.evaluate(() => { location.hash = '#/predictions?category=tech'; }));
+    expect(await notices(page)).toEqual([]);
+    expect(await page.$$eval('#predictions tbody tr', (r) => r.length)).toBeGreaterThan(0);
+    // what failed: the requests the revoked key made before the dashboard knew, and its check (401s)
+    expect(problems.failed.filter((f) => !/ 401$/.test(f))).toEqual([]);
+    await page.close();
+  });
 });
+
