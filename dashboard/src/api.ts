@@ -47,8 +47,11 @@ export type Result<T> =
   /** held: the plan of the reader's key when it is too low; refused: a key was entered and the server refused it. */
   | { kind: 'locked'; plan: Plan; keyRequired: boolean; held: Plan | null; refused: boolean }
   | { kind: 'missing'; id: string }
-  /** status null: no HTTP answer at all (connection refused or reset, offline, DNS). */
-  | { kind: 'error'; status: number | null; message: string };
+  /**
+   * status null: no HTTP answer at all (connection refused or reset, offline, DNS). retryAfter:
+   * the seconds a 429 or 503 asked the reader to wait (its Retry-After), when it gave them.
+   */
+  | { kind: 'error'; status: number | null; message: string; retryAfter?: number };
 
 /**
  * What the server said of the reader's key (GET /api/usage/): no key; its plan; refused (401 or
@@ -150,7 +153,19 @@ async function request<T>(id: string, params: Record<string, string>, query: Rec
   // A body cut off by the network also rejects here: an answer that cannot be read.
   const body = (await res.json().catch(() => null)) as (T & { detail?: string; title?: string }) | null;
   if (res.ok && body) return { kind: 'ok', body };
-  return { kind: 'error', status: res.status, message: body?.detail ?? body?.title ?? (res.ok ? 'the answer could not be read' : res.statusText) };
+  const message = body?.detail ?? body?.title ?? (res.ok ? 'the answer could not be read' : res.statusText);
+  // A quota used up (429) says when the next request is allowed: the panel passes it on (QA: it said
+  // only that the limit was used up).
+  const retryAfter = retryAfterSeconds(res.headers.get('Retry-After'));
+  return retryAfter === null ? { kind: 'error', status: res.status, message } : { kind: 'error', status: res.status, message, retryAfter };
+}
+
+/** Retry-After as seconds from now: delta-seconds or an HTTP date; null when absent or unreadable. */
+function retryAfterSeconds(value: string | null): number | null {
+  if (value === null || value.trim() === '') return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 /** GET of an operational path (health), outside the registry's entitlements: null when not ok or unreachable. */

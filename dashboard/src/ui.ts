@@ -68,7 +68,17 @@ export function notice(r: Exclude<Result<unknown>, { kind: 'ok' }>, what: string
     return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' },
       `Could not load ${midSentence(what)}: the server could not be reached (${r.message}). Reload the page to try again.`);
   }
-  return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' }, `Could not load ${midSentence(what)}: ${r.message} (HTTP ${r.status}).`);
+  const again = r.retryAfter === undefined ? '' : ` Try again in ${waitText(r.retryAfter)}.`;
+  return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' }, `Could not load ${midSentence(what)}: ${r.message} (HTTP ${r.status}).${again}`);
+}
+
+/** A wait in seconds, as a reader counts it: "40 s", "12 min", "18 h 5 min" (minutes rounded up). */
+export function waitText(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const [hours, rest] = [Math.floor(minutes / 60), minutes % 60];
+  return rest ? `${hours} h ${rest} min` : `${hours} h`;
 }
 
 /** The first of `texts` that is not blank: a heading or link text from nullable API fields, never empty. */

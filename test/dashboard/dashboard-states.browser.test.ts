@@ -31,6 +31,8 @@ let browser: Browser;
 let apiKey: string;
 /** An api-plan key the revocation test revokes while its page is open. */
 let revokable: { key: string; id: string };
+/** A pro-plan key: its PRO_PER_DAY requests are used up by the first page it opens. */
+let proKey: string;
 
 beforeAll(async () => {
   const built = buildDashboard();
@@ -55,6 +57,7 @@ beforeAll(async () => {
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
   revokable = newKey(dir, 'api', [], 'revoked mid-session');
+  proKey = newKey(dir, 'pro').key;
   server = await startServer();
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -211,6 +214,26 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(await page.$$eval('#predictions tbody tr', (r) => r.length)).toBeGreaterThan(0);
     // what failed: the requests the revoked key made before the dashboard knew, and its check (401s)
     expect(problems.failed.filter((f) => !/ 401$/.test(f))).toEqual([]);
+    await page.close();
+  });
+
+  it('a quota used up (429): the panel says when the limit allows the next request, from Retry-After', async () => {
+    const { page, problems } = await tab(1200, proKey);
+    await open(page, ''); // four public reads on a pro key that may make two a day
+    const limited = (await notices(page)).filter((n) => n.includes('(HTTP 429)'));
+    expect(limited.length).toBeGreaterThan(0);
+    const got = await get(server, '/api/predictions/accuracy', { headers: { 'X-API-Key': proKey } });
+    expect(got.res.status).toBe(429);
+    const wait = Number(got.res.headers.get('retry-after')); // the rest of the UTC day
+    expect(wait).toBeGreaterThan(0);
+    for (const n of limited) {
+      const m = /^error: Could not load .*: The pro plan's limit of 2 requests per day is used up\. \(HTTP 429\)\. Try again in (?:(\d+) h)? ?(?:(\d+) min)?(?:(\d+) s)?\.$/.exec(n);
+      expect(m, n).not.toBeNull();
+      // the wait the server gave, within the minute or two the page and this request lie apart
+      const shown = Number(m![1] ?? 0) * 3600 + Number(m![2] ?? 0) * 60 + Number(m![3] ?? 0);
+      expect(Math.abs(shown - wait), n).toBeLessThan(180);
+    }
+    expect(problems.failed.filter((f) => !/ 429$/.test(f))).toEqual([]);
     await page.close();
   });
 });
