@@ -52,6 +52,16 @@ beforeAll(async () => {
   const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
   const imported = quorum(['import', 'forecastbench', SAMPLE], env);
   expect(imported.status, imported.stderr).toBe(0);
+  // Operators' claims of three sources, one with a long name, so the track records are ranked.
+  const claims = path.join(questions, 'claims');
+  mkdirSync(claims);
+  const sources = ['Public Policy Institute of California Polling Unit', 'Acme Forecasts', 'Beta Research'];
+  writeFileSync(path.join(claims, 'qa.csv'), ['claim_id,source,source_kind,made_at,kind,subject,probability,outcome,resolved_at',
+    ...sources.flatMap((source, s) => Array.from({ length: 20 }, (_, i) =>
+      `qa-${s}-${i},${source},pollster,2024-01-01,probability,claim ${i},${(0.15 + 0.7 * ((i * (s + 3)) % 10) / 10).toFixed(2)},${i % 2},2024-06-01`)),
+    ''].join('\n'));
+  const claimed = quorum(['import', 'claims', 'csv', claims], env);
+  expect(claimed.status, claimed.stderr).toBe(0);
   const run = quorum(['run'], env); // a live run: reads the question file, forecasts with the simulator
   expect(run.status, run.stderr).toBe(0);
   await built;
@@ -235,6 +245,28 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
     expect(problems.failed.filter((f) => !/ 429$/.test(f))).toEqual([]);
     await page.close();
+  });
+
+  it('the ranked track records chart: every source\'s label (rank and name) lies inside the chart, at 1200 and at 375 px', async () => {
+    const list = (await get(server, '/api/track-records/?limit=30', { headers: { 'X-API-Key': apiKey } })).body.sources as { rank: number | null; name: string | null; slug: string }[];
+    // a source whose "rank. name" is long: drawn within the chart, shortened with an ellipsis
+    expect(Math.max(...list.map((x) => `${x.rank}. ${x.name ?? x.slug}`.length))).toBeGreaterThan(30);
+    for (const width of [1200, 375]) {
+      const { page, problems } = await tab(width, apiKey);
+      await open(page, '#/sources');
+      const labels = await page.$$eval('#track-records svg [aria-label="y-axis tick label"] text', (ts) => ts.map((t) => {
+        const svg = t.closest('svg')!.getBoundingClientRect();
+        const box = t.getBoundingClientRect();
+        return { text: t.textContent ?? '', left: box.left - svg.left, full: t.closest('g')?.textContent ?? '' };
+      }));
+      expect(labels.length, String(width)).toBeGreaterThanOrEqual(3);
+      for (const l of labels) {
+        expect(l.left, `${width}: ${l.text}`).toBeGreaterThanOrEqual(-0.5);
+        expect(l.text, `${width}: the rank stays readable`).toMatch(/^\d+\. /);
+      }
+      expect(problems).toEqual({ console: [], failed: [] });
+      await page.close();
+    }
   });
 });
 
