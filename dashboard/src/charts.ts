@@ -41,6 +41,20 @@ export function accessible<T extends Element>(chart: T): T {
   return chart;
 }
 
+/**
+ * The y axis of a chart whose rows are named (sources, theses, factor nodes, scenario worlds): a
+ * name longer than the left margin is shortened with an ellipsis at its end, so it starts inside
+ * the chart (QA: Plot draws a tick label whole, right-aligned to the axis, so a long one ran out of
+ * the chart at its left edge and lost its start: a source's rank, a world's code, a thesis's first
+ * words). The full name stays in the label's own tooltip and in the table beside the chart.
+ */
+export function labelAxis(marginLeft: number): Plot.CompoundMark {
+  const tickRoom = 9; // the tick (6 px) and its padding (3 px) between the label and the axis
+  // Plot measures text with Helvetica's widths; the browser's sans-serif (DejaVu Sans on Debian) is
+  // up to 15% wider, so the labels are given 85% of the room (in ems of the charts' 12 px font).
+  return Plot.axisY({ label: null, textOverflow: 'ellipsis', lineWidth: ((marginLeft - tickRoom) * 0.85) / 12 });
+}
+
 export interface BinRow {
   forecaster: string;
   /** null: a bin no forecast fell into. */
@@ -88,14 +102,8 @@ export interface IntervalRow {
 export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: string; zero?: boolean; groups?: string[] }): Element {
   const groups = opts.groups ?? [...new Set(rows.map((r) => r.group ?? ''))];
   // The labels' margin: room for the longest (about 7 px a character at 12 px), up to 45% of the
-  // chart. A label longer than that is shortened with an ellipsis at its end (Plot measures it), so
-  // it starts inside the chart with its rank (QA: "29. INFER (RAND Forecasting Initiative)" was cut
-  // off at the left edge, its rank lost, at any width past a 200 px margin).
+  // chart; a longer label is shortened (labelAxis), so it starts inside the chart with its rank.
   const marginLeft = Math.min(Math.round(opts.width * 0.45), 8 + 7 * Math.max(...rows.map((r) => r.label.length), 4));
-  const tickRoom = 9; // the tick (6 px) and its padding (3 px) between the label and the axis
-  // Plot measures text with Helvetica's widths; the browser's sans-serif (DejaVu Sans on Debian) is
-  // up to 15% wider, so the labels are given 85% of the room.
-  const lineWidthEm = ((marginLeft - tickRoom) * 0.85) / 12;
   return accessible(Plot.plot({
     width: opts.width,
     height: 48 + rows.length * 20,
@@ -105,7 +113,7 @@ export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: st
     y: { label: null, domain: [...new Set(rows.map((r) => r.label))] },
     color: { domain: groups, range: PALETTE, legend: groups.length > 1 },
     marks: [
-      Plot.axisY({ label: null, textOverflow: 'ellipsis', lineWidth: lineWidthEm }),
+      labelAxis(marginLeft),
       opts.zero ? Plot.ruleX([0], { stroke: '#6b7280' }) : null,
       Plot.ruleY(rows, { y: 'label', x1: 'lo', x2: 'hi', stroke: (d: IntervalRow) => d.group ?? '', strokeWidth: 3, strokeOpacity: 0.6, className: 'q-interval' }),
       Plot.dot(rows, {
@@ -148,6 +156,7 @@ export function timeline(rows: SeriesRow[], series: string[], width: number): El
   return accessible(Plot.plot({
     width,
     height: 280,
+    marginLeft: 48, // room for the widest tick label, "100%" (40, Plot's default, cut its "1")
     style: FONT,
     x: { type: 'utc', label: null, grid: true },
     y: { domain: [0, 1], label: 'probability', grid: true, tickFormat: '%' },

@@ -7,11 +7,12 @@
  * none), read from a question file as `npm start` reads data/questions.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
 import { quorum, quorumProcess } from '../helpers/cli.ts';
@@ -25,6 +26,7 @@ const PRO_PER_DAY = 2;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-'));
 const questions = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-questions-'));
+const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-structure-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-states-'));
 let server: { url: string; child: ChildProcess };
 let browser: Browser;
@@ -38,18 +40,26 @@ beforeAll(async () => {
   const built = buildDashboard();
   // An operator's question (no venue, so no market price): active for years, in economics beside
   // the sample's economics questions that have one.
-  writeFileSync(path.join(questions, 'qa.yaml'), [
-    'questions:',
-    '  - id: qa-no-market-price',
-    '    title: Effective federal funds rate below 2.00% on 2030-12-31',
-    '    resolution_criteria: Resolves YES if FRED series DFF has a value strictly below 2.00 for 2030-12-31; NO otherwise.',
+  const question = (id: string, title: string, year: number) => [
+    `  - id: ${id}`,
+    `    title: ${title}`,
+    `    resolution_criteria: Resolves YES if FRED series DFF has a value strictly below 2.00 for ${year}-12-31; NO otherwise.`,
     '    category: economics',
     '    created_at: 2025-01-15',
-    '    close_time: 2030-12-31T00:00:00Z',
-    '    resolution: { source: fred, series_id: DFF, observation_date: 2030-12-31, transform: level, operator: "<", threshold: 2.0 }',
-    '',
-  ].join('\n'));
-  const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
+    `    close_time: ${year}-12-31T00:00:00Z`,
+    `    resolution: { source: fred, series_id: DFF, observation_date: ${year}-12-31, transform: level, operator: "<", threshold: 2.0 }`,
+  ];
+  writeFileSync(path.join(questions, 'qa.yaml'), ['questions:',
+    ...question('qa-no-market-price', 'Effective federal funds rate below 2.00% on 2030-12-31', 2030),
+    ...question('qa-rate-2031', 'Effective federal funds rate below 2.00% on 2031-12-31', 2031),
+    ...question('qa-rate-2032', 'Effective federal funds rate below 2.00% on 2032-12-31', 2032),
+    ''].join('\n'));
+  // The bundled structure plus a scenario over those three questions, so the scenarios page has an
+  // archived record's worlds to draw after one run.
+  cpSync(DEFAULT_STRUCTURE_DIR, structure, { recursive: true });
+  writeFileSync(path.join(structure, 'scenarios', 'qa.yaml'), ['scenarios:', '  - id: qa-rates', '    title: Rates below 2% three years running', '    description: Three operator questions, one scenario',
+    '    components:', ...['qa-no-market-price', 'qa-rate-2031', 'qa-rate-2032'].map((id) => `      - { question: "quorum:${id}" }`), ''].join('\n'));
+  const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_STRUCTURE_DIR: structure, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
   const imported = quorum(['import', 'forecastbench', SAMPLE], env);
   expect(imported.status, imported.stderr).toBe(0);
   // Operators' claims of three sources, one with a long name, so the track records are ranked.
@@ -84,13 +94,13 @@ afterAll(async () => {
     server.child.kill('SIGTERM');
     await exited;
   }
-  for (const d of [dir, questions, profile]) rmSync(d, { recursive: true, force: true });
+  for (const d of [dir, questions, structure, profile]) rmSync(d, { recursive: true, force: true });
 });
 
 /** `quorum serve` on the test's data directory: no anonymous or api-plan quota, a small pro one. */
 async function startServer(): Promise<{ url: string; child: ChildProcess }> {
   const child = quorumProcess(['serve'], {
-    QUORUM_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    QUORUM_DATA_DIR: dir, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
     QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0', QUORUM_LIMIT_PRO_PER_DAY: String(PRO_PER_DAY),
   });
   let stderr = '';
@@ -263,6 +273,26 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       for (const l of labels) {
         expect(l.left, `${width}: ${l.text}`).toBeGreaterThanOrEqual(-0.5);
         expect(l.text, `${width}: the rank stays readable`).toMatch(/^\d+\. /);
+      }
+      expect(problems).toEqual({ console: [], failed: [] });
+      await page.close();
+    }
+  });
+
+  it('every chart\'s text lies inside its chart (long thesis statements, factor and driver names, scenario worlds), at 1200 and at 375 px', async () => {
+    const question = (await get(server, '/api/predictions/lang/en?limit=1')).body.predictions[0].question_id as string;
+    for (const width of [1200, 375]) {
+      const { page, problems } = await tab(width, apiKey);
+      for (const hash of ['', '#/sources', '#/theses', '#/factors', '#/scenarios', `#/questions/${encodeURIComponent(question)}`]) {
+        await open(page, hash);
+        const texts = await page.$$eval('main svg text', (ts) => ts.map((t) => {
+          const svg = t.closest('svg')!.getBoundingClientRect();
+          const box = t.getBoundingClientRect();
+          return { text: t.textContent ?? '', width: box.width, left: box.left - svg.left, right: svg.right - box.right };
+        }));
+        expect(texts.length, `${width} ${hash}`).toBeGreaterThan(0);
+        const outside = texts.filter((t) => t.width > 0 && (t.left < -0.5 || t.right < -0.5)).map((t) => `"${t.text}" (${t.left.toFixed(1)}, ${t.right.toFixed(1)})`);
+        expect.soft(outside, `${width} px, page ${hash || '#/'}`).toEqual([]);
       }
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();

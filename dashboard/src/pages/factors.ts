@@ -39,18 +39,19 @@ function systemPanel(health: Health): HTMLElement {
 }
 
 /** Each node's level and the market's, one row per node, indented by depth. */
-function levelsChart({ PagePlot: Plot, accessible, PALETTE }: Charts, f: Factor, width: number): Element {
+function levelsChart({ PagePlot: Plot, accessible, labelAxis, PALETTE }: Charts, f: Factor, width: number): Element {
   const nodes = [{ label: f.name, ...f }, ...f.drivers.map((d) => ({ label: `${'· '.repeat(d.depth)}${d.name}`, ...d }))];
   const dots = nodes.flatMap((n) => [
     ...(n.level === null ? [] : [{ label: n.label, p: n.level, who: 'AI consensus' }]),
     ...(n.market_level === null ? [] : [{ label: n.label, p: n.market_level, who: 'market' }]),
   ]);
+  const marginLeft = Math.min(240, width / 2.5);
   return accessible(Plot.plot({
-    width, height: 40 + nodes.length * 22, marginLeft: Math.min(240, width / 2.5), style: { fontSize: '12px' },
+    width, height: 40 + nodes.length * 22, marginLeft, style: { fontSize: '12px' },
     x: { domain: [0, 1], label: 'level (toward the statement)', grid: true, tickFormat: '%' },
     y: { label: null, domain: nodes.map((n) => n.label) },
     color: { domain: ['AI consensus', 'market'], range: [PALETTE[0], PALETTE[1]], legend: true },
-    marks: [Plot.ruleX([0.5], { stroke: '#999', strokeDasharray: '3,3' }), Plot.dot(dots, { x: 'p', y: 'label', fill: 'who', symbol: 'who', r: 4, className: 'q-point' })],
+    marks: [labelAxis(marginLeft), Plot.ruleX([0.5], { stroke: '#999', strokeDasharray: '3,3' }), Plot.dot(dots, { x: 'p', y: 'label', fill: 'who', symbol: 'who', r: 4, className: 'q-point' })],
   }));
 }
 

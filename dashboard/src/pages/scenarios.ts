@@ -24,17 +24,18 @@ function readWorld(world: string): string {
   return [...world].map((d) => (d === '1' ? 'YES' : 'NO')).join(' · ');
 }
 
-function pathwayChart({ PagePlot: Plot, accessible, PALETTE }: Charts, r: Record, width: number): Element {
+function pathwayChart({ PagePlot: Plot, accessible, labelAxis, PALETTE }: Charts, r: Record, width: number): Element {
   const rows = r.pathway
     .filter((w) => w.probability !== null)
     .slice(0, TOP_WORLDS)
     .map((w) => ({ label: `${w.world}  ${readWorld(w.world)}`, p: w.probability!, status: w.consistent === false ? 'ruled out' : 'possible' }));
+  const marginLeft = Math.min(260, width / 2.3);
   return accessible(Plot.plot({
-    width, height: 40 + rows.length * 22, marginLeft: Math.min(260, width / 2.3), style: { fontSize: '12px' },
+    width, height: 40 + rows.length * 22, marginLeft, style: { fontSize: '12px' },
     x: { domain: [0, Math.max(0.05, ...rows.map((d) => d.p))], label: 'probability of the world (consensus joint)', grid: true, tickFormat: '%' },
     y: { label: null, domain: rows.map((d) => d.label) },
     color: { domain: ['possible', 'ruled out'], range: [PALETTE[0], '#999999'], legend: true },
-    marks: [Plot.barX(rows, { x: 'p', y: 'label', fill: 'status', className: 'q-point' })],
+    marks: [labelAxis(marginLeft), Plot.barX(rows, { x: 'p', y: 'label', fill: 'status', className: 'q-point' })],
   }));
 }
 

@@ -21,6 +21,9 @@ interface Thesis {
 /** Vintages the thesis page asks for: the API's largest history page (api/routes/history-page.ts). */
 const VINTAGES_SHOWN = 500;
 
+/** The theses chart's left margin, where the statements are (shortened to fit: labelAxis). */
+const thesesMargin = (width: number): number => Math.min(260, width / 2.4);
+
 /** A thesis's name: its statement, or a computed cluster's label, or its id. */
 const thesisName = (t: Thesis): string => firstText(t.statement, t.label, t.thesis_id);
 
@@ -29,7 +32,7 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
   const cursor = q.get('cursor') ?? '';
   const origin = q.get('origin') ?? '';
   root.append(h('h1', {}, 'Theses'));
-  const [{ PagePlot: Plot, accessible, PALETTE }, r] = await Promise.all([
+  const [{ PagePlot: Plot, accessible, labelAxis, PALETTE }, r] = await Promise.all([
     loadCharts(),
     get<{ clusters: Thesis[]; total: number; next_cursor: string | null }>('clusters', {}, { limit: '30', cursor: cursor || undefined, origin: origin || undefined, vintages: '0' }),
   ]);
@@ -48,10 +51,10 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
   const RESULTS = 'theses-results';
   const section = panel(`Theses (${r.body.total})`,
     rows.length ? h('figure', { class: 'chart', id: 'theses' }, accessible(Plot.plot({
-      width, height: 40 + r.body.clusters.length * 22, marginLeft: Math.min(260, width / 2.4), style: { fontSize: '12px' },
+      width, height: 40 + r.body.clusters.length * 22, marginLeft: thesesMargin(width), style: { fontSize: '12px' },
       x: { domain: [0, 1], label: 'thesis probability', grid: true, tickFormat: '%' }, y: { label: null },
       color: { domain: ['consensus', 'market'], range: [PALETTE[0], PALETTE[1]], legend: true },
-      marks: [Plot.dot(rows, { x: 'p', y: 'label', fill: 'who', r: 4, className: 'q-point' })],
+      marks: [labelAxis(thesesMargin(width)), Plot.dot(rows, { x: 'p', y: 'label', fill: 'who', r: 4, className: 'q-point' })],
     }))) : null,
     tableRegion('Theses table', h('table', { id: 'theses-table' },
       h('thead', {}, h('tr', {}, ['thesis', 'origin', 'members', 'consensus', 'market', 'disagreement'].map((c) => h('th', { scope: 'col' }, c)))),
