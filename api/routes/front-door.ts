@@ -214,21 +214,28 @@ export const frontDoorRoute = rawRoute({
   tags: ['operations'],
   hidden: true,
   responses: { 'text/html': { schema: z.string() } },
-  handle: (_req, res, { services }) => {
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.status(200).type('html').send(frontDoorHtml(services));
+  // Revalidated on each visit (its ETag: a 304 while it is unchanged), as the dashboard's files
+  // are: it names the build's chunks and this server's routes, so a copy kept for minutes after an
+  // upgrade preloaded a chunk the new build had removed (QA: a 404 and a console error), and
+  // offered the routes of the server before.
+  handle: (req, res, { services }) => {
+    sendBody(req, res, frontDoorBody(services), { type: 'text/html; charset=utf-8', cacheControl: 'no-cache', gzipFrom: 0 });
   },
 });
 /** The page of each app (its endpoint list and access labels depend on the app's routes and beta setting). */
-const pages = new WeakMap<ApiServices, { key: string; html: string }>();
+const pages = new WeakMap<ApiServices, { key: string; html: EncodedBody }>();
 
-/** The shell's HTML, rendered once per app and rebuilt when a new dashboard build names other
- *  chunks (their names are content hashes). The first render builds the OpenAPI document. */
-function frontDoorHtml(services: ApiServices): string {
+/** The shell's HTML with its ETag, rendered once per app and rebuilt when a new dashboard build
+ *  names other chunks (their names are content hashes). The first render builds the OpenAPI document. */
+function frontDoorBody(services: ApiServices): EncodedBody {
   const chunks = preloads();
   const key = chunks.join(' ');
   let known = pages.get(services);
-  if (known?.key !== key) pages.set(services, (known = { key, html: page(services, chunks) }));
+  if (known?.key !== key) {
+    const body = Buffer.from(page(services, chunks));
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    pages.set(services, (known = { key, html: { body, etag } }));
+  }
   return known.html;
 }
 
@@ -238,7 +245,7 @@ function frontDoorHtml(services: ApiServices): string {
  * a few hundred milliseconds. A dashboard not built yet is left alone (its routes say so).
  */
 export function warmFrontDoor(services: ApiServices): void {
-  frontDoorHtml(services);
+  frontDoorBody(services);
   for (const file of ['app.js', 'style.css', ...preloads()]) asset(file);
 }
 

@@ -28,7 +28,7 @@ const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-'));
 const questions = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-questions-'));
 const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-structure-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-states-'));
-let server: { url: string; child: ChildProcess };
+let server: { url: string; child: ChildProcess; log: () => string };
 let browser: Browser;
 let apiKey: string;
 /** An api-plan key the revocation test revokes while its page is open. */
@@ -98,7 +98,7 @@ afterAll(async () => {
 });
 
 /** `quorum serve` on the test's data directory: no anonymous or api-plan quota, a small pro one. */
-async function startServer(): Promise<{ url: string; child: ChildProcess }> {
+async function startServer(): Promise<{ url: string; child: ChildProcess; log: () => string }> {
   const child = quorumProcess(['serve'], {
     QUORUM_DATA_DIR: dir, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
     QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0', QUORUM_LIMIT_PRO_PER_DAY: String(PRO_PER_DAY),
@@ -112,7 +112,7 @@ async function startServer(): Promise<{ url: string; child: ChildProcess }> {
     await new Promise((r) => setTimeout(r, 50));
   }
   expect(line(/listening/), stderr).toBeDefined();
-  return { url: String(line(/listening/)!.address), child };
+  return { url: String(line(/listening/)!.address), child, log: () => stderr };
 }
 
 interface Problems { console: string[]; failed: string[] }
@@ -297,6 +297,30 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();
     }
+  });
+
+  it('the page is asked for again on each visit (revalidated), so a new build\'s chunks are the ones it preloads', async () => {
+    // The shell names the build's chunks (content hashes) and the routes this server has: a copy a
+    // browser kept for 5 minutes preloaded, after an upgrade, a chunk the new build had removed (404).
+    const visits = () => parseLogLines(server.log()).filter((l) => l.msg === 'request' && l.path === '/' && l.method === 'GET').length;
+    const { page, problems } = await tab(1200);
+    const before = visits();
+    for (const hash of ['#/', '#/predictions']) {
+      await page.goto('about:blank');
+      await page.goto(`${server.url}/${hash}`, { waitUntil: 'load' });
+      await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
+    }
+    const deadline = Date.now() + 5_000;
+    while (visits() < before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(visits() - before).toBe(2);
+    const got = await fetch(`${server.url}/`, { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(got.headers.get('cache-control')).toBe('no-cache');
+    const etag = got.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    // unchanged: a 304, no body
+    expect((await fetch(`${server.url}/`, { headers: { 'Accept-Encoding': 'gzip', 'If-None-Match': etag! } })).status).toBe(304);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
   });
 });
 
