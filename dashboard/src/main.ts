@@ -36,7 +36,11 @@ async function render(): Promise<void> {
   const focus = takeFocusRequest();
   const raw = location.hash.replace(/^#/, '');
   const pathPart = raw.split('?')[0] ?? '';
-  const hit = ROUTES.map(([re, page, title]) => ({ m: re.exec(pathPart), page, title })).find((r) => r.m);
+  const matched = ROUTES.map(([re, page, title]) => ({ m: re.exec(pathPart), page, title })).find((r) => r.m);
+  // The id in the path, decoded; a link whose id is not valid percent-encoding (`%E0%A4%A`) names
+  // no page: not found (QA: it threw, and the page failed with no heading, "URI malformed").
+  const arg = matched?.m![1] === undefined ? undefined : decodedOrNull(matched.m![1]);
+  const hit = arg === null ? undefined : matched;
   main.dataset.ready = '0';
   main.setAttribute('aria-busy', 'true');
   const target = h('div', { class: 'page' });
@@ -53,7 +57,7 @@ async function render(): Promise<void> {
       target.append(h('h1', {}, 'Not found'), h('p', {}, 'No such page. ', h('a', { href: '#/' }, 'Back to the overview')));
     } else {
       document.title = `${hit.title} · Quorum`;
-      await hit.page(target, hit.m![1] === undefined ? undefined : decodeURIComponent(hit.m![1]));
+      await hit.page(target, arg ?? undefined);
     }
   } catch (err) {
     target.append(h('p', { class: 'notice error', role: 'alert' }, `This page failed: ${(err as Error).message}`));
@@ -70,6 +74,15 @@ async function render(): Promise<void> {
     if (focus.scroll) el.scrollIntoView({ block: 'start' });
   }
   performance.mark('quorum:rendered');
+}
+
+/** `s` percent-decoded, or null when it is not valid percent-encoding. */
+function decodedOrNull(s: string): string | null {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
+  }
 }
 
 function keyForm(): void {

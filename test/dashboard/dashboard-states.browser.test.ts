@@ -322,5 +322,17 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });
+
+  it('a link whose id is malformed percent-encoding is a page not found (one h1, its title), not a failed page without a heading', async () => {
+    const { page, problems } = await tab(1200);
+    for (const hash of ['#/questions/%E0%A4%A', '#/sources/%', '#/theses/%zz']) {
+      await open(page, hash);
+      expect(await page.$$eval('h1', (hs) => hs.map((x) => x.textContent)), hash).toEqual(['Not found']);
+      expect(await page.title(), hash).toBe('Not found · Quorum');
+      expect(await page.$eval('main', (m) => m.textContent), hash).not.toMatch(/This page failed|URI malformed/);
+    }
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
 });
 
