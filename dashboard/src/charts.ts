@@ -101,9 +101,11 @@ export interface IntervalRow {
 /** Horizontal interval bars: one rule from lo to hi per row and a dot at the value. */
 export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: string; zero?: boolean; groups?: string[] }): Element {
   const groups = opts.groups ?? [...new Set(rows.map((r) => r.group ?? ''))];
-  // The labels' margin: room for the longest (about 7 px a character at 12 px), up to 45% of the
-  // chart; a longer label is shortened (labelAxis), so it starts inside the chart with its rank.
-  const marginLeft = Math.min(Math.round(opts.width * 0.45), 8 + 7 * Math.max(...rows.map((r) => r.label.length), 4));
+  // The labels' margin: room for the longest (8 px a character at 12 px: labelAxis gives a label
+  // 85% of it, so a label that fitted the earlier 7 px a character still shows whole), up to 45% of
+  // the chart or 200 px, the earlier cap, whichever is more; a longer label is shortened
+  // (labelAxis), so it starts inside the chart with its rank.
+  const marginLeft = Math.min(Math.round(Math.max(200, opts.width * 0.45)), 12 + 8 * Math.max(...rows.map((r) => r.label.length), 4));
   return accessible(Plot.plot({
     width: opts.width,
     height: 48 + rows.length * 20,

@@ -45,7 +45,7 @@ function levelsChart({ PagePlot: Plot, accessible, labelAxis, PALETTE }: Charts,
     ...(n.level === null ? [] : [{ label: n.label, p: n.level, who: 'AI consensus' }]),
     ...(n.market_level === null ? [] : [{ label: n.label, p: n.market_level, who: 'market' }]),
   ]);
-  const marginLeft = Math.min(240, width / 2.5);
+  const marginLeft = Math.min(300, width / 2.5);
   return accessible(Plot.plot({
     width, height: 40 + nodes.length * 22, marginLeft, style: { fontSize: '12px' },
     x: { domain: [0, 1], label: 'level (toward the statement)', grid: true, tickFormat: '%' },

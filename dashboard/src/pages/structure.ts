@@ -22,7 +22,7 @@ interface Thesis {
 const VINTAGES_SHOWN = 500;
 
 /** The theses chart's left margin, where the statements are (shortened to fit: labelAxis). */
-const thesesMargin = (width: number): number => Math.min(260, width / 2.4);
+const thesesMargin = (width: number): number => Math.min(340, width * 0.45);
 
 /** A thesis's name: its statement, or a computed cluster's label, or its id. */
 const thesisName = (t: Thesis): string => firstText(t.statement, t.label, t.thesis_id);
