@@ -334,5 +334,29 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });
+
+  it('the charts\' script cannot be fetched: every page keeps its heading, tables and figures, each chart says it could not be loaded', async () => {
+    const { page } = await tab(1200, apiKey);
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (/^\/dashboard\/chunk-/.test(new URL(r.url()).pathname)) void r.abort('connectionrefused');
+      else void r.continue();
+    });
+    const question = (await get(server, '/api/predictions/lang/en?limit=1')).body.predictions[0].question_id as string;
+    const thesis = (await get(server, '/api/clusters/?limit=1&vintages=0')).body.clusters[0].thesis_id as string;
+    const source = (await get(server, '/api/track-records/?limit=1', { headers: { 'X-API-Key': apiKey } })).body.sources[0].slug as string;
+    for (const [hash, table] of [['#/', '#leaderboard-table'], ['#/sources', '#sources'], [`#/sources/${source}`, '#source-meta'], ['#/theses', '#theses-table'],
+      [`#/theses/${thesis}`, '#thesis-vintages'], ['#/factors', '#system-checks'], ['#/scenarios', 'table.scenario-components'], [`#/questions/${encodeURIComponent(question)}`, 'table.models']]) {
+      await open(page, hash);
+      const text = await page.$eval('main', (m) => m.textContent ?? '');
+      expect(text, hash).not.toMatch(/This page failed/);
+      expect((await page.$$eval('h1', (hs) => hs.map((x) => x.textContent))).length, hash).toBe(1);
+      expect(await page.$(table), `${hash}: ${table}`).not.toBeNull();
+      const charts = await page.$$eval('main [data-state="error"]', (n) => n.map((e) => e.textContent ?? ''));
+      expect(charts.length, hash).toBeGreaterThan(0);
+      for (const c of charts) expect(c, hash).toMatch(/^Could not load the chart: .*Reload the page to try again\.$/);
+    }
+    await page.close();
+  });
 });
 
