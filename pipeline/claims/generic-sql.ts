@@ -115,6 +115,33 @@ const CHECKS: [string | null, string, string][] = [
     `epoch(_resolved) - epoch(_made) > ${MAX_HORIZON_DAYS * 86_400}`],
 ];
 
+/**
+ * QUORUM_IMPORT_PROFILE=1: one stderr line per statement of a csv import (wall ms, this process's
+ * CPU ms, the statement's start; QUORUM_IMPORT_PROFILE_FULL=1: the whole statement), for finding
+ * the slow SQL like QUORUM_DERIVE_PROFILE; off by default.
+ */
+const PROFILE = process.env.QUORUM_IMPORT_PROFILE === '1';
+function profiled(conn: DuckDBConnection): DuckDBConnection {
+  const timed = <T>(name: string, sql: string, p: Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    return p.then((v) => {
+      const c = process.cpuUsage(c0);
+      process.stderr.write(`import ${name} ${Math.round(performance.now() - t0)} ms cpu ${Math.round((c.user + c.system) / 1000)} ${(process.env.QUORUM_IMPORT_PROFILE_FULL ? sql : sql.replace(/\s+/g, ' ').slice(0, 90))}\n`);
+      return v;
+    });
+  };
+  return new Proxy(conn, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if ((prop === 'run' || prop === 'runAndReadAll') && typeof v === 'function') {
+        return (sql: string, ...rest: unknown[]) => timed(String(prop), sql, (v as (...a: unknown[]) => Promise<unknown>).call(target, sql, ...rest));
+      }
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
 function q(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
 }
@@ -449,12 +476,13 @@ export async function appendStaged(
  * Throws an ImportError, writing nothing, when any record is invalid.
  */
 export async function importGenericSql(
-  conn: DuckDBConnection,
+  rawConn: DuckDBConnection,
   root: string,
   dir: string,
   stored: StoredSources,
   now: Date,
 ): Promise<{ claims: { received: number; written: number }; sources: { received: number; written: number }; resolutions: { received: number; written: number } }> {
+  const conn = PROFILE ? profiled(rawConn) : rawConn;
   let names: string[];
   try {
     names = readdirSync(dir).filter((f) => f.endsWith('.csv')).sort();
