@@ -162,19 +162,57 @@ JOIN _scenario_headline_mode AS h ON h.question_id = c.question_id
 JOIN _scenario_forecasts AS f ON f.question_id = c.question_id AND f.mode = h.mode
 GROUP BY c.scenario_id, c.ord, c.question_id, f.model;
 
--- Well-formed conditionals, duplicates averaged. A full condition (no '-') read as a binary
--- number is cond_ix: the world prefix it names.
+-- The conditional forecasts stored in the warehouse (99_scenario_0_conditionals.sql; none when
+-- that file did not run).
+CREATE TEMP VIEW IF NOT EXISTS _scenario_conditionals_stored AS
+SELECT NULL::VARCHAR AS scenario_id, NULL::VARCHAR AS model, NULL::INTEGER AS component_ord,
+       NULL::VARCHAR AS condition, NULL::DOUBLE AS probability, NULL::BOOLEAN AS padded
+WHERE false;
+
+-- Well-formed conditionals, duplicates averaged: one row per (scenario, model). A full condition
+-- (no '-') names a world prefix c (its digits read as a binary number): those are `fulls`, a list
+-- of {k, ord, v} in heap order, k = 2^(ord−1) + c (the order the chain rule reads them in,
+-- 99_scenario_1_joint's `q` below); the others are `partials`, a list of {ord, condition, v};
+-- n_cond counts both. Two rows can name the same conditional only when one of them is the
+-- stage's (_scenario_conditionals) or writes k with a leading zero: only the lists holding such a
+-- row are searched for duplicates, so the conditionals are grouped once, by (scenario, model).
 CREATE OR REPLACE TABLE _scenario_cond AS
-SELECT k.scenario_id, k.model, k.component_ord AS ord, k.condition, avg(k.probability) AS probability,
-       NOT contains(k.condition, '-') AS is_full,
-       CASE WHEN NOT contains(k.condition, '-') THEN ('0b' || k.condition)::INTEGER END AS cond_ix
-FROM _scenario_conditionals AS k
-JOIN _scenario_set AS s USING (scenario_id)
-WHERE k.component_ord BETWEEN 2 AND s.n_components
-  AND length(k.condition) = k.component_ord - 1
-  AND regexp_full_match(k.condition, '[01-]*')
-  AND k.probability BETWEEN 0 AND 1
-GROUP BY k.scenario_id, k.model, k.component_ord, k.condition;
+WITH k AS (
+  SELECT scenario_id, model, component_ord, condition, probability, true AS may_repeat FROM _scenario_conditionals
+  UNION ALL
+  SELECT scenario_id, model, component_ord, condition, probability, padded FROM _scenario_conditionals_stored
+),
+g AS (
+  SELECT k.scenario_id, k.model,
+         list_sort(list({'k': (1 << (k.component_ord - 1)) + TRY_CAST('0b' || k.condition AS INTEGER), 'ord': k.component_ord, 'v': k.probability})
+                     FILTER (WHERE NOT contains(k.condition, '-'))) AS fulls,
+         list({'ord': k.component_ord, 'condition': k.condition, 'v': k.probability}) FILTER (WHERE contains(k.condition, '-')) AS partials,
+         bool_or(k.may_repeat) AS may_repeat
+  FROM k
+  JOIN _scenario_set AS s USING (scenario_id)
+  WHERE k.component_ord BETWEEN 2 AND s.n_components
+    AND length(k.condition) = k.component_ord - 1
+    AND regexp_full_match(k.condition, '[01-]*')
+    AND k.probability BETWEEN 0 AND 1
+  GROUP BY k.scenario_id, k.model
+),
+d AS (
+  SELECT scenario_id, model,
+         CASE WHEN may_repeat
+              THEN list_sort(list_transform(list_distinct(list_transform(fulls, lambda e: {'k': e.k, 'ord': e.ord})),
+                                            lambda key: {'k': key.k, 'ord': key.ord,
+                                                         'v': list_avg(list_transform(list_filter(fulls, lambda e: e.k = key.k), lambda e: e.v))}))
+              ELSE fulls END AS fulls,
+         CASE WHEN may_repeat
+              THEN list_transform(list_distinct(list_transform(partials, lambda e: {'ord': e.ord, 'condition': e.condition})),
+                                  lambda key: {'ord': key.ord, 'condition': key.condition,
+                                               'v': list_avg(list_transform(list_filter(partials, lambda e: e.ord = key.ord AND e.condition = key.condition), lambda e: e.v))})
+              ELSE partials END AS partials
+  FROM g
+)
+SELECT scenario_id, model, coalesce(len(fulls), 0) + coalesce(len(partials), 0) AS n_cond, coalesce(len(fulls), 0) AS n_full,
+       list_transform(fulls, lambda e: e.v) AS full_v, fulls, partials
+FROM d;
 
 -- The method of every (scenario, model) that can have a joint.
 CREATE OR REPLACE TABLE _scenario_model_method AS
@@ -184,9 +222,8 @@ WITH d AS (
   GROUP BY scenario_id, model
 ),
 k AS (
-  SELECT scenario_id, model, count(*) AS n_cond, count(*) FILTER (WHERE is_full) AS n_full
+  SELECT scenario_id, model, n_cond, n_full
   FROM _scenario_cond
-  GROUP BY scenario_id, model
 ),
 facts AS (
   SELECT scenario_id, model, s.n_components,
@@ -224,21 +261,18 @@ CREATE OR REPLACE TEMP MACRO _world_probability(q, chain, n, w) AS
   * _factor(q, chain, n, w, 4) * _factor(q, chain, n, w, 5) * _factor(q, chain, n, w, 6);
 
 CREATE OR REPLACE TABLE _scenario_joint_product AS
-WITH factors AS (
-  SELECT d.scenario_id, d.model, m.method = 'chain_rule' AS chain, d.ord AS k, d.probability
+WITH direct AS (
+  SELECT d.scenario_id, d.model, any_value(m.method) = 'chain_rule' AS chain, _by_key(list({'k': d.ord, 'v': d.probability})) AS q
   FROM _scenario_direct AS d
   JOIN _scenario_model_method AS m USING (scenario_id, model)
   WHERE m.method = 'independent' OR (m.method = 'chain_rule' AND d.ord = 1)
-  UNION ALL
-  SELECT k.scenario_id, k.model, true, (1 << (k.ord - 1)) + k.cond_ix, k.probability
-  FROM _scenario_cond AS k
-  JOIN _scenario_model_method AS m USING (scenario_id, model)
-  WHERE m.method = 'chain_rule' AND k.is_full
+  GROUP BY d.scenario_id, d.model
 ),
+-- chain_rule: the direct forecast of component 1, then every full conditional in heap order
 l AS (
-  SELECT scenario_id, model, bool_or(chain) AS chain, _by_key(list({'k': k, 'v': probability})) AS q
-  FROM factors
-  GROUP BY scenario_id, model
+  SELECT d.scenario_id, d.model, d.chain, CASE WHEN d.chain THEN list_concat(d.q, k.full_v) ELSE d.q END AS q
+  FROM direct AS d
+  LEFT JOIN _scenario_cond AS k USING (scenario_id, model)
 )
 -- one row per joint, its worlds as a list in world order (p[w + 1] = P(world w))
 SELECT l.scenario_id, l.model,
@@ -256,8 +290,13 @@ WITH c AS (
   JOIN _scenario_model_method AS m USING (scenario_id, model)
   WHERE m.method = 'max_entropy_ipf'
   UNION ALL
-  SELECT k.scenario_id, k.model, k.ord, replace(k.condition, '-', '_'), k.probability, 1, k.condition
-  FROM _scenario_cond AS k
+  SELECT k.scenario_id, k.model, k.e.ord, replace(k.e.condition, '-', '_'), k.e.v, 1, k.e.condition
+  FROM (
+    SELECT scenario_id, model, {'ord': f.ord, 'condition': lpad(bin(f.k - (1 << (f.ord - 1))), f.ord - 1, '0'), 'v': f.v} AS e
+    FROM (SELECT scenario_id, model, unnest(fulls) AS f FROM _scenario_cond)
+    UNION ALL
+    SELECT scenario_id, model, unnest(partials) AS e FROM _scenario_cond
+  ) AS k
   JOIN _scenario_model_method AS m USING (scenario_id, model)
   WHERE m.method = 'max_entropy_ipf'
 ),
