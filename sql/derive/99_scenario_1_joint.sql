@@ -247,18 +247,20 @@ WHERE (has_first = 1 AND n_full = (1 << n_components) - 2) OR n_direct = n_compo
 --
 -- chain_rule: component 1 from the direct forecast, component k from P(k | the world's first
 -- k − 1). A model's factors are one list `q` in heap order: q[1] = P(c1), and P(ck | prefix c)
--- (c the first k − 1 digits read as a binary number) at q[2^(k−1) + c]. World w (n components)
--- then has, for component k, prefix w >> (n − k + 1), so its probability is a product of at most
--- 6 list lookups, with no join per factor.
+-- (c the first k − 1 digits read as a binary number) at q[2^(k−1) + c].
 -- independent: the product of the direct forecasts, the same with `q` = the direct forecasts in
 -- pathway order (component k's factor at q[k]).
-CREATE OR REPLACE TEMP MACRO _factor(q, chain, n, w, k) AS
-  CASE WHEN k > n THEN 1.0
-       WHEN _world_has(w, n, k) THEN q[CASE WHEN chain THEN (1 << (k - 1)) + (w >> (n - k + 1)) ELSE k END]
-       ELSE 1 - q[CASE WHEN chain THEN (1 << (k - 1)) + (w >> (n - k + 1)) ELSE k END] END;
-CREATE OR REPLACE TEMP MACRO _world_probability(q, chain, n, w) AS
-  _factor(q, chain, n, w, 1) * _factor(q, chain, n, w, 2) * _factor(q, chain, n, w, 3)
-  * _factor(q, chain, n, w, 4) * _factor(q, chain, n, w, 5) * _factor(q, chain, n, w, 6);
+-- The joint is built one component at a time: the joint of the first k − 1 components, a list
+-- over their 2^(k−1) prefixes, becomes that of the first k by splitting each prefix c into the
+-- worlds 2c (ck NO) and 2c + 1 (ck YES), each its prefix's probability times ck's factor; so a
+-- world's probability is P(c1) · factor 2 · … · factor n, multiplied in pathway order, 2^(n+1) − 2
+-- list lookups per joint with no join per factor.
+CREATE OR REPLACE TEMP MACRO _factor(q, chain, k, c, yes) AS
+  CASE WHEN yes THEN q[CASE WHEN chain THEN (1 << (k - 1)) + c ELSE k END]
+       ELSE 1 - q[CASE WHEN chain THEN (1 << (k - 1)) + c ELSE k END] END;
+CREATE OR REPLACE TEMP MACRO _extend_joint(p, q, chain, n, k) AS
+  CASE WHEN k > n THEN p
+       ELSE list_transform(range(2 * len(p)), lambda w: p[(w >> 1) + 1] * _factor(q, chain, k, w >> 1, w & 1 = 1)) END;
 
 CREATE OR REPLACE TABLE _scenario_joint_product AS
 WITH direct AS (
@@ -270,15 +272,20 @@ WITH direct AS (
 ),
 -- chain_rule: the direct forecast of component 1, then every full conditional in heap order
 l AS (
-  SELECT d.scenario_id, d.model, d.chain, CASE WHEN d.chain THEN list_concat(d.q, k.full_v) ELSE d.q END AS q
+  SELECT d.scenario_id, d.model, d.chain, s.n_components AS n,
+         CASE WHEN d.chain THEN list_concat(d.q, k.full_v) ELSE d.q END AS q
   FROM direct AS d
   LEFT JOIN _scenario_cond AS k USING (scenario_id, model)
-)
+  JOIN _scenario_set AS s USING (scenario_id)
+),
+j1 AS (SELECT scenario_id, model, chain, n, q, [1 - q[1], q[1]] AS p FROM l),
+j2 AS (SELECT scenario_id, model, chain, n, q, _extend_joint(p, q, chain, n, 2) AS p FROM j1),
+j3 AS (SELECT scenario_id, model, chain, n, q, _extend_joint(p, q, chain, n, 3) AS p FROM j2),
+j4 AS (SELECT scenario_id, model, chain, n, q, _extend_joint(p, q, chain, n, 4) AS p FROM j3),
+j5 AS (SELECT scenario_id, model, chain, n, q, _extend_joint(p, q, chain, n, 5) AS p FROM j4)
 -- one row per joint, its worlds as a list in world order (p[w + 1] = P(world w))
-SELECT l.scenario_id, l.model,
-       list_transform(range(1 << s.n_components), lambda w: _world_probability(l.q, l.chain, s.n_components, w)) AS p
-FROM l
-JOIN _scenario_set AS s USING (scenario_id);
+SELECT scenario_id, model, _extend_joint(p, q, chain, n, 6) AS p
+FROM j5;
 
 -- max_entropy_ipf: the constraints in the order they are fitted, each as two 0/1 masks over the
 -- worlds in world_ix order (`yes`: in S with the component YES; `no`: in S with it NO) and its
