@@ -104,16 +104,20 @@ FROM _scenario_components_def AS c
 JOIN _scenario_set AS s USING (scenario_id)
 JOIN questions AS q ON q.question_id = c.question_id;
 
--- Each scenario's resolution.
+-- Each scenario's resolution, and `consistent`, a 0/1 mask over the worlds in world order (1: the
+-- world agrees with every resolution).
 CREATE OR REPLACE TABLE _scenario_resolution AS
-SELECT scenario_id,
-       _resolved_pattern(_resolution_outcome(status, outcome), ord) AS resolved_pattern,
-       count(*) FILTER (WHERE is_resolved)::INTEGER AS n_resolved,
-       any_value(n_components) AS n_components,
-       _resolved_mask(_resolution_outcome(status, outcome), ord, n_components) AS resolved_mask,
-       _resolved_bits(_resolution_outcome(status, outcome), ord, n_components) AS resolved_bits
-FROM _scenario_comp
-GROUP BY scenario_id;
+SELECT *, list_transform(range(1 << n_components), lambda i: CASE WHEN i & resolved_mask = resolved_bits THEN 1.0 ELSE 0.0 END) AS consistent
+FROM (
+  SELECT scenario_id,
+         _resolved_pattern(_resolution_outcome(status, outcome), ord) AS resolved_pattern,
+         count(*) FILTER (WHERE is_resolved)::INTEGER AS n_resolved,
+         any_value(n_components) AS n_components,
+         _resolved_mask(_resolution_outcome(status, outcome), ord, n_components) AS resolved_mask,
+         _resolved_bits(_resolution_outcome(status, outcome), ord, n_components) AS resolved_bits
+  FROM _scenario_comp
+  GROUP BY scenario_id
+);
 
 -- The world convention in one place (99_scenario_2_records.sql uses these too): component k of n
 -- is bit n − k of world_ix (the first component the most significant digit).
@@ -126,6 +130,15 @@ CREATE OR REPLACE TEMP MACRO _by_key(pairs) AS list_transform(list_sort(pairs), 
 -- the worlds w where component k is YES, summed in world order (the same bits on every run).
 CREATE OR REPLACE TEMP MACRO _implied_marginals(p, n) AS
   list_transform(range(1, n + 1), lambda k: list_sum(list_transform(p, lambda x, i: CASE WHEN _world_has(i - 1, n, k) THEN x ELSE 0 END)));
+-- The same through the components' masks (_scenario_masks: masks[k][w + 1] = 1.0 where component
+-- k is YES in world w, else 0.0): a dot product per component, the same sum in the same order
+-- (the other worlds add exact zeros), without a lambda per component and world.
+CREATE OR REPLACE TEMP MACRO _implied_marginals_masked(p, masks) AS
+  list_transform(masks, lambda m: list_dot_product(p, m));
+CREATE OR REPLACE TABLE _scenario_masks AS
+SELECT n AS n_components,
+       list_transform(range(1, n + 1), lambda k: list_transform(range(1 << n), lambda i: CASE WHEN _world_has(i, n, k) THEN 1.0 ELSE 0.0 END)) AS masks
+FROM (SELECT DISTINCT n_components AS n FROM _scenario_set);
 
 CREATE OR REPLACE TABLE _scenario_worlds AS
 SELECT s.scenario_id, s.n_components, (1 << s.n_components)::INTEGER AS n_worlds, i.ix::INTEGER AS world_ix,
@@ -411,7 +424,7 @@ FROM _scenario_consensus_joint;
 CREATE OR REPLACE TABLE scenario_worlds AS
 WITH ranked AS (
   SELECT j.scenario_id, j.source, j.model, j.method, j.p, j.sd, j.n_models, s.n_components, r.resolved_mask, r.resolved_bits,
-         list_sum(list_transform(j.p, lambda x, i: CASE WHEN (i - 1) & r.resolved_mask = r.resolved_bits THEN x ELSE 0.0 END)) AS consistent_mass,
+         list_dot_product(j.p, r.consistent) AS consistent_mass,
          list_sort(list_transform(j.p, lambda x, i: {'np': -x, 'ix': (i - 1)::INTEGER})) AS order_
   FROM _scenario_joints AS j
   JOIN _scenario_set AS s USING (scenario_id)
@@ -433,9 +446,10 @@ FROM w;
 -- _implied_marginals of each joint's list, one row per component.
 CREATE OR REPLACE TABLE scenario_marginals AS
 WITH sums AS (
-  SELECT j.scenario_id, j.source, j.model, j.method, _implied_marginals(j.p, s.n_components) AS m
+  SELECT j.scenario_id, j.source, j.model, j.method, _implied_marginals_masked(j.p, mk.masks) AS m
   FROM _scenario_joints AS j
   JOIN _scenario_set AS s USING (scenario_id)
+  JOIN _scenario_masks AS mk USING (n_components)
 ),
 implied AS (
   SELECT x.scenario_id, x.source, x.model, x.method, c.ord, c.question_id, x.m[c.ord] AS implied

@@ -59,11 +59,12 @@ c AS (
   GROUP BY scenario_id
 )
 SELECT j.scenario_id, due.run_id, due.as_of, s.title, c.components, j.probabilities, j.disagreement_sd,
-       _implied_marginals(j.probabilities, s.n_components) AS marginals,
+       _implied_marginals_masked(j.probabilities, mk.masks) AS marginals,
        j.n_models, j.methods, sha256(c.components || '|' || j.hashed_worlds) AS content_hash
 FROM due
 JOIN j USING (scenario_id)
 JOIN _scenario_set AS s USING (scenario_id)
+JOIN _scenario_masks AS mk USING (n_components)
 JOIN c USING (scenario_id)
 ORDER BY j.scenario_id;
 
