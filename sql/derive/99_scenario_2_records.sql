@@ -132,6 +132,8 @@ g AS (
   GROUP BY components
 )
 SELECT components, n_components, resolved_pattern, n_resolved, n_resolved = n_components AS complete, outcomes,
+       -- (the outcomes also one per column, read beside each record without gathering the list)
+       outcomes[1] AS o1, outcomes[2] AS o2, outcomes[3] AS o3, outcomes[4] AS o4, outcomes[5] AS o5, outcomes[6] AS o6,
        CASE WHEN n_resolved = n_components THEN resolved_bits END AS realized_ix,
        list_transform(range(1 << n_components), lambda i: CASE WHEN i & resolved_mask = resolved_bits THEN 1.0 ELSE 0.0 END) AS consistent
 FROM g;
@@ -142,30 +144,46 @@ FROM g;
 -- (sql/api/scenarios-records.sql) from the record's marginals and the outcomes: a list
 -- column here made this table cost several times more than the scores.
 CREATE OR REPLACE TABLE scenario_record_scores AS
-SELECT a.scenario_id, a.run_id, a.as_of,
-       r.n_resolved, r.resolved_pattern, r.complete,
-       CASE WHEN r.complete THEN r.resolved_pattern END AS realized_world,
-       a.probabilities[r.realized_ix + 1] AS realized_probability,
+SELECT scenario_id, run_id, as_of, n_resolved, resolved_pattern, complete,
+       CASE WHEN complete THEN resolved_pattern END AS realized_world,
+       realized_probability,
        -- (greatest() skips a null: the CASE keeps an incomplete record's log score null)
-       CASE WHEN r.complete THEN ln(greatest(a.probabilities[r.realized_ix + 1], 1e-12)) END AS log_score,
-       list_dot_product(a.probabilities, a.probabilities) - 2 * a.probabilities[r.realized_ix + 1] + 1 AS brier,
-       -- the mean of (marginal − outcome)² over the resolved components (at most 6; an open
-       -- component's outcome is null and adds nothing)
-       (coalesce((a.marginals[1] - r.outcomes[1]) ^ 2, 0) + coalesce((a.marginals[2] - r.outcomes[2]) ^ 2, 0)
-        + coalesce((a.marginals[3] - r.outcomes[3]) ^ 2, 0) + coalesce((a.marginals[4] - r.outcomes[4]) ^ 2, 0)
-        + coalesce((a.marginals[5] - r.outcomes[5]) ^ 2, 0) + coalesce((a.marginals[6] - r.outcomes[6]) ^ 2, 0))
-         / nullif(r.n_resolved, 0) AS component_brier,
-       CASE WHEN r.n_resolved > 0 THEN list_dot_product(a.probabilities, r.consistent) END AS consistent_mass,
-       CASE WHEN r.n_resolved > 0 THEN ln(greatest(list_dot_product(a.probabilities, r.consistent), 1e-12)) END AS partial_log_score
-FROM _scenario_record_all AS a
-JOIN _scenario_record_resolution AS r
-  ON r.components = a.components
-  -- A record whose lists do not fit its components (2^n probabilities and n marginals for n
-  -- components: never written by the pipeline, but the raw files are open to other writers) is
-  -- not scored, so it cannot stop the scoring of the others; it stays archived (scenario_records).
-  -- (Checked in the join: a filter on the archive itself made DuckDB copy every record's lists.)
-  AND len(a.probabilities) = 1 << r.n_components
-  AND len(a.marginals) = r.n_components;
+       CASE WHEN complete THEN ln(greatest(realized_probability, 1e-12)) END AS log_score,
+       sum_sq - 2 * realized_probability + 1 AS brier,
+       component_brier,
+       consistent_mass,
+       CASE WHEN n_resolved > 0 THEN ln(greatest(consistent_mass, 1e-12)) END AS partial_log_score
+FROM (
+  SELECT *,
+         -- the probabilities · the 0/1 mask of the consistent worlds; once complete, that mask has
+         -- one 1 (the realized world), so the sum is that world's probability (+ 0.0: the sum of
+         -- exact zeros and it is never −0), read directly when every probability is finite
+         -- (sum_sq is: a NaN or ±inf elsewhere would make the dot product NaN)
+         CASE WHEN n_resolved = 0 THEN NULL
+              WHEN complete AND isfinite(sum_sq) THEN realized_probability + 0.0
+              ELSE list_dot_product(probabilities, consistent) END AS consistent_mass
+  FROM (
+    SELECT a.scenario_id, a.run_id, a.as_of, a.probabilities, r.consistent,
+           r.n_resolved, r.resolved_pattern, r.complete,
+           a.probabilities[r.realized_ix + 1] AS realized_probability,
+           list_dot_product(a.probabilities, a.probabilities) AS sum_sq,
+           -- the mean of (marginal − outcome)² over the resolved components (at most 6; an open
+           -- component's outcome is null and adds nothing)
+           (coalesce((a.marginals[1] - r.o1) ^ 2, 0) + coalesce((a.marginals[2] - r.o2) ^ 2, 0)
+            + coalesce((a.marginals[3] - r.o3) ^ 2, 0) + coalesce((a.marginals[4] - r.o4) ^ 2, 0)
+            + coalesce((a.marginals[5] - r.o5) ^ 2, 0) + coalesce((a.marginals[6] - r.o6) ^ 2, 0))
+             / nullif(r.n_resolved, 0) AS component_brier
+    FROM _scenario_record_all AS a
+    JOIN _scenario_record_resolution AS r
+      ON r.components = a.components
+      -- A record whose lists do not fit its components (2^n probabilities and n marginals for n
+      -- components: never written by the pipeline, but the raw files are open to other writers) is
+      -- not scored, so it cannot stop the scoring of the others; it stays archived (scenario_records).
+      -- (Checked in the join: a filter on the archive itself made DuckDB copy every record's lists.)
+      AND len(a.probabilities) = 1 << r.n_components
+      AND len(a.marginals) = r.n_components
+  )
+);
 
 -- Published: every archived record known at as_of as it was archived (one row per record, the
 -- rows of scenario_record_scores): its components, hash, models and methods, the consensus
