@@ -140,12 +140,6 @@ SELECT n AS n_components,
        list_transform(range(1, n + 1), lambda k: list_transform(range(1 << n), lambda i: CASE WHEN _world_has(i, n, k) THEN 1.0 ELSE 0.0 END)) AS masks
 FROM (SELECT DISTINCT n_components AS n FROM _scenario_set);
 
-CREATE OR REPLACE TABLE _scenario_worlds AS
-SELECT s.scenario_id, s.n_components, (1 << s.n_components)::INTEGER AS n_worlds, i.ix::INTEGER AS world_ix,
-       lpad(bin(i.ix), s.n_components, '0') AS world
-FROM _scenario_set AS s
-CROSS JOIN LATERAL (SELECT range AS ix FROM range(1 << s.n_components)) AS i;
-
 -- The headline mode of each component question: the first headline mode with any forecast.
 CREATE OR REPLACE TABLE _scenario_forecasts AS
 SELECT f.question_id, f.model, f.mode, f.run_id, f.created_at, f.probability
@@ -165,15 +159,17 @@ GROUP BY f.question_id;
 
 -- Each model's direct forecast of each component: its latest in the headline mode.
 CREATE OR REPLACE TABLE _scenario_direct AS
-SELECT c.scenario_id, c.ord, c.question_id, f.model,
-       arg_max(f.probability, (f.created_at, f.run_id)) AS probability,
-       arg_max(f.run_id, (f.created_at, f.run_id)) AS run_id,
-       max(f.created_at) AS forecast_at,
-       any_value(h.mode) AS mode
-FROM _scenario_comp AS c
-JOIN _scenario_headline_mode AS h ON h.question_id = c.question_id
-JOIN _scenario_forecasts AS f ON f.question_id = c.question_id AND f.mode = h.mode
-GROUP BY c.scenario_id, c.ord, c.question_id, f.model;
+SELECT scenario_id, ord, question_id, model, latest.probability AS probability, latest.run_id AS run_id, forecast_at, mode
+FROM (
+  SELECT c.scenario_id, c.ord, c.question_id, f.model,
+         arg_max({'probability': f.probability, 'run_id': f.run_id}, (f.created_at, f.run_id)) AS latest,
+         max(f.created_at) AS forecast_at,
+         any_value(h.mode) AS mode
+  FROM _scenario_comp AS c
+  JOIN _scenario_headline_mode AS h ON h.question_id = c.question_id
+  JOIN _scenario_forecasts AS f ON f.question_id = c.question_id AND f.mode = h.mode
+  GROUP BY c.scenario_id, c.ord, c.question_id, f.model
+);
 
 -- The conditional forecasts stored in the warehouse (99_scenario_0_conditionals.sql; none when
 -- that file did not run).
@@ -304,7 +300,10 @@ FROM j5;
 -- worlds in world_ix order (`yes`: in S with the component YES; `no`: in S with it NO) and its
 -- target `t`, listed per (scenario, model).
 CREATE OR REPLACE TABLE _scenario_ipf_constraints AS
-WITH c AS (
+WITH ipf AS (
+  SELECT scenario_id, model FROM _scenario_model_method WHERE method = 'max_entropy_ipf'
+),
+c AS (
   SELECT d.scenario_id, d.model, d.ord, '' AS pattern, d.probability, 0 AS kind, '' AS condition
   FROM _scenario_direct AS d
   JOIN _scenario_model_method AS m USING (scenario_id, model)
@@ -313,12 +312,17 @@ WITH c AS (
   SELECT k.scenario_id, k.model, k.e.ord, replace(k.e.condition, '-', '_'), k.e.v, 1, k.e.condition
   FROM (
     SELECT scenario_id, model, {'ord': f.ord, 'condition': lpad(bin(f.k - (1 << (f.ord - 1))), f.ord - 1, '0'), 'v': f.v} AS e
-    FROM (SELECT scenario_id, model, unnest(fulls) AS f FROM _scenario_cond)
+    FROM (SELECT scenario_id, model, unnest(fulls) AS f FROM _scenario_cond SEMI JOIN ipf USING (scenario_id, model))
     UNION ALL
-    SELECT scenario_id, model, unnest(partials) AS e FROM _scenario_cond
+    SELECT scenario_id, model, unnest(partials) AS e FROM _scenario_cond SEMI JOIN ipf USING (scenario_id, model)
   ) AS k
-  JOIN _scenario_model_method AS m USING (scenario_id, model)
-  WHERE m.method = 'max_entropy_ipf'
+),
+-- the worlds of the scenarios fitted: world_ix and its digits
+w AS (
+  SELECT s.scenario_id, i.ix::INTEGER AS world_ix, lpad(bin(i.ix), s.n_components, '0') AS world
+  FROM _scenario_set AS s
+  CROSS JOIN LATERAL (SELECT range AS ix FROM range(1 << s.n_components)) AS i
+  WHERE s.scenario_id IN (SELECT scenario_id FROM ipf)
 ),
 masks AS (
   SELECT c.scenario_id, c.model, c.kind, c.ord, c.condition,
@@ -326,7 +330,7 @@ masks AS (
           'no': list((w.world LIKE c.pattern || '%' AND substr(w.world, c.ord, 1) = '0')::INTEGER::DOUBLE ORDER BY w.world_ix),
           't': least(greatest(any_value(c.probability), 1e-9), 1 - 1e-9)} AS constraint_
   FROM c
-  JOIN _scenario_worlds AS w USING (scenario_id)
+  JOIN w USING (scenario_id)
   GROUP BY c.scenario_id, c.model, c.kind, c.ord, c.condition
 )
 SELECT m.scenario_id, m.model,
