@@ -203,11 +203,12 @@ FROM _scenario_record_all;
 -- world, its resolution status (resolved: every component resolved) and its record history.
 CREATE OR REPLACE TABLE scenarios AS
 WITH cur AS (
-  SELECT scenario_id, arg_min(world, rank) AS top_world, max(probability) AS top_probability,
-         any_value(n_models) AS n_models, any_value(method) AS methods
-  FROM scenario_worlds
-  WHERE source = 'consensus'
-  GROUP BY scenario_id
+  -- the consensus joint's most likely world (scenario_worlds' rank 1: the largest probability,
+  -- ties by the lowest world_ix, the first position holding the maximum), read from its list
+  SELECT j.scenario_id, lpad(bin(list_position(j.p, list_max(j.p)) - 1), s.n_components, '0') AS top_world,
+         list_max(j.p) AS top_probability, j.n_models, j.methods
+  FROM _scenario_consensus_joint AS j
+  JOIN _scenario_set AS s USING (scenario_id)
 ),
 rec AS (
   SELECT scenario_id, count(*)::INTEGER AS n_records, arg_max(run_id, (as_of, run_id)) AS latest_run_id,
