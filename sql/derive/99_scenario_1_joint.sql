@@ -187,8 +187,11 @@ WHERE false;
 -- row are searched for duplicates, so the conditionals are grouped once, by (scenario, model).
 CREATE OR REPLACE TABLE _scenario_cond AS
 WITH k AS (
-  SELECT scenario_id, model, component_ord, condition, probability, true AS may_repeat FROM _scenario_conditionals
+  SELECT scenario_id, model, component_ord, condition, probability, true AS may_repeat
+  FROM _scenario_conditionals
+  WHERE regexp_full_match(condition, '[01-]*')
   UNION ALL
+  -- (their conditions are all digits 0 and 1: 99_scenario_0_conditionals.sql)
   SELECT scenario_id, model, component_ord, condition, probability, padded FROM _scenario_conditionals_stored
 ),
 g AS (
@@ -196,17 +199,16 @@ g AS (
          list_sort(list({'k': (1 << (k.component_ord - 1)) + TRY_CAST('0b' || k.condition AS INTEGER), 'ord': k.component_ord, 'v': k.probability})
                      FILTER (WHERE NOT contains(k.condition, '-'))) AS fulls,
          list({'ord': k.component_ord, 'condition': k.condition, 'v': k.probability}) FILTER (WHERE contains(k.condition, '-')) AS partials,
-         bool_or(k.may_repeat) AS may_repeat
+         bool_or(k.may_repeat) AS may_repeat, any_value(s.n_components) AS n_components
   FROM k
   JOIN _scenario_set AS s USING (scenario_id)
   WHERE k.component_ord BETWEEN 2 AND s.n_components
     AND length(k.condition) = k.component_ord - 1
-    AND regexp_full_match(k.condition, '[01-]*')
     AND k.probability BETWEEN 0 AND 1
   GROUP BY k.scenario_id, k.model
 ),
 d AS (
-  SELECT scenario_id, model,
+  SELECT scenario_id, model, n_components,
          CASE WHEN may_repeat
               THEN list_sort(list_transform(list_distinct(list_transform(fulls, lambda e: {'k': e.k, 'ord': e.ord})),
                                             lambda key: {'k': key.k, 'ord': key.ord,
@@ -220,7 +222,12 @@ d AS (
   FROM g
 )
 SELECT scenario_id, model, coalesce(len(fulls), 0) + coalesce(len(partials), 0) AS n_cond, coalesce(len(fulls), 0) AS n_full,
-       list_transform(fulls, lambda e: e.v) AS full_v, fulls, partials
+       -- every full conditional (the chain rule's, 99_scenario_1_joint's `q`), or those there are
+       -- (a fit's constraints: a model with every full conditional and a direct forecast of every
+       -- component has the chain rule, so only an incomplete chain is ever fitted)
+       CASE WHEN len(fulls) = (1 << n_components) - 2 THEN list_transform(fulls, lambda e: e.v) END AS full_v,
+       CASE WHEN coalesce(len(fulls), 0) < (1 << n_components) - 2 THEN fulls END AS fulls,
+       partials
 FROM d;
 
 -- The method of every (scenario, model) that can have a joint.
