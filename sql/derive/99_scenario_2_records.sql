@@ -134,7 +134,7 @@ g AS (
 SELECT components, n_components, resolved_pattern, n_resolved, n_resolved = n_components AS complete, outcomes,
        -- (the outcomes also one per column, read beside each record without gathering the list)
        outcomes[1] AS o1, outcomes[2] AS o2, outcomes[3] AS o3, outcomes[4] AS o4, outcomes[5] AS o5, outcomes[6] AS o6,
-       CASE WHEN n_resolved = n_components THEN resolved_bits END AS realized_ix,
+       CASE WHEN n_resolved = n_components THEN resolved_bits END AS realized_ix, resolved_mask, resolved_bits,
        list_transform(range(1 << n_components), lambda i: CASE WHEN i & resolved_mask = resolved_bits THEN 1.0 ELSE 0.0 END) AS consistent
 FROM g;
 
@@ -155,15 +155,18 @@ SELECT scenario_id, run_id, as_of, n_resolved, resolved_pattern, complete,
        CASE WHEN n_resolved > 0 THEN ln(greatest(consistent_mass, 1e-12)) END AS partial_log_score
 FROM (
   SELECT *,
-         -- the probabilities · the 0/1 mask of the consistent worlds; once complete, that mask has
-         -- one 1 (the realized world), so the sum is that world's probability (+ 0.0: the sum of
-         -- exact zeros and it is never −0), read directly when every probability is finite
-         -- (sum_sq is: a NaN or ±inf elsewhere would make the dot product NaN)
+         -- the probabilities · `consistent`, the 0/1 mask of the consistent worlds (the same
+         -- products, p · 1.0 or p · 0.0, summed in world order, from the resolution's bit sets:
+         -- gathering the mask list beside every record cost more than the sum); once complete,
+         -- the mask has one 1 (the realized world), so the sum is that world's probability
+         -- (+ 0.0: the sum of exact zeros and it is never −0), read directly when every probability
+         -- is finite (sum_sq is: a NaN or ±inf elsewhere would make the sum NaN)
          CASE WHEN n_resolved = 0 THEN NULL
               WHEN complete AND isfinite(sum_sq) THEN realized_probability + 0.0
-              ELSE list_dot_product(probabilities, consistent) END AS consistent_mass
+              ELSE list_sum(list_transform(probabilities, lambda x, i: x * CASE WHEN (i - 1) & resolved_mask = resolved_bits THEN 1.0 ELSE 0.0 END))
+         END AS consistent_mass
   FROM (
-    SELECT a.scenario_id, a.run_id, a.as_of, a.probabilities, r.consistent,
+    SELECT a.scenario_id, a.run_id, a.as_of, a.probabilities, r.resolved_mask, r.resolved_bits,
            r.n_resolved, r.resolved_pattern, r.complete,
            a.probabilities[r.realized_ix + 1] AS realized_probability,
            list_dot_product(a.probabilities, a.probabilities) AS sum_sq,
