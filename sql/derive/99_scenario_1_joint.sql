@@ -135,9 +135,11 @@ CREATE OR REPLACE TEMP MACRO _implied_marginals(p, n) AS
 -- (the other worlds add exact zeros), without a lambda per component and world.
 CREATE OR REPLACE TEMP MACRO _implied_marginals_masked(p, masks) AS
   list_transform(masks, lambda m: list_dot_product(p, m));
+-- (`worlds`: the worlds' digit strings, world w at index w + 1)
 CREATE OR REPLACE TABLE _scenario_masks AS
 SELECT n AS n_components,
-       list_transform(range(1, n + 1), lambda k: list_transform(range(1 << n), lambda i: CASE WHEN _world_has(i, n, k) THEN 1.0 ELSE 0.0 END)) AS masks
+       list_transform(range(1, n + 1), lambda k: list_transform(range(1 << n), lambda i: CASE WHEN _world_has(i, n, k) THEN 1.0 ELSE 0.0 END)) AS masks,
+       list_transform(range(1 << n), lambda i: lpad(bin(i), n, '0')) AS worlds
 FROM (SELECT DISTINCT n_components AS n FROM _scenario_set);
 
 -- The headline mode of each component question: the first headline mode with any forecast.
@@ -434,19 +436,20 @@ FROM _scenario_consensus_joint;
 
 CREATE OR REPLACE TABLE scenario_worlds AS
 WITH ranked AS (
-  SELECT j.scenario_id, j.source, j.model, j.method, j.p, j.sd, j.n_models, s.n_components, r.resolved_mask, r.resolved_bits,
+  SELECT j.scenario_id, j.source, j.model, j.method, j.p, j.sd, j.n_models, mk.worlds, r.resolved_mask, r.resolved_bits,
          list_dot_product(j.p, r.consistent) AS consistent_mass,
          list_sort(list_transform(j.p, lambda x, i: {'np': -x, 'ix': (i - 1)::INTEGER})) AS order_
   FROM _scenario_joints AS j
   JOIN _scenario_set AS s USING (scenario_id)
   JOIN _scenario_resolution AS r USING (scenario_id)
+  JOIN _scenario_masks AS mk ON mk.n_components = s.n_components
 ),
 w AS (
-  SELECT scenario_id, source, model, method, p, sd, n_models, n_components, resolved_mask, resolved_bits, consistent_mass,
+  SELECT scenario_id, source, model, method, p, sd, n_models, worlds, resolved_mask, resolved_bits, consistent_mass,
          unnest(order_).ix AS world_ix, unnest(range(1, len(order_) + 1))::INTEGER AS rank
   FROM ranked
 )
-SELECT scenario_id, source, model, method, lpad(bin(world_ix), n_components, '0') AS world, world_ix,
+SELECT scenario_id, source, model, method, worlds[world_ix + 1] AS world, world_ix,
        p[world_ix + 1] AS probability, sd[world_ix + 1] AS disagreement_sd, n_models, rank,
        world_ix & resolved_mask = resolved_bits AS consistent,
        CASE WHEN world_ix & resolved_mask = resolved_bits AND consistent_mass > 0
