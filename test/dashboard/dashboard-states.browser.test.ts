@@ -169,6 +169,26 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('the minimum edge is in points, as the edges are shown: 5 keeps the rows of 5.0 pts and more (QA: the field took a fraction and refused 5)', async () => {
+    const api = (await get(server, '/api/predictions/lang/en?limit=50')).body.predictions as { consensus: { mean: number } | null; market_probability: number | null }[];
+    const points = api.flatMap((p) => (p.consensus && p.market_probability !== null ? [Number((Math.abs(p.consensus.mean - p.market_probability) * 100).toPrecision(12))] : []));
+    const kept = points.filter((e) => e >= 5).length;
+    expect(kept, 'rows at 5 pts or more').toBeGreaterThan(0);
+    expect(kept, 'rows below 5 pts').toBeLessThan(points.length);
+    const { page, problems } = await tab();
+    await open(page, '#/predictions');
+    // typed in the form as a reader would: 5 is a valid entry, and Apply filters by it
+    await page.type('#f-min_edge_pts', '5');
+    expect(await page.$eval('#f-min_edge_pts', (i) => (i as HTMLInputElement).validity.valid)).toBe(true);
+    await rerender(page, () => page.click('#f-apply'));
+    expect(new URL(page.url()).hash).toContain('min_edge_pts=5');
+    const edges = await page.$$eval('#predictions tbody td:nth-child(6)', (t) => t.map((c) => c.textContent ?? ''));
+    expect(edges).toHaveLength(kept);
+    for (const e of edges) expect(Number(e.replace('−', '').replace(' pts', '').replace('+', '')), e).toBeGreaterThanOrEqual(5);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('a key entered while the server cannot be reached is not called refused: its panels say the server could not be reached, and it is checked again', async () => {
     const { page, problems } = await tab();
     await open(page, '');

@@ -45,7 +45,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   const f = {
     category: q.get('category') ?? '',
     venue: q.get('venue') ?? '',
-    min_edge: q.get('min_edge') ?? '',
+    min_edge_pts: q.get('min_edge_pts') ?? '',
     min_disagreement: q.get('min_disagreement') ?? '',
     stale: q.get('stale') ?? 'all',
     sort: q.get('sort') ?? 'sd',
@@ -70,7 +70,8 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   const form = h('form', { class: 'filters', 'aria-label': 'Filters' },
     select('category', 'Category', [['', 'all'], ...categories.map((c): [string, string] => [c, c])], f.category),
     select('venue', 'Venue', [['', 'all'], ...venues.map((v): [string, string] => [v, v])], f.venue),
-    h('label', { for: 'f-min_edge' }, 'Min edge ', h('input', { id: 'f-min_edge', name: 'min_edge', type: 'number', min: 0, max: 1, step: 0.01, value: f.min_edge, inputmode: 'decimal' })),
+    // In points, as the table shows edges (QA: the field took a fraction, so 5 for '5 pts' was refused).
+    h('label', { for: 'f-min_edge_pts' }, 'Min edge (pts) ', h('input', { id: 'f-min_edge_pts', name: 'min_edge_pts', type: 'number', min: 0, max: 100, step: 0.1, value: f.min_edge_pts, inputmode: 'decimal' })),
     h('label', { for: 'f-min_disagreement' }, 'Min disagreement ', h('input', { id: 'f-min_disagreement', name: 'min_disagreement', type: 'number', min: 0, max: 1, step: 0.01, value: f.min_disagreement, inputmode: 'decimal' })),
     select('stale', 'Market price', [['all', 'any'], ['fresh', 'fresh only'], ['stale', 'stale only']], f.stale),
     h('button', { type: 'submit', id: 'f-apply' }, 'Apply'));
@@ -79,7 +80,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     const d = new FormData(form);
     // Focus comes back to the control used (the select changed, the field Enter was pressed in, Apply).
     navigate(hashHref('/predictions', {
-      category: String(d.get('category') ?? ''), venue: String(d.get('venue') ?? ''), min_edge: String(d.get('min_edge') ?? ''),
+      category: String(d.get('category') ?? ''), venue: String(d.get('venue') ?? ''), min_edge_pts: String(d.get('min_edge_pts') ?? ''),
       min_disagreement: String(d.get('min_disagreement') ?? ''), stale: d.get('stale') === 'all' ? '' : String(d.get('stale')),
       sort: f.sort, dir: f.dir,
     }), focusedIn(form, 'f-apply'));
@@ -89,14 +90,15 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   });
   root.append(form);
 
-  const minEdge = Number(f.min_edge) || 0;
+  const minEdgePts = Number(f.min_edge_pts) || 0;
   const minSd = Number(f.min_disagreement) || 0;
   let rows: Row[] = page.body.predictions.map((p) => {
     const c = p.consensus?.mean ?? null;
     return { ...p, p: c, sd: p.disagreement?.sd ?? null, edge: c !== null && p.market_probability !== null ? c - p.market_probability : null };
   });
   rows = rows.filter((r) =>
-    (!minEdge || (r.edge !== null && Math.abs(r.edge) >= minEdge)) &&
+    // the edge in points at 12 significant digits, as shown: 0.3 − 0.35 is +5.0 pts, not 4.999999999999999
+    (!minEdgePts || (r.edge !== null && Number((Math.abs(r.edge) * 100).toPrecision(12)) >= minEdgePts)) &&
     (!minSd || (r.sd !== null && r.sd >= minSd)) &&
     (f.stale === 'all' || (f.stale === 'stale' ? r.market_stale === true : r.market_stale === false)));
   const key = (COLUMNS.find(([k]) => k === f.sort)?.[0] ?? 'sd') as keyof Row;
@@ -114,7 +116,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   });
 
   const maxSd = Math.max(0.05, ...rows.map((r) => r.sd ?? 0));
-  const base = { category: f.category, venue: f.venue, min_edge: f.min_edge, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, cursor: f.cursor };
+  const base = { category: f.category, venue: f.venue, min_edge_pts: f.min_edge_pts, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, cursor: f.cursor };
   const head = h('tr', {}, COLUMNS.map(([k, label]) => {
     const active = k === key;
     const next = active && f.dir === 'desc' ? 'asc' : 'desc';
@@ -138,7 +140,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
       'page on for the other predictions. Edge: consensus − market, in percentage points.'),
     rows.length
       ? tableRegion('Active predictions table', h('table', { id: 'predictions' }, h('thead', {}, head), body), RESULTS)
-      : nothingMatches(RESULTS, f.category || f.venue || minEdge || minSd || f.stale !== 'all' ? undefined : 'No active predictions on this page.'),
+      : nothingMatches(RESULTS, f.category || f.venue || minEdgePts || minSd || f.stale !== 'all' ? undefined : 'No active predictions on this page.'),
     pager('Pages of active predictions',
       f.cursor ? navLink(hashHref('/predictions', { ...base, cursor: '', sort: f.sort, dir: f.dir }), RESULTS, true, {}, '« First page') : '',
       page.body.next_cursor ? navLink(hashHref('/predictions', { ...base, cursor: page.body.next_cursor, sort: f.sort, dir: f.dir }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
