@@ -14,7 +14,8 @@
  *    in this pid space by a version before heartbeats (which never touches it): only the next
  *    test judges it, so an older version's run still going during an upgrade keeps its lock;
  *  - it was written in this pid space (same hostname and pid namespace) by a process that no
- *    longer exists;
+ *    longer exists; for a lock with no token, also when its pid now names a process started after
+ *    the lock was written (the pid reused after a container restart or a reboot);
  *  - it names this very process, which does not hold it: a container killed mid-run and restarted
  *    gets the same pid again (PID 1, typically), and its own pid is always "alive". A process
  *    knows which locks it holds (the token), so one run still excludes another in the same
@@ -184,7 +185,33 @@ function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: num
     return holder.host === hostname() && holder.pid === process.pid && now - found.mtimeMs > SAME_PID_STALE_MS;
   }
   if (holder.pid === process.pid) return !(holder.token !== undefined && heldTokens.has(holder.token));
-  return !processAlive(holder.pid);
+  if (!processAlive(holder.pid)) return true;
+  // An older version's lock (no heartbeat to go stale) whose pid now names a process started
+  // after the lock was written: the pid was reused (a container restarted, or a host rebooted,
+  // after that version was killed mid-run), and its holder is gone.
+  return unbeating && pidReusedSince(holder.pid, Date.parse(holder.started_at) || found.mtimeMs);
+}
+
+/** USER_HZ on Linux: the unit of a process's start time in /proc/<pid>/stat. */
+const CLOCK_TICKS_PER_S = 100;
+
+/**
+ * Whether the process now running `pid` started after `sinceMs` (more than 2 s after: the boot
+ * time is read to the second), by its start time in /proc/<pid>/stat and the boot time in
+ * /proc/stat; false where either cannot be read.
+ */
+function pidReusedSince(pid: number, sinceMs: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the fields after the command name (in parentheses, which may hold spaces or ')'): state is
+    // field 3, starttime field 22 (clock ticks after boot)
+    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const btime = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
+    if (!Number.isFinite(startTicks) || !Number.isFinite(btime) || btime <= 0) return false;
+    return btime * 1000 + (startTicks * 1000) / CLOCK_TICKS_PER_S > sinceMs + 2000;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -195,7 +195,9 @@ describe('run lock', () => {
     const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {
       const file = lockFile(dir);
-      writeFileSync(file, JSON.stringify({ pid: holder.pid, host: hostname(), started_at: '2026-01-01T00:00:00Z', run_id: 'r-old' }));
+      // (written once its holder runs, as that version wrote it: a lock older than the process its
+      // pid names is a reused pid's, the next test)
+      writeFileSync(file, JSON.stringify({ pid: holder.pid, host: hostname(), started_at: new Date().toISOString(), run_id: 'r-old' }));
       const old = new Date(Date.now() - LOCK_STALE_MS - 60_000);
       utimesSync(file, old, old);
       expect(() => acquireRunLock(dir, 'r-new')).toThrow(RunLockedError);
@@ -209,6 +211,27 @@ describe('run lock', () => {
       release();
     } finally {
       holder.kill('SIGKILL');
+      cleanup();
+    }
+  });
+
+  it('a lock written by a version before heartbeats whose pid now names a process started after it (a container restarted, the pid reused) is taken over', () => {
+    // The older version was killed mid-run and its container restarted with this version: same
+    // hostname, no pid namespace recorded, and the pid it named belongs to another live process
+    // of the new container. Its lock was held for good (no heartbeat to go stale, the pid alive).
+    if (!existsSync('/proc/stat')) return; // start times are read from /proc (Linux)
+    const { dir, cleanup } = tempDir();
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const file = lockFile(dir);
+      const written = new Date(Date.now() - 10 * 60_000);
+      writeFileSync(file, JSON.stringify({ pid: other.pid, host: hostname(), started_at: written.toISOString(), run_id: 'r-old' }));
+      utimesSync(file, written, written);
+      const release = acquireRunLock(dir, 'r-new');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, run_id: 'r-new' });
+      release();
+    } finally {
+      other.kill('SIGKILL');
       cleanup();
     }
   });
