@@ -19,8 +19,8 @@
 -- = P(component k YES | earlier components as `condition`), condition a string of length k − 1 over
 -- '1' (YES), '0' (NO) and '-' (either): '10' = the first YES and the second NO; '1-' = the first YES,
 -- whatever the second. The stage creates it (with the conditionals a caller gave, none in a
--- pipeline run) and 99_scenario_0_conditionals.sql adds the models' conditional forecasts stored
--- in the warehouse (full conditions only); rows with another length, other characters, k < 2,
+-- pipeline run); the models' conditional forecasts stored in the warehouse (full conditions only)
+-- are read beside it, from 99_scenario_0_conditionals.sql's view _scenario_conditionals_stored; rows with another length, other characters, k < 2,
 -- k > n or a probability outside [0, 1] are ignored; duplicates are averaged.
 --
 -- The joint of a model, and `method`:

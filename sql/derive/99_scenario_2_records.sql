@@ -27,9 +27,9 @@
 --   partial resolutions condition the remaining worlds: consistent_mass = P(the worlds that agree
 --     with every resolved component), partial_log_score = ln of it (floored as above); a world's
 --     probability given the resolutions is P(w) / consistent_mass (the API lists them).
--- Every figure is a list operation on the record's row (a dot product with a 0/1 mask of the
--- consistent worlds, an element by index), so scoring costs one pass over the records, not over
--- their worlds.
+-- Every figure is a list operation on the record's row (an element by index, a sum over its
+-- consistent worlds picked by the resolution's bit sets), so scoring costs one pass over the
+-- records, not over their worlds.
 
 CREATE OR REPLACE TABLE _scenario_record_new AS
 WITH due AS (
@@ -103,9 +103,9 @@ WHERE NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = 
 -- The resolutions now of every component list a record archived (records of a scenario share
 -- one, so this is per scenario, not per record), by the same macros as _scenario_resolution for the
 -- current definitions (99_scenario_1_joint.sql): the pattern ('-' for an open component), the outcomes in pathway order (null while
--- open), the resolved components and their YES outcomes as bit sets over world_ix (the realized
--- world's index once complete), and `consistent`, a 0/1 mask over the worlds in world order (1:
--- agrees with every resolution).
+-- open), and the resolved components and their YES outcomes as bit sets over world_ix (the
+-- realized world's index once complete; world w agrees with every resolution when
+-- w & resolved_mask = resolved_bits).
 CREATE OR REPLACE TABLE _scenario_record_resolution AS
 WITH c AS (
   SELECT components, string_split(components, ',') AS ids
@@ -134,8 +134,7 @@ g AS (
 SELECT components, n_components, resolved_pattern, n_resolved, n_resolved = n_components AS complete, outcomes,
        -- (the outcomes also one per column, read beside each record without gathering the list)
        outcomes[1] AS o1, outcomes[2] AS o2, outcomes[3] AS o3, outcomes[4] AS o4, outcomes[5] AS o5, outcomes[6] AS o6,
-       CASE WHEN n_resolved = n_components THEN resolved_bits END AS realized_ix, resolved_mask, resolved_bits,
-       list_transform(range(1 << n_components), lambda i: CASE WHEN i & resolved_mask = resolved_bits THEN 1.0 ELSE 0.0 END) AS consistent
+       CASE WHEN n_resolved = n_components THEN resolved_bits END AS realized_ix, resolved_mask, resolved_bits
 FROM g;
 
 -- Published: one row per archived record known at as_of with its scores (rows in no particular
