@@ -97,7 +97,9 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     return { ...p, p: c, sd: p.disagreement?.sd ?? null, edge: c !== null && p.market_probability !== null ? c - p.market_probability : null };
   });
   rows = rows.filter((r) =>
-    // the edge in points at 12 significant digits, as shown: 0.3 − 0.35 is +5.0 pts, not 4.999999999999999
+    // the edge in points at 12 significant digits, its floating-point tail dropped (0.3 − 0.35 is
+    // 5 pts, not 4.999999999999999); not at the one decimal the cell shows: 4.96 pts, shown +5.0,
+    // is under a minimum of 5
     (!minEdgePts || (r.edge !== null && Number((Math.abs(r.edge) * 100).toPrecision(12)) >= minEdgePts)) &&
     (!minSd || (r.sd !== null && r.sd >= minSd)) &&
     (f.stale === 'all' || (f.stale === 'stale' ? r.market_stale === true : r.market_stale === false)));
