@@ -515,22 +515,30 @@ export async function importGenericSql(
 
     // Sources: each spelling of a name (as the files write it) gets its slug; the NFC spellings of
     // a name share one, and its first row (file order) gives the source's name, kind and url.
-    const srcRows = (
-      await conn.runAndReadAll(
-        'SELECT source, min(rowid)::BIGINT AS first, arg_min(coalesce(source_kind, \'other\'), rowid) AS kind, arg_min(source_url, rowid) AS url ' +
-          'FROM _gen_in GROUP BY source ORDER BY first',
-      )
-    ).getRowObjectsJS() as { source: string; kind: string; url: string | null }[];
+    // A spelling is matched back to its records by its first rowid, never by the text JavaScript
+    // read: the DuckDB client drops a leading U+FEFF from every string it returns, so a source
+    // written "\uFEFFAcme" came back as "Acme", matched the records of "Acme" twice (each claim
+    // written twice) and its own records not at all (its claims silently dropped).
+    await conn.run(
+      'CREATE OR REPLACE TEMP TABLE _gen_spellings AS SELECT source, min(rowid)::BIGINT AS first, ' +
+        "arg_min(coalesce(source_kind, 'other'), rowid) AS kind, arg_min(source_url, rowid) AS url FROM _gen_in GROUP BY source",
+    );
+    const srcRows = (await conn.runAndReadAll('SELECT * FROM _gen_spellings ORDER BY first')).getRowObjectsJS() as {
+      source: string;
+      first: bigint;
+      kind: string;
+      url: string | null;
+    }[];
     const slugs = assignSlugs(srcRows.map((r) => r.source), stored.known, stored.taken, stored.venues);
-    await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources (source VARCHAR, source_slug VARCHAR)');
+    await conn.run('CREATE OR REPLACE TEMP TABLE _gen_slugs (first BIGINT, source_slug VARCHAR)');
     await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources_stage (source_slug VARCHAR, name VARCHAR, kind VARCHAR, url VARCHAR, description VARCHAR, attribution VARCHAR)');
-    const spellings = await conn.createAppender('_gen_sources', 'main', 'temp');
+    const spellings = await conn.createAppender('_gen_slugs', 'main', 'temp');
     const stage = await conn.createAppender('_gen_sources_stage', 'main', 'temp');
     try {
       const staged = new Set<string>();
       for (const r of srcRows) {
         const slug = slugs.get(r.source)!;
-        spellings.appendVarchar(r.source);
+        spellings.appendBigInt(BigInt(r.first));
         spellings.appendVarchar(slug);
         spellings.endRow();
         if (staged.has(slug)) continue; // another spelling of a name already staged (rows are in file order)
@@ -550,6 +558,10 @@ export async function importGenericSql(
       spellings.closeSync();
       stage.closeSync();
     }
+    // Each spelling as DuckDB holds it (not as JavaScript read it), with its slug.
+    await conn.run(
+      'CREATE OR REPLACE TEMP TABLE _gen_sources AS SELECT p.source, m.source_slug FROM _gen_spellings AS p JOIN _gen_slugs AS m ON m.first = p.first',
+    );
     await stageStoredClaims(conn, root);
     const changed = await firstStoredConflict(conn, root, files);
     if (changed) throw changed;
@@ -594,7 +606,7 @@ export async function importGenericSql(
       throw err;
     }
   } finally {
-    for (const t of ['_gen_in', '_gen_sources', '_gen_sources_stage', '_gen_shift', '_gen_stored']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+    for (const t of ['_gen_in', '_gen_spellings', '_gen_slugs', '_gen_sources', '_gen_sources_stage', '_gen_shift', '_gen_stored']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
     if (!ordered) await conn.run('SET preserve_insertion_order = false');
   }
 }

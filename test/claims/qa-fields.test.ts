@@ -1,0 +1,49 @@
+/**
+ * `quorum import claims csv`: fields as operators' files write them (QA, second pass): a source
+ * name with a leading U+FEFF, whitespace other than spaces around a field. Real files, the real
+ * importer, real DuckDB and Parquet; nothing mocked.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { importAll } from './helpers.ts';
+
+const tmp = tempDir('quorum-claims-qa-fields-');
+afterAll(() => tmp.cleanup());
+let n = 0;
+
+const HEAD = 'claim_id,source,made_at,kind,subject,probability,outcome,resolved_at\n';
+
+/** A new directory holding `files` (name → text). */
+function folder(files: Record<string, string | Buffer>): string {
+  const dir = join(tmp.dir, `dir-${n++}`);
+  mkdirSync(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+/** Rows of `sql` over the warehouse `data` (`{claims}` and `{sources}`: the raw tables). */
+async function query(data: string, sql: string): Promise<Record<string, unknown>[]> {
+  return withConnection(async (conn) =>
+    (await conn.runAndReadAll(sql.replaceAll('{claims}', `(${rawRelation(data, 'claims')})`).replaceAll('{sources}', `(${rawRelation(data, 'sources')})`))).getRowObjectsJS(),
+  );
+}
+
+describe('source names', () => {
+  it('a name that starts with U+FEFF: every claim written once, under its source (QA: c1 was dropped, c2 written twice)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const dir = folder({ 'a.csv': HEAD + 'c1,\uFEFFAcme,2024-01-01,probability,x,0.4,,\nc2,Acme,2024-01-01,probability,y,0.6,,\n' });
+    const [res] = await importAll(data, [['csv', dir]]);
+    expect(res!.claims).toMatchObject({ received: 2, written: 2 });
+    const got = await query(data, 'SELECT claim_id, subject, provenance_line::INTEGER AS line FROM {claims} ORDER BY claim_id');
+    expect(got).toEqual([
+      { claim_id: 'c1', subject: 'x', line: 2 },
+      { claim_id: 'c2', subject: 'y', line: 3 },
+    ]);
+    // Every claim names a stored source.
+    expect(await query(data, 'SELECT count(*)::INTEGER AS n FROM {claims} WHERE source_slug NOT IN (SELECT source_slug FROM {sources})')).toEqual([{ n: 0 }]);
+  });
+});
