@@ -225,6 +225,14 @@ function readError(file: string, header: readonly string[], e: Error): ImportErr
   return new ImportError(file, line, null, `malformed CSV: ${msg.split('\n')[0]}`);
 }
 
+/**
+ * The characters trimmed from a field's ends: JavaScript's String#trim set (ECMAScript WhiteSpace
+ * and LineTerminator: tab, LF, VT, FF, CR, U+FEFF and the Unicode space separators Zs, U+2028,
+ * U+2029), as a SQL string of code points for DuckDB's two-argument trim.
+ */
+const WHITESPACE = [9, 10, 11, 12, 13, 0x20, 0xa0, 0x1680, ...Array.from({ length: 11 }, (_, k) => 0x2000 + k), 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
+const WHITESPACE_SQL = WHITESPACE.map((c) => `chr(${c})`).join(' || ');
+
 /** Field separators of spreadsheets' other CSV dialects (a locale with a decimal comma uses `;`). */
 const OTHER_DELIMITERS: [string, string][] = [[';', "';'"], ['\t', 'tab'], ['|', "'|'"]];
 
@@ -259,17 +267,19 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   for (const col of cols) if (header.indexOf(col) !== header.lastIndexOf(col)) throw new ImportError(file, 1, col, 'column named twice in the header');
   // Columns by position (c0, c1, ...): the header's own names may be anything, extra ones ignored.
   const columns = `{${header.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ')}}`;
-  // A field is trimmed (trim: the Unicode space separators, Zs, at either end) and NULL when
+  // A field is trimmed (WHITESPACE at either end, what JavaScript's String#trim and the header's
+  // names trim: a tab, CR, form feed or U+FEFF too, not only the Unicode space separators that
+  // DuckDB's one-argument trim removes: QA, "Acme<TAB>" was a second source, acme-2) and NULL when
   // empty. trim copies every string (0.6 s of CPU at a million claims, a third of the read), so a
-  // field of an all-ASCII record (_ascii) that starts with a printable character and does not end
-  // in a space, the one ASCII Zs, is taken as it is (trim would return it unchanged): every other
-  // field, a non-ASCII record's included, is trimmed as before.
-  const field = (i: number) => `CASE WHEN _ascii AND ascii(c${i}) > 32 AND NOT suffix(c${i}, ' ') THEN c${i} ELSE nullif(trim(c${i}), '') END`;
+  // field of a plain record (_plain: all ASCII, no tab, VT, FF or CR anywhere) that starts with a
+  // printable character and does not end in a space, the only other ASCII whitespace, is taken as
+  // it is (trim would return it unchanged): every other field is trimmed.
+  const field = (i: number) => `CASE WHEN _plain AND ascii(c${i}) > 32 AND NOT suffix(c${i}, ' ') THEN c${i} ELSE nullif(trim(c${i}, ${WHITESPACE_SQL}), '') END`;
   const select = cols
     .map((c) => (header.includes(c) ? `${field(header.indexOf(c))} AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
     .join(', ');
   // The record's fields, every column of the file, the ignored ones too (CHECKS[0]: a line break
-  // in any of them; concat reads NULL as ''), computed once for the line break and _ascii.
+  // in any of them; concat reads NULL as ''), computed once for the line break and _plain.
   const line = `concat(${header.map((_, i) => `c${i}`).join(', ')}, '') AS _line`;
   const linebreak = 'contains(_line, chr(10)) AS _linebreak';
   // The two times are parsed once here (validation and staging both read _made, _resolved).
@@ -279,7 +289,7 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
     `SELECT *, CASE ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved FROM (` +
     `SELECT ${select}, ${linebreak} FROM (` +
-    `SELECT *, strlen(_line) = length(_line) AS _ascii FROM (` +
+    `SELECT *, strlen(_line) = length(_line) AND NOT contains(_line, chr(9)) AND NOT contains(_line, chr(13)) AND NOT contains(_line, chr(11)) AND NOT contains(_line, chr(12)) AS _plain FROM (` +
     `SELECT *, ${line} ` +
     `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
     `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))))`;

@@ -47,3 +47,25 @@ describe('source names', () => {
     expect(await query(data, 'SELECT count(*)::INTEGER AS n FROM {claims} WHERE source_slug NOT IN (SELECT source_slug FROM {sources})')).toEqual([{ n: 0 }]);
   });
 });
+
+describe('whitespace around fields', () => {
+  it('a tab, CR, form feed or U+FEFF around a field is trimmed like a space: one source, the same claim as the plain file (QA: "Acme<TAB>" was a second source, acme-2)', async () => {
+    const plain = HEAD + 'c1,Acme,2024-01-01,probability,Rain,0.4,1,2024-02-01\nc2,Acme,2024-01-02,probability,Snow,0.6,,\n';
+    // The fields of the claims above padded with whitespace other than a space, in plain ASCII
+    // records (the fast path that skips trim) and in a non-ASCII one (NBSP).
+    const padded =
+      HEAD + 'c1,Acme\t,\t2024-01-01,probability\t,"Rain\r",0.4\t,\t1,2024-02-01\f\n' + 'c2\t,"Acme\u000b",2024-01-02,probability,\u00a0Snow\uFEFF,0.6,,\n';
+    const a = join(tmp.dir, `wh-${n++}`);
+    const b = join(tmp.dir, `wh-${n++}`);
+    await importAll(a, [['csv', folder({ 'a.csv': plain })]]);
+    const [res] = await importAll(b, [['csv', folder({ 'a.csv': padded })]]);
+    expect(res!.sources).toMatchObject({ received: 1, written: 1 });
+    const sql = 'SELECT * EXCLUDE (ingested_at, provenance_dataset) FROM {claims} ORDER BY claim_id';
+    expect(await query(b, sql)).toEqual(await query(a, sql));
+    expect(await query(b, 'SELECT source_slug, name FROM {sources}')).toEqual([{ source_slug: 'acme', name: 'Acme' }]);
+    // And the padded file imported over the plain one is the same claims again (nothing written).
+    const [again] = await importAll(a, [['csv', folder({ 'a.csv': padded })]]);
+    expect(again!.claims.written).toBe(0);
+    expect(again!.sources.written).toBe(0);
+  });
+});
