@@ -129,3 +129,52 @@ export function lineShifts(blanks: readonly number[], count: number): [number, n
   });
   return out;
 }
+
+const QUOTE = 0x22;
+
+/**
+ * Why DuckDB's strict reader refused `file` with no line ("the CSV Parser state machine reached an
+ * invalid state"), when it is its line endings: the first line that ends otherwise than the
+ * header (CR LF in a file of LF lines, or LF in a CR LF file: rows appended by another tool), or
+ * that holds a CR outside quotes not followed by LF (a record ended by a lone CR). Null when the
+ * line endings are consistent. Only read on that error path (byte by byte).
+ */
+export async function lineEndingProblem(file: string): Promise<{ line: number; reason: string } | null> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(CHUNK_BYTES);
+    let line = 1;
+    let crlf: boolean | null = null; // how the header ends
+    let quoted = false;
+    let prev = -1;
+    let loneCr = false; // the previous byte was a CR outside quotes
+    const name = (c: boolean) => (c ? 'CR LF' : 'LF');
+    for (let pos = 0; ; ) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      for (let i = 0; i < bytesRead; i++) {
+        const b = buf[i]!;
+        if (loneCr && b !== LF) return { line, reason: `a carriage return (CR) alone ends a record inside line ${line} (lines must end in LF or CR LF)` };
+        loneCr = false;
+        if (b === QUOTE) quoted = !quoted;
+        else if (b === CR && !quoted) loneCr = true;
+        else if (b === LF) {
+          const ends = prev === CR;
+          if (crlf === null) crlf = ends;
+          else if (ends !== crlf) {
+            return { line, reason: `mixed line endings: line ${line} ends in ${name(ends)}, the header in ${name(crlf)} (save the file with one kind of line ending)` };
+          }
+          line++;
+          quoted = false;
+        }
+        prev = b;
+      }
+      pos += bytesRead;
+    }
+    // The last line, not ended by LF: a CR there ends it alone.
+    if (loneCr && crlf === false) return { line, reason: `mixed line endings: line ${line} ends in CR, the header in LF (save the file with one kind of line ending)` };
+    return null;
+  } finally {
+    await fh.close();
+  }
+}

@@ -33,7 +33,7 @@ import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
-import { blankLines, lineShifts, readHeader, recordLine } from './csv-lines.ts';
+import { blankLines, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
 import { GENERIC_REQUIRED, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
@@ -302,6 +302,11 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
     const read = await conn.runAndReadAll(first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body}` : `INSERT INTO _gen_in ${body}`);
     count = Number(read.getRowObjectsJS()[0]?.Count ?? 0);
   } catch (e) {
+    // DuckDB names no line when the line endings are mixed (rows appended by another tool): found here.
+    if (/state machine reached an invalid state/.test((e as Error).message)) {
+      const endings = await lineEndingProblem(file);
+      if (endings) throw new ImportError(file, endings.line, null, endings.reason);
+    }
     throw readError(file, header, e as Error);
   }
   return { file, start, end: start + count, blanks: await blanks };

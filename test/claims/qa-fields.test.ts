@@ -6,8 +6,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ImportError } from '../../pipeline/import/import-error.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
-import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
+import { rawParts, rawRelation } from '../../pipeline/warehouse/raw-views.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { importAll } from './helpers.ts';
 
@@ -67,5 +68,29 @@ describe('whitespace around fields', () => {
     const [again] = await importAll(a, [['csv', folder({ 'a.csv': padded })]]);
     expect(again!.claims.written).toBe(0);
     expect(again!.sources.written).toBe(0);
+  });
+});
+
+describe('line endings', () => {
+  it('mixed line endings or a record ended by a lone CR: rejected at that line, saying so (QA: "state machine reached an invalid state", no line)', async () => {
+    const row = (id: string) => `${id},Acme,2024-01-01,probability,x,0.4,1,2024-02-01`;
+    const cases: [string, number, RegExp][] = [
+      [HEAD + row('c1') + '\r\n' + row('c2') + '\n', 2, /mixed line endings: line 2 ends in CR LF, the header in LF/],
+      [HEAD.replace('\n', '\r\n') + row('c1') + '\r\n' + row('c2') + '\n' + row('c3') + '\r\n', 3, /mixed line endings: line 3 ends in LF, the header in CR LF/],
+      [HEAD + row('c1') + '\n\r\n' + row('c2') + '\n', 3, /mixed line endings/],
+      [HEAD + row('c1') + '\r' + row('c2') + '\n' + row('c3') + '\n', 2, /carriage return \(CR\) alone/],
+    ];
+    for (const [text, line, reason] of cases) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const e = await importAll(data, [['csv', folder({ 'a.csv': text })]]).then(() => null, (err: unknown) => err);
+      expect(e, JSON.stringify(text)).toBeInstanceOf(ImportError);
+      expect((e as ImportError).line, JSON.stringify(text)).toBe(line);
+      expect((e as ImportError).reason).toMatch(reason);
+      expect([...rawParts(data, 'claims'), ...rawParts(data, 'sources')]).toEqual([]);
+    }
+    // A CR inside quotes is text, and a file of CR LF lines is read as usual.
+    const data = join(tmp.dir, `wh-${n++}`);
+    const [res] = await importAll(data, [['csv', folder({ 'a.csv': (HEAD + row('c1') + '\n').replaceAll('\n', '\r\n') + 'c2,Acme,2024-01-01,probability,"x\ry",0.4,,\r\n' })]]);
+    expect(res!.claims.written).toBe(2);
   });
 });
