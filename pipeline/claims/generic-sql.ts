@@ -218,6 +218,11 @@ function readError(file: string, header: readonly string[], e: Error): ImportErr
       `expected ${header.length} fields, got ${got} (truncated or malformed row)`);
   }
   if (/unterminated quote/i.test(msg)) return new ImportError(file, line, null, 'unterminated quoted field (file truncated?)');
+  // DuckDB says so on a later line of its message (the first is only "CSV Error on Line: N").
+  const long = /Maximum line size of (\d+) bytes exceeded\. Actual Size:\s*(\d+)/.exec(msg);
+  if (long) {
+    return new ImportError(file, line, null, `the line is ${Number(long[2]).toLocaleString('en-US')} bytes long: a record is at most ${Number(long[1]).toLocaleString('en-US')} bytes`);
+  }
   // DuckDB says so on a later line of its message, which the generic reason below drops.
   if (/not utf-8 encoded|invalid unicode/i.test(msg)) {
     return new ImportError(file, line, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 export?): save it as UTF-8');

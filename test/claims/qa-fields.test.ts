@@ -94,3 +94,15 @@ describe('line endings', () => {
     expect(res!.claims.written).toBe(2);
   });
 });
+
+describe('a very long line', () => {
+  it('a record longer than DuckDB reads (2,000,000 bytes) is rejected at its line, saying so (QA: "malformed CSV: ... CSV Error on Line: 3", no reason)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const text = HEAD + 'c1,Acme,2024-01-01,probability,x,0.4,,\n' + `c2,Acme,2024-01-01,probability,${'y'.repeat(2_100_000)},0.4,,\n` + 'c3,Acme,2024-01-01,probability,x,0.4,,\n';
+    const e = await importAll(data, [['csv', folder({ 'a.csv': text })]]).then(() => null, (err: unknown) => err);
+    expect(e).toBeInstanceOf(ImportError);
+    expect([(e as ImportError).line, (e as ImportError).field]).toEqual([3, null]);
+    expect((e as ImportError).reason).toBe('the line is 2,100,037 bytes long: a record is at most 2,000,000 bytes');
+    expect([...rawParts(data, 'claims'), ...rawParts(data, 'sources')]).toEqual([]);
+  });
+});
