@@ -43,7 +43,17 @@ export async function readHeader(file: string): Promise<string[]> {
   } finally {
     await fh.close();
   }
-  const line = bytes.toString('utf8').replace(/^\uFEFF/, '').replace(/\r$/, '');
+  // Said here, not as "missing required column claim_id" (QA: a UTF-16 export, a Latin-1 header).
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff) || bytes.includes(0)) {
+    throw new ImportError(file, 1, null, 'the file is UTF-16 encoded (a spreadsheet\'s "Unicode text" export?): save it as UTF-8');
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new ImportError(file, 1, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 export?): save it as UTF-8');
+  }
+  const line = text.replace(/^\uFEFF/, '').replace(/\r$/, '');
   if (line.trim() === '') throw new ImportError(file, 1, null, 'empty first line (expected the CSV header)');
   let records;
   try {

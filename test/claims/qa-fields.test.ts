@@ -106,3 +106,20 @@ describe('a very long line', () => {
     expect([...rawParts(data, 'claims'), ...rawParts(data, 'sources')]).toEqual([]);
   });
 });
+
+describe('encodings', () => {
+  it('a UTF-16 file, or a header that is not UTF-8, is said not to be UTF-8 at line 1 (QA: "missing required column in header", field claim_id)', async () => {
+    const text = HEAD + 'c1,Acme,2024-01-01,probability,x,0.4,,\n';
+    const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const utf16be = Buffer.from(text, 'utf16le').swap16(); // no byte order mark
+    const latin1 = Buffer.from(HEAD.replace('\n', ',r\u00e9f\n') + 'c1,Acme,2024-01-01,probability,x,0.4,,,\n', 'latin1');
+    for (const [bytes, said] of [[utf16le, /UTF-16/], [utf16be, /UTF-16/], [latin1, /not UTF-8/]] as const) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const e = await importAll(data, [['csv', folder({ 'a.csv': bytes })]]).then(() => null, (err: unknown) => err);
+      expect(e).toBeInstanceOf(ImportError);
+      expect([(e as ImportError).line, (e as ImportError).field]).toEqual([1, null]);
+      expect((e as ImportError).reason).toMatch(said);
+      expect([...rawParts(data, 'claims'), ...rawParts(data, 'sources')]).toEqual([]);
+    }
+  });
+});
