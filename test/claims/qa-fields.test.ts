@@ -123,3 +123,23 @@ describe('encodings', () => {
     }
   });
 });
+
+describe('times', () => {
+  it('an offset outside RFC 3339 (hours past 23, minutes past 59) is rejected at its field (QA: +99:00 moved the claim by four days)', async () => {
+    for (const bad of ['2024-01-01T12:30+99:00', '2024-01-01T12:30+24:00', '2024-01-01T12:30-05:99', '2024-01-01T12:30+0560', '2024-01-01T12:30-25']) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const e = await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c0,Acme,2024-01-01,probability,x,0.4,,\n' + `c1,Acme,${bad},probability,x,0.4,,\n` })]]).then(() => null, (err: unknown) => err);
+      expect(e, bad).toBeInstanceOf(ImportError);
+      expect([(e as ImportError).line, (e as ImportError).field], bad).toEqual([3, 'made_at']);
+      expect([...rawParts(data, 'claims'), ...rawParts(data, 'sources')]).toEqual([]);
+    }
+    // The bounds themselves.
+    const data = join(tmp.dir, `wh-${n++}`);
+    await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c1,Acme,2024-01-01T12:30+23:59,probability,x,0.4,,\nc2,Acme,2024-01-01T12:30-2359,probability,x,0.4,,\nc3,Acme,2024-01-01T12:30:00-00:30,probability,x,0.4,,\n' })]]);
+    expect(await query(data, "SELECT claim_id, strftime(claimed_at, '%Y-%m-%dT%H:%M') AS made FROM {claims} ORDER BY claim_id")).toEqual([
+      { claim_id: 'c1', made: '2023-12-31T12:31' },
+      { claim_id: 'c2', made: '2024-01-02T12:29' },
+      { claim_id: 'c3', made: '2024-01-01T13:00' },
+    ]);
+  });
+});
