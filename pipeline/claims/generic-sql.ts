@@ -65,8 +65,10 @@ const SECS = (c: string) => `regexp_replace(upper(${c}), '^(\\d{4}-\\d{2}-\\d{2}
  */
 const OFFSET = '[+-]([01]\\d|2[0-3])(:?[0-5]\\d)?';
 const TIME = (c: string) =>
-  // A bare date (the common case) skips the regular expression: LIKE and a DATE cast check it.
-  `CASE WHEN length(${c}) = 10 AND ${c} LIKE '____-__-__' THEN TRY_CAST(TRY_CAST(${c} AS DATE) AS TIMESTAMP) ` +
+  // A bare date (the common case) skips the regular expression: GLOB (digits only: QA, LIKE's `_`
+  // let `2024-01-3x` be 3 January and `-024-01-01` the year 25 BC, DuckDB's DATE cast being
+  // lenient) and a DATE cast check it.
+  `CASE WHEN ${c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' THEN TRY_CAST(TRY_CAST(${c} AS DATE) AS TIMESTAMP) ` +
   `WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|${OFFSET})?)?') ` +
   // an offset: TIMESTAMPTZ, then UTC; none: UTC already (a time ends in `:mm`, `:ss` or a fraction, so `-hh` at the end is an offset)
   `THEN CASE WHEN regexp_matches(${c}, '([Zz]|[+-]\\d{2}(:?\\d{2})?)$') THEN TRY_CAST(${SECS(c)} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' ` +

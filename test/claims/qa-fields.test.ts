@@ -142,4 +142,19 @@ describe('times', () => {
       { claim_id: 'c3', made: '2024-01-01T13:00' },
     ]);
   });
+  it('a 10-character date that is not YYYY-MM-DD in digits is rejected at its field (QA: 2024-01-3x was 3 January, -024-01-01 the year 25 BC)', async () => {
+    for (const [field, bad] of [['made_at', '2024-01-3x'], ['made_at', '-024-01-01'], ['made_at', '2024-01-1Z'], ['made_at', '2024-01-1T'], ['resolved_at', '2024-06-1.']]) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const row = field === 'made_at' ? `c1,Acme,${bad},probability,x,0.4,,\n` : `c1,Acme,2024-01-01,probability,x,0.4,1,${bad}\n`;
+      const e = await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c0,Acme,2024-01-01,probability,x,0.4,,\n' + row })]]).then(() => null, (err: unknown) => err);
+      expect(e, bad).toBeInstanceOf(ImportError);
+      expect([(e as ImportError).line, (e as ImportError).field], bad).toEqual([3, field]);
+      expect([...rawParts(data, 'claims'), ...rawParts(data, 'sources')]).toEqual([]);
+    }
+    const data = join(tmp.dir, `wh-${n++}`);
+    await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c1,Acme,2024-02-29,probability,x,0.4,1,2024-03-01\n' })]]);
+    expect(await query(data, "SELECT strftime(claimed_at, '%Y-%m-%dT%H:%M') AS made, strftime(resolved_at, '%Y-%m-%dT%H:%M') AS resolved FROM {claims}")).toEqual([
+      { made: '2024-02-29T00:00', resolved: '2024-03-01T00:00' },
+    ]);
+  });
 });
