@@ -48,12 +48,24 @@ export function foldAscii(text: string): string {
     .replace(/[^\x00-\x7f]/g, (c) => EXTRA_FOLDS[c] ?? c);
 }
 
-/** The bare slug of a name; "source" when nothing of it survives folding (e.g. a name in CJK). */
+/**
+ * The longest bare slug. The API takes slugs of at most 200 characters (`SLUG` in
+ * api/routes/claims.ts and track-records.ts): a longer one made the source's track record and
+ * claims filter a 400 (QA). 180 leaves room for `source-` and a `-N` suffix.
+ */
+export const MAX_SLUG_BASE = 180;
+
+/**
+ * The bare slug of a name; "source" when nothing of it survives folding (e.g. a name in CJK). At
+ * most MAX_SLUG_BASE characters (cut at that length, then at a trailing `-`).
+ */
 export function slugify(name: string): string {
   const s = foldAscii(name)
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
+    .replace(/^-+|-+$/g, '')
+    .slice(0, MAX_SLUG_BASE)
+    .replace(/-+$/, '');
   return s === '' ? 'source' : s;
 }
 

@@ -10,7 +10,8 @@ import { ImportError } from '../../pipeline/import/import-error.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { rawParts, rawRelation } from '../../pipeline/warehouse/raw-views.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { importAll } from './helpers.ts';
+import { get, newKey, serve, auth } from '../api/helpers.ts';
+import { importAll, publishScores } from './helpers.ts';
 
 const tmp = tempDir('quorum-claims-qa-fields-');
 afterAll(() => tmp.cleanup());
@@ -158,3 +159,28 @@ describe('times', () => {
     ]);
   });
 });
+
+describe('a very long source name', () => {
+  it("gets a slug the API serves (at most 200 characters), its collisions too (QA: a 299-character slug, its track record a 400)", async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const long = 'Very Long Name '.repeat(20);
+    await importAll(data, [['csv', folder({ 'a.csv': HEAD + `c1,${long},2024-01-01,probability,x,0.7,1,2024-06-01\nc2,${long}!,2024-01-01,probability,x,0.7,1,2024-06-01\nc3,AI ${long},2024-01-01,probability,x,0.7,1,2024-06-01\n` })]]);
+    const slugs = (await query(data, 'SELECT source_slug FROM {sources} ORDER BY source_slug')).map((r) => String(r.source_slug));
+    expect(slugs).toHaveLength(3);
+    for (const slug of slugs) expect(slug).toMatch(/^[a-z0-9][a-z0-9-]{0,199}$/);
+    await publishScores(data);
+    const server = await serve(data);
+    try {
+      const { key } = newKey(data, 'enterprise');
+      for (const slug of slugs) {
+        const got = await get(server, `/api/track-records/sources/${slug}/`);
+        expect(got.res.status, slug).toBe(200);
+        expect(got.body.source.n_claims).toBe(1);
+        expect((await get(server, `/api/claims/?source=${slug}`, auth.x(key))).body.total).toBe(1);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
