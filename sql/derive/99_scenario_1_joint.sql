@@ -337,6 +337,7 @@ masks AS (
   SELECT c.scenario_id, c.model, c.kind, c.ord, c.condition,
          {'yes': list((w.world LIKE c.pattern || '%' AND substr(w.world, c.ord, 1) = '1')::INTEGER::DOUBLE ORDER BY w.world_ix),
           'no': list((w.world LIKE c.pattern || '%' AND substr(w.world, c.ord, 1) = '0')::INTEGER::DOUBLE ORDER BY w.world_ix),
+          'out': list((NOT w.world LIKE c.pattern || '%')::INTEGER::DOUBLE ORDER BY w.world_ix),
           't': least(greatest(any_value(c.probability), 1e-9), 1 - 1e-9)} AS constraint_
   FROM c
   JOIN w USING (scenario_id)
@@ -352,11 +353,20 @@ GROUP BY m.scenario_id, m.model;
 -- computes its scalars once (x = P(S, ck = 1) = p·yes, y = P(S, ck = 0) = p·no,
 -- λ = ln(y·t / (x·(1 − t))), the factors e^(λ(1−t)) and e^(−λt) over the normalizer
 -- z = x·e^(λ(1−t)) + y·e^(−λt) + P(not S)), and `apply` scales every world by them (1/z outside S).
+-- P(not S) is summed over the worlds outside S (p·out), not taken as 1 − x − y: when S is every
+-- world that difference is rounding noise (±1e-17), and once both scaled terms are smaller (a
+-- target clipped to 1e-9 or 1 − 1e-9 against a world already drained) z came out 0 or negative,
+-- and the joint NaN or negative. And each world's factor is selected by the 0/1 masks
+-- (yes·ga + no·gb + out·g0: one factor plus exact zeros), never g0 + yes·(ga − g0), which
+-- cancels to 0 when ga is below g0's rounding (ga/g0 < 1e-16): a YES world of S was zeroed
+-- instead of scaled, the next projection onto that component found x = y = 0 with nothing
+-- outside S, and z = 0 made the joint NULL, which failed the consensus and the whole derive
+-- (test/scenarios/joint-properties.test.ts: P(c1) = 1, P(c2) = 0, P(c2 | c1 YES) = 1).
 CREATE OR REPLACE TEMP MACRO _ipf_lambda(p, k) AS
   least(greatest(ln(greatest(list_dot_product(p, k.no) * k.t, 1e-300)) - ln(greatest(list_dot_product(p, k.yes) * (1 - k.t), 1e-300)), -700), 700);
 CREATE OR REPLACE TEMP MACRO _ipf_z(p, k, lam) AS
   list_dot_product(p, k.yes) * exp(lam * (1 - k.t)) + list_dot_product(p, k.no) * exp(-lam * k.t)
-  + (list_sum(p) - list_dot_product(p, k.yes) - list_dot_product(p, k.no));
+  + list_dot_product(p, k.out);
 CREATE OR REPLACE TEMP MACRO _ipf_residual(p, k) AS
   abs(list_dot_product(p, k.yes) / nullif(list_dot_product(p, k.yes) + list_dot_product(p, k.no), 0) - k.t);
 CREATE OR REPLACE TEMP MACRO _ipf_plan(acc, k) AS
@@ -365,7 +375,7 @@ CREATE OR REPLACE TEMP MACRO _ipf_plan(acc, k) AS
    'ga': exp(_ipf_lambda(acc.p, k) * (1 - k.t)) / _ipf_z(acc.p, k, _ipf_lambda(acc.p, k)),
    'gb': exp(-_ipf_lambda(acc.p, k) * k.t) / _ipf_z(acc.p, k, _ipf_lambda(acc.p, k))};
 CREATE OR REPLACE TEMP MACRO _ipf_apply(acc, k) AS
-  {'p': list_transform(list_zip(acc.p, k.yes, k.no), lambda e: e[1] * (acc.g0 + e[2] * (acc.ga - acc.g0) + e[3] * (acc.gb - acc.g0))),
+  {'p': list_transform(list_zip(acc.p, k.yes, k.no, k.out), lambda e: e[1] * (e[2] * acc.ga + e[3] * acc.gb + e[4] * acc.g0)),
    'res': acc.res, 'g0': acc.g0, 'ga': acc.ga, 'gb': acc.gb};
 
 -- The fit: one row per (scenario, model) holding its joint as a list, from the uniform joint;
