@@ -16,22 +16,14 @@ import { rawParts, rawRelation } from '../../pipeline/warehouse/raw-views.ts';
 import { cli } from '../api/helpers.ts';
 import { REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { importAll, publishScores } from './helpers.ts';
+import { claimParts, CSV_HEAD, csvFolder, importAll, publishScores, rawQuery } from './helpers.ts';
 
 const SAMPLE = join(REPO, 'data', 'sample');
 const tmp = tempDir('quorum-claims-operators-');
 afterAll(() => tmp.cleanup());
 let n = 0;
 
-const HEAD = 'claim_id,source,made_at,kind,subject,probability,outcome,resolved_at\n';
-
-/** A new directory holding `files` (name → text). */
-function folder(files: Record<string, string | Buffer>): string {
-  const dir = join(tmp.dir, `dir-${n++}`);
-  mkdirSync(dir);
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
+const folder = (files: Record<string, string | Buffer>) => csvFolder(tmp.dir, files);
 
 /** The ImportError an import of `dir` into `data` throws (it must throw one). */
 async function rejected(data: string, dir: string): Promise<ImportError> {
@@ -40,25 +32,15 @@ async function rejected(data: string, dir: string): Promise<ImportError> {
   return e as ImportError;
 }
 
-/** Rows of `sql` over the warehouse `data` (`{claims}` and `{sources}`: the raw tables). */
-async function query(data: string, sql: string): Promise<Record<string, unknown>[]> {
-  return withConnection(async (conn) =>
-    (await conn.runAndReadAll(sql.replaceAll('{claims}', `(${rawRelation(data, 'claims')})`).replaceAll('{sources}', `(${rawRelation(data, 'sources')})`))).getRowObjectsJS(),
-  );
-}
 
-/** The raw Parquet parts of claims and sources (a rejected import adds none). */
-function parts(data: string): string[] {
-  return [...rawParts(data, 'claims'), ...rawParts(data, 'sources')];
-}
 
 describe('a claim already stored, imported again', () => {
   it('with another probability, made_at or subject: rejected at that field, naming where it was first stored; nothing written', async () => {
     const data = join(tmp.dir, 'wh-changed');
-    const v1 = folder({ 'a.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\nc2,Acme,2024-01-01,probability,Y,0.7,,\n' });
+    const v1 = folder({ 'a.csv': CSV_HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\nc2,Acme,2024-01-01,probability,Y,0.7,,\n' });
     const [first] = await importAll(data, [['csv', v1]]);
     expect(first!.claims.written).toBe(2);
-    const before = parts(data);
+    const before = claimParts(data);
     const cases: [string, string, RegExp][] = [
       ['c2,Acme,2024-01-01,probability,Y,0.8,,\n', 'probability', /^claim c2 already stored with another probability \(first stored from a\.csv:3\): "0\.8" here, "0\.7" stored$/],
       ['c2,Acme,2024-01-02,probability,Y,0.7,,\n', 'made_at', /another made_at/],
@@ -66,36 +48,36 @@ describe('a claim already stored, imported again', () => {
     ];
     for (const [row, field, reason] of cases) {
       // b.csv: a new claim before it in the import, so a rejection must also drop that one.
-      const v2 = folder({ 'a.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\n' + row, 'b.csv': HEAD + 'c3,Acme,2024-01-01,probability,W,0.5,,\n' });
+      const v2 = folder({ 'a.csv': CSV_HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\n' + row, 'b.csv': CSV_HEAD + 'c3,Acme,2024-01-01,probability,W,0.5,,\n' });
       const e = await rejected(data, v2);
       expect([e.file, e.line, e.field], row).toEqual([join(v2, 'a.csv'), 3, field]);
       expect(e.reason, row).toMatch(reason);
-      expect(parts(data)).toEqual(before);
+      expect(claimParts(data)).toEqual(before);
     }
     // The same claims again (another spelling of the same time, another file name): nothing new.
-    const again = folder({ 'z.csv': HEAD + 'c2,Acme,2024-01-01T00:00:00Z,probability,Y,0.7,,\nc1,Acme,2024-01-01,probability,X,0.70,,\n' });
+    const again = folder({ 'z.csv': CSV_HEAD + 'c2,Acme,2024-01-01T00:00:00Z,probability,Y,0.7,,\nc1,Acme,2024-01-01,probability,X,0.70,,\n' });
     const [res] = await importAll(data, [['csv', again]]);
     expect([res!.claims, res!.sources]).toEqual([{ received: 2, written: 0, duplicates: 0, changed: 0 }, { received: 1, written: 0 }]);
-    expect(parts(data)).toEqual(before);
+    expect(claimParts(data)).toEqual(before);
   });
 
   it('an open claim imported again resolved gets its resolution, scored; a stored resolution cannot change (QA: it stayed open silently)', async () => {
     const data = join(tmp.dir, 'wh-resolve');
-    await importAll(data, [['csv', folder({ 'v1.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\nc9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-01\n' })]]);
-    const v2 = folder({ 'v2.csv': HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,1,2024-03-01\nc9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-01\n' });
+    await importAll(data, [['csv', folder({ 'v1.csv': CSV_HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,,\nc9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-01\n' })]]);
+    const v2 = folder({ 'v2.csv': CSV_HEAD + 'c1,Acme,2024-01-01,probability,X,0.7,1,2024-03-01\nc9,Acme,2024-01-01,probability,Q,0.2,0,2024-02-01\n' });
     const [added] = await importAll(data, [['csv', v2]]);
     expect(added!.resolutions).toEqual({ received: 1, written: 1 });
     expect(added!.claims.written).toBe(0);
     // the claim's own row is as first imported; the resolution is a row of its own, with where it came from
-    expect(await query(data, 'SELECT claim_id, outcome FROM {claims} ORDER BY claim_id')).toEqual([
+    expect(await rawQuery(data, 'SELECT claim_id, outcome FROM {claims} ORDER BY claim_id')).toEqual([
       { claim_id: 'c1', outcome: null },
       { claim_id: 'c9', outcome: 0 },
     ]);
-    expect(await query(data, `SELECT claim_id, outcome, strftime(resolved_at, '%Y-%m-%d') AS at, provenance_file, provenance_line FROM (${rawRelation(data, 'claim_resolutions')})`)).toEqual([
+    expect(await rawQuery(data, `SELECT claim_id, outcome, strftime(resolved_at, '%Y-%m-%d') AS at, provenance_file, provenance_line FROM (${rawRelation(data, 'claim_resolutions')})`)).toEqual([
       { claim_id: 'c1', outcome: 1, at: '2024-03-01', provenance_file: 'v2.csv', provenance_line: 2n },
     ]);
     // the same file again writes nothing
-    const before = parts(data).concat(rawParts(data, 'claim_resolutions'));
+    const before = claimParts(data).concat(rawParts(data, 'claim_resolutions'));
     const [again] = await importAll(data, [['csv', v2]]);
     expect([again!.claims.written, again!.resolutions.written]).toEqual([0, 0]);
     // a stored resolution (its own, or one added later): another outcome, another time, or none at all
@@ -106,11 +88,11 @@ describe('a claim already stored, imported again', () => {
       ['c1,Acme,2024-01-01,probability,X,0.7,0,2024-03-01\n', 'outcome', 'c1'],
       ['c1,Acme,2024-01-01,probability,X,0.7,,\n', 'outcome', 'c1'],
     ] as const) {
-      const e = await rejected(data, folder({ 'v3.csv': HEAD + row }));
+      const e = await rejected(data, folder({ 'v3.csv': CSV_HEAD + row }));
       expect([e.line, e.field], row).toEqual([2, field]);
       expect(e.reason, row).toContain(`claim ${id} is stored resolved`);
     }
-    expect(parts(data).concat(rawParts(data, 'claim_resolutions'))).toEqual(before);
+    expect(claimParts(data).concat(rawParts(data, 'claim_resolutions'))).toEqual(before);
     // the track record counts c1 resolved, with the outcome added: both claims scored, both hits
     const runId = await publishScores(data);
     const acme = await withConnection(async (conn) =>
@@ -126,21 +108,21 @@ describe('a claim already stored, imported again', () => {
 describe('claim ids are unique across sources', () => {
   it('another source\'s file numbering its rows 1, 2 like the first: exit 1 at claim_id naming the source that has it; no empty source written', async () => {
     const data = join(tmp.dir, 'wh-ids');
-    const acme = folder({ 'acme.csv': HEAD + '1,Acme,2024-01-01,probability,X,0.7,,\n2,Acme,2024-01-01,probability,Y,0.4,,\n' });
+    const acme = folder({ 'acme.csv': CSV_HEAD + '1,Acme,2024-01-01,probability,X,0.7,,\n2,Acme,2024-01-01,probability,Y,0.4,,\n' });
     const ok = await cli(data, 'import', 'claims', 'csv', acme);
     expect(ok.code, ok.stderr).toBe(0);
-    const beta = folder({ 'beta.csv': HEAD + '1,Beta Research,2024-02-01,probability,P,0.1,,\n2,Beta Research,2024-02-01,probability,Q,0.2,,\n' });
+    const beta = folder({ 'beta.csv': CSV_HEAD + '1,Beta Research,2024-02-01,probability,P,0.1,,\n2,Beta Research,2024-02-01,probability,Q,0.2,,\n' });
     const fail = await cli(data, 'import', 'claims', 'csv', beta);
     expect(fail.code).toBe(1);
     expect(fail.stderr).toContain(`${join(beta, 'beta.csv')}:2 (line 2, field "claim_id"): claim_id 1 is already stored for another source, acme ("Acme") (first stored from acme.csv:2)`);
     expect(fail.stderr).toContain('beta-research:1');
-    expect(await query(data, 'SELECT source_slug FROM {sources} ORDER BY ALL')).toEqual([{ source_slug: 'acme' }]);
-    expect(await query(data, 'SELECT claim_id, source_slug FROM {claims} ORDER BY ALL')).toEqual([
+    expect(await rawQuery(data, 'SELECT source_slug FROM {sources} ORDER BY ALL')).toEqual([{ source_slug: 'acme' }]);
+    expect(await rawQuery(data, 'SELECT claim_id, source_slug FROM {claims} ORDER BY ALL')).toEqual([
       { claim_id: '1', source_slug: 'acme' },
       { claim_id: '2', source_slug: 'acme' },
     ]);
     // Ids of their own: both sources' claims are stored.
-    const own = folder({ 'beta.csv': HEAD + 'b1,Beta Research,2024-02-01,probability,P,0.1,,\nb2,Beta Research,2024-02-01,probability,Q,0.2,,\n' });
+    const own = folder({ 'beta.csv': CSV_HEAD + 'b1,Beta Research,2024-02-01,probability,P,0.1,,\nb2,Beta Research,2024-02-01,probability,Q,0.2,,\n' });
     const again = await cli(data, 'import', 'claims', 'csv', own);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ claims: { written: 2 }, sources: { written: 1 } });
@@ -151,13 +133,13 @@ describe('an operator\'s source never merges into Quorum\'s own sources or a bun
   it('Quorum Consensus, AI sim-gpt, Polymarket and a bundled pollster\'s name get slugs of their own; the bundled track record is unchanged', async () => {
     const data = join(tmp.dir, 'wh-reserved');
     const [polls] = await importAll(data, [['fte-polls', join(SAMPLE, 'fte-pollster-raw-polls')]]);
-    const ipsos = await query(data, "SELECT count(*)::INTEGER AS n FROM {claims} WHERE source_slug = 'ipsos'");
+    const ipsos = await rawQuery(data, "SELECT count(*)::INTEGER AS n FROM {claims} WHERE source_slug = 'ipsos'");
     expect(ipsos[0]!.n).toBeGreaterThan(0);
     const names = ['Quorum Consensus', 'AI sim-gpt', 'Polymarket', 'Ipsos', 'Kalshi'];
-    const ops = folder({ 'ops.csv': HEAD + names.map((s, i) => `o${i},${s},2024-01-01,probability,E${i},0.9,1,2024-02-01\n`).join('') });
+    const ops = folder({ 'ops.csv': CSV_HEAD + names.map((s, i) => `o${i},${s},2024-01-01,probability,E${i},0.9,1,2024-02-01\n`).join('') });
     const [res] = await importAll(data, [['csv', ops]]);
     expect(res!.claims.written).toBe(names.length);
-    const slugs = await query(data, "SELECT s.name, c.source_slug FROM {claims} AS c JOIN {sources} AS s USING (source_slug) WHERE c.claim_id LIKE 'o%' ORDER BY c.claim_id");
+    const slugs = await rawQuery(data, "SELECT s.name, c.source_slug FROM {claims} AS c JOIN {sources} AS s USING (source_slug) WHERE c.claim_id LIKE 'o%' ORDER BY c.claim_id");
     expect(slugs).toEqual([
       { name: 'Quorum Consensus', source_slug: 'quorum-consensus-2' },
       { name: 'AI sim-gpt', source_slug: 'source-ai-sim-gpt' },
@@ -188,9 +170,9 @@ describe('an operator\'s source never merges into Quorum\'s own sources or a bun
 
   it('the other way round: a bundled pollster imported after an operator\'s source of the same name is not merged into it', async () => {
     const data = join(tmp.dir, 'wh-reserved-after');
-    await importAll(data, [['csv', folder({ 'ops.csv': HEAD + 'o1,Ipsos,2024-01-01,probability,E,0.9,,\n' })]]);
+    await importAll(data, [['csv', folder({ 'ops.csv': CSV_HEAD + 'o1,Ipsos,2024-01-01,probability,E,0.9,,\n' })]]);
     await importAll(data, [['fte-polls', join(SAMPLE, 'fte-pollster-raw-polls')]]);
-    const got = await query(data, "SELECT source_slug, count(*) FILTER (WHERE provenance_dataset LIKE 'csv:%')::INTEGER AS operator, count(*) FILTER (WHERE provenance_dataset NOT LIKE 'csv:%')::INTEGER AS bundled FROM {claims} WHERE source_slug LIKE 'ipsos%' GROUP BY ALL ORDER BY ALL");
+    const got = await rawQuery(data, "SELECT source_slug, count(*) FILTER (WHERE provenance_dataset LIKE 'csv:%')::INTEGER AS operator, count(*) FILTER (WHERE provenance_dataset NOT LIKE 'csv:%')::INTEGER AS bundled FROM {claims} WHERE source_slug LIKE 'ipsos%' GROUP BY ALL ORDER BY ALL");
     expect(got.map((r) => [r.source_slug, r.operator, (r.bundled as number) > 0])).toEqual([
       ['ipsos', 1, false],
       ['ipsos-2', 0, true],
@@ -215,18 +197,18 @@ describe('generic CSV file checks', () => {
     ];
     for (const row of cases) {
       const data = join(tmp.dir, `wh-${n++}`);
-      const e = await rejected(data, folder({ 'a.csv': HEAD + 'c0,S,2024-01-01,probability,x,0.4,,\n' + row }));
+      const e = await rejected(data, folder({ 'a.csv': CSV_HEAD + 'c0,S,2024-01-01,probability,x,0.4,,\n' + row }));
       expect([e.line, e.field], row).toEqual([3, 'resolved_at']);
       expect(e.reason, row).toMatch(/before it was made|36525 days/);
-      expect(parts(data)).toEqual([]);
+      expect(claimParts(data)).toEqual([]);
     }
     // The bounds themselves: resolved when made, and exactly 36,525 days later.
-    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': HEAD + 'c1,S,2024-06-01,probability,x,0.4,1,2024-06-01\nc2,S,1924-01-05,probability,x,0.4,1,2024-01-05\n' })]]);
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': CSV_HEAD + 'c1,S,2024-06-01,probability,x,0.4,1,2024-06-01\nc2,S,1924-01-05,probability,x,0.4,1,2024-01-05\n' })]]);
     expect(res!.claims.written).toBe(2);
   });
 
   it('a Latin-1 file is said not to be UTF-8', async () => {
-    const latin1 = Buffer.concat([Buffer.from(HEAD), Buffer.from('c1,Caf'), Buffer.from([0xe9]), Buffer.from(' Polls,2024-01-01,probability,x,0.4,,\n')]);
+    const latin1 = Buffer.concat([Buffer.from(CSV_HEAD), Buffer.from('c1,Caf'), Buffer.from([0xe9]), Buffer.from(' Polls,2024-01-01,probability,x,0.4,,\n')]);
     const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': latin1 }));
     expect(e.line).toBe(2);
     expect(e.reason).toMatch(/not UTF-8/);
@@ -234,7 +216,7 @@ describe('generic CSV file checks', () => {
 
   it('a semicolon- or tab-separated file is said to be one, not "missing column claim_id"', async () => {
     for (const [sep, said] of [[';', "';'"], ['\t', 'tab']] as const) {
-      const text = HEAD.replaceAll(',', sep) + ['c1', 'S', '2024-01-01', 'probability', 'x', '0,4', '', ''].join(sep) + '\n';
+      const text = CSV_HEAD.replaceAll(',', sep) + ['c1', 'S', '2024-01-01', 'probability', 'x', '0,4', '', ''].join(sep) + '\n';
       const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': text }));
       expect([e.line, e.field]).toEqual([1, null]);
       expect(e.reason).toBe(`the header has one column: fields must be comma-separated (found ${said})`);
@@ -244,12 +226,12 @@ describe('generic CSV file checks', () => {
   it('RFC 3339 times: an offset of hours only (+01, -05), lower-case t and z', async () => {
     const data = join(tmp.dir, `wh-${n++}`);
     await importAll(data, [['csv', folder({
-      'a.csv': HEAD +
+      'a.csv': CSV_HEAD +
         't1,S,2024-11-03 12:00:00+01,probability,x,0.4,1,2024-11-10t08:00:00z\n' +
         't2,S,2024-11-03T12:00-05,probability,x,0.4,,\n' +
         't3,S,2024-11-03t12:00:00.25+0130,probability,x,0.4,,\n',
     })]]);
-    const got = await query(data, "SELECT claim_id, strftime(claimed_at, '%Y-%m-%dT%H:%M:%S.%g') AS made, strftime(resolved_at, '%Y-%m-%dT%H:%M') AS resolved FROM {claims} ORDER BY claim_id");
+    const got = await rawQuery(data, "SELECT claim_id, strftime(claimed_at, '%Y-%m-%dT%H:%M:%S.%g') AS made, strftime(resolved_at, '%Y-%m-%dT%H:%M') AS resolved FROM {claims} ORDER BY claim_id");
     expect(got).toEqual([
       { claim_id: 't1', made: '2024-11-03T11:00:00.000', resolved: '2024-11-10T08:00' },
       { claim_id: 't2', made: '2024-11-03T17:00:00.000', resolved: null },
@@ -257,24 +239,24 @@ describe('generic CSV file checks', () => {
     ]);
     // Still refused: an offset of one digit, a time without minutes.
     for (const bad of ['2024-11-03T12:00+1', '2024-11-03T12']) {
-      const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': HEAD + `t1,S,${bad},probability,x,0.4,,\n` }));
+      const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': CSV_HEAD + `t1,S,${bad},probability,x,0.4,,\n` }));
       expect([e.line, e.field], bad).toEqual([2, 'made_at']);
     }
   });
 
   it('`import claims csv .` names the directory itself as the dataset, not "."', async () => {
-    const dir = folder({ 'a.csv': HEAD + 'c1,S,2024-01-01,probability,x,0.4,,\n' });
+    const dir = folder({ 'a.csv': CSV_HEAD + 'c1,S,2024-01-01,probability,x,0.4,,\n' });
     const data = join(tmp.dir, `wh-${n++}`);
     // As a shell passes `.` from inside the directory: a path that ends in "."
     await withConnection((conn) => importClaims(conn, data, 'csv', join(relative(process.cwd(), dir), '.') + '/.'));
-    expect(await query(data, 'SELECT provenance_dataset FROM {claims}')).toEqual([{ provenance_dataset: `csv:${dir.split('/').at(-1)}` }]);
+    expect(await rawQuery(data, 'SELECT provenance_dataset FROM {claims}')).toEqual([{ provenance_dataset: `csv:${dir.split('/').at(-1)}` }]);
   });
 });
 
 describe('a claims write that fails (as on a full disk)', () => {
   it('leaves nothing: no source without its claims; importing again writes both (QA)', async () => {
     const data = join(tmp.dir, `wh-${n++}`);
-    const dir = folder({ 'a.csv': `${HEAD}c1,Acme Polls,2024-01-01,probability,x,0.4,1,2024-02-01\n` });
+    const dir = folder({ 'a.csv': `${CSV_HEAD}c1,Acme Polls,2024-01-01,probability,x,0.4,1,2024-02-01\n` });
     // a file where today's claims partition goes (readers see no part there): the sources part is
     // written, the claims part fails
     mkdirSync(rawTableDir(data, 'claims'), { recursive: true });
@@ -285,7 +267,7 @@ describe('a claims write that fails (as on a full disk)', () => {
     expect(readdirSync(join(data, 'raw'), { recursive: true }).map(String).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     rmSync(blocker);
     await importAll(data, [['csv', dir]]);
-    expect(await query(data, 'SELECT claim_id, source_slug FROM {claims}')).toEqual([{ claim_id: 'c1', source_slug: 'acme-polls' }]);
-    expect((await query(data, 'SELECT source_slug FROM {sources}')).map((r) => r.source_slug)).toEqual(['acme-polls']);
+    expect(await rawQuery(data, 'SELECT claim_id, source_slug FROM {claims}')).toEqual([{ claim_id: 'c1', source_slug: 'acme-polls' }]);
+    expect((await rawQuery(data, 'SELECT source_slug FROM {sources}')).map((r) => r.source_slug)).toEqual(['acme-polls']);
   });
 });
