@@ -33,16 +33,29 @@ async function rawCount(dataDir: string, table: 'claims'): Promise<number> {
   });
 }
 
+/** The sample scored once as of 2026-03-10 (a published snapshot), with its config. */
+async function scoredSample(logger: ReturnType<typeof createLogger>): Promise<{ f: Fixture; config: ReturnType<typeof loadConfig> }> {
+  const f = await sampleFixture();
+  const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
+  expect((await runPipeline({ config, logger, scoreOnly: true, asOf: new Date('2026-03-10T00:00:00Z') })).status).toBe('completed');
+  return { f, config };
+}
+
+/** Rewrites the current snapshot's manifest by `change` (as an older version's would read). */
+function tamperManifest(dataDir: string, change: (m: Record<string, unknown>) => void): void {
+  const file = join(dataDir, 'snapshots', readCurrent(dataDir)!, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  change(manifest);
+  writeFileSync(file, JSON.stringify(manifest));
+}
+
 describe('rescore when the snapshot was derived by other SQL', () => {
   let f: Fixture;
   const logger = createLogger('silent');
   let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
-    f = await sampleFixture();
-    config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
-    const first = await runPipeline({ config, logger, scoreOnly: true, asOf: new Date('2026-03-10T00:00:00Z') });
-    expect(first.status).toBe('completed');
+    ({ f, config } = await scoredSample(logger));
   }, 120_000);
   afterAll(async () => {
     await closeDuckdb();
@@ -62,10 +75,7 @@ describe('rescore when the snapshot was derived by other SQL', () => {
     expect(await rawCount(f.dataDir, 'claims')).toBe(0);
     for (const tamper of tampers) {
       const before = readCurrent(f.dataDir)!;
-      const file = join(f.dataDir, 'snapshots', before, 'manifest.json');
-      const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      tamper(manifest);
-      writeFileSync(file, JSON.stringify(manifest));
+      tamperManifest(f.dataDir, tamper);
       // what quorum serve (which does not rescore) warns about
       expect(await snapshotFromOtherSql(f.dataDir)).toMatchObject({ snapshot: before, expected: await deriveSqlHash() });
       const summary = await rescoreIfDerivedByOtherSql(config, logger);
@@ -93,9 +103,7 @@ describe('rescore on upgrade and the frozen records', () => {
   let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
-    f = await sampleFixture();
-    config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
-    expect((await runPipeline({ config, logger, scoreOnly: true, asOf: new Date('2026-03-10T00:00:00Z') })).status).toBe('completed');
+    ({ f, config } = await scoredSample(logger));
   }, 120_000);
   afterAll(async () => {
     await closeDuckdb();
@@ -111,10 +119,7 @@ describe('rescore on upgrade and the frozen records', () => {
     const recordsBefore = await frozenRunsByAsOf(f.dataDir, 'scenario_archive');
     expect(thesesBefore.get('2026-03-10T00:00:00.000')).toHaveLength(1);
     const before = readCurrent(f.dataDir)!;
-    const file = join(f.dataDir, 'snapshots', before, 'manifest.json');
-    const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    manifest.derive_sql_hash = 'f'.repeat(64);
-    writeFileSync(file, JSON.stringify(manifest));
+    tamperManifest(f.dataDir, (m) => { m.derive_sql_hash = 'f'.repeat(64); });
     expect(await rescoreIfDerivedByOtherSql(config, logger)).toMatchObject({ status: 'completed', calls_made: 0 });
     expect(readCurrent(f.dataDir)).not.toBe(before);
     expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(thesesBefore);
@@ -123,10 +128,7 @@ describe('rescore on upgrade and the frozen records', () => {
 
   it('a snapshot whose time has no vintage (published by a version before thesis maps) gets one from the rescore', async () => {
     rmSync(join(f.dataDir, 'raw', 'thesis_vintages'), { recursive: true, force: true });
-    const file = join(f.dataDir, 'snapshots', readCurrent(f.dataDir)!, 'manifest.json');
-    const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    delete manifest.derive_sql_hash;
-    writeFileSync(file, JSON.stringify(manifest));
+    tamperManifest(f.dataDir, (m) => { delete m.derive_sql_hash; });
     const summary = await rescoreIfDerivedByOtherSql(config, logger);
     expect(summary).toMatchObject({ status: 'completed', calls_made: 0 });
     expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(new Map([['2026-03-10T00:00:00.000', [summary!.run_id]]]));
