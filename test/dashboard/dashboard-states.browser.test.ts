@@ -17,6 +17,7 @@ import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
 import { quorum, quorumProcess } from '../helpers/cli.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
+import { openTab, type Problems } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
@@ -115,21 +116,9 @@ async function startServer(): Promise<{ url: string; child: ChildProcess; log: (
   return { url: String(line(/listening/)!.address), child, log: () => stderr };
 }
 
-interface Problems { console: string[]; failed: string[] }
-
 /** A fresh tab (its own browser context: no HTTP cache or storage shared with another test) with `key` stored. */
 async function tab(width = 1200, key: string | null = null): Promise<{ page: Page; problems: Problems }> {
-  const context = await browser.createBrowserContext();
-  const page = await context.newPage();
-  await page.setViewport({ width, height: 900 });
-  const problems: Problems = { console: [], failed: [] };
-  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
-  page.on('pageerror', (e) => problems.console.push(String(e)));
-  page.on('requestfailed', (r) => problems.failed.push(`${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', (r) => { if (r.status() >= 400) problems.failed.push(`${r.url()} ${r.status()}`); });
-  await page.goto(`${server.url}/favicon.svg`);
-  await page.evaluate((k) => { if (k) localStorage.setItem('quorum.apiKey', k); else localStorage.removeItem('quorum.apiKey'); }, key);
-  return { page, problems };
+  return openTab(await browser.createBrowserContext(), server.url, width, key);
 }
 
 async function open(page: Page, hash: string): Promise<void> {

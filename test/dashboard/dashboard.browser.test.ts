@@ -32,6 +32,7 @@ import { get, newKey } from '../api/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
 import { waitForBrowserIdle } from './browser-idle.ts';
+import { openTab, type Problems } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
@@ -145,24 +146,9 @@ async function startServer(): Promise<{ url: string; child: ChildProcess }> {
   return { url: String(listening!.address), child };
 }
 
-interface Problems {
-  console: string[];
-  failed: string[];
-}
-
 /** A fresh tab whose console errors, page errors, failed and >= 400 requests are collected. */
 async function tab(width = 1200, key: string | null = null): Promise<{ page: Page; problems: Problems }> {
-  const page = await browser.newPage();
-  await page.setViewport({ width, height: 900 });
-  const problems: Problems = { console: [], failed: [] };
-  page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
-  page.on('pageerror', (e) => problems.console.push(String(e)));
-  page.on('requestfailed', (r) => problems.failed.push(`${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', (r) => { if (r.status() >= 400) problems.failed.push(`${r.url()} ${r.status()}`); });
-  // The key is set in this origin's storage before any page script runs.
-  await page.goto(`${server.url}/favicon.svg`);
-  await page.evaluate((k) => { if (k) localStorage.setItem('quorum.apiKey', k); else localStorage.removeItem('quorum.apiKey'); }, key);
-  return { page, problems };
+  return openTab(browser, server.url, width, key);
 }
 
 /**
