@@ -29,6 +29,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { writeAllSync } from '../fs/durable.ts';
+import { CLOCK_TICKS_PER_S, procStatFields } from '../fs/proc-stat.ts';
 import { lockFile, serverLockFile } from './layout.ts';
 
 /** How often the holder touches the lock file (its heartbeat). */
@@ -116,12 +117,9 @@ export function processAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return true; // no /proc to ask (or it exited this instant): signal 0 said it exists
-  }
+  const stat = procStatFields(pid);
+  // no /proc to ask (or it exited this instant): signal 0 said it exists
+  return stat === null || !/^[ZX]/.test(stat[0]!);
 }
 
 /** This process's pid namespace (Linux), or null where there is none to read. */
@@ -192,9 +190,6 @@ function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: num
   return unbeating && pidReusedSince(holder.pid, Date.parse(holder.started_at) || found.mtimeMs);
 }
 
-/** USER_HZ on Linux: the unit of a process's start time in /proc/<pid>/stat. */
-const CLOCK_TICKS_PER_S = 100;
-
 /**
  * Whether the process now running `pid` started after `sinceMs` (more than 2 s after: the boot
  * time is read to the second), by its start time in /proc/<pid>/stat and the boot time in
@@ -202,10 +197,7 @@ const CLOCK_TICKS_PER_S = 100;
  */
 function pidReusedSince(pid: number, sinceMs: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // the fields after the command name (in parentheses, which may hold spaces or ')'): state is
-    // field 3, starttime field 22 (clock ticks after boot)
-    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const startTicks = Number(procStatFields(pid)?.[19]);
     const btime = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
     if (!Number.isFinite(startTicks) || !Number.isFinite(btime) || btime <= 0) return false;
     return btime * 1000 + (startTicks * 1000) / CLOCK_TICKS_PER_S > sinceMs + 2000;
