@@ -20,6 +20,7 @@ import { createKey, keysFile, readKeys, revokeKey, type KeyRecord } from '../../
 import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from '../../api/auth/plans.ts';
 import { findServer } from '../../api/server-record.ts';
 import { loadConfig } from '../config.ts';
+import { checkDataFormat } from '../warehouse/data-format.ts';
 import { unknownVariableMessage } from '../env.ts';
 
 /** The data directory (absolute), said on stderr with the server that has it open, if any. */
@@ -30,6 +31,7 @@ function dataDir(): string {
   const from = process.env.QUORUM_DATA_DIR?.trim() ? 'QUORUM_DATA_DIR' : 'the default; set QUORUM_DATA_DIR to use another';
   console.error(`quorum keys: data directory ${dir} (${from})`);
   console.error(serverNote(dir));
+  checkDataFormat(dir); // a newer version's directory is refused (../warehouse/data-format.ts)
   return dir;
 }
 

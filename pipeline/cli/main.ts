@@ -23,6 +23,7 @@ import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage } from '../env.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
 import { acquireServerLock, LockHeldError } from '../warehouse/lock.ts';
+import { checkDataFormat } from '../warehouse/data-format.ts';
 import { CLAIM_FORMATS, type ClaimFormat } from '../claims/formats.ts';
 import { startSimulator } from '../simulator/server.ts';
 import { registerKeysCommands } from './keys.ts';
@@ -38,12 +39,22 @@ import type { ServerHandle } from '../../api/server.ts';
 // venues, DuckDB and the API are most of the CLI's start-up, and `quorum keys` or `quorum
 // webhooks` need none of them (0.7-0.9 s instead of 1.2-1.4 s per invocation here).
 
-/** The configuration and the CLI's logger; a QUORUM_* variable nothing reads is a warning. */
+/**
+ * The configuration and the CLI's logger; a QUORUM_* variable nothing reads is a warning. A data
+ * directory a newer version wrote is refused here, before anything reads or writes it
+ * (../warehouse/data-format.ts); the commands that write mark it once their checks have passed.
+ */
 function setup(): { config: QuorumConfig; logger: Logger } {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { destination: cliLogDestination() });
   for (const u of config.unknownVariables) logger.warn({ variable: u.name, closest: u.closest }, unknownVariableMessage(u));
+  checkDataFormat(config.dataDir);
   return { config, logger };
+}
+
+/** A command about to write the data directory marks it with this version's format. */
+function markDataDir(config: QuorumConfig): void {
+  checkDataFormat(config.dataDir, { mark: true });
 }
 
 /**
@@ -129,6 +140,7 @@ importCommand
   .action((dir: string) =>
     guarded(async () => {
       const { config } = setup();
+      markDataDir(config);
       const { importForecastBench } = await import('../bootstrap.ts');
       const result = await importForecastBench(config, dir);
       console.log(JSON.stringify(result, null, 2));
@@ -143,6 +155,7 @@ importCommand
   .action((format: ClaimFormat, dir: string) =>
     guarded(async () => {
       const { config } = setup();
+      markDataDir(config);
       const [{ withConnection }, { importClaims }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../claims/import.ts')]);
       const result = await withConnection((conn) => importClaims(conn, config.dataDir, format, dir));
       console.log(JSON.stringify(result, null, 2));
@@ -163,6 +176,7 @@ program
   .action((opts: { asOf?: Date; scoreOnly?: boolean; resume?: boolean | string; budgetUsd?: number }) =>
     guarded(async () => {
       const { config, logger } = await setupChecked();
+      markDataDir(config);
       const [{ runPipeline }, { createProgress }] = await Promise.all([import('../run.ts'), import('../forecast/progress.ts')]);
       const controller = new AbortController();
       let stoppedBy: NodeJS.Signals | null = null;
@@ -199,6 +213,7 @@ program
   .action((opts: { json?: boolean }) =>
     guarded(async () => {
       const { config, logger } = await setupChecked();
+      markDataDir(config);
       const { runSync } = await import('../sync.ts');
       const controller = new AbortController();
       // Said at once (QA: Ctrl-C during a sync was not acknowledged); the venues' requests end with
@@ -256,6 +271,7 @@ program
       const { config, logger } = await setupChecked({ serving: true });
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
       const releaseLock = claimDataDirForServer(config.dataDir);
+      markDataDir(config);
       let server: ServerHandle | null = null;
       let task: { stop(): void | Promise<void> } | null = null;
       onShutdown(logger, async () => {

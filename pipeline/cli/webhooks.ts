@@ -18,6 +18,7 @@ import { ownerRefusal } from '../../api/events/webhooks/owner.ts';
 import { publicView, SubscriptionStore } from '../../api/events/webhooks/store.ts';
 import { checkWebhookUrl } from '../../api/events/webhooks/url-policy.ts';
 import { loadConfig } from '../config.ts';
+import { checkDataFormat } from '../warehouse/data-format.ts';
 import { unknownVariableMessage } from '../env.ts';
 import { EVENT_TYPES } from '../events/emit.ts';
 import { loadEventsConfig } from '../events/config.ts';
@@ -47,6 +48,7 @@ function store(): SubscriptionStore {
   const dir = config.dataDir;
   for (const u of config.unknownVariables) console.error(`quorum webhooks: ${unknownVariableMessage(u)}`);
   console.error(`quorum webhooks: data directory ${dir}`);
+  checkDataFormat(dir); // a newer version's directory is refused (../warehouse/data-format.ts)
   return new SubscriptionStore(dir);
 }
 
