@@ -69,7 +69,9 @@ GROUP BY ALL;
 -- (market_status 'ok') and that every model with any headline-mode scored forecast scored. Per
 -- forecaster over those n questions: brier, log_loss, accuracy_pct (100 × correct / its questions
 -- with a direction), ece (Σ over the 10 bins of |Σ (o − p)| / n); rank by Brier (lower is better,
--- ties share a rank). calibration_summary keeps each forecaster's figures over all its questions.
+-- ties share a rank), compared at 9 decimals as the leaderboard's (52_leaderboard.sql): a
+-- consensus equal to the market up to its last bit (0.3, 0.3, 0.7, 0.7 average to
+-- 0.49999999999999994) has the market's Brier and shares its rank. calibration_summary keeps each forecaster's figures over all its questions.
 CREATE OR REPLACE TABLE headline_leaderboard AS
 WITH obs AS (
   SELECT forecaster, question_id, p, outcome, brier, log_loss, direction
@@ -105,7 +107,7 @@ agg AS (
 SELECT a.forecaster, a.n::BIGINT AS n, a.brier, a.log_loss,
        CASE WHEN a.n_directional > 0 THEN 100.0 * a.n_correct / a.n_directional END AS accuracy_pct,
        b.gap / a.n AS ece,
-       rank() OVER (ORDER BY a.brier)::INTEGER AS rank
+       rank() OVER (ORDER BY round(a.brier, 9))::INTEGER AS rank
 FROM agg AS a
 JOIN (SELECT forecaster, sum(gap) AS gap FROM bins GROUP BY forecaster) AS b USING (forecaster)
 ORDER BY rank, forecaster;

@@ -97,3 +97,31 @@ describe('leaderboard: equal difficulty-adjusted Briers share a rank', () => {
     expect(Object.fromEntries(got.map((r) => [String(r.forecaster), Number(r.rank)]))).toEqual(expected);
   });
 });
+
+/**
+ * Service stats' short leaderboard (headline_leaderboard, 70_calibration.sql) ranks like the
+ * leaderboard, at 9 decimals. One question, outcome NO: m1 = m2 = 0.3, m3 = m4 = 0.7, the market
+ * 0.5 a day before. The consensus mean of 0.3, 0.3, 0.7, 0.7 is 0.49999999999999994 in floating
+ * point (the issue's own example), so its Brier is 0.24999999999999994 against the market's 0.25:
+ * the two share rank 3 behind m1 and m2 (0.09), and m3, m4 (0.49) are 5th.
+ */
+describe('headline leaderboard: equal Briers to 9 decimals share a rank', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', [question('D')]);
+    await insert(conn, 'forecasts', [0.3, 0.3, 0.7, 0.7].map((p, i) => forecast('D', `m${i + 1}`, 'augmented', 'r1', '2025-03-06', p)));
+    await insert(conn, 'market_prices', [{ question_id: 'D', observed_at: '2025-03-05', probability: 0.5 }]);
+    await insert(conn, 'resolutions', [resolution('D', 0, '2025-03-20')]);
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  it('the consensus a last bit off the market shares its rank (it came 4th, the market 3rd)', async () => {
+    const got = await rows(conn, `SELECT forecaster, rank FROM headline_leaderboard ORDER BY rank, forecaster`);
+    expect(got.map((r) => [r.forecaster, r.rank])).toEqual([
+      ['m1', 1], ['m2', 1], ['consensus', 3], ['market', 3], ['m3', 5], ['m4', 5],
+    ]);
+  });
+});
