@@ -10,7 +10,7 @@ WITH per_run AS (
   GROUP BY question_id, run_id
 ),
 latest AS (
-  SELECT question_id, arg_max(n_models, created_at) AS n_models
+  SELECT question_id, arg_max(n_models, (created_at, run_id)) AS n_models -- (ties: the greater run_id, as the snapshot's)
   FROM per_run
   GROUP BY question_id
 )

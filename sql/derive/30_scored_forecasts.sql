@@ -3,8 +3,13 @@
 -- The scored forecast is the latest forecast created strictly before the question's cutoff
 -- (least(close_time, resolved_at); see _resolved in 10_questions) of a resolved, non-annulled
 -- question. Visible resolutions have resolved_at <= as_of, so every scored forecast is also at or
--- before as_of. Selection: one hash aggregate with max/arg_max (no window ranking); ties on
--- created_at (not produced by the pipeline: one forecast per key and run) are broken arbitrarily.
+-- before as_of. Selection: one hash aggregate with max/arg_max (no window ranking). Two runs
+-- dated at the same time (`quorum run --as-of T` twice; a first start killed and started again)
+-- tie on created_at: the greater run_id wins, here and wherever the snapshot picks a latest run
+-- (40_scored_consensus, 85_edges, 99_factor_1_tree, the API's latest consensus), so the figures
+-- never depend on the order DuckDB meets the rows in, and a consensus is the mean of the
+-- forecasts published beside it. The run, probability and provider come from one arg_max, so
+-- from the same row.
 -- Market comparator: the latest visible price observed at or before the forecast's created_at,
 -- found with an ASOF join on the distinct (question_id, created_at) points (a few per question)
 -- and joined back. The comparator has a maximum age (run_params.max_comparator_age_days,
@@ -18,23 +23,24 @@
 -- 25_score_functions.
 
 CREATE OR REPLACE TABLE _latest_forecast AS
-SELECT f.question_id, f.model, f.mode,
-       max(f.created_at) AS created_at,
-       arg_max(f.run_id, f.created_at) AS run_id,
-       arg_max(f.probability, f.created_at) AS probability,
-       arg_max(f.provider, f.created_at) AS provider,
-       count(*) AS n_rounds,
-       avg(f.probability) AS probability_all_rounds,
-       avg(_brier(f.probability, r.outcome)) AS brier_all_rounds,
-       avg(_log_loss(f.probability, r.outcome)) AS log_loss_all_rounds,
-       avg(_correct01(f.probability, r.outcome)) AS correct_all_rounds
-FROM raw_forecasts AS f
-JOIN _resolved AS r ON r.question_id = f.question_id
-WHERE f.created_at < r.cutoff
-  AND f.probability IS NOT NULL
-  AND f.translation_of IS NULL -- translations repeat the same answer in another language
-  AND f.condition IS NULL -- conditional forecasts (scenarios) are never scored as forecasts
-GROUP BY f.question_id, f.model, f.mode;
+SELECT * EXCLUDE (latest), latest.run_id AS run_id, latest.probability AS probability, latest.provider AS provider
+FROM (
+  SELECT f.question_id, f.model, f.mode,
+         max(f.created_at) AS created_at,
+         arg_max({'run_id': f.run_id, 'probability': f.probability, 'provider': f.provider}, (f.created_at, f.run_id)) AS latest,
+         count(*) AS n_rounds,
+         avg(f.probability) AS probability_all_rounds,
+         avg(_brier(f.probability, r.outcome)) AS brier_all_rounds,
+         avg(_log_loss(f.probability, r.outcome)) AS log_loss_all_rounds,
+         avg(_correct01(f.probability, r.outcome)) AS correct_all_rounds
+  FROM raw_forecasts AS f
+  JOIN _resolved AS r ON r.question_id = f.question_id
+  WHERE f.created_at < r.cutoff
+    AND f.probability IS NOT NULL
+    AND f.translation_of IS NULL -- translations repeat the same answer in another language
+    AND f.condition IS NULL -- conditional forecasts (scenarios) are never scored as forecasts
+  GROUP BY f.question_id, f.model, f.mode
+);
 
 CREATE OR REPLACE TABLE _forecast_comparators AS
 WITH pts AS (SELECT DISTINCT question_id, created_at FROM _latest_forecast)

@@ -35,7 +35,7 @@ ASOF LEFT JOIN _prices AS px
 CROSS JOIN run_params AS rp;
 
 CREATE OR REPLACE TABLE _latest_consensus AS
-SELECT c.question_id, c.mode, arg_max(c.run_id, c.created_at) AS run_id,
+SELECT c.question_id, c.mode, arg_max(c.run_id, (c.created_at, c.run_id)) AS run_id, -- (ties: 30_scored_forecasts)
        count(*) AS n_rounds,
        avg(c.sd) AS sd_all_rounds,
        avg(c.mean) AS mean_all_rounds,

@@ -7,7 +7,7 @@
 -- Questions without a consensus or without a market price have no edge and are not listed.
 
 CREATE OR REPLACE TABLE _latest_consensus_by_mode AS
-SELECT unnest(arg_max(c, c.created_at))
+SELECT unnest(arg_max(c, (c.created_at, c.run_id))) -- (ties on created_at: the greater run_id, as in 30_scored_forecasts)
 FROM consensus AS c
 JOIN questions AS q ON q.question_id = c.question_id AND q.status = 'active'
 GROUP BY c.question_id, c.mode;

@@ -73,7 +73,7 @@ GROUP BY h.factor_id, h.question_id;
 
 -- The previous consensus of each headline consensus: same question and mode, the latest created before.
 CREATE OR REPLACE TABLE _factor_previous AS
-SELECT ap.question_id, arg_max(c.mean, c.created_at) AS previous_consensus, arg_max(c.run_id, c.created_at) AS previous_run_id
+SELECT ap.question_id, arg_max(c.mean, (c.created_at, c.run_id)) AS previous_consensus, arg_max(c.run_id, (c.created_at, c.run_id)) AS previous_run_id
 FROM active_predictions AS ap
 JOIN consensus AS c ON c.question_id = ap.question_id AND c.mode = ap.mode AND c.created_at < ap.forecast_at
 WHERE ap.question_id IN (SELECT question_id FROM _factor_attach)
