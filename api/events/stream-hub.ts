@@ -246,14 +246,19 @@ export class StreamHub {
     }
     try {
       // Sequence numbers have no holes: a first retained event beyond after + 1 means the ones in
-      // between are past retention. Say so rather than resume silently past them.
+      // between are past retention, and so are all those up to the newest when none is retained
+      // (QA: a resume after a week without runs got no gap, and its next live event came as if
+      // nothing had been missed). Say so rather than resume silently past them. The newest is read
+      // before the query: an event written meanwhile is retained, not missing.
+      const newest = this.#feed.lastSeq;
       const first = (await this.#feed.after(client.lastSeq, 1))[0];
-      if (first && first.seq > client.lastSeq + 1 && !client.closed) {
+      const missingTo = first ? first.seq - 1 : newest;
+      if (missingTo > client.lastSeq && !client.closed) {
         const gap = {
           reason: 'retention',
-          detail: `Events ${client.lastSeq + 1} to ${first.seq - 1} are older than the retention period and cannot be replayed; the stream resumes at ${first.seq}.`,
+          detail: `Events ${client.lastSeq + 1} to ${missingTo} are older than the retention period and cannot be replayed; the stream resumes at ${missingTo + 1}.`,
           missing_from: client.lastSeq + 1,
-          missing_to: first.seq - 1,
+          missing_to: missingTo,
         };
         res.write(`event: stream.gap\ndata: ${JSON.stringify(gap)}\n\n`);
       }

@@ -358,4 +358,33 @@ describe('GET /api/stream/', () => {
       await short.close();
     }
   });
+
+  it('a resume point whose later events are all past retention gets a stream.gap too, before the next live event (QA: it resumed silently past them)', async () => {
+    const short = await serve(root, { events: { pollMs: 25, heartbeatMs: 100, retentionMs: 1500 } });
+    try {
+      await new Promise((r) => setTimeout(r, 1600)); // every event is now past retention: none is retained
+      const newest = await maxSeq();
+      const res = await fetch(`${short.url}/api/stream/?since=0`, { headers: { 'X-API-Key': key } });
+      const reader = res.body!.getReader();
+      let text = '';
+      const readUntil = async (s: string) => {
+        const end = Date.now() + 10_000;
+        while (!text.includes(s)) {
+          if (Date.now() > end) throw new Error(`no ${JSON.stringify(s)} in ${JSON.stringify(text)}`);
+          text += new TextDecoder().decode((await reader.read()).value);
+        }
+      };
+      await readUntil(': heartbeat'); // the replay is over: the stream is live
+      await appendEvents(1); // the next run's event
+      await readUntil(`id: ${newest + 1}\n`);
+      await reader.cancel();
+      const gap = /event: stream\.gap\ndata: (.*)\n/.exec(text);
+      expect(gap, text).not.toBeNull();
+      expect(JSON.parse(gap![1]!)).toMatchObject({ reason: 'retention', missing_from: 1, missing_to: newest });
+      expect(text.indexOf('event: stream.gap')).toBeLessThan(text.indexOf(`id: ${newest + 1}\n`));
+      expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([newest + 1]);
+    } finally {
+      await short.close();
+    }
+  });
 });
