@@ -98,9 +98,13 @@ export class EventFeed {
     return () => this.#listeners.delete(fn);
   }
 
-  /** Retained events with seq > after, oldest first, at most `limit`. */
-  async after(after: number, limit = PAGE): Promise<FeedEvent[]> {
-    const retainedFrom = new Date(Date.now() - this.#opts.retentionMs).toISOString();
+  /**
+   * Retained events with seq > after, oldest first, at most `limit`; with `retainedOnly` false,
+   * every stored event (the webhook queue catching up on what was written while no server ran:
+   * the retention bounds replays, not deliveries owed).
+   */
+  async after(after: number, limit = PAGE, retainedOnly = true): Promise<FeedEvent[]> {
+    const retainedFrom = retainedOnly ? new Date(Date.now() - this.#opts.retentionMs).toISOString() : '1970-01-01T00:00:00.000Z';
     return this.#withEvents(async (conn) => {
       const rows = await runQuery(conn, sqlFile('events/read-since.sql'), { after, retained_from: retainedFrom, limit });
       return rows.map((r) => ({

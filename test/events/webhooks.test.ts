@@ -549,6 +549,25 @@ describe('retry waits, deletion and a restart (QA)', () => {
       }
     });
   }, 60_000);
+
+  it('events written while no server ran longer than the retention are still delivered when it starts (QA: they were skipped, silently)', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-retention-', async (dir) => {
+      const first = await serve(dir, serverOptions()); // the queue's cursor is set
+      subscribe(dir, r.url);
+      await first.close();
+      await appendEvents(dir, 3); // runs while no server ran...
+      await new Promise((res) => setTimeout(res, 700)); // ...longer ago than the retention below
+      const second = await serve(dir, { events: { ...serverOptions().events, retentionMs: 500 } });
+      try {
+        await until(() => r.hits.length === 3, 10_000);
+        expect(r.hits.map((h) => (JSON.parse(h.body) as { data: { n: number } }).data.n)).toEqual([1, 2, 3]);
+      } finally {
+        await second.close();
+      }
+    });
+  }, 60_000);
 });
 
 /** The server's webhook metrics (GET /metrics). */

@@ -144,9 +144,11 @@ export class WebhookDispatcher {
     // before it (#enqueueEvents), so a new queue need not skip the past, and events of runs made
     // before any server ran reach the subscriptions `quorum webhooks create` made before them (QA:
     // a cursor of 0 was taken for a new queue and moved to the newest event, skipping them).
+    // Every event after the cursor, retained or not: a server down longer than the retention
+    // (QUORUM_EVENTS_RETENTION_DAYS) while runs went on skipped their events silently (QA).
     this.queue.flush();
     for (;;) {
-      const batch = await this.#feed.after(this.queue.cursor);
+      const batch = await this.#feed.after(this.queue.cursor, undefined, false);
       if (batch.length === 0) break;
       await this.#enqueueEvents(batch);
     }
