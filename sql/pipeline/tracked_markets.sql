@@ -8,6 +8,9 @@
 -- sql/derive/10_questions.sql picks it) marks a resolved market, only checked for an amendment.
 -- A market whose every resolution record lacks a time (written by a version that stored a venue's
 -- undated resolution so: never visible) is looked up whatever its age, so the sync dates it.
+-- arg_max_null, not arg_max: arg_max skips a NULL outcome, so an annulment recorded after a YES/NO
+-- read as that YES/NO, and every sync recorded the annulment again (QA: a new resolution record and
+-- "resolution amended" lifecycle event per sync, its resolved_at moved to each, rechecked forever).
 WITH latest AS (
   SELECT question_id, venue, venue_market_id, close_time FROM raw_questions
   QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at DESC) = 1
@@ -19,7 +22,7 @@ last_price AS (
   GROUP BY question_id
 ),
 resolution AS (
-  SELECT question_id, arg_max(outcome, (resolved_at IS NOT NULL, resolved_at, retrieved_at)) AS outcome,
+  SELECT question_id, arg_max_null(outcome, (resolved_at IS NOT NULL, resolved_at, retrieved_at)) AS outcome,
          max(resolved_at) AS resolved_at
   FROM raw_resolutions
   GROUP BY question_id

@@ -21,6 +21,8 @@ const questionsDir = tempDir('quorum-sync-res-q-');
 let phase: 'open' | 'resolved' | 'reversed' = 'open';
 /** Close times of the markets whose close the creator moves (Manifold: POST /v0/market/{id}/close). */
 const closeOf: Record<string, number> = {};
+/** Markets answered as given, whatever the phase. */
+const answerOf: Record<string, unknown> = {};
 let manifold: ReplayServer;
 let env: Record<string, string>;
 
@@ -54,6 +56,7 @@ beforeAll(async () => {
       path: /^\/v0\/market\/[^/]+$/,
       responses: (req) => {
         const id = req.path.split('/').pop()!;
+        if (id in answerOf) return json(answerOf[id]);
         return json(phase === 'open' || id in closeOf ? open(id) : resolvedWithoutTime(id, phase === 'reversed' ? 'NO' : 'YES'));
       },
     },
@@ -233,5 +236,44 @@ describe("what venues say of tracked markets reaches the snapshot", () => {
     const [q] = await query(`SELECT status, outcome, close_time FROM read_parquet('${join(tmp.dir, 'snapshots', current, 'questions.parquet')}') WHERE question_id = 'manifold:LegacyClose1'`);
     expect(q).toMatchObject({ status: 'resolved', outcome: 0 });
     expect((q!.close_time as Date).getTime()).toBe(close);
+  });
+  it('a resolution the venue annuls (YES, then CANCEL) is recorded once, and its return to YES is recorded too (QA: the annulment was recorded again on every sync, and the YES after it was lost)', async () => {
+    // Stored YES an hour ago; Manifold now says CANCEL (its LiteMarket `resolution`), still inside the recheck window.
+    const resolvedAt = new Date(Date.now() - 3_600_000);
+    const partition = { runId: 'r20250101T000000Z-annul001', runDate: '2025-01-01' };
+    await withConnection(async (conn) => {
+      await appendRaw(conn, tmp.dir, 'questions', [{
+        question_id: 'manifold:Annul01', venue: 'manifold', venue_market_id: 'Annul01', title: 'Will the annulled market resolve?', category: 'tech',
+        domain: 'other', tags: [], created_at: new Date(Date.now() - 2 * 86_400_000), close_time: resolvedAt, status: 'active', lang: 'en',
+        origin: 'manifold:test', ingested_at: new Date(Date.now() - 2 * 86_400_000),
+      }], partition);
+      await appendRaw(conn, tmp.dir, 'resolutions', [{
+        question_id: 'manifold:Annul01', outcome: 1, resolved_at: resolvedAt, source_slug: 'manifold', source_url: null, evidence_excerpt: 'YES',
+        retrieved_at: resolvedAt, method: 'manifold:resolution_yes', annulled_reason: null,
+      }], partition);
+    });
+    answerOf['Annul01'] = { ...open('Annul01'), isResolved: true, resolution: 'CANCEL', resolutionTime: resolvedAt.getTime(), closeTime: resolvedAt.getTime() };
+    const first = await quorumAsync(['sync', '--json'], env);
+    expect(first.status, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).sources.find((x: { source: string }) => x.source === 'venue:manifold')?.written).toMatchObject({ resolutions_amended: 1 });
+    for (let i = 0; i < 2; i++) {
+      const again = await quorumAsync(['sync', '--json'], env);
+      expect(again.status, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout).sources.find((x: { source: string }) => x.source === 'venue:manifold')?.written.resolutions_amended ?? 0).toBe(0);
+    }
+    const res = await query(`SELECT outcome FROM read_parquet('${rawGlob(tmp.dir, 'resolutions')}', hive_partitioning = false) WHERE question_id = 'manifold:Annul01' ORDER BY retrieved_at`);
+    expect(res.map((r) => r.outcome)).toEqual([1, null]);
+    const amended = await query(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet('${rawGlob(tmp.dir, 'lifecycle_events')}', hive_partitioning = false) WHERE question_id = 'manifold:Annul01' AND reason LIKE 'resolution amended%'`,
+    );
+    expect(amended[0]!.n).toBe(1);
+
+    // …and YES again: an amendment of the annulment, recorded (it read as "still YES", unchanged, and was lost)
+    answerOf['Annul01'] = { ...(answerOf['Annul01'] as object), resolution: 'YES' };
+    const back = await quorumAsync(['sync', '--json'], env);
+    expect(back.status, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout).sources.find((x: { source: string }) => x.source === 'venue:manifold')?.written).toMatchObject({ resolutions_amended: 1 });
+    const after = await query(`SELECT outcome FROM read_parquet('${rawGlob(tmp.dir, 'resolutions')}', hive_partitioning = false) WHERE question_id = 'manifold:Annul01' ORDER BY retrieved_at`);
+    expect(after.map((r) => r.outcome)).toEqual([1, null, 1]);
   });
 });
