@@ -91,6 +91,17 @@ interface Market {
 
 const INFORMED_NEEDS_MARKET = 'informed needs a market price: give market or market_probability';
 
+/**
+ * What `forecast` rejects with when its signal aborts (the client went away): the calls that had
+ * finished by then were paid for, and `costUsd` says how much, so the route counts it against the
+ * key's daily budget (QA: a client that hung up once some models had answered spent without limit).
+ */
+export class ForecastCancelled extends Error {
+  constructor(readonly costUsd: number, options?: ErrorOptions) {
+    super('probability request cancelled: the client disconnected', options);
+  }
+}
+
 /** The 400 for an asked mode that cannot be honoured, saying why and what to do instead. */
 function modeUnavailable(why: string): ApiError {
   return ApiError.invalidParameter('mode', `mode ${why}; leave mode out to get the mode of what the models can be shown.`);
@@ -303,7 +314,8 @@ export class ProbabilityService {
 
   /**
    * Asks every model what `show` settled, calibrates and pools. Throws 503 models_unavailable with
-   * fewer than two answers; rejects (AbortError) when `signal` aborts (the client went away).
+   * fewer than two answers; rejects with ForecastCancelled (the cost of the calls finished by then)
+   * when `signal` aborts (the client went away).
    */
   async forecast(shown: Shown, signal: AbortSignal): Promise<ProbabilityAnswer> {
     const { req, market, mode, evidence, requestId, question, now, t0 } = shown;
@@ -362,6 +374,7 @@ export class ProbabilityService {
             provider: m.provider,
           }));
         await this.store.appendCalls([...finished, ...cancelled]);
+        throw new ForecastCancelled(finished.reduce((sum, c) => sum + (c.cost_usd ?? 0), 0), { cause: err });
       }
       throw err;
     }

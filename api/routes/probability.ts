@@ -12,7 +12,7 @@ import { ApiError, toApiError } from '../errors/problem.ts';
 import { ProblemSchema, rawRoute } from '../http/registry.ts';
 import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
-import { ProbabilityService } from '../probability/service.ts';
+import { ForecastCancelled, ProbabilityService } from '../probability/service.ts';
 import type { StoredRequest } from '../probability/store.ts';
 import { bodyHash, idempotencyKeyOf } from '../http/idempotency.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
@@ -125,7 +125,10 @@ export const probabilityRoute = rawRoute({
       } catch (err) {
         if (ac.signal.aborted) {
           services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');
-          await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected' }));
+          // The calls that answered before the client went away were paid for: they count against the budget.
+          const cost = err instanceof ForecastCancelled ? err.costUsd : 0;
+          if (cost > 0) svc.recordSpend(keyId, cost);
+          await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected', cost_usd: cost }));
           return;
         }
         const problem = toApiError(err);
@@ -177,6 +180,9 @@ export const StoredProbability = z
           .object({
             request_id: z.string().meta({ description: 'The request id.' }),
             cancelled: z.string().meta({ description: 'Why it was cancelled: `client disconnected`.' }),
+            cost_usd: z.number().optional().meta({
+              description: 'What the calls that had answered before the client went away cost in USD, counted against the key\'s daily budget (absent in records of earlier versions).',
+            }),
           })
           .meta({ id: 'StoredProbabilityCancelled', description: 'Status 499: the client disconnected; the model calls were cancelled.' }),
       ])

@@ -490,6 +490,46 @@ describe('limits and cancellation', () => {
     expect(u.body.probability_budget_usd).toBe(CAP_USD);
   });
 
+  it('a client that disconnects pays for the calls that had answered: their cost counts against the daily budget (it was never counted)', async () => {
+    const k = newKey(cappedDir.dir, 'pro', ['probability']);
+    // two models answer (after the simulator's 400 ms), two hang until the client goes away
+    slowSim.setFaults([{ kind: 'hang', marker: 'HALF-HANG', model: 'sim-gpt' }, { kind: 'hang', marker: 'HALF-HANG', model: 'sim-claude' }]);
+    slowSim.resetStats();
+    try {
+      const ac = new AbortController();
+      const p = post(good({ question: 'Will this HALF-HANG question be answered by two models only?' }), k.key, {}, { signal: ac.signal }, capped).catch((e: Error) => e);
+      const t0 = Date.now();
+      while (slowSim.stats().completions < 2 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+      expect(slowSim.stats().completions).toBe(2);
+      await new Promise((r) => setTimeout(r, 100)); // the two answers reach the runner
+      ac.abort();
+      expect(await p).toBeInstanceOf(Error);
+      // the request's record (499) and its calls in the private log
+      const state = path.join(cappedDir.dir, 'state', 'probability');
+      let stored: { request_id: string; body: { cost_usd?: number } } | undefined;
+      const t1 = Date.now();
+      while (!stored && Date.now() - t1 < 3000) {
+        await new Promise((r) => setTimeout(r, 50));
+        const files = (await readdir(path.join(state, 'requests'))).filter((f) => f.endsWith('.json')); // not a record being written
+        const records = await Promise.all(files.map(async (f) => JSON.parse(await readFile(path.join(state, 'requests', f), 'utf8'))));
+        stored = records.find((r) => r.key_id === k.id && r.status === 499);
+      }
+      expect(stored).toBeDefined();
+      const logDir = path.join(state, 'model_calls');
+      const calls = (await readFile(path.join(logDir, (await readdir(logDir))[0]!), 'utf8')).trim().split('\n').map((l) => JSON.parse(l))
+        .filter((c) => c.question_id === `probability:${stored!.request_id}` && c.status === 'ok');
+      expect(calls.map((c) => c.model).sort()).toEqual(['sim-deepseek', 'sim-gemini']);
+      const paid = calls.reduce((a, c) => a + c.cost_usd, 0);
+      expect(paid).toBeGreaterThan(0);
+      const u = await get(capped, '/api/usage/', { headers: { 'x-api-key': k.key } });
+      expect(u.body.probability.used).toBe(1);
+      expect(u.body.probability_cost_usd).toBeCloseTo(paid, 12);
+      expect(stored!.body.cost_usd).toBeCloseTo(paid, 12);
+    } finally {
+      slowSim.setFaults([]);
+    }
+  });
+
   it('a client that disconnects cancels the model calls in flight', async () => {
     const k = newKey(slowDir.dir, 'pro', ['probability']).key;
     slowSim.setFaults([{ kind: 'hang', marker: 'HANG-ME' }]);
