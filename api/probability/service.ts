@@ -348,6 +348,9 @@ export class ProbabilityService {
         signal,
         callTimeoutMs: this.#opts.callTimeoutMs,
         maxCallTimeoutMs,
+        // Every call ends by then, also one that waited in its model's queue behind other requests
+        // (QA: a queued call got the whole time left once it started, and the answer came late).
+        deadlineAt: Date.now() + maxCallTimeoutMs,
         onCall: (c) => finished.push(c),
       });
     } catch (err) {

@@ -32,6 +32,7 @@
  * | 429 insufficient_quota, 402 (no credit)  | failed  | quota_exhausted  | 1 (not retried)    |
  * | 5xx                                     | failed  | server_error     | 3                  |
  * | hang / stalled body                     | failed  | timeout          | 1 (deadline)       |
+ * | still queued at `deadlineAt`            | failed  | timeout          | 0 (never sent)     |
  * | connection refused / reset              | failed  | network          | 3                  |
  * | content not JSON                        | failed  | invalid_json     | 2 (asked again)    |
  * | JSON that violates the schema           | failed  | schema_violation | 2                  |
@@ -362,6 +363,13 @@ export interface RunForecastsOptions {
   callTimeoutMs?: number;
   /** An upper bound on every call's deadline whatever the model's (the probability endpoint's time left). */
   maxCallTimeoutMs?: number;
+  /**
+   * An instant (epoch ms) by which every call ends, however long it waited in its model's queue
+   * (the probability endpoint's answer deadline): a call's deadline is the earlier of its own and
+   * this, and a call still queued then is not sent (a failed row, error_kind `timeout`, attempts 0).
+   * The queue is shared with other requests, so the wait before a call starts can be anything.
+   */
+  deadlineAt?: number;
   /** Once the cost reaches this many USD, no new call starts (the rest are `skipped` rows). */
   budgetUsd?: number | null;
   /** Cost already spent by this run in earlier sessions (counts toward the budget). */
@@ -427,6 +435,9 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
     return budgetExhausted;
   };
   if (budgetExhausted) opts.onBudgetExhausted?.(spentBefore);
+  // The calls' common end (deadlineAt): aborts the tasks still queued at that instant.
+  const runStart = performance.now();
+  const late = opts.deadlineAt === undefined ? undefined : startDeadline(Math.max(0, opts.deadlineAt - Date.now()), undefined, 'answer deadline');
   const finish = (i: number, r: { call: ModelCallRow; forecasts: ForecastRow[] }) => {
     results[i] = r;
     spent += r.call.cost_usd ?? 0;
@@ -451,7 +462,8 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
           finish(ti * nModels + mi, { call: skippedCall(opts.runId, opts.tasks[ti]!, model), forecasts: [] });
           continue;
         }
-        const waiting = queuedSignal(run.signal, stop);
+        const waiting = queuedSignal(run.signal, stop, late?.signal);
+        const lateRow = () => finish(ti * nModels + mi, { call: lateCall(opts.runId, opts.tasks[ti]!, model, performance.now() - runStart), forecasts: [] });
         try {
           await mc.queue.add(
             async () => {
@@ -461,10 +473,11 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
                 finish(ti * nModels + mi, { call: skippedCall(opts.runId, opts.tasks[ti]!, model), forecasts: [] });
                 return;
               }
+              if (late?.expired) return lateRow();
               const r = await callModel(mc, opts.tasks[ti]!, promptOf(ti), {
                 runId: opts.runId,
                 asOf: opts.asOf,
-                timeoutMs,
+                timeoutMs: late ? Math.min(timeoutMs, Math.max(1, late.remaining())) : timeoutMs,
                 signal: run.signal,
               });
               finish(ti * nModels + mi, r);
@@ -472,6 +485,11 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
             { signal: waiting.signal },
           );
         } catch (error) {
+          // A task still queued at the calls' common deadline is not sent: a failed row says so.
+          if (error instanceof LateWhileQueued && !run.signal.aborted) {
+            lateRow();
+            continue;
+          }
           // A task still queued when the stop came is dropped (left for a resumed run).
           if (!run.signal.aborted && !(error instanceof StoppedWhileQueued)) {
             unexpected ??= { error };
@@ -486,6 +504,7 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
     for (let i = 0; i < n; i++) feeders.push(feed());
   });
   await Promise.all(feeders);
+  late?.clear();
   opts.signal?.removeEventListener('abort', forward);
   if (unexpected) throw (unexpected as { error: unknown }).error;
   if (run.signal.aborted) throw opts.signal?.reason ?? new Error('run aborted');
@@ -508,6 +527,7 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
 }
 
 class StoppedWhileQueued extends Error {}
+class LateWhileQueued extends Error {}
 
 /**
  * The signal a task is queued with: aborted by the run's hard abort at any time, and by the
@@ -516,17 +536,23 @@ class StoppedWhileQueued extends Error {}
  * one window at a time, only for each to return at once: with `requests_per_minute` binding
  * (50 a minute, 8 in flight) a SIGTERM took a minute with no call in flight (QA).
  */
-function queuedSignal(runSignal: AbortSignal, stop: AbortSignal | undefined) {
+function queuedSignal(runSignal: AbortSignal, stop: AbortSignal | undefined, late?: AbortSignal) {
   const ac = new AbortController();
   let running = false;
   const onRun = () => ac.abort(runSignal.reason);
   const onStop = () => {
     if (!running) ac.abort(new StoppedWhileQueued('stopped while queued'));
   };
+  // The calls' common deadline (deadlineAt) passed while the task waited: it is not sent.
+  const onLate = () => {
+    if (!running) ac.abort(new LateWhileQueued('still queued at the answer deadline'));
+  };
   if (runSignal.aborted) onRun();
   else runSignal.addEventListener('abort', onRun, { once: true });
   if (stop?.aborted) onStop();
   else stop?.addEventListener('abort', onStop, { once: true });
+  if (late?.aborted) onLate();
+  else late?.addEventListener('abort', onLate, { once: true });
   return {
     signal: ac.signal,
     started: () => {
@@ -535,6 +561,7 @@ function queuedSignal(runSignal: AbortSignal, stop: AbortSignal | undefined) {
     clear: () => {
       runSignal.removeEventListener('abort', onRun);
       stop?.removeEventListener('abort', onStop);
+      late?.removeEventListener('abort', onLate);
     },
   };
 }
@@ -557,6 +584,17 @@ function skippedCall(runId: string, task: ForecastTask, model: ResolvedModel): M
     cost_usd: 0,
     provider: model.provider,
     condition: task.condition?.code ?? null,
+  };
+}
+
+/** The row of a call never sent because it was still queued at the calls' common deadline (deadlineAt). */
+function lateCall(runId: string, task: ForecastTask, model: ResolvedModel, waitedMs: number): ModelCallRow {
+  return {
+    ...skippedCall(runId, task, model),
+    latency_ms: Math.round(waitedMs * 10) / 10,
+    status: 'failed',
+    error_kind: 'timeout',
+    error_message: 'not sent: still waiting in the model\'s queue (max_concurrency, requests_per_minute) at the answer deadline',
   };
 }
 

@@ -228,6 +228,34 @@ describe('POST /api/probability/: answers', () => {
     }
   });
 
+  it('QUORUM_PROBABILITY_TIMEOUT_MS holds when the calls wait in the models\' shared queues (a queued call got the whole time once it started)', async () => {
+    // One call at a time per model, 300 ms each: the later requests' calls wait in the queues past the deadline.
+    const busySim = await startSimulator({ port: 0, latencyMs: 300 });
+    const d = await fixtureDir();
+    const one = loadModelsConfig({ env: {}, simulatorUrl: busySim.url, simulator: { maxConcurrency: 1, priceInPerMtok: 1, priceOutPerMtok: 1 } });
+    const busy = await serve(d.dir, { probability: { models: one, timeoutMs: 1000, evidenceProviders: [] } });
+    try {
+      const keys = [newKey(d.dir, 'pro', ['probability']).key, newKey(d.dir, 'pro', ['probability']).key];
+      const t0 = Date.now();
+      // six requests (three per key, under the in-flight limit): 1.8 s of calls per model, 1 s to answer
+      const all = await Promise.all([0, 1, 2, 3, 4, 5].map(async (i) => {
+        const g = await post(good({ question: `Will queued question number ${i} be answered in time?` }), keys[i % 2]!, {}, {}, busy);
+        return { g, ms: Date.now() - t0 };
+      }));
+      for (const { g, ms } of all) {
+        expect(ms, g.text.slice(0, 200)).toBeLessThan(1000 + 350);
+        expect([200, 503]).toContain(g.res.status);
+        // a model that did not answer in time is a timeout, whether its call was sent or still queued
+        for (const f of g.body.failed) expect(f.error_kind).toBe('timeout');
+      }
+      expect(all.some(({ g }) => g.body.failed.length > 0)).toBe(true);
+    } finally {
+      await busy.close();
+      await busySim.close();
+      await d.cleanup();
+    }
+  });
+
   it('partial failure: answers with the models that did, naming the failed ones', async () => {
     sim.setFaults([{ kind: 'server_error', model: 'sim-gpt' }]);
     try {
