@@ -135,9 +135,10 @@ export class ProbabilityService {
   readonly #snapshots: SnapshotReader;
   readonly #logger: Logger;
   #models: Promise<{ models: ResolvedModel[]; clients: Map<string, ModelClient> }> | null = null;
-  #inFlight = new Map<string, number>();
-  /** The dearest request answered so far (USD): what each request in flight may still spend. */
-  #dearestRequestUsd: number | null = null;
+  /** Per key: its requests in flight and the languages they asked for (their cost units, `costUnits`). */
+  #inFlight = new Map<string, { n: number; units: number }>();
+  /** The dearest language of any request answered so far (USD: a request's cost over its languages). */
+  #dearestUnitUsd: number | null = null;
   #calibration: { snapshot: string; byMode: Map<string, ModeCalibration>; asOf: string } | null = null;
 
   constructor(dataDir: string, snapshots: SnapshotReader, logger: Logger, opts: ProbabilityOptions) {
@@ -159,43 +160,54 @@ export class ProbabilityService {
     return this.#models;
   }
 
-  /** Reserves an in-flight slot for the key (429 beyond the limit); returns its release. */
-  acquire(keyId: string): () => void {
-    const n = this.#inFlight.get(keyId) ?? 0;
+  /**
+   * What a request's cost scales with: the languages it asks for (every model writes its reasoning
+   * and key factors once per language, in one reply; the output is most of a call's price).
+   */
+  costUnits(req: ProbabilityRequest): number {
+    return (req.langs ?? this.#opts.langs ?? ['en']).length;
+  }
+
+  /** Reserves an in-flight slot for the key (429 beyond the limit) for a request of `units` (costUnits); returns its release. */
+  acquire(keyId: string, units = 1): () => void {
+    const cur = this.#inFlight.get(keyId) ?? { n: 0, units: 0 };
+    const n = cur.n;
     if (n >= this.maxInFlightPerKey) {
       throw ApiError.rateLimited(1, `At most ${this.maxInFlightPerKey} probability requests may be in flight per key.`, {
         limit: this.maxInFlightPerKey,
         policy: 'probability_in_flight',
       });
     }
-    this.#inFlight.set(keyId, n + 1);
+    this.#inFlight.set(keyId, { n: n + 1, units: cur.units + units });
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const m = (this.#inFlight.get(keyId) ?? 1) - 1;
-      if (m <= 0) this.#inFlight.delete(keyId);
-      else this.#inFlight.set(keyId, m);
+      const now = this.#inFlight.get(keyId) ?? { n: 1, units };
+      if (now.n <= 1) this.#inFlight.delete(keyId);
+      else this.#inFlight.set(keyId, { n: now.n - 1, units: now.units - units });
     };
   }
 
   /**
    * 429 once the key's spend today reached the daily cap, or could reach it with what the key's
-   * other requests in flight may still spend (each as much as the dearest request answered so
-   * far; before any was answered, a key with a cap has one request in flight at a time). Call after
-   * acquire(). QA: four concurrent requests, each checked before any had spent, took a key to 4×
-   * its cap; now it goes over by at most one request's cost.
+   * other requests in flight may still spend (each as much per language it asked for as the dearest
+   * language of any request answered so far; before any was answered, a key with a cap has one
+   * request in flight at a time). Call after acquire() with the same `units`. QA: four concurrent
+   * requests, each checked before any had spent, took a key to 4× its cap; then four concurrent
+   * requests in eight languages, each reserved at the cost of the one-language requests answered
+   * before, took a key to 2× its cap. Now it goes over by at most about one request's cost.
    */
-  checkBudget(keyId: string, dayEndsAt: number): void {
+  checkBudget(keyId: string, dayEndsAt: number, units = 1): void {
     if (this.budgetUsdPerDay === null) return;
     const spent = this.store.spentToday(keyId);
     const budget = { policy: 'probability_budget_usd', budget_usd: this.budgetUsdPerDay, spent_usd: spent };
     if (spent >= this.budgetUsdPerDay) {
       throw ApiError.rateLimited((dayEndsAt - Date.now()) / 1000, `This key's probability budget of ${this.budgetUsdPerDay} USD per day is spent.`, budget);
     }
-    const others = (this.#inFlight.get(keyId) ?? 1) - 1;
-    if (others === 0) return;
-    const reserved = this.#dearestRequestUsd === null ? null : others * this.#dearestRequestUsd;
+    const cur = this.#inFlight.get(keyId) ?? { n: 1, units };
+    if (cur.n - 1 <= 0) return;
+    const reserved = this.#dearestUnitUsd === null ? null : (cur.units - units) * this.#dearestUnitUsd;
     if (reserved === null || spent + reserved >= this.budgetUsdPerDay) {
       throw ApiError.rateLimited(1, `This key's requests in flight may spend the rest of its probability budget of ${this.budgetUsdPerDay} USD per day; retry when they are answered.`, {
         ...budget,
@@ -204,10 +216,10 @@ export class ProbabilityService {
     }
   }
 
-  /** Records what a request spent, against the key's budget and as the estimate of the next ones. */
-  recordSpend(keyId: string, usd: number): void {
+  /** Records what a request of `units` (costUnits) spent, against the key's budget and as the estimate of the next ones. */
+  recordSpend(keyId: string, usd: number, units = 1): void {
     this.store.addSpend(keyId, usd);
-    this.#dearestRequestUsd = Math.max(this.#dearestRequestUsd ?? 0, usd);
+    this.#dearestUnitUsd = Math.max(this.#dearestUnitUsd ?? 0, usd / Math.max(1, units));
   }
 
   /** The current snapshot's calibrations (cached per snapshot) and its id. */

@@ -66,6 +66,7 @@ export const probabilityRoute = rawRoute({
       pending.set(slot, new Promise<void>((r) => (done = r)));
     }
     let release = () => {};
+    const units = svc.costUnits(parsed.data);
     try {
       if (slot !== null) {
         const rec = await svc.store.getIdempotency(keyId, idem!);
@@ -82,8 +83,8 @@ export const probabilityRoute = rawRoute({
         }
       }
       try {
-        release = svc.acquire(keyId);
-        svc.checkBudget(keyId, services.usage.dayEndsAt);
+        release = svc.acquire(keyId, units);
+        svc.checkBudget(keyId, services.usage.dayEndsAt, units);
       } catch (err) {
         // A refusal (429: requests in flight, spending cap) is not charged to the plan, only
         // recorded as rejected, as the scope's own quota refuses (QA: each such 429 counted
@@ -127,20 +128,20 @@ export const probabilityRoute = rawRoute({
           services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');
           // The calls that answered before the client went away were paid for: they count against the budget.
           const cost = err instanceof ForecastCancelled ? err.costUsd : 0;
-          if (cost > 0) svc.recordSpend(keyId, cost);
+          if (cost > 0) svc.recordSpend(keyId, cost, units);
           await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected', cost_usd: cost }));
           return;
         }
         const problem = toApiError(err);
         const cost = typeof problem.extras.cost_usd === 'number' ? problem.extras.cost_usd : 0;
-        if (cost > 0) svc.recordSpend(keyId, cost);
+        if (cost > 0) svc.recordSpend(keyId, cost, units);
         await svc.store.saveRequest(record(problem.status, { request_id: requestId, ...problem.toProblem(req.path) }));
         throw err;
       } finally {
         res.off('close', onClose);
       }
       const body = published(ProbabilityAnswer, answer);
-      svc.recordSpend(keyId, answer.cost_usd);
+      svc.recordSpend(keyId, answer.cost_usd, units);
       await svc.store.saveRequest(record(200, body));
       if (slot !== null) {
         await svc.store.putIdempotency(keyId, idem!, { request_id: requestId, body_hash: hash, created_at: new Date().toISOString() });
