@@ -54,7 +54,6 @@ export const probabilityRoute = rawRoute({
     const keyId = auth.keyId!;
     const parsed = ProbabilityRequest.safeParse(jsonBody(req));
     if (!parsed.success) throw bodyError(parsed.error);
-    const prepared = await svc.prepare(parsed.data);
     const idem = idempotencyKeyOf(req);
     const hash = bodyHash(req.body);
     res.setHeader('Cache-Control', 'private, no-store');
@@ -82,6 +81,9 @@ export const probabilityRoute = rawRoute({
           }
         }
       }
+      // After the replay: a stored answer is replayed whatever has changed since (its close_date
+      // passed, its market no longer tracked); QA: such a retry was a 400 instead of the answer.
+      const prepared = await svc.prepare(parsed.data);
       try {
         release = svc.acquire(keyId, units);
         svc.checkBudget(keyId, services.usage.dayEndsAt, units);

@@ -331,6 +331,24 @@ describe('POST /api/probability/: answers', () => {
   });
 });
 
+describe('Idempotency-Key: the stored answer whatever changed since', () => {
+  it('a retry after the question\'s close_date passed replays the answer (it was a 400 "close_date must be in the future")', async () => {
+    const body = good({ question: 'Will the question closing in a few seconds be replayed?', close_date: new Date(Date.now() + 1500).toISOString() });
+    const first = await post(body, scoped, { 'idempotency-key': 'idem-closing' });
+    expect(first.res.status, first.text).toBe(200);
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(body.close_date as string) + 50 - Date.now())));
+    expect(Date.parse(body.close_date as string)).toBeLessThan(Date.now());
+    sim.resetStats();
+    const again = await post(body, scoped, { 'idempotency-key': 'idem-closing' });
+    expect(again.res.status, again.text).toBe(200);
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(sim.stats().requests).toBe(0);
+    // without the key it is a new request, and refused
+    expectProblem(await post(body, scoped), 400, 'invalid_parameter');
+  });
+});
+
 describe('the mode is what the models were shown, and its calibration applies', () => {
   let gdelt: ReplayServer;
   let emptyDir: string;
