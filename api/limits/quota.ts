@@ -90,8 +90,25 @@ export class QuotaKeeper {
    */
   chargeProbability(res: Response, auth: AuthContext): void {
     if (auth.keyId === null) return;
+    const { policy, used, reset } = this.#probabilityWindow(res, auth, auth.keyId);
+    this.usage.count(auth.keyId, 'probability');
+    appendHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
+  }
+
+  /**
+   * The probability scope's 429 when its daily quota is used up, without charging anything: the
+   * route asks before the work that precedes the charge (evidence retrieval, which may take a
+   * third of the answer deadline and calls outside services), so a key out of quota is refused at
+   * once (QA: it waited for the evidence providers, and drove their traffic, for each 429).
+   */
+  checkProbability(res: Response, auth: AuthContext): void {
+    if (auth.keyId !== null) this.#probabilityWindow(res, auth, auth.keyId);
+  }
+
+  /** The probability scope's window of a key; throws its 429 (refusing the plan's charge) when used up. */
+  #probabilityWindow(res: Response, auth: AuthContext, keyId: string): { policy: Policy; used: number; reset: number } {
     const policy = probabilityPolicy(this.limits);
-    const used = this.usage.get(auth.keyId).probability;
+    const used = this.usage.get(keyId).probability;
     const reset = Math.ceil((this.usage.dayEndsAt - Date.now()) / 1000);
     if (policy.quota !== null && used >= policy.quota) {
       this.refuseCharged(res, auth);
@@ -102,8 +119,7 @@ export class QuotaKeeper {
         limit: policy.quota,
       });
     }
-    this.usage.count(auth.keyId, 'probability');
-    appendHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
+    return { policy, used, reset };
   }
 
   /**

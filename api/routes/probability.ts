@@ -84,6 +84,8 @@ export const probabilityRoute = rawRoute({
       // After the replay: a stored answer is replayed whatever has changed since (its close_date
       // passed, its market no longer tracked); QA: such a retry was a 400 instead of the answer.
       const prepared = await svc.prepare(parsed.data);
+      // The scope's quota before the evidence retrieval (charged after it, below); its 429 is recorded as rejected.
+      services.quotas.checkProbability(res, auth);
       try {
         release = svc.acquire(keyId, units);
         svc.checkBudget(keyId, services.usage.dayEndsAt, units);

@@ -410,6 +410,33 @@ describe('the mode is what the models were shown, and its calibration applies', 
     expect((await get(withEmpty, '/api/usage/', { headers: { 'x-api-key': k } })).body.probability.used).toBe(0);
   });
 
+  it('a key whose probability quota is used up is refused before the evidence is retrieved (it waited for the providers, and called them, for each 429)', async () => {
+    const slowNews = await startReplayServer([{ path: '/api/v2/doc/doc', responses: () => ({ ...json({ articles: [] }), delayMs: 1500 }) }]);
+    const provider = createGdeltProvider({ baseUrl: slowNews.url, minIntervalMs: 0, retries: 0, timeoutMs: 3000 });
+    const limited = await serve(dir, {
+      publicBeta: true,
+      probability: { models, timeoutMs: 6000, evidenceProviders: [provider] },
+      limits: { anonymousPerHour: null, proPerDay: null, apiPerDay: null, enterprisePerDay: null, probabilityPerDay: 1 },
+    });
+    try {
+      const k = newKey(dir, 'pro', ['probability'], 'one a day').key;
+      const first = await post(good(snap), k, {}, {}, limited);
+      expect(first.res.status, first.text).toBe(200);
+      expect(slowNews.log.length).toBe(1);
+      const t0 = Date.now();
+      const second = await post(good(snap), k, {}, {}, limited);
+      expectProblem(second, 429, 'rate_limited');
+      expect(second.body.policy).toBe('probability');
+      expect(Date.now() - t0).toBeLessThan(1000);
+      expect(slowNews.log.length).toBe(1);
+      const u = await get(limited, '/api/usage/', { headers: { 'x-api-key': k } });
+      expect(u.body).toMatchObject({ probability: { used: 1 }, quota: { used: 1 }, rejected: 1 });
+    } finally {
+      await limited.close();
+      await slowNews.close();
+    }
+  });
+
   it('evidence found: augmented by default and when asked, with the evidence listed', async () => {
     for (const extra of [{}, { mode: 'augmented' }]) {
       const g = await post(noMarket({ ...snap, ...extra }), scoped, {}, {}, withNews);
