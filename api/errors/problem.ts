@@ -32,6 +32,7 @@ const TITLES = {
   rate_limited: 'Rate limited',
   not_ready: 'Not ready',
   models_unavailable: 'Models unavailable',
+  evidence_unavailable: 'Evidence unavailable',
   idempotency_conflict: 'Idempotency key reused',
   subscription_disabled: 'Subscription disabled',
   subscription_limit: 'Subscription limit reached',
@@ -161,6 +162,15 @@ export class ApiError extends Error {
   /** 503: no snapshot is published yet (or the published one lacks what this endpoint reads). */
   static notReady(detail = 'No data snapshot has been published yet; retry later.'): ApiError {
     return new ApiError(503, 'not_ready', detail, {}, { 'Retry-After': '5' });
+  }
+
+  /**
+   * 503: the probability endpoint was asked for the augmented mode and its evidence providers
+   * failed (an outage, a rate limit, the evidence deadline), so whether evidence exists is unknown;
+   * `Retry-After`. Not a 400: nothing is wrong with the request.
+   */
+  static evidenceUnavailable(detail: string, retryAfterSeconds: number, extras: Record<string, unknown> = {}): ApiError {
+    return new ApiError(503, 'evidence_unavailable', detail, extras, { 'Retry-After': String(Math.ceil(retryAfterSeconds)) });
   }
 
   /** 503: fewer than two models answered the probability endpoint (issue 14); `Retry-After`. */

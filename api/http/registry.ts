@@ -527,6 +527,13 @@ export const ProblemSchema = z
       .optional()
       .meta({ description: 'models_unavailable: the models asked that gave no usable answer.' }),
     cost_usd: z.number().optional().meta({ description: 'models_unavailable: what the calls cost in USD.' }),
+    evidence_errors: z
+      .array(z.object({
+        provider: z.string().meta({ description: 'The evidence provider.' }),
+        kind: z.string().meta({ description: 'How it failed (e.g. rate_limited, server_error, timeout, network).' }),
+      }))
+      .optional()
+      .meta({ description: 'evidence_unavailable: the evidence providers that failed for the question.' }),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });
 
@@ -542,7 +549,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Idempotency-Key reused with another body (`idempotency_conflict`).',
   429: 'Quota used up (`rate_limited`); see `Retry-After`.',
   500: 'Internal error (`internal`); never carries a stack trace.',
-  503: 'Not ready (`not_ready`): no snapshot loaded yet, or the feature is not enabled on this server (the event stream, webhooks, the probability endpoint); or too few models answered (`models_unavailable`, the probability endpoint); see `Retry-After`.',
+  503: 'Not ready (`not_ready`): no snapshot loaded yet, or the feature is not enabled on this server (the event stream, webhooks, the probability endpoint); or too few models answered (`models_unavailable`, the probability endpoint), or the evidence providers failed for a request asking for the augmented mode (`evidence_unavailable`, the probability endpoint); see `Retry-After`.',
 };
 
 const h = (description: string) => z.string().meta({ description });

@@ -159,6 +159,16 @@ export const ProbabilityAnswer = z
         source_slug: z.string().meta({ description: 'The slug of the evidence provider that found it.' }),
       }))
       .meta({ description: 'The evidence retrieved for the question and shown to the models (augmented mode; empty otherwise).' }),
+    evidence_errors: z
+      .array(z.object({
+        provider: z.string().meta({ description: 'The evidence provider (e.g. gdelt, local).' }),
+        kind: z.string().meta({ description: 'How it failed (e.g. rate_limited, server_error, timeout, network).' }),
+      }))
+      .meta({
+        description:
+          'The evidence providers that failed for the question: with none listed an empty `evidence` means none was found; ' +
+          'with some, `mode` may be informed or blind for want of evidence that could exist.',
+      }),
     market: z
       .object({
         probability: prob.meta({ description: 'The market probability of YES shown to the models.' }),

@@ -76,10 +76,21 @@ export interface Shown extends Prepared {
   question: TaskQuestion;
   mode: Mode;
   evidence: EvidenceRow[];
+  /** The evidence providers that failed for the question (an empty `evidence` then says nothing). */
+  evidenceErrors: EvidenceError[];
   /** The request's time (the models' as-of) and its start on the performance clock (its deadline). */
   now: Date;
   t0: number;
 }
+
+/** An evidence provider that failed for the question: its name and the kind of failure. */
+export interface EvidenceError {
+  provider: string;
+  kind: string;
+}
+
+/** Seconds a client is told to wait after a 503 evidence_unavailable. */
+export const EVIDENCE_UNAVAILABLE_RETRY_S = 30;
 
 interface Market {
   probability: number;
@@ -302,6 +313,7 @@ export class ProbabilityService {
       domain: null,
     };
     let evidence: EvidenceRow[] = [];
+    let evidenceErrors: EvidenceError[] = [];
     const mayUseEvidence = req.mode === 'augmented' || req.mode === undefined;
     if (mayUseEvidence && this.#hasEvidenceProviders) {
       // A real timer (pipeline/net/deadline.ts), not AbortSignal.any + AbortSignal.timeout, whose
@@ -315,13 +327,27 @@ export class ProbabilityService {
           signal: deadline.signal,
         });
         evidence = g.byQuestion.get(question.question_id) ?? [];
+        // Stopped by the evidence deadline: every provider's answer is unknown.
+        evidenceErrors = g.stopped && !signal.aborted
+          ? this.#opts.evidenceProviders!.map((p) => ({ provider: p.name, kind: 'timeout' }))
+          : g.errors.map((e) => ({ provider: e.provider, kind: e.kind }));
       } finally {
         deadline.clear();
       }
     }
     signal.throwIfAborted();
+    if (req.mode === 'augmented' && evidence.length === 0 && evidenceErrors.length > 0) {
+      // Not "none was found": a provider failed, so whether there is evidence is unknown (QA: a
+      // GDELT 429 was a 400 invalid_parameter saying that no evidence was found for the question).
+      const failed = evidenceErrors.map((e) => `${e.provider}: ${e.kind}`).join(', ');
+      throw ApiError.evidenceUnavailable(
+        `mode augmented needs evidence, and the evidence providers failed (${failed}); retry later, or leave mode out.`,
+        EVIDENCE_UNAVAILABLE_RETRY_S,
+        { evidence_errors: evidenceErrors },
+      );
+    }
     const mode = shownMode(req.mode, prepared.market !== null, evidence.length > 0);
-    return { ...prepared, requestId, question, mode, evidence, now, t0 };
+    return { ...prepared, requestId, question, mode, evidence, evidenceErrors, now, t0 };
   }
 
   /**
@@ -330,7 +356,7 @@ export class ProbabilityService {
    * when `signal` aborts (the client went away).
    */
   async forecast(shown: Shown, signal: AbortSignal): Promise<ProbabilityAnswer> {
-    const { req, market, mode, evidence, requestId, question, now, t0 } = shown;
+    const { req, market, mode, evidence, evidenceErrors, requestId, question, now, t0 } = shown;
     const { models, clients } = await this.#clients();
     const langs = req.langs ?? this.#opts.langs ?? ['en'];
     const questionId = question.question_id;
@@ -395,7 +421,7 @@ export class ProbabilityService {
     }
     await this.store.appendCalls(out.calls);
     const cost = out.calls.reduce((s, c) => s + (c.cost_usd ?? 0), 0);
-    return this.#answer(req, requestId, now, mode, market, evidence, out, cost, t0);
+    return this.#answer(req, requestId, now, mode, market, evidence, evidenceErrors, out, cost, t0);
   }
 
   async #answer(
@@ -405,6 +431,7 @@ export class ProbabilityService {
     mode: Mode,
     market: Market | null,
     evidence: EvidenceRow[],
+    evidenceErrors: EvidenceError[],
     out: Awaited<ReturnType<typeof runForecasts>>,
     cost: number,
     t0: number,
@@ -477,6 +504,7 @@ export class ProbabilityService {
         published_at: e.published_at ? e.published_at.toISOString() : null,
         source_slug: e.source_slug,
       })),
+      evidence_errors: evidenceErrors,
       market: market
         ? {
             probability: market.probability,

@@ -437,6 +437,36 @@ describe('the mode is what the models were shown, and its calibration applies', 
     }
   });
 
+  it('an evidence provider that fails: augmented asked is a 503 evidence_unavailable, not a 400 "none was found"; by default the answer names the failure', async () => {
+    // GDELT's rate-limit answer: status 429 with a plain-text notice
+    const limitedNews = await startReplayServer([{
+      path: '/api/v2/doc/doc',
+      responses: () => ({ status: 429, headers: { 'content-type': 'text/html' }, body: 'Please limit requests to one every 5 seconds or contact kalev.leetaru5@gmail.com for larger queries.' }),
+    }]);
+    const provider = createGdeltProvider({ baseUrl: limitedNews.url, minIntervalMs: 0, retries: 0, timeoutMs: 2000 });
+    const failing = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: [provider] } });
+    try {
+      const k = newKey(dir, 'pro', ['probability'], 'evidence outage').key;
+      sim.resetStats();
+      const asked = await post(noMarket({ ...snap, mode: 'augmented' }), k, {}, {}, failing);
+      expectProblem(asked, 503, 'evidence_unavailable');
+      expect(Number(asked.res.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(asked.body.detail).toMatch(/evidence providers failed \(gdelt: /);
+      expect(asked.body.evidence_errors).toEqual([{ provider: 'gdelt', kind: expect.any(String) }]);
+      expect(sim.stats().requests).toBe(0); // nothing asked, nothing charged
+      expect((await get(failing, '/api/usage/', { headers: { 'x-api-key': k } })).body.probability.used).toBe(0);
+      // every member is in the OpenAPI document's Problem
+      const problem = (await get(failing, '/api/openapi.json')).body.components.schemas.Problem;
+      expect(Object.keys(problem.properties)).toEqual(expect.arrayContaining(Object.keys(asked.body)));
+      const byDefault = await post(noMarket(snap), k, {}, {}, failing);
+      expect(byDefault.res.status, byDefault.text).toBe(200);
+      expect(byDefault.body).toMatchObject({ mode: 'blind', evidence: [], evidence_errors: [{ provider: 'gdelt' }] });
+    } finally {
+      await failing.close();
+      await limitedNews.close();
+    }
+  });
+
   it('evidence found: augmented by default and when asked, with the evidence listed', async () => {
     for (const extra of [{}, { mode: 'augmented' }]) {
       const g = await post(noMarket({ ...snap, ...extra }), scoped, {}, {}, withNews);
