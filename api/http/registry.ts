@@ -134,6 +134,8 @@ export interface RawRoute extends RouteBase {
   responseDescription?: string;
   /** Headers of the success response beyond the common ones: name → description (documentation). */
   responseHeaders?: Record<string, string>;
+  /** Headers of an error response beyond the common ones, by status: name → description (documentation). */
+  errorHeaders?: Partial<Record<number, Record<string, string>>>;
   handle: (req: Request, res: Response, ctx: RouteContext) => void | Promise<void>;
 }
 
@@ -646,6 +648,9 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
         ...(s === 503 ? { 'Retry-After': h('Seconds to wait before retrying.') } : {}),
         ...(s === 405 ? { Allow: h('The allowed methods.') } : {}),
         ...(s === 401 ? { 'WWW-Authenticate': h('`Bearer`.') } : {}),
+        ...(def.kind === 'raw'
+          ? Object.fromEntries(Object.entries(def.errorHeaders?.[s] ?? {}).map(([name, d]) => [name, h(d).optional()]))
+          : {}),
       }),
       content: { 'application/problem+json': { schema: ProblemSchema } },
     };

@@ -47,6 +47,12 @@ export const probabilityRoute = rawRoute({
     'Idempotent-Replayed': '`true` when the answer is the stored one of an earlier request with the same Idempotency-Key.',
   },
   responses: { 'application/json': { schema: ProbabilityAnswer } },
+  errorHeaders: {
+    503: {
+      'X-Probability-Request-Id':
+        'models_unavailable: the request id (GET /api/probability/{request_id} shows the stored problem, with what the models did).',
+    },
+  },
   handle: async (req, res, { services }) => {
     const svc = services.probability;
     if (!svc) throw ApiError.notReady('The probability endpoint is not configured on this server.');

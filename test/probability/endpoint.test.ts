@@ -285,8 +285,12 @@ describe('POST /api/probability/: answers', () => {
       const problem = (await get(server, '/api/openapi.json')).body.components.schemas.Problem;
       expect(problem.additionalProperties).toBe(false);
       expect(Object.keys(problem.properties)).toEqual(expect.arrayContaining(Object.keys(g.body)));
-      // stored with the problem as its answer, as the OpenAPI document says, key for key
+      // stored with the problem as its answer, as the OpenAPI document says, key for key; the
+      // request id header that names it is in the document's 503 (it was only in the 200's)
       const id = g.res.headers.get('x-probability-request-id');
+      expect(id).toMatch(/^prq_[0-9a-f]{32}$/);
+      const doc = (await get(server, '/api/openapi.json')).body;
+      expect(Object.keys(doc.paths['/api/probability/'].post.responses['503'].headers)).toContain('X-Probability-Request-Id');
       const stored = await get(server, `/api/probability/${id}`, { headers: { 'x-api-key': scoped } });
       expect(stored.body.status).toBe(503);
       expect(StoredProbability.parse(stored.body)).toEqual(stored.body);
