@@ -280,6 +280,14 @@ export class ProbabilityService {
    * charged. Whether evidence exists is known only after retrieval (`show`).
    */
   async prepare(req: ProbabilityRequest): Promise<Prepared> {
+    // An answer needs two models (fewer is a 503 models_unavailable): with fewer configured, every
+    // request would be charged, the model asked and paid, and the 503's Retry-After never help (QA).
+    const { models } = await this.#clients();
+    if (models.length < 2) {
+      throw ApiError.notReady(
+        `This server has ${models.length} model${models.length === 1 ? '' : 's'} configured; the probability endpoint needs at least two (QUORUM_MODELS_FILE).`,
+      );
+    }
     // The schema checked the grammar (api/http/params.ts); this is the same parser's instant.
     const closeAt = new Date(Number(parseTimestampValue(req.close_date)!.epochUs / 1000n));
     if (!(closeAt.getTime() > Date.now())) throw ApiError.invalidParameter('close_date', 'close_date must be in the future.');

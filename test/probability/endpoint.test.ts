@@ -486,6 +486,25 @@ describe('the mode is what the models were shown, and its calibration applies', 
   });
 });
 
+describe('a server with fewer than two models', () => {
+  it('is a 503 not_ready before any charge or call (every request was charged, its one model paid, and answered 503 models_unavailable)', async () => {
+    const single = await serve(dir, { publicBeta: true, probability: { models: [models[0]!], timeoutMs: 3000, evidenceProviders: [] } });
+    try {
+      const k = newKey(dir, 'pro', ['probability'], 'single model').key;
+      sim.resetStats();
+      const g = await post(good({ question: 'Will a one-model server answer this question?' }), k, {}, {}, single);
+      expectProblem(g, 503, 'not_ready');
+      expect(g.body.detail).toMatch(/1 model configured; the probability endpoint needs at least two/);
+      expect(sim.stats().requests).toBe(0);
+      const u = await get(single, '/api/usage/', { headers: { 'x-api-key': k } });
+      expect(u.body.probability.used).toBe(0);
+      expect(u.body.probability_cost_usd).toBe(0);
+    } finally {
+      await single.close();
+    }
+  });
+});
+
 describe('default wiring (quorum serve): models from the environment', () => {
   it('no models file: the bundled simulator starts on the first request and stops with the server', async () => {
     const d = await fixtureDir();
