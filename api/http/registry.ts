@@ -511,7 +511,7 @@ export const ProblemSchema = z
     budget_usd: z.number().optional().meta({ description: 'rate_limited by probability_budget_usd: the key\'s daily spending cap in USD.' }),
     spent_usd: z.number().optional().meta({ description: 'rate_limited by probability_budget_usd: what the key spent today in USD.' }),
     reserved_usd: z.number().nullable().optional().meta({
-      description: 'rate_limited by probability_budget_usd while the key\'s other requests are in flight: what they may still spend (each, per language it asked for, as much as the dearest language of any request answered so far; null before any was answered, when a key with a cap has one request in flight at a time).',
+      description: 'rate_limited by probability_budget_usd while the key\'s other requests are in flight: what they may still spend (each in proportion to its languages and the length of its question and resolution criteria, at the dearest such rate of any request answered so far; null before any was answered, when a key with a cap has one request in flight at a time).',
     }),
     closest: z.array(z.string()).optional().meta({ description: 'not_found of a source slug (track records): the closest slugs of the snapshot.' }),
     // QA: the 409 and the 503 models_unavailable carried these, and the document said that a

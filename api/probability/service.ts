@@ -41,6 +41,12 @@ import { ProbabilityStore, utcDate } from './store.ts';
 
 export const DEFAULT_PROBABILITY_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_IN_FLIGHT_PER_KEY = 4;
+/**
+ * Characters of a prompt besides the question and its resolution criteria (the template's
+ * instructions, dates, a market price): a lower bound (a short question's informed prompt is about
+ * 1,200 characters), so the cost units of a long question are counted high rather than low.
+ */
+export const PROMPT_OVERHEAD_CHARS = 1000;
 /** Seconds a client is told to wait after a 503 models_unavailable. */
 export const MODELS_UNAVAILABLE_RETRY_S = 30;
 
@@ -148,7 +154,7 @@ export class ProbabilityService {
   #models: Promise<{ models: ResolvedModel[]; clients: Map<string, ModelClient> }> | null = null;
   /** Per key: its requests in flight and the languages they asked for (their cost units, `costUnits`). */
   #inFlight = new Map<string, { n: number; units: number }>();
-  /** The dearest language of any request answered so far (USD: a request's cost over its languages). */
+  /** The dearest cost unit of any request answered so far (USD: a request's cost over its costUnits). */
   #dearestUnitUsd: number | null = null;
   #calibration: { snapshot: string; byMode: Map<string, ModeCalibration>; asOf: string } | null = null;
 
@@ -172,11 +178,16 @@ export class ProbabilityService {
   }
 
   /**
-   * What a request's cost scales with: the languages it asks for (every model writes its reasoning
-   * and key factors once per language, in one reply; the output is most of a call's price).
+   * What a request's cost scales with, in units of the smallest request: its languages (every model
+   * writes its reasoning and key factors once per language, in one reply) times its prompt's size
+   * (the template, about PROMPT_OVERHEAD_CHARS, plus the question and resolution criteria, up to
+   * 5,000 characters). A cost a·(prompt) + b·(languages) is at most (a·overhead + b)·units, so
+   * the dearest cost per unit answered so far, times a request's units, bounds what it may spend.
    */
   costUnits(req: ProbabilityRequest): number {
-    return (req.langs ?? this.#opts.langs ?? ['en']).length;
+    const langs = (req.langs ?? this.#opts.langs ?? ['en']).length;
+    const text = req.question.length + (req.resolution_criteria?.length ?? 0);
+    return langs * (1 + text / PROMPT_OVERHEAD_CHARS);
   }
 
   /** Reserves an in-flight slot for the key (429 beyond the limit) for a request of `units` (costUnits); returns its release. */
@@ -202,12 +213,13 @@ export class ProbabilityService {
 
   /**
    * 429 once the key's spend today reached the daily cap, or could reach it with what the key's
-   * other requests in flight may still spend (each as much per language it asked for as the dearest
-   * language of any request answered so far; before any was answered, a key with a cap has one
-   * request in flight at a time). Call after acquire() with the same `units`. QA: four concurrent
-   * requests, each checked before any had spent, took a key to 4× its cap; then four concurrent
-   * requests in eight languages, each reserved at the cost of the one-language requests answered
-   * before, took a key to 2× its cap. Now it goes over by at most about one request's cost.
+   * other requests in flight may still spend (each as much per cost unit, its languages times its
+   * prompt's size, as the dearest unit of any request answered so far; before any was answered, a
+   * key with a cap has one request in flight at a time). Call after acquire() with the same `units`.
+   * QA: four concurrent requests, each checked before any had spent, took a key to 4× its cap; then
+   * four concurrent requests in eight languages, or with 4,000 characters of resolution criteria,
+   * each reserved at the cost of the short one-language requests answered before, took a key to
+   * over 2× its cap. Now it goes over by at most about one request's cost.
    */
   checkBudget(keyId: string, dayEndsAt: number, units = 1): void {
     if (this.budgetUsdPerDay === null) return;

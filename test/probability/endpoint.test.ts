@@ -592,7 +592,7 @@ describe('limits and cancellation', () => {
     expect(last.body.spent_usd).toBeCloseTo(spent, 12);
   });
 
-  it('the daily budget holds against concurrent requests in more languages than those answered before (QA: four in eight languages, reserved at a one-language cost, spent 2× the cap)', async () => {
+  it('the daily budget holds against concurrent requests dearer than those answered before (QA: four in eight languages, or with long resolution criteria, reserved at a short one-language request\'s cost, spent over 2× the cap)', async () => {
     // its own server: the requests answered so far are one-language ones (the cheapest kind)
     const d = await fixtureDir();
     const m = loadModelsConfig({ env: {}, simulatorUrl: slowSim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
@@ -600,17 +600,24 @@ describe('limits and cancellation', () => {
     try {
       const warm = await post(good({ question: 'Will the one-language warm-up question resolve YES?' }), newKey(d.dir, 'pro', ['probability']).key, {}, {}, srv);
       expect(warm.res.status, warm.text).toBe(200);
-      const k = newKey(d.dir, 'pro', ['probability']).key;
-      const langs = ['en', 'fr', 'de', 'es', 'it', 'pt', 'nl', 'pl'];
-      const all = await Promise.all(Array.from({ length: 4 }, (_, i) => post(good({ question: `Will polyglot question ${i} resolve YES?`, langs }), k, {}, {}, srv)));
-      const answered = all.filter((g) => g.res.status === 200);
-      const spent = answered.reduce((a, g) => a + (g.body.cost_usd as number), 0);
-      const dearest = Math.max(...answered.map((g) => g.body.cost_usd as number));
-      expect(dearest).toBeGreaterThan(warm.body.cost_usd * 2); // eight languages cost more than one
-      expect(spent).toBeLessThan(CAP_USD + dearest + 1e-12); // over by at most one request
-      for (const g of all.filter((x) => x.res.status === 429)) {
-        expectProblem(g, 429, 'rate_limited');
-        expect(g.body.policy).toBe('probability_budget_usd');
+      // eight languages, or 4,000 characters of resolution criteria: each several times the warm-up's cost
+      const criteria = 'Resolves YES if the named agency publishes the final figure before the close date. '.repeat(48).slice(0, 4000);
+      const shapes: [string, Record<string, unknown>][] = [
+        ['polyglot', { langs: ['en', 'fr', 'de', 'es', 'it', 'pt', 'nl', 'pl'] }],
+        ['long criteria', { resolution_criteria: criteria }],
+      ];
+      for (const [name, extra] of shapes) {
+        const k = newKey(d.dir, 'pro', ['probability']).key;
+        const all = await Promise.all(Array.from({ length: 4 }, (_, i) => post(good({ question: `Will ${name} question ${i} resolve YES?`, ...extra }), k, {}, {}, srv)));
+        const answered = all.filter((g) => g.res.status === 200);
+        const spent = answered.reduce((a, g) => a + (g.body.cost_usd as number), 0);
+        const dearest = Math.max(...answered.map((g) => g.body.cost_usd as number));
+        expect(dearest, name).toBeGreaterThan(warm.body.cost_usd * 2);
+        expect(spent, name).toBeLessThan(CAP_USD + dearest + 1e-12); // over by at most one request
+        for (const g of all.filter((x) => x.res.status === 429)) {
+          expectProblem(g, 429, 'rate_limited');
+          expect(g.body.policy).toBe('probability_budget_usd');
+        }
       }
     } finally {
       await srv.close();
