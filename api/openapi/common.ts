@@ -139,8 +139,12 @@ export const snapshotCursorParam = z.string().max(1024).meta({
   description: 'The previous page\'s next_cursor, on the snapshot that issued it: this list\'s order changes with each run, so after a newer snapshot it is a 410 cursor_expired (start again).',
 });
 
+/**
+ * A `category` parameter (query or path): one of the nine, as its enum (the server refuses any
+ * other value with a 400 listing them; a category path, a 404). Case-insensitive on input.
+ */
 export const categoryParam = z
-  .string()
+  .enum(CATEGORIES)
   .meta({
     description: `One of the nine categories (case-insensitive): ${CATEGORIES.join(', ')}.`,
     example: 'politics',

@@ -14,6 +14,7 @@ import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
 import { queryQuestionId } from './prediction-params.ts';
 import { parseEnum, parseInteger, queryCategory, queryString } from '../http/params.ts';
+import { categoryParam } from '../openapi/common.ts';
 
 const MAX_SEQ = 999_999_999_999_999;
 
@@ -97,7 +98,7 @@ export const streamRoute = rawRoute({
   tags: ['events'],
   query: z.object({
     types: z.string().optional().meta({ description: `Comma-separated event types: ${EVENT_TYPES.join(', ')}.` }),
-    category: z.string().optional().meta({ description: 'Only events of questions in this category.' }),
+    category: categoryParam.optional().meta({ description: 'Only events of questions in this category (case-insensitive).' }),
     question_id: z.string().optional().meta({ description: 'Only events of this question.' }),
     since: z.int().min(0).max(MAX_SEQ).optional().meta({ description: 'Resume after this event sequence number (Last-Event-ID wins).' }),
   }),
