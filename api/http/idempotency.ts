@@ -6,12 +6,20 @@
  */
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
+import { z } from 'zod';
 import { ApiError } from '../errors/problem.ts';
 
 /** How long a key is remembered after its first request. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+/**
+ * The header's schema in the OpenAPI document: the grammar `idempotencyKeyOf` applies (QA: the
+ * routes documented any string of at most 200 characters, and the server refused an empty key,
+ * a space or a non-ASCII character with a 400). A route adds its own description.
+ */
+export const idempotencyKeyHeader = z.string().regex(IDEMPOTENCY_KEY);
 
 /** The request's Idempotency-Key (undefined: none); 400 naming the header when malformed. */
 export function idempotencyKeyOf(req: Request): string | undefined {

@@ -14,7 +14,7 @@ import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ForecastCancelled, ProbabilityService } from '../probability/service.ts';
 import type { StoredRequest } from '../probability/store.ts';
-import { bodyHash, idempotencyKeyOf } from '../http/idempotency.ts';
+import { bodyHash, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
 
 /** Idempotency-Key records in progress (a concurrent retry waits for the first one). */
@@ -39,7 +39,7 @@ export const probabilityRoute = rawRoute({
   tags: ['probability'],
   body: ProbabilityRequest,
   headers: z.object({
-    'Idempotency-Key': z.string().max(200).optional().meta({ description: '24 h: the same key and body return the stored answer (Idempotent-Replayed: true) without a model call; another body is a 422.' }),
+    'Idempotency-Key': idempotencyKeyHeader.optional().meta({ description: '1-200 visible ASCII characters, 24 h: the same key and body return the stored answer (Idempotent-Replayed: true) without a model call; another body is a 422.' }),
   }),
   errors: [400, 413, 422, 503],
   responseHeaders: {

@@ -15,7 +15,7 @@ import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
 import { parseInteger, queryString } from '../http/params.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
-import { bodyHash, idempotencyKeyOf } from '../http/idempotency.ts';
+import { bodyHash, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency.ts';
 
 /** The dispatcher, set on `app.locals.webhooks` by createApp (absent: webhooks disabled). */
 function dispatcherOf(req: Request): WebhookDispatcher {
@@ -124,7 +124,7 @@ export const webhooksCreateRoute = rawRoute({
   tags: ['webhooks'],
   body: CreateBody,
   headers: z.object({
-    'Idempotency-Key': z.string().max(200).optional().meta({
+    'Idempotency-Key': idempotencyKeyHeader.optional().meta({
       description: '1-200 visible ASCII characters, 24 h: the same key and body return the subscription it created (Idempotent-Replayed: true) instead of a second one; another body is a 422.',
     }),
   }),

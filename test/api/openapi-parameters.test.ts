@@ -7,10 +7,17 @@
  *   a 404 naming them), so the document lists them as the parameter's enum, as it does for the
  *   export's `category` and every `venue` (QA: six routes documented it as any string).
  *
- * Real HTTP against the fixture snapshot, each route with a key of its plan.
+ * - `Idempotency-Key` (POST /api/probability/ and /api/webhooks/) is 1-200 visible ASCII characters:
+ *   the document's schema of the header takes exactly the keys the server takes (QA: it documented
+ *   any string up to 200 characters; the server refused an empty key, a space or a non-ASCII one).
+ *
+ * Real HTTP against the fixture snapshot (the probability endpoint's models: the model simulator),
+ * with an enterprise key (the probability endpoint: a key with its scope).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
+import { loadModelsConfig } from '../../pipeline/models/config.ts';
+import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
 import { fixtureData, withFeeds } from './fixtures.ts';
 import { FIXTURE_PATH_VALUES as VALUES, fixtureDir, get, newKey, serve } from './helpers.ts';
@@ -23,15 +30,21 @@ let dir: string;
 let cleanup: () => Promise<void>;
 let server: ServerHandle;
 let key: string;
+let scoped: string;
+let sim: Simulator;
 
 beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+  const models = loadModelsConfig({ env: {}, simulatorUrl: sim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
   ({ dir, cleanup } = await fixtureDir(withFeeds(fixtureData(1))));
-  server = await serve(dir);
+  server = await serve(dir, { probability: { models, timeoutMs: 3000, evidenceProviders: [] } });
   key = newKey(dir, 'enterprise').key;
+  scoped = newKey(dir, 'pro', ['probability']).key;
 });
 
 afterAll(async () => {
   await server?.close();
+  await sim?.close();
   await cleanup?.();
 });
 
@@ -72,5 +85,43 @@ describe('the documented grammar of category is the server\'s', () => {
       'query /api/stream/',
       'query /api/track-records/',
     ]);
+  });
+});
+
+/** Whether a JSON-schema string `schema` (type, pattern, minLength, maxLength) takes `v`. */
+function takes(schema: Record<string, unknown>, v: string): boolean {
+  if (schema.type !== 'string') return false;
+  if (typeof schema.minLength === 'number' && v.length < schema.minLength) return false;
+  if (typeof schema.maxLength === 'number' && v.length > schema.maxLength) return false;
+  return typeof schema.pattern !== 'string' || new RegExp(schema.pattern, 'u').test(v);
+}
+
+describe('the documented grammar of Idempotency-Key is the server\'s', () => {
+  const KEYS = ['retry-1', 'A'.repeat(200), '~!{}', '', 'a b', 'clé', 'A'.repeat(201)];
+  const future = new Date(Date.now() + 90 * 86_400_000).toISOString();
+  // a body each route takes up to its Idempotency-Key check (the webhook's http URL is refused after it)
+  const ROUTES = [
+    { path: '/api/probability/', key: () => scoped, body: { question: 'Will the idempotency test event happen before the close date?', close_date: future, category: 'science', market_probability: 0.4 } },
+    { path: '/api/webhooks/', key: () => key, body: { url: 'http://127.0.0.1:9/hook' } },
+  ];
+
+  it('the header schema of both POST routes takes exactly the keys the server takes', async () => {
+    const doc = (await get(server, '/api/openapi.json')).body as { paths: Record<string, Record<string, Operation>> };
+    for (const route of ROUTES) {
+      const param = doc.paths[route.path]!.post!.parameters!.find((p) => p.name === 'Idempotency-Key')!;
+      expect(param.in).toBe('header');
+      for (const [i, k] of KEYS.entries()) {
+        const res = await fetch(`${server.url}${route.path}`, {
+          method: 'POST',
+          headers: { 'X-API-Key': route.key(), 'Content-Type': 'application/json', 'Idempotency-Key': k },
+          body: JSON.stringify({ ...route.body, ...(route.path === '/api/probability/' ? { question: `${route.body.question} (${i})` } : {}) }),
+        });
+        const problem = res.status === 400 ? ((await res.json()) as { parameter?: string }) : (await res.arrayBuffer(), null);
+        const refused = problem?.parameter === 'Idempotency-Key';
+        if (route.path === '/api/probability/' && !refused) expect(res.status, `${route.path} ${JSON.stringify(k)}`).toBe(200);
+        if (route.path === '/api/webhooks/' && !refused) expect(problem?.parameter, `${route.path} ${JSON.stringify(k)}`).toBe('url');
+        expect(takes(param.schema, k), `${route.path}: the document on Idempotency-Key ${JSON.stringify(k)}`).toBe(!refused);
+      }
+    }
   });
 });
