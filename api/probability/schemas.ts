@@ -26,8 +26,21 @@ const lang = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language co
 /** POST /api/probability/ body. `close_date` is checked to be in the future by the service. */
 export const ProbabilityRequest = z
   .object({
-    question: z.string().trim().min(10).max(1000).meta({ description: 'The forward-looking yes/no question (10-1,000 characters).' }),
-    resolution_criteria: z.string().trim().min(1).max(4000).optional().meta({ description: 'How the question resolves YES.' }),
+    // Lengths count after trimming: the document and the 400 say so (QA: minLength 10 of the string
+    // as sent, and "expected >=10 characters" for 14 characters around an 8-character question).
+    question: z
+      .string()
+      .trim()
+      .min(10, 'must have 10 characters or more besides surrounding whitespace')
+      .max(1000, 'must have 1,000 characters or fewer besides surrounding whitespace')
+      .meta({ description: 'The forward-looking yes/no question (10-1,000 characters; surrounding whitespace is trimmed and not counted).' }),
+    resolution_criteria: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty: surrounding whitespace is trimmed')
+      .max(4000, 'must have 4,000 characters or fewer besides surrounding whitespace')
+      .optional()
+      .meta({ description: 'How the question resolves YES (1-4,000 characters; surrounding whitespace is trimmed and not counted).' }),
     close_date: closeDate.meta({
       description:
         'ISO 8601 date or date-time (UTC unless an offset is given) at which the question closes; must be in the future ' +
@@ -55,7 +68,9 @@ export const ProbabilityRequest = z
         'price is given, else blind. Asked explicitly, a mode the request cannot honour is a 400 (informed without a market; ' +
         'augmented with no evidence provider configured or no evidence found).',
     }),
-    langs: z.array(lang).min(1).max(8).optional().meta({ description: 'Reasoning languages (first = main). Default: the server\'s.' }),
+    langs: z.array(lang).min(1).max(8).optional().meta({
+      description: 'Reasoning languages (first = main), each listed once (case-insensitive: pt-br is pt-BR). Default: the server\'s.',
+    }),
   })
   .strict()
   // The two are alternatives: silently preferring one would answer a question the partner did not ask.

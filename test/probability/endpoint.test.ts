@@ -77,6 +77,26 @@ describe('POST /api/probability/: access and validation', () => {
     }
   });
 
+  // QA: the document gave minLength 10 (question) and 1 (resolution_criteria) of the string as sent,
+  // and the server counts after trimming: 14 characters around a 8-character question were a 400
+  // "expected string to have >=10 characters"; a language listed twice, undocumented, a 400 too.
+  it('what the server counts is what the document and the 400 say: trimmed lengths, each language once', async () => {
+    const doc = (await get(server, '/api/openapi.json')).body;
+    const props = doc.components.schemas.ProbabilityRequest.properties;
+    expect(props.question.description).toMatch(/surrounding whitespace/);
+    expect(props.resolution_criteria.description).toMatch(/surrounding whitespace/);
+    expect(props.langs.description).toMatch(/once \(case-insensitive/);
+    for (const [body, field] of [
+      [good({ question: '   Will it?   ' }), 'question'],
+      [good({ resolution_criteria: '   ' }), 'resolution_criteria'],
+    ] as const) {
+      const g = await post(body, scoped);
+      expectProblem(g, 400, 'invalid_parameter');
+      expect(g.body.parameter).toBe(field);
+      expect(g.body.detail).toMatch(/surrounding whitespace/);
+    }
+  });
+
   it('every bad input is a 400 naming the field, an oversize body a 413', async () => {
     sim.resetStats();
     const cases: [unknown, string][] = [
