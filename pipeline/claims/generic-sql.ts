@@ -620,12 +620,15 @@ export async function importGenericSql(
         `FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source` +
         `${shifts.length > 0 ? ' ASOF JOIN _gen_shift AS g ON i.rowid >= g.from_rowid' : ''})`;
     // Both parts are written before either is put in place: claims that fail to write (a full
-    // disk) leave no source behind either (QA: 517 sources written, no claim).
+    // disk) leave no source behind either (QA: 517 sources written, no claim). They go in place in
+    // this order, the sources last: a kill between the renames then leaves claims whose sources
+    // the next import writes under the same slugs, never sources named by no claim, which the next
+    // import took for another origin's and stored again as `<slug>-2` (QA, write-batch.ts).
     const parts: PendingPart[] = [];
     try {
       const resolutions = await appendStaged(conn, root, 'claim_resolutions', resolutionsQuery(provenance, dataset, nowSql, shifts.length > 0), now, undefined, parts);
-      const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now, undefined, parts);
       const claims = await appendStaged(conn, root, 'claims', claimsQuery, now, received, parts);
+      const sources = await appendStaged(conn, root, 'sources', '_gen_sources_stage', now, undefined, parts);
       commitParts(parts);
       return { claims, sources, resolutions };
     } catch (err) {

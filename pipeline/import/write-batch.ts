@@ -10,8 +10,15 @@ import { appendRaw, commitParts, dropParts, type PendingPart } from '../warehous
 import { newRunId, runDate } from '../warehouse/layout.ts';
 import type { RawTableName } from '../warehouse/tables.ts';
 
-/** Import order: reference data first, questions before what points at them. */
-const ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events', 'claims'];
+/**
+ * Import order, which is also the order the parts are put in place: questions before what points
+ * at them, and `sources` after the `claims` that name them. A kill between two renames leaves the
+ * parts before it; importing again writes the rest. Claims in place without their sources get the
+ * same slugs again (the sources are written for every claim of the files); sources in place without
+ * their claims did not: named by no claim, they were taken for another origin's, and every source
+ * was stored again as `<slug>-2` with its claims under it (QA).
+ */
+const ORDER: RawTableName[] = ['questions', 'market_prices', 'resolutions', 'lifecycle_events', 'claims', 'sources'];
 
 export type ImportRows = Partial<Record<RawTableName, readonly object[]>>;
 
