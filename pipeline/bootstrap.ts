@@ -6,7 +6,7 @@
  * The sample's prices are historical (observed at its rounds, not now): the "now" run says so in
  * its summary (`prices_historical`, the newest observation and its age, a note) and in the log.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { importClaims, type ClaimImportResult } from './claims/import.ts';
 import type { ClaimFormat } from './claims/formats.ts';
@@ -18,6 +18,8 @@ import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
 import { writeImportBatch } from './import/write-batch.ts';
 import { runPipeline, type RunSummary } from './run.ts';
+import { isResumable, listRuns } from './forecast/runs.ts';
+import { fsyncDir, writeFileAtomicSync } from './fs/durable.ts';
 import { runSync } from './sync.ts';
 
 /** The distinct freeze times of the rounds in a ForecastBench questions file, oldest first. */
@@ -82,27 +84,66 @@ export async function importBundledClaims(dataDir: string, sampleRoot: string, n
   });
 }
 
-/** Runs the first-start sequence if no snapshot exists; returns the runs it made. */
+/**
+ * `<dataDir>/bootstrap.json`: a first start in progress. Written before its first step and removed
+ * after its last run, so a first start killed part-way (after its first dated run published, say)
+ * is finished by the next start: the published snapshot alone said "bootstrapped", and the next
+ * start served the first round's snapshot with the later round and the "now" run never made (QA).
+ */
+export function bootstrapMarkerFile(dataDir: string): string {
+  return join(dataDir, 'bootstrap.json');
+}
+
+/**
+ * The run of the first start's sequence dated `asOf` (null: its "now" run, dated after `after`):
+ * `done` when one completed (a first start stopped later), the id of one to continue (stopped
+ * while it ran: its journaled calls are not made again), or `new`.
+ */
+async function bootstrapRun(config: QuorumConfig, asOf: Date | null, after: Date | null): Promise<'done' | 'new' | { resume: string }> {
+  const runs = await withConnection((conn) => listRuns(conn, config.dataDir));
+  const mine = runs.filter((r) => (asOf ? Date.parse(r.as_of) === asOf.getTime() : after === null || Date.parse(r.as_of) > after.getTime()));
+  if (mine.some((r) => r.completed)) return 'done';
+  const resumable = mine.find(isResumable); // newest first (listRuns)
+  return resumable ? { resume: resumable.run_id } : 'new';
+}
+
+/**
+ * Runs the first-start sequence if no snapshot exists, or finishes one a kill stopped part-way
+ * (bootstrapMarkerFile); returns the runs it made.
+ */
 export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Promise<RunSummary[]> {
-  if (readCurrent(config.dataDir)) return [];
-  logger.info({ sample: config.sampleDir }, 'no snapshot yet: importing the bundled sample and running the pipeline');
+  const marker = bootstrapMarkerFile(config.dataDir);
+  const unfinished = existsSync(marker);
+  if (readCurrent(config.dataDir) && !unfinished) return [];
+  if (unfinished) logger.warn({ marker }, 'the first start was stopped before it finished: finishing it (what it did is not done again)');
+  else logger.info({ sample: config.sampleDir }, 'no snapshot yet: importing the bundled sample and running the pipeline');
+  writeFileAtomicSync(marker, `${JSON.stringify({ sample: config.sampleDir, started_at: new Date().toISOString() })}\n`);
+  // The imports are idempotent: a first start stopped after them writes nothing again.
   const imported = await importForecastBench(config, config.sampleDir);
   logger.info({ written: imported.written, skipped: imported.skipped.length }, 'sample imported');
   const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir));
   if (claims.length) logger.info({ claims }, 'bundled claims datasets imported (issue 11)');
   const runs: RunSummary[] = [];
-  for (const asOf of roundFreezeTimes(config.sampleDir)) {
-    runs.push(await runPipeline({ config, logger, asOf }));
+  const rounds = roundFreezeTimes(config.sampleDir);
+  for (const asOf of rounds) {
+    const due = await bootstrapRun(config, asOf, null);
+    if (due === 'done') continue;
+    runs.push(await runPipeline(due === 'new' ? { config, logger, asOf } : { config, logger, resume: due.resume }));
   }
-  // The "now" run is dated too (it does not sync: the sample's prices are what it scores), so the
-  // sources registry and the operators' question files (QUORUM_QUESTIONS_DIR) are brought in
-  // first, without reaching outside: the first snapshot has the question files' questions instead
-  // of waiting for the first scheduled run, hours later (QA). The venues and FRED come with that run.
-  const local = await runSync(config, logger, undefined, { localOnly: true });
-  if (local.status !== 'ok') logger.warn({ failed: local.failed }, 'first start: the question files were not all read (see the error above)');
-  const now = await runPipeline({ config, logger, asOf: new Date() });
-  if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
-  runs.push(now);
+  const due = await bootstrapRun(config, null, rounds.at(-1) ?? null);
+  if (due !== 'done') {
+    // The "now" run is dated too (it does not sync: the sample's prices are what it scores), so the
+    // sources registry and the operators' question files (QUORUM_QUESTIONS_DIR) are brought in
+    // first, without reaching outside: the first snapshot has the question files' questions instead
+    // of waiting for the first scheduled run, hours later (QA). The venues and FRED come with that run.
+    const local = await runSync(config, logger, undefined, { localOnly: true });
+    if (local.status !== 'ok') logger.warn({ failed: local.failed }, 'first start: the question files were not all read (see the error above)');
+    const now = await runPipeline(due === 'new' ? { config, logger, asOf: new Date() } : { config, logger, resume: due.resume });
+    if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
+    runs.push(now);
+  }
+  rmSync(marker, { force: true });
+  fsyncDir(config.dataDir);
   return runs;
 }
 

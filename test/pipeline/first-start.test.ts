@@ -10,7 +10,9 @@ import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
-import { bootstrapIfEmpty } from '../../pipeline/bootstrap.ts';
+import { bootstrapIfEmpty, bootstrapMarkerFile, roundFreezeTimes } from '../../pipeline/bootstrap.ts';
+import { listRuns } from '../../pipeline/forecast/runs.ts';
+import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { parseForecastBench } from '../../pipeline/import/forecastbench.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { serverRecordFile, type ServerRecord } from '../../api/server-record.ts';
@@ -113,4 +115,36 @@ describe('first start', () => {
     expect(logs.filter((l) => l.prices_historical === true)).toHaveLength(1);
     expect(existsSync(serverRecordFile(dir))).toBe(false);
   }, 240_000);
+
+  it('quorum start killed after its first dated run published: the next start finishes the sequence (QA: it served that snapshot, the later runs never made)', async () => {
+    const dir = join(tmp.dir, 'killed');
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const [round1, round2] = roundFreezeTimes(SAMPLE);
+    const first = quorumProcess(['start'], env);
+    const gone = new Promise<void>((resolve) => first.on('exit', () => resolve()));
+    const deadline = Date.now() + 180_000;
+    while (readCurrent(dir) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    first.kill('SIGKILL');
+    await gone;
+    // killed with the first round's snapshot published, the rest of the sequence not made
+    expect(readManifest(dir, readCurrent(dir)!).as_of).toBe(round1!.toISOString());
+
+    const second = quorumProcess(['start'], env);
+    let stderr = '';
+    second.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => second.on('exit', resolve));
+    const until = Date.now() + 180_000;
+    while (!/api listening/.test(stderr) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    second.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).toContain('the first start was stopped before it finished');
+
+    const runs = await withConnection((conn) => listRuns(conn, dir));
+    const completed = runs.filter((r) => r.completed).map((r) => r.as_of);
+    expect(completed.filter((t) => t === round1!.toISOString())).toHaveLength(1);
+    expect(completed.filter((t) => t === round2!.toISOString())).toHaveLength(1);
+    expect(completed.filter((t) => Date.parse(t) > round2!.getTime())).toHaveLength(1);
+    expect(Date.parse(readManifest(dir, readCurrent(dir)!).as_of)).toBeGreaterThan(round2!.getTime());
+    expect(existsSync(bootstrapMarkerFile(dir))).toBe(false);
+  }, 420_000);
 });
