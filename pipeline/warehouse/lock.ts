@@ -10,9 +10,12 @@
  *  - its heartbeat stopped: the file was not touched for LOCK_STALE_MS, whoever wrote it. This is
  *    the one test that works for a lock written on another host (a data dir shared by containers
  *    with other hostnames, or the lock of a container that was recreated), whose pid means
- *    nothing here, and for an unreadable (half-written) lock. Except a lock with no token, written
+ *    nothing here. Except a lock with no token, written
  *    in this pid space by a version before heartbeats (which never touches it): only the next
  *    test judges it, so an older version's run still going during an upgrade keeps its lock;
+ *  - it is empty or unreadable and was not touched for UNWRITTEN_LOCK_STALE_MS: its holder writes
+ *    it right after creating it, so it is one killed in between (QA: a SIGKILL there blocked every
+ *    run for 3 minutes, "another run is in progress (pid -1, since unknown)");
  *  - it was written in this pid space (same hostname and pid namespace) by a process that no
  *    longer exists; for a lock with no token, also when its pid now names a process started after
  *    the lock was written (the pid reused after a container restart or a reboot);
@@ -41,6 +44,12 @@ export const LOCK_HEARTBEAT_MS = 15_000;
 export const LOCK_STALE_MS = 180_000;
 /** A lock naming our own pid from another pid namespace is stale after three missed heartbeats. */
 export const SAME_PID_STALE_MS = 3 * LOCK_HEARTBEAT_MS;
+/**
+ * An empty or unreadable lock untouched for this long is stale: its holder writes it in the same
+ * breath as it creates it (tryCreate), so one still empty after a heartbeat's time lost its holder
+ * in between (a kill, a crash).
+ */
+export const UNWRITTEN_LOCK_STALE_MS = LOCK_HEARTBEAT_MS;
 
 /** What a lock file records about its holder (older locks lack the optional fields). */
 export interface LockHolder {
@@ -56,6 +65,10 @@ export interface LockHolder {
 
 /** The holder of a lock, described for a message: pid, host, since when, its last heartbeat. */
 function describeHolder(holder: LockHolder, heartbeatAgeS: number | null): string {
+  if (holder.pid === UNKNOWN_HOLDER.pid) {
+    const age = heartbeatAgeS === null ? '' : `, made ${heartbeatAgeS}s ago`;
+    return `the lock file is empty or unreadable${age}: a process killed as it took the lock leaves it so; taken over ${UNWRITTEN_LOCK_STALE_MS / 1000}s after it was made`;
+  }
   const where = holder.host && holder.host !== hostname() ? ` on host ${holder.host}` : '';
   const beat =
     holder.token === undefined && samePidSpace(holder)
@@ -102,6 +115,9 @@ export class ServerLockedError extends LockHeldError {
     this.name = 'ServerLockedError';
   }
 }
+
+/** The holder of a lock file that names none (empty or unreadable). */
+const UNKNOWN_HOLDER: LockHolder = { pid: -1, started_at: 'unknown' };
 
 /** Tokens of the locks this process holds now. */
 const heldTokens = new Set<string>();
@@ -173,8 +189,9 @@ function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: num
   const unbeating = holder !== null && holder.token === undefined && samePidSpace(holder);
   // A heartbeat in the future (clocks apart) counts as fresh.
   if (!unbeating && now - found.mtimeMs > LOCK_STALE_MS) return true;
-  // Unreadable: possibly being written this instant; only the heartbeat test can judge it.
-  if (!holder) return false;
+  // Unreadable: being written this instant, or its holder was killed between creating and writing
+  // it (tryCreate does both at once): stale once it stayed so for a heartbeat's time.
+  if (!holder) return now - found.mtimeMs > UNWRITTEN_LOCK_STALE_MS;
   if (!samePidSpace(holder)) {
     // Our own pid and host in another pid namespace: a container restarted mid-run (PID 1 again,
     // in a new namespace), or another live container on the host network. A live holder beats
@@ -321,5 +338,5 @@ function acquireLock(file: string, runId: string | undefined, heartbeatMs: numbe
   // The lock in place now (another process may have taken a stale one over first).
   const last = inspect(file) ?? found;
   const ageS = last ? Math.max(0, Math.round((Date.now() - last.mtimeMs) / 1000)) : null;
-  throw held(last?.holder ?? { pid: -1, started_at: 'unknown' }, ageS);
+  throw held(last?.holder ?? UNKNOWN_HOLDER, ageS);
 }

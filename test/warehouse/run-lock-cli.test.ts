@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { CLI, REPO, quorum } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { lockFile } from '../../pipeline/warehouse/layout.ts';
-import { LOCK_STALE_MS } from '../../pipeline/warehouse/lock.ts';
+import { LOCK_STALE_MS, UNWRITTEN_LOCK_STALE_MS } from '../../pipeline/warehouse/lock.ts';
 
 const tmp = tempDir('quorum-lock-cli-');
 afterAll(() => tmp.cleanup());
@@ -54,6 +54,22 @@ describe('the run lock, from the CLI', () => {
     expect(held.stderr).toMatch(/another run is in progress \(pid 1 on host old-.*taken over after 180s without one\)/);
 
     const old = new Date(Date.now() - LOCK_STALE_MS - 60_000);
+    utimesSync(file, old, old);
+    const r = quorum(['sync', '--json'], e, 120_000);
+    expect(r.status, r.stderr).toBe(0);
+    expect(existsSync(file), 'released').toBe(false);
+  });
+
+  it('an empty lock (a run killed between creating the file and writing it) says so, and is taken over after a heartbeat, not 180 s (QA)', () => {
+    const e = env();
+    const file = lockFile(e.QUORUM_DATA_DIR!);
+    writeFileSync(file, ''); // what a SIGKILL between open(O_EXCL) and the write leaves
+    const held = quorum(['sync', '--json'], e, 120_000);
+    expect(held.status, held.stderr).toBe(75);
+    expect(held.stderr).toMatch(/the lock file is empty or unreadable/);
+    expect(held.stderr).not.toMatch(/pid -1/);
+
+    const old = new Date(Date.now() - UNWRITTEN_LOCK_STALE_MS - 5_000);
     utimesSync(file, old, old);
     const r = quorum(['sync', '--json'], e, 120_000);
     expect(r.status, r.stderr).toBe(0);
