@@ -135,8 +135,11 @@ function watchSources(registry: Registry, sources: MetricSources): void {
       registers: [registry],
       collect() {
         const asOf = snapshotAsOf();
-        this.reset();
         if (asOf !== null) this.set((Date.now() - Date.parse(asOf)) / 1000);
+        // An unlabelled gauge always holds a sample (0 when new or reset): remove it, so that a
+        // server with no snapshot has no age rather than the age of a snapshot just published (QA:
+        // `quorum_snapshot_age_seconds 0` before any snapshot, which a staleness alert reads as fresh).
+        else this.remove();
       },
     });
   }

@@ -453,6 +453,11 @@ describe('hardening', () => {
       expect((await get(s, '/healthz')).res.status).toBe(200);
       expectProblem(await get(s, '/readyz'), 503, 'not_ready');
       expectProblem(await get(s, '/api/events/service_stats/'), 503, 'not_ready');
+      // no snapshot, no age: a sample of 0 read as a snapshot just published (QA); the loads are 0
+      const { text } = await get(s, '/metrics');
+      expect(text).toContain('# TYPE quorum_snapshot_age_seconds gauge');
+      expect(text).not.toMatch(/^quorum_snapshot_age_seconds /m);
+      expect(text).toMatch(/^quorum_snapshot_loads_total 0$/m);
     } finally {
       await s.close();
       await empty.cleanup();
