@@ -176,12 +176,22 @@ export async function recoverPendingEvents(
     return null;
   }
   const manifest = readManifest(root, pending.run_id);
-  await emitRunEvents(conn, {
-    root,
-    runId: pending.run_id,
-    previous: pending.previous,
-    ...thresholds,
-    summary: { ...(pending.summary ?? { run_id: pending.run_id, as_of: manifest.as_of, snapshot: pending.run_id, status: 'completed' }), recovered: true },
-  });
+  try {
+    await emitRunEvents(conn, {
+      root,
+      runId: pending.run_id,
+      previous: pending.previous,
+      ...thresholds,
+      summary: { ...(pending.summary ?? { run_id: pending.run_id, as_of: manifest.as_of, snapshot: pending.run_id, status: 'completed' }), recovered: true },
+    });
+  } catch (err) {
+    // Every run stops here until they can be derived (QA: a damaged snapshot failed every later
+    // run with a bare DuckDB error); the way out, and what it costs, is the operator's to choose.
+    throw new Error(
+      `the events of run ${pending.run_id} (published, then stopped before its events were written) could not be derived against snapshot ${pending.previous ?? '(none)'}: ${err instanceof Error ? err.message : String(err)}. ` +
+        `Every run derives them first; if that snapshot is damaged, removing ${pendingFile(root)} lets runs go on without them (those events are then never announced)`,
+      { cause: err },
+    );
+  }
   return { runId: pending.run_id, madeCurrent };
 }

@@ -5,7 +5,7 @@
  * Repeating a run's derivation and a run killed between publish and events lose or duplicate none.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
@@ -172,6 +172,30 @@ describe('events derived from each published snapshot', () => {
     expect(recovered).toBeNull();
     expect(await events(root)).toEqual(before);
     expect(readdirSync(join(root, 'events'))).not.toContain('pending.json');
+  });
+  it('a recovery that cannot read the snapshot it compares with says which marker holds every run back, and writes nothing (QA: a bare DuckDB error on every run)', async () => {
+    const before = await events(root);
+    const current = before.at(-1)!.run_id;
+    // A copy of the current snapshot, as the "previous" one, with its edges table cut short.
+    const damaged = 'r20250101T000000Z-damaged';
+    cpSync(join(root, 'snapshots', current), join(root, 'snapshots', damaged), { recursive: true });
+    const edges = join(root, 'snapshots', damaged, 'edges.parquet');
+    truncateSync(edges, Math.floor(statSync(edges).size / 2));
+    markEventsPending(root, current, damaged);
+    const marker = join(root, 'events', 'pending.json');
+    try {
+      await expect(withConnection((conn) => recoverPendingEvents(conn, root, { consensusThreshold: 0.05, edgeThreshold: 0.05 }))).rejects.toThrow(
+        `could not be derived against snapshot ${damaged}`,
+      );
+      await expect(withConnection((conn) => recoverPendingEvents(conn, root, { consensusThreshold: 0.05, edgeThreshold: 0.05 }))).rejects.toThrow(
+        `removing ${marker} lets runs go on without them`,
+      );
+      expect(existsSync(marker)).toBe(true);
+      expect(await events(root)).toEqual(before);
+    } finally {
+      rmSync(marker, { force: true });
+      rmSync(join(root, 'snapshots', damaged), { recursive: true, force: true });
+    }
   });
   // Last: it also reads the events a recovery derived (above).
   it("every event's data is what the OpenAPI document publishes for its type (api/events/payloads.ts), field for field", async () => {
