@@ -35,6 +35,7 @@ import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events
 import { loadEventsConfig } from './events/config.ts';
 import { isPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
+import { checkDefinitionFiles } from './stage-settings.ts';
 
 export interface RunOptions {
   config: QuorumConfig;
@@ -236,6 +237,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       await recordRun(conn, root, { run_id: runId, status: 'started', as_of: asOf, started_at: started });
       log.info(target ? { resumed: true } : {}, target ? 'run resumed' : 'run started');
       try {
+        // The definition files first: a bad one fails the run before it syncs or pays for a call.
+        checkDefinitionFiles();
         // Sync: bring markets, prices and resolutions in before forecasting. A failed venue or
         // source is in the report (and the runs row), never a failed run.
         if ((options.sync ?? true) && !options.asOf && !options.scoreOnly && !target) {

@@ -1,5 +1,6 @@
 /**
- * The stages' own settings, checked when a command starts. Structure (links, theses), factors'
+ * The stages' own settings, checked when a command starts, and their definition files, checked
+ * when a run starts (checkDefinitionFiles). Structure (links, theses), factors'
  * health, scenarios and FRED read their QUORUM_* variables when their stage runs (pipeline/env.ts);
  * a bad value found there failed a run after its model calls were made and paid for, and `quorum
  * start` / `serve` accepted it, so every scheduled run failed (QA). `quorum run`, `sync`, `start`
@@ -11,10 +12,12 @@ import { ConfigError } from './config.ts';
 import { existingDirectoryProblem } from './fs/paths.ts';
 import { loadHealthParams } from './factors/stage.ts';
 import { loadMaxConditions } from './scenarios/conditional-tasks.ts';
-import { loadThesisScenarioSize } from './scenarios/from-theses.ts';
+import { loadScenarios, loadThesisScenarioSize } from './scenarios/from-theses.ts';
 import { loadIpfSweeps } from './scenarios/stage.ts';
 import { fredConfigFromEnv } from './sources/fred.ts';
 import { loadStructureConfig } from './structure/stage.ts';
+import { loadStructureDefinitions, structureDir } from './structure/definitions.ts';
+import { loadFactorDefinitions } from './factors/definitions.ts';
 
 /**
  * Throws a ConfigError naming the first bad stage setting of `env`; `serving` (start, serve): the
@@ -41,4 +44,18 @@ export function checkStageSettings(env: NodeJS.ProcessEnv = process.env, opts: {
     const problem = dir ? existingDirectoryProblem(dir) : null;
     if (problem) throw new ConfigError(`invalid configuration:\n  ${name}: ${problem}`);
   }
+}
+
+/**
+ * Reads every definition file a run uses (links, theses, factors, scenarios under
+ * QUORUM_STRUCTURE_DIR) and throws the first StructureFileError (`<file>:<line> (field …)`). A run
+ * calls it before it syncs or calls a model: the files were read only at publish, so a bad one
+ * failed the run after all its model calls were made and paid for (QA: 2,048 calls, then the
+ * file's error; every scheduled run the same until the file was fixed).
+ */
+export function checkDefinitionFiles(env: NodeJS.ProcessEnv = process.env): void {
+  const dir = structureDir(env);
+  loadStructureDefinitions(dir);
+  loadFactorDefinitions(dir);
+  loadScenarios(dir, env);
 }
