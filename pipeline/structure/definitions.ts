@@ -60,7 +60,8 @@ const ThesisDef = z.strictObject({
 const LinksFile = z.strictObject({ links: z.array(LinkDef) });
 const ThesesFile = z.strictObject({ theses: z.array(ThesisDef) });
 
-export type CuratedLink = z.infer<typeof LinkDef> & { file: string };
+/** A curated link with where it is written (`line`: of its list item; null when unknown). */
+export type CuratedLink = z.infer<typeof LinkDef> & { file: string; line: number | null };
 export type CuratedThesis = z.infer<typeof ThesisDef> & { file: string };
 
 export interface StructureDefinitions {
@@ -129,7 +130,7 @@ export function parseLinksFile(text: string, file: string): CuratedLink[] {
   const { data, lineOf } = parseFile(text, file, LinksFile);
   return data.links.map((l, i) => {
     if (l.a === l.b) throw new StructureFileError(file, lineOf(['links', i, 'b']), `links.${i}.b`, 'a link needs two different questions');
-    return { ...l, file };
+    return { ...l, file, line: lineOf(['links', i]) };
   });
 }
 
@@ -186,8 +187,34 @@ export function loadDefinitionFiles<T extends { id: string }>(
   return out;
 }
 
-/** Loads every definition under `root` (`links/*.yaml`, `theses/*.yaml`). Thesis ids are unique across files. */
+/**
+ * The links of `links/*.yaml`, each (pair, kind) once across the files: symmetric kinds are one
+ * link whichever way round they are written, `implies` is directed. A repeat is a
+ * StructureFileError naming where the link was first written (both were loaded, and
+ * 96_question_links.sql kept one of them, which one unspecified: a sign or strength written in
+ * one file silently lost to the other's; QA).
+ */
+function loadLinks(root: string): CuratedLink[] {
+  const out: CuratedLink[] = [];
+  const seen = new Map<string, CuratedLink>();
+  for (const f of yamlFiles(join(root, 'links'))) {
+    parseLinksFile(readFileSync(f, 'utf8'), shownPath(f)).forEach((l, i) => {
+      const [x, y] = l.kind === 'implies' || l.a < l.b ? [l.a, l.b] : [l.b, l.a];
+      const key = `${l.kind} ${x} ${y}`;
+      const first = seen.get(key);
+      if (first) {
+        const where = `${first.file}${first.line === null ? '' : `:${first.line}`}`;
+        const what = l.kind === 'implies' ? `implies link ${x} => ${y}` : `${l.kind} link between ${x} and ${y}`;
+        throw new StructureFileError(l.file, l.line, `links.${i}`, `the ${what} is already defined in ${where}`);
+      }
+      seen.set(key, l);
+      out.push(l);
+    });
+  }
+  return out;
+}
+
+/** Loads every definition under `root` (`links/*.yaml`, `theses/*.yaml`). Thesis ids and links are unique across files. */
 export function loadStructureDefinitions(root: string = DEFAULT_STRUCTURE_DIR): StructureDefinitions {
-  const links = yamlFiles(join(root, 'links')).flatMap((f) => parseLinksFile(readFileSync(f, 'utf8'), shownPath(f)));
-  return { links, theses: loadDefinitionFiles(root, 'theses', 'thesis', parseThesesFile) };
+  return { links: loadLinks(root), theses: loadDefinitionFiles(root, 'theses', 'thesis', parseThesesFile) };
 }

@@ -69,6 +69,38 @@ describe('curated structure files: errors name file and line', () => {
     }
   });
 
+  it('a link defined twice (in two files, or the same pair of a symmetric kind written b, a) is an error naming both places', async () => {
+    // QA: both were loaded and 96_question_links.sql kept one of them, which one unspecified (DISTINCT
+    // ON (a, b, kind)): a sign or strength written in one file silently lost to the other's.
+    const a = 'links:\n  - { a: "manifold:x", b: "manifold:y", kind: excludes, sign: 1, strength: 0.2 }\n';
+    const b = '# second file\nlinks:\n  - { a: "manifold:z", b: "manifold:x", kind: implies }\n  - { a: "manifold:y", b: "manifold:x", kind: excludes, sign: -1, strength: 0.9 }\n';
+    const f = fixture({ 'links/a.yaml': a, 'links/b.yaml': b });
+    try {
+      const e = errorOf(() => loadStructureDefinitions(f.structureDir));
+      expect(e.file).toMatch(/links\/b\.yaml$/);
+      expect([e.line, e.field]).toEqual([4, 'links.1']);
+      expect(e.message).toMatch(/excludes link between manifold:x and manifold:y is already defined in .*links\/a\.yaml:2/);
+      // the same pair in one file
+      const one = 'links:\n  - { a: "manifold:x", b: "manifold:y", kind: similar }\n  - { a: "manifold:y", b: "manifold:x", kind: similar }\n';
+      const g = fixture({ 'links/one.yaml': one });
+      try {
+        expect([errorOf(() => loadStructureDefinitions(g.structureDir)).line]).toEqual([3]);
+      } finally {
+        g.cleanup();
+      }
+      // implies is directed: a ⇒ b and b ⇒ a are two links; another kind of the same pair is too
+      const both = 'links:\n  - { a: "manifold:x", b: "manifold:y", kind: implies }\n  - { a: "manifold:y", b: "manifold:x", kind: implies }\n  - { a: "manifold:x", b: "manifold:y", kind: similar }\n';
+      const h = fixture({ 'links/both.yaml': both });
+      try {
+        expect(loadStructureDefinitions(h.structureDir).links).toHaveLength(3);
+      } finally {
+        h.cleanup();
+      }
+    } finally {
+      f.cleanup();
+    }
+  });
+
   it('a run over a bad file fails with the file and line', async () => {
     const f = fixture({ 'links/bad.yaml': 'links:\n  - a: manifold:x\n    b: manifold:y\n    kind: similar\n    sign: 2\n' });
     try {
