@@ -130,6 +130,10 @@ export function parseLinksFile(text: string, file: string): CuratedLink[] {
   const { data, lineOf } = parseFile(text, file, LinksFile);
   return data.links.map((l, i) => {
     if (l.a === l.b) throw new StructureFileError(file, lineOf(['links', i, 'b']), `links.${i}.b`, 'a link needs two different questions');
+    // a ⇒ not b is `excludes`; read as a ⇒ b (P(a) ≤ P(b)), every check of the link was wrong (QA)
+    if (l.kind === 'implies' && l.sign === -1) {
+      throw new StructureFileError(file, lineOf(['links', i, 'sign']), `links.${i}.sign`, 'an implies link has sign 1 (a YES of a implies a YES of b); a YES of a that implies a NO of b is an excludes link');
+    }
     return { ...l, file, line: lineOf(['links', i]) };
   });
 }

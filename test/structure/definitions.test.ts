@@ -101,6 +101,16 @@ describe('curated structure files: errors name file and line', () => {
     }
   });
 
+  it('an implies link of sign -1 is an error (its check P(a) <= P(b) ignored the sign: write it as excludes)', () => {
+    // QA: accepted, and the health view's contradictions and the coherence checks read it as a ⇒ b,
+    // flagging P(a) > P(b) although the link said a YES of a means a NO of b.
+    const text = 'links:\n  - a: manifold:x\n    b: manifold:y\n    kind: implies\n    sign: -1\n';
+    const e = errorOf(() => parseLinksFile(text, 'links/neg.yaml'));
+    expect([e.line, e.field]).toEqual([5, 'links.0.sign']);
+    expect(e.message).toContain('excludes');
+    expect(parseLinksFile(text.replace('kind: implies', 'kind: excludes'), 'links/ok.yaml')).toHaveLength(1);
+  });
+
   it('a run over a bad file fails with the file and line', async () => {
     const f = fixture({ 'links/bad.yaml': 'links:\n  - a: manifold:x\n    b: manifold:y\n    kind: similar\n    sign: 2\n' });
     try {
