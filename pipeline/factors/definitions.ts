@@ -51,8 +51,11 @@ const SubDriverDef = z.strictObject({
 
 const DriverDef = SubDriverDef.extend({ drivers: z.array(SubDriverDef).default([]) });
 
+/** Factor ids the API's paths take for themselves: GET /api/factors/health/ is the health view (QA: a factor "health" had no detail). */
+const RESERVED_FACTOR_IDS = ['health'];
+
 const FactorDef = z.strictObject({
-  id: NodeId,
+  id: NodeId.refine((id) => !RESERVED_FACTOR_IDS.includes(id), { error: 'id "health" is reserved (GET /api/factors/health/ is the health view)' }),
   name: z.string().min(1).max(200),
   statement: z.string().min(3).max(500),
   description: z.string().max(2000).optional(),

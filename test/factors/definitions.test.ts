@@ -111,6 +111,13 @@ describe('the bundled anchor factors over the real sample', () => {
       .map((r) => [`${r.source}:${r.id}` as string, r] as const),
   );
 
+  it('the factor id "health" is an error: GET /api/factors/health/ is the health view, so that factor had no detail', () => {
+    const e = errorOf(GOOD.replace('  - id: hand', '  - id: health'));
+    expect([e.line, e.field]).toEqual([2, 'factors.0.id']);
+    expect(e.message).toMatch(/reserved/);
+    expect(parseFactorsFile(GOOD.replace('  - id: hand', '  - id: health-care'), 'f.yaml')).toHaveLength(1);
+  });
+
   it('at least 6 factors, each two or three levels deep', () => {
     expect(factors.length).toBeGreaterThanOrEqual(6);
     const flat = flattenFactors(factors);
