@@ -19,7 +19,12 @@
 -- and 1 − p for sign −1, p clipped to [0.001, 0.999] (the thesis consensus of 97_theses.sql).
 -- previous_level: the same over each leaf's consensus of its previous run (the latest consensus of
 -- the same question and mode created before the headline one), leaves with one;
--- change = level − previous_level. market_level: the same over the leaves' latest market prices.
+-- change = the level over those same leaves − previous_level. market_level: the same over the active
+-- leaves' latest market prices; gap_vs_market = the level over the leaves with both a consensus and
+-- a price − the market level over the same leaves. (QA: change and gap compared different sets of
+-- leaves, so a leaf newly attached, with no previous consensus, or one without a price moved them
+-- though no forecast had changed: an unchanged leaf at 0.6 and one moved toward the statement,
+-- beside a new leaf at 0.1, read a change of −10.7 points for +7.4.)
 
 CREATE TEMP TABLE IF NOT EXISTS _factor_defs (factor_id VARCHAR, name VARCHAR, statement VARCHAR, description VARCHAR);
 CREATE TEMP TABLE IF NOT EXISTS _factor_nodes
@@ -145,7 +150,15 @@ WITH agg AS (
          sum(weight * _logit(signed_previous_consensus)) FILTER (WHERE signed_previous_consensus IS NOT NULL)
            / sum(weight) FILTER (WHERE signed_previous_consensus IS NOT NULL) AS previous_level_logit,
          sum(weight * _logit(signed_market)) FILTER (WHERE signed_market IS NOT NULL AND status = 'active')
-           / sum(weight) FILTER (WHERE signed_market IS NOT NULL AND status = 'active') AS market_level_logit
+           / sum(weight) FILTER (WHERE signed_market IS NOT NULL AND status = 'active') AS market_level_logit,
+         -- the level over the leaves previous_level covers (each has a consensus: its previous one is of the same question)
+         sum(weight * _logit(signed_consensus)) FILTER (WHERE signed_previous_consensus IS NOT NULL)
+           / sum(weight) FILTER (WHERE signed_previous_consensus IS NOT NULL) AS paired_previous_level_logit,
+         -- the level and the market level over the leaves with both
+         sum(weight * _logit(signed_consensus)) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL AND status = 'active')
+           / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL AND status = 'active') AS paired_market_level_logit,
+         sum(weight * _logit(signed_market)) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL AND status = 'active')
+           / sum(weight) FILTER (WHERE signed_consensus IS NOT NULL AND signed_market IS NOT NULL AND status = 'active') AS market_paired_logit
   FROM _factor_subtree
   GROUP BY ancestor
 )
@@ -155,9 +168,9 @@ SELECT n.node_id, n.factor_id, n.parent_id, n.depth, n.ord, n.name, n.descriptio
        coalesce(a.n_with_market, 0) AS n_with_market,
        _inv_logit(a.level_logit) AS level, a.level_logit,
        _inv_logit(a.previous_level_logit) AS previous_level,
-       _inv_logit(a.level_logit) - _inv_logit(a.previous_level_logit) AS change,
+       _inv_logit(a.paired_previous_level_logit) - _inv_logit(a.previous_level_logit) AS change,
        _inv_logit(a.market_level_logit) AS market_level,
-       _inv_logit(a.level_logit) - _inv_logit(a.market_level_logit) AS gap_vs_market,
+       _inv_logit(a.paired_market_level_logit) - _inv_logit(a.market_paired_logit) AS gap_vs_market,
        rp.as_of
 FROM _factor_nodes AS n
 LEFT JOIN agg AS a USING (node_id)

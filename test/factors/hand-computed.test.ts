@@ -141,6 +141,8 @@ describe('factors on a hand-made warehouse', () => {
   // 0.7), a3 0.5 (run 1; no previous), a4 1 − 0.4 = 0.6 (no previous); a6 resolved, a8 unforecast.
   const hand = level([[0.8, 1], [0.8, 2], [0.5, 1], [0.6, 1]]);
   const previous = level([[0.6, 1], [0.7, 2]]);
+  // the change over the leaves with a previous consensus, a1 and a2 (a3 and a4 have none)
+  const change = level([[0.8, 1], [0.8, 2]]) - previous;
 
   it('levels: signed log-odds mean of the leaves\' consensus, with the change since each leaf\'s previous run', async () => {
     const nodes = await rows(`SELECT * FROM {factor_nodes} WHERE factor_id = 'hand' ORDER BY ord`);
@@ -149,7 +151,7 @@ describe('factors on a hand-made warehouse', () => {
     expect(root).toMatchObject({ n_leaves: 6, n_active: 5, n_resolved: 1, n_with_consensus: 4, n_with_previous: 2 });
     expect(root!.level).toBeCloseTo(hand, 12);
     expect(root!.previous_level).toBeCloseTo(previous, 12);
-    expect(root!.change).toBeCloseTo(hand - previous, 12);
+    expect(root!.change).toBeCloseTo(change, 12);
     // market level over the active leaves with a price: a1 0.7, a2 1 − 0.25, a3 0.5
     expect(root!.market_level).toBeCloseTo(level([[0.7, 1], [0.75, 2], [0.5, 1]]), 12);
     expect(d1!.level).toBeCloseTo(level([[0.8, 1], [0.8, 2], [0.5, 1]]), 12); // a sub-driver's leaves count for its parent
@@ -219,7 +221,7 @@ describe('factors on a hand-made warehouse', () => {
     const f1 = page1.body.factors[1];
     expect(f1).toMatchObject({ factor_id: 'hand', statement: 'Widgets win', n_levels: 3, n_leaves: 6 });
     expect(f1.level).toBeCloseTo(hand, 6);
-    expect(f1.change).toBeCloseTo(hand - previous, 6);
+    expect(f1.change).toBeCloseTo(change, 6);
     // differences of probabilities are published to 6 decimals like the probabilities themselves
     const diffs = [f1, ...f1.drivers].map((n: { change: number | null; gap_vs_market: number | null }) => [n.change, n.gap_vs_market]);
     expect(maxDecimals(diffs)).toBeLessThanOrEqual(6);
