@@ -63,12 +63,16 @@ HAVING count(*) >= 3 AND count(*) <= (SELECT max_cluster_size FROM _structure_pa
 CREATE OR REPLACE TABLE _cluster_labels AS
 SELECT thesis_id, string_agg(term, ', ' ORDER BY score DESC, term) AS label
 FROM (
-  SELECT k.thesis_id, v.term, sum(v.w) AS score
+  -- the summed weight rounded to 9 decimals before ranking: a floating sum's last bits follow the
+  -- order rows reach the aggregate (threads, raw part order), and two terms of mathematically
+  -- equal weight swapped places between runs on identical data (QA: 'nba, finals, conference' vs
+  -- 'nba, finals, eastern'); equal weights are ranked by term
+  SELECT k.thesis_id, v.term, round(sum(v.w), 9) AS score
   FROM _clusters AS k
   JOIN _cluster_components AS c ON c.comp = k.comp
   JOIN _link_vectors AS v ON v.question_id = c.question_id AND v.field = 'text'
   GROUP BY k.thesis_id, v.term
-  QUALIFY row_number() OVER (PARTITION BY k.thesis_id ORDER BY sum(v.w) DESC, v.term) <= 3
+  QUALIFY row_number() OVER (PARTITION BY k.thesis_id ORDER BY round(sum(v.w), 9) DESC, v.term) <= 3
 )
 GROUP BY thesis_id;
 
