@@ -56,7 +56,10 @@ JOIN bootstrap_groups AS g ON g.question_id = s.question_id;
 -- count being cume_dist() times the partition's size (rounded: cume_dist is that ratio as a
 -- double). Both come from the same sort; counting the ties by a window partitioned by the value
 -- itself instead cost one more sort per ranking (3.2 s against 2.4 s on the scoring bench's 1.4 M
--- rows, with identical ranks).
+-- rows, with identical ranks). sd and err are ranked rounded to 9 decimals (the leaderboard's
+-- tie precision): they are parallel aggregates whose last bits follow the order rows reach them,
+-- so two questions with the same model probabilities tied in one run and not in the next, and
+-- spearman and its interval moved in the 3rd decimal between runs on identical data (QA).
 CREATE OR REPLACE TABLE _dis_ranked AS
 SELECT *,
        (rank() OVER w_sd + round(cume_dist() OVER w_sd * count(*) OVER p)) / 2.0 - (count(*) OVER p + 1) / 2.0 AS rx,
@@ -64,13 +67,13 @@ SELECT *,
        -- rank of sd among the questions with a direction (for the AUROC)
        CASE WHEN wrong IS NOT NULL THEN
          (rank() OVER w_dir + round(cume_dist() OVER w_dir * count(*) OVER p_dir)) / 2.0 END AS rw,
-       ntile(5) OVER (PARTITION BY mode, rounds ORDER BY sd, question_id) AS quintile
+       ntile(5) OVER (PARTITION BY mode, rounds ORDER BY round(sd, 9), question_id) AS quintile
 FROM _dis_obs
 WINDOW p AS (PARTITION BY mode, rounds),
-       w_sd AS (PARTITION BY mode, rounds ORDER BY sd),
-       w_err AS (PARTITION BY mode, rounds ORDER BY err),
+       w_sd AS (PARTITION BY mode, rounds ORDER BY round(sd, 9)),
+       w_err AS (PARTITION BY mode, rounds ORDER BY round(err, 9)),
        p_dir AS (PARTITION BY mode, rounds, wrong IS NULL),
-       w_dir AS (PARTITION BY mode, rounds, wrong IS NULL ORDER BY sd);
+       w_dir AS (PARTITION BY mode, rounds, wrong IS NULL ORDER BY round(sd, 9));
 
 DROP TABLE _dis_obs;
 

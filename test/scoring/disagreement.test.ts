@@ -51,6 +51,9 @@ describe('disagreement: hand-computed', () => {
   });
 });
 
+/** x rounded to 9 decimals (the ranking precision of 53_disagreement.sql). */
+const r9 = (x: number) => Math.round(x * 1e9) / 1e9;
+
 describe('disagreement: independent implementation', () => {
   let conn: DuckDBConnection;
   let close: () => void;
@@ -78,8 +81,10 @@ describe('disagreement: independent implementation', () => {
           brier: Number(rounds === 'latest' ? r.brier : r.brier_all_rounds),
           wrong: rounds === 'latest' && r.direction !== 'none' ? (r.direction === 'wrong' ? 1 : 0) : null,
         }));
-        const rx = ranks(obs.map((o) => o.sd));
-        const ry = ranks(obs.map((o) => o.err));
+        // ranked rounded to 9 decimals, as the SQL does: equal sds and errors tie whatever their
+        // last floating bits (which follow the order the aggregates summed in)
+        const rx = ranks(obs.map((o) => r9(o.sd)));
+        const ry = ranks(obs.map((o) => r9(o.err)));
         const rho = pearson(rx, ry);
         const ci = interval(draws, (rep) => {
           const x: number[] = [];
@@ -103,11 +108,11 @@ describe('disagreement: independent implementation', () => {
           const wrong = obs.filter((o) => o.wrong === 1);
           const right = obs.filter((o) => o.wrong === 0);
           let u = 0;
-          for (const w of wrong) for (const c of right) u += w.sd > c.sd ? 1 : w.sd === c.sd ? 0.5 : 0;
+          for (const w of wrong) for (const c of right) u += r9(w.sd) > r9(c.sd) ? 1 : r9(w.sd) === r9(c.sd) ? 0.5 : 0;
           expect(got.auroc_wrong_direction as number, ctx).toBeCloseTo(u / (wrong.length * right.length), 12);
         } else expect(got.auroc_wrong_direction, ctx).toBeNull();
         // quintiles: sorted by (sd, question_id), ntile(5)
-        const sorted = [...obs].sort((a, b) => a.sd - b.sd || (a.q < b.q ? -1 : 1));
+        const sorted = [...obs].sort((a, b) => r9(a.sd) - r9(b.sd) || (a.q < b.q ? -1 : 1));
         const n = sorted.length;
         const big = n % 5;
         const size = Math.floor(n / 5);

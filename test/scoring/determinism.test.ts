@@ -1,0 +1,80 @@
+/**
+ * Determinism (QA): the same raw rows give the same published values whatever order they reach
+ * the derive's aggregates in. A consensus is a mean of doubles whose last bits follow the order
+ * of summation (threads, raw part order), so whatever is hashed, rendered as text or ranked from
+ * it must not see those bits. Each case derives one fixture twice on a single thread, its
+ * forecasts inserted in opposite orders, and compares.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { createRawTables } from '../../pipeline/warehouse/derive.ts';
+import { prepareStructure } from '../../pipeline/structure/stage.ts';
+import { derive, forecast, insert, question, resolution, rows, ts, type Row } from './fixture.ts';
+
+const MODELS = ['m-a', 'm-b', 'm-c', 'm-d'];
+// Four probabilities whose mean is 0.35 summed one way and 0.35000000000000003 the other
+// ((0.1 + 0.2) + 0.4) + 0.7 vs ((0.7 + 0.4) + 0.2) + 0.1), and other sets without that property.
+const SETS: Record<string, number[]> = {
+  q1: [0.1, 0.2, 0.4, 0.7],
+  q2: [0.1, 0.2, 0.4, 0.7],
+  q3: [0.5, 0.6, 0.6, 0.9],
+  q4: [0.2, 0.3, 0.3, 0.5],
+  q5: [0.05, 0.1, 0.3, 0.35],
+  q6: [0.6, 0.8, 0.85, 0.9],
+  // open questions: a thesis vintage freezes the headline consensus of active ones
+  q7: [0.1, 0.2, 0.4, 0.7],
+  q8: [0.5, 0.6, 0.6, 0.9],
+  q9: [0.2, 0.3, 0.3, 0.5],
+};
+const OUTCOME: Record<string, number> = { q1: 1, q2: 1, q3: 0, q4: 0, q5: 1, q6: 0 };
+
+/** One warehouse derived on one thread, its forecasts inserted in `order`. */
+async function deriveWith(order: 'forward' | 'reverse'): Promise<{ conn: DuckDBConnection; close: () => void }> {
+  const db = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const conn = await db.connect();
+  await createRawTables(conn);
+  const ids = Object.keys(SETS);
+  await insert(conn, 'questions', ids.map((id) => question(id)));
+  await insert(conn, 'resolutions', Object.keys(OUTCOME).map((id) => resolution(id, OUTCOME[id]!, '2025-05-01')));
+  const fc: Row[] = ids.flatMap((id) => SETS[id]!.map((p, i) => forecast(id, MODELS[i]!, 'blind', 'r1', '2025-03-01', p)));
+  await insert(conn, 'forecasts', order === 'forward' ? fc : fc.reverse());
+  await prepareStructure(conn, {
+    runId: 'r-vintage',
+    definitions: {
+      links: [],
+      theses: [{ file: 'test.yaml', id: 't1', statement: 'Thesis one', members: ['q7', 'q8', 'q9'].map((q) => ({ question: q, sign: 1, weight: 1 })) }],
+    },
+  });
+  await derive(conn, ts('2025-06-01'));
+  return { conn, close: () => { conn.closeSync(); db.closeSync(); } };
+}
+
+describe('derive determinism over the order rows reach the aggregates', () => {
+  let a: Awaited<ReturnType<typeof deriveWith>>;
+  let b: Awaited<ReturnType<typeof deriveWith>>;
+  beforeAll(async () => {
+    a = await deriveWith('forward');
+    b = await deriveWith('reverse');
+  });
+  afterAll(() => {
+    a.close();
+    b.close();
+  });
+
+  it('the fixture does reach the consensus mean in different orders (its last bits differ)', async () => {
+    const sql = `SELECT mean::VARCHAR AS mean FROM consensus WHERE question_id = 'q1'`;
+    // If this ever fails, DuckDB sums in another order and the cases below prove nothing.
+    expect(await rows(a.conn, sql)).not.toEqual(await rows(b.conn, sql));
+  });
+
+  it('disagreement spearman and quintiles (53_disagreement.sql) rank equal sds and errors as ties', async () => {
+    const sql = `SELECT mode, rounds, spearman::VARCHAR AS s, spearman_ci95_lo::VARCHAR AS lo, spearman_ci95_hi::VARCHAR AS hi,
+                        auroc_wrong_direction::VARCHAR AS auroc
+                 FROM disagreement ORDER BY mode, rounds`;
+    const da = await rows(a.conn, sql);
+    expect(da.length).toBeGreaterThan(0);
+    expect(await rows(b.conn, sql)).toEqual(da);
+    const q = `SELECT mode, rounds, quintile, n FROM disagreement_quintiles ORDER BY ALL`;
+    expect(await rows(b.conn, q)).toEqual(await rows(a.conn, q));
+  });
+});
