@@ -5,7 +5,9 @@
 -- (_structure_params.run_id, set by the pipeline's structure stage; without one no vintage is
 -- frozen) and content_hash = sha256 of 'statement|' followed by one
 -- 'question_id:sign:weight:consensus:market;' per member in question_id order (numbers as DuckDB
--- prints a DOUBLE, NULL as empty). The pipeline appends it to the raw table thesis_vintages
+-- prints a DOUBLE, consensus and market rounded to 12 decimals first, NULL as empty: a consensus
+-- is a parallel mean whose last bits follow the order rows reach the aggregate, so the same content
+-- hashed 0.35 one run and 0.35000000000000003 the next; QA). The pipeline appends it to the raw table thesis_vintages
 -- after the derive (pipeline/structure/stage.ts); a vintage (thesis_id, run_id) already stored is
 -- never recomputed: the stored one is used, so a resumed run keeps its first record. Nor is one
 -- frozen for a thesis that has a vintage at this run's as_of already (another run dated at the
@@ -38,8 +40,8 @@ WITH m AS (
 h AS (
   SELECT thesis_id,
          sha256(any_value(statement) || '|' || string_agg(
-           question_id || ':' || sign || ':' || weight || ':' || coalesce(member_consensus::VARCHAR, '') || ':'
-             || coalesce(member_market_probability::VARCHAR, '') || ';', '' ORDER BY question_id)) AS content_hash
+           question_id || ':' || sign || ':' || weight || ':' || coalesce(round(member_consensus, 12)::VARCHAR, '') || ':'
+             || coalesce(round(member_market_probability, 12)::VARCHAR, '') || ';', '' ORDER BY question_id)) AS content_hash
   FROM m
   GROUP BY thesis_id
 )

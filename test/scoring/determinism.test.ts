@@ -67,6 +67,15 @@ describe('derive determinism over the order rows reach the aggregates', () => {
     expect(await rows(a.conn, sql)).not.toEqual(await rows(b.conn, sql));
   });
 
+  it('thesis vintage content_hash (98_thesis_vintages.sql) is the same for the same content', async () => {
+    const sql = `SELECT DISTINCT thesis_id, content_hash FROM _thesis_vintage_new ORDER BY thesis_id`;
+    const ha = await rows(a.conn, sql);
+    expect(ha).toHaveLength(1);
+    const members = await rows(a.conn, `SELECT count(member_consensus) AS n FROM _thesis_vintage_new`);
+    expect(members).toEqual([{ n: 3 }]);
+    expect(await rows(b.conn, sql)).toEqual(ha);
+  });
+
   it('disagreement spearman and quintiles (53_disagreement.sql) rank equal sds and errors as ties', async () => {
     const sql = `SELECT mode, rounds, spearman::VARCHAR AS s, spearman_ci95_lo::VARCHAR AS lo, spearman_ci95_hi::VARCHAR AS hi,
                         auroc_wrong_direction::VARCHAR AS auroc
