@@ -68,7 +68,9 @@ SELECT 'consensus:' || c.question_id || ':' || c.mode, 'quorum-consensus',
        c.created_at, c.question_id, q.title, c.question_id, c.category, 'probability', c.probability, 'yes',
        NULL, NULL, NULL, NULL, c.horizon_days, c.outcome, NULL, c.resolved_at,
        'quorum', 'scored_consensus', NULL,
-       'Quorum consensus (' || c.mode || ' mode): ' || c.probability, c.market_probability
+       -- rounded to 12 decimals: the consensus mean's last bits follow the order rows reach its
+       -- aggregate, and the text read 0.35 one run and 0.35000000000000003 the next (QA)
+       'Quorum consensus (' || c.mode || ' mode): ' || round(c.probability, 12), c.market_probability
 FROM scored_consensus AS c
 LEFT JOIN questions AS q ON q.question_id = c.question_id
 WHERE c.is_headline

@@ -76,6 +76,14 @@ describe('derive determinism over the order rows reach the aggregates', () => {
     expect(await rows(b.conn, sql)).toEqual(ha);
   });
 
+  it('the consensus claim text (90_claims.sql) is the same, without float noise', async () => {
+    const sql = `SELECT claim_id, claim_text FROM claims WHERE source_slug = 'quorum-consensus' ORDER BY claim_id`;
+    const ca = await rows(a.conn, sql);
+    expect(ca.length).toBeGreaterThanOrEqual(6);
+    expect(await rows(b.conn, sql)).toEqual(ca);
+    expect(ca.find((r) => r.claim_id === 'consensus:q1:blind')?.claim_text).toBe('Quorum consensus (blind mode): 0.35');
+  });
+
   it('disagreement spearman and quintiles (53_disagreement.sql) rank equal sds and errors as ties', async () => {
     const sql = `SELECT mode, rounds, spearman::VARCHAR AS s, spearman_ci95_lo::VARCHAR AS lo, spearman_ci95_hi::VARCHAR AS hi,
                         auroc_wrong_direction::VARCHAR AS auroc
