@@ -3,7 +3,8 @@
 -- For each question that is active at as_of: the latest consensus of each mode (by created_at),
 -- of which the headline mode is the first of run_params.headline_modes that has one; beside it
 -- the market's latest observation at or before as_of (probability, liquidity, volume).
--- edge = consensus - market (probability points); direction says which side the AI is on.
+-- edge = consensus - market (probability points, rounded to 12 decimals); direction says which
+-- side the AI is on ('none' when the rounded edge is 0).
 -- Questions without a consensus or without a market price have no edge and are not listed.
 
 CREATE OR REPLACE TABLE _latest_consensus_by_mode AS
@@ -38,11 +39,15 @@ SELECT
   m.probability AS market_probability, m.observed_at AS market_observed_at,
   (epoch(rp.as_of) - epoch(m.observed_at)) / 3600.0 AS market_age_hours, -- (to the microsecond: date_diff('second') dropped as_of's fraction)
   m.liquidity, m.volume,
-  h.mean - m.probability AS edge,
-  abs(h.mean - m.probability) AS abs_edge,
+  -- rounded to 12 decimals (QA): the consensus mean's last bits follow the order the forecasts
+  -- reach its aggregate (threads, raw part order), so a consensus at its market price was 'none'
+  -- one run and 'ai_above_market' by 5.6e-17 the next, and two equal edges swapped places in the
+  -- list (sorted by abs_edge, then question_id) between runs on identical data
+  round(h.mean - m.probability, 12) AS edge,
+  abs(round(h.mean - m.probability, 12)) AS abs_edge,
   CASE
-    WHEN h.mean > m.probability THEN 'ai_above_market'
-    WHEN h.mean < m.probability THEN 'ai_below_market'
+    WHEN round(h.mean - m.probability, 12) > 0 THEN 'ai_above_market'
+    WHEN round(h.mean - m.probability, 12) < 0 THEN 'ai_below_market'
     ELSE 'none'
   END AS direction,
   h.providers

@@ -25,7 +25,13 @@ const SETS: Record<string, number[]> = {
   q7: [0.1, 0.2, 0.4, 0.7],
   q8: [0.5, 0.6, 0.6, 0.9],
   q9: [0.2, 0.3, 0.3, 0.5],
+  // edges: q7 and q10 are both 0.05 above a market at 0.30 (q10's 0.35 − 0.30 is
+  // 0.04999999999999999 in floating point, q7's that or 0.050000000000000044 by summation order);
+  // q11's consensus is its market price
+  q10: [0.35, 0.35, 0.35, 0.35],
+  q11: [0.1, 0.2, 0.4, 0.7],
 };
+const MARKET: Record<string, number> = { q7: 0.3, q10: 0.3, q11: 0.35 };
 const OUTCOME: Record<string, number> = { q1: 1, q2: 1, q3: 0, q4: 0, q5: 1, q6: 0 };
 
 /** One warehouse derived on one thread, its forecasts inserted in `order`. */
@@ -38,6 +44,8 @@ async function deriveWith(order: 'forward' | 'reverse'): Promise<{ conn: DuckDBC
   await insert(conn, 'resolutions', Object.keys(OUTCOME).map((id) => resolution(id, OUTCOME[id]!, '2025-05-01')));
   const fc: Row[] = ids.flatMap((id) => SETS[id]!.map((p, i) => forecast(id, MODELS[i]!, 'blind', 'r1', '2025-03-01', p)));
   await insert(conn, 'forecasts', order === 'forward' ? fc : fc.reverse());
+  await insert(conn, 'market_prices', Object.entries(MARKET).map(([question_id, probability]) => (
+    { question_id, venue: 'polymarket', observed_at: '2025-05-30', probability, origin: 'test', ingested_at: '2025-05-30' })));
   await prepareStructure(conn, {
     runId: 'r-vintage',
     definitions: {
@@ -93,5 +101,17 @@ describe('derive determinism over the order rows reach the aggregates', () => {
     expect(await rows(b.conn, sql)).toEqual(da);
     const q = `SELECT mode, rounds, quintile, n FROM disagreement_quintiles ORDER BY ALL`;
     expect(await rows(b.conn, q)).toEqual(await rows(a.conn, q));
+  });
+
+  it('edges (85_edges.sql): equal edges tie and are listed by question_id; a consensus at the market price has no direction', async () => {
+    // the API's order (sql/api/edges-page.sql)
+    const sql = `SELECT question_id, edge::VARCHAR AS edge, direction FROM edges ORDER BY abs_edge DESC, question_id`;
+    const ea = await rows(a.conn, sql);
+    expect(await rows(b.conn, sql)).toEqual(ea);
+    expect(ea).toEqual([
+      { question_id: 'q10', edge: '0.05', direction: 'ai_above_market' },
+      { question_id: 'q7', edge: '0.05', direction: 'ai_above_market' },
+      { question_id: 'q11', edge: '0.0', direction: 'none' },
+    ]);
   });
 });
