@@ -89,7 +89,10 @@ SELECT s.source_slug, s.name, s.kind, s.url, s.description, s.attribution, s.cat
        t.n_reference_probability, t.brier_skill, t.n_reference_value, t.value_skill,
        t.first_claim_at, t.last_claim_at
 FROM claim_sources AS s
-JOIN _track_scored AS t ON t.source_slug = s.source_slug;
+JOIN _track_scored AS t ON t.source_slug = s.source_slug
+-- in rank order, the unranked after by slug: the export reads the file in its order, and a limit
+-- or a plan's cap must take the same sources on every rescore (a hash join's order varies)
+ORDER BY rank NULLS LAST, s.source_slug;
 
 DROP TABLE _track_agg;
 DROP TABLE _track_prior;

@@ -152,4 +152,19 @@ describe('bundled claims datasets', () => {
     const trends = (await get(server, '/api/track-records/sources/congressional-budget-office/trends/', auth.x(key))).body.trends;
     expect(trends).toHaveLength(42);
   });
+  it("the published track_records file is in rank order, the unranked after by slug, so an export's limit or cap takes the same sources on every rescore (QA: the hash join's order)", async () => {
+    const file = join(data, 'snapshots', readCurrent(data)!, 'track_records.parquet');
+    const rows = await withConnection(async (conn) =>
+      (await conn.runAndReadAll(`SELECT source_slug, rank FROM read_parquet('${file}')`)).getRowObjectsJS(),
+    );
+    // ranks are unique (row_number); slugs are ASCII, so < is DuckDB's order
+    const key = (r: (typeof rows)[number]) => [r.rank === null ? Infinity : Number(r.rank), String(r.source_slug)] as const;
+    const sorted = [...rows].sort((a, b) => {
+      const [ra, sa] = key(a);
+      const [rb, sb] = key(b);
+      return ra !== rb ? ra - rb : sa < sb ? -1 : sa > sb ? 1 : 0;
+    });
+    expect(rows.length).toBeGreaterThan(500);
+    expect(rows.map((r) => r.source_slug)).toEqual(sorted.map((r) => r.source_slug));
+  });
 });
