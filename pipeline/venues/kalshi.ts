@@ -15,8 +15,10 @@
  *    fallback (`yes_bid`, `yes_ask`, `last_price`, `liquidity` in cents / 100; `volume` in
  *    contracts). A bid of 0 or an ask of 1.00 is an empty side of the book, not a price.
  *    probability = mid(bid, ask) when both sides exist, else the last price (none → no
- *    observation). volume = contracts traded; liquidity = dollars (Kalshi reports 0 since it
- *    deprecated the field in January 2026).
+ *    observation). volume = contracts traded; liquidity = dollars, null when `liquidity_dollars`
+ *    is 0: Kalshi deprecated the field in January 2026 and sends "0.0000" for every market since,
+ *    busy books included, so 0 is no figure (read as one, QUORUM_MIN_LIQUIDITY dropped every
+ *    Kalshi market from discovery); the legacy integer `liquidity` is read as it is.
  *  - Status: initialized/unopened/inactive → not trading (no price); active/open → open;
  *    closed/determined/disputed/amended → closed, not final; finalized/settled → final, with
  *    `result` yes → 1, no → 0 (method `kalshi:settled_result`), void → annulled (method
@@ -100,6 +102,16 @@ function dollars(dollarField: string | number | null | undefined, cents: number 
   return typeof cents === 'number' && Number.isFinite(cents) ? cents / 100 : null;
 }
 
+/**
+ * Liquidity in dollars: `liquidity_dollars` when it is a figure, else the legacy integer cents.
+ * "0.0000" is the deprecated field's placeholder (see the module doc), not a figure: null.
+ */
+function liquidityDollars(dollarField: string | number | null | undefined, cents: number | null | undefined): number | null {
+  const d = fixedPoint(dollarField);
+  if (d === 0) return typeof cents === 'number' && Number.isFinite(cents) ? cents / 100 : null;
+  return dollars(dollarField, cents);
+}
+
 /** A count (contracts) from the `*_fp` fixed-point string, else the legacy integer. */
 function count(fpField: string | number | null | undefined, legacy: number | null | undefined): number | null {
   return fixedPoint(fpField) ?? (typeof legacy === 'number' && Number.isFinite(legacy) ? legacy : null);
@@ -136,7 +148,7 @@ export function normalizeKalshi(raw: unknown): Normalized {
     best_bid: bid,
     best_ask: ask,
     volume: count(m.volume_fp, m.volume),
-    liquidity: dollars(m.liquidity_dollars, m.liquidity),
+    liquidity: liquidityDollars(m.liquidity_dollars, m.liquidity),
     forecasters: null,
   };
   if (OPEN.has(status)) return { ok: true, market: base };

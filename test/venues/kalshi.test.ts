@@ -163,7 +163,7 @@ describe('kalshi adapter', () => {
     // The real market: no integer volume at all; volume_fp "896792.27" is stored as that decimal's
     // double (not null, not a float computed on the way), prices from the dollar strings.
     const real = r.market_prices.find((p) => p.question_id === 'kalshi:KXWTAMATCH-26AUG27VIDBAR-BAR')!;
-    expect(real).toMatchObject({ volume: 896792.27, best_bid: 0.63, best_ask: 0.64, probability: 0.635, liquidity: 0 });
+    expect(real).toMatchObject({ volume: 896792.27, best_bid: 0.63, best_ask: 0.64, probability: 0.635, liquidity: null });
     expect(real.volume).toBe(Number('896792.27'));
     // A malformed fixed-point value is not read (Number() would accept "1.2e5"): the legacy integer is.
     const legacy = r.market_prices.find((p) => p.question_id === 'kalshi:KXWTAMATCH-26AUG28CCCDDD-CCC')!;
@@ -178,5 +178,17 @@ describe('kalshi adapter', () => {
       resolved_at: new Date('2026-08-28T02:04:11Z'),
     });
     expect(r.resolutions[0]!.evidence_excerpt).toContain('settlement_value_dollars=0.0000');
+  });
+
+  it('a liquidity_dollars of "0.0000" (the deprecated field current payloads carry) is no liquidity figure: the min-liquidity filter does not drop every Kalshi market', async () => {
+    // markets-fixed-point.json[0] is a real, busy market (a live book at 0.63/0.64, 896,792
+    // contracts traded) whose liquidity_dollars is "0.0000" like every market's since Kalshi
+    // deprecated the field; with QUORUM_MIN_LIQUIDITY set, discovery took none of them.
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(fixedPoint)] }]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    const r = await adapter.sync(ctx({ filters: { minLiquidity: 1000 } }));
+    expect(r.questions.map((q) => q.question_id)).toEqual(['kalshi:KXWTAMATCH-26AUG27VIDBAR-BAR', 'kalshi:KXWTAMATCH-26AUG28CCCDDD-CCC']);
+    // Stored as unknown, not as a liquidity of 0 dollars.
+    expect(r.market_prices.map((p) => p.liquidity)).toEqual([null, null]);
   });
 });
