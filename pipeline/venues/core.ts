@@ -271,6 +271,15 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     !(filters.minForecasters !== undefined && m.forecasters !== null && m.forecasters < filters.minForecasters) &&
     !(m.close_time !== null && m.close_time.getTime() > closeLimit);
 
+  /**
+   * When a resolution the venue reports happened: the venue's time, but never after this sync,
+   * which saw it resolved; none → this sync. A venue time still ahead is a fallback field, not a
+   * settlement (Kalshi without settlement_ts: expiration_time, which can be days or months on);
+   * dated so, the resolution stayed invisible to every run until then, and the settled question
+   * was forecast, and those forecasts scored, meanwhile.
+   */
+  const resolvedTime = (r: ResolutionInfo): Date => (r.resolved_at && r.resolved_at.getTime() <= now.getTime() ? r.resolved_at : now);
+
   /** The `resolutions` record of a market the venue resolved or annulled, dated `at`. */
   const resolutionRow = (qid: string, m: MarketSnapshot, at: Date): Row<'resolutions'> => {
     const r = m.resolution!;
@@ -302,12 +311,13 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     if (stored.resolved_at === null) {
       // Stored without a time by a version before such resolutions were dated (never visible, and
       // no longer tracked): recorded again, dated as a first resolution is.
-      result.amended_resolutions.push(resolutionRow(qid, m, r.resolved_at ?? now));
+      result.amended_resolutions.push(resolutionRow(qid, m, resolvedTime(r)));
       return;
     }
     if (r.outcome === stored.outcome) return;
-    const later = r.resolved_at && (!stored.resolved_at || r.resolved_at.getTime() > stored.resolved_at.getTime());
-    const at = later ? r.resolved_at! : now;
+    const venueAt = resolvedTime(r);
+    const later = r.resolved_at && venueAt.getTime() > stored.resolved_at.getTime();
+    const at = later ? venueAt : now;
     const label = (o: number | null) => (o === null ? 'annulled' : o === 1 ? 'YES' : 'NO');
     result.amended_resolutions.push(resolutionRow(qid, m, at));
     result.lifecycle_events.push({
@@ -376,10 +386,11 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
         if (close && close.getTime() <= now.getTime()) {
           result.lifecycle_events.push({ question_id: qid, state: 'closed', at: close, reason: `closed on ${name}` });
         }
-        // A venue that gives no resolution time: this sync's, when the resolution was first seen.
+        // A venue that gives no resolution time, or one still ahead: this sync's, when the
+        // resolution was first seen (resolvedTime).
         // A stored resolution without one was never visible (sql/derive/10_questions.sql), and the
         // market, no longer tracked, stayed open forever.
-        const resolvedAt = r.resolved_at ?? now;
+        const resolvedAt = resolvedTime(r);
         result.resolutions.push(resolutionRow(qid, m, resolvedAt));
         result.lifecycle_events.push({ question_id: qid, state: m.state, at: resolvedAt, reason: m.state_reason });
         return;

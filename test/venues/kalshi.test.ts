@@ -124,6 +124,22 @@ describe('kalshi adapter', () => {
     }
   });
 
+  it('a settlement whose only venue times are still ahead (no settlement_ts; expiration_time after the sync) is dated by the sync that saw it, not in the future', async () => {
+    // markets-tracked.json's KXPAYROLLS-25SEP-T50000: status "settled", result "no", no
+    // settlement_ts (payloads before Kalshi added it; public clients still tolerate finalized
+    // markets without one), close_time and expiration_time 2025-11-20, five days after `now`.
+    // Dated 2025-11-20 the resolution stayed invisible to every run until then: the settled
+    // question was forecast for five more days and those forecasts were scored.
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: [], cursor: '' })] }, singleMarket]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    const r = await adapter.sync(ctx({ tracked: track('KXPAYROLLS-25SEP-T50000') }));
+    expect(r.resolutions).toEqual([expect.objectContaining({ question_id: 'kalshi:KXPAYROLLS-25SEP-T50000', outcome: 0, resolved_at: now })]);
+    expect(r.lifecycle_events.filter((e) => e.state === 'resolved').map((e) => e.at)).toEqual([now]);
+    // The same market rechecked after a first record without a time: dated by the sync as well.
+    const again = await adapter.sync(ctx({ tracked: [{ ...track('KXPAYROLLS-25SEP-T50000')[0]!, resolution: { outcome: 0, resolved_at: null } }] }));
+    expect(again.amended_resolutions.map((x) => x.resolved_at)).toEqual([now]);
+  });
+
   it('passes max_close_ts for the close window', async () => {
     server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(page2)] }]);
     const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
@@ -158,7 +174,8 @@ describe('kalshi adapter', () => {
       { path: /^\/trade-api\/v2\/markets\/[^/]+$/, responses: (req) => json({ market: fixedPoint.markets.find((m: { ticker: string }) => req.path.endsWith(`/${m.ticker}`)) }) },
     ]);
     const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
-    const r = await adapter.sync(ctx({ tracked: track('KXWTAMATCH-26AUG26AAABBB-AAA') }));
+    // A sync after the settlement (2026-08-28): a resolution is never dated after its sync.
+    const r = await adapter.sync({ ...ctx({ tracked: track('KXWTAMATCH-26AUG26AAABBB-AAA') }), now: new Date('2026-09-01T00:00:00Z') });
 
     // The real market: no integer volume at all; volume_fp "896792.27" is stored as that decimal's
     // double (not null, not a float computed on the way), prices from the dollar strings.

@@ -218,7 +218,11 @@ describe('polymarket adapter', () => {
     ]);
     const adapter = createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST });
     const id = (cid: string) => shapes.find((m) => m.conditionId.startsWith(cid))!.conditionId;
-    const r = await adapter.sync(ctx({ tracked: shapes.map((m) => ({ question_id: `polymarket:${m.conditionId}`, venue_market_id: m.conditionId })) }));
+    // A sync after the latest of these markets closed (2026-08-20): a resolution is never dated after its sync.
+    const r = await adapter.sync({
+      ...ctx({ tracked: shapes.map((m) => ({ question_id: `polymarket:${m.conditionId}`, venue_market_id: m.conditionId })) }),
+      now: new Date('2026-09-01T00:00:00Z'),
+    });
     expect(r.skipped).toEqual([]);
 
     const res = new Map(r.resolutions.map((x) => [x.question_id!.slice('polymarket:'.length), x]));
