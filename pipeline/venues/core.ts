@@ -333,15 +333,18 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
    * and scored after it closed). A market no longer open (closed, resolved, annulled) whose stored
    * close has passed keeps it when the venue's is absent or later: it was closed by then (QA
    * review: one closed early had its close moved back to the venue's original time when it settled,
-   * or when that time passed while it was still closed, so it was open again in hindsight).
+   * or when that time passed while it was still closed, so it was open again in hindsight). A
+   * market resolved or annulled while the venue's close is absent or still ahead (settled early,
+   * between two syncs: Kalshi keeps close_time at the scheduled one) closed by its resolution
+   * (QA: such a question kept a close weeks ahead of its settlement, with no closed lifecycle).
    */
   const closedAt = (qid: string, m: MarketSnapshot): Date | null => {
     if (m.state === 'open' || m.state === 'upcoming') return m.close_time;
     const stored = storedClose.get(qid);
     const storedPassed = stored && stored.getTime() <= now.getTime() ? stored : null;
     if (storedPassed && (m.close_time === null || m.close_time.getTime() > storedPassed.getTime())) return storedPassed;
-    if (m.state !== 'closed' || (m.close_time !== null && m.close_time.getTime() <= now.getTime())) return m.close_time;
-    return now;
+    if (m.close_time !== null && m.close_time.getTime() <= now.getTime()) return m.close_time;
+    return m.state === 'closed' ? now : resolvedTime(m.resolution!);
   };
 
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {

@@ -140,6 +140,26 @@ describe('kalshi adapter', () => {
     expect(again.amended_resolutions.map((x) => x.resolved_at)).toEqual([now]);
   });
 
+  it('a market settled between two syncs while its close_time is still ahead closed by its settlement: a new close for the question and a closed lifecycle (QA)', async () => {
+    // Active at the last sync, finalized by this one (settlement_ts 2025-11-15T10:00, two hours
+    // before `now`), close_time still the scheduled 2025-12-31: the question kept that close,
+    // weeks after its settlement, with no closed lifecycle.
+    tracked['KXEARLY-30'] = { ...(tracked['KXCPI-25SEP-T0.3'] as object), ticker: 'KXEARLY-30', close_time: '2025-12-31T00:00:00Z', settlement_ts: '2025-11-15T10:00:00Z' };
+    try {
+      server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: [], cursor: '' })] }, singleMarket]);
+      const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+      const settled = new Date('2025-11-15T10:00:00Z');
+      const r = await adapter.sync(ctx({ tracked: [{ question_id: 'kalshi:KXEARLY-30', venue_market_id: 'KXEARLY-30', close_time: new Date('2025-12-31T00:00:00Z') }] }));
+      expect(r.close_time_changes).toEqual([{ question_id: 'kalshi:KXEARLY-30', close_time: settled }]);
+      expect(r.lifecycle_events.map((e) => [e.state, e.at])).toEqual([['closed', settled], ['resolved', settled]]);
+      // Rechecked later (resolved in the warehouse, its close moved): nothing more.
+      const again = await adapter.sync(ctx({ tracked: [{ question_id: 'kalshi:KXEARLY-30', venue_market_id: 'KXEARLY-30', close_time: settled, resolution: { outcome: 1, resolved_at: settled } }] }));
+      expect([again.close_time_changes, again.lifecycle_events, again.amended_resolutions]).toEqual([[], [], []]);
+    } finally {
+      delete tracked['KXEARLY-30'];
+    }
+  });
+
   it('passes max_close_ts for the close window', async () => {
     server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(page2)] }]);
     const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
