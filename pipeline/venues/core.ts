@@ -119,6 +119,11 @@ export interface DiscoveryControl {
    * report says so (a warning, not a failure: the cap is the operator's QUORUM_VENUE_MAX_PAGES).
    */
   pageCapped(pages: number): void;
+  /**
+   * Discovery stopped early for another reason the venue gave (Gamma refusing an offset past its
+   * cap): the sync's report warns with `reason`; what was read is kept, the lookups still run.
+   */
+  stoppedEarly(reason: string): void;
 }
 
 /**
@@ -457,6 +462,10 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       pageCapped: (pages) => {
         result.warnings.push(`discovery stopped at the page cap (${pages} page${pages === 1 ? '' : 's'}, QUORUM_VENUE_MAX_PAGES): ${name} has more markets than were read`);
         log.warn({ pages }, 'venue discovery stopped at the page cap');
+      },
+      stoppedEarly: (reason) => {
+        result.warnings.push(reason);
+        log.warn({ reason }, 'venue discovery stopped early');
       },
     };
     for await (const page of driver.discover(ctx, control)) {

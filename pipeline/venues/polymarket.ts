@@ -2,7 +2,10 @@
  * Polymarket adapter (Gamma API).
  *
  * Discovery: `GET {gamma}/markets?closed=false&active=true&archived=false&order=volumeNum&ascending=false&limit=&offset=`
- * (offset pagination; a short page ends it). Tracked markets the discovery did not return are looked
+ * (offset pagination; a short page ends it). Gamma refuses offsets past a cap (2000 since it
+ * deprecated this listing: HTTP 422 `{"type":"validation error","error":"offset too large, use
+ * /markets/keyset for deeper pagination"}`): a 422 after the first page ends discovery with a
+ * warning, like the page cap, and the lookups still run. Tracked markets the discovery did not return are looked
  * up by condition id: `GET {gamma}/markets?condition_ids=…&condition_ids=…&limit=` (and once more
  * with `closed=true` for any still missing, whatever Gamma's default for `closed`).
  *
@@ -49,7 +52,7 @@ import {
 } from './core.ts';
 import type { VenueAdapter, VenueSyncContext } from './types.ts';
 import { blankToNull, clip, firstIssue, toDate, toNumber } from './util.ts';
-import { createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
+import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 
 export interface PolymarketAdapterOptions extends AdapterOptions {
   gammaUrl: string;
@@ -333,7 +336,16 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
       q.set('offset', String(page * this.pageSize));
       if (ctx.filters.minLiquidity !== undefined) q.set('liquidity_num_min', String(ctx.filters.minLiquidity));
       if (before) q.set('end_date_max', before.toISOString());
-      const items = await this.client.getJson(url, GammaPage, ctx.signal);
+      let items: unknown[];
+      try {
+        items = await this.client.getJson(url, GammaPage, ctx.signal);
+      } catch (err) {
+        // Past Gamma's offset cap: the end of what this listing can read (see the module doc).
+        if (!(page > 0 && err instanceof SourceHttpError && err.status === 422)) throw err;
+        const why = err.body ? `: ${clip(err.body.replace(/\s+/g, ' '), 160)}` : '';
+        control.stoppedEarly(`discovery stopped after ${page} page${page === 1 ? '' : 's'}: ${this.name} refused offset ${page * this.pageSize} (HTTP 422${why})`);
+        return;
+      }
       yield { items, origin: this.origin };
       if (items.length < this.pageSize) return;
     }

@@ -122,6 +122,29 @@ describe('polymarket adapter', () => {
     expect(events.find((e) => e.question_id === `polymarket:${T(11)}` && e.state === 'resolved')!.at).toEqual(new Date('2025-09-17T18:32:11Z'));
   });
 
+  it('Gamma refusing an offset past its cap (422 "offset too large") ends discovery with a warning: the tracked markets are still looked up and resolved', async () => {
+    // The refusal as Gamma sends it at offset 2100 since the legacy /markets listing was
+    // deprecated (HTTP 422 {"type":"validation error","error":"offset too large, use
+    // /markets/keyset for deeper pagination"}: sapiencexyz/sapience PRs #1884 and #1911,
+    // Polymarket/py-sdk issue #127). With QUORUM_VENUE_MAX_PAGES above 21 every sync that paged so
+    // deep failed Polymarket, and the tracked markets' lookups never ran: no price, no resolution.
+    server = await startReplayServer([
+      { path: '/markets', query: { offset: '0' }, responses: [json(page0)] },
+      { path: '/markets', query: { offset: '3' }, responses: [json({ type: 'validation error', error: 'offset too large, use /markets/keyset for deeper pagination' }, 422)] },
+      lookupRoute,
+    ]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, pageSize: 3, clientOptions: FAST });
+    const r = await adapter.sync(ctx({ tracked: [{ question_id: `polymarket:${T(11)}`, venue_market_id: T(11) }] }));
+    expect(r.questions.map((q) => q.title)).toEqual([page0[0]!.question, page0[1]!.question]); // the first page's binary markets
+    expect(r.resolutions.map((x) => [x.question_id, x.outcome])).toEqual([[`polymarket:${T(11)}`, 1]]);
+    expect(r.warnings).toEqual([expect.stringMatching(/^discovery stopped after 1 page: Polymarket refused offset 3 \(HTTP 422: .*offset too large/)]);
+    // A 422 on the first page is no cap but a request Gamma refuses: the venue fails as before.
+    await server.close();
+    server = await startReplayServer([{ path: '/markets', responses: [json({ type: 'validation error', error: 'order fields are not valid' }, 422)] }]);
+    const failing = createPolymarketAdapter({ gammaUrl: server.url, pageSize: 3, clientOptions: FAST });
+    await expect(failing.sync(ctx())).rejects.toBeInstanceOf(VenueSyncError);
+  });
+
   it('applies filters: liquidity, close window, categories and the new-question cap', async () => {
     server = await startReplayServer([
       { path: '/markets', query: { offset: '0' }, responses: [json(page0)] },
