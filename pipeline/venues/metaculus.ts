@@ -6,7 +6,9 @@
  * is kept and re-applied to the configured base, so traffic never leaves the configured host. A
  * `next` leading to a page already read is a pagination loop.
  * Tracked posts the discovery did not return: `GET {base}/posts/{id}/` (404 = not found).
- * `QUORUM_METACULUS_TOKEN`, when set, is sent as `Authorization: Token …`.
+ * `QUORUM_METACULUS_TOKEN`, when set, is sent as `Authorization: Token …`. Metaculus answers only
+ * authenticated requests since March 2026 (403 `{"detail": "The API is only available to
+ * authenticated users."}`): a 401/403 fails the venue with Metaculus's reason and what to set.
  *
  * Semantics:
  *  - question_id = `metaculus:<post id>`. Only posts holding one question of type "binary" are
@@ -32,6 +34,7 @@ import {
 } from './core.ts';
 import type { VenueAdapter, VenueSyncContext } from './types.ts';
 import { blankToNull, clip, firstIssue, toDate, toProbability } from './util.ts';
+import { SourceHttpError } from '../sources/http-client.ts';
 
 export interface MetaculusAdapterOptions extends AdapterOptions {
   baseUrl: string;
@@ -151,6 +154,25 @@ export function normalizeMetaculus(raw: unknown): Normalized {
   }
 }
 
+/**
+ * A request Metaculus refused as unauthenticated (401/403): the same error with Metaculus's reason
+ * (its `detail`) and what to do about the token (never the token itself); anything else as is.
+ */
+function explainRefusal(err: unknown, hasToken: boolean): unknown {
+  if (!(err instanceof SourceHttpError) || (err.status !== 401 && err.status !== 403)) return err;
+  let reason = '';
+  try {
+    const detail = (JSON.parse(err.body ?? '') as { detail?: unknown }).detail;
+    if (typeof detail === 'string' && detail.trim() !== '') reason = `: ${clip(detail.trim(), 200)}`;
+  } catch {
+    // not JSON: the status alone
+  }
+  const hint = hasToken
+    ? 'Metaculus refused QUORUM_METACULUS_TOKEN: check or renew the token'
+    : 'QUORUM_METACULUS_TOKEN is not set: Metaculus answers only authenticated requests; set it to your Metaculus API token, or leave metaculus out of QUORUM_VENUES';
+  return new SourceHttpError(err.kind, err.url, `HTTP ${err.status}${reason} (${hint})`, err.status, err.body);
+}
+
 /** Which page a URL asks for: its query, parameters in a fixed order (the server may reorder them). */
 function pageKey(url: URL): string {
   const params = new URLSearchParams(url.search);
@@ -162,6 +184,8 @@ class MetaculusDriver extends DriverSettings implements VenueDriver {
   readonly venue = 'metaculus' as const;
   readonly name = 'Metaculus';
 
+  private readonly hasToken: boolean;
+
   constructor(opts: MetaculusAdapterOptions) {
     const headers = opts.token ? { authorization: `Token ${opts.token}` } : undefined;
     super(opts.baseUrl, opts, {
@@ -169,6 +193,7 @@ class MetaculusDriver extends DriverSettings implements VenueDriver {
       parallel: 2,
       client: { requestsPerInterval: 1, intervalMs: 1000, concurrency: 2, ...(headers ? { headers } : {}) },
     });
+    this.hasToken = Boolean(opts.token);
   }
 
   async *discover(ctx: VenueSyncContext, control: DiscoveryControl): AsyncIterable<RawPage> {
@@ -184,7 +209,9 @@ class MetaculusDriver extends DriverSettings implements VenueDriver {
     const read = new Set<string>([pageKey(first)]);
     let page = 0;
     for (; url && page < this.maxPages && control.wantMore(); page++) {
-      const body: z.infer<typeof MetaculusPage> = await this.client.getJson(url, MetaculusPage, ctx.signal);
+      const body: z.infer<typeof MetaculusPage> = await this.client.getJson(url, MetaculusPage, ctx.signal).catch((err: unknown) => {
+        throw explainRefusal(err, this.hasToken);
+      });
       yield { items: body.results, origin: `metaculus:${this.base}/posts/` };
       const next: URL | null = body.next && body.results.length > 0 ? this.rebase(body.next) : null;
       if (next && read.has(pageKey(next))) throw paginationLoop(this.name, url, page + 1, next.search);
@@ -211,7 +238,10 @@ class MetaculusDriver extends DriverSettings implements VenueDriver {
     return lookupEach(
       ids,
       this.parallel,
-      (id, signal) => this.client.getRaw(`${this.base}/posts/${encodeURIComponent(id)}/`, signal),
+      (id, signal) =>
+        this.client.getRaw(`${this.base}/posts/${encodeURIComponent(id)}/`, signal).catch((err: unknown) => {
+          throw explainRefusal(err, this.hasToken);
+        }),
       () => `metaculus:${this.base}/posts/{id}/`,
       ctx.signal,
     );

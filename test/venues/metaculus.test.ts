@@ -91,6 +91,28 @@ describe('metaculus adapter', () => {
     expect(r.questions).toHaveLength(3);
   });
 
+  it('a request Metaculus refuses for want of a token says so and names QUORUM_METACULUS_TOKEN (the API requires one since March 2026)', async () => {
+    // Metaculus's answer to an unauthenticated request since it closed its API to anonymous
+    // users (quoted in pmxt-dev/pmxt issue #1734, 2026-07-19; Metaculus notebook 42554, "Changes
+    // to the Metaculus API"). The sync report said only "HTTP 403 (<url>)" on every sync of a
+    // default install, which syncs Metaculus without a token (QUORUM_METACULUS_TOKEN is optional).
+    server = await startReplayServer([{ path: /.*/, responses: [json({ detail: 'The API is only available to authenticated users.' }, 403)] }]);
+    const anonymous = createMetaculusAdapter({ baseUrl: `${server.url}/api`, clientOptions: FAST });
+    const err = (await anonymous.sync(ctx()).catch((e: unknown) => e)) as SourceHttpError;
+    expect(err).toBeInstanceOf(SourceHttpError);
+    expect(err.status).toBe(403);
+    expect(err.message).toContain('HTTP 403: The API is only available to authenticated users.');
+    expect(err.message).toContain('QUORUM_METACULUS_TOKEN is not set');
+    // A token Metaculus refuses is named as such.
+    await server.close();
+    server = await startReplayServer([{ path: /.*/, responses: [json({ detail: 'Invalid token.' }, 401)] }]);
+    const refused = createMetaculusAdapter({ baseUrl: `${server.url}/api`, token: 'stale-token', clientOptions: FAST });
+    const err2 = (await refused.sync(ctx()).catch((e: unknown) => e)) as SourceHttpError;
+    expect(err2.message).toContain('HTTP 401: Invalid token.');
+    expect(err2.message).toContain('Metaculus refused QUORUM_METACULUS_TOKEN');
+    expect(err2.message).not.toContain('stale-token');
+  });
+
   it('throws a SourceHttpError within a bounded time when the venue fails entirely', async () => {
     server = await startReplayServer([{ path: /.*/, responses: [{ status: 500 }] }]);
     const adapter = createMetaculusAdapter({ baseUrl: `${server.url}/api`, clientOptions: { ...FAST, retries: 2 } });
