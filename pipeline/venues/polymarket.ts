@@ -35,7 +35,9 @@
  *    CLOB: `GET {clob}/prices-history?market=<YES token id>&startTs=&endTs=&fidelity=<minutes>`
  *    → `{"history":[{"t":<unix s>,"p":<price>}]}`. The YES token is `clobTokenIds[i]` for the
  *    index i of "Yes" in `outcomes` (the two arrays are parallel). The CLOB has its own
- *    rate-limited client.
+ *    rate-limited client. It refuses a range over about 15 days: a longer gap is read in
+ *    consecutive windows of 14 days (points on a window's edge are kept once by the backfill's
+ *    one-per-step rule).
  */
 import { z } from 'zod';
 import {
@@ -260,6 +262,13 @@ export function normalizePolymarket(raw: unknown): Normalized {
   };
 }
 
+/**
+ * The longest startTs..endTs range one prices-history request asks for: the CLOB refuses ranges
+ * over about 15 days (HTTP 400 "invalid filters: 'startTs' and 'endTs' interval is too long"), so
+ * a longer gap (QUORUM_BACKFILL_DAYS above 15) is read in windows of 14 days.
+ */
+const CLOB_WINDOW_S = 14 * 86_400;
+
 /** The CLOB's own rate (its documented limits are higher). */
 const CLOB_RATE = { requestsPerInterval: 10, intervalMs: 1000, concurrency: 4 };
 
@@ -301,18 +310,22 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
     stepMs: number,
     ctx: VenueSyncContext,
   ): Promise<PriceHistory> {
-    const url = new URL(`${clob.base}/prices-history`);
-    url.searchParams.set('market', market.history_key!);
-    url.searchParams.set('startTs', String(Math.floor(from.getTime() / 1000)));
-    url.searchParams.set('endTs', String(Math.ceil(to.getTime() / 1000)));
-    url.searchParams.set('fidelity', String(Math.max(1, Math.round(stepMs / 60_000))));
-    const body = await clob.client.getJson(url, ClobHistory, ctx.signal);
     const points: { at: Date; probability: number }[] = [];
     let dropped = 0;
-    for (const raw of body.history) {
-      const p = ClobPoint.safeParse(raw);
-      if (p.success) points.push({ at: new Date(p.data.t * 1000), probability: p.data.p });
-      else dropped++;
+    const [start, end] = [Math.floor(from.getTime() / 1000), Math.ceil(to.getTime() / 1000)];
+    // One request per window of at most CLOB_WINDOW_S, oldest first (see the module doc).
+    for (let windowStart = start; windowStart < end || windowStart === start; windowStart += CLOB_WINDOW_S) {
+      const url = new URL(`${clob.base}/prices-history`);
+      url.searchParams.set('market', market.history_key!);
+      url.searchParams.set('startTs', String(windowStart));
+      url.searchParams.set('endTs', String(Math.min(end, windowStart + CLOB_WINDOW_S)));
+      url.searchParams.set('fidelity', String(Math.max(1, Math.round(stepMs / 60_000))));
+      const body = await clob.client.getJson(url, ClobHistory, ctx.signal);
+      for (const raw of body.history) {
+        const p = ClobPoint.safeParse(raw);
+        if (p.success) points.push({ at: new Date(p.data.t * 1000), probability: p.data.p });
+        else dropped++;
+      }
     }
     return { points, dropped, origin: `polymarket:${clob.base}/prices-history` };
   }

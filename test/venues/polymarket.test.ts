@@ -325,6 +325,40 @@ describe('polymarket gap backfill from the CLOB prices-history', () => {
     expect(quiet.market_prices.every((p) => p.observed_at!.getTime() === now.getTime())).toBe(true);
   });
 
+  it('a gap longer than the CLOB serves in one request (15 days) is read in windows, not refused whole', async () => {
+    // The CLOB refuses a startTs..endTs range over ~15 days: HTTP 400 {"error":"invalid filters:
+    // 'startTs' and 'endTs' interval is too long"} (a public client's chunking notes, found with
+    // the search tool; Jon-Becker/prediction-market-analysis PR #55 windows its requests into 15
+    // days for the same limit). With QUORUM_BACKFILL_DAYS above 15 a market unobserved that long
+    // (Quorum down for three weeks, when backfill matters most) got nothing: every request
+    // refused, and the backfill stopped after three.
+    const DAY = 86_400_000;
+    server = await startReplayServer([
+      { path: '/markets', query: { offset: '0' }, responses: [json(page0)] },
+      {
+        path: '/prices-history',
+        responses: (req: { query: URLSearchParams }) => {
+          const [start, end] = [Number(req.query.get('startTs')), Number(req.query.get('endTs'))];
+          if (end - start > 15 * 86_400) return json({ error: "invalid filters: 'startTs' and 'endTs' interval is too long" }, 400);
+          const history: unknown[] = [];
+          for (let t = start - (start % 3600) + 3600; t <= end; t += 3600) history.push({ t, p: 0.42 });
+          return json({ history });
+        },
+      },
+      lookupRoute,
+    ]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, clientOptions: FAST, backfill: { lookbackMs: 30 * DAY } });
+    const a = page0[0]!;
+    const r = await adapter.sync(ctx({ tracked: trackedAt({ [a.conditionId]: 30 * DAY }) }));
+    expect(r.skipped.filter((x) => x.reason.includes('price history'))).toEqual([]);
+    const filled = r.market_prices.filter((p) => p.origin!.endsWith('/prices-history'));
+    // Hourly over the 30 days, strictly inside the gap: 30 × 24 − 1 points.
+    expect(filled).toHaveLength(30 * 24 - 1);
+    const windows = server.log.filter((e) => e.path === '/prices-history').map((e) => Number(e.query.get('endTs')) - Number(e.query.get('startTs')));
+    expect(windows.length).toBeGreaterThan(1);
+    expect(Math.max(...windows)).toBeLessThanOrEqual(15 * 86_400);
+  });
+
   it('caps the lookback and the number of markets; without a CLOB URL nothing is requested', async () => {
     server = await startReplayServer([{ path: '/markets', query: { offset: '0' }, responses: [json(page0)] }, clobRoute(), lookupRoute]);
     const [a, b] = [page0[0]!, page0[1]!];
