@@ -26,8 +26,21 @@ const answerOf: Record<string, unknown> = {};
 let manifold: ReplayServer;
 let env: Record<string, string>;
 
+/**
+ * Markets that close this many ms after the venue first serves them: the close is then ahead of
+ * the sync that discovers them however long the CLI took to start (a fixed close 2 s after the
+ * test's start was already past on a busy machine, and the market was never tracked).
+ */
+const closeAfterServed: Record<string, number> = {};
+
 const defaultClose = Date.now() + 30 * 86_400_000;
-const open = (id: string) => ({ ...fixture, id, isResolved: false, closeTime: closeOf[id] ?? defaultClose });
+function open(id: string) {
+  if (id in closeAfterServed) {
+    closeOf[id] = Date.now() + closeAfterServed[id]!;
+    delete closeAfterServed[id];
+  }
+  return { ...fixture, id, isResolved: false, closeTime: closeOf[id] ?? defaultClose };
+}
 /**
  * Resolved YES. Manifold's LiteMarket documents `resolutionTime` as optional (`resolutionTime?:
  * number`); here it is absent.
@@ -81,10 +94,10 @@ afterAll(async () => {
 describe("what venues say of tracked markets reaches the snapshot", () => {
   it('a close time the venue moves is the question\'s: an extended market stays open, one closed early is closed', async () => {
     const day = 86_400_000;
-    closeOf['Extended01'] = Date.now() + 2_000; // closes in 2 s…
+    closeAfterServed['Extended01'] = 2_000; // closes 2 s after the sync sees it…
     closeOf['EarlyEnd01'] = Date.now() + 30 * day;
     expect((await quorumAsync(['sync'], env)).status).toBe(0);
-    await new Promise((r) => setTimeout(r, 2_500));
+    await new Promise((r) => setTimeout(r, Math.max(0, closeOf['Extended01']! + 500 - Date.now())));
     closeOf['Extended01'] = Date.now() + 30 * day; // …extended by its creator by a month
     closeOf['EarlyEnd01'] = Date.now() - 1_000; // closed early
     expect((await quorumAsync(['sync'], env)).status).toBe(0);
