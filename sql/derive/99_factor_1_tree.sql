@@ -86,11 +86,13 @@ GROUP BY ap.question_id;
 
 -- The latest run that forecast anything (at or before as_of: the run of the newest forecast) and
 -- how many models it asked, in one pass over the forecasts (per run, then the newest run). No
--- row when there is no forecast.
+-- row when there is no forecast. Runs dated at the same time: the greater run_id, as every latest
+-- of the snapshot (30_scored_forecasts), and its id and model count from one arg_max, so from the
+-- same run.
 CREATE OR REPLACE TABLE _factor_latest_run AS
-SELECT run_id, n_models
+SELECT latest.run_id AS run_id, latest.n_models AS n_models
 FROM (
-  SELECT arg_max(run_id, last_at) AS run_id, arg_max(n_models, last_at) AS n_models
+  SELECT arg_max({'run_id': run_id, 'n_models': n_models}, (last_at, run_id)) AS latest
   FROM (
     SELECT f.run_id, max(f.created_at) AS last_at, count(DISTINCT f.model) AS n_models
     FROM raw_forecasts AS f, run_params AS rp
@@ -98,7 +100,7 @@ FROM (
     GROUP BY f.run_id
   )
 )
-WHERE run_id IS NOT NULL;
+WHERE latest.run_id IS NOT NULL;
 
 CREATE OR REPLACE TABLE _factor_leaf_forecasts AS
 SELECT f.question_id,

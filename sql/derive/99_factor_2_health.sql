@@ -139,7 +139,8 @@ ORDER BY factor_id;
 CREATE OR REPLACE TABLE _health_calls AS
 WITH last_run AS (
   -- A run's as_of (not the calls' wall-clock start) places it: a run dated T made its calls for T.
-  SELECT arg_max(r.run_id, r.as_of) AS run_id
+  -- Runs dated at the same time: the greater run_id, as every latest of the snapshot (30_scored_forecasts).
+  SELECT arg_max(r.run_id, (r.as_of, r.run_id)) AS run_id
   FROM raw_runs AS r, run_params AS rp
   WHERE r.as_of <= rp.as_of AND r.run_id IN (SELECT run_id FROM raw_model_calls)
 )
