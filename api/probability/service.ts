@@ -109,14 +109,31 @@ interface Market {
 const INFORMED_NEEDS_MARKET = 'informed needs a market price: give market or market_probability';
 
 /**
- * What `forecast` rejects with when its signal aborts (the client went away): the calls that had
- * finished by then were paid for, and `costUsd` says how much, so the route counts it against the
- * key's daily budget (QA: a client that hung up once some models had answered spent without limit).
+ * What `forecast` rejects with once model calls were made and the request ends without an answer:
+ * the calls that had finished were paid for, and `costUsd` says how much, so the route counts it
+ * against the key's daily budget whatever happened next. `cause` is the error that ended it (the
+ * route answers that one). QA review: a call log that could not be written (a full disk) made each
+ * request a 500 after its paid calls, never counted, so a key spent past its cap without limit.
  */
-export class ForecastCancelled extends Error {
-  constructor(readonly costUsd: number, options?: ErrorOptions) {
-    super('probability request cancelled: the client disconnected', options);
+export class ForecastFailed extends Error {
+  constructor(readonly costUsd: number, options: ErrorOptions & { cause: unknown }, message = 'probability request failed after its model calls') {
+    super(message, options);
   }
+}
+
+/**
+ * What `forecast` rejects with when its signal aborts (the client went away), with the cost of the
+ * calls finished by then (QA: a client that hung up once some models had answered spent without limit).
+ */
+export class ForecastCancelled extends ForecastFailed {
+  constructor(costUsd: number, options: ErrorOptions & { cause: unknown }) {
+    super(costUsd, options, 'probability request cancelled: the client disconnected');
+  }
+}
+
+/** What calls cost in USD (a call without a cost, failed or never sent, costs nothing). */
+function callsCost(calls: readonly ModelCallRow[]): number {
+  return calls.reduce((sum, c) => sum + (c.cost_usd ?? 0), 0);
 }
 
 /** The 400 for an asked mode that cannot be honoured, saying why and what to do instead. */
@@ -372,8 +389,9 @@ export class ProbabilityService {
 
   /**
    * Asks every model what `show` settled, calibrates and pools. Throws 503 models_unavailable with
-   * fewer than two answers; rejects with ForecastCancelled (the cost of the calls finished by then)
-   * when `signal` aborts (the client went away).
+   * fewer than two answers. Once calls were made, rejects with ForecastFailed (its `cause` the error,
+   * the 503 among them) carrying what they cost, ForecastCancelled when `signal` aborts (the client
+   * went away: the calls finished by then).
    */
   async forecast(shown: Shown, signal: AbortSignal): Promise<ProbabilityAnswer> {
     const { req, market, mode, evidence, evidenceErrors, requestId, question, now, t0 } = shown;
@@ -434,14 +452,25 @@ export class ProbabilityService {
             condition: null,
             provider: m.provider,
           }));
-        await this.store.appendCalls([...finished, ...cancelled]);
-        throw new ForecastCancelled(finished.reduce((sum, c) => sum + (c.cost_usd ?? 0), 0), { cause: err });
+        const paid = callsCost(finished);
+        try {
+          await this.store.appendCalls([...finished, ...cancelled]);
+        } catch (logErr) {
+          // The client is gone: what it spent still counts (ForecastCancelled); the log's failure is said here.
+          this.#logger.error({ err: logErr, request_id: requestId }, 'probability: the calls of a cancelled request could not be logged');
+        }
+        throw new ForecastCancelled(paid, { cause: err });
       }
       throw err;
     }
-    await this.store.appendCalls(out.calls);
-    const cost = out.calls.reduce((s, c) => s + (c.cost_usd ?? 0), 0);
-    return this.#answer(req, requestId, now, mode, market, evidence, evidenceErrors, out, cost, t0);
+    const cost = callsCost(out.calls);
+    try {
+      await this.store.appendCalls(out.calls);
+      return await this.#answer(req, requestId, now, mode, market, evidence, evidenceErrors, out, cost, t0);
+    } catch (err) {
+      // The calls were paid whatever fails now (the call log on a full disk, the answer): said with the cost.
+      throw new ForecastFailed(cost, { cause: err });
+    }
   }
 
   async #answer(

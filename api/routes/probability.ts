@@ -12,7 +12,7 @@ import { ApiError, toApiError } from '../errors/problem.ts';
 import { ProblemSchema, rawRoute } from '../http/registry.ts';
 import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
-import { ForecastCancelled, ProbabilityService } from '../probability/service.ts';
+import { ForecastFailed, ProbabilityService } from '../probability/service.ts';
 import type { StoredRequest } from '../probability/store.ts';
 import { bodyHash, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
@@ -134,19 +134,19 @@ export const probabilityRoute = rawRoute({
       try {
         answer = await svc.forecast(shown, ac.signal);
       } catch (err) {
+        // The calls that had answered were paid for, whatever ended the request (the client going
+        // away, too few answers, a call log that could not be written): they count against the budget.
+        const cost = err instanceof ForecastFailed ? err.costUsd : 0;
+        if (cost > 0) svc.recordSpend(keyId, cost, units);
         if (ac.signal.aborted) {
           services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');
-          // The calls that answered before the client went away were paid for: they count against the budget.
-          const cost = err instanceof ForecastCancelled ? err.costUsd : 0;
-          if (cost > 0) svc.recordSpend(keyId, cost, units);
           await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected', cost_usd: cost }));
           return;
         }
-        const problem = toApiError(err);
-        const cost = typeof problem.extras.cost_usd === 'number' ? problem.extras.cost_usd : 0;
-        if (cost > 0) svc.recordSpend(keyId, cost, units);
+        const cause = err instanceof ForecastFailed ? err.cause : err;
+        const problem = toApiError(cause);
         await svc.store.saveRequest(record(problem.status, { request_id: requestId, ...problem.toProblem(req.path) }));
-        throw err;
+        throw cause;
       } finally {
         res.off('close', onClose);
       }

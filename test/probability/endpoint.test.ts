@@ -2,7 +2,7 @@
  * POST /api/probability/ and GET /api/probability/{request_id}: a real server on port 0, the real
  * openai SDK (the pipeline's runner) against the project's model simulator, real keys.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -738,6 +738,30 @@ describe('limits and cancellation', () => {
       expect(cancelled.every((c) => c.status === 'failed')).toBe(true);
     } finally {
       slowSim.setFaults([]);
+    }
+  });
+});
+
+describe('the spending cap when the private call log cannot be written', () => {
+  // QA review: the spend was recorded only after the calls were logged (model_calls/<day>.jsonl),
+  // so a log that could not be written (a full disk) made every answered request a 500 whose paid
+  // calls never counted: the key spent past its daily cap without limit, /api/usage/ said 0.
+  it('the calls answered are counted against the key\'s budget though the request fails', async () => {
+    const d = await fixtureDir();
+    const srv = await serve(d.dir, { probability: { models, timeoutMs: 3000, evidenceProviders: [], budgetUsdPerDay: 0.01 } });
+    try {
+      // the day's call log is a directory: appending to it fails (EISDIR), as a full disk would (ENOSPC)
+      await mkdir(path.join(d.dir, 'state', 'probability', 'model_calls', `${new Date().toISOString().slice(0, 10)}.jsonl`), { recursive: true });
+      const k = newKey(d.dir, 'pro', ['probability']).key;
+      sim.resetStats();
+      const g = await post(good({ question: 'Will the unwritable call log keep this key within its cap?' }), k, {}, {}, srv);
+      expectProblem(g, 500, 'internal');
+      expect(sim.stats().completions).toBe(4); // the four models answered, and were paid
+      const u = await get(srv, '/api/usage/', { headers: { 'x-api-key': k } });
+      expect(u.body.probability_cost_usd).toBeGreaterThan(0);
+    } finally {
+      await srv.close();
+      await d.cleanup();
     }
   });
 });
