@@ -63,6 +63,9 @@ export const probabilityRoute = rawRoute({
     const idem = idempotencyKeyOf(req);
     const hash = bodyHash(req.body);
     res.setHeader('Cache-Control', 'private, no-store');
+    // Before the Idempotency-Key slot is taken: nothing between taking it and the try below may throw,
+    // or the slot stays taken and every retry with that key waits forever.
+    const units = svc.costUnits(parsed.data);
     const slot = idem === undefined ? null : `${keyId}\u0000${idem}`;
     let done = () => {};
     if (slot !== null) {
@@ -71,7 +74,6 @@ export const probabilityRoute = rawRoute({
       pending.set(slot, new Promise<void>((r) => (done = r)));
     }
     let release = () => {};
-    const units = svc.costUnits(parsed.data);
     try {
       if (slot !== null) {
         const rec = await svc.store.getIdempotency(keyId, idem!);
