@@ -291,9 +291,15 @@ function tryCreate(file: string, runId: string | undefined, heartbeatMs: number)
   };
   try {
     writeAllSync(fd, JSON.stringify(body));
-  } finally {
+  } catch (err) {
+    // Ours, made this instant (O_EXCL) and never held: removed, so a write that failed (ENOSPC on a
+    // full disk) does not leave an empty lock that refuses the next run (QA review: for 15 s, saying
+    // a process was killed as it took the lock).
     closeSync(fd);
+    rmSync(file, { force: true });
+    throw err;
   }
+  closeSync(fd);
   heldTokens.add(token);
   const heartbeat = startHeartbeat(file, token, heartbeatMs);
   let released = false;

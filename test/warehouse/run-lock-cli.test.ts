@@ -75,4 +75,23 @@ describe('the run lock, from the CLI', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(file), 'released').toBe(false);
   });
+
+  it('a run that fails writing its lock (a full disk) leaves no lock behind: the next run is not refused (QA review)', () => {
+    const e = env();
+    const file = lockFile(e.QUORUM_DATA_DIR!);
+    writeFileSync(join(e.QUORUM_DATA_DIR!, 'FORMAT'), '{"format":1}\n'); // marked already: the lock is the first write
+    // No byte may be written (RLIMIT_FSIZE 0, SIGXFSZ ignored): the lock's write fails with EFBIG, as ENOSPC on a full disk.
+    const full = spawnSync('bash', ['-c', `trap '' XFSZ; ulimit -f 0; exec "$NODE" "$CLI" sync --json`], {
+      cwd: REPO,
+      env: { ...process.env, ...e, NODE: process.execPath, CLI },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(full.status, full.stderr).toBe(1);
+    expect(full.stderr).toMatch(/EFBIG/);
+    expect(existsSync(file), 'no lock left behind').toBe(false);
+    const r = quorum(['sync', '--json'], e, 120_000);
+    expect(r.stderr).not.toMatch(/another run is in progress/);
+    expect(r.status, r.stderr).toBe(0);
+  });
 });
