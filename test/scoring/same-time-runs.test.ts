@@ -62,4 +62,10 @@ describe.each([
     const got = (await conn.runAndReadAll(sql, { question_id: 'A' })).getRowObjectsJson();
     expect(got.map((r) => [r.run_id, Math.round(Number(r.mean) * 1e12) / 1e12])).toEqual([[SECOND, 0.8]]);
   });
+
+  it("the API's history of a question lists the greater run id first, the latest (sql/api/prediction-history.sql)", async () => {
+    const sql = readFileSync(new URL('../../sql/api/prediction-history.sql', import.meta.url), 'utf8');
+    const got = (await conn.runAndReadAll(sql, { question_id: 'A', limit: 10 })).getRowObjectsJson();
+    expect(got.map((r) => [r.run_id, Math.round(Number(r.mean) * 1e12) / 1e12])).toEqual([[SECOND, 0.8], [FIRST, 0.2]]);
+  });
 });
