@@ -169,7 +169,7 @@ export class ProbabilityService {
   readonly #snapshots: SnapshotReader;
   readonly #logger: Logger;
   #models: Promise<{ models: ResolvedModel[]; clients: Map<string, ModelClient> }> | null = null;
-  /** Per key: its requests in flight and the languages they asked for (their cost units, `costUnits`). */
+  /** Per key: how many requests are in flight and the sum of their cost units (`costUnits`: languages times prompt size). */
   #inFlight = new Map<string, { n: number; units: number }>();
   /** The dearest cost unit of any request answered so far (USD: a request's cost over its costUnits). */
   #dearestUnitUsd: number | null = null;
