@@ -98,13 +98,23 @@ export class EventFeed {
     return () => this.#listeners.delete(fn);
   }
 
+  /** Retained events with seq > after, oldest first, at most `limit` (stream resumes, replays, live polling). */
+  after(after: number, limit = PAGE): Promise<FeedEvent[]> {
+    return this.#read(after, limit, new Date(Date.now() - this.#opts.retentionMs));
+  }
+
   /**
-   * Retained events with seq > after, oldest first, at most `limit`; with `retainedOnly` false,
-   * every stored event (the webhook queue catching up on what was written while no server ran:
-   * the retention bounds replays, not deliveries owed).
+   * Every stored event with seq > after, retained or not, oldest first, at most `limit`: the
+   * webhook queue catching up on what was written while no server ran (the retention bounds
+   * replays, not deliveries owed).
    */
-  async after(after: number, limit = PAGE, retainedOnly = true): Promise<FeedEvent[]> {
-    const retainedFrom = retainedOnly ? new Date(Date.now() - this.#opts.retentionMs).toISOString() : '1970-01-01T00:00:00.000Z';
+  owedAfter(after: number, limit = PAGE): Promise<FeedEvent[]> {
+    return this.#read(after, limit, new Date(0));
+  }
+
+  /** Stored events with seq > after written at or after `from`, oldest first, at most `limit`. */
+  async #read(after: number, limit: number, from: Date): Promise<FeedEvent[]> {
+    const retainedFrom = from.toISOString();
     return this.#withEvents(async (conn) => {
       const rows = await runQuery(conn, sqlFile('events/read-since.sql'), { after, retained_from: retainedFrom, limit });
       return rows.map((r) => ({

@@ -148,7 +148,7 @@ export class WebhookDispatcher {
     // (QUORUM_EVENTS_RETENTION_DAYS) while runs went on skipped their events silently (QA).
     this.queue.flush();
     for (;;) {
-      const batch = await this.#feed.after(this.queue.cursor, undefined, false);
+      const batch = await this.#feed.owedAfter(this.queue.cursor);
       if (batch.length === 0) break;
       await this.#enqueueEvents(batch);
     }
