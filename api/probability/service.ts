@@ -461,7 +461,8 @@ export class ProbabilityService {
         }
         throw new ForecastCancelled(paid, { cause: err });
       }
-      throw err;
+      // The runner failed (an unexpected error): the calls that had finished were paid all the same.
+      throw new ForecastFailed(callsCost(finished), { cause: err });
     }
     const cost = callsCost(out.calls);
     try {
