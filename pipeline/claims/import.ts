@@ -64,6 +64,17 @@ async function storedSources(conn: DuckDBConnection, root: string, origin: strin
     taken.add(r.source_slug);
     if (r.ours === true && r.name !== null && !known.has(r.name)) known.set(r.name, r.source_slug);
   }
+  // The slugs other origins' claims name are theirs even without a source row (an import killed
+  // between its claims and its sources: importing it again writes them under these slugs). QA
+  // review: an operator's "SurveyUSA" imported in between took such a slug, and FiveThirtyEight's
+  // pollster's claims went back under it, one track record for both. This origin's own such slugs
+  // stay free: importing it again gives them to the same names.
+  const others = await conn.runAndReadAll(
+    `SELECT DISTINCT source_slug FROM (${rawRelation(root, 'claims')}) WHERE source_slug IS NOT NULL ` +
+      `AND (CASE WHEN starts_with(provenance_dataset, 'csv:') THEN 'csv' ELSE provenance_dataset END) IS DISTINCT FROM $origin`,
+    { origin },
+  );
+  for (const r of others.getRowObjectsJS() as { source_slug: string }[]) taken.add(r.source_slug);
   const venues = new Set<string>(KNOWN_VENUES);
   const stored = await conn.runAndReadAll(`SELECT DISTINCT venue FROM (${rawRelation(root, 'questions')}) WHERE venue IS NOT NULL`);
   for (const r of stored.getRowObjectsJS() as { venue: string }[]) venues.add(r.venue);

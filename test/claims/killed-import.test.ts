@@ -81,4 +81,27 @@ describe('a claims import killed between the renames of its parts', () => {
     expect(redone.sources).toEqual(clean.sources);
     expect(redone.claims).toEqual(clean.claims);
   }, 120_000);
+
+  // QA review: the orphan claims' slugs were free to anyone, so an operator's source of the same
+  // name imported before the dataset was imported again took the pollster's slug, and the
+  // dataset's claims went back under it: the operator's claims counted in FiveThirtyEight's
+  // pollster's track record (storedSources: "an operator's Ipsos is not FiveThirtyEight's pollster").
+  it('another origin\'s source of the same name imported in between does not take the orphan claims\' slug', async () => {
+    const fte = join(SAMPLE, 'fte-pollster-raw-polls');
+    const csv = csvFolder(tmp.dir, { 'a.csv': CSV_HEAD + 'op1,SurveyUSA,2024-01-01,probability,Rain,0.7,1,2024-02-01\n' });
+    const clean = join(tmp.dir, `clean-${n}`);
+    const killed = join(tmp.dir, `killed-${n++}`);
+    await importAll(clean, [['fte-polls', fte], ['csv', csv]]);
+    crash.armed = true;
+    await expect(importAll(killed, [['fte-polls', fte]])).rejects.toThrow('killed between the renames');
+    crash.armed = false;
+    await importAll(killed, [['csv', csv], ['fte-polls', fte]]);
+    const mine = (data: string) => rawQuery(data, "SELECT DISTINCT source_slug FROM {claims} WHERE claim_id = 'op1' OR provenance_dataset LIKE 'csv%'");
+    const theirs = (data: string) => rawQuery(data, "SELECT DISTINCT c.source_slug FROM {claims} AS c JOIN {sources} AS s USING (source_slug) WHERE s.name = 'SurveyUSA' AND c.provenance_dataset NOT LIKE 'csv%'");
+    expect(await mine(clean)).toEqual([{ source_slug: 'surveyusa-2' }]);
+    expect(await theirs(clean)).toEqual([{ source_slug: 'surveyusa' }]);
+    const [op] = await mine(killed);
+    expect(await mine(killed)).toHaveLength(1);
+    expect(await theirs(killed)).not.toContainEqual(op); // the operator's source is not the pollster's
+  }, 120_000);
 });
