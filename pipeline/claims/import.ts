@@ -41,6 +41,9 @@ export interface ClaimImportResult {
 /** Skipped repeats listed in a result (the count is complete; the list is for finding them). */
 const MAX_LISTED = 20;
 
+/** A stored claim's origin (SQL over `claims`): its provenance_dataset, `csv` for any operator's CSV. */
+const CLAIM_ORIGIN = "(CASE WHEN starts_with(provenance_dataset, 'csv:') THEN 'csv' ELSE provenance_dataset END)";
+
 /**
  * The stored sources, for an import of claims of `origin` (a bundled dataset's provenance_dataset,
  * formats.ts DATASETS, or `csv` for operators' own). A name matches a stored source only when
@@ -53,7 +56,7 @@ async function storedSources(conn: DuckDBConnection, root: string, origin: strin
   const rows = (
     await conn.runAndReadAll(
       `SELECT name, source_slug, source_slug IN (SELECT source_slug FROM (${rawRelation(root, 'claims')}) ` +
-        `WHERE (CASE WHEN starts_with(provenance_dataset, 'csv:') THEN 'csv' ELSE provenance_dataset END) = $origin) AS ours ` +
+        `WHERE ${CLAIM_ORIGIN} = $origin) AS ours ` +
         `FROM (${rawRelation(root, 'sources')}) WHERE source_slug IS NOT NULL ORDER BY source_slug`,
       { origin },
     )
@@ -71,7 +74,7 @@ async function storedSources(conn: DuckDBConnection, root: string, origin: strin
   // stay free: importing it again gives them to the same names.
   const others = await conn.runAndReadAll(
     `SELECT DISTINCT source_slug FROM (${rawRelation(root, 'claims')}) WHERE source_slug IS NOT NULL ` +
-      `AND (CASE WHEN starts_with(provenance_dataset, 'csv:') THEN 'csv' ELSE provenance_dataset END) IS DISTINCT FROM $origin`,
+      `AND ${CLAIM_ORIGIN} IS DISTINCT FROM $origin`,
     { origin },
   );
   for (const r of others.getRowObjectsJS() as { source_slug: string }[]) taken.add(r.source_slug);
