@@ -438,6 +438,7 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
   // The calls' common end (deadlineAt): aborts the tasks still queued at that instant.
   const runStart = performance.now();
   const late = opts.deadlineAt === undefined ? undefined : startDeadline(Math.max(0, opts.deadlineAt - Date.now()), undefined, 'answer deadline');
+  if (late) setMaxListeners(0, late.signal); // one listener per queued task (queuedSignal), as `stop`
   const finish = (i: number, r: { call: ModelCallRow; forecasts: ForecastRow[] }) => {
     results[i] = r;
     spent += r.call.cost_usd ?? 0;

@@ -388,3 +388,23 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
     }
   });
 });
+
+describe('deadlineAt (the probability endpoint\'s answer deadline)', () => {
+  // QA review: every queued task listened on the deadline's signal, which had the default limit of
+  // 10 listeners: with eleven models or more, each request logged a "possible EventTarget memory
+  // leak" warning (the run's own signals have no limit: one listener per queued task is the design).
+  it('a models file of more than ten models: no MaxListenersExceededWarning', async () => {
+    const many = Array.from({ length: 12 }, (_, i) => ({ ...models[i % models.length]!, id: `sim-many-${i}` }));
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const out = await runForecasts({ models: many, tasks: [task('informed', 1)], runId: 'r-many', asOf, deadlineAt: Date.now() + 10_000 });
+      expect(out.calls.filter((c) => c.status === 'ok')).toHaveLength(12);
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message)).toEqual([]);
+  });
+});
