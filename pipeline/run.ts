@@ -32,6 +32,7 @@ import { syncAll, type SyncReport } from './sync.ts';
 import { prepareFactors } from './factors/stage.ts';
 import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
+import { checkDataFormat } from './warehouse/data-format.ts';
 import { loadEventsConfig } from './events/config.ts';
 import { isPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
@@ -145,6 +146,9 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   }
   const release = acquireRunLock(root);
   try {
+    // Again under the lock: a scheduled run of a server started before a newer version's run
+    // marked the directory must not write into it (the CLI checked only at its start).
+    checkDataFormat(root);
     const abandoned = removeAbandonedSnapshots(root);
     if (abandoned.length) logger.warn({ abandoned }, 'removed snapshot directories of runs that died');
     const abandonedParts = removeAbandonedParts(root);

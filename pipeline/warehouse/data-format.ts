@@ -40,8 +40,9 @@ export function readDataFormat(dataDir: string): number {
  * Refuses a directory written by a newer version (an Error naming both formats; nothing is
  * touched). With `mark` (the commands that write raw tables or snapshots: import, run, sync,
  * start), a directory that will be written gets this version's marker when it has none or an
- * older one (the directory is made if missing). A server's scheduled runs are covered by the
- * check `quorum start` made: a newer version cannot open the directory while it holds it.
+ * older one (the directory is made if missing). Every run checks again under the run lock
+ * (pipeline/run.ts): a server's scheduled runs, started before a newer version marked the
+ * directory, stop there.
  */
 export function checkDataFormat(dataDir: string, opts: { mark?: boolean } = {}): void {
   const format = readDataFormat(dataDir);

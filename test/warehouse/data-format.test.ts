@@ -10,6 +10,9 @@ import { join, relative } from 'node:path';
 import { quorum, REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { DATA_FORMAT, dataFormatFile } from '../../pipeline/warehouse/data-format.ts';
+import { loadConfig } from '../../pipeline/config.ts';
+import { runPipeline } from '../../pipeline/run.ts';
+import { silentLogger } from '../../pipeline/log.ts';
 
 const tmp = tempDir('quorum-data-format-');
 afterAll(() => tmp.cleanup());
@@ -73,6 +76,18 @@ describe('the data format marker', () => {
       );
       expect(r.stdout, args.join(' ')).toBe('');
     }
+    expect(listing(data)).toEqual(before);
+  });
+
+  it("a run checks again under the run lock: a server's scheduled run does not write into a directory a newer version marked since the server started", async () => {
+    const data = join(tmp.dir, 'marked-while-serving');
+    expect(quorum(['import', 'forecastbench', sample], { ...offline, QUORUM_DATA_DIR: data }).status).toBe(0);
+    writeFileSync(dataFormatFile(data), JSON.stringify({ format: DATA_FORMAT + 1 }));
+    const before = listing(data);
+    const config = loadConfig({ QUORUM_DATA_DIR: data, LOG_LEVEL: 'silent', QUORUM_VENUES: 'none' });
+    await expect(runPipeline({ config, logger: silentLogger(), scoreOnly: true, resume: false })).rejects.toThrow(
+      `was written by a newer version of Quorum (data format ${DATA_FORMAT + 1}`,
+    );
     expect(listing(data)).toEqual(before);
   });
 
