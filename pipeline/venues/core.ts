@@ -360,8 +360,14 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       // sees a resolution writes the venue's close; this is that close, late (QA upgrade pass: a
       // resolved question kept a close a month past its resolution, and the forecasts made after
       // the market closed were scored).
+      // Without a passed close from the venue, closedAt falls back to the resolution's time, and to
+      // this recheck's when the venue gives none: the stored resolution's time when earlier, so the
+      // close is never after the resolution it follows from (QA review).
       const stored = storedClose.get(qid);
-      const close = m.state === 'open' || m.state === 'upcoming' ? null : closedAt(qid, m);
+      const venueClose = m.state === 'open' || m.state === 'upcoming' ? null : closedAt(qid, m);
+      const venuePassed = m.close_time !== null && m.close_time.getTime() <= now.getTime();
+      const close =
+        !venuePassed && venueClose && resolved.resolved_at && resolved.resolved_at.getTime() < venueClose.getTime() ? resolved.resolved_at : venueClose;
       if (stored && close && stored.getTime() > now.getTime() && close.getTime() < stored.getTime()) {
         result.close_time_changes.push({ question_id: qid, close_time: close });
       }

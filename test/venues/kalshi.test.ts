@@ -160,6 +160,25 @@ describe('kalshi adapter', () => {
     }
   });
 
+  it('a market resolved in the warehouse whose close is still ahead closes at the latest by its stored resolution, not by the recheck that moves it (QA review)', async () => {
+    // KXPAYROLLS-25SEP-T50000: settled, no settlement_ts, close and expiration 2025-11-20 (ahead):
+    // the venue gives no usable resolution time. Resolved in the warehouse at T1 (dated by the sync
+    // that saw it, as a venue without a time is) by a version that left its discovery-time close
+    // ahead. The recheck moved the close to its own time, a day after the resolution.
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: [], cursor: '' })] }, singleMarket]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    const t1 = new Date('2025-11-14T09:00:00Z');
+    const r = await adapter.sync(
+      ctx({
+        tracked: [
+          { question_id: 'kalshi:KXPAYROLLS-25SEP-T50000', venue_market_id: 'KXPAYROLLS-25SEP-T50000', close_time: new Date('2025-11-20T00:00:00Z'), resolution: { outcome: 0, resolved_at: t1 } },
+        ],
+      }),
+    );
+    expect(r.close_time_changes).toEqual([{ question_id: 'kalshi:KXPAYROLLS-25SEP-T50000', close_time: t1 }]);
+    expect(r.amended_resolutions).toEqual([]);
+  });
+
   it('passes max_close_ts for the close window', async () => {
     server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(page2)] }]);
     const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
