@@ -103,13 +103,12 @@ function dollars(dollarField: string | number | null | undefined, cents: number 
 }
 
 /**
- * Liquidity in dollars: `liquidity_dollars` when it is a figure, else the legacy integer cents.
- * "0.0000" is the deprecated field's placeholder (see the module doc), not a figure: null.
+ * Liquidity in dollars, as `dollars` reads it, with a `liquidity_dollars` of 0 read as absent: it
+ * is the deprecated field's placeholder (see the module doc), not a figure, so the legacy integer
+ * cents when the payload has them, else null.
  */
 function liquidityDollars(dollarField: string | number | null | undefined, cents: number | null | undefined): number | null {
-  const d = fixedPoint(dollarField);
-  if (d === 0) return typeof cents === 'number' && Number.isFinite(cents) ? cents / 100 : null;
-  return dollars(dollarField, cents);
+  return dollars(fixedPoint(dollarField) === 0 ? null : dollarField, cents);
 }
 
 /** A count (contracts) from the `*_fp` fixed-point string, else the legacy integer. */
