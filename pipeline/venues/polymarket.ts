@@ -312,7 +312,9 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
   ): Promise<PriceHistory> {
     const points: { at: Date; probability: number }[] = [];
     let dropped = 0;
-    const [start, end] = [Math.floor(from.getTime() / 1000), Math.ceil(to.getTime() / 1000)];
+    // Both ends rounded down: a point at or after `to` is dropped by the backfill anyway, and a
+    // rounded-up end made a gap of exactly 14 days 14 days and 1 s, a second request for that second.
+    const [start, end] = [Math.floor(from.getTime() / 1000), Math.floor(to.getTime() / 1000)];
     // One request per window of at most CLOB_WINDOW_S, oldest first (see the module doc).
     for (let windowStart = start; windowStart < end || windowStart === start; windowStart += CLOB_WINDOW_S) {
       const url = new URL(`${clob.base}/prices-history`);

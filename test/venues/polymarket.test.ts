@@ -359,6 +359,20 @@ describe('polymarket gap backfill from the CLOB prices-history', () => {
     expect(Math.max(...windows)).toBeLessThanOrEqual(15 * 86_400);
   });
 
+  it('a gap of the default lookback (14 days) is one prices-history request, whatever the sync time\'s milliseconds', async () => {
+    // startTs rounded down and endTs rounded up made the range 14 days and 1 s at a sync time with
+    // milliseconds (every real one): a second request for that one second, per market, each one
+    // more chance for the market's history to fail (QA review).
+    server = await startReplayServer([{ path: '/markets', query: { offset: '0' }, responses: [json(page0)] }, clobRoute(), lookupRoute]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, clientOptions: FAST });
+    const at = new Date(now.getTime() + 250);
+    const a = page0[0]!;
+    const r = await adapter.sync({ ...ctx(), now: at, tracked: [{ question_id: `polymarket:${a.conditionId}`, venue_market_id: a.conditionId, last_observed_at: new Date(at.getTime() - 20 * 86_400_000) }] });
+    expect(r.skipped.filter((x) => x.reason.includes('price history'))).toEqual([]);
+    expect(r.market_prices.filter((p) => p.origin!.endsWith('/prices-history')).length).toBeGreaterThan(0);
+    expect(server.log.filter((e) => e.path === '/prices-history')).toHaveLength(1);
+  });
+
   it('caps the lookback and the number of markets; without a CLOB URL nothing is requested', async () => {
     server = await startReplayServer([{ path: '/markets', query: { offset: '0' }, responses: [json(page0)] }, clobRoute(), lookupRoute]);
     const [a, b] = [page0[0]!, page0[1]!];
