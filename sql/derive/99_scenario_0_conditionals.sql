@@ -6,8 +6,10 @@
 -- `<scenario_id>:<k>:<outcomes>` (pipeline/scenarios/conditional-tasks.ts): P(component k YES | the
 -- earlier components resolved as `outcomes`, one digit each in pathway order). Per (scenario,
 -- model, k, outcomes) the latest such forecast created at or before as_of (its first language
--- only: translations repeat the answer). A condition whose scenario or component no longer
--- matches the definitions is ignored by 99_scenario_1_joint.sql (wrong length, k out of range).
+-- only: translations repeat the answer), with the question it was asked about (`question_id`: the
+-- component k of the definition it was asked under). A condition whose scenario or component no
+-- longer matches the definitions is ignored by 99_scenario_1_joint.sql (wrong length, k out of
+-- range, or component k is now another question: a curator replaced or reordered components).
 -- A view, read once by 99_scenario_1_joint.sql: copying the conditionals into a table first cost
 -- more than reading them.
 
@@ -18,6 +20,7 @@ CREATE OR REPLACE TEMP VIEW _scenario_conditionals_stored AS
 SELECT split_part(f.condition, ':', 1) AS scenario_id,
        f.model,
        TRY_CAST(split_part(f.condition, ':', 2) AS INTEGER) AS component_ord,
+       f.question_id,
        split_part(f.condition, ':', 3) AS condition,
        arg_max(f.probability, (f.created_at, f.run_id)) AS probability,
        -- the k written with a leading zero ('05'): another row may name the same component
@@ -28,4 +31,4 @@ WHERE f.condition IS NOT NULL
   AND f.probability IS NOT NULL
   AND f.translation_of IS NULL
   AND regexp_full_match(f.condition, '[a-z0-9][a-z0-9-]{1,62}:[0-9]+:[01]*')
-GROUP BY f.model, f.condition;
+GROUP BY f.model, f.condition, f.question_id;

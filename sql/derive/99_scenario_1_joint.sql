@@ -177,7 +177,7 @@ FROM (
 -- that file did not run).
 CREATE TEMP VIEW IF NOT EXISTS _scenario_conditionals_stored AS
 SELECT NULL::VARCHAR AS scenario_id, NULL::VARCHAR AS model, NULL::INTEGER AS component_ord,
-       NULL::VARCHAR AS condition, NULL::DOUBLE AS probability, NULL::BOOLEAN AS padded
+       NULL::VARCHAR AS question_id, NULL::VARCHAR AS condition, NULL::DOUBLE AS probability, NULL::BOOLEAN AS padded
 WHERE false;
 
 -- Well-formed conditionals, duplicates averaged: one row per (scenario, model). A full condition
@@ -193,8 +193,12 @@ WITH k AS (
   FROM _scenario_conditionals
   WHERE regexp_full_match(condition, '[01-]*')
   UNION ALL
-  -- (their conditions are all digits 0 and 1: 99_scenario_0_conditionals.sql)
-  SELECT scenario_id, model, component_ord, condition, probability, padded FROM _scenario_conditionals_stored
+  -- (their conditions are all digits 0 and 1: 99_scenario_0_conditionals.sql), each asked about
+  -- the question that is component k now: one asked under an earlier definition whose component k
+  -- was another question (a component replaced or moved) is not an answer about this one
+  SELECT st.scenario_id, st.model, st.component_ord, st.condition, st.probability, st.padded
+  FROM _scenario_conditionals_stored AS st
+  JOIN _scenario_comp AS c ON c.scenario_id = st.scenario_id AND c.ord = st.component_ord AND c.question_id = st.question_id
 ),
 g AS (
   SELECT k.scenario_id, k.model,

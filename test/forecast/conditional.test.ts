@@ -244,6 +244,28 @@ describe('conditional forecasts in a pipeline run', () => {
     }
   });
 
+  it('a stored conditional counts only for the question it was asked about (QA: after swapping two components the joint read the old ones\' answers)', async () => {
+    const { dir, config } = setup();
+    const s = await runPipeline({ config, logger, asOf });
+    expect(s.status, s.error ?? '').toBe('completed');
+    // The curator swaps components 2 and 3: `chain:2:1` was P(ids[1] | ids[0] YES), not P(ids[2] | …).
+    const file = join(structure, 'scenarios', 's.yaml');
+    writeFileSync(file, SCENARIO([ids[0]!, ids[2]!, ids[1]!]));
+    try {
+      const again = await runPipeline({ config, logger, asOf, scoreOnly: true });
+      expect(again.status, again.error ?? '').toBe('completed');
+      const rows = await snapshotRows(dir, again.snapshot!, `SELECT model, method, ord, question_id, implied, direct FROM {scenario_marginals} WHERE scenario_id = 'chain' AND source = 'model' ORDER BY model, ord`);
+      expect(rows).toHaveLength(12);
+      for (const r of rows) {
+        // no conditional was asked about the new order: each model's joint is the product of its direct forecasts
+        expect(r.method, `${r.model} ${r.ord}`).toBe('independent');
+        expect(r.implied).toBeCloseTo(r.direct, 9);
+      }
+    } finally {
+      writeFileSync(file, SCENARIO(ids));
+    }
+  });
+
   it('QUORUM_SCENARIO_MAX_CONDITIONS caps the conditions per scenario', async () => {
     const { dir, config } = setup();
     process.env.QUORUM_SCENARIO_MAX_CONDITIONS = '3';
