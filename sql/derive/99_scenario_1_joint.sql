@@ -104,7 +104,7 @@ FROM _scenario_components_def AS c
 JOIN _scenario_set AS s USING (scenario_id)
 JOIN questions AS q ON q.question_id = c.question_id;
 
--- Each scenario's resolution, and `consistent`, a 0/1 mask over the worlds in world order (1: the
+-- Each scenario's resolution (n_open: components neither resolved nor annulled), and `consistent`, a 0/1 mask over the worlds in world order (1: the
 -- world agrees with every resolution).
 CREATE OR REPLACE TABLE _scenario_resolution AS
 SELECT *, list_transform(range(1 << n_components), lambda i: CASE WHEN i & resolved_mask = resolved_bits THEN 1.0 ELSE 0.0 END) AS consistent
@@ -112,6 +112,9 @@ FROM (
   SELECT scenario_id,
          _resolved_pattern(_resolution_outcome(status, outcome), ord) AS resolved_pattern,
          count(*) FILTER (WHERE is_resolved)::INTEGER AS n_resolved,
+         -- components still to be settled: neither resolved nor annulled (an annulled one never
+         -- resolves, so a scenario with one and the others resolved has nothing left open)
+         count(*) FILTER (WHERE coalesce(status, '') NOT IN ('resolved', 'annulled'))::INTEGER AS n_open,
          any_value(n_components) AS n_components,
          _resolved_mask(_resolution_outcome(status, outcome), ord, n_components) AS resolved_mask,
          _resolved_bits(_resolution_outcome(status, outcome), ord, n_components) AS resolved_bits

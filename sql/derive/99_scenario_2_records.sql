@@ -8,7 +8,7 @@
 -- comma-separated), the run id (_scenario_params.run_id, set by the pipeline's scenario stage;
 -- without one no record is made) and content_hash = sha256 of the components, '|', then one
 -- 'world:probability;' per world in world order (numbers as DuckDB prints a DOUBLE). A record is
--- made only while some component is still open (not every component resolved at as_of): once the
+-- made only while some component is still open (neither resolved nor annulled at as_of): once the
 -- worlds are settled there is nothing left to forecast. The pipeline appends this run's records
 -- (_scenario_record_new) to scenario_archive after the derive (pipeline/scenarios/stage.ts); a
 -- record (scenario_id, run_id) already stored is never recomputed, so a resumed run keeps its
@@ -39,7 +39,7 @@ WITH due AS (
   CROSS JOIN _scenario_params AS sp
   CROSS JOIN run_params AS rp
   WHERE sp.run_id IS NOT NULL
-    AND res.n_resolved < res.n_components
+    AND res.n_open > 0 -- a component still open (neither resolved nor annulled)
     -- one record per scenario and time: a run dated at a time already archived (the upgrade's
     -- rescore, dated at the replaced snapshot's as_of) archives no copy of it
     AND NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = res.scenario_id AND (x.run_id = sp.run_id OR x.as_of = rp.as_of))
