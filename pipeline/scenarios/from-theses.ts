@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { envSettings } from '../env.ts';
-import { loadStructureDefinitions, structureDir, type CuratedThesis } from '../structure/definitions.ts';
+import { loadStructureDefinitions, structureDir, StructureFileError, type CuratedThesis } from '../structure/definitions.ts';
 import { MAX_COMPONENTS, MIN_COMPONENTS, loadScenarioDefinitions, type ScenarioDefinition } from './definitions.ts';
 
 const Env = z.object({
@@ -53,11 +53,28 @@ export function thesisScenarios(theses: readonly CuratedThesis[], size: number):
   });
 }
 
-/** Every scenario of a run: the curated ones, then those of the theses (when turned on) whose id is not taken. */
+/**
+ * Every scenario of a run: the curated ones, then those of the theses (when turned on) whose id is
+ * not taken. Two theses whose ids cut to the same scenario id (ids of 57 characters or more that
+ * share their first 56) are a StructureFileError naming both: two definitions of one scenario id
+ * would be joined into one scenario of both theses' components.
+ */
 export function loadScenarios(root: string = structureDir(), env: NodeJS.ProcessEnv = process.env): ScenarioDefinition[] {
   const curated = loadScenarioDefinitions(root);
   const size = loadThesisScenarioSize(env);
   if (size === 0) return curated;
   const taken = new Set(curated.map((s) => s.id));
-  return [...curated, ...thesisScenarios(loadStructureDefinitions(root).theses, size).filter((s) => !taken.has(s.id))];
+  const theses = loadStructureDefinitions(root).theses;
+  const generated = thesisScenarios(theses, size);
+  const first = new Map<string, CuratedThesis>();
+  generated.forEach((s, i) => {
+    if (taken.has(s.id)) return;
+    const t = theses[i]!;
+    const other = first.get(s.id);
+    if (other) {
+      throw new StructureFileError(t.file, null, 'id', `thesis ${t.id} makes scenario id ${s.id}, as thesis ${other.id} (${other.file}) does: ids are cut to 63 characters; shorten one of them`);
+    }
+    first.set(s.id, t);
+  });
+  return [...curated, ...generated.filter((s) => !taken.has(s.id))];
 }

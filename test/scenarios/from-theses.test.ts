@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenarioDefinitions } from '../../pipeline/scenarios/definitions.ts';
 import { loadScenarios, loadThesisScenarioSize, thesisScenarioId, thesisScenarios } from '../../pipeline/scenarios/from-theses.ts';
-import { DEFAULT_STRUCTURE_DIR, loadStructureDefinitions, parseThesesFile } from '../../pipeline/structure/definitions.ts';
+import { DEFAULT_STRUCTURE_DIR, loadStructureDefinitions, parseThesesFile, StructureFileError } from '../../pipeline/structure/definitions.ts';
 import { fixture, sampleFixture, forecasts, publish, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
 
 const THESES = `theses:
@@ -73,6 +73,21 @@ describe('thesisScenarios', () => {
       mkdirSync(join(f.structureDir, 'theses'), { recursive: true });
       writeFileSync(join(f.structureDir, 'theses', 'u.yaml'), THESES.replace('rates-fall', 'rates-rise'));
       expect(loadScenarios(f.structureDir, { QUORUM_SCENARIOS_FROM_THESES: '2' }).map((s) => s.id)).toEqual(['thesis-rates-fall', 'other', 'thesis-rates-rise']);
+    } finally {
+      f.cleanup();
+    }
+  });
+});
+
+describe('loadScenarios: generated ids are unique (QA)', () => {
+  it('two theses whose ids cut to the same scenario id are an error naming both, not two scenarios of one id', () => {
+    const long = 'a'.repeat(57);
+    const f = fixture({ 'theses/t.yaml': THESES.replace('rates-fall', `${long}-x`) + THESES.replace('theses:\n', '').replace('rates-fall', `${long}-y`) });
+    try {
+      expect(loadStructureDefinitions(f.structureDir).theses.map((t) => t.id)).toEqual([`${long}-x`, `${long}-y`]);
+      expect(() => loadScenarios(f.structureDir, { QUORUM_SCENARIOS_FROM_THESES: '2' })).toThrow(StructureFileError);
+      expect(() => loadScenarios(f.structureDir, { QUORUM_SCENARIOS_FROM_THESES: '2' })).toThrow(new RegExp(`${long}-y.*${long}-x`));
+      expect(loadScenarios(f.structureDir, {})).toEqual([]); // off: nothing generated, nothing to clash
     } finally {
       f.cleanup();
     }
