@@ -357,7 +357,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
             // logged "export sent" and counted completed (QA).
             let flushed = 0;
             try {
-              await sendFile(res, produced.file, highWaterMark, undefined, (n) => (flushed += n));
+              await sendFile(res, produced.file, highWaterMark, undefined, (n) => (flushed += n), produced.bytes);
               await endResponse(res);
             } catch (err) {
               // A client that has its Content-Length closes at once, and its close can reach the

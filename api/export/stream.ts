@@ -42,8 +42,12 @@ export function writeChunk(res: Response, chunk: Buffer, onFlushed?: (bytes: num
   });
 }
 
-/** Ends `res` and waits until it has finished (every byte flushed); rejects if it closes first. */
+/**
+ * Ends `res` (unless sendFile already did) and waits until it has finished (every byte flushed);
+ * rejects if it closes first.
+ */
 export function endResponse(res: Response): Promise<void> {
+  if (res.writableFinished) return Promise.resolve();
   if (res.destroyed) return Promise.reject(new ResponseClosed());
   return new Promise((resolve, reject) => {
     const onFinish = (): void => {
@@ -57,7 +61,7 @@ export function endResponse(res: Response): Promise<void> {
     };
     res.once('finish', onFinish);
     res.once('close', onClose);
-    res.end();
+    if (!res.writableEnded) res.end();
   });
 }
 
@@ -106,6 +110,12 @@ export class JsonArrayFramer {
 /**
  * Copies `file` to `res` (the read size is the route's highWaterMark, 4 MiB by default), each chunk
  * through `map` if given; `onFlushed` as for writeChunk.
+ *
+ * `length` (the whole file's size, its Content-Length): the response is ended together with the
+ * chunk that holds the file's last byte, not after the read stream has reported its end. A client
+ * that has its Content-Length closes at once, and that close could come before the extra read:
+ * the response then closed unfinished and a complete download was logged and counted `aborted`
+ * (QA: 13 of 15 curl downloads of a 470 kB export). Await endResponse afterwards for the finish.
  */
 export async function sendFile(
   res: Response,
@@ -113,11 +123,23 @@ export async function sendFile(
   highWaterMark: number,
   map?: (chunk: Buffer) => Buffer,
   onFlushed?: (bytes: number) => void,
+  length?: number,
 ): Promise<void> {
   const input = createReadStream(file, { highWaterMark });
+  let read = 0;
   try {
     for await (const chunk of input) {
+      read += (chunk as Buffer).length;
       const out = map ? map(chunk as Buffer) : (chunk as Buffer);
+      if (length !== undefined && read >= length) {
+        // The last chunk: written and ended in one go (no wait for 'drain', which an ended
+        // response does not emit); endResponse waits for the finish.
+        if (res.destroyed || res.writableEnded) throw new ResponseClosed();
+        const flushed = onFlushed && ((err?: Error | null) => err || onFlushed(out.length));
+        if (out.length > 0) res.write(out, flushed);
+        res.end();
+        return;
+      }
       if (out.length > 0) await writeChunk(res, out, onFlushed);
     }
   } finally {

@@ -65,6 +65,11 @@ interface TestServer {
   port: number;
   service: ExportService;
   tempDir: string;
+  /**
+   * Each response as api/http/front.ts sees it when it closes (request log and metrics): finished,
+   * or `aborted` (closed before it was complete).
+   */
+  closes: Array<{ path: string; finished: boolean }>;
   close(): Promise<void>;
 }
 
@@ -74,7 +79,10 @@ async function startExportServer(dataDir: string, deps: Partial<ExportDeps> = {}
   const tempDir = deps.tempDir ?? (await mkdtemp(path.join(tmpdir(), 'quorum-export-test-')));
   const app = express();
   app.set('query parser', 'simple');
+  const closes: TestServer['closes'] = [];
   app.use((req, res, next) => {
+    // front.ts's test: a response not finished when it closes is logged and counted `aborted`.
+    res.once('close', () => closes.push({ path: req.originalUrl, finished: res.writableFinished }));
     const plan = req.header('x-test-plan');
     if (plan) res.locals.auth = { plan, keyId: req.header('x-test-key') ?? `key-${plan}`, scopes: [] };
     next();
@@ -99,6 +107,7 @@ async function startExportServer(dataDir: string, deps: Partial<ExportDeps> = {}
     port,
     service,
     tempDir,
+    closes,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -216,6 +225,45 @@ describe('large exports', () => {
     } finally {
       await big.close();
     }
+  });
+
+  it('a whole file read to its last byte by a client that then closes at once (as curl does) is a finished response, never `aborted` (QA: 13 of 15 curl downloads logged status null and counted aborted)', async () => {
+    // Parquet is produced whole and sent with Content-Length; 20,000 rows: a few hundred kB, which
+    // the socket buffers take at once, so the client can have every byte before the server ends
+    // the response.
+    const rounds = 12;
+    const before = { ...srv.service.stats };
+    const path0 = '/api/export/resolved?output=parquet&limit=20000';
+    for (let round = 0; round < rounds; round++) {
+      await new Promise<void>((resolve, reject) => {
+        let head = '';
+        let body = 0;
+        let length = -1;
+        const s = net.connect(srv.port, '127.0.0.1', () =>
+          s.write(`GET ${path0} HTTP/1.1\r\nHost: x\r\nX-Test-Plan: api\r\nX-Test-Key: key-curl-${round}\r\n\r\n`));
+        s.on('error', reject);
+        s.on('data', (chunk: Buffer) => {
+          if (length < 0) {
+            head += chunk.toString('latin1');
+            const end = head.indexOf('\r\n\r\n');
+            if (end === -1) return;
+            expect(head).toMatch(/^HTTP\/1\.1 200/);
+            length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+            body = Buffer.byteLength(head, 'latin1') - end - 4;
+          } else body += chunk.length;
+          if (body >= length) {
+            s.destroy(); // every byte is here: close at once
+            resolve();
+          }
+        });
+      });
+    }
+    await srv.service.drain();
+    await new Promise((r) => setTimeout(r, 50));
+    const closes = srv.closes.filter((c) => c.path === path0);
+    expect(closes.length).toBe(rounds);
+    expect(closes.filter((c) => !c.finished)).toEqual([]);
+    expect(srv.service.stats.completed).toBe(before.completed + rounds);
   });
 
   it('clients gone within milliseconds (while the export sets up its DuckDB connection) are cancellations, never failures (QA: counted failed, logged as a 500)', async () => {
