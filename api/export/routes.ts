@@ -7,7 +7,7 @@
  * the tables) → parameters (400) → plan (403) → a free export slot (429 with Retry-After: at most
  * `maxConcurrent` at once, default 2, and at most `maxPerKey` of them per key, default 1, so that
  * one key cannot hold every slot) → pin the snapshot → then one of two paths (engine.ts):
- * - sliced (first byte fast; CSV, JSON, JSONL of a table with a slice source, uncapped plans):
+ * - sliced (first byte fast; CSV, JSON, JSONL of a table with a slice source, uncapped plans, a client that takes chunked encoding):
  *   the first slice is COPYed, then the headers go (Content-Type, Content-Disposition,
  *   X-Snapshot, X-Export-Sliced: true, Trailer: X-Export-Rows; no Content-Length: chunked), then
  *   each slice's file as it completes while the next is COPYed; the trailer X-Export-Rows ends a
@@ -47,6 +47,12 @@ import {
 import { idleTimeoutFromEnv } from './settings.ts';
 import { sweepStaleExports } from './temp-files.ts';
 import { EXPORT_TABLES, exportRouteId, isExportTable, TABLE_SPECS, type ExportTableSpec } from './tables.ts';
+
+/** The headers an export sets before its body, removed again when it ends as a problem instead. */
+const EXPORT_HEADERS = [
+  'Content-Type', 'Content-Length', 'Content-Disposition', 'X-Export-Sliced', 'Trailer', 'X-Export-Rows',
+  'X-Export-Row-Cap', 'X-Export-Truncated',
+] as const;
 
 export interface ExportDeps {
   logger: Logger;
@@ -265,7 +271,12 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
         };
         const filename = `quorum-${table.name}-${snap.id}.${encoder.extension}`;
 
-        if (table.sliceSource !== null && encoder.slices !== null && cap === null) {
+        // A sliced body needs chunked transfer encoding: its end (the terminating chunk and the
+        // X-Export-Rows trailer) is what tells a complete body from a cut one. A client that cannot
+        // take one (HTTP/1.0 without `TE: chunked`, such as nginx's default proxy_http_version) gets
+        // the whole file with Content-Length instead (QA: the Trailer header threw there, and the
+        // 500 problem written after it crashed the server).
+        if (table.sliceSource !== null && encoder.slices !== null && cap === null && res.useChunkedEncodingByDefault) {
           // Sliced: headers with the first complete slice, then each slice as it completes.
           if (req.method === 'HEAD') {
             // The GET's headers without making the file: its length and rows are known only at
@@ -392,6 +403,9 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
         res.destroy();
         return;
       }
+      // A problem written after the export's own headers were set must not carry them (a Trailer
+      // on a response that turns out not to be chunked makes Node throw while writing it).
+      if (!res.headersSent) for (const h of EXPORT_HEADERS) res.removeHeader(h);
       if (err instanceof ApiError) throw err;
       engine.stats.failed++;
       logger.error({ err, export: table.name, output: params.output }, 'export failed');

@@ -11,7 +11,7 @@
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express, { type ErrorRequestHandler } from 'express';
@@ -263,6 +263,65 @@ describe('sliced export', () => {
     });
     await srv.service.drain();
     expect(srv.service.stats.cancelledDuringStream + srv.service.stats.cancelledDuringCopy).toBe(before + 1);
+    expect(srv.service.inFlightExports()).toBe(0);
+    expect(await exportFiles(srv.tempDir)).toEqual([]);
+  });
+});
+
+/** A raw HTTP/1.0 GET (no chunked encoding possible): status line, headers and body up to the close. */
+function http10(port: number, p: string): Promise<{ head: string; headers: Record<string, string>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const s = net.connect(port, '127.0.0.1', () => s.write(`GET ${p} HTTP/1.0\r\nHost: x\r\nX-Test-Plan: api\r\n\r\n`));
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('error', reject);
+    s.on('close', () => {
+      const all = Buffer.concat(chunks);
+      const end = all.indexOf('\r\n\r\n');
+      const head = all.subarray(0, end).toString('latin1');
+      const headers = Object.fromEntries(head.split('\r\n').slice(1).map((l) => {
+        const i = l.indexOf(':');
+        return [l.slice(0, i).toLowerCase(), l.slice(i + 1).trim()];
+      }));
+      resolve({ head, headers, body: all.subarray(end + 4) });
+    });
+  });
+}
+
+describe('a client that cannot take a chunked body (HTTP/1.0)', () => {
+  let srv: Server;
+  let parquet: string;
+  let root: string;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'quorum-slices-10-'));
+    parquet = await writeData(path.join(root, 'good'), null);
+    srv = await startServer(path.join(root, 'good'));
+  });
+
+  afterAll(async () => {
+    await srv?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('gets the whole file with Content-Length and X-Export-Rows, and the server keeps serving (QA: the Trailer header threw, and the 500 problem after it crashed the process)', async () => {
+    const params = { resolved_since: null, category: null };
+    for (const output of ['csv', 'jsonl', 'json'] as const) {
+      const r = await http10(srv.port, `/api/export/resolved?output=${output}`);
+      expect(r.head).toMatch(/^HTTP\/1\.1 200/);
+      expect(r.headers['x-export-sliced']).toBeUndefined();
+      expect(r.headers['trailer']).toBeUndefined();
+      expect(r.headers['x-export-rows']).toBe(String(ROWS));
+      expect(Number(r.headers['content-length'])).toBe(r.body.length);
+      const ref = await singleCopy(parquet, ENCODERS[output].copyOptions, params, null);
+      if (output === 'json') expect(JSON.parse(r.body.toString('utf8'))).toEqual(JSON.parse(ref.toString('utf8')));
+      else expect(r.body.equals(ref), output).toBe(true);
+    }
+    // HTTP/1.1 is still sliced.
+    const d = await download(srv.port, '/api/export/resolved?output=csv&limit=10');
+    expect(d.headers['x-export-sliced']).toBe('true');
+    expect(d.trailers['x-export-rows']).toBe('10');
+    await srv.service.drain();
     expect(srv.service.inFlightExports()).toBe(0);
     expect(await exportFiles(srv.tempDir)).toEqual([]);
   });
