@@ -107,6 +107,11 @@ async function bootstrapRun(config: QuorumConfig, asOf: Date | null, after: Date
   return resumable ? { resume: resumable.run_id } : 'new';
 }
 
+/** The run a due step of the sequence makes: a new one dated `asOf`, or the one it continues. */
+function runDue(config: QuorumConfig, logger: Logger, due: 'new' | { resume: string }, asOf: Date): Promise<RunSummary> {
+  return runPipeline(due === 'new' ? { config, logger, asOf } : { config, logger, resume: due.resume });
+}
+
 /**
  * Runs the first-start sequence if no snapshot exists, or finishes one a kill stopped part-way
  * (bootstrapMarkerFile); returns the runs it made.
@@ -128,7 +133,7 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   for (const asOf of rounds) {
     const due = await bootstrapRun(config, asOf, null);
     if (due === 'done') continue;
-    runs.push(await runPipeline(due === 'new' ? { config, logger, asOf } : { config, logger, resume: due.resume }));
+    runs.push(await runDue(config, logger, due, asOf));
   }
   const due = await bootstrapRun(config, null, rounds.at(-1) ?? null);
   if (due !== 'done') {
@@ -138,7 +143,7 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
     // of waiting for the first scheduled run, hours later (QA). The venues and FRED come with that run.
     const local = await runSync(config, logger, undefined, { localOnly: true });
     if (local.status !== 'ok') logger.warn({ failed: local.failed }, 'first start: the question files were not all read (see the error above)');
-    const now = await runPipeline(due === 'new' ? { config, logger, asOf: new Date() } : { config, logger, resume: due.resume });
+    const now = await runDue(config, logger, due, new Date());
     if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
     runs.push(now);
   }
