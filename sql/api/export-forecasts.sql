@@ -27,4 +27,6 @@ WHERE f.created_at <= CAST($as_of AS TIMESTAMP)
   AND f.condition IS NULL -- a scenario's conditional forecasts are in the raw Parquet, not this export
   AND ($created_since IS NULL OR f.created_at >= CAST($created_since AS TIMESTAMP))
   AND ($category IS NULL OR q.category = $category)
-ORDER BY f.created_at, f.question_id, f.model, f.mode
+-- run_id and lang last: two runs dated at the same time, and a forecast's translations, tie on the
+-- rest, and a limit or a plan's cap must cut the same rows whatever order the raw parts come in.
+ORDER BY f.created_at, f.question_id, f.model, f.mode, f.run_id, f.lang
