@@ -7,7 +7,7 @@
  *
  * - `GET /api/scenarios/` (scenarios): scenarios by scenario_id, keyset-paginated, each with its
  *   components and its latest archived record's pathway and component distributions and scores;
- *   `status` (active | resolved) and `since` (scenarios with a record archived at or after it)
+ *   `status` (active | resolved | annulled) and `since` (scenarios with a record archived at or after it)
  *   filter. Body: { scenarios: [Scenario], count, total, next_cursor }.
  * - `GET /api/scenarios/{scenario_id}/` (scenarios.detail): one scenario with its components, the
  *   current joint (consensus and per model, with the implied marginals and the coherence gap) and
@@ -26,10 +26,14 @@ import { historyInput, historyNext, historyParams, historyQuery } from './histor
 import { count, DOC, isoTime, isoTimeParam, published, zNum, zProb } from '../openapi/common.ts';
 
 export const SCENARIOS_LIMIT = { min: 1, max: 500, default: 50 } as const;
-const STATUSES = ['active', 'resolved'] as const;
+const STATUSES = ['active', 'resolved', 'annulled'] as const;
 const SCENARIO_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const CURSOR_KIND = 'scenarios';
 const METHODS = ['chain_rule', 'max_entropy_ipf', 'independent'] as const;
+
+/** The scenario's status column (a snapshot of an older version has only active and resolved). */
+const statusOf = (v: unknown): (typeof STATUSES)[number] =>
+  (STATUSES as readonly unknown[]).includes(v) ? (v as (typeof STATUSES)[number]) : 'active';
 
 const methodsOf = (v: unknown): (typeof METHODS)[number][] =>
   (str(v) ?? '').split(',').filter((m): m is (typeof METHODS)[number] => (METHODS as readonly string[]).includes(m));
@@ -124,7 +128,11 @@ export const Scenario = z
     scenario_id: z.string().meta({ description: 'The scenario\'s id: as defined in data/structure/scenarios/, or `thesis-<thesis id>` for a scenario made from a curated thesis.' }),
     title: z.string().nullable().meta({ description: 'The scenario\'s title.' }),
     description: z.string().nullable().meta({ description: 'What the scenario is about (null: none given).' }),
-    status: z.enum(STATUSES).meta({ description: 'resolved: every component resolved.' }),
+    status: z.enum(STATUSES).meta({
+      description:
+        'active: a component is still open (runs archive records); resolved: every component resolved; ' +
+        'annulled: nothing is open and a component was annulled (no world will be realized; records keep their partial scores).',
+    }),
     n_components: count.meta({ description: 'Component questions (2 to 6).' }),
     n_worlds: count.meta({ description: '2^n_components: the possible combinations of outcomes.' }),
     n_resolved: count.meta({ description: 'Components resolved as of the snapshot.' }),
@@ -183,7 +191,7 @@ async function records(
 
 function scenario(s: JsonRow, components: JsonRow[], latest: z.input<typeof ScenarioRecord> | null): z.input<typeof Scenario> {
   return fromColumns(Scenario, s, {
-    status: s.status === 'resolved' ? 'resolved' : 'active',
+    status: statusOf(s.status),
     components: components.map(component),
     latest_record: latest,
   });
@@ -205,7 +213,7 @@ export const scenariosRoute = jsonRoute({
   query: z.object({
     limit: z.int().min(SCENARIOS_LIMIT.min).max(SCENARIOS_LIMIT.max).default(SCENARIOS_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
-    status: z.enum(STATUSES).optional().meta({ description: 'active (a component open) or resolved (every component resolved).' }),
+    status: z.enum(STATUSES).optional().meta({ description: 'active (a component open), resolved (every component resolved) or annulled (nothing open, a component annulled).' }),
     since: isoTimeParam.optional().meta({ description: 'Only scenarios with a record archived at or after this time.' }),
   }),
   response: ScenarioPage,

@@ -1,5 +1,5 @@
 -- GET /api/scenarios/: one page of scenarios, keyset-paginated by scenario_id ASC.
--- Parameters: $status VARCHAR|NULL (active | resolved), $since_us BIGINT|NULL (epoch µs: only
+-- Parameters: $status VARCHAR|NULL (active | resolved | annulled), $since_us BIGINT|NULL (epoch µs: only
 -- scenarios with a record archived at or after it), $after VARCHAR|NULL (the previous page's last
 -- scenario_id), $limit BIGINT (page size + 1, to learn whether a page follows).
 SELECT s.*

@@ -202,7 +202,9 @@ SELECT scenario_id, run_id, as_of, title, components, content_hash, n_models, me
 FROM _scenario_record_all;
 
 -- Published: one row per scenario: its definition, the current consensus joint's most likely
--- world, its resolution status (resolved: every component resolved) and its record history.
+-- world, its resolution status and its record history. status: resolved (every component
+-- resolved), annulled (nothing open, a component annulled: no world will ever be realized, and no
+-- record is archived any more), else active (a component is open: runs still archive records).
 CREATE OR REPLACE TABLE scenarios AS
 WITH cur AS (
   -- the consensus joint's most likely world (scenario_worlds' rank 1: the largest probability,
@@ -220,7 +222,9 @@ rec AS (
 )
 SELECT s.scenario_id, s.title, s.description, s.n_components, (1 << s.n_components)::INTEGER AS n_worlds,
        r.n_resolved, r.resolved_pattern,
-       CASE WHEN r.n_resolved = r.n_components THEN 'resolved' ELSE 'active' END AS status,
+       CASE WHEN r.n_resolved = r.n_components THEN 'resolved'
+            WHEN r.n_open = 0 THEN 'annulled'
+            ELSE 'active' END AS status,
        coalesce(cur.n_models, 0)::INTEGER AS n_models, cur.methods, cur.top_world, cur.top_probability,
        coalesce(rec.n_records, 0)::INTEGER AS n_records, rec.latest_run_id, rec.latest_record_as_of, rec.first_record_as_of,
        rp.as_of

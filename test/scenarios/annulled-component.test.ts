@@ -1,11 +1,14 @@
 /**
  * A scenario whose components are all settled, one of them annulled (QA): nothing is left open, so
  * no run archives a record of it (README: a record "for every scenario with a consensus joint and a
- * component still open"); before, every run archived another copy of the same joint.
+ * component still open"); before, every run archived another copy of the same joint. Its status is
+ * `annulled` (it can never resolve, nothing of it is still open), not `active` forever: before, a
+ * client's `status=active` listed it among the scenarios still moving.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { get, serve } from '../api/helpers.ts';
 import { fixture, forecasts, publish, question, rawRows, snapshotRows, writeRaw, resolution, type Fixture } from '../structure/helpers.ts';
 
 const Q1 = 'manifold:a1';
@@ -40,5 +43,26 @@ describe('a scenario with an annulled component and the others resolved', () => 
     expect(comps.map((c) => c.status)).toEqual(['resolved', 'annulled', 'resolved']);
     const s = await snapshotRows(f.dataDir, runs[3]!, `SELECT n_records FROM {scenarios} WHERE scenario_id = 'settled'`);
     expect(s[0]!.n_records).toBe(1);
+  });
+
+  it('is annulled once nothing is open, active while a component is, and status filters by it', async () => {
+    const status = async (run: string) =>
+      (await snapshotRows(f.dataDir, run, `SELECT status, n_resolved FROM {scenarios} WHERE scenario_id = 'settled'`))[0];
+    expect(await status(runs[0]!)).toEqual({ status: 'active', n_resolved: 0 });
+    expect(await status(runs[3]!)).toEqual({ status: 'annulled', n_resolved: 2 });
+    const server = await serve(f.dataDir);
+    try {
+      const ids = async (q: string) => {
+        const got = await get(server, `/api/scenarios/${q}`);
+        expect(got.res.status, got.text).toBe(200);
+        return got.body.scenarios.map((s: any) => [s.scenario_id, s.status]);
+      };
+      expect(await ids('')).toEqual([['settled', 'annulled']]);
+      expect(await ids('?status=annulled')).toEqual([['settled', 'annulled']]);
+      expect(await ids('?status=active')).toEqual([]);
+      expect(await ids('?status=resolved')).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });

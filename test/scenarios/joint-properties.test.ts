@@ -389,7 +389,8 @@ function check(specs: ScenarioSpec[], pub: Published) {
     same(row.n_components, n, `${sid}: n_components`);
     same(row.n_resolved, nResolved, `${sid}: n_resolved`);
     same(row.resolved_pattern, pattern, `${sid}: resolved_pattern`);
-    same(row.status, nResolved === n ? 'resolved' : 'active', `${sid}: status`);
+    const nOpen = spec.resolutions.filter((r) => r === 'open').length;
+    same(row.status, nResolved === n ? 'resolved' : nOpen === 0 ? 'annulled' : 'active', `${sid}: status`);
     same(row.n_models, spec.models.length, `${sid}: n_models`);
     const top = published.find((w) => w.rank === 1)!;
     same(row.top_world, top.world, `${sid}: top_world (rank 1 of the consensus)`);
