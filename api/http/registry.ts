@@ -513,7 +513,7 @@ export const ProblemSchema = z
     reserved_usd: z.number().nullable().optional().meta({
       description: 'rate_limited by probability_budget_usd while the key\'s other requests are in flight: what they may still spend (each in proportion to its languages and the length of its question and resolution criteria, at the dearest such rate of any request answered so far; null before any was answered, when a key with a cap has one request in flight at a time).',
     }),
-    closest: z.array(z.string()).optional().meta({ description: 'not_found of a source slug (track records): the closest slugs of the snapshot.' }),
+    closest: z.array(z.string()).optional().meta({ description: 'not_found of an id typed in the path (a source slug, a factor, thesis or scenario id): the closest ids of the snapshot, nearest first (at most 5).' }),
     // QA: the 409 and the 503 models_unavailable carried these, and the document said that a
     // problem has no member beyond the ones above (additionalProperties: false)
     id: z.string().optional().meta({ description: 'subscription_disabled: the webhook subscription.' }),

@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
-import { ApiError } from '../errors/problem.ts';
+import { notFoundClosest } from '../http/closest.ts';
 import { bigintKey, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
@@ -228,7 +228,7 @@ export const clustersDetailRoute = jsonRoute({
   data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'thesis_vintage_members');
     const [t] = await snap.query('clusters-detail', { thesis_id: id });
-    if (!t) throw ApiError.notFound(`No thesis '${id}' in this snapshot.`, { parameter: 'thesis_id' });
+    if (!t) throw notFoundClosest('thesis', id, 'thesis_id', (await snap.query('clusters-ids')).map((r) => String(r.thesis_id)));
     const range = { first: id, last: id };
     const [members, rows] = await Promise.all([
       snap.query('clusters-members', range),

@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
-import { ApiError } from '../errors/problem.ts';
+import { notFoundClosest } from '../http/closest.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
@@ -181,7 +181,7 @@ export const factorsDetailRoute = jsonRoute({
   data: async (snap, { id }) => {
     snap.require(...TREE_TABLES);
     const [f] = await snap.query('factors-detail', { factor_id: id });
-    if (!f) throw ApiError.notFound(`No factor '${id}' in this snapshot.`, { parameter: 'factor_id' });
+    if (!f) throw notFoundClosest('factor', id, 'factor_id', (await snap.query('factors-ids')).map((r) => String(r.factor_id)));
     const range = { first: id, last: id };
     const [nodes, leaves] = await Promise.all([snap.query('factors-nodes', range), snap.query('factors-leaves', range)]);
     return published(FactorDetail, { factor: factor(f, nodes, leaves) });

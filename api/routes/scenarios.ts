@@ -18,7 +18,7 @@ import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellRows, cellStr as str, fromColumns, groupRows } from '../db/cells.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { ApiError } from '../errors/problem.ts';
+import { notFoundClosest } from '../http/closest.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
@@ -286,7 +286,7 @@ export const scenariosDetailRoute = jsonRoute({
   data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'scenario_worlds', 'scenario_marginals');
     const [s] = await snap.query('scenarios-detail', { scenario_id: id });
-    if (!s) throw ApiError.notFound(`No scenario '${id}' in this snapshot.`, { parameter: 'scenario_id' });
+    if (!s) throw notFoundClosest('scenario', id, 'scenario_id', (await snap.query('scenarios-ids')).map((r) => String(r.scenario_id)));
     const pageOf = { first: id, last: id, latest_only: false, ...historyParams(page), per_scenario: page.limit + 1 };
     const [components, rows, worlds, marginals, latest] = await Promise.all([
       snap.query('scenarios-components', { first: id, last: id }),

@@ -14,9 +14,8 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { SOURCE_KINDS } from '../../pipeline/claims/formats.ts';
-import { editDistance } from '../../pipeline/text/edit-distance.ts';
 import type { JsonRow } from '../db/convert.ts';
-import { ApiError } from '../errors/problem.ts';
+import { notFoundClosest } from '../http/closest.ts';
 import { assertCursorSnapshot, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
 import { pathId, queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
@@ -226,15 +225,7 @@ async function findSource(snap: PinnedSnapshot, slug: string): Promise<JsonRow> 
   const [row] = await snap.query('track-records-source', { slug });
   if (row) return row;
   const slugs = (await snap.query('track-records-slugs')).map((r) => String(r.source_slug));
-  const closest = slugs
-    .map((s) => ({ s, d: editDistance(slug, s) - (s.includes(slug) || slug.includes(s) ? 100 : 0) }))
-    .sort((a, b) => a.d - b.d || (a.s < b.s ? -1 : 1))
-    .slice(0, 5)
-    .map((x) => x.s);
-  throw ApiError.notFound(
-    `No source '${slug}' in this snapshot.${closest.length ? ` Closest slugs: ${closest.join(', ')}.` : ''}`,
-    { parameter: 'source_slug', closest },
-  );
+  throw notFoundClosest('source', slug, 'source_slug', slugs);
 }
 
 const slugParams = z.object({ source_slug: z.string().regex(SLUG).meta({ description: 'A source slug, e.g. surveyusa.' }) });

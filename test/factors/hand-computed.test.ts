@@ -269,6 +269,11 @@ describe('factors on a hand-made warehouse', () => {
 
   it('errors: unknown factor 404, bad id 400, injection 400, bad cursor 400, huge limit 400', async () => {
     expectProblem(await get(server, '/api/factors/nope/'), 404, 'not_found');
+    // a mistyped id: the 404 names the closest factor ids, as a source slug's does
+    const typo = await get(server, '/api/factors/hnad/');
+    expectProblem(typo, 404, 'not_found');
+    expect(typo.body.closest[0]).toBe('hand');
+    expect(typo.body.detail).toContain('Closest ids: hand');
     expectProblem(await get(server, '/api/factors/Bad%20Id/'), 400, 'invalid_parameter');
     expectProblem(await get(server, `/api/factors/hand'%20OR%201=1/`), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/factors/?cursor=abc'), 400, 'invalid_parameter');

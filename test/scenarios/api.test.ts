@@ -214,6 +214,9 @@ describe('scenarios API', () => {
 
   it('errors: unknown scenario 404, bad id 400, bad cursor 400, bad status 400, bad since 400', async () => {
     expectProblem(await get(server, '/api/scenarios/no-such-scenario/'), 404, 'not_found');
+    const typo = await get(server, '/api/scenarios/pairs/');
+    expectProblem(typo, 404, 'not_found');
+    expect(typo.body.closest).toEqual(['pair', 'hand']);
     expectProblem(await get(server, '/api/scenarios/BAD_ID/'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/?cursor=abc'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/?status=open'), 400, 'invalid_parameter');

@@ -179,6 +179,9 @@ describe('clusters API', () => {
 
   it('errors: unknown thesis 404, bad id 400, bad cursor 400, bad origin 400', async () => {
     expectProblem(await get(server, '/api/clusters/no-such-thesis/'), 404, 'not_found');
+    const typo = await get(server, '/api/clusters/hands/');
+    expectProblem(typo, 404, 'not_found');
+    expect(typo.body.closest[0]).toBe('hand');
     expectProblem(await get(server, '/api/clusters/BAD_ID/'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/clusters/?cursor=abc'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/clusters/?origin=mixed'), 400, 'invalid_parameter');
