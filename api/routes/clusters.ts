@@ -79,7 +79,11 @@ export const Vintage = z
     n_with_consensus: count.meta({ description: 'Of them, members that had a consensus then.' }),
     n_resolved: count.meta({ description: 'Members held with a consensus that have since resolved.' }),
     brier: zProb.meta({ description: 'Mean Brier of those members\' consensus in this vintage.' }),
-    market_brier: zProb.meta({ description: 'Mean Brier of the same members\' frozen market prices.' }),
+    n_market: count.meta({ description: 'Of the resolved members, those that had a market price in the vintage too.' }),
+    market_brier: zProb.meta({ description: 'Mean Brier of those n_market members\' frozen market prices.' }),
+    brier_vs_market: zProb.meta({
+      description: 'Mean over the same n_market members of (consensus Brier − market Brier): paired, negative when the consensus did better.',
+    }),
     realized: zProb.meta({ description: 'Weighted mean of the resolved members\' signed outcomes: how true the thesis turned out.' }),
     direction_held: z.boolean().nullable().meta({ description: 'thesis_consensus and realized on the same side of 0.5 (null: nothing resolved, or a tie).' }),
   })

@@ -16,7 +16,11 @@
 -- Scores (as of this run): a member of a vintage is scored once its question has resolved
 -- (questions.status = 'resolved'; annulled ones are left out). Per vintage:
 --   n_resolved: resolved members that had a consensus in the vintage;
---   brier: mean (consensus - outcome)^2 over them; market_brier: the same with their market price;
+--   brier: mean (consensus - outcome)^2 over them;
+--   n_market: of them, the members that had a market price in the vintage too; market_brier: the
+--     mean (market price - outcome)^2 over those, and brier_vs_market the mean of (consensus brier -
+--     market brier) over the same members: a paired comparison, as the leaderboard's (a reader
+--     comparing brier with market_brier over different members compared different questions);
 --   realized: weighted mean of the signed outcomes of those same members (resolved, with a
 --     consensus in the vintage; outcome, or 1 - outcome for sign -1): how true the thesis turned
 --     out, 0..1, over what the vintage said;
@@ -89,7 +93,9 @@ WITH s AS (
          count(v.member_consensus) AS n_with_consensus,
          count(*) FILTER (WHERE m.brier IS NOT NULL) AS n_resolved,
          avg(m.brier) AS brier,
+         count(*) FILTER (WHERE m.brier IS NOT NULL AND m.market_brier IS NOT NULL) AS n_market,
          avg(m.market_brier) FILTER (WHERE m.brier IS NOT NULL) AS market_brier,
+         avg(m.brier - m.market_brier) AS brier_vs_market,
          sum(v.weight * CASE WHEN v.sign = -1 THEN 1 - m.outcome ELSE m.outcome END) FILTER (WHERE m.brier IS NOT NULL)
            / sum(v.weight) FILTER (WHERE m.brier IS NOT NULL) AS realized
   FROM _thesis_vintage_all AS v
@@ -97,7 +103,7 @@ WITH s AS (
   GROUP BY thesis_id, run_id
 )
 SELECT thesis_id, run_id, as_of, origin, statement, n_members, n_with_consensus, thesis_consensus,
-       thesis_market_consensus, content_hash, n_resolved, brier, market_brier, realized,
+       thesis_market_consensus, content_hash, n_resolved, brier, n_market, market_brier, brier_vs_market, realized,
        CASE WHEN n_resolved = 0 OR thesis_consensus IS NULL OR round(thesis_consensus, 9) = 0.5
                  OR round(realized, 9) = 0.5 THEN NULL
             ELSE (round(thesis_consensus, 9) > 0.5) = (round(realized, 9) > 0.5) END AS direction_held
