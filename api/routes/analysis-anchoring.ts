@@ -38,7 +38,7 @@ export const AnchoringEntry = z
 
 export const Anchoring = z
   .object({
-    rounds: z.enum(ROUNDS).meta({ description: 'latest: the latest forecast before the cutoff; all: every run\'s, averaged per question.' }),
+    rounds: z.enum(ROUNDS).meta({ description: 'latest: the latest forecast before the cutoff; all: every round\'s (runs dated at the same time count once), averaged per question.' }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
     total: count.meta({ description: 'Entries in `items`.' }),
     items: z.array(AnchoringEntry).meta({ description: 'One entry per forecaster and mode.' }),

@@ -63,7 +63,7 @@ export const DisagreementSignal = z
 
 export const DisagreementAnalysis = z
   .object({
-    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every round's forecast (runs dated at the same time count once), averaged per question first." }),
     mode: z.string().nullable().meta({ description: 'The scope asked for (null: every scope).' }),
     total: count.meta({ description: 'Entries in `items`.' }),
     items: z.array(DisagreementSignal).meta({ description: 'One entry per scope: headline, then blind, informed, augmented.' }),

@@ -36,7 +36,7 @@ export const InformationValueEntry = z
 
 export const InformationValue = z
   .object({
-    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every round's forecast (runs dated at the same time count once), averaged per question first." }),
     dimension: z.enum(['overall', 'category']).meta({ description: 'overall, or category when a category was asked for.' }),
     key: z.string().meta({ description: '`all` or the category.' }),
     total: count.meta({ description: 'Entries in `items`.' }),

@@ -53,8 +53,9 @@ export const analysisQuery = {
     .optional()
     .meta({
       description:
-        '`latest` (default): each question\'s latest forecast before its cutoff. `all`: every run\'s forecast before ' +
-        'the cutoff, averaged per question first so that questions weigh equally (ForecastBench\'s convention).',
+        '`latest` (default): each question\'s latest forecast before its cutoff. `all`: every round\'s forecast before ' +
+        'the cutoff (runs dated at the same time are one round, the greater run id\'s), averaged per question first so ' +
+        'that questions weigh equally (ForecastBench\'s convention).',
     }),
   category: categoryParam.optional(),
   domain: z.enum(DOMAINS).optional().meta({ description: 'Only questions of this domain.' }),

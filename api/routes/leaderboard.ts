@@ -86,7 +86,7 @@ export const LeaderboardEntry = z
 
 export const Leaderboard = z
   .object({
-    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every round's forecast (runs dated at the same time count once), averaged per question first." }),
     dimension: z.enum(['overall', 'category', 'domain', 'horizon']).meta({ description: 'The cell\'s dimension.' }),
     key: z.string().meta({ description: 'The cell\'s key (`all` for overall).' }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),

@@ -48,7 +48,7 @@ export const RankingCell = z
 
 export const Rankings = z
   .object({
-    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every run's forecast, averaged per question first." }),
+    rounds: z.enum(['latest', 'all']).meta({ description: "Which forecasts were scored: latest = each forecaster's latest forecast before the cutoff; all = every round's forecast (runs dated at the same time count once), averaged per question first." }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
     dimension: z.string().nullable().meta({ description: 'The dimension asked for (null: every dimension).' }),
     min_questions: count.meta({ description: 'Questions a cell needs to be ranked.' }),

@@ -17,29 +17,38 @@
 -- the row says so in market_status ('ok', 'stale', 'none'), so excluded pairs are counted, never
 -- silently dropped; market_age_days is the age of that latest price (also when stale).
 -- rounds=all (ForecastBench's convention): brier_all_rounds, log_loss_all_rounds and
--- correct_all_rounds average every run's forecast of the (question, model, mode) before the cutoff
--- (computed in the same aggregate pass); n_rounds counts them; probability_all_rounds is the mean
--- probability of those forecasts (the leaderboard's rounds=all calibration). Score definitions:
--- 25_score_functions.
+-- correct_all_rounds average the forecast of every round of the (question, model, mode) before the
+-- cutoff (computed in the same aggregate pass); n_rounds counts them; probability_all_rounds is the
+-- mean probability of those forecasts (the leaderboard's rounds=all calibration). A round is a
+-- point in time (a created_at): runs dated at the same time are one round, whose forecast is the
+-- greater run_id's (as for the latest), so repeating `quorum run --as-of T` does not weigh the
+-- round at T twice. Score definitions: 25_score_functions.
 
 CREATE OR REPLACE TABLE _latest_forecast AS
-SELECT * EXCLUDE (latest), latest.run_id AS run_id, latest.probability AS probability, latest.provider AS provider
-FROM (
-  SELECT f.question_id, f.model, f.mode,
-         max(f.created_at) AS created_at,
-         arg_max({'run_id': f.run_id, 'probability': f.probability, 'provider': f.provider}, (f.created_at, f.run_id)) AS latest,
-         count(*) AS n_rounds,
-         avg(f.probability) AS probability_all_rounds,
-         avg(_brier(f.probability, r.outcome)) AS brier_all_rounds,
-         avg(_log_loss(f.probability, r.outcome)) AS log_loss_all_rounds,
-         avg(_correct01(f.probability, r.outcome)) AS correct_all_rounds
+WITH rounds AS (
+  -- One forecast per round (question, model, mode, created_at): the greater run_id's.
+  SELECT f.question_id, f.model, f.mode, f.created_at, r.outcome,
+         arg_max({'run_id': f.run_id, 'probability': f.probability, 'provider': f.provider}, f.run_id) AS pick
   FROM raw_forecasts AS f
   JOIN _resolved AS r ON r.question_id = f.question_id
   WHERE f.created_at < r.cutoff
     AND f.probability IS NOT NULL
     AND f.translation_of IS NULL -- translations repeat the same answer in another language
     AND f.condition IS NULL -- conditional forecasts (scenarios) are never scored as forecasts
-  GROUP BY f.question_id, f.model, f.mode
+  GROUP BY f.question_id, f.model, f.mode, f.created_at, r.outcome
+)
+SELECT * EXCLUDE (latest), latest.run_id AS run_id, latest.probability AS probability, latest.provider AS provider
+FROM (
+  SELECT question_id, model, mode,
+         max(created_at) AS created_at,
+         arg_max(pick, created_at) AS latest,
+         count(*) AS n_rounds,
+         avg(pick.probability) AS probability_all_rounds,
+         avg(_brier(pick.probability, outcome)) AS brier_all_rounds,
+         avg(_log_loss(pick.probability, outcome)) AS log_loss_all_rounds,
+         avg(_correct01(pick.probability, outcome)) AS correct_all_rounds
+  FROM rounds
+  GROUP BY question_id, model, mode
 );
 
 CREATE OR REPLACE TABLE _forecast_comparators AS

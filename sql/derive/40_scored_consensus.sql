@@ -7,7 +7,8 @@
 -- consensus (default augmented, then informed, then blind).
 -- Market comparator: fresh only (max age run_params.max_comparator_age_days; market_status 'ok',
 -- 'stale' or 'none', market_age_days), as in 30_scored_forecasts.
--- rounds=all: every run's consensus before the cutoff, averaged per question (n_rounds runs):
+-- rounds=all: the consensus of every round before the cutoff, averaged per question (n_rounds
+-- rounds; runs dated at the same time are one round, the greater run_id's, as in 30_scored_forecasts):
 -- brier_all_rounds / log_loss_all_rounds / correct_all_rounds of the mean, median_brier_all_rounds
 -- and logit_mean_brier_all_rounds (and their log loss and correct share) of the other two
 -- statistics, and market_brier_all_rounds / market_log_loss_all_rounds / market_correct_all_rounds:
@@ -17,12 +18,14 @@
 -- market_probability_all_rounds (fresh comparators only): the mean of each statistic over the runs
 -- (the leaderboard's rounds=all calibration).
 
--- Every run's consensus of a resolved question before the cutoff, with its market comparator.
+-- The consensus of every round of a resolved question before the cutoff (one per created_at: the
+-- greater run_id's when runs are dated at the same time), with its market comparator.
 CREATE OR REPLACE TABLE _consensus_rounds AS
 SELECT c.question_id, c.mode, c.run_id, c.created_at, c.mean, c.median, c.logit_mean, c.sd, r.outcome
 FROM consensus AS c
 JOIN _resolved AS r ON r.question_id = c.question_id
-WHERE c.created_at < r.cutoff;
+WHERE c.created_at < r.cutoff
+QUALIFY row_number() OVER (PARTITION BY c.question_id, c.mode, c.created_at ORDER BY c.run_id DESC) = 1;
 
 CREATE OR REPLACE TABLE _round_comparators AS
 WITH pts AS (SELECT DISTINCT question_id, created_at FROM _consensus_rounds)

@@ -12,9 +12,10 @@
 --   x = m − p_blind: 1 = the forecast copies the market, 0 = it ignores it (it stays at its blind
 --   answer), negative = it moves away. n_slope pairs; slope_ci95_* the bootstrap interval
 --   (51_bootstrap, questions resampled). Pairs with x = 0 carry no information on the slope.
--- rounds 'latest': the scored forecast of each question (as above). rounds 'all' (every run's
+-- rounds 'latest': the scored forecast of each question (as above). rounds 'all' (every round's
 -- forecast before the cutoff, averaged per question first so that questions weigh equally, as on
--- the other scoring endpoints): round r pairs the run's forecast p_r with the same run's blind
+-- the other scoring endpoints; runs dated at the same time are one round, the greater run_id's):
+-- round r pairs the run's forecast p_r with the same run's blind
 -- forecast b_r and the fresh comparator m_r at the round's created_at (rounds without one are
 -- left out); per question p = mean p_r, m = mean m_r, |p − m| = mean |p_r − m_r|, and the slope
 -- terms x·y and x² are the means over its rounds with a blind forecast of (m_r − b_r)(p_r − b_r)
@@ -33,18 +34,23 @@ WITH rq AS MATERIALIZED (
   SELECT question_id, cutoff, (row_number() OVER (ORDER BY question_id))::INTEGER AS qix FROM _resolved
 ),
 f AS (
-  SELECT f.model AS forecaster, f.mode, r.qix, f.run_id, f.created_at, f.probability AS p
+  -- One per round (forecaster, mode, question, created_at): runs dated at the same time are one
+  -- round, the greater run_id's (as in 30_scored_forecasts and 40_scored_consensus).
+  SELECT f.model AS forecaster, f.mode, r.qix, max(f.run_id) AS run_id, f.created_at,
+         arg_max(f.probability, f.run_id) AS p
   FROM raw_forecasts AS f
   JOIN rq AS r ON r.question_id = f.question_id
   WHERE f.created_at < r.cutoff
     AND f.probability IS NOT NULL
     AND f.translation_of IS NULL -- translations repeat the same answer in another language
     AND f.condition IS NULL -- conditional forecasts (scenarios) are not forecasts of the question
+  GROUP BY f.model, f.mode, r.qix, f.created_at
   UNION ALL
-  SELECT 'consensus_mean', c.mode, r.qix, c.run_id, c.created_at, c.mean
+  SELECT 'consensus_mean', c.mode, r.qix, max(c.run_id), c.created_at, arg_max(c.mean, c.run_id)
   FROM consensus AS c
   JOIN rq AS r ON r.question_id = c.question_id
   WHERE c.created_at < r.cutoff
+  GROUP BY c.mode, r.qix, c.created_at
 ),
 pts AS (SELECT p.qix, r.question_id, p.created_at FROM (SELECT DISTINCT qix, created_at FROM f) AS p JOIN rq AS r USING (qix)),
 cmp AS (

@@ -69,3 +69,73 @@ describe.each([
     expect(got.map((r) => [r.run_id, Math.round(Number(r.mean) * 1e12) / 1e12])).toEqual([[SECOND, 0.8], [FIRST, 0.2]]);
   });
 });
+
+/**
+ * rounds=all with two runs dated at the same time: they are one round (one point in time), not
+ * two, so the all-rounds figures take that round once, the greater run id's forecast, as every
+ * latest does. Otherwise repeating `quorum run --as-of T` would change every rounds=all figure
+ * (the round at T weighed twice) with no new information.
+ *
+ * Fixture (hand-computed): R resolves YES on 2025-03-01, market price 0.5 observed 2025-01-31.
+ * Round 2025-01-15 (one run, E): every model blind 0.4, informed 0.45 (market then: none, so no
+ * comparator for this round). Round 2025-02-01, runs FIRST (blind 0.2, informed 0.3) and SECOND
+ * (blind 0.8, informed 0.65). Two rounds per model and mode: 2025-01-15 and 2025-02-01 (SECOND's).
+ *   blind:    brier_all = ((0.4 − 1)² + (0.8 − 1)²) / 2 = (0.36 + 0.04) / 2 = 0.2
+ *   informed: brier_all = ((0.45 − 1)² + (0.65 − 1)²) / 2 = (0.3025 + 0.1225) / 2 = 0.2125
+ *   market (consensus rounds with a fresh comparator: 2025-02-01 only): 1 round, (0.5 − 1)² = 0.25
+ *   anchoring informed, rounds all (rounds with a comparator: 2025-02-01 only, SECOND's):
+ *     x = 0.5 − 0.8 = −0.3, y = 0.65 − 0.8 = −0.15, slope = xy / x² = 0.045 / 0.09 = 0.5;
+ *     mean |p − m| = |0.65 − 0.5| = 0.15.
+ */
+describe('runs dated at the same time are one round for rounds=all', () => {
+  const EARLY = 'r20250115T000000Z-eeeeee';
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', [question('R')]);
+    await insert(conn, 'resolutions', [resolution('R', 1, '2025-03-01')]);
+    await insert(conn, 'market_prices', [{ question_id: 'R', observed_at: '2025-01-31', probability: 0.5 }]);
+    const runs: [string, string, number, number][] = [
+      [EARLY, '2025-01-15', 0.4, 0.45],
+      [FIRST, '2025-02-01', 0.2, 0.3],
+      [SECOND, '2025-02-01', 0.8, 0.65],
+    ];
+    for (const [run, at, blind, informed] of runs) {
+      await insert(conn, 'forecasts', MODELS.flatMap((m) => [
+        forecast('R', m, 'blind', run, at, blind),
+        forecast('R', m, 'informed', run, at, informed),
+      ]));
+    }
+    await derive(conn, new Date('2025-03-10T00:00:00Z'));
+  });
+  afterAll(() => close());
+
+  it('scored_forecasts: two rounds, the later one the greater run id\'s', async () => {
+    const f = await rows(conn, `SELECT DISTINCT mode, n_rounds, round(brier_all_rounds, 12) AS b, round(probability_all_rounds, 12) AS p
+      FROM scored_forecasts ORDER BY mode`);
+    expect(f).toEqual([
+      { mode: 'blind', n_rounds: 2, b: 0.2, p: 0.6 },
+      { mode: 'informed', n_rounds: 2, b: 0.2125, p: 0.55 },
+    ]);
+  });
+
+  it('scored_consensus: two rounds of the consensus, one of them with a fresh comparator', async () => {
+    const c = await rows(conn, `SELECT mode, n_rounds, round(brier_all_rounds, 12) AS b, round(mean_all_rounds, 12) AS p,
+        round(sd_all_rounds, 12) AS sd, market_n_rounds, round(market_brier_all_rounds, 12) AS mb
+      FROM scored_consensus ORDER BY mode`);
+    expect(c).toEqual([
+      { mode: 'blind', n_rounds: 2, b: 0.2, p: 0.6, sd: 0, market_n_rounds: 1, mb: 0.25 },
+      { mode: 'informed', n_rounds: 2, b: 0.2125, p: 0.55, sd: 0, market_n_rounds: 1, mb: 0.25 },
+    ]);
+  });
+
+  it('the leaderboard (rounds all) and anchoring (rounds all)', async () => {
+    const l = await rows(conn, `SELECT DISTINCT mode, round(brier, 12) AS b FROM leaderboard
+      WHERE rounds = 'all' AND dimension = 'overall' AND kind <> 'market' ORDER BY mode`);
+    expect(l).toEqual([{ mode: 'blind', b: 0.2 }, { mode: 'informed', b: 0.2125 }]);
+    const a = await rows(conn, `SELECT DISTINCT n_slope, round(slope, 12) AS slope, round(mean_abs_diff_market, 12) AS d
+      FROM anchoring WHERE rounds = 'all' AND mode = 'informed'`);
+    expect(a).toEqual([{ n_slope: 1, slope: 0.5, d: 0.15 }]);
+  });
+});
