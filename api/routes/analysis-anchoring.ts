@@ -17,7 +17,11 @@ export const AnchoringEntry = z
   .object({
     forecaster: z.string().meta({ description: 'A model id, or consensus_mean.' }),
     kind: z.enum(['model', 'consensus']).meta({ description: 'model: one AI model; consensus: an aggregate of the models.' }),
-    mode: z.enum(MODES).meta({ description: 'The mode compared with blind: informed or augmented (the modes that show the market).' }),
+    mode: z.enum(MODES).meta({
+      description:
+        'The mode of the forecasts: informed or augmented (the modes that show the market: with the slope against blind), ' +
+        'or blind (the correlation and distance to the market only: n_slope 0, slope null).',
+    }),
     n_market: count.meta({
       description: 'Questions whose scored forecast (rounds=all: at least one round) has a fresh market comparator at its time.',
     }),
