@@ -3,7 +3,8 @@
 -- The scored forecast is the latest forecast created strictly before the question's cutoff
 -- (least(close_time, resolved_at); see _resolved in 10_questions) of a resolved, non-annulled
 -- question. Visible resolutions have resolved_at <= as_of, so every scored forecast is also at or
--- before as_of. Selection: one hash aggregate with max/arg_max (no window ranking). Two runs
+-- before as_of. Selection: two hash aggregates with max/arg_max (no window ranking): one per round
+-- (created_at), then one per (question, model, mode). Two runs
 -- dated at the same time (`quorum run --as-of T` twice; a first start killed and started again)
 -- tie on created_at: the greater run_id wins, here and wherever the snapshot picks a latest run
 -- (40_scored_consensus, 85_edges, 99_factor_1_tree, the API's latest consensus), so the figures
