@@ -75,7 +75,7 @@ export const LeaderboardEntry = z
         diff: zProb.meta({ description: 'Mean of (Brier − best\'s Brier) over those questions.' }),
         ci95,
         tied_with_best: z.boolean().nullable().meta({
-          description: 'The 95% interval of the paired difference against the best contains 0 (null: no interval).',
+          description: 'The 95% interval of the paired difference against the best, as published (6 decimals), contains 0 (null: no interval).',
         }),
       })
       .meta({ description: 'Paired difference against the best forecaster.' }),

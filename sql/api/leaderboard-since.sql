@@ -114,11 +114,12 @@ SELECT p.mode, $rounds AS rounds, $dimension AS dimension, $key AS key, p.foreca
        p.n_directional, p.accuracy_pct, p.ece, p.ece_noise_floor,
        x.vs_market_n, x.vs_market_diff, i.vs_market_ci95_lo, i.vs_market_ci95_hi,
        b.best, x.vs_best_n, x.vs_best_diff, i.vs_best_ci95_lo, i.vs_best_ci95_hi,
-       -- bounds compared at 9 decimals, like directions, tiers and bins: a Brier equal to the best's
-       -- up to floating noise (a consensus median equal to a model's answer, derived from
-       -- count/sum/min/max) leaves a bound of ±1e-17, which is 0, not an interval clear of 0
+       -- bounds compared at 6 decimals, as the API publishes them (an interval read [0, …] is
+       -- tied), as 52_leaderboard.sql: a Brier equal to the best's up to floating noise (a
+       -- consensus median equal to a model's answer, derived from count/sum/min/max) leaves a
+       -- bound of ±1e-17, which is 0, not an interval clear of 0
        CASE WHEN i.vs_best_ci95_lo IS NOT NULL
-            THEN round(i.vs_best_ci95_lo, 9) <= 0 AND round(i.vs_best_ci95_hi, 9) >= 0 END AS tied_with_best,
+            THEN round(i.vs_best_ci95_lo, 6) <= 0 AND round(i.vs_best_ci95_hi, 6) >= 0 END AS tied_with_best,
        c.n_questions::BIGINT AS n_questions, c.n_questions >= 20 AS sufficient
 FROM point AS p
 JOIN best AS b USING (mode)

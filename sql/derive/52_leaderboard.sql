@@ -32,8 +32,8 @@
 --     fit; forecasters are ranked by it (rank(): ties share a rank; best = lowest, ties by name).
 --   vs_market_*: mean of (brier − market brier) over the questions both scored, and its interval.
 --   vs_best_*: the same against the cell's best forecaster; tied_with_best when the 95% interval
---     of that paired difference contains 0, bounds rounded to 9 decimals (the best itself:
---     difference 0, tied).
+--     of that paired difference contains 0, bounds rounded to 6 decimals as the API publishes
+--     them (a bound of 6e-8 read [0, …] beside "not tied"; the best itself: difference 0, tied).
 --   brier_ci95_*, vs_*_ci95_*: 2.5%/97.5% percentiles over the bootstrap replicates of
 --     51_bootstrap (questions resampled; the same questions for both sides of a difference).
 --   n_questions: questions in the cell (any forecaster); sufficient = n_questions >= 20.
@@ -321,7 +321,7 @@ SELECT p.mode, p.rounds, p.dimension, p.key, p.forecaster, p.kind,
        -- up to floating noise (a consensus median equal to a model's answer, derived from
        -- count/sum/min/max) leaves a bound of ±1e-17, which is 0, not an interval clear of 0
        CASE WHEN i.vs_best_ci95_lo IS NOT NULL
-            THEN round(i.vs_best_ci95_lo, 9) <= 0 AND round(i.vs_best_ci95_hi, 9) >= 0 END AS tied_with_best,
+            THEN round(i.vs_best_ci95_lo, 6) <= 0 AND round(i.vs_best_ci95_hi, 6) >= 0 END AS tied_with_best,
        c.n_questions::BIGINT AS n_questions, c.n_questions >= 20 AS sufficient
 FROM _lb_point AS p
 JOIN _lb_best AS b USING (mode, rounds, dimension, key)

@@ -125,3 +125,40 @@ describe('headline leaderboard: equal Briers to 9 decimals share a rank', () => 
     ]);
   });
 });
+
+/**
+ * tied_with_best is decided on the interval as published: bounds at 6 decimals, the API's
+ * precision. m2 answers 1e-7 below m1 on both questions (both YES), so its Brier is worse by about
+ * 8e-8 on each and its paired interval against m1 (the best) is [8e-8, 8e-8]: published [0, 0],
+ * which contains 0. At 9 decimals it was "not tied" while the API showed `ci95: [0, 0]` beside
+ * `tied_with_best: false` (QA, on the bundled sample: a median's [0, 0.06578], lower bound 6.3e-8).
+ */
+describe('leaderboard: tied_with_best on the interval as published (6 decimals)', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  const Q = { m1: 0.6, m2: 0.6 - 1e-7, m3: 0.3, m4: 0.2 };
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', [question('Q1'), question('Q2')]);
+    await insert(conn, 'resolutions', [resolution('Q1', 1, '2025-03-01'), resolution('Q2', 1, '2025-03-02')]);
+    await insert(conn, 'forecasts', ['Q1', 'Q2'].flatMap((q) => Object.entries(Q).map(([m, p]) => forecast(q, m, 'blind', 'r1', '2025-02-01', p))));
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  it('the precomputed leaderboard and the since recomputation', async () => {
+    const got = await rows(conn, `SELECT forecaster, best, vs_best_ci95_lo, vs_best_ci95_hi, tied_with_best
+      FROM leaderboard WHERE mode = 'blind' AND rounds = 'latest' AND dimension = 'overall' ORDER BY forecaster`);
+    const by = Object.fromEntries(got.map((r) => [r.forecaster, r]));
+    expect(by.m1).toMatchObject({ best: 'm1', tied_with_best: true });
+    expect(by.m2!.vs_best_ci95_lo).toBeGreaterThan(5e-8);
+    expect(by.m2!.vs_best_ci95_hi).toBeLessThan(5e-7);
+    expect(by.m2!.tied_with_best).toBe(true);
+    expect(by.m3!.tied_with_best).toBe(false);
+    const sql = readFileSync(new URL('../../sql/api/leaderboard-since.sql', import.meta.url), 'utf8');
+    const since = (await conn.runAndReadAll(sql, { rounds: 'latest', dimension: 'overall', key: 'all', mode: 'blind', since_us: 0n })).getRowObjectsJson();
+    const bySince = Object.fromEntries(since.map((r) => [String(r.forecaster), r]));
+    expect(bySince.m2!.tied_with_best).toBe(true);
+    expect(bySince.m3!.tied_with_best).toBe(false);
+  });
+});
