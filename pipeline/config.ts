@@ -131,11 +131,22 @@ const EnvSchema = z.object({
         ctx.addIssue({ code: 'custom', message: `${JSON.stringify(o)} is not an origin (scheme://host[:port], e.g. https://app.example)` });
       }
     }),
-  /** Express `trust proxy` (client IP from X-Forwarded-For): false, true, or a hop count. */
+  /**
+   * Express `trust proxy` (client IP from X-Forwarded-For): false, or the number of proxies in front
+   * of the API. `true` is refused: Express then takes the left-most X-Forwarded-For entry, which
+   * the client writes itself (a proxy appends to what it was sent), so every request could name
+   * another address and the anonymous limit and the key-guessing limit (api/limits/quota.ts) were
+   * gone (QA: 150 anonymous requests and 150 wrong keys in a row from one client, none refused).
+   */
   QUORUM_TRUST_PROXY: z
     .string()
     .default('false')
-    .refine((s) => /^(true|false|[0-9]{1,2})$/.test(s), { message: 'expected true, false or a hop count' }),
+    .refine((s) => s !== 'true', {
+      message:
+        'true would take the client address from the first X-Forwarded-For entry, which any client can forge ' +
+        '(no anonymous or key-guessing limit would hold); give the number of proxies in front of the API instead (e.g. 1)',
+    })
+    .refine((s) => /^(true|false|[0-9]{1,2})$/.test(s), { message: 'expected false or a hop count (the number of proxies in front of the API)' }),
   QUORUM_SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 600_000).default(10_000),
   /** Probability endpoint (api/probability/): whole-request deadline and per-key daily USD cap. */
   QUORUM_PROBABILITY_TIMEOUT_MS: wholeNumber(1000, 600_000).default(30_000),
@@ -280,8 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
       e.QUORUM_CORS_ORIGINS.trim() === '*'
         ? '*'
         : e.QUORUM_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
-    trustProxy:
-      e.QUORUM_TRUST_PROXY === 'true' ? true : e.QUORUM_TRUST_PROXY === 'false' ? false : Number(e.QUORUM_TRUST_PROXY),
+    trustProxy: e.QUORUM_TRUST_PROXY === 'false' ? false : Number(e.QUORUM_TRUST_PROXY),
     shutdownTimeoutMs: e.QUORUM_SHUTDOWN_TIMEOUT_MS,
     probabilityTimeoutMs: e.QUORUM_PROBABILITY_TIMEOUT_MS,
     probabilityBudgetUsdPerDay: e.QUORUM_PROBABILITY_BUDGET_USD_PER_DAY ?? null,

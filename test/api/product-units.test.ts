@@ -128,6 +128,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ QUORUM_LIMIT_API_PER_DAY: '-1' })).toThrow(/QUORUM_LIMIT_API_PER_DAY/);
   });
 
+  it('QUORUM_TRUST_PROXY=true is refused: with it any client picked its own address in X-Forwarded-For (QA: no anonymous or key-guessing limit held)', () => {
+    expect(() => loadConfig({ QUORUM_TRUST_PROXY: 'true' })).toThrow(/QUORUM_TRUST_PROXY: true would take the client address from the first X-Forwarded-For entry.*number of proxies/);
+    expect(loadConfig({ QUORUM_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ QUORUM_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(() => loadConfig({ QUORUM_TRUST_PROXY: 'yes' })).toThrow(/QUORUM_TRUST_PROXY: expected false or a hop count/);
+  });
+
   it('paths and the host are trimmed (QA: " /tmp/x " made a warehouse named so under the current directory)', () => {
     const c = loadConfig({ QUORUM_DATA_DIR: ' /tmp/quorum-trimmed ', HOST: ' 127.0.0.1 ', QUORUM_QUESTIONS_DIR: '\t/tmp/q\t', QUORUM_SAMPLE_DIR: ' /tmp/s' });
     expect([c.dataDir, c.host, c.questionsDir, c.sampleDir]).toEqual(['/tmp/quorum-trimmed', '127.0.0.1', '/tmp/q', '/tmp/s']);
