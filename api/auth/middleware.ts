@@ -4,7 +4,8 @@
  *
  * - No key header: anonymous.
  * - A key header that is empty, malformed (prefix/length/charset), unknown or revoked, an
- *   Authorization scheme other than Bearer, or both headers with different keys: 401 `unauthorized`.
+ *   Authorization scheme other than Bearer, either header sent twice, or both headers with
+ *   different keys: 401 `unauthorized`.
  *   A failed attempt is charged to the client IP's anonymous quota (brute force is rate limited).
  * - The key is never logged; errors do not echo it.
  */
@@ -60,6 +61,11 @@ export function authenticateRequest(opts: AuthenticateOptions, req: Request, res
   if (xKey === undefined && authz === undefined) return;
   let failure: ApiError | null = null;
   try {
+    // Node keeps only the first of repeated Authorization headers (it joins repeated X-API-Key
+    // ones, refused in presentedKey): a second one was silently ignored, so the request was
+    // answered for the first key whatever the second said, and a proxy reading the last one saw
+    // another caller (QA). Refused like a repeated X-API-Key.
+    if ((req.headersDistinct?.authorization?.length ?? 0) > 1) throw ApiError.unauthorized('Send the Authorization header once.');
     const key = presentedKey(xKey, authz);
     if (key !== undefined) {
       const found = opts.keys.lookup(key);

@@ -3,6 +3,7 @@
  * (key store and the `quorum keys` CLI).
  */
 import { readFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -170,6 +171,34 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     const r = await get(server, ACC, { headers: [['X-API-Key', valid], ['X-API-Key', valid]] });
     expectProblem(r, 401, 'unauthorized');
     expect(r.body.detail).toBe('Send the X-API-Key header once.');
+  });
+
+  it('Authorization sent twice is a 401 saying so, whichever key comes first (QA: Node kept the first and dropped the second unseen)', async () => {
+    const valid = newKey(dir, 'api').key;
+    const other = newKey(dir, 'pro').key;
+    const url = new URL(server.url);
+    // fetch joins repeated headers into one line: the request is written by hand
+    const rawGet = (keys: string[]) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const socket = net.connect(Number(url.port), url.hostname, () => {
+          socket.write(`GET /api/leaderboard/ HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n${keys.map((k) => `Authorization: Bearer ${k}\r\n`).join('')}\r\n`);
+        });
+        let raw = '';
+        socket.setEncoding('utf8').on('data', (c: string) => (raw += c)).on('error', reject).on('close', () => {
+          const [head, ...rest] = raw.split('\r\n\r\n');
+          const body = rest.join('\r\n\r\n');
+          // chunked or not: the JSON is the part between the first { and the last }
+          resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1]), body: body.slice(body.indexOf('{'), body.lastIndexOf('}') + 1) });
+        });
+      });
+    for (const pair of [[valid, other], [other, valid], [valid, valid]]) {
+      const r = await rawGet(pair);
+      expect(r.status, r.body).toBe(401);
+      expect(JSON.parse(r.body)).toMatchObject({ code: 'unauthorized', detail: 'Send the Authorization header once.' });
+      expect(r.body).not.toContain(valid);
+    }
+    // once is fine
+    expect((await rawGet([valid])).status).toBe(200);
   });
 
   it('a key never appears in a log line', async () => {
