@@ -87,7 +87,9 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   });
 
   let inFlight = 0;
-  const server: Server = createServer((req, res) => {
+  // Node's own check answered an HTTP/1.1 request without Host with a bare 400 (no body, no log
+  // line, no metric: QA); the front door answers it instead (api/http/front.ts, hostProblem).
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     inFlight++;
     res.once('close', () => inFlight--); // emitted once per response, finished or aborted
     handle.app(req, res);

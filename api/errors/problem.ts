@@ -116,8 +116,8 @@ export class ApiError extends Error {
   }
 
   /** 400: the request could not be parsed as HTTP (answered below Express, see api/http/client-error.ts). */
-  static malformedRequest(): ApiError {
-    return new ApiError(400, 'malformed_request', 'The request is not well-formed HTTP/1.1.');
+  static malformedRequest(detail = 'The request is not well-formed HTTP/1.1.'): ApiError {
+    return new ApiError(400, 'malformed_request', detail);
   }
 
   /** 431: the request line and headers together exceed the server's limit. */

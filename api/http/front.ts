@@ -5,16 +5,19 @@
  *   2. one `close` hook per response: the pino request line and the Prometheus metrics;
  *   3. static headers: helmet's (computed once at start), API-Version, Cache-Control: no-cache,
  *      X-Snapshot (the served snapshot), Connection: close while shutting down;
- *   4. authentication → `res.locals.auth` (api/auth/middleware.ts; 401 problems); a keyed
+ *   4. a missing (HTTP/1.1) or repeated Host header: 400 `malformed_request` (hostProblem), on
+ *      every path;
+ *   5. authentication → `res.locals.auth` (api/auth/middleware.ts; 401 problems); a keyed
  *      request's answer is `Cache-Control: private, no-cache`;
- *   5. the quota charge (api/limits/quota.ts; 429 problems).
- * Exempt paths (health, metrics, docs, OpenAPI) skip 4 and 5; uncharged paths (the caller's own
- * usage) skip 5.
+ *   6. the quota charge (api/limits/quota.ts; 429 problems).
+ * Exempt paths (health, metrics, docs, OpenAPI) skip 5 and 6; uncharged paths (the caller's own
+ * usage) skip 6.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { authenticateRequest, authOf, type AuthenticateOptions } from '../auth/middleware.ts';
+import { ApiError } from '../errors/problem.ts';
 import type { QuotaKeeper } from '../limits/quota.ts';
 import { clientIp } from '../limits/quota.ts';
 import { withKeyRedaction } from '../logging/logger.ts';
@@ -44,6 +47,20 @@ export function captureHeaders(mw: (req: IncomingMessage, res: ServerResponse, n
   });
   if (failed) throw failed;
   return [...headers.entries()];
+}
+
+/**
+ * The 400 for a request whose Host header HTTP/1.1 refuses (RFC 9112 §3.2): none in an HTTP/1.1
+ * request, or more than one. The server does not let Node answer the first itself (a bare 400 with
+ * no body, never logged nor counted: QA), and Node kept the first of two Host headers silently;
+ * both are a problem here, logged and counted like any other answer. Null when the Host is fine.
+ */
+export function hostProblem(req: IncomingMessage): ApiError | null {
+  const hosts = req.headersDistinct.host;
+  if (hosts === undefined) {
+    return req.httpVersion === '1.1' ? ApiError.malformedRequest('An HTTP/1.1 request needs a Host header.') : null;
+  }
+  return hosts.length > 1 ? ApiError.malformedRequest('Send the Host header once.') : null;
 }
 
 export interface FrontOptions {
@@ -86,6 +103,8 @@ export function front(opts: FrontOptions): RequestHandler {
     const current = snapshots.currentId;
     if (current !== null) res.setHeader('X-Snapshot', current);
 
+    const badHost = hostProblem(req);
+    if (badHost) throw badHost;
     const exempt = isExempt(req.path);
     authenticateRequest(opts.auth, req, res, exempt);
     // An answer to a keyed request may be that key's alone (its webhooks, an export capped by its

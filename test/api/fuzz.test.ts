@@ -380,6 +380,24 @@ describe('safety net below the routes', () => {
     expect(metrics).toMatch(/quorum_http_requests_total\{route="unparsed",method="(GET|OTHER)",status="400"\} [1-9]/);
   });
 
+  it('an HTTP/1.1 request without a Host header, or with two, is a 400 problem, logged (QA: Node answered a bare 400 with no body and no log line, and took the first of two)', async () => {
+    const before = logLines.length;
+    for (const payload of [
+      'GET /api/predictions/accuracy HTTP/1.1\r\nConnection: close\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n',
+      'GET /api/predictions/accuracy HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n',
+    ]) {
+      const answer = await rawRequest(payload);
+      expectRawProblem(answer, 400, 'malformed_request');
+      expect(JSON.parse(answer.body).detail).toMatch(/Host header/);
+    }
+    const logged = logLines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+    expect(logged.map((l) => [l.path, l.status])).toEqual([['/api/predictions/accuracy', 400], ['/healthz', 400], ['/api/predictions/accuracy', 400]]);
+    // HTTP/1.0 needs no Host; one Host is fine
+    expect((await rawRequest('GET /healthz HTTP/1.0\r\n\r\n')).status).toBe(200);
+    expect((await rawRequest('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(200);
+  });
+
   it('a query string over the header limit is a 431 problem, for GET and for HEAD (a fuzzer finding)', async () => {
     const url = `/api/predictions/accuracy?category=${'%25'.repeat(7_000)}`;
     await assertAnswer(url);
