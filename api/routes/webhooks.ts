@@ -141,8 +141,9 @@ export const webhooksCreateRoute = rawRoute({
     const key = idempotencyKeyOf(req);
     const idem = key === undefined ? undefined : { key, body_hash: bodyHash(req.body) };
     if (answeredBeforeCreate(d, res, keyId, idem)) return;
+    let url: URL;
     try {
-      await checkWebhookUrl(parsed.data.url, d.allowPrivate);
+      url = await checkWebhookUrl(parsed.data.url, d.allowPrivate);
     } catch (err) {
       if (err instanceof WebhookUrlError) throw ApiError.invalidParameter('url', err.message);
       throw err;
@@ -150,7 +151,9 @@ export const webhooksCreateRoute = rawRoute({
     // again after the address check's wait (from here to the create nothing waits, so no third
     // request can come between)
     if (answeredBeforeCreate(d, res, keyId, idem)) return;
-    created(res, d.store.create({ keyId, url: parsed.data.url, types: parsed.data.types ?? null, description: parsed.data.description ?? null, idempotency: idem }));
+    // The URL as parsed (what deliveries go to), not as sent: a control character sent in it came
+    // back raw in every listing and reached the operator's terminal through `quorum webhooks list` (QA).
+    created(res, d.store.create({ keyId, url: url.href, types: parsed.data.types ?? null, description: parsed.data.description ?? null, idempotency: idem }));
   },
 });
 

@@ -66,8 +66,9 @@ export function registerWebhooksCommands(program: Command): void {
         for (const t of types ?? []) if (!(EVENT_TYPES as readonly string[]).includes(t)) throw new Error(`unknown event type "${t}"`);
         const s = store();
         requireWebhookKey(loadConfig().dataDir, opts.key);
-        await checkWebhookUrl(opts.url, loadEventsConfig().webhooks.allowPrivate);
-        const sub = s.create({ keyId: opts.key, url: opts.url, types, description: opts.description ?? null });
+        // stored as parsed (percent-encoded), as the API stores it
+        const url = await checkWebhookUrl(opts.url, loadEventsConfig().webhooks.allowPrivate);
+        const sub = s.create({ keyId: opts.key, url: url.href, types, description: opts.description ?? null });
         console.log(JSON.stringify({ ...publicView(sub), key_id: sub.key_id, secret: sub.secrets[0]!.secret }));
       }),
     );

@@ -323,6 +323,24 @@ describe('quorum webhooks (the CLI)', () => {
     const store = new SubscriptionStore(root);
     for (const m of made) expect(store.remove(m)).toBe(true);
   }, 120_000);
+
+  it('a URL is stored as it is parsed: no control character of it reaches the API\'s answers or the operator\'s terminal (QA: an ESC sequence sent in a URL was printed raw by `quorum webhooks list`)', async () => {
+    const raw = 'https://93.184.216.34/x\u001b[2J\u001b]0;t\u0007z';
+    const encoded = 'https://93.184.216.34/x%1B[2J%1B]0;t%07z';
+    const c = await create({ url: raw });
+    expect(c.res.status, c.text).toBe(201);
+    expect(c.body.url).toBe(encoded);
+    const mine = await api(`/api/webhooks/${c.body.id}/`);
+    expect(mine.body.url).toBe(encoded);
+    const { id } = newKey(root, 'enterprise');
+    const env = { QUORUM_DATA_DIR: root };
+    const made = await quorumAsync(['webhooks', 'create', '--key', id, '--url', `${raw}cli`], env);
+    expect(made.status, made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout).url).toBe(`${encoded}cli`);
+    const stored = new SubscriptionStore(root).all().filter((sub) => sub.id === c.body.id || sub.key_id === id);
+    expect(stored.map((sub) => sub.url).sort()).toEqual([encoded, `${encoded}cli`]);
+    for (const sub of stored) expect(new SubscriptionStore(root).remove(sub.id)).toBe(true);
+  });
 });
 
 describe('webhook delivery', () => {
