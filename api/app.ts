@@ -18,6 +18,7 @@
  * endpoints answer 503 `not_ready`. Routes are declared in api/routes/index.ts (registry: api/http/registry.ts).
  */
 import { createRequire } from 'node:module';
+import { parse as parseQuery } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
@@ -200,7 +201,11 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('query parser', 'simple');
+  // querystring, as Express's 'simple' parser, but with no cap on the number of parameters: its
+  // default maxKeys (1000) dropped every parameter after the thousandth, so a filter or a limit
+  // placed there was silently not applied and a repeated one not refused (QA). The request line's
+  // 16 KiB bounds the count.
+  app.set('query parser', (text: string) => parseQuery(text, '&', '=', { maxKeys: 0 }));
   app.set('strict routing', false);
   app.set('trust proxy', opts.trustProxy ?? false);
   // The SSE hub for GET /api/stream/ (api/routes/stream.ts reads it from here).

@@ -25,7 +25,7 @@ import type { z } from 'zod';
 import type { RouteDef } from '../../api/http/registry.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { FEED, fixtureData, withFeeds } from './fixtures.ts';
-import { bodyText, capturingLogger, FIXTURE_PATH_VALUES as VALUES, fixtureDir, newKey, serve } from './helpers.ts';
+import { bodyText, capturingLogger, expectProblem, FIXTURE_PATH_VALUES as VALUES, fixtureDir, get, newKey, serve } from './helpers.ts';
 import { concretePath, getRoutes, pathParams, queryParams } from './route-paths.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
@@ -396,6 +396,16 @@ describe('safety net below the routes', () => {
     // HTTP/1.0 needs no Host; one Host is fine
     expect((await rawRequest('GET /healthz HTTP/1.0\r\n\r\n')).status).toBe(200);
     expect((await rawRequest('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(200);
+  });
+
+  it('a parameter after a thousand others is read like any other (QA: querystring\'s maxKeys dropped it, so a filter or a limit was silently not applied)', async () => {
+    const filler = Array.from({ length: 1000 }, (_, i) => `x${i}=`).join('&');
+    const at = (q: string) => get(server, `/api/predictions/resolved?${filler}&${q}`, { headers });
+    const one = await at('limit=1');
+    expect(one.res.status, one.text).toBe(200);
+    expect(one.body.resolved ?? one.body.predictions).toHaveLength(1);
+    expectProblem(await at('venue=nonsense'), 400, 'invalid_parameter');
+    expectProblem(await at('limit=1&limit=2'), 400, 'invalid_parameter');
   });
 
   it('a query string over the header limit is a 431 problem, for GET and for HEAD (a fuzzer finding)', async () => {
