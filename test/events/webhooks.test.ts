@@ -148,7 +148,9 @@ describe('webhook URL policy', () => {
       // IPv6 forms carrying a private or loopback IPv4 address: NAT64, 6to4, IPv4-compatible, hex-mapped, Teredo client
       'https://[64:ff9b::7f00:1]/', 'https://[64:ff9b::10.0.0.1]/', 'https://[2002:7f00:1::]/', 'https://[2002:c0a8:101::1]/',
       'https://[::127.0.0.1]/', 'https://[::ffff:a00:1]/', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'https://[64:ff9b:1::808:808]/',
-      'https://93.184.216.34:0/', 'https://93.184.216.34:00/']) {
+      'https://93.184.216.34:0/', 'https://93.184.216.34:00/',
+      // site-local (deprecated, still private where routed: QA, it was accepted)
+      'https://[fec0::1]/', 'https://[fec0:0:0:ffff::1]/', 'https://[feff::1]/']) {
       await expect(checkWebhookUrl(bad, false), bad).rejects.toThrow(WebhookUrlError);
     }
     expect((await checkWebhookUrl('https://93.184.216.34/hook', false)).href).toBe('https://93.184.216.34/hook');

@@ -17,7 +17,10 @@ for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
+// fec0::/10: site-local, the private range of IPv6 before fc00::/7 (RFC 3879 deprecated it, but a
+// network may still route it; Windows still sets fec0:0:0:ffff::1-3 as its DNS servers). QA: a
+// subscription to https://[fec0::1]/ was accepted.
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) {
   blocked.addSubnet(net, prefix, 'ipv6');
 }
 
