@@ -520,7 +520,8 @@ export async function parseCbo(dir: string, now: Date): Promise<ParsedClaims> {
 /**
  * Columns (header names; order free, extra columns ignored): claim_id, source (the name), made_at,
  * kind (probability | direction | value), subject are required; source_kind (default other),
- * source_url, question_id, subject_key, category, probability ([0,1], required for probability),
+ * source_url, question_id, subject_key, category (one of the nine CATEGORIES, any case: stored lower
+ * case), probability ([0,1], required for probability),
  * side (required for direction), value (required for value), unit, threshold, tolerance,
  * horizon_days, outcome (1, 0 or 0.5), realized_value, resolved_at (required with an outcome or a
  * realized value). A claim id appearing twice in the import is an error, and so is one already

@@ -32,7 +32,7 @@ import { sqlIdent, sqlPath } from '../warehouse/duckdb.ts';
 import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
-import { RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
+import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
 import { blankLines, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
 import { GENERIC_REQUIRED, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
@@ -104,6 +104,11 @@ const CHECKS: [string | null, string, string][] = [
   ['kind', 'missing required value', 'kind IS NULL'],
   ['kind', 'expected probability, direction or value', NONE_OF('kind', ["'probability'", "'direction'", "'value'"])],
   ['subject', 'missing required value', 'subject IS NULL'],
+  // The API's category filter (/api/track-records/, the claims export) takes the nine categories,
+  // in any case: a claim's category is one of them, stored lower case (QA: "Politics" and
+  // "elections" were stored as written, shown in the track record, and no filter found them).
+  ['category', `expected one of the ${CATEGORIES.length} categories (any case): ${CATEGORIES.join(', ')}`,
+    `category IS NOT NULL AND ${NONE_OF('lower(category)', CATEGORIES.map((c) => `'${c}'`))}`],
   ['source_kind', `expected one of ${SOURCE_KINDS.join(', ')}`, `source_kind IS NOT NULL AND ${NONE_OF('source_kind', SOURCE_KINDS.map((k) => `'${k}'`))}`],
   ['probability', 'missing required value', "kind = 'probability' AND probability IS NULL"],
   ['probability', 'expected a number in [0, 1]', `${NUM('probability')} OR NOT (TRY_CAST(probability AS DOUBLE) BETWEEN 0 AND 1)`],
@@ -365,7 +370,7 @@ const CLAIM_COLUMNS: [column: string, expr: string, field: string | null][] = [
   ['claim_text', 'i.subject', null],
   ['question_id', 'i.question_id', 'question_id'],
   ['subject_key', 'i.subject_key', 'subject_key'],
-  ['category', 'i.category', 'category'],
+  ['category', 'lower(i.category)', 'category'],
   ['probability', 'TRY_CAST(i.probability AS DOUBLE)', 'probability'],
   ['side', 'i.side', 'side'],
   ['value', 'TRY_CAST(i.value AS DOUBLE)', 'value'],

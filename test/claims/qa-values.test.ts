@@ -1,0 +1,74 @@
+/**
+ * QA of operators' claims against what the API does with them: a claim's category must be one the
+ * API's category filter can find. Real files, the real importer, derive, snapshot and API; nothing
+ * mocked.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerHandle } from '../../api/server.ts';
+import { ImportError } from '../../pipeline/import/import-error.ts';
+import { auth, get, newKey, serve } from '../api/helpers.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { claimParts, csvFolder, importAll, publishScores, rawQuery } from './helpers.ts';
+
+const tmp = tempDir('quorum-claims-qa-values-');
+afterAll(() => tmp.cleanup());
+let n = 0;
+
+const HEAD = 'claim_id,source,made_at,kind,subject,category,probability,side,value,realized_value,threshold,tolerance,outcome,resolved_at\n';
+
+/** The ImportError an import of `files` (name → text) into a new warehouse throws (it must throw one). */
+async function rejected(files: Record<string, string>): Promise<{ e: ImportError; dir: string; data: string }> {
+  const dir = csvFolder(tmp.dir, files);
+  const data = join(tmp.dir, `wh-${n++}`);
+  const e = await importAll(data, [['csv', dir]]).then(() => null, (err: unknown) => err);
+  expect(e).toBeInstanceOf(ImportError);
+  return { e: e as ImportError, dir, data };
+}
+
+describe('a claim\'s category', () => {
+  const data = join(tmp.dir, 'wh-category');
+  let server: ServerHandle;
+  let key: string;
+
+  beforeAll(async () => {
+    const dir = csvFolder(tmp.dir, {
+      'a.csv':
+        HEAD +
+        'k1,Capital Pundit,2023-01-01,probability,Election X,Politics,0.8,yes,,,,,1,2023-11-08\n' +
+        'k2,Shouting Desk,2023-01-01,value,GDP,ECONOMICS,,,3,2.5,,,,2024-01-30\n',
+    });
+    await importAll(data, [['csv', dir]]);
+    await publishScores(data);
+    server = await serve(data);
+    key = newKey(data, 'pro').key;
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('is one of the nine categories in any case, stored lower case, and the filter finds it (QA: "Politics" was shown and never found)', async () => {
+    expect(await rawQuery(data, 'SELECT claim_id, category FROM {claims} ORDER BY claim_id')).toEqual([
+      { claim_id: 'k1', category: 'politics' },
+      { claim_id: 'k2', category: 'economics' },
+    ]);
+    const one = await get(server, '/api/track-records/sources/capital-pundit/');
+    expect(one.body.source.categories).toEqual(['politics']);
+    for (const c of ['politics', 'Politics']) {
+      const got = await get(server, `/api/track-records/?category=${c}`, auth.x(key));
+      expect(got.res.status).toBe(200);
+      expect(got.body.sources.map((s: { slug: string }) => s.slug), c).toEqual(['capital-pundit']);
+    }
+    const econ = await get(server, '/api/track-records/?category=economics', auth.x(key));
+    expect(econ.body.sources.map((s: { slug: string }) => s.slug)).toEqual(['shouting-desk']);
+  });
+
+  it('any other category is rejected at its line and field, nothing written (QA: "elections" was stored, and the filter refuses it)', async () => {
+    const { e, dir, data: wh } = await rejected({
+      'a.csv': HEAD + 'k1,Pundit,2023-01-01,probability,X,politics,0.8,yes,,,,,1,2023-11-08\nk2,Pundit,2023-01-01,probability,Y,elections,0.8,yes,,,,,1,2023-11-08\n',
+    });
+    expect([e.file, e.line, e.field]).toEqual([join(dir, 'a.csv'), 3, 'category']);
+    expect(e.reason).toContain('politics, world, finance');
+    expect(claimParts(wh)).toEqual([]);
+  });
+});
