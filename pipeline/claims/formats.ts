@@ -84,6 +84,16 @@ export const CBO_TOLERANCE_GDP_SHARE = 0.005;
  * as INTEGER years (sql/derive/90_claims.sql): an absurd one (1e12) would fail every run.
  */
 export const MAX_HORIZON_DAYS = 36_525;
+/**
+ * The largest magnitude of a number of an operator's claim (generic-sql.ts: value, realized value,
+ * threshold, tolerance; the bundled formats' own range checks keep theirs far smaller). A finite
+ * number is not enough: the track records subtract and sum them (error = value − realized, the
+ * reference windows' sums, the means), and two finite values near 1.8e308 give an infinite error
+ * (QA: value 1.5e308 and realized −1.5e308 stored, the source's mae and bias Infinity, the JSON
+ * export `"mae":Infinity`, which no JSON parser reads, and the API's mae null beside n 2). No
+ * quantity anyone forecasts comes near 1e100.
+ */
+export const MAX_ABS_VALUE = 1e100;
 
 // ---------------------------------------------------------------------------------------------
 // Reading helpers

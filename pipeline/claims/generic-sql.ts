@@ -34,7 +34,7 @@ import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
 import { blankLines, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
-import { GENERIC_REQUIRED, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
+import { GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
 const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'category', 'probability', 'side', 'value',
@@ -46,6 +46,9 @@ const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'ca
  * aggregate (a NaN error) or fail the derive's INTEGER casts on every later run.
  */
 const NUM = (c: string) => `(${c} IS NOT NULL AND NOT coalesce(isfinite(TRY_CAST(${c} AS DOUBLE)), false))`;
+/** TRUE when `c` is present and not a finite number of magnitude at most MAX_ABS_VALUE (formats.ts). */
+const BIG = (c: string) => `(${NUM(c)} OR abs(TRY_CAST(${c} AS DOUBLE)) > ${MAX_ABS_VALUE})`;
+const BIG_REASON = `expected a finite number of magnitude at most ${MAX_ABS_VALUE}`;
 /**
  * `c` upper-cased (RFC 3339 allows `t` and `z`, DuckDB's casts do not) with `:00` seconds added
  * after `hh:mm` when absent (DuckDB's timestamp casts need them).
@@ -114,13 +117,13 @@ const CHECKS: [string | null, string, string][] = [
   ['probability', 'expected a number in [0, 1]', `${NUM('probability')} OR NOT (TRY_CAST(probability AS DOUBLE) BETWEEN 0 AND 1)`],
   ['side', 'a direction claim needs a side', "kind = 'direction' AND side IS NULL"],
   ['value', 'missing required value', "kind = 'value' AND value IS NULL"],
-  ['value', 'expected a finite number', NUM('value')],
-  ['threshold', 'expected a finite number', NUM('threshold')],
-  ['tolerance', 'expected a finite number >= 0', `${NUM('tolerance')} OR TRY_CAST(tolerance AS DOUBLE) < 0`],
+  ['value', BIG_REASON, BIG('value')],
+  ['threshold', BIG_REASON, BIG('threshold')],
+  ['tolerance', `${BIG_REASON}, >= 0`, `${BIG('tolerance')} OR TRY_CAST(tolerance AS DOUBLE) < 0`],
   ['horizon_days', `expected a number of days in [0, ${MAX_HORIZON_DAYS}] (at most 100 years)`,
     `${NUM('horizon_days')} OR NOT (TRY_CAST(horizon_days AS DOUBLE) BETWEEN 0 AND ${MAX_HORIZON_DAYS})`],
   ['outcome', 'expected 1, 0 or 0.5', `${NUM('outcome')} OR ${NONE_OF('TRY_CAST(outcome AS DOUBLE)', ['0::DOUBLE', '0.5::DOUBLE', '1::DOUBLE'])}`],
-  ['realized_value', 'expected a finite number', NUM('realized_value')],
+  ['realized_value', BIG_REASON, BIG('realized_value')],
   ['resolved_at', 'missing required value', '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND resolved_at IS NULL'],
   ['resolved_at', 'expected an ISO 8601 date or time', 'resolved_at IS NOT NULL AND _resolved IS NULL'],
   // As in the bundled formats (formats.ts horizonDays): such a claim is a wrong date, and would be

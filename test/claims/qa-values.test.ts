@@ -1,6 +1,7 @@
 /**
  * QA of operators' claims against what the API does with them: a claim's category must be one the
- * API's category filter can find. Real files, the real importer, derive, snapshot and API; nothing
+ * API's category filter can find, and a claim's numbers must leave the track records finite (their
+ * differences and sums included). Real files, the real importer, derive, snapshot and API; nothing
  * mocked.
  */
 import { join } from 'node:path';
@@ -70,5 +71,26 @@ describe('a claim\'s category', () => {
     expect([e.file, e.line, e.field]).toEqual([join(dir, 'a.csv'), 3, 'category']);
     expect(e.reason).toContain('politics, world, finance');
     expect(claimParts(wh)).toEqual([]);
+  });
+});
+
+describe('a claim\'s numbers leave the track records finite', () => {
+  it('generic CSV: a value, realized value, threshold or tolerance over 1e100 in magnitude is rejected at its line and field (QA: 1.5e308 and -1.5e308 made mae Infinity, and the JSON export unreadable)', async () => {
+    const ok = 'c0,S,2024-01-01,value,x,,,,3,3.5,,,,2024-02-01\n';
+    const cases: [string, string][] = [
+      ['c1,S,2024-01-01,value,x,,,,1.5e308,-1.5e308,,,,2024-02-01\n', 'value'],
+      ['c1,S,2024-01-01,value,x,,,,3,-1.5e308,,,,2024-02-01\n', 'realized_value'],
+      ['c1,S,2024-01-01,value,x,,,,3,3,1e101,,,2024-02-01\n', 'threshold'],
+      ['c1,S,2024-01-01,value,x,,,,3,3,,2e150,,2024-02-01\n', 'tolerance'],
+    ];
+    for (const [row, field] of cases) {
+      const { e, dir, data } = await rejected({ 'a.csv': HEAD + ok + row });
+      expect([e.file, e.line, e.field], row).toEqual([join(dir, 'a.csv'), 3, field]);
+      expect(e.reason, row).toContain('magnitude at most 1e+100');
+      expect(claimParts(data)).toEqual([]);
+    }
+    // The bound itself is accepted.
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', csvFolder(tmp.dir, { 'a.csv': HEAD + ok + 'c1,S,2024-01-01,value,x,,,,1e100,-1e100,,,,2024-02-01\n' })]]);
+    expect(res!.claims.written).toBe(2);
   });
 });
