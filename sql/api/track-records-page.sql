@@ -5,6 +5,9 @@
 --   n_resolved: n_resolved descending
 --   brier:      brier ascending
 --   mae:        mae ascending
+--   (a NULL metric takes the largest DOUBLE, after every real one: an MAE in a currency's units
+--   passes 1e15, the former key of NULL, and a source without value claims sorted before it (QA);
+--   imported numbers are at most 1e100 in magnitude, formats.ts MAX_ABS_VALUE, so no MAE reaches it)
 --   slug:       0 (source_slug alone)
 -- Parameters: $sort VARCHAR, $kind VARCHAR|NULL, $min_resolved BIGINT, $category VARCHAR|NULL,
 -- $after BOOLEAN, $after_key DOUBLE|NULL, $after_slug VARCHAR|NULL, $limit BIGINT (page size + 1).
@@ -15,7 +18,7 @@ WITH keyed AS (
            WHEN 'accuracy' THEN coalesce(-t.accuracy_score, 1e15)
            WHEN 'n_resolved' THEN -t.n_resolved::DOUBLE
            WHEN 'brier' THEN coalesce(t.brier, 1e15)
-           WHEN 'mae' THEN coalesce(t.mae, 1e15)
+           WHEN 'mae' THEN coalesce(t.mae, 1.7976931348623157e308)
            ELSE 0 END AS sort_key
   FROM track_records AS t
   WHERE ($kind IS NULL OR t.kind = $kind)

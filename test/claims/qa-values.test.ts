@@ -1,8 +1,8 @@
 /**
  * QA of operators' claims against what the API does with them: a claim's category must be one the
- * API's category filter can find, and a claim's numbers must leave the track records finite (their
- * differences and sums included). Real files, the real importer, derive, snapshot and API; nothing
- * mocked.
+ * API's category filter can find, a claim's numbers must leave the track records finite (their
+ * differences and sums included), and `sort=mae` puts the sources without an MAE last whatever the
+ * unit of the others. Real files, the real importer, derive, snapshot and API; nothing mocked.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,4 +93,41 @@ describe('a claim\'s numbers leave the track records finite', () => {
     const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', csvFolder(tmp.dir, { 'a.csv': HEAD + ok + 'c1,S,2024-01-01,value,x,,,,1e100,-1e100,,,,2024-02-01\n' })]]);
     expect(res!.claims.written).toBe(2);
   });
+});
+
+describe('GET /api/track-records/?sort=mae', () => {
+  it('puts the sources without an MAE after every one with an MAE, in any unit (QA: an MAE over 1e15 sorted after them)', async () => {
+    const data = join(tmp.dir, 'wh-mae');
+    // Rupiah: an MAE of 5e15; a source with probability claims only (no MAE); a small MAE.
+    const dir = csvFolder(tmp.dir, {
+      'a.csv':
+        HEAD +
+        'r1,Aardvark Economics,2023-01-01,value,Indonesia GDP 2023,economics,,,2.5e16,2.0e16,,,,2024-03-01\n' +
+        'r2,Small Co,2023-01-01,value,x,,,,10,12,,,,2024-03-01\n' +
+        'r3,Prob Co,2023-01-01,probability,y,,0.7,yes,,,,,1,2024-03-01\n',
+    });
+    await importAll(data, [['csv', dir]]);
+    await publishScores(data);
+    const server = await serve(data);
+    try {
+      const key = newKey(data, 'pro').key;
+      const all = await get(server, '/api/track-records/?sort=mae', auth.x(key));
+      expect(all.body.sources.map((s: { slug: string }) => s.slug)).toEqual(['small-co', 'aardvark-economics', 'prob-co']);
+      // the keyset pages give the same order, each source once
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { body: { sources: { slug: string }[]; next_cursor: string | null } } = await get(
+          server,
+          `/api/track-records/?sort=mae&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+          auth.x(key),
+        );
+        seen.push(...page.body.sources.map((s) => s.slug));
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      expect(seen).toEqual(['small-co', 'aardvark-economics', 'prob-co']);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });
