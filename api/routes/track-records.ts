@@ -3,7 +3,7 @@
  * AI models and the consensus, from the derived tables of sql/derive/90-94 (see sql/README.md).
  *
  * - `GET /api/track-records/` (track_records.overview): every source, ranked by the shrunk
- *   accuracy score (rank null under 10 resolved claims: shown, not ranked); filters `kind`,
+ *   accuracy score (rank null under 10 resolved directional claims: shown, not ranked); filters `kind`,
  *   `min_resolved`, `category`; `sort` rank (default) | accuracy | n_resolved | brier | mae | slug;
  *   keyset-paginated (`limit`, `cursor`).
  * - `GET /api/track-records/sources/{source_slug}/` (track_records.source): `{ source: {...,
@@ -66,7 +66,7 @@ export const TrackRecord = z
     shrunk_score: zPct.meta({ description: 'accuracy_score shrunk toward prior_score with prior_weight pseudo-claims (the ranking score).' }),
     prior_score: zPct.meta({ description: 'The pooled accuracy of every source\'s directional claims, percent: the score shrunk_score is pulled toward.' }),
     prior_weight: z.number().meta({ description: 'Pseudo-claims of the prior in shrunk_score (20).' }),
-    ranked: z.boolean().meta({ description: 'False under 10 resolved claims (or without directional claims): shown, not ranked.' }),
+    ranked: z.boolean().meta({ description: 'False under 10 resolved directional claims (the claims accuracy_score counts): shown, not ranked.' }),
     rank: z.number().int().nullable().meta({
       description: 'Position by shrunk_score among ranked sources (1 = best; ties: more directional claims, then slug); null when not ranked.',
     }),
@@ -236,7 +236,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
   summary: 'Track records of every source, ranked',
   description:
     'Every named source with claims (pollsters, forecasters, institutions, venues, AI models, the consensus): accuracy ' +
-    'with its Wilson interval, the shrunk score used for ranking (sources under 10 resolved claims are shown but not ' +
+    'with its Wilson interval, the shrunk score used for ranking (sources under 10 resolved directional claims are shown but not ' +
     'ranked), Brier and log loss, value errors and skill against a reference. Keyset-paginated.',
   tags: ['track-records'],
   query: z.object({

@@ -16,9 +16,11 @@
 --   or the consensus against the market comparator), n_reference_probability;
 --   value_skill = mean(|reference_value − realized| − |value − realized|) over value claims with a
 --   reference (a pollster against the other polls of the race in the same window), n_reference_value.
--- ranked: n_resolved >= 10 and an accuracy; rank = position by shrunk_score among ranked sources
--- (ties: more directional claims first, then slug). Sources under 10 resolved claims are shown,
--- with rank NULL.
+-- ranked: at least 10 resolved directional claims (n_directional >= 10, so n_resolved >= 10 too):
+-- the ranking score is their accuracy, and a source of 9 value claims and one lucky call was ranked
+-- on that one call (QA: rank 81 of 522, above hundreds of pollsters); rank = position by
+-- shrunk_score among ranked sources (ties: more directional claims first, then slug). Sources under
+-- 10 resolved directional claims are shown, with rank NULL.
 
 CREATE OR REPLACE TEMP MACRO _wilson_lo(h, n) AS
   CASE WHEN n > 0 THEN
@@ -73,7 +75,7 @@ SELECT a.*,
        CASE WHEN a.n_directional > 0
             THEN 100 * (a.hits + _track_prior_weight() * p.prior) / (a.n_directional + _track_prior_weight()) END AS shrunk_score,
        100 * p.prior AS prior_score,
-       a.n_resolved >= 10 AND a.n_directional > 0 AS ranked
+       a.n_directional >= 10 AS ranked
 FROM _track_agg AS a, _track_prior AS p;
 
 -- Published.

@@ -1,8 +1,9 @@
 /**
  * QA of operators' claims against what the API does with them: a claim's category must be one the
  * API's category filter can find, a claim's numbers must leave the track records finite (their
- * differences and sums included), and `sort=mae` puts the sources without an MAE last whatever the
- * unit of the others. Real files, the real importer, derive, snapshot and API; nothing mocked.
+ * differences and sums included), `sort=mae` puts the sources without an MAE last whatever the
+ * unit of the others, and a source is ranked on its directional claims only when it has ten of
+ * them. Real files, the real importer, derive, snapshot and API; nothing mocked.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +127,31 @@ describe('GET /api/track-records/?sort=mae', () => {
         cursor = page.body.next_cursor;
       } while (cursor);
       expect(seen).toEqual(['small-co', 'aardvark-economics', 'prob-co']);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
+
+describe('the ranking threshold', () => {
+  it('counts the claims the ranking score counts: nine value claims and one lucky call are shown, not ranked (QA: ranked 81st of 522 on one call)', async () => {
+    const data = join(tmp.dir, 'wh-rank');
+    const rows = [HEAD.trimEnd()];
+    for (let i = 0; i < 9; i++) rows.push(`ov${i},One Lucky Call,2022-01-01,value,GDP ${i},,,,${i},${i + 1},,,,2022-12-31`);
+    rows.push('od1,One Lucky Call,2022-01-01,direction,Race,,,X,,,,,1,2022-11-08');
+    // ten direction claims, seven right: ranked
+    for (let i = 0; i < 10; i++) rows.push(`t${i},Ten Calls,2022-01-01,direction,Race ${i},,,X,,,,,${i < 7 ? 1 : 0},2022-11-08`);
+    await importAll(data, [['csv', csvFolder(tmp.dir, { 'a.csv': rows.join('\n') + '\n' })]]);
+    await publishScores(data);
+    const server = await serve(data);
+    try {
+      const lucky = (await get(server, '/api/track-records/sources/one-lucky-call/')).body.source;
+      expect(lucky).toMatchObject({ n_resolved: 10, n_directional: 1, accuracy_score: 100, ranked: false, rank: null });
+      const ten = (await get(server, '/api/track-records/sources/ten-calls/')).body.source;
+      expect(ten).toMatchObject({ n_resolved: 10, n_directional: 10, accuracy_score: 70, ranked: true, rank: 1 });
+      const key = newKey(data, 'pro').key;
+      const all = await get(server, '/api/track-records/', auth.x(key));
+      expect(all.body.sources.map((s: { slug: string; rank: number | null }) => [s.slug, s.rank])).toEqual([['ten-calls', 1], ['one-lucky-call', null]]);
     } finally {
       await server.close();
     }
