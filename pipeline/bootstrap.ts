@@ -13,6 +13,7 @@ import type { ClaimFormat } from './claims/formats.ts';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
+import { ImportLockedError, LOCK_STALE_MS } from './warehouse/lock.ts';
 import { readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
@@ -73,13 +74,32 @@ export const BUNDLED_CLAIMS: readonly { format: ClaimFormat; folder: string }[] 
   { format: 'cbo', folder: 'cbo-budget-projections' },
 ];
 
+/**
+ * How long a start waits for another claims import (an operator's `quorum import claims`, seconds
+ * long) to finish before its own: past the lock's staleness, after which a dead holder's lock is
+ * taken over anyway.
+ */
+const IMPORT_LOCK_WAIT_MS = LOCK_STALE_MS + 30_000;
+
 /** Imports the bundled claims datasets found under `sampleRoot` into `dataDir`; returns what each wrote. */
 export async function importBundledClaims(dataDir: string, sampleRoot: string, now = new Date()): Promise<ClaimImportResult[]> {
   const found = BUNDLED_CLAIMS.filter((d) => existsSync(join(sampleRoot, d.folder)));
   if (found.length === 0) return [];
   return withConnection(async (conn) => {
     const out: ClaimImportResult[] = [];
-    for (const d of found) out.push(await importClaims(conn, dataDir, d.format, join(sampleRoot, d.folder), now));
+    for (const d of found) {
+      // another import holds the lock (ImportLockedError): a start waits for it rather than fail
+      const deadline = Date.now() + IMPORT_LOCK_WAIT_MS;
+      for (;;) {
+        try {
+          out.push(await importClaims(conn, dataDir, d.format, join(sampleRoot, d.folder), now));
+          break;
+        } catch (err) {
+          if (!(err instanceof ImportLockedError) || Date.now() > deadline) throw err;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    }
     return out;
   });
 }

@@ -10,6 +10,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { writeImportBatch } from '../import/write-batch.ts';
+import { acquireImportLock } from '../warehouse/lock.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import type { RawRow } from '../warehouse/tables.ts';
 import { KNOWN_VENUES } from '../venues/known.ts';
@@ -122,6 +123,18 @@ export async function importClaims(
   dir: string,
   now: Date = new Date(),
 ): Promise<ClaimImportResult> {
+  // One import at a time (ImportLockedError, the CLI's exit 75): what is stored is read first and
+  // the new rows appended last, so two at once both wrote the same claims.
+  const release = acquireImportLock(root);
+  try {
+    return await importLocked(conn, root, format, dir, now);
+  } finally {
+    release();
+  }
+}
+
+/** importClaims under the import lock. */
+async function importLocked(conn: DuckDBConnection, root: string, format: ClaimFormat, dir: string, now: Date): Promise<ClaimImportResult> {
   if (format === 'csv') {
     // Read, validated and written by DuckDB (operators' files may hold millions of claims).
     const stored = await storedSources(conn, root, 'csv');

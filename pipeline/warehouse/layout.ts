@@ -44,6 +44,11 @@ export function serverLockFile(root: string): string {
   return join(root, 'server.lock');
 }
 
+/** The claims import lock (warehouse/lock.ts acquireImportLock): one `import claims` at a time. */
+export function importLockFile(root: string): string {
+  return join(root, 'import.lock');
+}
+
 /** A new run id: `r<as-of, compact UTC>-<random>`, sortable by as-of time. */
 export function newRunId(asOf: Date): string {
   const compact = asOf.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');

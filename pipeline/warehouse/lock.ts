@@ -33,7 +33,7 @@ import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, r
 import { hostname } from 'node:os';
 import { writeAllSync } from '../fs/durable.ts';
 import { CLOCK_TICKS_PER_S, procStatFields } from '../fs/proc-stat.ts';
-import { lockFile, serverLockFile } from './layout.ts';
+import { importLockFile, lockFile, serverLockFile } from './layout.ts';
 
 /** How often the holder touches the lock file (its heartbeat). */
 export const LOCK_HEARTBEAT_MS = 15_000;
@@ -113,6 +113,19 @@ export class ServerLockedError extends LockHeldError {
       heartbeatAgeS,
     );
     this.name = 'ServerLockedError';
+  }
+}
+
+/**
+ * Another claims import is writing to this data directory (`import.lock`). Two at once both read
+ * what is stored before either has written, so both append the same claims (QA: two
+ * `quorum import claims fte-polls` at once stored every poll twice, each pollster's n_claims
+ * doubled) and may give two new names that fold alike the same slug.
+ */
+export class ImportLockedError extends LockHeldError {
+  constructor(holder: LockHolder, heartbeatAgeS: number | null = null) {
+    super(`another claims import is in progress (${describeHolder(holder, heartbeatAgeS)}): run one import at a time`, holder, heartbeatAgeS);
+    this.name = 'ImportLockedError';
   }
 }
 
@@ -320,6 +333,16 @@ function tryCreate(file: string, runId: string | undefined, heartbeatMs: number)
 export function acquireRunLock(root: string, runId?: string, opts: { heartbeatMs?: number } = {}): () => void {
   mkdirSync(root, { recursive: true });
   return acquireLock(lockFile(root), runId, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new RunLockedError(holder, ageS));
+}
+
+/**
+ * Takes the claims import lock of `root` (`import.lock`, the run lock's rules) or throws
+ * ImportLockedError naming the holder. Returns the release function. Imports only exclude each
+ * other: a run reads the raw parts it pinned, so an import beside it is safe.
+ */
+export function acquireImportLock(root: string, opts: { heartbeatMs?: number } = {}): () => void {
+  mkdirSync(root, { recursive: true });
+  return acquireLock(importLockFile(root), undefined, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new ImportLockedError(holder, ageS));
 }
 
 /**
