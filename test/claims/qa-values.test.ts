@@ -2,8 +2,8 @@
  * QA of operators' claims against what the API does with them: a claim's category must be one the
  * API's category filter can find, a claim's numbers must leave the track records finite (their
  * differences and sums included), `sort=mae` puts the sources without an MAE last whatever the
- * unit of the others, and a source is ranked on its directional claims only when it has ten of
- * them. Real files, the real importer, derive, snapshot and API; nothing mocked.
+ * unit of the others, a source is ranked on its directional claims only when it has ten of
+ * them, and no imported claim takes the id of one of Quorum's own. Real files, the real importer, derive, snapshot and API; nothing mocked.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,4 +156,18 @@ describe('the ranking threshold', () => {
       await server.close();
     }
   }, 120_000);
+});
+
+describe('a claim id of Quorum\'s own claims', () => {
+  it('forecast:, consensus: and price: ids are refused at claim_id, nothing written (QA: a pundit\'s consensus:polymarket:q1:blind was a second claim of the consensus\'s id)', async () => {
+    for (const id of ['forecast:polymarket:q1:gpt:blind', 'consensus:polymarket:q1:blind', 'price:polymarket:q1:2025-02-28T00:00:00']) {
+      const { e, dir, data } = await rejected({ 'a.csv': HEAD + 'ok1,Pundit,2025-02-01,probability,X,,0.6,yes,,,,,,\n' + `${id},Pundit,2025-02-01,probability,X,,0.1,yes,,,,,0,2025-04-01\n` });
+      expect([e.file, e.line, e.field], id).toEqual([join(dir, 'a.csv'), 3, 'claim_id']);
+      expect(e.reason).toContain("Quorum's own claims");
+      expect(claimParts(data)).toEqual([]);
+    }
+    // other ids with colons are the operator's: accepted
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', csvFolder(tmp.dir, { 'a.csv': HEAD + 'pundit:consensus:1,Pundit,2025-02-01,probability,X,,0.6,yes,,,,,,\n' })]]);
+    expect(res!.claims.written).toBe(1);
+  });
 });
