@@ -101,6 +101,15 @@ function NONE_OF(c: string, values: readonly string[]): string {
 export const QUORUM_CLAIM_ID_PREFIXES = ['forecast:', 'consensus:', 'price:'] as const;
 
 /**
+ * A question id as the API takes it (api/routes/prediction-params.ts QUESTION_ID, the venue in any
+ * case): `<venue>:<market id>`. A claim's question_id is checked against it and stored with its
+ * venue lower-cased, as the API folds it, so that `/api/claims/?question_id=` finds the claim (QA:
+ * "Fed cut 2023" was stored, and the filter refused it as no question id; "POLYMARKET:abc" was
+ * stored as written, and the filter, which folds the venue, never matched it).
+ */
+const QUESTION_ID_SQL = '[A-Za-z][A-Za-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}';
+
+/**
  * The validation checks in order: [field, reason, SQL condition that is TRUE for a bad record].
  * Columns hold trimmed text, NULL when empty.
  */
@@ -123,6 +132,8 @@ const CHECKS: [string | null, string, string][] = [
   // "elections" were stored as written, shown in the track record, and no filter found them).
   ['category', `expected one of the ${CATEGORIES.length} categories (any case): ${CATEGORIES.join(', ')}`,
     `category IS NOT NULL AND ${NONE_OF('lower(category)', CATEGORIES.map((c) => `'${c}'`))}`],
+  ['question_id', 'expected a question id such as metaculus:1554 (<venue>:<market id>: letters, digits, _ . -)',
+    `question_id IS NOT NULL AND NOT regexp_full_match(question_id, '${QUESTION_ID_SQL}')`],
   ['source_kind', `expected one of ${SOURCE_KINDS.join(', ')}`, `source_kind IS NOT NULL AND ${NONE_OF('source_kind', SOURCE_KINDS.map((k) => `'${k}'`))}`],
   ['probability', 'missing required value', "kind = 'probability' AND probability IS NULL"],
   ['probability', 'expected a number in [0, 1]', `${NUM('probability')} OR NOT (TRY_CAST(probability AS DOUBLE) BETWEEN 0 AND 1)`],
@@ -382,7 +393,7 @@ const CLAIM_COLUMNS: [column: string, expr: string, field: string | null][] = [
   ['kind', 'i.kind', 'kind'],
   ['subject', 'i.subject', 'subject'],
   ['claim_text', 'i.subject', null],
-  ['question_id', 'i.question_id', 'question_id'],
+  ['question_id', "lower(split_part(i.question_id, ':', 1)) || substr(i.question_id, strpos(i.question_id, ':'))", 'question_id'],
   ['subject_key', 'i.subject_key', 'subject_key'],
   ['category', 'lower(i.category)', 'category'],
   ['probability', 'TRY_CAST(i.probability AS DOUBLE)', 'probability'],

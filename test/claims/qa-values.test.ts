@@ -3,7 +3,8 @@
  * API's category filter can find, a claim's numbers must leave the track records finite (their
  * differences and sums included), `sort=mae` puts the sources without an MAE last whatever the
  * unit of the others, a source is ranked on its directional claims only when it has ten of
- * them, and no imported claim takes the id of one of Quorum's own. Real files, the real importer, derive, snapshot and API; nothing mocked.
+ * them, no imported claim takes the id of one of Quorum's own, and a claim's question_id is one the
+ * API's question_id filter finds. Real files, the real importer, derive, snapshot and API; nothing mocked.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,4 +171,26 @@ describe('a claim id of Quorum\'s own claims', () => {
     const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', csvFolder(tmp.dir, { 'a.csv': HEAD + 'pundit:consensus:1,Pundit,2025-02-01,probability,X,,0.6,yes,,,,,,\n' })]]);
     expect(res!.claims.written).toBe(1);
   });
+});
+
+describe('a claim\'s question_id', () => {
+  it('is a question id as the API takes it, its venue stored lower case, and the filter finds it (QA: "Fed cut 2023" and "POLYMARKET:abc" were stored and never found)', async () => {
+    const { e, dir } = await rejected({ 'a.csv': HEAD.trimEnd() + ',question_id\nq1,Pundit,2023-01-01,probability,X,,0.8,yes,,,,,1,2023-11-08,Fed cut 2023\n' });
+    expect([e.file, e.line, e.field]).toEqual([join(dir, 'a.csv'), 2, 'question_id']);
+    expect(e.reason).toContain('metaculus:1554');
+    const data = join(tmp.dir, 'wh-question');
+    await importAll(data, [['csv', csvFolder(tmp.dir, { 'a.csv': HEAD.trimEnd() + ',question_id\nq2,Pundit,2023-01-01,probability,Y,,0.8,yes,,,,,1,2023-11-08,POLYMARKET:0xAbC\n' })]]);
+    expect(await rawQuery(data, 'SELECT question_id FROM {claims}')).toEqual([{ question_id: 'polymarket:0xAbC' }]);
+    await publishScores(data);
+    const server = await serve(data);
+    try {
+      const key = newKey(data, 'api').key;
+      for (const q of ['polymarket:0xAbC', 'POLYMARKET:0xAbC']) {
+        const got = await get(server, `/api/claims/?question_id=${q}`, auth.x(key));
+        expect(got.body.claims.map((c: { claim_id: string }) => c.claim_id), q).toEqual(['q2']);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });
