@@ -163,6 +163,12 @@ importCommand
       if (result.claims.changed > 0) {
         console.error(`quorum import claims: ${result.claims.changed} claims were stored before with other content; the stored versions are kept (listed under "changed")`);
       }
+      // The API and exports read the published snapshot: what an import wrote is scored and shown
+      // from the next run on (QA: imported claims were nowhere in /api/claims/, with no word why).
+      const added = result.claims.written + result.resolutions.written;
+      if (added > 0) {
+        console.error(`quorum import claims: ${added} new claims and resolutions are stored; the API, the track records and the exports show them after the next run (the scheduled one, or \`quorum run --score-only\` now)`);
+      }
     }),
   );
 

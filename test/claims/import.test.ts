@@ -224,6 +224,11 @@ describe('the CLI', () => {
     const ok = await cli(data, 'import', 'claims', 'cbo', join(SAMPLE, 'cbo-budget-projections'));
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ format: 'cbo', claims: { received: 694, written: 694 }, sources: { received: 1, written: 1 } });
+    // the API reads the published snapshot: the import says when its claims show (QA: no word of it)
+    expect(ok.stderr).toContain('694 new claims and resolutions are stored; the API, the track records and the exports show them after the next run');
+    expect(ok.stderr).toContain('quorum run --score-only');
+    const again = await cli(data, 'import', 'claims', 'cbo', join(SAMPLE, 'cbo-budget-projections'));
+    expect(again.stderr).not.toContain('after the next run'); // nothing new
     const bad = edited('cbo-budget-projections', CBO, 'deficit_projection_errors.csv', atLine(10, (l) => l.replace(/^deficit,Total,Total,\d{4}-\d{2}-01/, 'deficit,Total,Total,1990-13-01')));
     const fail = await cli(data, 'import', 'claims', 'cbo', bad);
     expect(fail.code).toBe(1);
