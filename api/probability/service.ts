@@ -171,8 +171,16 @@ export class ProbabilityService {
   #models: Promise<{ models: ResolvedModel[]; clients: Map<string, ModelClient> }> | null = null;
   /** Per key: how many requests are in flight and the sum of their cost units (`costUnits`: languages times prompt size). */
   #inFlight = new Map<string, { n: number; units: number }>();
-  /** The dearest cost unit of any request answered so far (USD: a request's cost over its costUnits). */
+  /**
+   * The dearest cost unit of any request so far (USD: a request's cost over its costUnits); null
+   * until one was answered. A request that ended without an answer (the client went away, fewer
+   * than two answers) paid for part of its calls: a lower bound of what one costs, counted once a
+   * request was answered, and before that no estimate (QA review: a first request cancelled after
+   * two of four models let four requests in at half a request's cost each, over the cap by more than one).
+   */
   #dearestUnitUsd: number | null = null;
+  /** The dearest cost unit of the requests that ended without an answer while none was answered yet. */
+  #unansweredUnitUsd = 0;
   #calibration: { snapshot: string; byMode: Map<string, ModeCalibration>; asOf: string } | null = null;
 
   constructor(dataDir: string, snapshots: SnapshotReader, logger: Logger, opts: ProbabilityOptions) {
@@ -256,10 +264,19 @@ export class ProbabilityService {
     }
   }
 
-  /** Records what a request of `units` (costUnits) spent, against the key's budget and as the estimate of the next ones. */
-  recordSpend(keyId: string, usd: number, units = 1): void {
+  /**
+   * Records what a request of `units` (costUnits) spent, against the key's budget and as the
+   * estimate of the next ones; `answered`: it was answered (200), else its cost is only part of a
+   * request's (#dearestUnitUsd).
+   */
+  recordSpend(keyId: string, usd: number, units: number, opts: { answered: boolean }): void {
     this.store.addSpend(keyId, usd);
-    this.#dearestUnitUsd = Math.max(this.#dearestUnitUsd ?? 0, usd / Math.max(1, units));
+    const unit = usd / Math.max(1, units);
+    if (!opts.answered && this.#dearestUnitUsd === null) {
+      this.#unansweredUnitUsd = Math.max(this.#unansweredUnitUsd, unit);
+      return;
+    }
+    this.#dearestUnitUsd = Math.max(this.#dearestUnitUsd ?? this.#unansweredUnitUsd, unit);
   }
 
   /** The current snapshot's calibrations (cached per snapshot) and its id. */

@@ -139,7 +139,7 @@ export const probabilityRoute = rawRoute({
         // The calls that had answered were paid for, whatever ended the request (the client going
         // away, too few answers, a call log that could not be written): they count against the budget.
         const cost = err instanceof ForecastFailed ? err.costUsd : 0;
-        if (cost > 0) svc.recordSpend(keyId, cost, units);
+        if (cost > 0) svc.recordSpend(keyId, cost, units, { answered: false });
         if (ac.signal.aborted) {
           services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');
           await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected', cost_usd: cost }));
@@ -153,7 +153,7 @@ export const probabilityRoute = rawRoute({
         res.off('close', onClose);
       }
       const body = published(ProbabilityAnswer, answer);
-      svc.recordSpend(keyId, answer.cost_usd, units);
+      svc.recordSpend(keyId, answer.cost_usd, units, { answered: true });
       await svc.store.saveRequest(record(200, body));
       if (slot !== null) {
         await svc.store.putIdempotency(keyId, idem!, { request_id: requestId, body_hash: hash, created_at: new Date().toISOString() });

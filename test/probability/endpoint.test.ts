@@ -709,6 +709,43 @@ describe('limits and cancellation', () => {
     }
   });
 
+  it('a request that was not answered (the client went away after two models) says nothing of what one costs: one request in flight at a time still (QA review: its part cost let four in at once, over the cap by more than one request)', async () => {
+    // its own server: nothing answered on it yet
+    const d = await fixtureDir();
+    const m = loadModelsConfig({ env: {}, simulatorUrl: slowSim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
+    const cap = 0.003; // under two requests (each about 0.0016 USD at these prices)
+    const srv = await serve(d.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: cap } });
+    slowSim.setFaults([{ kind: 'hang', marker: 'PART-PAID', model: 'sim-gpt' }, { kind: 'hang', marker: 'PART-PAID', model: 'sim-claude' }]);
+    slowSim.resetStats();
+    try {
+      const k = newKey(d.dir, 'pro', ['probability']).key;
+      const ac = new AbortController();
+      const p = post(good({ question: 'Will this PART-PAID question be answered by two models only?' }), k, {}, { signal: ac.signal }, srv).catch((e: Error) => e);
+      const t0 = Date.now();
+      while (slowSim.stats().completions < 2 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100)); // the two answers reach the runner
+      ac.abort();
+      expect(await p).toBeInstanceOf(Error);
+      let paid = 0;
+      for (const t1 = Date.now(); paid === 0 && Date.now() - t1 < 3000; await new Promise((r) => setTimeout(r, 50))) {
+        paid = (await get(srv, '/api/usage/', { headers: { 'x-api-key': k } })).body.probability_cost_usd;
+      }
+      expect(paid).toBeGreaterThan(0);
+      slowSim.setFaults([]);
+      const all = await Promise.all(Array.from({ length: 4 }, (_, i) => post(good({ question: `Will after-cancel question ${i} resolve YES?` }), k, {}, {}, srv)));
+      const answered = all.filter((g) => g.res.status === 200);
+      const spent = paid + answered.reduce((a, g) => a + (g.body.cost_usd as number), 0);
+      const dearest = Math.max(...answered.map((g) => g.body.cost_usd as number));
+      expect(spent).toBeLessThan(cap + dearest + 1e-12); // over by at most one request
+      expect(all.map((g) => g.res.status).sort()).toEqual([200, 429, 429, 429]);
+      for (const g of all.filter((x) => x.res.status === 429)) expect(g.body).toMatchObject({ policy: 'probability_budget_usd', reserved_usd: null });
+    } finally {
+      slowSim.setFaults([]);
+      await srv.close();
+      await d.cleanup();
+    }
+  });
+
   it('a client that disconnects cancels the model calls in flight', async () => {
     const k = newKey(slowDir.dir, 'pro', ['probability']).key;
     slowSim.setFaults([{ kind: 'hang', marker: 'HANG-ME' }]);
