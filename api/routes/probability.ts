@@ -66,11 +66,24 @@ export const probabilityRoute = rawRoute({
     // Before the Idempotency-Key slot is taken: nothing between taking it and the try below may throw,
     // or the slot stays taken and every retry with that key waits forever.
     const units = svc.costUnits(parsed.data);
+    // The client going away ends the request wherever it is, also before its calls start: a retry
+    // waiting for the first request of its Idempotency-Key (QA review: when the first ended without
+    // an answer, the retry of a client gone meanwhile asked the models and was charged).
+    const ac = new AbortController();
+    const onClose = () => {
+      if (!res.writableEnded) ac.abort(new Error('client disconnected'));
+    };
+    res.on('close', onClose);
     const slot = idem === undefined ? null : `${keyId}\u0000${idem}`;
     let done = () => {};
     if (slot !== null) {
       // One request per (key, Idempotency-Key) at a time: a concurrent retry waits, then replays.
       while (pending.has(slot)) await pending.get(slot);
+      if (ac.signal.aborted) {
+        // gone while it waited: nothing asked, nothing charged
+        res.off('close', onClose);
+        return;
+      }
       pending.set(slot, new Promise<void>((r) => (done = r)));
     }
     let release = () => {};
@@ -105,18 +118,12 @@ export const probabilityRoute = rawRoute({
         throw err;
       }
       const requestId = ProbabilityService.newRequestId();
-      const ac = new AbortController();
-      const onClose = () => {
-        if (!res.writableEnded) ac.abort(new Error('client disconnected'));
-      };
-      res.on('close', onClose);
       let shown;
       try {
         // Evidence and the mode, before the quota is charged: an asked mode that cannot be honoured
         // is a 400 that costs nothing, like the other 400s.
         shown = await svc.show(prepared, requestId, ac.signal);
       } catch (err) {
-        res.off('close', onClose);
         if (ac.signal.aborted) return; // the client went away during evidence retrieval: nothing charged, nothing asked
         throw err;
       }
@@ -149,8 +156,6 @@ export const probabilityRoute = rawRoute({
         const problem = toApiError(cause);
         await svc.store.saveRequest(record(problem.status, { request_id: requestId, ...problem.toProblem(req.path) }));
         throw cause;
-      } finally {
-        res.off('close', onClose);
       }
       const body = published(ProbabilityAnswer, answer);
       svc.recordSpend(keyId, answer.cost_usd, units, { answered: true });
@@ -160,6 +165,7 @@ export const probabilityRoute = rawRoute({
       }
       res.status(200).json(body);
     } finally {
+      res.off('close', onClose);
       release();
       if (slot !== null) {
         pending.delete(slot);

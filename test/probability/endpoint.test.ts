@@ -779,6 +779,36 @@ describe('limits and cancellation', () => {
   });
 });
 
+describe('a client that went away before its request started', () => {
+  it('a retry waiting for the first request of its Idempotency-Key, whose client went away meanwhile, asks no model and is not charged (QA review: it was asked and charged when the first ended without an answer)', async () => {
+    const d = await fixtureDir();
+    const srv = await serve(d.dir, { probability: { models, timeoutMs: 1500, evidenceProviders: [] } });
+    // the first request's four calls hang to its deadline (a 503), the calls after them answer
+    sim.setFaults([{ kind: 'hang', marker: 'GONE-WAITER', times: 4 }]);
+    sim.resetStats();
+    try {
+      const k = newKey(d.dir, 'pro', ['probability']).key;
+      const body = good({ question: 'Will this GONE-WAITER question be answered at all?' });
+      const first = post(body, k, { 'idempotency-key': 'gone-waiter-1' }, {}, srv);
+      for (const t0 = Date.now(); sim.stats().inFlight < 4 && Date.now() - t0 < 5000; ) await new Promise((r) => setTimeout(r, 20));
+      const ac = new AbortController();
+      const second = post(body, k, { 'idempotency-key': 'gone-waiter-1' }, { signal: ac.signal }, srv).catch((e: Error) => e);
+      await new Promise((r) => setTimeout(r, 200)); // the retry waits for the first
+      ac.abort();
+      expect(await second).toBeInstanceOf(Error);
+      expectProblem(await first, 503, 'models_unavailable');
+      await new Promise((r) => setTimeout(r, 800)); // what the retry would do once the first is done
+      expect(sim.stats().requests).toBe(4); // the first request's calls only
+      const u = await get(srv, '/api/usage/', { headers: { 'x-api-key': k } });
+      expect(u.body.probability.used).toBe(1);
+    } finally {
+      sim.setFaults([]);
+      await srv.close();
+      await d.cleanup();
+    }
+  });
+});
+
 describe('the spending cap when the private call log cannot be written', () => {
   // QA review: the spend was recorded only after the calls were logged (model_calls/<day>.jsonl),
   // so a log that could not be written (a full disk) made every answered request a 500 whose paid
