@@ -266,6 +266,32 @@ describe('conditional forecasts in a pipeline run', () => {
     }
   });
 
+  it('a stored conditional counts only under the components it was asked under (QA review: after swapping components 1 and 2, P(c3 | c1, c2) was read as P(c3 | c2, c1))', async () => {
+    const { dir, config } = setup();
+    const s = await runPipeline({ config, logger, asOf });
+    expect(s.status, s.error ?? '').toBe('completed');
+    // Component 3 stays ids[2]: its answers `chain:3:10` were P(ids[2] | ids[0] YES, ids[1] NO), not given ids[1] YES, ids[0] NO.
+    const file = join(structure, 'scenarios', 's.yaml');
+    writeFileSync(file, SCENARIO([ids[1]!, ids[0]!, ids[2]!]));
+    try {
+      const again = await runPipeline({ config, logger, asOf, scoreOnly: true });
+      expect(again.status, again.error ?? '').toBe('completed');
+      const rows = await snapshotRows(dir, again.snapshot!, `SELECT model, method, ord, implied, direct FROM {scenario_marginals} WHERE scenario_id = 'chain' AND source = 'model' ORDER BY model, ord`);
+      expect(rows).toHaveLength(12);
+      for (const r of rows) {
+        // no conditional was asked about the new order: each model's joint is the product of its direct forecasts
+        expect(r.method, `${r.model} ${r.ord}`).toBe('independent');
+        expect(r.implied).toBeCloseTo(r.direct, 9);
+      }
+    } finally {
+      writeFileSync(file, SCENARIO(ids));
+    }
+    // back to the order they were asked under, they count again
+    const back = await runPipeline({ config, logger, asOf, scoreOnly: true });
+    const methods = await snapshotRows(dir, back.snapshot!, `SELECT DISTINCT method FROM {scenario_marginals} WHERE scenario_id = 'chain' AND source = 'model'`);
+    expect(methods).toEqual([{ method: 'chain_rule' }]);
+  });
+
   it('QUORUM_SCENARIO_MAX_CONDITIONS caps the conditions per scenario', async () => {
     const { dir, config } = setup();
     process.env.QUORUM_SCENARIO_MAX_CONDITIONS = '3';
