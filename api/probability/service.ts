@@ -379,10 +379,13 @@ export class ProbabilityService {
           asOf: now,
           maxPerQuestion: this.#opts.evidenceMax ?? 5,
           signal: deadline.signal,
+          // what the providers done by the deadline found is kept; those still running are errors
+          keepPartial: true,
         });
-        evidence = g.byQuestion.get(question.question_id) ?? [];
-        // Stopped by the evidence deadline: every provider's answer is unknown.
-        evidenceErrors = g.stopped && !signal.aborted
+        const found = g.byQuestion.get(question.question_id);
+        evidence = found ?? [];
+        // Stopped by the evidence deadline before the question started: every provider's answer is unknown.
+        evidenceErrors = found === undefined && g.stopped && !signal.aborted
           ? this.#opts.evidenceProviders!.map((p) => ({ provider: p.name, kind: 'timeout' }))
           : g.errors.map((e) => ({ provider: e.provider, kind: e.kind }));
       } finally {

@@ -17,6 +17,14 @@ export interface GatherOptions {
   concurrency?: number;
   /** Aborting stops starting new questions; what finished is returned. */
   signal?: AbortSignal;
+  /**
+   * A question the signal stops mid-way keeps what its providers answered, and the providers it
+   * stopped are its errors, of kind `timeout`: for a caller that will not retry it (the probability
+   * endpoint's evidence deadline; QA review: a GDELT request still running at the deadline dropped
+   * the local files' evidence, and every provider was said to have timed out). Default: nothing of
+   * it is kept, so that a resumed run retries it whole.
+   */
+  keepPartial?: boolean;
   /** Called once per question done (journal, progress). */
   onQuestion?: (questionId: string, items: EvidenceRow[], errors: ProviderError[]) => void;
 }
@@ -57,7 +65,7 @@ export async function gatherEvidence(questions: TaskQuestion[], opts: GatherOpti
             qErrors.push({
               provider: p.name,
               question_id: q.question_id,
-              kind: typeof kind === 'string' ? kind : 'other',
+              kind: opts.keepPartial && opts.signal?.aborted ? 'timeout' : typeof kind === 'string' ? kind : 'other',
               message: (err instanceof Error ? err.message : String(err)).slice(0, 300),
             });
             return [];
@@ -66,7 +74,7 @@ export async function gatherEvidence(questions: TaskQuestion[], opts: GatherOpti
       );
       if (opts.signal?.aborted && qErrors.length > 0) {
         stopped = true; // interrupted mid-way: retried by a resumed run, not stored half-done
-        return;
+        if (!opts.keepPartial) return;
       }
       const merged: EvidenceRow[] = [];
       const ids = new Set<string>();

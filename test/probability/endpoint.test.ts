@@ -491,6 +491,29 @@ describe('the mode is what the models were shown, and its calibration applies', 
     }
   });
 
+  it('at the evidence deadline only the provider still running is named as timed out (QA review: every configured provider was, the local files that had answered too)', async () => {
+    // QUORUM_EVIDENCE_PROVIDERS=local,gdelt: the local files answer at once (nothing for a new
+    // question), GDELT after the evidence deadline (a third of the 3 s answer deadline)
+    const slowNews = await startReplayServer([{ path: '/api/v2/doc/doc', responses: () => ({ ...json({ articles: [] }), delayMs: 2500 }) }]);
+    const providers = [
+      createLocalEvidenceProvider({ dir: emptyDir, forecastBenchDirs: [] }),
+      createGdeltProvider({ baseUrl: slowNews.url, minIntervalMs: 0, retries: 0, timeoutMs: 5000 }),
+    ];
+    const srv = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: providers } });
+    try {
+      const g = await post(good(snap), scoped, {}, {}, srv);
+      expect(g.res.status, g.text).toBe(200);
+      expect(g.body).toMatchObject({ mode: 'informed', evidence: [], evidence_errors: [{ provider: 'gdelt', kind: 'timeout' }] });
+      const asked = await post(noMarket({ ...snap, mode: 'augmented' }), scoped, {}, {}, srv);
+      expectProblem(asked, 503, 'evidence_unavailable');
+      expect(asked.body.evidence_errors).toEqual([{ provider: 'gdelt', kind: 'timeout' }]);
+      expect(asked.body.detail).toMatch(/providers failed \(gdelt: timeout\)/);
+    } finally {
+      await srv.close();
+      await slowNews.close();
+    }
+  });
+
   it('evidence found: augmented by default and when asked, with the evidence listed', async () => {
     for (const extra of [{}, { mode: 'augmented' }]) {
       const g = await post(noMarket({ ...snap, ...extra }), scoped, {}, {}, withNews);
