@@ -34,7 +34,7 @@
  * | hang / stalled body                     | failed  | timeout          | 1 (deadline)       |
  * | still queued at `deadlineAt`            | failed  | timeout          | 0 (never sent)     |
  * | connection refused / reset              | failed  | network          | 3                  |
- * | content not JSON                        | failed  | invalid_json     | 2 (asked again)    |
+ * | content not JSON, or an empty 200 body  | failed  | invalid_json     | 2 (asked again)    |
  * | JSON that violates the schema           | failed  | schema_violation | 2                  |
  * | finish_reason "length"                  | failed  | truncated        | 2                  |
  * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
@@ -660,6 +660,13 @@ async function callModel(
         const body = signal.aborted ? null : bodyFault(err);
         if (!body) throw err;
         outcome = body;
+        continue;
+      }
+      // A 200 with no body (the SDK's undefined for `content-length: 0`, null for a 204) is a bad
+      // reply like any other, asked once more (QA: it failed as "other", "Cannot read properties of
+      // undefined (reading 'usage')", and was not asked again).
+      if (completion === undefined || completion === null) {
+        outcome = { ok: false, kind: 'invalid_json', message: 'reply body is empty (a success status with no content)' };
         continue;
       }
       if (completion.usage) {

@@ -239,3 +239,22 @@ describe('runner: real provider payloads', () => {
     expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'quota_exhausted', attempts: 1, error_message: '402 Insufficient Balance' });
   });
 });
+
+describe('runner: replies with no body', () => {
+  it('a 200 with an empty body (content-length: 0) is invalid_json and asked once more, not an internal error', async () => {
+    // the empty JSON body the SDK reads as undefined (openai-node internal/parse.ts; openai/openai-node#1998);
+    // OpenAI-compatible relays answer so (bestruirui/octopus#208, router-for-me/CLIProxyAPI#2190)
+    const empty: ScriptedResponse = { status: 200, body: '', headers: { 'content-type': 'application/json' } };
+    const model = await modelAnswering([empty, json(completion(FORECAST))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2)], runId: 'r', asOf });
+    // the first call: empty, then a valid reply on the second ask
+    expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 2 });
+    expect(out.forecasts.map((f) => f.probability)).toEqual([0.65, 0.65]);
+    await server!.close();
+    const never = await modelAnswering([empty]);
+    const failed = await runForecasts({ models: [never], tasks: [task(1)], runId: 'r', asOf });
+    expect(failed.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', attempts: 2, cost_usd: null });
+    expect(failed.calls[0]!.error_message).toMatch(/empty/);
+    expect(failed.forecasts).toEqual([]);
+  });
+});
