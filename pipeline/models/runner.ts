@@ -669,11 +669,10 @@ async function callModel(
         outcome = { ok: false, kind: 'invalid_json', message: 'reply body is empty (a success status with no content)' };
         continue;
       }
-      if (completion.usage) {
-        tokensIn = (tokensIn ?? 0) + (completion.usage.prompt_tokens ?? 0);
-        tokensOut = (tokensOut ?? 0) + (completion.usage.completion_tokens ?? 0);
-      }
-      const c = usageCost(model, prompt, completion);
+      const used = usageTokens(completion.usage);
+      if (used.in !== null) tokensIn = (tokensIn ?? 0) + used.in;
+      if (used.out !== null) tokensOut = (tokensOut ?? 0) + used.out;
+      const c = usageCost(model, prompt, completion, used);
       if (c !== null) cost = (cost ?? 0) + c;
       outcome = interpret(completion, schema);
       // A refusal is the model's (or the provider's filter's) decision on this prompt: asking the
@@ -734,20 +733,44 @@ async function callModel(
 const CHARS_PER_TOKEN = 4;
 
 /**
- * The cost of one response (USD): from its `usage`, and where it reports none (some
- * OpenAI-compatible servers and proxies omit it, or a part of it) from the text sent and received
- * at CHARS_PER_TOKEN. Unknown was counted as free: the run budget never stopped a model whose
- * replies carry no usage, and the run reported a cost of 0 (QA). `tokens_in`/`tokens_out` stay
- * what the server reported (null when nothing), so an estimated cost is told by its null tokens.
+ * The tokens one response's `usage` reports, each null where it is not a number (absent, null, a
+ * string: `(tokensIn ?? 0) + "1000"` concatenated). Output is `completion_tokens`, or `total_tokens`
+ * less `prompt_tokens` when the total is larger: OpenAI counts a reasoning model's thinking in
+ * `completion_tokens` (total = prompt + completion), but OpenAI-compatible relays of Gemini have
+ * reported it only in `completion_tokens_details.reasoning_tokens` and the total
+ * (`{"prompt_tokens": 21, "completion_tokens": 0, "total_tokens": 81, "completion_tokens_details":
+ * {"reasoning_tokens": 60}}`, router-for-me/CLIProxyAPI#5733): the 60 thinking tokens, billed as
+ * output, were costed as none (QA).
  */
-function usageCost(model: ResolvedModel, prompt: RenderedPrompt, completion: OpenAI.Chat.Completions.ChatCompletion): number | null {
-  const u = completion.usage;
+function usageTokens(usage: unknown): { in: number | null; out: number | null } {
+  const u = (usage ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown };
+  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+  const tin = count(u.prompt_tokens);
+  const tout = count(u.completion_tokens);
+  const total = count(u.total_tokens);
+  if (tin !== null && tout !== null && total !== null && total > tin + tout) return { in: tin, out: total - tin };
+  return { in: tin, out: tout };
+}
+
+/**
+ * The cost of one response (USD): from the tokens its `usage` reports (usageTokens), and where it
+ * reports none (some OpenAI-compatible servers and proxies omit it, or a part of it) from the text
+ * sent and received at CHARS_PER_TOKEN. Unknown was counted as free: the run budget never stopped a
+ * model whose replies carry no usage, and the run reported a cost of 0 (QA). `tokens_in`/`tokens_out`
+ * stay what the server reported (null when nothing), so an estimated cost is told by its null tokens.
+ */
+function usageCost(
+  model: ResolvedModel,
+  prompt: RenderedPrompt,
+  completion: OpenAI.Chat.Completions.ChatCompletion,
+  used: { in: number | null; out: number | null },
+): number | null {
   const reply = completion.choices?.[0]?.message;
   // Not a completion (a proxy's error object or page with status 200): no cost known.
-  if (!u && !reply) return null;
+  if (!completion.usage && !reply) return null;
   const chars = (s: string | null | undefined) => Math.ceil((s?.length ?? 0) / CHARS_PER_TOKEN);
-  const tin = u?.prompt_tokens ?? chars(prompt.system) + chars(prompt.user);
-  const tout = u?.completion_tokens ?? chars(contentText(reply?.content)) + chars(reply?.refusal);
+  const tin = used.in ?? chars(prompt.system) + chars(prompt.user);
+  const tout = used.out ?? chars(contentText(reply?.content)) + chars(reply?.refusal);
   return (tin * model.price_in_per_mtok + tout * model.price_out_per_mtok) / 1e6;
 }
 

@@ -258,3 +258,35 @@ describe('runner: replies with no body', () => {
     expect(failed.forecasts).toEqual([]);
   });
 });
+
+describe('runner: usage as OpenAI-compatible servers report it', () => {
+  it("thinking tokens reported only in the total (a Gemini relay's usage) are costed as output", async () => {
+    // the usage of router-for-me/CLIProxyAPI#5733 (Gemini through an OpenAI-compatible relay):
+    // completion_tokens 0, the 60 thinking tokens in reasoning_tokens and total_tokens only
+    const usage = { prompt_tokens: 21, completion_tokens: 0, total_tokens: 81, completion_tokens_details: { reasoning_tokens: 60 } };
+    const model = await modelAnswering([json(completion(FORECAST, { usage }))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', tokens_in: 21, tokens_out: 60 });
+    expect(out.calls[0]!.cost_usd).toBeCloseTo((21 * 2.5 + 60 * 10) / 1e6, 12);
+  });
+
+  it("OpenAI's usage (thinking inside completion_tokens, cached tokens inside prompt_tokens) is costed as reported", async () => {
+    // the shape of OpenAI's chat.completion usage for a reasoning model (openai-node CompletionUsage)
+    const usage = { prompt_tokens: 1200, completion_tokens: 500, total_tokens: 1700, prompt_tokens_details: { cached_tokens: 1024, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 448, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } };
+    const model = await modelAnswering([json(completion(FORECAST, { usage }))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ tokens_in: 1200, tokens_out: 500 });
+    expect(out.calls[0]!.cost_usd).toBeCloseTo((1200 * 2.5 + 500 * 10) / 1e6, 12);
+  });
+
+  it('usage fields that are null are not counted as 0 tokens: null tokens, cost estimated from the text', async () => {
+    // @ai-sdk/openai types every usage field of an OpenAI-compatible chat completion as number | null (convert-openai-chat-usage.ts)
+    const usage = { prompt_tokens: null, completion_tokens: null, total_tokens: null };
+    const model = await modelAnswering([json(completion(FORECAST, { usage })), json(completion('not json', { usage })), json(completion(FORECAST, { usage }))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', tokens_in: null, tokens_out: null });
+    expect(out.calls[1]).toMatchObject({ status: 'ok', attempts: 2, tokens_in: null, tokens_out: null });
+    expect(out.calls[0]!.cost_usd).toBeGreaterThan(0);
+    expect(out.calls[1]!.cost_usd).toBeGreaterThan(out.calls[0]!.cost_usd!);
+  });
+});
