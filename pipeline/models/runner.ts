@@ -40,6 +40,8 @@
  * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
  * | refusal set, or finish_reason           | failed  | refused          | 1 (not asked again)|
  * |   "content_filter"                      |         |                  |                    |
+ * | an error object with status 200         | failed  | by its code, as  | 2 (asked again;    |
+ * |   (OpenRouter, once generation started) |         | an HTTP error    |  402: 1)           |
  * | budget spent before the call started    | skipped | budget_exhausted | 0                  |
  * A fault that clears on the second ask gives status ok with attempts 2.
  */
@@ -676,8 +678,8 @@ async function callModel(
       if (c !== null) cost = (cost ?? 0) + c;
       outcome = interpret(completion, schema);
       // A refusal is the model's (or the provider's filter's) decision on this prompt: asking the
-      // same prompt again pays twice for the same answer.
-      if (outcome.ok || outcome.kind === 'refused') break;
+      // same prompt again pays twice for the same answer. No credit left is not passed by asking again.
+      if (outcome.ok || outcome.kind === 'refused' || outcome.kind === 'quota_exhausted') break;
     }
   } catch (err) {
     if (ctx.signal?.aborted && !deadline.expired) throw new RunAborted('run aborted', { cause: err });
@@ -789,7 +791,7 @@ function bodyFault(err: unknown): (Outcome & { ok: false }) | null {
 function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z.ZodType<ForecastReply>): Outcome {
 
   const choice = completion.choices?.[0];
-  if (!choice) return { ok: false, kind: 'invalid_json', message: 'reply has no choices' };
+  if (!choice) return errorInBody(completion) ?? { ok: false, kind: 'invalid_json', message: 'reply has no choices' };
   if (choice.finish_reason === 'length') {
     return { ok: false, kind: 'truncated', message: 'reply stopped at the token limit (finish_reason "length")' };
   }
@@ -815,6 +817,31 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
     return { ok: false, kind: 'schema_violation', message: `reply violates the schema: ${issues.join('; ')}` };
   }
   return { ok: true, reply: parsed.data };
+}
+
+/**
+ * The error object of a reply sent with status 200, as an outcome (null when there is none).
+ * OpenRouter answers so once the model has started: "the returned HTTP response status will be 200
+ * and any error occurred while the LLM is producing the output will be emitted in the response
+ * body" (openrouter.ai/docs/errors: `{"error": {"code": 502, "message": "Provider returned error",
+ * "metadata": {"provider_name": ..., "raw": ...}}}`). It was recorded as invalid_json "reply has no
+ * choices": the provider's code and reason were lost (QA). Its code gives the kind, as for an HTTP
+ * error (classify); the message keeps the provider's reason and the upstream body.
+ */
+function errorInBody(completion: unknown): (Outcome & { ok: false }) | null {
+  const e = (completion as { error?: unknown } | null)?.error;
+  if (!e || typeof e !== 'object') return null;
+  const { code, message, metadata } = e as { code?: unknown; message?: unknown; metadata?: { provider_name?: unknown; raw?: unknown } };
+  const status = typeof code === 'number' ? code : typeof code === 'string' ? Number(code) : NaN;
+  const kind: ErrorKind =
+    status === 429 ? 'rate_limited' : status === 402 ? 'quota_exhausted' : status === 408 ? 'timeout' : status >= 500 ? 'server_error' : 'other';
+  const from = [metadata?.provider_name, metadata?.raw].filter((x): x is string => typeof x === 'string' && x !== '');
+  const text = typeof message === 'string' ? message : JSON.stringify(e);
+  return {
+    ok: false,
+    kind,
+    message: `error in a status-200 reply: ${Number.isFinite(status) ? `${status} ` : ''}${text}${from.length > 0 ? ` (${from.join(': ')})` : ''}`,
+  };
 }
 
 /**

@@ -161,7 +161,20 @@ describe('runner: real provider payloads', () => {
   it('a status-200 body that is no completion (a proxy error object) has no cost', async () => {
     const model = await modelAnswering([json({ error: { message: 'Provider returned error', code: 502 } })]);
     const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
-    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', cost_usd: null, tokens_in: null });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'server_error', attempts: 2, cost_usd: null, tokens_in: null });
+  });
+
+  it("an error object sent with status 200 (OpenRouter, once the model started) keeps the provider's code and reason", async () => {
+    // openrouter.ai/docs/errors: "the returned HTTP response status will be 200 and any error occurred while the
+    // LLM is producing the output will be emitted in the response body", {error: {code, message, metadata}};
+    // the metadata as OpenRouter's SDK documents it (GenerationContentErrorAttempt: providerName, raw)
+    const upstream = json({ error: { code: 429, message: 'Provider returned error', metadata: { provider_name: 'Google', raw: '{"error":{"code":429,"message":"Resource exhausted"}}' } } });
+    const model = await modelAnswering([upstream, upstream, json(completion(FORECAST))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'rate_limited', attempts: 2 });
+    expect(out.calls[0]!.error_message).toBe('error in a status-200 reply: 429 Provider returned error (Google: {"error":{"code":429,"message":"Resource exhausted"}})');
+    expect(out.calls[1]).toMatchObject({ status: 'ok', attempts: 1 });
+    expect(out.forecasts.map((f) => f.question_id)).toEqual(['q:2']);
   });
 
   it('a reply with usage is costed from it, every response of the call counted', async () => {
