@@ -431,6 +431,8 @@ export class ProbabilityService {
     const maxCallTimeoutMs = Math.max(100, left);
     const runId = `probability-${utcDate(now.getTime())}`;
     const finished: ModelCallRow[] = [];
+    // Calls cut short by the disconnect, with what their responses so far cost (runner's onCancelled).
+    const cutShort = new Map<string, ModelCallRow>();
     const callsAt = new Date();
     let out: Awaited<ReturnType<typeof runForecasts>>;
     try {
@@ -448,31 +450,37 @@ export class ProbabilityService {
         // (QA: a queued call got the whole time left once it started, and the answer came late).
         deadlineAt: Date.now() + maxCallTimeoutMs,
         onCall: (c) => finished.push(c),
+        onCancelled: (c) => cutShort.set(c.model, c),
       });
     } catch (err) {
       if (signal.aborted) {
         // The runner drops the calls it cancels: they are logged here, so every call is in the log.
         const done = new Set(finished.map((c) => c.model));
+        // A call cut short in flight keeps what it had received: a first reply asked again was paid.
         const cancelled = models
           .filter((m) => !done.has(m.id))
-          .map((m): ModelCallRow => ({
-            run_id: runId,
-            question_id: questionId,
-            model: m.id,
-            mode,
-            started_at: callsAt,
-            latency_ms: Math.round(Date.now() - callsAt.getTime()),
-            status: 'failed',
-            error_kind: 'other',
-            error_message: 'cancelled: the client disconnected',
-            attempts: 1,
-            tokens_in: null,
-            tokens_out: null,
-            cost_usd: null,
-            condition: null,
-            provider: m.provider,
-          }));
-        const paid = callsCost(finished);
+          .map((m): ModelCallRow => {
+            const cut = cutShort.get(m.id);
+            if (cut) return { ...cut, error_message: 'cancelled: the client disconnected' };
+            return {
+              run_id: runId,
+              question_id: questionId,
+              model: m.id,
+              mode,
+              started_at: callsAt,
+              latency_ms: Math.round(Date.now() - callsAt.getTime()),
+              status: 'failed',
+              error_kind: 'other',
+              error_message: 'cancelled: the client disconnected',
+              attempts: 1,
+              tokens_in: null,
+              tokens_out: null,
+              cost_usd: null,
+              condition: null,
+              provider: m.provider,
+            };
+          });
+        const paid = callsCost([...finished, ...cancelled]);
         try {
           await this.store.appendCalls([...finished, ...cancelled]);
         } catch (logErr) {
@@ -481,8 +489,9 @@ export class ProbabilityService {
         }
         throw new ForecastCancelled(paid, { cause: err });
       }
-      // The runner failed (an unexpected error): the calls that had finished were paid all the same.
-      throw new ForecastFailed(callsCost(finished), { cause: err });
+      // The runner failed (an unexpected error): the calls that had finished, and what the calls it
+      // cut short had received, were paid all the same.
+      throw new ForecastFailed(callsCost([...finished, ...cutShort.values()]), { cause: err });
     }
     const cost = callsCost(out.calls);
     try {

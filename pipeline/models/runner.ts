@@ -380,6 +380,13 @@ export interface RunForecastsOptions {
   skip?: (taskIndex: number, modelId: string) => boolean;
   /** Called as each call ends (journal, progress, logging), with the forecasts it produced. */
   onCall?: (call: ModelCallRow, forecasts: ForecastRow[]) => void;
+  /**
+   * Called for each call in flight when `signal` (or an unexpected error) aborted the run: a failed
+   * row (error_kind `other`) with what the responses it had received cost, tokens and attempts. A
+   * first reply asked again and cut short during the second ask was paid: the rejected promise
+   * returns no row, so a caller that counts spending takes it from here.
+   */
+  onCancelled?: (call: ModelCallRow) => void;
   /** Called once when the budget is found spent. */
   onBudgetExhausted?: (spentUsd: number) => void;
   /** Reuse clients and queues (e.g. the API's probability endpoint shares limits across requests). */
@@ -448,6 +455,7 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
     opts.onCall?.(r.call, r.forecasts);
   };
 
+  const inFlight = new Set<Promise<unknown>>();
   // Per model, a few feeders each keep one task in the model's queue: the queue never holds more
   // than ~2 × max_concurrency of this run's tasks (cheap for 10k-task runs, fair when the queue is
   // shared with other runs, and a stop leaves nothing behind to drain through the rate cap).
@@ -477,13 +485,19 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
                 return;
               }
               if (late?.expired) return lateRow();
-              const r = await callModel(mc, opts.tasks[ti]!, promptOf(ti), {
+              const call = callModel(mc, opts.tasks[ti]!, promptOf(ti), {
                 runId: opts.runId,
                 asOf: opts.asOf,
                 timeoutMs: late ? Math.min(timeoutMs, Math.max(1, late.remaining())) : timeoutMs,
                 signal: run.signal,
+                onCancelled: opts.onCancelled,
               });
-              finish(ti * nModels + mi, r);
+              inFlight.add(call);
+              try {
+                finish(ti * nModels + mi, await call);
+              } finally {
+                inFlight.delete(call);
+              }
             },
             { signal: waiting.signal },
           );
@@ -507,6 +521,8 @@ export async function runForecasts(opts: RunForecastsOptions): Promise<RunForeca
     for (let i = 0; i < n; i++) feeders.push(feed());
   });
   await Promise.all(feeders);
+  // An abort rejects a running task's queue.add at once: its call is still settling (onCancelled).
+  await Promise.allSettled([...inFlight]);
   late?.clear();
   opts.signal?.removeEventListener('abort', forward);
   if (unexpected) throw (unexpected as { error: unknown }).error;
@@ -608,6 +624,7 @@ interface CallContext {
   asOf: Date;
   timeoutMs: number;
   signal: AbortSignal | undefined;
+  onCancelled?: (call: ModelCallRow) => void;
 }
 
 type Outcome = { ok: true; reply: ForecastReply } | { ok: false; kind: ErrorKind; message: string };
@@ -635,6 +652,23 @@ async function callModel(
   // USD of every response received: from its usage, else estimated from its text (usageCost).
   let cost: number | null = null;
   let outcome: Outcome = { ok: false, kind: 'other', message: 'no attempt made' };
+  const callRow = (o: Outcome): ModelCallRow => ({
+    run_id: ctx.runId,
+    question_id: task.question.question_id,
+    model: model.id,
+    mode: task.mode,
+    started_at: startedAt,
+    latency_ms: Math.round((performance.now() - t0) * 10) / 10,
+    status: o.ok ? 'ok' : 'failed',
+    error_kind: o.ok ? null : o.kind,
+    error_message: o.ok ? null : o.message.slice(0, 500),
+    attempts: Math.max(1, state.requests),
+    tokens_in: tokensIn,
+    tokens_out: tokensOut,
+    cost_usd: cost,
+    provider: model.provider,
+    condition: task.condition?.code ?? null,
+  });
 
   try {
     for (let attempt = 1; attempt <= 2; attempt++) {
@@ -682,7 +716,11 @@ async function callModel(
       if (outcome.ok || outcome.kind === 'refused' || outcome.kind === 'quota_exhausted') break;
     }
   } catch (err) {
-    if (ctx.signal?.aborted && !deadline.expired) throw new RunAborted('run aborted', { cause: err });
+    if (ctx.signal?.aborted && !deadline.expired) {
+      // Cut short by the run's abort: the responses it had received were paid all the same.
+      ctx.onCancelled?.(callRow({ ok: false, kind: 'other', message: 'cancelled: the run was aborted' }));
+      throw new RunAborted('run aborted', { cause: err });
+    }
     outcome = classify(err, deadline.expired, ctx.timeoutMs);
   } finally {
     mc.pool?.end(signal.aborted);
@@ -690,23 +728,7 @@ async function callModel(
     mc.calls.delete(callId);
   }
 
-  const call: ModelCallRow = {
-    run_id: ctx.runId,
-    question_id: task.question.question_id,
-    model: model.id,
-    mode: task.mode,
-    started_at: startedAt,
-    latency_ms: Math.round((performance.now() - t0) * 10) / 10,
-    status: outcome.ok ? 'ok' : 'failed',
-    error_kind: outcome.ok ? null : outcome.kind,
-    error_message: outcome.ok ? null : outcome.message.slice(0, 500),
-    attempts: Math.max(1, state.requests),
-    tokens_in: tokensIn,
-    tokens_out: tokensOut,
-    cost_usd: cost,
-    provider: model.provider,
-    condition: task.condition?.code ?? null,
-  };
+  const call = callRow(outcome);
   if (!outcome.ok) return { call, forecasts: [] };
   const reply = outcome.reply;
   const forecasts = prompt.langs.map((lang, i): ForecastRow => {

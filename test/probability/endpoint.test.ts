@@ -769,6 +769,47 @@ describe('limits and cancellation', () => {
     }
   });
 
+  it('a client that disconnects while the models are asked again pays for the first replies (they were never counted)', async () => {
+    const k = newKey(cappedDir.dir, 'pro', ['probability']);
+    // every model's first reply is no JSON (paid: it reports usage), the second ask hangs until the client goes away
+    slowSim.setFaults([{ kind: 'malformed_json', marker: 'PAID-THEN-CUT', times: 4 }, { kind: 'hang', marker: 'PAID-THEN-CUT' }]);
+    slowSim.resetStats();
+    try {
+      const ac = new AbortController();
+      const p = post(good({ question: 'Will this PAID-THEN-CUT question be answered on the second ask?' }), k.key, {}, { signal: ac.signal }, capped).catch((e: Error) => e);
+      const t0 = Date.now();
+      while ((slowSim.stats().requests < 8 || slowSim.stats().inFlight < 4) && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+      expect(slowSim.stats()).toMatchObject({ requests: 8, inFlight: 4 });
+      ac.abort();
+      expect(await p).toBeInstanceOf(Error);
+      const state = path.join(cappedDir.dir, 'state', 'probability');
+      let stored: { request_id: string; body: { cost_usd?: number } } | undefined;
+      const t1 = Date.now();
+      while (!stored && Date.now() - t1 < 3000) {
+        await new Promise((r) => setTimeout(r, 50));
+        const files = (await readdir(path.join(state, 'requests'))).filter((f) => f.endsWith('.json'));
+        const records = await Promise.all(files.map(async (f) => JSON.parse(await readFile(path.join(state, 'requests', f), 'utf8'))));
+        stored = records.find((r) => r.key_id === k.id && r.status === 499);
+      }
+      expect(stored).toBeDefined();
+      const logDir = path.join(state, 'model_calls');
+      const calls = (await readFile(path.join(logDir, (await readdir(logDir))[0]!), 'utf8')).trim().split('\n').map((l) => JSON.parse(l))
+        .filter((c) => c.question_id === `probability:${stored!.request_id}`);
+      expect(calls).toHaveLength(4);
+      for (const c of calls) {
+        expect(c).toMatchObject({ status: 'failed', error_message: 'cancelled: the client disconnected', attempts: 2 });
+        expect(c.cost_usd).toBeGreaterThan(0);
+        expect(c.tokens_in).toBeGreaterThan(0);
+      }
+      const paid = calls.reduce((a, c) => a + c.cost_usd, 0);
+      const u = await get(capped, '/api/usage/', { headers: { 'x-api-key': k.key } });
+      expect(u.body.probability_cost_usd).toBeCloseTo(paid, 12);
+      expect(stored!.body.cost_usd).toBeCloseTo(paid, 12);
+    } finally {
+      slowSim.setFaults([]);
+    }
+  });
+
   it('a client that disconnects cancels the model calls in flight', async () => {
     const k = newKey(slowDir.dir, 'pro', ['probability']).key;
     slowSim.setFaults([{ kind: 'hang', marker: 'HANG-ME' }]);
