@@ -180,6 +180,8 @@ const CALL_HEADER = 'x-quorum-call';
 interface CallState {
   deadlineAt: number;
   requests: number;
+  /** Responses with a success status: each is a reply the provider generated, and bills. */
+  successes: number;
 }
 
 /** A model's client and queue; share one across runs to share its limits. */
@@ -241,6 +243,7 @@ function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeo
     const state = id ? calls.get(id) : undefined;
     if (state) state.requests++;
     const res = await inner(input, { ...init, headers });
+    if (res.ok && state) state.successes++;
     if (res.ok || !state) return res;
     // An error body is small; read once (within the call's deadline, which aborts the read).
     const body = errorBody(await res.text().catch(() => ''));
@@ -644,13 +647,15 @@ async function callModel(
   const deadline = startDeadline(ctx.timeoutMs, ctx.signal, 'call deadline');
   const signal = deadline.signal;
   const callId = randomUUID();
-  const state: CallState = { deadlineAt: deadline.at, requests: 0 };
+  const state: CallState = { deadlineAt: deadline.at, requests: 0, successes: 0 };
   mc.calls.set(callId, state);
   mc.pool?.begin();
   let tokensIn: number | null = null;
   let tokensOut: number | null = null;
   // USD of every response received: from its usage, else estimated from its text (usageCost).
   let cost: number | null = null;
+  // Success responses whose body was read (a completion, or an empty body), for unreadCost.
+  let read = 0;
   let outcome: Outcome = { ok: false, kind: 'other', message: 'no attempt made' };
   const callRow = (o: Outcome): ModelCallRow => ({
     run_id: ctx.runId,
@@ -665,7 +670,7 @@ async function callModel(
     attempts: Math.max(1, state.requests),
     tokens_in: tokensIn,
     tokens_out: tokensOut,
-    cost_usd: cost,
+    cost_usd: unreadCost(model, prompt, state.successes - read, cost),
     provider: model.provider,
     condition: task.condition?.code ?? null,
   });
@@ -701,6 +706,7 @@ async function callModel(
       // A 200 with no body (the SDK's undefined for `content-length: 0`, null for a 204) is a bad
       // reply like any other, asked once more (QA: it failed as "other", "Cannot read properties of
       // undefined (reading 'usage')", and was not asked again).
+      read++;
       if (completion === undefined || completion === null) {
         outcome = { ok: false, kind: 'invalid_json', message: 'reply body is empty (a success status with no content)' };
         continue;
@@ -796,6 +802,19 @@ function usageCost(
   const tin = used.in ?? chars(prompt.system) + chars(prompt.user);
   const tout = used.out ?? chars(contentText(reply?.content)) + chars(reply?.refusal);
   return (tin * model.price_in_per_mtok + tout * model.price_out_per_mtok) / 1e6;
+}
+
+/**
+ * `cost` plus the replies whose body never arrived whole: a success status whose body was cut off
+ * (truncated_body), stalled past the deadline (timeout) or was no JSON. The provider generated and
+ * bills each; their usage is lost, so each is costed at its prompt's input tokens (CHARS_PER_TOKEN):
+ * a lower bound, its output unknown. They were costed as nothing: a model whose replies a proxy or
+ * link kept cutting was paid twice a call while the run's cost and budget counted 0 (QA).
+ */
+function unreadCost(model: ResolvedModel, prompt: RenderedPrompt, unread: number, cost: number | null): number | null {
+  if (unread <= 0) return cost;
+  const tokens = Math.ceil(prompt.system.length / CHARS_PER_TOKEN) + Math.ceil(prompt.user.length / CHARS_PER_TOKEN);
+  return (cost ?? 0) + (unread * tokens * model.price_in_per_mtok) / 1e6;
 }
 
 /** A reply body that is not JSON (SyntaxError) or was cut off by the connection (undici "terminated"). */

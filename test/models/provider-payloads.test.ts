@@ -303,3 +303,58 @@ describe('runner: usage as OpenAI-compatible servers report it', () => {
     expect(out.calls[1]!.cost_usd).toBeGreaterThan(out.calls[0]!.cost_usd!);
   });
 });
+
+describe('runner: replies paid for but never read whole', () => {
+  it('a reply cut mid-body is costed at its prompt (a lower bound), so the budget counts what the provider billed', async () => {
+    // OpenAI's completion body, its connection reset after 60 bytes of the advertised Content-Length
+    const cut: ScriptedResponse = { ...json(completion(FORECAST)), truncate: { bytes: 60, mode: 'destroy' } };
+    const model = await modelAnswering([cut]);
+    const tasks = [1, 2, 3, 4].map(task);
+    const out = await runForecasts({ models: [model], tasks, runId: 'r', asOf, budgetUsd: 0.000001 });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'truncated_body', attempts: 2, tokens_in: null, tokens_out: null });
+    // two replies generated and billed: each at least its prompt's input tokens
+    expect(out.calls[0]!.cost_usd).toBeGreaterThan(0);
+    expect(out.budgetExhausted).toBe(true);
+    expect(server!.log).toHaveLength(2);
+    expect(out.calls.slice(1).every((c) => c.status === 'skipped')).toBe(true);
+    expect(out.forecasts).toEqual([]);
+  });
+
+  it('a reply stalled after its headers (timeout) counts one prompt; a server that never answered counts nothing', async () => {
+    // headers and the first bytes of OpenAI's completion, then nothing (its Content-Length never reached)
+    const { createServer } = await import('node:http');
+    const body = Buffer.from(JSON.stringify(completion(FORECAST)));
+    const sockets = new Set<import('node:net').Socket>();
+    const hold = createServer((req, res) => {
+      sockets.add(req.socket);
+      req.resume();
+      req.on('end', () => {
+        if (req.url?.includes('hang')) return; // never answers
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+        res.write(body.subarray(0, 60));
+      });
+    });
+    await new Promise<void>((r) => hold.listen(0, '127.0.0.1', () => r()));
+    const port = (hold.address() as import('node:net').AddressInfo).port;
+    try {
+      const base = await modelAnswering([json(completion(FORECAST))]);
+      await server!.close();
+      const out = await runForecasts({
+        models: [
+          { ...base, id: 'stalls', base_url: `http://127.0.0.1:${port}/v1` },
+          { ...base, id: 'hangs', base_url: `http://127.0.0.1:${port}/hang/v1` },
+        ],
+        tasks: [task(1)],
+        runId: 'r',
+        asOf,
+        callTimeoutMs: 600,
+      });
+      expect(out.calls.map((c) => [c.model, c.error_kind, c.attempts])).toEqual([['stalls', 'timeout', 1], ['hangs', 'timeout', 1]]);
+      expect(out.calls[0]!.cost_usd).toBeGreaterThan(0);
+      expect(out.calls[1]!.cost_usd).toBeNull();
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => hold.close(() => r()));
+    }
+  });
+});
