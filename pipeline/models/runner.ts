@@ -913,11 +913,11 @@ function stripFences(s: string): string {
  * `response_format` (Anthropic's compatibility layer ignores it; local servers in JSON-object mode)
  * answer with a sentence before the object ("Here is my forecast:"), a fenced block after one, or a
  * reasoning model's `<think>…</think>` first (QA: every such reply was a failed call, asked twice
- * and paid twice). In order: the reply without a leading think block, its first fenced block, the
+ * and paid twice). In order: the reply after its thinking (afterThinking), its first fenced block, the
  * text from its first `{` to its last `}`. Only an object counts; the schema is checked after.
  */
 function embeddedObject(content: string): unknown {
-  const text = content.replace(/^\s*<think>[\s\S]*?<\/think>/, '');
+  const text = afterThinking(content);
   const fenced = /```(?:json)?[ \t]*\n([\s\S]*?)\n?```/.exec(text)?.[1];
   const first = text.indexOf('{');
   const last = text.lastIndexOf('}');
@@ -932,6 +932,20 @@ function embeddedObject(content: string): unknown {
     }
   }
   return undefined;
+}
+
+/**
+ * A reply without its thinking: the text after its last `</think>`. A reasoning model's leading
+ * `<think>…</think>` block, and the same without its opening tag: DeepSeek-R1's distilled models
+ * served by vLLM or Ollama begin their output inside the thinking (the chat template opened it), so
+ * the reply reads "reasoning…</think>\n\n{…}" (vllm-project/vllm#13125, deepseek-ai/DeepSeek-R1#352).
+ * Only the leading block was dropped before (QA): a JSON draft in such thinking was taken for the
+ * answer (a forecast recorded from a reply whose answer declined), or, followed by the answer, made
+ * the reply unreadable (asked again and paid twice).
+ */
+function afterThinking(content: string): string {
+  const end = content.lastIndexOf('</think>');
+  return end < 0 ? content : content.slice(end + '</think>'.length);
 }
 
 /** Maps an SDK or transport error to an error kind. */

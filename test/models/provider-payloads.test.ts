@@ -197,6 +197,22 @@ describe('runner: real provider payloads', () => {
     expect(out.forecasts[0]).toMatchObject({ probability: 0.65, reasoning: 'Because.', key_factors: ['a factor'] });
   });
 
+  it("thinking without its opening tag (DeepSeek-R1 distills on vLLM or Ollama) is not the answer: a draft in it is never the forecast", async () => {
+    // the reply begins inside the thinking and shows only its closing tag (vllm-project/vllm#13125,
+    // deepseek-ai/DeepSeek-R1#352); a reasoning model drafts the JSON while it thinks
+    const draft = JSON.stringify({ probability: 0.9, reasoning: 'A first draft.', key_factors: ['draft'] });
+    const model = await modelAnswering([
+      json(completion(`Okay, the base rate is low. A first draft: ${draft}. Hmm, that is too high.\n</think>\n\n${FORECAST}`)),
+      json(completion(`Okay. A first draft: ${draft}\n</think>\n\nI cannot give a forecast for this question.`)),
+    ]);
+    const out = await runForecasts({ models: [{ ...model, response_format: 'json_object' }], tasks: [task(1), task(2)], runId: 'r', asOf });
+    // the answer after the thinking, at once (it was unreadable: asked again, paid twice, failed)
+    expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 1 });
+    expect(out.forecasts.map((f) => [f.question_id, f.probability])).toEqual([['q:1', 0.65]]);
+    // no answer after the thinking: no forecast (the draft's 0.9 was recorded)
+    expect(out.calls[1]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', attempts: 2 });
+  });
+
   it('text with no JSON object in it, or a cut one, is still invalid_json (asked once more)', async () => {
     const model = await modelAnswering([json(completion('I would put this at about 65%.')), json(completion('{"probability": 0.65, "reasoning": "cut'))]);
     const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
