@@ -39,7 +39,8 @@
  * | finish_reason "length"                  | failed  | truncated        | 2                  |
  * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
  * | refusal set, or finish_reason           | failed  | refused          | 1 (not asked again)|
- * |   "content_filter"                      |         |                  |                    |
+ * |   "content_filter", or the prompt       |         |                  |                    |
+ * |   filtered (400/403, isPromptFiltered)  |         |                  |                    |
  * | an error object with status 200         | failed  | by its code, as  | 2 (asked again;    |
  * |   (OpenRouter, once generation started) |         | an HTTP error    |  402: 1)           |
  * | budget spent before the call started    | skipped | budget_exhausted | 0                  |
@@ -948,6 +949,22 @@ function afterThinking(content: string): string {
   return end < 0 ? content : content.slice(end + '</think>'.length);
 }
 
+/**
+ * A provider's content filter refusing the prompt itself, an HTTP error rather than a reply:
+ * Azure OpenAI's 400 `{"error": {"code": "content_filter", "message": "The response was filtered due
+ * to the prompt triggering Azure OpenAI's content management policy. ...", "innererror": {"code":
+ * "ResponsibleAIPolicyViolation", ...}}}` (openai/openai-agents-python#806), and OpenRouter's 403
+ * for a model that requires moderation, whose metadata names the `flagged_input`
+ * (openrouter.ai/docs/errors). The same decision as a filtered reply (finish_reason
+ * "content_filter"): `refused`, where it was `other` (QA: a question about a war or an attack is
+ * what such filters stop, and the refusals of a model were not counted as such).
+ */
+function isPromptFiltered(err: InstanceType<typeof OpenAI.APIError>): boolean {
+  if (err.status !== 400 && err.status !== 403) return false;
+  const body = err.error as { code?: unknown; metadata?: { flagged_input?: unknown } } | undefined;
+  return err.code === 'content_filter' || body?.code === 'content_filter' || (err.status === 403 && body?.metadata?.flagged_input !== undefined);
+}
+
 /** Maps an SDK or transport error to an error kind. */
 function classify(err: unknown, deadlineHit: boolean, timeoutMs: number): Outcome & { ok: false } {
   const msg = err instanceof Error ? err.message : String(err);
@@ -963,6 +980,7 @@ function classify(err: unknown, deadlineHit: boolean, timeoutMs: number): Outcom
     if (status === 402 || (status === 429 && isQuotaExhausted({ error: { code: err.code, type: err.type } }))) {
       return { ok: false, kind: 'quota_exhausted', message: msg };
     }
+    if (isPromptFiltered(err)) return { ok: false, kind: 'refused', message: msg };
     if (status === 429) return { ok: false, kind: 'rate_limited', message: msg };
     if (status === 408) return { ok: false, kind: 'timeout', message: msg };
     if (status !== undefined && status >= 500) return { ok: false, kind: 'server_error', message: msg };

@@ -374,3 +374,29 @@ describe('runner: replies paid for but never read whole', () => {
     }
   });
 });
+
+describe('runner: the prompt refused by a content filter', () => {
+  it("Azure OpenAI's 400 content_filter and OpenRouter's 403 moderation error are refused, not other", async () => {
+    // the body of openai/openai-agents-python#806 (Azure OpenAI, gpt-4o)
+    const azure = json(
+      {
+        error: {
+          message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766",
+          code: 'content_filter',
+          innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { jailbreak: { detected: true, filtered: true } } },
+        },
+      },
+      400,
+    );
+    // OpenRouter's moderation error (openrouter.ai/docs/errors: 403, metadata reasons, flagged_input, provider_name, model_slug)
+    const openrouter = json(
+      { error: { code: 403, message: 'openai/gpt-4o requires moderation on OpenAI. Your input was flagged for "violence".', metadata: { reasons: ['violence'], flagged_input: 'Will the attack...', provider_name: 'OpenAI', model_slug: 'openai/gpt-4o' } } },
+      403,
+    );
+    const model = await modelAnswering([azure, openrouter, json({ error: { message: 'Invalid value for max_completion_tokens', type: 'invalid_request_error', param: 'max_completion_tokens', code: 'invalid_value' } }, 400)]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2), task(3)], runId: 'r', asOf });
+    expect(out.calls.map((c) => [c.error_kind, c.attempts])).toEqual([['refused', 1], ['refused', 1], ['other', 1]]);
+    expect(out.calls[0]!.error_message).toMatch(/^400 The response was filtered due to the prompt/);
+    expect(out.calls[1]!.error_message).toMatch(/flagged for "violence"/);
+  });
+});
