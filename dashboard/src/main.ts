@@ -4,7 +4,7 @@
  * when it is done, <main> gets data-ready="1" and the performance mark "quorum:rendered" (the browser
  * tests wait on the first and measure the second).
  */
-import { apiKey, KEY_CHECKED_EVENT, keyCheck, setApiKey, type KeyCheck } from './api.ts';
+import { apiKey, KEY_CHECKED_EVENT, keyCheck, routesConfig, setApiKey, type KeyCheck } from './api.ts';
 import { overviewPage } from './pages/overview.ts';
 import { predictionsPage } from './pages/predictions.ts';
 import { questionPage } from './pages/question.ts';
@@ -97,7 +97,7 @@ function keyForm(): void {
   details.append(h('summary', {}, 'API key'), form);
   slot.replaceChildren(details);
   const say = (check: KeyCheck): void => {
-    status.textContent = check.kind === 'anonymous' ? ' anonymous (public beta)'
+    status.textContent = check.kind === 'anonymous' ? (routesConfig().publicBeta ? ' anonymous (public beta)' : ' anonymous (no public beta here: a key is needed)')
       : check.kind === 'plan' ? ` plan: ${check.plan}`
         : check.kind === 'refused' ? ' key refused'
           : ` key not checked: ${check.status === null ? 'the server could not be reached' : `${check.message} (HTTP ${check.status})`}`;

@@ -1,5 +1,5 @@
 /** Small DOM helpers, number formats (format.ts), the colour-blind-safe palette and the panel states. */
-import type { Result } from './api.ts';
+import { routesConfig, type Result } from './api.ts';
 
 type Child = Node | string | number | null | undefined | false;
 
@@ -57,11 +57,12 @@ export function notice(r: Exclude<Result<unknown>, { kind: 'ok' }>, what: string
   if (r.kind === 'locked') {
     const needs = r.keyRequired && r.plan === 'pro' ? 'an API key' : `a key of the ${r.plan} plan or above`;
     // Why this reader lacks it: no key, a key the server refused, or a key of a lower plan.
+    const anonymous = anonymousAccess();
     const why = r.held !== null
       ? `your ${r.held} key does not include this (needs the ${r.plan} plan). `
       : r.refused
-        ? 'your key was refused, so the page reads as anonymous public-beta access, which does not include it. Check the key with “API key” at the top of the page.'
-        : 'anonymous public-beta access does not include it. Enter a key with “API key” at the top of the page.';
+        ? `your key was refused, so the page reads as ${anonymous}, which does not include it. Check the key with “API key” at the top of the page.`
+        : `${anonymous} does not include it. Enter a key with “API key” at the top of the page.`;
     return h('p', { class: 'notice locked', 'data-state': 'locked' }, `${what} needs ${needs}; ${why}`);
   }
   if (r.status === null) {
@@ -70,6 +71,15 @@ export function notice(r: Exclude<Result<unknown>, { kind: 'ok' }>, what: string
   }
   const again = r.retryAfter === undefined ? '' : ` Try again in ${waitText(r.retryAfter)}.`;
   return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' }, `Could not load ${midSentence(what)}: ${r.message} (HTTP ${r.status}).${again}`);
+}
+
+/**
+ * What a reader without a key gets here: public-beta access while the server's QUORUM_PUBLIC_BETA
+ * is on, plain anonymous access when it is off (QA: with it off, every locked panel spoke of
+ * "anonymous public-beta access" on a server that has no public beta).
+ */
+export function anonymousAccess(): string {
+  return routesConfig().publicBeta ? 'anonymous public-beta access' : 'anonymous access (this server has no public beta)';
 }
 
 /** A wait in seconds, as a reader counts it: "40 s", "12 min", "18 h 5 min" (minutes rounded up). */

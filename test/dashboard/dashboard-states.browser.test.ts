@@ -98,11 +98,11 @@ afterAll(async () => {
   for (const d of [dir, questions, structure, profile]) rmSync(d, { recursive: true, force: true });
 });
 
-/** `quorum serve` on the test's data directory: no anonymous or api-plan quota, a small pro one. */
-async function startServer(): Promise<{ url: string; child: ChildProcess; log: () => string }> {
+/** `quorum serve` on `dataDir` (the test's data directory) with `env`: no anonymous or api-plan quota, a small pro one. */
+async function startServer(dataDir = dir, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; log: () => string }> {
   const child = quorumProcess(['serve'], {
-    QUORUM_DATA_DIR: dir, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
-    QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0', QUORUM_LIMIT_PRO_PER_DAY: String(PRO_PER_DAY),
+    QUORUM_DATA_DIR: dataDir, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0', QUORUM_LIMIT_PRO_PER_DAY: String(PRO_PER_DAY), ...env,
   });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
@@ -121,9 +121,9 @@ async function tab(width = 1200, key: string | null = null): Promise<{ page: Pag
   return openTab(await browser.createBrowserContext(), server.url, width, key);
 }
 
-async function open(page: Page, hash: string): Promise<void> {
+async function open(page: Page, hash: string, url = server.url): Promise<void> {
   await page.goto('about:blank');
-  await page.goto(`${server.url}/${hash}`, { waitUntil: 'load' });
+  await page.goto(`${url}/${hash}`, { waitUntil: 'load' });
   await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
 }
 
@@ -367,5 +367,32 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
     await page.close();
   });
-});
 
+  it('on a server without the public beta (QUORUM_PUBLIC_BETA=false) an anonymous reader is not told of "public-beta access"', async () => {
+    // the same data, served by a second server with the beta off (one server per data directory)
+    const copy = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-nobeta-'));
+    cpSync(dir, copy, { recursive: true, filter: (src) => !/server\.(lock|json)$/.test(src) });
+    const closed = await startServer(copy, { QUORUM_PUBLIC_BETA: 'false' });
+    try {
+      const { page, problems } = await tab(1200);
+      for (const hash of ['', '#/predictions', '#/sources/fivethirtyeight']) {
+        await open(page, hash, closed.url);
+        const locked = (await notices(page)).filter((n) => n.startsWith('locked: '));
+        expect(locked.length, hash).toBeGreaterThan(0);
+        for (const n of locked) {
+          expect(n, hash).not.toMatch(/public-beta|public beta access/);
+          expect(n, hash).toMatch(/anonymous access \(this server has no public beta\) does not include it/);
+        }
+      }
+      // the header's key status says so too
+      expect(await page.$eval('.key-status', (s) => s.textContent)).toBe(' anonymous (no public beta here: a key is needed)');
+      expect(problems).toEqual({ console: [], failed: [] });
+      await page.close();
+    } finally {
+      const exited = new Promise((r) => closed.child.once('exit', r));
+      closed.child.kill('SIGTERM');
+      await exited;
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+});
