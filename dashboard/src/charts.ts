@@ -48,11 +48,14 @@ export function accessible<T extends Element>(chart: T): T {
  * the chart at its left edge and lost its start: a source's rank, a world's code, a thesis's first
  * words). The full name stays in the label's own tooltip and in the table beside the chart.
  */
-export function labelAxis(marginLeft: number): Plot.CompoundMark {
+export function labelAxis(marginLeft: number, tickFormat?: (key: string) => string, textOverflow: 'ellipsis' | 'ellipsis-middle' = 'ellipsis'): Plot.CompoundMark {
   const tickRoom = 9; // the tick (6 px) and its padding (3 px) between the label and the axis
   // Plot measures text with Helvetica's widths; the browser's sans-serif (DejaVu Sans on Debian) is
   // up to 15% wider, so the labels are given 85% of the room (in ems of the charts' 12 px font).
-  return Plot.axisY({ label: null, textOverflow: 'ellipsis', lineWidth: ((marginLeft - tickRoom) * 0.85) / 12 });
+  // tickFormat: the rows are keyed by an id and the axis shows each id's name, so two rows whose
+  // names are alike (or equal) stay two rows; 'ellipsis-middle' keeps the names' ends, where
+  // statements that begin alike differ.
+  return Plot.axisY({ label: null, textOverflow, lineWidth: ((marginLeft - tickRoom) * 0.85) / 12, ...(tickFormat ? { tickFormat } : {}) });
 }
 
 export interface BinRow {

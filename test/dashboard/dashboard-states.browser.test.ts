@@ -4,7 +4,8 @@
  * cannot be reached, that revokes it mid-session, or whose quota is used up. A real `quorum serve`
  * (its own process, port 0) over the bundled ForecastBench sample imported and run once through the
  * pipeline with the model simulator, plus one operator question with no market price (its edge is
- * none), read from a question file as `npm start` reads data/questions.
+ * none), read from a question file as `npm start` reads data/questions, and a curated thesis whose
+ * statement begins as a bundled one does.
  */
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,8 @@ import { openTab, type Problems } from './browser-tab.ts';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
 const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
+/** The statement of a thesis the test adds, beginning as the bundled thesis agi-soon's does. */
+const AGI_QA = 'Artificial general intelligence is declared before the end of 2026, as QA reads it';
 /** The pro plan's daily limit on this server: small, so a pro key's page runs into it (429). */
 const PRO_PER_DAY = 2;
 
@@ -60,6 +63,10 @@ beforeAll(async () => {
   cpSync(DEFAULT_STRUCTURE_DIR, structure, { recursive: true });
   writeFileSync(path.join(structure, 'scenarios', 'qa.yaml'), ['scenarios:', '  - id: qa-rates', '    title: Rates below 2% three years running', '    description: Three operator questions, one scenario',
     '    components:', ...['qa-no-market-price', 'qa-rate-2031', 'qa-rate-2032'].map((id) => `      - { question: "quorum:${id}" }`), ''].join('\n'));
+  // A thesis whose statement begins as the bundled agi-soon's does ("Artificial general
+  // intelligence is declared before "), over the same questions: two rows of the theses chart.
+  writeFileSync(path.join(structure, 'theses', 'qa.yaml'), ['theses:', '  - id: agi-soon-qa', `    statement: ${AGI_QA}`, '    members:',
+    ...['manifold:K6a5FaIDE1jEwvLIBoiB', 'polymarket:0x310c3d08f015157ec78e04f3f4fefed659b5e2bd88ae80cb38ff27ef970c39bd', 'infer:1705'].flatMap((q) => [`      - question: ${q}`, '        sign: 1', '        weight: 1']), ''].join('\n'));
   const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_STRUCTURE_DIR: structure, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
   const imported = quorum(['import', 'forecastbench', SAMPLE], env);
   expect(imported.status, imported.stderr).toBe(0);
@@ -365,6 +372,30 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(charts.length, hash).toBeGreaterThan(0);
       for (const c of charts) expect(c, hash).toMatch(/^Could not load the chart: .*Reload the page to try again\.$/);
     }
+    await page.close();
+  });
+
+  it('two theses whose statements begin alike are two rows of the theses chart, each named by its statement (QA: one row, four dots)', async () => {
+    const clusters = (await get(server, '/api/clusters/?limit=30&vintages=0')).body.clusters as { thesis_id: string; statement: string | null; current: { consensus: number | null; market_consensus: number | null } }[];
+    const both = clusters.filter((t) => t.thesis_id === 'agi-soon' || t.thesis_id === 'agi-soon-qa');
+    expect(both.map((t) => t.thesis_id).sort()).toEqual(['agi-soon', 'agi-soon-qa']);
+    for (const t of both) expect(t.current.consensus ?? t.current.market_consensus, t.thesis_id).not.toBeNull();
+    const drawn = clusters.filter((t) => t.current.consensus !== null || t.current.market_consensus !== null);
+    const { page, problems } = await tab(1200);
+    await open(page, '#/theses');
+    // one row (a y tick) per thesis drawn, in the table's order, and a dot per figure
+    const ticks = await page.$$eval('#theses svg [aria-label="y-axis tick label"] text', (ts) => ts.map((t) => t.querySelector('title')?.textContent ?? t.textContent ?? ''));
+    expect(ticks).toEqual(drawn.map((t) => t.statement));
+    const rows = await page.$$eval('#theses svg circle', (cs) => cs.map((c) => c.getAttribute('cy')));
+    const dots = drawn.flatMap((t) => [t.current.consensus, t.current.market_consensus].filter((p) => p !== null));
+    expect(rows).toHaveLength(dots.length);
+    expect(new Set(rows).size).toBe(drawn.length);
+    // the two statements' shortened labels differ where the statements do
+    const shown = await page.$$eval('#theses svg [aria-label="y-axis tick label"] text', (ts) => ts.map((t) => [...t.childNodes].filter((n) => n.nodeType === 3 || (n as Element).tagName === 'tspan').map((n) => n.textContent).join('')));
+    const agi = shown.filter((t) => t.startsWith('Artificial general'));
+    expect(agi).toHaveLength(2);
+    expect(agi[0]).not.toBe(agi[1]);
+    expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });
 

@@ -41,20 +41,24 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
     return;
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  // One row per thesis, keyed by its id and labelled with its name (QA: keyed by the name's first
+  // 48 characters, two theses whose statements began alike, "The Federal Reserve keeps cutting
+  // rates through ...", were drawn on one row: four dots under one label, the second thesis unnamed).
+  const names = new Map(r.body.clusters.map((t) => [t.thesis_id, thesisName(t)]));
   const rows = r.body.clusters.flatMap((t) => {
-    const label = thesisName(t).slice(0, 48);
-    const out: { label: string; p: number; who: string }[] = [];
-    if (t.current.consensus !== null) out.push({ label, p: t.current.consensus, who: 'consensus' });
-    if (t.current.market_consensus !== null) out.push({ label, p: t.current.market_consensus, who: 'market' });
+    const out: { id: string; p: number; who: string; title: string }[] = [];
+    const title = (who: string, p: number) => `${thesisName(t)}: ${who} ${pct(p)}`;
+    if (t.current.consensus !== null) out.push({ id: t.thesis_id, p: t.current.consensus, who: 'consensus', title: title('consensus', t.current.consensus) });
+    if (t.current.market_consensus !== null) out.push({ id: t.thesis_id, p: t.current.market_consensus, who: 'market', title: title('market', t.current.market_consensus) });
     return out;
   });
   const RESULTS = 'theses-results';
   const section = panel(`Theses (${r.body.total})`,
     rows.length ? h('figure', { class: 'chart', id: 'theses' }, accessible(Plot.plot({
       width, height: 40 + r.body.clusters.length * 22, marginLeft: thesesMargin(width), style: { fontSize: '12px' },
-      x: { domain: [0, 1], label: 'thesis probability', grid: true, tickFormat: '%' }, y: { label: null },
+      x: { domain: [0, 1], label: 'thesis probability', grid: true, tickFormat: '%' }, y: { label: null, domain: [...new Set(rows.map((d) => d.id))] },
       color: { domain: ['consensus', 'market'], range: [PALETTE[0], PALETTE[1]], legend: true },
-      marks: [labelAxis(thesesMargin(width)), Plot.dot(rows, { x: 'p', y: 'label', fill: 'who', r: 4, className: 'q-point' })],
+      marks: [labelAxis(thesesMargin(width), (id) => names.get(id) ?? id, 'ellipsis-middle'), Plot.dot(rows, { x: 'p', y: 'id', fill: 'who', r: 4, className: 'q-point', title: 'title' })],
     }))) : null,
     tableRegion('Theses table', h('table', { id: 'theses-table' },
       h('thead', {}, h('tr', {}, ['thesis', 'origin', 'members', 'consensus', 'market', 'disagreement'].map((c) => h('th', { scope: 'col' }, c)))),
