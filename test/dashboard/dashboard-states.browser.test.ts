@@ -426,4 +426,39 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       rmSync(copy, { recursive: true, force: true });
     }
   });
+
+  it('a snapshot with nothing resolved, no thesis and no scenario: each panel says so instead of empty axes or a table of headers alone', async () => {
+    // a new deployment: one operator question, forecast once, nothing resolved; the bundled
+    // structure names none of its questions
+    const fresh = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-empty-'));
+    const env = { QUORUM_DATA_DIR: fresh, QUORUM_QUESTIONS_DIR: questions, QUORUM_STRUCTURE_DIR: DEFAULT_STRUCTURE_DIR, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
+    const run = quorum(['run'], env);
+    expect(run.status, run.stderr).toBe(0);
+    const key = newKey(fresh, 'api').key;
+    const empty = await startServer(fresh, { QUORUM_STRUCTURE_DIR: DEFAULT_STRUCTURE_DIR });
+    try {
+      const { page, problems } = await openTab(await browser.createBrowserContext(), empty.url, 1200, key); // the key stored in that server's origin
+      const expected: [string, string[]][] = [
+        ['', ['No scored forecast in the headline mode yet', 'No forecaster scored in the augmented mode yet', 'No question scored in two modes yet', 'No resolved question with a scored consensus yet']],
+        ['#/theses', ['No theses in this snapshot.']],
+        ['#/scenarios', ['No scenarios in this snapshot.']],
+      ];
+      for (const [hash, says] of expected) {
+        await open(page, hash, empty.url);
+        const shown = (await notices(page)).filter((n) => n.startsWith('empty: '));
+        expect(shown.length, `${hash}: ${JSON.stringify(await notices(page))}`).toBe(says.length);
+        says.forEach((text, i) => expect(shown[i], hash).toContain(text));
+        // no table without rows, no chart without marks
+        expect(await page.$$eval('main table', (ts) => ts.filter((t) => t.querySelectorAll('tbody tr').length === 0).length), hash).toBe(0);
+        expect(await page.$$eval('main figure.chart', (fs) => fs.filter((f) => f.querySelectorAll('.q-point, .q-bin, .q-interval').length === 0).length), hash).toBe(0);
+      }
+      expect(problems).toEqual({ console: [], failed: [] });
+      await page.close();
+    } finally {
+      const exited = new Promise((r) => empty.child.once('exit', r));
+      empty.child.kill('SIGTERM');
+      await exited;
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { h, notice, num, panel, pct, signedPoints, tableRegion } from '../ui.ts';
+import { h, nothingMatches, notice, num, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -99,5 +99,6 @@ export async function factorsPage(root: HTMLElement): Promise<void> {
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   const byId = new Map((health.kind === 'ok' ? health.body.factors : []).map((x) => [x.factor_id, x]));
+  if (list.body.factors.length === 0) root.append(nothingMatches(undefined, 'No factors in this snapshot.'));
   for (const f of list.body.factors) root.append(factorPanel(charts, f, byId.get(f.factor_id), width));
 }

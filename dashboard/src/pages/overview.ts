@@ -9,7 +9,7 @@ import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, interval, navigate, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
+import { h, hashHref, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -102,7 +102,11 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   } else root.append(panel('Headline', notice(acc, 'The accuracy summary')));
 
   // Reliability diagram
-  if (events.kind === 'ok') {
+  // No resolved question yet (a new deployment): said, instead of empty axes and a table of
+  // headers alone (QA).
+  if (events.kind === 'ok' && !events.body.forecasters.some((f) => f.mode === mode && f.n > 0)) {
+    root.append(panel('Reliability diagram', nothingMatches(undefined, `No scored forecast in the ${mode} mode yet: the diagram fills in once questions resolve.`)));
+  } else if (events.kind === 'ok') {
     const fs = events.body.forecasters.filter((f) => f.mode === mode);
     const names = fs.map((f) => f.forecaster);
     const rows: BinRow[] = fs.flatMap((f) => f.bins.map((b) => ({ ...b, forecaster: f.forecaster })));
@@ -114,8 +118,11 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   } else root.append(panel('Reliability diagram', notice(events, 'The calibration summary')));
 
   // Leaderboard
-  if (board.kind === 'ok') {
-    const items = board.body.items.filter((i) => (mode === 'headline' ? i.mode === 'augmented' : i.mode === mode));
+  const boardItems = board.kind === 'ok' ? board.body.items.filter((i) => (mode === 'headline' ? i.mode === 'augmented' : i.mode === mode)) : [];
+  if (board.kind === 'ok' && boardItems.length === 0) {
+    root.append(panel('Leaderboard', nothingMatches(undefined, `No forecaster scored in the ${mode === 'headline' ? 'augmented' : mode} mode yet: the leaderboard fills in once questions resolve.`)));
+  } else if (board.kind === 'ok') {
+    const items = boardItems;
     root.append(panel('Leaderboard', h('figure', { class: 'chart', id: 'leaderboard' },
       intervals(leaderboardRows(items), { width, xLabel: 'difficulty-adjusted Brier (lower is better)', groups: ['consensus', 'market', 'model'] }),
       h('figcaption', {}, `${mode === 'headline' ? 'augmented' : mode} mode, latest round. Ranked and drawn by the difficulty-adjusted Brier: `,
@@ -132,7 +139,9 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
         if (v && v.value !== null && v.value_ci95) rows.push({ label: i.forecaster, value: v.value, lo: v.value_ci95[0], hi: v.value_ci95[1], group: step });
       }
     }
-    root.append(panel('Value of each information mode', h('figure', { class: 'chart', id: 'information-value' },
+    root.append(panel('Value of each information mode', rows.length === 0
+      ? nothingMatches(undefined, 'No question scored in two modes yet: the comparison fills in once questions resolve.')
+      : h('figure', { class: 'chart', id: 'information-value' },
       intervals(rows, { width, xLabel: 'Brier improvement (95% interval)', zero: true, groups: ['blind → informed', 'informed → augmented'] }),
       h('figcaption', {}, 'How much each step of information lowers the Brier score; right of zero helps.'))));
   } else root.append(panel('Value of each information mode', notice(info, 'The information-value analysis')));
@@ -145,7 +154,8 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
     const pts = resolved.body.predictions
       .filter((p) => p.disagreement?.sd !== null && p.disagreement?.sd !== undefined && p.ai_error !== null)
       .map((p) => ({ x: p.disagreement!.sd!, y: p.ai_error!, label: p.title }));
-    disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the four models)', yLabel: 'consensus Brier' }),
+    if (pts.length === 0) disPanel.append(nothingMatches(undefined, 'No resolved question with a scored consensus yet: the chart fills in once questions resolve.'));
+    else disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the four models)', yLabel: 'consensus Brier' }),
       h('figcaption', {}, `Headline consensus of the ${pts.length} most recently resolved questions (public), with a linear fit and its 95% band`,
         mode === 'headline' ? '.' : `; the resolved predictions carry the headline consensus only, so this chart is not of the ${mode} mode.`)));
   } else disPanel.append(notice(resolved, 'Resolved predictions'));

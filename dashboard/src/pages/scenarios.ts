@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { firstText, h, hashHref, hashQuery, navLink, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
+import { firstText, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -79,6 +79,10 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
     return;
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
+  if (r.body.scenarios.length === 0) {
+    root.append(nothingMatches(undefined, status || cursor ? 'No scenario matches.' : 'No scenarios in this snapshot.'));
+    return;
+  }
   root.append(h('p', { class: 'meta' }, `${r.body.total} scenarios. A world lists its components' outcomes in pathway order.`));
   for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, width));
   root.append(pager('Pages of scenarios',

@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, firstText, h, hashHref, hashQuery, navLink, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
+import { date, firstText, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -53,6 +53,12 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
     return out;
   });
   const RESULTS = 'theses-results';
+  // No thesis (none curated and none computed yet, or an origin with none): said, instead of a
+  // table of headers alone (QA).
+  if (r.body.clusters.length === 0) {
+    root.append(panel(`Theses (${r.body.total})`, nothingMatches(undefined, origin || cursor ? 'No thesis matches.' : 'No theses in this snapshot.')));
+    return;
+  }
   const section = panel(`Theses (${r.body.total})`,
     rows.length ? h('figure', { class: 'chart', id: 'theses' }, accessible(Plot.plot({
       width, height: 40 + r.body.clusters.length * 22, marginLeft: thesesMargin(width), style: { fontSize: '12px' },
