@@ -63,6 +63,10 @@ beforeAll(async () => {
   cpSync(DEFAULT_STRUCTURE_DIR, structure, { recursive: true });
   writeFileSync(path.join(structure, 'scenarios', 'qa.yaml'), ['scenarios:', '  - id: qa-rates', '    title: Rates below 2% three years running', '    description: Three operator questions, one scenario',
     '    components:', ...['qa-no-market-price', 'qa-rate-2031', 'qa-rate-2032'].map((id) => `      - { question: "quorum:${id}" }`), ''].join('\n'));
+  // A factor with two sub-drivers of one name under different drivers: two rows of its chart.
+  writeFileSync(path.join(structure, 'factors', 'qa.yaml'), ['factors:', '  - id: qa-rates', '    name: QA rates', '    statement: Rates stay low', '    drivers:',
+    ...['2031', '2032'].flatMap((y) => [`      - id: y${y}`, `        name: Year ${y}`, '        drivers:',
+      `          - { id: y${y}-level, name: Rate level, questions: [{ question: "quorum:qa-rate-${y}", sign: 1 }] }`]), ''].join('\n'));
   // A thesis whose statement begins as the bundled agi-soon's does ("Artificial general
   // intelligence is declared before "), over the same questions: two rows of the theses chart.
   writeFileSync(path.join(structure, 'theses', 'qa.yaml'), ['theses:', '  - id: agi-soon-qa', `    statement: ${AGI_QA}`, '    members:',
@@ -395,6 +399,22 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     const agi = shown.filter((t) => t.startsWith('Artificial general'));
     expect(agi).toHaveLength(2);
     expect(agi[0]).not.toBe(agi[1]);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
+  it('a factor whose sub-drivers share a name under different drivers: one row of its chart per node, as in its tree table (QA: one row)', async () => {
+    const factor = (await get(server, '/api/factors/qa-rates/')).body.factor as { level: number | null; drivers: { node_id: string; name: string; level: number | null }[] };
+    expect(factor.drivers.map((d) => d.name)).toEqual(['Year 2031', 'Rate level', 'Year 2032', 'Rate level']);
+    const levels = [factor.level, ...factor.drivers.map((d) => d.level)];
+    expect(levels.every((l) => l !== null), 'every node has a level').toBe(true);
+    const { page, problems } = await tab(1200);
+    await open(page, '#/factors');
+    const chart = '#factor-qa-rates svg';
+    const ticks = await page.$$eval(`${chart} [aria-label="y-axis tick label"] text`, (ts) => ts.map((t) => t.textContent));
+    expect(ticks).toEqual(['QA rates', '· Year 2031', '· · Rate level', '· Year 2032', '· · Rate level']);
+    const rows = await page.$$eval(`${chart} circle, ${chart} path.q-point, ${chart} .q-point > *`, (cs) => [...new Set(cs.map((c) => c.getAttribute('cy') ?? c.getAttribute('transform')))]);
+    expect(rows).toHaveLength(5);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });

@@ -40,18 +40,22 @@ function systemPanel(health: Health): HTMLElement {
 
 /** Each node's level and the market's, one row per node, indented by depth. */
 function levelsChart({ PagePlot: Plot, accessible, labelAxis, PALETTE }: Charts, f: Factor, width: number): Element {
-  const nodes = [{ label: f.name, ...f }, ...f.drivers.map((d) => ({ label: `${'· '.repeat(d.depth)}${d.name}`, ...d }))];
+  // One row per node, keyed by its id and labelled with its name (QA: keyed by the name, two
+  // sub-drivers of one name under different drivers were drawn on one row, their dots mixed).
+  const nodes = [{ key: `factor:${f.factor_id}`, label: f.name, ...f }, ...f.drivers.map((d) => ({ key: `node:${d.node_id}`, label: `${'· '.repeat(d.depth)}${d.name}`, ...d }))];
+  const labels = new Map(nodes.map((n) => [n.key, n.label]));
   const dots = nodes.flatMap((n) => [
-    ...(n.level === null ? [] : [{ label: n.label, p: n.level, who: 'AI consensus' }]),
-    ...(n.market_level === null ? [] : [{ label: n.label, p: n.market_level, who: 'market' }]),
+    ...(n.level === null ? [] : [{ key: n.key, p: n.level, who: 'AI consensus', title: `${n.name}: AI consensus ${pct(n.level)}` }]),
+    ...(n.market_level === null ? [] : [{ key: n.key, p: n.market_level, who: 'market', title: `${n.name}: market ${pct(n.market_level)}` }]),
   ]);
   const marginLeft = Math.min(300, width / 2.5);
   return accessible(Plot.plot({
     width, height: 40 + nodes.length * 22, marginLeft, style: { fontSize: '12px' },
     x: { domain: [0, 1], label: 'level (toward the statement)', grid: true, tickFormat: '%' },
-    y: { label: null, domain: nodes.map((n) => n.label) },
+    y: { label: null, domain: nodes.map((n) => n.key) },
     color: { domain: ['AI consensus', 'market'], range: [PALETTE[0], PALETTE[1]], legend: true },
-    marks: [labelAxis(marginLeft), Plot.ruleX([0.5], { stroke: '#999', strokeDasharray: '3,3' }), Plot.dot(dots, { x: 'p', y: 'label', fill: 'who', symbol: 'who', r: 4, className: 'q-point' })],
+    marks: [labelAxis(marginLeft, (key) => labels.get(key) ?? key), Plot.ruleX([0.5], { stroke: '#999', strokeDasharray: '3,3' }),
+      Plot.dot(dots, { x: 'p', y: 'key', fill: 'who', symbol: 'who', r: 4, className: 'q-point', title: 'title' })],
   }));
 }
 
