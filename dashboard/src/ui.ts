@@ -91,6 +91,22 @@ export function waitText(seconds: number): string {
   return rest ? `${hours} h ${rest} min` : `${hours} h`;
 }
 
+/**
+ * `url` when it is a web address (http or https), else null: a link built from data (a venue's
+ * page, evidence, a resolution source) never carries another scheme. QA: evidence from a local
+ * file or a news provider with url `javascript:…` was rendered as a link (blocked by the page's
+ * Content-Security-Policy when clicked, but a dead link that runs script wherever the policy is lost).
+ */
+export function webUrl(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The first of `texts` that is not blank: a heading or link text from nullable API fields, never empty. */
 export function firstText(...texts: (string | null | undefined)[]): string {
   return texts.find((t) => t !== null && t !== undefined && t.trim() !== '') ?? '–';

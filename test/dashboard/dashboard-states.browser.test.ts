@@ -71,7 +71,14 @@ beforeAll(async () => {
   // intelligence is declared before "), over the same questions: two rows of the theses chart.
   writeFileSync(path.join(structure, 'theses', 'qa.yaml'), ['theses:', '  - id: agi-soon-qa', `    statement: ${AGI_QA}`, '    members:',
     ...['manifold:K6a5FaIDE1jEwvLIBoiB', 'polymarket:0x310c3d08f015157ec78e04f3f4fefed659b5e2bd88ae80cb38ff27ef970c39bd', 'infer:1705'].flatMap((q) => [`      - question: ${q}`, '        sign: 1', '        weight: 1']), ''].join('\n'));
-  const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_STRUCTURE_DIR: structure, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
+  // Evidence for one of them: one item whose url is not a web address, one whose url is.
+  const evidence = path.join(questions, 'evidence');
+  mkdirSync(evidence);
+  writeFileSync(path.join(evidence, 'qa.jsonl'), [
+    { title: 'QA evidence with a script url', url: 'javascript:window.__qaEvidence=1', snippet: 'not a web address' },
+    { title: 'QA evidence on the web', url: 'https://fred.stlouisfed.org/series/DFF', snippet: 'a web address' },
+  ].map((e) => JSON.stringify({ question_id: 'quorum:qa-no-market-price', published_at: '2025-02-01', source_slug: 'local', ...e })).join('\n') + '\n');
+  const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_STRUCTURE_DIR: structure, QUORUM_EVIDENCE_DIR: evidence, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
   const imported = quorum(['import', 'forecastbench', SAMPLE], env);
   expect(imported.status, imported.stderr).toBe(0);
   // Operators' claims of three sources, one with a long name, so the track records are ranked.
@@ -415,6 +422,19 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(ticks).toEqual(['QA rates', '· Year 2031', '· · Rate level', '· Year 2032', '· · Rate level']);
     const rows = await page.$$eval(`${chart} circle, ${chart} path.q-point, ${chart} .q-point > *`, (cs) => [...new Set(cs.map((c) => c.getAttribute('cy') ?? c.getAttribute('transform')))]);
     expect(rows).toHaveLength(5);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
+  it('evidence whose url is not a web address is listed without a link; a web address stays a link (QA: a javascript: link)', async () => {
+    const detail = (await get(server, '/api/predictions/quorum%3Aqa-no-market-price')).body as { evidence: { title: string; url: string | null }[] };
+    expect(detail.evidence.map((e) => e.url).sort()).toEqual(['https://fred.stlouisfed.org/series/DFF', 'javascript:window.__qaEvidence=1']);
+    const { page, problems } = await tab(1200);
+    await open(page, '#/questions/quorum%3Aqa-no-market-price');
+    const items = await page.$$eval('ul.evidence li', (ls) => ls.map((l) => ({ text: l.textContent ?? '', href: l.querySelector('a')?.getAttribute('href') ?? null })));
+    expect(items.find((i) => i.text.startsWith('QA evidence with a script url'))?.href).toBeNull();
+    expect(items.find((i) => i.text.startsWith('QA evidence on the web'))?.href).toBe('https://fred.stlouisfed.org/series/DFF');
+    expect(await page.$$eval('main a[href]', (as) => as.map((a) => a.getAttribute('href')).filter((h) => /^\s*javascript:/i.test(h ?? '')))).toEqual([]);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });

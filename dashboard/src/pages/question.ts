@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, firstText, h, hashHref, hashQuery, navigate, notice, num, panel, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { date, firstText, h, hashHref, hashQuery, navigate, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
 
 // The parts of the API's PredictionDetail and lifecycle the page reads, nullable as in the OpenAPI document.
 interface Scores { outcome: number | null; brier: number | null; log_loss: number | null; direction: string | null; market_probability: number | null; market_brier: number | null }
@@ -42,7 +42,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   root.append(h('h1', {}, firstText(d.question.title, d.question.question_id)),
     h('p', { class: 'meta' }, `${d.question.venue ?? '–'} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
       d.question.close_time ? ` · closes ${d.question.close_time.slice(0, 10)}` : '',
-      d.question.url ? [' · ', h('a', { href: d.question.url, rel: 'noopener noreferrer' }, 'on the venue')] : ''));
+      webUrl(d.question.url) ? [' · ', h('a', { href: webUrl(d.question.url), rel: 'noopener noreferrer' }, 'on the venue')] : ''));
   if (d.modes.some((m) => m.models.some((x) => x.provider === 'simulated'))) {
     root.append(h('p', { class: 'badge simulated', role: 'status' }, 'SIMULATED: these forecasts come from the model simulator, not real models.'));
   }
@@ -81,14 +81,14 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
     const r = d.resolution;
     root.append(panel('Resolution and scores',
       h('p', {}, `Resolved ${r.outcome === 1 ? 'YES' : r.outcome === 0 ? 'NO' : 'annulled'} on ${r.resolved_at?.slice(0, 10) ?? '–'} per `,
-        r.source?.url ? h('a', { href: r.source.url, rel: 'noopener noreferrer' }, firstText(r.source.name, r.source.url)) : (r.source?.name ?? 'its source'), r.evidence_excerpt ? ` (“${r.evidence_excerpt}”)` : ''),
+        webUrl(r.source?.url) ? h('a', { href: webUrl(r.source?.url), rel: 'noopener noreferrer' }, firstText(r.source?.name, r.source?.url)) : firstText(r.source?.name, 'its source'), r.evidence_excerpt ? ` (“${r.evidence_excerpt}”)` : ''),
       tableRegion('Scores per mode', h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['mode', 'consensus Brier', 'market Brier', 'direction'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, d.modes.filter((m) => m.scores).map((m) => h('tr', {}, h('td', {}, m.mode), h('td', { class: 'num' }, num(m.scores!.brier)), h('td', { class: 'num' }, num(m.scores!.market_brier)), h('td', {}, m.scores!.direction ?? '–'))))))));
   }
 
   // Evidence
   root.append(panel('Evidence', d.evidence.length === 0 ? h('p', {}, 'No evidence was used.') :
-    h('ul', { class: 'evidence' }, d.evidence.map((e) => h('li', {}, e.url ? h('a', { href: e.url, rel: 'noopener noreferrer' }, firstText(e.title, e.url)) : firstText(e.title, e.evidence_id),
+    h('ul', { class: 'evidence' }, d.evidence.map((e) => h('li', {}, webUrl(e.url) ? h('a', { href: webUrl(e.url), rel: 'noopener noreferrer' }, firstText(e.title, e.url)) : firstText(e.title, e.evidence_id),
       ` · ${e.source?.name ?? ''} ${e.published_at?.slice(0, 10) ?? ''}`, e.snippet ? h('div', { class: 'snippet' }, e.snippet.slice(0, 280)) : '')))));
 
   // Lifecycle
