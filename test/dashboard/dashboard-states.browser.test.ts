@@ -445,6 +445,18 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('dates say their time zone (UTC): the close column, a question\'s close, lifecycle and evidence (QA: bare dates, a day off for a reader west of UTC)', async () => {
+    const { page, problems } = await tab(1200);
+    await open(page, '#/predictions?venue=quorum');
+    expect(await page.$$eval('#predictions thead th', (ths) => ths.map((t) => t.textContent))).toContain('Closes (UTC)');
+    await open(page, '#/questions/quorum%3Aqa-no-market-price');
+    expect(await page.$eval('p.meta', (m) => m.textContent)).toContain('closes 2030-12-31 (UTC)');
+    const headings = await page.$$eval('main h2', (hs) => hs.map((x) => x.textContent));
+    expect(headings).toEqual(expect.arrayContaining(['Lifecycle (dates in UTC)', 'Evidence (dates in UTC)']));
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('on a server without the public beta (QUORUM_PUBLIC_BETA=false) an anonymous reader is not told of "public-beta access"', async () => {
     // the same data, served by a second server with the beta off (one server per data directory)
     const copy = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-nobeta-'));

@@ -37,7 +37,7 @@ type Row = Prediction & { edge: number | null; sd: number | null; p: number | nu
 
 const COLUMNS: [keyof Row, string][] = [
   ['title', 'Question'], ['category', 'Category'], ['venue', 'Venue'], ['p', 'Consensus'], ['market_probability', 'Market'],
-  ['edge', 'Edge'], ['sd', 'Disagreement'], ['close_time', 'Closes'],
+  ['edge', 'Edge'], ['sd', 'Disagreement'], ['close_time', 'Closes (UTC)'],
 ];
 
 export async function predictionsPage(root: HTMLElement): Promise<void> {

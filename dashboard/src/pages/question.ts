@@ -41,7 +41,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('h1', {}, firstText(d.question.title, d.question.question_id)),
     h('p', { class: 'meta' }, `${d.question.venue ?? '–'} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
-      d.question.close_time ? ` · closes ${d.question.close_time.slice(0, 10)}` : '',
+      d.question.close_time ? ` · closes ${d.question.close_time.slice(0, 10)} (UTC)` : '',
       webUrl(d.question.url) ? [' · ', h('a', { href: webUrl(d.question.url), rel: 'noopener noreferrer' }, 'on the venue')] : ''));
   if (d.modes.some((m) => m.models.some((x) => x.provider === 'simulated'))) {
     root.append(h('p', { class: 'badge simulated', role: 'status' }, 'SIMULATED: these forecasts come from the model simulator, not real models.'));
@@ -80,19 +80,19 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   if (d.resolution) {
     const r = d.resolution;
     root.append(panel('Resolution and scores',
-      h('p', {}, `Resolved ${r.outcome === 1 ? 'YES' : r.outcome === 0 ? 'NO' : 'annulled'} on ${r.resolved_at?.slice(0, 10) ?? '–'} per `,
+      h('p', {}, `Resolved ${r.outcome === 1 ? 'YES' : r.outcome === 0 ? 'NO' : 'annulled'} on ${r.resolved_at ? `${r.resolved_at.slice(0, 10)} (UTC)` : '–'} per `,
         webUrl(r.source?.url) ? h('a', { href: webUrl(r.source?.url), rel: 'noopener noreferrer' }, firstText(r.source?.name, r.source?.url)) : firstText(r.source?.name, 'its source'), r.evidence_excerpt ? ` (“${r.evidence_excerpt}”)` : ''),
       tableRegion('Scores per mode', h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['mode', 'consensus Brier', 'market Brier', 'direction'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, d.modes.filter((m) => m.scores).map((m) => h('tr', {}, h('td', {}, m.mode), h('td', { class: 'num' }, num(m.scores!.brier)), h('td', { class: 'num' }, num(m.scores!.market_brier)), h('td', {}, m.scores!.direction ?? '–'))))))));
   }
 
   // Evidence
-  root.append(panel('Evidence', d.evidence.length === 0 ? h('p', {}, 'No evidence was used.') :
+  root.append(panel('Evidence (dates in UTC)', d.evidence.length === 0 ? h('p', {}, 'No evidence was used.') :
     h('ul', { class: 'evidence' }, d.evidence.map((e) => h('li', {}, webUrl(e.url) ? h('a', { href: webUrl(e.url), rel: 'noopener noreferrer' }, firstText(e.title, e.url)) : firstText(e.title, e.evidence_id),
       ` · ${e.source?.name ?? ''} ${e.published_at?.slice(0, 10) ?? ''}`, e.snippet ? h('div', { class: 'snippet' }, e.snippet.slice(0, 280)) : '')))));
 
   // Lifecycle
-  root.append(panel('Lifecycle', life.kind !== 'ok' ? notice(life, 'The lifecycle') :
+  root.append(panel('Lifecycle (dates in UTC)', life.kind !== 'ok' ? notice(life, 'The lifecycle') :
     h('ol', { class: 'lifecycle' }, life.body.states.map((s) => h('li', {}, h('strong', {}, s.state), ` ${date(s.at)}: ${s.reason ?? ''}`))),
     life.kind === 'ok' && life.body.taxonomy?.horizon ? h('p', {}, `Horizon: ${life.body.taxonomy.horizon.days === null ? '–' : Math.round(life.body.taxonomy.horizon.days)} days (${life.body.taxonomy.horizon.bucket ?? '–'}).`) : null));
   // The same event on other venues (issue 12's same_event links, served with the detail)
