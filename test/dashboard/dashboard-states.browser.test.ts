@@ -318,8 +318,8 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
         }));
         // the overview of this data has no chart (nothing is scored: each panel says so)
         if (hash === '') {
-          expect(texts, width).toEqual([]);
-          expect((await notices(page)).filter((n) => n.startsWith('empty: ')).length, width).toBe(4);
+          expect(texts, `${width} px`).toEqual([]);
+          expect((await notices(page)).filter((n) => n.startsWith('empty: ')).length, `${width} px`).toBe(4);
           continue;
         }
         expect(texts.length, `${width} ${hash}`).toBeGreaterThan(0);
