@@ -17,6 +17,7 @@ import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
 import { quorum, quorumProcess } from '../helpers/cli.ts';
+import { forecasts, writeRaw } from '../structure/helpers.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
 import { openTab, type Problems } from './browser-tab.ts';
 
@@ -91,6 +92,12 @@ beforeAll(async () => {
     ''].join('\n'));
   const claimed = quorum(['import', 'claims', 'csv', claims], env);
   expect(claimed.status, claimed.stderr).toBe(0);
+  // 1,001 earlier rounds of one operator question (four models each): a history longer than the
+  // question detail's 1,000 rows, as two months of four-hourly runs in three modes make.
+  await writeRaw(dir, {
+    forecasts: Array.from({ length: 1001 }, (_, i) =>
+      forecasts(`r-hist-${i}`, 'quorum:qa-rate-2032', new Date(Date.UTC(2025, 1, 1) + i * 3_600_000), [0.2, 0.25, 0.3, 0.35])).flat(),
+  });
   const run = quorum(['run'], env); // a live run: reads the question file, forecasts with the simulator
   expect(run.status, run.stderr).toBe(0);
   await built;
@@ -518,5 +525,15 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       await exited;
       rmSync(fresh, { recursive: true, force: true });
     }
+  });
+
+  it('a question whose history is longer than the detail\'s 1,000 rows says its chart shows the latest only (QA: cut without notice)', async () => {
+    const { page, problems } = await tab(1200);
+    await open(page, '#/questions/quorum%3Aqa-rate-2032');
+    expect(await page.$eval('#timeline figcaption', (c) => c.textContent)).toContain('Only the latest 1,000 consensus points are drawn');
+    await open(page, '#/questions/quorum%3Aqa-rate-2031');
+    expect(await page.$eval('#timeline figcaption', (c) => c.textContent)).not.toContain('latest 1,000');
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
   });
 });

@@ -19,6 +19,8 @@ interface Detail {
   modes: Mode[];
   langs: string[];
   history: { mode: string; consensus: { mean: number | null }; created_at: string | null }[];
+  /** More consensus rows than the detail's 1,000: history holds the latest only. */
+  history_truncated?: boolean;
   evidence: { evidence_id: string; title: string | null; url: string | null; published_at: string | null; snippet: string | null; source: { name: string | null } | null }[];
   other_venues?: { question_id: string; venue: string | null; title: string | null; sign: number; market_probability: number | null; implied_probability: number | null; gap: number | null }[];
   resolution: { outcome: number | null; resolved_at: string | null; source: { name: string | null; url: string | null } | null; evidence_excerpt: string | null } | null;
@@ -59,7 +61,9 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   const uniq = new Map(rows.map((r) => [`${r.series}|${r.t.getTime()}`, r]));
   const series = [...new Set([...uniq.values()].map((r) => r.series))].sort();
   root.append(panel('Consensus and market over time', h('figure', { class: 'chart', id: 'timeline' }, timeline([...uniq.values()], series, width),
-    h('figcaption', {}, `Consensus per mode at each run, and the market price (now ${pct(d.market?.probability)}${d.market?.stale ? ', stale' : ''}).`))));
+    h('figcaption', {}, `Consensus per mode at each run, and the market price (now ${pct(d.market?.probability)}${d.market?.stale ? ', stale' : ''}).`,
+      // (the detail keeps the latest 1,000 rows; the rest are in the snapshot's consensus.parquet)
+      d.history_truncated ? ' Only the latest 1,000 consensus points are drawn; earlier runs are in the consensus table of the Parquet snapshot.' : ''))));
 
   // Each model's forecasts and reasoning
   const langPick = d.langs.length > 1 ? select('lang', 'Reasoning language', d.langs.map((l): [string, string] => [l, l]), lang) : null;
