@@ -18,6 +18,7 @@ import { fredConfigFromEnv } from './sources/fred.ts';
 import { loadStructureConfig } from './structure/stage.ts';
 import { loadStructureDefinitions, structureDir } from './structure/definitions.ts';
 import { loadFactorDefinitions } from './factors/definitions.ts';
+import { loadEventsConfig } from './events/config.ts';
 
 /**
  * Throws a ConfigError naming the first bad stage setting of `env`; `serving` (start, serve): the
@@ -32,9 +33,14 @@ export function checkStageSettings(env: NodeJS.ProcessEnv = process.env, opts: {
     loadMaxConditions(env);
     loadThesisScenarioSize(env);
     fredConfigFromEnv(env);
+    // The events' (thresholds, the stream, webhooks): every run reads them under its lock and the
+    // server as it starts (QA: a bad one failed `start` after its sample and claims imports, and
+    // `serve` after it took its lock, leaving server.lock and a new data directory behind).
+    loadEventsConfig(env);
     if (opts.serving) idleTimeoutFromEnv(env);
   } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
+    // (the events' loader prefixes its own heading: the variable comes first here, as for the others)
+    throw new ConfigError(`invalid configuration:\n  ${(err as Error).message.replace(/^invalid events configuration: /, '')}`);
   }
   // An input directory set but missing: a structure directory read as "no links, theses, factors
   // or scenarios" (a run published a snapshot without any, silently), an evidence directory as no

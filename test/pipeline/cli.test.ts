@@ -196,6 +196,22 @@ describe('quorum run', () => {
     expect(existsSync(join(dir, 'raw'))).toBe(false); // nothing ran
   });
 
+  it("refuses a bad events setting at start like the stages' (QA: start failed after importing the sample and claims; serve after taking its lock, leaving server.lock behind)", () => {
+    expect(() => checkStageSettings({ QUORUM_EVENTS_EDGE_THRESHOLD: '2' })).toThrow(/invalid configuration:\s+QUORUM_EVENTS_EDGE_THRESHOLD: Too big/);
+    for (const [args, name, value] of [
+      [['start'], 'QUORUM_EVENTS_EDGE_THRESHOLD', '2'],
+      [['serve'], 'QUORUM_STREAM_MAX_CLIENTS', '0'],
+      [['run', '--score-only'], 'QUORUM_WEBHOOKS_ALLOW_PRIVATE', 'on'],
+      [['sync'], 'QUORUM_EVENTS_POLL_MS', 'x'],
+    ] as const) {
+      const dir = join(tmp.dir, `events-settings-${args[0]}`);
+      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none', [name]: value }, 60_000);
+      expect(r.status, `${name} ${args[0]}: ${r.stderr}`).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}: `));
+      expect(existsSync(dir), `${args[0]} wrote ${dir}`).toBe(false);
+    }
+  });
+
   it('a file where a directory should be is refused naming the variable, by every command (QA: EEXIST, ENOTDIR, stack traces)', () => {
     const file = join(tmp.dir, 'a-file');
     writeFileSync(file, 'not a directory');
