@@ -13,7 +13,7 @@ import type { ClaimFormat } from './claims/formats.ts';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
-import { ImportLockedError, LOCK_STALE_MS } from './warehouse/lock.ts';
+import { ImportLockedError, LOCK_STALE_MS, withImportLock } from './warehouse/lock.ts';
 import { readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
@@ -37,7 +37,8 @@ export function roundFreezeTimes(dir: string): Date[] {
 /** Imports a ForecastBench directory into the raw tables; returns per-table counts and the newest price's time. */
 export async function importForecastBench(config: QuorumConfig, dir: string, now = new Date()) {
   const batch = await parseForecastBench(dir, { now });
-  const written = await withConnection((conn) => writeImportBatch(conn, config.dataDir, batch, now));
+  // Under the import lock: another import must not add the same keys in between.
+  const written = await withImportLock(config.dataDir, () => withConnection((conn) => writeImportBatch(conn, config.dataDir, batch, now)));
   return { written, skipped: batch.skipped, newest_price_observed_at: newestObservation(batch.market_prices) };
 }
 
@@ -75,11 +76,24 @@ export const BUNDLED_CLAIMS: readonly { format: ClaimFormat; folder: string }[] 
 ];
 
 /**
- * How long a start waits for another claims import (an operator's `quorum import claims`, seconds
- * long) to finish before its own: past the lock's staleness, after which a dead holder's lock is
- * taken over anyway.
+ * How long a start waits for another import (an operator's `quorum import`, seconds long) to
+ * finish before its own: past the lock's staleness, after which a dead holder's lock is taken over
+ * anyway.
  */
 const IMPORT_LOCK_WAIT_MS = LOCK_STALE_MS + 30_000;
+
+/** `body`, tried again while another import holds the import lock: a start waits for it rather than fail. */
+async function waitingForImports<T>(body: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + IMPORT_LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      return await body();
+    } catch (err) {
+      if (!(err instanceof ImportLockedError) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
 
 /** Imports the bundled claims datasets found under `sampleRoot` into `dataDir`; returns what each wrote. */
 export async function importBundledClaims(dataDir: string, sampleRoot: string, now = new Date()): Promise<ClaimImportResult[]> {
@@ -87,19 +101,7 @@ export async function importBundledClaims(dataDir: string, sampleRoot: string, n
   if (found.length === 0) return [];
   return withConnection(async (conn) => {
     const out: ClaimImportResult[] = [];
-    for (const d of found) {
-      // another import holds the lock (ImportLockedError): a start waits for it rather than fail
-      const deadline = Date.now() + IMPORT_LOCK_WAIT_MS;
-      for (;;) {
-        try {
-          out.push(await importClaims(conn, dataDir, d.format, join(sampleRoot, d.folder), now));
-          break;
-        } catch (err) {
-          if (!(err instanceof ImportLockedError) || Date.now() > deadline) throw err;
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      }
-    }
+    for (const d of found) out.push(await waitingForImports(() => importClaims(conn, dataDir, d.format, join(sampleRoot, d.folder), now)));
     return out;
   });
 }
@@ -144,7 +146,7 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   else logger.info({ sample: config.sampleDir }, 'no snapshot yet: importing the bundled sample and running the pipeline');
   writeFileAtomicSync(marker, `${JSON.stringify({ sample: config.sampleDir, started_at: new Date().toISOString() })}\n`);
   // The imports are idempotent: a first start stopped after them writes nothing again.
-  const imported = await importForecastBench(config, config.sampleDir);
+  const imported = await waitingForImports(() => importForecastBench(config, config.sampleDir));
   logger.info({ written: imported.written, skipped: imported.skipped.length }, 'sample imported');
   const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir));
   if (claims.length) logger.info({ claims }, 'bundled claims datasets imported (issue 11)');

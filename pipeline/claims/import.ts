@@ -10,8 +10,8 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { writeImportBatch } from '../import/write-batch.ts';
-import { acquireImportLock } from '../warehouse/lock.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
+import { withImportLock } from '../warehouse/lock.ts';
 import type { RawRow } from '../warehouse/tables.ts';
 import { KNOWN_VENUES } from '../venues/known.ts';
 import { DATASETS, parseClaims, type ClaimFormat, type DuplicateRecord, type ParsedClaims } from './formats.ts';
@@ -115,7 +115,11 @@ export function claimRows(
   return { sources: [...bySlug.values()], claims };
 }
 
-/** Imports one directory; writes nothing when any file is malformed (the ImportError propagates). */
+/**
+ * Imports one directory; writes nothing when any file is malformed (the ImportError propagates).
+ * Under the import lock (ImportLockedError while another import holds it): what is stored is read,
+ * compared and appended to by one import at a time.
+ */
 export async function importClaims(
   conn: DuckDBConnection,
   root: string,
@@ -123,18 +127,16 @@ export async function importClaims(
   dir: string,
   now: Date = new Date(),
 ): Promise<ClaimImportResult> {
-  // One import at a time (ImportLockedError, the CLI's exit 75): what is stored is read first and
-  // the new rows appended last, so two at once both wrote the same claims.
-  const release = acquireImportLock(root);
-  try {
-    return await importLocked(conn, root, format, dir, now);
-  } finally {
-    release();
-  }
+  return withImportLock(root, () => importClaimsLocked(conn, root, format, dir, now));
 }
 
-/** importClaims under the import lock. */
-async function importLocked(conn: DuckDBConnection, root: string, format: ClaimFormat, dir: string, now: Date): Promise<ClaimImportResult> {
+async function importClaimsLocked(
+  conn: DuckDBConnection,
+  root: string,
+  format: ClaimFormat,
+  dir: string,
+  now: Date,
+): Promise<ClaimImportResult> {
   if (format === 'csv') {
     // Read, validated and written by DuckDB (operators' files may hold millions of claims).
     const stored = await storedSources(conn, root, 'csv');

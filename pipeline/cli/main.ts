@@ -9,8 +9,8 @@
  *   quorum start                         first-start bootstrap, then the API and the scheduler
  *   quorum serve                         the API only, over the published snapshot
  *   quorum simulator [--port <n>]        the bundled OpenAI-compatible model simulator
- * Exit codes: 0 ok, 1 error (bad config, bad input, failed run), 75 another run holds the lock
- * (`import claims`: another claims import does),
+ * Exit codes: 0 ok, 1 error (bad config, bad input, failed run), 75 another run holds the lock (for
+ * `import`, another import is writing: import.lock),
  * 143 (SIGTERM) / 130 (SIGINT): `run` stopped by the signal after finishing and recording the
  * calls in flight; the run is `interrupted` and `quorum run --resume` continues it.
  * `sync` exits 0 when every venue and source succeeded, 3 when some failed (the rest is written),

@@ -4,6 +4,7 @@
  *   snapshots/<run_id>/<table>.parquet + manifest.json           derived tables of one run
  *   CURRENT                                                      id of the published snapshot
  *   run.lock                                                     held by the one running pipeline
+ *   import.lock                                                  held by the one running import
  */
 import { join } from 'node:path';
 import type { RawTableName } from './tables.ts';
@@ -44,7 +45,7 @@ export function serverLockFile(root: string): string {
   return join(root, 'server.lock');
 }
 
-/** The claims import lock (warehouse/lock.ts acquireImportLock): one `import claims` at a time. */
+/** The imports' lock: one `quorum import` (or first-start import) at a time per data directory. */
 export function importLockFile(root: string): string {
   return join(root, 'import.lock');
 }

@@ -26,7 +26,8 @@
  * Takeover moves the stale file aside and checks it was the one judged stale, so two processes
  * taking over the same stale lock cannot both win.
  *
- * `server.lock` follows the same rules for the API server: one `quorum serve`/`start` per data dir.
+ * `server.lock` follows the same rules for the API server: one `quorum serve`/`start` per data dir,
+ * and `import.lock` for the imports: one at a time per data dir.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
@@ -116,15 +117,10 @@ export class ServerLockedError extends LockHeldError {
   }
 }
 
-/**
- * Another claims import is writing to this data directory (`import.lock`). Two at once both read
- * what is stored before either has written, so both append the same claims (QA: two
- * `quorum import claims fte-polls` at once stored every poll twice, each pollster's n_claims
- * doubled) and may give two new names that fold alike the same slug.
- */
+/** Another import is writing into the data directory (`import.lock`). */
 export class ImportLockedError extends LockHeldError {
   constructor(holder: LockHolder, heartbeatAgeS: number | null = null) {
-    super(`another claims import is in progress (${describeHolder(holder, heartbeatAgeS)}): run one import at a time`, holder, heartbeatAgeS);
+    super(`another import is in progress (${describeHolder(holder, heartbeatAgeS)}): run one import at a time per data directory, then this one again`, holder, heartbeatAgeS);
     this.name = 'ImportLockedError';
   }
 }
@@ -335,14 +331,27 @@ export function acquireRunLock(root: string, runId?: string, opts: { heartbeatMs
   return acquireLock(lockFile(root), runId, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new RunLockedError(holder, ageS));
 }
 
-/**
- * Takes the claims import lock of `root` (`import.lock`, the run lock's rules) or throws
- * ImportLockedError naming the holder. Returns the release function. Imports only exclude each
- * other: a run reads the raw parts it pinned, so an import beside it is safe.
- */
+/** Takes the import lock of `root` (ImportLockedError naming the holder); returns its release. */
 export function acquireImportLock(root: string, opts: { heartbeatMs?: number } = {}): () => void {
   mkdirSync(root, { recursive: true });
   return acquireLock(importLockFile(root), undefined, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new ImportLockedError(holder, ageS));
+}
+
+/**
+ * `body` under the import lock of `root` (ImportLockedError, exit 75, while another import holds
+ * it). An import's idempotence (keys already stored are skipped) holds only when no other import
+ * adds the same keys between its read and its write (QA: two `quorum import claims cbo` at once
+ * each wrote all 694 claims, and every track record counted them twice; two ForecastBench imports
+ * wrote every question, price and outcome twice). Runs and syncs do not wait for it: an import
+ * may still write while a run derives (its views are pinned: raw-views.ts).
+ */
+export async function withImportLock<T>(root: string, body: () => Promise<T>): Promise<T> {
+  const release = acquireImportLock(root);
+  try {
+    return await body();
+  } finally {
+    release();
+  }
 }
 
 /**

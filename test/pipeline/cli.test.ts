@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { quorum, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
+import { quorum, quorumAsync, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
+import { acquireRunLock, withImportLock } from '../../pipeline/warehouse/lock.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
 import { structureDir } from '../../pipeline/structure/definitions.ts';
 import { loadStructureConfig } from '../../pipeline/structure/stage.ts';
@@ -64,6 +64,28 @@ describe('quorum import', () => {
     expect(format.status).toBe(1);
     expect(format.stderr).toMatch(/unknown command 'kalshi'/);
     expect(format.stderr).toContain('quorum import forecastbench <dir> | quorum import claims <format> <dir>');
+  });
+
+  it('one import at a time per data directory: another is refused (exit 75) and writes nothing; two at once store each claim once (QA: both wrote all 694 CBO claims, and track records counted them twice)', async () => {
+    const cbo = join(REPO, 'data', 'sample', 'cbo-budget-projections');
+    const held = join(tmp.dir, 'import-locked');
+    await withImportLock(held, async () => {
+      for (const args of [['import', 'claims', 'cbo', cbo], ['import', 'forecastbench', sample]]) {
+        const r = quorum(args, { QUORUM_DATA_DIR: held });
+        expect(r.status, r.stderr).toBe(75);
+        expect(r.stderr).toMatch(/another import is in progress \(pid \d+/);
+      }
+    });
+    expect(existsSync(join(held, 'raw'))).toBe(false);
+    // Two processes at once, racing for real: whichever order, each claim is written once.
+    const both = join(tmp.dir, 'import-twice');
+    const results = await Promise.all([0, 1].map(() => quorumAsync(['import', 'claims', 'cbo', cbo], { QUORUM_DATA_DIR: both }, 120_000)));
+    let written = 0;
+    for (const r of results) {
+      expect([0, 75], r.stderr).toContain(r.status);
+      if (r.status === 0) written += (JSON.parse(r.stdout) as { claims: { written: number } }).claims.written;
+    }
+    expect(written).toBe(694);
   });
 
   it("each kind of import has its own help naming its arguments, and run's says its exit codes (QA: one help, whose <dir> described both)", () => {
