@@ -11,14 +11,13 @@
  * questions and the derive's joints and records), so both always agree on it.
  */
 import { z } from 'zod';
-import { envSettings } from '../env.ts';
+import { envSettings, wholeNumber } from '../env.ts';
 import { loadStructureDefinitions, structureDir, StructureFileError, type CuratedThesis } from '../structure/definitions.ts';
 import { MAX_COMPONENTS, MIN_COMPONENTS, loadScenarioDefinitions, type ScenarioDefinition } from './definitions.ts';
 
 const Env = z.object({
-  QUORUM_SCENARIOS_FROM_THESES: z.coerce
-    .number()
-    .int()
+  // Digits only, as every count (QA: z.coerce took 0x3, 3e0 and -0, and `maybe` was "received NaN").
+  QUORUM_SCENARIOS_FROM_THESES: wholeNumber(0)
     .refine((n) => n === 0 || (n >= MIN_COMPONENTS && n <= MAX_COMPONENTS), `expected 0 (off) or ${MIN_COMPONENTS} to ${MAX_COMPONENTS} members`)
     .default(0),
 });

@@ -51,6 +51,12 @@ describe('thesisScenarios', () => {
     for (const bad of ['1', '7', '-2', '2.5', 'three', '1e9']) {
       expect(() => loadThesisScenarioSize({ QUORUM_SCENARIOS_FROM_THESES: bad }), bad).toThrow(/^QUORUM_SCENARIOS_FROM_THESES: /);
     }
+    // digits only, as every count (QA: 0x3, 3e0, +3 and -0 were taken as numbers, `three` "received NaN")
+    for (const bad of ['0x3', '3e0', '+3', '-0', '0b11']) {
+      expect(() => loadThesisScenarioSize({ QUORUM_SCENARIOS_FROM_THESES: bad }), bad).toThrow(/^QUORUM_SCENARIOS_FROM_THESES: /);
+    }
+    expect(() => loadThesisScenarioSize({ QUORUM_SCENARIOS_FROM_THESES: 'three' })).toThrow('QUORUM_SCENARIOS_FROM_THESES: expected a whole number (digits only)');
+    expect(loadThesisScenarioSize({ QUORUM_SCENARIOS_FROM_THESES: ' 3 ' })).toBe(3);
   });
 
   it('loadScenarios: the curated ones, then the theses\' ones whose id is free', () => {
