@@ -6,9 +6,13 @@
  */
 import { createServer } from 'node:net';
 
-/** Resolves when `host:port` can be bound now; rejects with an error naming both otherwise. Port 0 is always free. */
+/**
+ * Resolves when `host:port` can be bound now; rejects with an error naming both otherwise. Port 0
+ * (any free port) is probed too: HOST must still be an address of this machine (QA: with PORT=0 a
+ * HOST that does not resolve was found only by the server's own listen, after `start`'s whole
+ * bootstrap, as `getaddrinfo ENOTFOUND` naming no variable, with server.lock left behind).
+ */
 export async function assertPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return;
   const probe = createServer();
   try {
     await new Promise<void>((resolve, reject) => {

@@ -285,6 +285,16 @@ describe('quorum run', () => {
     }
   });
 
+  it('with PORT=0 (any free port) a HOST that is no address here is refused before anything runs too (QA: start imported and ran the sample, then failed "getaddrinfo ENOTFOUND")', () => {
+    for (const command of ['serve', 'start']) {
+      const dir = join(tmp.dir, `port0-bad-host-${command}`);
+      const r = quorum([command], { QUORUM_DATA_DIR: dir, HOST: 'no-such-host.invalid', PORT: '0', QUORUM_VENUES: 'none' }, 120_000);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain('cannot listen on no-such-host.invalid:0 (ENOTFOUND');
+      expect(existsSync(dir), `${command} made ${dir}`).toBe(false); // no lock, no import, no run
+    }
+  });
+
   it('quorum serve: a busy port is refused before the data directory is made; serving one without a snapshot says so (QA: silent)', async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
