@@ -16,7 +16,8 @@ import { withConnection } from './warehouse/duckdb.ts';
 import { ImportLockedError, LOCK_STALE_MS, withImportLock } from './warehouse/lock.ts';
 import { readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
-import { parseForecastBench } from './import/forecastbench.ts';
+import { parseForecastBench, QUESTIONS_FILE, RESOLUTIONS_FILE } from './import/forecastbench.ts';
+import { existingDirectoryProblem } from './fs/paths.ts';
 import { writeImportBatch } from './import/write-batch.ts';
 import { runPipeline, type RunSummary } from './run.ts';
 import { isResumable, listRuns } from './forecast/runs.ts';
@@ -172,6 +173,23 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   rmSync(marker, { force: true });
   fsyncDir(config.dataDir);
   return runs;
+}
+
+/**
+ * `quorum start`'s check before it takes the server lock or writes anything: when a first start is
+ * due (no snapshot yet, or one stopped part-way), the sample it imports must be there. Returns
+ * what is wrong with QUORUM_SAMPLE_DIR, or null (none due, or the sample is in place). QA: a
+ * missing sample was found by the import, after FORMAT, bootstrap.json and server.lock were
+ * written, as "<dir>/questions_market.jsonl: required ForecastBench file is missing", naming no
+ * variable.
+ */
+export function firstStartSampleProblem(config: QuorumConfig): string | null {
+  if (readCurrent(config.dataDir) !== null && !existsSync(bootstrapMarkerFile(config.dataDir))) return null;
+  const problem = existingDirectoryProblem(config.sampleDir);
+  if (problem) return `${problem} (the first start imports the ForecastBench sample from it)`;
+  const missing = [QUESTIONS_FILE, RESOLUTIONS_FILE].filter((f) => !existsSync(join(config.sampleDir, f)));
+  if (missing.length) return `${config.sampleDir} has no ${missing.join(' or ')} (the first start imports the ForecastBench sample from it)`;
+  return null;
 }
 
 /**

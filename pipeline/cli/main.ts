@@ -276,6 +276,8 @@ program
   .action(() =>
     guarded(async () => {
       const { config, logger } = await setupChecked({ serving: true });
+      const sample = (await import('../bootstrap.ts')).firstStartSampleProblem(config);
+      if (sample) throw new ConfigError(`invalid configuration:\n  QUORUM_SAMPLE_DIR: ${sample}`);
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
       const releaseLock = claimDataDirForServer(config.dataDir);
       markDataDir(config);

@@ -12,6 +12,8 @@ import { checkStageSettings } from '../../pipeline/stage-settings.ts';
 import { structureDir } from '../../pipeline/structure/definitions.ts';
 import { loadStructureConfig } from '../../pipeline/structure/stage.ts';
 import { parseAsOf } from '../../pipeline/cli/as-of.ts';
+import { firstStartSampleProblem } from '../../pipeline/bootstrap.ts';
+import type { QuorumConfig } from '../../pipeline/config.ts';
 
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
 const tmp = tempDir('quorum-cli-');
@@ -283,6 +285,29 @@ describe('quorum run', () => {
     } finally {
       busy.close();
     }
+  });
+
+  it('quorum start refuses a first start whose sample is missing, naming QUORUM_SAMPLE_DIR, before it writes anything (QA: FORMAT, bootstrap.json and server.lock, then "required ForecastBench file is missing")', () => {
+    const empty = join(tmp.dir, 'empty-sample');
+    mkdirSync(empty, { recursive: true });
+    for (const [sampleDir, said] of [
+      [join(tmp.dir, 'no-such-sample'), `QUORUM_SAMPLE_DIR: ${join(tmp.dir, 'no-such-sample')} does not exist`],
+      [empty, `QUORUM_SAMPLE_DIR: ${empty} has no questions_market.jsonl or resolutions_market.csv`],
+    ] as const) {
+      const dir = join(tmp.dir, `start-no-sample-${sampleDir === empty ? 'empty' : 'missing'}`);
+      const r = quorum(['start'], { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: sampleDir, PORT: '0', QUORUM_VENUES: 'none' }, 60_000);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`invalid configuration:\n  ${said}`);
+      expect(existsSync(dir), `start made ${dir}`).toBe(false);
+    }
+    // A data directory already started needs no sample (a first start stopped part-way does).
+    const started = join(tmp.dir, 'started-before');
+    mkdirSync(join(started, 'snapshots', 'r20260306T000000Z-abcdefgh'), { recursive: true });
+    writeFileSync(join(started, 'CURRENT'), 'r20260306T000000Z-abcdefgh\n');
+    const config = { dataDir: started, sampleDir: join(tmp.dir, 'no-such-sample') } as QuorumConfig;
+    expect(firstStartSampleProblem(config)).toBeNull();
+    writeFileSync(join(started, 'bootstrap.json'), '{}\n');
+    expect(firstStartSampleProblem(config)).toContain('does not exist');
   });
 
   it('with PORT=0 (any free port) a HOST that is no address here is refused before anything runs too (QA: start imported and ran the sample, then failed "getaddrinfo ENOTFOUND")', () => {
