@@ -99,6 +99,21 @@ function claimDataDirForServer(dataDir: string): () => void {
   });
 }
 
+/**
+ * `body` of a serve or start that holds the server lock: when it fails (the exit 1 of `guarded`),
+ * the lock is released first. It was left behind (QA: after a failed start, server.lock named a
+ * dead process: taken over at once on this host, but from another hostname, a container sharing
+ * the directory, only once 3 minutes passed without a heartbeat).
+ */
+async function releasedOnFailure(release: () => void, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
 /** Runs a command body, mapping known failures to a message and an exit code. */
 async function guarded(body: () => Promise<number | void>): Promise<void> {
   let code = 0;
@@ -258,15 +273,17 @@ program
           releaseLock();
         }
       });
-      // The API only: it does not rescore or bootstrap (quorum start does), but says when it should.
-      const { snapshotFromOtherSql, servedSnapshotNote } = await import('../bootstrap.ts');
-      const none = servedSnapshotNote(config.dataDir);
-      if (none) logger.warn({ dataDir: config.dataDir }, none);
-      const other = await snapshotFromOtherSql(config.dataDir);
-      if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
-      // startServer logs where it listens, once.
-      server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
-      return -1;
+      return releasedOnFailure(releaseLock, async () => {
+        // The API only: it does not rescore or bootstrap (quorum start does), but says when it should.
+        const { snapshotFromOtherSql, servedSnapshotNote } = await import('../bootstrap.ts');
+        const none = servedSnapshotNote(config.dataDir);
+        if (none) logger.warn({ dataDir: config.dataDir }, none);
+        const other = await snapshotFromOtherSql(config.dataDir);
+        if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
+        // startServer logs where it listens, once.
+        server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
+        return -1;
+      });
     }),
   );
 
@@ -291,12 +308,14 @@ program
           releaseLock();
         }
       }); // right after the lock, as for serve (a first start's bootstrap takes a while)
-      const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
-      // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
-      if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
-      server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
-      task = startScheduler(config, logger);
-      return -1;
+      return releasedOnFailure(releaseLock, async () => {
+        const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
+        // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
+        if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
+        server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
+        task = startScheduler(config, logger);
+        return -1;
+      });
     }),
   );
 

@@ -310,6 +310,19 @@ describe('quorum run', () => {
     expect(firstStartSampleProblem(config)).toContain('does not exist');
   });
 
+  it('a serve or start that fails after taking the server lock releases it (QA: server.lock was left behind)', () => {
+    for (const command of ['serve', 'start']) {
+      // A current snapshot whose manifest cannot be read: both fail reading it, after the lock.
+      const dir = join(tmp.dir, `lock-released-${command}`);
+      mkdirSync(join(dir, 'snapshots', 'r20260306T000000Z-abcdefgh'), { recursive: true });
+      writeFileSync(join(dir, 'CURRENT'), 'r20260306T000000Z-abcdefgh\n');
+      const r = quorum([command], { QUORUM_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', QUORUM_VENUES: 'none' }, 60_000);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain('manifest.json');
+      expect(existsSync(join(dir, 'server.lock')), `${command} left server.lock`).toBe(false);
+    }
+  });
+
   it('with PORT=0 (any free port) a HOST that is no address here is refused before anything runs too (QA: start imported and ran the sample, then failed "getaddrinfo ENOTFOUND")', () => {
     for (const command of ['serve', 'start']) {
       const dir = join(tmp.dir, `port0-bad-host-${command}`);
