@@ -21,7 +21,7 @@
 import { readFileSync } from 'node:fs';
 import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
-import { unknownVariableMessage } from '../env.ts';
+import { unknownVariableMessage, unknownVariables } from '../env.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
 import { acquireServerLock, LockHeldError } from '../warehouse/lock.ts';
 import { checkDataFormat } from '../warehouse/data-format.ts';
@@ -326,9 +326,20 @@ program
   .option('--latency-ms <n>', 'latency per call', intOption(0, 60_000), 0)
   .action((opts: { port: number; latencyMs: number }) =>
     guarded(async () => {
+      const logger = createLogger(undefined, { destination: cliLogDestination() });
+      // Like every command (QA: the simulator said nothing of QUORUM_SIMULATOR_LATENCY=500, a
+      // misspelling). It needs no configuration: the variables named by the models file, when one
+      // loads, are known; when none does, every other QUORUM_* variable nothing reads is named.
+      let unknown: ReturnType<typeof unknownVariables>;
+      try {
+        unknown = loadConfig().unknownVariables;
+      } catch {
+        unknown = unknownVariables(process.env);
+      }
+      for (const u of unknown) logger.warn({ variable: u.name, closest: u.closest }, unknownVariableMessage(u));
       const sim = await startSimulator({ port: opts.port, latencyMs: opts.latencyMs });
       console.log(JSON.stringify({ url: sim.url }));
-      onShutdown(createLogger(undefined, { destination: cliLogDestination() }), () => sim.close(), { warehouse: false });
+      onShutdown(logger, () => sim.close(), { warehouse: false });
       return -1;
     }),
   );

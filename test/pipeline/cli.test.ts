@@ -119,6 +119,29 @@ describe('the quorum command', () => {
     expect(r.stderr).toMatch(/option '--port <n>' argument '99999' is invalid\. expected a whole number from 0 to 65535/);
   });
 
+  it('quorum simulator warns of a QUORUM_* variable nothing reads, as every command does (QA: silent)', async () => {
+    const child = quorumProcess(['simulator'], { QUORUM_SIMULATOR_LATENCY: '500' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no warning: ${stderr}`)), 30_000);
+        const poll = setInterval(() => {
+          if (stdout.includes('"url"') && stderr.includes('QUORUM_SIMULATOR_LATENCY is set')) {
+            clearTimeout(t);
+            clearInterval(poll);
+            resolve();
+          }
+        }, 50);
+      });
+      expect(stderr).toContain('QUORUM_SIMULATOR_LATENCY is set but is not a Quorum setting: it is ignored (did you mean QUORUM_SIMULATOR_LATENCY_MS?)');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
   it('--version prints package.json\'s version (it was an unknown option)', () => {
     const r = quorum(['--version'], {});
     expect(r.status, r.stderr).toBe(0);
