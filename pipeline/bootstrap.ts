@@ -131,15 +131,18 @@ async function bootstrapRun(config: QuorumConfig, asOf: Date | null, after: Date
 }
 
 /** The run a due step of the sequence makes: a new one dated `asOf`, or the one it continues. */
-function runDue(config: QuorumConfig, logger: Logger, due: 'new' | { resume: string }, asOf: Date): Promise<RunSummary> {
-  return runPipeline(due === 'new' ? { config, logger, asOf } : { config, logger, resume: due.resume });
+function runDue(config: QuorumConfig, logger: Logger, due: 'new' | { resume: string }, asOf: Date, signal?: AbortSignal): Promise<RunSummary> {
+  return runPipeline(due === 'new' ? { config, logger, asOf, signal } : { config, logger, resume: due.resume, signal });
 }
 
 /**
  * Runs the first-start sequence if no snapshot exists, or finishes one a kill stopped part-way
- * (bootstrapMarkerFile); returns the runs it made.
+ * (bootstrapMarkerFile); returns the runs it made. `signal` (quorum start's SIGTERM/SIGINT) stops
+ * it as it stops a scheduled run: the run in progress makes no new call, finishes the calls in
+ * flight and is recorded interrupted; no later step starts, and the next start finishes the rest.
+ * (QA: the process exited 0 in the middle of a run, the calls in flight lost and run.lock left.)
  */
-export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Promise<RunSummary[]> {
+export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, signal?: AbortSignal): Promise<RunSummary[]> {
   const marker = bootstrapMarkerFile(config.dataDir);
   const unfinished = existsSync(marker);
   if (readCurrent(config.dataDir) && !unfinished) return [];
@@ -154,10 +157,12 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
   const runs: RunSummary[] = [];
   const rounds = roundFreezeTimes(config.sampleDir);
   for (const asOf of rounds) {
+    if (signal?.aborted) return runs;
     const due = await bootstrapRun(config, asOf, null);
     if (due === 'done') continue;
-    runs.push(await runDue(config, logger, due, asOf));
+    runs.push(await runDue(config, logger, due, asOf, signal));
   }
+  if (signal?.aborted) return runs;
   const due = await bootstrapRun(config, null, rounds.at(-1) ?? null);
   if (due !== 'done') {
     // The "now" run is dated too (it does not sync: the sample's prices are what it scores), so the
@@ -166,10 +171,11 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger): Pr
     // of waiting for the first scheduled run, hours later (QA). The venues and FRED come with that run.
     const local = await runSync(config, logger, undefined, { localOnly: true });
     if (local.status !== 'ok') logger.warn({ failed: local.failed }, 'first start: the question files were not all read (see the error above)');
-    const now = await runDue(config, logger, due, new Date());
+    const now = await runDue(config, logger, due, new Date(), signal);
     if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
     runs.push(now);
   }
+  if (signal?.aborted) return runs; // (its last run interrupted: the marker stays for the next start)
   rmSync(marker, { force: true });
   fsyncDir(config.dataDir);
   return runs;

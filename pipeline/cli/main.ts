@@ -300,8 +300,14 @@ program
       markDataDir(config);
       let server: ServerHandle | null = null;
       let task: { stop(): void | Promise<void> } | null = null;
+      // A signal during the first-start bootstrap stops its run as the scheduler's are stopped
+      // (no new call, the calls in flight finish, recorded interrupted), then the process exits.
+      const stopBootstrap = new AbortController();
+      let bootstrapping: Promise<unknown> | null = null;
       onShutdown(logger, async () => {
         try {
+          stopBootstrap.abort();
+          await bootstrapping?.catch(() => undefined);
           await task?.stop();
           await server?.close();
         } finally {
@@ -311,7 +317,11 @@ program
       return releasedOnFailure(releaseLock, async () => {
         const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
         // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
-        if ((await bootstrapIfEmpty(config, logger)).length === 0) await rescoreIfDerivedByOtherSql(config, logger);
+        const bootstrap = bootstrapIfEmpty(config, logger, stopBootstrap.signal);
+        bootstrapping = bootstrap;
+        const made = await bootstrap;
+        if (stopBootstrap.signal.aborted) return -1; // the shutdown handler exits
+        if (made.length === 0) await rescoreIfDerivedByOtherSql(config, logger);
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
         task = startScheduler(config, logger);
         return -1;

@@ -116,6 +116,27 @@ describe('first start', () => {
     expect(existsSync(serverRecordFile(dir))).toBe(false);
   }, 240_000);
 
+  it('quorum start stopped by SIGTERM during its bootstrap: the run in progress is recorded interrupted, nothing is left locked, and bootstrap.json stays for the next start (QA: it exited in the middle of the run, its calls in flight lost, run.lock left)', async () => {
+    const dir = join(tmp.dir, 'sigterm-bootstrap');
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', QUORUM_SIMULATOR_LATENCY_MS: '2000' };
+    const child = quorumProcess(['start'], env);
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const deadline = Date.now() + 180_000;
+    while (!/"msg":"forecasting"/.test(stderr) && !/api listening/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500)); // its first calls in flight (each takes 2 s)
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).not.toContain('api listening'); // stopped during the first dated run
+    expect(stderr).toContain('"msg":"run interrupted"');
+    expect(existsSync(join(dir, 'run.lock'))).toBe(false);
+    expect(existsSync(join(dir, 'server.lock'))).toBe(false);
+    expect(existsSync(bootstrapMarkerFile(dir))).toBe(true); // the next start finishes the sequence
+    const runs = await withConnection((conn) => listRuns(conn, dir));
+    expect(runs.map((r) => [r.interrupted, r.completed])).toEqual([[true, false]]);
+  }, 240_000);
+
   it('quorum start killed after its first dated run published: the next start finishes the sequence (QA: it served that snapshot, the later runs never made)', async () => {
     const dir = join(tmp.dir, 'killed');
     const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
