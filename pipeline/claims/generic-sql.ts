@@ -98,7 +98,7 @@ function NONE_OF(c: string, values: readonly string[]): string {
  * was a second claim of that id in the published claims (QA: `consensus:polymarket:q1:blind` of
  * a pundit beside the consensus's own; /api/claims/{claim_id} served either).
  */
-export const QUORUM_CLAIM_ID_PREFIXES = ['forecast:', 'consensus:', 'price:'] as const;
+export const OWN_CLAIM_ID_PREFIXES = ['forecast:', 'consensus:', 'price:'] as const;
 
 /**
  * A question id as the API takes it (api/routes/prediction-params.ts QUESTION_ID, the venue in any
@@ -119,8 +119,8 @@ const CHECKS: [string | null, string, string][] = [
   [null, 'a line break inside a quoted field is not supported (records are one line each)', '_linebreak'],
   ['claim_id', 'missing required value', 'claim_id IS NULL'],
   ['claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)', "NOT regexp_full_match(claim_id, '[A-Za-z0-9][A-Za-z0-9:._-]{0,199}')"],
-  ['claim_id', `${QUORUM_CLAIM_ID_PREFIXES.join(', ')} begin the ids of Quorum's own claims (its models', consensus' and venues'): give this claim another id`,
-    QUORUM_CLAIM_ID_PREFIXES.map((p) => `starts_with(claim_id, '${p}')`).join(' OR ')],
+  ['claim_id', `${OWN_CLAIM_ID_PREFIXES.join(', ')} begin the ids of Quorum's own claims (its models', consensus' and venues'): give this claim another id`,
+    OWN_CLAIM_ID_PREFIXES.map((p) => `starts_with(claim_id, '${p}')`).join(' OR ')],
   ['source', 'missing required value', 'source IS NULL'],
   ['made_at', 'missing required value', 'made_at IS NULL'],
   ['made_at', 'expected an ISO 8601 date or time', '_made IS NULL'],

@@ -24,7 +24,7 @@ describe('two claims imports at once', () => {
     expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const refused = both.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason as Error;
     expect(refused).toBeInstanceOf(LockHeldError);
-    expect(refused.message).toMatch(/^another claims import is in progress \(pid \d+/);
+    expect(refused.message).toMatch(/^another import is in progress \(pid \d+/);
     expect(await rawQuery(data, 'SELECT count(*)::INTEGER AS n, count(DISTINCT claim_id)::INTEGER AS ids FROM {claims}')).toEqual([{ n: 11_475, ids: 11_475 }]);
     // the lock is released: the same import again runs, and writes nothing
     const [again] = await importAll(data, [['fte-polls', POLLS]]);
