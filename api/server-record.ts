@@ -11,7 +11,7 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomicSync } from '../pipeline/fs/durable.ts';
-import { processAlive } from '../pipeline/warehouse/lock.ts';
+import { processAlive, unlockedHolderAlive } from '../pipeline/warehouse/lock.ts';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -69,4 +69,16 @@ export function findServer(dataDir: string): ServerLookup {
   if (!record) return { state: 'none' };
   if (record.host !== hostname()) return { state: 'other-host', record };
   return processAlive(record.pid) ? { state: 'running', record } : { state: 'stale', record };
+}
+
+/**
+ * A server of a version before `server.lock` that has `dataDir` open: its `server.json` names a
+ * live process of this host, started before the record (not a reused pid), other than this one.
+ * Such a server takes no lock, so `quorum serve`/`start` holding `server.lock` asks this too (QA
+ * upgrade pass: during a rolling upgrade the new version started beside the older server still
+ * running, and both delivered every webhook, the same webhook-id twice). null when there is none.
+ */
+export function unlockedServer(dataDir: string): ServerRecord | null {
+  const record = readRecord(dataDir);
+  return record && unlockedHolderAlive({ pid: record.pid, host: record.host, started_at: record.started_at }) ? record : null;
 }

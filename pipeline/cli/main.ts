@@ -23,7 +23,7 @@ import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage, unknownVariables } from '../env.ts';
 import { cliLogDestination, createLogger, type Logger } from '../log.ts';
-import { acquireServerLock, LockHeldError } from '../warehouse/lock.ts';
+import { acquireServerLock, LockHeldError, ServerLockedError } from '../warehouse/lock.ts';
 import { checkDataFormat } from '../warehouse/data-format.ts';
 import { CLAIM_FORMATS, type ClaimFormat } from '../claims/formats.ts';
 import { startSimulator } from '../simulator/server.ts';
@@ -33,7 +33,7 @@ import { renderSyncTable, syncExitCode, syncOutputFormat } from './sync-output.t
 import { parseAsOf } from './as-of.ts';
 import { intOption, parseUsd } from './options.ts';
 import { serverStateProblem } from '../../api/state-paths.ts';
-import { findServer } from '../../api/server-record.ts';
+import { findServer, unlockedServer } from '../../api/server-record.ts';
 import type { ServerHandle } from '../../api/server.ts';
 
 // A command loads what it runs when it runs (below, `await import(...)`): the pipeline, the
@@ -85,18 +85,26 @@ async function closeWarehouse(): Promise<void> {
 
 /**
  * `serve` and `start`, before anything is made: the server's state must be writable
- * (api/state-paths.ts), and no other server may have the directory open (its lock; the holder's
- * address from its server.json). Returns the lock's release.
+ * (api/state-paths.ts), and no other server may have the directory open (its lock, or the
+ * server.json of a live server of an older version, which takes none; the holder's address from
+ * its server.json). Returns the lock's release.
  */
 function claimDataDirForServer(dataDir: string): () => void {
   const problem = serverStateProblem(dataDir);
   if (problem) throw new Error(problem);
-  return acquireServerLock(dataDir, {
+  const release = acquireServerLock(dataDir, {
     url: () => {
       const found = findServer(dataDir);
       return found.state === 'running' || found.state === 'other-host' ? found.record.url : null;
     },
   });
+  // A server of a version before server.lock holds none: its server.json is all that says it runs.
+  const older = unlockedServer(dataDir);
+  if (older) {
+    release();
+    throw new ServerLockedError({ pid: older.pid, host: older.host, started_at: older.started_at }, null, older.url);
+  }
+  return release;
 }
 
 /**

@@ -217,6 +217,18 @@ function isStale(found: { holder: LockHolder | null; mtimeMs: number }, now: num
 }
 
 /**
+ * Whether a holder recorded by a version that takes no lock (no token, no heartbeat: the
+ * `server.json` of a server older than `server.lock`) still runs: in this pid space, its process
+ * lives and did not start after the record was written (its pid reused). This process, or one
+ * recorded in another pid space (its pid cannot be checked from here), is not such a holder.
+ */
+export function unlockedHolderAlive(holder: LockHolder): boolean {
+  if (!samePidSpace(holder) || holder.pid === process.pid || !processAlive(holder.pid)) return false;
+  const since = Date.parse(holder.started_at);
+  return Number.isFinite(since) && !pidReusedSince(holder.pid, since);
+}
+
+/**
  * Whether the process now running `pid` started after `sinceMs` (more than 2 s after: the boot
  * time is read to the second), by its start time in /proc/<pid>/stat and the boot time in
  * /proc/stat; false where either cannot be read.

@@ -2,7 +2,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { quorum, quorumAsync, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
@@ -409,5 +410,38 @@ describe('quorum run', () => {
     third.child.kill('SIGTERM');
     await third.closed;
     expect(existsSync(join(dir, 'server.lock'))).toBe(false);
+  });
+  it('an older version\'s server, which takes no server.lock, keeps the directory while its process lives (QA upgrade: the new version started beside it and both delivered every webhook)', async () => {
+    const dir = join(tmp.dir, 'serve-beside-older');
+    mkdirSync(dir, { recursive: true });
+    // The older server: a live process that listens, recorded in server.json as versions before
+    // server.lock wrote it (pid, host, port, address, url, data_dir, started_at), no lock file.
+    const older = spawn(process.execPath, ['-e', "require('node:http').createServer((q, s) => s.end()).listen(0, '127.0.0.1', function () { console.log(this.address().port) })"]);
+    const olderClosed = new Promise((resolve) => older.on('close', resolve));
+    try {
+      const port = await new Promise<number>((resolve) => older.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+      const url = `http://127.0.0.1:${port}`;
+      const record = { pid: older.pid, host: hostname(), port, address: url, url, data_dir: dir, started_at: new Date().toISOString() };
+      writeFileSync(join(dir, 'server.json'), `${JSON.stringify(record, null, 2)}\n`);
+      const env = { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: '0' };
+      const refused = quorum(['serve'], env, 60_000);
+      expect(refused.status, refused.stderr).toBe(75);
+      expect(refused.stderr).toContain(`quorum: another server has this data directory open (pid ${older.pid}`);
+      expect(refused.stderr).toContain('written by an older version');
+      expect(refused.stderr).toContain(`at ${url}`);
+      expect(refused.stderr).not.toContain('api listening');
+      expect(existsSync(join(dir, 'server.lock'))).toBe(false); // its own lock released
+      expect(JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8')).pid).toBe(older.pid);
+    } finally {
+      older.kill('SIGKILL');
+      await olderClosed;
+    }
+    // Killed: its server.json names a dead process, which holds nothing.
+    const child = quorumProcess(['serve'], { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: '0' });
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    const { url, stderr } = await serveOutcome(child);
+    child.kill('SIGTERM');
+    await closed;
+    expect(url, stderr).not.toBeNull();
   });
 });
