@@ -23,6 +23,7 @@ import { runPipeline, type RunSummary } from './run.ts';
 import { isResumable, listRuns } from './forecast/runs.ts';
 import { fsyncDir, writeFileAtomicSync } from './fs/durable.ts';
 import { runSync } from './sync.ts';
+import { LOCK_HEARTBEAT_MS, RunLockedError, runLockHeld } from './warehouse/lock.ts';
 
 /** The distinct freeze times of the rounds in a ForecastBench questions file, oldest first. */
 export function roundFreezeTimes(dir: string): Date[] {
@@ -224,7 +225,11 @@ export async function snapshotFromOtherSql(dataDir: string): Promise<{ snapshot:
  * scheduled run (hours away) some endpoints would answer errors. Returns the run's summary, or
  * null when the snapshot is current (or none exists: bootstrapIfEmpty's case).
  */
-export async function rescoreIfDerivedByOtherSql(config: QuorumConfig, logger: Logger): Promise<RunSummary | null> {
+export async function rescoreIfDerivedByOtherSql(
+  config: QuorumConfig,
+  logger: Logger,
+  opts: { signal?: AbortSignal; onLocked?: (err: RunLockedError) => void } = {},
+): Promise<RunSummary | null> {
   const other = await snapshotFromOtherSql(config.dataDir);
   if (other === null) return null;
   const { snapshot: current, recorded, expected } = other;
@@ -240,12 +245,59 @@ export async function rescoreIfDerivedByOtherSql(config: QuorumConfig, logger: L
     // As of now, a past-dated snapshot (quorum run --as-of) jumped to now on an upgrade, with every
     // resolution since as events (QA).
     const asOf = new Date(readManifest(config.dataDir, current).as_of);
-    const summary = await runPipeline({ config, logger, scoreOnly: true, asOf });
+    const summary = await runPipeline({ config, logger, scoreOnly: true, asOf, signal: opts.signal });
     if (summary.status !== 'completed') logger.error({ run_id: summary.run_id, error: summary.error }, 'rescoring failed: serving the previous snapshot');
     return summary;
   } catch (err) {
-    // e.g. another run holds the lock: that run publishes with this SQL anyway
+    if (err instanceof RunLockedError && opts.onLocked) {
+      // Another process's run: this version's publishes with this SQL; an older version's (a
+      // rolling upgrade) with its own, so the caller rescores once it ends (rescoreAfterRunEnds).
+      logger.warn({ holder: err.holder }, 'rescoring waits: another run holds the run lock; the snapshot is rescored once that run has ended, unless it published one derived by this version');
+      opts.onLocked(err);
+      return null;
+    }
     logger.error({ err }, 'rescoring could not run: serving the previous snapshot until the next run');
     return null;
   }
+}
+
+/**
+ * `quorum start` after an upgrade when another process's run held the run lock as it asked for the
+ * rescore (rescoreIfDerivedByOtherSql's `onLocked`): every `everyMs` while the served snapshot is
+ * derived by other SQL, rescores as soon as no run holds the lock. That run may be an older
+ * version's, still going during a rolling upgrade: it publishes a snapshot of its own SQL (QA
+ * upgrade pass: the accuracy summary, the resolved list, service stats and scenarios answered 503
+ * until the next scheduled run, up to 4 hours later). Ends once the snapshot is this version's, or
+ * after a rescore that failed for another reason (logged; the next scheduled run publishes anyway).
+ */
+export function rescoreAfterRunEnds(config: QuorumConfig, logger: Logger, opts: { everyMs?: number } = {}): { stop(): Promise<void> } {
+  const stopping = new AbortController();
+  let inFlight: Promise<void> | null = null;
+  const attempt = async (): Promise<boolean> => {
+    if ((await snapshotFromOtherSql(config.dataDir)) === null) return true;
+    if (runLockHeld(config.dataDir)) return false;
+    let locked = false;
+    await rescoreIfDerivedByOtherSql(config, logger, { signal: stopping.signal, onLocked: () => { locked = true; } });
+    return !locked;
+  };
+  const timer = setInterval(() => {
+    if (inFlight || stopping.signal.aborted) return;
+    inFlight = attempt()
+      .then(
+        (done) => { if (done) clearInterval(timer); },
+        (err: unknown) => {
+          clearInterval(timer);
+          logger.error({ err }, 'rescoring after the run in progress failed: serving the previous snapshot until the next run');
+        },
+      )
+      .finally(() => { inFlight = null; });
+  }, opts.everyMs ?? LOCK_HEARTBEAT_MS);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      stopping.abort();
+      await inFlight;
+    },
+  };
 }

@@ -312,10 +312,12 @@ program
       // (no new call, the calls in flight finish, recorded interrupted), then the process exits.
       const stopBootstrap = new AbortController();
       let bootstrapping: Promise<unknown> | null = null;
+      let rescorer: { stop(): Promise<void> } | null = null;
       onShutdown(logger, async () => {
         try {
           stopBootstrap.abort();
           await bootstrapping?.catch(() => undefined);
+          await rescorer?.stop();
           await task?.stop();
           await server?.close();
         } finally {
@@ -323,15 +325,18 @@ program
         }
       }); // right after the lock, as for serve (a first start's bootstrap takes a while)
       return releasedOnFailure(releaseLock, async () => {
-        const [{ bootstrapIfEmpty, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
-        // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's SQL.
+        const [{ bootstrapIfEmpty, rescoreAfterRunEnds, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
+        // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's
+        // SQL, or, while another process's run holds the lock, once that run has ended.
         const bootstrap = bootstrapIfEmpty(config, logger, stopBootstrap.signal);
         bootstrapping = bootstrap;
         const made = await bootstrap;
         if (stopBootstrap.signal.aborted) return -1; // the shutdown handler exits
-        if (made.length === 0) await rescoreIfDerivedByOtherSql(config, logger);
+        let rescoreWaits = false;
+        if (made.length === 0) await rescoreIfDerivedByOtherSql(config, logger, { onLocked: () => { rescoreWaits = true; } });
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
         task = startScheduler(config, logger);
+        if (rescoreWaits) rescorer = rescoreAfterRunEnds(config, logger);
         return -1;
       });
     }),

@@ -367,6 +367,15 @@ export async function withImportLock<T>(root: string, body: () => Promise<T>): P
 }
 
 /**
+ * Whether `root`'s run lock is held now: a lock file in place that is not stale (by the rules
+ * above; one this process holds counts). Nothing is taken or changed.
+ */
+export function runLockHeld(root: string): boolean {
+  const found = inspect(lockFile(root));
+  return found !== null && !isStale(found, Date.now());
+}
+
+/**
  * Takes the server lock of `root` (`server.lock`: one API server per data directory, the same
  * rules as the run lock) or throws ServerLockedError naming the holder (and `url()`, where it
  * listens, when known). Returns the release function.

@@ -3,10 +3,12 @@
  * not say, published before the manifest recorded it) is rescored before the API serves it, with
  * no model call; a current one is served as it is.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rescoreIfDerivedByOtherSql, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
+import { rescoreAfterRunEnds, rescoreIfDerivedByOtherSql, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runPipeline } from '../../pipeline/run.ts';
@@ -133,4 +135,49 @@ describe('rescore on upgrade and the frozen records', () => {
     expect(summary).toMatchObject({ status: 'completed', calls_made: 0 });
     expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(new Map([['2026-03-10T00:00:00.000', [summary!.run_id]]]));
   }, 120_000);
+});
+
+describe('rescore on upgrade while another process runs (a rolling upgrade)', () => {
+  let f: Fixture;
+  const logger = createLogger('silent');
+  let config: ReturnType<typeof loadConfig>;
+
+  beforeAll(async () => {
+    ({ f, config } = await scoredSample(logger));
+  }, 120_000);
+  afterAll(async () => {
+    await closeDuckdb();
+    f.cleanup();
+  });
+
+  it('an older version\'s run holding the lock: the snapshot it leaves is rescored once it has ended, not at the next scheduled run', async () => {
+    // QA upgrade pass: quorum start found the lock of an older version's run still going, served on,
+    // and that run then published a snapshot of its own SQL: the accuracy summary, the resolved list,
+    // service stats and scenarios answered 503 until the next scheduled run, up to 4 hours later.
+    tamperManifest(f.dataDir, (m) => { delete m.derive_sql_hash; }); // what the older run published
+    const before = readCurrent(f.dataDir)!;
+    // Its run: a live process named by a lock without token or heartbeat, as those versions wrote it.
+    const older = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    try {
+      writeFileSync(join(f.dataDir, 'run.lock'), JSON.stringify({ pid: older.pid, host: hostname(), started_at: new Date().toISOString(), run_id: 'r-older' }));
+      let locked = false;
+      expect(await rescoreIfDerivedByOtherSql(config, logger, { onLocked: () => { locked = true; } })).toBeNull();
+      expect(locked).toBe(true);
+      const rescorer = rescoreAfterRunEnds(config, logger, { everyMs: 100 });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(readCurrent(f.dataDir)).toBe(before); // its lock holds while its process lives
+        rmSync(join(f.dataDir, 'run.lock')); // the older run ends
+        const deadline = Date.now() + 100_000;
+        while ((await snapshotFromOtherSql(f.dataDir)) !== null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      } finally {
+        await rescorer.stop();
+      }
+    } finally {
+      older.kill('SIGKILL');
+    }
+    const after = readCurrent(f.dataDir)!;
+    expect(after).not.toBe(before);
+    expect(readManifest(f.dataDir, after)).toMatchObject({ derive_sql_hash: await deriveSqlHash(), as_of: '2026-03-10T00:00:00.000Z' });
+  }, 180_000);
 });
