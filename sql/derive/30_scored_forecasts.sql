@@ -3,8 +3,8 @@
 -- The scored forecast is the latest forecast created strictly before the question's cutoff
 -- (least(close_time, resolved_at); see _resolved in 10_questions) of a resolved, non-annulled
 -- question. Visible resolutions have resolved_at <= as_of, so every scored forecast is also at or
--- before as_of. Selection: two hash aggregates with max/arg_max (no window ranking): one per round
--- (created_at), then one per (question, model, mode). Two runs
+-- before as_of. Selection: one hash aggregate per (question, model, mode) with max/arg_max (no
+-- window ranking) over the rounds (below). Two runs
 -- dated at the same time (`quorum run --as-of T` twice; a first start killed and started again)
 -- tie on created_at: the greater run_id wins, here and wherever the snapshot picks a latest run
 -- (40_scored_consensus, 85_edges, 99_factor_1_tree, the API's latest consensus), so the figures
@@ -25,18 +25,35 @@
 -- greater run_id's (as for the latest), so repeating `quorum run --as-of T` does not weigh the
 -- round at T twice. Score definitions: 25_score_functions.
 
+-- Times at which more than one run forecast (runs dated at the same time). Only at those can a
+-- round hold two forecasts of one (question, model, mode); elsewhere a forecast is its round's, so
+-- only their rows go through the per-round aggregate (over every row it cost 1.7 s of the scoring
+-- bench's 10 M forecasts, for a case that is rare). 55_anchoring reads it too.
+CREATE OR REPLACE TABLE _shared_forecast_times AS
+SELECT created_at FROM raw_forecasts GROUP BY created_at HAVING min(run_id) < max(run_id);
+
+-- The forecasts that are scored: of resolved questions, before the cutoff (a view: each branch
+-- below reads it, and a branch whose times are none reads nothing).
+CREATE OR REPLACE TEMP VIEW _scorable_forecasts AS
+SELECT f.question_id, f.model, f.mode, f.created_at, f.run_id, f.probability, f.provider, r.outcome
+FROM raw_forecasts AS f
+JOIN _resolved AS r ON r.question_id = f.question_id
+WHERE f.created_at < r.cutoff
+  AND f.probability IS NOT NULL
+  AND f.translation_of IS NULL -- translations repeat the same answer in another language
+  AND f.condition IS NULL; -- conditional forecasts (scenarios) are never scored as forecasts
+
 CREATE OR REPLACE TABLE _latest_forecast AS
 WITH rounds AS (
-  -- One forecast per round (question, model, mode, created_at): the greater run_id's.
-  SELECT f.question_id, f.model, f.mode, f.created_at, r.outcome,
-         arg_max({'run_id': f.run_id, 'probability': f.probability, 'provider': f.provider}, f.run_id) AS pick
-  FROM raw_forecasts AS f
-  JOIN _resolved AS r ON r.question_id = f.question_id
-  WHERE f.created_at < r.cutoff
-    AND f.probability IS NOT NULL
-    AND f.translation_of IS NULL -- translations repeat the same answer in another language
-    AND f.condition IS NULL -- conditional forecasts (scenarios) are never scored as forecasts
-  GROUP BY f.question_id, f.model, f.mode, f.created_at, r.outcome
+  SELECT question_id, model, mode, created_at, outcome,
+         {'run_id': run_id, 'probability': probability, 'provider': provider} AS pick
+  FROM _scorable_forecasts ANTI JOIN _shared_forecast_times USING (created_at)
+  UNION ALL
+  -- One forecast per round (question, model, mode, created_at) at a shared time: the greater run_id's.
+  SELECT question_id, model, mode, created_at, any_value(outcome),
+         arg_max({'run_id': run_id, 'probability': probability, 'provider': provider}, run_id)
+  FROM _scorable_forecasts SEMI JOIN _shared_forecast_times USING (created_at)
+  GROUP BY question_id, model, mode, created_at
 )
 SELECT * EXCLUDE (latest), latest.run_id AS run_id, latest.probability AS probability, latest.provider AS provider
 FROM (

@@ -28,29 +28,37 @@
 -- key a question by an integer (qix, its row in _resolved) instead of its id: hashing and comparing
 -- the id strings of 8 M rounds three times took a third of the statement (17.6 s → 11-13 s on the
 -- bench; question ids of real venues are longer still).
+-- The questions scored, numbered in question_id order (qix).
+CREATE OR REPLACE TEMP TABLE _anc_rq AS
+SELECT question_id, cutoff, (row_number() OVER (ORDER BY question_id))::INTEGER AS qix FROM _resolved;
+
+-- Every forecast and consensus mean of a scored question before its cutoff (a view: each branch
+-- of _anc_obs's rounds reads it, and a branch whose times are none reads nothing).
+CREATE OR REPLACE TEMP VIEW _anc_forecasts AS
+SELECT f.model AS forecaster, f.mode, r.qix, f.run_id, f.created_at, f.probability AS p
+FROM raw_forecasts AS f
+JOIN _anc_rq AS r ON r.question_id = f.question_id
+WHERE f.created_at < r.cutoff
+  AND f.probability IS NOT NULL
+  AND f.translation_of IS NULL -- translations repeat the same answer in another language
+  AND f.condition IS NULL -- conditional forecasts (scenarios) are not forecasts of the question
+UNION ALL
+SELECT 'consensus_mean', c.mode, r.qix, c.run_id, c.created_at, c.mean
+FROM consensus AS c
+JOIN _anc_rq AS r ON r.question_id = c.question_id
+WHERE c.created_at < r.cutoff;
+
 CREATE OR REPLACE TABLE _anc_obs AS
-WITH rq AS MATERIALIZED (
-  -- (numbered in question_id order, so every reference agrees on qix even if one were recomputed)
-  SELECT question_id, cutoff, (row_number() OVER (ORDER BY question_id))::INTEGER AS qix FROM _resolved
-),
+WITH rq AS (SELECT * FROM _anc_rq),
 f AS (
   -- One per round (forecaster, mode, question, created_at): runs dated at the same time are one
-  -- round, the greater run_id's (as in 30_scored_forecasts and 40_scored_consensus).
-  SELECT f.model AS forecaster, f.mode, r.qix, max(f.run_id) AS run_id, f.created_at,
-         arg_max(f.probability, f.run_id) AS p
-  FROM raw_forecasts AS f
-  JOIN rq AS r ON r.question_id = f.question_id
-  WHERE f.created_at < r.cutoff
-    AND f.probability IS NOT NULL
-    AND f.translation_of IS NULL -- translations repeat the same answer in another language
-    AND f.condition IS NULL -- conditional forecasts (scenarios) are not forecasts of the question
-  GROUP BY f.model, f.mode, r.qix, f.created_at
+  -- round, the greater run_id's (as in 30_scored_forecasts and 40_scored_consensus); only the rows
+  -- at such a time (30's _shared_forecast_times) can tie, so only they are grouped.
+  SELECT forecaster, mode, qix, run_id, created_at, p FROM _anc_forecasts ANTI JOIN _shared_forecast_times USING (created_at)
   UNION ALL
-  SELECT 'consensus_mean', c.mode, r.qix, max(c.run_id), c.created_at, arg_max(c.mean, c.run_id)
-  FROM consensus AS c
-  JOIN rq AS r ON r.question_id = c.question_id
-  WHERE c.created_at < r.cutoff
-  GROUP BY c.mode, r.qix, c.created_at
+  SELECT forecaster, mode, qix, max(run_id), created_at, arg_max(p, run_id)
+  FROM _anc_forecasts SEMI JOIN _shared_forecast_times USING (created_at)
+  GROUP BY forecaster, mode, qix, created_at
 ),
 pts AS (SELECT p.qix, r.question_id, p.created_at FROM (SELECT DISTINCT qix, created_at FROM f) AS p JOIN rq AS r USING (qix)),
 cmp AS (
