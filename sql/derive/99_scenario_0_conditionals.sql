@@ -43,13 +43,15 @@ WITH asked AS (
     AND f.translation_of IS NULL
     AND regexp_full_match(f.condition, '[a-z0-9][a-z0-9-]{1,62}:[0-9]+:[01]*')
 ),
--- the components (pathway order) each run archived a scenario with: those it asked under
+-- the components (pathway order) each run archived a scenario with: those it asked under (only
+-- the records of the runs that asked: the archive holds a record per scenario and run)
 asked_under AS (
-  SELECT scenario_id, run_id, any_value(string_split(components, ',')) AS components
+  SELECT r.scenario_id, r.run_id, any_value(string_split(r.components, ',')) AS components
   FROM (SELECT scenario_id, run_id, components FROM raw_scenario_archive
         UNION ALL
-        SELECT scenario_id, run_id, components FROM raw_scenario_records)
-  GROUP BY scenario_id, run_id
+        SELECT scenario_id, run_id, components FROM raw_scenario_records) AS r
+  SEMI JOIN (SELECT DISTINCT scenario_id, run_id FROM asked) AS k USING (scenario_id, run_id)
+  GROUP BY r.scenario_id, r.run_id
 ),
 now AS (
   SELECT scenario_id, list(question_id ORDER BY ord) AS components
