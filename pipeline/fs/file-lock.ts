@@ -10,7 +10,7 @@
  * webhook change of the server hold its event loop 10 s, then fail, until the lock was 30 s old.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { processAlive } from '../warehouse/lock.ts';
@@ -28,12 +28,15 @@ function sleepSync(ms: number): void {
 export function withFileLock<T>(file: string, fn: () => T): T {
   const lock = `${file}.lock`;
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  // The holder's text is unique to this acquisition (its token), so a takeover can tell the lock it
+  // judged from one written since, and the release removes only its own.
+  const mine = `${process.pid} ${hostname()} ${randomBytes(8).toString('hex')}\n`;
   const deadline = Date.now() + FILE_LOCK_WAIT_MS;
   for (;;) {
     try {
       const fd = openSync(lock, 'wx', 0o600);
       try {
-        writeSync(fd, `${process.pid} ${hostname()}\n`);
+        writeSync(fd, mine);
       } finally {
         closeSync(fd);
       }
@@ -42,20 +45,15 @@ export function withFileLock<T>(file: string, fn: () => T): T {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     let age: number;
+    let judged: string;
     try {
+      judged = readFileSync(lock, 'utf8');
       age = Date.now() - statSync(lock).mtimeMs;
     } catch {
       continue; // released meanwhile
     }
-    if (age > FILE_LOCK_STALE_MS || holderGone(lock)) {
-      // moved aside first: of two processes taking over one stale lock, one rename fails
-      const aside = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
-      try {
-        renameSync(lock, aside);
-        rmSync(aside, { force: true });
-      } catch {
-        // taken over by the other one
-      }
+    if (age > FILE_LOCK_STALE_MS || holderGone(judged)) {
+      takeOverFileLock(lock, judged);
       continue;
     }
     if (Date.now() > deadline) {
@@ -66,23 +64,60 @@ export function withFileLock<T>(file: string, fn: () => T): T {
   try {
     return fn();
   } finally {
-    rmSync(lock, { force: true });
+    releaseFileLock(lock, mine);
   }
 }
 
 /**
- * True when the lock names a holder on this host that no longer runs: an exited process, or this
- * very process (the lock is not reentrant, so one naming it was left by an earlier process that had
- * the same pid). An empty or unreadable lock, or one of another host, says nothing (the age rule).
+ * Removes the stale lock whose text was `judged`, unless it was replaced meanwhile: moved aside
+ * first (of two processes taking over one stale lock, one rename fails), then compared, and put
+ * back when it is another holder's. A holder that released and exited between the reading of its
+ * lock and the takeover let a third process take the lock; removing that one let two processes
+ * change the file at once (CI under load: of keys created and revoked by eight commands at once,
+ * one key was lost; of webhooks created at once, two). Returns whether the judged lock was removed.
  */
-function holderGone(lock: string): boolean {
-  let text: string;
+export function takeOverFileLock(lock: string, judged: string): boolean {
+  const aside = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    text = readFileSync(lock, 'utf8');
+    renameSync(lock, aside);
   } catch {
-    return false;
+    return false; // taken over or released by another process
   }
-  const m = /^(\d+) (\S+)\n$/.exec(text);
+  let moved: string | null = null;
+  try {
+    moved = readFileSync(aside, 'utf8');
+  } catch {
+    // unreadable: not known to be the one judged
+  }
+  if (moved !== judged) {
+    try {
+      linkSync(aside, lock); // never over a lock written since
+    } catch {
+      // a newer lock is in place: it stands
+    }
+  }
+  rmSync(aside, { force: true });
+  return moved === judged;
+}
+
+/** Removes `lock` if it still holds `mine` (a lock taken over as stale is another holder's now). */
+function releaseFileLock(lock: string, mine: string): void {
+  try {
+    if (readFileSync(lock, 'utf8') !== mine) return;
+  } catch {
+    return;
+  }
+  rmSync(lock, { force: true });
+}
+
+/**
+ * True when the lock's text names a holder on this host that no longer runs: an exited process, or
+ * this very process (the lock is not reentrant, so one naming it was left by an earlier process that
+ * had the same pid). An empty lock, or one of another host, says nothing (the age rule). Locks
+ * written before the token (`<pid> <host>`) are read too.
+ */
+function holderGone(text: string): boolean {
+  const m = /^(\d+) (\S+)(?: [0-9a-f]+)?\n$/.exec(text);
   if (!m || m[2] !== hostname()) return false;
   const pid = Number(m[1]);
   return pid === process.pid || !processAlive(pid);

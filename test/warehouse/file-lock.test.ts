@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
-import { withFileLock } from '../../pipeline/fs/file-lock.ts';
+import { takeOverFileLock, withFileLock } from '../../pipeline/fs/file-lock.ts';
 import { SubscriptionStore } from '../../api/events/webhooks/store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -24,7 +24,7 @@ describe('withFileLock', () => {
     try {
       const file = join(dir, 'state', 'x.json');
       const seen = withFileLock(file, () => readFileSync(`${file}.lock`, 'utf8'));
-      expect(seen).toBe(`${process.pid} ${hostname()}\n`);
+      expect(seen).toMatch(new RegExp(`^${process.pid} ${hostname()} [0-9a-f]{16}\\n$`));
       expect(() => readFileSync(`${file}.lock`)).toThrow();
     } finally {
       cleanup();
@@ -45,4 +45,34 @@ describe('withFileLock', () => {
       cleanup();
     }
   });
+
+  it('a takeover removes only the lock it judged stale: one written since (its holder released, a third process took it) stays (CI under load: a key and two webhooks lost)', () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const lock = join(dir, 'x.json.lock');
+      const judged = `${deadPid()} ${hostname()}\n`;
+      const live = `${process.pid} ${hostname()} 0123456789abcdef\n`;
+      writeFileSync(lock, live);
+      expect(takeOverFileLock(lock, judged)).toBe(false);
+      expect(readFileSync(lock, 'utf8')).toBe(live);
+      writeFileSync(lock, judged);
+      expect(takeOverFileLock(lock, judged)).toBe(true);
+      expect(() => readFileSync(lock)).toThrow();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('the release removes only its own lock: a holder whose lock was taken over as stale leaves the new holder\'s', () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const file = join(dir, 'y.json');
+      const other = `${process.pid} ${hostname()} fedcba9876543210\n`;
+      withFileLock(file, () => writeFileSync(`${file}.lock`, other)); // taken over meanwhile
+      expect(readFileSync(`${file}.lock`, 'utf8')).toBe(other);
+    } finally {
+      cleanup();
+    }
+  });
+
 });
