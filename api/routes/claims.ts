@@ -110,9 +110,10 @@ function claim(r: JsonRow): z.input<typeof Claim> {
   });
 }
 
-function queryPattern(req: Request, name: string, pattern: RegExp, what: string): string | null {
-  const raw = queryString(req, name, 400);
-  if (raw === undefined) return null;
+function queryPattern(req: Request, name: string, pattern: RegExp, what: string, fold: (raw: string) => string = (raw) => raw): string | null {
+  const given = queryString(req, name, 400);
+  if (given === undefined) return null;
+  const raw = fold(given);
   if (!pattern.test(raw)) throw ApiError.invalidParameter(name, `Query parameter '${name}' must be ${what}.`, { pattern: pattern.source });
   return raw;
 }
@@ -131,7 +132,7 @@ export const claimsListRoute = jsonRoute({
     cursor: z.string().max(1024).optional().meta({
       description: 'The previous page\'s next_cursor, on the snapshot that issued it: Quorum\'s own claims take the time of their latest forecast, which a run (a backfill above all) can change, so after a newer snapshot it is a 410 cursor_expired (start again).',
     }),
-    source: z.string().regex(SLUG).optional().meta({ description: 'A source slug.' }),
+    source: z.string().regex(SLUG).optional().meta({ description: 'A source slug (capitals A-Z read as lower case: SurveyUSA is surveyusa).' }),
     kind: z.enum(CLAIM_KINDS).optional(),
     resolved: z.boolean().optional(),
     made_since: isoTimeParam.optional(),
@@ -142,7 +143,8 @@ export const claimsListRoute = jsonRoute({
   cache: true,
   input: (req) => {
     const limit = queryInt(req, 'limit', CLAIMS_LIMIT);
-    const source = queryPattern(req, 'source', SLUG, 'a source slug (a-z, 0-9, -)');
+    // capitals A-Z read as lower case, as the track records' source_slug path parameter reads them
+    const source = queryPattern(req, 'source', SLUG, 'a source slug (a-z, 0-9, -)', (raw) => raw.replace(/[A-Z]/g, (c) => c.toLowerCase()));
     const kind = queryEnum(req, 'kind', CLAIM_KINDS) ?? null;
     const resolvedRaw = queryString(req, 'resolved', 16);
     const resolved = resolvedRaw === undefined ? null : parseBoolean(resolvedRaw, 'resolved');

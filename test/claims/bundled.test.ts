@@ -88,6 +88,10 @@ describe('bundled claims datasets', () => {
     expect((await source('optimus-analytics')).name).toBe('Øptimus Analytics');
     const ties = await get(server, '/api/claims/?source=surveyusa&limit=500', auth.x(key));
     expect(ties.body.total).toBe(856);
+    // capitals A-Z read as lower case, as in /api/track-records/sources/SurveyUSA/ (QA: a 400 here)
+    const capitals = await get(server, '/api/claims/?source=SurveyUSA&limit=1', auth.x(key));
+    expect(capitals.res.status, capitals.text).toBe(200);
+    expect(capitals.body.total).toBe(856);
   });
 
   it('2018: three model versions on the same 504 resolved races (6 uncalled), Brier as recomputed from the file', async () => {
