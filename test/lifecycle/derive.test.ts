@@ -13,7 +13,7 @@ describe('lifecycle', () => {
 
   beforeAll(async () => {
     ({ conn, close } = await openDb());
-    await insert(conn, 'questions', ['EARLY', 'NORMAL', 'VOID'].map((id) => question(id)));
+    await insert(conn, 'questions', ['EARLY', 'NORMAL', 'VOID', 'FILE', 'FUTURE'].map((id) => question(id)));
     await insert(conn, 'lifecycle_events', [
       // resolved early (2025-03-01), then its scheduled close (2025-04-01)
       { question_id: 'EARLY', state: 'active', at: ts('2025-01-01'), reason: 'listed' },
@@ -27,6 +27,15 @@ describe('lifecycle', () => {
       { question_id: 'VOID', state: 'active', at: ts('2025-01-01'), reason: 'listed' },
       { question_id: 'VOID', state: 'annulled', at: ts('2025-02-15'), reason: 'cancelled' },
       { question_id: 'VOID', state: 'closed', at: ts('2025-03-01'), reason: 'market closed' },
+      // a question file's question opened in the past: proposed at the import time (after it
+      // resolved), as pipeline/questions/question-file.ts records it
+      { question_id: 'FILE', state: 'proposed', at: ts('2025-06-01'), reason: 'imported from question file q.yaml' },
+      { question_id: 'FILE', state: 'active', at: ts('2025-01-01'), reason: 'opened (question file q.yaml)' },
+      { question_id: 'FILE', state: 'closed', at: ts('2025-02-01'), reason: 'close_time reached (question file q.yaml)' },
+      { question_id: 'FILE', state: 'resolved', at: ts('2025-03-01'), reason: 'resolved YES from FRED' },
+      // imported before it opens: proposed, then active
+      { question_id: 'FUTURE', state: 'proposed', at: ts('2025-01-01'), reason: 'imported from question file q.yaml' },
+      { question_id: 'FUTURE', state: 'active', at: ts('2025-02-01'), reason: 'opened (question file q.yaml)' },
     ]);
     await derive(conn);
   });
@@ -38,5 +47,12 @@ describe('lifecycle', () => {
     expect(states('EARLY')).toEqual(['1:active', '2:resolved']);
     expect(states('NORMAL')).toEqual(['1:active', '2:closed', '3:resolved']);
     expect(states('VOID')).toEqual(['1:active', '2:annulled']);
+  });
+
+  it('a proposed event after the question opened (a question file imported late) is left out; the last state is the status', async () => {
+    const r = await rows(conn, 'SELECT question_id, seq, state FROM lifecycle ORDER BY question_id, seq');
+    const states = (id: string) => r.filter((x) => x.question_id === id).map((x) => `${String(x.seq)}:${String(x.state)}`);
+    expect(states('FILE')).toEqual(['1:active', '2:closed', '3:resolved']);
+    expect(states('FUTURE')).toEqual(['1:proposed', '2:active']);
   });
 });
