@@ -141,6 +141,49 @@ async function closeTimeVersions(
   }));
 }
 
+/** The fields of a question-file entry that an edit of the file changes (created_at: when the entry gives one). */
+const EDITABLE = ['title', 'description', 'resolution_criteria', 'url', 'category', 'domain', 'tags', 'close_time', 'created_at'] as const;
+
+const sameValue = (a: unknown, b: unknown): boolean => {
+  if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  if (a instanceof Date || b instanceof Date) return new Date(a as string).getTime() === new Date(b as string).getTime();
+  if (Array.isArray(a) || Array.isArray(b)) return JSON.stringify(a) === JSON.stringify(b);
+  return a === b;
+};
+
+/**
+ * New versions of question-file questions whose entry was edited since the stored version (title,
+ * criteria, close_time, ...): the file's row with this sync's ingested_at, keeping the stored
+ * created_at when the entry gives none (its default, the import time, changes every sync). Raw
+ * `questions` is keyed by question_id, so an edit used to be dropped while the FRED step resolved
+ * the question by the edited rule: a question shown with its old title and close was decided by
+ * another series or threshold, and a moved close_time never reached runs or the API.
+ */
+async function editedQuestionVersions(
+  conn: DuckDBConnection,
+  opts: SyncOptions,
+  files: { questions: Rows['questions'] & object[]; created_at_defaulted: string[] },
+): Promise<Rows['questions'] & object[]> {
+  const rows = files.questions as Record<string, unknown>[];
+  if (rows.length === 0) return [];
+  await createRawViews(conn, opts.root);
+  const stored = new Map(
+    (await queryFile<Record<string, unknown> & { question_id: string }>(conn, 'pipeline/question_versions.sql', {
+      ids: listValue(rows.map((q) => String(q.question_id))),
+    })).map((q) => [q.question_id, q]),
+  );
+  const defaulted = new Set(files.created_at_defaulted);
+  const out: Record<string, unknown>[] = [];
+  for (const q of rows) {
+    const old = stored.get(String(q.question_id));
+    if (!old) continue;
+    const next = defaulted.has(String(q.question_id)) ? { ...q, created_at: old.created_at === null ? null : new Date(String(old.created_at)) } : q;
+    if (EDITABLE.every((f) => sameValue(next[f], old[f]))) continue;
+    out.push({ ...next, ingested_at: opts.now });
+  }
+  return out;
+}
+
 /** A row of sql/pipeline/tracked_markets.sql. */
 interface TrackedRow {
   question_id: string;
@@ -235,7 +278,13 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     const files = loadQuestionFiles(opts.questionsDir, { now: opts.now });
     specs = files.specs;
     const rows = await onlyNewLifecycle(conn, opts.root, { questions: files.questions, lifecycle_events: files.lifecycle_events });
-    reports.push(report('question-files', await writeRows(conn, opts, rows), [], null));
+    // before the new questions are written: those are no edits
+    const versions = await editedQuestionVersions(conn, opts, files);
+    const written = await writeRows(conn, opts, rows);
+    if (versions.length > 0) {
+      written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
+    }
+    reports.push(report('question-files', written, [], null));
   } catch (err) {
     log.error({ err }, 'question files rejected');
     reports.push(report('question-files', {}, [], (err as Error).message));

@@ -46,6 +46,8 @@ export interface QuestionFileResult {
   questions: Row<'questions'>[];
   lifecycle_events: Row<'lifecycle_events'>[];
   specs: ThresholdSpec[];
+  /** Question ids whose entry gives no created_at (theirs is the import time, which changes with every import). */
+  created_at_defaulted: string[];
 }
 
 /** A bad question file. `message` is `<file>[:<line>]: questions[<i>] (id "<id>"): <field>: <reason>`. */
@@ -219,6 +221,7 @@ function fileSource(path: string): Source {
 function rowsOf(entry: Entry, file: string, now: Date, out: QuestionFileResult): void {
   const question_id = `${QUORUM_VENUE}:${entry.id}`;
   const created_at = entry.created_at ?? now;
+  if (entry.created_at === undefined) out.created_at_defaulted.push(question_id);
   const description = entry.description?.trim() ? entry.description.trim() : null;
   const resolution_criteria = entry.resolution_criteria.trim();
   const url = entry.url ?? null;
@@ -290,7 +293,7 @@ export function parseQuestionFile(path: string, opts: { now: Date }): QuestionFi
             : issue.message;
     throw new QuestionFileError(path, src.lineOf(field ? [field] : []), null, null, src.data !== null && typeof src.data === 'object' && !Array.isArray(src.data) ? field : null, reason);
   }
-  const out: QuestionFileResult = { questions: [], lifecycle_events: [], specs: [] };
+  const out: QuestionFileResult = { questions: [], lifecycle_events: [], specs: [], created_at_defaulted: [] };
   const seen = new Map<string, number>();
   top.data.questions.forEach((raw, index) => {
     const parsed = EntrySchema.safeParse(raw);
@@ -335,7 +338,7 @@ export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFil
     const code = (e as NodeJS.ErrnoException).code;
     throw new QuestionFileError(dir, null, null, null, null, code === 'ENOENT' ? 'questions directory not found' : `cannot read directory: ${(e as Error).message}`);
   }
-  const out: QuestionFileResult & { files: string[] } = { questions: [], lifecycle_events: [], specs: [], files: [] };
+  const out: QuestionFileResult & { files: string[] } = { questions: [], lifecycle_events: [], specs: [], created_at_defaulted: [], files: [] };
   const owner = new Map<string, string>();
   for (const name of names) {
     const file = join(dir, name);
@@ -351,6 +354,7 @@ export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFil
     for (const q of r.questions) out.questions.push(q);
     for (const e of r.lifecycle_events) out.lifecycle_events.push(e);
     for (const s of r.specs) out.specs.push(s);
+    for (const id of r.created_at_defaulted) out.created_at_defaulted.push(id);
     out.files.push(file);
   }
   return out;

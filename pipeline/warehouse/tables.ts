@@ -56,9 +56,10 @@ export const RAW_TABLES = {
       origin: 'VARCHAR', // where the row came from, e.g. "forecastbench:2025-10-26-llm.json@25842c8"
       ingested_at: 'TIMESTAMP',
     },
-    // A question is written once (a file or extract imported again adds nothing, whatever it
-    // says now); the one new version is the sync's when a venue moves a tracked market's close
-    // (extended, closed early, reopened), keyed by (question_id, ingested_at) (pipeline/sync.ts).
+    // A question is written once (an extract imported again adds nothing, whatever it says now);
+    // new versions are the sync's, keyed by (question_id, ingested_at) (pipeline/sync.ts): when a
+    // venue moves a tracked market's close (extended, closed early, reopened), and when an
+    // operator edits a question file's entry.
     // Readers take the latest version by ingested_at (the run's questions: the latest ingested by
     // its as-of time, sql/pipeline/active_questions.sql).
     key: ['question_id'],
