@@ -184,6 +184,27 @@ async function editedQuestionVersions(
   return out;
 }
 
+/**
+ * Unresolved question-file questions (venue quorum) that no file defines any more: nothing will
+ * resolve them (FRED is asked only for the files' entries) while runs go on forecasting them until
+ * their close. The sync used to say nothing of it; now its question-files report warns.
+ */
+async function removedQuestions(conn: DuckDBConnection, opts: SyncOptions, questions: readonly object[]): Promise<string[]> {
+  await createRawViews(conn, opts.root);
+  const inFiles = new Set(questions.map((q) => String((q as { question_id: unknown }).question_id)));
+  const open = await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum', recheck_since: 'infinity' });
+  return open.filter((q) => !q.resolved && !inFiles.has(q.question_id)).map((q) => q.question_id).sort();
+}
+
+function removedWarning(ids: readonly string[]): string {
+  const shown = ids.slice(0, 5).join(', ');
+  return (
+    `${ids.length} unresolved question${ids.length === 1 ? '' : 's'} imported from question files ` +
+    `${ids.length === 1 ? 'is' : 'are'} no longer in any file and will never resolve (still forecast until closed): ` +
+    `${shown}${ids.length > 5 ? `, … (${ids.length - 5} more)` : ''}`
+  );
+}
+
 /** A row of sql/pipeline/tracked_markets.sql. */
 interface TrackedRow {
   question_id: string;
@@ -284,7 +305,9 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     if (versions.length > 0) {
       written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
     }
-    reports.push(report('question-files', written, [], null));
+    const removed = await removedQuestions(conn, opts, files.questions);
+    if (removed.length > 0) log.warn({ questions: removed }, 'open question-file questions no longer in any file');
+    reports.push(report('question-files', written, [], null, null, removed.length > 0 ? [removedWarning(removed)] : []));
   } catch (err) {
     log.error({ err }, 'question files rejected');
     reports.push(report('question-files', {}, [], (err as Error).message));

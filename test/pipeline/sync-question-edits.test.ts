@@ -5,6 +5,7 @@
  * from the file on every sync). Before, raw `questions` kept the first import whatever the file
  * said: the question kept its old title and close while it resolved by the edited series and
  * threshold. An entry without created_at (the import time by default) is no edit on every sync.
+ * An unresolved question removed from every file is warned about (nothing resolves it any more).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -55,11 +56,13 @@ async function sync(): Promise<Record<string, number>> {
     QUORUM_FRED_URL: fred.url,
     QUORUM_FRED_API_KEY: FRED_KEY,
   });
-  const report = JSON.parse(r.stdout) as { sources: { source: string; ok: boolean; written: Record<string, number> }[] };
+  const report = JSON.parse(r.stdout) as { sources: { source: string; ok: boolean; written: Record<string, number>; warnings: string[] }[] };
   const q = report.sources.find((s) => s.source === 'question-files')!;
   expect(q.ok).toBe(true);
+  lastWarnings = q.warnings;
   return q.written;
 }
+let lastWarnings: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(questionsDir, { recursive: true });
@@ -86,7 +89,8 @@ describe('question file edited after import', () => {
 
     const versions = await rows('questions', "question_id = 'quorum:edited-later'");
     expect(versions).toHaveLength(2);
-    const latest = versions.reduce((a, b) => (String(a.ingested_at) > String(b.ingested_at) ? a : b));
+    const at = (q: Record<string, unknown>) => new Date(q.ingested_at as Date).getTime();
+    const latest = versions.reduce((a, b) => (at(a) > at(b) ? a : b));
     expect(latest).toMatchObject({ title: 'EDITSER above 5 in October 2025', resolution_criteria: 'EDITSER 2025-10-01 above 5', status: 'closed' });
     expect(new Date(String(latest.close_time)).toISOString()).toBe('2025-11-01T00:00:00.000Z');
     expect(new Date(String(latest.created_at)).toISOString()).toBe('2025-01-15T00:00:00.000Z');
@@ -96,5 +100,17 @@ describe('question file edited after import', () => {
     // nothing edited since: no version, and the entry without created_at never is one
     expect((await sync()).question_versions).toBeUndefined();
     expect(await rows('questions', "question_id = 'quorum:no-created-at'")).toHaveLength(1);
+    expect(lastWarnings).toEqual([]);
+  });
+
+  it('warns when an unresolved question is no longer in any file (nothing will resolve it); a resolved one removed is no warning', async () => {
+    // keep only the first entry (resolved above): the open no-created-at is removed
+    writeFileSync(join(questionsDir, 'q.yaml'), file(true).split('  - id: no-created-at')[0]!);
+    await sync();
+    expect(lastWarnings).toHaveLength(1);
+    expect(lastWarnings[0]).toMatch(/^1 unresolved question imported from question files is no longer in any file and will never resolve .*: quorum:no-created-at$/);
+    writeFileSync(join(questionsDir, 'q.yaml'), 'questions: []\n');
+    await sync();
+    expect(lastWarnings.join()).not.toContain('quorum:edited-later');
   });
 });
