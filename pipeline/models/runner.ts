@@ -74,7 +74,16 @@ export type ForecastReply = z.infer<typeof forecastReplySchema> & {
   translations?: Record<string, { reasoning: string; key_factors: string[] }>;
 };
 
-const textSchema = z.object({ reasoning: z.string(), key_factors: z.array(z.string()) });
+/**
+ * One translation: its reasoning must have some text. A blank one (`""`, whitespace) was stored and
+ * served as the model's reasoning in that language, an empty paragraph in the language feeds and the
+ * dashboard (QA); it is a schema violation, asked again like any other (the refinement is checked
+ * here, it is not part of the JSON schema sent to the model).
+ */
+const textSchema = z.object({
+  reasoning: z.string().refine((s) => s.trim() !== '', 'a blank translation'),
+  key_factors: z.array(z.string()),
+});
 
 /** The reply schema for a language set: the extra languages are required translations. */
 export function replySchemaFor(langs: readonly string[]) {

@@ -400,3 +400,34 @@ describe('runner: the prompt refused by a content filter', () => {
     expect(out.calls[1]!.error_message).toMatch(/flagged for "violence"/);
   });
 });
+
+describe('runner: translations in the reply (QUORUM_LANGS with several languages)', () => {
+  const withFr = (fr: unknown) =>
+    JSON.stringify({ probability: 0.65, reasoning: 'Because.', key_factors: ['a factor'], translations: { fr } });
+
+  it('a blank translation is a schema violation, asked again like any other, never stored as an empty reasoning (QA)', async () => {
+    // first reply: the French reasoning empty; second: whitespace only; then a real one
+    const model = await modelAnswering([
+      json(completion(withFr({ reasoning: '', key_factors: [] }))),
+      json(completion(withFr({ reasoning: ' \n ', key_factors: ['un facteur'] }))),
+      json(completion(withFr({ reasoning: 'Parce que.', key_factors: ['un facteur'] }))),
+    ]);
+    const first = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, langs: ['en', 'fr'], callTimeoutMs: 10_000 });
+    expect(first.calls[0]).toMatchObject({ status: 'failed', error_kind: 'schema_violation', attempts: 2 });
+    expect(first.calls[0]!.error_message).toMatch(/translations\.fr\.reasoning/);
+    expect(first.forecasts).toEqual([]);
+    const second = await runForecasts({ models: [model], tasks: [task(2)], runId: 'r', asOf, langs: ['en', 'fr'], callTimeoutMs: 10_000 });
+    expect(second.calls[0]).toMatchObject({ status: 'ok', attempts: 1 });
+    expect(second.forecasts.map((f) => [f.lang, f.reasoning, f.translation_of])).toEqual([
+      ['en', 'Because.', null],
+      ['fr', 'Parce que.', 'en'],
+    ]);
+  });
+
+  it('a missing translation is a schema violation naming the language', async () => {
+    const model = await modelAnswering(() => json(completion(FORECAST)));
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, langs: ['en', 'fr'], callTimeoutMs: 10_000 });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'schema_violation', attempts: 2 });
+    expect(out.calls[0]!.error_message).toMatch(/translations/);
+  });
+});
