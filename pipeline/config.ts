@@ -44,7 +44,10 @@ const langList = z
       .array(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language codes like en, fr, pt-BR'))
       .min(1)
       .max(8)
-      .refine((l) => new Set(l).size === l.length, 'a language is listed twice'),
+      // Case-insensitively, as language tags are (BCP 47) and as the API matches them: `pt-BR,pt-br`
+      // was accepted, each model asked for the same language twice, and /api/predictions/lang/pt-br
+      // served only the first (QA; the probability endpoint's `langs` already refused it).
+      .refine((l) => new Set(l.map((x) => x.toLowerCase())).size === l.length, 'a language is listed twice (language codes are case-insensitive)'),
   );
 const boolFlag = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no'])
@@ -104,7 +107,7 @@ const EnvSchema = z.object({
   QUORUM_KEEP_SNAPSHOTS: wholeNumber(1, 1000).default(5),
   QUORUM_CALL_TIMEOUT_MS: wholeNumber(100, 600_000).default(60_000),
   QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),
-  QUORUM_LANG: z.string().regex(/^[a-z]{2}$/).default('en'),
+  QUORUM_LANG: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR').default('en'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.
   QUORUM_PUBLIC_BETA: boolish.default(true),

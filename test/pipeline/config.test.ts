@@ -26,3 +26,16 @@ describe('an empty or blank value is unset', () => {
     expect(() => loadIpfSweeps({ QUORUM_SCENARIO_IPF_SWEEPS: '0' })).toThrow(/QUORUM_SCENARIO_IPF_SWEEPS/);
   });
 });
+
+describe('reasoning languages (QUORUM_LANGS, QUORUM_LANG)', () => {
+  it('a language listed twice in another case is refused, as the API and the probability endpoint match codes case-insensitively (QA)', () => {
+    expect(loadConfig({ QUORUM_LANGS: 'en,fr,pt-BR' }).langs).toEqual(['en', 'fr', 'pt-BR']);
+    expect(() => loadConfig({ QUORUM_LANGS: 'pt-BR,pt-br' })).toThrow(/QUORUM_LANGS: a language is listed twice/);
+    expect(() => loadConfig({ QUORUM_LANGS: 'en,fr,en' })).toThrow(/listed twice/);
+  });
+
+  it('QUORUM_LANG takes the codes QUORUM_LANGS takes, and a bad one is named with an example (QA)', () => {
+    expect(loadConfig({ QUORUM_LANG: 'pt-BR' }).langs).toEqual(['pt-BR']);
+    expect(() => loadConfig({ QUORUM_LANG: '../x' })).toThrow(/QUORUM_LANG: a language code like en, fr, pt-BR/);
+  });
+});
