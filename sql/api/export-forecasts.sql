@@ -17,6 +17,9 @@ SELECT
   f.probability,
   f.reasoning,
   f.lang,
+  -- NULL for the model's forecast, the main language for a translation of its reasoning (same
+  -- probability): without it a translation read as another forecast in the export's counts (QA).
+  f.translation_of,
   f.key_factors,
   f.evidence_ids,
   f.provider,

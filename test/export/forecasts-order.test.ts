@@ -28,8 +28,9 @@ describe('forecasts export order', () => {
         probability DOUBLE, reasoning VARCHAR, lang VARCHAR, key_factors VARCHAR[], evidence_ids VARCHAR[],
         provider VARCHAR, prompt_hash VARCHAR, translation_of VARCHAR, "condition" VARCHAR)`);
       for (const [run, lang] of RAW) {
+        const of = lang === 'en' ? 'NULL' : `'en'`;
         await c.run(`INSERT INTO raw_forecasts VALUES ('${run}', 'q:1', 'model-a', 'blind', TIMESTAMP '2026-03-01 12:00:00',
-          0.4, 'why', '${lang}', [], [], 'simulated', 'h', NULL, NULL)`);
+          0.4, 'why', '${lang}', [], [], 'simulated', 'h', ${of}, NULL)`);
       }
       const rows = await runQuery(c, loadSql('export-forecasts'), {
         as_of: '2026-03-02T00:00:00Z',
@@ -37,6 +38,10 @@ describe('forecasts export order', () => {
         category: null,
       });
       expect(rows.map((r) => `${r.run_id}/${r.lang}`)).toEqual(['r1/en', 'r1/fr', 'r2/en', 'r2/es']);
+      // a translation says so: two forecasts, not four (QA: the column was not exported, so with
+      // QUORUM_LANGS=en,fr,pt-BR,de the export had four indistinguishable rows per forecast)
+      expect(rows.map((r) => r.translation_of)).toEqual([null, 'en', null, 'en']);
+      expect(rows.filter((r) => r.translation_of === null)).toHaveLength(2);
     } finally {
       c.closeSync();
       inst.closeSync();
