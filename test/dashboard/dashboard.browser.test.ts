@@ -57,7 +57,7 @@ const renders: Record<string, number> = {};
 beforeAll(async () => {
   const built = buildDashboard();
   const config = loadConfig({
-    QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none', QUORUM_MAX_QUESTIONS: '150', QUORUM_LANGS: 'en,fr', LOG_LEVEL: 'silent',
+    QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none', QUORUM_MAX_QUESTIONS: '150', QUORUM_LANGS: 'en,fr,de', LOG_LEVEL: 'silent',
     // One model's call fails on one hard question (the simulator's own fault injection), as real
     // models sometimes do: it is then scored on one question fewer than the others, so its raw
     // Brier flatters it and the leaderboard's difficulty-adjusted Brier (its ranking) differs.
@@ -420,6 +420,7 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$$eval('table.models', (t) => t.length)).toBe(3);
     expect(await page.$$eval('table.models tbody tr', (t) => t.length)).toBe(12);
     expect(await page.$eval('select[name=lang]', (s) => (s as HTMLSelectElement).value)).toBe('fr');
+    expect(await page.$eval('td.reasoning', (e) => e.textContent)).toMatch(/^Prévision simulée/);
     expect(await page.$$eval('#scores tbody tr', (t) => t.length)).toBe(3);
     expect(await page.$$eval('ol.lifecycle li', (t) => t.length)).toBeGreaterThanOrEqual(2);
     // the snapshot has same-event links: the panel lists them or says there are none
@@ -428,6 +429,13 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$eval('#other-venues', (e) => e.getAttribute('data-state'))).toBe(others!.length ? 'ok' : 'empty');
     expect(await audit(page)).toEqual([]);
     await shot(page, 'question');
+    // no language asked: the models' main one (QUORUM_LANGS' first, en), not the first of the
+    // sorted list (de); a tag in another case is the same language, as for the API (QA)
+    await open(page, `#/questions/${encodeURIComponent(item.question_id)}`);
+    expect(await page.$eval('select[name=lang]', (s) => [(s as HTMLSelectElement).value, [...(s as HTMLSelectElement).options].map((o) => o.value)])).toEqual(['en', ['de', 'en', 'fr']]);
+    expect(await page.$eval('td.reasoning', (e) => e.textContent)).toMatch(/^Simulated forecast/);
+    await open(page, `#/questions/${encodeURIComponent(item.question_id)}?lang=FR`);
+    expect(await page.$eval('select[name=lang]', (s) => (s as HTMLSelectElement).value)).toBe('fr');
     clean(problems);
     await page.close();
   });

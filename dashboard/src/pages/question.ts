@@ -10,7 +10,7 @@ import { date, firstText, h, hashHref, hashQuery, navigate, notice, num, panel, 
 
 // The parts of the API's PredictionDetail and lifecycle the page reads, nullable as in the OpenAPI document.
 interface Scores { outcome: number | null; brier: number | null; log_loss: number | null; direction: string | null; market_probability: number | null; market_brier: number | null }
-interface ModelF { model: string; provider: string | null; probability: number | null; created_at: string | null; scores: Scores | null; texts: { lang: string | null; reasoning: string | null }[] }
+interface ModelF { model: string; provider: string | null; probability: number | null; created_at: string | null; scores: Scores | null; texts: { lang: string | null; translation_of: string | null; reasoning: string | null }[] }
 interface Mode { mode: string; forecast_at: string | null; consensus: { mean: number | null }; disagreement: { sd: number | null }; scores: Scores | null; models: ModelF[] }
 interface Detail {
   question: { question_id: string; title: string | null; description: string | null; url: string | null; venue: string | null; category: string | null; status: string; close_time: string | null; resolution_criteria: string | null };
@@ -27,6 +27,19 @@ interface Detail {
 }
 interface Lifecycle { states: { seq: number; state: string; at: string | null; reason: string | null }[]; taxonomy: { horizon: { days: number | null; bucket: string | null } | null } | null }
 
+/**
+ * The reasoning language shown: the one asked for in the link (`?lang=`, case-insensitive, as the
+ * API matches language tags), else the models' main language (their answers as given,
+ * `translation_of` null), else the first listed. `langs` is sorted, so its first was shown by
+ * default: with QUORUM_LANGS=en,fr,pt-BR,de a question opened in German (QA).
+ */
+function shownLang(d: Detail, asked: string | null): string {
+  const hit = asked === null ? undefined : d.langs.find((l) => l.toLowerCase() === asked.toLowerCase());
+  if (hit !== undefined) return hit;
+  const main = d.modes.flatMap((m) => m.models.flatMap((x) => x.texts)).find((t) => t.translation_of === null && t.lang !== null)?.lang;
+  return main && d.langs.includes(main) ? main : (d.langs[0] ?? 'en');
+}
+
 export async function questionPage(root: HTMLElement, id: string | undefined): Promise<void> {
   const q = hashQuery();
   const [{ timeline }, detail, life] = await Promise.all([
@@ -39,7 +52,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
     return;
   }
   const d = detail.body;
-  const lang = d.langs.includes(q.get('lang') ?? '') ? q.get('lang')! : (d.langs[0] ?? 'en');
+  const lang = shownLang(d, q.get('lang'));
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('h1', {}, firstText(d.question.title, d.question.question_id)),
     h('p', { class: 'meta' }, `${d.question.venue ?? '–'} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
