@@ -7,6 +7,7 @@ import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
+import { isKnownLanguage } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 import { decimalNumber, setVariables, unknownVariables, wholeNumber } from './env.ts';
@@ -41,7 +42,11 @@ const langList = z
   .transform((s) => s.split(',').map((l) => l.trim()).filter(Boolean))
   .pipe(
     z
-      .array(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language codes like en, fr, pt-BR'))
+      .array(
+        z.string()
+          .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language codes like en, fr, pt-BR')
+          .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` }),
+      )
       .min(1)
       .max(8)
       // Case-insensitively, as language tags are (BCP 47) and as the API matches them: `pt-BR,pt-br`
@@ -107,7 +112,11 @@ const EnvSchema = z.object({
   QUORUM_KEEP_SNAPSHOTS: wholeNumber(1, 1000).default(5),
   QUORUM_CALL_TIMEOUT_MS: wholeNumber(100, 600_000).default(60_000),
   QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),
-  QUORUM_LANG: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR').default('en'),
+  QUORUM_LANG: z
+    .string()
+    .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR')
+    .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` })
+    .default('en'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.
   QUORUM_PUBLIC_BETA: boolish.default(true),

@@ -287,6 +287,21 @@ export function formatEvidence(items: TaskEvidence[]): string {
 
 const languageNames = new Map<string, string>();
 
+/**
+ * Whether `lang`'s primary subtag (`pt` of `pt-BR`) is a language ICU can name (ISO 639: `en`,
+ * `haw`, `tlh`). A well-formed but unknown code (`zz`, a typo such as `fe` for `fr`) was accepted
+ * in QUORUM_LANGS and the probability endpoint's `langs`, and every model call then asked for
+ * reasoning in 'the language with code "fe"' (QA); it is refused where languages are configured.
+ */
+export function isKnownLanguage(lang: string): boolean {
+  const primary = lang.split('-')[0]!;
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }).of(primary) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 /** The English name of a language code ("fr" → "French"), cached. */
 export function languageName(lang: string): string {
   let name = languageNames.get(lang);

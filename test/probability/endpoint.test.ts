@@ -115,6 +115,9 @@ describe('POST /api/probability/: access and validation', () => {
       [good({ langs: ['en', 'fr', 'en'] }), 'langs.2'],
       // language tags are case-insensitive (BCP 47): pt-br is pt-BR again (QA review)
       [good({ langs: ['pt-BR', 'pt-br'] }), 'langs.1'],
+      // well-formed but no language: a typo (fe for fr) would have every model asked for it (QA)
+      [good({ langs: ['en', 'fe'] }), 'langs.1'],
+      [good({ langs: ['zz'] }), 'langs.0'],
       [noMarket({ market: { venue: 'polymarket' } }), 'market.market_id'],
       [noMarket({ market: { venue: 'polymarket', market_id: 'not-tracked' } }), 'market'],
       [good({ market_probability: 2 }), 'market_probability'],
