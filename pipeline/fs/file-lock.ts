@@ -77,6 +77,16 @@ export function withFileLock<T>(file: string, fn: () => T): T {
  * one key was lost; of webhooks created at once, two). Returns whether the judged lock was removed.
  */
 export function takeOverFileLock(lock: string, judged: string): boolean {
+  // Read again first: a lock written since is left in place, never moved. Moving it aside and back
+  // freed the path meanwhile, and a process waiting for the lock took it then: the lock moved aside
+  // could not be put back and was removed while its holder still ran (QA review: reproduced with one
+  // waiter polling, on the first takeover). Only a lock replaced between this read and the rename
+  // (its holder killed, another takeover and a new holder in between) is still moved and put back.
+  try {
+    if (readFileSync(lock, 'utf8') !== judged) return false;
+  } catch {
+    return false; // released or taken over meanwhile
+  }
   const aside = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     renameSync(lock, aside);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { takeOverFileLock, withFileLock } from '../../pipeline/fs/file-lock.ts';
 import { SubscriptionStore } from '../../api/events/webhooks/store.ts';
@@ -59,6 +59,36 @@ describe('withFileLock', () => {
       expect(takeOverFileLock(lock, judged)).toBe(true);
       expect(() => readFileSync(lock)).toThrow();
     } finally {
+      cleanup();
+    }
+  });
+
+  it('a takeover leaves a lock written since in place: another process waiting for the lock cannot take it while it is moved aside (QA review: the live lock was lost at the first takeover)', async () => {
+    const { dir, cleanup } = tempDir();
+    // A process waiting for the lock: it creates the lock whenever the path is free, for 3 s at most.
+    const lock = join(dir, 'z.json.lock');
+    const judged = `${deadPid()} ${hostname()}\n`;
+    const live = `${process.pid} ${hostname()} 0123456789abcdef\n`;
+    writeFileSync(lock, live); // another holder's, written since the lock `judged` was read
+    const waiter = spawn(process.execPath, ['-e', `
+      const fs = require('fs');
+      process.stdout.write('ready\\n');
+      const end = Date.now() + 3000;
+      while (Date.now() < end) {
+        try { fs.closeSync(fs.openSync(${JSON.stringify(lock)}, 'wx')); process.stdout.write('took\\n'); break; } catch {}
+      }
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => waiter.stdout.once('data', () => resolve()));
+      const end = Date.now() + 1_000;
+      let held = live;
+      while (Date.now() < end && held === live) {
+        expect(takeOverFileLock(lock, judged)).toBe(false);
+        held = readFileSync(lock, 'utf8');
+      }
+      expect(held).toBe(live);
+    } finally {
+      waiter.kill();
       cleanup();
     }
   });
