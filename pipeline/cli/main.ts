@@ -309,7 +309,8 @@ program
       let server: ServerHandle | null = null;
       let task: { stop(): void | Promise<void> } | null = null;
       // A signal during the first-start bootstrap stops its run as the scheduler's are stopped
-      // (no new call, the calls in flight finish, recorded interrupted), then the process exits.
+      // (no new call, the calls in flight finish, recorded interrupted), then the process exits;
+      // during an upgrade's rescore (a score-only run), the rescore finishes first.
       const stopBootstrap = new AbortController();
       let bootstrapping: Promise<unknown> | null = null;
       let rescorer: { stop(): Promise<void> } | null = null;
@@ -333,7 +334,15 @@ program
         const made = await bootstrap;
         if (stopBootstrap.signal.aborted) return -1; // the shutdown handler exits
         let rescoreWaits = false;
-        if (made.length === 0) await rescoreIfDerivedByOtherSql(config, logger, { onLocked: () => { rescoreWaits = true; } });
+        if (made.length === 0) {
+          // A signal during the upgrade's rescore waits for it as for the bootstrap: the process
+          // exited 0 in the middle of its run (QA review: run.lock or import.lock left naming the
+          // dead process, the snapshot's .tmp directory left, the rescore lost).
+          const rescore = rescoreIfDerivedByOtherSql(config, logger, { signal: stopBootstrap.signal, onLocked: () => { rescoreWaits = true; } });
+          bootstrapping = rescore;
+          await rescore;
+          if (stopBootstrap.signal.aborted) return -1; // the shutdown handler exits
+        }
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
         task = startScheduler(config, logger);
         if (rescoreWaits) rescorer = rescoreAfterRunEnds(config, logger);

@@ -4,7 +4,7 @@
  * no model call; a current one is served as it is.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts'
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { sampleFixture, type Fixture } from '../structure/helpers.ts';
+import { quorumProcess } from '../helpers/cli.ts';
 
 /** Per as_of of raw `table`, the runs that froze something at that time. */
 async function frozenRunsByAsOf(dataDir: string, table: 'thesis_vintages' | 'scenario_archive'): Promise<Map<string, string[]>> {
@@ -179,5 +180,35 @@ describe('rescore on upgrade while another process runs (a rolling upgrade)', ()
     const after = readCurrent(f.dataDir)!;
     expect(after).not.toBe(before);
     expect(readManifest(f.dataDir, after)).toMatchObject({ derive_sql_hash: await deriveSqlHash(), as_of: '2026-03-10T00:00:00.000Z' });
+  }, 180_000);
+});
+
+describe('quorum start stopped during the rescore on upgrade', () => {
+  let f: Fixture;
+  const logger = createLogger('silent');
+
+  beforeAll(async () => {
+    ({ f } = await scoredSample(logger));
+    await closeDuckdb();
+  }, 120_000);
+  afterAll(() => f.cleanup());
+
+  it('SIGTERM while the rescore runs: it finishes and publishes, then the process exits, nothing left locked (QA review: it exited 0 in the middle of the run, run.lock and the snapshot\'s .tmp directory left)', async () => {
+    tamperManifest(f.dataDir, (m) => { m.derive_sql_hash = '0'.repeat(64); });
+    const env = { QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const child = quorumProcess(['start'], env);
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const deadline = Date.now() + 120_000;
+    while (!/"msg":"run started"/.test(stderr) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).toContain('"msg":"snapshot published"');
+    expect(stderr).not.toContain('api listening');
+    expect(existsSync(join(f.dataDir, 'run.lock'))).toBe(false);
+    expect(existsSync(join(f.dataDir, 'import.lock'))).toBe(false);
+    expect(readdirSync(join(f.dataDir, 'snapshots')).filter((d) => d.includes('.tmp'))).toEqual([]);
+    expect(await snapshotFromOtherSql(f.dataDir)).toBeNull();
   }, 180_000);
 });
