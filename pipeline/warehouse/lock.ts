@@ -246,9 +246,19 @@ function pidReusedSince(pid: number, sinceMs: number): boolean {
 
 /**
  * Removes the stale lock whose text was `judged`, unless another process replaced it meanwhile.
- * Returns false when the file in place is no longer the stale one (it is put back).
+ * Returns false when the file in place is no longer the stale one (left in place, or put back when
+ * it was replaced between the reading and the move).
  */
-function takeOver(file: string, judged: string): boolean {
+export function takeOver(file: string, judged: string): boolean {
+  // Read again first: a lock written since (another process took the stale one over first) is
+  // left in place, never moved: moved aside and back, the path was free meanwhile, a third process
+  // took it, the link back failed and the live lock was removed (QA review, as in fs/file-lock.ts).
+  try {
+    if (readFileSync(file, 'utf8') !== judged) return false;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true; // already removed: just try again
+    throw err;
+  }
   const aside = `${file}.stale-${process.pid}-${randomUUID()}`;
   try {
     renameSync(file, aside);

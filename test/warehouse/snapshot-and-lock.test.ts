@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { publishSnapshot, pruneSnapshots, readCurrent, readManifest, removeAbandonedSnapshots, SUPERSEDED_GRACE_MS } from '../../pipeline/warehouse/snapshot.ts';
-import { acquireRunLock, LOCK_STALE_MS, processAlive, RunLockedError, SAME_PID_STALE_MS } from '../../pipeline/warehouse/lock.ts';
+import { acquireRunLock, LOCK_STALE_MS, processAlive, RunLockedError, SAME_PID_STALE_MS, takeOver } from '../../pipeline/warehouse/lock.ts';
 import { lockFile, newRunId, RUN_ID_PATTERN } from '../../pipeline/warehouse/layout.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -283,6 +283,39 @@ describe('run lock', () => {
       release();
       expect(JSON.parse(readFileSync(file, 'utf8')).token).toBe('theirs');
     } finally {
+      cleanup();
+    }
+  });
+});
+
+describe('lock takeover', () => {
+  it('leaves a lock written since the stale one was read in place: a process waiting for the lock cannot take it while it is moved aside (QA review: the live lock was lost at the first takeover)', async () => {
+    const { dir, cleanup } = tempDir();
+    const file = lockFile(dir);
+    mkdirSync(dir, { recursive: true });
+    const judged = JSON.stringify({ pid: 999_999, host: hostname(), started_at: '2026-01-01T00:00:00.000Z', token: 'stale' });
+    const live = JSON.stringify({ pid: process.pid, host: hostname(), started_at: new Date().toISOString(), token: 'live' });
+    writeFileSync(file, live); // another process took the stale lock over first
+    // A third process waiting for the lock: it creates it whenever the path is free, for 3 s at most.
+    const waiter = spawn(process.execPath, ['-e', `
+      const fs = require('fs');
+      process.stdout.write('ready\\n');
+      const end = Date.now() + 3000;
+      while (Date.now() < end) {
+        try { fs.closeSync(fs.openSync(${JSON.stringify(file)}, 'wx')); break; } catch {}
+      }
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => waiter.stdout!.once('data', () => resolve()));
+      const end = Date.now() + 1_000;
+      let held = live;
+      while (Date.now() < end && held === live) {
+        expect(takeOver(file, judged)).toBe(false);
+        held = readFileSync(file, 'utf8');
+      }
+      expect(held).toBe(live);
+    } finally {
+      waiter.kill();
       cleanup();
     }
   });
