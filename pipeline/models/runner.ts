@@ -42,7 +42,8 @@
  * |   "content_filter", or the prompt       |         |                  |                    |
  * |   filtered (400/403, isPromptFiltered)  |         |                  |                    |
  * | an error object with status 200         | failed  | by its code, as  | 2 (asked again;    |
- * |   (OpenRouter, once generation started) |         | an HTTP error    |  402: 1)           |
+ * |   (OpenRouter, once generation started; |         | an HTTP error    |  402: 1)           |
+ * |   at the top or in the choice)          |         |                  |                    |
  * | budget spent before the call started    | skipped | budget_exhausted | 0                  |
  * A fault that clears on the second ask gives status ok with attempts 2.
  */
@@ -843,6 +844,10 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
 
   const choice = completion.choices?.[0];
   if (!choice) return errorInBody(completion) ?? { ok: false, kind: 'invalid_json', message: 'reply has no choices' };
+  // OpenRouter also puts the error in the choice (`error`, finish_reason "error": the model finished
+  // the request with an error): recorded as invalid_json "empty reply", its code and reason lost (QA review).
+  const inChoice = errorInBody(choice);
+  if (inChoice) return inChoice;
   if (choice.finish_reason === 'length') {
     return { ok: false, kind: 'truncated', message: 'reply stopped at the token limit (finish_reason "length")' };
   }
@@ -877,7 +882,8 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
  * body" (openrouter.ai/docs/errors: `{"error": {"code": 502, "message": "Provider returned error",
  * "metadata": {"provider_name": ..., "raw": ...}}}`). It was recorded as invalid_json "reply has no
  * choices": the provider's code and reason were lost (QA). Its code gives the kind, as for an HTTP
- * error (classify); the message keeps the provider's reason and the upstream body.
+ * error (classify); the message keeps the provider's reason and the upstream body. The same object
+ * in a choice (`choices[0].error`, finish_reason "error": OpenRouter's NonStreamingChoice) is read too.
  */
 function errorInBody(completion: unknown): (Outcome & { ok: false }) | null {
   const e = (completion as { error?: unknown } | null)?.error;

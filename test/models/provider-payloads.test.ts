@@ -177,6 +177,20 @@ describe('runner: real provider payloads', () => {
     expect(out.forecasts.map((f) => f.question_id)).toEqual(['q:2']);
   });
 
+  it("an error inside the choice of a status-200 reply (OpenRouter's finish_reason \"error\") keeps the provider's code and reason", async () => {
+    // OpenRouter's response schema: NonStreamingChoice = {finish_reason, native_finish_reason, message, error?: ErrorResponse},
+    // finish_reason "error" when the model finishes the request with an error (OpenRouter's API reference, "Completions
+    // Response Format", as mirrored at docs.blackbox.ai/api-reference/responses; Koog's OpenRouterChoice documents the same)
+    const failed = completion('', { finish: 'error', usage: { prompt_tokens: 1000, completion_tokens: 0, total_tokens: 1000 } }) as { choices: Record<string, unknown>[] };
+    failed.choices[0]!.native_finish_reason = 'error';
+    failed.choices[0]!.error = { code: 502, message: 'Provider returned error', metadata: { provider_name: 'Together', raw: 'upstream connect error' } };
+    const model = await modelAnswering([json(failed), json(failed), json(completion(FORECAST))]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'server_error', attempts: 2, tokens_in: 2000 });
+    expect(out.calls[0]!.error_message).toBe('error in a status-200 reply: 502 Provider returned error (Together: upstream connect error)');
+    expect(out.calls[1]).toMatchObject({ status: 'ok', attempts: 1 });
+  });
+
   it('a reply with usage is costed from it, every response of the call counted', async () => {
     const model = await modelAnswering([json(completion('not json')), json(completion(FORECAST))]);
     const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
