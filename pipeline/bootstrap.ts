@@ -7,6 +7,7 @@
  * its summary (`prices_historical`, the newest observation and its age, a note) and in the log.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { importClaims, type ClaimImportResult } from './claims/import.ts';
 import type { ClaimFormat } from './claims/formats.ts';
@@ -84,26 +85,47 @@ export const BUNDLED_CLAIMS: readonly { format: ClaimFormat; folder: string }[] 
  */
 const IMPORT_LOCK_WAIT_MS = LOCK_STALE_MS + 30_000;
 
-/** `body`, tried again while another import holds the import lock: a start waits for it rather than fail. */
-async function waitingForImports<T>(body: () => Promise<T>): Promise<T> {
+/**
+ * `body`, tried again while another import holds the import lock: a start waits for it rather than
+ * fail, and says so once. `signal` (quorum start's SIGTERM/SIGINT) ends the wait: the
+ * ImportLockedError is thrown then (QA review: a start stopped while another import held the lock
+ * kept waiting, up to 3.5 minutes, then imported anyway before it exited).
+ */
+async function waitingForImports<T>(body: () => Promise<T>, opts: { signal?: AbortSignal; logger?: Logger } = {}): Promise<T> {
   const deadline = Date.now() + IMPORT_LOCK_WAIT_MS;
+  let told = false;
   for (;;) {
     try {
       return await body();
     } catch (err) {
-      if (!(err instanceof ImportLockedError) || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 500));
+      if (!(err instanceof ImportLockedError) || Date.now() > deadline || opts.signal?.aborted) throw err;
+      if (!told) opts.logger?.warn({ holder: err.holder }, 'another import is in progress: waiting for it to finish before importing');
+      told = true;
+      await sleep(500, undefined, { signal: opts.signal }).catch(() => undefined);
     }
   }
 }
 
-/** Imports the bundled claims datasets found under `sampleRoot` into `dataDir`; returns what each wrote. */
-export async function importBundledClaims(dataDir: string, sampleRoot: string, now = new Date()): Promise<ClaimImportResult[]> {
+/** Whether `err` is the import lock's wait ended by `signal` (waitingForImports). */
+function importWaitStopped(err: unknown, signal: AbortSignal | undefined): boolean {
+  return err instanceof ImportLockedError && signal?.aborted === true;
+}
+
+/**
+ * Imports the bundled claims datasets found under `sampleRoot` into `dataDir`; returns what each
+ * wrote. While another import holds the import lock it waits (waitingForImports: `signal` ends the wait).
+ */
+export async function importBundledClaims(
+  dataDir: string,
+  sampleRoot: string,
+  now = new Date(),
+  opts: { signal?: AbortSignal; logger?: Logger } = {},
+): Promise<ClaimImportResult[]> {
   const found = BUNDLED_CLAIMS.filter((d) => existsSync(join(sampleRoot, d.folder)));
   if (found.length === 0) return [];
   return withConnection(async (conn) => {
     const out: ClaimImportResult[] = [];
-    for (const d of found) out.push(await waitingForImports(() => importClaims(conn, dataDir, d.format, join(sampleRoot, d.folder), now)));
+    for (const d of found) out.push(await waitingForImports(() => importClaims(conn, dataDir, d.format, join(sampleRoot, d.folder), now), opts));
     return out;
   });
 }
@@ -151,9 +173,16 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, sig
   else logger.info({ sample: config.sampleDir }, 'no snapshot yet: importing the bundled sample and running the pipeline');
   writeFileAtomicSync(marker, `${JSON.stringify({ sample: config.sampleDir, started_at: new Date().toISOString() })}\n`);
   // The imports are idempotent: a first start stopped after them writes nothing again.
-  const imported = await waitingForImports(() => importForecastBench(config, config.sampleDir));
-  logger.info({ written: imported.written, skipped: imported.skipped.length }, 'sample imported');
-  const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir));
+  let imported: Awaited<ReturnType<typeof importForecastBench>>;
+  let claims: ClaimImportResult[];
+  try {
+    imported = await waitingForImports(() => importForecastBench(config, config.sampleDir), { signal, logger });
+    logger.info({ written: imported.written, skipped: imported.skipped.length }, 'sample imported');
+    claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir), new Date(), { signal, logger });
+  } catch (err) {
+    if (importWaitStopped(err, signal)) return []; // stopped while another import ran: the marker stays
+    throw err;
+  }
   if (claims.length) logger.info({ claims }, 'bundled claims datasets imported (issue 11)');
   const runs: RunSummary[] = [];
   const rounds = roundFreezeTimes(config.sampleDir);
@@ -238,7 +267,7 @@ export async function rescoreIfDerivedByOtherSql(
     // A data directory first started by a version without claims never got the bundled datasets
     // (imported on a first start only): an upgrade brings them in. Idempotent: what a first start
     // or an earlier upgrade imported is not written again.
-    const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir));
+    const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir), new Date(), { signal: opts.signal, logger });
     const written = claims.reduce((n, c) => n + c.claims.written, 0);
     if (written > 0) logger.info({ claims }, 'bundled claims datasets imported on upgrade (issue 11)');
     // As of the snapshot it replaces: a rescore re-derives that snapshot with this version's SQL.
@@ -249,6 +278,7 @@ export async function rescoreIfDerivedByOtherSql(
     if (summary.status !== 'completed') logger.error({ run_id: summary.run_id, error: summary.error }, 'rescoring failed: serving the previous snapshot');
     return summary;
   } catch (err) {
+    if (importWaitStopped(err, opts.signal)) return null; // stopped while another import ran: rescored at the next start
     if (err instanceof RunLockedError && opts.onLocked) {
       // Another process's run: this version's publishes with this SQL; an older version's (a
       // rolling upgrade) with its own, so the caller rescores once it ends (rescoreAfterRunEnds).

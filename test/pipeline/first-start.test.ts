@@ -5,7 +5,9 @@
  * listens once, records itself in the data directory and removes the record on SIGTERM.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
@@ -136,6 +138,36 @@ describe('first start', () => {
     const runs = await withConnection((conn) => listRuns(conn, dir));
     expect(runs.map((r) => [r.interrupted, r.completed])).toEqual([[true, false]]);
   }, 240_000);
+
+  it('quorum start stopped by SIGTERM while another import holds the import lock: it stops waiting and exits at once, having imported nothing (QA review: it waited until that import ended, up to 3.5 minutes, then imported before it exited)', async () => {
+    const dir = join(tmp.dir, 'sigterm-import-wait');
+    mkdirSync(dir, { recursive: true });
+    // Another import in progress: a live process holding import.lock, with a fresh heartbeat.
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    const lock = JSON.stringify({ pid: holder.pid, host: hostname(), pid_ns: readlinkSync('/proc/self/ns/pid'), started_at: new Date().toISOString(), token: 'another-import' });
+    writeFileSync(join(dir, 'import.lock'), lock);
+    try {
+      const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+      const child = quorumProcess(['start'], env);
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const deadline = Date.now() + 60_000;
+      while (!/no snapshot yet/.test(stderr) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 1_500)); // waiting for the other import
+      child.kill('SIGTERM');
+      const status = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running 10 s after SIGTERM'), 10_000))]);
+      if (status !== 0) child.kill('SIGKILL');
+      expect(status).toBe(0);
+      expect(stderr).toContain('another import is in progress');
+      expect(stderr).not.toContain('sample imported');
+      expect(readFileSync(join(dir, 'import.lock'), 'utf8')).toBe(lock); // the other import's, untouched
+      expect(existsSync(join(dir, 'server.lock'))).toBe(false);
+      expect(existsSync(bootstrapMarkerFile(dir))).toBe(true); // the next start does the first start
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  }, 120_000);
 
   it('quorum start killed after its first dated run published: the next start finishes the sequence (QA: it served that snapshot, the later runs never made)', async () => {
     const dir = join(tmp.dir, 'killed');
