@@ -56,10 +56,20 @@ export interface AuthenticateOptions {
 export function authenticateRequest(opts: AuthenticateOptions, req: Request, res: Response, exempt: boolean): void {
   res.locals.auth = ANONYMOUS;
   if (exempt) return;
+  const failure = keyInUrl(req) ?? keyHeaderFailure(opts, req, res);
+  if (failure === null) return;
+  opts.onFailure?.(req, res); // may throw a 429 instead
+  throw failure;
+}
+
+/**
+ * Authenticates by the key headers (sets `res.locals.auth` for a valid key): the 401 to answer, or
+ * null (no key header: anonymous; or authenticated).
+ */
+function keyHeaderFailure(opts: AuthenticateOptions, req: Request, res: Response): ApiError | null {
   const xKey = req.headers['x-api-key'];
   const authz = req.headers.authorization;
-  if (xKey === undefined && authz === undefined) return;
-  let failure: ApiError | null = null;
+  if (xKey === undefined && authz === undefined) return null;
   try {
     // Node keeps only the first of repeated Authorization headers (it joins repeated X-API-Key
     // ones, refused in presentedKey): a second one was silently ignored, so the request was
@@ -67,26 +77,42 @@ export function authenticateRequest(opts: AuthenticateOptions, req: Request, res
     // another caller (QA). Refused like a repeated X-API-Key.
     if ((req.headersDistinct?.authorization?.length ?? 0) > 1) throw ApiError.unauthorized('Send the Authorization header once.');
     const key = presentedKey(xKey, authz);
-    if (key !== undefined) {
-      const found = opts.keys.lookup(key);
-      if (found.ok) {
-        res.locals.auth = { plan: found.record.plan, keyId: found.record.id, scopes: found.record.scopes };
-        return;
-      }
-      failure = ApiError.unauthorized(
-        found.reason === 'revoked'
-          ? 'This API key has been revoked.'
-          : found.reason === 'malformed'
-            ? 'The API key is malformed.'
-            : 'The API key is not valid.',
+    if (key === undefined) return null;
+    const found = opts.keys.lookup(key);
+    if (found.ok) {
+      res.locals.auth = { plan: found.record.plan, keyId: found.record.id, scopes: found.record.scopes };
+      return null;
+    }
+    return ApiError.unauthorized(
+      found.reason === 'revoked'
+        ? 'This API key has been revoked.'
+        : found.reason === 'malformed'
+          ? 'The API key is malformed.'
+          : 'The API key is not valid.',
+    );
+  } catch (err) {
+    return err instanceof ApiError ? err : ApiError.unauthorized();
+  }
+}
+
+/** Query parameters a client may put a key in by mistake (any case). */
+const KEY_PARAMS = new Set(['api_key', 'apikey', 'api-key']);
+
+/**
+ * A 401 when the query holds a key parameter (`?api_key=`): the key would be served anonymously
+ * without a word (unknown parameters are ignored), while the URL has put it in proxies' logs and
+ * the browser's history already. Keys go in the X-API-Key or Authorization header.
+ */
+function keyInUrl(req: Request): ApiError | null {
+  const q = req.query as Record<string, unknown>;
+  for (const name of Object.keys(q)) {
+    if (KEY_PARAMS.has(name.toLowerCase())) {
+      return ApiError.unauthorized(
+        `An API key goes in the X-API-Key header (or Authorization: Bearer), never in the URL (query parameter '${name}'): URLs are kept in logs and history; revoke a key sent this way.`,
       );
     }
-  } catch (err) {
-    failure = err instanceof ApiError ? err : ApiError.unauthorized();
   }
-  if (failure === null) return;
-  opts.onFailure?.(req, res); // may throw a 429 instead
-  throw failure;
+  return null;
 }
 
 /** The same as a standalone middleware. */

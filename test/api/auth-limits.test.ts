@@ -166,6 +166,19 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     expect(keyed.res.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it('a key put in the URL (?api_key=, ?apikey=) is a 401 saying where keys go, not an anonymous answer (QA: served anonymously, without a hint)', async () => {
+    const valid = newKey(dir, 'pro').key;
+    for (const param of ['api_key', 'apikey', 'API_KEY']) {
+      const r = await get(server, `${ACC}?${param}=${valid}`);
+      expectProblem(r, 401, 'unauthorized');
+      expect(r.body.detail).toMatch(/X-API-Key header/);
+      expect(r.text).not.toContain(valid);
+    }
+    // beside a key in its header too: the URL has already put the key in logs and history
+    expectProblem(await get(server, `${ACC}?api_key=${valid}`, auth.x(valid)), 401, 'unauthorized');
+    expect((await get(server, ACC)).res.status).toBe(200);
+  });
+
   it('X-API-Key sent twice (Node joins the two values) is a 401 saying so, not "malformed"', async () => {
     const valid = newKey(dir, 'pro').key;
     const r = await get(server, ACC, { headers: [['X-API-Key', valid], ['X-API-Key', valid]] });
