@@ -1,7 +1,7 @@
 /**
  * A short exclusive lock beside a file that several processes read, change and write back whole
  * (the key file, the webhook subscriptions: the CLI and the server): `withFileLock(file, fn)` runs
- * `fn` holding `<file>.lock`, created exclusively, with its holder in it (`<pid> <host>`). Another
+ * `fn` holding `<file>.lock`, created exclusively, with its holder in it (`<pid> <host> <token>`). Another
  * holder is waited for (up to FILE_LOCK_WAIT_MS, polling); a lock whose holder on this host has
  * exited (processAlive), or one older than FILE_LOCK_STALE_MS (a holder on another host, or a lock
  * left before its holder was written), was left by a killed process and is taken over. Synchronous:
@@ -10,10 +10,10 @@
  * webhook change of the server hold its event loop 10 s, then fail, until the lock was 30 s old.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { processAlive } from '../warehouse/lock.ts';
+import { processAlive, takeOver } from '../warehouse/lock.ts';
 
 /** How long a process waits for another one's lock. */
 export const FILE_LOCK_WAIT_MS = 10_000;
@@ -53,7 +53,8 @@ export function withFileLock<T>(file: string, fn: () => T): T {
       continue; // released meanwhile
     }
     if (age > FILE_LOCK_STALE_MS || holderGone(judged)) {
-      takeOverFileLock(lock, judged);
+      // (warehouse/lock.ts: read again, moved aside, compared and put back when another's)
+      takeOver(lock, judged);
       continue;
     }
     if (Date.now() > deadline) {
@@ -66,48 +67,6 @@ export function withFileLock<T>(file: string, fn: () => T): T {
   } finally {
     releaseFileLock(lock, mine);
   }
-}
-
-/**
- * Removes the stale lock whose text was `judged`, unless it was replaced meanwhile: moved aside
- * first (of two processes taking over one stale lock, one rename fails), then compared, and put
- * back when it is another holder's. A holder that released and exited between the reading of its
- * lock and the takeover let a third process take the lock; removing that one let two processes
- * change the file at once (CI under load: of keys created and revoked by eight commands at once,
- * one key was lost; of webhooks created at once, two). Returns whether the judged lock was removed.
- */
-export function takeOverFileLock(lock: string, judged: string): boolean {
-  // Read again first: a lock written since is left in place, never moved. Moving it aside and back
-  // freed the path meanwhile, and a process waiting for the lock took it then: the lock moved aside
-  // could not be put back and was removed while its holder still ran (QA review: reproduced with one
-  // waiter polling, on the first takeover). Only a lock replaced between this read and the rename
-  // (its holder killed, another takeover and a new holder in between) is still moved and put back.
-  try {
-    if (readFileSync(lock, 'utf8') !== judged) return false;
-  } catch {
-    return false; // released or taken over meanwhile
-  }
-  const aside = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    renameSync(lock, aside);
-  } catch {
-    return false; // taken over or released by another process
-  }
-  let moved: string | null = null;
-  try {
-    moved = readFileSync(aside, 'utf8');
-  } catch {
-    // unreadable: not known to be the one judged
-  }
-  if (moved !== judged) {
-    try {
-      linkSync(aside, lock); // never over a lock written since
-    } catch {
-      // a newer lock is in place: it stands
-    }
-  }
-  rmSync(aside, { force: true });
-  return moved === judged;
 }
 
 /** Removes `lock` if it still holds `mine` (a lock taken over as stale is another holder's now). */

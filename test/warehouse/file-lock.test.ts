@@ -8,7 +8,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
-import { takeOverFileLock, withFileLock } from '../../pipeline/fs/file-lock.ts';
+import { withFileLock } from '../../pipeline/fs/file-lock.ts';
+import { takeOver } from '../../pipeline/warehouse/lock.ts';
 import { SubscriptionStore } from '../../api/events/webhooks/store.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -53,10 +54,10 @@ describe('withFileLock', () => {
       const judged = `${deadPid()} ${hostname()}\n`;
       const live = `${process.pid} ${hostname()} 0123456789abcdef\n`;
       writeFileSync(lock, live);
-      expect(takeOverFileLock(lock, judged)).toBe(false);
+      expect(takeOver(lock, judged)).toBe(false);
       expect(readFileSync(lock, 'utf8')).toBe(live);
       writeFileSync(lock, judged);
-      expect(takeOverFileLock(lock, judged)).toBe(true);
+      expect(takeOver(lock, judged)).toBe(true);
       expect(() => readFileSync(lock)).toThrow();
     } finally {
       cleanup();
@@ -83,7 +84,7 @@ describe('withFileLock', () => {
       const end = Date.now() + 1_000;
       let held = live;
       while (Date.now() < end && held === live) {
-        expect(takeOverFileLock(lock, judged)).toBe(false);
+        expect(takeOver(lock, judged)).toBe(false);
         held = readFileSync(lock, 'utf8');
       }
       expect(held).toBe(live);
