@@ -14,7 +14,7 @@ import type { ClaimFormat } from './claims/formats.ts';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
-import { ImportLockedError, LOCK_STALE_MS, withImportLock } from './warehouse/lock.ts';
+import { ImportLockedError, LOCK_HEARTBEAT_MS, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
 import { readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench, QUESTIONS_FILE, RESOLUTIONS_FILE } from './import/forecastbench.ts';
@@ -24,7 +24,6 @@ import { runPipeline, type RunSummary } from './run.ts';
 import { isResumable, listRuns } from './forecast/runs.ts';
 import { fsyncDir, writeFileAtomicSync } from './fs/durable.ts';
 import { runSync } from './sync.ts';
-import { LOCK_HEARTBEAT_MS, RunLockedError, runLockHeld } from './warehouse/lock.ts';
 
 /** The distinct freeze times of the rounds in a ForecastBench questions file, oldest first. */
 export function roundFreezeTimes(dir: string): Date[] {

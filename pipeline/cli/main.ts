@@ -308,16 +308,18 @@ program
       markDataDir(config);
       let server: ServerHandle | null = null;
       let task: { stop(): void | Promise<void> } | null = null;
-      // A signal during the first-start bootstrap stops its run as the scheduler's are stopped
-      // (no new call, the calls in flight finish, recorded interrupted), then the process exits;
-      // during an upgrade's rescore (a score-only run), the rescore finishes first.
-      const stopBootstrap = new AbortController();
-      let bootstrapping: Promise<unknown> | null = null;
+      // A signal during the start-up work (the first-start bootstrap, or an upgrade's rescore) stops
+      // its run as the scheduler's are stopped (no new call, the calls in flight finish, recorded
+      // interrupted) and is waited for, then the process exits: it exited 0 in the middle of the
+      // run (QA: run.lock or import.lock left naming the dead process, the snapshot's .tmp
+      // directory left, the calls in flight lost).
+      const stopStartUp = new AbortController();
+      let startingUp: Promise<unknown> | null = null;
       let rescorer: { stop(): Promise<void> } | null = null;
       onShutdown(logger, async () => {
         try {
-          stopBootstrap.abort();
-          await bootstrapping?.catch(() => undefined);
+          stopStartUp.abort();
+          await startingUp?.catch(() => undefined);
           await rescorer?.stop();
           await task?.stop();
           await server?.close();
@@ -329,20 +331,14 @@ program
         const [{ bootstrapIfEmpty, rescoreAfterRunEnds, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
         // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's
         // SQL, or, while another process's run holds the lock, once that run has ended.
-        const bootstrap = bootstrapIfEmpty(config, logger, stopBootstrap.signal);
-        bootstrapping = bootstrap;
-        const made = await bootstrap;
-        if (stopBootstrap.signal.aborted) return -1; // the shutdown handler exits
         let rescoreWaits = false;
-        if (made.length === 0) {
-          // A signal during the upgrade's rescore waits for it as for the bootstrap: the process
-          // exited 0 in the middle of its run (QA review: run.lock or import.lock left naming the
-          // dead process, the snapshot's .tmp directory left, the rescore lost).
-          const rescore = rescoreIfDerivedByOtherSql(config, logger, { signal: stopBootstrap.signal, onLocked: () => { rescoreWaits = true; } });
-          bootstrapping = rescore;
-          await rescore;
-          if (stopBootstrap.signal.aborted) return -1; // the shutdown handler exits
-        }
+        const signal = stopStartUp.signal;
+        startingUp = (async () => {
+          const made = await bootstrapIfEmpty(config, logger, signal);
+          if (made.length === 0 && !signal.aborted) await rescoreIfDerivedByOtherSql(config, logger, { signal, onLocked: () => { rescoreWaits = true; } });
+        })();
+        await startingUp;
+        if (signal.aborted) return -1; // the shutdown handler exits
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
         task = startScheduler(config, logger);
         if (rescoreWaits) rescorer = rescoreAfterRunEnds(config, logger);
