@@ -172,15 +172,15 @@ export class ProbabilityService {
   /** Per key: how many requests are in flight and the sum of their cost units (`costUnits`: languages times prompt size). */
   #inFlight = new Map<string, { n: number; units: number }>();
   /**
-   * The dearest cost unit of any request so far (USD: a request's cost over its costUnits); null
-   * until one was answered. A request that ended without an answer (the client went away, fewer
-   * than two answers) paid for part of its calls: a lower bound of what one costs, counted once a
-   * request was answered, and before that no estimate (QA review: a first request cancelled after
-   * two of four models let four requests in at half a request's cost each, over the cap by more than one).
+   * The dearest cost unit of any request so far (USD: a request's cost over its costUnits), the
+   * estimate of what one may spend once a request was answered (#anyAnswered); before that there is
+   * none. A request that ended without an answer (the client went away, fewer than two answers)
+   * paid for part of its calls: a lower bound, never an estimate on its own (QA review: a first
+   * request cancelled after two of four models let four requests in at half a request's cost each,
+   * over the cap by more than one).
    */
-  #dearestUnitUsd: number | null = null;
-  /** The dearest cost unit of the requests that ended without an answer while none was answered yet. */
-  #unansweredUnitUsd = 0;
+  #dearestUnitUsd = 0;
+  #anyAnswered = false;
   #calibration: { snapshot: string; byMode: Map<string, ModeCalibration>; asOf: string } | null = null;
 
   constructor(dataDir: string, snapshots: SnapshotReader, logger: Logger, opts: ProbabilityOptions) {
@@ -255,7 +255,7 @@ export class ProbabilityService {
     }
     const cur = this.#inFlight.get(keyId) ?? { n: 1, units };
     if (cur.n - 1 <= 0) return;
-    const reserved = this.#dearestUnitUsd === null ? null : (cur.units - units) * this.#dearestUnitUsd;
+    const reserved = this.#anyAnswered ? (cur.units - units) * this.#dearestUnitUsd : null;
     if (reserved === null || spent + reserved >= this.budgetUsdPerDay) {
       throw ApiError.rateLimited(1, `This key's requests in flight may spend the rest of its probability budget of ${this.budgetUsdPerDay} USD per day; retry when they are answered.`, {
         ...budget,
@@ -271,12 +271,8 @@ export class ProbabilityService {
    */
   recordSpend(keyId: string, usd: number, units: number, opts: { answered: boolean }): void {
     this.store.addSpend(keyId, usd);
-    const unit = usd / Math.max(1, units);
-    if (!opts.answered && this.#dearestUnitUsd === null) {
-      this.#unansweredUnitUsd = Math.max(this.#unansweredUnitUsd, unit);
-      return;
-    }
-    this.#dearestUnitUsd = Math.max(this.#dearestUnitUsd ?? this.#unansweredUnitUsd, unit);
+    this.#dearestUnitUsd = Math.max(this.#dearestUnitUsd, usd / Math.max(1, units));
+    this.#anyAnswered ||= opts.answered;
   }
 
   /** The current snapshot's calibrations (cached per snapshot) and its id. */
