@@ -890,8 +890,7 @@ function errorInBody(completion: unknown): (Outcome & { ok: false }) | null {
   if (!e || typeof e !== 'object') return null;
   const { code, message, metadata } = e as { code?: unknown; message?: unknown; metadata?: { provider_name?: unknown; raw?: unknown } };
   const status = typeof code === 'number' ? code : typeof code === 'string' ? Number(code) : NaN;
-  const kind: ErrorKind =
-    status === 429 ? 'rate_limited' : status === 402 ? 'quota_exhausted' : status === 408 ? 'timeout' : status >= 500 ? 'server_error' : 'other';
+  const kind = kindOfStatus(Number.isFinite(status) ? status : undefined);
   const from = [metadata?.provider_name, metadata?.raw].filter((x): x is string => typeof x === 'string' && x !== '');
   const text = typeof message === 'string' ? message : JSON.stringify(e);
   return {
@@ -991,15 +990,19 @@ function classify(err: unknown, deadlineHit: boolean, timeoutMs: number): Outcom
   }
   if (err instanceof OpenAI.APIError) {
     const status = err.status;
-    // 402 Payment Required: DeepSeek's "Insufficient Balance" (an account out of credit, as OpenAI's insufficient_quota)
-    if (status === 402 || (status === 429 && isQuotaExhausted({ error: { code: err.code, type: err.type } }))) {
-      return { ok: false, kind: 'quota_exhausted', message: msg };
-    }
+    if (status === 429 && isQuotaExhausted({ error: { code: err.code, type: err.type } })) return { ok: false, kind: 'quota_exhausted', message: msg };
     if (isPromptFiltered(err)) return { ok: false, kind: 'refused', message: msg };
-    if (status === 429) return { ok: false, kind: 'rate_limited', message: msg };
-    if (status === 408) return { ok: false, kind: 'timeout', message: msg };
-    if (status !== undefined && status >= 500) return { ok: false, kind: 'server_error', message: msg };
-    return { ok: false, kind: 'other', message: msg };
+    return { ok: false, kind: kindOfStatus(status), message: msg };
   }
   return { ok: false, kind: 'other', message: msg };
+}
+
+/** The kind of an HTTP error status, sent as the status or as an error object's code (errorInBody). */
+function kindOfStatus(status: number | undefined): ErrorKind {
+  // 402 Payment Required: DeepSeek's "Insufficient Balance" (an account out of credit, as OpenAI's insufficient_quota)
+  if (status === 402) return 'quota_exhausted';
+  if (status === 429) return 'rate_limited';
+  if (status === 408) return 'timeout';
+  if (status !== undefined && status >= 500) return 'server_error';
+  return 'other';
 }
