@@ -157,7 +157,8 @@ const sameValue = (a: unknown, b: unknown): boolean => {
  * created_at when the entry gives none (its default, the import time, changes every sync). Raw
  * `questions` is keyed by question_id, so an edit used to be dropped while the FRED step resolved
  * the question by the edited rule: a question shown with its old title and close was decided by
- * another series or threshold, and a moved close_time never reached runs or the API.
+ * another series or threshold, and a moved close_time never reached runs or the API. Reads the raw
+ * views the caller created.
  */
 async function editedQuestionVersions(
   conn: DuckDBConnection,
@@ -166,7 +167,6 @@ async function editedQuestionVersions(
 ): Promise<Rows['questions'] & object[]> {
   const rows = files.questions as Record<string, unknown>[];
   if (rows.length === 0) return [];
-  await createRawViews(conn, opts.root);
   const stored = new Map(
     (await queryFile<Record<string, unknown> & { question_id: string }>(conn, 'pipeline/question_versions.sql', {
       ids: listValue(rows.map((q) => String(q.question_id))),
@@ -187,10 +187,10 @@ async function editedQuestionVersions(
 /**
  * Unresolved question-file questions (venue quorum) that no file defines any more: nothing will
  * resolve them (FRED is asked only for the files' entries) while runs go on forecasting them until
- * their close. The sync used to say nothing of it; now its question-files report warns.
+ * their close. The sync used to say nothing of it; now its question-files report warns. Reads
+ * the raw views the caller created.
  */
-async function removedQuestions(conn: DuckDBConnection, opts: SyncOptions, questions: readonly object[]): Promise<string[]> {
-  await createRawViews(conn, opts.root);
+async function removedQuestions(conn: DuckDBConnection, questions: readonly object[]): Promise<string[]> {
   const inFiles = new Set(questions.map((q) => String((q as { question_id: unknown }).question_id)));
   const open = await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum', recheck_since: 'infinity' });
   return open.filter((q) => !q.resolved && !inFiles.has(q.question_id)).map((q) => q.question_id).sort();
@@ -299,13 +299,15 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     const files = loadQuestionFiles(opts.questionsDir, { now: opts.now });
     specs = files.specs;
     const rows = await onlyNewLifecycle(conn, opts.root, { questions: files.questions, lifecycle_events: files.lifecycle_events });
-    // before the new questions are written: those are no edits
+    // (both read the stored questions through the raw views as they were before this step wrote:
+    // the new questions are no edits, and are in the files)
+    await createRawViews(conn, opts.root);
     const versions = await editedQuestionVersions(conn, opts, files);
     const written = await writeRows(conn, opts, rows);
     if (versions.length > 0) {
       written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
     }
-    const removed = await removedQuestions(conn, opts, files.questions);
+    const removed = await removedQuestions(conn, files.questions);
     if (removed.length > 0) log.warn({ questions: removed }, 'open question-file questions no longer in any file');
     reports.push(report('question-files', written, [], null, null, removed.length > 0 ? [removedWarning(removed)] : []));
   } catch (err) {
