@@ -18,14 +18,23 @@
 -- market_probability_all_rounds (fresh comparators only): the mean of each statistic over the runs
 -- (the leaderboard's rounds=all calibration).
 
--- The consensus of every round of a resolved question before the cutoff (one per created_at: the
--- greater run_id's when runs are dated at the same time), with its market comparator.
-CREATE OR REPLACE TABLE _consensus_rounds AS
+-- The consensus of a resolved question before the cutoff (a view: each branch below reads it).
+CREATE OR REPLACE TEMP VIEW _scorable_consensus AS
 SELECT c.question_id, c.mode, c.run_id, c.created_at, c.mean, c.median, c.logit_mean, c.sd, r.outcome
 FROM consensus AS c
 JOIN _resolved AS r ON r.question_id = c.question_id
-WHERE c.created_at < r.cutoff
-QUALIFY row_number() OVER (PARTITION BY c.question_id, c.mode, c.created_at ORDER BY c.run_id DESC) = 1;
+WHERE c.created_at < r.cutoff;
+
+-- The consensus of every round (one per created_at: the greater run_id's when runs are dated at the
+-- same time), with its market comparator. Only at a time more than one run forecast
+-- (30_scored_forecasts' _shared_forecast_times; a consensus is dated as its forecasts) can two tie.
+CREATE OR REPLACE TABLE _consensus_rounds AS
+SELECT * FROM _scorable_consensus ANTI JOIN _shared_forecast_times USING (created_at)
+UNION ALL
+SELECT * FROM (
+  SELECT * FROM _scorable_consensus SEMI JOIN _shared_forecast_times USING (created_at)
+  QUALIFY row_number() OVER (PARTITION BY question_id, mode, created_at ORDER BY run_id DESC) = 1
+);
 
 CREATE OR REPLACE TABLE _round_comparators AS
 WITH pts AS (SELECT DISTINCT question_id, created_at FROM _consensus_rounds)
