@@ -10,19 +10,13 @@ import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { isKnownLanguage } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
-import { decimalNumber, setVariables, unknownVariables, wholeNumber } from './env.ts';
+import { booleanSetting, decimalNumber, setVariables, unknownVariables, wholeNumber } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
 
 const modeList = z
   .string()
   .transform((s) => s.split(',').map((m) => m.trim()).filter(Boolean))
   .pipe(z.array(z.enum(MODES)).min(1).max(3).refine((m) => new Set(m).size === m.length, 'a mode is listed twice'));
-
-const boolish = z
-  .string()
-  .transform((s) => s.trim().toLowerCase())
-  .pipe(z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off']))
-  .transform((s) => ['1', 'true', 'yes', 'on'].includes(s));
 
 const limit = wholeNumber(0, 1_000_000_000);
 
@@ -54,9 +48,6 @@ const langList = z
       // served only the first (QA; the probability endpoint's `langs` already refused it).
       .refine((l) => new Set(l.map((x) => x.toLowerCase())).size === l.length, 'a language is listed twice (language codes are case-insensitive)'),
   );
-const boolFlag = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no'])
-  .transform((v) => v === '1' || v === 'true' || v === 'yes');
 const faultsJson = z.string().transform((s, ctx) => {
   try {
     return parseFaultRules(s);
@@ -69,7 +60,7 @@ const ForecastEnv = {
   QUORUM_LANGS: langList.optional(),
   QUORUM_RUN_BUDGET_USD: decimalNumber(z.number().min(0)).optional(),
   QUORUM_MAX_QUESTIONS: wholeNumber(1).optional(),
-  QUORUM_AUTO_RESUME: boolFlag.default(true),
+  QUORUM_AUTO_RESUME: booleanSetting().default(true),
   QUORUM_PROGRESS_INTERVAL_MS: wholeNumber(100).default(10_000),
   QUORUM_JOURNAL_FSYNC_MS: wholeNumber(0, 60_000).default(1000),
   QUORUM_EVIDENCE_PROVIDERS: z
@@ -119,7 +110,7 @@ const EnvSchema = z.object({
     .default('en'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.
-  QUORUM_PUBLIC_BETA: boolish.default(true),
+  QUORUM_PUBLIC_BETA: booleanSetting().default(true),
   QUORUM_LIMIT_ANONYMOUS_PER_HOUR: limit.default(100),
   QUORUM_LIMIT_PRO_PER_DAY: limit.default(1000),
   QUORUM_LIMIT_API_PER_DAY: limit.default(50_000),

@@ -98,3 +98,21 @@ describe('decimalNumber: settings with a fraction are plain decimals', () => {
     expect(loadConfig({ QUORUM_MAX_PRICE_AGE_HOURS: '12.5' }).maxPriceAgeHours).toBe(12.5);
   });
 });
+
+describe('booleanSetting: every on/off setting reads the same words', () => {
+  it('takes true/false, 1/0, yes/no, on/off in any case and with spaces, in every loader; refuses anything else naming the variable', () => {
+    // QA: QUORUM_PUBLIC_BETA took `TRUE` and `off`, but QUORUM_AUTO_RESUME and
+    // QUORUM_WEBHOOKS_ALLOW_PRIVATE refused them (three definitions of a boolean), while the README
+    // says booleans are true/false in any case.
+    for (const [text, value] of [['TRUE', true], [' false ', false], ['On', true], ['off', false], ['1', true], ['No', false]] as const) {
+      expect(loadConfig({ QUORUM_AUTO_RESUME: text }).autoResume, text).toBe(value);
+      expect(loadConfig({ QUORUM_PUBLIC_BETA: text }).publicBeta, text).toBe(value);
+      expect(loadEventsConfig({ QUORUM_WEBHOOKS_ALLOW_PRIVATE: text }).webhooks.allowPrivate, text).toBe(value);
+    }
+    for (const bad of ['maybe', '2', 'truee', 'y']) {
+      expect(() => loadConfig({ QUORUM_AUTO_RESUME: bad }), bad).toThrow(/QUORUM_AUTO_RESUME/);
+      expect(() => loadConfig({ QUORUM_PUBLIC_BETA: bad }), bad).toThrow(/QUORUM_PUBLIC_BETA/);
+      expect(() => loadEventsConfig({ QUORUM_WEBHOOKS_ALLOW_PRIVATE: bad }), bad).toThrow(/QUORUM_WEBHOOKS_ALLOW_PRIVATE/);
+    }
+  });
+});

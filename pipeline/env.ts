@@ -36,6 +36,19 @@ export function decimalNumber(range: z.ZodNumber = z.number()) {
   return z.string().trim().regex(DECIMAL, 'expected a decimal number (digits, optionally a fraction: 0.5)').transform(Number).pipe(range);
 }
 
+/**
+ * An on/off setting: `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`, in any case, spaces around
+ * ignored. One definition for every loader (QA: QUORUM_PUBLIC_BETA took `TRUE` and `off` while
+ * QUORUM_AUTO_RESUME and QUORUM_WEBHOOKS_ALLOW_PRIVATE refused them).
+ */
+export function booleanSetting() {
+  return z
+    .string()
+    .transform((s) => s.trim().toLowerCase())
+    .pipe(z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'expected true or false (also 1/0, yes/no, on/off)' }))
+    .transform((s) => s === '1' || s === 'true' || s === 'yes' || s === 'on');
+}
+
 export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const set = setVariables(env);
   const given = Object.fromEntries(Object.keys(schema.shape).flatMap((k) => (set[k] === undefined ? [] : [[k, set[k]]])));

@@ -3,7 +3,7 @@
  * pipeline/config.ts: a bad value is an error naming the variable.
  */
 import { z } from 'zod';
-import { decimalNumber, setVariables, wholeNumber } from '../env.ts';
+import { booleanSetting, decimalNumber, setVariables, wholeNumber } from '../env.ts';
 
 const EventsEnv = z.object({
   /** consensus.updated: the headline consensus moved at least this much (probability points). */
@@ -23,10 +23,7 @@ const EventsEnv = z.object({
   /** Streams one key may have open at once (one key could otherwise take every slot). */
   QUORUM_STREAM_MAX_PER_KEY: wholeNumber(1, 100_000).default(10),
   /** Webhooks: allow http URLs and private, loopback or link-local addresses (tests, private networks). */
-  QUORUM_WEBHOOKS_ALLOW_PRIVATE: z
-    .enum(['1', '0', 'true', 'false', 'yes', 'no'])
-    .transform((v) => v === '1' || v === 'true' || v === 'yes')
-    .default(false),
+  QUORUM_WEBHOOKS_ALLOW_PRIVATE: booleanSetting().default(false),
   /** Webhooks: one delivery attempt's deadline, in ms. */
   QUORUM_WEBHOOKS_TIMEOUT_MS: wholeNumber(10, 120_000).default(10_000),
   /** Webhooks: how long a failing delivery is retried before the subscription is disabled, in ms. */
