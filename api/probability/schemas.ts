@@ -24,7 +24,7 @@ const closeDate = z
 
 const lang = z
   .string()
-  .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR')
+  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR (any case)')
   .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` });
 
 /** POST /api/probability/ body. `close_date` is checked to be in the future by the service. */

@@ -212,6 +212,14 @@ describe('POST /api/probability/: answers', () => {
     expect(lines[0].run_id).toMatch(/^probability-\d{4}-\d{2}-\d{2}$/);
   });
 
+  it('language codes in any case, as BCP 47 tags are: EN and Pt-br are answered, translations keyed as sent', async () => {
+    // QA: `langs: ["EN"]` was a 400 "a language code like en" though the document says the codes are
+    // case-insensitive (and `pt-br` was taken).
+    const g = await post(good({ langs: ['EN', 'Pt-br'] }), scoped);
+    expect(g.res.status, g.text).toBe(200);
+    for (const m of g.body.models) expect(Object.keys(m.translations)).toEqual(['Pt-br']);
+  });
+
   it('market {venue, market_id} of a tracked question: its latest price goes into the informed prompt', async () => {
     const [venue, market_id] = FEED.a.split(':') as [string, string];
     const { market_probability: _omit, ...rest } = good({ question: 'Will the tracked market question resolve YES?' });
