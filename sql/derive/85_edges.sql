@@ -43,7 +43,8 @@ SELECT
   -- reach its aggregate (threads, raw part order), so a consensus at its market price was 'none'
   -- one run and 'ai_above_market' by 5.6e-17 the next, and two equal edges swapped places in the
   -- list (sorted by abs_edge, then question_id) between runs on identical data
-  round(h.mean - m.probability, 12) AS edge,
+  -- + 0.0 turns a rounded −0.0 (an edge of −5.6e-17) into 0.0: Parquet and CSV readers saw "-0.0" (QA)
+  round(h.mean - m.probability, 12) + 0.0 AS edge,
   abs(round(h.mean - m.probability, 12)) AS abs_edge,
   CASE
     WHEN round(h.mean - m.probability, 12) > 0 THEN 'ai_above_market'

@@ -30,8 +30,11 @@ const SETS: Record<string, number[]> = {
   // q11's consensus is its market price
   q10: [0.35, 0.35, 0.35, 0.35],
   q11: [0.1, 0.2, 0.4, 0.7],
+  // q12's market is the other summation's mean: the edge is 0 one way and −5.6e-17 the other,
+  // which rounded to −0.0 and was written so to the Parquet and the CSV export (QA)
+  q12: [0.1, 0.2, 0.4, 0.7],
 };
-const MARKET: Record<string, number> = { q7: 0.3, q10: 0.3, q11: 0.35 };
+const MARKET: Record<string, number> = { q7: 0.3, q10: 0.3, q11: 0.35, q12: 0.35000000000000003 };
 const OUTCOME: Record<string, number> = { q1: 1, q2: 1, q3: 0, q4: 0, q5: 1, q6: 0 };
 
 /** One warehouse derived on one thread, its forecasts inserted in `order`. */
@@ -112,6 +115,7 @@ describe('derive determinism over the order rows reach the aggregates', () => {
       { question_id: 'q10', edge: '0.05', direction: 'ai_above_market' },
       { question_id: 'q7', edge: '0.05', direction: 'ai_above_market' },
       { question_id: 'q11', edge: '0.0', direction: 'none' },
+      { question_id: 'q12', edge: '0.0', direction: 'none' },
     ]);
   });
 });
