@@ -100,7 +100,9 @@ WITH c AS (
   LEFT JOIN raw_claim_resolutions AS r ON r.claim_id = c.claim_id AND c.outcome IS NULL AND c.realized_value IS NULL
 )
 SELECT c.claim_id, c.source_slug, c.claimed_at AS made_at, c.question_id, c.subject, c.subject_key,
-       c.category, c.kind, c.probability, c.side, c.value, c.unit, c.threshold, c.tolerance,
+       -- lower case: a version before the import checked categories stored them as written
+       -- ("Politics"), and the API's category filter never found those claims (QA)
+       lower(c.category) AS category, c.kind, c.probability, c.side, c.value, c.unit, c.threshold, c.tolerance,
        c.horizon_days,
        CASE WHEN c.resolved_at <= rp.as_of THEN c.outcome END AS outcome,
        CASE WHEN c.resolved_at <= rp.as_of THEN c.realized_value END AS realized_value,

@@ -6,12 +6,15 @@
  * them, no imported claim takes the id of one of Quorum's own, and a claim's question_id is one the
  * API's question_id filter finds. Real files, the real importer, derive, snapshot and API; nothing mocked.
  */
+import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { ImportError } from '../../pipeline/import/import-error.ts';
 import { auth, get, newKey, serve } from '../api/helpers.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { rawParts } from '../../pipeline/warehouse/raw-views.ts';
 import { claimParts, csvFolder, importAll, publishScores, rawQuery } from './helpers.ts';
 
 const tmp = tempDir('quorum-claims-qa-values-');
@@ -64,6 +67,31 @@ describe('a claim\'s category', () => {
     }
     const econ = await get(server, '/api/track-records/?category=economics', auth.x(key));
     expect(econ.body.sources.map((s: { slug: string }) => s.slug)).toEqual(['shouting-desk']);
+  });
+
+  it('a category stored in capitals by an older version (before the check) is found by the filter too', async () => {
+    // QA: the check came with the lower-case rule, and the rows an older version had stored as
+    // written ("Politics") stayed unfindable. The raw part is rewritten as that version left it.
+    const wh = join(tmp.dir, 'wh-legacy-category');
+    await importAll(wh, [['csv', csvFolder(tmp.dir, { 'a.csv': HEAD + 'k1,Old Pundit,2023-01-01,probability,Election X,politics,0.8,yes,,,,,1,2023-11-08\n' })]]);
+    const parts = rawParts(wh, 'claims');
+    await withConnection(async (conn) => {
+      for (const part of parts) {
+        await conn.run(`COPY (SELECT * REPLACE ('Politics' AS category) FROM read_parquet('${part}')) TO '${part}.tmp' (FORMAT parquet)`);
+        renameSync(`${part}.tmp`, part);
+      }
+    });
+    expect(await rawQuery(wh, 'SELECT category FROM {claims}')).toEqual([{ category: 'Politics' }]);
+    await publishScores(wh);
+    const old = await serve(wh);
+    try {
+      const k = newKey(wh, 'pro').key;
+      const got = await get(old, '/api/track-records/?category=politics', auth.x(k));
+      expect(got.body.sources.map((s: { slug: string }) => s.slug)).toEqual(['old-pundit']);
+      expect((await get(old, '/api/track-records/sources/old-pundit/')).body.source.categories).toEqual(['politics']);
+    } finally {
+      await old.close();
+    }
   });
 
   it('any other category is rejected at its line and field, nothing written (QA: "elections" was stored, and the filter refuses it)', async () => {
