@@ -50,8 +50,18 @@ const MemberDef = z.strictObject({
   note: z.string().optional(),
 });
 
+/**
+ * The prefix of computed clusters' ids (97_theses.sql: `auto-` + 12 hex digits). A curated thesis
+ * may not take it: one named like a computed cluster (a cluster promoted to a curated file with its
+ * id kept) was published twice under one id, each copy with the members of both (QA).
+ */
+export const COMPUTED_THESIS_PREFIX = 'auto-';
+
 const ThesisDef = z.strictObject({
-  id: z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)'),
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)')
+    .refine((id) => !id.startsWith(COMPUTED_THESIS_PREFIX), { error: `id: the prefix "${COMPUTED_THESIS_PREFIX}" is reserved for computed clusters` }),
   statement: z.string().min(3).max(500),
   members: z.array(MemberDef).min(3, 'a thesis needs at least 3 members'),
   note: z.string().optional(),

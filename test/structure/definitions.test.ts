@@ -111,6 +111,18 @@ describe('curated structure files: errors name file and line', () => {
     expect(parseLinksFile(text.replace('kind: implies', 'kind: excludes'), 'links/ok.yaml')).toHaveLength(1);
   });
 
+  it('a curated thesis id with the computed clusters\' prefix "auto-" is an error', async () => {
+    // QA: accepted; a curated thesis named like a computed cluster (one promoted to a file with its
+    // id kept) was published as two theses of one id, each with the members of both (doubled,
+    // signs mixed), and its vintage held every member four times.
+    const members = ['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: -1 }', '      - { question: "manifold:c", sign: 1 }'].join('\n');
+    const text = thesis(members).replace('id: t-one', 'id: auto-07c0eb15bac4');
+    const e = errorOf(() => parseThesesFile(text, 'theses/auto.yaml'));
+    expect([e.line, e.field]).toEqual([2, 'theses.0.id']);
+    expect(e.message).toContain('reserved for computed clusters');
+    expect(parseThesesFile(thesis(members).replace('id: t-one', 'id: automation-jobs'), 'theses/ok.yaml')).toHaveLength(1);
+  });
+
   it('a run over a bad file fails with the file and line', async () => {
     const f = fixture({ 'links/bad.yaml': 'links:\n  - a: manifold:x\n    b: manifold:y\n    kind: similar\n    sign: 2\n' });
     try {
