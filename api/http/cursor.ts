@@ -27,10 +27,11 @@ const INT64_TEXT = /^-?[0-9]{1,19}$/;
 /** A snapshot id as a cursor may carry it (a run id, pipeline/warehouse/layout.ts, within a looser alphabet). */
 const SNAPSHOT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The 400 of a bad cursor, naming the answer's field that carries a good one (`cursor` ← next_cursor, `vintages_cursor` ← next_vintages_cursor). */
 function badCursor(parameter: string): ApiError {
   return ApiError.invalidParameter(
     parameter,
-    `Query parameter '${parameter}' is not a cursor this endpoint issued; use next_cursor as returned.`,
+    `Query parameter '${parameter}' is not a cursor this endpoint issued; use next_${parameter} as returned.`,
   );
 }
 

@@ -172,7 +172,11 @@ describe('clusters API', () => {
     expect(beyond.n_vintages).toBe(2);
     expect(beyond.next_vintages_cursor).toBeNull();
     expectProblem(await get(server, '/api/clusters/hand/?vintages_limit=0'), 400, 'invalid_parameter');
-    expectProblem(await get(server, '/api/clusters/hand/?vintages_cursor=abc'), 400, 'invalid_parameter');
+    const bad = await get(server, '/api/clusters/hand/?vintages_cursor=abc');
+    expectProblem(bad, 400, 'invalid_parameter');
+    // QA: the detail said "use next_cursor as returned", a field this answer does not have
+    expect(bad.body.detail).toContain('use next_vintages_cursor as returned');
+    expect((await get(server, '/api/clusters/?cursor=abc')).body.detail).toContain('use next_cursor as returned');
     const listCursor = (await get(server, '/api/clusters/?limit=1')).body.next_cursor;
     expectProblem(await get(server, `/api/clusters/hand/?vintages_cursor=${listCursor}`), 400, 'invalid_parameter');
   });
