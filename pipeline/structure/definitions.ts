@@ -117,7 +117,13 @@ export function parseYaml(text: string, file: string): { value: unknown; lineOf:
 /** Validates `text` against `schema`; the first zod issue becomes a StructureFileError at its line. */
 export function parseFile<T>(text: string, file: string, schema: z.ZodType<T>): { data: T; lineOf: (path: Path) => number | null } {
   const { value, lineOf } = parseYaml(text, file);
-  const parsed = schema.safeParse(value ?? {});
+  // An empty file (or comments alone) was `file (field "theses"): Invalid input: expected array,
+  // received undefined`, with no line: it says so, at line 1 (QA).
+  if (value === null || value === undefined) {
+    const key = schema instanceof z.ZodObject ? Object.keys(schema.shape)[0] : undefined;
+    throw new StructureFileError(file, 1, null, `the file is empty: it needs ${key ? `its top-level list "${key}:"` : 'its definitions'}`);
+  }
+  const parsed = schema.safeParse(value);
   if (parsed.success) return { data: parsed.data, lineOf };
   const issue = parsed.error.issues[0]!;
   const path = issue.path.filter((k): k is string | number => typeof k !== 'symbol');

@@ -50,6 +50,14 @@ describe('curated structure files: errors name file and line', () => {
     expect(errorOf(() => parseThesesFile(id, 'theses/id.yaml')).line).toBe(5);
   });
 
+  it('an empty file, or one of comments alone, says so at line 1', () => {
+    for (const text of ['', '\n', '# theses to come\n']) {
+      const e = errorOf(() => parseThesesFile(text, 'theses/new.yaml'));
+      expect(e.message).toBe('theses/new.yaml:1: the file is empty: it needs its top-level list "theses:"');
+      expect(errorOf(() => parseLinksFile(text, 'links/new.yaml')).message).toContain('"links:"');
+    }
+  });
+
   it('a YAML syntax error', () => {
     const e = errorOf(() => parseLinksFile('links:\n  - a: manifold:x\n    b: [unclosed\n', 'links/syntax.yaml'));
     expect(e.file).toBe('links/syntax.yaml');
