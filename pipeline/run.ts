@@ -36,6 +36,8 @@ import { checkDataFormat } from './warehouse/data-format.ts';
 import { loadEventsConfig } from './events/config.ts';
 import { isPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
+import { structureDir } from './structure/definitions.ts';
+import { unknownCuratedQuestions } from './structure/unknown-questions.ts';
 import { checkDefinitionFiles } from './stage-settings.ts';
 
 export interface RunOptions {
@@ -281,6 +283,14 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
               `its forecasts are in the warehouse, and its snapshot is scored as of ${previousAsOf}, so the served view does not go back in time ` +
               '(no thesis vintage or scenario record is frozen for it)';
             log.warn({ previous, previous_as_of: previousAsOf }, note);
+            summary.notes.push(note);
+          }
+          // A curated file naming a question the warehouse has never had (a typo, most likely): the
+          // member is left out where it appears, and the run says so (QA: a thesis lost members, or
+          // was not published at all, without a word).
+          for (const u of await unknownCuratedQuestions(conn, structureDir())) {
+            const note = `${u.file} names ${u.question_ids.length === 1 ? 'a question' : 'questions'} the warehouse does not have, left out: ${u.question_ids.join(', ')}`;
+            log.warn({ file: u.file, question_ids: u.question_ids }, note);
             summary.notes.push(note);
           }
           // Emit events: what changed since the previous snapshot. The snapshot is published either

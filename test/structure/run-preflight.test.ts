@@ -64,3 +64,29 @@ describe('a bad definition file fails the run before any model call', () => {
     }, 120_000);
   }
 });
+
+describe('a definition file naming a question the warehouse does not have', () => {
+  it('the run says so in its notes and log, naming the file and the ids; known ids and the other files say nothing', async () => {
+    // QA: a typo in a member's id left the member out without a word (a thesis published with fewer
+    // members, or not at all).
+    const known = (await rawQuery(f.dataDir, 'questions', 'SELECT DISTINCT question_id FROM t ORDER BY question_id LIMIT 4')).map((r) => String(r.question_id));
+    const member = (q: string) => `      - { question: "${q}", sign: 1 }\n`;
+    const dir = fixture({
+      'theses/typo.yaml': `theses:\n  - id: t-typo\n    statement: a thesis with a typo\n    members:\n${[known[0]!, known[1]!, 'manifold:no-such-market'].map(member).join('')}`,
+      'theses/fine.yaml': `theses:\n  - id: t-fine\n    statement: a thesis of known questions\n    members:\n${known.slice(1, 4).map(member).join('')}`,
+      'links/typo.yaml': `links:\n  - { a: "${known[0]}", b: "polymarket:0xtypo", kind: implies, sign: 1 }\n`,
+    });
+    try {
+      process.env.QUORUM_STRUCTURE_DIR = dir.structureDir;
+      const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_SIMULATOR_URL: sim.url, LOG_LEVEL: 'silent' });
+      const summary = await runPipeline({ config, logger, asOf: new Date('2026-03-10T00:00:00Z'), scoreOnly: true });
+      expect(summary.status, summary.error ?? '').toBe('completed');
+      expect(summary.notes).toEqual([
+        `${join(dir.structureDir, 'links', 'typo.yaml')} names a question the warehouse does not have, left out: polymarket:0xtypo`,
+        `${join(dir.structureDir, 'theses', 'typo.yaml')} names a question the warehouse does not have, left out: manifold:no-such-market`,
+      ]);
+    } finally {
+      dir.cleanup();
+    }
+  }, 120_000);
+});
