@@ -29,6 +29,9 @@
  * responds to an invalid request with a 200 status code and a text/html content type"): the
  * question gets no GDELT evidence, an error of kind `refused` quoting the message, and the
  * request is not repeated (it was retried twice as a cut-off body, 10 s of pacing for nothing).
+ * Its rate-limit notice ("Please limit requests to one every 5 seconds…") comes with a 429 or with
+ * a 200: either way it is kind `rate_limited`, retried, and counts towards a pause (the 200 was a
+ * `refused` query, asked once, and never paused GDELT).
  *
  * As of: the request ends at the run's as-of time and every article whose `seendate` is after it
  * (or unreadable) is dropped, whatever the server returned. GDELT only searches a rolling window
@@ -37,7 +40,7 @@
  */
 import PQueue from 'p-queue';
 import { z } from 'zod';
-import { createSourceClient, type SourceClient } from '../sources/http-client.ts';
+import { createSourceClient, RateLimitNotice, type SourceClient } from '../sources/http-client.ts';
 import type { TaskQuestion } from '../models/prompts.ts';
 import { evidenceId, publishedBy, type EvidenceProvider, type EvidenceRow, type RetrieveOptions } from './types.ts';
 
@@ -99,7 +102,8 @@ const articleSchema = z.object({
  * character JSON does not escape, as in `Fed\'s`) keeps the character without the backslash, and
  * a raw control character becomes a space. A body that is not JSON at all (neither empty nor
  * starting with `{` or `[`) is GDELT's message refusing the query: a {@link GdeltRefusal}, returned
- * (the provider throws it), so the client does not ask again. A body still not JSON (cut off, or
+ * (the provider throws it), so the client does not ask again; but GDELT's rate-limit notice throws
+ * a {@link RateLimitNotice} (a 429 to the client: retried). A body still not JSON (cut off, or
  * empty) throws, as JSON.parse does, and the client retries it.
  */
 export function parseGdeltJson(text: string): unknown {
@@ -110,7 +114,10 @@ export function parseGdeltJson(text: string): unknown {
     // Its start only: tags stripped from a whole long page ('<' after '<' without a '>') took time
     // quadratic in its length (8 s for 150,000), with the event loop blocked.
     if (text.trim() !== '' && !/^\s*[[{]/.test(text)) {
-      return new GdeltRefusal(text.slice(0, 2_000).replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 300));
+      const said = text.slice(0, 2_000).replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 300);
+      // GDELT's throttling notice, which it serves with a 429 or a 200: a rate limit, not a refusal.
+      if (GDELT_RATE_LIMIT_NOTICE.test(said)) throw new RateLimitNotice(said);
+      return new GdeltRefusal(said);
     }
     const repaired = text
       .replace(/\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})|\\/g, (m) => (m.length > 1 ? m : ''))
@@ -119,6 +126,9 @@ export function parseGdeltJson(text: string): unknown {
     return JSON.parse(repaired);
   }
 }
+
+/** GDELT's throttling notice ("Please limit requests to one every 5 seconds or contact …"). */
+const GDELT_RATE_LIMIT_NOTICE = /^please limit requests\b/i;
 
 /** "20251015T123000Z" → Date (UTC), or null. */
 export function parseSeenDate(s: string): Date | null {

@@ -44,6 +44,15 @@ export class SourceHttpError extends Error {
   }
 }
 
+/**
+ * Thrown by a `parseJson` whose source answered a 2xx with its rate-limit notice instead of data
+ * (GDELT: a 200 with "Please limit requests to one every 5 seconds…"): the client treats it as a
+ * 429 (kind `rate_limited`, retried with backoff), the notice as the message.
+ */
+export class RateLimitNotice extends Error {
+  override readonly name = 'RateLimitNotice';
+}
+
 export interface SourceClientOptions {
   /** Requests per interval (the source's documented rate limit). */
   requestsPerInterval?: number;
@@ -64,7 +73,8 @@ export interface SourceClientOptions {
   headers?: Record<string, string>;
   /**
    * Reads a body's text into a value (default `JSON.parse`); throwing counts as a garbled body
-   * (`invalid_json`, retried), for sources whose JSON needs a lenient reading (GDELT).
+   * (`invalid_json`, retried), for sources whose JSON needs a lenient reading (GDELT); throwing a
+   * {@link RateLimitNotice} counts as a 429 (`rate_limited`, retried).
    */
   parseJson?: (text: string) => unknown;
   /**
@@ -215,7 +225,11 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     }
     try {
       return { retryIn: null, body: parseJson(text) };
-    } catch {
+    } catch (err) {
+      // A throttling notice served with a 2xx (GDELT's "Please limit requests…"): a 429 by another name.
+      if (err instanceof RateLimitNotice) {
+        return { retryIn: -1, body: new SourceHttpError('rate_limited', url, `HTTP ${status}: ${err.message}`, status) };
+      }
       // A truncated or garbled body: a transient fault at the source, worth one more try.
       return { retryIn: -1, body: new SourceHttpError('invalid_json', url, `body is not JSON (${text.length} bytes)`) };
     }

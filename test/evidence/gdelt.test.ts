@@ -131,6 +131,27 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(1); // was retried twice as a cut-off body (10 s of GDELT's pacing)
   });
 
+  it("GDELT's rate-limit notice served with a 200 is kind 'rate_limited', retried like a 429, and counts towards the pause", async () => {
+    // GDELT throttles both ways: a 429 and a 200 whose body is this text (public GDELT clients
+    // handle both: "HTTP 200 with a plain-text notice"; "a refusal dressed as a 200, which is how
+    // it actually arrives"). It was kind 'refused' ("GDELT refused the query: Please limit …"),
+    // asked once, and never paused GDELT.
+    const notice = { status: 200, body: 'Please limit requests to one every 5 seconds or contact kalev.leetaru5@gmail.com for larger queries.\n', headers: { 'content-type': 'text/html; charset=utf-8' } };
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [notice, json(ARTICLES)] }]);
+    const items = await provider(server.url).retrieve(question, { asOf, limit: 5 });
+    expect(items).toHaveLength(3); // the second attempt answered
+    expect(server.log).toHaveLength(2);
+    await server.close();
+
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [notice] }]);
+    const gdelt = createGdeltProvider({ baseUrl: server.url, minIntervalMs: 0, backoffMs: 5, retries: 1, timeoutMs: 5000 });
+    const questions = Array.from({ length: 5 }, (_, i) => ({ ...question, question_id: `polymarket:fed-cut-${i}` }));
+    const g = await gatherEvidence(questions, { providers: [gdelt], asOf, maxPerQuestion: 3 });
+    expect(g.errors.map((e) => e.kind)).toEqual([...Array(3).fill('rate_limited'), ...Array(2).fill('paused')]);
+    expect(g.errors[0]!.message).toMatch(/^rate_limited: HTTP 200: Please limit requests to one every 5 seconds/);
+    expect(server.log).toHaveLength(6); // 3 questions × 2 attempts, then paused
+  });
+
   it("a long non-JSON answer (a proxy's page, '<' after '<') is read as a refusal at once, not in time quadratic in its length", async () => {
     // Its tags were stripped from the whole body before the message was cut to 300 characters:
     // /<[^>]*>/g on 150,000 '<' without a '>' took about 8 s, the event loop (the API server's, for
