@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createGdeltProvider, gdeltQuery, parseSeenDate } from '../../pipeline/evidence/gdelt.ts';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
 import { gatherEvidence } from '../../pipeline/evidence/gather.ts';
+import { createEvidenceProviders } from '../../pipeline/evidence/index.ts';
+import { loadConfig } from '../../pipeline/config.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import type { TaskQuestion } from '../../pipeline/models/prompts.ts';
 
@@ -220,6 +222,24 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(g.errors).toEqual([]);
     expect(questions.map((q) => g.byQuestion.get(q.question_id)?.length)).toEqual(questions.map(() => 3));
     expect(server.log).toHaveLength(10);
+  });
+
+  it("one process asks GDELT at its pace however many provider sets it makes (a scheduled run's and the probability endpoint's)", async () => {
+    // `quorum start` serves the probability endpoint (its providers made at start) and runs the
+    // schedule (each run makes its own): each had its own GDELT client pacing at one request every
+    // 5 s, so during a run's evidence stage GDELT got requests 2 s apart, and answered them with its
+    // rate-limit notice.
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json(ARTICLES)] }]);
+    const config = loadConfig({ QUORUM_EVIDENCE_PROVIDERS: 'gdelt', QUORUM_GDELT_URL: server.url, QUORUM_GDELT_MIN_INTERVAL_MS: '400' });
+    const [forRun] = createEvidenceProviders(config);
+    const [forEndpoint] = createEvidenceProviders(config);
+    const [a, b] = await Promise.all([
+      forRun!.retrieve(question, { asOf, limit: 3 }),
+      forEndpoint!.retrieve({ ...question, question_id: 'probability:req-1' }, { asOf, limit: 3 }),
+    ]);
+    expect([a.length, b.length]).toEqual([3, 3]);
+    expect(server.log).toHaveLength(2);
+    expect(server.log[1]!.at - server.log[0]!.at).toBeGreaterThanOrEqual(380);
   });
 
   it('a silent GDELT does not hold the run: paused after 3 timeouts in a row, the other questions fail at once', async () => {
