@@ -12,7 +12,8 @@
  * depends on the machine's time zone (an item published at 12:30 UTC passed for 03:30 UTC under
  * TZ=Asia/Tokyo, shown to forecasts made hours before it) and which takes "1" for 2001 and rolls
  * 2026-02-30 over into March; such a line is malformed. title, url and snippet are optional; source_slug defaults to "local". A bad line is skipped and counted, never
- * fatal: evidence is an input a run can do without.
+ * fatal: evidence is an input a run can do without. A line's id covers all it shows
+ * ({@link lineEvidenceId}): a line edited later is a new item, stored beside the one earlier runs cited.
  *
  * ForecastBench backgrounds: each question's non-empty `background` becomes one item, titled
  * "Question background (<venue>)", published at the freeze time of the earliest question set that
@@ -43,6 +44,18 @@ const forecastBenchSchema = z.object({
   url: z.string().nullish(),
   freeze_datetime: z.string().min(1),
 });
+
+/**
+ * The id of an evidence line: its source, question and everything shown of it (title, address,
+ * publication time, snippet as cut). A line edited between runs (a corrected snippet or date) is a
+ * new item: the raw `evidence` table is keyed by id and keeps the first row of an id, so with an id
+ * of the address alone the edited line was stored as the old one, and the forecasts that saw the
+ * edit cited the old text (in "evidence used" and the exports). An unchanged line keeps its id.
+ */
+function lineEvidenceId(item: Omit<Stored, 'evidence_id'>): string {
+  const content = JSON.stringify([item.url, item.title, item.published_at!.toISOString(), item.snippet]);
+  return evidenceId(item.source_slug, item.question_id, content);
+}
 
 export interface LocalEvidenceOptions {
   /** Directory of `*.jsonl` evidence files (missing: none). */
@@ -100,15 +113,15 @@ export function createLocalEvidenceProvider(opts: LocalEvidenceOptions): LocalEv
             continue;
           }
           const slug = parsed.source_slug ?? 'local';
-          add(map, {
-            evidence_id: parsed.evidence_id ?? evidenceId(slug, parsed.question_id, parsed.url ?? parsed.title ?? parsed.snippet ?? ''),
+          const item = {
             question_id: parsed.question_id,
             title: parsed.title ?? null,
             url: parsed.url ?? null,
             published_at: published,
             snippet: cut(parsed.snippet),
             source_slug: slug,
-          });
+          };
+          add(map, { evidence_id: parsed.evidence_id ?? lineEvidenceId(item), ...item });
         }
       }
     }

@@ -12,7 +12,10 @@ import type { TaskQuestion } from '../models/prompts.ts';
 
 /** A raw `evidence` row (column names of `RAW_TABLES.evidence`). */
 export interface EvidenceRow {
-  /** Deterministic: `ev-` + sha256(source_slug | question_id | url or title), 24 hex. */
+  /**
+   * Deterministic: `ev-` + sha256(source_slug | question_id | url or title), 24 hex; for a local
+   * evidence line, of everything it shows (an edited line is a new item: pipeline/evidence/local.ts).
+   */
   evidence_id: string;
   question_id: string;
   /** When this run retrieved it (wall clock). */

@@ -1,10 +1,12 @@
 /** Local evidence: JSON Lines files and the bundled sample's question backgrounds, as of a time. */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
-import { REPO } from '../helpers/cli.ts';
+import { quorum, REPO } from '../helpers/cli.ts';
+import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 import type { TaskQuestion } from '../../pipeline/models/prompts.ts';
 
 const q = (question_id: string): TaskQuestion => ({
@@ -77,4 +79,40 @@ describe('local evidence files', () => {
       else process.env.TZ = before;
     }
   });
+
+  it('an evidence line edited between runs is stored as edited: each run\'s forecasts cite what their prompts showed', async () => {
+    // The id was sha256(slug | question | url): the edited line had the stored line's id, the raw
+    // table (keyed by id) kept the old text, and the second run's forecasts, the question's
+    // "evidence used" and the exports showed a snippet saying the opposite of what the models read.
+    const tmp = mkdtempSync(join(tmpdir(), 'quorum-ev-edit-'));
+    const evDir = join(tmp, 'evidence');
+    const env = { QUORUM_DATA_DIR: join(tmp, 'data'), QUORUM_EVIDENCE_DIR: evDir, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', QUORUM_MAX_QUESTIONS: '1', QUORUM_MODES: 'augmented', QUORUM_SIMULATOR_LATENCY_MS: '1' };
+    expect(quorum(['import', 'forecastbench', join(REPO, 'data', 'sample', 'forecastbench')], env).status).toBe(0);
+    const line = (snippet: string) => JSON.stringify({ question_id: 'infer:1401', title: 'Huawei on Open RAN', url: 'https://example.org/huawei', published_at: '2025-10-10T00:00:00Z', snippet, source_slug: 'local' });
+    mkdirSync(evDir, { recursive: true });
+    writeFileSync(join(evDir, 'a.jsonl'), `${line('Huawei will not support Open RAN.')}\n`);
+    expect(quorum(['run', '--as-of', '2025-10-16T00:00:00Z'], env).status).toBe(0);
+    writeFileSync(join(evDir, 'a.jsonl'), `${line('Correction: Huawei will support Open RAN.')}\n`);
+    expect(quorum(['run', '--as-of', '2025-10-17T00:00:00Z'], env).status).toBe(0);
+
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      const rows = (await conn.runAndReadAll(
+        `SELECT f.run_id, e.snippet
+         FROM (SELECT DISTINCT run_id, unnest(evidence_ids) AS evidence_id FROM read_parquet($1, hive_partitioning = false) WHERE question_id = 'infer:1401') AS f
+         JOIN read_parquet($2, hive_partitioning = false) AS e USING (evidence_id)
+         WHERE e.url = 'https://example.org/huawei'
+         ORDER BY f.run_id`,
+        [rawGlob(env.QUORUM_DATA_DIR, 'forecasts'), rawGlob(env.QUORUM_DATA_DIR, 'evidence')],
+      )).getRowObjectsJS() as { run_id: string; snippet: string }[];
+      expect(rows.map((r) => [r.run_id.slice(0, 17), r.snippet])).toEqual([
+        ['r20251016T000000Z', 'Huawei will not support Open RAN.'],
+        ['r20251017T000000Z', 'Correction: Huawei will support Open RAN.'],
+      ]);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  }, 120_000);
 });
