@@ -377,6 +377,8 @@ export class ProbabilityService {
           signal: deadline.signal,
           // what the providers done by the deadline found is kept; those still running are errors
           keepPartial: true,
+          // a partner waits: its GDELT request goes before a scheduled run's questions
+          interactive: true,
         });
         const found = g.byQuestion.get(question.question_id);
         evidence = found ?? [];

@@ -25,6 +25,8 @@ export interface GatherOptions {
    * it is kept, so that a resumed run retries it whole.
    */
   keepPartial?: boolean;
+  /** A caller waiting for the answer (the probability endpoint): see `RetrieveOptions.interactive`. */
+  interactive?: boolean;
   /** Called once per question done (journal, progress). */
   onQuestion?: (questionId: string, items: EvidenceRow[], errors: ProviderError[]) => void;
 }
@@ -58,7 +60,7 @@ export async function gatherEvidence(questions: TaskQuestion[], opts: GatherOpti
       const lists = await Promise.all(
         opts.providers.map(async (p) => {
           try {
-            const items = await p.retrieve(q, { asOf: opts.asOf, limit: opts.maxPerQuestion, signal: opts.signal });
+            const items = await p.retrieve(q, { asOf: opts.asOf, limit: opts.maxPerQuestion, signal: opts.signal, interactive: opts.interactive });
             return items.filter((x) => x.question_id === q.question_id && publishedBy(x, opts.asOf));
           } catch (err) {
             const kind = (err as { kind?: unknown })?.kind;

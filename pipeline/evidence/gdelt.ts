@@ -14,7 +14,9 @@
  * Turns: questions take turns (one retrieval at a time, in the order asked) and a request's
  * deadline starts with its turn. Started together, as `gatherEvidence` starts 8, each request's
  * deadline (20 s) also covered its wait behind the others in the client's pacing queue, so with
- * the 5 s pacing every question past the fourth timed out without being sent.
+ * the 5 s pacing every question past the fourth timed out without being sent. A caller waiting for
+ * its answer (`interactive`: the probability endpoint, whose evidence deadline is 10 s) takes the
+ * next turn, before the questions of a run still waiting (8 of them: 40 s).
  *
  * Outages: after `breakAfter` (3) requests in a row fail for want of GDELT (timeout, network
  * error, 5xx or 429 after the retries), GDELT is not asked for `pauseMs` (10 min) and every
@@ -233,7 +235,8 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
     async retrieve(question: TaskQuestion, o: RetrieveOptions): Promise<EvidenceRow[]> {
       const query = gdeltQuery(question.title);
       if (!query || o.limit <= 0) return [];
-      return turns.add(() => turn(question, query, o), { signal: o.signal });
+      // An interactive caller (the probability endpoint) goes before a run's questions still waiting.
+      return turns.add(() => turn(question, query, o), { signal: o.signal, priority: o.interactive ? 1 : 0 });
     },
   };
 

@@ -40,6 +40,11 @@ export interface RetrieveOptions {
   /** At most this many items. */
   limit: number;
   signal?: AbortSignal;
+  /**
+   * A caller waiting for the answer (the probability endpoint): a provider that serves its callers
+   * in turns (GDELT, one per process) serves it before the questions of a run still waiting.
+   */
+  interactive?: boolean;
 }
 
 /** A source of evidence items for a question. */

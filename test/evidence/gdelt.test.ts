@@ -242,6 +242,24 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log[1]!.at - server.log[0]!.at).toBeGreaterThanOrEqual(380);
   });
 
+  it("the probability endpoint's GDELT request goes before a run's questions waiting their turn", async () => {
+    // One GDELT provider per process: a run's evidence stage keeps 8 questions waiting for their
+    // turn (5 s each), so the endpoint's request, last in line, waited 40 s and always missed its
+    // evidence deadline (10 s) while a run was gathering.
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json(ARTICLES)] }]);
+    const config = loadConfig({ QUORUM_EVIDENCE_PROVIDERS: 'gdelt', QUORUM_GDELT_URL: server.url, QUORUM_GDELT_MIN_INTERVAL_MS: '150' });
+    const questions = Array.from({ length: 8 }, (_, i) => ({ ...question, question_id: `polymarket:fed-cut-${i}`, title: `Will the Federal Reserve cut rates in meeting${i}?` }));
+    const run = gatherEvidence(questions, { providers: createEvidenceProviders(config), asOf, maxPerQuestion: 3 });
+    await new Promise((r) => setTimeout(r, 50)); // the run's first request is out, 7 questions wait
+    const adHoc = { ...question, question_id: 'probability:req-1', title: 'Will Bundesbank economists expect a recession?' };
+    const deadline = AbortSignal.timeout(600); // the endpoint's evidence deadline, scaled down
+    const endpoint = await gatherEvidence([adHoc], { providers: createEvidenceProviders(config), asOf, maxPerQuestion: 3, signal: deadline, keepPartial: true, interactive: true });
+    expect(endpoint.errors).toEqual([]);
+    expect(endpoint.byQuestion.get(adHoc.question_id)).toHaveLength(3);
+    expect(server.log.findIndex((r) => r.query.get('query')?.includes('Bundesbank'))).toBeLessThanOrEqual(2);
+    expect((await run).byQuestion.size).toBe(8);
+  });
+
   it('a silent GDELT does not hold the run: paused after 3 timeouts in a row, the other questions fail at once', async () => {
     server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [{ ...json(ARTICLES), delayMs: 30_000 }] }]);
     const gdelt = createGdeltProvider({ baseUrl: server.url, minIntervalMs: 0, retries: 0, timeoutMs: 300 });
