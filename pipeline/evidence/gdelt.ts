@@ -35,6 +35,9 @@
  * a 200: either way it is kind `rate_limited`, retried, and counts towards a pause (the 200 was a
  * `refused` query, asked once, and never paused GDELT).
  *
+ * Duplicates: an article listed twice (same URL) and the copies of a wire story other outlets ran
+ * (same headline, case and spacing aside) are shown once, the newest.
+ *
  * As of: the request ends at the run's as-of time and every article whose `seendate` is after it
  * (or unreadable) is dropped, whatever the server returned. GDELT only searches a rolling window
  * of about three months, so backfills older than that find nothing here (local files still work).
@@ -255,8 +258,7 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
       ? ((body as { articles: unknown[] }).articles)
       : [];
     const now = new Date();
-    const seen = new Set<string>();
-    const out: EvidenceRow[] = [];
+    const rows: EvidenceRow[] = [];
     for (const raw of articles) {
       const a = articleSchema.safeParse(raw);
       if (!a.success) continue;
@@ -273,11 +275,20 @@ export function createGdeltProvider(opts: GdeltOptions = {}): GdeltProvider {
           : null,
         source_slug: GDELT_SOURCE_SLUG,
       };
-      if (!publishedBy(row, o.asOf) || seen.has(row.url!)) continue;
-      seen.add(row.url!);
+      if (publishedBy(row, o.asOf)) rows.push(row);
+    }
+    rows.sort((x, y) => y.published_at!.getTime() - x.published_at!.getTime());
+    // Each article once (by URL), and each headline once: GDELT lists every outlet's copy of a wire
+    // story as an article of its own, and they took every slot. The newest copy is kept.
+    const seen = new Set<string>();
+    const out: EvidenceRow[] = [];
+    for (const row of rows) {
+      const headline = row.title ? `title:${row.title.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ')}` : null;
+      if (seen.has(`url:${row.url}`) || (headline !== null && seen.has(headline))) continue;
+      seen.add(`url:${row.url}`);
+      if (headline !== null) seen.add(headline);
       out.push(row);
     }
-    out.sort((x, y) => y.published_at!.getTime() - x.published_at!.getTime());
     return out.slice(0, o.limit);
   }
 }

@@ -186,6 +186,22 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(gdeltQuery("Will OpenAI's GPT-5 be released?")).toBe('OpenAI "GPT-5" released'); // 5 characters: kept
   });
 
+  it('a wire story GDELT lists once per outlet (same headline, other domains) is one item, so other news gets the slots', async () => {
+    // GDELT lists each outlet's copy of a syndicated story (AP, Reuters, AFP) as its own article:
+    // the five evidence slots went to five copies of one headline and the other stories were cut.
+    const wire = (i: number, seendate: string) =>
+      article(10 + i, seendate, { url: `https://outlet${i}.example/ap/fed-holds`, domain: `outlet${i}.example`, title: i % 2 ? 'Fed holds rates steady,  signals patience ' : 'Fed holds rates steady, signals patience' });
+    server = await startReplayServer([
+      { path: '/api/v2/doc/doc', responses: [json({ articles: [wire(1, '20251015T120000Z'), wire(2, '20251015T115500Z'), wire(3, '20251015T115000Z'), wire(4, '20251015T114500Z'), wire(5, '20251015T114000Z'), article(1, '20251014T120000Z'), article(4, '20251013T080000Z')] })] },
+    ]);
+    const items = await provider(server.url).retrieve(question, { asOf, limit: 5 });
+    expect(items.map((x) => x.url)).toEqual([
+      'https://outlet1.example/ap/fed-holds', // the newest copy
+      'https://www.example-news.com/markets/fed-decision-1.html',
+      'https://www.example-news.com/markets/fed-decision-4.html',
+    ]);
+  });
+
   it('no match ({} without articles) is no evidence; a query of stop words only sends nothing', async () => {
     server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json({})] }]);
     expect(await provider(server.url).retrieve(question, { asOf, limit: 5 })).toEqual([]);
