@@ -352,6 +352,17 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     return m.state === 'closed' ? now : resolvedTime(m.resolution!);
   };
 
+  /**
+   * Whether an open market was closed in the warehouse (its stored close has passed) and the venue
+   * has moved its close ahead again: Kalshi reopens a closed market by moving close_time into the
+   * future (its market lifecycle: closed → active, event close_date_updated), Manifold creators
+   * reopen a closed market by extending its close. The question is active again (a new version with
+   * that close), so its lifecycle gets an `active` event: without it the lifecycle's last state (the
+   * API's current status) stayed `closed` while the question was forecast and priced again (QA).
+   */
+  const reopened = (stored: Date | null | undefined, close: Date | null): boolean =>
+    !!stored && stored.getTime() <= now.getTime() && close !== null && close.getTime() > now.getTime();
+
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
     const resolved = storedResolution.get(qid);
     if (resolved) {
@@ -384,6 +395,9 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       case 'upcoming':
         return;
       case 'open': {
+        if (reopened(stored, close)) {
+          result.lifecycle_events.push({ question_id: qid, state: 'active', at: now, reason: `reopened on ${name}: close moved to ${close!.toISOString()}` });
+        }
         priceRow(qid, m, origin);
         const last = lastObserved.get(qid);
         if (driver.history && m.history_key && last && now.getTime() - last.getTime() >= backfill.gapMs) {

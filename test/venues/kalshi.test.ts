@@ -124,6 +124,35 @@ describe('kalshi adapter', () => {
     }
   });
 
+  it('a market reopened after it closed (close_time moved into the future, status active again) is active again in its lifecycle, once (QA)', async () => {
+    // Kalshi's market lifecycle: "closed → reopened active: close_time is moved into the future"
+    // (event close_date_updated). The market as it trades again: the real fixed-point market's book.
+    const reopened = { ...fixedPoint.markets[0], ticker: 'KXREOPEN-25', status: 'active', close_time: '2025-12-31T00:00:00Z' };
+    tracked['KXREOPEN-25'] = reopened;
+    try {
+      server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: [], cursor: '' })] }, singleMarket]);
+      const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+      // Closed early an hour before this sync (the sync that saw it closed stored that close).
+      const closedAt = new Date(now.getTime() - 3_600_000);
+      const r = await adapter.sync(ctx({ tracked: [{ question_id: 'kalshi:KXREOPEN-25', venue_market_id: 'KXREOPEN-25', close_time: closedAt }] }));
+      expect(r.close_time_changes).toEqual([{ question_id: 'kalshi:KXREOPEN-25', close_time: new Date('2025-12-31T00:00:00Z') }]);
+      expect(r.market_prices.map((p) => p.probability)).toEqual([0.635]);
+      // Without it the lifecycle's last state (the API's current status) stayed "closed" while the question was forecast again.
+      expect(r.lifecycle_events).toEqual([
+        expect.objectContaining({ question_id: 'kalshi:KXREOPEN-25', state: 'active', at: now, reason: 'reopened on Kalshi: close moved to 2025-12-31T00:00:00.000Z' }),
+      ]);
+      // The next sync finds the new close stored: no second reopening.
+      const later = await adapter.sync({
+        ...ctx({ tracked: [{ question_id: 'kalshi:KXREOPEN-25', venue_market_id: 'KXREOPEN-25', close_time: new Date('2025-12-31T00:00:00Z') }] }),
+        now: new Date(now.getTime() + 3_600_000),
+      });
+      expect(later.lifecycle_events).toEqual([]);
+      expect(later.close_time_changes).toEqual([]);
+    } finally {
+      delete tracked['KXREOPEN-25'];
+    }
+  });
+
   it('a settlement whose only venue times are still ahead (no settlement_ts; expiration_time after the sync) is dated by the sync that saw it, not in the future', async () => {
     // markets-tracked.json's KXPAYROLLS-25SEP-T50000: status "settled", result "no", no
     // settlement_ts (payloads before Kalshi added it; public clients still tolerate finalized
