@@ -86,6 +86,22 @@ describe('source client transport', () => {
     expect(Date.now() - t0).toBeLessThan(1500);
   });
 
+  it('a Retry-After ending past the deadline is the source\'s 429 at once, not a timeout (QA)', async () => {
+    // Kalshi's 429 body (error code too_many_requests); Retry-After 5 s, within the client's cap but not its 1 s deadline.
+    const limited = { status: 429, headers: { 'retry-after': '5' }, body: { error: { code: 'too_many_requests', message: 'too many requests' } } };
+    server = await startReplayServer([{ path: '/limited', responses: [limited] }, { path: '/then-ok', responses: [{ ...limited, headers: { 'retry-after': '0.05' } }, json(body)] }]);
+    const client = createSourceClient({ ...FAST, retries: 3, timeoutMs: 1000 });
+    const t0 = Date.now();
+    const err = (await client.getRaw(`${server.url}/limited`).catch((e: unknown) => e)) as SourceHttpError;
+    expect(err).toBeInstanceOf(SourceHttpError);
+    expect([err.kind, err.status]).toEqual(['rate_limited', 429]);
+    expect(err.message).toMatch(/Retry-After 5000 ms ends past the request's deadline/);
+    expect(Date.now() - t0).toBeLessThan(900);
+    expect(server.hits(0)).toBe(1);
+    // A Retry-After within the deadline is still obeyed.
+    expect(await client.getRaw(`${server.url}/then-ok`)).toEqual(body);
+  });
+
   it('a caller that stops the request gets kind aborted (not a timeout), at once; the client works afterwards', async () => {
     server = await startReplayServer([
       { path: '/slow', responses: [{ body: body, delayMs: 2000 }] },
