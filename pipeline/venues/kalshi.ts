@@ -13,7 +13,9 @@
  *    `open_interest_fp`). They are preferred when present and read exactly (util.fixedPoint: the
  *    decimal's nearest double, no arithmetic); the integer fields of older payloads are the
  *    fallback (`yes_bid`, `yes_ask`, `last_price`, `liquidity` in cents / 100; `volume` in
- *    contracts). A bid of 0 or an ask of 1.00 is an empty side of the book, not a price.
+ *    contracts). A side quoted at 0 or 1.00 is an empty side of the book, not a price: current
+ *    payloads send "0.0000" for a side with no orders (an ask of "0.0000" beside a bid of "0.1500"),
+ *    legacy ones an ask of 100 cents; no one sells YES for nothing or bids its whole payout.
  *    probability = mid(bid, ask) when both sides exist, else the last price (none → no
  *    observation). volume = contracts traded; liquidity = dollars, null when `liquidity_dollars`
  *    is 0: Kalshi deprecated the field in January 2026 and sends "0.0000" for every market since,
@@ -129,8 +131,8 @@ export function normalizeKalshi(raw: unknown): Normalized {
   let bid = dollars(m.yes_bid_dollars, m.yes_bid);
   let ask = dollars(m.yes_ask_dollars, m.yes_ask);
   const last = dollars(m.last_price_dollars, m.last_price);
-  if (bid !== null && bid <= 0) bid = null;
-  if (ask !== null && ask >= 1) ask = null;
+  if (bid !== null && (bid <= 0 || bid >= 1)) bid = null;
+  if (ask !== null && (ask <= 0 || ask >= 1)) ask = null;
   const probability = bid !== null && ask !== null ? round6((bid + ask) / 2) : last !== null && last > 0 && last < 1 ? last : null;
   const rules = [blankToNull(m.rules_primary), blankToNull(m.rules_secondary)].filter((s): s is string => s !== null).join('\n\n');
   const base: MarketSnapshot = {

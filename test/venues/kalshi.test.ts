@@ -276,4 +276,21 @@ describe('kalshi adapter', () => {
     // Stored as unknown, not as a liquidity of 0 dollars.
     expect(r.market_prices.map((p) => p.liquidity)).toEqual([null, null]);
   });
+
+  it('a side of the book quoted "0.0000" is empty, not a price: a bid-only market is priced by its last trade, not at half its bid (QA)', async () => {
+    // Current payloads send "0.0000" for a side with no orders (public Kalshi clients' tests read a
+    // bid "0.1500" beside an ask "0.0000" as 0.15, and "0 and 1 are not prices"); the real market's
+    // field set, its asks gone. The mid of 0.15 and 0 stored 0.075 as the market probability.
+    const bidOnly = { ...fixedPoint.markets[0], ticker: 'KXBIDONLY-26', yes_bid_dollars: '0.1500', yes_ask_dollars: '0.0000', no_bid_dollars: '1.0000', no_ask_dollars: '0.8500', last_price_dollars: '0.1500' };
+    const askOnly = { ...fixedPoint.markets[0], ticker: 'KXASKONLY-26', yes_bid_dollars: '0.0000', yes_ask_dollars: '0.0700', last_price_dollars: '0.0600' };
+    const empty = { ...fixedPoint.markets[0], ticker: 'KXEMPTY-26', yes_bid_dollars: '0.0000', yes_ask_dollars: '0.0000', last_price_dollars: '0.0000' };
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: [bidOnly, askOnly, empty], cursor: '' })] }]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    const r = await adapter.sync(ctx());
+    expect(r.questions).toHaveLength(3);
+    expect(r.market_prices.map((p) => [p.question_id, p.probability, p.best_bid, p.best_ask])).toEqual([
+      ['kalshi:KXBIDONLY-26', 0.15, 0.15, null],
+      ['kalshi:KXASKONLY-26', 0.06, null, 0.07],
+    ]);
+  });
 });
