@@ -119,9 +119,32 @@ export class VenueSyncError extends SourceHttpError {
     readonly cause: SourceHttpError,
     readonly partial: VenueSyncResult,
   ) {
-    super(cause.kind, cause.url, `${venue} sync failed: ${detail(cause)}`, cause.status);
+    super(cause.kind, cause.url, `${venue} sync failed: ${detail(cause)}${refusalReason(cause)}`, cause.status);
     this.name = 'VenueSyncError';
   }
+}
+
+/**
+ * Why the venue refused a request (a 4xx), in its own words from the body it answered with:
+ * Kalshi's `{"error":{"code":"invalid_parameters","message":"…"}}`, Gamma's `{"error":"…"}`,
+ * Manifold's `{"message":"…"}`, a `{"detail":"…"}`; "" when the body says nothing readable or the
+ * message already carries it (Metaculus's refusals). Without it `quorum sync` reported only
+ * "client_error: kalshi sync failed: HTTP 400 (<url>)", and the operator had nothing to go on (QA).
+ */
+function refusalReason(err: SourceHttpError): string {
+  if (err.kind !== 'client_error' || !err.body) return '';
+  let said: unknown;
+  try {
+    const body = JSON.parse(err.body) as Record<string, unknown>;
+    const inner = body && typeof body.error === 'object' && body.error !== null ? (body.error as Record<string, unknown>) : null;
+    said = inner ? (inner.message ?? inner.details ?? inner.code) : (body?.error ?? body?.message ?? body?.detail);
+  } catch {
+    return '';
+  }
+  if (typeof said !== 'string' || said.trim() === '') return '';
+  const text = said.trim().replace(/\s+/g, ' ');
+  const shown = text.length > 200 ? `${text.slice(0, 199)}…` : text;
+  return err.message.includes(shown) ? '' : `: ${shown}`;
 }
 
 /** What went wrong, without the kind and url this error's own message adds again. */

@@ -225,6 +225,21 @@ describe('kalshi adapter', () => {
     expect((err as VenueSyncError).partial.requests).toBe(3);
   });
 
+  it('a request the venue refuses (4xx) fails the venue with the venue\'s reason, not a bare status (QA)', async () => {
+    // Kalshi's 400 bodies as public clients quote them: {"error":{"code":"invalid_parameters"}}, with a message when it gives one.
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', responses: [json({ error: { code: 'invalid_parameters', message: 'cursor is invalid' } }, 400)] },
+    ]);
+    const adapter = createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST });
+    const err = (await adapter.sync(ctx()).catch((e: unknown) => e)) as VenueSyncError;
+    expect(err).toBeInstanceOf(VenueSyncError);
+    expect(err.message).toBe(`client_error: kalshi sync failed: HTTP 400: cursor is invalid (${server.url}/trade-api/v2/markets?status=open&mve_filter=exclude&limit=1000)`);
+    await server.close();
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ error: { code: 'invalid_parameters' } }, 400)] }]);
+    const bare = (await createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST }).sync(ctx()).catch((e: unknown) => e)) as VenueSyncError;
+    expect(bare.message).toMatch(/^client_error: kalshi sync failed: HTTP 400: invalid_parameters \(/);
+  });
+
   it('a tracked lookup failing after retries fails the venue (with partial rows)', async () => {
     server = await startReplayServer([
       { path: '/trade-api/v2/markets', responses: [json(page2)] },
