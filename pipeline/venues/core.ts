@@ -426,8 +426,18 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     }
   };
 
+  /**
+   * A market the venue still lists as open whose close time has already passed (Polymarket keeps
+   * trading past `endDate` until its resolution): no run can forecast it (a question is forecast
+   * only before its close) and no forecast of it is scored, so it is no new question. Taken, it
+   * used a slot of QUORUM_MAX_MARKETS_PER_VENUE, and its lifecycle put the `closed` event the venue
+   * later dated by that past close before the `active` one of its discovery: the lifecycle's last
+   * (current) state read active for a question whose status was closed (QA).
+   */
+  const closedAlready = (m: MarketSnapshot): boolean => m.close_time !== null && m.close_time.getTime() <= now.getTime();
+
   const handleNew = (m: MarketSnapshot, origin: string) => {
-    if (m.state !== 'open' || added >= maxNew || !passesCheapFilters(m)) return;
+    if (m.state !== 'open' || added >= maxNew || closedAlready(m) || !passesCheapFilters(m)) return;
     const c = classify({ title: m.title, description: m.description, resolution_criteria: m.resolution_criteria, venue, url: m.url });
     if (categories && !categories.has(c.category)) return;
     const qid = `${venue}:${m.id}`;

@@ -66,6 +66,9 @@ beforeAll(async () => {
   ]);
   // Kalshi answering its first page, with the same cursor, however it is asked.
   const kalshiPage = JSON.parse(readFileSync(new URL('../fixtures/venues/kalshi/markets-page-1.json', import.meta.url), 'utf8'));
+  // Open markets close ahead of the sync (the real clock's): one listed open past its close is no new question.
+  const ahead = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  kalshiPage.markets = kalshiPage.markets.map((m: object) => ({ ...m, close_time: ahead }));
   kalshiLoop = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json(kalshiPage)] }]);
 });
 

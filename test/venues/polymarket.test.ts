@@ -166,6 +166,23 @@ describe('polymarket adapter', () => {
     expect(sports.questions.map((q) => q.title)).toEqual([page3[1]!.question]);
   });
 
+  it('a market still listed open past its endDate is no new question (it can never be forecast), and takes no slot of the new-question cap (QA)', async () => {
+    // Gamma lists a market closed=false, acceptingOrders=true past its endDate until it resolves:
+    // the fixture's first market two days past its endDate. It became a question whose status was
+    // closed from the start, and when Gamma then closed it its lifecycle read closed (endDate) before
+    // active (discovery): the last (current) state said active.
+    const pastEnd = { ...page0[0]!, endDate: '2025-11-13T12:00:00Z' };
+    server = await startReplayServer([{ path: '/markets', query: { offset: '0' }, responses: [json([pastEnd, page0[1], page0[2]])] }]);
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, pageSize: 100, clientOptions: FAST });
+    const r = await adapter.sync(ctx({ filters: { maxMarkets: 1 } }));
+    expect(r.questions.map((q) => q.question_id)).toEqual([`polymarket:${page0[1]!.conditionId}`]);
+    expect(r.lifecycle_events.map((e) => e.question_id)).toEqual([`polymarket:${page0[1]!.conditionId}`]);
+    expect(r.markets_seen).toBe(3);
+    // Tracked already, it is still priced and followed to its resolution.
+    const tracked = await adapter.sync(ctx({ tracked: [{ question_id: `polymarket:${pastEnd.conditionId}`, venue_market_id: pastEnd.conditionId, close_time: new Date('2025-11-13T12:00:00Z') }] }));
+    expect(tracked.market_prices.map((p) => p.question_id)).toContain(`polymarket:${pastEnd.conditionId}`);
+  });
+
   it('throws a SourceHttpError within a bounded time when the venue fails entirely', async () => {
     server = await startReplayServer([{ path: /.*/, responses: [{ status: 500, body: { error: 'down' } }] }]);
     const adapter = createPolymarketAdapter({ gammaUrl: server.url, clientOptions: { ...FAST, retries: 2 } });
