@@ -63,9 +63,15 @@ const ForecastEnv = {
   QUORUM_AUTO_RESUME: booleanSetting().default(true),
   QUORUM_PROGRESS_INTERVAL_MS: wholeNumber(100).default(10_000),
   QUORUM_JOURNAL_FSYNC_MS: wholeNumber(0, 60_000).default(1000),
+  // `none` turns evidence off; a list of nothing (" , ") is refused: it meant none, silently (QA)
   QUORUM_EVIDENCE_PROVIDERS: z
     .string()
-    .transform((s) => [...new Set(s.split(',').map((m) => m.trim()).filter(Boolean))])
+    .transform((s, ctx) => {
+      if (s.trim().toLowerCase() === 'none') return [];
+      const listed = [...new Set(s.split(',').map((m) => m.trim()).filter(Boolean))];
+      if (listed.length === 0) ctx.addIssue({ code: 'custom', message: 'list local and/or gdelt, or write none' });
+      return listed;
+    })
     .pipe(z.array(z.enum(['local', 'gdelt'])))
     .default(['local']),
   QUORUM_EVIDENCE_DIR: z.string().trim().min(1).default(bundledPath('evidence')),

@@ -116,3 +116,12 @@ describe('booleanSetting: every on/off setting reads the same words', () => {
     }
   });
 });
+
+describe('QUORUM_EVIDENCE_PROVIDERS', () => {
+  it('lists providers, or says none; a list of nothing (" , ") is refused instead of meaning none (QA)', () => {
+    expect(loadConfig({ QUORUM_EVIDENCE_PROVIDERS: 'gdelt, local' }).evidenceProviders).toEqual(['gdelt', 'local']);
+    expect(loadConfig({ QUORUM_EVIDENCE_PROVIDERS: 'none' }).evidenceProviders).toEqual([]);
+    expect(loadConfig({}).evidenceProviders).toEqual(['local']);
+    for (const bad of [' , ', ',', 'none,gdelt', 'bing']) expect(() => loadConfig({ QUORUM_EVIDENCE_PROVIDERS: bad }), bad).toThrow(/QUORUM_EVIDENCE_PROVIDERS/);
+  });
+});
