@@ -5,8 +5,12 @@
  *
  * Reads two files of `dir`:
  *  - `questions_market.jsonl`: one question per line and round. A question is identified by its
- *    venue-qualified id `${source}:${id}`; one that appears in several rounds is one question (text
- *    of the latest round) with one market price per round (`freeze_datetime_value` at `freeze_datetime`).
+ *    venue-qualified id `${source}:${id}`; one that appears in several rounds is one question with
+ *    one market price per round (`freeze_datetime_value` at `freeze_datetime`) and one version per
+ *    round whose text differs from the round before: each version is dated (`ingested_at`) at its
+ *    round's freeze time, when that text was public, so a run dated before a round's freeze is shown
+ *    the text it could have known (QA: a run dated 2025-10-16 was shown resolution criteria the
+ *    venue added by the 2026-03-15 round), and readers of the latest version get the latest round's.
  *  - `resolutions_market.csv`: `resolved=True` rows are outcomes (1/0); `resolved=False` rows carry
  *    the market value on the latest data date, imported as a market price. Rows for questions not
  *    in the JSONL, and repeated (agreeing) resolutions, are reported in `skipped`.
@@ -37,7 +41,13 @@ export interface SkippedRow {
 }
 
 export interface ImportBatch {
+  /** Each question as its earliest round had it, dated at that round's freeze time. */
   questions: RawRow<'questions'>[];
+  /**
+   * The later rounds' versions of a question whose text changed, each dated at its round's freeze
+   * time (appended to raw `questions` keyed by (question_id, ingested_at), like the sync's versions).
+   */
+  question_versions: RawRow<'questions'>[];
   market_prices: RawRow<'market_prices'>[];
   resolutions: RawRow<'resolutions'>[];
   sources: RawRow<'sources'>[];
@@ -230,13 +240,30 @@ function nullIfBlank(s: string): string | null {
 }
 
 interface QuestionEntry {
+  /** The latest round's version (its lifecycle and the resolutions' source_url come from it). */
   row: RawRow<'questions'>;
-  /** forecast_due_date of the round whose text the row holds (the latest). */
-  round: string;
+  /** Every round's version, earliest round first. */
+  rounds: { row: RawRow<'questions'>; round: string }[];
   venue: Venue;
 }
 
-/** Builds the questions row for one record (text of that round). */
+/**
+ * When a round's text of a question was known: its freeze time (the question set was public then),
+ * or the import time when that is earlier (a freeze in the future of this import's clock).
+ */
+function knownAt(r: QuestionRecord, now: Date): Date {
+  const freeze = parseTimestamp(r.freeze_datetime)!;
+  return freeze.getTime() < now.getTime() ? freeze : now;
+}
+
+/** The fields a round may change: a round repeating the text before it is no new version. */
+const VERSION_FIELDS = ['title', 'description', 'resolution_criteria', 'url', 'category', 'domain', 'tags', 'created_at', 'close_time'] as const;
+
+function sameVersion(a: RawRow<'questions'>, b: RawRow<'questions'>): boolean {
+  return VERSION_FIELDS.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
+}
+
+/** Builds the questions row for one record (text of that round, dated when it was known). */
 function questionRow(r: QuestionRecord, now: Date): RawRow<'questions'> {
   const description = nullIfBlank(r.background);
   const criteria = resolutionCriteria(r);
@@ -264,7 +291,7 @@ function questionRow(r: QuestionRecord, now: Date): RawRow<'questions'> {
     status: 'active',
     lang: 'en',
     origin: origin(r.question_set, r.source_commit),
-    ingested_at: now,
+    ingested_at: knownAt(r, now),
   };
 }
 
@@ -336,15 +363,19 @@ export async function parseForecastBench(dir: string, opts: { now: Date }): Prom
   const qRecords = parseQuestionsJsonl(qText, qFile);
   const rRecords = parseResolutionsCsv(rText, rFile);
 
-  // Questions: one per venue-qualified id, text of the latest round; one price per round.
+  // Questions: one per venue-qualified id, a version per round (the latest round's is `row`); one
+  // price per round.
   const questions = new Map<string, QuestionEntry>();
   const prices: RawRow<'market_prices'>[] = [];
   for (const { record: r } of qRecords) {
     const id = qualifiedId(r.source, r.id);
-    const prev = questions.get(id);
-    if (!prev || r.forecast_due_date >= prev.round) {
-      questions.set(id, { row: questionRow(r, now), round: r.forecast_due_date, venue: r.source });
-    }
+    const entry = questions.get(id) ?? { row: questionRow(r, now), rounds: [], venue: r.source };
+    entry.rounds.push({ row: questionRow(r, now), round: r.forecast_due_date });
+    // earliest round first; one round twice in the file: its later line wins, as before
+    entry.rounds.sort((a, b) => (a.round < b.round ? -1 : a.round > b.round ? 1 : 0));
+    entry.rounds = entry.rounds.filter((x, i, all) => i === all.length - 1 || all[i + 1]!.round !== x.round);
+    entry.row = entry.rounds[entry.rounds.length - 1]!.row;
+    questions.set(id, entry);
     prices.push(
       priceRow(id, r.source, parseTimestamp(r.freeze_datetime)!, r.freeze_datetime_value, origin(r.question_set, r.source_commit), now),
     );
@@ -398,8 +429,20 @@ export async function parseForecastBench(dir: string, opts: { now: Date }): Prom
 
   const entries = [...questions.values()];
   const venuesUsed = new Set(entries.map((e) => e.venue));
+  const firstVersions: RawRow<'questions'>[] = [];
+  const laterVersions: RawRow<'questions'>[] = [];
+  for (const e of entries) {
+    let last = e.rounds[0]!.row;
+    firstVersions.push(last);
+    for (const { row } of e.rounds.slice(1)) {
+      if (sameVersion(row, last) || row.ingested_at!.getTime() <= last.ingested_at!.getTime()) continue;
+      laterVersions.push(row);
+      last = row;
+    }
+  }
   return {
-    questions: entries.map((e) => e.row),
+    questions: firstVersions,
+    question_versions: laterVersions,
     market_prices: dedupePrices(prices),
     resolutions: [...resolutions.values()],
     sources: VENUES.filter((v) => venuesUsed.has(v)).map((v) => ({

@@ -20,7 +20,14 @@ import type { RawTableName } from '../warehouse/tables.ts';
  */
 const ORDER: RawTableName[] = ['questions', 'market_prices', 'resolutions', 'lifecycle_events', 'claims', 'sources'];
 
-export type ImportRows = Partial<Record<RawTableName, readonly object[]>>;
+export type ImportRows = Partial<Record<RawTableName, readonly object[]>> & {
+  /**
+   * Later versions of questions (a ForecastBench round whose text changed), appended to raw
+   * `questions` after the questions themselves, keyed by (question_id, ingested_at) as the sync's
+   * versions are: importing them again adds nothing.
+   */
+  question_versions?: readonly object[];
+};
 
 export async function writeImportBatch(
   conn: DuckDBConnection,
@@ -39,6 +46,10 @@ export async function writeImportBatch(
       const rows = batch[table] ?? [];
       const { received, written } = await appendRaw(conn, root, table, rows, partition, { parts });
       result[table] = { received, written };
+      if (table === 'questions' && batch.question_versions?.length) {
+        const versions = await appendRaw(conn, root, 'questions', batch.question_versions, partition, { parts, key: ['question_id', 'ingested_at'] });
+        result.question_versions = { received: versions.received, written: versions.written };
+      }
     }
   } catch (err) {
     dropParts(parts);

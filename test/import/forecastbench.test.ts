@@ -69,7 +69,8 @@ describe('parseForecastBench on the bundled sample', async () => {
     for (const q of batch.questions) {
       expect(q.created_at).toBeInstanceOf(Date);
       expect(q.close_time).toBeInstanceOf(Date);
-      expect(q.ingested_at).toEqual(NOW);
+      // dated when its round's text was known: the round's freeze time
+      expect(['2025-10-16T00:00:00.000Z', '2026-03-06T00:00:00.000Z']).toContain(q.ingested_at!.toISOString());
       expect(Array.isArray(q.tags)).toBe(true);
       expect(CATEGORIES).toContain(q.category);
       expect(DOMAINS).toContain(q.domain);
@@ -107,11 +108,23 @@ describe('parseForecastBench on the bundled sample', async () => {
     }
   });
 
-  it('a question in both rounds is one question (latest text) with one price per round', () => {
+  it('a question in both rounds is one question, a version per round whose text differs, one price per round', () => {
     const qs = batch.questions.filter((q) => q.question_id === 'infer:1432');
     expect(qs).toHaveLength(1);
-    // The two rounds' market_info_resolution_criteria differ; the 2026-03-15 round's text is kept.
-    expect(qs[0]!.origin).toBe('forecastbench:2026-03-15-llm.json@6da47e9');
+    // The two rounds' market_info_resolution_criteria differ: the question is the first round's
+    // text, dated at its freeze; the 2026-03-15 round's is a version dated at that round's freeze, so
+    // a run dated 2025-10-16 is not shown the criteria INFER added later (QA: it was).
+    expect(qs[0]!.origin).toBe('forecastbench:2025-10-26-llm.json@25842c8');
+    expect(qs[0]!.ingested_at!.toISOString()).toBe('2025-10-16T00:00:00.000Z');
+    expect(qs[0]!.resolution_criteria).not.toContain('Platform resolution criteria');
+    const versions = batch.question_versions.filter((q) => q.question_id === 'infer:1432');
+    expect(versions.map((v) => [v.origin, v.ingested_at!.toISOString()])).toEqual([
+      ['forecastbench:2026-03-15-llm.json@6da47e9', '2026-03-06T00:00:00.000Z'],
+    ]);
+    expect(versions[0]!.resolution_criteria).toContain('Platform resolution criteria: <p>For this question to resolve "Yes"');
+    // the 20 questions in both rounds: 4 changed their text (1401, 1612: background markup; 1432,
+    // 1659: the platform's resolution criteria), the others are no new version
+    expect(batch.question_versions.map((v) => v.question_id).sort()).toEqual(['infer:1401', 'infer:1432', 'infer:1612', 'infer:1659']);
     const prices = batch.market_prices.filter((p) => p.question_id === 'infer:1432');
     expect(prices.map((p) => [p.observed_at!.toISOString(), p.origin])).toEqual([
       ['2025-10-16T00:00:00.000Z', 'forecastbench:2025-10-26-llm.json@25842c8'],
