@@ -53,4 +53,30 @@ describe('question versions and the as-of time', () => {
       });
     });
   });
+
+  it("a scenario's earlier components are named by the title known at the run's as-of (QA: the latest title whatever the as-of)", async () => {
+    const dir = `${tmp.dir}/titles`;
+    const p = { runId: 'r20260101T000000Z-titles', runDate: '2026-01-01' };
+    const titled = (id: string, title: string, created: string, ingested: string) => ({
+      ...question(id, '2026-06-01T00:00:00Z', ingested), title, created_at: at(created),
+    });
+    await withConnection(async (conn) => {
+      // imported on Jan 2 (an operator's question file), its title edited and synced on Feb 10
+      await appendRaw(conn, dir, 'questions', [titled('quorum:cpi', 'CPI above 3.0% in March?', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')], p);
+      await appendRaw(conn, dir, 'questions', [titled('quorum:cpi', 'CPI above 3.0% in March? (the BLS release of April 10 decided it)', '2026-01-01T00:00:00Z', '2026-02-10T00:00:00Z')], p, { key: ['question_id', 'ingested_at'] });
+      // created after the run's date: no title at all
+      await appendRaw(conn, dir, 'questions', [titled('quorum:later', 'Created in February', '2026-02-01T00:00:00Z', '2026-02-01T00:00:00Z')], p);
+      await createRawViews(conn, dir);
+      const titles = async (asOf: string) =>
+        Object.fromEntries(
+          (await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql', {
+            as_of: timestampValue(BigInt(Date.parse(asOf)) * 1000n),
+          })).map((q) => [q.question_id, q.title]),
+        );
+      expect(await titles('2026-01-25T00:00:00Z')).toEqual({ 'quorum:cpi': 'CPI above 3.0% in March?' });
+      expect(await titles('2026-02-15T00:00:00Z')).toEqual({
+        'quorum:cpi': 'CPI above 3.0% in March? (the BLS release of April 10 decided it)', 'quorum:later': 'Created in February',
+      });
+    });
+  });
 });
