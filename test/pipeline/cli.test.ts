@@ -174,6 +174,14 @@ describe('quorum run', () => {
     expect(parseAsOf('2026-03-06').toISOString()).toBe('2026-03-06T00:00:00.000Z');
     expect(parseAsOf('1970-01-01T01:00:00+01:00').toISOString()).toBe('1970-01-01T00:00:00.000Z');
     expect(parseAsOf('2026-01-01T00:00:00-18:00').toISOString()).toBe('2026-01-01T18:00:00.000Z');
+    // a time a few minutes ahead (a caller's clock ahead of this one) is now, never a future date:
+    // QA, a run --as-of now+4 min published a snapshot dated ahead, and the scheduled run of the
+    // next minutes was taken for a backfill of it
+    const ahead = new Date(Date.now() + 4 * 60_000);
+    const before = Date.now();
+    const dated = parseAsOf(ahead.toISOString()).getTime();
+    expect(dated).toBeGreaterThanOrEqual(before);
+    expect(dated).toBeLessThanOrEqual(Date.now());
     // ... and the command refusing through it (a process each: the wiring), before anything runs.
     for (const [bad, message] of [['2026-02-30', /ISO 8601 date or time from 1970 that exists/], ['2099-01-01', /in the future/]] as const) {
       const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'bounds') });
