@@ -25,7 +25,9 @@ async function census(root: string): Promise<Record<string, { rows: number; keys
   try {
     for (const table of Object.keys(RAW_TABLES) as RawTableName[]) {
       const glob = rawGlob(root, table);
-      const key = RAW_TABLES[table].key.join(', ');
+      // questions: a question's versions (the sync's; a ForecastBench round whose text changed) share
+      // its id, each once per ingested_at
+      const key = table === 'questions' ? 'question_id, ingested_at' : RAW_TABLES[table].key.join(', ');
       try {
         const r = await conn.runAndReadAll(
           `SELECT count(*)::INTEGER AS rows, count(DISTINCT (${key}))::INTEGER AS keys FROM read_parquet($1, hive_partitioning=false)`,
