@@ -57,9 +57,10 @@ export const RAW_TABLES = {
       ingested_at: 'TIMESTAMP',
     },
     // A question is written once (an extract imported again adds nothing, whatever it says now);
-    // new versions are the sync's, keyed by (question_id, ingested_at) (pipeline/sync.ts): when a
+    // new versions, keyed by (question_id, ingested_at), are the sync's (pipeline/sync.ts): when a
     // venue moves a tracked market's close (extended, closed early, reopened), and when an
-    // operator edits a question file's entry.
+    // operator edits a question file's entry; and a ForecastBench extract's later rounds whose text
+    // changed, each dated at its round's freeze time (pipeline/import/forecastbench.ts).
     // Readers take the latest version by ingested_at (the run's questions: the latest ingested by
     // its as-of time, sql/pipeline/active_questions.sql).
     key: ['question_id'],
