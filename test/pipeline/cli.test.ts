@@ -257,7 +257,7 @@ describe('quorum run', () => {
     for (const [args, name, value] of [
       [['start'], 'QUORUM_EVENTS_EDGE_THRESHOLD', '2'],
       [['serve'], 'QUORUM_STREAM_MAX_CLIENTS', '0'],
-      [['run', '--score-only'], 'QUORUM_WEBHOOKS_ALLOW_PRIVATE', 'on'],
+      [['run', '--score-only'], 'QUORUM_WEBHOOKS_ALLOW_PRIVATE', 'maybe'],
       [['sync'], 'QUORUM_EVENTS_POLL_MS', 'x'],
     ] as const) {
       const dir = join(tmp.dir, `events-settings-${args[0]}`);
