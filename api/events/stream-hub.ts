@@ -86,9 +86,13 @@ class Client {
       if (this.closed) return;
       if (!this.live) {
         if (e.seq <= this.lastSeq || !matches(this.filter, e)) continue;
+        const bytes = 256 + JSON.stringify(e.data).length;
+        if (this.tooFull(bytes, this.#queuedBytes)) {
+          this.overflow();
+          continue;
+        }
         this.#queue.push(e);
-        this.#queuedBytes += 256 + JSON.stringify(e.data).length;
-        if (this.#queuedBytes > this.maxBufferBytes) this.overflow();
+        this.#queuedBytes += bytes;
         continue;
       }
       this.write(e);
@@ -104,7 +108,7 @@ class Client {
       return true;
     }
     const frame = sseFrame(e);
-    if (this.res.writableLength + Buffer.byteLength(frame) > this.maxBufferBytes) {
+    if (this.tooFull(Buffer.byteLength(frame))) {
       this.overflow();
       return false;
     }
@@ -112,6 +116,18 @@ class Client {
     this.lastSeq = e.seq;
     this.lastSent = e.seq;
     return true;
+  }
+
+  /**
+   * Whether a frame of `bytes` would take the unsent buffer past maxBufferBytes with the buffer
+   * already over half full. A frame larger than half the cap is written when the buffer is at most
+   * half full (the replay waits for that): an event larger than the cap was refused whatever the
+   * buffer held, so it was never sent (QA: with QUORUM_STREAM_MAX_BUFFER_BYTES=1024, a 1.7 kB
+   * question.resolved overflowed every stream, and every resume overflowed again at the same id).
+   * The buffer stays within the cap plus one event. `unsent`: the live events queued during a replay.
+   */
+  tooFull(bytes: number, unsent = this.res.writableLength): boolean {
+    return unsent + bytes > this.maxBufferBytes && unsent > this.maxBufferBytes / 2;
   }
 
   /** After the replay: the queued live events, then live. */
@@ -267,7 +283,7 @@ export class StreamHub {
         if (!client.stillAllowed()) return;
         for (const e of page) {
           if (client.closed) return;
-          if (res.writableLength > this.#opts.maxBufferBytes / 2 && !(await drained(res, REPLAY_DRAIN_MS))) {
+          if (!(await drainedTo(res, this.#opts.maxBufferBytes / 2, REPLAY_DRAIN_MS))) {
             client.overflow();
             return;
           }
@@ -292,6 +308,24 @@ export class StreamHub {
     this.#unsubscribe();
     this.closeAll();
   }
+}
+
+/**
+ * Resolves true once at most `bytes` of `res` are unsent, false after `ms` or when it closes. Not
+ * only its 'drain': below the socket's high-water mark (16 kB) no 'drain' comes, so with a cap
+ * under 32 kB the replay wrote on at once and a client reading as fast as it could was cut off
+ * as slow (QA: QUORUM_STREAM_MAX_BUFFER_BYTES=1024 sent one event per connection).
+ */
+async function drainedTo(res: Response, bytes: number, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (res.writableLength > bytes) {
+    const left = end - Date.now();
+    if (left <= 0 || res.destroyed) return false;
+    if (res.writableNeedDrain) {
+      if (!(await drained(res, left))) return false;
+    } else await new Promise((r) => setTimeout(r, 5));
+  }
+  return true;
 }
 
 /** Resolves true once `res` drains (or is already below its high-water mark), false after `ms`. */

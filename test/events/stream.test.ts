@@ -387,4 +387,39 @@ describe('GET /api/stream/', () => {
       await short.close();
     }
   });
+
+  it('with a small QUORUM_STREAM_MAX_BUFFER_BYTES a client that keeps up gets the replay whole, and an event larger than the cap, replayed and live (QA: a resume was cut off as slow after one event, and an event over the cap overflowed every stream at every resume)', async () => {
+    const small = await serve(root, { events: { pollMs: 25, heartbeatMs: 60_000, maxBufferBytes: 1024 } });
+    try {
+      const before = await maxSeq();
+      await appendEvents(10, 300); // ten of ~0.5 kB: together past the cap
+      await appendEvents(1, 1500); // one of ~1.7 kB: a long evidence excerpt, say
+      await appendEvents(1);
+      // live: a stream opened before the two events
+      const live = await fetch(`${small.url}/api/stream/`, { headers: { 'X-API-Key': key } });
+      // replayed: a resume from before them (what the live stream's reconnect would send)
+      const replay = await fetch(`${small.url}/api/stream/?since=${before}`, { headers: { 'X-API-Key': key } });
+      const readAll = async (res: Response, until: string) => {
+        const reader = res.body!.getReader();
+        let text = '';
+        const end = Date.now() + 10_000;
+        while (!text.includes(until) && !text.includes('stream.overflow') && Date.now() < end) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+        }
+        await reader.cancel();
+        return text;
+      };
+      const replayed = await readAll(replay, `id: ${before + 12}\n`);
+      expect(replayed).not.toContain('stream.overflow');
+      expect([...replayed.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(Array.from({ length: 12 }, (_, i) => before + 1 + i));
+      await appendEvents(1, 1500);
+      const lived = await readAll(live, `id: ${before + 13}\n`);
+      expect(lived).not.toContain('stream.overflow');
+      expect([...lived.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toContain(before + 13);
+    } finally {
+      await small.close();
+    }
+  });
 });
