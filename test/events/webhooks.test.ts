@@ -797,6 +797,29 @@ describe('a subscription to a private address made while allowed', () => {
   }, 60_000);
 });
 
+describe('an http subscription made while allowed', () => {
+  it('gets no connection once QUORUM_WEBHOOKS_ALLOW_PRIVATE is off, to a public address too: each attempt says why (QA: events went on being sent in the clear)', async () => {
+    const side = tempDir('quorum-webhooks-http-');
+    const s = await serve(side.dir, serverOptions({ allowPrivate: false, maxBackoffMs: 60, retryWindowMs: 150_000 }));
+    try {
+      // (made as the API made it while http was allowed: the store checks no URL). 192.0.2.1 is
+      // TEST-NET-1: public, not private, so only the scheme can refuse it.
+      const url = 'http://192.0.2.1:8080/hook';
+      expect(isPrivateAddress('192.0.2.1')).toBe(false);
+      const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url, types: null, description: null });
+      await appendEvents(side.dir, 1);
+      const d = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
+      await until(() => (d.queue.ofSubscription(sub.id)[0]?.attempts.length ?? 0) >= 2);
+      for (const a of d.queue.ofSubscription(sub.id)[0]!.attempts) {
+        expect(a).toMatchObject({ status: null, error: 'http://192.0.2.1:8080/hook is not https (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected' });
+      }
+    } finally {
+      await s.close();
+      side.cleanup();
+    }
+  }, 60_000);
+});
+
 describe('a server killed mid-delivery (SIGKILL)', () => {
   it('re-sends on restart: every event arrives at least once, duplicates carry the same webhook-id', async () => {
     const side = tempDir('quorum-webhooks-kill-');

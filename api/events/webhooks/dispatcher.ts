@@ -29,7 +29,7 @@ import { DeliveryQueue, type Delivery } from './queue.ts';
 import { DeadlineSweep } from '../../../pipeline/net/deadline.ts';
 import { signatureHeader } from './signing.ts';
 import { signingSecrets, SubscriptionStore, type Subscription } from './store.ts';
-import { guardedLookup, privateLiteral } from './url-policy.ts';
+import { guardedLookup, refusedWithoutPrivate } from './url-policy.ts';
 import { KeyStore } from '../../auth/keys.ts';
 import { ownerRefusal } from './owner.ts';
 
@@ -391,14 +391,13 @@ export class WebhookDispatcher {
 
   /**
    * One POST of `body` to the subscription's URL, signed, within one deadline over the whole attempt
-   * (body included: a trickling receiver cannot hold it). A private IP literal is refused here, with
-   * no connection, as a private name is by guardedLookup.
+   * (body included: a trickling receiver cannot hold it). Without QUORUM_WEBHOOKS_ALLOW_PRIVATE, an
+   * http URL or a private IP literal is refused here, with no connection, as a private name is by
+   * guardedLookup.
    */
   async #post(sub: Subscription, id: string, ts: number, body: string): Promise<PostOutcome> {
-    const literal = this.#cfg.allowPrivate ? null : privateLiteral(sub.url);
-    if (literal !== null) {
-      return { status: null, retryAfter: null, error: `${literal} is a private address (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected` };
-    }
+    const refused = this.#cfg.allowPrivate ? null : refusedWithoutPrivate(sub.url);
+    if (refused !== null) return { status: null, retryAfter: null, error: refused };
     return postWebhook(
       this.#agent,
       this.#url(sub.url),

@@ -103,6 +103,24 @@ export function privateLiteral(url: string): string | null {
   return isIP(host) !== 0 && isPrivateAddress(host) ? host : null;
 }
 
+/**
+ * Why an attempt to `url` gets no connection while QUORUM_WEBHOOKS_ALLOW_PRIVATE is off (null: it
+ * may connect, a name's addresses then checked by guardedLookup): a URL that is not https, or a
+ * private IP literal ({@link privateLiteral}). The setting is what let such a subscription be made;
+ * turned off, an http one kept receiving every event in the clear, to any host (QA).
+ */
+export function refusedWithoutPrivate(url: string): string | null {
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    return null; // (never: a stored URL is a parsed one; undici reports it)
+  }
+  const literal = privateLiteral(url);
+  if (literal !== null) return `${literal} is a private address (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected`;
+  return protocol === 'https:' ? null : `${url} is not https (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected`;
+}
+
 /** A `lookup` for the delivery agent that refuses private addresses at connect time. */
 export function guardedLookup(allowPrivate: boolean) {
   return (hostname: string, options: object, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
