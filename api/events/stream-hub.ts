@@ -323,7 +323,7 @@ async function drainedTo(res: Response, bytes: number, ms: number): Promise<bool
     if (left <= 0 || res.destroyed) return false;
     if (res.writableNeedDrain) {
       if (!(await drained(res, left))) return false;
-    } else await new Promise((r) => setTimeout(r, 5));
+    } else await new Promise((r) => setTimeout(r, 20)); // (no event says the socket took some bytes)
   }
   return true;
 }
