@@ -196,7 +196,7 @@ export const streamGap = z
 const WEBHOOK_HEADERS = z.object({
   'webhook-id': z.string().meta(d('One per event and subscription, the same on every retry: deduplicate on it.')),
   'webhook-timestamp': z.string().meta(d('Seconds since the epoch, when this attempt was signed.')),
-  'webhook-signature': z.string().meta(d('`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks); one more, space-separated, per secret still inside its 24 h after a rotation.')),
+  'webhook-signature': z.string().meta(d('`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the bytes the base64 part of the secret decodes to (after `whsec_`, as Standard Webhooks does); one more, space-separated, per secret still inside its 24 h after a rotation.')),
 });
 
 /**
