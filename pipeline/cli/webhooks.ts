@@ -62,7 +62,9 @@ export function registerWebhooksCommands(program: Command): void {
     .option('--description <text>', 'a note for humans')
     .action((opts: { key: string; url: string; types?: string; description?: string }) =>
       run(async () => {
-        const types = opts.types ? opts.types.split(',').map((t) => t.trim()).filter(Boolean) : null;
+        const types = opts.types === undefined ? null : opts.types.split(',').map((t) => t.trim()).filter(Boolean);
+        // As the API refuses an empty list: a subscription to no type never gets an event (QA: it was made).
+        if (types?.length === 0) throw new Error('--types names no event type (leave it out for every type)');
         for (const t of types ?? []) if (!(EVENT_TYPES as readonly string[]).includes(t)) throw new Error(`unknown event type "${t}"`);
         const s = store();
         requireWebhookKey(loadConfig().dataDir, opts.key);

@@ -300,6 +300,17 @@ describe('quorum webhooks (the CLI)', () => {
     expect((await api('/api/webhooks/', {}, k)).body.count).toBe(0);
   }, 60_000);
 
+  it('--types naming no type (",", " ", "") exits 1 and makes nothing, as the API refuses an empty list (QA: it made a subscription with types [] that never got an event)', async () => {
+    const { key: k, id } = newKey(root, 'enterprise');
+    const env = { QUORUM_DATA_DIR: root, QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'false' };
+    for (const types of [',', ' ', ' , ', '']) {
+      const r = await quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli', '--types', types], env);
+      expect(r.status, r.stdout).toBe(1);
+      expect(r.stderr).toMatch(/--types/);
+    }
+    expect((await api('/api/webhooks/', {}, k)).body.count).toBe(0);
+  }, 60_000);
+
   it('subscriptions made by commands and by the API at once are all stored (QA: eight creates at once printed eight secrets and stored six)', async () => {
     const { id } = newKey(root, 'enterprise');
     // the API's creates spread over keys of their own (a key may have 20 subscriptions; the CLI's are not capped)
