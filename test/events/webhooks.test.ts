@@ -14,7 +14,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import type { ServerHandle } from '../../api/server.ts';
@@ -577,6 +577,36 @@ describe('retry waits, deletion and a restart (QA)', () => {
         await until(() => r.hits.length === 3, 10_000);
       } finally {
         await second.close();
+      }
+    });
+  }, 60_000);
+
+  it('events the server failed to queue (the subscriptions file unreadable meanwhile) are queued with the next ones (QA: never sent, not even after a restart, though the log said they would be)', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-requeue-', async (dir) => {
+      const s = await serve(dir, serverOptions());
+      try {
+        subscribe(dir, r.url);
+        const file = join(dir, 'state', 'webhooks.json');
+        const good = readFileSync(file, 'utf8');
+        const hub = s.app.app.locals.eventStream as { lastSeq: number };
+        const replace = (text: string) => {
+          writeFileSync(`${file}.tmp`, text);
+          renameSync(`${file}.tmp`, file); // as the store writes it: never torn
+        };
+        replace('{"subscriptions": ['); // a hand edit gone wrong
+        await appendEvents(dir, 2);
+        const failed = await maxSeq(dir);
+        await until(() => hub.lastSeq === failed); // the server has seen them, and could not queue them
+        await new Promise((res) => setTimeout(res, 200));
+        replace(good);
+        await appendEvents(dir, 1);
+        await until(() => r.hits.length >= 3, 10_000);
+        const n = r.hits.map((h) => (JSON.parse(h.body) as { data: { n: number } }).data.n);
+        expect(n).toEqual([failed - 1, failed, failed + 1]);
+      } finally {
+        await s.close();
       }
     });
   }, 60_000);

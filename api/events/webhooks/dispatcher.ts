@@ -147,17 +147,25 @@ export class WebhookDispatcher {
     // Every event after the cursor, retained or not: a server down longer than the retention
     // (QUORUM_EVENTS_RETENTION_DAYS) while runs went on skipped their events silently (QA).
     this.queue.flush();
-    for (;;) {
-      const batch = await this.#feed.owedAfter(this.queue.cursor);
-      if (batch.length === 0) break;
-      await this.#enqueueEvents(batch);
-    }
-    this.#unsubscribe = this.#feed.subscribe((events) => {
-      this.#enqueuing = this.#enqueuing.then(() => this.#enqueueEvents(events)).catch((err: unknown) =>
-        this.#logger.error({ err }, 'webhooks: queueing events failed (they are queued again on the next start)'),
+    await this.#catchUp();
+    // New events are read again from the queue's cursor, not taken from the feed's batch: a batch
+    // that could not be queued (the subscriptions file unreadable a moment, say) was skipped for
+    // good once a later batch moved the cursor past it, even by a restart (QA).
+    this.#unsubscribe = this.#feed.subscribe(() => {
+      this.#enqueuing = this.#enqueuing.then(() => this.#catchUp()).catch((err: unknown) =>
+        this.#logger.error({ err }, 'webhooks: queueing events failed (they are queued with the next events, or on the next start)'),
       );
     });
     this.kick();
+  }
+
+  /** Queues every stored event after the queue's cursor, retained or not (start, and each time the feed has new events). */
+  async #catchUp(): Promise<void> {
+    for (;;) {
+      const batch = await this.#feed.owedAfter(this.queue.cursor);
+      if (batch.length === 0 || this.#closed) break;
+      await this.#enqueueEvents(batch);
+    }
   }
 
   /**
