@@ -19,7 +19,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { CATEGORIES, type Category } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
-import { parseTimestampValue, TIMESTAMP_MAX, TIMESTAMP_MIN } from '../http/params.ts';
+import { parseTimestampValue, shown, timestampDetail, TIMESTAMP_MAX, TIMESTAMP_MIN } from '../http/params.ts';
 import { EXPORT_FORMATS, type ExportFormat } from './formats.ts';
 
 export const EXPORT_STATUSES = ['active', 'closed', 'resolved', 'annulled', 'all'] as const;
@@ -55,7 +55,8 @@ export function parseSince(value: string): string | null {
 interface ParamRule<T> {
   schema: z.ZodType<T>;
   maxLength: number;
-  detail: string;
+  /** The 400 detail for the value received (shown back, as every endpoint's parameters do). */
+  detail: (raw: string) => string;
   allowed?: unknown;
 }
 
@@ -71,9 +72,8 @@ function timeRule(name: string): ParamRule<string> {
       return parsed;
     }),
     maxLength: 40,
-    detail:
-      `Query parameter '${name}' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z, ` +
-      `optionally with an offset such as +02:00) from ${TIMESTAMP_MIN} to ${TIMESTAMP_MAX} in UTC.`,
+    detail: (raw) => timestampDetail(raw, name),
+    allowed: { min: TIMESTAMP_MIN, max: TIMESTAMP_MAX },
   };
 }
 
@@ -81,7 +81,7 @@ const RULES = {
   output: {
     schema: z.string().transform(lower).pipe(z.enum(EXPORT_FORMATS)),
     maxLength: 16,
-    detail: `Query parameter 'output' must be one of: ${EXPORT_FORMATS.join(', ')}.`,
+    detail: (raw) => `Query parameter 'output' must be one of: ${EXPORT_FORMATS.join(', ')}; got ${shown(raw)}.`,
     allowed: [...EXPORT_FORMATS],
   },
   limit: {
@@ -91,13 +91,13 @@ const RULES = {
       .transform(Number)
       .pipe(z.number().int().min(1).max(MAX_EXPORT_LIMIT)),
     maxLength: 16,
-    detail: `Query parameter 'limit' must be a positive integer up to ${MAX_EXPORT_LIMIT}.`,
+    detail: (raw) => `Query parameter 'limit' must be a positive integer up to ${MAX_EXPORT_LIMIT}; got ${shown(raw)}.`,
     allowed: { min: 1, max: MAX_EXPORT_LIMIT },
   },
   status: {
     schema: z.string().transform(lower).pipe(z.enum(EXPORT_STATUSES)),
     maxLength: 16,
-    detail: `Query parameter 'status' must be one of: ${EXPORT_STATUSES.join(', ')}.`,
+    detail: (raw) => `Query parameter 'status' must be one of: ${EXPORT_STATUSES.join(', ')}; got ${shown(raw)}.`,
     allowed: [...EXPORT_STATUSES],
   },
   since: timeRule('since'),
@@ -107,7 +107,7 @@ const RULES = {
   category: {
     schema: z.string().transform(lower).pipe(z.enum(CATEGORIES)),
     maxLength: 64,
-    detail: `Query parameter 'category' must be one of the ${CATEGORIES.length} categories: ${CATEGORIES.join(', ')}.`,
+    detail: (raw) => `Query parameter 'category' must be one of the ${CATEGORIES.length} categories: ${CATEGORIES.join(', ')}; got ${shown(raw)}.`,
     allowed: [...CATEGORIES],
   },
 } satisfies Record<string, ParamRule<unknown>>;
@@ -119,9 +119,9 @@ function parseOne<T>(req: Request, name: string, rule: ParamRule<T>): T | undefi
     throw ApiError.invalidParameter(name, `Query parameter '${name}' must be given once, as a plain value.`, rule.allowed);
   }
   if (raw === '') return undefined;
-  if (raw.length > rule.maxLength) throw ApiError.invalidParameter(name, rule.detail, rule.allowed);
+  if (raw.length > rule.maxLength) throw ApiError.invalidParameter(name, rule.detail(raw), rule.allowed);
   const parsed = rule.schema.safeParse(raw);
-  if (!parsed.success) throw ApiError.invalidParameter(name, rule.detail, rule.allowed);
+  if (!parsed.success) throw ApiError.invalidParameter(name, rule.detail(raw), rule.allowed);
   return parsed.data;
 }
 

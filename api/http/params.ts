@@ -252,16 +252,27 @@ export function parseTimestampValue(value: string): Timestamp | null {
   };
 }
 
+/** A date-time whose offset's `+` arrived as a space: an unencoded `+` in a query string is one. */
+const PLUS_AS_SPACE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)? ([0-9]{2}:?[0-9]{2})$/;
+
+/**
+ * The 400 detail of timestamp parameter `name` whose value `raw` is not one: the grammar, the
+ * value received, and, when an offset's `+` arrived as a space (`?since=2025-03-01T12:00:00+02:00`
+ * typed as is), how to send it (`%2B`): without it the detail named `+02:00` as allowed while
+ * rejecting exactly that (QA).
+ */
+export function timestampDetail(raw: string, name: string, where = 'Query'): string {
+  const plus = PLUS_AS_SPACE.exec(raw);
+  const hint = plus ? ` (a '+' in a URL's query string is read as a space: send the offset as %2B${plus[1]})` : '';
+  return `${where} parameter '${name}' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z, ` +
+    `optionally with an offset such as +02:00) from ${TIMESTAMP_MIN} to ${TIMESTAMP_MAX} in UTC; got ${shown(raw)}${hint}.`;
+}
+
 /** An ISO 8601 timestamp (see parseTimestampValue), or the 400 naming the parameter. */
 export function parseTimestamp(raw: string, name: string, where = 'Query'): Timestamp {
   const t = raw.length <= 40 ? parseTimestampValue(raw) : null;
   if (t === null) {
-    throw ApiError.invalidParameter(
-      name,
-      `${where} parameter '${name}' must be an ISO 8601 date (2025-03-01) or date-time (2025-03-01T12:00:00Z, ` +
-        `optionally with an offset such as +02:00) from ${TIMESTAMP_MIN} to ${TIMESTAMP_MAX} in UTC; got ${shown(raw)}.`,
-      { min: TIMESTAMP_MIN, max: TIMESTAMP_MAX },
-    );
+    throw ApiError.invalidParameter(name, timestampDetail(raw, name, where), { min: TIMESTAMP_MIN, max: TIMESTAMP_MAX });
   }
   return t;
 }

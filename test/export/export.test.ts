@@ -826,6 +826,27 @@ describe('bad input', () => {
     expect((await get('/api/export/resolved?status=all')).res.status).toBe(200);
   });
 
+  it('a rejected value is shown back; an offset whose + arrived as a space says to send %2B (QA: the detail named +02:00 as allowed while refusing it, without saying what arrived)', async () => {
+    // Typed into a URL as is, `+05:30` reaches the server as ` 05:30` (a '+' in a query string is a space).
+    const plus = await get('/api/export/predictions?since=2025-01-01T00:00:00+05:30');
+    expectProblem(plus, 400, 'invalid_parameter');
+    expect(plus.body.parameter).toBe('since');
+    expect(plus.body.detail).toContain('got "2025-01-01T00:00:00 05:30"');
+    expect(plus.body.detail).toContain('%2B05:30');
+    expect(plus.body.allowed).toEqual({ min: '1970-01-01T00:00:00Z', max: '9999-12-31T23:59:59.999999Z' });
+    // Sent as %2B, the same instant is accepted.
+    expect((await get('/api/export/predictions?since=2025-01-01T00:00:00%2B05:30')).res.status).toBe(200);
+    // Any other malformed value: shown back, no %2B hint.
+    const other = await get('/api/export/resolved?resolved_since=yesterday');
+    expect(other.body.detail).toContain('got "yesterday"');
+    expect(other.body.detail).not.toContain('%2B');
+    for (const [q, got] of [['output=xml', 'xml'], ['limit=abc', 'abc'], ['status=open', 'open'], ['category=weather', 'weather']]) {
+      const r = await get(`/api/export/predictions?${q}`);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.detail, q).toContain(`got "${got}"`);
+    }
+  });
+
   it('parseSince keeps microseconds and normalises offsets to UTC', () => {
     expect(parseSince('2025-03-01')).toBe('2025-03-01 00:00:00.000000');
     expect(parseSince('2025-03-01T12:30:00.000123Z')).toBe('2025-03-01 12:30:00.000123');
