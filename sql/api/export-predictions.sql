@@ -8,7 +8,10 @@
 --   $category VARCHAR|NULL  one of the nine categories
 --   $headline_modes VARCHAR  the snapshot's headline modes, comma-separated, in preference order
 -- updated_at = the latest of created_at, the headline consensus time, the latest market
--- observation and resolved_at (greatest() ignores NULLs).
+-- observation, the close of a closed question (its close_time: when its status became `closed`)
+-- and resolved_at (greatest() ignores NULLs). Without the close, a question that closed after its
+-- last price and consensus kept an updated_at before its close: a client syncing with
+-- updated_since never saw it leave `active` (QA: 43 of 67 closed questions of the sample).
 -- outcome is an INTEGER: 1 or 0 for a resolved question, NULL otherwise (annulled, unresolved); a
 -- stored outcome other than 0/1 fails the export rather than being rounded.
 WITH headline AS (
@@ -53,7 +56,10 @@ rows AS (
     q.resolved_at,
     q.source_slug,
     q.source_url,
-    greatest(q.created_at, h.created_at, q.latest_market_observed_at, q.resolved_at) AS updated_at
+    greatest(
+      q.created_at, h.created_at, q.latest_market_observed_at, q.resolved_at,
+      CASE WHEN q.status = 'closed' THEN q.close_time END
+    ) AS updated_at
   FROM questions AS q
   LEFT JOIN headline AS h ON h.question_id = q.question_id
 )

@@ -429,14 +429,28 @@ describe('predictions export: filters and limit', () => {
     expect(await ids('category=sports')).toEqual([]);
   });
 
-  it('since: updated at or after (latest of created, consensus, market observation, resolution)', async () => {
-    // Every question but q:11 has a consensus at 2025-02-15; q:11 is annulled in March.
+  it('since: updated at or after (latest of created, consensus, market observation, close of a closed question, resolution)', async () => {
+    // Every question but q:11 has a consensus at 2025-02-15; q:11 is annulled in March; the closed
+    // ones (i % 4 === 1) closed on 2025-03-(i+1), after their last consensus and price.
     expect(await ids('since=2025-02-15')).toEqual(sortedIds);
     expect(await ids('since=2025-02-16&status=active')).toEqual([]);
-    expect(await ids('since=2025-02-15T00:00:01Z')).toEqual(expected((i) => i % 4 >= 2)); // resolved or annulled in March
-    expect(await ids('since=2025-03-10T00:00:00%2B00:00')).toEqual(expected((i) => i % 4 >= 2 && i + 1 >= 10));
+    expect(await ids('since=2025-02-15T00:00:01Z')).toEqual(expected((i) => i % 4 >= 1)); // closed, resolved or annulled in March
+    expect(await ids('since=2025-03-10T00:00:00%2B00:00')).toEqual(expected((i) => i % 4 >= 1 && i + 1 >= 10));
     // an offset moves the instant: 2025-03-10T02:00+02:00 is 2025-03-10T00:00Z
     expect(await ids('since=2025-03-10T02:00:00%2B02:00')).toEqual(await ids('since=2025-03-10'));
+  });
+
+  it('a question that closed after its last consensus and price is updated at its close (QA: a client syncing with updated_since never saw it leave active)', async () => {
+    // q:5 is closed: consensus 2025-02-15, market 2025-02-01, close 2025-03-06.
+    const rows = parseCsv((await get('/api/export/predictions?status=closed')).text);
+    const q5 = rows.find((r) => r.question_id === 'q:5')!;
+    expect(q5.close_time).toBe('2025-03-06T00:00:00.000Z');
+    expect(q5.updated_at).toBe('2025-03-06T00:00:00.000Z');
+    // A client that synced on 2025-03-03 asks for what changed since: q:5 and q:9 closed after it (q:1 before).
+    expect(await ids('updated_since=2025-03-03&status=closed')).toEqual(['q:5', 'q:9']);
+    // An active question's future close is no update.
+    const active = parseCsv((await get('/api/export/predictions?status=active')).text);
+    for (const r of active) expect(r.updated_at < r.close_time || r.close_time === '').toBe(true);
   });
 
   it('limit takes the first rows of the ordered export', async () => {
