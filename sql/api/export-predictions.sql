@@ -8,10 +8,13 @@
 --   $category VARCHAR|NULL  one of the nine categories
 --   $headline_modes VARCHAR  the snapshot's headline modes, comma-separated, in preference order
 -- updated_at = the latest of created_at, the headline consensus time, the latest market
--- observation, the close of a closed question (its close_time: when its status became `closed`)
--- and resolved_at (greatest() ignores NULLs). Without the close, a question that closed after its
--- last price and consensus kept an updated_at before its close: a client syncing with
--- updated_since never saw it leave `active` (QA: 43 of 67 closed questions of the sample).
+-- observation, the close of a closed question (its close_time: when its status became `closed`),
+-- resolved_at and the resolution's retrieved_at (when Quorum recorded it) (greatest() ignores
+-- NULLs). Without the close, a question that closed after its last price and consensus kept an
+-- updated_at before its close: a client syncing with updated_since never saw it leave `active`
+-- (QA: 43 of 67 closed questions of the sample). Without retrieved_at, a resolution recorded after
+-- the previous export but dated before it (an imported resolution set, a venue that dates the
+-- outcome by the market's close) was never in a client's updated_since export (QA).
 -- outcome is an INTEGER: 1 or 0 for a resolved question, NULL otherwise (annulled, unresolved); a
 -- stored outcome other than 0/1 fails the export rather than being rounded.
 WITH headline AS (
@@ -57,7 +60,7 @@ rows AS (
     q.source_slug,
     q.source_url,
     greatest(
-      q.created_at, h.created_at, q.latest_market_observed_at, q.resolved_at,
+      q.created_at, h.created_at, q.latest_market_observed_at, q.resolved_at, q.retrieved_at,
       CASE WHEN q.status = 'closed' THEN q.close_time END
     ) AS updated_at
   FROM questions AS q

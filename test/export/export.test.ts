@@ -429,13 +429,14 @@ describe('predictions export: filters and limit', () => {
     expect(await ids('category=sports')).toEqual([]);
   });
 
-  it('since: updated at or after (latest of created, consensus, market observation, close of a closed question, resolution)', async () => {
+  it('since: updated at or after (latest of created, consensus, market observation, close of a closed question, resolution and its recording)', async () => {
     // Every question but q:11 has a consensus at 2025-02-15; q:11 is annulled in March; the closed
     // ones (i % 4 === 1) closed on 2025-03-(i+1), after their last consensus and price.
     expect(await ids('since=2025-02-15')).toEqual(sortedIds);
     expect(await ids('since=2025-02-16&status=active')).toEqual([]);
     expect(await ids('since=2025-02-15T00:00:01Z')).toEqual(expected((i) => i % 4 >= 1)); // closed, resolved or annulled in March
-    expect(await ids('since=2025-03-10T00:00:00%2B00:00')).toEqual(expected((i) => i % 4 >= 1 && i + 1 >= 10));
+    // Resolved and annulled questions: their resolutions were recorded (retrieved_at) on 2025-04-02.
+    expect(await ids('since=2025-03-10T00:00:00%2B00:00')).toEqual(expected((i) => i % 4 >= 2 || (i % 4 === 1 && i + 1 >= 10)));
     // an offset moves the instant: 2025-03-10T02:00+02:00 is 2025-03-10T00:00Z
     expect(await ids('since=2025-03-10T02:00:00%2B02:00')).toEqual(await ids('since=2025-03-10'));
   });
@@ -451,6 +452,15 @@ describe('predictions export: filters and limit', () => {
     // An active question's future close is no update.
     const active = parseCsv((await get('/api/export/predictions?status=active')).text);
     for (const r of active) expect(r.updated_at < r.close_time || r.close_time === '').toBe(true);
+  });
+
+  it('a resolution recorded after it happened is updated when recorded (QA: an imported resolution dated before the previous export never reached a client syncing with updated_since)', async () => {
+    // q:2 resolved on 2025-03-03; Quorum recorded the resolution (retrieved_at) on 2025-04-02.
+    const q2 = parseCsv((await get('/api/export/predictions?status=resolved')).text).find((r) => r.question_id === 'q:2')!;
+    expect(q2.resolved_at).toBe('2025-03-03T00:00:00.000Z');
+    expect(q2.updated_at).toBe('2025-04-02T00:00:00.000Z');
+    // A client whose previous export's newest row was 2025-03-20 gets it.
+    expect(await ids('updated_since=2025-03-20&status=resolved')).toEqual(expected((i) => i % 4 === 2));
   });
 
   it('limit takes the first rows of the ordered export', async () => {
@@ -582,7 +592,8 @@ describe('time filters named for their column (issue 9 point 11)', () => {
     const resolvedSince = await ids('predictions', 'resolved_since=2025-03-07');
     expect(resolvedSince).toEqual(sortedIds.filter((id) => { const i = Number(id.slice(2)); return i % 4 >= 2 && i + 1 >= 7; }));
     // Both filters at once: AND.
-    expect(await ids('predictions', 'resolved_since=2025-03-07&updated_since=2025-03-11')).toEqual(['q:10', 'q:11']);
+    expect(await ids('predictions', 'resolved_since=2025-03-11&updated_since=2025-03-07')).toEqual(['q:10', 'q:11']);
+    expect(await ids('predictions', 'resolved_since=2025-03-07&updated_since=2025-04-02T00:00:01Z')).toEqual([]);
   });
 
   it('resolved and scores: resolved_since, since is its alias; forecasts: created_since', async () => {
