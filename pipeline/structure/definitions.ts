@@ -52,16 +52,24 @@ const MemberDef = z.strictObject({
 
 /**
  * The prefix of computed clusters' ids (97_theses.sql: `auto-` + 12 hex digits). A curated thesis
- * may not take it: one named like a computed cluster (a cluster promoted to a curated file with its
- * id kept) was published twice under one id, each copy with the members of both (QA).
+ * may not take a computed cluster's id shape ({@link COMPUTED_THESIS_ID}): one named like a computed
+ * cluster (a cluster promoted to a curated file with its id kept) was published twice under one id,
+ * each copy with the members of both (QA). Other ids starting `auto-` (`auto-tariffs-2026`) can never
+ * equal a computed one and stay valid (QA review: refusing the whole prefix failed every run of a
+ * theses file valid before the upgrade).
  */
 export const COMPUTED_THESIS_PREFIX = 'auto-';
+
+/** A computed cluster's id: the prefix and the first 12 hex digits of a sha256. */
+export const COMPUTED_THESIS_ID = /^auto-[0-9a-f]{12}$/;
 
 const ThesisDef = z.strictObject({
   id: z
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)')
-    .refine((id) => !id.startsWith(COMPUTED_THESIS_PREFIX), { error: `id: the prefix "${COMPUTED_THESIS_PREFIX}" is reserved for computed clusters` }),
+    .refine((id) => !COMPUTED_THESIS_ID.test(id), {
+      error: `id: "${COMPUTED_THESIS_PREFIX}" followed by 12 hex digits is a computed cluster's id, reserved for computed clusters`,
+    }),
   statement: z.string().min(3).max(500),
   members: z.array(MemberDef).min(3, 'a thesis needs at least 3 members'),
   note: z.string().optional(),

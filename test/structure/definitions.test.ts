@@ -131,6 +131,18 @@ describe('curated structure files: errors name file and line', () => {
     expect(parseThesesFile(thesis(members).replace('id: t-one', 'id: automation-jobs'), 'theses/ok.yaml')).toHaveLength(1);
   });
 
+  it('a curated thesis id that merely starts with "auto-" (auto-tariffs-2026) is still accepted: only a computed cluster\'s shape, auto- and 12 hex digits, is reserved', () => {
+    // QA review: the reserved prefix refused every id starting "auto-", so a theses file valid
+    // before (a thesis on the auto industry, "auto-tariffs-2026") failed every run after the upgrade,
+    // though no such id can equal a computed cluster's ('auto-' || 12 hex digits of a sha256).
+    const members = ['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: -1 }', '      - { question: "manifold:c", sign: 1 }'].join('\n');
+    for (const id of ['auto-tariffs-2026', 'auto-industry', 'auto-07c0eb15bac4x', 'auto-07c0eb15bac']) {
+      expect(parseThesesFile(thesis(members).replace('id: t-one', `id: ${id}`), 'theses/ok.yaml').map((t) => t.id), id).toEqual([id]);
+    }
+    const e = errorOf(() => parseThesesFile(thesis(members).replace('id: t-one', 'id: auto-0123456789ab'), 'theses/auto.yaml'));
+    expect([e.line, e.field]).toEqual([2, 'theses.0.id']);
+  });
+
   it('a run over a bad file fails with the file and line', async () => {
     const f = fixture({ 'links/bad.yaml': 'links:\n  - a: manifold:x\n    b: manifold:y\n    kind: similar\n    sign: 2\n' });
     try {
