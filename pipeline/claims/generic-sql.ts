@@ -421,9 +421,12 @@ const RESOLUTION_FIELDS: readonly string[] = ['outcome', 'realized_value', 'reso
  */
 async function stageStoredClaims(conn: DuckDBConnection, root: string): Promise<void> {
   const resolved = RESOLUTION_FIELDS.map((f) => `CASE WHEN r.claim_id IS NULL THEN c.${sqlIdent(f)} ELSE r.${sqlIdent(f)} END AS ${sqlIdent(f)}`);
+  // The category lower case, as this import writes it and sql/derive/90_claims.sql reads it: a
+  // version before the check stored it as written ("Politics"), and the same claim imported again
+  // (or with its resolution) was refused as 'another category: "Politics" here, "Politics" stored'.
   await conn.run(
     'CREATE OR REPLACE TEMP TABLE _gen_stored AS ' +
-    `SELECT c.* REPLACE (${resolved.join(', ')}), ` +
+    `SELECT c.* REPLACE (${resolved.join(', ')}, lower(c.category) AS category), ` +
     `r.claim_id IS NULL AND c.outcome IS NULL AND c.realized_value IS NULL AS is_open ` +
     `FROM (${rawRelation(root, 'claims')}) AS c ` +
     `LEFT JOIN (${rawRelation(root, 'claim_resolutions')}) AS r ON r.claim_id = c.claim_id AND c.outcome IS NULL AND c.realized_value IS NULL ` +

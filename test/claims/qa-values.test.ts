@@ -94,6 +94,29 @@ describe('a claim\'s category', () => {
     }
   });
 
+  it('a claim an older version stored with its category in capitals is the same claim again in a later import: the file imported again adds nothing, and its resolution is recorded (QA review)', async () => {
+    // The import compared the stored "Politics" with the record's category as written now
+    // ("politics"): the same file imported again was refused, 'already stored with another category:
+    // "Politics" here, "Politics" stored', and so was the claim's resolution, the documented way to
+    // resolve a claim stored open.
+    const wh = join(tmp.dir, 'wh-legacy-reimport');
+    const open = HEAD + 'k1,Old Pundit,2023-01-01,probability,Election X,Politics,0.8,yes,,,,,,\n';
+    await importAll(wh, [['csv', csvFolder(tmp.dir, { 'a.csv': open })]]);
+    for (const part of rawParts(wh, 'claims')) {
+      await withConnection(async (conn) => {
+        await conn.run(`COPY (SELECT * REPLACE ('Politics' AS category) FROM read_parquet('${part}')) TO '${part}.tmp' (FORMAT parquet)`);
+      });
+      renameSync(`${part}.tmp`, part);
+    }
+    expect(await rawQuery(wh, 'SELECT category FROM {claims}')).toEqual([{ category: 'Politics' }]);
+    const again = await importAll(wh, [['csv', csvFolder(tmp.dir, { 'a.csv': open })]]);
+    expect(again[0]!.claims).toMatchObject({ received: 1, written: 0 });
+    const resolved = HEAD + 'k1,Old Pundit,2023-01-01,probability,Election X,Politics,0.8,yes,,,,,1,2023-11-08\n';
+    const res = await importAll(wh, [['csv', csvFolder(tmp.dir, { 'a.csv': resolved })]]);
+    expect(res[0]!.resolutions).toEqual({ received: 1, written: 1 });
+    expect(await rawQuery(wh, 'SELECT claim_id FROM {claims}')).toEqual([{ claim_id: 'k1' }]);
+  });
+
   it('any other category is rejected at its line and field, nothing written (QA: "elections" was stored, and the filter refuses it)', async () => {
     const { e, dir, data: wh } = await rejected({
       'a.csv': HEAD + 'k1,Pundit,2023-01-01,probability,X,politics,0.8,yes,,,,,1,2023-11-08\nk2,Pundit,2023-01-01,probability,Y,elections,0.8,yes,,,,,1,2023-11-08\n',
