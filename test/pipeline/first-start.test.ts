@@ -53,8 +53,10 @@ describe('first start', () => {
     const [dated1, dated2, now] = runs;
     const newest = await newestSamplePrice();
 
+    // (this small extract lacks most questions the bundled structure files name: each run says so)
+    const notes = (r: { notes: string[] }) => r.notes.filter((n) => !/ names questions? the warehouse does not have, left out: /.test(n));
     for (const dated of [dated1!, dated2!]) {
-      expect(dated.notes).toEqual([]);
+      expect(notes(dated)).toEqual([]);
       expect(dated.prices_historical).toBeUndefined();
     }
     expect(now!.prices_historical).toBe(true);
@@ -62,15 +64,15 @@ describe('first start', () => {
     const ageHours = (Date.parse(now!.as_of) - Date.parse(newest)) / 3_600_000;
     expect(now!.newest_price_age_hours).toBeCloseTo(ageHours, 0);
     expect(now!.newest_price_age_hours!).toBeGreaterThan(0);
-    expect(now!.notes).toHaveLength(1);
-    expect(now!.notes[0]).toMatch(/historical/);
-    expect(now!.notes[0]).toContain(newest);
+    expect(notes(now!)).toHaveLength(1);
+    expect(notes(now!)[0]).toMatch(/historical/);
+    expect(notes(now!)[0]).toContain(newest);
 
     const logs = parseLogLines(lines.join(''));
     const flagged = logs.filter((l) => l.prices_historical === true);
     expect(flagged).toHaveLength(1);
     expect(flagged[0]).toMatchObject({ level: 40, run_id: now!.run_id, newest_price_observed_at: newest, newest_price_age_hours: now!.newest_price_age_hours });
-    expect(flagged[0]!.msg).toBe(now!.notes[0]);
+    expect(flagged[0]!.msg).toBe(notes(now!)[0]);
 
     // The operators' question files (data/questions/, read without reaching outside) are in the
     // first snapshot, forecast by the "now" run; the dated runs, before they were opened, do not
