@@ -14,6 +14,8 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { removeAbandonedAtomicTemps } from './fs/durable.ts';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
@@ -155,6 +157,15 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     if (abandoned.length) logger.warn({ abandoned }, 'removed snapshot directories of runs that died');
     const abandonedParts = removeAbandonedParts(root);
     if (abandonedParts.length) logger.warn({ abandoned: abandonedParts }, 'removed raw parts left unfinished by a process killed while writing');
+    // The atomic writes' temp files (CURRENT, FORMAT, bootstrap.json, server.json; events/; the
+    // server's state/ and webhooks/) a process killed mid-write left, once an hour old.
+    const abandonedTemps = [
+      ...removeAbandonedAtomicTemps(root),
+      ...removeAbandonedAtomicTemps(join(root, 'events')),
+      ...removeAbandonedAtomicTemps(join(root, 'state'), { recursive: true }),
+      ...removeAbandonedAtomicTemps(join(root, 'webhooks'), { recursive: true }),
+    ];
+    if (abandonedTemps.length) logger.warn({ abandoned: abandonedTemps }, 'removed temp files left by a process killed while writing');
     const eventThresholds = options.events ?? loadEventsConfig();
     return await withConnection(async (conn) => {
       // Events of a run killed between its publish and its events are derived first (pipeline/events/).

@@ -4,7 +4,7 @@
  * directory, fsynced, renamed over the target, and the directory fsynced (so the rename itself is
  * on disk).
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -31,6 +31,29 @@ export function fsyncDir(dir: string): void {
 /** A temp name beside `file`, unique per process and call (concurrent writers never share one). */
 function tempBeside(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+/** The names tempBeside makes. */
+const ATOMIC_TEMP_NAME = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Removes the temp files of atomic writes (tempBeside's `.<name>.<pid>.<hex>.tmp`) under `dir`
+ * (its subdirectories too with `recursive`) last modified more than `maxAgeMs` ago: a process
+ * killed between creating one and renaming it (a run writing CURRENT or FORMAT, `quorum keys`, a
+ * server's usage flush) leaves it, and nothing else ever removed it (QA: SIGKILLed starts left
+ * `.FORMAT.<pid>.<hex>.tmp` in the data directory). An atomic write lasts milliseconds, so by age
+ * alone a file is safely abandoned, whichever host or process made it. Returns the paths removed.
+ */
+export function removeAbandonedAtomicTemps(dir: string, opts: { recursive?: boolean; now?: number; maxAgeMs?: number } = {}): string[] {
+  if (!existsSync(dir)) return [];
+  const now = opts.now ?? Date.now();
+  const maxAgeMs = opts.maxAgeMs ?? 3_600_000;
+  const stale = readdirSync(dir, { recursive: opts.recursive ?? false, encoding: 'utf8' })
+    .filter((f) => ATOMIC_TEMP_NAME.test(path.basename(f)))
+    .map((f) => path.join(dir, f))
+    .filter((f) => (statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? now) < now - maxAgeMs);
+  for (const f of stale) rmSync(f, { force: true });
+  return stale;
 }
 
 /**
