@@ -117,7 +117,9 @@ export class WebhookDispatcher {
 
   constructor(dataDir: string, feed: EventFeed, cfg: WebhooksConfig, logger: Logger) {
     this.store = new SubscriptionStore(dataDir);
-    this.queue = new DeliveryQueue(dataDir);
+    this.queue = new DeliveryQueue(dataDir, {
+      onWriteError: (err) => logger.error({ err }, 'webhooks: writing the delivery journal failed (its records are kept and written with the next batch)'),
+    });
     this.#feed = feed;
     this.#cfg = cfg;
     this.#logger = logger;

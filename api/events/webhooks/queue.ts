@@ -12,7 +12,7 @@
  * neither a long-running server's memory nor its journal grows with every delivery it ever made;
  * each record is rewritten a bounded number of times on average.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { writeAllSync, writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
 import { join } from 'node:path';
 
@@ -96,10 +96,16 @@ export class DeliveryQueue {
   #appended = 0;
   #compacted = 0;
   readonly #minRecords: number;
+  readonly #onWriteError: (err: unknown) => void;
 
-  /** `compactMinRecords`: see COMPACT_MIN_RECORDS (tests lower it). */
-  constructor(dataDir: string, opts: { compactMinRecords?: number } = {}) {
+  /**
+   * `compactMinRecords`: see COMPACT_MIN_RECORDS (tests lower it). `onWriteError`: told when a
+   * coalesced write (flush(false)) fails, a full disk say; its records stay buffered and go with
+   * the next write (a synced flush throws its own error to its caller).
+   */
+  constructor(dataDir: string, opts: { compactMinRecords?: number; onWriteError?: (err: unknown) => void } = {}) {
     this.#minRecords = opts.compactMinRecords ?? COMPACT_MIN_RECORDS;
+    this.#onWriteError = opts.onWriteError ?? (() => undefined);
     const dir = join(dataDir, 'webhooks');
     mkdirSync(dir, { recursive: true });
     this.file = join(dir, 'queue.jsonl');
@@ -244,7 +250,13 @@ export class DeliveryQueue {
       // Coalesced: the records of every delivery finished in this turn of the event loop, one write.
       this.#scheduled ??= setImmediate(() => {
         this.#scheduled = null;
-        this.#write();
+        // Thrown here it would be an uncaught exception: QA, the API server died when the disk
+        // filled while it recorded delivery attempts.
+        try {
+          this.#write();
+        } catch (err) {
+          this.#onWriteError(err);
+        }
       });
       return;
     }
@@ -258,10 +270,25 @@ export class DeliveryQueue {
     this.#compactIfGrown();
   }
 
+  /**
+   * Appends the buffered records. On a failure (a full disk) the journal is cut back to where it
+   * was, so no torn line is left for the next records to be glued to (the first of them would be
+   * unreadable on replay: a delivery lost), and the records stay buffered for the next write.
+   */
   #write(): void {
     if (this.#buffer.length > 0) {
       this.#fd ??= openSync(this.file, 'a');
-      writeAllSync(this.#fd, `${this.#buffer.join('\n')}\n`);
+      const size = fstatSync(this.#fd).size;
+      try {
+        writeAllSync(this.#fd, `${this.#buffer.join('\n')}\n`);
+      } catch (err) {
+        try {
+          ftruncateSync(this.#fd, size);
+        } catch {
+          // the torn line is skipped on replay
+        }
+        throw err;
+      }
       this.#appended += this.#buffer.length;
       this.#buffer = [];
       this.#unsynced = true;
