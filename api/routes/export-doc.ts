@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
+import { EXPORT_COLUMNS, exportColumnsText, PARQUET_TYPES } from '../export/columns.ts';
 import { EXPORT_FORMATS } from '../export/formats.ts';
 import { EXPORT_STATUSES, MAX_EXPORT_LIMIT } from '../export/params.ts';
 import { EXPORT_TABLES, TABLE_SPECS } from '../export/tables.ts';
@@ -26,6 +27,17 @@ function timeFilterDoc(name: TimeFilter): string {
 /** `since`: which filter it stands for, per table. */
 const SINCE_DOC =
   "Alias of the table's main time filter: " + EXPORT_TABLES.map((t) => `${TABLE_SPECS[t].sinceAlias} (${t})`).join(', ') + '.';
+
+/** Each table's columns in order, for the CSV and Parquet bodies (whose schema is no JSON object). */
+const COLUMNS_DOC = EXPORT_TABLES.map((t) => `${t}: ${exportColumnsText(t)}`).join('\n\n');
+
+/** The Parquet type of each column type (api/export/columns.ts). */
+const PARQUET_TYPES_DOC = Object.entries(PARQUET_TYPES).map(([type, names]) => `${type} ${names.join(' or ')}`).join(', ');
+
+/** The rows of the JSON body: an array of the requested table's row objects (components Export<Table>Row). */
+const JSON_BODY = z.union(EXPORT_TABLES.map((t) => z.array(EXPORT_COLUMNS[t]))).meta({
+  description: `An array of the table's rows, one object per row with the table's columns in order: ${EXPORT_TABLES.map((t) => `${t} ${String(z.globalRegistry.get(EXPORT_COLUMNS[t])?.id)}`).join(', ')}.`,
+});
 
 /** The tables exported in ordered slices (uncapped plans, CSV/JSON/JSONL). */
 const SLICED = EXPORT_TABLES.filter((t) => TABLE_SPECS[t].sliceSource !== null).join(', ');
@@ -55,7 +67,10 @@ export const exportRouteDoc = rawRoute({
       'the socket is watched a write (up to 4 MiB) at a time, so a client reading slower than about 4 MiB per timeout ' +
       '(70 kB/s at the default) may be cut too. A graceful shutdown lets downloads finish for QUORUM_SHUTDOWN_TIMEOUT_MS ' +
       '(10 s), then cuts the rest. ' +
-    'Metrics, request logs and /api/usage/ count each table as its own route, export.<table>.',
+    'Metrics, request logs and /api/usage/ count each table as its own route, export.<table>. ' +
+    'Columns: every format has the same columns in the same order (the CSV header, the JSON keys, the Parquet schema), ' +
+    'documented per table as the JSON row schemas Export<Table>Row and, for CSV and Parquet, listed with the ' +
+    'response\'s media type.',
   tags: ['export'],
   params: z.object({ table: z.enum(EXPORT_TABLES).meta({ description: 'The table to export.' }) }),
   query: z.object({
@@ -80,10 +95,23 @@ export const exportRouteDoc = rawRoute({
     'X-Export-Truncated': 'Capped plans: `true` when the cap cut the export.',
   },
   responses: {
-    'text/csv': { schema: z.string() },
-    'application/json': { schema: z.array(z.record(z.string(), z.unknown())) },
-    'application/x-ndjson': { schema: z.string() },
-    'application/vnd.apache.parquet': { schema: z.string().meta({ format: 'binary' }) },
+    'text/csv': {
+      schema: z.string().meta({
+        description: `A header line, then one line per row; the table's columns in this order, each as name (type, and "null" when it may be null): meaning. A null is an empty cell.\n\n${COLUMNS_DOC}`,
+      }),
+    },
+    'application/json': { schema: JSON_BODY },
+    'application/x-ndjson': {
+      schema: z.string().meta({
+        description: 'One JSON object per line: each line is one row, the items of the application/json body (the table\'s Export<Table>Row).',
+      }),
+    },
+    'application/vnd.apache.parquet': {
+      schema: z.string().meta({
+        format: 'binary',
+        description: `A Parquet file with the table's columns in the order of the CSV header (see text/csv); column types: ${PARQUET_TYPES_DOC}.`,
+      }),
+    },
   },
   handle: () => {
     throw new Error('mounted by api/export/routes.ts');
