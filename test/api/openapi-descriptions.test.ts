@@ -1,7 +1,8 @@
 /**
  * The API reference defines every field a user reads: every property of every JSON 200 body in the
  * OpenAPI document (nested ones included) has a description, on the property or on the schema it
- * refers to. The export route is left out (its JSON body is the exported table's rows, an untyped list).
+ * refers to: the export's too (its JSON body is an array of the exported table's row schema,
+ * api/export/columns.ts).
  * The shared format note of a time (`isoTime`'s "ISO 8601 UTC time.") says how a time is written,
  * not which time it is: a field with only that note is not described.
  *
@@ -12,6 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openApiDocument } from '../../api/http/registry.ts';
 import { isoTime } from '../../api/openapi/common.ts';
+import { EXPORT_COLUMNS, exportColumns } from '../../api/export/columns.ts';
+import { EXPORT_TABLES } from '../../api/export/tables.ts';
 import { exportRouteDoc } from '../../api/routes/export-doc.ts';
 import { ROUTES } from '../../api/routes/index.ts';
 import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
@@ -86,10 +89,9 @@ function walkDocument(doc: Schema, skip: (path: string) => boolean): Walk {
 
 describe('OpenAPI field descriptions', () => {
   const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
-  const isExport = (path: string) => path === exportRouteDoc.path;
-  const result = walkDocument(doc, isExport);
+  const result = walkDocument(doc, () => false);
 
-  it('walks the JSON 200 bodies of every route but the export', () => {
+  it('walks the JSON 200 bodies of every route, the export\'s included', () => {
     // The data routes users read most, and the operational ones, are all in the walk.
     for (const op of [
       'GET /api/predictions/accuracy',
@@ -109,6 +111,7 @@ describe('OpenAPI field descriptions', () => {
       'GET /healthz',
       'GET /readyz',
       'GET /api/openapi.json',
+      `GET ${exportRouteDoc.path}`,
       ...EVENT_TYPES.map((t) => `WEBHOOK ${t}`),
       'SCHEMA StreamEvent',
       'SCHEMA StreamOverflow',
@@ -116,7 +119,6 @@ describe('OpenAPI field descriptions', () => {
     ]) {
       expect(result.operations).toContain(op);
     }
-    expect(result.operations.some((op) => op.includes('/api/export/'))).toBe(false);
     expect(result.checked).toBeGreaterThan(1000);
   });
 
@@ -238,6 +240,35 @@ describe('the export route documents every table\'s time filters (QA: claims and
     expect(param('since')).toContain('updated_since (track_records)');
     expect(op.responses['200'].headers['Content-Disposition'].schema.description).toContain('quorum-<table>-<snapshot id>.<ext>');
     expect(op.responses['200'].headers['X-Snapshot']).toBeDefined();
+  });
+});
+
+describe('the export route documents every table\'s columns (api/export/columns.ts)', () => {
+  const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
+  const content = doc.paths[exportRouteDoc.path].get.responses['200'].content;
+
+  it('the JSON body is an array of one of the tables\' row schemas, whose properties are the columns in order', () => {
+    const refs = (content['application/json'].schema.anyOf as Schema[]).map((a) => String(a.items.$ref).split('/').pop()!);
+    expect(refs).toEqual(EXPORT_TABLES.map((t) => String(z.globalRegistry.get(EXPORT_COLUMNS[t])?.id)));
+    for (const [i, table] of EXPORT_TABLES.entries()) {
+      const row = doc.components.schemas[refs[i]!] as Schema;
+      expect(Object.keys(row.properties), table).toEqual(exportColumns(table).map((c) => c.name));
+    }
+  });
+
+  it('the CSV and Parquet bodies list each table\'s columns in order, with their type; JSON lines name the row schemas', () => {
+    const csv = String(content['text/csv'].schema.description);
+    for (const table of EXPORT_TABLES) {
+      const list = csv.slice(csv.indexOf(`${table}: `));
+      let at = 0;
+      for (const c of exportColumns(table)) {
+        const i = list.indexOf(`${c.name} (${c.type}`, at);
+        expect(i, `${table}.${c.name} after position ${at}`).toBeGreaterThanOrEqual(at);
+        at = i;
+      }
+    }
+    expect(content['application/vnd.apache.parquet'].schema.description).toContain('TIMESTAMP WITH TIME ZONE');
+    expect(content['application/x-ndjson'].schema.description).toContain('Export<Table>Row');
   });
 });
 
