@@ -1,7 +1,8 @@
 /**
- * `GET /api/export/{table}/`: bulk export of `predictions`, `resolved`, `scores` and `forecasts`
- * (DESIGN §7). Needs a key; what each plan may export is in plans.ts, the parameters in params.ts,
- * the tables in tables.ts, the formats in formats.ts.
+ * `GET /api/export/{table}/`: bulk export of `predictions`, `resolved`, `scores`, `forecasts`,
+ * `claims` and `track_records` (DESIGN §7). Needs a key; what each plan may export is in plans.ts,
+ * the parameters in params.ts, the tables in tables.ts, their columns in columns.ts, the formats in
+ * formats.ts.
  *
  * A request: route id `export.<table>` (metrics, logs, usage) → auth (401) → table (404 listing
  * the tables) → parameters (400) → plan (403) → a free export slot (429 with Retry-After: at most
