@@ -44,8 +44,9 @@ export interface ImportBatch {
   /** Each question as its earliest round had it, dated at that round's freeze time. */
   questions: RawRow<'questions'>[];
   /**
-   * The later rounds' versions of a question whose text changed, each dated at its round's freeze
-   * time (appended to raw `questions` keyed by (question_id, ingested_at), like the sync's versions).
+   * Every round's version of a question whose text changed (its first round's included), each dated
+   * at its round's freeze time (appended to raw `questions` keyed by (question_id, ingested_at), like
+   * the sync's versions).
    */
   question_versions: RawRow<'questions'>[];
   market_prices: RawRow<'market_prices'>[];
@@ -434,11 +435,17 @@ export async function parseForecastBench(dir: string, opts: { now: Date }): Prom
   for (const e of entries) {
     let last = e.rounds[0]!.row;
     firstVersions.push(last);
+    const later: RawRow<'questions'>[] = [];
     for (const { row } of e.rounds.slice(1)) {
       if (sameVersion(row, last) || row.ingested_at!.getTime() <= last.ingested_at!.getTime()) continue;
-      laterVersions.push(row);
+      later.push(row);
       last = row;
     }
+    // A question whose text changed also gets its first round as a version: a question an earlier
+    // version imported is stored once with its latest round's text, dated at that import, so without
+    // it a run dated at the first round's freeze was still shown the later text there (QA). Where
+    // the question row is that first round (stored, or written by this import) it adds nothing.
+    if (later.length) laterVersions.push(e.rounds[0]!.row, ...later);
   }
   return {
     questions: firstVersions,

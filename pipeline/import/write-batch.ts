@@ -22,9 +22,10 @@ const ORDER: RawTableName[] = ['questions', 'market_prices', 'resolutions', 'lif
 
 export type ImportRows = Partial<Record<RawTableName, readonly object[]>> & {
   /**
-   * Later versions of questions (a ForecastBench round whose text changed), appended to raw
-   * `questions` after the questions themselves, keyed by (question_id, ingested_at) as the sync's
-   * versions are: importing them again adds nothing.
+   * Versions of questions (every round of a ForecastBench question whose text changed), appended to
+   * raw `questions` after the questions themselves, keyed by (question_id, ingested_at) as the
+   * sync's versions are: a version that is the question row just written, or one stored before,
+   * adds nothing.
    */
   question_versions?: readonly object[];
 };

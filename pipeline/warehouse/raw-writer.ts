@@ -8,10 +8,10 @@
  */
 import { mkdirSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { commitTempFile } from '../fs/durable.ts';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { rawPartitionDir } from './layout.ts';
+import { rawPartitionDir, rawTableDir } from './layout.ts';
 import { rawRelation } from './raw-views.ts';
 import { sqlIdent, sqlPath } from './duckdb.ts';
 import { RAW_TABLES, type RawTableName } from './tables.ts';
@@ -95,11 +95,18 @@ export async function appendRaw(
   const keyCols = key.map(sqlIdent).join(', ');
   const keyMatch = key.map((k) => `s.${sqlIdent(k)} IS NOT DISTINCT FROM e.${sqlIdent(k)}`).join(' AND ');
   const colList = Object.keys(columns).map(sqlIdent).join(', ');
-  // First row of each key within the batch wins; keys already stored are skipped.
+  // First row of each key within the batch wins; keys already stored are skipped, and so are keys
+  // this batch already wrote to the table in a part not yet in place (a second append of the same
+  // table, as an import's question versions after its questions).
+  const dir = rawTableDir(root, table) + sep;
+  const pending = (opts.parts ?? []).filter((p) => p.file.startsWith(dir)).map((p) => p.tmp);
+  const stored = pending.length
+    ? `${rawRelation(root, table)} UNION ALL BY NAME ${rawRelation(root, table, { parts: { [table]: pending } })}`
+    : rawRelation(root, table);
   const newRows =
     `SELECT ${colList} FROM (` +
     `SELECT * FROM ${stage} QUALIFY row_number() OVER (PARTITION BY ${keyCols} ORDER BY _ord) = 1) s ` +
-    `WHERE NOT EXISTS (SELECT 1 FROM (${rawRelation(root, table)}) e WHERE ${keyMatch}) ORDER BY _ord`;
+    `WHERE NOT EXISTS (SELECT 1 FROM (${stored}) e WHERE ${keyMatch}) ORDER BY _ord`;
   const count = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM (${newRows})`);
   const written = Number(count.getRowObjectsJS()[0]!.n);
   if (written === 0) {
@@ -107,9 +114,9 @@ export async function appendRaw(
     return { table, received: rows.length, written: 0, file: null };
   }
 
-  const dir = rawPartitionDir(root, table, partition.runDate, partition.runId);
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `part-${Date.now()}-${randomBytes(4).toString('hex')}.parquet`);
+  const partDir = rawPartitionDir(root, table, partition.runDate, partition.runId);
+  mkdirSync(partDir, { recursive: true });
+  const file = join(partDir, `part-${Date.now()}-${randomBytes(4).toString('hex')}.parquet`);
   const tmp = `${file}.tmp`;
   try {
     await conn.run(`COPY (${newRows}) TO ${sqlPath(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
