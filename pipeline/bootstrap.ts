@@ -291,34 +291,45 @@ export async function rescoreIfDerivedByOtherSql(
 }
 
 /**
- * `quorum start` after an upgrade when another process's run held the run lock as it asked for the
- * rescore (rescoreIfDerivedByOtherSql's `onLocked`): every `everyMs` while the served snapshot is
- * derived by other SQL, rescores as soon as no run holds the lock. That run may be an older
- * version's, still going during a rolling upgrade: it publishes a snapshot of its own SQL (QA
- * upgrade pass: the accuracy summary, the resolved list, service stats and scenarios answered 503
- * until the next scheduled run, up to 4 hours later). Ends once the snapshot is this version's, or
- * after a rescore that failed for another reason (logged; the next scheduled run publishes anyway).
+ * `quorum start`, for as long as it serves: every `everyMs`, when the published snapshot is derived
+ * by other SQL, rescores it as soon as no run holds the lock. Such a snapshot is an older version's
+ * run's, during a rolling upgrade: one that held the lock as the server started (rescoreIfDerivedByOtherSql's
+ * `onLocked`; QA upgrade pass: the accuracy summary, the resolved list, service stats and scenarios
+ * answered 503 until the next scheduled run, up to 4 hours later), or one an older `quorum run`
+ * (a cron job, another container not yet upgraded) published after the server started, which it
+ * loaded and served as it was until the next scheduled run (QA: no warning, no rescore). Each
+ * snapshot is rescored once: a rescore that failed for another reason is logged and not retried
+ * (the next scheduled run publishes anyway). The manifest is read only when CURRENT changes.
+ * `judged`: a snapshot already judged (the start's own rescore ran on it), not tried again.
  */
-export function rescoreAfterRunEnds(config: QuorumConfig, logger: Logger, opts: { everyMs?: number } = {}): { stop(): Promise<void> } {
+export function rescoreAfterRunEnds(
+  config: QuorumConfig,
+  logger: Logger,
+  opts: { everyMs?: number; judged?: string | null } = {},
+): { stop(): Promise<void> } {
   const stopping = new AbortController();
   let inFlight: Promise<void> | null = null;
-  const attempt = async (): Promise<boolean> => {
-    if ((await snapshotFromOtherSql(config.dataDir)) === null) return true;
-    if (runLockHeld(config.dataDir)) return false;
+  let settled: string | null = opts.judged ?? null; // the last snapshot found this version's, or rescored (or failed to be)
+  const attempt = async (): Promise<void> => {
+    const current = readCurrent(config.dataDir);
+    if (current === null || current === settled) return;
+    const other = await snapshotFromOtherSql(config.dataDir);
+    if (other === null || other.snapshot !== current) {
+      settled = other === null ? current : settled; // (CURRENT moved in between: judged on the next tick)
+      return;
+    }
+    if (runLockHeld(config.dataDir)) return;
     let locked = false;
     await rescoreIfDerivedByOtherSql(config, logger, { signal: stopping.signal, onLocked: () => { locked = true; } });
-    return !locked;
+    if (!locked) settled = current;
   };
   const timer = setInterval(() => {
     if (inFlight || stopping.signal.aborted) return;
     inFlight = attempt()
-      .then(
-        (done) => { if (done) clearInterval(timer); },
-        (err: unknown) => {
-          clearInterval(timer);
-          logger.error({ err }, 'rescoring after the run in progress failed: serving the previous snapshot until the next run');
-        },
-      )
+      .catch((err: unknown) => {
+        settled = readCurrent(config.dataDir);
+        logger.error({ err }, 'rescoring a snapshot derived by other SQL failed: serving it until the next run');
+      })
       .finally(() => { inFlight = null; });
   }, opts.everyMs ?? LOCK_HEARTBEAT_MS);
   timer.unref();

@@ -328,9 +328,13 @@ program
         }
       }); // right after the lock, as for serve (a first start's bootstrap takes a while)
       return releasedOnFailure(releaseLock, async () => {
-        const [{ bootstrapIfEmpty, rescoreAfterRunEnds, rescoreIfDerivedByOtherSql }, { startScheduler }] = await Promise.all([import('../bootstrap.ts'), import('../scheduler.ts')]);
+        const [{ bootstrapIfEmpty, rescoreAfterRunEnds, rescoreIfDerivedByOtherSql }, { startScheduler }, { readCurrent }] = await Promise.all([
+          import('../bootstrap.ts'),
+          import('../scheduler.ts'),
+          import('../warehouse/snapshot.ts'),
+        ]);
         // First start: the bundled sample; after an upgrade: the snapshot rescored by this version's
-        // SQL, or, while another process's run holds the lock, once that run has ended.
+        // SQL, or, while another process's run holds the lock, once that run has ended (rescorer).
         let rescoreWaits = false;
         const signal = stopStartUp.signal;
         startingUp = (async () => {
@@ -339,9 +343,13 @@ program
         })();
         await startingUp;
         if (signal.aborted) return -1; // the shutdown handler exits
+        const judged = rescoreWaits ? null : readCurrent(config.dataDir); // before anything else can publish
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
         task = startScheduler(config, logger);
-        if (rescoreWaits) rescorer = rescoreAfterRunEnds(config, logger);
+        // while it serves: a snapshot an older version's run publishes (the one in progress now, or a
+        // later one during a rolling upgrade) is rescored once that run has ended; the snapshot
+        // served now was judged above unless a run held the lock
+        rescorer = rescoreAfterRunEnds(config, logger, { judged });
         return -1;
       });
     }),

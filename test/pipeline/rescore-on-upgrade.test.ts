@@ -4,7 +4,7 @@
  * no model call; a current one is served as it is.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { runPipeline } from '../../pipeline/run.ts';
 import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
-import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
+import { makeCurrent, readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { sampleFixture, type Fixture } from '../structure/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
 
@@ -210,5 +210,55 @@ describe('quorum start stopped during the rescore on upgrade', () => {
     expect(existsSync(join(f.dataDir, 'import.lock'))).toBe(false);
     expect(readdirSync(join(f.dataDir, 'snapshots')).filter((d) => d.includes('.tmp'))).toEqual([]);
     expect(await snapshotFromOtherSql(f.dataDir)).toBeNull();
+  }, 180_000);
+});
+
+describe('quorum start serving while an older version publishes (a rolling upgrade)', () => {
+  let f: Fixture;
+  const logger = createLogger('silent');
+
+  beforeAll(async () => {
+    ({ f } = await scoredSample(logger));
+    await closeDuckdb();
+  }, 120_000);
+  afterAll(() => f.cleanup());
+
+  it('a snapshot of other SQL published after the server started is rescored (QA: served as it was until the next scheduled run, up to 4 hours, without a word)', async () => {
+    // The older version's run (`quorum run` of a cron job or a container not yet upgraded) started
+    // after this server: it publishes a snapshot of its own SQL. Made here as that run leaves it: a
+    // snapshot directory whose manifest records no derive_sql_hash (or another), then CURRENT.
+    const env = { QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const child = quorumProcess(['start'], env);
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const deadline = Date.now() + 120_000;
+      while (!/api listening/.test(stderr) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(stderr).toContain('api listening');
+      expect(stderr).not.toContain('rescoring before serving'); // the sample's snapshot is this version's
+      const served = readCurrent(f.dataDir)!;
+      const older = 'r20260310T000000Z-olderv01';
+      cpSync(join(f.dataDir, 'snapshots', served), join(f.dataDir, 'snapshots', older), { recursive: true });
+      const manifestFile = join(f.dataDir, 'snapshots', older, 'manifest.json');
+      const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
+      manifest.run_id = older;
+      manifest.derive_sql_hash = '0'.repeat(64);
+      writeFileSync(manifestFile, JSON.stringify(manifest));
+      makeCurrent(f.dataDir, older);
+      // rescored by the serving process as soon as no run holds the lock (it looks every 15 s)
+      const until = Date.now() + 60_000;
+      while (readCurrent(f.dataDir) === older && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+      const after = readCurrent(f.dataDir)!;
+      expect(after).not.toBe(older);
+      expect(readManifest(f.dataDir, after)).toMatchObject({ derive_sql_hash: await deriveSqlHash(), as_of: '2026-03-10T00:00:00.000Z' });
+      // once: a snapshot of this version's SQL is not rescored again
+      await new Promise((r) => setTimeout(r, 16_000));
+      expect(readCurrent(f.dataDir)).toBe(after);
+      expect(stderr.match(/rescoring before serving/g)).toHaveLength(1);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   }, 180_000);
 });
