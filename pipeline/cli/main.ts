@@ -68,6 +68,22 @@ async function setupChecked(opts: { serving?: boolean } = {}): Promise<{ config:
   return ready;
 }
 
+/**
+ * `quorum start` reads the definition files (links, theses, factors, scenarios) once as it starts: a
+ * bad one fails every run (each checks them before its first call) while the API serves on, and
+ * was first reported by the next scheduled run, hours after the restart that should have shown it
+ * (QA). A warning, not a refusal: the API can serve the current snapshot meanwhile.
+ */
+async function warnOfBadDefinitionFiles(logger: Logger): Promise<void> {
+  const { checkDefinitionFiles } = await import('../stage-settings.ts');
+  try {
+    checkDefinitionFiles();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    logger.warn({ error: message }, `${message}: every run fails until this file is fixed (the API serves the current snapshot meanwhile)`);
+  }
+}
+
 /** The API is loaded only by the commands that serve it (batch commands stay light). */
 async function startServer(...args: Parameters<typeof import('../../api/server.ts').startServer>) {
   const api = await import('../../api/server.ts');
@@ -301,6 +317,7 @@ program
   .action(() =>
     guarded(async () => {
       const { config, logger } = await setupChecked({ serving: true });
+      await warnOfBadDefinitionFiles(logger);
       const sample = (await import('../bootstrap.ts')).firstStartSampleProblem(config);
       if (sample) throw new ConfigError(`invalid configuration:\n  QUORUM_SAMPLE_DIR: ${sample}`);
       await (await import('./port.ts')).assertPortFree(config.host, config.port);

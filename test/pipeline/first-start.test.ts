@@ -203,3 +203,27 @@ describe('first start', () => {
     expect(existsSync(bootstrapMarkerFile(dir))).toBe(false);
   }, 420_000);
 });
+
+describe('quorum start with a bad definition file', () => {
+  it('says so as it starts, naming the file and line, before its first run (QA: the next scheduled run, hours later, was the first to say)', async () => {
+    const dir = join(tmp.dir, 'bad-definitions');
+    const structure = join(tmp.dir, 'bad-structure');
+    for (const sub of ['links', 'theses', 'factors', 'scenarios']) mkdirSync(join(structure, sub), { recursive: true });
+    writeFileSync(join(structure, 'links', 'bad.yaml'), 'links:\n  - { a: "manifold:a", b: "manifold:b", kind: causes }\n');
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const child = quorumProcess(['start'], env);
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const deadline = Date.now() + 60_000;
+    while (!/every run fails until this file is fixed/.test(stderr) && !/"msg":"run started"/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    await exited;
+    const warning = parseLogLines(stderr).find((l) => /every run fails until this file is fixed/.test(String(l.msg)));
+    expect(warning, stderr.slice(0, 2000)).toBeDefined();
+    expect(warning!.level).toBe(40);
+    expect(String(warning!.msg)).toContain(`${join(structure, 'links', 'bad.yaml')}:2 (field "links.0.kind")`);
+    // before anything else ran
+    expect(stderr.indexOf('every run fails until this file is fixed')).toBeLessThan(stderr.indexOf('"msg":"run started"') === -1 ? Infinity : stderr.indexOf('"msg":"run started"'));
+  }, 120_000);
+});
