@@ -30,7 +30,7 @@ import { findRunToResume, type RunState } from './forecast/runs.ts';
 import { journalPath, readJournal } from './forecast/journal.ts';
 import type { ProgressReporter } from './forecast/progress.ts';
 import { createProgress } from './forecast/progress.ts';
-import { syncAll, type SyncReport } from './sync.ts';
+import { syncAll, writeRegistry, type SyncReport } from './sync.ts';
 import { prepareFactors } from './factors/stage.ts';
 import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
@@ -267,6 +267,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
             signal: options.signal,
             partition,
           });
+        } else {
+          await writeRegistry(conn, { root, partition });
         }
         if (!options.scoreOnly) await forecast();
         /** Derives and publishes this run's snapshot, then its events; prunes old snapshots. */

@@ -283,6 +283,16 @@ export function syncStatus(sources: readonly SourceReport[], remote: ReadonlySet
   return 'partial';
 }
 
+/**
+ * The registry of authoritative sources alone (data/sources.json: local, idempotent): what a run
+ * that does not sync (dated with --as-of, --score-only, resumed) writes, so that the sources it
+ * names (GDELT's evidence, the official resolution sources) have their names in a data directory
+ * that never synced (QA: a backtest's GDELT evidence had no source name). Rows written.
+ */
+export async function writeRegistry(conn: DuckDBConnection, opts: Pick<SyncOptions, 'root' | 'partition'>): Promise<number> {
+  return (await appendRaw(conn, opts.root, 'sources', loadSources(), opts.partition)).written;
+}
+
 /** Runs every sync step; never throws for a failing venue or source. */
 export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promise<SyncReport> {
   const env = opts.env ?? process.env;
