@@ -47,6 +47,8 @@ export const DEFAULT_MAX_IN_FLIGHT_PER_KEY = 4;
  * 1,200 characters), so the cost units of a long question are counted high rather than low.
  */
 export const PROMPT_OVERHEAD_CHARS = 1000;
+/** How long close() waits for the requests in flight to end (their calls cancelled, their cost booked). */
+export const CLOSE_WAIT_MS = 5_000;
 /** Seconds a client is told to wait after a 503 models_unavailable. */
 export const MODELS_UNAVAILABLE_RETRY_S = 30;
 
@@ -182,6 +184,8 @@ export class ProbabilityService {
   #dearestUnitUsd = 0;
   #anyAnswered = false;
   #calibration: { snapshot: string; byMode: Map<string, ModeCalibration>; asOf: string } | null = null;
+  /** The requests begun and not yet ended (`begin`): close() waits for them. */
+  #working = new Set<Promise<void>>();
 
   constructor(dataDir: string, snapshots: SnapshotReader, logger: Logger, opts: ProbabilityOptions) {
     this.store = new ProbabilityStore(dataDir);
@@ -611,12 +615,37 @@ export class ProbabilityService {
     };
   }
 
+  /**
+   * Marks a request's work begun; call the function returned when it has ended (answered, or its
+   * calls logged, spend counted and record stored). close() waits for every request begun, so a
+   * shutdown that cut requests in flight (their calls cancelled) still books what they paid.
+   */
+  begin(): () => void {
+    let end!: () => void;
+    const p = new Promise<void>((resolve) => (end = resolve));
+    this.#working.add(p);
+    return () => {
+      this.#working.delete(p);
+      end();
+    };
+  }
+
   /** A fresh request id. */
   static newRequestId(): string {
     return `prq_${randomBytes(16).toString('hex')}`;
   }
 
   async close(): Promise<void> {
+    // The requests in flight end first (the server cut their connections, which cancels their
+    // calls): what they paid is counted before the spend file is written. Bounded, so that one
+    // stuck request cannot hold the shutdown.
+    if (this.#working.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const bounded = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), CLOSE_WAIT_MS)));
+      const ended = await Promise.race([Promise.all([...this.#working]).then(() => 'ended' as const), bounded]);
+      clearTimeout(timer);
+      if (ended === 'timeout') this.#logger.warn({ requests: this.#working.size }, 'probability: closing with requests still in flight');
+    }
     await this.store.flush();
     await this.#opts.close?.();
   }

@@ -7,9 +7,10 @@
  * every request and answer, and cancelling the model calls when the client disconnects.
  */
 import { z } from 'zod';
+import type { Request, Response } from 'express';
 import { authOf } from '../auth/middleware.ts';
 import { ApiError, toApiError } from '../errors/problem.ts';
-import { ProblemSchema, rawRoute } from '../http/registry.ts';
+import { ProblemSchema, rawRoute, type ApiServices } from '../http/registry.ts';
 import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ForecastFailed, ProbabilityService } from '../probability/service.ts';
@@ -53,127 +54,140 @@ export const probabilityRoute = rawRoute({
         'models_unavailable: the request id (GET /api/probability/{request_id} shows the stored problem, with what the models did).',
     },
   },
-  handle: async (req, res, { services }) => {
-    const svc = services.probability;
+  handle: async (req, res, ctx) => {
+    const svc = ctx.services.probability;
     if (!svc) throw ApiError.notReady('The probability endpoint is not configured on this server.');
-    const auth = authOf(res);
-    const keyId = auth.keyId!;
-    const parsed = ProbabilityRequest.safeParse(jsonBody(req));
-    if (!parsed.success) throw bodyError(parsed.error);
-    const idem = idempotencyKeyOf(req);
-    const hash = bodyHash(req.body);
-    res.setHeader('Cache-Control', 'private, no-store');
-    // Before the Idempotency-Key slot is taken: nothing between taking it and the try below may throw,
-    // or the slot stays taken and every retry with that key waits forever.
-    const units = svc.costUnits(parsed.data);
-    // The client going away ends the request wherever it is, also before its calls start: a retry
-    // waiting for the first request of its Idempotency-Key (QA review: when the first ended without
-    // an answer, the retry of a client gone meanwhile asked the models and was charged).
-    const ac = new AbortController();
-    const onClose = () => {
-      if (!res.writableEnded) ac.abort(new Error('client disconnected'));
-    };
-    res.on('close', onClose);
-    const slot = idem === undefined ? null : `${keyId}\u0000${idem}`;
-    let done = () => {};
-    if (slot !== null) {
-      // One request per (key, Idempotency-Key) at a time: a concurrent retry waits, then replays.
-      while (pending.has(slot)) await pending.get(slot);
-      if (ac.signal.aborted) {
-        // gone while it waited: nothing asked, nothing charged
-        res.off('close', onClose);
-        return;
-      }
-      pending.set(slot, new Promise<void>((r) => (done = r)));
-    }
-    let release = () => {};
+    // The server's shutdown waits for this request's bookkeeping (svc.close): cut at the shutdown
+    // deadline, its paid calls are still logged, counted against the key's cap and recorded (QA:
+    // the process exited first, and the calls that had answered were in no log, record nor spend).
+    const end = svc.begin();
     try {
-      if (slot !== null) {
-        const rec = await svc.store.getIdempotency(keyId, idem!);
-        if (rec) {
-          if (rec.body_hash !== hash) throw ApiError.idempotencyConflict();
-          const stored = await svc.store.getRequest(rec.request_id);
-          if (stored) {
-            // The replay carries the headers of the original answer, not only its body.
-            res.setHeader('X-Probability-Request-Id', stored.request_id);
-            res.setHeader('Idempotent-Replayed', 'true');
-            res.status(stored.status).json(stored.body);
-            return;
-          }
-        }
-      }
-      // After the replay: a stored answer is replayed whatever has changed since (its close_date
-      // passed, its market no longer tracked); QA: such a retry was a 400 instead of the answer.
-      const prepared = await svc.prepare(parsed.data);
-      // The scope's quota before the evidence retrieval (charged after it, below); its 429 is recorded as rejected.
-      services.quotas.checkProbability(res, auth);
-      try {
-        release = svc.acquire(keyId, units);
-        svc.checkBudget(keyId, services.usage.dayEndsAt, units);
-      } catch (err) {
-        // A refusal (429: requests in flight, spending cap) is not charged to the plan, only
-        // recorded as rejected, as the scope's own quota refuses (QA: each such 429 counted
-        // against the key's daily plan quota, and /api/usage/ said rejected 0).
-        if (err instanceof ApiError && err.status === 429) services.quotas.refuseCharged(res, auth);
-        throw err;
-      }
-      const requestId = ProbabilityService.newRequestId();
-      let shown;
-      try {
-        // Evidence and the mode, before the quota is charged: an asked mode that cannot be honoured
-        // is a 400 that costs nothing, like the other 400s.
-        shown = await svc.show(prepared, requestId, ac.signal);
-      } catch (err) {
-        if (ac.signal.aborted) return; // the client went away during evidence retrieval: nothing charged, nothing asked
-        throw err;
-      }
-      services.quotas.chargeProbability(res, auth);
-      res.setHeader('X-Probability-Request-Id', requestId);
-      const record = (status: number, body: unknown): StoredRequest => ({
-        request_id: requestId,
-        key_id: keyId,
-        created_at: new Date().toISOString(),
-        idempotency_key: idem ?? null,
-        body_hash: hash,
-        request: parsed.data,
-        status,
-        body,
-      });
-      let answer;
-      try {
-        answer = await svc.forecast(shown, ac.signal);
-      } catch (err) {
-        // The calls that had answered were paid for, whatever ended the request (the client going
-        // away, too few answers, a call log that could not be written): they count against the budget.
-        const cost = err instanceof ForecastFailed ? err.costUsd : 0;
-        if (cost > 0) svc.recordSpend(keyId, cost, units, { answered: false });
-        if (ac.signal.aborted) {
-          services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');
-          await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected', cost_usd: cost }));
-          return;
-        }
-        const cause = err instanceof ForecastFailed ? err.cause : err;
-        const problem = toApiError(cause);
-        await svc.store.saveRequest(record(problem.status, { request_id: requestId, ...problem.toProblem(req.path) }));
-        throw cause;
-      }
-      const body = published(ProbabilityAnswer, answer);
-      svc.recordSpend(keyId, answer.cost_usd, units, { answered: true });
-      await svc.store.saveRequest(record(200, body));
-      if (slot !== null) {
-        await svc.store.putIdempotency(keyId, idem!, { request_id: requestId, body_hash: hash, created_at: new Date().toISOString() });
-      }
-      res.status(200).json(body);
+      await answer(req, res, ctx.services, svc);
     } finally {
-      res.off('close', onClose);
-      release();
-      if (slot !== null) {
-        pending.delete(slot);
-        done();
-      }
+      end();
     }
   },
 });
+
+/** POST /api/probability/'s work, once the service is known to be configured (see the route). */
+async function answer(req: Request, res: Response, services: ApiServices, svc: ProbabilityService): Promise<void> {
+  const auth = authOf(res);
+  const keyId = auth.keyId!;
+  const parsed = ProbabilityRequest.safeParse(jsonBody(req));
+  if (!parsed.success) throw bodyError(parsed.error);
+  const idem = idempotencyKeyOf(req);
+  const hash = bodyHash(req.body);
+  res.setHeader('Cache-Control', 'private, no-store');
+  // Before the Idempotency-Key slot is taken: nothing between taking it and the try below may throw,
+  // or the slot stays taken and every retry with that key waits forever.
+  const units = svc.costUnits(parsed.data);
+  // The client going away ends the request wherever it is, also before its calls start: a retry
+  // waiting for the first request of its Idempotency-Key (QA review: when the first ended without
+  // an answer, the retry of a client gone meanwhile asked the models and was charged).
+  const ac = new AbortController();
+  const onClose = () => {
+    if (!res.writableEnded) ac.abort(new Error('client disconnected'));
+  };
+  res.on('close', onClose);
+  const slot = idem === undefined ? null : `${keyId}\u0000${idem}`;
+  let done = () => {};
+  if (slot !== null) {
+    // One request per (key, Idempotency-Key) at a time: a concurrent retry waits, then replays.
+    while (pending.has(slot)) await pending.get(slot);
+    if (ac.signal.aborted) {
+      // gone while it waited: nothing asked, nothing charged
+      res.off('close', onClose);
+      return;
+    }
+    pending.set(slot, new Promise<void>((r) => (done = r)));
+  }
+  let release = () => {};
+  try {
+    if (slot !== null) {
+      const rec = await svc.store.getIdempotency(keyId, idem!);
+      if (rec) {
+        if (rec.body_hash !== hash) throw ApiError.idempotencyConflict();
+        const stored = await svc.store.getRequest(rec.request_id);
+        if (stored) {
+          // The replay carries the headers of the original answer, not only its body.
+          res.setHeader('X-Probability-Request-Id', stored.request_id);
+          res.setHeader('Idempotent-Replayed', 'true');
+          res.status(stored.status).json(stored.body);
+          return;
+        }
+      }
+    }
+    // After the replay: a stored answer is replayed whatever has changed since (its close_date
+    // passed, its market no longer tracked); QA: such a retry was a 400 instead of the answer.
+    const prepared = await svc.prepare(parsed.data);
+    // The scope's quota before the evidence retrieval (charged after it, below); its 429 is recorded as rejected.
+    services.quotas.checkProbability(res, auth);
+    try {
+      release = svc.acquire(keyId, units);
+      svc.checkBudget(keyId, services.usage.dayEndsAt, units);
+    } catch (err) {
+      // A refusal (429: requests in flight, spending cap) is not charged to the plan, only
+      // recorded as rejected, as the scope's own quota refuses (QA: each such 429 counted
+      // against the key's daily plan quota, and /api/usage/ said rejected 0).
+      if (err instanceof ApiError && err.status === 429) services.quotas.refuseCharged(res, auth);
+      throw err;
+    }
+    const requestId = ProbabilityService.newRequestId();
+    let shown;
+    try {
+      // Evidence and the mode, before the quota is charged: an asked mode that cannot be honoured
+      // is a 400 that costs nothing, like the other 400s.
+      shown = await svc.show(prepared, requestId, ac.signal);
+    } catch (err) {
+      if (ac.signal.aborted) return; // the client went away during evidence retrieval: nothing charged, nothing asked
+      throw err;
+    }
+    services.quotas.chargeProbability(res, auth);
+    res.setHeader('X-Probability-Request-Id', requestId);
+    const record = (status: number, body: unknown): StoredRequest => ({
+      request_id: requestId,
+      key_id: keyId,
+      created_at: new Date().toISOString(),
+      idempotency_key: idem ?? null,
+      body_hash: hash,
+      request: parsed.data,
+      status,
+      body,
+    });
+    let answer;
+    try {
+      answer = await svc.forecast(shown, ac.signal);
+    } catch (err) {
+      // The calls that had answered were paid for, whatever ended the request (the client going
+      // away, too few answers, a call log that could not be written): they count against the budget.
+      const cost = err instanceof ForecastFailed ? err.costUsd : 0;
+      if (cost > 0) svc.recordSpend(keyId, cost, units, { answered: false });
+      if (ac.signal.aborted) {
+        services.logger.info({ request_id: requestId }, 'probability: client disconnected; model calls cancelled');
+        await svc.store.saveRequest(record(499, { request_id: requestId, cancelled: 'client disconnected', cost_usd: cost }));
+        return;
+      }
+      const cause = err instanceof ForecastFailed ? err.cause : err;
+      const problem = toApiError(cause);
+      await svc.store.saveRequest(record(problem.status, { request_id: requestId, ...problem.toProblem(req.path) }));
+      throw cause;
+    }
+    const body = published(ProbabilityAnswer, answer);
+    svc.recordSpend(keyId, answer.cost_usd, units, { answered: true });
+    await svc.store.saveRequest(record(200, body));
+    if (slot !== null) {
+      await svc.store.putIdempotency(keyId, idem!, { request_id: requestId, body_hash: hash, created_at: new Date().toISOString() });
+    }
+    res.status(200).json(body);
+  } finally {
+    res.off('close', onClose);
+    release();
+    if (slot !== null) {
+      pending.delete(slot);
+      done();
+    }
+  }
+}
 
 export const StoredProbability = z
   .object({

@@ -907,3 +907,49 @@ describe('the spending cap when the private call log cannot be written', () => {
     }
   });
 });
+
+describe('a graceful shutdown with a request in flight', () => {
+  // QA: the server's shutdown cut a request whose two hanging models outlasted its deadline
+  // (QUORUM_SHUTDOWN_TIMEOUT_MS, 10 s, under the answer deadline, 30 s), then wrote the spend file
+  // and exited before the request had booked anything: the two calls that had answered were paid,
+  // yet in no model_calls row, no stored record, and not counted against the key's cap.
+  it('books what the cut request paid before it closes: its calls logged, its record stored, its spend written', async () => {
+    const d = await fixtureDir();
+    const own = await startSimulator({ port: 0 });
+    const m = loadModelsConfig({ env: {}, simulatorUrl: own.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
+    const srv = await serve(d.dir, { shutdownTimeoutMs: 200, probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: 1 } });
+    own.setFaults([{ kind: 'hang', model: 'sim-gpt' }, { kind: 'hang', model: 'sim-claude' }]);
+    try {
+      const k = newKey(d.dir, 'pro', ['probability']);
+      const p = post(good({ question: 'Will this question be answered before the server shuts down?' }), k.key, {}, {}, srv).catch((e: Error) => e);
+      const t0 = Date.now();
+      while (own.stats().completions < 2 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+      expect(own.stats().completions).toBe(2);
+      await new Promise((r) => setTimeout(r, 100)); // the two answers reach the runner
+      await srv.close();
+      // what `quorum serve` does next is exit: everything must be on disk now
+      await p;
+      const state = path.join(d.dir, 'state', 'probability');
+      const records = await Promise.all(
+        (await readdir(path.join(state, 'requests'))).map(async (f) => JSON.parse(await readFile(path.join(state, 'requests', f), 'utf8'))),
+      );
+      expect(records).toHaveLength(1);
+      expect(records[0]).toMatchObject({ key_id: k.id, status: 499 });
+      const day = new Date().toISOString().slice(0, 10);
+      const calls = (await readFile(path.join(state, 'model_calls', `${day}.jsonl`), 'utf8')).trim().split('\n').map((l) => JSON.parse(l))
+        .filter((c) => c.question_id === `probability:${records[0].request_id}`);
+      expect(calls).toHaveLength(4);
+      const paid = calls.reduce((a, c) => a + (c.cost_usd ?? 0), 0);
+      expect(calls.filter((c) => c.status === 'ok').map((c) => c.model).sort()).toEqual(['sim-deepseek', 'sim-gemini']);
+      expect(paid).toBeGreaterThan(0);
+      expect(records[0].body.cost_usd).toBeCloseTo(paid, 12);
+      const spend = JSON.parse(await readFile(path.join(state, 'spend', `${day}.json`), 'utf8'));
+      expect(spend[k.id]).toBeCloseTo(paid, 12);
+    } finally {
+      own.setFaults([]);
+      await srv.close();
+      await own.close();
+      await d.cleanup();
+    }
+  });
+});
