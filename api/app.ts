@@ -6,7 +6,7 @@
  *
  *   front (one layer, api/http/front.ts): request id, pino request log + Prometheus metrics hook,
  *   helmet headers, API-Version/X-Snapshot, authenticate (res.locals.auth, 401), quota (429)
- *   → JSON body parser for methods with a body (16 kB, 413; its error is raised after the route's
+ *   → JSON body parser for methods with a body (64 kB, 413; its error is raised after the route's
  *     entitlement check, or as the answer of an unknown path or method: bodyErrorOf)
  *   → /docs assets → registry routes (CORS on public reads, entitlement 403, per-route usage,
  *     handler; summary endpoints from the per-snapshot cache with ETag/304) → 404 → problem handler
@@ -50,7 +50,13 @@ import { WebhookDispatcher } from './events/webhooks/dispatcher.ts';
 import { EventFeed } from './events/feed.ts';
 import { StreamHub } from './events/stream-hub.ts';
 
-export const BODY_LIMIT_BYTES = 16 * 1024;
+/**
+ * The largest JSON body any POST route reads. The partners' endpoint allows a 1,000-character
+ * question and 4,000-character resolution criteria, counted in characters: written with \uXXXX
+ * escapes (Python's json.dumps does by default) an emoji is 12 bytes, so the fields the limits
+ * allow take up to about 61 kB (QA: 16 kB refused 1,000 + 2,600 CJK characters with a 413).
+ */
+export const BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface CreateAppOptions {
   /** The warehouse root holding CURRENT and snapshots/ (QUORUM_DATA_DIR, default data/warehouse).
@@ -252,7 +258,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       onFailure: (req, res) => quotas.chargeFailedAuth(res, clientIp(req)),
     },
   });
-  // Bodies are only read for methods that carry one. A body that cannot be parsed (over 16 kB:
+  // Bodies are only read for methods that carry one. A body that cannot be parsed (over 64 kB:
   // 413; not JSON: 400) is kept, not raised, until the route has checked the caller's plan and
   // scope: a caller who may not use the route gets its 403 whatever the body (QA: an api key's
   // malformed POST to an enterprise route was a 400, the same request with a valid body a 403).

@@ -94,7 +94,7 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
     res.once('close', () => inFlight--); // emitted once per response, finished or aborted
     handle.app(req, res);
   });
-  // The whole request (line, headers and body: at most 16 kB) must arrive within 60 s, like its
+  // The whole request (line, headers and body: at most 64 kB) must arrive within 60 s, like its
   // headers (Node's headersTimeout): a client that sends a body's Content-Length and then stalls
   // held its connection for Node's default of 300 s (QA). Responses (exports, the stream) are not
   // bounded by it.

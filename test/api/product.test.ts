@@ -392,11 +392,11 @@ describe('hardening', () => {
   });
 
   it('oversize body → 413 payload_too_large; malformed JSON → 400; the server keeps serving', async () => {
-    const big = JSON.stringify({ x: 'a'.repeat(20 * 1024) });
+    const big = JSON.stringify({ x: 'a'.repeat(70 * 1024) });
     for (const p of ['/api/predictions/accuracy', '/api/nope']) {
       const r = await get(server, p, { method: 'POST', body: big, headers: { 'Content-Type': 'application/json' } });
       expectProblem(r, 413, 'payload_too_large');
-      expect(r.body.limit_bytes).toBe(16 * 1024);
+      expect(r.body.limit_bytes).toBe(64 * 1024);
     }
     const bad = await get(server, '/api/predictions/accuracy', { method: 'POST', body: '{"x":', headers: { 'Content-Type': 'application/json' } });
     expectProblem(bad, 400, 'invalid_body');

@@ -156,7 +156,7 @@ describe('POST /api/probability/: access and validation', () => {
     const text = await post(good(), scoped, { 'content-type': 'text/plain' });
     expectProblem(text, 400, 'invalid_body');
     expect(text.body.detail).toMatch(/Content-Type: application\/json \(got "text\/plain"\)/);
-    expectProblem(await post(good({ resolution_criteria: 'y'.repeat(20_000) }), scoped), 413, 'payload_too_large');
+    expectProblem(await post(good({ resolution_criteria: 'y'.repeat(70_000) }), scoped), 413, 'payload_too_large');
     expectProblem(await post(good(), scoped, { 'idempotency-key': 'bad key with spaces' }), 400, 'invalid_parameter');
     expect(sim.stats().requests).toBe(0); // no model was asked
     const u = await get(server, '/api/usage/', { headers: { 'x-api-key': scoped } });
@@ -218,6 +218,16 @@ describe('POST /api/probability/: answers', () => {
     const g = await post(good({ langs: ['EN', 'Pt-br'] }), scoped);
     expect(g.res.status, g.text).toBe(200);
     for (const m of g.body.models) expect(Object.keys(m.translations)).toEqual(['Pt-br']);
+  });
+
+  it('the longest fields the limits allow fit in the body limit, however the client escapes them (QA: 1,000 + 2,600 CJK characters, escaped by Python\'s json.dumps, were a 413)', async () => {
+    // \uXXXX escapes: 6 bytes per CJK character, 12 per emoji (a surrogate pair)
+    const escaped = (v: unknown) => JSON.stringify(v).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const body = { ...good(), question: `${'漢'.repeat(998)}?!`, resolution_criteria: '😀'.repeat(4000) };
+    const raw = escaped(body);
+    expect(Buffer.byteLength(raw)).toBeGreaterThan(50_000);
+    const r = await get(server, '/api/probability/', { method: 'POST', body: raw, headers: { 'x-api-key': scoped, 'content-type': 'application/json' } });
+    expect(r.res.status, r.text).toBe(200);
   });
 
   it('market {venue, market_id} of a tracked question: its latest price goes into the informed prompt', async () => {
