@@ -37,7 +37,7 @@ import {
   type ModeCalibration,
 } from './calibration.ts';
 import type { ProbabilityAnswer, ProbabilityRequest } from './schemas.ts';
-import { ProbabilityStore, utcDate } from './store.ts';
+import { ProbabilityStore, roundUsd, utcDate } from './store.ts';
 
 export const DEFAULT_PROBABILITY_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_IN_FLIGHT_PER_KEY = 4;
@@ -135,7 +135,7 @@ export class ForecastCancelled extends ForecastFailed {
 
 /** What calls cost in USD (a call without a cost, failed or never sent, costs nothing). */
 function callsCost(calls: readonly ModelCallRow[]): number {
-  return calls.reduce((sum, c) => sum + (c.cost_usd ?? 0), 0);
+  return roundUsd(calls.reduce((sum, c) => sum + (c.cost_usd ?? 0), 0));
 }
 
 /** The 400 for an asked mode that cannot be honoured, saying why and what to do instead. */

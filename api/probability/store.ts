@@ -46,6 +46,14 @@ export function utcDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/**
+ * USD to 9 decimals (a nano-dollar, finer than any call's price): the sums of call costs carried
+ * binary noise into answers, records and the spend file (QA: 0.031170000000000003 USD).
+ */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
+}
+
 export class ProbabilityStore {
   readonly dir: string;
   #spendDay = '';
@@ -154,7 +162,7 @@ export class ProbabilityStore {
    */
   addSpend(keyId: string, usd: number): void {
     this.#rollSpend();
-    this.#spend.set(keyId, (this.#spend.get(keyId) ?? 0) + usd);
+    this.#spend.set(keyId, roundUsd((this.#spend.get(keyId) ?? 0) + usd));
     this.#spendTimer ??= setTimeout(() => void this.flush().catch(() => undefined), 200);
   }
 
