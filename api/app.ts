@@ -38,7 +38,7 @@ import { QuotaKeeper, clientIp } from './limits/quota.ts';
 import { UsageStore } from './limits/usage-store.ts';
 import { createLogger, withKeyRedaction } from './logging/logger.ts';
 import { createMetrics } from './metrics.ts';
-import { DOCS_ASSETS, DOCS_INIT_JS } from './routes/docs.ts';
+import { DOCS_ASSETS, DOCS_ASSETS_ROUTE_ID, DOCS_INIT_JS } from './routes/docs.ts';
 import { ROUTES } from './routes/index.ts';
 import { warmFrontDoor } from './routes/front-door.ts';
 import { OVERVIEW_RESOLVED_LIMIT, PREDICTIONS_PAGE_LIMIT } from '../dashboard/src/first-reads.ts';
@@ -277,14 +277,21 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
 
   // absolute-path.js only: the package's index loads the whole UI bundle into the process.
   const swaggerDir = (createRequire(import.meta.url)('swagger-ui-dist/absolute-path.js') as () => string)();
+  // The docs page's assets are no registry route: labelled `docs.assets` in the request log and
+  // the metrics' `route` (QA: they were `unmatched`, a 200 counted as a path no route answers).
   app.get('/docs/quorum-init.js', (_req, res) => {
+    res.locals.routeId = DOCS_ASSETS_ROUTE_ID;
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.type('application/javascript').send(DOCS_INIT_JS);
   });
   // Only the three files the /docs page loads: the package also ships its own stock index.html and
   // swagger-initializer.js, which point at the public Petstore example, not at this API.
   const docsAssets = express.static(swaggerDir, { index: false, redirect: false, maxAge: '1h', fallthrough: true });
-  app.use('/docs', (req, res, next) => (DOCS_ASSETS.has(req.path) ? docsAssets(req, res, next) : next()));
+  app.use('/docs', (req, res, next) => {
+    if (!DOCS_ASSETS.has(req.path) || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
+    res.locals.routeId = DOCS_ASSETS_ROUTE_ID;
+    docsAssets(req, res, next);
+  });
 
   mountRoutes(app, routes, services);
 

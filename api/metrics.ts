@@ -14,7 +14,8 @@
  *   quorum_webhook_deliveries_pending           deliveries queued and not yet finished
  *   quorum_webhook_oldest_pending_seconds       now − when the oldest pending one was queued (0: none);
  *                                               a stuck receiver or queue shows as a growing age
- * `route` is the registry's route id (`unmatched` for paths no route answered; `unparsed` for a
+ * `route` is the registry's route id (`unmatched` for paths no route answered; `docs.assets` for the
+ * files the /docs page loads; `unparsed` for a
  * request Node's HTTP parser refused before the app saw it: a 400, 408 or 431 problem, counted in
  * the requests total only, as its duration is not known), never the raw path, so label
  * cardinality stays bounded.

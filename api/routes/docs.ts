@@ -33,6 +33,8 @@ function documentBody(services: ApiServices): EncodedBody {
   return entry;
 }
 
+/** The `route` label (request log, metrics) of the assets below and of /docs/quorum-init.js. */
+export const DOCS_ASSETS_ROUTE_ID = 'docs.assets';
 /** The swagger-ui-dist files the page below loads (app.ts serves these and no other file of the package). */
 export const DOCS_ASSETS: ReadonlySet<string> = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js', '/swagger-ui-standalone-preset.js']);
 

@@ -444,6 +444,25 @@ describe('hardening', () => {
     expect(age).toBeGreaterThan(0); // the fixture snapshot is dated 2025-04-02
   });
 
+  it('/metrics labels the docs page\'s assets docs.assets: a 200 was counted as route unmatched (a path no route answers) (QA)', async () => {
+    const tmp = await fixtureDir();
+    const s = await serve(tmp.dir);
+    try {
+      for (const asset of ['/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui-standalone-preset.js', '/docs/quorum-init.js']) {
+        expect((await get(s, asset)).res.status, asset).toBe(200);
+      }
+      expectProblem(await get(s, '/docs/nope.js'), 404, 'not_found');
+      const { text } = await get(s, '/metrics');
+      expect(text).toMatch(/^quorum_http_requests_total\{route="docs\.assets",method="GET",status="200"\} 4$/m);
+      // the one path no route answers is still unmatched, and nothing answered is
+      expect(text).toMatch(/^quorum_http_requests_total\{route="unmatched",method="GET",status="404"\} 1$/m);
+      expect(text).not.toMatch(/route="unmatched",method="GET",status="200"/);
+    } finally {
+      await s.close();
+      await tmp.cleanup();
+    }
+  });
+
   it('/healthz and /readyz; readyz is 503 before a snapshot exists', async () => {
     expect((await get(server, '/readyz')).body).toMatchObject({ status: 'ready', snapshot: SNAP });
     const { tempDataDir } = await import('./fixtures.ts');
