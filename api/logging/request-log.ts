@@ -7,7 +7,7 @@
  * sane token (≤ 128 chars of [A-Za-z0-9._:-]) that does not carry an API key in any spelling
  * redactKeys knows, base64 included (a caller who pastes its key there must not get it logged or
  * echoed), else a new UUID; it is echoed in the
- * `X-Request-Id` response header (api/http/front.ts).
+ * `X-Request-Id` response header (api/http/front.ts). Its level: requestLevel below.
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -52,6 +52,17 @@ export function logRequest(logger: Logger, req: Request, res: Response, id: stri
   };
   const query = rawQuery(req.originalUrl);
   if (query !== null) (line as Record<string, unknown>).query = query;
-  if (res.statusCode >= 500 && !aborted) logger.error(line, 'request');
-  else logger.info(line, 'request');
+  logger[requestLevel(res.statusCode, aborted)](line, 'request');
+}
+
+/**
+ * The request line's level: `error` for a server fault (a 5xx), `warn` for a 503 (the service
+ * not ready, answered with Retry-After: no snapshot yet, the probability endpoint's models or
+ * evidence providers down), `info` for the rest, an aborted response included. A 503 is no fault to page
+ * anyone for (QA: every readiness probe of a server waiting for its first snapshot, `GET /readyz`
+ * every few seconds, was an error line).
+ */
+export function requestLevel(status: number, aborted: boolean): 'error' | 'warn' | 'info' {
+  if (aborted || status < 500) return 'info';
+  return status === 503 ? 'warn' : 'error';
 }

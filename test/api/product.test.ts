@@ -17,7 +17,7 @@ import { ServiceStats } from '../../api/routes/service-stats.ts';
 import { ROUTES } from '../../api/routes/index.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { fixtureData, type FixtureData } from './fixtures.ts';
-import { SNAP, auth, expectProblem, fixtureDir, get, newKey, serve, sleep } from './helpers.ts';
+import { SNAP, auth, capturingLogger, expectProblem, fixtureDir, get, newKey, serve, sleep } from './helpers.ts';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -460,6 +460,36 @@ describe('hardening', () => {
     } finally {
       await s.close();
       await tmp.cleanup();
+    }
+  });
+
+  it('the request log: a 503 (readyz before a snapshot, not_ready) is a warn line, a 500 an error line (QA: every readiness probe was an error)', async () => {
+    const { tempDataDir } = await import('./fixtures.ts');
+    const empty = await tempDataDir();
+    const lines: string[] = [];
+    const boom = rawRoute({
+      id: 'raw.tables', path: '/api/test-boom/', summary: 'test stand-in', tags: ['test'],
+      responses: { 'application/json': { schema: z.object({}) } },
+      handle: () => {
+        throw new Error('boom');
+      },
+    });
+    const s = await serve(empty.dir, { logger: capturingLogger(lines), extraRoutes: [boom] });
+    try {
+      expectProblem(await get(s, '/readyz'), 503, 'not_ready');
+      expectProblem(await get(s, '/api/events/service_stats/'), 503, 'not_ready');
+      expectProblem(await get(s, '/api/test-boom/', auth.x(newKey(empty.dir, 'enterprise').key)), 500, 'internal');
+      expect((await get(s, '/healthz')).res.status).toBe(200);
+      await sleep(50);
+      const requests = lines.map((l) => JSON.parse(l) as { level: number; msg: string; path: string; status: number }).filter((l) => l.msg === 'request');
+      const levelOf = (path: string) => requests.find((l) => l.path === path)?.level;
+      expect(levelOf('/readyz')).toBe(40);
+      expect(levelOf('/api/events/service_stats/')).toBe(40);
+      expect(levelOf('/api/test-boom/')).toBe(50);
+      expect(levelOf('/healthz')).toBe(30);
+    } finally {
+      await s.close();
+      await empty.cleanup();
     }
   });
 
