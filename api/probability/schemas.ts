@@ -150,7 +150,7 @@ export const ProbabilityAnswer = z
             reasoning: z.string().meta({ description: 'The reasoning in that language.' }),
             key_factors: z.array(z.string()).meta({ description: 'The key factors in that language.' }),
           }))
-          .meta({ description: 'The same reasoning and key factors in each further language of `langs`, keyed by language code.' }),
+          .meta({ description: 'The same reasoning and key factors in each further language of `langs`, keyed by its code as the request wrote it.' }),
         latency_ms: z.number().meta({ description: 'Milliseconds from the call leaving the model\'s queue to its answer, retries included.' }),
         attempts: count.meta({ description: 'HTTP requests sent for the call (the SDK\'s retries plus at most one content retry).' }),
         tokens_in: z.number().int().nullable().meta({ description: 'Prompt tokens, summed over the responses (null: not reported).' }),
