@@ -300,12 +300,20 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       const labels = await page.$$eval('#track-records svg [aria-label="y-axis tick label"] text', (ts) => ts.map((t) => {
         const svg = t.closest('svg')!.getBoundingClientRect();
         const box = t.getBoundingClientRect();
-        return { text: t.textContent ?? '', left: box.left - svg.left, full: t.closest('g')?.textContent ?? '' };
+        // the text drawn (without the tooltip a shortened label carries) and the tooltip
+        const shown = [...t.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join('');
+        return { text: shown, left: box.left - svg.left, title: t.querySelector('title')?.textContent ?? null };
       }));
       expect(labels.length, String(width)).toBeGreaterThanOrEqual(3);
+      const names = list.map((x) => `${x.rank}. ${x.name ?? x.slug}`);
       for (const l of labels) {
         expect(l.left, `${width}: ${l.text}`).toBeGreaterThanOrEqual(-0.5);
         expect(l.text, `${width}: the rank stays readable`).toMatch(/^\d+\. /);
+        // the whole "rank. name", or its start with an ellipsis and the whole in its tooltip;
+        // never a name cut short without a sign of it (QA: cut at 40 characters before drawing)
+        const full = l.title ?? l.text;
+        expect(names, `${width}: "${l.text}" is a whole name`).toContain(full);
+        if (l.title !== null) expect(l.text.endsWith('…') && full.startsWith(l.text.slice(0, -1)), `${width}: ${l.text}`).toBe(true);
       }
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();

@@ -60,7 +60,10 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
   }
   const ranked = list.body.sources.filter((s) => s.accuracy_score !== null && s.accuracy_ci95);
   const rows = ranked.map((s) => ({
-    label: `${s.rank ?? '–'}. ${sourceName(s)}`.slice(0, 40), value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind,
+    // The whole "rank. name": the chart's axis shortens a label too long for its margin with an
+    // ellipsis (QA: cut here at 40 characters, so "University of Arkansas Department of Political
+    // Science" read "27. University of Arkansas Department of", a cut with no sign of one).
+    label: `${s.rank ?? '–'}. ${sourceName(s)}`, value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind,
     title: `${s.rank ?? '–'}. ${sourceName(s)} (${s.kind}): accuracy ${accuracyText(s)}, ${s.n_resolved} resolved`,
   }));
   const section = panel('Track records, ranked',
