@@ -26,6 +26,10 @@ const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
 const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
 /** The statement of a thesis the test adds, beginning as the bundled thesis agi-soon's does. */
 const AGI_QA = 'Artificial general intelligence is declared before the end of 2026, as QA reads it';
+/** A source with a claim in many years (a trend long enough to crowd its axis at phone width). */
+const LONG_RUN = 'Long Run Polling';
+/** A source of value claims only: no directional claim, so no year has an accuracy score. */
+const VALUE_ONLY = 'Value Only Office';
 /** The pro plan's daily limit on this server: small, so a pro key's page runs into it (429). */
 const PRO_PER_DAY = 2;
 
@@ -86,9 +90,14 @@ beforeAll(async () => {
   const claims = path.join(questions, 'claims');
   mkdirSync(claims);
   const sources = ['Public Policy Institute of California Polling Unit', 'Acme Forecasts', 'Beta Research'];
-  writeFileSync(path.join(claims, 'qa.csv'), ['claim_id,source,source_kind,made_at,kind,subject,probability,outcome,resolved_at',
+  writeFileSync(path.join(claims, 'qa.csv'), ['claim_id,source,source_kind,made_at,kind,subject,probability,outcome,resolved_at,value,realized_value',
     ...sources.flatMap((source, s) => Array.from({ length: 20 }, (_, i) =>
-      `qa-${s}-${i},${source},pollster,2024-01-01,probability,claim ${i},${(0.15 + 0.7 * ((i * (s + 3)) % 10) / 10).toFixed(2)},${i % 2},2024-06-01`)),
+      `qa-${s}-${i},${source},pollster,2024-01-01,probability,claim ${i},${(0.15 + 0.7 * ((i * (s + 3)) % 10) / 10).toFixed(2)},${i % 2},2024-06-01,,`)),
+    // A pollster with claims in each of 24 years (1990-2019, six years without): its trend's years.
+    ...Array.from({ length: 30 }, (_, y) => 1990 + y).filter((y) => y % 5 !== 3).flatMap((y) => Array.from({ length: 4 }, (_, i) =>
+      `qa-long-${y}-${i},${LONG_RUN},pollster,${y}-01-01,probability,poll ${i},${i < 3 ? '0.80' : '0.30'},${i % 2},${y}-06-01,,`)),
+    // An institution of value claims only (projections, as the CBO's): no year has an accuracy score.
+    ...[2021, 2022, 2023].map((y) => `qa-value-${y},${VALUE_ONLY},institution,${y}-01-01,value,deficit ${y},,,${y + 1}-01-01,100,110`),
     ''].join('\n'));
   const claimed = quorum(['import', 'claims', 'csv', claims], env);
   expect(claimed.status, claimed.stderr).toBe(0);
@@ -318,6 +327,48 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();
     }
+  });
+
+  it('a source\'s trend: whole-year ticks that never overlap, placed by their value, at 1200 and at 375 px (QA: every year labelled, overlapping)', async () => {
+    const list = (await get(server, '/api/track-records/?limit=200', { headers: { 'X-API-Key': apiKey } })).body.sources as { slug: string; name: string }[];
+    const slugOf = (name: string) => list.find((x) => x.name === name)!.slug;
+    const trend = (await get(server, `/api/track-records/sources/${slugOf(LONG_RUN)}/trends/`, { headers: { 'X-API-Key': apiKey } })).body.trends as { year: number; accuracy_score: number | null }[];
+    const scored = trend.filter((t) => t.accuracy_score !== null).map((t) => t.year);
+    expect(scored.length, 'years with a score').toBe(24);
+    for (const width of [1200, 375]) {
+      const { page, problems } = await tab(width, apiKey);
+      await open(page, `#/sources/${slugOf(LONG_RUN)}`);
+      expect(await page.$$eval('#trend .q-point circle', (c) => c.length), `${width} px`).toBe(24);
+      const ticks = await page.$$eval('#trend svg [aria-label="x-axis tick label"] text', (ts) => ts.map((t) => {
+        const box = t.getBoundingClientRect();
+        return { text: t.textContent ?? '', left: box.left, right: box.right };
+      }));
+      expect(ticks.length, `${width} px`).toBeGreaterThanOrEqual(3);
+      for (const t of ticks) expect(t.text, `${width} px: a whole year`).toMatch(/^\d{4}$/);
+      // each label ends before the next begins (QA: at 375 px every year of the point axis was
+      // labelled, 24 labels over 260 px running into each other)
+      for (let i = 1; i < ticks.length; i++) expect(ticks[i]!.left, `${width} px: ${ticks[i - 1]!.text} and ${ticks[i]!.text}`).toBeGreaterThan(ticks[i - 1]!.right);
+      // the years are placed by their value: a year without a score is a gap (1993 was not drawn one step after 1992)
+      const xs = await page.$$eval('#trend .q-point circle', (c) => c.map((e) => Number(e.getAttribute('cx'))));
+      const perYear = (xs[1]! - xs[0]!) / (scored[1]! - scored[0]!);
+      scored.forEach((y, i) => expect(xs[i]! - xs[0]!, `${width} px: ${y}`).toBeCloseTo((y - scored[0]!) * perYear, 0));
+      expect(problems).toEqual({ console: [], failed: [] });
+      await page.close();
+    }
+  });
+
+  it('a source of value claims only (no year with an accuracy score): its trend panel says so, with no empty axes (QA)', async () => {
+    const list = (await get(server, '/api/track-records/?limit=200', { headers: { 'X-API-Key': apiKey } })).body.sources as { slug: string; name: string }[];
+    const slug = list.find((x) => x.name === VALUE_ONLY)!.slug;
+    const trend = (await get(server, `/api/track-records/sources/${slug}/trends/`, { headers: { 'X-API-Key': apiKey } })).body.trends as { accuracy_score: number | null }[];
+    expect(trend.length, 'years with resolved value claims').toBe(3);
+    expect(trend.every((t) => t.accuracy_score === null)).toBe(true);
+    const { page, problems } = await tab(1200, apiKey);
+    await open(page, `#/sources/${slug}`);
+    expect(await page.$('#trend')).toBeNull();
+    expect(await notices(page)).toContain('empty: No year with a scored directional claim: no accuracy trend to draw.');
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
   });
 
   it('every chart\'s text lies inside its chart (long thesis statements, factor and driver names, scenario worlds), at 1200 and at 375 px', async () => {

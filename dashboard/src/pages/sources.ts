@@ -19,6 +19,19 @@ const sourceName = (s: Source): string => firstText(s.name, s.slug);
 /** An accuracy score (in percent) and its interval: "85.7% (95% 75.0–92.3%)". */
 const accuracyText = (s: Pick<Source, 'accuracy_score' | 'accuracy_ci95'>): string =>
   `${percent(s.accuracy_score)}${s.accuracy_ci95 ? ` (95% ${fixed(s.accuracy_ci95[0], 1)}–${percent(s.accuracy_ci95[1])})` : ''}`;
+/**
+ * The trend chart's year ticks: whole years every 1, 2, 5, 10, 20, 50 or 100 years, the smallest
+ * step whose labels ("2024": about 40 px with their gap) fit in a chart `width` px wide.
+ */
+function yearTicks(years: number[], width: number): number[] {
+  const [first, last] = [Math.min(...years), Math.max(...years)];
+  const room = Math.max(1, Math.floor((width - 60) / 40)); // Plot's default margins: 40 left, 20 right
+  const step = [1, 2, 5, 10, 20, 50].find((k) => Math.floor((last - first) / k) + 1 <= room) ?? 100;
+  const ticks: number[] = [];
+  for (let y = Math.ceil(first / step) * step; y <= last; y += step) ticks.push(y);
+  return ticks;
+}
+
 /** Where focus and the scroll go after a pager link. */
 const RESULTS = 'sources-results';
 const KINDS = ['', 'pollster', 'forecaster', 'institution', 'market', 'ai_model', 'consensus', 'media', 'other'];
@@ -98,9 +111,19 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
   if (trends.kind === 'ok') {
     const t = trends.body.trends.filter((r) => r.accuracy_score !== null);
-    root.append(panel('Trend per year', h('figure', { class: 'chart', id: 'trend' }, accessible(Plot.plot({
+    const years = t.map((r) => r.year);
+    // No year with an accuracy score (a source of value claims only, such as the CBO's
+    // projections): said, instead of empty axes (QA).
+    if (t.length === 0) {
+      root.append(panel('Trend per year', nothingMatches(undefined, 'No year with a scored directional claim: no accuracy trend to draw.')));
+    } else root.append(panel('Trend per year', h('figure', { class: 'chart', id: 'trend' }, accessible(Plot.plot({
       width, height: 260, style: { fontSize: '12px' },
-      x: { label: 'year', tickFormat: 'd', type: 'point' }, y: { label: 'accuracy score, %', grid: true, domain: [0, 100] },
+      // Years on a linear axis, so a year without a score is a gap, and a tick every few
+      // years, as many as fit (QA: a point axis labelled every year with a score, evenly spaced:
+      // SurveyUSA's 21 years overlapped into one unreadable run at phone width, and 2012 → 2014
+      // was drawn one step apart like 2011 → 2012).
+      x: { label: 'year', type: 'linear', domain: [Math.min(...years) - 0.5, Math.max(...years) + 0.5], ticks: yearTicks(years, width), tickFormat: 'd' },
+      y: { label: 'accuracy score, %', grid: true, domain: [0, 100] },
       marks: [
         Plot.ruleX(t.filter((r) => r.accuracy_ci95), { x: 'year', y1: (r) => r.accuracy_ci95![0], y2: (r) => r.accuracy_ci95![1], stroke: PALETTE[0], strokeWidth: 3, strokeOpacity: 0.5, className: 'q-interval' }),
         Plot.line(t, { x: 'year', y: 'accuracy_score', stroke: PALETTE[0] }),
