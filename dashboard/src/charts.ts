@@ -168,7 +168,7 @@ export function timeline(rows: SeriesRow[], series: string[], width: number): El
     color: { domain: series, range: PALETTE, legend: true },
     marks: [
       Plot.line(rows, { x: 't', y: 'p', stroke: 'series', z: 'series' }),
-      Plot.dot(rows, { x: 't', y: 'p', fill: 'series', r: 3.5, className: 'q-point', title: (d: SeriesRow) => `${d.series}: ${pct(d.p)} at ${d.t.toISOString().slice(0, 10)} UTC` }),
+      Plot.dot(rows, { x: 't', y: 'p', fill: 'series', r: 3.5, className: 'q-point', title: (d: SeriesRow) => `${d.series}: ${pct(d.p)} at ${d.t.toISOString().slice(0, 16).replace('T', ' ')} UTC` }),
     ],
   }));
 }

@@ -24,6 +24,15 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 
 export { fixed, interval, num, pct, percent, signedPoints } from './format.ts';
 export const date = (iso: string | null | undefined): string => (iso ? iso.slice(0, 10) : '–');
+/**
+ * A time in UTC to the minute, "2026-11-27 14:00": for what can happen several times a day (a
+ * thesis vintage per run, every 4 hours), where the date alone repeats (QA: a thesis's vintages
+ * table listed one run after another as "2026-11-27", "2026-11-27", ...).
+ */
+export const dateTime = (iso: string | null | undefined): string => {
+  const t = iso ? Date.parse(iso) : Number.NaN;
+  return Number.isNaN(t) ? (iso ? iso.slice(0, 10) : '–') : new Date(t).toISOString().slice(0, 16).replace('T', ' ');
+};
 
 /** Wilson 95% interval of k successes in n. */
 export function wilson(k: number, n: number): [number, number] {

@@ -109,6 +109,9 @@ beforeAll(async () => {
   });
   const run = quorum(['run'], env); // a live run: reads the question file, forecasts with the simulator
   expect(run.status, run.stderr).toBe(0);
+  // and another, as the schedule runs every 4 hours: two vintages of each thesis on one day
+  const again = quorum(['run'], env);
+  expect(again.status, again.stderr).toBe(0);
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
   revokable = newKey(dir, 'api', [], 'revoked mid-session');
@@ -417,6 +420,23 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(etag).toMatch(/^"[\w-]+"$/);
     // unchanged: a 304, no body
     expect((await fetch(`${server.url}/`, { headers: { 'Accept-Encoding': 'gzip', 'If-None-Match': etag! } })).status).toBe(304);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
+  it('a thesis\'s vintages say their time (UTC), not only the date: two runs of one day are two distinguishable rows (QA: "2026-11-27" twice)', async () => {
+    const v = (await get(server, `/api/clusters/agi-soon-qa/?vintages_limit=10`)).body.cluster.vintages as { as_of: string }[];
+    expect(v.length, 'vintages').toBeGreaterThanOrEqual(2);
+    expect(v[0]!.as_of.slice(0, 10), 'the two latest vintages are of one day').toBe(v[1]!.as_of.slice(0, 10));
+    const { page, problems } = await tab();
+    await open(page, '#/theses/agi-soon-qa');
+    expect(await page.$$eval('#thesis-vintages thead th', (t) => t[0]!.textContent)).toBe('as of (UTC)');
+    const cells = await page.$$eval('#thesis-vintages tbody tr td:first-child', (t) => t.map((c) => c.textContent));
+    expect(cells).toEqual(v.map((x) => `${x.as_of.slice(0, 10)} ${x.as_of.slice(11, 16)}`));
+    // the chart's tooltips too: each point's time in UTC, to the minute
+    const tips = await page.$$eval('#vintages .q-point title', (t) => t.map((e) => e.textContent ?? ''));
+    expect(tips.length).toBeGreaterThan(0);
+    for (const tip of tips) expect(tip).toMatch(/ at \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });

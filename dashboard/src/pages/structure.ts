@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, firstText, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
+import { dateTime, firstText, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -100,7 +100,7 @@ export async function thesisPage(root: HTMLElement, id: string | undefined): Pro
   const shown = t.n_vintages > t.vintages.length ? h('p', { class: 'meta' }, `The latest ${t.vintages.length} of ${t.n_vintages} vintages.`) : null;
   root.append(panel('Vintages', shown, rows.length ? h('figure', { class: 'chart', id: 'vintages' }, timeline(rows, ['consensus', 'market'], width)) : h('p', {}, 'No vintage yet.'),
     tableRegion('Vintages table', h('table', { id: 'thesis-vintages' }, h('thead', {}, h('tr', {}, ['as of (UTC)', 'consensus', 'market', 'resolved', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, t.vintages.map((v) => h('tr', {}, h('td', {}, date(v.as_of)), h('td', { class: 'num' }, pct(v.thesis_consensus)), h('td', { class: 'num' }, pct(v.thesis_market_consensus)), h('td', { class: 'num' }, v.n_resolved), h('td', { class: 'num' }, num(v.brier)))))))));
+      h('tbody', {}, t.vintages.map((v) => h('tr', {}, h('td', {}, dateTime(v.as_of)), h('td', { class: 'num' }, pct(v.thesis_consensus)), h('td', { class: 'num' }, pct(v.thesis_market_consensus)), h('td', { class: 'num' }, v.n_resolved), h('td', { class: 'num' }, num(v.brier)))))))));
   root.append(panel('Members', h('ul', { id: 'thesis-members' }, t.members.map((m) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(m.question_id)}` }, firstText(m.title, m.question_id)),
     ` · ${m.venue ?? '–'} · ${m.status ?? '–'}${m.sign < 0 ? ' · counts against' : ''} · consensus ${pct(m.consensus)} · market ${pct(m.market_probability)}`)))));
 }
