@@ -63,6 +63,10 @@ async function render(): Promise<void> {
     target.append(h('p', { class: 'notice error', role: 'alert' }, `This page failed: ${(err as Error).message}`));
   }
   if (my !== generation) return; // a newer navigation took over
+  // A page of one question, thesis or source is named by it, as its heading names it (QA: every
+  // question's tab, history entry and bookmark read "Question · Quorum", the same for all).
+  const heading = target.querySelector('h1')?.textContent?.trim();
+  if (hit && arg && heading) document.title = `${heading} · Quorum`;
   main.replaceChildren(target);
   main.setAttribute('aria-busy', 'false');
   main.dataset.ready = '1';

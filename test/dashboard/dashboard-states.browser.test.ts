@@ -441,6 +441,25 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('a question, thesis or source page is titled by its subject, as its heading is (QA: every question\'s tab read "Question · Quorum")', async () => {
+    const { page, problems } = await tab(1200, apiKey);
+    const pages: [string, string][] = [
+      ['#/questions/quorum%3Aqa-no-market-price', 'Effective federal funds rate below 2.00% on 2030-12-31'],
+      ['#/theses/agi-soon-qa', AGI_QA],
+      ['#/sources/acme-forecasts', 'Acme Forecasts'],
+    ];
+    for (const [hash, subject] of pages) {
+      await open(page, hash);
+      expect(await page.$eval('main h1', (e) => e.textContent), hash).toBe(subject);
+      expect(await page.title(), hash).toBe(`${subject} · Quorum`);
+    }
+    // a page of nothing found keeps its generic title; a list page its own
+    await open(page, '#/predictions');
+    expect(await page.title()).toBe('Active predictions · Quorum');
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('a link whose id is malformed percent-encoding is a page not found (one h1, its title), not a failed page without a heading', async () => {
     const { page, problems } = await tab(1200);
     for (const hash of ['#/questions/%E0%A4%A', '#/sources/%', '#/theses/%zz']) {
