@@ -116,6 +116,20 @@ export function webUrl(url: string | null | undefined): string | null {
   }
 }
 
+/**
+ * `text` up to `max` characters, counted in code points (an emoji or other astral character is
+ * never split into half a surrogate pair), cut after a whole word and ended with an ellipsis when
+ * it is longer. QA: evidence snippets were cut at 280 UTF-16 units, mid-word and with no sign of
+ * the cut ("two have a fair degree of infl").
+ */
+export function excerpt(text: string, max: number): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  const cut = chars.slice(0, max).join('');
+  const space = cut.lastIndexOf(' ');
+  return `${(space > cut.length * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
 /** The first of `texts` that is not blank: a heading or link text from nullable API fields, never empty. */
 export function firstText(...texts: (string | null | undefined)[]): string {
   return texts.find((t) => t !== null && t !== undefined && t.trim() !== '') ?? '–';

@@ -30,6 +30,8 @@ const AGI_QA = 'Artificial general intelligence is declared before the end of 20
 const LONG_RUN = 'Long Run Polling';
 /** A source of value claims only: no directional claim, so no year has an accuracy score. */
 const VALUE_ONLY = 'Value Only Office';
+/** An evidence snippet over 400 characters long, non-ASCII, with an emoji across UTF-16 units 280 and 281. */
+const LONG_SNIPPET = `${'Zürich rates '.repeat(21)}rates 😀 ${'held steady '.repeat(11)}`;
 /** The pro plan's daily limit on this server: small, so a pro key's page runs into it (429). */
 const PRO_PER_DAY = 2;
 
@@ -82,7 +84,10 @@ beforeAll(async () => {
   writeFileSync(path.join(evidence, 'qa.jsonl'), [
     { title: 'QA evidence with a script url', url: 'javascript:window.__qaEvidence=1', snippet: 'not a web address' },
     { title: 'QA evidence on the web', url: 'https://fred.stlouisfed.org/series/DFF', snippet: 'a web address' },
-  ].map((e) => JSON.stringify({ question_id: 'quorum:qa-no-market-price', published_at: '2025-02-01', source_slug: 'local', ...e })).join('\n') + '\n');
+  ].map((e) => JSON.stringify({ question_id: 'quorum:qa-no-market-price', published_at: '2025-02-01', source_slug: 'local', ...e })).concat(
+    // a snippet longer than the page shows, an emoji where 280 UTF-16 units end
+    JSON.stringify({ question_id: 'quorum:qa-rate-2031', published_at: '2025-02-01', source_slug: 'local', title: 'QA long evidence', url: 'https://example.org/long', snippet: LONG_SNIPPET }),
+  ).join('\n') + '\n');
   const env = { QUORUM_DATA_DIR: dir, QUORUM_QUESTIONS_DIR: questions, QUORUM_STRUCTURE_DIR: structure, QUORUM_EVIDENCE_DIR: evidence, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
   const imported = quorum(['import', 'forecastbench', SAMPLE], env);
   expect(imported.status, imported.stderr).toBe(0);
@@ -546,6 +551,22 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(items.find((i) => i.text.startsWith('QA evidence with a script url'))?.href).toBeNull();
     expect(items.find((i) => i.text.startsWith('QA evidence on the web'))?.href).toBe('https://fred.stlouisfed.org/series/DFF');
     expect(await page.$$eval('main a[href]', (as) => as.map((a) => a.getAttribute('href')).filter((h) => /^\s*javascript:/i.test(h ?? '')))).toEqual([]);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
+  it('a long evidence snippet is shortened after a whole word with an ellipsis, never mid-word or mid-character (QA: cut at 280 units, "infl")', async () => {
+    expect(LONG_SNIPPET.slice(0, 280).endsWith('\uD83D'), 'the 280th unit is half an emoji').toBe(true);
+    const { page, problems } = await tab(1200);
+    await open(page, '#/questions/quorum%3Aqa-rate-2031');
+    const shown = await page.$$eval('ul.evidence li', (ls) => ls.find((l) => l.textContent?.startsWith('QA long evidence'))?.querySelector('.snippet')?.textContent ?? null);
+    expect(shown).not.toBeNull();
+    expect(shown!.endsWith('…'), shown!).toBe(true);
+    const kept = shown!.slice(0, -1);
+    expect(LONG_SNIPPET.startsWith(kept)).toBe(true);
+    expect(LONG_SNIPPET[kept.length], 'cut where a word ends').toBe(' ');
+    expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(shown!), 'no half emoji').toBe(false);
+    expect([...kept].length).toBeLessThanOrEqual(280);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });

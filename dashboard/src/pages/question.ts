@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, firstText, h, hashHref, hashQuery, navigate, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
+import { date, excerpt, firstText, h, hashHref, hashQuery, navigate, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
 
 // The parts of the API's PredictionDetail and lifecycle the page reads, nullable as in the OpenAPI document.
 interface Scores { outcome: number | null; brier: number | null; log_loss: number | null; direction: string | null; market_probability: number | null; market_brier: number | null }
@@ -106,7 +106,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   // Evidence
   root.append(panel('Evidence (dates in UTC)', d.evidence.length === 0 ? h('p', {}, 'No evidence was used.') :
     h('ul', { class: 'evidence' }, d.evidence.map((e) => h('li', {}, webUrl(e.url) ? h('a', { href: webUrl(e.url), rel: 'noopener noreferrer' }, firstText(e.title, e.url)) : firstText(e.title, e.evidence_id),
-      ` · ${e.source?.name ?? ''} ${e.published_at?.slice(0, 10) ?? ''}`, e.snippet ? h('div', { class: 'snippet' }, e.snippet.slice(0, 280)) : '')))));
+      ` · ${e.source?.name ?? ''} ${e.published_at?.slice(0, 10) ?? ''}`, e.snippet ? h('div', { class: 'snippet' }, excerpt(e.snippet, 280)) : '')))));
 
   // Lifecycle
   root.append(panel('Lifecycle (dates in UTC)', life.kind !== 'ok' ? notice(life, 'The lifecycle') :
