@@ -152,14 +152,17 @@ async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open:
   // Titles of the earlier components, known at the as-of: the open questions have theirs; the
   // warehouse is read only when a scenario of this run names one that is not open (closed,
   // resolved, or not created yet: then it has no title, and nothing is conditioned on it).
+  // The same query gives the outcomes of those resolved by then (an open question has none).
   const titles = new Map(open.map((q) => [q.question_id, q.title]));
+  const outcomes = new Map<string, 0 | 1>();
   const asked = scenarios.filter((sc) => sc.components.some((c, k) => k > 0 && openTasks.has(c.question)));
   if (asked.some((sc) => sc.components.some((c) => !titles.has(c.question)))) {
-    for (const r of await queryFile<{ question_id: string; title: string }>(conn, 'pipeline/question_titles.sql', asOfParams)) {
+    for (const r of await queryFile<{ question_id: string; title: string; outcome: number | null }>(conn, 'pipeline/question_titles.sql', asOfParams)) {
       if (!titles.has(r.question_id)) titles.set(r.question_id, r.title);
+      if ((r.outcome === 0 || r.outcome === 1) && !openTasks.has(r.question_id)) outcomes.set(r.question_id, r.outcome);
     }
   }
-  return conditionalTasks({ scenarios, openTasks, titles, mode, maxConditions });
+  return conditionalTasks({ scenarios, openTasks, titles, outcomes, mode, maxConditions });
 }
 
 /** A call of the run already in raw `model_calls` (sql/pipeline/done_calls.sql). */

@@ -6,13 +6,24 @@
 -- (QA: a run dated 2025-10-16 conditioned on questions opened months later), and a title edited
 -- after $as_of (an edited question file's new version) is not what the run could have shown (QA:
 -- the latest title was taken whatever the as-of).
+-- outcome: the question's resolution visible at $as_of (the latest by resolved_at, then
+-- retrieved_at, as sql/derive/10_questions.sql reads it) when it is YES (1) or NO (0), else NULL
+-- (open, annulled): the conditional tasks ask first the conditions that agree with it
+-- (pipeline/scenarios/conditional-tasks.ts).
 WITH known AS (
   SELECT question_id, title, created_at FROM raw_questions
   QUALIFY row_number() OVER (
     PARTITION BY question_id
     ORDER BY CASE WHEN ingested_at <= $as_of THEN ingested_at END DESC NULLS LAST, ingested_at
   ) = 1
+),
+resolved AS (
+  SELECT question_id, arg_max({'outcome': outcome}, (resolved_at, retrieved_at)).outcome AS outcome
+  FROM raw_resolutions
+  WHERE resolved_at <= $as_of
+  GROUP BY question_id
 )
-SELECT question_id, title
-FROM known
-WHERE created_at IS NULL OR created_at <= $as_of;
+SELECT k.question_id, k.title, CASE WHEN r.outcome IN (0, 1) THEN r.outcome::INTEGER END AS outcome
+FROM known AS k
+LEFT JOIN resolved AS r USING (question_id)
+WHERE k.created_at IS NULL OR k.created_at <= $as_of;
