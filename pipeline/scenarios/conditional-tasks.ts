@@ -3,7 +3,7 @@
  * the run's as-of, and each combination of the earlier components' outcomes, the task "assume the
  * earlier components resolved this way; what is the probability of component k?" — at most
  * 2^(k−1) conditions per component, in pathway order, capped per scenario
- * (QUORUM_SCENARIO_MAX_CONDITIONS, default 31: every condition of a 5-component scenario, 30).
+ * (QUORUM_SCENARIO_MAX_CONDITIONS, default 31: all 30 conditions of a 5-component scenario).
  * When the cap binds, the conditions that agree with the earlier components already resolved at
  * the as-of are asked first (then the others, each group in pathway order): only those bear on the
  * worlds still possible, which the archived record is scored on. QA: with fed-2026-path's first
