@@ -10,6 +10,7 @@
  * `loadScenarios` is the one list of scenarios every stage reads (the forecast stage's conditional
  * questions and the derive's joints and records), so both always agree on it.
  */
+import { basename } from 'node:path';
 import { z } from 'zod';
 import { envSettings, wholeNumber } from '../env.ts';
 import { loadStructureDefinitions, structureDir, StructureFileError, type CuratedThesis } from '../structure/definitions.ts';
@@ -45,7 +46,10 @@ export function thesisScenarios(theses: readonly CuratedThesis[], size: number):
     return {
       id: thesisScenarioId(t.id),
       title: statement,
-      description: `The ${top.length} most weighted members of thesis ${t.id} (${t.file}), most weighted first.`,
+      // the file named within the structure directory (theses/<file>), never by the path it was
+      // read from: that is absolute when the directory is outside the working directory, and the
+      // description is public (QA: GET /api/scenarios/ showed /etc/quorum/structure/theses/…)
+      description: `The ${top.length} most weighted members of thesis ${t.id} (theses/${basename(t.file)}), most weighted first.`,
       components: top.map((m) => ({ question: m.question })),
       file: t.file,
     };

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenarioDefinitions } from '../../pipeline/scenarios/definitions.ts';
 import { loadScenarios, loadThesisScenarioSize, thesisScenarioId, thesisScenarios } from '../../pipeline/scenarios/from-theses.ts';
 import { DEFAULT_STRUCTURE_DIR, loadStructureDefinitions, parseThesesFile, StructureFileError } from '../../pipeline/structure/definitions.ts';
-import { fixture, sampleFixture, forecasts, publish, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { fixture, sampleFixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { get, serve } from '../api/helpers.ts';
 
 const THESES = `theses:
   - id: rates-fall
@@ -83,6 +84,33 @@ describe('thesisScenarios', () => {
       f.cleanup();
     }
   });
+});
+
+describe('a thesis scenario\'s description names its file within the structure directory (QA)', () => {
+  it('not the absolute path a structure directory outside the working directory was read from', async () => {
+    const f = fixture({ 'theses/t.yaml': THESES });
+    const at = new Date('2026-01-10T00:00:00Z');
+    try {
+      expect(f.structureDir.startsWith(process.cwd())).toBe(false); // a temp dir: read by its absolute path
+      const ids = ['kalshi:A', 'kalshi:B', 'kalshi:C', 'kalshi:D'];
+      await writeRaw(f.dataDir, {
+        questions: ids.map((q, i) => question(q, `unrelated ${['zebra', 'yak', 'walrus', 'heron'][i]}`)),
+        forecasts: ids.flatMap((q) => forecasts('r-t-1', q, at, [0.2, 0.4, 0.6, 0.8])),
+      });
+      await publish(f, at, { QUORUM_SCENARIOS_FROM_THESES: '3' });
+      const server = await serve(f.dataDir);
+      try {
+        const got = await get(server, '/api/scenarios/thesis-rates-fall/');
+        expect(got.res.status, got.text).toBe(200);
+        // before: "… of thesis rates-fall (/tmp/quorum-structure-…/structure/theses/t.yaml) …"
+        expect(got.body.scenario.description).toBe('The 3 most weighted members of thesis rates-fall (theses/t.yaml), most weighted first.');
+      } finally {
+        await server.close();
+      }
+    } finally {
+      f.cleanup();
+    }
+  }, 120_000);
 });
 
 describe('loadScenarios: generated ids are unique (QA)', () => {
