@@ -7,7 +7,8 @@
  *
  * - `GET /api/scenarios/` (scenarios): scenarios by scenario_id, keyset-paginated, each with its
  *   components and its latest archived record's pathway and component distributions and scores;
- *   `status` (active | resolved | annulled) and `since` (scenarios with a record archived at or after it)
+ *   `status` (active | resolved | annulled) and `since` (scenarios with a record dated at or after it:
+ *   its run's as_of, not when it was archived)
  *   filter. Body: { scenarios: [Scenario], count, total, next_cursor }.
  * - `GET /api/scenarios/{scenario_id}/` (scenarios.detail): one scenario with its components, the
  *   current joint (consensus and per model, with the implied marginals and the coherence gap) and
@@ -214,7 +215,11 @@ export const scenariosRoute = jsonRoute({
     limit: z.int().min(SCENARIOS_LIMIT.min).max(SCENARIOS_LIMIT.max).default(SCENARIOS_LIMIT.default).optional(),
     cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor.' }),
     status: z.enum(STATUSES).optional().meta({ description: 'active (a component open), resolved (every component resolved) or annulled (nothing open, a component annulled).' }),
-    since: isoTimeParam.optional().meta({ description: 'Only scenarios with a record archived at or after this time.' }),
+    since: isoTimeParam.optional().meta({
+      description:
+        'Only scenarios with a record dated at or after this time: the record\'s as_of (its run\'s), not when it was archived ' +
+        '(a run dated in the past, such as a first start\'s, archives its records under that past time).',
+    }),
   }),
   response: ScenarioPage,
   errors: [400],

@@ -134,6 +134,11 @@ describe('scenarios API', () => {
     expect(since.res.status, since.text).toBe(200);
     expect(since.body.scenarios.map((s: any) => s.scenario_id)).toEqual(['hand']);
     expect(since.body.total).toBe(1);
+    // (QA) every record here was archived today: `since` reads the records' as_of, and says so
+    const doc = await get(server, '/api/openapi.json');
+    const param = doc.body.paths['/api/scenarios/'].get.parameters.find((p: any) => p.name === 'since');
+    expect(param.description).toMatch(/as_of/);
+    expect(param.description).not.toMatch(/^Only scenarios with a record archived at or after/);
     const first = await get(server, '/api/scenarios/?limit=1');
     expect(first.body.scenarios.map((s: any) => s.scenario_id)).toEqual(['hand']);
     expect(first.body.total).toBe(2);
