@@ -567,6 +567,25 @@ const COMMON_HEADERS = {
   'API-Version': h('The API version (1).'),
 };
 
+/**
+ * The 401 and 403 descriptions of a route: an anonymous caller of a route that takes any key or
+ * needs a scope (api/auth/entitlements.ts assertEntitled), or of an export (api/export/routes.ts),
+ * is a 401; of any other route that needs a plan a 403 `plan_required` naming it. So only the
+ * first kind says "missing key" under 401.
+ */
+function authErrorDescription(status: 401 | 403, def: RouteDef): string {
+  const e: Entitlement = ENTITLEMENTS[def.id];
+  const missingIs401 = def.id.startsWith('export.') || (e.kind === 'plan' && (e.keyRequired === true || e.scope !== undefined));
+  if (status === 401) {
+    return missingIs401
+      ? ERROR_DESCRIPTIONS[401]!
+      : 'Malformed, unknown or revoked API key (`unauthorized`). A request without a key, where this endpoint needs one, is a 403 `plan_required`.';
+  }
+  return missingIs401
+    ? ERROR_DESCRIPTIONS[403]!
+    : 'The caller\'s plan does not include this endpoint, or no key was sent (`plan_required`, naming the plan).';
+}
+
 function describeAccess(e: Entitlement, publicBeta: boolean): string {
   if (e.kind === 'open') return 'Access: open (no key, not rate limited).';
   if (e.keyRequired) return 'Access: any API key.';
@@ -641,7 +660,7 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
   }
   for (const s of [...statuses].sort()) {
     responses[String(s)] = {
-      description: ERROR_DESCRIPTIONS[s] ?? 'Error.',
+      description: s === 401 || s === 403 ? authErrorDescription(s, def) : (ERROR_DESCRIPTIONS[s] ?? 'Error.'),
       headers: z.object({
         ...COMMON_HEADERS,
         ...(s === 429 ? { 'Retry-After': h('Seconds until the quota resets.'), ...QUOTA_HEADERS } : {}),

@@ -108,6 +108,24 @@ describe.each([true, false])('every registry route with QUORUM_PUBLIC_BETA=%s', 
     }
   });
 
+  it('the OpenAPI document describes the status an anonymous caller gets (401 missing key, or 403 plan_required)', async () => {
+    // QA: /api/openapi.json said "Missing ... API key (`unauthorized`)" under 401 on every keyed
+    // route, while a keyless call of a plan route is a 403 plan_required: a generated client told
+    // its user to add a key where the answer was to upgrade, and never expected the 403.
+    const doc = (await get(server, '/api/openapi.json')).body;
+    for (const route of getRoutes()) {
+      if (ENTITLEMENTS[route.id].kind === 'open' || requiredPlan(route.id, beta) === null) continue;
+      const p = concretePath(route.path, VALUES);
+      const r = await get(server, p);
+      const responses = doc.paths[route.path]?.get?.responses ?? {};
+      const where = `${route.id} ${p} (beta ${beta}): anonymous ${r.res.status}`;
+      expect([401, 403], where).toContain(r.res.status);
+      const other = r.res.status === 401 ? 403 : 401;
+      expect(responses[String(r.res.status)]?.description, where).toMatch(r.res.status === 401 ? /missing/i : /no key/i);
+      if (responses[String(other)]) expect(responses[String(other)].description, where).not.toMatch(other === 401 ? /missing/i : /no key/i);
+    }
+  });
+
   it('a key of the plan the table names passes every route', async () => {
     for (const route of getRoutes()) {
       const spec = keySpec(ENTITLEMENTS[route.id]);
