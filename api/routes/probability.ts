@@ -237,7 +237,7 @@ export const probabilityRequestRoute = rawRoute({
     const id = String(req.params.request_id ?? '');
     const stored = svc ? await svc.store.getRequest(id) : null;
     // Another key's request is indistinguishable from an unknown one.
-    if (!stored || stored.key_id !== auth.keyId) throw ApiError.notFound(`No probability request ${id} for this key.`);
+    if (!stored || stored.key_id !== auth.keyId) throw ApiError.notFound(`No probability request ${JSON.stringify(id)} for this key.`, { parameter: 'request_id' });
     res.setHeader('Cache-Control', 'private, no-store');
     res.status(200).json({
       request_id: stored.request_id,

@@ -203,7 +203,10 @@ describe('POST /api/probability/: answers', () => {
     // the stored record is what the OpenAPI document says, key for key (QA: `answer` was unknown)
     expect(StoredProbability.parse(mine.body)).toEqual(mine.body);
     expectProblem(await get(server, `/api/probability/${b.request_id}`, { headers: { 'x-api-key': scoped2 } }), 404, 'not_found');
-    expectProblem(await get(server, `/api/probability/prq_${'0'.repeat(32)}`, { headers: { 'x-api-key': scoped } }), 404, 'not_found');
+    const unknown = await get(server, `/api/probability/prq_${'0'.repeat(32)}`, { headers: { 'x-api-key': scoped } });
+    expectProblem(unknown, 404, 'not_found');
+    // named and quoted like every other detail's 404 (QA: 'No probability request  x', no parameter)
+    expect([unknown.body.parameter, unknown.body.detail]).toEqual(['request_id', `No probability request "prq_${'0'.repeat(32)}" for this key.`]);
     // the calls are logged privately, as model_calls rows
     const logDir = path.join(dir, 'state', 'probability', 'model_calls');
     const [file] = await readdir(logDir);
