@@ -11,6 +11,7 @@ import type { Request, Response } from 'express';
 import { authOf } from '../auth/middleware.ts';
 import { ApiError, toApiError } from '../errors/problem.ts';
 import { ProblemSchema, rawRoute, type ApiServices } from '../http/registry.ts';
+import { shown as quoted } from '../http/params.ts';
 import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ForecastFailed, ProbabilityService } from '../probability/service.ts';
@@ -236,8 +237,9 @@ export const probabilityRequestRoute = rawRoute({
     const auth = authOf(res);
     const id = String(req.params.request_id ?? '');
     const stored = svc ? await svc.store.getRequest(id) : null;
-    // Another key's request is indistinguishable from an unknown one.
-    if (!stored || stored.key_id !== auth.keyId) throw ApiError.notFound(`No probability request ${JSON.stringify(id)} for this key.`, { parameter: 'request_id' });
+    // Another key's request is indistinguishable from an unknown one. The id is quoted cut at 64
+    // characters, as every detail route echoes what it was sent (QA review: whole, up to the ~16 kB a URL may hold).
+    if (!stored || stored.key_id !== auth.keyId) throw ApiError.notFound(`No probability request ${quoted(id)} for this key.`, { parameter: 'request_id' });
     res.setHeader('Cache-Control', 'private, no-store');
     res.status(200).json({
       request_id: stored.request_id,

@@ -966,3 +966,13 @@ describe('a graceful shutdown with a request in flight', () => {
     }
   });
 });
+
+describe('an unknown request id in GET /api/probability/{request_id}', () => {
+  it('is quoted cut at 64 characters, as every other detail route quotes what it was sent (QA review: a 6,000-character id came back whole in the 404)', async () => {
+    const id = `prq_${'a'.repeat(6000)}`;
+    const r = await get(server, `/api/probability/${id}`, { headers: { 'x-api-key': scoped } });
+    expectProblem(r, 404, 'not_found');
+    expect(r.body.parameter).toBe('request_id');
+    expect(r.body.detail).toBe(`No probability request "${id.slice(0, 64)}…" for this key.`);
+  });
+});
