@@ -574,7 +574,8 @@ export class ProbabilityService {
           attempts: call.attempts,
           tokens_in: call.tokens_in,
           tokens_out: call.tokens_out,
-          cost_usd: call.cost_usd,
+          // to 9 decimals as the request's cost_usd (QA review: 0.00012502000000000002 at DeepSeek's prices)
+          cost_usd: call.cost_usd === null ? null : roundUsd(call.cost_usd),
         };
       }),
       failed,

@@ -976,3 +976,31 @@ describe('an unknown request id in GET /api/probability/{request_id}', () => {
     expect(r.body.detail).toBe(`No probability request "${id.slice(0, 64)}…" for this key.`);
   });
 });
+
+describe('each model\'s cost in an answer', () => {
+  // QA review: cost_usd and the key's spend were rounded to 9 decimals, each model's cost_usd in
+  // the same answer (and its stored record) was not: at prices such as DeepSeek's (0.28 / 0.42 USD
+  // per million tokens, data/models.example.json) a call cost 0.00012502000000000002 (this test, before the fix).
+  it('is in USD to 9 decimals, without binary noise, as the answer\'s cost_usd is', async () => {
+    const own = await startSimulator({ port: 0 });
+    const m = loadModelsConfig({ env: {}, simulatorUrl: own.url, simulator: { priceInPerMtok: 0.28, priceOutPerMtok: 0.42 } });
+    const d = await fixtureDir();
+    const srv = await serve(d.dir, { probability: { models: m, timeoutMs: 5000, evidenceProviders: [] } });
+    try {
+      const k = newKey(d.dir, 'pro', ['probability']).key;
+      const costs: number[] = [];
+      for (const q of ['Will the first priced question resolve YES?', 'Will the second, somewhat longer priced question resolve YES in the end?']) {
+        const r = await post(good({ question: q }), k, {}, {}, srv);
+        expect(r.res.status, r.text).toBe(200);
+        const models = r.body.models as { cost_usd: number }[];
+        costs.push(...models.map((x) => x.cost_usd));
+      }
+      expect(costs.length).toBeGreaterThan(0);
+      for (const c of costs) expect(c).toBe(Number(c.toFixed(9)));
+    } finally {
+      await srv.close();
+      await own.close();
+      await d.cleanup();
+    }
+  });
+});
