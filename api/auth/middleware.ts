@@ -20,6 +20,13 @@ export const ANONYMOUS: Readonly<AuthContext> = Object.freeze({ plan: 'anonymous
 export function presentedKey(xApiKey: string | string[] | undefined, authorization: string | undefined): string | undefined {
   let fromHeader: string | undefined;
   if (xApiKey !== undefined) {
+    // The whole JSON line `quorum keys create` prints, pasted as the key (QA: `KEY=$(quorum keys
+    // create ...)` then `X-API-Key: $KEY` was told to send the header once, which it had).
+    if (typeof xApiKey === 'string' && xApiKey.trimStart().startsWith('{')) {
+      throw ApiError.unauthorized(
+        'The X-API-Key header holds JSON, not a key: send the "key" field of what quorum keys create printed (e.g. quorum keys create ... | jq -r .key).',
+      );
+    }
     // Node joins a repeated X-API-Key into one value with ', ' (a key never holds a comma).
     if (Array.isArray(xApiKey) || xApiKey.includes(',')) throw ApiError.unauthorized('Send the X-API-Key header once.');
     fromHeader = xApiKey.trim();

@@ -186,6 +186,15 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     expect(r.body.detail).toBe('Send the X-API-Key header once.');
   });
 
+  it('the JSON line quorum keys create prints, sent as the key, is a 401 saying to send its "key" field, not "send the header once" (QA)', async () => {
+    const created = newKey(dir, 'pro');
+    const printed = JSON.stringify({ key: created.key, id: 'key_x', name: 'me', plan: 'pro' });
+    const r = await get(server, ACC, auth.x(printed));
+    expectProblem(r, 401, 'unauthorized');
+    expect(r.body.detail).toMatch(/holds JSON, not a key: send the "key" field/);
+    expect(r.text).not.toContain(created.key);
+  });
+
   it('Authorization sent twice is a 401 saying so, whichever key comes first (QA: Node kept the first and dropped the second unseen)', async () => {
     const valid = newKey(dir, 'api').key;
     const other = newKey(dir, 'pro').key;
