@@ -31,15 +31,27 @@ function isOrigin(o: string): boolean {
 }
 
 // --- model runner, evidence, forecast stage (pipeline/forecast/README.md) ---
+/**
+ * A language code in any case, its language subtag lower case (`EN` is `en`, `PT-BR` is `pt-BR`);
+ * a region subtag stays as written, so a code accepted before (lower-case language subtag) is
+ * stored as before and the stored languages do not split (QA: `QUORUM_LANGS=EN` was refused,
+ * though codes count whatever their case and the API folds them).
+ */
+function languageCode(grammar: string) {
+  return z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, grammar)
+    .transform((code) => code.replace(/^[A-Za-z]+/, (language) => language.toLowerCase()))
+    .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` });
+}
+
 const langList = z
   .string()
   .transform((s) => s.split(',').map((l) => l.trim()).filter(Boolean))
   .pipe(
     z
       .array(
-        z.string()
-          .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language codes like en, fr, pt-BR')
-          .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` }),
+        languageCode('language codes like en, fr, pt-BR'),
       )
       .min(1)
       .max(8)
@@ -109,11 +121,7 @@ const EnvSchema = z.object({
   QUORUM_KEEP_SNAPSHOTS: wholeNumber(1, 1000).default(5),
   QUORUM_CALL_TIMEOUT_MS: wholeNumber(100, 600_000).default(60_000),
   QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),
-  QUORUM_LANG: z
-    .string()
-    .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR')
-    .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` })
-    .default('en'),
+  QUORUM_LANG: languageCode('a language code like en, fr, pt-BR').default('en'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.
   QUORUM_PUBLIC_BETA: booleanSetting().default(true),

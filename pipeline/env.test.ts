@@ -125,3 +125,15 @@ describe('QUORUM_EVIDENCE_PROVIDERS', () => {
     for (const bad of [' , ', ',', 'none,gdelt', 'bing']) expect(() => loadConfig({ QUORUM_EVIDENCE_PROVIDERS: bad }), bad).toThrow(/QUORUM_EVIDENCE_PROVIDERS/);
   });
 });
+
+describe('QUORUM_LANG and QUORUM_LANGS', () => {
+  it('take a language code in any case, its language subtag stored lower case (EN is en); a region as written; a code twice refused', () => {
+    // QA: QUORUM_LANGS=EN was refused ("language codes like en, fr, pt-BR") though the README says
+    // codes count whatever their case and the API folds them.
+    expect(loadConfig({ QUORUM_LANGS: 'EN, PT-BR' }).langs).toEqual(['en', 'pt-BR']);
+    expect(loadConfig({ QUORUM_LANGS: 'fr,pt-br' }).langs).toEqual(['fr', 'pt-br']);
+    expect(loadConfig({ QUORUM_LANG: 'FR' }).lang).toBe('fr');
+    expect(() => loadConfig({ QUORUM_LANGS: 'EN,en' })).toThrow(/QUORUM_LANGS/);
+    expect(() => loadConfig({ QUORUM_LANGS: 'ZZ' })).toThrow(/QUORUM_LANGS/);
+  });
+});
