@@ -681,7 +681,7 @@ async function callModel(
     attempts: Math.max(1, state.requests),
     tokens_in: tokensIn,
     tokens_out: tokensOut,
-    cost_usd: unreadCost(model, prompt, state.successes - read, cost),
+    cost_usd: usd9(unreadCost(model, prompt, state.successes - read, cost)),
     provider: model.provider,
     condition: task.condition?.code ?? null,
   });
@@ -813,6 +813,14 @@ function usageCost(
   const tin = used.in ?? chars(prompt.system) + chars(prompt.user);
   const tout = used.out ?? chars(contentText(reply?.content)) + chars(reply?.refusal);
   return (tin * model.price_in_per_mtok + tout * model.price_out_per_mtok) / 1e6;
+}
+
+/**
+ * USD to 9 decimals (a nano-dollar, finer than any price per token): tokens × price / 1e6 carried
+ * binary noise into every call row and what sums them (QA: 0.00012502000000000002).
+ */
+function usd9(cost: number | null): number | null {
+  return cost === null ? null : Math.round(cost * 1e9) / 1e9;
 }
 
 /**

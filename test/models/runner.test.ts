@@ -408,3 +408,18 @@ describe('deadlineAt (the probability endpoint\'s answer deadline)', () => {
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message)).toEqual([]);
   });
 });
+
+describe('a call\'s cost', () => {
+  it('is tokens × price to 9 decimals, without binary noise (QA: 0.00012502000000000002 USD at DeepSeek\'s example prices)', async () => {
+    sim.setFaults([]);
+    const priced = models.map((m) => ({ ...m, price_in_per_mtok: 0.28, price_out_per_mtok: 0.42 }));
+    const out = await runForecasts({ models: priced, tasks: Array.from({ length: 12 }, (_, i) => task('blind', i)), runId: 'r-cost', asOf });
+    expect(out.calls).toHaveLength(48);
+    for (const c of out.calls) {
+      expect(c.cost_usd).toBeGreaterThan(0);
+      expect(c.cost_usd, String(c.cost_usd)).toBe(Number(c.cost_usd!.toFixed(9)));
+      // and it is what the tokens say
+      expect(c.cost_usd).toBeCloseTo((c.tokens_in! * 0.28 + c.tokens_out! * 0.42) / 1e6, 12);
+    }
+  });
+});
