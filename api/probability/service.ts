@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { EvidenceProvider, EvidenceRow } from '../../pipeline/evidence/index.ts';
 import { gatherEvidence } from '../../pipeline/evidence/index.ts';
 import { startDeadline } from '../../pipeline/net/deadline.ts';
-import type { ResolvedModel } from '../../pipeline/models/config.ts';
+import { roundUsd, type ResolvedModel } from '../../pipeline/models/config.ts';
 import type { TaskQuestion } from '../../pipeline/models/prompts.ts';
 import { createModelClients, runForecasts, type ForecastTask, type ModelCallRow, type ModelClient } from '../../pipeline/models/runner.ts';
 import type { Mode } from '../../pipeline/warehouse/tables.ts';
@@ -37,7 +37,7 @@ import {
   type ModeCalibration,
 } from './calibration.ts';
 import type { ProbabilityAnswer, ProbabilityRequest } from './schemas.ts';
-import { ProbabilityStore, roundUsd, utcDate } from './store.ts';
+import { ProbabilityStore, utcDate } from './store.ts';
 
 export const DEFAULT_PROBABILITY_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_IN_FLIGHT_PER_KEY = 4;
@@ -575,7 +575,7 @@ export class ProbabilityService {
           tokens_in: call.tokens_in,
           tokens_out: call.tokens_out,
           // to 9 decimals as the request's cost_usd (QA review: 0.00012502000000000002 at DeepSeek's prices)
-          cost_usd: call.cost_usd === null ? null : roundUsd(call.cost_usd),
+          cost_usd: call.cost_usd,
         };
       }),
       failed,

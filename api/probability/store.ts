@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelCallRow } from '../../pipeline/models/runner.ts';
 import { writeFileAtomic } from '../../pipeline/fs/durable.ts';
+import { roundUsd } from '../../pipeline/models/config.ts';
 import { IDEMPOTENCY_TTL_MS } from '../http/idempotency.ts';
 
 
@@ -44,14 +45,6 @@ const REQUEST_ID = /^prq_[a-f0-9]{32}$/;
 
 export function utcDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
-}
-
-/**
- * USD to 9 decimals (a nano-dollar, finer than any call's price): the sums of call costs carried
- * binary noise into answers, records and the spend file (QA: 0.031170000000000003 USD).
- */
-export function roundUsd(usd: number): number {
-  return Math.round(usd * 1e9) / 1e9;
 }
 
 export class ProbabilityStore {

@@ -206,3 +206,12 @@ function formatPath(path: PropertyKey[]): string {
     .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
     .join('');
 }
+
+/**
+ * USD to 9 decimals (a nano-dollar, finer than any price per token): tokens × price / 1e6, and the
+ * sums of such costs, carry binary noise (QA: 0.00012502000000000002, 0.031170000000000003). Every
+ * call row's cost (the runner) and every sum the partners see (the probability endpoint) go through it.
+ */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
+}

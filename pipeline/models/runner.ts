@@ -57,7 +57,7 @@ import { Agent } from 'undici';
 import { startDeadline, untilAborted } from '../net/deadline.ts';
 import { createResettablePool, type ResettablePool } from '../net/pool.ts';
 import type { RAW_TABLES } from '../warehouse/tables.ts';
-import type { ResolvedModel } from './config.ts';
+import { roundUsd, type ResolvedModel } from './config.ts';
 import { renderPrompt, type ForecastTask, type RenderedPrompt } from './prompts.ts';
 
 export type { ForecastTask } from './prompts.ts';
@@ -681,7 +681,7 @@ async function callModel(
     attempts: Math.max(1, state.requests),
     tokens_in: tokensIn,
     tokens_out: tokensOut,
-    cost_usd: usd9(unreadCost(model, prompt, state.successes - read, cost)),
+    cost_usd: nullableUsd(unreadCost(model, prompt, state.successes - read, cost)),
     provider: model.provider,
     condition: task.condition?.code ?? null,
   });
@@ -815,12 +815,9 @@ function usageCost(
   return (tin * model.price_in_per_mtok + tout * model.price_out_per_mtok) / 1e6;
 }
 
-/**
- * USD to 9 decimals (a nano-dollar, finer than any price per token): tokens × price / 1e6 carried
- * binary noise into every call row and what sums them (QA: 0.00012502000000000002).
- */
-function usd9(cost: number | null): number | null {
-  return cost === null ? null : Math.round(cost * 1e9) / 1e9;
+/** A call's cost to 9 decimals (roundUsd); unknown stays null. */
+function nullableUsd(cost: number | null): number | null {
+  return cost === null ? null : roundUsd(cost);
 }
 
 /**
