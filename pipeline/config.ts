@@ -7,7 +7,7 @@ import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
-import { isKnownLanguage } from './models/prompts.ts';
+import { languageTag } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 import { booleanSetting, decimalNumber, setVariables, unknownVariables, wholeNumber } from './env.ts';
@@ -38,11 +38,7 @@ function isOrigin(o: string): boolean {
  * though codes count whatever their case and the API folds them).
  */
 function languageCode(grammar: string) {
-  return z
-    .string()
-    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, grammar)
-    .transform((code) => code.replace(/^[A-Za-z]+/, (language) => language.toLowerCase()))
-    .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` });
+  return languageTag(grammar).transform((code) => code.replace(/^[A-Za-z]+/, (language) => language.toLowerCase()));
 }
 
 const langList = z

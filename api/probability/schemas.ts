@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { CATEGORIES, MODES } from '../../pipeline/warehouse/tables.ts';
-import { isKnownLanguage } from '../../pipeline/models/prompts.ts';
+import { languageTag } from '../../pipeline/models/prompts.ts';
 import { CALIBRATIONS_APPLIED, OutOfSample } from './calibration.ts';
 import { parseTimestampValue, TIMESTAMP_MAX } from '../http/params.ts';
 import { count, isoTime, marketStale, prob } from '../openapi/common.ts';
@@ -22,10 +22,7 @@ const closeDate = z
       `or none for UTC), at most ${TIMESTAMP_MAX} in UTC.`,
   });
 
-const lang = z
-  .string()
-  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code like en, fr, pt-BR (any case)')
-  .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` });
+const lang = languageTag('a language code like en, fr, pt-BR (any case)');
 
 /** POST /api/probability/ body. `close_date` is checked to be in the future by the service. */
 export const ProbabilityRequest = z

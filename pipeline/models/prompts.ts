@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import type { Mode } from '../warehouse/tables.ts';
 
 export interface TaskQuestion {
@@ -300,6 +301,19 @@ export function isKnownLanguage(lang: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A language code as configured or requested: a language subtag of 2-3 letters, optionally a
+ * region or script (`pt-BR`, `zh-Hant`), in any case, naming a known language (isKnownLanguage).
+ * `grammar` is the message for a malformed code. QUORUM_LANG(S) and the probability endpoint's
+ * `langs` read codes with it.
+ */
+export function languageTag(grammar: string) {
+  return z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, grammar)
+    .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` });
 }
 
 /** The English name of a language code ("fr" → "French"), cached. */
