@@ -301,7 +301,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
   const log = opts.logger;
 
   // 1. The registry of authoritative sources.
-  reports.push(report('registry', await writeRows(conn, opts, { sources: loadSources() }), [], null));
+  reports.push(report('registry', { sources: await writeRegistry(conn, opts) }, [], null));
 
   // 2. Operators' question files (a bad file is reported, not fatal to the venues).
   let specs: Awaited<ReturnType<typeof loadQuestionFiles>>['specs'] = [];
