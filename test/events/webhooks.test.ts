@@ -26,7 +26,7 @@ import type { KeyPlan } from '../../api/auth/plans.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
-import { expectProblem, get, newKey, serve } from '../api/helpers.ts';
+import { capturingLogger, expectProblem, get, newKey, serve } from '../api/helpers.ts';
 import { quorumAsync, quorumProcess } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { run, T1, T2, writeRound1, writeRound2 } from './warehouse.ts';
@@ -906,4 +906,37 @@ describe('a server killed mid-delivery (SIGKILL)', () => {
       side.cleanup();
     }
   }, 120_000);
+});
+
+describe('failed attempts in the log', () => {
+  it('each failed attempt is a warn line naming the subscription, the delivery, the attempt, the answer and what happens next, never the URL (QA: retries wrote no log line, so an operator saw a failing receiver only once it was disabled)', async () => {
+    const side = tempDir('quorum-webhooks-log-');
+    const lines: string[] = [];
+    const flaky = await receiver((n) => ({ status: n === 1 ? 503 : 200 }));
+    const refusing = await receiver(() => ({ status: 422 }));
+    receivers.push(flaky, refusing);
+    const s = await serve(side.dir, { ...serverOptions(), logger: capturingLogger(lines) });
+    try {
+      const store = new SubscriptionStore(side.dir);
+      const retried = store.create({ keyId: newKey(side.dir, 'enterprise').id, url: `${flaky.url}?token=hunter2`, types: null, description: null });
+      const refused = store.create({ keyId: newKey(side.dir, 'enterprise').id, url: refusing.url, types: null, description: null });
+      await appendEvents(side.dir, 1);
+      await until(() => flaky.hits.length === 2 && refusing.hits.length === 1);
+      const d = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
+      await until(() => d.queue.ofSubscription(refused.id)[0]?.outcome === 'failed');
+      const failed = lines.map((l) => JSON.parse(l)).filter((l) => l.msg?.startsWith('webhook delivery attempt failed'));
+      const of = (id: string) => failed.filter((l) => l.subscription === id);
+      expect(of(retried.id)).toHaveLength(1);
+      expect(of(retried.id)[0]).toMatchObject({ level: 40, attempt: 1, status: 503, delivery: d.queue.ofSubscription(retried.id)[0]!.id });
+      expect(of(retried.id)[0].next_attempt_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(of(retried.id)[0].msg).toMatch(/retried/);
+      expect(of(refused.id)).toHaveLength(1);
+      expect(of(refused.id)[0]).toMatchObject({ level: 40, attempt: 1, status: 422 });
+      expect(of(refused.id)[0].msg).toMatch(/not retried/);
+      expect(lines.join('\n')).not.toContain('hunter2');
+    } finally {
+      await s.close();
+      side.cleanup();
+    }
+  }, 60_000);
 });

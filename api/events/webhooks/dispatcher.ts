@@ -322,6 +322,19 @@ export class WebhookDispatcher {
     else this.#running--;
   }
 
+  /**
+   * One warn line per failed attempt that does not disable the subscription (a disabling logs its
+   * own line): the subscription, delivery and attempt, the answer and what happens next. Never the
+   * URL, which may carry the receiver's token. Bounded by the backoff: one attempt in flight per
+   * subscription. (QA: a failing receiver was seen in the log only once it was disabled.)
+   */
+  #logFailedAttempt(sub: Subscription, d: Delivery, n: number, a: { status: number | null; error: string | null }, next: string, nextAt: number | null): void {
+    this.#logger.warn(
+      { subscription: sub.id, delivery: d.id, event_type: d.type, attempt: n, status: a.status, error: a.error, next_attempt_at: nextAt === null ? null : new Date(nextAt).toISOString() },
+      `webhook delivery attempt failed (${a.error ?? `HTTP ${a.status}`}): ${next}`,
+    );
+  }
+
   /** Attempts delivery `d` (the head of its subscription). True when it was held, not attempted (see {@link #ownerAllows}). */
   async #deliver(d: Delivery): Promise<boolean> {
     const sub = this.#enabledOrEnded(d.sub);
@@ -361,10 +374,12 @@ export class WebhookDispatcher {
       } else {
         this.attempts.retry++;
         this.queue.attempt(d.id, attempt, nextAt);
+        this.#logFailedAttempt(sub, d, n, attempt, `retried at ${new Date(nextAt).toISOString()}`, nextAt);
       }
     } else {
       this.attempts.failed++;
       this.queue.complete(d.id, attempt, 'failed'); // another 4xx: the receiver refuses this message; the next one goes on
+      this.#logFailedAttempt(sub, d, current.length + 1, attempt, 'not retried (the receiver refused it; the next delivery goes on)', null);
     }
     this.queue.flush(false);
     return false;
