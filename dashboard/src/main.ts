@@ -12,7 +12,7 @@ import { sourcePage, sourcesPage } from './pages/sources.ts';
 import { factorsPage } from './pages/factors.ts';
 import { scenariosPage } from './pages/scenarios.ts';
 import { thesesPage, thesisPage } from './pages/structure.ts';
-import { h, takeFocusRequest } from './ui.ts';
+import { autoRetryDelayMs, h, takeFocusRequest } from './ui.ts';
 
 type Page = (main: HTMLElement, arg: string | undefined) => Promise<void>;
 
@@ -78,6 +78,10 @@ async function render(): Promise<void> {
     if (focus.scroll) el.scrollIntoView({ block: 'start' });
   }
   performance.mark('quorum:rendered');
+  // Panels a not-yet-ready server (or a per-minute limit) asked to wait a few seconds: the page
+  // loads again after that wait, unless the reader went elsewhere meanwhile.
+  const wait = autoRetryDelayMs(target);
+  if (wait !== null) setTimeout(() => { if (my === generation) void render(); }, wait);
 }
 
 /** `s` percent-decoded, or null when it is not valid percent-encoding. */

@@ -78,8 +78,27 @@ export function notice(r: Exclude<Result<unknown>, { kind: 'ok' }>, what: string
     return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' },
       `Could not load ${midSentence(what)}: the server could not be reached (${r.message}). Reload the page to try again.`);
   }
-  const again = r.retryAfter === undefined ? '' : ` Try again in ${waitText(r.retryAfter)}.`;
-  return h('p', { class: 'notice error', 'data-state': 'error', role: 'alert' }, `Could not load ${midSentence(what)}: ${r.message} (HTTP ${r.status}).${again}`);
+  // A short wait (a server still loading its first snapshot answers 503 with Retry-After: 5) is
+  // waited out by the page itself (main.ts re-renders it); a longer one (a day's quota) is the
+  // reader's to wait. QA: the panel said "Try again in 5 s" and never did.
+  const auto = r.retryAfter !== undefined && r.retryAfter <= AUTO_RETRY_MAX_S;
+  const again = r.retryAfter === undefined ? '' : auto ? ` Trying again in ${waitText(Math.max(1, r.retryAfter))}.` : ` Try again in ${waitText(r.retryAfter)}.`;
+  const attrs: Record<string, string> = { class: 'notice error', 'data-state': 'error', role: 'alert' };
+  if (auto) attrs['data-retry-after'] = String(Math.max(1, r.retryAfter!));
+  return h('p', attrs, `Could not load ${midSentence(what)}: ${r.message} (HTTP ${r.status}).${again}`);
+}
+
+/** The longest Retry-After (seconds) the page waits out on its own before loading again. */
+export const AUTO_RETRY_MAX_S = 60;
+
+/**
+ * The wait (ms) before the page shown in `root` loads again by itself: the longest Retry-After of
+ * its panels that asked for a short wait (notice()'s data-retry-after), or null when none did.
+ */
+export function autoRetryDelayMs(root: ParentNode): number | null {
+  const waits = [...root.querySelectorAll<HTMLElement>('[data-retry-after]')].map((e) => Number(e.dataset.retryAfter));
+  const ok = waits.filter((w) => Number.isFinite(w) && w > 0);
+  return ok.length ? Math.max(...ok) * 1000 : null;
 }
 
 /**

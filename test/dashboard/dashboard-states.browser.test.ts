@@ -141,7 +141,7 @@ afterAll(async () => {
 });
 
 /** `quorum serve` on `dataDir` (the test's data directory) with `env`: no anonymous or api-plan quota, a small pro one. */
-async function startServer(dataDir = dir, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; log: () => string }> {
+async function startServer(dataDir = dir, env: Record<string, string> = {}, primed = true): Promise<{ url: string; child: ChildProcess; log: () => string }> {
   const child = quorumProcess(['serve'], {
     QUORUM_DATA_DIR: dataDir, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
     QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0', QUORUM_LIMIT_PRO_PER_DAY: String(PRO_PER_DAY), ...env,
@@ -151,7 +151,8 @@ async function startServer(dataDir = dir, env: Record<string, string> = {}): Pro
   child.stdout!.resume();
   const deadline = Date.now() + 60_000;
   const line = (msg: RegExp) => parseLogLines(stderr).find((l) => msg.test(String(l.msg)));
-  while (!(line(/listening/) && line(/first reads cached/)) && child.exitCode === null && Date.now() < deadline) {
+  // (a directory with no snapshot yet primes nothing: `primed` false waits for the listening line alone)
+  while (!(line(/listening/) && (!primed || line(/first reads cached/))) && child.exitCode === null && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));
   }
   expect(line(/listening/), stderr).toBeDefined();
@@ -641,6 +642,35 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     } finally {
       const exited = new Promise((r) => empty.child.once('exit', r));
       empty.child.kill('SIGTERM');
+      await exited;
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
+  it('a server with no snapshot yet (503, Retry-After: 5): the page says it is trying again and fills in by itself once a snapshot is published (QA: it said "Try again in 5 s" and never did)', async () => {
+    const fresh = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-later-'));
+    const later = await startServer(fresh, {}, false);
+    try {
+      const { page, problems } = await openTab(await browser.createBrowserContext(), later.url, 1200, null);
+      await open(page, '', later.url);
+      const waiting = (await notices(page)).filter((n) => n.startsWith('error: '));
+      expect(waiting.length).toBeGreaterThan(0);
+      for (const n of waiting) expect(n).toMatch(/\(HTTP 503\)\. Trying again in 5 s\.$/);
+      await page.$eval('main > .page', (p) => p.setAttribute('data-stale', ''));
+      // the first run's snapshot arrives (copied from the suite's data directory, CURRENT last)
+      for (const part of ['raw', 'snapshots']) cpSync(path.join(dir, part), path.join(fresh, part), { recursive: true });
+      cpSync(path.join(dir, 'CURRENT'), path.join(fresh, 'CURRENT'));
+      // no reload, no navigation: the page loads again after the wait and shows the data
+      await page.waitForFunction(() => document.querySelector('main[data-ready="1"] > .page:not([data-stale])') !== null, { timeout: 30_000 });
+      expect(await notices(page)).not.toContainEqual(expect.stringMatching(/^error: /));
+      // the panels the snapshot fills (this data's run was made now: nothing it forecast has resolved)
+      expect(await page.$$eval('main h2', (hs) => hs.map((x) => x.textContent))).toContain('Headline: consensus against the market');
+      // what failed: the 503s of the first load
+      expect(problems.failed.filter((f) => !/ 503$/.test(f))).toEqual([]);
+      await page.close();
+    } finally {
+      const exited = new Promise((r) => later.child.once('exit', r));
+      later.child.kill('SIGTERM');
       await exited;
       rmSync(fresh, { recursive: true, force: true });
     }
