@@ -102,6 +102,26 @@ export function sourceName(name: string): string {
 }
 
 /**
+ * Code-point order of two strings (negative, 0, positive). JavaScript's `<` compares UTF-16 code
+ * units, which puts an astral character (a surrogate pair, 0xD800-0xDFFF) before U+E000-U+FFFF:
+ * "Polls 😀" (U+1F600) before "Polls ！" (U+FF01), against the documented code-point order (QA).
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const sx = x >= 0xd800 && x <= 0xdfff;
+    const sy = y >= 0xd800 && y <= 0xdfff;
+    // a surrogate here starts (or, after an equal high surrogate, ends) a code point above U+FFFF
+    if (sx !== sy) return sx ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/**
  * Slugs for `names` (as the files spell them; the result is keyed by that spelling): a name already
  * in `known` (name → slug, from the warehouse) keeps its slug, first by its exact spelling (a
  * source stored before names were normalized keeps receiving its claims), then by its NFC form;
@@ -123,7 +143,7 @@ export function assignSlugs(
   const out = new Map<string, string>();
   const byForm = new Map<string, string>(); // NFC name → its slug in this call
   const spellings = [...new Set(names)].map((name) => ({ name, form: sourceName(name) }));
-  spellings.sort((a, b) => (a.form < b.form ? -1 : a.form > b.form ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  spellings.sort((a, b) => compareCodePoints(a.form, b.form) || compareCodePoints(a.name, b.name));
   for (const { name, form } of spellings) {
     const old = known.get(name) ?? knownNfc.get(form) ?? byForm.get(form);
     if (old !== undefined) {
