@@ -545,7 +545,7 @@ export async function appendStaged(
 }
 
 /**
- * Imports every `*.csv` of `dir` (generic format). `stored`: the stored sources (slug.ts).
+ * Imports every `*.csv` of `dir` (generic format; `.CSV` in any case). `stored`: the stored sources (slug.ts).
  * Throws an ImportError, writing nothing, when any record is invalid.
  */
 export async function importGenericSql(
@@ -558,7 +558,9 @@ export async function importGenericSql(
   const conn = PROFILE ? profiled(rawConn) : rawConn;
   let names: string[];
   try {
-    names = readdirSync(dir).filter((f) => f.endsWith('.csv')).sort();
+    // The extension in any case (QA: a `Claims.CSV` beside `b.csv` was skipped silently, its
+    // claims never imported); directories are not files, whatever their name.
+    names = readdirSync(dir, { withFileTypes: true }).filter((f) => !f.isDirectory() && /\.csv$/i.test(f.name)).map((f) => f.name).sort();
   } catch (e) {
     throw new ImportError(dir, null, null, `cannot read the directory: ${(e as Error).message}`);
   }

@@ -2,8 +2,15 @@
  * `quorum import claims csv` (QA, third pass): which files of the directory are read, and the
  * order that settles slug collisions. Real files, the real importer, real DuckDB and Parquet.
  */
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { assignSlugs } from '../../pipeline/claims/slug.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { CSV_HEAD, csvFolder, importAll, rawQuery } from './helpers.ts';
+
+const tmp = tempDir('quorum-claims-qa-order-');
+afterAll(() => tmp.cleanup());
+let n = 0;
 
 describe('slug collisions', () => {
   it('are settled in code-point order, an astral character after every BMP one (QA: "Polls 😀" took the bare slug before "Polls ！", UTF-16 order)', () => {
@@ -17,5 +24,22 @@ describe('slug collisions', () => {
     const astral = assignSlugs(['Polls 😀', 'Polls 🎉'], new Map(), new Set());
     expect(astral.get('Polls 🎉')).toBe('polls');
     expect(astral.get('Polls 😀')).toBe('polls-2');
+  });
+});
+
+describe('the files of the directory', () => {
+  it('a .CSV (any case of the extension) is read like a .csv (QA: Claims.CSV was skipped silently beside b.csv, its claims never imported)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const dir = csvFolder(tmp.dir, {
+      'Claims.CSV': CSV_HEAD + 'c1,Acme,2024-01-01,probability,x,0.4,,\n',
+      'b.csv': CSV_HEAD + 'c2,Acme,2024-01-01,probability,y,0.6,,\n',
+      'notes.txt': 'not claims\n',
+    });
+    const [res] = await importAll(data, [['csv', dir]]);
+    expect(res!.claims).toMatchObject({ received: 2, written: 2 });
+    expect(await rawQuery(data, 'SELECT claim_id, provenance_file AS file FROM {claims} ORDER BY claim_id')).toEqual([
+      { claim_id: 'c1', file: 'Claims.CSV' },
+      { claim_id: 'c2', file: 'b.csv' },
+    ]);
   });
 });
