@@ -134,9 +134,12 @@ CREATE OR REPLACE TEMP VIEW claims AS
 SELECT a.*,
        a.resolved_at IS NOT NULL AS resolved,
        _claim_hit(a.kind, a.probability, a.outcome) AS hit,
-       CASE WHEN a.probability IS NOT NULL AND a.outcome IN (0, 1) THEN _brier(a.probability, a.outcome) END AS brier,
-       CASE WHEN a.probability IS NOT NULL AND a.outcome IN (0, 1) THEN _log_loss(a.probability, a.outcome) END AS log_loss,
-       CASE WHEN a.reference_probability IS NOT NULL AND a.outcome IN (0, 1) THEN _brier(a.reference_probability, a.outcome) END AS reference_brier,
+       -- probability claims only: an operator's direction or value claim may carry a probability
+       -- too (the column filled on every row), kept but not scored as one (QA: a direction claim
+       -- "yes" at 0.3 that came true had hit 1 and a Brier of 0.49, counted in n_probability)
+       CASE WHEN a.kind = 'probability' AND a.probability IS NOT NULL AND a.outcome IN (0, 1) THEN _brier(a.probability, a.outcome) END AS brier,
+       CASE WHEN a.kind = 'probability' AND a.probability IS NOT NULL AND a.outcome IN (0, 1) THEN _log_loss(a.probability, a.outcome) END AS log_loss,
+       CASE WHEN a.kind = 'probability' AND a.reference_probability IS NOT NULL AND a.outcome IN (0, 1) THEN _brier(a.reference_probability, a.outcome) END AS reference_brier,
        a.value - a.realized_value AS error,
        CASE WHEN a.value IS NOT NULL AND a.realized_value IS NOT NULL
             THEN abs(a.value - a.realized_value) <= coalesce(a.tolerance, 0.05 * abs(a.realized_value)) END AS within_tolerance,
