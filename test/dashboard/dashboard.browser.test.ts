@@ -389,6 +389,13 @@ describe('the dashboard in Chromium', () => {
     expect(cats.length).toBeGreaterThan(0);
     expect(new Set(cats)).toEqual(new Set(['politics']));
     expect(await page.$eval('select[name=category]', (s) => (s as HTMLSelectElement).value)).toBe('politics');
+    // the same link with the category in another case (the API takes any case): the menu's own
+    // entry is selected, not a second one beside it (QA: it listed Politics and politics)
+    await open(page, '#/predictions?category=Politics&stale=fresh');
+    expect(await page.$$eval('#predictions tbody tr td:nth-child(2)', (t) => t.map((c) => c.textContent))).toEqual(cats);
+    const options = await page.$$eval('select[name=category] option', (os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(options.filter((o) => o.toLowerCase() === 'politics')).toEqual(['politics']);
+    expect(await page.$eval('select[name=category]', (s) => (s as HTMLSelectElement).value)).toBe('politics');
     // a venue: the API's page of that venue (QA: the filter had only the rows of the page shown)
     const byVenue = (await get(server, '/api/predictions/lang/en?venue=metaculus&limit=50')).body as { predictions: unknown[]; total: number };
     expect(byVenue.total).toBeGreaterThan(0);

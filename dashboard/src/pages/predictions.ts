@@ -62,7 +62,11 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     return;
   }
   const categories = cats.kind === 'ok' ? cats.body.by_category.map((c) => c.category).sort() : [];
-  if (f.category && !categories.includes(f.category)) categories.push(f.category);
+  // A link's category in another case (`Politics`: the API matches categories in any case) is the
+  // menu's own entry, not a second one beside it (QA: the menu listed Politics and politics).
+  const known = categories.find((c) => c.toLowerCase() === f.category.toLowerCase());
+  if (known !== undefined) f.category = known;
+  else if (f.category) categories.push(f.category);
   const venues = [...VENUES];
   for (const p of page.body.predictions) if (p.venue !== null && !venues.includes(p.venue)) venues.push(p.venue);
   if (f.venue && !venues.includes(f.venue)) venues.push(f.venue);
