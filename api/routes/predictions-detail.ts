@@ -233,7 +233,7 @@ export const PredictionDetail = z
           name: z.string().nullable().meta({ description: 'The source\'s name (null: not in the sources registry).' }),
           kind: z.string().nullable().meta({ description: 'government, central_bank, regulatory, primary_financial, secondary_reporting, market or analyst (null: not in the registry).' }),
         }).meta({ description: 'Who published the item.' }),
-        n_forecasts: zNum.meta({ description: 'How many of the shown forecasts (models × modes × languages) cite it.' }),
+        n_forecasts: zNum.meta({ description: 'How many of the shown forecasts (models × modes) cite it; a forecast shown in several languages counts once.' }),
         modes: z.array(z.string()).meta({ description: 'The modes whose forecasts cite it, in ladder order (blind, informed, augmented).' }),
       }),
     ).meta({ description: 'The evidence in the shown forecasts\' evidence_ids that was visible at as_of, newest publication first.' }),

@@ -7,7 +7,9 @@
 -- published by as_of (published_at <= as_of; an item without published_at counts from its
 -- retrieved_at; one with neither cannot be placed in time and is left out), like every as-of rule.
 -- Cited ids with no visible evidence row are not listed.
--- n_forecasts: how many of those rows (models x modes x languages) cite it; modes: the
+-- n_forecasts: how many of those forecasts (models x modes) cite it: a translation (translation_of
+-- set) repeats its forecast's evidence_ids in another language and is not another forecast (it
+-- counted once per language: four models in five languages were 20 forecasts); modes: the
 -- modes citing it, in ladder order (blind, informed, augmented). source_name and source_kind come
 -- from raw `sources`; evidence_question_id is the question the evidence was gathered for.
 --
@@ -17,9 +19,9 @@
 CREATE OR REPLACE TABLE _evidence_cited AS
 WITH cited AS (
   SELECT question_id, mode, unnest(evidence_ids) AS evidence_id
-  FROM (SELECT question_id, mode, evidence_ids FROM latest_forecasts
+  FROM (SELECT question_id, mode, evidence_ids FROM latest_forecasts WHERE translation_of IS NULL
         UNION ALL
-        SELECT question_id, mode, evidence_ids FROM scored_forecast_texts)
+        SELECT question_id, mode, evidence_ids FROM scored_forecast_texts WHERE translation_of IS NULL)
   WHERE len(evidence_ids) > 0
 )
 SELECT question_id, evidence_id,

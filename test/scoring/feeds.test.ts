@@ -111,13 +111,16 @@ describe('prediction feed tables (as_of 2025-06-01)', () => {
        FROM evidence_used ORDER BY question_id, evidence_id`,
     );
     expect(ev).toEqual([
-      // e1: cited by a/en, a/fr (augmented r2) and a/en (blind r3); r1's citation is not the latest run's.
-      { question_id: 'P1', evidence_id: 'e1', title: 'e1 new', published_at: '2025-05-09 00:00:00', retrieved_at: '2025-05-19 00:00:00', source_slug: 'fred', source_name: 'FRED', source_kind: 'government', n_forecasts: 3, modes: ['blind', 'augmented'] },
-      // e2: no published_at, retrieved before as_of; cited by all four augmented r2 rows.
-      { question_id: 'P1', evidence_id: 'e2', title: 'e2', published_at: null, retrieved_at: '2025-05-19 00:00:00', source_slug: 'news', source_name: null, source_kind: null, n_forecasts: 4, modes: ['augmented'] },
+      // e1: cited by a's augmented r2 forecast (its fr translation is the same forecast: not counted
+      // again) and a's blind r3; r1's citation is not the latest run's.
+      { question_id: 'P1', evidence_id: 'e1', title: 'e1 new', published_at: '2025-05-09 00:00:00', retrieved_at: '2025-05-19 00:00:00', source_slug: 'fred', source_name: 'FRED', source_kind: 'government', n_forecasts: 2, modes: ['blind', 'augmented'] },
+      // e2: no published_at, retrieved before as_of; cited by both augmented r2 forecasts (a and b,
+      // each in en and fr: four rows, two forecasts).
+      { question_id: 'P1', evidence_id: 'e2', title: 'e2', published_at: null, retrieved_at: '2025-05-19 00:00:00', source_slug: 'news', source_name: null, source_kind: null, n_forecasts: 2, modes: ['augmented'] },
       // e3 (published after as_of), e4 (cited only after as_of), e5 (not cited), e9 (no row): absent.
-      // P3 (resolved): e1, cited by its scored forecast in en and fr; e2 (older run, later run) is not.
-      { question_id: 'P3', evidence_id: 'e1', title: 'e1 new', published_at: '2025-05-09 00:00:00', retrieved_at: '2025-05-19 00:00:00', source_slug: 'fred', source_name: 'FRED', source_kind: 'government', n_forecasts: 2, modes: ['augmented'] },
+      // P3 (resolved): e1, cited by its scored forecast (shown in en and fr: one forecast); e2 (older
+      // run, later run) is not.
+      { question_id: 'P3', evidence_id: 'e1', title: 'e1 new', published_at: '2025-05-09 00:00:00', retrieved_at: '2025-05-19 00:00:00', source_slug: 'fred', source_name: 'FRED', source_kind: 'government', n_forecasts: 1, modes: ['augmented'] },
     ]);
   });
 
