@@ -7,7 +7,7 @@ import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
-import { languageTag } from './models/prompts.ts';
+import { languageKey, languageTag } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 import { booleanSetting, decimalNumber, setVariables, unknownVariables, wholeNumber } from './env.ts';
@@ -54,7 +54,17 @@ const langList = z
       // Case-insensitively, as language tags are (BCP 47) and as the API matches them: `pt-BR,pt-br`
       // was accepted, each model asked for the same language twice, and /api/predictions/lang/pt-br
       // served only the first (QA; the probability endpoint's `langs` already refused it).
-      .refine((l) => new Set(l.map((x) => x.toLowerCase())).size === l.length, 'a language is listed twice (language codes are case-insensitive)'),
+      // And by canonical form: `en,eng` (or `he,iw`) is one language under two codes (QA).
+      .superRefine((l, ctx) => {
+        const keys = l.map(languageKey);
+        const i = keys.findIndex((k, j) => keys.indexOf(k) < j);
+        if (i >= 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `a language is listed twice (language codes are case-insensitive, and an alias is the language it names): ${l[i]} is ${l[keys.indexOf(keys[i]!)]}`,
+          });
+        }
+      }),
   );
 const faultsJson = z.string().transform((s, ctx) => {
   try {

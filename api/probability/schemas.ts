@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { CATEGORIES, MODES } from '../../pipeline/warehouse/tables.ts';
-import { languageTag } from '../../pipeline/models/prompts.ts';
+import { languageKey, languageTag } from '../../pipeline/models/prompts.ts';
 import { CALIBRATIONS_APPLIED, OutOfSample } from './calibration.ts';
 import { parseTimestampValue, TIMESTAMP_MAX } from '../http/params.ts';
 import { count, isoTime, marketStale, prob } from '../openapi/common.ts';
@@ -70,17 +70,24 @@ export const ProbabilityRequest = z
         'augmented with no evidence provider configured or no evidence found).',
     }),
     langs: z.array(lang).min(1).max(8).optional().meta({
-      description: 'Reasoning languages (first = main), each listed once (case-insensitive: pt-br is pt-BR). Default: the server\'s.',
+      description:
+        'Reasoning languages (first = main), 1-8 codes: an ISO 639 language, optionally a script and a region (pt-BR, zh-Hant, es-419), ' +
+        'each listed once (case-insensitive: pt-br is pt-BR; an alias is the language it names: eng is en). Default: the server\'s.',
     }),
   })
   .strict()
   // The two are alternatives: silently preferring one would answer a question the partner did not ask.
   .superRefine((r, ctx) => {
     // a language listed twice would be asked for again (a translation into the main language);
-    // tags are compared case-insensitively, as BCP 47 says (pt-br is pt-BR)
-    const folded = r.langs?.map((l) => l.toLowerCase());
+    // tags are compared case-insensitively, as BCP 47 says (pt-br is pt-BR), and by canonical
+    // form: eng is en, iw is he (QA: ["en", "eng"] asked every model for a translation into English)
+    const folded = r.langs?.map(languageKey);
     folded?.forEach((l, i) => {
-      if (folded.indexOf(l) < i) ctx.addIssue({ code: 'custom', path: ['langs', i], message: `${r.langs![i]} is listed twice in langs.` });
+      const first = folded.indexOf(l);
+      if (first < i) {
+        const same = r.langs![first]!.toLowerCase() === r.langs![i]!.toLowerCase() ? '' : ` (the same language as ${r.langs![first]})`;
+        ctx.addIssue({ code: 'custom', path: ['langs', i], message: `${r.langs![i]} is listed twice in langs${same}.` });
+      }
     });
     if (r.market !== undefined && r.market_probability !== undefined) {
       ctx.addIssue({

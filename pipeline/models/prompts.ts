@@ -288,32 +288,66 @@ export function formatEvidence(items: TaskEvidence[]): string {
 
 const languageNames = new Map<string, string>();
 
+/** Codes that name no particular language (ISO 639: multiple, none, undetermined, uncoded). */
+const NO_LANGUAGE = new Set(['mul', 'zxx', 'und', 'mis']);
+/** The unknown region and script (CLDR names them "Unknown Region", "Unknown Script", "Unwritten"). */
+const NO_REGION = new Set(['ZZ']);
+const NO_SCRIPT = new Set(['Zzzz', 'Zxxx']);
+const LANGUAGE_TAG = /^([A-Za-z]{2,3})(?:-([A-Za-z]{4}))?(?:-([A-Za-z]{2}|[0-9]{3}))?$/;
+
 /**
- * Whether `lang`'s primary subtag (`pt` of `pt-BR`) is a language ICU can name (ISO 639: `en`,
- * `haw`, `tlh`). A well-formed but unknown code (`zz`, a typo such as `fe` for `fr`) was accepted
- * in QUORUM_LANGS and the probability endpoint's `langs`, and every model call then asked for
- * reasoning in 'the language with code "fe"' (QA); it is refused where languages are configured.
+ * Whether `lang` names a language ICU knows (ISO 639: `en`, `haw`, `tlh`), with its script and
+ * region, when given, ones ICU names (`zh-Hant`, `pt-BR`, `es-419`). A well-formed but unknown code
+ * (`zz`, a typo such as `fe` for `fr`) was accepted in QUORUM_LANGS and the probability endpoint's
+ * `langs`, and every model call then asked for reasoning in 'the language with code "fe"' (QA); so
+ * were codes for no particular language (`mul`, `zxx`: "No linguistic content") and regions that
+ * name none (`en-XY`, `en-ZZ`, "English (XY)"). They are refused where languages are configured.
  */
 export function isKnownLanguage(lang: string): boolean {
-  const primary = lang.split('-')[0]!;
+  const m = LANGUAGE_TAG.exec(lang);
+  if (!m) return false;
+  const [, language, script, region] = m;
   try {
-    return new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }).of(primary) !== undefined;
+    const named = (type: 'language' | 'script' | 'region', code: string) =>
+      new Intl.DisplayNames(['en'], { type, fallback: 'none' }).of(code) !== undefined;
+    if (NO_LANGUAGE.has(language!.toLowerCase()) || !named('language', language!.toLowerCase())) return false;
+    if (script !== undefined) {
+      const s = script[0]!.toUpperCase() + script.slice(1).toLowerCase();
+      if (NO_SCRIPT.has(s) || !named('script', s)) return false;
+    }
+    if (region !== undefined && (NO_REGION.has(region.toUpperCase()) || !named('region', region.toUpperCase()))) return false;
+    return true;
   } catch {
     return false;
   }
 }
 
 /**
+ * The form two codes of one language share: BCP 47 canonical (Intl.getCanonicalLocales: `eng` is
+ * `en`, `iw` is `he`, `sh` is `sr-Latn`), lower case. Two codes of a list with the same key are the
+ * same language listed twice (QA: `en,eng` had every model asked for a "translation" into the
+ * language it had just written in, and the feeds split the language in two).
+ */
+export function languageKey(lang: string): string {
+  try {
+    return Intl.getCanonicalLocales(lang)[0]!.toLowerCase();
+  } catch {
+    return lang.toLowerCase();
+  }
+}
+
+/**
  * A language code as configured or requested: a language subtag of 2-3 letters, optionally a
- * region or script (`pt-BR`, `zh-Hant`), in any case, naming a known language (isKnownLanguage).
- * `grammar` is the message for a malformed code. QUORUM_LANG(S) and the probability endpoint's
- * `langs` read codes with it.
+ * script (4 letters) and a region (2 letters or 3 digits), in that order (`pt-BR`, `zh-Hant`,
+ * `zh-Hant-TW`, `es-419`), in any case, naming a known language (isKnownLanguage). `grammar` is
+ * the message for a malformed code. QUORUM_LANG(S) and the probability endpoint's `langs` read
+ * codes with it, and refuse one language listed twice by languageKey.
  */
 export function languageTag(grammar: string) {
   return z
     .string()
-    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, grammar)
-    .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR)` });
+    .regex(LANGUAGE_TAG, grammar)
+    .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR, with a script and region that exist)` });
 }
 
 /** The English name of a language code ("fr" → "French"), cached. */

@@ -45,4 +45,30 @@ describe('reasoning languages (QUORUM_LANGS, QUORUM_LANG)', () => {
     // ISO 639-2/3 codes and regions are languages
     expect(loadConfig({ QUORUM_LANGS: 'haw,yue,en-GB,pt-BR' }).langs).toEqual(['haw', 'yue', 'en-GB', 'pt-BR']);
   });
+
+  it('one language under two codes (eng is en, iw is he, sh is sr-Latn: their canonical forms, Intl.getCanonicalLocales) is listed twice (QA)', () => {
+    // each model was asked for a "translation" into the language it had just written in, and the
+    // feeds split one language in two (/api/predictions/lang/eng beside /lang/en)
+    expect(() => loadConfig({ QUORUM_LANGS: 'en,eng' })).toThrow(/QUORUM_LANGS: a language is listed twice.*eng.*en/);
+    expect(() => loadConfig({ QUORUM_LANGS: 'he,fr,iw' })).toThrow(/listed twice/);
+    expect(() => loadConfig({ QUORUM_LANGS: 'sr-Latn,sh' })).toThrow(/listed twice/);
+    expect(() => loadConfig({ QUORUM_LANGS: 'zh-Hant,zh-hant' })).toThrow(/listed twice/);
+  });
+
+  it('a code for no particular language (mul, zxx, und, mis) is refused: the models were asked to write in "No linguistic content" (QA)', () => {
+    for (const code of ['mul', 'zxx', 'und', 'mis']) {
+      expect(() => loadConfig({ QUORUM_LANG: code }), code).toThrow(/QUORUM_LANG: /);
+    }
+    expect(() => loadConfig({ QUORUM_LANGS: 'en,zxx' })).toThrow(/QUORUM_LANGS\.1: /);
+  });
+
+  it('a region is 2 letters or 3 digits naming a region, a script 4 letters naming a script (QA: en-12, en-XY, en-abcdefgh and zh-cmn were taken)', () => {
+    // malformed (BCP 47: Intl.getCanonicalLocales throws on en-12 and zh-cmn) or naming nothing:
+    // the prompt asked for reasoning in 'the language with code "en-12"' or "English (XY)"
+    for (const code of ['en-12', 'en-XY', 'en-ZZ', 'en-abcdefgh', 'zh-cmn', 'zh-Abcd', 'en-Zzzz', 'sr-Cyrl-RS-x', 'en-US-GB']) {
+      expect(() => loadConfig({ QUORUM_LANG: code }), code).toThrow(/QUORUM_LANG: /);
+    }
+    // well-formed and named: a region (letters or UN M.49 digits), a script, both
+    expect(loadConfig({ QUORUM_LANGS: 'en-GB,es-419,zh-Hant,sr-Latn,zh-Hant-TW' }).langs).toEqual(['en-GB', 'es-419', 'zh-Hant', 'sr-Latn', 'zh-Hant-TW']);
+  });
 });

@@ -118,6 +118,14 @@ describe('POST /api/probability/: access and validation', () => {
       // well-formed but no language: a typo (fe for fr) would have every model asked for it (QA)
       [good({ langs: ['en', 'fe'] }), 'langs.1'],
       [good({ langs: ['zz'] }), 'langs.0'],
+      // one language under two codes, no particular language, a region or script that names none (QA)
+      [good({ langs: ['en', 'eng'] }), 'langs.1'],
+      [good({ langs: ['fr', 'he', 'iw'] }), 'langs.2'],
+      [good({ langs: ['mul'] }), 'langs.0'],
+      [good({ langs: ['en', 'zxx'] }), 'langs.1'],
+      [good({ langs: ['en-12'] }), 'langs.0'],
+      [good({ langs: ['en-XY'] }), 'langs.0'],
+      [good({ langs: ['zh-cmn'] }), 'langs.0'],
       [noMarket({ market: { venue: 'polymarket' } }), 'market.market_id'],
       [noMarket({ market: { venue: 'polymarket', market_id: 'not-tracked' } }), 'market'],
       [good({ market_probability: 2 }), 'market_probability'],
