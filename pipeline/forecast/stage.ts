@@ -245,6 +245,13 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
   const stored = await querySql<StoredCall>(conn, 'done_calls.sql', { run_id: runId });
   const { done, journalCalls, spentUsd: spentBefore } = alreadyDone(stored, journal.calls);
   const evidence = new Map<string, EvidenceRow[]>(journal.evidence.map((e) => [e.question_id, e.items]));
+  // The run's languages are those it started with (its journal's header): a resumed run asked in
+  // QUORUM_LANGS as changed since had half its forecasts in another main language, without the
+  // translations of the others (QA: en+fr, resumed under de).
+  const langs = journal.header?.langs?.length ? journal.header.langs : config.langs;
+  if (langs !== config.langs && langs.join(',') !== config.langs.join(',')) {
+    log.warn({ run_langs: langs, configured_langs: config.langs }, 'resuming: the run keeps the languages it started with, not QUORUM_LANGS as now set');
+  }
 
   // Models: only needed when something is left to call.
   const simulatorNeeded = !o.models && !config.modelsFile;
@@ -281,7 +288,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
           as_of: asOf.toISOString(),
           created_at: new Date().toISOString(),
           modes: [...config.modes],
-          langs: [...config.langs],
+          langs: [...langs],
           models: modelIds(plannedModels),
         });
       }
@@ -363,7 +370,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
         const counts = { done: 0, failed: 0, skipped: 0, cost_usd: 0 };
         const w = writer;
         log.info(
-          { questions: questions.length, tasks: tasks.length, models: modelIds(models), langs: config.langs, pending, budget_usd: budgetUsd, spent_usd: spentBefore },
+          { questions: questions.length, tasks: tasks.length, models: modelIds(models), langs, pending, budget_usd: budgetUsd, spent_usd: spentBefore },
           'forecasting',
         );
         const out = await runForecasts({
@@ -371,7 +378,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
           tasks,
           runId,
           asOf,
-          langs: config.langs,
+          langs,
           stopSignal: o.stopSignal,
           callTimeoutMs: config.callTimeoutMs,
           budgetUsd,

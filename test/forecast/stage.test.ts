@@ -273,6 +273,36 @@ describe('forecast stage in a pipeline run', () => {
     expect(translations.every((f) => mainP.get(key(f)) === f.probability)).toBe(true);
   });
 
+  it('a resumed run keeps the languages it started with, whatever QUORUM_LANGS says by then (QA: half its forecasts were in another main language)', async () => {
+    const slow = await startSimulator({ port: 0, latencyMs: 40 });
+    try {
+      const { dir, config } = setup({ QUORUM_SIMULATOR_URL: slow.url, QUORUM_SIMULATOR_MAX_CONCURRENCY: '2', QUORUM_MODES: 'blind', QUORUM_LANGS: 'en,fr' });
+      const stop = new AbortController();
+      const timer = setInterval(() => {
+        if (slow.stats().requests >= 4) stop.abort();
+      }, 5);
+      const s = await runPipeline({ config, logger, asOf, signal: stop.signal });
+      clearInterval(timer);
+      expect(s.status).toBe('interrupted');
+      // the operator changed the languages before the restart: the run was asked in en and fr
+      const later = loadConfig({ ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QUORUM_'))), QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: join(REPO, 'data', 'sample', 'forecastbench'), QUORUM_SIMULATOR_URL: slow.url, QUORUM_MAX_QUESTIONS: '4', QUORUM_MODES: 'blind', QUORUM_LANGS: 'de', LOG_LEVEL: 'silent' });
+      const lines: string[] = [];
+      const captured = createLogger('info', { destination: new Writable({ write: (c, _e, cb) => { lines.push(String(c)); cb(); } }) });
+      const resumed = await runPipeline({ config: later, logger: captured, resume: s.run_id });
+      expect(resumed).toMatchObject({ run_id: s.run_id, status: 'completed', resumed: true, calls: 16, forecasts: 16 });
+      const rows = await rawQuery(dir, 'forecasts', `SELECT lang, translation_of, count(*) AS n FROM t WHERE run_id = '${s.run_id}' GROUP BY ALL ORDER BY lang`);
+      expect(rows).toEqual([
+        { lang: 'en', translation_of: null, n: 16 },
+        { lang: 'fr', translation_of: 'en', n: 16 },
+      ]);
+      const warned = lines.map((l) => JSON.parse(l) as { level: number; msg: string; run_langs?: string[] }).filter((l) => l.run_langs);
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, run_langs: ['en', 'fr'] });
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a stop signal: no new calls, calls in flight finish and are stored, the run is interrupted and resumable', async () => {
     const slow = await startSimulator({ port: 0, latencyMs: 60 });
     try {
