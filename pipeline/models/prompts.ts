@@ -346,7 +346,8 @@ export function languageKey(lang: string): string {
 export function languageTag(grammar: string) {
   return z
     .string()
-    .regex(LANGUAGE_TAG, grammar)
+    // abort: a malformed code is not also an unknown language (two messages for one fault)
+    .regex(LANGUAGE_TAG, { error: grammar, abort: true })
     .refine(isKnownLanguage, { error: (iss) => `unknown language ${JSON.stringify(iss.input)} (ISO 639 codes like en, fr, pt-BR, with a script and region that exist)` });
 }
 

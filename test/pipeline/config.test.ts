@@ -62,6 +62,17 @@ describe('reasoning languages (QUORUM_LANGS, QUORUM_LANG)', () => {
     expect(() => loadConfig({ QUORUM_LANGS: 'en,zxx' })).toThrow(/QUORUM_LANGS\.1: /);
   });
 
+  it('a malformed code is one message, the grammar, not also "unknown language" (QA: en;fr was both)', () => {
+    let message = '';
+    try {
+      loadConfig({ QUORUM_LANGS: 'en;fr' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/QUORUM_LANGS\.0: language codes like en, fr, pt-BR/);
+    expect(message).not.toMatch(/unknown language/);
+  });
+
   it('a region is 2 letters or 3 digits naming a region, a script 4 letters naming a script (QA: en-12, en-XY, en-abcdefgh and zh-cmn were taken)', () => {
     // malformed (BCP 47: Intl.getCanonicalLocales throws on en-12 and zh-cmn) or naming nothing:
     // the prompt asked for reasoning in 'the language with code "en-12"' or "English (XY)"
