@@ -428,6 +428,10 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$$eval('table.models tbody tr', (t) => t.length)).toBe(12);
     expect(await page.$eval('select[name=lang]', (s) => (s as HTMLSelectElement).value)).toBe('fr');
     expect(await page.$eval('td.reasoning', (e) => e.textContent)).toMatch(/^Prévision simulée/);
+    // the reasoning says its language, and its direction comes from its text (an Arabic or Hebrew
+    // reasoning in this left-to-right page had its "[1]" and "4.0%" misplaced; screen readers read
+    // French as English) (QA)
+    expect(await page.$eval('td.reasoning', (e) => [e.getAttribute('lang'), e.getAttribute('dir')])).toEqual(['fr', 'auto']);
     expect(await page.$$eval('#scores tbody tr', (t) => t.length)).toBe(3);
     expect(await page.$$eval('ol.lifecycle li', (t) => t.length)).toBeGreaterThanOrEqual(2);
     // the snapshot has same-event links: the panel lists them or says there are none

@@ -88,8 +88,13 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
     models.append(h('h3', {}, `${m.mode}: consensus ${pct(m.consensus.mean)}, disagreement ${num(m.disagreement.sd)}`),
       tableRegion(`Forecasts by model, ${m.mode} mode`, h('table', { class: 'models' },
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'model'), h('th', { scope: 'col' }, 'probability'), h('th', { scope: 'col' }, 'Brier'), h('th', { scope: 'col' }, 'reasoning'))),
-        h('tbody', {}, m.models.map((x) => h('tr', {}, h('td', {}, x.model), h('td', { class: 'num' }, pct(x.probability)), h('td', { class: 'num' }, num(x.scores?.brier)),
-          h('td', { class: 'reasoning' }, (x.texts.find((t) => t.lang === lang) ?? x.texts[0])?.reasoning ?? '–')))))));
+        h('tbody', {}, m.models.map((x) => {
+          // The text says its language (lang) and takes its direction from its first strong
+          // character (dir=auto): Arabic or Hebrew reasoning is right-to-left in this page (QA).
+          const text = x.texts.find((t) => t.lang === lang) ?? x.texts[0];
+          return h('tr', {}, h('td', {}, x.model), h('td', { class: 'num' }, pct(x.probability)), h('td', { class: 'num' }, num(x.scores?.brier)),
+            h('td', { class: 'reasoning', lang: text?.lang ?? undefined, dir: 'auto' }, text?.reasoning ?? '–'));
+        })))));
   }
   root.append(models);
 
