@@ -58,7 +58,7 @@ import { startDeadline, untilAborted } from '../net/deadline.ts';
 import { createResettablePool, type ResettablePool } from '../net/pool.ts';
 import type { RAW_TABLES } from '../warehouse/tables.ts';
 import { roundUsd, type ResolvedModel } from './config.ts';
-import { renderPrompt, type ForecastTask, type RenderedPrompt } from './prompts.ts';
+import { languageKey, renderPrompt, type ForecastTask, type RenderedPrompt } from './prompts.ts';
 
 export type { ForecastTask } from './prompts.ts';
 
@@ -727,7 +727,7 @@ async function callModel(
       if (used.out !== null) tokensOut = (tokensOut ?? 0) + used.out;
       const c = usageCost(model, prompt, completion, used);
       if (c !== null) cost = (cost ?? 0) + c;
-      outcome = interpret(completion, schema);
+      outcome = interpret(completion, schema, prompt.langs);
       // A refusal is the model's (or the provider's filter's) decision on this prompt: asking the
       // same prompt again pays twice for the same answer. No credit left is not passed by asking again.
       if (outcome.ok || outcome.kind === 'refused' || outcome.kind === 'quota_exhausted') break;
@@ -845,7 +845,27 @@ function bodyFault(err: unknown): (Outcome & { ok: false }) | null {
 }
 
 /** Checks one completion: truncation, JSON, then the schema. */
-function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z.ZodType<ForecastReply>): Outcome {
+/**
+ * The reply with each asked translation found under its language's code in another case or form
+ * (`pt-BR` for the `pt-br` asked, `zh-Hant` for `zh-hant`: languageKey) moved to the code asked.
+ * A model in JSON mode writes a code as it writes it; the same language was a schema violation,
+ * asked again and the forecast lost (QA). A key the run asked for is never moved.
+ */
+function translationsAsAsked(json: unknown, langs: readonly string[]): unknown {
+  const t = (json as { translations?: unknown } | null)?.translations;
+  if (langs.length < 2 || t === null || typeof t !== 'object' || Array.isArray(t)) return json;
+  const tr: Record<string, unknown> = { ...(t as Record<string, unknown>) };
+  for (const lang of langs.slice(1)) {
+    if (Object.hasOwn(tr, lang)) continue;
+    const key = Object.keys(tr).find((k) => !langs.includes(k) && languageKey(k) === languageKey(lang));
+    if (key === undefined) continue;
+    tr[lang] = tr[key];
+    delete tr[key];
+  }
+  return { ...(json as object), translations: tr };
+}
+
+function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z.ZodType<ForecastReply>, langs: readonly string[]): Outcome {
 
   const choice = completion.choices?.[0];
   if (!choice) return errorInBody(completion) ?? { ok: false, kind: 'invalid_json', message: 'reply has no choices' };
@@ -872,7 +892,7 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
     json = embeddedObject(content);
     if (json === undefined) return { ok: false, kind: 'invalid_json', message: `reply is not JSON: ${(err as Error).message}` };
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(translationsAsAsked(json, langs));
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     return { ok: false, kind: 'schema_violation', message: `reply violates the schema: ${issues.join('; ')}` };

@@ -438,6 +438,25 @@ describe('runner: translations in the reply (QUORUM_LANGS with several languages
     ]);
   });
 
+  it('a translation keyed by its language in another case or form is that language (QA: pt-BR for pt-br failed the call)', async () => {
+    // A model in JSON mode (no schema sent) writes the code as it writes it: "pt-BR" asked as
+    // "pt-br", "zh-Hant" asked as "zh-hant". It was a schema violation ("translations.pt-br:
+    // expected object"), asked again and lost: the same language, the forecast thrown away.
+    const model = await modelAnswering(() =>
+      json(completion(JSON.stringify({
+        probability: 0.65, reasoning: 'Because.', key_factors: ['a factor'],
+        translations: { 'pt-BR': { reasoning: 'Porque.', key_factors: ['um fator'] }, 'zh-Hant': { reasoning: '因為。', key_factors: ['一個因素'] } },
+      }))));
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, langs: ['en', 'pt-br', 'zh-hant'], callTimeoutMs: 10_000 });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', attempts: 1 });
+    // stored under the codes the run asked for, as every other forecast of the run
+    expect(out.forecasts.map((f) => [f.lang, f.reasoning, f.translation_of])).toEqual([
+      ['en', 'Because.', null],
+      ['pt-br', 'Porque.', 'en'],
+      ['zh-hant', '因為。', 'en'],
+    ]);
+  });
+
   it('a missing translation is a schema violation naming the language', async () => {
     const model = await modelAnswering(() => json(completion(FORECAST)));
     const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, langs: ['en', 'fr'], callTimeoutMs: 10_000 });
