@@ -270,17 +270,30 @@ function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeo
 
 /**
  * The error body as the SDK reads it (`{"error": {...}}`, whose `error.message` becomes the
- * error's message). Google's OpenAI-compatible endpoint wraps it in an array
- * (`[{"error": {"code": 400, "message": "...", "status": "INVALID_ARGUMENT"}}]`): read as is, the
- * SDK found no `error` member and every such failure was recorded as "400 status code (no body)",
- * the provider's reason lost (QA). The array's first element is handed on; anything else as is.
+ * error's message). Two shapes of OpenAI-compatible servers carry no such member, and the SDK
+ * recorded every such failure as "400 status code (no body)", the provider's reason lost (QA):
+ * - Google's endpoint wraps it in an array (`[{"error": {"code": 400, "message": "...", "status":
+ *   "INVALID_ARGUMENT"}}]`): the array's first element is handed on;
+ * - vLLM's ErrorResponse before its `{"error": …}` wrapper, FastChat's and TensorRT-LLM's to this
+ *   day, is flat (`{"object": "error", "message": "This model's maximum context length is 4096
+ *   tokens. ...", "type": "BadRequestError", "param": null, "code": 400}`): handed on wrapped.
+ * Anything else as is.
  */
 function errorBody(text: string): string {
-  if (!text.trimStart().startsWith('[')) return text;
+  const start = text.trimStart()[0];
+  if (start !== '[' && start !== '{') return text;
   try {
     const v: unknown = JSON.parse(text);
-    const first = Array.isArray(v) ? (v[0] as { error?: unknown } | undefined) : undefined;
-    return first && typeof first === 'object' && first.error ? JSON.stringify(first) : text;
+    if (Array.isArray(v)) {
+      const first = v[0] as { error?: unknown } | undefined;
+      return first && typeof first === 'object' && first.error ? JSON.stringify(first) : text;
+    }
+    const flat = v as { error?: unknown; object?: unknown; message?: unknown } | null;
+    if (flat && flat.error === undefined && flat.object === 'error' && typeof flat.message === 'string') {
+      const { object: _object, ...error } = flat;
+      return JSON.stringify({ error });
+    }
+    return text;
   } catch {
     return text;
   }

@@ -464,3 +464,23 @@ describe('runner: translations in the reply (QUORUM_LANGS with several languages
     expect(out.calls[0]!.error_message).toMatch(/translations/);
   });
 });
+
+describe('runner: error bodies of OpenAI-compatible local servers', () => {
+  it("a flat error body (vLLM before its {error: …} wrapper, FastChat, TensorRT-LLM's trtllm-serve) keeps the server's reason", async () => {
+    // ErrorResponse of vllm/entrypoints/openai/protocol.py as it was (object "error", message, type, param, code at the
+    // top level; FastChat's openai_api_protocol.py and TensorRT-LLM's openai_protocol.py keep the same shape): the SDK
+    // finds no `error` member and the message was "400 status code (no body)", the reason lost (QA)
+    const model = await modelAnswering([
+      json({ object: 'error', message: "This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (4096 in the messages, 1024 in the completion). Please reduce the length of the messages or completion.", type: 'BadRequestError', param: null, code: 400 }, 400),
+    ]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'other', attempts: 1 });
+    expect(out.calls[0]!.error_message).toMatch(/^400 This model's maximum context length is 4096 tokens\./);
+  });
+
+  it('a flat error body with a 5xx is still retried and server_error, with its reason', async () => {
+    const model = await modelAnswering([json({ object: 'error', message: 'The engine is dead.', type: 'InternalServerError', param: null, code: 500 }, 500)]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'server_error', attempts: 3, error_message: '500 The engine is dead.' });
+  });
+});
