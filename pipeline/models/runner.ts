@@ -702,7 +702,7 @@ async function callModel(
   try {
     for (let attempt = 1; attempt <= 2; attempt++) {
       const remaining = Math.max(1, Math.ceil(state.deadlineAt - Date.now()));
-      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      let completion: OpenAI.Chat.Completions.ChatCompletion | undefined | null;
       try {
         completion = await untilAborted(
           mc.client.chat.completions.create(
@@ -726,6 +726,15 @@ async function callModel(
         if (!body) throw err;
         outcome = body;
         continue;
+      }
+      // A body the SDK did not parse, its content-type not JSON: read here (textBody).
+      if (typeof completion === 'string') {
+        const body = textBody(completion);
+        if (!body.ok) {
+          outcome = body;
+          continue;
+        }
+        completion = body.completion;
       }
       // A 200 with no body (the SDK's undefined for `content-length: 0`, null for a 204) is a bad
       // reply like any other, asked once more (QA: it failed as "other", "Cannot read properties of
@@ -844,6 +853,27 @@ function unreadCost(model: ResolvedModel, prompt: RenderedPrompt, unread: number
   if (unread <= 0) return cost;
   const tokens = Math.ceil(prompt.system.length / CHARS_PER_TOKEN) + Math.ceil(prompt.user.length / CHARS_PER_TOKEN);
   return (cost ?? 0) + (unread * tokens * model.price_in_per_mtok) / 1e6;
+}
+
+/**
+ * A success body whose content-type is not JSON, which the SDK hands back as text: local servers
+ * send their completions so (mistral.rs `text/plain; charset=utf-8`, EricLBuehler/mistral.rs#79;
+ * cortex.cpp `text/html; charset=utf-8`, janhq/cortex.cpp#465), and a proxy its HTML page. Read as
+ * it was, every such reply was invalid_json "reply has no choices", asked twice and costed as
+ * nothing, a generated forecast lost (QA). Its JSON is the completion, whatever the header; empty,
+ * it is the empty body (undefined); anything else is a body that is not JSON, as when the header
+ * says JSON (bodyFault): invalid_json quoting its start, costed as unread (unreadCost).
+ */
+function textBody(text: string): { ok: true; completion: OpenAI.Chat.Completions.ChatCompletion | undefined } | (Outcome & { ok: false }) {
+  if (text.trim() === '') return { ok: true, completion: undefined };
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v !== null && typeof v === 'object') return { ok: true, completion: v as OpenAI.Chat.Completions.ChatCompletion };
+  } catch {
+    // not JSON: below
+  }
+  const head = text.length > 120 ? `${text.slice(0, 120)}…` : text;
+  return { ok: false, kind: 'invalid_json', message: `reply body is not JSON: ${JSON.stringify(head)}` };
 }
 
 /** A reply body that is not JSON (SyntaxError) or was cut off by the connection (undici "terminated"). */

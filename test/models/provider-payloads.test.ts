@@ -484,3 +484,34 @@ describe('runner: error bodies of OpenAI-compatible local servers', () => {
     expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'server_error', attempts: 3, error_message: '500 The engine is dead.' });
   });
 });
+
+describe('runner: a reply whose content-type is not JSON', () => {
+  it('a completion sent as text/plain (mistral.rs) or text/html (cortex.cpp) is read like any other: a forecast, costed from its usage', async () => {
+    // the exchange of EricLBuehler/mistral.rs#79: `content-type: text/plain; charset=utf-8` over a chat.completion
+    // (janhq/cortex.cpp#465: `text/html; charset=utf-8`). The SDK hands such a body back as a string: it was
+    // recorded as invalid_json "reply has no choices", asked twice, and costed as nothing though both were generated (QA)
+    const body = JSON.stringify(completion(FORECAST, { usage: { completion_tokens: 17, prompt_tokens: 13, total_tokens: 30, avg_tok_per_sec: 46.6563 } }));
+    const model = await modelAnswering([
+      { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body },
+      { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body },
+    ]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2)], runId: 'r', asOf });
+    for (const c of out.calls) expect(c).toMatchObject({ status: 'ok', attempts: 1, tokens_in: 13, tokens_out: 17, cost_usd: (13 * 2.5 + 17 * 10) / 1e6 });
+    expect(out.forecasts.map((f) => f.probability)).toEqual([0.65, 0.65]);
+  });
+
+  it("a proxy's HTML page with status 200 is invalid_json that says what came, costed as a body that is not JSON", async () => {
+    const page: ScriptedResponse = { status: 200, headers: { 'content-type': 'text/html' }, body: '<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please sign in to continue.</body></html>' };
+    const model = await modelAnswering([page]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', attempts: 2, tokens_in: null });
+    expect(out.calls[0]!.error_message).toMatch(/^reply body is not JSON: "<!DOCTYPE html><html><head><title>Sign in/);
+    // the same cost as the same page sent as application/json (two prompts' input tokens, a lower bound)
+    await server!.close();
+    const asJson = await modelAnswering([{ ...page, headers: { 'content-type': 'application/json' } }]);
+    const same = await runForecasts({ models: [asJson], tasks: [task(1)], runId: 'r', asOf });
+    expect(same.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', attempts: 2 });
+    expect(out.calls[0]!.cost_usd).toBeGreaterThan(0);
+    expect(out.calls[0]!.cost_usd).toBe(same.calls[0]!.cost_usd);
+  });
+});
