@@ -276,7 +276,9 @@ function boundedFetch(calls: Map<string, CallState>, inner: typeof fetch): typeo
  *   "INVALID_ARGUMENT"}}]`): the array's first element is handed on;
  * - vLLM's ErrorResponse before its `{"error": …}` wrapper, FastChat's and TensorRT-LLM's to this
  *   day, is flat (`{"object": "error", "message": "This model's maximum context length is 4096
- *   tokens. ...", "type": "BadRequestError", "param": null, "code": 400}`): handed on wrapped.
+ *   tokens. ...", "type": "BadRequestError", "param": null, "code": 400}`): handed on wrapped;
+ * - FastAPI's own errors (`{"detail": "Not Found"}`: vLLM's answer to a path it does not serve, as
+ *   when the base URL lacks /v1): its text handed on as the message.
  * Anything else as is.
  */
 function errorBody(text: string): string {
@@ -293,6 +295,8 @@ function errorBody(text: string): string {
       const { object: _object, ...error } = flat;
       return JSON.stringify({ error });
     }
+    const detail = (v as { detail?: unknown } | null)?.detail;
+    if (flat && flat.error === undefined && typeof detail === 'string') return JSON.stringify({ error: { message: detail } });
     return text;
   } catch {
     return text;

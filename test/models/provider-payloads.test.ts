@@ -478,6 +478,15 @@ describe('runner: error bodies of OpenAI-compatible local servers', () => {
     expect(out.calls[0]!.error_message).toMatch(/^400 This model's maximum context length is 4096 tokens\./);
   });
 
+  it("FastAPI's error body ({\"detail\": …}: vLLM's answer to a path it does not serve, a base_url without /v1) says what it says", async () => {
+    // FastAPI's default 404 for an unknown route (fastapi/exception_handlers.py: {"detail": exc.detail}), what
+    // vLLM's server (a FastAPI app) answers to POST /chat/completions when base_url lacks /v1; it was recorded
+    // as "404 status code (no body)" (QA)
+    const model = await modelAnswering([json({ detail: 'Not Found' }, 404)]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'other', attempts: 1, error_message: '404 Not Found' });
+  });
+
   it('a flat error body with a 5xx is still retried and server_error, with its reason', async () => {
     const model = await modelAnswering([json({ object: 'error', message: 'The engine is dead.', type: 'InternalServerError', param: null, code: 500 }, 500)]);
     const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
