@@ -811,7 +811,11 @@ const CHARS_PER_TOKEN = 4;
  */
 function usageTokens(usage: unknown): { in: number | null; out: number | null } {
   const u = (usage ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown };
-  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+  // A count is a whole number of tokens: a fractional one (Hugging Face's completion_tokens 37.25,
+  // philschmid/easyllm#42; GLM's once its cache is hit, QuantumNous/new-api#1545) is rounded up, as
+  // billed; one past 2^53 is no count. Stored as it came, the BIGINT tokens columns refused the row:
+  // the run's raw write failed, and so did every --resume of its journal (QA).
+  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER ? Math.ceil(v) : null);
   const tin = count(u.prompt_tokens);
   const tout = count(u.completion_tokens);
   const total = count(u.total_tokens);

@@ -147,6 +147,40 @@ describe('forecast stage in a pipeline run', () => {
     }
   });
 
+  it('a usage with fractional token counts is stored, rounded up: it no longer fails the run (QA)', async () => {
+    // token counts as floats: Hugging Face's endpoints (completion_tokens 37.25, philschmid/easyllm#42), GLM once its
+    // cache is hit (QuantumNous/new-api#1545). The BIGINT tokens columns refused the row: the forecasts write failed,
+    // the run was recorded failed with its journal, and every --resume failed the same, its paid calls never stored.
+    const api = await startReplayServer([
+      {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        responses: [
+          json({
+            id: 'chatcmpl-1', object: 'chat.completion', created: 1723031665, model: 'glm-4.5',
+            choices: [{ index: 0, message: { role: 'assistant', content: '{"probability":0.4,"reasoning":"r","key_factors":[]}', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 1000.2, completion_tokens: 37.25, total_tokens: 1037.45 },
+          }),
+        ],
+      },
+    ]);
+    const file = join(root, 'float-usage-models.json');
+    writeFileSync(file, JSON.stringify({ models: [{ id: 'glm', display_name: 'GLM', base_url: `${api.url}/v1`, api_key_env: 'TEST_FLOAT_USAGE_API_KEY', model: 'glm-4.5', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2, price_out_per_mtok: 10 }] }));
+    process.env.TEST_FLOAT_USAGE_API_KEY = 'sk-test';
+    try {
+      const { dir, config } = setup({ QUORUM_MODELS_FILE: file, TEST_FLOAT_USAGE_API_KEY: 'sk-test' });
+      const s = await runPipeline({ config, logger, asOf });
+      expect(s.status, s.error ?? '').toBe('completed');
+      expect(s).toMatchObject({ calls: 12, failed_calls: 0, forecasts: 12, tokens_in: 12 * 1001, tokens_out: 12 * 38 });
+      const calls = await rawQuery(dir, 'model_calls', `SELECT DISTINCT tokens_in, tokens_out, cost_usd FROM t WHERE run_id = '${s.run_id}'`);
+      // the cost is that of the tokens stored, whole tokens as every provider bills them
+      expect(calls).toEqual([{ tokens_in: 1001, tokens_out: 38, cost_usd: (1001 * 2 + 38 * 10) / 1e6 }]);
+    } finally {
+      delete process.env.TEST_FLOAT_USAGE_API_KEY;
+      await api.close();
+    }
+  });
+
   it('failed calls are warned about at the end of the stage, by model and error kind with an example', async () => {
     // QA: a run with 30 of its 40 calls failed logged nothing above info; only failed_calls counted them
     const { config } = setup();

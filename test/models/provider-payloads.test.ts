@@ -322,6 +322,18 @@ describe('runner: usage as OpenAI-compatible servers report it', () => {
     expect(out.calls[0]!.cost_usd).toBeCloseTo((1200 * 2.5 + 500 * 10) / 1e6, 12);
   });
 
+  it('a fractional count is rounded up (as billed); a count past 2^53 is no count (the warehouse stores whole tokens)', async () => {
+    // completion_tokens 37.25: Hugging Face's endpoints as philschmid/easyllm#42 reports them
+    const model = await modelAnswering([
+      json(completion(FORECAST, { usage: { prompt_tokens: 1000.2, completion_tokens: 37.25, total_tokens: 1037.45 } })),
+      json(completion(FORECAST, { usage: { prompt_tokens: 1e300, completion_tokens: 100, total_tokens: 1e300 } })),
+    ]);
+    const out = await runForecasts({ models: [model], tasks: [task(1), task(2)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'ok', tokens_in: 1001, tokens_out: 38, cost_usd: (1001 * 2.5 + 38 * 10) / 1e6 });
+    expect(out.calls[1]).toMatchObject({ status: 'ok', tokens_in: null, tokens_out: 100 });
+    expect(out.calls[1]!.cost_usd).toBeLessThan(0.01); // the prompt estimated from its text, not 1e300 tokens
+  });
+
   it('usage fields that are null are not counted as 0 tokens: null tokens, cost estimated from the text', async () => {
     // @ai-sdk/openai types every usage field of an OpenAI-compatible chat completion as number | null (convert-openai-chat-usage.ts)
     const usage = { prompt_tokens: null, completion_tokens: null, total_tokens: null };
