@@ -18,6 +18,7 @@ import { appendRaw } from '../warehouse/raw-writer.ts';
 import type { RawTableName } from '../warehouse/tables.ts';
 import type { EvidenceRow } from '../evidence/types.ts';
 import type { JournalCall } from './journal.ts';
+import type { ModelCallRow } from '../models/runner.ts';
 
 /**
  * The raw tables of the stage, in the order they are written: the evidence first (forecasts cite
@@ -38,7 +39,7 @@ export function stageRows(evidence: Iterable<EvidenceRow[]>, calls: readonly Jou
   for (const list of evidence) for (const e of list) if (!items.has(e.evidence_id)) items.set(e.evidence_id, e);
   return {
     evidence: [...items.values()] as unknown as Record<string, unknown>[],
-    model_calls: calls.map((c) => c.call) as unknown as Record<string, unknown>[],
+    model_calls: calls.map((c) => wholeTokens(c.call)) as unknown as Record<string, unknown>[],
     forecasts: calls.flatMap((c) => c.forecasts) as unknown as Record<string, unknown>[],
   };
 }
@@ -57,4 +58,16 @@ export async function writeStageRows(
   for (const table of RAW_WRITE_ORDER) {
     if (tables.includes(table)) await appendRaw(conn, dataDir, table, rows[table], partition);
   }
+}
+
+/**
+ * A call row with whole token counts, rounded up as the runner now rounds them (usageTokens). A
+ * journal written before it did holds a usage's fractional counts as reported (GLM's on a cache hit,
+ * QuantumNous/new-api#1545): the BIGINT columns refused them, and the run failed writing its rows
+ * on every --resume, its paid calls never stored (QA).
+ */
+function wholeTokens(call: ModelCallRow): ModelCallRow {
+  const whole = (n: number | null) => (n === null || Number.isInteger(n) ? n : Math.ceil(n));
+  if (whole(call.tokens_in) === call.tokens_in && whole(call.tokens_out) === call.tokens_out) return call;
+  return { ...call, tokens_in: whole(call.tokens_in), tokens_out: whole(call.tokens_out) };
 }

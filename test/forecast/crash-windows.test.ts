@@ -10,7 +10,7 @@
  * warehouse with the stage's own writer. The resume is the real `runPipeline({ resume: true })`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
@@ -190,6 +190,31 @@ describe('a kill during the forecast stage raw writes, then --resume', () => {
     expect(raw.forecasts).toEqual({ n: ok * LANGS, k: ok * LANGS });
     expect(s.forecasts).toBe(ok);
     expect(existsSync(journalPath(dir, failed.run_id))).toBe(false);
+  }, 60_000);
+
+  it('a journal whose calls have fractional token counts (written before they were rounded) reaches the warehouse on --resume, its tokens whole (QA)', async () => {
+    // A usage such as GLM's on a cache hit (QuantumNous/new-api#1545) was journaled as reported; the BIGINT tokens
+    // columns refused the rows, so the run failed writing them and every --resume failed the same: its paid calls
+    // never reached the warehouse.
+    const { dir, config } = setup();
+    const { runId, journal } = saved;
+    await withConnection((conn) => appendRaw(conn, dir, 'runs', [{ run_id: runId, status: 'started', as_of: asOf, started_at: asOf, recorded_at: new Date() }], { runId, runDate: runDate(asOf) }));
+    mkdirSync(journalDir(dir), { recursive: true });
+    const lines = readFileSync(saved.path, 'utf8').split('\n').filter((l) => l !== '').map((l) => {
+      const e = JSON.parse(l) as { t: string; call?: { tokens_in: number | null; tokens_out: number | null } };
+      if (e.t === 'call' && e.call!.tokens_in !== null) e.call = { ...e.call!, tokens_in: e.call!.tokens_in + 0.25, tokens_out: e.call!.tokens_out! + 0.5 };
+      return JSON.stringify(e);
+    });
+    writeFileSync(journalPath(dir, runId), `${lines.join('\n')}\n`);
+    const s = await runPipeline({ config, logger, resume: true });
+    expect(s, s.error ?? '').toMatchObject({ run_id: runId, status: 'completed', calls: TOTAL, calls_made: TOTAL - journal.calls.length });
+    const journaled = journal.calls.filter((c) => c.call.tokens_in !== null);
+    expect(journaled.length).toBeGreaterThan(0);
+    const rows = await rawQuery(dir, 'model_calls', `SELECT question_id, model, mode, tokens_in, tokens_out FROM t WHERE run_id = '${runId}'`);
+    const byKey = new Map(rows.map((r) => [`${r.question_id}|${r.model}|${r.mode}`, r]));
+    for (const { call } of journaled) {
+      expect(byKey.get(`${call.question_id}|${call.model}|${call.mode}`)).toMatchObject({ tokens_in: call.tokens_in! + 1, tokens_out: call.tokens_out! + 1 });
+    }
   }, 60_000);
 
   it('killed after the journal is removed (while scoring): the resume makes no call, loses and doubles nothing', async () => {
