@@ -13,6 +13,9 @@ import { z } from 'zod';
 /** The provider label stored on every forecast and call row of the bundled simulator. */
 export const SIMULATED_PROVIDER = 'simulated';
 
+/** The longest delay a Node.js timer holds (2^31 - 1 ms); a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** One model entry as written in the config file. */
 export const modelEntrySchema = z
   .object({
@@ -43,7 +46,14 @@ export const modelEntrySchema = z
      */
     response_format: z.enum(['json_schema', 'json_object']).default('json_schema'),
     /** Optional total deadline per call for this model (ms); default the run's `callTimeoutMs` (QUORUM_CALL_TIMEOUT_MS). */
-    timeout_ms: z.number().int().min(100).optional(),
+    // At most the longest timer Node.js can set: past it a timer fires after 1 ms (TimeoutOverflowWarning),
+    // and every call of the model failed at once as a timeout (QA: a "no limit" of 3000000000).
+    timeout_ms: z
+      .number()
+      .int()
+      .min(100)
+      .max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (24.8 days), the longest timer Node.js can set`)
+      .optional(),
     /** Optional output cap, sent as `max_completion_tokens`. */
     max_output_tokens: z.number().int().min(16).optional(),
   })

@@ -72,6 +72,16 @@ describe('loadModelsConfig', () => {
     expect(msg).toContain('models[0].max_concurrency');
   });
 
+  it('refuses a timeout_ms no timer can hold, naming the field (QA: 3000000000 failed every call at once as a timeout)', () => {
+    // Node.js clamps a timer past 2^31 - 1 ms (24.8 days) to 1 ms (TimeoutOverflowWarning): a "no limit" of
+    // 3000000000 ms was accepted and every call of the model failed in a millisecond, "no valid reply within
+    // the 3000000000 ms deadline"
+    const p = file('huge-timeout.json', { models: [{ ...good, timeout_ms: 3_000_000_000 }] });
+    expect(() => loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: 'k' } })).toThrow(/models\[0\]\.timeout_ms: .*2147483647/);
+    const ok = file('long-timeout.json', { models: [{ ...good, timeout_ms: 2_147_483_647 }] });
+    expect(loadModelsConfig({ file: ok, env: { TEST_OPENAI_KEY: 'k' } })[0]!.timeout_ms).toBe(2_147_483_647);
+  });
+
   it('rejects unknown fields, duplicate ids, invalid JSON and missing files', () => {
     const env = { TEST_OPENAI_KEY: 'k' };
     expect(() => loadModelsConfig({ file: file('extra.json', { models: [{ ...good, temprature: 1 }] }), env })).toThrow(
