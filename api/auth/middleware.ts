@@ -5,7 +5,7 @@
  * - No key header: anonymous.
  * - A key header that is empty, malformed (prefix/length/charset), unknown or revoked, an
  *   Authorization scheme other than Bearer, either header sent twice, or both headers with
- *   different keys: 401 `unauthorized`.
+ *   different keys: 401 `unauthorized`. So is a key in the query string (keyInUrl).
  *   A failed attempt is charged to the client IP's anonymous quota (brute force is rate limited).
  * - The key is never logged; errors do not echo it.
  */
@@ -105,15 +105,24 @@ function keyHeaderFailure(opts: AuthenticateOptions, req: Request, res: Response
 /** Query parameters a client may put a key in by mistake (any case). */
 const KEY_PARAMS = new Set(['api_key', 'apikey', 'api-key']);
 
+/** A key in a query parameter's value or name (RFC 6750's `?access_token=`, `?x-api-key=`, `?api_key[]=`...). */
+const KEY_IN_VALUE = /qrm_[0-9A-Za-z]{32}(?![0-9A-Za-z])/;
+
+function holdsKey(value: unknown): boolean {
+  return typeof value === 'string' ? KEY_IN_VALUE.test(value) : Array.isArray(value) && value.some(holdsKey);
+}
+
 /**
- * A 401 when the query holds a key parameter (`?api_key=`): the key would be served anonymously
- * without a word (unknown parameters are ignored), while the URL has put it in proxies' logs and
- * the browser's history already. Keys go in the X-API-Key or Authorization header.
+ * A 401 when the query holds a key parameter (`?api_key=`), or a key under any other name: the
+ * key would be served anonymously without a word (unknown parameters are ignored), while the URL
+ * has put it in proxies' logs and the browser's history already. Keys go in the X-API-Key or
+ * Authorization header. QA: `?access_token=<key>` (the URI form of RFC 6750, the Bearer scheme this
+ * API accepts), `?x-api-key=` and `?api_key[]=` were answered anonymously, as if no key was sent.
  */
 function keyInUrl(req: Request): ApiError | null {
   const q = req.query as Record<string, unknown>;
   for (const name of Object.keys(q)) {
-    if (KEY_PARAMS.has(name.toLowerCase())) {
+    if (KEY_PARAMS.has(name.toLowerCase()) || holdsKey(name) || holdsKey(q[name])) {
       return ApiError.unauthorized(
         `An API key goes in the X-API-Key header (or Authorization: Bearer), never in the URL (query parameter '${name}'): URLs are kept in logs and history; revoke a key sent this way.`,
       );

@@ -11,7 +11,7 @@ import { rawRoute } from '../../api/http/registry.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { UsageResponse } from '../../api/routes/usage.ts';
 import { ENTITLEMENTS } from '../../api/auth/entitlements.ts';
-import { keysFile, readKeys } from '../../api/auth/keys.ts';
+import { generateKey, keysFile, readKeys } from '../../api/auth/keys.ts';
 import { concretePath, getRoutes } from './route-paths.ts';
 import { auth, capturingLogger, cli, expectProblem, fixtureDir, get, newKey, serve, sleep } from './helpers.ts';
 
@@ -177,6 +177,24 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     // beside a key in its header too: the URL has already put the key in logs and history
     expectProblem(await get(server, `${ACC}?api_key=${valid}`, auth.x(valid)), 401, 'unauthorized');
     expect((await get(server, ACC)).res.status).toBe(200);
+  });
+
+  it('a key in the URL under any other name (?access_token= of RFC 6750, ?x-api-key=, ?api_key[]=) is a 401 too, not an anonymous answer (QA: served anonymously)', async () => {
+    const valid = newKey(dir, 'pro').key;
+    // RFC 6750 §2.3 sends a Bearer token as `access_token` in the query; API gateways' docs show
+    // `x-api-key`; PHP and qs-style clients write an array parameter as `name[]`
+    for (const query of [`access_token=${valid}`, `x-api-key=${valid}`, `key=${valid}`, `api_key%5B%5D=${valid}`, `token=Bearer%20${valid}`, `${valid}=1`]) {
+      const r = await get(server, `${ACC}?${query}`);
+      expectProblem(r, 401, 'unauthorized');
+      expect(r.body.detail).toMatch(/X-API-Key header/);
+      expect(r.text).not.toContain(valid);
+    }
+    // an unknown, malformed or revoked key there too: it has left the client all the same
+    expectProblem(await get(server, `${ACC}?access_token=${generateKey()}`), 401, 'unauthorized');
+    // values that merely look alike are not keys: ignored as before
+    for (const query of ['access_token=abc', `note=qrm_${'a'.repeat(31)}`, `note=qrm_${'a'.repeat(33)}`]) {
+      expect((await get(server, `${ACC}?${query}`)).res.status, query).toBe(200);
+    }
   });
 
   it('X-API-Key sent twice (Node joins the two values) is a 401 saying so, not "malformed"', async () => {
