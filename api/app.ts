@@ -29,6 +29,7 @@ import { authOf } from './auth/middleware.ts';
 import { DEFAULT_LIMITS, type PlanLimits } from './auth/plans.ts';
 import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
+import { exportRouteId } from './export/tables.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
 import { setBodyError, throwBodyError } from './http/body-error.ts';
 import { answerClientError } from './http/client-error.ts';
@@ -322,7 +323,21 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
   });
 
   // The front door's 401/429 come before any route's CORS: public reads get it here.
-  const routeOf = routeIdMatcher(routes);
+  const routeIdOf = routeIdMatcher(routes);
+  // An export path by its table, as the export module labels every method of it (export.<table>,
+  // export.unknown): the one documented export route's id named every table's (QA: a 401 on
+  // /api/export/resolved/ was logged and counted in the metrics as export.predictions).
+  const routeOf = (method: string, path: string): string | undefined => {
+    const table = /^\/api\/export\/([^/]+)\/?$/i.exec(path)?.[1];
+    if (table === undefined) return routeIdOf(method, path);
+    let name = '';
+    try {
+      name = decodeURIComponent(table).toLowerCase();
+    } catch {
+      // not decodable: no table
+    }
+    return exportRouteId(name);
+  };
   const problemCors = frontProblemCors(routeOf, services);
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
     const problem = toApiError(err);
@@ -339,6 +354,11 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     if (res.locals.routeId === undefined) {
       const id = routeOf(req.method, req.path);
       if (id !== undefined) res.locals.routeId = id;
+      // A path parameter that does not decode (`%FF`) is refused by the router before the route's
+      // handlers run, after the front door charged the key: counted here, so the key's routes add
+      // up to the requests charged (QA: 7 such requests were charged and in no route of /api/usage/).
+      const keyId = authOf(res).keyId;
+      if (err instanceof URIError && keyId !== null && req.method !== 'OPTIONS' && !isExemptPath(req.path)) usage.countRoute(keyId, id ?? 'unmatched');
     }
     res
       .status(problem.status)

@@ -81,4 +81,20 @@ describe('export route ids', () => {
     const logged = lines.map((l) => JSON.parse(l) as { msg?: string; route?: string | null }).filter((l) => l.msg === 'request');
     expect(logged.map((l) => l.route)).toEqual(['export.claims', 'export.claims']);
   });
+  it('a problem raised before the export route ran (a refused key, a table name that does not decode) is labelled with its table, and a keyed one counted in usage (QA: export.predictions in the log and metrics; uncounted)', async () => {
+    lines.length = 0;
+    const { key } = newKey(dir, 'enterprise');
+    // the front door's 401 (an unknown key) on the resolved export
+    expect((await get(server, '/api/export/resolved/', auth.x('qrm_' + 'x'.repeat(32)))).res.status).toBe(401);
+    // a table name whose percent-encoding does not decode: the router refuses it before the route
+    expect((await get(server, '/api/export/%FF', auth.x(key))).res.status).toBe(400);
+    // the same on any route with a path parameter: charged, so counted under its route
+    expect((await get(server, '/api/predictions/%FF', auth.x(key))).res.status).toBe(400);
+    await new Promise((r) => setTimeout(r, 20));
+    const logged = lines.map((l) => JSON.parse(l) as { msg?: string; route?: string | null }).filter((l) => l.msg === 'request');
+    expect(logged.map((l) => l.route)).toEqual(['export.resolved', 'export.unknown', 'predictions.detail']);
+    const usage = await get(server, '/api/usage/', auth.x(key));
+    expect(usage.body.quota.used).toBe(2);
+    expect(usage.body.routes).toEqual({ 'export.unknown': 1, 'predictions.detail': 1 });
+  });
 });
