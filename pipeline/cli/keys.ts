@@ -7,7 +7,8 @@
  *       shown this once; only its SHA-256 is stored.
  *   quorum keys list [--json]     every key (never the key itself): id, name, plan, scopes, hint,
  *                                 created_at, revoked_at
- *   quorum keys revoke <id>       revokes a key (idempotent); the next request with it is a 401
+ *   quorum keys revoke <id>       revokes a key (idempotent); the next request with it is a 401 (the
+ *                                 key itself given instead of its id: refused, naming the id)
  * Exit codes: 0 ok, 1 error (bad input, unknown id, unreadable key file).
  *
  * Every command says on stderr which data directory it used (stdout stays machine-readable) and
@@ -16,7 +17,8 @@
  * refused by a server started on another directory.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createKey, keysFile, readKeys, revokeKey, type KeyRecord } from '../../api/auth/keys.ts';
+import { createKey, isWellFormedKey, keysFile, readKeys, revokeKey, sha256Hex, type KeyRecord } from '../../api/auth/keys.ts';
+import { redactKeys } from '../../api/logging/redact.ts';
 import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from '../../api/auth/plans.ts';
 import { findServer } from '../../api/server-record.ts';
 import { loadConfig } from '../config.ts';
@@ -55,10 +57,28 @@ function run(body: () => void): void {
   try {
     body();
   } catch (err) {
-    console.error(`quorum keys: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`quorum keys: ${redactKeys(err instanceof Error ? err.message : String(err))}`);
     code = 1;
   }
   process.exit(code);
+}
+
+/**
+ * Throws when `given`, where a key id (key_…) goes, is an API key itself (a slip: the key instead
+ * of its id): the message names the key's id, found by its SHA-256 in `dataDir`'s key file, and
+ * never the key (QA: `quorum keys revoke qrm_…` printed 'no key with id "qrm_…"' to stderr, where
+ * terminals' scrollback and CI logs keep it). Anything else passes through.
+ */
+export function refuseKeyAsId(dataDir: string, given: string): void {
+  const key = given.trim();
+  if (!isWellFormedKey(key)) return;
+  const digest = sha256Hex(key);
+  const record = readKeys(keysFile(dataDir)).find((k) => k.sha256 === digest);
+  throw new Error(
+    record
+      ? `that is an API key, not a key id: its id is ${record.id} (quorum keys list); a key typed on a command line is kept in the shell's history`
+      : 'that is an API key, not a key id (key_…, as quorum keys list shows), and no key in this data directory is that key',
+  );
 }
 
 function publicView(r: KeyRecord) {
@@ -127,7 +147,9 @@ export function registerKeysCommands(program: Command): void {
     .argument('<id>', 'the key id (key_…), as `keys list` shows it')
     .action((id: string) =>
       run(() => {
-        const rec = revokeKey(dataDir(), id);
+        const dir = dataDir();
+        refuseKeyAsId(dir, id);
+        const rec = revokeKey(dir, id);
         if (!rec) throw new Error(`no key with id ${JSON.stringify(id)}`);
         console.log(JSON.stringify(publicView(rec)));
       }),

@@ -14,6 +14,8 @@
  */
 import type { Command } from 'commander';
 import { keysFile, readKeys } from '../../api/auth/keys.ts';
+import { refuseKeyAsId } from './keys.ts';
+import { redactKeys } from '../../api/logging/redact.ts';
 import { ownerRefusal } from '../../api/events/webhooks/owner.ts';
 import { publicView, SubscriptionStore } from '../../api/events/webhooks/store.ts';
 import { checkWebhookUrl } from '../../api/events/webhooks/url-policy.ts';
@@ -28,7 +30,7 @@ async function run(body: () => Promise<void> | void): Promise<void> {
   try {
     await body();
   } catch (err) {
-    console.error(`quorum webhooks: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`quorum webhooks: ${redactKeys(err instanceof Error ? err.message : String(err))}`);
     code = 1;
   }
   process.exit(code);
@@ -39,6 +41,7 @@ async function run(body: () => Promise<void> | void): Promise<void> {
  * revoked, is enterprise): the CLI must not give a key what the API would refuse it.
  */
 function requireWebhookKey(dataDir: string, keyId: string): void {
+  refuseKeyAsId(dataDir, keyId);
   const refusal = ownerRefusal(keyId, readKeys(keysFile(dataDir)).find((k) => k.id === keyId) ?? null);
   if (refusal) throw new Error(`refused: ${refusal.reason}; webhooks need an active (not revoked) enterprise key (quorum keys list)`);
 }

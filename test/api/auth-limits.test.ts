@@ -197,6 +197,26 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     }
   });
 
+  it('a key given to quorum keys revoke or quorum webhooks create --key where its id goes is never printed back; the message names its id (QA: "no key with id \\"qrm_…\\"" on stderr)', async () => {
+    const created = newKey(dir, 'enterprise');
+    const revoke = await cli(dir, 'keys', 'revoke', created.key);
+    expect(revoke.code).toBe(1);
+    expect(revoke.stderr + revoke.stdout).not.toContain(created.key);
+    expect(revoke.stderr).toContain(`its id is ${created.id}`);
+    // nothing was revoked: the key still works
+    await sleep(250);
+    expect((await get(server, '/api/usage/', auth.x(created.key))).res.status).toBe(200);
+    const webhook = await cli(dir, 'webhooks', 'create', '--key', created.key, '--url', 'https://198.51.100.9/hook');
+    expect(webhook.code).toBe(1);
+    expect(webhook.stderr + webhook.stdout).not.toContain(created.key);
+    expect(webhook.stderr).toContain(`its id is ${created.id}`);
+    // a key this directory does not know: not printed either
+    const unknown = generateKey();
+    const other = await cli(dir, 'keys', 'revoke', unknown);
+    expect(other.code).toBe(1);
+    expect(other.stderr).not.toContain(unknown);
+  });
+
   it('X-API-Key sent twice (Node joins the two values) is a 401 saying so, not "malformed"', async () => {
     const valid = newKey(dir, 'pro').key;
     const r = await get(server, ACC, { headers: [['X-API-Key', valid], ['X-API-Key', valid]] });
