@@ -348,6 +348,10 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       res.destroy();
       return;
     }
+    // A 429 of a route's own limit (export slots, streams per key) after the front door charged the
+    // key: refused requests are not charged, only recorded as rejected, as the plan's own 429 and the
+    // probability scope's are (QA: a stream refused for streams_per_key was charged, rejected 0).
+    if (problem.status === 429 && res.locals.charged === true) quotas.refuseCharged(res, authOf(res));
     for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
     if (problem.status === 401 || problem.status === 429) problemCors(req, res);
     // a problem raised before the route (front door, body parser) still counts under its route

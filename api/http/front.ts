@@ -113,7 +113,11 @@ export function front(opts: FrontOptions): RequestHandler {
     if (!exempt && req.method !== 'OPTIONS') {
       // an uncharged path (the caller's own usage) still says what is left, charging nothing
       if (opts.isUncharged?.(req.path)) quotas.describe(res, res.locals.auth, clientIp(req));
-      else quotas.charge(res, res.locals.auth, clientIp(req));
+      else {
+        quotas.charge(res, res.locals.auth, clientIp(req));
+        // a 429 of the route's own limits takes this charge back (api/app.ts, QuotaKeeper.refuseCharged)
+        res.locals.charged = true;
+      }
     }
     next();
   };

@@ -124,12 +124,14 @@ export class QuotaKeeper {
 
   /**
    * Takes back the plan's charge of a keyed request that a limit of its route then refused with a
-   * 429 (the probability scope's quota, its requests in flight, its spending cap): refused requests
+   * 429 (the probability scope's quota, its requests in flight, its spending cap; the export slots
+   * and the streams per key, through api/app.ts's problem handler), once: refused requests
    * are not charged, only recorded as `rejected`, and the key's routes still add up to the requests
    * charged. Sets the plan's quota headers again, without the charge.
    */
   refuseCharged(res: Response, auth: AuthContext): void {
-    if (auth.keyId === null) return;
+    if (auth.keyId === null || res.locals.refused === true) return;
+    res.locals.refused = true;
     this.usage.refuse(auth.keyId, String(res.locals.routeId ?? 'unmatched'));
     this.describe(res, auth, '');
   }

@@ -590,3 +590,33 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
     expectProblem(await get(server, ACC, auth.x(key)), 429, 'rate_limited');
   });
 });
+
+describe('a 429 of a route\'s own limit is not charged to the plan', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let server: ServerHandle;
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await fixtureDir());
+    server = await serve(dir, { events: { pollMs: 25, heartbeatMs: 100, maxPerKey: 1 } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await cleanup?.();
+  });
+
+  it('a stream refused for streams_per_key is recorded as rejected, as the plan\'s own 429 is, not charged (QA: charged, and rejected stayed 0)', async () => {
+    const ent = newKey(dir, 'enterprise').key;
+    const open = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': ent } });
+    expect(open.status).toBe(200);
+    const reader = open.body!.getReader();
+    const refused = await get(server, '/api/stream/', auth.x(ent));
+    expectProblem(refused, 429, 'rate_limited');
+    expect(refused.body).toMatchObject({ policy: 'streams_per_key', limit: 1 });
+    await reader.cancel();
+    const u = await get(server, '/api/usage/', auth.x(ent));
+    expect(u.body.quota.used).toBe(1);
+    expect(u.body.rejected).toBe(1);
+    expect(u.body.routes).toEqual({ stream: 1 });
+  });
+});
