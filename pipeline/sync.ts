@@ -95,23 +95,30 @@ async function writeRows(conn: DuckDBConnection, opts: SyncOptions, rows: Rows):
   return written;
 }
 
-/** Drops first-seen lifecycle events of questions that were already stored before this sync. */
-async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows): Promise<Rows> {
+/**
+ * Drops first-seen lifecycle events of questions that were already stored before this sync.
+ * `keepFirstActive` (question files): a stored question's `active` event is kept while it has
+ * none stored: a question-file entry imported before its created_at is `proposed` then, and its
+ * `active` event (at created_at, the same on every sync) comes with a later sync; dropping it as
+ * a known question's left its lifecycle at proposed until it closed (QA).
+ */
+async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows, opts: { keepFirstActive?: boolean } = {}): Promise<Rows> {
   const ids = [...new Set((rows.questions ?? []).map((q) => String((q as { question_id: unknown }).question_id)))];
   if (ids.length === 0) return rows;
   await createRawViews(conn, root);
-  const known = new Set(
-    (await queryFile<{ question_id: string }>(conn, 'pipeline/known_questions.sql', { ids: listValue(ids) })).map((r) => r.question_id),
-  );
-  const firstSeen = new Set(['proposed', 'active']);
+  const idList = { ids: listValue(ids) };
+  const ofRows = (r: { question_id: string }[]) => new Set(r.map((x) => x.question_id));
+  const known = ofRows(await queryFile<{ question_id: string }>(conn, 'pipeline/known_questions.sql', idList));
+  const opened = opts.keepFirstActive ? ofRows(await queryFile<{ question_id: string }>(conn, 'pipeline/opened_questions.sql', idList)) : known;
   return {
     ...rows,
-    lifecycle_events: (rows.lifecycle_events ?? []).filter(
-      (e) => {
-        const event = e as { question_id: unknown; state: unknown };
-        return !(known.has(String(event.question_id)) && firstSeen.has(String(event.state)));
-      },
-    ),
+    lifecycle_events: (rows.lifecycle_events ?? []).filter((e) => {
+      const { question_id, state } = e as { question_id: unknown; state: unknown };
+      const id = String(question_id);
+      if (state === 'proposed') return !known.has(id);
+      if (state === 'active') return !(known.has(id) && opened.has(id));
+      return true;
+    }),
   };
 }
 
@@ -308,7 +315,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
   try {
     const files = loadQuestionFiles(opts.questionsDir, { now: opts.now });
     specs = files.specs;
-    const rows = await onlyNewLifecycle(conn, opts.root, { questions: files.questions, lifecycle_events: files.lifecycle_events });
+    const rows = await onlyNewLifecycle(conn, opts.root, { questions: files.questions, lifecycle_events: files.lifecycle_events }, { keepFirstActive: true });
     // (both read the stored questions through the raw views as they were before this step wrote:
     // the new questions are no edits, and are in the files)
     await createRawViews(conn, opts.root);

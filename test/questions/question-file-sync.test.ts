@@ -1,0 +1,88 @@
+/**
+ * Question files through the sync itself (syncAll, with the sync's time given), against the FRED
+ * replay on 127.0.0.1: what the lifecycle and resolution rows say across several syncs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { startFredReplay, type FredReplay } from '../fixtures/fred/replay-server.ts';
+import { newRunId, rawGlob, runDate } from '../../pipeline/warehouse/layout.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { syncAll, type SyncReport } from '../../pipeline/sync.ts';
+import { silentLogger } from '../../pipeline/log.ts';
+import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
+
+const KEY = 'abcdef0123456789abcdef0123456789';
+const tmp = tempDir('quorum-qfile-sync-');
+let fred: FredReplay;
+
+afterAll(async () => {
+  await fred?.close();
+  tmp.cleanup();
+});
+beforeAll(async () => {
+  fred = await startFredReplay({
+    apiKey: KEY,
+    today: '2026-11-21',
+    series: { LATESER: [{ date: '2026-10-01', value: '2.0', realtime_start: '2026-11-12', realtime_end: '9999-12-31' }] },
+  });
+});
+
+function setup(name: string) {
+  const dataDir = join(tmp.dir, name, 'data');
+  const questionsDir = join(tmp.dir, name, 'questions');
+  mkdirSync(questionsDir, { recursive: true });
+  const sync = (now: Date): Promise<SyncReport> =>
+    withConnection((conn) =>
+      syncAll(conn, {
+        root: dataDir,
+        questionsDir,
+        now,
+        logger: silentLogger(),
+        env: { QUORUM_VENUES: 'none', QUORUM_FRED_URL: fred.url, QUORUM_FRED_API_KEY: KEY },
+        partition: { runId: newRunId(now), runDate: runDate(now) },
+      }),
+    );
+  const rows = async (table: RawTableName): Promise<Record<string, unknown>[]> => {
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      return (await conn.runAndReadAll(`SELECT * FROM read_parquet($1, hive_partitioning = false) ORDER BY ALL`, [rawGlob(dataDir, table)])).getRowObjectsJS();
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  };
+  return { questionsDir, sync, rows };
+}
+
+describe('lifecycle of a question-file question across syncs', () => {
+  it('a question imported before its created_at gets its active event once created_at has passed (it read proposed -> closed)', async () => {
+    const { questionsDir, sync, rows } = setup('later-open');
+    writeFileSync(
+      join(questionsDir, 'q.yaml'),
+      `questions:
+  - id: later-open
+    title: LATESER above 1 in October 2026
+    resolution_criteria: LATESER 2026-10-01 above 1
+    created_at: 2026-06-01
+    close_time: 2026-10-15
+    resolution: {source: fred, series_id: LATESER, observation_date: 2026-10-01, transform: level, operator: ">", threshold: 1}
+`,
+    );
+    await sync(new Date('2026-05-01T00:00:00Z')); // imported while proposed
+    await sync(new Date('2026-07-01T00:00:00Z')); // open now
+    await sync(new Date('2026-07-02T00:00:00Z')); // and again: nothing twice
+    await sync(new Date('2026-11-20T00:00:00Z')); // closed and resolved
+    const events = (await rows('lifecycle_events')).map((e) => [String(e.state), (e.at as Date).toISOString()]).sort((a, b) => a[1]!.localeCompare(b[1]!));
+    expect(events).toEqual([
+      ['proposed', '2026-05-01T00:00:00.000Z'],
+      ['active', '2026-06-01T00:00:00.000Z'],
+      ['closed', '2026-10-15T00:00:00.000Z'],
+      ['resolved', '2026-11-12T00:00:00.000Z'],
+    ]);
+    expect(await rows('resolutions')).toHaveLength(1);
+  });
+});
