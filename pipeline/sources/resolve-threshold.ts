@@ -19,7 +19,9 @@
  *
  * Published means: a first release exists by `now` (vintage realtime_start ≤ now's UTC date), and
  * for yoy/mom the comparison value was published by then too. A missing observation or FRED's "."
- * leaves the question open, listed in `skipped` with a reason starting "not yet published". A spec
+ * leaves the question open, listed in `skipped` with a reason starting "not yet published" (a "."
+ * followed by a published later period is a skipped period and says so; a comparison value that
+ * was "." on the release day can never change, and the reason says the question cannot resolve). A spec
  * whose observation_date is after `now` is skipped without a request (a period cannot be
  * published before it starts). An observation_date the series does not have (a monthly series
  * dated 2026-09-30) is told apart once a later period is published: its reason says so instead
@@ -143,8 +145,18 @@ export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: s
   const main = firstRelease(data, spec.observation_date, today);
   if (!main) {
     const known = data.observations.get(spec.observation_date)?.some((v) => v.realtime_start <= today);
-    if (known) return { ok: false, reason: `not yet published: ${id} ${spec.observation_date} is "." (no value) in FRED` };
     const later = laterPublished(data, spec.observation_date, today);
+    if (known) {
+      // "." with a later period published: a period the agency skipped (October 2025, the
+      // shutdown), not one to come; the question would otherwise read "not yet published" for ever.
+      return {
+        ok: false,
+        reason: later
+          ? `no value for ${id} ${spec.observation_date} in FRED ("."), though a later period is published (${later}): ` +
+            'the period was skipped; the question stays open unless FRED gives it a value'
+          : `not yet published: ${id} ${spec.observation_date} is "." (no value) in FRED`,
+      };
+    }
     return {
       ok: false,
       reason: later
@@ -166,7 +178,15 @@ export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: s
     if (!lag) {
       return { ok: false, reason: `not yet published: no ${id} ${what} observation for ${lagDate} as of ${day} (is observation_date a date of this series?)` };
     }
-    if (lag.value === null) return { ok: false, reason: `not yet published: ${id} ${what} observation ${lagDate} is "." (no value) in FRED as of ${day}` };
+    if (lag.value === null) {
+      // Fixed for good: the comparison value is the one current on the first release's day.
+      return {
+        ok: false,
+        reason:
+          `cannot compute ${spec.transform}: ${id} ${what} observation ${lagDate} had no value (".") in FRED on ${day}, ` +
+          `when ${spec.observation_date} was first published: the question cannot resolve as written`,
+      };
+    }
     if (lag.value === 0) return { ok: false, reason: `cannot compute ${spec.transform}: ${id} ${lagDate} is 0` };
     value = denoise((main.value! / lag.value - 1) * 100);
     label = spec.transform === 'yoy_pct' ? 'YoY ' : 'MoM ';

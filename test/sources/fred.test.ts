@@ -267,8 +267,19 @@ describe('resolveThresholdQuestions: open questions and failures', () => {
   it('"." is no value: the question stays open', async () => {
     const { r } = await outcomes([spec('UNRATE', '2025-10-01', 'level', '>=', 4.5), spec('UNRATE', '2025-11-01', 'mom_pct', '>', 0)]);
     expect(r.resolutions).toEqual([]);
-    expect(r.skipped[0]!.reason).toBe('not yet published: UNRATE 2025-10-01 is "." (no value) in FRED');
-    expect(r.skipped[1]!.reason).toMatch(/^not yet published: UNRATE month-earlier observation 2025-10-01 is "\."/);
+    // UNRATE's October 2025 is a gap (a later period is published): see the describe block below.
+    expect(r.skipped[0]!.reason).toMatch(/^no value for UNRATE 2025-10-01 in FRED \("\."\), though a later period is published \(2025-11-01\)/);
+    expect(r.skipped[1]!.reason).toMatch(/^cannot compute mom_pct: UNRATE month-earlier observation 2025-10-01 had no value \("\."\)/);
+  });
+
+  it('"." as the latest period is not yet published', async () => {
+    const latest = await startFredReplay({ apiKey: KEY, today: '2026-11-21', series: { DOTSER: [{ date: '2026-10-01', value: '.', realtime_start: '2026-11-13', realtime_end: '9999-12-31' }] } });
+    try {
+      const r = await resolveThresholdQuestions([spec('DOTSER', '2026-10-01', 'level', '>', 1)], ctx({ baseUrl: latest.url }));
+      expect(r.skipped.map((s) => s.reason)).toEqual(['not yet published: DOTSER 2026-10-01 is "." (no value) in FRED']);
+    } finally {
+      await latest.close();
+    }
   });
 
   it('a comparison value of 0 cannot be divided by', async () => {
@@ -411,5 +422,48 @@ describe('data/questions/example.yaml end to end against the replay', () => {
     ]);
     expect(r.skipped).toEqual([{ question_id: 'quorum:effr-below-4-on-2026-12-31', reason: 'not yet published: DFF 2026-12-31 is after 2026-11-21' }]);
     expect(fred.requests).toHaveLength(2);
+  });
+});
+
+describe('a period the agency never published (FRED\'s "." for October 2025, the shutdown month)', () => {
+  // Modelled on FRED's CPIAUCSL and UNRATE after the 2025 shutdown: BLS never published October
+  // 2025, and FRED serves 2025-10-01 as "." from the day November's figure came out (the gap that
+  // tzhangwps/Recession-Predictor#26 meets in FRED's answers). The values are illustrative.
+  const GAP: Vintage[] = [
+    { date: '2025-09-01', value: '324.368', realtime_start: '2025-10-24', realtime_end: '9999-12-31' },
+    { date: '2025-10-01', value: '.', realtime_start: '2025-12-18', realtime_end: '9999-12-31' },
+    { date: '2025-11-01', value: '324.122', realtime_start: '2025-12-18', realtime_end: '9999-12-31' },
+    { date: '2026-09-01', value: '333.100', realtime_start: '2026-10-15', realtime_end: '9999-12-31' },
+    { date: '2026-10-01', value: '334.000', realtime_start: '2026-11-13', realtime_end: '9999-12-31' },
+  ];
+
+  it('says the question cannot resolve as written instead of "not yet published" for ever', async () => {
+    const gap = await startFredReplay({ apiKey: KEY, today: '2026-11-21', series: { CPIGAP: GAP } });
+    try {
+      const yoy = spec('CPIGAP', '2026-10-01', 'yoy_pct', '>', 3, { round: 1 });
+      const mom = spec('CPIGAP', '2025-11-01', 'mom_pct', '>', 0.2);
+      const level = spec('CPIGAP', '2025-10-01', 'level', '>', 320);
+      const r = await resolveThresholdQuestions([yoy, mom, level], ctx({ baseUrl: gap.url }));
+      expect(r.resolutions).toEqual([]);
+      expect(r.failed_requests).toEqual([]);
+      const reason = Object.fromEntries(r.skipped.map((s) => [s.question_id, s.reason]));
+      // October 2026 is published (2026-11-13); its year-earlier value was "." that day and, the
+      // rule being "as first published", stays so: the YoY can never be computed.
+      expect(reason[yoy.question_id]).toBe(
+        'cannot compute yoy_pct: CPIGAP year-earlier observation 2025-10-01 had no value (".") in FRED on 2026-11-13, ' +
+          'when 2026-10-01 was first published: the question cannot resolve as written',
+      );
+      expect(reason[mom.question_id]).toBe(
+        'cannot compute mom_pct: CPIGAP month-earlier observation 2025-10-01 had no value (".") in FRED on 2025-12-18, ' +
+          'when 2025-11-01 was first published: the question cannot resolve as written',
+      );
+      // A later period is published: the "." is a gap in the series, not a figure to come.
+      expect(reason[level.question_id]).toBe(
+        'no value for CPIGAP 2025-10-01 in FRED ("."), though a later period is published (2025-11-01): ' +
+          'the period was skipped; the question stays open unless FRED gives it a value',
+      );
+    } finally {
+      await gap.close();
+    }
   });
 });
