@@ -33,7 +33,8 @@ import { loadSources } from './sources/registry.ts';
 import { createSourceClient } from './sources/http-client.ts';
 import { fredConfigFromEnv, FRED_API_KEY_ENV, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
 import { resolveThresholdQuestions, type ThresholdResolutions } from './sources/resolve-threshold.ts';
-import { loadQuestionFiles } from './questions/question-file.ts';
+import { loadQuestionFiles, QUORUM_VENUE } from './questions/question-file.ts';
+import type { Row } from './sources/registry.ts';
 import { createVenueAdapters, loadVenueConfig, VenueSyncError, type TrackedMarket, type VenueSyncResult } from './venues/index.ts';
 
 type Rows = Partial<Record<RawTableName, readonly object[]>>;
@@ -164,16 +165,19 @@ const sameValue = (a: unknown, b: unknown): boolean => {
  * created_at when the entry gives none (its default, the import time, changes every sync). Raw
  * `questions` is keyed by question_id, so an edit used to be dropped while the FRED step resolved
  * the question by the edited rule: a question shown with its old title and close was decided by
- * another series or threshold, and a moved close_time never reached runs or the API. Reads the raw
- * views the caller created.
+ * another series or threshold, and a moved close_time never reached runs or the API. An edit that
+ * moves a passed close_time of an unresolved question ahead again reopens it: an `active` lifecycle
+ * event at this sync, as a venue's reopened market gets (QA: its lifecycle's last state stayed
+ * `closed` while it was active and forecast again). Reads the raw views the caller created.
  */
 async function editedQuestionVersions(
   conn: DuckDBConnection,
   opts: SyncOptions,
   files: { questions: Rows['questions'] & object[]; created_at_defaulted: string[] },
-): Promise<Rows['questions'] & object[]> {
+): Promise<{ versions: Rows['questions'] & object[]; reopened: Row<'lifecycle_events'>[] }> {
   const rows = files.questions as Record<string, unknown>[];
-  if (rows.length === 0) return [];
+  const reopened: Row<'lifecycle_events'>[] = [];
+  if (rows.length === 0) return { versions: [], reopened };
   const stored = new Map(
     (await queryFile<Record<string, unknown> & { question_id: string }>(conn, 'pipeline/question_versions.sql', {
       ids: listValue(rows.map((q) => String(q.question_id))),
@@ -187,8 +191,21 @@ async function editedQuestionVersions(
     const next = defaulted.has(String(q.question_id)) ? { ...q, created_at: old.created_at === null ? null : new Date(String(old.created_at)) } : q;
     if (EDITABLE.every((f) => sameValue(next[f], old[f]))) continue;
     out.push({ ...next, ingested_at: opts.now });
+    const was = old.close_time === null ? null : new Date(String(old.close_time)).getTime();
+    const close = next.close_time as Date;
+    if (was !== null && was <= opts.now.getTime() && close.getTime() > opts.now.getTime()) {
+      const origin = String(next.origin).replace(/^question-file:/, '');
+      reopened.push({ question_id: String(q.question_id), state: 'active', at: opts.now, reason: `reopened: close_time moved to ${close.toISOString()} in question file ${origin}` });
+    }
   }
-  return out;
+  if (reopened.length === 0) return { versions: out, reopened };
+  // a resolved question stays resolved whatever its close (resolved is terminal)
+  const open = new Set(
+    (await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', { venue: QUORUM_VENUE, recheck_since: 'infinity' }))
+      .filter((t) => !t.resolved)
+      .map((t) => t.question_id),
+  );
+  return { versions: out, reopened: reopened.filter((e) => open.has(e.question_id!)) };
 }
 
 /**
@@ -319,8 +336,8 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     // (both read the stored questions through the raw views as they were before this step wrote:
     // the new questions are no edits, and are in the files)
     await createRawViews(conn, opts.root);
-    const versions = await editedQuestionVersions(conn, opts, files);
-    const written = await writeRows(conn, opts, rows);
+    const { versions, reopened } = await editedQuestionVersions(conn, opts, files);
+    const written = await writeRows(conn, opts, { ...rows, lifecycle_events: [...(rows.lifecycle_events ?? []), ...reopened] });
     if (versions.length > 0) {
       written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
     }

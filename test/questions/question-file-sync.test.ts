@@ -86,3 +86,34 @@ describe('lifecycle of a question-file question across syncs', () => {
     expect(await rows('resolutions')).toHaveLength(1);
   });
 });
+
+describe('an edited close_time that reopens a closed question-file question', () => {
+  const file = (close: string) => `questions:
+  - id: extended
+    title: NOSER above 1 in October 2027
+    resolution_criteria: NOSER 2027-10-01 above 1
+    created_at: 2026-01-01
+    close_time: ${close}
+    resolution: {source: fred, series_id: NOSER, observation_date: 2027-10-01, transform: level, operator: ">", threshold: 1}
+`;
+
+  it('is active again in its lifecycle from that sync (it stayed closed while forecast again), once', async () => {
+    const { questionsDir, sync, rows } = setup('extended');
+    writeFileSync(join(questionsDir, 'q.yaml'), file('2026-03-01'));
+    await sync(new Date('2026-02-01T00:00:00Z'));
+    await sync(new Date('2026-04-01T00:00:00Z')); // closed
+    writeFileSync(join(questionsDir, 'q.yaml'), file('2026-12-01')); // the operator extends it
+    const report = await sync(new Date('2026-05-01T00:00:00Z'));
+    expect(report.sources.find((s) => s.source === 'question-files')!.written).toMatchObject({ question_versions: 1, lifecycle_events: 1 });
+    await sync(new Date('2026-05-02T00:00:00Z')); // nothing new
+    const events = (await rows('lifecycle_events')).map((e) => [String(e.state), (e.at as Date).toISOString()]).sort((a, b) => a[1]!.localeCompare(b[1]!));
+    expect(events).toEqual([
+      ['active', '2026-01-01T00:00:00.000Z'],
+      ['proposed', '2026-02-01T00:00:00.000Z'],
+      ['closed', '2026-03-01T00:00:00.000Z'],
+      ['active', '2026-05-01T00:00:00.000Z'],
+    ]);
+    const reopened = (await rows('lifecycle_events')).find((e) => e.state === 'active' && (e.at as Date).getTime() === Date.parse('2026-05-01T00:00:00Z'))!;
+    expect(reopened.reason).toMatch(/^reopened: close_time moved to 2026-12-01T00:00:00\.000Z in question file .*q\.yaml$/);
+  });
+});
