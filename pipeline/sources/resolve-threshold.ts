@@ -21,7 +21,8 @@
  * for yoy/mom the comparison value was published by then too. A missing observation or FRED's "."
  * leaves the question open, listed in `skipped` with a reason starting "not yet published" (a "."
  * followed by a published later period is a skipped period and says so; a comparison value that
- * was "." on the release day can never change, and the reason says the question cannot resolve). A spec
+ * was "." or missing on the release day can never change, and the reason says the question cannot
+ * resolve). A spec
  * whose observation_date is after `now` is skipped without a request (a period cannot be
  * published before it starts). An observation_date the series does not have (a monthly series
  * dated 2026-09-30) is told apart once a later period is published: its reason says so instead
@@ -176,7 +177,15 @@ export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: s
     const lag = valueAsOf(data, lagDate, day);
     const what = spec.transform === 'yoy_pct' ? 'year-earlier' : 'month-earlier';
     if (!lag) {
-      return { ok: false, reason: `not yet published: no ${id} ${what} observation for ${lagDate} as of ${day} (is observation_date a date of this series?)` };
+      // Fixed for good too (the day is the first release's): a weekly series dated by its
+      // weekday has no observation on the same day of the month a year earlier.
+      const when = spec.transform === 'yoy_pct' ? 'a year' : 'a month';
+      return {
+        ok: false,
+        reason:
+          `cannot compute ${spec.transform}: no ${id} ${what} observation dated ${lagDate} in FRED on ${day}, when ${spec.observation_date} was first published ` +
+          `(the same day of the month ${when} earlier is not a date of this series): the question cannot resolve as written`,
+      };
     }
     if (lag.value === null) {
       // Fixed for good: the comparison value is the one current on the first release's day.

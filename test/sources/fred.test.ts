@@ -467,3 +467,27 @@ describe('a period the agency never published (FRED\'s "." for October 2025, the
     }
   });
 });
+
+describe('a weekly series dated by its week (ICSA: Saturdays)', () => {
+  // ICSA (initial claims, weekly, ending Saturday) dates every week by its Saturday, so the same
+  // day a year earlier is no date of the series: 2026-10-03 is a Saturday, 2025-10-03 a Friday.
+  const WEEKLY: Vintage[] = [
+    { date: '2025-09-27', value: '218000', realtime_start: '2025-10-02', realtime_end: '9999-12-31' },
+    { date: '2025-10-04', value: '224000', realtime_start: '2025-10-09', realtime_end: '9999-12-31' },
+    { date: '2026-10-03', value: '231000', realtime_start: '2026-10-08', realtime_end: '9999-12-31' },
+  ];
+
+  it('a YoY whose year-earlier date is not one of the series cannot resolve, and says so rather than "not yet published" for ever', async () => {
+    const weekly = await startFredReplay({ apiKey: KEY, today: '2026-11-21', series: { ICSAW: WEEKLY } });
+    try {
+      const r = await resolveThresholdQuestions([spec('ICSAW', '2026-10-03', 'yoy_pct', '>', 0)], ctx({ baseUrl: weekly.url }));
+      expect(r.resolutions).toEqual([]);
+      expect(r.skipped.map((s) => s.reason)).toEqual([
+        'cannot compute yoy_pct: no ICSAW year-earlier observation dated 2025-10-03 in FRED on 2026-10-08, when 2026-10-03 was first published ' +
+          '(the same day of the month a year earlier is not a date of this series): the question cannot resolve as written',
+      ]);
+    } finally {
+      await weekly.close();
+    }
+  });
+});
