@@ -346,7 +346,9 @@ export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFil
     r.questions.forEach((q, index) => {
       const other = owner.get(q.question_id!);
       if (other !== undefined) {
-        throw new QuestionFileError(file, null, index, q.venue_market_id, 'id', `duplicate id (also defined in ${other})`);
+        // the line as for every other error of an entry (YAML): the file is read again, on this error only
+        const line = fileSource(file).lineOf(['questions', index, 'id']);
+        throw new QuestionFileError(file, line, index, q.venue_market_id, 'id', `duplicate id (also defined in ${other})`);
       }
       owner.set(q.question_id!, file);
     });

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -238,7 +238,19 @@ describe('loadQuestionFiles', () => {
     writeFileSync(join(dir, 'a.yaml'), stringify({ questions: [entry()] }));
     writeFileSync(join(dir, 'b.yaml'), stringify({ questions: [entry()] }));
     const e = errorOf(() => loadQuestionFiles(dir, { now: NOW }));
-    expect(e.message).toBe(`${join(dir, 'b.yaml')}: questions[0] (id "u3"): id: duplicate id (also defined in ${join(dir, 'a.yaml')})`);
+    expect(e.message).toBe(`${join(dir, 'b.yaml')}:2: questions[0] (id "u3"): id: duplicate id (also defined in ${join(dir, 'a.yaml')})`);
+  });
+
+  it("an id in two files names the second file's line in YAML, as every other error of an entry does (it had none)", () => {
+    const { dir, cleanup } = tempDir('quorum-qdir-');
+    cleanups.push(cleanup);
+    writeFileSync(join(dir, 'a.yaml'), stringify({ questions: [entry({ id: 'u3' })] }));
+    writeFileSync(join(dir, 'b.yaml'), stringify({ questions: [entry({ id: 'other' }), entry({ id: 'u3' })] }));
+    const e = errorOf(() => loadQuestionFiles(dir, { now: NOW }));
+    const line = readFileSync(join(dir, 'b.yaml'), 'utf8').split('\n').findIndex((l) => /id: u3$/.test(l)) + 1;
+    expect(line).toBeGreaterThan(1);
+    expect([e.file, e.line, e.index, e.id, e.field]).toEqual([join(dir, 'b.yaml'), line, 1, 'u3', 'id']);
+    expect(e.message).toBe(`${join(dir, 'b.yaml')}:${line}: questions[1] (id "u3"): id: duplicate id (also defined in ${join(dir, 'a.yaml')})`);
   });
 
   it('the bundled data/questions directory loads; the directory comes from QUORUM_QUESTIONS_DIR', () => {
