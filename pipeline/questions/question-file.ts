@@ -9,7 +9,7 @@
  * (index and id) and the field. Pure apart from reading the file; the output depends only on the
  * file's contents, its path and `opts.now`.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
@@ -323,15 +323,29 @@ export function parseQuestionFile(path: string, opts: { now: Date }): QuestionFi
 const QUESTION_FILE_EXTS = new Set(['.yaml', '.yml', '.json']);
 
 /**
+ * A symbolic link to a file is a file here: a Kubernetes ConfigMap mounts each of its files as a
+ * link (`q.yaml -> ..data/q.yaml`), and those were skipped without a word (QA). A link to a
+ * directory or to nothing is not.
+ */
+function isFileTarget(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false; // a loop of links, a target not readable
+  }
+}
+
+/**
  * Parses every `.yaml`, `.yml` and `.json` file of `dir` (not recursive, in name order; other
- * files such as README.md are skipped). All-or-nothing: the first bad file throws. An id used in
+ * files such as README.md are skipped; a symbolic link to a file counts as one). All-or-nothing:
+ * the first bad file throws. An id used in
  * two files is an error naming both. A missing directory is an error.
  */
 export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFileResult & { files: string[] } {
   let names: string[];
   try {
     names = readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isFile() && QUESTION_FILE_EXTS.has(extname(d.name).toLowerCase()))
+      .filter((d) => QUESTION_FILE_EXTS.has(extname(d.name).toLowerCase()) && (d.isFile() || (d.isSymbolicLink() && isFileTarget(join(dir, d.name)))))
       .map((d) => d.name)
       .sort();
   } catch (e) {

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -230,6 +230,22 @@ describe('loadQuestionFiles', () => {
     expect(r.files).toEqual([join(dir, 'a.yml'), join(dir, 'b.json')]);
     expect(r.questions.map((q) => q.question_id)).toEqual(['quorum:a1', 'quorum:a2', 'quorum:b1']);
     expect(r.specs).toHaveLength(3);
+  });
+
+  it('reads a question file that is a symbolic link (a Kubernetes ConfigMap mounts each file so); a link to a directory or nowhere is no file', () => {
+    const { dir: real, cleanup: c1 } = tempDir('quorum-qdir-real-');
+    const { dir, cleanup: c2 } = tempDir('quorum-qdir-');
+    cleanups.push(c1, c2);
+    // as a ConfigMap volume lays it out: q.yaml -> ..data/q.yaml, ..data -> ..2026_11_27_15_00_00.123
+    mkdirSync(join(real, '..2026_11_27_15_00_00.123'));
+    writeFileSync(join(real, '..2026_11_27_15_00_00.123', 'q.yaml'), stringify({ questions: [entry({ id: 'linked' })] }));
+    symlinkSync('..2026_11_27_15_00_00.123', join(real, '..data'));
+    symlinkSync(join(real, '..data', 'q.yaml'), join(dir, 'q.yaml'));
+    symlinkSync(real, join(dir, 'dir.yaml'));
+    symlinkSync(join(real, 'missing.yaml'), join(dir, 'dangling.yaml'));
+    const r = loadQuestionFiles(dir, { now: NOW });
+    expect(r.files).toEqual([join(dir, 'q.yaml')]);
+    expect(r.questions.map((q) => q.question_id)).toEqual(['quorum:linked']);
   });
 
   it('an id in two files is an error naming both', () => {
