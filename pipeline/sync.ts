@@ -330,7 +330,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
   // 2. Operators' question files (a bad file is reported, not fatal to the venues).
   let specs: Awaited<ReturnType<typeof loadQuestionFiles>>['specs'] = [];
   try {
-    const files = loadQuestionFiles(opts.questionsDir, { now: opts.now });
+    const files = loadQuestionFiles(opts.questionsDir, { now: opts.now, keepGoing: true });
     specs = files.specs;
     const rows = await onlyNewLifecycle(conn, opts.root, { questions: files.questions, lifecycle_events: files.lifecycle_events }, { keepFirstActive: true });
     // (both read the stored questions through the raw views as they were before this step wrote:
@@ -341,9 +341,13 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     if (versions.length > 0) {
       written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
     }
-    const removed = await removedQuestions(conn, files.questions);
+    // a rejected file's questions are not "no longer in any file": no warning while one is
+    const removed = files.rejected.length > 0 ? [] : await removedQuestions(conn, files.questions);
     if (removed.length > 0) log.warn({ questions: removed }, 'open question-file questions no longer in any file');
-    reports.push(report('question-files', written, [], null, null, removed.length > 0 ? [removedWarning(removed)] : []));
+    // each bad file is left out, its error reported; the others' questions are imported and resolved
+    for (const e of files.rejected) log.error({ err: e }, 'question file rejected');
+    const error = files.rejected.length === 0 ? null : files.rejected.map((e) => e.message).join('; ');
+    reports.push(report('question-files', written, [], error, null, removed.length > 0 ? [removedWarning(removed)] : []));
   } catch (err) {
     log.error({ err }, 'question files rejected');
     reports.push(report('question-files', {}, [], (err as Error).message));

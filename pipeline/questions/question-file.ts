@@ -338,10 +338,15 @@ function isFileTarget(path: string): boolean {
 /**
  * Parses every `.yaml`, `.yml` and `.json` file of `dir` (not recursive, in name order; other
  * files such as README.md are skipped; a symbolic link to a file counts as one). All-or-nothing:
- * the first bad file throws. An id used in
- * two files is an error naming both. A missing directory is an error.
+ * the first bad file throws; with `keepGoing` (the sync), a bad file is left out and its error
+ * listed in `rejected`, and the others are read (one operator's typo stopped every file's questions
+ * from being imported and resolved, QA). An id used in two files is an error naming both. A
+ * missing directory is an error either way.
  */
-export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFileResult & { files: string[] } {
+export function loadQuestionFiles(
+  dir: string,
+  opts: { now: Date; keepGoing?: boolean },
+): QuestionFileResult & { files: string[]; rejected: QuestionFileError[] } {
   let names: string[];
   try {
     names = readdirSync(dir, { withFileTypes: true })
@@ -352,20 +357,29 @@ export function loadQuestionFiles(dir: string, opts: { now: Date }): QuestionFil
     const code = (e as NodeJS.ErrnoException).code;
     throw new QuestionFileError(dir, null, null, null, null, code === 'ENOENT' ? 'questions directory not found' : `cannot read directory: ${(e as Error).message}`);
   }
-  const out: QuestionFileResult & { files: string[] } = { questions: [], lifecycle_events: [], specs: [], created_at_defaulted: [], files: [] };
+  const out: QuestionFileResult & { files: string[]; rejected: QuestionFileError[] } = {
+    questions: [], lifecycle_events: [], specs: [], created_at_defaulted: [], files: [], rejected: [],
+  };
   const owner = new Map<string, string>();
   for (const name of names) {
     const file = join(dir, name);
-    const r = parseQuestionFile(file, opts);
-    r.questions.forEach((q, index) => {
-      const other = owner.get(q.question_id!);
-      if (other !== undefined) {
-        // the line as for every other error of an entry (YAML): the file is read again, on this error only
-        const line = fileSource(file).lineOf(['questions', index, 'id']);
-        throw new QuestionFileError(file, line, index, q.venue_market_id, 'id', `duplicate id (also defined in ${other})`);
-      }
-      owner.set(q.question_id!, file);
-    });
+    let r: QuestionFileResult;
+    try {
+      r = parseQuestionFile(file, opts);
+      r.questions.forEach((q, index) => {
+        const other = owner.get(q.question_id!);
+        if (other !== undefined) {
+          // the line as for every other error of an entry (YAML): the file is read again, on this error only
+          const line = fileSource(file).lineOf(['questions', index, 'id']);
+          throw new QuestionFileError(file, line, index, q.venue_market_id, 'id', `duplicate id (also defined in ${other})`);
+        }
+      });
+    } catch (e) {
+      if (!opts.keepGoing || !(e instanceof QuestionFileError)) throw e;
+      out.rejected.push(e);
+      continue;
+    }
+    for (const q of r.questions) owner.set(q.question_id!, file);
     // Element by element: a spread of a file's rows overflows the stack past ~100,000 of them.
     for (const q of r.questions) out.questions.push(q);
     for (const e of r.lifecycle_events) out.lifecycle_events.push(e);

@@ -117,3 +117,40 @@ describe('an edited close_time that reopens a closed question-file question', ()
     expect(reopened.reason).toMatch(/^reopened: close_time moved to 2026-12-01T00:00:00\.000Z in question file .*q\.yaml$/);
   });
 });
+
+describe('a bad question file among good ones', () => {
+  it("is reported, and the other files' questions are still imported and resolved (one typo stopped them all)", async () => {
+    const { questionsDir, sync, rows } = setup('one-bad');
+    writeFileSync(
+      join(questionsDir, 'a-good.yaml'),
+      `questions:
+  - id: good-one
+    title: LATESER above 1 in October 2026
+    resolution_criteria: LATESER 2026-10-01 above 1
+    created_at: 2026-06-01
+    close_time: 2026-10-15
+    resolution: {source: fred, series_id: LATESER, observation_date: 2026-10-01, transform: level, operator: ">", threshold: 1}
+`,
+    );
+    writeFileSync(
+      join(questionsDir, 'b-bad.yaml'),
+      `questions:
+  - id: bad-one
+    title: A typo below
+    resolution_criteria: LATESER 2026-10-01 above 1
+    close_time: 2026-10-15
+    resolution: {source: fred, series_id: LATESER, observation_date: 2026-10-01, transform: level, operator: ">", threshhold: 1}
+`,
+    );
+    const report = await sync(new Date('2026-11-20T00:00:00Z'));
+    const files = report.sources.find((s) => s.source === 'question-files')!;
+    expect(files.ok).toBe(false);
+    expect(files.error).toBe(`${join(questionsDir, 'b-bad.yaml')}:6: questions[0] (id "bad-one"): resolution.threshold: missing required field`);
+    expect(files.written).toMatchObject({ questions: 1 });
+    expect(report.status).toBe('partial');
+    const fredReport = report.sources.find((s) => s.source === 'fred')!;
+    expect(fredReport).toMatchObject({ ok: true, written: { resolutions: 1 } });
+    expect((await rows('questions')).map((q) => q.question_id)).toEqual(['quorum:good-one']);
+    expect((await rows('resolutions')).map((r) => [r.question_id, r.outcome])).toEqual([['quorum:good-one', 1]]);
+  });
+});
