@@ -179,12 +179,27 @@ const getAt = (root: unknown, path: PropertyKey[]): unknown =>
 
 /** Turns the first zod issue of an entry into a QuestionFileError. */
 function entryError(file: string, src: Source, index: number, entry: unknown, error: z.ZodError): QuestionFileError {
-  const issue = error.issues[0]!;
-  let path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  const keyPath = (i: z.core.$ZodIssue) => i.path.filter((p): p is string | number => typeof p !== 'symbol');
+  const isMissing = (i: z.core.$ZodIssue) => {
+    const p = keyPath(i);
+    const parent = getAt(entry, p.slice(0, -1));
+    return p.length > 0 && (parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, p.at(-1)!));
+  };
+  // A misspelt field (threshhold) explains the correct one missing (threshold) better than
+  // "missing required field" does, which named a field the operator never wrote (QA).
+  const misspelt = error.issues.find(
+    (u) => u.code === 'unrecognized_keys' && error.issues.some((m) => isMissing(m) && keyPath(m).slice(0, -1).join('.') === keyPath(u).join('.')),
+  );
+  const issue = misspelt ?? error.issues[0]!;
+  let path = keyPath(issue);
   let reason = issue.message;
   if (issue.code === 'unrecognized_keys') {
+    const here = path.join('.');
+    const missing = error.issues.filter((m) => isMissing(m) && keyPath(m).slice(0, -1).join('.') === here).map((m) => String(keyPath(m).at(-1)));
     path = [...path, issue.keys[0]!];
-    reason = `unknown field${issue.keys.length > 1 ? ` (also: ${issue.keys.slice(1).join(', ')})` : ''}`;
+    const also = issue.keys.length > 1 ? `also: ${issue.keys.slice(1).join(', ')}` : null;
+    const notes = [also, missing.length ? `missing here: ${missing.join(', ')}` : null].filter((x) => x !== null);
+    reason = `unknown field${notes.length ? ` (${notes.join('; ')})` : ''}`;
   } else {
     const value = getAt(entry, path);
     const parent = getAt(entry, path.slice(0, -1));

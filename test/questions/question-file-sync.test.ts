@@ -145,7 +145,7 @@ describe('a bad question file among good ones', () => {
     const report = await sync(new Date('2026-11-20T00:00:00Z'));
     const files = report.sources.find((s) => s.source === 'question-files')!;
     expect(files.ok).toBe(false);
-    expect(files.error).toBe(`${join(questionsDir, 'b-bad.yaml')}:6: questions[0] (id "bad-one"): resolution.threshold: missing required field`);
+    expect(files.error).toBe(`${join(questionsDir, 'b-bad.yaml')}:6: questions[0] (id "bad-one"): resolution.threshhold: unknown field (missing here: threshold)`);
     expect(files.written).toMatchObject({ questions: 1 });
     expect(report.status).toBe('partial');
     const fredReport = report.sources.find((s) => s.source === 'fred')!;

@@ -206,6 +206,15 @@ describe('parseQuestionFile: errors name the file, the entry and the field', () 
     expect(e.reason).toMatch(reason);
   });
 
+  it('a misspelt field is named as unknown, not as the correct field missing (the error pointed at the name the operator had not written)', () => {
+    const { threshold: _, ...rest } = entry().resolution as Record<string, unknown>;
+    const e = errorOf(() => parseQuestionFile(yamlFile([entry({ resolution: { ...rest, threshhold: 3 } })]), { now: NOW }));
+    expect([e.field, e.reason]).toEqual(['resolution.threshhold', 'unknown field (missing here: threshold)']);
+    const { close_time: __, ...noClose } = entry();
+    const e2 = errorOf(() => parseQuestionFile(yamlFile([{ ...noClose, close_tiem: '2027-01-01' }]), { now: NOW }));
+    expect([e2.field, e2.reason]).toEqual(['close_tiem', 'unknown field (missing here: close_time)']);
+  });
+
   it('a file without a questions list', () => {
     expect(errorOf(() => parseQuestionFile(writeFile('a.yaml', 'question: []\n'), { now: NOW })).message).toMatch(/a\.yaml:1: question: unknown top-level field/);
     expect(errorOf(() => parseQuestionFile(writeFile('b.yaml', 'foo\n'), { now: NOW })).message).toMatch(/b\.yaml(:1)?: expected a mapping with a "questions" list/);
