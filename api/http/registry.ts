@@ -207,11 +207,12 @@ const EXPOSED_HEADERS_VALUE = EXPOSED_HEADERS.join(',');
  */
 export const MAX_FRESH_SECONDS = 60;
 
-function cacheControl(services: ApiServices, publicRead: boolean): string {
+/** `shared`: a shared cache may keep the answer (a public read asked without a key). */
+function cacheControl(services: ApiServices, shared: boolean): string {
   const next = services.nextRunAt();
-  if (!next) return `${publicRead ? 'public' : 'private'}, no-cache`;
+  if (!next) return `${shared ? 'public' : 'private'}, no-cache`;
   const s = Math.min(MAX_FRESH_SECONDS, Math.max(0, Math.floor((next.getTime() - Date.now()) / 1000)));
-  return `${publicRead ? 'public' : 'private'}, max-age=${s}`;
+  return `${shared ? 'public' : 'private'}, max-age=${s}`;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -284,13 +285,16 @@ function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHan
       return;
     }
     const reqKey = stableKey(input);
+    // A keyed answer carries that key's quota headers (RateLimit): private to caches, though its
+    // body is everyone's (QA: public, so a shared cache could hand one key's quota to every reader).
+    const shared = publicRead && authOf(res).keyId === null;
     const current = services.snapshots.currentId;
     if (current !== null) {
       const hit = services.cache.get(ResponseCache.key(current, def.id, reqKey));
-      if (hit) return sendCached(req, res, hit, cacheControl(services, publicRead));
+      if (hit) return sendCached(req, res, hit, cacheControl(services, shared));
     }
     await services.snapshots.withSnapshot(async (snap) => {
-      sendCached(req, res, await fillCache(def, snap, input, reqKey, ctx), cacheControl(services, publicRead));
+      sendCached(req, res, await fillCache(def, snap, input, reqKey, ctx), cacheControl(services, shared));
     });
   };
 }

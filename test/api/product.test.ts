@@ -322,6 +322,26 @@ describe('caching: ETag, 304, Cache-Control until the next run, a minute at most
     }
   });
 
+  it('a keyed request to a public read is private to caches: its answer carries the key\'s quota headers (QA: public, max-age=60, so a shared cache could hand one key\'s RateLimit to every reader)', async () => {
+    const tmp = await fixtureDir();
+    // (a schedule, so the answers say max-age: the next run an hour away)
+    const s = await serve(tmp.dir, { limits: { proPerDay: 5 }, schedule: '0 * * * *' });
+    try {
+      const { key } = newKey(tmp.dir, 'pro');
+      for (const p of ['/api/predictions/accuracy', '/api/events/service_stats/']) {
+        const anonymous = await get(s, p);
+        expect(anonymous.res.headers.get('cache-control'), p).toMatch(/^public, (max-age=\d+|no-cache)$/);
+        const keyed = await get(s, p, auth.x(key)); // the cached body, its second reader
+        expect(keyed.res.headers.get('ratelimit'), p).toMatch(/"pro";r=\d+;/);
+        expect(keyed.res.headers.get('cache-control'), p).toMatch(/^private, (max-age=\d+|no-cache)$/);
+        expect(keyed.text).toBe(anonymous.text);
+      }
+    } finally {
+      await s.close();
+      await tmp.cleanup();
+    }
+  });
+
   it('a new snapshot is a new ETag (the cache is per snapshot)', async () => {
     const tmp = await fixtureDir();
     const s = await serve(tmp.dir);
