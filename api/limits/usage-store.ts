@@ -166,15 +166,16 @@ export class UsageStore {
     this.#dirty = false;
     const day = this.#day;
     const body = JSON.stringify({ version: 1, date: day, keys: Object.fromEntries(this.#keys) });
-    this.#writing = writeFileAtomic(this.#file(day), body, 0o644)
+    const writing: Promise<void> = writeFileAtomic(this.#file(day), body, 0o644)
       .catch((err: unknown) => {
         this.#dirty = true;
         this.#logger.error({ err }, 'usage flush failed');
       })
       .finally(() => {
-        this.#writing = null;
+        if (this.#writing === writing) this.#writing = null;
       });
-    await this.#writing;
+    this.#writing = writing;
+    await writing;
   }
 
   /** Stops the timer, waits for a running flush, then writes the final counts. */
@@ -192,6 +193,20 @@ export class UsageStore {
     const now = this.#now();
     if (now < this.#dayEndsAt) return;
     this.flush();
+    // A periodic flush of the closing day still under way renames its older counts over the ones
+    // just written: once it is done, the day's final counts are written again (QA).
+    const inFlight = this.#writing;
+    if (inFlight) {
+      const [day, keys] = [this.#day, this.#keys];
+      const rewrite: Promise<void> = inFlight
+        .then(() => {
+          this.#writeDay(day, keys);
+        })
+        .finally(() => {
+          if (this.#writing === rewrite) this.#writing = null;
+        });
+      this.#writing = rewrite;
+    }
     this.#day = utcDay(now);
     this.#dayEndsAt = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
     this.#keys = this.#load(this.#day);
@@ -219,15 +234,21 @@ export class UsageStore {
   }
 
   #write(day: string, keys: Map<string, KeyUsage>): void {
+    if (this.#writeDay(day, keys)) this.#dirty = false;
+  }
+
+  /** Writes `day`'s counters (synchronous, atomic); false when it failed (logged). */
+  #writeDay(day: string, keys: Map<string, KeyUsage>): boolean {
     try {
       writeFileAtomicSync(
         this.#file(day),
         JSON.stringify({ version: 1, date: day, keys: Object.fromEntries(keys) }),
         0o644,
       );
-      this.#dirty = false;
+      return true;
     } catch (err) {
       this.#logger.error({ err }, 'usage flush failed');
+      return false;
     }
   }
 }

@@ -209,4 +209,24 @@ describe('usage store', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a periodic flush still writing when the UTC day ends cannot overwrite the day\'s final counts with older ones (QA)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-usage-roll-'));
+    try {
+      let now = Date.parse('2025-04-01T23:59:59Z');
+      const u = new UsageStore(dir, { logger: silentLogger(), flushMs: 0, now: () => now });
+      u.count('key_a', 'requests');
+      const periodic = u.flushAsync(); // writes 1 request, asynchronously
+      u.count('key_a', 'requests');
+      u.count('key_a', 'requests');
+      now += 2000; // the day ends while that write is under way: its final counts are written at once
+      expect(u.get('key_a').requests).toBe(0);
+      await periodic;
+      await u.close();
+      const day1 = JSON.parse(await readFile(path.join(dir, 'state', 'usage', '2025-04-01.json'), 'utf8'));
+      expect(day1.keys.key_a.requests).toBe(3);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
