@@ -10,7 +10,7 @@ import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { languageKey, languageTag } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
-import { booleanSetting, decimalNumber, setVariables, unknownVariables, wholeNumber } from './env.ts';
+import { booleanSetting, decimalNumber, settingIssue, setVariables, unknownVariables, wholeNumber } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
 
 const modeList = z
@@ -250,11 +250,10 @@ export class ConfigError extends Error {
 
 /** Reads and validates the configuration; throws ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
-  const parsed = EnvSchema.safeParse(
-    setVariables(env),
-  );
+  const given = setVariables(env);
+  const parsed = EnvSchema.safeParse(given);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    const lines = parsed.error.issues.map((i) => `  ${settingIssue(i, given)}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;

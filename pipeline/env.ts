@@ -49,14 +49,31 @@ export function booleanSetting() {
     .transform((s) => s === '1' || s === 'true' || s === 'yes' || s === 'on');
 }
 
+/** Settings whose values are credentials: a message about one never shows its value. */
+const CREDENTIAL = /_(TOKEN|KEY|SECRET)$/;
+
+/**
+ * One bad setting as every loader says it: the variable, what is wrong and the value it was given
+ * (`PORT: expected a whole number (digits only), got "8O80"`); an item of a list (QUORUM_MODES,
+ * QUORUM_VENUES, …) is named by its place. QA: the messages named the variable only
+ * (`QUORUM_MODES.1: Invalid option`), so a value set in a unit file or a compose file far from the
+ * terminal had to be looked up to see what was refused. A credential's value is never shown.
+ */
+export function settingIssue(issue: { path: readonly PropertyKey[]; message: string }, given: Record<string, string | undefined>): string {
+  const name = String(issue.path[0] ?? '(root)');
+  const value = given[name];
+  if (value === undefined) return `${name}: ${issue.message}`;
+  const item = typeof issue.path[1] === 'number' ? ` (item ${issue.path[1] + 1} of the list)` : '';
+  if (CREDENTIAL.test(name)) return `${name}: ${issue.message}${item} (value not shown, ${value.length} characters)`;
+  const quoted = JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
+  return issue.message.includes(quoted) ? `${name}: ${issue.message}${item}` : `${name}: ${issue.message}${item}, got ${quoted}`;
+}
+
 export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const set = setVariables(env);
   const given = Object.fromEntries(Object.keys(schema.shape).flatMap((k) => (set[k] === undefined ? [] : [[k, set[k]]])));
   const parsed = schema.safeParse(given);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${String(issue.path[0])}: ${issue.message}`);
-  }
+  if (!parsed.success) throw new Error(settingIssue(parsed.error.issues[0]!, given));
   return parsed.data;
 }
 

@@ -3,7 +3,7 @@
  * pipeline/config.ts: a bad value is an error naming the variable.
  */
 import { z } from 'zod';
-import { booleanSetting, decimalNumber, setVariables, wholeNumber } from '../env.ts';
+import { booleanSetting, decimalNumber, settingIssue, setVariables, wholeNumber } from '../env.ts';
 
 const EventsEnv = z.object({
   /** consensus.updated: the headline consensus moved at least this much (probability points). */
@@ -62,9 +62,10 @@ export interface WebhooksConfig {
 /** Reads and validates the events settings; throws an Error naming each bad variable. */
 export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsConfig {
   // (an empty value is unset, as in every loader: pipeline/env.ts)
-  const parsed = EventsEnv.safeParse(setVariables(env));
+  const given = setVariables(env);
+  const parsed = EventsEnv.safeParse(given);
   if (!parsed.success) {
-    const msg = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const msg = parsed.error.issues.map((i) => settingIssue(i, given)).join('; ');
     throw new Error(`invalid events configuration: ${msg}`);
   }
   const e = parsed.data;

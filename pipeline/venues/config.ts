@@ -33,7 +33,7 @@ import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
 import { DEFAULT_BACKFILL, type BackfillOptions } from './core.ts';
 import { VENUES, type DiscoveryFilters, type Venue } from './types.ts';
-import { decimalNumber, setVariables, wholeNumber } from '../env.ts';
+import { decimalNumber, settingIssue, setVariables, wholeNumber } from '../env.ts';
 
 export interface VenueRate {
   requestsPerInterval: number;
@@ -111,9 +111,10 @@ export function rateFromRps(perSecond: number): VenueRate {
 
 /** Reads and validates the venue configuration; throws VenueConfigError naming each bad variable. */
 export function loadVenueConfig(env: NodeJS.ProcessEnv = process.env): VenueConfig {
-  const parsed = EnvSchema.safeParse(setVariables(env));
+  const given = setVariables(env);
+  const parsed = EnvSchema.safeParse(given);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    const lines = parsed.error.issues.map((i) => `  ${settingIssue(i, given)}`);
     throw new VenueConfigError(`invalid venue configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;

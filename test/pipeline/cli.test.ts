@@ -10,6 +10,7 @@ import { quorum, quorumAsync, quorumProcess, REPO, serveOutcome } from '../helpe
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock, withImportLock } from '../../pipeline/warehouse/lock.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
+import { settingIssue } from '../../pipeline/env.ts';
 import { structureDir } from '../../pipeline/structure/definitions.ts';
 import { loadStructureConfig } from '../../pipeline/structure/stage.ts';
 import { parseAsOf } from '../../pipeline/cli/as-of.ts';
@@ -208,6 +209,24 @@ describe('quorum run', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/QUORUM_SCHEDULE/);
     expect(r.stderr).toMatch(/QUORUM_HEADLINE_MODES/);
+  });
+
+  it('a bad setting is named with the value it was given, by every loader (QA: "PORT: expected a whole number (digits only)", "QUORUM_MODES.1: Invalid option", the value nowhere); a credential\'s value is never shown', () => {
+    const dir = join(tmp.dir, 'values-named');
+    for (const [args, name, value, said] of [
+      [['run'], 'PORT', '8O80', 'PORT: expected a whole number (digits only), got "8O80"'],
+      [['run'], 'QUORUM_MODES', 'blind,Informed', 'QUORUM_MODES: Invalid option: expected one of "blind"|"informed"|"augmented" (item 2 of the list), got "blind,Informed"'],
+      [['sync'], 'QUORUM_VENUES', 'polymarket,kalshy', '(item 2 of the list), got "polymarket,kalshy"'],
+      [['sync'], 'QUORUM_EVENTS_POLL_MS', '5s', 'QUORUM_EVENTS_POLL_MS: expected a whole number (digits only), got "5s"'],
+      [['run'], 'QUORUM_HEALTH_COVERAGE_DEGRADED', '50', 'QUORUM_HEALTH_COVERAGE_DEGRADED: Too big: expected number to be <=1, got "50"'],
+      [['serve'], 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', '1e4', 'QUORUM_EXPORT_IDLE_TIMEOUT_MS: expected a whole number (digits only), got "1e4"'],
+    ] as const) {
+      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none', [name]: value }, 60_000);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain(said);
+    }
+    expect(settingIssue({ path: ['QUORUM_METACULUS_TOKEN'], message: 'bad' }, { QUORUM_METACULUS_TOKEN: 'abc123' })).toBe('QUORUM_METACULUS_TOKEN: bad (value not shown, 6 characters)');
+    expect(existsSync(dir)).toBe(false);
   });
 
   it("refuses a stage's bad setting at start, before any model call (QA: the run failed after paying for 2,048 calls)", () => {

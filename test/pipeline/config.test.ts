@@ -40,7 +40,7 @@ describe('reasoning languages (QUORUM_LANGS, QUORUM_LANG)', () => {
   });
 
   it('a well-formed code that names no language (a typo: fe for fr) is refused, naming it (QA)', () => {
-    expect(() => loadConfig({ QUORUM_LANGS: 'en,fe' })).toThrow(/QUORUM_LANGS\.1: unknown language "fe"/);
+    expect(() => loadConfig({ QUORUM_LANGS: 'en,fe' })).toThrow(/QUORUM_LANGS: unknown language "fe" \(ISO 639 codes like en, fr, pt-BR\) \(item 2 of the list\), got "en,fe"/);
     expect(() => loadConfig({ QUORUM_LANG: 'zz' })).toThrow(/QUORUM_LANG: unknown language "zz"/);
     // ISO 639-2/3 codes and regions are languages
     expect(loadConfig({ QUORUM_LANGS: 'haw,yue,en-GB,pt-BR' }).langs).toEqual(['haw', 'yue', 'en-GB', 'pt-BR']);
