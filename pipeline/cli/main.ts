@@ -18,7 +18,7 @@
  * cut short count as failed.
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage, unknownVariables } from '../env.ts';
@@ -211,6 +211,19 @@ importCommand
     }),
   );
 
+/**
+ * `run --resume <run_id>`: the run exists, and no --as-of is given beside it, checked before the
+ * data directory is marked (the run checks both again under its lock). QA: a mistyped id, or a
+ * mistyped QUORUM_DATA_DIR, was refused only after FORMAT was written, so a directory that did not
+ * exist was made, holding FORMAT alone.
+ */
+async function resumableRunExists(dataDir: string, runId: string, asOf: Date | undefined): Promise<void> {
+  if (asOf) throw new Error('--resume <run_id> and --as-of cannot be combined: a resumed run keeps its own as-of');
+  if (!existsSync(dataDir)) throw new Error(`no run with id ${runId}: the data directory ${dataDir} does not exist (QUORUM_DATA_DIR)`);
+  const [{ withConnection }, { findRunToResume }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../forecast/runs.ts')]);
+  await withConnection((conn) => findRunToResume(conn, dataDir, runId));
+}
+
 program
   .command('run')
   .description('run the pipeline once (forecast, score, publish)')
@@ -222,6 +235,7 @@ program
   .action((opts: { asOf?: Date; scoreOnly?: boolean; resume?: boolean | string; budgetUsd?: number }) =>
     guarded(async () => {
       const { config, logger } = await setupChecked();
+      if (typeof opts.resume === 'string') await resumableRunExists(config.dataDir, opts.resume, opts.asOf);
       markDataDir(config);
       const [{ runPipeline }, { createProgress }] = await Promise.all([import('../run.ts'), import('../forecast/progress.ts')]);
       const controller = new AbortController();

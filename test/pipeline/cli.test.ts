@@ -1,6 +1,6 @@
 /** The real `quorum` CLI: bad input is rejected with a clear message and writes nothing. */
 import { afterAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
@@ -201,6 +201,23 @@ describe('quorum run', () => {
       expect(r.stderr).toMatch(/another run is in progress/);
     } finally {
       release();
+    }
+  });
+
+  it('--resume with a run id that is not there, or with --as-of, is refused before anything is written (QA: a new data directory was made, holding FORMAT alone)', () => {
+    const empty = join(tmp.dir, 'resume-empty');
+    mkdirSync(empty, { recursive: true });
+    for (const [dir, args, said] of [
+      [join(tmp.dir, 'resume-missing'), ['--resume', 'r20260101T000000Z-abcdefgh'], 'no run with id r20260101T000000Z-abcdefgh: the data directory'],
+      [join(tmp.dir, 'resume-as-of'), ['--resume', 'r20260101T000000Z-abcdefgh', '--as-of', '2026-01-01'], '--resume <run_id> and --as-of cannot be combined'],
+      [empty, ['--resume', 'r20260101T000000Z-abcdefgh'], `no run with id r20260101T000000Z-abcdefgh in ${empty}`],
+    ] as const) {
+      const r = quorum(['run', ...args], { QUORUM_DATA_DIR: dir, QUORUM_VENUES: 'none' }, 60_000);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain(said);
+      expect(r.stdout).toBe('');
+      if (dir === empty) expect(readdirSync(dir)).toEqual([]);
+      else expect(existsSync(dir), `run made ${dir}`).toBe(false);
     }
   });
 
