@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 
 /** The provider label stored on every forecast and call row of the bundled simulator. */
@@ -134,11 +135,17 @@ export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[]
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ModelsConfigError(`models file ${path}: not valid JSON (${(err as Error).message})`);
+    throw new ModelsConfigError(`models file ${path}: not valid JSON (${withLine((err as Error).message, text)})`);
   }
   const parsed = modelsFileSchema.safeParse(json);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${formatPath(i.path)}: ${i.message}`);
+    const lineOf = jsonLines(text);
+    const lines = parsed.error.issues.map((i) => {
+      // an unknown key is reported at the key itself, a missing one at its entry
+      const at = i.code === 'unrecognized_keys' && i.keys[0] ? [...i.path, i.keys[0]] : i.path;
+      const line = lineOf(at);
+      return `  ${formatPath(at)}${line === null ? '' : ` (line ${line})`}: ${i.message}`;
+    });
     throw new ModelsConfigError(`models file ${path}: invalid\n${lines.join('\n')}`);
   }
   return parsed.data.models.map((entry, i) => {
@@ -210,7 +217,43 @@ function trimSlash(s: string): string {
   return s.replace(/\/+$/, '');
 }
 
-function formatPath(path: PropertyKey[]): string {
+/**
+ * Node 20's JSON.parse says where a syntax error is as a character offset ("at position 234"):
+ * the line and column are added (Node 22 gives them itself). QA: a trailing comma in a models file
+ * of 40 lines was "position 1187", to be counted by hand.
+ */
+function withLine(message: string, text: string): string {
+  const at = /at position (\d+)/.exec(message);
+  if (!at || /\bline \d+/.test(message)) return message;
+  const before = text.slice(0, Number(at[1])).split('\n');
+  return `${message}, line ${before.length} column ${before.at(-1)!.length + 1}`;
+}
+
+/**
+ * The line of the value at a path of a models file (JSON read as YAML, of which it is a subset,
+ * for the positions), or of the nearest enclosing one: a missing field is reported at its entry.
+ * QA: a schema error named `models[3].timeout_ms`, no line, in a file of many entries.
+ */
+function jsonLines(text: string): (path: readonly PropertyKey[]) => number | null {
+  const lineCounter = new LineCounter();
+  let doc: ReturnType<typeof parseDocument> | null = null;
+  try {
+    doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  } catch {
+    doc = null;
+  }
+  return (path) => {
+    if (!doc) return null;
+    for (let p = path.filter((k): k is string | number => typeof k !== 'symbol'); ; p = p.slice(0, -1)) {
+      const node = p.length === 0 ? doc.contents : doc.getIn(p, true);
+      const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+      if (range) return lineCounter.linePos(range[0]).line;
+      if (p.length === 0) return null;
+    }
+  };
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(root)';
   return path
     .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))

@@ -88,13 +88,35 @@ describe('loadModelsConfig', () => {
       /temprature/,
     );
     expect(() => loadModelsConfig({ file: file('dup.json', { models: [good, good] }), env })).toThrow(
-      /models\[1\]\.id: duplicate model id/,
+      /models\[1\]\.id \(line 1\): duplicate model id/,
     );
     expect(() => loadModelsConfig({ file: file('broken.json', '{"models": ['), env })).toThrow(/not valid JSON/);
     expect(() => loadModelsConfig({ file: join(dir, 'absent.json'), env })).toThrow(/absent\.json: cannot be read/);
     expect(() => loadModelsConfig({ file: file('url.json', { models: [{ ...good, base_url: 'ftp://x' }] }), env })).toThrow(
       /models\[0\]\.base_url/,
     );
+  });
+
+  it('names the line of each problem: a syntax error, a bad, unknown or missing field (QA: "at position 1187", or a field path alone, to be counted out by hand)', () => {
+    const env = { TEST_OPENAI_KEY: 'k' };
+    const { price_out_per_mtok: _missing, ...noPrice } = good;
+    // As an operator writes it: two-space indent, one field a line (data/models.example.json's layout).
+    const text = JSON.stringify({ models: [good, { ...good, id: 'b', max_concurrency: 0, temprature: 1 }, { ...noPrice, id: 'c' }] }, null, 2);
+    const lineOf = (needle: string, from = 0) => text.split('\n').findIndex((l, i) => i >= from && l.includes(needle)) + 1;
+    const second = lineOf('"id": "b"');
+    let msg = '';
+    try {
+      loadModelsConfig({ file: file('lines.json', text), env });
+    } catch (err) {
+      msg = (err as Error).message;
+    }
+    expect(msg).toContain(`models[1].max_concurrency (line ${lineOf('"max_concurrency": 0')}): Too small`);
+    expect(msg).toContain(`models[1].temprature (line ${lineOf('"temprature"')}): Unrecognized key`);
+    expect(msg).toContain(`models[2].price_out_per_mtok (line ${lineOf('{', second + 1)}): Invalid input`); // missing: its entry's line
+    // A trailing comma (JSON.parse in Node 20 says only "at position N").
+    const comma = text.replace('"price_out_per_mtok": 2\n', '"price_out_per_mtok": 2,\n');
+    const line = comma.split('\n').findIndex((l) => l.includes('"price_out_per_mtok": 2,')) + 2;
+    expect(() => loadModelsConfig({ file: file('comma.json', comma), env })).toThrow(new RegExp(`not valid JSON \\(.*line ${line} column \\d+`));
   });
 
   it('loads the documented example when its keys are set', () => {
