@@ -18,7 +18,8 @@
  * cut short count as failed.
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { nearestExisting } from '../fs/paths.ts';
 import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage, unknownVariables } from '../env.ts';
@@ -53,8 +54,21 @@ function setup(): { config: QuorumConfig; logger: Logger } {
   return { config, logger };
 }
 
-/** A command about to write the data directory marks it with this version's format. */
+/**
+ * A command about to write the data directory marks it with this version's format. One it cannot
+ * write (or make) is refused first, naming QUORUM_DATA_DIR (QA: `quorum run`, `sync` and `import`
+ * stopped with "EACCES: permission denied, mkdir '<dir>'" or "…, open '<dir>/run.lock'", naming no
+ * setting, as `serve` no longer does: api/state-paths.ts).
+ */
 function markDataDir(config: QuorumConfig): void {
+  const existing = nearestExisting(config.dataDir);
+  try {
+    accessSync(existing, constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const what = existing === config.dataDir ? existing : `${existing} (to make ${config.dataDir})`;
+    throw new ConfigError(`invalid configuration:\n  QUORUM_DATA_DIR: ${config.dataDir} is not writable by this process (${code} on ${what}); nothing was written`);
+  }
   checkDataFormat(config.dataDir, { mark: true });
 }
 

@@ -60,6 +60,31 @@ describe.skipIf(BOUND === null)('quorum serve and its data directory permissions
     chmodSync(dir, 0o755);
   });
 
+  it('run, sync and import refuse a data directory they cannot write (or make), naming QUORUM_DATA_DIR; nothing is written (QA: "EACCES: permission denied, mkdir" or "open \'<dir>/run.lock\'", naming no setting)', async () => {
+    chmodAll(tmp.dir, true);
+    const parent = join(tmp.dir, 'read-only');
+    const existing = join(parent, 'data');
+    spawnSync('mkdir', ['-p', existing]);
+    chmodSync(existing, 0o555);
+    chmodSync(parent, 0o555);
+    const fresh = join(parent, 'fresh');
+    const cbo = join(REPO, 'data', 'sample', 'cbo-budget-projections');
+    try {
+      for (const args of [['run', '--score-only'], ['sync'], ['import', 'claims', 'cbo', cbo]]) {
+        for (const [data, on] of [[existing, existing], [fresh, `${parent} (to make ${fresh})`]] as const) {
+          const r = await serveOutcome(boundQuorum(args, { QUORUM_DATA_DIR: data, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' }));
+          expect(r.status, `${args[0]}: ${r.stderr}`).toBe(1);
+          expect(r.stderr).toContain(`invalid configuration:\n  QUORUM_DATA_DIR: ${data} is not writable by this process (EACCES on ${on}); nothing was written`);
+        }
+      }
+      expect(readdirSync(existing)).toEqual([]);
+      expect(readdirSync(parent)).toEqual(['data']);
+    } finally {
+      chmodSync(parent, 0o755);
+      chmodSync(existing, 0o755);
+    }
+  });
+
   it('the warehouse itself may be read-only: raw/, snapshots/ and CURRENT are only read', async () => {
     const data = join(tmp.dir, 'warehouse');
     const run = quorum(['run'], { QUORUM_DATA_DIR: data, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' }, 180_000);
