@@ -175,6 +175,13 @@ async function guarded(body: () => Promise<number | void>): Promise<void> {
   }
 }
 
+// A reader of stdout that has gone (`quorum sync --json | head -c 100`, a `jq` that failed) is not
+// the command's failure: what it prints is dropped and it ends with its own exit code. QA: an
+// unhandled EPIPE stack trace, exit 1, after a sync had written everything and succeeded.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+});
+
 /** package.json's version (`quorum --version`, `-V`). */
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

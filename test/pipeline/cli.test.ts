@@ -144,6 +144,21 @@ describe('the quorum command', () => {
     }
   });
 
+  it('a reader of stdout that has gone is not a failure: the command ends with its own exit code, no EPIPE stack (QA: `quorum sync --json | true` exited 1 with an unhandled EPIPE after the sync succeeded)', async () => {
+    const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), 'sync', '--json'], {
+      cwd: REPO,
+      env: { ...process.env, LOG_LEVEL: 'warn', QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', QUORUM_DATA_DIR: join(tmp.dir, 'epipe') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.destroy(); // the reader is gone before anything is printed
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const status = await new Promise((resolve) => child.on('close', resolve));
+    expect(status, stderr).toBe(0);
+    expect(stderr).not.toMatch(/EPIPE|    at /);
+    expect(existsSync(join(tmp.dir, 'epipe', 'raw', 'questions'))).toBe(true); // the sync did its work
+  });
+
   it('--version prints package.json\'s version (it was an unknown option)', () => {
     const r = quorum(['--version'], {});
     expect(r.status, r.stderr).toBe(0);
