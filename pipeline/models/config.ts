@@ -149,7 +149,9 @@ export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[]
     throw new ModelsConfigError(`models file ${path}: invalid\n${lines.join('\n')}`);
   }
   return parsed.data.models.map((entry, i) => {
-    const apiKey = opts.env[entry.api_key_env];
+    // Trimmed, and blank is unset, as every variable is read (pipeline/env.ts): a key of spaces was
+    // accepted at start, and every call of every run was refused (401) by the provider (QA).
+    const apiKey = opts.env[entry.api_key_env]?.trim();
     if (!apiKey) {
       throw new ModelsConfigError(
         `models file ${path}: models[${i}] (${entry.id}): environment variable ${entry.api_key_env} is not set`,

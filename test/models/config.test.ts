@@ -54,10 +54,13 @@ describe('loadModelsConfig', () => {
     expect(models[1]!.provider).toBe('local');
   });
 
-  it('names the missing API key variable', () => {
+  it('names the missing (or blank) API key variable', () => {
     const p = file('nokey.json', { models: [good] });
     expect(() => loadModelsConfig({ file: p, env: {} })).toThrow(ModelsConfigError);
     expect(() => loadModelsConfig({ file: p, env: {} })).toThrow(/TEST_OPENAI_KEY is not set/);
+    // blank is unset, as for every variable; a key is read trimmed
+    expect(() => loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: '  ' } })).toThrow(/TEST_OPENAI_KEY is not set/);
+    expect(loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: 'sk-abc\r' } })[0]!.apiKey).toBe('sk-abc');
   });
 
   it('names the file and the bad field', () => {
