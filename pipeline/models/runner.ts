@@ -36,7 +36,8 @@
  * | connection refused / reset              | failed  | network          | 3                  |
  * | content not JSON, or an empty 200 body  | failed  | invalid_json     | 2 (asked again)    |
  * | JSON that violates the schema           | failed  | schema_violation | 2                  |
- * | finish_reason "length"                  | failed  | truncated        | 2                  |
+ * | finish_reason "length" (Mistral: also   | failed  | truncated        | 2                  |
+ * | "model_length")                         |         |                  |                    |
  * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
  * | refusal set, or finish_reason           | failed  | refused          | 1 (not asked again)|
  * |   "content_filter", or the prompt       |         |                  |                    |
@@ -924,8 +925,11 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
   // the request with an error): recorded as invalid_json "empty reply", its code and reason lost (QA review).
   const inChoice = errorInBody(choice);
   if (inChoice) return inChoice;
-  if (choice.finish_reason === 'length') {
-    return { ok: false, kind: 'truncated', message: 'reply stopped at the token limit (finish_reason "length")' };
+  // Mistral's "model_length" is the model's context length reached (its ChatCompletionChoice enum;
+  // the Vercel AI SDK maps it to length): the same cut reply (QA: it was invalid_json).
+  const finish = choice.finish_reason as string | null;
+  if (finish === 'length' || finish === 'model_length') {
+    return { ok: false, kind: 'truncated', message: `reply stopped at the token limit (finish_reason "${finish}")` };
   }
   const refusal = choice.message?.refusal;
   if (refusal) return { ok: false, kind: 'refused', message: `model refused: ${refusal}` };

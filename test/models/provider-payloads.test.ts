@@ -234,6 +234,15 @@ describe('runner: real provider payloads', () => {
     expect(out.forecasts).toEqual([]);
   });
 
+  it('Mistral\'s finish_reason "model_length" (the context length reached: mistralai\'s ChatCompletionChoice enum; the Vercel AI SDK maps it to length) is truncated, as "length" is, not invalid_json', async () => {
+    const cut = completion('{"probability": 0.62, "reasoning": "The latest polling sh', { finish: 'model_length' });
+    const model = await modelAnswering([json(cut), json(cut)]);
+    const { calls, forecasts } = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(forecasts).toEqual([]);
+    expect(calls[0]).toMatchObject({ status: 'failed', error_kind: 'truncated', attempts: 2 });
+    expect(calls[0]!.error_message).toMatch(/model_length/);
+  });
+
   it('a refusal (content null, refusal set) is recorded as refused, with its text, and not asked again', async () => {
     // the refusal as OpenAI sends it (openai-node tests/lib/ChatCompletionStream.test.ts snapshot)
     const model = await modelAnswering([json(completion(null, { message: { refusal: "I'm very sorry, but I can't assist with that request." } }))]);
