@@ -967,6 +967,9 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
  */
 function errorInBody(completion: unknown): (Outcome & { ok: false }) | null {
   const e = (completion as { error?: unknown } | null)?.error;
+  // Ollama's error shape is a bare string ({"error": "model \"x\" not found"}): its text is the reason
+  // (QA: recorded as "reply has no choices").
+  if (typeof e === 'string' && e.trim() !== '') return { ok: false, kind: kindOfStatus(undefined), message: `error in a status-200 reply: ${e.trim()}` };
   if (!e || typeof e !== 'object') return null;
   const { code, message, metadata } = e as { code?: unknown; message?: unknown; metadata?: { provider_name?: unknown; raw?: unknown } };
   const status = typeof code === 'number' ? code : typeof code === 'string' ? Number(code) : NaN;

@@ -164,6 +164,13 @@ describe('runner: real provider payloads', () => {
     expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'server_error', attempts: 2, cost_usd: null, tokens_in: null });
   });
 
+  it('an error given as a string in a status-200 body (Ollama\'s error shape, {"error": "..."}, docs/api.md "Errors") keeps its reason (QA: "reply has no choices")', async () => {
+    const model = await modelAnswering([json({ error: 'model "llama3.1" not found, try pulling it first' })]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', attempts: 2, cost_usd: null });
+    expect(out.calls[0]!.error_message).toBe('error in a status-200 reply: model "llama3.1" not found, try pulling it first');
+  });
+
   it("an error object sent with status 200 (OpenRouter, once the model started) keeps the provider's code and reason", async () => {
     // openrouter.ai/docs/errors: "the returned HTTP response status will be 200 and any error occurred while the
     // LLM is producing the output will be emitted in the response body", {error: {code, message, metadata}};
