@@ -80,7 +80,7 @@ describe('loadModelsConfig', () => {
     // 3000000000 ms was accepted and every call of the model failed in a millisecond, "no valid reply within
     // the 3000000000 ms deadline"
     const p = file('huge-timeout.json', { models: [{ ...good, timeout_ms: 3_000_000_000 }] });
-    expect(() => loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: 'k' } })).toThrow(/models\[0\]\.timeout_ms: .*2147483647/);
+    expect(() => loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: 'k' } })).toThrow(/models\[0\]\.timeout_ms \(line \d+\): .*2147483647/);
     const ok = file('long-timeout.json', { models: [{ ...good, timeout_ms: 2_147_483_647 }] });
     expect(loadModelsConfig({ file: ok, env: { TEST_OPENAI_KEY: 'k' } })[0]!.timeout_ms).toBe(2_147_483_647);
   });
