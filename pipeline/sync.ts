@@ -168,7 +168,10 @@ const sameValue = (a: unknown, b: unknown): boolean => {
  * another series or threshold, and a moved close_time never reached runs or the API. An edit that
  * moves a passed close_time of an unresolved question ahead again reopens it: an `active` lifecycle
  * event at this sync, as a venue's reopened market gets (QA: its lifecycle's last state stayed
- * `closed` while it was active and forecast again). Reads the raw views the caller created.
+ * `closed` while it was active and forecast again). So is an unresolved question whose lifecycle's
+ * last state is `closed` while its file's close_time is ahead, edited or not at this sync: an older
+ * version wrote the extended close without that event, and it stayed closed after the upgrade (QA
+ * upgrade pass). Reads the raw views the caller created.
  */
 async function editedQuestionVersions(
   conn: DuckDBConnection,
@@ -184,16 +187,22 @@ async function editedQuestionVersions(
     })).map((q) => [q.question_id, q]),
   );
   const defaulted = new Set(files.created_at_defaulted);
+  // closed in the lifecycle now: reopened whenever the file's close is ahead, edited at this sync or
+  // before (an older version wrote the extended close without the reopening event: QA upgrade pass)
+  const closed = new Set(
+    (await queryFile<{ question_id: string }>(conn, 'pipeline/closed_questions.sql', { ids: listValue(rows.map((q) => String(q.question_id))) })).map((r) => r.question_id),
+  );
   const out: Record<string, unknown>[] = [];
   for (const q of rows) {
     const old = stored.get(String(q.question_id));
     if (!old) continue;
     const next = defaulted.has(String(q.question_id)) ? { ...q, created_at: old.created_at === null ? null : new Date(String(old.created_at)) } : q;
-    if (EDITABLE.every((f) => sameValue(next[f], old[f]))) continue;
-    out.push({ ...next, ingested_at: opts.now });
+    const edited = !EDITABLE.every((f) => sameValue(next[f], old[f]));
+    if (edited) out.push({ ...next, ingested_at: opts.now });
     const was = old.close_time === null ? null : new Date(String(old.close_time)).getTime();
     const close = next.close_time as Date;
-    if (was !== null && was <= opts.now.getTime() && close.getTime() > opts.now.getTime()) {
+    const passed = edited && was !== null && was <= opts.now.getTime();
+    if ((passed || closed.has(String(q.question_id))) && close.getTime() > opts.now.getTime()) {
       const origin = String(next.origin).replace(/^question-file:/, '');
       reopened.push({ question_id: String(q.question_id), state: 'active', at: opts.now, reason: `reopened: close_time moved to ${close.toISOString()} in question file ${origin}` });
     }

@@ -11,6 +11,7 @@ import { startFredReplay, type FredReplay } from '../fixtures/fred/replay-server
 import { newRunId, rawGlob, runDate } from '../../pipeline/warehouse/layout.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { syncAll, type SyncReport } from '../../pipeline/sync.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { silentLogger } from '../../pipeline/log.ts';
 import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
 
@@ -55,7 +56,7 @@ function setup(name: string) {
       db.closeSync();
     }
   };
-  return { questionsDir, sync, rows };
+  return { questionsDir, sync, rows, dataDir };
 }
 
 describe('lifecycle of a question-file question across syncs', () => {
@@ -114,6 +115,34 @@ describe('an edited close_time that reopens a closed question-file question', ()
       ['active', '2026-05-01T00:00:00.000Z'],
     ]);
     const reopened = (await rows('lifecycle_events')).find((e) => e.state === 'active' && (e.at as Date).getTime() === Date.parse('2026-05-01T00:00:00Z'))!;
+    expect(reopened.reason).toMatch(/^reopened: close_time moved to 2026-12-01T00:00:00\.000Z in question file .*q\.yaml$/);
+  });
+
+  it('is active again after an upgrade when an older version wrote the extended close without reopening it (its lifecycle stayed closed)', async () => {
+    const { questionsDir, sync, rows, dataDir } = setup('extended-before-upgrade');
+    writeFileSync(join(questionsDir, 'q.yaml'), file('2026-03-01'));
+    await sync(new Date('2026-02-01T00:00:00Z'));
+    await sync(new Date('2026-04-01T00:00:00Z')); // closed
+    // What 9c62793's sync wrote for the operator's edit: the new version, no lifecycle event (QA upgrade pass)
+    writeFileSync(join(questionsDir, 'q.yaml'), file('2026-12-01'));
+    const [stored] = await rows('questions');
+    const olderSync = new Date('2026-05-01T00:00:00Z');
+    await withConnection((conn) =>
+      appendRaw(conn, dataDir, 'questions', [{ ...stored, close_time: new Date('2026-12-01T00:00:00Z'), ingested_at: olderSync }], { runId: newRunId(olderSync), runDate: runDate(olderSync) }, { key: ['question_id', 'ingested_at'] }),
+    );
+    // the upgraded version's first sync: the file is as stored, so no edit, but the lifecycle is closed while the close is ahead
+    const report = await sync(new Date('2026-06-01T00:00:00Z'));
+    expect(report.sources.find((s) => s.source === 'question-files')!.written).toMatchObject({ lifecycle_events: 1 });
+    await sync(new Date('2026-06-02T00:00:00Z')); // nothing new
+    const events = (await rows('lifecycle_events')).map((e) => [String(e.state), (e.at as Date).toISOString()]).sort((a, b) => a[1]!.localeCompare(b[1]!));
+    expect(events).toEqual([
+      ['active', '2026-01-01T00:00:00.000Z'],
+      ['proposed', '2026-02-01T00:00:00.000Z'],
+      ['closed', '2026-03-01T00:00:00.000Z'],
+      ['active', '2026-06-01T00:00:00.000Z'],
+    ]);
+    expect(events.length).toBe(4);
+    const reopened = (await rows('lifecycle_events')).find((e) => e.state === 'active' && (e.at as Date).getTime() === Date.parse('2026-06-01T00:00:00Z'))!;
     expect(reopened.reason).toMatch(/^reopened: close_time moved to 2026-12-01T00:00:00\.000Z in question file .*q\.yaml$/);
   });
 });
