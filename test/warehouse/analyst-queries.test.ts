@@ -1,0 +1,114 @@
+/**
+ * The README's DuckDB examples ("The warehouse, for analysts"), run as an analyst runs them: read
+ * from README.md, `data/warehouse` replaced by a temp warehouse, against raw parts of two shapes.
+ *
+ * Raw tables gain columns across versions within one data format (forecasts' `condition`, issue
+ * 13; sources' `description`/`attribution`, issue 11), so a warehouse a newer version wrote into
+ * holds parts without them. DuckDB's `read_parquet` over several files takes the first file's
+ * columns unless `union_by_name = true`: the older part sorts first (its run_date is earlier),
+ * `condition` silently vanished from the README's raw forecasts query, and a scenario's
+ * conditional forecast read as one more forecast of its question (QA: the pipeline's own raw
+ * views use union_by_name; the documented query did not).
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { runDate } from '../../pipeline/warehouse/layout.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
+import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
+import { toPlain } from '../../pipeline/warehouse/values.ts';
+import { fixture, forecasts, publish, question, writeRaw, type Fixture } from '../structure/helpers.ts';
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+/** The statements of the ```sql blocks of the README's analysts' section. */
+function analystStatements(): string[] {
+  const start = README.indexOf('## The warehouse, for analysts');
+  const end = README.indexOf('\n## ', start + 1);
+  const section = README.slice(start, end);
+  const blocks = [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  return blocks
+    .join('\n')
+    .split(';')
+    .map((s) => s.replace(/--[^\n]*/g, '').trim())
+    .filter(Boolean);
+}
+
+const OLD_AT = new Date('2025-12-01T00:00:00Z');
+const NEW_AT = new Date('2026-01-10T00:00:00Z');
+
+describe("the README's analyst queries", () => {
+  let f: Fixture;
+  let current: string;
+  beforeAll(async () => {
+    f = fixture();
+    await writeRaw(f.dataDir, { questions: [question('manifold:a1', 'first unrelated heron')] });
+    // A part of an older version: raw forecasts before the `condition` column (issue 13).
+    const oldDir = join(f.dataDir, 'raw', 'forecasts', 'run_date=2025-12-01', 'run_id=r20251201T000000Z-oldshape');
+    mkdirSync(oldDir, { recursive: true });
+    const oldColumns = Object.entries(RAW_TABLES.forecasts.columns).filter(([c]) => c !== 'condition');
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    const select = oldColumns
+      .map(([c, t]) =>
+        c === 'run_id' ? `'r20251201T000000Z-oldshape'::${t} AS ${c}`
+        : c === 'question_id' ? `'manifold:a1'::${t} AS ${c}`
+        : c === 'model' ? `'m' || i AS ${c}`
+        : c === 'mode' ? `'augmented' AS ${c}`
+        : c === 'created_at' ? `TIMESTAMP '2025-12-01 00:00:00' AS ${c}`
+        : c === 'probability' ? `0.1 * i AS ${c}`
+        : c === 'lang' ? `'en' AS ${c}`
+        : `NULL::${t} AS ${c}`,
+      )
+      .join(', ');
+    await conn.run(`COPY (SELECT ${select} FROM range(1, 5) AS r(i)) TO '${join(oldDir, 'part-1-00000000.parquet')}' (FORMAT parquet)`);
+    conn.closeSync();
+    db.closeSync();
+    // This version's part: four forecasts and a scenario's conditional forecast of the same question.
+    const runId = 'r20260110T000000Z-newshape';
+    const rows = [...forecasts(runId, 'manifold:a1', NEW_AT, [0.6, 0.7, 0.5, 0.4]), { ...forecasts(runId, 'manifold:a1', NEW_AT, [0.95])[0], condition: 'some-scenario:2:1' }];
+    await withConnection((c) => appendRaw(c, f.dataDir, 'forecasts', rows, { runId, runDate: runDate(NEW_AT) }));
+    await publish(f, new Date('2026-01-15T00:00:00Z'));
+    current = readCurrent(f.dataDir)!;
+  });
+  afterAll(() => f.cleanup());
+
+  async function run(sql: string): Promise<{ columns: string[]; rows: Record<string, any>[] }> {
+    const text = sql.replaceAll('data/warehouse/', `${f.dataDir}/`).replaceAll('<id from CURRENT>', current);
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      const reader = await conn.runAndReadAll(text);
+      return { columns: reader.columnNames(), rows: reader.getRowObjectsJS().map((r) => toPlain(r) as Record<string, any>) };
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  }
+
+  it('every example runs', async () => {
+    const statements = analystStatements();
+    expect(statements.length).toBeGreaterThanOrEqual(2);
+    for (const sql of statements) await expect(run(sql), sql).resolves.toBeDefined();
+  });
+
+  it("the raw forecasts query keeps the columns newer parts added and reads the models' own forecasts of every part", async () => {
+    const sql = analystStatements().find((s) => s.includes('raw/forecasts'))!;
+    const { columns, rows } = await run(sql);
+    for (const c of Object.keys(RAW_TABLES.forecasts.columns)) expect(columns, c).toContain(c);
+    expect(columns).toContain('run_date');
+    // the conditional forecast is told apart (and the README's query of the models' own forecasts leaves it out)
+    expect(rows.some((r) => r.condition === null && r.probability === 0.95)).toBe(false);
+    expect(rows.filter((r) => r.run_id === 'r20251201T000000Z-oldshape')).toHaveLength(4);
+    expect(rows.filter((r) => r.run_id === 'r20260110T000000Z-newshape' && r.condition === null)).toHaveLength(4);
+  });
+
+  it('the snapshot query reads the published accuracy table', async () => {
+    const sql = analystStatements().find((s) => s.includes('snapshots/'))!;
+    const { columns } = await run(sql);
+    expect(columns).toEqual(expect.arrayContaining(['scope', 'forecaster', 'mode', 'dimension', 'key', 'brier']));
+  });
+});
