@@ -4,6 +4,7 @@
  * data without opening a file.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifest, type SnapshotManifest } from '../../pipeline/warehouse/snapshot.ts';
@@ -38,6 +39,15 @@ describe('snapshot manifest schema', () => {
     }
     expect(first.columns!.scenario_records).toContainEqual({ name: 'probabilities', type: 'DOUBLE[]' });
     expect(first.columns!.leaderboard).toContainEqual({ name: 'brier', type: 'DOUBLE' });
+  });
+
+  it("names every field of the manifest in the README's analysts' section (QA: created_at was not)", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const start = readme.indexOf('## The warehouse, for analysts');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const from = section.indexOf("A snapshot's `manifest.json`");
+    const paragraph = section.slice(from, section.indexOf('\n\n', from));
+    for (const field of Object.keys(first)) expect(paragraph, field).toMatch(new RegExp(`\`${field}\``));
   });
 
   it('fingerprints the schema: sha256 of the columns, the same for the same shape', () => {
