@@ -106,6 +106,41 @@ describe("the README's analyst queries", () => {
     expect(rows.filter((r) => r.run_id === 'r20260110T000000Z-newshape' && r.condition === null)).toHaveLength(4);
   });
 
+  it('Hive partition columns and timestamps read as the README says', async () => {
+    const types = async (sql: string) =>
+      Object.fromEntries((await run(`DESCRIBE ${sql}`)).rows.map((r) => [r.column_name as string, r.column_type as string]));
+    // a table with run_id in its files: one run_id column (the path's value, equal to the file's), run_date a DATE
+    const f1 = await types(`SELECT * FROM read_parquet('data/warehouse/raw/forecasts/**/*.parquet', union_by_name = true)`);
+    expect(f1).toMatchObject({ run_id: 'VARCHAR', run_date: 'DATE', created_at: 'TIMESTAMP' });
+    const viaPath = await run(`SELECT run_id, count(*) AS n FROM read_parquet('data/warehouse/raw/forecasts/**/*.parquet', union_by_name = true) GROUP BY ALL ORDER BY 1`);
+    const inFiles = await run(`SELECT run_id, count(*) AS n FROM read_parquet('data/warehouse/raw/forecasts/**/*.parquet', union_by_name = true, hive_partitioning = false) GROUP BY ALL ORDER BY 1`);
+    expect(viaPath.rows).toEqual(inFiles.rows);
+    // a table without: both partition columns added from the path
+    expect(await types(`SELECT * FROM read_parquet('data/warehouse/raw/questions/**/*.parquet', union_by_name = true)`)).toMatchObject({
+      run_id: 'VARCHAR',
+      run_date: 'DATE',
+    });
+    // timestamps: naive TIMESTAMP in Parquet (not UTC-adjusted); AT TIME ZONE 'UTC' is the instant in any session
+    const file = `data/warehouse/snapshots/<id from CURRENT>/questions.parquet`;
+    const schema = await run(`SELECT logical_type FROM parquet_schema('${file}') WHERE name = 'created_at'`);
+    expect(String(schema.rows[0]!.logical_type)).toContain('isAdjustedToUTC=0');
+    expect(README.includes("AT TIME ZONE 'UTC'"), 'README: how to read the naive UTC timestamps').toBe(true);
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      await conn.run(`SET TimeZone = 'America/New_York'`);
+      const path = file.replaceAll('data/warehouse/', `${f.dataDir}/`).replaceAll('<id from CURRENT>', current);
+      const r = (await conn.runAndReadAll(
+        `SELECT epoch(created_at AT TIME ZONE 'UTC') AS utc, epoch(created_at::TIMESTAMPTZ) AS local FROM read_parquet('${path}')`,
+      )).getRowObjectsJS()[0]!;
+      expect(Number(r.utc)).toBe(Date.parse('2025-01-01T00:00:00Z') / 1000);
+      expect(Number(r.local) - Number(r.utc)).toBe(5 * 3600);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  });
+
   it('the snapshot query reads the published accuracy table', async () => {
     const sql = analystStatements().find((s) => s.includes('snapshots/'))!;
     const { columns } = await run(sql);
