@@ -185,7 +185,8 @@ SELECT d.factor_id, d.name, d.statement, d.description,
        n.level, n.level_logit, n.previous_level, n.change, n.market_level, n.gap_vs_market,
        (SELECT count(*) FROM _factor_nodes AS x WHERE x.factor_id = d.factor_id AND x.depth > 0) AS n_drivers,
        (SELECT max(x.depth) + 1 FROM _factor_nodes AS x WHERE x.factor_id = d.factor_id) AS n_levels,
-       (SELECT list_sort(list(DISTINCT l.category)) FROM factor_leaves AS l WHERE l.factor_id = d.factor_id AND l.category IS NOT NULL) AS categories,
+       -- (an empty list, not NULL, for a factor without a leaf with a category: as claim_sources' categories and the API's [])
+       coalesce((SELECT list_sort(list(DISTINCT l.category)) FROM factor_leaves AS l WHERE l.factor_id = d.factor_id AND l.category IS NOT NULL), []::VARCHAR[]) AS categories,
        (SELECT count(*) FROM factor_leaves AS l WHERE l.factor_id = d.factor_id AND l.origin = 'rule') AS n_attached_by_rules,
        n.as_of
 FROM _factor_defs AS d
