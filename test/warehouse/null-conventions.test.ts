@@ -7,8 +7,10 @@
  * happen: a factor whose rules match no question (QA: factors.categories was NULL there, while the
  * API's factor showed [] and claim_sources used []), a question never forecast, nothing resolved.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifest } from '../../pipeline/warehouse/snapshot.ts';
+import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
 import { fixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
@@ -63,5 +65,29 @@ describe('published tables: NULL, never NaN; [], never a NULL list', () => {
     }
     const found = (await snapshotRows(f.dataDir, runId, checks.join(' UNION ALL '))).filter((r) => Number(r.n) > 0);
     expect(found).toEqual([]);
+  });
+
+  it("sql/README.md names every column of every published table in the table's own section", () => {
+    const doc = readFileSync(new URL('../../sql/README.md', import.meta.url), 'utf8');
+    const sections = doc.split(/\n(?=#{2,4} )/);
+    const sectionOf = (table: string): string =>
+      sections.filter((x) => new RegExp(`\`${table}\``).test(x.split('\n', 1)[0]!)).join('\n');
+    const manifest = readManifest(f.dataDir, runId);
+    const missing: string[] = [];
+    for (const table of manifest.tables) {
+      let text = sectionOf(table);
+      expect(text, `a section of sql/README.md for ${table}`).not.toBe('');
+      // "the same columns as `x`", "Columns as `x`", "(as track_records, …)": x's section too
+      for (const m of text.matchAll(/(?:[Cc]olumns as|as) `?([a-z_]+)`?/g)) if (manifest.tables.includes(m[1]!) && m[1] !== table) text += sectionOf(m[1]!);
+      // "x_ci95_lo/hi": both
+      text = text.replace(/([a-z0-9_]+)_lo\/hi/g, '$1_lo $1_hi');
+      for (const c of manifest.columns![table]!) if (!new RegExp(`(?<![a-z0-9_])${c.name}(?![a-z0-9_])`).test(text)) missing.push(`${table}.${c.name}`);
+    }
+    expect(missing).toEqual([]);
+    // scenario_records: "the archived columns but recorded_at"
+    const records = manifest.columns!.scenario_records!.map((c) => c.name);
+    const archived = Object.keys(RAW_TABLES.scenario_archive.columns);
+    expect(archived.filter((c) => !records.includes(c))).toEqual(['recorded_at']);
+    expect(sectionOf('scenario_records')).toContain('the archived columns but `recorded_at`');
   });
 });
