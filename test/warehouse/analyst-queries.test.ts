@@ -14,10 +14,13 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../pipeline/config.ts';
+import { silentLogger } from '../../pipeline/log.ts';
+import { runPipeline } from '../../pipeline/run.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { runDate } from '../../pipeline/warehouse/layout.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
-import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
+import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
 import { fixture, forecasts, publish, question, writeRaw, type Fixture } from '../structure/helpers.ts';
@@ -145,5 +148,39 @@ describe("the README's analyst queries", () => {
     const sql = analystStatements().find((s) => s.includes('snapshots/'))!;
     const { columns } = await run(sql);
     expect(columns).toEqual(expect.arrayContaining(['scope', 'forecaster', 'mode', 'dimension', 'key', 'brier']));
+  });
+});
+
+describe('run_date partitions of a run dated before the current snapshot', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = fixture();
+    await writeRaw(f.dataDir, {
+      questions: [question('manifold:b1', 'first unrelated marten')],
+      forecasts: forecasts('r20260105T000000Z-partdate', 'manifold:b1', new Date('2026-01-05T00:00:00Z'), [0.6, 0.7, 0.5, 0.4]),
+    });
+  });
+  afterAll(() => f.cleanup());
+
+  it("the run's parts are dated at its as-of time; its events at its snapshot's as_of (the README says which)", async () => {
+    const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
+    const logger = silentLogger();
+    await runPipeline({ config, logger, scoreOnly: true, asOf: new Date('2026-02-01T00:00:00Z') });
+    const behind = await runPipeline({ config, logger, scoreOnly: true, asOf: new Date('2026-01-20T00:00:00Z') });
+    const manifest = readManifest(f.dataDir, behind.run_id);
+    expect(manifest.as_of).toBe('2026-02-01T00:00:00.000Z');
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      const parts = (await conn.runAndReadAll(`SELECT file FROM glob('${f.dataDir}/raw/*/*/run_id=${behind.run_id}/*.parquet')`))
+        .getRows()
+        .map((r) => String(r[0]).slice(f.dataDir.length + 5).split('/').slice(0, 2).join('/'));
+      expect(parts).toContain('runs/run_date=2026-01-20');
+      expect(parts).toContain('events/run_date=2026-02-01');
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+    expect(README.includes("for `events`, of the `as_of` of the snapshot"), 'README: the events partition date').toBe(true);
   });
 });
