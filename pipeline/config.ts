@@ -265,6 +265,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     return problem ? [`  ${name}: ${problem}`] : [];
   });
   if (notDirectories.length > 0) throw new ConfigError(`invalid configuration:\n${notDirectories.join('\n')}`);
+  // DuckDB reads the warehouse's Parquet parts by glob (every file of a list is a pattern too), and
+  // has no escape for a glob character: under `/srv/quorum[prod]` no part is ever found, so the
+  // first import wrote and every later read failed, "No files found that match the pattern" (QA).
+  const dataDir = resolve(e.QUORUM_DATA_DIR);
+  const globChar = /[*?[\]{}]/.exec(dataDir);
+  if (globChar) {
+    throw new ConfigError(
+      `invalid configuration:\n  QUORUM_DATA_DIR: ${dataDir} holds the glob character "${globChar[0]}" ` +
+        '(* ? [ ] { }): DuckDB reads the warehouse by glob and would find none of its files there; choose a path without one',
+    );
+  }
   // The venues' settings are read by the sync, but checked at start like the rest: a bad
   // QUORUM_VENUES would otherwise surface only when a scheduled run first syncs.
   try {
@@ -285,7 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     }
   }
   return {
-    dataDir: resolve(e.QUORUM_DATA_DIR),
+    dataDir,
     sampleDir: resolve(e.QUORUM_SAMPLE_DIR),
     questionsDir: resolve(e.QUORUM_QUESTIONS_DIR),
     port: e.PORT,
