@@ -20,7 +20,7 @@ import { runPipeline } from '../../pipeline/run.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { runDate } from '../../pipeline/warehouse/layout.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
-import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
+import { publishSnapshot, readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
 import { fixture, forecasts, publish, question, writeRaw, type Fixture } from '../structure/helpers.ts';
@@ -142,6 +142,23 @@ describe("the README's analyst queries", () => {
       conn.closeSync();
       db.closeSync();
     }
+  });
+
+  it('a snapshot being built is a directory of snapshots/ beside the published ones, and the README says how to tell it', async () => {
+    let building = '';
+    let seen: string[] = [];
+    // a build stopped half-way (it throws): nothing is published, CURRENT stays
+    const publishing = publishSnapshot(f.dataDir, 'r20260116T000000Z-building', { asOf: new Date('2026-01-16T00:00:00Z'), headlineModes: ['augmented'] }, async (dir) => {
+      building = dir;
+      await run(`COPY (SELECT 1 AS half_written) TO '${dir}/accuracy.parquet' (FORMAT parquet)`);
+      seen = (await run(`SELECT file FROM glob('data/warehouse/snapshots/*/accuracy.parquet')`)).rows.map((r) => String(r.file));
+      throw new Error('stopped');
+    });
+    await expect(publishing).rejects.toThrow('stopped');
+    expect(building.slice(f.dataDir.length)).toMatch(/^\/snapshots\/r20260116T000000Z-building\.tmp-\d+$/);
+    expect(seen).toContain(`${building}/accuracy.parquet`);
+    expect(readCurrent(f.dataDir)).toBe(current);
+    expect(README.includes('snapshots/<run_id>.tmp-<pid>/'), 'README: the snapshot being built').toBe(true);
   });
 
   it('the snapshot query reads the published accuracy table', async () => {
