@@ -12,8 +12,9 @@
  *
  * Every tick that does not run is a structured warning in the service's log: one that finds the
  * lock held (another process's run), one that comes while this process's previous run is still
- * going (node-cron's `execution:overlap`) and one node-cron missed (the event loop was blocked past
- * its tolerance: `execution:missed`). node-cron's own messages go to the same pino logger: its
+ * going (node-cron's `execution:overlap`) and one node-cron missed (`execution:missed`: one whose
+ * next tick had come too before it could run, the process paused or the clock stepped forward past
+ * both; a tick only late runs late, LATE_TICK_TOLERANCE_MS). node-cron's own messages go to the same pino logger: its
  * default logger wrote them to stderr as coloured plain text, the one non-JSON line of `quorum start`
  * (QA: a tick skipped by an overlong run was only `[NODE-CRON] [WARN] task still running, ...`,
  * which a JSON log pipeline such as `jq` rejects).
@@ -40,6 +41,15 @@ function cronLogger(logger: Logger): CronLogger {
   };
 }
 
+/**
+ * How late a tick may come and still run: always, until the next tick's time has come (node-cron
+ * runs a late tick only while the next one is still ahead; a tick whose next one has passed too is
+ * `execution:missed`). node-cron's default is 1 s: a tick that came 2 s late (the event loop busy at
+ * its time, a paused VM or throttled container, the clock stepped forward) was dropped, logged as
+ * missed, and with the default schedule the served snapshot went 8 hours without a run (QA).
+ */
+const LATE_TICK_TOLERANCE_MS = Number.MAX_SAFE_INTEGER;
+
 /** The scheduler: its next tick, and stop (which ends a scheduled run in progress gracefully). */
 export interface Scheduler {
   getNextRun(): Date | null;
@@ -64,13 +74,13 @@ export function startScheduler(config: QuorumConfig, logger: Logger): Scheduler 
         if (running === run) running = null;
       }
     },
-    { noOverlap: true, timezone: 'UTC', name: 'quorum-pipeline', logger: cronLogger(logger) },
+    { noOverlap: true, timezone: 'UTC', name: 'quorum-pipeline', logger: cronLogger(logger), missedExecutionTolerance: LATE_TICK_TOLERANCE_MS },
   );
   task.on('execution:overlap', (ctx) => {
     logger.warn({ tick: ctx.date.toISOString(), schedule: config.schedule }, 'scheduled run skipped: the previous scheduled run is still in progress');
   });
   task.on('execution:missed', (ctx) => {
-    logger.warn({ tick: ctx.date.toISOString(), schedule: config.schedule }, 'scheduled run missed: the process was too busy at its time (event loop blocked)');
+    logger.warn({ tick: ctx.date.toISOString(), schedule: config.schedule }, 'scheduled run missed: the process could not run it before the next tick came (paused, blocked, or the clock stepped forward)');
   });
   logger.info({ schedule: config.schedule }, 'scheduler started');
   return {
