@@ -3,7 +3,7 @@
  * naming the variable, and the CLI exits 1.
  */
 import { resolve } from 'node:path';
-import { validate as validateCron } from 'node-cron';
+import { validateDetailed as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
@@ -105,6 +105,35 @@ const ForecastEnv = {
   QUORUM_SIMULATOR_PRICE_OUT_PER_MTOK: decimalNumber(z.number().min(0)).default(0),
 };
 
+/** The ranges of a cron expression's fields, by node-cron's field key (cronProblem). */
+const CRON_FIELDS: Record<string, string> = {
+  second: 'second', minute: 'minute', hour: 'hour', dayOfMonth: 'day of month', month: 'month', dayOfWeek: 'week day',
+};
+const CRON_RANGES: Record<string, string> = {
+  second: '0-59', minute: '0-59', hour: '0-23', dayOfMonth: '1-31', month: '1-12 or jan-dec', dayOfWeek: '0-7 or sun-sat',
+};
+
+/**
+ * What is wrong with a cron expression (QUORUM_SCHEDULE), or null: the field and its range, with
+ * the form expected. QA: every bad one was only "not a valid cron expression", naming neither the
+ * field (`0 25 * * *`: the hour) nor the form (5 fields, UTC; a sixth, seconds, first).
+ */
+export function cronProblem(expression: string): string | null {
+  const result = validateCron(expression);
+  if (result.valid) return null;
+  const form = 'expected minute hour day-of-month month day-of-week (UTC), optionally with seconds first, e.g. "0 */4 * * *"';
+  const err = result.errors[0]!;
+  let what: string;
+  const fields = /^expected 5 or 6 fields but got (\d+)$/.exec(err.message);
+  const impossible = /^(\S+) (\S+) is an impossible day of month/.exec(err.message);
+  if (fields) what = `expected 5 fields (or 6, seconds first); got ${fields[1]}`;
+  else if (impossible) what = `day of month ${impossible[1]} never comes in month ${impossible[2]}`;
+  else if (err.field in CRON_FIELDS) what = `${CRON_FIELDS[err.field]} ${err.value} is not valid (${CRON_RANGES[err.field]})`;
+  else if (/illegal characters/.test(err.message)) what = 'it has characters a cron expression does not use';
+  else what = err.message;
+  return `"${expression}" is not a valid cron expression: ${what}; ${form}`;
+}
+
 const EnvSchema = z.object({
   ...ForecastEnv,
   // Paths and the host are trimmed: ` /srv/quorum ` was a directory named so under the current
@@ -118,7 +147,10 @@ const EnvSchema = z.object({
   QUORUM_SCHEDULE: z
     .string()
     .default('0 */4 * * *')
-    .refine((s) => validateCron(s), { message: 'not a valid cron expression' }),
+    .superRefine((s, ctx) => {
+      const problem = cronProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   QUORUM_HEADLINE_MODES: modeList.default(['augmented', 'informed', 'blind']),
   /** Scoring: a market price older than this many days at the forecast's time is no comparator. */
   QUORUM_MAX_COMPARATOR_AGE_DAYS: decimalNumber(z.number().positive().max(36_500)).default(7),

@@ -83,3 +83,27 @@ describe('reasoning languages (QUORUM_LANGS, QUORUM_LANG)', () => {
     expect(loadConfig({ QUORUM_LANGS: 'en-GB,es-419,zh-Hant,sr-Latn,zh-Hant-TW' }).langs).toEqual(['en-GB', 'es-419', 'zh-Hant', 'sr-Latn', 'zh-Hant-TW']);
   });
 });
+
+describe('the schedule (QUORUM_SCHEDULE)', () => {
+  it('a bad cron expression is refused saying which field is wrong and what is expected, not only "not a valid cron expression" (QA)', () => {
+    const message = (schedule: string) => {
+      try {
+        loadConfig({ QUORUM_SCHEDULE: schedule });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return null;
+    };
+    const form = /minute hour day-of-month month day-of-week.*UTC/;
+    expect(message('0 25 * * *')).toMatch(/QUORUM_SCHEDULE: "0 25 \* \* \*" is not a valid cron expression: hour 25 is not valid \(0-23\)/);
+    expect(message('0 25 * * *')).toMatch(form);
+    expect(message('60 * * * *')).toMatch(/minute 60 is not valid \(0-59\)/);
+    expect(message('0 0 31 4 *')).toMatch(/day of month 31 never comes in month 4/);
+    expect(message('0 */4 * *')).toMatch(/expected 5 fields \(or 6, seconds first\); got 4/);
+    expect(message('0 */4 * *')).toMatch(form);
+    expect(message('every 4 hours')).toMatch(/"every 4 hours" is not a valid cron expression/);
+    // valid ones still load
+    expect(loadConfig({ QUORUM_SCHEDULE: '*/30 * * * * *' }).schedule).toBe('*/30 * * * * *');
+    expect(loadConfig({ QUORUM_SCHEDULE: '@hourly' }).schedule).toBe('@hourly');
+  });
+});
