@@ -105,6 +105,29 @@ async function waitingForImports<T>(body: () => Promise<T>, opts: { signal?: Abo
   }
 }
 
+/**
+ * `body` (a run or the local sync of the first start), tried again while another process's run or
+ * sync holds the run lock (an operator's `quorum sync` or `quorum run`, a cron job): the first start
+ * waits for it and says so once, as it waits for another import. It failed instead (QA: `quorum
+ * run` beside a first start, and the service exited 75 "another run is in progress" before it ever
+ * served). A dead holder's lock is taken over by the next try (the lock's own rules), so there is
+ * no deadline. `signal` ends the wait: null then.
+ */
+async function waitingForRuns<T>(body: () => Promise<T>, opts: { signal?: AbortSignal; logger: Logger }): Promise<T | null> {
+  let told = false;
+  for (;;) {
+    if (opts.signal?.aborted) return null;
+    try {
+      return await body();
+    } catch (err) {
+      if (!(err instanceof RunLockedError)) throw err;
+      if (!told) opts.logger.warn({ holder: err.holder }, 'another run or sync holds the run lock: the first start waits for it to finish');
+      told = true;
+      await sleep(1_000, undefined, { signal: opts.signal }).catch(() => undefined);
+    }
+  }
+}
+
 /** Whether `err` is the import lock's wait ended by `signal` (waitingForImports). */
 function importWaitStopped(err: unknown, signal: AbortSignal | undefined): boolean {
   return err instanceof ImportLockedError && signal?.aborted === true;
@@ -185,22 +208,28 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, sig
   if (claims.length) logger.info({ claims }, 'bundled claims datasets imported (issue 11)');
   const runs: RunSummary[] = [];
   const rounds = roundFreezeTimes(config.sampleDir);
+  // Each step is judged again after a wait for the run lock: the run that held it may have made it.
+  const step = (body: () => Promise<RunSummary | null>) => waitingForRuns(body, { signal, logger });
   for (const asOf of rounds) {
+    const run = await step(async () => {
+      const due = await bootstrapRun(config, asOf, null);
+      return due === 'done' ? null : runDue(config, logger, due, asOf, signal);
+    });
+    if (run) runs.push(run);
     if (signal?.aborted) return runs;
-    const due = await bootstrapRun(config, asOf, null);
-    if (due === 'done') continue;
-    runs.push(await runDue(config, logger, due, asOf, signal));
   }
-  if (signal?.aborted) return runs;
-  const due = await bootstrapRun(config, null, rounds.at(-1) ?? null);
-  if (due !== 'done') {
-    // The "now" run is dated too (it does not sync: the sample's prices are what it scores), so the
-    // sources registry and the operators' question files (QUORUM_QUESTIONS_DIR) are brought in
-    // first, without reaching outside: the first snapshot has the question files' questions instead
-    // of waiting for the first scheduled run, hours later (QA). The venues and FRED come with that run.
+  // The "now" run is dated too (it does not sync: the sample's prices are what it scores), so the
+  // sources registry and the operators' question files (QUORUM_QUESTIONS_DIR) are brought in
+  // first, without reaching outside: the first snapshot has the question files' questions instead
+  // of waiting for the first scheduled run, hours later (QA). The venues and FRED come with that run.
+  const now = await step(async () => {
+    const due = await bootstrapRun(config, null, rounds.at(-1) ?? null);
+    if (due === 'done') return null;
     const local = await runSync(config, logger, undefined, { localOnly: true });
     if (local.status !== 'ok') logger.warn({ failed: local.failed }, 'first start: the question files were not all read (see the error above)');
-    const now = await runDue(config, logger, due, new Date(), signal);
+    return runDue(config, logger, due, new Date(), signal);
+  });
+  if (now) {
     if (imported.newest_price_observed_at) flagHistoricalPrices(now, imported.newest_price_observed_at, logger);
     runs.push(now);
   }
