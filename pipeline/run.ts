@@ -291,11 +291,21 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           summary.snapshot = manifest.run_id;
           summary.status = 'completed';
           if (behind) {
+            // A run dated now (not --as-of, not resumed) behind the snapshot: this machine's clock
+            // is behind the time a run published at. QA: a clock stepped back 3 hours made every
+            // scheduled run for 3 hours say only the words of a backfill.
+            const clockBehindH = !options.asOf && !target ? (Date.parse(previousAsOf) - asOf.getTime()) / 3_600_000 : null;
+            const clock =
+              clockBehindH === null
+                ? ''
+                : `; this run is dated now, so this machine's clock is behind the published snapshot's time by ${clockBehindH.toFixed(1)} hours: ` +
+                  'the clock was stepped back (a clock that ran ahead corrected, a restored VM), or the host that published it runs ahead; ' +
+                  'until the clock passes that time every run is scored as of it';
             const note =
               `this run is dated ${asOf.toISOString()}, before the snapshot it replaces (${previous}, as of ${previousAsOf}): ` +
               `its forecasts are in the warehouse, and its snapshot is scored as of ${previousAsOf}, so the served view does not go back in time ` +
-              '(no thesis vintage or scenario record is frozen for it)';
-            log.warn({ previous, previous_as_of: previousAsOf }, note);
+              `(no thesis vintage or scenario record is frozen for it)${clock}`;
+            log.warn({ previous, previous_as_of: previousAsOf, ...(clockBehindH === null ? {} : { clock_behind_hours: Math.round(clockBehindH * 10) / 10 }) }, note);
             summary.notes.push(note);
           }
           // A curated file naming a question the warehouse has never had (a typo, most likely): the

@@ -1,0 +1,45 @@
+/**
+ * A run dated now (a scheduled run, a plain `quorum run`) that finds the published snapshot dated
+ * after this machine's clock: the clock was stepped back (NTP correcting a clock that ran ahead, a
+ * VM restored), or the host that published it runs ahead. QA: with the served snapshot 3 hours
+ * ahead, every scheduled run for 3 hours said only "this run is dated ..., before the snapshot it
+ * replaces", the words of a backfill, and froze no thesis vintage; nothing named the clock, and
+ * /metrics showed quorum_snapshot_age_seconds -10699. The note now says what happened.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { loadConfig } from '../../pipeline/config.ts';
+import { createLogger } from '../../pipeline/log.ts';
+import { importForecastBench } from '../../pipeline/bootstrap.ts';
+import { runPipeline } from '../../pipeline/run.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { REPO } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const SAMPLE = join(REPO, 'test', 'fixtures', 'forecastbench', 'valid');
+const tmp = tempDir('quorum-clock-behind-');
+
+afterAll(async () => {
+  await closeDuckdb();
+  tmp.cleanup();
+});
+
+describe('a run dated now, behind the published snapshot', () => {
+  it("says this machine's clock is behind the snapshot's time, by how much; a backfill (--as-of) keeps its own note", async () => {
+    const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'd'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
+    const logger = createLogger('silent');
+    await importForecastBench(config, SAMPLE);
+    // Published while this host's clock ran 3 hours ahead (here: dated so directly).
+    const ahead = await runPipeline({ config, logger, asOf: new Date(Date.now() + 3 * 3_600_000) });
+    expect(ahead.status).toBe('completed');
+    const live = await runPipeline({ config, logger });
+    expect(live.status).toBe('completed');
+    const note = live.notes.find((n) => n.includes('before the snapshot it replaces'));
+    expect(note).toMatch(/this machine's clock is behind the published snapshot's time by (2\.9|3\.0) hours/);
+    expect(note).toMatch(/clock was stepped back|runs ahead/);
+    const backfill = await runPipeline({ config, logger, asOf: new Date(Date.now() - 24 * 3_600_000) });
+    const backfillNote = backfill.notes.find((n) => n.includes('before the snapshot it replaces'));
+    expect(backfillNote).toBeDefined();
+    expect(backfillNote).not.toMatch(/clock/);
+  }, 180_000);
+});
