@@ -80,8 +80,15 @@ export function isInt64Text(s: string): boolean {
 /** A BIGINT key carried as a decimal string (exact beyond 2^53), range-checked to int64. */
 export const int64String = z.string().refine(isInt64Text);
 
+/**
+ * A text key inside a cursor (a question id, a claim id): any non-empty string, as the warehouse
+ * holds it. A key names the row a page ended on, so the cursor must take back every value a list
+ * can issue, not a grammar of what ids ought to look like; it is bound as a SQL parameter.
+ */
+export const cursorKeyText = z.string().min(1).max(512);
+
 /** A question id inside a cursor. */
-export const cursorQuestionId = z.string().min(1).max(512);
+export const cursorQuestionId = cursorKeyText;
 
 // ---------------------------------------------------------------------------------------------
 // Keyset cursors of the feeds: bound to their route by kind.

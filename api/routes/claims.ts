@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellNum as num, cellStr as str, fromColumns } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
-import { assertCursorSnapshot, bigintKey, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
+import { assertCursorSnapshot, bigintKey, cursorKeyText, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { queryQuestionId } from './prediction-params.ts';
@@ -151,7 +151,9 @@ export const claimsListRoute = jsonRoute({
     const since = queryTimestamp(req, 'made_since');
     const questionId = queryQuestionId(req);
     const raw = queryString(req, 'cursor', 1024);
-    const after = raw === undefined ? null : decodeSnapshotKeyset(raw, CURSOR_KIND, z.tuple([int64String, z.string().regex(CLAIM_ID)]));
+    // the claim id as issued: Quorum's claims are named after their question, whose id is whatever its
+    // source gave (a ForecastBench id '🚀rocket', 'with space'), not the grammar of imported claim ids
+    const after = raw === undefined ? null : decodeSnapshotKeyset(raw, CURSOR_KIND, z.tuple([int64String, cursorKeyText]));
     return { limit, source, kind, resolved, madeSinceUs: since ? since.epochUs.toString() : null, questionId, after };
   },
   data: async (snap, { limit, source, kind, resolved, madeSinceUs, questionId, after }) => {
