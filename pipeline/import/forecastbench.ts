@@ -93,11 +93,24 @@ const probability = z
 // ---------------------------------------------------------------------------------------------
 // Record schemas (one per input file)
 
+/**
+ * The venue's id of a question (`<source>:` is put before it). At most 200 characters, no control
+ * character: the API's lists page by question id, and a cursor carries it (api/http/cursor.ts,
+ * 1,024 characters): a 601-character id was imported and every list that reached it issued a
+ * next_cursor it then refused (QA). ForecastBench's ids are short (numbers, slugs, tickers).
+ */
+export const MAX_MARKET_ID_LENGTH = 200;
+const marketId = z
+  .string()
+  .min(1)
+  .max(MAX_MARKET_ID_LENGTH, `at most ${MAX_MARKET_ID_LENGTH} characters`)
+  .regex(/^[^\p{Cc}]*$/u, 'a control character in the id');
+
 /** One line of questions_market.jsonl (extra keys are ignored). */
 const QuestionRecord = z.object({
   forecast_due_date: date,
   question_set: z.string().min(1),
-  id: z.string().min(1),
+  id: marketId,
   source: venue,
   question: z.string().trim().min(1, 'empty question text'),
   background: z.string(),
@@ -124,7 +137,7 @@ const numberText = z
 const ResolutionRecord = z.object({
   forecast_due_date: date,
   question_set: z.string().min(1),
-  id: z.string().min(1),
+  id: marketId,
   source: venue,
   resolution_date: date,
   resolved_to: numberText,

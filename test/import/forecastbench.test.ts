@@ -328,6 +328,13 @@ describe('bad input throws ImportError with file, line and field', () => {
   it('CSV: header missing a required column', () =>
     expectImportError(mutated(R, (t) => t.replace('resolved_to', 'value')), R, 1, 'resolved_to', /missing required column/));
   it('CSV: empty file', () => expectImportError(mutated(R, () => ''), R, 1, null, /empty file/));
+  // QA (pagination): a 601-character id was imported, and every list that pages by question id
+  // issued a next_cursor it then refused (over the cursor's length), so the walk stopped there
+  it('an id over 200 characters, or with a control character', async () => {
+    await expectImportError(mutated(Q, editLine(2, (o) => (o.id = 'x'.repeat(201)))), Q, 2, 'id', /at most 200 characters/);
+    await expectImportError(mutated(Q, editLine(3, (o) => (o.id = 'a\u0000b'))), Q, 3, 'id', /control character/);
+    await expectImportError(mutated(R, csvLine(2, (f) => ((f[2] = 'y'.repeat(201)), f))), R, 2, 'id', /at most 200 characters/);
+  });
 });
 
 describe('parseTimestamp', () => {
