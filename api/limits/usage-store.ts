@@ -41,6 +41,18 @@ const dayFileSchema = z.object({
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.json$/;
 const DAY_MS = 86_400_000;
 
+/** A key's totals of one day, as the usage history lists them. */
+type DayTotals = Omit<KeyUsage, 'routes'>;
+
+/** The closed days whose totals are kept in memory at most (the history reads 90 at most). */
+const MAX_CACHED_DAYS = 100;
+
+function dayTotals(entries: Iterable<[string, KeyUsage]>): Map<string, DayTotals> {
+  const out = new Map<string, DayTotals>();
+  for (const [id, u] of entries) out.set(id, { requests: u.requests, rejected: u.rejected, probability: u.probability });
+  return out;
+}
+
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
@@ -122,10 +134,17 @@ export class UsageStore {
     u.rejected++;
   }
 
+  /**
+   * The totals of every key on each closed day read so far (or closed by this process: from memory,
+   * its final counts). A closed day never changes, so each day file is read and parsed once: every
+   * `GET /api/usage/` (uncharged) read and parsed up to 89 files holding every key's routes (QA).
+   */
+  readonly #closedDays = new Map<string, Map<string, DayTotals>>();
+
   /** Daily totals of `keyId` for the last `days` days (today included), newest first. */
-  async history(keyId: string, days: number): Promise<Array<{ date: string } & Omit<KeyUsage, 'routes'>>> {
+  async history(keyId: string, days: number): Promise<Array<{ date: string } & DayTotals>> {
     this.#roll();
-    const out: Array<{ date: string } & Omit<KeyUsage, 'routes'>> = [];
+    const out: Array<{ date: string } & DayTotals> = [];
     const today = this.get(keyId);
     out.push({ date: this.#day, requests: today.requests, rejected: today.rejected, probability: today.probability });
     let names: string[] = [];
@@ -141,15 +160,26 @@ export class UsageStore {
       .reverse()
       .slice(0, Math.max(0, days - 1));
     for (const date of dates) {
-      try {
-        const parsed = dayFileSchema.safeParse(JSON.parse(await readFile(path.join(this.dir, `${date}.json`), 'utf8')));
-        const u = parsed.success ? parsed.data.keys[keyId] : undefined;
-        if (u) out.push({ date, requests: u.requests, rejected: u.rejected, probability: u.probability });
-      } catch {
-        // unreadable day: skipped
-      }
+      const u = (await this.#closedDay(date))?.get(keyId);
+      if (u) out.push({ date, ...u });
     }
     return out;
+  }
+
+  /** A closed day's totals per key (cached); undefined when its file is unreadable (skipped, asked again next time). */
+  async #closedDay(date: string): Promise<Map<string, DayTotals> | undefined> {
+    const cached = this.#closedDays.get(date);
+    if (cached) return cached;
+    try {
+      const parsed = dayFileSchema.safeParse(JSON.parse(await readFile(path.join(this.dir, `${date}.json`), 'utf8')));
+      if (!parsed.success) return undefined;
+      const totals = dayTotals(Object.entries(parsed.data.keys));
+      // (the day may have closed while the file was read: its totals from memory are the final ones)
+      if (!this.#closedDays.has(date) && date < this.#day) this.#closedDays.set(date, totals);
+      return this.#closedDays.get(date) ?? totals;
+    } catch {
+      return undefined; // unreadable day: skipped
+    }
   }
 
   #writing: Promise<void> | null = null;
@@ -206,6 +236,10 @@ export class UsageStore {
           if (this.#writing === rewrite) this.#writing = null;
         });
       this.#writing = rewrite;
+    }
+    this.#closedDays.set(this.#day, dayTotals(this.#keys.entries()));
+    for (const date of [...this.#closedDays.keys()].sort().slice(0, Math.max(0, this.#closedDays.size - MAX_CACHED_DAYS))) {
+      this.#closedDays.delete(date);
     }
     this.#day = utcDay(now);
     this.#dayEndsAt = (Math.floor(now / DAY_MS) + 1) * DAY_MS;

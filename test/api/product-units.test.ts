@@ -2,7 +2,7 @@
  * Units of the API product: key format and generation, header parsing, ETag matching, the
  * entitlement table, plan limits from the environment, the usage store's day files.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -205,6 +205,31 @@ describe('usage store', () => {
       expect(day2.keys.key_a.requests).toBe(1);
       const hist = await u.history('key_a', 30);
       expect(hist.map((h) => [h.date, h.requests])).toEqual([['2025-04-02', 1], ['2025-04-01', 2]]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a closed day\'s file is read once: the history answers from memory after (QA: every GET /api/usage/, uncharged, read and parsed up to 89 files of every key)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-usage-days-'));
+    try {
+      let now = Date.parse('2025-04-01T12:00:00Z');
+      const u = new UsageStore(dir, { logger: silentLogger(), flushMs: 0, now: () => now });
+      u.count('key_a', 'requests');
+      u.count('key_a', 'rejected');
+      now += 86_400_000; // 2025-04-02: the 1st closed by this process, its final counts kept
+      u.count('key_a', 'requests');
+      u.count('key_a', 'requests');
+      now += 86_400_000; // 2025-04-03
+      await u.close();
+      const v = new UsageStore(dir, { logger: silentLogger(), flushMs: 0, now: () => now });
+      const first = await v.history('key_a', 30);
+      expect(first.map((h) => [h.date, h.requests, h.rejected])).toEqual([['2025-04-03', 0, 0], ['2025-04-02', 2, 0], ['2025-04-01', 1, 1]]);
+      // the closed days' files changed behind its back (they never do): the same history, read once
+      const day1 = path.join(dir, 'state', 'usage', '2025-04-01.json');
+      await writeFile(day1, JSON.stringify({ version: 1, date: '2025-04-01', keys: { key_a: { requests: 99, rejected: 0, probability: 0, routes: {} } } }));
+      expect(await v.history('key_a', 30)).toEqual(first);
+      await v.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
