@@ -52,6 +52,8 @@ const COL = {
     'The inverse logit of the mean log-odds of the same probabilities, p clipped to [0.001, 0.999] (0–1).',
   disagreement_sd: 'Population standard deviation of the models\' probabilities in the consensus (probability units).',
   disagreement_range: 'max − min of the models\' probabilities in the consensus (probability units).',
+  disagreement_sd_logit:
+    'Population standard deviation of the models\' log-odds in the consensus, p clipped to [0.001, 0.999] (log-odds units).',
   brier: 'Brier score (p − outcome)², 0–1, lower is better.',
   log_loss: 'Log loss −ln(p\') if YES, −ln(1 − p\') if NO, p\' = p clipped to [0.001, 0.999]: in nats, 0 to 6.91, lower is better.',
 } as const;
@@ -79,6 +81,7 @@ const predictions = z
     n_models: int(DOC.n_models),
     disagreement_sd: num(COL.disagreement_sd),
     disagreement_range: num(COL.disagreement_range),
+    disagreement_sd_logit: num(COL.disagreement_sd_logit),
     consensus_at: time(`${DOC.forecast_at} null: no consensus.`),
     consensus_run_id: text('The pipeline run that made the headline consensus (null: no consensus).'),
     providers: text(`${COL.providers} null: no consensus.`),
@@ -114,6 +117,7 @@ const resolved = z
     n_models: int(DOC.n_models),
     disagreement_sd: num(COL.disagreement_sd),
     disagreement_range: num(COL.disagreement_range),
+    disagreement_sd_logit: num(COL.disagreement_sd_logit),
     market_probability: num('The market comparator: the latest price (probability of YES, 0–1) at or before forecast_at, when fresh (market_status ok); null otherwise.'),
     outcome: intNotNull(COL.outcome01),
     ai_error: num(`Brier score of the consensus: ${COL.brier}`),

@@ -8,7 +8,7 @@
  * Body: { predictions: [item], count (items on this page), total (items matching the filters
  * in this snapshot), next_cursor (null on the last page), as_of }.
  * Item: question_id, venue, venue_market_id, title, category, domain, mode, consensus,
- * consensus_median, consensus_logit_mean, n_models, disagreement {sd, range}, market_probability
+ * consensus_median, consensus_logit_mean, n_models, disagreement {sd, range, sd_logit}, market_probability
  * (the comparator: the latest price at or before forecast_at), market_observed_at, market_stale (the
  * comparator was observed more than QUORUM_MAX_PRICE_AGE_HOURS before forecast_at: a stale
  * comparison; null without a comparator), market_status (ok | stale | none: a stale comparator is
@@ -22,7 +22,7 @@ import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { providerList } from './predictions-edges.ts';
 import { queryVenue, venueParam } from './prediction-params.ts';
-import { categoryParam, count, DOC, isoTime, marketStale, published, zDays, zNum, zProb } from '../openapi/common.ts';
+import { categoryParam, count, DOC, isoTime, marketStale, published, zDays, zLogit, zNum, zProb } from '../openapi/common.ts';
 
 export const RESOLVED_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
@@ -40,7 +40,7 @@ function item(r: JsonRow): Record<string, unknown> {
     consensus_median: r.consensus_median,
     consensus_logit_mean: r.consensus_logit_mean,
     n_models: r.n_models,
-    disagreement: { sd: r.disagreement_sd, range: r.disagreement_range },
+    disagreement: { sd: r.disagreement_sd, range: r.disagreement_range, sd_logit: r.disagreement_sd_logit },
     market_probability: r.market_probability,
     market_observed_at: r.market_observed_at ?? null,
     market_stale: typeof r.market_stale === 'boolean' ? r.market_stale : null,
@@ -89,6 +89,9 @@ export const ResolvedPrediction = z
       .object({
         sd: zProb.meta({ description: 'Population standard deviation of the model probabilities.' }),
         range: zProb.meta({ description: 'max − min of the model probabilities.' }),
+        sd_logit: zLogit.meta({
+          description: 'Population standard deviation of the models\' log-odds (p clipped to [0.001, 0.999]).',
+        }),
       })
       .meta({ description: 'Cross-model disagreement of the scored consensus.' }),
     market_probability: zProb.meta({ description: 'The market comparator: the latest price at or before forecast_at.' }),

@@ -19,7 +19,7 @@
 -- stored outcome other than 0/1 fails the export rather than being rounded.
 WITH headline AS (
   SELECT c.question_id, c.mode, c.run_id, c.created_at, c.n_models, c.mean, c.median,
-         c.logit_mean, c.sd, c.range, c.providers
+         c.logit_mean, c.sd, c.range, c.sd_logit, c.providers
   FROM consensus AS c
   WHERE list_position(string_split($headline_modes, ','), c.mode) IS NOT NULL
   QUALIFY row_number() OVER (
@@ -46,6 +46,7 @@ rows AS (
     h.n_models,
     h.sd AS disagreement_sd,
     h.range AS disagreement_range,
+    h.sd_logit AS disagreement_sd_logit,
     h.created_at AS consensus_at,
     h.run_id AS consensus_run_id,
     h.providers,

@@ -20,6 +20,7 @@ SELECT
   n_models,
   disagreement_sd,
   disagreement_range,
+  disagreement_sd_logit,
   market_probability,
   outcome,
   ai_error,

@@ -10,7 +10,7 @@ CREATE OR REPLACE TABLE resolved_predictions AS
 SELECT q.question_id, q.venue, q.venue_market_id, q.title, q.category, q.domain,
        sc.mode, sc.probability AS consensus, sc.median AS consensus_median,
        sc.logit_mean AS consensus_logit_mean, sc.n_models,
-       sc.sd AS disagreement_sd, sc.range AS disagreement_range,
+       sc.sd AS disagreement_sd, sc.range AS disagreement_range, sc.sd_logit AS disagreement_sd_logit,
        sc.market_probability, sc.outcome,
        sc.brier AS ai_error, sc.market_brier AS market_error,
        sc.created_at AS forecast_at, sc.resolved_at, sc.horizon_bucket,

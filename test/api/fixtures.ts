@@ -181,7 +181,7 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
   resolved_predictions: {
     question_id: V, venue: V, venue_market_id: V, title: V, category: V, domain: V, mode: V,
     consensus: D, consensus_median: D, consensus_logit_mean: D, n_models: B, disagreement_sd: D,
-    disagreement_range: D, market_probability: D, outcome: D, ai_error: D, market_error: D,
+    disagreement_range: D, disagreement_sd_logit: D, market_probability: D, outcome: D, ai_error: D, market_error: D,
     forecast_at: TS, resolved_at: TS, horizon_bucket: V, source_slug: V, source_name: V,
     source_url: V, evidence_excerpt: V, retrieved_at: TS, providers: V, market_observed_at: TS,
     market_status: V, market_age_days: D,
@@ -422,6 +422,7 @@ export function resolvedRows(variant: 1 | 2 = 1): Row[] {
       n_models: 4,
       disagreement_sd: 0.05,
       disagreement_range: 0.12,
+      disagreement_sd_logit: 0.21,
       market_probability: i === 7 ? null : 0.55,
       // 12 h before forecast_at (fresh); q:1's 3 days before (stale under the default 48 h)
       market_observed_at: i === 7 ? null : i === 1 ? '2025-01-29 00:00:00' : '2025-01-31 12:00:00',

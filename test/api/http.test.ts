@@ -269,7 +269,7 @@ describe('GET /api/predictions/resolved', () => {
     expect(q21).toEqual({
       question_id: 'q:21', venue: 'polymarket', venue_market_id: 'm-21', title: 'Question 21', category: 'crypto',
       domain: 'crypto', mode: 'augmented', consensus: 0.6, consensus_median: 0.62, consensus_logit_mean: 0.61,
-      n_models: 4, disagreement: { sd: 0.05, range: 0.12 }, market_probability: 0.55,
+      n_models: 4, disagreement: { sd: 0.05, range: 0.12, sd_logit: 0.21 }, market_probability: 0.55,
       market_observed_at: '2025-01-31T12:00:00.000Z', market_stale: false, market_status: 'ok', market_age_days: 0.5, outcome: 1, ai_error: 0.16,
       market_error: 0.2025, forecast_at: '2025-02-01T00:00:00.000Z', resolved_at: '2025-03-28T12:00:00.000Z',
       horizon_bucket: '31-90',

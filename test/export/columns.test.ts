@@ -169,6 +169,22 @@ describe('every export serves exactly its documented columns (api/export/columns
     expect(r.text.slice(0, r.text.indexOf('\n')).split(',')).toEqual(exportColumns(table).map((c) => c.name));
   });
 
+  it.each(['predictions', 'resolved'] as const)(
+    '%s: the consensus comes with its whole disagreement (DESIGN §5: sd, range and sd of log-odds)',
+    async (table) => {
+      // The exports carried disagreement_sd and disagreement_range only, not the sd of log-odds that
+      // DESIGN §5 publishes beside every consensus (the feeds, edges and detail have it).
+      const r = await get(table, 'json');
+      expect(r.status, r.text).toBe(200);
+      const rows = JSON.parse(r.text) as Record<string, unknown>[];
+      const keys = Object.keys(rows[0]!);
+      expect(keys.indexOf('disagreement_sd_logit')).toBe(keys.indexOf('disagreement_range') + 1);
+      const withConsensus = rows.filter((row) => row.consensus !== null && (row.n_models as number) > 1);
+      expect(withConsensus.length).toBeGreaterThan(0);
+      for (const row of withConsensus) expect(row.disagreement_sd_logit, JSON.stringify(row)).toEqual(expect.any(Number));
+    },
+  );
+
   it('every column is described, and its description is more than a format note', () => {
     for (const table of EXPORT_TABLES) {
       for (const c of exportColumns(table)) {

@@ -207,6 +207,9 @@ describe('scored consensus, headline fallback, accuracy and resolved_predictions
     expect(r[0]!.consensus_median).toBeCloseTo(0.8, 12);
     expect(r[0]!.disagreement_range).toBeCloseTo(0.2, 12);
     expect(r[0]!.disagreement_sd).toBeCloseTo(0.1, 12);
+    // DESIGN §5: the sd of log-odds is published beside every consensus, the resolved list's too
+    // (it had only sd and range): population sd of logit(0.7), logit(0.9)
+    expect(r[0]!.disagreement_sd_logit).toBeCloseTo((logit(0.9) - logit(0.7)) / 2, 12);
     expect(r[0]!.ai_error).toBeCloseTo(0.04, 12);
     expect(r[0]!.market_error).toBeCloseTo(0.16, 12);
     expect(r[1]).toMatchObject({ question_id: 'Y', mode: 'informed', market_error: null });
