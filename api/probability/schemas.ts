@@ -48,7 +48,13 @@ export const ProbabilityRequest = z
         `and at most ${TIMESTAMP_MAX} in UTC.`,
       example: '2027-01-01T00:00:00Z',
     }),
-    category: z.enum(CATEGORIES).meta({ description: 'One of the nine categories.' }),
+    // Optional, as DESIGN §7 gives the body ({question, resolution_criteria?, close_date?, category?}):
+    // the prompts say "unspecified" without one, and the calibration is per model and mode, not
+    // per category (QA: a body without a category was a 400, so a partner had to classify its question first).
+    category: z
+      .enum(CATEGORIES)
+      .optional()
+      .meta({ description: 'One of the nine categories, shown to the models (optional: without one they are told it is unspecified).' }),
     market: z
       .object({
         venue: z.string().min(1).max(40).meta({ description: 'The venue of the tracked market (e.g. polymarket).' }),

@@ -363,7 +363,7 @@ export class ProbabilityService {
       url: null,
       created_at: now,
       close_time: closeAt,
-      category: req.category,
+      category: req.category ?? null,
       domain: null,
     };
     let evidence: EvidenceRow[] = [];

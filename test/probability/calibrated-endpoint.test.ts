@@ -186,7 +186,7 @@ describe('the probability endpoint with a fitted calibration', () => {
     expect(post.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/ProbabilityAnswer');
     for (const s of ['400', '401', '403', '413', '422', '429', '503']) expect(post.responses[s], s).toBeDefined();
     const req = doc.components.schemas.ProbabilityRequest;
-    expect(req.required.sort()).toEqual(['category', 'close_date', 'question']);
+    expect(req.required.sort()).toEqual(['close_date', 'question']);
     expect(req.properties.question).toMatchObject({ minLength: 10, maxLength: 1000 });
     expect(req.properties.category.enum).toHaveLength(9);
     const answer = doc.components.schemas.ProbabilityAnswer;
