@@ -7,11 +7,10 @@
  * and never served. SIGTERM/SIGINT ends the wait.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { loadConfig } from '../../pipeline/config.ts';
-import { createLogger } from '../../pipeline/log.ts';
 import { bootstrapIfEmpty, bootstrapMarkerFile } from '../../pipeline/bootstrap.ts';
 import { listRuns } from '../../pipeline/forecast/runs.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
@@ -28,24 +27,13 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      cb();
-    },
-  });
-  return { logger: createLogger('info', { destination: stream }), lines };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const waiting = (lines: Record<string, unknown>[]) => lines.filter((l) => String(l.msg).startsWith('another run or sync holds the run lock'));
 
 describe('first start beside another run', () => {
   it('waits for the run lock, says so once, then makes its runs', async () => {
     const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'wait'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLog();
     const release = acquireRunLock(config.dataDir, 'r-held-by-test');
     let settled: string | null = null;
     const started = bootstrapIfEmpty(config, logger).then(
@@ -69,7 +57,7 @@ describe('first start beside another run', () => {
 
   it('a signal ends the wait: no run is made, and bootstrap.json stays for the next start', async () => {
     const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'stopped'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLog();
     const release = acquireRunLock(config.dataDir, 'r-held-by-test');
     const stop = new AbortController();
     try {

@@ -4,8 +4,7 @@
  * tick that comes late (the event loop busy at its time) still runs.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import { capturedLog } from '../helpers/captured-log.ts';
 
 const calls: { started: number; ended: number | null }[] = [];
 let behaviour: (n: number) => Promise<unknown> = async () => ({ status: 'completed' });
@@ -25,17 +24,6 @@ vi.mock('../../pipeline/run.ts', () => ({
 const { loadConfig } = await import('../../pipeline/config.ts');
 const { startScheduler } = await import('../../pipeline/scheduler.ts');
 
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      cb();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const waitFor = async (cond: () => boolean, ms: number) => {
   const end = Date.now() + ms;
@@ -54,7 +42,7 @@ describe('scheduler ticks', () => {
       if (n === 1) throw new Error('disk full');
       return { status: 'completed' };
     };
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturedLog();
     const s = startScheduler(loadConfig({ QUORUM_SCHEDULE: '* * * * * *' }), logger);
     try {
       expect(await waitFor(() => calls.length >= 3, 10_000)).toBe(true);
@@ -66,7 +54,7 @@ describe('scheduler ticks', () => {
 
   it('a run longer than the interval is never doubled: the ticks during it are skipped, each logged', async () => {
     behaviour = () => sleep(2_600);
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturedLog();
     const s = startScheduler(loadConfig({ QUORUM_SCHEDULE: '* * * * * *' }), logger);
     try {
       expect(await waitFor(() => calls.length >= 2, 15_000)).toBe(true);
@@ -82,7 +70,7 @@ describe('scheduler ticks', () => {
     // skipped, so with the default schedule the snapshot went 8 hours without a run. A pause of
     // the process (a suspended VM, a throttled container, a long synchronous piece of work) is
     // enough.
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturedLog();
     const s = startScheduler(loadConfig({ QUORUM_SCHEDULE: '*/5 * * * * *' }), logger);
     try {
       const next = s.getNextRun()!.getTime();

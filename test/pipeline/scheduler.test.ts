@@ -1,10 +1,9 @@
 /** The scheduler runs the pipeline on its cron, and skips a tick while another run holds the lock. */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { Writable } from 'node:stream';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { lockFile } from '../../pipeline/warehouse/layout.ts';
-import { pino } from 'pino';
 import { loadConfig } from '../../pipeline/config.ts';
 import { startScheduler } from '../../pipeline/scheduler.ts';
 import { acquireRunLock } from '../../pipeline/warehouse/lock.ts';
@@ -23,18 +22,6 @@ afterAll(async () => {
   tmpStop.cleanup();
 });
 
-/** A logger whose lines the test can read. */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      cb();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
-
 const waitFor = async (cond: () => boolean, ms: number) => {
   const end = Date.now() + ms;
   while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
@@ -44,7 +31,7 @@ const waitFor = async (cond: () => boolean, ms: number) => {
 describe('scheduler', () => {
   it('skips ticks while the lock is held, then runs and publishes', async () => {
     const config = loadConfig({ QUORUM_DATA_DIR: tmp.dir, QUORUM_SCHEDULE: '* * * * * *' });
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturedLog();
     const release = acquireRunLock(tmp.dir, 'r-held-by-test');
     const task = startScheduler(config, logger);
     try {
@@ -64,7 +51,7 @@ describe('scheduler', () => {
     // A run takes seconds; ticking every second, the next ticks come while it runs (QA soak: the
     // only trace was node-cron's coloured `[NODE-CRON] [WARN] task still running` on stderr).
     const config = loadConfig({ QUORUM_DATA_DIR: tmpOverlap.dir, QUORUM_SCHEDULE: '* * * * * *' });
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturedLog();
     const consoleLines: string[] = [];
     const spies = (['warn', 'info', 'error', 'debug', 'log'] as const).map((m) =>
       vi.spyOn(console, m).mockImplementation((...args: unknown[]) => {
@@ -96,7 +83,7 @@ describe('scheduler', () => {
       QUORUM_SIMULATOR_LATENCY_MS: '300',
     });
     await importForecastBench(config, config.sampleDir);
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturedLog();
     const scheduler = startScheduler(config, logger);
     const journal = join(tmpStop.dir, 'journal');
     const calling = () => existsSync(journal) && readdirSync(journal).some((f) => statSync(join(journal, f)).size > 0);
