@@ -18,7 +18,7 @@ import { appendRaw } from '../warehouse/raw-writer.ts';
 import type { RawTableName } from '../warehouse/tables.ts';
 import type { EvidenceRow } from '../evidence/types.ts';
 import type { JournalCall } from './journal.ts';
-import type { ModelCallRow } from '../models/runner.ts';
+import { tokenCount, type ModelCallRow } from '../models/runner.ts';
 
 /**
  * The raw tables of the stage, in the order they are written: the evidence first (forecasts cite
@@ -61,13 +61,12 @@ export async function writeStageRows(
 }
 
 /**
- * A call row with whole token counts, rounded up as the runner now rounds them (usageTokens). A
+ * A call row with whole token counts, rounded up as the runner now rounds them (tokenCount). A
  * journal written before it did holds a usage's fractional counts as reported (GLM's on a cache hit,
  * QuantumNous/new-api#1545): the BIGINT columns refused them, and the run failed writing its rows
  * on every --resume, its paid calls never stored (QA).
  */
 function wholeTokens(call: ModelCallRow): ModelCallRow {
-  const whole = (n: number | null) => (n === null || Number.isInteger(n) ? n : Math.ceil(n));
-  if (whole(call.tokens_in) === call.tokens_in && whole(call.tokens_out) === call.tokens_out) return call;
-  return { ...call, tokens_in: whole(call.tokens_in), tokens_out: whole(call.tokens_out) };
+  const [tin, tout] = [tokenCount(call.tokens_in), tokenCount(call.tokens_out)];
+  return tin === call.tokens_in && tout === call.tokens_out ? call : { ...call, tokens_in: tin, tokens_out: tout };
 }

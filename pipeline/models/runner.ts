@@ -810,16 +810,22 @@ const CHARS_PER_TOKEN = 4;
  * {"reasoning_tokens": 60}}`, router-for-me/CLIProxyAPI#5733): the 60 thinking tokens, billed as
  * output, were costed as none (QA).
  */
+/**
+ * A token count as stored: a whole number of tokens. A fractional one (Hugging Face's
+ * completion_tokens 37.25, philschmid/easyllm#42; GLM's once its cache is hit,
+ * QuantumNous/new-api#1545) is rounded up, as billed; one past 2^53, negative or not a number is no
+ * count. Stored as it came, the BIGINT tokens columns refused the row: the run's raw write failed,
+ * and so did every --resume of its journal (QA).
+ */
+export function tokenCount(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER ? Math.ceil(v) : null;
+}
+
 function usageTokens(usage: unknown): { in: number | null; out: number | null } {
   const u = (usage ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown };
-  // A count is a whole number of tokens: a fractional one (Hugging Face's completion_tokens 37.25,
-  // philschmid/easyllm#42; GLM's once its cache is hit, QuantumNous/new-api#1545) is rounded up, as
-  // billed; one past 2^53 is no count. Stored as it came, the BIGINT tokens columns refused the row:
-  // the run's raw write failed, and so did every --resume of its journal (QA).
-  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER ? Math.ceil(v) : null);
-  const tin = count(u.prompt_tokens);
-  const tout = count(u.completion_tokens);
-  const total = count(u.total_tokens);
+  const tin = tokenCount(u.prompt_tokens);
+  const tout = tokenCount(u.completion_tokens);
+  const total = tokenCount(u.total_tokens);
   if (tin !== null && tout !== null && total !== null && total > tin + tout) return { in: tin, out: total - tin };
   return { in: tin, out: tout };
 }
