@@ -12,7 +12,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors/problem.ts';
 import type { AuthContext } from './entitlements.ts';
-import type { KeyStore } from './keys.ts';
+import { KEY_PREFIX, KEY_RANDOM_LENGTH, type KeyStore } from './keys.ts';
 
 export const ANONYMOUS: Readonly<AuthContext> = Object.freeze({ plan: 'anonymous', keyId: null, scopes: [] as string[] });
 
@@ -106,7 +106,7 @@ function keyHeaderFailure(opts: AuthenticateOptions, req: Request, res: Response
 const KEY_PARAMS = new Set(['api_key', 'apikey', 'api-key']);
 
 /** A key in a query parameter's value or name (RFC 6750's `?access_token=`, `?x-api-key=`, `?api_key[]=`...). */
-const KEY_IN_VALUE = /qrm_[0-9A-Za-z]{32}(?![0-9A-Za-z])/;
+const KEY_IN_VALUE = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}(?![0-9A-Za-z])`);
 
 function holdsKey(value: unknown): boolean {
   return typeof value === 'string' ? KEY_IN_VALUE.test(value) : Array.isArray(value) && value.some(holdsKey);
