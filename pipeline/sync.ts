@@ -181,16 +181,15 @@ async function editedQuestionVersions(
   const rows = files.questions as Record<string, unknown>[];
   const reopened: Row<'lifecycle_events'>[] = [];
   if (rows.length === 0) return { versions: [], reopened };
+  const ids = { ids: listValue(rows.map((q) => String(q.question_id))) };
   const stored = new Map(
-    (await queryFile<Record<string, unknown> & { question_id: string }>(conn, 'pipeline/question_versions.sql', {
-      ids: listValue(rows.map((q) => String(q.question_id))),
-    })).map((q) => [q.question_id, q]),
+    (await queryFile<Record<string, unknown> & { question_id: string }>(conn, 'pipeline/question_versions.sql', ids)).map((q) => [q.question_id, q]),
   );
   const defaulted = new Set(files.created_at_defaulted);
   // closed in the lifecycle now: reopened whenever the file's close is ahead, edited at this sync or
   // before (an older version wrote the extended close without the reopening event: QA upgrade pass)
   const closed = new Set(
-    (await queryFile<{ question_id: string }>(conn, 'pipeline/closed_questions.sql', { ids: listValue(rows.map((q) => String(q.question_id))) })).map((r) => r.question_id),
+    (await queryFile<{ question_id: string }>(conn, 'pipeline/closed_questions.sql', ids)).map((r) => r.question_id),
   );
   const out: Record<string, unknown>[] = [];
   for (const q of rows) {
