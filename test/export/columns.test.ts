@@ -8,19 +8,13 @@
  * SQL fails here until it is documented.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import express, { type ErrorRequestHandler } from 'express';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_CONTENT_TYPE, toApiError } from '../../api/errors/problem.ts';
 import { EXPORT_COLUMNS, exportColumns, PARQUET_TYPES } from '../../api/export/columns.ts';
-import { registerExportRoutes, type ExportService } from '../../api/export/routes.ts';
+import { startExportServer, type TestServer } from './export-server.ts';
 import { EXPORT_TABLES } from '../../api/export/tables.ts';
-import { silentLogger } from '../../api/logging/logger.ts';
-import { SnapshotReader } from '../../api/snapshot/reader.ts';
 import { fixture, forecasts, publish, question, resolution, writeRaw, type Fixture } from '../structure/helpers.ts';
 
 const T0 = new Date('2025-03-01T00:00:00Z');
@@ -58,44 +52,6 @@ async function writeWarehouse(dataDir: string): Promise<void> {
       { source_slug: 'pollster-a', name: 'Pollster A', kind: 'analyst' },
     ],
   });
-}
-
-interface TestServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-/** Export routes only, auth from X-Test-Plan (as test/export/export.test.ts). */
-async function startExportServer(dataDir: string): Promise<TestServer> {
-  const logger = silentLogger();
-  const snapshots = await SnapshotReader.open({ dataDir, logger, pollMs: 0 });
-  const tempDir = await mkdtemp(path.join(tmpdir(), 'quorum-export-test-'));
-  const app = express();
-  app.set('query parser', 'simple');
-  app.use((req, res, next) => {
-    const plan = req.header('x-test-plan');
-    if (plan) res.locals.auth = { plan, keyId: `key-${plan}`, scopes: [] };
-    next();
-  });
-  const service: ExportService = registerExportRoutes(app, snapshots, { logger, tempDir });
-  const onError: ErrorRequestHandler = (err, req, res, _next) => {
-    const problem = toApiError(err);
-    res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.toProblem(req.originalUrl.split('?')[0])));
-  };
-  app.use(onError);
-  const server: Server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  await service.swept;
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await service.close();
-      await snapshots.close();
-      await rm(tempDir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** Column name → DuckDB type of a Parquet file, in the file's column order. */
