@@ -7,7 +7,13 @@
  * - The resolved-predictions cursor (`encodeResolvedCursor`/`decodeResolvedCursor`):
  *   `{"v":1,"r":<epoch µs as a decimal string>|null,"q":<question id>}`.
  *
- * A cursor that is not canonical base64url, not JSON, of another route's kind, or whose key has
+ * A list with several orders (`sort`) names the order in its cursors' kind, `<kind>:<sort>`
+ * (`sortedKind`): a key of one order means nothing in another (a rank read as an accuracy), so a
+ * cursor of the same list in another sort is the 400, whose detail says so. A cursor carries no
+ * filter: every list has one order whatever its filters (and language), which only narrow the set,
+ * so a cursor reused with other filters is the same position in that order (README, "API").
+ *
+ * A cursor that is not canonical base64url, not JSON, of another route's kind (or sort), or whose key has
  * other element types than the route's schema is a 400 `invalid_parameter` naming the parameter;
  * nothing a caller sends in a cursor can raise anything else (a schema check that throws, e.g.
  * `BigInt()` of a non-number, is caught and answered as the same 400). The detail never echoes the
@@ -32,6 +38,14 @@ function badCursor(parameter: string): ApiError {
   return ApiError.invalidParameter(
     parameter,
     `Query parameter '${parameter}' is not a cursor this endpoint issued; use next_${parameter} as returned.`,
+  );
+}
+
+/** The 400 of a cursor of this list issued in another order (`sortedKind`): the cursor is this endpoint's, the sort is not. */
+function otherSort(parameter: string): ApiError {
+  return ApiError.invalidParameter(
+    parameter,
+    `Query parameter '${parameter}' was issued for another sort of this list: a cursor continues the order that issued it; pass the sort of the request that returned it, or leave out ${parameter} to start from the first page.`,
   );
 }
 
@@ -136,10 +150,22 @@ export function decodeKeyset<T extends z.ZodTuple>(raw: string, kind: string, sh
   return parseOrBad(shape, keysetValues(raw, kind, parameter), parameter);
 }
 
-/** The key values of a keyset cursor of `kind` (the envelope checked first: another route's cursor is a 400). */
+/**
+ * The kind of the cursors of list `kind` in order `sort`: `<kind>:<sort>`, the spelling the
+ * track records' cursors have always had, so that the cursors issued before it stay valid.
+ */
+export function sortedKind(kind: string, sort: string): string {
+  return `${kind}:${sort}`;
+}
+
+/** The key values of a keyset cursor of `kind` (the envelope checked first: another route's, or another sort's, cursor is a 400). */
 function keysetValues(raw: string, kind: string, parameter: string): unknown[] {
   const envelope = decodeCursorJson(raw, keysetEnvelope, parameter);
-  if (envelope.k !== kind) throw badCursor(parameter);
+  if (envelope.k !== kind) {
+    const list = kind.indexOf(':');
+    if (list > 0 && envelope.k.startsWith(kind.slice(0, list + 1))) throw otherSort(parameter);
+    throw badCursor(parameter);
+  }
   return envelope.a;
 }
 

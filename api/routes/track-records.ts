@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { SOURCE_KINDS } from '../../pipeline/claims/formats.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { notFoundClosest } from '../http/closest.ts';
-import { assertCursorSnapshot, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
+import { assertCursorSnapshot, decodeSnapshotKeyset, encodeSnapshotKeyset, sortedKind } from '../http/cursor.ts';
 import { pathId, queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { categoryParam, count, DOC, isoTime, published, zFine, zPct, zProb } from '../openapi/common.ts';
@@ -241,7 +241,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
   tags: ['track-records'],
   query: z.object({
     limit: z.int().min(TRACK_LIMIT.min).max(TRACK_LIMIT.max).default(TRACK_LIMIT.default).optional(),
-    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor. Sorted by anything but slug, the order changes with each run: after a newer snapshot such a cursor is a 410 cursor_expired (start again).' }),
+    cursor: z.string().max(1024).optional().meta({ description: 'The previous page\'s next_cursor, with the same sort (a cursor of another sort is a 400). Sorted by anything but slug, the order changes with each run: after a newer snapshot such a cursor is a 410 cursor_expired (start again).' }),
     kind: z.enum(SOURCE_KINDS).optional(),
     min_resolved: z.int().min(MIN_RESOLVED.min).max(MIN_RESOLVED.max).optional().meta({ description: 'Only sources with at least this many resolved claims.' }),
     category: categoryParam.optional().meta({
@@ -259,7 +259,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
     const minResolved = queryInt(req, 'min_resolved', MIN_RESOLVED);
     const category = queryCategory(req) ?? null;
     const raw = queryString(req, 'cursor', 1024);
-    const after = raw === undefined ? null : decodeSnapshotKeyset(raw, `${CURSOR_KIND}:${sort}`, z.tuple([z.number(), z.string().regex(SLUG)]));
+    const after = raw === undefined ? null : decodeSnapshotKeyset(raw, sortedKind(CURSOR_KIND, sort), z.tuple([z.number(), z.string().regex(SLUG)]));
     return { limit, sort, kind, minResolved, category, after };
   },
   data: async (snap, { limit, sort, kind, minResolved, category, after }) => {
@@ -281,7 +281,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
     ]);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    const next = rows.length > limit && last ? encodeSnapshotKeyset(`${CURSOR_KIND}:${sort}`, [Number(last.sort_key), String(last.source_slug)], snap.id) : null;
+    const next = rows.length > limit && last ? encodeSnapshotKeyset(sortedKind(CURSOR_KIND, sort), [Number(last.sort_key), String(last.source_slug)], snap.id) : null;
     return published(TrackRecordPage, { sources: page.map(record), count: page.length, total: int(counted[0]?.total), next_cursor: next });
   },
 });
