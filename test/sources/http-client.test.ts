@@ -43,7 +43,10 @@ describe('source client transport', () => {
     }
     const at = server.log.map((e) => e.at);
     const gaps = at.slice(1).map((t, i) => t - at[i]!);
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(180); // fixed windows let two out a few ms apart at a boundary
+    // Fixed windows let two out a few ms apart at a boundary. The gaps are measured where the
+    // requests arrive, so the loaded machine's scheduling moves them by tens of ms (175 ms was seen
+    // with the suite and three other test runs sharing 2 cores): half the interval tells the two apart.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(100);
   });
 
   it('follows redirects, sends the configured headers, and validates with zod', async () => {
