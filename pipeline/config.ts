@@ -10,7 +10,7 @@ import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { languageKey, languageTag } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
-import { booleanSetting, decimalNumber, settingIssue, setVariables, unknownVariables, wholeNumber } from './env.ts';
+import { booleanSetting, decimalNumber, logLevelSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
 
 const modeList = z
@@ -160,7 +160,7 @@ const EnvSchema = z.object({
   QUORUM_CALL_TIMEOUT_MS: wholeNumber(100, 600_000).default(60_000),
   QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),
   QUORUM_LANG: languageCode('a language code like en, fr, pt-BR').default('en'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: logLevelSetting(),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.
   QUORUM_PUBLIC_BETA: booleanSetting().default(true),
   QUORUM_LIMIT_ANONYMOUS_PER_HOUR: limit.default(100),
@@ -226,7 +226,7 @@ export interface QuorumConfig {
   callTimeoutMs: number;
   simulatorLatencyMs: number;
   lang: string;
-  logLevel: string;
+  logLevel: LogLevel;
   /** API access: public reads open to anonymous callers (QUORUM_PUBLIC_BETA). */
   publicBeta: boolean;
   /** API: hours after which a shown market price is flagged stale (QUORUM_MAX_PRICE_AGE_HOURS). */

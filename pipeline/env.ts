@@ -49,6 +49,33 @@ export function booleanSetting() {
     .transform((s) => s === '1' || s === 'true' || s === 'yes' || s === 'on');
 }
 
+/**
+ * A setting that names one of `values`: in any case, spaces around ignored, as an on/off setting,
+ * QUORUM_VENUES and QUORUM_CATEGORIES are read (QA: LOG_LEVEL=INFO and LOG_LEVEL=Warn were refused).
+ */
+export function choiceSetting<const T extends readonly [string, ...string[]]>(values: T) {
+  return z
+    .string()
+    .transform((s) => s.trim().toLowerCase())
+    .pipe(z.enum(values));
+}
+
+/** pino's levels, quietest last (`silent` writes nothing). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const logLevelSetting = () => choiceSetting(LOG_LEVELS).default('info');
+
+/**
+ * LOG_LEVEL as loadConfig reads it (empty is unset: `info`), for a logger made without the
+ * configuration (`quorum simulator`, the API made on its own). QA: these passed the raw value to
+ * pino, so an empty or padded LOG_LEVEL stopped the command with "default level: must be included
+ * in custom levels", naming no variable.
+ */
+export function logLevelFromEnv(env: NodeJS.ProcessEnv = process.env): LogLevel {
+  return envSettings(z.object({ LOG_LEVEL: logLevelSetting() }), env).LOG_LEVEL;
+}
+
 /** Settings whose values are credentials: a message about one never shows its value. */
 const CREDENTIAL = /_(TOKEN|KEY|SECRET)$/;
 

@@ -13,6 +13,7 @@
  * command prints for machines (the sync report, the run summary, a new key).
  */
 import { pino, symbols, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { logLevelFromEnv } from './env.ts';
 
 export type { Logger };
 
@@ -84,8 +85,9 @@ export function cliLogDestination(): DestinationStream {
   return pino.destination({ dest: 2, sync: false });
 }
 
+/** `level`: by default LOG_LEVEL, read as the configuration reads it (any case; empty: info). */
 export function createLogger(
-  level: string = process.env.LOG_LEVEL ?? 'info',
+  level: string = logLevelFromEnv(),
   options: { service?: string; destination?: DestinationStream } = {},
 ): Logger {
   const config: LoggerOptions = {

@@ -33,6 +33,7 @@ export function withKeyRedaction(logger: Logger): Logger {
   return child;
 }
 
-export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
+/** `level`: by default LOG_LEVEL, read as the configuration reads it (pipeline/log.ts). */
+export function createLogger(level?: string, destination?: DestinationStream): Logger {
   return withKeyRedaction(createProjectLogger(level, { service: 'quorum-api', destination }));
 }

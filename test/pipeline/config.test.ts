@@ -3,7 +3,10 @@
  * (QA: `QUORUM_LIMIT_ANONYMOUS_PER_HOUR=" "` was coerced to 0, "unlimited", and `PORT=" "` to a
  * random port; an empty events variable was refused while every other loader read it as unset).
  */
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { createLogger as createApiLogger } from '../../api/logging/logger.ts';
+import { createLogger } from '../../pipeline/log.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { loadEventsConfig } from '../../pipeline/events/config.ts';
 import { loadIpfSweeps } from '../../pipeline/scenarios/stage.ts';
@@ -105,5 +108,32 @@ describe('the schedule (QUORUM_SCHEDULE)', () => {
     // valid ones still load
     expect(loadConfig({ QUORUM_SCHEDULE: '*/30 * * * * *' }).schedule).toBe('*/30 * * * * *');
     expect(loadConfig({ QUORUM_SCHEDULE: '@hourly' }).schedule).toBe('@hourly');
+  });
+});
+
+describe('the log level (LOG_LEVEL)', () => {
+  it('is read in any case with spaces around, as the other enumerated settings (QUORUM_VENUES, booleans) are (QA: INFO and Warn refused)', () => {
+    expect(loadConfig({ LOG_LEVEL: 'INFO' }).logLevel).toBe('info');
+    expect(loadConfig({ LOG_LEVEL: ' Warn ' }).logLevel).toBe('warn');
+    expect(loadConfig({ LOG_LEVEL: 'SILENT' }).logLevel).toBe('silent');
+    expect(loadConfig({}).logLevel).toBe('info');
+    // a level pino does not have is still refused, naming the variable and the levels
+    expect(() => loadConfig({ LOG_LEVEL: 'warning' })).toThrow(/LOG_LEVEL: .*"fatal".*"silent".*got "warning"/);
+  });
+
+  it('a logger made without a level (quorum simulator, the API without the CLI) reads LOG_LEVEL as loadConfig does (QA: an empty or padded one was a pino error naming no variable)', () => {
+    const before = process.env.LOG_LEVEL;
+    try {
+      for (const [text, level] of [['', 'info'], [' ', 'info'], [' DEBUG ', 'debug'], ['Error', 'error']] as const) {
+        process.env.LOG_LEVEL = text;
+        expect(createLogger(undefined, { destination: new PassThrough() }).level, JSON.stringify(text)).toBe(level);
+        expect(createApiLogger(undefined, new PassThrough()).level, JSON.stringify(text)).toBe(level);
+      }
+      process.env.LOG_LEVEL = 'loud';
+      expect(() => createLogger(undefined, { destination: new PassThrough() })).toThrow(/LOG_LEVEL: .*got "loud"/);
+    } finally {
+      if (before === undefined) delete process.env.LOG_LEVEL;
+      else process.env.LOG_LEVEL = before;
+    }
   });
 });
