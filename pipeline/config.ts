@@ -13,9 +13,10 @@ import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 import { booleanSetting, decimalNumber, logLevelSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
 
+// Modes and evidence providers in any case, as QUORUM_VENUES and the booleans (QA: BLIND refused).
 const modeList = z
   .string()
-  .transform((s) => s.split(',').map((m) => m.trim()).filter(Boolean))
+  .transform((s) => s.split(',').map((m) => m.trim().toLowerCase()).filter(Boolean))
   .pipe(z.array(z.enum(MODES)).min(1).max(3).refine((m) => new Set(m).size === m.length, 'a mode is listed twice'));
 
 const limit = wholeNumber(0, 1_000_000_000);
@@ -86,7 +87,7 @@ const ForecastEnv = {
     .string()
     .transform((s, ctx) => {
       if (s.trim().toLowerCase() === 'none') return [];
-      const listed = [...new Set(s.split(',').map((m) => m.trim()).filter(Boolean))];
+      const listed = [...new Set(s.split(',').map((m) => m.trim().toLowerCase()).filter(Boolean))];
       if (listed.length === 0) ctx.addIssue({ code: 'custom', message: 'list local and/or gdelt, or write none' });
       return listed;
     })
@@ -196,6 +197,8 @@ const EnvSchema = z.object({
   QUORUM_TRUST_PROXY: z
     .string()
     .default('false')
+    // `FALSE` and ` 1 ` as the other settings read them (QA: refused); `TRUE` is true, refused below
+    .transform((s) => s.trim().toLowerCase())
     .refine((s) => s !== 'true', {
       message:
         'true would take the client address from the first X-Forwarded-For entry, which any client can forge ' +

@@ -247,7 +247,7 @@ describe('quorum run', () => {
     const dir = join(tmp.dir, 'values-named');
     for (const [args, name, value, said] of [
       [['run'], 'PORT', '8O80', 'PORT: expected a whole number (digits only), got "8O80"'],
-      [['run'], 'QUORUM_MODES', 'blind,Informed', 'QUORUM_MODES: Invalid option: expected one of "blind"|"informed"|"augmented" (item 2 of the list), got "blind,Informed"'],
+      [['run'], 'QUORUM_MODES', 'blind,informd', 'QUORUM_MODES: Invalid option: expected one of "blind"|"informed"|"augmented" (item 2 of the list), got "blind,informd"'],
       [['sync'], 'QUORUM_VENUES', 'polymarket,kalshy', '(item 2 of the list), got "polymarket,kalshy"'],
       [['sync'], 'QUORUM_EVENTS_POLL_MS', '5s', 'QUORUM_EVENTS_POLL_MS: expected a whole number (digits only), got "5s"'],
       [['run'], 'QUORUM_HEALTH_COVERAGE_DEGRADED', '50', 'QUORUM_HEALTH_COVERAGE_DEGRADED: Too big: expected number to be <=1, got "50"'],

@@ -137,3 +137,23 @@ describe('the log level (LOG_LEVEL)', () => {
     }
   });
 });
+
+describe('the other enumerated settings read their words in any case, as QUORUM_VENUES and the booleans do', () => {
+  it('QUORUM_MODES, QUORUM_HEADLINE_MODES, QUORUM_EVIDENCE_PROVIDERS (QA: BLIND and LOCAL refused, though NONE, QUORUM_VENUES=KALSHI and TRUE were taken)', () => {
+    expect(loadConfig({ QUORUM_MODES: 'BLIND, Informed' }).modes).toEqual(['blind', 'informed']);
+    expect(loadConfig({ QUORUM_HEADLINE_MODES: 'Augmented,BLIND' }).headlineModes).toEqual(['augmented', 'blind']);
+    expect(loadConfig({ QUORUM_EVIDENCE_PROVIDERS: 'LOCAL, Gdelt' }).evidenceProviders).toEqual(['local', 'gdelt']);
+    // a mode twice in two cases is a mode twice; an unknown word is still refused
+    expect(() => loadConfig({ QUORUM_MODES: 'blind,BLIND' })).toThrow(/QUORUM_MODES: a mode is listed twice/);
+    expect(() => loadConfig({ QUORUM_MODES: 'blind,open' })).toThrow(/QUORUM_MODES: .*\(item 2 of the list\)/);
+    expect(() => loadConfig({ QUORUM_EVIDENCE_PROVIDERS: 'bing' })).toThrow(/QUORUM_EVIDENCE_PROVIDERS/);
+  });
+
+  it('QUORUM_TRUST_PROXY: false in any case, a hop count with spaces around; true still refused in any case (QA: FALSE and " 1 " refused)', () => {
+    expect(loadConfig({ QUORUM_TRUST_PROXY: 'FALSE' }).trustProxy).toBe(false);
+    expect(loadConfig({ QUORUM_TRUST_PROXY: ' 1 ' }).trustProxy).toBe(1);
+    expect(loadConfig({ QUORUM_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    for (const forged of ['true', 'TRUE', ' True ']) expect(() => loadConfig({ QUORUM_TRUST_PROXY: forged }), forged).toThrow(/QUORUM_TRUST_PROXY: true would take the client address/);
+    expect(() => loadConfig({ QUORUM_TRUST_PROXY: '1.5' })).toThrow(/QUORUM_TRUST_PROXY: expected false or a hop count/);
+  });
+});
