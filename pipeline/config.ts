@@ -228,6 +228,7 @@ export interface QuorumConfig {
   keepSnapshots: number;
   callTimeoutMs: number;
   simulatorLatencyMs: number;
+  /** The main reasoning language: langs[0] (QUORUM_LANG is read only when QUORUM_LANGS is unset). */
   lang: string;
   logLevel: LogLevel;
   /** API access: public reads open to anonymous callers (QUORUM_PUBLIC_BETA). */
@@ -311,6 +312,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
         '(* ? [ ] { }): DuckDB reads the warehouse by glob and would find none of its files there; choose a path without one',
     );
   }
+  // QUORUM_LANG is the one language when QUORUM_LANGS is unset; beside it, it must name the same
+  // main language (its first), whatever the case or alias. QA: QUORUM_LANG=fr with QUORUM_LANGS=de
+  // ran in German without a word; a contradiction is refused, as the health thresholds' are.
+  if (e.QUORUM_LANGS && given.QUORUM_LANG !== undefined && languageKey(e.QUORUM_LANG) !== languageKey(e.QUORUM_LANGS[0]!)) {
+    throw new ConfigError(
+      `invalid configuration:\n  QUORUM_LANG: ${JSON.stringify(given.QUORUM_LANG.trim())} is not the main language of QUORUM_LANGS ` +
+        `(${JSON.stringify(given.QUORUM_LANGS!.trim())}, whose first is the main one): QUORUM_LANG is read only when QUORUM_LANGS is unset; ` +
+        'unset QUORUM_LANG, or list its language first in QUORUM_LANGS',
+    );
+  }
   // The venues' settings are read by the sync, but checked at start like the rest: a bad
   // QUORUM_VENUES would otherwise surface only when a scheduled run first syncs.
   try {
@@ -344,7 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
     keepSnapshots: e.QUORUM_KEEP_SNAPSHOTS,
     callTimeoutMs: e.QUORUM_CALL_TIMEOUT_MS,
     simulatorLatencyMs: e.QUORUM_SIMULATOR_LATENCY_MS,
-    lang: e.QUORUM_LANG,
+    lang: (e.QUORUM_LANGS ?? [e.QUORUM_LANG])[0]!,
     logLevel: e.LOG_LEVEL,
     publicBeta: e.QUORUM_PUBLIC_BETA,
     maxPriceAgeHours: e.QUORUM_MAX_PRICE_AGE_HOURS,

@@ -157,3 +157,22 @@ describe('the other enumerated settings read their words in any case, as QUORUM_
     expect(() => loadConfig({ QUORUM_TRUST_PROXY: '1.5' })).toThrow(/QUORUM_TRUST_PROXY: expected false or a hop count/);
   });
 });
+
+describe('QUORUM_LANG beside QUORUM_LANGS', () => {
+  it('both set and naming different main languages is refused, naming both: QUORUM_LANG was ignored without a word (QA: QUORUM_LANG=fr with QUORUM_LANGS=de ran in German)', () => {
+    expect(() => loadConfig({ QUORUM_LANG: 'fr', QUORUM_LANGS: 'de' })).toThrow(
+      /QUORUM_LANG: "fr" is not the main language of QUORUM_LANGS \("de", whose first is the main one\).*read only when QUORUM_LANGS is unset/,
+    );
+    // listed, but not first: the main language would still not be QUORUM_LANG's
+    expect(() => loadConfig({ QUORUM_LANG: 'fr', QUORUM_LANGS: 'de,fr' })).toThrow(/QUORUM_LANG: "fr" is not the main language of QUORUM_LANGS \("de,fr",/);
+  });
+
+  it('both set and agreeing (whatever the case or alias) is fine; the main language is the first of QUORUM_LANGS either way', () => {
+    expect(loadConfig({ QUORUM_LANG: 'fr', QUORUM_LANGS: 'fr,de' })).toMatchObject({ lang: 'fr', langs: ['fr', 'de'] });
+    expect(loadConfig({ QUORUM_LANG: 'EN', QUORUM_LANGS: 'eng,fr' }).langs).toEqual(['eng', 'fr']);
+    expect(loadConfig({ QUORUM_LANGS: 'de,fr' }).lang).toBe('de');
+    expect(loadConfig({ QUORUM_LANG: 'pt-BR' })).toMatchObject({ lang: 'pt-BR', langs: ['pt-BR'] });
+    // an empty QUORUM_LANG is unset, as every variable
+    expect(loadConfig({ QUORUM_LANG: '', QUORUM_LANGS: 'de' }).langs).toEqual(['de']);
+  });
+});
