@@ -27,7 +27,8 @@
  * | QUORUM_MANIFOLD_RPS | 7 (documented 500 requests/min per IP ≈ 8.3/s) |
  * | QUORUM_METACULUS_RPS | 1 (no published limit; conservative) |
  *
- * Rates are requests per second (fractions allowed: 0.5 = one request every 2 s).
+ * Rates are requests per second, from 0.001 to 10000 (fractions allowed: 0.5 = one request every 2 s;
+ * a rate is never exceeded: 2.5 is 2 requests per 800 ms).
  */
 import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
@@ -70,7 +71,9 @@ const venueList = z
   .transform((s) => (s.trim().toLowerCase() === 'none' ? [] : [...new Set(s.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]))
   .pipe(z.array(z.enum(VENUES)));
 
-const rps = decimalNumber(z.number().positive().max(10_000));
+// At least one request in 1000 s: a p-queue interval must fit a timer (2^31 ms; QA: 1e-7 rps was
+// an interval of 1e10 ms, which Node cuts to 1 ms).
+const rps = decimalNumber(z.number().min(0.001).max(10_000));
 
 const EnvSchema = z.object({
   QUORUM_VENUES: venueList.default([...VENUES]),
@@ -103,10 +106,15 @@ const EnvSchema = z.object({
   QUORUM_RESOLUTION_RECHECK_DAYS: decimalNumber(z.number().nonnegative().max(365)).default(7),
 });
 
-/** Requests per second as a p-queue window: whole requests per second, or one per 1/rps s. */
+/**
+ * Requests per second as a p-queue window that never exceeds it: the whole requests of a second
+ * (at least one) per the time they take at that rate, rounded up (20: 20 per 1000 ms; 2.5: 2 per
+ * 800 ms; 0.5: 1 per 2000 ms). QA: the count was rounded to a window of 1 s, so 2.5 made 3 requests
+ * a second and 1.5 made 2, above the rate set to stay under a venue's limit.
+ */
 export function rateFromRps(perSecond: number): VenueRate {
-  if (perSecond >= 1) return { requestsPerInterval: Math.round(perSecond), intervalMs: 1000 };
-  return { requestsPerInterval: 1, intervalMs: Math.round(1000 / perSecond) };
+  const requestsPerInterval = Math.max(1, Math.floor(perSecond));
+  return { requestsPerInterval, intervalMs: Math.ceil((1000 * requestsPerInterval) / perSecond) };
 }
 
 /** Reads and validates the venue configuration; throws VenueConfigError naming each bad variable. */

@@ -60,4 +60,22 @@ describe('venue config and registry', () => {
     for (const [venue, factory] of Object.entries(VENUE_ADAPTERS)) expect(factory(c).venue).toBe(venue);
     expect(rateFromRps(20)).toEqual({ requestsPerInterval: 20, intervalMs: 1000 });
   });
+
+  it('a fractional rate is never exceeded (QA: QUORUM_KALSHI_RPS=2.5 made 3 requests a second, 1.5 made 2: Math.round)', () => {
+    // a rate as requests per second the window allows: never above the one set, and close to it
+    const perSecond = (r: { requestsPerInterval: number; intervalMs: number }) => (r.requestsPerInterval * 1000) / r.intervalMs;
+    for (const rps of [0.3, 0.5, 0.7, 1, 1.5, 2.5, 8.3, 9.99, 20, 1234.5]) {
+      const r = rateFromRps(rps);
+      expect(Number.isInteger(r.requestsPerInterval) && Number.isInteger(r.intervalMs), String(rps)).toBe(true);
+      expect(perSecond(r), String(rps)).toBeLessThanOrEqual(rps);
+      expect(perSecond(r), String(rps)).toBeGreaterThan(rps * 0.99);
+    }
+    expect(rateFromRps(2.5)).toEqual({ requestsPerInterval: 2, intervalMs: 800 });
+    expect(loadVenueConfig({ QUORUM_KALSHI_RPS: '1.5' }).kalshi.rate).toEqual({ requestsPerInterval: 1, intervalMs: 667 });
+  });
+
+  it('a rate so low its interval would not fit a timer is refused (QA: 1e-7 rps was a 1e10 ms p-queue interval, which Node cuts to 1 ms)', () => {
+    expect(() => loadVenueConfig({ QUORUM_METACULUS_RPS: '0.0000001' })).toThrow(/QUORUM_METACULUS_RPS: Too small: expected number to be >=0.001/);
+    expect(loadVenueConfig({ QUORUM_METACULUS_RPS: '0.001' }).metaculus.rate).toEqual({ requestsPerInterval: 1, intervalMs: 1_000_000 });
+  });
 });
