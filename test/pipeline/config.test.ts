@@ -176,3 +176,11 @@ describe('QUORUM_LANG beside QUORUM_LANGS', () => {
     expect(loadConfig({ QUORUM_LANG: '', QUORUM_LANGS: 'de' }).langs).toEqual(['de']);
   });
 });
+
+describe('durations that become timers fit a timer', () => {
+  it('QUORUM_GDELT_MIN_INTERVAL_MS is at most an hour (QA: 3000000000 was a p-queue interval past 2^31 ms, cut by Node to 1 ms: a warning a millisecond)', () => {
+    expect(loadConfig({ QUORUM_GDELT_MIN_INTERVAL_MS: '3600000' }).gdeltMinIntervalMs).toBe(3_600_000);
+    expect(loadConfig({ QUORUM_GDELT_MIN_INTERVAL_MS: '0' }).gdeltMinIntervalMs).toBe(0);
+    expect(() => loadConfig({ QUORUM_GDELT_MIN_INTERVAL_MS: '3000000000' })).toThrow(/QUORUM_GDELT_MIN_INTERVAL_MS: Too big: expected number to be <=3600000/);
+  });
+});
