@@ -65,10 +65,16 @@ const httpUrl = z
   .url({ protocol: /^https?$/ })
   .transform((u) => u.replace(/\/+$/, ''));
 
-// `none` disables every venue (offline use, tests): nothing is fetched from outside.
+// `none` disables every venue (offline use, tests): nothing is fetched from outside. A list of
+// nothing (",") is refused: it meant none, silently (QA), as for QUORUM_EVIDENCE_PROVIDERS.
 const venueList = z
   .string()
-  .transform((s) => (s.trim().toLowerCase() === 'none' ? [] : [...new Set(s.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))]))
+  .transform((s, ctx) => {
+    if (s.trim().toLowerCase() === 'none') return [];
+    const listed = [...new Set(s.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))];
+    if (listed.length === 0) ctx.addIssue({ code: 'custom', message: 'list polymarket, kalshi, manifold and/or metaculus, or write none' });
+    return listed;
+  })
   .pipe(z.array(z.enum(VENUES)));
 
 // At least one request in 1000 s: a p-queue interval must fit a timer (2^31 ms; QA: 1e-7 rps was

@@ -48,6 +48,14 @@ describe('venue config and registry', () => {
     expect(() => loadVenueConfig({ QUORUM_KALSHI_RPS: '0' })).toThrow(/QUORUM_KALSHI_RPS/);
   });
 
+  it('a list of nothing (",", " , ") is refused, not read as none: it turned every venue off without a word (QA), as QUORUM_EVIDENCE_PROVIDERS refuses it', () => {
+    for (const empty of [',', ' , ', ',,']) {
+      expect(() => loadVenueConfig({ QUORUM_VENUES: empty }), empty).toThrow(/QUORUM_VENUES: list polymarket, kalshi, manifold and\/or metaculus, or write none/);
+    }
+    expect(loadVenueConfig({ QUORUM_VENUES: 'None' }).venues).toEqual([]);
+    expect(loadVenueConfig({ QUORUM_VENUES: 'kalshi,' }).venues).toEqual(['kalshi']);
+  });
+
   it('the start-up configuration checks the venues too (a bad QUORUM_VENUES is an error at start, not at the first sync)', () => {
     expect(() => loadConfig({ QUORUM_VENUES: 'polymarket,foo' })).toThrow(ConfigError);
     expect(() => loadConfig({ QUORUM_VENUES: 'polymarket,foo' })).toThrow(/QUORUM_VENUES/);
