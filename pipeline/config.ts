@@ -10,7 +10,7 @@ import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { languageKey, languageTag } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
-import { booleanSetting, decimalNumber, logLevelSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
+import { booleanSetting, decimalNumber, logLevelSetting, pathSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
 
 // Modes and evidence providers in any case, as QUORUM_VENUES and the booleans (QA: BLIND refused).
@@ -93,7 +93,7 @@ const ForecastEnv = {
     })
     .pipe(z.array(z.enum(['local', 'gdelt'])))
     .default(['local']),
-  QUORUM_EVIDENCE_DIR: z.string().trim().min(1).default(bundledPath('evidence')),
+  QUORUM_EVIDENCE_DIR: pathSetting().default(bundledPath('evidence')),
   QUORUM_EVIDENCE_MAX: wholeNumber(0, 50).default(5),
   QUORUM_EVIDENCE_LOOKBACK_DAYS: wholeNumber(1, 365).default(30),
   QUORUM_GDELT_URL: z.url({ protocol: /^https?$/ }).default('https://api.gdeltproject.org'),
@@ -141,9 +141,9 @@ const EnvSchema = z.object({
   // Paths and the host are trimmed: ` /srv/quorum ` was a directory named so under the current
   // one (QA: a stray warehouse, exit 0), a padded HOST an ENOTFOUND naming no variable.
   // The defaults are this checkout's data/... wherever the command runs (pipeline/fs/paths.ts).
-  QUORUM_DATA_DIR: z.string().trim().min(1).default(bundledPath('warehouse')),
-  QUORUM_SAMPLE_DIR: z.string().trim().min(1).default(bundledPath('sample', 'forecastbench')),
-  QUORUM_QUESTIONS_DIR: z.string().trim().min(1).default(bundledPath('questions')),
+  QUORUM_DATA_DIR: pathSetting().default(bundledPath('warehouse')),
+  QUORUM_SAMPLE_DIR: pathSetting().default(bundledPath('sample', 'forecastbench')),
+  QUORUM_QUESTIONS_DIR: pathSetting().default(bundledPath('questions')),
   PORT: wholeNumber(0, 65535).default(3000),
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   QUORUM_SCHEDULE: z
@@ -157,7 +157,7 @@ const EnvSchema = z.object({
   /** Scoring: a market price older than this many days at the forecast's time is no comparator. */
   QUORUM_MAX_COMPARATOR_AGE_DAYS: decimalNumber(z.number().positive().max(36_500)).default(7),
   QUORUM_MODES: modeList.default([...MODES]),
-  QUORUM_MODELS_FILE: z.string().trim().min(1).optional(),
+  QUORUM_MODELS_FILE: pathSetting().optional(),
   QUORUM_KEEP_SNAPSHOTS: wholeNumber(1, 1000).default(5),
   QUORUM_CALL_TIMEOUT_MS: wholeNumber(100, 600_000).default(60_000),
   QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),

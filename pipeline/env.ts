@@ -50,6 +50,20 @@ export function booleanSetting() {
 }
 
 /**
+ * A file or directory setting: trimmed, not empty, and not starting with `~`, which only a shell
+ * expands (QA: QUORUM_DATA_DIR=~/quorum from a unit file or a compose file was a directory named
+ * `~` under the current one: a stray, empty warehouse). A relative path resolves against the
+ * current directory.
+ */
+export function pathSetting() {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .refine((s) => !s.startsWith('~'), 'starts with ~, which only a shell expands (it would be a directory named ~ here); write the full path');
+}
+
+/**
  * A setting that names one of `values`: in any case, spaces around ignored, as an on/off setting,
  * QUORUM_VENUES and QUORUM_CATEGORIES are read (QA: LOG_LEVEL=INFO and LOG_LEVEL=Warn were refused).
  */

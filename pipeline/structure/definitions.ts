@@ -11,14 +11,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { envSettings } from '../env.ts';
+import { envSettings, pathSetting } from '../env.ts';
 import { bundledPath } from '../fs/paths.ts';
 
 /** `data/structure/` of this checkout (QUORUM_STRUCTURE_DIR overrides it, see config.ts). */
 export const DEFAULT_STRUCTURE_DIR = bundledPath('structure');
 
 /** QUORUM_STRUCTURE_DIR as every reader takes it: trimmed, as checkStageSettings checks it. */
-export const StructureDirEnv = z.object({ QUORUM_STRUCTURE_DIR: z.string().trim().min(1).default(DEFAULT_STRUCTURE_DIR) });
+export const StructureDirEnv = z.object({ QUORUM_STRUCTURE_DIR: pathSetting().default(DEFAULT_STRUCTURE_DIR) });
 
 /** The definitions directory every structure stage reads: QUORUM_STRUCTURE_DIR, else data/structure/. */
 export function structureDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -10,6 +10,8 @@ import { createLogger } from '../../pipeline/log.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { loadEventsConfig } from '../../pipeline/events/config.ts';
 import { loadIpfSweeps } from '../../pipeline/scenarios/stage.ts';
+import { structureDir } from '../../pipeline/structure/definitions.ts';
+import { checkStageSettings } from '../../pipeline/stage-settings.ts';
 
 describe('an empty or blank value is unset', () => {
   it('in the main configuration: the defaults apply', () => {
@@ -183,4 +185,20 @@ describe('durations that become timers fit a timer', () => {
     expect(loadConfig({ QUORUM_GDELT_MIN_INTERVAL_MS: '0' }).gdeltMinIntervalMs).toBe(0);
     expect(() => loadConfig({ QUORUM_GDELT_MIN_INTERVAL_MS: '3000000000' })).toThrow(/QUORUM_GDELT_MIN_INTERVAL_MS: Too big: expected number to be <=3600000/);
   });
+});
+
+describe('a path that starts with ~', () => {
+  it('is refused, naming the variable: only a shell expands ~ (QA: QUORUM_DATA_DIR=~/quorum from a unit file made a directory named ~ under the current one, a stray empty warehouse)', () => {
+    for (const name of ['QUORUM_DATA_DIR', 'QUORUM_SAMPLE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR', 'QUORUM_MODELS_FILE']) {
+      expect(() => loadConfig({ [name]: '~/quorum' }), name).toThrow(new RegExp(`${name}: starts with ~, which only a shell expands.*got "~/quorum"`));
+    }
+    expect(() => loadConfig({ QUORUM_DATA_DIR: ' ~' })).toThrow(/QUORUM_DATA_DIR: starts with ~/);
+    expect(() => structureDir({ QUORUM_STRUCTURE_DIR: '~/structure' })).toThrow(/QUORUM_STRUCTURE_DIR: starts with ~/);
+    // a ~ further in is a name like any other
+    expect(loadConfig({ QUORUM_DATA_DIR: '/tmp/a~b' }).dataDir).toBe('/tmp/a~b');
+  });
+});
+
+it('checkStageSettings names QUORUM_STRUCTURE_DIR starting with ~ as such, not as a missing directory', () => {
+  expect(() => checkStageSettings({ QUORUM_STRUCTURE_DIR: '~/structure' })).toThrow(/invalid configuration:\n {2}QUORUM_STRUCTURE_DIR: starts with ~/);
 });
