@@ -31,6 +31,21 @@ function isOrigin(o: string): boolean {
   }
 }
 
+/**
+ * The origin a browser would send for `o` when `o` is one written otherwise (scheme or host in
+ * capitals, a default port, a trailing slash), or null. QA: these were refused as "not an origin",
+ * though they look like one; the message now says what to write.
+ */
+function originWrittenOtherwise(o: string): string | null {
+  try {
+    const u = new URL(o);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+    return u.pathname === '/' && !u.search && !u.hash && !u.username && !u.password && !/[?#]/.test(o) ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
 // --- model runner, evidence, forecast stage (pipeline/forecast/README.md) ---
 /**
  * A language code in any case, its language subtag lower case (`EN` is `en`, `PT-BR` is `pt-BR`);
@@ -185,7 +200,13 @@ const EnvSchema = z.object({
       const origins = s.split(',').map((o) => o.trim()).filter(Boolean);
       if (origins.length === 0) ctx.addIssue({ code: 'custom', message: "expected '*' or a comma-separated list of origins" });
       for (const o of origins.filter((x) => !isOrigin(x))) {
-        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(o)} is not an origin (scheme://host[:port], e.g. https://app.example)` });
+        const near = originWrittenOtherwise(o);
+        ctx.addIssue({
+          code: 'custom',
+          message: near
+            ? `${JSON.stringify(o)} is not an origin as a browser sends it: write ${JSON.stringify(near)}`
+            : `${JSON.stringify(o)} is not an origin (scheme://host[:port], e.g. https://app.example)`,
+        });
       }
     }),
   /**

@@ -170,6 +170,11 @@ describe('configuration', () => {
       expect(() => loadConfig({ QUORUM_CORS_ORIGINS: bad }), bad).toThrow(/QUORUM_CORS_ORIGINS/);
     }
     expect(() => loadConfig({ QUORUM_CORS_ORIGINS: 'https://ok.example, app.example' })).toThrow(/"app\.example" is not an origin/);
+    // one a browser would send written otherwise is refused saying what to write (QA: only "is not
+    // an origin" for HTTPS://App.Example, a default port or a trailing slash, which look like one)
+    for (const [near, origin] of [['HTTPS://App.Example', 'https://app.example'], ['https://a.example:443', 'https://a.example'], ['https://app.example/', 'https://app.example'], ['http://LOCALHOST:3000', 'http://localhost:3000']]) {
+      expect(() => loadConfig({ QUORUM_CORS_ORIGINS: near }), near).toThrow(`QUORUM_CORS_ORIGINS: ${JSON.stringify(near)} is not an origin as a browser sends it: write ${JSON.stringify(origin)}`);
+    }
   });
 
   it('next run from the cron schedule (Cache-Control)', () => {
