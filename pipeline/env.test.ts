@@ -137,3 +137,13 @@ describe('QUORUM_LANG and QUORUM_LANGS', () => {
     expect(() => loadConfig({ QUORUM_LANGS: 'ZZ' })).toThrow(/QUORUM_LANGS/);
   });
 });
+
+describe('a number too large for a double', () => {
+  it('is refused as too large, naming the variable, not "expected number, received Infinity" (QA)', () => {
+    const huge = '9'.repeat(400);
+    expect(() => loadConfig({ QUORUM_MAX_QUESTIONS: huge })).toThrow(/QUORUM_MAX_QUESTIONS: Too big: expected number to be <=9007199254740991/);
+    expect(() => loadConfig({ QUORUM_RUN_BUDGET_USD: huge })).toThrow(/QUORUM_RUN_BUDGET_USD: too large a number/);
+    expect(() => loadConfig({ QUORUM_RUN_BUDGET_USD: huge })).not.toThrow(/Infinity/);
+    expect(loadConfig({ QUORUM_RUN_BUDGET_USD: '1000000' }).runBudgetUsd).toBe(1_000_000);
+  });
+});

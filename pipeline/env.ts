@@ -21,7 +21,14 @@ export function setVariables(env: NodeJS.ProcessEnv): Record<string, string> {
  * The CLI's integer options parse with it too (cli/options.ts).
  */
 export function wholeNumber(min: number, max: number = Number.MAX_SAFE_INTEGER) {
-  return z.string().trim().regex(/^\d+$/, 'expected a whole number (digits only)').transform(Number).pipe(z.number().min(min).max(max));
+  // (digits past a double's range are Infinity: too big, as any number over `max`; QA: "expected
+  // number, received Infinity")
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'expected a whole number (digits only)')
+    .transform((s) => Math.min(Number(s), Number.MAX_VALUE))
+    .pipe(z.number().min(min).max(max));
 }
 
 /** A plain decimal: digits with an optional fraction (`48`, `0.35`, `.5`, `2.50`); no sign, exponent or base prefix. */
@@ -33,7 +40,13 @@ export const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
  * and `4.8e1` as 48 (QA: the README said such settings are refused, and only the integer ones were).
  */
 export function decimalNumber(range: z.ZodNumber = z.number()) {
-  return z.string().trim().regex(DECIMAL, 'expected a decimal number (digits, optionally a fraction: 0.5)').transform(Number).pipe(range);
+  return z
+    .string()
+    .trim()
+    .regex(DECIMAL, 'expected a decimal number (digits, optionally a fraction: 0.5)')
+    .transform(Number)
+    .refine(Number.isFinite, 'too large a number') // (QA: "expected number, received Infinity")
+    .pipe(range);
 }
 
 /**
