@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { quorum, REPO } from '../test/helpers/cli.ts';
 import { z } from 'zod';
-import { decimalNumber, QUORUM_VARIABLES, unknownVariables } from './env.ts';
+import { decimalNumber, QUORUM_VARIABLES, unknownVariableMessage, unknownVariables } from './env.ts';
 import { loadConfig } from './config.ts';
 import { loadEventsConfig } from './events/config.ts';
 import { loadVenueConfig } from './venues/config.ts';
@@ -57,6 +57,16 @@ describe('unknownVariables', () => {
       { name: 'QUORUM_VENUE', closest: 'QUORUM_VENUES' },
       { name: 'QUORUM_WHATEVER_ELSE', closest: null },
     ]);
+  });
+
+  it('names a variable written in another case (quorum_venues), which nothing reads: variable names are case-sensitive (QA: quorum_venues=none was ignored without a word)', () => {
+    const found = unknownVariables({ quorum_venues: 'none', Quorum_Data_Dir: '/x', QUORUM_VENUES: 'none', quorumish: '1' });
+    if (process.platform === 'win32') return; // (where names are not case-sensitive, these are read)
+    expect(found).toEqual([
+      { name: 'Quorum_Data_Dir', closest: 'QUORUM_DATA_DIR' },
+      { name: 'quorum_venues', closest: 'QUORUM_VENUES' },
+    ]);
+    expect(unknownVariableMessage(found[1]!)).toBe('quorum_venues is set but is not a Quorum setting: it is ignored (did you mean QUORUM_VENUES?)');
   });
 
   it('does not warn of the API key variables a models file names', () => {

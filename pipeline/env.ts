@@ -171,17 +171,20 @@ export const QUORUM_VARIABLES: readonly string[] = [
 ];
 
 /**
- * The QUORUM_* variables of `env` that nothing reads (set to anything, even empty), each with the
+ * The QUORUM_* variables of `env` (in any case) that nothing reads (set to anything, even empty), each with the
  * closest known name (edit distance at most 3) when one is near. `alsoKnown`: other names Quorum
  * reads, such as the API key variables a models file names.
  */
 export function unknownVariables(env: NodeJS.ProcessEnv, alsoKnown: readonly string[] = []): { name: string; closest: string | null }[] {
   const known = new Set([...QUORUM_VARIABLES, ...alsoKnown]);
+  // In any case: names are case-sensitive, and quorum_venues is read by nothing (QA: ignored
+  // without a word). On Windows, where they are not, only the QUORUM_ ones are looked at, as before.
+  const prefixed = process.platform === 'win32' ? (name: string) => name.startsWith('QUORUM_') : (name: string) => name.toUpperCase().startsWith('QUORUM_');
   return Object.keys(env)
-    .filter((name) => name.startsWith('QUORUM_') && !known.has(name))
+    .filter((name) => prefixed(name) && !known.has(name))
     .sort()
     .map((name) => {
-      const [best] = QUORUM_VARIABLES.map((k) => ({ k, d: editDistance(name, k) })).sort((a, b) => a.d - b.d || (a.k < b.k ? -1 : 1));
+      const [best] = QUORUM_VARIABLES.map((k) => ({ k, d: editDistance(name.toUpperCase(), k) })).sort((a, b) => a.d - b.d || (a.k < b.k ? -1 : 1));
       return { name, closest: best && best.d <= 3 ? best.k : null };
     });
 }
