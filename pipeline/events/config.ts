@@ -69,6 +69,13 @@ export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsCo
     throw new Error(`invalid events configuration: ${msg}`);
   }
   const e = parsed.data;
+  // A first delay above the cap: every retry waited the cap, the backoff set ignored without a
+  // word (QA); refused, as the health thresholds' contradictions are.
+  if (e.QUORUM_WEBHOOKS_BACKOFF_MS > e.QUORUM_WEBHOOKS_MAX_BACKOFF_MS) {
+    throw new Error(
+      `invalid events configuration: QUORUM_WEBHOOKS_BACKOFF_MS: must not exceed QUORUM_WEBHOOKS_MAX_BACKOFF_MS (${e.QUORUM_WEBHOOKS_BACKOFF_MS} > ${e.QUORUM_WEBHOOKS_MAX_BACKOFF_MS})`,
+    );
+  }
   return {
     consensusThreshold: e.QUORUM_EVENTS_CONSENSUS_THRESHOLD,
     edgeThreshold: e.QUORUM_EVENTS_EDGE_THRESHOLD,

@@ -202,3 +202,15 @@ describe('a path that starts with ~', () => {
 it('checkStageSettings names QUORUM_STRUCTURE_DIR starting with ~ as such, not as a missing directory', () => {
   expect(() => checkStageSettings({ QUORUM_STRUCTURE_DIR: '~/structure' })).toThrow(/invalid configuration:\n {2}QUORUM_STRUCTURE_DIR: starts with ~/);
 });
+
+describe('contradicting settings are refused, as the health thresholds are', () => {
+  it('QUORUM_WEBHOOKS_BACKOFF_MS above QUORUM_WEBHOOKS_MAX_BACKOFF_MS (QA: the first retry waited the cap, the backoff set ignored without a word)', () => {
+    expect(() => loadEventsConfig({ QUORUM_WEBHOOKS_BACKOFF_MS: '10000', QUORUM_WEBHOOKS_MAX_BACKOFF_MS: '5000' })).toThrow(
+      /QUORUM_WEBHOOKS_BACKOFF_MS: must not exceed QUORUM_WEBHOOKS_MAX_BACKOFF_MS \(10000 > 5000\)/,
+    );
+    // against the default cap (an hour) too
+    expect(() => loadEventsConfig({ QUORUM_WEBHOOKS_MAX_BACKOFF_MS: '1000' })).toThrow(/QUORUM_WEBHOOKS_BACKOFF_MS: must not exceed QUORUM_WEBHOOKS_MAX_BACKOFF_MS \(5000 > 1000\)/);
+    expect(loadEventsConfig({ QUORUM_WEBHOOKS_BACKOFF_MS: '5000', QUORUM_WEBHOOKS_MAX_BACKOFF_MS: '5000' }).webhooks).toMatchObject({ backoffMs: 5000, maxBackoffMs: 5000 });
+    expect(() => checkStageSettings({ QUORUM_WEBHOOKS_BACKOFF_MS: '10000', QUORUM_WEBHOOKS_MAX_BACKOFF_MS: '5000' })).toThrow(/invalid configuration:\n {2}QUORUM_WEBHOOKS_BACKOFF_MS: must not exceed/);
+  });
+});
