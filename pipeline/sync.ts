@@ -286,7 +286,8 @@ function report(
     written,
     markets,
     skipped: skipped.length,
-    skipped_examples: skipped.slice(0, 5).map((s) => `${s.id ?? '?'}: ${s.reason}`),
+    // an id as a venue sent it can be any length (one over 200 characters is skipped for that)
+    skipped_examples: skipped.slice(0, 5).map((s) => `${s.id === null ? '?' : s.id.length > 200 ? `${s.id.slice(0, 199)}…` : s.id}: ${s.reason}`),
     skipped_reasons: topReasons(skipped),
     warnings: [...warnings],
   };

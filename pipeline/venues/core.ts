@@ -9,6 +9,7 @@
  * price / resolution). Everything else is here, so the four adapters behave the same way.
  */
 import { classify as defaultClassify, type ClassifyInput } from '../taxonomy/classify.ts';
+import { MAX_MARKET_ID_LENGTH } from '../import/forecastbench.ts';
 import { linkedController } from '../net/deadline.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 import {
@@ -100,6 +101,18 @@ export const DEFAULT_BACKFILL: BackfillOptions = {
   maxMarkets: 100,
   maxFailures: 3,
 };
+
+/**
+ * Why a venue's market id cannot become a question id (`<venue>:<id>`), or null when it can: over
+ * MAX_MARKET_ID_LENGTH (200) characters, or with a control character, as the ForecastBench import
+ * refuses (the API's list cursors carry question ids, api/http/cursor.ts: 1,024 characters). A
+ * fixed text, so that the report counts every such market under one reason.
+ */
+export function marketIdProblem(id: string): string | null {
+  if (id.length > MAX_MARKET_ID_LENGTH) return `market id over ${MAX_MARKET_ID_LENGTH} characters`;
+  if (/\p{Cc}/u.test(id)) return 'market id has a control character';
+  return null;
+}
 
 export type Normalized = { ok: true; market: MarketSnapshot } | { ok: false; id: string | null; reason: string };
 
@@ -481,7 +494,14 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       if (seen.has(m.id)) continue; // offset pages can shift: one observation per market per sync
       seen.add(m.id);
       const qid = tracked.get(m.id);
-      if (qid !== undefined) handleTracked(qid, m, page.origin);
+      if (qid !== undefined) {
+        handleTracked(qid, m, page.origin);
+        continue;
+      }
+      // A new market whose id no question id can carry (see marketIdProblem); a tracked one (stored
+      // by a version before this check) is still priced and resolved.
+      const bad = marketIdProblem(m.id);
+      if (bad !== null) skip(m.id, bad);
       else handleNew(m, page.origin);
     }
   };
