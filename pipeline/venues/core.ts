@@ -114,6 +114,14 @@ export function marketIdProblem(id: string): string | null {
   return null;
 }
 
+/**
+ * A title with nothing to read: empty once trimmed, or only format and control characters (a
+ * zero-width space). Venues take any non-empty string (Manifold's create-market schema does not
+ * trim), and such a market would be a question with no text, which neither the ForecastBench
+ * import nor the question files accept.
+ */
+const BLANK_TITLE = /^[\s\p{Cc}\p{Cf}]*$/u;
+
 export type Normalized = { ok: true; market: MarketSnapshot } | { ok: false; id: string | null; reason: string };
 
 /** A batch of raw items and the endpoint they came from (the price rows' origin). */
@@ -498,9 +506,10 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
         handleTracked(qid, m, page.origin);
         continue;
       }
-      // A new market whose id no question id can carry (see marketIdProblem); a tracked one (stored
-      // by a version before this check) is still priced and resolved.
-      const bad = marketIdProblem(m.id);
+      // A new market whose id no question id can carry (see marketIdProblem), or without a title
+      // (BLANK_TITLE); a tracked one (stored by a version before these checks) is still priced and
+      // resolved.
+      const bad = marketIdProblem(m.id) ?? (BLANK_TITLE.test(m.title) ? 'empty title' : null);
       if (bad !== null) skip(m.id, bad);
       else handleNew(m, page.origin);
     }

@@ -1,0 +1,69 @@
+/**
+ * Venue payloads that pass the schemas but carry nothing usable, through the adapters in-process
+ * against the loopback replay server.
+ *
+ * Blank titles: Manifold's own create-market schema takes any `question` of at least one character,
+ * untrimmed (manifoldmarkets/manifold common/src/api/market-types.ts, `createMarketProps`:
+ * `question: z.string().min(1).max(MAX_QUESTION_LENGTH)`), so a market titled " " can be listed;
+ * Kalshi's `title`, Gamma's `question` and Metaculus's post `title` are plain strings too
+ * (https://docs.kalshi.com/api-reference/market/get-markets,
+ * https://docs.polymarket.com/developers/gamma-markets-api/get-markets). Before, such a market
+ * became a question with an empty title (trimmed), which the ForecastBench import and the question
+ * files refuse; now it is skipped with a counted reason.
+ */
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createKalshiAdapter } from '../../pipeline/venues/kalshi.ts';
+import { createManifoldAdapter } from '../../pipeline/venues/manifold.ts';
+import { createMetaculusAdapter } from '../../pipeline/venues/metaculus.ts';
+import { createPolymarketAdapter } from '../../pipeline/venues/polymarket.ts';
+import type { VenueSyncContext } from '../../pipeline/venues/types.ts';
+import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
+
+const fx = (venue: string, name: string) => JSON.parse(readFileSync(new URL(`../fixtures/venues/${venue}/${name}`, import.meta.url), 'utf8'));
+const FAST = { requestsPerInterval: 1000, intervalMs: 1000, retries: 0, backoffMs: 5, timeoutMs: 5000 };
+const now = new Date('2025-11-15T12:00:00Z');
+const ctx = (over: Partial<VenueSyncContext> = {}): VenueSyncContext => ({ now, filters: {}, tracked: [], logger: pino({ level: 'silent' }), ...over });
+
+let server: ReplayServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('a market without a title is no question', () => {
+  it('Manifold: " " and a zero-width space are skipped as empty titles; the titled market is kept', async () => {
+    const first = fx('manifold', 'markets-page-1.json')[0];
+    const page = [{ ...first, id: 'blank00001', question: ' ' }, { ...first, id: 'zwsp000001', question: '\u200b\n' }, first];
+    server = await startReplayServer([{ path: '/v0/markets', responses: [json(page)] }]);
+    const r = await createManifoldAdapter({ baseUrl: `${server.url}/v0`, clientOptions: FAST }).sync(ctx());
+    expect(r.questions.map((q) => q.venue_market_id)).toEqual([first.id]);
+    expect(r.skipped).toEqual([
+      { venue: 'manifold', venue_market_id: 'blank00001', reason: 'empty title' },
+      { venue: 'manifold', venue_market_id: 'zwsp000001', reason: 'empty title' },
+    ]);
+  });
+
+  it('Kalshi, Polymarket and Metaculus: a whitespace title is skipped the same way', async () => {
+    const k = { ...fx('kalshi', 'markets-page-1.json').markets[0], title: ' \t ' };
+    const p = { ...fx('polymarket', 'markets-offset-0.json')[0], question: '  ' };
+    const post = fx('metaculus', 'posts-page-1.json').results[0];
+    const mt = { ...post, title: ' ', question: { ...post.question, title: '' } };
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', responses: [json({ markets: [k], cursor: '' })] },
+      { path: '/markets', responses: [json([p])] },
+      { path: '/api/posts/', responses: [json({ next: null, results: [mt] })] },
+    ]);
+    const results = await Promise.all([
+      createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST }).sync(ctx()),
+      createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST }).sync(ctx()),
+      createMetaculusAdapter({ baseUrl: `${server.url}/api`, clientOptions: FAST }).sync(ctx()),
+    ]);
+    for (const r of results) {
+      expect(r.questions).toEqual([]);
+      expect(r.market_prices).toEqual([]);
+      expect(r.skipped.map((s) => s.reason)).toEqual(['empty title']);
+    }
+  });
+});
