@@ -8,8 +8,9 @@
  * markets the discovery did not return: `GET {base}/market/{id}` (404 = not found).
  *
  * Semantics:
- *  - question_id = `manifold:<id>`. Times are epoch MILLISECONDS (a value that only makes sense as
- *    seconds is rejected by the schema rather than dated 1970).
+ *  - question_id = `manifold:<id>`. Times are epoch MILLISECONDS, up to the year 9999 (a value that
+ *    only makes sense as seconds or microseconds is rejected by the schema rather than dated 1970 or
+ *    in the year 57000).
  *  - probability = `probability`; no order book (bid/ask null); volume = `volume`, liquidity =
  *    `totalLiquidity` (mana), forecasters = `uniqueBettorCount`.
  *  - Resolution (`isResolved`): YES → 1, NO → 0, CANCEL → annulled; MKT (resolved to a
@@ -39,8 +40,18 @@ export interface ManifoldAdapterOptions extends AdapterOptions {
 
 export const MANIFOLD_PAGE_SIZE = 1000;
 
-/** Epoch milliseconds: anything before 1990 (6.3e11 ms) is seconds or garbage. */
-const epochMs = z.number().int().min(631_152_000_000, 'expected epoch milliseconds').max(9_999_999_999_999);
+/**
+ * Epoch milliseconds: anything before 1990 (6.3e11 ms) is seconds or garbage; anything after
+ * 9999-12-31 is microseconds (any time since 1990 in µs is over 6.3e14) or garbage. Manifold's
+ * create-market form takes close dates up to 9999-12-31 (its date input's max), and creators use
+ * them: capped at 9,999,999,999,999 (year 2286), such a market was skipped as a schema error, and a
+ * tracked one extended that far went unpriced (QA).
+ */
+const epochMs = z
+  .number()
+  .int()
+  .min(631_152_000_000, 'expected epoch milliseconds')
+  .max(253_402_300_799_999, 'expected epoch milliseconds');
 
 const ManifoldMarket = z.object({
   id: z.string().min(1),

@@ -67,3 +67,32 @@ describe('a market without a title is no question', () => {
     }
   });
 });
+
+/**
+ * Manifold close times far ahead: its create-market form lets a creator pick any close date up to
+ * 9999-12-31 (manifoldmarkets/manifold web/components/new-contract/close-time-section.tsx: the date
+ * input's `max="9999-12-31"`; `updateMarketProps.closeTime` is any number), and LiteMarket times
+ * are epoch milliseconds (common/src/api/market-types.ts). Before, the schema capped epoch ms at
+ * 9,999,999,999,999 (year 2286): such a market was skipped as "schema: closeTime", and a tracked
+ * one whose creator extended its close that far went unpriced every sync. Microseconds (16 digits
+ * for any time since 1990) are still refused.
+ */
+describe('Manifold epoch milliseconds up to the year 9999', () => {
+  it('a market closing 9999-12-31 is a question with that close; a tracked one extended to 2500 is priced; microseconds are refused', async () => {
+    const [first, second] = fx('manifold', 'markets-page-1.json');
+    const far = Date.UTC(9999, 11, 31, 23, 59);
+    const ext = Date.UTC(2500, 0, 1);
+    const page = [
+      { ...first, closeTime: far },
+      { ...second, outcomeType: 'BINARY', isResolved: false, probability: 0.4, closeTime: ext },
+      { ...first, id: 'micro00001', closeTime: first.closeTime * 1000 },
+    ];
+    server = await startReplayServer([{ path: '/v0/markets', responses: [json(page)] }]);
+    const tracked = [{ question_id: `manifold:${second.id}`, venue_market_id: second.id, close_time: new Date(second.closeTime) }];
+    const r = await createManifoldAdapter({ baseUrl: `${server.url}/v0`, clientOptions: FAST }).sync(ctx({ tracked }));
+    expect(r.questions.map((q) => [q.venue_market_id, q.close_time])).toEqual([[first.id, new Date(far)]]);
+    expect(r.market_prices.map((p) => p.question_id).sort()).toEqual([`manifold:${first.id}`, `manifold:${second.id}`].sort());
+    expect(r.close_time_changes).toEqual([{ question_id: `manifold:${second.id}`, close_time: new Date(ext) }]);
+    expect(r.skipped).toEqual([{ venue: 'manifold', venue_market_id: 'micro00001', reason: 'schema: closeTime: expected epoch milliseconds' }]);
+  });
+});
