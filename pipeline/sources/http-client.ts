@@ -13,10 +13,11 @@
  * Transport: undici's `request` API, the engine under Node's fetch without the WHATWG Response
  * and stream layers: a sync of thousands of markets spends about half the CPU on HTTP that fetch
  * would. It behaves like fetch where it matters here: redirects are followed (up to 5), and gzip,
- * brotli and deflate bodies are asked for and decoded.
+ * brotli and deflate bodies are asked for and decoded. A 2xx body is read up to `maxBodyBytes`
+ * (MAX_BODY_BYTES, decoded bytes counted), an error body up to ERROR_BODY_BYTES.
  */
 import { promisify } from 'node:util';
-import { brotliDecompress, gunzip, inflate } from 'node:zlib';
+import { brotliDecompress, gunzip, inflate, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import PQueue from 'p-queue';
 import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
@@ -78,6 +79,11 @@ export interface SourceClientOptions {
    */
   parseJson?: (text: string) => unknown;
   /**
+   * Most bytes of a 2xx body read (decoded bytes for a compressed one); past it the request fails
+   * at once as `invalid_payload` (not retried). Default {@link MAX_BODY_BYTES}.
+   */
+  maxBodyBytes?: number;
+  /**
    * The undici dispatcher. Default: the client's own keep-alive pool that follows redirects,
    * replaced by a fresh one once a request has been stopped and none is in flight
    * (pipeline/net/pool.ts: undici leaves a spare connection open after an abort).
@@ -96,12 +102,22 @@ export interface SourceClient {
 export const ERROR_BODY_CHARS = 2000;
 /** Bytes of a refused request's body read at most (the rest is not read: the connection is dropped). */
 const ERROR_BODY_BYTES = 64 * 1024;
+/**
+ * Bytes of a 2xx body read at most, by default: a venue's page is a few MB (Kalshi's 1,000 markets
+ * about 3 MB). Without a bound a body streaming without end, or a small gzip body inflating to
+ * gigabytes, was read into memory until the deadline or V8's string limit, then retried (QA).
+ */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-const DECODERS: Record<string, (b: Buffer) => Promise<Buffer>> = {
-  gzip: promisify(gunzip),
-  'x-gzip': promisify(gunzip),
-  br: promisify(brotliDecompress),
-  deflate: promisify(inflate),
+/** A 2xx body over the client's maxBodyBytes (raw or decoded). */
+class BodyTooLarge extends Error {}
+
+type Decode = (b: Buffer, options: ZlibOptions & BrotliOptions) => Promise<Buffer>;
+const DECODERS: Record<string, Decode> = {
+  gzip: promisify(gunzip) as Decode,
+  'x-gzip': promisify(gunzip) as Decode,
+  br: promisify(brotliDecompress) as Decode,
+  deflate: promisify(inflate) as Decode,
 };
 
 /** A header's value (undici gives repeated headers as arrays). */
@@ -115,22 +131,42 @@ function codingsToUndo(res: Dispatcher.ResponseData): string[] {
   return (header(res.headers, 'content-encoding') ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity').reverse();
 }
 
-/** `bytes` decoded per `codings` (from codingsToUndo), as text; throws on a coding it does not know. */
-async function decodeText(bytes: Buffer, codings: readonly string[]): Promise<string> {
+/**
+ * `bytes` decoded per `codings` (from codingsToUndo), as text; throws on a coding it does not know,
+ * and BodyTooLarge when a decoded stage would exceed `maxBytes` (zlib stops there).
+ */
+async function decodeText(bytes: Buffer, codings: readonly string[], maxBytes = Infinity): Promise<string> {
   let out = bytes;
   for (const coding of codings) {
     const decode = DECODERS[coding];
     if (!decode) throw new Error(`unsupported Content-Encoding ${coding}`);
-    out = await decode(out);
+    try {
+      out = await decode(out, Number.isFinite(maxBytes) ? { maxOutputLength: maxBytes } : {});
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new BodyTooLarge();
+      throw err;
+    }
   }
   return out.toString('utf8');
 }
 
-/** The body as text, decoded per Content-Encoding (several codings apply right to left). */
-async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
+/**
+ * The body as text, decoded per Content-Encoding (several codings apply right to left), a leading
+ * UTF-8 byte order mark dropped (as undici's `text()` does, compressed or not); throws BodyTooLarge
+ * past `maxBytes`, raw or decoded (the rest is not read: the connection is dropped).
+ */
+async function bodyText(res: Dispatcher.ResponseData, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of res.body) {
+    bytes += (chunk as Buffer).length;
+    if (bytes > maxBytes) throw new BodyTooLarge();
+    chunks.push(chunk as Buffer);
+  }
   const codings = codingsToUndo(res);
-  if (codings.length === 0) return res.body.text();
-  return decodeText(Buffer.from(await res.body.arrayBuffer()), codings);
+  const raw = Buffer.concat(chunks, bytes);
+  const text = codings.length === 0 ? raw.toString('utf8') : await decodeText(raw, codings, maxBytes);
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /**
@@ -181,6 +217,7 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     timeoutMs = 30_000,
     headers = {},
     parseJson = JSON.parse,
+    maxBodyBytes = MAX_BODY_BYTES,
   } = options;
   const pool = options.dispatcher ? null : createResettablePool();
   const dispatcherNow = () => options.dispatcher ?? pool!.dispatcher;
@@ -218,9 +255,11 @@ export function createSourceClient(options: SourceClientOptions = {}): SourceCli
     let text: string;
     try {
       // undici aborts the body when the signal does (the deadline covers a trickling body too).
-      text = await bodyText(res);
+      text = await bodyText(res, maxBodyBytes);
     } catch (err) {
       if (signal.aborted) throw err;
+      // Not a transient fault: the same request would bring the same body.
+      if (err instanceof BodyTooLarge) throw new SourceHttpError('invalid_payload', url, `body over ${maxBodyBytes} bytes (the client's maxBodyBytes): not read`, status);
       return { retryIn: -1, body: new SourceHttpError('network', url, `body unreadable: ${(err as Error).message}`) };
     }
     try {

@@ -12,13 +12,14 @@
  * files refuse; now it is skipped with a counted reason.
  */
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKalshiAdapter } from '../../pipeline/venues/kalshi.ts';
 import { createManifoldAdapter } from '../../pipeline/venues/manifold.ts';
 import { createMetaculusAdapter } from '../../pipeline/venues/metaculus.ts';
 import { createPolymarketAdapter } from '../../pipeline/venues/polymarket.ts';
-import type { VenueSyncContext } from '../../pipeline/venues/types.ts';
+import { VenueSyncError, type VenueSyncContext } from '../../pipeline/venues/types.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 
 const fx = (venue: string, name: string) => JSON.parse(readFileSync(new URL(`../fixtures/venues/${venue}/${name}`, import.meta.url), 'utf8'));
@@ -94,5 +95,51 @@ describe('Manifold epoch milliseconds up to the year 9999', () => {
     expect(r.market_prices.map((p) => p.question_id).sort()).toEqual([`manifold:${first.id}`, `manifold:${second.id}`].sort());
     expect(r.close_time_changes).toEqual([{ question_id: `manifold:${second.id}`, close_time: new Date(ext) }]);
     expect(r.skipped).toEqual([{ venue: 'manifold', venue_market_id: 'micro00001', reason: 'schema: closeTime: expected epoch milliseconds' }]);
+  });
+});
+
+/**
+ * Huge pages: a venue page is a few MB at most (Kalshi's 1,000 markets a page, limit's documented
+ * maximum, https://docs.kalshi.com/api-reference/market/get-markets), but nothing bounded what the
+ * client read of a 2xx body: a venue or proxy streaming without end, or a small gzip body that
+ * inflates to gigabytes, was read into memory until the deadline or V8's string limit, then
+ * retried. The client now stops reading at `maxBodyBytes` (64 MiB by default; decoded bytes for a
+ * compressed body) and fails the request at once as `invalid_payload`, not retried.
+ */
+describe('a page over the body cap', () => {
+  const page = fx('kalshi', 'markets-page-1.json');
+  const big = { markets: Array.from({ length: 200 }, (_, i) => ({ ...page.markets[0], ticker: `KXBIG-${i}` })), cursor: '' };
+  const opts = (url: string) => ({ baseUrl: `${url}/trade-api/v2`, clientOptions: { ...FAST, retries: 2, maxBodyBytes: 64 * 1024 } });
+
+  it('fails the venue after one request, naming the cap; a page under it is read', async () => {
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', responses: [json(big)] },
+    ]);
+    const err = await createKalshiAdapter(opts(server.url)).sync(ctx()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VenueSyncError);
+    expect((err as VenueSyncError).kind).toBe('invalid_payload');
+    expect((err as VenueSyncError).message).toContain('body over 65536 bytes');
+    expect(server.log).toHaveLength(1);
+    await server.close();
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [json({ markets: page.markets.slice(0, 2), cursor: '' })] }]);
+    const r = await createKalshiAdapter(opts(server.url)).sync(ctx());
+    expect(r.markets_seen).toBe(2);
+  });
+
+  it('still reads a page that starts with a UTF-8 byte order mark, plain or gzipped', async () => {
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ markets: page.markets.slice(0, 2), cursor: '' }))]);
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', query: { status: 'open' }, responses: [{ body }, { body: gzipSync(body), headers: { 'content-encoding': 'gzip' } }] },
+    ]);
+    for (let i = 0; i < 2; i++) expect((await createKalshiAdapter(opts(server.url)).sync(ctx())).markets_seen).toBe(2);
+  });
+
+  it('counts a gzip body by what it inflates to', async () => {
+    const bomb = gzipSync(Buffer.from(JSON.stringify({ markets: [], cursor: 'x'.repeat(2_000_000) })));
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    server = await startReplayServer([{ path: '/trade-api/v2/markets', responses: [{ body: bomb, headers: { 'content-encoding': 'gzip' } }] }]);
+    const err = await createKalshiAdapter(opts(server.url)).sync(ctx()).catch((e: unknown) => e);
+    expect((err as VenueSyncError).message).toContain('body over 65536 bytes');
+    expect(server.log).toHaveLength(1);
   });
 });
