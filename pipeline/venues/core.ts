@@ -598,7 +598,12 @@ async function backfillGaps(
       if (s.status === 'rejected') {
         if (!(s.reason instanceof SourceHttpError)) throw s.reason;
         failuresInARow++;
-        skip(gap.market.id, `price history not backfilled: ${s.reason.message}`);
+        // The failure without its URL, which names the market's token: one reason for every gap
+        // the same failure left (the report counts skipped items by reason, QA).
+        const err = s.reason;
+        const suffix = ` (${err.url})`;
+        log.debug({ venue_market_id: gap.market.id, err: err.message }, 'price history request failed');
+        skip(gap.market.id, `price history not backfilled: ${err.message.endsWith(suffix) ? err.message.slice(0, -suffix.length) : err.message}`);
         return;
       }
       failuresInARow = 0;

@@ -143,3 +143,27 @@ describe('a page over the body cap', () => {
     expect(server.log).toHaveLength(1);
   });
 });
+
+/**
+ * The sync report groups skipped items by reason, "the market id left out" (pipeline/sync.ts,
+ * skipped_reasons). A failed price-history request's reason carried the request's URL, whose
+ * `market` is the market's YES token id (the CLOB's prices-history, `{"history":[{"t","p"}]}`,
+ * https://docs.polymarket.com/developers/CLOB/timeseries): every gap had a reason of its own, so a
+ * CLOB outage read as five reasons counted once each, the rest not shown. The reason is now the
+ * failure without the URL.
+ */
+describe('a failed price-history request', () => {
+  it('skips each gap under one reason, without the URL or token in it', async () => {
+    const open = fx('polymarket', 'markets-offset-0.json')[0];
+    const markets = [1, 2, 3].map((k) => ({ ...open, conditionId: `0x${'e'.repeat(63)}${k}`, clobTokenIds: JSON.stringify([`77${k}1`, `77${k}2`]) }));
+    server = await startReplayServer([
+      { path: '/markets', responses: [json(markets)] },
+      { path: '/prices-history', responses: [{ status: 500, body: { error: 'internal' } }] },
+    ]);
+    const tracked = markets.map((m) => ({ question_id: `polymarket:${m.conditionId}`, venue_market_id: m.conditionId, last_observed_at: new Date(now.getTime() - 30 * 3_600_000) }));
+    const adapter = createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, clientOptions: FAST, backfill: { maxFailures: 10 } });
+    const r = await adapter.sync(ctx({ tracked }));
+    expect(r.market_prices).toHaveLength(3);
+    expect(r.skipped.map((s) => [s.venue_market_id, s.reason])).toEqual(markets.map((m) => [m.conditionId, 'price history not backfilled: server_error: HTTP 500']));
+  });
+});
