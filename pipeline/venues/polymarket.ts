@@ -161,7 +161,9 @@ export function normalizePolymarket(raw: unknown): Normalized {
   if (m.outcomePrices != null && outcomePrices === null) return { ok: false, id, reason: 'schema: outcomePrices: not a JSON-encoded array of strings' };
   const yes = outcomes.length !== 2 ? -1 : YES.test(outcomes[0]!) ? (NO.test(outcomes[1]!) ? 0 : -1) : YES.test(outcomes[1]!) && NO.test(outcomes[0]!) ? 1 : -1;
   if (yes === -1) {
-    return { ok: false, id, reason: `non-binary market: outcomes ${JSON.stringify(outcomes)}` };
+    // One reason for them all (the report counts skipped items by reason): with the outcomes in
+    // it, each team-named sports market had its own (QA).
+    return { ok: false, id, reason: 'non-binary market: outcomes are not Yes and No' };
   }
   const prices = (outcomePrices ?? []).map(toNumber);
   // The YES token's id (parallel to outcomes); only the price history needs it, so a bad value is

@@ -167,3 +167,20 @@ describe('a failed price-history request', () => {
     expect(r.skipped.map((s) => [s.venue_market_id, s.reason])).toEqual(markets.map((m) => [m.conditionId, 'price history not backfilled: server_error: HTTP 500']));
   });
 });
+
+/**
+ * Gamma lists sports markets with the teams as outcomes (`outcomes` "[\"Lakers\", \"Celtics\"]",
+ * https://docs.polymarket.com/developers/gamma-markets-api/get-markets: a JSON-encoded string
+ * array), and they are among its highest-volume markets. Each was skipped with its own reason
+ * (`non-binary market: outcomes ["Lakers","Celtics"]`), so the report's skipped_reasons listed five
+ * such markets counted once each and hid the rest. They now share one reason, counted together.
+ */
+describe('Polymarket markets whose outcomes are not Yes/No', () => {
+  it('are skipped under one reason', async () => {
+    const open = fx('polymarket', 'markets-offset-0.json')[0];
+    const games = [['Lakers', 'Celtics'], ['Chiefs', 'Bills'], ['Over', 'Under']].map(([a, b], k) => ({ ...open, conditionId: `0x${'c'.repeat(63)}${k}`, outcomes: JSON.stringify([a, b]) }));
+    server = await startReplayServer([{ path: '/markets', responses: [json(games)] }]);
+    const r = await createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST }).sync(ctx());
+    expect(r.skipped.map((s) => s.reason)).toEqual(Array(3).fill('non-binary market: outcomes are not Yes and No'));
+  });
+});
