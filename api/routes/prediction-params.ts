@@ -20,15 +20,18 @@
  */
 import type { Request } from 'express';
 import { z } from 'zod';
+import { MARKET_ID, MARKET_ID_CHARS, MAX_MARKET_ID_LENGTH } from '../../pipeline/questions/market-id.ts';
 import { KNOWN_VENUES } from '../../pipeline/venues/known.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
 import { parseNumber, queryBoolean, queryEnum, queryString, shown } from '../http/params.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 
-export const QUESTION_ID = /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
+/** The market id after the venue: the grammar the import and the sync store (pipeline/questions/market-id.ts). */
+const MARKET_PART = `[${MARKET_ID_CHARS}]{1,${MAX_MARKET_ID_LENGTH}}`;
+export const QUESTION_ID = new RegExp(`^[a-z][a-z0-9_-]{0,31}:${MARKET_PART}$`);
 /** A question id whose venue prefix may have capitals (venues match case-insensitively). */
-const QUESTION_ID_ANY_CASE = /^[A-Za-z][A-Za-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,200}$/;
+const QUESTION_ID_ANY_CASE = new RegExp(`^[A-Za-z][A-Za-z0-9_-]{0,31}:${MARKET_PART}$`);
 
 /**
  * `raw` as a question id with its venue lower-cased (`INFER:1717` → `infer:1717`; the market part
@@ -39,7 +42,7 @@ export function foldQuestionId(raw: string): string | null {
   const colon = raw.indexOf(':');
   return raw.slice(0, colon).toLowerCase() + raw.slice(colon);
 }
-export const BARE_MARKET_ID = /^[A-Za-z0-9_.-]{1,200}$/;
+export const BARE_MARKET_ID = MARKET_ID;
 export const LANG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}$/;
 
 function pathParam(req: Request, name: string): string {

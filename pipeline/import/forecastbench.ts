@@ -27,6 +27,7 @@ import { classify } from '../taxonomy/classify.ts';
 import { CsvSyntaxError, parseCsv } from './csv.ts';
 import { ImportError } from './import-error.ts';
 import { parseInstant } from '../time/instant.ts';
+import { marketIdProblem } from '../questions/market-id.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Row types derived from the table schemas, so a renamed column is a compile error here.
@@ -94,17 +95,14 @@ const probability = z
 // Record schemas (one per input file)
 
 /**
- * The venue's id of a question (`<source>:` is put before it). At most 200 characters, no control
- * character: the API's lists page by question id, and a cursor carries it (api/http/cursor.ts,
- * 1,024 characters): a 601-character id was imported and every list that reached it issued a
- * next_cursor it then refused (QA). ForecastBench's ids are short (numbers, slugs, tickers).
+ * The venue's id of a question (`<source>:` is put before it): the grammar of ../questions/
+ * market-id.ts, which the API's paths, filters and cursors take. ForecastBench's ids are short
+ * (numbers, slugs, tickers).
  */
-export const MAX_MARKET_ID_LENGTH = 200;
-const marketId = z
-  .string()
-  .min(1)
-  .max(MAX_MARKET_ID_LENGTH, `at most ${MAX_MARKET_ID_LENGTH} characters`)
-  .regex(/^[^\p{Cc}]*$/u, 'a control character in the id');
+const marketId = z.string().superRefine((id, ctx) => {
+  const problem = marketIdProblem(id);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** One line of questions_market.jsonl (extra keys are ignored). */
 const QuestionRecord = z.object({

@@ -8,8 +8,8 @@
  * discovery did not return, and `normalize` (zod-validate one raw item, decide binary / state /
  * price / resolution). Everything else is here, so the four adapters behave the same way.
  */
+import { marketIdProblem } from '../questions/market-id.ts';
 import { classify as defaultClassify, type ClassifyInput } from '../taxonomy/classify.ts';
-import { MAX_MARKET_ID_LENGTH } from '../import/forecastbench.ts';
 import { linkedController } from '../net/deadline.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 import {
@@ -103,16 +103,11 @@ export const DEFAULT_BACKFILL: BackfillOptions = {
 };
 
 /**
- * Why a venue's market id cannot become a question id (`<venue>:<id>`), or null when it can: over
- * MAX_MARKET_ID_LENGTH (200) characters, or with a control character, as the ForecastBench import
- * refuses (the API's list cursors carry question ids, api/http/cursor.ts: 1,024 characters). A
- * fixed text, so that the report counts every such market under one reason.
+ * Why a venue's market id cannot become a question id (`<venue>:<id>`), or null when it can: the
+ * grammar of ../questions/market-id.ts, which the ForecastBench import and the API's paths,
+ * filters and cursors share.
  */
-export function marketIdProblem(id: string): string | null {
-  if (id.length > MAX_MARKET_ID_LENGTH) return `market id over ${MAX_MARKET_ID_LENGTH} characters`;
-  if (/\p{Cc}/u.test(id)) return 'market id has a control character';
-  return null;
-}
+export { marketIdProblem };
 
 /**
  * A title with nothing to read: empty once trimmed, or only format and control characters (a

@@ -331,9 +331,17 @@ describe('bad input throws ImportError with file, line and field', () => {
   // QA (pagination): a 601-character id was imported, and every list that pages by question id
   // issued a next_cursor it then refused (over the cursor's length), so the walk stopped there
   it('an id over 200 characters, or with a control character', async () => {
-    await expectImportError(mutated(Q, editLine(2, (o) => (o.id = 'x'.repeat(201)))), Q, 2, 'id', /at most 200 characters/);
+    await expectImportError(mutated(Q, editLine(2, (o) => (o.id = 'x'.repeat(201)))), Q, 2, 'id', /over 200 characters/);
     await expectImportError(mutated(Q, editLine(3, (o) => (o.id = 'a\u0000b'))), Q, 3, 'id', /control character/);
-    await expectImportError(mutated(R, csvLine(2, (f) => ((f[2] = 'y'.repeat(201)), f))), R, 2, 'id', /at most 200 characters/);
+    await expectImportError(mutated(R, csvLine(2, (f) => ((f[2] = 'y'.repeat(201)), f))), R, 2, 'id', /over 200 characters/);
+  });
+  // QA: an id with a space or a '/' was imported, and no path or question_id filter of the API
+  // (letters, digits, '_', '.', '-') could name its question
+  it('an id with a character the API cannot take (space, slash, colon, non-ASCII)', async () => {
+    for (const [line, id] of [[2, 'with space'], [3, 'a/b'], [4, 'a:b'], [5, 'caf\u00e9']] as const) {
+      await expectImportError(mutated(Q, editLine(line, (o) => (o.id = id))), Q, line, 'id', /other than letters, digits, '_', '\.' and '-'/);
+    }
+    await expectImportError(mutated(R, csvLine(3, (f) => ((f[2] = 'x y'), f))), R, 3, 'id', /other than letters, digits/);
   });
 });
 

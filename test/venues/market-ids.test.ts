@@ -71,15 +71,21 @@ describe('venue market ids the API could not page past are skipped', () => {
     expect(reasons(r)).toEqual(['market id has a control character', 'market id over 200 characters']);
   });
 
-  it('Manifold: an id over 200 characters or with a tab is skipped, neither a question nor priced', async () => {
+  it('Manifold: an id over 200 characters, with a tab, or with a character no API path takes is skipped, neither a question nor priced', async () => {
     const first = fx('manifold', 'markets-page-1.json')[0];
-    const page = [{ ...first, id: LONG }, { ...first, id: 'tab\tid' }];
+    // A space or a '/': no path or question_id filter of the API could name such a question (QA).
+    const page = [{ ...first, id: LONG }, { ...first, id: 'tab\tid' }, { ...first, id: 'with space' }, { ...first, id: 'a/b' }];
     server = await startReplayServer([{ path: '/v0/markets', responses: [json(page)] }]);
     const r = await createManifoldAdapter({ baseUrl: `${server.url}/v0`, pageSize: 1000, clientOptions: FAST }).sync(ctx());
     expect(r.questions).toEqual([]);
     expect(r.market_prices).toEqual([]);
-    expect(r.skipped.map((s) => s.venue_market_id!.length)).toEqual([LONG.length, 6]);
-    expect(reasons(r)).toEqual(['market id has a control character', 'market id over 200 characters']);
+    expect(r.skipped.map((s) => s.venue_market_id!.length)).toEqual([LONG.length, 6, 10, 3]);
+    expect(reasons(r)).toEqual([
+      "market id has a character other than letters, digits, '_', '.' and '-'",
+      "market id has a character other than letters, digits, '_', '.' and '-'",
+      'market id has a control character',
+      'market id over 200 characters',
+    ]);
   });
 });
 
