@@ -125,7 +125,7 @@ export function normalizeKalshi(raw: unknown): Normalized {
   if (!parsed.success) return { ok: false, id: idHint, reason: `schema: ${firstIssue(parsed.error)}` };
   const m: KalshiMarket = parsed.data;
   const id = m.ticker;
-  if (m.market_type && m.market_type !== 'binary') return { ok: false, id, reason: `non-binary market: market_type ${m.market_type}` };
+  if (m.market_type && m.market_type !== 'binary') return { ok: false, id, reason: `non-binary market: market_type ${JSON.stringify(m.market_type)}` };
   const status = m.status.toLowerCase();
 
   let bid = dollars(m.yes_bid_dollars, m.yes_bid);

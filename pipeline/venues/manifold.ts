@@ -84,7 +84,7 @@ export function normalizeManifold(raw: unknown, now: Date): Normalized {
   if (!parsed.success) return { ok: false, id: idHint, reason: `schema: ${firstIssue(parsed.error)}` };
   const m: ManifoldMarket = parsed.data;
   const id = m.id;
-  if (m.outcomeType !== 'BINARY') return { ok: false, id, reason: `non-binary market: outcomeType ${m.outcomeType}` };
+  if (m.outcomeType !== 'BINARY') return { ok: false, id, reason: `non-binary market: outcomeType ${JSON.stringify(m.outcomeType)}` };
   const url = m.url ?? (m.creatorUsername && m.slug ? `https://manifold.markets/${m.creatorUsername}/${m.slug}` : `https://manifold.markets/market/${id}`);
   const close_time = m.closeTime != null ? new Date(m.closeTime) : null;
   const base: MarketSnapshot = {

@@ -92,7 +92,7 @@ export function normalizeMetaculus(raw: unknown): Normalized {
   const id = String(p.id);
   const q = p.question;
   if (!q) return { ok: false, id, reason: 'non-binary post: no single question (group, conditional or notebook)' };
-  if (q.type !== 'binary') return { ok: false, id, reason: `non-binary question: type ${q.type}` };
+  if (q.type !== 'binary') return { ok: false, id, reason: `non-binary question: type ${JSON.stringify(q.type)}` };
   const status = (q.status ?? p.status ?? '').toLowerCase();
   const centers = q.aggregations?.recency_weighted?.latest?.centers;
   const criteria = [blankToNull(q.resolution_criteria), blankToNull(q.fine_print)].filter((s): s is string => s !== null).join('\n\n');

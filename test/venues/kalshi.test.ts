@@ -65,7 +65,7 @@ describe('kalshi adapter', () => {
     expect(r.questions[0]!.resolution_criteria).toContain('S&P 500');
 
     const skipped = Object.fromEntries(r.skipped.map((s) => [s.venue_market_id, s.reason]));
-    expect(skipped['KXHIGHNY-25DEC31-T45']).toMatch(/non-binary market: market_type scalar/);
+    expect(skipped['KXHIGHNY-25DEC31-T45']).toBe('non-binary market: market_type "scalar"');
     expect(skipped['KXBTC-25DEC31-B100000']).toMatch(/unknown Kalshi status "frozen"/);
     expect(skipped['KXGDP-25Q4-T3']).toMatch(/^schema: status/);
     expect(skipped['KXRAIN-25NOV']).toMatch(/without a binary result/);

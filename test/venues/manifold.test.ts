@@ -66,7 +66,7 @@ describe('manifold adapter', () => {
     expect(r.market_prices.map((p) => p.question_id).sort()).toEqual(['manifold:LastPg0001', 'manifold:Trk0pen001', 'manifold:Zx9PoIu7Yt', 'manifold:tQ8hXn2wZ5']);
 
     const skipped = Object.fromEntries(r.skipped.map((s) => [s.venue_market_id, s.reason]));
-    expect(skipped['Rk3LmPq9Ab']).toBe('non-binary market: outcomeType MULTIPLE_CHOICE');
+    expect(skipped['Rk3LmPq9Ab']).toBe('non-binary market: outcomeType "MULTIPLE_CHOICE"');
     expect(skipped['sEc0nD5bAd']).toMatch(/^schema: createdTime: expected epoch milliseconds/);
     expect(skipped['Trk0weird1']).toMatch(/unknown Manifold resolution "CHOOSE_MULTIPLE"/);
     expect(skipped['Trk0gone01']).toMatch(/not found/);

@@ -60,7 +60,7 @@ describe('metaculus adapter', () => {
     expect(r.lifecycle_events.filter((e) => e.state === 'active').map((e) => e.question_id)).toEqual(['metaculus:31245', 'metaculus:31300', 'metaculus:31700']);
 
     const skipped = Object.fromEntries(r.skipped.map((s) => [s.venue_market_id, s.reason]));
-    expect(skipped['31410']).toBe('non-binary question: type numeric');
+    expect(skipped['31410']).toBe('non-binary question: type "numeric"');
     expect(skipped['31500']).toMatch(/non-binary post/);
     expect(skipped['31600']).toMatch(/^schema: nr_forecasters/);
     expect(skipped['31800']).toMatch(/unknown Metaculus status "paused"/);

@@ -184,3 +184,32 @@ describe('Polymarket markets whose outcomes are not Yes/No', () => {
     expect(r.skipped.map((s) => s.reason)).toEqual(Array(3).fill('non-binary market: outcomes are not Yes and No'));
   });
 });
+
+/**
+ * The venue's own type strings (Kalshi `market_type`, documented "binary" | "scalar"; Manifold
+ * `outcomeType`; Metaculus question `type`) went into skip reasons as sent, so a control character
+ * from a venue reached `quorum sync`'s terminal table. They are now JSON-quoted, as other reasons'
+ * venue values are.
+ */
+describe('venue type strings in skip reasons', () => {
+  it('are quoted and escaped', async () => {
+    const k = fx('kalshi', 'markets-page-1.json').markets[0];
+    const post = fx('metaculus', 'posts-page-1.json').results[0];
+    const mf = fx('manifold', 'markets-page-1.json')[0];
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', responses: [json({ markets: [{ ...k, market_type: 'scalar\u001b[2J' }], cursor: '' })] },
+      { path: '/api/posts/', responses: [json({ next: null, results: [{ ...post, question: { ...post.question, type: 'numeric\r' } }] })] },
+      { path: '/v0/markets', responses: [json([{ ...mf, outcomeType: 'MULTIPLE_CHOICE\n' }])] },
+    ]);
+    const rs = await Promise.all([
+      createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST }).sync(ctx()),
+      createMetaculusAdapter({ baseUrl: `${server.url}/api`, clientOptions: FAST }).sync(ctx()),
+      createManifoldAdapter({ baseUrl: `${server.url}/v0`, clientOptions: FAST }).sync(ctx()),
+    ]);
+    expect(rs.map((r) => r.skipped.map((s) => s.reason))).toEqual([
+      ['non-binary market: market_type "scalar\\u001b[2J"'],
+      ['non-binary question: type "numeric\\r"'],
+      ['non-binary market: outcomeType "MULTIPLE_CHOICE\\n"'],
+    ]);
+  });
+});
