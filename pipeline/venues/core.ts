@@ -630,15 +630,18 @@ async function backfillGaps(
   log.info({ markets: todo.length, observations }, 'observation gaps backfilled from price history');
 }
 
+/** What a lookup's `fetchOne` returns for an id the venue answered without a market (`{"market": null}`). */
+export const NOT_FOUND: unique symbol = Symbol('not found');
+
 /**
  * Fetches one item per id with at most `parallel` in flight (the client's queue still enforces the
- * rate limit), yielding pages in id order. A 404 marks the id not found; any other failure aborts
+ * rate limit), yielding pages in id order. A 404, or `fetchOne` returning NOT_FOUND, marks the id not found; any other failure aborts
  * the remaining lookups and is thrown.
  */
 export async function* lookupEach(
   ids: string[],
   parallel: number,
-  fetchOne: (id: string, signal: AbortSignal) => Promise<unknown>,
+  fetchOne: (id: string, signal: AbortSignal) => Promise<unknown | typeof NOT_FOUND>,
   origin: (id: string) => string,
   outer?: AbortSignal,
 ): AsyncIterable<RawPage> {
@@ -667,7 +670,9 @@ export async function* lookupEach(
     for (let j = 0; j < chunk.length; j++) {
       const s = settled[j]!;
       const id = chunk[j]!;
-      if (s.status === 'fulfilled') {
+      if (s.status === 'fulfilled' && s.value === NOT_FOUND) {
+        yield { items: [], origin: origin(id), notFound: [id] };
+      } else if (s.status === 'fulfilled') {
         yield { items: [s.value], origin: origin(id) };
       } else if (s.reason instanceof SourceHttpError && s.reason.status === 404) {
         yield { items: [], origin: origin(id), notFound: [id] };

@@ -31,6 +31,7 @@ import { z } from 'zod';
 import {
   DriverSettings,
   closeBefore,
+  NOT_FOUND,
   lookupEach,
   paginationLoop,
   runVenueSync,
@@ -232,7 +233,9 @@ class KalshiDriver extends DriverSettings implements VenueDriver {
       this.parallel,
       async (id, signal) => {
         const body = (await this.client.getRaw(`${this.base}/markets/${encodeURIComponent(id)}`, signal)) as { market?: unknown } | null;
-        return body && typeof body === 'object' && 'market' in body ? body.market : body;
+        // `{"market": null}`: no such market, one skipped item (as a 404), not a schema error and a "not returned" both.
+        if (body && typeof body === 'object' && 'market' in body) return body.market ?? NOT_FOUND;
+        return body;
       },
       () => `kalshi:${this.base}/markets/{ticker}`,
       ctx.signal,

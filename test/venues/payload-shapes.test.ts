@@ -213,3 +213,20 @@ describe('venue type strings in skip reasons', () => {
     ]);
   });
 });
+
+/**
+ * Kalshi's `GET /markets/{ticker}` answers `{"market": {...}}` (https://docs.kalshi.com/api-reference/market/get-market);
+ * a `{"market": null}` for a tracked ticker was two skipped items for one market (a schema error
+ * without an id, then "not returned"): now one, "tracked market not found on Kalshi", as a 404.
+ */
+describe('a Kalshi lookup answering {"market": null}', () => {
+  it('is one skipped item', async () => {
+    server = await startReplayServer([
+      { path: '/trade-api/v2/markets', responses: [json({ markets: [], cursor: '' })] },
+      { path: /^\/trade-api\/v2\/markets\/.+$/, responses: [json({ market: null })] },
+    ]);
+    const tracked = [{ question_id: 'kalshi:KXGONE-25DEC31', venue_market_id: 'KXGONE-25DEC31' }];
+    const r = await createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST }).sync(ctx({ tracked }));
+    expect(r.skipped).toEqual([{ venue: 'kalshi', venue_market_id: 'KXGONE-25DEC31', reason: 'tracked market not found on Kalshi' }]);
+  });
+});
