@@ -33,7 +33,7 @@
  *  - One observation per market per sync comes from the Gamma snapshot. When a tracked market's
  *    latest observation is older than the backfill gap (a missed sync), the gap is filled from the
  *    CLOB: `GET {clob}/prices-history?market=<YES token id>&startTs=&endTs=&fidelity=<minutes>`
- *    → `{"history":[{"t":<unix s>,"p":<price>}]}`. The YES token is `clobTokenIds[i]` for the
+ *    → `{"history":[{"t":<unix s>,"p":<price>}]}` (a `t` over 1e11 is read as unix ms). The YES token is `clobTokenIds[i]` for the
  *    index i of "Yes" in `outcomes` (the two arrays are parallel). The CLOB has its own
  *    rate-limited client. It refuses a range over about 15 days: a longer gap is read in
  *    consecutive windows of 14 days (points on a window's edge are kept once by the backfill's
@@ -327,7 +327,10 @@ class PolymarketDriver extends DriverSettings implements VenueDriver {
       const body = await clob.client.getJson(url, ClobHistory, ctx.signal);
       for (const raw of body.history) {
         const p = ClobPoint.safeParse(raw);
-        if (p.success) points.push({ at: new Date(p.data.t * 1000), probability: p.data.p });
+        // `t` is unix seconds (the docs); a value over 1e11 is milliseconds (1e11 s is the year
+        // 5138, 1e11 ms 1973), taken as such: read as seconds it was a time past `to`, dropped
+        // without a count (QA).
+        if (p.success) points.push({ at: new Date(p.data.t > 1e11 ? p.data.t : p.data.t * 1000), probability: p.data.p });
         else dropped++;
       }
     }

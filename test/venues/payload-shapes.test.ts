@@ -230,3 +230,27 @@ describe('a Kalshi lookup answering {"market": null}', () => {
     expect(r.skipped).toEqual([{ venue: 'kalshi', venue_market_id: 'KXGONE-25DEC31', reason: 'tracked market not found on Kalshi' }]);
   });
 });
+
+/**
+ * CLOB prices-history points are `{"t": <unix timestamp>, "p": <price>}`
+ * (https://docs.polymarket.com/api-reference/markets/get-prices-history: startTs/endTs "unix
+ * timestamp", seconds). A history whose `t` is in milliseconds read as a time some 55,000 years
+ * ahead, past the gap's end: every point dropped, not even counted. A `t` over 1e11 (1e11 s is the
+ * year 5138; 1e11 ms is 1973) is now read as milliseconds.
+ */
+describe('CLOB price-history points in milliseconds', () => {
+  it('fill the gap as seconds do', async () => {
+    const open = fx('polymarket', 'markets-offset-0.json')[0];
+    const s0 = Math.floor(now.getTime() / 1000) - 10 * 3600;
+    const history = [0, 1, 2].map((h) => ({ t: (s0 + h * 3600) * 1000, p: 0.4 + h / 100 }));
+    server = await startReplayServer([
+      { path: '/markets', responses: [json([open])] },
+      { path: '/prices-history', responses: [json({ history })] },
+    ]);
+    const tracked = [{ question_id: `polymarket:${open.conditionId}`, venue_market_id: open.conditionId, last_observed_at: new Date(now.getTime() - 30 * 3_600_000) }];
+    const r = await createPolymarketAdapter({ gammaUrl: server.url, clobUrl: server.url, clientOptions: FAST }).sync(ctx({ tracked }));
+    const backfilled = r.market_prices.filter((x) => x.origin?.endsWith('/prices-history'));
+    expect(backfilled.map((x) => [x.observed_at!.getTime(), x.probability])).toEqual(history.map((h) => [h.t, h.p]));
+    expect(r.skipped).toEqual([]);
+  });
+});
