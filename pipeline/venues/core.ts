@@ -52,6 +52,11 @@ export interface MarketSnapshot {
   url: string;
   created_at: Date | null;
   close_time: Date | null;
+  /**
+   * The venue sent a close time that is not a time (util's readClose); `close_time` is then null.
+   * A new market so is skipped (`unreadable close time`); a tracked one keeps its stored close.
+   */
+  close_unreadable?: boolean;
   state: MarketState;
   /** Why the market is in that state, in the venue's words (lifecycle reason). */
   state_reason: string;
@@ -453,7 +458,10 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const closedAlready = (m: MarketSnapshot): boolean => m.close_time !== null && m.close_time.getTime() <= now.getTime();
 
   const handleNew = (m: MarketSnapshot, origin: string) => {
-    if (m.state !== 'open' || added >= maxNew || closedAlready(m) || !passesCheapFilters(m)) return;
+    if (m.state !== 'open' || added >= maxNew) return;
+    // Taken without a close, it would be forecast until it resolved (sql: no close, active).
+    if (m.close_unreadable) return skip(m.id, 'unreadable close time');
+    if (closedAlready(m) || !passesCheapFilters(m)) return;
     const c = classify({ title: m.title, description: m.description, resolution_criteria: m.resolution_criteria, venue, url: m.url });
     if (categories && !categories.has(c.category)) return;
     const qid = `${venue}:${m.id}`;

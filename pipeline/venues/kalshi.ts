@@ -43,7 +43,7 @@ import {
   type VenueDriver,
 } from './core.ts';
 import type { VenueAdapter, VenueSyncContext } from './types.ts';
-import { blankToNull, clip, firstIssue, fixedPoint, round6, toDate } from './util.ts';
+import { blankToNull, clip, firstIssue, fixedPoint, readClose, round6, toDate } from './util.ts';
 
 export interface KalshiAdapterOptions extends AdapterOptions {
   baseUrl: string;
@@ -136,6 +136,7 @@ export function normalizeKalshi(raw: unknown): Normalized {
   if (ask !== null && (ask <= 0 || ask >= 1)) ask = null;
   const probability = bid !== null && ask !== null ? round6((bid + ask) / 2) : last !== null && last > 0 && last < 1 ? last : null;
   const rules = [blankToNull(m.rules_primary), blankToNull(m.rules_secondary)].filter((s): s is string => s !== null).join('\n\n');
+  const close = readClose(m.close_time);
   const base: MarketSnapshot = {
     id,
     title: m.title.trim(),
@@ -143,7 +144,8 @@ export function normalizeKalshi(raw: unknown): Normalized {
     resolution_criteria: rules === '' ? null : rules,
     url: `https://kalshi.com/markets/${(m.event_ticker ?? id).toLowerCase()}`,
     created_at: toDate(m.open_time) ?? toDate(m.created_time),
-    close_time: toDate(m.close_time),
+    close_time: close.close,
+    close_unreadable: close.unreadable,
     state: 'open',
     state_reason: `status ${status} on Kalshi`,
     probability,

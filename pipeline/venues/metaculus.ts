@@ -33,7 +33,7 @@ import {
   type VenueDriver,
 } from './core.ts';
 import type { VenueAdapter, VenueSyncContext } from './types.ts';
-import { blankToNull, clip, firstIssue, toDate, toProbability } from './util.ts';
+import { blankToNull, clip, firstIssue, readClose, toDate, toProbability } from './util.ts';
 import { SourceHttpError } from '../sources/http-client.ts';
 
 export interface MetaculusAdapterOptions extends AdapterOptions {
@@ -96,7 +96,7 @@ export function normalizeMetaculus(raw: unknown): Normalized {
   const status = (q.status ?? p.status ?? '').toLowerCase();
   const centers = q.aggregations?.recency_weighted?.latest?.centers;
   const criteria = [blankToNull(q.resolution_criteria), blankToNull(q.fine_print)].filter((s): s is string => s !== null).join('\n\n');
-  const close_time = toDate(q.actual_close_time) ?? toDate(q.scheduled_close_time) ?? toDate(p.actual_close_time) ?? toDate(p.scheduled_close_time);
+  const close = readClose(q.actual_close_time, q.scheduled_close_time, p.actual_close_time, p.scheduled_close_time);
   const base: MarketSnapshot = {
     id,
     title: (blankToNull(q.title) ?? p.title).trim(),
@@ -104,7 +104,8 @@ export function normalizeMetaculus(raw: unknown): Normalized {
     resolution_criteria: criteria === '' ? null : criteria,
     url: `https://www.metaculus.com/questions/${id}/`,
     created_at: toDate(q.open_time) ?? toDate(p.open_time) ?? toDate(p.published_at) ?? toDate(p.created_at),
-    close_time,
+    close_time: close.close,
+    close_unreadable: close.unreadable,
     state: 'open',
     state_reason: 'open on Metaculus',
     probability: centers && centers.length > 0 ? toProbability(centers[0]) : null,

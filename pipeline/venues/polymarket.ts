@@ -53,7 +53,7 @@ import {
   type VenueDriver,
 } from './core.ts';
 import type { VenueAdapter, VenueSyncContext } from './types.ts';
-import { blankToNull, clip, firstIssue, toDate, toNumber } from './util.ts';
+import { blankToNull, clip, firstIssue, readClose, toDate, toNumber } from './util.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 
 export interface PolymarketAdapterOptions extends AdapterOptions {
@@ -186,6 +186,7 @@ export function normalizePolymarket(raw: unknown): Normalized {
   const best_bid = yes === 0 ? b : a === null ? null : 1 - a;
   const best_ask = yes === 0 ? a : b === null ? null : 1 - b;
 
+  const close = readClose(m.endDate);
   const base: MarketSnapshot = {
     id,
     title: m.question.trim(),
@@ -193,7 +194,8 @@ export function normalizePolymarket(raw: unknown): Normalized {
     resolution_criteria: blankToNull(m.resolutionSource) ? `Resolution source: ${m.resolutionSource!.trim()}` : null,
     url: marketUrl(m),
     created_at: toDate(m.startDate) ?? toDate(m.createdAt),
-    close_time: toDate(m.endDate),
+    close_time: close.close,
+    close_unreadable: close.unreadable,
     state: 'open',
     state_reason: 'open on Polymarket',
     probability: yesPrice !== null && yesPrice >= 0 && yesPrice <= 1 ? yesPrice : null,

@@ -55,6 +55,22 @@ export function toDate(value: unknown): Date | null {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
+/**
+ * A venue's close time from its fields, the first present one read (absent, null or blank:
+ * the next; none: no close, `close` null). `unreadable` when that field is present but not a time
+ * `toDate` reads ("TBD", a bare "1735689600"): such a close is not "no close" (QA: it became null,
+ * and the question was forecast until it resolved). The core skips a new market so, and keeps a
+ * tracked one's stored close.
+ */
+export function readClose(...values: unknown[]): { close: Date | null; unreadable: boolean } {
+  for (const v of values) {
+    if (v === null || v === undefined || (typeof v === 'string' && v.trim() === '')) continue;
+    const close = toDate(v);
+    return { close, unreadable: close === null };
+  }
+  return { close: null, unreadable: false };
+}
+
 /** A finite number from a number or numeric string; null otherwise. */
 export function toNumber(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;

@@ -254,3 +254,53 @@ describe('CLOB price-history points in milliseconds', () => {
     expect(r.skipped).toEqual([]);
   });
 });
+
+/**
+ * A close time that is present but no time. Every venue documents its close as a timestamp:
+ * Gamma's `endDate` an ISO string (https://docs.polymarket.com/developers/gamma-markets-api/get-markets),
+ * Kalshi's `close_time` an RFC 3339 date-time (https://docs.kalshi.com/api-reference/market/get-markets),
+ * Metaculus's `scheduled_close_time` an ISO string (https://www.metaculus.com/api/, posts), Manifold's
+ * `closeTime` epoch ms (https://docs.manifold.markets/api, LiteMarket). A value such as "TBD", a bare
+ * "1764547200" or "2025-13-45T00:00:00Z" read as no close at all (null): the market became an
+ * active question without a close, forecast until it resolved. Now a new market so is skipped
+ * (`unreadable close time`, counted), a tracked one is priced and keeps its stored close; an
+ * absent or null close is still no close. (Manifold's schema already refused a non-number.)
+ */
+describe('an unreadable close time', () => {
+  it('skips new markets with it on each venue, keeps a tracked one\'s stored close, and takes an absent close as none', async () => {
+    const open = fx('polymarket', 'markets-offset-0.json')[0];
+    const pid = (k: number) => `0x${'d'.repeat(63)}${k}`;
+    const poly = [
+      { ...open, conditionId: pid(1), endDate: 'TBD' },
+      { ...open, conditionId: pid(2), endDate: '1764547200' },
+      { ...open, conditionId: pid(3), endDate: null },
+      { ...open, conditionId: pid(4), endDate: 'soon' }, // tracked
+    ];
+    const k = fx('kalshi', 'markets-page-1.json').markets[0];
+    const post = fx('metaculus', 'posts-page-1.json').results[0];
+    const mt = { ...post, scheduled_close_time: 'x', question: { ...post.question, scheduled_close_time: '2025-13-45T00:00:00Z' } };
+    const mf = fx('manifold', 'markets-page-1.json')[0];
+    server = await startReplayServer([
+      { path: '/markets', responses: [json(poly)] },
+      { path: '/trade-api/v2/markets', responses: [json({ markets: [{ ...k, close_time: 'soon' }], cursor: '' })] },
+      { path: '/api/posts/', responses: [json({ next: null, results: [mt] })] },
+      { path: '/v0/markets', responses: [json([{ ...mf, closeTime: '2025-12-01' }])] },
+    ]);
+    const stored = new Date('2025-12-20T00:00:00Z');
+    const tracked = [{ question_id: `polymarket:${pid(4)}`, venue_market_id: pid(4), close_time: stored }];
+    const p = await createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST }).sync(ctx({ tracked }));
+    expect(p.skipped).toEqual([pid(1), pid(2)].map((id) => ({ venue: 'polymarket', venue_market_id: id, reason: 'unreadable close time' })));
+    expect(p.questions.map((q) => [q.venue_market_id, q.close_time])).toEqual([[pid(3), null]]);
+    expect(p.market_prices.map((r) => r.question_id).sort()).toEqual([`polymarket:${pid(3)}`, `polymarket:${pid(4)}`]);
+    expect(p.close_time_changes).toEqual([]);
+    const [kr, mr, fr] = await Promise.all([
+      createKalshiAdapter({ baseUrl: `${server.url}/trade-api/v2`, clientOptions: FAST }).sync(ctx()),
+      createMetaculusAdapter({ baseUrl: `${server.url}/api`, clientOptions: FAST }).sync(ctx()),
+      createManifoldAdapter({ baseUrl: `${server.url}/v0`, clientOptions: FAST }).sync(ctx()),
+    ]);
+    expect(kr.skipped.map((s) => s.reason)).toEqual(['unreadable close time']);
+    expect(mr.skipped.map((s) => s.reason)).toEqual(['unreadable close time']);
+    expect(fr.skipped.map((s) => s.reason)).toEqual(['schema: closeTime: Invalid input: expected number, received string']);
+    for (const r of [kr, mr, fr]) expect(r.questions).toEqual([]);
+  });
+});
