@@ -291,6 +291,23 @@ function checkDelimiter(file: string, header: readonly string[]): void {
 }
 
 /**
+ * A header name that is one of the format's columns written in another case or with a space or
+ * `-` for `_` (`Outcome`, `Resolved_At`, `horizon days`, `Question-ID`) is rejected, naming it:
+ * such a column was taken for an extra one and ignored (QA: a spreadsheet's `Outcome,Resolved_At`
+ * stored every claim open, its resolution dropped silently; a `Claim_ID` was said to be missing).
+ */
+function checkColumnNames(file: string, header: readonly string[]): void {
+  const known = new Set<string>([...GENERIC_REQUIRED, ...OPTIONAL]);
+  for (const name of header) {
+    if (known.has(name)) continue;
+    const col = name.toLowerCase().replace(/[\s-]+/g, '_');
+    if (known.has(col)) {
+      throw new ImportError(file, 1, col, `column ${JSON.stringify(name)} is not read: columns are named as documented, in lower case (write ${col})`);
+    }
+  }
+}
+
+/**
  * Reads one CSV into `_gen_in` (created by the first file, appended to by the others; `start`: the
  * rows already there); errors name the file and line. Returns the rowid range of its records and
  * its blank lines.
@@ -304,6 +321,7 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
     throw new ImportError(file, null, null, `cannot read: ${(e as Error).message}`);
   }
   checkDelimiter(file, header);
+  checkColumnNames(file, header);
   for (const col of GENERIC_REQUIRED) if (!header.includes(col)) throw new ImportError(file, 1, col, 'missing required column in header');
   const cols = [...GENERIC_REQUIRED, ...OPTIONAL];
   for (const col of cols) if (header.indexOf(col) !== header.lastIndexOf(col)) throw new ImportError(file, 1, col, 'column named twice in the header');

@@ -244,6 +244,27 @@ describe('generic CSV file checks', () => {
     }
   });
 
+  it('a header naming a column in another case or spelling (Outcome, Resolved_At, "horizon days") is rejected at line 1 naming the column, nothing written (QA: the resolution was dropped silently, the claim stored open)', async () => {
+    const cases: [string, string, string][] = [
+      ['claim_id,source,made_at,kind,subject,probability,Outcome,Resolved_At', 'outcome', 'Outcome'],
+      ['claim_id,source,made_at,kind,subject,probability,outcome,resolved_at,horizon days', 'horizon_days', 'horizon days'],
+      ['claim_id,source,made_at,kind,subject,probability,outcome,resolved_at,Question-ID', 'question_id', 'Question-ID'],
+      // a required column too: said what it is, not only "missing"
+      ['Claim_ID,source,made_at,kind,subject,probability,outcome,resolved_at', 'claim_id', 'Claim_ID'],
+    ];
+    for (const [head, field, written] of cases) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const extra = head.split(',').length > 8 ? ',x' : '';
+      const e = await rejected(data, folder({ 'a.csv': `${head}\nc1,S,2024-01-01,probability,x,0.4,1,2024-02-01${extra}\n` }));
+      expect([e.line, e.field], head).toEqual([1, field]);
+      expect(e.reason, head).toBe(`column ${JSON.stringify(written)} is not read: columns are named as documented, in lower case (write ${field})`);
+      expect(claimParts(data)).toEqual([]);
+    }
+    // Other extra columns are still ignored.
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': `${CSV_HEAD.trim()},Notes,outcome_note\nc1,S,2024-01-01,probability,x,0.4,1,2024-02-01,n,m\n` })]]);
+    expect(res!.claims.written).toBe(1);
+  });
+
   it('`import claims csv .` names the directory itself as the dataset, not "."', async () => {
     const dir = folder({ 'a.csv': CSV_HEAD + 'c1,S,2024-01-01,probability,x,0.4,,\n' });
     const data = join(tmp.dir, `wh-${n++}`);
