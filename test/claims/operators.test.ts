@@ -265,6 +265,27 @@ describe('generic CSV file checks', () => {
     expect(res!.claims.written).toBe(1);
   });
 
+  it('a claim made, or resolved with an outcome, more than a day after the import is rejected at that field (QA: 2052 for 2025 was written, counted, and never shown)', async () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    const cases: [string, string][] = [
+      ['c1,S,2052-01-01,probability,x,0.4,,\n', 'made_at'],
+      ['c1,S,2026-01-02T00:00:01Z,probability,x,0.4,,\n', 'made_at'],
+      ['c1,S,2025-06-01,probability,x,0.4,1,2026-03-01\n', 'resolved_at'],
+    ];
+    for (const [row, field] of cases) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const e = await importAll(data, [['csv', folder({ 'a.csv': CSV_HEAD + 'c0,S,2024-01-01,probability,x,0.4,,\n' + row })]], now).then(() => null, (err: unknown) => err as ImportError);
+      expect(e, row).toBeInstanceOf(ImportError);
+      expect([e!.line, e!.field], row).toEqual([3, field]);
+      expect(e!.reason, row).toMatch(/more than a day after this import/);
+      expect(claimParts(data)).toEqual([]);
+    }
+    // Within a day (a date that is already today east of UTC), and an open claim's expected
+    // resolution date in the future (not stored: no resolution), are taken.
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': CSV_HEAD + 'c1,S,2026-01-02,probability,x,0.4,,\nc2,S,2025-06-01,probability,x,0.4,,2027-01-01\n' })]], now);
+    expect(res!.claims.written).toBe(2);
+  });
+
   it('`import claims csv .` names the directory itself as the dataset, not "."', async () => {
     const dir = folder({ 'a.csv': CSV_HEAD + 'c1,S,2024-01-01,probability,x,0.4,,\n' });
     const data = join(tmp.dir, `wh-${n++}`);
