@@ -150,6 +150,16 @@ const CHECKS: [string | null, string, string][] = [
     `${NUM('horizon_days')} OR NOT (TRY_CAST(horizon_days AS DOUBLE) BETWEEN 0 AND ${MAX_HORIZON_DAYS})`],
   ['outcome', 'expected 1, 0 or 0.5', `${NUM('outcome')} OR ${NONE_OF('TRY_CAST(outcome AS DOUBLE)', ['0::DOUBLE', '0.5::DOUBLE', '1::DOUBLE'])}`],
   ['realized_value', BIG_REASON, BIG('realized_value')],
+  // A resolution must carry what the claim's kind is scored on (sql/derive/90_claims.sql: a value
+  // claim's error needs its realized value, a direction or probability claim's hit and Brier its
+  // outcome). QA: a value claim with only an outcome, a direction claim with only a realized value,
+  // was stored and counted in its source's n_resolved but in no metric.
+  ['realized_value', 'a resolved value claim needs its realized_value (it is scored on it: an outcome alone counts in no metric)',
+    "kind = 'value' AND outcome IS NOT NULL AND realized_value IS NULL"],
+  ['outcome', 'a resolved direction claim needs its outcome (it is scored on it: a realized value alone counts in no accuracy)',
+    "kind = 'direction' AND realized_value IS NOT NULL AND outcome IS NULL"],
+  ['outcome', 'a resolved probability claim needs its outcome (it is scored on it: a realized value alone counts in no metric)',
+    "kind = 'probability' AND realized_value IS NOT NULL AND outcome IS NULL"],
   ['resolved_at', 'missing required value', '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND resolved_at IS NULL'],
   ['resolved_at', 'expected an ISO 8601 date or time', 'resolved_at IS NOT NULL AND _resolved IS NULL'],
   // As in the bundled formats (formats.ts horizonDays): such a claim is a wrong date, and would be

@@ -313,3 +313,28 @@ describe('a claims write that fails (as on a full disk)', () => {
     expect((await rawQuery(data, 'SELECT source_slug FROM {sources}')).map((r) => r.source_slug)).toEqual(['acme-polls']);
   });
 });
+
+describe('a resolved claim carries what its kind is scored on (QA)', () => {
+  const HEAD = 'claim_id,source,made_at,kind,subject,probability,side,value,outcome,realized_value,resolved_at\n';
+  it('a value claim with an outcome but no realized_value, a direction or probability claim with a realized_value but no outcome: rejected at that field, nothing written (QA: stored, counted in n_resolved, in no metric)', async () => {
+    const cases: [string, string, RegExp][] = [
+      ['c2,S,2024-01-01,value,GDP,,,2.5,1,,2024-06-01\n', 'realized_value', /resolved value claim needs its realized_value/],
+      ['c2,S,2024-01-01,direction,race,,yes,,,3,2024-06-01\n', 'outcome', /resolved direction claim needs its outcome/],
+      ['c2,S,2024-01-01,probability,race,0.6,,,,1,2024-06-01\n', 'outcome', /resolved probability claim needs its outcome/],
+    ];
+    for (const [row, field, reason] of cases) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const dir = folder({ 'a.csv': HEAD + 'c1,S,2024-01-01,value,GDP,,,2.5,,2.4,2024-06-01\n' + row });
+      const e = await rejected(data, dir);
+      expect([e.file, e.line, e.field], row).toEqual([join(dir, 'a.csv'), 3, field]);
+      expect(e.reason, row).toMatch(reason);
+      expect(claimParts(data)).toEqual([]);
+    }
+    // What each kind is scored on is enough: a value claim with a realized value only, a direction
+    // claim with an outcome only (and one carrying both), a probability claim with an outcome.
+    const ok = HEAD + 'c1,S,2024-01-01,value,GDP,,,2.5,,2.4,2024-06-01\nc2,S,2024-01-01,direction,race,,yes,3,1,2,2024-06-01\n' +
+      'c3,S,2024-01-01,direction,race,,yes,,0,,2024-06-01\nc4,S,2024-01-01,probability,race,0.6,,,0.5,,2024-06-01\nc5,S,2024-01-01,value,GDP,,,2.5,,,\n';
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': ok })]]);
+    expect(res!.claims.written).toBe(5);
+  });
+});
