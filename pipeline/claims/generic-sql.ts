@@ -360,13 +360,18 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   // in any of them; concat reads NULL as ''), computed once for the line break and _plain.
   const line = `concat(${header.map((_, i) => `c${i}`).join(', ')}, '') AS _line`;
   const linebreak = 'contains(_line, chr(10)) AS _linebreak';
+  // A record of only empty fields (`,,,,,,,`: a spreadsheet's empty row, whitespace or "" fields
+  // too) is skipped like a blank line: kept in _gen_in (its rowid keeps the later records' lines
+  // exact) but neither checked nor written (QA: it was rejected at claim_id). A line break in it
+  // is still refused (CHECKS[0]).
+  const empty = `NOT contains(_line, chr(10)) AND CASE WHEN _plain AND ascii(_line) > 32 THEN false ELSE trim(_line, ${WHITESPACE_SQL}) = '' END AS _empty`;
   // The two times are parsed once here (validation and staging both read _made, _resolved).
   // The checks are evaluated in the same pass (_failed: the index of the first failing check).
   const cases = CHECKS.map(([, , bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
   const body =
-    `SELECT *, CASE ${cases} END AS _failed FROM (` +
+    `SELECT *, CASE WHEN _empty THEN NULL ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved, ${latest} AS _latest FROM (` +
-    `SELECT ${select}, ${linebreak} FROM (` +
+    `SELECT ${select}, ${linebreak}, ${empty} FROM (` +
     `SELECT *, strlen(_line) = length(_line) AND NOT contains(_line, chr(9)) AND NOT contains(_line, chr(13)) AND NOT contains(_line, chr(11)) AND NOT contains(_line, chr(12)) AS _plain FROM (` +
     `SELECT *, ${line} ` +
     `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
@@ -621,7 +626,7 @@ export async function importGenericSql(
     // written twice) and its own records not at all (its claims silently dropped).
     await conn.run(
       'CREATE OR REPLACE TEMP TABLE _gen_spellings AS SELECT source, min(rowid)::BIGINT AS first, ' +
-        "arg_min(coalesce(source_kind, 'other'), rowid) AS kind, arg_min(source_url, rowid) AS url FROM _gen_in GROUP BY source",
+        "arg_min(coalesce(source_kind, 'other'), rowid) AS kind, arg_min(source_url, rowid) AS url FROM _gen_in WHERE NOT _empty GROUP BY source",
     );
     const srcRows = (await conn.runAndReadAll('SELECT * FROM _gen_spellings ORDER BY first')).getRowObjectsJS() as {
       source: string;
@@ -666,7 +671,9 @@ export async function importGenericSql(
     const changed = await firstStoredConflict(conn, root, files);
     if (changed) throw changed;
     const nowSql = q(now.toISOString());
-    const received = files.at(-1)!.end;
+    // The records, less those of only empty fields (skipped: not received, like blank lines).
+    const empties = Number((await conn.runAndReadAll('SELECT count(*) FILTER (WHERE _empty)::BIGINT AS n FROM _gen_in')).getRowObjectsJS()[0]!.n);
+    const received = files.at(-1)!.end - empties;
     // Blank lines between records (rare): their count before each record, by an ASOF join on rowid.
     const shifts = shiftRows(files);
     if (shifts.length > 0) {

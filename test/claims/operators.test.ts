@@ -338,3 +338,22 @@ describe('a resolved claim carries what its kind is scored on (QA)', () => {
     expect(res!.claims.written).toBe(5);
   });
 });
+
+describe('rows of only empty fields (a spreadsheet export) are skipped like blank lines (QA: rejected at claim_id)', () => {
+  it('skipped, not counted, the lines after them exact', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const text = CSV_HEAD + 'c1,S,2024-01-01,probability,x,0.4,,\n,,,,,,,\n , ,"",,\t,,,\n\nc2,S,2024-01-01,probability,y,0.6,,\n,,,,,,,\n';
+    const [res] = await importAll(data, [['csv', folder({ 'a.csv': text })]]);
+    expect([res!.claims.received, res!.claims.written, res!.sources.written]).toEqual([2, 2, 1]);
+    expect(await rawQuery(data, 'SELECT claim_id, provenance_line FROM {claims} ORDER BY claim_id')).toEqual([
+      { claim_id: 'c1', provenance_line: 2n },
+      { claim_id: 'c2', provenance_line: 6n },
+    ]);
+    // an error after them names its own line
+    const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': CSV_HEAD + ',,,,,,,\nc1,S,2024-01-01,probability,x,1.4,,\n' }));
+    expect([e.line, e.field]).toEqual([3, 'probability']);
+    // a row with any value is still a record: rejected at its first missing field
+    const e2 = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': CSV_HEAD + ',,,,,0.4,,\n' }));
+    expect([e2.line, e2.field]).toEqual([2, 'claim_id']);
+  });
+});
