@@ -527,6 +527,34 @@ async function firstStoredConflict(conn: DuckDBConnection, root: string, files: 
 }
 
 /**
+ * The first record (file order) giving its source (any spelling of its name: `_gen_sources`'
+ * slug) another source_kind or source_url than an earlier record of that source, as an
+ * ImportError naming both lines; null when none does. Only run when some source has two.
+ */
+async function sourceConflict(conn: DuckDBConnection, files: readonly ReadFile[]): Promise<ImportError | null> {
+  let found: { pos: number; first: number; field: string; v: string; v0: string } | null = null;
+  for (const field of ['source_kind', 'source_url']) {
+    const r = await conn.runAndReadAll(
+      `WITH k AS (SELECT s.source_slug, i.rowid::BIGINT AS pos, i.${sqlIdent(field)} AS v FROM _gen_in AS i ` +
+        `JOIN _gen_sources AS s ON s.source = i.source WHERE i.${sqlIdent(field)} IS NOT NULL), ` +
+        'f AS (SELECT source_slug, arg_min(v, pos) AS v0, min(pos) AS p0 FROM k GROUP BY source_slug) ' +
+        'SELECT k.pos, f.p0 AS first, k.v, f.v0 FROM k JOIN f USING (source_slug) WHERE k.v <> f.v0 ORDER BY k.pos LIMIT 1',
+    );
+    const row = r.getRowObjectsJS()[0];
+    if (row && (!found || Number(row.pos) < found.pos)) {
+      found = { pos: Number(row.pos), first: Number(row.first), field, v: String(row.v), v0: String(row.v0) };
+    }
+  }
+  if (!found) return null;
+  const { file, line } = locate(files, found.pos);
+  const first = locate(files, found.first);
+  const shown = (v: string) => JSON.stringify(v.slice(0, 80));
+  return new ImportError(file, line, found.field,
+    `this source's ${found.field} is ${shown(found.v)} here, ${shown(found.v0)} at ${basename(first.file)}:${first.line}: ` +
+      `a source has one ${found.field} (give it alike on its rows, or on one of them)`);
+}
+
+/**
  * The resolutions this import adds to claims stored open (the same claim again, now with its
  * outcome or realized value), as raw claim_resolutions rows: the claim's own row is never
  * rewritten. Run after firstStoredConflict, so the rest of each such record equals the stored claim.
@@ -626,15 +654,30 @@ export async function importGenericSql(
     // written twice) and its own records not at all (its claims silently dropped).
     await conn.run(
       'CREATE OR REPLACE TEMP TABLE _gen_spellings AS SELECT source, min(rowid)::BIGINT AS first, ' +
-        "arg_min(coalesce(source_kind, 'other'), rowid) AS kind, arg_min(source_url, rowid) AS url FROM _gen_in WHERE NOT _empty GROUP BY source",
+        'arg_min(source_kind, rowid) AS kind, arg_min(source_url, rowid) AS url, ' +
+        '(count(DISTINCT source_kind) > 1 OR count(DISTINCT source_url) > 1) AS mixed FROM _gen_in WHERE NOT _empty GROUP BY source',
     );
     const srcRows = (await conn.runAndReadAll('SELECT * FROM _gen_spellings ORDER BY first')).getRowObjectsJS() as {
       source: string;
       first: bigint;
-      kind: string;
+      kind: string | null;
       url: string | null;
+      mixed: boolean;
     }[];
     const slugs = assignSlugs(srcRows.map((r) => r.source), stored.known, stored.taken, stored.venues);
+    // A source's kind and url: the ones its rows give (rows that leave them empty take them; none
+    // given: kind other). Two rows of a source (any spelling of its name) giving different ones are
+    // rejected below (sourceConflict); the first was kept silently before (QA).
+    const given = new Map<string, { kind: Set<string>; url: Set<string> }>();
+    let mixed = false;
+    for (const r of srcRows) {
+      const slug = slugs.get(r.source)!;
+      const g = given.get(slug) ?? { kind: new Set<string>(), url: new Set<string>() };
+      given.set(slug, g);
+      if (r.kind !== null) g.kind.add(r.kind);
+      if (r.url !== null) g.url.add(r.url);
+      mixed ||= r.mixed || g.kind.size > 1 || g.url.size > 1;
+    }
     await conn.run('CREATE OR REPLACE TEMP TABLE _gen_slugs (first BIGINT, source_slug VARCHAR)');
     await conn.run('CREATE OR REPLACE TEMP TABLE _gen_sources_stage (source_slug VARCHAR, name VARCHAR, kind VARCHAR, url VARCHAR, description VARCHAR, attribution VARCHAR)');
     const spellings = await conn.createAppender('_gen_slugs', 'main', 'temp');
@@ -650,9 +693,11 @@ export async function importGenericSql(
         staged.add(slug);
         stage.appendVarchar(slug);
         stage.appendVarchar(sourceName(r.source));
-        stage.appendVarchar(r.kind);
-        if (r.url === null) stage.appendNull();
-        else stage.appendVarchar(r.url);
+        const g = given.get(slug)!;
+        stage.appendVarchar([...g.kind][0] ?? 'other');
+        const url = [...g.url][0];
+        if (url === undefined) stage.appendNull();
+        else stage.appendVarchar(url);
         stage.appendNull();
         stage.appendNull();
         stage.endRow();
@@ -667,6 +712,10 @@ export async function importGenericSql(
     await conn.run(
       'CREATE OR REPLACE TEMP TABLE _gen_sources AS SELECT p.source, m.source_slug FROM _gen_spellings AS p JOIN _gen_slugs AS m ON m.first = p.first',
     );
+    if (mixed) {
+      const conflict = await sourceConflict(conn, files);
+      if (conflict) throw conflict;
+    }
     await stageStoredClaims(conn, root);
     const changed = await firstStoredConflict(conn, root, files);
     if (changed) throw changed;

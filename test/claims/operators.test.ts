@@ -357,3 +357,26 @@ describe('rows of only empty fields (a spreadsheet export) are skipped like blan
     expect([e2.line, e2.field]).toEqual([2, 'claim_id']);
   });
 });
+
+describe('a source\'s kind and url within one import (QA: the first row\'s were kept silently)', () => {
+  const HEAD = 'claim_id,source,made_at,kind,subject,probability,source_kind,source_url\n';
+  it('two rows of a source giving another source_kind or source_url: rejected at the later, naming the first; empty takes the given one', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const dir = folder({ 'a.csv': HEAD + 'c1,Acme,2024-01-01,probability,x,0.4,pollster,https://acme.example\nc2,Acme,2024-01-01,probability,y,0.4,media,https://acme.example\n' });
+    const e = await rejected(data, dir);
+    expect([e.file, e.line, e.field]).toEqual([join(dir, 'a.csv'), 3, 'source_kind']);
+    expect(e.reason).toMatch(/"media" here, "pollster" at a\.csv:2/);
+    const dir2 = folder({
+      'a.csv': HEAD + 'c1,Acme,2024-01-01,probability,x,0.4,,https://acme.example\n',
+      // across files too
+      'b.csv': HEAD + 'c2,Acme,2024-01-01,probability,y,0.4,,https://acme.example/\n',
+    });
+    const e2 = await rejected(data, dir2);
+    expect([e2.file, e2.line, e2.field]).toEqual([join(dir2, 'b.csv'), 2, 'source_url']);
+    expect(e2.reason).toMatch(/at a\.csv:2/);
+    expect(claimParts(data)).toEqual([]);
+    // rows that leave them empty take the ones given, wherever given
+    await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c1,Caf\u0065\u0301,2024-01-01,probability,x,0.4,,\nc2,Caf\u00e9,2024-01-01,probability,y,0.4,pollster,https://cafe.example\nc3,Café,2024-01-01,probability,z,0.4,pollster,\n' })]]);
+    expect(await rawQuery(data, 'SELECT name, kind, url FROM {sources}')).toEqual([{ name: 'Café', kind: 'pollster', url: 'https://cafe.example' }]);
+  });
+});
