@@ -1,6 +1,6 @@
 /**
  * A test server of the export routes only (api/export/routes.ts), auth from the X-Test-Plan header,
- * problems as the API writes them: the export tests' server (export, columns).
+ * problems as the API writes them: the export tests' server (export, columns, slices, lifecycle).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -16,8 +16,14 @@ import { registerExportRoutes, type ExportDeps, type ExportService } from '../..
 
 export interface TestServer {
   url: string;
+  port: number;
   service: ExportService;
   tempDir: string;
+  /**
+   * Each response as api/http/front.ts sees it when it closes (request log and metrics): finished,
+   * or `aborted` (closed before it was complete).
+   */
+  closes: Array<{ path: string; finished: boolean }>;
   close(): Promise<void>;
 }
 
@@ -27,9 +33,12 @@ export async function startExportServer(dataDir: string, deps: Partial<ExportDep
   const tempDir = deps.tempDir ?? (await mkdtemp(path.join(tmpdir(), 'quorum-export-test-')));
   const app = express();
   app.set('query parser', 'simple');
+  const closes: TestServer['closes'] = [];
   app.use((req, res, next) => {
+    // front.ts's test: a response not finished when it closes is logged and counted `aborted`.
+    res.once('close', () => closes.push({ path: req.originalUrl, finished: res.writableFinished }));
     const plan = req.header('x-test-plan');
-    if (plan) res.locals.auth = { plan, keyId: `key-${plan}`, scopes: [] };
+    if (plan) res.locals.auth = { plan, keyId: req.header('x-test-key') ?? `key-${plan}`, scopes: [] };
     next();
   });
   const service = registerExportRoutes(app, snapshots, { logger, ...deps, tempDir });
@@ -52,8 +61,10 @@ export async function startExportServer(dataDir: string, deps: Partial<ExportDep
   await service.swept;
   return {
     url: `http://127.0.0.1:${port}`,
+    port,
     service,
     tempDir,
+    closes,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -10,25 +10,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import express, { type ErrorRequestHandler } from 'express';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_CONTENT_TYPE, toApiError } from '../../api/errors/problem.ts';
-import { silentLogger } from '../../api/logging/logger.ts';
-import { SnapshotReader } from '../../api/snapshot/reader.ts';
 import {
   DEFAULT_EXPORT_IDLE_TIMEOUT_MS,
   idleTimeoutFromEnv,
   inFlightExports,
-  registerExportRoutes,
-  type ExportDeps,
-  type ExportService,
 } from '../../api/export/routes.ts';
 import { newExportFile, sweepStaleExports } from '../../api/export/temp-files.ts';
 import { fixtureData, publish, tempDataDir, writeSnapshot } from '../api/fixtures.ts';
+import { startExportServer, type TestServer } from './export-server.ts';
 
 const SNAP = 'r20250402T000000Z-big1';
 const BIG_ROWS = 400_000;
@@ -60,63 +53,6 @@ async function writeBigResolved(dataDir: string, id: string, rowGroupSize = 100_
   return file;
 }
 
-interface TestServer {
-  url: string;
-  port: number;
-  service: ExportService;
-  tempDir: string;
-  /**
-   * Each response as api/http/front.ts sees it when it closes (request log and metrics): finished,
-   * or `aborted` (closed before it was complete).
-   */
-  closes: Array<{ path: string; finished: boolean }>;
-  close(): Promise<void>;
-}
-
-async function startExportServer(dataDir: string, deps: Partial<ExportDeps> = {}): Promise<TestServer> {
-  const logger = silentLogger();
-  const snapshots = await SnapshotReader.open({ dataDir, logger, pollMs: 0 });
-  const tempDir = deps.tempDir ?? (await mkdtemp(path.join(tmpdir(), 'quorum-export-test-')));
-  const app = express();
-  app.set('query parser', 'simple');
-  const closes: TestServer['closes'] = [];
-  app.use((req, res, next) => {
-    // front.ts's test: a response not finished when it closes is logged and counted `aborted`.
-    res.once('close', () => closes.push({ path: req.originalUrl, finished: res.writableFinished }));
-    const plan = req.header('x-test-plan');
-    if (plan) res.locals.auth = { plan, keyId: req.header('x-test-key') ?? `key-${plan}`, scopes: [] };
-    next();
-  });
-  const service = registerExportRoutes(app, snapshots, { logger, ...deps, tempDir });
-  const onError: ErrorRequestHandler = (err, req, res, _next) => {
-    const problem = toApiError(err);
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
-    res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.toProblem(req.originalUrl.split('?')[0])));
-  };
-  app.use(onError);
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await service.swept;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    service,
-    tempDir,
-    closes,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await service.close();
-      await snapshots.close();
-      if (!deps.tempDir) await rm(tempDir, { recursive: true, force: true });
-    },
-  };
-}
 
 async function exportFiles(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((n) => n.includes('quorum-export-'));

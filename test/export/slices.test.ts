@@ -11,22 +11,18 @@
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import express, { type ErrorRequestHandler } from 'express';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareBound } from '../../api/db/query.ts';
 import { loadSql } from '../../api/db/sql-files.ts';
-import { PROBLEM_CONTENT_TYPE, toApiError } from '../../api/errors/problem.ts';
 import { planSlices } from '../../api/export/engine.ts';
 import { ENCODERS } from '../../api/export/formats.ts';
 import { JsonArrayFramer } from '../../api/export/stream.ts';
-import { registerExportRoutes, type ExportService } from '../../api/export/routes.ts';
-import { silentLogger } from '../../api/logging/logger.ts';
-import { SnapshotReader } from '../../api/snapshot/reader.ts';
 import { writeSnapshot } from '../../bench/export.ts';
+import { startExportServer, type TestServer } from './export-server.ts';
 
 const ROWS = 12_000;
 const ROW_GROUP = 2_000;
@@ -73,49 +69,9 @@ async function singleCopy(parquet: string, options: string, params: Record<strin
   }
 }
 
-interface Server {
-  port: number;
-  service: ExportService;
-  tempDir: string;
-  close(): Promise<void>;
-}
-
-async function startServer(dataDir: string): Promise<Server> {
-  const logger = silentLogger();
-  const snapshots = await SnapshotReader.open({ dataDir, logger, pollMs: 0 });
-  const tempDir = await mkdtemp(path.join(tmpdir(), 'quorum-export-test-'));
-  const app = express();
-  app.set('query parser', 'simple');
-  app.use((req, res, next) => {
-    const plan = req.header('x-test-plan');
-    if (plan) res.locals.auth = { plan, keyId: `key-${plan}`, scopes: [] };
-    next();
-  });
-  const service = registerExportRoutes(app, snapshots, { logger, tempDir, threads: 2, firstSliceRows: 500, maxSliceRows: 3_000 });
-  const onError: ErrorRequestHandler = (err, req, res, _next) => {
-    const problem = toApiError(err);
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.toProblem(req.originalUrl)));
-  };
-  app.use(onError);
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  await service.swept;
-  return {
-    port: (server.address() as AddressInfo).port,
-    service,
-    tempDir,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await service.close();
-      await snapshots.close();
-      await rm(tempDir, { recursive: true, force: true });
-    },
-  };
+/** The export test server with slices small enough to see several per download. */
+function startServer(dataDir: string): Promise<TestServer> {
+  return startExportServer(dataDir, { threads: 2, firstSliceRows: 500, maxSliceRows: 3_000 });
 }
 
 interface Download {
@@ -191,7 +147,7 @@ describe('JsonArrayFramer', () => {
 });
 
 describe('sliced export', () => {
-  let srv: Server;
+  let srv: TestServer;
   let parquet: string;
   let root: string;
 
@@ -289,7 +245,7 @@ function http10(port: number, p: string): Promise<{ head: string; headers: Recor
 }
 
 describe('a client that cannot take a chunked body (HTTP/1.0)', () => {
-  let srv: Server;
+  let srv: TestServer;
   let parquet: string;
   let root: string;
 
