@@ -31,8 +31,8 @@ export async function buildCli(outdir: string = PREBUILT_DIR): Promise<number> {
     logLevel: 'warning',
   });
   if (!existsSync(path.join(staging, PREBUILT_ENTRY))) throw new Error(`esbuild wrote no ${PREBUILT_ENTRY}`);
+  // The metafile names its inputs relative to absWorkingDir, the checkout.
   const inputs = Object.keys(result.metafile.inputs)
-    .map((rel) => path.relative(CHECKOUT, path.resolve(CHECKOUT, rel)))
     .sort()
     .map((file) => {
       const st = statSync(path.join(CHECKOUT, file));

@@ -107,12 +107,6 @@ export const DEFAULT_BACKFILL: BackfillOptions = {
   maxFailures: 3,
 };
 
-/**
- * Why a venue's market id cannot become a question id (`<venue>:<id>`), or null when it can: the
- * grammar of ../questions/market-id.ts, which the ForecastBench import and the API's paths,
- * filters and cursors share.
- */
-export { marketIdProblem };
 
 /**
  * A title with nothing to read: empty once trimmed, or only format and control characters (a
@@ -509,7 +503,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
         handleTracked(qid, m, page.origin);
         continue;
       }
-      // A new market whose id no question id can carry (see marketIdProblem), or without a title
+      // A new market whose id no question id can carry (../questions/market-id.ts), or without a title
       // (BLANK_TITLE); a tracked one (stored by a version before these checks) is still priced and
       // resolved.
       const bad = marketIdProblem(m.id) ?? (BLANK_TITLE.test(m.title) ? 'empty title' : null);

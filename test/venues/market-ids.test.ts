@@ -2,7 +2,7 @@
  * A venue market id becomes the question id (`<venue>:<id>`), and the API's list cursors carry
  * question ids (api/http/cursor.ts: at most 1,024 characters). An id the venue sends over 200
  * characters, or with a control character in it, is skipped with a counted reason, as the
- * ForecastBench import refuses such ids (pipeline/import/forecastbench.ts, MAX_MARKET_ID_LENGTH):
+ * ForecastBench import refuses such ids (pipeline/questions/market-id.ts, the grammar both share):
  * before, a 5,000-character conditionId or a ticker with a newline became a question whose
  * cursors the API then refused.
  *
