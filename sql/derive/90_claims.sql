@@ -160,7 +160,7 @@ LEFT JOIN _claim_windows AS w
 CREATE OR REPLACE TABLE _claim_facts AS
 SELECT source_slug, category, made_at, year, horizon_days, horizon_bucket, resolved, probability,
        outcome, hit, brier, log_loss, reference_brier, error, within_tolerance, reference_value,
-       realized_value
+       realized_value, unit
 FROM claims;
 
 -- Published: every source that made at least one visible claim (imported sources, the venues,

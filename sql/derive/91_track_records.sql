@@ -11,6 +11,12 @@
 -- Value claims (value and realized value): mae = mean |value − realized|, bias = mean
 --   (value − realized), share_within = share with |value − realized| <= tolerance (the claim's
 --   own, documented per import format; else 5% of |realized|), n_value.
+--   Units: value_units = the distinct units the value claims name (claims.unit, compared exactly;
+--   a claim naming none does not count), value_unit = that unit when there is exactly one (else
+--   NULL). Errors in different units are not averaged: with value_units > 1, mae, bias and
+--   value_skill are NULL (QA: an institution's $bn deficits and % of GDP debt ratios averaged into
+--   one "mean absolute error"); share_within, a share of claims each judged in its own unit, stays.
+--   The same in 93_track_record_horizons and 94_track_record_trends, per bucket and year.
 -- Relative skill against a reference, positive = better than the reference:
 --   brier_skill = mean(reference_brier − brier) over probability claims with a reference (a model
 --   or the consensus against the market comparator), n_reference_probability;
@@ -42,6 +48,15 @@ CREATE OR REPLACE TEMP MACRO _accuracy_ci95_hi(h, n) AS greatest(100 * h / nulli
 
 CREATE OR REPLACE TEMP MACRO _track_prior_weight() AS 20.0;
 
+-- The value-claim unit aggregates (above), for 91, 93 and 94: over a group's rows of _claim_facts.
+CREATE OR REPLACE TEMP MACRO _value_units(unit, error) AS
+  count(DISTINCT unit) FILTER (WHERE error IS NOT NULL)::INTEGER;
+CREATE OR REPLACE TEMP MACRO _value_unit(unit, error) AS
+  CASE WHEN _value_units(unit, error) = 1 THEN max(unit) FILTER (WHERE error IS NOT NULL) END;
+-- an average of value errors, NULL when they are in more than one unit
+CREATE OR REPLACE TEMP MACRO _one_unit(unit, error, v) AS
+  CASE WHEN _value_units(unit, error) <= 1 THEN v END;
+
 CREATE OR REPLACE TABLE _track_agg AS
 SELECT source_slug,
        count(*) AS n_claims,
@@ -52,13 +67,15 @@ SELECT source_slug,
        avg(brier) AS brier,
        avg(log_loss) AS log_loss,
        count(error) AS n_value,
-       avg(abs(error)) AS mae,
-       avg(error) AS bias,
+       _value_unit(unit, error) AS value_unit,
+       _value_units(unit, error) AS value_units,
+       _one_unit(unit, error, avg(abs(error))) AS mae,
+       _one_unit(unit, error, avg(error)) AS bias,
        avg(CASE WHEN within_tolerance THEN 1.0 WHEN NOT within_tolerance THEN 0.0 END) AS share_within,
        count(reference_brier) FILTER (WHERE brier IS NOT NULL) AS n_reference_probability,
        avg(reference_brier - brier) FILTER (WHERE brier IS NOT NULL) AS brier_skill,
        count(*) FILTER (WHERE reference_value IS NOT NULL AND error IS NOT NULL) AS n_reference_value,
-       avg(abs(reference_value - realized_value) - abs(error)) FILTER (WHERE reference_value IS NOT NULL AND error IS NOT NULL) AS value_skill,
+       _one_unit(unit, error, avg(abs(reference_value - realized_value) - abs(error)) FILTER (WHERE reference_value IS NOT NULL AND error IS NOT NULL)) AS value_skill,
        min(made_at) AS first_claim_at,
        max(made_at) AS last_claim_at
 FROM _claim_facts
@@ -87,7 +104,7 @@ SELECT s.source_slug, s.name, s.kind, s.url, s.description, s.attribution, s.cat
        t.ranked,
        CASE WHEN t.ranked THEN row_number() OVER (PARTITION BY t.ranked ORDER BY t.shrunk_score DESC, t.n_directional DESC, s.source_slug) END AS rank,
        t.n_probability, t.brier, t.log_loss,
-       t.n_value, t.mae, t.bias, t.share_within,
+       t.n_value, t.value_unit, t.value_units, t.mae, t.bias, t.share_within,
        t.n_reference_probability, t.brier_skill, t.n_reference_value, t.value_skill,
        t.first_claim_at, t.last_claim_at
 FROM claim_sources AS s

@@ -13,8 +13,10 @@ SELECT source_slug,
        count(brier) AS n_probability,
        avg(brier) AS brier,
        count(error) AS n_value,
-       avg(abs(error)) AS mae,
-       avg(error) AS bias,
+       _value_unit(unit, error) AS value_unit,
+       _value_units(unit, error) AS value_units,
+       _one_unit(unit, error, avg(abs(error))) AS mae,
+       _one_unit(unit, error, avg(error)) AS bias,
        avg(CASE WHEN within_tolerance THEN 1.0 WHEN NOT within_tolerance THEN 0.0 END) AS share_within
 FROM _claim_facts
 WHERE resolved AND horizon_bucket IS NOT NULL

@@ -126,17 +126,17 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
     source_slug: V, name: V, kind: V, url: V, description: V, attribution: V, categories: VL, n_claims: B,
     n_resolved: B, n_directional: B, hits: D, accuracy_score: D, accuracy_ci95_lo: D, accuracy_ci95_hi: D,
     shrunk_score: D, prior_score: D, prior_weight: D, ranked: 'BOOLEAN', rank: B, n_probability: B, brier: D,
-    log_loss: D, n_value: B, mae: D, bias: D, share_within: D, n_reference_probability: B, brier_skill: D,
+    log_loss: D, n_value: B, value_unit: V, value_units: 'INTEGER', mae: D, bias: D, share_within: D, n_reference_probability: B, brier_skill: D,
     n_reference_value: B, value_skill: D, first_claim_at: TS, last_claim_at: TS,
   },
   track_record_calibration: { source_slug: V, bin: 'INTEGER', n: B, mean_probability: D, observed: D },
   track_record_horizons: {
     source_slug: V, horizon_bucket: V, min_horizon_days: D, n_resolved: B, n_directional: B, accuracy_score: D,
-    n_probability: B, brier: D, n_value: B, mae: D, bias: D, share_within: D,
+    n_probability: B, brier: D, n_value: B, value_unit: V, value_units: 'INTEGER', mae: D, bias: D, share_within: D,
   },
   track_record_trends: {
     source_slug: V, year: 'INTEGER', n_resolved: B, n_directional: B, accuracy_score: D, accuracy_ci95_lo: D,
-    accuracy_ci95_hi: D, n_probability: B, brier: D, log_loss: D, n_value: B, mae: D, bias: D, share_within: D,
+    accuracy_ci95_hi: D, n_probability: B, brier: D, log_loss: D, n_value: B, value_unit: V, value_units: 'INTEGER', mae: D, bias: D, share_within: D,
   },
   accuracy: {
     scope: V, forecaster: V, mode: V, dimension: V, key: V, n: B, brier: D, log_loss: D,

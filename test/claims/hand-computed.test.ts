@@ -139,7 +139,7 @@ describe('track records computed by hand', () => {
     // hits 1 + 0 + 0.5 + 1 = 2.5 of 4; under 10 resolved: shown, not ranked
     expect(s).toMatchObject({ name: 'Álpha Pollster', n_resolved: 4, accuracy_score: 62.5, ranked: false, rank: null });
     // errors 3, −5, −2, 8: MAE 18/4, bias 4/4, within 5 points: 3 of 4
-    expect(s.value).toEqual({ n: 4, mae: 4.5, bias: 1, share_within: 0.75 });
+    expect(s.value).toEqual({ n: 4, unit: 'points', units: 1, mae: 4.5, bias: 1, share_within: 0.75 });
     // the race's values 5, −3, 0, 10, 4 (sum 16); leave-one-out references 2.75, 4.75, 4, 1.5 →
     // skill |ref − 2| − |value − 2| = −2.25, −2.25, 0, −7.5 → mean −3
     expect(s.relative_skill).toMatchObject({ value_skill: -3, n_value: 4 });

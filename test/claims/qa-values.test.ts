@@ -15,6 +15,7 @@ import { auth, get, newKey, serve } from '../api/helpers.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { rawParts } from '../../pipeline/warehouse/raw-views.ts';
+import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 import { claimParts, csvFolder, importAll, publishScores, rawQuery } from './helpers.ts';
 
 const tmp = tempDir('quorum-claims-qa-values-');
@@ -179,6 +180,57 @@ describe('GET /api/track-records/?sort=mae', () => {
         cursor = page.body.next_cursor;
       } while (cursor);
       expect(seen).toEqual(['small-co', 'aardvark-economics', 'prob-co']);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
+
+describe('value claims in more than one unit', () => {
+  it('are not averaged: mae, bias and value_skill are null, value_units says how many, per source, horizon and year (QA: $bn deficits and % of GDP averaged into one MAE)', async () => {
+    const data = join(tmp.dir, 'wh-units');
+    const head = 'claim_id,source,made_at,kind,subject,subject_key,value,unit,tolerance,horizon_days,realized_value,resolved_at\n';
+    const dir = csvFolder(tmp.dir, {
+      'a.csv':
+        head +
+        // Delta: 2024 (100 days): $bn error 10 (tolerance 5: out) and % of GDP error −1 (0.5: out);
+        // 2023 (400 days): $bn error 4 (in) and one naming no unit, error 2 (in)
+        'd1,Delta Institute,2024-01-01,value,Deficit 2024,,110,usd_bn,5,100,100,2024-04-10\n' +
+        'd2,Delta Institute,2024-01-01,value,Debt ratio 2024,,97,pct_gdp,0.5,100,98,2024-04-10\n' +
+        'd3,Delta Institute,2023-01-01,value,Deficit 2024b,,104,usd_bn,5,400,100,2024-02-05\n' +
+        'd4,Delta Institute,2023-01-01,value,Deficit 2024c,,102,,5,400,100,2024-02-05\n' +
+        // Epsilon: two polls of one race in one unit, errors 1 and −3
+        'e1,Epsilon Polls,2024-10-01,value,Race margin,race-e,3,points,,10,2,2024-11-05\n' +
+        'e2,Epsilon Polls,2024-10-02,value,Race margin b,race-e,-1,points,,9,2,2024-11-05\n',
+    });
+    await importAll(data, [['csv', dir]]);
+    await publishScores(data);
+    const server = await serve(data);
+    try {
+      const key = newKey(data, 'api').key;
+      const delta = (await get(server, '/api/track-records/sources/delta-institute/')).body.source;
+      // share_within stays: each claim against its own tolerance, 2 of 4
+      expect(delta.value).toEqual({ n: 4, unit: null, units: 2, mae: null, bias: null, share_within: 0.5 });
+      expect(delta.relative_skill.value_skill).toBeNull();
+      // 91-365 (d1, d2): two units; 2y (d3 in $bn, d4 naming none): $bn, errors 4 and 2
+      const byBucket = Object.fromEntries(delta.horizons.map((h: Record<string, unknown>) => [h.horizon_bucket, [h.value_unit, h.value_units, h.mae, h.bias, h.n_value]]));
+      expect(byBucket).toEqual({ '91-365': [null, 2, null, null, 2], '2y': ['usd_bn', 1, 3, 3, 2] });
+      const trends = (await get(server, '/api/track-records/sources/delta-institute/trends/', auth.x(key))).body.trends;
+      expect(trends.map((t: Record<string, unknown>) => [t.year, t.value_unit, t.value_units, t.mae])).toEqual([
+        [2023, 'usd_bn', 1, 3],
+        [2024, null, 2, null],
+      ]);
+      const eps = (await get(server, '/api/track-records/sources/epsilon-polls/')).body.source;
+      expect(eps.value).toEqual({ n: 2, unit: 'points', units: 1, mae: 2, bias: -1, share_within: 0 });
+      // (the Parquet snapshot's table says the same)
+      const file = join(data, 'snapshots', readCurrent(data)!, 'track_records.parquet');
+      const rows = await withConnection(async (conn) =>
+        (await conn.runAndReadAll('SELECT source_slug, value_unit, value_units, mae FROM read_parquet($file) ORDER BY source_slug', { file })).getRowObjectsJS(),
+      );
+      expect(rows).toEqual([
+        { source_slug: 'delta-institute', value_unit: null, value_units: 2, mae: null },
+        { source_slug: 'epsilon-polls', value_unit: 'points', value_units: 1, mae: 2 },
+      ]);
     } finally {
       await server.close();
     }
