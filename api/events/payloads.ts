@@ -52,7 +52,7 @@ const edgeOpened = z.strictObject({
   consensus: prob.meta(d('The headline consensus.')),
   market_probability: prob.meta(d('The market price it is compared with.')),
   market_observed_at: instant('When that price was observed.'),
-  previous_edge: signed.nullable().meta(d('The edge in the previous snapshot; null when the question had none.')),
+  previous_edge: signed.nullable().meta(d('The edge in the previous snapshot; null when the question had none. Of the other sign when the edge reversed (it was at least the threshold on the other side of the market).')),
   threshold: threshold('QUORUM_EVENTS_EDGE_THRESHOLD'),
 });
 

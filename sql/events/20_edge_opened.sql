@@ -1,5 +1,9 @@
 -- 20_edge_opened: |consensus - market| of an active question reached $threshold, and it was
--- below it (or the question had no edge) in the previous snapshot.
+-- below it (or the question had no edge) in the previous snapshot; or it was at least $threshold
+-- on the other side of the market (a reversal: the consensus or the market crossed the other),
+-- `previous_edge` then having the other sign. A reversal is no edge.closed: the edge is open, in
+-- the other direction (QA: a market that crossed the consensus announced nothing, and a
+-- subscriber kept the old direction).
 INSERT INTO _event_candidates
 SELECT 'edge.opened', n.question_id, n.question_id, n.category, 20,
   json_object(
@@ -10,4 +14,4 @@ SELECT 'edge.opened', n.question_id, n.question_id, n.category, 20,
 FROM ev_new_edges AS n
 LEFT JOIN ev_prev_edges AS p ON p.question_id = n.question_id
 WHERE round(n.abs_edge, 9) >= $threshold
-  AND (p.question_id IS NULL OR round(p.abs_edge, 9) < $threshold);
+  AND (p.question_id IS NULL OR round(p.abs_edge, 9) < $threshold OR sign(p.edge) <> sign(n.edge));

@@ -197,6 +197,36 @@ describe('events derived from each published snapshot', () => {
       rmSync(join(root, 'snapshots', damaged), { recursive: true, force: true });
     }
   });
+  it('an edge that reverses direction while above the threshold is an edge.opened naming the previous edge (QA: a market that crossed the consensus announced nothing)', async () => {
+    // Run 2's snapshot against a previous one where q2's market stood at 0.9: its edge was -0.20
+    // (AI below the market) and is +0.20 now (AI above). Only the market moved, so no
+    // consensus.updated either: a subscriber holding "q2 edge open, ai_below_market" heard nothing.
+    const side = tempDir('quorum-events-reverse-');
+    try {
+      cpSync(join(root, 'snapshots', run2), join(side.dir, 'snapshots', run2), { recursive: true });
+      const previous = 'r20250119T000000Z-reversed';
+      cpSync(join(root, 'snapshots', run2), join(side.dir, 'snapshots', previous), { recursive: true });
+      const edges = join(side.dir, 'snapshots', previous, 'edges.parquet');
+      const e = await withConnection(async (conn) => {
+        await conn.run(
+          `COPY (SELECT * REPLACE (
+             CASE WHEN question_id = 'manifold:q2' THEN 0.9 ELSE market_probability END AS market_probability,
+             CASE WHEN question_id = 'manifold:q2' THEN -0.2 ELSE edge END AS edge,
+             CASE WHEN question_id = 'manifold:q2' THEN 'ai_below_market' ELSE direction END AS direction)
+           FROM read_parquet('${join(root, 'snapshots', run2, 'edges.parquet')}')) TO '${edges}' (FORMAT parquet)`,
+        );
+        return emitRunEvents(conn, { root: side.dir, runId: run2, previous, consensusThreshold: 0.05, edgeThreshold: 0.05, summary: { run_id: run2 } });
+      });
+      expect(e.found).toEqual({ 'edge.opened': 1, 'run.completed': 1 });
+      const opened = (await events(side.dir)).find((x) => x.type === 'edge.opened')!;
+      expect(opened.subject).toBe('manifold:q2');
+      expect(opened.data).toMatchObject({ direction: 'ai_above_market', previous_edge: -0.2 });
+      expect(opened.data.edge).toBeCloseTo(0.2, 9);
+      expect(EVENT_DATA['edge.opened'].safeParse(opened.data).success).toBe(true);
+    } finally {
+      side.cleanup();
+    }
+  });
   // Last: it also reads the events a recovery derived (above).
   it("every event's data is what the OpenAPI document publishes for its type (api/events/payloads.ts), field for field", async () => {
     const all = await events(root);
