@@ -13,7 +13,8 @@ import { publicView, type Subscription } from '../events/webhooks/store.ts';
 import { checkWebhookUrl, WebhookUrlError } from '../events/webhooks/url-policy.ts';
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
-import { parseInteger, queryString } from '../http/params.ts';
+import { parseInteger, queryInt, queryString } from '../http/params.ts';
+import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
 import { bodyHash, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency.ts';
 
@@ -247,25 +248,52 @@ const DeliveryView = z.object({
   attempts: z.array(DeliveryAttempt).meta({ description: 'Every attempt so far, oldest first.' }),
 });
 
+/** Page sizes of a subscription's deliveries (each entry carries its attempts, up to dozens over the retry window). */
+export const DELIVERIES_LIMIT = { min: 1, max: 500, default: 100 } as const;
+const DELIVERIES_CURSOR = 'webhook_deliveries';
+/** The key a deliveries page ends on: (seq, delivery id), newest event first. */
+const DeliveryKey = z.tuple([z.int().min(0), z.string().min(1).max(200)]);
+
+/** `a` before `b` in the deliveries' order: newest event first, then delivery id (descending). */
+const deliveryOrder = (a: { seq: number; id: string }, b: { seq: number; id: string }) => b.seq - a.seq || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
 export const webhooksDeliveriesRoute = rawRoute({
   id: 'webhooks.deliveries',
   path: '/api/webhooks/{id}/deliveries',
   summary: 'The deliveries of a subscription and their attempts (newest event first)',
+  description:
+    'The pending deliveries and the last 100 finished ones, newest event first (then delivery id), keyset-paginated: a receiver ' +
+    'down for the retry window has a pending delivery per event, each with its attempts. The list is live (deliveries finish ' +
+    'and the oldest finished ones are forgotten between pages); a cursor names the last entry, so a page never repeats one.',
   tags: ['webhooks'],
   params: IdParams,
-  errors: [404, 503],
+  query: z.object({
+    limit: z.int().min(DELIVERIES_LIMIT.min).max(DELIVERIES_LIMIT.max).default(DELIVERIES_LIMIT.default).optional()
+      .meta({ description: `Entries per page (${DELIVERIES_LIMIT.min}-${DELIVERIES_LIMIT.max}, default ${DELIVERIES_LIMIT.default}).` }),
+    cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page.' }),
+  }),
+  errors: [400, 404, 503],
   responses: json(z.object({
-    deliveries: z.array(DeliveryView).meta({ description: 'One entry per delivery, newest event first.' }),
+    deliveries: z.array(DeliveryView).meta({ description: 'One entry per delivery, newest event first (then delivery id).' }),
     count: z.number().int().meta({ description: 'Entries in `deliveries`.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })),
   handle: (req, res) => {
+    const limit = queryInt(req, 'limit', DELIVERIES_LIMIT);
+    const raw = queryString(req, 'cursor', 1024);
+    const after = raw === undefined ? null : decodeKeyset(raw, DELIVERIES_CURSOR, DeliveryKey);
     const sub = ownSubscription(req, res);
+    const all = dispatcherOf(req).queue.ofSubscription(sub.id).sort(deliveryOrder);
+    const rest = after === null ? all : all.filter((d) => deliveryOrder({ seq: after[0], id: after[1] }, d) < 0);
+    const page = rest.slice(0, limit);
+    const last = page.at(-1);
     // parsed through its schema: the listed shape is the documented one, field for field
-    const list = dispatcherOf(req).queue.ofSubscription(sub.id).map((d) => DeliveryView.parse({
+    const list = page.map((d) => DeliveryView.parse({
       id: d.id, event_id: d.event_id, seq: d.seq, type: d.type, status: d.outcome ?? 'pending',
       next_attempt_at: d.outcome === null ? new Date(d.next_at).toISOString() : null, attempts: d.attempts,
     }));
-    res.status(200).json({ deliveries: list, count: list.length });
+    const next = rest.length > limit && last ? encodeKeyset(DELIVERIES_CURSOR, [last.seq, last.id]) : null;
+    res.status(200).json({ deliveries: list, count: list.length, next_cursor: next });
   },
 });
 

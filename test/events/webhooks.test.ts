@@ -394,6 +394,23 @@ describe('webhook delivery', () => {
     expect(del.body.count).toBe(10);
     expect(del.body.deliveries[0]).toMatchObject({ status: 'delivered' });
     expect(del.body.deliveries[0].attempts.length).toBe(2);
+    expect(del.body.next_cursor).toBeNull();
+    // keyset pages (QA: the list had no limit: a receiver down for the retry window got every
+    // pending delivery with every attempt in one body): the same entries in the same order, each once
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { res: Response; body: any } = await api(`/api/webhooks/${c.body.id}/deliveries?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.res.status).toBe(200);
+      expect(page.body.count).toBeLessThanOrEqual(3);
+      paged.push(...page.body.deliveries.map((d: { id: string }) => d.id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(paged).toEqual(del.body.deliveries.map((d: { id: string }) => d.id));
+    expect(del.body.deliveries.map((d: { seq: number }) => d.seq)).toEqual([...del.body.deliveries.map((d: { seq: number }) => d.seq)].sort((a, b) => b - a));
+    for (const bad of ['limit=0', 'limit=501', 'limit=abc', 'cursor=nonsense', `cursor=${Buffer.from(JSON.stringify({ v: 1, k: 'claims', a: [1, 'x'] })).toString('base64url')}`]) {
+      expect((await api(`/api/webhooks/${c.body.id}/deliveries?${bad}`)).res.status, bad).toBe(400);
+    }
     await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' });
   }, 120_000);
 
