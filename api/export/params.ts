@@ -14,6 +14,10 @@
  *   Values: ISO 8601 date (`2025-03-01`, midnight UTC) or date-time (`2025-03-01T12:00:00Z`, with
  *   an optional offset; none means UTC), through THE strict timestamp parser of api/http/params.ts
  * - `category`: one of the nine categories
+ *
+ * Unknown parameters are ignored, except the filters (and `sort`, `cursor`) of the exported tables'
+ * own list endpoints that no export applies (LIST_ONLY_FILTERS): an export that dropped
+ * `source=` or `made_since=` in silence returned every row of the table, read as filtered (QA).
  */
 import type { Request } from 'express';
 import { z } from 'zod';
@@ -51,6 +55,23 @@ const lower = (s: string): string => s.toLowerCase();
 export function parseSince(value: string): string | null {
   return parseTimestampValue(value)?.sql ?? null;
 }
+
+/**
+ * Parameters of the exported tables' JSON list endpoints (GET /api/claims/, /api/track-records/,
+ * /api/predictions/resolved, the keyset-paginated lists) that the export does not take: given to an
+ * export, each is a 400 naming it (the route adds the table's own filters), with what to use instead.
+ */
+export const LIST_ONLY_FILTERS: Readonly<Record<string, string>> = {
+  source: 'the export has no source filter',
+  kind: 'the export has no kind filter',
+  resolved: 'the export has no resolved filter; resolved_since keeps the rows resolved at or after a time',
+  made_since: 'the claims export names it created_since (made_at)',
+  question_id: 'the export has no question_id filter',
+  min_resolved: 'the export has no min_resolved filter',
+  venue: 'the export has no venue filter',
+  sort: 'an export has one fixed row order (README "Exports")',
+  cursor: 'an export is not paginated; use limit and a time filter',
+};
 
 interface ParamRule<T> {
   schema: z.ZodType<T>;

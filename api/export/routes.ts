@@ -36,7 +36,7 @@ import { getRoute } from '../http/route.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
 import { ExportCancelled, ExportEngine, type ExportStats } from './engine.ts';
 import { ENCODERS } from './formats.ts';
-import { parseExportParams, type ExportParams, type TimeFilter } from './params.ts';
+import { LIST_ONLY_FILTERS, parseExportParams, type ExportParams, type TimeFilter } from './params.ts';
 import { endResponse, JsonArrayFramer, ResponseClosed, sendFile, watchSendProgress, writeChunk } from './stream.ts';
 import {
   authOf,
@@ -117,6 +117,23 @@ function timeFilterParams(table: ExportTableSpec, params: ExportParams): Record<
     given[table.sinceAlias] = params.since;
   }
   return Object.fromEntries(accepted.map((name) => [name, given[name] ?? null]));
+}
+
+/**
+ * A 400 for a list endpoint's filter that the export does not apply (params.ts LIST_ONLY_FILTERS):
+ * ignored, it would return every row as if filtered. An empty value is a parameter left out.
+ */
+function rejectListOnlyFilters(req: Request, table: ExportTableSpec): void {
+  const query = req.query as Record<string, unknown>;
+  for (const [name, instead] of Object.entries(LIST_ONLY_FILTERS)) {
+    if (query[name] === undefined || query[name] === '') continue;
+    const takes = ['since', ...Object.keys(table.timeFilters), 'category', ...(table.status ? ['status'] : []), 'limit', 'output'];
+    throw ApiError.invalidParameter(
+      name,
+      `Query parameter '${name}' does not apply to the ${table.name} export (${instead}); it takes ${takes.join(', ')}.`,
+      takes,
+    );
+  }
 }
 
 export { DEFAULT_EXPORT_IDLE_TIMEOUT_MS, idleTimeoutFromEnv } from './settings.ts';
@@ -209,6 +226,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     }
     const table = TABLE_SPECS[tableName];
     const params = parseExportParams(req);
+    rejectListOnlyFilters(req, table);
     if (!table.status && params.status !== 'all') {
       throw ApiError.invalidParameter('status', `Query parameter 'status' applies only to the predictions export.`, ['all']);
     }

@@ -792,6 +792,31 @@ describe('bad input', () => {
     expect((await get('/api/export/resolved?status=all')).res.status).toBe(200);
   });
 
+  it('a filter of the tables\' list endpoints that no export applies is a 400 naming it, never ignored (QA: /api/export/claims/?source=… and ?made_since=… returned every claim of every source)', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['claims', 'source', 'fte'],
+      ['claims', 'kind', 'value'],
+      ['claims', 'resolved', 'true'],
+      ['claims', 'made_since', '2025-01-01'],
+      ['claims', 'question_id', 'q:1'],
+      ['track_records', 'kind', 'pollster'],
+      ['track_records', 'min_resolved', '10'],
+      ['track_records', 'sort', 'brier'],
+      ['resolved', 'venue', 'kalshi'],
+      ['predictions', 'cursor', 'abc'],
+    ];
+    for (const [table, param, value] of cases) {
+      const r = await get(`/api/export/${table}/?${param}=${value}`);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.parameter, `${table}?${param}`).toBe(param);
+      expect(r.body.detail, `${table}?${param}`).toContain(`the ${table} export`);
+    }
+    const made = await get('/api/export/claims/?made_since=2025-01-01');
+    expect(made.body.detail).toContain('created_since');
+    // An empty value is a parameter left out, as everywhere.
+    expect((await get('/api/export/resolved/?venue=')).res.status).toBe(200);
+  });
+
   it('a rejected value is shown back; an offset whose + arrived as a space says to send %2B (QA: the detail named +02:00 as allowed while refusing it, without saying what arrived)', async () => {
     // Typed into a URL as is, `+05:30` reaches the server as ` 05:30` (a '+' in a query string is a space).
     const plus = await get('/api/export/predictions?since=2025-01-01T00:00:00+05:30');
