@@ -280,7 +280,9 @@ const trackRecords = z
     n_reference_value: intNotNull('Resolved value claims with a reference value (other claims of the same subject_key in the same 14-day window).'),
     value_skill: num('Mean (|reference − realized| − |value − realized|) against the other claims of the same race and window, in the claims\' unit; positive = better (null: none).'),
     first_claim_at: time('When the source\'s earliest claim was made.'),
-    last_claim_at: time('When the source\'s latest claim was made. The column updated_since compares.'),
+    last_claim_at: time(
+      'When the source\'s latest claim was made. updated_since keeps a source whose latest claim was made, or one of whose claims resolved, at or after it.',
+    ),
   })
   .meta({ id: 'ExportTrackRecordsRow', description: 'A row of the track_records export: one source of claims with its accuracy, scores and skill.' });
 

@@ -99,14 +99,17 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
     sliceSource: 'claims',
     minPlan: 'api',
   },
-  /** Every source's track record (issue 11); pro, like GET /api/track-records/. */
+  /**
+   * Every source's track record (issue 11); pro, like GET /api/track-records/. `updated_since`:
+   * the latest claim, or a claim's resolution (claims is read for that only).
+   */
   track_records: {
     name: 'track_records',
     sqlFile: 'export-track-records',
-    snapshotTables: ['track_records'],
+    snapshotTables: ['track_records', 'claims'],
     rawForecasts: false,
     status: false,
-    timeFilters: { updated_since: 'last_claim_at' },
+    timeFilters: { updated_since: 'last_claim_at, or a claim\'s resolved_at' },
     sinceAlias: 'updated_since',
     sliceSource: 'track_records',
     minPlan: 'pro',

@@ -235,7 +235,7 @@ describe('the export route documents every table\'s time filters (QA: claims and
     const param = (name: string) => String(op.parameters.find((p: Schema) => p.name === name)?.description);
     expect(param('created_since')).toContain('forecasts (created_at), claims (made_at)');
     expect(param('resolved_since')).toContain('claims (resolved_at)');
-    expect(param('updated_since')).toContain('track_records (last_claim_at)');
+    expect(param('updated_since')).toContain("track_records (last_claim_at, or a claim's resolved_at)");
     expect(param('since')).toContain('created_since (claims)');
     expect(param('since')).toContain('updated_since (track_records)');
     expect(op.responses['200'].headers['Content-Disposition'].schema.description).toContain('quorum-<table>-<snapshot id>.<ext>');

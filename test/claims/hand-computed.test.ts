@@ -218,6 +218,22 @@ describe('track records computed by hand', () => {
     expectProblem(await get(server, '/api/export/claims/', auth.x(pro)), 403, 'plan_required');
   });
 
+  it('track_records updated_since keeps a source whose claims resolved since, not only one with a new claim (QA: a record changed by a resolution was never in an incremental export)', async () => {
+    const slugs = async (since: string, output = 'jsonl'): Promise<string[]> => {
+      const r = await get(server, `/api/export/track_records/?output=${output}&updated_since=${since}`, auth.x(key));
+      expect(r.res.status, r.text.slice(0, 300)).toBe(200);
+      if (output === 'csv') return r.text.trim().split('\n').slice(1).map((l) => l.split(',')[0]!).sort();
+      return r.text.trim().split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { source_slug: string }).source_slug).sort();
+    };
+    // Alpha's claims were made 2024-10-27/28 and resolved 2024-11-06; Gamma's last claim 2025-01-01;
+    // Beta's last claim 2025-06-01, its claims resolved 2025-09-01.
+    expect(await slugs('2024-11-01')).toEqual(['alpha-pollster', 'alpha-pollster-2', 'beta-forecaster', 'gamma-institute']);
+    expect(await slugs('2024-11-01', 'csv')).toEqual(['alpha-pollster', 'alpha-pollster-2', 'beta-forecaster', 'gamma-institute']);
+    expect(await slugs('2025-07-01')).toEqual(['beta-forecaster']);
+    expect(await slugs('2025-02-01')).toEqual(['beta-forecaster']);
+    expect(await slugs('2025-09-02')).toEqual([]);
+  });
+
   it('an unknown slug is a 404 naming the closest slugs; a malformed one a 400', async () => {
     const got = await get(server, '/api/track-records/sources/beta-forcaster/');
     expectProblem(got, 404, 'not_found');

@@ -9,7 +9,7 @@
  *   without the terminating chunk, no X-Export-Rows trailer), never a clean end;
  * - a client aborting mid-way cancels the work and leaves no temp file.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -309,5 +309,72 @@ describe('a slice failing mid-way', () => {
       await s.close();
       await rm(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('track_records: updated_since looks up the claims and keeps the rank order', () => {
+  const SOURCES = 60_000;
+  let root: string;
+  let srv: TestServer;
+  let expected: string[];
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'quorum-slices-tr-'));
+    const dir = path.join(root, 'snapshots', 'tr');
+    await mkdir(dir, { recursive: true });
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    try {
+      // In rank order, the unranked after by slug (as sql/derive/91 writes it), in small row groups;
+      // every 3rd source's latest claim is recent, every 7th one's claims resolved recently.
+      await c.run(`COPY (
+        SELECT 's-' || lpad(i::VARCHAR, 6, '0') AS source_slug, CASE WHEN i < 15000 THEN i + 1 END AS rank,
+               ['politics'] AS categories,
+               TIMESTAMP '2025-01-01' + to_days(CASE WHEN i % 3 = 0 THEN 200 ELSE 0 END) AS last_claim_at
+        FROM range(${SOURCES}) r(i) ORDER BY rank NULLS LAST, source_slug
+      ) TO '${path.join(dir, 'track_records.parquet')}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`);
+      await c.run(`COPY (
+        SELECT 's-' || lpad(i::VARCHAR, 6, '0') AS source_slug,
+               TIMESTAMP '2025-01-01' + to_days(CASE WHEN i % 7 = 0 THEN 300 ELSE 10 END) AS resolved_at
+        FROM range(${SOURCES}) r(i) ORDER BY hash(i)
+      ) TO '${path.join(dir, 'claims.parquet')}' (FORMAT parquet)`);
+    } finally {
+      c.closeSync();
+      inst.closeSync();
+    }
+    await writeFile(path.join(dir, 'manifest.json'), JSON.stringify({
+      run_id: 'tr', as_of: '2026-01-01T00:00:00.000Z', created_at: '2026-01-01T00:05:00.000Z',
+      tables: ['track_records', 'claims'], headline_modes: ['augmented'],
+    }));
+    await writeFile(path.join(root, 'CURRENT'), 'tr\n');
+    expected = Array.from({ length: SOURCES }, (_, i) => i)
+      .filter((i) => i % 3 === 0 || i % 7 === 0)
+      .map((i) => `s-${String(i).padStart(6, '0')}`);
+    srv = await startExportServer(root, { threads: 4, firstSliceRows: 500, maxSliceRows: 3_000 });
+  });
+
+  afterAll(async () => {
+    await srv?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('Parquet (one multi-threaded COPY) and sliced JSONL hold the sources in rank order (QA: the lookup shuffled them)', async () => {
+    const pq = await download(srv.port, '/api/export/track_records?output=parquet&updated_since=2025-06-01');
+    expect(pq.status, pq.body.toString().slice(0, 300)).toBe(200);
+    const file = path.join(root, 'got.parquet');
+    await writeFile(file, pq.body);
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    try {
+      const rows = (await c.runAndReadAll(`SELECT source_slug FROM read_parquet('${file}')`)).getRows().map((r) => String(r[0]));
+      expect(rows.length).toBe(expected.length);
+      expect(rows).toEqual(expected);
+    } finally {
+      c.closeSync();
+      inst.closeSync();
+    }
+    const jsonl = await download(srv.port, '/api/export/track_records?output=jsonl&updated_since=2025-06-01');
+    expect(jsonl.complete).toBe(true);
+    expect(jsonl.body.toString().trim().split('\n').map((l) => (JSON.parse(l) as { source_slug: string }).source_slug)).toEqual(expected);
   });
 });
