@@ -24,24 +24,43 @@ const closeDate = z
 
 const lang = languageTag('a language code like en, fr, pt-BR (any case)');
 
+/** Only whitespace, control and format characters (a zero-width space): as a venue title with nothing to read (pipeline/venues/core.ts). */
+const BLANK = /^[\s\p{Cc}\p{Cf}]*$/u;
+/** A surrogate not in a pair (with the u flag a pair is one code point, so only an unpaired one is Cs). */
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The text checks of `question` and `resolution_criteria` beyond their lengths. QA: an unpaired
+ * UTF-16 surrogate is valid JSON here and was sent to every model, whose providers refuse such a
+ * body (Anthropic: 400 "no low surrogate in string"; DeepSeek: 400), so the partner was charged and
+ * told to retry a 503; 20 zero-width spaces passed the 10-character minimum and were forecast.
+ */
+const readable = <T extends z.ZodString>(s: T) =>
+  s
+    .refine((v) => !UNPAIRED_SURROGATE.test(v), 'must be well-formed Unicode: it has an unpaired surrogate (\\uD800-\\uDFFF), which model providers refuse')
+    .refine((v) => !BLANK.test(v), 'has nothing to read: only invisible (control or format) characters');
+
 /** POST /api/probability/ body. `close_date` is checked to be in the future by the service. */
 export const ProbabilityRequest = z
   .object({
     // Lengths count after trimming: the document and the 400 say so (QA: minLength 10 of the string
     // as sent, and "expected >=10 characters" for 14 characters around an 8-character question).
-    question: z
-      .string()
-      .trim()
-      .min(10, 'must have 10 characters or more besides surrounding whitespace')
-      .max(1000, 'must have 1,000 characters or fewer besides surrounding whitespace')
-      .meta({ description: 'The forward-looking yes/no question (10-1,000 characters; surrounding whitespace is trimmed and not counted).' }),
-    resolution_criteria: z
-      .string()
-      .trim()
-      .min(1, 'must not be empty: surrounding whitespace is trimmed')
-      .max(4000, 'must have 4,000 characters or fewer besides surrounding whitespace')
+    question: readable(
+      z
+        .string()
+        .trim()
+        .min(10, 'must have 10 characters or more besides surrounding whitespace')
+        .max(1000, 'must have 1,000 characters or fewer besides surrounding whitespace'),
+    ).meta({ description: 'The forward-looking yes/no question (10-1,000 characters; surrounding whitespace is trimmed and not counted; well-formed Unicode, not only invisible characters).' }),
+    resolution_criteria: readable(
+      z
+        .string()
+        .trim()
+        .min(1, 'must not be empty: surrounding whitespace is trimmed')
+        .max(4000, 'must have 4,000 characters or fewer besides surrounding whitespace'),
+    )
       .optional()
-      .meta({ description: 'How the question resolves YES (1-4,000 characters; surrounding whitespace is trimmed and not counted).' }),
+      .meta({ description: 'How the question resolves YES (1-4,000 characters; surrounding whitespace is trimmed and not counted; well-formed Unicode, not only invisible characters).' }),
     close_date: closeDate.meta({
       description:
         'ISO 8601 date or date-time (UTC unless an offset is given) at which the question closes; must be in the future ' +

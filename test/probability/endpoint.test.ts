@@ -179,6 +179,34 @@ describe('POST /api/probability/: access and validation', () => {
     const u = await get(server, '/api/usage/', { headers: { 'x-api-key': scoped } });
     expect(u.body.probability.used).toBe(0); // and no quota charged
   });
+
+  // QA: a lone UTF-16 surrogate is valid JSON to Express, and every model was asked (and the
+  // request charged) with it; providers refuse such a body: Anthropic answers 400 "The request body
+  // is not valid JSON: no low surrogate in string" (anthropics/claude-code#5934), DeepSeek (serde_json)
+  // a 400 too (JohnnyZ93/oai-compatible-copilot#206), so the partner got a 503 models_unavailable
+  // saying to retry. A question of zero-width spaces passed the 10-character minimum, and the
+  // models were paid to forecast nothing.
+  it('text no provider takes, or with nothing to read, is a 400 naming the field, before any model call', async () => {
+    sim.resetStats();
+    const cases: [unknown, string, RegExp][] = [
+      [good({ question: 'Will the test event \ud800 happen before the close date?' }), 'question', /unpaired surrogate/],
+      [good({ question: 'Will the test event happen before the close date? \udc00' }), 'question', /unpaired surrogate/],
+      [good({ resolution_criteria: 'Resolves YES if \udfff happens.' }), 'resolution_criteria', /unpaired surrogate/],
+      [good({ question: '\u200b'.repeat(20) }), 'question', /nothing to read/],
+      [good({ question: '\u200d\u2060\ufeff\u0000\u0007'.repeat(4) }), 'question', /nothing to read/],
+      [good({ resolution_criteria: '\u200b\u200c' }), 'resolution_criteria', /nothing to read/],
+    ];
+    for (const [body, field, detail] of cases) {
+      const g = await post(body, scoped);
+      expectProblem(g, 400, 'invalid_parameter');
+      expect(g.body.parameter, JSON.stringify(body).slice(0, 80)).toBe(field);
+      expect(g.body.detail).toMatch(detail);
+    }
+    // a surrogate pair (an emoji) is one character, and a question in any script is fine
+    const ok = await post(good({ question: '¿Llegará el índice 😀 a 5000 antes de la fecha de cierre?' }), newKey(dir, 'pro', ['probability'], 'emoji').key);
+    expect(ok.res.status, ok.text).toBe(200);
+    expect(sim.stats().requests).toBe(4); // only the last one asked the models
+  });
 });
 
 describe('POST /api/probability/: answers', () => {
