@@ -41,7 +41,8 @@
  * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
  * | refusal set, or finish_reason           | failed  | refused          | 1 (not asked again)|
  * |   "content_filter", or the prompt       |         |                  |                    |
- * |   filtered (400/403, isPromptFiltered)  |         |                  |                    |
+ * |   filtered (400/403, isPromptFiltered;  |         |                  |                    |
+ * |   OpenAI's 400 invalid_prompt)          |         |                  |                    |
  * | an error object with status 200         | failed  | by its code, as  | 2 (asked again;    |
  * |   (OpenRouter, once generation started; |         | an HTTP error    |  402: 1)           |
  * |   at the top or in the choice)          |         |                  |                    |
@@ -1058,14 +1059,21 @@ function afterThinking(content: string): string {
  * to the prompt triggering Azure OpenAI's content management policy. ...", "innererror": {"code":
  * "ResponsibleAIPolicyViolation", ...}}}` (openai/openai-agents-python#806), and OpenRouter's 403
  * for a model that requires moderation, whose metadata names the `flagged_input`
- * (openrouter.ai/docs/errors). The same decision as a filtered reply (finish_reason
+ * (openrouter.ai/docs/errors), and OpenAI's own 400 `{"error": {"message": "Invalid prompt: your prompt
+ * was flagged as potentially violating our usage policy. ...", "type": "invalid_request_error",
+ * "code": "invalid_prompt"}}` (alan-turing-institute/t0-1#69; QA: it was `other`). The same decision as a filtered reply (finish_reason
  * "content_filter"): `refused`, where it was `other` (QA: a question about a war or an attack is
  * what such filters stop, and the refusals of a model were not counted as such).
  */
 function isPromptFiltered(err: InstanceType<typeof OpenAI.APIError>): boolean {
   if (err.status !== 400 && err.status !== 403) return false;
   const body = err.error as { code?: unknown; metadata?: { flagged_input?: unknown } } | undefined;
-  return err.code === 'content_filter' || body?.code === 'content_filter' || (err.status === 403 && body?.metadata?.flagged_input !== undefined);
+  return (
+    err.code === 'content_filter' ||
+    body?.code === 'content_filter' ||
+    (err.status === 400 && err.code === 'invalid_prompt') ||
+    (err.status === 403 && body?.metadata?.flagged_input !== undefined)
+  );
 }
 
 /** Maps an SDK or transport error to an error kind. */

@@ -269,6 +269,26 @@ describe('runner: real provider payloads', () => {
     expect(server!.log).toHaveLength(2);
   });
 
+  it("OpenAI's own prompt flag (400 invalid_prompt) is refused, not other, and not asked again", async () => {
+    // the body as OpenAI sends it (public reports: alan-turing-institute/t0-1#69,
+    // BeehiveInnovations/pal-mcp-server#178). QA: it was `other`, so a question every model flagged
+    // was not known as refused (the probability endpoint answered a 503 to retry).
+    const body = {
+      error: {
+        message:
+          'Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt: https://platform.openai.com/docs/guides/reasoning#advice-on-prompting',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_prompt',
+      },
+    };
+    const model = await modelAnswering([json(body, 400)]);
+    const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'refused', attempts: 1 });
+    expect(out.calls[0]!.error_message).toMatch(/^400 Invalid prompt: your prompt was flagged/);
+    expect(server!.log).toHaveLength(1);
+  });
+
   it("Google's OpenAI-compatible error body (an array) keeps the provider's reason in error_message", async () => {
     // the body as Google's endpoint sends it (public reports: bytedance/deer-flow#1515, MinLL/SkyrimNet-GamePlugin#77)
     const model = await modelAnswering([
