@@ -52,6 +52,8 @@ export class ProbabilityStore {
   #spendDay = '';
   #spend = new Map<string, number>();
   #spendTimer: NodeJS.Timeout | null = null;
+  /** Days that ended with spend not yet written (flush() writes them). */
+  #endedDays: { day: string; data: string }[] = [];
   /** Directories already created: a recursive mkdir per request cost ~2 ms of the event loop each. */
   #made = new Set<string>();
 
@@ -133,6 +135,11 @@ export class ProbabilityStore {
   #rollSpend(): void {
     const day = utcDate(this.now());
     if (day === this.#spendDay) return;
+    // The day that ends keeps what it spent since its last write (QA: a request of the new day
+    // that came first dropped it, so the day's file lacked the cost of its last answers).
+    if (this.#spendDay !== '' && this.#spendTimer !== null) {
+      this.#endedDays.push({ day: this.#spendDay, data: JSON.stringify(Object.fromEntries(this.#spend)) });
+    }
     this.#spendDay = day;
     this.#spend = new Map();
     try {
@@ -159,10 +166,14 @@ export class ProbabilityStore {
     this.#spendTimer ??= setTimeout(() => void this.flush().catch(() => undefined), 200);
   }
 
-  /** Writes today's spend file now. */
+  /** Writes today's spend file now (and that of a day that ended before its spend was written). */
   async flush(): Promise<void> {
     if (this.#spendTimer) clearTimeout(this.#spendTimer);
     this.#spendTimer = null;
+    for (const ended of this.#endedDays.splice(0)) {
+      await mkdir(path.join(this.dir, 'spend'), { recursive: true });
+      await writeFileAtomic(path.join(this.dir, 'spend', `${ended.day}.json`), ended.data);
+    }
     if (this.#spendDay === '') return;
     const day = this.#spendDay;
     const data = JSON.stringify(Object.fromEntries(this.#spend));

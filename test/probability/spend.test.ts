@@ -23,3 +23,28 @@ describe('a key\'s spend', () => {
     expect(JSON.parse(readFileSync(join(spendDir, file!), 'utf8'))).toEqual({ 'key-1': 0.30117 });
   });
 });
+
+describe('a key\'s spend at midnight UTC', () => {
+  // QA: spend is written at most every 200 ms; a request of the new day that came first (its budget
+  // check rolls the store over to the new day) dropped the old day's unwritten spend, so the day's
+  // spend file lacked the cost of its last answers.
+  it('what the day spent in its last moments is in that day\'s spend file, the new day starts at zero', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'quorum-probability-midnight-'));
+    try {
+      let now = Date.parse('2026-03-01T23:59:59.900Z');
+      const store = new ProbabilityStore(d, () => now);
+      store.addSpend('key-1', 0.25);
+      await store.flush();
+      store.addSpend('key-1', 0.5); // not written yet when the day ends
+      now = Date.parse('2026-03-02T00:00:00.050Z');
+      expect(store.spentToday('key-1')).toBe(0);
+      store.addSpend('key-2', 0.125);
+      await store.flush();
+      const read = (day: string) => JSON.parse(readFileSync(join(store.dir, 'spend', `${day}.json`), 'utf8'));
+      expect(read('2026-03-01')).toEqual({ 'key-1': 0.75 });
+      expect(read('2026-03-02')).toEqual({ 'key-2': 0.125 });
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
