@@ -33,7 +33,6 @@ const TITLES = {
   not_ready: 'Not ready',
   models_unavailable: 'Models unavailable',
   evidence_unavailable: 'Evidence unavailable',
-  question_refused: 'Question refused',
   idempotency_conflict: 'Idempotency key reused',
   subscription_disabled: 'Subscription disabled',
   subscription_limit: 'Subscription limit reached',
@@ -177,14 +176,6 @@ export class ApiError extends Error {
   /** 503: fewer than two models answered the probability endpoint (issue 14); `Retry-After`. */
   static modelsUnavailable(detail: string, retryAfterSeconds: number, extras: Record<string, unknown> = {}): ApiError {
     return new ApiError(503, 'models_unavailable', detail, extras, { 'Retry-After': String(Math.ceil(retryAfterSeconds)) });
-  }
-
-  /**
-   * 422: too few models could answer the probability endpoint's question because the others refused
-   * it (a refusal, a content filter): asking again would be refused again, so no `Retry-After`.
-   */
-  static questionRefused(detail: string, extras: Record<string, unknown> = {}): ApiError {
-    return new ApiError(422, 'question_refused', detail, extras);
   }
 
   /** 422: an Idempotency-Key already used with another request body. */

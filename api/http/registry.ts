@@ -552,7 +552,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'The resource is in a state that does not allow this (`subscription_disabled`: re-enable it first).',
   410: 'The cursor was issued on an earlier snapshot, and this list\'s order changes with each snapshot (`cursor_expired`): start again from the first page.',
   413: 'Request body larger than 64 kB (`payload_too_large`).',
-  422: 'Idempotency-Key reused with another body (`idempotency_conflict`); or, the probability endpoint, too few models could answer because the others refused the question (`question_refused`, with `n_models`, `failed` and `cost_usd`: asking again would be refused again).',
+  422: 'Idempotency-Key reused with another body (`idempotency_conflict`).',
   429: 'Quota used up (`rate_limited`); see `Retry-After`.',
   500: 'Internal error (`internal`); never carries a stack trace.',
   503: 'Not ready (`not_ready`): no snapshot loaded yet, or the feature is not enabled on this server (the event stream, webhooks, the probability endpoint); or too few models answered (`models_unavailable`, the probability endpoint), or the evidence providers failed for a request asking for the augmented mode (`evidence_unavailable`, the probability endpoint); see `Retry-After`.',

@@ -411,9 +411,8 @@ export class ProbabilityService {
 
   /**
    * Asks every model what `show` settled, calibrates and pools. Throws 503 models_unavailable with
-   * fewer than two answers (422 question_refused when refusals leave fewer than two that could
-   * answer). Once calls were made, rejects with ForecastFailed (its `cause` the error, the 503 or
-   * 422 among them) carrying what they cost, ForecastCancelled when `signal` aborts (the client
+   * fewer than two answers. Once calls were made, rejects with ForecastFailed (its `cause` the error,
+   * the 503 among them) carrying what they cost, ForecastCancelled when `signal` aborts (the client
    * went away: the calls finished by then).
    */
   async forecast(shown: Shown, signal: AbortSignal): Promise<ProbabilityAnswer> {
@@ -523,16 +522,6 @@ export class ProbabilityService {
       .filter((c) => c.status !== 'ok')
       .map((c) => ({ model: c.model, error_kind: c.error_kind ?? 'other', latency_ms: c.latency_ms }));
     if (main.length < 2) {
-      // Refusals (a model's refusal, a content filter) come again when the question is asked again:
-      // with too few models left that could answer it, a 503 to retry would be charged again for
-      // the same refusals (QA: four refusals were a 503 models_unavailable with Retry-After: 30).
-      const refused = failed.filter((f) => f.error_kind === 'refused').length;
-      if (out.calls.length - refused < 2) {
-        throw ApiError.questionRefused(
-          `${refused} of ${out.calls.length} models refused the question and at least two answers are needed: asking it again would be refused again; rephrase it.`,
-          { n_models: main.length, failed, cost_usd: cost },
-        );
-      }
       throw ApiError.modelsUnavailable(
         `Only ${main.length} of ${out.calls.length} models answered; at least two are needed.`,
         MODELS_UNAVAILABLE_RETRY_S,

@@ -35,7 +35,7 @@ export const probabilityRoute = rawRoute({
     'were shown (default: augmented with evidence found, else informed with a market price, else blind); an asked mode ' +
     'that cannot be honoured is a 400. ' +
     'Answers within QUORUM_PROBABILITY_TIMEOUT_MS (default 30 s) with the models that answered; fewer than two: ' +
-    '503 `models_unavailable` (retry), or 422 `question_refused` when models refused the question and too few others could answer it. Header `Idempotency-Key` (24 h): the same key and body return the stored answer ' +
+    '503 `models_unavailable`. Header `Idempotency-Key` (24 h): the same key and body return the stored answer ' +
     '(`Idempotent-Replayed: true`) without a model call; another body is a 422. Limits per key: the scope\'s daily ' +
     'quota, 4 requests in flight, a daily USD budget (429). Requests and answers are stored privately.',
   tags: ['probability'],
@@ -50,10 +50,6 @@ export const probabilityRoute = rawRoute({
   },
   responses: { 'application/json': { schema: ProbabilityAnswer } },
   errorHeaders: {
-    422: {
-      'X-Probability-Request-Id':
-        'question_refused: the request id (GET /api/probability/{request_id} shows the stored problem, with what the models did).',
-    },
     503: {
       'X-Probability-Request-Id':
         'models_unavailable: the request id (GET /api/probability/{request_id} shows the stored problem, with what the models did).',
@@ -206,10 +202,10 @@ export const StoredProbability = z
         ProbabilityAnswer,
         ProblemSchema.extend({
           request_id: z.string().meta({ description: 'The request id.' }),
-          // models_unavailable (503) and question_refused (422) say what the models did
-          n_models: z.number().int().optional().meta({ description: 'models_unavailable, question_refused: the models that answered.' }),
+          // models_unavailable (503) says what the models did
+          n_models: z.number().int().optional().meta({ description: 'models_unavailable: the models that answered.' }),
           failed: ProbabilityAnswer.shape.failed.optional(),
-          cost_usd: z.number().optional().meta({ description: 'models_unavailable, question_refused: what the calls cost in USD.' }),
+          cost_usd: z.number().optional().meta({ description: 'models_unavailable: what the calls cost in USD.' }),
         }).meta({
           id: 'StoredProbabilityProblem',
           description: 'The problem it was answered with (status 4xx or 5xx), with its request id.',

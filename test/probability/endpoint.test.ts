@@ -598,60 +598,6 @@ describe('the mode is what the models were shown, and its calibration applies', 
   });
 });
 
-describe('models that refuse the question', () => {
-  // The refusal as OpenAI sends it under structured outputs (openai-node's
-  // tests/lib/ChatCompletionStream.test.ts snapshot: content null, `refusal` set; the chat.completion
-  // around it from tests/lib/__snapshots__/parser.test.ts.snap, as test/models/provider-payloads.test.ts).
-  const refusal = (model: string) =>
-    json({
-      id: 'chatcmpl-9tZXFjiGKgtrHZeIxvkklWe51DYZp',
-      object: 'chat.completion',
-      created: 1723031665,
-      model,
-      choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: "I'm very sorry, but I can't assist with that request." }, logprobs: null, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 1000, completion_tokens: 12, total_tokens: 1012 },
-      system_fingerprint: 'fp_2a322c9ffc',
-    });
-
-  // QA: every model refused the question and the answer was a 503 models_unavailable with
-  // Retry-After: 30, so a partner retried (charged each time) a question no model would answer.
-  it('is a 422 question_refused, not a 503 to retry, when too few could answer however often it is asked', async () => {
-    let refusing = 4;
-    const replay = await startReplayServer([{
-      method: 'POST',
-      path: '/v1/chat/completions',
-      responses: () => (refusing-- > 0 ? refusal('gpt-4o') : { status: 500, body: { error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } } }),
-    }]);
-    const refusers = models.map((m) => ({ ...m, base_url: `${replay.url}/v1` }));
-    const srv = await serve(dir, { publicBeta: true, probability: { models: refusers, timeoutMs: 3000, callTimeoutMs: 1000, evidenceProviders: [] } });
-    try {
-      const k = newKey(dir, 'pro', ['probability'], 'refused').key;
-      const g = await post(noMarket({ question: 'Will the models refuse to forecast this question?' }), k, {}, {}, srv);
-      expectProblem(g, 422, 'question_refused');
-      expect(g.res.headers.get('retry-after')).toBeNull();
-      expect(g.body.detail).toMatch(/4 of 4 models refused/);
-      expect(g.body.n_models).toBe(0);
-      expect(g.body.failed.map((f: { error_kind: string }) => f.error_kind)).toEqual(['refused', 'refused', 'refused', 'refused']);
-      expect(g.body.cost_usd).toBeGreaterThan(0); // the refusals were generated, and billed
-      const id = g.res.headers.get('x-probability-request-id');
-      const stored = await get(srv, `/api/probability/${id}`, { headers: { 'x-api-key': k } });
-      expect(stored.body.status).toBe(422);
-      expect(StoredProbability.parse(stored.body)).toEqual(stored.body);
-      const doc = (await get(srv, '/api/openapi.json')).body;
-      expect(doc.paths['/api/probability/'].post.responses['422'].description).toMatch(/question_refused/);
-      expect(Object.keys(doc.paths['/api/probability/'].post.responses['422'].headers)).toContain('X-Probability-Request-Id');
-      // two refusals, two transient failures: a retry can still get two answers, so a 503 to retry
-      refusing = 2;
-      const h = await post(noMarket({ question: 'Will two models refuse and two fail on this question?' }), k, {}, {}, srv);
-      expectProblem(h, 503, 'models_unavailable');
-      expect(Number(h.res.headers.get('retry-after'))).toBeGreaterThan(0);
-    } finally {
-      await srv.close();
-      await replay.close();
-    }
-  });
-});
-
 describe('a server with fewer than two models', () => {
   it('is a 503 not_ready before any charge or call (every request was charged, its one model paid, and answered 503 models_unavailable)', async () => {
     const single = await serve(dir, { publicBeta: true, probability: { models: [models[0]!], timeoutMs: 3000, evidenceProviders: [] } });
