@@ -69,6 +69,14 @@ export const LIST_ONLY_FILTERS: Readonly<Record<string, string>> = {
   question_id: 'the export has no question_id filter',
   min_resolved: 'the export has no min_resolved filter',
   venue: 'the export has no venue filter',
+  // the prediction lists' and the leaderboard's filters
+  mode: 'the export has no mode filter (predictions: the headline mode; forecasts and scores: every mode, in column mode)',
+  domain: 'the export has no domain filter; category filters by category',
+  horizon: 'the export has no horizon filter',
+  lang: 'the export has no language filter',
+  min_edge: 'the export has no edge filter',
+  origin: 'the export has no origin filter',
+  rounds: 'the export has no rounds filter',
   sort: 'an export has one fixed row order (README "Exports")',
   cursor: 'an export is not paginated; use limit and a time filter',
 };

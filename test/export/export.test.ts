@@ -804,6 +804,14 @@ describe('bad input', () => {
       ['track_records', 'sort', 'brier'],
       ['resolved', 'venue', 'kalshi'],
       ['predictions', 'cursor', 'abc'],
+      // the prediction lists' filters (mode, domain, horizon, lang, min_edge, origin, rounds)
+      ['predictions', 'mode', 'blind'],
+      ['predictions', 'domain', 'ai'],
+      ['resolved', 'horizon', '8-30'],
+      ['scores', 'lang', 'fr'],
+      ['predictions', 'min_edge', '0.1'],
+      ['forecasts', 'origin', 'live'],
+      ['scores', 'rounds', 'all'],
     ];
     for (const [table, param, value] of cases) {
       const r = await get(`/api/export/${table}/?${param}=${value}`);
