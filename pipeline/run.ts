@@ -39,7 +39,7 @@ import { loadEventsConfig } from './events/config.ts';
 import { isPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
 import { structureDir } from './structure/definitions.ts';
-import { unknownCuratedQuestions } from './structure/unknown-questions.ts';
+import { unknownCuratedQuestions, unknownQuestionsNote } from './structure/unknown-questions.ts';
 import { checkDefinitionFiles } from './stage-settings.ts';
 
 export interface RunOptions {
@@ -312,8 +312,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           // member is left out where it appears, and the run says so (QA: a thesis lost members, or
           // was not published at all, without a word).
           for (const u of await unknownCuratedQuestions(conn, structureDir())) {
-            const note = `${u.file} names ${u.question_ids.length === 1 ? 'a question' : 'questions'} the warehouse does not have, left out: ${u.question_ids.join(', ')}`;
-            log.warn({ file: u.file, question_ids: u.question_ids }, note);
+            const note = unknownQuestionsNote(u);
+            log.warn({ file: u.file, lines: u.lines, question_ids: u.question_ids, scenarios: u.scenarios }, note);
             summary.notes.push(note);
           }
           // Emit events: what changed since the previous snapshot. The snapshot is published either

@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadScenarioDefinitions, parseScenariosFile } from '../../pipeline/scenarios/definitions.ts';
 import { DEFAULT_STRUCTURE_DIR, StructureFileError } from '../../pipeline/structure/definitions.ts';
-import { fixture, publish } from '../structure/helpers.ts';
+import { unknownCuratedQuestions, unknownQuestionsNote } from '../../pipeline/structure/unknown-questions.ts';
+import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
+import { fixture, publish, question, snapshotRows, writeRaw } from '../structure/helpers.ts';
 
 function errorOf(fn: () => unknown): StructureFileError {
   try {
@@ -62,6 +65,54 @@ describe('scenario files: errors name file, line and field', () => {
       writeFileSync(join(f.structureDir, 'scenarios', 'b.yaml'), text);
       const e = errorOf(() => loadScenarioDefinitions(f.structureDir));
       expect(e.message).toMatch(/b\.yaml:2 \(field "scenarios\.0\.id"\): scenario id s-one is already defined in .*a\.yaml/);
+    } finally {
+      f.cleanup();
+    }
+  });
+});
+
+describe('a scenario naming a question the warehouse does not have', () => {
+  it('is not published, and the warning names the file, the line and the scenario withheld', async () => {
+    // QA: the warning said "<file> names a question the warehouse does not have, left out:
+    // manifold:typo", as for a thesis' member; but a scenario is never published without every
+    // component, so the scenario (and its record history) vanished from GET /api/scenarios/ while
+    // the warning read as if it went on with its other components; and no line was named.
+    const f = fixture();
+    try {
+      await writeRaw(f.dataDir, { questions: [question('manifold:a', 'first zebra'), question('manifold:b', 'second yak')] });
+      writeFileSync(
+        join(f.structureDir, 'scenarios', 'typo.yaml'),
+        scenario(['      - question: manifold:a', '      - question: manifold:b', '      - question: manifold:typo'], []) +
+          ['  - id: s-fine', '    title: Fine', '    description: Two known questions', '    components:', '      - question: manifold:b', '      - question: manifold:a', ''].join('\n'),
+      );
+      const run = await publish(f, new Date('2026-01-01T00:00:00Z'));
+      expect((await snapshotRows(f.dataDir, run, 'SELECT scenario_id FROM {scenarios}')).map((r) => r.scenario_id)).toEqual(['s-fine']);
+      const file = join(f.structureDir, 'scenarios', 'typo.yaml');
+      const unknown = await withConnection(async (conn) => {
+        await createRawViews(conn, f.dataDir);
+        return unknownCuratedQuestions(conn, f.structureDir);
+      });
+      expect(unknown).toEqual([{ file, question_ids: ['manifold:typo'], lines: [8], scenarios: ['s-one'] }]);
+      expect(unknownQuestionsNote(unknown[0]!)).toBe(
+        `${file}:8 names a question the warehouse does not have, left out: manifold:typo; scenario s-one is not published, as a scenario needs every component`,
+      );
+      // a scenario made from a thesis (QUORUM_SCENARIOS_FROM_THESES) is named in its thesis' file
+      writeFileSync(
+        join(f.structureDir, 'theses', 't.yaml'),
+        ['theses:', '  - id: t-one', '    statement: A thesis', '    members:', '      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:typo2", sign: 1 }', '      - { question: "manifold:b", sign: 1 }', ''].join('\n'),
+      );
+      process.env.QUORUM_SCENARIOS_FROM_THESES = '2';
+      try {
+        const theses = await withConnection(async (conn) => {
+          await createRawViews(conn, f.dataDir);
+          return unknownCuratedQuestions(conn, f.structureDir);
+        });
+        expect(theses.find((u) => u.file.endsWith('t.yaml'))).toEqual({
+          file: join(f.structureDir, 'theses', 't.yaml'), question_ids: ['manifold:typo2'], lines: [6], scenarios: ['thesis-t-one'],
+        });
+      } finally {
+        delete process.env.QUORUM_SCENARIOS_FROM_THESES;
+      }
     } finally {
       f.cleanup();
     }

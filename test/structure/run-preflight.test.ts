@@ -66,7 +66,7 @@ describe('a bad definition file fails the run before any model call', () => {
 });
 
 describe('a definition file naming a question the warehouse does not have', () => {
-  it('the run says so in its notes and log, naming the file and the ids; known ids and the other files say nothing', async () => {
+  it('the run says so in its notes and log, naming the file, the line and the ids; known ids and the other files say nothing', async () => {
     // QA: a typo in a member's id left the member out without a word (a thesis published with fewer
     // members, or not at all).
     const known = (await rawQuery(f.dataDir, 'questions', 'SELECT DISTINCT question_id FROM t ORDER BY question_id LIMIT 4')).map((r) => String(r.question_id));
@@ -82,8 +82,8 @@ describe('a definition file naming a question the warehouse does not have', () =
       const summary = await runPipeline({ config, logger, asOf: new Date('2026-03-10T00:00:00Z'), scoreOnly: true });
       expect(summary.status, summary.error ?? '').toBe('completed');
       expect(summary.notes).toEqual([
-        `${join(dir.structureDir, 'links', 'typo.yaml')} names a question the warehouse does not have, left out: polymarket:0xtypo`,
-        `${join(dir.structureDir, 'theses', 'typo.yaml')} names a question the warehouse does not have, left out: manifold:no-such-market`,
+        `${join(dir.structureDir, 'links', 'typo.yaml')}:2 names a question the warehouse does not have, left out: polymarket:0xtypo`,
+        `${join(dir.structureDir, 'theses', 'typo.yaml')}:7 names a question the warehouse does not have, left out: manifold:no-such-market`,
       ]);
     } finally {
       dir.cleanup();
