@@ -87,5 +87,22 @@ describe('the conditional-call cap asks the conditions the resolutions leave pos
       // before: fed:2:0, fed:2:1, fed:3:00 (two of the three assumed the March hold had not happened)
       expect(conds.map((c) => c.condition)).toEqual(['fed:2:1', 'fed:3:10', 'fed:3:11']);
     }, 180_000);
+
+    it('a scenario naming a question the warehouse never had is not asked about: it is never published', async () => {
+      // QA: a mistyped third component withholds the scenario from every snapshot
+      // (99_scenario_1_joint.sql needs every component), yet every run paid the models for
+      // P(June | April) under it. The note names the file, the line and the scenario instead.
+      writeFileSync(join(structure, 'scenarios', 't.yaml'), SCENARIO([APRIL_CUT, JUNE_CUT, 'polymarket:0xtypo']).replace('id: fed', 'id: typo'));
+      try {
+        const config = loadConfig({ QUORUM_DATA_DIR: dir, QUORUM_SIMULATOR_URL: sim.url, QUORUM_MODES: 'blind', LOG_LEVEL: 'silent' });
+        const s = await runPipeline({ config, logger: createLogger('silent'), asOf: new Date('2026-04-02T00:00:00Z') });
+        expect(s.status, s.error ?? '').toBe('completed');
+        const conds = await rawQuery(dir, 'model_calls', `SELECT DISTINCT condition FROM t WHERE run_id = '${s.run_id}' AND condition IS NOT NULL ORDER BY 1`);
+        expect(conds.map((c) => c.condition)).toEqual(['fed:2:1', 'fed:3:10', 'fed:3:11']);
+        expect(s.notes).toContainEqual(expect.stringMatching(/t\.yaml:8 names a question the warehouse does not have, left out: polymarket:0xtypo; scenario typo is not published/));
+      } finally {
+        rmSync(join(structure, 'scenarios', 't.yaml'));
+      }
+    }, 180_000);
   });
 });
