@@ -13,11 +13,14 @@
 --   complement  a same_event pair phrased as each other's negation (sign −1): |P(a) + P(b) − 1|
 --               within coherence_tolerance (QUORUM_COHERENCE_TOLERANCE, 0.05);
 --   same_event  the same question on two venues (sign +1): |P(a) − P(b)| within the tolerance;
---   conjunction every pair of a scenario's components (i < j) in each joint (a model's, the
+--   conjunction every pair of a scenario's active components (i < j) in each joint (a model's, the
 --               consensus's): P(ci ∧ cj) ≤ min(P(ci), P(cj)) with the direct forecasts (the
 --               consensus: the mean of the models' direct forecasts); a chain-rule joint built from
 --               incoherent conditionals can break it;
---   marginal    every component's implied marginal, rounded to 9 decimals, within [0, 1].
+--   marginal    every active component's implied marginal, rounded to 9 decimals, within [0, 1].
+-- Scenario checks, like the linked pairs, are of active questions only (scenario_components.status
+-- 'active' at as_of): a component resolved, closed or annulled is no longer checked, so a scenario
+-- settled long ago does not add its frozen joint to the book's rates run after run (QA).
 -- coherence_checks: one row per check made (check, forecaster, mode, subject, value, bound,
 -- violation = how far past the bound, violated). coherence: per forecaster and check (and check
 -- 'all'), n, n_violated, rate = n_violated / n, mean_violation over the violated ones.
@@ -54,8 +57,8 @@ joint_pairs AS (
   SELECT w.scenario_id, w.source, w.model, ci.ord AS i, cj.ord AS j,
          sum(CASE WHEN substr(w.world, ci.ord, 1) = '1' AND substr(w.world, cj.ord, 1) = '1' THEN w.probability ELSE 0 END) AS p_both
   FROM scenario_worlds AS w
-  JOIN scenario_components AS ci ON ci.scenario_id = w.scenario_id
-  JOIN scenario_components AS cj ON cj.scenario_id = w.scenario_id AND cj.ord > ci.ord
+  JOIN scenario_components AS ci ON ci.scenario_id = w.scenario_id AND ci.status = 'active'
+  JOIN scenario_components AS cj ON cj.scenario_id = w.scenario_id AND cj.ord > ci.ord AND cj.status = 'active'
   GROUP BY w.scenario_id, w.source, w.model, ci.ord, cj.ord
 ),
 conjunction AS (
@@ -74,6 +77,7 @@ marginal AS (
          m.scenario_id || ':' || m.ord AS subject, round(m.implied, 9) AS value,
          CASE WHEN round(m.implied, 9) < 0 THEN 0.0 ELSE 1.0 END AS bound
   FROM scenario_marginals AS m
+  JOIN scenario_components AS c ON c.scenario_id = m.scenario_id AND c.ord = m.ord AND c.status = 'active'
   WHERE m.implied IS NOT NULL
 )
 SELECT "check", forecaster, mode, subject, value, bound,

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { get, serve } from '../api/helpers.ts';
-import { fixture, forecasts, publish, question, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { fixture, forecasts, publish, question, resolution, snapshotRows, writeRaw, type Fixture } from '../structure/helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
 
@@ -103,5 +103,20 @@ describe('coherence across the book', () => {
     expect(m1).toMatchObject({ n: 6, n_violated: 3, rate: 0.5 });
     const health = await get(server, '/api/factors/health/');
     expect(health.body.coherence).toEqual(stats.body.coherence);
+  });
+
+  it('a scenario\'s resolved component is no longer checked, as a linked pair with a resolved question is not', async () => {
+    // QA: the linked pairs are checked on what the models say now, about active questions, but
+    // every scenario joint was checked for ever: a scenario resolved months ago kept adding its
+    // frozen conjunctions and marginals to the book's rates (on the bundled sample, 16 of the
+    // consensus's 48 scenario checks on 2026-09-01 were of two scenarios resolved in March).
+    await writeRaw(f.dataDir, { resolutions: [resolution('manifold:c1', 1, new Date('2026-01-20T00:00:00Z'))] }, new Date('2026-01-20T00:00:00Z'));
+    const later = await publish(f, new Date('2026-01-25T00:00:00Z'));
+    const scenarioChecks = await snapshotRows(f.dataDir, later, `SELECT "check", subject, count(*) AS n FROM {coherence_checks} WHERE mode IS NULL GROUP BY ALL ORDER BY 1, 2`);
+    // c1 resolved: no conjunction of c1 and c2 any more, only c2's implied marginal (5 forecasters)
+    expect(scenarioChecks).toEqual([{ check: 'marginal', subject: 'chain:2', n: 5 }]);
+    const pairs = await snapshotRows(f.dataDir, later, `SELECT count(*) AS n FROM {coherence_checks} WHERE subject LIKE '%manifold:c1%'`);
+    expect(pairs[0]).toEqual({ n: 0 });
+    expect((await snapshotRows(f.dataDir, later, `SELECT * FROM {coherence} WHERE forecaster = 'm1' AND "check" = 'all'`))[0]).toMatchObject({ n: 2, n_violated: 0 });
   });
 });
