@@ -9,7 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument, visit } from 'yaml';
 import { z } from 'zod';
 import { envSettings, pathSetting } from '../env.ts';
 import { bundledPath } from '../fs/paths.ts';
@@ -108,8 +108,23 @@ export function parseYaml(text: string, file: string): { value: unknown; lineOf:
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const err = doc.errors[0];
   if (err) throw new StructureFileError(file, lineCounter.linePos(err.pos[0]).line, null, err.message.split('\n')[0]!);
+  let value: unknown;
+  try {
+    value = doc.toJS();
+  } catch (e) {
+    // The reader refuses aliases that expand past its limit (an alias bomb) only here, with a bare
+    // ReferenceError that named no file (QA): name the file and the first alias.
+    let line: number | null = null;
+    visit(doc, {
+      Alias(_, node) {
+        if (node.range) line = lineCounter.linePos(node.range[0]).line;
+        return visit.BREAK;
+      },
+    });
+    throw new StructureFileError(file, line, null, e instanceof Error ? e.message : String(e));
+  }
   return {
-    value: doc.toJS(),
+    value,
     // The nearest node that has a position: a missing field is reported at its parent's line.
     lineOf: (path) => {
       for (let p = path; ; p = p.slice(0, -1)) {

@@ -64,6 +64,17 @@ describe('curated structure files: errors name file and line', () => {
     expect(e.line).toBeGreaterThanOrEqual(3);
   });
 
+  it('a file whose aliases expand past the YAML reader\'s limit names the file and the first alias', () => {
+    // QA: the reader's guard against alias bombs threw a bare ReferenceError ("Excessive alias
+    // count indicates a resource exhaustion attack"): a run failed without naming the file.
+    const names = 'abcdefghi';
+    const lines = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < names.length; i++) lines.push(`${names[i]}: &${names[i]} [${Array(9).fill(`*${names[i - 1]}`).join(', ')}]`);
+    const e = errorOf(() => parseThesesFile(['theses: []', ...lines, ''].join('\n'), 'theses/bomb.yaml'));
+    expect([e.file, e.line]).toEqual(['theses/bomb.yaml', 3]);
+    expect(e.message).toMatch(/^theses\/bomb\.yaml:3: .*alias/i);
+  });
+
   it('a thesis id defined in two files', () => {
     const ok = thesis(['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: 1 }', '      - { question: "manifold:c", sign: 1 }'].join('\n'));
     const f = fixture({ 'theses/a.yaml': ok, 'theses/b.yaml': ok });
