@@ -164,6 +164,20 @@ export function yamlFiles(dir: string): string[] {
     .map((f) => join(dir, f));
 }
 
+/**
+ * The text of definition file `f`; one that cannot be read (a directory named *.yaml, a broken
+ * link, no permission) is a StructureFileError naming it: Node's EISDIR named no path (QA).
+ */
+function readDefinitionFile(f: string): string {
+  try {
+    return readFileSync(f, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'EISDIR' ? 'a directory, not a file' : code === 'ENOENT' ? 'not found (a broken link?)' : `cannot be read (${code ?? String(err)})`;
+    throw new StructureFileError(shownPath(f), null, null, reason);
+  }
+}
+
 /** Parses one links file (exported for tests). */
 export function parseLinksFile(text: string, file: string): CuratedLink[] {
   const { data, lineOf } = parseFile(text, file, LinksFile);
@@ -214,7 +228,7 @@ export function loadDefinitionFiles<T extends { id: string }>(
   const out: T[] = [];
   const ids = new Map<string, string>();
   for (const f of yamlFiles(join(root, folder))) {
-    const text = readFileSync(f, 'utf8');
+    const text = readDefinitionFile(f);
     const file = shownPath(f);
     const parsed = parse(text, file);
     parsed.forEach((d, i) => {
@@ -241,7 +255,7 @@ function loadLinks(root: string): CuratedLink[] {
   const out: CuratedLink[] = [];
   const seen = new Map<string, CuratedLink>();
   for (const f of yamlFiles(join(root, 'links'))) {
-    parseLinksFile(readFileSync(f, 'utf8'), shownPath(f)).forEach((l, i) => {
+    parseLinksFile(readDefinitionFile(f), shownPath(f)).forEach((l, i) => {
       const [x, y] = l.kind === 'implies' || l.a < l.b ? [l.a, l.b] : [l.b, l.a];
       const key = `${l.kind} ${x} ${y}`;
       const first = seen.get(key);

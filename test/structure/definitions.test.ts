@@ -2,7 +2,10 @@
  * Bad curated structure files: every problem names the file, the line and the field, and a run
  * over a bad file fails with that message.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadScenarioDefinitions } from '../../pipeline/scenarios/definitions.ts';
 import { parseLinksFile, parseThesesFile, StructureFileError, loadStructureDefinitions } from '../../pipeline/structure/definitions.ts';
 import { fixture, publish } from './helpers.ts';
 
@@ -73,6 +76,19 @@ describe('curated structure files: errors name file and line', () => {
     const e = errorOf(() => parseThesesFile(['theses: []', ...lines, ''].join('\n'), 'theses/bomb.yaml'));
     expect([e.file, e.line]).toEqual(['theses/bomb.yaml', 3]);
     expect(e.message).toMatch(/^theses\/bomb\.yaml:3: .*alias/i);
+  });
+
+  it('a definition "file" that cannot be read (a directory named *.yaml) names it', () => {
+    // QA: Node's "EISDIR: illegal operation on a directory, read" named no path
+    const f = fixture();
+    try {
+      for (const dir of ['links', 'theses', 'scenarios']) mkdirSync(join(f.structureDir, dir, 'old.yaml'));
+      const e = errorOf(() => loadStructureDefinitions(f.structureDir));
+      expect(e.message).toBe(`${join(f.structureDir, 'links', 'old.yaml')}: a directory, not a file`);
+      expect(errorOf(() => loadScenarioDefinitions(f.structureDir)).file).toBe(join(f.structureDir, 'scenarios', 'old.yaml'));
+    } finally {
+      f.cleanup();
+    }
   });
 
   it('a thesis id defined in two files', () => {
