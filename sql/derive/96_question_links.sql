@@ -23,9 +23,10 @@
 --    bound) stay below every threshold are dropped unexamined. The cosine of the others is the
 --    full dot product over every shared term.
 --  * similar: text cosine >= similar_threshold, a < b.
---  * same_event: title cosine >= same_event_threshold, different venues, and the numbers of one
---    title (years, dates, prices) all in the other's (2025 vs 2026, March 15 vs March 31 are
---    different events; a title that omits the year is not), a < b. Negation
+--  * same_event: title cosine >= same_event_threshold, different venues, and the numbers and
+--    month names of one title (years, dates, prices; "July", "Sept") all in the other's (2025 vs
+--    2026, March 15 vs March 31, "in 2025" vs "before July" are different events; a title that
+--    omits the year is not), a < b. Negation
 --    markers (not, no) are stop words, so "Will X happen" and "Will X not happen" match; sign is
 --    -1 when exactly one of the two titles is negated (an odd number of markers).
 -- Curated links (origin curated) come first: a computed link of the same (a, b, kind) is dropped.
@@ -71,10 +72,14 @@ SELECT question_id, venue, coalesce(category, '') AS block,
        regexp_split_to_array(lower(_link_plain_text(description)), '[^a-z0-9]+') AS description_tokens
 FROM questions;
 
--- Negated titles (an odd number of negation markers) and the numbers of each title.
+-- Negated titles (an odd number of negation markers) and the date tokens of each title: its
+-- numbers and month names (QA: "Starmer out in 2025?" and "Starmer out before July?" matched, as
+-- a month was no date token, and showed a 39-point cross-venue gap between two deadlines).
 CREATE OR REPLACE TABLE _link_negated AS
 SELECT question_id, len(list_filter(title_tokens, t -> t IN ('not', 'no'))) % 2 = 1 AS negated,
-       list_filter(title_tokens, t -> t <> '' AND regexp_full_match(t, '[0-9]+')) AS numbers
+       list_filter(title_tokens, t -> t <> '' AND (regexp_full_match(t, '[0-9]+') OR t IN (
+         'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+         'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec'))) AS numbers
 FROM _link_docs;
 
 -- Term counts per document and field (one pass: a title term counts in both fields).
