@@ -249,7 +249,7 @@ const DeliveryView = z.object({
 });
 
 /** Page sizes of a subscription's deliveries (each entry carries its attempts, up to dozens over the retry window). */
-export const DELIVERIES_LIMIT = { min: 1, max: 500, default: 100 } as const;
+export const DELIVERIES_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const DELIVERIES_CURSOR = 'webhook_deliveries';
 /** The key a deliveries page ends on: (seq, delivery id), newest event first. */
 const DeliveryKey = z.tuple([z.int().min(0), z.string().min(1).max(200)]);
