@@ -4,7 +4,7 @@
  * by (abs_edge DESC, question_id ASC).
  *
  * Query: `min_edge` (probability points, 0..1, default 0.05: only |consensus − market| ≥ min_edge,
- * compared after rounding abs_edge to 9 decimals; an empty value is the default), `include_stale`
+ * compared with abs_edge as published, rounded to 6 decimals; an empty value is the default), `include_stale`
  * (`true`|`false`, default false: an edge whose market price is older than
  * QUORUM_MAX_PRICE_AGE_HOURS at as_of is left out, being no current signal), `limit` (1..500,
  * default 50), `cursor` (the previous page's next_cursor).
@@ -137,7 +137,8 @@ export const predictionsEdgesRoute = jsonRoute({
       .optional()
       .meta({
         description:
-          'Minimum |consensus − market| in probability points (0..1; default 0.05; an empty value is the default). ' +
+          'Minimum |consensus − market| in probability points (0..1; default 0.05; an empty value is the default), ' +
+          'compared with abs_edge as published (6 decimals): an edge shown as 0.0717 is listed by min_edge=0.0717. ' +
           'Plain decimals only: a sign, exponent, NaN, Infinity or a value outside 0..1 is a 400.',
         example: 0.1,
       }),

@@ -4,5 +4,5 @@
 SELECT count(*) AS total
 FROM edges
 WHERE abs_edge IS NOT NULL
-  AND round(abs_edge, 9) >= $min_edge
+  AND round(abs_edge::DECIMAL(18, 15), 6) >= $min_edge
   AND ($include_stale OR market_age_hours <= $max_price_age_hours);

@@ -1,7 +1,9 @@
 -- One page of divergence signals (edges), largest absolute edge first, keyset-paginated by
--- (abs_edge DESC, question_id ASC). min_edge compares abs_edge rounded to 9 decimals, so that an
--- edge written as 0.05 (e.g. 0.35 - 0.30 = 0.04999999999999999 in binary floating point) is kept
--- by min_edge=0.05. The cursor is the last row's (abs_edge, question_id), compared unrounded.
+-- (abs_edge DESC, question_id ASC). min_edge compares abs_edge as the API publishes it: rounded to
+-- 6 decimals, half away from zero on its decimal value (api/http/precision.ts; the DECIMAL cast
+-- drops binary noise, so 0.35 - 0.30 = 0.04999999999999999 is 0.05), so that an edge published as
+-- 0.0717 (0.0716996 in full) is listed by min_edge=0.0717 and one published as 0.05 by the default.
+-- The cursor is the last row's (abs_edge, question_id), compared unrounded.
 -- A market price older than $max_price_age_hours at as_of (market_age_hours) is stale: such edges
 -- are left out unless $include_stale, and flagged market_stale.
 -- Parameters: $min_edge DOUBLE, $include_stale BOOLEAN, $max_price_age_hours DOUBLE,
@@ -14,7 +16,7 @@ SELECT
   direction, providers, market_age_hours > $max_price_age_hours AS market_stale
 FROM edges
 WHERE abs_edge IS NOT NULL
-  AND round(abs_edge, 9) >= $min_edge
+  AND round(abs_edge::DECIMAL(18, 15), 6) >= $min_edge
   AND ($include_stale OR market_age_hours <= $max_price_age_hours)
   AND (
        NOT $after

@@ -206,6 +206,58 @@ describe('GET /api/predictions/edges/', () => {
   });
 });
 
+describe('GET /api/predictions/edges/: min_edge is compared with abs_edge as published (6 decimals)', () => {
+  // Market prices carry more decimals than the 6 the API publishes (the bundled sample's Manifold
+  // prices: 0.507458…, 0.844928…), so an edge can be published as 0.0717 while its full-precision
+  // value is 0.0716996. With the sample's snapshot, 25 of its 60 edges vanished from the list asked
+  // with min_edge = their own published abs_edge, and an edge published as 0.05 was left out of the
+  // default list (min_edge 0.05). The filter now reads abs_edge as it is published.
+  let s2: ServerHandle;
+  let c2: () => Promise<void>;
+  const id = (i: number) => `polymarket:0xe${i}`;
+  beforeAll(async () => {
+    const data = withFeeds(fixtureData(1));
+    const base = data.edges!.find((e) => e.question_id === id(0))!;
+    const row = (i: number, market: number, absEdge: number) => ({
+      ...base, question_id: id(i), venue_market_id: `0xe${i}`, title: `Edge ${i}`,
+      consensus: 0.71675, market_probability: market, edge: -absEdge, abs_edge: absEdge, direction: 'ai_below_market',
+    });
+    data.edges = [
+      row(20, 0.7884496, 0.0716996), // published 0.0717
+      row(21, 0.7884495, 0.0716995), // published 0.0717 (a half, rounded away from zero)
+      row(22, 0.7884494, 0.0716994), // published 0.071699
+      row(23, 0.7667496, 0.0499996), // published 0.05: in the default list (min_edge 0.05)
+      row(24, 0.7667494, 0.0499994), // published 0.049999
+    ];
+    let dir2: string;
+    ({ dir: dir2, cleanup: c2 } = await fixtureDir(data));
+    s2 = await serve(dir2);
+  });
+  afterAll(async () => {
+    await s2?.close();
+    await c2?.();
+  });
+
+  it('an edge published with abs_edge x is listed by min_edge=x; one published below x is not (total alike)', async () => {
+    const list = async (q: string) => {
+      const got = await get(s2, `/api/predictions/edges/?${q}`);
+      expect(got.res.status, got.text.slice(0, 300)).toBe(200);
+      expect(got.body.total).toBe(got.body.edges.length);
+      return got.body.edges as Array<{ question_id: string; abs_edge: number }>;
+    };
+    const all = await list('min_edge=0&limit=500');
+    expect(all.map((e) => [e.question_id, e.abs_edge])).toEqual([
+      [id(20), 0.0717], [id(21), 0.0717], [id(22), 0.071699], [id(23), 0.05], [id(24), 0.049999],
+    ]);
+    for (const e of all) {
+      const ids = (await list(`min_edge=${e.abs_edge}&limit=500`)).map((x) => x.question_id);
+      expect(ids, `min_edge=${e.abs_edge}`).toEqual(all.filter((x) => x.abs_edge >= e.abs_edge).map((x) => x.question_id));
+    }
+    expect((await list('limit=500')).map((e) => e.question_id)).toEqual([id(20), id(21), id(22), id(23)]);
+    expect((await list('min_edge=0.0716995&limit=500')).map((e) => e.question_id)).toEqual([id(20), id(21)]);
+  });
+});
+
 describe('GET /api/predictions/lang/{lang}', () => {
   it('en: every active prediction with English reasoning, by question_id, all pages', async () => {
     const first = ok(await get(server, '/api/predictions/lang/en'), PredictionsLangPage);
