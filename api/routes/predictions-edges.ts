@@ -6,8 +6,10 @@
  * Query: `min_edge` (probability points, 0..1, default 0.05: only |consensus − market| ≥ min_edge,
  * compared with abs_edge as published, rounded to 6 decimals; an empty value is the default), `include_stale`
  * (`true`|`false`, default false: an edge whose market price is older than
- * QUORUM_MAX_PRICE_AGE_HOURS at as_of is left out, being no current signal), `limit` (1..500,
- * default 50), `cursor` (the previous page's next_cursor).
+ * QUORUM_MAX_PRICE_AGE_HOURS at as_of is left out, being no current signal), `category` (one of
+ * the nine, case-insensitive) and `venue` (one of VENUES, case-insensitive), which filter every page
+ * and the total like those of the resolved and language lists, `limit` (1..500, default 50),
+ * `cursor` (the previous page's next_cursor).
  * Body: { edges: [item], count (items on this page), total (edges reaching min_edge, same staleness
  * rule), min_edge, include_stale, max_price_age_hours, next_cursor (null on the last page), as_of }.
  * Item: question_id, title, venue, venue_market_id, url, category, domain, close_time, edge
@@ -18,11 +20,11 @@
  */
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { queryInt, queryString } from '../http/params.ts';
+import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, isoTime, marketStale, prob, published, snapshotCursorParam, zHours, zNum, zProb } from '../openapi/common.ts';
+import { categoryParam, count, DOC, isoTime, marketStale, prob, published, snapshotCursorParam, zHours, zNum, zProb } from '../openapi/common.ts';
 import { assertCursorSnapshot, cursorQuestionId, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
-import { MIN_EDGE, queryIncludeStale, queryMinEdge } from './prediction-params.ts';
+import { MIN_EDGE, queryIncludeStale, queryMinEdge, queryVenue, venueParam } from './prediction-params.ts';
 import { SameEventPrice, crossVenueGap, sameEventPrices } from './same-event.ts';
 
 export const EDGES_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -110,7 +112,7 @@ export const EdgesPage = z
   .object({
     edges: z.array(Edge).meta({ description: 'This page of edges, largest abs_edge first (ties by question_id).' }),
     count: count.meta({ description: DOC.count }),
-    total: count.meta({ description: 'Edges reaching min_edge under the same staleness rule, on every page.' }),
+    total: count.meta({ description: 'Edges reaching min_edge under the same staleness rule (and the category and venue, when asked), on every page.' }),
     min_edge: z.number().meta({ description: 'The min_edge applied.' }),
     include_stale: z.boolean().meta({ description: 'Whether edges on stale market prices are included.' }),
     max_price_age_hours: z.number().meta({ description: 'The staleness bound applied (QUORUM_MAX_PRICE_AGE_HOURS).' }),
@@ -147,6 +149,8 @@ export const predictionsEdgesRoute = jsonRoute({
       .default(false)
       .optional()
       .meta({ description: 'Include edges whose market price is stale (`true` or `false`; default false).' }),
+    category: categoryParam.optional(),
+    venue: venueParam.optional(),
     limit: z.int().min(EDGES_LIMIT.min).max(EDGES_LIMIT.max).default(EDGES_LIMIT.default).optional(),
     cursor: snapshotCursorParam.optional(),
   }),
@@ -159,13 +163,15 @@ export const predictionsEdgesRoute = jsonRoute({
     const limit = queryInt(req, 'limit', EDGES_LIMIT);
     const cursor = queryString(req, 'cursor', 1024) ?? null;
     const after = cursor === null ? null : decodeSnapshotKeyset(cursor, CURSOR_KIND, cursorShape);
-    return { minEdge, includeStale, limit, after };
+    const category = queryCategory(req) ?? null;
+    const venue = queryVenue(req);
+    return { minEdge, includeStale, limit, after, category, venue };
   },
-  data: async (snap, { minEdge, includeStale, limit, after }) => {
+  data: async (snap, { minEdge, includeStale, limit, after, category, venue }) => {
     snap.require('edges');
     // ordered by the edge, which every run's prices and forecasts move: a cursor is a position in one snapshot's order
     if (after !== null) assertCursorSnapshot(after.snapshot, snap.id);
-    const filter = { min_edge: minEdge, include_stale: includeStale, max_price_age_hours: snap.maxPriceAgeHours };
+    const filter = { min_edge: minEdge, include_stale: includeStale, max_price_age_hours: snap.maxPriceAgeHours, category, venue };
     const [rows, counted] = await Promise.all([
       snap.query('edges-page', {
         ...filter,

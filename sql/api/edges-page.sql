@@ -7,7 +7,7 @@
 -- A market price older than $max_price_age_hours at as_of (market_age_hours) is stale: such edges
 -- are left out unless $include_stale, and flagged market_stale.
 -- Parameters: $min_edge DOUBLE, $include_stale BOOLEAN, $max_price_age_hours DOUBLE,
--- $after BOOLEAN (a cursor is given), $after_abs_edge DOUBLE|NULL,
+-- $category VARCHAR|NULL, $venue VARCHAR|NULL, $after BOOLEAN (a cursor is given), $after_abs_edge DOUBLE|NULL,
 -- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1, to learn whether a page follows).
 SELECT
   question_id, venue, venue_market_id, title, url, category, domain, close_time, mode, run_id,
@@ -18,6 +18,8 @@ FROM edges
 WHERE abs_edge IS NOT NULL
   AND round(abs_edge::DECIMAL(18, 15), 6) >= $min_edge
   AND ($include_stale OR market_age_hours <= $max_price_age_hours)
+  AND ($category IS NULL OR category = $category)
+  AND ($venue IS NULL OR venue = $venue)
   AND (
        NOT $after
     OR abs_edge < $after_abs_edge

@@ -80,6 +80,7 @@ describe('the documented grammar of category is the server\'s', () => {
       'query /api/analysis/information-value/',
       'query /api/export/{table}/',
       'query /api/leaderboard/',
+      'query /api/predictions/edges/',
       'query /api/predictions/lang/{lang}',
       'query /api/predictions/resolved',
       'query /api/stream/',

@@ -173,6 +173,23 @@ describe('GET /api/predictions/edges/', () => {
     expect(await ids('min_edge=00000.25')).toEqual(DEFAULT_ORDER.slice(0, 4));
   });
 
+  it('category and venue filter every page and the total, as on the resolved and language lists', async () => {
+    // They were ignored (unknown parameters): edges/?category=crypto listed every category, which a
+    // reader takes for the crypto edges.
+    const page = async (q: string) => ok(await get(server, `/api/predictions/edges/?min_edge=0&${q}`, pro), EdgesPage);
+    const crypto = await page('category=Crypto');
+    expect(crypto.edges.map((e: any) => e.question_id)).toEqual(['9', '1', '3', '5', '7'].map((i) => `polymarket:0xe${i}`));
+    expect(crypto.total).toBe(5);
+    const politics = await walk('/api/predictions/edges/?min_edge=0&category=politics&venue=POLYMARKET&limit=2', 'edges', pro);
+    expect(politics.all.map((e) => e.question_id)).toEqual(['8', '0', '2', '4', '6'].map((i) => `polymarket:0xe${i}`));
+    expect(await page('venue=kalshi')).toMatchObject({ edges: [], total: 0 });
+    for (const q of ['category=nope', 'venue=nope', 'category=crypto&category=politics']) {
+      const got = await get(server, `/api/predictions/edges/?${q}`, pro);
+      expectProblem(got, 400, 'invalid_parameter');
+      expect(got.body.parameter).toBe(q.split('=')[0]);
+    }
+  });
+
   it('bad min_edge → 400 naming min_edge and its range', async () => {
     for (const bad of ['-0.1', 'abc', '1.5', 'NaN', 'Infinity', '-Infinity', '1e-2', '0x1', '+0.1', ' 0.1', '0.1;DROP TABLE edges', '1.0000000000000002', '.', '-0']) {
       const got = await get(server, `/api/predictions/edges/?min_edge=${encodeURIComponent(bad)}`, pro);
