@@ -153,12 +153,15 @@ export class UsageStore {
     } catch {
       return out;
     }
+    // The last `days` calendar days, not the last `days` day files: a day without a file (no
+    // request of any key, the server down) is a day too (QA: with such gaps, ?days=2 listed a day
+    // 40 days back).
+    const first = utcDay(this.#dayEndsAt - Math.max(1, days) * DAY_MS);
     const dates = names
       .map((n) => DAY_FILE.exec(n)?.[1])
-      .filter((d): d is string => d !== undefined && d < this.#day)
+      .filter((d): d is string => d !== undefined && d < this.#day && d >= first)
       .sort()
-      .reverse()
-      .slice(0, Math.max(0, days - 1));
+      .reverse();
     for (const date of dates) {
       const u = (await this.#closedDay(date))?.get(keyId);
       if (u) out.push({ date, ...u });

@@ -240,6 +240,30 @@ describe('usage store', () => {
     }
   });
 
+  it('history(days) covers the last `days` calendar days, not the last `days` day files (QA: with days without a file, ?days=2 listed a day 40 days back)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-usage-gap-'));
+    try {
+      let now = Date.parse('2025-03-01T12:00:00Z');
+      const u = new UsageStore(dir, { logger: silentLogger(), flushMs: 0, now: () => now });
+      u.count('key_a', 'requests'); // 2025-03-01
+      now = Date.parse('2025-04-05T12:00:00Z'); // no request (no file) in between
+      u.count('key_a', 'requests');
+      u.count('key_a', 'requests'); // 2025-04-05
+      now = Date.parse('2025-04-10T12:00:00Z');
+      u.count('key_a', 'requests'); // 2025-04-10, today
+      const dates = async (days: number) => (await u.history('key_a', days)).map((h) => h.date);
+      expect(await dates(1)).toEqual(['2025-04-10']);
+      expect(await dates(2)).toEqual(['2025-04-10']); // 04-09 had no request; 03-01 is 40 days back
+      expect(await dates(5)).toEqual(['2025-04-10']);
+      expect(await dates(6)).toEqual(['2025-04-10', '2025-04-05']);
+      expect(await dates(40)).toEqual(['2025-04-10', '2025-04-05']);
+      expect(await dates(41)).toEqual(['2025-04-10', '2025-04-05', '2025-03-01']);
+      await u.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a periodic flush still writing when the UTC day ends cannot overwrite the day\'s final counts with older ones (QA)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'quorum-usage-roll-'));
     try {
