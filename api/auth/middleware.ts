@@ -5,7 +5,8 @@
  * - No key header: anonymous.
  * - A key header that is empty, malformed (prefix/length/charset), unknown or revoked, an
  *   Authorization scheme other than Bearer, either header sent twice, or both headers with
- *   different keys: 401 `unauthorized`. So is a key in the query string (keyInUrl).
+ *   different keys: 401 `unauthorized`. So is a key in the query string (keyInUrl). A key in
+ *   quotes, or after "Bearer " in X-API-Key, is a 401 saying so (not "malformed").
  *   A failed attempt is charged to the client IP's anonymous quota (brute force is rate limited).
  * - The key is never logged; errors do not echo it.
  */
@@ -41,11 +42,23 @@ export function presentedKey(xApiKey: string | string[] | undefined, authorizati
     fromBearer = (m[2] ?? '').trim();
     if (fromBearer === '') throw ApiError.unauthorized('The Authorization header has no key after Bearer.');
   }
+  for (const v of [fromHeader, fromBearer]) {
+    // `jq .key` (without -r) prints the key in quotes (QA: answered "The API key is malformed.")
+    if (v !== undefined && QUOTED_KEY.test(v)) {
+      throw ApiError.unauthorized('The API key is in quotes: send it without them (quorum keys create ... | jq -r .key prints it bare).');
+    }
+  }
+  if (fromHeader !== undefined && /^bearer\s/i.test(fromHeader)) {
+    throw ApiError.unauthorized('X-API-Key takes the key alone, without "Bearer " (or send Authorization: Bearer <key>).');
+  }
   if (fromHeader !== undefined && fromBearer !== undefined && fromHeader !== fromBearer) {
     throw ApiError.unauthorized('X-API-Key and Authorization carry different keys.');
   }
   return fromHeader ?? fromBearer;
 }
+
+/** A key-shaped value between double or single quotes. */
+const QUOTED_KEY = new RegExp(`^(["'])${KEY_PREFIX}[0-9A-Za-z]*\\1$`);
 
 export function authOf(res: Response): AuthContext {
   return (res.locals.auth as AuthContext | undefined) ?? ANONYMOUS;

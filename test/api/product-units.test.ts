@@ -75,6 +75,28 @@ describe('keys', () => {
       expect(() => presentedKey(x as any, a)).toThrow(ApiError);
     }
   });
+  it('a key in quotes (`jq .key` without -r) or after "Bearer " in X-API-Key is a 401 saying so, never echoing the key (QA: "The API key is malformed.")', () => {
+    const k = generateKey();
+    const detail = (x: string | undefined, a: string | undefined): string => {
+      try {
+        presentedKey(x, a);
+      } catch (err) {
+        return (err as ApiError).detail;
+      }
+      return 'accepted';
+    };
+    for (const [x, a] of [[`"${k}"`, undefined], [` '${k}' `, undefined], [undefined, `Bearer "${k}"`]] as const) {
+      const d = detail(x, a);
+      expect(d).toMatch(/in quotes: send it without them/);
+      expect(d).not.toContain(k.slice(4));
+    }
+    for (const x of [`Bearer ${k}`, `bearer  ${k}`]) {
+      const d = detail(x, undefined);
+      expect(d).toMatch(/X-API-Key takes the key alone, without "Bearer "/);
+      expect(d).not.toContain(k.slice(4));
+    }
+    expect(detail('"not a key"', undefined)).toBe('accepted'); // anything else: looked up, a malformed key
+  });
 });
 
 describe('entitlements: one table', () => {
