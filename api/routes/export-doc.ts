@@ -42,6 +42,13 @@ const JSON_BODY = z.union(EXPORT_TABLES.map((t) => z.array(EXPORT_COLUMNS[t]))).
 /** The tables exported in ordered slices (uncapped plans, CSV/JSON/JSONL). */
 const SLICED = EXPORT_TABLES.filter((t) => TABLE_SPECS[t].sliceSource !== null).join(', ');
 
+/** Each table's least plan, from TABLE_SPECS (what the export enforces): `predictions, ...: pro; claims: api; ...`. */
+const TABLE_PLANS = (['pro', 'api', 'enterprise'] as const)
+  .map((plan) => [plan, EXPORT_TABLES.filter((t) => TABLE_SPECS[t].minPlan === plan)] as const)
+  .filter(([, tables]) => tables.length > 0)
+  .map(([plan, tables]) => `${tables.join(', ')}: ${plan}`)
+  .join('; ');
+
 export const exportRouteDoc = rawRoute({
   id: 'export.predictions',
   path: '/api/export/{table}/',
@@ -56,6 +63,7 @@ export const exportRouteDoc = rawRoute({
     'byte cuts the connection without the final chunk (a failed transfer, never a clean end). Other exports are ' +
     'produced completely, then sent with Content-Length and X-Export-Rows (a failure is a 500 problem). For capped ' +
     'plans X-Export-Row-Cap / X-Export-Truncated. Pro: CSV up to the row cap; api and enterprise: every format. ' +
+    `The least plan of each table (a key below it: 403 plan_required naming it): ${TABLE_PLANS}. ` +
     'Lists and structs (key_factors, evidence_ids, categories) are JSON in every text format: JSON arrays in ' +
     'JSON and JSONL, the same JSON as the cell\'s text in CSV; Parquet lists in Parquet. ' +
     'CSV only: a text cell beginning with =, +, -, @, a tab or a carriage return that is not a number gets a leading ' +
@@ -72,7 +80,7 @@ export const exportRouteDoc = rawRoute({
     'documented per table as the JSON row schemas Export<Table>Row and, for CSV and Parquet, listed with the ' +
     'response\'s media type.',
   tags: ['export'],
-  params: z.object({ table: z.enum(EXPORT_TABLES).meta({ description: 'The table to export.' }) }),
+  params: z.object({ table: z.enum(EXPORT_TABLES).meta({ description: `The table to export, with the least plan that may export it: ${TABLE_PLANS}.` }) }),
   query: z.object({
     output: z.enum(EXPORT_FORMATS).default('csv').optional().meta({
       description: 'The file\'s format (csv by default). The only selector: the Accept header is not consulted, so a client that sends Accept: application/json still gets CSV unless it asks output=json.',

@@ -243,6 +243,19 @@ describe('the export route documents every table\'s time filters (QA: claims and
   });
 });
 
+describe('the export route documents the plan each table needs (QA: it said "Access: the pro plan or higher" and nothing of forecasts, enterprise, or claims, api: a pro key got 403s the document did not announce)', () => {
+  it('the table parameter and the description name each table\'s least plan, as api/export/tables.ts enforces it', () => {
+    const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
+    const op = doc.paths[exportRouteDoc.path].get;
+    const table = String(op.parameters.find((p: Schema) => p.name === 'table')?.description);
+    expect(table).toContain('predictions, resolved, scores, track_records: pro');
+    expect(table).toContain('claims: api');
+    expect(table).toContain('forecasts: enterprise');
+    expect(op.description).toContain('claims: api');
+    expect(op.description).toContain('forecasts: enterprise');
+  });
+});
+
 describe('the export route documents every table\'s columns (api/export/columns.ts)', () => {
   const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
   const content = doc.paths[exportRouteDoc.path].get.responses['200'].content;
