@@ -610,7 +610,10 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
   if (!open) {
     statuses.add(401);
     statuses.add(429);
-    if (needPlan !== null || ('scope' in e && e.scope)) statuses.add(403);
+    // A 403 where a caller can get one. A route any key may call (the caller's own usage) refuses
+    // only a keyless caller, with a 401 (QA: GET /api/usage/ documented a 403 no key gets).
+    const anyKey = e.kind === 'plan' && e.keyRequired === true && !e.scope && e.plan === 'pro';
+    if ((needPlan !== null && !anyKey) || ('scope' in e && e.scope)) statuses.add(403);
   }
   statuses.add(405);
   statuses.add(500);

@@ -11,6 +11,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ENTITLEMENTS, requiredPlan, type Entitlement } from '../../api/auth/entitlements.ts';
+import { KEY_PLANS, PLAN_RANK } from '../../api/auth/plans.ts';
 import { openApiDocument } from '../../api/http/registry.ts';
 import { isoTime } from '../../api/openapi/common.ts';
 import { EXPORT_COLUMNS, exportColumns } from '../../api/export/columns.ts';
@@ -181,6 +183,21 @@ describe('the OpenAPI document lists what the routes answer (QA: a conformance c
       for (const [method, op] of Object.entries(ops)) if (!op.responses?.['400']) missing.push(`${method.toUpperCase()} ${path}`);
     }
     expect(missing).toEqual([]);
+  });
+
+  it('a 403 plan_required is documented where a key can get one, and only there (QA: GET /api/usage/, any key, documented a 403 no key gets)', () => {
+    for (const beta of [true, false]) {
+      const d = openApiDocument(ROUTES, { publicBeta: beta }) as Schema;
+      for (const route of ROUTES) {
+        if (route.mountedElsewhere) continue; // the export: its tables' plans (api/export/tables.ts)
+        const e: Entitlement = ENTITLEMENTS[route.id];
+        const op = d.paths[route.path]?.[route.method ?? 'get'];
+        const need = requiredPlan(route.id, beta);
+        const refusesSomeKey = e.kind === 'plan' && (e.scope !== undefined || (need !== null && KEY_PLANS.some((p) => PLAN_RANK[p] < PLAN_RANK[need])));
+        const refusesAnonymousWith403 = need !== null && e.kind === 'plan' && !e.keyRequired && !e.scope;
+        expect(op?.responses?.['403'] !== undefined, `${route.id} (beta ${beta})`).toBe(refusesSomeKey || refusesAnonymousWith403);
+      }
+    }
   });
 
   it('every time field (`*_at`, `as_of`, `at`) that is a string declares format date-time, so clients parse it as one', () => {
