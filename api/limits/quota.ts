@@ -69,7 +69,10 @@ export class QuotaKeeper {
       throw ApiError.rateLimited(reset, detail, { policy: policy.name, limit: policy.quota });
     }
     if (auth.keyId === null) this.#anon.set(ip, used + 1);
-    else this.usage.count(auth.keyId, 'requests');
+    else {
+      this.usage.count(auth.keyId, 'requests');
+      res.locals.chargedDay = this.usage.day; // refuseCharged takes the charge back from this day only
+    }
     setHeaders(res, policy, policy.quota === null ? null : policy.quota - used - 1, reset);
   }
 
@@ -132,7 +135,8 @@ export class QuotaKeeper {
   refuseCharged(res: Response, auth: AuthContext): void {
     if (auth.keyId === null || res.locals.refused === true) return;
     res.locals.refused = true;
-    this.usage.refuse(auth.keyId, String(res.locals.routeId ?? 'unmatched'));
+    const day = typeof res.locals.chargedDay === 'string' ? res.locals.chargedDay : undefined;
+    this.usage.refuse(auth.keyId, String(res.locals.routeId ?? 'unmatched'), day);
     this.describe(res, auth, '');
   }
 

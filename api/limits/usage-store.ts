@@ -123,10 +123,17 @@ export class UsageStore {
   /**
    * Takes back a request of `keyId` to `routeId` that was charged and counted, then refused by a
    * limit of its own (the probability scope's): refused requests are not charged, only recorded as
-   * rejected, and the routes still add up to the requests charged.
+   * rejected, and the routes still add up to the requests charged. `chargedDay`: the UTC day the
+   * request was charged on; charged before midnight and refused after it, nothing is taken back
+   * from the new day, which never counted it (QA: it erased a request of the new day), only the
+   * refusal recorded.
    */
-  refuse(keyId: string, routeId: string): void {
+  refuse(keyId: string, routeId: string, chargedDay?: string): void {
     const u = this.#entry(keyId);
+    if (chargedDay !== undefined && chargedDay !== this.#day) {
+      u.rejected++;
+      return;
+    }
     u.requests = Math.max(0, u.requests - 1);
     const n = (u.routes[routeId] ?? 0) - 1;
     if (n > 0) u.routes[routeId] = n;

@@ -13,6 +13,9 @@ import { presentedKey } from '../../api/auth/middleware.ts';
 import { ifNoneMatch } from '../../api/cache/response-cache.ts';
 import { ApiError } from '../../api/errors/problem.ts';
 import { UsageStore } from '../../api/limits/usage-store.ts';
+import { QuotaKeeper } from '../../api/limits/quota.ts';
+import { DEFAULT_LIMITS } from '../../api/auth/plans.ts';
+import type { Response } from 'express';
 import { silentLogger } from '../../api/logging/logger.ts';
 import { ROUTES } from '../../api/routes/index.ts';
 import { nextRunFromCron } from '../../api/server.ts';
@@ -280,6 +283,37 @@ describe('usage store', () => {
       expect(await dates(6)).toEqual(['2025-04-10', '2025-04-05']);
       expect(await dates(40)).toEqual(['2025-04-10', '2025-04-05']);
       expect(await dates(41)).toEqual(['2025-04-10', '2025-04-05', '2025-03-01']);
+      await u.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a request charged before UTC midnight and refused after it takes nothing back from the new day (QA: it erased a request of the new day, a free one)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-usage-refuse-'));
+    try {
+      let now = Date.parse('2025-04-01T23:59:59.500Z');
+      const u = new UsageStore(dir, { logger: silentLogger(), flushMs: 0, now: () => now });
+      const q = new QuotaKeeper({ ...DEFAULT_LIMITS, proPerDay: 10 }, u);
+      const auth = { plan: 'pro' as const, keyId: 'key_a', scopes: [] };
+      const fakeRes = () => ({ locals: {} as Record<string, unknown>, setHeader: () => undefined, getHeader: () => undefined }) as unknown as Response;
+      const late = fakeRes();
+      late.locals.routeId = 'export.predictions';
+      q.charge(late, auth, '192.0.2.1'); // an export charged at 23:59:59.5 waits for a slot...
+      u.countRoute('key_a', 'export.predictions');
+      now += 1000; // 2025-04-02
+      const next = fakeRes();
+      q.charge(next, auth, '192.0.2.1');
+      u.countRoute('key_a', 'predictions.accuracy');
+      q.refuseCharged(late, auth); // ... and is refused (429) after midnight
+      expect(u.get('key_a')).toEqual({ requests: 1, rejected: 1, probability: 0, routes: { 'predictions.accuracy': 1 } });
+      // the same day: taken back as before
+      const same = fakeRes();
+      same.locals.routeId = 'export.predictions';
+      q.charge(same, auth, '192.0.2.1');
+      u.countRoute('key_a', 'export.predictions');
+      q.refuseCharged(same, auth);
+      expect(u.get('key_a')).toEqual({ requests: 1, rejected: 2, probability: 0, routes: { 'predictions.accuracy': 1 } });
       await u.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
