@@ -238,7 +238,19 @@ export const predictionsAccuracyRoute = jsonRoute({
   tags: ['predictions'],
   response: AccuracySummary,
   cache: true,
-  data: (snap) => accuracySummary(snap, 'all'),
+  // `?category=` is the lists' filter; here the category is a path segment. Ignored (the
+  // convention for unknown parameters), it answered the all-categories summary as if filtered (QA).
+  input: (req) => {
+    const given = req.query.category;
+    if (given !== undefined && given !== '') {
+      throw ApiError.invalidParameter(
+        'category',
+        'This summary has no category filter: one category\'s summary is /api/predictions/accuracy/{category} (e.g. /api/predictions/accuracy/politics), and every category\'s figures are in by_category.',
+      );
+    }
+    return 'all' as const;
+  },
+  data: (snap, scope) => accuracySummary(snap, scope),
 });
 
 export const predictionsAccuracyCategoryRoute = jsonRoute({

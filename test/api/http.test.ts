@@ -113,6 +113,14 @@ describe('common conventions', () => {
 });
 
 describe('GET /api/predictions/accuracy', () => {
+  it('?category= is a 400 pointing to the category\'s own summary, not the all-categories one as if filtered (QA)', async () => {
+    const r = await get('/api/predictions/accuracy?category=politics');
+    expect(r.res.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'invalid_parameter', parameter: 'category' });
+    expect(r.body.detail).toContain('/api/predictions/accuracy/{category}');
+    expect((await get('/api/predictions/accuracy?category=')).res.status).toBe(200); // empty: left out
+  });
+
   it('overall summary with breakdowns and market comparison', async () => {
     const { res, body } = await get('/api/predictions/accuracy');
     expect(res.status).toBe(200);
