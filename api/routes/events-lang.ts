@@ -5,17 +5,18 @@
  *
  * Path: `lang` as for `/api/predictions/lang/{lang}` (400 malformed, 404 unavailable listing the
  * available ones). Query: `limit` (1..500, default 20: the spec's feed example; digits only, so
- * 0, -1, 501, abc, 1e3 are 400s), `cursor` (the previous page's next_cursor).
+ * 0, -1, 501, abc, 1e3 are 400s), `cursor` (the previous page's next_cursor), `category` and
+ * `venue` (as on /api/predictions/lang/{lang}).
  * Body: { events: [FeedPrediction], count, total (active forecasts with reasoning in lang, all pages
  * together), lang, next_cursor, as_of }.
  */
 import { z } from 'zod';
-import { queryInt, queryString } from '../http/params.ts';
+import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
-import { count, DOC, published, snapshotCursorParam } from '../openapi/common.ts';
+import { categoryParam, count, DOC, published, snapshotCursorParam } from '../openapi/common.ts';
 import { assertCursorSnapshot, bigintKey, cursorQuestionId, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
 import { FeedPrediction, feedItem, resolveLang } from './prediction-feed.ts';
-import { langParam, pathLang, staleParams } from './prediction-params.ts';
+import { langParam, pathLang, queryVenue, staleParams, venueParam } from './prediction-params.ts';
 
 export const EVENTS_LANG_LIMIT = { min: 1, max: 500, default: 20 } as const;
 const CURSOR_KIND = 'events.lang';
@@ -25,7 +26,7 @@ export const EventsLangPage = z
   .object({
     events: z.array(FeedPrediction).meta({ description: 'This page of active forecasts with reasoning in the language, most recent consensus first (then by question_id).' }),
     count: count.meta({ description: DOC.count }),
-    total: count.meta({ description: 'Active forecasts with reasoning in the language, on every page.' }),
+    total: count.meta({ description: 'Active forecasts with reasoning in the language (and the category and venue, when asked), on every page.' }),
     lang: z.string().meta({ description: 'The language, as the snapshot records it.' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })
@@ -43,6 +44,8 @@ export const eventsLangRoute = jsonRoute({
   query: z.object({
     limit: z.int().min(EVENTS_LANG_LIMIT.min).max(EVENTS_LANG_LIMIT.max).default(EVENTS_LANG_LIMIT.default).optional(),
     cursor: snapshotCursorParam.optional(),
+    category: categoryParam.optional(),
+    venue: venueParam.optional(),
   }),
   response: EventsLangPage,
   errors: [400, 404, 410],
@@ -52,9 +55,12 @@ export const eventsLangRoute = jsonRoute({
     const limit = queryInt(req, 'limit', EVENTS_LANG_LIMIT);
     const cursor = queryString(req, 'cursor', 1024) ?? null;
     const after = cursor === null ? null : decodeSnapshotKeyset(cursor, CURSOR_KIND, cursorShape);
-    return { lang, limit, after };
+    // the filters of /api/predictions/lang/{lang} (the same feed, other order), ignored here before (QA)
+    const category = queryCategory(req) ?? null;
+    const venue = queryVenue(req);
+    return { lang, limit, after, category, venue };
   },
-  data: async (snap, { lang, limit, after }) => {
+  data: async (snap, { lang, limit, after, category, venue }) => {
     snap.require('active_predictions', 'latest_forecasts');
     // ordered by the time of the latest consensus, which every run rewrites: a cursor is a position in one snapshot's order
     if (after !== null) assertCursorSnapshot(after.snapshot, snap.id);
@@ -62,13 +68,15 @@ export const eventsLangRoute = jsonRoute({
     const [rows, counted] = await Promise.all([
       snap.query('feed-events-page', {
         lang: stored,
+        category,
+        venue,
         after: after !== null,
         after_at_us: after === null ? null : BigInt(after.key[0]),
         after_question_id: after?.key[1] ?? null,
         limit: limit + 1,
         ...staleParams(snap),
       }),
-      snap.query('feed-predictions-count', { lang: stored, category: null, venue: null }),
+      snap.query('feed-predictions-count', { lang: stored, category, venue }),
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

@@ -4,13 +4,16 @@
 -- Each row carries the models' forecasts of its headline run in that language (`models`).
 -- market_stale: the market price is older than $max_price_age_hours at as_of ($as_of_s, epoch
 -- seconds); NULL without a price.
--- Parameters: $lang VARCHAR (exact, as stored), $after BOOLEAN, $after_at_us BIGINT|NULL,
+-- Parameters: $lang VARCHAR (exact, as stored), $category VARCHAR|NULL, $venue VARCHAR|NULL (as in
+-- feed-predictions-page.sql), $after BOOLEAN, $after_at_us BIGINT|NULL,
 -- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1),
 -- $as_of_s DOUBLE, $max_price_age_hours DOUBLE.
 WITH keyed AS (
   SELECT *, coalesce(epoch_us(forecast_at), -4611686018427387904) AS cursor_at_us
   FROM active_predictions
   WHERE list_contains(langs, $lang)
+    AND ($category IS NULL OR category = $category)
+    AND ($venue IS NULL OR venue = $venue)
 ),
 page AS (
   SELECT *

@@ -78,6 +78,7 @@ describe('the documented grammar of category is the server\'s', () => {
     expect(seen.sort()).toEqual([
       'path /api/predictions/accuracy/{category}',
       'query /api/analysis/information-value/',
+      'query /api/events/lang/{lang}/',
       'query /api/export/{table}/',
       'query /api/leaderboard/',
       'query /api/predictions/edges/',

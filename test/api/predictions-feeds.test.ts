@@ -342,6 +342,30 @@ describe('GET /api/predictions/lang/{lang}', () => {
     expectProblem(await get(server, '/api/predictions/lang/en?venue=nasdaq'), 400, 'invalid_parameter');
   });
 
+  it('the events feed in one language takes the same category and venue filters, every page and the total (QA: ignored, every category listed)', async () => {
+    const all = ok(await get(server, '/api/events/lang/en/?limit=500')).events as any[];
+    const crypto = all.filter((p) => p.category === 'crypto').map((p) => p.question_id);
+    expect(crypto.length).toBeGreaterThan(3);
+    expect(crypto.length).toBeLessThan(all.length);
+    const paged: string[] = [];
+    let url = '/api/events/lang/EN/?category=Crypto&limit=3';
+    for (let i = 0; i < 50 && url; i++) {
+      const page = ok(await get(server, url));
+      expect(page.total).toBe(crypto.length);
+      paged.push(...page.events.map((p: any) => p.question_id));
+      url = page.next_cursor ? `/api/events/lang/en/?category=crypto&limit=3&cursor=${encodeURIComponent(page.next_cursor)}` : '';
+    }
+    expect(paged).toEqual(crypto);
+    const venue = all[0].venue as string;
+    const both = ok(await get(server, `/api/events/lang/en/?venue=${venue.toUpperCase()}&category=crypto&limit=500`));
+    expect(both.events.map((p: any) => p.question_id)).toEqual(all.filter((p) => p.venue === venue && p.category === 'crypto').map((p) => p.question_id));
+    for (const q of ['category=weather', 'venue=nasdaq', 'category=crypto&category=tech']) {
+      const got = await get(server, `/api/events/lang/en/?${q}`);
+      expectProblem(got, 400, 'invalid_parameter');
+      expect(got.body.parameter).toBe(q.split('=')[0]);
+    }
+  });
+
   it('an unavailable language → 404 listing the available ones; a malformed one → 400', async () => {
     const got = await get(server, '/api/predictions/lang/es');
     expectProblem(got, 404, 'not_found');
