@@ -188,14 +188,29 @@ export function clientIp(req: Request): string {
   return anonymousBucket(req.ip ?? req.socket.remoteAddress ?? 'unknown');
 }
 
-/** The bucket of one address (see clientIp); anything that is not an IP address is its own bucket. */
-export function anonymousBucket(address: string): string {
+/**
+ * The bucket of one address (see clientIp); anything that is not an IP address is its own bucket.
+ * An address with a port (`198.51.100.7:50123`, `[2001:db8::1]:443`), as some proxies write
+ * X-Forwarded-For (Azure App Service, IIS ARR), is its address: a port of its own per connection
+ * gave one client a fresh anonymous quota, and fresh key guesses, on every connection (QA).
+ */
+export function anonymousBucket(given: string): string {
+  const address = withoutPort(given);
   const family = isIP(address);
   if (family !== 6) return address;
   const groups = ipv6Groups(address);
   const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
   if (mapped) return ipv4Of(groups[6]!, groups[7]!);
   return `${groups.slice(0, 3).map((g) => g.toString(16)).join(':')}:${(groups[3]! & 0xff00).toString(16)}::/56`;
+}
+
+/** `a.b.c.d:port` → `a.b.c.d`, `[v6]:port` or `[v6]` → `v6`; anything else as it is. */
+function withoutPort(address: string): string {
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(address);
+  if (v4 && isIP(v4[1]!) === 4) return v4[1]!;
+  const v6 = /^\[([0-9A-Fa-f:.]+(?:%[^\]]+)?)\](?::\d{1,5})?$/.exec(address);
+  if (v6 && isIP(v6[1]!) === 6) return v6[1]!;
+  return address;
 }
 
 /** The global quota middleware (after authenticate). Exempt paths and OPTIONS are not counted. */

@@ -516,6 +516,14 @@ describe('quotas: each plan at its limit, headers on every response, durable usa
       expectProblem(await from('198.51.100.7'), 429, 'rate_limited');
       expect((await from('198.51.100.8')).res.status).toBe(200);
       expect((await from('::ffff:198.51.100.9')).res.status).toBe(200);
+      // a proxy that writes the client's port (Azure App Service, IIS ARR: "ip:port"): the same
+      // client from another source port is the same caller (QA: each port had a quota of its own)
+      expect((await from('198.51.100.20:50123')).res.status).toBe(200);
+      expect((await from('198.51.100.20:50124')).res.status).toBe(200);
+      expectProblem(await from('198.51.100.20'), 429, 'rate_limited');
+      expect((await from('[2001:db8:7::1]:443')).res.status).toBe(200);
+      expect((await from('[2001:db8:7::2]:444')).res.status).toBe(200);
+      expectProblem(await from('2001:db8:7::3'), 429, 'rate_limited');
     } finally {
       await proxied.close();
     }
