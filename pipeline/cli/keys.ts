@@ -93,6 +93,13 @@ function publicView(r: KeyRecord) {
   };
 }
 
+/**
+ * What a key's name may not hold: C0/C1 control characters and the bidirectional embeddings,
+ * overrides and isolates. `keys list` prints names to a terminal (QA: a newline split a row over
+ * two lines, an ESC sequence recoloured or rewrote the terminal, U+202E showed a name reversed).
+ */
+const UNPRINTABLE_NAME = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+
 function collectScope(value: string, previous: Scope[] = []): Scope[] {
   if (!(SCOPES as readonly string[]).includes(value)) {
     throw new InvalidArgumentError(`unknown scope "${value}" (one of: ${SCOPES.join(', ')})`);
@@ -112,7 +119,9 @@ export function registerKeysCommands(program: Command): void {
     .action((opts: { plan: KeyPlan; scope?: Scope[]; name: string }) =>
       run(() => {
         const name = opts.name.trim();
-        if (name === '' || name.length > 200) throw new Error('--name must be 1 to 200 characters');
+        if (name === '' || name.length > 200 || UNPRINTABLE_NAME.test(name)) {
+          throw new Error('--name must be 1 to 200 characters without control characters (a newline, a tab, an escape, a bidirectional override)');
+        }
         const { key, record } = createKey(dataDir(), { name, plan: opts.plan, scopes: opts.scope ?? [] });
         console.log(JSON.stringify({ key, ...publicView(record) }));
         console.error('Store this key now: it is shown only once (only its SHA-256 is kept).');

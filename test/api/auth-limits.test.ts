@@ -87,6 +87,17 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     expect((await get(server, '/healthz')).res.status).toBe(200);
   });
 
+  it('a --name with a control character (a newline, an escape sequence) is refused, naming why, and nothing is stored (QA: stored, then `keys list` printed the row split over two lines, or the escape sequence to the terminal)', async () => {
+    const before = readKeys(keysFile(dir)).length;
+    for (const name of ['two\nlines', 'red \u001b[31mALERT\u001b[0m', 'tab\tname', 'bidi \u202egnp.exe']) {
+      const r = await cli(dir, 'keys', 'create', '--plan', 'pro', '--name', name);
+      expect(r.code, name).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain('--name must be 1 to 200 characters without control characters');
+    }
+    expect(readKeys(keysFile(dir))).toHaveLength(before);
+  });
+
   it('keys created and revoked by commands running at once: every revocation holds, every key printed is stored (QA: 5 of 8 revocations and 4 of 8 keys were lost)', async () => {
     const base = Array.from({ length: 6 }, (_, i) => newKey(dir, 'pro', [], `concurrent base ${i}`));
     const runs = await Promise.all(base.flatMap(({ id }, i) => [
