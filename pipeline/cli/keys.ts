@@ -16,6 +16,8 @@
  * server: api/server-record.ts). Without one it warns: a key written where no server reads is
  * refused by a server started on another directory.
  */
+import { accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createKey, isWellFormedKey, keysFile, readKeys, revokeKey, sha256Hex, type KeyRecord } from '../../api/auth/keys.ts';
 import { redactKeys } from '../../api/logging/redact.ts';
@@ -24,6 +26,7 @@ import { findServer } from '../../api/server-record.ts';
 import { loadConfig } from '../config.ts';
 import { checkDataFormat } from '../warehouse/data-format.ts';
 import { unknownVariableMessage } from '../env.ts';
+import { nearestExisting } from '../fs/paths.ts';
 
 /** The data directory (absolute), said on stderr with the server that has it open, if any. */
 function dataDir(): string {
@@ -35,6 +38,40 @@ function dataDir(): string {
   console.error(serverNote(dir));
   checkDataFormat(dir); // a newer version's directory is refused (../warehouse/data-format.ts)
   return dir;
+}
+
+/** What to do about a data directory this process may not read or write (another user's, say). */
+const ACCESS_FIX = "run the command as the user that owns the data directory (the server's), or give this one access; nothing was changed";
+
+/**
+ * Throws, naming QUORUM_DATA_DIR, unless this process can write the key file's directory
+ * (`<dataDir>/state`, or the part of it that exists, where it would be made). QA: on another
+ * user's directory `keys create` stopped with "EACCES: permission denied, mkdir '<dir>/state'" (or
+ * "open '<dir>/state/keys.json.lock'"), naming no setting, as run, sync, import and serve no
+ * longer do (./main.ts, api/state-paths.ts).
+ */
+export function requireWritableState(dataDir: string): void {
+  const state = join(dataDir, 'state');
+  const existing = nearestExisting(state);
+  try {
+    accessSync(existing, constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const what = existing === state ? existing : `${existing} (to make ${state})`;
+    throw new Error(`QUORUM_DATA_DIR: ${dataDir} is not writable by this process (${code} on ${what}): ${ACCESS_FIX}`);
+  }
+}
+
+/** The key file's records; one this process may not read is refused naming QUORUM_DATA_DIR (above). */
+export function readKeyFile(dataDir: string): KeyRecord[] {
+  const file = keysFile(dataDir);
+  try {
+    return readKeys(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM') throw err;
+    throw new Error(`QUORUM_DATA_DIR: ${dataDir} is not readable by this process (${code} on ${(err as NodeJS.ErrnoException).path ?? file}): ${ACCESS_FIX}`);
+  }
 }
 
 /** One line on whether a server reads `dir` (a warning when none does). */
@@ -73,7 +110,7 @@ export function refuseKeyAsId(dataDir: string, given: string): void {
   const key = given.trim();
   if (!isWellFormedKey(key)) return;
   const digest = sha256Hex(key);
-  const record = readKeys(keysFile(dataDir)).find((k) => k.sha256 === digest);
+  const record = readKeyFile(dataDir).find((k) => k.sha256 === digest);
   throw new Error(
     record
       ? `that is an API key, not a key id: its id is ${record.id} (quorum keys list); a key typed on a command line is kept in the shell's history`
@@ -122,7 +159,9 @@ export function registerKeysCommands(program: Command): void {
         if (name === '' || name.length > 200 || UNPRINTABLE_NAME.test(name)) {
           throw new Error('--name must be 1 to 200 characters without control characters (a newline, a tab, an escape, a bidirectional override)');
         }
-        const { key, record } = createKey(dataDir(), { name, plan: opts.plan, scopes: opts.scope ?? [] });
+        const dir = dataDir();
+        requireWritableState(dir);
+        const { key, record } = createKey(dir, { name, plan: opts.plan, scopes: opts.scope ?? [] });
         console.log(JSON.stringify({ key, ...publicView(record) }));
         console.error('Store this key now: it is shown only once (only its SHA-256 is kept).');
       }),
@@ -134,7 +173,7 @@ export function registerKeysCommands(program: Command): void {
     .option('--json', 'one JSON array')
     .action((opts: { json?: boolean }) =>
       run(() => {
-        const list = readKeys(keysFile(dataDir())).map(publicView);
+        const list = readKeyFile(dataDir()).map(publicView);
         if (opts.json) {
           console.log(JSON.stringify(list));
           return;
@@ -158,6 +197,7 @@ export function registerKeysCommands(program: Command): void {
       run(() => {
         const dir = dataDir();
         refuseKeyAsId(dir, id);
+        requireWritableState(dir);
         const rec = revokeKey(dir, id);
         if (!rec) throw new Error(`no key with id ${JSON.stringify(id)}`);
         console.log(JSON.stringify(publicView(rec)));

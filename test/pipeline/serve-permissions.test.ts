@@ -9,7 +9,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createKey, keysFile } from '../../api/auth/keys.ts';
 import { join } from 'node:path';
 import { CLI, REPO, quorum, serveOutcome } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -83,6 +84,28 @@ describe.skipIf(BOUND === null)('quorum serve and its data directory permissions
       chmodSync(parent, 0o755);
       chmodSync(existing, 0o755);
     }
+  });
+
+  it('quorum keys on a data directory it may not write, or a key file it may not read, names QUORUM_DATA_DIR and the fix; nothing is changed (QA: "EACCES: permission denied, mkdir \'<dir>/state\'" or "open \'<dir>/state/keys.json\'", naming no setting, as run, sync, import and serve no longer do)', async () => {
+    chmodAll(tmp.dir, true);
+    const data = join(tmp.dir, 'keys-owned');
+    createKey(data, { name: 'existing', plan: 'pro' });
+    const file = keysFile(data);
+    const before = readFileSync(file, 'utf8');
+    chmodAll(data, false);
+    try {
+      const create = await serveOutcome(boundQuorum(['keys', 'create', '--plan', 'pro', '--name', 'new'], { QUORUM_DATA_DIR: data }));
+      expect(create.status, create.stderr).toBe(1);
+      expect(create.stderr).toContain(`quorum keys: QUORUM_DATA_DIR: ${data} is not writable by this process (EACCES on ${join(data, 'state')}): run the command as the user that owns the data directory (the server's), or give this one access; nothing was changed`);
+      expect(create.stderr).not.toContain('permission denied');
+      chmodSync(file, 0o000);
+      const list = await serveOutcome(boundQuorum(['keys', 'list', '--json'], { QUORUM_DATA_DIR: data }));
+      expect(list.status, list.stderr).toBe(1);
+      expect(list.stderr).toContain(`quorum keys: QUORUM_DATA_DIR: ${data} is not readable by this process (EACCES on ${file}): run the command as the user that owns the data directory (the server's), or give this one access; nothing was changed`);
+    } finally {
+      chmodAll(data, true);
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
   });
 
   it('the warehouse itself may be read-only: raw/, snapshots/ and CURRENT are only read', async () => {
