@@ -18,7 +18,7 @@
  * cut short count as failed.
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { nearestExisting } from '../fs/paths.ts';
 import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
@@ -187,6 +187,17 @@ const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 const program = new Command('quorum').description('Quorum: AI forecasting consensus beside market prices').version(VERSION);
 
+/**
+ * The directory an import reads must be one, checked before the data directory is marked (QA: a
+ * mistyped path was found only after FORMAT was written, so a data directory that did not exist
+ * was made, holding FORMAT alone, as `run --resume` with a mistyped id once did).
+ */
+function requireImportDir(dir: string): void {
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (!st) throw new Error(`the directory to import, ${dir}, does not exist; nothing was written`);
+  if (!st.isDirectory()) throw new Error(`the directory to import, ${dir}, is a file, not a directory; nothing was written`);
+}
+
 // `quorum import forecastbench <dir>` and `quorum import claims <format> <dir>`: one subcommand per
 // kind of input, so that each one's --help names its own arguments (QA: one help for both).
 const importCommand = program
@@ -201,6 +212,7 @@ importCommand
   .action((dir: string) =>
     guarded(async () => {
       const { config } = setup();
+      requireImportDir(dir);
       markDataDir(config);
       const { importForecastBench } = await import('../bootstrap.ts');
       const result = await importForecastBench(config, dir);
@@ -216,6 +228,7 @@ importCommand
   .action((format: ClaimFormat, dir: string) =>
     guarded(async () => {
       const { config } = setup();
+      requireImportDir(dir);
       markDataDir(config);
       const [{ withConnection }, { importClaims }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../claims/import.ts')]);
       const result = await withConnection((conn) => importClaims(conn, config.dataDir, format, dir));

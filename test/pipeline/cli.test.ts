@@ -60,10 +60,14 @@ describe('quorum import', () => {
     expect(existsSync(join(data, 'raw'))).toBe(false);
   });
 
-  it('names a missing directory or file and an unknown format', () => {
+  it('names a missing directory or file and an unknown format; a directory to import that is not there is refused before the data directory is made (QA: a mistyped path left a new data directory holding FORMAT alone)', () => {
     const missing = quorum(['import', 'forecastbench', join(tmp.dir, 'nope')], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
     expect(missing.status).toBe(1);
-    expect(missing.stderr).toMatch(/questions_market\.jsonl|nope/);
+    expect(missing.stderr).toContain(`quorum: the directory to import, ${join(tmp.dir, 'nope')}, does not exist; nothing was written`);
+    const claims = quorum(['import', 'claims', 'csv', join(REPO, 'package.json')], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
+    expect(claims.status).toBe(1);
+    expect(claims.stderr).toContain(`quorum: the directory to import, ${join(REPO, 'package.json')}, is a file, not a directory; nothing was written`);
+    expect(existsSync(join(tmp.dir, 'x'))).toBe(false);
     const format = quorum(['import', 'kalshi', sample], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
     expect(format.status).toBe(1);
     expect(format.stderr).toMatch(/unknown command 'kalshi'/);
