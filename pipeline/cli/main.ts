@@ -438,7 +438,11 @@ program
         unknown = unknownVariables(process.env);
       }
       for (const u of unknown) logger.warn({ variable: u.name, closest: u.closest }, unknownVariableMessage(u));
-      const sim = await startSimulator({ port: opts.port, latencyMs: opts.latencyMs });
+      // A port in use names the option that fixes it (QA: Node's own "listen EADDRINUSE: …").
+      const sim = await startSimulator({ port: opts.port, latencyMs: opts.latencyMs }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EADDRINUSE' && err.code !== 'EACCES') throw err;
+        throw new Error(`cannot listen on 127.0.0.1:${opts.port} (${err.code}): choose another --port (0 picks a free one)`);
+      });
       console.log(JSON.stringify({ url: sim.url }));
       onShutdown(logger, () => sim.close(), { warehouse: false });
       return -1;

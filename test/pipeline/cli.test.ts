@@ -125,6 +125,20 @@ describe('the quorum command', () => {
     expect(r.stderr).toMatch(/option '--port <n>' argument '99999' is invalid\. expected a whole number from 0 to 65535/);
   });
 
+  it('quorum simulator on a port in use says so naming --port (QA: "listen EADDRINUSE: address already in use 127.0.0.1:N", no option named)', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const r = await quorumAsync(['simulator', '--port', String(port)], {});
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`quorum: cannot listen on 127.0.0.1:${port} (EADDRINUSE): choose another --port (0 picks a free one)`);
+    } finally {
+      holder.close();
+    }
+  });
+
   it('quorum simulator warns of a QUORUM_* variable nothing reads, as every command does (QA: silent)', async () => {
     const child = quorumProcess(['simulator'], { QUORUM_SIMULATOR_LATENCY: '500' });
     let stdout = '';
