@@ -43,7 +43,8 @@ export const DisagreementSignal = z
     predicts_error: z.enum(['true', 'false', 'inconclusive']).nullable().meta({
       description:
         'Derived from spearman_ci95, never set by hand: `true` when its lower bound is above 0 (more disagreement, more ' +
-        'error), `false` when its upper bound is below 0 (more disagreement, less error), `inconclusive` when it contains 0.',
+        'error), `false` when its upper bound is below 0 (more disagreement, less error), `inconclusive` when it contains 0 ' +
+        '(the bounds as published, to 6 decimals: an interval that reads [0, …] contains 0).',
     }),
     verdict: z.string().meta({ description: 'The verdict in one line, with the figures it rests on.' }),
     auroc_wrong_direction: zProb.meta({

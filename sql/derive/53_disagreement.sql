@@ -14,7 +14,9 @@
 --   replicate: with hundreds of questions or more the difference is negligible).
 -- predicts_error: 'true' when the interval lies above 0 (lower bound > 0: more disagreement, more
 --   error), 'false' when it lies below 0 (upper bound < 0: more disagreement, less error),
---   'inconclusive' when it contains 0; NULL without an interval. Derived, never set by hand.
+--   'inconclusive' when it contains 0; NULL without an interval. Derived, never set by hand. The
+--   bounds are read rounded to 6 decimals as the API publishes them (as tied_with_best in
+--   52_leaderboard.sql): a lower bound of 3e-7 reads [0, …], which contains 0.
 -- auroc_wrong_direction (rounds 'latest'): the probability that a question where the consensus
 --   points the wrong way has a larger sd than one where it points the right way, ties counting
 --   one half (Mann-Whitney U / (n_wrong × n_correct), from average ranks); questions without a
@@ -88,6 +90,11 @@ CREATE OR REPLACE TEMP MACRO _pearson(n, sx, sy, sxx, syy, sxy) AS
   CASE WHEN (n * sxx - sx * sx) > 0 AND (n * syy - sy * sy) > 0
        THEN (n * sxy - sx * sy) / sqrt((n * sxx - sx * sx) * (n * syy - sy * sy)) END;
 
+-- the verdict of an interval, its bounds as published (6 decimals)
+CREATE OR REPLACE TEMP MACRO _predicts_error(lo, hi) AS
+  CASE WHEN round(lo, 6) > 0 THEN 'true' WHEN round(hi, 6) < 0 THEN 'false'
+       WHEN lo IS NOT NULL THEN 'inconclusive' END;
+
 CREATE OR REPLACE TABLE _dis_spearman_ci AS
 WITH vec AS (
   -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
@@ -124,8 +131,7 @@ WITH pt AS (
 )
 SELECT pt.mode, pt.rounds, pt.n::BIGINT AS n, pt.spearman,
        ci.lo AS spearman_ci95_lo, ci.hi AS spearman_ci95_hi,
-       CASE WHEN ci.lo > 0 THEN 'true' WHEN ci.hi < 0 THEN 'false'
-            WHEN ci.lo IS NOT NULL THEN 'inconclusive' END AS predicts_error,
+       _predicts_error(ci.lo, ci.hi) AS predicts_error,
        -- (the AUROC's counts: rounds 'latest' only, NULL for 'all', where a question has a direction per round)
        CASE WHEN pt.rounds = 'latest' THEN pt.n_directional::BIGINT END AS n_directional,
        CASE WHEN pt.rounds = 'latest' THEN coalesce(pt.n_wrong, 0)::BIGINT END AS n_wrong,

@@ -103,7 +103,10 @@ describe('disagreement: independent implementation', () => {
         expect(got.spearman as number, ctx).toBeCloseTo(rho!, 10);
         expect(got.spearman_ci95_lo as number, ctx).toBeCloseTo(ci![0], 10);
         expect(got.spearman_ci95_hi as number, ctx).toBeCloseTo(ci![1], 10);
-        expect(got.predicts_error, ctx).toBe(ci![0] > 0 ? 'true' : ci![1] < 0 ? 'false' : 'inconclusive');
+        // the verdict reads the interval as published (6 decimals), as tied_with_best does
+        const lo6 = Math.round(ci![0] * 1e6) / 1e6;
+        const hi6 = Math.round(ci![1] * 1e6) / 1e6;
+        expect(got.predicts_error, ctx).toBe(lo6 > 0 ? 'true' : hi6 < 0 ? 'false' : 'inconclusive');
         if (rounds === 'latest') {
           const wrong = obs.filter((o) => o.wrong === 1);
           const right = obs.filter((o) => o.wrong === 0);
@@ -143,5 +146,33 @@ describe('disagreement: independent implementation', () => {
         }
       }
     }
+  });
+});
+
+// The interval is published to 6 decimals (GET /api/analysis/disagreement/ `spearman_ci95`), and the
+// verdict beside it says "the interval contains 0" or not: a lower bound of 3e-7 reads [0, …] and
+// must not be called `true` (nor an upper bound of −3e-7, read [… , 0] or [… , -0], `false`), the
+// rule `tied_with_best` follows (52_leaderboard.sql). The rule is the macro 53_disagreement.sql
+// derives `predicts_error` with, checked here on the bounds a bootstrap cannot be steered to.
+describe('disagreement: the verdict reads the interval as published', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insertAnalysisFixture(conn);
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  it('a bound that rounds to 0 at 6 decimals is inconclusive; one that does not decides', async () => {
+    const verdict = async (lo: number | null, hi: number | null) =>
+      (await one(conn, `SELECT _predicts_error(${lo ?? 'NULL'}::DOUBLE, ${hi ?? 'NULL'}::DOUBLE) AS v`)).v;
+    expect(await verdict(3e-7, 0.2)).toBe('inconclusive');
+    expect(await verdict(1e-17, 0.2)).toBe('inconclusive');
+    expect(await verdict(-0.2, -3e-7)).toBe('inconclusive');
+    expect(await verdict(5e-7, 0.2)).toBe('true'); // published 0.000001
+    expect(await verdict(-0.2, -5e-7)).toBe('false');
+    expect(await verdict(-0.1, 0.1)).toBe('inconclusive');
+    expect(await verdict(null, null)).toBeNull();
   });
 });
