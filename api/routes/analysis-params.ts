@@ -21,6 +21,25 @@ export function queryRounds(req: Request): Rounds {
   return queryEnum(req, 'rounds', ROUNDS) ?? 'latest';
 }
 
+/** The filters of the scoring routes (leaderboard, rankings, analysis/*), each applying some. */
+export const SCORING_FILTERS = ['mode', 'rounds', 'category', 'domain', 'horizon', 'since', 'dimension'] as const;
+
+/**
+ * Refuses a scoring filter this route does not apply: ignored, as unknown parameters are, it would
+ * answer every question's figures as if filtered (/api/rankings/?since=… gave the all-time cells).
+ * An empty value is unset, as for the filters a route applies.
+ */
+export function refuseUnapplied(req: Request, route: string, applied: readonly (typeof SCORING_FILTERS)[number][]): void {
+  for (const name of SCORING_FILTERS) {
+    const v = req.query[name];
+    if (applied.includes(name) || v === undefined || v === '') continue;
+    throw ApiError.invalidParameter(
+      name,
+      `${route} has no '${name}' filter: its figures cover every question. Its filters: ${applied.length ? applied.join(', ') : 'none'}.`,
+    );
+  }
+}
+
 /** The cell a request asks for: overall, or one category, domain or horizon bucket (at most one). */
 export interface Cell {
   dimension: 'overall' | 'category' | 'domain' | 'horizon';

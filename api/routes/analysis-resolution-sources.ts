@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published, zDays, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { numOrNull } from './analysis-params.ts';
+import { numOrNull, refuseUnapplied } from './analysis-params.ts';
 
 export const ResolutionSource = z
   .object({
@@ -62,6 +62,8 @@ export const analysisResolutionSourcesRoute = jsonRoute({
     'median lag from close to resolution.',
   tags: ['scoring'],
   response: ResolutionSources,
+  errors: [400],
   cache: true,
+  input: (req) => refuseUnapplied(req, '/api/analysis/resolution-sources/', []),
   data: (snap) => body(snap),
 });

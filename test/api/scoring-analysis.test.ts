@@ -279,4 +279,37 @@ describe('scoring analysis routes', () => {
       expect(got.body.items[0]).toMatchObject({ name: 'FRED', annulled: 0, amended: 0, changed: 0, share_changed: 0, n_lag: 0 });
     });
   });
+
+  // The scoring routes share their filters' names (mode, rounds, category, domain, horizon, since,
+  // dimension), but each applies only some. One it does not apply was ignored (the convention for
+  // unknown parameters), so /api/rankings/?since=2026-01-01 or /api/analysis/anchoring/?category=
+  // politics answered every question's figures with 200, as if filtered. Refused now, naming the
+  // route's own filters (as /api/predictions/accuracy?category= is); empty values stay unset.
+  describe('a scoring filter the route does not apply is a 400, not ignored', () => {
+    const cases: [string, string][] = [
+      ['/api/rankings/', 'since=2025-01-01'],
+      ['/api/rankings/', 'category=sports'],
+      ['/api/rankings/', 'horizon=8-30'],
+      ['/api/analysis/anchoring/', 'category=sports'],
+      ['/api/analysis/anchoring/', 'since=2025-01-01'],
+      ['/api/analysis/disagreement/', 'category=sports'],
+      ['/api/analysis/disagreement/', 'domain=macro'],
+      ['/api/analysis/information-value/', 'mode=blind'],
+      ['/api/analysis/information-value/', 'horizon=8-30'],
+      ['/api/analysis/resolution-sources/', 'since=2025-01-01'],
+      ['/api/analysis/resolution-sources/', 'rounds=all'],
+      ['/api/leaderboard/', 'dimension=category'],
+    ];
+    it.each(cases)('%s?%s', async (route, query) => {
+      const got = await get(server, `${route}?${query}`, withKey(apiKey));
+      expectProblem(got, 400, 'invalid_parameter');
+      expect(got.body.parameter).toBe(query.split('=')[0]);
+      expect(got.body.detail).toContain(route);
+    });
+    it('an empty value is unset, and the route\'s own filters still work', async () => {
+      expect((await get(server, '/api/rankings/?since=', withKey(apiKey))).res.status).toBe(200);
+      expect((await get(server, '/api/analysis/anchoring/?category=&mode=informed', withKey(apiKey))).res.status).toBe(200);
+      expect((await get(server, '/api/analysis/resolution-sources/?page=2', withKey(apiKey))).res.status).toBe(200);
+    });
+  });
 });
