@@ -91,7 +91,8 @@ export const ci95 = z
   .meta({
     description:
       '95% percentile bootstrap interval [lo, hi]: 1,000 replicates resampling questions with a fixed seed ' +
-      '(tables bootstrap_groups and bootstrap_weights of the snapshot); null when not computable.',
+      '(tables bootstrap_groups and bootstrap_weights of the snapshot); null when not computable (the leaderboard\'s ' +
+      'and rankings\' intervals: over fewer than two questions).',
   });
 
 /** [lo, hi] from two nullable numbers (null when either is missing). */

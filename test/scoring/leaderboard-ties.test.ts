@@ -96,6 +96,26 @@ describe('leaderboard: equal difficulty-adjusted Briers share a rank', () => {
     const got = (await conn.runAndReadAll(sql, { rounds: 'latest', dimension: 'overall', key: 'all', mode: 'blind', since_us: 0n })).getRowObjectsJson();
     expect(Object.fromEntries(got.map((r) => [String(r.forecaster), Number(r.rank)]))).toEqual(expected);
   });
+
+  // One question has no sampling variability to measure: every bootstrap replicate that draws it
+  // is that question, so the percentile interval was [b, b] and the paired difference against the
+  // best [d, d], published as certain and `tied_with_best: false` on one question
+  // (GET /api/leaderboard/?since=<the last resolution> on the bundled sample). As ai_vs_market's
+  // interval (null when n < 2), an interval over fewer than two questions is null, and so is
+  // tied_with_best without one.
+  it('no interval and no tie verdict from one question (precomputed and since)', async () => {
+    const sql = readFileSync(new URL('../../sql/api/leaderboard-since.sql', import.meta.url), 'utf8');
+    const since = (await conn.runAndReadAll(sql, { rounds: 'latest', dimension: 'overall', key: 'all', mode: 'blind', since_us: 0n })).getRowObjectsJson();
+    const pre = await rows(conn, `SELECT * FROM leaderboard WHERE mode = 'blind' AND rounds = 'latest' AND dimension = 'overall'`);
+    for (const [what, got] of [['precomputed', pre], ['since', since]] as const) {
+      expect(got.length, what).toBe(7);
+      for (const r of got) {
+        const ctx = `${what} ${String(r.forecaster)}`;
+        expect(Number(r.n), ctx).toBe(1);
+        expect([r.brier_ci95_lo, r.brier_ci95_hi, r.vs_best_ci95_lo, r.vs_best_ci95_hi, r.tied_with_best], ctx).toEqual([null, null, null, null, null]);
+      }
+    }
+  });
 });
 
 /**

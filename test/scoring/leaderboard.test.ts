@@ -134,7 +134,8 @@ function referenceCell(all: Obs[], dimension: string, key: string, draws: Draws)
     const mine = briers.get(p.forecaster)!;
     const vm = briers.has('market') ? pairedDiff(mine, briers.get('market')!) : new Map<string, number>();
     const vb = pairedDiff(mine, briers.get(best)!);
-    const ci = (m: Map<string, number>) => interval(draws, (r) => weightedMean(draws, r, m));
+    // no interval over fewer than two questions (one question: every replicate would be [b, b])
+    const ci = (m: Map<string, number>) => (m.size >= 2 ? interval(draws, (r) => weightedMean(draws, r, m)) : null);
     const mean = (m: Map<string, number>) => (m.size ? [...m.values()].reduce((a, b) => a + b, 0) / m.size : null);
     const b = ci(vb);
     return {
