@@ -171,7 +171,9 @@ pt AS (
   GROUP BY ALL
 )
 SELECT pt.mode, pt.rounds, pt.quintile::INTEGER AS quintile, pt.n::BIGINT AS n, pt.sd_min, pt.sd_max,
-       pt.mean_abs_error, pt.brier, ci.lo AS brier_ci95_lo, ci.hi AS brier_ci95_hi,
+       pt.mean_abs_error, pt.brier,
+       -- no interval over fewer than two questions: every replicate would be that question
+       CASE WHEN pt.n >= 2 THEN ci.lo END AS brier_ci95_lo, CASE WHEN pt.n >= 2 THEN ci.hi END AS brier_ci95_hi,
        pt.n_directional::BIGINT AS n_directional,
        CASE WHEN pt.n_directional > 0 THEN 100.0 * pt.sum_correct / pt.n_directional END AS accuracy_pct
 FROM pt

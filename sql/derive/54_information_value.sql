@@ -74,7 +74,9 @@ pt AS (
 SELECT pt.rounds, pt.dimension, pt.key, pt.forecaster,
        CASE WHEN pt.forecaster LIKE 'consensus\_%' ESCAPE '\' THEN 'consensus' ELSE 'model' END AS kind,
        pt.comparison, pt.n::BIGINT AS n, pt.brier_from, pt.brier_to,
-       pt.brier_from - pt.brier_to AS value, ci.lo AS value_ci95_lo, ci.hi AS value_ci95_hi
+       pt.brier_from - pt.brier_to AS value,
+       -- no interval over fewer than two questions: every replicate would be that question ([v, v])
+       CASE WHEN pt.n >= 2 THEN ci.lo END AS value_ci95_lo, CASE WHEN pt.n >= 2 THEN ci.hi END AS value_ci95_hi
 FROM pt
 LEFT JOIN ci USING (rounds, forecaster, comparison, dimension, key)
 ORDER BY pt.rounds, pt.dimension, pt.key, pt.comparison, pt.forecaster;

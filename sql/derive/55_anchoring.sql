@@ -149,7 +149,9 @@ pt AS (
 SELECT pt.rounds, pt.forecaster,
        CASE WHEN pt.forecaster = 'consensus_mean' THEN 'consensus' ELSE 'model' END AS kind,
        pt.mode, pt.n_market::BIGINT AS n_market, pt.corr_market, pt.mean_abs_diff_market,
-       pt.n_slope::BIGINT AS n_slope, pt.slope, ci.lo AS slope_ci95_lo, ci.hi AS slope_ci95_hi
+       pt.n_slope::BIGINT AS n_slope, pt.slope,
+       -- no interval over fewer than two questions: every replicate would be that question
+       CASE WHEN pt.n_slope >= 2 THEN ci.lo END AS slope_ci95_lo, CASE WHEN pt.n_slope >= 2 THEN ci.hi END AS slope_ci95_hi
 FROM pt
 LEFT JOIN ci USING (rounds, forecaster, mode)
 ORDER BY pt.rounds DESC, pt.forecaster, CASE pt.mode WHEN 'blind' THEN 0 WHEN 'informed' THEN 1 ELSE 2 END;

@@ -49,6 +49,33 @@ describe('information value: hand-computed', () => {
   });
 });
 
+// One question has no sampling variability: every bootstrap replicate that draws it is that
+// question, so the interval read [v, v], a certainty (a category with one question scored in both
+// modes). As the leaderboard's and ai_vs_market's, an interval over fewer than two questions is null.
+describe('information value: no interval from one question', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', [question('A')]);
+    await insert(conn, 'forecasts', [
+      forecast('A', 'm1', 'blind', 'r1', '2025-03-01', 0.5),
+      forecast('A', 'm1', 'informed', 'r1', '2025-03-01', 0.7),
+    ]);
+    await insert(conn, 'resolutions', [resolution('A', 1, '2025-03-20')]);
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  it('n = 1: the value, and a null interval', async () => {
+    const bi = await one(conn, `SELECT * FROM information_value WHERE rounds = 'latest' AND dimension = 'overall'
+                                AND forecaster = 'm1' AND comparison = 'blind_to_informed'`);
+    expect(bi.n).toBe(1);
+    expect(bi.value).toBeCloseTo(0.16, 12); // 0.25 − 0.09
+    expect([bi.value_ci95_lo, bi.value_ci95_hi]).toEqual([null, null]);
+  });
+});
+
 describe('information value: independent implementation', () => {
   let conn: DuckDBConnection;
   let close: () => void;
