@@ -221,6 +221,33 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('a prediction whose disagreement is null (nullable in the OpenAPI document) shows none, not 0.000, and sorts last (QA: drawn as 0.000)', async () => {
+    const real = (await get(server, '/api/predictions/lang/en?limit=50')).body as { predictions: { question_id: string; disagreement: unknown }[] };
+    const gone = real.predictions[0]!.question_id;
+    // the API's own page, one prediction's disagreement null as the schema allows
+    const body = JSON.stringify({ ...real, predictions: real.predictions.map((p) => (p.question_id === gone ? { ...p, disagreement: { sd: null, range: null, sd_logit: null } } : p)) });
+    const { page, problems } = await tab();
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (r.isInterceptResolutionHandled()) return;
+      if (new URL(r.url()).pathname === '/api/predictions/lang/en') void r.respond({ status: 200, contentType: 'application/json', body });
+      else void r.continue();
+    });
+    await open(page, '#/predictions?sort=sd&dir=desc');
+    const cells = await page.$$eval('#predictions tbody tr', (rows) => rows.map((tr) => ({
+      id: decodeURIComponent(tr.querySelector('a')!.getAttribute('href')!.replace('#/questions/', '')),
+      text: (tr.querySelector('td.dis')?.textContent ?? '').trim(),
+      label: tr.querySelector('td.dis [aria-label]')?.getAttribute('aria-label') ?? null,
+    })));
+    expect(cells).toHaveLength(real.predictions.length);
+    const row = cells.find((c) => c.id === gone)!;
+    expect(row.text).toBe('–');
+    expect(row.label ?? '').not.toMatch(/0\.000/);
+    expect(cells.at(-1)!.id, 'the row without a disagreement comes last').toBe(gone);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('a key entered while the server cannot be reached is not called refused: its panels say the server could not be reached, and it is checked again', async () => {
     const { page, problems } = await tab();
     await open(page, '');

@@ -131,13 +131,14 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   }));
   const body = h('tbody', {}, rows.map((r) => {
     const bar = h('span', { class: 'bar' });
-    bar.style.width = `${Math.round(((r.sd ?? 0) / maxSd) * 100)}%`;
+    if (r.sd !== null) bar.style.width = `${Math.round((r.sd / maxSd) * 100)}%`;
     return h('tr', {},
       h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(r.question_id)}` }, firstText(r.title, r.question_id))),
       h('td', {}, r.category ?? '–'), h('td', {}, r.venue ?? '–'), h('td', { class: 'num' }, pct(r.p)),
       h('td', { class: 'num' }, pct(r.market_probability), r.market_stale ? h('span', { class: 'tag', title: 'market price older than the staleness limit' }, ' stale') : ''),
       h('td', { class: 'num' }, signedPoints(r.edge, 'pts')),
-      h('td', { class: 'dis' }, h('span', { class: 'bar-track', role: 'img', 'aria-label': `disagreement ${num(r.sd ?? 0)}` }, bar), ` ${num(r.sd ?? 0)}`),
+      // No disagreement (null in the API) is none, not a zero one: no bar, and a dash (QA: 0.000).
+      h('td', { class: 'dis' }, r.sd === null ? '–' : [h('span', { class: 'bar-track', role: 'img', 'aria-label': `disagreement ${num(r.sd)}` }, bar), ` ${num(r.sd)}`]),
       h('td', {}, r.close_time?.slice(0, 10) ?? '–'));
   }));
   root.append(
