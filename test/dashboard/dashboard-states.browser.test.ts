@@ -248,6 +248,36 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('more factors than one page: the page says how many of them it shows and pages on through the API\'s cursor, in the URL (QA: the rest were dropped silently)', async () => {
+    const real = (await get(server, '/api/factors/?limit=200')).body as { factors: { factor_id: string }[]; total: number; next_cursor: string | null };
+    expect(real.next_cursor).toBeNull();
+    // the API's first page of a snapshot with one factor more than it holds (its total and next_cursor as the API sends them)
+    const more = JSON.stringify({ ...real, total: real.total + 1, next_cursor: 'qa-next-page' });
+    const asked: string[] = [];
+    const { page, problems } = await tab();
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (r.isInterceptResolutionHandled()) return;
+      const u = new URL(r.url());
+      if (u.pathname === '/api/factors/') {
+        asked.push(u.search);
+        if (!u.searchParams.has('cursor')) return void r.respond({ status: 200, contentType: 'application/json', body: more });
+        return void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify({ ...real, factors: [], count: 0, total: real.total + 1, next_cursor: null }) });
+      }
+      void r.continue();
+    });
+    await open(page, '#/factors');
+    expect(await page.$$eval('section[data-factor]', (s) => s.length)).toBe(real.factors.length);
+    expect(await page.$eval('main', (m) => m.textContent ?? '')).toContain(`${real.factors.length} of ${real.total + 1} factors`);
+    const next = await page.$eval('main nav.pager a[rel=next]', (a) => a.getAttribute('href'));
+    expect(next).toBe('#/factors?cursor=qa-next-page');
+    await rerender(page, () => page.click('main nav.pager a[rel=next]'));
+    expect(asked.at(-1)).toContain('cursor=qa-next-page');
+    expect(await page.$eval('main nav.pager', (n) => n.textContent ?? '')).toContain('First page');
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('a key entered while the server cannot be reached is not called refused: its panels say the server could not be reached, and it is checked again', async () => {
     const { page, problems } = await tab();
     await open(page, '');

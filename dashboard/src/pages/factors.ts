@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { h, nothingMatches, notice, num, panel, pct, signedPoints, tableRegion } from '../ui.ts';
+import { h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -88,11 +88,16 @@ function factorPanel(charts: Charts, f: Factor, health: FactorHealth | undefined
   return section;
 }
 
+/** Factors per page; more are paged through the API's cursor (in the URL). */
+const FACTORS_PER_PAGE = 200;
+
 export async function factorsPage(root: HTMLElement): Promise<void> {
-  root.append(h('h1', {}, 'Factors'));
+  const cursor = hashQuery().get('cursor') ?? '';
+  // After a pager link, focus and the scroll go to the heading: the new page's factors follow it.
+  root.append(h('h1', { id: 'factors-results', tabindex: -1 }, 'Factors'));
   const [charts, list, health] = await Promise.all([
     loadCharts(),
-    get<{ factors: Factor[]; total: number }>('factors', {}, { limit: '200' }),
+    get<{ factors: Factor[]; total: number; next_cursor: string | null }>('factors', {}, { limit: String(FACTORS_PER_PAGE), cursor: cursor || undefined }),
     get<Health>('factors.health'),
   ]);
   if (health.kind === 'ok') root.append(systemPanel(health.body));
@@ -103,6 +108,14 @@ export async function factorsPage(root: HTMLElement): Promise<void> {
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   const byId = new Map((health.kind === 'ok' ? health.body.factors : []).map((x) => [x.factor_id, x]));
-  if (list.body.factors.length === 0) root.append(nothingMatches(undefined, 'No factors in this snapshot.'));
+  if (list.body.factors.length === 0) root.append(nothingMatches(undefined, cursor ? 'No more factors.' : 'No factors in this snapshot.'));
+  // More factors than one page: said, and paged (QA: the first 200 were shown and the rest dropped silently).
+  const paged = cursor !== '' || list.body.next_cursor !== null;
+  if (paged && list.body.factors.length) root.append(h('p', { class: 'meta', id: 'factors-count' }, `This page: ${list.body.factors.length} of ${list.body.total} factors.`));
   for (const f of list.body.factors) root.append(factorPanel(charts, f, byId.get(f.factor_id), width));
+  if (paged) {
+    root.append(pager('Pages of factors',
+      cursor ? navLink(hashHref('/factors'), 'factors-results', true, {}, '« First page') : '',
+      list.body.next_cursor ? navLink(hashHref('/factors', { cursor: list.body.next_cursor }), 'factors-results', true, { rel: 'next' }, 'Next page »') : ''));
+  }
 }
