@@ -248,6 +248,17 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('the count of active predictions names the filters it was counted under, the venue too (QA: "35 active predictions" for the venue infer alone)', async () => {
+    const { page, problems } = await tab();
+    for (const [query, what] of [['venue=infer', ' on infer'], ['category=economics&venue=infer', ' in economics on infer'], ['', '']]) {
+      const total = (await get(server, `/api/predictions/lang/en?limit=1${query ? `&${query}` : ''}`)).body.total as number;
+      await open(page, `#/predictions${query ? `?${query}` : ''}`);
+      expect(await page.$eval('main p.note', (p) => p.textContent ?? ''), query).toMatch(new RegExp(`^${total} active predictions${what}; this page`));
+    }
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('more factors than one page: the page says how many of them it shows and pages on through the API\'s cursor, in the URL (QA: the rest were dropped silently)', async () => {
     const real = (await get(server, '/api/factors/?limit=200')).body as { factors: { factor_id: string }[]; total: number; next_cursor: string | null };
     expect(real.next_cursor).toBeNull();

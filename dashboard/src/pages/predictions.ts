@@ -142,7 +142,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
       h('td', {}, r.close_time?.slice(0, 10) ?? '–'));
   }));
   root.append(
-    h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. `,
+    h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}${f.venue ? ` on ${f.venue}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. `,
       `The edge, disagreement and staleness filters and the sort apply to the page shown (the API filters by category and venue): `,
       'page on for the other predictions. Edge: consensus − market, in percentage points.'),
     rows.length
