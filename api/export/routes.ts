@@ -32,6 +32,7 @@ import type { Express, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError } from '../errors/problem.ts';
+import { rejectBracketedParams } from '../http/params.ts';
 import { getRoute } from '../http/route.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
 import { ExportCancelled, ExportEngine, type ExportStats } from './engine.ts';
@@ -225,6 +226,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
       });
     }
     const table = TABLE_SPECS[tableName];
+    rejectBracketedParams(req);
     const params = parseExportParams(req);
     rejectListOnlyFilters(req, table);
     if (!table.status && params.status !== 'all') {

@@ -27,6 +27,26 @@ export function shown(raw: string): string {
 // ---------------------------------------------------------------------------------------------
 // string
 
+/**
+ * A 400 for a query parameter written in the bracket style of PHP, Rails or qs clients
+ * (`mode[]=blind`, `filter[mode]=blind`): the parser keeps `mode[]` as a name of its own, which no
+ * route reads, so the filter was ignored and the unfiltered answer read as filtered (QA). Parameters
+ * here are single plain values; the detail names the plain form.
+ */
+export function rejectBracketedParams(req: Request): void {
+  for (const name of Object.keys(req.query as Record<string, unknown>)) {
+    const open = name.indexOf('[');
+    if (open === -1 && !name.includes(']')) continue;
+    const base = open > 0 ? name.slice(0, open) : name;
+    const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+    throw ApiError.invalidParameter(
+      shown,
+      `Query parameter '${shown}' is in a bracket form this API does not read: parameters are single plain values, ` +
+        `given once (${open > 0 ? `${base}=…` : 'name=value'}), never arrays or objects.`,
+    );
+  }
+}
+
 /** The single string value of query parameter `name`, or undefined when absent or empty. */
 export function queryString(req: Request, name: string, maxLength = 200): string | undefined {
   const query = req.query as Record<string, unknown>;

@@ -36,6 +36,7 @@
 import cors from 'cors';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
+import { rejectBracketedParams } from './params.ts';
 import {
   createDocument,
   type ZodOpenApiOperationObject,
@@ -464,6 +465,7 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], services:
         if (auth.keyId !== null && !def.uncharged) services.usage.countRoute(auth.keyId, id);
         assertEntitled(id, auth, services.publicBeta);
         throwBodyError(res); // an unparsable body, once the caller may use the route
+        rejectBracketedParams(req);
         next();
       });
       chain.push(handler);

@@ -112,6 +112,18 @@ describe('common conventions', () => {
   });
 });
 
+describe('query parameters in bracket form', () => {
+  it('mode[]=, category[]=, filter[mode]= are a 400 naming the plain form, never ignored as if applied (QA: /api/predictions/resolved?category[]=politics listed every category)', async () => {
+    for (const q of ['category[]=politics', 'category[0]=politics', 'filter[category]=politics', 'limit]=2']) {
+      const r = await get(`/api/predictions/resolved?${q}`);
+      expect(r.res.status, q).toBe(400);
+      expect(r.body, q).toMatchObject({ code: 'invalid_parameter', parameter: q.split('=')[0] });
+    }
+    expect((await get('/api/predictions/resolved?category[]=politics')).body.detail).toContain('category=…');
+    expect((await get('/api/predictions/resolved?category=politics')).res.status).toBe(200);
+  });
+});
+
 describe('GET /api/predictions/accuracy', () => {
   it('?category= is a 400 pointing to the category\'s own summary, not the all-categories one as if filtered (QA)', async () => {
     const r = await get('/api/predictions/accuracy?category=politics');

@@ -819,6 +819,10 @@ describe('bad input', () => {
       expect(r.body.parameter, `${table}?${param}`).toBe(param);
       expect(r.body.detail, `${table}?${param}`).toContain(`the ${table} export`);
     }
+    // the bracket form of array-minded clients (qs, PHP) is refused too, not ignored
+    const bracket = await get('/api/export/resolved/?status[]=resolved');
+    expectProblem(bracket, 400, 'invalid_parameter');
+    expect(bracket.body.parameter).toBe('status[]');
     const made = await get('/api/export/claims/?made_since=2025-01-01');
     expect(made.body.detail).toContain('created_since');
     // An empty value is a parameter left out, as everywhere.
