@@ -141,27 +141,38 @@ function readYaml(text: string, file: string): Source {
     const line = err.linePos?.[0].line ?? lineCounter.linePos(err.pos[0]).line;
     throw new QuestionFileError(file, line, null, null, null, `YAML syntax error: ${err.message.split('\n')[0]}`);
   }
-  return {
-    data: doc.toJS({ maxAliasCount: 100 }),
-    lineOf: (path) => {
-      for (let p = path; ; p = p.slice(0, -1)) {
-        let node: unknown;
-        try {
-          node = p.length === 0 ? doc.contents : doc.getIn(p, true);
-        } catch {
-          node = undefined;
-        }
-        const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
-        if (range) return lineCounter.linePos(range[0]).line;
-        if (p.length === 0) return null;
+  return { data: doc.toJS({ maxAliasCount: 100 }), lineOf: lineOfNode(doc, lineCounter) };
+}
+
+/** The line of the node at a path, or of its nearest ancestor that has one. */
+function lineOfNode(doc: Document, lineCounter: LineCounter): Source['lineOf'] {
+  return (path) => {
+    for (let p = path; ; p = p.slice(0, -1)) {
+      let node: unknown;
+      try {
+        node = p.length === 0 ? doc.contents : doc.getIn(p, true);
+      } catch {
+        node = undefined;
       }
-    },
+      const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+      if (range) return lineCounter.linePos(range[0]).line;
+      if (p.length === 0) return null;
+    }
   };
 }
 
+/**
+ * JSON is read by JSON.parse (the data). What JSON.parse does not tell is found apart: a key given
+ * twice in one object (JSON.parse keeps the last without a word, so a pasted `"threshold": 4.5,
+ * "threshold": 9` resolved at 9 where YAML refuses it, QA), by one linear scan; and the line of a
+ * node, for an error only, by the YAML parser, whose grammar holds JSON's (it is ten times slower
+ * than JSON.parse on a large file: not on the path of a file without errors). A JSON file's errors
+ * named no line (QA).
+ */
 function readJson(text: string, file: string): Source {
+  let data: unknown;
   try {
-    return { data: JSON.parse(text), lineOf: () => null };
+    data = JSON.parse(text);
   } catch (e) {
     const msg = (e as Error).message;
     const lineMatch = /line (\d+)/.exec(msg);
@@ -169,6 +180,50 @@ function readJson(text: string, file: string): Source {
     const line = lineMatch ? Number(lineMatch[1]) : posMatch ? text.slice(0, Number(posMatch[1])).split('\n').length : null;
     throw new QuestionFileError(file, line, null, null, null, `JSON syntax error: ${msg}`);
   }
+  const dup = duplicateJsonKey(text);
+  if (dup) {
+    const line = text.slice(0, dup.at).split('\n').length;
+    throw new QuestionFileError(file, line, null, null, null, `JSON error: keys must be unique in an object (${JSON.stringify(dup.key)} given twice)`);
+  }
+  let lineOf: Source['lineOf'] | undefined;
+  return {
+    data,
+    lineOf: (path) => {
+      if (!lineOf) {
+        const lineCounter = new LineCounter();
+        const doc: Document = parseDocument(text, { lineCounter, prettyErrors: false, schema: 'json' });
+        // any disagreement with JSON.parse (none is known for valid JSON): no lines
+        lineOf = doc.errors.length === 0 ? lineOfNode(doc, lineCounter) : () => null;
+      }
+      return lineOf(path);
+    },
+  };
+}
+
+/** The first key given twice in one object of a valid JSON text, with its offset; null when none. */
+function duplicateJsonKey(text: string): { key: string; at: number } | null {
+  const stack: ({ keys: Set<string>; expectKey: boolean } | null)[] = []; // null: an array
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const from = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      const top = stack.at(-1);
+      if (top?.expectKey) {
+        const key = JSON.parse(text.slice(from, i + 1)) as string;
+        if (top.keys.has(key)) return { key, at: from };
+        top.keys.add(key);
+        top.expectKey = false;
+      }
+    } else if (c === '{') stack.push({ keys: new Set(), expectKey: true });
+    else if (c === '[') stack.push(null);
+    else if (c === '}' || c === ']') stack.pop();
+    else if (c === ',') {
+      const top = stack.at(-1);
+      if (top) top.expectKey = true;
+    }
+  }
+  return null;
 }
 
 const describeValue = (v: unknown): string =>

@@ -182,6 +182,19 @@ describe('parseQuestionFile: errors name the file, the entry and the field', () 
     expect(e.reason).toMatch(/unique/i);
   });
 
+  it('JSON: a key given twice is refused as in YAML, and errors name the line (QA: the last one won silently)', () => {
+    // JSON.parse keeps the last of two equal keys: a pasted "threshold": 4.5, "threshold": 9 resolved at 9.
+    const text = JSON.stringify({ questions: [entry()] }, null, 2).replace('"threshold": 4.5', '"threshold": 4.5,\n        "threshold": 9');
+    const dup = errorOf(() => parseQuestionFile(writeFile('dup.json', text), { now: NOW }));
+    expect(dup.reason).toMatch(/unique.*"threshold" given twice/i);
+    expect(dup.line).toBe(text.split('\n').findIndex((l) => l.includes('"threshold": 9')) + 1);
+    // ...and a wrong field of a JSON entry is located by line, as a YAML one is.
+    const bad = JSON.stringify({ questions: [entry(), entry({ id: 'u4', category: 'econ' })] }, null, 2);
+    const e = errorOf(() => parseQuestionFile(writeFile('bad.json', bad), { now: NOW }));
+    expect([e.index, e.field, e.line]).toEqual([1, 'category', bad.split('\n').findIndex((l) => l.includes('"econ"')) + 1]);
+    expect(e.message).toMatch(/bad\.json:\d+: questions\[1\] \(id "u4"\): category: unknown category/);
+  });
+
   it('JSON syntax error names the file and line', () => {
     const e = errorOf(() => parseQuestionFile(`${FIX}/syntax-error.json`, { now: NOW }));
     expect(e.line).toBe(3);
