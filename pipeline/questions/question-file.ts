@@ -96,8 +96,16 @@ const ResolutionSchema = z.strictObject({
   observation_date: calendarDate,
   transform: z.enum(TRANSFORMS, { message: `expected one of ${quoteList(TRANSFORMS)}` }),
   operator: z.enum(OPERATORS, { message: `expected one of ${quoteList(OPERATORS)}` }),
-  threshold: z.number({ message: 'expected number' }).refine(Number.isFinite, 'expected a finite number'),
-  round: z.number({ message: 'expected number' }).int('expected an integer').min(0).max(10).optional(),
+  threshold: z.number({
+    // zod refuses ±Infinity (YAML's .inf, or 1e400) as not a number: "expected number, got number Infinity" read wrong
+    error: (iss) => (typeof iss.input === 'number' ? 'expected a finite number' : 'expected number'),
+  }),
+  round: z
+    .number({ message: 'expected number' })
+    .int('expected an integer from 0 to 10')
+    .min(0, 'expected an integer from 0 to 10')
+    .max(10, 'expected an integer from 0 to 10')
+    .optional(),
 });
 
 const EntrySchema = z.strictObject({
@@ -227,7 +235,15 @@ function duplicateJsonKey(text: string): { key: string; at: number } | null {
 }
 
 const describeValue = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'list' : typeof v === 'object' ? 'mapping' : `${typeof v} ${JSON.stringify(v)}`;
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'list'
+      : typeof v === 'object'
+        ? 'mapping'
+        : typeof v === 'number'
+          ? `number ${String(v)}` // JSON.stringify(Infinity) is "null" (YAML's .inf, 1e400)
+          : `${typeof v} ${JSON.stringify(v)}`;
 
 const getAt = (root: unknown, path: PropertyKey[]): unknown =>
   path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), root);
@@ -261,7 +277,7 @@ function entryError(file: string, src: Source, index: number, entry: unknown, er
     const key = path.at(-1);
     if (value === undefined && key !== undefined && (parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, key))) {
       reason = 'missing required field';
-    } else if (issue.code === 'invalid_type' || issue.code === 'invalid_value' || issue.code === 'invalid_format' || issue.code === 'custom') {
+    } else if (issue.code === 'invalid_type' || issue.code === 'invalid_value' || issue.code === 'invalid_format' || issue.code === 'custom' || issue.code === 'too_small' || issue.code === 'too_big') {
       reason = `${issue.message}, got ${describeValue(value)}`;
     }
   }

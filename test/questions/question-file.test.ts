@@ -212,6 +212,11 @@ describe('parseQuestionFile: errors name the file, the entry and the field', () 
     ['close before open', entry({ close_time: '2026-01-01' }), 'close_time', /must be after created_at/],
     ['non-integer round', entry({ resolution: { ...(entry().resolution as object), round: 1.5 } }), 'resolution.round', /integer/],
     ['tags not a list', entry({ tags: 'cpi' }), 'tags', /expected array|list/],
+    // QA: a round out of 0..10 read "expected number" (it is a number), and a threshold of 1e400
+    // (Infinity to the parser) "expected number, got number null".
+    ['round below 0', entry({ resolution: { ...(entry().resolution as object), round: -1 } }), 'resolution.round', /^expected an integer from 0 to 10, got number -1$/],
+    ['round above 10', entry({ resolution: { ...(entry().resolution as object), round: 11 } }), 'resolution.round', /^expected an integer from 0 to 10, got number 11$/],
+    ['infinite threshold', entry({ resolution: { ...(entry().resolution as object), threshold: Infinity } }), 'resolution.threshold', /^expected a finite number, got number Infinity$/],
   ])('%s', (_name, bad, field, reason) => {
     const e = errorOf(() => parseQuestionFile(yamlFile([bad]), { now: NOW }));
     expect(e.field).toBe(field);
