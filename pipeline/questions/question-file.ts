@@ -11,7 +11,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { LineCounter, parseDocument, visit, type Document } from 'yaml';
 import { z } from 'zod';
 import { classify } from '../taxonomy/classify.ts';
 import type { Row } from '../sources/registry.ts';
@@ -149,7 +149,22 @@ function readYaml(text: string, file: string): Source {
     const line = err.linePos?.[0].line ?? lineCounter.linePos(err.pos[0]).line;
     throw new QuestionFileError(file, line, null, null, null, `YAML syntax error: ${err.message.split('\n')[0]}`);
   }
-  return { data: doc.toJS({ maxAliasCount: 100 }), lineOf: lineOfNode(doc, lineCounter) };
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // The alias limit (a "billion laughs" file) throws a bare ReferenceError, which stopped every
+    // question file, not this one, and named none (QA): this file's error, at its first alias.
+    let line: number | null = null;
+    visit(doc, {
+      Alias: (_key, node) => {
+        if (node.range) line = lineCounter.linePos(node.range[0]).line;
+        return visit.BREAK;
+      },
+    });
+    throw new QuestionFileError(file, line, null, null, null, `YAML error: ${(e as Error).message}`);
+  }
+  return { data, lineOf: lineOfNode(doc, lineCounter) };
 }
 
 /** The line of the node at a path, or of its nearest ancestor that has one. */

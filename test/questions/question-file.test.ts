@@ -245,6 +245,19 @@ describe('parseQuestionFile: errors name the file, the entry and the field', () 
   });
 });
 
+  it('a YAML alias bomb is this file\'s error, not every file\'s (QA: a bare ReferenceError stopped them all)', () => {
+    // the "billion laughs" shape: each anchor a list of ten aliases to the one before
+    let text = 'a: &a [x, x, x, x, x, x, x, x, x, x]\n';
+    ['b', 'c', 'd', 'e', 'f'].forEach((n, i) => (text += `${n}: &${n} [${Array(10).fill(`*${'abcde'[i]}`).join(', ')}]\n`));
+    const path = writeFile('bomb.yaml', `${text}questions: []\n`);
+    const e = errorOf(() => parseQuestionFile(path, { now: NOW }));
+    expect(e.message).toMatch(/bomb\.yaml:\d+: YAML error: .*alias/i);
+    const dir = join(path, '..');
+    writeFileSync(join(dir, 'ok.yaml'), stringify({ questions: [entry()] }));
+    const r = loadQuestionFiles(dir, { now: NOW, keepGoing: true });
+    expect([r.files, r.rejected.map((x) => x.file), r.questions.map((q) => q.question_id)]).toEqual([[join(dir, 'ok.yaml')], [path], ['quorum:u3']]);
+  });
+
 describe('loadQuestionFiles', () => {
   it('reads every yaml/yml/json file of a directory in name order, skipping README.md', () => {
     const { dir, cleanup } = tempDir('quorum-qdir-');
