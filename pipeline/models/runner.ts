@@ -11,7 +11,9 @@
  * the token limit (finish_reason "length") is asked once more, then recorded as a failed call. A
  * JSON object inside other text (a sentence before it, a fence, a `<think>` block) is the reply.
  * Every call becomes a `model_calls` row; only a validated reply becomes `forecasts` rows (one per
- * configured language, all from the same reply): a forecast is never invented. Rows come back in
+ * configured language, all from the same reply): a forecast is never invented. A valid forecast
+ * whose translations are still bad when asked again is kept without them (status ok, the missing
+ * languages in error_message). Rows come back in
  * task order, then model order, whatever order the calls finished in.
  *
  * Stopping: `signal` aborts hard (in-flight calls are cancelled, the promise rejects: for callers
@@ -660,7 +662,13 @@ interface CallContext {
   onCancelled?: (call: ModelCallRow) => void;
 }
 
-type Outcome = { ok: true; reply: ForecastReply } | { ok: false; kind: ErrorKind; message: string };
+/**
+ * `partial`: a schema violation only in the translations (the probability, the main reasoning and
+ * its key factors valid), with the translations that were valid. See callModel.
+ */
+type Outcome =
+  | { ok: true; reply: ForecastReply; missing?: string }
+  | { ok: false; kind: ErrorKind; message: string; partial?: ForecastReply };
 
 /** One (task, model) call: at most two content attempts, all within one total deadline. */
 async function callModel(
@@ -687,6 +695,8 @@ async function callModel(
   // Success responses whose body was read (a completion, or an empty body), for unreadCost.
   let read = 0;
   let outcome: Outcome = { ok: false, kind: 'other', message: 'no attempt made' };
+  // The latest reply whose forecast was valid but a translation was not (missing, blank, malformed).
+  let partial: ForecastReply | null = null;
   const callRow = (o: Outcome): ModelCallRow => ({
     run_id: ctx.runId,
     question_id: task.question.question_id,
@@ -696,7 +706,7 @@ async function callModel(
     latency_ms: Math.round((performance.now() - t0) * 10) / 10,
     status: o.ok ? 'ok' : 'failed',
     error_kind: o.ok ? null : o.kind,
-    error_message: o.ok ? null : o.message.slice(0, 500),
+    error_message: (o.ok ? (o.missing ?? null) : o.message)?.slice(0, 500) ?? null,
     attempts: Math.max(1, state.requests),
     tokens_in: tokensIn,
     tokens_out: tokensOut,
@@ -756,6 +766,7 @@ async function callModel(
       const c = usageCost(model, prompt, completion, used);
       if (c !== null) cost = (cost ?? 0) + c;
       outcome = interpret(completion, schema, prompt.langs);
+      if (!outcome.ok && outcome.partial) partial = outcome.partial;
       // A refusal is the model's (or the provider's filter's) decision on this prompt: asking the
       // same prompt again pays twice for the same answer. No credit left is not passed by asking again.
       if (outcome.ok || outcome.kind === 'refused' || outcome.kind === 'quota_exhausted') break;
@@ -773,12 +784,21 @@ async function callModel(
     mc.calls.delete(callId);
   }
 
+  // A forecast whose translations were still bad when asked again is kept, in the languages it
+  // came in; the missing translations are named in the call's error_message. It was a failed call
+  // and no forecast: a model counted in the consensus of an English-only service dropped out of it
+  // once other languages were configured, for a bad translation of a valid answer (QA).
+  if (!outcome.ok && outcome.kind === 'schema_violation' && partial) {
+    const missing = prompt.langs.slice(1).filter((l) => !partial!.translations?.[l]);
+    outcome = { ok: true, reply: partial, missing: `translations missing: ${missing.join(', ')} (${outcome.message})` };
+  }
   const call = callRow(outcome);
   if (!outcome.ok) return { call, forecasts: [] };
   const reply = outcome.reply;
-  const forecasts = prompt.langs.map((lang, i): ForecastRow => {
-    const text = i === 0 ? reply : reply.translations![lang]!;
-    return {
+  const forecasts = prompt.langs.flatMap((lang, i): ForecastRow[] => {
+    const text = i === 0 ? reply : reply.translations?.[lang];
+    if (!text) return [];
+    return [{
       run_id: ctx.runId,
       question_id: task.question.question_id,
       model: model.id,
@@ -793,7 +813,7 @@ async function callModel(
       prompt_hash: prompt.hash,
       translation_of: i === 0 ? null : prompt.langs[0]!,
       condition: task.condition?.code ?? null,
-    };
+    }];
   });
   return { call, forecasts };
 }
@@ -957,7 +977,16 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
   const parsed = schema.safeParse(translationsAsAsked(json, langs));
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    return { ok: false, kind: 'schema_violation', message: `reply violates the schema: ${issues.join('; ')}` };
+    const message = `reply violates the schema: ${issues.join('; ')}`;
+    const main = langs.length > 1 ? forecastReplySchema.safeParse(json) : null;
+    if (!main?.success) return { ok: false, kind: 'schema_violation', message };
+    const tr = (translationsAsAsked(json, langs) as { translations?: unknown }).translations;
+    const translations: Record<string, { reasoning: string; key_factors: string[] }> = {};
+    for (const l of langs.slice(1)) {
+      const t = textSchema.safeParse(tr !== null && typeof tr === 'object' ? (tr as Record<string, unknown>)[l] : undefined);
+      if (t.success) translations[l] = t.data;
+    }
+    return { ok: false, kind: 'schema_violation', message, partial: { ...main.data, translations } };
   }
   return { ok: true, reply: parsed.data };
 }

@@ -467,7 +467,7 @@ describe('runner: translations in the reply (QUORUM_LANGS with several languages
   const withFr = (fr: unknown) =>
     JSON.stringify({ probability: 0.65, reasoning: 'Because.', key_factors: ['a factor'], translations: { fr } });
 
-  it('a blank translation is a schema violation, asked again like any other, never stored as an empty reasoning (QA)', async () => {
+  it('a blank translation is asked again, never stored as an empty reasoning (QA); still blank, the forecast is kept without it', async () => {
     // first reply: the French reasoning empty; second: whitespace only; then a real one
     const model = await modelAnswering([
       json(completion(withFr({ reasoning: '', key_factors: [] }))),
@@ -475,9 +475,9 @@ describe('runner: translations in the reply (QUORUM_LANGS with several languages
       json(completion(withFr({ reasoning: 'Parce que.', key_factors: ['un facteur'] }))),
     ]);
     const first = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, langs: ['en', 'fr'], callTimeoutMs: 10_000 });
-    expect(first.calls[0]).toMatchObject({ status: 'failed', error_kind: 'schema_violation', attempts: 2 });
-    expect(first.calls[0]!.error_message).toMatch(/translations\.fr\.reasoning/);
-    expect(first.forecasts).toEqual([]);
+    expect(first.calls[0]).toMatchObject({ status: 'ok', error_kind: null, attempts: 2 });
+    expect(first.calls[0]!.error_message).toMatch(/translations missing: fr .*translations\.fr\.reasoning/);
+    expect(first.forecasts.map((f) => [f.lang, f.reasoning])).toEqual([['en', 'Because.']]);
     const second = await runForecasts({ models: [model], tasks: [task(2)], runId: 'r', asOf, langs: ['en', 'fr'], callTimeoutMs: 10_000 });
     expect(second.calls[0]).toMatchObject({ status: 'ok', attempts: 1 });
     expect(second.forecasts.map((f) => [f.lang, f.reasoning, f.translation_of])).toEqual([
@@ -505,11 +505,12 @@ describe('runner: translations in the reply (QUORUM_LANGS with several languages
     ]);
   });
 
-  it('a missing translation is a schema violation naming the language', async () => {
+  it('a missing translation is asked again, then recorded as missing naming the language; the forecast kept', async () => {
     const model = await modelAnswering(() => json(completion(FORECAST)));
     const out = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, langs: ['en', 'fr'], callTimeoutMs: 10_000 });
-    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'schema_violation', attempts: 2 });
-    expect(out.calls[0]!.error_message).toMatch(/translations/);
+    expect(out.calls[0]).toMatchObject({ status: 'ok', error_kind: null, attempts: 2 });
+    expect(out.calls[0]!.error_message).toMatch(/^translations missing: fr /);
+    expect(out.forecasts.map((f) => [f.lang, f.translation_of])).toEqual([['en', null]]);
   });
 });
 

@@ -289,6 +289,42 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
     }
   });
 
+  it('a valid forecast whose translation stays bad is kept: asked once more, the translation recorded as missing', async () => {
+    // A chat completion as OpenAI documents it (platform.openai.com/docs/api-reference/chat/object),
+    // the content a valid forecast whose "fr" translation is absent and "de" blank (both attempts).
+    const { createServer } = await import('node:http');
+    let requests = 0;
+    const srv = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        requests++;
+        const content = JSON.stringify({
+          probability: 0.37, reasoning: 'Main reasoning.', key_factors: ['a'],
+          translations: { es: { reasoning: 'Razonamiento.', key_factors: ['b'] }, de: { reasoning: ' ', key_factors: [] } },
+        });
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({
+          id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1-2025-04-14',
+          choices: [{ index: 0, message: { role: 'assistant', content, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 },
+        }));
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (srv.address() as { port: number }).port;
+      const m = { ...models[0]!, base_url: `http://127.0.0.1:${port}/v1`, price_in_per_mtok: 1, price_out_per_mtok: 1 };
+      const { forecasts, calls } = await runForecasts({ models: [m], tasks: [task('blind', 1)], runId: 'tr', asOf, langs: ['en', 'es', 'fr', 'de'] });
+      expect(requests).toBe(2);
+      expect(calls).toHaveLength(1);
+      expect(calls[0]).toMatchObject({ status: 'ok', error_kind: null, attempts: 2, tokens_in: 200, tokens_out: 100 });
+      expect(calls[0]!.error_message).toMatch(/translations missing: fr, de/);
+      expect(forecasts.map((f) => [f.lang, f.probability, f.translation_of])).toEqual([['en', 0.37, null], ['es', 0.37, 'en']]);
+    } finally {
+      await new Promise((r) => srv.close(r));
+    }
+  });
+
   it('a budget stops new calls: the rest are skipped rows (budget_exhausted), never sent', async () => {
     const paid = models.map((m) => ({ ...m, max_concurrency: 1, price_in_per_mtok: 1000, price_out_per_mtok: 1000 }));
     const tasks = Array.from({ length: 10 }, (_, i) => task('blind', 100 + i));
