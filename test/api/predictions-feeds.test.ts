@@ -379,6 +379,37 @@ describe('GET /api/predictions/lang/{lang}', () => {
   });
 });
 
+describe('one language stored in two cases by two runs (QUORUM_LANGS pt-BR, then pt-br)', () => {
+  // The region subtag is stored as configured (pipeline/config.ts): question c's headline run wrote
+  // pt-BR, question a's (here) pt-br. The feed matched the first stored form only: a's Portuguese
+  // reasoning was served under no spelling, and the 404 listed the language twice (QA).
+  it('the feeds serve both, and list the language once', async () => {
+    const data = withFeeds(fixtureData(1));
+    const rename = (l: string) => (l === 'fr' ? 'pt-br' : l);
+    data.latest_forecasts = data.latest_forecasts!.map((r) => (r.question_id === FEED.a ? { ...r, lang: rename(r.lang as string) } : r));
+    data.active_predictions = data.active_predictions!.map((r) =>
+      r.question_id === FEED.a ? { ...r, langs: (r.langs as string[]).map(rename).sort() } : r);
+    const fx = await fixtureDir(data);
+    const srv = await serve(fx.dir);
+    try {
+      for (const path of ['/api/predictions/lang/pt-br', '/api/predictions/lang/PT-BR']) {
+        const body = ok(await get(srv, path));
+        expect(body.total).toBe(2);
+        const ids = (body.predictions as any[]).map((p) => p.question_id).sort();
+        expect(ids).toEqual([FEED.a, FEED.c].sort());
+        for (const p of body.predictions as any[]) expect(p.models.length).toBeGreaterThan(0);
+      }
+      const events = ok(await get(srv, '/api/events/lang/pt-BR/?limit=500')).events as any[];
+      expect(events.map((e) => e.question_id).sort()).toEqual([FEED.a, FEED.c].sort());
+      const got = await get(srv, '/api/predictions/lang/es');
+      expect(got.body.allowed).toEqual(['de', 'en', 'pt-BR']);
+    } finally {
+      await srv.close();
+      await fx.cleanup();
+    }
+  });
+});
+
 describe('GET /api/events/lang/{lang}/', () => {
   // forecast_at DESC, ties by question_id: b and a share 2025-04-01T20:00, then dup, c, the bulk
   // (days 08 → 01, three per day in question_id order).
