@@ -11,6 +11,11 @@
  *   the document's schema of the header takes exactly the keys the server takes (QA: it documented
  *   any string up to 200 characters; the server refused an empty key, a space or a non-ASCII one).
  *
+ * - 400: every operation documents it. Every mounted route refuses a query parameter in bracket form
+ *   (`x[]=1`, api/http/params.ts rejectBracketedParams) and the accuracy summary a `category`, each a
+ *   400 `invalid_parameter`; the document listed no 400 on the nine routes without a parameter of
+ *   their own (`/healthz` … `/api/webhooks/`; QA), so a generated client had no type for the problem.
+ *
  * Real HTTP against the fixture snapshot (the probability endpoint's models: the model simulator),
  * with an enterprise key (the probability endpoint: a key with its scope).
  */
@@ -49,9 +54,9 @@ afterAll(async () => {
 });
 
 /** The status of GET `url` (a stream is aborted once its headers arrived). */
-async function statusOf(url: string): Promise<number> {
+async function statusOf(url: string, as = key): Promise<number> {
   const ac = new AbortController();
-  const res = await fetch(`${server.url}${url}`, { headers: { 'X-API-Key': key }, signal: ac.signal });
+  const res = await fetch(`${server.url}${url}`, { headers: { 'X-API-Key': as }, signal: ac.signal });
   ac.abort();
   return res.status;
 }
@@ -87,6 +92,21 @@ describe('the documented grammar of category is the server\'s', () => {
       'query /api/stream/',
       'query /api/track-records/',
     ]);
+  });
+});
+
+describe('every operation documents the 400 the server answers', () => {
+  it('a bracket-form query parameter is a documented 400 on every GET operation, as ?category= on the accuracy summary', async () => {
+    const doc = (await get(server, '/api/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const undocumented: string[] = [];
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (method === 'get') expect(await statusOf(`${concretePath(template, VALUES)}?x[]=1`, template.startsWith('/api/probability/') ? scoped : key), `${template}?x[]=1`).toBe(400);
+        if (!op.responses['400']) undocumented.push(`${method.toUpperCase()} ${template}`);
+      }
+    }
+    expect(await statusOf('/api/predictions/accuracy?category=politics')).toBe(400);
+    expect(undocumented).toEqual([]);
   });
 });
 
