@@ -91,7 +91,12 @@ export const exportRouteDoc = rawRoute({
     resolved_since: z.string().optional().meta({ description: timeFilterDoc('resolved_since') }),
     created_since: z.string().optional().meta({ description: timeFilterDoc('created_since') }),
     since: z.string().optional().meta({ description: SINCE_DOC }),
-    category: z.enum(CATEGORIES).optional(),
+    category: z.enum(CATEGORIES).optional().meta({
+      description:
+        "Rows of this category (one of the nine, case-insensitive): predictions, resolved, scores and forecasts (the question's " +
+        "category), claims (the claim's category), track_records (sources with a claim in it: each row is still the source's " +
+        'whole record, its categories listing them all).',
+    }),
   }),
   errors: [400, 403, 404, 503],
   responseHeaders: {

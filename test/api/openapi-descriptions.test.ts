@@ -255,6 +255,11 @@ describe('the export route documents every table\'s time filters (QA: claims and
     expect(param('updated_since')).toContain("track_records (last_claim_at, or a claim's resolved_at)");
     expect(param('since')).toContain('created_since (claims)');
     expect(param('since')).toContain('updated_since (track_records)');
+    // every parameter is described; category says what it filters in each table (QA: it had no
+    // description: track_records keeps the sources with a claim in the category, not their claims in it)
+    expect(op.parameters.filter((p: Schema) => !(p.description ?? p.schema?.description)).map((p: Schema) => p.name)).toEqual([]);
+    expect(param('category')).toContain('track_records (sources with a claim in it');
+    expect(param('category')).toContain("claims (the claim's category)");
     expect(op.responses['200'].headers['Content-Disposition'].schema.description).toContain('quorum-<table>-<snapshot id>.<ext>');
     expect(op.responses['200'].headers['X-Snapshot']).toBeDefined();
   });
