@@ -571,6 +571,9 @@ const QUOTA_HEADERS = {
 const COMMON_HEADERS = {
   'X-Request-Id': h('The request id (echoes a sane X-Request-Id).'),
   'API-Version': h('The API version (1).'),
+  // set by the front door (api/http/front.ts) on every answer, errors included (QA: documented on
+  // the JSON 200s and the export only); a data answer's own says which snapshot it read
+  'X-Snapshot': h('The id of the snapshot the server has loaded (absent before the first is published).').optional(),
 };
 
 /**

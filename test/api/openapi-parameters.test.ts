@@ -110,6 +110,24 @@ describe('every operation documents the 400 the server answers', () => {
   });
 });
 
+describe('X-Snapshot is documented on every answer that carries it', () => {
+  it('the front door sets it on every response once a snapshot is loaded: every documented response lists it (QA: only JSON 200s and the export did)', async () => {
+    const doc = (await get(server, '/api/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+    const snapshot = (await get(server, '/healthz')).res.headers.get('X-Snapshot');
+    expect(snapshot).toBeTruthy();
+    for (const url of ['/healthz', '/api/webhooks/?x[]=1', '/api/predictions/nope:nope']) {
+      expect((await get(server, url, { headers: { 'X-API-Key': key } })).res.headers.get('X-Snapshot'), url).toBe(snapshot);
+    }
+    const missing: string[] = [];
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, r] of Object.entries(op.responses)) if (!r.headers?.['X-Snapshot']) missing.push(`${method.toUpperCase()} ${template} ${status}`);
+      }
+    }
+    expect(missing.filter((m) => !m.endsWith(' 304')).slice(0, 5)).toEqual([]);
+  });
+});
+
 /** Whether a JSON-schema string `schema` (type, pattern, minLength, maxLength) takes `v`. */
 function takes(schema: Record<string, unknown>, v: string): boolean {
   if (schema.type !== 'string') return false;
