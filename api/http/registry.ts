@@ -568,6 +568,12 @@ const QUOTA_HEADERS = {
   'RateLimit-Policy': h('IETF RateLimit-Policy: `"<policy>";q=<quota>;w=<window seconds>`. Absent for an unlimited plan.').optional(),
   'X-RateLimit-Remaining': h('Requests left in the window, or `unlimited`.'),
 };
+// A refused request whose quota was counted (a 400, 403, 404, 405 … after authentication; not an open
+// route) carries the quota headers too (QA: documented on the 200 and the 429 only).
+const ERROR_QUOTA_HEADERS = {
+  ...QUOTA_HEADERS,
+  'X-RateLimit-Remaining': h('Requests left in the window, or `unlimited` (a refused request carries it too once its quota was counted).').optional(),
+};
 const COMMON_HEADERS = {
   'X-Request-Id': h('The request id (echoes a sane X-Request-Id).'),
   'API-Version': h('The API version (1).'),
@@ -677,7 +683,7 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
       description: s === 401 || s === 403 ? authErrorDescription(s, def) : (ERROR_DESCRIPTIONS[s] ?? 'Error.'),
       headers: z.object({
         ...COMMON_HEADERS,
-        ...(s === 429 ? { 'Retry-After': h('Seconds until the quota resets.'), ...QUOTA_HEADERS } : {}),
+        ...(s === 429 ? { 'Retry-After': h('Seconds until the quota resets.'), ...QUOTA_HEADERS } : open ? {} : ERROR_QUOTA_HEADERS),
         ...(s === 503 ? { 'Retry-After': h('Seconds to wait before retrying.') } : {}),
         ...(s === 405 ? { Allow: h('The allowed methods.') } : {}),
         ...(s === 401 ? { 'WWW-Authenticate': h('`Bearer`.') } : {}),

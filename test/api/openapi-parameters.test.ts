@@ -128,6 +128,26 @@ describe('X-Snapshot is documented on every answer that carries it', () => {
   });
 });
 
+describe('the quota headers are documented on the problems that carry them', () => {
+  it('a charged request refused (400, 403, 404, 405) carries X-RateLimit-Remaining, and its documented response lists the quota headers (QA: only 200 and 429 did)', async () => {
+    const doc = (await get(server, '/api/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+    const cases: Array<[string, string, string, number]> = [
+      ['/api/leaderboard/', 'get', '/api/leaderboard/?mode[]=blind', 400],
+      ['/api/predictions/{market_id}', 'get', '/api/predictions/nope:nope', 404],
+      ['/api/probability/{request_id}', 'get', '/api/probability/prq_0', 403],
+      ['/api/webhooks/', 'post', '/api/webhooks/', 405],
+    ];
+    for (const [template, method, url, status] of cases) {
+      const res = await fetch(`${server.url}${url}`, { method: status === 405 ? 'PUT' : 'GET', headers: { 'X-API-Key': key } });
+      await res.arrayBuffer();
+      expect(res.status, url).toBe(status);
+      expect(res.headers.get('X-RateLimit-Remaining'), url).toBeTruthy();
+      const headers = doc.paths[template]![method]!.responses[String(status)]!.headers ?? {};
+      for (const h of ['X-RateLimit-Remaining', 'RateLimit', 'RateLimit-Policy']) expect(Object.keys(headers), `${template} ${status}`).toContain(h);
+    }
+  });
+});
+
 /** Whether a JSON-schema string `schema` (type, pattern, minLength, maxLength) takes `v`. */
 function takes(schema: Record<string, unknown>, v: string): boolean {
   if (schema.type !== 'string') return false;
