@@ -32,7 +32,7 @@ import type { Express, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError } from '../errors/problem.ts';
-import { rejectBracketedParams } from '../http/params.ts';
+import { firstGiven, rejectBracketedParams } from '../http/params.ts';
 import { getRoute } from '../http/route.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
 import { ExportCancelled, ExportEngine, type ExportStats } from './engine.ts';
@@ -125,16 +125,14 @@ function timeFilterParams(table: ExportTableSpec, params: ExportParams): Record<
  * ignored, it would return every row as if filtered. An empty value is a parameter left out.
  */
 function rejectListOnlyFilters(req: Request, table: ExportTableSpec): void {
-  const query = req.query as Record<string, unknown>;
-  for (const [name, instead] of Object.entries(LIST_ONLY_FILTERS)) {
-    if (query[name] === undefined || query[name] === '') continue;
-    const takes = ['since', ...Object.keys(table.timeFilters), 'category', ...(table.status ? ['status'] : []), 'limit', 'output'];
-    throw ApiError.invalidParameter(
-      name,
-      `Query parameter '${name}' does not apply to the ${table.name} export (${instead}); it takes ${takes.join(', ')}.`,
-      takes,
-    );
-  }
+  const name = firstGiven(req, Object.keys(LIST_ONLY_FILTERS));
+  if (name === undefined) return;
+  const takes = ['since', ...Object.keys(table.timeFilters), 'category', ...(table.status ? ['status'] : []), 'limit', 'output'];
+  throw ApiError.invalidParameter(
+    name,
+    `Query parameter '${name}' does not apply to the ${table.name} export (${LIST_ONLY_FILTERS[name]}); it takes ${takes.join(', ')}.`,
+    takes,
+  );
 }
 
 export { DEFAULT_EXPORT_IDLE_TIMEOUT_MS, idleTimeoutFromEnv } from './settings.ts';

@@ -47,6 +47,17 @@ export function rejectBracketedParams(req: Request): void {
   }
 }
 
+/**
+ * The first of `names` the request gives a value (an empty value is a parameter left out), or
+ * undefined: the check behind every "this route has no such filter" 400 (a filter another route
+ * applies, ignored here as unknown parameters are, would answer unfiltered figures as if filtered).
+ */
+export function firstGiven(req: Request, names: Iterable<string>): string | undefined {
+  const query = req.query as Record<string, unknown>;
+  for (const name of names) if (query[name] !== undefined && query[name] !== '') return name;
+  return undefined;
+}
+
 /** The single string value of query parameter `name`, or undefined when absent or empty. */
 export function queryString(req: Request, name: string, maxLength = 200): string | undefined {
   const query = req.query as Record<string, unknown>;

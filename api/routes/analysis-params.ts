@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { DOMAINS, HORIZON_BUCKETS, MODES, type Mode } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
-import { queryCategory, queryEnum } from '../http/params.ts';
+import { firstGiven, queryCategory, queryEnum } from '../http/params.ts';
 import { categoryParam, zProb } from '../openapi/common.ts';
 
 export const ROUNDS = ['latest', 'all'] as const;
@@ -30,14 +30,12 @@ export const SCORING_FILTERS = ['mode', 'rounds', 'category', 'domain', 'horizon
  * An empty value is unset, as for the filters a route applies.
  */
 export function refuseUnapplied(req: Request, route: string, applied: readonly (typeof SCORING_FILTERS)[number][]): void {
-  for (const name of SCORING_FILTERS) {
-    const v = req.query[name];
-    if (applied.includes(name) || v === undefined || v === '') continue;
-    throw ApiError.invalidParameter(
-      name,
-      `${route} has no '${name}' filter: its figures cover every question. Its filters: ${applied.length ? applied.join(', ') : 'none'}.`,
-    );
-  }
+  const name = firstGiven(req, SCORING_FILTERS.filter((f) => !applied.includes(f)));
+  if (name === undefined) return;
+  throw ApiError.invalidParameter(
+    name,
+    `${route} has no '${name}' filter: its figures cover every question. Its filters: ${applied.length ? applied.join(', ') : 'none'}.`,
+  );
 }
 
 /** The cell a request asks for: overall, or one category, domain or horizon bucket (at most one). */
