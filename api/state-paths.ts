@@ -8,9 +8,8 @@
  * denied, mkdir '<dir>/webhooks'", from the middle of the start-up and without saying why a
  * read-only API writes at all.
  */
-import { accessSync, constants } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { nearestExisting } from '../pipeline/fs/paths.ts';
+import { unwritable } from '../pipeline/fs/paths.ts';
 
 /** The paths the server writes, relative to the data directory ('' is the directory itself). */
 export const SERVER_WRITES = ['', 'state', 'webhooks'] as const;
@@ -22,11 +21,9 @@ export const SERVER_WRITES = ['', 'state', 'webhooks'] as const;
 export function serverStateProblem(dataDir: string): string | null {
   for (const part of SERVER_WRITES) {
     const path = join(dataDir, part);
-    const existing = nearestExisting(path);
-    try {
-      accessSync(existing, constants.W_OK);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const denied = unwritable(path);
+    if (denied) {
+      const { existing, code } = denied;
       const what = existing === resolve(path) ? existing : `${existing} (to make ${path})`;
       return (
         `the data directory ${dataDir} is not writable by this process (${code} on ${what}): the API server ` +

@@ -16,7 +16,6 @@
  * server: api/server-record.ts). Without one it warns: a key written where no server reads is
  * refused by a server started on another directory.
  */
-import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createKey, isWellFormedKey, keysFile, readKeys, revokeKey, sha256Hex, type KeyRecord } from '../../api/auth/keys.ts';
@@ -26,7 +25,7 @@ import { findServer } from '../../api/server-record.ts';
 import { loadConfig } from '../config.ts';
 import { checkDataFormat } from '../warehouse/data-format.ts';
 import { unknownVariableMessage } from '../env.ts';
-import { nearestExisting } from '../fs/paths.ts';
+import { unwritable } from '../fs/paths.ts';
 
 /** The data directory (absolute), said on stderr with the server that has it open, if any. */
 function dataDir(): string {
@@ -52,13 +51,10 @@ const ACCESS_FIX = "run the command as the user that owns the data directory (th
  */
 export function requireWritableState(dataDir: string): void {
   const state = join(dataDir, 'state');
-  const existing = nearestExisting(state);
-  try {
-    accessSync(existing, constants.W_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    const what = existing === state ? existing : `${existing} (to make ${state})`;
-    throw new Error(`QUORUM_DATA_DIR: ${dataDir} is not writable by this process (${code} on ${what}): ${ACCESS_FIX}`);
+  const denied = unwritable(state);
+  if (denied) {
+    const what = denied.existing === state ? denied.existing : `${denied.existing} (to make ${state})`;
+    throw new Error(`QUORUM_DATA_DIR: ${dataDir} is not writable by this process (${denied.code} on ${what}): ${ACCESS_FIX}`);
   }
 }
 

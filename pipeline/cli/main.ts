@@ -18,8 +18,8 @@
  * cut short count as failed.
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { nearestExisting } from '../fs/paths.ts';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { unwritable } from '../fs/paths.ts';
 import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
 import { unknownVariableMessage, unknownVariables } from '../env.ts';
@@ -61,13 +61,10 @@ function setup(): { config: QuorumConfig; logger: Logger } {
  * setting, as `serve` no longer does: api/state-paths.ts).
  */
 function markDataDir(config: QuorumConfig): void {
-  const existing = nearestExisting(config.dataDir);
-  try {
-    accessSync(existing, constants.W_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    const what = existing === config.dataDir ? existing : `${existing} (to make ${config.dataDir})`;
-    throw new ConfigError(`invalid configuration:\n  QUORUM_DATA_DIR: ${config.dataDir} is not writable by this process (${code} on ${what}); nothing was written`);
+  const denied = unwritable(config.dataDir);
+  if (denied) {
+    const what = denied.existing === config.dataDir ? denied.existing : `${denied.existing} (to make ${config.dataDir})`;
+    throw new ConfigError(`invalid configuration:\n  QUORUM_DATA_DIR: ${config.dataDir} is not writable by this process (${denied.code} on ${what}); nothing was written`);
   }
   checkDataFormat(config.dataDir, { mark: true });
 }

@@ -5,7 +5,7 @@
  * "questions_market.jsonl: required ForecastBench file is missing", naming no variable. A path an
  * operator sets resolves against the current directory, as a shell's does.
  */
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,6 +22,21 @@ export function nearestExisting(path: string): string {
   let existing = resolve(path);
   while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
   return existing;
+}
+
+/**
+ * Whether this process may write `path`, or make it: null when it may, else the nearest part of it
+ * that exists (the one it would be made in) and the error code of the write check. Callers say
+ * which setting names the path (QUORUM_DATA_DIR) and what to do.
+ */
+export function unwritable(path: string): { existing: string; code: string } | null {
+  const existing = nearestExisting(path);
+  try {
+    accessSync(existing, constants.W_OK);
+    return null;
+  } catch (err) {
+    return { existing, code: (err as NodeJS.ErrnoException).code ?? 'error' };
+  }
 }
 
 /**
