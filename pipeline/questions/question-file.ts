@@ -11,7 +11,8 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { firstAliasLine, lineOfPath } from '../text/yaml-lines.ts';
 import { z } from 'zod';
 import { classify } from '../taxonomy/classify.ts';
 import type { Row } from '../sources/registry.ts';
@@ -153,35 +154,11 @@ function readYaml(text: string, file: string): Source {
   try {
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
-    // The alias limit (a "billion laughs" file) throws a bare ReferenceError, which stopped every
+    // The alias limit (a "billion laughs" file) threw a bare ReferenceError, which stopped every
     // question file, not this one, and named none (QA): this file's error, at its first alias.
-    let line: number | null = null;
-    visit(doc, {
-      Alias: (_key, node) => {
-        if (node.range) line = lineCounter.linePos(node.range[0]).line;
-        return visit.BREAK;
-      },
-    });
-    throw new QuestionFileError(file, line, null, null, null, `YAML error: ${(e as Error).message}`);
+    throw new QuestionFileError(file, firstAliasLine(doc, lineCounter), null, null, null, `YAML error: ${(e as Error).message}`);
   }
-  return { data, lineOf: lineOfNode(doc, lineCounter) };
-}
-
-/** The line of the node at a path, or of its nearest ancestor that has one. */
-function lineOfNode(doc: Document, lineCounter: LineCounter): Source['lineOf'] {
-  return (path) => {
-    for (let p = path; ; p = p.slice(0, -1)) {
-      let node: unknown;
-      try {
-        node = p.length === 0 ? doc.contents : doc.getIn(p, true);
-      } catch {
-        node = undefined;
-      }
-      const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
-      if (range) return lineCounter.linePos(range[0]).line;
-      if (p.length === 0) return null;
-    }
-  };
+  return { data, lineOf: lineOfPath(doc, lineCounter) };
 }
 
 /**
@@ -216,7 +193,7 @@ function readJson(text: string, file: string): Source {
         const lineCounter = new LineCounter();
         const doc: Document = parseDocument(text, { lineCounter, prettyErrors: false, schema: 'json' });
         // any disagreement with JSON.parse (none is known for valid JSON): no lines
-        lineOf = doc.errors.length === 0 ? lineOfNode(doc, lineCounter) : () => null;
+        lineOf = doc.errors.length === 0 ? lineOfPath(doc, lineCounter) : () => null;
       }
       return lineOf(path);
     },

@@ -9,7 +9,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { LineCounter, parseDocument, visit } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
+import { firstAliasLine, lineOfPath } from '../text/yaml-lines.ts';
 import { z } from 'zod';
 import { envSettings, pathSetting } from '../env.ts';
 import { bundledPath } from '../fs/paths.ts';
@@ -112,29 +113,10 @@ export function parseYaml(text: string, file: string): { value: unknown; lineOf:
   try {
     value = doc.toJS();
   } catch (e) {
-    // The reader refuses aliases that expand past its limit (an alias bomb) only here, with a bare
-    // ReferenceError that named no file (QA): name the file and the first alias.
-    let line: number | null = null;
-    visit(doc, {
-      Alias(_, node) {
-        if (node.range) line = lineCounter.linePos(node.range[0]).line;
-        return visit.BREAK;
-      },
-    });
-    throw new StructureFileError(file, line, null, e instanceof Error ? e.message : String(e));
+    // an alias bomb: the file and its first alias (firstAliasLine)
+    throw new StructureFileError(file, firstAliasLine(doc, lineCounter), null, e instanceof Error ? e.message : String(e));
   }
-  return {
-    value,
-    // The nearest node that has a position: a missing field is reported at its parent's line.
-    lineOf: (path) => {
-      for (let p = path; ; p = p.slice(0, -1)) {
-        const node = p.length === 0 ? doc.contents : doc.getIn(p, true);
-        const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
-        if (range) return lineCounter.linePos(range[0]).line;
-        if (p.length === 0) return null;
-      }
-    },
-  };
+  return { value, lineOf: lineOfPath(doc, lineCounter) };
 }
 
 /** Validates `text` against `schema`; the first zod issue becomes a StructureFileError at its line. */
