@@ -325,8 +325,8 @@ SELECT p.mode, p.rounds, p.dimension, p.key, p.forecaster, p.kind,
        b.best, x.vs_best_n, x.vs_best_diff,
        CASE WHEN x.vs_best_n >= 2 THEN i.vs_best_ci95_lo END AS vs_best_ci95_lo,
        CASE WHEN x.vs_best_n >= 2 THEN i.vs_best_ci95_hi END AS vs_best_ci95_hi,
-       -- bounds compared at 9 decimals, like directions, tiers and bins: a Brier equal to the best's
-       -- up to floating noise (a consensus median equal to a model's answer, derived from
+       -- bounds compared at 6 decimals, as the API publishes them (an interval read [0, …] is
+       -- tied; sql/api/leaderboard-since.sql the same): a Brier equal to the best's up to floating noise (a consensus median equal to a model's answer, derived from
        -- count/sum/min/max) leaves a bound of ±1e-17, which is 0, not an interval clear of 0
        CASE WHEN i.vs_best_ci95_lo IS NOT NULL AND x.vs_best_n >= 2
             THEN round(i.vs_best_ci95_lo, 6) <= 0 AND round(i.vs_best_ci95_hi, 6) >= 0 END AS tied_with_best,

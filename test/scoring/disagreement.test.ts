@@ -147,23 +147,12 @@ describe('disagreement: independent implementation', () => {
       }
     }
   });
-});
 
-// The interval is published to 6 decimals (GET /api/analysis/disagreement/ `spearman_ci95`), and the
-// verdict beside it says "the interval contains 0" or not: a lower bound of 3e-7 reads [0, …] and
-// must not be called `true` (nor an upper bound of −3e-7, read [… , 0] or [… , -0], `false`), the
-// rule `tied_with_best` follows (52_leaderboard.sql). The rule is the macro 53_disagreement.sql
-// derives `predicts_error` with, checked here on the bounds a bootstrap cannot be steered to.
-describe('disagreement: the verdict reads the interval as published', () => {
-  let conn: DuckDBConnection;
-  let close: () => void;
-  beforeAll(async () => {
-    ({ conn, close } = await openDb());
-    await insertAnalysisFixture(conn);
-    await derive(conn);
-  });
-  afterAll(() => close());
-
+  // The interval is published to 6 decimals (GET /api/analysis/disagreement/ `spearman_ci95`), and the
+  // verdict beside it says "the interval contains 0" or not: a lower bound of 3e-7 reads [0, …] and
+  // must not be called `true` (nor an upper bound of −3e-7, read [… , 0] or [… , -0], `false`), the
+  // rule `tied_with_best` follows (52_leaderboard.sql). The rule is the macro 53_disagreement.sql
+  // derives `predicts_error` with, checked here on the bounds a bootstrap cannot be steered to.
   it('a bound that rounds to 0 at 6 decimals is inconclusive; one that does not decides', async () => {
     const verdict = async (lo: number | null, hi: number | null) =>
       (await one(conn, `SELECT _predicts_error(${lo ?? 'NULL'}::DOUBLE, ${hi ?? 'NULL'}::DOUBLE) AS v`)).v;
