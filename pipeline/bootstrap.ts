@@ -14,7 +14,7 @@ import type { ClaimFormat } from './claims/formats.ts';
 import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
-import { ImportLockedError, LOCK_HEARTBEAT_MS, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
+import { ImportLockedError, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
 import { readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench, QUESTIONS_FILE, RESOLUTIONS_FILE } from './import/forecastbench.ts';
@@ -320,7 +320,16 @@ export async function rescoreIfDerivedByOtherSql(
 }
 
 /**
- * `quorum start`, for as long as it serves: every `everyMs`, when the published snapshot is derived
+ * How often `quorum start` looks for a snapshot of other SQL: as often as the API looks at CURRENT
+ * (api/snapshot/reader.ts, 2 s), so that it serves an older version's snapshot (some endpoints
+ * 503) for seconds, not up to the 15 s of a lock heartbeat it waited before. A look is a read of
+ * CURRENT (and of run.lock when the snapshot is of other SQL); the manifest is read only when
+ * CURRENT changes.
+ */
+export const SNAPSHOT_CHECK_MS = 2_000;
+
+/**
+ * `quorum start`, for as long as it serves: every `everyMs` (SNAPSHOT_CHECK_MS), when the published snapshot is derived
  * by other SQL, rescores it as soon as no run holds the lock. Such a snapshot is an older version's
  * run's, during a rolling upgrade: one that held the lock as the server started (rescoreIfDerivedByOtherSql's
  * `onLocked`; QA upgrade pass: the accuracy summary, the resolved list, service stats and scenarios
@@ -360,7 +369,7 @@ export function rescoreAfterRunEnds(
         logger.error({ err }, 'rescoring a snapshot derived by other SQL failed: serving it until the next run');
       })
       .finally(() => { inFlight = null; });
-  }, opts.everyMs ?? LOCK_HEARTBEAT_MS);
+  }, opts.everyMs ?? SNAPSHOT_CHECK_MS);
   timer.unref();
   return {
     stop: async () => {

@@ -8,7 +8,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rescoreAfterRunEnds, rescoreIfDerivedByOtherSql, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
+import { rescoreAfterRunEnds, rescoreIfDerivedByOtherSql, SNAPSHOT_CHECK_MS, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runPipeline } from '../../pipeline/run.ts';
@@ -246,14 +246,15 @@ describe('quorum start serving while an older version publishes (a rolling upgra
       manifest.derive_sql_hash = '0'.repeat(64);
       writeFileSync(manifestFile, JSON.stringify(manifest));
       makeCurrent(f.dataDir, older);
-      // rescored by the serving process as soon as no run holds the lock (it looks every 15 s)
+      // rescored by the serving process as soon as no run holds the lock: it looks every
+      // SNAPSHOT_CHECK_MS (2 s), as often as the API looks for a new snapshot (it was every 15 s)
       const until = Date.now() + 60_000;
       while (readCurrent(f.dataDir) === older && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
       const after = readCurrent(f.dataDir)!;
       expect(after).not.toBe(older);
       expect(readManifest(f.dataDir, after)).toMatchObject({ derive_sql_hash: await deriveSqlHash(), as_of: '2026-03-10T00:00:00.000Z' });
-      // once: a snapshot of this version's SQL is not rescored again
-      await new Promise((r) => setTimeout(r, 16_000));
+      // once: a snapshot of this version's SQL is not rescored again (three looks later)
+      await new Promise((r) => setTimeout(r, 3 * SNAPSHOT_CHECK_MS));
       expect(readCurrent(f.dataDir)).toBe(after);
       expect(stderr.match(/rescoring before serving/g)).toHaveLength(1);
     } finally {
