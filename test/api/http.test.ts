@@ -222,6 +222,18 @@ describe('GET /api/predictions/accuracy', () => {
 });
 
 describe('GET /api/events/accuracy/', () => {
+  it('a filter is a 400 naming where the filtered figures are, not the whole summary as if filtered (last notes\' list)', async () => {
+    // Every (forecaster, mode) is one entry and each names its mode; ?mode=blind, ?category=…
+    // or ?since=… were ignored (unknown parameters) and answered every entry with 200.
+    for (const [name, value] of [['mode', 'blind'], ['forecaster', 'model-a'], ['model', 'model-a'], ['category', 'politics'], ['domain', 'policy'], ['horizon', '8-30'], ['since', '2025-01-01'], ['rounds', 'all'], ['venue', 'polymarket']]) {
+      const r = await get(`/api/events/accuracy/?${name}=${value}`);
+      expect(r.res.status, name).toBe(400);
+      expect(r.body, name).toMatchObject({ code: 'invalid_parameter', parameter: name });
+      expect(r.body.detail, name).toContain('/api/leaderboard/');
+    }
+    expect((await get('/api/events/accuracy/?mode=')).res.status).toBe(200); // empty: left out
+  });
+
   it('calibration summary per forecaster and mode', async () => {
     const { res, body } = await get('/api/events/accuracy/');
     expect(res.status).toBe(200);
