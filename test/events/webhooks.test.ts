@@ -192,6 +192,13 @@ describe('webhook subscriptions', () => {
     expectProblem(type, 400, 'invalid_parameter');
     expect(type.body.parameter).toBe('types.0');
     expectProblem(await create([1]), 400, 'invalid_body');
+    // a type named twice is one type: stored and shown once, in the order first given (it was
+    // stored as given, a list that read as if it asked for each event twice)
+    const twice = await create({ url: 'https://93.184.216.34/twice', types: ['edge.opened', 'consensus.updated', 'edge.opened'] });
+    expect(twice.res.status).toBe(201);
+    expect(twice.body.types).toEqual(['edge.opened', 'consensus.updated']);
+    expect((await api(`/api/webhooks/${twice.body.id}/`)).body.types).toEqual(['edge.opened', 'consensus.updated']);
+    expect((await api(`/api/webhooks/${twice.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expect((await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expectProblem(await api(`/api/webhooks/${c.body.id}/`), 404, 'not_found');
   });

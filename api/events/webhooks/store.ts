@@ -145,7 +145,7 @@ export class SubscriptionStore {
       id: `wh_${randomBytes(8).toString('hex')}`,
       key_id: input.keyId,
       url: input.url,
-      types: input.types,
+      types: input.types === null ? null : [...new Set(input.types)], // a type named twice is one
       description: input.description,
       created_at: new Date().toISOString(),
       status: 'enabled',
