@@ -52,14 +52,18 @@ export interface ResumePoint {
   parameter: 'Last-Event-ID' | 'since';
 }
 
-/** The resume point: the `Last-Event-ID` header (an automatic reconnect), else `since`; null: live only. */
+/**
+ * The resume point: the `Last-Event-ID` header (an automatic reconnect), else `since`; null: live
+ * only. `since` is checked even when the header wins: a malformed one is a 400 whatever the headers.
+ */
 export function resumePoint(req: Request): ResumePoint | null {
+  const sinceText = queryString(req, 'since', 32);
+  const since = sinceText === undefined ? undefined : parseInteger(sinceText, 'since', { min: 0, max: MAX_SEQ });
   const header = req.headers['last-event-id'];
   if (typeof header === 'string' && header.trim() !== '') {
     return { seq: parseInteger(header.trim(), 'Last-Event-ID', { min: 0, max: MAX_SEQ }, 'Header'), parameter: 'Last-Event-ID' };
   }
-  const since = queryString(req, 'since', 32);
-  return since === undefined ? null : { seq: parseInteger(since, 'since', { min: 0, max: MAX_SEQ }), parameter: 'since' };
+  return since === undefined ? null : { seq: since, parameter: 'since' };
 }
 
 /**

@@ -97,6 +97,11 @@ describe('GET /api/stream/', () => {
     expectProblem(await get(server, '/api/stream/?since=-1', { headers: h }), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/stream/?category=weather', { headers: h }), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/stream/', { headers: { ...h, 'Last-Event-ID': 'abc' } }), 400, 'invalid_parameter');
+    // a malformed since is refused also when Last-Event-ID (which wins) is sent beside it: it was
+    // ignored then, so the same URL answered 400 or a stream depending on a header
+    const both = await get(server, '/api/stream/?since=abc', { headers: { ...h, 'Last-Event-ID': '0' } });
+    expectProblem(both, 400, 'invalid_parameter');
+    expect(both.body.parameter).toBe('since');
   });
 
   it('replays from since, then delivers a real run live; a reconnect with Last-Event-ID skips nothing and repeats nothing', async () => {
