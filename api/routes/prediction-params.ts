@@ -20,6 +20,7 @@
  */
 import type { Request } from 'express';
 import { z } from 'zod';
+import { languageKey } from '../../pipeline/models/prompts.ts';
 import { MARKET_ID, MARKET_ID_CHARS, MAX_MARKET_ID_LENGTH } from '../../pipeline/questions/market-id.ts';
 import { KNOWN_VENUES } from '../../pipeline/venues/known.ts';
 import type { JsonRow } from '../db/convert.ts';
@@ -101,9 +102,14 @@ export function pathLang(req: Request, name = 'lang'): string {
   return raw.toLowerCase();
 }
 
-/** A language of `available` matching `lang` case-insensitively, or a 404 listing them. */
+/**
+ * A language of `available` matching `lang` case-insensitively, or as another code of the same
+ * language (languageKey: `eng` is `en`, `iw` is `he`, as QUORUM_LANGS reads them), or a 404 listing
+ * them.
+ */
 export function matchLang(lang: string, available: readonly string[], name = 'lang'): string {
-  const hit = available.find((l) => l.toLowerCase() === lang);
+  const key = languageKey(lang);
+  const hit = available.find((l) => l.toLowerCase() === lang) ?? available.find((l) => languageKey(l) === key);
   if (hit !== undefined) return hit;
   throw ApiError.notFound(
     available.length === 0
@@ -140,7 +146,7 @@ export const marketIdParam = z
 export const langParam = z
   .string()
   .regex(LANG)
-  .meta({ description: 'Reasoning language (BCP 47 tag, case-insensitive), e.g. en, fr, pt-BR. An unavailable one is a 404 listing the available languages.', example: 'en' });
+  .meta({ description: 'Reasoning language (BCP 47 tag, case-insensitive; another code of the same language, eng or iw, is that language), e.g. en, fr, pt-BR. An unavailable one is a 404 listing the available languages.', example: 'en' });
 
 /**
  * Every venue a question can come from: the synced venues, the ForecastBench import's sources and

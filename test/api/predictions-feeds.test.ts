@@ -316,6 +316,11 @@ describe('GET /api/predictions/lang/{lang}', () => {
     expect(pt.predictions[0].models).toHaveLength(3);
     expect(pt.predictions[0].market_probability).toBeNull();
     expect(ok(await get(server, '/api/predictions/lang/EN')).total).toBe(28);
+    // another code of the same language (ISO 639-2 eng, which QUORUM_LANGS reads as en) is that
+    // language, as the configuration and the probability endpoint read it (it was a 404 listing en)
+    const eng = ok(await get(server, '/api/predictions/lang/eng'));
+    expect([eng.lang, eng.total]).toEqual(['en', 28]);
+    expect(ok(await get(server, '/api/events/lang/ENG/?limit=1')).total).toBe(ok(await get(server, '/api/events/lang/en/?limit=1')).total);
     const crypto = ok(await get(server, '/api/predictions/lang/en?category=Crypto'));
     expect(crypto.total).toBe(13); // metaculus:1554 + the 12 odd bulk questions
     expect(crypto.predictions.every((p: any) => p.category === 'crypto')).toBe(true);
