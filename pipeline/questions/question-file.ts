@@ -13,6 +13,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { firstAliasLine, lineOfPath } from '../text/yaml-lines.ts';
+import { BLANK_TITLE } from '../text/blank-title.ts';
 import { z } from 'zod';
 import { classify } from '../taxonomy/classify.ts';
 import type { Row } from '../sources/registry.ts';
@@ -113,13 +114,23 @@ const EntrySchema = z.strictObject({
   id: z
     .string({ message: 'expected a string' })
     .regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'expected a slug: lower-case letters, digits and -, starting with a letter or digit'),
-  title: z.string({ message: 'expected a string' }).trim().min(1, 'must not be empty'),
+  title: z
+    .string({ message: 'expected a string' })
+    .trim()
+    .min(1, 'must not be empty')
+    // One line of text: an escape sequence or a newline reached the prompts, the feeds and every
+    // terminal printing titles; format characters (an isolate in a bidirectional title) are text.
+    .refine((t) => !/\p{Cc}/u.test(t), 'no control character may appear in a title (a newline, a tab, an escape): one line of text')
+    .refine((t) => !BLANK_TITLE.test(t), 'nothing to read: the title is only invisible characters (a zero-width space)'),
   description: z.string({ message: 'expected a string' }).optional(),
   resolution_criteria: z.string({ message: 'expected a string' }).trim().min(1, 'must not be empty'),
   url: z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' }).optional(),
   category: z.enum(CATEGORIES, { message: `unknown category (expected one of ${CATEGORIES.join(', ')})` }).optional(),
   domain: z.enum(DOMAINS, { message: `unknown domain (expected one of ${DOMAINS.join(', ')})` }).optional(),
-  tags: z.array(z.string({ message: 'expected a string' }).trim().min(1, 'empty tag')).optional(),
+  tags: z
+    .array(z.string({ message: 'expected a string' }).trim().min(1, 'empty tag'))
+    .transform((tags) => [...new Set(tags)]) // a tag given twice is one tag
+    .optional(),
   created_at: instant.optional(),
   close_time: instant,
   resolution: ResolutionSchema,

@@ -12,6 +12,7 @@ import { marketIdProblem } from '../questions/market-id.ts';
 import { classify as defaultClassify, type ClassifyInput } from '../taxonomy/classify.ts';
 import { linkedController } from '../net/deadline.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
+import { BLANK_TITLE } from '../text/blank-title.ts';
 import {
   VenueSyncError,
   type DiscoveryFilters,
@@ -108,13 +109,6 @@ export const DEFAULT_BACKFILL: BackfillOptions = {
 };
 
 
-/**
- * A title with nothing to read: empty once trimmed, or only format and control characters (a
- * zero-width space). Venues take any non-empty string (Manifold's create-market schema does not
- * trim), and such a market would be a question with no text, which neither the ForecastBench
- * import nor the question files accept.
- */
-const BLANK_TITLE = /^[\s\p{Cc}\p{Cf}]*$/u;
 
 export type Normalized = { ok: true; market: MarketSnapshot } | { ok: false; id: string | null; reason: string };
 

@@ -161,6 +161,18 @@ describe('parseQuestionFile: errors name the file, the entry and the field', () 
     expect(e.message).toMatch(/x\.yaml:2: questions\[0\] \(id "u3"\): close_time: missing required field$/);
   });
 
+  it('a title with a control character, or nothing to read, is refused; a tag given twice is kept once (last notes\' list)', () => {
+    // An escape sequence or a newline reached the prompts, the feeds and every terminal printing
+    // titles; a zero-width space alone was a question with no text (venues' titles are refused so).
+    for (const title of ['Rate \u001b[31mcut\u001b[0m by June', 'Rate cut\nby June', '\u200b \u200b']) {
+      const e = errorOf(() => parseQuestionFile(yamlFile([entry({ title })]), { now: NOW }));
+      expect([e.field, e.line], JSON.stringify(title)).toEqual(['title', 3]);
+      expect(e.reason).toMatch(/^(no control character|nothing to read)/);
+    }
+    const ok = parseQuestionFile(yamlFile([entry({ title: 'Taux directeur \u2066BCE\u2069 en juin', category: 'economics', domain: 'macro', tags: ['fed', 'rates', 'fed'] })]), { now: NOW });
+    expect(ok.questions[0]).toMatchObject({ title: 'Taux directeur \u2066BCE\u2069 en juin', tags: ['fed', 'rates'] });
+  });
+
   it('duplicate id', () => {
     const e = errorOf(() => parseQuestionFile(yamlFile([entry(), entry({ id: 'v' }), entry()]), { now: NOW }));
     expect(e.message).toMatch(/questions\[2\] \(id "u3"\): id: duplicate id \(first used by questions\[0\]\)$/);
