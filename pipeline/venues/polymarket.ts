@@ -13,7 +13,8 @@
  *  - question_id = `polymarket:<conditionId>`.
  *  - `outcomes`, `outcomePrices`, `clobTokenIds` are JSON-encoded strings. Only Yes/No markets are
  *    binary; "Yes" is found by name (it is not always first). Anything else is skipped.
- *  - probability = outcomePrices[yes]. Gamma quotes bestBid/bestAsk for the FIRST outcome token;
+ *  - probability = outcomePrices[yes]; ["0","0"] (Gamma's placeholder when it has no price) is
+ *    no price, not YES at 0. Gamma quotes bestBid/bestAsk for the FIRST outcome token;
  *    when "No" is first they are converted to the Yes side (bid = 1 − ask, ask = 1 − bid).
  *    volume = volumeNum, liquidity = liquidityNum (USDC).
  *  - The UMA status is `umaResolutionStatus`, else the last entry of `umaResolutionStatuses` (a
@@ -170,7 +171,8 @@ export function normalizePolymarket(raw: unknown): Normalized {
   // no reason to skip the market.
   const tokens = m.clobTokenIds == null ? null : decodeStrings(m.clobTokenIds);
   const history_key = tokens?.length === 2 ? tokens[yes] ?? null : null;
-  const yesPrice = prices.length === 2 ? prices[yes] ?? null : null;
+  // ["0","0"] is Gamma's placeholder for a market it has no price for (not YES at 0%): no price.
+  const yesPrice = prices.length === 2 && !(prices[0] === 0 && prices[1] === 0) ? prices[yes] ?? null : null;
   // The UMA status: the current one, else the last of the published history (see the module doc).
   const history = m.umaResolutionStatuses == null ? null : decodeStrings(m.umaResolutionStatuses);
   const uma = (blankToNull(m.umaResolutionStatus) ?? blankToNull(history?.at(-1)))?.toLowerCase() ?? null;

@@ -241,6 +241,31 @@ describe('polymarket adapter', () => {
     expect(auto.ok && auto.market.resolution).toMatchObject({ outcome: 1, method: 'polymarket:automatically_resolved' });
   });
 
+  it('outcomePrices ["0","0"] (Gamma\'s "no price" placeholder) is no price observation, not YES at 0 (QA)', async () => {
+    // Gamma answers ["0", "0"] for a market it has no price for, e.g. market 12 of its listing
+    // ("Will Joe Biden get Coronavirus before the election?", `"outcomePrices": "[\"0\", \"0\"]"`,
+    // active: true, liquidityNum 0), as quoted in public Gamma response samples (GitHub code
+    // search: READMEs and notes of Polymarket clients showing GET gamma-api.polymarket.com/markets),
+    // and clients' tests treat it as "no payout" (a Gamma client's test_none_when_void_double_zero).
+    // A YES price of 0 beside a NO price of 0 is not a price: recorded, it said the market gave
+    // YES 0%, and every forecast was compared with that.
+    const base = page0[0] as unknown as Record<string, unknown>;
+    const open = normalizePolymarket({ ...base, outcomePrices: '["0", "0"]' });
+    expect(open.ok && open.market.state).toBe('open');
+    expect(open.ok && open.market.probability).toBeNull();
+    // The other side listed first: the same.
+    const noFirst = normalizePolymarket({ ...base, outcomes: '["No", "Yes"]', outcomePrices: '["0", "0"]' });
+    expect(noFirst.ok && noFirst.market.probability).toBeNull();
+    // A real one-sided price is still a price (YES at 0 when NO is at 1).
+    const zero = normalizePolymarket({ ...base, outcomePrices: '["0", "1"]' });
+    expect(zero.ok && zero.market.probability).toBe(0);
+    // Through a sync: the market is discovered, but no observation is recorded.
+    server = await startReplayServer([{ path: '/markets', responses: [json([{ ...base, outcomePrices: '["0", "0"]' }])] }]);
+    const r = await createPolymarketAdapter({ gammaUrl: server.url, clientOptions: FAST }).sync(ctx());
+    expect(r.questions.map((q) => q.venue_market_id)).toEqual([base.conditionId]);
+    expect(r.market_prices).toEqual([]);
+  });
+
   it('replays current resolution shapes: a [1,0] book that still trades or has no UMA resolution is not final; every resolution names its rule', async () => {
     // Where each market came from: its $comment.
     const shapes = fx('markets-resolution-shapes.json');
