@@ -13,9 +13,11 @@
  * Semantics:
  *  - question_id = `metaculus:<post id>`. Only posts holding one question of type "binary" are
  *    kept (groups, conditionals, notebooks and other types are skipped as non-binary).
- *  - probability = `question.aggregations.recency_weighted.latest.centers[0]` (the community
- *    prediction); when missing (hidden or no forecasts yet) no price is recorded but the question
- *    is still tracked. forecasters = `nr_forecasters`; no volume, liquidity or book.
+ *  - probability = `question.aggregations[default_aggregation_method].latest.centers[0]` (the
+ *    community prediction as Metaculus shows it; `recency_weighted` when no default is named:
+ *    bot-tournament questions default to `unweighted`, and Metaculus then may send no
+ *    recency_weighted at all); when missing (hidden or no forecasts yet) no price is recorded but
+ *    the question is still tracked. forecasters = `nr_forecasters`; no volume, liquidity or book.
  *  - `question.status`: upcoming → not yet open; open; closed → closed; resolved → `resolution`
  *    yes → 1, no → 0, annulled / ambiguous → annulled. Other statuses or resolutions are skipped.
  */
@@ -47,6 +49,8 @@ export const METACULUS_PAGE_SIZE = 100;
 const Latest = z
   .object({ centers: z.array(z.number()).nullish(), forecaster_count: z.number().nullish() })
   .nullish();
+/** One aggregation method's entry; only the default method's is read (and so checked). */
+const Aggregation = z.object({ latest: Latest }).nullish();
 
 const MetaculusQuestion = z.object({
   id: z.number().int(),
@@ -61,9 +65,10 @@ const MetaculusQuestion = z.object({
   scheduled_close_time: z.string().nullish(),
   actual_close_time: z.string().nullish(),
   actual_resolve_time: z.string().nullish(),
-  aggregations: z
-    .object({ recency_weighted: z.object({ latest: Latest }).nullish() })
-    .nullish(),
+  /** The aggregation Metaculus shows as the community prediction (absent: recency_weighted). */
+  default_aggregation_method: z.string().nullish(),
+  /** Keyed by aggregation method; the default one is always there, others only when computed. */
+  aggregations: z.record(z.string(), z.unknown()).nullish(),
 });
 
 const MetaculusPost = z.object({
@@ -94,7 +99,10 @@ export function normalizeMetaculus(raw: unknown): Normalized {
   if (!q) return { ok: false, id, reason: 'non-binary post: no single question (group, conditional or notebook)' };
   if (q.type !== 'binary') return { ok: false, id, reason: `non-binary question: type ${JSON.stringify(q.type)}` };
   const status = (q.status ?? p.status ?? '').toLowerCase();
-  const centers = q.aggregations?.recency_weighted?.latest?.centers;
+  const method = blankToNull(q.default_aggregation_method) ?? 'recency_weighted';
+  const aggregation = Aggregation.safeParse(q.aggregations?.[method]);
+  if (!aggregation.success) return { ok: false, id, reason: `schema: question.aggregations.${method}: ${firstIssue(aggregation.error)}` };
+  const centers = aggregation.data?.latest?.centers;
   const criteria = [blankToNull(q.resolution_criteria), blankToNull(q.fine_print)].filter((s): s is string => s !== null).join('\n\n');
   const close = readClose(q.actual_close_time, q.scheduled_close_time, p.actual_close_time, p.scheduled_close_time);
   const base: MarketSnapshot = {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SourceHttpError } from '../../pipeline/sources/http-client.ts';
-import { createMetaculusAdapter } from '../../pipeline/venues/metaculus.ts';
+import { createMetaculusAdapter, normalizeMetaculus } from '../../pipeline/venues/metaculus.ts';
 import type { VenueSyncContext } from '../../pipeline/venues/types.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 
@@ -77,6 +77,35 @@ describe('metaculus adapter', () => {
     // Tracked, open, no aggregation: no price row, nothing else either.
     expect(r.market_prices.some((p) => p.question_id === 'metaculus:20006')).toBe(false);
     expect(r.skipped.some((s) => s.venue_market_id === '20006')).toBe(false);
+  });
+
+  it("the price is the community prediction of the question's default_aggregation_method, not always recency_weighted (QA)", () => {
+    // Metaculus's serializer (github.com/Metaculus/metaculus, questions/serializers,
+    // serialize_question_aggregations) always emits `aggregations[question.default_aggregation_method]`
+    // and other methods only when computed; the CP the site shows is the default method's. Bot
+    // tournament questions use "unweighted" (clients read `aggregations[default_aggregation_method]`,
+    // e.g. metac-bot-template forks: `qdict.get("default_aggregation_method", ...)`).
+    const base = page1.results[0] as { question: Record<string, unknown> } & Record<string, unknown>;
+    const latest = (p: number) => ({ start_time: 1761900000, end_time: null, forecaster_count: 40, centers: [p], forecast_values: [1 - p, p] });
+    const withAggs = (method: string, aggregations: Record<string, unknown>) =>
+      normalizeMetaculus({ ...base, question: { ...base.question, default_aggregation_method: method, aggregations } });
+    // Only the default method is there (recency_weighted not computed): still a price.
+    const onlyDefault = withAggs('unweighted', { unweighted: { history: [], latest: latest(0.37), score_data: {}, movement: null } });
+    expect(onlyDefault.ok && onlyDefault.market.probability).toBe(0.37);
+    // Both there: the default one, as Metaculus shows it.
+    const both = withAggs('unweighted', { recency_weighted: { history: [], latest: latest(0.6) }, unweighted: { history: [], latest: latest(0.37) } });
+    expect(both.ok && both.market.probability).toBe(0.37);
+    // Default recency_weighted (the usual case) and no default named: recency_weighted, as before.
+    expect((r => r.ok && r.market.probability)(withAggs('recency_weighted', { recency_weighted: { latest: latest(0.6) }, unweighted: { latest: latest(0.37) } }))).toBe(0.6);
+    const { default_aggregation_method: _d, ...noDefault } = base.question;
+    const unnamed = normalizeMetaculus({ ...base, question: { ...noDefault, aggregations: { recency_weighted: { latest: latest(0.6) } } } });
+    expect(unnamed.ok && unnamed.market.probability).toBe(0.6);
+    // The default's CP hidden (latest null): no price, not another method's.
+    const hidden = withAggs('unweighted', { unweighted: { history: [], latest: null }, recency_weighted: { latest: latest(0.6) } });
+    expect(hidden.ok && hidden.market.probability).toBeNull();
+    // Another method in a shape this adapter does not read does not cost the post its price.
+    const odd = withAggs('recency_weighted', { recency_weighted: { latest: latest(0.6) }, metaculus_prediction: { latest: { centers: [null] } } });
+    expect(odd.ok && odd.market.probability).toBe(0.6);
   });
 
   it('never follows `next` off the configured host', async () => {
