@@ -7,7 +7,9 @@
  * the discovery did not return: `GET {base}/markets/{ticker}` (`{ market: … }`; 404 = not found).
  *
  * Semantics:
- *  - question_id = `kalshi:<ticker>`; only `market_type` "binary" (or absent) is kept.
+ *  - question_id = `kalshi:<ticker>`; only `market_type` "binary" (or absent) is kept. The title
+ *    is the market's `title` with its YES side appended, `(Yes: <yes_sub_title>)`, when Kalshi
+ *    names one (the markets of a game or bracket event all carry the event's title).
  *  - Current payloads carry fixed-point decimal strings and no integers: prices and liquidity as
  *    `*_dollars` ("0.6300"), counts as `*_fp` (`volume_fp` "896792.27" contracts,
  *    `open_interest_fp`). They are preferred when present and read exactly (util.fixedPoint: the
@@ -137,9 +139,14 @@ export function normalizeKalshi(raw: unknown): Normalized {
   const probability = bid !== null && ask !== null ? round6((bid + ask) / 2) : last !== null && last > 0 && last < 1 ? last : null;
   const rules = [blankToNull(m.rules_primary), blankToNull(m.rules_secondary)].filter((s): s is string => s !== null).join('\n\n');
   const close = readClose(m.close_time);
+  // Markets of one event share its title ("New York at Houston Winner?") and name their YES side
+  // in yes_sub_title ("New York"): the title says it. Always, when there is one: a title naming
+  // both sides ("New York at Houston") contains either, so containment tells nothing.
+  const title = m.title.trim();
+  const yesSide = blankToNull(m.yes_sub_title);
   const base: MarketSnapshot = {
     id,
-    title: m.title.trim(),
+    title: yesSide && title !== '' && title !== yesSide ? `${title} (Yes: ${yesSide})` : title,
     description: blankToNull(m.subtitle) ?? blankToNull(m.yes_sub_title),
     resolution_criteria: rules === '' ? null : rules,
     url: `https://kalshi.com/markets/${(m.event_ticker ?? id).toLowerCase()}`,

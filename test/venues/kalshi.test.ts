@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SourceHttpError } from '../../pipeline/sources/http-client.ts';
-import { createKalshiAdapter } from '../../pipeline/venues/kalshi.ts';
+import { createKalshiAdapter, normalizeKalshi } from '../../pipeline/venues/kalshi.ts';
 import { VenueSyncError, type VenueSyncContext } from '../../pipeline/venues/types.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 
@@ -206,6 +206,31 @@ describe('kalshi adapter', () => {
     );
     expect(r.close_time_changes).toEqual([{ question_id: 'kalshi:KXPAYROLLS-25SEP-T50000', close_time: t1 }]);
     expect(r.amended_resolutions).toEqual([]);
+  });
+
+  it('markets of one event that share a title are told apart by their YES side: the title names it, not only the description (QA)', () => {
+    // Kalshi's game and bracket events give every market the event's question as its title and
+    // name the YES side in yes_sub_title: KXNBAGAME-26MAR31NYKHOU-NYK is "New York at Houston
+    // Winner?" with yes_sub_title "New York", its sibling -HOU the same title with "Houston" (a
+    // Kalshi client's test fixture, test_market_filter_accepts_full_game_winner_market); bracket
+    // markets likewise (KXHIGHMIA-26JUL21-B92.5: yes_sub_title "91° to 94°, Miami Intl (MIA)").
+    // Taken as is, two questions read "New York at Houston Winner?", one at 0.62 and one at 0.38.
+    const game = (side: string, name: string) =>
+      normalizeKalshi({
+        ticker: `KXNBAGAME-26MAR31NYKHOU-${side}`, event_ticker: 'KXNBAGAME-26MAR31NYKHOU', market_type: 'binary', status: 'active',
+        title: 'New York at Houston Winner?', yes_sub_title: name, no_sub_title: name, close_time: '2026-04-15T03:00:00Z',
+        rules_primary: `If ${name} wins the New York at Houston professional basketball game originally scheduled for Mar 31, 2026, then the market resolves to Yes.`,
+        yes_bid_dollars: '0.6100', yes_ask_dollars: '0.6300',
+      });
+    const nyk = game('NYK', 'New York');
+    const hou = game('HOU', 'Houston');
+    expect(nyk.ok && nyk.market.title).toBe('New York at Houston Winner? (Yes: New York)');
+    expect(hou.ok && hou.market.title).toBe('New York at Houston Winner? (Yes: Houston)');
+    // No YES side named (or the title is it): the title as it is.
+    const same = normalizeKalshi({ ticker: 'KXWTAMATCH-26AUG27VIDBAR-BAR', title: 'Nikola Bartunkova', yes_sub_title: 'Nikola Bartunkova', status: 'active' });
+    expect(same.ok && same.market.title).toBe('Nikola Bartunkova');
+    const none = normalizeKalshi({ ticker: 'KXGDP-25Q4-T3', title: 'Will Q4 2025 GDP growth exceed 3%?', yes_sub_title: '', status: 'active' });
+    expect(none.ok && none.market.title).toBe('Will Q4 2025 GDP growth exceed 3%?');
   });
 
   it('passes max_close_ts for the close window', async () => {
