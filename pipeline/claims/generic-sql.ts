@@ -72,7 +72,9 @@ const TIME = (c: string) =>
   // let `2024-01-3x` be 3 January and `-024-01-01` the year 25 BC, DuckDB's DATE cast being
   // lenient) and a DATE cast check it.
   `CASE WHEN ${c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' THEN TRY_CAST(TRY_CAST(${c} AS DATE) AS TIMESTAMP) ` +
-  `WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|${OFFSET})?)?') ` +
+  // hours 00-23 and minutes 00-59 (QA: DuckDB's casts take 24:00 as the next day's midnight, and
+  // 2024-12-31T24:00 was a claim made in 2025); seconds past 59 the casts refuse
+  `WHEN regexp_full_match(${c}, '\\d{4}-\\d{2}-\\d{2}([Tt ]([01]\\d|2[0-3]):[0-5]\\d(:\\d{2}(\\.\\d{1,9})?)?([Zz]|${OFFSET})?)?') ` +
   // an offset: TIMESTAMPTZ, then UTC; none: UTC already (a time ends in `:mm`, `:ss` or a fraction, so `-hh` at the end is an offset)
   `THEN CASE WHEN regexp_matches(${c}, '([Zz]|[+-]\\d{2}(:?\\d{2})?)$') THEN TRY_CAST(${SECS(c)} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' ` +
   `ELSE TRY_CAST(${SECS(c)} AS TIMESTAMP) END END`;
