@@ -557,6 +557,35 @@ async function sourceConflict(conn: DuckDBConnection, files: readonly ReadFile[]
 }
 
 /**
+ * The first record (file order) giving a source already stored (its slug matched a stored name:
+ * slug.ts) another source_kind or source_url than the stored one, as an ImportError; null when
+ * none does. Stored sources are never rewritten (raw tables are append-only, the stored row is
+ * kept), so such a kind or url was dropped silently while the claims were written (QA). A stored
+ * source without a url (or kind `other`, none given) has that: a url given later is rejected too.
+ */
+async function storedSourceConflict(conn: DuckDBConnection, root: string, files: readonly ReadFile[]): Promise<ImportError | null> {
+  const r = await conn.runAndReadAll(
+    `WITH st AS (SELECT source_slug, min(name) AS name, min(kind) AS kind, min(url) AS url FROM (${rawRelation(root, 'sources')}) GROUP BY source_slug), ` +
+      'k AS (SELECT i.rowid::BIGINT AS pos, i.source_kind AS kind, i.source_url AS url, st.source_slug, st.name, st.kind AS skind, st.url AS surl ' +
+      'FROM _gen_in AS i JOIN _gen_sources AS s ON s.source = i.source JOIN st ON st.source_slug = s.source_slug ' +
+      'WHERE (i.source_kind IS NOT NULL AND i.source_kind IS DISTINCT FROM st.kind) OR (i.source_url IS NOT NULL AND i.source_url IS DISTINCT FROM st.url)) ' +
+      'SELECT * FROM k ORDER BY pos LIMIT 1',
+  );
+  const row = r.getRowObjectsJS()[0];
+  if (!row) return null;
+  const kindDiffers = row.kind !== null && row.kind !== row.skind;
+  const field = kindDiffers ? 'source_kind' : 'source_url';
+  const here = String(kindDiffers ? row.kind : row.url);
+  const stored = kindDiffers ? row.skind : row.surl;
+  const shown = (v: string) => JSON.stringify(v.slice(0, 80));
+  const { file, line } = locate(files, Number(row.pos));
+  return new ImportError(file, line, field,
+    `this source's ${field} is ${shown(here)} here, ${stored === null ? 'none' : shown(String(stored))} stored ` +
+      `(source ${String(row.source_slug)}, ${JSON.stringify(String(row.name))}): a stored source's kind and url never change ` +
+      `(leave ${field} empty to keep the stored one)`);
+}
+
+/**
  * The resolutions this import adds to claims stored open (the same claim again, now with its
  * outcome or realized value), as raw claim_resolutions rows: the claim's own row is never
  * rewritten. Run after firstStoredConflict, so the rest of each such record equals the stored claim.
@@ -718,6 +747,8 @@ export async function importGenericSql(
       const conflict = await sourceConflict(conn, files);
       if (conflict) throw conflict;
     }
+    const storedConflict = await storedSourceConflict(conn, root, files);
+    if (storedConflict) throw storedConflict;
     await stageStoredClaims(conn, root);
     const changed = await firstStoredConflict(conn, root, files);
     if (changed) throw changed;

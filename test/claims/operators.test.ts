@@ -379,4 +379,25 @@ describe('a source\'s kind and url within one import (QA: the first row\'s were 
     await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c1,Caf\u0065\u0301,2024-01-01,probability,x,0.4,,\nc2,Caf\u00e9,2024-01-01,probability,y,0.4,pollster,https://cafe.example\nc3,Café,2024-01-01,probability,z,0.4,pollster,\n' })]]);
     expect(await rawQuery(data, 'SELECT name, kind, url FROM {sources}')).toEqual([{ name: 'Café', kind: 'pollster', url: 'https://cafe.example' }]);
   });
+  it('a later import giving a stored source another source_kind or source_url: rejected at that field, naming the stored one; empty or the same takes it (QA: a new kind or url was dropped silently, the claims written)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c1,Acme,2024-01-01,probability,x,0.4,pollster,https://acme.example\nc2,Zeta,2024-01-01,probability,x,0.4,,\n' })]]);
+    const parts = claimParts(data);
+    for (const [row, field, said] of [
+      ['c3,Acme,2024-01-02,probability,y,0.4,media,', 'source_kind', /"media" here, "pollster" stored/],
+      ['c3,Acme,2024-01-02,probability,y,0.4,,https://acme.example/', 'source_url', /"https:\/\/acme\.example\/" here, "https:\/\/acme\.example" stored/],
+      // none given when stored: "other" and no url
+      ['c3,Zeta,2024-01-02,probability,y,0.4,forecaster,', 'source_kind', /"forecaster" here, "other" stored/],
+      ['c3,Zeta,2024-01-02,probability,y,0.4,,https://zeta.example', 'source_url', /"https:\/\/zeta\.example" here, none stored/],
+    ] as const) {
+      const dir = folder({ 'a.csv': HEAD + 'c0,Acme,2024-01-02,probability,y,0.4,,\n' + row + '\n' });
+      const e = await rejected(data, dir);
+      expect([e.file, e.line, e.field], row).toEqual([join(dir, 'a.csv'), 3, field]);
+      expect(e.reason, row).toMatch(said);
+      expect(claimParts(data)).toEqual(parts);
+    }
+    // the same or empty: taken
+    await importAll(data, [['csv', folder({ 'a.csv': HEAD + 'c3,Acme,2024-01-02,probability,y,0.4,,https://acme.example\nc4,Zeta,2024-01-02,probability,y,0.4,other,\n' })]]);
+    expect(await rawQuery(data, 'SELECT count(*)::INTEGER AS n FROM {claims}')).toEqual([{ n: 4 }]);
+  });
 });
