@@ -95,6 +95,14 @@ export const MAX_HORIZON_DAYS = 36_525;
  */
 export const MAX_ABS_VALUE = 1e100;
 
+/**
+ * The prefixes of the bundled datasets' claim ids (the `claimId`s below). The `csv` format refuses
+ * them (generic-sql.ts): the raw key is claim_id alone, and an operator's `fte-polls:26013:87909`
+ * took the poll's id, so the bundled import, which skips stored keys, then dropped the poll silently
+ * (QA: written 1 of 2, changed 0, the pollster's track record one poll short).
+ */
+export const BUNDLED_CLAIM_ID_PREFIXES = ['fte-polls:', 'fte-2018:', 'fte-senate:', 'cbo:'] as const;
+
 // ---------------------------------------------------------------------------------------------
 // Reading helpers
 

@@ -34,7 +34,7 @@ import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
 import { blankLines, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
-import { GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
+import { BUNDLED_CLAIM_ID_PREFIXES, GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
 const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'category', 'probability', 'side', 'value',
@@ -123,6 +123,8 @@ const CHECKS: [string | null, string, string][] = [
   ['claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)', "NOT regexp_full_match(claim_id, '[A-Za-z0-9][A-Za-z0-9:._-]{0,199}')"],
   ['claim_id', `${OWN_CLAIM_ID_PREFIXES.join(', ')} begin the ids of Quorum's own claims (its models', consensus' and venues'): give this claim another id`,
     OWN_CLAIM_ID_PREFIXES.map((p) => `starts_with(claim_id, '${p}')`).join(' OR ')],
+  ['claim_id', `${BUNDLED_CLAIM_ID_PREFIXES.join(', ')} begin the ids of the bundled datasets' claims (polls, forecasts, CBO projections): give this claim another id`,
+    BUNDLED_CLAIM_ID_PREFIXES.map((p) => `starts_with(claim_id, '${p}')`).join(' OR ')],
   ['source', 'missing required value', 'source IS NULL'],
   ['made_at', 'missing required value', 'made_at IS NULL'],
   ['made_at', 'expected an ISO 8601 date or time', '_made IS NULL'],

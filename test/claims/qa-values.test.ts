@@ -276,6 +276,17 @@ describe('a claim id of Quorum\'s own claims', () => {
   });
 });
 
+describe('a claim id of a bundled dataset', () => {
+  it('fte-polls:, fte-2018:, fte-senate: and cbo: ids are refused at claim_id (QA: an operator\'s fte-polls:26013:87909 took the poll\'s id, and the bundled import then skipped the poll silently: written 1 of 2, changed 0)', async () => {
+    for (const id of ['fte-polls:26013:87909', 'fte-2018:deluxe:TX-S2', 'fte-senate:2008:ak', 'cbo:deficit:1984-02:1984']) {
+      const { e, dir, data } = await rejected({ 'a.csv': HEAD + 'ok1,Pundit,2025-02-01,probability,X,,0.6,yes,,,,,,\n' + `${id},Pundit,2025-02-01,probability,X,,0.1,yes,,,,,0,2025-04-01\n` });
+      expect([e.file, e.line, e.field], id).toEqual([join(dir, 'a.csv'), 3, 'claim_id']);
+      expect(e.reason).toContain('bundled datasets');
+      expect(claimParts(data)).toEqual([]);
+    }
+  });
+});
+
 describe('a claim\'s question_id', () => {
   it('is a question id as the API takes it, its venue stored lower case, and the filter finds it (QA: "Fed cut 2023" and "POLYMARKET:abc" were stored and never found)', async () => {
     const { e, dir } = await rejected({ 'a.csv': HEAD.trimEnd() + ',question_id\nq1,Pundit,2023-01-01,probability,X,,0.8,yes,,,,,1,2023-11-08,Fed cut 2023\n' });
