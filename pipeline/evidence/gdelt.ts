@@ -26,7 +26,9 @@
  *
  * GDELT's answers ({@link parseGdeltJson}): its JSON is not always valid (a title can carry an
  * escape JSON does not have, `\'`, alex9smith/gdelt-doc-api#26 "Invalid \escape", or a raw control
- * character), which made the whole answer unreadable; such a body is read leniently. GDELT answers
+ * character), which made the whole answer unreadable; such a body is read leniently. A headline's
+ * own quotes written unescaped (abresler/gdeltr2#13, jeroen/jsonlite#331) cost that article only:
+ * a whole answer still not JSON is read article by article. GDELT answers
  * a query it refuses with a 200 and a plain-text message (gdelt-doc-api: "Sometimes the API
  * responds to an invalid request with a 200 status code and a text/html content type"): the
  * question gets no GDELT evidence, an error of kind `refused` quoting the message, and the
@@ -127,9 +129,33 @@ export function parseGdeltJson(text: string): unknown {
     const repaired = text
       .replace(/\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})|\\/g, (m) => (m.length > 1 ? m : ''))
       .replace(/[\u0000-\u001f]/g, ' ');
-    if (repaired === text) throw err;
-    return JSON.parse(repaired);
+    try {
+      return JSON.parse(repaired);
+    } catch {
+      const salvaged = salvageArticles(repaired);
+      if (salvaged) return salvaged;
+      throw err;
+    }
   }
+}
+
+/**
+ * A whole ArtList answer (it ends as it began, `{"articles": [` … `]}`) that is still not JSON,
+ * read article by article: GDELT writes a headline's own quotes unescaped (abresler/gdeltr2#13,
+ * jeroen/jsonlite#331), and the article that carries them is left out, not the others with it.
+ * Null for anything else (a body cut off is retried).
+ */
+function salvageArticles(text: string): { articles: unknown[] } | null {
+  if (!/^\s*\{\s*"articles"\s*:\s*\[/.test(text) || !/\]\s*\}\s*$/.test(text)) return null;
+  const articles: unknown[] = [];
+  for (const m of text.matchAll(/\{[^{}]*\}/g)) {
+    try {
+      articles.push(JSON.parse(m[0]));
+    } catch {
+      // the garbled article: left out
+    }
+  }
+  return { articles };
 }
 
 /** GDELT's throttling notice ("Please limit requests to one every 5 seconds or contact …"). */

@@ -122,6 +122,30 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(server.log).toHaveLength(1); // read at once, not retried as a cut-off body
   });
 
+  it("an article whose title GDELT sent with raw quotes costs that article, not the whole answer, and is not asked again", async () => {
+    // GDELT writes a headline's own quotes into its JSON unescaped: abresler/gdeltr2#13 (an ArtList
+    // answer, "lexical error: invalid char in json text" at `de " parceria estratégica " | NOT…`),
+    // and as `\\"` (jeroen/jsonlite#331, GDELT's context API: `{\/p} \\"Many Ohioans find…`). The
+    // lenient reading did not cover it: the whole answer was invalid_json, asked twice more (the
+    // same body each time, 10 s of GDELT's pacing) and the question got no GDELT evidence at all.
+    const raw = JSON.stringify({
+      articles: [
+        article(1, '20251015T123000Z'),
+        article(6, '20251015T110000Z', { title: '__QUOTES__' }),
+        article(7, '20251015T100000Z', { title: '__BACKSLASH__' }),
+        article(4, '20251014T080000Z'),
+      ],
+    })
+      .replace('"__QUOTES__"', '"Fed busca de " parceria estratégica " | NOTÍCIAS"')
+      .replace('"__BACKSLASH__"', '"{\\/p} \\\\"Many Ohioans find the rate cut welcome"');
+    expect(() => JSON.parse(raw)).toThrow();
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [{ body: raw, headers: { 'content-type': 'application/json' } }] }]);
+    const g = await gatherEvidence([question], { providers: [provider(server.url)], asOf, maxPerQuestion: 5 });
+    expect(g.errors).toEqual([]);
+    expect(g.byQuestion.get(question.question_id)!.map((x) => x.url)).toEqual([1, 4].map((i) => article(i, '').url));
+    expect(server.log).toHaveLength(1);
+  });
+
   it("a query GDELT refuses (200, a plain-text message) is kind 'refused', quoting GDELT, and not asked again", async () => {
     // GDELT's answer to a quoted phrase it finds too short, as reported by its users (200, text/html).
     server = await startReplayServer([
