@@ -33,7 +33,9 @@ const lineSchema = z.object({
   published_at: z.string().min(1),
   snippet: z.string().nullish(),
   source_slug: z.string().regex(/^[a-z0-9][a-z0-9-]*$/).nullish(),
-  evidence_id: z.string().min(1).nullish(),
+  // No evidence_id: a line's id is always that of what it shows (lineEvidenceId). One given in the
+  // line was used as is: the same id on two questions' lines was one stored row, and an edited line
+  // keeping it was stored as the old text. A line carrying one is read, the field ignored.
 });
 
 const forecastBenchSchema = z.object({
@@ -121,7 +123,7 @@ export function createLocalEvidenceProvider(opts: LocalEvidenceOptions): LocalEv
             snippet: cut(parsed.snippet),
             source_slug: slug,
           };
-          add(map, { evidence_id: parsed.evidence_id ?? lineEvidenceId(item), ...item });
+          add(map, { evidence_id: lineEvidenceId(item), ...item });
         }
       }
     }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
 import { quorum, REPO } from '../helpers/cli.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
+import { stageRows } from '../../pipeline/forecast/raw-rows.ts';
 import type { TaskQuestion } from '../../pipeline/models/prompts.ts';
 
 const q = (question_id: string): TaskQuestion => ({
@@ -78,6 +79,25 @@ describe('local evidence files', () => {
       if (before === undefined) delete process.env.TZ;
       else process.env.TZ = before;
     }
+  });
+
+  it("a line's own evidence_id (an undocumented field) does not replace the id of what it shows", async () => {
+    // The line schema took an optional evidence_id and used it as the item's id. The raw evidence
+    // table keeps one row per id (the first): two questions' lines carrying the same id were stored
+    // as one row (the first question's), and the second question's forecasts cited its text; an
+    // edited line keeping its id was stored as the old text (what b64116c fixed for lines without one).
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-ev-'));
+    const line = (question_id: string, snippet: string) => JSON.stringify({ evidence_id: 'ev-mine', question_id, title: 'Jobs report', url: 'https://www.bls.gov/x', published_at: '2025-10-01T00:00:00Z', snippet, source_slug: 'bls' });
+    writeFileSync(join(dir, 'a.jsonl'), `${line('x:1', 'Payrolls rose.')}\n${line('x:2', 'Payrolls fell.')}\n`);
+    const asOf = new Date('2025-10-16T00:00:00Z');
+    const p = createLocalEvidenceProvider({ dir });
+    const [a] = await p.retrieve(q('x:1'), { asOf, limit: 5 });
+    const [b] = await p.retrieve(q('x:2'), { asOf, limit: 5 });
+    expect(a!.evidence_id).not.toBe(b!.evidence_id);
+    expect(stageRows([[a!], [b!]], []).evidence.map((r) => r.snippet)).toEqual(['Payrolls rose.', 'Payrolls fell.']);
+    writeFileSync(join(dir, 'a.jsonl'), `${line('x:1', 'Correction: payrolls fell.')}\n`);
+    const [edited] = await createLocalEvidenceProvider({ dir }).retrieve(q('x:1'), { asOf, limit: 5 });
+    expect(edited!.evidence_id).not.toBe(a!.evidence_id);
   });
 
   it('an evidence line edited between runs is stored as edited: each run\'s forecasts cite what their prompts showed', async () => {
