@@ -161,12 +161,13 @@ function salvageArticles(text: string): { articles: unknown[] } | null {
 /** GDELT's throttling notice ("Please limit requests to one every 5 seconds or contact …"). */
 const GDELT_RATE_LIMIT_NOTICE = /^please limit requests\b/i;
 
-/** "20251015T123000Z" → Date (UTC), or null. */
+/** "20251015T123000Z" → Date (UTC), or null; an impossible one (20250230…, hour 24) is null, not rolled over. */
 export function parseSeenDate(s: string): Date | null {
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(s);
   if (!m) return null;
   const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
-  return Number.isNaN(d.getTime()) ? null : d;
+  if (Number.isNaN(d.getTime())) return null;
+  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '') === s ? d : null;
 }
 
 /** Date → "YYYYMMDDHHMMSS" (UTC), GDELT's startdatetime/enddatetime format. */

@@ -365,6 +365,17 @@ describe('GDELT DOC 2.0 provider', () => {
     const g = await gatherEvidence([question], { providers: [leaky], asOf, maxPerQuestion: 5 });
     expect(g.byQuestion.get(question.question_id)!.map((x) => x.evidence_id)).toEqual(['ev-old']);
   });
+
+  it("an impossible seendate (month 13, 30 February, hour 24) is unreadable and its article dropped, not rolled over", async () => {
+    // The header promises that an article whose seendate is unreadable is dropped; Date.UTC rolled
+    // 20250230T120000Z over to 2 March and 20251301T000000Z to 1 January 2026 (the local files'
+    // dates were fixed the same way: pipeline/time/instant.ts).
+    for (const s of ['20251301T000000Z', '20250230T120000Z', '20251015T246000Z', '20251000T000000Z', '20251015T120060Z']) expect(parseSeenDate(s), s).toBeNull();
+    expect(parseSeenDate('20240229T235959Z')?.toISOString()).toBe('2024-02-29T23:59:59.000Z');
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json({ articles: [article(1, '20251015T123000Z'), article(8, '20251000T090000Z'), article(9, '20250931T090000Z')] })] }]);
+    const items = await provider(server.url).retrieve(question, { asOf, limit: 5 });
+    expect(items.map((x) => x.url)).toEqual([article(1, '').url]);
+  });
 });
 
 describe('helpers', () => {
