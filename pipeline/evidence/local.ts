@@ -22,7 +22,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { TaskQuestion } from '../models/prompts.ts';
+import { clip, type TaskQuestion } from '../models/prompts.ts';
 import { parseInstant } from '../time/instant.ts';
 import { evidenceId, publishedBy, type EvidenceProvider, type EvidenceRow, type RetrieveOptions } from './types.ts';
 
@@ -90,7 +90,7 @@ export function createLocalEvidenceProvider(opts: LocalEvidenceOptions): LocalEv
   const cut = (s: string | null | undefined) => {
     const t = (s ?? '').trim();
     if (t === '') return null;
-    return t.length > maxSnippet ? `${t.slice(0, maxSnippet - 1)}…` : t;
+    return clip(t, maxSnippet);
   };
   /** The pipeline's one instant grammar (no offset = UTC), not `new Date()`: see the header. */
   const date = (s: string): Date | null => parseInstant(s);

@@ -99,9 +99,14 @@ export const SNIPPET_CHARS = 600;
 export const EVIDENCE_TITLE_CHARS = 200;
 export const EVIDENCE_URL_CHARS = 300;
 
-/** `text` cut to `max` characters, the cut marked with an ellipsis. */
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+/**
+ * `text` cut to `max` characters, the cut marked with an ellipsis; never between the two halves of
+ * a surrogate pair (an emoji): a lone surrogate makes the request JSON that strict parsers refuse.
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 2] ?? '') ? max - 2 : max - 1;
+  return `${text.slice(0, end)}…`;
 }
 
 const DEFAULT_DIR = fileURLToPath(new URL('../../data/prompts/', import.meta.url));

@@ -356,6 +356,26 @@ describe('GDELT DOC 2.0 provider', () => {
     expect(p.evidence_ids).toEqual(items.map((x) => x.evidence_id));
   });
 
+  it('an emoji where a title or snippet is cut does not leave half a surrogate pair in the prompt (a request serde_json-based APIs refuse)', async () => {
+    // clip() cut at UTF-16 units: a 201-unit GDELT headline with 📈 at units 198-199 left a lone
+    // high surrogate before the ellipsis. JSON.stringify writes it as "\\ud83d", which strict
+    // parsers refuse: Anthropic's API answers 400 "The request body is not valid JSON: no low
+    // surrogate in string" (anthropics/claude-code#8272, anomalyco/opencode#13985), so every call
+    // shown that item failed. The local files' 2,000-character snippet cut did the same.
+    const title = `${'a'.repeat(198)}📈 stocks rally`;
+    server = await startReplayServer([{ path: '/api/v2/doc/doc', responses: [json({ articles: [article(1, '20251015T123000Z', { title })] })] }]);
+    const g = await gatherEvidence([question], { providers: [provider(server.url)], asOf, maxPerQuestion: 5 });
+    const p = renderPrompt({ mode: 'augmented', question, market: null, evidence: g.byQuestion.get(question.question_id)! }, { asOf });
+    expect(p.user).toContain(`[1] ${'a'.repeat(198)}…`);
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    expect(p.user).not.toMatch(lone);
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-ev-'));
+    writeFileSync(join(dir, 'a.jsonl'), JSON.stringify({ question_id: question.question_id, title: 'Long', published_at: '2025-10-01', snippet: `${'s'.repeat(1998)}📈 and more` }));
+    const [local] = await createLocalEvidenceProvider({ dir }).retrieve(question, { asOf, limit: 5 });
+    expect(local!.snippet).not.toMatch(lone);
+    expect(local!.snippet).toBe(`${'s'.repeat(1998)}…`);
+  });
+
   it('gatherEvidence drops a future item even if a provider returns it', async () => {
     const leaky = { name: 'leaky', retrieve: async () => [
       { evidence_id: 'ev-old', question_id: question.question_id, retrieved_at: new Date(), title: 'old', url: null, published_at: new Date('2025-10-15T00:00:00Z'), snippet: null, source_slug: 'x' },
