@@ -59,6 +59,11 @@ function lineEvidenceId(item: Omit<Stored, 'evidence_id'>): string {
   return evidenceId(item.source_slug, item.question_id, content);
 }
 
+/** A file's text without a leading byte order mark (an editor's, which JSON.parse refuses on the first line). */
+function readText(file: string): string {
+  return readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+}
+
 export interface LocalEvidenceOptions {
   /** Directory of `*.jsonl` evidence files (missing: none). */
   dir?: string;
@@ -100,7 +105,7 @@ export function createLocalEvidenceProvider(opts: LocalEvidenceOptions): LocalEv
     if (opts.dir && existsSync(opts.dir)) {
       for (const name of readdirSync(opts.dir).filter((f) => f.endsWith('.jsonl')).sort()) {
         const file = join(opts.dir, name);
-        for (const line of readFileSync(file, 'utf8').split('\n')) {
+        for (const line of readText(file).split('\n')) {
           if (!line.trim() || line.trimStart().startsWith('#')) continue;
           let parsed: z.infer<typeof lineSchema> | null = null;
           try {
@@ -131,7 +136,7 @@ export function createLocalEvidenceProvider(opts: LocalEvidenceOptions): LocalEv
       const file = join(dir, 'questions_market.jsonl');
       if (!existsSync(file)) continue;
       const earliest = new Map<string, { rec: z.infer<typeof forecastBenchSchema>; at: Date }>();
-      for (const line of readFileSync(file, 'utf8').split('\n')) {
+      for (const line of readText(file).split('\n')) {
         if (!line.trim()) continue;
         let rec: z.infer<typeof forecastBenchSchema> | null = null;
         try {

@@ -81,6 +81,19 @@ describe('local evidence files', () => {
     }
   });
 
+  it('a file saved with a UTF-8 byte order mark (Windows Notepad) keeps its first line', async () => {
+    // The first line began with U+FEFF, which JSON.parse refuses: the file's first item was skipped
+    // as malformed (the run warned of a malformed line the operator cannot see). The project's other
+    // file readers drop the mark (pipeline/import/csv.ts, pipeline/claims/csv-lines.ts).
+    const dir = mkdtempSync(join(tmpdir(), 'quorum-ev-'));
+    const line = (i: number) => JSON.stringify({ question_id: 'x:1', title: `Report ${i}`, url: `https://a/${i}`, published_at: '2025-10-0' + i, snippet: 's' });
+    writeFileSync(join(dir, 'a.jsonl'), `\uFEFF${line(1)}\r\n${line(2)}\r\n`);
+    const p = createLocalEvidenceProvider({ dir });
+    const items = await p.retrieve(q('x:1'), { asOf: new Date('2025-10-16T00:00:00Z'), limit: 10 });
+    expect(items.map((x) => x.title)).toEqual(['Report 2', 'Report 1']);
+    expect(p.skipped).toEqual({});
+  });
+
   it("a line's own evidence_id (an undocumented field) does not replace the id of what it shows", async () => {
     // The line schema took an optional evidence_id and used it as the item's id. The raw evidence
     // table keeps one row per id (the first): two questions' lines carrying the same id were stored
