@@ -22,7 +22,10 @@
 --    pairs whose shared rare terms plus the most their common terms could add (Cauchy-Schwarz
 --    bound) stay below every threshold are dropped unexamined. The cosine of the others is the
 --    full dot product over every shared term.
---  * similar: text cosine >= similar_threshold, a < b.
+--  * similar: text cosine >= similar_threshold, a < b; sign -1 when exactly one of the two titles
+--    is negated, as for same_event below (QA: a question and its negation on one venue, no
+--    same_event as that needs two, were a similar link of sign 1, a clustering edge of
+--    97_theses.sql: the negation joined the event's computed thesis as if it agreed).
 --  * same_event: title cosine >= same_event_threshold, different venues, and the numbers and
 --    month names of one title (years, dates, prices; "July", "Sept") all in the other's (2025 vs
 --    2026, March 15 vs March 31, "in 2025" vs "before July" are different events; a title that
@@ -158,9 +161,13 @@ LEFT JOIN _link_blocked AS cb ON cb.field = c.field AND cb.question_id = c.b AND
 GROUP BY c.field, c.a, c.b, c.dot_rare;
 
 CREATE OR REPLACE TABLE _links_computed AS
-SELECT a, b, 'similar' AS kind, 1 AS sign, cosine AS strength
-FROM _link_cosine, _structure_params AS sp
-WHERE field = 'text' AND cosine >= sp.similar_threshold
+SELECT c.a, c.b, 'similar' AS kind,
+       CASE WHEN na.negated <> nb.negated THEN -1 ELSE 1 END AS sign, c.cosine AS strength
+FROM _link_cosine AS c
+CROSS JOIN _structure_params AS sp
+JOIN _link_negated AS na ON na.question_id = c.a
+JOIN _link_negated AS nb ON nb.question_id = c.b
+WHERE c.field = 'text' AND c.cosine >= sp.similar_threshold
 UNION ALL
 SELECT c.a, c.b, 'same_event' AS kind,
        CASE WHEN na.negated <> nb.negated THEN -1 ELSE 1 END AS sign, c.cosine AS strength

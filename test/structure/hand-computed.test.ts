@@ -102,6 +102,47 @@ describe('computed theses: the clustering graph and a thesis without consensus (
   });
 });
 
+describe('computed theses: a question phrased as another\'s negation is not clustered with it (QA)', () => {
+  let f: Fixture;
+  let runId: string;
+  const T = new Date('2026-01-02T00:00:00Z');
+  beforeAll(async () => {
+    // One event on three venues, and its negation on Manifold beside the positive phrasing: on one
+    // venue the pair is no same_event (that needs two venues), only a `similar` link (the negation
+    // marker is a stop word), and it had sign 1: a clustering edge, so the negation joined the
+    // thesis with sign +1, its 0.2 averaged with the others' 0.8 as if it agreed (consensus 0.67
+    // for 0.8). Now the similar link of a negated pair has sign −1, as a same_event has.
+    f = fixture();
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:e1', 'Will the orbital elevator be completed?'),
+        question('manifold:e2', 'Will the orbital elevator not be completed?'),
+        question('kalshi:e3', 'Will the orbital elevator be completed?'),
+        question('polymarket:e4', 'Will the orbital elevator be completed?'),
+        question('manifold:x1', 'kiwi lemon'), // (other documents: a term in every one weighs 0)
+        question('manifold:x2', 'mango papaya'),
+      ],
+      forecasts: [
+        ...forecasts('r-neg', 'manifold:e1', T, [0.8, 0.8, 0.8, 0.8]),
+        ...forecasts('r-neg', 'manifold:e2', T, [0.2, 0.2, 0.2, 0.2]),
+        ...forecasts('r-neg', 'kalshi:e3', T, [0.8, 0.8, 0.8, 0.8]),
+        ...forecasts('r-neg', 'polymarket:e4', T, [0.8, 0.8, 0.8, 0.8]),
+      ],
+    });
+    runId = await publish(f, T);
+  });
+  afterAll(() => f.cleanup());
+
+  it('the negated question is left out of the computed thesis of the event', async () => {
+    const links = await snapshotRows(f.dataDir, runId, `SELECT kind, sign FROM {question_links} WHERE a = 'manifold:e1' AND b = 'manifold:e2'`);
+    expect(links).toEqual([{ kind: 'similar', sign: -1 }]);
+    const members = await snapshotRows(f.dataDir, runId, `SELECT question_id FROM {thesis_members} ORDER BY question_id`);
+    expect(members.map((m) => m.question_id)).toEqual(['kalshi:e3', 'manifold:e1', 'polymarket:e4']);
+    const [t] = await snapshotRows(f.dataDir, runId, `SELECT consensus FROM {theses}`);
+    expect(t!.consensus).toBeCloseTo(0.8, 9);
+  });
+});
+
 describe('theses: log-odds consensus, vintages and their scores', () => {
   let f: Fixture;
   let run1: string;
