@@ -30,7 +30,8 @@
 --    month names of one title (years, dates, prices; "July", "Sept") all in the other's (2025 vs
 --    2026, March 15 vs March 31, "in 2025" vs "before July" are different events; a title that
 --    omits the year is not), a < b. Negation
---    markers (not, no) are stop words, so "Will X happen" and "Will X not happen" match; sign is
+--    markers (not, no; a contraction such as "won't" or "doesn't" is read as "will not", "does
+--    not") are stop words, so "Will X happen" and "Will X not happen" match; sign is
 --    -1 when exactly one of the two titles is negated (an odd number of markers).
 -- Curated links (origin curated) come first: a computed link of the same (a, b, kind) is dropped.
 -- Symmetric kinds are stored with a < b; implies keeps its direction (a implies b). Links whose
@@ -67,12 +68,21 @@ SELECT unnest([
 CREATE OR REPLACE TEMP MACRO _link_plain_text(s) AS
   regexp_replace(coalesce(s, ''), '</?[A-Za-z][^<>]*>|&#?[A-Za-z0-9]+;', ' ', 'g');
 
+-- A venue's text lower-cased, its negating contractions spelled out ("won't" → "will not",
+-- "can't" → "can not", "doesn’t" → "does not"; either apostrophe): split on the apostrophe,
+-- "won't" was the terms "won" and "t" and no negation marker, so "X won't happen" was the same
+-- event as "Will X happen?" with sign +1 (QA).
+CREATE OR REPLACE TEMP MACRO _link_words(s) AS
+  regexp_replace(regexp_replace(regexp_replace(regexp_replace(lower(_link_plain_text(s)),
+    '\bwon[''’]t\b', 'will not', 'g'), '\bcan[''’]t\b', 'can not', 'g'), '\bshan[''’]t\b', 'shall not', 'g'),
+    'n[''’]t\b', ' not', 'g');
+
 -- One document per question: the tokens of the title and of the description (split once each;
 -- the text document is their concatenation).
 CREATE OR REPLACE TABLE _link_docs AS
 SELECT question_id, venue, coalesce(category, '') AS block,
-       regexp_split_to_array(lower(_link_plain_text(title)), '[^a-z0-9]+') AS title_tokens,
-       regexp_split_to_array(lower(_link_plain_text(description)), '[^a-z0-9]+') AS description_tokens
+       regexp_split_to_array(_link_words(title), '[^a-z0-9]+') AS title_tokens,
+       regexp_split_to_array(_link_words(description), '[^a-z0-9]+') AS description_tokens
 FROM questions;
 
 -- Negated titles (an odd number of negation markers) and the date tokens of each title: its

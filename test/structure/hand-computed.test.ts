@@ -121,6 +121,11 @@ describe('computed theses: a question phrased as another\'s negation is not clus
         question('polymarket:e4', 'Will the orbital elevator be completed?'),
         question('manifold:x1', 'kiwi lemon'), // (other documents: a term in every one weighs 0)
         question('manifold:x2', 'mango papaya'),
+        // One event on three venues, negated by a contraction on two of them (an ASCII and a
+        // typographic apostrophe, as venues write them)
+        question('manifold:l1', 'Will the lunar base open in 2030?'),
+        question('polymarket:l2', "The lunar base won't open in 2030"),
+        question('kalshi:l3', 'Lunar base doesn\u2019t open in 2030'),
       ],
       forecasts: [
         ...forecasts('r-neg', 'manifold:e1', T, [0.8, 0.8, 0.8, 0.8]),
@@ -140,6 +145,23 @@ describe('computed theses: a question phrased as another\'s negation is not clus
     expect(members.map((m) => m.question_id)).toEqual(['kalshi:e3', 'manifold:e1', 'polymarket:e4']);
     const [t] = await snapshotRows(f.dataDir, runId, `SELECT consensus FROM {theses}`);
     expect(t!.consensus).toBeCloseTo(0.8, 9);
+  });
+
+  it('a title negated by a contraction ("won\'t", "doesn’t") is negated: a same_event of sign −1 with the plain one', async () => {
+    // The negation markers were the words "not" and "no" alone: "won't" split into "won" and "t",
+    // so "The lunar base won't open in 2030" was the same event as "Will the lunar base open in
+    // 2030?" with sign +1, its price compared with the other's as the same YES (and the
+    // coherence checks held the two forecasts to be equal).
+    const links = await snapshotRows(
+      f.dataDir,
+      runId,
+      `SELECT a, b, sign FROM {question_links} WHERE kind = 'same_event' AND a IN ('kalshi:l3', 'manifold:l1', 'polymarket:l2') ORDER BY a, b`,
+    );
+    expect(links).toEqual([
+      { a: 'kalshi:l3', b: 'manifold:l1', sign: -1 },
+      { a: 'kalshi:l3', b: 'polymarket:l2', sign: 1 },
+      { a: 'manifold:l1', b: 'polymarket:l2', sign: -1 },
+    ]);
   });
 });
 
