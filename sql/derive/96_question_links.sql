@@ -31,7 +31,7 @@
 --    2026, March 15 vs March 31, "in 2025" vs "before July" are different events; a title that
 --    omits the year is not), a < b. Negation
 --    markers (not, no; a contraction such as "won't" or "doesn't" is read as "will not", "does
---    not") are stop words, so "Will X happen" and "Will X not happen" match; sign is
+--    not"; "No." before a number, "No. 1", is the word number) are stop words, so "Will X happen" and "Will X not happen" match; sign is
 --    -1 when exactly one of the two titles is negated (an odd number of markers).
 -- Curated links (origin curated) come first: a computed link of the same (a, b, kind) is dropped.
 -- Symmetric kinds are stored with a < b; implies keeps its direction (a implies b). Links whose
@@ -71,11 +71,13 @@ CREATE OR REPLACE TEMP MACRO _link_plain_text(s) AS
 -- A venue's text lower-cased, its negating contractions spelled out ("won't" → "will not",
 -- "can't" → "can not", "doesn’t" → "does not"; either apostrophe): split on the apostrophe,
 -- "won't" was the terms "won" and "t" and no negation marker, so "X won't happen" was the same
--- event as "Will X happen?" with sign +1 (QA).
+-- event as "Will X happen?" with sign +1 (QA). "No." before a number is the abbreviation of
+-- number ("No. 1", "No.2"), not the negation marker "no": "debut at No. 1" and "debut at #1" were
+-- one event of sign -1 (QA).
 CREATE OR REPLACE TEMP MACRO _link_words(s) AS
-  regexp_replace(regexp_replace(regexp_replace(regexp_replace(lower(_link_plain_text(s)),
+  regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(lower(_link_plain_text(s)),
     '\bwon[''’]t\b', 'will not', 'g'), '\bcan[''’]t\b', 'can not', 'g'), '\bshan[''’]t\b', 'shall not', 'g'),
-    'n[''’]t\b', ' not', 'g');
+    'n[''’]t\b', ' not', 'g'), '\bno\.\s*([0-9])', 'number \1', 'g');
 
 -- One document per question: the tokens of the title and of the description (split once each;
 -- the text document is their concatenation).

@@ -126,6 +126,9 @@ describe('computed theses: a question phrased as another\'s negation is not clus
         question('manifold:l1', 'Will the lunar base open in 2030?'),
         question('polymarket:l2', "The lunar base won't open in 2030"),
         question('kalshi:l3', 'Lunar base doesn\u2019t open in 2030'),
+        // One event, "No. 1" (the abbreviation of number, no negation) on one venue, "#1" on another
+        question('manifold:n1', 'Will the Zorbo album debut at No. 1 in 2030?'),
+        question('polymarket:n2', 'Will the Zorbo album debut at #1 in 2030?'),
       ],
       forecasts: [
         ...forecasts('r-neg', 'manifold:e1', T, [0.8, 0.8, 0.8, 0.8]),
@@ -161,6 +164,16 @@ describe('computed theses: a question phrased as another\'s negation is not clus
       { a: 'kalshi:l3', b: 'manifold:l1', sign: -1 },
       { a: 'kalshi:l3', b: 'polymarket:l2', sign: 1 },
       { a: 'manifold:l1', b: 'polymarket:l2', sign: -1 },
+    ]);
+  });
+
+  it('"No. 1" is a number, not a negation: a same_event of sign +1 with "#1"', async () => {
+    // "no" is a negation marker, and "No. 1" was read as one: the pair was the same event with
+    // sign −1, each price read as the other's NO (and, on one venue, a similar link of sign −1).
+    const links = await snapshotRows(f.dataDir, runId, `SELECT kind, sign FROM {question_links} WHERE a = 'manifold:n1' AND b = 'polymarket:n2' ORDER BY kind`);
+    expect(links).toEqual([
+      { kind: 'same_event', sign: 1 },
+      { kind: 'similar', sign: 1 },
     ]);
   });
 });
