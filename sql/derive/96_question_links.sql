@@ -26,7 +26,8 @@
 --    is negated, as for same_event below (QA: a question and its negation on one venue, no
 --    same_event as that needs two, were a similar link of sign 1, a clustering edge of
 --    97_theses.sql: the negation joined the event's computed thesis as if it agreed).
---  * same_event: title cosine >= same_event_threshold, different venues, and the numbers and
+--  * same_event: title cosine >= same_event_threshold, different venues, and the numbers (every
+--    token with a digit, an ordinal as its number: "1st" is 1, "$90k" is 90k) and
 --    month names of one title (years, dates, prices; "July", "Sept") all in the other's (2025 vs
 --    2026, March 15 vs March 31, "in 2025" vs "before July" are different events; a title that
 --    omits the year is not), a < b. Negation
@@ -89,12 +90,17 @@ FROM questions;
 
 -- Negated titles (an odd number of negation markers) and the date tokens of each title: its
 -- numbers and month names (QA: "Starmer out in 2025?" and "Starmer out before July?" matched, as
--- a month was no date token, and showed a 39-point cross-venue gap between two deadlines).
+-- a month was no date token, and showed a 39-point cross-venue gap between two deadlines). A
+-- number is every token with a digit ("1st", "$90k", "q2"), an ordinal read as its number ("31st"
+-- is 31): only digits alone counted, so "1st round" and "2nd round", "$90k" and "$80k" had the
+-- same numbers and were one event (QA).
 CREATE OR REPLACE TABLE _link_negated AS
 SELECT question_id, len(list_filter(title_tokens, t -> t IN ('not', 'no'))) % 2 = 1 AS negated,
-       list_filter(title_tokens, t -> t <> '' AND (regexp_full_match(t, '[0-9]+') OR t IN (
-         'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
-         'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec'))) AS numbers
+       list_transform(
+         list_filter(title_tokens, t -> t <> '' AND (regexp_matches(t, '[0-9]') OR t IN (
+           'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+           'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec'))),
+         t -> regexp_replace(t, '^([0-9]+)(st|nd|rd|th)$', '\1')) AS numbers
 FROM _link_docs;
 
 -- Term counts per document and field (one pass: a title term counts in both fields).

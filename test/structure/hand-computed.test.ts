@@ -129,6 +129,11 @@ describe('computed theses: a question phrased as another\'s negation is not clus
         // One event, "No. 1" (the abbreviation of number, no negation) on one venue, "#1" on another
         question('manifold:n1', 'Will the Zorbo album debut at No. 1 in 2030?'),
         question('polymarket:n2', 'Will the Zorbo album debut at #1 in 2030?'),
+        // Two rounds of one election (two events), and one deadline written "31st" and "31" (one)
+        question('manifold:k1', 'Will Ada Zorn win the 1st round of the 2030 Ruritanian election?'),
+        question('polymarket:k2', 'Will Ada Zorn win the 2nd round of the 2030 Ruritanian election?'),
+        question('manifold:p1', 'Will the Zembla parliament dissolve by December 31st, 2030?'),
+        question('polymarket:p2', 'Will the Zembla parliament dissolve by December 31, 2030?'),
       ],
       forecasts: [
         ...forecasts('r-neg', 'manifold:e1', T, [0.8, 0.8, 0.8, 0.8]),
@@ -165,6 +170,15 @@ describe('computed theses: a question phrased as another\'s negation is not clus
       { a: 'kalshi:l3', b: 'polymarket:l2', sign: 1 },
       { a: 'manifold:l1', b: 'polymarket:l2', sign: -1 },
     ]);
+  });
+
+  it('a number with letters ("1st", "2nd", "$90k") is a number: the first and second rounds are two events', async () => {
+    // Only tokens of digits alone were numbers, so "1st round" and "2nd round" (and "$90k" and
+    // "$80k") had the same numbers, and their titles, alike in every other word, one event: the
+    // first round's price was compared with the second's as a cross-venue gap. An ordinal is
+    // its number: "December 31st" and "December 31" are one deadline.
+    const links = await snapshotRows(f.dataDir, runId, `SELECT a, b, sign FROM {question_links} WHERE kind = 'same_event' AND a IN ('manifold:k1', 'manifold:p1') ORDER BY a`);
+    expect(links).toEqual([{ a: 'manifold:p1', b: 'polymarket:p2', sign: 1 }]);
   });
 
   it('"No. 1" is a number, not a negation: a same_event of sign +1 with "#1"', async () => {
