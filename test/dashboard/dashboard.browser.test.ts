@@ -292,6 +292,11 @@ describe('the dashboard in Chromium', () => {
     const scored = resolved.filter((p) => p.disagreement?.sd != null && p.ai_error !== null).length;
     expect(scored).toBeGreaterThan(10);
     expect(await page.$$eval('#disagreement .q-point circle', (c) => c.length)).toBe(scored);
+    // its x axis names no count of models: the models file sets how many there are, and a failed
+    // call leaves a question with one fewer (QA: "sd of the four models", here beside questions of three)
+    expect(resolved.some((p) => (p as { n_models?: number }).n_models === 3), 'a question one model failed on').toBe(true);
+    const xLabel = await page.$eval('#disagreement svg [aria-label="x-axis label"]', (e) => e.textContent);
+    expect(xLabel).toMatch(/^disagreement \(sd of the models' forecasts\)/);
     // leaderboard, information value and the disagreement test need an api-plan key: said, not called
     expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(3);
     expect(await page.$eval('[data-state="locked"]', (e) => e.textContent)).toMatch(/api plan.*anonymous public-beta access does not include it/);

@@ -146,7 +146,8 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       h('figcaption', {}, 'How much each step of information lowers the Brier score; right of zero helps.'))));
   } else root.append(panel('Value of each information mode', notice(info, 'The information-value analysis')));
 
-  // Disagreement against error. The resolved predictions carry each question's headline consensus
+  // Disagreement against error (the x axis names no count of models: the models file sets it, and a
+  // model whose call failed leaves a question with one fewer). The resolved predictions carry each question's headline consensus
   // only, so the scatter is the headline's in every mode; the verdict under it is the headline's
   // too (the same basis), and another mode's verdict is added, labelled as not drawn.
   const disPanel = panel('Disagreement against error');
@@ -155,7 +156,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       .filter((p) => p.disagreement?.sd !== null && p.disagreement?.sd !== undefined && p.ai_error !== null)
       .map((p) => ({ x: p.disagreement!.sd!, y: p.ai_error!, label: p.title }));
     if (pts.length === 0) disPanel.append(nothingMatches(undefined, 'No resolved question with a scored consensus yet: the chart fills in once questions resolve.'));
-    else disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the four models)', yLabel: 'consensus Brier' }),
+    else disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the models\' forecasts)', yLabel: 'consensus Brier' }),
       h('figcaption', {}, `Headline consensus of the ${pts.length} most recently resolved questions (public), with a linear fit and its 95% band`,
         mode === 'headline' ? '.' : `; the resolved predictions carry the headline consensus only, so this chart is not of the ${mode} mode.`)));
   } else disPanel.append(notice(resolved, 'Resolved predictions'));
