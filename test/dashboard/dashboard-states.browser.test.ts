@@ -30,6 +30,8 @@ const AGI_QA = 'Artificial general intelligence is declared before the end of 20
 const LONG_RUN = 'Long Run Polling';
 /** A source of value claims only: no directional claim, so no year has an accuracy score. */
 const VALUE_ONLY = 'Value Only Office';
+/** A sample question the test annuls (a resolution with no outcome, as Manifold's CANCEL): its page says "Annulled on". */
+const ANNULLED = 'manifold:QzSy62yqM276J3Gvi13o';
 /** An evidence snippet over 400 characters long, non-ASCII, with an emoji across UTF-16 units 280 and 281. */
 const LONG_SNIPPET = `${'Zürich rates '.repeat(21)}rates 😀 ${'held steady '.repeat(11)}`;
 /** The pro plan's daily limit on this server: small, so a pro key's page runs into it (429). */
@@ -111,6 +113,8 @@ beforeAll(async () => {
   await writeRaw(dir, {
     forecasts: Array.from({ length: 1001 }, (_, i) =>
       forecasts(`r-hist-${i}`, 'quorum:qa-rate-2032', new Date(Date.UTC(2025, 1, 1) + i * 3_600_000), [0.2, 0.25, 0.3, 0.35])).flat(),
+    // a sample question its venue cancelled: an annulment (no outcome), with the venue's reason
+    resolutions: [{ question_id: ANNULLED, outcome: null, resolved_at: new Date('2025-12-01T12:00:00Z'), source_slug: 'manifold', retrieved_at: new Date('2025-12-02T00:00:00Z'), method: 'manifold:cancel', annulled_reason: 'CANCEL' }],
   });
   const run = quorum(['run'], env); // a live run: reads the question file, forecasts with the simulator
   expect(run.status, run.stderr).toBe(0);
@@ -648,6 +652,16 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(await page.$eval('p.meta', (m) => m.textContent)).toContain('closes 2030-12-31 (UTC)');
     const headings = await page.$$eval('main h2', (hs) => hs.map((x) => x.textContent));
     expect(headings).toEqual(expect.arrayContaining(['Lifecycle (dates in UTC)', 'Evidence (dates in UTC)']));
+    // a resolution's date says UTC too, and an annulment reads as one, not as an outcome (QA:
+    // "Resolved annulled on 2025-12-01"); a YES or NO reads "Resolved YES/NO on"
+    const resolutionLine = () => page.$$eval('main p', (ps) => ps.map((p) => p.textContent ?? '').find((t) => / on (\d{4}-\d\d-\d\d \(UTC\)|–)( \(.*\))? per /.test(t)));
+    expect((await get(server, `/api/predictions/${encodeURIComponent(ANNULLED)}`)).body.resolution).toMatchObject({ outcome: null, annulled: true });
+    await open(page, `#/questions/${encodeURIComponent(ANNULLED)}`);
+    expect(await resolutionLine()).toMatch(/^Annulled on 2025-12-01 \(UTC\) \(CANCEL\) per /);
+    // infer:1554 resolved to 0 in the sample's resolutions_market.csv
+    expect((await get(server, '/api/predictions/infer%3A1554')).body.resolution).toMatchObject({ outcome: 0, annulled: false });
+    await open(page, '#/questions/infer%3A1554');
+    expect(await resolutionLine()).toMatch(/^Resolved NO on \d{4}-\d\d-\d\d \(UTC\) per /);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });

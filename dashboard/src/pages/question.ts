@@ -23,7 +23,7 @@ interface Detail {
   history_truncated?: boolean;
   evidence: { evidence_id: string; title: string | null; url: string | null; published_at: string | null; snippet: string | null; source: { name: string | null } | null }[];
   other_venues?: { question_id: string; venue: string | null; title: string | null; sign: number; market_probability: number | null; implied_probability: number | null; gap: number | null }[];
-  resolution: { outcome: number | null; resolved_at: string | null; source: { name: string | null; url: string | null } | null; evidence_excerpt: string | null } | null;
+  resolution: { outcome: number | null; annulled?: boolean; annulled_reason?: string | null; resolved_at: string | null; source: { name: string | null; url: string | null } | null; evidence_excerpt: string | null } | null;
 }
 interface Lifecycle { states: { seq: number; state: string; at: string | null; reason: string | null }[]; taxonomy: { horizon: { days: number | null; bucket: string | null } | null } | null }
 
@@ -102,7 +102,9 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   if (d.resolution) {
     const r = d.resolution;
     root.append(panel('Resolution and scores',
-      h('p', {}, `Resolved ${r.outcome === 1 ? 'YES' : r.outcome === 0 ? 'NO' : 'annulled'} on ${r.resolved_at ? `${r.resolved_at.slice(0, 10)} (UTC)` : '–'} per `,
+      // An annulment is no outcome: "Annulled on …", with the source's reason when it gives one
+      // (QA: "Resolved annulled on …"); YES and NO read "Resolved YES on …".
+      h('p', { id: 'resolution' }, `${r.outcome === 1 ? 'Resolved YES' : r.outcome === 0 ? 'Resolved NO' : 'Annulled'} on ${r.resolved_at ? `${r.resolved_at.slice(0, 10)} (UTC)` : '–'}${r.outcome !== 1 && r.outcome !== 0 && r.annulled_reason ? ` (${r.annulled_reason})` : ''} per `,
         webUrl(r.source?.url) ? h('a', { href: webUrl(r.source?.url), rel: 'noopener noreferrer' }, firstText(r.source?.name, r.source?.url)) : firstText(r.source?.name, 'its source'), r.evidence_excerpt ? ` (“${r.evidence_excerpt}”)` : ''),
       tableRegion('Scores per mode', h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['mode', 'consensus Brier', 'market Brier', 'direction'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, d.modes.filter((m) => m.scores).map((m) => h('tr', {}, h('td', {}, m.mode), h('td', { class: 'num' }, num(m.scores!.brier)), h('td', { class: 'num' }, num(m.scores!.market_brier)), h('td', {}, m.scores!.direction ?? '–'))))))));
