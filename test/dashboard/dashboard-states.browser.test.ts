@@ -15,6 +15,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
+import { num, pct } from '../../dashboard/src/format.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
 import { quorum, quorumProcess } from '../helpers/cli.ts';
 import { forecasts, writeRaw } from '../structure/helpers.ts';
@@ -30,6 +31,8 @@ const AGI_QA = 'Artificial general intelligence is declared before the end of 20
 const LONG_RUN = 'Long Run Polling';
 /** A source of value claims only: no directional claim, so no year has an accuracy score. */
 const VALUE_ONLY = 'Value Only Office';
+/** A source of value claims in two units (percent of GDP and billions of dollars): mae and bias are not averaged. */
+const MIXED_UNITS = 'Mixed Units Office';
 /** A sample question the test annuls (a resolution with no outcome, as Manifold's CANCEL): its page says "Annulled on". */
 const ANNULLED = 'manifold:QzSy62yqM276J3Gvi13o';
 /** An evidence snippet over 400 characters long, non-ASCII, with an emoji across UTF-16 units 280 and 281. */
@@ -97,14 +100,16 @@ beforeAll(async () => {
   const claims = path.join(questions, 'claims');
   mkdirSync(claims);
   const sources = ['Public Policy Institute of California Polling Unit', 'Acme Forecasts', 'Beta Research'];
-  writeFileSync(path.join(claims, 'qa.csv'), ['claim_id,source,source_kind,made_at,kind,subject,probability,outcome,resolved_at,value,realized_value',
+  writeFileSync(path.join(claims, 'qa.csv'), ['claim_id,source,source_kind,made_at,kind,subject,probability,outcome,resolved_at,value,realized_value,unit',
     ...sources.flatMap((source, s) => Array.from({ length: 20 }, (_, i) =>
-      `qa-${s}-${i},${source},pollster,2024-01-01,probability,claim ${i},${(0.15 + 0.7 * ((i * (s + 3)) % 10) / 10).toFixed(2)},${i % 2},2024-06-01,,`)),
+      `qa-${s}-${i},${source},pollster,2024-01-01,probability,claim ${i},${(0.15 + 0.7 * ((i * (s + 3)) % 10) / 10).toFixed(2)},${i % 2},2024-06-01,,,`)),
     // A pollster with claims in each of 24 years (1990-2019, six years without): its trend's years.
     ...Array.from({ length: 30 }, (_, y) => 1990 + y).filter((y) => y % 5 !== 3).flatMap((y) => Array.from({ length: 4 }, (_, i) =>
-      `qa-long-${y}-${i},${LONG_RUN},pollster,${y}-01-01,probability,poll ${i},${i < 3 ? '0.80' : '0.30'},${i % 2},${y}-06-01,,`)),
+      `qa-long-${y}-${i},${LONG_RUN},pollster,${y}-01-01,probability,poll ${i},${i < 3 ? '0.80' : '0.30'},${i % 2},${y}-06-01,,,`)),
     // An institution of value claims only (projections, as the CBO's): no year has an accuracy score.
-    ...[2021, 2022, 2023].map((y) => `qa-value-${y},${VALUE_ONLY},institution,${y}-01-01,value,deficit ${y},,,${y + 1}-01-01,100,110`),
+    ...[2021, 2022, 2023].map((y) => `qa-value-${y},${VALUE_ONLY},institution,${y}-01-01,value,deficit ${y},,,${y + 1}-01-01,100,110,usd_bn`),
+    // One of value claims in two units (as the CBO's deficit in % of GDP and debt in $bn): no mae or bias.
+    ...[['pct_gdp', 3, 3.2], ['usd_bn', 1000, 1100]].map(([unit, value, realized], i) => `qa-mixed-${i},${MIXED_UNITS},institution,2022-01-01,value,projection ${i},,,2023-01-01,${value},${realized},${unit}`),
     ''].join('\n'));
   const claimed = quorum(['import', 'claims', 'csv', claims], env);
   expect(claimed.status, claimed.stderr).toBe(0);
@@ -448,6 +453,23 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await open(page, `#/sources/${slug}`);
     expect(await page.$('#trend')).toBeNull();
     expect(await notices(page)).toContain('empty: No year with a scored directional claim: no accuracy trend to draw.');
+    // its value errors with their unit (QA: the page showed none): 100 claimed against 110
+    // realized each year, so an error of 10 $bn, a bias of −10, none within 5% of 110
+    const source = (await get(server, `/api/track-records/sources/${slug}/`)).body.source as { value: { n: number; unit: string; mae: number; bias: number; share_within: number } };
+    expect(source.value).toMatchObject({ n: 3, unit: 'usd_bn', units: 1, mae: 10, bias: -10, share_within: 0 });
+    const rows = () => page.$$eval('#value-errors tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(await page.$eval('#source-values', (e) => e.textContent)).toBe('3 resolved value claims, in usd_bn.');
+    expect(await rows()).toEqual([['all years', '3', 'usd_bn', `${num(10)} usd_bn`, `${num(-10)} usd_bn`, pct(0)],
+      ...[2021, 2022, 2023].map((y) => [String(y), '1', 'usd_bn', `${num(10)} usd_bn`, `${num(-10)} usd_bn`, pct(0)])]);
+    // claims in two units: mae and bias are not averaged across them (null in the API), said so,
+    // not blanks; the share within tolerance (each claim against its own unit's) stays: 3 vs 3.2
+    // is outside 5% of 3.2, 1000 vs 1100 outside 5% of 1100
+    const mixed = list.find((x) => x.name === MIXED_UNITS)!.slug;
+    expect((await get(server, `/api/track-records/sources/${mixed}/`)).body.source.value).toMatchObject({ n: 2, unit: null, units: 2, mae: null, bias: null, share_within: 0 });
+    await open(page, `#/sources/${mixed}`);
+    expect(await page.$eval('#source-values', (e) => e.textContent)).toMatch(/^2 resolved value claims in 2 units: their mean absolute error and bias are not averaged across units/);
+    expect(await rows()).toEqual([['all years', '2', '2 units', 'not averaged across 2 units', 'not averaged across 2 units', pct(0)],
+      ['2022', '2', '2 units', 'not averaged across 2 units', 'not averaged across 2 units', pct(0)]]);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });

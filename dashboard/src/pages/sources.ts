@@ -1,17 +1,26 @@
 /**
  * Sources: every source's track record ranked with its accuracy interval (the overview endpoint needs
  * a pro key; anonymous readers can still open a source by its slug), and one source's page: its
- * calibration (public during the beta) and its trend per year (api plan).
+ * calibration (public during the beta), its value claims' errors with their unit, and its trend
+ * per year (api plan).
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { firstText, fixed, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, percent, select, tableRegion } from '../ui.ts';
+import { firstText, fixed, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
   slug: string; name: string | null; kind: string; rank: number | null; ranked: boolean; n_resolved: number; accuracy_score: number | null;
   accuracy_ci95: [number, number] | null; probability: { n: number; brier: number | null } | null; description?: string | null; url?: string | null;
   calibration?: { bin: number; n: number; mean_probability: number | null; observed: number | null }[];
+  value?: ValueErrors;
+}
+/** The errors of resolved value claims, as the API's `value` object (and a trend row's value_* fields) give them. */
+interface ValueErrors { n: number; unit: string | null; units: number; mae: number | null; bias: number | null; share_within: number | null }
+/** A trend row of the API (one year made). */
+interface TrendRow {
+  year: number; accuracy_score: number | null; accuracy_ci95: [number, number] | null; brier: number | null; n_resolved: number;
+  n_value?: number; value_unit?: string | null; value_units?: number; mae?: number | null; bias?: number | null; share_within?: number | null;
 }
 
 /** A source's name, or its slug when it has none. */
@@ -30,6 +39,18 @@ function yearTicks(years: number[], width: number): number[] {
   const ticks: number[] = [];
   for (let y = Math.ceil(first / step) * step; y <= last; y += step) ticks.push(y);
   return ticks;
+}
+
+/**
+ * One row of the value-errors table: mean absolute error and bias with their unit; over claims in
+ * several units the API gives neither (errors in different units are not averaged), and the row
+ * says so instead of showing blanks. The share within tolerance judges each claim in its own unit.
+ */
+function valueRow(label: string, v: ValueErrors): HTMLTableRowElement {
+  const several = v.units > 1;
+  const inUnit = (x: number | null) => (several ? `not averaged across ${v.units} units` : x === null ? '–' : `${num(x)}${v.unit ? ` ${v.unit}` : ''}`);
+  return h('tr', {}, h('td', {}, label), h('td', { class: 'num' }, v.n), h('td', {}, several ? `${v.units} units` : (v.unit ?? 'none named')),
+    h('td', { class: 'num' }, inUnit(v.mae)), h('td', { class: 'num' }, inUnit(v.bias)), h('td', { class: 'num' }, pct(v.share_within)));
 }
 
 /** Where focus and the scroll go after a pager link. */
@@ -100,7 +121,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
   const [{ PagePlot: Plot, accessible, calibration, PALETTE }, one, trends] = await Promise.all([
     loadCharts(),
     get<{ source: Source }>('track_records.source', { source_slug: slug ?? '' }),
-    get<{ trends: { year: number; accuracy_score: number | null; accuracy_ci95: [number, number] | null; brier: number | null; n_resolved: number }[] }>('track_records.trends', { source_slug: slug ?? '' }),
+    get<{ trends: TrendRow[] }>('track_records.trends', { source_slug: slug ?? '' }),
   ]);
   if (one.kind !== 'ok') {
     root.append(h('h1', {}, `Source ${slug}`), notice(one, 'This source'), h('p', {}, h('a', { href: '#/sources' }, 'All sources')));
@@ -131,6 +152,22 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
       ],
     })))));
   } else root.append(panel('Trend per year', notice(trends, 'The per-year trend')));
+  // Value claims (a margin, a projection): their errors with their unit, overall and per year made
+  // (QA: the page showed none of them, so the CBO's projections had no figure but their count). The
+  // years come from the trends (api plan); without them the table holds the whole record only.
+  const v = s.value;
+  if (v && v.n > 0) {
+    const years = trends.kind === 'ok' ? trends.body.trends.filter((r) => (r.n_value ?? 0) > 0) : [];
+    root.append(panel('Value claims',
+      h('p', { id: 'source-values' }, `${v.n} resolved value claims`, v.units > 1
+        ? ` in ${v.units} units: their mean absolute error and bias are not averaged across units (each unit's errors are its own); the share within tolerance judges each claim in its own unit.`
+        : v.unit ? `, in ${v.unit}.` : ', naming no unit.'),
+      tableRegion('Value claims table', h('table', { id: 'value-errors' },
+        h('thead', {}, h('tr', {}, ['claims made', 'resolved', 'unit', 'mean absolute error', 'bias (claimed − realized)', 'within tolerance'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, valueRow('all years', v), years.map((r) => valueRow(String(r.year), {
+          n: r.n_value ?? 0, unit: r.value_unit ?? null, units: r.value_units ?? 0, mae: r.mae ?? null, bias: r.bias ?? null, share_within: r.share_within ?? null,
+        })))))));
+  }
   // A bin no claim fell into has no mean and no frequency to draw.
   const cal = (s.calibration ?? []).flatMap((b) => (b.n > 0 && b.mean_probability !== null && b.observed !== null
     ? [{ n: b.n, mean_probability: b.mean_probability, observed: b.observed }] : []));
