@@ -58,6 +58,35 @@ export function firstGiven(req: Request, names: Iterable<string>): string | unde
   return undefined;
 }
 
+/**
+ * The names by which the API filters (a list's query filters and the ids its paths take): one given
+ * to a route that does not read it is refused (refuseForeignFilters), not ignored as unknown
+ * parameters are. Paging and output parameters (limit, cursor, output, …) are not filters.
+ */
+export const FILTER_NAMES = [
+  'category', 'venue', 'mode', 'rounds', 'domain', 'horizon', 'dimension', 'since', 'status', 'kind', 'source',
+  'origin', 'resolved', 'min_edge', 'include_stale', 'made_since', 'min_resolved', 'sort', 'updated_since',
+  'resolved_since', 'created_since', 'question_id', 'market_id', 'lang', 'model', 'forecaster', 'source_slug',
+  'claim_id', 'thesis_id', 'factor_id', 'scenario_id',
+] as const;
+
+/**
+ * Refuses a filter (FILTER_NAMES) the route does not read (`own`: its documented query parameters):
+ * ignored as an unknown parameter, it answered unfiltered figures as if filtered (QA:
+ * /api/factors/?category=politics listed every factor, /api/factors/health/?factor_id= every
+ * factor's health, /api/clusters/?status=active every thesis, each with 200). An empty value is a
+ * parameter left out. Routes with a message of their own (the scoring routes' refuseUnapplied,
+ * the accuracy summaries) refuse first, in their input.
+ */
+export function refuseForeignFilters(req: Request, path: string, own: readonly string[]): void {
+  const name = firstGiven(req, FILTER_NAMES.filter((f) => !own.includes(f)));
+  if (name === undefined) return;
+  throw ApiError.invalidParameter(
+    name,
+    `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.`,
+  );
+}
+
 /** The single string value of query parameter `name`, or undefined when absent or empty. */
 export function queryString(req: Request, name: string, maxLength = 200): string | undefined {
   const query = req.query as Record<string, unknown>;

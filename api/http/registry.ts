@@ -36,7 +36,7 @@
 import cors from 'cors';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import { rejectBracketedParams } from './params.ts';
+import { refuseForeignFilters, rejectBracketedParams } from './params.ts';
 import {
   createDocument,
   type ZodOpenApiOperationObject,
@@ -274,9 +274,11 @@ export function acceptsGzip(req: Request): boolean {
 
 function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHandler {
   const publicRead = isPublic(def.id, services.publicBeta);
+  const ownQuery = def.query ? Object.keys(def.query.shape) : [];
   return async (req, res) => {
     const ctx: RouteContext = { req, res, services };
     const input = def.input ? def.input(req) : ({} as unknown);
+    refuseForeignFilters(req, def.path, ownQuery);
     if (!def.cache) {
       await services.snapshots.withSnapshot(async (snap) => {
         const body = await def.data(snap, input, ctx);

@@ -278,6 +278,17 @@ describe('factors on a hand-made warehouse', () => {
     expectProblem(await get(server, `/api/factors/hand'%20OR%201=1/`), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/factors/?cursor=abc'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/factors/?limit=100000'), 400, 'invalid_parameter');
+    // A filter these routes do not read is refused, naming the route's own parameters: ignored, it
+    // answered every factor (or every factor's health, every thesis) with 200 as if filtered (QA).
+    for (const [path, name] of [['/api/factors/?category=politics', 'category'], ['/api/factors/health/?factor_id=hand', 'factor_id'],
+      ['/api/clusters/?status=active', 'status'], ['/api/factors/hand/?mode=blind', 'mode'], ['/api/events/service_stats/?category=crypto', 'category']]) {
+      const r = await get(server, path);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.parameter, path).toBe(name);
+      expect(r.body.detail, path).toContain(`has no '${name}' filter`);
+    }
+    expect((await get(server, '/api/factors/?category=')).res.status).toBe(200); // empty: left out
+    expect((await get(server, '/api/factors/?limit=1&utm_source=mail')).res.status).toBe(200); // no filter's name: ignored
   });
 
   it('a snapshot older than the published thresholds makes the system fail, the reason first (measured when served)', async () => {
