@@ -66,11 +66,16 @@ import { languageKey, renderPrompt, type ForecastTask, type RenderedPrompt } fro
 
 export type { ForecastTask } from './prompts.ts';
 
-/** The structured reply every model must give (sent as a strict json_schema, checked with zod). */
+/**
+ * The structured reply every model must give (sent as a strict json_schema, checked with zod). Its
+ * reasoning must have some text, as a translation's must (textSchema): a blank one (`""`,
+ * whitespace) was an ok call whose forecast was stored and served with an empty reasoning (QA);
+ * it is a schema violation, asked again like any other.
+ */
 export const forecastReplySchema = z
   .object({
     probability: z.number().min(0).max(1),
-    reasoning: z.string(),
+    reasoning: z.string().refine((s) => s.trim() !== '', 'a blank reasoning'),
     key_factors: z.array(z.string()),
   });
 // Not .strict(): the schema sent to the model forbids extra keys (additionalProperties: false),

@@ -486,6 +486,27 @@ describe('runner: translations in the reply (QUORUM_LANGS with several languages
     ]);
   });
 
+  it('a blank main reasoning is asked again, never stored as the forecast\'s reasoning; still blank, no forecast', async () => {
+    // A required string a constrained decoder (or a JSON-mode model) fills with "" or whitespace:
+    // vLLM's JSON-schema enforcement emitting empty values for required fields (noamgat/lm-format-enforcer#61).
+    // The translations' rule (a blank one is a schema violation) did not cover the main language:
+    // the reply was an ok call whose forecast was stored and served with an empty reasoning.
+    const blank = (reasoning: string) => JSON.stringify({ probability: 0.65, reasoning, key_factors: [] });
+    const model = await modelAnswering([
+      json(completion(blank(''))),
+      json(completion(FORECAST)),
+      json(completion(blank(' \n '))),
+      json(completion(blank(''))),
+    ]);
+    const first = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(first.calls[0]).toMatchObject({ status: 'ok', attempts: 2 });
+    expect(first.forecasts.map((f) => f.reasoning)).toEqual(['Because.']);
+    const second = await runForecasts({ models: [model], tasks: [task(2)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(second.calls[0]).toMatchObject({ status: 'failed', error_kind: 'schema_violation', attempts: 2 });
+    expect(second.calls[0]!.error_message).toMatch(/reasoning: a blank reasoning/);
+    expect(second.forecasts).toEqual([]);
+  });
+
   it('a translation keyed by its language in another case or form is that language (QA: pt-BR for pt-br failed the call)', async () => {
     // A model in JSON mode (no schema sent) writes the code as it writes it: "pt-BR" asked as
     // "pt-br", "zh-Hant" asked as "zh-hant". It was a schema violation ("translations.pt-br:
