@@ -41,6 +41,8 @@
  * | finish_reason "length" (Mistral: also   | failed  | truncated        | 2                  |
  * | "model_length")                         |         |                  |                    |
  * | HTTP body cut mid-way                   | failed  | truncated_body   | 2                  |
+ * | finish_reason "insufficient_system_      | failed  | server_error     | 2                  |
+ * |   resource" (DeepSeek: interrupted)      |         |                  |                    |
  * | refusal set, or finish_reason           | failed  | refused          | 1 (not asked again)|
  * |   "content_filter", or the prompt       |         |                  |                    |
  * |   filtered (400/403, isPromptFiltered;  |         |                  |                    |
@@ -962,6 +964,12 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
   const finish = choice.finish_reason as string | null;
   if (finish === 'length' || finish === 'model_length') {
     return { ok: false, kind: 'truncated', message: `reply stopped at the token limit (finish_reason "${finish}")` };
+  }
+  // DeepSeek's "insufficient_system_resource": the provider interrupted the generation (its API
+  // reference: "insufficient resource of the inference system"), a server fault, not the model's
+  // reply. Its cut content was invalid_json "reply is not JSON" (QA); asked once more like any other.
+  if (finish === 'insufficient_system_resource') {
+    return { ok: false, kind: 'server_error', message: `reply interrupted by the provider (finish_reason "${finish}")` };
   }
   const refusal = choice.message?.refusal;
   if (refusal) return { ok: false, kind: 'refused', message: `model refused: ${refusal}` };

@@ -250,6 +250,21 @@ describe('runner: real provider payloads', () => {
     expect(calls[0]!.error_message).toMatch(/model_length/);
   });
 
+  it('DeepSeek\'s finish_reason "insufficient_system_resource" (the generation interrupted by the provider) is server_error, asked once more, not invalid_json', async () => {
+    // DeepSeek's chat completion finish reasons: stop, length, content_filter, tool_calls,
+    // insufficient_system_resource ("the request is interrupted due to insufficient resource of the
+    // inference system"; api-docs.deepseek.com, as the ds-api crate's FinishReason enum mirrors it)
+    const cut = completion('{"probability": 0.6', { finish: 'insufficient_system_resource' });
+    const model = await modelAnswering([json(cut), json(cut), json(cut), json(completion(FORECAST))]);
+    const first = await runForecasts({ models: [model], tasks: [task(1)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(first.forecasts).toEqual([]);
+    expect(first.calls[0]).toMatchObject({ status: 'failed', error_kind: 'server_error', attempts: 2, tokens_in: 2000, tokens_out: 200 });
+    expect(first.calls[0]!.error_message).toMatch(/insufficient_system_resource/);
+    const second = await runForecasts({ models: [model], tasks: [task(2)], runId: 'r', asOf, callTimeoutMs: 10_000 });
+    expect(second.calls[0]).toMatchObject({ status: 'ok', attempts: 2 });
+    expect(second.forecasts.map((f) => f.probability)).toEqual([0.65]);
+  });
+
   it('a refusal (content null, refusal set) is recorded as refused, with its text, and not asked again', async () => {
     // the refusal as OpenAI sends it (openai-node tests/lib/ChatCompletionStream.test.ts snapshot)
     const model = await modelAnswering([json(completion(null, { message: { refusal: "I'm very sorry, but I can't assist with that request." } }))]);
