@@ -179,25 +179,27 @@ LEFT JOIN _link_blocked AS cb ON cb.field = c.field AND cb.question_id = c.b AND
 GROUP BY c.field, c.a, c.b, c.dot_rare;
 
 CREATE OR REPLACE TABLE _links_computed AS
-SELECT c.a, c.b, 'similar' AS kind,
-       CASE WHEN na.negated <> nb.negated THEN -1 ELSE 1 END AS sign, c.cosine AS strength
-FROM _link_cosine AS c
+WITH signed AS (
+  -- Both kinds' sign: -1 when exactly one of the two titles is negated.
+  SELECT c.field, c.a, c.b, c.cosine, CASE WHEN na.negated <> nb.negated THEN -1 ELSE 1 END AS sign,
+         na.numbers AS a_numbers, nb.numbers AS b_numbers
+  FROM _link_cosine AS c
+  JOIN _link_negated AS na ON na.question_id = c.a
+  JOIN _link_negated AS nb ON nb.question_id = c.b
+)
+SELECT s.a, s.b, 'similar' AS kind, s.sign, s.cosine AS strength
+FROM signed AS s
 CROSS JOIN _structure_params AS sp
-JOIN _link_negated AS na ON na.question_id = c.a
-JOIN _link_negated AS nb ON nb.question_id = c.b
-WHERE c.field = 'text' AND c.cosine >= sp.similar_threshold
+WHERE s.field = 'text' AND s.cosine >= sp.similar_threshold
 UNION ALL
-SELECT c.a, c.b, 'same_event' AS kind,
-       CASE WHEN na.negated <> nb.negated THEN -1 ELSE 1 END AS sign, c.cosine AS strength
-FROM _link_cosine AS c
+SELECT s.a, s.b, 'same_event' AS kind, s.sign, s.cosine AS strength
+FROM signed AS s
 CROSS JOIN _structure_params AS sp
-JOIN _link_docs AS da ON da.question_id = c.a
-JOIN _link_docs AS db ON db.question_id = c.b
-JOIN _link_negated AS na ON na.question_id = c.a
-JOIN _link_negated AS nb ON nb.question_id = c.b
-WHERE c.field = 'title' AND c.cosine >= sp.same_event_threshold
+JOIN _link_docs AS da ON da.question_id = s.a
+JOIN _link_docs AS db ON db.question_id = s.b
+WHERE s.field = 'title' AND s.cosine >= sp.same_event_threshold
   AND da.venue IS DISTINCT FROM db.venue
-  AND (list_has_all(na.numbers, nb.numbers) OR list_has_all(nb.numbers, na.numbers));
+  AND (list_has_all(s.a_numbers, s.b_numbers) OR list_has_all(s.b_numbers, s.a_numbers));
 
 -- Curated links between questions of this snapshot; symmetric kinds ordered a < b.
 CREATE OR REPLACE TABLE _links_curated AS
