@@ -30,6 +30,11 @@
  * observation_start), so nothing read here changes. Dates carry no time of
  * day. Series that ALFRED keeps no vintage history for come back with one period whose start is
  * the earliest date FRED has them, which can be later than the publication (never earlier).
+ * Series that ALFRED does not have at all (SP500 and other daily market series FRED has) are
+ * refused with a real-time period: a 400 "The series does not exist in ALFRED but may exist in
+ * FRED." For those the request is made once more without one (FRED's default, today): the current
+ * values, each with realtime_start = realtime_end = FRED's today, and `vintages` false (no first
+ * release can be told from a revision; what is read is dated the day it was seen).
  */
 import { z } from 'zod';
 import { SourceHttpError, type SourceClient } from './http-client.ts';
@@ -124,17 +129,20 @@ export function realtimeStartFor(start: string, now: Date): string {
 
 /**
  * The API request URL (contains the key: never log or store it). The real-time period starts at
- * the first observation date wanted (see the header: FRED's cap of 2,000 vintage dates).
+ * the first observation date wanted (see the header: FRED's cap of 2,000 vintage dates);
+ * `currentOnly`: no real-time period (FRED's default, today), for a series ALFRED does not have.
  */
-export function fredObservationsUrl(baseUrl: string, apiKey: string, q: FredObservationsQuery): URL {
+export function fredObservationsUrl(baseUrl: string, apiKey: string, q: FredObservationsQuery, currentOnly = false): URL {
   const url = new URL(`${baseUrl.replace(/\/+$/, '')}/fred/series/observations`);
   url.searchParams.set('series_id', q.seriesId);
   url.searchParams.set('api_key', apiKey);
   url.searchParams.set('file_type', 'json');
   url.searchParams.set('observation_start', q.start);
   url.searchParams.set('observation_end', q.end);
-  url.searchParams.set('realtime_start', q.realtimeStart ?? q.start);
-  url.searchParams.set('realtime_end', FRED_REALTIME_LAST);
+  if (!currentOnly) {
+    url.searchParams.set('realtime_start', q.realtimeStart ?? q.start);
+    url.searchParams.set('realtime_end', FRED_REALTIME_LAST);
+  }
   return url;
 }
 
@@ -173,6 +181,11 @@ export interface FredObservation {
 
 export interface FredSeriesData {
   seriesId: string;
+  /**
+   * false when ALFRED has no vintages of the series: the observations are FRED's current values,
+   * seen on their realtime_start (FRED's today), not first releases.
+   */
+  vintages: boolean;
   /** Vintages by observation date, each list in real-time order. */
   observations: Map<string, FredObservation[]>;
 }
@@ -210,9 +223,12 @@ export function fredErrorMessage(body: string | undefined): string | null {
   }
 }
 
+/** FRED's reason for refusing a real-time period of a series that ALFRED does not have. */
+const NOT_IN_ALFRED = /does not exist in ALFRED/i;
+
 /**
  * Fetches the observations of one series between two dates (one request, retried by the client on
- * 429/5xx). Throws FredError: missing_api_key when no key is configured, request_failed when the
+ * 429/5xx; a second one without a real-time period when FRED says ALFRED does not have the series). Throws FredError: missing_api_key when no key is configured, request_failed when the
  * request fails for good, malformed_payload when the body is not FRED's shape (bad value strings,
  * overlapping vintages of one date, or fewer observations than `count` says).
  */
@@ -226,10 +242,16 @@ export async function fetchFredObservations(
   if (!config.apiKey) {
     throw new FredError('missing_api_key', `FRED API key not configured: set ${FRED_API_KEY_ENV} (needed for series ${seriesId})`, seriesId);
   }
-  const url = fredObservationsUrl(config.baseUrl, config.apiKey, query);
   let body: z.infer<typeof FredObservationsSchema>;
+  let vintages = true;
   try {
-    body = await client.getJson(url, FredObservationsSchema, signal);
+    try {
+      body = await client.getJson(fredObservationsUrl(config.baseUrl, config.apiKey, query), FredObservationsSchema, signal);
+    } catch (e) {
+      if (!(e instanceof SourceHttpError && e.status === 400 && NOT_IN_ALFRED.test(fredErrorMessage(e.body) ?? ''))) throw e;
+      vintages = false;
+      body = await client.getJson(fredObservationsUrl(config.baseUrl, config.apiKey, query, true), FredObservationsSchema, signal);
+    }
   } catch (e) {
     const where = `${fredSeriesUrl(seriesId)} ${query.start}..${query.end}`;
     if (e instanceof SourceHttpError) {
@@ -272,5 +294,5 @@ export async function fetchFredObservations(
       seriesId,
     );
   }
-  return { seriesId, observations };
+  return { seriesId, vintages, observations };
 }

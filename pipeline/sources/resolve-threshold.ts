@@ -16,6 +16,8 @@
  * vintage with a value), and the comparison period's value (yoy/mom) is the one that was current
  * on that same day, as the agency's own release computed it. The outcome therefore does not depend
  * on when Quorum resolves it (later revisions change nothing), and a backfill gets the same answer.
+ * A series ALFRED does not have (SP500: fred.ts) has no vintages: its current values are read as
+ * if first published the day FRED showed them (resolved_at that day, the excerpt says so).
  *
  * Published means: a first release exists by `now` (vintage realtime_start ≤ now's UTC date), and
  * for yoy/mom the comparison value was published by then too. A missing observation or FRED's "."
@@ -208,7 +210,8 @@ export function evaluateSpec(spec: ThresholdSpec, data: FredSeriesData, today: s
   const rounded = spec.round !== null ? ` (rounded to ${spec.round} decimal${spec.round === 1 ? '' : 's'})` : '';
   const t = formatThreshold(spec.threshold);
   const relation = holds ? ` ${spec.operator} ${t}` : `, not ${spec.operator} ${t}`;
-  const excerpt = `${parts}; ${label}${signed}${rounded}${relation} → ${holds ? 'YES' : 'NO'} (as published ${day})`;
+  const seen = data.vintages ? `as published ${day}` : `as FRED showed it on ${day}: no vintages of ${id} in ALFRED`;
+  const excerpt = `${parts}; ${label}${signed}${rounded}${relation} → ${holds ? 'YES' : 'NO'} (${seen})`;
   return { ok: true, outcome: holds ? 1 : 0, excerpt, publishedDay: day };
 }
 

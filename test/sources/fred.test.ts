@@ -491,3 +491,48 @@ describe('a weekly series dated by its week (ICSA: Saturdays)', () => {
     }
   });
 });
+
+describe('a series FRED has but ALFRED keeps no vintages of (SP500)', () => {
+  // FRED answers a real-time period for such a series with a 400, "The series does not exist in
+  // ALFRED but may exist in FRED." (quoted by FRED clients that fall back to the current values,
+  // among them one that met it on SP500); without one (FRED's default period, today) it answers
+  // the current values, realtime_start = realtime_end = its today on every row. SP500 closes as FRED
+  // lists them: a value a weekday, "." on a market holiday (2025-11-27, Thanksgiving).
+  const sp500: Vintage[] = [
+    { date: '2025-11-20', realtime_start: '2025-11-21', realtime_end: '9999-12-31', value: '6538.76' },
+    { date: '2025-11-27', realtime_start: '2025-11-28', realtime_end: '9999-12-31', value: '.' },
+    { date: '2026-11-20', realtime_start: '2026-11-21', realtime_end: '9999-12-31', value: '6712.34' },
+  ];
+
+  it('resolves from the current values, dated the day FRED showed them, and says there is no vintage history (every sync failed the series)', async () => {
+    const replay = await startFredReplay({ apiKey: KEY, today: '2026-11-21', series: { SP500: sp500 }, notInAlfred: ['SP500'] });
+    try {
+      const r = await resolveThresholdQuestions(
+        [spec('SP500', '2026-11-20', 'level', '>', 6600), spec('SP500', '2026-11-20', 'yoy_pct', '>=', 3), spec('SP500', '2025-11-27', 'level', '>', 6600)],
+        ctx({ baseUrl: replay.url }),
+      );
+      expect(r.failed_requests).toEqual([]);
+      expect(r.requests).toBe(1);
+      expect(r.resolutions.map((x) => [x.outcome, x.resolved_at, x.evidence_excerpt])).toEqual([
+        [1, new Date('2026-11-21T00:00:00Z'), 'SP500 2026-11-20 = 6712.34; 6712.34 > 6600.0 → YES (as FRED showed it on 2026-11-21: no vintages of SP500 in ALFRED)'],
+        [0, new Date('2026-11-21T00:00:00Z'), 'SP500 2026-11-20 = 6712.34; 2025-11-20 = 6538.76; YoY +2.65%, not >= 3.0 → NO (as FRED showed it on 2026-11-21: no vintages of SP500 in ALFRED)'],
+      ]);
+      expect(r.skipped.map((s) => s.reason)).toEqual([
+        'no value for SP500 2025-11-27 in FRED ("."), though a later period is published (2026-11-20): the period was skipped; the question stays open unless FRED gives it a value',
+      ]);
+      // the vintage request first, then the current values once, without a real-time period
+      expect(replay.requests.map((u) => [u.searchParams.get('realtime_start'), u.searchParams.get('realtime_end')])).toEqual([
+        ['2025-11-20', '9999-12-31'],
+        [null, null],
+      ]);
+    } finally {
+      await replay.close();
+    }
+  });
+
+  it('another 400 is still a failed request, not asked again', async () => {
+    const err = await fetchFredObservations(client, { baseUrl: fred.url, apiKey: KEY }, { seriesId: 'NOSUCH', start: '2026-01-01', end: '2026-01-01' }).catch((e) => e);
+    expect(err.kind).toBe('request_failed');
+    expect(fred.requests).toHaveLength(1);
+  });
+});
