@@ -13,7 +13,7 @@ describe('lifecycle', () => {
 
   beforeAll(async () => {
     ({ conn, close } = await openDb());
-    await insert(conn, 'questions', ['EARLY', 'NORMAL', 'VOID', 'FILE', 'FUTURE'].map((id) => question(id)));
+    await insert(conn, 'questions', ['EARLY', 'NORMAL', 'VOID', 'FILE', 'FUTURE', 'PUBLISHED'].map((id) => question(id)));
     await insert(conn, 'lifecycle_events', [
       // resolved early (2025-03-01), then its scheduled close (2025-04-01)
       { question_id: 'EARLY', state: 'active', at: ts('2025-01-01'), reason: 'listed' },
@@ -36,6 +36,12 @@ describe('lifecycle', () => {
       // imported before it opens: proposed, then active
       { question_id: 'FUTURE', state: 'proposed', at: ts('2025-01-01'), reason: 'imported from question file q.yaml' },
       { question_id: 'FUTURE', state: 'active', at: ts('2025-02-01'), reason: 'opened (question file q.yaml)' },
+      // a question file's entry added after FRED had published its data (created_at left to the
+      // import time): the sync that imports it resolves it at once, dated the first-release day,
+      // before the proposed and active events that import records at its own time
+      { question_id: 'PUBLISHED', state: 'proposed', at: ts('2025-05-01'), reason: 'imported from question file q.yaml' },
+      { question_id: 'PUBLISHED', state: 'active', at: ts('2025-05-01'), reason: 'opened (question file q.yaml)' },
+      { question_id: 'PUBLISHED', state: 'resolved', at: ts('2025-04-10'), reason: 'resolved YES from FRED CPIAUCSL' },
     ]);
     await derive(conn);
   });
@@ -54,5 +60,12 @@ describe('lifecycle', () => {
     const states = (id: string) => r.filter((x) => x.question_id === id).map((x) => `${String(x.seq)}:${String(x.state)}`);
     expect(states('FILE')).toEqual(['1:active', '2:closed', '3:resolved']);
     expect(states('FUTURE')).toEqual(['1:proposed', '2:active']);
+  });
+
+  it('a proposed or active event after the question resolved (data published before the question was added) is left out; the last state is terminal', async () => {
+    const r = await rows(conn, 'SELECT question_id, seq, state FROM lifecycle ORDER BY question_id, seq');
+    const states = (id: string) => r.filter((x) => x.question_id === id).map((x) => `${String(x.seq)}:${String(x.state)}`);
+    // it read resolved, proposed, active: its last state "active" for a resolved question
+    expect(states('PUBLISHED')).toEqual(['1:resolved']);
   });
 });
