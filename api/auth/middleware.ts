@@ -115,8 +115,8 @@ function keyHeaderFailure(opts: AuthenticateOptions, req: Request, res: Response
   }
 }
 
-/** Query parameters a client may put a key in by mistake (any case). */
-const KEY_PARAMS = new Set(['api_key', 'apikey', 'api-key']);
+/** Query parameters a client may put a key in by mistake (any case); their values are never logged (api/logging/request-log.ts). */
+export const KEY_PARAMS = new Set(['api_key', 'apikey', 'api-key']);
 
 /** A key in a query parameter's value or name (RFC 6750's `?access_token=`, `?x-api-key=`, `?api_key[]=`...). */
 const KEY_IN_VALUE = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{${KEY_RANDOM_LENGTH}}(?![0-9A-Za-z])`);

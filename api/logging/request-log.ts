@@ -1,6 +1,9 @@
 /**
  * One log line per request: method, path, query string (when there is one; at most 512
  * characters), status, ms, request id, snapshot, route id and the key's id (never the key). The
+ * value of a key parameter (`api_key`, `apikey`, `api-key`, any case or spelling: the 401 of
+ * api/auth/middleware.ts keyInUrl) is logged as `[redacted]`, whatever it holds: a key without its
+ * prefix or another service's secret has no shape redactKeys knows (QA: both were logged in clear). The
  * logger redacts the whole serialized line (withKeyRedaction, api/logging/logger.ts; front.ts
  * makes sure), path and query included, so a key pasted there is not logged and the fields are not
  * scanned a second time here. The id is the caller's `X-Request-Id` when it is a
@@ -13,15 +16,35 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { KEY_PREFIX } from '../auth/keys.ts';
-import { redactKeys } from './redact.ts';
+import { KEY_PARAMS } from '../auth/middleware.ts';
+import { REDACTED_TOKEN, redactKeys } from './redact.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const MAX_LOGGED_QUERY = 512;
 
-/** The raw query string of `url` (after `?`), or null. */
+/** The raw query string of `url` (after `?`, key parameters' values redacted), or null. */
 function rawQuery(url: string): string | null {
   const q = url.indexOf('?');
-  return q === -1 || q === url.length - 1 ? null : url.slice(q + 1, q + 1 + MAX_LOGGED_QUERY);
+  return q === -1 || q === url.length - 1 ? null : redactKeyParams(url.slice(q + 1)).slice(0, MAX_LOGGED_QUERY);
+}
+
+/** `query` with the value of every key parameter (its name decoded as the query parser decodes it) replaced. */
+export function redactKeyParams(query: string): string {
+  if (!/api|%/i.test(query)) return query;
+  return query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const raw = eq === -1 ? pair : pair.slice(0, eq);
+      let name = raw;
+      try {
+        name = decodeURIComponent(raw.replaceAll('+', ' '));
+      } catch {
+        // not decodable: compared as it is
+      }
+      return KEY_PARAMS.has(name.toLowerCase()) && eq !== -1 ? `${raw}=${REDACTED_TOKEN}` : pair;
+    })
+    .join('&');
 }
 
 declare module 'express-serve-static-core' {

@@ -149,6 +149,27 @@ describe('a key sent anywhere but the auth headers is neither echoed nor logged'
     expect(lines.join('')).toMatch(/"query":"[^"]*qrm_\[redacted\]/);
   });
 
+  it('in a key parameter (api_key, apikey, api-key): the 401 refuses it and the request log drops its value, key-shaped or not (QA: `?api_key=<the key without qrm_>` was logged in clear, while the 401 says URLs are kept in logs)', async () => {
+    const k = generateKey();
+    const secrets = [k.slice(4), 'sk-live-4f9a1c2e7b', 'hunter2 secret'];
+    const before = lines.length;
+    const queries = [
+      `api_key=${k.slice(4)}`, `limit=5&APIKEY=${encodeURIComponent('sk-live-4f9a1c2e7b')}`, `Api-Key=hunter2+secret`,
+      `api%5Fkey=${k.slice(4)}&x=1`, `api_key=${k.slice(4)}&api_key=sk-live-4f9a1c2e7b`,
+    ];
+    for (const q of queries) {
+      const got = await get(server, `/api/predictions/accuracy?${q}`);
+      expect(got.res.status, q).toBe(401);
+      expectClean(got, k, secrets);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    const logged = lines.slice(before).join('');
+    expect(logged).toContain('"query":"api_key=[redacted]"');
+    expect(logged).toContain('"query":"limit=5&APIKEY=[redacted]"');
+    expect(logged).toContain('"query":"api%5Fkey=[redacted]&x=1"');
+    expectLogsClean(k, [...secrets, 'hunter2+secret', 'hunter2']);
+  });
+
   it('in headers other than the auth ones', async () => {
     const k = generateKey();
     const got = await get(server, '/api/predictions/accuracy', {
