@@ -16,7 +16,7 @@
  */
 import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 import { sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from 'pino';
@@ -161,6 +161,16 @@ export class SnapshotReader {
   /** The id of the snapshot new requests get (null before one is loaded); cheap, for cache keys. */
   get currentId(): string | null {
     return this.#current?.id ?? null;
+  }
+
+  /**
+   * Why the served snapshot can no longer be read, or null (it is whole, or none is served): its
+   * directory or a table's file is gone from disk, pruned or deleted under the server (a newer
+   * snapshot that cannot be loaded keeps it served past the prune's grace). One readdir.
+   */
+  async servedMissing(): Promise<string | null> {
+    const snap = this.#current;
+    return snap ? missingOnDisk(this.dataDir, snap) : null;
   }
 
   /** The last load failure (id and message), cleared by a successful load. */
@@ -365,6 +375,9 @@ export class SnapshotReader {
         return runQuery(pooled.connection, sql, params);
       });
     } catch (err) {
+      // the snapshot's files gone from disk: not ready (a 503 saying so), not an internal error (QA)
+      const missing = await missingOnDisk(this.dataDir, snap);
+      if (missing !== null) throw ApiError.notReady(missing);
       throw (await this.#otherSqlProblem(snap, err)) ?? err;
     }
   }
@@ -402,6 +415,22 @@ export class SnapshotReader {
       await connection.run(`DROP SCHEMA IF EXISTS ${sqlIdent(schema, SCHEMA_NAME)} CASCADE`);
     });
   }
+}
+
+/** Why snapshot `snap` can no longer be read from disk (see servedMissing), or null. */
+async function missingOnDisk(dataDir: string, snap: LoadedSnapshot): Promise<string | null> {
+  let names: Set<string>;
+  try {
+    names = new Set(await readdir(path.join(dataDir, 'snapshots', snap.id)));
+  } catch {
+    return `The served snapshot ${snap.id} is no longer on disk (pruned or deleted); retry once a new snapshot is loaded.`;
+  }
+  for (const table of snap.tables) {
+    if (!names.has(`${table}.parquet`)) {
+      return `The served snapshot ${snap.id} has lost ${table}.parquet from disk (pruned or deleted); retry once a new snapshot is loaded.`;
+    }
+  }
+  return null;
 }
 
 function info(s: LoadedSnapshot, maxPriceAgeHours: number): SnapshotInfo {

@@ -282,6 +282,35 @@ describe('snapshot lifecycle', () => {
     expect(total).toBe(25);
   });
 
+  it('the served snapshot removed from disk (pruned while a newer one cannot load): /readyz is 503 not_ready naming it, data endpoints 503 not_ready, not ready 200 beside 500 internal (QA)', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    await writeSnapshot(tmp.dir, 'gone1', fixtureData(1));
+    await publish(tmp.dir, 'gone1');
+    const server = await serve(tmp.dir);
+    closers.push(() => server.close());
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    // a table's file deleted under the server, then the whole directory
+    await rm(path.join(tmp.dir, 'snapshots', 'gone1', 'accuracy.parquet'));
+    for (const step of ['file', 'dir']) {
+      if (step === 'dir') await rm(path.join(tmp.dir, 'snapshots', 'gone1'), { recursive: true, force: true });
+      const ready = await json(`${server.url}/readyz`);
+      expect(ready.res.status, step).toBe(503);
+      expect(ready.body).toMatchObject({ code: 'not_ready' });
+      expect(ready.body.detail).toContain('gone1');
+      const data = await json(`${server.url}/api/predictions/accuracy`);
+      expect(data.res.status, step).toBe(503);
+      expect(data.body).toMatchObject({ code: 'not_ready' });
+      expect(data.res.headers.get('retry-after')).toBe('5');
+    }
+    // a new snapshot published and loaded: ready again
+    await writeSnapshot(tmp.dir, 'gone2', fixtureData(2));
+    await publish(tmp.dir, 'gone2');
+    await server.app.snapshots.reload();
+    expect((await json(`${server.url}/readyz`)).body).toMatchObject({ status: 'ready', snapshot: 'gone2' });
+    expect((await fetch(`${server.url}/api/predictions/accuracy`)).status).toBe(200);
+  });
+
   it('polling picks up a newly published CURRENT', async () => {
     const { dir, server } = await setup(100);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
