@@ -293,6 +293,20 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     res.locals.routeId = DOCS_ASSETS_ROUTE_ID;
     docsAssets(req, res, next);
   });
+  // Another method on one of them: 405 with Allow (OPTIONS: 204), as on every known path (QA: a
+  // 404 not_found, counted `unmatched`, for a file the GET serves).
+  app.use('/docs', (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD' || !(DOCS_ASSETS.has(req.path) || req.path === '/quorum-init.js')) return next();
+    res.locals.routeId = DOCS_ASSETS_ROUTE_ID;
+    const allow = ['GET', 'HEAD', 'OPTIONS'];
+    if (req.method === 'OPTIONS') {
+      res.setHeader('Allow', allow.join(', '));
+      res.status(204).end();
+      return;
+    }
+    throwBodyError(res);
+    throw ApiError.methodNotAllowed(req.method, allow);
+  });
 
   mountRoutes(app, routes, services);
 

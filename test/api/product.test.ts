@@ -477,6 +477,19 @@ describe('hardening', () => {
       // the one path no route answers is still unmatched, and nothing answered is
       expect(text).toMatch(/^quorum_http_requests_total\{route="unmatched",method="GET",status="404"\} 1$/m);
       expect(text).not.toMatch(/route="unmatched",method="GET",status="200"/);
+      // another method on an asset: 405 with Allow (OPTIONS: 204), as on every known path (QA: a 404
+      // not_found, counted unmatched, for a file the GET serves)
+      for (const asset of ['/docs/swagger-ui.css', '/docs/quorum-init.js']) {
+        const post = await get(s, asset, { method: 'POST' });
+        expectProblem(post, 405, 'method_not_allowed');
+        expect(post.res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+        const options = await get(s, asset, { method: 'OPTIONS' });
+        expect(options.res.status, asset).toBe(204);
+        expect(options.res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+      }
+      const after = (await get(s, '/metrics')).text;
+      expect(after).toMatch(/^quorum_http_requests_total\{route="docs\.assets",method="POST",status="405"\} 2$/m);
+      expect(after).toMatch(/^quorum_http_requests_total\{route="docs\.assets",method="OPTIONS",status="204"\} 2$/m);
     } finally {
       await s.close();
       await tmp.cleanup();
