@@ -863,21 +863,27 @@ describe('a subscription to a private address made while allowed', () => {
 });
 
 describe('an http subscription made while allowed', () => {
-  it('gets no connection once QUORUM_WEBHOOKS_ALLOW_PRIVATE is off, to a public address too: each attempt says why (QA: events went on being sent in the clear)', async () => {
+  it('gets no connection once QUORUM_WEBHOOKS_ALLOW_PRIVATE is off, to a public address too: each attempt says why, naming the origin, never the URL\'s token (QA: events went on being sent in the clear; the whole URL, token included, was in every attempt\'s warn line)', async () => {
     const side = tempDir('quorum-webhooks-http-');
-    const s = await serve(side.dir, serverOptions({ allowPrivate: false, maxBackoffMs: 60, retryWindowMs: 150_000 }));
+    const lines: string[] = [];
+    const s = await serve(side.dir, { ...serverOptions({ allowPrivate: false, maxBackoffMs: 60, retryWindowMs: 150_000 }), logger: capturingLogger(lines) });
     try {
       // (made as the API made it while http was allowed: the store checks no URL). 192.0.2.1 is
-      // TEST-NET-1: public, not private, so only the scheme can refuse it.
-      const url = 'http://192.0.2.1:8080/hook';
+      // TEST-NET-1: public, not private, so only the scheme can refuse it. The receiver's token in
+      // the path and the query, as a Slack or Discord incoming-webhook URL carries it.
+      const url = 'http://192.0.2.1:8080/hook/T0001/XyZsecretPathToken?token=qSecretQueryToken';
       expect(isPrivateAddress('192.0.2.1')).toBe(false);
       const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url, types: null, description: null });
       await appendEvents(side.dir, 1);
       const d = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
       await until(() => (d.queue.ofSubscription(sub.id)[0]?.attempts.length ?? 0) >= 2);
       for (const a of d.queue.ofSubscription(sub.id)[0]!.attempts) {
-        expect(a).toMatchObject({ status: null, error: 'http://192.0.2.1:8080/hook is not https (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected' });
+        expect(a).toMatchObject({ status: null, error: 'http://192.0.2.1:8080 is not https (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected' });
       }
+      const logged = lines.join('');
+      expect(logged).toContain('webhook delivery attempt failed');
+      expect(logged).not.toContain('secretPathToken');
+      expect(logged).not.toContain('SecretQueryToken');
     } finally {
       await s.close();
       side.cleanup();

@@ -118,7 +118,9 @@ export function refusedWithoutPrivate(url: string): string | null {
   }
   const literal = privateLiteral(url);
   if (literal !== null) return `${literal} is a private address (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected`;
-  return protocol === 'https:' ? null : `${url} is not https (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected`;
+  // the origin only: the path and query may carry the receiver's token, and this reason is logged
+  // with every attempt (QA: the whole URL was)
+  return protocol === 'https:' ? null : `${new URL(url).origin} is not https (QUORUM_WEBHOOKS_ALLOW_PRIVATE is off): not connected`;
 }
 
 /** A `lookup` for the delivery agent that refuses private addresses at connect time. */
