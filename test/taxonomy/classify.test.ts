@@ -188,3 +188,16 @@ describe('taxonomy file validation', () => {
     expect(() => parseTaxonomy(missing, 'missing.json')).toThrow(TaxonomyError);
   });
 });
+
+// Venue-style titles (QA). Shapes of real Polymarket/Kalshi titles (Polymarket's "Fed decision in
+// December?" event, Kalshi's all-caps series headers such as "FED DECISION").
+describe('classify on venue-style titles', () => {
+  it('reads an all-caps title as the same title in mixed case (QA: "FED" matched no rule, world/other)', () => {
+    for (const title of ['FED DECISION IN DECEMBER?', 'WILL THE FED CUT RATES IN 2026?']) {
+      const c = classify({ title });
+      expect({ title, category: c.category, domain: c.domain }).toEqual({ title, category: 'economics', domain: 'central-banks' });
+    }
+    // the verb stays out: only the all-caps acronym is added, not lower-case "fed"
+    expect(classify({ title: 'Will the cattle be fed grass?' }).tags).not.toContain('fed-acronym');
+  });
+});
