@@ -201,3 +201,13 @@ describe('classify on venue-style titles', () => {
     expect(classify({ title: 'Will the cattle be fed grass?' }).tags).not.toContain('fed-acronym');
   });
 });
+
+describe('classify: team names that are also common words', () => {
+  it('"Joint Chiefs" and "lightning" are no sports teams (QA: both were sports/other); the teams still are', () => {
+    expect(classify({ title: 'Will the Chairman of the Joint Chiefs of Staff be fired in 2026?' }).category).not.toBe('sports');
+    expect(classify({ title: 'Will lightning strike the Statue of Liberty in 2026?' }).category).not.toBe('sports');
+    expect(classify({ title: 'Will the F-35 Lightning II enter service in India?' }).category).not.toBe('sports');
+    expect(classify({ title: 'Chiefs vs. Bills: who wins?' }).category).toBe('sports');
+    expect(classify({ title: 'Lightning vs. Panthers: who wins?' }).category).toBe('sports');
+  });
+});
