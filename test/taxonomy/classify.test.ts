@@ -211,3 +211,20 @@ describe('classify: team names that are also common words', () => {
     expect(classify({ title: 'Lightning vs. Panthers: who wins?' }).category).toBe('sports');
   });
 });
+
+describe('classify: rate decisions of central banks beyond the Fed, ECB, BoE, BoJ and PBoC', () => {
+  // Titles in the shape of Polymarket's and Kalshi's monthly rate-decision markets.
+  it.each([
+    ['Bank of Canada decision in December?', 'central-banks'],
+    ['Will the RBA cut rates in December?', 'central-banks'],
+    ['Will the Reserve Bank of Australia raise rates in 2026?', 'central-banks'],
+    ['Will the Reserve Bank of India cut the repo rate?', 'central-banks'],
+    ['Will the Swiss National Bank go negative?', 'central-banks'],
+    ['Will the RBNZ cut rates by 50 bps?', 'central-banks'],
+    ['Will the Bank of Korea hold in November?', 'central-banks'],
+    ['Will 30-year mortgage rates fall below 6% in 2026?', 'rates'],
+  ])('%s → economics / %s (QA: world/other, RBNZ economics/rates)', (title, domain) => {
+    const c = classify({ title });
+    expect({ category: c.category, domain: c.domain }).toEqual({ category: 'economics', domain });
+  });
+});
