@@ -228,3 +228,24 @@ describe('classify: rate decisions of central banks beyond the Fed, ECB, BoE, Bo
     expect({ category: c.category, domain: c.domain }).toEqual({ category: 'economics', domain });
   });
 });
+
+describe('classify: weather markets', () => {
+  // Kalshi's weather series (highest temperature, rain, snow in a city; tornado counts): a
+  // temperature market was climate, a rain or snow market of the same city world/other.
+  it.each([
+    'Highest temperature in NYC on November 28?',
+    'Will it rain in NYC today?',
+    'Will Houston get more than 2 inches of rain in November?',
+    'How much snow will fall in Denver in December?',
+    'Will Chicago see more than 10 inches of snowfall in January?',
+    'Will there be more than 1,200 tornadoes in the US in 2026?',
+  ])('%s → climate (QA: rain, snow and tornado markets were world/other)', (title) => {
+    expect(classify({ title }).category).toBe('climate');
+  });
+
+  it('no weather inside other words or names', () => {
+    expect(classify({ title: 'Will Ukraine join NATO?' }).tags).not.toContain('climate');
+    expect(classify({ title: 'Will Snow White gross $100M at the box office?' }).category).toBe('world');
+    expect(classify({ title: 'Will Jon Snowden be elected?' }).tags).not.toContain('climate');
+  });
+});
