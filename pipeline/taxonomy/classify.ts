@@ -15,6 +15,9 @@
  *  - tags are the names of all matching rules, in file order;
  *  - URLs are removed from the text first (their slugs would match spuriously); an empty field
  *    matches nothing, not even a pattern that can match the empty string;
+ *  - HTML character references are read as the characters they stand for (`S&amp;P 500` is
+ *    `S&P 500`; INFER's backgrounds are HTML, Metaculus's markdown carries `&#x20;`): `&amp;`,
+ *    `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&nbsp;` and numeric references, once;
  *  - nothing matches → the file's `default` (world / other: general-interest questions such as
  *    culture, celebrities and curiosities belong to no more specific category).
  */
@@ -167,6 +170,24 @@ function stripUrls(text: string): string {
   // The cheap test first: most questions have no URL, and the replace is a slower Unicode scan.
   return MAYBE_URL.test(text) ? text.replace(URL_TEXT, ' ') : text;
 }
+/** A field as its rules read it: URLs removed, HTML character references decoded. */
+function readable(text: string | null | undefined): string {
+  const t = stripUrls(text ?? '');
+  return t.includes('&') ? decodeCharacterReferences(t) : t;
+}
+
+const NAMED_REFERENCES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+const CHARACTER_REFERENCE = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos|nbsp));/g;
+
+/** Decodes HTML character references once (`&amp;lt;` → `&lt;`); one naming no character stays as written. */
+export function decodeCharacterReferences(text: string): string {
+  return text.replace(CHARACTER_REFERENCE, (ref, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
+    if (name !== undefined) return NAMED_REFERENCES[name]!;
+    const cp = dec !== undefined ? Number(dec) : Number.parseInt(hex!, 16);
+    return cp > 0 && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) ? String.fromCodePoint(cp) : ref;
+  });
+}
+
 const URL_TEXT = /\b(?:https?:\/\/|www\.)\S+/giu;
 /** URL_TEXT without its word boundary and tail: a superset of its matches (same flags: `ſ` folds to s). */
 const MAYBE_URL = /https?:\/\/|www\./iu;
@@ -225,7 +246,7 @@ function matchedFields(taxonomy: Taxonomy, texts: readonly string[]): number[] {
  * running every rule on every field.
  */
 export function classify(q: ClassifyInput, taxonomy: Taxonomy = getDefaultTaxonomy()): Classification {
-  const texts = [stripUrls(q.title ?? ''), stripUrls(q.description ?? ''), stripUrls(q.resolution_criteria ?? '')];
+  const texts = [readable(q.title), readable(q.description), readable(q.resolution_criteria)];
   const fields = matchedFields(taxonomy, texts);
   const { rules } = taxonomy;
 

@@ -249,3 +249,19 @@ describe('classify: weather markets', () => {
     expect(classify({ title: 'Will Jon Snowden be elected?' }).tags).not.toContain('climate');
   });
 });
+
+describe('classify: HTML character references', () => {
+  // INFER's backgrounds are HTML ("S&amp;P CoreLogic Case-Shiller", "Johnson &amp; Johnson",
+  // "&nbsp;" in data/sample/forecastbench/questions_market.jsonl, infer:1645, infer:1615); Metaculus
+  // markdown carries "&#x20;". The text is matched as it reads, not as it is escaped.
+  it('matches "S&amp;P 500" as "S&P 500" (QA: the escaped form matched no rule)', () => {
+    expect(classify({ title: 'Will the S&amp;P 500 close above 7,000 in 2026?' }).category).toBe('finance');
+    expect(classify({ title: 'Will the index rise?', description: 'The S&#38;P&nbsp;500 closed at 6,000.' }).tags).toContain('equities');
+    expect(classify({ title: 'Will the index rise?', description: 'The S&#x26;P 500 closed at 6,000.' }).tags).toContain('equities');
+  });
+
+  it('still finds the words between references', () => {
+    expect(classify({ title: 'Will &lt;AI&gt; pass the Turing test?' }).tags).toContain('ai-acronyms');
+    expect(classify({ title: 'Will the &amp;quot;Fed&amp;quot; hold?' }).tags).toContain('fed-acronym');
+  });
+});

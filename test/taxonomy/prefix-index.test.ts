@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classify, getDefaultTaxonomy, parseTaxonomy, type ClassifyInput, type Taxonomy, type TaxonomyFile } from '../../pipeline/taxonomy/classify.ts';
+import { classify, decodeCharacterReferences, getDefaultTaxonomy, parseTaxonomy, type ClassifyInput, type Taxonomy, type TaxonomyFile } from '../../pipeline/taxonomy/classify.ts';
 import { asciiFold, patternPrefixes } from '../../pipeline/taxonomy/prefix-index.ts';
 
 const TAXONOMY_JSON = JSON.parse(readFileSync(join(import.meta.dirname, '../../data/taxonomy.json'), 'utf8')) as TaxonomyFile;
@@ -24,7 +24,7 @@ function wholeWord(pattern: string, caseSensitive: boolean | undefined): RegExp 
 
 /** The scoring rules of classify.ts read literally: every pattern, every field, lookbehind boundaries. */
 function referenceClassify(q: ClassifyInput, file: TaxonomyFile) {
-  const strip = (t: string | null | undefined) => (t ?? '').replace(/\b(?:https?:\/\/|www\.)\S+/giu, ' ');
+  const strip = (t: string | null | undefined) => decodeCharacterReferences((t ?? '').replace(/\b(?:https?:\/\/|www\.)\S+/giu, ' '));
   const texts = { title: strip(q.title), description: strip(q.description), resolution_criteria: strip(q.resolution_criteria) };
   const matched: { name: string; category: string; domain: string; score: number }[] = [];
   for (const rule of file.rules) {
