@@ -265,3 +265,19 @@ describe('classify: HTML character references', () => {
     expect(classify({ title: 'Will the &amp;quot;Fed&amp;quot; hold?' }).tags).toContain('fed-acronym');
   });
 });
+
+describe('classify: elections named in other languages', () => {
+  // Metaculus and Manifold list Spanish and Portuguese questions (the sample has "¿Cerrará Bitcoin
+  // el 2025 …?" and "O Brasil melhorará …?"); an election question in those words was world/other.
+  it.each([
+    '¿Ganará Lula las elecciones de Brasil en 2026?',
+    '¿Quién ganará la elección presidencial de Chile?',
+    'Élection présidentielle française 2027 : qui gagnera ?',
+    'Quem vencerá as eleições presidenciais de 2026?',
+    'Wer gewinnt die Bundestagswahl 2029?',
+    'Wer gewinnt die Landtagswahl in Bayern?',
+  ])('%s → politics / policy (QA: world/other)', (title) => {
+    const c = classify({ title });
+    expect({ category: c.category, domain: c.domain }).toEqual({ category: 'politics', domain: 'policy' });
+  });
+});
