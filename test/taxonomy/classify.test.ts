@@ -281,3 +281,27 @@ describe('classify: elections named in other languages', () => {
     expect({ category: c.category, domain: c.domain }).toEqual({ category: 'politics', domain: 'policy' });
   });
 });
+
+describe('classify: sports markets by team, player or event name alone', () => {
+  // Polymarket's game markets ("Knicks vs. Heat") and props name only teams or players; the
+  // teams list held a few dozen, tuned on the sample, so most games were world/other.
+  it.each([
+    'Knicks vs. Heat',
+    'Packers vs. Steelers: who wins?',
+    'Will the Dodgers beat the Mets tonight?',
+    'Will the Oilers beat the Maple Leafs?',
+    'Real Madrid vs. Barcelona: who wins El Clásico?',
+    'Will Shohei Ohtani hit 50 home runs in 2026?',
+    'Will Djokovic win the Australian Open?',
+    'Will Carlos Alcaraz win Roland Garros 2026?',
+    'Will Josh Allen throw 3+ touchdowns on Sunday?',
+    'Will LeBron James retire after this season?',
+  ])('%s → sports (QA: world/other)', (title) => {
+    expect(classify({ title }).category).toBe('sports');
+  });
+
+  it('leaves the ordinary senses alone: bills, chargers, dolphins, Texans', () => {
+    expect(classify({ title: 'Will EV chargers outnumber gas stations?' }).category).not.toBe('sports');
+    expect(classify({ title: 'Will Texans vote for the bond measure?' }).category).not.toBe('sports');
+  });
+});
