@@ -305,3 +305,18 @@ describe('classify: sports markets by team, player or event name alone', () => {
     expect(classify({ title: 'Will Texans vote for the bond measure?' }).category).not.toBe('sports');
   });
 });
+
+describe('classify: crypto price brackets of coins beyond BTC, ETH and SOL', () => {
+  // Polymarket's and Kalshi's daily/monthly price markets list many coins by name or ticker.
+  it.each([
+    'Avalanche (AVAX) above $40 on December 31?',
+    'Will Cardano reach $1 in 2026?',
+    'Will Chainlink hit $30?',
+    'Will BNB hit $1,000?',
+    'Will Litecoin be above $100 on Friday?',
+    'Will Hyperliquid be above $50?',
+    'Will FTX customers be repaid in full?',
+  ])('%s → crypto (QA: world/other, AVAX sports)', (title) => {
+    expect(classify({ title }).category).toBe('crypto');
+  });
+});
