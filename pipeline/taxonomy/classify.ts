@@ -17,7 +17,8 @@
  *    matches nothing, not even a pattern that can match the empty string;
  *  - HTML character references are read as the characters they stand for (`S&amp;P 500` is
  *    `S&P 500`; INFER's backgrounds are HTML, Metaculus's markdown carries `&#x20;`): `&amp;`,
- *    `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&nbsp;` and numeric references, once;
+ *    `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&nbsp;` and numeric references, once; typographic
+ *    apostrophes (’ ‘ ʼ) are read as `'` (the rules write "People's Bank of China");
  *  - nothing matches → the file's `default` (world / other: general-interest questions such as
  *    culture, celebrities and curiosities belong to no more specific category).
  */
@@ -170,11 +171,15 @@ function stripUrls(text: string): string {
   // The cheap test first: most questions have no URL, and the replace is a slower Unicode scan.
   return MAYBE_URL.test(text) ? text.replace(URL_TEXT, ' ') : text;
 }
-/** A field as its rules read it: URLs removed, HTML character references decoded. */
+/** A field as its rules read it: URLs removed, HTML character references decoded, ’ as '. */
 function readable(text: string | null | undefined): string {
-  const t = stripUrls(text ?? '');
-  return t.includes('&') ? decodeCharacterReferences(t) : t;
+  let t = stripUrls(text ?? '');
+  if (t.includes('&')) t = decodeCharacterReferences(t);
+  return TYPOGRAPHIC_APOSTROPHE.test(t) ? t.replace(TYPOGRAPHIC_APOSTROPHES, "'") : t;
 }
+/** Left and right single quotation marks and the modifier letter apostrophe (Metaculus, INFER). */
+const TYPOGRAPHIC_APOSTROPHE = /[\u2018\u2019\u02bc]/;
+const TYPOGRAPHIC_APOSTROPHES = /[\u2018\u2019\u02bc]/g;
 
 const NAMED_REFERENCES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
 const CHARACTER_REFERENCE = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos|nbsp));/g;

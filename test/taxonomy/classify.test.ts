@@ -320,3 +320,14 @@ describe('classify: crypto price brackets of coins beyond BTC, ETH and SOL', () 
     expect(classify({ title }).category).toBe('crypto');
   });
 });
+
+describe('classify: typographic apostrophes', () => {
+  // Metaculus and INFER texts use U+2019 (91 lines of the bundled sample have one); the rules write
+  // the ASCII apostrophe ("People's Bank of China", "Alzheimer's").
+  it('reads ’ as \' (QA: "People’s Bank of China" was world/other, "Alzheimer’s" matched nothing)', () => {
+    const c = classify({ title: 'Will the People’s Bank of China cut rates in 2026?' });
+    expect({ category: c.category, domain: c.domain }).toEqual({ category: 'economics', domain: 'central-banks' });
+    expect(classify({ title: 'Will an Alzheimer’s drug be approved in 2026?' }).tags).toContain('health');
+    expect(classify({ title: 'Will an Alzheimer‘s drug be approved in 2026?' }).tags).toContain('health');
+  });
+});

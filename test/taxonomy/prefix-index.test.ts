@@ -24,7 +24,7 @@ function wholeWord(pattern: string, caseSensitive: boolean | undefined): RegExp 
 
 /** The scoring rules of classify.ts read literally: every pattern, every field, lookbehind boundaries. */
 function referenceClassify(q: ClassifyInput, file: TaxonomyFile) {
-  const strip = (t: string | null | undefined) => decodeCharacterReferences((t ?? '').replace(/\b(?:https?:\/\/|www\.)\S+/giu, ' '));
+  const strip = (t: string | null | undefined) => decodeCharacterReferences((t ?? '').replace(/\b(?:https?:\/\/|www\.)\S+/giu, ' ')).replace(/[\u2018\u2019\u02bc]/g, "'");
   const texts = { title: strip(q.title), description: strip(q.description), resolution_criteria: strip(q.resolution_criteria) };
   const matched: { name: string; category: string; domain: string; score: number }[] = [];
   for (const rule of file.rules) {
