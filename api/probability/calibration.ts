@@ -3,8 +3,8 @@
  * (fitted by the pipeline: sql/derive/95_calibration_models.sql) and applied to live answers.
  *
  * For a mode: each model's probability p becomes sigmoid(a_m + b_m·logit(p)) with its Platt fit (a
- * model the table does not know, e.g. a newly configured one, uses the mode's pooled fit; with no
- * pool either, the identity); the calibrated log-odds of the models that answered are averaged and
+ * model the table does not know, e.g. a newly configured one, has no resolved question: the
+ * identity, as every cell under 50, issue 14); the calibrated log-odds of the models that answered are averaged and
  * multiplied by the extremizing factor d: probability = sigmoid(d · mean(calibrated log-odds)).
  */
 import { z } from 'zod';
@@ -98,9 +98,16 @@ export function identityCalibration(mode: string): ModeCalibration {
   };
 }
 
-/** The fit used for a model: its own, else the mode's pool (a model the history does not know). */
+/**
+ * A model with no resolved question in the mode (not in the table): the identity, as any cell with
+ * fewer than 50 (issue 14). It got the mode's pooled fit, so a model with no history was calibrated
+ * while one with 49 questions was not.
+ */
+const NO_HISTORY: PlattFit = { intercept: 0, slope: 1, method: 'identity_insufficient_data', n_questions: 0 };
+
+/** The fit used for a model: its own, else the identity (a model the history does not know). */
 export function fitFor(c: ModeCalibration, model: string): PlattFit {
-  return c.models.get(model) ?? c.pool;
+  return c.models.get(model) ?? NO_HISTORY;
 }
 
 /** One model's calibrated probability. */

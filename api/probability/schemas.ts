@@ -139,8 +139,8 @@ const Fit = z.object({
   slope: z.number().meta({ description: 'b in calibrated log-odds = a + b · logit(p).' }),
   method: z.string().meta({
     description:
-      'platt (the pool), platt_shrunk (a model\'s own fit), identity_insufficient_data or identity_no_fit (a = 0, b = 1); ' +
-      '`pool (<method>)` for a model without its own fit.',
+      'platt (the pool), platt_shrunk (a model\'s own fit), identity_insufficient_data (a = 0, b = 1: fewer than 50 resolved ' +
+      'questions, a model with none, newly configured, included) or identity_no_fit (a = 0, b = 1).',
   }),
 });
 

@@ -606,7 +606,7 @@ export class ProbabilityService {
           pool: { intercept: c.pool.intercept, slope: c.pool.slope, method: c.pool.method },
           models: Object.fromEntries(modelsUsed.map((m) => {
             const f = fitFor(c, m);
-            return [m, { intercept: f.intercept, slope: f.slope, method: c.models.has(m) ? f.method : `pool (${f.method})` }];
+            return [m, { intercept: f.intercept, slope: f.slope, method: f.method }];
           })),
         },
         out_of_sample: c.out_of_sample,

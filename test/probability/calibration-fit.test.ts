@@ -7,6 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { JsonRow } from '../../api/db/convert.ts';
+import { calibrateOne, calibrationsFromRows, fitFor } from '../../api/probability/calibration.ts';
 import { derive, forecast, insert, openDb, question, resolution, rows, ts } from '../scoring/fixture.ts';
 
 /** mulberry32: a small seeded PRNG (reproducible outcomes). */
@@ -110,5 +112,15 @@ describe('calibration_models: a synthetic overconfident forecaster with known tr
       expect(r.n_questions).toBe(40);
     }
     expect(b.find((r) => r.kind === 'pool')!.extremize).toBe(1);
+  });
+
+  it('a model with no resolved question (newly configured, so not in the table) is the identity too, not the pool (issue 14: under 50 resolved questions a cell is the identity)', async () => {
+    // The endpoint gave such a model the mode's pooled fit, while one with 49 questions got the
+    // identity: a model with less history was calibrated more.
+    const informed = calibrationsFromRows((await rows(conn, `SELECT * FROM calibration_models ORDER BY kind DESC`)) as JsonRow[]).get('informed')!;
+    expect(informed.pool.method).toBe('platt');
+    expect(fitFor(informed, 'over2')).toMatchObject({ method: 'platt_shrunk' });
+    expect(fitFor(informed, 'newly-configured')).toEqual({ intercept: 0, slope: 1, method: 'identity_insufficient_data', n_questions: 0 });
+    expect(calibrateOne(informed, 'newly-configured', 0.83)).toBeCloseTo(0.83, 12);
   });
 });
