@@ -484,7 +484,14 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], services:
 }
 
 function rawHandler(def: RawRoute, services: ApiServices): RequestHandler {
+  // The API's own raw routes (the stream, webhooks, usage, probability) refuse a filter they do not
+  // read, as the JSON routes do (QA: /api/stream/?venue=polymarket streamed every venue's events and
+  // /api/webhooks/?status=active listed disabled subscriptions, each with 200 as if filtered); the
+  // operations routes (health, metrics, docs, the front door and its files) take no filters.
+  const ownQuery = def.query ? Object.keys(def.query.shape) : [];
+  const checkFilters = def.path.startsWith('/api/') && !def.tags.includes('operations');
   return async (req, res) => {
+    if (checkFilters) refuseForeignFilters(req, def.path, ownQuery);
     await def.handle(req, res, { req, res, services });
   };
 }

@@ -6,9 +6,11 @@ import { CATEGORIES } from '../../pipeline/warehouse/tables.ts';
 import { silentLogger } from '../../api/logging/logger.ts';
 import { startServer, type ServerHandle } from '../../api/server.ts';
 import { fixtureData, publish, resolvedRows, tempDataDir, writeSnapshot } from './fixtures.ts';
+import { newKey } from './helpers.ts';
 
 let server: ServerHandle;
 let cleanup: () => Promise<void>;
+let enterpriseKey = '';
 const SNAP = 'r20250402T000000Z-aa01';
 
 async function get(path: string, init?: RequestInit): Promise<{ res: Response; body: any }> {
@@ -36,6 +38,7 @@ function expectProblem(res: Response, body: any, status: number, code: string): 
 beforeAll(async () => {
   const tmp = await tempDataDir();
   cleanup = tmp.cleanup;
+  enterpriseKey = newKey(tmp.dir, 'enterprise').key; // before the server starts: it reads the key file then
   await writeSnapshot(tmp.dir, SNAP, fixtureData(1));
   await publish(tmp.dir, SNAP);
   server = await startServer({
@@ -121,6 +124,23 @@ describe('query parameters in bracket form', () => {
     }
     expect((await get('/api/predictions/resolved?category[]=politics')).body.detail).toContain('category=…');
     expect((await get('/api/predictions/resolved?category=politics')).res.status).toBe(200);
+  });
+});
+
+describe('a filter\'s name given to a route that does not read it', () => {
+  it('is a 400 on the account, webhook and stream routes too, naming the route\'s own parameters (QA: /api/stream/?venue=polymarket streamed every venue\'s events, /api/webhooks/?status=active listed the disabled subscriptions, /api/usage/?since= answered as if filtered, each with 200)', async () => {
+    const h = { headers: { 'X-API-Key': enterpriseKey } };
+    for (const [path, name] of [['/api/usage/?since=2025-01-01', 'since'], ['/api/webhooks/?status=active', 'status'],
+      ['/api/webhooks/wh_0123456789abcdef/deliveries?status=failed', 'status'], ['/api/stream/?venue=polymarket', 'venue'],
+      ['/api/stream/?mode=blind', 'mode']]) {
+      const r = await get(path!, h);
+      expectProblem(r.res, r.body, 400, 'invalid_parameter');
+      expect(r.body.parameter, path).toBe(name);
+      expect(r.body.detail, path).toContain(`has no '${name}' filter`);
+    }
+    // the routes' own parameters, empty values and unknown names are read as before
+    expect((await get('/api/usage/?days=3&since=&utm_source=mail', h)).res.status).toBe(200);
+    expect((await get('/api/webhooks/?utm_source=mail', h)).res.status).toBe(200);
   });
 });
 
