@@ -45,11 +45,22 @@ CREATE OR REPLACE TEMP MACRO _cal_logit(p) AS
   ln(greatest(0.001, least(0.999, p)) / (1 - greatest(0.001, least(0.999, p))));
 CREATE OR REPLACE TEMP MACRO _cal_sigmoid(z) AS 1.0 / (1.0 + exp(-z));
 
+-- The training forecasts: in a mode where a real provider's forecasts are scored, theirs alone.
+-- A deployment first started on the bundled sample with the simulator (quorum start), then given
+-- real providers, had the simulator's history in every pool beside theirs: the prior of each real
+-- model's fit and the extremizing factor were partly a fit of the simulator, with no word of it.
+-- A mode with the simulator's forecasts alone (a demo) is fitted on them. (provider NULL: a
+-- forecast from before providers were recorded, counted as real.)
 CREATE OR REPLACE TEMP TABLE _cal_obs AS
-SELECT question_id, model, mode, resolved_at, outcome::DOUBLE AS y, probability AS p,
-       _cal_logit(probability) AS x
-FROM scored_forecasts
-WHERE probability IS NOT NULL AND outcome IS NOT NULL;
+WITH scored AS (
+  SELECT question_id, model, mode, resolved_at, outcome::DOUBLE AS y, probability AS p,
+         _cal_logit(probability) AS x, provider IS NOT DISTINCT FROM 'simulated' AS simulated
+  FROM scored_forecasts
+  WHERE probability IS NOT NULL AND outcome IS NOT NULL
+)
+SELECT question_id, model, mode, resolved_at, y, p, x
+FROM scored
+WHERE NOT simulated OR mode NOT IN (SELECT mode FROM scored WHERE NOT simulated);
 
 -- Questions per mode in time order, and their fold.
 CREATE OR REPLACE TEMP TABLE _cal_q AS

@@ -50,6 +50,9 @@ describe('calibration_models: a synthetic overconfident forecaster with known tr
       forecast(q.id, 'over15', 'informed', 'r1', '2023-12-15', sigmoid(1.5 * logit(q.truth))),
       // a blind-mode cell with only 40 questions: identity
       ...(Number(q.id.slice(4)) < 40 ? [forecast(q.id, 'over2', 'blind', 'r1', '2023-12-15', sigmoid(2 * logit(q.truth)))] : []),
+      // the augmented mode: a simulated history (the first start's) beside a real provider's
+      ...(Number(q.id.slice(4)) < 200 ? [forecast(q.id, 'over2', 'augmented', 'r1', '2023-12-15', sigmoid(2 * logit(q.truth)))] : []),
+      ...(Number(q.id.slice(4)) < 60 ? [forecast(q.id, 'real-model', 'augmented', 'r1', '2023-12-15', sigmoid(logit(q.truth)), { provider: 'openai' })] : []),
     ]));
     // The last 100 questions resolve after as_of: invisible to the fit.
     await insert(conn, 'resolutions', qs.map((q, i) => resolution(q.id, q.y, i < N - 100 ? day(q.day) : '2030-01-01')));
@@ -112,6 +115,18 @@ describe('calibration_models: a synthetic overconfident forecaster with known tr
       expect(r.n_questions).toBe(40);
     }
     expect(b.find((r) => r.kind === 'pool')!.extremize).toBe(1);
+  });
+
+  it('a mode with a real provider\'s history is fitted on it alone, not on the simulator\'s beside it (a deployment first started on the simulated sample)', async () => {
+    // The augmented cell's 200 simulated forecasts of over2 made its pool (and so every real
+    // model's prior and the extremizing factor) a fit of the simulator, without a word.
+    const a = await rows(conn, `SELECT kind, model, n_questions, n_forecasts FROM calibration_models WHERE mode = 'augmented' ORDER BY kind DESC, model`);
+    expect(a).toEqual([
+      { kind: 'pool', model: null, n_questions: 60, n_forecasts: 60 },
+      { kind: 'model', model: 'real-model', n_questions: 60, n_forecasts: 60 },
+    ]);
+    // a mode with the simulator's history alone (a demo) is fitted on it
+    expect((await rows(conn, `SELECT n_questions FROM calibration_models WHERE mode = 'informed' AND kind = 'pool'`))[0]!.n_questions).toBe(N - 100);
   });
 
   it('a model with no resolved question (newly configured, so not in the table) is the identity too, not the pool (issue 14: under 50 resolved questions a cell is the identity)', async () => {
