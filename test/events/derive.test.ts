@@ -80,7 +80,7 @@ describe('events derived from each published snapshot', () => {
       `run.completed ${run2}`,
     ]);
     const by = (t: string, s: string) => e.find((x) => x.type === t && x.subject === s)!;
-    expect(by('consensus.updated', 'manifold:q1').data).toMatchObject({ mode: 'informed', category: 'politics' });
+    expect(by('consensus.updated', 'manifold:q1').data).toMatchObject({ mode: 'informed', previous_mode: 'informed', category: 'politics' });
     expect(by('consensus.updated', 'manifold:q1').data.previous).toBeCloseTo(0.3, 9);
     expect(by('consensus.updated', 'manifold:q1').data.consensus).toBeCloseTo(0.4, 9);
     expect(by('consensus.updated', 'manifold:q1').category).toBe('politics');
