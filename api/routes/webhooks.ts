@@ -79,8 +79,18 @@ const Subscription = z
 const IdParams = z.object({ id: z.string().meta({ description: 'The subscription id (`wh_…`).' }) });
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
+/**
+ * An answer carrying a `whsec_` secret (a create, its replay, a rotation) is never stored by any
+ * cache, as /api/usage/ and the probability answers are not (QA: `private, no-cache` let a
+ * browser's or client's cache keep the signing secret on disk).
+ */
+function noStore(res: Response): void {
+  res.setHeader('Cache-Control', 'private, no-store');
+}
+
 /** The answer to a create: the subscription with its current secret. */
 function created(res: Response, sub: Subscription): void {
+  noStore(res);
   res.status(201).json({ ...publicView(sub), secret: sub.secrets[0]!.secret });
 }
 
@@ -222,6 +232,7 @@ export const webhooksRotateRoute = rawRoute({
   handle: (req, res) => {
     const sub = ownSubscription(req, res);
     const r = dispatcherOf(req).store.rotate(sub.id)!;
+    noStore(res);
     res.status(200).json({ id: sub.id, secret: r.secret, previous_secret_expires_at: r.previous_expires_at });
   },
 });

@@ -792,6 +792,19 @@ describe('secret rotation', () => {
     await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' });
   }, 60_000);
 
+  it('an answer carrying a whsec_ secret (create, its idempotent replay, rotate-secret) is never stored by a cache: private, no-store, as /api/usage/ and the probability answers are (QA: private, no-cache, which lets a browser or client cache keep the secret on disk)', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    const made = await api('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url }), headers: { 'Idempotency-Key': 'qa-no-store' } });
+    const replayed = await api('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url }), headers: { 'Idempotency-Key': 'qa-no-store' } });
+    const rotated = await api(`/api/webhooks/${made.body.id}/rotate-secret`, { method: 'POST' });
+    for (const [what, got] of [['create', made], ['replay', replayed], ['rotate', rotated]] as const) {
+      expect(got.body.secret, what).toMatch(/^whsec_/);
+      expect(got.res.headers.get('cache-control'), what).toBe('private, no-store');
+    }
+    await api(`/api/webhooks/${made.body.id}/`, { method: 'DELETE' });
+  });
+
   it('a rotated-out secret stops signing at its own expiry, and is then dropped', () => {
     const side = tempDir('quorum-webhooks-rotate-');
     try {
