@@ -75,7 +75,14 @@ export interface AuthenticateOptions {
 /** Sets `res.locals.auth` for one request; throws the 401 (or the 429 of onFailure). */
 export function authenticateRequest(opts: AuthenticateOptions, req: Request, res: Response, exempt: boolean): void {
   res.locals.auth = ANONYMOUS;
-  if (exempt) return;
+  if (exempt) {
+    // Paths outside authentication take no key, but a key in their URL has left the client all the
+    // same: the same 401, uncharged as these paths are (QA: `/api/openapi.json?api_key=<key>`, as
+    // OpenAPI tooling sends it, was a 200 without a word).
+    const inUrl = keyInUrl(req);
+    if (inUrl !== null) throw inUrl;
+    return;
+  }
   const failure = keyInUrl(req) ?? keyHeaderFailure(opts, req, res);
   if (failure === null) return;
   opts.onFailure?.(req, res); // may throw a 429 instead

@@ -208,6 +208,21 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     }
   });
 
+  it('a key in the URL of a path outside authentication (/healthz, /api/openapi.json, /docs, the front door) is the same 401, not an anonymous answer (QA: a 200 without a word, the key already in proxies\' logs and the history)', async () => {
+    const valid = newKey(dir, 'pro').key;
+    // Swagger UI 2.x and OpenAPI tooling append `?api_key=` to every request, the document's too
+    for (const p of ['/api/openapi.json', '/healthz', '/readyz', '/metrics', '/docs', '/docs/swagger-ui.css', '/', '/favicon.svg', '/dashboard/app.js']) {
+      const r = await get(server, `${p}?api_key=${valid}`);
+      expectProblem(r, 401, 'unauthorized');
+      expect(r.body.detail, p).toMatch(/X-API-Key header/);
+      expect(r.text).not.toContain(valid);
+    }
+    expectProblem(await get(server, `/api/openapi.json?access_token=${valid}`), 401, 'unauthorized');
+    // those paths still take no key: without one in the URL they answer as before
+    expect((await get(server, '/api/openapi.json?note=x')).res.status).toBe(200);
+    expect((await get(server, '/healthz', auth.x(valid))).res.status).toBe(200);
+  });
+
   it('a key given to quorum keys revoke or quorum webhooks create --key where its id goes is never printed back; the message names its id (QA: "no key with id \\"qrm_…\\"" on stderr)', async () => {
     const created = newKey(dir, 'enterprise');
     const revoke = await cli(dir, 'keys', 'revoke', created.key);
