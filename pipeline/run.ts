@@ -22,7 +22,7 @@ import { withConnection } from './warehouse/duckdb.ts';
 import { appendRaw, removeAbandonedParts } from './warehouse/raw-writer.ts';
 import { createRawViews, rawParts } from './warehouse/raw-views.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
-import { acquireRunLock } from './warehouse/lock.ts';
+import { acquireRunLock, RunLockLostError } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
 import { deriveSqlHash, deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
 import { forecastStage } from './forecast/stage.ts';
@@ -222,6 +222,12 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         notes: [],
       };
       const partition = { runId, runDate: runDate(asOf) };
+      // The lock is taken over when this process stops beating for LOCK_STALE_MS (paused: Ctrl-Z,
+      // a paused container, a suspended VM on a shared data dir): a run that resumes after that
+      // must not publish over the new holder's snapshot, CURRENT and pending events (QA).
+      const checkLock = () => {
+        if (!release.held()) throw new RunLockLostError(runId);
+      };
       const forecast = async (replayOnly = false) => {
         const f = await forecastStage({
           replayOnly,
@@ -283,10 +289,12 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           const previousAsOf = previous === null ? null : previousSnapshotAsOf(root, previous);
           const behind = previousAsOf !== null && Date.parse(previousAsOf) > asOf.getTime();
           const completed = runCompletedSummary(summary);
+          checkLock();
           markEventsPending(root, runId, previous, completed);
           const manifest = await scoreAndPublish(conn, config, behind ? new Date(previousAsOf) : asOf, runId, {
             syncReport: summary.sync ? JSON.stringify(summary.sync) : null,
             freeze: !behind,
+            beforePublish: checkLock,
           });
           summary.snapshot = manifest.run_id;
           summary.status = 'completed';
@@ -415,7 +423,7 @@ export async function scoreAndPublish(
   config: QuorumConfig,
   asOf: Date,
   runId: string,
-  opts: { syncReport?: string | null; freeze?: boolean } = {},
+  opts: { syncReport?: string | null; freeze?: boolean; beforePublish?: () => void } = {},
 ) {
   const freezing = opts.freeze ?? true;
   // Pinned: the derive and the export read the raw parts present now, even if an import commits
@@ -430,7 +438,7 @@ export async function scoreAndPublish(
   // Scenarios (issue 13): curated scenarios in; this run's scenario records archived after.
   await prepareScenarios(conn, { runId: freezing ? runId : null });
   const deriveSql = await deriveSqlHash();
-  const meta = { asOf, headlineModes: config.headlineModes, deriveSqlHash: deriveSql, rawForecastParts: forecastParts };
+  const meta = { asOf, headlineModes: config.headlineModes, deriveSqlHash: deriveSql, rawForecastParts: forecastParts, beforePublish: opts.beforePublish };
   return publishSnapshot(config.dataDir, runId, meta, async (dir) => {
     const tables = await deriveTables(conn, {
       asOf,

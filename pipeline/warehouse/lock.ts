@@ -125,6 +125,24 @@ export class ImportLockedError extends LockHeldError {
   }
 }
 
+/**
+ * The run lock was taken over while this run was still going: its process was paused past
+ * LOCK_STALE_MS (Ctrl-Z, a paused container, a suspended VM on a shared data dir) and another
+ * process judged the lock stale. The run must not publish: the new holder's run publishes.
+ */
+export class RunLockLostError extends Error {
+  constructor(readonly runId: string) {
+    super(
+      `run ${runId} lost the run lock: the lock file no longer names it (taken over by another process while this one was paused or ` +
+        `stalled for more than ${LOCK_STALE_MS / 1000}s without a heartbeat, or removed); not publishing (its forecasts are in the warehouse, and the next run scores them)`,
+    );
+    this.name = 'RunLockLostError';
+  }
+}
+
+/** A lock's release function; `held()`: whether the lock file is still this acquisition's (not released, not taken over). */
+export type LockRelease = (() => void) & { held(): boolean };
+
 /** The holder of a lock file that names none (empty or unreadable). */
 const UNKNOWN_HOLDER: LockHolder = { pid: -1, started_at: 'unknown' };
 
@@ -303,7 +321,7 @@ function startHeartbeat(file: string, token: string, everyMs: number): NodeJS.Ti
 }
 
 /** Creates the lock file exclusively; null when one exists. */
-function tryCreate(file: string, runId: string | undefined, heartbeatMs: number): (() => void) | null {
+function tryCreate(file: string, runId: string | undefined, heartbeatMs: number): LockRelease | null {
   let fd: number;
   try {
     fd = openSync(file, 'wx');
@@ -334,7 +352,7 @@ function tryCreate(file: string, runId: string | undefined, heartbeatMs: number)
   heldTokens.add(token);
   const heartbeat = startHeartbeat(file, token, heartbeatMs);
   let released = false;
-  return () => {
+  const release = () => {
     if (released) return;
     released = true;
     clearInterval(heartbeat);
@@ -342,13 +360,14 @@ function tryCreate(file: string, runId: string | undefined, heartbeatMs: number)
     // Only our own lock: one taken over from us belongs to its new holder.
     if (inspect(file)?.holder?.token === token) rmSync(file, { force: true });
   };
+  return Object.assign(release, { held: () => !released && inspect(file)?.holder?.token === token });
 }
 
 /**
  * Takes the run lock or throws RunLockedError. Returns the release function. `heartbeatMs`
  * (default LOCK_HEARTBEAT_MS) is for tests.
  */
-export function acquireRunLock(root: string, runId?: string, opts: { heartbeatMs?: number } = {}): () => void {
+export function acquireRunLock(root: string, runId?: string, opts: { heartbeatMs?: number } = {}): LockRelease {
   mkdirSync(root, { recursive: true });
   return acquireLock(lockFile(root), runId, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new RunLockedError(holder, ageS));
 }
@@ -395,7 +414,7 @@ export function acquireServerLock(root: string, opts: { heartbeatMs?: number; ur
   return acquireLock(serverLockFile(root), undefined, opts.heartbeatMs ?? LOCK_HEARTBEAT_MS, (holder, ageS) => new ServerLockedError(holder, ageS, opts.url?.() ?? null));
 }
 
-function acquireLock(file: string, runId: string | undefined, heartbeatMs: number, held: (holder: LockHolder, ageS: number | null) => LockHeldError): () => void {
+function acquireLock(file: string, runId: string | undefined, heartbeatMs: number, held: (holder: LockHolder, ageS: number | null) => LockHeldError): LockRelease {
   let found: ReturnType<typeof inspect> = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     const release = tryCreate(file, runId, heartbeatMs);

@@ -88,7 +88,14 @@ export function removeAbandonedSnapshots(root: string): string[] {
 export async function publishSnapshot(
   root: string,
   runId: string,
-  meta: { asOf: Date; headlineModes: readonly string[]; deriveSqlHash?: string; rawForecastParts?: readonly string[] },
+  meta: {
+    asOf: Date;
+    headlineModes: readonly string[];
+    deriveSqlHash?: string;
+    rawForecastParts?: readonly string[];
+    /** Called once the snapshot is built, before it is put in place: throws to publish nothing (a run that lost its lock). */
+    beforePublish?: () => void;
+  },
   build: (dir: string) => Promise<SnapshotBuild>,
 ): Promise<SnapshotManifest> {
   if (!RUN_ID_PATTERN.test(runId)) throw new Error(`invalid run id: ${runId}`);
@@ -117,6 +124,7 @@ export async function publishSnapshot(
     writeFileSync(join(tmpDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     for (const name of readdirSync(tmpDir)) fsyncPath(join(tmpDir, name));
     fsyncPath(tmpDir);
+    meta.beforePublish?.();
     rmSync(finalDir, { recursive: true, force: true });
     renameSync(tmpDir, finalDir);
     fsyncPath(snapshotsDir(root));

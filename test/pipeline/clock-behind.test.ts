@@ -7,11 +7,15 @@
  * /metrics showed quorum_snapshot_age_seconds -10699. The note now says what happened.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { runPipeline } from '../../pipeline/run.ts';
+import { silentProgress } from '../../pipeline/forecast/progress.ts';
+import { lockFile } from '../../pipeline/warehouse/layout.ts';
+import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -41,5 +45,47 @@ describe('a run dated now, behind the published snapshot', () => {
     const backfillNote = backfill.notes.find((n) => n.includes('before the snapshot it replaces'));
     expect(backfillNote).toBeDefined();
     expect(backfillNote).not.toMatch(/clock/);
+  }, 180_000);
+});
+
+/**
+ * A run whose process was paused past the lock's staleness (Ctrl-Z on `quorum run`, a paused
+ * container or a suspended VM on a shared volume): another host took the lock over and runs. When
+ * the paused run resumes, it must not publish over the other's snapshot, CURRENT and pending-events
+ * marker as if it still held the lock. Here the takeover is done while the run forecasts.
+ */
+describe('a run whose lock was taken over while it was paused', () => {
+  it('does not publish: it fails, saying the lock was taken over, and leaves CURRENT and the new holder alone', async () => {
+    const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'd'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
+    const logger = createLogger('silent');
+    const root = config.dataDir;
+    if (readCurrent(root) === null) {
+      await importForecastBench(config, SAMPLE);
+      expect((await runPipeline({ config, logger })).status).toBe('completed');
+    }
+    const before = readCurrent(root);
+    const pending = join(root, 'events', 'pending.json');
+    const pendingBefore = existsSync(pending) ? readFileSync(pending, 'utf8') : null;
+    const theirs = JSON.stringify({ pid: 1, host: 'other-host', started_at: new Date().toISOString(), token: 'theirs' });
+    const base = silentProgress;
+    const progress = {
+      stage: (name: string, total: number) => {
+        // Paused past LOCK_STALE_MS; another host judged the lock stale and holds it now.
+        writeFileSync(lockFile(root), theirs);
+        return base.stage(name, total);
+      },
+      close: () => base.close(),
+    };
+    try {
+      const lost = await runPipeline({ config, logger, resume: false, progress });
+      expect(lost.status).toBe('failed');
+      expect(lost.error).toMatch(/run lock.*taken over/);
+      expect(lost.snapshot).toBeNull();
+      expect(readCurrent(root)).toBe(before);
+      expect(existsSync(pending) ? readFileSync(pending, 'utf8') : null).toBe(pendingBefore);
+      expect(readFileSync(lockFile(root), 'utf8')).toBe(theirs);
+    } finally {
+      rmSync(lockFile(root), { force: true });
+    }
   }, 180_000);
 });

@@ -276,10 +276,12 @@ describe('run lock', () => {
       utimesSync(file, old, old);
       await new Promise((r) => setTimeout(r, 200));
       expect(Date.now() - statSync(file).mtimeMs).toBeLessThan(5_000);
+      expect(release.held()).toBe(true);
 
       // Stalled past the staleness limit: another process takes over; the stalled one must not delete its lock.
       writeFileSync(file, JSON.stringify({ pid: 1, host: 'other-host', started_at: new Date().toISOString(), token: 'theirs' }));
       await new Promise((r) => setTimeout(r, 100));
+      expect(release.held()).toBe(false); // what a run checks before it publishes
       release();
       expect(JSON.parse(readFileSync(file, 'utf8')).token).toBe('theirs');
     } finally {
