@@ -22,7 +22,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listValue } from '@duckdb/node-api';
 import type { Logger } from './log.ts';
-import { appendRaw } from './warehouse/raw-writer.ts';
+import { appendRaw, commitParts, dropParts, type PendingPart } from './warehouse/raw-writer.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { acquireRunLock } from './warehouse/lock.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
@@ -86,13 +86,26 @@ export interface SyncOptions {
 
 const TABLE_ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events'];
 
+/**
+ * Writes a step's rows, every table's part put in place together once all are written (as an
+ * import's: raw-writer commitParts): a step that failed or was killed after its `questions` part
+ * was in place lost its lifecycle events for good, as the next sync drops the first-seen events of
+ * a question already stored (onlyNewLifecycle) (QA: a question-file question without `proposed`).
+ */
 async function writeRows(conn: DuckDBConnection, opts: SyncOptions, rows: Rows): Promise<Record<string, number>> {
   const written: Record<string, number> = {};
-  for (const table of TABLE_ORDER) {
-    const list = rows[table];
-    if (!list?.length) continue;
-    written[table] = (await appendRaw(conn, opts.root, table, list, opts.partition)).written;
+  const parts: PendingPart[] = [];
+  try {
+    for (const table of TABLE_ORDER) {
+      const list = rows[table];
+      if (!list?.length) continue;
+      written[table] = (await appendRaw(conn, opts.root, table, list, opts.partition, { parts })).written;
+    }
+  } catch (err) {
+    dropParts(parts);
+    throw err;
   }
+  commitParts(parts);
   return written;
 }
 
