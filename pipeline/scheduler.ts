@@ -56,24 +56,43 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
+/**
+ * How often the scheduler looks at the wall clock for a suspend. Node's timers count a clock that
+ * stands still while the machine is suspended (CLOCK_MONOTONIC), so node-cron's timer, armed for
+ * the next tick before a suspend, fires that long late after it (QA: suspended at 00:30 and woken
+ * at 20:00, the 04:00 tick's timer still had 3.5 hours to go: no run until 23:30). A look that
+ * finds more than twice this much wall-clock time gone since the last one (a suspend, or the
+ * clock stepped forward) re-arms node-cron from now and runs the tick that came meanwhile.
+ */
+const WAKE_CHECK_MS = 60_000;
+
 export function startScheduler(config: QuorumConfig, logger: Logger): Scheduler {
   const stopping = new AbortController();
   let running: Promise<unknown> | null = null;
+  /** The time of the latest tick a run was started for (a tick is never run twice). */
+  let lastTick = 0;
+  const tick = async (at: Date): Promise<void> => {
+    if (stopping.signal.aborted) return;
+    // node-cron's noOverlap knows only its own ticks since it was last (re-)armed (see the wake check)
+    if (running) {
+      logger.warn({ tick: at.toISOString(), schedule: config.schedule }, 'scheduled run skipped: the previous scheduled run is still in progress');
+      return;
+    }
+    lastTick = Math.max(lastTick, at.getTime());
+    const run = runPipeline({ config, logger, signal: stopping.signal });
+    running = run;
+    try {
+      await run;
+    } catch (err) {
+      if (err instanceof RunLockedError) logger.warn({ holder: err.holder }, 'scheduled run skipped: a run is in progress');
+      else logger.error({ err }, 'scheduled run failed');
+    } finally {
+      if (running === run) running = null;
+    }
+  };
   const task = cron.schedule(
     config.schedule,
-    async () => {
-      if (stopping.signal.aborted) return;
-      const run = runPipeline({ config, logger, signal: stopping.signal });
-      running = run;
-      try {
-        await run;
-      } catch (err) {
-        if (err instanceof RunLockedError) logger.warn({ holder: err.holder }, 'scheduled run skipped: a run is in progress');
-        else logger.error({ err }, 'scheduled run failed');
-      } finally {
-        if (running === run) running = null;
-      }
-    },
+    (ctx) => tick(ctx.date),
     { noOverlap: true, timezone: 'UTC', name: 'quorum-pipeline', logger: cronLogger(logger), missedExecutionTolerance: LATE_TICK_TOLERANCE_MS },
   );
   task.on('execution:overlap', (ctx) => {
@@ -82,10 +101,24 @@ export function startScheduler(config: QuorumConfig, logger: Logger): Scheduler 
   task.on('execution:missed', (ctx) => {
     logger.warn({ tick: ctx.date.toISOString(), schedule: config.schedule }, 'scheduled run missed: the process could not run it before the next tick came (paused, blocked, or the clock stepped forward)');
   });
+  let look = { at: Date.now(), next: task.getNextRun() };
+  const wake = setInterval(() => {
+    const now = Date.now();
+    const { at, next } = look;
+    if (now - at > 2 * WAKE_CHECK_MS && !stopping.signal.aborted) {
+      task.stop(); // re-armed from now: its timer still counts the time the machine was suspended
+      task.start();
+      logger.warn({ gap_s: Math.round((now - at) / 1000), schedule: config.schedule }, 'the wall clock moved on while this process was not running (the machine suspended, or the clock stepped forward): schedule re-armed');
+      if (next && next.getTime() <= now && next.getTime() > lastTick) void tick(next);
+    }
+    look = { at: now, next: task.getNextRun() };
+  }, WAKE_CHECK_MS);
+  wake.unref();
   logger.info({ schedule: config.schedule }, 'scheduler started');
   return {
     getNextRun: () => task.getNextRun(),
     stop: async () => {
+      clearInterval(wake);
       await task.stop();
       stopping.abort();
       const run = running;

@@ -86,4 +86,32 @@ describe('scheduler ticks', () => {
     }
     expect(lines.filter((l) => String(l.msg).startsWith('scheduled run missed'))).toEqual([]);
   }, 20_000);
+
+  it('a machine suspended over a tick (the wall clock moves on, the process timers do not) runs the missed tick within a minute of waking, not hours later', async () => {
+    // QA: Node timers count CLOCK_MONOTONIC, which stands still while a machine (a laptop, a paused
+    // VM) is suspended: suspended at 00:30 with the 04:00 tick armed, woken at 20:00, node-cron's
+    // timer still had 3.5 hours to go, so the ticks of 04:00 to 20:00 only ran (the latest, late)
+    // at 23:30. Fake timers show it: setSystemTime moves the clock without running any timer.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    try {
+      vi.setSystemTime(new Date('2026-03-01T00:01:00Z'));
+      const { logger } = capturedLog();
+      const s = startScheduler(loadConfig({ QUORUM_SCHEDULE: '0 */4 * * *' }), logger);
+      try {
+        await vi.advanceTimersByTimeAsync(29 * 60_000);
+        expect(calls.length).toBe(0);
+        vi.setSystemTime(new Date('2026-03-01T20:00:30Z')); // suspended until now
+        await vi.advanceTimersByTimeAsync(2 * 60_000);
+        expect(calls.length).toBe(1);
+        // and the schedule goes on: the 00:00 tick, once
+        await vi.advanceTimersByTimeAsync(4 * 3_600_000);
+        expect(calls.length).toBe(2);
+      } finally {
+        await s.stop();
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
+
