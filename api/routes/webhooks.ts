@@ -7,6 +7,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
+import { UNPRINTABLE } from '../../pipeline/text/unprintable.ts';
 import { authOf } from '../auth/middleware.ts';
 import type { WebhookDispatcher } from '../events/webhooks/dispatcher.ts';
 import { publicView, type Subscription } from '../events/webhooks/store.ts';
@@ -56,7 +57,8 @@ const CreateBody = z
   .object({
     url: z.string().min(1).max(2048),
     types: z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length).optional(),
-    description: z.string().max(500).optional(),
+    // printed by `quorum webhooks list --json`, which escapes C0 but not C1 or the bidirectional overrides
+    description: z.string().max(500).refine((d) => !UNPRINTABLE.test(d), 'no control character or bidirectional override (a newline, a tab, an escape, U+202E)').optional(),
   })
   .strict()
   .meta({ id: 'WebhookCreate' });

@@ -26,6 +26,7 @@ import { loadConfig } from '../config.ts';
 import { checkDataFormat } from '../warehouse/data-format.ts';
 import { unknownVariableMessage } from '../env.ts';
 import { unwritable } from '../fs/paths.ts';
+import { UNPRINTABLE } from '../text/unprintable.ts';
 
 /** The data directory (absolute), said on stderr with the server that has it open, if any. */
 function dataDir(): string {
@@ -126,13 +127,6 @@ function publicView(r: KeyRecord) {
   };
 }
 
-/**
- * What a key's name may not hold: C0/C1 control characters and the bidirectional embeddings,
- * overrides and isolates. `keys list` prints names to a terminal (QA: a newline split a row over
- * two lines, an ESC sequence recoloured or rewrote the terminal, U+202E showed a name reversed).
- */
-const UNPRINTABLE_NAME = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
-
 function collectScope(value: string, previous: Scope[] = []): Scope[] {
   if (!(SCOPES as readonly string[]).includes(value)) {
     throw new InvalidArgumentError(`unknown scope "${value}" (one of: ${SCOPES.join(', ')})`);
@@ -152,7 +146,7 @@ export function registerKeysCommands(program: Command): void {
     .action((opts: { plan: KeyPlan; scope?: Scope[]; name: string }) =>
       run(() => {
         const name = opts.name.trim();
-        if (name === '' || name.length > 200 || UNPRINTABLE_NAME.test(name)) {
+        if (name === '' || name.length > 200 || UNPRINTABLE.test(name)) {
           throw new Error('--name must be 1 to 200 characters without control characters (a newline, a tab, an escape, a bidirectional override)');
         }
         const dir = dataDir();

@@ -24,6 +24,7 @@ import { checkDataFormat } from '../warehouse/data-format.ts';
 import { unknownVariableMessage } from '../env.ts';
 import { EVENT_TYPES } from '../events/emit.ts';
 import { loadEventsConfig } from '../events/config.ts';
+import { UNPRINTABLE } from '../text/unprintable.ts';
 
 async function run(body: () => Promise<void> | void): Promise<void> {
   let code = 0;
@@ -68,6 +69,9 @@ export function registerWebhooksCommands(program: Command): void {
         const types = opts.types === undefined ? null : opts.types.split(',').map((t) => t.trim()).filter(Boolean);
         // As the API refuses an empty list: a subscription to no type never gets an event (QA: it was made).
         if (types?.length === 0) throw new Error('--types names no event type (leave it out for every type)');
+        if (opts.description !== undefined && (opts.description.length > 500 || UNPRINTABLE.test(opts.description))) {
+          throw new Error('--description must be at most 500 characters without control characters (a newline, a tab, an escape, a bidirectional override), as the API takes it');
+        }
         for (const t of types ?? []) if (!(EVENT_TYPES as readonly string[]).includes(t)) throw new Error(`unknown event type "${t}"`);
         const s = store();
         requireWebhookKey(loadConfig().dataDir, opts.key);

@@ -192,6 +192,13 @@ describe('webhook subscriptions', () => {
     expectProblem(type, 400, 'invalid_parameter');
     expect(type.body.parameter).toBe('types.0');
     expectProblem(await create([1]), 400, 'invalid_body');
+    // a description the operator's `quorum webhooks list --json` would print with a C1 control or a
+    // bidirectional override raw (JSON escapes C0 only), as key names are refused (QA)
+    for (const description of ['mine\u202egnp.exe', 'mine\u009b31m', 'two\nlines']) {
+      const bad = await create({ url: 'https://93.184.216.34/d', description });
+      expectProblem(bad, 400, 'invalid_parameter');
+      expect(bad.body.parameter).toBe('description');
+    }
     // a type named twice is one type: stored and shown once, in the order first given (it was
     // stored as given, a list that read as if it asked for each event twice)
     const twice = await create({ url: 'https://93.184.216.34/twice', types: ['edge.opened', 'consensus.updated', 'edge.opened'] });
