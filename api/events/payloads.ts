@@ -31,7 +31,8 @@ const consensusUpdated = z.strictObject({
   title,
   category,
   mode,
-  previous_mode: z.enum(['blind', 'informed', 'augmented']).meta(d('The headline mode of the previous consensus: the headline mode can change between runs (a move across modes is not a move of one forecast).')),
+  previous_mode: z.enum(['blind', 'informed', 'augmented']).optional()
+    .meta(d('The headline mode of the previous consensus: the headline mode can change between runs (a move across modes is not a move of one forecast). Absent from events written before it was announced (the stream, a replay or an older version\'s run during a rolling upgrade can send those).')),
   consensus: prob.meta(d('The headline consensus now (mean of the models).')),
   previous: prob.meta(d('The headline consensus in the previous snapshot.')),
   change: signed.meta(d('consensus − previous; |change| ≥ QUORUM_EVENTS_CONSENSUS_THRESHOLD.')),

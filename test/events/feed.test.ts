@@ -50,3 +50,17 @@ describe('question.resolved payloads written before amendments were announced', 
     expect(EVENT_DATA['question.resolved'].safeParse({ ...old, previous_outcome: 'yes' }).success).toBe(false);
   });
 });
+
+describe('consensus.updated payloads written before previous_mode was announced', () => {
+  it('still match the documented schema (previous_mode absent), as the stream and a webhook replay send them after an upgrade (QA upgrade pass)', () => {
+    // An event seq 46 written by e97a4a7 in a data directory then served by this version (/api/stream/?since=0).
+    const old = {
+      question_id: 'infer:1432', title: 'Will another Chinese military base in an African country (excluding Djibouti) be under construction or established by 1 January 2027?',
+      category: 'world', mode: 'augmented', consensus: 0.12675, previous: 0.193, change: -0.06625, n_models: 4,
+      disagreement_sd: 0.028604, market_probability: 0.1442, run_id: 'r20260306T000000Z-isv14dqw', previous_run_id: 'r20251016T000000Z-r1oor5fl',
+    };
+    expect(EVENT_DATA['consensus.updated'].safeParse(old).success).toBe(true);
+    expect(EVENT_DATA['consensus.updated'].safeParse({ ...old, previous_mode: 'informed' }).success).toBe(true);
+    expect(EVENT_DATA['consensus.updated'].safeParse({ ...old, previous_mode: 'other' }).success).toBe(false);
+  });
+});
