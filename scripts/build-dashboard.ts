@@ -8,12 +8,15 @@
  * (prestart/pretest), by `npm run build:dashboard`, and by the browser tests themselves. Takes
  * well under a second.
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { CHECKOUT, PREBUILT_INPUTS } from '../pipeline/cli/prebuilt.js';
 
-export const DASHBOARD_ROOT = path.resolve(import.meta.dirname, '..', 'dashboard');
+// From the checkout (prebuilt.js's): this file is also bundled into the prebuilt CLI (dist/cli/),
+// where its own directory is not scripts/.
+export const DASHBOARD_ROOT = path.join(CHECKOUT, 'dashboard');
 export const DASHBOARD_DIST = path.join(DASHBOARD_ROOT, 'dist');
 
 /** What the shell needs to know about a build: the chunks to preload beside app.js. */
@@ -21,7 +24,8 @@ export interface DashboardManifest {
   preload: string[];
 }
 
-export async function buildDashboard(outdir: string = DASHBOARD_DIST): Promise<void> {
+/** `logLevel` `silent`: esbuild's messages are not printed (the server logs the error it throws as JSON). */
+export async function buildDashboard(outdir: string = DASHBOARD_DIST, opts: { logLevel?: 'warning' | 'silent' } = {}): Promise<void> {
   mkdirSync(outdir, { recursive: true });
   const result = await build({
     entryPoints: { app: path.join(DASHBOARD_ROOT, 'src', 'main.ts'), style: path.join(DASHBOARD_ROOT, 'src', 'style.css') },
@@ -35,7 +39,8 @@ export async function buildDashboard(outdir: string = DASHBOARD_DIST): Promise<v
     target: ['es2020'],
     platform: 'browser',
     legalComments: 'none',
-    logLevel: 'warning',
+    logLevel: opts.logLevel ?? 'warning',
+    absWorkingDir: CHECKOUT,
   });
   const outputs = Object.entries(result.metafile.outputs).map(([file, out]) => ({ name: path.basename(file), out }));
   const app = outputs.find((o) => o.name === 'app.js');
@@ -53,6 +58,13 @@ export async function buildDashboard(outdir: string = DASHBOARD_DIST): Promise<v
   visit(app.out.imports);
   const manifest: DashboardManifest = { preload: [...preload].sort() };
   writeFileSync(path.join(outdir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // What the build was made from (as the prebuilt CLI's, pipeline/cli/prebuilt.js): `quorum serve`
+  // and `quorum start` rebuild a build its sources have moved past (pipeline/cli/dashboard.ts).
+  const inputs = Object.keys(result.metafile.inputs).sort().map((file) => {
+    const st = statSync(path.join(CHECKOUT, file));
+    return [file, st.size, st.mtimeMs];
+  });
+  writeFileSync(path.join(outdir, PREBUILT_INPUTS), `${JSON.stringify({ inputs })}\n`);
   // Content-hashed chunks of earlier builds: nothing references them any more.
   const current = new Set(outputs.map((o) => o.name));
   for (const name of readdirSync(outdir)) {

@@ -349,6 +349,7 @@ program
         if (none) logger.warn({ dataDir: config.dataDir }, none);
         const other = await snapshotFromOtherSql(config.dataDir);
         if (other) logger.warn(other, 'the published snapshot was derived by other SQL than this version\'s: some endpoints may fail until `quorum run --score-only` (or quorum start) rescores it');
+        await (await import('./dashboard.ts')).ensureDashboardBuilt(logger); // this checkout's, not the last build's
         // startServer logs where it listens, once.
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
         return -1;
@@ -406,6 +407,7 @@ program
         await startingUp;
         if (signal.aborted) return -1; // the shutdown handler exits
         const judged = rescoreWaits ? null : readCurrent(config.dataDir); // before anything else can publish
+        await (await import('./dashboard.ts')).ensureDashboardBuilt(logger); // this checkout's, not the last build's
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });
         task = startScheduler(config, logger);
         // while it serves: a snapshot an older version's run publishes (the one in progress now, or a

@@ -4,4 +4,4 @@ export declare const PREBUILT_DIR: string;
 export declare const PREBUILT_ENTRY: string;
 export declare const PREBUILT_INPUTS: string;
 /** The URL of the prebuilt entry in `dir` when every input it was built from is unchanged, else null. */
-export declare function currentPrebuilt(dir?: string, checkout?: string): string | null;
+export declare function currentPrebuilt(dir?: string, checkout?: string, entry?: string): string | null;

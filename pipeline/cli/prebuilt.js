@@ -25,13 +25,14 @@ export const PREBUILT_INPUTS = 'inputs.json';
 
 /**
  * The URL of the prebuilt entry in `dir` when every input it was built from is unchanged, else
- * null. inputs.json: `{ "inputs": [[path relative to the checkout, size, mtimeMs], ...] }`.
+ * null. inputs.json: `{ "inputs": [[path relative to the checkout, size, mtimeMs], ...] }`. The
+ * dashboard's build (scripts/build-dashboard.ts) writes one too: its entry is `app.js`.
  */
-export function currentPrebuilt(dir = PREBUILT_DIR, checkout = CHECKOUT) {
+export function currentPrebuilt(dir = PREBUILT_DIR, checkout = CHECKOUT, entry = PREBUILT_ENTRY) {
   let inputs;
   try {
     inputs = JSON.parse(readFileSync(join(dir, PREBUILT_INPUTS), 'utf8')).inputs;
-    statSync(join(dir, PREBUILT_ENTRY));
+    statSync(join(dir, entry));
   } catch {
     return null;
   }
@@ -46,5 +47,5 @@ export function currentPrebuilt(dir = PREBUILT_DIR, checkout = CHECKOUT) {
       return null;
     }
   }
-  return pathToFileURL(join(dir, PREBUILT_ENTRY)).href;
+  return pathToFileURL(join(dir, entry)).href;
 }

@@ -193,3 +193,30 @@ describe('GET / and the favicon', () => {
     expect(crossed2.headers['content-encoding']).toBe('gzip');
   });
 });
+
+describe('quorum serve and start make the dashboard build current first (ensureDashboardBuilt)', () => {
+  // QA upgrade pass: a checkout updated in place and started with `quorum start` (not npm start,
+  // whose prestart builds) served the previous release's dashboard, with nothing to say so.
+  it('builds a missing build, leaves a current one, rebuilds one whose sources moved on', async () => {
+    const { mkdtempSync, readFileSync: read, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { ensureDashboardBuilt } = await import('../../pipeline/cli/dashboard.ts');
+    const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-build-'));
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    try {
+      expect(await ensureDashboardBuilt(logger, dir)).toBe('built');
+      expect(read(path.join(dir, 'app.js'), 'utf8').length).toBeGreaterThan(1000);
+      const inputs = JSON.parse(read(path.join(dir, 'inputs.json'), 'utf8')).inputs as [string, number, number][];
+      expect(inputs.map(([file]) => file)).toContain('dashboard/src/main.ts');
+      expect(await ensureDashboardBuilt(logger, dir)).toBe('current');
+      // a source edited since (here: the size its build recorded no longer matches)
+      const edited = inputs.map(([file, size, mtime]) => (file === 'dashboard/src/pages/question.ts' ? [file, size + 1, mtime] : [file, size, mtime]));
+      writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify({ inputs: edited }));
+      expect(await ensureDashboardBuilt(logger, dir)).toBe('built');
+      expect(lines.filter((l) => l.includes('dashboard built'))).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
