@@ -8,7 +8,7 @@
  * (prestart/pretest), by `npm run build:dashboard`, and by the browser tests themselves. Takes
  * well under a second.
  */
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -64,7 +64,11 @@ export async function buildDashboard(outdir: string = DASHBOARD_DIST, opts: { lo
     const st = statSync(path.join(CHECKOUT, file));
     return [file, st.size, st.mtimeMs];
   });
-  writeFileSync(path.join(outdir, PREBUILT_INPUTS), `${JSON.stringify({ inputs })}\n`);
+  // by a rename: a `quorum serve` starting meanwhile (a test's, beside another test's build) reads
+  // the old list or the new one whole, never half a file that would send it building too
+  const staged = path.join(outdir, `${PREBUILT_INPUTS}.${process.pid}.tmp`);
+  writeFileSync(staged, `${JSON.stringify({ inputs })}\n`);
+  renameSync(staged, path.join(outdir, PREBUILT_INPUTS));
   // Content-hashed chunks of earlier builds: nothing references them any more.
   const current = new Set(outputs.map((o) => o.name));
   for (const name of readdirSync(outdir)) {
