@@ -13,5 +13,5 @@ SELECT 'edge.closed', p.question_id, p.question_id, p.category, 21,
 FROM ev_prev_edges AS p
 LEFT JOIN ev_new_edges AS n ON n.question_id = p.question_id
 LEFT JOIN ev_new_questions AS q ON q.question_id = p.question_id
-WHERE round(p.abs_edge, 9) >= $threshold
-  AND (n.question_id IS NULL OR round(n.abs_edge, 9) < $threshold);
+WHERE _ev_edge(p.abs_edge) >= $threshold
+  AND (n.question_id IS NULL OR _ev_edge(n.abs_edge) < $threshold);

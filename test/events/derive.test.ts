@@ -227,6 +227,40 @@ describe('events derived from each published snapshot', () => {
       side.cleanup();
     }
   });
+  it('an edge published as the threshold has reached it, in the events as in the edges list (QA: 6 vs 9 decimals)', async () => {
+    // GET /api/predictions/edges/ lists an edge whose abs_edge is published (6 decimals) at
+    // min_edge, default 0.05 = QUORUM_EVENTS_EDGE_THRESHOLD's default: 0.0499996 is listed as
+    // 0.05. The events compared it at 9 decimals: no edge.opened for it, and an edge falling from
+    // 0.2 to it was an edge.closed "below_threshold" carrying abs_edge 0.05 and threshold 0.05.
+    const sides = [tempDir('quorum-events-edge-boundary-'), tempDir('quorum-events-edge-boundary-')];
+    // A side warehouse whose current snapshot (run2's) has q2's edge at 0.0499996 and whose
+    // previous one has it at `before`.
+    const compare = (dir: string, before: number) =>
+      withConnection(async (conn) => {
+        const previous = 'r20250119T000000Z-edge-before';
+        for (const [id, edge] of [[run2, 0.0499996], [previous, before]] as const) {
+          cpSync(join(root, 'snapshots', run2), join(dir, 'snapshots', id), { recursive: true });
+          await conn.run(
+            `COPY (SELECT * REPLACE (
+               CASE WHEN question_id = 'manifold:q2' THEN consensus - ${edge} ELSE market_probability END AS market_probability,
+               CASE WHEN question_id = 'manifold:q2' THEN ${edge} ELSE edge END AS edge,
+               CASE WHEN question_id = 'manifold:q2' THEN ${edge} ELSE abs_edge END AS abs_edge)
+             FROM read_parquet('${join(root, 'snapshots', run2, 'edges.parquet')}')) TO '${join(dir, 'snapshots', id, 'edges.parquet')}' (FORMAT parquet)`,
+          );
+        }
+        return (await emitRunEvents(conn, { root: dir, runId: run2, previous, consensusThreshold: 0.05, edgeThreshold: 0.05, summary: {} })).found;
+      });
+    try {
+      // from 0.2: still open, nothing closed
+      expect((await compare(sides[0]!.dir, 0.2))['edge.closed']).toBeUndefined();
+      // from 0.02: opened, as the list now shows it
+      expect((await compare(sides[1]!.dir, 0.02))['edge.opened']).toBe(1);
+      const opened = (await events(sides[1]!.dir)).find((x) => x.type === 'edge.opened' && x.subject === 'manifold:q2')!;
+      expect(opened.data).toMatchObject({ abs_edge: 0.05, threshold: 0.05, previous_edge: 0.02 });
+    } finally {
+      for (const s of sides) s.cleanup();
+    }
+  });
   // Last: it also reads the events a recovery derived (above).
   it("every event's data is what the OpenAPI document publishes for its type (api/events/payloads.ts), field for field", async () => {
     const all = await events(root);
