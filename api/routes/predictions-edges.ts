@@ -22,6 +22,7 @@ import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { queryCategory, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
+import { roundProbability } from '../http/precision.ts';
 import { categoryParam, count, DOC, isoTime, marketStale, prob, published, snapshotCursorParam, zHours, zNum, zProb } from '../openapi/common.ts';
 import { assertCursorSnapshot, cursorQuestionId, decodeSnapshotKeyset, encodeSnapshotKeyset } from '../http/cursor.ts';
 import { MIN_EDGE, queryIncludeStale, queryMinEdge, queryVenue, venueParam } from './prediction-params.ts';
@@ -50,7 +51,9 @@ function item(r: JsonRow): Record<string, unknown> {
     close_time: r.close_time,
     edge: r.edge,
     abs_edge: r.abs_edge,
-    direction: r.direction,
+    // as the figures beside it read: an edge published as 0 (under 5e-7, 'ai_above_market' in the
+    // table, which keeps it to 12 decimals) is 'none', consensus and market being equal as published
+    direction: typeof r.edge === 'number' && roundProbability(r.edge) === 0 ? 'none' : r.direction,
     consensus: r.consensus,
     market_probability: r.market_probability,
     market_observed_at: r.market_observed_at,
@@ -88,7 +91,7 @@ export const Edge = z
     edge: prob.meta({ description: 'consensus − market_probability, in probability points.' }),
     abs_edge: prob.meta({ description: '|edge|: the list is sorted by it, largest first.' }),
     direction: z.enum(['ai_above_market', 'ai_below_market', 'none']).meta({
-      description: 'ai_above_market: consensus > market_probability; ai_below_market: consensus < market_probability; none: equal.',
+      description: 'ai_above_market: consensus > market_probability; ai_below_market: consensus < market_probability; none: equal (an edge published as 0).',
     }),
     consensus: prob.meta({ description: 'Headline consensus (mean of the models) of the latest run.' }),
     market_probability: prob.meta({ description: 'The market\'s latest price (probability of YES) observed at or before as_of.' }),

@@ -687,7 +687,9 @@ export function feedRows(): Pick<
   const edges: Row[] = [
     edge(0, 0.25, 0.8), edge(1, -0.25, 0.3), edge(2, 0.1, 0.6), edge(3, -0.1, 0.4), edge(4, 0.1, 0.5),
     edge(5, 0.3 - 0.35, 0.3), // -0.04999999999999999: kept by the default min_edge 0.05 (rounded to 9 decimals)
-    edge(6, 0.0499, 0.5), edge(7, 0, 0.5), edge(8, 0.6, 0.9), edge(9, 1, 1),
+    edge(6, 0.0499, 0.5),
+    // 3e-7: ai_above_market in the table (its direction at 12 decimals), an edge of 0 as published
+    edge(7, 3e-7, 0.5), edge(8, 0.6, 0.9), edge(9, 1, 1),
     // a price 72 h old at as_of: stale, listed only with include_stale=true
     { ...edge(10, 0.4, 0.9), market_observed_at: '2025-03-30 00:00:00', market_age_hours: 72 + 1 / 60 },
   ];

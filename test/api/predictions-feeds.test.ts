@@ -164,6 +164,10 @@ describe('GET /api/predictions/edges/', () => {
     const ids = async (q: string) => ok(await get(server, `/api/predictions/edges/?${q}`, pro)).edges.map((e: any) => e.question_id);
     expect(await ids('min_edge=0')).toHaveLength(10);
     expect((await ids('min_edge=0')).slice(-2)).toEqual(['polymarket:0xe6', 'polymarket:0xe7']);
+    // an edge published as 0 (3e-7 in full) is 'none', as its figures read: equal consensus and
+    // market at 6 decimals (QA: it said ai_above_market beside edge 0 and two equal probabilities)
+    const e7 = ok(await get(server, '/api/predictions/edges/?min_edge=0', pro), EdgesPage).edges.find((e: any) => e.question_id === 'polymarket:0xe7');
+    expect(e7).toMatchObject({ edge: 0, abs_edge: 0, direction: 'none', consensus: 0.5, market_probability: 0.5 });
     expect(await ids('min_edge=1')).toEqual(['polymarket:0xe9']);
     expect(await ids('min_edge=1.0')).toEqual(['polymarket:0xe9']);
     expect(await ids('min_edge=.5')).toEqual(['polymarket:0xe9', 'polymarket:0xe8']);
