@@ -92,7 +92,7 @@ export const Leaderboard = z
     key: z.string().meta({ description: 'The cell\'s key (`all` for overall).' }),
     mode: z.string().nullable().meta({ description: 'The mode asked for (null: every mode).' }),
     since: z.string().nullable().meta({
-      description: 'Only questions resolved at or after this time (ISO 8601 UTC, as asked; null: every resolved question).',
+      description: 'Only questions resolved at or after this time: the time asked, in UTC to the microsecond (`since=2026-07-27` is 2026-07-27T00:00:00.000000Z, the precision the filter compares at); null: every resolved question.',
     }),
     total: count.meta({ description: 'Entries in `items`.' }),
     items: z.array(LeaderboardEntry).meta({ description: 'One entry per forecaster and mode of the cell, best first within a mode.' }),
