@@ -74,16 +74,17 @@ export const FILTER_NAMES = [
  * Refuses a filter (FILTER_NAMES) the route does not read (`own`: its documented query parameters):
  * ignored as an unknown parameter, it answered unfiltered figures as if filtered (QA:
  * /api/factors/?category=politics listed every factor, /api/factors/health/?factor_id= every
- * factor's health, /api/clusters/?status=active every thesis, each with 200). An empty value is a
- * parameter left out. Routes with a message of their own (the scoring routes' refuseUnapplied,
- * the accuracy summaries) refuse first, in their input.
+ * factor's health, /api/clusters/?status=active every thesis, each with 200; the scoring routes
+ * share their filters' names but each applies only some). An empty value is a parameter left out.
+ * `hint`: the route's word on where such figures are (the accuracy summaries'), added to the 400.
  */
-export function refuseForeignFilters(req: Request, path: string, own: readonly string[]): void {
+export function refuseForeignFilters(req: Request, path: string, own: readonly string[], hint?: string): void {
   const name = firstGiven(req, FILTER_NAMES.filter((f) => !own.includes(f)));
   if (name === undefined) return;
   throw ApiError.invalidParameter(
     name,
-    `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.`,
+    `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.` +
+      (hint ? ` ${hint}` : ''),
   );
 }
 

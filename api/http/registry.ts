@@ -97,8 +97,13 @@ interface RouteBase {
   tags: string[];
   /** Path parameters (documentation; names must match the `{name}` segments). */
   params?: ZodObj;
-  /** Query parameters (documentation). */
+  /**
+   * Query parameters (documentation, and the route's own: a filter another route reads given here
+   * is refused, refuseForeignFilters).
+   */
   query?: ZodObj;
+  /** Where the figures a refused filter asks for are, added to its 400 (refuseForeignFilters). */
+  filterHint?: string;
   /** Request body (POST routes). */
   body?: z.ZodType;
   /** Request headers the route reads beyond the key (documentation, e.g. Idempotency-Key). */
@@ -277,8 +282,8 @@ function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHan
   const ownQuery = def.query ? Object.keys(def.query.shape) : [];
   return async (req, res) => {
     const ctx: RouteContext = { req, res, services };
+    refuseForeignFilters(req, def.path, ownQuery, def.filterHint);
     const input = def.input ? def.input(req) : ({} as unknown);
-    refuseForeignFilters(req, def.path, ownQuery);
     if (!def.cache) {
       await services.snapshots.withSnapshot(async (snap) => {
         const body = await def.data(snap, input, ctx);
@@ -491,7 +496,7 @@ function rawHandler(def: RawRoute, services: ApiServices): RequestHandler {
   const ownQuery = def.query ? Object.keys(def.query.shape) : [];
   const checkFilters = def.path.startsWith('/api/') && !def.tags.includes('operations');
   return async (req, res) => {
-    if (checkFilters) refuseForeignFilters(req, def.path, ownQuery);
+    if (checkFilters) refuseForeignFilters(req, def.path, ownQuery, def.filterHint);
     await def.handle(req, res, { req, res, services });
   };
 }

@@ -11,7 +11,7 @@ import { MODES } from '../../pipeline/warehouse/tables.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds, refuseUnapplied, ROUNDS, type Rounds } from './analysis-params.ts';
+import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds, ROUNDS, type Rounds } from './analysis-params.ts';
 
 export const AnchoringEntry = z
   .object({
@@ -80,7 +80,6 @@ export const analysisAnchoringRoute = jsonRoute({
   errors: [400],
   cache: true,
   input: (req) => {
-    refuseUnapplied(req, '/api/analysis/anchoring/', ['mode', 'rounds']);
     return { mode: queryMode(req) ?? null, rounds: queryRounds(req) };
   },
   data: (snap, { mode, rounds }) => body(snap, mode, rounds),

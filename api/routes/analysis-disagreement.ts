@@ -12,7 +12,7 @@ import { roundTo } from '../http/precision.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published, zPct, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { analysisQuery, ci95, interval, numOrNull, queryRounds, refuseUnapplied, type Rounds } from './analysis-params.ts';
+import { analysisQuery, ci95, interval, numOrNull, queryRounds, type Rounds } from './analysis-params.ts';
 import { MODES } from '../../pipeline/warehouse/tables.ts';
 import { queryString } from '../http/params.ts';
 import { ApiError } from '../errors/problem.ts';
@@ -145,7 +145,6 @@ export const analysisDisagreementRoute = jsonRoute({
   errors: [400],
   cache: true,
   input: (req): Input => {
-    refuseUnapplied(req, '/api/analysis/disagreement/', ['mode', 'rounds']);
     const raw = queryString(req, 'mode', 64);
     const mode = raw === undefined ? null : SCOPES.find((s) => s === raw.toLowerCase());
     if (mode === undefined) {

@@ -10,7 +10,7 @@ import { queryCategory } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { analysisQuery, ci95, interval, numOrNull, queryRounds, refuseUnapplied, type Rounds } from './analysis-params.ts';
+import { analysisQuery, ci95, interval, numOrNull, queryRounds, type Rounds } from './analysis-params.ts';
 
 const Comparison = z
   .object({
@@ -91,7 +91,6 @@ export const analysisInformationValueRoute = jsonRoute({
   errors: [400],
   cache: true,
   input: (req): Input => {
-    refuseUnapplied(req, '/api/analysis/information-value/', ['rounds', 'category']);
     return { rounds: queryRounds(req), category: queryCategory(req) ?? null };
   },
   data: (snap, input) => body(snap, input),

@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { DOMAINS, HORIZON_BUCKETS, MODES, type Mode } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
-import { firstGiven, queryCategory, queryEnum } from '../http/params.ts';
+import { queryCategory, queryEnum } from '../http/params.ts';
 import { categoryParam, zProb } from '../openapi/common.ts';
 
 export const ROUNDS = ['latest', 'all'] as const;
@@ -19,23 +19,6 @@ export function queryMode(req: Request): Mode | undefined {
 
 export function queryRounds(req: Request): Rounds {
   return queryEnum(req, 'rounds', ROUNDS) ?? 'latest';
-}
-
-/** The filters of the scoring routes (leaderboard, rankings, analysis/*), each applying some. */
-export const SCORING_FILTERS = ['mode', 'rounds', 'category', 'domain', 'horizon', 'since', 'dimension'] as const;
-
-/**
- * Refuses a scoring filter this route does not apply: ignored, as unknown parameters are, it would
- * answer every question's figures as if filtered (/api/rankings/?since=… gave the all-time cells).
- * An empty value is unset, as for the filters a route applies.
- */
-export function refuseUnapplied(req: Request, route: string, applied: readonly (typeof SCORING_FILTERS)[number][]): void {
-  const name = firstGiven(req, SCORING_FILTERS.filter((f) => !applied.includes(f)));
-  if (name === undefined) return;
-  throw ApiError.invalidParameter(
-    name,
-    `${route} has no '${name}' filter: its figures cover every question. Its filters: ${applied.length ? applied.join(', ') : 'none'}.`,
-  );
 }
 
 /** The cell a request asks for: overall, or one category, domain or horizon bucket (at most one). */

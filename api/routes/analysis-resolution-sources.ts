@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { jsonRoute } from '../http/registry.ts';
 import { count, published, zDays, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { numOrNull, refuseUnapplied } from './analysis-params.ts';
+import { numOrNull } from './analysis-params.ts';
 
 export const ResolutionSource = z
   .object({
@@ -64,6 +64,5 @@ export const analysisResolutionSourcesRoute = jsonRoute({
   response: ResolutionSources,
   errors: [400],
   cache: true,
-  input: (req) => refuseUnapplied(req, '/api/analysis/resolution-sources/', []),
   data: (snap) => body(snap),
 });

@@ -18,8 +18,6 @@
 import { z } from 'zod';
 import { DOMAINS, MODES, TIERS } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { ApiError } from '../errors/problem.ts';
-import { firstGiven } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { bucketMetrics, calibrationMetrics, count, scoreMetrics, headlineModes, provenance, provenanceOf, published, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
@@ -213,21 +211,9 @@ export const eventsAccuracyRoute = jsonRoute({
   tags: ['events'],
   response: CalibrationReport,
   cache: true,
-  // The summary has no filter: every (forecaster, mode) is an entry naming its mode. Ignored (the
-  // convention for unknown parameters), a filter answered every entry as if applied.
-  input: (req) => {
-    const name = firstGiven(req, UNAPPLIED_FILTERS);
-    if (name !== undefined) {
-      throw ApiError.invalidParameter(
-        name,
-        `/api/events/accuracy/ has no '${name}' filter: it lists every forecaster in every mode (each entry names its forecaster and mode, by_domain per domain). ` +
-          'Filtered figures: /api/leaderboard/ (mode, category, domain, horizon, since, rounds), /api/predictions/accuracy/{category}.',
-      );
-    }
-    return null;
-  },
+  // No filter (a filter is refused, refuseForeignFilters): every (forecaster, mode) is an entry.
+  filterHint:
+    'It lists every forecaster in every mode (each entry names its forecaster and mode, by_domain per domain). ' +
+    'Filtered figures: /api/leaderboard/ (mode, category, domain, horizon, since, rounds), /api/predictions/accuracy/{category}.',
   data: (snap) => calibrationReport(snap),
 });
-
-/** The filters of the lists and the scoring routes a client may expect here too. */
-const UNAPPLIED_FILTERS = ['mode', 'forecaster', 'model', 'category', 'domain', 'horizon', 'since', 'rounds', 'venue'];

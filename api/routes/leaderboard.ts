@@ -23,7 +23,6 @@ import {
   queryCell,
   queryMode,
   queryRounds,
-  refuseUnapplied,
   type Cell,
   type Rounds,
 } from './analysis-params.ts';
@@ -186,7 +185,6 @@ export const leaderboardRoute = jsonRoute({
   errors: [400],
   cache: true,
   input: (req): LeaderboardInput => {
-    refuseUnapplied(req, '/api/leaderboard/', ['mode', 'rounds', 'category', 'domain', 'horizon', 'since']);
     const since = queryTimestamp(req, 'since');
     return {
       mode: queryMode(req) ?? null,

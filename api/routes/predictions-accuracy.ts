@@ -33,7 +33,7 @@ import {
 } from '../../pipeline/warehouse/tables.ts';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { ApiError } from '../errors/problem.ts';
-import { firstGiven, matchCategory } from '../http/params.ts';
+import { matchCategory } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import {
   bucketMetrics, categoryParam, count, headlineModes, prob, provenance, provenanceOf, published, zProb, zPct,
@@ -238,17 +238,11 @@ export const predictionsAccuracyRoute = jsonRoute({
   tags: ['predictions'],
   response: AccuracySummary,
   cache: true,
-  // `?category=` is the lists' filter; here the category is a path segment. Ignored (the
-  // convention for unknown parameters), it answered the all-categories summary as if filtered (QA).
-  input: (req) => {
-    if (firstGiven(req, ['category']) !== undefined) {
-      throw ApiError.invalidParameter(
-        'category',
-        'This summary has no category filter: one category\'s summary is /api/predictions/accuracy/{category} (e.g. /api/predictions/accuracy/politics), and every category\'s figures are in by_category.',
-      );
-    }
-    return 'all' as const;
-  },
+  // `?category=` is the lists' filter (refused, refuseForeignFilters); here the category is a path
+  // segment. Ignored, it answered the all-categories summary as if filtered (QA).
+  filterHint:
+    'One category\'s summary is /api/predictions/accuracy/{category} (e.g. /api/predictions/accuracy/politics), and every category\'s figures are in by_category.',
+  input: () => 'all' as const,
   data: (snap, scope) => accuracySummary(snap, scope),
 });
 

@@ -11,7 +11,7 @@ import { jsonRoute } from '../http/registry.ts';
 import { count, published, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import type { JsonRow } from '../db/convert.ts';
-import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds, refuseUnapplied, type Rounds } from './analysis-params.ts';
+import { analysisQuery, ci95, interval, numOrNull, queryMode, queryRounds, type Rounds } from './analysis-params.ts';
 
 /** Questions a cell needs before its ranking is published. */
 export const MIN_CELL_QUESTIONS = 20;
@@ -128,7 +128,6 @@ export const rankingsRoute = jsonRoute({
   errors: [400],
   cache: true,
   input: (req): Input => {
-    refuseUnapplied(req, '/api/rankings/', ['mode', 'rounds', 'dimension']);
     const raw = queryString(req, 'dimension', 32);
     const dimension = raw === undefined ? null : DIMENSIONS.find((d) => d === raw.toLowerCase());
     if (dimension === undefined) {
