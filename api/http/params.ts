@@ -60,7 +60,7 @@ export function firstGiven(req: Request, names: Iterable<string>): string | unde
 
 /**
  * The names by which the API filters (a list's query filters and the ids its paths take): one given
- * to a route that does not read it is refused (refuseForeignFilters), not ignored as unknown
+ * to a route that does not read it is refused (foreignFilterCheck), not ignored as unknown
  * parameters are. Paging and output parameters (limit, cursor, output, …) are not filters.
  */
 export const FILTER_NAMES = [
@@ -77,15 +77,15 @@ export const FILTER_NAMES = [
  * factor's health, /api/clusters/?status=active every thesis, each with 200; the scoring routes
  * share their filters' names but each applies only some). An empty value is a parameter left out.
  * `hint`: the route's word on where such figures are (the accuracy summaries'), added to the 400.
+ * Returns the check for one route (the names it does not read listed once, not on every request).
  */
-export function refuseForeignFilters(req: Request, path: string, own: readonly string[], hint?: string): void {
-  const name = firstGiven(req, FILTER_NAMES.filter((f) => !own.includes(f)));
-  if (name === undefined) return;
-  throw ApiError.invalidParameter(
-    name,
-    `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.` +
-      (hint ? ` ${hint}` : ''),
-  );
+export function foreignFilterCheck(path: string, own: readonly string[], hint?: string): (req: Request) => void {
+  const foreign = FILTER_NAMES.filter((f) => !own.includes(f));
+  const tail = `Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.${hint ? ` ${hint}` : ''}`;
+  return (req) => {
+    const name = firstGiven(req, foreign);
+    if (name !== undefined) throw ApiError.invalidParameter(name, `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. ${tail}`);
+  };
 }
 
 /** The single string value of query parameter `name`, or undefined when absent or empty. */

@@ -36,7 +36,7 @@
 import cors from 'cors';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import { refuseForeignFilters, rejectBracketedParams } from './params.ts';
+import { foreignFilterCheck, rejectBracketedParams } from './params.ts';
 import {
   createDocument,
   type ZodOpenApiOperationObject,
@@ -99,10 +99,10 @@ interface RouteBase {
   params?: ZodObj;
   /**
    * Query parameters (documentation, and the route's own: a filter another route reads given here
-   * is refused, refuseForeignFilters).
+   * is refused, foreignFilterCheck).
    */
   query?: ZodObj;
-  /** Where the figures a refused filter asks for are, added to its 400 (refuseForeignFilters). */
+  /** Where the figures a refused filter asks for are, added to its 400 (foreignFilterCheck). */
   filterHint?: string;
   /** Request body (POST routes). */
   body?: z.ZodType;
@@ -279,10 +279,10 @@ export function acceptsGzip(req: Request): boolean {
 
 function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHandler {
   const publicRead = isPublic(def.id, services.publicBeta);
-  const ownQuery = def.query ? Object.keys(def.query.shape) : [];
+  const refuseForeignFilters = foreignFilterCheck(def.path, def.query ? Object.keys(def.query.shape) : [], def.filterHint);
   return async (req, res) => {
     const ctx: RouteContext = { req, res, services };
-    refuseForeignFilters(req, def.path, ownQuery, def.filterHint);
+    refuseForeignFilters(req);
     const input = def.input ? def.input(req) : ({} as unknown);
     if (!def.cache) {
       await services.snapshots.withSnapshot(async (snap) => {
@@ -493,10 +493,11 @@ function rawHandler(def: RawRoute, services: ApiServices): RequestHandler {
   // read, as the JSON routes do (QA: /api/stream/?venue=polymarket streamed every venue's events and
   // /api/webhooks/?status=active listed disabled subscriptions, each with 200 as if filtered); the
   // operations routes (health, metrics, docs, the front door and its files) take no filters.
-  const ownQuery = def.query ? Object.keys(def.query.shape) : [];
-  const checkFilters = def.path.startsWith('/api/') && !def.tags.includes('operations');
+  const refuseForeignFilters = def.path.startsWith('/api/') && !def.tags.includes('operations')
+    ? foreignFilterCheck(def.path, def.query ? Object.keys(def.query.shape) : [], def.filterHint)
+    : null;
   return async (req, res) => {
-    if (checkFilters) refuseForeignFilters(req, def.path, ownQuery, def.filterHint);
+    refuseForeignFilters?.(req);
     await def.handle(req, res, { req, res, services });
   };
 }

@@ -211,7 +211,7 @@ export const eventsAccuracyRoute = jsonRoute({
   tags: ['events'],
   response: CalibrationReport,
   cache: true,
-  // No filter (a filter is refused, refuseForeignFilters): every (forecaster, mode) is an entry.
+  // No filter (a filter is refused, foreignFilterCheck): every (forecaster, mode) is an entry.
   filterHint:
     'It lists every forecaster in every mode (each entry names its forecaster and mode, by_domain per domain). ' +
     'Filtered figures: /api/leaderboard/ (mode, category, domain, horizon, since, rounds), /api/predictions/accuracy/{category}.',

@@ -238,7 +238,7 @@ export const predictionsAccuracyRoute = jsonRoute({
   tags: ['predictions'],
   response: AccuracySummary,
   cache: true,
-  // `?category=` is the lists' filter (refused, refuseForeignFilters); here the category is a path
+  // `?category=` is the lists' filter (refused, foreignFilterCheck); here the category is a path
   // segment. Ignored, it answered the all-categories summary as if filtered (QA).
   filterHint:
     'One category\'s summary is /api/predictions/accuracy/{category} (e.g. /api/predictions/accuracy/politics), and every category\'s figures are in by_category.',
