@@ -12,6 +12,7 @@ import { authOf } from '../auth/middleware.ts';
 import { ApiError, toApiError } from '../errors/problem.ts';
 import { ProblemSchema, rawRoute, type ApiServices } from '../http/registry.ts';
 import { shown as quoted } from '../http/params.ts';
+import { noStore } from '../http/respond.ts';
 import { isoTime, published } from '../openapi/common.ts';
 import { ProbabilityAnswer, ProbabilityRequest } from '../probability/schemas.ts';
 import { ForecastFailed, ProbabilityService } from '../probability/service.ts';
@@ -78,7 +79,7 @@ async function answer(req: Request, res: Response, services: ApiServices, svc: P
   if (!parsed.success) throw bodyError(parsed.error);
   const idem = idempotencyKeyOf(req);
   const hash = bodyHash(req.body);
-  res.setHeader('Cache-Control', 'private, no-store');
+  noStore(res);
   // Before the Idempotency-Key slot is taken: nothing between taking it and the try below may throw,
   // or the slot stays taken and every retry with that key waits forever.
   const units = svc.costUnits(parsed.data);
@@ -240,7 +241,7 @@ export const probabilityRequestRoute = rawRoute({
     // Another key's request is indistinguishable from an unknown one. The id is quoted cut at 64
     // characters, as every detail route echoes what it was sent (QA review: whole, up to the ~16 kB a URL may hold).
     if (!stored || stored.key_id !== auth.keyId) throw ApiError.notFound(`No probability request ${quoted(id)} for this key.`, { parameter: 'request_id' });
-    res.setHeader('Cache-Control', 'private, no-store');
+    noStore(res);
     res.status(200).json({
       request_id: stored.request_id,
       created_at: stored.created_at,

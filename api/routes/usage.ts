@@ -10,6 +10,7 @@ import { planPolicy, probabilityPolicy } from '../auth/plans.ts';
 import { ApiError } from '../errors/problem.ts';
 import { queryInt } from '../http/params.ts';
 import { rawRoute } from '../http/registry.ts';
+import { noStore } from '../http/respond.ts';
 import { count, isoTime } from '../openapi/common.ts';
 
 const Quota = z.object({
@@ -85,7 +86,7 @@ export const usageRoute = rawRoute({
       window_seconds: 86_400,
       resets_at: resetsAt,
     });
-    res.setHeader('Cache-Control', 'private, no-store');
+    noStore(res);
     res.status(200).json({
       key: {
         id: record.id,

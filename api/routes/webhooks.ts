@@ -14,6 +14,7 @@ import { publicView, type Subscription } from '../events/webhooks/store.ts';
 import { checkWebhookUrl, WebhookUrlError } from '../events/webhooks/url-policy.ts';
 import { ApiError } from '../errors/problem.ts';
 import { rawRoute } from '../http/registry.ts';
+import { noStore } from '../http/respond.ts';
 import { parseInteger, queryInt, queryString } from '../http/params.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { bodyError, jsonBody } from '../http/json-body.ts';
@@ -80,15 +81,6 @@ const Subscription = z
 
 const IdParams = z.object({ id: z.string().meta({ description: 'The subscription id (`wh_…`).' }) });
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
-
-/**
- * An answer carrying a `whsec_` secret (a create, its replay, a rotation) is never stored by any
- * cache, as /api/usage/ and the probability answers are not (QA: `private, no-cache` let a
- * browser's or client's cache keep the signing secret on disk).
- */
-function noStore(res: Response): void {
-  res.setHeader('Cache-Control', 'private, no-store');
-}
 
 /** The answer to a create: the subscription with its current secret. */
 function created(res: Response, sub: Subscription): void {
