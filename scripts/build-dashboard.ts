@@ -12,12 +12,12 @@ import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } f
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { CHECKOUT, PREBUILT_INPUTS } from '../pipeline/cli/prebuilt.js';
+import { CHECKOUT, DASHBOARD_DIST, PREBUILT_INPUTS } from '../pipeline/cli/prebuilt.js';
 
 // From the checkout (prebuilt.js's): this file is also bundled into the prebuilt CLI (dist/cli/),
 // where its own directory is not scripts/.
 export const DASHBOARD_ROOT = path.join(CHECKOUT, 'dashboard');
-export const DASHBOARD_DIST = path.join(DASHBOARD_ROOT, 'dist');
+export { DASHBOARD_DIST };
 
 /** What the shell needs to know about a build: the chunks to preload beside app.js. */
 export interface DashboardManifest {

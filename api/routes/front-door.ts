@@ -20,6 +20,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { DASHBOARD_DIST } from '../../pipeline/cli/prebuilt.js';
 import { ENTITLEMENTS, isRouteId, requiredPlan } from '../auth/entitlements.ts';
 import type { EncodedBody } from '../cache/response-cache.ts';
 import { ApiError } from '../errors/problem.ts';
@@ -251,7 +252,7 @@ export function warmFrontDoor(services: ApiServices): void {
 
 /** Where the shell loads the bundle from (isExemptPath in app.ts keeps /dashboard/ outside quotas). */
 export const DASHBOARD_ASSETS = { js: '/dashboard/app.js', css: '/dashboard/style.css' } as const;
-const DIST = path.resolve(import.meta.dirname, '..', '..', 'dashboard', 'dist');
+const DIST = DASHBOARD_DIST;
 /** The names a build writes (app.js, style.css, chunk-<hash>.js): nothing else is served. */
 const ASSET_NAME = /^[A-Za-z0-9_-]+\.(js|css)$/;
 const ASSET_TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };

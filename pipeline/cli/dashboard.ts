@@ -8,13 +8,13 @@
  * fails (a read-only checkout) is a warning: the API serves on, with the last build if any.
  */
 import type { Logger } from '../log.ts';
-import { CHECKOUT, currentPrebuilt } from './prebuilt.js';
+import { CHECKOUT, currentPrebuilt, DASHBOARD_DIST } from './prebuilt.js';
 
-export async function ensureDashboardBuilt(logger: Logger, outdir?: string): Promise<'current' | 'built' | 'failed'> {
-  const { DASHBOARD_DIST, buildDashboard } = await import('../../scripts/build-dashboard.ts');
-  const dir = outdir ?? DASHBOARD_DIST;
+export async function ensureDashboardBuilt(logger: Logger, dir: string = DASHBOARD_DIST): Promise<'current' | 'built' | 'failed'> {
   if (currentPrebuilt(dir, CHECKOUT, 'app.js') !== null) return 'current';
   try {
+    // loaded only to build (esbuild): a start with a current build does not pay for it
+    const { buildDashboard } = await import('../../scripts/build-dashboard.ts');
     await buildDashboard(dir, { logLevel: 'silent' });
     logger.info({ dir }, 'dashboard built: it had no build, or its sources changed since the last one');
     return 'built';

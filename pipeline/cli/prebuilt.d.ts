@@ -1,6 +1,7 @@
 /** Types of ./prebuilt.js (plain JavaScript: it runs before tsx is registered). */
 export declare const CHECKOUT: string;
 export declare const PREBUILT_DIR: string;
+export declare const DASHBOARD_DIST: string;
 export declare const PREBUILT_ENTRY: string;
 export declare const PREBUILT_INPUTS: string;
 /** The URL of the prebuilt entry in `dir` when every input it was built from is unchanged, else null. */

@@ -19,6 +19,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const CHECKOUT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where scripts/build-cli.ts writes the bundle. */
 export const PREBUILT_DIR = join(CHECKOUT, 'dist', 'cli');
+/** Where scripts/build-dashboard.ts writes the dashboard's build (its entry: app.js). */
+export const DASHBOARD_DIST = join(CHECKOUT, 'dashboard', 'dist');
 /** The bundle's entry, and the list of its inputs, in a prebuilt directory. */
 export const PREBUILT_ENTRY = 'main.js';
 export const PREBUILT_INPUTS = 'inputs.json';
