@@ -15,7 +15,7 @@ import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { ImportLockedError, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
-import { readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { CURRENT_POLL_MS, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench, QUESTIONS_FILE, RESOLUTIONS_FILE } from './import/forecastbench.ts';
 import { existingDirectoryProblem } from './fs/paths.ts';
@@ -321,12 +321,11 @@ export async function rescoreIfDerivedByOtherSql(
 
 /**
  * How often `quorum start` looks for a snapshot of other SQL: as often as the API looks at CURRENT
- * (api/snapshot/reader.ts, 2 s), so that it serves an older version's snapshot (some endpoints
- * 503) for seconds, not up to the 15 s of a lock heartbeat it waited before. A look is a read of
- * CURRENT (and of run.lock when the snapshot is of other SQL); the manifest is read only when
- * CURRENT changes.
+ * (CURRENT_POLL_MS, 2 s), so that it serves an older version's snapshot (some endpoints 503) for
+ * seconds, not up to the 15 s of a lock heartbeat it waited before. A look is a read of CURRENT
+ * (and of run.lock when the snapshot is of other SQL); the manifest is read only when CURRENT changes.
  */
-export const SNAPSHOT_CHECK_MS = 2_000;
+export const SNAPSHOT_CHECK_MS = CURRENT_POLL_MS;
 
 /**
  * `quorum start`, for as long as it serves: every `everyMs` (SNAPSHOT_CHECK_MS), when the published snapshot is derived

@@ -16,6 +16,7 @@
  */
 import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 import { sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
+import { CURRENT_POLL_MS } from '../../pipeline/warehouse/snapshot.ts';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -120,7 +121,7 @@ export class SnapshotReader {
     this.#logger = opts.logger;
     this.#instance = instance;
     this.#pool = new ConnectionPool(instance, opts.poolSize ?? 4);
-    this.#pollMs = opts.pollMs ?? 2000;
+    this.#pollMs = opts.pollMs ?? CURRENT_POLL_MS;
     const maxAge = opts.maxPriceAgeHours ?? DEFAULT_MAX_PRICE_AGE_HOURS;
     if (!(Number.isFinite(maxAge) && maxAge > 0)) throw new TypeError('SnapshotReader: maxPriceAgeHours must be > 0');
     this.#maxPriceAgeHours = maxAge;

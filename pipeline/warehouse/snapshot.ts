@@ -51,6 +51,11 @@ export interface SnapshotBuild {
   columns?: Record<string, SnapshotColumn[]>;
 }
 
+/**
+ * How often a serving process looks at CURRENT: the API for a new snapshot to load
+ * (api/snapshot/reader.ts), `quorum start` for one of other SQL to rescore (pipeline/bootstrap.ts).
+ */
+export const CURRENT_POLL_MS = 2_000;
 
 /** The id of the published snapshot, or null when none has been published. */
 export function readCurrent(root: string): string | null {
