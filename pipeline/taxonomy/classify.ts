@@ -175,10 +175,9 @@ function stripUrls(text: string): string {
 function readable(text: string | null | undefined): string {
   let t = stripUrls(text ?? '');
   if (t.includes('&')) t = decodeCharacterReferences(t);
-  return TYPOGRAPHIC_APOSTROPHE.test(t) ? t.replace(TYPOGRAPHIC_APOSTROPHES, "'") : t;
+  return t.replace(TYPOGRAPHIC_APOSTROPHES, "'");
 }
 /** Left and right single quotation marks and the modifier letter apostrophe (Metaculus, INFER). */
-const TYPOGRAPHIC_APOSTROPHE = /[\u2018\u2019\u02bc]/;
 const TYPOGRAPHIC_APOSTROPHES = /[\u2018\u2019\u02bc]/g;
 
 const NAMED_REFERENCES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
