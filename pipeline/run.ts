@@ -272,6 +272,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
             logger: log,
             signal: options.signal,
             partition,
+            held: release.held,
           });
         } else {
           await writeRegistry(conn, { root, partition });

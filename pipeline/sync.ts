@@ -24,7 +24,7 @@ import { listValue } from '@duckdb/node-api';
 import type { Logger } from './log.ts';
 import { appendRaw, commitParts, dropParts, type PendingPart } from './warehouse/raw-writer.ts';
 import { withConnection } from './warehouse/duckdb.ts';
-import { acquireRunLock } from './warehouse/lock.ts';
+import { acquireRunLock, RunLockLostError } from './warehouse/lock.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
 import { createRawViews } from './warehouse/raw-views.ts';
 import { queryFile } from './warehouse/sql-files.ts';
@@ -82,6 +82,12 @@ export interface SyncOptions {
    * start's, whose runs are dated and so do not sync, pipeline/bootstrap.ts).
    */
   localOnly?: boolean;
+  /**
+   * Whether the run lock this sync writes under is still its own (LockRelease.held). Checked
+   * before each write: a sync whose process was paused past the lock's staleness (Ctrl-Z, a
+   * paused container) and taken over wrote its rows beside the new holder's on resuming (QA).
+   */
+  held?: () => boolean;
 }
 
 const TABLE_ORDER: RawTableName[] = ['sources', 'questions', 'market_prices', 'resolutions', 'lifecycle_events'];
@@ -101,12 +107,30 @@ async function writeRows(conn: DuckDBConnection, opts: SyncOptions, rows: Rows):
       if (!list?.length) continue;
       written[table] = (await appendRaw(conn, opts.root, table, list, opts.partition, { parts })).written;
     }
+    checkHeld(opts);
   } catch (err) {
     dropParts(parts);
     throw err;
   }
   commitParts(parts);
   return written;
+}
+
+/** Throws RunLockLostError when the sync's run lock was taken over (SyncOptions.held). */
+function checkHeld(opts: Pick<SyncOptions, 'held' | 'partition'>): void {
+  if (opts.held && !opts.held()) throw RunLockLostError.forSync(opts.partition.runId);
+}
+
+/** A part of its own for `table`, after checking the lock (appendRaw commits it at once). */
+async function appendChecked(
+  conn: DuckDBConnection,
+  opts: Pick<SyncOptions, 'root' | 'partition' | 'held'>,
+  table: RawTableName,
+  rows: readonly object[],
+  key?: readonly string[],
+): Promise<number> {
+  checkHeld(opts);
+  return (await appendRaw(conn, opts.root, table, rows, opts.partition, key ? { key } : {})).written;
 }
 
 /**
@@ -335,11 +359,11 @@ export function syncStatus(sources: readonly SourceReport[], remote: ReadonlySet
  * names (GDELT's evidence, the official resolution sources) have their names in a data directory
  * that never synced (QA: a backtest's GDELT evidence had no source name). Rows written.
  */
-export async function writeRegistry(conn: DuckDBConnection, opts: Pick<SyncOptions, 'root' | 'partition'>): Promise<number> {
-  return (await appendRaw(conn, opts.root, 'sources', loadSources(), opts.partition)).written;
+export async function writeRegistry(conn: DuckDBConnection, opts: Pick<SyncOptions, 'root' | 'partition' | 'held'>): Promise<number> {
+  return appendChecked(conn, opts, 'sources', loadSources());
 }
 
-/** Runs every sync step; never throws for a failing venue or source. */
+/** Runs every sync step; never throws for a failing venue or source, only RunLockLostError when its lock was taken over (opts.held). */
 export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promise<SyncReport> {
   const env = opts.env ?? process.env;
   const reports: SourceReport[] = [];
@@ -361,7 +385,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     const { versions, reopened } = await editedQuestionVersions(conn, opts, files);
     const written = await writeRows(conn, opts, { ...rows, lifecycle_events: [...(rows.lifecycle_events ?? []), ...reopened] });
     if (versions.length > 0) {
-      written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
+      written.question_versions = await appendChecked(conn, opts, 'questions', versions, ['question_id', 'ingested_at']);
     }
     // a rejected file's questions are not "no longer in any file": no warning while one is
     const removed = files.rejected.length > 0 ? [] : await removedQuestions(conn, files.questions);
@@ -371,6 +395,8 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
     const error = files.rejected.length === 0 ? null : files.rejected.map((e) => e.message).join('; ');
     reports.push(report('question-files', written, [], error, null, removed.length > 0 ? [removedWarning(removed)] : []));
   } catch (err) {
+    // a lost lock ends the sync (nothing more is written), it is no failed step
+    if (err instanceof RunLockLostError) throw err;
     log.error({ err }, 'question files rejected');
     reports.push(report('question-files', {}, [], (err as Error).message));
   }
@@ -422,12 +448,12 @@ async function syncOutside(
     const written = await writeRows(conn, opts, rows);
     // beside the first record (one per question otherwise), keyed by the sync that saw the change
     if (r?.amended_resolutions.length) {
-      written.resolutions_amended = (await appendRaw(conn, opts.root, 'resolutions', r.amended_resolutions, opts.partition, { key: ['question_id', 'retrieved_at'] })).written;
+      written.resolutions_amended = await appendChecked(conn, opts, 'resolutions', r.amended_resolutions, ['question_id', 'retrieved_at']);
     }
     const versions = await closeTimeVersions(conn, opts, r?.close_time_changes ?? []);
     // keyed by sync, not by close time: a close moved back to an earlier value is a new version too
     if (versions.length > 0) {
-      written.question_versions = (await appendRaw(conn, opts.root, 'questions', versions, opts.partition, { key: ['question_id', 'ingested_at'] })).written;
+      written.question_versions = await appendChecked(conn, opts, 'questions', versions, ['question_id', 'ingested_at']);
     }
     remote.add(`venue:${venue}`);
     const skipped = (r?.skipped ?? []).map((s) => ({ id: s.venue_market_id, reason: s.reason }));
@@ -454,6 +480,7 @@ async function syncOutside(
       // Each failed request was logged once, as its series was skipped: nothing more to log here.
       reports.push(report('fred', written, resolved.skipped.map((s) => ({ id: s.question_id, reason: s.reason })), error, null, warnings));
     } catch (err) {
+      if (err instanceof RunLockLostError) throw err;
       log.error({ err: (err as Error).message }, 'FRED resolution failed');
       reports.push(report('fred', {}, [], (err as Error).message));
     }
@@ -476,7 +503,7 @@ export async function runSync(
     return await withConnection((conn) =>
       syncAll(conn, {
         root: config.dataDir, questionsDir: config.questionsDir, now, logger: log, signal, partition: { runId, runDate: runDate(now) },
-        localOnly: opts.localOnly,
+        localOnly: opts.localOnly, held: release.held,
       }),
     );
   } finally {

@@ -131,12 +131,22 @@ export class ImportLockedError extends LockHeldError {
  * process judged the lock stale. The run must not publish: the new holder's run publishes.
  */
 export class RunLockLostError extends Error {
-  constructor(readonly runId: string) {
+  /** `consequence`: what the holder does now (a run does not publish; a sync writes nothing more). */
+  constructor(
+    readonly runId: string,
+    consequence = 'not publishing (its forecasts are in the warehouse, and the next run scores them)',
+    holder = 'run',
+  ) {
     super(
-      `run ${runId} lost the run lock: the lock file no longer names it (taken over by another process while this one was paused or ` +
-        `stalled for more than ${LOCK_STALE_MS / 1000}s without a heartbeat, or removed); not publishing (its forecasts are in the warehouse, and the next run scores them)`,
+      `${holder} ${runId} lost the run lock: the lock file no longer names it (taken over by another process while this one was paused or ` +
+        `stalled for more than ${LOCK_STALE_MS / 1000}s without a heartbeat, or removed); ${consequence}`,
     );
     this.name = 'RunLockLostError';
+  }
+
+  /** A sync's: it stops before its next write (what it wrote before stays; the next sync brings the rest). */
+  static forSync(runId: string): RunLockLostError {
+    return new RunLockLostError(runId, 'writing nothing more (the rows it wrote before stay; the next sync brings the rest)', 'sync');
   }
 }
 

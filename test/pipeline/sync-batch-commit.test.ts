@@ -7,13 +7,15 @@
  * written the first time (its directory a plain file, as a write failing on a full disk would).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../pipeline/log.ts';
 import { runSync } from '../../pipeline/sync.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
-import { rawTableDir } from '../../pipeline/warehouse/layout.ts';
+import { lockFile, rawTableDir } from '../../pipeline/warehouse/layout.ts';
 import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
+import { json, startReplayServer } from '../helpers/replay-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const tmp = tempDir('quorum-sync-batch-');
@@ -54,5 +56,48 @@ describe('a sync step that fails half-way through its writes', () => {
       return { questions: q.getRowObjectsJS()[0]!.n, states: e.getRowObjectsJS()[0]!.s };
     });
     expect(stored).toEqual({ questions: 1, states: ['active', 'proposed'] });
+  }, 60_000);
+});
+
+/**
+ * A sync paused past the run lock's staleness (Ctrl-Z, a paused container) has its lock taken over
+ * by another process; on resuming it wrote the venue's rows beside the new holder's (two writers of
+ * the same keys, each checking only what was stored before it wrote). Shown in-process: the
+ * loopback Manifold replay (its GET /v0/markets page, test/fixtures/venues/manifold, modelled on
+ * https://docs.manifold.markets/api) replaces the lock with another host's while the sync waits
+ * for it, as a takeover during the pause would.
+ */
+describe('a sync whose run lock is taken over while it waits for a venue', () => {
+  it('writes nothing more, fails saying it lost the run lock, and leaves the new holder\'s lock alone', async () => {
+    const root = join(tmp.dir, 'lost');
+    const questionsDir = join(tmp.dir, 'no-questions');
+    mkdirSync(questionsDir, { recursive: true });
+    const page = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'));
+    const other = JSON.stringify({ pid: 4242, host: `${hostname()}-other`, started_at: new Date().toISOString(), run_id: 'r-new-holder', token: 'new-holder' });
+    const manifold = await startReplayServer([
+      {
+        path: '/v0/markets',
+        responses: () => {
+          writeFileSync(lockFile(root), other);
+          return json(page);
+        },
+      },
+    ]);
+    const saved = { ...process.env };
+    Object.assign(process.env, { QUORUM_VENUES: 'manifold', QUORUM_MANIFOLD_URL: `${manifold.url}/v0`, QUORUM_MANIFOLD_RPS: '1000', QUORUM_FRED_API_KEY: '' });
+    try {
+      await expect(runSync({ dataDir: root, questionsDir }, createLogger('silent'))).rejects.toThrow(/^sync \S+ lost the run lock: .*writing nothing more/);
+    } finally {
+      process.env = saved;
+      await manifold.close();
+    }
+    expect(manifold.log.length).toBeGreaterThan(0);
+    expect(readFileSync(lockFile(root), 'utf8'), "the new holder's lock stays").toBe(other);
+    // the registry went in before the takeover; no venue row after it
+    const stored = existsSync(rawTableDir(root, 'questions'))
+      ? await withConnection(async (conn) => (await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM (${rawRelation(root, 'questions')})`)).getRowObjectsJS()[0]!.n)
+      : 0;
+    expect(stored).toBe(0);
+    expect(existsSync(rawTableDir(root, 'market_prices'))).toBe(false);
   }, 60_000);
 });
