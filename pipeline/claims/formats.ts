@@ -85,6 +85,11 @@ export const CBO_TOLERANCE_GDP_SHARE = 0.005;
  */
 export const MAX_HORIZON_DAYS = 36_525;
 /**
+ * The earliest date a claim may be made (the generic format's `made_at`, generic-sql.ts): the
+ * bundled formats read years 1900-2100; an earlier one is a wrong year (0024 for 2024).
+ */
+export const EARLIEST_CLAIM_DATE = '1900-01-01';
+/**
  * The largest magnitude of a number of an operator's claim (generic-sql.ts: value, realized value,
  * threshold, tolerance; the bundled formats' own range checks keep theirs far smaller). A finite
  * number is not enough: the track records subtract and sum them (error = value − realized, the

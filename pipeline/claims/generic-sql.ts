@@ -34,7 +34,7 @@ import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
 import { blankLines, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
-import { BUNDLED_CLAIM_ID_PREFIXES, GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
+import { BUNDLED_CLAIM_ID_PREFIXES, EARLIEST_CLAIM_DATE, GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
 const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'category', 'probability', 'side', 'value',
@@ -132,6 +132,9 @@ const CHECKS: [string | null, string, string][] = [
   // made later was written and counted, and never shown: the derive reads claims made by as_of
   // (QA: 2052 for 2025).
   ['made_at', 'more than a day after this import: a claim is dated when it was made (a wrong year?)', '_made > _latest'],
+  // The bundled formats' years are 1900-2100 (formats.ts): a year such as 0024 for 2024 was taken
+  // (DuckDB's dates reach back to year 1) and showed as a claim of the first century in the trends.
+  ['made_at', `before ${EARLIEST_CLAIM_DATE}: a claim is dated when it was made (a wrong year?)`, `_made < TIMESTAMP '${EARLIEST_CLAIM_DATE}'`],
   ['kind', 'missing required value', 'kind IS NULL'],
   ['kind', 'expected probability, direction or value', NONE_OF('kind', ["'probability'", "'direction'", "'value'"])],
   ['subject', 'missing required value', 'subject IS NULL'],

@@ -192,7 +192,7 @@ describe('generic CSV file checks', () => {
   it('a claim resolved before it was made, or more than 36,525 days after, is rejected at resolved_at', async () => {
     const cases = [
       'c1,S,2024-06-01,probability,x,0.4,1,2024-01-05\n',
-      'c1,S,1824-01-01,probability,x,0.4,1,2024-01-05\n',
+      'c1,S,1924-01-04,probability,x,0.4,1,2024-01-05\n',
       'c1,S,2024-06-01T12:00:00Z,probability,x,0.4,1,2024-06-01T11:59:59Z\n',
     ];
     for (const row of cases) {
@@ -265,7 +265,7 @@ describe('generic CSV file checks', () => {
     expect(res!.claims.written).toBe(1);
   });
 
-  it('a claim made, or resolved with an outcome, more than a day after the import is rejected at that field (QA: 2052 for 2025 was written, counted, and never shown)', async () => {
+  it('a claim made, or resolved with an outcome, more than a day after the import, or made before 1900, is rejected at that field (QA: 2052 for 2025 was written, counted, and never shown)', async () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const cases: [string, string][] = [
       ['c1,S,2052-01-01,probability,x,0.4,,\n', 'made_at'],
@@ -280,10 +280,18 @@ describe('generic CSV file checks', () => {
       expect(e!.reason, row).toMatch(/more than a day after this import/);
       expect(claimParts(data)).toEqual([]);
     }
+    // A year before 1900 is a wrong year too (0024 for 2024 was stored as a claim of the first century)
+    for (const [row, date] of [['c1,S,0024-01-01,probability,x,0.4,,\n', '0024'], ['c1,S,1899-12-31T23:59:59Z,probability,x,0.4,,\n', '1899']]) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const e = await importAll(data, [['csv', folder({ 'a.csv': CSV_HEAD + 'c0,S,2024-01-01,probability,x,0.4,,\n' + row })]], now).then(() => null, (err: unknown) => err as ImportError);
+      expect(e, date).toBeInstanceOf(ImportError);
+      expect([e!.line, e!.field, e!.reason], date).toEqual([3, 'made_at', 'before 1900-01-01: a claim is dated when it was made (a wrong year?)']);
+      expect(claimParts(data)).toEqual([]);
+    }
     // Within a day (a date that is already today east of UTC), and an open claim's expected
     // resolution date in the future (not stored: no resolution), are taken.
-    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': CSV_HEAD + 'c1,S,2026-01-02,probability,x,0.4,,\nc2,S,2025-06-01,probability,x,0.4,,2027-01-01\n' })]], now);
-    expect(res!.claims.written).toBe(2);
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', folder({ 'a.csv': CSV_HEAD + 'c1,S,2026-01-02,probability,x,0.4,,\nc2,S,2025-06-01,probability,x,0.4,,2027-01-01\nc3,S,1900-01-01,probability,x,0.4,,\n' })]], now);
+    expect(res!.claims.written).toBe(3);
   });
 
   it('`import claims csv .` names the directory itself as the dataset, not "."', async () => {
