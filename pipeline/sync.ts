@@ -1,14 +1,15 @@
 /**
  * Brings the outside world in (DESIGN §2, issue "Markets and resolutions"): the sources registry,
  * operators' question files, every enabled venue (markets, one price observation per tracked
- * market, resolutions), and official-data resolutions (FRED) of question-file questions.
+ * market, resolutions), official-data resolutions (FRED) of question-file questions, and the
+current taxonomy rules on the questions stored before them (pipeline/taxonomy/reclassify.ts).
  *
  * A failed venue or source never fails the sync: it is reported (and the run records the report);
  * the rows of the venues and sources that worked are kept. Every write is an idempotent raw append.
  * The report's `status` says how it went (`quorum sync` exits on it, pipeline/cli/sync-output.ts):
  * `ok` every step succeeded; `failed` nothing came from outside (every venue and remote source
  * failed, or every step did); `partial` otherwise (some failed, the rest is written). The registry
- * and the question files are local files: a failure there is a failure, but they are not what
+ * the question files and the taxonomy are local: a failure there is a failure, but they are not what
  * "nothing came from outside" counts. FRED counts as remote only with an API key (without one it
  * makes no request and reports its questions as skipped). FRED failed when it was asked and every
  * request failed (a rejected key fails them all, as does an outage or a malformed answer); some
@@ -34,6 +35,7 @@ import { createSourceClient } from './sources/http-client.ts';
 import { fredConfigFromEnv, FRED_API_KEY_ENV, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
 import { resolveThresholdQuestions, type ThresholdResolutions } from './sources/resolve-threshold.ts';
 import { loadQuestionFiles, QUORUM_VENUE } from './questions/question-file.ts';
+import { reclassifiedVersions } from './taxonomy/reclassify.ts';
 import type { Row } from './sources/registry.ts';
 import { createVenueAdapters, loadVenueConfig, VenueSyncError, type TrackedMarket, type VenueSyncResult } from './venues/index.ts';
 
@@ -402,6 +404,19 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
   }
 
   if (!opts.localOnly) await syncOutside(conn, opts, env, specs, reports, remote);
+
+  // 5. The current taxonomy rules on the questions stored before them (a failure is reported).
+  try {
+    await createRawViews(conn, opts.root);
+    const versions = await reclassifiedVersions(conn, opts.now);
+    const written: Record<string, number> = {};
+    if (versions.length > 0) written.question_versions = await appendChecked(conn, opts, 'questions', versions, ['question_id', 'ingested_at']);
+    reports.push(report('taxonomy', written, [], null));
+  } catch (err) {
+    if (err instanceof RunLockLostError) throw err;
+    log.error({ err: (err as Error).message }, 'taxonomy: reclassifying the stored questions failed');
+    reports.push(report('taxonomy', {}, [], (err as Error).message));
+  }
   for (const r of reports) {
     if (r.ok) log.info({ source: r.source, written: r.written, skipped: r.skipped }, 'synced');
   }

@@ -19,6 +19,7 @@ import { predictionsDetailRoute } from './predictions-detail.ts';
 import { predictionsEdgesRoute } from './predictions-edges.ts';
 import { predictionsLangRoute } from './predictions-lang.ts';
 import { predictionsLifecycleRoute } from './predictions-lifecycle.ts';
+import { taxonomyHistoryRoute } from './taxonomy-history.ts';
 import { predictionsResolvedRoute } from './predictions-resolved.ts';
 import { serviceStatsRoute } from './service-stats.ts';
 import { usageRoute } from './usage.ts';
@@ -51,6 +52,7 @@ export const ROUTES: readonly RouteDef[] = [
   predictionsEdgesRoute,
   predictionsLangRoute,
   predictionsLifecycleRoute,
+  taxonomyHistoryRoute,
   eventsLangRoute,
   leaderboardRoute,
   rankingsRoute,

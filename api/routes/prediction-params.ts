@@ -143,6 +143,15 @@ export const marketIdParam = z
     example: 'metaculus:1554',
   });
 
+/** The path parameters of a route about one question (`{question_id}`: lifecycle, taxonomy history). */
+export const questionPathParams = z.object({
+  question_id: marketIdParam.meta({
+    description:
+      'The venue-qualified question id (`metaculus:1554`), or the bare venue market id when exactly one question ' +
+      'has it (several: 400 listing the matching question ids).',
+  }),
+});
+
 export const langParam = z
   .string()
   .regex(LANG)

@@ -26,7 +26,7 @@ import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, DOC, isoTime, published, zDays, zNum } from '../openapi/common.ts';
-import { findQuestion, marketIdParam, pathMarketRef } from './prediction-params.ts';
+import { findQuestion, pathMarketRef, questionPathParams } from './prediction-params.ts';
 import { SameEventPrice, sameEventPrices } from './same-event.ts';
 
 const DAY_MS = 86_400_000;
@@ -153,13 +153,7 @@ export const predictionsLifecycleRoute = jsonRoute({
     'The recorded lifecycle states with their times, the current status, the taxonomy (category, domain, tags, ' +
     'horizon) and the resolution with its provenance.',
   tags: ['predictions'],
-  params: z.object({
-    question_id: marketIdParam.meta({
-      description:
-        'The venue-qualified question id (`metaculus:1554`), or the bare venue market id when exactly one question ' +
-        'has it (several: 400 listing the matching question ids).',
-    }),
-  }),
+  params: questionPathParams,
   response: Lifecycle,
   errors: [400, 404],
   cache: true,

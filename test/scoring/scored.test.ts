@@ -69,6 +69,7 @@ describe('scored forecasts and as-of visibility (as_of 2025-06-01)', () => {
   it('publishes the contract tables in file order', () => {
     expect(published).toEqual([
       'questions',
+      'taxonomy_history',
       'consensus',
       'scored_forecasts',
       'scored_consensus',
