@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { quorum, quorumAsync, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
+import { quorum, quorumAsync, quorumProcess, REPO, serveOutcome, type CliResult } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { acquireRunLock, withImportLock } from '../../pipeline/warehouse/lock.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
@@ -20,6 +20,15 @@ import type { QuorumConfig } from '../../pipeline/config.ts';
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
 const tmp = tempDir('quorum-cli-');
 afterAll(() => tmp.cleanup());
+
+/**
+ * Runs these `quorum` invocations at once (each a process of its own, as before, but started
+ * together rather than one after the other: most of each is the CLI's start-up, and a test that
+ * makes several of them waited for each in turn); resolves with their results in order.
+ */
+function quorumAll(calls: [args: string[], env: Record<string, string>, timeoutMs?: number][]): Promise<CliResult[]> {
+  return Promise.all(calls.map(([args, env, timeoutMs = 300_000]) => quorumAsync(args, env, timeoutMs)));
+}
 
 /** A copy of the sample whose questions file is cut off in the middle of line `line`. */
 function truncatedSample(line: number): string {
@@ -60,26 +69,27 @@ describe('quorum import', () => {
     expect(existsSync(join(data, 'raw'))).toBe(false);
   });
 
-  it('names a missing directory or file and an unknown format; a directory to import that is not there is refused before the data directory is made (QA: a mistyped path left a new data directory holding FORMAT alone)', () => {
-    const missing = quorum(['import', 'forecastbench', join(tmp.dir, 'nope')], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
-    expect(missing.status).toBe(1);
-    expect(missing.stderr).toContain(`quorum: the directory to import, ${join(tmp.dir, 'nope')}, does not exist; nothing was written`);
-    const claims = quorum(['import', 'claims', 'csv', join(REPO, 'package.json')], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
-    expect(claims.status).toBe(1);
-    expect(claims.stderr).toContain(`quorum: the directory to import, ${join(REPO, 'package.json')}, is a file, not a directory; nothing was written`);
+  it('names a missing directory or file and an unknown format; a directory to import that is not there is refused before the data directory is made (QA: a mistyped path left a new data directory holding FORMAT alone)', async () => {
+    const [missing, claims, format] = await quorumAll([
+      [['import', 'forecastbench', join(tmp.dir, 'nope')], { QUORUM_DATA_DIR: join(tmp.dir, 'x') }],
+      [['import', 'claims', 'csv', join(REPO, 'package.json')], { QUORUM_DATA_DIR: join(tmp.dir, 'x') }],
+      [['import', 'kalshi', sample], { QUORUM_DATA_DIR: join(tmp.dir, 'x') }],
+    ]);
+    expect(missing!.status).toBe(1);
+    expect(missing!.stderr).toContain(`quorum: the directory to import, ${join(tmp.dir, 'nope')}, does not exist; nothing was written`);
+    expect(claims!.status).toBe(1);
+    expect(claims!.stderr).toContain(`quorum: the directory to import, ${join(REPO, 'package.json')}, is a file, not a directory; nothing was written`);
     expect(existsSync(join(tmp.dir, 'x'))).toBe(false);
-    const format = quorum(['import', 'kalshi', sample], { QUORUM_DATA_DIR: join(tmp.dir, 'x') });
-    expect(format.status).toBe(1);
-    expect(format.stderr).toMatch(/unknown command 'kalshi'/);
-    expect(format.stderr).toContain('quorum import forecastbench <dir> | quorum import claims <format> <dir>');
+    expect(format!.status).toBe(1);
+    expect(format!.stderr).toMatch(/unknown command 'kalshi'/);
+    expect(format!.stderr).toContain('quorum import forecastbench <dir> | quorum import claims <format> <dir>');
   });
 
   it('one import at a time per data directory: another is refused (exit 75) and writes nothing; two at once store each claim once (QA: both wrote all 694 CBO claims, and track records counted them twice)', async () => {
     const cbo = join(REPO, 'data', 'sample', 'cbo-budget-projections');
     const held = join(tmp.dir, 'import-locked');
     await withImportLock(held, async () => {
-      for (const args of [['import', 'claims', 'cbo', cbo], ['import', 'forecastbench', sample]]) {
-        const r = quorum(args, { QUORUM_DATA_DIR: held });
+      for (const r of await quorumAll([[['import', 'claims', 'cbo', cbo], { QUORUM_DATA_DIR: held }], [['import', 'forecastbench', sample], { QUORUM_DATA_DIR: held }]])) {
         expect(r.status, r.stderr).toBe(75);
         expect(r.stderr).toMatch(/another import is in progress \(pid \d+/);
       }
@@ -96,19 +106,17 @@ describe('quorum import', () => {
     expect(written).toBe(694);
   });
 
-  it("each kind of import has its own help naming its arguments, and run's says its exit codes (QA: one help, whose <dir> described both)", () => {
-    const claims = quorum(['import', 'claims', '--help'], {});
-    expect(claims.status).toBe(0);
-    expect(claims.stdout).toContain('Usage: quorum import claims [options] <format> <dir>');
-    expect(claims.stdout.replace(/\s+/g, ' ')).toContain('(choices: "fte-polls", "fte-forecasts", "cbo", "csv")');
-    const fb = quorum(['import', 'forecastbench', '--help'], {});
-    expect(fb.stdout).toContain('Usage: quorum import forecastbench [options] <dir>');
-    expect(fb.stdout).not.toContain('claims');
+  it("each kind of import has its own help naming its arguments, and run's says its exit codes (QA: one help, whose <dir> described both)", async () => {
+    const [claims, fb, run, missing] = await quorumAll([[['import', 'claims', '--help'], {}], [['import', 'forecastbench', '--help'], {}], [['run', '--help'], {}], [['import', 'forecastbench'], {}]]);
+    expect(claims!.status).toBe(0);
+    expect(claims!.stdout).toContain('Usage: quorum import claims [options] <format> <dir>');
+    expect(claims!.stdout.replace(/\s+/g, ' ')).toContain('(choices: "fte-polls", "fte-forecasts", "cbo", "csv")');
+    expect(fb!.stdout).toContain('Usage: quorum import forecastbench [options] <dir>');
+    expect(fb!.stdout).not.toContain('claims');
     // (QA: run's exit codes were in the README only)
-    expect(quorum(['run', '--help'], {}).stdout).toContain('Exit codes: 0 completed; 1 failed, bad input or configuration; 75 another run holds the lock;');
-    const missing = quorum(['import', 'forecastbench'], {});
-    expect(missing.status).toBe(1);
-    expect(missing.stderr).toContain("missing required argument 'dir'");
+    expect(run!.stdout).toContain('Exit codes: 0 completed; 1 failed, bad input or configuration; 75 another run holds the lock;');
+    expect(missing!.status).toBe(1);
+    expect(missing!.stderr).toContain("missing required argument 'dir'");
   });
 });
 
@@ -191,7 +199,7 @@ describe('quorum run', () => {
     expect(r.stderr).toMatch(/ISO 8601/);
   });
 
-  it('rejects an --as-of date that does not exist instead of rolling it over (2026-02-30 is not 2026-03-02), before 1970 (0001 was read as 1901) or in the future (it would become the current snapshot)', () => {
+  it('rejects an --as-of date that does not exist instead of rolling it over (2026-02-30 is not 2026-03-02), before 1970 (0001 was read as 1901) or in the future (it would become the current snapshot)', async () => {
     // The option's parser, in process ...
     for (const [bad, message] of [
       ['2026-02-30', /ISO 8601 date or time from 1970 that exists/],
@@ -217,8 +225,10 @@ describe('quorum run', () => {
     expect(dated).toBeGreaterThanOrEqual(before);
     expect(dated).toBeLessThanOrEqual(Date.now());
     // ... and the command refusing through it (a process each: the wiring), before anything runs.
-    for (const [bad, message] of [['2026-02-30', /ISO 8601 date or time from 1970 that exists/], ['2099-01-01', /in the future/]] as const) {
-      const r = quorum(['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'bounds') });
+    const refusals = [['2026-02-30', /ISO 8601 date or time from 1970 that exists/], ['2099-01-01', /in the future/]] as const;
+    const results = await quorumAll(refusals.map(([bad]) => [['run', '--as-of', bad, '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'bounds') }]));
+    for (const [i, [bad, message]] of refusals.entries()) {
+      const r = results[i]!;
       expect(r.status, bad).toBe(1);
       expect(r.stderr, bad).toMatch(message);
     }
@@ -237,15 +247,17 @@ describe('quorum run', () => {
     }
   });
 
-  it('--resume with a run id that is not there, or with --as-of, is refused before anything is written (QA: a new data directory was made, holding FORMAT alone)', () => {
+  it('--resume with a run id that is not there, or with --as-of, is refused before anything is written (QA: a new data directory was made, holding FORMAT alone)', async () => {
     const empty = join(tmp.dir, 'resume-empty');
     mkdirSync(empty, { recursive: true });
-    for (const [dir, args, said] of [
+    const cases = [
       [join(tmp.dir, 'resume-missing'), ['--resume', 'r20260101T000000Z-abcdefgh'], 'no run with id r20260101T000000Z-abcdefgh: the data directory'],
       [join(tmp.dir, 'resume-as-of'), ['--resume', 'r20260101T000000Z-abcdefgh', '--as-of', '2026-01-01'], '--resume <run_id> and --as-of cannot be combined'],
       [empty, ['--resume', 'r20260101T000000Z-abcdefgh'], `no run with id r20260101T000000Z-abcdefgh in ${empty}`],
-    ] as const) {
-      const r = quorum(['run', ...args], { QUORUM_DATA_DIR: dir, QUORUM_VENUES: 'none' }, 60_000);
+    ] as const;
+    const results = await quorumAll(cases.map(([dir, args]) => [['run', ...args], { QUORUM_DATA_DIR: dir, QUORUM_VENUES: 'none' }, 60_000]));
+    for (const [i, [dir, , said]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toContain(said);
       expect(r.stdout).toBe('');
@@ -261,17 +273,19 @@ describe('quorum run', () => {
     expect(r.stderr).toMatch(/QUORUM_HEADLINE_MODES/);
   });
 
-  it('a bad setting is named with the value it was given, by every loader (QA: "PORT: expected a whole number (digits only)", "QUORUM_MODES.1: Invalid option", the value nowhere); a credential\'s value is never shown', () => {
+  it('a bad setting is named with the value it was given, by every loader (QA: "PORT: expected a whole number (digits only)", "QUORUM_MODES.1: Invalid option", the value nowhere); a credential\'s value is never shown', async () => {
     const dir = join(tmp.dir, 'values-named');
-    for (const [args, name, value, said] of [
+    const cases = [
       [['run'], 'PORT', '8O80', 'PORT: expected a whole number (digits only), got "8O80"'],
       [['run'], 'QUORUM_MODES', 'blind,informd', 'QUORUM_MODES: Invalid option: expected one of "blind"|"informed"|"augmented" (item 2 of the list), got "blind,informd"'],
       [['sync'], 'QUORUM_VENUES', 'polymarket,kalshy', '(item 2 of the list), got "polymarket,kalshy"'],
       [['sync'], 'QUORUM_EVENTS_POLL_MS', '5s', 'QUORUM_EVENTS_POLL_MS: expected a whole number (digits only), got "5s"'],
       [['run'], 'QUORUM_HEALTH_COVERAGE_DEGRADED', '50', 'QUORUM_HEALTH_COVERAGE_DEGRADED: Too big: expected number to be <=1, got "50"'],
       [['serve'], 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', '1e4', 'QUORUM_EXPORT_IDLE_TIMEOUT_MS: expected a whole number (digits only), got "1e4"'],
-    ] as const) {
-      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none', [name]: value }, 60_000);
+    ] as const;
+    const results = await quorumAll(cases.map(([args, name, value]) => [[...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none', [name]: value }, 60_000]));
+    for (const [i, [, , , said]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toContain(said);
     }
@@ -279,7 +293,7 @@ describe('quorum run', () => {
     expect(existsSync(dir)).toBe(false);
   });
 
-  it("refuses a stage's bad setting at start, before any model call (QA: the run failed after paying for 2,048 calls)", () => {
+  it("refuses a stage's bad setting at start, before any model call (QA: the run failed after paying for 2,048 calls)", async () => {
     const dir = join(tmp.dir, 'stage-settings');
     const bad = [
       ['QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc'],
@@ -306,69 +320,87 @@ describe('quorum run', () => {
     expect(() => checkStageSettings(padded)).not.toThrow();
     expect([structureDir(padded), loadStructureConfig(padded).dir]).toEqual([join(REPO, 'data', 'structure'), join(REPO, 'data', 'structure')]);
     // ... and each command refusing one before anything runs (a process each: the wiring).
-    for (const [args, name, value] of [
+    const commands = [
       [['run', '--as-of', '2025-10-16'], 'QUORUM_SCENARIO_MAX_CONDITIONS', 'abc'],
       [['sync'], 'QUORUM_FRED_URL', 'ftp://x'],
       [['sync'], 'QUORUM_QUESTIONS_DIR', join(tmp.dir, 'no-such-dir')],
       [['serve'], 'QUORUM_HEALTH_STALE_PRICE_HOURS', 'abc'],
       [['serve'], 'QUORUM_STRUCTURE_DIR', join(tmp.dir, 'no-such-dir')],
       [['start'], 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', 'abc'],
-    ] as const) {
-      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', [name]: value }, 60_000);
+    ] as const;
+    const results = await quorumAll(commands.map(([args, name, value]) => [[...args], { QUORUM_DATA_DIR: dir, PORT: '0', [name]: value }, 60_000]));
+    for (const [i, [args, name]] of commands.entries()) {
+      const r = results[i]!;
       expect(r.status, `${name} ${args[0]}: ${r.stderr}`).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}`));
     }
     expect(existsSync(join(dir, 'raw'))).toBe(false); // nothing ran
   });
 
-  it("refuses a bad events setting at start like the stages' (QA: start failed after importing the sample and claims; serve after taking its lock, leaving server.lock behind)", () => {
+  it("refuses a bad events setting at start like the stages' (QA: start failed after importing the sample and claims; serve after taking its lock, leaving server.lock behind)", async () => {
     expect(() => checkStageSettings({ QUORUM_EVENTS_EDGE_THRESHOLD: '2' })).toThrow(/invalid configuration:\s+QUORUM_EVENTS_EDGE_THRESHOLD: Too big/);
-    for (const [args, name, value] of [
+    const commands = [
       [['start'], 'QUORUM_EVENTS_EDGE_THRESHOLD', '2'],
       [['serve'], 'QUORUM_STREAM_MAX_CLIENTS', '0'],
       [['run', '--score-only'], 'QUORUM_WEBHOOKS_ALLOW_PRIVATE', 'maybe'],
       [['sync'], 'QUORUM_EVENTS_POLL_MS', 'x'],
-    ] as const) {
-      const dir = join(tmp.dir, `events-settings-${args[0]}`);
-      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none', [name]: value }, 60_000);
+    ] as const;
+    const dirOf = (command: string) => join(tmp.dir, `events-settings-${command}`);
+    const results = await quorumAll(commands.map(([args, name, value]) => [[...args], { QUORUM_DATA_DIR: dirOf(args[0]), PORT: '0', QUORUM_VENUES: 'none', [name]: value }, 60_000]));
+    for (const [i, [args, name]] of commands.entries()) {
+      const dir = dirOf(args[0]);
+      const r = results[i]!;
       expect(r.status, `${name} ${args[0]}: ${r.stderr}`).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`invalid configuration:\\s+${name}: `));
       expect(existsSync(dir), `${args[0]} wrote ${dir}`).toBe(false);
     }
   });
 
-  it('a file where a directory should be is refused naming the variable, by every command (QA: EEXIST, ENOTDIR, stack traces)', () => {
+  it('a file where a directory should be is refused naming the variable, by every command (QA: EEXIST, ENOTDIR, stack traces)', async () => {
     const file = join(tmp.dir, 'a-file');
     writeFileSync(file, 'not a directory');
-    for (const [args, dir, said] of [
+    const cases = [
       [['keys', 'list'], file, `QUORUM_DATA_DIR: ${file} is a file, not a directory`],
       [['run', '--score-only'], file, `QUORUM_DATA_DIR: ${file} is a file, not a directory`],
       [['serve'], join(file, 'warehouse'), `QUORUM_DATA_DIR: ${file} is a file, so ${join(file, 'warehouse')} cannot be a directory`],
-    ] as const) {
-      const r = quorum([...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none' }, 60_000);
+    ] as const;
+    const results = await quorumAll([
+      ...cases.map(([args, dir]): [string[], Record<string, string>, number] => [[...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none' }, 60_000]),
+      [['run', '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'fine'), QUORUM_SAMPLE_DIR: file, QUORUM_VENUES: 'none' }, 60_000],
+    ]);
+    for (const [i, [args, , said]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.status, `${args[0]}: ${r.stderr}`).toBe(1);
       expect(r.stderr).toContain(said);
       expect(r.stderr).not.toMatch(/EEXIST|ENOTDIR|    at /);
     }
-    const r = quorum(['run', '--score-only'], { QUORUM_DATA_DIR: join(tmp.dir, 'fine'), QUORUM_SAMPLE_DIR: file, QUORUM_VENUES: 'none' }, 60_000);
+    const r = results[cases.length]!;
     expect(r.stderr).toContain(`QUORUM_SAMPLE_DIR: ${file} is a file, not a directory`);
     expect(readFileSync(file, 'utf8')).toBe('not a directory');
   });
 
-  it("the bundled data's defaults are this checkout's, from any directory; a path set resolves against the current one", () => {
+  it("the bundled data's defaults are this checkout's, from any directory; a path set resolves against the current one", async () => {
     const elsewhere = join(tmp.dir, 'elsewhere');
     mkdirSync(elsewhere, { recursive: true });
     const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', QUORUM_VENUES: 'none' };
     for (const v of ['QUORUM_DATA_DIR', 'QUORUM_SAMPLE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR', 'QUORUM_STRUCTURE_DIR']) delete env[v];
+    /** The CLI run from `elsewhere` (started at once, awaited together below). */
     const run = (args: string[], extra: Record<string, string> = {}) =>
-      spawnSync(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), ...args], { cwd: elsewhere, env: { ...env, ...extra }, encoding: 'utf8', timeout: 60_000 });
-    const byDefault = run(['keys', 'list']);
+      new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), ...args], { cwd: elsewhere, env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+        let stderr = '';
+        child.stderr!.on('data', (d) => (stderr += d));
+        child.on('close', (status) => resolve({ status, stderr }));
+      });
+    const [byDefault, relative, sync] = await Promise.all([
+      run(['keys', 'list']),
+      run(['keys', 'list'], { QUORUM_DATA_DIR: 'mine' }),
+      // (QA: from another directory the first start's import said a ForecastBench file was missing)
+      run(['sync', '--json'], { QUORUM_DATA_DIR: join(tmp.dir, 'elsewhere-data'), QUORUM_FRED_API_KEY: '' }),
+    ]);
     expect(byDefault.status, byDefault.stderr).toBe(0);
     expect(byDefault.stderr).toContain(`data directory ${join(REPO, 'data', 'warehouse')} (the default`);
-    const relative = run(['keys', 'list'], { QUORUM_DATA_DIR: 'mine' });
     expect(relative.stderr).toContain(`data directory ${join(elsewhere, 'mine')} (QUORUM_DATA_DIR)`);
-    // (QA: from another directory the first start's import said a ForecastBench file was missing)
-    const sync = run(['sync', '--json'], { QUORUM_DATA_DIR: join(tmp.dir, 'elsewhere-data'), QUORUM_FRED_API_KEY: '' });
     expect(sync.status, sync.stderr).toBe(0);
     expect(existsSync(join(elsewhere, 'data'))).toBe(false);
   });
@@ -388,15 +420,18 @@ describe('quorum run', () => {
     }
   });
 
-  it('quorum start refuses a first start whose sample is missing, naming QUORUM_SAMPLE_DIR, before it writes anything (QA: FORMAT, bootstrap.json and server.lock, then "required ForecastBench file is missing")', () => {
+  it('quorum start refuses a first start whose sample is missing, naming QUORUM_SAMPLE_DIR, before it writes anything (QA: FORMAT, bootstrap.json and server.lock, then "required ForecastBench file is missing")', async () => {
     const empty = join(tmp.dir, 'empty-sample');
     mkdirSync(empty, { recursive: true });
-    for (const [sampleDir, said] of [
+    const cases = [
       [join(tmp.dir, 'no-such-sample'), `QUORUM_SAMPLE_DIR: ${join(tmp.dir, 'no-such-sample')} does not exist`],
       [empty, `QUORUM_SAMPLE_DIR: ${empty} has no questions_market.jsonl or resolutions_market.csv`],
-    ] as const) {
-      const dir = join(tmp.dir, `start-no-sample-${sampleDir === empty ? 'empty' : 'missing'}`);
-      const r = quorum(['start'], { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: sampleDir, PORT: '0', QUORUM_VENUES: 'none' }, 60_000);
+    ] as const;
+    const dirOf = (sampleDir: string) => join(tmp.dir, `start-no-sample-${sampleDir === empty ? 'empty' : 'missing'}`);
+    const results = await quorumAll(cases.map(([sampleDir]) => [['start'], { QUORUM_DATA_DIR: dirOf(sampleDir), QUORUM_SAMPLE_DIR: sampleDir, PORT: '0', QUORUM_VENUES: 'none' }, 60_000]));
+    for (const [i, [sampleDir, said]] of cases.entries()) {
+      const dir = dirOf(sampleDir);
+      const r = results[i]!;
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toContain(`invalid configuration:\n  ${said}`);
       expect(existsSync(dir), `start made ${dir}`).toBe(false);
@@ -411,23 +446,31 @@ describe('quorum run', () => {
     expect(firstStartSampleProblem(config)).toContain('does not exist');
   });
 
-  it('a serve or start that fails after taking the server lock releases it (QA: server.lock was left behind)', () => {
-    for (const command of ['serve', 'start']) {
+  it('a serve or start that fails after taking the server lock releases it (QA: server.lock was left behind)', async () => {
+    const commands = ['serve', 'start'];
+    const dirOf = (command: string) => join(tmp.dir, `lock-released-${command}`);
+    for (const command of commands) {
       // A current snapshot whose manifest cannot be read: both fail reading it, after the lock.
-      const dir = join(tmp.dir, `lock-released-${command}`);
-      mkdirSync(join(dir, 'snapshots', 'r20260306T000000Z-abcdefgh'), { recursive: true });
-      writeFileSync(join(dir, 'CURRENT'), 'r20260306T000000Z-abcdefgh\n');
-      const r = quorum([command], { QUORUM_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', QUORUM_VENUES: 'none' }, 60_000);
+      mkdirSync(join(dirOf(command), 'snapshots', 'r20260306T000000Z-abcdefgh'), { recursive: true });
+      writeFileSync(join(dirOf(command), 'CURRENT'), 'r20260306T000000Z-abcdefgh\n');
+    }
+    const results = await quorumAll(commands.map((command) => [[command], { QUORUM_DATA_DIR: dirOf(command), PORT: '0', HOST: '127.0.0.1', QUORUM_VENUES: 'none' }, 60_000]));
+    for (const [i, command] of commands.entries()) {
+      const dir = dirOf(command);
+      const r = results[i]!;
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toContain('manifest.json');
       expect(existsSync(join(dir, 'server.lock')), `${command} left server.lock`).toBe(false);
     }
   });
 
-  it('with PORT=0 (any free port) a HOST that is no address here is refused before anything runs too (QA: start imported and ran the sample, then failed "getaddrinfo ENOTFOUND")', () => {
-    for (const command of ['serve', 'start']) {
-      const dir = join(tmp.dir, `port0-bad-host-${command}`);
-      const r = quorum([command], { QUORUM_DATA_DIR: dir, HOST: 'no-such-host.invalid', PORT: '0', QUORUM_VENUES: 'none' }, 120_000);
+  it('with PORT=0 (any free port) a HOST that is no address here is refused before anything runs too (QA: start imported and ran the sample, then failed "getaddrinfo ENOTFOUND")', async () => {
+    const commands = ['serve', 'start'];
+    const dirOf = (command: string) => join(tmp.dir, `port0-bad-host-${command}`);
+    const results = await quorumAll(commands.map((command) => [[command], { QUORUM_DATA_DIR: dirOf(command), HOST: 'no-such-host.invalid', PORT: '0', QUORUM_VENUES: 'none' }, 120_000]));
+    for (const [i, command] of commands.entries()) {
+      const dir = dirOf(command);
+      const r = results[i]!;
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toContain('cannot listen on no-such-host.invalid:0 (ENOTFOUND');
       expect(existsSync(dir), `${command} made ${dir}`).toBe(false); // no lock, no import, no run
