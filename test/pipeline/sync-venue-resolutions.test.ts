@@ -4,7 +4,7 @@
  * venue said must be what the published snapshot shows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { quorumAsync } from '../helpers/cli.ts';
@@ -18,6 +18,12 @@ import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'))[0];
 const tmp = tempDir('quorum-sync-res-');
 const questionsDir = tempDir('quorum-sync-res-q-');
+/**
+ * No structure definitions: the bundled ones (data/structure/) name questions these runs never
+ * have, so every `run --score-only` here parsed them only to leave them all out (about 0.4 s of
+ * CPU a run); what these tests check is the questions' status and outcome in the snapshot.
+ */
+const structureDir = tempDir('quorum-sync-res-s-');
 let phase: 'open' | 'resolved' | 'reversed' = 'open';
 /** Close times of the markets whose close the creator moves (Manifold: POST /v0/market/{id}/close). */
 const closeOf: Record<string, number> = {};
@@ -74,9 +80,11 @@ beforeAll(async () => {
       },
     },
   ]);
+  for (const sub of ['links', 'theses', 'factors', 'scenarios']) mkdirSync(join(structureDir.dir, sub), { recursive: true });
   env = {
     QUORUM_DATA_DIR: tmp.dir,
     QUORUM_QUESTIONS_DIR: questionsDir.dir,
+    QUORUM_STRUCTURE_DIR: structureDir.dir,
     QUORUM_VENUES: 'manifold',
     QUORUM_MANIFOLD_URL: `${manifold.url}/v0`,
     QUORUM_MANIFOLD_RPS: '1000',
@@ -89,6 +97,7 @@ afterAll(async () => {
   await manifold?.close();
   tmp.cleanup();
   questionsDir.cleanup();
+  structureDir.cleanup();
 });
 
 describe("what venues say of tracked markets reaches the snapshot", () => {
