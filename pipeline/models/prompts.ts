@@ -188,6 +188,8 @@ export function renderPrompt(
     close_time: q.close_time ? fmtDate(q.close_time) : 'not stated',
     resolution_criteria: block(q.resolution_criteria, 'Not stated: use the plain meaning of the question.'),
     description: block(q.description, 'None given.'),
+    quoted_resolution_criteria: quoted(block(q.resolution_criteria, 'Not stated: use the plain meaning of the question.')),
+    quoted_description: quoted(block(q.description, 'None given.')),
     market: task.mode === 'blind' ? '' : formatMarket(task.market ?? null),
     evidence: formatEvidence(evidence),
     language: languageName(lang),
@@ -374,6 +376,16 @@ export function languageName(lang: string): string {
 
 function oneLine(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Quoted text, every line indented by two spaces: a venue's question text (anyone may write a
+ * Manifold market) can then start no line of the prompt, so it can neither forge the end of the
+ * question block (`<<< END QUESTION >>>`, blind.v3, informed.v3, augmented.v4) nor pass for one of
+ * the prompt's own lines (the market price, an evidence item `[n]`, the languages asked for).
+ */
+function quoted(text: string): string {
+  return text.replace(/^/gm, '  ');
 }
 
 function block(s: string | null, fallback: string): string {

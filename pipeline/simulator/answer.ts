@@ -50,8 +50,10 @@ export interface PromptFeatures {
 const QUESTION_RE = /^Question: (.*)$/m;
 const MARKET_RE = /^Current market probability of YES: (\d+(?:\.\d+)?)%/m;
 const EVIDENCE_RE = /^\[(\d+)\] (.*)$/gm;
-const LANG_RE = /\(language code: ([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\)/;
-const EXTRA_LANGS_RE = /^\s*-?\s*Additional languages: (.*)$/m;
+// The prompt's own lines, each at the start of a line: quoted question text is indented (prompts.ts
+// quoted), so a description that says "(language code: fr)" or "- Additional languages: …" is not read.
+const LANG_RE = /^- Write the reasoning .*\(language code: ([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\)/m;
+const EXTRA_LANGS_RE = /^- Additional languages: (.*)$/m;
 const ASSUME_RE = /^- Assume: ".*" \((\S+)\) resolved (YES|NO)\.$/gm;
 
 export function readPrompt(prompt: string): PromptFeatures {
