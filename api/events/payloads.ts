@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { EVENT_TYPES, type EventType } from '../../pipeline/events/emit.ts';
+import { EVENT_TYPES, type EventType } from '../../pipeline/events/event-types.ts';
 
 const d = (description: string) => ({ description });
 const prob = z.number().min(0).max(1);

@@ -4,7 +4,7 @@
  */
 import type { Request } from 'express';
 import { z } from 'zod';
-import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
+import { EVENT_TYPES } from '../../pipeline/events/event-types.ts';
 import type { StreamHub, StreamFilter } from '../events/stream-hub.ts';
 import { requiredPlan } from '../auth/entitlements.ts';
 import type { KeyStore } from '../auth/keys.ts';

@@ -6,7 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { EVENT_TYPES } from '../../pipeline/events/emit.ts';
+import { EVENT_TYPES } from '../../pipeline/events/event-types.ts';
 import { UNPRINTABLE } from '../../pipeline/text/unprintable.ts';
 import { authOf } from '../auth/middleware.ts';
 import type { WebhookDispatcher } from '../events/webhooks/dispatcher.ts';

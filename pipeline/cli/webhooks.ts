@@ -22,7 +22,7 @@ import { checkWebhookUrl } from '../../api/events/webhooks/url-policy.ts';
 import { loadConfig } from '../config.ts';
 import { checkDataFormat } from '../warehouse/data-format.ts';
 import { unknownVariableMessage } from '../env.ts';
-import { EVENT_TYPES } from '../events/emit.ts';
+import { EVENT_TYPES } from '../events/event-types.ts';
 import { loadEventsConfig } from '../events/config.ts';
 import { UNPRINTABLE } from '../text/unprintable.ts';
 

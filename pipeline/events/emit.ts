@@ -24,17 +24,8 @@ import { finishPublish, readCurrent, readManifest } from '../warehouse/snapshot.
 import { queryFile } from '../warehouse/sql-files.ts';
 import { runDate } from '../warehouse/layout.ts';
 
-/** The event types, in the order a run writes them. */
-export const EVENT_TYPES = [
-  'consensus.updated',
-  'edge.opened',
-  'edge.closed',
-  'question.resolved',
-  'question.annulled',
-  'score.posted',
-  'run.completed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from './event-types.ts';
+import { EVENT_TYPES, type EventType } from './event-types.ts';
 
 /** The snapshot tables the comparison reads (views `ev_new_<t>` and `ev_prev_<t>`). */
 const COMPARED_TABLES = ['questions', 'active_predictions', 'edges', 'scored_consensus', 'scored_forecasts'] as const;

@@ -32,8 +32,8 @@
  */
 import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
-import { DEFAULT_BACKFILL, type BackfillOptions } from './core.ts';
-import { VENUES, type DiscoveryFilters, type Venue } from './types.ts';
+import { DEFAULT_BACKFILL, VENUES, type BackfillOptions, type Venue } from './defaults.ts';
+import type { DiscoveryFilters } from './types.ts';
 import { decimalNumber, settingIssue, setVariables, wholeNumber } from '../env.ts';
 
 export interface VenueRate {

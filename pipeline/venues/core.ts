@@ -13,6 +13,7 @@ import { classify as defaultClassify, type ClassifyInput } from '../taxonomy/cla
 import { linkedController } from '../net/deadline.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 import { BLANK_TITLE } from '../text/blank-title.ts';
+import { DEFAULT_BACKFILL, type BackfillOptions } from './defaults.ts';
 import {
   VenueSyncError,
   type DiscoveryFilters,
@@ -82,31 +83,9 @@ export interface PriceHistory {
   origin: string;
 }
 
-/**
- * Backfill of missed observations: a tracked open market whose latest observation is older than
- * `gapMs` gets its venue's price history since then (at most `lookbackMs` back), one point per
- * `stepMs` at most, for at most `maxMarkets` markets per sync. After `maxFailures` failed
- * history requests in a row the backfill stops for this sync (the venue's history service is
- * down; the markets are still priced from discovery).
- */
-export interface BackfillOptions {
-  gapMs: number;
-  lookbackMs: number;
-  stepMs: number;
-  maxMarkets: number;
-  maxFailures: number;
-}
-
 /** History requests in flight at once (the client's rate limit still applies). */
 const HISTORY_PARALLEL = 4;
 
-export const DEFAULT_BACKFILL: BackfillOptions = {
-  gapMs: 6 * 3_600_000, // 1.5 × the 4-hourly schedule: one missed run
-  lookbackMs: 14 * 86_400_000,
-  stepMs: 3_600_000,
-  maxMarkets: 100,
-  maxFailures: 3,
-};
 
 
 

@@ -19,8 +19,8 @@ import type { Logger } from 'pino';
 import { SourceHttpError } from '../sources/http-client.ts';
 import type { RawRow, RawTableName } from '../warehouse/tables.ts';
 
-export const VENUES = ['polymarket', 'kalshi', 'manifold', 'metaculus'] as const;
-export type Venue = (typeof VENUES)[number];
+export { VENUES, type Venue } from './defaults.ts';
+import type { Venue } from './defaults.ts';
 
 /** A row of raw table `N` (one definition, in tables.ts). */
 export type Row<N extends RawTableName> = RawRow<N>;
