@@ -16,7 +16,7 @@ import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { makeCurrent, readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
-import { sampleFixture, type Fixture } from '../structure/helpers.ts';
+import { fixture, sampleFixture, type Fixture } from '../structure/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
 
 /** Per as_of of raw `table`, the runs that froze something at that time. */
@@ -36,11 +36,26 @@ async function rawCount(dataDir: string, table: 'claims'): Promise<number> {
   });
 }
 
-/** The sample scored once as of 2026-03-10 (a published snapshot), with its config. */
-async function scoredSample(logger: ReturnType<typeof createLogger>): Promise<{ f: Fixture; config: ReturnType<typeof loadConfig> }> {
-  const f = await sampleFixture();
+/**
+ * The sample imported and scored once as of 2026-03-10 (a published snapshot) for the whole file:
+ * the describes below each get a copy of its warehouse (scoredSample), not an import and a run of
+ * their own (five of each were a third of the file's time). Each describe changes its copy only.
+ */
+let scored: Fixture;
+
+beforeAll(async () => {
+  scored = await sampleFixture();
+  const config = loadConfig({ QUORUM_DATA_DIR: scored.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
+  expect((await runPipeline({ config, logger: createLogger('silent'), scoreOnly: true, asOf: new Date('2026-03-10T00:00:00Z') })).status).toBe('completed');
+  await closeDuckdb();
+}, 120_000);
+afterAll(() => scored?.cleanup());
+
+/** A copy of the sample scored as of 2026-03-10 (a published snapshot, nothing else), with its config. */
+function scoredSample(): { f: Fixture; config: ReturnType<typeof loadConfig> } {
+  const f = fixture();
+  cpSync(scored.dataDir, f.dataDir, { recursive: true });
   const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
-  expect((await runPipeline({ config, logger, scoreOnly: true, asOf: new Date('2026-03-10T00:00:00Z') })).status).toBe('completed');
   return { f, config };
 }
 
@@ -58,7 +73,7 @@ describe('rescore when the snapshot was derived by other SQL', () => {
   let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
-    ({ f, config } = await scoredSample(logger));
+    ({ f, config } = scoredSample());
   }, 120_000);
   afterAll(async () => {
     await closeDuckdb();
@@ -106,7 +121,7 @@ describe('rescore on upgrade and the frozen records', () => {
   let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
-    ({ f, config } = await scoredSample(logger));
+    ({ f, config } = scoredSample());
   }, 120_000);
   afterAll(async () => {
     await closeDuckdb();
@@ -144,7 +159,7 @@ describe('rescore on upgrade while another process runs (a rolling upgrade)', ()
   let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
-    ({ f, config } = await scoredSample(logger));
+    ({ f, config } = scoredSample());
   }, 120_000);
   afterAll(async () => {
     await closeDuckdb();
@@ -185,12 +200,10 @@ describe('rescore on upgrade while another process runs (a rolling upgrade)', ()
 
 describe('quorum start stopped during the rescore on upgrade', () => {
   let f: Fixture;
-  const logger = createLogger('silent');
 
-  beforeAll(async () => {
-    ({ f } = await scoredSample(logger));
-    await closeDuckdb();
-  }, 120_000);
+  beforeAll(() => {
+    ({ f } = scoredSample()); // (the file's beforeAll closed its DuckDB: this process holds none open)
+  });
   afterAll(() => f.cleanup());
 
   it('SIGTERM while the rescore runs: it finishes and publishes, then the process exits, nothing left locked (QA review: it exited 0 in the middle of the run, run.lock and the snapshot\'s .tmp directory left)', async () => {
@@ -215,12 +228,10 @@ describe('quorum start stopped during the rescore on upgrade', () => {
 
 describe('quorum start serving while an older version publishes (a rolling upgrade)', () => {
   let f: Fixture;
-  const logger = createLogger('silent');
 
-  beforeAll(async () => {
-    ({ f } = await scoredSample(logger));
-    await closeDuckdb();
-  }, 120_000);
+  beforeAll(() => {
+    ({ f } = scoredSample()); // (the file's beforeAll closed its DuckDB: this process holds none open)
+  });
   afterAll(() => f.cleanup());
 
   it('a snapshot of other SQL published after the server started is rescored (QA: served as it was until the next scheduled run, up to 4 hours, without a word)', async () => {
