@@ -4,7 +4,7 @@
  * The same holds for an import killed half-way and done again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
@@ -65,8 +65,19 @@ let runMs = 0;
  */
 const env = { QUORUM_DATA_DIR: join(tmp.dir, 'runs'), QUORUM_SIMULATOR_LATENCY_MS: '2', QUORUM_MAX_QUESTIONS: '100' };
 
-beforeAll(() => {
-  expect(quorum(['import', 'forecastbench', sample], env).status).toBe(0);
+/**
+ * The sample imported once by the real CLI into a warehouse of its own, never changed after: what
+ * a complete import leaves (its census, `cleanCensus`, is what the killed and failed imports below
+ * must end with), and the start of the warehouses that begin with an import (each a copy of it,
+ * not an import of its own: one import instead of four).
+ */
+const clean = join(tmp.dir, 'clean');
+let cleanCensus: Awaited<ReturnType<typeof census>>;
+
+beforeAll(async () => {
+  expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: clean }).status).toBe(0);
+  cleanCensus = await census(clean);
+  cpSync(clean, env.QUORUM_DATA_DIR, { recursive: true });
   const started = Date.now();
   const first = quorum(['run', '--as-of', '2025-10-16T00:00:00Z'], env);
   expect(first.status, first.stderr).toBe(0);
@@ -113,9 +124,7 @@ describe('a pipeline run killed at any point', () => {
 
 describe('an import killed half-way', () => {
   it('is completed by importing again, with nothing duplicated', async () => {
-    const clean = join(tmp.dir, 'clean');
-    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: clean }).status).toBe(0);
-    const expected = await census(clean);
+    const expected = cleanCensus;
     const root = join(tmp.dir, 'killed');
     for (const ms of [400, 900, 1400, 2000]) await killAfter(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }, ms);
     expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
@@ -126,9 +135,7 @@ describe('an import killed half-way', () => {
   }, 300_000);
 
   it('whose write fails on a later table (as on a full disk) writes nothing; importing again writes it all (QA)', async () => {
-    const clean = join(tmp.dir, 'clean-2');
-    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: clean }).status).toBe(0);
-    const expected = await census(clean);
+    const expected = cleanCensus;
     const root = join(tmp.dir, 'failing');
     // a file where the lifecycle_events table's directory goes: its write, the last, fails
     mkdirSync(join(root, 'raw'), { recursive: true });
@@ -148,7 +155,7 @@ describe('an import killed half-way', () => {
 
   it("leaves unfinished parts that the next run removes once they are an hour old, not younger ones (an import may be writing them) (QA: never removed)", async () => {
     const root = join(tmp.dir, 'abandoned-parts');
-    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
+    cpSync(clean, root, { recursive: true }); // the sample imported
     const partition = join(rawTableDir(root, 'questions'), 'run_date=2026-01-01', 'run_id=i-killed');
     mkdirSync(partition, { recursive: true });
     const old = join(partition, 'part-old.parquet.tmp');
