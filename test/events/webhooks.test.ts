@@ -296,19 +296,25 @@ describe('quorum webhooks (the CLI)', () => {
   it('create (secret once), list, rotate-secret, delete on the same store the API serves; a refused URL exits 1', async () => {
     const { key: k, id } = newKey(root, 'enterprise');
     const env = { QUORUM_DATA_DIR: root, QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'false' };
-    const refused = await quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://127.0.0.1/x'], env);
+    // (the refused create and the good one run at once: independent commands, one CLI start of wall time)
+    const [refused, made] = await Promise.all([
+      quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://127.0.0.1/x'], env),
+      quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli', '--types', 'run.completed'], env),
+    ]);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/private/);
-    const made = await quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli', '--types', 'run.completed'], env);
     expect(made.status, made.stderr).toBe(0);
     const sub = JSON.parse(made.stdout);
     expect(sub.secret).toMatch(/^whsec_/);
     const seen = await api('/api/webhooks/', {}, k);
     expect(seen.body.webhooks.map((w: any) => w.id)).toEqual([sub.id]);
-    const listed = await quorumAsync(['webhooks', 'list', '--key', id, '--json'], env);
+    // (list and rotate-secret at once: the list shows no secret before or after a rotation)
+    const [listed, rot] = await Promise.all([
+      quorumAsync(['webhooks', 'list', '--key', id, '--json'], env),
+      quorumAsync(['webhooks', 'rotate-secret', sub.id], env),
+    ]);
     expect(listed.stdout).not.toContain('whsec_');
     expect(JSON.parse(listed.stdout.trim())).toMatchObject({ id: sub.id, types: ['run.completed'] });
-    const rot = await quorumAsync(['webhooks', 'rotate-secret', sub.id], env);
     expect(JSON.parse(rot.stdout).secret).not.toBe(sub.secret);
     expect((await quorumAsync(['webhooks', 'delete', sub.id], env)).status).toBe(0);
     expect((await api('/api/webhooks/', {}, k)).body.count).toBe(0);
@@ -317,8 +323,10 @@ describe('quorum webhooks (the CLI)', () => {
   it('--types naming no type (",", " ", "") exits 1 and makes nothing, as the API refuses an empty list (QA: it made a subscription with types [] that never got an event)', async () => {
     const { key: k, id } = newKey(root, 'enterprise');
     const env = { QUORUM_DATA_DIR: root, QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'false' };
-    for (const types of [',', ' ', ' , ', '']) {
-      const r = await quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli', '--types', types], env);
+    // (the four commands run at once: each is refused on its own arguments, before the store)
+    const runs = await Promise.all([',', ' ', ' , ', ''].map((types) =>
+      quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli', '--types', types], env)));
+    for (const r of runs) {
       expect(r.status, r.stdout).toBe(1);
       expect(r.stderr).toMatch(/--types/);
     }
@@ -772,8 +780,11 @@ describe('webhooks and the owning key', () => {
     const apiKey = newKey(root, 'api');
     const gone = newKey(root, 'enterprise');
     revokeKey(root, gone.id);
-    for (const [id, why] of [[apiKey.id, /is on the api plan/], [gone.id, /was revoked/], ['key_000000000000', /does not exist/]] as const) {
-      const made = await quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli'], env);
+    const cases = [[apiKey.id, /is on the api plan/], [gone.id, /was revoked/], ['key_000000000000', /does not exist/]] as const;
+    // (the three commands run at once: each is refused on its own key)
+    const runs = await Promise.all(cases.map(([id]) => quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/cli'], env)));
+    for (const [i, [id, why]] of cases.entries()) {
+      const made = runs[i]!;
       expect(made.status, id).toBe(1);
       expect(made.stderr).toMatch(why);
       expect(made.stdout).not.toContain('whsec_');
