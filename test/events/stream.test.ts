@@ -15,10 +15,10 @@ import { streamEvent, streamGap, streamOverflow } from '../../api/events/payload
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { expectProblem, get, newKey, serve } from '../api/helpers.ts';
 import { revokeKey } from '../../api/auth/keys.ts';
-import { tempDir } from '../helpers/temp-dir.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts'; // state written durably on every change: in memory (see there)
 import { run, T1, T2, writeRound1, writeRound2 } from './warehouse.ts';
 
-const tmp = tempDir('quorum-stream-');
+const tmp = memTempDir('quorum-stream-');
 const root = tmp.dir;
 let server: ServerHandle;
 let key = '';
@@ -326,7 +326,7 @@ describe('GET /api/stream/', () => {
   });
 
   it('with no events at all the newest is 0: since=0 streams, any later resume point is a 400', async () => {
-    const empty = tempDir('quorum-stream-empty-');
+    const empty = memTempDir('quorum-stream-empty-');
     const s = await serve(empty.dir, { events: { pollMs: 25, heartbeatMs: 100 } });
     try {
       const k = { 'X-API-Key': newKey(empty.dir, 'enterprise').key };

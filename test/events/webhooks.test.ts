@@ -28,7 +28,7 @@ import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { capturingLogger, expectProblem, get, newKey, serve } from '../api/helpers.ts';
 import { quorumAsync, quorumProcess } from '../helpers/cli.ts';
-import { tempDir } from '../helpers/temp-dir.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts'; // state written durably on every change: in memory (see there)
 import { run, T1, T2, writeRound1, writeRound2 } from './warehouse.ts';
 
 interface Hit {
@@ -105,7 +105,7 @@ function serverOptions(webhooks: Record<string, number | boolean> = {}) {
 
 /** Runs `fn` over a warehouse of its own (round 1 of the events fixture), removed afterwards. */
 async function inSideWarehouse(prefix: string, fn: (dir: string) => Promise<void>): Promise<void> {
-  const side = tempDir(prefix);
+  const side = memTempDir(prefix);
   try {
     await writeRound1(side.dir);
     await fn(side.dir);
@@ -119,7 +119,7 @@ function subscribe(dir: string, url: string) {
   return new SubscriptionStore(dir).create({ keyId: newKey(dir, 'enterprise').id, url, types: null, description: null });
 }
 
-const tmp = tempDir('quorum-webhooks-');
+const tmp = memTempDir('quorum-webhooks-');
 const root = tmp.dir;
 let server: ServerHandle;
 let key = '';
@@ -824,7 +824,7 @@ describe('secret rotation', () => {
   });
 
   it('a rotated-out secret stops signing at its own expiry, and is then dropped', () => {
-    const side = tempDir('quorum-webhooks-rotate-');
+    const side = memTempDir('quorum-webhooks-rotate-');
     try {
       const store = new SubscriptionStore(side.dir);
       const s0 = store.create({ keyId: 'key_000000000000', url: 'https://93.184.216.34/', types: null, description: null }).secrets[0]!.secret;
@@ -871,7 +871,7 @@ describe('replay of a disabled subscription', () => {
 
 describe('a subscription to a private address made while allowed', () => {
   it('gets no connection once QUORUM_WEBHOOKS_ALLOW_PRIVATE is off, an IP literal too (no DNS lookup to refuse it): each attempt says why', async () => {
-    const side = tempDir('quorum-webhooks-private-');
+    const side = memTempDir('quorum-webhooks-private-');
     const r = await receiver(() => ({ status: 200 }));
     receivers.push(r);
     const s = await serve(side.dir, serverOptions({ allowPrivate: false, maxBackoffMs: 60, retryWindowMs: 150_000 }));
@@ -895,7 +895,7 @@ describe('a subscription to a private address made while allowed', () => {
 
 describe('an http subscription made while allowed', () => {
   it('gets no connection once QUORUM_WEBHOOKS_ALLOW_PRIVATE is off, to a public address too: each attempt says why, naming the origin, never the URL\'s token (QA: events went on being sent in the clear; the whole URL, token included, was in every attempt\'s warn line)', async () => {
-    const side = tempDir('quorum-webhooks-http-');
+    const side = memTempDir('quorum-webhooks-http-');
     const lines: string[] = [];
     const s = await serve(side.dir, { ...serverOptions({ allowPrivate: false, maxBackoffMs: 60, retryWindowMs: 150_000 }), logger: capturingLogger(lines) });
     try {
@@ -924,7 +924,7 @@ describe('an http subscription made while allowed', () => {
 
 describe('a server killed mid-delivery (SIGKILL)', () => {
   it('re-sends on restart: every event arrives at least once, duplicates carry the same webhook-id', async () => {
-    const side = tempDir('quorum-webhooks-kill-');
+    const side = memTempDir('quorum-webhooks-kill-');
     let hang = true;
     const r = await receiver(() => (hang ? 'hang' : { status: 200 }));
     receivers.push(r);
@@ -971,7 +971,7 @@ describe('a server killed mid-delivery (SIGKILL)', () => {
 
 describe('failed attempts in the log', () => {
   it('each failed attempt is a warn line naming the subscription, the delivery, the attempt, the answer and what happens next, never the URL (QA: retries wrote no log line, so an operator saw a failing receiver only once it was disabled)', async () => {
-    const side = tempDir('quorum-webhooks-log-');
+    const side = memTempDir('quorum-webhooks-log-');
     const lines: string[] = [];
     const flaky = await receiver((n) => ({ status: n === 1 ? 503 : 200 }));
     const refusing = await receiver(() => ({ status: 422 }));
