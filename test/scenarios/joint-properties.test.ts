@@ -23,12 +23,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareFactors } from '../../pipeline/factors/stage.ts';
 import { freezeScenarioRecords, prepareScenarios, type ScenarioConditional } from '../../pipeline/scenarios/stage.ts';
 import { prepareStructure } from '../../pipeline/structure/stage.ts';
 import { DEFAULT_SQL_DIR, deriveTables } from '../../pipeline/warehouse/derive.ts';
-import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb, duckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { newRunId } from '../../pipeline/warehouse/layout.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
@@ -50,6 +50,18 @@ for (const file of readdirSync(DEFAULT_SQL_DIR).filter((x) => /^(10_questions|99
   copyFileSync(join(DEFAULT_SQL_DIR, file), join(SQL_DIR, file));
 }
 afterAll(() => rmSync(SQL_DIR, { recursive: true, force: true }));
+
+/**
+ * The process's DuckDB instance (withConnection's) with one thread: each derive is some sixty
+ * statements over a few dozen rows, far below a row group, so a second thread has no work to
+ * share and only adds its scheduling (on a loaded 2-core machine it nearly doubled the derives'
+ * time and CPU). The checks are against the reference within TOL, whatever the thread count;
+ * the bit-exact, order-independent results are test/scoring/determinism.test.ts's.
+ */
+beforeAll(async () => {
+  await duckdb({ threads: 1 });
+});
+afterAll(() => closeDuckdb());
 
 /**
  * IPF sweeps (the default is 200): the fits are checked for what every fit must be (finite,
