@@ -71,6 +71,11 @@ describe('scoring properties', () => {
       if (PROPERTY_FILES.test(f)) copyFileSync(join(DEFAULT_SQL_DIR, f), join(sqlDir, f));
     }
     ({ conn, close } = await openDb());
+    // One thread: a derive here is a few hundred statements over a few dozen rows (bootstrap's
+    // 1000 × 200 weights the largest), too small for a second thread to share, which only adds
+    // its scheduling (on a loaded 2-core machine about half the derives' time and CPU). The
+    // properties are bounds and identities within tolerances, whatever the thread count.
+    await conn.run('SET threads = 1');
   });
   afterAll(() => {
     close();
