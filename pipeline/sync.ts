@@ -35,7 +35,7 @@ import { createSourceClient } from './sources/http-client.ts';
 import { fredConfigFromEnv, FRED_API_KEY_ENV, FRED_REQUESTS_PER_MINUTE } from './sources/fred.ts';
 import { resolveThresholdQuestions, type ThresholdResolutions } from './sources/resolve-threshold.ts';
 import { loadQuestionFiles, QUORUM_VENUE } from './questions/question-file.ts';
-import { reclassifiedVersions } from './taxonomy/reclassify.ts';
+import { reclassifiedVersions, withCurrentTaxonomy, type StoredQuestion } from './taxonomy/reclassify.ts';
 import type { Row } from './sources/registry.ts';
 import { createVenueAdapters, loadVenueConfig, VenueSyncError, type TrackedMarket, type VenueSyncResult } from './venues/index.ts';
 
@@ -164,7 +164,7 @@ async function onlyNewLifecycle(conn: DuckDBConnection, root: string, rows: Rows
 
 /**
  * New versions of questions whose market's close time the venue moved: the latest stored version
- * with the venue's close time and this sync's ingested_at (every reader takes the latest version),
+ * with the venue's close time, the current taxonomy and this sync's ingested_at (every reader takes the latest version),
  * so an extended market stays open to the runs and the API, and one closed early stops being
  * forecast and is scored up to its real close.
  */
@@ -177,11 +177,11 @@ async function closeTimeVersions(
   const close = new Map(changes.map((c) => [c.question_id, c.close_time]));
   // raw_questions is the view the venues' tracked markets were read from (a glob: it sees every
   // part written since), so the stored versions need no second walk of the raw tables
-  const stored = await queryFile<Record<string, unknown> & { question_id: string; created_at: string | null }>(conn, 'pipeline/question_versions.sql', {
+  const stored = await queryFile<StoredQuestion & { created_at: string | null }>(conn, 'pipeline/question_versions.sql', {
     ids: listValue([...close.keys()]),
   });
   return stored.map((q) => ({
-    ...q,
+    ...withCurrentTaxonomy(q),
     created_at: q.created_at === null ? null : new Date(q.created_at),
     close_time: close.get(q.question_id)!,
     ingested_at: opts.now,

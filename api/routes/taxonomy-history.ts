@@ -37,7 +37,7 @@ export const TaxonomyChange = z
     tags: z.array(z.string()).meta({ description: DOC.tags }),
     previous_category: z.string().nullable().meta({ description: 'The category before this change (null for first_stored).' }),
     previous_domain: z.string().nullable().meta({ description: 'The domain before this change (null for first_stored).' }),
-    previous_tags: z.array(z.string()).nullable().meta({ description: 'The tags before this change (null for first_stored).' }),
+    previous_tags: z.array(z.string()).meta({ description: 'The tags before this change ([] for first_stored).' }),
   })
   .meta({ id: 'TaxonomyChange' });
 
@@ -84,7 +84,7 @@ export const taxonomyHistoryRoute = jsonRoute({
         tags: stringList(r.tags),
         previous_category: str(r.previous_category),
         previous_domain: str(r.previous_domain),
-        previous_tags: r.previous_tags === null ? null : stringList(r.previous_tags),
+        previous_tags: stringList(r.previous_tags),
       })),
     });
   },

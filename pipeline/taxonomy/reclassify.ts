@@ -13,7 +13,7 @@ import { QUORUM_VENUE } from '../questions/question-file.ts';
 import { queryFile } from '../warehouse/sql-files.ts';
 import { classify } from './classify.ts';
 
-type StoredQuestion = Record<string, unknown> & {
+export type StoredQuestion = Record<string, unknown> & {
   question_id: string;
   title: string;
   description: string | null;
@@ -28,14 +28,29 @@ type StoredQuestion = Record<string, unknown> & {
 const sameTags = (a: readonly string[] | null, b: readonly string[]): boolean =>
   (a ?? []).length === b.length && b.every((t, i) => a![i] === t);
 
+/** `q` under the current rules; null when they classify it as stored. */
+function reclassified<T extends StoredQuestion>(q: T): T | null {
+  const c = classify({ title: q.title, description: q.description, resolution_criteria: q.resolution_criteria, venue: q.venue, url: q.url });
+  if (c.category === q.category && c.domain === q.domain && sameTags(q.tags, c.tags)) return null;
+  return { ...q, category: c.category, domain: c.domain, tags: c.tags };
+}
+
+/**
+ * A new version of a stored venue question (a moved close time) with the current rules' taxonomy:
+ * it is dated by the sync, as the sync's own reclassified version would be, and a question has one
+ * version per time (the later of the two was dropped as a repeat, and the taxonomy came a sync late).
+ */
+export function withCurrentTaxonomy<T extends StoredQuestion>(q: T): T {
+  return reclassified(q) ?? q;
+}
+
 /** New versions (ingested at `now`) of the stored questions the current rules classify otherwise. */
 export async function reclassifiedVersions(conn: DuckDBConnection, now: Date): Promise<Record<string, unknown>[]> {
   const stored = await queryFile<StoredQuestion>(conn, 'pipeline/question_taxonomy.sql', { file_venue: QUORUM_VENUE });
   const out: Record<string, unknown>[] = [];
   for (const q of stored) {
-    const c = classify({ title: q.title, description: q.description, resolution_criteria: q.resolution_criteria, venue: q.venue, url: q.url });
-    if (c.category === q.category && c.domain === q.domain && sameTags(q.tags, c.tags)) continue;
-    out.push({ ...q, category: c.category, domain: c.domain, tags: c.tags, ingested_at: now });
+    const r = reclassified(q);
+    if (r) out.push({ ...r, ingested_at: now });
   }
   return out;
 }

@@ -6,7 +6,8 @@
 -- `change`: first_stored; reclassified (the text, title, description and resolution criteria, is
 -- the version before's: the taxonomy rules changed, pipeline/taxonomy/reclassify.ts); edited (the
 -- text changed too: a question file's edit, a later ForecastBench round).
--- `since`: the version's ingested_at, when Quorum stored it.
+-- `since`: the version's ingested_at, when Quorum stored it. previous_category and previous_domain
+-- are NULL for first_stored, previous_tags [] (a list is never NULL in a published table).
 
 CREATE OR REPLACE TABLE taxonomy_history AS
 WITH versions AS (
@@ -43,6 +44,7 @@ changes AS (
 )
 SELECT question_id,
        row_number() OVER (PARTITION BY question_id ORDER BY since) AS seq,
-       since, change, category, domain, tags, previous_category, previous_domain, previous_tags
+       since, change, category, domain, tags, previous_category, previous_domain,
+       coalesce(previous_tags, []::VARCHAR[]) AS previous_tags
 FROM changes
 ORDER BY question_id, seq;

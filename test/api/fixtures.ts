@@ -204,6 +204,10 @@ export const SCHEMAS: Record<string, Record<string, ColType>> = {
   },
   // The prediction feeds (rows: feedRows(); fixtureData() leaves them empty).
   lifecycle: { question_id: V, state: V, at: TS, reason: V, seq: B },
+  taxonomy_history: {
+    question_id: V, seq: B, since: TS, change: V, category: V, domain: V, tags: VL,
+    previous_category: V, previous_domain: V, previous_tags: VL,
+  },
   edges: {
     question_id: V, venue: V, venue_market_id: V, title: V, url: V, category: V, domain: V, close_time: TS,
     mode: V, run_id: V, forecast_at: TS, consensus: D, n_models: 'INTEGER', disagreement_sd: D,
@@ -608,7 +612,7 @@ function edge(i: number, edgeValue: number, consensus: number): Row {
 /** The feed tables' rows (see FEED), plus the questions, consensus and resolved_predictions they need. */
 export function feedRows(): Pick<
   FixtureData,
-  | 'questions' | 'consensus' | 'resolved_predictions' | 'lifecycle' | 'edges' | 'latest_forecasts' | 'evidence_used'
+  | 'questions' | 'consensus' | 'resolved_predictions' | 'lifecycle' | 'taxonomy_history' | 'edges' | 'latest_forecasts' | 'evidence_used'
   | 'active_predictions' | 'scored_consensus' | 'scored_forecasts' | 'scored_forecast_texts'
 > {
   const questions: Row[] = [
@@ -670,6 +674,12 @@ export function feedRows(): Pick<
     { question_id: FEED.resolved, state: 'closed', at: '2025-03-25 00:00:00', reason: 'recorded late', seq: 3 },
   ];
 
+  // a: first stored as world, reclassified by a later version's rules
+  const taxonomy_history: Row[] = [
+    { question_id: FEED.a, seq: 1, since: '2025-01-01 00:00:00', change: 'first_stored', category: 'world', domain: 'other', tags: [], previous_category: null, previous_domain: null, previous_tags: [] },
+    { question_id: FEED.a, seq: 2, since: '2025-02-01 00:00:00', change: 'reclassified', category: 'politics', domain: 'policy', tags: ['election', 'us'], previous_category: 'world', previous_domain: 'other', previous_tags: [] },
+  ];
+
   const evidence_used: Row[] = [
     {
       question_id: FEED.a, evidence_id: 'ev1', title: 'Poll shows a lead', url: 'https://news.example/1',
@@ -713,7 +723,7 @@ export function feedRows(): Pick<
   });
 
   return {
-    questions, consensus, resolved_predictions, lifecycle, edges, latest_forecasts, evidence_used, active_predictions, ...scored,
+    questions, consensus, resolved_predictions, lifecycle, taxonomy_history, edges, latest_forecasts, evidence_used, active_predictions, ...scored,
   };
 }
 

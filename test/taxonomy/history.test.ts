@@ -115,7 +115,7 @@ describe('GET /api/taxonomy/history/{question_id}/', () => {
     expect(got.res.status, got.text).toBe(200);
     expect(got.body).toMatchObject({ question_id: 'manifold:fed', title: FED, ...now(FED) });
     expect(got.body.changes).toEqual([
-      { seq: 1, since: '2025-01-01T00:00:00.000Z', change: 'first_stored', category: 'world', domain: 'other', tags: [], previous_category: null, previous_domain: null, previous_tags: null },
+      { seq: 1, since: '2025-01-01T00:00:00.000Z', change: 'first_stored', category: 'world', domain: 'other', tags: [], previous_category: null, previous_domain: null, previous_tags: [] },
       {
         seq: 2, since: expect.any(String), change: 'reclassified', ...now(FED),
         previous_category: 'world', previous_domain: 'other', previous_tags: [],
