@@ -2,13 +2,13 @@
  * Brings the outside world in (DESIGN §2, issue "Markets and resolutions"): the sources registry,
  * operators' question files, every enabled venue (markets, one price observation per tracked
  * market, resolutions), official-data resolutions (FRED) of question-file questions, and the
-current taxonomy rules on the questions stored before them (pipeline/taxonomy/reclassify.ts).
+ * current taxonomy rules on the questions stored before them (pipeline/taxonomy/reclassify.ts).
  *
  * A failed venue or source never fails the sync: it is reported (and the run records the report);
  * the rows of the venues and sources that worked are kept. Every write is an idempotent raw append.
  * The report's `status` says how it went (`quorum sync` exits on it, pipeline/cli/sync-output.ts):
  * `ok` every step succeeded; `failed` nothing came from outside (every venue and remote source
- * failed, or every step did); `partial` otherwise (some failed, the rest is written). The registry
+ * failed, or every step did); `partial` otherwise (some failed, the rest is written). The registry,
  * the question files and the taxonomy are local: a failure there is a failure, but they are not what
  * "nothing came from outside" counts. FRED counts as remote only with an API key (without one it
  * makes no request and reports its questions as skipped). FRED failed when it was asked and every
