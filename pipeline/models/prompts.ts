@@ -374,8 +374,15 @@ export function languageName(lang: string): string {
   return name;
 }
 
+/**
+ * Every line break of Unicode (UAX #14's mandatory breaks, Python's str.splitlines): besides the
+ * four JavaScript's `^` and `\s` know (\n, \r, U+2028, U+2029), VT, FF, NEL (U+0085) and the
+ * separators U+001C-U+001E, which a model's provider or tokenizer may read as a new line (QA).
+ */
+const LINE_BREAK = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
+
 function oneLine(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
+  return s.replace(/[\s\x1c-\x1e\x85]+/g, ' ').trim();
 }
 
 /**
@@ -383,9 +390,11 @@ function oneLine(s: string): string {
  * Manifold market) can then start no line of the prompt, so it can neither forge the end of the
  * question block (`<<< END QUESTION >>>`, blind.v3, informed.v3, augmented.v4) nor pass for one of
  * the prompt's own lines (the market price, an evidence item `[n]`, the languages asked for).
+ * Its lines are parted at every Unicode line break (LINE_BREAK), and joined with "\n".
  */
 function quoted(text: string): string {
-  return text.replace(/^/gm, '  ');
+  // every kind of line break made "\n" first: `^` alone indented no line after a NEL, VT or FF (QA)
+  return text.split(LINE_BREAK).map((line) => `  ${line}`).join('\n');
 }
 
 function block(s: string | null, fallback: string): string {
