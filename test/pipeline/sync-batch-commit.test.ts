@@ -7,11 +7,11 @@
  * written the first time (its directory a plain file, as a write failing on a full disk would).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../pipeline/log.ts';
-import { runSync } from '../../pipeline/sync.ts';
+import { runSync, syncAll } from '../../pipeline/sync.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { lockFile, rawTableDir } from '../../pipeline/warehouse/layout.ts';
 import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
@@ -99,5 +99,33 @@ describe('a sync whose run lock is taken over while it waits for a venue', () =>
       : 0;
     expect(stored).toBe(0);
     expect(existsSync(rawTableDir(root, 'market_prices'))).toBe(false);
+  }, 60_000);
+});
+
+/**
+ * The other write paths check the lock too: the question files' step (its rows, then its edited
+ * versions) rethrows the loss instead of reporting a failed step and going on to the taxonomy step.
+ * The lock is "lost" right after the registry went in (held() false from its second call on).
+ */
+describe('a sync whose run lock is lost after the registry', () => {
+  it('writes none of the question files\' rows and fails, not a failed step', async () => {
+    const root = join(tmp.dir, 'lost-files');
+    const questionsDir = join(tmp.dir, 'lost-files-questions');
+    mkdirSync(questionsDir, { recursive: true });
+    writeFileSync(join(questionsDir, 'batch.yaml'), questionFile);
+    let checks = 0;
+    await expect(
+      withConnection((conn) =>
+        syncAll(conn, {
+          root, questionsDir, now: new Date(), logger: createLogger('silent'), localOnly: true,
+          partition: { runId: 'r-lost-files', runDate: new Date().toISOString().slice(0, 10) },
+          held: () => checks++ === 0,
+        }),
+      ),
+    ).rejects.toThrow(/^sync r-lost-files lost the run lock: .*writing nothing more/);
+    expect(checks).toBe(2);
+    const parts = (table: 'sources' | 'questions' | 'lifecycle_events') =>
+      existsSync(rawTableDir(root, table)) ? readdirSync(rawTableDir(root, table), { recursive: true }).filter((f) => String(f).endsWith('.parquet')).length : 0;
+    expect({ sources: parts('sources') > 0, questions: parts('questions'), lifecycle_events: parts('lifecycle_events') }).toEqual({ sources: true, questions: 0, lifecycle_events: 0 });
   }, 60_000);
 });
