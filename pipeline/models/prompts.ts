@@ -201,7 +201,7 @@ export function renderPrompt(
   let user = renderTemplate(template.text, vars);
   let version = template.version;
   if (task.condition) {
-    // The conditional template wraps the mode's prompt: the version names both ("conditional.v1+blind.v2").
+    // The conditional template wraps the mode's prompt: the version names both ("conditional.v2+blind.v3").
     const wrapper = loadTemplate('conditional', opts.templatesDir);
     user = renderTemplate(wrapper.text, {
       scenario: oneLine(task.condition.scenario_title),
@@ -221,9 +221,13 @@ export function renderPrompt(
   };
 }
 
-/** The assumption lines of a conditional prompt (the simulator reads them): one per earlier component. */
+/**
+ * The assumption lines of a conditional prompt (the simulator reads them): one per earlier
+ * component. The title, a venue's text, is a JSON string (conditional.v2): bare between quotes, a
+ * title with a double quote ended the quoted title and went on as the prompt's words (QA).
+ */
 export function formatConditions(c: TaskCondition): string {
-  return c.assumed.map((a) => `- Assume: "${oneLine(a.title)}" (${a.question_id}) resolved ${a.outcome === 1 ? 'YES' : 'NO'}.`).join('\n');
+  return c.assumed.map((a) => `- Assume: ${JSON.stringify(oneLine(a.title))} (${a.question_id}) resolved ${a.outcome === 1 ? 'YES' : 'NO'}.`).join('\n');
 }
 
 /** The reasoning-language lines of the prompt (the simulator reads the codes from them). */
