@@ -6,6 +6,9 @@
  * completed by running it again.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { listValue } from '@duckdb/node-api';
+import { createRawViews } from '../warehouse/raw-views.ts';
+import { queryFile } from '../warehouse/sql-files.ts';
 import { appendRaw, commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { newRunId, runDate } from '../warehouse/layout.ts';
 import type { RawTableName } from '../warehouse/tables.ts';
@@ -30,6 +33,49 @@ export type ImportRows = Partial<Record<RawTableName, readonly object[]>> & {
   question_versions?: readonly object[];
 };
 
+/** The fields a question's text is; with its taxonomy, what a later round brings over a sync's version. */
+const TEXT = ['title', 'description', 'resolution_criteria', 'url'] as const;
+const TAXONOMY = ['category', 'domain', 'tags'] as const;
+
+type Version = Record<string, unknown> & { question_id: string; ingested_at: Date | string };
+const at = (v: Version) => new Date(v.ingested_at).getTime();
+const same = (a: Version, b: Version, fields: readonly string[]) => fields.every((f) => JSON.stringify(a[f] ?? null) === JSON.stringify(b[f] ?? null));
+
+/**
+ * Versions at the import's time of questions whose latest round in the batch (dated at its freeze)
+ * is older than a stored version that only copies older text (a sync's: the taxonomy rules applied
+ * again, pipeline/taxonomy/reclassify.ts; a venue's moved close) and differs from the latest stored
+ * version in text or taxonomy: that stored version with the round's text and taxonomy. A sync's
+ * version is dated by the sync and copies the text it had: a round frozen before it and imported
+ * after it was no reader's latest version, and the question kept its earlier round's text for good
+ * (QA). A later round already stored (an older extract imported again) is left as it is. Reads the
+ * raw views as before this import.
+ */
+async function catchUpVersions(conn: DuckDBConnection, root: string, versions: readonly object[], now: Date): Promise<object[]> {
+  const latest = new Map<string, Version>();
+  for (const v of versions as Version[]) {
+    const had = latest.get(v.question_id);
+    if (!had || at(v) > at(had)) latest.set(v.question_id, v);
+  }
+  await createRawViews(conn, root);
+  const ids = { ids: listValue([...latest.keys()]) };
+  const texts = new Map<string, Version[]>();
+  for (const t of await queryFile<Version>(conn, 'pipeline/question_texts.sql', ids)) texts.set(t.question_id, [...(texts.get(t.question_id) ?? []), t]);
+  const out: object[] = [];
+  for (const s of await queryFile<Version>(conn, 'pipeline/question_versions.sql', ids)) {
+    const v = latest.get(s.question_id)!;
+    if (at(s) <= at(v) || (same(s, v, TEXT) && same(s, v, TAXONOMY))) continue;
+    // the text as of the round's freeze (the stored version then), and every later one a copy of it
+    const all = texts.get(s.question_id) ?? [];
+    const before = all.filter((t) => at(t) <= at(v)).at(-1);
+    if (!before || !all.filter((t) => at(t) > at(v)).every((t) => same(t, before, TEXT))) continue;
+    const text = Object.fromEntries([...TEXT, ...TAXONOMY].map((f) => [f, v[f] ?? null]));
+    const date = (x: unknown) => (x === null || x === undefined ? null : new Date(String(x)));
+    out.push({ ...s, ...text, created_at: date(s.created_at), close_time: date(s.close_time), origin: v.origin, ingested_at: now });
+  }
+  return out;
+}
+
 export async function writeImportBatch(
   conn: DuckDBConnection,
   root: string,
@@ -42,14 +88,17 @@ export async function writeImportBatch(
   // Every table's part is written before any is put in place: a write that fails (a full disk)
   // leaves nothing of the batch, not its first tables (QA: questions without their outcomes).
   const parts: PendingPart[] = [];
+  const versions = batch.question_versions?.length
+    ? [...batch.question_versions, ...(await catchUpVersions(conn, root, batch.question_versions, now))]
+    : [];
   try {
     for (const table of ORDER) {
       const rows = batch[table] ?? [];
       const { received, written } = await appendRaw(conn, root, table, rows, partition, { parts });
       result[table] = { received, written };
-      if (table === 'questions' && batch.question_versions?.length) {
-        const versions = await appendRaw(conn, root, 'questions', batch.question_versions, partition, { parts, key: ['question_id', 'ingested_at'] });
-        result.question_versions = { received: versions.received, written: versions.written };
+      if (table === 'questions' && versions.length) {
+        const written = await appendRaw(conn, root, 'questions', versions, partition, { parts, key: ['question_id', 'ingested_at'] });
+        result.question_versions = { received: written.received, written: written.written };
       }
     }
   } catch (err) {

@@ -17,10 +17,12 @@ import { auth, expectProblem, get, newKey, serve } from '../api/helpers.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import { writeImportBatch } from '../../pipeline/import/write-batch.ts';
 import { fixture, publish, question, rawRows, snapshotRows, type Fixture } from '../structure/helpers.ts';
 
 const FED = 'Will the Fed cut interest rates in January 2026?';
 const ZEBRA = 'first unrelated zebra';
+const OLDER = 'second unrelated zebra';
 const T0 = new Date('2025-01-01T00:00:00Z');
 const T1 = new Date('2025-02-01T00:00:00Z');
 const T2 = new Date('2025-03-01T00:00:00Z');
@@ -39,6 +41,7 @@ let questionsDir: string;
 let syncs: SyncReport[];
 let runId: string;
 let server: ServerHandle;
+let imports: Awaited<ReturnType<typeof writeImportBatch>>[];
 
 const taxonomyReport = (r: SyncReport) => r.sources.find((s) => s.source === 'taxonomy');
 
@@ -57,9 +60,20 @@ beforeAll(async () => {
       question('metaculus:edit', FED, { ...now(FED), ingested_at: T2 }),
       // a question file's own category (venue quorum) is the operator's: never reclassified
       question('quorum:own', FED, { category: 'politics', domain: 'policy', tags: ['own-tag'], ingested_at: T0 }),
+      // a ForecastBench question's first round, stored under older rules (reclassified by the sync)
+      question('polymarket:fb', FED, { category: 'world', domain: 'other', tags: [], ingested_at: T0, origin: 'forecastbench:r1' }),
   ]);
   const sync = () => runSync({ dataDir: f.dataDir, questionsDir }, createLogger('silent'), undefined, { localOnly: true });
   syncs = [await sync(), await sync()];
+  // then a newer extract: its second round (frozen at T2, before the sync) changed the text, written as
+  // writeImportBatch writes a ForecastBench batch's versions (pipeline/import/forecastbench.ts)
+  const round1 = question('polymarket:fb', FED, { ...now(FED), ingested_at: T0, origin: 'forecastbench:r1' });
+  const extract = { questions: [round1], question_versions: [round1, question('polymarket:fb', ZEBRA, { ...now(ZEBRA), ingested_at: T2, origin: 'forecastbench:r2' })] };
+  imports = [];
+  for (const ms of [1000, 2000]) imports.push(await withConnection((conn) => writeImportBatch(conn, f.dataDir, extract, new Date(Date.now() + ms))));
+  // an older extract imported after it: a round between the two, whose text a later round replaced
+  const older = { questions: [round1], question_versions: [round1, question('polymarket:fb', OLDER, { ...now(OLDER), ingested_at: T1, origin: 'forecastbench:r1b' })] };
+  imports.push(await withConnection((conn) => writeImportBatch(conn, f.dataDir, older, new Date(Date.now() + 3000))));
   runId = await publish(f, AS_OF);
   server = await serve(f.dataDir);
 }, 120_000);
@@ -71,7 +85,7 @@ afterAll(async () => {
 
 describe('a sync applies the current taxonomy rules to the stored questions', () => {
   it('writes one new version of the question the rules now classify otherwise, dated by the sync, and nothing on the next sync', async () => {
-    expect(taxonomyReport(syncs[0]!)).toMatchObject({ ok: true, written: { question_versions: 1 } });
+    expect(taxonomyReport(syncs[0]!)).toMatchObject({ ok: true, written: { question_versions: 2 } });
     expect(taxonomyReport(syncs[1]!)).toMatchObject({ ok: true, written: {} });
     const fed = (await rawRows(f.dataDir, 'questions', "question_id = 'manifold:fed'")).sort((a, b) => Date.parse(a.ingested_at) - Date.parse(b.ingested_at));
     expect(fed.map((q) => [q.category, q.domain, q.tags])).toEqual([['world', 'other', []], [now(FED).category, now(FED).domain, now(FED).tags]]);
@@ -83,11 +97,23 @@ describe('a sync applies the current taxonomy rules to the stored questions', ()
     expect(await rawRows(f.dataDir, 'questions', "question_id = 'quorum:own'")).toHaveLength(1);
     expect(await rawRows(f.dataDir, 'questions', "question_id = 'manifold:zebra'")).toHaveLength(2);
   });
+
+  it("a ForecastBench round imported after the sync reclassified its question is the question's text (QA)", async () => {
+    // the sync's reclassified version (first round's text, dated by the sync) came after the second
+    // round's freeze: readers, who take the latest version, kept the first round's text for good
+    const rows = await snapshotRows(f.dataDir, runId, "SELECT title, category FROM {questions} WHERE question_id = 'polymarket:fb'");
+    expect(rows).toEqual([{ title: ZEBRA, category: now(ZEBRA).category }]);
+    const hist = await snapshotRows(f.dataDir, runId, "SELECT change, category FROM {taxonomy_history} WHERE question_id = 'polymarket:fb' ORDER BY seq");
+    expect(hist.at(-1)).toEqual({ change: 'edited', category: now(ZEBRA).category });
+    // the round and a version of it dated by the import; the same extract again adds nothing; an older
+    // extract adds its round, and the later round's text stays
+    expect(imports.map((i) => i.question_versions)).toEqual([{ received: 3, written: 2 }, { received: 2, written: 0 }, { received: 2, written: 1 }]);
+  });
 });
 
 describe('taxonomy_history (sql/derive/12_taxonomy_history.sql)', () => {
   it('lists the first stored version and each change of taxonomy, reclassified or edited; a close-time version is no change', async () => {
-    const rows = await snapshotRows(f.dataDir, runId, 'SELECT question_id, seq, change, category, previous_category FROM {taxonomy_history} ORDER BY question_id, seq');
+    const rows = await snapshotRows(f.dataDir, runId, "SELECT question_id, seq, change, category, previous_category FROM {taxonomy_history} WHERE question_id <> 'polymarket:fb' ORDER BY question_id, seq");
     expect(rows).toEqual([
       { question_id: 'manifold:fed', seq: 1, change: 'first_stored', category: 'world', previous_category: null },
       { question_id: 'manifold:fed', seq: 2, change: 'reclassified', category: 'economics', previous_category: 'world' },
