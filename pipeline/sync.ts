@@ -36,6 +36,7 @@ import { fredConfigFromEnv, FRED_API_KEY_ENV, FRED_REQUESTS_PER_MINUTE } from '.
 import { resolveThresholdQuestions, type ThresholdResolutions } from './sources/resolve-threshold.ts';
 import { loadQuestionFiles, QUORUM_VENUE } from './questions/question-file.ts';
 import { reclassifiedVersions, withCurrentTaxonomy, type StoredQuestion } from './taxonomy/reclassify.ts';
+import { reloadDefaultTaxonomy } from './taxonomy/classify.ts';
 import type { Row } from './sources/registry.ts';
 import { createVenueAdapters, loadVenueConfig, VenueSyncError, type TrackedMarket, type VenueSyncResult } from './venues/index.ts';
 
@@ -371,6 +372,16 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
   const reports: SourceReport[] = [];
   const remote = new Set<string>();
   const log = opts.logger;
+  // The rules as data/taxonomy.json has them now, for every step (QA: loaded once per process, an
+  // operator's edit reached no run of `quorum start` until a restart, and the next of its runs undid
+  // what a `quorum sync` beside it had applied). A bad file fails the taxonomy step; the rest of the
+  // sync goes on with the rules loaded before.
+  let rulesError: string | null = null;
+  try {
+    reloadDefaultTaxonomy();
+  } catch (err) {
+    rulesError = (err as Error).message;
+  }
 
   // 1. The registry of authoritative sources.
   reports.push(report('registry', { sources: await writeRegistry(conn, opts) }, [], null));
@@ -407,6 +418,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
 
   // 5. The current taxonomy rules on the questions stored before them (a failure is reported).
   try {
+    if (rulesError !== null) throw new Error(rulesError);
     await createRawViews(conn, opts.root);
     const versions = await reclassifiedVersions(conn, opts.now);
     const written: Record<string, number> = {};

@@ -166,6 +166,16 @@ export function getDefaultTaxonomy(): Taxonomy {
   return defaultTaxonomy;
 }
 
+/**
+ * Reads the rules file again: each sync does (pipeline/sync.ts), so an operator's edit reaches a
+ * long-lived process (`quorum start`, whose scheduled runs sync in it), not only a new one. An
+ * invalid file throws (TaxonomyError) and the rules loaded before stay.
+ */
+export function reloadDefaultTaxonomy(): Taxonomy {
+  defaultTaxonomy = loadTaxonomy(DEFAULT_TAXONOMY_PATH);
+  return defaultTaxonomy;
+}
+
 /** Removes URLs: their slugs (e.g. "polymarket.com/event/...") would match rules spuriously. */
 function stripUrls(text: string): string {
   // The cheap test first: most questions have no URL, and the replace is a slower Unicode scan.

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runSync, type SyncReport } from '../../pipeline/sync.ts';
-import { classify } from '../../pipeline/taxonomy/classify.ts';
+import { classify, getDefaultTaxonomy, parseTaxonomy } from '../../pipeline/taxonomy/classify.ts';
 import { auth, expectProblem, get, newKey, serve } from '../api/helpers.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
@@ -63,6 +63,12 @@ beforeAll(async () => {
       // a ForecastBench question's first round, stored under older rules (reclassified by the sync)
       question('polymarket:fb', FED, { category: 'world', domain: 'other', tags: [], ingested_at: T0, origin: 'forecastbench:r1' }),
   ]);
+  // a long-lived process (`quorum start`: the scheduler's runs sync in it) loaded the rules before
+  // the operator's edit of data/taxonomy.json: in memory, older rules that classify nothing
+  Object.assign(getDefaultTaxonomy(), parseTaxonomy({
+    version: 1, default: { category: 'world', domain: 'other' }, fieldWeights: { title: 3, description: 1, resolution_criteria: 1 },
+    rules: [{ name: 'older', category: 'tech', domain: 'other', weight: 1, patterns: ['qqxqq'] }],
+  }, 'older rules'));
   const sync = () => runSync({ dataDir: f.dataDir, questionsDir }, createLogger('silent'), undefined, { localOnly: true });
   syncs = [await sync(), await sync()];
   // then a newer extract: its second round (frozen at T2, before the sync) changed the text, written as
@@ -85,6 +91,8 @@ afterAll(async () => {
 
 describe('a sync applies the current taxonomy rules to the stored questions', () => {
   it('writes one new version of the question the rules now classify otherwise, dated by the sync, and nothing on the next sync', async () => {
+    // the rules are read from data/taxonomy.json at each sync, not once per process (QA: the edit
+    // reached no run of `quorum start` until a restart, and a `quorum sync` beside it was undone)
     expect(taxonomyReport(syncs[0]!)).toMatchObject({ ok: true, written: { question_versions: 2 } });
     expect(taxonomyReport(syncs[1]!)).toMatchObject({ ok: true, written: {} });
     const fed = (await rawRows(f.dataDir, 'questions', "question_id = 'manifold:fed'")).sort((a, b) => Date.parse(a.ingested_at) - Date.parse(b.ingested_at));
