@@ -14,13 +14,11 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { cellInt } from '../db/cells.ts';
+import { fromColumns } from '../db/cells.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { count, DOC, isoTime, published } from '../openapi/common.ts';
 import { findQuestion, pathMarketRef, questionPathParams } from './prediction-params.ts';
 import { stringList } from './predictions-lifecycle.ts';
-
-const str = (v: JsonRow[string] | undefined): string | null => (typeof v === 'string' ? v : null);
 
 export const TaxonomyChange = z
   .object({
@@ -52,6 +50,14 @@ export const TaxonomyHistory = z
   })
   .meta({ id: 'TaxonomyHistory' });
 
+/** A `taxonomy_history` row as its schema reads it (the plain columns by type; the enum and the lists given). */
+const change = (r: JsonRow) =>
+  fromColumns(TaxonomyChange, r, {
+    change: r.change as z.input<typeof TaxonomyChange>['change'],
+    tags: stringList(r.tags),
+    previous_tags: stringList(r.previous_tags),
+  });
+
 export const taxonomyHistoryRoute = jsonRoute({
   id: 'taxonomy.history',
   path: '/api/taxonomy/history/{question_id}/',
@@ -69,23 +75,9 @@ export const taxonomyHistoryRoute = jsonRoute({
     snap.require('questions', 'taxonomy_history');
     const q = await findQuestion(snap, ref, 'question_id');
     const rows = await snap.query('taxonomy-history', { question_id: String(q.question_id) });
-    return published(TaxonomyHistory, {
-      question_id: q.question_id,
-      title: str(q.title),
-      category: str(q.category),
-      domain: str(q.domain),
-      tags: stringList(q.tags),
-      changes: rows.map((r) => ({
-        seq: cellInt(r.seq),
-        since: str(r.since),
-        change: r.change,
-        category: str(r.category),
-        domain: str(r.domain),
-        tags: stringList(r.tags),
-        previous_category: str(r.previous_category),
-        previous_domain: str(r.previous_domain),
-        previous_tags: stringList(r.previous_tags),
-      })),
-    });
+    return published(
+      TaxonomyHistory,
+      fromColumns(TaxonomyHistory, q, { tags: stringList(q.tags), changes: rows.map(change) }),
+    );
   },
 });
