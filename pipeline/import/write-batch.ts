@@ -58,15 +58,19 @@ async function catchUpVersions(conn: DuckDBConnection, root: string, versions: r
     if (!had || at(v) > at(had)) latest.set(v.question_id, v);
   }
   await createRawViews(conn, root);
-  const ids = { ids: listValue([...latest.keys()]) };
-  const texts = new Map<string, Version[]>();
-  for (const t of await queryFile<Version>(conn, 'pipeline/question_texts.sql', ids)) texts.set(t.question_id, [...(texts.get(t.question_id) ?? []), t]);
+  // every stored version, oldest first, read once: the last of a question is its latest
+  const stored = new Map<string, Version[]>();
+  for (const t of await queryFile<Version>(conn, 'pipeline/question_history.sql', { ids: listValue([...latest.keys()]) })) {
+    const list = stored.get(t.question_id);
+    if (list) list.push(t);
+    else stored.set(t.question_id, [t]);
+  }
   const out: object[] = [];
-  for (const s of await queryFile<Version>(conn, 'pipeline/question_versions.sql', ids)) {
-    const v = latest.get(s.question_id)!;
+  for (const [id, all] of stored) {
+    const s = all.at(-1)!;
+    const v = latest.get(id)!;
     if (at(s) <= at(v) || (same(s, v, TEXT) && same(s, v, TAXONOMY))) continue;
     // the text as of the round's freeze (the stored version then), and every later one a copy of it
-    const all = texts.get(s.question_id) ?? [];
     const before = all.filter((t) => at(t) <= at(v)).at(-1);
     if (!before || !all.filter((t) => at(t) > at(v)).every((t) => same(t, before, TEXT))) continue;
     const text = Object.fromEntries([...TEXT, ...TAXONOMY].map((f) => [f, v[f] ?? null]));
