@@ -29,6 +29,18 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
+/** The warehouse of the first describe ('d'), with a published snapshot (made here when it has none). */
+async function publishedWarehouse() {
+  const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'd'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
+  const logger = createLogger('silent');
+  const root = config.dataDir;
+  if (readCurrent(root) === null) {
+    await importForecastBench(config, SAMPLE);
+    expect((await runPipeline({ config, logger })).status).toBe('completed');
+  }
+  return { config, logger, root };
+}
+
 describe('a run dated now, behind the published snapshot', () => {
   it("says this machine's clock is behind the snapshot's time, by how much; a backfill (--as-of) keeps its own note", async () => {
     const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'd'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
@@ -57,13 +69,7 @@ describe('a run dated now, behind the published snapshot', () => {
  */
 describe('a run whose lock was taken over while it was paused', () => {
   it('does not publish: it fails, saying the lock was taken over, and leaves CURRENT and the new holder alone', async () => {
-    const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'd'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
-    const logger = createLogger('silent');
-    const root = config.dataDir;
-    if (readCurrent(root) === null) {
-      await importForecastBench(config, SAMPLE);
-      expect((await runPipeline({ config, logger })).status).toBe('completed');
-    }
+    const { config, logger, root } = await publishedWarehouse();
     const before = readCurrent(root);
     const pending = join(root, 'events', 'pending.json');
     const pendingBefore = existsSync(pending) ? readFileSync(pending, 'utf8') : null;
@@ -99,13 +105,7 @@ describe('a run whose lock was taken over while it was paused', () => {
  */
 describe("a run whose lock is taken over during its sync", () => {
   it('fails with the sync\'s lost-lock error, forecasts nothing and does not publish', async () => {
-    const config = loadConfig({ QUORUM_DATA_DIR: join(tmp.dir, 'd'), QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none' });
-    const logger = createLogger('silent');
-    const root = config.dataDir;
-    if (readCurrent(root) === null) {
-      await importForecastBench(config, SAMPLE);
-      expect((await runPipeline({ config, logger })).status).toBe('completed');
-    }
+    const { config, logger, root } = await publishedWarehouse();
     const before = readCurrent(root);
     const theirs = JSON.stringify({ pid: 1, host: 'other-host', started_at: new Date().toISOString(), token: 'theirs-sync' });
     const page = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'));
