@@ -18,7 +18,7 @@ import { lockFile } from '../../pipeline/warehouse/layout.ts';
 import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { REPO } from '../helpers/cli.ts';
-import { json, startReplayServer } from '../helpers/replay-server.ts';
+import { withLockTakenAtManifold } from '../helpers/lock-takeover.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const SAMPLE = join(REPO, 'test', 'fixtures', 'forecastbench', 'valid');
@@ -100,28 +100,24 @@ describe('a run whose lock was taken over while it was paused', () => {
 /**
  * The same takeover during the run's own sync (while it waits for a venue): the sync writes nothing
  * more and throws (RunLockLostError.forSync), and the run ends there, failed: no forecast, nothing
- * published. The loopback Manifold replay (test/fixtures/venues/manifold, modelled on
- * https://docs.manifold.markets/api) writes another host's lock as it answers.
+ * published. The loopback Manifold replay writes another host's lock as it answers
+ * (test/helpers/lock-takeover.ts).
  */
 describe("a run whose lock is taken over during its sync", () => {
   it('fails with the sync\'s lost-lock error, forecasts nothing and does not publish', async () => {
     const { config, logger, root } = await publishedWarehouse();
     const before = readCurrent(root);
     const theirs = JSON.stringify({ pid: 1, host: 'other-host', started_at: new Date().toISOString(), token: 'theirs-sync' });
-    const page = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'));
-    const manifold = await startReplayServer([{ path: '/v0/markets', responses: () => (writeFileSync(lockFile(root), theirs), json(page)) }]);
-    const saved = { ...process.env };
-    Object.assign(process.env, { QUORUM_VENUES: 'manifold', QUORUM_MANIFOLD_URL: `${manifold.url}/v0`, QUORUM_MANIFOLD_RPS: '1000', QUORUM_FRED_API_KEY: '' });
     try {
-      const lost = await runPipeline({ config, logger, resume: false });
-      expect(manifold.log.length).toBeGreaterThan(0);
-      expect(lost).toMatchObject({ status: 'failed', snapshot: null, forecasts: 0, calls: 0, sync: null });
-      expect(lost.error).toMatch(/^sync \S+ lost the run lock: .*writing nothing more/);
+      const requests = await withLockTakenAtManifold(lockFile(root), theirs, async () => {
+        const lost = await runPipeline({ config, logger, resume: false });
+        expect(lost).toMatchObject({ status: 'failed', snapshot: null, forecasts: 0, calls: 0, sync: null });
+        expect(lost.error).toMatch(/^sync \S+ lost the run lock: .*writing nothing more/);
+      });
+      expect(requests).toBeGreaterThan(0);
       expect(readCurrent(root)).toBe(before);
       expect(readFileSync(lockFile(root), 'utf8')).toBe(theirs);
     } finally {
-      process.env = saved;
-      await manifold.close();
       rmSync(lockFile(root), { force: true });
     }
   }, 180_000);

@@ -15,7 +15,7 @@ import { runSync, syncAll } from '../../pipeline/sync.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { lockFile, rawTableDir } from '../../pipeline/warehouse/layout.ts';
 import { rawRelation } from '../../pipeline/warehouse/raw-views.ts';
-import { json, startReplayServer } from '../helpers/replay-server.ts';
+import { withLockTakenAtManifold } from '../helpers/lock-takeover.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const tmp = tempDir('quorum-sync-batch-');
@@ -63,35 +63,19 @@ describe('a sync step that fails half-way through its writes', () => {
  * A sync paused past the run lock's staleness (Ctrl-Z, a paused container) has its lock taken over
  * by another process; on resuming it wrote the venue's rows beside the new holder's (two writers of
  * the same keys, each checking only what was stored before it wrote). Shown in-process: the
- * loopback Manifold replay (its GET /v0/markets page, test/fixtures/venues/manifold, modelled on
- * https://docs.manifold.markets/api) replaces the lock with another host's while the sync waits
- * for it, as a takeover during the pause would.
+ * loopback Manifold replay replaces the lock with another host's while the sync waits for it
+ * (test/helpers/lock-takeover.ts), as a takeover during the pause would.
  */
 describe('a sync whose run lock is taken over while it waits for a venue', () => {
   it('writes nothing more, fails saying it lost the run lock, and leaves the new holder\'s lock alone', async () => {
     const root = join(tmp.dir, 'lost');
     const questionsDir = join(tmp.dir, 'no-questions');
     mkdirSync(questionsDir, { recursive: true });
-    const page = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'));
     const other = JSON.stringify({ pid: 4242, host: `${hostname()}-other`, started_at: new Date().toISOString(), run_id: 'r-new-holder', token: 'new-holder' });
-    const manifold = await startReplayServer([
-      {
-        path: '/v0/markets',
-        responses: () => {
-          writeFileSync(lockFile(root), other);
-          return json(page);
-        },
-      },
-    ]);
-    const saved = { ...process.env };
-    Object.assign(process.env, { QUORUM_VENUES: 'manifold', QUORUM_MANIFOLD_URL: `${manifold.url}/v0`, QUORUM_MANIFOLD_RPS: '1000', QUORUM_FRED_API_KEY: '' });
-    try {
-      await expect(runSync({ dataDir: root, questionsDir }, createLogger('silent'))).rejects.toThrow(/^sync \S+ lost the run lock: .*writing nothing more/);
-    } finally {
-      process.env = saved;
-      await manifold.close();
-    }
-    expect(manifold.log.length).toBeGreaterThan(0);
+    const requests = await withLockTakenAtManifold(lockFile(root), other, () =>
+      expect(runSync({ dataDir: root, questionsDir }, createLogger('silent'))).rejects.toThrow(/^sync \S+ lost the run lock: .*writing nothing more/),
+    );
+    expect(requests).toBeGreaterThan(0);
     expect(readFileSync(lockFile(root), 'utf8'), "the new holder's lock stays").toBe(other);
     // the registry went in before the takeover; no venue row after it
     const stored = existsSync(rawTableDir(root, 'questions'))
