@@ -8,11 +8,11 @@
  * Run by `npm test` and `npm start` (pretest/prestart) and by `npm run build:cli`; about a
  * second.
  */
-import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { CHECKOUT, PREBUILT_DIR, PREBUILT_ENTRY, PREBUILT_INPUTS } from '../pipeline/cli/prebuilt.js';
+import { CHECKOUT, inputsJson, PREBUILT_DIR, PREBUILT_ENTRY, PREBUILT_INPUTS } from '../pipeline/cli/prebuilt.js';
 
 export async function buildCli(outdir: string = PREBUILT_DIR): Promise<number> {
   const staging = `${outdir}.building-${process.pid}`;
@@ -32,13 +32,8 @@ export async function buildCli(outdir: string = PREBUILT_DIR): Promise<number> {
   });
   if (!existsSync(path.join(staging, PREBUILT_ENTRY))) throw new Error(`esbuild wrote no ${PREBUILT_ENTRY}`);
   // The metafile names its inputs relative to absWorkingDir, the checkout.
-  const inputs = Object.keys(result.metafile.inputs)
-    .sort()
-    .map((file) => {
-      const st = statSync(path.join(CHECKOUT, file));
-      return [file, st.size, st.mtimeMs];
-    });
-  writeFileSync(path.join(staging, PREBUILT_INPUTS), `${JSON.stringify({ inputs })}\n`);
+  const inputs = Object.keys(result.metafile.inputs);
+  writeFileSync(path.join(staging, PREBUILT_INPUTS), inputsJson(inputs));
   const old = `${outdir}.old-${process.pid}`;
   if (existsSync(outdir)) renameSync(outdir, old);
   renameSync(staging, outdir);

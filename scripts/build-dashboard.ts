@@ -8,11 +8,11 @@
  * (prestart/pretest), by `npm run build:dashboard`, and by the browser tests themselves. Takes
  * well under a second.
  */
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { CHECKOUT, DASHBOARD_DIST, PREBUILT_INPUTS } from '../pipeline/cli/prebuilt.js';
+import { CHECKOUT, DASHBOARD_DIST, inputsJson, PREBUILT_INPUTS } from '../pipeline/cli/prebuilt.js';
 
 // From the checkout (prebuilt.js's): this file is also bundled into the prebuilt CLI (dist/cli/),
 // where its own directory is not scripts/.
@@ -60,14 +60,10 @@ export async function buildDashboard(outdir: string = DASHBOARD_DIST, opts: { lo
   writeFileSync(path.join(outdir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   // What the build was made from (as the prebuilt CLI's, pipeline/cli/prebuilt.js): `quorum serve`
   // and `quorum start` rebuild a build its sources have moved past (pipeline/cli/dashboard.ts).
-  const inputs = Object.keys(result.metafile.inputs).sort().map((file) => {
-    const st = statSync(path.join(CHECKOUT, file));
-    return [file, st.size, st.mtimeMs];
-  });
   // by a rename: a `quorum serve` starting meanwhile (a test's, beside another test's build) reads
   // the old list or the new one whole, never half a file that would send it building too
   const staged = path.join(outdir, `${PREBUILT_INPUTS}.${process.pid}.tmp`);
-  writeFileSync(staged, `${JSON.stringify({ inputs })}\n`);
+  writeFileSync(staged, inputsJson(Object.keys(result.metafile.inputs)));
   renameSync(staged, path.join(outdir, PREBUILT_INPUTS));
   // Content-hashed chunks of earlier builds: nothing references them any more.
   const current = new Set(outputs.map((o) => o.name));

@@ -26,6 +26,18 @@ export const PREBUILT_ENTRY = 'main.js';
 export const PREBUILT_INPUTS = 'inputs.json';
 
 /**
+ * The inputs.json text of a build made from `files` (paths relative to the checkout, as esbuild's
+ * metafile names its inputs): each with its size and mtime now, the list currentPrebuilt checks.
+ */
+export function inputsJson(files, checkout = CHECKOUT) {
+  const inputs = [...files].sort().map((file) => {
+    const st = statSync(join(checkout, file));
+    return [file, st.size, st.mtimeMs];
+  });
+  return `${JSON.stringify({ inputs })}\n`;
+}
+
+/**
  * The URL of the prebuilt entry in `dir` when every input it was built from is unchanged, else
  * null. inputs.json: `{ "inputs": [[path relative to the checkout, size, mtimeMs], ...] }`. The
  * dashboard's build (scripts/build-dashboard.ts) writes one too: its entry is `app.js`.
