@@ -477,23 +477,30 @@ describe('quorum run', () => {
     }
   });
 
-  it('quorum serve: a busy port is refused before the data directory is made; serving one without a snapshot says so (QA: silent)', async () => {
+  // The last three tests (quorum serve, each in data directories of its own, its own ports) run
+  // together (it.concurrent): most of each is waiting for a server to start or stop. Their CLI
+  // calls are asynchronous (quorumAsync, not spawnSync) so that one test's wait does not hold up
+  // the others' event loop.
+  it.concurrent('quorum serve: a busy port is refused before the data directory is made; serving one without a snapshot says so (QA: silent)', async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
     const dir = join(tmp.dir, 'serve-busy');
-    try {
-      const port = (busy.address() as AddressInfo).port;
-      const r = quorum(['serve'], { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: String(port) }, 60_000);
-      expect(r.status, r.stderr).toBe(1);
-      expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE`);
-      expect(existsSync(dir)).toBe(false);
-    } finally {
-      busy.close();
-    }
+    // The two serves are independent (their own data directories, the second on a free port):
+    // started together, as quorumAll does, rather than the second after the first had ended.
     const child = quorumProcess(['serve'], { QUORUM_DATA_DIR: join(tmp.dir, 'serve-empty'), HOST: '127.0.0.1', PORT: '0' });
     const closed = new Promise((resolve) => child.on('close', resolve));
+    const outcome = serveOutcome(child);
     try {
-      const { url, stderr } = await serveOutcome(child);
+      try {
+        const port = (busy.address() as AddressInfo).port;
+        const r = await quorumAsync(['serve'], { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: String(port) }, 60_000);
+        expect(r.status, r.stderr).toBe(1);
+        expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE`);
+        expect(existsSync(dir)).toBe(false);
+      } finally {
+        busy.close();
+      }
+      const { url, stderr } = await outcome;
       expect(url, stderr).not.toBeNull();
       const warning = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /no snapshot is published/.test(l.msg));
       expect(warning?.level, stderr).toBe(40);
@@ -502,7 +509,7 @@ describe('quorum run', () => {
       await closed;
     }
   });
-  it('one server per data directory: a second quorum serve is refused (exit 75) naming the first; a killed one is taken over (two would both deliver every webhook)', async () => {
+  it.concurrent('one server per data directory: a second quorum serve is refused (exit 75) naming the first; a killed one is taken over (two would both deliver every webhook)', async () => {
     const dir = join(tmp.dir, 'serve-twice');
     const env = { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: '0' };
     /** Starts `quorum serve`; resolves with the child and its URL once it listens. */
@@ -515,7 +522,7 @@ describe('quorum run', () => {
     };
     const first = await serve();
     try {
-      const second = quorum(['serve'], env, 60_000);
+      const second = await quorumAsync(['serve'], env, 60_000);
       expect(second.status, second.stderr).toBe(75);
       expect(second.stderr).toContain(`quorum: another server has this data directory open (pid ${first.child.pid}`);
       expect(second.stderr).toContain(`at ${first.url}`);
@@ -531,7 +538,7 @@ describe('quorum run', () => {
     await third.closed;
     expect(existsSync(join(dir, 'server.lock'))).toBe(false);
   });
-  it('an older version\'s server, which takes no server.lock, keeps the directory while its process lives (QA upgrade: the new version started beside it and both delivered every webhook)', async () => {
+  it.concurrent('an older version\'s server, which takes no server.lock, keeps the directory while its process lives (QA upgrade: the new version started beside it and both delivered every webhook)', async () => {
     const dir = join(tmp.dir, 'serve-beside-older');
     mkdirSync(dir, { recursive: true });
     // The older server: a live process that listens, recorded in server.json as versions before
@@ -544,7 +551,7 @@ describe('quorum run', () => {
       const record = { pid: older.pid, host: hostname(), port, address: url, url, data_dir: dir, started_at: new Date().toISOString() };
       writeFileSync(join(dir, 'server.json'), `${JSON.stringify(record, null, 2)}\n`);
       const env = { QUORUM_DATA_DIR: dir, HOST: '127.0.0.1', PORT: '0' };
-      const refused = quorum(['serve'], env, 60_000);
+      const refused = await quorumAsync(['serve'], env, 60_000);
       expect(refused.status, refused.stderr).toBe(75);
       expect(refused.stderr).toContain(`quorum: another server has this data directory open (pid ${older.pid}`);
       expect(refused.stderr).toContain('written by an older version');
