@@ -32,7 +32,7 @@ import { closeDuckdb, duckdb, withConnection } from '../../pipeline/warehouse/du
 import { newRunId } from '../../pipeline/warehouse/layout.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
-import { fixture, question, resolution, writeRaw, type Fixture } from '../structure/helpers.ts';
+import { fixture, question, resolution, writeRaw, type Fixture } from '../structure/raw-fixture.ts';
 
 const TOL = 1e-9;
 const T0 = new Date('2026-01-05T00:00:00Z'); // the forecasts

@@ -2,41 +2,22 @@
  * Helpers of the structure tests (issue 12): a warehouse in a temp dir written through the real raw
  * writer, curated definitions in a temp structure dir, and the pipeline's own score-and-publish.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { scoreAndPublish } from '../../pipeline/run.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
-import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
-import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import { newRunId } from '../../pipeline/warehouse/layout.ts';
 import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
+import { fixture, type Fixture } from './raw-fixture.ts';
+
+export { fixture, question, resolution, writeRaw, type Fixture } from './raw-fixture.ts';
 
 /** Log-odds and back: the hand computations of the thesis and factor levels. */
 export const logit = (p: number) => Math.log(p / (1 - p));
 export const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
-
-export interface Fixture {
-  dataDir: string;
-  structureDir: string;
-  cleanup: () => void;
-}
-
-/** A temp warehouse and a temp structure dir holding `files` (relative path → YAML text). */
-export function fixture(files: Record<string, string> = {}): Fixture {
-  const root = mkdtempSync(join(tmpdir(), 'quorum-structure-'));
-  const dataDir = join(root, 'warehouse');
-  const structureDir = join(root, 'structure');
-  mkdirSync(join(structureDir, 'links'), { recursive: true });
-  mkdirSync(join(structureDir, 'theses'), { recursive: true });
-  mkdirSync(join(structureDir, 'factors'), { recursive: true });
-  mkdirSync(join(structureDir, 'scenarios'), { recursive: true });
-  for (const [rel, text] of Object.entries(files)) writeFileSync(join(structureDir, rel), text);
-  return { dataDir, structureDir, cleanup: () => rmSync(root, { recursive: true, force: true }) };
-}
 
 /** The bundled ForecastBench sample. */
 export const SAMPLE = new URL('../../data/sample/forecastbench/', import.meta.url).pathname;
@@ -47,35 +28,6 @@ export async function sampleFixture(): Promise<Fixture> {
   const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
   await importForecastBench(config, SAMPLE, new Date('2026-03-10T00:00:00Z'));
   return f;
-}
-
-/** Appends rows to raw tables through the pipeline's raw writer (one import "run"). */
-export async function writeRaw(dataDir: string, tables: Partial<Record<RawTableName, object[]>>, at = new Date('2026-01-01T00:00:00Z')) {
-  await withConnection(async (conn) => {
-    for (const [table, rows] of Object.entries(tables)) {
-      await appendRaw(conn, dataDir, table as RawTableName, rows ?? [], { runId: newRunId(at), runDate: runDate(at) });
-    }
-  });
-}
-
-/** A question row (category tech unless given). */
-export function question(id: string, title: string, extra: Record<string, unknown> = {}) {
-  return {
-    question_id: id,
-    venue: id.split(':')[0],
-    venue_market_id: id.split(':')[1],
-    title,
-    description: null,
-    category: 'tech',
-    domain: 'ai',
-    created_at: new Date('2025-01-01T00:00:00Z'),
-    close_time: new Date('2027-01-01T00:00:00Z'),
-    status: 'active',
-    lang: 'en',
-    origin: 'test',
-    ingested_at: new Date('2025-01-01T00:00:00Z'),
-    ...extra,
-  };
 }
 
 /** Four models' forecasts of one question in one run (augmented mode). */
@@ -91,11 +43,6 @@ export function forecasts(runId: string, questionId: string, at: Date, probabili
     provider: 'simulated',
     translation_of: null,
   }));
-}
-
-/** A resolution of `questionId` to `outcome` at `at`, its source the question's venue. */
-export function resolution(questionId: string, outcome: number, at: Date) {
-  return { question_id: questionId, outcome, resolved_at: at, source_slug: questionId.split(':')[0], retrieved_at: at, method: 'test' };
 }
 
 /** Scores and publishes as of `asOf` with the structure dir and settings given (the pipeline's path). */
