@@ -20,12 +20,12 @@ import { conditionCode, conditionalTasks, loadMaxConditions } from '../../pipeli
 import { parseScenariosFile } from '../../pipeline/scenarios/definitions.ts';
 import { readPrompt, simulateAnswer } from '../../pipeline/simulator/answer.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
-import { closeDuckdb, duckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import { REPO } from '../helpers/cli.ts';
 import { snapshotRows } from '../structure/helpers.ts';
-import { copyWarehouse, rawQuery, scratch } from './helpers.ts';
+import { copyWarehouse, oneDuckdbThread, rawQuery, scratch } from './helpers.ts';
 
 const task = (id: string, title: string): ForecastTask => ({
   mode: 'blind',
@@ -129,10 +129,7 @@ describe('conditional forecasts in a pipeline run', () => {
   let n = 0;
 
   beforeAll(async () => {
-    // One DuckDB thread for the process's instance (created here, before the import): the runs'
-    // derives are small statements on the sample, where a second thread only adds scheduling on a
-    // loaded 2-core machine; nothing here depends on the thread count.
-    await duckdb({ threads: 1 });
+    await oneDuckdbThread();
     sim = await startSimulator({ port: 0, latencyMs: 5 });
     const config = loadConfig({ QUORUM_DATA_DIR: base, LOG_LEVEL: 'silent' });
     await importForecastBench(config, join(REPO, 'data', 'sample', 'forecastbench'));

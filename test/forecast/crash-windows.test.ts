@@ -21,11 +21,11 @@ import { journalDir, journalPath, readJournal, type JournalContents } from '../.
 import { RAW_WRITE_ORDER, stageRows, writeStageRows } from '../../pipeline/forecast/raw-rows.ts';
 import { forecastStage } from '../../pipeline/forecast/stage.ts';
 import { findRunToResume } from '../../pipeline/forecast/runs.ts';
-import { closeDuckdb, duckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
 import { REPO } from '../helpers/cli.ts';
-import { copyWarehouse, rawQuery, scratch } from './helpers.ts';
+import { copyWarehouse, oneDuckdbThread, rawQuery, scratch } from './helpers.ts';
 
 const root = scratch('quorum-crash-');
 const base = join(root, 'base');
@@ -54,10 +54,7 @@ function setup() {
 }
 
 beforeAll(async () => {
-  // One DuckDB thread for the process's instance (created here, before the import): the runs'
-  // derives are small statements on the sample, where a second thread only adds scheduling on a
-  // loaded 2-core machine; nothing here depends on the thread count.
-  await duckdb({ threads: 1 });
+  await oneDuckdbThread();
   sim = await startSimulator({ port: 0, latencyMs: 40 });
   await importForecastBench(loadConfig({ QUORUM_DATA_DIR: base, LOG_LEVEL: 'silent' }), join(REPO, 'data', 'sample', 'forecastbench'));
 

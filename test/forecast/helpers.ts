@@ -3,8 +3,19 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
+
+/**
+ * Creates the process's DuckDB instance (withConnection's) with one thread; call it first in
+ * beforeAll, before the import. The runs' derives are small statements on the sample, where a
+ * second thread only adds scheduling on a loaded 2-core machine; nothing the forecast tests check
+ * depends on the thread count.
+ */
+export async function oneDuckdbThread(): Promise<void> {
+  await duckdb({ threads: 1 });
+}
 
 /** Copies a prepared warehouse into a fresh directory. */
 export function copyWarehouse(from: string, root: string, name: string): string {

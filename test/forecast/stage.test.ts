@@ -13,10 +13,10 @@ import { runPipeline } from '../../pipeline/run.ts';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import { journalPath } from '../../pipeline/forecast/journal.ts';
-import { closeDuckdb, duckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { REPO } from '../helpers/cli.ts';
-import { copyWarehouse, rawQuery, scratch } from './helpers.ts';
+import { copyWarehouse, oneDuckdbThread, rawQuery, scratch } from './helpers.ts';
 import { question, writeRaw } from '../structure/helpers.ts';
 
 const root = scratch('quorum-stage-');
@@ -40,10 +40,7 @@ function setup(env: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  // One DuckDB thread for the process's instance (created here, before the import): the runs'
-  // derives are small statements on the sample, where a second thread only adds scheduling on a
-  // loaded 2-core machine; nothing here depends on the thread count.
-  await duckdb({ threads: 1 });
+  await oneDuckdbThread();
   sim = await startSimulator({ port: 0, latencyMs: 5 });
   const config = loadConfig({ QUORUM_DATA_DIR: base, LOG_LEVEL: 'silent' });
   await importForecastBench(config, join(REPO, 'data', 'sample', 'forecastbench'));
