@@ -26,8 +26,8 @@ import { startExportServer, type TestServer } from './export-server.ts';
 const SNAP = 'r20250402T000000Z-big1';
 const BIG_ROWS = 400_000;
 
-/** Replaces resolved_predictions.parquet with BIG_ROWS generated rows (same columns). */
-async function writeBigResolved(dataDir: string, id: string, rowGroupSize = 100_000): Promise<string> {
+/** Replaces resolved_predictions.parquet with `rows` (default BIG_ROWS) generated rows (same columns). */
+async function writeBigResolved(dataDir: string, id: string, rowGroupSize = 100_000, rows = BIG_ROWS): Promise<string> {
   const file = path.join(dataDir, 'snapshots', id, 'resolved_predictions.parquet');
   const inst = await DuckDBInstance.create(':memory:');
   const c = await inst.connect();
@@ -44,7 +44,7 @@ async function writeBigResolved(dataDir: string, id: string, rowGroupSize = 100_
              'FRED' AS source_name, 'https://fred.stlouisfed.org/series/X' || (i % 100) AS source_url,
              'The official release showed value ' || (i % 1000) AS evidence_excerpt,
              TIMESTAMP '2025-04-01' AS retrieved_at, 'openai,simulated' AS providers
-      FROM range(${BIG_ROWS}) r(i)
+      FROM range(${rows}) r(i)
     ) TO '${file}' (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize})`);
   } finally {
     c.closeSync();
@@ -379,15 +379,22 @@ describe('a client that stops reading (send-progress timeout)', () => {
 
   it('a reader that pauses for less than the timeout is not cut off', async () => {
     const before = slow.service.stats.stalled;
-    const rows = 60_000; // ~12 MB: more than the loopback socket buffers hold
+    const rows = 60_000; // ~25 MB: more than the loopback socket buffers hold
     const { response } = rawGet(slow.port, `/api/export/resolved?limit=${rows}`, 'api', 'key-steady');
     const res = await response;
     let lines = 0;
-    let chunks = 0;
+    let bytes = 0;
+    let pauses = 0;
     const complete = await new Promise<boolean>((resolve) => {
+      // A pause of a quarter of the timeout after every 2 MiB read: a dozen pauses, together three
+      // times the timeout, each with the socket buffers full (the server waiting to send). It was
+      // every 10th chunk (~35 pauses, 9 s), which showed no more.
       res.on('data', (chunk: Buffer) => {
         for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-        if (++chunks % 10 !== 0) return;
+        const before = bytes;
+        bytes += chunk.length;
+        if (Math.floor(bytes / (2 << 20)) === Math.floor(before / (2 << 20))) return;
+        pauses++;
         res.pause();
         setTimeout(() => res.resume(), IDLE_MS / 4);
       });
@@ -396,6 +403,7 @@ describe('a client that stops reading (send-progress timeout)', () => {
     });
     expect(complete).toBe(true);
     expect(lines).toBe(rows + 1);
+    expect(pauses * (IDLE_MS / 4)).toBeGreaterThanOrEqual(2 * IDLE_MS); // pauses that would add up past the timeout
     expect(slow.service.stats.stalled).toBe(before);
   });
 
@@ -414,7 +422,10 @@ describe('failures', () => {
     const id = 'r20250402T000000Z-bad1';
     try {
       await writeSnapshot(tmp.dir, id, fixtureData(1));
-      const file = await writeBigResolved(tmp.dir, id, 20_000);
+      // 100,000 rows in row groups of 5,000: the junk in the middle of the file (~row 50,000) is
+      // well past the first slice (16,384 rows), which goes out before the failing one. It was
+      // 400,000 rows, which sent ~200,000 of them twice (CSV, JSON) before failing: 3.8 s → 1.5 s.
+      const file = await writeBigResolved(tmp.dir, id, 5_000, 100_000);
       await publish(tmp.dir, id);
       const s = await startExportServer(tmp.dir);
       try {
