@@ -5,6 +5,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModelsConfig, type ResolvedModel } from '../../pipeline/models/config.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
@@ -303,17 +304,25 @@ describe('POST /api/probability/: answers', () => {
   });
 
   it('answers within QUORUM_PROBABILITY_TIMEOUT_MS with the models that answered in time', async () => {
+    // A server of its own with a 1.2 s deadline: the hanging calls last until it (the file's
+    // server has 3 s, which every other request of it may need on a loaded machine).
+    const TIMEOUT_MS = 1200;
+    const d = await fixtureDir();
+    const quick = await serve(d.dir, { probability: { models, timeoutMs: TIMEOUT_MS, evidenceProviders: [] } });
     sim.setFaults([{ kind: 'hang', model: 'sim-gpt' }, { kind: 'hang', model: 'sim-claude' }]);
     try {
+      const k = newKey(d.dir, 'pro', ['probability']).key;
       const t0 = Date.now();
-      const g = await post(good({ question: 'Will two hanging models delay this answer past the deadline?' }), scoped);
+      const g = await post(good({ question: 'Will two hanging models delay this answer past the deadline?' }), k, {}, {}, quick);
       const ms = Date.now() - t0;
       expect(g.res.status, g.text).toBe(200);
-      expect(ms).toBeLessThan(3000 + 300);
+      expect(ms).toBeLessThan(TIMEOUT_MS + 300);
       expect(g.body.n_models).toBe(2);
       expect(g.body.failed.map((f: { error_kind: string }) => f.error_kind)).toEqual(['timeout', 'timeout']);
     } finally {
       sim.setFaults([]);
+      await quick.close();
+      await d.cleanup();
     }
   });
 
@@ -572,10 +581,13 @@ describe('the mode is what the models were shown, and its calibration applies', 
     ];
     const srv = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: providers } });
     try {
-      const g = await post(good(snap), scoped, {}, {}, srv);
+      // the two requests at once: each waits for the evidence deadline (it was one after the other)
+      const [g, asked] = await Promise.all([
+        post(good(snap), scoped, {}, {}, srv),
+        post(noMarket({ ...snap, mode: 'augmented' }), scoped, {}, {}, srv),
+      ]);
       expect(g.res.status, g.text).toBe(200);
       expect(g.body).toMatchObject({ mode: 'informed', evidence: [], evidence_errors: [{ provider: 'gdelt', kind: 'timeout' }] });
-      const asked = await post(noMarket({ ...snap, mode: 'augmented' }), scoped, {}, {}, srv);
       expectProblem(asked, 503, 'evidence_unavailable');
       expect(asked.body.evidence_errors).toEqual([{ provider: 'gdelt', kind: 'timeout' }]);
       expect(asked.body.detail).toMatch(/providers failed \(gdelt: timeout\)/);
@@ -918,6 +930,7 @@ describe('a client that went away before its request started', () => {
   it('a retry waiting for the first request of its Idempotency-Key, whose client went away meanwhile, asks no model and is not charged (QA review: it was asked and charged when the first ended without an answer)', async () => {
     const d = await fixtureDir();
     const srv = await serve(d.dir, { probability: { models, timeoutMs: 1500, evidenceProviders: [] } });
+    const agent = new Agent();
     // the first request's four calls hang to its deadline (a 503), the calls after them answer
     sim.setFaults([{ kind: 'hang', marker: 'GONE-WAITER', times: 4 }]);
     sim.resetStats();
@@ -927,7 +940,10 @@ describe('a client that went away before its request started', () => {
       const first = post(body, k, { 'idempotency-key': 'gone-waiter-1' }, {}, srv);
       for (const t0 = Date.now(); sim.stats().inFlight < 4 && Date.now() - t0 < 5000; ) await new Promise((r) => setTimeout(r, 20));
       const ac = new AbortController();
-      const second = post(body, k, { 'idempotency-key': 'gone-waiter-1' }, { signal: ac.signal }, srv).catch((e: Error) => e);
+      // The aborted request on a client of its own, destroyed before the server closes: after an
+      // abort, fetch's shared pool opened a spare connection that sent no request, which held
+      // srv.close() until the pool dropped it (2 s of this test).
+      const second = post(body, k, { 'idempotency-key': 'gone-waiter-1' }, { signal: ac.signal, dispatcher: agent } as RequestInit, srv).catch((e: Error) => e);
       await new Promise((r) => setTimeout(r, 200)); // the retry waits for the first
       ac.abort();
       expect(await second).toBeInstanceOf(Error);
@@ -938,6 +954,7 @@ describe('a client that went away before its request started', () => {
       expect(u.body.probability.used).toBe(1);
     } finally {
       sim.setFaults([]);
+      await agent.destroy();
       await srv.close();
       await d.cleanup();
     }
