@@ -442,33 +442,45 @@ describe('webhook delivery', () => {
     const gone = await receiver(() => ({ status: 410 }));
     const never = await receiver(() => 'hang');
     receivers.push(flaky, slow, gone, never);
-    const subs = await Promise.all([flaky, slow, gone, never].map(async (r) => (await create({ url: r.url, types: ['consensus.updated'] })).body));
-    const before = await webhookMetrics();
-    await appendEvents(root, 1);
-    await until(() => flaky.hits.length === 3 && slow.hits.length === 2 && gone.hits.length === 1);
-    const secret = (i: number) => subs[i].secret as string;
-    for (const h of flaky.hits) verify(secret(0), h);
-    expect(new Set(flaky.hits.map((h) => h.headers['webhook-id'])).size).toBe(1); // the same message, retried
-    expect(slow.hits[1]!.at - slow.hits[0]!.at).toBeGreaterThanOrEqual(950);
-    verify(secret(1), slow.hits[1]!);
-    await until(async_(async () => (await api(`/api/webhooks/${subs[2].id}/`)).body.status === 'disabled'));
-    expect((await api(`/api/webhooks/${subs[2].id}/`)).body.disabled_reason).toMatch(/410/);
-    // never: timeouts (400 ms) retried until the 2.5 s window is over
-    await until(async_(async () => (await api(`/api/webhooks/${subs[3].id}/`)).body.status === 'disabled'), 15_000);
-    const s3 = (await api(`/api/webhooks/${subs[3].id}/`)).body;
-    expect(s3.disabled_reason).toMatch(/retry window/);
-    expect(never.hits.length).toBeGreaterThanOrEqual(2);
-    const attempts = (await api(`/api/webhooks/${subs[3].id}/deliveries`)).body.deliveries[0].attempts;
-    expect(attempts.every((a: any) => a.status === null && typeof a.error === 'string')).toBe(true);
-    const f = (await api(`/api/webhooks/${subs[0].id}/deliveries`)).body.deliveries[0];
-    expect(f.attempts.map((a: any) => a.status)).toEqual([500, 500, 200]);
-    // the metrics saw every attempt: 2 + 1 retries and ≥ 1 of the hung one's, 410 and the window failed
-    const after = await webhookMetrics();
-    expect(after.retry - before.retry).toBeGreaterThanOrEqual(4);
-    expect(after.failed - before.failed).toBeGreaterThanOrEqual(2);
-    expect(after.delivered - before.delivered).toBeGreaterThanOrEqual(2);
-    expect(after.pending).toBe(dispatcher().queue.pending().length);
-    expect(after.oldest).toBeGreaterThanOrEqual(0);
+    // A server of its own with a 1.2 s retry window (the shared one's is 2.5 s): the test waits for
+    // the hung receiver's window to end. The 429's Retry-After (1 s) still falls inside it.
+    const side = memTempDir('quorum-webhooks-retries-');
+    const s = await serve(side.dir, serverOptions({ retryWindowMs: 1200 }));
+    try {
+      const k = newKey(side.dir, 'enterprise').key;
+      const at = (p: string, init: RequestInit = {}) => get(s, p, { ...init, headers: { 'X-API-Key': k, 'content-type': 'application/json' } });
+      const subs = await Promise.all([flaky, slow, gone, never].map(async (r) =>
+        (await at('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url, types: ['consensus.updated'] }) })).body));
+      const before = await webhookMetrics(s);
+      await appendEvents(side.dir, 1);
+      await until(() => flaky.hits.length === 3 && slow.hits.length === 2 && gone.hits.length === 1);
+      const secret = (i: number) => subs[i].secret as string;
+      for (const h of flaky.hits) verify(secret(0), h);
+      expect(new Set(flaky.hits.map((h) => h.headers['webhook-id'])).size).toBe(1); // the same message, retried
+      expect(slow.hits[1]!.at - slow.hits[0]!.at).toBeGreaterThanOrEqual(950);
+      verify(secret(1), slow.hits[1]!);
+      await until(async_(async () => (await at(`/api/webhooks/${subs[2].id}/`)).body.status === 'disabled'));
+      expect((await at(`/api/webhooks/${subs[2].id}/`)).body.disabled_reason).toMatch(/410/);
+      // never: timeouts (400 ms) retried until the 1.2 s window is over
+      await until(async_(async () => (await at(`/api/webhooks/${subs[3].id}/`)).body.status === 'disabled'), 15_000);
+      const s3 = (await at(`/api/webhooks/${subs[3].id}/`)).body;
+      expect(s3.disabled_reason).toMatch(/retry window/);
+      expect(never.hits.length).toBeGreaterThanOrEqual(2);
+      const attempts = (await at(`/api/webhooks/${subs[3].id}/deliveries`)).body.deliveries[0].attempts;
+      expect(attempts.every((a: any) => a.status === null && typeof a.error === 'string')).toBe(true);
+      const f = (await at(`/api/webhooks/${subs[0].id}/deliveries`)).body.deliveries[0];
+      expect(f.attempts.map((a: any) => a.status)).toEqual([500, 500, 200]);
+      // the metrics saw every attempt: 2 + 1 retries and ≥ 1 of the hung one's, 410 and the window failed
+      const after = await webhookMetrics(s);
+      expect(after.retry - before.retry).toBeGreaterThanOrEqual(4);
+      expect(after.failed - before.failed).toBeGreaterThanOrEqual(2);
+      expect(after.delivered - before.delivered).toBeGreaterThanOrEqual(2);
+      expect(after.pending).toBe(dispatcher(s).queue.pending().length);
+      expect(after.oldest).toBeGreaterThanOrEqual(0);
+    } finally {
+      await s.close();
+      side.cleanup();
+    }
   }, 60_000);
 });
 
@@ -563,24 +575,35 @@ describe('retry waits, deletion and a restart (QA)', () => {
   it('a replay after enable gets a retry window of its own: it is not judged by the attempts of its first life (one try, then disabled again)', async () => {
     const r = await receiver(() => ({ status: 503 }));
     receivers.push(r);
-    const sub = (await create({ url: r.url, types: ['consensus.updated'] })).body;
-    /** Waits (awaiting each check: nothing left in flight) until the subscription is disabled. */
-    const disabled = async () => {
-      for (const end = Date.now() + 15_000; (await api(`/api/webhooks/${sub.id}/`)).body.status !== 'disabled'; ) {
-        if (Date.now() > end) throw new Error('not disabled');
-        await new Promise((res) => setTimeout(res, 50));
-      }
-    };
-    await appendEvents(root, 1);
-    await disabled(); // the 2.5 s window
-    const firstLife = r.hits.length;
-    expect(firstLife).toBeGreaterThanOrEqual(3);
-    new SubscriptionStore(root).enable(sub.id); // quorum webhooks enable
-    await new Promise((res) => setTimeout(res, KEY_RECHECK_MS + 100));
-    const re = await api(`/api/webhooks/${sub.id}/replay?since=0`, { method: 'POST' });
-    expect(re.res.status).toBe(202);
-    await disabled();
-    expect(r.hits.length - firstLife).toBeGreaterThanOrEqual(3); // retried over a new window (it was 1)
+    // A server of its own with a 1 s retry window (the shared one's is 2.5 s): the test waits for
+    // two windows to end. Backoff 30 ms doubling to 200 ms still makes ≥ 3 attempts in each.
+    const side = memTempDir('quorum-webhooks-reenable-');
+    const s = await serve(side.dir, serverOptions({ retryWindowMs: 1000 }));
+    try {
+      const k = newKey(side.dir, 'enterprise').key;
+      const at = (p: string, init: RequestInit = {}) => get(s, p, { ...init, headers: { 'X-API-Key': k, 'content-type': 'application/json' } });
+      const sub = (await at('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url, types: ['consensus.updated'] }) })).body;
+      /** Waits (awaiting each check: nothing left in flight) until the subscription is disabled. */
+      const disabled = async () => {
+        for (const end = Date.now() + 15_000; (await at(`/api/webhooks/${sub.id}/`)).body.status !== 'disabled'; ) {
+          if (Date.now() > end) throw new Error('not disabled');
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      };
+      await appendEvents(side.dir, 1);
+      await disabled(); // the 1 s window
+      const firstLife = r.hits.length;
+      expect(firstLife).toBeGreaterThanOrEqual(3);
+      new SubscriptionStore(side.dir).enable(sub.id); // quorum webhooks enable
+      await new Promise((res) => setTimeout(res, KEY_RECHECK_MS + 100));
+      const re = await at(`/api/webhooks/${sub.id}/replay?since=0`, { method: 'POST' });
+      expect(re.res.status).toBe(202);
+      await disabled();
+      expect(r.hits.length - firstLife).toBeGreaterThanOrEqual(3); // retried over a new window (it was 1)
+    } finally {
+      await s.close();
+      side.cleanup();
+    }
   }, 40_000);
 
   it("a server's first start delivers the events of runs made before any server ran, to the subscriptions made before each (quorum webhooks create)", async () => {
@@ -671,8 +694,8 @@ describe('retry waits, deletion and a restart (QA)', () => {
 });
 
 /** The server's webhook metrics (GET /metrics). */
-async function webhookMetrics(): Promise<Record<'delivered' | 'retry' | 'failed' | 'pending' | 'oldest', number>> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
+async function webhookMetrics(s: ServerHandle = server): Promise<Record<'delivered' | 'retry' | 'failed' | 'pending' | 'oldest', number>> {
+  const text = await (await fetch(`${s.url}/metrics`)).text();
   const read = (re: RegExp) => {
     const m = re.exec(text);
     if (!m) throw new Error(`metric ${re} missing`);
@@ -704,8 +727,8 @@ function async_(cond: () => Promise<boolean>): () => boolean {
 }
 
 /** The server's dispatcher (its queue shows deliveries a revoked key can no longer ask the API for). */
-function dispatcher(): WebhookDispatcher {
-  return (server.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
+function dispatcher(s: ServerHandle = server): WebhookDispatcher {
+  return (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
 }
 
 /** Moves key `id` to `plan` in the key file (no CLI command changes a plan; an operator edits the file). */
