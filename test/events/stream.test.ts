@@ -217,9 +217,14 @@ describe('GET /api/stream/', () => {
     await until(() => hub().clients === before - 1, 30_000);
     // Now read what the server had sent: the events up to some id, then the overflow notice.
     const chunks: Buffer[] = [];
+    let closed = false;
     socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.once('end', () => (closed = true));
     socket.resume();
-    await new Promise((r) => socket.once('end', r));
+    // Until the response's last chunk: the connection itself stays open (keep-alive) until the
+    // server's keep-alive timeout, 5 s later, which this test used to wait for.
+    await until(() => closed || Buffer.concat(chunks).toString('latin1').endsWith('\r\n0\r\n\r\n'));
+    socket.destroy();
     const text = Buffer.concat(chunks).toString('utf8');
     const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     const overflow = /event: stream\.overflow\ndata: (.*)\n/.exec(text);
@@ -230,6 +235,10 @@ describe('GET /api/stream/', () => {
     expect(Number(notice.last_event_id)).toBe(ids[ids.length - 1]);
     expect(notice.detail).toMatch(/Last-Event-ID/);
     expect(ids.length).toBeLessThan(6000);
+    // The feed reads the 6000 events 500 at a time: the next tests' live streams start once it has
+    // handed out the last (before, they got the rest of them unread and were cut off as slow).
+    const newest = await maxSeq();
+    await until(() => hub().lastSeq === newest, 30_000);
   }, 60_000);
 
   it('serves 200 clients at once (20 keys, 10 streams each: the per-key cap), each getting the new event', async () => {
