@@ -55,11 +55,11 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
     const both = await get(server, '/api/usage/', { headers: { 'X-API-Key': key, Authorization: `Bearer ${key}` } });
     expect(both.res.status).toBe(200);
 
-    const listed = await cli(dir, 'keys', 'list', '--json');
+    // (the two lists run at once: both only read the key file)
+    const [listed, table] = await Promise.all([cli(dir, 'keys', 'list', '--json'), cli(dir, 'keys', 'list')]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(key);
     expect(JSON.parse(listed.stdout)).toContainEqual(expect.objectContaining({ id: out.id, revoked_at: null }));
-    const table = await cli(dir, 'keys', 'list');
     expect(table.stdout).toContain(out.id);
     expect(table.stdout).not.toContain(key);
 
@@ -73,24 +73,35 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
       expect(r.body.detail).toMatch(/revoked/);
       expect(r.text).not.toContain(key);
     }
+    // (the list and the three refused commands run at once: each refusal is made on its own
+    // arguments, and none writes the key file)
+    const [after, noSuchKey, badPlan, badScope] = await Promise.all([
+      cli(dir, 'keys', 'list'),
+      cli(dir, 'keys', 'revoke', 'key_000000000000'),
+      cli(dir, 'keys', 'create', '--plan', 'gold', '--name', 'x'),
+      cli(dir, 'keys', 'create', '--plan', 'pro', '--scope', 'admin', '--name', 'x'),
+    ]);
     // the table: a header, and every row's columns aligned with it, revoked rows included
-    const lines = (await cli(dir, 'keys', 'list')).stdout.trimEnd().split('\n');
+    const lines = after.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^id\s+plan\s+key\s+state\s+created_at\s+revoked_at\s+scopes\s+name$/);
     const col = (line: string, name: string) => line.slice(lines[0]!.indexOf(name)).split(/\s+/)[0];
     const row = lines.find((l) => l.startsWith(out.id))!;
     expect(col(row, 'state')).toBe('revoked');
     expect(col(row, 'revoked_at')).toBe(JSON.parse(revoked.stdout).revoked_at);
     expect(lines.filter((l) => !l.startsWith(out.id) && l !== lines[0]).every((l) => col(l, 'state') !== undefined)).toBe(true);
-    expect((await cli(dir, 'keys', 'revoke', 'key_000000000000')).code).toBe(1);
-    expect((await cli(dir, 'keys', 'create', '--plan', 'gold', '--name', 'x')).code).not.toBe(0);
-    expect((await cli(dir, 'keys', 'create', '--plan', 'pro', '--scope', 'admin', '--name', 'x')).code).not.toBe(0);
+    expect(noSuchKey.code).toBe(1);
+    expect(badPlan.code).not.toBe(0);
+    expect(badScope.code).not.toBe(0);
     expect((await get(server, '/healthz')).res.status).toBe(200);
   });
 
   it('a --name with a control character (a newline, an escape sequence) is refused, naming why, and nothing is stored (QA: stored, then `keys list` printed the row split over two lines, or the escape sequence to the terminal)', async () => {
     const before = readKeys(keysFile(dir)).length;
-    for (const name of ['two\nlines', 'red \u001b[31mALERT\u001b[0m', 'tab\tname', 'bidi \u202egnp.exe']) {
-      const r = await cli(dir, 'keys', 'create', '--plan', 'pro', '--name', name);
+    // (the four commands run at once: each is refused on its own argument, before the key file)
+    const names = ['two\nlines', 'red \u001b[31mALERT\u001b[0m', 'tab\tname', 'bidi \u202egnp.exe'];
+    const runs = await Promise.all(names.map((name) => cli(dir, 'keys', 'create', '--plan', 'pro', '--name', name)));
+    for (const [i, name] of names.entries()) {
+      const r = runs[i]!;
       expect(r.code, name).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain('--name must be 1 to 200 characters without control characters');
@@ -225,20 +236,23 @@ describe('keys: both header forms, malformed, unknown, revoked (CLI, live server
 
   it('a key given to quorum keys revoke or quorum webhooks create --key where its id goes is never printed back; the message names its id (QA: "no key with id \\"qrm_…\\"" on stderr)', async () => {
     const created = newKey(dir, 'enterprise');
-    const revoke = await cli(dir, 'keys', 'revoke', created.key);
+    const unknown = generateKey();
+    // (the three commands run at once: each is refused, and none writes a file)
+    const [revoke, webhook, other] = await Promise.all([
+      cli(dir, 'keys', 'revoke', created.key),
+      cli(dir, 'webhooks', 'create', '--key', created.key, '--url', 'https://198.51.100.9/hook'),
+      cli(dir, 'keys', 'revoke', unknown), // a key this directory does not know
+    ]);
     expect(revoke.code).toBe(1);
     expect(revoke.stderr + revoke.stdout).not.toContain(created.key);
     expect(revoke.stderr).toContain(`its id is ${created.id}`);
     // nothing was revoked: the key still works
     await sleep(250);
     expect((await get(server, '/api/usage/', auth.x(created.key))).res.status).toBe(200);
-    const webhook = await cli(dir, 'webhooks', 'create', '--key', created.key, '--url', 'https://198.51.100.9/hook');
     expect(webhook.code).toBe(1);
     expect(webhook.stderr + webhook.stdout).not.toContain(created.key);
     expect(webhook.stderr).toContain(`its id is ${created.id}`);
     // a key this directory does not know: not printed either
-    const unknown = generateKey();
-    const other = await cli(dir, 'keys', 'revoke', unknown);
     expect(other.code).toBe(1);
     expect(other.stderr).not.toContain(unknown);
   });
