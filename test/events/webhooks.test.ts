@@ -497,51 +497,6 @@ describe('retry waits, deletion and a restart (QA)', () => {
     expect(retryDelayMs(2, 90_000_000, cfg, 1)).toBe(90_000_000); // the dispatcher ends it at the window's end
   });
 
-  it('Retry-After: 0 backs off (it was ~14,000 attempts a second); a Retry-After past the window still gets its last attempt at the window end; a delete ends the pending deliveries at once', async () => {
-    const zero = await receiver(() => ({ status: 503, headers: { 'Retry-After': '0' } }));
-    const later = await receiver(() => ({ status: 429, headers: { 'Retry-After': '90000' } }));
-    receivers.push(zero, later);
-    const [z, l] = await Promise.all([zero, later].map(async (r) => (await create({ url: r.url, types: ['consensus.updated'] })).body));
-    await appendEvents(root, 1);
-    await until(() => zero.hits.length >= 1 && later.hits.length >= 1);
-    await new Promise((r) => setTimeout(r, 1_000));
-    // backoff 30 ms doubling to 200 ms, jittered: about ten attempts in a second
-    expect(zero.hits.length).toBeLessThan(30);
-    expect(later.hits.length).toBe(1);
-    expect((await api(`/api/webhooks/${l.id}/`)).body.status).toBe('enabled');
-    // delete the first while its delivery waits for a retry: nothing stays pending
-    expect(dispatcher().queue.pendingOf(z.id).length).toBe(1);
-    expect((await api(`/api/webhooks/${z.id}/`, { method: 'DELETE' })).res.status).toBe(204);
-    expect(dispatcher().queue.pendingOf(z.id)).toEqual([]);
-    expect((await webhookMetrics()).pending).toBe(dispatcher().queue.pending().length);
-    // the window (2.5 s) ends: one last attempt there, then disabled, saying how many attempts
-    await until(async_(async () => (await api(`/api/webhooks/${l.id}/`)).body.status === 'disabled'), 10_000);
-    expect(later.hits.length).toBe(2);
-    expect(later.hits[1]!.at - later.hits[0]!.at).toBeGreaterThanOrEqual(2_000);
-    expect((await api(`/api/webhooks/${l.id}/`)).body.disabled_reason).toMatch(/retry window \(3 s, 2 attempts\)/);
-  }, 30_000);
-
-  it('a subscription deleted through the file (quorum webhooks delete) while a delivery waits for its retry ends that delivery within seconds, not at the retry', async () => {
-    const r = await receiver(() => ({ status: 503, headers: { 'Retry-After': '600' } }));
-    receivers.push(r);
-    await inSideWarehouse('quorum-webhooks-cli-delete-', async (dir) => {
-      // A retry window of 10 minutes: the delivery's next attempt is far away.
-      const s = await serve(dir, serverOptions({ retryWindowMs: 600_000 }));
-      try {
-        const sub = subscribe(dir, r.url);
-        await appendEvents(dir, 1);
-        await until(() => r.hits.length === 1);
-        const queue = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks.queue;
-        await until(() => queue.pendingOf(sub.id)[0]?.attempts.length === 1);
-        new SubscriptionStore(dir).remove(sub.id); // what the CLI does, in another process
-        await until(() => queue.pendingOf(sub.id).length === 0, 20_000); // it waited for the retry, minutes away
-        expect(r.hits).toHaveLength(1);
-      } finally {
-        await s.close();
-      }
-    });
-  }, 60_000);
-
   it('a graceful shutdown lets the attempt in flight finish and records it: the next start does not send it again (it was cut and re-sent on every restart)', async () => {
     const hits: string[] = [];
     const slow = createServer((req, res) => {
@@ -566,77 +521,6 @@ describe('retry waits, deletion and a restart (QA)', () => {
         expect(hits).toHaveLength(1);
         const d = (second.app.app.locals as { webhooks: WebhookDispatcher }).webhooks.queue.pendingOf(sub.id);
         expect(d).toEqual([]);
-      } finally {
-        await second.close();
-      }
-    });
-  }, 60_000);
-
-  it('a replay after enable gets a retry window of its own: it is not judged by the attempts of its first life (one try, then disabled again)', async () => {
-    const r = await receiver(() => ({ status: 503 }));
-    receivers.push(r);
-    // A server of its own with a 1 s retry window (the shared one's is 2.5 s): the test waits for
-    // two windows to end. Backoff 30 ms doubling to 200 ms still makes ≥ 3 attempts in each.
-    const side = memTempDir('quorum-webhooks-reenable-');
-    const s = await serve(side.dir, serverOptions({ retryWindowMs: 1000 }));
-    try {
-      const k = newKey(side.dir, 'enterprise').key;
-      const at = (p: string, init: RequestInit = {}) => get(s, p, { ...init, headers: { 'X-API-Key': k, 'content-type': 'application/json' } });
-      const sub = (await at('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url, types: ['consensus.updated'] }) })).body;
-      /** Waits (awaiting each check: nothing left in flight) until the subscription is disabled. */
-      const disabled = async () => {
-        for (const end = Date.now() + 15_000; (await at(`/api/webhooks/${sub.id}/`)).body.status !== 'disabled'; ) {
-          if (Date.now() > end) throw new Error('not disabled');
-          await new Promise((res) => setTimeout(res, 50));
-        }
-      };
-      await appendEvents(side.dir, 1);
-      await disabled(); // the 1 s window
-      const firstLife = r.hits.length;
-      expect(firstLife).toBeGreaterThanOrEqual(3);
-      new SubscriptionStore(side.dir).enable(sub.id); // quorum webhooks enable
-      await new Promise((res) => setTimeout(res, KEY_RECHECK_MS + 100));
-      const re = await at(`/api/webhooks/${sub.id}/replay?since=0`, { method: 'POST' });
-      expect(re.res.status).toBe(202);
-      await disabled();
-      expect(r.hits.length - firstLife).toBeGreaterThanOrEqual(3); // retried over a new window (it was 1)
-    } finally {
-      await s.close();
-      side.cleanup();
-    }
-  }, 40_000);
-
-  it("a server's first start delivers the events of runs made before any server ran, to the subscriptions made before each (quorum webhooks create)", async () => {
-    const r = await receiver(() => ({ status: 200 }));
-    receivers.push(r);
-    await inSideWarehouse('quorum-webhooks-first-start-', async (dir) => {
-      await appendEvents(dir, 2); // before the subscription: not for it
-      await new Promise((res) => setTimeout(res, 5));
-      subscribe(dir, r.url);
-      await new Promise((res) => setTimeout(res, 5));
-      await appendEvents(dir, 3); // after it: for it
-      const s = await serve(dir, serverOptions()); // no queue yet
-      try {
-        await until(() => r.hits.length === 3, 10_000);
-        await new Promise((res) => setTimeout(res, 300));
-        expect(r.hits.map((h) => (JSON.parse(h.body) as { data: { n: number } }).data.n)).toEqual([3, 4, 5]);
-      } finally {
-        await s.close();
-      }
-    });
-  }, 60_000);
-
-  it('events written while no server ran are delivered when it starts, also before any event had been queued (the queue\'s cursor still 0)', async () => {
-    const r = await receiver(() => ({ status: 200 }));
-    receivers.push(r);
-    await inSideWarehouse('quorum-webhooks-cursor0-', async (dir) => {
-      const first = await serve(dir, serverOptions()); // no event yet: the new queue starts at 0
-      subscribe(dir, r.url);
-      await first.close();
-      await appendEvents(dir, 3); // a run while no server ran
-      const second = await serve(dir, serverOptions());
-      try {
-        await until(() => r.hits.length === 3, 10_000);
       } finally {
         await second.close();
       }
@@ -673,7 +557,127 @@ describe('retry waits, deletion and a restart (QA)', () => {
     });
   }, 60_000);
 
-  it('events written while no server ran longer than the retention are still delivered when it starts (QA: they were skipped, silently)', async () => {
+  // The six tests below run together (it.concurrent): most of each is waiting, for a retry window
+  // to end, a key or subscription file to be reread, a server to start. The first uses the file's
+  // server, with subscriptions of its own; each of the others has a server and a data directory
+  // of its own (nothing shared but the receivers' list to close).
+  it.concurrent('Retry-After: 0 backs off (it was ~14,000 attempts a second); a Retry-After past the window still gets its last attempt at the window end; a delete ends the pending deliveries at once', async () => {
+    const zero = await receiver(() => ({ status: 503, headers: { 'Retry-After': '0' } }));
+    const later = await receiver(() => ({ status: 429, headers: { 'Retry-After': '90000' } }));
+    receivers.push(zero, later);
+    const [z, l] = await Promise.all([zero, later].map(async (r) => (await create({ url: r.url, types: ['consensus.updated'] })).body));
+    await appendEvents(root, 1);
+    await until(() => zero.hits.length >= 1 && later.hits.length >= 1);
+    await new Promise((r) => setTimeout(r, 1_000));
+    // backoff 30 ms doubling to 200 ms, jittered: about ten attempts in a second
+    expect(zero.hits.length).toBeLessThan(30);
+    expect(later.hits.length).toBe(1);
+    expect((await api(`/api/webhooks/${l.id}/`)).body.status).toBe('enabled');
+    // delete the first while its delivery waits for a retry: nothing stays pending
+    expect(dispatcher().queue.pendingOf(z.id).length).toBe(1);
+    expect((await api(`/api/webhooks/${z.id}/`, { method: 'DELETE' })).res.status).toBe(204);
+    expect(dispatcher().queue.pendingOf(z.id)).toEqual([]);
+    expect((await webhookMetrics()).pending).toBe(dispatcher().queue.pending().length);
+    // the window (2.5 s) ends: one last attempt there, then disabled, saying how many attempts
+    await until(async_(async () => (await api(`/api/webhooks/${l.id}/`)).body.status === 'disabled'), 10_000);
+    expect(later.hits.length).toBe(2);
+    expect(later.hits[1]!.at - later.hits[0]!.at).toBeGreaterThanOrEqual(2_000);
+    expect((await api(`/api/webhooks/${l.id}/`)).body.disabled_reason).toMatch(/retry window \(3 s, 2 attempts\)/);
+  }, 30_000);
+
+  it.concurrent('a subscription deleted through the file (quorum webhooks delete) while a delivery waits for its retry ends that delivery within seconds, not at the retry', async () => {
+    const r = await receiver(() => ({ status: 503, headers: { 'Retry-After': '600' } }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-cli-delete-', async (dir) => {
+      // A retry window of 10 minutes: the delivery's next attempt is far away.
+      const s = await serve(dir, serverOptions({ retryWindowMs: 600_000 }));
+      try {
+        const sub = subscribe(dir, r.url);
+        await appendEvents(dir, 1);
+        await until(() => r.hits.length === 1);
+        const queue = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks.queue;
+        await until(() => queue.pendingOf(sub.id)[0]?.attempts.length === 1);
+        new SubscriptionStore(dir).remove(sub.id); // what the CLI does, in another process
+        await until(() => queue.pendingOf(sub.id).length === 0, 20_000); // it waited for the retry, minutes away
+        expect(r.hits).toHaveLength(1);
+      } finally {
+        await s.close();
+      }
+    });
+  }, 60_000);
+
+  it.concurrent('a replay after enable gets a retry window of its own: it is not judged by the attempts of its first life (one try, then disabled again)', async () => {
+    const r = await receiver(() => ({ status: 503 }));
+    receivers.push(r);
+    // A server of its own with a 1 s retry window (the shared one's is 2.5 s): the test waits for
+    // two windows to end. Backoff 30 ms doubling to 200 ms still makes ≥ 3 attempts in each.
+    const side = memTempDir('quorum-webhooks-reenable-');
+    const s = await serve(side.dir, serverOptions({ retryWindowMs: 1000 }));
+    try {
+      const k = newKey(side.dir, 'enterprise').key;
+      const at = (p: string, init: RequestInit = {}) => get(s, p, { ...init, headers: { 'X-API-Key': k, 'content-type': 'application/json' } });
+      const sub = (await at('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url, types: ['consensus.updated'] }) })).body;
+      /** Waits (awaiting each check: nothing left in flight) until the subscription is disabled. */
+      const disabled = async () => {
+        for (const end = Date.now() + 15_000; (await at(`/api/webhooks/${sub.id}/`)).body.status !== 'disabled'; ) {
+          if (Date.now() > end) throw new Error('not disabled');
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      };
+      await appendEvents(side.dir, 1);
+      await disabled(); // the 1 s window
+      const firstLife = r.hits.length;
+      expect(firstLife).toBeGreaterThanOrEqual(3);
+      new SubscriptionStore(side.dir).enable(sub.id); // quorum webhooks enable
+      await new Promise((res) => setTimeout(res, KEY_RECHECK_MS + 100));
+      const re = await at(`/api/webhooks/${sub.id}/replay?since=0`, { method: 'POST' });
+      expect(re.res.status).toBe(202);
+      await disabled();
+      expect(r.hits.length - firstLife).toBeGreaterThanOrEqual(3); // retried over a new window (it was 1)
+    } finally {
+      await s.close();
+      side.cleanup();
+    }
+  }, 40_000);
+
+  it.concurrent("a server's first start delivers the events of runs made before any server ran, to the subscriptions made before each (quorum webhooks create)", async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-first-start-', async (dir) => {
+      await appendEvents(dir, 2); // before the subscription: not for it
+      await new Promise((res) => setTimeout(res, 5));
+      subscribe(dir, r.url);
+      await new Promise((res) => setTimeout(res, 5));
+      await appendEvents(dir, 3); // after it: for it
+      const s = await serve(dir, serverOptions()); // no queue yet
+      try {
+        await until(() => r.hits.length === 3, 10_000);
+        await new Promise((res) => setTimeout(res, 300));
+        expect(r.hits.map((h) => (JSON.parse(h.body) as { data: { n: number } }).data.n)).toEqual([3, 4, 5]);
+      } finally {
+        await s.close();
+      }
+    });
+  }, 60_000);
+
+  it.concurrent('events written while no server ran are delivered when it starts, also before any event had been queued (the queue\'s cursor still 0)', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-cursor0-', async (dir) => {
+      const first = await serve(dir, serverOptions()); // no event yet: the new queue starts at 0
+      subscribe(dir, r.url);
+      await first.close();
+      await appendEvents(dir, 3); // a run while no server ran
+      const second = await serve(dir, serverOptions());
+      try {
+        await until(() => r.hits.length === 3, 10_000);
+      } finally {
+        await second.close();
+      }
+    });
+  }, 60_000);
+
+  it.concurrent('events written while no server ran longer than the retention are still delivered when it starts (QA: they were skipped, silently)', async () => {
     const r = await receiver(() => ({ status: 200 }));
     receivers.push(r);
     await inSideWarehouse('quorum-webhooks-retention-', async (dir) => {
