@@ -379,7 +379,9 @@ describe('quorum webhooks (the CLI)', () => {
 });
 
 describe('webhook delivery', () => {
-  it('delivers every event of a real run, in order, signed (verified by standardwebhooks), with a rotated secret too; replay re-sends with the same ids', async () => {
+  // The two tests run together (it.concurrent): the first on the file's server and warehouse, the
+  // second on a server and data directory of its own, waiting for its retry window to end.
+  it.concurrent('delivers every event of a real run, in order, signed (verified by standardwebhooks), with a rotated secret too; replay re-sends with the same ids', async () => {
     const ok = await receiver(() => ({ status: 200 }));
     receivers.push(ok);
     const c = await create({ url: ok.url });
@@ -436,7 +438,7 @@ describe('webhook delivery', () => {
     await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' });
   }, 120_000);
 
-  it('500 is retried with backoff; 429 waits for Retry-After; 410 disables; a receiver that never answers is retried for the window, then disabled', async () => {
+  it.concurrent('500 is retried with backoff; 429 waits for Retry-After; 410 disables; a receiver that never answers is retried for the window, then disabled', async () => {
     const flaky = await receiver((n) => ({ status: n <= 2 ? 500 : 200 }));
     const slow = await receiver((n) => (n === 1 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 200 }));
     const gone = await receiver(() => ({ status: 410 }));
