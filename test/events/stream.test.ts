@@ -26,9 +26,9 @@ let key = '';
 
 const hub = () => server.app.app.locals.eventStream as StreamHub;
 
-async function maxSeq(): Promise<number> {
+async function maxSeq(dir = root): Promise<number> {
   return withConnection(async (conn) => {
-    await createRawViews(conn, root);
+    await createRawViews(conn, dir);
     const r = await conn.runAndReadAll('SELECT coalesce(max(seq), 0)::INTEGER AS n FROM raw_events');
     return Number(r.getRowObjectsJS()[0]!.n);
   });
@@ -65,16 +65,16 @@ async function until(cond: () => boolean, ms = 15_000): Promise<void> {
   }
 }
 
-/** Synthetic events written the way the pipeline writes them (one atomic part), continuing seq. */
-async function appendEvents(n: number, pad = 0): Promise<void> {
-  const start = await maxSeq();
+/** Synthetic events written the way the pipeline writes them (one atomic part), continuing seq (in `dir`, default the file's warehouse). */
+async function appendEvents(n: number, pad = 0, dir = root): Promise<void> {
+  const start = await maxSeq(dir);
   const now = new Date();
   const rows = Array.from({ length: n }, (_, i) => ({
     event_id: `evt_synthetic_${start + i + 1}`, seq: start + i + 1, run_id: 'r20250201T000000Z-synth001', type: 'consensus.updated',
     subject: `manifold:s${i}`, question_id: `manifold:s${i}`, category: 'tech', as_of: now, created_at: now,
     snapshot: 'r20250201T000000Z-synth001', previous_snapshot: null, data: JSON.stringify({ i, pad: 'x'.repeat(pad) }),
   }));
-  await withConnection((conn) => appendRaw(conn, root, 'events', rows, { runId: 'r20250201T000000Z-synth001', runDate: '2025-02-01' }));
+  await withConnection((conn) => appendRaw(conn, dir, 'events', rows, { runId: 'r20250201T000000Z-synth001', runDate: '2025-02-01' }));
 }
 
 beforeAll(async () => {
@@ -354,7 +354,9 @@ describe('GET /api/stream/', () => {
     }
   });
 
-  it('a resume point older than the retention period gets a stream.gap event naming what cannot be replayed', async () => {
+  // The two retention tests run together (it.concurrent), their waits for the retention to pass
+  // overlapping: the first on the file's warehouse, the second on a warehouse of its own.
+  it.concurrent('a resume point older than the retention period gets a stream.gap event naming what cannot be replayed', async () => {
     const short = await serve(root, { events: { pollMs: 25, heartbeatMs: 100, retentionMs: 1500 } });
     try {
       await new Promise((r) => setTimeout(r, 1600)); // everything written so far is now past retention
@@ -374,12 +376,16 @@ describe('GET /api/stream/', () => {
     }
   });
 
-  it('a resume point whose later events are all past retention gets a stream.gap too, before the next live event (QA: it resumed silently past them)', async () => {
-    const short = await serve(root, { events: { pollMs: 25, heartbeatMs: 100, retentionMs: 1500 } });
+  it.concurrent('a resume point whose later events are all past retention gets a stream.gap too, before the next live event (QA: it resumed silently past them)', async () => {
+    const side = memTempDir('quorum-stream-retained-none-');
+    await appendEvents(2, 0, side.dir); // a run's events, then none for longer than the retention
+    const short = await serve(side.dir, { events: { pollMs: 25, heartbeatMs: 100, retentionMs: 1500 } });
     try {
+      const sideKey = newKey(side.dir, 'enterprise').key;
       await new Promise((r) => setTimeout(r, 1600)); // every event is now past retention: none is retained
-      const newest = await maxSeq();
-      const res = await fetch(`${short.url}/api/stream/?since=0`, { headers: { 'X-API-Key': key } });
+      const newest = await maxSeq(side.dir);
+      expect(newest).toBe(2);
+      const res = await fetch(`${short.url}/api/stream/?since=0`, { headers: { 'X-API-Key': sideKey } });
       const reader = res.body!.getReader();
       let text = '';
       const readUntil = async (s: string) => {
@@ -390,7 +396,7 @@ describe('GET /api/stream/', () => {
         }
       };
       await readUntil(': heartbeat'); // the replay is over: the stream is live
-      await appendEvents(1); // the next run's event
+      await appendEvents(1, 0, side.dir); // the next run's event
       await readUntil(`id: ${newest + 1}\n`);
       await reader.cancel();
       const gap = /event: stream\.gap\ndata: (.*)\n/.exec(text);
@@ -400,6 +406,7 @@ describe('GET /api/stream/', () => {
       expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([newest + 1]);
     } finally {
       await short.close();
+      side.cleanup();
     }
   });
 
