@@ -559,10 +559,55 @@ describe('retry waits, deletion and a restart (QA)', () => {
     });
   }, 60_000);
 
-  // The six tests below run together (it.concurrent): most of each is waiting, for a retry window
-  // to end, a key or subscription file to be reread, a server to start. The first uses the file's
-  // server, with subscriptions of its own; each of the others has a server and a data directory
-  // of its own (nothing shared but the receivers' list to close).
+  // The seven tests below run together (it.concurrent): most of each is waiting, for a retry
+  // window to end, a key or subscription file to be reread, a server (the first: a `quorum serve`
+  // process, twice) to start. "Retry-After: 0" uses the file's server, with subscriptions of its
+  // own; each of the others has a server and a data directory of its own (nothing shared but the
+  // receivers' list to close).
+  it.concurrent('a server killed mid-delivery (SIGKILL) re-sends on restart: every event arrives at least once, duplicates carry the same webhook-id', async () => {
+    const side = memTempDir('quorum-webhooks-kill-');
+    let hang = true;
+    const r = await receiver(() => (hang ? 'hang' : { status: 200 }));
+    receivers.push(r);
+    const env = {
+      QUORUM_DATA_DIR: side.dir, PORT: '0', HOST: '127.0.0.1', QUORUM_VENUES: 'none', LOG_LEVEL: 'silent',
+      QUORUM_EVENTS_POLL_MS: '25', QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'true', QUORUM_WEBHOOKS_TIMEOUT_MS: '60000', QUORUM_WEBHOOKS_BACKOFF_MS: '20',
+    };
+    const start = async () => {
+      const child = quorumProcess(['serve'], env);
+      await until(() => existsSync(join(side.dir, 'server.json')), 60_000);
+      return child;
+    };
+    try {
+      await appendEvents(side.dir, 1); // an event before the subscription: not for it
+      const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
+      const first = await start();
+      await new Promise((res) => setTimeout(res, 300));
+      await appendEvents(side.dir, 4); // seq 2..5
+      await until(() => r.hits.length >= 1, 30_000); // the first delivery is in flight, never answered
+      first.kill('SIGKILL');
+      await new Promise((res) => first.once('exit', res));
+      expect(existsSync(join(side.dir, 'webhooks', 'queue.jsonl'))).toBe(true);
+      const inFlightId = r.hits[0]!.headers['webhook-id'];
+      hang = false;
+      const second = await start();
+      try {
+        await until(() => new Set(r.hits.map((h) => h.headers['webhook-id'])).size === 4 && r.hits.length >= 5, 30_000);
+      } finally {
+        second.kill('SIGTERM');
+        await new Promise((res) => second.once('exit', res));
+      }
+      const secret = sub.secrets[0]!.secret;
+      const data = r.hits.map((h) => (verify(secret, h) as { data: { n: number } }).data.n);
+      expect([...new Set(data)].sort()).toEqual([2, 3, 4, 5]);
+      const again = r.hits.filter((h) => h.headers['webhook-id'] === inFlightId);
+      expect(again.length).toBeGreaterThanOrEqual(2); // sent before the kill and after the restart, same id
+      expect(new Set(again.map((h) => (verify(secret, h) as { data: { n: number } }).data.n)).size).toBe(1);
+      expect(readFileSync(join(side.dir, 'webhooks', 'queue.jsonl'), 'utf8')).toMatch(/"op":"(done|fin)"/); // the outcomes were journaled
+    } finally {
+      side.cleanup();
+    }
+  }, 120_000);
   it.concurrent('Retry-After: 0 backs off (it was ~14,000 attempts a second); a Retry-After past the window still gets its last attempt at the window end; a delete ends the pending deliveries at once', async () => {
     const zero = await receiver(() => ({ status: 503, headers: { 'Retry-After': '0' } }));
     const later = await receiver(() => ({ status: 429, headers: { 'Retry-After': '90000' } }));
@@ -949,53 +994,6 @@ describe('an http subscription made while allowed', () => {
       side.cleanup();
     }
   }, 60_000);
-});
-
-describe('a server killed mid-delivery (SIGKILL)', () => {
-  it('re-sends on restart: every event arrives at least once, duplicates carry the same webhook-id', async () => {
-    const side = memTempDir('quorum-webhooks-kill-');
-    let hang = true;
-    const r = await receiver(() => (hang ? 'hang' : { status: 200 }));
-    receivers.push(r);
-    const env = {
-      QUORUM_DATA_DIR: side.dir, PORT: '0', HOST: '127.0.0.1', QUORUM_VENUES: 'none', LOG_LEVEL: 'silent',
-      QUORUM_EVENTS_POLL_MS: '25', QUORUM_WEBHOOKS_ALLOW_PRIVATE: 'true', QUORUM_WEBHOOKS_TIMEOUT_MS: '60000', QUORUM_WEBHOOKS_BACKOFF_MS: '20',
-    };
-    const start = async () => {
-      const child = quorumProcess(['serve'], env);
-      await until(() => existsSync(join(side.dir, 'server.json')), 60_000);
-      return child;
-    };
-    try {
-      await appendEvents(side.dir, 1); // an event before the subscription: not for it
-      const sub = new SubscriptionStore(side.dir).create({ keyId: newKey(side.dir, 'enterprise').id, url: r.url, types: null, description: null });
-      const first = await start();
-      await new Promise((res) => setTimeout(res, 300));
-      await appendEvents(side.dir, 4); // seq 2..5
-      await until(() => r.hits.length >= 1, 30_000); // the first delivery is in flight, never answered
-      first.kill('SIGKILL');
-      await new Promise((res) => first.once('exit', res));
-      expect(existsSync(join(side.dir, 'webhooks', 'queue.jsonl'))).toBe(true);
-      const inFlightId = r.hits[0]!.headers['webhook-id'];
-      hang = false;
-      const second = await start();
-      try {
-        await until(() => new Set(r.hits.map((h) => h.headers['webhook-id'])).size === 4 && r.hits.length >= 5, 30_000);
-      } finally {
-        second.kill('SIGTERM');
-        await new Promise((res) => second.once('exit', res));
-      }
-      const secret = sub.secrets[0]!.secret;
-      const data = r.hits.map((h) => (verify(secret, h) as { data: { n: number } }).data.n);
-      expect([...new Set(data)].sort()).toEqual([2, 3, 4, 5]);
-      const again = r.hits.filter((h) => h.headers['webhook-id'] === inFlightId);
-      expect(again.length).toBeGreaterThanOrEqual(2); // sent before the kill and after the restart, same id
-      expect(new Set(again.map((h) => (verify(secret, h) as { data: { n: number } }).data.n)).size).toBe(1);
-      expect(readFileSync(join(side.dir, 'webhooks', 'queue.jsonl'), 'utf8')).toMatch(/"op":"(done|fin)"/); // the outcomes were journaled
-    } finally {
-      side.cleanup();
-    }
-  }, 120_000);
 });
 
 describe('failed attempts in the log', () => {
