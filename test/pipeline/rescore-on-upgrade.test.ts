@@ -185,7 +185,7 @@ describe('rescore on upgrade while another process runs (a rolling upgrade)', ()
         expect(readCurrent(f.dataDir)).toBe(before); // its lock holds while its process lives
         rmSync(join(f.dataDir, 'run.lock')); // the older run ends
         const deadline = Date.now() + 100_000;
-        while ((await snapshotFromOtherSql(f.dataDir)) !== null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+        while ((await snapshotFromOtherSql(f.dataDir)) !== null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       } finally {
         await rescorer.stop();
       }
@@ -198,7 +198,14 @@ describe('rescore on upgrade while another process runs (a rolling upgrade)', ()
   }, 180_000);
 });
 
-describe('quorum start stopped during the rescore on upgrade', () => {
+/*
+ * The two `quorum start` scenarios below run side by side (describe.concurrent): each is a child
+ * process of its own on a copy of its own, and this process only reads their files and stderr
+ * (no DuckDB: the describes above closed theirs before these start). The second spends most of its
+ * time waiting (for the server's 2 s looks, then three more of them): one after the other, the
+ * file waited that long with a core idle.
+ */
+describe.concurrent('quorum start stopped during the rescore on upgrade', () => {
   let f: Fixture;
 
   beforeAll(() => {
@@ -226,7 +233,7 @@ describe('quorum start stopped during the rescore on upgrade', () => {
   }, 180_000);
 });
 
-describe('quorum start serving while an older version publishes (a rolling upgrade)', () => {
+describe.concurrent('quorum start serving while an older version publishes (a rolling upgrade)', () => {
   let f: Fixture;
 
   beforeAll(() => {
@@ -260,7 +267,7 @@ describe('quorum start serving while an older version publishes (a rolling upgra
       // rescored by the serving process as soon as no run holds the lock: it looks every
       // SNAPSHOT_CHECK_MS (2 s), as often as the API looks for a new snapshot (it was every 15 s)
       const until = Date.now() + 60_000;
-      while (readCurrent(f.dataDir) === older && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+      while (readCurrent(f.dataDir) === older && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
       const after = readCurrent(f.dataDir)!;
       expect(after).not.toBe(older);
       expect(readManifest(f.dataDir, after)).toMatchObject({ derive_sql_hash: await deriveSqlHash(), as_of: '2026-03-10T00:00:00.000Z' });
