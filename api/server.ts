@@ -14,8 +14,8 @@
  * records itself in `<dataDir>/server.json` (./server-record.ts; removed again by close()), so
  * `quorum keys` can tell whether a server reads the directory it writes.
  */
-import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import cron from 'node-cron';
 import type { Logger } from 'pino';
 import { loadConfig, type QuorumConfig } from '../pipeline/config.ts';
@@ -100,6 +100,20 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   // bounded by it.
   server.requestTimeout = 60_000;
   server.on('clientError', handle.clientError);
+  // Connections that have not yet sent a byte (a browser's preconnect, the spare socket a client
+  // pool opens after an aborted body). Node's closeIdleConnections() does not count them as idle, so
+  // a shutdown waited the whole shutdownTimeoutMs for them; they carry no request and are closed.
+  const silent = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    silent.add(socket);
+    socket.once('close', () => silent.delete(socket));
+  });
+  server.on('request', (req) => silent.delete(req.socket as Socket));
+  /** Closes keep-alive connections between responses and connections that never sent a byte. */
+  const closeQuietConnections = () => {
+    server.closeIdleConnections();
+    for (const socket of silent) if (socket.bytesRead === 0) socket.destroy();
+  };
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -152,9 +166,9 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
         const started = Date.now();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
-          server.closeIdleConnections();
+          closeQuietConnections();
           // Keep-alive sockets become idle once their response is done: drop them as they do.
-          const sweep = setInterval(() => server.closeIdleConnections(), 50);
+          const sweep = setInterval(closeQuietConnections, 50);
           const deadline = setTimeout(() => {
             if (inFlight > 0) logger.warn({ inFlight }, 'shutdown deadline reached; closing remaining connections');
             server.closeAllConnections();

@@ -598,6 +598,38 @@ describe('streams: aborted clients and graceful shutdown', () => {
     expect(usage.keys[id].requests).toBe(1);
     await tmp.cleanup();
   });
+
+  it('close() does not wait for a connection that never sent a request (a preconnect, a pool\'s spare socket), and still finishes a request half sent (QA review: closeIdleConnections left them open until the shutdown deadline)', async () => {
+    const tmp = await fixtureDir();
+    // a deadline far beyond the test's own timeout: only closing those connections ends the close
+    const s = await serve(tmp.dir, { shutdownTimeoutMs: 600_000 });
+    const connect = async () => {
+      const socket = net.connect(s.port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      return socket;
+    };
+    try {
+      const silent = await connect();
+      const silentClosed = new Promise((resolve) => silent.once('close', resolve));
+      // a request whose headers are still arriving when the shutdown begins
+      const half = await connect();
+      let answer = '';
+      half.on('data', (b: Buffer) => (answer += b.toString()));
+      const halfEnded = new Promise((resolve) => half.once('close', resolve));
+      half.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      await sleep(100);
+      const closing = s.close();
+      await silentClosed; // closed by the server, which sent it nothing
+      await sleep(100);
+      half.end('Connection: close\r\n\r\n');
+      await halfEnded;
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      await closing;
+    } finally {
+      await s.close();
+      await tmp.cleanup();
+    }
+  }, 20_000);
 });
 
 // ---------------------------------------------------------------------------------------------
