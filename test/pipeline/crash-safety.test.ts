@@ -4,7 +4,8 @@
  * The same holds for an import killed half-way and done again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { journalDir } from '../../pipeline/forecast/journal.ts';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
@@ -45,23 +46,95 @@ async function census(root: string): Promise<Record<string, { rows: number; keys
   return out;
 }
 
-/** Starts a CLI process and SIGKILLs it after `ms`; resolves when it is gone. */
-function killAfter(args: string[], env: Record<string, string>, ms: number): Promise<number | null> {
+/**
+ * The stages of a run, each as the data directory shows it has begun: the kills below land in
+ * each of them whatever the machine's speed. (They were fractions of a run's duration measured
+ * on a run dated with --as-of, about half as long as the undated runs killed: no kill reached
+ * the derive or the publishing.)
+ */
+const STAGES = {
+  /** Start-up and the sync: the process is up. */
+  'start-up': () => true,
+  /** The model calls: the run's journal written since it started (a new run's, or a resumed one's). */
+  forecasting: (w: Watched) => newerFiles(journalDir(w.root), w.since) > 0,
+  /** The raw rows of its calls: a forecasts part written since it started. */
+  writing: (w: Watched) => newerFiles(rawTableDir(w.root, 'forecasts'), w.since) > 0,
+  /** The derive: its snapshot's directory, not yet published, exists. */
+  deriving: (w: Watched) => stagingDir(w) !== null,
+  /** The export: the first of the snapshot's tables written. */
+  exporting: (w: Watched) => parquetFiles(stagingDir(w)) > 0,
+  /** The last tables, just before the manifest and the publishing. */
+  publishing: (w: Watched) => parquetFiles(stagingDir(w)) >= w.tables - 2,
+} as const;
+type Stage = keyof typeof STAGES;
+type Watched = { root: string; pid: number; since: number; tables: number };
+
+/** Files under `dir` (recursively) modified after `since` (ms). */
+function newerFiles(dir: string, since: number): number {
+  if (!existsSync(dir)) return 0;
+  let n = 0;
+  for (const f of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!f.isFile()) continue;
+    try {
+      if (statSync(join(f.parentPath, f.name)).mtimeMs > since) n++;
+    } catch {
+      // removed meanwhile (a .tmp part renamed)
+    }
+  }
+  return n;
+}
+
+/** The directory process `pid` builds its snapshot in (snapshot.ts: `<id>.tmp-<pid>`), if any. */
+function stagingDir(w: Watched): string | null {
+  const name = readdirSync(join(w.root, 'snapshots')).find((n) => n.endsWith(`.tmp-${w.pid}`));
+  return name === undefined ? null : join(w.root, 'snapshots', name);
+}
+
+function parquetFiles(dir: string | null): number {
+  try {
+    return dir === null ? 0 : readdirSync(dir).filter((n) => n.endsWith('.parquet')).length;
+  } catch {
+    return 0; // renamed meanwhile
+  }
+}
+
+/**
+ * Starts the CLI with `args` and SIGKILLs it `intoMs` after `reached` (looked at every 5 ms) first
+ * holds; resolves with whether it was killed (false: it ended first) and its exit code.
+ */
+function killWhen(
+  args: string[],
+  env: Record<string, string>,
+  reached: (w: Watched) => boolean,
+  intoMs: number,
+  tables = 0,
+): Promise<{ killed: boolean; code: number | null }> {
+  const since = Date.now();
   const child = quorumProcess(args, env);
+  const w: Watched = { root: env.QUORUM_DATA_DIR!, pid: child.pid!, since, tables };
+  let killed = false;
+  const look = setInterval(() => {
+    if (!reached(w)) return;
+    clearInterval(look);
+    setTimeout(() => (killed = child.kill('SIGKILL')), intoMs);
+  }, 5);
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
+    child.on('exit', (code, signal) => {
+      clearInterval(look);
+      resolve({ killed: killed && signal === 'SIGKILL', code });
     });
   });
 }
 
-let runMs = 0;
+/** Kills `quorum run` a little into `stage` (start-up: once the process is loaded, not yet locked). */
+function killDuring(stage: Stage, env: Record<string, string>, tables: number) {
+  return killWhen(['run'], env, STAGES[stage], stage === 'start-up' ? 300 : 20, tables);
+}
+
 /**
  * 100 of the sample's questions per run: every stage still runs (forecasting 1,200-odd calls,
- * writing, every derive, publishing), and the kills, placed at fractions of a whole run, land in
- * each of them; the whole sample made each of the eight runs 12 s of forecasting alone.
+ * writing, every derive, publishing), and a kill lands in each of them; the whole sample made each
+ * of the eight runs 12 s of forecasting alone.
  */
 const env = { QUORUM_DATA_DIR: join(tmp.dir, 'runs'), QUORUM_SIMULATOR_LATENCY_MS: '2', QUORUM_MAX_QUESTIONS: '100' };
 
@@ -78,10 +151,8 @@ beforeAll(async () => {
   expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: clean }).status).toBe(0);
   cleanCensus = await census(clean);
   cpSync(clean, env.QUORUM_DATA_DIR, { recursive: true });
-  const started = Date.now();
   const first = quorum(['run', '--as-of', '2025-10-16T00:00:00Z'], env);
   expect(first.status, first.stderr).toBe(0);
-  runMs = Date.now() - started;
   // The sources registry and the bundled question files come in with the first sync; later syncs
   // (every live run starts with one) add nothing to them.
   expect(quorum(['sync'], env).status).toBe(0);
@@ -95,9 +166,11 @@ describe('a pipeline run killed at any point', () => {
     const served = readCurrent(root)!;
     expect(served).not.toBeNull();
     const before = await census(root);
-    // Kill at fractions of a full run's duration: start-up, forecasting, writing, scoring, publishing.
-    for (const fraction of [0.15, 0.35, 0.55, 0.75, 0.9, 0.97]) {
-      const code = await killAfter(['run'], env, Math.round(runMs * fraction));
+    const tables = readManifest(root, served).tables.length;
+    // A kill in each stage: start-up, forecasting, writing, deriving, exporting, publishing.
+    for (const stage of Object.keys(STAGES) as Stage[]) {
+      const { killed, code } = await killDuring(stage, env, tables);
+      expect(killed, `the run ended (exit ${code}) before it was killed in its ${stage} stage`).toBe(true);
       const current = readCurrent(root);
       expect(current).not.toBeNull();
       // Either the old snapshot, or (if the kill came after publishing) a complete new one.
@@ -106,7 +179,7 @@ describe('a pipeline run killed at any point', () => {
       for (const t of manifest.tables) expect(existsSync(join(root, 'snapshots', current!, `${t}.parquet`))).toBe(true);
       const after = await census(root);
       for (const [table, c] of Object.entries(after)) {
-        expect(c.keys, `${table} duplicated after kill at ${fraction} (exit ${code})`).toBe(c.rows);
+        expect(c.keys, `${table} duplicated after a kill in the ${stage} stage`).toBe(c.rows);
         expect(c.rows, `${table} lost rows`).toBeGreaterThanOrEqual(before[table]!.rows);
       }
       // Imported data is untouched by runs.
@@ -126,7 +199,13 @@ describe('an import killed half-way', () => {
   it('is completed by importing again, with nothing duplicated', async () => {
     const expected = cleanCensus;
     const root = join(tmp.dir, 'killed');
-    for (const ms of [400, 900, 1400, 2000]) await killAfter(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }, ms);
+    // Killed while reading (before any part is written), then as its first part is written and a
+    // little later, in the writes (they were kills at fixed times, most before or after them).
+    const writing = (w: Watched) => newerFiles(join(w.root, 'raw'), w.since) > 0;
+    for (const [reached, ms] of [[() => true, 300], [writing, 0], [writing, 30], [writing, 60]] as const) {
+      const { killed, code } = await killWhen(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }, reached, ms);
+      expect(killed, `the import ended (exit ${code}) before its kill (${ms} ms after ${reached === writing ? 'its first part' : 'its start'})`).toBe(true);
+    }
     expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
     const got = await census(root);
     for (const table of ['questions', 'market_prices', 'resolutions', 'sources', 'lifecycle_events']) {
