@@ -16,6 +16,7 @@ const ISOLATED = [
   'test/forecast/**/*.test.ts',
   'test/dashboard/**/*.test.ts',
   'test/claims/killed-import.test.ts',
+  'test/warehouse/duckdb-settings.test.ts',
   'test/evidence/local.test.ts',
   'test/scenarios/hand-computed.test.ts',
   'test/scenarios/joint-properties.test.ts',

@@ -12,6 +12,7 @@ import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 import { booleanSetting, decimalNumber, logLevelSetting, pathSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
+import { DuckdbEnv } from './warehouse/duckdb.ts';
 
 // Modes and evidence providers in any case, as QUORUM_VENUES and the booleans (QA: BLIND refused).
 const modeList = z
@@ -176,6 +177,8 @@ const EnvSchema = z.object({
   QUORUM_KEEP_SNAPSHOTS: wholeNumber(1, 1000).default(5),
   QUORUM_CALL_TIMEOUT_MS: wholeNumber(100, 600_000).default(60_000),
   QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),
+  // (read by pipeline/warehouse/duckdb.ts when it creates the instance; checked here at start)
+  ...DuckdbEnv,
   QUORUM_LANG: languageCode('a language code like en, fr, pt-BR').default('en'),
   LOG_LEVEL: logLevelSetting(),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.

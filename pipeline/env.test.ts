@@ -109,6 +109,17 @@ describe('decimalNumber: settings with a fraction are plain decimals', () => {
   });
 });
 
+describe('the DuckDB settings (QUORUM_DUCKDB_THREADS, QUORUM_DUCKDB_MEMORY_LIMIT)', () => {
+  it('take a whole number of threads and a size with its unit; refuse the rest, naming the variable', () => {
+    expect(() => loadConfig({ QUORUM_DUCKDB_THREADS: '4', QUORUM_DUCKDB_MEMORY_LIMIT: '2 GiB' })).not.toThrow();
+    for (const size of ['512MB', '4GB', '1.5GiB', '64kb', '1TB']) expect(() => loadConfig({ QUORUM_DUCKDB_MEMORY_LIMIT: size }), size).not.toThrow();
+    for (const bad of ['0', '-1', '1e3', '0x4', '2.5', 'all', '1025']) expect(() => loadConfig({ QUORUM_DUCKDB_THREADS: bad }), bad).toThrow(/\n  QUORUM_DUCKDB_THREADS: /);
+    for (const bad of ['4', '80%', '-1GB', '0GB', '0.0MB', '4 gigabytes', '1e9B', 'GB', '4GB; SET threads=1']) {
+      expect(() => loadConfig({ QUORUM_DUCKDB_MEMORY_LIMIT: bad }), bad).toThrow(/\n  QUORUM_DUCKDB_MEMORY_LIMIT: /);
+    }
+  });
+});
+
 describe('booleanSetting: every on/off setting reads the same words', () => {
   it('takes true/false, 1/0, yes/no, on/off in any case and with spaces, in every loader; refuses anything else naming the variable', () => {
     // QA: QUORUM_PUBLIC_BETA took `TRUE` and `off`, but QUORUM_AUTO_RESUME and
