@@ -4,8 +4,12 @@
  * venue down too the sync failed (exit 1); one series failing among others that worked is a
  * warning, not a failure. A venue's pagination loop fails that venue (once per skipped item), and
  * a discovery stopped at the page cap is a warning of an ok venue.
+ *
+ * The tests run concurrently (each its own data and questions directories, the replay servers
+ * answer alike whoever asks): most of their time is the CLIs' FRED client backing off between its
+ * retries (no setting shortens it), and those waits overlap instead of adding up.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quorumAsync } from '../helpers/cli.ts';
@@ -47,7 +51,7 @@ function questionsDir(...series: string[]): string {
 }
 
 function env(extra: Record<string, string>): Record<string, string> {
-  return { QUORUM_DATA_DIR: join(tmp.dir, `d${n++}`), QUORUM_VENUES: 'none', QUORUM_VENUE_RETRIES: '1', LOG_LEVEL: 'warn', ...extra };
+  return { QUORUM_DATA_DIR: join(tmp.dir, `d${n++}`), QUORUM_VENUES: 'none', QUORUM_VENUE_RETRIES: '1', LOG_LEVEL: 'warn', QUORUM_DUCKDB_THREADS: '1', ...extra };
 }
 
 function reportOf(stdout: string): SyncReport {
@@ -77,8 +81,8 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-describe('FRED failures are failures', () => {
-  it('a key FRED rejects (HTTP 400): FRED failed, and with no venue the sync failed (exit 1)', async () => {
+describe.concurrent('FRED failures are failures', () => {
+  it('a key FRED rejects (HTTP 400): FRED failed, and with no venue the sync failed (exit 1)', async ({ expect }) => {
     const r = await quorumAsync(['sync', '--json'], env({ QUORUM_QUESTIONS_DIR: questionsDir('UNRATE'), QUORUM_FRED_URL: fred.url, QUORUM_FRED_API_KEY: OTHER_KEY }));
     expect(r.status, r.stderr).toBe(1);
     const report = reportOf(r.stdout);
@@ -88,7 +92,7 @@ describe('FRED failures are failures', () => {
     expect(r.stdout + r.stderr).not.toContain(OTHER_KEY);
   });
 
-  it('malformed JSON from FRED: FRED failed (exit 1)', async () => {
+  it('malformed JSON from FRED: FRED failed (exit 1)', async ({ expect }) => {
     const r = await quorumAsync(['sync', '--json'], env({ QUORUM_QUESTIONS_DIR: questionsDir('UNRATE'), QUORUM_FRED_URL: garbled.url, QUORUM_FRED_API_KEY: FRED_KEY }));
     expect(r.status, r.stderr).toBe(1);
     const report = reportOf(r.stdout);
@@ -96,7 +100,7 @@ describe('FRED failures are failures', () => {
     expect(source(report, 'fred').error).toMatch(/every FRED request failed \(1 of 1\).*not JSON/);
   });
 
-  it('every venue and FRED answering 500: the sync failed (exit 1), each of them named', async () => {
+  it('every venue and FRED answering 500: the sync failed (exit 1), each of them named', async ({ expect }) => {
     const r = await quorumAsync(
       ['sync', '--json'],
       env({
@@ -121,7 +125,7 @@ describe('FRED failures are failures', () => {
     expect(source(report, 'fred').error).toMatch(/every FRED request failed \(1 of 1\).*HTTP 500/);
   });
 
-  it('one series failing among others that worked: FRED ok with a warning naming it (exit 0)', async () => {
+  it('one series failing among others that worked: FRED ok with a warning naming it (exit 0)', async ({ expect }) => {
     const r = await quorumAsync(['sync', '--json'], env({ QUORUM_QUESTIONS_DIR: questionsDir('UNRATE', 'NOSUCHSERIES'), QUORUM_FRED_URL: fred.url, QUORUM_FRED_API_KEY: FRED_KEY }));
     expect(r.status, r.stderr).toBe(0);
     const report = reportOf(r.stdout);
@@ -132,8 +136,8 @@ describe('FRED failures are failures', () => {
   });
 });
 
-describe('venue pagination in the report', () => {
-  it('a pagination loop fails the venue, what it read is written and each skipped item counted once (exit 3)', async () => {
+describe.concurrent('venue pagination in the report', () => {
+  it('a pagination loop fails the venue, what it read is written and each skipped item counted once (exit 3)', async ({ expect }) => {
     const r = await quorumAsync(
       ['sync', '--json'],
       env({
@@ -154,7 +158,7 @@ describe('venue pagination in the report', () => {
     expect(k.skipped_reasons.map((x) => x.count)).toEqual([1, 1]);
   });
 
-  it('a discovery stopped at the page cap: the venue is ok, with a warning (exit 0)', async () => {
+  it('a discovery stopped at the page cap: the venue is ok, with a warning (exit 0)', async ({ expect }) => {
     const r = await quorumAsync(
       ['sync', '--json'],
       env({
