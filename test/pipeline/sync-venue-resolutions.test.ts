@@ -58,18 +58,22 @@ function resolvedWithoutTime(id: string, resolution = 'YES') {
   return m;
 }
 
+/**
+ * One in-memory DuckDB instance for the file's queries (a connection each), not one per query:
+ * they read the CLIs' Parquet files afresh every time (no object cache: DuckDB's default).
+ */
+let db: DuckDBInstance;
 async function query(sql: string): Promise<Record<string, unknown>[]> {
-  const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
   try {
     return (await conn.runAndReadAll(sql)).getRowObjectsJS();
   } finally {
     conn.closeSync();
-    db.closeSync();
   }
 }
 
 beforeAll(async () => {
+  db = await DuckDBInstance.create(':memory:', { threads: '1' });
   manifold = await startReplayServer([
     { path: '/v0/markets', query: { before: null }, responses: () => json(phase === 'open' ? [open('NoTimeYes01'), open('Extended01'), open('EarlyEnd01')] : []) },
     { path: '/v0/markets', responses: [json([])] },
@@ -92,10 +96,14 @@ beforeAll(async () => {
     QUORUM_MANIFOLD_RPS: '1000',
     QUORUM_VENUE_RETRIES: '0',
     QUORUM_FRED_API_KEY: '',
+    // Each CLI's DuckDB on one thread: its work here is a few rows, which extra threads do not
+    // share, on a machine whose other core runs another test file.
+    QUORUM_DUCKDB_THREADS: '1',
   };
 });
 
 afterAll(async () => {
+  db?.closeSync();
   await manifold?.close();
   tmp.cleanup();
   questionsDir.cleanup();
