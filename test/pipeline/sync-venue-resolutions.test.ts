@@ -60,7 +60,8 @@ function resolvedWithoutTime(id: string, resolution = 'YES') {
 
 /**
  * One in-memory DuckDB instance for the file's queries (a connection each), not one per query:
- * they read the CLIs' Parquet files afresh every time (no object cache: DuckDB's default).
+ * they read the CLIs' Parquet files afresh every time (no object cache, DuckDB's default, and no
+ * external file cache, which would keep blocks of the files it read).
  */
 let db: DuckDBInstance;
 async function query(sql: string): Promise<Record<string, unknown>[]> {
@@ -73,7 +74,7 @@ async function query(sql: string): Promise<Record<string, unknown>[]> {
 }
 
 beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:', { threads: '1' });
+  db = await DuckDBInstance.create(':memory:', { threads: '1', enable_external_file_cache: 'false' });
   manifold = await startReplayServer([
     { path: '/v0/markets', query: { before: null }, responses: () => json(phase === 'open' ? [open('NoTimeYes01'), open('Extended01'), open('EarlyEnd01')] : []) },
     { path: '/v0/markets', responses: [json([])] },
