@@ -12,7 +12,7 @@ import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
 import { booleanSetting, decimalNumber, logLevelSetting, pathSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
-import { DuckdbEnv } from './warehouse/duckdb.ts';
+import { DuckdbEnv } from './warehouse/duckdb-settings.ts';
 
 // Modes and evidence providers in any case, as QUORUM_VENUES and the booleans (QA: BLIND refused).
 const modeList = z

@@ -10,12 +10,12 @@
 import { idleTimeoutFromEnv } from '../api/export/settings.ts';
 import { ConfigError } from './config.ts';
 import { existingDirectoryProblem } from './fs/paths.ts';
-import { loadHealthParams } from './factors/stage.ts';
+import { loadHealthParams } from './factors/settings.ts';
 import { loadMaxConditions } from './scenarios/conditional-tasks.ts';
 import { loadScenarios, loadThesisScenarioSize } from './scenarios/from-theses.ts';
-import { loadIpfSweeps } from './scenarios/stage.ts';
+import { loadIpfSweeps } from './scenarios/settings.ts';
 import { fredConfigFromEnv } from './sources/fred.ts';
-import { loadStructureConfig } from './structure/stage.ts';
+import { loadStructureConfig } from './structure/settings.ts';
 import { loadStructureDefinitions, structureDir } from './structure/definitions.ts';
 import { loadFactorDefinitions } from './factors/definitions.ts';
 import { loadEventsConfig } from './events/config.ts';

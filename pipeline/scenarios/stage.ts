@@ -11,8 +11,7 @@
  *    duplicate.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { z } from 'zod';
-import { envSettings, wholeNumber } from '../env.ts';
+import { loadIpfSweeps } from './settings.ts';
 import { appendRaw } from '../warehouse/raw-writer.ts';
 import { runDate } from '../warehouse/layout.ts';
 import { toPlain } from '../warehouse/values.ts';
@@ -21,15 +20,7 @@ import { insertRows } from '../structure/stage.ts';
 import type { ScenarioDefinition } from './definitions.ts';
 import { loadScenarios } from './from-theses.ts';
 
-const ScenarioEnv = z.object({
-  /** Sweeps over the constraints of an IPF fit (each sweep projects onto every constraint once). */
-  QUORUM_SCENARIO_IPF_SWEEPS: wholeNumber(1, 10_000).default(200),
-});
-
-/** The IPF sweeps from the environment; a bad value is an error naming the variable. */
-export function loadIpfSweeps(env: NodeJS.ProcessEnv = process.env): number {
-  return envSettings(ScenarioEnv, env).QUORUM_SCENARIO_IPF_SWEEPS;
-}
+export { loadIpfSweeps } from './settings.ts';
 
 /**
  * A model's P(component `componentOrd` YES | the earlier components as `condition`): one character

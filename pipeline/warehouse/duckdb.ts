@@ -4,7 +4,9 @@
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
-import { envSettings, wholeNumber } from '../env.ts';
+import { envSettings } from '../env.ts';
+import { markDuckdbOpened } from './duckdb-opened.ts';
+import { DuckdbEnv } from './duckdb-settings.ts';
 
 let shared: Promise<DuckDBInstance> | null = null;
 
@@ -17,23 +19,6 @@ export interface DuckDbOptions {
   tempDirectory?: string;
 }
 
-/**
- * The operator's settings of that instance (README "Configuration"), read when it is created and
- * checked by loadConfig at every command's start. Unset, DuckDB's own: a thread per core and 80%
- * of the machine's memory, which a run (a rescore of millions of forecasts) may take while `quorum
- * serve` runs beside it on the same machine.
- */
-export const DuckdbEnv = {
-  QUORUM_DUCKDB_THREADS: wholeNumber(1, 1024).optional(),
-  QUORUM_DUCKDB_MEMORY_LIMIT: z
-    .string()
-    .trim()
-    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'expected a size with its unit: 512MB, 4GB, 2GiB (KB, MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: of 1024)')
-    .transform((s) => s.replace(/\s+/g, ''))
-    .refine((s) => parseFloat(s) > 0, 'a memory limit must be more than 0')
-    .optional(),
-};
-
 /** The process-wide in-memory DuckDB instance (created on first use). */
 export function duckdb(options: DuckDbOptions = {}): Promise<DuckDBInstance> {
   if (!shared) {
@@ -45,6 +30,7 @@ export function duckdb(options: DuckDbOptions = {}): Promise<DuckDBInstance> {
     if (memoryLimit) config.memory_limit = memoryLimit;
     if (options.tempDirectory) config.temp_directory = options.tempDirectory;
     shared = DuckDBInstance.create(':memory:', config);
+    markDuckdbOpened();
   }
   return shared;
 }
