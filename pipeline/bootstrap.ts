@@ -17,13 +17,13 @@ import { withConnection } from './warehouse/duckdb.ts';
 import { ImportLockedError, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
 import { CURRENT_POLL_MS, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
-import { parseForecastBench, QUESTIONS_FILE, RESOLUTIONS_FILE } from './import/forecastbench.ts';
-import { existingDirectoryProblem } from './fs/paths.ts';
+import { parseForecastBench } from './import/forecastbench.ts';
 import { writeImportBatch } from './import/write-batch.ts';
 import { runPipeline, type RunSummary } from './run.ts';
 import { isResumable, listRuns } from './forecast/runs.ts';
 import { fsyncDir, writeFileAtomicSync } from './fs/durable.ts';
 import { runSync } from './sync.ts';
+import { bootstrapMarkerFile } from './first-start-check.ts';
 
 /** The distinct freeze times of the rounds in a ForecastBench questions file, oldest first. */
 export function roundFreezeTimes(dir: string): Date[] {
@@ -152,15 +152,7 @@ export async function importBundledClaims(
   });
 }
 
-/**
- * `<dataDir>/bootstrap.json`: a first start in progress. Written before its first step and removed
- * after its last run, so a first start killed part-way (after its first dated run published, say)
- * is finished by the next start: the published snapshot alone said "bootstrapped", and the next
- * start served the first round's snapshot with the later round and the "now" run never made (QA).
- */
-export function bootstrapMarkerFile(dataDir: string): string {
-  return join(dataDir, 'bootstrap.json');
-}
+export { bootstrapMarkerFile, firstStartSampleProblem } from './first-start-check.ts';
 
 /**
  * The run of the first start's sequence dated `asOf` (null: its "now" run, dated after `after`):
@@ -237,23 +229,6 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, sig
   rmSync(marker, { force: true });
   fsyncDir(config.dataDir);
   return runs;
-}
-
-/**
- * `quorum start`'s check before it takes the server lock or writes anything: when a first start is
- * due (no snapshot yet, or one stopped part-way), the sample it imports must be there. Returns
- * what is wrong with QUORUM_SAMPLE_DIR, or null (none due, or the sample is in place). QA: a
- * missing sample was found by the import, after FORMAT, bootstrap.json and server.lock were
- * written, as "<dir>/questions_market.jsonl: required ForecastBench file is missing", naming no
- * variable.
- */
-export function firstStartSampleProblem(config: QuorumConfig): string | null {
-  if (readCurrent(config.dataDir) !== null && !existsSync(bootstrapMarkerFile(config.dataDir))) return null;
-  const problem = existingDirectoryProblem(config.sampleDir);
-  if (problem) return `${problem} (the first start imports the ForecastBench sample from it)`;
-  const missing = [QUESTIONS_FILE, RESOLUTIONS_FILE].filter((f) => !existsSync(join(config.sampleDir, f)));
-  if (missing.length) return `${config.sampleDir} has no ${missing.join(' or ')} (the first start imports the ForecastBench sample from it)`;
-  return null;
 }
 
 /**

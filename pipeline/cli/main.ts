@@ -367,7 +367,7 @@ program
     guarded(async () => {
       const { config, logger } = await setupChecked({ serving: true });
       await warnOfBadDefinitionFiles(logger);
-      const sample = (await import('../bootstrap.ts')).firstStartSampleProblem(config);
+      const sample = (await import('../first-start-check.ts')).firstStartSampleProblem(config);
       if (sample) throw new ConfigError(`invalid configuration:\n  QUORUM_SAMPLE_DIR: ${sample}`);
       await (await import('./port.ts')).assertPortFree(config.host, config.port);
       const releaseLock = claimDataDirForServer(config.dataDir);
