@@ -104,11 +104,11 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   // pool opens after an aborted body). Node's closeIdleConnections() does not count them as idle, so
   // a shutdown waited the whole shutdownTimeoutMs for them; they carry no request and are closed.
   const silent = new Set<Socket>();
+  // (a socket that has read a byte is skipped at the sweep: no per-request bookkeeping)
   server.on('connection', (socket: Socket) => {
     silent.add(socket);
     socket.once('close', () => silent.delete(socket));
   });
-  server.on('request', (req) => silent.delete(req.socket as Socket));
   /** Closes keep-alive connections between responses and connections that never sent a byte. */
   const closeQuietConnections = () => {
     server.closeIdleConnections();

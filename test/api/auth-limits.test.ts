@@ -5,7 +5,6 @@
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { rawRoute } from '../../api/http/registry.ts';
@@ -658,24 +657,16 @@ describe('a 429 of a route\'s own limit is not charged to the plan', () => {
 
   it('a stream refused for streams_per_key is recorded as rejected, as the plan\'s own 429 is, not charged (QA: charged, and rejected stayed 0)', async () => {
     const ent = newKey(dir, 'enterprise').key;
-    // The stream's own client, closed before the server (as in test/events/stream.test.ts): after
-    // its body is cancelled, fetch's shared pool opened a spare connection that sent no request,
-    // which held the server's close in afterAll until the pool dropped it 3 s later.
-    const agent = new Agent();
-    try {
-      const open = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': ent }, dispatcher: agent } as RequestInit);
-      expect(open.status).toBe(200);
-      const reader = open.body!.getReader();
-      const refused = await get(server, '/api/stream/', auth.x(ent));
-      expectProblem(refused, 429, 'rate_limited');
-      expect(refused.body).toMatchObject({ policy: 'streams_per_key', limit: 1 });
-      await reader.cancel();
-      const u = await get(server, '/api/usage/', auth.x(ent));
-      expect(u.body.quota.used).toBe(1);
-      expect(u.body.rejected).toBe(1);
-      expect(u.body.routes).toEqual({ stream: 1 });
-    } finally {
-      await agent.destroy();
-    }
+    const open = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': ent } });
+    expect(open.status).toBe(200);
+    const reader = open.body!.getReader();
+    const refused = await get(server, '/api/stream/', auth.x(ent));
+    expectProblem(refused, 429, 'rate_limited');
+    expect(refused.body).toMatchObject({ policy: 'streams_per_key', limit: 1 });
+    await reader.cancel();
+    const u = await get(server, '/api/usage/', auth.x(ent));
+    expect(u.body.quota.used).toBe(1);
+    expect(u.body.rejected).toBe(1);
+    expect(u.body.routes).toEqual({ stream: 1 });
   });
 });
