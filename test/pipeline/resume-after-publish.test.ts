@@ -19,10 +19,11 @@ import { runPipeline } from '../../pipeline/run.ts';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { markEventsPending } from '../../pipeline/events/emit.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
-import { closeDuckdb, duckdb } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
 import { makeCurrent, readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { REPO } from '../helpers/cli.ts';
+import { oneDuckdbThread } from '../forecast/helpers.ts';
 import { rawQuery, scratch } from '../forecast/helpers.ts';
 
 const root = scratch('quorum-resume-published-');
@@ -46,10 +47,8 @@ function runPartitions(table: 'runs' | 'events', runId: string): string[] {
 }
 
 beforeAll(async () => {
-  // The process's DuckDB instance on one thread (QUORUM_DUCKDB_THREADS's setting): these runs are
-  // a dozen questions each, and a thread per core only added CPU (threads waking to share
-  // nothing; about a fifth of this file's CPU) on a machine whose other cores run other tests.
-  await duckdb({ threads: 1 });
+  // (one thread: about a fifth of this file's CPU was a second thread waking to share nothing)
+  await oneDuckdbThread();
   sim = await startSimulator({ port: 0 });
   await importForecastBench(loadConfig({ QUORUM_DATA_DIR: root, LOG_LEVEL: 'silent' }), join(REPO, 'data', 'sample', 'forecastbench'));
 }, 120_000);

@@ -51,7 +51,7 @@ function questionsDir(...series: string[]): string {
 }
 
 function env(extra: Record<string, string>): Record<string, string> {
-  return { QUORUM_DATA_DIR: join(tmp.dir, `d${n++}`), QUORUM_VENUES: 'none', QUORUM_VENUE_RETRIES: '1', LOG_LEVEL: 'warn', QUORUM_DUCKDB_THREADS: '1', ...extra };
+  return { QUORUM_DATA_DIR: join(tmp.dir, `d${n++}`), QUORUM_VENUES: 'none', QUORUM_VENUE_RETRIES: '1', LOG_LEVEL: 'warn', ...extra };
 }
 
 function reportOf(stdout: string): SyncReport {

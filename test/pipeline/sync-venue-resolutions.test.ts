@@ -97,9 +97,6 @@ beforeAll(async () => {
     QUORUM_MANIFOLD_RPS: '1000',
     QUORUM_VENUE_RETRIES: '0',
     QUORUM_FRED_API_KEY: '',
-    // Each CLI's DuckDB on one thread: its work here is a few rows, which extra threads do not
-    // share, on a machine whose other core runs another test file.
-    QUORUM_DUCKDB_THREADS: '1',
   };
 });
 
