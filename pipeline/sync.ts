@@ -497,7 +497,7 @@ async function syncOutside(
       const open = new Set(
         (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum', recheck_since: 'infinity' })).map((r) => r.question_id),
       );
-      const client = createSourceClient({ requestsPerInterval: FRED_REQUESTS_PER_MINUTE, intervalMs: 60_000 });
+      const client = createSourceClient({ requestsPerInterval: FRED_REQUESTS_PER_MINUTE, intervalMs: 60_000, retries: fred.retries, timeoutMs: fred.timeoutMs });
       const resolved = await resolveThresholdQuestions(
         specs.filter((s) => open.has(s.question_id)),
         { client, baseUrl: fred.baseUrl, apiKey: fred.apiKey, now: opts.now, logger: log.child({ source: 'fred' }), signal: opts.signal },

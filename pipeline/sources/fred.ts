@@ -10,7 +10,8 @@
  * where `value` is a decimal string, or "." when the series has no value for that date.
  *
  * Configuration: `QUORUM_FRED_URL` (default https://api.stlouisfed.org) and `QUORUM_FRED_API_KEY`
- * (FRED keys are 32 lower-case letters and digits). The key only ever travels in the request URL:
+ * (FRED keys are 32 lower-case letters and digits); `QUORUM_FRED_RETRIES` (4) and
+ * `QUORUM_FRED_TIMEOUT_MS` (30000) for the client. The key only ever travels in the request URL:
  * every error this module raises has it removed, nothing here logs it, and what is stored as a
  * source is the public series page `https://fred.stlouisfed.org/series/<ID>` ({@link fredSeriesUrl}).
  *
@@ -37,11 +38,21 @@
  * release can be told from a revision; what is read is dated the day it was seen).
  */
 import { z } from 'zod';
+import { envSettings, wholeNumber } from '../env.ts';
 import { SourceHttpError, type SourceClient } from './http-client.ts';
 
 export const FRED_URL_ENV = 'QUORUM_FRED_URL';
 export const FRED_API_KEY_ENV = 'QUORUM_FRED_API_KEY';
 export const FRED_DEFAULT_URL = 'https://api.stlouisfed.org';
+/**
+ * The FRED client's retries and deadline, as the venues' (QUORUM_VENUE_RETRIES, _TIMEOUT_MS): a
+ * FRED that is down costs each series its retries' backoff (250 ms doubling, ~3.75 s with 4), which
+ * an operator could not shorten (QA).
+ */
+const FredClientSettings = z.object({
+  QUORUM_FRED_RETRIES: wholeNumber(0, 10).default(4),
+  QUORUM_FRED_TIMEOUT_MS: wholeNumber(100, 600_000).default(30_000),
+});
 /** FRED's documented request limit is 120 per minute per key. */
 export const FRED_REQUESTS_PER_MINUTE = 120;
 
@@ -62,9 +73,18 @@ export class FredError extends Error {
   }
 }
 
-export interface FredConfig {
+/** Where FRED is asked, and with which key. */
+export interface FredEndpoint {
   baseUrl: string;
   apiKey?: string;
+}
+
+/** FRED's settings: its endpoint, and its client's (pipeline/sources/http-client.ts). */
+export interface FredConfig extends FredEndpoint {
+  /** Retries of a request after its first attempt (on 429, 5xx and network errors). */
+  retries: number;
+  /** One request's total deadline, retries and backoff included (ms). */
+  timeoutMs: number;
 }
 
 const FRED_KEY_RE = /^[a-z0-9]{32}$/;
@@ -92,7 +112,13 @@ export function fredConfigFromEnv(env: NodeJS.ProcessEnv = process.env): FredCon
       `${FRED_API_KEY_ENV}: a FRED API key is 32 lower-case letters and digits (value not shown, ${apiKey.length} characters)`,
     );
   }
-  return { baseUrl: rawUrl.replace(/\/+$/, ''), ...(apiKey ? { apiKey } : {}) };
+  let client: z.infer<typeof FredClientSettings>;
+  try {
+    client = envSettings(FredClientSettings, env);
+  } catch (err) {
+    throw new FredError('invalid_config', (err as Error).message);
+  }
+  return { baseUrl: rawUrl.replace(/\/+$/, ''), ...(apiKey ? { apiKey } : {}), retries: client.QUORUM_FRED_RETRIES, timeoutMs: client.QUORUM_FRED_TIMEOUT_MS };
 }
 
 /** The public page of a series: what resolutions store as source_url (never the API URL). */
@@ -234,7 +260,7 @@ const NOT_IN_ALFRED = /does not exist in ALFRED/i;
  */
 export async function fetchFredObservations(
   client: SourceClient,
-  config: FredConfig,
+  config: FredEndpoint,
   query: FredObservationsQuery,
   signal?: AbortSignal,
 ): Promise<FredSeriesData> {

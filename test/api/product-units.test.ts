@@ -175,6 +175,9 @@ describe('configuration', () => {
     expect(() => loadConfig({ QUORUM_VENUE_RETRIES: '1e0' })).toThrow(/QUORUM_VENUE_RETRIES: expected a whole number/);
     expect(() => loadEventsConfig({ QUORUM_STREAM_MAX_CLIENTS: '2e3' })).toThrow(/QUORUM_STREAM_MAX_CLIENTS/);
     expect(() => checkStageSettings({ QUORUM_SCENARIO_IPF_SWEEPS: '0x10' })).toThrow(/QUORUM_SCENARIO_IPF_SWEEPS: expected a whole number/);
+    // (FRED's client settings are checked at start with its URL and key: `quorum sync` reads them)
+    expect(() => checkStageSettings({ QUORUM_FRED_RETRIES: '4.0' })).toThrow(/invalid configuration:\s+QUORUM_FRED_RETRIES: expected a whole number/);
+    expect(() => checkStageSettings({ QUORUM_FRED_TIMEOUT_MS: '0' })).toThrow(/invalid configuration:\s+QUORUM_FRED_TIMEOUT_MS: .*got "0"/);
     // A decimal setting keeps decimal notation.
     expect(loadConfig({ QUORUM_MAX_COMPARATOR_AGE_DAYS: '1.5' }).maxComparatorAgeDays).toBe(1.5);
   });

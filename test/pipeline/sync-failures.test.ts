@@ -7,7 +7,8 @@
  *
  * The tests run concurrently (each its own data and questions directories, the replay servers
  * answer alike whoever asks): most of their time is the CLIs' FRED client backing off between its
- * retries (no setting shortens it), and those waits overlap instead of adding up.
+ * retries, and those waits overlap instead of adding up. They retry once (QUORUM_FRED_RETRIES=1, as
+ * QUORUM_VENUE_RETRIES=1), but for the test of the setting's default.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -51,7 +52,7 @@ function questionsDir(...series: string[]): string {
 }
 
 function env(extra: Record<string, string>): Record<string, string> {
-  return { QUORUM_DATA_DIR: join(tmp.dir, `d${n++}`), QUORUM_VENUES: 'none', QUORUM_VENUE_RETRIES: '1', LOG_LEVEL: 'warn', ...extra };
+  return { QUORUM_DATA_DIR: join(tmp.dir, `d${n++}`), QUORUM_VENUES: 'none', QUORUM_VENUE_RETRIES: '1', QUORUM_FRED_RETRIES: '1', LOG_LEVEL: 'warn', ...extra };
 }
 
 function reportOf(stdout: string): SyncReport {
@@ -133,6 +134,23 @@ describe.concurrent('FRED failures are failures', () => {
     const f = source(report, 'fred');
     expect(f).toMatchObject({ ok: true, error: null, written: { resolutions: 1 }, skipped: 1 });
     expect(f.warnings).toEqual([expect.stringMatching(/^1 of 2 FRED requests failed \(NOSUCHSERIES\): FRED NOSUCHSERIES: request failed: client_error: HTTP 400/)]);
+  });
+
+  it('QUORUM_FRED_RETRIES sets how often a FRED answering 500 is asked again: 0 once, unset (4) five times (QA: no setting)', async ({ expect }) => {
+    const servers = await Promise.all([0, 1].map(() => startReplayServer([{ path: /.*/, responses: [{ status: 500, body: { error: 'internal' } }] }])));
+    try {
+      const [none, byDefault] = await Promise.all([
+        quorumAsync(['sync', '--json'], env({ QUORUM_QUESTIONS_DIR: questionsDir('UNRATE'), QUORUM_FRED_URL: servers[0]!.url, QUORUM_FRED_API_KEY: FRED_KEY, QUORUM_FRED_RETRIES: '0' })),
+        quorumAsync(['sync', '--json'], env({ QUORUM_QUESTIONS_DIR: questionsDir('UNRATE'), QUORUM_FRED_URL: servers[1]!.url, QUORUM_FRED_API_KEY: FRED_KEY, QUORUM_FRED_RETRIES: '' })),
+      ]);
+      for (const r of [none, byDefault]) {
+        expect(r.status, r.stderr).toBe(1);
+        expect(source(reportOf(r.stdout), 'fred').error).toMatch(/every FRED request failed \(1 of 1\).*HTTP 500/);
+      }
+      expect(servers.map((s) => s.hits(0))).toEqual([1, 5]);
+    } finally {
+      for (const s of servers) await s.close();
+    }
   });
 });
 

@@ -88,8 +88,13 @@ describe('helpers', () => {
     expect([compare(3, '>', 3), compare(3, '>=', 3), compare(3, '<', 3), compare(3, '<=', 3)]).toEqual([false, true, false, true]);
   });
   it('reads the config from the environment', () => {
-    expect(fredConfigFromEnv({})).toEqual({ baseUrl: 'https://api.stlouisfed.org' });
-    expect(fredConfigFromEnv({ QUORUM_FRED_URL: 'http://127.0.0.1:9/', QUORUM_FRED_API_KEY: KEY })).toEqual({ baseUrl: 'http://127.0.0.1:9', apiKey: KEY });
+    expect(fredConfigFromEnv({})).toEqual({ baseUrl: 'https://api.stlouisfed.org', retries: 4, timeoutMs: 30_000 });
+    expect(fredConfigFromEnv({ QUORUM_FRED_URL: 'http://127.0.0.1:9/', QUORUM_FRED_API_KEY: KEY, QUORUM_FRED_RETRIES: '0', QUORUM_FRED_TIMEOUT_MS: ' 2500 ' })).toEqual({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: KEY,
+      retries: 0,
+      timeoutMs: 2500,
+    });
     expect(() => fredConfigFromEnv({ QUORUM_FRED_API_KEY: 'not-a-key-SECRETVALUE' })).toThrow(/QUORUM_FRED_API_KEY: a FRED API key is 32/);
     try {
       fredConfigFromEnv({ QUORUM_FRED_API_KEY: 'not-a-key-SECRETVALUE' });
@@ -97,6 +102,11 @@ describe('helpers', () => {
       expect((e as Error).message).not.toContain('SECRETVALUE');
     }
     expect(() => fredConfigFromEnv({ QUORUM_FRED_URL: 'ftp://x' })).toThrow(/QUORUM_FRED_URL/);
+  });
+  it('refuses retries and deadlines that are not whole numbers in range, naming the variable and the value', () => {
+    for (const [name, value] of [['QUORUM_FRED_RETRIES', '11'], ['QUORUM_FRED_RETRIES', '-1'], ['QUORUM_FRED_RETRIES', '1e1'], ['QUORUM_FRED_TIMEOUT_MS', '99'], ['QUORUM_FRED_TIMEOUT_MS', '30s']] as const) {
+      expect(() => fredConfigFromEnv({ [name]: value }), `${name}=${value}`).toThrow(new RegExp(`^${name}: .*got "${value}"$`));
+    }
   });
 });
 
