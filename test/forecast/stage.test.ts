@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
+import { simulatedModels } from '../../pipeline/models/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runPipeline } from '../../pipeline/run.ts';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
@@ -16,10 +17,18 @@ import { journalPath } from '../../pipeline/forecast/journal.ts';
 import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { REPO } from '../helpers/cli.ts';
-import { copyWarehouse, oneDuckdbThread, rawQuery, scratch } from './helpers.ts';
+import { copyWarehouse, oneDuckdbThread, rawQuery } from './helpers.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts';
 import { question, writeRaw } from '../structure/helpers.ts';
 
-const root = scratch('quorum-stage-');
+/**
+ * The warehouses in memory (a tmpfs, test/helpers/mem-temp-dir.ts): the runs here fsync every raw
+ * part, snapshot table and, every second, the journal, on the event loop of this process, which
+ * also runs the simulator and times the calls. On the disk of a busy machine each fsync blocked it
+ * (a CPU profile of one test: 0.3 s of its 1.6 s of main-thread CPU in fsync, and the wait on the
+ * disk beyond that), time the calls' deadlines counted. Nothing tested here is about the disk.
+ */
+const root = memTempDir('quorum-stage-').dir;
 const base = join(root, 'base');
 const asOf = new Date('2025-10-16T00:00:00Z');
 const logger = createLogger('silent');
@@ -56,7 +65,21 @@ describe('forecast stage in a pipeline run', () => {
   it('every fault kind at once: the run completes, every call is a row, failed calls never a forecast', async () => {
     // 3 s: enough that on a loaded machine only the hang and stall faults reach the deadline, so
     // the other fault kinds keep their own error kind (at 1.5 s every failure could be a timeout).
-    const { dir, config } = setup({ QUORUM_CALL_TIMEOUT_MS: '3000' });
+    // sim-deepseek, whose every call must end as a schema violation, has a deadline of its own
+    // that no load reaches (a model's timeout_ms wins over QUORUM_CALL_TIMEOUT_MS): under heavy
+    // load one of its calls once reached the 3 s and ended as a timeout. Its calls never take a
+    // hang or a stall (its rule comes first), so its deadline never delays the run. The four
+    // models are the bundled simulator's, as simulatedModels makes them, in a models file to give
+    // sim-deepseek that.
+    const file = join(root, 'fault-models.json');
+    const four = simulatedModels(sim.url).map(({ apiKey: _key, ...m }) => ({
+      ...m,
+      api_key_env: 'TEST_FAULT_MODELS_API_KEY',
+      ...(m.id === 'sim-deepseek' ? { timeout_ms: 60_000 } : {}),
+    }));
+    writeFileSync(file, JSON.stringify({ models: four }));
+    process.env.TEST_FAULT_MODELS_API_KEY = 'simulated';
+    const { dir, config } = setup({ QUORUM_CALL_TIMEOUT_MS: '3000', QUORUM_MODELS_FILE: file, TEST_FAULT_MODELS_API_KEY: 'simulated' });
     // The counted faults land on whichever requests arrive first, so which calls they fail (and
     // with which final kind) depends on timing. Two failure kinds are certain whatever the order:
     // every sim-deepseek call violates the schema (first rule, so it never takes a counted fault),
@@ -94,6 +117,7 @@ describe('forecast stage in a pipeline run', () => {
       expect(existsSync(journalPath(dir, s.run_id))).toBe(false);
     } finally {
       sim.setFaults([]);
+      delete process.env.TEST_FAULT_MODELS_API_KEY;
     }
   });
 
