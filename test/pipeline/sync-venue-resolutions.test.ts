@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { quorumAsync } from '../helpers/cli.ts';
-import { tempDir } from '../helpers/temp-dir.ts';
+import { memTempDir as tempDir } from '../helpers/mem-temp-dir.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
@@ -16,6 +16,11 @@ import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 
 // The fixture's open BINARY market (Manifold's LiteMarket shape) under other ids.
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'))[0];
+/**
+ * The data directory in memory (a tmpfs, test/helpers/mem-temp-dir.ts): each of the CLIs here
+ * fsyncs every raw part it writes, every snapshot table and CURRENT, which on the disk of a busy
+ * machine waited there; nothing tested here is about the disk.
+ */
 const tmp = tempDir('quorum-sync-res-');
 const questionsDir = tempDir('quorum-sync-res-q-');
 /**
@@ -97,6 +102,9 @@ beforeAll(async () => {
     QUORUM_MANIFOLD_RPS: '1000',
     QUORUM_VENUE_RETRIES: '0',
     QUORUM_FRED_API_KEY: '',
+    // One DuckDB thread per CLI: on these few rows a second one only adds scheduling on a loaded
+    // 2-core machine (each `run --score-only`'s derive: 0.2-0.5 s of CPU); nothing here depends on it.
+    QUORUM_DUCKDB_THREADS: '1',
   };
 });
 
