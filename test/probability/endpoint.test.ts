@@ -9,8 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModelsConfig, type ResolvedModel } from '../../pipeline/models/config.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import type { ServerHandle } from '../../api/server.ts';
-import { expectProblem, fixtureDir, get, newKey, serve, type Got } from '../api/helpers.ts';
-import { FEED, fixtureData, withFeeds } from '../api/fixtures.ts';
+import { cpSync } from 'node:fs';
+import { expectProblem, get, newKey, serve, SNAP, type Got } from '../api/helpers.ts';
+import { FEED, fixtureData, publish, withFeeds, writeSnapshot, type FixtureData } from '../api/fixtures.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { createGdeltProvider } from '../../pipeline/evidence/gdelt.ts';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
@@ -29,6 +31,33 @@ const noMarket = (extra: Record<string, unknown> = {}) => {
   const { market_probability: _omit, ...rest } = good(extra);
   return rest;
 };
+
+/**
+ * A data directory with a published fixture snapshot (as test/api/helpers.ts fixtureDir makes it), in
+ * memory (a tmpfs, test/helpers/mem-temp-dir.ts): every probability request writes its record, its
+ * calls and the key's spend durably (temp file, fsync, rename, fsync of the directory), as every key
+ * created does; on the disk of a busy machine each fsync waited there (a CPU profile of this file:
+ * 0.6 s of its main thread in fsync alone). Nothing tested here is about the disk.
+ */
+async function memFixtureDir(data: FixtureData): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const t = memTempDir('quorum-probability-');
+  await writeSnapshot(t.dir, SNAP, data);
+  await publish(t.dir, SNAP);
+  return { dir: t.dir, cleanup: async () => t.cleanup() };
+}
+
+/**
+ * The servers of their own, each on a fresh copy of one fixture directory (fixtureData(1)) written
+ * once, not written again through DuckDB for each.
+ */
+let template: Promise<{ dir: string; cleanup: () => Promise<void> }> | undefined;
+async function fixtureDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  template ??= memFixtureDir(fixtureData(1));
+  const from = (await template).dir;
+  const t = memTempDir('quorum-probability-');
+  cpSync(from, t.dir, { recursive: true });
+  return { dir: t.dir, cleanup: async () => t.cleanup() };
+}
 
 let sim: Simulator;
 let models: ResolvedModel[];
@@ -51,7 +80,7 @@ function post(body: unknown, key: string | null, headers: Record<string, string>
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
   models = loadModelsConfig({ env: {}, simulatorUrl: sim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
-  ({ dir, cleanup } = await fixtureDir(withFeeds(fixtureData(1))));
+  ({ dir, cleanup } = await memFixtureDir(withFeeds(fixtureData(1))));
   server = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: [] } });
   scoped = newKey(dir, 'pro', ['probability'], 'partner').key;
   scoped2 = newKey(dir, 'pro', ['probability'], 'partner 2').key;
@@ -61,6 +90,7 @@ afterAll(async () => {
   await server?.close();
   await sim?.close();
   await cleanup?.();
+  if (template) await (await template).cleanup();
 });
 
 describe('POST /api/probability/: access and validation', () => {
