@@ -14,7 +14,9 @@ import { settingIssue } from '../../pipeline/env.ts';
 import { structureDir } from '../../pipeline/structure/definitions.ts';
 import { loadStructureConfig } from '../../pipeline/structure/stage.ts';
 import { parseAsOf } from '../../pipeline/cli/as-of.ts';
-import { firstStartSampleProblem } from '../../pipeline/bootstrap.ts';
+// (from where bootstrap.ts re-exports it: bootstrap.ts loads the whole pipeline, some 1 s of CPU
+// in this process for one function that needs none of it)
+import { firstStartSampleProblem } from '../../pipeline/first-start-check.ts';
 import type { QuorumConfig } from '../../pipeline/config.ts';
 
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
