@@ -43,6 +43,39 @@ function truncatedSample(line: number): string {
   return dir;
 }
 
+/** A directory other than the checkout, for the CLI run from there (fromElsewhere). */
+const ELSEWHERE = join(tmp.dir, 'elsewhere');
+
+/**
+ * The real `quorum` run from ELSEWHERE with the bundled data's settings unset (their defaults),
+ * `stdout` 'ignore', or 'gone' for a pipe destroyed before anything is printed (a reader that has
+ * gone, as `| true`).
+ */
+function fromElsewhere(args: string[], extra: Record<string, string> = {}, stdout: 'ignore' | 'gone' = 'ignore') {
+  mkdirSync(ELSEWHERE, { recursive: true });
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', QUORUM_VENUES: 'none' };
+  for (const v of ['QUORUM_DATA_DIR', 'QUORUM_SAMPLE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR', 'QUORUM_STRUCTURE_DIR']) delete env[v];
+  return new Promise<{ status: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), ...args], { cwd: ELSEWHERE, env: { ...env, ...extra }, stdio: ['ignore', stdout === 'gone' ? 'pipe' : 'ignore', 'pipe'], timeout: 60_000 });
+    if (stdout === 'gone') child.stdout!.destroy();
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
+}
+
+/**
+ * One `quorum sync --json` of a new data directory, run from ELSEWHERE with its stdout gone: the
+ * two tests that need a whole sync (a reader of stdout that has gone; the bundled data's defaults
+ * from another directory) share it, started by the first to ask (a sync each was some 1 s of CPU).
+ */
+let sharedSync: Promise<{ status: number | null; stderr: string; dataDir: string }> | undefined;
+function syncFromElsewhere() {
+  const dataDir = join(tmp.dir, 'elsewhere-data');
+  sharedSync ??= fromElsewhere(['sync', '--json'], { QUORUM_DATA_DIR: dataDir, QUORUM_FRED_API_KEY: '' }, 'gone').then((r) => ({ ...r, dataDir }));
+  return sharedSync;
+}
+
 describe('quorum import', () => {
   it('rejects a truncated file naming file and line, and writes nothing', () => {
     const data = join(tmp.dir, 'wh-truncated');
@@ -173,18 +206,11 @@ describe('the quorum command', () => {
   });
 
   it('a reader of stdout that has gone is not a failure: the command ends with its own exit code, no EPIPE stack (QA: `quorum sync --json | true` exited 1 with an unhandled EPIPE after the sync succeeded)', async () => {
-    const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), 'sync', '--json'], {
-      cwd: REPO,
-      env: { ...process.env, LOG_LEVEL: 'warn', QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', QUORUM_DATA_DIR: join(tmp.dir, 'epipe') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.destroy(); // the reader is gone before anything is printed
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    const status = await new Promise((resolve) => child.on('close', resolve));
+    // the sync from another directory below (its stdout destroyed before anything is printed)
+    const { status, stderr, dataDir } = await syncFromElsewhere();
     expect(status, stderr).toBe(0);
     expect(stderr).not.toMatch(/EPIPE|    at /);
-    expect(existsSync(join(tmp.dir, 'epipe', 'raw', 'questions'))).toBe(true); // the sync did its work
+    expect(existsSync(join(dataDir, 'raw', 'questions'))).toBe(true); // the sync did its work
   });
 
   it('--version prints package.json\'s version (it was an unknown option)', () => {
@@ -382,29 +408,17 @@ describe('quorum run', () => {
   });
 
   it("the bundled data's defaults are this checkout's, from any directory; a path set resolves against the current one", async () => {
-    const elsewhere = join(tmp.dir, 'elsewhere');
-    mkdirSync(elsewhere, { recursive: true });
-    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', QUORUM_VENUES: 'none' };
-    for (const v of ['QUORUM_DATA_DIR', 'QUORUM_SAMPLE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR', 'QUORUM_STRUCTURE_DIR']) delete env[v];
-    /** The CLI run from `elsewhere` (started at once, awaited together below). */
-    const run = (args: string[], extra: Record<string, string> = {}) =>
-      new Promise<{ status: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), ...args], { cwd: elsewhere, env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
-        let stderr = '';
-        child.stderr!.on('data', (d) => (stderr += d));
-        child.on('close', (status) => resolve({ status, stderr }));
-      });
     const [byDefault, relative, sync] = await Promise.all([
-      run(['keys', 'list']),
-      run(['keys', 'list'], { QUORUM_DATA_DIR: 'mine' }),
+      fromElsewhere(['keys', 'list']),
+      fromElsewhere(['keys', 'list'], { QUORUM_DATA_DIR: 'mine' }),
       // (QA: from another directory the first start's import said a ForecastBench file was missing)
-      run(['sync', '--json'], { QUORUM_DATA_DIR: join(tmp.dir, 'elsewhere-data'), QUORUM_FRED_API_KEY: '' }),
+      syncFromElsewhere(),
     ]);
     expect(byDefault.status, byDefault.stderr).toBe(0);
     expect(byDefault.stderr).toContain(`data directory ${join(REPO, 'data', 'warehouse')} (the default`);
-    expect(relative.stderr).toContain(`data directory ${join(elsewhere, 'mine')} (QUORUM_DATA_DIR)`);
+    expect(relative.stderr).toContain(`data directory ${join(ELSEWHERE, 'mine')} (QUORUM_DATA_DIR)`);
     expect(sync.status, sync.stderr).toBe(0);
-    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+    expect(existsSync(join(ELSEWHERE, 'data'))).toBe(false);
   });
 
   it('quorum start on a port in use says so before the first-start bootstrap (QA: found after a minute and a half of runs)', async () => {
