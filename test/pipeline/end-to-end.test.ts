@@ -1,17 +1,16 @@
 /**
  * End to end, on the real bundled sample: the real CLI imports it, runs the pipeline dated at each
  * round's freeze time and now (against the real model simulator through the real openai SDK), and
- * the real API serves the published snapshot over HTTP.
+ * the real API (`quorum serve`, a process of its own) serves the published snapshot over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { quorum, REPO } from '../helpers/cli.ts';
+import type { ChildProcess } from 'node:child_process';
+import { quorum, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { startServer } from '../../api/server.ts';
 import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
-import { createLogger } from '../../pipeline/log.ts';
 import { createKey } from '../../api/auth/keys.ts';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +18,12 @@ import { tmpdir } from 'node:os';
 const tmp = tempDir('quorum-e2e-');
 const env = { QUORUM_DATA_DIR: tmp.dir };
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
-let server: Awaited<ReturnType<typeof startServer>>;
+/**
+ * The API as the CLI serves it: `quorum serve` on the data directory, rather than api/server.ts
+ * started in this process (loading the API's sources into the test process cost more CPU, some
+ * 2 s, than the prebuilt CLI's whole serve).
+ */
+let server: { url: string; child: ChildProcess; closed: Promise<unknown> } | undefined;
 const keys: Record<'pro' | 'api' | 'enterprise', string> = { pro: '', api: '', enterprise: '' };
 
 async function rawCount(table: 'questions' | 'forecasts' | 'resolutions' | 'market_prices', distinctKey?: string) {
@@ -45,11 +49,18 @@ beforeAll(async () => {
   const now = quorum(['run'], env);
   expect(now.status, now.stderr).toBe(0);
   for (const plan of ['pro', 'api', 'enterprise'] as const) keys[plan] = createKey(tmp.dir, { name: `e2e ${plan}`, plan, scopes: [] }).key;
-  server = await startServer({ port: 0, host: '127.0.0.1', dataDir: tmp.dir, logger: createLogger('silent') });
+  const child = quorumProcess(['serve'], { ...env, HOST: '127.0.0.1', PORT: '0' });
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  const { url, stderr } = await serveOutcome(child);
+  if (!url) throw new Error(`quorum serve exited: ${stderr}`);
+  server = { url, child, closed };
 }, 600_000);
 
 afterAll(async () => {
-  await server?.close();
+  if (server) {
+    server.child.kill('SIGTERM');
+    await server.closed;
+  }
   tmp.cleanup();
 });
 
@@ -77,7 +88,7 @@ describe('the bundled sample, end to end', () => {
   it('published a snapshot the API serves, with real outcomes scored', async () => {
     const id = readCurrent(tmp.dir);
     expect(id).not.toBeNull();
-    const res = await fetch(`${server.url}/api/predictions/accuracy`);
+    const res = await fetch(`${server!.url}/api/predictions/accuracy`);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-snapshot')).toBe(id);
     const body = (await res.json()) as Record<string, any>;
@@ -94,7 +105,7 @@ describe('the bundled sample, end to end', () => {
   });
 
   it('lists resolved predictions with venue-qualified ids, provenance and both errors', async () => {
-    const res = await fetch(`${server.url}/api/predictions/resolved/?limit=5`);
+    const res = await fetch(`${server!.url}/api/predictions/resolved/?limit=5`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, any>;
     const items = body[Object.keys(body).find((k) => Array.isArray(body[k]))!] as Record<string, any>[];
@@ -111,12 +122,12 @@ describe('the bundled sample, end to end', () => {
   });
 
   it('serves the calibration summary', async () => {
-    const res = await fetch(`${server.url}/api/events/accuracy/`);
+    const res = await fetch(`${server!.url}/api/events/accuracy/`);
     expect(res.status).toBe(200);
   });
 
   it('exports with real keys: anonymous 401, pro CSV capped, pro JSON 403 naming api, api Parquet complete, enterprise raw forecasts', async () => {
-    const url = (path: string) => `${server.url}${path}`;
+    const url = (path: string) => `${server!.url}${path}`;
     expect((await fetch(url('/api/export/resolved/?output=csv'))).status).toBe(401);
 
     const pro = await fetch(url('/api/export/resolved/?output=csv&limit=100000'), { headers: { 'X-API-Key': keys.pro } });
@@ -160,7 +171,7 @@ describe('the bundled sample, end to end', () => {
 
   it('the raw forecasts export holds the forecasts the snapshot was derived from, not those written since', async () => {
     const exportRunIds = async () => {
-      const r = await fetch(`${server.url}/api/export/forecasts/?output=jsonl`, { headers: { 'X-API-Key': keys.enterprise } });
+      const r = await fetch(`${server!.url}/api/export/forecasts/?output=jsonl`, { headers: { 'X-API-Key': keys.enterprise } });
       expect(r.status).toBe(200);
       return (await r.text()).trim().split('\n').map((l) => (JSON.parse(l) as { run_id: string }).run_id);
     };
