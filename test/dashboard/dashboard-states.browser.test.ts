@@ -769,8 +769,10 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       // the first run's snapshot arrives (copied from the suite's data directory, CURRENT last)
       for (const part of ['raw', 'snapshots']) cpSync(path.join(dir, part), path.join(fresh, part), { recursive: true });
       cpSync(path.join(dir, 'CURRENT'), path.join(fresh, 'CURRENT'));
-      // no reload, no navigation: the page loads again after the wait and shows the data
-      await page.waitForFunction(() => document.querySelector('main[data-ready="1"] > .page:not([data-stale])') !== null, { timeout: 30_000 });
+      // no reload, no navigation: the page loads again after the wait and shows the data (checked
+      // on each change of the page, not on every animation frame: that made the browser draw 60
+      // frames a second through the 5 s wait)
+      await page.waitForFunction(() => document.querySelector('main[data-ready="1"] > .page:not([data-stale])') !== null, { timeout: 30_000, polling: 'mutation' });
       expect(await notices(page)).not.toContainEqual(expect.stringMatching(/^error: /));
       // the panels the snapshot fills (this data's run was made now: nothing it forecast has resolved)
       expect(await page.$$eval('main h2', (hs) => hs.map((x) => x.textContent))).toContain('Headline: consensus against the market');
