@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { journalDir } from '../../pipeline/forecast/journal.ts';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
 import { memTempDir } from '../helpers/mem-temp-dir.ts';
+import { parquetReader } from '../helpers/parquet-reader.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { rawGlob, rawTableDir } from '../../pipeline/warehouse/layout.ts';
@@ -30,18 +30,13 @@ const tmp = memTempDir('quorum-crash-');
  */
 const disk = tempDir('quorum-crash-disk-');
 
-/**
- * One in-memory DuckDB instance for every census (a connection each), not one per census. It reads
- * the Parquet files afresh every time: no object cache (DuckDB's default) and no external file
- * cache, which would keep blocks of the files it read.
- */
-let db: DuckDBInstance;
+/** Every census reads through one DuckDB instance (test/helpers/parquet-reader.ts). */
+const reader = parquetReader();
 
 /** Rows and distinct natural keys of every raw table (equal when nothing is duplicated). */
 async function census(root: string): Promise<Record<string, { rows: number; keys: number }>> {
-  const conn = await db.connect();
-  const out: Record<string, { rows: number; keys: number }> = {};
-  try {
+  return reader.read(async (conn) => {
+    const out: Record<string, { rows: number; keys: number }> = {};
     for (const table of Object.keys(RAW_TABLES) as RawTableName[]) {
       const glob = rawGlob(root, table);
       // questions: a question's versions (the sync's; a ForecastBench round whose text changed) share
@@ -57,10 +52,8 @@ async function census(root: string): Promise<Record<string, { rows: number; keys
         out[table] = { rows: 0, keys: 0 }; // no parts yet
       }
     }
-  } finally {
-    conn.closeSync();
-  }
-  return out;
+    return out;
+  });
 }
 
 /**
@@ -179,7 +172,6 @@ const clean = join(tmp.dir, 'clean');
 let cleanCensus: Awaited<ReturnType<typeof census>>;
 
 beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:', { enable_external_file_cache: 'false' });
   expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: clean }).status).toBe(0);
   cleanCensus = await census(clean);
   cpSync(clean, env.QUORUM_DATA_DIR, { recursive: true });
@@ -190,8 +182,8 @@ beforeAll(async () => {
   expect(quorum(['sync'], env).status).toBe(0);
 }, 300_000);
 
-afterAll(() => {
-  db?.closeSync();
+afterAll(async () => {
+  await reader.close();
   tmp.cleanup();
   disk.cleanup();
 });

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { quorumAsync } from '../helpers/cli.ts';
 import { memTempDir as tempDir } from '../helpers/mem-temp-dir.ts';
+import { parquetReader } from '../helpers/parquet-reader.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
@@ -63,23 +63,13 @@ function resolvedWithoutTime(id: string, resolution = 'YES') {
   return m;
 }
 
-/**
- * One in-memory DuckDB instance for the file's queries (a connection each), not one per query:
- * they read the CLIs' Parquet files afresh every time (no object cache, DuckDB's default, and no
- * external file cache, which would keep blocks of the files it read).
- */
-let db: DuckDBInstance;
-async function query(sql: string): Promise<Record<string, unknown>[]> {
-  const conn = await db.connect();
-  try {
-    return (await conn.runAndReadAll(sql)).getRowObjectsJS();
-  } finally {
-    conn.closeSync();
-  }
+/** The file's queries read through one DuckDB instance (test/helpers/parquet-reader.ts), on one thread. */
+const reader = parquetReader({ threads: 1 });
+function query(sql: string): Promise<Record<string, unknown>[]> {
+  return reader.read(async (conn) => (await conn.runAndReadAll(sql)).getRowObjectsJS());
 }
 
 beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:', { threads: '1', enable_external_file_cache: 'false' });
   manifold = await startReplayServer([
     { path: '/v0/markets', query: { before: null }, responses: () => json(phase === 'open' ? [open('NoTimeYes01'), open('Extended01'), open('EarlyEnd01')] : []) },
     { path: '/v0/markets', responses: [json([])] },
@@ -109,7 +99,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  db?.closeSync();
+  await reader.close();
   await manifold?.close();
   tmp.cleanup();
   questionsDir.cleanup();
