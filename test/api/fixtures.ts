@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, LIST, VARCHAR, listValue, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { DuckType } from '../../pipeline/warehouse/tables.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts';
 
 /** The warehouse's column types (pipeline/warehouse/tables.ts), DuckDB DDL as written. */
 type ColType = DuckType;
@@ -512,7 +513,16 @@ export async function publish(dataDir: string, id: string): Promise<void> {
   await rename(tmp, path.join(dataDir, 'CURRENT'));
 }
 
-export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+/**
+ * A fresh data directory; `memory`: in memory (test/helpers/mem-temp-dir.ts), for a file whose
+ * requests write durably again and again (keys, usage, the probability endpoint's records), where
+ * every fsync on the disk of a busy machine waited.
+ */
+export async function tempDataDir(opts: { memory?: boolean } = {}): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  if (opts.memory) {
+    const t = memTempDir('quorum-api-');
+    return { dir: t.dir, cleanup: async () => t.cleanup() };
+  }
   const dir = await mkdtemp(path.join(tmpdir(), 'quorum-api-'));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }

@@ -16,8 +16,9 @@ import { FEED, fixtureData, publish, tempDataDir, writeSnapshot, type FixtureDat
 export const SNAP = 'r20250402T000000Z-aa01';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-export async function fixtureDir(data: FixtureData = fixtureData(1)): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const tmp = await tempDataDir();
+/** A data directory with `data` published as snapshot SNAP (`memory`: see tempDataDir). */
+export async function fixtureDir(data: FixtureData = fixtureData(1), opts: { memory?: boolean } = {}): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const tmp = await tempDataDir(opts);
   await writeSnapshot(tmp.dir, SNAP, data);
   await publish(tmp.dir, SNAP);
   return tmp;

@@ -10,9 +10,8 @@ import { loadModelsConfig, type ResolvedModel } from '../../pipeline/models/conf
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { cpSync } from 'node:fs';
-import { expectProblem, get, newKey, serve, SNAP, type Got } from '../api/helpers.ts';
-import { FEED, fixtureData, publish, withFeeds, writeSnapshot, type FixtureData } from '../api/fixtures.ts';
-import { memTempDir } from '../helpers/mem-temp-dir.ts';
+import { expectProblem, fixtureDir, get, newKey, serve, type Got } from '../api/helpers.ts';
+import { FEED, fixtureData, tempDataDir, withFeeds } from '../api/fixtures.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { createGdeltProvider } from '../../pipeline/evidence/gdelt.ts';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
@@ -33,30 +32,21 @@ const noMarket = (extra: Record<string, unknown> = {}) => {
 };
 
 /**
- * A data directory with a published fixture snapshot (as test/api/helpers.ts fixtureDir makes it), in
- * memory (a tmpfs, test/helpers/mem-temp-dir.ts): every probability request writes its record, its
- * calls and the key's spend durably (temp file, fsync, rename, fsync of the directory), as every key
- * created does; on the disk of a busy machine each fsync waited there (a CPU profile of this file:
- * 0.6 s of its main thread in fsync alone). Nothing tested here is about the disk.
- */
-async function memFixtureDir(data: FixtureData): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const t = memTempDir('quorum-probability-');
-  await writeSnapshot(t.dir, SNAP, data);
-  await publish(t.dir, SNAP);
-  return { dir: t.dir, cleanup: async () => t.cleanup() };
-}
-
-/**
- * The servers of their own, each on a fresh copy of one fixture directory (fixtureData(1)) written
+ * The data directories are in memory (fixtureDir's `memory`): every probability request writes its
+ * record, its calls and the key's spend durably (temp file, fsync, rename, fsync of the directory),
+ * as every key created does; on the disk of a busy machine each fsync waited there (a CPU profile of
+ * this file: 0.6 s of its main thread in fsync alone). Nothing tested here is about the disk.
+ *
+ * The servers of their own each get a fresh copy of one fixture directory (fixtureData(1)) written
  * once, not written again through DuckDB for each.
  */
 let template: Promise<{ dir: string; cleanup: () => Promise<void> }> | undefined;
-async function fixtureDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  template ??= memFixtureDir(fixtureData(1));
+async function copyOfFixture(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  template ??= fixtureDir(fixtureData(1), { memory: true });
   const from = (await template).dir;
-  const t = memTempDir('quorum-probability-');
-  cpSync(from, t.dir, { recursive: true });
-  return { dir: t.dir, cleanup: async () => t.cleanup() };
+  const copy = await tempDataDir({ memory: true });
+  cpSync(from, copy.dir, { recursive: true });
+  return copy;
 }
 
 let sim: Simulator;
@@ -80,7 +70,7 @@ function post(body: unknown, key: string | null, headers: Record<string, string>
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
   models = loadModelsConfig({ env: {}, simulatorUrl: sim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
-  ({ dir, cleanup } = await memFixtureDir(withFeeds(fixtureData(1))));
+  ({ dir, cleanup } = await fixtureDir(withFeeds(fixtureData(1)), { memory: true }));
   server = await serve(dir, { publicBeta: true, probability: { models, timeoutMs: 3000, evidenceProviders: [] } });
   scoped = newKey(dir, 'pro', ['probability'], 'partner').key;
   scoped2 = newKey(dir, 'pro', ['probability'], 'partner 2').key;
@@ -336,7 +326,7 @@ describe('POST /api/probability/: answers', () => {
     // A server of its own with a 1.2 s deadline: the hanging calls last until it (the file's
     // server has 3 s, which every other request of it may need on a loaded machine).
     const TIMEOUT_MS = 1200;
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const quick = await serve(d.dir, { probability: { models, timeoutMs: TIMEOUT_MS, evidenceProviders: [] } });
     sim.setFaults([{ kind: 'hang', model: 'sim-gpt' }, { kind: 'hang', model: 'sim-claude' }]);
     try {
@@ -358,7 +348,7 @@ describe('POST /api/probability/: answers', () => {
   it('QUORUM_PROBABILITY_TIMEOUT_MS holds when the calls wait in the models\' shared queues (a queued call got the whole time once it started)', async () => {
     // One call at a time per model, 300 ms each: the later requests' calls wait in the queues past the deadline.
     const busySim = await startSimulator({ port: 0, latencyMs: 300 });
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const one = loadModelsConfig({ env: {}, simulatorUrl: busySim.url, simulator: { maxConcurrency: 1, priceInPerMtok: 1, priceOutPerMtok: 1 } });
     const busy = await serve(d.dir, { probability: { models: one, timeoutMs: 1000, evidenceProviders: [] } });
     try {
@@ -662,7 +652,7 @@ describe('a server with fewer than two models', () => {
 
 describe('default wiring (quorum serve): models from the environment', () => {
   it('no models file: the bundled simulator starts on the first request and stops with the server', async () => {
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const srv = await serve(d.dir); // no probability option: api/probability/setup.ts
     try {
       const k = newKey(d.dir, 'pro', ['probability']).key;
@@ -686,8 +676,8 @@ describe('limits and cancellation', () => {
   const CAP_USD = 0.01; // about six requests (each about 0.0016 USD at these prices)
   beforeAll(async () => {
     slowSim = await startSimulator({ port: 0, latencyMs: 400 });
-    slowDir = await fixtureDir();
-    cappedDir = await fixtureDir();
+    slowDir = await copyOfFixture();
+    cappedDir = await copyOfFixture();
     const m = loadModelsConfig({ env: {}, simulatorUrl: slowSim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
     slow = await serve(slowDir.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [] } });
     capped = await serve(cappedDir.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: CAP_USD } });
@@ -749,7 +739,7 @@ describe('limits and cancellation', () => {
 
   it('the daily budget holds against concurrent requests dearer than those answered before (QA: four in eight languages, or with long resolution criteria, reserved at a short one-language request\'s cost, spent over 2× the cap)', async () => {
     // its own server: the requests answered so far are one-language ones (the cheapest kind)
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const m = loadModelsConfig({ env: {}, simulatorUrl: slowSim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
     const srv = await serve(d.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: CAP_USD } });
     try {
@@ -846,7 +836,7 @@ describe('limits and cancellation', () => {
 
   it('a request that was not answered (the client went away after two models) says nothing of what one costs: one request in flight at a time still (QA review: its part cost let four in at once, over the cap by more than one request)', async () => {
     // its own server: nothing answered on it yet
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const m = loadModelsConfig({ env: {}, simulatorUrl: slowSim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
     const cap = 0.003; // under two requests (each about 0.0016 USD at these prices)
     const srv = await serve(d.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: cap } });
@@ -957,7 +947,7 @@ describe('limits and cancellation', () => {
 
 describe('a client that went away before its request started', () => {
   it('a retry waiting for the first request of its Idempotency-Key, whose client went away meanwhile, asks no model and is not charged (QA review: it was asked and charged when the first ended without an answer)', async () => {
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const srv = await serve(d.dir, { probability: { models, timeoutMs: 1500, evidenceProviders: [] } });
     // the first request's four calls hang to its deadline (a 503), the calls after them answer
     sim.setFaults([{ kind: 'hang', marker: 'GONE-WAITER', times: 4 }]);
@@ -990,7 +980,7 @@ describe('the spending cap when the private call log cannot be written', () => {
   // so a log that could not be written (a full disk) made every answered request a 500 whose paid
   // calls never counted: the key spent past its daily cap without limit, /api/usage/ said 0.
   it('the calls answered are counted against the key\'s budget though the request fails', async () => {
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const srv = await serve(d.dir, { probability: { models, timeoutMs: 3000, evidenceProviders: [], budgetUsdPerDay: 0.01 } });
     try {
       // the day's call log is a directory: appending to it fails (EISDIR), as a full disk would (ENOSPC)
@@ -1015,7 +1005,7 @@ describe('a graceful shutdown with a request in flight', () => {
   // and exited before the request had booked anything: the two calls that had answered were paid,
   // yet in no model_calls row, no stored record, and not counted against the key's cap.
   it('books what the cut request paid before it closes: its calls logged, its record stored, its spend written', async () => {
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const own = await startSimulator({ port: 0 });
     const m = loadModelsConfig({ env: {}, simulatorUrl: own.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
     const srv = await serve(d.dir, { shutdownTimeoutMs: 200, probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: 1 } });
@@ -1072,7 +1062,7 @@ describe('each model\'s cost in an answer', () => {
   it('is in USD to 9 decimals, without binary noise, as the answer\'s cost_usd is', async () => {
     const own = await startSimulator({ port: 0 });
     const m = loadModelsConfig({ env: {}, simulatorUrl: own.url, simulator: { priceInPerMtok: 0.28, priceOutPerMtok: 0.42 } });
-    const d = await fixtureDir();
+    const d = await copyOfFixture();
     const srv = await serve(d.dir, { probability: { models: m, timeoutMs: 5000, evidenceProviders: [] } });
     try {
       const k = newKey(d.dir, 'pro', ['probability']).key;
