@@ -48,6 +48,18 @@ function setup(env: Record<string, string> = {}) {
   return { dir, config };
 }
 
+/**
+ * `models` written as a models file under root whose entries name the key variable `keyEnv`, set to
+ * `key` in the env returned (for setup: loadConfig checks it) and in the process's (the runner reads
+ * it at each call) until `done()`.
+ */
+function modelsFile(name: string, keyEnv: string, key: string, models: object[]) {
+  const file = join(root, name);
+  writeFileSync(file, JSON.stringify({ models: models.map((m) => ({ ...m, api_key_env: keyEnv })) }));
+  process.env[keyEnv] = key;
+  return { env: { QUORUM_MODELS_FILE: file, [keyEnv]: key }, done: () => delete process.env[keyEnv] };
+}
+
 beforeAll(async () => {
   await oneDuckdbThread();
   sim = await startSimulator({ port: 0, latencyMs: 5 });
@@ -71,15 +83,13 @@ describe('forecast stage in a pipeline run', () => {
     // hang or a stall (its rule comes first), so its deadline never delays the run. The four
     // models are the bundled simulator's, as simulatedModels makes them, in a models file to give
     // sim-deepseek that.
-    const file = join(root, 'fault-models.json');
-    const four = simulatedModels(sim.url).map(({ apiKey: _key, ...m }) => ({
-      ...m,
-      api_key_env: 'TEST_FAULT_MODELS_API_KEY',
-      ...(m.id === 'sim-deepseek' ? { timeout_ms: 60_000 } : {}),
-    }));
-    writeFileSync(file, JSON.stringify({ models: four }));
-    process.env.TEST_FAULT_MODELS_API_KEY = 'simulated';
-    const { dir, config } = setup({ QUORUM_CALL_TIMEOUT_MS: '3000', QUORUM_MODELS_FILE: file, TEST_FAULT_MODELS_API_KEY: 'simulated' });
+    const four = modelsFile(
+      'fault-models.json',
+      'TEST_FAULT_MODELS_API_KEY',
+      'simulated',
+      simulatedModels(sim.url).map(({ apiKey: _key, ...m }) => ({ ...m, ...(m.id === 'sim-deepseek' ? { timeout_ms: 60_000 } : {}) })),
+    );
+    const { dir, config } = setup({ QUORUM_CALL_TIMEOUT_MS: '3000', ...four.env });
     // The counted faults land on whichever requests arrive first, so which calls they fail (and
     // with which final kind) depends on timing. Two failure kinds are certain whatever the order:
     // every sim-deepseek call violates the schema (first rule, so it never takes a counted fault),
@@ -117,7 +127,7 @@ describe('forecast stage in a pipeline run', () => {
       expect(existsSync(journalPath(dir, s.run_id))).toBe(false);
     } finally {
       sim.setFaults([]);
-      delete process.env.TEST_FAULT_MODELS_API_KEY;
+      four.done();
     }
   });
 
@@ -154,12 +164,10 @@ describe('forecast stage in a pipeline run', () => {
         ],
       },
     ]);
-    const file = join(root, 'priced-models.json');
-    const entry = (id: string) => ({ id, display_name: id, base_url: `${api.url}/v1`, api_key_env: 'TEST_PRICED_MODEL_API_KEY', model: 'gpt-4o', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2.5, price_out_per_mtok: 10 });
-    writeFileSync(file, JSON.stringify({ models: ['a', 'b', 'c', 'd'].map(entry) }));
-    process.env.TEST_PRICED_MODEL_API_KEY = 'sk-test';
+    const entry = (id: string) => ({ id, display_name: id, base_url: `${api.url}/v1`, model: 'gpt-4o', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2.5, price_out_per_mtok: 10 });
+    const priced = modelsFile('priced-models.json', 'TEST_PRICED_MODEL_API_KEY', 'sk-test', ['a', 'b', 'c', 'd'].map(entry));
     try {
-      const { dir, config } = setup({ QUORUM_MODELS_FILE: file, TEST_PRICED_MODEL_API_KEY: 'sk-test' });
+      const { dir, config } = setup(priced.env);
       const s = await runPipeline({ config, logger, asOf });
       expect(s.status, s.error ?? '').toBe('completed');
       expect(s.calls).toBe(48);
@@ -167,7 +175,7 @@ describe('forecast stage in a pipeline run', () => {
       const runs = await rawQuery(dir, 'runs', `SELECT * FROM t WHERE run_id = '${s.run_id}' AND status = 'completed'`);
       expect(runs[0]!.cost_usd).toBe(0.168);
     } finally {
-      delete process.env.TEST_PRICED_MODEL_API_KEY;
+      priced.done();
       await api.close();
     }
   });
@@ -189,11 +197,11 @@ describe('forecast stage in a pipeline run', () => {
         ],
       },
     ]);
-    const file = join(root, 'float-usage-models.json');
-    writeFileSync(file, JSON.stringify({ models: [{ id: 'glm', display_name: 'GLM', base_url: `${api.url}/v1`, api_key_env: 'TEST_FLOAT_USAGE_API_KEY', model: 'glm-4.5', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2, price_out_per_mtok: 10 }] }));
-    process.env.TEST_FLOAT_USAGE_API_KEY = 'sk-test';
+    const glm = modelsFile('float-usage-models.json', 'TEST_FLOAT_USAGE_API_KEY', 'sk-test', [
+      { id: 'glm', display_name: 'GLM', base_url: `${api.url}/v1`, model: 'glm-4.5', max_concurrency: 2, requests_per_minute: 10000, price_in_per_mtok: 2, price_out_per_mtok: 10 },
+    ]);
     try {
-      const { dir, config } = setup({ QUORUM_MODELS_FILE: file, TEST_FLOAT_USAGE_API_KEY: 'sk-test' });
+      const { dir, config } = setup(glm.env);
       const s = await runPipeline({ config, logger, asOf });
       expect(s.status, s.error ?? '').toBe('completed');
       expect(s).toMatchObject({ calls: 12, failed_calls: 0, forecasts: 12, tokens_in: 12 * 1001, tokens_out: 12 * 38 });
@@ -201,7 +209,7 @@ describe('forecast stage in a pipeline run', () => {
       // the cost is that of the tokens stored, whole tokens as every provider bills them
       expect(calls).toEqual([{ tokens_in: 1001, tokens_out: 38, cost_usd: (1001 * 2 + 38 * 10) / 1e6 }]);
     } finally {
-      delete process.env.TEST_FLOAT_USAGE_API_KEY;
+      glm.done();
       await api.close();
     }
   });
