@@ -22,3 +22,17 @@ export async function openTab(opener: Browser | BrowserContext, serverUrl: strin
   await page.evaluate((k) => { if (k) localStorage.setItem('quorum.apiKey', k); else localStorage.removeItem('quorum.apiKey'); }, key);
   return { page, problems };
 }
+
+/** Page loads so far (see loadRoute). */
+let loads = 0;
+
+/**
+ * Loads route `hash` of the dashboard served at `serverUrl` as a fresh document and waits for the
+ * page to say it rendered. Each load's URL differs in its query (the dashboard reads its hash
+ * alone), so a route is always a new document, in one navigation (not one to about:blank first:
+ * every navigation costs the browser CPU).
+ */
+export async function loadRoute(page: Page, serverUrl: string, hash: string): Promise<void> {
+  await page.goto(`${serverUrl}/?load=${++loads}${hash}`, { waitUntil: 'load' });
+  await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
+}

@@ -20,7 +20,7 @@ import { cli, get, newKey } from '../api/helpers.ts';
 import { quorum, quorumProcess } from '../helpers/cli.ts';
 import { forecasts, writeRaw } from '../structure/helpers.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
-import { openTab, type Problems } from './browser-tab.ts';
+import { loadRoute, openTab, type Problems } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
@@ -173,16 +173,8 @@ async function tab(width = 1200, key: string | null = null): Promise<{ page: Pag
   return openTab(await browser.createBrowserContext(), server.url, width, key);
 }
 
-/** Page loads so far: each load's URL differs in its query (the dashboard reads its hash alone), so
- *  loading a route is always a new document, in one navigation (not one to about:blank first: every
- *  navigation costs the browser CPU). */
-let loads = 0;
-
-/** Loads `hash` of the dashboard at `url` as a fresh document and waits for the page to say it rendered. */
-async function open(page: Page, hash: string, url = server.url): Promise<void> {
-  await page.goto(`${url}/?load=${++loads}${hash}`, { waitUntil: 'load' });
-  await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
-}
+/** Loads `hash` of the dashboard at `url` as a fresh document (loadRoute). */
+const open = (page: Page, hash: string, url = server.url): Promise<void> => loadRoute(page, url, hash);
 
 /** Runs `act` and waits until the page it leads to has rendered (not the one shown before). */
 async function rerender(page: Page, act: () => Promise<unknown>): Promise<void> {

@@ -33,7 +33,7 @@ import { get, newKey } from '../api/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
 import { waitForBrowserIdle } from './browser-idle.ts';
-import { openTab, type Problems } from './browser-tab.ts';
+import { loadRoute, openTab, type Problems } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** axe-core's minified build (the package's own axe.min.js, the same version as axe.source): under
@@ -155,18 +155,12 @@ async function tab(width = 1200, key: string | null = null): Promise<{ page: Pag
   return openTab(browser, server.url, width, key);
 }
 
-/** Page loads so far: each load's URL differs in its query (the dashboard reads its hash alone), so
- *  loading a route is always a new document, in one navigation (not one to about:blank first: every
- *  navigation costs the browser CPU). */
-let loads = 0;
-
 /**
  * Loads `hash` as a fresh document and waits for the page to say it rendered. With a `name`, its
  * first render time is logged (pages loaded under failures or at other widths go unnamed).
  */
 async function open(page: Page, hash: string, name?: string): Promise<void> {
-  await page.goto(`${server.url}/?load=${++loads}${hash}`, { waitUntil: 'load' });
-  await page.waitForSelector('main[data-ready="1"]', { timeout: 15_000 });
+  await loadRoute(page, server.url, hash);
   if (name === undefined) return;
   const t = await page.evaluate(() => performance.getEntriesByName('quorum:rendered')[0]?.startTime ?? -1);
   renders[name] = Math.round(t);
