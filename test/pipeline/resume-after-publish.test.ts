@@ -23,8 +23,7 @@ import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
 import { rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
 import { makeCurrent, readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
 import { REPO } from '../helpers/cli.ts';
-import { oneDuckdbThread } from '../forecast/helpers.ts';
-import { rawQuery, scratch } from '../forecast/helpers.ts';
+import { oneDuckdbThread, rawQuery, scratch } from '../forecast/helpers.ts';
 
 const root = scratch('quorum-resume-published-');
 const logger = createLogger('silent');
