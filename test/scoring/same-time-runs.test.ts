@@ -139,3 +139,40 @@ describe('runs dated at the same time are one round for rounds=all', () => {
     expect(a).toEqual([{ n_slope: 1, slope: 0.5, d: 0.15 }]);
   });
 });
+
+/**
+ * rounds=all anchoring pairs a round's forecast with the blind forecast of the same run, as
+ * 55_anchoring's header says, also when runs dated at the same time asked different modes (the
+ * second `quorum run --as-of T` with QUORUM_MODES=informed). Fixture (hand-computed): R resolves
+ * YES on 2025-03-01, market price 0.5 observed 2025-01-31. At 2025-02-01, FIRST forecast blind
+ * 0.2 and informed 0.3, SECOND (the greater run id) informed 0.65 only. The round's informed
+ * forecast is SECOND's 0.65 and its blind one FIRST's 0.2, but SECOND has no blind forecast of its
+ * own, so the round gives no slope pair (paired across the runs it would: x = 0.5 − 0.2 = 0.3,
+ * y = 0.65 − 0.2 = 0.45, slope 1.5); mean |p − m| = |0.65 − 0.5| = 0.15 still counts.
+ */
+describe('rounds=all anchoring: a round pairs each forecast with its own run\'s blind forecast', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openDb());
+    await insert(conn, 'questions', [question('R')]);
+    await insert(conn, 'resolutions', [resolution('R', 1, '2025-03-01')]);
+    await insert(conn, 'market_prices', [{ question_id: 'R', observed_at: '2025-01-31', probability: 0.5 }]);
+    await insert(conn, 'forecasts', MODELS.flatMap((m) => [
+      forecast('R', m, 'blind', FIRST, '2025-02-01', 0.2),
+      forecast('R', m, 'informed', FIRST, '2025-02-01', 0.3),
+      forecast('R', m, 'informed', SECOND, '2025-02-01', 0.65),
+    ]));
+    await derive(conn, new Date('2025-03-10T00:00:00Z'));
+  });
+  afterAll(() => close());
+
+  it('no slope pair from the informed run without a blind forecast; its distance to the market counts', async () => {
+    const a = await rows(conn, `SELECT DISTINCT n_market, n_slope, slope, round(mean_abs_diff_market, 12) AS d
+      FROM anchoring WHERE rounds = 'all' AND mode = 'informed'`);
+    expect(a).toEqual([{ n_market: 1, n_slope: 0, slope: null, d: 0.15 }]);
+    const b = await rows(conn, `SELECT DISTINCT n_market, round(mean_abs_diff_market, 12) AS d
+      FROM anchoring WHERE rounds = 'all' AND mode = 'blind'`);
+    expect(b).toEqual([{ n_market: 1, d: 0.3 }]);
+  });
+});
