@@ -40,11 +40,31 @@
 
 -- Cost: the observations are kept in WIDE form, one row per (mode, forecaster, question) with the
 -- rounds 'latest' and 'all' side by side (suffixes _l and _a), and unpivoted into rounds only
--- after aggregation, so every pass reads half the rows.
+-- after aggregation, so every pass reads half the rows. Their key columns are ENUMs (below), so
+-- every pass groups and joins on one-byte keys; the point figures are grouped once by the finest
+-- cell and rolled up from those few thousand rows.
+
+-- The observations' key columns (mode, forecaster, category, domain, horizon_bucket) are ENUMs of
+-- the values present (sorted as VARCHARs sort): one byte per row instead of a string, so the
+-- grouping passes below hash integers, the 4.3 M-row table takes less memory, and its Parquet export
+-- writes the dictionary it already holds instead of hashing every string (the file reads back the
+-- same VARCHAR columns). Every published figure casts them back to VARCHAR.
+CREATE OR REPLACE TYPE _lb_mode AS ENUM (
+  SELECT DISTINCT mode FROM scored_consensus WHERE mode IS NOT NULL ORDER BY 1);
+CREATE OR REPLACE TYPE _lb_forecaster AS ENUM (
+  SELECT model FROM scored_forecasts WHERE model IS NOT NULL
+  UNION SELECT unnest(['consensus_mean', 'consensus_median', 'consensus_logit_mean', 'market'])
+  ORDER BY 1);
+CREATE OR REPLACE TYPE _lb_category AS ENUM (
+  SELECT DISTINCT coalesce(category, 'unknown') FROM scored_consensus ORDER BY 1);
+CREATE OR REPLACE TYPE _lb_domain AS ENUM (
+  SELECT DISTINCT coalesce(domain, 'unknown') FROM scored_consensus ORDER BY 1);
+CREATE OR REPLACE TYPE _lb_horizon AS ENUM (
+  SELECT DISTINCT horizon_bucket FROM scored_consensus WHERE horizon_bucket IS NOT NULL ORDER BY 1);
 
 -- Per (mode, question): cell keys (from the scored consensus), bootstrap group, q̄ (the mean Brier
 -- of every forecaster scoring the question) and the market's Brier, per rounds, from the source
--- tables directly.
+-- tables directly (m, cat, dom, hor: the keys as the ENUMs above).
 CREATE OR REPLACE TABLE _lb_q AS
 WITH models AS (
   SELECT question_id, mode,
@@ -55,6 +75,8 @@ WITH models AS (
 )
 SELECT sc.mode, sc.question_id, sc.resolved_at, coalesce(sc.category, 'unknown') AS category,
        coalesce(sc.domain, 'unknown') AS domain, sc.horizon_bucket, g.grp,
+       sc.mode::_lb_mode AS m, coalesce(sc.category, 'unknown')::_lb_category AS cat,
+       coalesce(sc.domain, 'unknown')::_lb_domain AS dom, sc.horizon_bucket::_lb_horizon AS hor,
        sc.market_brier AS mb_l, sc.market_brier_all_rounds AS mb_a,
        (coalesce(m.s_l, 0) + _brier(sc.probability, sc.outcome) + _brier(sc.median, sc.outcome)
         + _brier(sc.logit_mean, sc.outcome) + coalesce(sc.market_brier, 0))
@@ -75,13 +97,13 @@ CREATE OR REPLACE TABLE leaderboard_observations AS
 WITH q AS (
   -- the scored consensus with its question's keys, q̄ and market Brier (the four consensus-based
   -- forecasters need no other join)
-  SELECT sc.*, lq.grp, lq.category AS cat, lq.domain AS dom, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a
+  SELECT sc.*, lq.grp, lq.m, lq.cat, lq.dom, lq.hor, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a
   FROM scored_consensus AS sc
   JOIN _lb_q AS lq ON lq.question_id = sc.question_id AND lq.mode = sc.mode
 ),
 obs AS (
-  SELECT sf.mode, sf.model AS forecaster, sf.question_id, lq.resolved_at, lq.grp, lq.category, lq.domain,
-         lq.horizon_bucket, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a,
+  SELECT lq.m AS mode, sf.model::_lb_forecaster AS forecaster, sf.question_id, lq.resolved_at, lq.grp,
+         lq.cat AS category, lq.dom AS domain, lq.hor AS horizon_bucket, lq.qbar_l, lq.qbar_a, lq.mb_l, lq.mb_a,
          sf.brier AS b_l, sf.log_loss AS ll_l, _correct01(sf.probability, sf.outcome)::DOUBLE AS c_l, -- (DOUBLE like c_a: it was DECIMAL(2,1))
          sf.probability AS p, sf.outcome,
          sf.brier_all_rounds AS b_a, sf.log_loss_all_rounds AS ll_a, sf.correct_all_rounds AS c_a,
@@ -89,23 +111,23 @@ obs AS (
   FROM scored_forecasts AS sf
   JOIN _lb_q AS lq ON lq.question_id = sf.question_id AND lq.mode = sf.mode
   UNION ALL
-  SELECT mode, 'consensus_mean', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+  SELECT m, 'consensus_mean'::_lb_forecaster, question_id, resolved_at, grp, cat, dom, hor, qbar_l, qbar_a, mb_l, mb_a,
          brier, log_loss, _correct01(probability, outcome), probability, outcome, brier_all_rounds,
          log_loss_all_rounds, correct_all_rounds, mean_all_rounds
   FROM q
   UNION ALL
-  SELECT mode, 'consensus_median', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+  SELECT m, 'consensus_median'::_lb_forecaster, question_id, resolved_at, grp, cat, dom, hor, qbar_l, qbar_a, mb_l, mb_a,
          _brier(median, outcome), _log_loss(median, outcome), _correct01(median, outcome), median, outcome,
          median_brier_all_rounds, median_log_loss_all_rounds, median_correct_all_rounds, median_all_rounds
   FROM q
   UNION ALL
-  SELECT mode, 'consensus_logit_mean', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l,
+  SELECT m, 'consensus_logit_mean'::_lb_forecaster, question_id, resolved_at, grp, cat, dom, hor, qbar_l, qbar_a, mb_l,
          mb_a, _brier(logit_mean, outcome), _log_loss(logit_mean, outcome), _correct01(logit_mean, outcome),
          logit_mean, outcome, logit_mean_brier_all_rounds, logit_mean_log_loss_all_rounds,
          logit_mean_correct_all_rounds, logit_mean_all_rounds
   FROM q
   UNION ALL
-  SELECT mode, 'market', question_id, resolved_at, grp, cat, dom, horizon_bucket, qbar_l, qbar_a, mb_l, mb_a,
+  SELECT m, 'market'::_lb_forecaster, question_id, resolved_at, grp, cat, dom, hor, qbar_l, qbar_a, mb_l, mb_a,
          market_brier, market_log_loss, _correct01(market_probability, outcome), market_probability,
          outcome, market_brier_all_rounds, market_log_loss_all_rounds, market_correct_all_rounds,
          market_probability_all_rounds
@@ -119,37 +141,54 @@ SELECT mode, forecaster, question_id, resolved_at, grp, category, domain, horizo
        _calibration_bin(p_a) AS bin_a, outcome - p_a AS err_a, p_a * (1 - p_a) AS pq_a
 FROM obs;
 
--- Point figures per cell and forecaster: one pass, the four cells as grouping sets.
+-- Point figures per cell and forecaster: one pass over the observations, grouped by the finest
+-- cell (mode, forecaster, category, domain, horizon_bucket; and by its calibration bin per rounds,
+-- for the ECE), then those few thousand sums rolled up into the four cells as grouping sets.
 CREATE OR REPLACE TABLE _lb_point AS
-WITH x AS (
-  SELECT mode, forecaster,
-         CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
-              WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
-         coalesce(category, domain, horizon_bucket, 'all') AS key,
+WITH f AS (
+  SELECT mode, forecaster, category, domain, horizon_bucket, bin, bin_a, GROUPING(bin, bin_a) AS gs,
          count(b_l) AS n_l, sum(b_l) AS sb_l, sum(ll_l) AS sll_l, count(c_l) AS nd_l, sum(c_l) AS sc_l,
          sum(dev_l) AS sdev_l, count(bin) AS np_l,
          count(b_a) AS n_a, sum(b_a) AS sb_a, sum(ll_a) AS sll_a, count(c_a) AS nd_a, sum(c_a) AS sc_a,
-         sum(dev_a) AS sdev_a, count(bin_a) AS np_a
+         sum(dev_a) AS sdev_a, count(bin_a) AS np_a,
+         sum(err) AS e_l, sum(pq) AS pq_l, sum(err_a) AS e_a, sum(pq_a) AS pq_a
   FROM leaderboard_observations
+  GROUP BY GROUPING SETS ((mode, forecaster, category, domain, horizon_bucket),
+                          (mode, forecaster, category, domain, horizon_bucket, bin),
+                          (mode, forecaster, category, domain, horizon_bucket, bin_a))
+),
+x AS (
+  SELECT mode::VARCHAR AS mode, forecaster::VARCHAR AS forecaster,
+         CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
+              WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
+         coalesce(category::VARCHAR, domain::VARCHAR, horizon_bucket::VARCHAR, 'all') AS key,
+         sum(n_l) AS n_l, sum(sb_l) AS sb_l, sum(sll_l) AS sll_l, sum(nd_l) AS nd_l, sum(sc_l) AS sc_l,
+         sum(sdev_l) AS sdev_l, sum(np_l) AS np_l,
+         sum(n_a) AS n_a, sum(sb_a) AS sb_a, sum(sll_a) AS sll_a, sum(nd_a) AS nd_a, sum(sc_a) AS sc_a,
+         sum(sdev_a) AS sdev_a, sum(np_a) AS np_a
+  FROM f
+  WHERE gs = 3
   GROUP BY GROUPING SETS ((mode, forecaster), (mode, forecaster, category),
                           (mode, forecaster, domain), (mode, forecaster, horizon_bucket))
 ),
 ece AS (
   -- per rounds: 'latest' bins the scored probability, 'all' the question's mean over its rounds
-  SELECT mode, rounds, forecaster,
+  SELECT mode::VARCHAR AS mode, rounds, forecaster::VARCHAR AS forecaster,
          CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
               WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
-         coalesce(category, domain, horizon_bucket, 'all') AS key,
+         coalesce(category::VARCHAR, domain::VARCHAR, horizon_bucket::VARCHAR, 'all') AS key,
          sum(abs(err)) AS sum_abs_err, sum(sqrt(2 / pi() * pq)) AS sum_floor
   FROM (
-    SELECT mode, forecaster, category, domain, horizon_bucket, r.rounds,
-           CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END AS b,
-           sum(CASE r.rounds WHEN 'latest' THEN err ELSE err_a END) AS err,
-           sum(CASE r.rounds WHEN 'latest' THEN pq ELSE pq_a END) AS pq
-    FROM leaderboard_observations CROSS JOIN (SELECT unnest(['latest', 'all']) AS rounds) AS r
-    WHERE (CASE r.rounds WHEN 'latest' THEN bin ELSE bin_a END) IS NOT NULL
-    GROUP BY GROUPING SETS ((mode, forecaster, r.rounds, b), (mode, forecaster, category, r.rounds, b),
-                            (mode, forecaster, domain, r.rounds, b), (mode, forecaster, horizon_bucket, r.rounds, b))
+    SELECT mode, forecaster, category, domain, horizon_bucket, rounds, b, sum(e) AS err, sum(pq) AS pq
+    FROM (
+      SELECT mode, forecaster, category, domain, horizon_bucket, 'latest' AS rounds, bin AS b, e_l AS e, pq_l AS pq
+      FROM f WHERE gs = 1 AND bin IS NOT NULL
+      UNION ALL
+      SELECT mode, forecaster, category, domain, horizon_bucket, 'all', bin_a, e_a, pq_a
+      FROM f WHERE gs = 2 AND bin_a IS NOT NULL
+    )
+    GROUP BY GROUPING SETS ((mode, forecaster, rounds, b), (mode, forecaster, category, rounds, b),
+                            (mode, forecaster, domain, rounds, b), (mode, forecaster, horizon_bucket, rounds, b))
   )
   GROUP BY ALL
 ),
@@ -191,9 +230,9 @@ GROUP BY ALL;
 -- (only the rows of forecasters that are best somewhere are read).
 CREATE OR REPLACE TABLE _lb_qbest AS
 WITH b AS (
-  SELECT mode, dimension, key,
-         max(best) FILTER (WHERE rounds = 'latest') AS best_l,
-         max(best) FILTER (WHERE rounds = 'all') AS best_a
+  SELECT mode::_lb_mode AS mode, dimension, key,
+         max(best) FILTER (WHERE rounds = 'latest')::_lb_forecaster AS best_l,
+         max(best) FILTER (WHERE rounds = 'all')::_lb_forecaster AS best_a
   FROM _lb_best
   GROUP BY ALL
 )
@@ -208,14 +247,16 @@ SELECT o.mode, o.question_id,
        max(o.b_a) FILTER (WHERE o.forecaster = bh.best_a) AS h_a
 FROM leaderboard_observations AS o
 JOIN b AS bo ON bo.mode = o.mode AND bo.dimension = 'overall'
-JOIN b AS bc ON bc.mode = o.mode AND bc.dimension = 'category' AND bc.key = o.category
-JOIN b AS bd ON bd.mode = o.mode AND bd.dimension = 'domain' AND bd.key = o.domain
-JOIN b AS bh ON bh.mode = o.mode AND bh.dimension = 'horizon' AND bh.key = o.horizon_bucket
-WHERE o.forecaster IN (SELECT best FROM _lb_best)
+JOIN b AS bc ON bc.mode = o.mode AND bc.dimension = 'category' AND bc.key = o.category::VARCHAR
+JOIN b AS bd ON bd.mode = o.mode AND bd.dimension = 'domain' AND bd.key = o.domain::VARCHAR
+JOIN b AS bh ON bh.mode = o.mode AND bh.dimension = 'horizon' AND bh.key = o.horizon_bucket::VARCHAR
+WHERE o.forecaster IN (SELECT best::_lb_forecaster FROM _lb_best)
 GROUP BY o.mode, o.question_id;
 
 -- Per (cell, forecaster, bootstrap group): the sums every interval needs (grouping sets again),
--- then unpivoted into rounds.
+-- then unpivoted into rounds. The overall cell is the sum of the category cells (every observation
+-- has a category: NULL is 'unknown'), so the pass over the observations has three grouping sets,
+-- not four.
 CREATE OR REPLACE TABLE _lb_groups AS
 WITH g AS (
   SELECT o.mode, o.forecaster, o.grp, o.category, o.domain, o.horizon_bucket,
@@ -231,16 +272,27 @@ WITH g AS (
          count(o.b_a - b.h_a) AS nh_a, sum(o.b_a - b.h_a) AS sh_a
   FROM leaderboard_observations AS o
   LEFT JOIN _lb_qbest AS b ON b.mode = o.mode AND b.question_id = o.question_id
-  GROUP BY GROUPING SETS ((o.mode, o.forecaster, o.grp), (o.mode, o.forecaster, o.grp, o.category),
+  GROUP BY GROUPING SETS ((o.mode, o.forecaster, o.grp, o.category),
                           (o.mode, o.forecaster, o.grp, o.domain),
                           (o.mode, o.forecaster, o.grp, o.horizon_bucket))
 ),
 k AS (
-  SELECT *,
+  SELECT mode::VARCHAR AS mode, forecaster::VARCHAR AS forecaster, grp,
          CASE WHEN category IS NOT NULL THEN 'category' WHEN domain IS NOT NULL THEN 'domain'
               WHEN horizon_bucket IS NOT NULL THEN 'horizon' ELSE 'overall' END AS dimension,
-         coalesce(category, domain, horizon_bucket, 'all') AS key
+         coalesce(category::VARCHAR, domain::VARCHAR, horizon_bucket::VARCHAR, 'all') AS key,
+         n_l, sb_l, nm_l, sdm_l, no_l, so_l, nc_l, sc_l, nd_l, sd_l, nh_l, sh_l,
+         n_a, sb_a, nm_a, sdm_a, no_a, so_a, nc_a, sc_a, nd_a, sd_a, nh_a, sh_a
   FROM g
+  UNION ALL
+  SELECT mode::VARCHAR, forecaster::VARCHAR, grp, 'overall', 'all',
+         sum(n_l)::BIGINT, sum(sb_l), sum(nm_l)::BIGINT, sum(sdm_l), sum(no_l)::BIGINT, sum(so_l),
+         NULL, NULL, NULL, NULL, NULL, NULL,
+         sum(n_a)::BIGINT, sum(sb_a), sum(nm_a)::BIGINT, sum(sdm_a), sum(no_a)::BIGINT, sum(so_a),
+         NULL, NULL, NULL, NULL, NULL, NULL
+  FROM g
+  WHERE category IS NOT NULL
+  GROUP BY mode, forecaster, grp
 )
 SELECT mode, 'latest' AS rounds, forecaster, grp, dimension, key,
        n_l AS n, sb_l AS sum_brier, nm_l AS n_market, sdm_l AS sum_diff_market,

@@ -10,7 +10,10 @@
 -- resampled, the same questions for both modes). The observations are 52_leaderboard's leaderboard_observations
 -- (rounds 'latest' and 'all' as there); NULL category is 'unknown'.
 
-CREATE OR REPLACE TABLE _voi_pairs AS
+-- Per (forecaster, category, group): the pairs' count and sums of each (rounds, comparison), as
+-- FILTERed aggregates of one pass over the per-question pivot (a pair: both modes scored), then
+-- unpivoted: no row per pair is materialized.
+CREATE OR REPLACE TABLE _voi_groups AS
 WITH by_mode AS (
   SELECT forecaster, question_id, any_value(category) AS category, any_value(grp) AS grp,
          max(b_l) FILTER (WHERE mode = 'blind') AS blind_l,
@@ -23,31 +26,42 @@ WITH by_mode AS (
   WHERE forecaster <> 'market'
   GROUP BY forecaster, question_id
 ),
-pairs AS (
-  SELECT forecaster, question_id, category, grp, 'latest' AS rounds, 'blind_to_informed' AS comparison,
-         blind_l AS b_from, informed_l AS b_to
+g AS (
+  SELECT forecaster, category, grp,
+         count(*) FILTER (WHERE blind_l IS NOT NULL AND informed_l IS NOT NULL) AS n_bi_l,
+         sum(blind_l) FILTER (WHERE informed_l IS NOT NULL) AS f_bi_l,
+         sum(informed_l) FILTER (WHERE blind_l IS NOT NULL) AS t_bi_l,
+         count(*) FILTER (WHERE informed_l IS NOT NULL AND augmented_l IS NOT NULL) AS n_ia_l,
+         sum(informed_l) FILTER (WHERE augmented_l IS NOT NULL) AS f_ia_l,
+         sum(augmented_l) FILTER (WHERE informed_l IS NOT NULL) AS t_ia_l,
+         count(*) FILTER (WHERE blind_a IS NOT NULL AND informed_a IS NOT NULL) AS n_bi_a,
+         sum(blind_a) FILTER (WHERE informed_a IS NOT NULL) AS f_bi_a,
+         sum(informed_a) FILTER (WHERE blind_a IS NOT NULL) AS t_bi_a,
+         count(*) FILTER (WHERE informed_a IS NOT NULL AND augmented_a IS NOT NULL) AS n_ia_a,
+         sum(informed_a) FILTER (WHERE augmented_a IS NOT NULL) AS f_ia_a,
+         sum(augmented_a) FILTER (WHERE informed_a IS NOT NULL) AS t_ia_a
   FROM by_mode
-  UNION ALL
-  SELECT forecaster, question_id, category, grp, 'latest', 'informed_to_augmented', informed_l, augmented_l
-  FROM by_mode
-  UNION ALL
-  SELECT forecaster, question_id, category, grp, 'all', 'blind_to_informed', blind_a, informed_a
-  FROM by_mode
-  UNION ALL
-  SELECT forecaster, question_id, category, grp, 'all', 'informed_to_augmented', informed_a, augmented_a
-  FROM by_mode
+  GROUP BY GROUPING SETS ((forecaster, grp), (forecaster, category, grp))
+),
+k AS (
+  SELECT forecaster::VARCHAR AS forecaster,
+         CASE WHEN category IS NULL THEN 'overall' ELSE 'category' END AS dimension,
+         coalesce(category::VARCHAR, 'all') AS key, grp, * EXCLUDE (forecaster, category, grp)
+  FROM g
 )
-SELECT * FROM pairs WHERE b_from IS NOT NULL AND b_to IS NOT NULL;
-
-CREATE OR REPLACE TABLE _voi_groups AS
-SELECT rounds, forecaster, comparison,
-       CASE WHEN category IS NULL THEN 'overall' ELSE 'category' END AS dimension,
-       coalesce(category, 'all') AS key, grp,
-       count(*) AS n, sum(b_from) AS sum_from, sum(b_to) AS sum_to
-FROM _voi_pairs
-GROUP BY GROUPING SETS ((rounds, forecaster, comparison, grp), (rounds, forecaster, comparison, category, grp));
-
-DROP TABLE _voi_pairs;
+SELECT rounds, forecaster, comparison, dimension, key, grp, n, sum_from, sum_to
+FROM (
+  SELECT 'latest' AS rounds, forecaster, 'blind_to_informed' AS comparison, dimension, key, grp,
+         n_bi_l AS n, f_bi_l AS sum_from, t_bi_l AS sum_to
+  FROM k
+  UNION ALL
+  SELECT 'latest', forecaster, 'informed_to_augmented', dimension, key, grp, n_ia_l, f_ia_l, t_ia_l FROM k
+  UNION ALL
+  SELECT 'all', forecaster, 'blind_to_informed', dimension, key, grp, n_bi_a, f_bi_a, t_bi_a FROM k
+  UNION ALL
+  SELECT 'all', forecaster, 'informed_to_augmented', dimension, key, grp, n_ia_a, f_ia_a, t_ia_a FROM k
+)
+WHERE n > 0;
 
 CREATE OR REPLACE TABLE information_value AS
 WITH vec AS (
