@@ -142,8 +142,10 @@ SELECT mode, forecaster, question_id, resolved_at, grp, category, domain, horizo
 FROM obs;
 
 -- Point figures per cell and forecaster: one pass over the observations, grouped by the finest
--- cell (mode, forecaster, category, domain, horizon_bucket; and by its calibration bin per rounds,
--- for the ECE), then those few thousand sums rolled up into the four cells as grouping sets.
+-- cell (mode, forecaster, category, domain, horizon_bucket) and calibration bin, once per rounds
+-- (bin, bin_a: the ECE's bins), then those few ten thousand sums rolled up into the four cells as
+-- grouping sets (the point sums from the 'latest' bins: every row is in one of them, NULL bin
+-- included).
 CREATE OR REPLACE TABLE _lb_point AS
 WITH f AS (
   SELECT mode, forecaster, category, domain, horizon_bucket, bin, bin_a, GROUPING(bin, bin_a) AS gs,
@@ -153,8 +155,7 @@ WITH f AS (
          sum(dev_a) AS sdev_a, count(bin_a) AS np_a,
          sum(err) AS e_l, sum(pq) AS pq_l, sum(err_a) AS e_a, sum(pq_a) AS pq_a
   FROM leaderboard_observations
-  GROUP BY GROUPING SETS ((mode, forecaster, category, domain, horizon_bucket),
-                          (mode, forecaster, category, domain, horizon_bucket, bin),
+  GROUP BY GROUPING SETS ((mode, forecaster, category, domain, horizon_bucket, bin),
                           (mode, forecaster, category, domain, horizon_bucket, bin_a))
 ),
 x AS (
@@ -167,7 +168,7 @@ x AS (
          sum(n_a) AS n_a, sum(sb_a) AS sb_a, sum(sll_a) AS sll_a, sum(nd_a) AS nd_a, sum(sc_a) AS sc_a,
          sum(sdev_a) AS sdev_a, sum(np_a) AS np_a
   FROM f
-  WHERE gs = 3
+  WHERE gs = 1
   GROUP BY GROUPING SETS ((mode, forecaster), (mode, forecaster, category),
                           (mode, forecaster, domain), (mode, forecaster, horizon_bucket))
 ),
