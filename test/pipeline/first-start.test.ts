@@ -4,7 +4,7 @@
  * time and age), the dated runs do not; and `quorum start` (real process) logs where the API
  * listens once, records itself in the data directory and removes the record on SIGTERM.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
@@ -19,11 +19,30 @@ import { parseForecastBench } from '../../pipeline/import/forecastbench.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { serverRecordFile, type ServerRecord } from '../../api/server-record.ts';
 import { REPO, quorumProcess } from '../helpers/cli.ts';
-import { tempDir } from '../helpers/temp-dir.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts';
+import { oneDuckdbThread } from '../forecast/helpers.ts';
 import { parseLogLines, repeatedKeys, type LogLine } from './log-lines.ts';
 
 const SAMPLE = join(REPO, 'test', 'fixtures', 'forecastbench', 'valid');
-const tmp = tempDir('quorum-first-start-');
+/**
+ * The data directories in memory (test/helpers/mem-temp-dir.ts: a tmpfs): what is tested is
+ * processes stopped by SIGTERM or killed by SIGKILL, whose writes are in the page cache whether
+ * or not they were fsynced (a power cut is not tested); on the disk of a busy machine every raw
+ * part, snapshot table and journal write of the file's dozen runs waited for its fsync.
+ */
+const tmp = memTempDir('quorum-first-start-');
+
+/**
+ * Every run here (this process's first start and the `quorum start` children's) on one DuckDB
+ * thread: the runs' derives are small statements on a small extract, where a second thread only
+ * adds its scheduling on a loaded 2-core machine (about 15% more CPU a first start); nothing
+ * checked here depends on the thread count.
+ */
+const ONE_THREAD = { QUORUM_DUCKDB_THREADS: '1' };
+
+beforeAll(async () => {
+  await oneDuckdbThread();
+});
 
 afterAll(async () => {
   await closeDuckdb();
@@ -91,7 +110,7 @@ describe('first start', () => {
 
   it('quorum start: bootstraps, says once where it listens, records itself, cleans up on SIGTERM', async () => {
     const dir = join(tmp.dir, 'cli');
-    const child = quorumProcess(['start'], { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+    const child = quorumProcess(['start'], { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
@@ -122,7 +141,7 @@ describe('first start', () => {
 
   it('quorum start stopped by SIGTERM during its bootstrap: the run in progress is recorded interrupted, nothing is left locked, and bootstrap.json stays for the next start (QA: it exited in the middle of the run, its calls in flight lost, run.lock left)', async () => {
     const dir = join(tmp.dir, 'sigterm-bootstrap');
-    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', QUORUM_SIMULATOR_LATENCY_MS: '2000' };
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', QUORUM_SIMULATOR_LATENCY_MS: '2000', ...ONE_THREAD };
     const child = quorumProcess(['start'], env);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
@@ -149,7 +168,7 @@ describe('first start', () => {
     const lock = JSON.stringify({ pid: holder.pid, host: hostname(), pid_ns: readlinkSync('/proc/self/ns/pid'), started_at: new Date().toISOString(), token: 'another-import' });
     writeFileSync(join(dir, 'import.lock'), lock);
     try {
-      const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+      const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
       const child = quorumProcess(['start'], env);
       let stderr = '';
       child.stderr!.on('data', (d) => (stderr += d));
@@ -175,7 +194,7 @@ describe('first start', () => {
 
   it('quorum start killed after its first dated run published: the next start finishes the sequence (QA: it served that snapshot, the later runs never made)', async () => {
     const dir = join(tmp.dir, 'killed');
-    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
     const [round1, round2] = roundFreezeTimes(SAMPLE);
     const first = quorumProcess(['start'], env);
     const gone = new Promise<void>((resolve) => first.on('exit', () => resolve()));
@@ -212,7 +231,7 @@ describe('quorum start with a bad definition file', () => {
     const structure = join(tmp.dir, 'bad-structure');
     for (const sub of ['links', 'theses', 'factors', 'scenarios']) mkdirSync(join(structure, sub), { recursive: true });
     writeFileSync(join(structure, 'links', 'bad.yaml'), 'links:\n  - { a: "manifold:a", b: "manifold:b", kind: causes }\n');
-    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
     const child = quorumProcess(['start'], env);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
