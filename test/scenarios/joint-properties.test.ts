@@ -32,7 +32,8 @@ import { closeDuckdb, duckdb, withConnection } from '../../pipeline/warehouse/du
 import { newRunId } from '../../pipeline/warehouse/layout.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { toPlain } from '../../pipeline/warehouse/values.ts';
-import { fixture, question, resolution, writeRaw, type Fixture } from '../structure/raw-fixture.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts';
+import { question, resolution, writeRaw, type Fixture } from '../structure/raw-fixture.ts';
 
 const TOL = 1e-9;
 const T0 = new Date('2026-01-05T00:00:00Z'); // the forecasts
@@ -62,6 +63,20 @@ beforeAll(async () => {
   await duckdb({ threads: 1 });
 });
 afterAll(() => closeDuckdb());
+
+/**
+ * A generated case's warehouse and structure dir as test/structure/raw-fixture.ts's fixture() makes
+ * them (the four definition folders, empty), in memory (test/helpers/mem-temp-dir.ts: a tmpfs):
+ * nothing here is about the disk, and on the disk of a busy machine each case's raw parts (the
+ * forecasts, the resolutions, the archived records) waited for their fsyncs.
+ */
+function fixture(): Fixture {
+  const { dir, cleanup } = memTempDir('quorum-scenario-props-');
+  const dataDir = join(dir, 'warehouse');
+  const structureDir = join(dir, 'structure');
+  for (const sub of ['links', 'theses', 'factors', 'scenarios']) mkdirSync(join(structureDir, sub), { recursive: true });
+  return { dataDir, structureDir, cleanup };
+}
 
 /**
  * IPF sweeps (the default is 200): the fits are checked for what every fit must be (finite,
