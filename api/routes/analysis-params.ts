@@ -73,7 +73,8 @@ export const ci95 = z
     description:
       '95% percentile bootstrap interval [lo, hi]: 1,000 replicates resampling questions with a fixed seed ' +
       '(tables bootstrap_groups and bootstrap_weights of the snapshot); null when not computable (the leaderboard\'s ' +
-      'and rankings\' intervals: over fewer than two questions).',
+      'and rankings\' intervals: unless the questions sit in two bootstrap groups or more; one question, or ' +
+      'questions sharing one group, would give every replicate the point figure).',
   });
 
 /** [lo, hi] from two nullable numbers (null when either is missing). */

@@ -81,7 +81,8 @@ ci AS (
 ),
 pt AS (
   SELECT rounds, forecaster, comparison, dimension, key, sum(n) AS n,
-         sum(sum_from) / sum(n) AS brier_from, sum(sum_to) / sum(n) AS brier_to
+         sum(sum_from) / sum(n) AS brier_from, sum(sum_to) / sum(n) AS brier_to,
+         count(*) FILTER (WHERE n > 0) AS groups_n -- the bootstrap groups its questions sit in
   FROM _voi_groups
   GROUP BY ALL
 )
@@ -89,8 +90,10 @@ SELECT pt.rounds, pt.dimension, pt.key, pt.forecaster,
        CASE WHEN pt.forecaster LIKE 'consensus\_%' ESCAPE '\' THEN 'consensus' ELSE 'model' END AS kind,
        pt.comparison, pt.n::BIGINT AS n, pt.brier_from, pt.brier_to,
        pt.brier_from - pt.brier_to AS value,
-       -- no interval over fewer than two questions: every replicate would be that question ([v, v])
-       CASE WHEN pt.n >= 2 THEN ci.lo END AS value_ci95_lo, CASE WHEN pt.n >= 2 THEN ci.hi END AS value_ci95_hi
+       -- no interval unless the questions sit in two bootstrap groups or more: over one question, or
+       -- questions all in one group, every replicate would be the point figure ([v, v])
+       CASE WHEN pt.groups_n >= 2 THEN ci.lo END AS value_ci95_lo,
+       CASE WHEN pt.groups_n >= 2 THEN ci.hi END AS value_ci95_hi
 FROM pt
 LEFT JOIN ci USING (rounds, forecaster, comparison, dimension, key)
 ORDER BY pt.rounds, pt.dimension, pt.key, pt.comparison, pt.forecaster;

@@ -158,14 +158,15 @@ WITH vec AS (
   -- (packed over the cell's own groups: 51_bootstrap's `_boot_idx`)
   SELECT rounds, forecaster, mode, _boot_idx(grp) AS idx,
          _boot_vec(sxy, grp) AS sxy_v,
-         _boot_vec(sxx, grp) AS sxx_v
+         _boot_vec(sxx, grp) AS sxx_v,
+         count(*) FILTER (WHERE n_slope > 0) AS groups_slope -- the bootstrap groups of its pairs
   FROM _anc_groups
   WHERE mode <> 'blind'
   GROUP BY ALL
 ),
 rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 ci AS (
-  SELECT rounds, forecaster, mode, quantile_cont(s, [0.025, 0.975])[1] AS lo,
+  SELECT rounds, forecaster, mode, groups_slope, quantile_cont(s, [0.025, 0.975])[1] AS lo,
          quantile_cont(s, [0.025, 0.975])[2] AS hi
   FROM (SELECT *, list_dot_product(w, sxy_v) / nullif(list_dot_product(w, sxx_v), 0) AS s FROM rw)
   GROUP BY ALL
@@ -184,8 +185,10 @@ SELECT pt.rounds, pt.forecaster,
        CASE WHEN pt.forecaster = 'consensus_mean' THEN 'consensus' ELSE 'model' END AS kind,
        pt.mode, pt.n_market::BIGINT AS n_market, pt.corr_market, pt.mean_abs_diff_market,
        pt.n_slope::BIGINT AS n_slope, pt.slope,
-       -- no interval over fewer than two questions: every replicate would be that question
-       CASE WHEN pt.n_slope >= 2 THEN ci.lo END AS slope_ci95_lo, CASE WHEN pt.n_slope >= 2 THEN ci.hi END AS slope_ci95_hi
+       -- no interval unless the pairs' questions sit in two bootstrap groups or more: over one
+       -- question, or questions all in one group, every replicate would be the point figure
+       CASE WHEN ci.groups_slope >= 2 THEN ci.lo END AS slope_ci95_lo,
+       CASE WHEN ci.groups_slope >= 2 THEN ci.hi END AS slope_ci95_hi
 FROM pt
 LEFT JOIN ci USING (rounds, forecaster, mode)
 ORDER BY pt.rounds DESC, pt.forecaster, CASE pt.mode WHEN 'blind' THEN 0 WHEN 'informed' THEN 1 ELSE 2 END;
