@@ -104,13 +104,14 @@ WITH vec AS (
          _boot_vec(sy, grp) AS sy_v,
          _boot_vec(sxx, grp) AS sxx_v,
          _boot_vec(syy, grp) AS syy_v,
-         _boot_vec(sxy, grp) AS sxy_v
+         _boot_vec(sxy, grp) AS sxy_v,
+         count(*) FILTER (WHERE n > 0) AS groups_n -- the bootstrap groups its questions sit in
   FROM _dis_groups
   GROUP BY ALL
 ),
 rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 reps AS (
-  SELECT mode, rounds,
+  SELECT mode, rounds, groups_n,
          _pearson(list_dot_product(w, n_v), list_dot_product(w, sx_v),
                   list_dot_product(w, sy_v), list_dot_product(w, sxx_v),
                   list_dot_product(w, syy_v), list_dot_product(w, sxy_v)) AS rho
@@ -118,7 +119,10 @@ reps AS (
 )
 SELECT mode, rounds, quantile_cont(rho, [0.025, 0.975])[1] AS lo, quantile_cont(rho, [0.025, 0.975])[2] AS hi
 FROM reps
-GROUP BY ALL;
+-- no interval (nor verdict) unless the questions sit in two bootstrap groups or more: questions all
+-- in one group give every replicate the point figure
+WHERE groups_n >= 2
+GROUP BY mode, rounds;
 
 CREATE OR REPLACE TABLE disagreement AS
 WITH pt AS (
@@ -152,13 +156,14 @@ CREATE OR REPLACE TABLE disagreement_quintiles AS
 WITH vec AS (
   SELECT mode, rounds, quintile, _boot_idx(grp) AS idx,
          _boot_vec(n, grp) AS n_v,
-         _boot_vec(sum_brier, grp) AS b_v
+         _boot_vec(sum_brier, grp) AS b_v,
+         count(*) AS groups_n -- the bootstrap groups its questions sit in
   FROM _dis_q_groups
   GROUP BY ALL
 ),
 rw AS (SELECT v.*, _boot_w(m.w, v.idx) AS w FROM vec AS v CROSS JOIN _boot_matrix AS m),
 ci AS (
-  SELECT mode, rounds, quintile, quantile_cont(b, [0.025, 0.975])[1] AS lo,
+  SELECT mode, rounds, quintile, groups_n, quantile_cont(b, [0.025, 0.975])[1] AS lo,
          quantile_cont(b, [0.025, 0.975])[2] AS hi
   FROM (SELECT *, list_dot_product(w, b_v) / nullif(list_dot_product(w, n_v), 0) AS b FROM rw)
   GROUP BY ALL
@@ -172,8 +177,10 @@ pt AS (
 )
 SELECT pt.mode, pt.rounds, pt.quintile::INTEGER AS quintile, pt.n::BIGINT AS n, pt.sd_min, pt.sd_max,
        pt.mean_abs_error, pt.brier,
-       -- no interval over fewer than two questions: every replicate would be that question
-       CASE WHEN pt.n >= 2 THEN ci.lo END AS brier_ci95_lo, CASE WHEN pt.n >= 2 THEN ci.hi END AS brier_ci95_hi,
+       -- no interval unless the questions sit in two bootstrap groups or more: over one question, or
+       -- questions all in one group, every replicate would be the point figure
+       CASE WHEN ci.groups_n >= 2 THEN ci.lo END AS brier_ci95_lo,
+       CASE WHEN ci.groups_n >= 2 THEN ci.hi END AS brier_ci95_hi,
        pt.n_directional::BIGINT AS n_directional,
        CASE WHEN pt.n_directional > 0 THEN 100.0 * pt.sum_correct / pt.n_directional END AS accuracy_pct
 FROM pt

@@ -16,30 +16,43 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { derive, forecast, insert, openDb, question, resolution, rows } from './fixture.ts';
+import { derive, forecast, insert, openDb, question, resolution, rows, type Row } from './fixture.ts';
 
 const N = 201;
 const id = (i: number) => `q${String(i).padStart(3, '0')}`;
+
+/**
+ * A database with the N resolved questions (outcomes alternate; `category` for every question),
+ * `forecasts` inserted, derived once; returns it with the bootstrap groups' questions: `shared`,
+ * the one group of two, and `alone`, the questions of the groups of one.
+ */
+async function groupedWarehouse(category: string, forecasts: (ids: string[]) => Row[]) {
+  const { conn, close } = await openDb();
+  const ids = Array.from({ length: N }, (_, i) => id(i));
+  await insert(conn, 'questions', ids.map((q) => question(q, { category })));
+  await insert(conn, 'resolutions', ids.map((q, i) => resolution(q, i % 2, '2025-03-01')));
+  await insert(conn, 'forecasts', forecasts(ids));
+  await derive(conn);
+  const byGroup = new Map<number, string[]>();
+  for (const r of await rows(conn, `SELECT question_id, grp FROM bootstrap_groups ORDER BY grp, question_id`)) {
+    byGroup.set(Number(r.grp), [...(byGroup.get(Number(r.grp)) ?? []), String(r.question_id)]);
+  }
+  const shared = [...byGroup.values()].find((qs) => qs.length === 2)!;
+  const alone = [...byGroup.values()].filter((qs) => qs.length === 1).map((qs) => qs[0]!);
+  return { conn, close, shared, alone };
+}
 
 describe('a cell whose questions share one bootstrap group publishes no interval', () => {
   let conn: DuckDBConnection;
   let close: () => void;
   let shared: string[];
   beforeAll(async () => {
-    ({ conn, close } = await openDb());
-    const ids = Array.from({ length: N }, (_, i) => id(i));
-    await insert(conn, 'questions', ids.map((q) => question(q, { category: 'common' })));
-    await insert(conn, 'resolutions', ids.map((q, i) => resolution(q, i % 2, '2025-03-01')));
-    await insert(conn, 'forecasts', ids.flatMap((q, i) => [
+    ({ conn, close, shared } = await groupedWarehouse('common', (ids) => ids.flatMap((q, i) => [
       forecast(q, 'm1', 'blind', 'r1', '2025-02-01', 0.2 + (i % 7) / 10),
       forecast(q, 'm1', 'informed', 'r1', '2025-02-01', 0.15 + (i % 5) / 10),
       forecast(q, 'm2', 'blind', 'r1', '2025-02-01', 0.3 + (i % 3) / 10),
       forecast(q, 'm2', 'informed', 'r1', '2025-02-01', 0.25 + (i % 6) / 10),
-    ]));
-    await derive(conn);
-    const g = await rows(conn, `SELECT question_id FROM bootstrap_groups
-      WHERE grp IN (SELECT grp FROM bootstrap_groups GROUP BY grp HAVING count(*) = 2) ORDER BY question_id`);
-    shared = g.map((r) => String(r.question_id));
+    ])));
     await conn.run(`UPDATE raw_questions SET category = 'shared' WHERE question_id IN ('${shared.join("','")}')`);
     await insert(conn, 'market_prices', shared.map((q) => ({ question_id: q, observed_at: '2025-01-31', probability: 0.5 })));
     // m3 forecasts those two questions alone
@@ -111,5 +124,53 @@ describe('a cell whose questions share one bootstrap group publishes no interval
     expect(await cell('shared')).toMatchObject({ n: 2n, brier_ci95_lo: null, brier_ci95_hi: null, vs_market_ci95_lo: null,
       vs_best_ci95_lo: null, tied_with_best: null });
     expect((await cell('common')).brier_ci95_lo).toEqual(expect.any(Number));
+  });
+});
+
+/**
+ * The disagreement analysis (53_disagreement.sql) under the same rule. The same 201 resolved
+ * questions; the two that share a bootstrap group are the only ones forecast in the augmented
+ * mode (its Spearman correlation is over those two), and in the informed mode they are the two
+ * with the least disagreement among six (ntile(5) puts them together in quintile 1; the four
+ * others sit in four other groups).
+ */
+describe('disagreement: no interval from questions that share one bootstrap group', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  let shared: string[];
+  beforeAll(async () => {
+    let alone: string[];
+    ({ conn, close, shared, alone } = await groupedWarehouse('politics', () => []));
+    const others = alone.slice(0, 4);
+    const four = (q: string, mode: 'informed' | 'augmented', ps: number[]) =>
+      ps.map((p, k) => forecast(q, `m${k + 1}`, mode, 'r1', '2025-02-01', p));
+    await insert(conn, 'forecasts', [
+      // augmented: the two shared questions only, one with more disagreement and a larger error
+      ...four(shared[0]!, 'augmented', [0.4, 0.5, 0.6, 0.5]),
+      ...four(shared[1]!, 'augmented', [0.1, 0.9, 0.3, 0.9]),
+      // informed: the shared two with the least disagreement, then four others
+      ...four(shared[0]!, 'informed', [0.5, 0.5, 0.51, 0.5]),
+      ...four(shared[1]!, 'informed', [0.3, 0.31, 0.3, 0.3]),
+      ...others.flatMap((q, i) => four(q, 'informed', [0.2, 0.4 + i / 10, 0.6, 0.9 - i / 20])),
+    ]);
+    await derive(conn);
+  });
+  afterAll(() => close());
+
+  it('the Spearman correlation over two questions of one group has no interval and no verdict', async () => {
+    const d = await rows(conn, `SELECT n, spearman, spearman_ci95_lo, spearman_ci95_hi, predicts_error FROM disagreement
+      WHERE mode = 'augmented' AND rounds = 'latest'`);
+    expect(d).toHaveLength(1);
+    expect(d[0]).toMatchObject({ n: 2, spearman_ci95_lo: null, spearman_ci95_hi: null, predicts_error: null });
+    expect(Math.abs(Number(d[0]!.spearman))).toBe(1);
+  });
+
+  it('a quintile holding the two questions of one group has no interval; the informed mode keeps its Spearman interval', async () => {
+    const q = await rows(conn, `SELECT quintile, n, brier_ci95_lo, brier_ci95_hi FROM disagreement_quintiles
+      WHERE mode = 'informed' AND rounds = 'latest' AND quintile = 1`);
+    expect(q).toEqual([{ quintile: 1, n: 2, brier_ci95_lo: null, brier_ci95_hi: null }]);
+    const d = await rows(conn, `SELECT n, spearman_ci95_lo FROM disagreement WHERE mode = 'informed' AND rounds = 'latest'`);
+    expect(d[0]!.n).toBe(6);
+    expect(d[0]!.spearman_ci95_lo).toEqual(expect.any(Number));
   });
 });
