@@ -66,16 +66,26 @@ CREATE OR REPLACE TABLE _dis_ranked AS
 SELECT *,
        (rank() OVER w_sd + round(cume_dist() OVER w_sd * count(*) OVER p)) / 2.0 - (count(*) OVER p + 1) / 2.0 AS rx,
        (rank() OVER w_err + round(cume_dist() OVER w_err * count(*) OVER p)) / 2.0 - (count(*) OVER p + 1) / 2.0 AS ry,
-       -- rank of sd among the questions with a direction (for the AUROC)
-       CASE WHEN wrong IS NOT NULL THEN
-         (rank() OVER w_dir + round(cume_dist() OVER w_dir * count(*) OVER p_dir)) / 2.0 END AS rw,
        ntile(5) OVER (PARTITION BY mode, rounds ORDER BY round(sd, 9), question_id) AS quintile
 FROM _dis_obs
 WINDOW p AS (PARTITION BY mode, rounds),
        w_sd AS (PARTITION BY mode, rounds ORDER BY round(sd, 9)),
-       w_err AS (PARTITION BY mode, rounds ORDER BY round(err, 9)),
-       p_dir AS (PARTITION BY mode, rounds, wrong IS NULL),
-       w_dir AS (PARTITION BY mode, rounds, wrong IS NULL ORDER BY round(sd, 9));
+       w_err AS (PARTITION BY mode, rounds ORDER BY round(err, 9));
+
+-- The AUROC's rank sum: the average rank of sd among the questions with a direction, summed over
+-- those pointing the wrong way. Ranked over those questions' (mode, rounds, sd, wrong) alone, not
+-- as a third window over every wide row of _dis_ranked (a third sort of all of them).
+CREATE OR REPLACE TABLE _dis_auroc AS
+SELECT mode, rounds, sum(rw) FILTER (WHERE wrong = 1) AS rank_sum_wrong
+FROM (
+  SELECT mode, rounds, wrong,
+         (rank() OVER w_dir + round(cume_dist() OVER w_dir * count(*) OVER p_dir)) / 2.0 AS rw
+  FROM _dis_obs
+  WHERE wrong IS NOT NULL
+  WINDOW p_dir AS (PARTITION BY mode, rounds),
+         w_dir AS (PARTITION BY mode, rounds ORDER BY round(sd, 9))
+)
+GROUP BY ALL;
 
 DROP TABLE _dis_obs;
 
@@ -128,8 +138,7 @@ CREATE OR REPLACE TABLE disagreement AS
 WITH pt AS (
   SELECT mode, rounds, count(*) AS n,
          _pearson(count(*), sum(rx), sum(ry), sum(rx * rx), sum(ry * ry), sum(rx * ry)) AS spearman,
-         count(wrong) AS n_directional, sum(wrong) AS n_wrong,
-         sum(rw) FILTER (WHERE wrong = 1) AS rank_sum_wrong
+         count(wrong) AS n_directional, sum(wrong) AS n_wrong
   FROM _dis_ranked
   GROUP BY ALL
 )
@@ -140,10 +149,11 @@ SELECT pt.mode, pt.rounds, pt.n::BIGINT AS n, pt.spearman,
        CASE WHEN pt.rounds = 'latest' THEN pt.n_directional::BIGINT END AS n_directional,
        CASE WHEN pt.rounds = 'latest' THEN coalesce(pt.n_wrong, 0)::BIGINT END AS n_wrong,
        CASE WHEN pt.n_wrong > 0 AND pt.n_directional - pt.n_wrong > 0
-            THEN (pt.rank_sum_wrong - pt.n_wrong * (pt.n_wrong + 1) / 2.0)
+            THEN (au.rank_sum_wrong - pt.n_wrong * (pt.n_wrong + 1) / 2.0)
                  / (pt.n_wrong * (pt.n_directional - pt.n_wrong)) END AS auroc_wrong_direction
 FROM pt
 LEFT JOIN _dis_spearman_ci AS ci USING (mode, rounds)
+LEFT JOIN _dis_auroc AS au USING (mode, rounds)
 ORDER BY CASE pt.mode WHEN 'headline' THEN 0 WHEN 'blind' THEN 1 WHEN 'informed' THEN 2 ELSE 3 END,
          pt.rounds DESC;
 
@@ -191,3 +201,4 @@ DROP TABLE _dis_ranked;
 DROP TABLE _dis_groups;
 DROP TABLE _dis_spearman_ci;
 DROP TABLE _dis_q_groups;
+DROP TABLE _dis_auroc;
