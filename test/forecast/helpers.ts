@@ -17,6 +17,9 @@ export async function oneDuckdbThread(): Promise<void> {
   await duckdb({ threads: 1 });
 }
 
+/** The same for a child process (`quorum run`, `quorum start`): its environment's setting. */
+export const ONE_DUCKDB_THREAD = { QUORUM_DUCKDB_THREADS: '1' } as const;
+
 /** Copies a prepared warehouse into a fresh directory. */
 export function copyWarehouse(from: string, root: string, name: string): string {
   const to = join(root, name);

@@ -15,6 +15,7 @@ import { readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts'
 import { rawGlob, rawTableDir } from '../../pipeline/warehouse/layout.ts';
 import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
 import { RAW_TABLES } from '../../pipeline/warehouse/tables.ts';
+import { ONE_DUCKDB_THREAD } from '../forecast/helpers.ts';
 
 const sample = join(REPO, 'data', 'sample', 'forecastbench');
 /**
@@ -159,7 +160,7 @@ const env = {
   QUORUM_DATA_DIR: join(tmp.dir, 'runs'),
   QUORUM_SIMULATOR_LATENCY_MS: '2',
   QUORUM_MAX_QUESTIONS: '20',
-  QUORUM_DUCKDB_THREADS: '1',
+  ...ONE_DUCKDB_THREAD,
 };
 
 /**

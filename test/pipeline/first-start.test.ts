@@ -20,7 +20,7 @@ import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts'
 import { serverRecordFile, type ServerRecord } from '../../api/server-record.ts';
 import { REPO, quorumProcess } from '../helpers/cli.ts';
 import { memTempDir } from '../helpers/mem-temp-dir.ts';
-import { oneDuckdbThread } from '../forecast/helpers.ts';
+import { ONE_DUCKDB_THREAD, oneDuckdbThread } from '../forecast/helpers.ts';
 import { parseLogLines, repeatedKeys, type LogLine } from './log-lines.ts';
 
 const SAMPLE = join(REPO, 'test', 'fixtures', 'forecastbench', 'valid');
@@ -38,8 +38,6 @@ const tmp = memTempDir('quorum-first-start-');
  * adds its scheduling on a loaded 2-core machine (about 15% more CPU a first start); nothing
  * checked here depends on the thread count.
  */
-const ONE_THREAD = { QUORUM_DUCKDB_THREADS: '1' };
-
 beforeAll(async () => {
   await oneDuckdbThread();
 });
@@ -110,7 +108,7 @@ describe('first start', () => {
 
   it('quorum start: bootstraps, says once where it listens, records itself, cleans up on SIGTERM', async () => {
     const dir = join(tmp.dir, 'cli');
-    const child = quorumProcess(['start'], { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD });
+    const child = quorumProcess(['start'], { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_DUCKDB_THREAD });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
@@ -141,7 +139,7 @@ describe('first start', () => {
 
   it('quorum start stopped by SIGTERM during its bootstrap: the run in progress is recorded interrupted, nothing is left locked, and bootstrap.json stays for the next start (QA: it exited in the middle of the run, its calls in flight lost, run.lock left)', async () => {
     const dir = join(tmp.dir, 'sigterm-bootstrap');
-    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', QUORUM_SIMULATOR_LATENCY_MS: '2000', ...ONE_THREAD };
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', QUORUM_SIMULATOR_LATENCY_MS: '2000', ...ONE_DUCKDB_THREAD };
     const child = quorumProcess(['start'], env);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
@@ -168,7 +166,7 @@ describe('first start', () => {
     const lock = JSON.stringify({ pid: holder.pid, host: hostname(), pid_ns: readlinkSync('/proc/self/ns/pid'), started_at: new Date().toISOString(), token: 'another-import' });
     writeFileSync(join(dir, 'import.lock'), lock);
     try {
-      const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
+      const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_DUCKDB_THREAD };
       const child = quorumProcess(['start'], env);
       let stderr = '';
       child.stderr!.on('data', (d) => (stderr += d));
@@ -194,7 +192,7 @@ describe('first start', () => {
 
   it('quorum start killed after its first dated run published: the next start finishes the sequence (QA: it served that snapshot, the later runs never made)', async () => {
     const dir = join(tmp.dir, 'killed');
-    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_DUCKDB_THREAD };
     const [round1, round2] = roundFreezeTimes(SAMPLE);
     const first = quorumProcess(['start'], env);
     const gone = new Promise<void>((resolve) => first.on('exit', () => resolve()));
@@ -231,7 +229,7 @@ describe('quorum start with a bad definition file', () => {
     const structure = join(tmp.dir, 'bad-structure');
     for (const sub of ['links', 'theses', 'factors', 'scenarios']) mkdirSync(join(structure, sub), { recursive: true });
     writeFileSync(join(structure, 'links', 'bad.yaml'), 'links:\n  - { a: "manifold:a", b: "manifold:b", kind: causes }\n');
-    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
+    const env = { QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_DUCKDB_THREAD };
     const child = quorumProcess(['start'], env);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));

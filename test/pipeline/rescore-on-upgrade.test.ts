@@ -8,7 +8,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importForecastBench, rescoreAfterRunEnds, rescoreIfDerivedByOtherSql, SNAPSHOT_CHECK_MS, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
+import { rescoreAfterRunEnds, rescoreIfDerivedByOtherSql, SNAPSHOT_CHECK_MS, snapshotFromOtherSql } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runPipeline } from '../../pipeline/run.ts';
@@ -16,10 +16,9 @@ import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
 import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { makeCurrent, readCurrent, readManifest } from '../../pipeline/warehouse/snapshot.ts';
-import { SAMPLE } from '../structure/helpers.ts';
-import { oneDuckdbThread } from '../forecast/helpers.ts';
+import { fixture, sampleFixture, type Fixture } from '../structure/helpers.ts';
+import { ONE_DUCKDB_THREAD, oneDuckdbThread } from '../forecast/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
-import { memTempDir } from '../helpers/mem-temp-dir.ts';
 
 /** Per as_of of raw `table`, the runs that froze something at that time. */
 async function frozenRunsByAsOf(dataDir: string, table: 'thesis_vintages' | 'scenario_archive'): Promise<Map<string, string[]>> {
@@ -39,28 +38,12 @@ async function rawCount(dataDir: string, table: 'claims'): Promise<number> {
 }
 
 /**
- * A warehouse directory in memory (test/helpers/mem-temp-dir.ts: a tmpfs): nothing this file
- * checks is about the disk (no power cut; a process's writes are in the page cache whether or
- * not they were fsynced), and on the disk of a busy machine every raw part and snapshot table
- * each rescore writes waited for its fsync.
+ * Warehouse directories in memory (`fixture`'s `memory`: a tmpfs): nothing this file checks is
+ * about the disk (no power cut; a process's writes are in the page cache whether or not they were
+ * fsynced), and on the disk of a busy machine every raw part and snapshot table each rescore
+ * writes waited for its fsync.
  */
-interface Fixture {
-  dataDir: string;
-  cleanup: () => void;
-}
-function memFixture(): Fixture {
-  const { dir, cleanup } = memTempDir('quorum-rescore-');
-  return { dataDir: join(dir, 'warehouse'), cleanup };
-}
-
-/**
- * The runs here (in this process and in the `quorum start` children) on one DuckDB thread: each
- * is the sample's score-only derive, small statements where a second thread only adds its
- * scheduling on a loaded 2-core machine (it cost ~20% more CPU a run); nothing checked here
- * depends on the thread count. In this process each describe opens the instance again
- * (oneDuckdbThread in its beforeAll) after the one before it closed it.
- */
-const ONE_THREAD = { QUORUM_DUCKDB_THREADS: '1' };
+const inMemory = { memory: true };
 
 /**
  * The sample imported and scored once as of 2026-03-10 (a published snapshot) for the whole file:
@@ -70,10 +53,14 @@ const ONE_THREAD = { QUORUM_DUCKDB_THREADS: '1' };
 let scored: Fixture;
 
 beforeAll(async () => {
+  // The runs here (in this process and in the `quorum start` children) on one DuckDB thread: each
+  // is the sample's score-only derive, small statements where a second thread only adds its
+  // scheduling on a loaded 2-core machine (it cost ~20% more CPU a run); nothing checked here
+  // depends on the thread count. In this process each describe opens the instance again
+  // (oneDuckdbThread in its beforeAll) after the one before it closed it.
   await oneDuckdbThread();
-  scored = memFixture();
+  scored = await sampleFixture(inMemory);
   const config = loadConfig({ QUORUM_DATA_DIR: scored.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
-  await importForecastBench(config, SAMPLE, new Date('2026-03-10T00:00:00Z')); // (sampleFixture's import)
   expect((await runPipeline({ config, logger: createLogger('silent'), scoreOnly: true, asOf: new Date('2026-03-10T00:00:00Z') })).status).toBe('completed');
   await closeDuckdb();
 }, 120_000);
@@ -81,7 +68,7 @@ afterAll(() => scored?.cleanup());
 
 /** A copy of the sample scored as of 2026-03-10 (a published snapshot, nothing else), with its config. */
 function scoredSample(): { f: Fixture; config: ReturnType<typeof loadConfig> } {
-  const f = memFixture();
+  const f = fixture({}, inMemory);
   cpSync(scored.dataDir, f.dataDir, { recursive: true });
   const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
   return { f, config };
@@ -246,7 +233,7 @@ describe.concurrent('quorum start stopped during the rescore on upgrade', () => 
 
   it('SIGTERM while the rescore runs: it finishes and publishes, then the process exits, nothing left locked (QA review: it exited 0 in the middle of the run, run.lock and the snapshot\'s .tmp directory left)', async () => {
     tamperManifest(f.dataDir, (m) => { m.derive_sql_hash = '0'.repeat(64); });
-    const env = { QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
+    const env = { QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_DUCKDB_THREAD };
     const child = quorumProcess(['start'], env);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
@@ -276,7 +263,7 @@ describe.concurrent('quorum start serving while an older version publishes (a ro
     // The older version's run (`quorum run` of a cron job or a container not yet upgraded) started
     // after this server: it publishes a snapshot of its own SQL. Made here as that run leaves it: a
     // snapshot directory whose manifest records no derive_sql_hash (or another), then CURRENT.
-    const env = { QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_THREAD };
+    const env = { QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ONE_DUCKDB_THREAD };
     const child = quorumProcess(['start'], env);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));

@@ -13,6 +13,7 @@ import { json, startReplayServer, type ReplayServer } from '../helpers/replay-se
 import { rawGlob } from '../../pipeline/warehouse/layout.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
+import { ONE_DUCKDB_THREAD } from '../forecast/helpers.ts';
 
 // The fixture's open BINARY market (Manifold's LiteMarket shape) under other ids.
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/venues/manifold/markets-page-1.json', import.meta.url), 'utf8'))[0];
@@ -94,7 +95,7 @@ beforeAll(async () => {
     QUORUM_FRED_API_KEY: '',
     // One DuckDB thread per CLI: on these few rows a second one only adds scheduling on a loaded
     // 2-core machine (each `run --score-only`'s derive: 0.2-0.5 s of CPU); nothing here depends on it.
-    QUORUM_DUCKDB_THREADS: '1',
+    ...ONE_DUCKDB_THREAD,
   };
 });
 

@@ -23,8 +23,8 @@ export const invLogit = (x: number) => 1 / (1 + Math.exp(-x));
 export const SAMPLE = new URL('../../data/sample/forecastbench/', import.meta.url).pathname;
 
 /** A fixture whose warehouse holds the bundled sample, imported as `quorum import` does (on 2026-03-10). */
-export async function sampleFixture(): Promise<Fixture> {
-  const f = fixture();
+export async function sampleFixture(opts: { memory?: boolean } = {}): Promise<Fixture> {
+  const f = fixture({}, opts);
   const config = loadConfig({ QUORUM_DATA_DIR: f.dataDir, QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
   await importForecastBench(config, SAMPLE, new Date('2026-03-10T00:00:00Z'));
   return f;

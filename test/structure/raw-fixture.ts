@@ -10,6 +10,7 @@ import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import type { RawTableName } from '../../pipeline/warehouse/tables.ts';
+import { memTempDir } from '../helpers/mem-temp-dir.ts';
 
 export interface Fixture {
   dataDir: string;
@@ -17,9 +18,12 @@ export interface Fixture {
   cleanup: () => void;
 }
 
-/** A temp warehouse and a temp structure dir holding `files` (relative path → YAML text). */
-export function fixture(files: Record<string, string> = {}): Fixture {
-  const root = mkdtempSync(join(tmpdir(), 'quorum-structure-'));
+/**
+ * A temp warehouse and a temp structure dir holding `files` (relative path → YAML text); with
+ * `memory`, in memory (test/helpers/mem-temp-dir.ts) for files whose runs write again and again.
+ */
+export function fixture(files: Record<string, string> = {}, opts: { memory?: boolean } = {}): Fixture {
+  const root = opts.memory ? memTempDir('quorum-structure-').dir : mkdtempSync(join(tmpdir(), 'quorum-structure-'));
   const dataDir = join(root, 'warehouse');
   const structureDir = join(root, 'structure');
   mkdirSync(join(structureDir, 'links'), { recursive: true });
