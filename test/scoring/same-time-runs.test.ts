@@ -70,6 +70,15 @@ describe.each([
   });
 });
 
+/** A database with R (resolves YES on 2025-03-01; market price 0.5 observed 2025-01-31). */
+async function openWithR(): Promise<{ conn: DuckDBConnection; close: () => void }> {
+  const db = await openDb();
+  await insert(db.conn, 'questions', [question('R')]);
+  await insert(db.conn, 'resolutions', [resolution('R', 1, '2025-03-01')]);
+  await insert(db.conn, 'market_prices', [{ question_id: 'R', observed_at: '2025-01-31', probability: 0.5 }]);
+  return db;
+}
+
 /**
  * rounds=all with two runs dated at the same time: they are one round (one point in time), not
  * two, so the all-rounds figures take that round once, the greater run id's forecast, as every
@@ -92,10 +101,7 @@ describe('runs dated at the same time are one round for rounds=all', () => {
   let conn: DuckDBConnection;
   let close: () => void;
   beforeAll(async () => {
-    ({ conn, close } = await openDb());
-    await insert(conn, 'questions', [question('R')]);
-    await insert(conn, 'resolutions', [resolution('R', 1, '2025-03-01')]);
-    await insert(conn, 'market_prices', [{ question_id: 'R', observed_at: '2025-01-31', probability: 0.5 }]);
+    ({ conn, close } = await openWithR());
     const runs: [string, string, number, number][] = [
       [EARLY, '2025-01-15', 0.4, 0.45],
       [FIRST, '2025-02-01', 0.2, 0.3],
@@ -154,10 +160,7 @@ describe('rounds=all anchoring: a round pairs each forecast with its own run\'s 
   let conn: DuckDBConnection;
   let close: () => void;
   beforeAll(async () => {
-    ({ conn, close } = await openDb());
-    await insert(conn, 'questions', [question('R')]);
-    await insert(conn, 'resolutions', [resolution('R', 1, '2025-03-01')]);
-    await insert(conn, 'market_prices', [{ question_id: 'R', observed_at: '2025-01-31', probability: 0.5 }]);
+    ({ conn, close } = await openWithR());
     await insert(conn, 'forecasts', MODELS.flatMap((m) => [
       forecast('R', m, 'blind', FIRST, '2025-02-01', 0.2),
       forecast('R', m, 'informed', FIRST, '2025-02-01', 0.3),
