@@ -70,3 +70,12 @@ CREATE OR REPLACE TEMP MACRO _boot_idx(grp) AS
 -- (a cell's per-group sums of x as such a list, in group order; a group's NULL sum adds nothing)
 CREATE OR REPLACE TEMP MACRO _boot_vec(x, grp) AS list(coalesce(x, 0)::DOUBLE ORDER BY grp);
 CREATE OR REPLACE TEMP MACRO _boot_w(w, idx) AS CASE WHEN idx IS NULL THEN w ELSE list_select(w, idx) END;
+
+-- An interval needs two groups or more. The draws resample groups, so a figure whose questions all
+-- sit in one group (one question; or a few, with more than 200 questions in all) is drawn whole or
+-- not at all in every replicate: each replicate is the point figure, an interval [b, b] that would
+-- be published as certain. Every bootstrap interval is NULL then (and a verdict read from it):
+-- `_boot_groups(n)` counts the groups of a cell's per-group rows that hold some of the figure's
+-- questions (n > 0), `_boot_ci(bound, groups)` keeps a bound only from two groups or more.
+CREATE OR REPLACE TEMP MACRO _boot_groups(n) AS count(*) FILTER (WHERE n > 0);
+CREATE OR REPLACE TEMP MACRO _boot_ci(bound, groups) AS CASE WHEN groups >= 2 THEN bound END;

@@ -348,9 +348,8 @@ WITH paired AS (
   SELECT mode, rounds, dimension, key, forecaster,
          sum(n_market)::BIGINT AS vs_market_n, sum(sum_diff_market) / nullif(sum(n_market), 0) AS vs_market_diff,
          sum(n_best)::BIGINT AS vs_best_n, sum(sum_diff_best) / nullif(sum(n_best), 0) AS vs_best_diff,
-         -- the bootstrap groups each figure's questions sit in (an interval needs two)
-         count(*) FILTER (WHERE n > 0) AS groups_n, count(*) FILTER (WHERE n_market > 0) AS groups_market,
-         count(*) FILTER (WHERE n_best > 0) AS groups_best
+         -- the bootstrap groups each figure's questions sit in (51_bootstrap's `_boot_ci` rule)
+         _boot_groups(n) AS groups_n, _boot_groups(n_market) AS groups_market, _boot_groups(n_best) AS groups_best
   FROM _lb_groups
   GROUP BY ALL
 ),
@@ -369,19 +368,18 @@ cells AS (
 SELECT p.mode, p.rounds, p.dimension, p.key, p.forecaster, p.kind,
        rank() OVER (PARTITION BY p.mode, p.rounds, p.dimension, p.key ORDER BY round(p.brier_adjusted, 9)) AS rank,
        p.forecaster = b.best AS is_best,
-       -- an interval needs two questions in two bootstrap groups: over one question, or questions
-       -- that all sit in one group (51_bootstrap resamples groups), every replicate is the point
-       -- figure ([b, b], published as certain); as ai_vs_market's interval is null when n < 2
+       -- an interval needs two bootstrap groups (51_bootstrap's `_boot_ci`), as ai_vs_market's
+       -- interval is null when n < 2
        p.n, p.brier,
-       CASE WHEN x.groups_n >= 2 THEN i.brier_ci95_lo END AS brier_ci95_lo,
-       CASE WHEN x.groups_n >= 2 THEN i.brier_ci95_hi END AS brier_ci95_hi, p.brier_adjusted, p.log_loss,
+       _boot_ci(i.brier_ci95_lo, x.groups_n) AS brier_ci95_lo,
+       _boot_ci(i.brier_ci95_hi, x.groups_n) AS brier_ci95_hi, p.brier_adjusted, p.log_loss,
        p.n_directional, p.accuracy_pct, p.ece, p.ece_noise_floor,
        x.vs_market_n, x.vs_market_diff,
-       CASE WHEN x.groups_market >= 2 THEN i.vs_market_ci95_lo END AS vs_market_ci95_lo,
-       CASE WHEN x.groups_market >= 2 THEN i.vs_market_ci95_hi END AS vs_market_ci95_hi,
+       _boot_ci(i.vs_market_ci95_lo, x.groups_market) AS vs_market_ci95_lo,
+       _boot_ci(i.vs_market_ci95_hi, x.groups_market) AS vs_market_ci95_hi,
        b.best, x.vs_best_n, x.vs_best_diff,
-       CASE WHEN x.groups_best >= 2 THEN i.vs_best_ci95_lo END AS vs_best_ci95_lo,
-       CASE WHEN x.groups_best >= 2 THEN i.vs_best_ci95_hi END AS vs_best_ci95_hi,
+       _boot_ci(i.vs_best_ci95_lo, x.groups_best) AS vs_best_ci95_lo,
+       _boot_ci(i.vs_best_ci95_hi, x.groups_best) AS vs_best_ci95_hi,
        -- bounds compared at 6 decimals, as the API publishes them (an interval read [0, …] is
        -- tied; sql/api/leaderboard-since.sql the same): a Brier equal to the best's up to floating noise (a consensus median equal to a model's answer, derived from
        -- count/sum/min/max) leaves a bound of ±1e-17, which is 0, not an interval clear of 0

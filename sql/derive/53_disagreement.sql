@@ -115,7 +115,7 @@ WITH vec AS (
          _boot_vec(sxx, grp) AS sxx_v,
          _boot_vec(syy, grp) AS syy_v,
          _boot_vec(sxy, grp) AS sxy_v,
-         count(*) FILTER (WHERE n > 0) AS groups_n -- the bootstrap groups its questions sit in
+         _boot_groups(n) AS groups_n
   FROM _dis_groups
   GROUP BY ALL
 ),
@@ -129,9 +129,7 @@ reps AS (
 )
 SELECT mode, rounds, quantile_cont(rho, [0.025, 0.975])[1] AS lo, quantile_cont(rho, [0.025, 0.975])[2] AS hi
 FROM reps
--- no interval (nor verdict) unless the questions sit in two bootstrap groups or more: questions all
--- in one group give every replicate the point figure
-WHERE groups_n >= 2
+WHERE groups_n >= 2 -- no interval (nor verdict) from fewer than two groups: 51_bootstrap's `_boot_ci` rule
 GROUP BY mode, rounds;
 
 CREATE OR REPLACE TABLE disagreement AS
@@ -167,7 +165,7 @@ WITH vec AS (
   SELECT mode, rounds, quintile, _boot_idx(grp) AS idx,
          _boot_vec(n, grp) AS n_v,
          _boot_vec(sum_brier, grp) AS b_v,
-         count(*) AS groups_n -- the bootstrap groups its questions sit in
+         _boot_groups(n) AS groups_n
   FROM _dis_q_groups
   GROUP BY ALL
 ),
@@ -187,10 +185,7 @@ pt AS (
 )
 SELECT pt.mode, pt.rounds, pt.quintile::INTEGER AS quintile, pt.n::BIGINT AS n, pt.sd_min, pt.sd_max,
        pt.mean_abs_error, pt.brier,
-       -- no interval unless the questions sit in two bootstrap groups or more: over one question, or
-       -- questions all in one group, every replicate would be the point figure
-       CASE WHEN ci.groups_n >= 2 THEN ci.lo END AS brier_ci95_lo,
-       CASE WHEN ci.groups_n >= 2 THEN ci.hi END AS brier_ci95_hi,
+       _boot_ci(ci.lo, ci.groups_n) AS brier_ci95_lo, _boot_ci(ci.hi, ci.groups_n) AS brier_ci95_hi,
        pt.n_directional::BIGINT AS n_directional,
        CASE WHEN pt.n_directional > 0 THEN 100.0 * pt.sum_correct / pt.n_directional END AS accuracy_pct
 FROM pt

@@ -82,7 +82,7 @@ ci AS (
 pt AS (
   SELECT rounds, forecaster, comparison, dimension, key, sum(n) AS n,
          sum(sum_from) / sum(n) AS brier_from, sum(sum_to) / sum(n) AS brier_to,
-         count(*) FILTER (WHERE n > 0) AS groups_n -- the bootstrap groups its questions sit in
+         _boot_groups(n) AS groups_n
   FROM _voi_groups
   GROUP BY ALL
 )
@@ -90,10 +90,7 @@ SELECT pt.rounds, pt.dimension, pt.key, pt.forecaster,
        CASE WHEN pt.forecaster LIKE 'consensus\_%' ESCAPE '\' THEN 'consensus' ELSE 'model' END AS kind,
        pt.comparison, pt.n::BIGINT AS n, pt.brier_from, pt.brier_to,
        pt.brier_from - pt.brier_to AS value,
-       -- no interval unless the questions sit in two bootstrap groups or more: over one question, or
-       -- questions all in one group, every replicate would be the point figure ([v, v])
-       CASE WHEN pt.groups_n >= 2 THEN ci.lo END AS value_ci95_lo,
-       CASE WHEN pt.groups_n >= 2 THEN ci.hi END AS value_ci95_hi
+       _boot_ci(ci.lo, pt.groups_n) AS value_ci95_lo, _boot_ci(ci.hi, pt.groups_n) AS value_ci95_hi
 FROM pt
 LEFT JOIN ci USING (rounds, forecaster, comparison, dimension, key)
 ORDER BY pt.rounds, pt.dimension, pt.key, pt.comparison, pt.forecaster;

@@ -159,7 +159,7 @@ WITH vec AS (
   SELECT rounds, forecaster, mode, _boot_idx(grp) AS idx,
          _boot_vec(sxy, grp) AS sxy_v,
          _boot_vec(sxx, grp) AS sxx_v,
-         count(*) FILTER (WHERE n_slope > 0) AS groups_slope -- the bootstrap groups of its pairs
+         _boot_groups(n_slope) AS groups_slope
   FROM _anc_groups
   WHERE mode <> 'blind'
   GROUP BY ALL
@@ -185,10 +185,7 @@ SELECT pt.rounds, pt.forecaster,
        CASE WHEN pt.forecaster = 'consensus_mean' THEN 'consensus' ELSE 'model' END AS kind,
        pt.mode, pt.n_market::BIGINT AS n_market, pt.corr_market, pt.mean_abs_diff_market,
        pt.n_slope::BIGINT AS n_slope, pt.slope,
-       -- no interval unless the pairs' questions sit in two bootstrap groups or more: over one
-       -- question, or questions all in one group, every replicate would be the point figure
-       CASE WHEN ci.groups_slope >= 2 THEN ci.lo END AS slope_ci95_lo,
-       CASE WHEN ci.groups_slope >= 2 THEN ci.hi END AS slope_ci95_hi
+       _boot_ci(ci.lo, ci.groups_slope) AS slope_ci95_lo, _boot_ci(ci.hi, ci.groups_slope) AS slope_ci95_hi
 FROM pt
 LEFT JOIN ci USING (rounds, forecaster, mode)
 ORDER BY pt.rounds DESC, pt.forecaster, CASE pt.mode WHEN 'blind' THEN 0 WHEN 'informed' THEN 1 ELSE 2 END;

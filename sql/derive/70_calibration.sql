@@ -138,8 +138,8 @@ reps AS (
 SELECT forecaster, mode, quantile_cont(ece, [0.025, 0.975])[1] AS ece_ci95_lo,
        quantile_cont(ece, [0.025, 0.975])[2] AS ece_ci95_hi
 FROM reps
--- no interval unless the questions sit in two bootstrap groups or more: over one question, or
--- questions all in one group, every replicate would be the point figure ([e, e])
+-- no interval from fewer than two bootstrap groups (51_bootstrap's `_boot_ci` rule; _ece_groups has
+-- a row per bin and group, so the groups are counted across the bins)
 SEMI JOIN (SELECT forecaster, mode FROM _ece_groups GROUP BY ALL HAVING count(DISTINCT grp) >= 2) USING (forecaster, mode)
 GROUP BY ALL;
 
