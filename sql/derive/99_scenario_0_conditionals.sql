@@ -4,12 +4,13 @@
 --
 -- A scenario's conditional forecast is a raw `forecasts` row whose `condition` is
 -- `<scenario_id>:<k>:<outcomes>` (pipeline/scenarios/conditional-tasks.ts): P(component k YES | the
--- earlier components resolved as `outcomes`, one digit each in pathway order). Per (scenario,
--- model, k, outcomes) the latest such forecast created at or before as_of (its first language
--- only: translations repeat the answer), with the question it was asked about (`question_id`: the
--- component k of the definition it was asked under). A condition whose scenario or component no
--- longer matches the definitions is ignored by 99_scenario_1_joint.sql (wrong length, k out of
--- range, or component k is now another question: a curator replaced or reordered components).
+-- earlier components resolved as `outcomes`, one digit each in pathway order). The view lists every
+-- such forecast created at or before as_of (its first language only: translations repeat the
+-- answer), with the question it was asked about (`question_id`: the component k of the definition
+-- it was asked under); 99_scenario_1_joint.sql keeps, per (scenario, model, k, outcomes), the latest
+-- of those asked about the question that is component k now. A condition whose scenario or
+-- component no longer matches the definitions is ignored there (wrong length, k out of range, or
+-- component k is now another question: a curator replaced or reordered components).
 -- Asked under the same components: a conditional is about component k given the outcomes of
 -- components 1..k-1 of the definition it was asked under, so it counts only while the definition's
 -- first k components are those questions still, in that order (this run's own conditionals were
@@ -25,6 +26,37 @@ CREATE TEMP TABLE IF NOT EXISTS _scenario_conditionals
   (scenario_id VARCHAR, model VARCHAR, component_ord INTEGER, condition VARCHAR, probability DOUBLE);
 CREATE TEMP TABLE IF NOT EXISTS _scenario_components_def (scenario_id VARCHAR, ord INTEGER, question_id VARCHAR, label VARCHAR);
 CREATE TEMP TABLE IF NOT EXISTS _scenario_params (run_id VARCHAR, ipf_sweeps INTEGER);
+
+-- The runs whose archived record of a scenario lists other components than its definition now
+-- (`components`, the record's, and `now_components`, in pathway order; the rows of one record
+-- agree): only their conditionals need the check above. Records list few distinct component
+-- lists (a definition seldom changes), so those are compared once each, and only the records of
+-- a list that differs (usually none) are read again, per run: the view below looks every
+-- conditional up in this small table. (The view once grouped the archived records of every run
+-- that asked by run and joined every conditional to them: DuckDB built that join's hash table on
+-- the conditionals, and it cost more than the rest of the view.)
+CREATE OR REPLACE TEMP TABLE _scenario_asked_elsewhere AS
+WITH now AS (
+  SELECT scenario_id, list(question_id ORDER BY ord) AS components
+  FROM _scenario_components_def
+  GROUP BY scenario_id
+),
+archived AS (
+  SELECT scenario_id, run_id, components FROM raw_scenario_archive
+  UNION ALL
+  SELECT scenario_id, run_id, components FROM raw_scenario_records
+),
+moved AS (
+  SELECT d.scenario_id, d.components, string_split(d.components, ',') AS archived_components, n.components AS now_components
+  -- (a record without components is not known to differ)
+  FROM (SELECT DISTINCT scenario_id, components FROM archived WHERE components IS NOT NULL) AS d
+  JOIN now AS n USING (scenario_id)
+  WHERE string_split(d.components, ',') IS DISTINCT FROM n.components
+)
+SELECT a.scenario_id, a.run_id, any_value(m.archived_components) AS components, any_value(m.now_components) AS now_components
+FROM archived AS a
+JOIN moved AS m USING (scenario_id, components)
+GROUP BY a.scenario_id, a.run_id;
 
 CREATE OR REPLACE TEMP VIEW _scenario_conditionals_stored AS
 WITH asked AS (
@@ -42,29 +74,11 @@ WITH asked AS (
     AND f.probability IS NOT NULL
     AND f.translation_of IS NULL
     AND regexp_full_match(f.condition, '[a-z0-9][a-z0-9-]{1,62}:[0-9]+:[01]*')
-),
--- the components (pathway order) each run archived a scenario with: those it asked under (only
--- the records of the runs that asked: the archive holds a record per scenario and run)
-asked_under AS (
-  SELECT r.scenario_id, r.run_id, any_value(string_split(r.components, ',')) AS components
-  FROM (SELECT scenario_id, run_id, components FROM raw_scenario_archive
-        UNION ALL
-        SELECT scenario_id, run_id, components FROM raw_scenario_records) AS r
-  SEMI JOIN (SELECT DISTINCT scenario_id, run_id FROM asked) AS k USING (scenario_id, run_id)
-  GROUP BY r.scenario_id, r.run_id
-),
-now AS (
-  SELECT scenario_id, list(question_id ORDER BY ord) AS components
-  FROM _scenario_components_def
-  GROUP BY scenario_id
 )
 SELECT a.scenario_id, a.model, a.component_ord, a.question_id, a.condition,
-       arg_max(a.probability, (a.created_at, a.run_id)) AS probability,
-       a.padded
+       a.run_id, a.created_at, a.probability, a.padded
 FROM asked AS a
-JOIN now AS n ON n.scenario_id = a.scenario_id
-LEFT JOIN asked_under AS u ON u.scenario_id = a.scenario_id AND u.run_id = a.run_id
+LEFT JOIN _scenario_asked_elsewhere AS u ON u.scenario_id = a.scenario_id AND u.run_id = a.run_id
 WHERE a.run_id = (SELECT run_id FROM _scenario_params)
-   OR u.components IS NULL -- unknown: only its component k is checked (99_scenario_1_joint.sql)
-   OR list_slice(u.components, 1, a.component_ord) = list_slice(n.components, 1, a.component_ord)
-GROUP BY a.scenario_id, a.model, a.component_ord, a.question_id, a.condition, a.padded;
+   OR u.scenario_id IS NULL -- asked under the components now, or unknown: only its component k is checked (99_scenario_1_joint.sql)
+   OR list_slice(u.components, 1, a.component_ord) = list_slice(u.now_components, 1, a.component_ord);

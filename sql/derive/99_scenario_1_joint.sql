@@ -180,40 +180,56 @@ FROM (
 -- that file did not run).
 CREATE TEMP VIEW IF NOT EXISTS _scenario_conditionals_stored AS
 SELECT NULL::VARCHAR AS scenario_id, NULL::VARCHAR AS model, NULL::INTEGER AS component_ord,
-       NULL::VARCHAR AS question_id, NULL::VARCHAR AS condition, NULL::DOUBLE AS probability, NULL::BOOLEAN AS padded
+       NULL::VARCHAR AS question_id, NULL::VARCHAR AS condition, NULL::VARCHAR AS run_id,
+       NULL::TIMESTAMP AS created_at, NULL::DOUBLE AS probability, NULL::BOOLEAN AS padded
 WHERE false;
 
 -- Well-formed conditionals, duplicates averaged: one row per (scenario, model). A full condition
 -- (no '-') names a world prefix c (its digits read as a binary number): those are `fulls`, a list
 -- of {k, ord, v} in heap order, k = 2^(ord−1) + c (the order the chain rule reads them in,
 -- 99_scenario_1_joint's `q` below); the others are `partials`, a list of {ord, condition, v};
--- n_cond counts both. Two rows can name the same conditional only when one of them is the
--- stage's (_scenario_conditionals) or writes k with a leading zero: only the lists holding such a
--- row are searched for duplicates, so the conditionals are grouped once, by (scenario, model).
+-- n_cond counts both. Of the stored ones, each model's latest of each (scenario, k, outcomes)
+-- counts (every run asks them again). Two rows can name the same conditional only when one of
+-- them is the stage's (_scenario_conditionals) or writes k with a leading zero: only the lists
+-- holding such a row are searched for duplicates, so the conditionals are grouped once, by
+-- (scenario, model).
 CREATE OR REPLACE TABLE _scenario_cond AS
-WITH k AS (
-  SELECT scenario_id, model, component_ord, condition, probability, true AS may_repeat
-  FROM _scenario_conditionals
-  WHERE regexp_full_match(condition, '[01-]*')
+WITH comp AS (
+  -- each scenario's component questions now, in pathway order
+  SELECT scenario_id, any_value(n_components) AS n_components, _by_key(list({'k': ord, 'v': question_id})) AS questions
+  FROM _scenario_comp
+  GROUP BY scenario_id
+),
+k AS (
+  SELECT c.scenario_id, c.model, c.component_ord, c.condition, c.probability, true AS may_repeat, s.n_components
+  FROM _scenario_conditionals AS c
+  JOIN _scenario_set AS s USING (scenario_id)
+  WHERE regexp_full_match(c.condition, '[01-]*')
+    AND c.component_ord BETWEEN 2 AND s.n_components
+    AND length(c.condition) = c.component_ord - 1
   UNION ALL
   -- (their conditions are all digits 0 and 1: 99_scenario_0_conditionals.sql), each asked about
   -- the question that is component k now: one asked under an earlier definition whose component k
-  -- was another question (a component replaced or moved) is not an answer about this one
-  SELECT st.scenario_id, st.model, st.component_ord, st.condition, st.probability, st.padded
+  -- was another question (a component replaced or moved) is not an answer about this one; the
+  -- latest of each, its probability then checked below (a latest one out of range is not
+  -- replaced by an earlier one)
+  SELECT st.scenario_id, st.model, st.component_ord, st.condition,
+         arg_max(st.probability, (st.created_at, st.run_id)) AS probability, st.padded, c.n_components
   FROM _scenario_conditionals_stored AS st
-  JOIN _scenario_comp AS c ON c.scenario_id = st.scenario_id AND c.ord = st.component_ord AND c.question_id = st.question_id
+  JOIN comp AS c USING (scenario_id)
+  WHERE st.question_id = c.questions[st.component_ord]
+    AND st.component_ord BETWEEN 2 AND c.n_components
+    AND length(st.condition) = st.component_ord - 1
+  GROUP BY st.scenario_id, st.model, st.component_ord, st.condition, st.padded, c.n_components
 ),
 g AS (
   SELECT k.scenario_id, k.model,
          list_sort(list({'k': (1 << (k.component_ord - 1)) + TRY_CAST('0b' || k.condition AS INTEGER), 'ord': k.component_ord, 'v': k.probability})
                      FILTER (WHERE NOT contains(k.condition, '-'))) AS fulls,
          list({'ord': k.component_ord, 'condition': k.condition, 'v': k.probability}) FILTER (WHERE contains(k.condition, '-')) AS partials,
-         bool_or(k.may_repeat) AS may_repeat, any_value(s.n_components) AS n_components
+         bool_or(k.may_repeat) AS may_repeat, any_value(k.n_components) AS n_components
   FROM k
-  JOIN _scenario_set AS s USING (scenario_id)
-  WHERE k.component_ord BETWEEN 2 AND s.n_components
-    AND length(k.condition) = k.component_ord - 1
-    AND k.probability BETWEEN 0 AND 1
+  WHERE k.probability BETWEEN 0 AND 1
   GROUP BY k.scenario_id, k.model
 ),
 d AS (
