@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- scenarios [scenarios=1000] [records=100]`
+ * `npm run bench -- scenarios [scenarios=1000] [records=100] [fit=<share>]`
  *
  * Scenarios (issue 13): computing the distributions of 1,000 scenarios of 5 components (32 worlds
  * each) from stored conditional forecasts (four models, every condition: 31 per scenario and
@@ -12,6 +12,14 @@
  * `floor_ratio`: the least of that work (FLOOR below), timed the same way against the same COPY:
  * what any implementation pays at least on this engine and machine, so a reader can tell how much
  * of `ratio` is the project's and how much is the bound's.
+ *
+ * `fit=<share>` (0 to 1, default 0: the run above): the (scenario, model) pairs picked by
+ * hash(s, m) with that probability lose their conditionals of the last component, so their chain is
+ * incomplete and 99_scenario_1_joint.sql fits them (max_entropy_ipf: 5 marginals and 14
+ * conditionals, which the random forecasts contradict, so every fit runs all its sweeps): the cost
+ * of a book whose conditional calls were capped. The floor (chain rule only) is then compared on
+ * the other pairs and on the scenarios with no fitted pair; the last line adds `fitted`, the pairs
+ * fitted.
  *
  * Last line: `{"bench":"scenarios","ratio":<x>,"scenarios":<n>,"peak_rss_mb":<n>,"floor_ratio":<x>,...}`.
  */
@@ -44,7 +52,7 @@ function scenarios(n: number): ScenarioDefinition[] {
  * model's direct forecast of every component and its conditional forecast of every component
  * k ≥ 2 under each of the 2^(k−1) conditions; `records` archived records per scenario.
  */
-async function load(conn: DuckDBConnection, n: number, records: number): Promise<void> {
+async function load(conn: DuckDBConnection, n: number, records: number, fit: number): Promise<void> {
   await conn.run(
     `CREATE OR REPLACE TABLE questions AS
      SELECT 'bench:' || s || '-' || k AS question_id, 'bench' AS venue, 'Synthetic component ' || k || ' of ' || s AS title,
@@ -68,7 +76,8 @@ async function load(conn: DuckDBConnection, n: number, records: number): Promise
             0.05 + (hash(s, k, m, i) % 90) / 100.0, 'en', 'simulated',
             'bench-' || s || ':' || k || ':' || lpad(bin(i), (k - 1)::INTEGER, '0')
      FROM range(${n}) AS a(s), range(2, ${COMPONENTS + 1}) AS b(k), range(${MODELS}) AS c(m), range(16) AS d(i)
-     WHERE i < (1 << (k - 1))`,
+     WHERE i < (1 << (k - 1))
+       AND NOT (k = ${COMPONENTS} AND ${fitPick(fit)})`,
   );
   // Archived records: `records` runs per scenario, each a joint over the 32 worlds (normalized)
   // with its implied marginals, one row per record as the pipeline archives them.
@@ -134,6 +143,9 @@ const FLOOR = [
    FROM raw_scenario_archive AS a JOIN _floor_realized AS r USING (scenario_id)`,
 ];
 
+/** The (scenario s, model m) pairs whose last component's conditionals `fit=<share>` removes. */
+const fitPick = (fit: number): string => `hash(s, m, 'fit') % 1000000 < ${Math.round(fit * 1_000_000)}`;
+
 async function timed<T>(f: () => Promise<T>): Promise<[number, T]> {
   const t0 = performance.now();
   const v = await f();
@@ -141,8 +153,12 @@ async function timed<T>(f: () => Promise<T>): Promise<[number, T]> {
 }
 
 export default async function scenariosBench(args: string[]): Promise<Record<string, unknown>> {
-  const n = Number(args[0] ?? 1000);
-  const records = Number(args[1] ?? 100);
+  const named = Object.fromEntries(args.filter((a) => a.includes('=')).map((a) => a.split('=', 2) as [string, string]));
+  const positional = args.filter((a) => !a.includes('='));
+  const n = Number(positional[0] ?? 1000);
+  const records = Number(positional[1] ?? 100);
+  const fit = Number(named.fit ?? 0);
+  if (!(fit >= 0 && fit <= 1)) throw new Error(`bench scenarios: fit=${named.fit} is not a share between 0 and 1`);
   const sqlDir = mkdtempSync(join(tmpdir(), 'quorum-bench-scenarios-'));
   for (const f of SCENARIO_FILES) symlinkSync(join(DEFAULT_SQL_DIR, f), join(sqlDir, f));
   const out = join(sqlDir, 'conditionals.parquet');
@@ -150,7 +166,7 @@ export default async function scenariosBench(args: string[]): Promise<Record<str
   const conn = await db.connect();
   const defs = scenarios(n);
   try {
-    await load(conn, n, records);
+    await load(conn, n, records, fit);
     const [conditionals] = (await conn.runAndReadAll('SELECT count(*)::INTEGER AS n FROM raw_forecasts WHERE condition IS NOT NULL')).getRows()[0] as [number];
     let project = Infinity;
     let copy = Infinity;
@@ -186,7 +202,12 @@ export default async function scenariosBench(args: string[]): Promise<Record<str
               (SELECT count(*) FROM _floor_scores AS f JOIN scenario_record_scores AS s USING (scenario_id, run_id)
                WHERE abs(f.brier - s.brier) < 1e-9 AND abs(f.log_score - s.log_score) < 1e-9)::INTEGER AS scores_equal`,
     )).getRowObjectsJS()[0]!;
-    const expected = { worlds_equal: n * (MODELS + 1) << COMPONENTS, scores_equal: n * records };
+    // (with fit=: the floor's chain rule is the project's joint on the pairs not fitted and on the
+    // consensus of the scenarios with no fitted pair)
+    const [fitted, fittedScenarios] = (await conn.runAndReadAll(
+      `SELECT count(*)::INTEGER, count(DISTINCT s)::INTEGER FROM range(${n}) AS a(s), range(${MODELS}) AS c(m) WHERE ${fitPick(fit)}`,
+    )).getRows()[0] as [number, number];
+    const expected = { worlds_equal: (n * (MODELS + 1) - fitted - fittedScenarios) << COMPONENTS, scores_equal: n * records };
     if (check.worlds_equal !== expected.worlds_equal || check.scores_equal !== expected.scores_equal) {
       throw new Error(`bench scenarios: the floor's figures differ from the project's: ${JSON.stringify(check)}, expected ${JSON.stringify(expected)}`);
     }
@@ -203,6 +224,7 @@ export default async function scenariosBench(args: string[]): Promise<Record<str
       project_ms: Math.round(project),
       floor_ratio: Math.round((floor / copy) * 100) / 100,
       floor_ms: Math.round(floor),
+      ...(fit > 0 ? { fitted } : {}),
     };
   } finally {
     conn.closeSync();
