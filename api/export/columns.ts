@@ -34,6 +34,7 @@ const intNotNull = (description: string) => z.int().meta({ description });
 const bool = (description: string) => z.boolean().nullable().meta({ description });
 const boolNotNull = (description: string) => z.boolean().meta({ description });
 const textList = (description: string) => z.array(z.string()).nullable().meta({ description });
+const numList = (description: string) => z.array(z.number()).nullable().meta({ description });
 
 /** Wordings several tables share (as DOC does for the JSON endpoints). */
 const COL = {
@@ -288,6 +289,40 @@ const trackRecords = z
   })
   .meta({ id: 'ExportTrackRecordsRow', description: 'A row of the track_records export: one source of claims with its accuracy, scores and skill.' });
 
+/**
+ * `scenario_records`: sql/api/export-scenario-records.sql, one row per archived scenario record
+ * (scenario_records) with its scores (scenario_record_scores), by scenario_id, as_of, run_id.
+ */
+const scenarioRecords = z
+  .object({
+    scenario_id: textNotNull('The scenario\'s id (its definition file\'s; GET /api/scenarios/{id}/).'),
+    run_id: textNotNull('The run that archived the record.'),
+    as_of: timeNotNull('The run\'s as-of time: the record is the consensus joint as of then. created_since compares it.'),
+    title: text('The scenario\'s title when the record was archived.'),
+    components: text('The component question ids in pathway order, comma-separated, as archived (the components the record\'s worlds are over).'),
+    content_hash: text('sha256 of the components, \'|\', then each world\'s probability in world order: the record\'s identity (immutable).'),
+    n_models: int('Models whose joints the consensus joint averages.'),
+    methods: text('The models\' methods, sorted, comma-separated: chain_rule, max_entropy_ipf or independent.'),
+    n_components: int('Components n (2 to 6).'),
+    n_worlds: int('Worlds 2^n: the length of probabilities and disagreement_sd.'),
+    top_world: text('The most likely world of the record (ties: the lowest world index), one digit per component in pathway order: 1 YES, 0 NO.'),
+    top_probability: num('Its probability (0–1).'),
+    n_resolved: int('Components of the record resolved YES or NO as of the snapshot (annulled ones do not count).'),
+    resolved_pattern: text('The components\' resolutions as of the snapshot, one character each in pathway order: 1 YES, 0 NO, - open or annulled.'),
+    complete: bool('true when every component resolved: the realized world is known and the record is scored on it.'),
+    realized_world: text('The world that came true (null until complete).'),
+    realized_probability: num('The record\'s probability of the realized world (0–1; null until complete).'),
+    log_score: num('ln of realized_probability (floored at 1e-12), in nats, at most 0, higher is better (null until complete).'),
+    brier: num('Brier score of the record over its worlds: Σ (p_w − [w realized])², 0–2, lower is better (null until complete).'),
+    component_brier: num('Mean over the resolved components of (implied marginal − outcome)², 0–1, lower is better (null: none resolved).'),
+    consistent_mass: num('The record\'s probability of the worlds consistent with the components resolved so far (0–1; null: none resolved).'),
+    partial_log_score: num('ln of consistent_mass (floored at 1e-12), in nats: the score of a partly resolved record (null: none resolved).'),
+    probabilities: numList('The consensus joint: the probability of each world, in world order (world i: its digits read as a binary number give i), a list of n_worlds values summing to 1.'),
+    disagreement_sd: numList('Population sd across the models of each world\'s probability, in world order (probability units).'),
+    marginals: numList('The component distribution the joint implies: P(component k YES), in pathway order (n_components values).'),
+  })
+  .meta({ id: 'ExportScenarioRecordsRow', description: 'A row of the scenario_records export: one archived scenario record with its distributions and scores.' });
+
 /** Every export table's columns: the object's keys in the order the export writes them. */
 export const EXPORT_COLUMNS: Readonly<Record<ExportTable, z.ZodObject>> = {
   predictions,
@@ -296,10 +331,11 @@ export const EXPORT_COLUMNS: Readonly<Record<ExportTable, z.ZodObject>> = {
   forecasts,
   claims,
   track_records: trackRecords,
+  scenario_records: scenarioRecords,
 };
 
 /** The type of a column as an analyst reads it, and as the Parquet file holds it. */
-export type ColumnType = 'text' | 'timestamp' | 'number' | 'integer' | 'boolean' | 'list of text';
+export type ColumnType = 'text' | 'timestamp' | 'number' | 'integer' | 'boolean' | 'list of text' | 'list of numbers';
 
 /** The Parquet types (DuckDB's names) each column type is written as. */
 export const PARQUET_TYPES: Readonly<Record<ColumnType, readonly string[]>> = {
@@ -309,6 +345,7 @@ export const PARQUET_TYPES: Readonly<Record<ColumnType, readonly string[]>> = {
   integer: ['INTEGER', 'BIGINT'],
   boolean: ['BOOLEAN'],
   'list of text': ['VARCHAR[]'],
+  'list of numbers': ['DOUBLE[]'],
 };
 
 export interface ExportColumn {
@@ -322,7 +359,9 @@ export interface ExportColumn {
 function columnType(schema: z.ZodType): { type: ColumnType; nullable: boolean } {
   const nullable = schema instanceof z.ZodNullable;
   const inner = nullable ? (schema as z.ZodNullable<z.ZodType>).unwrap() : schema;
-  if (inner instanceof z.ZodArray) return { type: 'list of text', nullable };
+  if (inner instanceof z.ZodArray) {
+    return { type: (inner as z.ZodArray<z.ZodType>).element instanceof z.ZodNumber ? 'list of numbers' : 'list of text', nullable };
+  }
   if (inner instanceof z.ZodBoolean) return { type: 'boolean', nullable };
   if (inner instanceof z.ZodNumber) return { type: inner.format === 'safeint' ? 'integer' : 'number', nullable };
   if (inner instanceof z.ZodString) {

@@ -19,7 +19,7 @@
 import type { TimeFilter } from './params.ts';
 import type { Plan } from './plans.ts';
 
-export const EXPORT_TABLES = ['predictions', 'resolved', 'scores', 'forecasts', 'claims', 'track_records'] as const;
+export const EXPORT_TABLES = ['predictions', 'resolved', 'scores', 'forecasts', 'claims', 'track_records', 'scenario_records'] as const;
 export type ExportTable = (typeof EXPORT_TABLES)[number];
 
 export interface ExportTableSpec {
@@ -112,6 +112,22 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
     timeFilters: { updated_since: 'last_claim_at, or a claim\'s resolved_at' },
     sinceAlias: 'updated_since',
     sliceSource: 'track_records',
+    minPlan: 'pro',
+  },
+  /**
+   * The scenarios' archived records with their scores (issue 13; GET /api/scenarios/ pages them):
+   * `created_since` compares the record's as_of (when its run archived it). Whole file: the query
+   * joins the records to their scores and sorts them (by scenario, then as_of).
+   */
+  scenario_records: {
+    name: 'scenario_records',
+    sqlFile: 'export-scenario-records',
+    snapshotTables: ['scenario_records', 'scenario_record_scores', 'scenario_components'],
+    rawForecasts: false,
+    status: false,
+    timeFilters: { created_since: 'as_of' },
+    sinceAlias: 'created_since',
+    sliceSource: null,
     minPlan: 'pro',
   },
 };

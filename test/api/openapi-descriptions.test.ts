@@ -270,7 +270,7 @@ describe('the export route documents the plan each table needs (QA: it said "Acc
     const doc = openApiDocument(ROUTES, { publicBeta: false }) as Schema;
     const op = doc.paths[exportRouteDoc.path].get;
     const table = String(op.parameters.find((p: Schema) => p.name === 'table')?.description);
-    expect(table).toContain('predictions, resolved, scores, track_records: pro');
+    expect(table).toContain('predictions, resolved, scores, track_records, scenario_records: pro');
     expect(table).toContain('claims: api');
     expect(table).toContain('forecasts: enterprise');
     expect(op.description).toContain('claims: api');

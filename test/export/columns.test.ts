@@ -7,7 +7,7 @@
  * with the table's row schema (types, nulls, no other key). A column added to or dropped from the
  * SQL fails here until it is documented.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -25,9 +25,16 @@ const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /**
  * A warehouse whose snapshot has rows in every exported table: questions with prices, four
  * models' forecasts (two resolved questions: scores, resolved, Quorum's claims), an open question
- * (predictions, forecasts), and imported probability and value claims (claims, track records).
+ * (predictions, forecasts), imported probability and value claims (claims, track records), and a
+ * scenario over a resolved and the open question (its archived record: scenario_records).
  */
-async function writeWarehouse(dataDir: string): Promise<void> {
+async function writeWarehouse(dataDir: string, structureDir: string): Promise<void> {
+  await mkdir(path.join(structureDir, 'scenarios'), { recursive: true });
+  await writeFile(
+    path.join(structureDir, 'scenarios', 's.yaml'),
+    ['scenarios:', '  - id: a-then-c', '    title: A then C', '    description: Two questions in order', '    components:',
+      '      - { question: "polymarket:q1" }', '      - { question: "kalshi:q3" }', ''].join('\n'),
+  );
   const ids = ['polymarket:q1', 'manifold:q2', 'kalshi:q3'];
   await writeRaw(dataDir, {
     questions: [
@@ -76,7 +83,7 @@ describe('every export serves exactly its documented columns (api/export/columns
   let server: TestServer;
   beforeAll(async () => {
     f = fixture();
-    await writeWarehouse(f.dataDir);
+    await writeWarehouse(f.dataDir, f.structureDir);
     await publish(f, d('2025-06-01'));
     server = await startExportServer(f.dataDir);
   }, 120_000);

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
-import { expectProblem, get, maxDecimals, serve } from '../api/helpers.ts';
+import { auth, expectProblem, get, maxDecimals, newKey, serve } from '../api/helpers.ts';
 import { fixture, forecasts, publish, question, writeRaw, type Fixture, resolution } from '../structure/helpers.ts';
 
 const T1 = new Date('2026-01-10T00:00:00Z');
@@ -56,7 +56,7 @@ describe('scenarios API', () => {
         question('manifold:a1', 'first unrelated zebra'),
         question('polymarket:a2', 'second unrelated yak'),
         question('kalshi:a3', 'third unrelated walrus'),
-        question('manifold:a4', 'fourth unrelated heron'),
+        question('manifold:a4', 'fourth unrelated heron', { category: 'science' }),
       ],
       forecasts: [
         ...forecasts('r-s-1', 'manifold:a1', T1, P1),
@@ -227,6 +227,56 @@ describe('scenarios API', () => {
     expectProblem(await get(server, '/api/scenarios/?status=open'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/?since=yesterday'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/?limit=0'), 400, 'invalid_parameter');
+  });
+
+  it('the archived records export (scenario_records): every record with its scores, by scenario then as_of; filters; the same figures as the API', async () => {
+    const { key } = newKey(f.dataDir, 'api');
+    const exported = async (query = '') => {
+      const r = await get(server, `/api/export/scenario_records/?output=json${query}`, auth.x(key));
+      expect(r.res.status, r.text).toBe(200);
+      return JSON.parse(r.text) as any[];
+    };
+    const rows = await exported();
+    expect(rows.map((r) => [r.scenario_id, r.run_id])).toEqual([['hand', run1], ['hand', run2], ['pair', run1]]);
+    // the API's record of each, to the API's 6 decimals (the export's values are exact: within half
+    // a unit of the 6th decimal of the API's, 0.0990625 going out there as 0.099063)
+    for (const row of rows) {
+      const api = (await get(server, `/api/scenarios/${row.scenario_id}/`)).body.scenario.records.find((x: any) => x.run_id === row.run_id);
+      expect(row.content_hash).toBe(api.content_hash);
+      expect(row.complete).toBe(api.complete);
+      for (const k of ['brier', 'log_score', 'partial_log_score', 'component_brier']) {
+        if (api[k] === null) expect(row[k], k).toBeNull();
+        else expect(Math.abs(row[k] - api[k]), k).toBeLessThanOrEqual(5e-7 + 1e-12);
+      }
+      expect(row.probabilities).toHaveLength(row.n_worlds);
+      expect(row.probabilities.reduce((a: number, b: number) => a + b, 0)).toBeCloseTo(1, 12);
+      expect(row.marginals).toHaveLength(row.n_components);
+    }
+    // pair, by hand: realized '01' (a3 NO, a4 YES), the consensus of independent joints
+    const pair = rows[2];
+    expect(pair).toMatchObject({ complete: true, realized_world: '01', resolved_pattern: '01', n_resolved: 2, components: 'kalshi:a3,manifold:a4' });
+    expect(pair.realized_probability).toBeCloseTo(consensus([P3, P4], '01'), 12);
+    expect(pair.log_score).toBeCloseTo(Math.log(consensus([P3, P4], '01')), 12);
+    expect(pair.brier).toBeCloseTo(['00', '01', '10', '11'].reduce((a, w) => a + (consensus([P3, P4], w) - (w === '01' ? 1 : 0)) ** 2, 0), 12);
+    expect(pair.component_brier).toBeCloseTo((mean(P3) ** 2 + (mean(P4) - 1) ** 2) / 2, 12);
+    expect(pair.probabilities).toEqual(['00', '01', '10', '11'].map((w) => expect.closeTo(consensus([P3, P4], w), 12)));
+    // created_since: the record's as_of; category: scenarios with a component in it
+    expect((await exported(`&created_since=${T3.toISOString()}`)).map((r) => [r.scenario_id, r.run_id])).toEqual([['hand', run2]]);
+    expect((await exported(`&since=${T3.toISOString()}`)).map((r) => r.run_id)).toEqual([run2]);
+    expect((await exported('&category=science')).map((r) => r.scenario_id)).toEqual(['pair']);
+    expect(await exported('&category=finance')).toEqual([]);
+    // CSV: the lists as their JSON text
+    const csv = await get(server, '/api/export/scenario_records/?output=csv', auth.x(key));
+    expect(csv.res.status, csv.text).toBe(200);
+    const lines = csv.text.trimEnd().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]!.split(',').slice(0, 3)).toEqual(['scenario_id', 'run_id', 'as_of']);
+    expect(lines[3]).toMatch(/^pair,/);
+    expect(lines[3]).toContain('"[');
+    // no such filter, a bad one, and no key: clear errors
+    expectProblem(await get(server, '/api/export/scenario_records/?resolved_since=2026-01-01', auth.x(key)), 400, 'invalid_parameter');
+    expectProblem(await get(server, '/api/export/scenario_records/?created_since=yesterday', auth.x(key)), 400, 'invalid_parameter');
+    expect((await get(server, '/api/export/scenario_records/')).res.status).toBe(401);
   });
 
   it('is documented in the OpenAPI document from the same schemas', async () => {
