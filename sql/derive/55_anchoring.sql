@@ -32,7 +32,18 @@
 -- the run's created_at, its as-of time) instead of joining every round to its run's blind round:
 -- one hash aggregate of the rounds instead of a join and an aggregate over them (the statement
 -- 11.8 s → 8 s of CPU on the bench). The observations carry the question's bootstrap group, not
--- its id, which nothing after them reads.
+-- its id, which nothing after them reads. Then (statement 5.0-7.6 s → 4.3-5.5 s of CPU, medians
+-- 6.0 → 5.1, eight interleaved runs each on the shared 2-core bench host): the per-question
+-- aggregate keeps sums and one count per mode (and per mode's blind-paired runs) instead of 21
+-- avg() states, the most expensive operator of the statement (profile 3.2 s → 1.8 s); the group
+-- comes with the comparator points, so the 'all' rows need no join back to the questions; and the
+-- 'latest' rows pair each mode's scored forecast with the blind one by pivoting the (forecaster,
+-- question)'s scored forecasts into one row, instead of a hash join on (forecaster, question_id)
+-- that DuckDB built on the 2.7 M-row side (1.1-1.5 s of the profile → 0.35 s). sum(x) / count(x)
+-- is avg(x) bit for bit, but another plan feeds a group's runs to the sums in another order (any
+-- change of the plan does: rewriting only the pivot's FILTERs as CASEs did too), so 'all'
+-- observations differ in the last bit (at most 2.2e-16); the published tables are the same.
+-- (Keying the forecaster by a small integer instead of its name did not measurably help.)
 -- The questions scored, numbered in question_id order (qix), with their bootstrap group.
 CREATE OR REPLACE TEMP TABLE _anc_rq AS
 SELECT r.question_id, r.cutoff, (row_number() OVER (ORDER BY r.question_id))::INTEGER AS qix, g.grp
@@ -70,21 +81,24 @@ f AS (
   GROUP BY forecaster, mode, qix, created_at
 ),
 runs AS (
-  -- One row per (forecaster, question, run): the run's forecast in each mode (hb/hi/ha: it has
-  -- one). Every forecast of a run has the run's created_at (its as-of time), and f holds one
-  -- forecast per round, so a run has at most one per mode here: the pivot pairs each forecast
-  -- with the same run's blind forecast, as a join on the run would.
+  -- One row per (forecaster, question, run): the run's forecast in each mode (NULL: it has none;
+  -- p itself is never NULL: the forecasts' probability is not, and a consensus mean is their avg).
+  -- Every forecast of a run has the run's created_at (its as-of time), and f holds one forecast
+  -- per round, so a run has at most one per mode here: the pivot pairs each forecast with the
+  -- same run's blind forecast, as a join on the run would.
   SELECT f.forecaster, f.qix, f.created_at, f.shared_run,
-         bool_or(f.mode = 'blind') AS hb, bool_or(f.mode = 'informed') AS hi, bool_or(f.mode = 'augmented') AS ha,
          any_value(f.p) FILTER (WHERE f.mode = 'blind') AS pb,
          any_value(f.p) FILTER (WHERE f.mode = 'informed') AS pi,
          any_value(f.p) FILTER (WHERE f.mode = 'augmented') AS pa
   FROM f
   GROUP BY f.forecaster, f.qix, f.created_at, f.shared_run
 ),
-pts AS (SELECT p.qix, r.question_id, p.created_at FROM (SELECT DISTINCT qix, created_at FROM runs) AS p JOIN rq AS r USING (qix)),
+pts AS (
+  SELECT p.qix, r.question_id, r.grp, p.created_at
+  FROM (SELECT DISTINCT qix, created_at FROM runs) AS p JOIN rq AS r USING (qix)
+),
 cmp AS (
-  SELECT pts.qix, pts.created_at,
+  SELECT pts.qix, pts.created_at, pts.grp,
          CASE WHEN _comparator_status(px.observed_at, pts.created_at, rp.max_comparator_age_days) = 'ok'
               THEN px.probability END AS m
   FROM pts
@@ -93,32 +107,39 @@ cmp AS (
   CROSS JOIN run_params AS rp
 ),
 per_q AS (
-  -- Per (forecaster, question) and mode, the means over the runs with a forecast in that mode and
-  -- a fresh comparator; the slope terms over those that also have a blind forecast (avg skips the
-  -- NULLs of runs without one). The blind mode's own terms are computed alike and never read.
-  SELECT r.forecaster, r.qix,
-         count(*) FILTER (WHERE hb) AS nb, avg(pb) AS p_b, avg(c.m) FILTER (WHERE hb) AS m_b, avg(abs(pb - c.m)) AS ad_b,
-         avg((c.m - pb) * (pb - pb)) AS xy_b, avg((c.m - pb) * (c.m - pb)) FILTER (WHERE hb) AS xx_b,
-         count(*) FILTER (WHERE hi) AS ni, avg(pi) AS p_i, avg(c.m) FILTER (WHERE hi) AS m_i, avg(abs(pi - c.m)) AS ad_i,
-         avg((c.m - pb) * (pi - pb)) AS xy_i, avg((c.m - pb) * (c.m - pb)) FILTER (WHERE hi) AS xx_i,
-         count(*) FILTER (WHERE ha) AS na, avg(pa) AS p_a, avg(c.m) FILTER (WHERE ha) AS m_a, avg(abs(pa - c.m)) AS ad_a,
-         avg((c.m - pb) * (pa - pb)) AS xy_a, avg((c.m - pb) * (c.m - pb)) FILTER (WHERE ha) AS xx_a
+  -- Per (forecaster, question) and mode, over the runs with a forecast in that mode and a fresh
+  -- comparator: their count and the sums of p, m and |p − m|; for informed and augmented also
+  -- the count and sums of the slope terms over those runs that also have a blind forecast (the
+  -- products are NULL without one). Sums and counts, divided below, not avg(): avg(x) is
+  -- sum(x) / count(x), and the runs of one mode share a count, so 18 sums and counts instead of
+  -- 21 avg states and 3 counts. The blind mode has no slope terms (nothing reads them).
+  SELECT r.forecaster, r.qix, any_value(c.grp) AS grp,
+         count(pb) AS nb, sum(pb) AS sp_b, sum(c.m) FILTER (WHERE pb IS NOT NULL) AS sm_b, sum(abs(pb - c.m)) AS sad_b,
+         count(pi) AS ni, sum(pi) AS sp_i, sum(c.m) FILTER (WHERE pi IS NOT NULL) AS sm_i, sum(abs(pi - c.m)) AS sad_i,
+         count(pi - pb) AS nbi, sum((c.m - pb) * (pi - pb)) AS sxy_i,
+         sum((c.m - pb) * (c.m - pb)) FILTER (WHERE pi IS NOT NULL) AS sxx_i,
+         count(pa) AS na, sum(pa) AS sp_a, sum(c.m) FILTER (WHERE pa IS NOT NULL) AS sm_a, sum(abs(pa - c.m)) AS sad_a,
+         count(pa - pb) AS nba, sum((c.m - pb) * (pa - pb)) AS sxy_a,
+         sum((c.m - pb) * (c.m - pb)) FILTER (WHERE pa IS NOT NULL) AS sxx_a
   FROM runs AS r
   JOIN cmp AS c ON c.qix = r.qix AND c.created_at = r.created_at
   WHERE c.m IS NOT NULL
   GROUP BY r.forecaster, r.qix
 ),
 all_rounds AS (
-  -- Back to one row per (forecaster, mode, question), for the modes the question has a round of.
-  SELECT u.forecaster, u.mode, q.grp, u.p, u.m, u.ad, u.xy, u.xx
+  -- Back to one row per (forecaster, mode, question), for the modes the question has a round of
+  -- (xy and xx NULL when no round of the mode has a blind forecast: NULL / 0).
+  SELECT u.forecaster, u.mode, u.grp, u.sp / u.n AS p, u.sm / u.n AS m, u.sad / u.n AS ad,
+         u.sxy / u.nx AS xy, u.sxx / u.nx AS xx
   FROM (
-    SELECT forecaster, qix, 'blind' AS mode, nb AS n, p_b AS p, m_b AS m, ad_b AS ad, xy_b AS xy, xx_b AS xx FROM per_q
+    SELECT forecaster, grp, 'blind' AS mode, nb AS n, sp_b AS sp, sm_b AS sm, sad_b AS sad,
+           NULL::DOUBLE AS sxy, NULL::DOUBLE AS sxx, 0 AS nx
+    FROM per_q
     UNION ALL
-    SELECT forecaster, qix, 'informed', ni, p_i, m_i, ad_i, xy_i, xx_i FROM per_q
+    SELECT forecaster, grp, 'informed', ni, sp_i, sm_i, sad_i, sxy_i, sxx_i, nbi FROM per_q
     UNION ALL
-    SELECT forecaster, qix, 'augmented', na, p_a, m_a, ad_a, xy_a, xx_a FROM per_q
+    SELECT forecaster, grp, 'augmented', na, sp_a, sm_a, sad_a, sxy_a, sxx_a, nba FROM per_q
   ) AS u
-  JOIN rq AS q USING (qix)
   WHERE u.n > 0
 ),
 base AS (
@@ -128,13 +149,25 @@ base AS (
   SELECT 'consensus_mean', mode, question_id, probability, market_probability
   FROM scored_consensus
 ),
-blind AS (SELECT forecaster, question_id, p AS p_blind FROM base WHERE mode = 'blind'),
-latest AS (
-  SELECT b.forecaster, b.mode, g.grp, b.p, b.m, b.m - bl.p_blind AS x, b.p - bl.p_blind AS y
+latest_q AS (
+  -- The scored forecasts of a (forecaster, question) pivoted into one row (one per mode: the
+  -- scored tables' key), so each mode's is paired with the blind one without a join.
+  SELECT b.forecaster, g.grp,
+         any_value(b.p) FILTER (WHERE b.mode = 'blind') AS pb, any_value(b.m) FILTER (WHERE b.mode = 'blind') AS mb,
+         any_value(b.p) FILTER (WHERE b.mode = 'informed') AS pi, any_value(b.m) FILTER (WHERE b.mode = 'informed') AS mi,
+         any_value(b.p) FILTER (WHERE b.mode = 'augmented') AS pa, any_value(b.m) FILTER (WHERE b.mode = 'augmented') AS ma
   FROM base AS b
   JOIN bootstrap_groups AS g ON g.question_id = b.question_id
-  LEFT JOIN blind AS bl ON bl.forecaster = b.forecaster AND bl.question_id = b.question_id
-  WHERE b.m IS NOT NULL
+  GROUP BY b.forecaster, b.question_id, g.grp
+),
+latest AS (
+  -- Those with a fresh comparator; x = m − p_blind, y = p − p_blind (NULL without a blind forecast).
+  SELECT forecaster, 'blind' AS mode, grp, pb AS p, mb AS m, NULL::DOUBLE AS x, NULL::DOUBLE AS y
+  FROM latest_q WHERE mb IS NOT NULL
+  UNION ALL
+  SELECT forecaster, 'informed', grp, pi, mi, mi - pb, pi - pb FROM latest_q WHERE mi IS NOT NULL
+  UNION ALL
+  SELECT forecaster, 'augmented', grp, pa, ma, ma - pb, pa - pb FROM latest_q WHERE ma IS NOT NULL
 ),
 obs AS (
   SELECT 'latest' AS rounds, forecaster, mode, grp, p, m, abs(p - m) AS ad, x * y AS xy, x * x AS xx
