@@ -102,7 +102,7 @@ WHERE NOT EXISTS (SELECT 1 FROM raw_scenario_archive AS x WHERE x.scenario_id = 
 
 -- The resolutions now of every component list a record archived (records of a scenario share
 -- one, so this is per scenario, not per record), by the same macros as _scenario_resolution for the
--- current definitions (99_scenario_1_joint.sql): the pattern ('-' for an open component), the outcomes in pathway order (null while
+-- current definitions (99_scenario_1_joint.sql): the pattern ('-' for an open component), the outcomes o1..o6 in pathway order (null while
 -- open), and the resolved components and their YES outcomes as bit sets over world_ix (the
 -- realized world's index once complete; world w agrees with every resolution when
 -- w & resolved_mask = resolved_bits).
@@ -123,17 +123,18 @@ o AS (
 ),
 g AS (
   SELECT components, any_value(n) AS n_components,
-         _resolved_pattern(outcome, ord) AS resolved_pattern,
          count(outcome)::INTEGER AS n_resolved,
-         list(outcome ORDER BY ord) AS outcomes,
          _resolved_mask(outcome, ord, n) AS resolved_mask,
          _resolved_bits(outcome, ord, n) AS resolved_bits
   FROM o
   GROUP BY components
 )
-SELECT components, n_components, resolved_pattern, n_resolved, n_resolved = n_components AS complete, outcomes,
-       -- (the outcomes also one per column, read beside each record without gathering the list)
-       outcomes[1] AS o1, outcomes[2] AS o2, outcomes[3] AS o3, outcomes[4] AS o4, outcomes[5] AS o5, outcomes[6] AS o6,
+SELECT components, n_components, _resolved_pattern(resolved_mask, resolved_bits, n_components) AS resolved_pattern,
+       n_resolved, n_resolved = n_components AS complete,
+       -- (the outcomes one per column, read beside each record without gathering a list)
+       _outcome_at(resolved_mask, resolved_bits, n_components, 1) AS o1, _outcome_at(resolved_mask, resolved_bits, n_components, 2) AS o2,
+       _outcome_at(resolved_mask, resolved_bits, n_components, 3) AS o3, _outcome_at(resolved_mask, resolved_bits, n_components, 4) AS o4,
+       _outcome_at(resolved_mask, resolved_bits, n_components, 5) AS o5, _outcome_at(resolved_mask, resolved_bits, n_components, 6) AS o6,
        CASE WHEN n_resolved = n_components THEN resolved_bits END AS realized_ix, resolved_mask, resolved_bits
 FROM g;
 
