@@ -510,7 +510,12 @@ FROM g;
 -- NULL, source 'consensus'): every world with its probability, rank 1 = the most likely (ties by
 -- world), and its probability given the components resolved so far (rows in no particular order:
 -- sort by scenario_id, source, model, rank). Each joint's worlds are ranked by sorting its list
--- of {−probability, world_ix} once, and unnested in that order.
+-- of {−probability, world_ix} once, and unnested in that order. (Measured single-threaded on issue
+-- 13's bench, 5,000 joints of 32 worlds: the sort is 17 of the statement's 52 ms, the rest mostly
+-- writing 160,000 rows. list_grade_up(p, 'DESC') cost the same as the sort of structs, a list
+-- sort's cost being per element, not per key, and it leaves ties to the sort; gathering each
+-- column in rank order with list_select and unnesting the lists cost 66 ms; row_number() over the
+-- unnested rows, 130 against 72 ms CPU with two threads.)
 -- Every joint, the models' and the consensus's (model NULL), as the published tables list them.
 CREATE OR REPLACE TEMP VIEW _scenario_joints AS
 SELECT scenario_id, 'model' AS source, model, method, p, NULL::DOUBLE[] AS sd, 1 AS n_models
