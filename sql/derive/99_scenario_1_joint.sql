@@ -374,9 +374,14 @@ j5 AS (SELECT scenario_id, model, chain, n, q, _extend_joint(p, q, chain, n, 5) 
 SELECT scenario_id, model, _extend_joint(p, q, chain, n, 6) AS p
 FROM j5;
 
--- max_entropy_ipf: the constraints in the order they are fitted, each as three 0/1 masks over the
--- worlds in world_ix order (`yes`: in S with the component YES; `no`: in S with it NO; `out`:
--- outside S) and its target `t`, listed per (scenario, model).
+-- max_entropy_ipf: the constraints in the order they are fitted, listed per (scenario, model) as
+-- parallel lists (element j is constraint j): `yes`, `no` and `out`, 0/1 masks over the worlds in
+-- world_ix order (in S with the component YES; in S with it NO; outside S), `f`, the same
+-- partition as one selector per world (1 outside S, 2 YES, 3 NO: which of the projection's three
+-- factors scales the world), and the target `t`. Parallel lists, not one list of structs: the fit
+-- reads constraint j's lists by index (see below). Each (constraint, world) is matched once, into
+-- `f`, and the masks are read off `f` (one ordered aggregate per constraint where four took twice
+-- the time).
 CREATE OR REPLACE TABLE _scenario_ipf_constraints AS
 WITH ipf AS (
   SELECT scenario_id, model FROM _scenario_model_method WHERE method = 'max_entropy_ipf'
@@ -402,73 +407,103 @@ w AS (
   CROSS JOIN LATERAL (SELECT range AS ix FROM range(1 << s.n_components)) AS i
   WHERE s.scenario_id IN (SELECT scenario_id FROM ipf)
 ),
-masks AS (
+selectors AS (
   SELECT c.scenario_id, c.model, c.kind, c.ord, c.condition,
-         {'yes': list((w.world LIKE c.pattern || '%' AND substr(w.world, c.ord, 1) = '1')::INTEGER::DOUBLE ORDER BY w.world_ix),
-          'no': list((w.world LIKE c.pattern || '%' AND substr(w.world, c.ord, 1) = '0')::INTEGER::DOUBLE ORDER BY w.world_ix),
-          'out': list((NOT w.world LIKE c.pattern || '%')::INTEGER::DOUBLE ORDER BY w.world_ix),
-          't': least(greatest(any_value(c.probability), 1e-9), 1 - 1e-9)} AS constraint_
-  FROM c
-  JOIN w USING (scenario_id)
+         list(CASE WHEN NOT c.in_s THEN 1 WHEN c.ck_yes THEN 2 ELSE 3 END ORDER BY c.world_ix) AS f,
+         least(greatest(any_value(c.probability), 1e-9), 1 - 1e-9) AS t
+  FROM (
+    SELECT c.*, w.world_ix, w.world LIKE c.pattern || '%' AS in_s, substr(w.world, c.ord, 1) = '1' AS ck_yes
+    FROM c JOIN w USING (scenario_id)
+  ) AS c
   GROUP BY c.scenario_id, c.model, c.kind, c.ord, c.condition
+),
+steps AS (
+  SELECT m.scenario_id, m.model,
+         list({'yes': list_transform(m.f, lambda s: (s = 2)::INTEGER::DOUBLE), 'no': list_transform(m.f, lambda s: (s = 3)::INTEGER::DOUBLE),
+               'out': list_transform(m.f, lambda s: (s = 1)::INTEGER::DOUBLE), 'f': m.f, 't': m.t} ORDER BY m.kind, m.ord, m.condition) AS steps
+  FROM selectors AS m
+  GROUP BY m.scenario_id, m.model
 )
-SELECT m.scenario_id, m.model,
-       list(m.constraint_ ORDER BY m.kind, m.ord, m.condition) AS steps
-FROM masks AS m
-GROUP BY m.scenario_id, m.model;
+SELECT scenario_id, model,
+       list_transform(steps, lambda k: k.yes) AS yes, list_transform(steps, lambda k: k.no) AS no,
+       list_transform(steps, lambda k: k.out) AS out, list_transform(steps, lambda k: k.f) AS f,
+       list_transform(steps, lambda k: k.t) AS t
+FROM steps;
 
--- One I-projection of the joint p onto P(ck = 1 | S) = t, one step of the reduce: its scalars
--- once (x = P(S, ck = 1) = p·yes, y = P(S, ck = 0) = p·no, o = P(not S) = p·out;
--- λ = ln(y·t / (x·(1 − t))); z = x·e^(λ(1−t)) + y·e^(−λt) + o; the factors g0 = 1/z (outside S),
--- ga = e^(λ(1−t))/z (in S, YES) and gb = e^(−λt)/z (in S, NO)), then every world scaled by its
--- factor. Each scalar is bound once by a list_transform over a one-element list (a lambda's
--- parameter is the only name a DuckDB expression can give a value): written as macros, each use
--- restated its dot products (some twenty per projection where three are needed), and a plan step
--- and an apply step per constraint made 38 reduce steps a sweep, each rebuilding the accumulator
--- with its list. One step a constraint, the same arithmetic on the same values (the fitted joints
--- bit for bit): the fit −36% on issue 13's bench with 75 fitted (scenario, model) pairs (1.75-1.9 s
--- against 2.8-3.4 s on a loaded machine), −16% with 523 (6.1 s against 7.2 s), where the per-world
--- product dominates.
+-- One I-projection of the joint p onto P(ck = 1 | S) = t: x = P(S, ck = 1) = p·yes,
+-- y = P(S, ck = 0) = p·no, o = P(not S) = p·out; λ = ln(y·t / (x·(1 − t))) (each product floored
+-- at 1e-300 before its logarithm, λ bounded to ±700 so its exponentials stay finite);
+-- a = e^(λ(1−t)), b = e^(−λt); z = x·a + y·b + o; then every world scaled by its factor:
+-- g0 = 1/z outside S, ga = a/z in S with ck YES, gb = b/z in S with ck NO.
 -- P(not S) is summed over the worlds outside S (p·out), not taken as 1 − x − y: when S is every
 -- world that difference is rounding noise (±1e-17), and once both scaled terms are smaller (a
 -- target clipped to 1e-9 or 1 − 1e-9 against a world already drained) z came out 0 or negative,
--- and the joint NaN or negative. And each world's factor is selected by the 0/1 masks
--- (yes·ga + no·gb + out·g0: one factor plus exact zeros), never g0 + yes·(ga − g0), which
--- cancels to 0 when ga is below g0's rounding (ga/g0 < 1e-16): a YES world of S was zeroed
--- instead of scaled, the next projection onto that component found x = y = 0 with nothing
--- outside S, and z = 0 made the joint NULL, which failed the consensus and the whole derive
--- (test/scenarios/joint-properties.test.ts: P(c1) = 1, P(c2) = 0, P(c2 | c1 YES) = 1). (Selecting
--- the factor by the world's index bits instead, with a CASE per world, or reading the masks by
--- index instead of zipping them, was slower.) `res` keeps the largest residual |x/(x + y) − t| met
--- before a projection.
-CREATE OR REPLACE TEMP MACRO _ipf_step(acc, k) AS
-  list_transform([{'x': list_dot_product(acc.p, k.yes), 'y': list_dot_product(acc.p, k.no), 'o': list_dot_product(acc.p, k.out)}], lambda m:
-    list_transform([least(greatest(ln(greatest(m.y * k.t, 1e-300)) - ln(greatest(m.x * (1 - k.t), 1e-300)), -700), 700)], lambda lam:
-      list_transform([m.x * exp(lam * (1 - k.t)) + m.y * exp(-lam * k.t) + m.o], lambda z:
-        list_transform([{'g0': 1 / z, 'ga': exp(lam * (1 - k.t)) / z, 'gb': exp(-lam * k.t) / z}], lambda g:
-          {'p': list_transform(list_zip(acc.p, k.yes, k.no, k.out), lambda e: e[1] * (e[2] * g.ga + e[3] * g.gb + e[4] * g.g0)),
-           'res': greatest(acc.res, abs(m.x / nullif(m.x + m.y, 0) - k.t))}
-        )[1]
-      )[1]
-    )[1]
-  )[1];
+-- and the joint NaN or negative. And each world is multiplied by its one factor, selected (by `f`),
+-- never by g0 + yes·(ga − g0), which cancels to 0 when ga is below g0's rounding (ga/g0 < 1e-16): a
+-- YES world of S was zeroed instead of scaled, the next projection onto that component found
+-- x = y = 0 with nothing outside S, and z = 0 made the joint NULL, which failed the consensus and
+-- the whole derive (test/scenarios/joint-properties.test.ts: P(c1) = 1, P(c2) = 0,
+-- P(c2 | c1 YES) = 1). (Selecting by `f` gives the same products as the earlier
+-- yes·ga + no·gb + out·g0 over the masks, one factor plus exact zeros, so the same joints bit for
+-- bit.)
+CREATE OR REPLACE TEMP MACRO _ipf_lambda(x, y, t) AS
+  least(greatest(ln(greatest(y * t, 1e-300)) - ln(greatest(x * (1 - t), 1e-300)), -700), 700);
+-- The fit's state between two steps of its reduce (and the type of the reduce's elements, which
+-- set only `phase` and `j`: list_reduce wants its elements and its accumulator of one type, or it
+-- casts both to their union on every step): the joint p, the largest residual |x/(x + y) − t|
+-- met in the current sweep before a projection (`res`), the sweeps done, `done` once the fit
+-- stopped, and the projection's scalars (x, y, o, t, then a and b, then the factors g = [g0, ga, gb]).
+CREATE OR REPLACE TEMP MACRO _ipf_state(phase, j, p, res, sweep, done, x, y, o, t, a, b, g) AS
+  {'phase': phase::INTEGER, 'j': j::INTEGER, 'p': p::DOUBLE[], 'res': res::DOUBLE, 'sweep': sweep::INTEGER,
+   'done': done::BOOLEAN, 'x': x::DOUBLE, 'y': y::DOUBLE, 'o': o::DOUBLE, 't': t::DOUBLE, 'a': a::DOUBLE,
+   'b': b::DOUBLE, 'g': g::DOUBLE[]};
 
--- The fit: one row per (scenario, model) holding its joint as a list, from the uniform joint;
--- each recursive step is one sweep, a list_reduce projecting onto every constraint in turn
--- (_ipf_step) and keeping the largest residual |P(ck = 1 | S) − t| it met before a projection. A group stops once
--- a sweep met none above 1e-12 (converged) or after ipf_sweeps sweeps (contradictory constraints
--- never converge).
+-- The fit: one row per (scenario, model) holding its joint as a list, from the uniform joint. Each
+-- recursive step runs up to 10 sweeps in one list_reduce, each sweep projecting onto every
+-- constraint in turn, each projection four steps of the reduce (`phase`): 0 the dot products
+-- x, y, o (constraint j's masks read from the row's lists by index), 1 the residual, a and b,
+-- 2 the factors, 3 every world scaled by its factor (one list_transform over p zipped with `f`).
+-- A group stops once a sweep met no residual above 1e-12 (converged) or after ipf_sweeps sweeps
+-- (contradictory constraints never converge): the reduce's last step of that sweep sets `done`, and
+-- the steps after it keep the state as it is (the recursion then stops on the same condition).
+-- Why so: the fit costs per step of the reduce and per lambda call, far more than its arithmetic on
+-- 32 worlds. A state field is the only way a DuckDB expression can keep a value for later (a lambda
+-- over a one-element list binds one too, but each such call allocates its vectors and copies its
+-- result, p with it: slower than a step of the reduce). The masks were struct fields of the
+-- reduce's elements, so every step copied them, and cast elements and accumulator to their union
+-- type; the factors chosen with yes·ga + no·gb + out·g0 zipped four lists where zipping p with
+-- `f` and indexing g is about a third cheaper; and a recursive step per sweep cost more with few
+-- pairs than the ten-sweep batch. Issue 13's bench, this statement: 1.67-1.90 → 0.86-0.91 s with
+-- 75 fitted pairs (fit=0.02), 5.7-6.1 → 3.3-3.5 s with 523 (fit=0.135); the fitted joints bit for
+-- bit the same.
 CREATE OR REPLACE TABLE _scenario_joint_ipf AS
 WITH RECURSIVE ipf(scenario_id, model, sweep, p, residual) USING KEY (scenario_id, model) AS (
-  SELECT c.scenario_id, c.model, 0, list_transform(c.steps[1].yes, lambda v: 1.0 / len(c.steps[1].yes)), 1.0::DOUBLE
+  SELECT c.scenario_id, c.model, 0, list_transform(c.yes[1], lambda v: 1.0 / len(c.yes[1])), 1.0::DOUBLE
   FROM _scenario_ipf_constraints AS c
   UNION
-  (SELECT scenario_id, model, sweep + 1, r.p, r.res
+  (SELECT scenario_id, model, r.sweep, r.p, r.res
    FROM (
-     SELECT i.scenario_id, i.model, i.sweep,
-            list_reduce(c.steps,
-                        lambda acc, k: _ipf_step(acc, k),
-                        {'p': i.p, 'res': 0.0::DOUBLE}) AS r
+     SELECT i.scenario_id, i.model,
+            list_reduce(
+              list_transform(range(10 * 4 * len(c.t)), lambda s:
+                _ipf_state(s % 4, s // 4 % len(c.t) + 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)),
+              lambda acc, k: CASE
+                WHEN acc.done THEN acc
+                WHEN k.phase = 0 THEN _ipf_state(NULL, NULL, acc.p, acc.res, acc.sweep, false,
+                  list_dot_product(acc.p, c.yes[k.j]), list_dot_product(acc.p, c.no[k.j]), list_dot_product(acc.p, c.out[k.j]),
+                  c.t[k.j], NULL, NULL, NULL)
+                WHEN k.phase = 1 THEN _ipf_state(NULL, NULL, acc.p,
+                  greatest(CASE WHEN k.j = 1 THEN 0.0 ELSE acc.res END, abs(acc.x / nullif(acc.x + acc.y, 0) - acc.t)),
+                  acc.sweep, false, acc.x, acc.y, acc.o, acc.t,
+                  exp(_ipf_lambda(acc.x, acc.y, acc.t) * (1 - acc.t)), exp(-_ipf_lambda(acc.x, acc.y, acc.t) * acc.t), NULL)
+                WHEN k.phase = 2 THEN _ipf_state(NULL, NULL, acc.p, acc.res, acc.sweep, false, NULL, NULL, NULL, NULL, NULL, NULL,
+                  [1 / (acc.x * acc.a + acc.y * acc.b + acc.o), acc.a / (acc.x * acc.a + acc.y * acc.b + acc.o),
+                   acc.b / (acc.x * acc.a + acc.y * acc.b + acc.o)])
+                ELSE _ipf_state(NULL, NULL, list_transform(list_zip(acc.p, c.f[k.j]), lambda w: w[1] * acc.g[w[2]]), acc.res,
+                  acc.sweep + (k.j = len(c.t))::INTEGER,
+                  k.j = len(c.t) AND (acc.res < 1e-12 OR acc.sweep + 1 >= sp.sweeps), NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+              END,
+              _ipf_state(NULL, NULL, i.p, 0.0, i.sweep, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL)) AS r
      FROM ipf AS i
      JOIN _scenario_ipf_constraints AS c USING (scenario_id, model)
      CROSS JOIN (SELECT coalesce(max(ipf_sweeps), 200) AS sweeps FROM _scenario_params) AS sp
