@@ -70,30 +70,40 @@ export async function readHeader(file: string): Promise<string[]> {
   return records[0]!.fields.map((f) => f.trim());
 }
 
+/** What the bytes of a file say of all its records (fileTraits). */
+export interface FileTraits {
+  /** Every byte is ASCII and none is a tab, VT, FF or CR: no field holds a character that trim removes other than a space. */
+  plain: boolean;
+  /** No `"`: no field holds a line break (an unquoted LF ends the record). */
+  unquoted: boolean;
+  /** Some line is empty (nothing, or a lone CR, before its LF): a line read_csv skips. */
+  blank: boolean;
+}
+
 /**
- * What the bytes of `file` rule out for all of its records (the header included, so a file is
- * taken for less than it is at worst): `plain`, every byte is ASCII and none is a tab, VT, FF or
- * CR, so no field holds a character that trim removes other than a space; `unquoted`, no `"`, so
- * no field holds a line break (an unquoted LF ends the record). generic-sql.ts then tests neither
- * per record. A few byte searches per 1 MiB chunk (Buffer#indexOf and isAscii are vectorized):
- * ~25 ms of CPU for the bench's 126 MB, read from the page cache.
+ * One pass over the bytes of `file` (the header included, so a file is taken for less than it is
+ * at worst): what they rule out for all of its records (generic-sql.ts then tests neither `plain`
+ * nor a line break per record), and whether any line is blank (blankLines then numbers them).
+ * A few byte searches per 1 MiB chunk (Buffer#indexOf and isAscii are vectorized): ~25 ms of CPU
+ * for the bench's 126 MB, read from the page cache. Each chunk starts 2 bytes before the previous
+ * one ended, so a blank line across a boundary is seen (the traits are the same for bytes seen twice).
  */
-export async function fileTraits(file: string): Promise<{ plain: boolean; unquoted: boolean }> {
+export async function fileTraits(file: string): Promise<FileTraits> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(CHUNK_BYTES);
-    let plain = true;
-    let unquoted = true;
-    for (let pos = 0; plain || unquoted; ) {
+    const traits: FileTraits = { plain: true, unquoted: true, blank: false };
+    for (let pos = 0; traits.plain || traits.unquoted || !traits.blank; ) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) break;
       const view = buf.subarray(0, bytesRead);
-      if (plain && (!isAscii(view) || CONTROL_BYTES.some((b) => view.indexOf(b) >= 0))) plain = false;
-      if (unquoted && view.indexOf(QUOTE) >= 0) unquoted = false;
+      if (traits.plain && (!isAscii(view) || CONTROL_BYTES.some((b) => view.indexOf(b) >= 0))) traits.plain = false;
+      if (traits.unquoted && view.indexOf(QUOTE) >= 0) traits.unquoted = false;
+      if (!traits.blank && (view.indexOf(BLANK_LF) >= 0 || view.indexOf(BLANK_CRLF) >= 0)) traits.blank = true;
       if (bytesRead < buf.length) break; // the end of the file
-      pos += bytesRead;
+      pos += bytesRead - 2;
     }
-    return { plain, unquoted };
+    return traits;
   } finally {
     await fh.close();
   }
@@ -101,28 +111,20 @@ export async function fileTraits(file: string): Promise<{ plain: boolean; unquot
 
 /**
  * The 1-based physical lines of `file` that are empty (nothing, or a lone CR, before the LF):
- * the lines read_csv skips. Most files have none, and that is established with two byte searches
- * per chunk; only a file that has some is scanned line by line to number them.
+ * the lines read_csv skips. Most files have none, as fileTraits' pass over the bytes tells
+ * (`blank`); only a file that has some is read again, line by line, to number them.
  */
-export async function blankLines(file: string): Promise<number[]> {
+export async function blankLines(file: string, traits: Pick<FileTraits, 'blank'>): Promise<number[]> {
+  if (!traits.blank) return [];
   const fh = await open(file, 'r');
   try {
-    const buf = Buffer.alloc(CHUNK_BYTES);
-    // Each chunk starts 2 bytes before the previous one ended, so a blank line across a boundary is seen.
-    for (let pos = 0; ; ) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) return [];
-      const view = buf.subarray(0, bytesRead);
-      if (view.indexOf(BLANK_LF) >= 0 || view.indexOf(BLANK_CRLF) >= 0) return await numberBlankLines(fh, buf);
-      if (bytesRead < buf.length) return []; // the end of the file
-      pos += bytesRead - 2;
-    }
+    return await numberBlankLines(fh, Buffer.alloc(CHUNK_BYTES));
   } finally {
     await fh.close();
   }
 }
 
-/** The slow path of blankLines: every LF of the file, with the bytes before it. */
+/** blankLines for a file with blank lines: every LF of the file, with the bytes before it. */
 async function numberBlankLines(fh: Awaited<ReturnType<typeof open>>, buf: Buffer): Promise<number[]> {
   const out: number[] = [];
   let line = 1; // the line the next LF ends

@@ -405,8 +405,9 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
     `SELECT *${bare ? '' : `, ${line} AS _line`} ` +
     `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
     `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))))`;
-  // The blank-line scan (a byte search; the file is in the page cache) runs beside DuckDB's read.
-  const blanks = blankLines(file);
+  // Numbering the blank lines, when the traits' pass saw some (a line-by-line read; the file is in
+  // the page cache), runs beside DuckDB's read.
+  const blanks = blankLines(file, traits);
   blanks.catch(() => {}); // awaited below unless the read fails first
   let count: number;
   try {
