@@ -297,9 +297,8 @@ SELECT p.scenario_id, p.model, len(p.ks) AS n_cond, len(p.ks) AS n_full,
             THEN list_sort(list_transform(range(1, len(p.ks) + 1), lambda i: {'k': p.ks[i], 'ord': length(bin(p.ks[i]))::INTEGER, 'v': p.vs[i]})) END AS fulls,
        NULL AS partials
 FROM pair AS p
-WHERE p.single
-  AND p.ks IS NOT NULL -- (no row in range: no conditional, as for the others)
-  AND NOT EXISTS (SELECT 1 FROM given AS x WHERE x.scenario_id = p.scenario_id AND x.model = p.model);
+ANTI JOIN repeated USING (scenario_id, model) -- (the pairs `k` above does not read)
+WHERE p.ks IS NOT NULL; -- (no row in range: no conditional, as for the others)
 
 -- The method of every (scenario, model) that can have a joint.
 CREATE OR REPLACE TABLE _scenario_model_method AS
