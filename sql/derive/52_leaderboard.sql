@@ -44,12 +44,8 @@
 -- every pass groups and joins on one-byte keys; the point figures are grouped once by the finest
 -- cell and rolled up from those few thousand rows.
 -- The tables of this file but `leaderboard` are TEMP tables, leaderboard_observations included (it
--- is published all the same: the export reads it from this connection, like claims' view). DuckDB's
--- checkpoints, run when enough has been written since the last one at whichever later statement
--- commits then, compress the database's in-memory tables but not the temporary ones: compressing the
--- 4.3 M observations took 2.5-2.9 s of CPU on the scoring bench (10 M forecasts; it showed as a
--- slow 53_disagreement statement) to save memory they hold until the export anyway; uncompressed
--- they also export faster (4.4 s against 6.2 s). Peak RSS 3.37 GB against 3.31 GB.
+-- is published all the same: the export reads it from this connection): checkpoints do not
+-- compress them (sql/README.md, "TEMP tables"; the observations export in 4.4 s against 6.2 s).
 
 -- The observations' key columns (mode, forecaster, category, domain, horizon_bucket) are ENUMs of
 -- the values present (sorted as VARCHARs sort): one byte per row instead of a string, so the

@@ -25,10 +25,8 @@
 --   (ntile(5); equal sds may straddle a boundary); per quintile n, sd range, mean absolute error,
 --   consensus Brier with its bootstrap interval, accuracy.
 
--- The working tables of this file are TEMP tables: DuckDB's checkpoints (run when enough has been
--- written since the last one, at whichever statement commits then) compress the in-memory tables of
--- the database, not the temporary ones, and compressing _dis_ranked's 1.4 M rows just before
--- their DROP cost about 0.7 s of CPU on the scoring bench (10 M forecasts) for nothing.
+-- The working tables of this file are TEMP tables (sql/README.md, "TEMP tables"): compressing
+-- _dis_ranked's 1.4 M rows just before their DROP cost about 0.7 s of CPU on the scoring bench.
 CREATE OR REPLACE TEMP TABLE _dis_obs AS
 WITH base AS (
   SELECT mode, question_id, is_headline, sd, abs(probability - outcome) AS err, brier,
