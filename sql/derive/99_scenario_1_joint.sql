@@ -600,7 +600,9 @@ direct AS (
   FROM _scenario_direct AS d
   JOIN _scenario_model_method USING (scenario_id, model)
   UNION ALL
-  SELECT d.scenario_id, 'consensus', NULL, d.ord, avg(d.probability)
+  -- the mean taken over the models in name order (_by_key), so its last bit is the same on every run
+  -- (avg() adds in arrival order, which a parallel aggregate does not fix)
+  SELECT d.scenario_id, 'consensus', NULL, d.ord, list_avg(_by_key(list({'k': d.model, 'v': d.probability})))
   FROM _scenario_direct AS d
   JOIN _scenario_model_method USING (scenario_id, model)
   GROUP BY d.scenario_id, d.ord

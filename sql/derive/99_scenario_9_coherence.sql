@@ -55,7 +55,10 @@ measured AS (
 ),
 joint_pairs AS (
   SELECT w.scenario_id, w.source, w.model, ci.ord AS i, cj.ord AS j,
-         sum(CASE WHEN substr(w.world, ci.ord, 1) = '1' AND substr(w.world, cj.ord, 1) = '1' THEN w.probability ELSE 0 END) AS p_both
+         -- summed in world order (_by_key), so the last bit is the same on every run
+         list_sum(_by_key(list({'k': w.world_ix,
+                                'v': CASE WHEN substr(w.world, ci.ord, 1) = '1' AND substr(w.world, cj.ord, 1) = '1'
+                                          THEN w.probability ELSE 0 END}))) AS p_both
   FROM scenario_worlds AS w
   JOIN scenario_components AS ci ON ci.scenario_id = w.scenario_id AND ci.status = 'active'
   JOIN scenario_components AS cj ON cj.scenario_id = w.scenario_id AND cj.ord > ci.ord AND cj.status = 'active'
@@ -91,7 +94,9 @@ SELECT forecaster, coalesce("check", 'all') AS "check",
        count(*) AS n,
        count(*) FILTER (WHERE violated) AS n_violated,
        count(*) FILTER (WHERE violated) / count(*) AS rate,
-       avg(violation) FILTER (WHERE violated) AS mean_violation,
+       -- the mean over the checks in (check, subject, mode) order, the same bits on every run
+       list_avg(_by_key(list({'k': {'c': "check", 's': subject, 'm': mode}, 'v': violation}) FILTER (WHERE violated)))
+         AS mean_violation,
        (SELECT as_of FROM run_params) AS as_of
 FROM coherence_checks
 GROUP BY GROUPING SETS ((forecaster, "check"), (forecaster))
