@@ -82,10 +82,30 @@ export const FILTER_NAMES = [
 export function foreignFilterCheck(path: string, own: readonly string[], hint?: string): (req: Request) => void {
   const foreign = FILTER_NAMES.filter((f) => !own.includes(f));
   const tail = `Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.${hint ? ` ${hint}` : ''}`;
+  const renamedPaging = renamedPagingParameters(own);
   return (req) => {
     const name = firstGiven(req, foreign);
     if (name !== undefined) throw ApiError.invalidParameter(name, `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. ${tail}`);
+    const paging = firstGiven(req, renamedPaging.keys());
+    if (paging !== undefined) {
+      const own = renamedPaging.get(paging)!;
+      throw ApiError.invalidParameter(paging, `${path} has no '${paging}' parameter: it pages its lists with ${own.join(' and ')}, and '${paging}' would be ignored. ${tail}`);
+    }
   };
+}
+
+/**
+ * `limit` and `cursor` on a route that pages a nested list under its own names instead
+ * (`records_limit`, `vintages_cursor`, … and no plain `limit`/`cursor`), each mapped to those
+ * names: ignored as unknown parameters are, `?limit=5` answered up to 100 records (QA).
+ */
+function renamedPagingParameters(own: readonly string[]): Map<string, string[]> {
+  const renamed = new Map<string, string[]>();
+  for (const plain of ['limit', 'cursor']) {
+    const names = own.filter((p) => p.endsWith(`_${plain}`));
+    if (!own.includes(plain) && names.length > 0) renamed.set(plain, names);
+  }
+  return renamed;
 }
 
 /** The single string value of query parameter `name`, or undefined when absent or empty. */

@@ -205,6 +205,15 @@ describe('scenarios API', () => {
     expectProblem(await get(server, '/api/scenarios/hand/?records_limit=0'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/hand/?records_limit=501'), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/scenarios/hand/?records_cursor=abc'), 400, 'invalid_parameter');
+    // the list's paging names are refused here, naming this route's own, not ignored (QA: ?limit=1
+    // answered every record)
+    for (const [name, own] of [['limit', 'records_limit'], ['cursor', 'records_cursor']]) {
+      const wrong = await get(server, `/api/scenarios/hand/?${name}=1`);
+      expectProblem(wrong, 400, 'invalid_parameter');
+      expect(wrong.body.parameter).toBe(name);
+      expect(wrong.body.detail).toContain(own);
+    }
+    expect((await get(server, '/api/scenarios/hand/?limit=')).res.status).toBe(200); // empty: left out
     // a position beyond int64 is no cursor (QA: a 500 when DuckDB bound it)
     for (const us of ['99999999999999999999', '-99999999999999999999', '9223372036854775808']) {
       const crafted = Buffer.from(JSON.stringify({ v: 1, k: 'records-history', a: [us, 'r'] })).toString('base64url');

@@ -172,6 +172,13 @@ describe('clusters API', () => {
     expect(beyond.n_vintages).toBe(2);
     expect(beyond.next_vintages_cursor).toBeNull();
     expectProblem(await get(server, '/api/clusters/hand/?vintages_limit=0'), 400, 'invalid_parameter');
+    // the list's paging names are refused here, naming this route's own, not ignored (QA)
+    for (const [name, own] of [['limit', 'vintages_limit'], ['cursor', 'vintages_cursor']]) {
+      const wrong = await get(server, `/api/clusters/hand/?${name}=1`);
+      expectProblem(wrong, 400, 'invalid_parameter');
+      expect(wrong.body.parameter).toBe(name);
+      expect(wrong.body.detail).toContain(own);
+    }
     const bad = await get(server, '/api/clusters/hand/?vintages_cursor=abc');
     expectProblem(bad, 400, 'invalid_parameter');
     // QA: the detail said "use next_cursor as returned", a field this answer does not have
