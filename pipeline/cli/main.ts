@@ -177,10 +177,14 @@ async function guarded(body: () => Promise<number | void>): Promise<void> {
 
 // A reader of stdout that has gone (`quorum sync --json | head -c 100`, a `jq` that failed) is not
 // the command's failure: what it prints is dropped and it ends with its own exit code. QA: an
-// unhandled EPIPE stack trace, exit 1, after a sync had written everything and succeeded.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code !== 'EPIPE') throw err;
-});
+// unhandled EPIPE stack trace, exit 1, after a sync had written everything and succeeded. The same
+// for stderr, the same pipe in `2>&1 | head` (QA: `quorum import claims ... 2>&1 | true` exited 1
+// after storing its claims, its closing note on stderr an unhandled EPIPE; a refused one's 75 too).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
 
 /** package.json's version (`quorum --version`, `-V`). */
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

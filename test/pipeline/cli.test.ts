@@ -213,6 +213,32 @@ describe('the quorum command', () => {
     expect(existsSync(join(dataDir, 'raw', 'questions'))).toBe(true); // the sync did its work
   });
 
+  it('a reader of stderr that has gone (`2>&1 | true`, `2>&1 | head`) is not a failure either: an import that wrote its claims exits 0, a refused one keeps its 75 (QA: exit 1 after the claims were stored, from an unhandled EPIPE on stderr)', async () => {
+    const dir = join(tmp.dir, 'stderr-gone-claims');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'a.csv'), 'claim_id,source,made_at,kind,subject,probability\nc1,Acme,2024-01-01,probability,X,0.7\n');
+    /** `quorum import claims csv dir` with stdout and stderr one pipe whose reader has gone. */
+    const importGone = (data: string) =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), 'import', 'claims', 'csv', dir], {
+          cwd: REPO,
+          env: { ...process.env, LOG_LEVEL: 'warn', QUORUM_DATA_DIR: data },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 60_000,
+        });
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        child.on('close', resolve);
+      });
+    const data = join(tmp.dir, 'wh-stderr-gone');
+    expect(await importGone(data)).toBe(0);
+    expect(readdirSync(join(data, 'raw', 'claims'))).toHaveLength(1); // the import did its work
+    // the same import while another holds the import lock: refused with its own code, 75
+    await withImportLock(data, async () => {
+      expect(await importGone(data)).toBe(75);
+    });
+  });
+
   it('--version prints package.json\'s version (it was an unknown option)', () => {
     const r = quorum(['--version'], {});
     expect(r.status, r.stderr).toBe(0);
