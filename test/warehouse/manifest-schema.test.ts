@@ -50,6 +50,24 @@ describe('snapshot manifest schema', () => {
     for (const field of Object.keys(first)) expect(paragraph, field).toMatch(new RegExp(`\`${field}\``));
   });
 
+  it("the README's analysts' section counts and lists exactly the published tables, and sql/README.md has a heading for each (QA: 53 listed, taxonomy_history missing, 54 published)", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const sqlReadme = readFileSync(new URL('../../sql/README.md', import.meta.url), 'utf8');
+    const from = readme.indexOf('Derived tables are rebuilt on every run');
+    const paragraph = readme.slice(from, readme.indexOf('\nDESIGN §4', from));
+    const count = /every one of the (\d+) published tables/.exec(paragraph);
+    expect(count, 'the README says how many tables are published').not.toBeNull();
+    expect(Number(count![1])).toBe(first.tables.length);
+    // the list after the count, without the raw tables it names in passing (`raw: \`thesis_vintages\``)
+    const list = paragraph.slice(paragraph.indexOf('published tables.')).replace(/raw:?\s+`[a-z_]+`/g, '');
+    const listed = [...list.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
+    expect([...new Set(listed)].sort()).toEqual([...first.tables].sort());
+    const headed = new Set(
+      sqlReadme.split('\n').filter((l) => l.startsWith('### ')).flatMap((l) => [...l.split(' — ')[0]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!)),
+    );
+    for (const t of first.tables) expect(headed.has(t), `sql/README.md documents ${t}`).toBe(true);
+  });
+
   it('fingerprints the schema: sha256 of the columns, the same for the same shape', () => {
     expect(first.schema_hash).toBe(createHash('sha256').update(JSON.stringify(first.columns)).digest('hex'));
     expect(second.run_id).not.toBe(first.run_id);
