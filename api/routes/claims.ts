@@ -54,6 +54,12 @@ export const Claim = z
     resolved_at: isoTime.nullable().meta({ description: 'When the claim resolved (null: unresolved at as_of).' }),
     hit: zNum.meta({ description: 'Directional score: 1, 0, or 0.5 for a tie (null for value claims and unresolved).' }),
     brier: zProb.meta({ description: 'Brier score (p − o)² of a probability claim with a YES/NO outcome (null otherwise).' }),
+    log_loss: zProb.meta({
+      description: 'Log loss −ln(p) when it happened, −ln(1 − p) when not, p clipped to [0.001, 0.999], of a probability claim with a YES/NO outcome (null otherwise).',
+    }),
+    reference_brier: zProb.meta({
+      description: 'The Brier score of reference_probability on the same outcome (null without a reference or a YES/NO outcome).',
+    }),
     error: zFine.meta({ description: 'value − realized_value.' }),
     within_tolerance: z.boolean().nullable().meta({ description: '|error| ≤ tolerance (null without a value and a realized value).' }),
     reference_value: zFine.meta({

@@ -275,6 +275,11 @@ describe('track records computed by hand', () => {
       reference_value: 4, origin: 'import', provenance: { dataset: 'csv:in', file: 'claims.csv', line: 15 },
       source: { slug: 'alpha-pollster-2', name: 'Álpha Pollster', kind: 'pollster' },
     });
+    // a probability claim's scores, as the export and claims.parquet have them (QA: the API left out
+    // log_loss and reference_brier): p 0.7 that did not happen, brier 0.49, log loss −ln(0.3)
+    const scored = (await get(server, '/api/claims/beta-2', auth.x(key))).body.claim;
+    expect(scored).toMatchObject({ kind: 'probability', probability: 0.7, outcome: 0, hit: 0, brier: 0.49, reference_brier: null });
+    expect(scored.log_loss).toBeCloseTo(1.203973, 6);
     expectProblem(await get(server, '/api/claims/nope', auth.x(key)), 404, 'not_found');
     expectProblem(await get(server, '/api/claims/?resolved=maybe', auth.x(key)), 400, 'invalid_parameter');
     expectProblem(await get(server, '/api/claims/?made_since=yesterday', auth.x(key)), 400, 'invalid_parameter');
