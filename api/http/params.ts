@@ -88,8 +88,8 @@ export function foreignFilterCheck(path: string, own: readonly string[], hint?: 
     if (name !== undefined) throw ApiError.invalidParameter(name, `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. ${tail}`);
     const paging = firstGiven(req, renamedPaging.keys());
     if (paging !== undefined) {
-      const own = renamedPaging.get(paging)!;
-      throw ApiError.invalidParameter(paging, `${path} has no '${paging}' parameter: it pages its lists with ${own.join(' and ')}, and '${paging}' would be ignored. ${tail}`);
+      const names = renamedPaging.get(paging)!;
+      throw ApiError.invalidParameter(paging, `${path} has no '${paging}' parameter: it pages its lists with ${names.join(' and ')}, and '${paging}' would be ignored. ${tail}`);
     }
   };
 }
