@@ -132,6 +132,10 @@ FROM (
 -- The world convention in one place (99_scenario_2_records.sql uses these too): component k of n
 -- is bit n − k of world_ix (the first component the most significant digit).
 CREATE OR REPLACE TEMP MACRO _world_has(w, n, k) AS (w >> (n - k)) & 1 = 1;
+-- The heap index of a full conditional: component ord under the earlier components' outcomes
+-- `condition` (its digits read as a binary number c) is k = 2^(ord−1) + c, the order the chain rule
+-- reads them in; NULL for a condition that is not all digits 0 and 1.
+CREATE OR REPLACE TEMP MACRO _heap_index(ord, condition) AS (1 << (ord - 1)) + TRY_CAST('0b' || condition AS INTEGER);
 -- The values of a list of {k, v} structs in key order (sorting the aggregated list costs a
 -- fraction of an ordered aggregate, list(v ORDER BY k)); it also fixes the order in which a list
 -- is later summed or averaged, where a parallel aggregate's order varies from run to run.
@@ -223,7 +227,7 @@ WITH given AS (
 -- another question (a component replaced or moved) is not an answer about this one
 stored AS MATERIALIZED (
   SELECT st.scenario_id, st.model, st.component_ord, st.condition, st.padded, st.created_at, st.run_id, st.probability,
-         c.n_components, (1 << (st.component_ord - 1)) + TRY_CAST('0b' || st.condition AS INTEGER) AS k
+         c.n_components, _heap_index(st.component_ord, st.condition) AS k
   FROM _scenario_conditionals_stored AS st
   JOIN _scenario_comp AS c ON c.scenario_id = st.scenario_id AND c.ord = st.component_ord AND c.question_id = st.question_id
   WHERE st.component_ord >= 2
@@ -257,7 +261,7 @@ k AS (
 ),
 g AS (
   SELECT k.scenario_id, k.model,
-         list_sort(list({'k': (1 << (k.component_ord - 1)) + TRY_CAST('0b' || k.condition AS INTEGER), 'ord': k.component_ord, 'v': k.probability})
+         list_sort(list({'k': _heap_index(k.component_ord, k.condition), 'ord': k.component_ord, 'v': k.probability})
                      FILTER (WHERE NOT contains(k.condition, '-'))) AS fulls,
          list({'ord': k.component_ord, 'condition': k.condition, 'v': k.probability}) FILTER (WHERE contains(k.condition, '-')) AS partials,
          bool_or(k.may_repeat) AS may_repeat, any_value(k.n_components) AS n_components
