@@ -64,6 +64,8 @@ class Client {
   closed = false;
   readonly #queue: FeedEvent[] = [];
   #queuedBytes = 0;
+  /** Live events were dropped from a full queue: the replay reads the feed again before going live. */
+  #dropped = false;
 
   constructor(
     readonly res: Response,
@@ -79,7 +81,12 @@ class Client {
     this.lastSent = after;
   }
 
-  /** Live events: written now, or queued while the replay runs (the queue counts against the buffer). */
+  /**
+   * Live events: written now, or queued while the replay runs. The queue is bounded like the
+   * buffer; a full one is dropped, not taken for a slow client: a pushed event is already stored,
+   * so the replay reads it from the feed again (QA: events written just before a resume were both
+   * pushed and replayed, and two of ~0.5 kB filled a 1 kB queue, cutting off a client that kept up).
+   */
   push(events: readonly FeedEvent[]): void {
     if (!this.stillAllowed()) return;
     for (const e of events) {
@@ -88,7 +95,9 @@ class Client {
         if (e.seq <= this.lastSeq || !matches(this.filter, e)) continue;
         const bytes = 256 + JSON.stringify(e.data).length;
         if (this.tooFull(bytes, this.#queuedBytes)) {
-          this.overflow();
+          this.#queue.length = 0;
+          this.#queuedBytes = 0;
+          this.#dropped = true;
           continue;
         }
         this.#queue.push(e);
@@ -130,12 +139,22 @@ class Client {
     return unsent + bytes > this.maxBufferBytes && unsent > this.maxBufferBytes / 2;
   }
 
-  /** After the replay: the queued live events, then live. */
-  goLive(): void {
+  /**
+   * After the replay: the queued live events, then live. False when queued events were dropped
+   * (push): the replay must read the feed again first (nothing is written then).
+   */
+  goLive(): boolean {
+    if (this.#dropped) {
+      this.#dropped = false;
+      this.#queue.length = 0;
+      this.#queuedBytes = 0;
+      return false;
+    }
     const queued = this.#queue.splice(0);
     this.#queuedBytes = 0;
-    for (const e of queued) if (!this.write(e)) return;
+    for (const e of queued) if (!this.write(e)) return true;
     this.live = true;
+    return true;
   }
 
   heartbeat(): void {
@@ -278,20 +297,21 @@ export class StreamHub {
         };
         res.write(`event: stream.gap\ndata: ${JSON.stringify(gap)}\n\n`);
       }
-      for (;;) {
-        const page = await this.#feed.after(client.lastSeq);
-        if (!client.stillAllowed()) return;
-        for (const e of page) {
-          if (client.closed) return;
-          if (!(await drainedTo(res, this.#opts.maxBufferBytes / 2, REPLAY_DRAIN_MS))) {
-            client.overflow();
-            return;
+      do {
+        for (;;) {
+          const page = await this.#feed.after(client.lastSeq);
+          if (!client.stillAllowed()) return;
+          for (const e of page) {
+            if (client.closed) return;
+            if (!(await drainedTo(res, this.#opts.maxBufferBytes / 2, REPLAY_DRAIN_MS))) {
+              client.overflow();
+              return;
+            }
+            if (!client.write(e)) return;
           }
-          if (!client.write(e)) return;
+          if (page.length === 0 || client.closed) break;
         }
-        if (page.length === 0 || client.closed) break;
-      }
-      client.goLive();
+      } while (!client.closed && !client.goLive());
     } catch (err) {
       this.#opts.logger.error({ err }, 'stream: replay failed');
       client.end();
