@@ -221,3 +221,45 @@ export async function lineEndingProblem(file: string): Promise<{ line: number; r
     await fh.close();
   }
 }
+
+/**
+ * The number of fields on physical line `line` (1-based) of `file`, parsed as CSV (a quoted comma
+ * is inside its field), or null when the file has no such line or it does not parse. Only read on
+ * the error path of a record whose width is wrong (generic-sql.ts): DuckDB's reader drops the
+ * empty fields past the columns it was given, so their number is counted here.
+ */
+export async function fieldCount(file: string, line: number): Promise<number | null> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(CHUNK_BYTES);
+    const parts: Buffer[] = [];
+    let current = 1; // the line the bytes at the read position belong to
+    for (let pos = 0; ; ) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      let from = 0;
+      while (current < line) {
+        const lf = buf.indexOf(LF, from);
+        if (lf < 0 || lf >= bytesRead) break;
+        from = lf + 1;
+        current++;
+      }
+      if (current === line) {
+        const lf = buf.indexOf(LF, from);
+        const end = lf >= 0 && lf < bytesRead ? lf : bytesRead;
+        parts.push(Buffer.from(buf.subarray(from, end)));
+        if (end < bytesRead) break;
+      }
+      pos += bytesRead;
+    }
+    if (current !== line) return null;
+    const text = Buffer.concat(parts).toString('utf8').replace(/\r$/, '');
+    const records = parseCsv(text);
+    return records.length === 1 ? records[0]!.fields.length : null;
+  } catch (e) {
+    if (e instanceof CsvSyntaxError) return null;
+    throw e;
+  } finally {
+    await fh.close();
+  }
+}

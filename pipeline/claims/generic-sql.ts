@@ -33,7 +33,7 @@ import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
-import { blankLines, fileTraits, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
+import { blankLines, fieldCount, fileTraits, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
 import { BUNDLED_CLAIM_ID_PREFIXES, EARLIEST_CLAIM_DATE, GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
@@ -122,6 +122,9 @@ const CHECKS: [string | null, string, string][] = [
   // _linebreak looks at every column of the file, the ignored ones too: a line break in any field
   // makes the record two lines, and every later record's line would be off by one.
   [null, 'a line break inside a quoted field is not supported (records are one line each)', '_linebreak'],
+  // The record has another number of fields than the header: its field and reason are made by
+  // widthError when it is the first invalid record (WIDTH_CHECK).
+  [null, 'WIDTH', '_width'],
   ['claim_id', 'missing required value', 'claim_id IS NULL'],
   ['claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)', "NOT regexp_full_match(claim_id, '[A-Za-z0-9][A-Za-z0-9:._-]{0,199}')"],
   ['claim_id', `${OWN_CLAIM_ID_PREFIXES.join(', ')} begin the ids of Quorum's own claims (its models', consensus' and venues'): give this claim another id`,
@@ -184,6 +187,21 @@ const CHECKS: [string | null, string, string][] = [
     '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND _resolved > _latest'],
 ];
 
+/** The index in CHECKS of the record-width check (its message counts the record's fields). */
+const WIDTH_CHECK = CHECKS.findIndex(([, , bad]) => bad === '_width');
+
+/**
+ * What read_csv reads for an absent field (nullstr), which no CSV field holds. A padded field (the
+ * record ended before it: null_padding) is then NULL while an empty one is '' (every field is
+ * trimmed to NULL when empty anyway): a record with fewer fields than the header, and one with an
+ * extra field even when empty, are told apart from a full record (_width). DuckDB's strict reader
+ * drops empty fields past its columns without a word (`,`, `,,`, `,""` at the end of a record):
+ * with the header's columns only, `c1,Acme,2024-01-01,probability,X,0,7,` (a decimal comma) was
+ * stored as probability 0 (QA). It reads one column more than the header now, so that an extra
+ * field lands in it; a record longer still is DuckDB's error ("Expected Number of Columns").
+ */
+const ABSENT = '\u0001quorum:absent\u0001';
+
 /**
  * QUORUM_IMPORT_PROFILE=1: one stderr line per statement of a csv import (wall ms, this process's
  * CPU ms, the statement's start; QUORUM_IMPORT_PROFILE_FULL=1: the whole statement), for finding
@@ -224,6 +242,8 @@ const FIRST_RECORD_LINE = 2;
  */
 interface ReadFile {
   file: string;
+  /** The header's column names. */
+  header: readonly string[];
   start: number;
   end: number;
   blanks: readonly number[];
@@ -270,6 +290,15 @@ function provenanceSql(files: readonly ReadFile[], rowid: string, shift: string 
 }
 
 /**
+ * The ImportError of a record of `got` fields in a file whose header has `header`'s: the first
+ * missing column, or `(extra)` (got null: the line could not be counted again).
+ */
+function widthError(file: string, line: number | null, header: readonly string[], got: number | null): ImportError {
+  const field = got === null || got > header.length ? '(extra)' : header[got] || `column ${got + 1}`;
+  return new ImportError(file, line, field, `expected ${header.length} fields, got ${got ?? 'another number'} (truncated or malformed row)`);
+}
+
+/**
  * An ImportError for a failed read_csv of `file` (columns `header`): DuckDB names the physical
  * line (columns are explicit, nothing is sniffed), read here with the usual reasons.
  */
@@ -278,11 +307,7 @@ function readError(file: string, header: readonly string[], e: Error): ImportErr
   const at = /CSV Error on Line: (\d+)/.exec(msg) ?? /line:? (\d+)/i.exec(msg);
   const line = at ? Number(at[1]) : null;
   const width = /Expected Number of Columns: (\d+) Found: (\d+)/.exec(msg);
-  if (width) {
-    const got = Number(width[2]);
-    return new ImportError(file, line, got < header.length ? header[got] || `column ${got + 1}` : '(extra)',
-      `expected ${header.length} fields, got ${got} (truncated or malformed row)`);
-  }
+  if (width) return widthError(file, line, header, Number(width[2]));
   if (/unterminated quote/i.test(msg)) return new ImportError(file, line, null, 'unterminated quoted field (file truncated?)');
   // DuckDB says so on a later line of its message (the first is only "CSV Error on Line: N").
   const long = /Maximum line size of (\d+) bytes exceeded\. Actual Size:\s*(\d+)/.exec(msg);
@@ -355,7 +380,9 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   const cols = [...GENERIC_REQUIRED, ...OPTIONAL];
   for (const col of cols) if (header.indexOf(col) !== header.lastIndexOf(col)) throw new ImportError(file, 1, col, 'column named twice in the header');
   // Columns by position (c0, c1, ...): the header's own names may be anything, extra ones ignored.
-  const columns = `{${header.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ')}}`;
+  // One more (ABSENT): an extra field lands in it, even an empty one.
+  const width = header.length;
+  const columns = `{${[...header, ''].map((_, i) => `'c${i}': 'VARCHAR'`).join(', ')}}`;
   // A field is trimmed (WHITESPACE at either end, what JavaScript's String#trim and the header's
   // names trim: a tab, CR, form feed or U+FEFF too, not only the Unicode space separators that
   // DuckDB's one-argument trim removes: QA, "Acme<TAB>" was a second source, acme-2) and NULL when
@@ -366,13 +393,16 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   // character" is `c >= '!'`: in an all-ASCII record that is a first byte of 0x21 or more, what
   // `ascii(c) > 32` tested, but a byte comparison of the string's inlined prefix instead of a
   // UTF-8 decode (the guards of 17 fields cost ~0.06 s less CPU at a million claims).
-  const field = (i: number) => `CASE WHEN _plain AND c${i} >= '!' AND NOT suffix(c${i}, ' ') THEN c${i} ELSE nullif(trim(c${i}, ${WHITESPACE_SQL}), '') END`;
+  // An empty field ('': ABSENT is what read_csv reads as NULL) is NULL without a trim (the bench's
+  // records have eight empty fields each: trimming them took ~1.5 s more CPU at a million claims).
+  const field = (i: number) =>
+    `CASE WHEN c${i} = '' THEN NULL WHEN _plain AND c${i} >= '!' AND NOT suffix(c${i}, ' ') THEN c${i} ELSE nullif(trim(c${i}, ${WHITESPACE_SQL}), '') END`;
   const select = cols
     .map((c) => (header.includes(c) ? `${field(header.indexOf(c))} AS ${sqlIdent(c)}` : `NULL::VARCHAR AS ${sqlIdent(c)}`))
     .join(', ');
   // The record's fields, every column of the file, the ignored ones too (CHECKS[0]: a line break
   // in any of them; concat reads NULL as ''), computed once for the line break and _plain.
-  const line = `concat(${header.map((_, i) => `c${i}`).join(', ')}, '')`;
+  const line = `concat(${[...header, ''].map((_, i) => `c${i}`).join(', ')}, '')`;
   // What the file's bytes rule out for every record (csv-lines.ts fileTraits) is not tested per
   // record: an all-ASCII file without tab, VT, FF or CR has only plain records, and a file without
   // a quote no line break in a field. Building _line (concat of every field) and testing it cost
@@ -397,14 +427,15 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   // The two times are parsed once here (validation and staging both read _made, _resolved).
   // The checks are evaluated in the same pass (_failed: the index of the first failing check).
   const cases = CHECKS.map(([, , bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
-  const body =
+  const body = (parallel: boolean) =>
     `SELECT *, CASE WHEN _empty THEN NULL ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved, ${latest} AS _latest FROM (` +
-    `SELECT ${select}, ${lineBreak} AS _linebreak, ${empty} FROM (` +
+    `SELECT ${select}, ${lineBreak} AS _linebreak, (c${width - 1} IS NULL OR c${width} IS NOT NULL) AS _width, ${empty} FROM (` +
     `SELECT *, ${plain} AS _plain FROM (` +
     `SELECT *${bare ? '' : `, ${line} AS _line`} ` +
     `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
-    `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = false)))))`;
+    `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = true, nullstr = ${q(ABSENT)}${parallel ? '' : ', parallel = false'})))))`;
+  const statement = (parallel: boolean) => (first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body(parallel)}` : `INSERT INTO _gen_in ${body(parallel)}`);
   // Numbering the blank lines, when the traits' pass saw some (a line-by-line read; the file is in
   // the page cache), runs beside DuckDB's read.
   const blanks = blankLines(file, traits);
@@ -412,7 +443,13 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   let count: number;
   try {
     // Insertion order is kept (preserve_insertion_order, DuckDB's default): rowid = read order.
-    const read = await conn.runAndReadAll(first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body}` : `INSERT INTO _gen_in ${body}`);
+    // DuckDB's parallel reader refuses null_padding in a file with a line break inside quotes (a
+    // CR in a quoted field is one, and is trimmed; an LF is refused by CHECKS[0]): such a file is
+    // read again on one thread (rare; a failed statement wrote nothing).
+    const read = await conn.runAndReadAll(statement(true)).catch((e: Error) => {
+      if (!/does not support null_padding in conjunction with quoted new lines/.test(e.message)) throw e;
+      return conn.runAndReadAll(statement(false));
+    });
     count = Number(read.getRowObjectsJS()[0]?.Count ?? 0);
   } catch (e) {
     // DuckDB names no line when the line endings are mixed (rows appended by another tool): found here.
@@ -422,7 +459,7 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
     }
     throw readError(file, header, e as Error);
   }
-  return { file, start, end: start + count, blanks: await blanks };
+  return { file, header, start, end: start + count, blanks: await blanks };
 }
 
 /**
@@ -448,6 +485,10 @@ async function firstInvalid(conn: DuckDBConnection, files: readonly ReadFile[]):
   if (!bad) return null;
   const [field, reason] = CHECKS[Number(bad.failed)]!;
   const { file, line } = locate(files, Number(bad.pos));
+  if (Number(bad.failed) === WIDTH_CHECK) {
+    const header = files.find((f) => f.file === file)!.header;
+    return widthError(file, line, header, await fieldCount(file, line));
+  }
   return new ImportError(file, line, field, reason);
 }
 

@@ -391,6 +391,18 @@ describe('generic CSV: reported and stored lines are the physical lines of the f
       ['c1,S,2024-01-01,probability,x,0.4,extra\n' + rec('c2'), 2, '(extra)', /expected 6 fields, got 7/],
       [rec('c1') + rec('c2') + 'c3,S,2024-01-01,probability,"x,0.4\n', 4, null, /unterminated/],
       [rec('c1') + '\n\n' + 'c2,S,2024-01-01\n', 5, 'kind', /expected 6 fields, got 3/],
+      // Empty fields past the header's last column (DuckDB's strict reader dropped them silently:
+      // a decimal comma, `0,7,`, was stored as probability 0).
+      [rec('c1') + 'c2,S,2024-01-01,probability,x,0,7\n', 3, '(extra)', /expected 6 fields, got 7/],
+      [rec('c1') + 'c2,S,2024-01-01,probability,x,0.4,\n' + rec('c3'), 3, '(extra)', /expected 6 fields, got 7/],
+      [rec('c1') + 'c2,S,2024-01-01,probability,x,0.4,,\n', 3, '(extra)', /expected 6 fields, got 8/],
+      [rec('c1') + 'c2,S,2024-01-01,probability,x,0.4,""\n', 3, '(extra)', /expected 6 fields, got 7/],
+      [rec('c1') + '\n' + 'c2,S,2024-01-01,probability,"x,y",0.4,,,\n', 4, '(extra)', /expected 6 fields, got 9/],
+      [rec('c1') + 'c2,S,2024-01-01,probability,x,0.4,,x\n', 3, '(extra)', /expected 6 fields, got 8/],
+      // (a file with a CR inside quotes is read on one thread: DuckDB's parallel reader refuses it)
+      [rec('c1') + 'c2,S,2024-01-01,probability,"x\r",0.4,\n', 3, '(extra)', /expected 6 fields, got 7/],
+      // An empty last field is a field: the record is whole.
+      [rec('c1') + 'c2,S,2024-01-01,probability,x,\n', 3, 'probability', /missing required value/],
     ];
     for (const [body, line, field, reason] of cases) {
       writeFileSync(join(dir, 'a.csv'), head + body);
