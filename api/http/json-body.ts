@@ -36,7 +36,9 @@ export function bodyError(error: z.ZodError): ApiError {
   const i = error.issues[0]!;
   const keys = (i as { keys?: string[] }).keys;
   if (i.path.length === 0 && i.code !== 'unrecognized_keys') return ApiError.invalidBody(`The body must be a JSON object: ${i.message}`);
-  const field = i.path.length > 0 ? i.path.join('.') : keys![0]!;
+  // An unknown key's issue has the path of the object that holds it: the key is named under it
+  // (outside test: `market: {venue, market_id, price}` was "Unknown field \"market\"", a known field).
+  const field = (i.code === 'unrecognized_keys' ? [...i.path, keys![0]!] : i.path).join('.');
   const detail = i.code === 'unrecognized_keys' ? `Unknown field "${field}".` : `${field}: ${i.message}`;
   return ApiError.invalidParameter(field, detail);
 }

@@ -168,12 +168,16 @@ describe('POST /api/probability/: access and validation', () => {
       [good({ mode: 'augmented' }), 'mode'],
       [good({ resolution_criteria: 42 }), 'resolution_criteria'],
       [good({ surprise: true }), 'surprise'],
+      // an unknown field inside market is named by its path (outside test: it was "Unknown field \"market\"",
+      // the known field that holds it)
+      [noMarket({ market: { venue: 'polymarket', market_id: 'x', price: 0.4 } }), 'market.price'],
     ];
     for (const [body, field] of cases) {
       const g = await post(body, scoped);
       expectProblem(g, 400, 'invalid_parameter');
       expect(g.body.parameter, JSON.stringify(body).slice(0, 80)).toBe(field);
     }
+    expect((await post(noMarket({ market: { venue: 'polymarket', market_id: 'x', price: 0.4 } }), scoped)).body.detail).toBe('Unknown field "market.price".');
     const both = await post(good({ market: { venue: 'polymarket', market_id: '0xabc123' } }), scoped);
     expect(both.body.detail).toMatch(/market and market_probability are alternatives/);
     const far = await post(good({ close_date: '9999-12-31T23:59:59-18:00' }), scoped);
