@@ -76,7 +76,7 @@ export const ProbabilityRequest = z
       .meta({ description: 'One of the nine categories, shown to the models (optional: without one they are told it is unspecified).' }),
     market: z
       .object({
-        venue: z.string().min(1).max(40).meta({ description: 'The venue of the tracked market (e.g. polymarket).' }),
+        venue: z.string().min(1).max(40).meta({ description: 'The venue of the tracked market (e.g. polymarket; any case).' }),
         market_id: z.string().min(1).max(200).meta({ description: 'The market\'s id on that venue (the venue_market_id).' }),
       })
       .strict()

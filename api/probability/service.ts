@@ -294,7 +294,9 @@ export class ProbabilityService {
   async #market(req: ProbabilityRequest): Promise<Market | null> {
     const maxAgeHours = this.#snapshots.current?.maxPriceAgeHours ?? DEFAULT_MAX_PRICE_AGE_HOURS;
     if (req.market) {
-      const m = req.market;
+      // The venue in any case, as every venue and question id the API takes (stored in lower case);
+      // the market id keeps its case: venues' ids are case-sensitive (api/routes/prediction-params.ts).
+      const m = { venue: req.market.venue.toLowerCase(), market_id: req.market.market_id };
       if (this.#snapshots.currentId === null) throw ApiError.invalidParameter('market', 'No snapshot is loaded to look the market up in.');
       const rows = await this.#snapshots.withSnapshot((snap) => snap.query('probability-market', { venue: m.venue, market_id: m.market_id }));
       const r = rows[0];

@@ -310,6 +310,11 @@ describe('POST /api/probability/: answers', () => {
     expect(g.body.mode).toBe('informed');
     // the price was observed 2025-04-01 18:00: older than QUORUM_MAX_PRICE_AGE_HOURS (48) now
     expect(g.body.market).toEqual({ probability: 0.4, observed_at: '2025-04-01T18:00:00.000Z', stale: true, question_id: FEED.a });
+    // the venue in any case, as every venue and question id the API takes (outside test: "Polymarket"
+    // was a 400 "No tracked market Polymarket/…" for a market the API lists under polymarket)
+    const upper = await post({ ...rest, question: 'Will the tracked market question resolve YES again?', market: { venue: venue.toUpperCase(), market_id } }, scoped);
+    expect(upper.res.status, upper.text).toBe(200);
+    expect(upper.body.market.question_id).toBe(FEED.a);
     // no market at all: blind
     const { market_probability: _m, ...blind } = good({ question: 'Will the blind question without a market resolve YES?' });
     expect((await post(blind, scoped)).body.mode).toBe('blind');
