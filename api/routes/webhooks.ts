@@ -249,7 +249,7 @@ const DeliveryView = z.object({
     description: 'pending (an attempt is due), delivered, failed (the retry window ran out, or the receiver answered 410, a 3xx or a 4xx other than 429: not retried), disabled or deleted (the subscription ' +
       'was), key_revoked or plan_required (not attempted: the owning key lost webhooks).',
   }),
-  next_attempt_at: z.string().nullable().meta({ format: 'date-time', description: 'When the next attempt is due (ISO 8601 UTC), pending only; else null.' }),
+  next_attempt_at: z.string().nullable().meta({ format: 'date-time', description: 'When the next attempt is due (ISO 8601 UTC), pending only; else null. Deliveries go in order per subscription: one queued behind another is due no sooner than that one\'s next attempt.' }),
   attempts: z.array(DeliveryAttempt).meta({ description: 'Every attempt so far, oldest first.' }),
 });
 
@@ -288,14 +288,19 @@ export const webhooksDeliveriesRoute = rawRoute({
     const raw = queryString(req, 'cursor', 1024);
     const after = raw === undefined ? null : decodeKeyset(raw, DELIVERIES_CURSOR, DeliveryKey);
     const sub = ownSubscription(req, res);
-    const all = dispatcherOf(req).queue.ofSubscription(sub.id).sort(deliveryOrder);
+    const queue = dispatcherOf(req).queue;
+    // Deliveries go in order per subscription: one queued behind the head is attempted no sooner
+    // than the head's next attempt (outside test: they showed when they were queued, a time in the
+    // past, while the head waited out its backoff of up to an hour).
+    const notBefore = queue.headOf(sub.id)?.next_at ?? 0;
+    const all = queue.ofSubscription(sub.id).sort(deliveryOrder);
     const rest = after === null ? all : all.filter((d) => deliveryOrder({ seq: after[0], id: after[1] }, d) < 0);
     const page = rest.slice(0, limit);
     const last = page.at(-1);
     // parsed through its schema: the listed shape is the documented one, field for field
     const list = page.map((d) => DeliveryView.parse({
       id: d.id, event_id: d.event_id, seq: d.seq, type: d.type, status: d.outcome ?? 'pending',
-      next_attempt_at: d.outcome === null ? new Date(d.next_at).toISOString() : null, attempts: d.attempts,
+      next_attempt_at: d.outcome === null ? new Date(Math.max(d.next_at, notBefore)).toISOString() : null, attempts: d.attempts,
     }));
     const next = rest.length > limit && last ? encodeKeyset(DELIVERIES_CURSOR, [last.seq, last.id]) : null;
     res.status(200).json({ deliveries: list, count: list.length, next_cursor: next });

@@ -1028,3 +1028,37 @@ describe('failed attempts in the log', () => {
     }
   }, 60_000);
 });
+
+describe('next_attempt_at of deliveries queued behind a retried one', () => {
+  it('is not before the retry of the delivery ahead of them (outside test: they showed the time they were queued, in the past, while a receiver down waited out its backoff)', async () => {
+    const side = memTempDir('quorum-webhooks-behind-');
+    const down = await receiver(() => ({ status: 503 }));
+    receivers.push(down);
+    const s = await serve(side.dir, serverOptions({ backoffMs: 4000, maxBackoffMs: 4000, retryWindowMs: 60_000 }));
+    try {
+      const k = newKey(side.dir, 'enterprise').key;
+      const h = { 'X-API-Key': k, 'content-type': 'application/json' };
+      const c = await get(s, '/api/webhooks/', { method: 'POST', headers: h, body: JSON.stringify({ url: down.url }) });
+      expect(c.res.status, c.text).toBe(201);
+      await appendEvents(side.dir, 3);
+      await until(() => down.hits.length === 1);
+      const d = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
+      await until(() => d.queue.ofSubscription(c.body.id).some((x) => x.attempts.length === 1));
+      const list = await get(s, `/api/webhooks/${c.body.id}/deliveries`, { headers: h });
+      expect(list.body.count).toBe(3);
+      const [third, second, head] = list.body.deliveries as { next_attempt_at: string; attempts: unknown[] }[];
+      expect(head!.attempts).toHaveLength(1);
+      const retryAt = Date.parse(head!.next_attempt_at);
+      expect(retryAt).toBeGreaterThan(Date.now() + 1000); // backing off (between 2 and 4 s)
+      // in order per subscription: nothing behind it is attempted before it
+      for (const behind of [second!, third!]) {
+        expect(behind.attempts).toHaveLength(0);
+        expect(Date.parse(behind.next_attempt_at)).toBe(retryAt);
+      }
+      expect(down.hits).toHaveLength(1);
+    } finally {
+      await s.close();
+      side.cleanup();
+    }
+  }, 60_000);
+});
