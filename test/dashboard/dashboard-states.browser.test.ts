@@ -538,6 +538,24 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('a thesis whose vintages hold no figure to draw says so above the table that lists them (outside QA: "No vintage yet." above its vintages)', async () => {
+    // a curated thesis whose members have all resolved: each run freezes a vintage of it, with no
+    // consensus and no market consensus (no member is forecast any more)
+    type Listed = { thesis_id: string; n_vintages: number; vintages: { thesis_consensus: number | null; thesis_market_consensus: number | null }[] };
+    const clusters = (await get(server, '/api/clusters/?limit=500&vintages=50')).body.clusters as Listed[];
+    const blank = clusters.find((t) => t.n_vintages > 0 && t.vintages.every((v) => v.thesis_consensus === null && v.thesis_market_consensus === null));
+    expect(blank, 'a thesis with vintages and no figure in any of them').toBeDefined();
+    const { page, problems } = await tab();
+    await open(page, `#/theses/${blank!.thesis_id}`);
+    const panelText = await page.$$eval('main section.panel', (ps) => ps.find((p) => p.querySelector('h2')?.textContent === 'Vintages')?.textContent ?? '');
+    expect(panelText).not.toContain('No vintage yet');
+    expect(await notices(page)).toContainEqual(expect.stringMatching(/^empty: None of its \d+ vintages has a consensus or a market consensus to draw/));
+    expect(await page.$$eval('#thesis-vintages tbody tr', (rs) => rs.length)).toBe(blank!.n_vintages);
+    expect(await page.$$('#vintages')).toHaveLength(0); // no empty axes
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('a question, thesis or source page is titled by its subject, as its heading is (QA: every question\'s tab read "Question · Quorum")', async () => {
     const { page, problems } = await tab(1200, apiKey);
     const pages: [string, string][] = [

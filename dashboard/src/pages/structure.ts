@@ -98,8 +98,16 @@ export async function thesisPage(root: HTMLElement, id: string | undefined): Pro
   }
   // the latest VINTAGES_SHOWN (the API's largest page; one vintage per run): said when there are more
   const shown = t.n_vintages > t.vintages.length ? h('p', { class: 'meta' }, `The latest ${t.vintages.length} of ${t.n_vintages} vintages.`) : null;
-  root.append(panel('Vintages', shown, rows.length ? h('figure', { class: 'chart', id: 'vintages' }, timeline(rows, ['consensus', 'market'], width)) : h('p', {}, 'No vintage yet.'),
-    tableRegion('Vintages table', h('table', { id: 'thesis-vintages' }, h('thead', {}, h('tr', {}, ['as of (UTC)', 'consensus', 'market', 'resolved', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
+  // Nothing to draw is said as what it is: no vintage at all (and no table of headers alone), or
+  // vintages frozen without a figure (every member resolved or unforecast), which the table lists
+  // (QA: "No vintage yet." above a table of four vintages).
+  const chart = rows.length
+    ? h('figure', { class: 'chart', id: 'vintages' }, timeline(rows, ['consensus', 'market'], width))
+    : t.vintages.length === 0
+      ? nothingMatches(undefined, 'No vintage yet: each run freezes one.')
+      : nothingMatches(undefined, `None of its ${t.vintages.length} vintages has a consensus or a market consensus to draw: none of its members had a consensus when each was frozen.`);
+  root.append(panel('Vintages', shown, chart,
+    t.vintages.length === 0 ? null : tableRegion('Vintages table', h('table', { id: 'thesis-vintages' }, h('thead', {}, h('tr', {}, ['as of (UTC)', 'consensus', 'market', 'resolved', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, t.vintages.map((v) => h('tr', {}, h('td', {}, dateTime(v.as_of)), h('td', { class: 'num' }, pct(v.thesis_consensus)), h('td', { class: 'num' }, pct(v.thesis_market_consensus)), h('td', { class: 'num' }, v.n_resolved), h('td', { class: 'num' }, num(v.brier)))))))));
   root.append(panel('Members', h('ul', { id: 'thesis-members' }, t.members.map((m) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(m.question_id)}` }, firstText(m.title, m.question_id)),
     ` · ${m.venue ?? '–'} · ${m.status ?? '–'}${m.sign < 0 ? ' · counts against' : ''} · consensus ${pct(m.consensus)} · market ${pct(m.market_probability)}`)))));
