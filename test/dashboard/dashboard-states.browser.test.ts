@@ -731,7 +731,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
   });
 
-  it('a snapshot with nothing resolved, no thesis and no scenario: each panel says so instead of empty axes or a table of headers alone', async () => {
+  it('a snapshot with nothing resolved, no thesis, no scenario and factors with no leaf: each panel says so instead of empty axes or a table of headers alone', async () => {
     // a new deployment: one operator question, forecast once, nothing resolved; the bundled
     // structure names none of its questions
     const fresh = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-empty-'));
@@ -742,10 +742,15 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     const empty = await startServer(fresh, { QUORUM_STRUCTURE_DIR: DEFAULT_STRUCTURE_DIR });
     try {
       const { page, problems } = await openTab(await browser.createBrowserContext(), empty.url, 1200, key); // the key stored in that server's origin
+      // the bundled factors are published with no leaf (outside QA: each drew its levels chart as empty axes)
+      const factors = (await get(empty, '/api/factors/?limit=500')).body.factors as { leaves: unknown[] }[];
+      expect(factors.length).toBeGreaterThan(0);
+      expect(factors.every((f) => f.leaves.length === 0)).toBe(true);
       const expected: [string, string[]][] = [
         ['', ['No scored forecast in the headline mode yet', 'No forecaster scored in the augmented mode yet', 'No question scored in two modes yet', 'No resolved question with a scored consensus yet']],
         ['#/theses', ['No theses in this snapshot.']],
         ['#/scenarios', ['No scenarios in this snapshot.']],
+        ['#/factors', factors.map(() => 'No question is attached to this factor yet: nothing to draw.')],
       ];
       for (const [hash, says] of expected) {
         await open(page, hash, empty.url);
@@ -755,6 +760,8 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
         // no table without rows, no chart without marks
         expect(await page.$$eval('main table', (ts) => ts.filter((t) => t.querySelectorAll('tbody tr').length === 0).length), hash).toBe(0);
         expect(await page.$$eval('main figure.chart', (fs) => fs.filter((f) => f.querySelectorAll('.q-point, .q-bin, .q-interval').length === 0).length), hash).toBe(0);
+        // and no list without items (a factor's "0 questions" opened on nothing)
+        expect(await page.$$eval('main ul, main ol', (ls) => ls.filter((l) => l.children.length === 0).length), hash).toBe(0);
       }
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();

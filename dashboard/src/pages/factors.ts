@@ -68,8 +68,22 @@ function treeTable(f: Factor): HTMLElement {
       h('td', { class: 'num' }, pct(n.market_level)), h('td', { class: 'num' }, `${n.n_leaves} (${n.n_with_consensus})`))))));
 }
 
+/**
+ * The levels chart, or what stands in for it when no node has a level or a market level to draw
+ * (QA: a factor whose rules attached no question yet, as on a new deployment, was drawn as empty
+ * axes under an empty "0 questions" list).
+ */
+function levelsFigure(charts: Charts, f: Factor, width: number): HTMLElement {
+  if ([f, ...f.drivers].some((n) => n.level !== null || n.market_level !== null)) {
+    return h('figure', { class: 'chart', id: `factor-${f.factor_id}` }, levelsChart(charts, f, width));
+  }
+  return nothingMatches(undefined, f.leaves.length === 0
+    ? 'No question is attached to this factor yet: nothing to draw.'
+    : 'No node of this factor has a level yet: none of its questions has a consensus or a market price.');
+}
+
 function factorPanel(charts: Charts, f: Factor, health: FactorHealth | undefined, width: number): HTMLElement {
-  const leaves = h('details', {}, h('summary', {}, `${f.leaves.length} questions`),
+  const leaves = f.leaves.length === 0 ? null : h('details', {}, h('summary', {}, `${f.leaves.length} questions`),
     h('ul', {}, f.leaves.map((l) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(l.question_id)}` }, l.title ?? l.question_id),
       ` · ${l.status ?? ''}${l.sign < 0 ? ' · counts against' : ''}${l.origin === 'rule' ? ' · attached by a rule' : ''} · consensus ${pct(l.consensus)} · market ${pct(l.market_probability)}`))));
   const healthLine = health
@@ -81,7 +95,7 @@ function factorPanel(charts: Charts, f: Factor, health: FactorHealth | undefined
     h('p', {}, health ? badge(health.status) : '', ` ${f.statement}: ${pct(f.level)} (${change(f.change)} since the previous run; market ${pct(f.market_level)})`),
     health?.reasons.length ? h('ul', { class: 'reasons' }, health.reasons.map((r) => h('li', {}, r))) : null,
     healthLine,
-    h('figure', { class: 'chart', id: `factor-${f.factor_id}` }, levelsChart(charts, f, width)),
+    levelsFigure(charts, f, width),
     treeTable(f),
     leaves);
   section.dataset.factor = f.factor_id;
