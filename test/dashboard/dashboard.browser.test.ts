@@ -412,6 +412,15 @@ describe('the dashboard in Chromium', () => {
     const venues = await page.$$eval('#predictions tbody tr td:nth-child(3)', (t) => t.map((c) => c.textContent));
     expect(venues).toHaveLength(byVenue.predictions.length);
     expect(new Set(venues)).toEqual(new Set(['metaculus']));
+    // the venue in another case (the API matches venues in any case too): the menu's own entry is
+    // selected and the count names it as the menu does (outside QA: "METACULUS" was added beside
+    // "metaculus", and the count said "on METACULUS")
+    await open(page, '#/predictions?venue=METACULUS');
+    expect(await page.$$eval('#predictions tbody tr td:nth-child(3)', (t) => t.map((c) => c.textContent))).toEqual(venues);
+    const venueOptions = await page.$$eval('select[name=venue] option', (os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(venueOptions.filter((o) => o.toLowerCase() === 'metaculus')).toEqual(['metaculus']);
+    expect(await page.$eval('select[name=venue]', (s) => (s as HTMLSelectElement).value)).toBe('metaculus');
+    expect(await page.$eval('main p.note', (p) => p.textContent ?? '')).toMatch(new RegExp(`^${byVenue.total} active predictions on metaculus; `));
     // navigation to a question
     await page.click('#predictions tbody tr a');
     await page.waitForFunction(() => location.hash.startsWith('#/questions/'));

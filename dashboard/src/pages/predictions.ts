@@ -69,7 +69,11 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   else if (f.category) categories.push(f.category);
   const venues = [...VENUES];
   for (const p of page.body.predictions) if (p.venue !== null && !venues.includes(p.venue)) venues.push(p.venue);
-  if (f.venue && !venues.includes(f.venue)) venues.push(f.venue);
+  // The same for a venue in another case (`METACULUS`: the API matches venues in any case too; QA:
+  // the menu listed METACULUS beside metaculus, and the count said "on METACULUS").
+  const knownVenue = venues.find((v) => v.toLowerCase() === f.venue.toLowerCase());
+  if (knownVenue !== undefined) f.venue = knownVenue;
+  else if (f.venue) venues.push(f.venue);
 
   const form = h('form', { class: 'filters', 'aria-label': 'Filters' },
     select('category', 'Category', [['', 'all'], ...categories.map((c): [string, string] => [c, c])], f.category),
