@@ -265,6 +265,32 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('the theses\' origin and the scenarios\' status filters in a link are shown, named in the count, and can be changed or cleared (outside QA: a filtered list read as the whole)', async () => {
+    const { page, problems } = await tab();
+    for (const [hash, api, name, value, counted] of [
+      ['#/theses?origin=Curated', '/api/clusters/?vintages=0&limit=1', 'origin', 'curated', (n: number) => `Theses, curated (${n})`],
+      ['#/scenarios?status=active', '/api/scenarios/?limit=1', 'status', 'active', (n: number) => `${n} active scenarios.`],
+    ] as const) {
+      const all = (await get(server, api)).body.total as number;
+      const filtered = (await get(server, `${api}&${name}=${value}`)).body.total as number;
+      expect(filtered, hash).toBeGreaterThan(0);
+      expect(filtered, `${hash}: the filter leaves some out`).toBeLessThan(all);
+      await open(page, hash);
+      // the menu shows the filter, in the API's spelling, and the count names it
+      expect(await page.$eval(`#f-${name}`, (s) => (s as HTMLSelectElement).value), hash).toBe(value);
+      expect(await page.$$eval(`#f-${name} option`, (os) => os.map((o) => (o as HTMLOptionElement).value)), hash).toEqual(
+        name === 'origin' ? ['', 'curated', 'computed'] : ['', 'active', 'resolved', 'annulled']);
+      expect(await page.$eval('main', (m) => m.textContent ?? ''), hash).toContain(counted(filtered));
+      // cleared from the menu: every item, counted, and focus back on the menu
+      await rerender(page, () => page.select(`#f-${name}`, ''));
+      expect(await page.evaluate(() => location.hash), hash).not.toContain(`${name}=`);
+      expect(await page.$eval('main', (m) => m.textContent ?? ''), hash).toContain(name === 'origin' ? `Theses (${all})` : `${all} scenarios.`);
+      expect(await page.evaluate(() => document.activeElement?.id), hash).toBe(`f-${name}`);
+    }
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('more factors than one page: the page says how many of them it shows and pages on through the API\'s cursor, in the URL (QA: the rest were dropped silently)', async () => {
     const real = (await get(server, '/api/factors/?limit=200')).body as { factors: { factor_id: string }[]; total: number; next_cursor: string | null };
     expect(real.next_cursor).toBeNull();

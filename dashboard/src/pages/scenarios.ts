@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { firstText, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
+import { firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, signedPoints, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -64,12 +64,22 @@ function scenarioPanel(charts: Charts, s: Scenario, width: number): HTMLElement 
   return section;
 }
 
+/** The API's scenario statuses (GET /api/scenarios/?status=), offered by the page's menu. */
+const STATUSES = ['active', 'resolved', 'annulled'];
+
 export async function scenariosPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const cursor = q.get('cursor') ?? '';
-  const status = q.get('status') ?? '';
+  // A link's status in another case (the API takes any case) is the menu's own entry.
+  const asked = q.get('status') ?? '';
+  const status = STATUSES.find((s) => s === asked.toLowerCase()) ?? asked;
   // After a pager link, focus and the scroll go to the heading: the new page's scenarios follow it.
   root.append(h('h1', { id: 'scenarios-results', tabindex: -1 }, 'Scenarios'));
+  // The status filter is shown and can be changed (QA: read from the link only, so the active
+  // scenarios alone were counted and shown as if they were all of them).
+  const statusPick = select('status', 'Status', [['', 'all'], ...[...STATUSES, ...(status && !STATUSES.includes(status) ? [status] : [])].map((s): [string, string] => [s, s])], status);
+  statusPick.querySelector('select')!.addEventListener('change', (e) => { navigate(hashHref('/scenarios', { status: (e.target as HTMLSelectElement).value }), 'f-status'); });
+  root.append(h('div', { class: 'filters' }, statusPick));
   const [charts, r] = await Promise.all([
     loadCharts(),
     get<{ scenarios: Scenario[]; total: number; next_cursor: string | null }>('scenarios', {}, { limit: '20', cursor: cursor || undefined, status: status || undefined }),
@@ -83,7 +93,7 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
     root.append(nothingMatches(undefined, status || cursor ? 'No scenario matches.' : 'No scenarios in this snapshot.'));
     return;
   }
-  root.append(h('p', { class: 'meta' }, `${r.body.total} scenarios. A world lists its components' outcomes in pathway order.`));
+  root.append(h('p', { class: 'meta' }, `${r.body.total}${status ? ` ${status}` : ''} scenarios. A world lists its components' outcomes in pathway order.`));
   for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, width));
   root.append(pager('Pages of scenarios',
     cursor ? navLink(hashHref('/scenarios', { status }), 'scenarios-results', true, {}, '« First page') : '',

@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { dateTime, firstText, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, tableRegion } from '../ui.ts';
+import { dateTime, firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -27,11 +27,21 @@ const thesesMargin = (width: number): number => Math.min(340, width * 0.45);
 /** A thesis's name: its statement, or a computed cluster's label, or its id. */
 const thesisName = (t: Thesis): string => firstText(t.statement, t.label, t.thesis_id);
 
+/** The API's thesis origins (GET /api/clusters/?origin=), offered by the page's menu. */
+const ORIGINS = ['curated', 'computed'];
+
 export async function thesesPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const cursor = q.get('cursor') ?? '';
-  const origin = q.get('origin') ?? '';
+  // A link's origin in another case (the API takes any case) is the menu's own entry.
+  const asked = q.get('origin') ?? '';
+  const origin = ORIGINS.find((o) => o === asked.toLowerCase()) ?? asked;
   root.append(h('h1', {}, 'Theses'));
+  // The origin filter is shown and can be changed (QA: read from the link only, so a filtered
+  // list was shown as if it were every thesis).
+  const originPick = select('origin', 'Origin', [['', 'all'], ...[...ORIGINS, ...(origin && !ORIGINS.includes(origin) ? [origin] : [])].map((o): [string, string] => [o, o])], origin);
+  originPick.querySelector('select')!.addEventListener('change', (e) => { navigate(hashHref('/theses', { origin: (e.target as HTMLSelectElement).value }), 'f-origin'); });
+  root.append(h('div', { class: 'filters' }, originPick));
   const [{ PagePlot: Plot, accessible, labelAxis, PALETTE }, r] = await Promise.all([
     loadCharts(),
     get<{ clusters: Thesis[]; total: number; next_cursor: string | null }>('clusters', {}, { limit: '30', cursor: cursor || undefined, origin: origin || undefined, vintages: '0' }),
@@ -53,13 +63,15 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
     return out;
   });
   const RESULTS = 'theses-results';
+  // the count names the filter it was counted under
+  const title = origin ? `Theses, ${origin} (${r.body.total})` : `Theses (${r.body.total})`;
   // No thesis (none curated and none computed yet, or an origin with none): said, instead of a
   // table of headers alone (QA).
   if (r.body.clusters.length === 0) {
-    root.append(panel(`Theses (${r.body.total})`, nothingMatches(undefined, origin || cursor ? 'No thesis matches.' : 'No theses in this snapshot.')));
+    root.append(panel(title, nothingMatches(undefined, origin || cursor ? 'No thesis matches.' : 'No theses in this snapshot.')));
     return;
   }
-  const section = panel(`Theses (${r.body.total})`,
+  const section = panel(title,
     rows.length ? h('figure', { class: 'chart', id: 'theses' }, accessible(Plot.plot({
       width, height: 40 + r.body.clusters.length * 22, marginLeft: thesesMargin(width), style: { fontSize: '12px' },
       x: { domain: [0, 1], label: 'thesis probability', grid: true, tickFormat: '%' }, y: { label: null, domain: [...new Set(rows.map((d) => d.id))] },
