@@ -123,6 +123,13 @@ export function queryString(req: Request, name: string, maxLength = 200): string
 }
 
 /**
+ * The grammar of the ids the structure files give theses, factors and scenarios (`^[a-z0-9][a-z0-9-]{1,62}$`,
+ * as pipeline/structure checks them), in words for a 400's detail: its length and case said too
+ * (QA: `/api/scenarios/a/` was refused as not "a-z, 0-9, -").
+ */
+export const STRUCTURE_ID_GRAMMAR = '2 to 63 characters: lower-case letters, digits and dashes, not beginning with a dash';
+
+/**
  * Path parameter `name` matching `pattern` (an id: a thesis, factor, scenario, claim or source
  * slug), or a 400 saying it must be `what` and giving the pattern.
  */

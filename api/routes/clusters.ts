@@ -16,7 +16,7 @@ import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
 import { notFoundClosest } from '../http/closest.ts';
 import { bigintKey, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
-import { pathId, queryEnum, queryInt, queryString } from '../http/params.ts';
+import { pathId, queryEnum, queryInt, queryString, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { historyInput, historyNext, historyParams, historyQuery } from './history-page.ts';
 import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
@@ -228,7 +228,7 @@ export const clustersDetailRoute = jsonRoute({
   response: ClusterDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ id: pathId(req, 'thesis_id', THESIS_ID, 'a thesis id (a-z, 0-9, -)'), page: historyInput(req, 'vintages') }),
+  input: (req) => ({ id: pathId(req, 'thesis_id', THESIS_ID, `a thesis id (${STRUCTURE_ID_GRAMMAR})`), page: historyInput(req, 'vintages') }),
   data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'thesis_vintage_members');
     const [t] = await snap.query('clusters-detail', { thesis_id: id });

@@ -16,7 +16,7 @@ import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
 import { notFoundClosest } from '../http/closest.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
-import { pathId, queryInt, queryString } from '../http/params.ts';
+import { pathId, queryInt, queryString, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
@@ -177,7 +177,7 @@ export const factorsDetailRoute = jsonRoute({
   response: FactorDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ id: pathId(req, 'factor_id', FACTOR_ID, 'a factor id (a-z, 0-9, -)') }),
+  input: (req) => ({ id: pathId(req, 'factor_id', FACTOR_ID, `a factor id (${STRUCTURE_ID_GRAMMAR})`) }),
   data: async (snap, { id }) => {
     snap.require(...TREE_TABLES);
     const [f] = await snap.query('factors-detail', { factor_id: id });

@@ -21,7 +21,7 @@ import { cellInt as int, cellRows, cellStr as str, fromColumns, groupRows } from
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { notFoundClosest } from '../http/closest.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
-import { pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
+import { pathId, queryEnum, queryInt, queryString, queryTimestamp, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { historyInput, historyNext, historyParams, historyQuery } from './history-page.ts';
 import { count, DOC, isoTime, isoTimeParam, published, zNum, zProb } from '../openapi/common.ts';
@@ -287,7 +287,7 @@ export const scenariosDetailRoute = jsonRoute({
   response: ScenarioDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ id: pathId(req, 'scenario_id', SCENARIO_ID, 'a scenario id (a-z, 0-9, -)'), page: historyInput(req, 'records') }),
+  input: (req) => ({ id: pathId(req, 'scenario_id', SCENARIO_ID, `a scenario id (${STRUCTURE_ID_GRAMMAR})`), page: historyInput(req, 'records') }),
   data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'scenario_worlds', 'scenario_marginals');
     const [s] = await snap.query('scenarios-detail', { scenario_id: id });

@@ -199,6 +199,20 @@ describe('clusters API', () => {
     expectProblem(await get(server, '/api/clusters/?vintages=51'), 400, 'invalid_parameter');
   });
 
+  it('a thesis, factor or scenario id outside the grammar is a 400 that states the whole grammar, its length and case too (outside QA: "a" was refused as not "a-z, 0-9, -")', async () => {
+    for (const [route, name] of [['clusters', 'thesis_id'], ['factors', 'factor_id'], ['scenarios', 'scenario_id']]) {
+      // too short, too long, capitals, a leading dash: each refused by a detail that says why
+      for (const id of ['a', 'a'.repeat(64), 'Hand', '-hand']) {
+        const got = await get(server, `/api/${route}/${id}/`);
+        expectProblem(got, 400, 'invalid_parameter');
+        expect(got.body.parameter).toBe(name);
+        expect(got.body.detail, `${route}/${id}`).toContain('2 to 63 characters');
+        expect(got.body.detail, `${route}/${id}`).toContain('lower-case letters, digits and dashes');
+        expect(got.body.detail, `${route}/${id}`).toContain('not beginning with a dash');
+      }
+    }
+  });
+
   it('lifecycle, detail and edges show the other venues\' prices of the same event and the cross-venue gap', async () => {
     const expected = [
       {
