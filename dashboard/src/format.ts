@@ -35,3 +35,6 @@ export function signedPoints(x: number | null | undefined, unit: 'pp' | 'pts' = 
   if (s.startsWith('-')) return `−${s.slice(1)} ${unit}`;
   return `+${s} ${unit}`;
 }
+
+/** A count with its noun, singular for one: counted(1, 'question') = "1 question", counted(2, 'question') = "2 questions". */
+export const counted = (n: number, noun: string, plural = `${noun}s`): string => `${n} ${n === 1 ? noun : plural}`;

@@ -28,7 +28,7 @@ import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts'
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
-import { fixed, num, pct, percent, signedPoints } from '../../dashboard/src/format.ts';
+import { counted, fixed, num, pct, percent, signedPoints } from '../../dashboard/src/format.ts';
 import { get, newKey } from '../api/helpers.ts';
 import { quorumProcess } from '../helpers/cli.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
@@ -708,6 +708,9 @@ describe('the dashboard against the API it reads (QA findings)', () => {
     expect(signedPoints(0.0255, 'pts')).toBe('+2.6 pts');
     expect(signedPoints(0.6455 - 0.62, 'pts')).toBe('+2.6 pts'); // an edge worked out in the browser
     expect(signedPoints(null)).toBe('–');
+    // counts name their noun in the singular for one (QA: "1 archived records", "1 questions")
+    expect([counted(0, 'question'), counted(1, 'archived record'), counted(2, 'member'), counted(1, 'thesis', 'theses')])
+      .toEqual(['0 questions', '1 archived record', '2 members', '1 thesis']);
   });
 
   it('a thesis page, opened from the list: the statement, members and vintages of the API\'s `cluster`, for every thesis', async () => {
@@ -725,7 +728,7 @@ describe('the dashboard against the API it reads (QA findings)', () => {
       };
       expect(await pageFailed(page), id).toBe(false);
       expect(await headings(page), id).toEqual([c.statement ?? c.label ?? id]);
-      expect(await page.$eval('main .meta', (e) => e.textContent), id).toBe(`${c.origin} · ${c.n_members} members`);
+      expect(await page.$eval('main .meta', (e) => e.textContent), id).toBe(`${c.origin} · ${c.n_members} member${c.n_members === 1 ? '' : 's'}`);
       expect(await page.$$eval('#thesis-members li', (l) => l.length), id).toBe(c.members.length);
       expect(await page.$$eval('#thesis-vintages tbody tr', (r) => r.length), id).toBe(c.vintages.length);
       const points = c.vintages.reduce((n, v) => n + Number(v.thesis_consensus !== null) + Number(v.thesis_market_consensus !== null), 0);

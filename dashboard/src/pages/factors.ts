@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
+import { counted, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -83,7 +83,7 @@ function levelsFigure(charts: Charts, f: Factor, width: number): HTMLElement {
 }
 
 function factorPanel(charts: Charts, f: Factor, health: FactorHealth | undefined, width: number): HTMLElement {
-  const leaves = f.leaves.length === 0 ? null : h('details', {}, h('summary', {}, `${f.leaves.length} questions`),
+  const leaves = f.leaves.length === 0 ? null : h('details', {}, h('summary', {}, counted(f.leaves.length, 'question')),
     h('ul', {}, f.leaves.map((l) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(l.question_id)}` }, l.title ?? l.question_id),
       ` · ${l.status ?? ''}${l.sign < 0 ? ' · counts against' : ''}${l.origin === 'rule' ? ' · attached by a rule' : ''} · consensus ${pct(l.consensus)} · market ${pct(l.market_probability)}`))));
   const healthLine = health

@@ -9,7 +9,7 @@ import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { h, hashHref, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
+import { counted, h, hashHref, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -193,7 +193,7 @@ function leaderboardRows(items: LeaderItem[]): IntervalRow[] {
     const shift = i.brier_adjusted - i.brier;
     return [{
       label: `${i.rank}. ${i.forecaster}`, value: i.brier_adjusted, lo: i.brier_ci95[0] + shift, hi: i.brier_ci95[1] + shift, group: i.kind,
-      title: `${i.rank}. ${i.forecaster} (${i.kind}): difficulty-adjusted Brier ${num(i.brier_adjusted, 4)}; raw Brier ${num(i.brier, 4)} ${interval(i.brier_ci95, 4)} over ${i.n} questions`,
+      title: `${i.rank}. ${i.forecaster} (${i.kind}): difficulty-adjusted Brier ${num(i.brier_adjusted, 4)}; raw Brier ${num(i.brier, 4)} ${interval(i.brier_ci95, 4)} over ${counted(i.n, 'question')}`,
     }];
   });
 }

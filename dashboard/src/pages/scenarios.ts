@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { counted, firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, signedPoints, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -48,7 +48,7 @@ function scenarioPanel(charts: Charts, s: Scenario, width: number): HTMLElement 
       : null;
   const name = firstText(s.title, s.scenario_id);
   const section = panel(name,
-    h('p', {}, s.description ?? '', ` (${s.status}; ${s.n_records} archived records)`),
+    h('p', {}, s.description ?? '', ` (${s.status}; ${counted(s.n_records, 'archived record')})`),
     tableRegion(`Components of ${name}`, h('table', { class: 'scenario-components' },
       h('thead', {}, h('tr', {}, ['step', 'question', 'status', 'implied', 'direct', 'gap (implied − direct)'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, s.components.map((c) => h('tr', {},

@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { firstText, fixed, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { counted, firstText, fixed, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
@@ -128,7 +128,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     return;
   }
   const s = one.body.source;
-  root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta', id: 'source-meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${s.n_resolved} resolved claims · accuracy ${accuracyText(s)}`,
+  root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta', id: 'source-meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${counted(s.n_resolved, 'resolved claim')} · accuracy ${accuracyText(s)}`,
     ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
   if (trends.kind === 'ok') {
     const t = trends.body.trends.filter((r) => r.accuracy_score !== null);
@@ -159,7 +159,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
   if (v && v.n > 0) {
     const years = trends.kind === 'ok' ? trends.body.trends.filter((r) => (r.n_value ?? 0) > 0) : [];
     root.append(panel('Value claims',
-      h('p', { id: 'source-values' }, `${v.n} resolved value claims`, v.units > 1
+      h('p', { id: 'source-values' }, counted(v.n, 'resolved value claim'), v.units > 1
         ? ` in ${v.units} units: their mean absolute error and bias are not averaged across units (each unit's errors are its own); the share within tolerance judges each claim in its own unit.`
         : v.unit ? `, in ${v.unit}.` : ', naming no unit.'),
       tableRegion('Value claims table', h('table', { id: 'value-errors' },

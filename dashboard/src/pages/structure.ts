@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { dateTime, firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, tableRegion } from '../ui.ts';
+import { counted, dateTime, firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -101,7 +101,7 @@ export async function thesisPage(root: HTMLElement, id: string | undefined): Pro
   }
   const t = r.body.cluster;
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
-  root.append(h('h1', {}, thesisName(t)), h('p', { class: 'meta' }, `${t.origin} · ${t.n_members} members`));
+  root.append(h('h1', {}, thesisName(t)), h('p', { class: 'meta' }, `${t.origin} · ${counted(t.n_members, 'member')}`));
   const rows: SeriesRow[] = [];
   for (const v of t.vintages) {
     if (v.as_of === null) continue; // a vintage with no time has no place on the time axis (the table lists it)
