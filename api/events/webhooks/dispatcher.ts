@@ -149,15 +149,26 @@ export class WebhookDispatcher {
     // Every event after the cursor, retained or not: a server down longer than the retention
     // (QUORUM_EVENTS_RETENTION_DAYS) while runs went on skipped their events silently (QA).
     this.queue.flush();
-    await this.#catchUp();
     // New events are read again from the queue's cursor, not taken from the feed's batch: a batch
     // that could not be queued (the subscriptions file unreadable a moment, say) was skipped for
-    // good once a later batch moved the cursor past it, even by a restart (QA).
+    // good once a later batch moved the cursor past it, even by a restart (QA). Subscribed before
+    // the first catch-up, and chained after it: a batch the feed hands out while it runs (a run
+    // publishing as the server starts) was missed, its events queued only with the next batch,
+    // the next run's, or on a restart (outside test).
     this.#unsubscribe = this.#feed.subscribe(() => {
       this.#enqueuing = this.#enqueuing.then(() => this.#catchUp()).catch((err: unknown) =>
         this.#logger.error({ err }, 'webhooks: queueing events failed (they are queued with the next events, or on the next start)'),
       );
     });
+    const first = this.#catchUp();
+    this.#enqueuing = first.catch(() => {}); // start's caller gets its error
+    try {
+      await first;
+    } catch (err) {
+      this.#unsubscribe();
+      this.#unsubscribe = null;
+      throw err;
+    }
     this.kick();
   }
 
