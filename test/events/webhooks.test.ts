@@ -23,6 +23,7 @@ import { signingSecrets, SubscriptionStore, ROTATION_OVERLAP_MS } from '../../ap
 import { KEY_RECHECK_MS, retryDelayMs, type WebhookDispatcher } from '../../api/events/webhooks/dispatcher.ts';
 import { keysFile, readKeys, revokeKey, writeKeys } from '../../api/auth/keys.ts';
 import type { KeyPlan } from '../../api/auth/plans.ts';
+import { EVENT_TYPES } from '../../pipeline/events/event-types.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
@@ -206,6 +207,12 @@ describe('webhook subscriptions', () => {
     expect(twice.body.types).toEqual(['edge.opened', 'consensus.updated']);
     expect((await api(`/api/webhooks/${twice.body.id}/`)).body.types).toEqual(['edge.opened', 'consensus.updated']);
     expect((await api(`/api/webhooks/${twice.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
+    // every type, one of them twice: taken (the bound is on the list as sent, past every type repeated)
+    const all = await create({ url: 'https://93.184.216.34/all', types: [...EVENT_TYPES, EVENT_TYPES[0]] });
+    expect(all.res.status).toBe(201);
+    expect(all.body.types).toEqual([...EVENT_TYPES]);
+    expect((await api(`/api/webhooks/${all.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
+    expectProblem(await create({ url: 'https://93.184.216.34/many', types: Array(101).fill('edge.opened') }), 400, 'invalid_parameter');
     expect((await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expectProblem(await api(`/api/webhooks/${c.body.id}/`), 404, 'not_found');
   });
