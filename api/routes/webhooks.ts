@@ -63,9 +63,10 @@ const CreateBody = z
     // A type named twice is stored once (the README): the bound is on the list as sent, past what
     // every type, each repeated, needs (outside test: `.max(EVENT_TYPES.length)` refused the seven
     // types with one named twice, a list the README says is taken).
-    types: z.array(z.enum(EVENT_TYPES)).min(1).max(MAX_TYPES_GIVEN).optional(),
+    // null as the answers show it (every type; no description): a subscription read back can be sent again (outside test)
+    types: z.array(z.enum(EVENT_TYPES)).min(1).max(MAX_TYPES_GIVEN).nullable().optional(),
     // printed by `quorum webhooks list --json`, which escapes C0 but not C1 or the bidirectional overrides
-    description: z.string().max(500).refine((d) => !UNPRINTABLE.test(d), 'no control character or bidirectional override (a newline, a tab, an escape, U+202E)').optional(),
+    description: z.string().max(500).refine((d) => !UNPRINTABLE.test(d), 'no control character or bidirectional override (a newline, a tab, an escape, U+202E)').nullable().optional(),
   })
   .strict()
   .meta({ id: 'WebhookCreate' });

@@ -213,6 +213,11 @@ describe('webhook subscriptions', () => {
     expect(all.body.types).toEqual([...EVENT_TYPES]);
     expect((await api(`/api/webhooks/${all.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expectProblem(await create({ url: 'https://93.184.216.34/many', types: Array(101).fill('edge.opened') }), 400, 'invalid_parameter');
+    // null, as the answers show it: every type, no description (it was a 400)
+    const nulls = await create({ url: 'https://93.184.216.34/nulls', types: null, description: null });
+    expect(nulls.res.status).toBe(201);
+    expect([nulls.body.types, nulls.body.description]).toEqual([null, null]);
+    expect((await api(`/api/webhooks/${nulls.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expect((await api(`/api/webhooks/${c.body.id}/`, { method: 'DELETE' })).res.status).toBe(204);
     expectProblem(await api(`/api/webhooks/${c.body.id}/`), 404, 'not_found');
   });
