@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { num, pct } from '../../dashboard/src/format.ts';
+import { encodeKeyset } from '../../api/http/cursor.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
 import { quorum, quorumProcess } from '../helpers/cli.ts';
 import { forecasts, writeRaw } from '../structure/helpers.ts';
@@ -269,7 +270,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     const { page, problems } = await tab();
     for (const [hash, api, name, value, counted] of [
       ['#/theses?origin=Curated', '/api/clusters/?vintages=0&limit=1', 'origin', 'curated', (n: number) => `Theses, curated (${n})`],
-      ['#/scenarios?status=active', '/api/scenarios/?limit=1', 'status', 'active', (n: number) => `${n} active scenarios.`],
+      ['#/scenarios?status=active', '/api/scenarios/?limit=1', 'status', 'active', (n: number) => `${n} active scenario${n === 1 ? '' : 's'}.`],
     ] as const) {
       const all = (await get(server, api)).body.total as number;
       const filtered = (await get(server, `${api}&${name}=${value}`)).body.total as number;
@@ -284,8 +285,25 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       // cleared from the menu: every item, counted, and focus back on the menu
       await rerender(page, () => page.select(`#f-${name}`, ''));
       expect(await page.evaluate(() => location.hash), hash).not.toContain(`${name}=`);
-      expect(await page.$eval('main', (m) => m.textContent ?? ''), hash).toContain(name === 'origin' ? `Theses (${all})` : `${all} scenarios.`);
+      expect(await page.$eval('main', (m) => m.textContent ?? ''), hash).toContain(name === 'origin' ? `Theses (${all})` : `${all} scenario${all === 1 ? '' : 's'}.`);
       expect(await page.evaluate(() => document.activeElement?.id), hash).toBe(`f-${name}`);
+    }
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
+  it('a page past the end of the theses or scenarios (a link kept after the list shrank) says so, with the first page a link away (outside test: "No … matches.", no way back)', async () => {
+    const { page, problems } = await tab();
+    for (const [list, kind, api, first] of [['theses', 'clusters', '/api/clusters/?vintages=0', 'Theses ('], ['scenarios', 'scenarios', '/api/scenarios/?', 'scenarios.']] as const) {
+      // a cursor past every id (ids sort as text; the API's own keyset encoding)
+      const cursor = encodeKeyset(kind, ['zz-past-the-end']);
+      const past = await get(server, `${api}&cursor=${encodeURIComponent(cursor)}`);
+      expect([past.res.status, (past.body as { count: number }).count], list).toEqual([200, 0]);
+      await open(page, `#/${list}?cursor=${encodeURIComponent(cursor)}`);
+      expect(await page.$eval('main', (m) => m.textContent ?? ''), list).toContain('This page is past the end of the list.');
+      await rerender(page, () => page.click('main nav.pager a'));
+      expect(await page.evaluate(() => location.hash), list).toBe(`#/${list}`);
+      expect(await page.$eval('main', (m) => m.textContent ?? ''), list).toContain(first);
     }
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();

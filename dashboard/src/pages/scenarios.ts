@@ -90,10 +90,16 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   if (r.body.scenarios.length === 0) {
-    root.append(nothingMatches(undefined, status || cursor ? 'No scenario matches.' : 'No scenarios in this snapshot.'));
+    // A page past the end (a link kept after the list shrank) says so, with the way back (outside test).
+    if (cursor) {
+      root.append(nothingMatches(undefined, 'This page is past the end of the list.'),
+        pager('Pages of scenarios', navLink(hashHref('/scenarios', { status }), 'scenarios-results', true, {}, '« First page')));
+      return;
+    }
+    root.append(nothingMatches(undefined, status ? 'No scenario matches.' : 'No scenarios in this snapshot.'));
     return;
   }
-  root.append(h('p', { class: 'meta' }, `${r.body.total}${status ? ` ${status}` : ''} scenarios. A world lists its components' outcomes in pathway order.`));
+  root.append(h('p', { class: 'meta' }, `${counted(r.body.total, `${status ? `${status} ` : ''}scenario`)}. A world lists its components' outcomes in pathway order.`));
   for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, width));
   root.append(pager('Pages of scenarios',
     cursor ? navLink(hashHref('/scenarios', { status }), 'scenarios-results', true, {}, '« First page') : '',

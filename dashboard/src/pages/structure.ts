@@ -68,7 +68,13 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
   // No thesis (none curated and none computed yet, or an origin with none): said, instead of a
   // table of headers alone (QA).
   if (r.body.clusters.length === 0) {
-    root.append(panel(title, nothingMatches(undefined, origin || cursor ? 'No thesis matches.' : 'No theses in this snapshot.')));
+    // A page past the end (a link kept after the list shrank) says so, with the way back (outside test).
+    if (cursor) {
+      root.append(panel(title, nothingMatches(undefined, 'This page is past the end of the list.'),
+        pager('Pages of theses', navLink(hashHref('/theses', { origin }), RESULTS, true, {}, '« First page'))));
+      return;
+    }
+    root.append(panel(title, nothingMatches(undefined, origin ? 'No thesis matches.' : 'No theses in this snapshot.')));
     return;
   }
   const section = panel(title,
