@@ -421,6 +421,17 @@ describe('the dashboard in Chromium', () => {
     expect(venueOptions.filter((o) => o.toLowerCase() === 'metaculus')).toEqual(['metaculus']);
     expect(await page.$eval('select[name=venue]', (s) => (s as HTMLSelectElement).value)).toBe('metaculus');
     expect(await page.$eval('main p.note', (p) => p.textContent ?? '')).toMatch(new RegExp(`^${byVenue.total} active predictions on metaculus; `));
+    // what a link asks for that the page cannot do is named, and the defaults apply (outside test:
+    // they applied silently, and stale=x filtered to fresh prices under a menu showing "any")
+    await open(page, '#/predictions');
+    const defaultRows = await page.$$eval('#predictions tbody tr td:first-child', (t) => t.map((c) => c.textContent));
+    expect(await page.$('#ignored-in-link')).toBeNull();
+    await open(page, '#/predictions?sort=nope&dir=up&stale=x&min_edge_pts=-1&min_disagreement=abc');
+    expect(await page.$eval('#ignored-in-link', (e) => e.textContent)).toBe('Not understood in the link, the default used instead: ' +
+      'min_edge_pts=-1 (a number of at least 0); min_disagreement=abc (a number of at least 0); stale=x (all, fresh, stale); ' +
+      'sort=nope (a column: title, category, venue, p, market_probability, edge, sd, close_time); dir=up (asc or desc).');
+    expect(await page.$$eval('#predictions tbody tr td:first-child', (t) => t.map((c) => c.textContent))).toEqual(defaultRows);
+    expect(await page.$eval('select[name=stale]', (s) => (s as HTMLSelectElement).value)).toBe('all');
     // navigation to a question
     await page.click('#predictions tbody tr a');
     await page.waitForFunction(() => location.hash.startsWith('#/questions/'));

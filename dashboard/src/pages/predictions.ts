@@ -40,16 +40,39 @@ const COLUMNS: [keyof Row, string][] = [
   ['edge', 'Edge'], ['sd', 'Disagreement'], ['close_time', 'Closes (UTC)'],
 ];
 
+const STALE = ['all', 'fresh', 'stale'] as const;
+
+/** A link's value of `name` when it is one of `allowed`, else `fallback`, the value named in `ignored`. */
+function oneOf<T extends string>(q: URLSearchParams, name: string, allowed: readonly T[], fallback: T, ignored: string[], what: string): T {
+  const v = q.get(name);
+  if (v === null || v === '') return fallback;
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  ignored.push(`${name}=${v} (${what})`);
+  return fallback;
+}
+
+/** A link's minimum (a number ≥ 0, or '' for none); another value is named in `ignored`. */
+function minimum(q: URLSearchParams, name: string, ignored: string[]): string {
+  const v = q.get(name) ?? '';
+  if (v === '' || (Number.isFinite(Number(v)) && Number(v) >= 0)) return v;
+  ignored.push(`${name}=${v} (a number of at least 0)`);
+  return '';
+}
+
 export async function predictionsPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
+  // What the link asks for that the page cannot do is named, the default used instead (outside
+  // test: an unknown sort or minimum fell back silently, and `stale=x` filtered to fresh prices
+  // while the menu showed "any").
+  const ignored: string[] = [];
   const f = {
     category: q.get('category') ?? '',
     venue: q.get('venue') ?? '',
-    min_edge_pts: q.get('min_edge_pts') ?? '',
-    min_disagreement: q.get('min_disagreement') ?? '',
-    stale: q.get('stale') ?? 'all',
-    sort: q.get('sort') ?? 'sd',
-    dir: q.get('dir') === 'asc' ? 'asc' : 'desc',
+    min_edge_pts: minimum(q, 'min_edge_pts', ignored),
+    min_disagreement: minimum(q, 'min_disagreement', ignored),
+    stale: oneOf(q, 'stale', STALE, 'all', ignored, STALE.join(', ')),
+    sort: oneOf(q, 'sort', COLUMNS.map(([k]) => String(k)), 'sd', ignored, `a column: ${COLUMNS.map(([k]) => String(k)).join(', ')}`),
+    dir: oneOf(q, 'dir', ['asc', 'desc'] as const, 'desc', ignored, 'asc or desc'),
     cursor: q.get('cursor') ?? '',
   };
   const [page, cats] = await Promise.all([
@@ -57,6 +80,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     get<{ by_category: { category: string }[] }>('predictions.accuracy'),
   ]);
   root.append(h('h1', {}, 'Active predictions'));
+  if (ignored.length > 0) root.append(h('p', { class: 'notice', id: 'ignored-in-link', role: 'status' }, `Not understood in the link, the default used instead: ${ignored.join('; ')}.`));
   if (page.kind !== 'ok') {
     root.append(notice(page, 'Active predictions'));
     return;
