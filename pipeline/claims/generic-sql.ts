@@ -33,7 +33,7 @@ import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
-import { blankLines, fieldCount, fileTraits, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
+import { blankLines, fieldCount, fileTraits, type FileTraits, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
 import { BUNDLED_CLAIM_ID_PREFIXES, EARLIEST_CLAIM_DATE, GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
@@ -362,11 +362,10 @@ function checkColumnNames(file: string, header: readonly string[]): void {
 }
 
 /**
- * Reads one CSV into `_gen_in` (created by the first file, appended to by the others; `start`: the
- * rows already there); errors name the file and line. Returns the rowid range of its records and
- * its blank lines.
+ * The header of `file`, checked: its delimiter, the documented columns' names and case, each
+ * required column present and none named twice (errors at line 1).
  */
-async function readOne(conn: DuckDBConnection, file: string, first: boolean, start: number, latest: string): Promise<ReadFile> {
+async function checkedHeader(file: string): Promise<string[]> {
   let header: string[];
   try {
     header = await readHeader(file);
@@ -379,6 +378,17 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   for (const col of GENERIC_REQUIRED) if (!header.includes(col)) throw new ImportError(file, 1, col, 'missing required column in header');
   const cols = [...GENERIC_REQUIRED, ...OPTIONAL];
   for (const col of cols) if (header.indexOf(col) !== header.lastIndexOf(col)) throw new ImportError(file, 1, col, 'column named twice in the header');
+  return header;
+}
+
+/**
+ * The SELECT that reads the records of `file` (columns `header`) for `_gen_in`: every column of the
+ * format as trimmed text (NULL when empty), the line-break, width and empty-record flags, the two
+ * times parsed, and `_failed`, the index in CHECKS of the record's first failing check. `traits`:
+ * what the file's bytes rule out (fileTraits); `parallel`: false to read on one thread.
+ */
+function recordsSql(file: string, header: readonly string[], traits: FileTraits, latest: string, parallel: boolean): string {
+  const cols = [...GENERIC_REQUIRED, ...OPTIONAL];
   // Columns by position (c0, c1, ...): the header's own names may be anything, extra ones ignored.
   // One more (ABSENT): an extra field lands in it, even an empty one.
   const width = header.length;
@@ -407,9 +417,6 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   // record: an all-ASCII file without tab, VT, FF or CR has only plain records, and a file without
   // a quote no line break in a field. Building _line (concat of every field) and testing it cost
   // ~0.2 s of CPU at a million claims (the concat 0.14 s, _plain 0.06 s), the byte scan ~0.03 s.
-  const traits = await fileTraits(file).catch((e: Error) => {
-    throw new ImportError(file, null, null, `cannot read: ${e.message}`);
-  });
   const plain = traits.plain
     ? 'true'
     : 'strlen(_line) = length(_line) AND NOT contains(_line, chr(9)) AND NOT contains(_line, chr(13)) AND NOT contains(_line, chr(11)) AND NOT contains(_line, chr(12))';
@@ -427,14 +434,28 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   // The two times are parsed once here (validation and staging both read _made, _resolved).
   // The checks are evaluated in the same pass (_failed: the index of the first failing check).
   const cases = CHECKS.map(([, , bad], i) => `WHEN ${bad} THEN ${i}`).join(' ');
-  const body = (parallel: boolean) =>
+  return (
     `SELECT *, CASE WHEN _empty THEN NULL ${cases} END AS _failed FROM (` +
     `SELECT *, ${TIME('made_at')} AS _made, ${TIME('resolved_at')} AS _resolved, ${latest} AS _latest FROM (` +
     `SELECT ${select}, ${lineBreak} AS _linebreak, (c${width - 1} IS NULL OR c${width} IS NOT NULL) AS _width, ${empty} FROM (` +
     `SELECT *, ${plain} AS _plain FROM (` +
     `SELECT *${bare ? '' : `, ${line} AS _line`} ` +
     `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
-    `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = true, nullstr = ${q(ABSENT)}${parallel ? '' : ', parallel = false'})))))`;
+    `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = true, nullstr = ${q(ABSENT)}${parallel ? '' : ', parallel = false'})))))`
+  );
+}
+
+/**
+ * Reads one CSV into `_gen_in` (created by the first file, appended to by the others; `start`: the
+ * rows already there); errors name the file and line. Returns the rowid range of its records and
+ * its blank lines.
+ */
+async function readOne(conn: DuckDBConnection, file: string, first: boolean, start: number, latest: string): Promise<ReadFile> {
+  const header = await checkedHeader(file);
+  const traits = await fileTraits(file).catch((e: Error) => {
+    throw new ImportError(file, null, null, `cannot read: ${e.message}`);
+  });
+  const body = (parallel: boolean) => recordsSql(file, header, traits, latest, parallel);
   const statement = (parallel: boolean) => (first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body(parallel)}` : `INSERT INTO _gen_in ${body(parallel)}`);
   // Numbering the blank lines, when the traits' pass saw some (a line-by-line read; the file is in
   // the page cache), runs beside DuckDB's read.
