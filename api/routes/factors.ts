@@ -282,13 +282,18 @@ function statusOf(v: unknown): Status {
   return v === 'failing' || v === 'degraded' ? v : 'ok';
 }
 
+/** A time elapsed for the snapshot_age detail: minutes under an hour (outside test: "0.0 h ago" beside a value of 0.03 h), else hours. */
+function ago(hours: number): string {
+  return hours < 1 ? `${Math.round(hours * 60)} min` : `${hours.toFixed(1)} h`;
+}
+
 /** The snapshot_age check, measured now against the thresholds the pipeline published. */
 function snapshotAgeCheck(row: JsonRow | undefined, publishedAt: string, now: number): z.input<typeof HealthCheck> {
   const hours = Math.max(0, (now - Date.parse(publishedAt)) / 3_600_000);
   const degradedAt = num(row?.degraded_at) ?? 36;
   const failingAt = num(row?.failing_at) ?? 108;
   const status: Status = hours >= failingAt ? 'failing' : hours >= degradedAt ? 'degraded' : 'ok';
-  return { check: 'snapshot_age', status, value: hours, degraded_at: degradedAt, failing_at: failingAt, detail: `the snapshot was published ${hours.toFixed(1)} h ago` };
+  return { check: 'snapshot_age', status, value: hours, degraded_at: degradedAt, failing_at: failingAt, detail: `the snapshot was published ${ago(hours)} ago` };
 }
 
 export const factorsHealthRoute = jsonRoute({

@@ -248,6 +248,8 @@ describe('factors on a hand-made warehouse', () => {
     expect(age.status).toBe('ok');
     expect(age.value).toBeGreaterThanOrEqual(0);
     expect(age.value).toBeLessThan(1);
+    // under an hour in minutes, as the value rounds to (outside test: "0.0 h ago" beside 0.03 h)
+    expect(age.detail).toBe(`the snapshot was published ${Math.round(age.value * 60)} min ago`);
     const hand = r.body.factors.find((x: { factor_id: string }) => x.factor_id === 'hand');
     expect(hand).toMatchObject({ coverage: 0.4, n_contradictions: 2, n_scored: 1, status: 'degraded' });
     expect(hand.reasons).toEqual([
