@@ -75,7 +75,10 @@ beforeAll(async () => {
   // archived record's worlds to draw after one run.
   cpSync(DEFAULT_STRUCTURE_DIR, structure, { recursive: true });
   writeFileSync(path.join(structure, 'scenarios', 'qa.yaml'), ['scenarios:', '  - id: qa-rates', '    title: Rates below 2% three years running', '    description: Three operator questions, one scenario',
-    '    components:', ...['qa-no-market-price', 'qa-rate-2031', 'qa-rate-2032'].map((id) => `      - { question: "quorum:${id}" }`), ''].join('\n'));
+    '    components:', ...['qa-no-market-price', 'qa-rate-2031', 'qa-rate-2032'].map((id) => `      - { question: "quorum:${id}" }`),
+    // a second of the same title (curated files may repeat one): the page names each apart
+    '  - id: qa-rates-b', '    title: Rates below 2% three years running', '    description: The same title, two components',
+    '    components:', ...['qa-rate-2031', 'qa-rate-2032'].map((id) => `      - { question: "quorum:${id}" }`), ''].join('\n'));
   // A factor with two sub-drivers of one name under different drivers: two rows of its chart.
   writeFileSync(path.join(structure, 'factors', 'qa.yaml'), ['factors:', '  - id: qa-rates', '    name: QA rates', '    statement: Rates stay low', '    drivers:',
     ...['2031', '2032'].flatMap((y) => [`      - id: y${y}`, `        name: Year ${y}`, '        drivers:',
@@ -305,6 +308,18 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(await page.evaluate(() => location.hash), list).toBe(`#/${list}`);
       expect(await page.$eval('main', (m) => m.textContent ?? ''), list).toContain(first);
     }
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
+  it('two scenarios of one title: their sections and tables are named apart, by their ids (outside test: two regions of one name)', async () => {
+    const { page, problems } = await tab();
+    await open(page, '#/scenarios');
+    const headings = await page.$$eval('main section.panel h2', (hs) => hs.map((x) => x.textContent ?? ''));
+    expect(headings).toEqual(expect.arrayContaining(['Rates below 2% three years running (qa-rates)', 'Rates below 2% three years running (qa-rates-b)']));
+    expect(new Set(headings).size).toBe(headings.length);
+    const regions = await page.$$eval('main [role=region]', (rs) => rs.map((x) => x.getAttribute('aria-label') ?? ''));
+    expect(new Set(regions).size).toBe(regions.length);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
   });

@@ -39,14 +39,24 @@ function pathwayChart({ PagePlot: Plot, accessible, labelAxis, PALETTE }: Charts
   }));
 }
 
-function scenarioPanel(charts: Charts, s: Scenario, width: number): HTMLElement {
+/**
+ * The scenarios' names on a page: the title, or the id; with the id added to a title another
+ * scenario of the page shares, so that their sections and tables have names of their own (outside
+ * test: two scenarios of one title were two regions of one name).
+ */
+function scenarioNames(list: readonly Scenario[]): Map<string, string> {
+  const titles = new Map<string, number>();
+  for (const s of list) if (s.title) titles.set(s.title, (titles.get(s.title) ?? 0) + 1);
+  return new Map(list.map((s) => [s.scenario_id, s.title && titles.get(s.title)! > 1 ? `${s.title} (${s.scenario_id})` : firstText(s.title, s.scenario_id)]));
+}
+
+function scenarioPanel(charts: Charts, s: Scenario, name: string, width: number): HTMLElement {
   const r = s.latest_record;
   const scores = r?.complete
     ? h('p', { class: 'meta' }, `Scored on the world that came true (${r.realized_world}): log score ${num(r.log_score)}, Brier ${num(r.brier)}, component Brier ${num(r.component_brier)}.`)
     : r && r.consistent_mass !== null
       ? h('p', { class: 'meta' }, `${s.n_resolved} of ${s.n_components} components resolved: the record gave the worlds still possible ${pct(r.consistent_mass)}.`)
       : null;
-  const name = firstText(s.title, s.scenario_id);
   const section = panel(name,
     h('p', {}, s.description ?? '', ` (${s.status}; ${counted(s.n_records, 'archived record')})`),
     tableRegion(`Components of ${name}`, h('table', { class: 'scenario-components' },
@@ -100,7 +110,8 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
     return;
   }
   root.append(h('p', { class: 'meta' }, `${counted(r.body.total, `${status ? `${status} ` : ''}scenario`)}. A world lists its components' outcomes in pathway order.`));
-  for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, width));
+  const names = scenarioNames(r.body.scenarios);
+  for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, names.get(s.scenario_id)!, width));
   root.append(pager('Pages of scenarios',
     cursor ? navLink(hashHref('/scenarios', { status }), 'scenarios-results', true, {}, '« First page') : '',
     r.body.next_cursor ? navLink(hashHref('/scenarios', { status, cursor: r.body.next_cursor }), 'scenarios-results', true, { rel: 'next' }, 'Next page »') : ''));
