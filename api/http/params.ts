@@ -97,13 +97,19 @@ export function foreignFilterCheck(path: string, own: readonly string[], hint?: 
 /**
  * `limit` and `cursor` on a route that pages a nested list under its own names instead
  * (`records_limit`, `vintages_cursor`, … and no plain `limit`/`cursor`), each mapped to those
- * names: ignored as unknown parameters are, `?limit=5` answered up to 100 records (QA).
+ * names: ignored as unknown parameters are, `?limit=5` answered up to 100 records (QA). So is the
+ * nested list's own name (`vintages`, `records`), which a list route may take as a count
+ * (`/api/clusters/?vintages=5`): on the detail route `?vintages=5` answered 100 vintages (outside test).
  */
 function renamedPagingParameters(own: readonly string[]): Map<string, string[]> {
   const renamed = new Map<string, string[]>();
   for (const plain of ['limit', 'cursor']) {
     const names = own.filter((p) => p.endsWith(`_${plain}`));
     if (!own.includes(plain) && names.length > 0) renamed.set(plain, names);
+  }
+  for (const name of own) {
+    const list = name.endsWith('_limit') ? name.slice(0, -'_limit'.length) : null;
+    if (list && !own.includes(list)) renamed.set(list, own.filter((p) => p === `${list}_limit` || p === `${list}_cursor`));
   }
   return renamed;
 }

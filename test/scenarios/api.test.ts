@@ -207,7 +207,8 @@ describe('scenarios API', () => {
     expectProblem(await get(server, '/api/scenarios/hand/?records_cursor=abc'), 400, 'invalid_parameter');
     // the list's paging names are refused here, naming this route's own, not ignored (QA: ?limit=1
     // answered every record)
-    for (const [name, own] of [['limit', 'records_limit'], ['cursor', 'records_cursor']]) {
+    // and so is the nested list's own name, a count on the list route (outside test: ?records=5 answered every one)
+    for (const [name, own] of [['limit', 'records_limit'], ['cursor', 'records_cursor'], ['records', 'records_limit']]) {
       const wrong = await get(server, `/api/scenarios/hand/?${name}=1`);
       expectProblem(wrong, 400, 'invalid_parameter');
       expect(wrong.body.parameter).toBe(name);
