@@ -27,11 +27,13 @@
 -- the scoring bench, and reading them back cost about 2 s of 19). The rounds' joins and grouping
 -- key a question by an integer (qix, its row in _resolved) instead of its id: hashing and comparing
 -- the id strings of 8 M rounds three times took a third of the statement (17.6 s → 11-13 s on the
--- bench; question ids of real venues are longer still). Each run's forecasts of a question are
+-- bench; question ids of real venues are longer still). Each round's forecasts of a question are
 -- pivoted into one row (its blind, informed and augmented forecasts: every forecast of a run has
 -- the run's created_at, its as-of time) instead of joining every round to its run's blind round:
 -- one hash aggregate of the rounds instead of a join and an aggregate over them (the statement
--- 11.8 s → 8 s of CPU on the bench). The observations carry the question's bootstrap group, not
+-- 11.8 s → 8 s of CPU on the bench). At a time two runs share, the row also carries the blind
+-- forecast of the run each mode's forecast comes from (a pivot per run first, then per round), as
+-- the greater run may not have asked every mode. The observations carry the question's bootstrap group, not
 -- its id, which nothing after them reads. Then (statement 5.0-7.6 s → 4.3-5.5 s of CPU, medians
 -- 6.0 → 5.1, eight interleaved runs each on the shared 2-core bench host): the per-question
 -- aggregate keeps sums and one count per mode (and per mode's blind-paired runs) instead of 21
@@ -68,30 +70,40 @@ WHERE c.created_at < r.cutoff;
 
 CREATE OR REPLACE TABLE _anc_obs AS
 WITH rq AS (SELECT * FROM _anc_rq),
-f AS (
-  -- One per round (forecaster, mode, question, created_at): runs dated at the same time are one
-  -- round, the greater run_id's (as in 30_scored_forecasts and 40_scored_consensus); only the rows
-  -- at such a time (30's _shared_forecast_times) can tie, so only they are grouped. shared_run is
-  -- the round's run at such a time; elsewhere one run forecast at that time, so the time names it.
-  SELECT forecaster, mode, qix, created_at, p, NULL::VARCHAR AS shared_run
-  FROM _anc_forecasts ANTI JOIN _shared_forecast_times USING (created_at)
-  UNION ALL
-  SELECT forecaster, mode, qix, created_at, arg_max(p, run_id), max(run_id)
-  FROM _anc_forecasts SEMI JOIN _shared_forecast_times USING (created_at)
-  GROUP BY forecaster, mode, qix, created_at
-),
 runs AS (
-  -- One row per (forecaster, question, run): the run's forecast in each mode (NULL: it has none;
-  -- p itself is never NULL: the forecasts' probability is not, and a consensus mean is their avg).
-  -- Every forecast of a run has the run's created_at (its as-of time), and f holds one forecast
-  -- per round, so a run has at most one per mode here: the pivot pairs each forecast with the
-  -- same run's blind forecast, as a join on the run would.
-  SELECT f.forecaster, f.qix, f.created_at, f.shared_run,
-         any_value(f.p) FILTER (WHERE f.mode = 'blind') AS pb,
-         any_value(f.p) FILTER (WHERE f.mode = 'informed') AS pi,
-         any_value(f.p) FILTER (WHERE f.mode = 'augmented') AS pa
-  FROM f
-  GROUP BY f.forecaster, f.qix, f.created_at, f.shared_run
+  -- One row per (forecaster, question, round): the round's forecast in each mode (pb, pi, pa; NULL:
+  -- it has none; p itself is never NULL: the forecasts' probability is not, and a consensus mean is
+  -- their avg) and, for informed and augmented, the blind forecast of the same run (pb_i, pb_a),
+  -- which the slope terms pair it with. Every forecast of a run has the run's created_at (its
+  -- as-of time); at a time that one run alone forecast at (most times), that run is the round, so the
+  -- pivot pairs each forecast with its own run's blind one and pb_i = pb_a = pb.
+  SELECT forecaster, qix, created_at,
+         any_value(p) FILTER (WHERE mode = 'blind') AS pb,
+         any_value(p) FILTER (WHERE mode = 'informed') AS pi,
+         any_value(p) FILTER (WHERE mode = 'augmented') AS pa,
+         pb AS pb_i, pb AS pb_a
+  FROM _anc_forecasts ANTI JOIN _shared_forecast_times USING (created_at)
+  GROUP BY forecaster, qix, created_at
+  UNION ALL
+  -- Runs dated at the same time (30's _shared_forecast_times: only rows at such a time can tie) are
+  -- one round: each mode's forecast is the greater run_id's among the runs with one (as in
+  -- 30_scored_forecasts and 40_scored_consensus), and pb_i / pb_a the blind forecast of that same
+  -- run (NULL when that run has none), not the blind round's, which may be another run's.
+  SELECT forecaster, qix, created_at,
+         arg_max(pb, run_id) FILTER (WHERE pb IS NOT NULL),
+         arg_max(pi, run_id) FILTER (WHERE pi IS NOT NULL),
+         arg_max(pa, run_id) FILTER (WHERE pa IS NOT NULL),
+         struct_extract(arg_max({'b': pb}, run_id) FILTER (WHERE pi IS NOT NULL), 'b'),
+         struct_extract(arg_max({'b': pb}, run_id) FILTER (WHERE pa IS NOT NULL), 'b')
+  FROM (
+    SELECT forecaster, qix, created_at, run_id,
+           any_value(p) FILTER (WHERE mode = 'blind') AS pb,
+           any_value(p) FILTER (WHERE mode = 'informed') AS pi,
+           any_value(p) FILTER (WHERE mode = 'augmented') AS pa
+    FROM _anc_forecasts SEMI JOIN _shared_forecast_times USING (created_at)
+    GROUP BY forecaster, qix, created_at, run_id
+  )
+  GROUP BY forecaster, qix, created_at
 ),
 pts AS (
   SELECT p.qix, r.question_id, r.grp, p.created_at
@@ -116,11 +128,11 @@ per_q AS (
   SELECT r.forecaster, r.qix, any_value(c.grp) AS grp,
          count(pb) AS nb, sum(pb) AS sp_b, sum(c.m) FILTER (WHERE pb IS NOT NULL) AS sm_b, sum(abs(pb - c.m)) AS sad_b,
          count(pi) AS ni, sum(pi) AS sp_i, sum(c.m) FILTER (WHERE pi IS NOT NULL) AS sm_i, sum(abs(pi - c.m)) AS sad_i,
-         count(pi - pb) AS nbi, sum((c.m - pb) * (pi - pb)) AS sxy_i,
-         sum((c.m - pb) * (c.m - pb)) FILTER (WHERE pi IS NOT NULL) AS sxx_i,
+         count(pi - pb_i) AS nbi, sum((c.m - pb_i) * (pi - pb_i)) AS sxy_i,
+         sum((c.m - pb_i) * (c.m - pb_i)) FILTER (WHERE pi IS NOT NULL) AS sxx_i,
          count(pa) AS na, sum(pa) AS sp_a, sum(c.m) FILTER (WHERE pa IS NOT NULL) AS sm_a, sum(abs(pa - c.m)) AS sad_a,
-         count(pa - pb) AS nba, sum((c.m - pb) * (pa - pb)) AS sxy_a,
-         sum((c.m - pb) * (c.m - pb)) FILTER (WHERE pa IS NOT NULL) AS sxx_a
+         count(pa - pb_a) AS nba, sum((c.m - pb_a) * (pa - pb_a)) AS sxy_a,
+         sum((c.m - pb_a) * (c.m - pb_a)) FILTER (WHERE pa IS NOT NULL) AS sxx_a
   FROM runs AS r
   JOIN cmp AS c ON c.qix = r.qix AND c.created_at = r.created_at
   WHERE c.m IS NOT NULL

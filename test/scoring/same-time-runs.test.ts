@@ -179,3 +179,37 @@ describe('rounds=all anchoring: a round pairs each forecast with its own run\'s 
     expect(b).toEqual([{ n_market: 1, d: 0.3 }]);
   });
 });
+
+/**
+ * The other way round (found by an independent recomputation of anchoring from the README's
+ * definitions): the greater run id at T asked the blind mode only, so the round's informed forecast
+ * is the lesser run's, and that run has a blind forecast of its own, which the README pairs it
+ * with ("each round r paired with the same run's blind forecast b_r"). Fixture (hand-computed): R
+ * resolves YES on 2025-03-01, market price 0.5 observed 2025-01-31. At 2025-02-01, FIRST forecast
+ * blind 0.2 and informed 0.3, SECOND (the greater run id) blind 0.8 only. The informed round:
+ * FIRST's 0.3 with FIRST's blind 0.2: x = 0.5 − 0.2 = 0.3, y = 0.3 − 0.2 = 0.1, slope = 0.03 / 0.09
+ * = 1/3; mean |p − m| = |0.3 − 0.5| = 0.2. The blind round is SECOND's 0.8: |0.8 − 0.5| = 0.3.
+ */
+describe('rounds=all anchoring: a round whose greater run asked the blind mode only', () => {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openWithR());
+    await insert(conn, 'forecasts', MODELS.flatMap((m) => [
+      forecast('R', m, 'blind', FIRST, '2025-02-01', 0.2),
+      forecast('R', m, 'informed', FIRST, '2025-02-01', 0.3),
+      forecast('R', m, 'blind', SECOND, '2025-02-01', 0.8),
+    ]));
+    await derive(conn, new Date('2025-03-10T00:00:00Z'));
+  });
+  afterAll(() => close());
+
+  it('pairs the informed forecast with the blind forecast of its own run, not with none', async () => {
+    const a = await rows(conn, `SELECT DISTINCT n_market, n_slope, round(slope, 12) AS slope, round(mean_abs_diff_market, 12) AS d
+      FROM anchoring WHERE rounds = 'all' AND mode = 'informed'`);
+    expect(a).toEqual([{ n_market: 1, n_slope: 1, slope: Math.round(1e12 / 3) / 1e12, d: 0.2 }]);
+    const b = await rows(conn, `SELECT DISTINCT n_market, round(mean_abs_diff_market, 12) AS d
+      FROM anchoring WHERE rounds = 'all' AND mode = 'blind'`);
+    expect(b).toEqual([{ n_market: 1, d: 0.3 }]);
+  });
+});
