@@ -876,7 +876,7 @@ function usageCost(
   if (!completion.usage && !reply) return null;
   const chars = (s: string | null | undefined) => Math.ceil((s?.length ?? 0) / CHARS_PER_TOKEN);
   const tin = used.in ?? chars(prompt.system) + chars(prompt.user);
-  const tout = used.out ?? chars(contentText(reply?.content)) + chars(reply?.refusal);
+  const tout = used.out ?? chars(replyText(reply)) + chars(reply?.refusal);
   return (tin * model.price_in_per_mtok + tout * model.price_out_per_mtok) / 1e6;
 }
 
@@ -976,7 +976,7 @@ function interpret(completion: OpenAI.Chat.Completions.ChatCompletion, schema: z
   if (choice.finish_reason === 'content_filter') {
     return { ok: false, kind: 'refused', message: 'reply withheld by the provider\'s content filter (finish_reason "content_filter")' };
   }
-  const content = contentText(choice.message?.content);
+  const content = replyText(choice.message);
   if (!content) {
     return { ok: false, kind: 'invalid_json', message: `empty reply (finish_reason "${choice.finish_reason}")` };
   }
@@ -1047,6 +1047,24 @@ function contentText(content: unknown): string | null {
       return p && p.type === 'text' && typeof p.text === 'string' ? p.text : '';
     })
     .join('');
+}
+
+/**
+ * What a reply says: its content's text, else the arguments of the one function tool call it made.
+ * No tools are sent, but a proxy may enforce the response format with a forced tool of its own and
+ * hand the answer back as that tool's call: LiteLLM in front of Claude does (its tool
+ * `json_tool_call`, litellm constants.py RESPONSE_FORMAT_TOOL_NAME), the reply's content null and
+ * the JSON in `tool_calls[0].function.arguments` (BerriAI/litellm#6741). Read as content only, such
+ * a reply was invalid_json "empty reply (finish_reason "tool_calls")", asked twice, paid twice and
+ * its forecast lost (QA). Several tool calls are not one answer: nothing is read from them.
+ */
+function replyText(message: unknown): string | null {
+  const m = message as { content?: unknown; tool_calls?: unknown } | null | undefined;
+  const content = contentText(m?.content);
+  if (content) return content;
+  const calls = Array.isArray(m?.tool_calls) ? (m.tool_calls as { type?: unknown; function?: { arguments?: unknown } }[]) : [];
+  const args = calls.length === 1 ? calls[0]?.function?.arguments : undefined;
+  return typeof args === 'string' && args.trim() !== '' ? args : content;
 }
 
 /** JSON-mode endpoints sometimes wrap the object in a ```json fence. */

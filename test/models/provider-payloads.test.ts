@@ -326,6 +326,35 @@ describe('runner: real provider payloads', () => {
     expect(out.forecasts[0]).toMatchObject({ probability: 0.65, reasoning: 'Because.' });
   });
 
+  it("a reply given as a tool call (LiteLLM's json_tool_call: content null, the JSON in the arguments) is the forecast, read once and costed", async () => {
+    // The shape a LiteLLM proxy answers in front of Claude with a response_format: litellm enforces
+    // it with a forced tool named RESPONSE_FORMAT_TOOL_NAME = "json_tool_call" (litellm/constants.py,
+    // "default tool name used when converting response format to tool call"), and its reply came
+    // back with `message.content` None and the JSON in `message.tool_calls[0].function.arguments`
+    // (BerriAI/litellm#6741, claude-3-5-sonnet with response_format json_object). Before, the call
+    // was invalid_json "empty reply (finish_reason "tool_calls")", asked twice, paid twice and lost.
+    const toolCall = (args: string) => ({ tool_calls: [{ id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'json_tool_call', arguments: args } }] });
+    const model = await modelAnswering([
+      json(completion(null, { finish: 'tool_calls', message: toolCall(FORECAST) })),
+      // no usage: the cost is estimated from the text, the arguments included
+      json(completion(null, { finish: 'tool_calls', usage: null, message: toolCall(JSON.stringify({ probability: 0.2, reasoning: 'x'.repeat(4000), key_factors: [] })) })),
+    ]);
+    const out = await runForecasts({ models: [{ ...model, response_format: 'json_object' }], tasks: [task(1), task(2)], runId: 'r', asOf });
+    expect(out.calls.map((c) => [c.status, c.attempts, c.error_kind])).toEqual([['ok', 1, null], ['ok', 1, null]]);
+    expect(out.forecasts.map((f) => [f.question_id, f.probability, f.reasoning.length])).toEqual([['q:1', 0.65, 8], ['q:2', 0.2, 4000]]);
+    expect(server!.log).toHaveLength(2);
+    // the estimate counts the ~1,000 output tokens of the arguments (at $10 per million: ≥ $0.01)
+    expect(out.calls[1]!.cost_usd!).toBeGreaterThan(0.01);
+  });
+
+  it('a tool call whose arguments are not the forecast is still a bad reply, asked once more', async () => {
+    const bad = { tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'json_tool_call', arguments: '{"probability": 0.4, "reas' } }] };
+    const model = await modelAnswering([json(completion(null, { finish: 'tool_calls', message: bad }))]);
+    const out = await runForecasts({ models: [{ ...model, response_format: 'json_object' }], tasks: [task(1)], runId: 'r', asOf });
+    expect(out.calls[0]).toMatchObject({ status: 'failed', error_kind: 'invalid_json', attempts: 2 });
+    expect(out.forecasts).toEqual([]);
+  });
+
   it("a 402 (DeepSeek's Insufficient Balance) is quota_exhausted, not retried", async () => {
     // the status and message DeepSeek users report (continuedev/continue#9942: "402 Insufficient Balance")
     const model = await modelAnswering([json({ error: { message: 'Insufficient Balance', type: 'unknown_error', param: null, code: 'invalid_request_error' } }, 402)]);
