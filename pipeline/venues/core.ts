@@ -89,6 +89,17 @@ const HISTORY_PARALLEL = 4;
 
 
 
+/**
+ * The warning for a sync in which every item the venue returned failed its schema (`seen` items,
+ * `unreadable` of them unreadable, the first `reason`), or null: a change of the venue's API shape
+ * read nothing while the venue was reported ok, exit 0, only `skipped` telling (outside test).
+ * A warning, not a failure: one odd market among the tracked ones looked up alone is all of them.
+ */
+export function schemaDriftWarning(name: string, unreadable: number, seen: number, reason: string): string | null {
+  if (unreadable === 0 || unreadable < seen) return null;
+  return `every item ${name} returned (${seen}) failed its schema (the first: ${reason}): its API may have changed, and nothing of it was read`;
+}
+
 export type Normalized = { ok: true; market: MarketSnapshot } | { ok: false; id: string | null; reason: string };
 
 /** A batch of raw items and the endpoint they came from (the price rows' origin). */
@@ -228,6 +239,8 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const returnedWithoutId = new Set<string>();
   /** Items already skipped while reading pages: a repeated page (offsets shifting, a loop) skips them once. */
   const skippedItems = new Set<string>();
+  /** Distinct items that failed the venue's schema, and the first reason given. */
+  const unreadable = { count: 0, first: '' };
   let added = 0;
   const maxNew = filters.maxMarkets ?? Infinity;
   const closeLimit = filters.closeWithinDays !== undefined ? now.getTime() + filters.closeWithinDays * 86_400_000 : Infinity;
@@ -464,7 +477,13 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       if (id === null) returnedWithoutId.add(key);
       else returned.add(id);
       if (!n.ok) {
-        if (!skippedItems.has(key)) skip(n.id, n.reason);
+        if (!skippedItems.has(key)) {
+          skip(n.id, n.reason);
+          if (n.reason.startsWith('schema:')) {
+            unreadable.first ||= n.reason;
+            unreadable.count++;
+          }
+        }
         skippedItems.add(key);
         continue;
       }
@@ -520,6 +539,11 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   }
   result.markets_seen = returned.size + returnedWithoutId.size;
   result.requests = driver.client.stats.requests - startRequests;
+  const drift = schemaDriftWarning(name, unreadable.count, result.markets_seen, unreadable.first);
+  if (drift) {
+    result.warnings.push(drift);
+    log.warn({ unreadable: unreadable.count }, 'every item the venue returned failed its schema');
+  }
   log.info(
     {
       questions: result.questions.length,

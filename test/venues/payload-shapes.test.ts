@@ -78,6 +78,25 @@ describe('a market without a title is no question', () => {
  * one whose creator extended its close that far went unpriced every sync. Microseconds (16 digits
  * for any time since 1990) are still refused.
  */
+describe('a venue whose every item fails its schema (its API changed shape)', () => {
+  it('is ok with a warning saying so, naming the first reason; one readable item among them: no warning', async () => {
+    const first = fx('manifold', 'markets-page-1.json')[0];
+    // the shape of a renamed field: every market lacks `question`
+    const drifted = [0, 1, 2].map((i) => ({ ...first, id: `drift0000${i}`, question: undefined, title: first.question }));
+    server = await startReplayServer([{ path: '/v0/markets', responses: [json(drifted)] }]);
+    const r = await createManifoldAdapter({ baseUrl: `${server.url}/v0`, clientOptions: FAST }).sync(ctx());
+    expect(r.questions).toEqual([]);
+    expect(r.skipped).toHaveLength(3);
+    expect(r.warnings).toHaveLength(1);
+    expect(r.warnings[0]).toMatch(/^every item Manifold returned \(3\) failed its schema \(the first: schema: question[^)]*\): its API may have changed, and nothing of it was read$/);
+    await server.close();
+    server = await startReplayServer([{ path: '/v0/markets', responses: [json([...drifted, first])] }]);
+    const ok = await createManifoldAdapter({ baseUrl: `${server.url}/v0`, clientOptions: FAST }).sync(ctx());
+    expect(ok.questions.map((q) => q.venue_market_id)).toEqual([first.id]);
+    expect(ok.warnings).toEqual([]);
+  });
+});
+
 describe('Manifold epoch milliseconds up to the year 9999', () => {
   it('a market closing 9999-12-31 is a question with that close; a tracked one extended to 2500 is priced; microseconds are refused', async () => {
     const [first, second] = fx('manifold', 'markets-page-1.json');
