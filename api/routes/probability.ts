@@ -75,8 +75,9 @@ export const probabilityRoute = rawRoute({
 async function answer(req: Request, res: Response, services: ApiServices, svc: ProbabilityService): Promise<void> {
   const auth = authOf(res);
   const keyId = auth.keyId!;
-  const parsed = ProbabilityRequest.safeParse(jsonBody(req));
-  if (!parsed.success) throw bodyError(parsed.error);
+  const body = jsonBody(req);
+  const parsed = ProbabilityRequest.safeParse(body);
+  if (!parsed.success) throw bodyError(parsed.error, body);
   const idem = idempotencyKeyOf(req);
   const hash = bodyHash(req.body);
   noStore(res);

@@ -148,8 +148,9 @@ export const webhooksCreateRoute = rawRoute({
   handle: async (req, res) => {
     const d = dispatcherOf(req);
     const keyId = keyOf(res);
-    const parsed = CreateBody.safeParse(jsonBody(req));
-    if (!parsed.success) throw bodyError(parsed.error);
+    const body = jsonBody(req);
+    const parsed = CreateBody.safeParse(body);
+    if (!parsed.success) throw bodyError(parsed.error, body);
     const key = idempotencyKeyOf(req);
     const idem = key === undefined ? undefined : { key, body_hash: bodyHash(req.body) };
     if (answeredBeforeCreate(d, res, keyId, idem)) return;

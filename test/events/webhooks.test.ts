@@ -192,6 +192,10 @@ describe('webhook subscriptions', () => {
     const type = await create({ url: 'https://93.184.216.34/', types: ['nope'] });
     expectProblem(type, 400, 'invalid_parameter');
     expect(type.body.parameter).toBe('types.0');
+    // no url at all: said to be required, not zod's "expected string, received undefined"
+    const noUrl = await create({ types: ['edge.opened'] });
+    expectProblem(noUrl, 400, 'invalid_parameter');
+    expect(noUrl.body).toMatchObject({ parameter: 'url', detail: 'url is required (a string), and the body has none.' });
     expectProblem(await create([1]), 400, 'invalid_body');
     // a description the operator's `quorum webhooks list --json` would print with a C1 control or a
     // bidirectional override raw (JSON escapes C0 only), as key names are refused (QA)

@@ -180,6 +180,12 @@ describe('POST /api/probability/: access and validation', () => {
     expect((await post(noMarket({ market: { venue: 'polymarket', market_id: 'x', price: 0.4 } }), scoped)).body.detail).toBe('Unknown field "market.price".');
     const both = await post(good({ market: { venue: 'polymarket', market_id: '0xabc123' } }), scoped);
     expect(both.body.detail).toMatch(/market and market_probability are alternatives/);
+    // a required field left out is said to be required (outside test: "close_date: Invalid input:
+    // expected string, received undefined", zod's words); one sent with the wrong type keeps its message
+    expect((await post({ ...good(), close_date: undefined }, scoped)).body.detail).toBe('close_date is required (a string), and the body has none.');
+    expect((await post({ ...good(), question: undefined }, scoped)).body.detail).toBe('question is required (a string), and the body has none.');
+    expect((await post(noMarket({ market: { venue: 'polymarket' } }), scoped)).body.detail).toBe('market.market_id is required (a string), and the body has none.');
+    expect((await post(good({ close_date: null }), scoped)).body.detail).toMatch(/^close_date: .*received null/);
     const far = await post(good({ close_date: '9999-12-31T23:59:59-18:00' }), scoped);
     expect(far.body.detail).toMatch(/^close_date: must be an ISO 8601 date .* at most 9999-12-31T23:59:59\.999999Z in UTC/);
     expect((await post(noMarket({ mode: 'informed' }), scoped)).body.detail).toMatch(/mode informed needs a market price/);
