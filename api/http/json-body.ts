@@ -54,7 +54,7 @@ export function bodyError(error: z.ZodError, body?: unknown): ApiError {
   const missing = i.code === 'invalid_type' && body !== undefined && valueAt(body, i.path) === undefined;
   const detail =
     i.code === 'unrecognized_keys' ? `Unknown field "${field}".`
-    : missing ? `${field} is required (${i.expected === 'object' ? 'an object' : `a ${i.expected}`}), and the body has none.`
+    : missing ? `${field} is required (${/^[aeiou]/.test(String(i.expected)) ? 'an' : 'a'} ${i.expected}), and the body has none.`
     : `${field}: ${i.message}`;
   return ApiError.invalidParameter(field, detail);
 }
