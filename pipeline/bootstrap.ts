@@ -197,7 +197,7 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, sig
     if (importWaitStopped(err, signal)) return []; // stopped while another import ran: the marker stays
     throw err;
   }
-  if (claims.length) logger.info({ claims }, 'bundled claims datasets imported (issue 11)');
+  if (claims.length) logger.info({ claims }, 'bundled claims datasets imported');
   const runs: RunSummary[] = [];
   const rounds = roundFreezeTimes(config.sampleDir);
   // Each step is judged again after a wait for the run lock: the run that held it may have made it.
@@ -272,7 +272,7 @@ export async function rescoreIfDerivedByOtherSql(
     // or an earlier upgrade imported is not written again.
     const claims = await importBundledClaims(config.dataDir, dirname(config.sampleDir), new Date(), { signal: opts.signal, logger });
     const written = claims.reduce((n, c) => n + c.claims.written, 0);
-    if (written > 0) logger.info({ claims }, 'bundled claims datasets imported on upgrade (issue 11)');
+    if (written > 0) logger.info({ claims }, 'bundled claims datasets imported on upgrade');
     // As of the snapshot it replaces: a rescore re-derives that snapshot with this version's SQL.
     // As of now, a past-dated snapshot (quorum run --as-of) jumped to now on an upgrade, with every
     // resolution since as events (QA).
