@@ -132,14 +132,36 @@ const CRON_RANGES: Record<string, string> = {
 };
 
 /**
+ * A numeric range written backwards (`5-1`), named with its field, or null. node-cron reads one as
+ * wrapping round (minutes 5-59 and 0-1) where crontab refuses it (outside test: `5-1 * * * *` was
+ * taken, a schedule of 57 runs an hour that reads as five).
+ */
+function reversedRange(expression: string): string | null {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) return null; // validateCron says so
+  const names = ['second', 'minute', 'hour', 'dayOfMonth', 'month', 'dayOfWeek'].slice(6 - fields.length);
+  for (const [i, field] of fields.entries()) {
+    for (const part of field.split(',')) {
+      const range = /^(\d+)-(\d+)(\/\d+)?$/.exec(part);
+      if (range && Number(range[1]) > Number(range[2])) {
+        return `${CRON_FIELDS[names[i]!]} range ${range[1]}-${range[2]} is reversed (write ${range[2]}-${range[1]}, or two ranges to wrap round)`;
+      }
+    }
+  }
+  return null;
+}
+
+/**
  * What is wrong with a cron expression (QUORUM_SCHEDULE), or null: the field and its range, with
  * the form expected. QA: every bad one was only "not a valid cron expression", naming neither the
  * field (`0 25 * * *`: the hour) nor the form (5 fields, UTC; a sixth, seconds, first).
  */
 export function cronProblem(expression: string): string | null {
+  const form = 'expected minute hour day-of-month month day-of-week (UTC), optionally with seconds first, e.g. "0 */4 * * *"';
+  const reversed = reversedRange(expression);
+  if (reversed) return `"${expression}" is not a valid cron expression: ${reversed}; ${form}`;
   const result = validateCron(expression);
   if (result.valid) return null;
-  const form = 'expected minute hour day-of-month month day-of-week (UTC), optionally with seconds first, e.g. "0 */4 * * *"';
   const err = result.errors[0]!;
   let what: string;
   const fields = /^expected 5 or 6 fields but got (\d+)$/.exec(err.message);

@@ -107,6 +107,11 @@ describe('the schedule (QUORUM_SCHEDULE)', () => {
     expect(message('0 */4 * *')).toMatch(/expected 5 fields \(or 6, seconds first\); got 4/);
     expect(message('0 */4 * *')).toMatch(form);
     expect(message('every 4 hours')).toMatch(/"every 4 hours" is not a valid cron expression/);
+    // a range written backwards, which node-cron reads as wrapping round (crontab refuses it: outside test)
+    expect(message('5-1 * * * *')).toMatch(/minute range 5-1 is reversed \(write 1-5, or two ranges to wrap round\)/);
+    expect(message('0 0 * * 0,5-2/2')).toMatch(/week day range 5-2 is reversed/);
+    expect(message('30 0 22-3 * * *')).toMatch(/hour range 22-3 is reversed/);
+    expect(loadConfig({ QUORUM_SCHEDULE: '0 9-17 * * 1-5' }).schedule).toBe('0 9-17 * * 1-5');
     // valid ones still load
     expect(loadConfig({ QUORUM_SCHEDULE: '*/30 * * * * *' }).schedule).toBe('*/30 * * * * *');
     expect(loadConfig({ QUORUM_SCHEDULE: '@hourly' }).schedule).toBe('@hourly');
