@@ -235,3 +235,37 @@ export function select(name: string, label: string, options: [string, string][],
   const s = h('select', { name, id: `f-${name}` }, ...options.map(([v, l]) => h('option', { value: v, selected: v === value }, l)));
   return h('label', { for: `f-${name}` }, `${label} `, s);
 }
+
+/**
+ * A link's `value` among a menu's `known` entries, which the API matches in any case: the entry it
+ * names in another case (QA: `Politics`, `METACULUS` were added beside politics and metaculus, and
+ * counts named them so), or itself added to the entries when none does, so the menu shows what the
+ * link asked for (empty: no filter, nothing added).
+ */
+export function menuEntry(known: readonly string[], value: string): { value: string; entries: string[] } {
+  const found = known.find((k) => k.toLowerCase() === value.toLowerCase());
+  if (found !== undefined) return { value: found, entries: [...known] };
+  return { value, entries: value ? [...known, value] : [...known] };
+}
+
+/**
+ * The menu of a list page's one filter, link parameter `name` (`all` clears it): changing it opens
+ * `path` filtered so, focus kept on the menu (QA: a filter read from the link only was shown as
+ * the whole list).
+ */
+export function filterMenu(name: string, label: string, entries: readonly string[], value: string, path: string): HTMLElement {
+  const pick = select(name, label, [['', 'all'], ...entries.map((e): [string, string] => [e, e])], value);
+  pick.querySelector('select')!.addEventListener('change', (e) => {
+    navigate(hashHref(path, { [name]: (e.target as HTMLSelectElement).value }), `f-${name}`);
+  });
+  return h('div', { class: 'filters' }, pick);
+}
+
+/**
+ * What a page past the end of a list shows (a link kept after the list shrank): saying so, and the
+ * list's first page a link away (`pagerLabel`, `focusId` as its pager's; outside test: "No …
+ * matches." and no way back).
+ */
+export function pastTheEnd(pagerLabel: string, firstPage: string, focusId: string): HTMLElement[] {
+  return [nothingMatches(undefined, 'This page is past the end of the list.'), pager(pagerLabel, navLink(firstPage, focusId, true, {}, '« First page'))];
+}

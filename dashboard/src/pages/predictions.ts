@@ -6,7 +6,7 @@
  * previous page, only the first; the browser's Back returns to the page before).
  */
 import { get } from '../api.ts';
-import { firstText, focusedIn, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { firstText, focusedIn, h, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
 /** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
@@ -85,19 +85,15 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     root.append(notice(page, 'Active predictions'));
     return;
   }
-  const categories = cats.kind === 'ok' ? cats.body.by_category.map((c) => c.category).sort() : [];
-  // A link's category in another case (`Politics`: the API matches categories in any case) is the
-  // menu's own entry, not a second one beside it (QA: the menu listed Politics and politics).
-  const known = categories.find((c) => c.toLowerCase() === f.category.toLowerCase());
-  if (known !== undefined) f.category = known;
-  else if (f.category) categories.push(f.category);
-  const venues = [...VENUES];
-  for (const p of page.body.predictions) if (p.venue !== null && !venues.includes(p.venue)) venues.push(p.venue);
-  // The same for a venue in another case (`METACULUS`: the API matches venues in any case too; QA:
-  // the menu listed METACULUS beside metaculus, and the count said "on METACULUS").
-  const knownVenue = venues.find((v) => v.toLowerCase() === f.venue.toLowerCase());
-  if (knownVenue !== undefined) f.venue = knownVenue;
-  else if (f.venue) venues.push(f.venue);
+  // A link's category or venue in another case is the menu's own entry (menuEntry).
+  const category = menuEntry(cats.kind === 'ok' ? cats.body.by_category.map((c) => c.category).sort() : [], f.category);
+  f.category = category.value;
+  const categories = category.entries;
+  const seenVenues = [...VENUES];
+  for (const p of page.body.predictions) if (p.venue !== null && !seenVenues.includes(p.venue)) seenVenues.push(p.venue);
+  const venue = menuEntry(seenVenues, f.venue);
+  f.venue = venue.value;
+  const venues = venue.entries;
 
   const form = h('form', { class: 'filters', 'aria-label': 'Filters' },
     select('category', 'Category', [['', 'all'], ...categories.map((c): [string, string] => [c, c])], f.category),

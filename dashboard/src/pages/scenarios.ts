@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { counted, firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { counted, filterMenu, firstText, h, hashHref, hashQuery, menuEntry, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -80,16 +80,10 @@ const STATUSES = ['active', 'resolved', 'annulled'];
 export async function scenariosPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const cursor = q.get('cursor') ?? '';
-  // A link's status in another case (the API takes any case) is the menu's own entry.
-  const asked = q.get('status') ?? '';
-  const status = STATUSES.find((s) => s === asked.toLowerCase()) ?? asked;
+  const { value: status, entries } = menuEntry(STATUSES, q.get('status') ?? '');
   // After a pager link, focus and the scroll go to the heading: the new page's scenarios follow it.
   root.append(h('h1', { id: 'scenarios-results', tabindex: -1 }, 'Scenarios'));
-  // The status filter is shown and can be changed (QA: read from the link only, so the active
-  // scenarios alone were counted and shown as if they were all of them).
-  const statusPick = select('status', 'Status', [['', 'all'], ...[...STATUSES, ...(status && !STATUSES.includes(status) ? [status] : [])].map((s): [string, string] => [s, s])], status);
-  statusPick.querySelector('select')!.addEventListener('change', (e) => { navigate(hashHref('/scenarios', { status: (e.target as HTMLSelectElement).value }), 'f-status'); });
-  root.append(h('div', { class: 'filters' }, statusPick));
+  root.append(filterMenu('status', 'Status', entries, status, '/scenarios'));
   const [charts, r] = await Promise.all([
     loadCharts(),
     get<{ scenarios: Scenario[]; total: number; next_cursor: string | null }>('scenarios', {}, { limit: '20', cursor: cursor || undefined, status: status || undefined }),
@@ -100,13 +94,9 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   if (r.body.scenarios.length === 0) {
-    // A page past the end (a link kept after the list shrank) says so, with the way back (outside test).
-    if (cursor) {
-      root.append(nothingMatches(undefined, 'This page is past the end of the list.'),
-        pager('Pages of scenarios', navLink(hashHref('/scenarios', { status }), 'scenarios-results', true, {}, '« First page')));
-      return;
-    }
-    root.append(nothingMatches(undefined, status ? 'No scenario matches.' : 'No scenarios in this snapshot.'));
+    root.append(...(cursor
+      ? pastTheEnd('Pages of scenarios', hashHref('/scenarios', { status }), 'scenarios-results')
+      : [nothingMatches(undefined, status ? 'No scenario matches.' : 'No scenarios in this snapshot.')]));
     return;
   }
   root.append(h('p', { class: 'meta' }, `${counted(r.body.total, `${status ? `${status} ` : ''}scenario`)}. A world lists its components' outcomes in pathway order.`));

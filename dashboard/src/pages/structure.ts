@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, dateTime, firstText, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, select, tableRegion } from '../ui.ts';
+import { counted, dateTime, filterMenu, firstText, h, hashHref, hashQuery, menuEntry, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -33,15 +33,9 @@ const ORIGINS = ['curated', 'computed'];
 export async function thesesPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const cursor = q.get('cursor') ?? '';
-  // A link's origin in another case (the API takes any case) is the menu's own entry.
-  const asked = q.get('origin') ?? '';
-  const origin = ORIGINS.find((o) => o === asked.toLowerCase()) ?? asked;
+  const { value: origin, entries } = menuEntry(ORIGINS, q.get('origin') ?? '');
   root.append(h('h1', {}, 'Theses'));
-  // The origin filter is shown and can be changed (QA: read from the link only, so a filtered
-  // list was shown as if it were every thesis).
-  const originPick = select('origin', 'Origin', [['', 'all'], ...[...ORIGINS, ...(origin && !ORIGINS.includes(origin) ? [origin] : [])].map((o): [string, string] => [o, o])], origin);
-  originPick.querySelector('select')!.addEventListener('change', (e) => { navigate(hashHref('/theses', { origin: (e.target as HTMLSelectElement).value }), 'f-origin'); });
-  root.append(h('div', { class: 'filters' }, originPick));
+  root.append(filterMenu('origin', 'Origin', entries, origin, '/theses'));
   const [{ PagePlot: Plot, accessible, labelAxis, PALETTE }, r] = await Promise.all([
     loadCharts(),
     get<{ clusters: Thesis[]; total: number; next_cursor: string | null }>('clusters', {}, { limit: '30', cursor: cursor || undefined, origin: origin || undefined, vintages: '0' }),
@@ -68,13 +62,9 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
   // No thesis (none curated and none computed yet, or an origin with none): said, instead of a
   // table of headers alone (QA).
   if (r.body.clusters.length === 0) {
-    // A page past the end (a link kept after the list shrank) says so, with the way back (outside test).
-    if (cursor) {
-      root.append(panel(title, nothingMatches(undefined, 'This page is past the end of the list.'),
-        pager('Pages of theses', navLink(hashHref('/theses', { origin }), RESULTS, true, {}, '« First page'))));
-      return;
-    }
-    root.append(panel(title, nothingMatches(undefined, origin ? 'No thesis matches.' : 'No theses in this snapshot.')));
+    root.append(panel(title, ...(cursor
+      ? pastTheEnd('Pages of theses', hashHref('/theses', { origin }), RESULTS)
+      : [nothingMatches(undefined, origin ? 'No thesis matches.' : 'No theses in this snapshot.')])));
     return;
   }
   const section = panel(title,
