@@ -80,6 +80,22 @@ async function openWithR(): Promise<{ conn: DuckDBConnection; close: () => void 
 }
 
 /**
+ * R's database (openWithR) with `forecasts` of every model, derived on 2025-03-10, open for the
+ * enclosing describe block (its `conn` once beforeAll has run).
+ */
+function derivedWithR(forecasts: (model: string) => ReturnType<typeof forecast>[]): { readonly conn: DuckDBConnection } {
+  let conn: DuckDBConnection;
+  let close: () => void;
+  beforeAll(async () => {
+    ({ conn, close } = await openWithR());
+    await insert(conn, 'forecasts', MODELS.flatMap(forecasts));
+    await derive(conn, new Date('2025-03-10T00:00:00Z'));
+  });
+  afterAll(() => close());
+  return { get conn() { return conn; } };
+}
+
+/**
  * rounds=all with two runs dated at the same time: they are one round (one point in time), not
  * two, so the all-rounds figures take that round once, the greater run id's forecast, as every
  * latest does. Otherwise repeating `quorum run --as-of T` would change every rounds=all figure
@@ -98,27 +114,18 @@ async function openWithR(): Promise<{ conn: DuckDBConnection; close: () => void 
  */
 describe('runs dated at the same time are one round for rounds=all', () => {
   const EARLY = 'r20250115T000000Z-eeeeee';
-  let conn: DuckDBConnection;
-  let close: () => void;
-  beforeAll(async () => {
-    ({ conn, close } = await openWithR());
-    const runs: [string, string, number, number][] = [
-      [EARLY, '2025-01-15', 0.4, 0.45],
-      [FIRST, '2025-02-01', 0.2, 0.3],
-      [SECOND, '2025-02-01', 0.8, 0.65],
-    ];
-    for (const [run, at, blind, informed] of runs) {
-      await insert(conn, 'forecasts', MODELS.flatMap((m) => [
-        forecast('R', m, 'blind', run, at, blind),
-        forecast('R', m, 'informed', run, at, informed),
-      ]));
-    }
-    await derive(conn, new Date('2025-03-10T00:00:00Z'));
-  });
-  afterAll(() => close());
+  const runs: [string, string, number, number][] = [
+    [EARLY, '2025-01-15', 0.4, 0.45],
+    [FIRST, '2025-02-01', 0.2, 0.3],
+    [SECOND, '2025-02-01', 0.8, 0.65],
+  ];
+  const db = derivedWithR((m) => runs.flatMap(([run, at, blind, informed]) => [
+    forecast('R', m, 'blind', run, at, blind),
+    forecast('R', m, 'informed', run, at, informed),
+  ]));
 
   it('scored_forecasts: two rounds, the later one the greater run id\'s', async () => {
-    const f = await rows(conn, `SELECT DISTINCT mode, n_rounds, round(brier_all_rounds, 12) AS b, round(probability_all_rounds, 12) AS p
+    const f = await rows(db.conn, `SELECT DISTINCT mode, n_rounds, round(brier_all_rounds, 12) AS b, round(probability_all_rounds, 12) AS p
       FROM scored_forecasts ORDER BY mode`);
     expect(f).toEqual([
       { mode: 'blind', n_rounds: 2, b: 0.2, p: 0.6 },
@@ -127,7 +134,7 @@ describe('runs dated at the same time are one round for rounds=all', () => {
   });
 
   it('scored_consensus: two rounds of the consensus, one of them with a fresh comparator', async () => {
-    const c = await rows(conn, `SELECT mode, n_rounds, round(brier_all_rounds, 12) AS b, round(mean_all_rounds, 12) AS p,
+    const c = await rows(db.conn, `SELECT mode, n_rounds, round(brier_all_rounds, 12) AS b, round(mean_all_rounds, 12) AS p,
         round(sd_all_rounds, 12) AS sd, market_n_rounds, round(market_brier_all_rounds, 12) AS mb
       FROM scored_consensus ORDER BY mode`);
     expect(c).toEqual([
@@ -137,10 +144,10 @@ describe('runs dated at the same time are one round for rounds=all', () => {
   });
 
   it('the leaderboard (rounds all) and anchoring (rounds all)', async () => {
-    const l = await rows(conn, `SELECT DISTINCT mode, round(brier, 12) AS b FROM leaderboard
+    const l = await rows(db.conn, `SELECT DISTINCT mode, round(brier, 12) AS b FROM leaderboard
       WHERE rounds = 'all' AND dimension = 'overall' AND kind <> 'market' ORDER BY mode`);
     expect(l).toEqual([{ mode: 'blind', b: 0.2 }, { mode: 'informed', b: 0.2125 }]);
-    const a = await rows(conn, `SELECT DISTINCT n_slope, round(slope, 12) AS slope, round(mean_abs_diff_market, 12) AS d
+    const a = await rows(db.conn, `SELECT DISTINCT n_slope, round(slope, 12) AS slope, round(mean_abs_diff_market, 12) AS d
       FROM anchoring WHERE rounds = 'all' AND mode = 'informed'`);
     expect(a).toEqual([{ n_slope: 1, slope: 0.5, d: 0.15 }]);
   });
@@ -157,24 +164,17 @@ describe('runs dated at the same time are one round for rounds=all', () => {
  * y = 0.65 − 0.2 = 0.45, slope 1.5); mean |p − m| = |0.65 − 0.5| = 0.15 still counts.
  */
 describe('rounds=all anchoring: a round pairs each forecast with its own run\'s blind forecast', () => {
-  let conn: DuckDBConnection;
-  let close: () => void;
-  beforeAll(async () => {
-    ({ conn, close } = await openWithR());
-    await insert(conn, 'forecasts', MODELS.flatMap((m) => [
-      forecast('R', m, 'blind', FIRST, '2025-02-01', 0.2),
-      forecast('R', m, 'informed', FIRST, '2025-02-01', 0.3),
-      forecast('R', m, 'informed', SECOND, '2025-02-01', 0.65),
-    ]));
-    await derive(conn, new Date('2025-03-10T00:00:00Z'));
-  });
-  afterAll(() => close());
+  const db = derivedWithR((m) => [
+    forecast('R', m, 'blind', FIRST, '2025-02-01', 0.2),
+    forecast('R', m, 'informed', FIRST, '2025-02-01', 0.3),
+    forecast('R', m, 'informed', SECOND, '2025-02-01', 0.65),
+  ]);
 
   it('no slope pair from the informed run without a blind forecast; its distance to the market counts', async () => {
-    const a = await rows(conn, `SELECT DISTINCT n_market, n_slope, slope, round(mean_abs_diff_market, 12) AS d
+    const a = await rows(db.conn, `SELECT DISTINCT n_market, n_slope, slope, round(mean_abs_diff_market, 12) AS d
       FROM anchoring WHERE rounds = 'all' AND mode = 'informed'`);
     expect(a).toEqual([{ n_market: 1, n_slope: 0, slope: null, d: 0.15 }]);
-    const b = await rows(conn, `SELECT DISTINCT n_market, round(mean_abs_diff_market, 12) AS d
+    const b = await rows(db.conn, `SELECT DISTINCT n_market, round(mean_abs_diff_market, 12) AS d
       FROM anchoring WHERE rounds = 'all' AND mode = 'blind'`);
     expect(b).toEqual([{ n_market: 1, d: 0.3 }]);
   });
@@ -191,24 +191,17 @@ describe('rounds=all anchoring: a round pairs each forecast with its own run\'s 
  * = 1/3; mean |p − m| = |0.3 − 0.5| = 0.2. The blind round is SECOND's 0.8: |0.8 − 0.5| = 0.3.
  */
 describe('rounds=all anchoring: a round whose greater run asked the blind mode only', () => {
-  let conn: DuckDBConnection;
-  let close: () => void;
-  beforeAll(async () => {
-    ({ conn, close } = await openWithR());
-    await insert(conn, 'forecasts', MODELS.flatMap((m) => [
-      forecast('R', m, 'blind', FIRST, '2025-02-01', 0.2),
-      forecast('R', m, 'informed', FIRST, '2025-02-01', 0.3),
-      forecast('R', m, 'blind', SECOND, '2025-02-01', 0.8),
-    ]));
-    await derive(conn, new Date('2025-03-10T00:00:00Z'));
-  });
-  afterAll(() => close());
+  const db = derivedWithR((m) => [
+    forecast('R', m, 'blind', FIRST, '2025-02-01', 0.2),
+    forecast('R', m, 'informed', FIRST, '2025-02-01', 0.3),
+    forecast('R', m, 'blind', SECOND, '2025-02-01', 0.8),
+  ]);
 
   it('pairs the informed forecast with the blind forecast of its own run, not with none', async () => {
-    const a = await rows(conn, `SELECT DISTINCT n_market, n_slope, round(slope, 12) AS slope, round(mean_abs_diff_market, 12) AS d
+    const a = await rows(db.conn, `SELECT DISTINCT n_market, n_slope, round(slope, 12) AS slope, round(mean_abs_diff_market, 12) AS d
       FROM anchoring WHERE rounds = 'all' AND mode = 'informed'`);
     expect(a).toEqual([{ n_market: 1, n_slope: 1, slope: Math.round(1e12 / 3) / 1e12, d: 0.2 }]);
-    const b = await rows(conn, `SELECT DISTINCT n_market, round(mean_abs_diff_market, 12) AS d
+    const b = await rows(db.conn, `SELECT DISTINCT n_market, round(mean_abs_diff_market, 12) AS d
       FROM anchoring WHERE rounds = 'all' AND mode = 'blind'`);
     expect(b).toEqual([{ n_market: 1, d: 0.3 }]);
   });
