@@ -239,8 +239,6 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const returnedWithoutId = new Set<string>();
   /** Items already skipped while reading pages: a repeated page (offsets shifting, a loop) skips them once. */
   const skippedItems = new Set<string>();
-  /** Distinct items that failed the venue's schema, and the first reason given. */
-  const unreadable = { count: 0, first: '' };
   let added = 0;
   const maxNew = filters.maxMarkets ?? Infinity;
   const closeLimit = filters.closeWithinDays !== undefined ? now.getTime() + filters.closeWithinDays * 86_400_000 : Infinity;
@@ -477,13 +475,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       if (id === null) returnedWithoutId.add(key);
       else returned.add(id);
       if (!n.ok) {
-        if (!skippedItems.has(key)) {
-          skip(n.id, n.reason);
-          if (n.reason.startsWith('schema:')) {
-            unreadable.first ||= n.reason;
-            unreadable.count++;
-          }
-        }
+        if (!skippedItems.has(key)) skip(n.id, n.reason);
         skippedItems.add(key);
         continue;
       }
@@ -539,10 +531,12 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   }
   result.markets_seen = returned.size + returnedWithoutId.size;
   result.requests = driver.client.stats.requests - startRequests;
-  const drift = schemaDriftWarning(name, unreadable.count, result.markets_seen, unreadable.first);
+  // The items that failed the venue's schema are the skips with a `schema:` reason (normalize's, each item once).
+  const unreadable = result.skipped.filter((s) => s.reason.startsWith('schema:'));
+  const drift = schemaDriftWarning(name, unreadable.length, result.markets_seen, unreadable[0]?.reason ?? '');
   if (drift) {
     result.warnings.push(drift);
-    log.warn({ unreadable: unreadable.count }, 'every item the venue returned failed its schema');
+    log.warn({ unreadable: unreadable.length }, 'every item the venue returned failed its schema');
   }
   log.info(
     {
