@@ -122,9 +122,9 @@ const CHECKS: [string | null, string, string][] = [
   // _linebreak looks at every column of the file, the ignored ones too: a line break in any field
   // makes the record two lines, and every later record's line would be off by one.
   [null, 'a line break inside a quoted field is not supported (records are one line each)', '_linebreak'],
-  // The record has another number of fields than the header: its field and reason are made by
-  // widthError when it is the first invalid record (WIDTH_CHECK).
-  [null, 'WIDTH', '_width'],
+  // The record has another number of fields than the header: its field and reason (the number of
+  // fields, counted again) are made by widthError when it is the first invalid record (WIDTH_CHECK).
+  [null, 'another number of fields than the header', '_width'],
   ['claim_id', 'missing required value', 'claim_id IS NULL'],
   ['claim_id', 'expected 1-200 characters of A-Z a-z 0-9 : . _ - (no slash: the id is a URL path segment)', "NOT regexp_full_match(claim_id, '[A-Za-z0-9][A-Za-z0-9:._-]{0,199}')"],
   ['claim_id', `${OWN_CLAIM_ID_PREFIXES.join(', ')} begin the ids of Quorum's own claims (its models', consensus' and venues'): give this claim another id`,
