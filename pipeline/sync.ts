@@ -39,6 +39,7 @@ import { reclassifiedVersions, withCurrentTaxonomy, type StoredQuestion } from '
 import { reloadDefaultTaxonomy } from './taxonomy/classify.ts';
 import type { Row } from './sources/registry.ts';
 import { createVenueAdapters, loadVenueConfig, VenueSyncError, type TrackedMarket, type VenueSyncResult } from './venues/index.ts';
+import { REMOVED_PREFIX } from './venues/removed-market.ts';
 
 type Rows = Partial<Record<RawTableName, readonly object[]>>;
 
@@ -249,7 +250,7 @@ async function editedQuestionVersions(
   if (reopened.length === 0) return { versions: out, reopened };
   // a resolved question stays resolved whatever its close (resolved is terminal)
   const open = new Set(
-    (await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', { venue: QUORUM_VENUE, recheck_since: 'infinity' }))
+    (await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', trackedParams(QUORUM_VENUE, 'infinity')))
       .filter((t) => !t.resolved)
       .map((t) => t.question_id),
   );
@@ -264,7 +265,7 @@ async function editedQuestionVersions(
  */
 async function removedQuestions(conn: DuckDBConnection, questions: readonly object[]): Promise<string[]> {
   const inFiles = new Set(questions.map((q) => String((q as { question_id: unknown }).question_id)));
-  const open = await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum', recheck_since: 'infinity' });
+  const open = await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', trackedParams('quorum', 'infinity'));
   return open.filter((q) => !q.resolved && !inFiles.has(q.question_id)).map((q) => q.question_id).sort();
 }
 
@@ -277,6 +278,11 @@ function removedWarning(ids: readonly string[]): string {
   );
 }
 
+/** The parameters of sql/pipeline/tracked_markets.sql for `venue`'s markets, rechecked if resolved at or after `recheckSince`. */
+function trackedParams(venue: string, recheckSince: string) {
+  return { venue, recheck_since: recheckSince, removed_prefix: REMOVED_PREFIX };
+}
+
 /** A row of sql/pipeline/tracked_markets.sql. */
 interface TrackedRow {
   question_id: string;
@@ -286,6 +292,7 @@ interface TrackedRow {
   resolved: boolean;
   resolved_outcome: number | null;
   resolved_at: string | null;
+  removed_since: string | null;
 }
 
 function trackedMarket(t: TrackedRow): TrackedMarket {
@@ -296,6 +303,7 @@ function trackedMarket(t: TrackedRow): TrackedMarket {
     close_time: date(t.close_time),
     last_observed_at: date(t.last_observed_at),
     resolution: t.resolved ? { outcome: t.resolved_outcome, resolved_at: date(t.resolved_at) } : null,
+    removed_since: date(t.removed_since),
   };
 }
 
@@ -453,13 +461,14 @@ async function syncOutside(
   const adapters = createVenueAdapters(venueConfig);
   const results = await Promise.all(
     adapters.map(async (adapter) => {
-      const tracked = (await queryFile<TrackedRow>(conn, 'pipeline/tracked_markets.sql', {
-        venue: adapter.venue,
-        recheck_since: new Date(opts.now.getTime() - venueConfig.resolutionRecheckDays * 86_400_000).toISOString(),
-      })).map(trackedMarket);
+      const tracked = (await queryFile<TrackedRow>(
+        conn,
+        'pipeline/tracked_markets.sql',
+        trackedParams(adapter.venue, new Date(opts.now.getTime() - venueConfig.resolutionRecheckDays * 86_400_000).toISOString()),
+      )).map(trackedMarket);
       try {
         // The adapter binds `venue` on its own child logger (binding it here too repeated the key).
-        return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, signal: opts.signal, logger: log }), error: null };
+        return { venue: adapter.venue, result: await adapter.sync({ now: opts.now, filters: venueConfig.filters, tracked, removedMarketAnnulDays: venueConfig.removedMarketAnnulDays, signal: opts.signal, logger: log }), error: null };
       } catch (err) {
         // Keep what earlier pages brought; record the venue as failed. A VenueSyncError was
         // logged by the adapter as it gave up; anything else is logged here, once.
@@ -495,7 +504,7 @@ async function syncOutside(
       const fred = fredConfigFromEnv(env);
       await createRawViews(conn, opts.root);
       const open = new Set(
-        (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', { venue: 'quorum', recheck_since: 'infinity' })).map((r) => r.question_id),
+        (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', trackedParams('quorum', 'infinity'))).map((r) => r.question_id),
       );
       const client = createSourceClient({ requestsPerInterval: FRED_REQUESTS_PER_MINUTE, intervalMs: 60_000, retries: fred.retries, timeoutMs: fred.timeoutMs });
       const resolved = await resolveThresholdQuestions(

@@ -23,6 +23,7 @@
  * | QUORUM_BACKFILL_DAYS | 14: how far back a gap is filled at most |
  * | QUORUM_BACKFILL_MAX_MARKETS | 100 markets per venue per sync (0: no backfill) |
  * | QUORUM_RESOLUTION_RECHECK_DAYS | 7: a market resolved this recently is looked up again each sync, and a resolution its venue changed (reversed, annulled) is recorded (0: never) |
+ * | QUORUM_REMOVED_MARKET_ANNUL_DAYS | 7: a tracked market its venue answers "not found" for is closed at once, and annulled by a sync that still finds nothing this long after the first (0: the next sync; removed-market.ts) |
  * | QUORUM_KALSHI_RPS | 10 (basic tier: 20 reads/s; half, since windows can burst) |
  * | QUORUM_MANIFOLD_RPS | 7 (documented 500 requests/min per IP ≈ 8.3/s) |
  * | QUORUM_METACULUS_RPS | 1 (no published limit; conservative) |
@@ -34,6 +35,7 @@ import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
 import { DEFAULT_BACKFILL, VENUES, type BackfillOptions, type Venue } from './defaults.ts';
 import type { DiscoveryFilters } from './types.ts';
+import { DEFAULT_REMOVED_ANNUL_DAYS } from './removed-market.ts';
 import { decimalNumber, settingIssue, setVariables, wholeNumber } from '../env.ts';
 
 export interface VenueRate {
@@ -49,6 +51,8 @@ export interface VenueConfig {
   retries: number;
   /** Days after its resolution a market is still looked up for an amended one (0: never). */
   resolutionRecheckDays: number;
+  /** Days after the first "not found" a tracked market still not found is annulled (removed-market.ts). */
+  removedMarketAnnulDays: number;
   polymarket: { gammaUrl: string; clobUrl: string; rate: VenueRate; clobRate: VenueRate };
   /** Gap backfill from venues' price histories (pipeline/venues/core.ts). */
   backfill: BackfillOptions;
@@ -110,6 +114,7 @@ const EnvSchema = z.object({
   QUORUM_BACKFILL_DAYS: decimalNumber(z.number().positive().max(365)).default(DEFAULT_BACKFILL.lookbackMs / 86_400_000),
   QUORUM_BACKFILL_MAX_MARKETS: wholeNumber(0, 100_000).default(DEFAULT_BACKFILL.maxMarkets),
   QUORUM_RESOLUTION_RECHECK_DAYS: decimalNumber(z.number().nonnegative().max(365)).default(7),
+  QUORUM_REMOVED_MARKET_ANNUL_DAYS: decimalNumber(z.number().nonnegative().max(365)).default(DEFAULT_REMOVED_ANNUL_DAYS),
 });
 
 /**
@@ -144,6 +149,7 @@ export function loadVenueConfig(env: NodeJS.ProcessEnv = process.env): VenueConf
     timeoutMs: e.QUORUM_VENUE_TIMEOUT_MS,
     retries: e.QUORUM_VENUE_RETRIES,
     resolutionRecheckDays: e.QUORUM_RESOLUTION_RECHECK_DAYS,
+    removedMarketAnnulDays: e.QUORUM_REMOVED_MARKET_ANNUL_DAYS,
     polymarket: {
       gammaUrl: e.QUORUM_POLYMARKET_GAMMA_URL,
       clobUrl: e.QUORUM_POLYMARKET_CLOB_URL,

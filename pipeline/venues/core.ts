@@ -14,6 +14,7 @@ import { linkedController } from '../net/deadline.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 import { BLANK_TITLE } from '../text/blank-title.ts';
 import { DEFAULT_BACKFILL, type BackfillOptions } from './defaults.ts';
+import { DEFAULT_REMOVED_ANNUL_DAYS, days, removedMarketRows } from './removed-market.ts';
 import {
   VenueSyncError,
   type DiscoveryFilters,
@@ -211,12 +212,18 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const lastObserved = new Map<string, Date>();
   const storedClose = new Map<string, Date | null>();
   const storedResolution = new Map<string, { outcome: number | null; resolved_at: Date | null }>();
+  /** Tracked markets a sync found missing from the venue since (see removed-market.ts). */
+  const removedSince = new Map<string, Date>();
   for (const t of ctx.tracked) {
     tracked.set(t.venue_market_id, t.question_id);
     if (t.last_observed_at) lastObserved.set(t.question_id, t.last_observed_at);
     if (t.close_time !== undefined) storedClose.set(t.question_id, t.close_time);
     if (t.resolution) storedResolution.set(t.question_id, t.resolution);
+    if (t.removed_since) removedSince.set(t.question_id, t.removed_since);
   }
+  const removedOptions = { annulAfterDays: ctx.removedMarketAnnulDays ?? DEFAULT_REMOVED_ANNUL_DAYS };
+  /** The question ids of tracked markets not found at this sync, by the step it took. */
+  const removedSteps = { closed: [] as string[], annulled: [] as string[], waiting: [] as string[] };
   const backfill = { ...DEFAULT_BACKFILL, ...options.backfill };
   const gaps: { qid: string; market: MarketSnapshot; from: Date }[] = [];
 
@@ -362,6 +369,19 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const reopened = (stored: Date | null | undefined, close: Date | null): boolean =>
     !!stored && stored.getTime() <= now.getTime() && close !== null && close.getTime() > now.getTime();
 
+  /**
+   * A market a sync found missing from the venue (removed-market.ts), back: a lifecycle event now
+   * ends the count toward its annulment. A market open with its close ahead is active again (an
+   * open one the rule had closed is `reopened`, whose event says so); any other is closed (a
+   * resolved one gets its resolution's events).
+   */
+  const foundAgain = (qid: string, m: MarketSnapshot, stored: Date | null | undefined, close: Date | null) => {
+    if (!removedSince.has(qid) || m.state === 'resolved' || m.state === 'annulled') return;
+    if (m.state === 'open' && reopened(stored, close)) return;
+    const open = (m.state === 'open' || m.state === 'upcoming') && (close === null || close.getTime() > now.getTime());
+    result.lifecycle_events.push({ question_id: qid, state: open ? 'active' : 'closed', at: now, reason: `found again on ${name} (${m.state_reason})` });
+  };
+
   const handleTracked = (qid: string, m: MarketSnapshot, origin: string) => {
     const resolved = storedResolution.get(qid);
     if (resolved) {
@@ -390,6 +410,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     if (close !== null && stored !== undefined && stored?.getTime() !== close.getTime()) {
       result.close_time_changes.push({ question_id: qid, close_time: close });
     }
+    foundAgain(qid, m, stored, close);
     switch (m.state) {
       case 'upcoming':
         return;
@@ -466,8 +487,42 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     priceRow(qid, m, origin);
   };
 
+  /**
+   * A tracked market the venue answered "not found" for: skipped (no price, no resolution), and,
+   * unless already resolved in the warehouse, closed or annulled by the removed-market rule.
+   */
+  const notFound = new Set<string>();
+  const handleNotFound = (id: string) => {
+    if (notFound.has(id)) return;
+    notFound.add(id);
+    skip(id, `tracked market not found on ${name}`);
+    const qid = tracked.get(id);
+    if (qid === undefined || storedResolution.has(qid)) return;
+    const market = { question_id: qid, venue_market_id: id, close_time: storedClose.get(qid) ?? null, removed_since: removedSince.get(qid) ?? null };
+    const rows = removedMarketRows(market, venue, name, now, removedOptions);
+    result.lifecycle_events.push(...rows.lifecycle_events);
+    result.close_time_changes.push(...rows.close_time_changes);
+    result.resolutions.push(...rows.resolutions);
+    removedSteps[rows.step].push(qid);
+  };
+
+  /** The sync report's word on the removed-market rule's steps taken (removed-market.ts). */
+  let removedReported = false;
+  const removedWarnings = () => {
+    if (removedReported) return;
+    removedReported = true;
+    const list = (ids: string[]) => `${ids.slice(0, 5).join(', ')}${ids.length > 5 ? `, … (${ids.length - 5} more)` : ''}`;
+    const { closed, annulled } = removedSteps;
+    if (closed.length > 0) {
+      result.warnings.push(`${closed.length} tracked market${closed.length === 1 ? '' : 's'} not found on ${name}, closed now (annulled if still not found after ${days(removedOptions.annulAfterDays)}, QUORUM_REMOVED_MARKET_ANNUL_DAYS): ${list(closed)}`);
+    }
+    if (annulled.length > 0) {
+      result.warnings.push(`${annulled.length} tracked market${annulled.length === 1 ? '' : 's'} annulled, still not found on ${name} ${days(removedOptions.annulAfterDays)} or more after the first time: ${list(annulled)}`);
+    }
+  };
+
   const handlePage = (page: RawPage) => {
-    for (const id of page.notFound ?? []) skip(id, `tracked market not found on ${name}`);
+    for (const id of page.notFound ?? []) handleNotFound(id);
     for (const raw of page.items) {
       const n = driver.normalize(raw, now);
       const id = n.ok ? n.market.id : n.id;
@@ -518,9 +573,11 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       for (const id of rest) if (!seen.has(id) && !skippedIds.has(id)) {
         skip(id, `tracked market not returned by ${name}`);
       }
+      removedWarnings();
     }
     await backfillGaps(driver, ctx, gaps, backfill, result, skip);
   } catch (err) {
+    removedWarnings(); // its rows are in the partial result that is kept
     result.markets_seen = returned.size + returnedWithoutId.size;
     result.requests = driver.client.stats.requests - startRequests;
     if (err instanceof SourceHttpError) {

@@ -58,12 +58,19 @@ export interface TrackedMarket {
    * only checked for an amended resolution (`amended_resolutions`): no price, no lifecycle.
    */
   resolution?: { outcome: number | null; resolved_at: Date | null } | null;
+  /**
+   * When a sync first got "not found" for it from the venue, nothing heard of it since (absent or
+   * null: not missing). A market still not found long enough after is annulled (removed-market.ts).
+   */
+  removed_since?: Date | null;
 }
 
 export interface VenueSyncContext {
   now: Date;
   filters: DiscoveryFilters;
   tracked: TrackedMarket[];
+  /** Days after the first "not found" a tracked market still not found is annulled (removed-market.ts; default 7). */
+  removedMarketAnnulDays?: number;
   signal?: AbortSignal;
   logger: Logger;
 }

@@ -11,6 +11,10 @@
 -- arg_max_null, not arg_max: arg_max skips a NULL outcome, so an annulment recorded after a YES/NO
 -- read as that YES/NO, and every sync recorded the annulment again (QA: a new resolution record and
 -- "resolution amended" lifecycle event per sync, its resolved_at moved to each, rechecked forever).
+-- removed_since: when the venue first answered "not found" for the market, if nothing was heard of
+-- it since: the question's latest lifecycle event is the `closed` one a sync records then, its
+-- reason starting with $removed_prefix (pipeline/venues/removed-market.ts); NULL otherwise. A sync
+-- that finds the market again records a later event, which ends it.
 WITH latest AS (
   SELECT question_id, venue, venue_market_id, close_time FROM raw_questions
   QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at DESC) = 1
@@ -26,12 +30,22 @@ resolution AS (
          max(resolved_at) AS resolved_at
   FROM raw_resolutions
   GROUP BY question_id
+),
+last_event AS (
+  SELECT question_id, state, "at", reason FROM raw_lifecycle_events
+  WHERE question_id IN (SELECT question_id FROM latest WHERE venue = $venue)
+  QUALIFY row_number() OVER (
+    PARTITION BY question_id
+    ORDER BY "at" DESC, list_position(['proposed', 'active', 'closed', 'resolved', 'annulled'], state) DESC, reason DESC
+  ) = 1
 )
 SELECT l.question_id, l.venue_market_id, l.close_time, p.last_observed_at,
-       r.question_id IS NOT NULL AS resolved, r.outcome AS resolved_outcome, r.resolved_at
+       r.question_id IS NOT NULL AS resolved, r.outcome AS resolved_outcome, r.resolved_at,
+       CASE WHEN e.state = 'closed' AND starts_with(e.reason, $removed_prefix) THEN e."at" END AS removed_since
 FROM latest l
 LEFT JOIN last_price p USING (question_id)
 LEFT JOIN resolution r USING (question_id)
+LEFT JOIN last_event e USING (question_id)
 WHERE l.venue = $venue
   AND (r.question_id IS NULL OR r.resolved_at IS NULL OR r.resolved_at >= $recheck_since::TIMESTAMP)
 ORDER BY l.question_id;
