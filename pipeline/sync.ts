@@ -293,6 +293,7 @@ interface TrackedRow {
   resolved_outcome: number | null;
   resolved_at: string | null;
   removed_since: string | null;
+  discovered: boolean;
 }
 
 function trackedMarket(t: TrackedRow): TrackedMarket {
@@ -304,6 +305,7 @@ function trackedMarket(t: TrackedRow): TrackedMarket {
     last_observed_at: date(t.last_observed_at),
     resolution: t.resolved ? { outcome: t.resolved_outcome, resolved_at: date(t.resolved_at) } : null,
     removed_since: date(t.removed_since),
+    discovered: t.discovered,
   };
 }
 

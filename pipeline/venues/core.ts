@@ -214,12 +214,15 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const storedResolution = new Map<string, { outcome: number | null; resolved_at: Date | null }>();
   /** Tracked markets a sync found missing from the venue since (see removed-market.ts). */
   const removedSince = new Map<string, Date>();
+  /** Tracked markets a venue sync discovered: the only ones the removed-market rule applies to. */
+  const discovered = new Set<string>();
   for (const t of ctx.tracked) {
     tracked.set(t.venue_market_id, t.question_id);
     if (t.last_observed_at) lastObserved.set(t.question_id, t.last_observed_at);
     if (t.close_time !== undefined) storedClose.set(t.question_id, t.close_time);
     if (t.resolution) storedResolution.set(t.question_id, t.resolution);
     if (t.removed_since) removedSince.set(t.question_id, t.removed_since);
+    if (t.discovered) discovered.add(t.question_id);
   }
   const removedOptions = { annulAfterDays: ctx.removedMarketAnnulDays ?? DEFAULT_REMOVED_ANNUL_DAYS };
   /** The question ids of tracked markets not found at this sync, by the step it took. */
@@ -489,7 +492,8 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
 
   /**
    * A tracked market the venue answered "not found" for: skipped (no price, no resolution), and,
-   * unless already resolved in the warehouse, closed or annulled by the removed-market rule.
+   * when a venue sync discovered it and it is not resolved in the warehouse, closed or annulled by
+   * the removed-market rule.
    */
   const notFound = new Set<string>();
   const handleNotFound = (id: string) => {
@@ -497,7 +501,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     notFound.add(id);
     skip(id, `tracked market not found on ${name}`);
     const qid = tracked.get(id);
-    if (qid === undefined || storedResolution.has(qid)) return;
+    if (qid === undefined || storedResolution.has(qid) || !discovered.has(qid)) return;
     const market = { question_id: qid, venue_market_id: id, close_time: storedClose.get(qid) ?? null, removed_since: removedSince.get(qid) ?? null };
     const rows = removedMarketRows(market, venue, name, now, removedOptions);
     result.lifecycle_events.push(...rows.lifecycle_events);

@@ -5,7 +5,9 @@
  * question was forecast until its scheduled close, looked up and reported skipped at every sync
  * forever, and never scored.
  *
- * The rule, in two steps, both recorded in the warehouse so the next sync knows where it stands:
+ * The rule applies to markets a venue sync discovered (a question imported from a dataset is
+ * resolved by its later rounds: a "not found" for it stays a skipped item). It has two steps,
+ * both recorded in the warehouse so the next sync knows where it stands:
  *  1. The first sync that gets "not found" closes the question at once: a `closed` lifecycle event
  *     whose reason starts with {@link REMOVED_PREFIX}, and, when its stored close is still ahead
  *     (or unknown), a new version closing now. No run forecasts it any more.

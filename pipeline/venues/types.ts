@@ -63,6 +63,12 @@ export interface TrackedMarket {
    * null: not missing). A market still not found long enough after is annulled (removed-market.ts).
    */
   removed_since?: Date | null;
+  /**
+   * Whether a venue sync discovered it (absent: false). Only such a market is closed and annulled
+   * when its venue no longer knows it; one imported from a dataset (ForecastBench) is resolved by
+   * the dataset's later rounds, and a "not found" for it is only a skipped item.
+   */
+  discovered?: boolean;
 }
 
 export interface VenueSyncContext {

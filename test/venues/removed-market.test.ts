@@ -12,6 +12,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseForecastBench } from '../../pipeline/import/forecastbench.ts';
+import { writeImportBatch } from '../../pipeline/import/write-batch.ts';
 import { silentLogger } from '../../pipeline/log.ts';
 import { syncAll, type SyncReport } from '../../pipeline/sync.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
@@ -58,11 +60,11 @@ async function syncAt(now: Date, env: Record<string, string> = {}): Promise<Sync
   );
 }
 
-/** The raw rows of the question, oldest first. */
-async function stored() {
+/** The raw rows of question `q`, oldest first. */
+async function stored(q = QID) {
   return withConnection(async (conn) => {
     await createRawViews(conn, join(tmp.dir, 'data'));
-    const rows = async (sql: string) => (await conn.runAndReadAll(sql, { q: QID })).getRowObjectsJS();
+    const rows = async (sql: string) => (await conn.runAndReadAll(sql, { q })).getRowObjectsJS();
     return {
       lifecycle: await rows(`SELECT state, strftime("at", '%Y-%m-%dT%H:%M:%SZ') AS at, reason FROM raw_lifecycle_events WHERE question_id = $q ORDER BY "at", state`),
       closes: (await rows(`SELECT strftime(close_time, '%Y-%m-%dT%H:%M:%SZ') AS close FROM raw_questions WHERE question_id = $q ORDER BY ingested_at`)).map((r) => r['close']),
@@ -153,6 +155,20 @@ describe('a tracked market the venue answers "not found" for', () => {
     s = await stored();
     expect(s.resolutions).toEqual([]);
     expect(s.lifecycle.at(-1)!['reason']).toMatch(/^removed from Manifold: /);
+  });
+
+  it('imported from ForecastBench (its rounds resolve it), it is only skipped, however long it stays missing', async () => {
+    const dir = new URL('../fixtures/forecastbench/valid/', import.meta.url).pathname;
+    await withConnection(async (conn) => writeImportBatch(conn, join(tmp.dir, 'data'), await parseForecastBench(dir, { now: t0 }), t0));
+    const imported = 'manifold:hkmwaaZrisxgrs5Q3zGz'; // unresolved in the fixture's resolutions
+    const before = await stored(imported);
+    listed = 'gone';
+    for (const days of [1, 9, 20]) {
+      const r = await syncAt(new Date(t0.getTime() + days * DAY));
+      expect(r.sources.find((x) => x.source === 'venue:manifold')!.skipped_examples).toEqual(['hkmwaaZrisxgrs5Q3zGz: tracked market not found on Manifold']);
+      expect(warnings(r)).toEqual([]);
+    }
+    expect(await stored(imported)).toEqual(before);
   });
 
   it('QUORUM_REMOVED_MARKET_ANNUL_DAYS=0 annuls at the next sync that still finds nothing, never at the first', async () => {
