@@ -186,6 +186,59 @@ describe('GET /api/track-records/?sort=mae', () => {
   }, 120_000);
 });
 
+describe('GET /api/track-records/?sort=mae|brier|accuracy: ties', () => {
+  it('sources whose figure is the same decimal tie, ordered by slug, whatever floating noise set a last bit apart (outside test: 1.89 and 1.89 listed against slug order)', async () => {
+    const data = join(tmp.dir, 'wh-metric-ties');
+    // |0.7 − 1| is 0.30000000000000004 and |0.3 − 0| 0.3: one MAE, 0.3, in two doubles; likewise
+    // the Brier scores (0.7 − 1)² = 0.09000000000000002 and (0.3 − 0)² = 0.09. The Zeta sources have
+    // the lower double, the Alpha sources the first slug.
+    const dir = csvFolder(tmp.dir, {
+      'a.csv':
+        HEAD +
+        'm1,Zeta Desk,2023-01-01,value,x,,,,0.3,0,,,,2024-03-01\n' +
+        'm2,Alpha Desk,2023-01-01,value,x,,,,0.7,1,,,,2024-03-01\n' +
+        'b1,Zeta Odds,2023-01-01,probability,y,,0.3,yes,,,,,0,2024-03-01\n' +
+        'b2,Alpha Odds,2023-01-01,probability,y,,0.7,yes,,,,,1,2024-03-01\n',
+    });
+    await importAll(data, [['csv', dir]]);
+    await publishScores(data);
+    const server = await serve(data);
+    try {
+      const key = newKey(data, 'pro').key;
+      const figures = await get(server, '/api/track-records/?sort=slug', auth.x(key));
+      // the published figures are equal: a reader sees ties
+      expect(
+        Object.fromEntries(figures.body.sources.map((s: { slug: string; value: { mae: number | null }; probability: { brier: number | null } }) => [s.slug, [s.value.mae, s.probability.brier]])),
+      ).toEqual({ 'alpha-desk': [0.3, null], 'alpha-odds': [null, 0.09], 'zeta-desk': [0.3, null], 'zeta-odds': [null, 0.09] });
+      const orders: Record<string, string[]> = {
+        mae: ['alpha-desk', 'zeta-desk', 'alpha-odds', 'zeta-odds'],
+        brier: ['alpha-odds', 'zeta-odds', 'alpha-desk', 'zeta-desk'],
+        // every source has an accuracy of 100 (the desks: none; the odds: right on their side)
+        accuracy: ['alpha-odds', 'zeta-odds', 'alpha-desk', 'zeta-desk'],
+      };
+      for (const [sort, want] of Object.entries(orders)) {
+        const all = await get(server, `/api/track-records/?sort=${sort}`, auth.x(key));
+        expect(all.body.sources.map((s: { slug: string }) => s.slug), sort).toEqual(want);
+        // the keyset pages give the same order, each source once
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: { body: { sources: { slug: string }[]; next_cursor: string | null } } = await get(
+            server,
+            `/api/track-records/?sort=${sort}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+            auth.x(key),
+          );
+          seen.push(...page.body.sources.map((s) => s.slug));
+          cursor = page.body.next_cursor;
+        } while (cursor);
+        expect(seen, sort).toEqual(want);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
+
 describe('value claims in more than one unit', () => {
   it('are not averaged: mae, bias and value_skill are null, value_units says how many, per source, horizon and year (QA: $bn deficits and % of GDP averaged into one MAE)', async () => {
     const data = join(tmp.dir, 'wh-units');
