@@ -83,7 +83,14 @@ export function foreignFilterCheck(path: string, own: readonly string[], hint?: 
   const foreign = FILTER_NAMES.filter((f) => !own.includes(f));
   const tail = `Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.${hint ? ` ${hint}` : ''}`;
   const renamedPaging = renamedPagingParameters(own);
+  const misspelt = misspeltNames([...own, ...FILTER_NAMES]);
   return (req) => {
+    for (const given of Object.keys(req.query as object)) {
+      const meant = misspelt.get(given.toLowerCase().replaceAll('-', '_'));
+      if (meant !== undefined && meant !== given) {
+        throw ApiError.invalidParameter(given, `${path} has no '${given}' parameter: parameter names are lowercase, with '_' (did you mean '${meant}'?); '${given}' would be ignored. ${tail}`);
+      }
+    }
     const name = firstGiven(req, foreign);
     if (name !== undefined) throw ApiError.invalidParameter(name, `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. ${tail}`);
     const paging = firstGiven(req, renamedPaging.keys());
@@ -92,6 +99,16 @@ export function foreignFilterCheck(path: string, own: readonly string[], hint?: 
       throw ApiError.invalidParameter(paging, `${path} has no '${paging}' parameter: it pages its lists with ${names.join(' and ')}, and '${paging}' would be ignored. ${tail}`);
     }
   };
+}
+
+/**
+ * The names a route reads and the API's filters, by their lowercase form: a parameter given as
+ * `Kind`, `MIN_RESOLVED` or `made-since` is one of them written otherwise, which ignored as an
+ * unknown parameter answered every row as if filtered (outside test: `/api/track-records/?Kind=pollster`
+ * listed every source).
+ */
+function misspeltNames(names: readonly string[]): Map<string, string> {
+  return new Map(names.map((n) => [n.toLowerCase(), n]));
 }
 
 /**

@@ -127,6 +127,20 @@ describe('query parameters in bracket form', () => {
   });
 });
 
+describe('a parameter name written in another case or with dashes', () => {
+  it('is a 400 naming the name meant, never ignored as if applied (outside test: /api/track-records/?Kind=pollster listed every source)', async () => {
+    for (const [q, meant] of [['Category=politics', 'category'], ['LIMIT=1', 'limit'], ['Cursor=x', 'cursor'], ['Mode=blind', 'mode']]) {
+      const r = await get(`/api/predictions/resolved?${q}`);
+      expectProblem(r.res, r.body, 400, 'invalid_parameter');
+      expect(r.body.parameter, q).toBe(q!.split('=')[0]);
+      expect(r.body.detail, q).toContain(`did you mean '${meant}'?`);
+    }
+    // A foreign filter's name is refused likewise, and an unknown name still ignored.
+    expect((await get('/api/predictions/resolved?Made-Since=2025-01-01')).body.detail).toContain("did you mean 'made_since'?");
+    expect((await get('/api/predictions/resolved?Utm_Source=x')).res.status).toBe(200);
+  });
+});
+
 describe('a filter\'s name given to a route that does not read it', () => {
   it('is a 400 on the account, webhook and stream routes too, naming the route\'s own parameters (QA: /api/stream/?venue=polymarket streamed every venue\'s events, /api/webhooks/?status=active listed the disabled subscriptions, /api/usage/?since= answered as if filtered, each with 200)', async () => {
     const h = { headers: { 'X-API-Key': enterpriseKey } };
