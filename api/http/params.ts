@@ -77,12 +77,16 @@ export const FILTER_NAMES = [
  * factor's health, /api/clusters/?status=active every thesis, each with 200; the scoring routes
  * share their filters' names but each applies only some). An empty value is a parameter left out.
  * `hint`: the route's word on where such figures are (the accuracy summaries'), added to the 400.
+ * `wholeList`: the route answers a list in the paged lists' shape (`next_cursor`) but whole: `limit`
+ * and `cursor` it does not read are refused, not ignored (outside test: a source's trends with
+ * `?limit=2` answered all 42 years).
  * Returns the check for one route (the names it does not read listed once, not on every request).
  */
-export function foreignFilterCheck(path: string, own: readonly string[], hint?: string): (req: Request) => void {
+export function foreignFilterCheck(path: string, own: readonly string[], hint?: string, wholeList = false): (req: Request) => void {
   const foreign = FILTER_NAMES.filter((f) => !own.includes(f));
   const tail = `Its query parameters: ${own.length > 0 ? own.join(', ') : 'none'}.${hint ? ` ${hint}` : ''}`;
   const renamedPaging = renamedPagingParameters(own);
+  const unpaged = wholeList ? ['limit', 'cursor'].filter((p) => !own.includes(p)) : [];
   const misspelt = misspeltNames([...own, ...FILTER_NAMES]);
   return (req) => {
     for (const given of Object.keys(req.query as object)) {
@@ -93,6 +97,8 @@ export function foreignFilterCheck(path: string, own: readonly string[], hint?: 
     }
     const name = firstGiven(req, foreign);
     if (name !== undefined) throw ApiError.invalidParameter(name, `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. ${tail}`);
+    const whole = firstGiven(req, unpaged);
+    if (whole !== undefined) throw ApiError.invalidParameter(whole, `${path} has no '${whole}' parameter: its list is answered whole, in one page (next_cursor is always null), and '${whole}' would be ignored. ${tail}`);
     const paging = firstGiven(req, renamedPaging.keys());
     if (paging !== undefined) {
       const names = renamedPaging.get(paging)!;

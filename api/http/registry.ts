@@ -279,7 +279,7 @@ export function acceptsGzip(req: Request): boolean {
 
 function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHandler {
   const publicRead = isPublic(def.id, services.publicBeta);
-  const refuseForeignFilters = foreignFilterCheck(def.path, def.query ? Object.keys(def.query.shape) : [], def.filterHint);
+  const refuseForeignFilters = foreignFilterCheck(def.path, def.query ? Object.keys(def.query.shape) : [], def.filterHint, 'next_cursor' in def.response.shape);
   return async (req, res) => {
     const ctx: RouteContext = { req, res, services };
     refuseForeignFilters(req);

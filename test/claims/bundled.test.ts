@@ -155,6 +155,12 @@ describe('bundled claims datasets', () => {
     expect(s.horizons.map((h: { horizon_bucket: string }) => h.horizon_bucket)).toEqual(['91-365', ...Array.from({ length: 10 }, (_, i) => `${i + 2}y`)]);
     const trends = (await get(server, '/api/track-records/sources/congressional-budget-office/trends/', auth.x(key))).body.trends;
     expect(trends).toHaveLength(42);
+    // Answered whole: a page size or cursor would be ignored, so it is refused (outside test: ?limit=2 gave all 42).
+    for (const q of ['limit=2', 'cursor=abc']) {
+      const r = await get(server, `/api/track-records/sources/congressional-budget-office/trends/?${q}`, auth.x(key));
+      expect(r.res.status, q).toBe(400);
+      expect(r.body.detail, q).toContain('answered whole, in one page');
+    }
   });
   it("the published track_records file is in rank order, the unranked after by slug, so an export's limit or cap takes the same sources on every rescore (QA: the hash join's order)", async () => {
     const file = join(data, 'snapshots', readCurrent(data)!, 'track_records.parquet');
