@@ -71,6 +71,13 @@ export function slugify(name: string): string {
 
 /** The slug prefix of Quorum's AI models as sources (`'ai-' || model`, sql/derive/90_claims.sql). */
 export const MODEL_SLUG_PREFIX = 'ai-';
+/**
+ * The source slug of Quorum's AI model `id` as a track record (sql/derive/90_claims.sql:
+ * `'ai-' || _claim_slug(model)`, lower case, each run of other characters one `-`, none at the ends).
+ */
+export function modelSourceSlug(id: string): string {
+  return MODEL_SLUG_PREFIX + id.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
 /** The prefix that moves a name out of the models' namespace (`ai-impacts` → `source-ai-impacts`). */
 const OUT_OF_MODELS = 'source-';
 /** Slugs of Quorum's own sources besides the models and venues: the consensus (90_claims.sql). */

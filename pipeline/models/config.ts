@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { modelSourceSlug } from '../claims/slug.ts';
 
 /** The provider label stored on every forecast and call row of the bundled simulator. */
 export const SIMULATED_PROVIDER = 'simulated';
@@ -68,11 +69,18 @@ export const modelsFileSchema = z
   .strict()
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();
+    // Two ids apart only in '.', '_' or '-' (gpt-4.1, gpt-4-1) would share one source slug, and
+    // their forecasts one track record (modelSourceSlug; outside test).
+    const slugs = new Map<string, string>();
     cfg.models.forEach((m, i) => {
+      const slug = modelSourceSlug(m.id);
       if (seen.has(m.id)) {
         ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id "${m.id}"` });
+      } else if (slugs.has(slug)) {
+        ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `model id "${m.id}" and "${slugs.get(slug)}" differ only in '.', '_' or '-': their track records would be one source, ${slug}` });
       }
       seen.add(m.id);
+      if (!slugs.has(slug)) slugs.set(slug, m.id);
     });
   });
 

@@ -93,6 +93,9 @@ describe('loadModelsConfig', () => {
     expect(() => loadModelsConfig({ file: file('dup.json', { models: [good, good] }), env })).toThrow(
       /models\[1\]\.id \(line 1\): duplicate model id/,
     );
+    expect(() => loadModelsConfig({ file: file('slug.json', { models: [{ ...good, id: 'gpt-4.1' }, { ...good, id: 'gpt-4-1' }] }), env })).toThrow(
+      /models\[1\]\.id \(line 1\): model id "gpt-4-1" and "gpt-4.1" differ only in '.', '_' or '-': their track records would be one source, ai-gpt-4-1/,
+    );
     expect(() => loadModelsConfig({ file: file('broken.json', '{"models": ['), env })).toThrow(/not valid JSON/);
     expect(() => loadModelsConfig({ file: join(dir, 'absent.json'), env })).toThrow(/absent\.json: cannot be read/);
     expect(() => loadModelsConfig({ file: file('url.json', { models: [{ ...good, base_url: 'ftp://x' }] }), env })).toThrow(
