@@ -762,6 +762,18 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('the overview\'s snapshot time reads as a time in UTC to the minute, not the API\'s raw ISO string (outside test: "2026-11-29T05:13:42.747Z")', async () => {
+    const asOf = (await get(server, '/api/predictions/accuracy')).body.as_of as string;
+    expect(asOf).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    const { page, problems } = await tab(1200);
+    await open(page, '');
+    const health = await page.$$eval('dl.health dt', (dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
+    expect(health).toContainEqual(['snapshot as of (UTC)', `${asOf.slice(0, 10)} ${asOf.slice(11, 16)}`]);
+    expect(JSON.stringify(health)).not.toMatch(/\d{4}-\d\d-\d\dT\d\d/);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('on a server without the public beta (QUORUM_PUBLIC_BETA=false) an anonymous reader is not told of "public-beta access"', async () => {
     // the same data, served by a second server with the beta off (one server per data directory)
     const copy = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-nobeta-'));

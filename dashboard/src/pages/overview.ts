@@ -9,7 +9,7 @@ import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, h, hashHref, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
+import { counted, dateTime, h, hashHref, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -176,7 +176,9 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
     for (const [k, v] of Object.entries(stats.body.questions)) healthRows.push([`questions ${k}`, String(v)]);
     healthRows.push(['scored', String(stats.body.scored_count)], ['providers', stats.body.providers.join(', ')]);
   }
-  if (acc.kind === 'ok') healthRows.push(['snapshot as of', acc.body.as_of]);
+  // A time to the minute in UTC, as the other times shown (QA: the raw ISO string,
+  // "2026-11-29T05:13:42.747Z", where every other time reads "2026-11-29 05:13").
+  if (acc.kind === 'ok') healthRows.push(['snapshot as of (UTC)', dateTime(acc.body.as_of)]);
   root.append(panel('System health', h('dl', { class: 'health' }, healthRows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
     stats.kind === 'ok' ? null : notice(stats, 'Platform statistics')));
 }
