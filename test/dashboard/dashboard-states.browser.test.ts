@@ -15,7 +15,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
-import { num, pct } from '../../dashboard/src/format.ts';
+import { fixed, num, pct } from '../../dashboard/src/format.ts';
 import { encodeKeyset } from '../../api/http/cursor.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
 import { quorum, quorumProcess } from '../helpers/cli.ts';
@@ -469,6 +469,40 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();
     }
+  });
+
+  it('the ranked track records give the score they are ranked by, each accuracy\'s interval, and say why a source is unranked (outside test: 100.0% at rank 5 under 96.1% at rank 4, "–" for unranked)', async () => {
+    interface Row { slug: string; name: string | null; rank: number | null; ranked: boolean; n_directional: number; accuracy_score: number | null; accuracy_ci95: [number, number] | null; shrunk_score: number | null; prior_score: number | null; prior_weight: number }
+    const { page, problems } = await tab(1200, apiKey);
+    // every source, and the institutions (value claims only: none of them ranked)
+    for (const kind of ['', 'institution']) {
+      const list = (await get(server, `/api/track-records/?limit=30${kind ? `&kind=${kind}` : ''}`, { headers: { 'X-API-Key': apiKey } })).body.sources as Row[];
+      if (kind) expect(list.some((x) => !x.ranked), 'an unranked source').toBe(true);
+      else expect(list.filter((x) => x.ranked).length, 'ranked sources').toBeGreaterThan(3);
+      await open(page, kind ? `#/sources?kind=${kind}` : '#/sources');
+      const cells = await page.$$eval('#sources tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+      expect(await page.$$eval('#sources thead th', (ths) => ths.map((t) => t.textContent))).toEqual(['rank', 'source', 'kind', 'resolved', 'accuracy', 'accuracy, 95% interval', 'ranking score', 'Brier']);
+      expect(cells.map((c) => [c[0], c[5], c[6]]), kind || 'all').toEqual(list.map((x) => [
+        x.ranked ? String(x.rank) : 'unranked',
+        x.accuracy_ci95 ? `${fixed(x.accuracy_ci95[0], 1)}–${fixed(x.accuracy_ci95[1], 1)}%` : '–',
+        x.ranked ? `${fixed(x.shrunk_score!, 1)}%` : '–',
+      ]));
+      // what the order means, with the prior the API pulls toward and its weight
+      expect(await page.$eval('#ranking-note', (e) => e.textContent)).toBe(
+        `Ranked by the ranking score: the accuracy pulled toward the pooled accuracy of all sources (${fixed(list[0]!.prior_score!, 1)}%) by the weight of ${list[0]!.prior_weight} claims, so a short run of lucky calls does not top the list. `
+        + 'Unranked: under 10 resolved directional claims (shown, not ranked). Accuracy intervals are Wilson 95% intervals.');
+    }
+    // a source's page gives its rank with its ranking score, or why it has none
+    const all = (await get(server, '/api/track-records/?limit=200', { headers: { 'X-API-Key': apiKey } })).body.sources as Row[];
+    const ranked = all.find((x) => x.ranked)!;
+    const unranked = all.find((x) => x.name === VALUE_ONLY)!;
+    expect(unranked.ranked).toBe(false);
+    await open(page, `#/sources/${ranked.slug}`);
+    expect(await page.$eval('#source-meta', (e) => e.textContent)).toContain(` · rank ${ranked.rank} (ranking score ${fixed(ranked.shrunk_score!, 1)}%) · `);
+    await open(page, `#/sources/${unranked.slug}`);
+    expect(await page.$eval('#source-meta', (e) => e.textContent)).toContain(` · unranked (${unranked.n_directional} resolved directional claims: ranked from 10) · `);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
   });
 
   it('a source\'s trend: whole-year ticks that never overlap, placed by their value, at 1200 and at 375 px (QA: every year labelled, overlapping)', async () => {

@@ -10,8 +10,10 @@ import { counted, firstText, fixed, h, hashHref, hashQuery, navigate, navLink, n
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
-  slug: string; name: string | null; kind: string; rank: number | null; ranked: boolean; n_resolved: number; accuracy_score: number | null;
-  accuracy_ci95: [number, number] | null; probability: { n: number; brier: number | null } | null; description?: string | null; url?: string | null;
+  slug: string; name: string | null; kind: string; rank: number | null; ranked: boolean; n_resolved: number; n_directional: number; accuracy_score: number | null;
+  accuracy_ci95: [number, number] | null;
+  /** The ranking score: accuracy_score pulled toward prior_score by prior_weight pseudo-claims (percent). */
+  shrunk_score: number | null; prior_score: number | null; prior_weight: number; probability: { n: number; brier: number | null } | null; description?: string | null; url?: string | null;
   calibration?: { bin: number; n: number; mean_probability: number | null; observed: number | null }[];
   value?: ValueErrors;
 }
@@ -25,9 +27,31 @@ interface TrendRow {
 
 /** A source's name, or its slug when it has none. */
 const sourceName = (s: Source): string => firstText(s.name, s.slug);
+/** An accuracy interval in percent: "75.0–92.3%" ('–' when there is none). */
+const ciText = (ci: [number, number] | null): string => (ci ? `${fixed(ci[0], 1)}–${percent(ci[1])}` : '–');
 /** An accuracy score (in percent) and its interval: "85.7% (95% 75.0–92.3%)". */
 const accuracyText = (s: Pick<Source, 'accuracy_score' | 'accuracy_ci95'>): string =>
-  `${percent(s.accuracy_score)}${s.accuracy_ci95 ? ` (95% ${fixed(s.accuracy_ci95[0], 1)}–${percent(s.accuracy_ci95[1])})` : ''}`;
+  `${percent(s.accuracy_score)}${s.accuracy_ci95 ? ` (95% ${ciText(s.accuracy_ci95)})` : ''}`;
+/** Resolved directional claims a source needs to be ranked (the API's threshold: `ranked`). */
+const RANKED_FROM = 10;
+/**
+ * Why a source is where it is: its rank and the shrunk score the rank comes from, or why it has
+ * none (QA: "rank unranked", beside an accuracy, with no reason given).
+ */
+const rankText = (s: Source): string => (s.ranked && s.rank !== null
+  ? `rank ${s.rank} (ranking score ${percent(s.shrunk_score)})`
+  : `unranked (${counted(s.n_directional, 'resolved directional claim')}: ranked from ${RANKED_FROM})`);
+/**
+ * What the ranked list's order means (`sample`: any source of it, for the prior they share): by the shrunk score, not by the accuracy shown beside it, and
+ * who is not ranked (QA: the table gave the accuracy alone, so 100.0% at rank 5 sat under 96.1% at
+ * rank 4, and unranked rows read "–" with no reason).
+ */
+function rankingNote(sample: Source): HTMLElement {
+  const prior = `the pooled accuracy of all sources${sample.prior_score === null ? '' : ` (${percent(sample.prior_score)})`}`;
+  return h('p', { class: 'note', id: 'ranking-note' },
+    `Ranked by the ranking score: the accuracy pulled toward ${prior} by the weight of ${sample.prior_weight} claims, so a short run of lucky calls does not top the list. `,
+    `Unranked: under ${RANKED_FROM} resolved directional claims (shown, not ranked). Accuracy intervals are Wilson 95% intervals.`);
+}
 /**
  * The trend chart's year ticks: whole years every 1, 2, 5, 10, 20, 50 or 100 years, the smallest
  * step whose labels ("2024": about 40 px with their gap) fit in a chart `width` px wide.
@@ -93,20 +117,26 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
     return;
   }
   const ranked = list.body.sources.filter((s) => s.accuracy_score !== null && s.accuracy_ci95);
-  const rows = ranked.map((s) => ({
+  const rows = ranked.map((s) => {
     // The whole "rank. name": the chart's axis shortens a label too long for its margin with an
     // ellipsis (QA: cut here at 40 characters, so "University of Arkansas Department of Political
-    // Science" read "27. University of Arkansas Department of", a cut with no sign of one).
-    label: `${s.rank ?? '–'}. ${sourceName(s)}`, value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind,
-    title: `${s.rank ?? '–'}. ${sourceName(s)} (${s.kind}): accuracy ${accuracyText(s)}, ${s.n_resolved} resolved`,
-  }));
+    // Science" read "27. University of Arkansas Department of", a cut with no sign of one). An
+    // unranked source says so, as its row of the table does (it read "–. name").
+    const label = s.ranked && s.rank !== null ? `${s.rank}. ${sourceName(s)}` : `unranked: ${sourceName(s)}`;
+    return {
+      label, value: s.accuracy_score!, lo: s.accuracy_ci95![0], hi: s.accuracy_ci95![1], group: s.kind,
+      title: `${label} (${s.kind}): accuracy ${accuracyText(s)}, ${s.n_resolved} resolved`,
+    };
+  });
   const section = panel('Track records, ranked',
     rows.length ? h('figure', { class: 'chart', id: 'track-records' },
       intervals(rows, { width, xLabel: 'accuracy score, % (95% interval)', groups: [...new Set(rows.map((r) => r.group))] })) : null,
     tableRegion('Track records table', h('table', { id: 'sources' },
-      h('thead', {}, h('tr', {}, ['rank', 'source', 'kind', 'resolved', 'accuracy', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, list.body.sources.map((s) => h('tr', {}, h('td', {}, s.rank ?? '–'), h('td', {}, h('a', { href: `#/sources/${encodeURIComponent(s.slug)}` }, sourceName(s))), h('td', {}, s.kind),
-        h('td', { class: 'num' }, s.n_resolved), h('td', { class: 'num' }, percent(s.accuracy_score)), h('td', { class: 'num' }, num(s.probability?.brier))))))),
+      h('thead', {}, h('tr', {}, ['rank', 'source', 'kind', 'resolved', 'accuracy', 'accuracy, 95% interval', 'ranking score', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, list.body.sources.map((s) => h('tr', {}, h('td', {}, s.ranked && s.rank !== null ? s.rank : 'unranked'), h('td', {}, h('a', { href: `#/sources/${encodeURIComponent(s.slug)}` }, sourceName(s))), h('td', {}, s.kind),
+        h('td', { class: 'num' }, s.n_resolved), h('td', { class: 'num' }, percent(s.accuracy_score)), h('td', { class: 'num' }, ciText(s.accuracy_ci95)),
+        h('td', { class: 'num' }, s.ranked ? percent(s.shrunk_score) : '–'), h('td', { class: 'num' }, num(s.probability?.brier))))))),
+    rankingNote(list.body.sources[0]!),
     pager('Pages of track records',
       cursor ? navLink(hashHref('/sources', { kind }), RESULTS, true, {}, '« First page') : '',
       list.body.next_cursor ? navLink(hashHref('/sources', { kind, cursor: list.body.next_cursor }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
@@ -128,7 +158,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     return;
   }
   const s = one.body.source;
-  root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta', id: 'source-meta' }, `${s.kind} · rank ${s.rank ?? 'unranked'} · ${counted(s.n_resolved, 'resolved claim')} · accuracy ${accuracyText(s)}`,
+  root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta', id: 'source-meta' }, `${s.kind} · ${rankText(s)} · ${counted(s.n_resolved, 'resolved claim')} · accuracy ${accuracyText(s)}`,
     ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
   if (trends.kind === 'ok') {
     const t = trends.body.trends.filter((r) => r.accuracy_score !== null);
