@@ -269,3 +269,13 @@ export function filterMenu(name: string, label: string, entries: readonly string
 export function pastTheEnd(pagerLabel: string, firstPage: string, focusId: string): HTMLElement[] {
   return [nothingMatches(undefined, 'This page is past the end of the list.'), pager(pagerLabel, navLink(firstPage, focusId, true, {}, '« First page'))];
 }
+
+/**
+ * What a page says of the values in its link it could not use, the default used instead
+ * (`ignored`: "name=value (what it takes)"), or null when there are none (outside test: an
+ * unknown value fell back silently, under a menu showing the default).
+ */
+export function ignoredInLink(ignored: readonly string[]): HTMLElement | null {
+  return ignored.length === 0 ? null
+    : h('p', { class: 'notice', id: 'ignored-in-link', role: 'status' }, `Not understood in the link, the default used instead: ${ignored.join('; ')}.`);
+}

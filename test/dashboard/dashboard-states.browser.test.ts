@@ -295,6 +295,42 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('the sources\' kind and the overview\'s mode in a link: in another case, the menu\'s own entry; unknown, named and the default used (outside test: both showed the unfiltered page silently)', async () => {
+    const { page, problems } = await tab(1200, apiKey);
+    const keyed = { headers: { 'X-API-Key': apiKey } };
+    expect((await get(server, '/api/leaderboard/', keyed)).body.items, 'nothing scored in this snapshot').toEqual([]);
+    const slugs = async (kind: string) => ((await get(server, `/api/track-records/?limit=30${kind ? `&kind=${kind}` : ''}`, keyed)).body.sources as { slug: string }[]).map((x) => `#/sources/${x.slug}`);
+    const shown = () => page.$$eval('#sources tbody tr a', (as) => as.map((a) => a.getAttribute('href')));
+    const value = (id: string) => page.$eval(`#${id}`, (s) => (s as HTMLSelectElement).value);
+    const ignored = () => page.$eval('main', (m) => m.querySelector('#ignored-in-link')?.textContent ?? null);
+    const pollsters = await slugs('pollster');
+    expect(pollsters.length).toBeGreaterThan(0);
+    expect(pollsters.length, 'the kind leaves some out').toBeLessThan((await slugs('')).length);
+    // the API reads a kind in any case: so does the page, its menu on the kind
+    await open(page, '#/sources?kind=Pollster');
+    expect(await value('f-kind')).toBe('pollster');
+    expect(await shown()).toEqual(pollsters);
+    expect(await ignored()).toBeNull();
+    // a kind that is none: said, and every source under "all"
+    await open(page, '#/sources?kind=pollsters');
+    expect(await value('f-kind')).toBe('');
+    expect(await shown()).toEqual(await slugs(''));
+    expect(await ignored()).toMatch(/^Not understood in the link, the default used instead: kind=pollsters \(one of pollster, forecaster, /);
+    // the overview's mode likewise: its leaderboard is the mode's (here none has a scored
+    // forecaster yet, and the panel names the mode it looked in; the headline's is augmented)
+    const leaderboard = () => page.$$eval('main section h2', (hs) => hs.find((x) => x.textContent === 'Leaderboard')?.parentElement?.textContent ?? '');
+    await open(page, '#/?mode=Blind');
+    expect(await value('f-mode')).toBe('blind');
+    expect(await leaderboard()).toContain('No forecaster scored in the blind mode yet');
+    expect(await ignored()).toBeNull();
+    await open(page, '#/?mode=everything');
+    expect(await value('f-mode')).toBe('headline');
+    expect(await leaderboard()).toContain('No forecaster scored in the augmented mode yet');
+    expect(await ignored()).toBe('Not understood in the link, the default used instead: mode=everything (one of headline, blind, informed, augmented).');
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('a page past the end of the theses or scenarios (a link kept after the list shrank) says so, with the first page a link away (outside test: "No … matches.", no way back)', async () => {
     const { page, problems } = await tab();
     for (const [list, kind, api, first] of [['theses', 'clusters', '/api/clusters/?vintages=0', 'Theses ('], ['scenarios', 'scenarios', '/api/scenarios/?', 'scenarios.']] as const) {

@@ -9,7 +9,7 @@ import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, dateTime, h, hashHref, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
+import { counted, dateTime, h, hashHref, ignoredInLink, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -41,9 +41,21 @@ interface Resolved { predictions: { question_id: string; title: string; disagree
 
 const MODES = ['headline', 'blind', 'informed', 'augmented'];
 
+/**
+ * The link's mode among MODES, in any case (`?mode=Blind` is blind), else the headline, the value
+ * named in `ignored` (outside test: either showed the headline silently, under "headline").
+ */
+function linkMode(asked: string, ignored: string[]): string {
+  const found = MODES.find((m) => m === asked.toLowerCase());
+  if (found !== undefined) return found;
+  if (asked !== '') ignored.push(`mode=${asked} (one of ${MODES.join(', ')})`);
+  return 'headline';
+}
+
 export async function overviewPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
-  const mode = MODES.includes(q.get('mode') ?? '') ? q.get('mode')! : 'headline';
+  const ignored: string[] = [];
+  const mode = linkMode(q.get('mode') ?? '', ignored);
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   const [{ intervals, reliability, scatter }, acc, events, stats, ready, resolved, board, info, dis] = await Promise.all([
     loadCharts(),
@@ -63,7 +75,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
     root.append(h('p', { class: 'badge simulated', role: 'status' },
       'SIMULATED FORECASTS: no real models are configured; every forecast here comes from the bundled model simulator (provider “simulated”).'));
   }
-  root.append(select('mode', 'Mode', MODES.map((m) => [m, m]), mode));
+  root.append(ignoredInLink(ignored) ?? '', select('mode', 'Mode', MODES.map((m) => [m, m]), mode));
   root.querySelector('select[name=mode]')!.addEventListener('change', (e) => {
     const value = (e.target as HTMLSelectElement).value;
     navigate(hashHref('/', { mode: value === 'headline' ? undefined : value }), 'f-mode');

@@ -6,7 +6,7 @@
  * previous page, only the first; the browser's Back returns to the page before).
  */
 import { get } from '../api.ts';
-import { firstText, focusedIn, h, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { firstText, focusedIn, h, ignoredInLink, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
 /** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
@@ -80,7 +80,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     get<{ by_category: { category: string }[] }>('predictions.accuracy'),
   ]);
   root.append(h('h1', {}, 'Active predictions'));
-  if (ignored.length > 0) root.append(h('p', { class: 'notice', id: 'ignored-in-link', role: 'status' }, `Not understood in the link, the default used instead: ${ignored.join('; ')}.`));
+  root.append(ignoredInLink(ignored) ?? '');
   if (page.kind !== 'ok') {
     root.append(notice(page, 'Active predictions'));
     return;

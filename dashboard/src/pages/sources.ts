@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, firstText, fixed, h, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { counted, firstText, fixed, h, hashHref, ignoredInLink, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
@@ -81,9 +81,21 @@ function valueRow(label: string, v: ValueErrors): HTMLTableRowElement {
 const RESULTS = 'sources-results';
 const KINDS = ['', 'pollster', 'forecaster', 'institution', 'market', 'ai_model', 'consensus', 'media', 'other'];
 
+/**
+ * The link's kind among KINDS, in any case as the API reads it (`?kind=Market` is market), else
+ * none, named in `ignored` (outside test: either showed every source under the menu's "all").
+ */
+function linkKind(asked: string, ignored: string[]): string {
+  const found = KINDS.find((k) => k === asked.toLowerCase());
+  if (found !== undefined) return found;
+  ignored.push(`kind=${asked} (one of ${KINDS.slice(1).join(', ')})`);
+  return '';
+}
+
 export async function sourcesPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
-  const kind = KINDS.includes(q.get('kind') ?? '') ? q.get('kind')! : '';
+  const ignored: string[] = [];
+  const kind = linkKind(q.get('kind') ?? '', ignored);
   let cursor = q.get('cursor') ?? '';
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('h1', {}, 'Sources'));
@@ -95,7 +107,7 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
   });
   const kindPick = select('kind', 'Kind', KINDS.map((k): [string, string] => [k, k || 'all']), kind);
   kindPick.querySelector('select')!.addEventListener('change', (e) => { navigate(hashHref('/sources', { kind: (e.target as HTMLSelectElement).value }), 'f-kind'); });
-  root.append(open, kindPick);
+  root.append(ignoredInLink(ignored) ?? '', open, kindPick);
 
   const page = (from: string) =>
     get<{ sources: Source[]; total: number; next_cursor: string | null }>('track_records.overview', {}, { limit: '30', kind: kind || undefined, cursor: from || undefined });
