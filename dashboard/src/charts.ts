@@ -135,8 +135,11 @@ export interface ScatterRow {
   label: string;
 }
 
-/** Disagreement (x) against error (y), one dot per resolved question, with a linear trend. */
-export function scatter(rows: ScatterRow[], opts: { width: number; xLabel: string; yLabel: string }): Element {
+/**
+ * Disagreement (x) against error (y), one dot per resolved question, with a linear trend and its
+ * 95% band when `fit` (the page decides: linear-fit.ts, which this chunk does not import; see PALETTE).
+ */
+export function scatter(rows: ScatterRow[], opts: { width: number; xLabel: string; yLabel: string; fit: boolean }): Element {
   return accessible(Plot.plot({
     width: opts.width,
     height: 300,
@@ -145,7 +148,7 @@ export function scatter(rows: ScatterRow[], opts: { width: number; xLabel: strin
     y: { label: opts.yLabel, grid: true },
     marks: [
       Plot.dot(rows, { x: 'x', y: 'y', r: 2.5, fill: PALETTE[0], fillOpacity: 0.55, className: 'q-point', title: 'label' }),
-      Plot.linearRegressionY(rows, { x: 'x', y: 'y', stroke: PALETTE[5], ci: 0.95 }),
+      opts.fit ? Plot.linearRegressionY(rows, { x: 'x', y: 'y', stroke: PALETTE[5], ci: 0.95 }) : null,
     ],
   }));
 }

@@ -914,6 +914,38 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
   });
 
+  it('a young deployment (two questions resolved): the disagreement chart draws no line it cannot fit and says why (outside test: a path of NaN, "<path> attribute d: Expected number")', async () => {
+    // twelve sample questions forecast at the second round's freeze, scored now: two of them have
+    // resolved since
+    const young = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-young-'));
+    const env = { QUORUM_DATA_DIR: young, QUORUM_VENUES: 'none', QUORUM_MAX_QUESTIONS: '12' };
+    for (const args of [['import', 'forecastbench', SAMPLE], ['run', '--as-of', '2026-03-06T00:00:00Z'], ['run', '--score-only']]) {
+      const done = quorum(args, env);
+      expect(done.status, done.stderr).toBe(0);
+    }
+    const key = newKey(young, 'api').key;
+    const few = await startServer(young);
+    try {
+      const resolved = (await get(few, '/api/predictions/resolved?limit=500')).body.predictions as { disagreement: { sd: number | null } | null; ai_error: number | null }[];
+      const points = resolved.filter((p) => p.disagreement?.sd != null && p.ai_error !== null).length;
+      expect(points, 'too few points for a fit and its band').toBeGreaterThan(0);
+      expect(points).toBeLessThan(3);
+      const { page, problems } = await openTab(await browser.createBrowserContext(), few.url, 1200, key);
+      await open(page, '', few.url);
+      expect(await page.$$eval('#disagreement .q-point circle', (c) => c.length)).toBe(points);
+      expect(await page.$$eval('main svg path', (ps) => ps.filter((p) => (p.getAttribute('d') ?? '').includes('NaN')).length)).toBe(0);
+      expect(await page.$eval('#disagreement figcaption', (e) => e.textContent)).toBe(
+        `Headline consensus of the ${points} most recently resolved questions (public), too few to fit a line (a fit and its 95% band need 3 questions of different disagreement).`);
+      expect(problems).toEqual({ console: [], failed: [] });
+      await page.close();
+    } finally {
+      const exited = new Promise((r) => few.child.once('exit', r));
+      few.child.kill('SIGTERM');
+      await exited;
+      rmSync(young, { recursive: true, force: true });
+    }
+  });
+
   it('a server with no snapshot yet (503, Retry-After: 5): the page says it is trying again and fills in by itself once a snapshot is published (QA: it said "Try again in 5 s" and never did)', async () => {
     const fresh = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-later-'));
     const later = await startServer(fresh, {}, false);

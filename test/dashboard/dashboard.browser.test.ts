@@ -331,6 +331,9 @@ describe('the dashboard in Chromium', () => {
     expect(await page.$eval('.verdict', (e) => e.textContent)).toContain(dis.find((d) => d.mode === 'headline')!.verdict);
     expect(await page.$eval('.verdict-mode[data-mode="blind"]', (e) => e.textContent)).toContain(dis.find((d) => d.mode === 'blind')!.verdict);
     expect(await page.$eval('#disagreement figcaption', (e) => e.textContent)).toMatch(/^Headline consensus .*not of the blind mode/);
+    // enough resolved questions for the fit and its band, which are drawn (that too few are not: dashboard-states)
+    expect(await page.$eval('#disagreement figcaption', (e) => e.textContent)).toContain('with a linear fit and its 95% band');
+    expect(await page.$$eval('#disagreement [aria-label="linear-regression"] path', (ps) => ps.filter((p) => /^M[\d.]/.test(p.getAttribute('d') ?? '')).length)).toBeGreaterThan(0);
     expect(await page.$$eval('[data-state="locked"]', (n) => n.length)).toBe(0);
     expect(await page.$eval('select[name=mode]', (s) => (s as HTMLSelectElement).value)).toBe('blind');
     expect(await audit(page)).toEqual([]);

@@ -9,6 +9,7 @@ import { get, getPlain } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
+import { canFitLine, FIT_MIN_POINTS } from '../linear-fit.ts';
 import { counted, dateTime, h, hashHref, ignoredInLink, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
@@ -168,9 +169,14 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       .filter((p) => p.disagreement?.sd !== null && p.disagreement?.sd !== undefined && p.ai_error !== null)
       .map((p) => ({ x: p.disagreement!.sd!, y: p.ai_error!, label: p.title }));
     if (pts.length === 0) disPanel.append(nothingMatches(undefined, 'No resolved question with a scored consensus yet: the chart fills in once questions resolve.'));
-    else disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the models\' forecasts)', yLabel: 'consensus Brier' }),
-      h('figcaption', {}, `Headline consensus of the ${pts.length} most recently resolved questions (public), with a linear fit and its 95% band`,
-        mode === 'headline' ? '.' : `; the resolved predictions carry the headline consensus only, so this chart is not of the ${mode} mode.`)));
+    else {
+      // A fit and its band only where they are defined (linear-fit.ts): said in the caption either way.
+      const fit = canFitLine(pts.map((p) => p.x));
+      disPanel.append(h('figure', { class: 'chart', id: 'disagreement' }, scatter(pts, { width, xLabel: 'disagreement (sd of the models\' forecasts)', yLabel: 'consensus Brier', fit }),
+        h('figcaption', {}, `Headline consensus of the ${pts.length} most recently resolved questions (public), `,
+          fit ? 'with a linear fit and its 95% band' : `too few to fit a line (a fit and its 95% band need ${FIT_MIN_POINTS} questions of different disagreement)`,
+          mode === 'headline' ? '.' : `; the resolved predictions carry the headline consensus only, so this chart is not of the ${mode} mode.`)));
+    }
   } else disPanel.append(notice(resolved, 'Resolved predictions'));
   if (dis.kind === 'ok') {
     const headline = dis.body.items.find((i) => i.mode === 'headline');
