@@ -914,7 +914,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
   });
 
-  it('a young deployment (two questions resolved): the disagreement chart draws no line it cannot fit and says why (outside test: a path of NaN, "<path> attribute d: Expected number")', async () => {
+  it('a young deployment (two questions resolved): the disagreement chart draws no line it cannot fit and says why, the leaderboard says it is insufficient, as the API marks it (outside test: a path of NaN; ranked 1 to 8 on 2 questions, unsaid)', async () => {
     // twelve sample questions forecast at the second round's freeze, scored now: two of them have
     // resolved since
     const young = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-young-'));
@@ -936,6 +936,14 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(await page.$$eval('main svg path', (ps) => ps.filter((p) => (p.getAttribute('d') ?? '').includes('NaN')).length)).toBe(0);
       expect(await page.$eval('#disagreement figcaption', (e) => e.textContent)).toBe(
         `Headline consensus of the ${points} most recently resolved questions (public), too few to fit a line (a fit and its 95% band need 3 questions of different disagreement).`);
+      // the leaderboard: the API's ranking, and that it is over too few questions to mean much
+      const items = (await get(few, '/api/leaderboard/?mode=augmented', { headers: { 'X-API-Key': key } })).body.items as { forecaster: string; n_questions: number; sufficient: boolean }[];
+      expect(items.length, 'forecasters ranked').toBeGreaterThan(1);
+      expect(items.every((i) => !i.sufficient), 'the API calls the cell insufficient').toBe(true);
+      const n = Math.max(...items.map((i) => i.n_questions));
+      expect(await page.$$eval('#leaderboard-table tbody tr', (trs) => trs.map((tr) => tr.cells[1]!.textContent))).toEqual(items.map((i) => i.forecaster));
+      expect(await page.$eval('#leaderboard-insufficient', (e) => e.textContent)).toBe(
+        `Insufficient: only ${n} question${n === 1 ? '' : 's'} scored in this mode, under the 20 a ranking needs; these ranks are not yet meaningful.`);
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();
     } finally {

@@ -322,6 +322,9 @@ describe('the dashboard in Chromium', () => {
     expect(rows).toBeGreaterThan(4);
     expect(await page.$$eval('#leaderboard .q-interval line', (c) => c.length)).toBe(rows);
     expect(await page.$$eval('#leaderboard .q-point circle', (c) => c.length)).toBe(rows);
+    // enough questions to rank on: no word of an insufficient ranking (that state: dashboard-states)
+    expect(board.body.items.every((i: { sufficient: boolean }) => i.sufficient)).toBe(true);
+    expect(await page.$('#leaderboard-insufficient')).toBeNull();
     expect(await page.$$eval('#information-value .q-interval line', (c) => c.length)).toBeGreaterThan(4);
     expect(await page.$eval('.verdict', (e) => e.textContent)).toMatch(/Spearman/);
     // the scatter is of the headline consensus (all the resolved predictions carry): the verdict

@@ -34,6 +34,8 @@ interface LeaderItem {
   brier_adjusted: number | null;
   /** The raw mean Brier, and its 95% bootstrap interval (the API has no interval of the adjusted one). */
   brier: number | null; brier_ci95: [number, number] | null;
+  /** Questions of the mode's cell (any forecaster), and whether they are enough to rank on (the API's threshold). */
+  n_questions: number; sufficient: boolean;
 }
 interface InfoItem { forecaster: string; blind_to_informed: Step | null; informed_to_augmented: Step | null }
 interface Step { n: number; value: number | null; value_ci95: [number, number] | null }
@@ -141,7 +143,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       h('figcaption', {}, `${mode === 'headline' ? 'augmented' : mode} mode, latest round. Ranked and drawn by the difficulty-adjusted Brier: `,
         'each question\'s mean Brier over all forecasters is taken out, so a forecaster scored on fewer or easier questions gains nothing by it. ',
         'Bars: the raw Brier\'s 95% bootstrap interval, moved by the same adjustment (the API gives no interval of the adjusted Brier itself).')),
-    leaderboardTable(items)));
+    insufficientNote(items), leaderboardTable(items)));
   } else root.append(panel('Leaderboard', notice(board, 'The leaderboard')));
 
   // Value of each information mode
@@ -216,6 +218,21 @@ function leaderboardRows(items: LeaderItem[]): IntervalRow[] {
       title: `${i.rank}. ${i.forecaster} (${i.kind}): difficulty-adjusted Brier ${num(i.brier_adjusted, 4)}; raw Brier ${num(i.brier, 4)} ${interval(i.brier_ci95, 4)} over ${counted(i.n, 'question')}`,
     }];
   });
+}
+
+/** Questions a leaderboard cell needs before the API calls its ranking sufficient (`sufficient`). */
+const SUFFICIENT_FROM = 20;
+
+/**
+ * What a ranking over too few questions says of itself: the API marks such a cell insufficient, and
+ * its ranks are then mostly noise (outside test: eight forecasters ranked 1 to 8 on 2 questions, with
+ * nothing to say so but the questions column). Null when the cell is sufficient.
+ */
+function insufficientNote(items: LeaderItem[]): HTMLElement | null {
+  if (items.every((i) => i.sufficient)) return null;
+  const n = Math.max(...items.map((i) => i.n_questions));
+  return h('p', { class: 'notice insufficient', id: 'leaderboard-insufficient', role: 'note' },
+    `Insufficient: only ${counted(n, 'question')} scored in this mode, under the ${SUFFICIENT_FROM} a ranking needs; these ranks are not yet meaningful.`);
 }
 
 /** Every forecaster of the mode with both scores: the ranking's and the raw Brier with its interval. */
