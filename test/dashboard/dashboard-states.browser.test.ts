@@ -569,6 +569,25 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
   });
 
+  it('a source\'s trend per year is a table beside its chart: each year\'s claims, accuracy, interval and Brier, for a keyboard or screen reader (outside test: in the dots\' tooltips only)', async () => {
+    const list = (await get(server, '/api/track-records/?limit=200', { headers: { 'X-API-Key': apiKey } })).body.sources as { slug: string; name: string }[];
+    const slug = list.find((x) => x.name === LONG_RUN)!.slug;
+    type Year = { year: number; n_directional: number; accuracy_score: number | null; accuracy_ci95: [number, number] | null; brier: number | null };
+    const scored = ((await get(server, `/api/track-records/sources/${slug}/trends/`, { headers: { 'X-API-Key': apiKey } })).body.trends as Year[]).filter((t) => t.accuracy_score !== null);
+    expect(scored.length).toBe(24);
+    const { page, problems } = await tab(1200, apiKey);
+    await open(page, `#/sources/${slug}`);
+    expect(await page.$eval('#trend-table', (t) => t.closest('[role="region"]')?.getAttribute('aria-label'))).toBe('Trend per year table');
+    expect(await page.$$eval('#trend-table thead th', (ths) => ths.map((t) => [t.textContent, t.getAttribute('scope')]))).toEqual(
+      ['year made', 'directional claims', 'accuracy', 'accuracy, 95% interval', 'Brier'].map((c) => [c, 'col']));
+    expect(await page.$$eval('#trend-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)))).toEqual(scored.map((y) => [
+      String(y.year), String(y.n_directional), `${fixed(y.accuracy_score!, 1)}%`,
+      y.accuracy_ci95 ? `${fixed(y.accuracy_ci95[0], 1)}–${fixed(y.accuracy_ci95[1], 1)}%` : '–', y.brier === null ? '–' : num(y.brier),
+    ]));
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('a source of value claims only (no year with an accuracy score): its trend panel says so, with no empty axes (QA)', async () => {
     const list = (await get(server, '/api/track-records/?limit=200', { headers: { 'X-API-Key': apiKey } })).body.sources as { slug: string; name: string }[];
     const slug = list.find((x) => x.name === VALUE_ONLY)!.slug;

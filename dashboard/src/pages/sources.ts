@@ -22,6 +22,8 @@ interface ValueErrors { n: number; unit: string | null; units: number; mae: numb
 /** A trend row of the API (one year made). */
 interface TrendRow {
   year: number; accuracy_score: number | null; accuracy_ci95: [number, number] | null; brier: number | null; n_resolved: number;
+  /** The claims the year's accuracy counts (n_resolved holds its value claims too). */
+  n_directional?: number;
   n_value?: number; value_unit?: string | null; value_units?: number; mae?: number | null; bias?: number | null; share_within?: number | null;
 }
 
@@ -158,6 +160,19 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
   root.append(section);
 }
 
+/**
+ * The trend's figures as a table beside its chart, as the leaderboard and the track records have
+ * one: each year's accuracy, its interval and n were only in the dots' tooltips, out of reach of a
+ * keyboard or a screen reader (outside test). `n` is the year's directional claims, those the
+ * accuracy counts (the tooltip gave n_resolved, value claims included).
+ */
+function trendTable(years: TrendRow[]): HTMLElement {
+  return tableRegion('Trend per year table', h('table', { id: 'trend-table' },
+    h('thead', {}, h('tr', {}, ['year made', 'directional claims', 'accuracy', 'accuracy, 95% interval', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, years.map((r) => h('tr', {}, h('td', {}, r.year), h('td', { class: 'num' }, r.n_directional ?? r.n_resolved),
+      h('td', { class: 'num' }, percent(r.accuracy_score)), h('td', { class: 'num' }, ciText(r.accuracy_ci95)), h('td', { class: 'num' }, num(r.brier)))))));
+}
+
 export async function sourcePage(root: HTMLElement, slug: string | undefined): Promise<void> {
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   const [{ PagePlot: Plot, accessible, calibration, PALETTE }, one, trends] = await Promise.all([
@@ -190,9 +205,9 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
       marks: [
         Plot.ruleX(t.filter((r) => r.accuracy_ci95), { x: 'year', y1: (r) => r.accuracy_ci95![0], y2: (r) => r.accuracy_ci95![1], stroke: PALETTE[0], strokeWidth: 3, strokeOpacity: 0.5, className: 'q-interval' }),
         Plot.line(t, { x: 'year', y: 'accuracy_score', stroke: PALETTE[0] }),
-        Plot.dot(t, { x: 'year', y: 'accuracy_score', fill: PALETTE[0], r: 4, className: 'q-point', title: (r) => `${r.year}: ${accuracyText(r)} (n ${r.n_resolved})` }),
+        Plot.dot(t, { x: 'year', y: 'accuracy_score', fill: PALETTE[0], r: 4, className: 'q-point', title: (r) => `${r.year}: ${accuracyText(r)} (n ${r.n_directional ?? r.n_resolved})` }),
       ],
-    })))));
+    }))), trendTable(t)));
   } else root.append(panel('Trend per year', notice(trends, 'The per-year trend')));
   // Value claims (a margin, a projection): their errors with their unit, overall and per year made
   // (QA: the page showed none of them, so the CBO's projections had no figure but their count). The
