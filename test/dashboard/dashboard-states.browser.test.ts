@@ -863,6 +863,22 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('a question page gives its resolution criteria and its background, as the API serves them (outside test: neither was shown)', async () => {
+    const paragraphs = (text: string | null) => (text ?? '').split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter((p) => p !== '');
+    // a sample question with both, and an operator's with criteria alone
+    const { page, problems } = await tab(1200);
+    for (const id of ['infer:1554', 'quorum:qa-no-market-price']) {
+      const q = (await get(server, `/api/predictions/${encodeURIComponent(id)}`)).body.question as { resolution_criteria: string | null; description: string | null };
+      expect(paragraphs(q.resolution_criteria).length, id).toBeGreaterThan(0);
+      await open(page, `#/questions/${encodeURIComponent(id)}`);
+      expect(await page.$$eval('#resolution-criteria p', (ps) => ps.map((p) => p.textContent)), id).toEqual(paragraphs(q.resolution_criteria));
+      expect(await page.$$eval('#question-background p', (ps) => ps.map((p) => p.textContent)), id).toEqual(paragraphs(q.description));
+      if (id === 'infer:1554') expect(paragraphs(q.description).length, 'a background to fold').toBeGreaterThan(0);
+    }
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('on a server without the public beta (QUORUM_PUBLIC_BETA=false) an anonymous reader is not told of "public-beta access"', async () => {
     // the same data, served by a second server with the beta off (one server per data directory)
     const copy = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-nobeta-'));

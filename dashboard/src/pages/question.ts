@@ -40,6 +40,23 @@ function shownLang(d: Detail, asked: string | null): string {
   return main && d.langs.includes(main) ? main : (d.langs[0] ?? 'en');
 }
 
+/** `text`'s paragraphs (split at blank lines), each with its runs of white space made one space; none for no text. */
+const paragraphs = (text: string | null): string[] =>
+  (text ?? '').split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter((p) => p !== '');
+
+/**
+ * What the question resolves on, and its background (the venue's description, folded: it can be
+ * long). The API serves both with the detail and the page showed neither (outside test: a reader
+ * saw a title and forecasts, never the criteria they are scored against). Null when it has neither.
+ */
+function criteriaPanel(q: Detail['question']): HTMLElement | null {
+  const [criteria, background] = [paragraphs(q.resolution_criteria), paragraphs(q.description)];
+  if (criteria.length === 0 && background.length === 0) return null;
+  return panel('Resolution criteria',
+    h('div', { id: 'resolution-criteria' }, criteria.length ? criteria.map((p) => h('p', {}, p)) : h('p', {}, 'None given with this question.')),
+    background.length ? h('details', { id: 'question-background' }, h('summary', {}, 'Background'), background.map((p) => h('p', {}, p))) : null);
+}
+
 export async function questionPage(root: HTMLElement, id: string | undefined): Promise<void> {
   const q = hashQuery();
   const [{ timeline }, detail, life] = await Promise.all([
@@ -61,6 +78,8 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   if (d.modes.some((m) => m.models.some((x) => x.provider === 'simulated'))) {
     root.append(h('p', { class: 'badge simulated', role: 'status' }, 'SIMULATED: these forecasts come from the model simulator, not real models.'));
   }
+
+  root.append(criteriaPanel(d.question) ?? '');
 
   // Consensus per mode over time, and the market price
   // Points need both a time and a probability: a run without either has no place on the chart.
