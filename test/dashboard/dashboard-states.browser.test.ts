@@ -879,6 +879,27 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
+  it('a question page: a dead link leads on, an unknown reasoning language is named, and a resolved question\'s market price is its last, not "now" (outside test)', async () => {
+    const { page, problems } = await tab(1200);
+    await open(page, '#/questions/manifold%3Ano-such-market');
+    expect(await page.$$eval('main a', (as) => as.map((a) => [a.textContent, a.getAttribute('href')]))).toContainEqual(['Active predictions', '#/predictions']);
+    // the detail's and the lifecycle's 404s, and the browser's word on each, are that page's own
+    expect(problems.failed.splice(0).filter((f) => !/no-such-market\/? 404$/.test(f))).toEqual([]);
+    expect(problems.console.splice(0).filter((c) => !/status of 404/.test(c))).toEqual([]);
+    const active = (await get(server, '/api/predictions/lang/en?limit=1')).body.predictions[0].question_id as string;
+    const detail = (await get(server, `/api/predictions/${encodeURIComponent(active)}`)).body as { langs: string[]; market: { stale: boolean } | null };
+    expect(detail.langs.length).toBeGreaterThan(0);
+    await open(page, `#/questions/${encodeURIComponent(active)}?lang=xx`);
+    expect(await page.$eval('#ignored-in-link', (e) => e.textContent)).toContain(`lang=xx (one of ${detail.langs.join(', ')}; shown in `);
+    expect(await page.$eval('#timeline figcaption', (c) => c.textContent)).toMatch(/market price \(now (\d+(\.\d)?%|–)(, stale)?\)/);
+    await open(page, '#/questions/infer%3A1554'); // resolved NO in the sample
+    const caption = await page.$eval('#timeline figcaption', (c) => c.textContent ?? '');
+    expect(caption).not.toContain('(now ');
+    expect(caption).toMatch(/market price \(last (\d+(\.\d)?%|–)( on \d{4}-\d\d-\d\d \(UTC\))?, the question resolved\)/);
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+  });
+
   it('on a server without the public beta (QUORUM_PUBLIC_BETA=false) an anonymous reader is not told of "public-beta access"', async () => {
     // the same data, served by a second server with the beta off (one server per data directory)
     const copy = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-nobeta-'));

@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, excerpt, firstText, h, hashHref, hashQuery, navigate, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
+import { date, excerpt, firstText, h, hashHref, hashQuery, ignoredInLink, navigate, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
 
 // The parts of the API's PredictionDetail and lifecycle the page reads, nullable as in the OpenAPI document.
 interface Scores { outcome: number | null; brier: number | null; log_loss: number | null; direction: string | null; market_probability: number | null; market_brier: number | null }
@@ -57,6 +57,18 @@ function criteriaPanel(q: Detail['question']): HTMLElement | null {
     background.length ? h('details', { id: 'question-background' }, h('summary', {}, 'Background'), background.map((p) => h('p', {}, p))) : null);
 }
 
+/**
+ * The market price the caption gives: "now 42%" (", stale" when the API says so) while the question
+ * is active; once it is not, the last price and when it was observed (outside test: a resolved
+ * question's caption read "now 40%, stale", a price neither current nor going to be refreshed).
+ */
+function marketNow(d: Detail): string {
+  const p = pct(d.market?.probability);
+  if (d.question.status === 'active') return `now ${p}${d.market?.stale ? ', stale' : ''}`;
+  const at = d.market?.observed_at ? ` on ${d.market.observed_at.slice(0, 10)} (UTC)` : '';
+  return `last ${p}${at}, the question ${d.question.status}`;
+}
+
 export async function questionPage(root: HTMLElement, id: string | undefined): Promise<void> {
   const q = hashQuery();
   const [{ timeline }, detail, life] = await Promise.all([
@@ -65,11 +77,15 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
     get<Lifecycle>('predictions.lifecycle', { question_id: id ?? '' }),
   ]);
   if (detail.kind !== 'ok') {
-    root.append(h('h1', {}, 'Question'), notice(detail, 'This question'));
+    // A way on from a dead link, as a source's page has (outside test: only the browser's Back).
+    root.append(h('h1', {}, 'Question'), notice(detail, 'This question'), h('p', {}, h('a', { href: '#/predictions' }, 'Active predictions')));
     return;
   }
   const d = detail.body;
   const lang = shownLang(d, q.get('lang'));
+  // A language the question has no reasoning in is named, the one shown instead said (outside test: silently another).
+  const askedLang = q.get('lang') ?? '';
+  const ignored = askedLang !== '' && d.langs.length > 0 && lang.toLowerCase() !== askedLang.toLowerCase() ? [`lang=${askedLang} (one of ${d.langs.join(', ')}; shown in ${lang})`] : [];
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('h1', {}, firstText(d.question.title, d.question.question_id)),
     h('p', { class: 'meta' }, `${d.question.venue ?? '–'} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
@@ -79,7 +95,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
     root.append(h('p', { class: 'badge simulated', role: 'status' }, 'SIMULATED: these forecasts come from the model simulator, not real models.'));
   }
 
-  root.append(criteriaPanel(d.question) ?? '');
+  root.append(ignoredInLink(ignored) ?? '', criteriaPanel(d.question) ?? '');
 
   // Consensus per mode over time, and the market price
   // Points need both a time and a probability: a run without either has no place on the chart.
@@ -93,7 +109,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   const uniq = new Map(rows.map((r) => [`${r.series}|${r.t.getTime()}`, r]));
   const series = [...new Set([...uniq.values()].map((r) => r.series))].sort();
   root.append(panel('Consensus and market over time', h('figure', { class: 'chart', id: 'timeline' }, timeline([...uniq.values()], series, width),
-    h('figcaption', {}, `Consensus per mode at each run, and the market price (now ${pct(d.market?.probability)}${d.market?.stale ? ', stale' : ''}).`,
+    h('figcaption', {}, `Consensus per mode at each run, and the market price (${marketNow(d)}).`,
       // (the detail keeps the latest 1,000 rows; the rest are in the snapshot's consensus.parquet)
       d.history_truncated ? ' Only the latest 1,000 consensus points are drawn; earlier runs are in the consensus table of the Parquet snapshot.' : ''))));
 
