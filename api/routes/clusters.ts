@@ -19,7 +19,8 @@ import { bigintKey, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { historyInput, historyNext, historyParams, historyQuery } from './history-page.ts';
-import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, published, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, marketStale, published, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { staleParams } from './prediction-params.ts';
 
 export const CLUSTERS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const VINTAGES = { min: 0, max: 50, default: 5 } as const;
@@ -36,6 +37,8 @@ export const ClusterMember = z
     consensus: zProb.meta({ description: 'The member\'s headline AI consensus (null: none for an active question at as_of).' }),
     disagreement_sd: zProb.meta({ description: 'Population sd of the model probabilities of that consensus.' }),
     market_probability: zProb.meta({ description: 'The member\'s latest market price at as_of.' }),
+    market_observed_at: isoTime.nullable().meta({ description: DOC.market_observed_at }),
+    market_stale: marketStale,
     outcome: zNum.meta({ description: '1 or 0 once resolved.' }),
   })
   .meta({ id: 'ClusterMember' });
@@ -192,7 +195,7 @@ export const clustersRoute = jsonRoute({
     if (first && last) {
       const range = { first: String(first.thesis_id), last: String(last.thesis_id) };
       const [m, v] = await Promise.all([
-        snap.query('clusters-members', range),
+        snap.query('clusters-members', { ...range, ...staleParams(snap) }),
         perThesis > 0 ? snap.query('clusters-vintages', { ...range, per_thesis: perThesis, before_us: null, before_run: null }) : Promise.resolve([]),
       ]);
       members = groupRows(m, 'thesis_id');
@@ -235,7 +238,7 @@ export const clustersDetailRoute = jsonRoute({
     if (!t) throw notFoundClosest('thesis', id, 'thesis_id', (await snap.query('clusters-ids')).map((r) => String(r.thesis_id)));
     const range = { first: id, last: id };
     const [members, rows] = await Promise.all([
-      snap.query('clusters-members', range),
+      snap.query('clusters-members', { ...range, ...staleParams(snap) }),
       snap.query('clusters-vintages', { ...range, per_thesis: page.limit + 1, ...historyParams(page) }),
     ]);
     const vintages = rows.slice(0, page.limit);

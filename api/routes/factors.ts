@@ -19,7 +19,8 @@ import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryInt, queryString, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, marketStale, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
+import { staleParams } from './prediction-params.ts';
 
 export const FACTORS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const FACTOR_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -55,6 +56,8 @@ export const FactorLeaf = z
     }),
     disagreement_sd: zProb.meta({ description: 'Population sd of the model probabilities of the headline consensus.' }),
     market_probability: zProb.meta({ description: DOC.market_probability }),
+    market_observed_at: isoTime.nullable().meta({ description: DOC.market_observed_at }),
+    market_stale: marketStale,
     outcome: zNum.meta({ description: '1 or 0 once resolved; null before, and when annulled.' }),
   })
   .meta({ id: 'FactorLeaf' });
@@ -157,7 +160,7 @@ export const factorsRoute = jsonRoute({
     let leaves = new Map<string, JsonRow[]>();
     if (first && last) {
       const range = { first: String(first.factor_id), last: String(last.factor_id) };
-      const [n, l] = await Promise.all([snap.query('factors-nodes', range), snap.query('factors-leaves', range)]);
+      const [n, l] = await Promise.all([snap.query('factors-nodes', range), snap.query('factors-leaves', { ...range, ...staleParams(snap) })]);
       nodes = groupRows(n, 'factor_id');
       leaves = groupRows(l, 'factor_id');
     }
@@ -183,7 +186,7 @@ export const factorsDetailRoute = jsonRoute({
     const [f] = await snap.query('factors-detail', { factor_id: id });
     if (!f) throw notFoundClosest('factor', id, 'factor_id', (await snap.query('factors-ids')).map((r) => String(r.factor_id)));
     const range = { first: id, last: id };
-    const [nodes, leaves] = await Promise.all([snap.query('factors-nodes', range), snap.query('factors-leaves', range)]);
+    const [nodes, leaves] = await Promise.all([snap.query('factors-nodes', range), snap.query('factors-leaves', { ...range, ...staleParams(snap) })]);
     return published(FactorDetail, { factor: factor(f, nodes, leaves) });
   },
 });

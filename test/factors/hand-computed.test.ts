@@ -238,6 +238,31 @@ describe('factors on a hand-made warehouse', () => {
     expect(one.body.factor).toEqual(f1);
   });
 
+  it('a leaf\'s market price is dated and flagged stale at as_of, as every market price shown beside a consensus (outside test)', async () => {
+    // a1 and a2 priced at T3 (the as_of), a3 and a6 at T1 (22 days before: older than
+    // QUORUM_MAX_PRICE_AGE_HOURS, 48), a4 and a8 never. The leaves listed market_probability alone, so a
+    // factor's market_level over 101-day-old prices (the bundled sample) read as current.
+    const leaves = (body: any) => Object.fromEntries(body.factor.leaves.map((l: any) => [l.question_id, [l.market_observed_at, l.market_stale]]));
+    const expected = {
+      'manifold:a1': [T3.toISOString(), false],
+      'manifold:a2': [T3.toISOString(), false],
+      'manifold:a3': [T1.toISOString(), true],
+      'manifold:a4': [null, null],
+      'manifold:a6': [T1.toISOString(), true],
+      'manifold:a8': [null, null],
+    };
+    expect(leaves((await get(server, '/api/factors/hand/')).body)).toEqual(expected);
+    const listed = (await get(server, '/api/factors/')).body.factors.find((x: { factor_id: string }) => x.factor_id === 'hand');
+    expect(leaves({ factor: listed })).toEqual(expected);
+    // the bound is the server's setting, applied at query time (no run)
+    const wide = await serve(f.dataDir, { maxPriceAgeHours: 24 * 30 });
+    try {
+      expect(leaves((await get(wide, '/api/factors/hand/')).body)['manifold:a3']).toEqual([T1.toISOString(), false]);
+    } finally {
+      await wide.close();
+    }
+  });
+
   it('GET /api/factors/health/: status, reasons worst first, per-factor health, and the snapshot\'s age measured now', async () => {
     const r = await get(server, '/api/factors/health/');
     expect(r.res.status).toBe(200);

@@ -189,6 +189,32 @@ describe('clusters API', () => {
     expectProblem(await get(server, `/api/clusters/hand/?vintages_cursor=${listCursor}`), 400, 'invalid_parameter');
   });
 
+  it('a member\'s market price is dated and flagged stale at as_of, as every market price shown beside a consensus (outside test)', async () => {
+    // Every price of the fixture was observed at T1, 31 days before the snapshot's as_of (T3): older
+    // than QUORUM_MAX_PRICE_AGE_HOURS (48), so stale. The members listed market_probability alone, and
+    // a thesis' market_consensus over 101-day-old prices (the bundled sample) read as current.
+    const members = (c: any) => Object.fromEntries(c.members.map((m: any) => [m.question_id, [m.market_observed_at, m.market_stale]]));
+    const list = (await get(server, '/api/clusters/')).body.clusters;
+    expect(members(list.find((c: any) => c.thesis_id === 'hand'))).toEqual({
+      'kalshi:q3': [T1.toISOString(), true],
+      'manifold:q1': [T1.toISOString(), true],
+      'polymarket:q2': [T1.toISOString(), true],
+    });
+    // no price: neither a time nor a flag
+    const auto = list.find((c: any) => c.origin === 'computed');
+    expect(members(auto)).toEqual({ 'kalshi:q7': [null, null], 'manifold:q4': [T1.toISOString(), true], 'manifold:q5': [null, null] });
+    const detail = (await get(server, '/api/clusters/hand/')).body.cluster;
+    expect(members(detail)).toEqual(members(list.find((c: any) => c.thesis_id === 'hand')));
+    // the bound is the server's setting, applied at query time (no run)
+    const wide = await serve(f.dataDir, { maxPriceAgeHours: 24 * 40 });
+    try {
+      const hand = (await get(wide, '/api/clusters/hand/')).body.cluster;
+      expect(members(hand)['kalshi:q3']).toEqual([T1.toISOString(), false]);
+    } finally {
+      await wide.close();
+    }
+  });
+
   it('errors: unknown thesis 404, bad id 400, bad cursor 400, bad origin 400', async () => {
     expectProblem(await get(server, '/api/clusters/no-such-thesis/'), 404, 'not_found');
     const typo = await get(server, '/api/clusters/hands/');
