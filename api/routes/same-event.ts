@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
-import { cellNum as num, cellStr as str } from '../db/cells.ts';
+import { cellBool as bool, cellNum as num, cellStr as str } from '../db/cells.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { isoTime, zProb } from '../openapi/common.ts';
+import { isoTime, marketStale, zProb } from '../openapi/common.ts';
+import { staleParams } from './prediction-params.ts';
 
 export const SameEventPrice = z
   .object({
@@ -23,6 +24,7 @@ export const SameEventPrice = z
     }),
     market_probability: zProb.meta({ description: 'That market\'s latest price at as_of, as it trades.' }),
     market_observed_at: isoTime.nullable().meta({ description: 'When that price was observed (null: no price).' }),
+    market_stale: marketStale,
     implied_probability: zProb.meta({ description: 'That price read as this question\'s YES (1 − p for a negated pair).' }),
     gap: zProb.meta({ description: 'This question\'s market price − implied_probability (the cross-venue gap).' }),
   })
@@ -42,6 +44,7 @@ function item(r: JsonRow): SameEventItem {
     origin: r.origin === 'curated' ? 'curated' : 'computed',
     market_probability: num(r.other_market_probability),
     market_observed_at: str(r.other_market_observed_at),
+    market_stale: bool(r.other_market_stale),
     implied_probability: num(r.implied_probability),
     gap: num(r.gap),
   };
@@ -56,7 +59,7 @@ export async function sameEventPrices(snap: PinnedSnapshot, questionIds: readonl
   const out = new Map<string, SameEventItem[]>(questionIds.map((id) => [id, []]));
   if (questionIds.length === 0) return out;
   const sorted = [...questionIds].sort();
-  const rows = await snap.query('same-event-prices', { first: sorted[0]!, last: sorted.at(-1)! });
+  const rows = await snap.query('same-event-prices', { first: sorted[0]!, last: sorted.at(-1)!, ...staleParams(snap) });
   for (const r of rows) out.get(String(r.question_id))?.push(item(r));
   return out;
 }

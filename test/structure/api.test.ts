@@ -241,15 +241,17 @@ describe('clusters API', () => {
   });
 
   it('lifecycle, detail and edges show the other venues\' prices of the same event and the cross-venue gap', async () => {
+    // each price dated and flagged stale at as_of, as every market price shown beside a consensus
+    // (outside test: market_stale was missing; q6's price, 31 days old at T3, read as current)
     const expected = [
       {
         question_id: 'kalshi:q7', venue: 'kalshi', title: 'orbital tether elevator completed', url: null, sign: 1, strength: 1,
-        origin: 'computed', market_probability: null, market_observed_at: null, implied_probability: null, gap: null,
+        origin: 'computed', market_probability: null, market_observed_at: null, market_stale: null, implied_probability: null, gap: null,
       },
       {
         question_id: 'polymarket:q6', venue: 'polymarket', title: 'orbital tether elevator not completed', url: null, sign: -1,
-        strength: 1, origin: 'computed', market_probability: 0.3, market_observed_at: T1.toISOString(), implied_probability: 0.7,
-        gap: -0.5,
+        strength: 1, origin: 'computed', market_probability: 0.3, market_observed_at: T1.toISOString(), market_stale: true,
+        implied_probability: 0.7, gap: -0.5,
       },
     ];
     const life = await get(server, '/api/predictions/lifecycle/manifold:q4/');
