@@ -5,7 +5,7 @@
  * "questions_market.jsonl: required ForecastBench file is missing", naming no variable. A path an
  * operator sets resolves against the current directory, as a shell's does.
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,10 +40,36 @@ export function unwritable(path: string): { existing: string; code: string } | n
 }
 
 /**
+ * The part of `path` that is a symbolic link to nothing (its target, or a part of it, does not
+ * exist), or null. existsSync follows links, so nearestExisting walks past such a link to its
+ * parent, where the directory looks makeable; making it then fails with ENOENT (a data directory
+ * symlinked to a volume that is not mounted: QA, every command stopped with "ENOENT: no such file
+ * or directory, mkdir '<dir>'", naming no variable).
+ */
+function danglingLink(path: string): string | null {
+  for (let part = resolve(path); !existsSync(part) && dirname(part) !== part; part = dirname(part)) {
+    let link = false;
+    try {
+      link = lstatSync(part, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+    } catch {
+      // ENOTDIR: a file on the way, which directoryProblem names
+    }
+    if (link) return part;
+  }
+  return null;
+}
+
+/**
  * Why `path` cannot be used as a directory (it, or the nearest part of it that exists, is not
- * one), or null when it is one or can be made. A missing directory is not a problem here.
+ * one, or a part of it is a symbolic link to nothing), or null when it is one or can be made. A
+ * missing directory is not a problem here.
  */
 export function directoryProblem(path: string): string | null {
+  const link = danglingLink(path);
+  if (link) {
+    const to = `a symbolic link to ${readlinkSync(link)}, which does not exist`;
+    return link === resolve(path) ? `${path} is ${to}` : `${link} is ${to}, so ${path} cannot be made`;
+  }
   const existing = nearestExisting(path);
   if (statSync(existing, { throwIfNoEntry: false })?.isDirectory() ?? true) return null;
   return existing === resolve(path) ? `${path} is a file, not a directory` : `${existing} is a file, so ${path} cannot be a directory`;

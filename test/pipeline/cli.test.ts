@@ -1,6 +1,6 @@
 /** The real `quorum` CLI: bad input is rejected with a clear message and writes nothing. */
 import { afterAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
@@ -431,6 +431,29 @@ describe('quorum run', () => {
     const r = results[cases.length]!;
     expect(r.stderr).toContain(`QUORUM_SAMPLE_DIR: ${file} is a file, not a directory`);
     expect(readFileSync(file, 'utf8')).toBe('not a directory');
+  });
+
+  it('a data directory that is a symbolic link to nothing (a volume not mounted) is refused naming QUORUM_DATA_DIR and the link, by every command, nothing made (QA: "ENOENT: no such file or directory, mkdir")', async () => {
+    const target = join(tmp.dir, 'unmounted-volume', 'warehouse');
+    const link = join(tmp.dir, 'warehouse-link');
+    symlinkSync(target, link);
+    const said = `QUORUM_DATA_DIR: ${link} is a symbolic link to ${target}, which does not exist`;
+    const cases = [
+      [['run', '--score-only'], link, said],
+      [['import', 'forecastbench', sample], link, said],
+      [['sync'], link, said],
+      [['keys', 'create', '--plan', 'pro', '--name', 'me'], link, said],
+      [['serve'], link, said],
+      [['run', '--score-only'], join(link, 'sub'), `${said}, so ${join(link, 'sub')} cannot be made`],
+    ] as const;
+    const results = await quorumAll(cases.map(([args, dir]): [string[], Record<string, string>, number] => [[...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none' }, 60_000]));
+    for (const [i, [args, , message]] of cases.entries()) {
+      const r = results[i]!;
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(1);
+      expect(r.stderr, args.join(' ')).toContain(message);
+      expect(r.stderr).not.toMatch(/ENOENT|    at /);
+    }
+    expect(existsSync(join(tmp.dir, 'unmounted-volume'))).toBe(false);
   });
 
   it("the bundled data's defaults are this checkout's, from any directory; a path set resolves against the current one", async () => {
