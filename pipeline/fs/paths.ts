@@ -5,7 +5,7 @@
  * "questions_market.jsonl: required ForecastBench file is missing", naming no variable. A path an
  * operator sets resolves against the current directory, as a shell's does.
  */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, statfsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +31,10 @@ export function nearestExisting(path: string): string {
  */
 export function unwritable(path: string): { existing: string; code: string } | null {
   const existing = nearestExisting(path);
+  // procfs passes the write check for root, but no file or directory can be made in it: mkdir
+  // answers ENOENT, which sends Node's recursive mkdir round for ever (QA: QUORUM_DATA_DIR=/proc/x
+  // quorum run spun at full CPU, never exiting). Answered as mkdir answers.
+  if (onProcfs(existing)) return { existing, code: 'ENOENT' };
   try {
     accessSync(existing, constants.W_OK);
     return null;
@@ -57,6 +61,18 @@ function danglingLink(path: string): string | null {
     if (link) return part;
   }
   return null;
+}
+
+/** The magic number statfs(2) gives for procfs (linux/magic.h PROC_SUPER_MAGIC). */
+const PROC_SUPER_MAGIC = 0x9fa0;
+
+/** Whether `existing` (a path that exists) is on procfs. */
+function onProcfs(existing: string): boolean {
+  try {
+    return statfsSync(existing).type === PROC_SUPER_MAGIC;
+  } catch {
+    return false; // statfs unsupported here: the write check decides
+  }
 }
 
 /**

@@ -456,6 +456,18 @@ describe('quorum run', () => {
     expect(existsSync(join(tmp.dir, 'unmounted-volume'))).toBe(false);
   });
 
+  it('a data directory under /proc is refused naming QUORUM_DATA_DIR, not made for ever (QA: as root, mkdir answered ENOENT there and every writing command spun at full CPU, never exiting)', async () => {
+    const dir = `/proc/quorum-test-${process.pid}`;
+    const commands = [['run', '--score-only'], ['import', 'forecastbench', sample], ['keys', 'create', '--plan', 'pro', '--name', 'me'], ['serve']];
+    const results = await quorumAll(commands.map((args): [string[], Record<string, string>, number] => [args, { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none' }, 30_000]));
+    for (const [i, args] of commands.entries()) {
+      const r = results[i]!;
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(1);
+      expect(r.stderr, args.join(' ')).toMatch(new RegExp(`QUORUM_DATA_DIR|the data directory ${dir}`));
+      expect(r.stderr, args.join(' ')).toContain(`${dir} is not writable by this process`);
+    }
+  });
+
   it("the bundled data's defaults are this checkout's, from any directory; a path set resolves against the current one", async () => {
     const [byDefault, relative, sync] = await Promise.all([
       fromElsewhere(['keys', 'list']),
