@@ -187,6 +187,9 @@ export function registerKeysCommands(program: Command): void {
       run(() => {
         const dir = dataDir();
         refuseKeyAsId(dir, id);
+        // Looked up before the key file is locked, which makes state/ (QA: a mistyped id or
+        // QUORUM_DATA_DIR left a new, empty data directory behind); again under the lock below.
+        if (!readKeyFile(dir).some((k) => k.id === id)) throw new Error(`no key with id ${JSON.stringify(id)}`);
         requireWritableState(dir);
         const rec = revokeKey(dir, id);
         if (!rec) throw new Error(`no key with id ${JSON.stringify(id)}`);

@@ -98,7 +98,10 @@ export function registerWebhooksCommands(program: Command): void {
     .description('delete a subscription (its pending deliveries are dropped)')
     .action((id: string) =>
       run(() => {
-        if (!store().remove(id)) throw new Error(`no subscription ${id}`);
+        const s = store();
+        // Looked up before the subscriptions file is locked, which makes state/ (QA: a mistyped
+        // id or QUORUM_DATA_DIR left a new, empty data directory behind); again under the lock.
+        if (!s.get(id) || !s.remove(id)) throw new Error(`no subscription ${id}`);
       }),
     );
   wh.command('enable <id>')
@@ -117,7 +120,9 @@ export function registerWebhooksCommands(program: Command): void {
     .description('a new signing secret; the old one keeps signing for 24 h')
     .action((id: string) =>
       run(() => {
-        const r = store().rotate(id);
+        const s = store();
+        if (!s.get(id)) throw new Error(`no subscription ${id}`); // before the lock, as delete
+        const r = s.rotate(id);
         if (!r) throw new Error(`no subscription ${id}`);
         console.log(JSON.stringify({ id, secret: r.secret, previous_secret_expires_at: r.previous_expires_at }));
       }),

@@ -37,6 +37,18 @@ describe('quorum keys says where keys live', () => {
     expect(r.stderr).toMatch(NO_SERVER);
   });
 
+  it('revoking a key, or changing a subscription, that does not exist makes nothing: a mistyped QUORUM_DATA_DIR is not created (QA: an empty data directory holding state/ was left)', async () => {
+    const dir = join(tmp.dir, 'mistyped');
+    const commands = [['keys', 'revoke', 'key_nope'], ['webhooks', 'delete', 'wh_nope'], ['webhooks', 'rotate-secret', 'wh_nope'], ['webhooks', 'enable', 'wh_nope']];
+    const results = await Promise.all(commands.map((args) => quorumAsync(args, { QUORUM_DATA_DIR: dir })));
+    for (const [i, args] of commands.entries()) {
+      const r = results[i]!;
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(1);
+      expect(r.stderr).toMatch(/no key with id "key_nope"|no subscription wh_nope/);
+    }
+    expect(existsSync(dir), 'the data directory was made').toBe(false);
+  });
+
   it("without QUORUM_DATA_DIR it names the default directory it used: the checkout's, from any directory", () => {
     const cwd = join(tmp.dir, 'cwd');
     mkdirSync(cwd);
