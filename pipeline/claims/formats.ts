@@ -469,6 +469,16 @@ export async function parseForecasts(dir: string, now: Date): Promise<ParsedClai
 // cbo: the Congressional Budget Office's deficit and debt projections
 
 export const CBO_FILES = { deficit: 'deficit_projection_errors.csv', debt: 'debt_projection_errors.csv' } as const;
+
+/**
+ * The files each bundled dataset's format reads from its directory (`csv` reads every *.csv
+ * there: generic-sql.ts). The CLI checks them before it touches the data directory.
+ */
+export const CLAIM_FORMAT_FILES: Record<Exclude<ClaimFormat, 'csv'>, readonly string[]> = {
+  'fte-polls': [POLLS_FILE],
+  'fte-forecasts': [FORECASTS_2018_FILE, SENATE_FILE],
+  cbo: Object.values(CBO_FILES),
+};
 const CBO_COLUMNS = ['component', 'baseline_date', 'projected_fiscal_year', 'projected_year_number', 'value',
   'actual_value', 'GDP', 'adjusted_projection', 'projection_error'] as const;
 const CBO_NAME = 'Congressional Budget Office';

@@ -738,6 +738,15 @@ export async function appendStaged(
 }
 
 /**
+ * The *.csv files of `dir` that a `csv` import reads, sorted: the extension in any case (QA: a
+ * `Claims.CSV` beside `b.csv` was skipped silently, its claims never imported); directories are
+ * not files, whatever their name.
+ */
+export function claimCsvFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).filter((f) => !f.isDirectory() && /\.csv$/i.test(f.name)).map((f) => f.name).sort();
+}
+
+/**
  * Imports every `*.csv` of `dir` (generic format; `.CSV` in any case). `stored`: the stored sources (slug.ts).
  * Throws an ImportError, writing nothing, when any record is invalid.
  */
@@ -751,9 +760,7 @@ export async function importGenericSql(
   const conn = PROFILE ? profiled(rawConn) : rawConn;
   let names: string[];
   try {
-    // The extension in any case (QA: a `Claims.CSV` beside `b.csv` was skipped silently, its
-    // claims never imported); directories are not files, whatever their name.
-    names = readdirSync(dir, { withFileTypes: true }).filter((f) => !f.isDirectory() && /\.csv$/i.test(f.name)).map((f) => f.name).sort();
+    names = claimCsvFiles(dir);
   } catch (e) {
     throw new ImportError(dir, null, null, `cannot read the directory: ${(e as Error).message}`);
   }

@@ -19,6 +19,7 @@
  * Logs go to stderr; stdout carries only what a command prints (report, summary, key, table).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { unwritable } from '../fs/paths.ts';
 import { Argument, Command } from 'commander';
 import { loadConfig, ConfigError, type QuorumConfig } from '../config.ts';
@@ -202,6 +203,22 @@ function requireImportDir(dir: string): void {
   if (!st.isDirectory()) throw new Error(`the directory to import, ${dir}, is a file, not a directory; nothing was written`);
 }
 
+/**
+ * The files an import reads must be in its directory, checked before the data directory is marked
+ * as the directory itself is (QA: `quorum import forecastbench <a directory without the extract>`
+ * said "required ForecastBench file is missing" after it had made the data directory and written
+ * FORMAT in it; every claims format the same). A `csv` import reads every *.csv file there:
+ * `files` lists those it found.
+ */
+function requireImportFiles(dir: string, what: string, files: { required: readonly string[] } | { csv: readonly string[] }): void {
+  if ('csv' in files) {
+    if (files.csv.length === 0) throw new Error(`${dir}: no *.csv file in the directory; nothing was written`);
+    return;
+  }
+  const missing = files.required.filter((f) => !statSync(join(dir, f), { throwIfNoEntry: false })?.isFile());
+  if (missing.length) throw new Error(`${missing.map((f) => join(dir, f)).join(', ')}: required ${what} ${missing.length > 1 ? 'files are' : 'file is'} missing; nothing was written`);
+}
+
 // `quorum import forecastbench <dir>` and `quorum import claims <format> <dir>`: one subcommand per
 // kind of input, so that each one's --help names its own arguments (QA: one help for both).
 const importCommand = program
@@ -217,6 +234,8 @@ importCommand
     guarded(async () => {
       const { config } = setup();
       requireImportDir(dir);
+      const { QUESTIONS_FILE, RESOLUTIONS_FILE } = await import('../import/forecastbench.ts');
+      requireImportFiles(dir, 'ForecastBench', { required: [QUESTIONS_FILE, RESOLUTIONS_FILE] });
       markDataDir(config);
       const { importForecastBench } = await import('../bootstrap.ts');
       const result = await importForecastBench(config, dir);
@@ -233,6 +252,8 @@ importCommand
     guarded(async () => {
       const { config } = setup();
       requireImportDir(dir);
+      const [{ CLAIM_FORMAT_FILES }, { claimCsvFiles }] = await Promise.all([import('../claims/formats.ts'), import('../claims/generic-sql.ts')]);
+      requireImportFiles(dir, `${format} claims`, format === 'csv' ? { csv: claimCsvFiles(dir) } : { required: CLAIM_FORMAT_FILES[format] });
       markDataDir(config);
       const [{ withConnection }, { importClaims }] = await Promise.all([import('../warehouse/duckdb.ts'), import('../claims/import.ts')]);
       const result = await withConnection((conn) => importClaims(conn, config.dataDir, format, dir));

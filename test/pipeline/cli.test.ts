@@ -120,6 +120,27 @@ describe('quorum import', () => {
     expect(format!.stderr).toContain('quorum import forecastbench <dir> | quorum import claims <format> <dir>');
   });
 
+  it("a directory to import without the files its format reads is refused before the data directory is made, naming them (QA: the import's own \"required ... file is missing\" came after FORMAT was written in a new data directory)", async () => {
+    const empty = join(tmp.dir, 'no-extract');
+    mkdirSync(join(empty, 'sub.csv'), { recursive: true }); // a directory named like a CSV file is none
+    writeFileSync(join(empty, 'questions_market.jsonl'), '');
+    const cases = [
+      [['import', 'forecastbench', empty], `${join(empty, 'resolutions_market.csv')}: required ForecastBench file is missing; nothing was written`],
+      [['import', 'claims', 'csv', empty], `${empty}: no *.csv file in the directory; nothing was written`],
+      [['import', 'claims', 'fte-polls', empty], `${join(empty, 'raw-polls.csv')}: required fte-polls claims file is missing; nothing was written`],
+      [['import', 'claims', 'fte-forecasts', empty], `${join(empty, 'forecast_results_2018.csv')}, ${join(empty, 'historical-senate-predictions.csv')}: required fte-forecasts claims files are missing`],
+      [['import', 'claims', 'cbo', empty], `${join(empty, 'deficit_projection_errors.csv')}, ${join(empty, 'debt_projection_errors.csv')}: required cbo claims files are missing`],
+    ] as const;
+    const dirOf = (i: number) => join(tmp.dir, `never-made-${i}`);
+    const results = await quorumAll(cases.map(([args], i): [string[], Record<string, string>, number] => [[...args], { QUORUM_DATA_DIR: dirOf(i) }, 60_000]));
+    for (const [i, [args, said]] of cases.entries()) {
+      const r = results[i]!;
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(1);
+      expect(r.stderr).toContain(said);
+      expect(existsSync(dirOf(i)), `${args.join(' ')} made the data directory`).toBe(false);
+    }
+  });
+
   it('one import at a time per data directory: another is refused (exit 75) and writes nothing; two at once store each claim once (QA: both wrote all 694 CBO claims, and track records counted them twice)', async () => {
     const cbo = join(REPO, 'data', 'sample', 'cbo-budget-projections');
     const held = join(tmp.dir, 'import-locked');
