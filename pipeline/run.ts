@@ -13,7 +13,7 @@
  * flight finish, what finished is written, and the run ends `interrupted` (resumable; no snapshot).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeAbandonedAtomicTemps } from './fs/durable.ts';
 import type { Logger } from './log.ts';
@@ -21,7 +21,7 @@ import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { appendRaw, removeAbandonedParts } from './warehouse/raw-writer.ts';
 import { createRawViews, rawParts } from './warehouse/raw-views.ts';
-import { newRunId, runDate } from './warehouse/layout.ts';
+import { currentFile, newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock, RunLockLostError } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
 import { deriveSqlHash, deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
@@ -36,7 +36,7 @@ import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { checkDataFormat } from './warehouse/data-format.ts';
 import { loadEventsConfig } from './events/config.ts';
-import { isPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { isPublished, newestPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
 import { structureDir } from './structure/definitions.ts';
 import { unknownCuratedQuestions, unknownQuestionsNote } from './structure/unknown-questions.ts';
@@ -139,6 +139,25 @@ function previousSnapshotAsOf(root: string, id: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The snapshot a run replaces when CURRENT names none that exists (its snapshot removed by hand, a
+ * restore that brought CURRENT without it) although snapshots were published: the newest of them,
+ * with a warning. QA: the run compared itself with nothing, as a first publish, and announced
+ * every resolution and score again (254 question.resolved, 163 score.posted to the stream and
+ * webhooks on the sample), all announced before. Null when nothing was ever published.
+ */
+function previousWithoutCurrent(root: string, log: Logger): string | null {
+  const newest = newestPublished(root);
+  if (newest === null) return null;
+  const named = existsSync(currentFile(root)) ? readFileSync(currentFile(root), 'utf8').trim() : null;
+  log.warn(
+    { current: named, compared_with: newest },
+    `${named === null ? 'CURRENT is missing' : `CURRENT names ${JSON.stringify(named)}, which is not a published snapshot in snapshots/`}: ` +
+      `this run's events compare it with ${newest}, the newest published snapshot (not with nothing, which would announce every resolution again); this run's publish rewrites CURRENT`,
+  );
+  return newest;
 }
 
 export async function runPipeline(options: RunOptions): Promise<RunSummary> {
@@ -280,7 +299,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         if (!options.scoreOnly) await forecast();
         /** Derives and publishes this run's snapshot, then its events; prunes old snapshots. */
         const publishAndEmit = async (): Promise<void> => {
-          const previous = readCurrent(root);
+          const previous = readCurrent(root) ?? previousWithoutCurrent(root, log);
           // A run dated before the snapshot it replaces (a backfill with --as-of, a resumed older
           // run) adds its forecasts to the warehouse, and its snapshot is scored as of that
           // snapshot's time: served, the older view sent the API back in time until the next run,

@@ -66,6 +66,23 @@ export function readCurrent(root: string): string | null {
 }
 
 /**
+ * The newest published snapshot (by its manifest's created_at), or null when none is. What a run
+ * compares itself with when CURRENT names no snapshot that exists (removed by hand, a partial
+ * restore) although others were published: see pipeline/run.ts.
+ */
+export function newestPublished(root: string): string | null {
+  const dir = snapshotsDir(root);
+  if (!existsSync(dir)) return null;
+  let newest: { id: string; created_at: string } | null = null;
+  for (const id of readdirSync(dir)) {
+    if (!isPublished(root, id)) continue;
+    const created = readManifestTime(root, id);
+    if (created !== null && (newest === null || created > newest.created_at)) newest = { id, created_at: created };
+  }
+  return newest?.id ?? null;
+}
+
+/**
  * Whether snapshot `id` was published (its directory is renamed into place only once complete,
  * manifest included), whether or not it is still the current one.
  */

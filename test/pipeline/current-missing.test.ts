@@ -1,0 +1,69 @@
+/**
+ * A data directory whose CURRENT names no snapshot that exists (the operator removed that
+ * snapshot's directory by hand, or restored a backup that brought CURRENT without it), or has no
+ * CURRENT at all, although snapshots were published: the next run compares itself with the newest
+ * published snapshot and says so. QA: it compared itself with nothing, as a first publish, and
+ * announced every resolution and score again (254 question.resolved and 163 score.posted on the
+ * sample), all of them announced before. Real CLI runs, the bundled sample, the simulator.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { quorum, REPO, type CliResult } from '../helpers/cli.ts';
+import { copyWarehouse, ONE_DUCKDB_THREAD, rawQuery, scratch } from '../forecast/helpers.ts';
+import { currentFile, snapshotDir } from '../../pipeline/warehouse/layout.ts';
+import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
+
+const root = scratch('quorum-current-missing-');
+const prepared = join(root, 'prepared');
+const env = (dir: string) => ({ QUORUM_DATA_DIR: dir, QUORUM_VENUES: 'none', QUORUM_MAX_QUESTIONS: '40', LOG_LEVEL: 'warn', ...ONE_DUCKDB_THREAD });
+
+/** The events of the run that `r` (a `quorum run`) printed the summary of, counted by type. */
+async function eventsOf(dir: string, r: CliResult): Promise<Record<string, number>> {
+  const runId = (JSON.parse(r.stdout.trim().split('\n').pop()!) as { run_id: string }).run_id;
+  const rows = await rawQuery(dir, 'events', `SELECT type, count(*) AS n FROM t WHERE run_id = '${runId}' GROUP BY type`);
+  return Object.fromEntries(rows.map((row) => [row.type as string, row.n as number]));
+}
+
+beforeAll(() => {
+  // published snapshots: a dated run that resolves questions, then two rescores now (the scheduled
+  // runs' case: the one before CURRENT's saw what CURRENT's saw)
+  const steps = [['import', 'forecastbench', join(REPO, 'data', 'sample', 'forecastbench')], ['run', '--as-of', '2026-03-06'], ['run', '--score-only'], ['run', '--score-only']];
+  for (const args of steps) {
+    const r = quorum(args, env(prepared));
+    expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+  }
+}, 300_000);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('a run whose CURRENT names no snapshot', () => {
+  it('compares itself with the newest published snapshot, saying so: no resolution or score is announced again', async () => {
+    const dir = copyWarehouse(prepared, root, 'removed-by-hand');
+    const gone = readCurrent(dir)!;
+    rmSync(snapshotDir(dir, gone), { recursive: true });
+    const r = quorum(['run', '--score-only'], env(dir));
+    expect(r.status, r.stderr).toBe(0);
+    expect(await eventsOf(dir, r)).toEqual({ 'run.completed': 1 });
+    expect(r.stderr).toContain(`CURRENT names \\"${gone}\\", which is not a published snapshot in snapshots/`);
+  });
+
+  it('the same when CURRENT itself is missing', async () => {
+    const dir = copyWarehouse(prepared, root, 'no-current');
+    rmSync(currentFile(dir));
+    const r = quorum(['run', '--score-only'], env(dir));
+    expect(r.status, r.stderr).toBe(0);
+    expect(await eventsOf(dir, r)).toEqual({ 'run.completed': 1 });
+    expect(r.stderr).toContain('CURRENT is missing');
+  });
+
+  it('a data directory that never published compares with nothing, as before: its first publish announces its resolutions', async () => {
+    const dir = join(root, 'fresh');
+    expect(quorum(['import', 'forecastbench', join(REPO, 'data', 'sample', 'forecastbench')], env(dir)).status).toBe(0);
+    writeFileSync(currentFile(dir), 'r20260101T000000Z-nothere1\n'); // names nothing, and nothing was published
+    const r = quorum(['run', '--as-of', '2026-03-06'], env(dir));
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('newest published snapshot');
+    expect((await eventsOf(dir, r))['question.resolved']).toBeGreaterThan(0);
+  });
+});
