@@ -15,7 +15,7 @@ import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { ImportLockedError, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
-import { CURRENT_POLL_MS, readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { CURRENT_POLL_MS, newestPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
 import { writeImportBatch } from './import/write-batch.ts';
@@ -182,7 +182,10 @@ function runDue(config: QuorumConfig, logger: Logger, due: 'new' | { resume: str
 export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, signal?: AbortSignal): Promise<RunSummary[]> {
   const marker = bootstrapMarkerFile(config.dataDir);
   const unfinished = existsSync(marker);
-  if (readCurrent(config.dataDir) && !unfinished) return [];
+  // Published before: not a first start, also when CURRENT names no snapshot that exists (QA: a
+  // production directory whose served snapshot was removed by hand got the bundled sample
+  // imported into it and the sample's dated runs made, with its real models).
+  if ((readCurrent(config.dataDir) ?? newestPublished(config.dataDir)) && !unfinished) return [];
   if (unfinished) logger.warn({ marker }, 'the first start was stopped before it finished: finishing it (what it did is not done again)');
   else logger.info({ sample: config.sampleDir }, 'no snapshot yet: importing the bundled sample and running the pipeline');
   writeFileAtomicSync(marker, `${JSON.stringify({ sample: config.sampleDir, started_at: new Date().toISOString() })}\n`);
@@ -237,6 +240,10 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, sig
  */
 export function servedSnapshotNote(dataDir: string): string | null {
   if (readCurrent(dataDir) !== null) return null;
+  const newest = newestPublished(dataDir);
+  if (newest !== null) {
+    return `CURRENT names no published snapshot in snapshots/ (${newest} is the newest there): the API answers 503 not_ready until a run publishes one (the next scheduled run, or quorum run --score-only now)`;
+  }
   return 'no snapshot is published in this data directory: the API answers 503 not_ready until a run publishes one (quorum run; quorum start imports the bundled sample first)';
 }
 

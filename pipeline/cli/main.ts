@@ -419,7 +419,7 @@ program
         }
       }); // right after the lock, as for serve (a first start's bootstrap takes a while)
       return releasedOnFailure(releaseLock, async () => {
-        const [{ bootstrapIfEmpty, rescoreAfterRunEnds, rescoreIfDerivedByOtherSql }, { startScheduler }, { readCurrent }] = await Promise.all([
+        const [{ bootstrapIfEmpty, rescoreAfterRunEnds, rescoreIfDerivedByOtherSql, servedSnapshotNote }, { startScheduler }, { readCurrent }] = await Promise.all([
           import('../bootstrap.ts'),
           import('../scheduler.ts'),
           import('../warehouse/snapshot.ts'),
@@ -434,6 +434,9 @@ program
         })();
         await startingUp;
         if (signal.aborted) return -1; // the shutdown handler exits
+        // Not a first start, yet nothing to serve: CURRENT names no snapshot that exists (as serve says).
+        const none = servedSnapshotNote(config.dataDir);
+        if (none) logger.warn({ dataDir: config.dataDir }, none);
         const judged = rescoreWaits ? null : readCurrent(config.dataDir); // before anything else can publish
         await (await import('./dashboard.ts')).ensureDashboardBuilt(logger); // this checkout's, not the last build's
         server = await startServer({ port: config.port, host: config.host, dataDir: config.dataDir, logger });

@@ -7,11 +7,11 @@
  * sample), all of them announced before. Real CLI runs, the bundled sample, the simulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { quorum, REPO, type CliResult } from '../helpers/cli.ts';
+import { quorum, quorumProcess, REPO, serveOutcome, type CliResult } from '../helpers/cli.ts';
 import { copyWarehouse, ONE_DUCKDB_THREAD, rawQuery, scratch } from '../forecast/helpers.ts';
-import { currentFile, snapshotDir } from '../../pipeline/warehouse/layout.ts';
+import { currentFile, rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
 import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
 
 const root = scratch('quorum-current-missing-');
@@ -55,6 +55,25 @@ describe('a run whose CURRENT names no snapshot', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(await eventsOf(dir, r)).toEqual({ 'run.completed': 1 });
     expect(r.stderr).toContain('CURRENT is missing');
+  });
+
+  it('quorum start does not take it for a first start: no bundled sample imported, no dated run made; it serves 503 and says why (QA: both, into a production directory)', async () => {
+    const dir = copyWarehouse(prepared, root, 'start');
+    rmSync(snapshotDir(dir, readCurrent(dir)!), { recursive: true });
+    const questionParts = readdirSync(rawTableDir(dir, 'questions')).length;
+    const child = quorumProcess(['start'], { ...env(dir), LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', QUORUM_SCHEDULE: '0 0 1 1 *' });
+    try {
+      const started = await serveOutcome(child, 120_000);
+      expect(started.url, started.stderr).not.toBeNull();
+      expect(started.stderr).not.toContain('importing the bundled sample');
+      expect(started.stderr).toContain('CURRENT names no published snapshot in snapshots/');
+      expect((await fetch(`${started.url}/api/predictions/accuracy`)).status).toBe(503);
+      expect(readdirSync(rawTableDir(dir, 'questions')).length).toBe(questionParts);
+      expect(await rawQuery(dir, 'runs', "SELECT run_id FROM t WHERE run_id NOT IN (SELECT run_id FROM read_parquet('" + join(prepared, 'raw', 'runs', '**', '*.parquet') + "', hive_partitioning = false))")).toEqual([]);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('close', resolve));
+    }
   });
 
   it('a data directory that never published compares with nothing, as before: its first publish announces its resolutions', async () => {
