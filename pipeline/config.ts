@@ -369,6 +369,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
         'unset QUORUM_LANG, or list its language first in QUORUM_LANGS',
     );
   }
+  // The headline consensus is the first of QUORUM_HEADLINE_MODES a question has: naming none of the
+  // modes asked, no new question ever has one (outside test: QUORUM_MODES=informed with
+  // QUORUM_HEADLINE_MODES=augmented was taken, and the feeds, the leaderboard's headline and the
+  // track records had nothing of the new questions). A contradiction is refused, as QUORUM_LANG's is.
+  if (!e.QUORUM_HEADLINE_MODES.some((m) => e.QUORUM_MODES.includes(m))) {
+    throw new ConfigError(
+      `invalid configuration:\n  QUORUM_HEADLINE_MODES: ${e.QUORUM_HEADLINE_MODES.join(',')} names none of the modes asked ` +
+        `(QUORUM_MODES: ${e.QUORUM_MODES.join(',')}): no new question would have a headline consensus; list one of them`,
+    );
+  }
   // The venues' settings are read by the sync, but checked at start like the rest: a bad
   // QUORUM_VENUES would otherwise surface only when a scheduled run first syncs.
   try {

@@ -156,6 +156,14 @@ describe('the other enumerated settings read their words in any case, as QUORUM_
     expect(() => loadConfig({ QUORUM_EVIDENCE_PROVIDERS: 'bing' })).toThrow(/QUORUM_EVIDENCE_PROVIDERS/);
   });
 
+  it('QUORUM_HEADLINE_MODES naming none of QUORUM_MODES is refused: no new question would have a headline consensus (outside test)', () => {
+    expect(() => loadConfig({ QUORUM_MODES: 'informed', QUORUM_HEADLINE_MODES: 'augmented' })).toThrow(
+      /QUORUM_HEADLINE_MODES: augmented names none of the modes asked \(QUORUM_MODES: informed\): no new question would have a headline consensus/,
+    );
+    expect(loadConfig({ QUORUM_MODES: 'informed', QUORUM_HEADLINE_MODES: 'augmented,informed' }).headlineModes).toEqual(['augmented', 'informed']);
+    expect(loadConfig({ QUORUM_MODES: 'blind' }).modes).toEqual(['blind']); // the default headline list has blind
+  });
+
   it('QUORUM_TRUST_PROXY: false in any case, a hop count with spaces around; true still refused in any case (QA: FALSE and " 1 " refused)', () => {
     expect(loadConfig({ QUORUM_TRUST_PROXY: 'FALSE' }).trustProxy).toBe(false);
     expect(loadConfig({ QUORUM_TRUST_PROXY: ' 1 ' }).trustProxy).toBe(1);
