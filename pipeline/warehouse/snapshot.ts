@@ -241,7 +241,13 @@ export async function pruneSnapshots(root: string, keep: number, now: Date = new
     // Marked even within `keep`, so its grace has run by the time it falls beyond `keep`.
     const since = supersededSince(root, id, now);
     if (rank >= Math.max(keep, 1) && now.getTime() - since >= SUPERSEDED_GRACE_MS) {
-      await rm(snapshotDir(root, id), { recursive: true, force: true });
+      // Renamed out of the snapshots' names first (one step), then removed: a process killed while
+      // removing left a half-removed snapshot under its own name, maybe with its manifest, which
+      // readers took for a published one (outside test). A `.tmp-` leftover is removed by the next
+      // run (removeAbandonedSnapshots).
+      const doomed = join(dir, `${id}.tmp-pruned`);
+      renameSync(snapshotDir(root, id), doomed);
+      await rm(doomed, { recursive: true, force: true });
       removed.push(id);
     }
   }

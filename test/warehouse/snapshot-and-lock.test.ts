@@ -65,6 +65,37 @@ describe('snapshots', () => {
     }
   });
 
+  it('a snapshot being pruned leaves its name at once: a process killed while removing it leaves a .tmp- directory the next run sweeps, never a half-removed snapshot under its name (outside test)', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const ids = [newRunId(new Date(Date.UTC(2026, 0, 1))), newRunId(new Date(Date.UTC(2026, 0, 2)))];
+      await publishSnapshot(dir, ids[0]!, { asOf: new Date(), headlineModes: [] }, async (d) => {
+        for (let i = 0; i < 3000; i++) writeFileSync(join(d, `part-${i}.parquet`), 'x'); // many files: removed over many turns
+        return { tables: [] };
+      });
+      await new Promise((r) => setTimeout(r, 5));
+      await publishSnapshot(dir, ids[1]!, { asOf: new Date(), headlineModes: [] }, async () => ({ tables: [] }));
+      const named = join(dir, 'snapshots', ids[0]!);
+      const now = Date.now();
+      expect(await pruneSnapshots(dir, 1, new Date(now))).toEqual([]); // marks it superseded: its grace starts
+      const seen: [boolean, boolean][] = [];
+      const ticker = setInterval(() => seen.push([existsSync(named), existsSync(`${named}.tmp-pruned`)]), 0);
+      expect(await pruneSnapshots(dir, 1, new Date(now + SUPERSEDED_GRACE_MS))).toEqual([ids[0]]);
+      clearInterval(ticker);
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every(([byName]) => !byName)).toBe(true); // gone from its name before any other work ran
+      expect(seen.some(([, aside]) => aside)).toBe(true); // removed under the .tmp- name
+      expect(existsSync(`${named}.tmp-pruned`)).toBe(false);
+      // such a leftover is swept by the next run
+      mkdirSync(`${named}.tmp-pruned`);
+      writeFileSync(join(`${named}.tmp-pruned`, 'manifest.json'), '{}');
+      expect(removeAbandonedSnapshots(dir)).toEqual([`${ids[0]}.tmp-pruned`]);
+      expect(readCurrent(dir)).toBe(ids[1]);
+    } finally {
+      cleanup();
+    }
+  });
+
   it('with keep 1, never deletes the snapshot a server may still serve: the one just replaced, nor the one before', async () => {
     const { dir, cleanup } = tempDir();
     try {
