@@ -14,7 +14,9 @@
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
+import { ApiError } from '../errors/problem.ts';
 import { notFoundClosest } from '../http/closest.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { bigintKey, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
@@ -217,6 +219,25 @@ function next(rows: JsonRow[], limit: number, last: JsonRow | undefined): string
   return rows.length > limit && last ? encodeKeyset(CURSOR_KIND, [String(last.thesis_id)]) : null;
 }
 
+/**
+ * The 404 of a thesis id the snapshot does not define, naming the closest ids; for a retired one
+ * (its vintages still in the snapshot) it says so, and where they are: before, it read as a typo,
+ * "No thesis", though the snapshot held its scored vintages (outside test: two computed clusters
+ * of 2025-10-16 merged into others since).
+ */
+async function unknownThesis(snap: PinnedSnapshot, id: string): Promise<ApiError> {
+  const [retired] = await snap.query('clusters-retired', { thesis_id: id });
+  const missing = notFoundClosest('thesis', id, 'thesis_id', (await snap.query('clusters-ids')).map((r) => String(r.thesis_id)));
+  if (!retired) return missing;
+  const last = String(retired.last_as_of).slice(0, 10);
+  return ApiError.notFound(
+    `Thesis '${id}' is no longer defined in this snapshot (retired: a computed cluster merged into another, or a curated thesis removed from its file). ` +
+      `${Number(retired.n_vintages) === 1 ? `Its one scored vintage, of ${last}, is` : `Its ${retired.n_vintages} scored vintages, the newest of ${last}, are`} ` +
+      "in the snapshot's thesis_vintage_scores and thesis_vintage_members tables.",
+    { parameter: 'thesis_id', closest: missing.extras.closest },
+  );
+}
+
 export const clustersDetailRoute = jsonRoute({
   id: 'clusters.detail',
   path: '/api/clusters/{thesis_id}/',
@@ -235,7 +256,7 @@ export const clustersDetailRoute = jsonRoute({
   data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'thesis_vintage_members');
     const [t] = await snap.query('clusters-detail', { thesis_id: id });
-    if (!t) throw notFoundClosest('thesis', id, 'thesis_id', (await snap.query('clusters-ids')).map((r) => String(r.thesis_id)));
+    if (!t) throw await unknownThesis(snap, id);
     const range = { first: id, last: id };
     const [members, rows] = await Promise.all([
       snap.query('clusters-members', { ...range, ...staleParams(snap) }),

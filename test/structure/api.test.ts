@@ -3,6 +3,8 @@
  * snapshot the pipeline published from a hand-made warehouse (two runs: the second scores the
  * first run's vintage after two members resolved).
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerHandle } from '../../api/server.ts';
 import { expectProblem, get, maxDecimals, serve } from '../api/helpers.ts';
@@ -273,5 +275,35 @@ describe('clusters API', () => {
     expect(got.body.paths['/api/clusters/']).toBeDefined();
     expect(got.body.paths['/api/clusters/{thesis_id}/']).toBeDefined();
     expect(Object.keys(got.body.components.schemas)).toEqual(expect.arrayContaining(['Cluster', 'ClusterMember', 'ClusterConsensus', 'ClusterVintage', 'ClusterVintageMember']));
+  });
+});
+
+describe('a retired thesis (removed from its file since its vintages were frozen)', () => {
+  it('is a 404 that says it was retired and where its vintages are, not "No thesis" as for a typo (outside test)', async () => {
+    const f = fixture({ 'theses/t.yaml': THESES });
+    let server: ServerHandle | undefined;
+    try {
+      await writeRaw(f.dataDir, {
+        questions: [question('manifold:q1', 'first unrelated zebra'), question('polymarket:q2', 'second unrelated yak'), question('kalshi:q3', 'third unrelated walrus')],
+        forecasts: [...forecasts('r-1', 'manifold:q1', T1, [0.7, 0.9, 0.8, 0.8]), ...forecasts('r-1', 'kalshi:q3', T1, [0.6, 0.6, 0.6, 0.6])],
+      });
+      await publish(f, T1);
+      // `other` is taken out of the file: its one vintage stays in the snapshot
+      writeFileSync(join(f.structureDir, 'theses', 't.yaml'), THESES.split('  - id: other')[0]!);
+      await publish(f, T3);
+      server = await serve(f.dataDir);
+      const gone = await get(server, '/api/clusters/other/');
+      expectProblem(gone, 404, 'not_found');
+      expect(gone.body.detail).toBe(
+        "Thesis 'other' is no longer defined in this snapshot (retired: a computed cluster merged into another, or a curated thesis removed from its file). " +
+          "Its one scored vintage, of 2026-01-10, is in the snapshot's thesis_vintage_scores and thesis_vintage_members tables.",
+      );
+      expect(gone.body).toMatchObject({ parameter: 'thesis_id', closest: expect.arrayContaining(['hand']) });
+      expect((await get(server, '/api/clusters/hand/')).res.status).toBe(200);
+      expect((await get(server, '/api/clusters/never-was/')).body.detail).toMatch(/^No thesis 'never-was' in this snapshot\./);
+    } finally {
+      await server?.close();
+      f.cleanup();
+    }
   });
 });
