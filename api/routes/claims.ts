@@ -12,6 +12,8 @@ import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellNum as num, cellStr as str, fromColumns } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
+import { closestIds } from '../http/closest.ts';
+import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { assertCursorSnapshot, bigintKey, cursorKeyText, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
@@ -178,6 +180,7 @@ export const claimsListRoute = jsonRoute({
       }),
       snap.query('claims-count', filters),
     ]);
+    if (rows.length === 0 && source != null) await assertKnownSource(snap, source);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     const lastKey = last ? bigintKey(last.cursor_made_us) : null;
@@ -185,6 +188,21 @@ export const claimsListRoute = jsonRoute({
     return published(ClaimPage, { claims: page.map(claim), count: page.length, total: Number(counted[0]?.total ?? 0), next_cursor: next });
   },
 });
+
+/**
+ * An empty page filtered by a `source` no claim of the snapshot has (no track record: a typo, a
+ * name instead of a slug) is a 400 naming the closest slugs: an empty list read as "this source
+ * made no claims" (outside test: `?source=survey-usa` gave total 0, the slug being surveyusa).
+ * A known source whose claims the other filters leave out is an empty list, as before.
+ */
+async function assertKnownSource(snap: PinnedSnapshot, source: string): Promise<void> {
+  if (!snap.tables.has('track_records')) return;
+  const slugs = (await snap.query('track-records-slugs')).map((r) => String(r.source_slug));
+  if (slugs.includes(source)) return;
+  const closest = closestIds(source, slugs);
+  const detail = `No source '${source}' has claims in this snapshot.${closest.length ? ` Closest slugs: ${closest.join(', ')}.` : ''}`;
+  throw new ApiError(400, 'invalid_parameter', detail, { parameter: 'source', closest });
+}
 
 export const claimsDetailRoute = jsonRoute({
   id: 'claims.detail',

@@ -92,6 +92,15 @@ describe('bundled claims datasets', () => {
     const capitals = await get(server, '/api/claims/?source=SurveyUSA&limit=1', auth.x(key));
     expect(capitals.res.status, capitals.text).toBe(200);
     expect(capitals.body.total).toBe(856);
+    // a slug no claim has (a name written as a slug): a 400 naming the closest, not an empty list read as "no claims"
+    const typo = await get(server, '/api/claims/?source=survey-usa', auth.x(key));
+    expect(typo.res.status).toBe(400);
+    expect(typo.body).toMatchObject({ code: 'invalid_parameter', parameter: 'source' });
+    expect(typo.body.closest).toContain('surveyusa');
+    expect(typo.body.detail).toMatch(/^No source 'survey-usa' has claims in this snapshot\. Closest slugs: .*surveyusa/);
+    // a known source whose claims the other filters leave out is an empty list
+    const none = await get(server, '/api/claims/?source=surveyusa&made_since=2099-01-01', auth.x(key));
+    expect([none.res.status, none.body.total]).toEqual([200, 0]);
   });
 
   it('2018: three model versions on the same 504 resolved races (6 uncalled), Brier as recomputed from the file', async () => {
