@@ -14,7 +14,7 @@ import { linkedController } from '../net/deadline.ts';
 import { SourceHttpError, createSourceClient, type SourceClient, type SourceClientOptions } from '../sources/http-client.ts';
 import { BLANK_TITLE } from '../text/blank-title.ts';
 import { DEFAULT_BACKFILL, type BackfillOptions } from './defaults.ts';
-import { DEFAULT_REMOVED_ANNUL_DAYS, days, removedMarketRows } from './removed-market.ts';
+import { DEFAULT_REMOVED_ANNUL_DAYS, RemovedMarketRule } from './removed-market.ts';
 import {
   VenueSyncError,
   type DiscoveryFilters,
@@ -212,21 +212,13 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   const lastObserved = new Map<string, Date>();
   const storedClose = new Map<string, Date | null>();
   const storedResolution = new Map<string, { outcome: number | null; resolved_at: Date | null }>();
-  /** Tracked markets a sync found missing from the venue since (see removed-market.ts). */
-  const removedSince = new Map<string, Date>();
-  /** Tracked markets a venue sync discovered: the only ones the removed-market rule applies to. */
-  const discovered = new Set<string>();
   for (const t of ctx.tracked) {
     tracked.set(t.venue_market_id, t.question_id);
     if (t.last_observed_at) lastObserved.set(t.question_id, t.last_observed_at);
     if (t.close_time !== undefined) storedClose.set(t.question_id, t.close_time);
     if (t.resolution) storedResolution.set(t.question_id, t.resolution);
-    if (t.removed_since) removedSince.set(t.question_id, t.removed_since);
-    if (t.discovered) discovered.add(t.question_id);
   }
-  const removedOptions = { annulAfterDays: ctx.removedMarketAnnulDays ?? DEFAULT_REMOVED_ANNUL_DAYS };
-  /** The question ids of tracked markets not found at this sync, by the step it took. */
-  const removedSteps = { closed: [] as string[], annulled: [] as string[], waiting: [] as string[] };
+  const removedRule = new RemovedMarketRule(ctx.tracked, venue, name, now, { annulAfterDays: ctx.removedMarketAnnulDays ?? DEFAULT_REMOVED_ANNUL_DAYS });
   const backfill = { ...DEFAULT_BACKFILL, ...options.backfill };
   const gaps: { qid: string; market: MarketSnapshot; from: Date }[] = [];
 
@@ -379,7 +371,7 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
    * resolved one gets its resolution's events).
    */
   const foundAgain = (qid: string, m: MarketSnapshot, stored: Date | null | undefined, close: Date | null) => {
-    if (!removedSince.has(qid) || m.state === 'resolved' || m.state === 'annulled') return;
+    if (!removedRule.wasMissing(qid) || m.state === 'resolved' || m.state === 'annulled') return;
     if (m.state === 'open' && reopened(stored, close)) return;
     const open = (m.state === 'open' || m.state === 'upcoming') && (close === null || close.getTime() > now.getTime());
     result.lifecycle_events.push({ question_id: qid, state: open ? 'active' : 'closed', at: now, reason: `found again on ${name} (${m.state_reason})` });
@@ -491,38 +483,27 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
   };
 
   /**
-   * A tracked market the venue answered "not found" for: skipped (no price, no resolution), and,
-   * when a venue sync discovered it and it is not resolved in the warehouse, closed or annulled by
-   * the removed-market rule.
+   * A tracked market the venue answered "not found" for: skipped (no price, no resolution), and
+   * closed or annulled by the removed-market rule where it applies (removed-market.ts).
    */
-  const notFound = new Set<string>();
+  const notFoundIds = new Set<string>();
   const handleNotFound = (id: string) => {
-    if (notFound.has(id)) return;
-    notFound.add(id);
+    if (notFoundIds.has(id)) return;
+    notFoundIds.add(id);
     skip(id, `tracked market not found on ${name}`);
     const qid = tracked.get(id);
-    if (qid === undefined || storedResolution.has(qid) || !discovered.has(qid)) return;
-    const market = { question_id: qid, venue_market_id: id, close_time: storedClose.get(qid) ?? null, removed_since: removedSince.get(qid) ?? null };
-    const rows = removedMarketRows(market, venue, name, now, removedOptions);
+    const rows = qid === undefined ? null : removedRule.notFound(qid);
+    if (!rows) return;
     result.lifecycle_events.push(...rows.lifecycle_events);
     result.close_time_changes.push(...rows.close_time_changes);
     result.resolutions.push(...rows.resolutions);
-    removedSteps[rows.step].push(qid);
   };
 
-  /** The sync report's word on the removed-market rule's steps taken (removed-market.ts). */
+  /** The sync report's word on the removed-market rule's steps (once, also when the sync fails later). */
   let removedReported = false;
   const removedWarnings = () => {
-    if (removedReported) return;
+    if (!removedReported) result.warnings.push(...removedRule.warnings());
     removedReported = true;
-    const list = (ids: string[]) => `${ids.slice(0, 5).join(', ')}${ids.length > 5 ? `, … (${ids.length - 5} more)` : ''}`;
-    const { closed, annulled } = removedSteps;
-    if (closed.length > 0) {
-      result.warnings.push(`${closed.length} tracked market${closed.length === 1 ? '' : 's'} not found on ${name}, closed now (annulled if still not found after ${days(removedOptions.annulAfterDays)}, QUORUM_REMOVED_MARKET_ANNUL_DAYS): ${list(closed)}`);
-    }
-    if (annulled.length > 0) {
-      result.warnings.push(`${annulled.length} tracked market${annulled.length === 1 ? '' : 's'} annulled, still not found on ${name} ${days(removedOptions.annulAfterDays)} or more after the first time: ${list(annulled)}`);
-    }
   };
 
   const handlePage = (page: RawPage) => {

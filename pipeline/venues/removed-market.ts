@@ -19,7 +19,7 @@
  * when it is open with its close ahead, `closed` otherwise), which ends the count: a transient
  * "not found" costs a few missed forecasts, never a wrong annulment.
  */
-import type { Row } from './types.ts';
+import type { Row, TrackedMarket } from './types.ts';
 
 /** How the reason of the step-1 `closed` event starts (sql/pipeline/tracked_markets.sql reads it back). */
 export const REMOVED_PREFIX = 'removed from ';
@@ -86,7 +86,55 @@ export function removedMarketRows(m: RemovedMarket, venue: string, name: string,
 }
 
 /** "7 days", "1 day", "0.5 days". */
-export function days(n: number): string {
+function days(n: number): string {
   const rounded = Math.round(n * 100) / 100;
   return `${rounded} day${rounded === 1 ? '' : 's'}`;
+}
+
+/**
+ * The rule over one sync of one venue: which tracked markets it applies to (discovered by a venue
+ * sync, not resolved), which were missing before, the steps this sync takes, and its word in the
+ * sync report.
+ */
+export class RemovedMarketRule {
+  /** Tracked, unresolved markets a venue sync discovered, by question id: the rule's own. */
+  readonly #applies = new Map<string, TrackedMarket>();
+  readonly #steps: Record<RemovedMarketRows['step'], string[]> = { closed: [], annulled: [], waiting: [] };
+
+  constructor(
+    tracked: readonly TrackedMarket[],
+    private readonly venue: string,
+    private readonly name: string,
+    private readonly now: Date,
+    private readonly options: RemovedMarketOptions,
+  ) {
+    for (const t of tracked) if (t.discovered && !t.resolution) this.#applies.set(t.question_id, t);
+  }
+
+  /** Whether a sync found question `qid`'s market missing, nothing heard of it since. */
+  wasMissing(qid: string): boolean {
+    return !!this.#applies.get(qid)?.removed_since;
+  }
+
+  /** The rows for question `qid`, whose market the venue answered "not found" for (null: the rule does not apply to it). */
+  notFound(qid: string): RemovedMarketRows | null {
+    const t = this.#applies.get(qid);
+    if (!t) return null;
+    const market = { question_id: qid, venue_market_id: t.venue_market_id, close_time: t.close_time ?? null, removed_since: t.removed_since ?? null };
+    const rows = removedMarketRows(market, this.venue, this.name, this.now, this.options);
+    this.#steps[rows.step].push(qid);
+    return rows;
+  }
+
+  /** The sync report's warnings for the steps taken (none when none was). */
+  warnings(): string[] {
+    const list = (ids: string[]) => `${ids.slice(0, 5).join(', ')}${ids.length > 5 ? `, … (${ids.length - 5} more)` : ''}`;
+    const plural = (n: number) => `${n} tracked market${n === 1 ? '' : 's'}`;
+    const grace = days(this.options.annulAfterDays);
+    const { closed, annulled } = this.#steps;
+    return [
+      ...(closed.length ? [`${plural(closed.length)} not found on ${this.name}, closed now (annulled if still not found after ${grace}, QUORUM_REMOVED_MARKET_ANNUL_DAYS): ${list(closed)}`] : []),
+      ...(annulled.length ? [`${plural(annulled.length)} annulled, still not found on ${this.name} ${grace} or more after the first time: ${list(annulled)}`] : []),
+    ];
+  }
 }
