@@ -3,7 +3,8 @@
 -- distributions, both read from the record's lists in this one pass:
 --   pathway_worlds: every world, most likely first ({world, probability, disagreement_sd, rank,
 --     consistent, conditional_probability}): world i of the lists is the world whose digits read
---     as a binary number give i; rank 1 = the most likely (ties by world); consistent = agrees
+--     as a binary number give i; rank 1 = the most likely (on probabilities rounded to 9
+--     decimals, ties by world); consistent = agrees
 --     with the components resolved as of the snapshot (resolved_pattern, '-' for an open one);
 --     conditional_probability = its probability renormalized over the consistent worlds;
 --   record_components: every component in pathway order ({ord, question_id, implied, outcome,
@@ -41,7 +42,9 @@ k AS (
 ),
 ranked AS (
   SELECT scenario_id, run_id, lpad(bin(world_ix), n_components, '0') AS world, probability, disagreement_sd, consistent,
-         row_number() OVER (PARTITION BY scenario_id, run_id ORDER BY probability DESC, world_ix)::INTEGER AS rank,
+         -- probabilities rounded to 9 decimals, as 99_scenario_1_joint.sql's _rank_key: a tie's two
+         -- products may differ in their last bit, and ties go by world
+         row_number() OVER (PARTITION BY scenario_id, run_id ORDER BY round(probability, 9) DESC, world_ix)::INTEGER AS rank,
          CASE WHEN consistent AND sum(probability) FILTER (WHERE consistent) OVER p > 0
               THEN probability / sum(probability) FILTER (WHERE consistent) OVER p END AS conditional_probability
   FROM k

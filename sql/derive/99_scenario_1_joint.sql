@@ -149,6 +149,17 @@ CREATE OR REPLACE TEMP MACRO _implied_marginals(p, n) AS
 -- (the other worlds add exact zeros), without a lambda per component and world.
 CREATE OR REPLACE TEMP MACRO _implied_marginals_masked(p, masks) AS
   list_transform(masks, lambda m: list_dot_product(p, m));
+-- Ranks compare probabilities rounded to 9 decimals (as directions, tiers and bins round them,
+-- sql/README.md), so that worlds of one probability are tied and ranked by world, as defined:
+-- floating point gives the two products of a tie different last bits (P(c1) = 0.4,
+-- P(c2 | NO) = 0.6, P(c2 | YES) = 0.1: P('01') = 0.6 · 0.6 = 0.36 and P('10') = 0.4 · 0.9 =
+-- 0.36000000000000004), which ranked '10' first and named it the top world
+-- (test/scenarios/rank-ties.test.ts). _top_world_ix: the 0-based index of a joint's rank-1 world,
+-- the first position holding the largest rounded probability. (sql/api/scenarios-records.sql,
+-- which ranks a record's worlds on the API's own connection, rounds the same way.)
+CREATE OR REPLACE TEMP MACRO _rank_key(x) AS round(x, 9);
+CREATE OR REPLACE TEMP MACRO _top_world_ix(p) AS
+  list_position(list_transform(p, lambda x: _rank_key(x)), list_max(list_transform(p, lambda x: _rank_key(x)))) - 1;
 -- (`worlds`: the worlds' digit strings, world w at index w + 1)
 CREATE OR REPLACE TABLE _scenario_masks AS
 SELECT n AS n_components,
@@ -567,7 +578,7 @@ CREATE OR REPLACE TABLE scenario_worlds AS
 WITH ranked AS (
   SELECT j.scenario_id, j.source, j.model, j.method, j.p, j.sd, j.n_models, mk.worlds, r.resolved_mask, r.resolved_bits,
          list_dot_product(j.p, r.consistent) AS consistent_mass,
-         list_sort(list_transform(j.p, lambda x, i: {'np': -x, 'ix': (i - 1)::INTEGER})) AS order_
+         list_sort(list_transform(j.p, lambda x, i: {'np': -_rank_key(x), 'ix': (i - 1)::INTEGER})) AS order_
   FROM _scenario_joints AS j
   JOIN _scenario_set AS s USING (scenario_id)
   JOIN _scenario_resolution AS r USING (scenario_id)

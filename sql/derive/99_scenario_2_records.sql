@@ -197,8 +197,8 @@ FROM (
 CREATE OR REPLACE TEMP VIEW scenario_records AS
 SELECT scenario_id, run_id, as_of, title, components, content_hash, n_models, methods,
        len(marginals)::INTEGER AS n_components, len(probabilities)::INTEGER AS n_worlds,
-       lpad(bin(list_position(probabilities, list_max(probabilities)) - 1), len(marginals)::INTEGER, '0') AS top_world,
-       list_max(probabilities) AS top_probability,
+       lpad(bin(_top_world_ix(probabilities)), len(marginals)::INTEGER, '0') AS top_world,
+       probabilities[_top_world_ix(probabilities) + 1] AS top_probability,
        probabilities, disagreement_sd, marginals
 FROM _scenario_record_all;
 
@@ -208,10 +208,10 @@ FROM _scenario_record_all;
 -- record is archived any more), else active (a component is open: runs still archive records).
 CREATE OR REPLACE TABLE scenarios AS
 WITH cur AS (
-  -- the consensus joint's most likely world (scenario_worlds' rank 1: the largest probability,
-  -- ties by the lowest world_ix, the first position holding the maximum), read from its list
-  SELECT j.scenario_id, lpad(bin(list_position(j.p, list_max(j.p)) - 1), s.n_components, '0') AS top_world,
-         list_max(j.p) AS top_probability, j.n_models, j.methods
+  -- the consensus joint's most likely world (scenario_worlds' rank 1: the largest probability
+  -- rounded to 9 decimals, ties by the lowest world_ix, _top_world_ix), read from its list
+  SELECT j.scenario_id, lpad(bin(_top_world_ix(j.p)), s.n_components, '0') AS top_world,
+         j.p[_top_world_ix(j.p) + 1] AS top_probability, j.n_models, j.methods
   FROM _scenario_consensus_joint AS j
   JOIN _scenario_set AS s USING (scenario_id)
 ),

@@ -10,7 +10,7 @@
  *  - conditionals given twice (by the stage and as stored conditional forecasts) are averaged;
  *  - implied marginals, direct forecasts and coherence gaps, per model and for the consensus;
  *  - consensus: the mean of the models' joints per world, population sd, n_models, methods;
- *  - rank: 1 = most likely, ties by world; `consistent` and `conditional_probability` under the
+ *  - rank: 1 = most likely (probabilities rounded to 9 decimals), ties by world; `consistent` and `conditional_probability` under the
  *    resolutions at as_of; the `scenarios` row's top world and resolution;
  *  - the record archived before any resolution and its scores once components resolve: complete,
  *    realized world and probability, log score (P floored at 1e-12), multi-class Brier, component
@@ -459,9 +459,13 @@ function check(specs: ScenarioSpec[], pub: Published) {
       close(sc.partial_log_score, Math.log(Math.max(mass, 1e-12)), `${sid} score: partial_log_score`);
     }
 
-    /** rank (1 = most likely, ties by world), consistent, conditional_probability of one joint. */
+    /**
+     * rank (1 = most likely on probabilities rounded to 9 decimals, ties by world), consistent,
+     * conditional_probability of one joint.
+     */
     function checkRanked(rowsOf: Record<string, any>[], joint: number[], what: string) {
-      const sorted = [...rowsOf].sort((a, b) => b.probability - a.probability || (a.world < b.world ? -1 : a.world > b.world ? 1 : 0));
+      const key = (p: number) => Math.round(p * 1e9) / 1e9;
+      const sorted = [...rowsOf].sort((a, b) => key(b.probability) - key(a.probability) || (a.world < b.world ? -1 : a.world > b.world ? 1 : 0));
       sorted.forEach((r, i) => same(r.rank, i + 1, `${what} ${r.world}: rank`));
       const mass = worlds.reduce((a, w, i) => a + (agrees(w) ? joint[i]! : 0), 0);
       for (const r of rowsOf) {
