@@ -17,7 +17,9 @@
  *
  * Unknown parameters are ignored, except the filters (and `sort`, `cursor`) of the exported tables'
  * own list endpoints that no export applies (LIST_ONLY_FILTERS): an export that dropped
- * `source=` or `made_since=` in silence returned every row of the table, read as filtered (QA).
+ * `source=` or `made_since=` in silence returned every row of the table, read as filtered (QA);
+ * and except these names (EXPORT_PARAMS, the filters) written in another case or with `-` for `_`
+ * (`LIMIT`, `Resolved_Since`): a 400 naming the one meant (routes.ts rejectMisspeltParams).
  */
 import type { Request } from 'express';
 import { z } from 'zod';
@@ -33,6 +35,9 @@ export const MAX_EXPORT_LIMIT = 1_000_000_000;
 /** The time filters, each named for the column it compares; also the SQL files' parameter names. */
 export const TIME_FILTERS = ['updated_since', 'resolved_since', 'created_since'] as const;
 export type TimeFilter = (typeof TIME_FILTERS)[number];
+
+/** Every query parameter an export reads (parseExportParams). */
+export const EXPORT_PARAMS = ['output', 'limit', 'status', 'since', ...TIME_FILTERS, 'category'] as const;
 
 export interface ExportParams {
   output: ExportFormat;

@@ -32,12 +32,12 @@ import type { Express, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError } from '../errors/problem.ts';
-import { firstGiven, rejectBracketedParams } from '../http/params.ts';
+import { FILTER_NAMES, firstGiven, misspeltNames, misspeltParameter, rejectBracketedParams } from '../http/params.ts';
 import { getRoute } from '../http/route.ts';
 import type { SnapshotReader } from '../snapshot/reader.ts';
 import { ExportCancelled, ExportEngine, type ExportStats } from './engine.ts';
 import { ENCODERS } from './formats.ts';
-import { LIST_ONLY_FILTERS, parseExportParams, type ExportParams, type TimeFilter } from './params.ts';
+import { EXPORT_PARAMS, LIST_ONLY_FILTERS, parseExportParams, type ExportParams, type TimeFilter } from './params.ts';
 import { endResponse, JsonArrayFramer, ResponseClosed, sendFile, watchSendProgress, writeChunk } from './stream.ts';
 import {
   authOf,
@@ -118,6 +118,24 @@ function timeFilterParams(table: ExportTableSpec, params: ExportParams): Record<
     given[table.sinceAlias] = params.since;
   }
   return Object.fromEntries(accepted.map((name) => [name, given[name] ?? null]));
+}
+
+/** The export's parameters and the API's filters, by their lowercase form (misspeltParameter). */
+const MISSPELT = misspeltNames([...EXPORT_PARAMS, ...Object.keys(LIST_ONLY_FILTERS), ...FILTER_NAMES]);
+
+/**
+ * A 400 for one of the export's parameters (or a filter's name) written in another case or with
+ * `-` for `_`, as on every route (README "The API"): ignored as an unknown parameter, it exported
+ * every row as if filtered or limited (outside test: `/api/export/resolved/?Resolved_Since=2030-01-01`
+ * and `?LIMIT=1` sent the whole table; `?OUTPUT=json` a CSV file).
+ */
+function rejectMisspeltParams(req: Request, table: ExportTableSpec): void {
+  const wrong = misspeltParameter(req, MISSPELT);
+  if (wrong === undefined) return;
+  throw ApiError.invalidParameter(
+    wrong.given,
+    `Query parameter '${wrong.given}' is not one of the ${table.name} export's: parameter names are lowercase, with '_' (did you mean '${wrong.meant}'?); '${wrong.given}' would be ignored.`,
+  );
 }
 
 /**
@@ -225,6 +243,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     }
     const table = TABLE_SPECS[tableName];
     rejectBracketedParams(req);
+    rejectMisspeltParams(req, table);
     const params = parseExportParams(req);
     rejectListOnlyFilters(req, table);
     if (!table.status && params.status !== 'all') {

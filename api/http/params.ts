@@ -89,11 +89,9 @@ export function foreignFilterCheck(path: string, own: readonly string[], hint?: 
   const unpaged = wholeList ? ['limit', 'cursor'].filter((p) => !own.includes(p)) : [];
   const misspelt = misspeltNames([...own, ...FILTER_NAMES]);
   return (req) => {
-    for (const given of Object.keys(req.query as object)) {
-      const meant = misspelt.get(given.toLowerCase().replaceAll('-', '_'));
-      if (meant !== undefined && meant !== given) {
-        throw ApiError.invalidParameter(given, `${path} has no '${given}' parameter: parameter names are lowercase, with '_' (did you mean '${meant}'?); '${given}' would be ignored. ${tail}`);
-      }
+    const wrong = misspeltParameter(req, misspelt);
+    if (wrong !== undefined) {
+      throw ApiError.invalidParameter(wrong.given, `${path} has no '${wrong.given}' parameter: parameter names are lowercase, with '_' (did you mean '${wrong.meant}'?); '${wrong.given}' would be ignored. ${tail}`);
     }
     const name = firstGiven(req, foreign);
     if (name !== undefined) throw ApiError.invalidParameter(name, `${path} has no '${name}' filter: it would answer unfiltered figures as if filtered. ${tail}`);
@@ -113,8 +111,21 @@ export function foreignFilterCheck(path: string, own: readonly string[], hint?: 
  * unknown parameter answered every row as if filtered (outside test: `/api/track-records/?Kind=pollster`
  * listed every source).
  */
-function misspeltNames(names: readonly string[]): Map<string, string> {
+export function misspeltNames(names: readonly string[]): Map<string, string> {
   return new Map(names.map((n) => [n.toLowerCase(), n]));
+}
+
+/**
+ * The first query parameter of `req` that is one of `misspelt`'s names (misspeltNames) written in
+ * another case or with `-` for `_` (`LIMIT`, `Resolved_Since`, `made-since`), with the name meant;
+ * undefined when there is none. Ignored as an unknown parameter, it would answer as if unfiltered.
+ */
+export function misspeltParameter(req: Request, misspelt: ReadonlyMap<string, string>): { given: string; meant: string } | undefined {
+  for (const given of Object.keys(req.query as object)) {
+    const meant = misspelt.get(given.toLowerCase().replaceAll('-', '_'));
+    if (meant !== undefined && meant !== given) return { given, meant };
+  }
+  return undefined;
 }
 
 /**

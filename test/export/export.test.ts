@@ -829,6 +829,29 @@ describe('bad input', () => {
     expect((await get('/api/export/resolved/?venue=')).res.status).toBe(200);
   });
 
+  it('a parameter written in another case or with - for _ is a 400 naming the one meant, never ignored (outside test: ?Resolved_Since=2030-01-01 and ?LIMIT=1 exported every row, ?OUTPUT=json a CSV file)', async () => {
+    const cases: Array<[string, string, string, string]> = [
+      ['resolved', 'Resolved_Since', '2030-01-01', 'resolved_since'],
+      ['resolved', 'resolved-since', '2030-01-01', 'resolved_since'],
+      ['predictions', 'LIMIT', '1', 'limit'],
+      ['predictions', 'OUTPUT', 'json', 'output'],
+      ['predictions', 'Status', 'active', 'status'],
+      ['scores', 'Since', '2030-01-01', 'since'],
+      ['resolved', 'Category', 'politics', 'category'],
+      ['claims', 'Source', 'fte', 'source'],
+    ];
+    for (const [table, param, value, meant] of cases) {
+      const r = await get(`/api/export/${table}/?${param}=${value}`);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.parameter, `${table}?${param}`).toBe(param);
+      expect(r.body.detail, `${table}?${param}`).toContain(`did you mean '${meant}'?`);
+    }
+    // the names as written are read as before
+    const limited = await get('/api/export/predictions/?limit=1');
+    expect(limited.res.status, limited.text).toBe(200);
+    expect(limited.res.headers.get('X-Export-Rows')).toBe('1');
+  });
+
   it('a rejected value is shown back; an offset whose + arrived as a space says to send %2B (QA: the detail named +02:00 as allowed while refusing it, without saying what arrived)', async () => {
     // Typed into a URL as is, `+05:30` reaches the server as ` 05:30` (a '+' in a query string is a space).
     const plus = await get('/api/export/predictions?since=2025-01-01T00:00:00+05:30');
