@@ -296,6 +296,12 @@ function jsonHandler(def: JsonRoute<unknown>, services: ApiServices): RequestHan
     // A keyed answer carries that key's quota headers (RateLimit): private to caches, though its
     // body is everyone's (QA: public, so a shared cache could hand one key's quota to every reader).
     const shared = publicRead && authOf(res).keyId === null;
+    // A public read's answer depends on the key headers (quota headers, or a 401 for a bad key):
+    // a shared cache must not hand the anonymous copy to a keyed request (outside test).
+    if (publicRead) {
+      res.vary('Authorization');
+      res.vary('X-API-Key');
+    }
     const current = services.snapshots.currentId;
     if (current !== null) {
       const hit = services.cache.get(ResponseCache.key(current, def.id, reqKey));

@@ -331,6 +331,8 @@ describe('caching: ETag, 304, Cache-Control until the next run, a minute at most
       for (const p of ['/api/predictions/accuracy', '/api/events/service_stats/']) {
         const anonymous = await get(s, p);
         expect(anonymous.res.headers.get('cache-control'), p).toMatch(/^public, (max-age=\d+|no-cache)$/);
+        // a shared cache keeps it apart from a keyed request's answer (outside test: no Vary on the key headers)
+        expect(anonymous.res.headers.get('vary'), p).toMatch(/Authorization.*X-API-Key/);
         const keyed = await get(s, p, auth.x(key)); // the cached body, its second reader
         expect(keyed.res.headers.get('ratelimit'), p).toMatch(/"pro";r=\d+;/);
         expect(keyed.res.headers.get('cache-control'), p).toMatch(/^private, (max-age=\d+|no-cache)$/);
