@@ -72,6 +72,12 @@ export interface RunOptions {
   events?: { consensusThreshold: number; edgeThreshold: number };
 }
 
+/**
+ * The note of a continued run that had published its snapshot before it was killed (it is only
+ * recorded completed): the scheduler then starts this tick's own run (scheduler.ts scheduledRun).
+ */
+export const ALREADY_PUBLISHED_NOTE = 'its snapshot was published before the interruption; kept as it was';
+
 export interface RunSummary {
   run_id: string;
   as_of: string;
@@ -203,7 +209,14 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
         // A new run; an interrupted (or failed) one's journaled (paid) calls reach the warehouse
         // only when it is continued: say so, every time, rather than leave it silent (QA).
         const pending = await findRunToResume(conn, root, true);
-        if (pending) {
+        if (pending && isPublished(root, pending.run_id)) {
+          // Killed after its publish: its calls are in the warehouse and its snapshot is out; only
+          // its `completed` row is missing (outside test: told its calls were not in the warehouse).
+          logger.warn(
+            { interrupted_run: pending.run_id, as_of: pending.as_of, snapshot: pending.run_id },
+            `run ${pending.run_id} was stopped after it published its snapshot, before it recorded itself completed: \`quorum run --resume\` records it so (nothing is made or published again); this is a new run`,
+          );
+        } else if (pending) {
           const how = pending.failed ? 'failed' : 'was interrupted';
           logger.warn(
             { interrupted_run: pending.run_id, as_of: pending.as_of, calls: pending.calls, journal: pending.journal, failed: pending.failed },
@@ -366,7 +379,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           log.info({ snapshot: runId }, 'snapshot already published before the interruption: not derived again');
           summary.snapshot = runId;
           summary.status = 'completed';
-          summary.notes.push('its snapshot was published before the interruption; kept as it was');
+          summary.notes.push(ALREADY_PUBLISHED_NOTE);
         } else {
           await publishAndEmit();
         }

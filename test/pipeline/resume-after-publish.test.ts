@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { runPipeline } from '../../pipeline/run.ts';
+import { scheduledRun } from '../../pipeline/scheduler.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { markEventsPending } from '../../pipeline/events/emit.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
@@ -117,6 +119,37 @@ describe('a run killed after its publish, continued with --resume', () => {
     expect(resumed).toMatchObject({ run_id: c.run_id, status: 'completed', snapshot: c.run_id });
     expect(readCurrent(root)).toBe(c.run_id); // served at last (it said completed and was never served)
     expect(await eventsOf(c.run_id)).toEqual(published);
+  }, 300_000);
+});
+
+describe('a scheduled tick after a run killed after its publish', () => {
+  it('records that run completed, then runs its own (outside test: the tick only closed the old run, a whole cycle lost)', async () => {
+    const d = await runPipeline({ config: config(), logger, asOf: new Date('2026-03-08T00:00:00Z') });
+    expect(d.status, d.error ?? '').toBe('completed');
+    const runParts = runPartitions('runs', d.run_id).flatMap((dir) => readdirSync(dir).map((f) => join(dir, f)));
+    rmSync(runParts.sort((x, y) => statSync(x).mtimeMs - statSync(y).mtimeMs).at(-1)!); // the kill: no `completed` row
+    // A plain run's start says what that run is (not "its journaled calls are not in the warehouse").
+    const { logger: seen, lines } = capturedLog();
+    const live = loadConfig({ QUORUM_DATA_DIR: root, QUORUM_SIMULATOR_URL: sim.url, QUORUM_MAX_QUESTIONS: '12', QUORUM_MODES: 'blind', QUORUM_VENUES: 'none', LOG_LEVEL: 'silent' });
+    const tick = await scheduledRun(live, seen, new AbortController().signal);
+    expect(tick.status, tick.error ?? '').toBe('completed');
+    expect(tick.run_id).not.toBe(d.run_id); // this tick's own run
+    expect(tick.resumed).toBe(false);
+    expect(readCurrent(root)).toBe(tick.run_id);
+    const statuses = await rawQuery(root, 'runs', `SELECT status FROM t WHERE run_id = '${d.run_id}' ORDER BY recorded_at`);
+    expect(statuses.map((r) => r.status)).toEqual(['started', 'completed']);
+    expect(lines.some((l) => String(l.msg).startsWith('the run continued had published before it was stopped'))).toBe(true);
+  }, 300_000);
+
+  it('a plain run beside such a run says it only lacks its completed row', async () => {
+    const e = await runPipeline({ config: config(), logger, asOf: new Date('2026-03-09T00:00:00Z') });
+    const runParts = runPartitions('runs', e.run_id).flatMap((dir) => readdirSync(dir).map((f) => join(dir, f)));
+    rmSync(runParts.sort((x, y) => statSync(x).mtimeMs - statSync(y).mtimeMs).at(-1)!);
+    const { logger: seen, lines } = capturedLog();
+    const f = await runPipeline({ config: config(), logger: seen, asOf: new Date('2026-03-10T00:00:00Z'), scoreOnly: true });
+    expect(f.status, f.error ?? '').toBe('completed');
+    const warned = lines.map((l) => String(l.msg)).filter((m) => m.startsWith(`run ${e.run_id}`));
+    expect(warned).toEqual([`run ${e.run_id} was stopped after it published its snapshot, before it recorded itself completed: \`quorum run --resume\` records it so (nothing is made or published again); this is a new run`]);
   }, 300_000);
 });
 
