@@ -250,7 +250,7 @@ async function editedQuestionVersions(
   if (reopened.length === 0) return { versions: out, reopened };
   // a resolved question stays resolved whatever its close (resolved is terminal)
   const open = new Set(
-    (await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', trackedParams(QUORUM_VENUE, 'infinity')))
+    (await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', trackedParams(QUORUM_VENUE, 'infinity', opts.now)))
       .filter((t) => !t.resolved)
       .map((t) => t.question_id),
   );
@@ -263,9 +263,9 @@ async function editedQuestionVersions(
  * their close. The sync used to say nothing of it; now its question-files report warns. Reads
  * the raw views the caller created.
  */
-async function removedQuestions(conn: DuckDBConnection, questions: readonly object[]): Promise<string[]> {
+async function removedQuestions(conn: DuckDBConnection, questions: readonly object[], now: Date): Promise<string[]> {
   const inFiles = new Set(questions.map((q) => String((q as { question_id: unknown }).question_id)));
-  const open = await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', trackedParams('quorum', 'infinity'));
+  const open = await queryFile<{ question_id: string; resolved: boolean }>(conn, 'pipeline/tracked_markets.sql', trackedParams('quorum', 'infinity', now));
   return open.filter((q) => !q.resolved && !inFiles.has(q.question_id)).map((q) => q.question_id).sort();
 }
 
@@ -278,9 +278,12 @@ function removedWarning(ids: readonly string[]): string {
   );
 }
 
-/** The parameters of sql/pipeline/tracked_markets.sql for `venue`'s markets, rechecked if resolved at or after `recheckSince`. */
-function trackedParams(venue: string, recheckSince: string) {
-  return { venue, recheck_since: recheckSince, removed_prefix: REMOVED_PREFIX };
+/**
+ * The parameters of sql/pipeline/tracked_markets.sql for `venue`'s markets, rechecked if resolved at
+ * or after `recheckSince`, as a sync at `now` knows them (lifecycle events dated later have not happened).
+ */
+function trackedParams(venue: string, recheckSince: string, now: Date) {
+  return { venue, recheck_since: recheckSince, now: now.toISOString(), removed_prefix: REMOVED_PREFIX };
 }
 
 /** A row of sql/pipeline/tracked_markets.sql. */
@@ -411,7 +414,7 @@ export async function syncAll(conn: DuckDBConnection, opts: SyncOptions): Promis
       written.question_versions = await appendChecked(conn, opts, 'questions', versions, ['question_id', 'ingested_at']);
     }
     // a rejected file's questions are not "no longer in any file": no warning while one is
-    const removed = files.rejected.length > 0 ? [] : await removedQuestions(conn, files.questions);
+    const removed = files.rejected.length > 0 ? [] : await removedQuestions(conn, files.questions, opts.now);
     if (removed.length > 0) log.warn({ questions: removed }, 'open question-file questions no longer in any file');
     // each bad file is left out, its error reported; the others' questions are imported and resolved
     for (const e of files.rejected) log.error({ err: e }, 'question file rejected');
@@ -466,7 +469,7 @@ async function syncOutside(
       const tracked = (await queryFile<TrackedRow>(
         conn,
         'pipeline/tracked_markets.sql',
-        trackedParams(adapter.venue, new Date(opts.now.getTime() - venueConfig.resolutionRecheckDays * 86_400_000).toISOString()),
+        trackedParams(adapter.venue, new Date(opts.now.getTime() - venueConfig.resolutionRecheckDays * 86_400_000).toISOString(), opts.now),
       )).map(trackedMarket);
       try {
         // The adapter binds `venue` on its own child logger (binding it here too repeated the key).
@@ -506,7 +509,7 @@ async function syncOutside(
       const fred = fredConfigFromEnv(env);
       await createRawViews(conn, opts.root);
       const open = new Set(
-        (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', trackedParams('quorum', 'infinity'))).map((r) => r.question_id),
+        (await queryFile<{ question_id: string }>(conn, 'pipeline/tracked_markets.sql', trackedParams('quorum', 'infinity', opts.now))).map((r) => r.question_id),
       );
       const client = createSourceClient({ requestsPerInterval: FRED_REQUESTS_PER_MINUTE, intervalMs: 60_000, retries: fred.retries, timeoutMs: fred.timeoutMs });
       const resolved = await resolveThresholdQuestions(

@@ -14,7 +14,11 @@
 -- removed_since: when the venue first answered "not found" for the market, if nothing was heard of
 -- it since: the question's latest lifecycle event is the `closed` one a sync records then, its
 -- reason starting with $removed_prefix (pipeline/venues/removed-market.ts); NULL otherwise. A sync
--- that finds the market again records a later event, which ends it. discovered: the question's
+-- that finds the market again records a later event, which ends it. Only events dated at or before
+-- the sync ($now, a TIMESTAMP as text) count: versions before 2026-11-27 dated the `closed` event of
+-- a market its venue called closed (closed early: Kalshi's status, Polymarket's `closed`) at its
+-- scheduled close, weeks ahead, and that event read as the latest hid the removal, so every sync
+-- closed the market again and none annulled it (QA upgrade pass). discovered: the question's
 -- first version came from a venue sync (its origin the endpoint it was read from, `<venue>:<url>`),
 -- not from a dataset import (`forecastbench:<file>@<commit>`), whose later rounds resolve it: only
 -- such a market is closed and annulled when its venue no longer knows it.
@@ -42,6 +46,7 @@ resolution AS (
 last_event AS (
   SELECT question_id, state, "at", reason FROM raw_lifecycle_events
   WHERE question_id IN (SELECT question_id FROM latest WHERE venue = $venue)
+    AND "at" <= $now::TIMESTAMP
   QUALIFY row_number() OVER (
     PARTITION BY question_id
     ORDER BY "at" DESC, list_position(['proposed', 'active', 'closed', 'resolved', 'annulled'], state) DESC, reason DESC

@@ -19,6 +19,7 @@ import { syncAll, type SyncReport } from '../../pipeline/sync.ts';
 import { withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { newRunId, runDate } from '../../pipeline/warehouse/layout.ts';
 import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
+import { appendRaw } from '../../pipeline/warehouse/raw-writer.ts';
 import { json, startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -155,6 +156,34 @@ describe('a tracked market the venue answers "not found" for', () => {
     s = await stored();
     expect(s.resolutions).toEqual([]);
     expect(s.lifecycle.at(-1)!['reason']).toMatch(/^removed from Manifold: /);
+  });
+
+  it('a `closed` event an older version dated at the scheduled close, still ahead, hides no removal: closed once, then annulled (upgrade)', async () => {
+    await syncAt(t0);
+    // Versions before closedAt (pipeline/venues/core.ts, 2026-11-27) recorded a market the venue
+    // called closed at `m.close_time ?? now`: one closed early (Kalshi's status, Polymarket's
+    // `closed`) kept a `closed` event dated at its scheduled close, weeks ahead. Written here as
+    // such a version's sync wrote it, in a partition of its own.
+    const older = new Date(t0.getTime() + 3_600_000);
+    await withConnection((conn) =>
+      appendRaw(conn, join(tmp.dir, 'data'), 'lifecycle_events', [
+        { question_id: QID, state: 'closed', at: new Date(market.closeTime), reason: 'closed on Manifold, not yet resolved' },
+      ], { runId: newRunId(older), runDate: runDate(older) }),
+    );
+    listed = 'gone';
+    const t1 = new Date(t0.getTime() + DAY);
+    expect(warnings(await syncAt(t1))[0]).toMatch(/^1 tracked market not found on Manifold, closed now/);
+    const events = (await stored()).lifecycle.length;
+
+    // Within the grace days: waiting, not closed again at every sync (QA upgrade pass: the future
+    // `closed` event read as the latest, so the removal was never seen and never ended in an annulment).
+    const waiting = await syncAt(new Date(t1.getTime() + 3 * DAY));
+    expect(warnings(waiting)).toEqual([]);
+    expect((await stored()).lifecycle).toHaveLength(events);
+
+    const annulled = await syncAt(new Date(t1.getTime() + 7 * DAY));
+    expect(warnings(annulled)).toEqual([`1 tracked market annulled, still not found on Manifold 7 days or more after the first time: ${QID}`]);
+    expect((await stored()).resolutions).toMatchObject([{ outcome: null, resolved_at: '2025-11-23T12:00:00Z', method: 'manifold:removed' }]);
   });
 
   it('imported from ForecastBench (its rounds resolve it), it is only skipped, however long it stays missing', async () => {
