@@ -16,14 +16,19 @@ export function closestIds(wanted: string, ids: readonly string[], n = 5): strin
 }
 
 /**
+ * The ids of `ids` closest to `wanted` (closestIds), and the sentence a problem's detail ends with
+ * naming them (` Closest slugs: a, b.`; empty when there is none).
+ */
+export function closestNote(wanted: string, ids: readonly string[], label: 'ids' | 'slugs'): { closest: string[]; text: string } {
+  const closest = closestIds(wanted, ids);
+  return { closest, text: closest.length ? ` Closest ${label}: ${closest.join(', ')}.` : '' };
+}
+
+/**
  * The 404 of `what` `id` (path parameter `parameter`) unknown to the snapshot, naming the closest
  * of its `ids` (`Closest slugs:` for source slugs, else `Closest ids:`).
  */
 export function notFoundClosest(what: string, id: string, parameter: string, ids: readonly string[]): ApiError {
-  const closest = closestIds(id, ids);
-  const label = parameter === 'source_slug' ? 'slugs' : 'ids';
-  return ApiError.notFound(
-    `No ${what} '${id}' in this snapshot.${closest.length ? ` Closest ${label}: ${closest.join(', ')}.` : ''}`,
-    { parameter, closest },
-  );
+  const { closest, text } = closestNote(id, ids, parameter === 'source_slug' ? 'slugs' : 'ids');
+  return ApiError.notFound(`No ${what} '${id}' in this snapshot.${text}`, { parameter, closest });
 }

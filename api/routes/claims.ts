@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellNum as num, cellStr as str, fromColumns } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
-import { closestIds } from '../http/closest.ts';
+import { closestNote } from '../http/closest.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { assertCursorSnapshot, bigintKey, cursorKeyText, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
@@ -199,9 +199,8 @@ async function assertKnownSource(snap: PinnedSnapshot, source: string): Promise<
   if (!snap.tables.has('track_records')) return;
   const slugs = (await snap.query('track-records-slugs')).map((r) => String(r.source_slug));
   if (slugs.includes(source)) return;
-  const closest = closestIds(source, slugs);
-  const detail = `No source '${source}' has claims in this snapshot.${closest.length ? ` Closest slugs: ${closest.join(', ')}.` : ''}`;
-  throw new ApiError(400, 'invalid_parameter', detail, { parameter: 'source', closest });
+  const { closest, text } = closestNote(source, slugs, 'slugs');
+  throw new ApiError(400, 'invalid_parameter', `No source '${source}' has claims in this snapshot.${text}`, { parameter: 'source', closest });
 }
 
 export const claimsDetailRoute = jsonRoute({

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/cells.ts';
 import { ApiError } from '../errors/problem.ts';
-import { notFoundClosest } from '../http/closest.ts';
+import { closestIds, notFoundClosest } from '../http/closest.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { bigintKey, decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
@@ -226,15 +226,15 @@ function next(rows: JsonRow[], limit: number, last: JsonRow | undefined): string
  * of 2025-10-16 merged into others since).
  */
 async function unknownThesis(snap: PinnedSnapshot, id: string): Promise<ApiError> {
-  const [retired] = await snap.query('clusters-retired', { thesis_id: id });
-  const missing = notFoundClosest('thesis', id, 'thesis_id', (await snap.query('clusters-ids')).map((r) => String(r.thesis_id)));
-  if (!retired) return missing;
+  const [[retired], defined] = await Promise.all([snap.query('clusters-retired', { thesis_id: id }), snap.query('clusters-ids')]);
+  const ids = defined.map((r) => String(r.thesis_id));
+  if (!retired) return notFoundClosest('thesis', id, 'thesis_id', ids);
   const last = String(retired.last_as_of).slice(0, 10);
   return ApiError.notFound(
     `Thesis '${id}' is no longer defined in this snapshot (retired: a computed cluster merged into another, or a curated thesis removed from its file). ` +
       `${Number(retired.n_vintages) === 1 ? `Its one scored vintage, of ${last}, is` : `Its ${retired.n_vintages} scored vintages, the newest of ${last}, are`} ` +
       "in the snapshot's thesis_vintage_scores and thesis_vintage_members tables.",
-    { parameter: 'thesis_id', closest: missing.extras.closest },
+    { parameter: 'thesis_id', closest: closestIds(id, ids) },
   );
 }
 
