@@ -499,13 +499,6 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
     result.resolutions.push(...rows.resolutions);
   };
 
-  /** The sync report's word on the removed-market rule's steps (once, also when the sync fails later). */
-  let removedReported = false;
-  const removedWarnings = () => {
-    if (!removedReported) result.warnings.push(...removedRule.warnings());
-    removedReported = true;
-  };
-
   const handlePage = (page: RawPage) => {
     for (const id of page.notFound ?? []) handleNotFound(id);
     for (const raw of page.items) {
@@ -558,21 +551,21 @@ export async function runVenueSync(driver: VenueDriver, ctx: VenueSyncContext, o
       for (const id of rest) if (!seen.has(id) && !skippedIds.has(id)) {
         skip(id, `tracked market not returned by ${name}`);
       }
-      removedWarnings();
     }
     await backfillGaps(driver, ctx, gaps, backfill, result, skip);
   } catch (err) {
-    removedWarnings(); // its rows are in the partial result that is kept
-    result.markets_seen = returned.size + returnedWithoutId.size;
-    result.requests = driver.client.stats.requests - startRequests;
     if (err instanceof SourceHttpError) {
       log.warn({ err: err.message, collected: result.questions.length + result.market_prices.length }, 'venue sync failed');
       throw new VenueSyncError(venue, err, result);
     }
     throw err;
+  } finally {
+    // Whether the sync ends or fails (what it read is kept, VenueSyncError's partial result): the
+    // removed-market rule's steps taken, and the counts.
+    result.warnings.push(...removedRule.warnings());
+    result.markets_seen = returned.size + returnedWithoutId.size;
+    result.requests = driver.client.stats.requests - startRequests;
   }
-  result.markets_seen = returned.size + returnedWithoutId.size;
-  result.requests = driver.client.stats.requests - startRequests;
   // The items that failed the venue's schema are the skips with a `schema:` reason (normalize's, each item once).
   const unreadable = result.skipped.filter((s) => s.reason.startsWith('schema:'));
   const drift = schemaDriftWarning(name, unreadable.length, result.markets_seen, unreadable[0]?.reason ?? '');

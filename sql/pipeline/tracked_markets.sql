@@ -23,13 +23,10 @@
 -- not from a dataset import (`forecastbench:<file>@<commit>`), whose later rounds resolve it: only
 -- such a market is closed and annulled when its venue no longer knows it.
 WITH latest AS (
-  SELECT question_id, venue, venue_market_id, close_time FROM raw_questions
+  SELECT question_id, venue, venue_market_id, close_time,
+         first_value(origin) OVER (PARTITION BY question_id ORDER BY ingested_at) AS first_origin
+  FROM raw_questions
   QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at DESC) = 1
-),
-first_version AS (
-  SELECT question_id, arg_min(origin, ingested_at) AS origin FROM raw_questions
-  WHERE venue = $venue
-  GROUP BY question_id
 ),
 last_price AS (
   SELECT question_id, max(observed_at) AS last_observed_at
@@ -55,9 +52,8 @@ last_event AS (
 SELECT l.question_id, l.venue_market_id, l.close_time, p.last_observed_at,
        r.question_id IS NOT NULL AS resolved, r.outcome AS resolved_outcome, r.resolved_at,
        CASE WHEN e.state = 'closed' AND starts_with(e.reason, $removed_prefix) THEN e."at" END AS removed_since,
-       coalesce(starts_with(f.origin, $venue || ':'), false) AS discovered
+       coalesce(starts_with(l.first_origin, $venue || ':'), false) AS discovered
 FROM latest l
-JOIN first_version f USING (question_id)
 LEFT JOIN last_price p USING (question_id)
 LEFT JOIN resolution r USING (question_id)
 LEFT JOIN last_event e USING (question_id)
