@@ -15,7 +15,7 @@ import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { ImportLockedError, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
-import { CURRENT_POLL_MS, newestPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { CURRENT_POLL_MS, newestPublished, publishedBefore, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
 import { writeImportBatch } from './import/write-batch.ts';
@@ -185,7 +185,7 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, sig
   // Published before: not a first start, also when CURRENT names no snapshot that exists (QA: a
   // production directory whose served snapshot was removed by hand got the bundled sample
   // imported into it and the sample's dated runs made, with its real models).
-  if ((readCurrent(config.dataDir) ?? newestPublished(config.dataDir)) && !unfinished) return [];
+  if (publishedBefore(config.dataDir) && !unfinished) return [];
   if (unfinished) logger.warn({ marker }, 'the first start was stopped before it finished: finishing it (what it did is not done again)');
   else logger.info({ sample: config.sampleDir }, 'no snapshot yet: importing the bundled sample and running the pipeline');
   writeFileAtomicSync(marker, `${JSON.stringify({ sample: config.sampleDir, started_at: new Date().toISOString() })}\n`);

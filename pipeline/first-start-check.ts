@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { QuorumConfig } from './config.ts';
 import { existingDirectoryProblem } from './fs/paths.ts';
 import { QUESTIONS_FILE, RESOLUTIONS_FILE } from './import/forecastbench.ts';
-import { newestPublished, readCurrent } from './warehouse/snapshot.ts';
+import { publishedBefore } from './warehouse/snapshot.ts';
 
 /**
  * `<dataDir>/bootstrap.json`: a first start in progress. Written before its first step and removed
@@ -29,7 +29,7 @@ export function bootstrapMarkerFile(dataDir: string): string {
  * variable.
  */
 export function firstStartSampleProblem(config: QuorumConfig): string | null {
-  if ((readCurrent(config.dataDir) ?? newestPublished(config.dataDir)) !== null && !existsSync(bootstrapMarkerFile(config.dataDir))) return null;
+  if (publishedBefore(config.dataDir) && !existsSync(bootstrapMarkerFile(config.dataDir))) return null;
   const problem = existingDirectoryProblem(config.sampleDir);
   if (problem) return `${problem} (the first start imports the ForecastBench sample from it)`;
   const missing = [QUESTIONS_FILE, RESOLUTIONS_FILE].filter((f) => !existsSync(join(config.sampleDir, f)));

@@ -13,7 +13,7 @@
  * flight finish, what finished is written, and the run ends `interrupted` (resumable; no snapshot).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeAbandonedAtomicTemps } from './fs/durable.ts';
 import type { Logger } from './log.ts';
@@ -21,7 +21,7 @@ import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { appendRaw, removeAbandonedParts } from './warehouse/raw-writer.ts';
 import { createRawViews, rawParts } from './warehouse/raw-views.ts';
-import { currentFile, newRunId, runDate } from './warehouse/layout.ts';
+import { newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock, RunLockLostError } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
 import { deriveSqlHash, deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
@@ -36,7 +36,7 @@ import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { checkDataFormat } from './warehouse/data-format.ts';
 import { loadEventsConfig } from './events/config.ts';
-import { isPublished, newestPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { currentName, isPublished, newestPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
 import { structureDir } from './structure/definitions.ts';
 import { unknownCuratedQuestions, unknownQuestionsNote } from './structure/unknown-questions.ts';
@@ -157,7 +157,7 @@ function previousSnapshotAsOf(root: string, id: string): string | null {
 function previousWithoutCurrent(root: string, log: Logger): string | null {
   const newest = newestPublished(root);
   if (newest === null) return null;
-  const named = existsSync(currentFile(root)) ? readFileSync(currentFile(root), 'utf8').trim() : null;
+  const named = currentName(root);
   log.warn(
     { current: named, compared_with: newest },
     `${named === null ? 'CURRENT is missing' : `CURRENT names ${JSON.stringify(named)}, which is not a published snapshot in snapshots/`}: ` +

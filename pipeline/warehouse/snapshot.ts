@@ -57,12 +57,24 @@ export interface SnapshotBuild {
  */
 export const CURRENT_POLL_MS = 2_000;
 
+/** What CURRENT says, trimmed, whether or not it names a snapshot that exists; null without the file. */
+export function currentName(root: string): string | null {
+  const file = currentFile(root);
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : null;
+}
+
 /** The id of the published snapshot, or null when none has been published. */
 export function readCurrent(root: string): string | null {
-  const file = currentFile(root);
-  if (!existsSync(file)) return null;
-  const id = readFileSync(file, 'utf8').trim();
-  return RUN_ID_PATTERN.test(id) && existsSync(snapshotDir(root, id)) ? id : null;
+  const id = currentName(root);
+  return id !== null && RUN_ID_PATTERN.test(id) && existsSync(snapshotDir(root, id)) ? id : null;
+}
+
+/**
+ * Whether this data directory ever published a snapshot: CURRENT names one, or (CURRENT missing or
+ * naming none that exists: removed by hand, a partial restore) one is still in snapshots/.
+ */
+export function publishedBefore(root: string): boolean {
+  return readCurrent(root) !== null || newestPublished(root) !== null;
 }
 
 /**
