@@ -68,19 +68,19 @@ export const modelsFileSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
-    const seen = new Set<string>();
-    // Two ids apart only in '.', '_' or '-' (gpt-4.1, gpt-4-1) would share one source slug, and
-    // their forecasts one track record (modelSourceSlug; outside test).
-    const slugs = new Map<string, string>();
+    // By source slug: the same id twice, or two ids apart only in '.', '_' or '-' (gpt-4.1,
+    // gpt-4-1), whose forecasts would share one track record (modelSourceSlug; outside test).
+    const bySlug = new Map<string, string>();
     cfg.models.forEach((m, i) => {
       const slug = modelSourceSlug(m.id);
-      if (seen.has(m.id)) {
+      const first = bySlug.get(slug);
+      if (first === m.id) {
         ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id "${m.id}"` });
-      } else if (slugs.has(slug)) {
-        ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `model id "${m.id}" and "${slugs.get(slug)}" differ only in '.', '_' or '-': their track records would be one source, ${slug}` });
+      } else if (first !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `model id "${m.id}" and "${first}" differ only in '.', '_' or '-': their track records would be one source, ${slug}` });
+      } else {
+        bySlug.set(slug, m.id);
       }
-      seen.add(m.id);
-      if (!slugs.has(slug)) slugs.set(slug, m.id);
     });
   });
 
