@@ -279,3 +279,17 @@ export function ignoredInLink(ignored: readonly string[]): HTMLElement | null {
   return ignored.length === 0 ? null
     : h('p', { class: 'notice', id: 'ignored-in-link', role: 'status' }, `Not understood in the link, the default used instead: ${ignored.join('; ')}.`);
 }
+
+/**
+ * A link's value of `name` when it is one of `allowed` (in any case with `anyCase`, for a value the
+ * API reads so: `?kind=Market`), else `fallback`, the value named in `ignored` ("name=value
+ * (`what`)", ignoredInLink); absent or empty: `fallback`, nothing named.
+ */
+export function linkChoice<T extends string>(q: URLSearchParams, name: string, allowed: readonly T[], fallback: T, ignored: string[], what: string, anyCase = false): T {
+  const v = q.get(name);
+  if (v === null || v === '') return fallback;
+  const found = allowed.find((a) => a === v || (anyCase && a === v.toLowerCase()));
+  if (found !== undefined) return found;
+  ignored.push(`${name}=${v} (${what})`);
+  return fallback;
+}

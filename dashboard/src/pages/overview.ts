@@ -10,7 +10,7 @@ import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
 import { canFitLine, FIT_MIN_POINTS } from '../linear-fit.ts';
-import { counted, dateTime, h, hashHref, ignoredInLink, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
+import { counted, dateTime, h, hashHref, ignoredInLink, linkChoice, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -44,21 +44,11 @@ interface Resolved { predictions: { question_id: string; title: string; disagree
 
 const MODES = ['headline', 'blind', 'informed', 'augmented'];
 
-/**
- * The link's mode among MODES, in any case (`?mode=Blind` is blind), else the headline, the value
- * named in `ignored` (outside test: either showed the headline silently, under "headline").
- */
-function linkMode(asked: string, ignored: string[]): string {
-  const found = MODES.find((m) => m === asked.toLowerCase());
-  if (found !== undefined) return found;
-  if (asked !== '') ignored.push(`mode=${asked} (one of ${MODES.join(', ')})`);
-  return 'headline';
-}
-
 export async function overviewPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const ignored: string[] = [];
-  const mode = linkMode(q.get('mode') ?? '', ignored);
+  // in any case (`?mode=Blind` is blind); another value is named (outside test: the headline, silently)
+  const mode = linkChoice(q, 'mode', MODES, 'headline', ignored, `one of ${MODES.join(', ')}`, true);
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   const [{ intervals, reliability, scatter }, acc, events, stats, ready, resolved, board, info, dis] = await Promise.all([
     loadCharts(),

@@ -6,7 +6,7 @@
  * previous page, only the first; the browser's Back returns to the page before).
  */
 import { get } from '../api.ts';
-import { firstText, focusedIn, h, ignoredInLink, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { firstText, focusedIn, h, ignoredInLink, linkChoice, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
 /** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
@@ -42,15 +42,6 @@ const COLUMNS: [keyof Row, string][] = [
 
 const STALE = ['all', 'fresh', 'stale'] as const;
 
-/** A link's value of `name` when it is one of `allowed`, else `fallback`, the value named in `ignored`. */
-function oneOf<T extends string>(q: URLSearchParams, name: string, allowed: readonly T[], fallback: T, ignored: string[], what: string): T {
-  const v = q.get(name);
-  if (v === null || v === '') return fallback;
-  if ((allowed as readonly string[]).includes(v)) return v as T;
-  ignored.push(`${name}=${v} (${what})`);
-  return fallback;
-}
-
 /** A link's minimum (a number ≥ 0, or '' for none); another value is named in `ignored`. */
 function minimum(q: URLSearchParams, name: string, ignored: string[]): string {
   const v = q.get(name) ?? '';
@@ -70,9 +61,9 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     venue: q.get('venue') ?? '',
     min_edge_pts: minimum(q, 'min_edge_pts', ignored),
     min_disagreement: minimum(q, 'min_disagreement', ignored),
-    stale: oneOf(q, 'stale', STALE, 'all', ignored, STALE.join(', ')),
-    sort: oneOf(q, 'sort', COLUMNS.map(([k]) => String(k)), 'sd', ignored, `a column: ${COLUMNS.map(([k]) => String(k)).join(', ')}`),
-    dir: oneOf(q, 'dir', ['asc', 'desc'] as const, 'desc', ignored, 'asc or desc'),
+    stale: linkChoice(q, 'stale', STALE, 'all', ignored, STALE.join(', ')),
+    sort: linkChoice(q, 'sort', COLUMNS.map(([k]) => String(k)), 'sd', ignored, `a column: ${COLUMNS.map(([k]) => String(k)).join(', ')}`),
+    dir: linkChoice(q, 'dir', ['asc', 'desc'] as const, 'desc', ignored, 'asc or desc'),
     cursor: q.get('cursor') ?? '',
   };
   const [page, cats] = await Promise.all([

@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, firstText, fixed, h, hashHref, ignoredInLink, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { counted, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
@@ -83,21 +83,12 @@ function valueRow(label: string, v: ValueErrors): HTMLTableRowElement {
 const RESULTS = 'sources-results';
 const KINDS = ['', 'pollster', 'forecaster', 'institution', 'market', 'ai_model', 'consensus', 'media', 'other'];
 
-/**
- * The link's kind among KINDS, in any case as the API reads it (`?kind=Market` is market), else
- * none, named in `ignored` (outside test: either showed every source under the menu's "all").
- */
-function linkKind(asked: string, ignored: string[]): string {
-  const found = KINDS.find((k) => k === asked.toLowerCase());
-  if (found !== undefined) return found;
-  ignored.push(`kind=${asked} (one of ${KINDS.slice(1).join(', ')})`);
-  return '';
-}
-
 export async function sourcesPage(root: HTMLElement): Promise<void> {
   const q = hashQuery();
   const ignored: string[] = [];
-  const kind = linkKind(q.get('kind') ?? '', ignored);
+  // in any case, as the API reads it (`?kind=Market` is market); another value is named (outside
+  // test: every source, under the menu's "all")
+  const kind = linkChoice(q, 'kind', KINDS, '', ignored, `one of ${KINDS.slice(1).join(', ')}`, true);
   let cursor = q.get('cursor') ?? '';
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('h1', {}, 'Sources'));
