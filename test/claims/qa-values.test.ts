@@ -149,6 +149,22 @@ describe('a claim\'s numbers leave the track records finite', () => {
   });
 });
 
+/** The slugs of GET /api/track-records/?sort=`sort` walked one source a page, through its keyset cursors. */
+async function slugsPaged(server: { url: string }, sort: string, key: string): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: { body: { sources: { slug: string }[]; next_cursor: string | null } } = await get(
+      server,
+      `/api/track-records/?sort=${sort}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+      auth.x(key),
+    );
+    seen.push(...page.body.sources.map((s) => s.slug));
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  return seen;
+}
+
 describe('GET /api/track-records/?sort=mae', () => {
   it('puts the sources without an MAE after every one with an MAE, in any unit (QA: an MAE over 1e15 sorted after them)', async () => {
     const data = join(tmp.dir, 'wh-mae');
@@ -168,18 +184,7 @@ describe('GET /api/track-records/?sort=mae', () => {
       const all = await get(server, '/api/track-records/?sort=mae', auth.x(key));
       expect(all.body.sources.map((s: { slug: string }) => s.slug)).toEqual(['small-co', 'aardvark-economics', 'prob-co']);
       // the keyset pages give the same order, each source once
-      const seen: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const page: { body: { sources: { slug: string }[]; next_cursor: string | null } } = await get(
-          server,
-          `/api/track-records/?sort=mae&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
-          auth.x(key),
-        );
-        seen.push(...page.body.sources.map((s) => s.slug));
-        cursor = page.body.next_cursor;
-      } while (cursor);
-      expect(seen).toEqual(['small-co', 'aardvark-economics', 'prob-co']);
+      expect(await slugsPaged(server, 'mae', key)).toEqual(['small-co', 'aardvark-economics', 'prob-co']);
     } finally {
       await server.close();
     }
@@ -220,18 +225,7 @@ describe('GET /api/track-records/?sort=mae|brier|accuracy: ties', () => {
         const all = await get(server, `/api/track-records/?sort=${sort}`, auth.x(key));
         expect(all.body.sources.map((s: { slug: string }) => s.slug), sort).toEqual(want);
         // the keyset pages give the same order, each source once
-        const seen: string[] = [];
-        let cursor: string | null = null;
-        do {
-          const page: { body: { sources: { slug: string }[]; next_cursor: string | null } } = await get(
-            server,
-            `/api/track-records/?sort=${sort}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
-            auth.x(key),
-          );
-          seen.push(...page.body.sources.map((s) => s.slug));
-          cursor = page.body.next_cursor;
-        } while (cursor);
-        expect(seen, sort).toEqual(want);
+        expect(await slugsPaged(server, sort, key), sort).toEqual(want);
       }
     } finally {
       await server.close();
