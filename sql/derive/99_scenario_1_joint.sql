@@ -158,8 +158,10 @@ CREATE OR REPLACE TEMP MACRO _implied_marginals_masked(p, masks) AS
 -- the first position holding the largest rounded probability. (sql/api/scenarios-records.sql,
 -- which ranks a record's worlds on the API's own connection, rounds the same way.)
 CREATE OR REPLACE TEMP MACRO _rank_key(x) AS round(x, 9);
+-- (Rounding keeps order, so the largest rounded probability is the largest one rounded: the list is
+-- rounded once.)
 CREATE OR REPLACE TEMP MACRO _top_world_ix(p) AS
-  list_position(list_transform(p, lambda x: _rank_key(x)), list_max(list_transform(p, lambda x: _rank_key(x)))) - 1;
+  list_position(list_transform(p, lambda x: _rank_key(x)), _rank_key(list_max(p))) - 1;
 -- (`worlds`: the worlds' digit strings, world w at index w + 1)
 CREATE OR REPLACE TABLE _scenario_masks AS
 SELECT n AS n_components,

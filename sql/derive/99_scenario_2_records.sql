@@ -197,10 +197,10 @@ FROM (
 CREATE OR REPLACE TEMP VIEW scenario_records AS
 SELECT scenario_id, run_id, as_of, title, components, content_hash, n_models, methods,
        len(marginals)::INTEGER AS n_components, len(probabilities)::INTEGER AS n_worlds,
-       lpad(bin(_top_world_ix(probabilities)), len(marginals)::INTEGER, '0') AS top_world,
-       probabilities[_top_world_ix(probabilities) + 1] AS top_probability,
+       lpad(bin(top_ix), len(marginals)::INTEGER, '0') AS top_world,
+       probabilities[top_ix + 1] AS top_probability,
        probabilities, disagreement_sd, marginals
-FROM _scenario_record_all;
+FROM (SELECT *, _top_world_ix(probabilities) AS top_ix FROM _scenario_record_all);
 
 -- Published: one row per scenario: its definition, the current consensus joint's most likely
 -- world, its resolution status and its record history. status: resolved (every component
@@ -210,9 +210,9 @@ CREATE OR REPLACE TABLE scenarios AS
 WITH cur AS (
   -- the consensus joint's most likely world (scenario_worlds' rank 1: the largest probability
   -- rounded to 9 decimals, ties by the lowest world_ix, _top_world_ix), read from its list
-  SELECT j.scenario_id, lpad(bin(_top_world_ix(j.p)), s.n_components, '0') AS top_world,
-         j.p[_top_world_ix(j.p) + 1] AS top_probability, j.n_models, j.methods
-  FROM _scenario_consensus_joint AS j
+  SELECT j.scenario_id, lpad(bin(j.top_ix), s.n_components, '0') AS top_world,
+         j.p[j.top_ix + 1] AS top_probability, j.n_models, j.methods
+  FROM (SELECT *, _top_world_ix(p) AS top_ix FROM _scenario_consensus_joint) AS j
   JOIN _scenario_set AS s USING (scenario_id)
 ),
 rec AS (
