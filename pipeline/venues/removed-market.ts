@@ -32,16 +32,6 @@ export interface RemovedMarketOptions {
   annulAfterDays: number;
 }
 
-/** What the warehouse holds of a tracked, unresolved market the venue answered "not found" for. */
-export interface RemovedMarket {
-  question_id: string;
-  venue_market_id: string;
-  /** Its stored close (null: none known). */
-  close_time: Date | null;
-  /** When a sync first got "not found" for it, nothing heard of it since; null: this is the first. */
-  removed_since: Date | null;
-}
-
 /** The rows one sync writes for such a market (empty arrays: it waits). */
 export interface RemovedMarketRows {
   lifecycle_events: Row<'lifecycle_events'>[];
@@ -51,10 +41,14 @@ export interface RemovedMarketRows {
   step: 'closed' | 'annulled' | 'waiting';
 }
 
-/** The rows of step 1, step 2 or neither for `m`, not found on venue `venue` (display name `name`) at `now`. */
-export function removedMarketRows(m: RemovedMarket, venue: string, name: string, now: Date, options: RemovedMarketOptions): RemovedMarketRows {
+/**
+ * The rows of step 1, step 2 or neither for tracked market `m` (its stored close and
+ * `removed_since`: absent or null, this is the first "not found"), not found on venue `venue`
+ * (display name `name`) at `now`.
+ */
+function removedMarketRows(m: TrackedMarket, venue: string, name: string, now: Date, options: RemovedMarketOptions): RemovedMarketRows {
   const rows: RemovedMarketRows = { lifecycle_events: [], close_time_changes: [], resolutions: [], step: 'waiting' };
-  if (m.removed_since === null) {
+  if (!m.removed_since) {
     rows.step = 'closed';
     rows.lifecycle_events.push({
       question_id: m.question_id,
@@ -62,7 +56,7 @@ export function removedMarketRows(m: RemovedMarket, venue: string, name: string,
       at: now,
       reason: `${REMOVED_PREFIX}${name}: the venue answers "not found" for market ${m.venue_market_id} (annulled if still not found after ${days(options.annulAfterDays)})`,
     });
-    if (m.close_time === null || m.close_time.getTime() > now.getTime()) {
+    if (!m.close_time || m.close_time.getTime() > now.getTime()) {
       rows.close_time_changes.push({ question_id: m.question_id, close_time: now });
     }
     return rows;
@@ -120,8 +114,7 @@ export class RemovedMarketRule {
   notFound(qid: string): RemovedMarketRows | null {
     const t = this.#applies.get(qid);
     if (!t) return null;
-    const market = { question_id: qid, venue_market_id: t.venue_market_id, close_time: t.close_time ?? null, removed_since: t.removed_since ?? null };
-    const rows = removedMarketRows(market, this.venue, this.name, this.now, this.options);
+    const rows = removedMarketRows(t, this.venue, this.name, this.now, this.options);
     this.#steps[rows.step].push(qid);
     return rows;
   }
