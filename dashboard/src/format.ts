@@ -38,3 +38,18 @@ export function signedPoints(x: number | null | undefined, unit: 'pp' | 'pts' = 
 
 /** A count with its noun, singular for one: counted(1, 'question') = "1 question", counted(2, 'question') = "2 questions". */
 export const counted = (n: number, noun: string, plural = `${noun}s`): string => `${n} ${n === 1 ? noun : plural}`;
+
+/** A figure with a true minus when negative (a bias, an error, a margin): minus(num(-10)) = "−10.000". */
+export const minus = (s: string): string => (s.startsWith('-') ? `−${s.slice(1)}` : s);
+
+/**
+ * A claimed or realized quantity as its decimal, at most `digits` decimals and no trailing zeros,
+ * with a true minus and its unit: quantity(-3.5, 'points') = "−3.5 points", quantity(1100, 'usd_bn')
+ * = "1100 usd_bn" (a poll's margin or a CBO projection, where "1100.000" would claim precision the
+ * source never gave).
+ */
+export function quantity(x: number | null | undefined, unit: string | null | undefined, digits = 3): string {
+  if (x === null || x === undefined) return '–';
+  const s = fixed(x, digits).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  return `${minus(s)}${unit ? ` ${unit}` : ''}`;
+}

@@ -604,8 +604,9 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     expect(source.value).toMatchObject({ n: 3, unit: 'usd_bn', units: 1, mae: 10, bias: -10, share_within: 0 });
     const rows = () => page.$$eval('#value-errors tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
     expect(await page.$eval('#source-values', (e) => e.textContent)).toBe('3 resolved value claims, in usd_bn.');
-    expect(await rows()).toEqual([['all years', '3', 'usd_bn', `${num(10)} usd_bn`, `${num(-10)} usd_bn`, pct(0)],
-      ...[2021, 2022, 2023].map((y) => [String(y), '1', 'usd_bn', `${num(10)} usd_bn`, `${num(-10)} usd_bn`, pct(0)])]);
+    // the bias with a true minus (QA: "-10.000")
+    expect(await rows()).toEqual([['all years', '3', 'usd_bn', '10.000 usd_bn', '−10.000 usd_bn', pct(0)],
+      ...[2021, 2022, 2023].map((y) => [String(y), '1', 'usd_bn', '10.000 usd_bn', '−10.000 usd_bn', pct(0)])]);
     // claims in two units: mae and bias are not averaged across them (null in the API), said so,
     // not blanks; the share within tolerance (each claim against its own unit's) stays: 3 vs 3.2
     // is outside 5% of 3.2, 1000 vs 1100 outside 5% of 1100
@@ -617,6 +618,61 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       ['2022', '2', '2 units', 'not averaged across 2 units', 'not averaged across 2 units', pct(0)]]);
     expect(problems).toEqual({ console: [], failed: [] });
     await page.close();
+  });
+
+  it('a source page lists its claims (api plan): each as made, what came to be, its score and where it was read from, newest first, paged and filtered by the link (outside test: no page showed the claims database)', async () => {
+    const list = (await get(server, '/api/track-records/?limit=200', { headers: { 'X-API-Key': apiKey } })).body.sources as { slug: string; name: string }[];
+    const slugOf = (name: string) => list.find((x) => x.name === name)!.slug;
+    const claimRows = (page: Page) => page.$$eval('#claims tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const { page, problems } = await tab(1200, apiKey);
+    // value claims, by hand: 100 claimed against 110 realized, an error of −10, outside 5% of 110;
+    // read from the operator's file, lines 158-160 (after the header and 60 + 96 rows)
+    await open(page, `#/sources/${slugOf(VALUE_ONLY)}`);
+    expect(await page.$eval('#claims-total', (e) => e.textContent)).toBe('3 claims, newest first.');
+    const from = 'csv:claims · qa.csv'; // the generic format's dataset: csv:<directory name>
+    expect(await claimRows(page)).toEqual([2023, 2022, 2021].map((y) => [`${y}-01-01`, `deficit ${y}`, 'value', '100 usd_bn', '110 usd_bn', 'error −10 usd_bn, outside tolerance', `${from}:${y - 2021 + 158}`]));
+    // probability claims, paged 25 at a time by the API's cursor: every claim once, in the API's order
+    const slug = slugOf(LONG_RUN);
+    const api = (await get(server, `/api/claims/?source=${slug}&limit=500`, { headers: { 'X-API-Key': apiKey } })).body.claims as { claim_id: string; made_at: string; probability: number; outcome: number; brier: number }[];
+    expect(api.length).toBe(96);
+    await open(page, `#/sources/${slug}`);
+    const shown: string[][] = [];
+    for (;;) {
+      shown.push(...((await claimRows(page)) as string[][]));
+      const next = await page.$('nav[aria-label="Pages of claims"] a[rel="next"]');
+      if (!next) break;
+      await rerender(page, () => next.click());
+      expect(await page.evaluate(() => document.activeElement?.id), 'focus on the claims after a pager link').toBe('claims-results');
+      expect(await page.evaluate(() => location.hash)).toMatch(/[?&]cursor=/);
+    }
+    expect(shown.length).toBe(96);
+    expect(shown).toEqual(api.map((c) => [c.made_at.slice(0, 10), expect.stringMatching(/^poll \d$/), 'probability', pct(c.probability),
+      c.outcome === 1 ? 'came true' : 'did not', `Brier ${num(c.brier)}`, expect.stringMatching(/ · qa\.csv:\d+$/)]));
+    // (a by-hand check of one: 0.80 that came true scores (1 − 0.8)² = 0.04)
+    expect(shown).toContainEqual([expect.any(String), expect.any(String), 'probability', '80.0%', 'came true', 'Brier 0.040', expect.any(String)]);
+    // filters in the link: a kind of none of its claims is said so; an unknown value is named, the default used
+    await open(page, `#/sources/${slug}?kind=value`);
+    expect(await page.$eval('#claims-total', (e) => e.textContent)).toBe('0 claims match these filters, newest first.');
+    expect(await notices(page)).toContain('empty: No claim of this source matches these filters.');
+    await open(page, `#/sources/${slug}?resolved=maybe`);
+    expect(await page.$eval('#ignored-in-link', (e) => e.textContent)).toBe('Not understood in the link, the default used instead: resolved=maybe (true or false).');
+    expect(await page.$eval('#claims-total', (e) => e.textContent)).toBe('96 claims, newest first.');
+    // changing a menu opens the first page so filtered, focus kept on the menu
+    await rerender(page, () => page.select('#f-resolved', 'false'));
+    expect(await page.evaluate(() => location.hash)).toBe(`#/sources/${slug}?resolved=false`);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('f-resolved');
+    expect(await notices(page)).toContain('empty: No claim of this source matches these filters.');
+    expect(problems).toEqual({ console: [], failed: [] });
+    await page.close();
+    // anonymous (the public beta): the panel says the claims database needs the api plan, nothing else is lost
+    const anon = await tab(375);
+    await open(anon.page, `#/sources/${slug}`);
+    expect((await notices(anon.page)).filter((n) => n.startsWith('locked: The claims database'))).toEqual([
+      'locked: The claims database needs a key of the api plan or above; anonymous public-beta access does not include it. Enter a key with “API key” at the top of the page.']);
+    expect(await anon.page.$('#claims')).toBeNull();
+    expect(await anon.page.$eval('h1', (e) => e.textContent)).toBe(LONG_RUN);
+    expect(anon.problems).toEqual({ console: [], failed: [] });
+    await anon.page.close();
   });
 
   it('every chart\'s text lies inside its chart (long thesis statements, factor and driver names, scenario worlds), at 1200 and at 375 px', async () => {

@@ -6,7 +6,8 @@
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { counted, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, minus, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { claimFilters, claimsPanel } from './source-claims.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
 interface Source {
@@ -74,7 +75,8 @@ function yearTicks(years: number[], width: number): number[] {
  */
 function valueRow(label: string, v: ValueErrors): HTMLTableRowElement {
   const several = v.units > 1;
-  const inUnit = (x: number | null) => (several ? `not averaged across ${v.units} units` : x === null ? '–' : `${num(x)}${v.unit ? ` ${v.unit}` : ''}`);
+  // a negative bias with a true minus (QA: "-10.000 usd_bn")
+  const inUnit = (x: number | null) => (several ? `not averaged across ${v.units} units` : x === null ? '–' : `${minus(num(x))}${v.unit ? ` ${v.unit}` : ''}`);
   return h('tr', {}, h('td', {}, label), h('td', { class: 'num' }, v.n), h('td', {}, several ? `${v.units} units` : (v.unit ?? 'none named')),
     h('td', { class: 'num' }, inUnit(v.mae)), h('td', { class: 'num' }, inUnit(v.bias)), h('td', { class: 'num' }, pct(v.share_within)));
 }
@@ -166,10 +168,13 @@ function trendTable(years: TrendRow[]): HTMLElement {
 
 export async function sourcePage(root: HTMLElement, slug: string | undefined): Promise<void> {
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
-  const [{ PagePlot: Plot, accessible, calibration, PALETTE }, one, trends] = await Promise.all([
+  const ignored: string[] = [];
+  const filters = claimFilters(hashQuery(), ignored);
+  const [{ PagePlot: Plot, accessible, calibration, PALETTE }, one, trends, claims] = await Promise.all([
     loadCharts(),
     get<{ source: Source }>('track_records.source', { source_slug: slug ?? '' }),
     get<{ trends: TrendRow[] }>('track_records.trends', { source_slug: slug ?? '' }),
+    claimsPanel(slug ?? '', filters),
   ]);
   if (one.kind !== 'ok') {
     root.append(h('h1', {}, `Source ${slug}`), notice(one, 'This source'), h('p', {}, h('a', { href: '#/sources' }, 'All sources')));
@@ -177,7 +182,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
   }
   const s = one.body.source;
   root.append(h('h1', {}, sourceName(s)), h('p', { class: 'meta', id: 'source-meta' }, `${s.kind} · ${rankText(s)} · ${counted(s.n_resolved, 'resolved claim')} · accuracy ${accuracyText(s)}`,
-    ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '');
+    ` · Brier ${num(s.probability?.brier)}`), s.description ? h('p', {}, s.description) : '', ignoredInLink(ignored) ?? '');
   if (trends.kind === 'ok') {
     const t = trends.body.trends.filter((r) => r.accuracy_score !== null);
     const years = t.map((r) => r.year);
@@ -221,4 +226,5 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     ? [{ n: b.n, mean_probability: b.mean_probability, observed: b.observed }] : []));
   root.append(panel('Calibration', cal.length ? h('figure', { class: 'chart', id: 'source-calibration' }, calibration(cal, width),
     h('figcaption', {}, 'Stated probability against how often it happened; dot size grows with the number of claims.')) : h('p', {}, 'No probability claims to calibrate.')));
+  root.append(claims);
 }

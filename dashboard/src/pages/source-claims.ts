@@ -1,0 +1,114 @@
+/**
+ * A source's claims, on its page: the claims database (`GET /api/claims/?source=`, api plan) read
+ * for one source, newest first, 25 a page by the API's cursor, filtered by kind and resolution.
+ * Each claim as it was made (a probability, a side, a value in its unit), what came to be, its
+ * score and where it was read from (dataset, file and line), so a reader can check a track record
+ * claim by claim (outside test: no page showed the claims a track record is computed from).
+ */
+import { get } from '../api.ts';
+import { date, h, hashHref, linkChoice, navigate, navLink, nothingMatches, notice, num, pager, pct, quantity, select, tableRegion } from '../ui.ts';
+
+/** The parts of the API's Claim the panel reads, nullable as in the OpenAPI document. */
+interface Claim {
+  claim_id: string; made_at: string | null; question_id: string | null; subject: string | null; kind: 'probability' | 'direction' | 'value';
+  probability: number | null; side: string | null; value: number | null; unit: string | null; threshold: number | null;
+  resolved: boolean; outcome: number | null; realized_value: number | null; resolved_at: string | null;
+  hit: number | null; brier: number | null; error: number | null; within_tolerance: boolean | null;
+  provenance: { dataset: string | null; file: string | null; line: number | null };
+}
+interface ClaimPage { claims: Claim[]; total: number; next_cursor: string | null }
+
+/** The link parameters of the panel (the source page has no other filter). */
+export interface ClaimFilters { kind: string; resolved: string; cursor: string }
+
+const KINDS = ['', 'probability', 'direction', 'value'];
+const RESOLVED = ['', 'true', 'false'];
+/** Where focus and the scroll go after a pager link. */
+const RESULTS = 'claims-results';
+const PAGE_SIZE = '25';
+
+/** The panel's filters from the page's link; a value it cannot use is named in `ignored`. */
+export function claimFilters(q: URLSearchParams, ignored: string[]): ClaimFilters {
+  return {
+    kind: linkChoice(q, 'kind', KINDS, '', ignored, `one of ${KINDS.slice(1).join(', ')}`, true),
+    resolved: linkChoice(q, 'resolved', RESOLVED, '', ignored, 'true or false', true),
+    cursor: q.get('cursor') ?? '',
+  };
+}
+
+/** What the claim says: "64.0% yes", "Clinton", "−3.5 points" (above/below a threshold where one applies). */
+function claimed(c: Claim): string {
+  if (c.kind === 'probability') return `${pct(c.probability)}${c.side ? ` ${c.side}` : ''}`;
+  if (c.kind === 'direction') return c.side ?? '–';
+  return `${quantity(c.value, c.unit)}${c.threshold === null ? '' : ` (threshold ${quantity(c.threshold, c.unit)})`}`;
+}
+
+/** What came to be: the realized value, or whether the claim came true; "unresolved" before. */
+function outcomeText(c: Claim): string {
+  if (!c.resolved) return 'unresolved';
+  if (c.kind === 'value') return quantity(c.realized_value, c.unit);
+  return c.outcome === 1 ? 'came true' : c.outcome === 0 ? 'did not' : c.outcome === 0.5 ? 'tie' : '–';
+}
+
+/** The claim's score: Brier of a probability, hit or miss of a direction, the error of a value and whether it is within tolerance. */
+function scoreText(c: Claim): string {
+  if (!c.resolved) return '–';
+  if (c.kind === 'probability') return c.brier === null ? '–' : `Brier ${num(c.brier)}`;
+  if (c.kind === 'direction') return c.hit === 1 ? 'hit' : c.hit === 0 ? 'miss' : c.hit === 0.5 ? 'tie (half)' : '–';
+  if (c.error === null) return '–';
+  const tolerance = c.within_tolerance === null ? '' : c.within_tolerance ? ', within tolerance' : ', outside tolerance';
+  // signed, with a true minus: claimed − realized, as the bias is
+  return `error ${c.error > 0 ? '+' : ''}${quantity(c.error, c.unit)}${tolerance}`;
+}
+
+/** Where the claim was read from: "dataset · file:line". */
+function fromText(p: Claim['provenance']): string {
+  const where = p.file === null ? '' : `${p.file}${p.line === null ? '' : `:${p.line}`}`;
+  return [p.dataset, where].filter((x) => x).join(' · ') || '–';
+}
+
+function claimRow(c: Claim): HTMLTableRowElement {
+  const subject = c.subject ?? c.claim_id;
+  return h('tr', {}, h('td', { class: 'date' }, date(c.made_at)),
+    h('td', {}, c.question_id ? h('a', { href: `#/questions/${encodeURIComponent(c.question_id)}` }, subject) : subject),
+    h('td', {}, c.kind), h('td', { class: 'num' }, claimed(c)), h('td', {}, outcomeText(c)), h('td', {}, scoreText(c)), h('td', {}, fromText(c.provenance)));
+}
+
+/** The panel's two menus: changing one opens the source's first page of claims so filtered, focus kept on it. */
+function menus(slug: string, f: ClaimFilters): HTMLElement {
+  const at = (kind: string, resolved: string) => hashHref(`/sources/${encodeURIComponent(slug)}`, { kind, resolved });
+  const kind = select('kind', 'Kind', KINDS.map((k): [string, string] => [k, k || 'all']), f.kind);
+  kind.querySelector('select')!.addEventListener('change', (e) => navigate(at((e.target as HTMLSelectElement).value, f.resolved), 'f-kind'));
+  const resolved = select('resolved', 'Resolved', [['', 'all'], ['true', 'resolved'], ['false', 'unresolved']], f.resolved);
+  resolved.querySelector('select')!.addEventListener('change', (e) => navigate(at(f.kind, (e.target as HTMLSelectElement).value), 'f-resolved'));
+  return h('div', { class: 'filters' }, kind, resolved);
+}
+
+/** The claims panel of source `slug`, filtered and paged as the page's link says. */
+export async function claimsPanel(slug: string, f: ClaimFilters): Promise<HTMLElement> {
+  const page = (from: string) => get<ClaimPage>('claims', {}, { source: slug, limit: PAGE_SIZE, kind: f.kind || undefined, resolved: f.resolved || undefined, cursor: from || undefined });
+  const asked = await page(f.cursor);
+  // A newer snapshot since the cursor was issued (410 cursor_expired): the first page, said.
+  const expired = asked.kind === 'error' && asked.status === 410 && f.cursor !== '';
+  const list = expired ? await page('') : asked;
+  const section = h('section', { class: 'panel' }, h('h2', { id: RESULTS, tabindex: -1 }, 'Claims'));
+  if (list.kind !== 'ok') {
+    section.append(notice(list, 'The claims database'));
+    return section;
+  }
+  const cursor = expired ? '' : f.cursor;
+  if (expired) section.append(h('p', { class: 'meta', role: 'status' }, 'The claims changed with a newer snapshot: back to their first page.'));
+  const base = `/sources/${encodeURIComponent(slug)}`;
+  section.append(menus(slug, f), h('p', { class: 'meta', id: 'claims-total' }, `${list.body.total} ${list.body.total === 1 ? 'claim' : 'claims'}${f.kind || f.resolved ? ' match these filters' : ''}, newest first.`));
+  if (list.body.claims.length === 0) {
+    section.append(nothingMatches(undefined, cursor ? 'This page is past the end of the list.' : f.kind || f.resolved ? 'No claim of this source matches these filters.' : 'No claims from this source.'));
+  } else {
+    section.append(tableRegion('Claims table', h('table', { id: 'claims' },
+      h('thead', {}, h('tr', {}, ['made (UTC)', 'subject', 'kind', 'claim', 'outcome', 'score', 'read from'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, list.body.claims.map(claimRow)))));
+  }
+  section.append(pager('Pages of claims',
+    cursor ? navLink(hashHref(base, { kind: f.kind, resolved: f.resolved }), RESULTS, true, {}, '« First page') : '',
+    list.body.next_cursor ? navLink(hashHref(base, { kind: f.kind, resolved: f.resolved, cursor: list.body.next_cursor }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
+  return section;
+}
