@@ -46,9 +46,12 @@ const OPTIONAL = ['source_kind', 'source_url', 'question_id', 'subject_key', 'ca
  * be stored and then poison every aggregate (a NaN error) or fail the derive's INTEGER casts on
  * every later run. Every `ok` below is false for them (DuckDB orders NaN above every number, and
  * each bounds the number on both sides), so finiteness needs no test of its own, and the field is
- * cast once (a cast per test cost ~0.1 s of CPU at a million claims).
+ * cast once (a cast per test cost ~0.1 s of CPU at a million claims). The cast also reads digits
+ * grouped by `_` (`1_000` is 1000, `1_0.5_0` 10.5), which JavaScript's Number, and so the bundled
+ * formats, refuse: a value a spreadsheet or a script wrote so is refused here too (QA: stored as
+ * the number it might not mean). `contains` is a byte search, cheap beside the cast.
  */
-const NOT_NUMBER = (c: string, ok: (x: string) => string) => `(${c} IS NOT NULL AND NOT coalesce(${ok(`TRY_CAST(${c} AS DOUBLE)`)}, false))`;
+const NOT_NUMBER = (c: string, ok: (x: string) => string) => `(${c} IS NOT NULL AND (contains(${c}, '_') OR NOT coalesce(${ok(`TRY_CAST(${c} AS DOUBLE)`)}, false)))`;
 /** TRUE when `c` is present and not a finite number of magnitude at most MAX_ABS_VALUE (formats.ts). */
 const BIG = (c: string) => NOT_NUMBER(c, (x) => `abs(${x}) <= ${MAX_ABS_VALUE}`);
 const BIG_REASON = `expected a finite number of magnitude at most ${MAX_ABS_VALUE}`;

@@ -259,7 +259,7 @@ function afterLine(line: number, text: (lines: string[]) => string): (t: string)
 }
 
 describe('numbers are finite, horizons within 100 years, in every format', () => {
-  it('generic CSV: NaN, inf, Infinity, 1e400 and a horizon over 36,525 days are rejected with their line and field, nothing written', async () => {
+  it('generic CSV: NaN, inf, Infinity, 1e400, 1_000 and a horizon over 36,525 days are rejected with their line and field, nothing written', async () => {
     const dir = join(tmp.dir, 'generic-finite');
     mkdirSync(dir);
     const head = 'claim_id,source,made_at,kind,subject,probability,value,threshold,tolerance,horizon_days,outcome,realized_value,resolved_at\n';
@@ -276,6 +276,11 @@ describe('numbers are finite, horizons within 100 years, in every format', () =>
       ['c1,S,2024-01-01,value,x,,-Infinity,,,,,,\n', 'value'],
       ['c1,S,2024-01-01,probability,x,NaN,,,,,,,\n', 'probability'],
       ['c1,S,2024-01-01,probability,x,0.5,,,,,NaN,,2024-02-01\n', 'outcome'],
+      // digits grouped by `_`: DuckDB's DOUBLE cast reads 1_000 as 1000 and 1_0.5_0 as 10.5 (QA)
+      ['c1,S,2024-01-01,value,x,,1_000,,,,,,\n', 'value'],
+      ['c1,S,2024-01-01,value,x,,3,,,,,1_0.5_0,2024-02-01\n', 'realized_value'],
+      ['c1,S,2024-01-01,probability,x,0.5,,,,1_0,,,\n', 'horizon_days'],
+      ['c1,S,2024-01-01,probability,x,0_.5,,,,,,,\n', 'probability'],
     ];
     for (const [body, field] of cases) {
       writeFileSync(join(dir, 'claims.csv'), head + ok + body);
