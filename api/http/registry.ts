@@ -552,6 +552,7 @@ export const ProblemSchema = z
         model: z.string().meta({ description: 'The model id.' }),
         error_kind: z.string().meta({ description: 'Why it gave no usable answer (rate_limited, server_error, timeout, invalid_json, schema_violation, truncated, truncated_body, network, budget_exhausted, quota_exhausted, refused or other).' }),
         latency_ms: z.number().meta({ description: 'Milliseconds until the call gave up, retries included.' }),
+        cost_usd: z.number().nullable().meta({ description: 'What the call\'s replies cost in USD (null: no reply or tokens unknown).' }),
       }))
       .optional()
       .meta({ description: 'models_unavailable: the models asked that gave no usable answer.' }),

@@ -144,6 +144,15 @@ const Fit = z.object({
   }),
 });
 
+/**
+ * A failed call's cost. QA: a reply that was not JSON, asked again, was paid twice and counted in
+ * the answer's `cost_usd`, which was then more than the sum of `models[].cost_usd` with nothing in
+ * the answer saying where the rest went.
+ */
+export const FAILED_CALL_COST =
+  'What the call\'s replies cost in USD (a refusal, or a reply that was not usable and was asked again, is paid; null: ' +
+  'no reply or tokens unknown). The answer\'s `cost_usd` is the sum of the models\' and the failed calls\' costs.';
+
 export const ProbabilityAnswer = z
   .object({
     request_id: z.string().meta({ description: 'The request id (`prq_` + 32 hex digits): GET /api/probability/{request_id} shows it again.' }),
@@ -196,6 +205,7 @@ export const ProbabilityAnswer = z
             'truncated_body, network, budget_exhausted, quota_exhausted, refused or other.',
         }),
         latency_ms: z.number().meta({ description: 'Milliseconds until the call gave up, retries included.' }),
+        cost_usd: z.number().nullable().meta({ description: FAILED_CALL_COST }),
       }))
       .meta({ description: 'The models asked that gave no usable answer.' }),
     evidence: z
@@ -258,7 +268,7 @@ export const ProbabilityAnswer = z
         .meta({ description: 'The fit\'s parameters (the mode\'s).' }),
       out_of_sample: OutOfSample,
     }).meta({ description: 'How `probability` was obtained from the raw answers, and whether the fit beats the raw consensus out of sample.' }),
-    cost_usd: z.number().meta({ description: 'Cost of this request\'s model calls (USD).' }),
+    cost_usd: z.number().meta({ description: 'Cost of this request\'s model calls (USD): the sum of `models[].cost_usd` and `failed[].cost_usd`.' }),
     latency_ms: z.number().meta({ description: 'Milliseconds from the start of the request\'s work (evidence retrieval included) to the answer.' }),
   })
   .meta({ id: 'ProbabilityAnswer' });

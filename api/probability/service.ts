@@ -522,7 +522,9 @@ export class ProbabilityService {
     const main = out.forecasts.filter((f) => f.translation_of === null);
     const failed = out.calls
       .filter((c) => c.status !== 'ok')
-      .map((c) => ({ model: c.model, error_kind: c.error_kind ?? 'other', latency_ms: c.latency_ms }));
+      // with what its replies cost (a reply not JSON, asked again, was paid twice): cost_usd is the
+      // sum of the answering and the failed calls' costs, so a partner can reconcile what it paid
+      .map((c) => ({ model: c.model, error_kind: c.error_kind ?? 'other', latency_ms: c.latency_ms, cost_usd: c.cost_usd }));
     if (main.length < 2) {
       throw ApiError.modelsUnavailable(
         `Only ${main.length} of ${out.calls.length} models answered; at least two are needed.`,

@@ -402,6 +402,26 @@ describe('POST /api/probability/: answers', () => {
     }
   });
 
+  // QA: a reply that was not JSON, asked again, was paid twice and counted in cost_usd, and the
+  // answer listed the model in `failed` without a cost: cost_usd was more than the sum of
+  // models[].cost_usd, with nothing saying where the rest went.
+  it('cost_usd adds up: the answering models\' costs plus the paid replies of the failed calls', async () => {
+    sim.setFaults([{ kind: 'malformed_json', model: 'sim-gpt' }]);
+    try {
+      const g = await post(good({ question: 'Will the cost of a paid failure be accounted for?' }), scoped);
+      expect(g.res.status, g.text).toBe(200);
+      expect(g.body.failed).toEqual([expect.objectContaining({ model: 'sim-gpt', error_kind: 'invalid_json' })]);
+      const failedCost = g.body.failed[0].cost_usd;
+      expect(failedCost).toBeGreaterThan(0); // two replies, both paid
+      const sum = [...g.body.models, ...g.body.failed].reduce((s: number, c: { cost_usd: number | null }) => s + (c.cost_usd ?? 0), 0);
+      expect(g.body.cost_usd).toBeCloseTo(sum, 9);
+      const doc = (await get(server, '/api/openapi.json')).body;
+      expect(Object.keys(doc.components.schemas.ProbabilityAnswer.properties.failed.items.properties)).toContain('cost_usd');
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
   it('fewer than two answers: 503 models_unavailable with Retry-After', async () => {
     sim.setFaults([
       { kind: 'schema_violation', model: 'sim-gpt' },
