@@ -262,7 +262,7 @@ export const ProbabilityAnswer = z
         .object({
           extremize: z.number().meta({ description: 'The extremizing factor d in probability = sigmoid(d · mean calibrated log-odds) (1: none).' }),
           extremize_method: z.string().meta({ description: '`cv` (chosen out of fold), `identity_insufficient_data` or `identity_no_fit` (d = 1).' }),
-          pool: Fit.meta({ description: 'The mode\'s pooled Platt fit (used for a model without its own).' }),
+          pool: Fit.meta({ description: 'The mode\'s pooled Platt fit: the prior each model\'s own fit is shrunk toward (a model without its own, one newly configured, gets the identity, not this fit).' }),
           models: z.record(z.string(), Fit).meta({ description: 'The fit applied to each answering model, by model id.' }),
         })
         .meta({ description: 'The fit\'s parameters (the mode\'s).' }),

@@ -191,6 +191,11 @@ describe('the probability endpoint with a fitted calibration', () => {
     expect(req.properties.category.enum).toHaveLength(9);
     const answer = doc.components.schemas.ProbabilityAnswer;
     expect(answer.properties.calibration.properties.applied.enum).toEqual(['platt', 'raw_mean', 'identity']);
+    // a model without its own fit gets the identity (calibration.ts fitFor), not the pool's fit:
+    // the document said the pool was "used for a model without its own"
+    const fits = answer.properties.calibration.properties.parameters.properties;
+    expect(fits.pool.description).not.toMatch(/used for a model without its own/);
+    expect(fits.pool.description).toMatch(/gets the identity/);
     expect(answer.properties.market.anyOf[0].properties.stale).toBeDefined();
     expect(doc.paths['/api/probability/{request_id}'].get).toBeDefined();
     expect(post.security).toEqual([{ ApiKeyHeader: [] }, { BearerAuth: [] }]); // /docs: Authorize, then try it
