@@ -635,6 +635,25 @@ function describeAccess(e: Entitlement, publicBeta: boolean): string {
   return `Access: the ${e.plan} plan or higher.`;
 }
 
+/** The validators of a cached JSON answer, on its 200 and its 304. */
+const CACHED_HEADERS = {
+  ETag: h('Strong validator of the body.'),
+  'Cache-Control': h('`public|private, max-age=<seconds until the next scheduled run, 60 at most>` (then revalidate with the ETag).'),
+};
+
+/**
+ * The 304 of a conditional GET: no body, and the headers its 200 would have had that describe the
+ * answer (RFC 9110 §15.4.5: ETag and Cache-Control; the front door's X-Request-Id, API-Version and
+ * X-Snapshot; the quota headers of a charged request). QA: the document listed none, so a generated
+ * client could not read the ETag it should keep, nor the quota it had left, from a 304.
+ */
+function notModified(open: boolean, validators: Record<string, z.ZodString>): ZodOpenApiResponseObject {
+  return {
+    description: 'Not modified (If-None-Match matched the ETag).',
+    headers: z.object({ ...COMMON_HEADERS, ...(open ? {} : QUOTA_HEADERS), ...validators }),
+  };
+}
+
 function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObject {
   const e: Entitlement = ENTITLEMENTS[def.id];
   const open = e.kind === 'open';
@@ -668,12 +687,7 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
         ...COMMON_HEADERS,
         ...(open ? {} : QUOTA_HEADERS),
         'X-Snapshot': h('The id of the snapshot the data comes from.'),
-        ...(def.cache
-          ? {
-              ETag: h('Strong validator of the body.'),
-              'Cache-Control': h('`public|private, max-age=<seconds until the next scheduled run, 60 at most>` (then revalidate with the ETag).'),
-            }
-          : {}),
+        ...(def.cache ? CACHED_HEADERS : {}),
       }),
       content: {
         'application/json': {
@@ -683,7 +697,7 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
         },
       },
     };
-    if (def.cache) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
+    if (def.cache) responses['304'] = notModified(open, CACHED_HEADERS);
   } else {
     const status = def.status ?? 200;
     const extra = Object.fromEntries(Object.entries(def.responseHeaders ?? {}).map(([name, d]) => [name, h(d).optional()]));
@@ -698,7 +712,9 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
             ),
           }),
     };
-    if (def.conditional) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag).' };
+    if (def.conditional) {
+      responses['304'] = notModified(open, { ETag: h(def.responseHeaders?.ETag ?? 'Strong validator of the body.'), 'Cache-Control': h('How long the answer may be reused.') });
+    }
   }
   for (const s of [...statuses].sort()) {
     responses[String(s)] = {
