@@ -68,7 +68,10 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   };
   const [page, cats] = await Promise.all([
     get<Page>('predictions.lang', { lang: 'en' }, { limit: PREDICTIONS_PAGE_LIMIT, category: f.category || undefined, venue: f.venue || undefined, cursor: f.cursor || undefined }),
-    get<{ by_category: { category: string }[] }>('predictions.accuracy'),
+    // Every category with an active question (the service's statistics), not those with a resolved
+    // one (outside test: the accuracy summary's categories were offered, so climate and crypto, with active
+    // predictions and nothing resolved yet, could not be picked from the menu).
+    get<{ by_category: { category: string; active: number }[] }>('events.service_stats'),
   ]);
   root.append(h('h1', {}, 'Active predictions'));
   root.append(ignoredInLink(ignored) ?? '');
@@ -77,7 +80,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     return;
   }
   // A link's category or venue in another case is the menu's own entry (menuEntry).
-  const category = menuEntry(cats.kind === 'ok' ? cats.body.by_category.map((c) => c.category).sort() : [], f.category);
+  const category = menuEntry(cats.kind === 'ok' ? cats.body.by_category.filter((c) => c.active > 0).map((c) => c.category).sort() : [], f.category);
   f.category = category.value;
   const categories = category.entries;
   const seenVenues = [...VENUES];
