@@ -92,7 +92,9 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
 export async function thesisPage(root: HTMLElement, id: string | undefined): Promise<void> {
   const [{ timeline }, r] = await Promise.all([loadCharts(), get<{ cluster: Thesis; as_of: string }>('clusters.detail', { thesis_id: id ?? '' }, { vintages_limit: String(VINTAGES_SHOWN) })]);
   if (r.kind !== 'ok') {
-    root.append(h('h1', {}, 'Thesis'), notice(r, 'This thesis'));
+    // A way on from a dead link (an id not in this snapshot), as a question's or a source's page
+    // has (outside test: the notice alone, and only the browser's Back).
+    root.append(h('h1', {}, 'Thesis'), notice(r, 'This thesis'), h('p', {}, h('a', { href: '#/theses' }, 'All theses')));
     return;
   }
   const t = r.body.cluster;
