@@ -25,8 +25,9 @@ export const percent = (x: number | null | undefined, digits = 1): string =>
   x === null || x === undefined ? '–' : `${fixed(x, digits)}%`;
 export const num = (x: number | null | undefined, digits = 3): string =>
   x === null || x === undefined ? '–' : fixed(x, digits);
+/** An interval, its bounds with a true minus as every signed figure shown: interval([-0.0066, 0.0073], 4) = "[−0.0066, 0.0073]". */
 export const interval = (ci: [number, number] | null | undefined, digits = 3): string =>
-  ci ? `[${fixed(ci[0], digits)}, ${fixed(ci[1], digits)}]` : '';
+  ci ? `[${minus(fixed(ci[0], digits))}, ${minus(fixed(ci[1], digits))}]` : '';
 
 /** A signed difference of probabilities in `unit` (percentage points), with a true minus: "+3.2 pp", "−1.0 pp", "–". */
 export function signedPoints(x: number | null | undefined, unit: 'pp' | 'pts' = 'pp'): string {
