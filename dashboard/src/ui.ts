@@ -271,6 +271,16 @@ export function pastTheEnd(pagerLabel: string, firstPage: string, focusId: strin
 }
 
 /**
+ * What follows a list page's failed request when its link has a cursor (`cursor` not empty): the
+ * list's first page a link away (`pagerLabel`, `focusId` as its pager's). A cursor the API does not
+ * take (a link cut short when copied: 400, "not a cursor this endpoint issued") left the reader
+ * with the notice alone and no way back to the list but the header (outside test).
+ */
+export function firstPageAfterFailure(pagerLabel: string, cursor: string, firstPage: string, focusId: string): HTMLElement[] {
+  return cursor ? [pager(pagerLabel, navLink(firstPage, focusId, true, {}, '« First page'))] : [];
+}
+
+/**
  * What a page says of the values in its link it could not use, the default used instead
  * (`ignored`: "name=value (what it takes)"), or null when there are none (outside test: an
  * unknown value fell back silently, under a menu showing the default).

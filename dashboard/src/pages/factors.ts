@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { counted, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
+import { counted, firstPageAfterFailure, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -117,7 +117,7 @@ export async function factorsPage(root: HTMLElement): Promise<void> {
   if (health.kind === 'ok') root.append(systemPanel(health.body));
   else root.append(notice(health, 'The health view'));
   if (list.kind !== 'ok') {
-    root.append(notice(list, 'The factors'));
+    root.append(notice(list, 'The factors'), ...firstPageAfterFailure('Pages of factors', cursor, hashHref('/factors'), 'factors-results'));
     return;
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));

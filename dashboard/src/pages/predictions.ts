@@ -6,7 +6,7 @@
  * previous page, only the first; the browser's Back returns to the page before).
  */
 import { get } from '../api.ts';
-import { firstText, focusedIn, h, ignoredInLink, linkChoice, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { firstPageAfterFailure, firstText, focusedIn, h, ignoredInLink, linkChoice, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
 /** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
@@ -76,7 +76,9 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   root.append(h('h1', {}, 'Active predictions'));
   root.append(ignoredInLink(ignored) ?? '');
   if (page.kind !== 'ok') {
-    root.append(notice(page, 'Active predictions'));
+    root.append(notice(page, 'Active predictions'), ...firstPageAfterFailure('Pages of active predictions', f.cursor, hashHref('/predictions', {
+      category: f.category, venue: f.venue, min_edge_pts: f.min_edge_pts, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, sort: f.sort, dir: f.dir,
+    }), RESULTS));
     return;
   }
   // A link's category or venue in another case is the menu's own entry (menuEntry).

@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { counted, filterMenu, firstText, h, hashHref, hashQuery, menuEntry, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, signedPoints, tableRegion } from '../ui.ts';
+import { counted, filterMenu, firstPageAfterFailure, firstText, h, hashHref, hashQuery, menuEntry, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null }
@@ -89,7 +89,7 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
     get<{ scenarios: Scenario[]; total: number; next_cursor: string | null }>('scenarios', {}, { limit: '20', cursor: cursor || undefined, status: status || undefined }),
   ]);
   if (r.kind !== 'ok') {
-    root.append(notice(r, 'Scenarios and their pathways'));
+    root.append(notice(r, 'Scenarios and their pathways'), ...firstPageAfterFailure('Pages of scenarios', cursor, hashHref('/scenarios', { status }), 'scenarios-results'));
     return;
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));

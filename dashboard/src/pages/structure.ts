@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, dateTime, filterMenu, firstText, h, hashHref, hashQuery, menuEntry, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, tableRegion } from '../ui.ts';
+import { counted, dateTime, filterMenu, firstPageAfterFailure, firstText, h, hashHref, hashQuery, menuEntry, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -41,7 +41,7 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
     get<{ clusters: Thesis[]; total: number; next_cursor: string | null }>('clusters', {}, { limit: '30', cursor: cursor || undefined, origin: origin || undefined, vintages: '0' }),
   ]);
   if (r.kind !== 'ok') {
-    root.append(notice(r, 'The theses (clusters)'));
+    root.append(notice(r, 'The theses (clusters)'), ...firstPageAfterFailure('Pages of theses', cursor, hashHref('/theses', { origin }), 'theses-results'));
     return;
   }
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
