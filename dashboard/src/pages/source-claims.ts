@@ -6,7 +6,7 @@
  * claim by claim (outside test: no page showed the claims a track record is computed from).
  */
 import { get } from '../api.ts';
-import { date, h, hashHref, linkChoice, navigate, navLink, nothingMatches, notice, num, pager, pct, quantity, select, tableRegion } from '../ui.ts';
+import { date, firstPageAfterFailure, h, hashHref, linkChoice, navigate, navLink, nothingMatches, notice, num, pager, pct, quantity, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's Claim the panel reads, nullable as in the OpenAPI document. */
 interface Claim {
@@ -93,7 +93,9 @@ export async function claimsPanel(slug: string, f: ClaimFilters): Promise<HTMLEl
   const list = expired ? await page('') : asked;
   const section = h('section', { class: 'panel' }, h('h2', { id: RESULTS, tabindex: -1 }, 'Claims'));
   if (list.kind !== 'ok') {
-    section.append(notice(list, 'The claims database'));
+    // a cursor the API refuses (a link cut short when copied): the first page a link away
+    section.append(notice(list, 'The claims database'), ...firstPageAfterFailure('Pages of claims', f.cursor,
+      hashHref(`/sources/${encodeURIComponent(slug)}`, { kind: f.kind, resolved: f.resolved }), RESULTS));
     return section;
   }
   const cursor = expired ? '' : f.cursor;

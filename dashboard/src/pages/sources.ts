@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, minus, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { counted, firstPageAfterFailure, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, minus, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
 import { claimFilters, claimsPanel } from './source-claims.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
@@ -116,7 +116,7 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
     root.append(h('p', { class: 'meta', role: 'status' }, 'The ranking changed with a newer snapshot: back to its first page.'));
   }
   if (list.kind !== 'ok') {
-    root.append(panel('Track records', notice(list, 'The ranked list of track records')));
+    root.append(panel('Track records', notice(list, 'The ranked list of track records'), ...firstPageAfterFailure('Pages of track records', cursor, hashHref('/sources', { kind }), RESULTS)));
     return;
   }
   if (list.body.sources.length === 0) {
