@@ -10,7 +10,7 @@ import { predictionsPage } from './pages/predictions.ts';
 import { questionPage } from './pages/question.ts';
 import { sourcePage, sourcesPage } from './pages/sources.ts';
 import { factorsPage } from './pages/factors.ts';
-import { scenariosPage } from './pages/scenarios.ts';
+import { scenarioPage, scenariosPage } from './pages/scenarios.ts';
 import { thesesPage, thesisPage } from './pages/structure.ts';
 import { autoRetryDelayMs, h, takeFocusRequest } from './ui.ts';
 
@@ -26,6 +26,7 @@ const ROUTES: [RegExp, Page, string][] = [
   [/^\/theses\/(.+)$/, thesisPage, 'Thesis'],
   [/^\/factors\/?$/, factorsPage, 'Factors'],
   [/^\/scenarios\/?$/, scenariosPage, 'Scenarios'],
+  [/^\/scenarios\/(.+)$/, scenarioPage, 'Scenario'],
 ];
 
 let generation = 0;

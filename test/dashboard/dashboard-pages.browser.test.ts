@@ -380,6 +380,46 @@ describe('the overview, predictions, theses, factors and scenarios against the A
     await page.close();
   });
 
+  it('a scenario\'s page: its components, each current joint and the consensus\' worlds, and its record history with the scores, are the API\'s; older records through the records cursor; an unknown id says so', async () => {
+    const { page, problems } = await tab(1200);
+    const d = (await api(`/api/scenarios/${SCENARIO}/`)).scenario;
+    expect(d.records.length, 'a record per run').toBe(2);
+    // from the list, the scenario's link
+    await open(page, '#/scenarios');
+    await rerender(page, () => page.click(`section[data-scenario="${SCENARIO}"] a[href="#/scenarios/${SCENARIO}"]`));
+    expect(await page.evaluate(() => location.hash)).toBe(`#/scenarios/${SCENARIO}`);
+    expect(await page.$eval('h1', (e) => e.textContent)).toBe(d.title);
+    expect(await page.title()).toBe(`${d.title} · Quorum`);
+    expect(await page.$eval('#scenario-meta', (e) => e.textContent)).toBe(`${SCENARIO} · ${d.status} · ${d.n_components} components, ${d.n_resolved} resolved · ${d.n_records} archived records`);
+    expect(await cells(page, 'table.scenario-components')).toEqual(d.components.map((c: any) => [String(c.ord), c.label ?? c.title ?? c.question_id,
+      c.outcome === null ? (c.status ?? '') : `resolved ${c.outcome === 1 ? 'YES' : 'NO'}`, expectedPct(c.implied), expectedPct(c.direct), expectedPoints(c.coherence_gap)]));
+    const read = (world: string) => [...world].map((x) => (x === '1' ? 'YES' : 'NO')).join(' · ');
+    // each current joint: the consensus first, then each model's, with its method and most likely world
+    expect(d.current.length).toBeGreaterThan(1);
+    expect(await cells(page, '#scenario-joints')).toEqual(d.current.map((j: any) => [j.model ?? `consensus (mean of ${j.n_models} model${j.n_models === 1 ? '' : 's'})`,
+      j.methods.join(', '), `${j.pathway[0].world}  ${read(j.pathway[0].world)}`, expectedPct(j.pathway[0].probability)]));
+    // every world of the consensus joint, most likely first, with the models' disagreement on it
+    const consensus = d.current.find((j: any) => j.model === null);
+    expect(await cells(page, '#scenario-worlds')).toEqual(consensus.pathway.map((w: any) => [String(w.rank), w.world, read(w.world), expectedPct(w.probability), expectedPct(w.disagreement_sd),
+      w.consistent === null ? '–' : w.consistent ? 'yes' : 'no']));
+    // the record history, newest first: its time (UTC), most likely world, resolutions so far and scores
+    const history = (records: any[]) => records.map((r) => [r.as_of.slice(0, 16).replace('T', ' '), `${r.top_world} (${expectedPct(r.top_probability)})`, r.resolved_pattern ?? '–',
+      expectedPct(r.consistent_mass), r.complete ? expectedNum(r.log_score) : '–', r.complete ? expectedNum(r.brier) : '–', expectedNum(r.component_brier)]);
+    expect(await cells(page, '#scenario-records')).toEqual(history(d.records));
+    expect(await page.$('nav[aria-label="Pages of records"] a')).toBeNull(); // two records: one page
+    // a link with the API's records cursor: the older records, and the newest a link away
+    const first = await api(`/api/scenarios/${SCENARIO}/?records_limit=1`);
+    await open(page, `#/scenarios/${SCENARIO}?records_cursor=${encodeURIComponent(first.scenario.next_records_cursor)}`);
+    expect(await cells(page, '#scenario-records')).toEqual(history(d.records.slice(1)));
+    expect(await page.$eval('nav[aria-label="Pages of records"] a', (a) => [a.getAttribute('href'), a.textContent])).toEqual([`#/scenarios/${SCENARIO}`, '« Newest records']);
+    clean(problems);
+    // an unknown scenario: the API's 404 said, and the list a link away
+    await open(page, '#/scenarios/no-such-scenario');
+    expect(await page.$eval('main [data-state="error"]', (e) => e.textContent)).toMatch(/HTTP 404/);
+    expect(await page.$eval('main a[href="#/scenarios"]', (a) => a.textContent)).toBe('All scenarios');
+    await page.close();
+  });
+
   it('a link whose cursor the API does not take (cut short when copied): the list\'s notice, and its first page, filters kept, a link away (outside test: the notice alone)', async () => {
     // keyed (api plan), so the ranked track records and a source's claims are read too
     const { page, problems } = await tab(1200, apiKey);
@@ -407,7 +447,7 @@ describe('the overview, predictions, theses, factors and scenarios against the A
     const { page, problems } = await tab(375, apiKey);
     const thesesNext = (await api('/api/clusters/?limit=30&vintages=0')).next_cursor as string;
     const hashes = ['', '#/?mode=informed', '#/predictions?category=politics&sort=edge', '#/theses', `#/theses?cursor=${thesesNext}`, '#/theses/agi-soon',
-      '#/theses/no-such-thesis', '#/factors', '#/scenarios', '#/scenarios?status=resolved'];
+      '#/theses/no-such-thesis', '#/factors', '#/scenarios', '#/scenarios?status=resolved', `#/scenarios/${SCENARIO}`, '#/scenarios/no-such-scenario'];
     for (const hash of hashes) {
       await open(page, hash);
       const found = await page.evaluate(() => {
@@ -426,9 +466,9 @@ describe('the overview, predictions, theses, factors and scenarios against the A
       expect.soft(found, hash).toEqual({ raw: null, past: [], scroll: 0 });
       expect.soft(await audit(page), hash).toEqual([]);
     }
-    // the one page whose request fails on purpose (the unknown thesis: 404)
-    expect(problems.console).toEqual(['Failed to load resource: the server responded with a status of 404 (Not Found)']);
-    expect(problems.failed).toEqual([`${server.url}/api/clusters/no-such-thesis/?vintages_limit=500 404`]);
+    // the two pages whose request fails on purpose (the unknown thesis and scenario: 404)
+    expect(problems.console).toEqual(Array(2).fill('Failed to load resource: the server responded with a status of 404 (Not Found)'));
+    expect(problems.failed).toEqual([`${server.url}/api/clusters/no-such-thesis/?vintages_limit=500 404`, `${server.url}/api/scenarios/no-such-scenario/?records_limit=25 404`]);
     await page.close();
   });
 

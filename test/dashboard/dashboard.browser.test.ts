@@ -182,10 +182,11 @@ async function everyPage(): Promise<[string, string][]> {
   const resolved = (await get(server, '/api/predictions/resolved?limit=50')).body.predictions as { question_id: string; n_models: number }[];
   const question = resolved.find((p) => p.n_models === 4)!.question_id;
   const thesis = (await get(server, '/api/clusters/?limit=1&vintages=0')).body.clusters[0].thesis_id as string;
+  const scenario = (await get(server, '/api/scenarios/?limit=1')).body.scenarios[0].scenario_id as string;
   return [
     ['overview', ''], ['predictions', '#/predictions'], ['question', `#/questions/${encodeURIComponent(question)}`],
     ['sources', '#/sources'], ['source', '#/sources/manifold'], ['theses', '#/theses'], ['thesis', `#/theses/${thesis}`],
-    ['factors', '#/factors'], ['scenarios', '#/scenarios'],
+    ['factors', '#/factors'], ['scenarios', '#/scenarios'], ['scenario', `#/scenarios/${scenario}`],
   ];
 }
 
