@@ -319,7 +319,13 @@ describe('the overview, predictions, theses, factors and scenarios against the A
     expect(await cells(page, '#thesis-vintages')).toEqual(one.vintages.map((v: any) => [
       `${v.as_of.slice(0, 10)} ${v.as_of.slice(11, 16)}`, expectedPct(v.thesis_consensus), expectedPct(v.thesis_market_consensus), String(v.n_resolved), v.brier === null ? '–' : expectedNum(v.brier)]));
     const members = await page.$$eval('#thesis-members li', (ls) => ls.map((l) => l.textContent));
-    expect(members).toEqual(one.members.map((m: any) => `${m.title ?? m.question_id} · ${m.venue ?? '–'} · ${m.status ?? '–'}${m.sign < 0 ? ' · counts against' : ''} · consensus ${expectedPct(m.consensus)} · market ${expectedPct(m.market_probability)}`));
+    expect(members).toEqual(one.members.map((m: any) => `${m.title ?? m.question_id} · ${m.venue ?? '–'} · ${m.status ?? '–'}${m.sign < 0 ? ' · counts against' : ''}${m.weight !== 1 ? ` · weight ${m.weight}` : ''} · consensus ${expectedPct(m.consensus)} · market ${expectedPct(m.market_probability)}`));
+    // a member weighted 2 (agi-soon's): its weight said, as the weighted thesis consensus counts it
+    const weighted = (await api('/api/clusters/agi-soon/?vintages_limit=1')).cluster.members.filter((m: any) => m.weight !== 1);
+    expect(weighted.length).toBeGreaterThan(0);
+    await open(page, '#/theses/agi-soon');
+    const agi = await page.$$eval('#thesis-members li', (ls) => ls.map((l) => l.textContent ?? ''));
+    for (const m of weighted) expect(agi.find((l) => l.startsWith(m.title ?? m.question_id)), m.question_id).toContain(` · weight ${m.weight} · `);
     clean(problems);
     // an id not in this snapshot: said, and the list a link away (outside test: the notice alone)
     await open(page, '#/theses/no-such-thesis');

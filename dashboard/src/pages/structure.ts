@@ -13,7 +13,7 @@ interface Vintage { run_id: string; as_of: string | null; thesis_consensus: numb
 interface Thesis {
   thesis_id: string; origin: string; statement: string | null; label: string | null; n_members: number; n_active: number; n_resolved: number;
   current: { consensus: number | null; market_consensus: number | null; disagreement: number | null; spread: number | null };
-  members: { question_id: string; title: string | null; venue: string | null; status: string | null; sign: number; consensus: number | null; market_probability: number | null; outcome: number | null }[];
+  members: { question_id: string; title: string | null; venue: string | null; status: string | null; sign: number; weight: number; consensus: number | null; market_probability: number | null; outcome: number | null }[];
   n_vintages: number;
   vintages: Vintage[];
 }
@@ -120,5 +120,6 @@ export async function thesisPage(root: HTMLElement, id: string | undefined): Pro
     t.vintages.length === 0 ? null : tableRegion('Vintages table', h('table', { id: 'thesis-vintages' }, h('thead', {}, h('tr', {}, ['as of (UTC)', 'consensus', 'market', 'resolved', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, t.vintages.map((v) => h('tr', {}, h('td', {}, dateTime(v.as_of)), h('td', { class: 'num' }, pct(v.thesis_consensus)), h('td', { class: 'num' }, pct(v.thesis_market_consensus)), h('td', { class: 'num' }, v.n_resolved), h('td', { class: 'num' }, num(v.brier)))))))));
   root.append(panel('Members', h('ul', { id: 'thesis-members' }, t.members.map((m) => h('li', {}, h('a', { href: `#/questions/${encodeURIComponent(m.question_id)}` }, firstText(m.title, m.question_id)),
-    ` · ${m.venue ?? '–'} · ${m.status ?? '–'}${m.sign < 0 ? ' · counts against' : ''} · consensus ${pct(m.consensus)} · market ${pct(m.market_probability)}`)))));
+    // a member weighted other than 1 says so: the thesis consensus is a weighted mean (outside test: agi-soon's member of weight 2 read like the others)
+    ` · ${m.venue ?? '–'} · ${m.status ?? '–'}${m.sign < 0 ? ' · counts against' : ''}${m.weight !== 1 ? ` · weight ${m.weight}` : ''} · consensus ${pct(m.consensus)} · market ${pct(m.market_probability)}`)))));
 }
