@@ -196,6 +196,25 @@ describe('method fixes', () => {
     expect(await rows(conn, `SELECT * FROM bootstrap_weights ORDER BY replicate, grp LIMIT 50`)).toEqual(before);
   });
 
+  it('bootstrap draws are the formula sql/README gives, so an analyst can rebuild them', async () => {
+    // The README's words, written out here (not the derive's SQL): seed 20260101; a question's
+    // group is its 0-based rank by hash(question_id, seed), then question_id, mod 200; replicate r's
+    // draw j (0..199) picks group hash(seed, r, j) mod 200, and w counts the picks of a group.
+    const documentedGroups = await rows(conn, `
+      SELECT question_id, ((row_number() OVER (ORDER BY hash(question_id, 20260101::BIGINT), question_id) - 1) % 200)::INTEGER AS grp
+      FROM bootstrap_groups ORDER BY question_id`);
+    expect(documentedGroups.map((g) => Number(g.grp)).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(await rows(conn, 'SELECT question_id, grp FROM bootstrap_groups ORDER BY question_id')).toEqual(documentedGroups);
+    const differing = await one(conn, `
+      WITH documented AS (
+        SELECT r AS replicate, (hash(20260101::BIGINT, r, j) % 200)::INTEGER AS grp, count(*)::INTEGER AS w
+        FROM range(1000) AS rr(r), range(200) AS jj(j) GROUP BY ALL)
+      SELECT count(*)::BIGINT AS n FROM documented AS d
+      FULL JOIN bootstrap_weights AS p USING (replicate, grp)
+      WHERE d.w IS DISTINCT FROM p.w`);
+    expect(differing.n).toBe(0);
+  });
+
   it('ECE interval and noise floor agree with an independent implementation', async () => {
     const s = await one(
       conn,
