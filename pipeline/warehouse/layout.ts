@@ -50,11 +50,19 @@ export function importLockFile(root: string): string {
   return join(root, 'import.lock');
 }
 
-/** A new run id: `r<as-of, compact UTC>-<random>`, sortable by as-of time. */
-export function newRunId(asOf: Date): string {
+/**
+ * A new run id: `r<as-of, compact UTC>-<made><random>`, sortable by as-of time and, among runs of
+ * one as-of time, by when each was made: `made` is the creation time in milliseconds, base 36,
+ * 8 digits (zero-padded: lexical order is time order until 2059), then 4 random base-36 digits.
+ * The scoring breaks a tie on created_at by the greater run id (sql/README.md), so a run dated
+ * like an earlier one (`quorum run --as-of T` again, after a fix) is the one that counts. QA: the
+ * suffix was random alone, and the re-run that saw newer prices lost to the first half the time.
+ */
+export function newRunId(asOf: Date, madeAt: number = Date.now()): string {
   const compact = asOf.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const random = Math.random().toString(36).slice(2, 10).padEnd(8, '0');
-  return `r${compact}-${random}`;
+  const made = Math.max(0, Math.floor(madeAt)).toString(36).padStart(8, '0');
+  const random = Math.random().toString(36).slice(2, 6).padEnd(4, '0');
+  return `r${compact}-${made}${random}`;
 }
 
 /** The Hive partition date of a run: the UTC date of its as-of time. */

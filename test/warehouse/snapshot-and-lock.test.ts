@@ -8,6 +8,22 @@ import { acquireRunLock, LOCK_STALE_MS, processAlive, RunLockedError, SAME_PID_S
 import { lockFile, newRunId, RUN_ID_PATTERN } from '../../pipeline/warehouse/layout.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
+describe('run ids', () => {
+  it('of one as-of time, a run made later has the greater id (the scoring\'s tie-break), whatever the random digits', () => {
+    const asOf = new Date('2026-03-06T00:00:00Z');
+    for (let i = 0; i < 200; i++) {
+      const made = Date.parse('2026-11-29T08:00:00Z') + i * 7919;
+      const [earlier, later] = [newRunId(asOf, made), newRunId(asOf, made + 1)];
+      expect(earlier).toMatch(RUN_ID_PATTERN);
+      expect(later > earlier, `${later} > ${earlier}`).toBe(true);
+    }
+    // and the as-of time still orders first: a run dated earlier but made later sorts before
+    expect(newRunId(new Date('2026-03-05T00:00:00Z'), Date.parse('2030-01-01T00:00:00Z')) < newRunId(asOf, Date.parse('2026-01-01T00:00:00Z'))).toBe(true);
+    // fixed width: the made time is 8 base-36 digits (to 2059), the suffix 12 characters
+    expect(newRunId(asOf, Date.parse('2059-01-01T00:00:00Z'))).toMatch(/^r20260306T000000Z-[0-9a-z]{12}$/);
+  });
+});
+
 describe('snapshots', () => {
   it('publishes atomically and keeps the previous snapshot when a build fails', async () => {
     const { dir, cleanup } = tempDir();
