@@ -342,7 +342,12 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
                 res.setHeader('Trailer', 'X-Export-Rows');
                 res.flushHeaders();
               }
-              await sendFile(res, slice.file, highWaterMark, map);
+              await sendFile(res, slice.file, highWaterMark, map).catch((err: unknown) => {
+                // A response found destroyed before its 'close' event has run (onClose) aborts the
+                // export here, so the engine counts the cancellation as it does any other.
+                if (err instanceof ResponseClosed) abort.abort();
+                throw err;
+              });
               bytes += slice.bytes;
             });
             if (!res.headersSent) {
@@ -354,11 +359,19 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
               res.setHeader('X-Export-Sliced', 'true');
               res.setHeader('Trailer', 'X-Export-Rows');
             }
-            if (framer) await writeChunk(res, framer.end());
           } catch (err) {
             // The engine counted the cancellation (it knows whether streaming had begun).
             if (err instanceof ResponseClosed || abort.signal.aborted) throw new ExportCancelled();
             throw err;
+          }
+          // The JSON array's closing bracket goes after the engine has finished: a client gone by
+          // then is a cancellation the engine never saw, counted here (QA soak: these exports were
+          // counted started and never completed nor cancelled).
+          if (framer) {
+            await writeChunk(res, framer.end()).catch(() => {
+              engine.stats.cancelledDuringStream++;
+              throw new ExportCancelled();
+            });
           }
           res.addTrailers({ 'X-Export-Rows': String(result.rows) });
           res.end();
@@ -376,7 +389,6 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
           job,
           abort.signal,
           async (produced) => {
-            if (abort.signal.aborted) throw new ExportCancelled();
             res.status(200);
             res.setHeader('Content-Type', encoder.contentType);
             res.setHeader('Content-Length', String(produced.bytes));
