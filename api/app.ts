@@ -399,7 +399,11 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       })
       .catch(() => undefined);
   };
-  snapshots.onLoaded(prime);
+  // an older snapshot's cached answers are never served again: freed at once, before priming
+  snapshots.onLoaded((id) => {
+    services.cache.retainOnly(id);
+    prime();
+  });
   if (firstReads.length > 0) {
     // The shell, the OpenAPI document and the compressed dashboard files, once, after start-up
     // (a turn later, so the caller gets its app first).

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIRST_READS } from '../../api/app.ts';
+import { ResponseCache } from '../../api/cache/response-cache.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { fixtureData, publish, writeSnapshot } from './fixtures.ts';
 import { SNAP, fixtureDir, get, newKey, serve } from './helpers.ts';
@@ -60,12 +61,18 @@ describe('cache priming', () => {
     expect(primed.app.services.cache.size).toBe(answered);
   });
 
-  it('primes the new snapshot after a publish', async () => {
+  it('primes the new snapshot after a publish, and drops the old snapshot\'s answers (never served again) at once', async () => {
+    const before = primed.app.services.cache.size;
+    expect(before).toBeGreaterThan(0);
     const next = 'r20250403T000000Z-bb02';
     await writeSnapshot(dirs[0]!.dir, next, fixtureData(2));
     await publish(dirs[0]!.dir, next);
     await primed.app.snapshots.reload();
     await primed.app.primed();
+    // only the new snapshot's first reads are held (QA soak: the old ones stayed until the LRU
+    // pushed them out, up to the whole byte bound)
+    expect(primed.app.services.cache.size).toBeLessThanOrEqual(FIRST_READS.length);
+    expect(primed.app.services.cache.size).toBeGreaterThan(0);
     const hitsBefore = primed.app.services.cache.hits;
     const a = await get(primed, '/api/predictions/accuracy');
     expect(a.res.headers.get('x-snapshot')).toBe(next);
@@ -89,5 +96,19 @@ describe('cache priming', () => {
     } finally {
       await tmp.cleanup();
     }
+  });
+});
+
+describe('ResponseCache.retainOnly', () => {
+  it('drops every other snapshot\'s entries and their bytes, keeps the one named', () => {
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1000 });
+    cache.set(ResponseCache.key('old', 'a', ''), 'old', Buffer.alloc(100));
+    cache.set(ResponseCache.key('old', 'b', ''), 'old', Buffer.alloc(200));
+    cache.set(ResponseCache.key('new', 'a', ''), 'new', Buffer.alloc(50));
+    expect([cache.size, cache.bytes]).toEqual([3, 350]);
+    expect(cache.retainOnly('new')).toBe(2);
+    expect([cache.size, cache.bytes]).toEqual([1, 50]);
+    expect(cache.get(ResponseCache.key('new', 'a', ''))?.body.length).toBe(50);
+    expect(cache.get(ResponseCache.key('old', 'a', ''))).toBeUndefined();
   });
 });
