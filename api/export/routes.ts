@@ -456,8 +456,11 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
       // A problem written after the export's own headers were set must not carry them (a Trailer
       // on a response that turns out not to be chunked makes Node throw while writing it).
       if (!res.headersSent) for (const h of EXPORT_HEADERS) res.removeHeader(h);
-      if (err instanceof ApiError) throw err;
+      // Every export here has its slot (counted started): a problem it ends with (503 not_ready, a
+      // snapshot lacking the table or deleted from under the server) is its outcome too (QA soak:
+      // counted started and nothing else).
       engine.stats.failed++;
+      if (err instanceof ApiError) throw err;
       logger.error({ err, export: table.name, output: params.output }, 'export failed');
       if (res.headersSent) {
         // The file was produced and sending it failed midway: cut the connection so the client

@@ -907,6 +907,10 @@ describe('operations', () => {
         const ok = await fetch(`${s.url}/api/export/resolved`, { headers: { 'X-Test-Plan': 'api' } });
         expect(ok.status).toBe(200);
         await ok.arrayBuffer();
+        // each started export has one outcome: the 503 is a failed one (QA soak: started, nothing else)
+        await s.service.drain();
+        const st = s.service.stats;
+        expect([st.started, st.completed, st.failed]).toEqual([2, 1, 1]);
       } finally {
         await s.close();
       }
