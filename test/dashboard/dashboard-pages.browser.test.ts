@@ -409,7 +409,9 @@ describe('the overview, predictions, theses, factors and scenarios against the A
     expect(await cells(page, '#scenario-worlds')).toEqual(consensus.pathway.map((w: any) => [String(w.rank), w.world, read(w.world), expectedPct(w.probability), expectedPct(w.disagreement_sd),
       w.consistent === null ? '–' : w.consistent ? 'yes' : 'no']));
     // the record history, newest first: its time (UTC), most likely world, resolutions so far and scores
-    const history = (records: any[]) => records.map((r) => [r.as_of.slice(0, 16).replace('T', ' '), `${r.top_world} (${expectedPct(r.top_probability)})`, r.resolved_pattern ?? '–',
+    // the components resolved so far in words ('1-0': YES · open · NO; none while '---')
+    const resolved = (p: string | null) => (p === null ? '–' : /[01]/.test(p) ? [...p].map((x) => ({ 1: 'YES', 0: 'NO' } as Record<string, string>)[x] ?? 'open').join(' · ') : 'none');
+    const history = (records: any[]) => records.map((r) => [r.as_of.slice(0, 16).replace('T', ' '), `${r.top_world} (${expectedPct(r.top_probability)})`, resolved(r.resolved_pattern),
       expectedPct(r.consistent_mass), r.complete ? expectedNum(r.log_score) : '–', r.complete ? expectedNum(r.brier) : '–', expectedNum(r.component_brier)]);
     expect(await cells(page, '#scenario-records')).toEqual(history(d.records));
     expect(await page.$('nav[aria-label="Pages of records"] a')).toBeNull(); // two records: one page

@@ -30,6 +30,16 @@ function readWorld(world: string): string {
   return [...world].map((d) => (d === '1' ? 'YES' : 'NO')).join(' · ');
 }
 
+/**
+ * A record's resolved components in pathway order, '1-0' → 'YES · open · NO', or 'none' while no
+ * component has resolved (outside test: the record history showed the API's raw pattern, "---").
+ */
+function readResolved(pattern: string | null | undefined): string {
+  if (!pattern) return '–';
+  if (!/[01]/.test(pattern)) return 'none';
+  return [...pattern].map((d) => (d === '1' ? 'YES' : d === '0' ? 'NO' : 'open')).join(' · ');
+}
+
 function pathwayChart({ PagePlot: Plot, accessible, labelAxis, PALETTE }: Charts, r: Pick<Record, 'pathway'>, width: number): Element {
   const rows = r.pathway
     .filter((w) => w.probability !== null)
@@ -152,7 +162,7 @@ function historyTable(records: Record[]): HTMLElement {
   return tableRegion('Record history', h('table', { id: 'scenario-records' },
     h('thead', {}, h('tr', {}, ['as of (UTC)', 'most likely world', 'resolved so far', 'still possible', 'log score', 'Brier', 'component Brier'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, records.map((r) => h('tr', {}, h('td', { class: 'date' }, dateTime(r.as_of)),
-      h('td', {}, r.top_world ? `${r.top_world} (${pct(r.top_probability)})` : '–'), h('td', {}, r.resolved_pattern ?? '–'),
+      h('td', {}, r.top_world ? `${r.top_world} (${pct(r.top_probability)})` : '–'), h('td', {}, readResolved(r.resolved_pattern)),
       h('td', { class: 'num' }, pct(r.consistent_mass)), h('td', { class: 'num' }, r.complete ? minus(num(r.log_score)) : '–'),
       h('td', { class: 'num' }, r.complete ? num(r.brier) : '–'), h('td', { class: 'num' }, num(r.component_brier)))))));
 }
