@@ -36,29 +36,51 @@ export function claimFilters(q: URLSearchParams, ignored: string[]): ClaimFilter
   };
 }
 
-/** What the claim says: "64.0% yes", "Clinton", "−3.5 points" (above/below a threshold where one applies). */
+/**
+ * A claimed value beside a side or a probability (a poll's margin: a direction claim names the
+ * leader and carries the margin, candidate 1 − candidate 2 as the subject orders them), or ''.
+ */
+function valueBeside(c: Claim, x: number | null): string {
+  return c.kind === 'value' || x === null ? '' : `, margin ${quantity(x, c.unit)}`;
+}
+
+/** What the claim says: "64.0% yes", "Clinton, margin −3.5 points", "−3.5 points" (above/below a threshold where one applies). */
 function claimed(c: Claim): string {
-  if (c.kind === 'probability') return `${pct(c.probability)}${c.side ? ` ${c.side}` : ''}`;
-  if (c.kind === 'direction') return c.side ?? '–';
+  if (c.kind === 'probability') return `${pct(c.probability)}${c.side ? ` ${c.side}` : ''}${valueBeside(c, c.value)}`;
+  if (c.kind === 'direction') return `${c.side ?? '–'}${valueBeside(c, c.value)}`;
   return `${quantity(c.value, c.unit)}${c.threshold === null ? '' : ` (threshold ${quantity(c.threshold, c.unit)})`}`;
 }
 
-/** What came to be: the realized value, or whether the claim came true; "unresolved" before. */
+/** What came to be: the realized value, or whether the claim came true (and the realized margin beside it); "unresolved" before. */
 function outcomeText(c: Claim): string {
   if (!c.resolved) return 'unresolved';
   if (c.kind === 'value') return quantity(c.realized_value, c.unit);
-  return c.outcome === 1 ? 'came true' : c.outcome === 0 ? 'did not' : c.outcome === 0.5 ? 'tie' : '–';
+  const came = c.outcome === 1 ? 'came true' : c.outcome === 0 ? 'did not' : c.outcome === 0.5 ? 'tie' : '–';
+  return `${came}${valueBeside(c, c.realized_value)}`;
 }
 
-/** The claim's score: Brier of a probability, hit or miss of a direction, the error of a value and whether it is within tolerance. */
-function scoreText(c: Claim): string {
-  if (!c.resolved) return '–';
-  if (c.kind === 'probability') return c.brier === null ? '–' : `Brier ${num(c.brier)}`;
-  if (c.kind === 'direction') return c.hit === 1 ? 'hit' : c.hit === 0 ? 'miss' : c.hit === 0.5 ? 'tie (half)' : '–';
-  if (c.error === null) return '–';
+/** A value's error, claimed − realized with a true minus and its unit, and whether it is within tolerance: "error +0.2 points, within tolerance". */
+function errorText(c: Claim): string {
+  if (c.error === null) return '';
   const tolerance = c.within_tolerance === null ? '' : c.within_tolerance ? ', within tolerance' : ', outside tolerance';
   // signed, with a true minus: claimed − realized, as the bias is
   return `error ${c.error > 0 ? '+' : ''}${quantity(c.error, c.unit)}${tolerance}`;
+}
+
+/**
+ * The claim's score: Brier of a probability, hit or miss of a direction, the error of a value and
+ * whether it is within tolerance; a direction claim that carries a value (a poll's margin) has
+ * both, its hit and its margin's error (outside test: a pollster's page showed "hit" alone, while
+ * its value-claims table above counted the same polls' margins and their errors).
+ */
+function scoreText(c: Claim): string {
+  if (!c.resolved) return '–';
+  const error = errorText(c);
+  if (c.kind === 'value') return error || '–';
+  const score = c.kind === 'probability'
+    ? (c.brier === null ? '–' : `Brier ${num(c.brier)}`)
+    : c.hit === 1 ? 'hit' : c.hit === 0 ? 'miss' : c.hit === 0.5 ? 'tie (half)' : '–';
+  return error ? `${score}; ${error}` : score;
 }
 
 /** Where the claim was read from: "dataset · file:line". */
@@ -67,11 +89,22 @@ function fromText(p: Claim['provenance']): string {
   return [p.dataset, where].filter((x) => x).join(' · ') || '–';
 }
 
+/**
+ * What each kind's score means, under the table (outside test: "Brier 0.065", "hit" and "error
+ * −69.653 usd_bn" stood side by side with nothing to say which way is better, nor what sign an
+ * error or a poll's margin takes).
+ */
+function scoreNote(): HTMLElement {
+  return h('p', { class: 'note', id: 'claims-score-note' },
+    'Score: a probability claim\'s Brier score, (probability − outcome)², 0 best and 1 worst; a direction claim hit or missed (a tie counts half); ',
+    'a value\'s error is claimed − realized, in its unit, within tolerance or not. A poll\'s margin is the first candidate of its subject minus the second, in points.');
+}
+
 function claimRow(c: Claim): HTMLTableRowElement {
   const subject = c.subject ?? c.claim_id;
   return h('tr', {}, h('td', { class: 'date' }, date(c.made_at)),
-    h('td', {}, c.question_id ? h('a', { href: `#/questions/${encodeURIComponent(c.question_id)}` }, subject) : subject),
-    h('td', {}, c.kind), h('td', { class: 'num' }, claimed(c)), h('td', {}, outcomeText(c)), h('td', {}, scoreText(c)), h('td', {}, fromText(c.provenance)));
+    h('td', { class: 'subject' }, c.question_id ? h('a', { href: `#/questions/${encodeURIComponent(c.question_id)}` }, subject) : subject),
+    h('td', {}, c.kind), h('td', {}, claimed(c)), h('td', {}, outcomeText(c)), h('td', {}, scoreText(c)), h('td', { class: 'provenance' }, fromText(c.provenance)));
 }
 
 /** The panel's two menus: changing one opens the source's first page of claims so filtered, focus kept on it. */
@@ -107,7 +140,7 @@ export async function claimsPanel(slug: string, f: ClaimFilters): Promise<HTMLEl
   } else {
     section.append(tableRegion('Claims table', h('table', { id: 'claims' },
       h('thead', {}, h('tr', {}, ['made (UTC)', 'subject', 'kind', 'claim', 'outcome', 'score', 'read from'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, list.body.claims.map(claimRow)))));
+      h('tbody', {}, list.body.claims.map(claimRow)))), scoreNote());
   }
   section.append(pager('Pages of claims',
     cursor ? navLink(hashHref(base, { kind: f.kind, resolved: f.resolved }), RESULTS, true, {}, '« First page') : '',
