@@ -5,20 +5,18 @@
  * imported and a live run (no venue: the operator's question files, the model simulator) that
  * archives one record of a scenario over two operator questions.
  */
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { get, newKey } from '../api/helpers.ts';
-import { quorum, quorumProcess } from '../helpers/cli.ts';
-import { parseLogLines } from '../pipeline/log-lines.ts';
+import { quorum } from '../helpers/cli.ts';
+import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
 import { loadRoute, openTab } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
 const POLLSTER = 'selzer-co';
 const CBO = 'congressional-budget-office';
 
@@ -26,7 +24,7 @@ const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-new-'));
 const questions = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-new-questions-'));
 const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-new-structure-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-new-'));
-let server: { url: string; child: ChildProcess };
+let server: Served;
 let browser: Browser;
 let apiKey: string;
 
@@ -49,31 +47,13 @@ beforeAll(async () => {
   expect(run.status, run.stderr).toBe(0);
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
-  const child = quorumProcess(['serve'], { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0' });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  child.stdout!.resume();
-  const line = (msg: RegExp) => parseLogLines(stderr).find((l) => msg.test(String(l.msg)));
-  for (const deadline = Date.now() + 60_000; !(line(/listening/) && line(/first reads cached/)) && child.exitCode === null && Date.now() < deadline;) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(line(/first reads cached/), stderr).toBeDefined();
-  server = { url: String(line(/listening/)!.address), child };
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
-  });
+  server = await serveQuorum({ ...env, QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0' });
+  browser = await launchChromium(profile);
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  if (server && server.child.exitCode === null) {
-    const exited = new Promise((r) => server.child.once('exit', r));
-    server.child.kill('SIGTERM');
-    await exited;
-  }
+  if (server) await stopQuorum(server.child);
   for (const d of [dir, questions, structure, profile]) rmSync(d, { recursive: true, force: true });
 });
 

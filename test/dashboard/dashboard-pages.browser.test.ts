@@ -9,14 +9,13 @@
  * A real `quorum serve` (its own process, port 0) over the bundled ForecastBench sample run twice
  * through the pipeline with the model simulator, plus a scenario over questions both runs forecast.
  */
-import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type axe from 'axe-core';
 import { timestampValue } from '@duckdb/node-api';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
@@ -28,21 +27,19 @@ import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
 import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { get, newKey } from '../api/helpers.ts';
-import { quorumProcess } from '../helpers/cli.ts';
-import { parseLogLines } from '../pipeline/log-lines.ts';
+import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
-const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
 /** The scenario the test adds, over questions both runs forecast: an archived record to draw. */
 const SCENARIO = 'pages-demo';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-pages-'));
 const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-pages-structure-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-pages-'));
-let server: { url: string; child: ChildProcess };
+let server: Served;
 let browser: Browser;
 let apiKey: string;
 
@@ -69,17 +66,12 @@ beforeAll(async () => {
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
   server = await startServer();
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
-  });
+  browser = await launchChromium(profile);
 }, 180_000);
 
 afterAll(async () => {
   await browser?.close();
-  if (server) await stop(server.child);
+  if (server) await stopQuorum(server.child);
   delete process.env.QUORUM_STRUCTURE_DIR;
   rmSync(dir, { recursive: true, force: true });
   rmSync(structure, { recursive: true, force: true });
@@ -87,28 +79,8 @@ afterAll(async () => {
 });
 
 /** `quorum serve` on `dataDir` (the test's data directory), no quotas, once it listens and has cached its first reads. */
-async function startServer(dataDir = dir): Promise<{ url: string; child: ChildProcess }> {
-  const child = quorumProcess(['serve'], {
-    QUORUM_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
-    QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_PRO_PER_DAY: '0', QUORUM_LIMIT_API_PER_DAY: '0',
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  child.stdout!.resume();
-  const deadline = Date.now() + 60_000;
-  const line = (msg: RegExp) => parseLogLines(stderr).find((l) => msg.test(String(l.msg)));
-  while (!(line(/listening/) && line(/first reads cached/)) && child.exitCode === null && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(line(/first reads cached/), stderr).toBeDefined();
-  return { url: String(line(/listening/)!.address), child };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
+function startServer(dataDir = dir): Promise<Served> {
+  return serveQuorum({ QUORUM_DATA_DIR: dataDir, QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_PRO_PER_DAY: '0', QUORUM_LIMIT_API_PER_DAY: '0' });
 }
 
 const tab = (width = 1200, key: string | null = null) => openTab(browser, server.url, width, key);
@@ -496,7 +468,7 @@ describe('the overview, predictions, theses, factors and scenarios against the A
     await page.waitForSelector('main[data-ready="1"]');
     await page.waitForFunction(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
       .some((r) => r.name.includes('/dashboard/chunk-') && r.responseEnd > 0) && document.querySelector('.key-status')?.textContent?.includes('plan: api'));
-    await stop(doomed.child);
+    await stopQuorum(doomed.child);
     for (const [hash, h1] of [['#/', 'Overview'], ['#/predictions', 'Active predictions'], ['#/theses', 'Theses'], ['#/theses/agi-soon', 'Thesis'],
       ['#/factors', 'Factors'], ['#/scenarios', 'Scenarios']]) {
       await rerender(page, () => page.evaluate((x) => { location.hash = x; }, hash));

@@ -7,25 +7,24 @@
  * none), read from a question file as `npm start` reads data/questions, and a curated thesis whose
  * statement begins as a bundled one does.
  */
-import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { fixed, num, pct } from '../../dashboard/src/format.ts';
 import { encodeKeyset } from '../../api/http/cursor.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
-import { quorum, quorumProcess } from '../helpers/cli.ts';
+import { quorum } from '../helpers/cli.ts';
 import { forecasts, writeRaw } from '../structure/helpers.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
+import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
-const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
 /** The statement of a thesis the test adds, beginning as the bundled thesis agi-soon's does. */
 const AGI_QA = 'Artificial general intelligence is declared before the end of 2026, as QA reads it';
 /** A source with a claim in many years (a trend long enough to crowd its axis at phone width). */
@@ -45,7 +44,7 @@ const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-'));
 const questions = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-questions-'));
 const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-structure-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-states-'));
-let server: { url: string; child: ChildProcess; log: () => string };
+let server: Served;
 let browser: Browser;
 let apiKey: string;
 /** An api-plan key the revocation test revokes while its page is open. */
@@ -135,41 +134,21 @@ beforeAll(async () => {
   revokable = newKey(dir, 'api', [], 'revoked mid-session');
   proKey = newKey(dir, 'pro').key;
   server = await startServer();
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
-  });
+  browser = await launchChromium(profile);
 }, 180_000);
 
 afterAll(async () => {
   await browser?.close();
-  if (server) {
-    const exited = new Promise((r) => server.child.once('exit', r));
-    server.child.kill('SIGTERM');
-    await exited;
-  }
+  if (server) await stopQuorum(server.child);
   for (const d of [dir, questions, structure, profile]) rmSync(d, { recursive: true, force: true });
 });
 
 /** `quorum serve` on `dataDir` (the test's data directory) with `env`: no anonymous or api-plan quota, a small pro one. */
-async function startServer(dataDir = dir, env: Record<string, string> = {}, primed = true): Promise<{ url: string; child: ChildProcess; log: () => string }> {
-  const child = quorumProcess(['serve'], {
-    QUORUM_DATA_DIR: dataDir, QUORUM_STRUCTURE_DIR: structure, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
+function startServer(dataDir = dir, env: Record<string, string> = {}, primed = true): Promise<Served> {
+  return serveQuorum({
+    QUORUM_DATA_DIR: dataDir, QUORUM_STRUCTURE_DIR: structure,
     QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_API_PER_DAY: '0', QUORUM_LIMIT_PRO_PER_DAY: String(PRO_PER_DAY), ...env,
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  child.stdout!.resume();
-  const deadline = Date.now() + 60_000;
-  const line = (msg: RegExp) => parseLogLines(stderr).find((l) => msg.test(String(l.msg)));
-  // (a directory with no snapshot yet primes nothing: `primed` false waits for the listening line alone)
-  while (!(line(/listening/) && (!primed || line(/first reads cached/))) && child.exitCode === null && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(line(/listening/), stderr).toBeDefined();
-  return { url: String(line(/listening/)!.address), child, log: () => stderr };
+  }, primed);
 }
 
 /** A fresh tab (its own browser context: no HTTP cache or storage shared with another test) with `key` stored. */
@@ -977,9 +956,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();
     } finally {
-      const exited = new Promise((r) => closed.child.once('exit', r));
-      closed.child.kill('SIGTERM');
-      await exited;
+      await stopQuorum(closed.child);
       rmSync(copy, { recursive: true, force: true });
     }
   });
@@ -1019,9 +996,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();
     } finally {
-      const exited = new Promise((r) => empty.child.once('exit', r));
-      empty.child.kill('SIGTERM');
-      await exited;
+      await stopQuorum(empty.child);
       rmSync(fresh, { recursive: true, force: true });
     }
   });
@@ -1059,9 +1034,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(problems).toEqual({ console: [], failed: [] });
       await page.close();
     } finally {
-      const exited = new Promise((r) => few.child.once('exit', r));
-      few.child.kill('SIGTERM');
-      await exited;
+      await stopQuorum(few.child);
       rmSync(young, { recursive: true, force: true });
     }
   });
@@ -1090,9 +1063,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(problems.failed.filter((f) => !/ 503$/.test(f))).toEqual([]);
       await page.close();
     } finally {
-      const exited = new Promise((r) => later.child.once('exit', r));
-      later.child.kill('SIGTERM');
-      await exited;
+      await stopQuorum(later.child);
       rmSync(fresh, { recursive: true, force: true });
     }
   });

@@ -10,13 +10,12 @@
  * 300 kB compressed. First render is measured and logged (not asserted: no timing assertions).
  * Screenshots go to test-output/screenshots/ (git-ignored).
  */
-import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type axe from 'axe-core';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
@@ -30,9 +29,8 @@ import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { counted, fixed, num, pct, percent, signedPoints } from '../../dashboard/src/format.ts';
 import { get, newKey } from '../api/helpers.ts';
-import { quorumProcess } from '../helpers/cli.ts';
-import { parseLogLines } from '../pipeline/log-lines.ts';
 import { waitForBrowserIdle } from './browser-idle.ts';
+import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -41,7 +39,6 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
 export const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
-const CHROMIUM = process.env.QUORUM_CHROMIUM ?? '/usr/bin/chromium';
 const MAX_JS_GZIP_BYTES = 300_000;
 /** The model whose forecasts of HARD_QUESTION fail, and a marker of that question's prompt (resolved, hard for everyone). */
 const SKIPPING_MODEL = 'sim-claude';
@@ -52,7 +49,7 @@ const structure = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-structure-')
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-'));
 /** The real `quorum serve` in its own process, as deployed (the test's own event loop and the
  *  browser's driver would otherwise share its thread and slow its answers). */
-let server: { url: string; child: ChildProcess };
+let server: Served;
 let browser: Browser;
 let apiKey: string;
 let proKey: string;
@@ -98,14 +95,7 @@ beforeAll(async () => {
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
   proKey = newKey(dir, 'pro').key;
   server = await startServer();
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
-    ],
-  });
+  browser = await launchChromium(profile);
   mkdirSync(SCREENSHOTS, { recursive: true });
   // First renders are measured in a browser that has finished starting (see browser-idle.ts).
   const settled = await waitForBrowserIdle(browser.process()?.pid);
@@ -114,11 +104,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  if (server) {
-    const exited = new Promise((r) => server.child.once('exit', r));
-    server.child.kill('SIGTERM');
-    await exited;
-  }
+  if (server) await stopQuorum(server.child);
   console.log(`dashboard first render (ms, from navigation start): ${JSON.stringify(renders)}`);
   delete process.env.QUORUM_STRUCTURE_DIR;
   rmSync(dir, { recursive: true, force: true });
@@ -131,23 +117,8 @@ afterAll(async () => {
  * anonymously) and resolves once it listens and has cached the first reads of the new snapshot
  * (a first visit to a started server, not one racing its start-up).
  */
-async function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const child = quorumProcess(['serve'], {
-    QUORUM_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
-    QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_PRO_PER_DAY: '0', QUORUM_LIMIT_API_PER_DAY: '0',
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  child.stdout!.resume();
-  const deadline = Date.now() + 60_000;
-  const line = (msg: RegExp) => parseLogLines(stderr).find((l) => msg.test(String(l.msg)));
-  while (!(line(/listening/) && line(/first reads cached/)) && child.exitCode === null && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const listening = line(/listening/);
-  expect(listening, stderr).toBeDefined();
-  expect(line(/first reads cached/), stderr).toBeDefined();
-  return { url: String(listening!.address), child };
+function startServer(): Promise<Served> {
+  return serveQuorum({ QUORUM_DATA_DIR: dir, QUORUM_LIMIT_ANONYMOUS_PER_HOUR: '0', QUORUM_LIMIT_PRO_PER_DAY: '0', QUORUM_LIMIT_API_PER_DAY: '0' });
 }
 
 /** A fresh tab whose console errors, page errors, failed and >= 400 requests are collected. */
