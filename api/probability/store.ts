@@ -43,6 +43,18 @@ interface IdempotencyRecord {
 
 const REQUEST_ID = /^prq_[a-f0-9]{32}$/;
 
+/**
+ * A stored answer (or 503 problem) as the OpenAPI document describes it today: each `failed[]`
+ * entry has `cost_usd`, null when unknown. Answers stored before entries carried it (2026-11-29)
+ * are replayed by their Idempotency-Key and read again by id: they read with null, not without
+ * the field the document marks required.
+ */
+function withFailedCosts(r: StoredRequest): StoredRequest {
+  const failed = (r.body as { failed?: unknown } | null)?.failed;
+  if (Array.isArray(failed)) for (const f of failed) if (f && typeof f === 'object' && !('cost_usd' in f)) (f as Record<string, unknown>).cost_usd = null;
+  return r;
+}
+
 export function utcDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
@@ -98,7 +110,7 @@ export class ProbabilityStore {
   async getRequest(id: string): Promise<StoredRequest | null> {
     if (!this.isRequestId(id)) return null;
     try {
-      return JSON.parse(await readFile(path.join(this.dir, 'requests', `${id}.json`), 'utf8')) as StoredRequest;
+      return withFailedCosts(JSON.parse(await readFile(path.join(this.dir, 'requests', `${id}.json`), 'utf8')) as StoredRequest);
     } catch {
       return null;
     }

@@ -3,7 +3,7 @@
  * day's spend file) and a request's cost are sums of call costs, which carried it
  * (QA: `cost_usd` 0.031170000000000003, `spent_usd` 0.4953400000000001). The real store, on disk.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,28 @@ describe('a key\'s spend at midnight UTC', () => {
       const read = (day: string) => JSON.parse(readFileSync(join(store.dir, 'spend', `${day}.json`), 'utf8'));
       expect(read('2026-03-01')).toEqual({ 'key-1': 0.75 });
       expect(read('2026-03-02')).toEqual({ 'key-2': 0.125 });
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a stored answer from before failed calls carried their cost', () => {
+  it('reads with cost_usd null in each failed entry (the OpenAPI document marks it required), the rest as stored', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'quorum-probability-old-answer-'));
+    try {
+      const store = new ProbabilityStore(d);
+      const id = `prq_${'a'.repeat(32)}`;
+      mkdirSync(join(store.dir, 'requests'), { recursive: true });
+      const old = { request_id: id, key_id: 'k', created_at: '2026-11-28T00:00:00.000Z', idempotency_key: null, body_hash: 'h', request: {}, status: 200,
+        body: { request_id: id, cost_usd: 0.015, failed: [{ model: 'm', error_kind: 'invalid_json', latency_ms: 12 }, { model: 'n', error_kind: 'timeout', latency_ms: 30_000, cost_usd: 0.002 }] } };
+      writeFileSync(join(store.dir, 'requests', `${id}.json`), JSON.stringify(old));
+      const got = await store.getRequest(id);
+      expect((got!.body as { failed: unknown[] }).failed).toEqual([
+        { model: 'm', error_kind: 'invalid_json', latency_ms: 12, cost_usd: null },
+        { model: 'n', error_kind: 'timeout', latency_ms: 30_000, cost_usd: 0.002 },
+      ]);
+      expect((got!.body as { cost_usd: number }).cost_usd).toBe(0.015);
     } finally {
       rmSync(d, { recursive: true, force: true });
     }
