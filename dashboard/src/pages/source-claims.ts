@@ -6,7 +6,7 @@
  * claim by claim (outside test: no page showed the claims a track record is computed from).
  */
 import { get } from '../api.ts';
-import { date, firstPageAfterFailure, h, hashHref, linkChoice, navigate, navLink, nothingMatches, notice, num, pager, pct, quantity, select, tableRegion } from '../ui.ts';
+import { counted, date, firstPageAfterFailure, h, hashHref, linkChoice, navigate, navLink, nothingMatches, notice, num, pager, pct, quantity, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's Claim the panel reads, nullable as in the OpenAPI document. */
 interface Claim {
@@ -134,7 +134,8 @@ export async function claimsPanel(slug: string, f: ClaimFilters): Promise<HTMLEl
   const cursor = expired ? '' : f.cursor;
   if (expired) section.append(h('p', { class: 'meta', role: 'status' }, 'The claims changed with a newer snapshot: back to their first page.'));
   const base = `/sources/${encodeURIComponent(slug)}`;
-  section.append(menus(slug, f), h('p', { class: 'meta', id: 'claims-total' }, `${list.body.total} ${list.body.total === 1 ? 'claim' : 'claims'}${f.kind || f.resolved ? ' match these filters' : ''}, newest first.`));
+  const n = list.body.total;
+  section.append(menus(slug, f), h('p', { class: 'meta', id: 'claims-total' }, `${counted(n, 'claim')}${f.kind || f.resolved ? ` ${n === 1 ? 'matches' : 'match'} these filters` : ''}, newest first.`));
   if (list.body.claims.length === 0) {
     section.append(nothingMatches(undefined, cursor ? 'This page is past the end of the list.' : f.kind || f.resolved ? 'No claim of this source matches these filters.' : 'No claims from this source.'));
   } else {
