@@ -114,7 +114,8 @@ function expectedPct(p: number | null, digits = 1): string {
 function expectedPoints(x: number | null, unit = 'pp'): string {
   if (x === null) return '–';
   const tenths = Math.floor((Math.abs(Math.round(x * 1e6)) + 500) / 1000);
-  return `${x < 0 && tenths !== 0 ? '−' : '+'}${Math.floor(tenths / 10)}.${tenths % 10} ${unit}`;
+  // no sign on a change that rounds to nothing ("0.0 pp": "+0.0 pp" read as a rise)
+  return `${tenths === 0 ? '' : x < 0 ? '−' : '+'}${Math.floor(tenths / 10)}.${tenths % 10} ${unit}`;
 }
 /** A figure at `digits` decimals, half away from zero, with a true minus: expectedNum(-0.01772, 3) = "−0.018". */
 function expectedNum(x: number | null, digits = 3): string {
@@ -154,8 +155,10 @@ describe('the overview, predictions, theses, factors and scenarios against the A
       expect(await card(3), mode).toEqual(['Brier, consensus', expectedNum(vs.ai_brier), `paired n ${vs.n} · all resolved: ${expectedNum(acc.resolved_brier)} (n ${acc.total_resolved})`]);
       expect(await card(4), mode).toEqual(['Brier, market', expectedNum(vs.market_brier), `paired n ${vs.n}`]);
       // a signed difference: a true minus, as edges, gaps and a source's bias (outside test: "-0.018")
-      expect(await card(5), mode).toEqual(['Consensus − market', expectedNum(vs.diff_mean, 4),
-        `95% [${expectedNum(vs.diff_ci95[0], 4)}, ${expectedNum(vs.diff_ci95[1], 4)}] · skill ${expectedNum(vs.skill)}`]);
+      // a positive difference or skill with its "+" (outside test: signed only when negative)
+      const plus = (x: number, digits: number) => `${expectedNum(x, digits).match(/^[0.]+$/) || x < 0 ? '' : '+'}${expectedNum(x, digits)}`;
+      expect(await card(5), mode).toEqual(['Consensus − market', plus(vs.diff_mean, 4),
+        `95% [${expectedNum(vs.diff_ci95[0], 4)}, ${expectedNum(vs.diff_ci95[1], 4)}] · skill ${plus(vs.skill, 3)}`]);
       // the calibration table: the mode's forecasters, as the API lists them
       const fs = (events.forecasters as { forecaster: string; mode: string; n: number; brier: number | null; ece: number | null }[]).filter((f) => f.mode === mode);
       expect(fs.length, mode).toBeGreaterThan(2);
@@ -321,7 +324,9 @@ describe('the overview, predictions, theses, factors and scenarios against the A
       expect(await cells(page, `${section} table.factor-tree`), f.factor_id).toEqual(nodes.map((n: any) => [n.name, expectedPct(n.level), expectedPoints(n.change), expectedPct(n.market_level), `${n.n_leaves} (${n.n_with_consensus})`]));
       const h = health.factors.find((x: any) => x.factor_id === f.factor_id);
       expect(await page.$eval(`${section} p.meta`, (p) => p.textContent), f.factor_id).toBe(
-        `coverage ${expectedPct(h.coverage, 0)} · ${h.stale_leaves.length} stale · ${h.n_contradictions} contradictions · disagreement ${expectedNum(h.disagreement)} · Brier ${expectedNum(h.brier)} vs market ${expectedNum(h.market_brier)} on ${h.n_scored} resolved`);
+        `coverage ${expectedPct(h.coverage, 0)} · ${h.stale_leaves.length} stale · ${h.n_contradictions} contradictions · disagreement ${expectedNum(h.disagreement)} · ${h.n_scored === 0 ? 'no resolved question scored yet' : `Brier ${expectedNum(h.brier)} vs market ${expectedNum(h.market_brier)} on ${h.n_scored} resolved`}`);
+      // the statement's change since the previous run, or that there is none to show (outside test: "– since the previous run")
+      expect(await page.$eval(`${section} > p`, (p) => p.textContent), f.factor_id).toContain(f.change === null ? '(no change to show since the previous run; ' : `(${expectedPoints(f.change)} since the previous run; `);
       // the leaves: every question of the factor, linked to its page
       expect(await page.$$eval(`${section} details li a`, (as) => as.map((a) => decodeURIComponent(a.getAttribute('href')!.replace('#/questions/', '')))), f.factor_id)
         .toEqual(f.leaves.map((l: any) => l.question_id));

@@ -340,7 +340,7 @@ describe('the dashboard in Chromium', () => {
       const m = api.find((x) => x.question_id === row.id)!.consensus?.mean ?? null;
       expect(row.p, row.id).toBe(m === null ? '–' : expectedPct(m));
       // the edge in points, with a true minus, as on the question page's other venues
-      expect(row.edge, row.id).toMatch(/^([+−]\d+\.\d pts|–)$/);
+      expect(row.edge, row.id).toMatch(/^([+−]\d+\.\d pts|0\.0 pts|–)$/);
     }
     // every venue the service knows, not only those on this page (the API filters by venue over every page)
     expect(await page.$$eval('select[name=venue] option', (os) => os.map((o) => (o as HTMLOptionElement).value)))
@@ -607,7 +607,7 @@ describe('the dashboard in Chromium', () => {
       expect(await page.$$eval(`${sel} table.scenario-components tbody tr`, (r) => r.length), x.scenario_id).toBe(x.n_components);
       // the coherence gap in percentage points with a true minus, as the factors' changes
       for (const gap of await page.$$eval(`${sel} table.scenario-components tbody td:nth-child(6)`, (t) => t.map((c) => c.textContent))) {
-        expect(gap, x.scenario_id).toMatch(/^([+−]\d+\.\d pp|–)$/);
+        expect(gap, x.scenario_id).toMatch(/^([+−]\d+\.\d pp|0\.0 pp|–)$/);
       }
       const bars = await page.$$eval(`${sel} figure .q-point rect`, (r) => r.length);
       const worlds = x.latest_record ? Math.min(8, x.latest_record.pathway.filter((w) => w.probability !== null).length) : 0;

@@ -24,7 +24,7 @@ function badge(status: string): HTMLElement {
   return h('span', { class: `status status-${status.replace(/[^a-z]/gi, '')}` }, status);
 }
 
-/** "+3.2 pp" / "−1.0 pp" / "–". */
+/** "+3.2 pp" / "−1.0 pp" / "0.0 pp" / "–". */
 const change = (x: number | null): string => signedPoints(x, 'pp');
 
 function systemPanel(health: Health): HTMLElement {
@@ -89,10 +89,11 @@ function factorPanel(charts: Charts, f: Factor, health: FactorHealth | undefined
   const healthLine = health
     ? h('p', { class: 'meta' },
       `coverage ${pct(health.coverage, 0)} · ${health.stale_leaves.length} stale · ${health.n_contradictions} contradictions · disagreement ${num(health.disagreement)}`,
-      ` · Brier ${num(health.brier)} vs market ${num(health.market_brier)} on ${health.n_scored} resolved`)
+      // nothing resolved yet: said, not "Brier – vs market – on 0 resolved" (outside test)
+      health.n_scored === 0 ? ' · no resolved question scored yet' : ` · Brier ${num(health.brier)} vs market ${num(health.market_brier)} on ${health.n_scored} resolved`)
     : null;
   const section = panel(f.name,
-    h('p', {}, health ? badge(health.status) : '', ` ${f.statement}: ${pct(f.level)} (${change(f.change)} since the previous run; market ${pct(f.market_level)})`),
+    h('p', {}, health ? badge(health.status) : '', ` ${f.statement}: ${pct(f.level)} (${f.change === null ? 'no change to show since the previous run' : `${change(f.change)} since the previous run`}; market ${pct(f.market_level)})`),
     health?.reasons.length ? h('ul', { class: 'reasons' }, health.reasons.map((r) => h('li', {}, r))) : null,
     healthLine,
     levelsFigure(charts, f, width),

@@ -10,7 +10,7 @@ import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
 import { canFitLine, FIT_MIN_POINTS } from '../linear-fit.ts';
-import { counted, dateTime, h, hashHref, ignoredInLink, linkChoice, hashQuery, interval, minus, navigate, nothingMatches, notice, num, panel, pct, percent, select, tableRegion, wilson } from '../ui.ts';
+import { counted, dateTime, h, hashHref, ignoredInLink, linkChoice, hashQuery, interval, navigate, nothingMatches, notice, num, panel, pct, percent, select, signed, tableRegion, wilson } from '../ui.ts';
 
 interface Accuracy {
   simulated: boolean;
@@ -101,7 +101,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
         card('Brier, consensus', num(vs?.ai_brier ?? a.brier.ai), `${vs ? `paired n ${vs.n} · ` : ''}all resolved: ${num(a.resolved_brier)} (n ${a.total_resolved})`),
         card('Brier, market', num(vs?.market_brier ?? a.brier.market), vs ? `paired n ${vs.n}` : ''),
         // signed figures with a true minus, as edges, gaps and a source's bias are (outside test: "-0.018")
-        card('Consensus − market', vs?.diff_mean === null || !vs ? '–' : minus(num(vs.diff_mean, 4)), vs?.diff_ci95 ? `95% ${interval(vs.diff_ci95, 4)} · skill ${minus(num(vs.skill))}` : ''),
+        card('Consensus − market', vs?.diff_mean === null || !vs ? '–' : signed(num(vs.diff_mean, 4)), vs?.diff_ci95 ? `95% ${interval(vs.diff_ci95, 4)} · skill ${signed(num(vs.skill))}` : ''),
       ),
       h('p', { class: 'note' }, 'Paired: the questions with a usable market price, so consensus and market are compared on the same questions. ',
         'Brier: lower is better. The difference is the mean paired Brier difference (negative: the consensus beat the market).')));
