@@ -160,6 +160,17 @@ async function request<T>(id: string, params: Record<string, string>, query: Rec
   return retryAfter === null ? { kind: 'error', status: res.status, message } : { kind: 'error', status: res.status, message, retryAfter };
 }
 
+/**
+ * A keyset list's page read from `cursor` by `read`, or its first page when the API says the
+ * cursor expired (410 cursor_expired: a newer snapshot re-ordered the list since the link was
+ * made); `restarted` says which, for the page to say so.
+ */
+export async function pageOrFirst<T>(read: (cursor: string) => Promise<Result<T>>, cursor: string): Promise<{ list: Result<T>; restarted: boolean }> {
+  const asked = await read(cursor);
+  if (cursor === '' || asked.kind !== 'error' || asked.status !== 410) return { list: asked, restarted: false };
+  return { list: await read(''), restarted: true };
+}
+
 /** Retry-After as seconds from now: delta-seconds or an HTTP date; null when absent or unreadable. */
 function retryAfterSeconds(value: string | null): number | null {
   if (value === null || value.trim() === '') return null;

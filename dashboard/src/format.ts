@@ -34,16 +34,12 @@ export const interval = (ci: [number, number] | null | undefined, digits = 3): s
  * "−1.0 pp", "0.0 pp" for one that rounds to nothing (no sign: QA, "+0.0 pp" read as a rise), "–".
  */
 export function signedPoints(x: number | null | undefined, unit: 'pp' | 'pts' = 'pp'): string {
-  if (x === null || x === undefined) return '–';
-  const s = fixed(decimal(x) * 100, 1);
-  if (s.startsWith('-')) return `−${s.slice(1)} ${unit}`;
-  return `${s === '0.0' ? '' : '+'}${s} ${unit}`;
+  return x === null || x === undefined ? '–' : `${signed(fixed(decimal(x) * 100, 1))} ${unit}`;
 }
 
 /** A signed figure already formatted (`num(x, 4)`): "+0.0123", "−0.0066", "0.0000" (no sign on a zero). */
 export function signed(s: string): string {
-  if (s.startsWith('-')) return `−${s.slice(1)}`;
-  return /^[0.]+$/.test(s) || s === '–' ? s : `+${s}`;
+  return s.startsWith('-') || /^[0.]+$/.test(s) || s === '–' ? minus(s) : `+${s}`;
 }
 
 /** A count with its noun, singular for one: counted(1, 'question') = "1 question", counted(2, 'question') = "2 questions". */

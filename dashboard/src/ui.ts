@@ -267,7 +267,24 @@ export function filterMenu(name: string, label: string, entries: readonly string
  * matches." and no way back).
  */
 export function pastTheEnd(pagerLabel: string, firstPage: string, focusId: string): HTMLElement[] {
-  return [nothingMatches(undefined, 'This page is past the end of the list.'), pager(pagerLabel, navLink(firstPage, focusId, true, {}, '« First page'))];
+  return [nothingMatches(undefined, 'This page is past the end of the list.'), pager(pagerLabel, firstPageLink(firstPage, focusId))];
+}
+
+/** The link back to a list's first page (`text`: the list's own words for it), focus then on `focusId`. */
+function firstPageLink(href: string, focusId: string, text = '« First page'): HTMLAnchorElement {
+  return navLink(href, focusId, true, {}, text);
+}
+
+/**
+ * A keyset list's pager: its first page, when the link's cursor `at` is not it, and the next, when
+ * the API gave a `next` cursor; both keep the list's `query` (its filters: a `cursor` key in it
+ * keeps its place in the link) at `path`, focus then on `focusId`. `param` is the link's cursor
+ * parameter and `words` the two links' texts, for a list paged otherwise (a record history).
+ */
+export function listPager(label: string, focusId: string, path: string, query: Record<string, string | undefined | null>, at: string, next: string | null,
+  param = 'cursor', words: [string, string] = ['« First page', 'Next page »']): HTMLElement {
+  return pager(label, at ? firstPageLink(hashHref(path, query), focusId, words[0]) : '',
+    next ? navLink(hashHref(path, { ...query, [param]: next }), focusId, true, { rel: 'next' }, words[1]) : '');
 }
 
 /**
@@ -277,7 +294,7 @@ export function pastTheEnd(pagerLabel: string, firstPage: string, focusId: strin
  * with the notice alone and no way back to the list but the header (outside test).
  */
 export function firstPageAfterFailure(pagerLabel: string, cursor: string, firstPage: string, focusId: string): HTMLElement[] {
-  return cursor ? [pager(pagerLabel, navLink(firstPage, focusId, true, {}, '« First page'))] : [];
+  return cursor ? [pager(pagerLabel, firstPageLink(firstPage, focusId))] : [];
 }
 
 /**

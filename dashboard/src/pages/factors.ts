@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { counted, firstPageAfterFailure, h, hashHref, hashQuery, navLink, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
+import { counted, firstPageAfterFailure, listPager, h, hashHref, hashQuery, nothingMatches, notice, num, pager, panel, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Levels { level: number | null; change: number | null; market_level: number | null; n_leaves: number; n_with_consensus: number }
 interface Node extends Levels { node_id: string; name: string; depth: number; leaves: string[]; children: string[] }
@@ -129,8 +129,6 @@ export async function factorsPage(root: HTMLElement): Promise<void> {
   if (paged && list.body.factors.length) root.append(h('p', { class: 'meta', id: 'factors-count' }, `This page: ${list.body.factors.length} of ${list.body.total} factors.`));
   for (const f of list.body.factors) root.append(factorPanel(charts, f, byId.get(f.factor_id), width));
   if (paged) {
-    root.append(pager('Pages of factors',
-      cursor ? navLink(hashHref('/factors'), 'factors-results', true, {}, '« First page') : '',
-      list.body.next_cursor ? navLink(hashHref('/factors', { cursor: list.body.next_cursor }), 'factors-results', true, { rel: 'next' }, 'Next page »') : ''));
+    root.append(listPager('Pages of factors', 'factors-results', '/factors', {}, cursor, list.body.next_cursor));
   }
 }

@@ -6,7 +6,7 @@
  * previous page, only the first; the browser's Back returns to the page before).
  */
 import { get } from '../api.ts';
-import { firstPageAfterFailure, firstText, focusedIn, h, ignoredInLink, linkChoice, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
+import { firstPageAfterFailure, listPager, firstText, focusedIn, h, ignoredInLink, linkChoice, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
 
 /** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
@@ -168,7 +168,5 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     rows.length
       ? tableRegion('Active predictions table', h('table', { id: 'predictions' }, h('thead', {}, head), body), RESULTS)
       : nothingMatches(RESULTS, f.category || f.venue || minEdgePts || minSd || f.stale !== 'all' ? undefined : 'No active predictions on this page.'),
-    pager('Pages of active predictions',
-      f.cursor ? navLink(hashHref('/predictions', { ...base, cursor: '', sort: f.sort, dir: f.dir }), RESULTS, true, {}, '« First page') : '',
-      page.body.next_cursor ? navLink(hashHref('/predictions', { ...base, cursor: page.body.next_cursor, sort: f.sort, dir: f.dir }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
+    listPager('Pages of active predictions', RESULTS, '/predictions', { ...base, cursor: '', sort: f.sort, dir: f.dir }, f.cursor, page.body.next_cursor));
 }

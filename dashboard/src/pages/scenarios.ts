@@ -6,7 +6,7 @@
  */
 import { get } from '../api.ts';
 import { loadCharts, type Charts } from '../lazy-charts.ts';
-import { counted, dateTime, filterMenu, firstPageAfterFailure, firstText, h, hashHref, hashQuery, menuEntry, minus, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, signedPoints, tableRegion } from '../ui.ts';
+import { counted, dateTime, filterMenu, firstPageAfterFailure, listPager, firstText, h, hashHref, hashQuery, menuEntry, minus, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, signedPoints, tableRegion } from '../ui.ts';
 
 interface Component { ord: number; question_id: string; label: string | null; title: string | null; status: string | null; outcome: number | null; implied: number | null; direct: number | null; coherence_gap: number | null }
 interface World { world: string; probability: number | null; rank: number; consistent: boolean | null; disagreement_sd?: number | null }
@@ -126,9 +126,7 @@ export async function scenariosPage(root: HTMLElement): Promise<void> {
   root.append(h('p', { class: 'meta' }, `${counted(r.body.total, `${status ? `${status} ` : ''}scenario`)}. A world lists its components' outcomes in pathway order.`));
   const names = scenarioNames(r.body.scenarios);
   for (const s of r.body.scenarios) root.append(scenarioPanel(charts, s, names.get(s.scenario_id)!, width));
-  root.append(pager('Pages of scenarios',
-    cursor ? navLink(hashHref('/scenarios', { status }), 'scenarios-results', true, {}, '« First page') : '',
-    r.body.next_cursor ? navLink(hashHref('/scenarios', { status, cursor: r.body.next_cursor }), 'scenarios-results', true, { rel: 'next' }, 'Next page »') : ''));
+  root.append(listPager('Pages of scenarios', 'scenarios-results', '/scenarios', { status }, cursor, r.body.next_cursor));
 }
 
 /** The record history's page size (the API's records_limit). */
@@ -194,9 +192,7 @@ export async function scenarioPage(root: HTMLElement, id: string | undefined): P
   const history = panel('Record history',
     d.records.length ? historyTable(d.records) : nothingMatches(undefined, cursor ? 'This page is past the end of the list.' : 'No archived record yet.'),
     scoresText(d, d.latest_record),
-    pager('Pages of records',
-      cursor ? navLink(hashHref(`/scenarios/${encodeURIComponent(d.scenario_id)}`), 'records-results', true, {}, '« Newest records') : '',
-      d.next_records_cursor ? navLink(hashHref(`/scenarios/${encodeURIComponent(d.scenario_id)}`, { records_cursor: d.next_records_cursor }), 'records-results', true, { rel: 'next' }, 'Older records »') : ''));
+    listPager('Pages of records', 'records-results', `/scenarios/${encodeURIComponent(d.scenario_id)}`, {}, cursor, d.next_records_cursor, 'records_cursor', ['« Newest records', 'Older records »']));
   history.querySelector('h2')!.setAttribute('id', 'records-results');
   history.querySelector('h2')!.setAttribute('tabindex', '-1');
   root.append(history, h('p', {}, h('a', { href: '#/scenarios' }, 'All scenarios')));

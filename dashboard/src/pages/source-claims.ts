@@ -5,8 +5,8 @@
  * score and where it was read from (dataset, file and line), so a reader can check a track record
  * claim by claim (outside test: no page showed the claims a track record is computed from).
  */
-import { get } from '../api.ts';
-import { counted, date, firstPageAfterFailure, h, hashHref, linkChoice, navigate, navLink, nothingMatches, notice, num, pager, pct, quantity, select, tableRegion } from '../ui.ts';
+import { get, pageOrFirst } from '../api.ts';
+import { counted, date, firstPageAfterFailure, listPager, h, hashHref, linkChoice, navigate, nothingMatches, notice, num, pager, pct, quantity, select, tableRegion } from '../ui.ts';
 
 /** The parts of the API's Claim the panel reads, nullable as in the OpenAPI document. */
 interface Claim {
@@ -108,8 +108,8 @@ function claimRow(c: Claim): HTMLTableRowElement {
 }
 
 /** The panel's two menus: changing one opens the source's first page of claims so filtered, focus kept on it. */
-function menus(slug: string, f: ClaimFilters): HTMLElement {
-  const at = (kind: string, resolved: string) => hashHref(`/sources/${encodeURIComponent(slug)}`, { kind, resolved });
+function menus(base: string, f: ClaimFilters): HTMLElement {
+  const at = (kind: string, resolved: string) => hashHref(base, { kind, resolved });
   const kind = select('kind', 'Kind', KINDS.map((k): [string, string] => [k, k || 'all']), f.kind);
   kind.querySelector('select')!.addEventListener('change', (e) => navigate(at((e.target as HTMLSelectElement).value, f.resolved), 'f-kind'));
   const resolved = select('resolved', 'Resolved', [['', 'all'], ['true', 'resolved'], ['false', 'unresolved']], f.resolved);
@@ -119,23 +119,20 @@ function menus(slug: string, f: ClaimFilters): HTMLElement {
 
 /** The claims panel of source `slug`, filtered and paged as the page's link says. */
 export async function claimsPanel(slug: string, f: ClaimFilters): Promise<HTMLElement> {
+  const base = `/sources/${encodeURIComponent(slug)}`;
   const page = (from: string) => get<ClaimPage>('claims', {}, { source: slug, limit: PAGE_SIZE, kind: f.kind || undefined, resolved: f.resolved || undefined, cursor: from || undefined });
-  const asked = await page(f.cursor);
   // A newer snapshot since the cursor was issued (410 cursor_expired): the first page, said.
-  const expired = asked.kind === 'error' && asked.status === 410 && f.cursor !== '';
-  const list = expired ? await page('') : asked;
+  const { list, restarted: expired } = await pageOrFirst(page, f.cursor);
   const section = h('section', { class: 'panel' }, h('h2', { id: RESULTS, tabindex: -1 }, 'Claims'));
   if (list.kind !== 'ok') {
     // a cursor the API refuses (a link cut short when copied): the first page a link away
-    section.append(notice(list, 'The claims database'), ...firstPageAfterFailure('Pages of claims', f.cursor,
-      hashHref(`/sources/${encodeURIComponent(slug)}`, { kind: f.kind, resolved: f.resolved }), RESULTS));
+    section.append(notice(list, 'The claims database'), ...firstPageAfterFailure('Pages of claims', f.cursor, hashHref(base, { kind: f.kind, resolved: f.resolved }), RESULTS));
     return section;
   }
   const cursor = expired ? '' : f.cursor;
   if (expired) section.append(h('p', { class: 'meta', role: 'status' }, 'The claims changed with a newer snapshot: back to their first page.'));
-  const base = `/sources/${encodeURIComponent(slug)}`;
   const n = list.body.total;
-  section.append(menus(slug, f), h('p', { class: 'meta', id: 'claims-total' }, `${counted(n, 'claim')}${f.kind || f.resolved ? ` ${n === 1 ? 'matches' : 'match'} these filters` : ''}, newest first.`));
+  section.append(menus(base, f), h('p', { class: 'meta', id: 'claims-total' }, `${counted(n, 'claim')}${f.kind || f.resolved ? ` ${n === 1 ? 'matches' : 'match'} these filters` : ''}, newest first.`));
   if (list.body.claims.length === 0) {
     section.append(nothingMatches(undefined, cursor ? 'This page is past the end of the list.' : f.kind || f.resolved ? 'No claim of this source matches these filters.' : 'No claims from this source.'));
   } else {
@@ -143,8 +140,6 @@ export async function claimsPanel(slug: string, f: ClaimFilters): Promise<HTMLEl
       h('thead', {}, h('tr', {}, ['made (UTC)', 'subject', 'kind', 'claim', 'outcome', 'score', 'read from'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, list.body.claims.map(claimRow)))), scoreNote());
   }
-  section.append(pager('Pages of claims',
-    cursor ? navLink(hashHref(base, { kind: f.kind, resolved: f.resolved }), RESULTS, true, {}, '« First page') : '',
-    list.body.next_cursor ? navLink(hashHref(base, { kind: f.kind, resolved: f.resolved, cursor: list.body.next_cursor }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
+  section.append(listPager('Pages of claims', RESULTS, base, { kind: f.kind, resolved: f.resolved }, cursor, list.body.next_cursor));
   return section;
 }

@@ -4,9 +4,9 @@
  * calibration (public during the beta), its value claims' errors with their unit, and its trend
  * per year (api plan).
  */
-import { get } from '../api.ts';
+import { get, pageOrFirst } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, firstPageAfterFailure, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, minus, navigate, navLink, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { counted, firstPageAfterFailure, listPager, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, minus, navigate, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
 import { claimFilters, claimsPanel } from './source-claims.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
@@ -106,11 +106,9 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
 
   const page = (from: string) =>
     get<{ sources: Source[]; total: number; next_cursor: string | null }>('track_records.overview', {}, { limit: '30', kind: kind || undefined, cursor: from || undefined });
-  const [{ intervals }, asked] = await Promise.all([loadCharts(), page(cursor)]);
   // A newer snapshot has re-ranked the sources since this page's cursor was issued (410
   // cursor_expired): the ranking's first page, said, instead of an error.
-  const reRanked = asked.kind === 'error' && asked.status === 410 && cursor !== '';
-  const list = reRanked ? await page('') : asked;
+  const [{ intervals }, { list, restarted: reRanked }] = await Promise.all([loadCharts(), pageOrFirst(page, cursor)]);
   if (reRanked) {
     cursor = '';
     root.append(h('p', { class: 'meta', role: 'status' }, 'The ranking changed with a newer snapshot: back to its first page.'));
@@ -144,9 +142,7 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
         h('td', { class: 'num' }, s.n_resolved), h('td', { class: 'num' }, percent(s.accuracy_score)), h('td', { class: 'num' }, ciText(s.accuracy_ci95)),
         h('td', { class: 'num' }, s.ranked ? percent(s.shrunk_score) : '–'), h('td', { class: 'num' }, num(s.probability?.brier))))))),
     rankingNote(list.body.sources[0]!),
-    pager('Pages of track records',
-      cursor ? navLink(hashHref('/sources', { kind }), RESULTS, true, {}, '« First page') : '',
-      list.body.next_cursor ? navLink(hashHref('/sources', { kind, cursor: list.body.next_cursor }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
+    listPager('Pages of track records', RESULTS, '/sources', { kind }, cursor, list.body.next_cursor));
   // After a pager link: the panel's heading (above this page's chart and table) takes focus.
   section.querySelector('h2')!.setAttribute('id', RESULTS);
   section.querySelector('h2')!.setAttribute('tabindex', '-1');

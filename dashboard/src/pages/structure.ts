@@ -6,7 +6,7 @@
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, dateTime, filterMenu, firstPageAfterFailure, firstText, h, hashHref, hashQuery, menuEntry, navLink, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, tableRegion } from '../ui.ts';
+import { counted, dateTime, filterMenu, firstPageAfterFailure, listPager, firstText, h, hashHref, hashQuery, menuEntry, nothingMatches, notice, num, pager, panel, pastTheEnd, pct, tableRegion } from '../ui.ts';
 
 /** The parts of the OpenAPI schemas Cluster and ClusterVintage the pages read (nullable as there). */
 interface Vintage { run_id: string; as_of: string | null; thesis_consensus: number | null; thesis_market_consensus: number | null; brier: number | null; n_resolved: number }
@@ -80,9 +80,7 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
         h('td', {}, h('a', { href: `#/theses/${encodeURIComponent(t.thesis_id)}` }, thesisName(t))), h('td', {}, t.origin),
         h('td', { class: 'num' }, `${t.n_members} (${t.n_active} active, ${t.n_resolved} resolved)`), h('td', { class: 'num' }, pct(t.current.consensus)),
         h('td', { class: 'num' }, pct(t.current.market_consensus)), h('td', { class: 'num' }, num(t.current.disagreement))))))),
-    pager('Pages of theses',
-      cursor ? navLink(hashHref('/theses', { origin }), RESULTS, true, {}, '« First page') : '',
-      r.body.next_cursor ? navLink(hashHref('/theses', { origin, cursor: r.body.next_cursor }), RESULTS, true, { rel: 'next' }, 'Next page »') : ''));
+    listPager('Pages of theses', RESULTS, '/theses', { origin }, cursor, r.body.next_cursor));
   // After a pager link: the panel's heading (above this page's chart and table) takes focus.
   section.querySelector('h2')!.setAttribute('id', RESULTS);
   section.querySelector('h2')!.setAttribute('tabindex', '-1');
