@@ -9,11 +9,9 @@
  * A real `quorum serve` (its own process, port 0) over the bundled ForecastBench sample run twice
  * through the pipeline with the model simulator, plus a scenario over questions both runs forecast.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type axe from 'axe-core';
 import { timestampValue } from '@duckdb/node-api';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,9 +27,9 @@ import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { get, newKey } from '../api/helpers.ts';
 import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
+import { audit, clean, expectedNum, expectedPct, expectedPoints } from './page-checks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
 /** The scenario the test adds, over questions both runs forecast: an archived record to draw. */
 const SCENARIO = 'pages-demo';
@@ -99,44 +97,9 @@ async function rerender(page: Page, act: () => Promise<unknown>): Promise<void> 
   await page.waitForSelector('main[data-ready="1"] > .page:not([data-stale])', { timeout: 15_000 });
 }
 
-/**
- * A probability of the API (6 decimals) as the README says it is shown, worked out on integers: one
- * decimal of a percentage, half away from zero (0.6455 → "64.6%"); null → "–".
- */
-function expectedPct(p: number | null, digits = 1): string {
-  if (p === null) return '–';
-  const millionths = Math.round(p * 1e6);
-  const unit = 10 ** (4 - digits); // millionths per last digit shown
-  const units = Math.floor((millionths + unit / 2) / unit);
-  return digits === 0 ? `${units}%` : `${Math.floor(units / 10 ** digits)}.${String(units % 10 ** digits).padStart(digits, '0')}%`;
-}
-/** A difference of probabilities in `unit` (pp, pts), a tenth of a point, sign and a true minus: "+3.2 pp", "−1.0 pp". */
-function expectedPoints(x: number | null, unit = 'pp'): string {
-  if (x === null) return '–';
-  const tenths = Math.floor((Math.abs(Math.round(x * 1e6)) + 500) / 1000);
-  // no sign on a change that rounds to nothing ("0.0 pp": "+0.0 pp" read as a rise)
-  return `${tenths === 0 ? '' : x < 0 ? '−' : '+'}${Math.floor(tenths / 10)}.${tenths % 10} ${unit}`;
-}
-/** A figure at `digits` decimals, half away from zero, with a true minus: expectedNum(-0.01772, 3) = "−0.018". */
-function expectedNum(x: number | null, digits = 3): string {
-  if (x === null) return '–';
-  const scaled = Math.floor(Math.abs(Math.round(x * 1e6)) / 10 ** (6 - digits) + 0.5);
-  const s = `${Math.floor(scaled / 10 ** digits)}${digits ? `.${String(scaled % 10 ** digits).padStart(digits, '0')}` : ''}`;
-  return x < 0 && scaled !== 0 ? `−${s}` : s;
-}
 /** The cells' texts of each row of the table `selector`. */
 const cells = (page: Page, selector: string) => page.$$eval(`${selector} tbody tr`, (rs) => rs.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent?.trim() ?? '')));
 
-const clean = (p: Problems) => expect(p, 'console errors and failed requests').toEqual({ console: [], failed: [] });
-
-/** The serious and critical axe-core violations on the page. */
-async function audit(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.html.slice(0, 120)).join(' | ')}`);
-  });
-}
 
 describe('the overview, predictions, theses, factors and scenarios against the API (outside QA pass)', () => {
   it('the overview: each headline card, calibration row and health line is the API\'s, in each mode; signed figures with a true minus', async () => {

@@ -11,10 +11,8 @@
  * Screenshots go to test-output/screenshots/ (git-ignored).
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type axe from 'axe-core';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
@@ -32,11 +30,9 @@ import { get, newKey } from '../api/helpers.ts';
 import { waitForBrowserIdle } from './browser-idle.ts';
 import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
+import { audit, clean, expectedPct, violations } from './page-checks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-/** axe-core's minified build (the package's own axe.min.js, the same version as axe.source): under
- *  half of axe.source's 1.5 MB to send through the DevTools protocol and parse on each audit. */
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
 export const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
 const MAX_JS_GZIP_BYTES = 300_000;
@@ -196,22 +192,6 @@ function renderTimeline(page: Page): Promise<unknown[]> {
   ]);
 }
 
-/** Every axe-core violation on the page, of any impact, as "id (impact): help: nodes". */
-async function violations(page: Page): Promise<{ id: string; impact: string; text: string }[]> {
-  // Evaluated through the DevTools protocol: not an inline script, so the page's CSP stays as served.
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact ?? '', nodes: v.nodes.map((n) => n.html.slice(0, 160)), help: v.help }));
-  });
-  return result.map((v) => ({ id: v.id, impact: v.impact, text: `${v.id} (${v.impact}): ${v.help}: ${v.nodes.join(' | ')}` }));
-}
-
-/** The serious and critical axe-core violations. */
-async function audit(page: Page): Promise<string[]> {
-  return (await violations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.text);
-}
-
 async function shipped(page: Page): Promise<number> {
   return page.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
     .filter((r) => r.initiatorType === 'script' || r.name.endsWith('.js'))
@@ -220,17 +200,6 @@ async function shipped(page: Page): Promise<number> {
 
 /** The id of the focused element. */
 const focused = (page: Page) => page.evaluate(() => document.activeElement?.id ?? '');
-/**
- * A probability of the API (6 decimals) as the dashboard must show it, worked out on integers:
- * one decimal of a percentage, half away from zero (0.6455 → "64.6%", 0.3405 → "34.1%").
- */
-function expectedPct(p: number): string {
-  const millionths = Math.round(p * 1e6); // exact: the API publishes 6 decimals
-  const tenths = Math.floor((millionths + 500) / 1000); // tenths of a percent, halves up (p ≥ 0)
-  return `${Math.floor(tenths / 10)}.${tenths % 10}%`;
-}
-
-const clean = (p: Problems) => expect(p, 'console errors and failed requests').toEqual({ console: [], failed: [] });
 /** A full-page screenshot. PNG is lossless: optimizeForSpeed (a faster zlib setting in the browser)
  *  gives the same pixels in a file about a third larger, on about half the browser's CPU per shot. */
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true, optimizeForSpeed: true });
