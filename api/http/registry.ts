@@ -712,8 +712,10 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
             ),
           }),
     };
+    // the 304 carries the validators its 200 declares
     if (def.conditional) {
-      responses['304'] = notModified(open, { ETag: h(def.responseHeaders?.ETag ?? 'Strong validator of the body.'), 'Cache-Control': h('How long the answer may be reused.') });
+      const validators = Object.entries(def.responseHeaders ?? {}).filter(([name]) => name === 'ETag' || name === 'Cache-Control');
+      responses['304'] = notModified(open, Object.fromEntries(validators.map(([name, d]) => [name, h(d)])));
     }
   }
   for (const s of [...statuses].sort()) {

@@ -13,7 +13,10 @@ export const openapiRoute = rawRoute({
   summary: 'This OpenAPI 3.1 document',
   tags: ['operations'],
   conditional: true,
-  responseHeaders: { ETag: 'Strong validator of the document (send it as If-None-Match: a 304 while it is unchanged).' },
+  responseHeaders: {
+    ETag: 'Strong validator of the document (send it as If-None-Match: a 304 while it is unchanged).',
+    'Cache-Control': '`public, max-age=300` (then revalidate with the ETag).',
+  },
   responses: { 'application/json': { schema: z
         .object({ openapi: z.string().meta({ description: 'The OpenAPI version of the document (3.1.0).' }) })
         .loose()
