@@ -602,6 +602,13 @@ const COMMON_HEADERS = {
   // set by the front door (api/http/front.ts) on every answer, errors included (QA: documented on
   // the JSON 200s and the export only); a data answer's own says which snapshot it read
   'X-Snapshot': h('The id of the snapshot the server has loaded (absent before the first is published).').optional(),
+  // set by the front door on every answer too (api/http/front.ts); a cached summary, the document
+  // and an answer that is one key's own say their own (QA: declared on the cached answers only, so
+  // a generated client or a shared cache in front could not tell an error or a keyed answer from
+  // one it may keep)
+  'Cache-Control': h(
+    '`no-cache`; `private, no-cache` when a key was sent; `private, no-store` on an answer that is one key\'s own or carries a secret; `no-store` on the metrics.',
+  ),
 };
 
 /**

@@ -69,7 +69,7 @@ const keys: Record<string, string | null> = {};
 /** Headers a client reads: when an answer carries one, its response in the document must declare it. */
 const CLIENT_HEADERS = [
   'ETag', 'RateLimit', 'RateLimit-Policy', 'X-RateLimit-Remaining', 'Retry-After', 'Link', 'Allow', 'WWW-Authenticate',
-  'X-Snapshot', 'Content-Disposition', 'Last-Modified', 'Idempotent-Replayed',
+  'X-Snapshot', 'Content-Disposition', 'Last-Modified', 'Idempotent-Replayed', 'Cache-Control',
 ];
 
 beforeAll(async () => {
