@@ -1,8 +1,13 @@
 /**
  * Manifold adapter (API v0).
  *
- * Discovery: `GET {base}/markets?limit=1000&before=<last id>` (newest first; a short page ends it,
- * a `before` id already followed is a pagination loop).
+ * Discovery: `GET {base}/markets?limit=1000&sort=created-time&order=desc&before=<last id>` (newest
+ * first; a short page ends it, a `before` id already followed is a pagination loop). The order is
+ * asked for, not left to the server: Manifold's handler (manifoldmarkets/manifold
+ * backend/api/src/markets.ts) reads `before` as "created before that market" whatever the order,
+ * so it pages only a descending listing, and a version of that handler defaults to ascending
+ * (`order ?? 'asc'`): there the second page restarted at the oldest markets and the sync read only
+ * the oldest 1,000 (all long closed), never a new one.
  * The listing mixes every market type and state: only open BINARY markets become new questions;
  * other types are skipped as non-binary, closed/resolved untracked ones are ignored. Tracked
  * markets the discovery did not return: `GET {base}/market/{id}` (404 = not found).
@@ -167,6 +172,9 @@ class ManifoldDriver extends DriverSettings implements VenueDriver {
     for (; page < this.maxPages && control.wantMore(); page++) {
       const url = new URL(`${this.base}/markets`);
       url.searchParams.set('limit', String(this.pageSize));
+      // `before` pages only newest-first (see the module doc): the order is never the server's choice.
+      url.searchParams.set('sort', 'created-time');
+      url.searchParams.set('order', 'desc');
       if (before) url.searchParams.set('before', before);
       const items = await this.client.getJson(url, ManifoldPage, ctx.signal);
       yield { items, origin: `manifold:${this.base}/markets` };

@@ -100,7 +100,7 @@ describe('manifold adapter', () => {
     expect(err).toBeInstanceOf(VenueSyncError);
     expect(err.kind).toBe('invalid_json');
     // the kind and the address once each (it read "invalid_json: manifold sync failed: invalid_json: …")
-    expect(err.message).toBe(`invalid_json: manifold sync failed: body is not JSON (64 bytes) (${server.url}/v0/markets?limit=1000)`);
+    expect(err.message).toBe(`invalid_json: manifold sync failed: body is not JSON (64 bytes) (${server.url}/v0/markets?limit=1000&sort=created-time&order=desc)`);
     expect(server.log).toHaveLength(3);
   });
 
