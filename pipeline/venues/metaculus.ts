@@ -17,7 +17,9 @@
  *    community prediction as Metaculus shows it; `recency_weighted` when no default is named:
  *    bot-tournament questions default to `unweighted`, and Metaculus then may send no
  *    recency_weighted at all); when missing (hidden or no forecasts yet) no price is recorded but
- *    the question is still tracked. forecasters = `nr_forecasters`; no volume, liquidity or book.
+ *    the question is still tracked. An aggregate whose `end_time` has passed (its forecasters'
+ *    forecasts withdrawn or expired, and none since) is no current prediction: no price, not the
+ *    old figure recorded as observed now. forecasters = `nr_forecasters`; no volume, liquidity or book.
  *  - `question.status`: upcoming → not yet open; open; closed → closed; resolved → `resolution`
  *    yes → 1, no → 0, annulled / ambiguous → annulled. Other statuses or resolutions are skipped.
  */
@@ -46,8 +48,13 @@ export interface MetaculusAdapterOptions extends AdapterOptions {
 
 export const METACULUS_PAGE_SIZE = 100;
 
+/**
+ * The aggregate Metaculus last computed (questions/serializers/aggregate_forecasts.py,
+ * `serialize_aggregate_forecast`): `end_time` (unix seconds) is when it stopped holding, null while
+ * it still does.
+ */
 const Latest = z
-  .object({ centers: z.array(z.number()).nullish(), forecaster_count: z.number().nullish() })
+  .object({ centers: z.array(z.number()).nullish(), forecaster_count: z.number().nullish(), end_time: z.number().nullish() })
   .nullish();
 /** One aggregation method's entry; only the default method's is read (and so checked). */
 const Aggregation = z.object({ latest: Latest }).nullish();
@@ -89,7 +96,7 @@ type MetaculusPost = z.infer<typeof MetaculusPost>;
 const MetaculusPage = z.object({ next: z.string().nullish(), results: z.array(z.unknown()) });
 
 /** Validates one Metaculus post and maps it to a snapshot (see the module doc for the rules). */
-export function normalizeMetaculus(raw: unknown): Normalized {
+export function normalizeMetaculus(raw: unknown, now: Date): Normalized {
   const idHint = raw && typeof raw === 'object' && typeof (raw as { id?: unknown }).id === 'number' ? String((raw as { id: number }).id) : null;
   const parsed = MetaculusPost.safeParse(raw);
   if (!parsed.success) return { ok: false, id: idHint, reason: `schema: ${firstIssue(parsed.error)}` };
@@ -102,7 +109,10 @@ export function normalizeMetaculus(raw: unknown): Normalized {
   const method = blankToNull(q.default_aggregation_method) ?? 'recency_weighted';
   const aggregation = Aggregation.safeParse(q.aggregations?.[method]);
   if (!aggregation.success) return { ok: false, id, reason: `schema: question.aggregations.${method}: ${firstIssue(aggregation.error)}` };
-  const centers = aggregation.data?.latest?.centers;
+  const latest = aggregation.data?.latest;
+  // An aggregate that ended (end_time past) held until then, not now: no price (see the module doc).
+  const ended = latest?.end_time != null && latest.end_time * 1000 <= now.getTime();
+  const centers = ended ? null : latest?.centers;
   const criteria = [blankToNull(q.resolution_criteria), blankToNull(q.fine_print)].filter((s): s is string => s !== null).join('\n\n');
   const close = readClose(q.actual_close_time, q.scheduled_close_time, p.actual_close_time, p.scheduled_close_time);
   const base: MarketSnapshot = {
@@ -256,8 +266,8 @@ class MetaculusDriver extends DriverSettings implements VenueDriver {
     );
   }
 
-  normalize(raw: unknown): Normalized {
-    return normalizeMetaculus(raw);
+  normalize(raw: unknown, now: Date): Normalized {
+    return normalizeMetaculus(raw, now);
   }
 }
 

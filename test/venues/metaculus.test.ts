@@ -88,7 +88,7 @@ describe('metaculus adapter', () => {
     const base = page1.results[0] as { question: Record<string, unknown> } & Record<string, unknown>;
     const latest = (p: number) => ({ start_time: 1761900000, end_time: null, forecaster_count: 40, centers: [p], forecast_values: [1 - p, p] });
     const withAggs = (method: string, aggregations: Record<string, unknown>) =>
-      normalizeMetaculus({ ...base, question: { ...base.question, default_aggregation_method: method, aggregations } });
+      normalizeMetaculus({ ...base, question: { ...base.question, default_aggregation_method: method, aggregations } }, now);
     // Only the default method is there (recency_weighted not computed): still a price.
     const onlyDefault = withAggs('unweighted', { unweighted: { history: [], latest: latest(0.37), score_data: {}, movement: null } });
     expect(onlyDefault.ok && onlyDefault.market.probability).toBe(0.37);
@@ -98,7 +98,7 @@ describe('metaculus adapter', () => {
     // Default recency_weighted (the usual case) and no default named: recency_weighted, as before.
     expect((r => r.ok && r.market.probability)(withAggs('recency_weighted', { recency_weighted: { latest: latest(0.6) }, unweighted: { latest: latest(0.37) } }))).toBe(0.6);
     const { default_aggregation_method: _d, ...noDefault } = base.question;
-    const unnamed = normalizeMetaculus({ ...base, question: { ...noDefault, aggregations: { recency_weighted: { latest: latest(0.6) } } } });
+    const unnamed = normalizeMetaculus({ ...base, question: { ...noDefault, aggregations: { recency_weighted: { latest: latest(0.6) } } } }, now);
     expect(unnamed.ok && unnamed.market.probability).toBe(0.6);
     // The default's CP hidden (latest null): no price, not another method's.
     const hidden = withAggs('unweighted', { unweighted: { history: [], latest: null }, recency_weighted: { latest: latest(0.6) } });
@@ -149,5 +149,42 @@ describe('metaculus adapter', () => {
     const err = await adapter.sync(ctx()).catch((e: unknown) => e);
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(err).toBeInstanceOf(SourceHttpError);
+  });
+});
+
+describe('a Metaculus aggregate that has ended', () => {
+  /**
+   * Metaculus serializes the last aggregate it computed as `latest` with its `start_time` and
+   * `end_time` in unix seconds, `end_time` null while it holds (github.com/Metaculus/metaculus,
+   * questions/serializers/aggregate_forecasts.py, `serialize_aggregate_forecast`); forecasts are
+   * withdrawn or expire (questions/management/commands/mark_forecasts_to_autowithdraw.py), and an
+   * open question whose last forecasts all ended keeps that ended aggregate as `latest`. Before,
+   * its centers[0] was recorded as the community prediction observed at each sync, the same stale
+   * figure every time.
+   */
+  it('is no price observation; one ending later than the sync, or not at all, still is', async () => {
+    const post = page1.results[0] as { question: Record<string, unknown> } & Record<string, unknown>;
+    const agg = (id: number, endTime: number | null, p: number) => ({
+      ...post,
+      id,
+      question: {
+        ...post.question,
+        id: id + 1,
+        default_aggregation_method: 'recency_weighted',
+        aggregations: {
+          recency_weighted: { history: [], latest: { start_time: 1761000000, end_time: endTime, forecaster_count: 12, centers: [p], interval_lower_bounds: [p - 0.1], interval_upper_bounds: [p + 0.1] }, score_data: {}, movement: null },
+        },
+      },
+    });
+    const nowS = now.getTime() / 1000;
+    server = await startReplayServer([
+      { path: '/api/posts/', responses: [json({ next: null, results: [agg(90001, nowS - 86_400, 0.81), agg(90002, nowS + 86_400, 0.42), agg(90003, null, 0.3)] })] },
+    ]);
+    const r = await createMetaculusAdapter({ baseUrl: `${server.url}/api`, clientOptions: FAST }).sync(ctx());
+    expect(r.questions.map((q) => q.venue_market_id)).toEqual(['90001', '90002', '90003']);
+    expect(r.market_prices.map((p) => [p.question_id, p.probability])).toEqual([
+      ['metaculus:90002', 0.42],
+      ['metaculus:90003', 0.3],
+    ]);
   });
 });
