@@ -201,6 +201,13 @@ const EnvSchema = z.object({
   QUORUM_SIMULATOR_LATENCY_MS: wholeNumber(0, 60_000).default(0),
   // (read by pipeline/warehouse/duckdb.ts when it creates the instance; checked here at start)
   ...DuckdbEnv,
+  /**
+   * libuv's thread pool, shared by DuckDB and the file system: read by libuv itself (with atoi)
+   * when the pool first starts, before any of this runs, so it is only checked here. libuv takes
+   * a value that is not a number (`abc`, `8O`) as one thread, without a word, and caps it at 1024
+   * (outside test: UV_THREADPOOL_SIZE=abc ran every command on a single-thread pool).
+   */
+  UV_THREADPOOL_SIZE: wholeNumber(1, 1024).optional(),
   QUORUM_LANG: languageCode('a language code like en, fr, pt-BR').default('en'),
   LOG_LEVEL: logLevelSetting(),
   // API plans, limits and access (api/auth, api/limits). A limit of 0 means unlimited.

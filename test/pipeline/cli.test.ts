@@ -357,6 +357,8 @@ describe('quorum run', () => {
       [['sync'], 'QUORUM_EVENTS_POLL_MS', '5s', 'QUORUM_EVENTS_POLL_MS: expected a whole number (digits only), got "5s"'],
       [['run'], 'QUORUM_HEALTH_COVERAGE_DEGRADED', '50', 'QUORUM_HEALTH_COVERAGE_DEGRADED: Too big: expected number to be <=1, got "50"'],
       [['serve'], 'QUORUM_EXPORT_IDLE_TIMEOUT_MS', '1e4', 'QUORUM_EXPORT_IDLE_TIMEOUT_MS: expected a whole number (digits only), got "1e4"'],
+      // read by libuv, which takes it as one thread without a word (outside test)
+      [['serve'], 'UV_THREADPOOL_SIZE', 'abc', 'UV_THREADPOOL_SIZE: expected a whole number (digits only), got "abc"'],
     ] as const;
     const results = await quorumAll(cases.map(([args, name, value]) => [[...args], { QUORUM_DATA_DIR: dir, PORT: '0', QUORUM_VENUES: 'none', [name]: value }, 60_000]));
     for (const [i, [, , , said]] of cases.entries()) {

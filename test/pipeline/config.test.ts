@@ -3,6 +3,9 @@
  * (QA: `QUORUM_LIMIT_ANONYMOUS_PER_HOUR=" "` was coerced to 0, "unlimited", and `PORT=" "` to a
  * random port; an empty events variable was refused while every other loader read it as unset).
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger as createApiLogger } from '../../api/logging/logger.ts';
@@ -12,6 +15,7 @@ import { loadEventsConfig } from '../../pipeline/events/config.ts';
 import { loadIpfSweeps } from '../../pipeline/scenarios/stage.ts';
 import { structureDir } from '../../pipeline/structure/definitions.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
+import { REPO } from '../helpers/cli.ts';
 
 describe('an empty or blank value is unset', () => {
   it('in the main configuration: the defaults apply', () => {
@@ -225,5 +229,31 @@ describe('contradicting settings are refused, as the health thresholds are', () 
     expect(() => loadEventsConfig({ QUORUM_WEBHOOKS_MAX_BACKOFF_MS: '1000' })).toThrow(/QUORUM_WEBHOOKS_BACKOFF_MS: must not exceed QUORUM_WEBHOOKS_MAX_BACKOFF_MS \(5000 > 1000\)/);
     expect(loadEventsConfig({ QUORUM_WEBHOOKS_BACKOFF_MS: '5000', QUORUM_WEBHOOKS_MAX_BACKOFF_MS: '5000' }).webhooks).toMatchObject({ backoffMs: 5000, maxBackoffMs: 5000 });
     expect(() => checkStageSettings({ QUORUM_WEBHOOKS_BACKOFF_MS: '10000', QUORUM_WEBHOOKS_MAX_BACKOFF_MS: '5000' })).toThrow(/invalid configuration:\n {2}QUORUM_WEBHOOKS_BACKOFF_MS: must not exceed/);
+  });
+});
+
+describe("libuv's thread pool (UV_THREADPOOL_SIZE)", () => {
+  it('is checked at start like every setting: libuv reads a value that is no number as one thread, without a word (outside test: abc ran on a single-thread pool)', () => {
+    expect(() => loadConfig({ UV_THREADPOOL_SIZE: '16' })).not.toThrow();
+    expect(() => loadConfig({ UV_THREADPOOL_SIZE: '' })).not.toThrow(); // unset: the start scripts' 8
+    expect(() => loadConfig({ UV_THREADPOOL_SIZE: 'abc' })).toThrow(/invalid configuration:\n {2}UV_THREADPOOL_SIZE: expected a whole number \(digits only\), got "abc"$/);
+    expect(() => loadConfig({ UV_THREADPOOL_SIZE: '-1' })).toThrow(/invalid configuration:\n {2}UV_THREADPOOL_SIZE: expected a whole number/);
+    expect(() => loadConfig({ UV_THREADPOOL_SIZE: '0' })).toThrow(/invalid configuration:\n {2}UV_THREADPOOL_SIZE: Too small/);
+    expect(() => loadConfig({ UV_THREADPOOL_SIZE: '1025' })).toThrow(/invalid configuration:\n {2}UV_THREADPOOL_SIZE: Too big/); // libuv's most
+  });
+
+  it("the package scripts (npm start, npm test, npm run bench) default it to 8 and keep the operator's value: they set 8 over it, and an empty one ran on libuv's single thread (outside test)", () => {
+    const scripts = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    for (const name of ['start', 'test', 'bench']) {
+      // the script's environment prefix, run by the shell npm runs scripts with
+      const prefix = /^((?:[A-Z_]+=\S+ )+)/.exec(scripts[name]!)?.[1];
+      expect(prefix, name).toBeDefined();
+      const seen = (value: string | undefined) => {
+        const env = { ...process.env, UV_THREADPOOL_SIZE: value };
+        if (value === undefined) delete env.UV_THREADPOOL_SIZE;
+        return execFileSync('sh', ['-c', `${prefix}node -e 'process.stdout.write(process.env.UV_THREADPOOL_SIZE)'`], { env, encoding: 'utf8' });
+      };
+      expect([seen(undefined), seen(''), seen('16')], name).toEqual(['8', '8', '16']);
+    }
   });
 });
