@@ -29,8 +29,10 @@ describe('QUORUM_VARIABLES', () => {
   const named = names([...sources(join(REPO, 'pipeline')), ...sources(join(REPO, 'api'))].filter(notThisList));
   // The suite's own settings (QUORUM_CHROMIUM) are read by tests only.
   const namedWithTests = names([...sources(join(REPO, 'pipeline'), true), ...sources(join(REPO, 'api'), true), ...sources(join(REPO, 'test'), true)].filter(notThisList));
-  // Constants of the code, not variables of the environment.
-  const constants = new Set(['QUORUM_VENUE', 'QUORUM_SLUGS']);
+  // Constants of the code, not variables of the environment (QUORUM_SIMULATOR_KEY: the simulated
+  // models' api_key_env label, their key fixed; it was listed, so setting it was taken without a
+  // word though nothing reads it).
+  const constants = new Set(['QUORUM_VENUE', 'QUORUM_SLUGS', 'QUORUM_SIMULATOR_KEY']);
 
   it('lists every QUORUM_ variable the source reads (a name the source uses is known, or the stem of known ones)', () => {
     const missing = [...named].filter((n) => !constants.has(n) && !QUORUM_VARIABLES.some((k) => k === n || k.startsWith(`${n}_`)));
@@ -51,6 +53,12 @@ describe('QUORUM_VARIABLES', () => {
 });
 
 describe('unknownVariables', () => {
+  it('names a variable nothing reads though the code names it: the simulated models\' api_key_env label (QUORUM_SIMULATOR_KEY, their key fixed)', () => {
+    expect(unknownVariables({ QUORUM_SIMULATOR_KEY: 'sk-x' }).map((u) => u.name)).toEqual(['QUORUM_SIMULATOR_KEY']);
+    // ... unless a models file names it as a key variable
+    expect(unknownVariables({ QUORUM_SIMULATOR_KEY: 'sk-x' }, ['QUORUM_SIMULATOR_KEY'])).toEqual([]);
+  });
+
   it('names a misspelled variable with the closest known one, and one far from all without', () => {
     expect(unknownVariables({ QUORUM_VENUE: 'none', QUORUM_DATADIR: '/x', QUORUM_WHATEVER_ELSE: '1', QUORUM_VENUES: 'none', PATH: '/bin' })).toEqual([
       { name: 'QUORUM_DATADIR', closest: 'QUORUM_DATA_DIR' },

@@ -178,6 +178,7 @@ export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[]
 export function simulatedModels(simulatorUrl: string, opts: SimulatedModelOptions = {}): ResolvedModel[] {
   const base = {
     base_url: simulatorUrl,
+    // a label (the key is fixed, below), not a variable anything reads: pipeline/env.ts does not list it
     api_key_env: 'QUORUM_SIMULATOR_KEY',
     max_concurrency: opts.maxConcurrency ?? 16,
     requests_per_minute: opts.requestsPerMinute ?? 600_000,
