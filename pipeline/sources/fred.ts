@@ -103,7 +103,7 @@ export function fredConfigFromEnv(env: NodeJS.ProcessEnv = process.env): FredCon
     throw new FredError('invalid_config', `${FRED_URL_ENV}: not a URL: ${JSON.stringify(rawUrl)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new FredError('invalid_config', `${FRED_URL_ENV}: expected an http(s) URL, got ${url.protocol}`);
+    throw new FredError('invalid_config', `${FRED_URL_ENV}: expected an http(s) URL, got ${JSON.stringify(rawUrl)}`);
   }
   const apiKey = env[FRED_API_KEY_ENV]?.trim() || undefined;
   if (apiKey !== undefined && !FRED_KEY_RE.test(apiKey)) {

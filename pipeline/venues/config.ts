@@ -66,7 +66,7 @@ export class VenueConfigError extends Error {
 }
 
 const httpUrl = z
-  .url({ protocol: /^https?$/ })
+  .url({ protocol: /^https?$/, message: 'expected an http(s) URL' })
   .transform((u) => u.replace(/\/+$/, ''));
 
 // `none` disables every venue (offline use, tests): nothing is fetched from outside. A list of

@@ -12,6 +12,7 @@ import { createLogger as createApiLogger } from '../../api/logging/logger.ts';
 import { createLogger } from '../../pipeline/log.ts';
 import { loadConfig } from '../../pipeline/config.ts';
 import { loadEventsConfig } from '../../pipeline/events/config.ts';
+import { fredConfigFromEnv } from '../../pipeline/sources/fred.ts';
 import { loadIpfSweeps } from '../../pipeline/scenarios/stage.ts';
 import { structureDir } from '../../pipeline/structure/definitions.ts';
 import { checkStageSettings } from '../../pipeline/stage-settings.ts';
@@ -254,6 +255,18 @@ describe("libuv's thread pool (UV_THREADPOOL_SIZE)", () => {
         return execFileSync('sh', ['-c', `${prefix}node -e 'process.stdout.write(process.env.UV_THREADPOOL_SIZE)'`], { env, encoding: 'utf8' });
       };
       expect([seen(undefined), seen(''), seen('16')], name).toEqual(['8', '8', '16']);
+    }
+  });
+});
+
+describe('a URL setting that is not an http(s) URL', () => {
+  it('is refused naming the variable, what it expects and the value given, the same way for every URL setting (outside test: "Invalid URL" for ftp://x, a URL; FRED said "got ftp:", not the value)', () => {
+    for (const name of ['QUORUM_POLYMARKET_GAMMA_URL', 'QUORUM_GDELT_URL', 'QUORUM_SIMULATOR_URL', 'QUORUM_FRED_URL']) {
+      for (const value of ['ftp://x', 'notaurl']) {
+        const env = { [name]: value };
+        const load = () => (name === 'QUORUM_FRED_URL' ? fredConfigFromEnv(env) : loadConfig(env));
+        expect(load, `${name}=${value}`).toThrow(`${name}: ${name === 'QUORUM_FRED_URL' && value === 'notaurl' ? 'not a URL:' : 'expected an http(s) URL, got'} "${value}"`);
+      }
     }
   });
 });
