@@ -387,7 +387,7 @@ program
 
 program
   .command('start')
-  .description('first-start bootstrap on the bundled data, then the API and the 4-hourly scheduler')
+  .description('first-start bootstrap on the bundled data, then the API and the scheduler (QUORUM_SCHEDULE: every 4 hours by default)')
   .action(() =>
     guarded(async () => {
       const { config, logger } = await setupChecked({ serving: true });
