@@ -85,10 +85,10 @@ export function newKey(dir: string, plan: KeyPlan, scopes: Scope[] = [], name = 
   return { key, id: record.id };
 }
 
-/** Runs the real CLI: `node pipeline/cli/quorum.js ...args` with QUORUM_DATA_DIR=dir (async: servers keep serving). */
+/** Runs the real CLI: `node pipeline/cli/quorum.cjs ...args` with QUORUM_DATA_DIR=dir (async: servers keep serving). */
 export function cli(dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'pipeline/cli/quorum.js'), ...args], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'pipeline/cli/quorum.cjs'), ...args], {
       cwd: ROOT,
       env: { ...process.env, QUORUM_DATA_DIR: dir, LOG_LEVEL: 'silent' },
       stdio: ['ignore', 'pipe', 'pipe'],

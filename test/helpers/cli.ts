@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 export const REPO = join(import.meta.dirname, '..', '..');
-export const CLI = join(REPO, 'pipeline', 'cli', 'quorum.js');
+export const CLI = join(REPO, 'pipeline', 'cli', 'quorum.cjs');
 
 export interface CliResult {
   status: number | null;

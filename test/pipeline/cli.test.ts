@@ -56,7 +56,7 @@ function fromElsewhere(args: string[], extra: Record<string, string> = {}, stdou
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', QUORUM_VENUES: 'none' };
   for (const v of ['QUORUM_DATA_DIR', 'QUORUM_SAMPLE_DIR', 'QUORUM_QUESTIONS_DIR', 'QUORUM_EVIDENCE_DIR', 'QUORUM_STRUCTURE_DIR']) delete env[v];
   return new Promise<{ status: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), ...args], { cwd: ELSEWHERE, env: { ...env, ...extra }, stdio: ['ignore', stdout === 'gone' ? 'pipe' : 'ignore', 'pipe'], timeout: 60_000 });
+    const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.cjs'), ...args], { cwd: ELSEWHERE, env: { ...env, ...extra }, stdio: ['ignore', stdout === 'gone' ? 'pipe' : 'ignore', 'pipe'], timeout: 60_000 });
     if (stdout === 'gone') child.stdout!.destroy();
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
@@ -226,6 +226,32 @@ describe('the quorum command', () => {
     }
   });
 
+  it('the quorum command starts libuv\'s pool with UV_THREADPOOL_SIZE 8 when unset or empty, and keeps a value set (QA: an ESM entry set it too late, leaving libuv\'s 4)', async () => {
+    /** The threads of a `quorum simulator` once it listens (libuv starts every pool thread at once). */
+    const threadsWith = async (value: string): Promise<number> => {
+      const child = quorumProcess(['simulator'], { UV_THREADPOOL_SIZE: value });
+      let stdout = '';
+      child.stdout!.on('data', (d) => (stdout += d));
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const t = setTimeout(() => reject(new Error('the simulator did not start')), 30_000);
+          const poll = setInterval(() => {
+            if (!stdout.includes('"url"')) return;
+            clearTimeout(t);
+            clearInterval(poll);
+            resolve();
+          }, 50);
+        });
+        return readdirSync(`/proc/${child.pid}/task`).length;
+      } finally {
+        child.kill('SIGTERM');
+      }
+    };
+    const [unset, eight, four] = [await threadsWith(''), await threadsWith('8'), await threadsWith('4')];
+    expect(unset).toBe(eight);
+    expect(eight - four).toBe(4);
+  });
+
   it('a reader of stdout that has gone is not a failure: the command ends with its own exit code, no EPIPE stack (QA: `quorum sync --json | true` exited 1 with an unhandled EPIPE after the sync succeeded)', async () => {
     // the sync from another directory below (its stdout destroyed before anything is printed)
     const { status, stderr, dataDir } = await syncFromElsewhere();
@@ -241,7 +267,7 @@ describe('the quorum command', () => {
     /** `quorum import claims csv dir` with stdout and stderr one pipe whose reader has gone. */
     const importGone = (data: string) =>
       new Promise<number | null>((resolve) => {
-        const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.js'), 'import', 'claims', 'csv', dir], {
+        const child = spawn(process.execPath, [join(REPO, 'pipeline', 'cli', 'quorum.cjs'), 'import', 'claims', 'csv', dir], {
           cwd: REPO,
           env: { ...process.env, LOG_LEVEL: 'warn', QUORUM_DATA_DIR: data },
           stdio: ['ignore', 'pipe', 'pipe'],

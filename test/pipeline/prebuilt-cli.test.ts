@@ -96,6 +96,6 @@ describe('the bundle', () => {
     // The package's version, read from ../../package.json of the entry.
     const version = spawnSync(process.execPath, [join(outdir, PREBUILT_ENTRY), '--version'], { encoding: 'utf8' });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
-    expect(CLI).toContain('quorum.js');
+    expect(CLI).toContain('quorum.cjs');
   });
 });
