@@ -33,12 +33,34 @@ function fixed(x: number, digits: number): string {
 const pct = (p: number): string => `${fixed(Number(p.toPrecision(12)) * 100, 1)}%`;
 
 /**
- * Plot labels each mark's <g> with aria-label (the mark's name); ARIA allows a label only on an
- * element with a role (axe: aria-prohibited-attr), so each such group becomes a role="group".
+ * A chart made readable without a mouse: Plot labels each mark's <g> with aria-label (the mark's
+ * name), and ARIA allows a label only on an element with a role (axe: aria-prohibited-attr), so
+ * each such group becomes a role="group"; and every mark's tooltip (its <title>, shown on hover
+ * only) is listed under the chart, word for word, in a disclosure a keyboard reaches ("Figures of
+ * this chart", a <details> whose list takes focus to scroll): QA, the figures behind a chart's
+ * marks were out of reach of a keyboard (and of a touch screen). The tooltips of the axes' own
+ * labels (a name shortened to fit) are not marks: the tables beside the charts name them whole.
+ * A chart with no tooltip is returned as it is; one with, inside a <div class="q-chart">.
  */
-export function accessible<T extends Element>(chart: T): T {
+export function accessible(chart: Element): Element {
   for (const g of chart.querySelectorAll('g[aria-label]:not([role])')) g.setAttribute('role', 'group');
-  return chart;
+  const tips = [...chart.querySelectorAll('svg title')]
+    .filter((t) => !/axis/.test(t.closest('g[aria-label]')?.getAttribute('aria-label') ?? ''))
+    .map((t) => t.textContent ?? '')
+    .filter((t) => t !== '');
+  if (tips.length === 0) return chart;
+  const doc = chart.ownerDocument;
+  const el = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string>, ...children: (Node | string)[]): HTMLElementTagNameMap[K] => {
+    const e = doc.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    e.append(...children);
+    return e;
+  };
+  const figures = el('details', { class: 'chart-data' },
+    el('summary', {}, `Figures of this chart (${tips.length} ${tips.length === 1 ? 'mark' : 'marks'}), as its tooltips give them`),
+    // focusable: a long list scrolls inside its box (CSS), and a keyboard scrolls what has focus
+    el('ul', { tabindex: '0', 'aria-label': 'Figures of this chart' }, ...tips.map((t) => el('li', {}, t))));
+  return el('div', { class: 'q-chart' }, chart, figures);
 }
 
 /**
@@ -147,7 +169,8 @@ export function scatter(rows: ScatterRow[], opts: { width: number; xLabel: strin
     x: { label: opts.xLabel, grid: true },
     y: { label: opts.yLabel, grid: true },
     marks: [
-      Plot.dot(rows, { x: 'x', y: 'y', r: 2.5, fill: PALETTE[0], fillOpacity: 0.55, className: 'q-point', title: 'label' }),
+      // the tooltip gives the dot's figures beside its question (QA: the title alone)
+      Plot.dot(rows, { x: 'x', y: 'y', r: 2.5, fill: PALETTE[0], fillOpacity: 0.55, className: 'q-point', title: (d: ScatterRow) => `${d.label}: ${opts.xLabel} ${fixed(d.x, 3)}, ${opts.yLabel} ${fixed(d.y, 3)}` }),
       opts.fit ? Plot.linearRegressionY(rows, { x: 'x', y: 'y', stroke: PALETTE[5], ci: 0.95 }) : null,
     ],
   }));
@@ -187,7 +210,7 @@ export function calibration(rows: { mean_probability: number; observed: number; 
     marks: [
       Plot.line([[0, 0], [1, 1]], { stroke: '#6b7280', strokeDasharray: '4,3' }),
       Plot.line(rows, { x: 'mean_probability', y: 'observed', stroke: PALETTE[0] }),
-      Plot.dot(rows, { x: 'mean_probability', y: 'observed', r: (d: { n: number }) => 2 + Math.sqrt(d.n), fill: PALETTE[0], className: 'q-bin', title: (d: { n: number }) => `n = ${d.n}` }),
+      Plot.dot(rows, { x: 'mean_probability', y: 'observed', r: (d: { n: number }) => 2 + Math.sqrt(d.n), fill: PALETTE[0], className: 'q-bin', title: (d: { mean_probability: number; observed: number; n: number }) => `stated ${pct(d.mean_probability)}, observed ${pct(d.observed)} (n = ${d.n})` }),
     ],
   }));
 }

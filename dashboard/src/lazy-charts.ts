@@ -23,7 +23,7 @@ function unavailable(err: unknown): Charts {
   const stub = {
     PALETTE: [],
     PagePlot: { plot: notice, dot: mark, line: mark, ruleX: mark, barX: mark },
-    accessible: <T>(chart: T): T => chart,
+    accessible: (chart: Element): Element => chart,
     labelAxis: mark,
     reliability: notice,
     intervals: notice,

@@ -700,6 +700,47 @@ describe('the dashboard against the API it reads (QA findings)', () => {
     await page.close();
   });
 
+  it('every chart\'s figures, word for word as its marks\' tooltips give them, are listed under it in a disclosure a keyboard reaches and opens (QA: in the tooltips only, reached by mouse)', async () => {
+    const { page, problems } = await tab(1200, apiKey);
+    for (const [name, hash] of await everyPage()) {
+      await open(page, hash);
+      const charts = await page.$$eval('main figure.chart', (fs) => fs.map((f) => ({
+        id: f.id,
+        // the marks' tooltips (not the axes' labels' own, shortened names)
+        tips: [...f.querySelectorAll('svg title')].filter((t) => !/axis/.test(t.closest('g[aria-label]')?.getAttribute('aria-label') ?? '')).map((t) => t.textContent ?? ''),
+        listed: [...f.querySelectorAll('details.chart-data li')].map((li) => li.textContent ?? ''),
+        summary: f.querySelector('details.chart-data > summary')?.textContent ?? null,
+      })));
+      for (const c of charts) {
+        expect.soft(c.tips.length, `${name} #${c.id}: marks with a tooltip`).toBeGreaterThan(0);
+        expect.soft(c.listed, `${name} #${c.id}`).toEqual(c.tips);
+        expect.soft(c.summary, `${name} #${c.id}`).toBe(`Figures of this chart (${c.tips.length} ${c.tips.length === 1 ? 'mark' : 'marks'}), as its tooltips give them`);
+      }
+      expect.soft(await audit(page), name).toEqual([]);
+    }
+    // the keyboard alone, on the overview: Tab reaches the reliability diagram's figures, Enter
+    // opens them, and the next Tab is on their list (it scrolls when long), the bins' figures in it
+    await open(page, '');
+    let at = '';
+    for (let i = 0; i < 200 && at !== 'reliability'; i++) {
+      await page.keyboard.press('Tab');
+      at = await page.evaluate(() => (document.activeElement?.tagName === 'SUMMARY' ? document.activeElement.closest('figure.chart')?.id ?? '' : ''));
+    }
+    expect(at).toBe('reliability');
+    await page.keyboard.press('Enter');
+    expect(await page.$eval('#reliability details.chart-data', (d) => (d as HTMLDetailsElement).open)).toBe(true);
+    await page.keyboard.press('Tab');
+    const list = await page.evaluate(() => {
+      const e = document.activeElement!;
+      return { tag: e.tagName, chart: e.closest('figure.chart')?.id, shown: e.getBoundingClientRect().height > 0, first: e.querySelector('li')?.textContent };
+    });
+    expect(list).toMatchObject({ tag: 'UL', chart: 'reliability', shown: true });
+    expect(list.first).toMatch(/^.+: forecast \d+\.\d%, observed \d+\.\d% \(n = \d+\)$/);
+    expect(await audit(page)).toEqual([]);
+    clean(problems);
+    await page.close();
+  });
+
   it('one request refused at the network level: only its panel says so, the rest of the overview is drawn', async () => {
     const { page, problems } = await tab(1200);
     await refuse(page, (u) => u.pathname === '/api/events/service_stats/');

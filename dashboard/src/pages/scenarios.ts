@@ -51,7 +51,8 @@ function pathwayChart({ PagePlot: Plot, accessible, labelAxis, PALETTE }: Charts
     x: { domain: [0, Math.max(0.05, ...rows.map((d) => d.p))], label: 'probability of the world (consensus joint)', grid: true, tickFormat: '%' },
     y: { label: null, domain: rows.map((d) => d.label) },
     color: { domain: ['possible', 'ruled out'], range: [PALETTE[0], '#999999'], legend: true },
-    marks: [labelAxis(marginLeft), Plot.barX(rows, { x: 'p', y: 'label', fill: 'status', className: 'q-point' })],
+    // each bar's figure in its tooltip, and so in the chart's figures under it (QA: no bar had one)
+    marks: [labelAxis(marginLeft), Plot.barX(rows, { x: 'p', y: 'label', fill: 'status', className: 'q-point', title: (d: { label: string; p: number; status: string }) => `${d.label}: ${pct(d.p)} (${d.status})` })],
   }));
 }
 
