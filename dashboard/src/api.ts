@@ -179,12 +179,20 @@ function retryAfterSeconds(value: string | null): number | null {
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
-/** GET of an operational path (health), outside the registry's entitlements: null when not ok or unreachable. */
-export async function getPlain<T>(path: string): Promise<T | null> {
+/**
+ * GET of an operational path (health), outside the registry's entitlements: the body, or why not,
+ * as `get` says it: an HTTP error with its status and problem detail (a 503 `not_ready`), or
+ * status null when no answer came at all (the server stopped, offline). The two read apart: QA, a
+ * stopped server read "readiness: not ready", as if it answered and had no snapshot.
+ */
+export async function getPlain<T>(path: string): Promise<Result<T>> {
+  let res: Response;
   try {
-    const res = await fetch(path, { headers: { Accept: 'application/json' } });
-    return res.ok ? ((await res.json()) as T) : null;
-  } catch {
-    return null; // no answer: shown like a not-ready server, by the panel that asked
+    res = await fetch(path, { headers: { Accept: 'application/json' } });
+  } catch (err) {
+    return { kind: 'error', status: null, message: (err as Error).message };
   }
+  const body = (await res.json().catch(() => null)) as (T & { detail?: string; title?: string }) | null;
+  if (res.ok && body) return { kind: 'ok', body };
+  return { kind: 'error', status: res.status, message: body?.detail ?? body?.title ?? (res.ok ? 'the answer could not be read' : res.statusText) };
 }

@@ -97,6 +97,9 @@ async function rerender(page: Page, act: () => Promise<unknown>): Promise<void> 
   await page.waitForSelector('main[data-ready="1"] > .page:not([data-stale])', { timeout: 15_000 });
 }
 
+/** The overview's readiness line (System health). */
+const readiness = (page: Page) => page.$$eval('dl.health dt', (dts) => dts.find((dt) => dt.textContent === 'readiness')?.nextElementSibling?.textContent ?? null);
+
 /** The cells' texts of each row of the table `selector`. */
 const cells = (page: Page, selector: string) => page.$$eval(`${selector} tbody tr`, (rs) => rs.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent?.trim() ?? '')));
 
@@ -450,6 +453,8 @@ describe('the overview, predictions, theses, factors and scenarios against the A
       for (const e of state.errors) expect(e, hash).toMatch(/^Could not load [a-z].*: the server could not be reached .*Reload the page to try again\.$/);
       expect(state.silentPanels, hash).toEqual([]);
       expect(state.failed, hash).toBe(false);
+      // the overview's readiness line: no answer is not a server that answered "not ready" (QA: "readiness: not ready")
+      if (hash === '#/') expect(await readiness(page)).toBe('the service cannot be reached (no answer from the server)');
     }
     await page.close();
     rmSync(copy, { recursive: true, force: true });

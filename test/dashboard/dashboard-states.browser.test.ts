@@ -1048,6 +1048,9 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       const waiting = (await notices(page)).filter((n) => n.startsWith('error: '));
       expect(waiting.length).toBeGreaterThan(0);
       for (const n of waiting) expect(n).toMatch(/\(HTTP 503\)\. Trying again in 5 s\.$/);
+      // the readiness line: the server answered, and has no snapshot yet (not "cannot be reached")
+      const readiness = () => page.$$eval('dl.health dt', (dts) => dts.find((dt) => dt.textContent === 'readiness')?.nextElementSibling?.textContent ?? null);
+      expect(await readiness()).toBe('not ready: No data snapshot has been published yet; retry later.');
       await page.$eval('main > .page', (p) => p.setAttribute('data-stale', ''));
       // the first run's snapshot arrives (copied from the suite's data directory, CURRENT last)
       for (const part of ['raw', 'snapshots']) cpSync(path.join(dir, part), path.join(fresh, part), { recursive: true });
@@ -1059,6 +1062,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
       expect(await notices(page)).not.toContainEqual(expect.stringMatching(/^error: /));
       // the panels the snapshot fills (this data's run was made now: nothing it forecast has resolved)
       expect(await page.$$eval('main h2', (hs) => hs.map((x) => x.textContent))).toContain('Headline: consensus against the market');
+      expect(await readiness()).toBe('ready');
       // what failed: the 503s of the first load
       expect(problems.failed.filter((f) => !/ 503$/.test(f))).toEqual([]);
       await page.close();

@@ -5,7 +5,7 @@
  * Public reads: accuracy, events accuracy (bins), service stats, resolved predictions (the
  * disagreement scatter). Keyed (api plan): leaderboard, information value, the disagreement test.
  */
-import { get, getPlain } from '../api.ts';
+import { get, getPlain, type Result } from '../api.ts';
 import type { BinRow, IntervalRow } from '../charts.ts';
 import { OVERVIEW_RESOLVED_LIMIT } from '../first-reads.ts';
 import { loadCharts } from '../lazy-charts.ts';
@@ -182,7 +182,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   root.append(disPanel);
 
   // Health
-  const healthRows: [string, string][] = [['readiness', ready?.status ?? 'not ready']];
+  const healthRows: [string, string][] = [['readiness', readiness(ready)]];
   if (stats.kind === 'ok') {
     for (const [k, v] of Object.entries(stats.body.questions)) healthRows.push([`questions ${k}`, String(v)]);
     healthRows.push(['scored', String(stats.body.scored_count)], ['providers', stats.body.providers.join(', ')]);
@@ -192,6 +192,19 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   if (acc.kind === 'ok') healthRows.push(['snapshot as of (UTC)', dateTime(acc.body.as_of)]);
   root.append(panel('System health', h('dl', { class: 'health' }, healthRows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
     stats.kind === 'ok' ? null : notice(stats, 'Platform statistics')));
+}
+
+/**
+ * The readiness line of the health panel from GET /readyz: "ready"; "not ready" with the server's
+ * reason when it answered 503; that the service cannot be reached when no answer came (QA: a
+ * stopped server read "not ready", as if it had answered); another status as such.
+ */
+function readiness(ready: Result<{ status: string }>): string {
+  if (ready.kind === 'ok') return ready.body.status;
+  if (ready.kind !== 'error') return 'unknown';
+  if (ready.status === null) return 'the service cannot be reached (no answer from the server)';
+  if (ready.status === 503) return `not ready: ${ready.message}`;
+  return `unknown (HTTP ${ready.status}: ${ready.message})`;
 }
 
 /**
