@@ -49,13 +49,60 @@ export const counted = (n: number, noun: string, plural = `${noun}s`): string =>
 export const minus = (s: string): string => (s.startsWith('-') ? `−${s.slice(1)}` : s);
 
 /**
+ * How each unit a claim names is read: the sign before everything, then `before`, the figure (its
+ * thousands grouped where `grouped`), then `after`; `name` is the unit in words, for a table's unit
+ * column and a sentence ("in billions of US dollars"). One table for every figure in a unit
+ * (QA: the stored names were shown as they are stored: "1100 usd_bn", "−12 points"). A unit not
+ * in it is shown by its own name, after the figure.
+ */
+interface UnitDisplay { before: string; after: string; name: string; grouped: boolean; /** `after` for a figure of exactly 1 */ one?: string }
+const UNITS: Readonly<Record<string, UnitDisplay>> = {
+  // a poll's margin (fte-polls): candidate 1 − candidate 2
+  points: { before: '', after: ' points', one: ' point', name: 'points', grouped: false },
+  pp: { before: '', after: ' pp', name: 'percentage points (pp)', grouped: false },
+  percentage_points: { before: '', after: ' pp', name: 'percentage points (pp)', grouped: false },
+  // the CBO's projections
+  usd_bn: { before: '$', after: ' bn', name: 'billions of US dollars ($ bn)', grouped: true },
+  usd: { before: '$', after: '', name: 'US dollars ($)', grouped: true },
+  pct: { before: '', after: '%', name: 'percent (%)', grouped: false },
+  pct_gdp: { before: '', after: '% of GDP', name: 'percent of GDP', grouped: false },
+};
+
+/** A unit in words, for a table's unit column or a sentence: unitName('usd_bn') = "billions of US dollars ($ bn)"; an unknown unit, as stored. */
+export function unitName(unit: string): string {
+  return Object.hasOwn(UNITS, unit) ? UNITS[unit]!.name : unit;
+}
+
+/**
+ * A figure already formatted (`num(x)`, with "-" or a true minus) in `unit`, with a true minus
+ * before the unit's sign: inUnit("-69.653", 'usd_bn') = "−$69.653 bn", inUnit("12", 'points') =
+ * "12 points", inUnit("3", 'widgets') = "3 widgets"; no unit, the figure alone.
+ */
+export function inUnit(figure: string, unit: string | null | undefined): string {
+  const negative = figure.startsWith('-') || figure.startsWith('−');
+  const abs = negative ? figure.slice(1) : figure;
+  const sign = negative ? '−' : '';
+  if (!unit) return `${sign}${abs}`;
+  const u = Object.hasOwn(UNITS, unit) ? UNITS[unit]! : null;
+  if (!u) return `${sign}${abs} ${unit}`;
+  return `${sign}${u.before}${u.grouped ? grouped(abs) : abs}${abs === '1' && u.one ? u.one : u.after}`;
+}
+
+/** Digits of an unsigned decimal grouped by thousands: grouped("1100.5") = "1,100.5". */
+function grouped(abs: string): string {
+  const [whole, frac] = abs.split('.');
+  if (!/^\d+$/.test(whole ?? '')) return abs;
+  return `${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${frac === undefined ? '' : `.${frac}`}`;
+}
+
+/**
  * A claimed or realized quantity as its decimal, at most `digits` decimals and no trailing zeros,
- * with a true minus and its unit: quantity(-3.5, 'points') = "−3.5 points", quantity(1100, 'usd_bn')
- * = "1100 usd_bn" (a poll's margin or a CBO projection, where "1100.000" would claim precision the
- * source never gave).
+ * with a true minus and its unit as read (UNITS): quantity(-3.5, 'points') = "−3.5 points",
+ * quantity(1100, 'usd_bn') = "$1,100 bn" (a poll's margin or a CBO projection, where "1100.000"
+ * would claim precision the source never gave).
  */
 export function quantity(x: number | null | undefined, unit: string | null | undefined, digits = 3): string {
   if (x === null || x === undefined) return '–';
   const s = fixed(x, digits).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
-  return `${minus(s)}${unit ? ` ${unit}` : ''}`;
+  return inUnit(s, unit);
 }

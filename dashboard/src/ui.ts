@@ -22,7 +22,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 }
 
 
-export { counted, fixed, interval, minus, num, pct, percent, quantity, signed, signedPoints } from './format.ts';
+export { counted, fixed, interval, inUnit, minus, num, pct, percent, quantity, signed, signedPoints, unitName } from './format.ts';
 export const date = (iso: string | null | undefined): string => (iso ? iso.slice(0, 10) : '–');
 /**
  * A time in UTC to the minute, "2026-11-27 14:00": for what can happen several times a day (a

@@ -6,7 +6,7 @@
  */
 import { get, pageOrFirst } from '../api.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { counted, firstPageAfterFailure, listPager, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, minus, navigate, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion } from '../ui.ts';
+import { counted, firstPageAfterFailure, listPager, firstText, fixed, h, hashHref, ignoredInLink, linkChoice, hashQuery, inUnit, navigate, nothingMatches, notice, num, pager, panel, pct, percent, select, tableRegion, unitName } from '../ui.ts';
 import { claimFilters, claimsPanel } from './source-claims.ts';
 
 /** The parts of the API's SourceTrackRecord the pages read, nullable as in the OpenAPI document. */
@@ -75,10 +75,10 @@ function yearTicks(years: number[], width: number): number[] {
  */
 function valueRow(label: string, v: ValueErrors): HTMLTableRowElement {
   const several = v.units > 1;
-  // a negative bias with a true minus (QA: "-10.000 usd_bn")
-  const inUnit = (x: number | null) => (several ? `not averaged across ${v.units} units` : x === null ? '–' : `${minus(num(x))}${v.unit ? ` ${v.unit}` : ''}`);
-  return h('tr', {}, h('td', {}, label), h('td', { class: 'num' }, v.n), h('td', {}, several ? `${v.units} units` : (v.unit ?? 'none named')),
-    h('td', { class: 'num' }, inUnit(v.mae)), h('td', { class: 'num' }, inUnit(v.bias)), h('td', { class: 'num' }, pct(v.share_within)));
+  // a negative bias with a true minus (QA: "-10.000 usd_bn"), the unit as read ("−$10.000 bn")
+  const figure = (x: number | null) => (several ? `not averaged across ${v.units} units` : x === null ? '–' : inUnit(num(x), v.unit));
+  return h('tr', {}, h('td', {}, label), h('td', { class: 'num' }, v.n), h('td', {}, several ? `${v.units} units` : (v.unit ? unitName(v.unit) : 'none named')),
+    h('td', { class: 'num' }, figure(v.mae)), h('td', { class: 'num' }, figure(v.bias)), h('td', { class: 'num' }, pct(v.share_within)));
 }
 
 /** Where focus and the scroll go after a pager link. */
@@ -166,11 +166,13 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   const ignored: string[] = [];
   const filters = claimFilters(hashQuery(), ignored);
+  const source = get<{ source: Source }>('track_records.source', { source_slug: slug ?? '' });
   const [{ PagePlot: Plot, accessible, calibration, PALETTE }, one, trends, claims] = await Promise.all([
     loadCharts(),
-    get<{ source: Source }>('track_records.source', { source_slug: slug ?? '' }),
+    source,
     get<{ trends: TrendRow[] }>('track_records.trends', { source_slug: slug ?? '' }),
-    claimsPanel(slug ?? '', filters),
+    // the source's kind says whether a value beside a side is a poll's margin
+    claimsPanel(slug ?? '', filters, source.then((r) => (r.kind === 'ok' ? { kind: r.body.source.kind, withValue: r.body.source.value?.n ?? 0 } : { kind: null, withValue: 0 }))),
   ]);
   if (one.kind !== 'ok') {
     root.append(h('h1', {}, `Source ${slug}`), notice(one, 'This source'), h('p', {}, h('a', { href: '#/sources' }, 'All sources')));
@@ -210,7 +212,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     root.append(panel('Value claims',
       h('p', { id: 'source-values' }, counted(v.n, 'resolved value claim'), v.units > 1
         ? ` in ${v.units} units: their mean absolute error and bias are not averaged across units (each unit's errors are its own); the share within tolerance judges each claim in its own unit.`
-        : v.unit ? `, in ${v.unit}.` : ', naming no unit.'),
+        : v.unit ? `, in ${unitName(v.unit)}.` : ', naming no unit.'),
       tableRegion('Value claims table', h('table', { id: 'value-errors' },
         h('thead', {}, h('tr', {}, ['claims made', 'resolved', 'unit', 'mean absolute error', 'bias (claimed − realized)', 'within tolerance'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, valueRow('all years', v), years.map((r) => valueRow(String(r.year), {
