@@ -131,21 +131,47 @@ const CRON_RANGES: Record<string, string> = {
   second: '0-59', minute: '0-59', hour: '0-23', dayOfMonth: '1-31', month: '1-12 or jan-dec', dayOfWeek: '0-7 or sun-sat',
 };
 
+/** The names node-cron takes for months (1-12) and week days (0-6), full or three letters, any case. */
+const CRON_NAMES: Record<string, readonly string[]> = {
+  month: ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'],
+  dayOfWeek: ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'],
+};
+
 /**
- * A numeric range written backwards (`5-1`), named with its field, or null. node-cron reads one as
- * wrapping round (minutes 5-59 and 0-1) where crontab refuses it (outside test: `5-1 * * * *` was
- * taken, a schedule of 57 runs an hour that reads as five).
+ * The number of one end of a range (`5`, `fri`, `Friday`), or null for what is neither (validateCron
+ * names it). Sunday ending a range is 7, as crontab and node-cron take it (`mon-sun`, `sat-sun`:
+ * forward), and 0 where it starts one.
+ */
+function rangeEnd(token: string, field: string, isEnd: boolean): number | null {
+  if (/^\d+$/.test(token)) return Number(token);
+  const names = CRON_NAMES[field];
+  const t = token.toLowerCase();
+  const i = names ? names.findIndex((n) => n === t || n.slice(0, 3) === t) : -1;
+  if (i < 0) return null;
+  if (field === 'month') return i + 1;
+  return i === 0 && isEnd ? 7 : i;
+}
+
+/**
+ * A range written backwards (`5-1`, `fri-mon`, `nov-feb`), named with its field, or null. node-cron
+ * reads one as wrapping round (minutes 5-59 and 0-1) where crontab refuses it (outside test:
+ * `5-1 * * * *` was taken, a schedule of 57 runs an hour that reads as five; and so were `fri-mon`
+ * and `nov-feb`, the same written with names).
  */
 function reversedRange(expression: string): string | null {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) return null; // validateCron says so
   const names = ['second', 'minute', 'hour', 'dayOfMonth', 'month', 'dayOfWeek'].slice(6 - fields.length);
   for (const [i, field] of fields.entries()) {
+    const name = names[i]!;
     for (const part of field.split(',')) {
-      const range = /^(\d+)-(\d+)(\/\d+)?$/.exec(part);
-      if (range && Number(range[1]) > Number(range[2])) {
-        return `${CRON_FIELDS[names[i]!]} range ${range[1]}-${range[2]} is reversed (write ${range[2]}-${range[1]}, or two ranges to wrap round)`;
-      }
+      const range = /^([a-z]+|\d+)-([a-z]+|\d+)(\/\d+)?$/i.exec(part);
+      if (!range) continue;
+      const [from, to] = [rangeEnd(range[1]!, name, false), rangeEnd(range[2]!, name, true)];
+      if (from === null || to === null || from <= to) continue;
+      const numeric = /^\d+$/.test(range[1]!) && /^\d+$/.test(range[2]!);
+      const written = numeric ? `${range[1]}-${range[2]}` : `${range[1]}-${range[2]} (${from}-${to})`;
+      return `${CRON_FIELDS[name]} range ${written} is reversed (write ${range[2]}-${range[1]}, or two ranges to wrap round)`;
     }
   }
   return null;

@@ -117,6 +117,14 @@ describe('the schedule (QUORUM_SCHEDULE)', () => {
     expect(message('0 0 * * 0,5-2/2')).toMatch(/week day range 5-2 is reversed/);
     expect(message('30 0 22-3 * * *')).toMatch(/hour range 22-3 is reversed/);
     expect(loadConfig({ QUORUM_SCHEDULE: '0 9-17 * * 1-5' }).schedule).toBe('0 9-17 * * 1-5');
+    // the same written with names (outside test: `fri-mon` was taken, and ran Friday to Monday
+    // wrapping round; `nov-feb` ran November to February): named as written, with their numbers
+    expect(message('0 0 * * fri-mon')).toMatch(/week day range fri-mon \(5-1\) is reversed \(write mon-fri, or two ranges to wrap round\)/);
+    expect(message('0 0 * nov-feb *')).toMatch(/month range nov-feb \(11-2\) is reversed/);
+    expect(message('0 0 * * Thursday-TUE/2')).toMatch(/week day range Thursday-TUE \(4-2\) is reversed/);
+    expect(message('0 0 * * 5-mon')).toMatch(/week day range 5-mon \(5-1\) is reversed/);
+    // Sunday ending a range is day 7 (as crontab and node-cron take 7): the weekend and the whole week are forward
+    for (const ok of ['0 0 * * sat-sun', '0 0 * * mon-sun', '0 0 * * MON-FRI', '0 0 * jan-dec *', '0 0 * * sun-sat']) expect(loadConfig({ QUORUM_SCHEDULE: ok }).schedule).toBe(ok);
     // valid ones still load
     expect(loadConfig({ QUORUM_SCHEDULE: '*/30 * * * * *' }).schedule).toBe('*/30 * * * * *');
     expect(loadConfig({ QUORUM_SCHEDULE: '@hourly' }).schedule).toBe('@hourly');
