@@ -392,6 +392,27 @@ describe('quorum webhooks (the CLI)', () => {
     expect(stored.map((sub) => sub.url).sort()).toEqual([encoded, `${encoded}cli`]);
     for (const sub of stored) expect(new SubscriptionStore(root).remove(sub.id)).toBe(true);
   });
+
+  it('a URL with a tab or line break in it is a 400 naming url, by the API and the CLI (outside test: a URL parser drops them, so "https://exa\\tmple.com/" was stored and called as https://example.com/, a header-injection attempt as another path)', async () => {
+    for (const url of ['https://93.184.216.34/x\r\nX-Injected: 1', 'https://exa\tmple.com/hook', 'https://93.184.216.34/a\nb']) {
+      const bad = await create({ url });
+      expectProblem(bad, 400, 'invalid_parameter');
+      expect(bad.body.parameter).toBe('url');
+      expect(bad.body.detail).toMatch(/tab or line break/);
+      await expect(checkWebhookUrl(url, true), JSON.stringify(url)).rejects.toThrow(/tab or line break/);
+    }
+    const { id } = newKey(root, 'enterprise');
+    const made = await quorumAsync(['webhooks', 'create', '--key', id, '--url', 'https://93.184.216.34/x\r\ny'], { QUORUM_DATA_DIR: root });
+    expect(made.status).toBe(1);
+    expect(made.stderr).toMatch(/tab or line break/);
+    expect(new SubscriptionStore(root).list(id)).toEqual([]);
+    // around the URL they are trimmed, as a parser does (a URL read from a file with its line break)
+    expect((await checkWebhookUrl('https://93.184.216.34/hook\n', true)).href).toBe('https://93.184.216.34/hook');
+    // a malformed one says so, naming the form expected (a port out of range is not "not absolute")
+    const port = await create({ url: 'https://93.184.216.34:99999/' });
+    expectProblem(port, 400, 'invalid_parameter');
+    expect(port.body.detail).toMatch(/not a valid absolute URL/);
+  });
 });
 
 describe('webhook delivery', () => {

@@ -61,11 +61,19 @@ function resolveAll(host: string): Promise<LookupAddress[]> {
 
 /** Parses and checks a subscription URL (scheme, credentials, every resolved address). */
 export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
+  // A URL parser drops every tab and line break inside a URL: "https://exa\tmple.com/" is
+  // https://example.com/, and a header-injection attempt ("/x\r\nX-Injected: 1") another path.
+  // Refused, not stored as another address than the one given (outside test). Around it they are
+  // only trimmed, as spaces are (a URL read from a file with its line break); other control
+  // characters are kept, percent-encoded (the stored URL is the parsed one).
+  if (/[\t\n\r]/.test(raw.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, ''))) {
+    throw new WebhookUrlError('url must not contain a tab or line break (a URL parser drops them: the address called would not be the one given)');
+  }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new WebhookUrlError('url is not an absolute URL');
+    throw new WebhookUrlError('url is not a valid absolute URL (such as https://example.com/hook; a port is 1-65535)');
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
     throw new WebhookUrlError('url must be https');
