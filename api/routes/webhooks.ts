@@ -254,7 +254,7 @@ const DeliveryView = z.object({
   seq: z.number().int().meta({ description: 'The event\'s sequence number.' }),
   type: z.string().meta({ description: 'The event type.' }),
   status: z.enum(['pending', 'delivered', 'failed', 'disabled', 'deleted', 'key_revoked', 'plan_required']).meta({
-    description: 'pending (an attempt is due), delivered, failed (the retry window ran out, or the receiver answered 410, a 3xx or a 4xx other than 429: not retried), disabled or deleted (the subscription ' +
+    description: 'pending (an attempt is due), delivered, failed (the retry window ran out, or the receiver answered 410, a 3xx, a 4xx other than 429 or a status above 599: not retried), disabled or deleted (the subscription ' +
       'was), key_revoked or plan_required (not attempted: the owning key lost webhooks).',
   }),
   next_attempt_at: z.string().nullable().meta({ format: 'date-time', description: 'When the next attempt is due (ISO 8601 UTC), pending only; else null. Deliveries go in order per subscription: one queued behind another is due no sooner than that one\'s next attempt.' }),

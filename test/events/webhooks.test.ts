@@ -1099,3 +1099,72 @@ describe('next_attempt_at of deliveries queued behind a retried one', () => {
     }
   }, 60_000);
 });
+
+/**
+ * A receiver speaking raw HTTP/1.1 over TCP (what node:http cannot send: an interim 1xx answer
+ * alone, a status outside 100-599), answering its n-th request with `answer(n)`. Each request
+ * has a body of content-length bytes (the dispatcher always sends one).
+ */
+async function rawReceiver(answer: (n: number) => string) {
+  const { createServer: createTcp } = await import('node:net');
+  const bodies: string[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  const srv = createTcp((sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => undefined);
+    let buf = '';
+    sock.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/^content-length: *(\d+)/im.exec(buf.slice(0, end))?.[1] ?? 0);
+      if (Buffer.byteLength(buf.slice(end + 4)) < length) return;
+      bodies.push(buf.slice(end + 4));
+      buf = '';
+      sock.write(answer(bodies.length));
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook`,
+    bodies,
+    close: () => new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      srv.close(() => r());
+    }),
+  };
+}
+
+describe('answers that are not a final status of 200-599', () => {
+  it('an interim 1xx answer (103 Early Hints) and then nothing is a delivery that timed out, retried; a status above 599 is not a 5xx: that one delivery fails, the next goes on (outside test: the first was recorded as a refusal by status 103 and never sent again; the second was retried as a 5xx)', async () => {
+    const ok = 'HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n';
+    // The first request gets an interim answer and no final one (a proxy's Early Hints, its backend hung).
+    const interim = await rawReceiver((n) => (n === 1 ? 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n' : ok));
+    const odd = await rawReceiver((n) => (n === 1 ? 'HTTP/1.1 600 Unknown\r\ncontent-length: 0\r\n\r\n' : ok));
+    receivers.push(interim, odd);
+    await inSideWarehouse('quorum-webhooks-interim-', async (dir) => {
+      const s = await serve(dir, serverOptions({ retryWindowMs: 60_000 }));
+      try {
+        const [i, o] = [subscribe(dir, interim.url), subscribe(dir, odd.url)];
+        await appendEvents(dir, 2);
+        const queue = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks.queue;
+        const settled = (sub: string) => queue.pendingOf(sub).length === 0 && queue.ofSubscription(sub).length === 2;
+        await until(() => settled(i.id) && settled(o.id), 15_000);
+        const [later, first] = queue.ofSubscription(i.id);
+        expect(first!.outcome).toBe('delivered');
+        expect(first!.attempts.map((a) => a.status)).toEqual([null, 200]); // no final answer: no status
+        expect(first!.attempts[0]!.error).toMatch(/deadline of 400 ms exceeded/);
+        expect(later!.outcome).toBe('delivered');
+        expect(interim.bodies).toHaveLength(3); // the first event twice (the same webhook-id), then the second
+        const [laterOdd, firstOdd] = queue.ofSubscription(o.id);
+        expect(firstOdd!.outcome).toBe('failed');
+        expect(firstOdd!.attempts.map((a) => a.status)).toEqual([600]);
+        expect(laterOdd!.outcome).toBe('delivered');
+        expect(odd.bodies).toHaveLength(2);
+      } finally {
+        await s.close();
+      }
+    });
+  }, 60_000);
+});

@@ -371,7 +371,9 @@ export class WebhookDispatcher {
       this.attempts.failed++;
       this.queue.complete(d.id, attempt, 'failed');
       this.#disable(sub, 'the receiver answered 410 Gone');
-    } else if (status === null || status === 429 || status >= 500) {
+    } else if (status === null || status === 429 || (status >= 500 && status <= 599)) {
+      // 5xx only: a status above 599 (which no HTTP status is) is "any other status", as the README
+      // says, and fails this one delivery (outside test: a 600 was retried for the whole window)
       const n = current.length + 1;
       // The last attempt is made at the window's end, however long a wait the receiver asked for
       // (QA: a Retry-After past the window disabled the subscription after a single attempt).

@@ -57,7 +57,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.expired) controller.abort(this.expired);
   }
 
+  /**
+   * A status line. An interim one (1xx: 103 Early Hints, say) is not the answer: undici reports it,
+   * and the final one comes after it (outside test: a 103 followed by nothing was recorded as a
+   * delivery refused with status 103, never sent again, where a receiver hung past the deadline is
+   * retried).
+   */
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return;
     this.status = statusCode;
     const ra = headers['retry-after'];
     this.retryAfter = Array.isArray(ra) ? (ra[0] ?? null) : (ra ?? null);
