@@ -321,7 +321,7 @@ export const webhooksReplayRoute = rawRoute({
   method: 'post',
   path: '/api/webhooks/{id}/replay',
   summary: 'Re-send the retained events after a sequence number (same webhook-id per event)',
-  description: 'Only events from after the subscription was created (and still retained) are re-sent. A disabled subscription is a 409 `subscription_disabled`: its deliveries would not be attempted.',
+  description: 'Only events from after the subscription was created (and still retained) are re-sent. A disabled subscription is a 409 `subscription_disabled`: its deliveries would not be attempted. A `since` after the newest event\'s sequence number is a 400 `invalid_parameter` naming the newest (as the stream answers a resume point beyond it).',
   tags: ['webhooks'],
   params: IdParams,
   query: z.object({ since: z.int().min(0).max(999_999_999_999_999).optional().meta({ description: 'Event sequence number (default 0: every retained event).' }) }),
@@ -332,7 +332,19 @@ export const webhooksReplayRoute = rawRoute({
     const since = raw === undefined ? 0 : parseInteger(raw, 'since', { min: 0, max: 999_999_999_999_999 });
     const sub = ownSubscription(req, res);
     if (sub.status !== 'enabled') throw disabledProblem(sub);
-    const queued = await dispatcherOf(req).replay(sub, since);
+    const dispatcher = dispatcherOf(req);
+    // A point after the newest event (an id from another deployment, a typo) would queue nothing
+    // and say 0, as if nothing were missed: a 400 naming the newest, as the stream answers
+    // (outside test: `?since=` far ahead answered 202 queued 0)
+    const newest = await dispatcher.newestSeq(since);
+    if (since > newest) {
+      throw ApiError.invalidParameter(
+        'since',
+        `Query parameter 'since' is ${since}, after the newest event (${newest}): no event would be re-sent. Replay with ?since=<a sequence number up to ${newest}> (0: every retained event).`,
+        { min: 0, max: newest },
+      );
+    }
+    const queued = await dispatcher.replay(sub, since);
     res.status(202).json({ id: sub.id, queued });
   },
 });

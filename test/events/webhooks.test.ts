@@ -956,6 +956,26 @@ describe('secret rotation', () => {
   });
 });
 
+describe('replay from a point after the newest event', () => {
+  it('is a 400 invalid_parameter naming since and the newest event, as the stream answers; a point up to it is replayed (outside test: 202 queued 0)', async () => {
+    const ok = await receiver(() => ({ status: 200 }));
+    receivers.push(ok);
+    const c = await create({ url: ok.url, types: ['consensus.updated'] });
+    await appendEvents(root, 1);
+    const ahead = await api(`/api/webhooks/${c.body.id}/replay?since=999999999999`, { method: 'POST' });
+    expectProblem(ahead, 400, 'invalid_parameter');
+    expect(ahead.body.parameter).toBe('since');
+    const newest = Number(/after the newest event \((\d+)\)/.exec(ahead.body.detail)?.[1]);
+    expect(newest).toBeGreaterThan(0);
+    expect(ahead.body.allowed).toEqual({ min: 0, max: newest });
+    const upTo = await api(`/api/webhooks/${c.body.id}/replay?since=${newest}`, { method: 'POST' });
+    expect(upTo.res.status).toBe(202);
+    expect(upTo.body.queued).toBe(0); // nothing after the newest: said as 0, not refused
+    const beyond = await api(`/api/webhooks/${c.body.id}/replay?since=${newest + 1}`, { method: 'POST' });
+    expectProblem(beyond, 400, 'invalid_parameter');
+  }, 60_000);
+});
+
 describe('replay of a disabled subscription', () => {
   it('is a 409 subscription_disabled saying why and how to enable it; nothing is queued', async () => {
     const gone = await receiver(() => ({ status: 410 }));

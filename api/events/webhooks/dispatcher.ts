@@ -218,6 +218,15 @@ export class WebhookDispatcher {
    * Returns how many. A disabled subscription gets none (they would only end as `disabled`): the
    * API refuses that replay before asking.
    */
+  /**
+   * The newest event seq, once the feed has caught up with the warehouse for `atLeast` (a run of
+   * another process may have written it since the last poll), as the stream reads it.
+   */
+  async newestSeq(atLeast = 0): Promise<number> {
+    for (let i = 0; i < 2 && this.#feed.lastSeq < atLeast; i++) await this.#feed.poll();
+    return this.#feed.lastSeq;
+  }
+
   async replay(sub: Subscription, since: number): Promise<number> {
     if (sub.status !== 'enabled') return 0;
     let n = 0;
