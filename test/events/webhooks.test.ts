@@ -596,6 +596,47 @@ describe('retry waits, deletion and a restart (QA)', () => {
     });
   }, 60_000);
 
+  it('a subscriptions file that no longer parses is never written over: the subscriptions last read are listed, a change is refused (API 500, CLI exit 1) until it is fixed, then read again and the events meanwhile delivered (outside test: the next create wrote the old subscriptions over it)', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-unreadable-', async (dir) => {
+      const s = await serve(dir, serverOptions());
+      try {
+        const owner = newKey(dir, 'enterprise');
+        const call = (p: string, init: RequestInit = {}) => get(s, p, { ...init, headers: { 'X-API-Key': owner.key, 'content-type': 'application/json' } });
+        const first = await call('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url }) });
+        expect(first.res.status).toBe(201);
+        const file = join(dir, 'state', 'webhooks.json');
+        const good = readFileSync(file, 'utf8');
+        const replace = (text: string) => {
+          writeFileSync(`${file}.tmp`, text);
+          renameSync(`${file}.tmp`, file);
+        };
+        const broken = good.replace(/\]\s*\}\s*$/, ''); // a hand edit gone wrong
+        replace(broken);
+        await appendEvents(dir, 1);
+        const listed = await call('/api/webhooks/');
+        expect(listed.res.status).toBe(200);
+        expect(listed.body.webhooks.map((x: { id: string }) => x.id)).toEqual([first.body.id]);
+        const made = await call('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url }) });
+        expect(made.res.status).toBe(500);
+        const cli = await quorumAsync(['webhooks', 'create', '--key', owner.id, '--url', 'https://93.184.216.34/cli'], { QUORUM_DATA_DIR: dir });
+        expect(cli.status).toBe(1);
+        expect(cli.stderr).toContain('webhooks.json cannot be read');
+        expect(readFileSync(file, 'utf8')).toBe(broken); // nothing written over it
+        replace(good); // fixed
+        const again = await call('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url }) });
+        expect(again.res.status, JSON.stringify(again.body)).toBe(201);
+        const stored = (JSON.parse(readFileSync(file, 'utf8')) as { subscriptions: { id: string }[] }).subscriptions.map((x) => x.id);
+        expect(stored).toEqual([first.body.id, again.body.id]);
+        await appendEvents(dir, 1);
+        await until(() => r.hits.length >= 3, 10_000); // the event of the broken time, then the next to both
+      } finally {
+        await s.close();
+      }
+    });
+  }, 60_000);
+
   // The seven tests below run together (it.concurrent): most of each is waiting, for a retry
   // window to end, a key or subscription file to be reread, a server (the first: a `quorum serve`
   // process, twice) to start. "Retry-After: 0" uses the file's server, with subscriptions of its

@@ -187,6 +187,9 @@ export class WebhookDispatcher {
    */
   async #enqueueEvents(events: readonly FeedEvent[]): Promise<void> {
     const subs = this.store.all();
+    // Who wants an event is not known while the file cannot be read: the events wait (the cursor
+    // stays), queued once it is fixed (start's catch-up, or the next batch)
+    if (this.store.unreadable) throw this.store.unreadable;
     let queued = 0;
     for (const e of events) {
       if (this.#closed) return;

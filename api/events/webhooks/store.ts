@@ -67,15 +67,36 @@ export function signingSecrets(s: Subscription, now = Date.now()): string[] {
   return secrets;
 }
 
+/** What says a file changed: its inode, size and modification time, or 'missing'. */
+function fileStamp(file: string): string {
+  if (!existsSync(file)) return 'missing';
+  const st = statSync(file);
+  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
 export class SubscriptionStore {
   readonly file: string;
   #subs = new Map<string, Subscription>();
-  #mtime = -1;
+  /**
+   * The file as last read: inode, size and modification time (the writers replace it whole, so a
+   * new inode; its time alone can repeat, the kernel's file clock being coarse: a change within the
+   * same few milliseconds as the last write was not seen). '' before the first read.
+   */
+  #stamp = '';
   #checkedAt = 0;
+  /** Why the file as it is now cannot be read (null: it was read), see refresh. */
+  #unreadable: Error | null = null;
 
   constructor(dataDir: string) {
     this.file = join(dataDir, 'state', 'webhooks.json');
     this.refresh();
+    // a file unreadable at start is the operator's to fix: nothing to serve from
+    if (this.#unreadable) throw this.#unreadable;
+  }
+
+  /** Why the file cannot be read now (an operator's hand edit gone wrong), or null. */
+  get unreadable(): Error | null {
+    return this.#unreadable;
   }
 
   /**
@@ -86,10 +107,23 @@ export class SubscriptionStore {
     const now = Date.now();
     if (maxAgeMs > 0 && now - this.#checkedAt < maxAgeMs) return;
     this.#checkedAt = now;
-    const m = existsSync(this.file) ? statSync(this.file).mtimeMs : 0;
-    if (m === this.#mtime) return;
-    this.#mtime = m;
-    const list = m === 0 ? [] : (JSON.parse(readFileSync(this.file, 'utf8')) as { subscriptions: Subscription[] }).subscriptions;
+    const m = fileStamp(this.file);
+    if (m === this.#stamp) return;
+    // A file that does not parse (a hand edit gone wrong; the writers replace it whole, atomically)
+    // leaves the subscriptions last read in place, and is read again at the next check until it is
+    // fixed; meanwhile no change is written over it (#change). Outside test: its time was taken
+    // before the parse, so it was never read again, and the next create wrote the old subscriptions
+    // over it, dropping whatever else it held.
+    let list: Subscription[];
+    try {
+      list = m === 'missing' ? [] : (JSON.parse(readFileSync(this.file, 'utf8')) as { subscriptions: Subscription[] }).subscriptions;
+      if (!Array.isArray(list)) throw new Error('no "subscriptions" list');
+    } catch (err) {
+      this.#unreadable = new Error(`${this.file} cannot be read (${(err as Error).message}): fix or restore it; the subscriptions last read stay in use and nothing is written over it`);
+      return;
+    }
+    this.#unreadable = null;
+    this.#stamp = m;
     this.#subs = new Map(list.map((s) => [s.id, s]));
   }
 
@@ -102,6 +136,7 @@ export class SubscriptionStore {
   #change<T>(fn: () => T): T {
     return withFileLock(this.file, () => {
       this.refresh();
+      if (this.#unreadable) throw this.#unreadable;
       return fn();
     });
   }
@@ -109,7 +144,7 @@ export class SubscriptionStore {
   #save(): void {
     mkdirSync(join(this.file, '..'), { recursive: true });
     writeFileAtomicSync(this.file, `${JSON.stringify({ subscriptions: [...this.#subs.values()] }, null, 2)}\n`);
-    this.#mtime = statSync(this.file).mtimeMs;
+    this.#stamp = fileStamp(this.file);
   }
 
   all(): Subscription[] {
