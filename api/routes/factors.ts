@@ -17,6 +17,7 @@ import { cellInt as int, cellNum as num, fromColumns, groupRows } from '../db/ce
 import { notFoundClosest } from '../http/closest.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryInt, queryString, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
+import { roundPercent } from '../http/precision.ts';
 import { jsonRoute } from '../http/registry.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { count, DOC, MEMBER_QUESTION_FIELDS, isoTime, marketStale, published, zHours, zLogit, zNum, zProb } from '../openapi/common.ts';
@@ -195,7 +196,7 @@ export const HealthCheck = z
   .object({
     check: z.string().meta({ description: 'model_failures | venue_sync | stale_prices | snapshot_age' }),
     status: z.enum(STATUSES).meta({ description: 'failing when value ≥ failing_at, degraded when value ≥ degraded_at, else ok (ok when there is nothing to measure).' }),
-    value: zLogit.meta({ description: 'The measure (a share, or hours for snapshot_age), to 6 decimals; null when there is nothing to measure.' }),
+    value: zLogit.meta({ description: 'The measure: a share, to 6 decimals, or for snapshot_age hours, to 2 (as every age in hours); null when there is nothing to measure.' }),
     degraded_at: zNum.meta({ description: 'The threshold from which the check is degraded (QUORUM_HEALTH_*).' }),
     failing_at: zNum.meta({ description: 'The threshold from which the check is failing (QUORUM_HEALTH_*).' }),
     detail: z.string().nullable().meta({ description: 'What was measured, in words (e.g. the failing venues).' }),
@@ -290,13 +291,15 @@ function ago(hours: number): string {
   return hours < 1 ? `${Math.round(hours * 60)} min` : `${hours.toFixed(1)} h`;
 }
 
-/** The snapshot_age check, measured now against the thresholds the pipeline published. */
+/** The snapshot_age check, measured now against the thresholds the pipeline published; its value
+ *  is an age in hours, published to 2 decimals as every one is (README, Precision), the status
+ *  judged on the unrounded age. */
 function snapshotAgeCheck(row: JsonRow | undefined, publishedAt: string, now: number): z.input<typeof HealthCheck> {
   const hours = Math.max(0, (now - Date.parse(publishedAt)) / 3_600_000);
   const degradedAt = num(row?.degraded_at) ?? 36;
   const failingAt = num(row?.failing_at) ?? 108;
   const status: Status = hours >= failingAt ? 'failing' : hours >= degradedAt ? 'degraded' : 'ok';
-  return { check: 'snapshot_age', status, value: hours, degraded_at: degradedAt, failing_at: failingAt, detail: `the snapshot was published ${ago(hours)} ago` };
+  return { check: 'snapshot_age', status, value: roundPercent(hours), degraded_at: degradedAt, failing_at: failingAt, detail: `the snapshot was published ${ago(hours)} ago` };
 }
 
 export const factorsHealthRoute = jsonRoute({

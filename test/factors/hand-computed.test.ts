@@ -289,9 +289,12 @@ describe('factors on a hand-made warehouse', () => {
     expect(hand.contradictions.map((c: { kind: string }) => c.kind).sort()).toEqual(['excludes', 'implies']);
     expect(hand.stale_leaves).toHaveLength(2);
     expect(maxDecimals([hand.brier_vs_market, hand.contradictions.map((c: { violation: number }) => c.violation)])).toBeLessThanOrEqual(6);
-    // ages in hours to 2 decimals, the snapshot's age to 6
+    // ages in hours to 2 decimals (README, Precision), the snapshot's age among them: it is hours
+    // too, and was published to 6 (0.000278 beside the factors' 2434.3)
     expect(maxDecimals(r.body.factors.map((x: { newest_price_age_hours: number | null; newest_forecast_age_hours: number | null }) => [x.newest_price_age_hours, x.newest_forecast_age_hours]))).toBeLessThanOrEqual(2);
-    expect(maxDecimals([age.value])).toBeLessThanOrEqual(6);
+    expect(maxDecimals([age.value])).toBeLessThanOrEqual(2);
+    // the other checks' values are shares, to 6
+    expect(maxDecimals(r.body.checks.filter((c: { check: string }) => c.check !== 'snapshot_age').map((c: { value: number | null }) => c.value))).toBeLessThanOrEqual(6);
   });
 
   it('errors: unknown factor 404, bad id 400, injection 400, bad cursor 400, huge limit 400', async () => {
