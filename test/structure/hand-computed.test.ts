@@ -66,6 +66,42 @@ describe('question_links: TF-IDF cosine and same_event on a tiny corpus', () => 
   });
 });
 
+describe('question_links: the TF-IDF tokens as sql/README documents them (lone digits kept, contractions spelled out)', () => {
+  // An outside recomputation from sql/README alone matched 169 of the sample's 373 similar
+  // strengths until it kept the lone digit of "Claude 5" and spelled "haven’t" out as "have not"
+  // (no "haven" token): the README now says both, and this pins them.
+  let f: Fixture;
+  let runId: string;
+  beforeAll(async () => {
+    f = fixture();
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:c5a', 'Claude 5 released'),
+        question('manifold:c5b', 'Claude 5 delayed'),
+        question('manifold:m1', 'Markets haven’t rallied'),
+        question('manifold:m2', 'Markets rallied'),
+      ],
+    });
+    runId = await publish(f, new Date('2026-01-02T00:00:00Z'), { QUORUM_LINK_SIMILAR_THRESHOLD: '0.1' });
+  });
+  afterAll(() => f.cleanup());
+
+  it('a lone digit is a term: cos = (ln2² + ln2²) / (2·ln2² + ln4²) = 1/3 (1/5 without the "5")', async () => {
+    // N = 4; df(claude) = df(5) = 2, df(released) = df(delayed) = 1.
+    const rows = await snapshotRows(f.dataDir, runId, `SELECT * FROM {question_links} WHERE a = 'manifold:c5a' AND b = 'manifold:c5b'`);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ kind: 'similar', sign: 1, origin: 'computed' });
+    expect(rows[0]!.strength).toBeCloseTo(1 / 3, 12);
+  });
+
+  it('a negating contraction is spelled out: "haven’t rallied" has the terms of "rallied" (cos 1, not 1/√3), sign −1', async () => {
+    const rows = await snapshotRows(f.dataDir, runId, `SELECT * FROM {question_links} WHERE a = 'manifold:m1' AND b = 'manifold:m2'`);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ kind: 'similar', sign: -1, origin: 'computed' });
+    expect(rows[0]!.strength).toBeCloseTo(1, 12);
+  });
+});
+
 describe('computed theses: the clustering graph and a thesis without consensus (QA)', () => {
   let f: Fixture;
   let runId: string;
