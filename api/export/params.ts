@@ -16,7 +16,8 @@
  * - `category`: one of the nine categories
  *
  * Unknown parameters are ignored, except the filters (and `sort`, `cursor`) of the exported tables'
- * own list endpoints that no export applies (LIST_ONLY_FILTERS): an export that dropped
+ * own list endpoints that no export applies (LIST_ONLY_FILTERS), and every other filter name of the
+ * API (api/http/params.ts FILTER_NAMES: `model`, `source_slug`, …; routes.ts): an export that dropped
  * `source=` or `made_since=` in silence returned every row of the table, read as filtered (QA);
  * and except these names (EXPORT_PARAMS, the filters) written in another case or with `-` for `_`
  * (`LIMIT`, `Resolved_Since`): a 400 naming the one meant (routes.ts rejectMisspeltParams).

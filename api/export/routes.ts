@@ -139,16 +139,28 @@ function rejectMisspeltParams(req: Request, table: ExportTableSpec): void {
 }
 
 /**
- * A 400 for a list endpoint's filter that the export does not apply (params.ts LIST_ONLY_FILTERS):
- * ignored, it would return every row as if filtered. An empty value is a parameter left out.
+ * The filters no export reads: the list endpoints' (params.ts LIST_ONLY_FILTERS, each with what to
+ * use instead), then every other filter name of the API (FILTER_NAMES: `model`, `source_slug`,
+ * `scenario_id`, …), as README "The API" says of any route given a filter it does not read.
+ */
+const FOREIGN_FILTERS: readonly string[] = [
+  ...Object.keys(LIST_ONLY_FILTERS),
+  ...FILTER_NAMES.filter((name) => !(EXPORT_PARAMS as readonly string[]).includes(name) && !(name in LIST_ONLY_FILTERS)),
+];
+
+/**
+ * A 400 for a filter that the export does not apply (FOREIGN_FILTERS): ignored, it would return
+ * every row as if filtered (outside test: `/api/export/scores/?model=sim-gpt` and
+ * `/api/export/claims/?source_slug=…` answered every row). An empty value is a parameter left out.
  */
 function rejectListOnlyFilters(req: Request, table: ExportTableSpec): void {
-  const name = firstGiven(req, Object.keys(LIST_ONLY_FILTERS));
+  const name = firstGiven(req, FOREIGN_FILTERS);
   if (name === undefined) return;
   const takes = ['since', ...Object.keys(table.timeFilters), 'category', ...(table.status ? ['status'] : []), 'limit', 'output'];
+  const why = LIST_ONLY_FILTERS[name] ?? `the export has no ${name} filter`;
   throw ApiError.invalidParameter(
     name,
-    `Query parameter '${name}' does not apply to the ${table.name} export (${LIST_ONLY_FILTERS[name]}); it takes ${takes.join(', ')}.`,
+    `Query parameter '${name}' does not apply to the ${table.name} export (${why}); it takes ${takes.join(', ')}.`,
     takes,
   );
 }

@@ -829,6 +829,31 @@ describe('bad input', () => {
     expect((await get('/api/export/resolved/?venue=')).res.status).toBe(200);
   });
 
+  it('every other filter name of the API is a 400 too, never ignored (outside test: /api/export/scores/?model=sim-gpt, /api/export/claims/?source_slug=… and /api/export/scenario_records/?scenario_id=… answered 200 with every row)', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['scores', 'model', 'sim-gpt'],
+      ['scores', 'forecaster', 'sim-gpt'],
+      ['forecasts', 'model', 'sim-gpt'],
+      ['claims', 'source_slug', 'fte'],
+      ['claims', 'claim_id', 'c1'],
+      ['track_records', 'source_slug', 'fte'],
+      ['scenario_records', 'scenario_id', 'fed'],
+      ['predictions', 'market_id', 'm-1'],
+      ['resolved', 'include_stale', 'true'],
+      ['track_records', 'dimension', 'category'],
+      ['predictions', 'thesis_id', 't1'],
+      ['predictions', 'factor_id', 'f1'],
+    ];
+    for (const [table, param, value] of cases) {
+      const r = await get(`/api/export/${table}/?${param}=${value}`);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.parameter, `${table}?${param}`).toBe(param);
+      expect(r.body.detail, `${table}?${param}`).toContain(`the ${table} export`);
+    }
+    // the export's own filters are still read
+    expect((await get('/api/export/resolved/?category=crypto&since=2025-01-01')).res.status).toBe(200);
+  });
+
   it('a parameter written in another case or with - for _ is a 400 naming the one meant, never ignored (outside test: ?Resolved_Since=2030-01-01 and ?LIMIT=1 exported every row, ?OUTPUT=json a CSV file)', async () => {
     const cases: Array<[string, string, string, string]> = [
       ['resolved', 'Resolved_Since', '2030-01-01', 'resolved_since'],
