@@ -265,12 +265,20 @@ async function encoderSelect(
 }
 
 /**
+ * A number as a spreadsheet reads one, the whole cell: a plain decimal with an optional sign,
+ * fraction and exponent (`-2.5`, `+1`, `-.5`, `1e5`). Not DuckDB's DOUBLE cast, which also takes
+ * `-inf`, `+Infinity`, `-nan`, `-1_000` and surrounding whitespace (a leading tab): a spreadsheet
+ * runs those as formulas (`=-inf`), so they were written bare (outside test).
+ */
+const SPREADSHEET_NUMBER = '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?';
+
+/**
  * `col` (a VARCHAR column) with a leading apostrophe when a spreadsheet would evaluate it: it
- * begins with `=`, `+`, `-`, `@`, a tab or a carriage return and is not a number (`-2.5` and `+1`
- * stay as they are).
+ * begins with `=`, `+`, `-`, `@`, a tab or a carriage return and is not a number
+ * (SPREADSHEET_NUMBER: `-2.5` and `+1` stay as they are).
  */
 export function formulaSafeSql(col: string): string {
-  return `CASE WHEN left(${col}, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) AND TRY_CAST(${col} AS DOUBLE) IS NULL ` +
+  return `CASE WHEN left(${col}, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) AND NOT regexp_full_match(${col}, '${SPREADSHEET_NUMBER}') ` +
     `THEN '''' || ${col} ELSE ${col} END`;
 }
 

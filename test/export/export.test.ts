@@ -11,6 +11,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExportServer, type TestServer } from './export-server.ts';
+import { formulaSafeSql } from '../../api/export/engine.ts';
 import { parseSince } from '../../api/export/params.ts';
 import { EXPORT_TABLES } from '../../api/export/tables.ts';
 import { fixtureData, publish, resolvedRows, tempDataDir, writeSnapshot } from '../api/fixtures.ts';
@@ -332,6 +333,24 @@ describe('predictions export: formats', () => {
     const parquet = await readParquet((await get('/api/export/predictions?output=parquet')).bytes);
     for (const rows of [json, parquet]) {
       for (const i of [7, 8, 9]) expect(title(rows, `q:${i}`)).toBe(FORMULA_TITLES[i]);
+    }
+  });
+
+  it('csv: a number is what a spreadsheet reads as one, a plain decimal; DuckDB\'s other number spellings (-inf, +Infinity, -nan, -1_000) get the apostrophe (outside test: they were left bare, and a spreadsheet runs =-inf as a formula)', async () => {
+    const cells: Array<[string, string]> = [
+      ['-2.5', '-2.5'], ['+1', '+1'], ['-.5', '-.5'], ['-1.', '-1.'], ['-1e5', '-1e5'], ['+2.5E-3', '+2.5E-3'],
+      ['-inf', "'-inf"], ['+Infinity', "'+Infinity"], ['-nan', "'-nan"], ['-1_000', "'-1_000"], ['-2.5 ', "'-2.5 "],
+      ['\t-2', "'\t-2"], ['=1+1', "'=1+1"], ['@SUM(A1)', "'@SUM(A1)"], ['- 2', "'- 2"], ['plain', 'plain'], ['1_000', '1_000'],
+    ];
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    try {
+      const values = cells.map(([cell]) => `('${cell.replaceAll("'", "''")}')`).join(', ');
+      const rows = (await c.runAndReadAll(`SELECT ${formulaSafeSql('t')} FROM (VALUES ${values}) AS v(t)`)).getRows().map((r) => r[0]);
+      expect(rows).toEqual(cells.map(([, written]) => written));
+    } finally {
+      c.closeSync();
+      inst.closeSync();
     }
   });
 
