@@ -134,10 +134,11 @@ async function writeExtraTables(dataDir: string, id: string): Promise<void> {
     // track_records (empty in the api fixture): three sources whose `categories` lists need quoting.
     const tracks = path.join(dir, 'track_records.parquet');
     await c.run(`CREATE TABLE track_records AS SELECT * FROM read_parquet('${tracks}')`);
-    await c.run(`INSERT INTO track_records (source_slug, name, categories, n_claims, last_claim_at) VALUES
-      ('src-a', 'Source A', ['climate', 'crypto'], 3, TIMESTAMP '2025-03-01'),
-      ('src-b', 'Source "B", Inc.', ['world', 'it''s, \\odd'], 1, TIMESTAMP '2025-03-02'),
-      ('src-c', 'Source C', [], 0, NULL)`);
+    // src-c's description is an empty text, the others' are null (CSV: `""` against an empty cell).
+    await c.run(`INSERT INTO track_records (source_slug, name, description, categories, n_claims, last_claim_at) VALUES
+      ('src-a', 'Source A', NULL, ['climate', 'crypto'], 3, TIMESTAMP '2025-03-01'),
+      ('src-b', 'Source "B", Inc.', NULL, ['world', 'it''s, \\odd'], 1, TIMESTAMP '2025-03-02'),
+      ('src-c', 'Source C', '', [], 0, NULL)`);
     await c.run(`COPY track_records TO '${tracks}' (FORMAT parquet)`);
 
     for (const t of ['questions', 'consensus', 'scored_forecasts']) {
@@ -678,6 +679,34 @@ describe('nested values (lists) are JSON in CSV too', () => {
     // Parquet keeps them as lists.
     const pq = await readParquet((await get('/api/export/track_records?output=parquet')).bytes);
     expect(pq.map((r) => r.categories)).toEqual(tracks.map((x) => x.categories));
+  });
+});
+
+describe('an empty text and a null are told apart in every format', () => {
+  it('CSV: an empty text is "", a null an empty cell (sliced and whole file), as DuckDB reads them back with allow_quoted_nulls = false; JSON and Parquet: "" and null', async () => {
+    const json = JSON.parse((await get('/api/export/track_records?output=json')).text) as any[];
+    expect(json.map((r) => r.description)).toEqual([null, null, '']);
+    const pq = await readParquet((await get('/api/export/track_records?output=parquet')).bytes);
+    expect(pq.map((r) => r.description)).toEqual([null, null, '']);
+    const dir = await mkdtemp(path.join(tmpdir(), 'quorum-csv-null-'));
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    try {
+      for (const plan of ['api', 'pro']) {
+        const r = await get('/api/export/track_records', plan);
+        const lines = r.text.split('\n');
+        expect(lines[3], plan).toMatch(/^src-c,Source C,[^,]*,[^,]*,"",/); // source_slug, name, kind, url, description
+        expect(lines[1], plan).toMatch(/^src-a,Source A,[^,]*,[^,]*,,/);
+        const file = path.join(dir, `${plan}.csv`);
+        await writeFile(file, r.text);
+        const read = await c.runAndReadAll(`SELECT description FROM read_csv('${file}', allow_quoted_nulls = false)`);
+        expect(read.getRows().map((x) => x[0]), plan).toEqual([null, null, '']);
+      }
+    } finally {
+      c.closeSync();
+      inst.closeSync();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
