@@ -151,7 +151,8 @@ async function scenarioTasks(conn: DuckDBConnection, config: QuorumConfig, open:
   const openTasks = new Map(toTasks(open, [mode]).map((t) => [t.question.question_id, t]));
   // Titles of the earlier components, known at the as-of: the open questions have theirs; the
   // warehouse is read only when a scenario of this run names one that is not open (closed,
-  // resolved, or not created yet: then it has no title, and nothing is conditioned on it).
+  // resolved, or not created or written to the warehouse yet: then it has no title, and nothing is
+  // conditioned on it).
   // The same query gives the outcomes of those resolved by then (an open question has none).
   const titles = new Map(open.map((q) => [q.question_id, q.title]));
   const outcomes = new Map<string, 0 | 1>();

@@ -1,16 +1,18 @@
 -- Questions a run dated $as_of forecasts: the version of each question known at $as_of (the latest
--- ingested by then; a question first ingested later, by a backfill, as first ingested) that was
--- open at $as_of (created by then, not closed, no outcome or annulment known by then), with the
--- market's latest observation at or before $as_of and its recent history (newest first, up to 10).
+-- ingested by then) that was open at $as_of (created by then, not closed, no outcome or annulment
+-- known by then), with the market's latest observation at or before $as_of and its recent history
+-- (newest first, up to 10).
 -- The sync's later versions (a close its venue moved, pipeline/sync.ts) are not known before they
 -- were ingested: QA review, a run dated before the sync that saw a market closed early was shown
 -- that close, and one extended after its first close was forecast again.
+-- A question with no version ingested by $as_of is not forecast, though its market opened before:
+-- the only text there is of it was written later, and a venue's text carries later edits (outside
+-- audit: a run dated 2025-12-15 was shown a Manifold market's background as of the 2026-03-06
+-- question set, with the creator's clarification of 2025-12-20 in it).
 WITH latest AS (
   SELECT * FROM raw_questions
-  QUALIFY row_number() OVER (
-    PARTITION BY question_id
-    ORDER BY CASE WHEN ingested_at <= $as_of THEN ingested_at END DESC NULLS LAST, ingested_at
-  ) = 1
+  WHERE ingested_at <= $as_of
+  QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at DESC) = 1
 ),
 known_resolutions AS (
   SELECT DISTINCT question_id FROM raw_resolutions WHERE resolved_at <= $as_of

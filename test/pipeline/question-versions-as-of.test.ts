@@ -44,13 +44,18 @@ describe('question versions and the as-of time', () => {
       expect(await open('2026-01-25T00:00:00Z')).toEqual({ 'manifold:early': '2026-03-01T00:00:00.000Z' });
       // Feb 15, after the sync: the early close is known (closed), the extension too (open)
       expect(await open('2026-02-15T00:00:00Z')).toEqual({ 'manifold:extended': '2026-04-01T00:00:00.000Z' });
-      // a question first ingested after the run's date (a backfill over a later discovery) is seen as first ingested
+      // a question first ingested after the run's date (a backfill over a later discovery), its market
+      // opened before, is not forecast: its only text was written after the run's date, and a venue's
+      // text carries later edits (outside audit: a creator's clarification dated after the run was shown)
       await appendRaw(conn, tmp.dir, 'questions', [question('manifold:late', '2026-03-01T00:00:00Z', '2026-02-20T00:00:00Z')], p);
       await appendRaw(conn, tmp.dir, 'questions', [question('manifold:late', '2026-01-10T00:00:00Z', '2026-02-21T00:00:00Z')], p, { key: ['question_id', 'ingested_at'] });
       await createRawViews(conn, tmp.dir);
       expect(await open('2026-01-05T00:00:00Z')).toEqual({
-        'manifold:early': '2026-03-01T00:00:00.000Z', 'manifold:extended': '2026-01-20T00:00:00.000Z', 'manifold:late': '2026-03-01T00:00:00.000Z',
+        'manifold:early': '2026-03-01T00:00:00.000Z', 'manifold:extended': '2026-01-20T00:00:00.000Z',
       });
+      // from its first version on, it is forecast as that version says (until the second closed it)
+      expect((await open('2026-02-20T12:00:00Z'))['manifold:late']).toBe('2026-03-01T00:00:00.000Z');
+      expect(await open('2026-02-21T12:00:00Z')).not.toHaveProperty('manifold:late');
     });
   });
 
@@ -66,6 +71,9 @@ describe('question versions and the as-of time', () => {
       await appendRaw(conn, dir, 'questions', [titled('quorum:cpi', 'CPI above 3.0% in March? (the BLS release of April 10 decided it)', '2026-01-01T00:00:00Z', '2026-02-10T00:00:00Z')], p, { key: ['question_id', 'ingested_at'] });
       // created after the run's date: no title at all
       await appendRaw(conn, dir, 'questions', [titled('quorum:later', 'Created in February', '2026-02-01T00:00:00Z', '2026-02-01T00:00:00Z')], p);
+      // created before the run's date but first written after it (a market a later sync discovered):
+      // no title either, its only text is a later one (outside audit)
+      await appendRaw(conn, dir, 'questions', [titled('manifold:found-later', 'Found in February', '2026-01-01T00:00:00Z', '2026-02-12T00:00:00Z')], p);
       await createRawViews(conn, dir);
       const titles = async (asOf: string) =>
         Object.fromEntries(
@@ -76,6 +84,7 @@ describe('question versions and the as-of time', () => {
       expect(await titles('2026-01-25T00:00:00Z')).toEqual({ 'quorum:cpi': 'CPI above 3.0% in March?' });
       expect(await titles('2026-02-15T00:00:00Z')).toEqual({
         'quorum:cpi': 'CPI above 3.0% in March? (the BLS release of April 10 decided it)', 'quorum:later': 'Created in February',
+        'manifold:found-later': 'Found in February',
       });
     });
   });
