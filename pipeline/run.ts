@@ -273,8 +273,13 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           budgetUsd: options.budgetUsd,
           progress,
         });
-        const { interrupted: _i, calls_reused: _r, evidence_errors: _e, ...counts } = f;
+        const { interrupted: _i, calls_reused: _r, evidence_errors: _e, written_later: writtenLater, ...counts } = f;
         Object.assign(summary, counts);
+        if (writtenLater > 0) {
+          const note = writtenLaterNote(writtenLater, asOf);
+          log.warn({ written_later: writtenLater }, note);
+          summary.notes.push(note);
+        }
         if (f.budget_exhausted) log.warn({ skipped_calls: f.skipped_calls, cost_usd: f.cost_usd }, 'run budget exhausted: remaining calls recorded as skipped');
         if (f.interrupted) throw new RunInterrupted('interrupted by a signal before every call was made; continue with `quorum run --resume`');
       };
@@ -485,4 +490,17 @@ export async function scoreAndPublish(
     await exportTables(conn, tables, dir);
     return { tables, columns: await parquetColumns(conn, tables, dir) };
   });
+}
+
+/**
+ * The note of a run that left out questions open at its date whose text the warehouse got only
+ * later (active_questions.sql): a backtest in a directory synced after its date forecasts only
+ * what was written by then, and says so instead of coming out smaller, or empty, without a word.
+ */
+export function writtenLaterNote(n: number, asOf: Date): string {
+  return (
+    `${n} question${n === 1 ? '' : 's'} open at ${asOf.toISOString()} ${n === 1 ? 'was' : 'were'} not forecast: ` +
+    `first written to the warehouse after that time (a later sync, import or question file), ${n === 1 ? 'its' : 'their'} only text is a later one, ` +
+    'which could carry what was learnt since (a backtest sees the questions stored by its date: import dated versions, such as a ForecastBench round, to backtest them)'
+  );
 }

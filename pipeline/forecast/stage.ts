@@ -77,6 +77,11 @@ export interface ForecastStageResult {
   evidence_errors: number;
   budget_exhausted: boolean;
   interrupted: boolean;
+  /**
+   * Questions open at the as-of time by their first version but first written to the warehouse
+   * after it: not forecast, their only text being a later one (sql/pipeline/written_later_questions.sql).
+   */
+  written_later: number;
 }
 
 interface ActiveQuestion {
@@ -239,6 +244,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
     evidence_errors: 0,
     budget_exhausted: false,
     interrupted: false,
+    written_later: 0,
   };
 
   await createRawViews(conn, config.dataDir);
@@ -249,6 +255,7 @@ export async function forecastStage(o: ForecastStageOptions): Promise<ForecastSt
     questions = questions.slice(0, config.maxQuestions);
   }
   result.questions = questions.length;
+  if (!o.replayOnly) result.written_later = (await queryFile<{ n: number }>(conn, 'pipeline/written_later_questions.sql', asOfParams))[0]?.n ?? 0;
   let tasks = [...toTasks(questions, config.modes), ...(await scenarioTasks(conn, config, questions, asOfParams))];
 
   // What this run already has: its journal (an interrupted session) and its raw rows.

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig } from '../../pipeline/config.ts';
 import { createLogger } from '../../pipeline/log.ts';
-import { runPipeline } from '../../pipeline/run.ts';
+import { runPipeline, writtenLaterNote } from '../../pipeline/run.ts';
 import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import { closeDuckdb } from '../../pipeline/warehouse/duckdb.ts';
@@ -86,5 +86,18 @@ describe('a backfill and the question text known at its date', () => {
     expect(unknownThen).toEqual([]);
     // ... while the questions of the first set (frozen 2025-10-16), still open, are forecast
     expect(forecast.map((r) => r.question_id)).toContain('infer:1401');
+
+    // The run says how many it left out, counted here from the raw files: opened by its date and
+    // open then by their first version, first written after it (a backtest not smaller in silence)
+    const first = await rawQuery(dir, 'questions', 'SELECT * FROM t QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY ingested_at) = 1');
+    const resolvedBy = new Set((await rawQuery(dir, 'resolutions', 'SELECT question_id, resolved_at FROM t'))
+      .filter((r) => (r.resolved_at as Date).getTime() <= asOf.getTime()).map((r) => r.question_id as string));
+    const leftOut = first.filter((q) => (q.ingested_at as Date).getTime() > asOf.getTime()
+      && (q.created_at === null || (q.created_at as Date).getTime() <= asOf.getTime())
+      && (q.close_time === null || (q.close_time as Date).getTime() > asOf.getTime())
+      && !resolvedBy.has(q.question_id as string));
+    expect(leftOut.length).toBeGreaterThan(0);
+    expect(s.notes).toContain(writtenLaterNote(leftOut.length, asOf));
+    expect(s.notes.join('\n')).toContain(`${leftOut.length} questions open at 2025-12-15T12:00:00.000Z were not forecast`);
   }, 180_000);
 });
