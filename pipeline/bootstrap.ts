@@ -15,7 +15,7 @@ import type { Logger } from './log.ts';
 import type { QuorumConfig } from './config.ts';
 import { withConnection } from './warehouse/duckdb.ts';
 import { ImportLockedError, LOCK_STALE_MS, RunLockedError, runLockHeld, withImportLock } from './warehouse/lock.ts';
-import { CURRENT_POLL_MS, newestPublished, publishedBefore, readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { CURRENT_POLL_MS, currentManifestProblem, newestPublished, publishedBefore, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { deriveSqlHash } from './warehouse/derive.ts';
 import { parseForecastBench } from './import/forecastbench.ts';
 import { writeImportBatch } from './import/write-batch.ts';
@@ -239,6 +239,10 @@ export async function bootstrapIfEmpty(config: QuorumConfig, logger: Logger, sig
  * served silently, every endpoint a 503), or null when it has one.
  */
 export function servedSnapshotNote(dataDir: string): string | null {
+  const damaged = currentManifestProblem(dataDir);
+  if (damaged !== null) {
+    return `${damaged}: it cannot be served, and the API answers 503 not_ready until a run publishes a snapshot (the next scheduled run, or quorum run --score-only now)`;
+  }
   if (readCurrent(dataDir) !== null) return null;
   const newest = newestPublished(dataDir);
   if (newest !== null) {
@@ -252,6 +256,7 @@ export async function snapshotFromOtherSql(dataDir: string): Promise<{ snapshot:
   const current = readCurrent(dataDir);
   if (current === null) return null;
   const expected = await deriveSqlHash();
+  if (currentManifestProblem(dataDir) !== null) return null; // nothing to rescore as of (servedSnapshotNote says so)
   const recorded = readManifest(dataDir, current).derive_sql_hash ?? null;
   return recorded === expected ? null : { snapshot: current, recorded, expected };
 }

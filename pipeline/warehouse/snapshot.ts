@@ -63,10 +63,35 @@ export function currentName(root: string): string | null {
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : null;
 }
 
-/** The id of the published snapshot, or null when none has been published. */
+/**
+ * The id of the published snapshot, or null when none has been published: CURRENT names no
+ * snapshot, or one that was never published whole (its directory without its manifest, which a
+ * publish writes before the directory is put in place: a copy or restore cut short). Such a
+ * directory is no snapshot to rescore or compare with (outside upgrade test: quorum serve and
+ * start stopped at its missing manifest.json with a bare ENOENT); a run compares itself with the
+ * newest published one instead, as when CURRENT names nothing that exists.
+ */
 export function readCurrent(root: string): string | null {
   const id = currentName(root);
-  return id !== null && RUN_ID_PATTERN.test(id) && existsSync(snapshotDir(root, id)) ? id : null;
+  return id !== null && isPublished(root, id) ? id : null;
+}
+
+/**
+ * What is wrong with the snapshot CURRENT names, for a warning: its manifest missing or not a
+ * manifest (a half-written copy); null when it reads, or when CURRENT names no snapshot directory.
+ */
+export function currentManifestProblem(root: string): string | null {
+  const id = currentName(root);
+  if (id === null || !RUN_ID_PATTERN.test(id) || !existsSync(snapshotDir(root, id))) return null;
+  const file = join(snapshotDir(root, id), 'manifest.json');
+  if (!existsSync(file)) return `CURRENT names snapshot ${id}, whose manifest.json is missing (a snapshot copied or restored in part)`;
+  try {
+    const manifest = readManifest(root, id) as Partial<SnapshotManifest> | null;
+    if (typeof manifest?.as_of === 'string' && Array.isArray(manifest.tables)) return null;
+  } catch {
+    // not JSON: cut short
+  }
+  return `CURRENT names snapshot ${id}, whose manifest.json is not a snapshot manifest (cut short or damaged)`;
 }
 
 /**

@@ -7,7 +7,7 @@
  * sample), all of them announced before. Real CLI runs, the bundled sample, the simulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quorum, quorumProcess, REPO, serveOutcome, type CliResult } from '../helpers/cli.ts';
 import { copyWarehouse, ONE_DUCKDB_THREAD, rawQuery, scratch } from '../forecast/helpers.ts';
@@ -84,5 +84,54 @@ describe('a run whose CURRENT names no snapshot', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('newest published snapshot');
     expect((await eventsOf(dir, r))['question.resolved']).toBeGreaterThan(0);
+  });
+});
+
+/** `quorum serve` or `start` on `dir` until it listens (or exits): its outcome, then stopped. */
+async function served(command: 'serve' | 'start', dir: string, check: (url: string) => Promise<void>): Promise<string> {
+  const child = quorumProcess([command], { ...env(dir), LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', QUORUM_SCHEDULE: '0 0 1 1 *' });
+  try {
+    const started = await serveOutcome(child, 120_000);
+    expect(started.url, `exit ${started.status}: ${started.stderr}`).not.toBeNull();
+    await check(started.url!);
+    return started.stderr;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('close', resolve));
+  }
+}
+
+// Outside upgrade test: a data directory whose current snapshot was copied or restored in part
+// (its directory there, its manifest.json not, or cut short). quorum serve and quorum start
+// stopped at once with "quorum: ENOENT: no such file or directory, open '.../manifest.json'" (or
+// a JSON parse error), exit 1, nothing served and nothing said about what to do.
+describe('CURRENT naming a half-written snapshot (its manifest missing or cut short)', () => {
+  it('quorum serve serves 503 not_ready and says why and what to do; the next run publishes, compared with the newest whole snapshot', async () => {
+    const dir = copyWarehouse(prepared, root, 'manifest-missing');
+    const half = readCurrent(dir)!;
+    rmSync(join(snapshotDir(dir, half), 'manifest.json'));
+    const stderr = await served('serve', dir, async (url) => {
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { detail: string }).detail).toContain(half);
+    });
+    expect(stderr).toContain(`CURRENT names snapshot ${half}, whose manifest.json is missing`);
+    expect(stderr).toContain('quorum run --score-only');
+    const r = quorum(['run', '--score-only'], env(dir));
+    expect(r.status, r.stderr).toBe(0);
+    expect(await eventsOf(dir, r)).toEqual({ 'run.completed': 1 });
+    expect(r.stderr).toContain(`CURRENT names \\"${half}\\", which is not a published snapshot in snapshots/`);
+  });
+
+  it('quorum start does the same with a manifest cut short, and takes it for no first start', async () => {
+    const dir = copyWarehouse(prepared, root, 'manifest-cut');
+    const half = readCurrent(dir)!;
+    const manifest = join(snapshotDir(dir, half), 'manifest.json');
+    writeFileSync(manifest, readFileSync(manifest, 'utf8').slice(0, 200));
+    const stderr = await served('start', dir, async (url) => {
+      expect((await fetch(`${url}/api/predictions/accuracy`)).status).toBe(503);
+    });
+    expect(stderr).toContain(`CURRENT names snapshot ${half}, whose manifest.json is not a snapshot manifest`);
+    expect(stderr).not.toContain('importing the bundled sample');
   });
 });
