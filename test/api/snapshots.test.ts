@@ -13,6 +13,7 @@ import { startServer, type ServerHandle } from '../../api/server.ts';
 import { fixtureData, publish, tempDataDir, withFeeds, writeSnapshot, type FixtureData } from './fixtures.ts';
 import { newKey, serve } from './helpers.ts';
 import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -206,6 +207,24 @@ describe('snapshot lifecycle', () => {
       expect(handle.snapshots.current?.id).toBe('r2');
     }
     expect((await fetch(`${url}/api/predictions/resolved`)).status).toBe(200);
+  });
+
+  it('a published snapshot whose Parquet file is cut short: its load failure is logged once, not on every poll (outside upgrade test: an error line every 2 s)', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    await writeSnapshot(tmp.dir, 'r1', fixtureData(1));
+    await publish(tmp.dir, 'r1');
+    const { logger, lines } = capturedLog();
+    const handle = await createApp({ dataDir: tmp.dir, logger, pollMs: 0 });
+    closers.push(() => handle.close());
+    const r2 = await writeSnapshot(tmp.dir, 'r2', fixtureData(2));
+    const file = path.join(r2, 'accuracy.parquet');
+    await writeFile(file, (await readFile(file)).subarray(0, 100)); // a copy cut short
+    await publish(tmp.dir, 'r2');
+    for (let i = 0; i < 4; i++) await expect(handle.snapshots.reload()).rejects.toThrow(/accuracy\.parquet/);
+    expect(handle.snapshots.current?.id).toBe('r1');
+    expect(handle.snapshots.lastFailure?.id).toBe('r2');
+    expect(lines.filter((l) => l.msg === 'snapshot load failed; keeping the served snapshot')).toHaveLength(1);
   });
 
   it('a snapshot without a table an endpoint needs: that endpoint is 503, the others serve', async () => {
