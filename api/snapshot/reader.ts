@@ -196,7 +196,12 @@ export class SnapshotReader {
    */
   async withSnapshot<T>(fn: (snapshot: PinnedSnapshot) => Promise<T>): Promise<T> {
     const snap = this.#current;
-    if (!snap || this.#closed) throw ApiError.notReady();
+    if (!snap || this.#closed) {
+      // As /readyz says it: a published snapshot that cannot be loaded (a damaged copy) is not
+      // "nothing published yet", which a client or an operator would wait out.
+      const failure = this.#closed ? null : this.#lastFailure;
+      throw ApiError.notReady(failure ? `No snapshot is loaded yet; the published snapshot ${failure.id} could not be loaded.` : undefined);
+    }
     snap.refs++;
     const pinned: PinnedSnapshot = {
       ...info(snap, this.#maxPriceAgeHours),

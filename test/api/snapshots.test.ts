@@ -227,6 +227,23 @@ describe('snapshot lifecycle', () => {
     expect(lines.filter((l) => l.msg === 'snapshot load failed; keeping the served snapshot')).toHaveLength(1);
   });
 
+  it('the only published snapshot cannot be loaded: data endpoints are 503 not_ready naming it, as /readyz does, not "nothing published yet" (outside upgrade test)', async () => {
+    const tmp = await tempDataDir();
+    closers.push(tmp.cleanup);
+    const r1 = await writeSnapshot(tmp.dir, 'r1', fixtureData(1));
+    const file = path.join(r1, 'accuracy.parquet');
+    await writeFile(file, (await readFile(file)).subarray(0, 100));
+    await publish(tmp.dir, 'r1');
+    const server = await startServer({ port: 0, dataDir: tmp.dir, logger: silentLogger(), pollMs: 0 });
+    closers.push(() => server.close());
+    for (const p of ['/readyz', '/api/predictions/accuracy', '/api/predictions/resolved']) {
+      const { res, body } = await json(`${server.url}${p}`);
+      expect(res.status, p).toBe(503);
+      expect(body.code, p).toBe('not_ready');
+      expect(body.detail, p).toBe('No snapshot is loaded yet; the published snapshot r1 could not be loaded.');
+    }
+  });
+
   it('a snapshot without a table an endpoint needs: that endpoint is 503, the others serve', async () => {
     const tmp = await tempDataDir();
     closers.push(tmp.cleanup);
