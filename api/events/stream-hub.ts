@@ -259,10 +259,7 @@ export class StreamHub {
    * then live events until the client goes away, is too slow, or the server shuts down.
    */
   async serve(req: Request, res: Response, filter: StreamFilter, after: number | null, allowed?: () => boolean, keyId: string | null = null): Promise<void> {
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache, no-transform');
-    res.setHeader('X-Accel-Buffering', 'no');
+    setStreamHeaders(res);
     res.flushHeaders();
     res.write(`retry: 1000\n: stream open; last event ${this.#feed.lastSeq}\n\n`);
     const client = new Client(res, filter, after ?? this.#feed.lastSeq, this.#opts.maxBufferBytes, (c) => this.#clients.delete(c), allowed, keyId);
@@ -364,4 +361,16 @@ function drained(res: Response, ms: number): Promise<boolean> {
     res.on('drain', onDrain);
     res.on('close', onClose);
   });
+}
+
+/**
+ * A stream's status and headers, the GET's and the HEAD's alike (QA outside test: the HEAD answer
+ * lacked `Cache-Control: no-cache, no-transform` and `X-Accel-Buffering: no`, and said `private,
+ * no-cache` where the GET said otherwise).
+ */
+export function setStreamHeaders(res: Response): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('X-Accel-Buffering', 'no');
 }

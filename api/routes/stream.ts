@@ -5,7 +5,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../pipeline/events/event-types.ts';
-import type { StreamHub, StreamFilter } from '../events/stream-hub.ts';
+import { setStreamHeaders, type StreamHub, type StreamFilter } from '../events/stream-hub.ts';
 import { requiredPlan } from '../auth/entitlements.ts';
 import type { KeyStore } from '../auth/keys.ts';
 import { authOf } from '../auth/middleware.ts';
@@ -139,7 +139,7 @@ export const streamRoute = rawRoute({
       });
     }
     if (req.method === 'HEAD') {
-      res.status(200).setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      setStreamHeaders(res);
       res.end();
       return;
     }
