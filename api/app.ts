@@ -31,7 +31,7 @@ import { ResponseCache } from './cache/response-cache.ts';
 import { registerExportRoutes, type ExportDeps, type ExportService } from './export/routes.ts';
 import { exportRouteId } from './export/tables.ts';
 import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts';
-import { setBodyError, throwBodyError } from './http/body-error.ts';
+import { BODY_LIMIT_BYTES, declaresOversizeBody, setBodyError, throwBodyError } from './http/body-error.ts';
 import { answerClientError } from './http/client-error.ts';
 import { expressPath, frontProblemCors, mountRoutes, routeIdMatcher, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
 import { captureHeaders, front } from './http/front.ts';
@@ -51,13 +51,8 @@ import { WebhookDispatcher } from './events/webhooks/dispatcher.ts';
 import { EventFeed } from './events/feed.ts';
 import { StreamHub } from './events/stream-hub.ts';
 
-/**
- * The largest JSON body any POST route reads. The partners' endpoint allows a 1,000-character
- * question and 4,000-character resolution criteria, counted in characters: written with \uXXXX
- * escapes (Python's json.dumps does by default) an emoji is 12 bytes, so the fields the limits
- * allow take up to about 61 kB (QA: 16 kB refused 1,000 + 2,600 CJK characters with a 413).
- */
-export const BODY_LIMIT_BYTES = 64 * 1024;
+/** The largest JSON body any POST route reads (64 KiB; api/http/body-error.ts says why). */
+export { BODY_LIMIT_BYTES };
 
 export interface CreateAppOptions {
   /** The warehouse root holding CURRENT and snapshots/ (QUORUM_DATA_DIR, default data/warehouse).
@@ -269,6 +264,16 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
     frontMw(req, res, (err?: unknown) => {
       if (err) return next(err);
       if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+      // A body declared over the limit is refused as its headers arrive: express.json reads a body
+      // it refuses to the end before it answers (outside test: a 413 for 200 MB came after all of it
+      // was read). One that was not invited (Expect: 100-continue, api/server.ts) closes the
+      // connection after the answer, so the body is never expected; any other is read and thrown
+      // away by Node behind the answer, the connection kept.
+      if (declaresOversizeBody(req)) {
+        setBodyError(res, ApiError.payloadTooLarge(BODY_LIMIT_BYTES));
+        if (/^\s*100-continue\s*$/i.test(req.headers.expect ?? '')) res.setHeader('Connection', 'close');
+        return next();
+      }
       json(req, res, (bodyErr?: unknown) => {
         if (bodyErr) setBodyError(res, bodyErr);
         next();

@@ -14,12 +14,14 @@
  * records itself in `<dataDir>/server.json` (./server-record.ts; removed again by close()), so
  * `quorum keys` can tell whether a server reads the directory it writes.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import cron from 'node-cron';
 import type { Logger } from 'pino';
 import { loadConfig, type QuorumConfig } from '../pipeline/config.ts';
 import { createApp, type AppHandle, type CreateAppOptions } from './app.ts';
+import { declaresOversizeBody } from './http/body-error.ts';
+import { TUNNEL_REQUEST } from './http/client-error.ts';
 import { createLogger } from './logging/logger.ts';
 import { removeServerRecord, writeServerRecord } from './server-record.ts';
 
@@ -33,6 +35,8 @@ export interface StartServerOptions extends Omit<CreateAppOptions, 'logger'> {
   shutdownTimeoutMs?: number;
   /** Record this server in `<dataDir>/server.json` while it listens (default true). */
   recordServer?: boolean;
+  /** How long a request's line, headers and body may take to arrive (default 60 s: a 408 after it). */
+  requestTimeoutMs?: number;
 }
 
 export interface ServerHandle {
@@ -87,19 +91,54 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   });
 
   let inFlight = 0;
-  // Node's own check answered an HTTP/1.1 request without Host with a bare 400 (no body, no log
-  // line, no metric: QA); the front door answers it instead (api/http/front.ts, hostProblem).
-  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     inFlight++;
     res.once('close', () => inFlight--); // emitted once per response, finished or aborted
     handle.app(req, res);
-  });
+  };
   // The whole request (line, headers and body: at most 64 kB) must arrive within 60 s, like its
   // headers (Node's headersTimeout): a client that sends a body's Content-Length and then stalls
   // held its connection for Node's default of 300 s (QA). Responses (exports, the stream) are not
-  // bounded by it.
-  server.requestTimeout = 60_000;
+  // bounded by it. Node checks those deadlines every connectionsCheckingInterval (30 s by default),
+  // so a trickling client was cut up to 30 s late, at 74 s in an outside test: checked every second.
+  const requestTimeout = opts.requestTimeoutMs ?? 60_000;
+  // Node's own check answered an HTTP/1.1 request without Host with a bare 400 (no body, no log
+  // line, no metric: QA); the front door answers it instead (api/http/front.ts, hostProblem).
+  const server: Server = createServer(
+    {
+      requireHostHeader: false,
+      requestTimeout,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      connectionsCheckingInterval: Math.min(1_000, requestTimeout),
+    },
+    onRequest,
+  );
   server.on('clientError', handle.clientError);
+  // `Expect: 100-continue`: the body is invited only when it may be read. One declared over the
+  // body limit is answered 413 at once, and the connection closed (the app: api/app.ts), instead
+  // of a 100 Continue for a body the server then reads only to refuse (outside test).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!declaresOversizeBody(req)) res.writeContinue();
+    onRequest(req, res);
+  });
+  // Any other expectation: the app's 417 problem (api/http/front.ts), not Node's bare 417.
+  server.on('checkExpectation', onRequest);
+  // CONNECT goes to `connect` listeners only; with none, Node closed the connection without a
+  // byte (outside test). To a path it is answered like any other method there (405 with Allow, or
+  // 404); to a host and port (a tunnel) it is a 400: this server is not a proxy.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    if (!req.url?.startsWith('/')) {
+      const err = Object.assign(new Error('CONNECT to a host'), { code: TUNNEL_REQUEST, rawPacket: Buffer.from(`CONNECT ${req.url ?? ''} `, 'latin1') });
+      handle.clientError(err, socket);
+      return;
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    // the socket is no HTTP connection any more: closed after this one answer (its 'close' is the response's)
+    res.once('finish', () => socket.end());
+    onRequest(req, res);
+  });
   // Connections that have not yet sent a byte (a browser's preconnect, the spare socket a client
   // pool opens after an aborted body). Node's closeIdleConnections() does not count them as idle, so
   // a shutdown waited the whole shutdownTimeoutMs for them; they carry no request and are closed.

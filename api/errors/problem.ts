@@ -27,6 +27,7 @@ const TITLES = {
   malformed_request: 'Malformed request',
   headers_too_large: 'Request headers too large',
   request_timeout: 'Request timeout',
+  expectation_failed: 'Expectation failed',
   unauthorized: 'Unauthorized',
   plan_required: 'Plan required',
   rate_limited: 'Rate limited',
@@ -133,6 +134,11 @@ export class ApiError extends Error {
   /** 408: the request's headers or body did not arrive within the server's request timeout. */
   static requestTimeout(): ApiError {
     return new ApiError(408, 'request_timeout', 'The request did not arrive completely in time.');
+  }
+
+  /** 417: an `Expect` header this server cannot meet (it meets `100-continue` only). */
+  static expectationFailed(): ApiError {
+    return new ApiError(417, 'expectation_failed', 'The Expect header asks for something this server does not do; send Expect: 100-continue or none.');
   }
 
   /** 401: a key is required or the key is not valid. */

@@ -19,11 +19,19 @@ interface ParserError extends Error {
   rawPacket?: Buffer;
 }
 
+/**
+ * The `code` of the error the server passes for a CONNECT to a host and port (authority form, RFC
+ * 9112 §3.2.3): a request for a tunnel, which only a proxy answers. Node hands CONNECT to
+ * `connect` listeners alone, and with none it closed the connection without a byte (outside test).
+ */
+export const TUNNEL_REQUEST = 'QUORUM_TUNNEL_REQUEST';
+
 /** The problem for one parser error code (Node's `_http_server` maps the same codes to the same statuses). */
 export function problemForParserError(code: string | undefined): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW') return ApiError.headersTooLarge(maxHeaderSize);
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return ApiError.requestTimeout();
   if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return ApiError.payloadTooLarge(maxHeaderSize);
+  if (code === TUNNEL_REQUEST) return ApiError.malformedRequest('CONNECT asks for a tunnel to a host; this server is not a proxy: send requests for its paths.');
   return ApiError.malformedRequest();
 }
 
@@ -32,7 +40,7 @@ function requestTarget(raw: Buffer | undefined): { method: string | null; path: 
   if (!raw) return { method: null, path: undefined };
   const line = raw.subarray(0, Math.min(raw.length, 2048)).toString('latin1');
   const m = /^([A-Z]{1,16}) (\/[^ ?\r\n]{0,1024})/.exec(line);
-  return m ? { method: m[1]!, path: m[2] } : { method: /^HEAD /.test(line) ? 'HEAD' : null, path: undefined };
+  return m ? { method: m[1]!, path: m[2] } : { method: /^(HEAD|CONNECT) /.exec(line)?.[1] ?? null, path: undefined };
 }
 
 /** What answerClientError answered: the status and code it wrote, and the request's method and path when the parser got that far. */

@@ -5,8 +5,8 @@
  *   2. one `close` hook per response: the pino request line and the Prometheus metrics;
  *   3. static headers: helmet's (computed once at start), API-Version, Cache-Control: no-cache,
  *      X-Snapshot (the served snapshot), Connection: close while shutting down;
- *   4. a missing (HTTP/1.1) or repeated Host header: 400 `malformed_request` (hostProblem), on
- *      every path;
+ *   4. a missing (HTTP/1.1) or repeated Host header: 400 `malformed_request` (hostProblem), and an
+ *      Expect header other than 100-continue: 417 `expectation_failed`, on every path;
  *   5. authentication → `res.locals.auth` (api/auth/middleware.ts; 401 problems); a keyed
  *      request's answer is `Cache-Control: private, no-cache`;
  *   6. the quota charge (api/limits/quota.ts; 429 problems).
@@ -105,6 +105,9 @@ export function front(opts: FrontOptions): RequestHandler {
 
     const badHost = hostProblem(req);
     if (badHost) throw badHost;
+    // Node hands a request with another Expect than 100-continue here (api/server.ts) instead of
+    // its own bare 417: the same answer, as a problem.
+    if (req.headers.expect !== undefined && !/^\s*100-continue\s*$/i.test(req.headers.expect)) throw ApiError.expectationFailed();
     const exempt = isExempt(req.path);
     authenticateRequest(opts.auth, req, res, exempt);
     // An answer to a keyed request may be that key's alone (its webhooks, an export capped by its
