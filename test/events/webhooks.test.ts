@@ -637,6 +637,55 @@ describe('retry waits, deletion and a restart (QA)', () => {
     });
   }, 60_000);
 
+  it('while the subscriptions file cannot be read, a delivery whose outcome would disable its subscription (a 410, a revoked key) is held, not retried in a loop (outside review: the disabling could not be written, the worker failed and restarted every 50 ms, logging each time, ~33 lines a second for a revoked key, and a 410 receiver was sent every pending delivery)', async () => {
+    let answer = 500;
+    const r = await receiver(() => ({ status: answer }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-unreadable-disable-', async (dir) => {
+      const lines: string[] = [];
+      const s = await serve(dir, { ...serverOptions({ retryWindowMs: 60_000 }), logger: capturingLogger(lines) });
+      try {
+        const [gone, revoked] = [newKey(dir, 'enterprise'), newKey(dir, 'enterprise')];
+        const subscribeAs = async (k: string) => {
+          const made = await get(s, '/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url }), headers: { 'X-API-Key': k, 'content-type': 'application/json' } });
+          expect(made.res.status).toBe(201);
+          return made.body.id as string;
+        };
+        const [toGone, toRevoked] = [await subscribeAs(gone.key), await subscribeAs(revoked.key)];
+        await appendEvents(dir, 3);
+        await until(() => r.hits.length >= 4); // each subscription's first delivery retried: three pending each
+        const file = join(dir, 'state', 'webhooks.json');
+        const good = readFileSync(file, 'utf8');
+        writeFileSync(`${file}.tmp`, good.replace(/\]\s*\}\s*$/, ''));
+        renameSync(`${file}.tmp`, file);
+        await new Promise((res) => setTimeout(res, KEY_RECHECK_MS + 200)); // seen by the dispatcher
+        revokeKey(dir, revoked.id);
+        await new Promise((res) => setTimeout(res, KEY_RECHECK_MS + 200));
+        const linesBefore = lines.length;
+        await new Promise((res) => setTimeout(res, 1_000));
+        const logged = lines.slice(linesBefore).map((l) => (JSON.parse(l) as { msg: string }).msg);
+        expect(logged.length, `log lines in 1 s while held: ${[...new Set(logged)].join('; ')}`).toBe(0);
+        answer = 410;
+        const hitsBefore = r.hits.length;
+        await new Promise((res) => setTimeout(res, 1_500));
+        expect(r.hits.length - hitsBefore, 'attempts while the file could not be read').toBe(0);
+        const d = (s.app.app.locals as { webhooks: WebhookDispatcher }).webhooks;
+        const pending = (id: string) => d.queue.ofSubscription(id).filter((x) => x.outcome === null).length;
+        expect(pending(toGone) + pending(toRevoked), 'still pending').toBe(6);
+        // fixed: the 410 disables one, the revoked key the other; their deliveries end
+        writeFileSync(`${file}.tmp`, good);
+        renameSync(`${file}.tmp`, file);
+        await until(() => pending(toGone) === 0 && pending(toRevoked) === 0, 10_000);
+        const stored = new SubscriptionStore(dir);
+        expect([stored.get(toGone)?.status, stored.get(toRevoked)?.status]).toEqual(['disabled', 'disabled']);
+        expect(d.queue.ofSubscription(toGone).map((x) => x.outcome).sort()).toEqual(['disabled', 'disabled', 'failed']);
+        expect(d.queue.ofSubscription(toRevoked).map((x) => x.outcome)).toEqual(['key_revoked', 'key_revoked', 'key_revoked']);
+      } finally {
+        await s.close();
+      }
+    });
+  }, 60_000);
+
   // The seven tests below run together (it.concurrent): most of each is waiting, for a retry
   // window to end, a key or subscription file to be reread, a server (the first: a `quorum serve`
   // process, twice) to start. "Retry-After: 0" uses the file's server, with subscriptions of its

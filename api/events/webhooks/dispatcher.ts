@@ -95,6 +95,8 @@ export class WebhookDispatcher {
   readonly #keys: KeyStore;
   /** Subscriptions whose deliveries are held for a missing key (logged once each). */
   readonly #held = new Set<string>();
+  /** Whether deliveries are held because the subscriptions file cannot be read (said once per spell). */
+  #heldUnreadable = false;
   readonly #agent: Agent;
   /** The deadline of every attempt, body included (one timer for all of them). */
   readonly #deadlines: DeadlineSweep;
@@ -362,6 +364,16 @@ export class WebhookDispatcher {
   async #deliver(d: Delivery): Promise<boolean> {
     const sub = this.#enabledOrEnded(d.sub);
     if (!sub) return false;
+    // While the subscriptions file cannot be read, an attempt whose outcome disables the
+    // subscription (a 410, the retry window's end, a revoked key) could not be written: the worker
+    // failed and restarted every 50 ms, logging each time, and a 410 receiver was sent every
+    // pending delivery (outside review). Held, as events wait to be queued, until it is fixed.
+    if (this.store.unreadable) {
+      if (!this.#heldUnreadable) this.#logger.error({ err: this.store.unreadable }, 'webhook deliveries held until the subscriptions file can be read');
+      this.#heldUnreadable = true;
+      return true;
+    }
+    this.#heldUnreadable = false;
     const allowed = this.#ownerAllows(sub);
     if (allowed !== true) return allowed === 'held';
     const body = d.body ?? deliveryBody(d.type, d.timestamp, JSON.stringify(d.data));
