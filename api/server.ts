@@ -127,16 +127,25 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   // byte (outside test). To a path it is answered like any other method there (405 with Allow, or
   // 404); to a host and port (a tunnel) it is a 400: this server is not a proxy.
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    // Node no longer tracks the socket (no timeout, not closed by closeAllConnections): it is
+    // destroyed once the answer is sent, not only ended, which left it half open for as long as
+    // the client kept its side open (outside review: the response's 'close' never came, so the
+    // request was never logged nor counted, inFlight stayed 1, and a shutdown never finished).
+    const closeWhenSent = () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()));
     if (!req.url?.startsWith('/')) {
       const err = Object.assign(new Error('CONNECT to a host'), { code: TUNNEL_REQUEST, rawPacket: Buffer.from(`CONNECT ${req.url ?? ''} `, 'latin1') });
       handle.clientError(err, socket);
+      closeWhenSent();
       return;
     }
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
     // the socket is no HTTP connection any more: closed after this one answer (its 'close' is the response's)
-    res.once('finish', () => socket.end());
+    res.once('finish', () => {
+      socket.end();
+      closeWhenSent();
+    });
     onRequest(req, res);
   });
   // Connections that have not yet sent a byte (a browser's preconnect, the spare socket a client

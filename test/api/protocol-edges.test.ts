@@ -165,6 +165,37 @@ describe('requests Node routes around the app', () => {
   });
 });
 
+describe('CONNECT from a client that keeps its side of the connection open', () => {
+  it('is closed by the server once answered: logged, counted out of the requests in flight, and no obstacle to a shutdown (outside review: the socket was only ended, so it stayed half open, the 404 was never logged, inFlight stayed 1 and close() never finished)', async () => {
+    const { dir, cleanup } = await fixtureDir();
+    const lines: string[] = [];
+    const server = await serve(dir, { logger: capturingLogger(lines), shutdownTimeoutMs: 1_000 });
+    try {
+      for (const payload of ['CONNECT /nowhere HTTP/1.1\r\nHost: x\r\n\r\n', 'CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n']) {
+        const socket = connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+        socket.on('error', () => undefined);
+        let text = '';
+        socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+        const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+        socket.write(payload);
+        await ended;
+        expect(text, payload).toMatch(/^HTTP\/1\.1 (404|400) /);
+        // the client keeps its side open: the server must still let go of the connection
+        await new Promise((r) => setTimeout(r, 300));
+        expect(server.inFlight, payload).toBe(0);
+      }
+      const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request' && l.method === 'CONNECT');
+      expect(logged.map((l) => l.status)).toEqual([404, 400]);
+      const t0 = Date.now();
+      const closed = await Promise.race([server.close().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]);
+      expect(closed, 'close() finished').toBe(true);
+      expect(Date.now() - t0).toBeLessThan(1_000);
+    } finally {
+      await cleanup();
+    }
+  }, 30_000);
+});
+
 describe('the request timeout', () => {
   let server: ServerHandle;
   let cleanup: () => Promise<void>;
