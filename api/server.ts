@@ -22,6 +22,7 @@ import { loadConfig, type QuorumConfig } from '../pipeline/config.ts';
 import { createApp, type AppHandle, type CreateAppOptions } from './app.ts';
 import { declaresOversizeBody } from './http/body-error.ts';
 import { TUNNEL_REQUEST } from './http/client-error.ts';
+import { expectationMet } from './http/front.ts';
 import { createLogger } from './logging/logger.ts';
 import { removeServerRecord, writeServerRecord } from './server-record.ts';
 
@@ -118,7 +119,9 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
   // body limit is answered 413 at once, and the connection closed (the app: api/app.ts), instead
   // of a 100 Continue for a body the server then reads only to refuse (outside test).
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (!declaresOversizeBody(req)) res.writeContinue();
+    // (nor one the front door refuses with a 417: `100-continue` beside another expectation, which
+    // Node hands here too: outside review, 100 Continue and then the 417)
+    if (!declaresOversizeBody(req) && expectationMet(req)) res.writeContinue();
     onRequest(req, res);
   });
   // Any other expectation: the app's 417 problem (api/http/front.ts), not Node's bare 417.

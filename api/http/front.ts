@@ -63,6 +63,15 @@ export function hostProblem(req: IncomingMessage): ApiError | null {
   return hosts.length > 1 ? ApiError.malformedRequest('Send the Host header once.') : null;
 }
 
+/**
+ * Whether the request's Expect header is one this server meets: none, or `100-continue` alone.
+ * Node hands `100-continue` beside another expectation (`100-continue, foo`) to the checkContinue
+ * listener too (api/server.ts), which must not invite a body the answer then refuses with a 417.
+ */
+export function expectationMet(req: IncomingMessage): boolean {
+  return req.headers.expect === undefined || /^\s*100-continue\s*$/i.test(req.headers.expect);
+}
+
 export interface FrontOptions {
   logger: Logger;
   metrics: Metrics;
@@ -107,7 +116,12 @@ export function front(opts: FrontOptions): RequestHandler {
     if (badHost) throw badHost;
     // Node hands a request with another Expect than 100-continue here (api/server.ts) instead of
     // its own bare 417: the same answer, as a problem.
-    if (req.headers.expect !== undefined && !/^\s*100-continue\s*$/i.test(req.headers.expect)) throw ApiError.expectationFailed();
+    if (!expectationMet(req)) {
+      // a body announced with 100-continue among the rest was not invited (api/server.ts): the
+      // connection is closed after the answer rather than left waiting for a body that never comes
+      if (/100-continue/i.test(req.headers.expect!)) res.setHeader('Connection', 'close');
+      throw ApiError.expectationFailed();
+    }
     const exempt = isExempt(req.path);
     authenticateRequest(opts.auth, req, res, exempt);
     // An answer to a keyed request may be that key's alone (its webhooks, an export capped by its

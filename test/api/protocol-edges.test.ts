@@ -110,6 +110,28 @@ describe('requests Node routes around the app', () => {
     expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>).some((l) => l.msg === 'request' && l.status === 417)).toBe(true);
   });
 
+  it('100-continue beside another expectation is a 417 without a 100 Continue first, the body not invited and the connection closed (outside review: Node hands it to checkContinue, which sent 100 Continue, and the 417 came after)', async () => {
+    for (const expectation of ['100-continue, something-else', 'something-else, 100-continue']) {
+      let invited = false;
+      const answer = await exchange(
+        port,
+        `POST /api/probability/ HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: ${expectation}\r\n\r\n`,
+        5_000,
+        (got, write) => {
+          if (!invited && /^HTTP\/1\.1 100 /.test(got)) {
+            invited = true;
+            write('{}');
+          }
+        },
+      );
+      expect(answer.statuses, `${expectation}: ${answer.text.slice(0, 200)}`).toEqual([417]);
+      expect(invited).toBe(false);
+      expect(lastBody(answer.text)).toMatchObject({ status: 417, code: 'expectation_failed' });
+      expect(answer.text).toMatch(/\r\nConnection: close\r\n/i);
+      expect(answer.closed, expectation).toBe(true);
+    }
+  });
+
   it('a body announced with Expect: 100-continue over the limit is refused at once with a 413, without inviting it (outside test: 100 Continue, then the 413 once the whole body was read)', async () => {
     const size = BODY_LIMIT_BYTES + 1024;
     let sent = false;
