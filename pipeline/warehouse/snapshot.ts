@@ -95,11 +95,15 @@ export function currentManifestProblem(root: string): string | null {
 }
 
 /**
- * Whether this data directory ever published a snapshot: CURRENT names one, or (CURRENT missing or
- * naming none that exists: removed by hand, a partial restore) one is still in snapshots/.
+ * Whether this data directory ever published a snapshot: CURRENT names one, whole or damaged since
+ * (its directory there, its manifest missing or cut short: currentManifestProblem), or (CURRENT
+ * missing or naming none that exists: removed by hand, a partial restore) one is still in
+ * snapshots/. A damaged current snapshot counts: readCurrent takes it for none, and with no other
+ * snapshot beside it a start took the directory for a first start, importing the bundled sample
+ * into it and making its dated runs (outside review).
  */
 export function publishedBefore(root: string): boolean {
-  return readCurrent(root) !== null || newestPublished(root) !== null;
+  return readCurrent(root) !== null || currentManifestProblem(root) !== null || newestPublished(root) !== null;
 }
 
 /**

@@ -7,12 +7,15 @@
  * sample), all of them announced before. Real CLI runs, the bundled sample, the simulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quorum, quorumProcess, REPO, serveOutcome, type CliResult } from '../helpers/cli.ts';
 import { copyWarehouse, ONE_DUCKDB_THREAD, rawQuery, scratch } from '../forecast/helpers.ts';
-import { currentFile, rawTableDir, snapshotDir } from '../../pipeline/warehouse/layout.ts';
-import { readCurrent } from '../../pipeline/warehouse/snapshot.ts';
+import { currentFile, rawTableDir, snapshotDir, snapshotsDir } from '../../pipeline/warehouse/layout.ts';
+import { publishedBefore, readCurrent } from '../../pipeline/warehouse/snapshot.ts';
+import { bootstrapIfEmpty, bootstrapMarkerFile, firstStartSampleProblem } from '../../pipeline/bootstrap.ts';
+import { loadConfig } from '../../pipeline/config.ts';
+import { createLogger } from '../../pipeline/log.ts';
 
 const root = scratch('quorum-current-missing-');
 const prepared = join(root, 'prepared');
@@ -133,5 +136,18 @@ describe('CURRENT naming a half-written snapshot (its manifest missing or cut sh
     });
     expect(stderr).toContain(`CURRENT names snapshot ${half}, whose manifest.json is not a snapshot manifest`);
     expect(stderr).not.toContain('importing the bundled sample');
+  });
+
+  it('the only snapshot, its manifest missing: no first start either (outside review: publishedBefore read CURRENT through readCurrent, which now takes it for no snapshot, so with no other snapshot beside it a start imported the bundled sample into the directory and made its dated runs)', async () => {
+    const dir = copyWarehouse(prepared, root, 'manifest-missing-alone');
+    const half = readCurrent(dir)!;
+    for (const id of readdirSync(snapshotsDir(dir))) if (id !== half) rmSync(join(snapshotsDir(dir), id), { recursive: true });
+    rmSync(join(snapshotDir(dir, half), 'manifest.json'));
+    expect(publishedBefore(dir)).toBe(true);
+    // a sample directory that does not exist: a first start would fail at once importing it
+    const config = loadConfig({ ...env(dir), QUORUM_SAMPLE_DIR: join(root, 'no-sample-here'), LOG_LEVEL: 'silent' });
+    expect(await bootstrapIfEmpty(config, createLogger('silent'))).toEqual([]);
+    expect(existsSync(bootstrapMarkerFile(dir))).toBe(false);
+    expect(firstStartSampleProblem(config)).toBeNull();
   });
 });
