@@ -219,11 +219,6 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Re-sends the retained events after `since` that were this subscription's (same message ids).
-   * Returns how many. A disabled subscription gets none (they would only end as `disabled`): the
-   * API refuses that replay before asking.
-   */
-  /**
    * The newest event seq, once the feed has caught up with the warehouse for `atLeast` (a run of
    * another process may have written it since the last poll), as the stream reads it.
    */
@@ -232,6 +227,11 @@ export class WebhookDispatcher {
     return this.#feed.lastSeq;
   }
 
+  /**
+   * Re-sends the retained events after `since` that were this subscription's (same message ids).
+   * Returns how many. A disabled subscription gets none (they would only end as `disabled`): the
+   * API refuses that replay before asking.
+   */
   async replay(sub: Subscription, since: number): Promise<number> {
     if (sub.status !== 'enabled') return 0;
     let n = 0;
