@@ -576,6 +576,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'The resource is in a state that does not allow this (`subscription_disabled`: re-enable it first).',
   410: 'The cursor was issued on an earlier snapshot, and this list\'s order changes with each snapshot (`cursor_expired`): start again from the first page.',
   413: 'Request body larger than 64 kB (`payload_too_large`).',
+  417: 'An `Expect` header other than `100-continue` alone (`expectation_failed`): sent before anything else is checked.',
   422: 'Idempotency-Key reused with another body (`idempotency_conflict`).',
   429: 'Quota used up (`rate_limited`); see `Retry-After`.',
   500: 'Internal error (`internal`); never carries a stack trace.',
@@ -677,10 +678,14 @@ function operation(def: RouteDef, publicBeta: boolean): ZodOpenApiOperationObjec
   statuses.add(405);
   statuses.add(500);
   if (def.kind === 'json') statuses.add(503);
-  if (def.method === 'post') {
+  // a body declared over 64 kB is refused on any method but GET, HEAD and OPTIONS (api/app.ts):
+  // a DELETE's too (outside review: undocumented there)
+  if ((def.method ?? 'get') !== 'get') {
     statuses.add(400);
     statuses.add(413);
   }
+  // an Expect header other than 100-continue alone, on every path (api/http/front.ts)
+  statuses.add(417);
   // 400 invalid_parameter on every route: a query parameter in bracket form (`x[]=1`; mountRoutes,
   // rejectBracketedParams) and on a route with a path parameter a malformed one (`%ZZ`, a bad id)
   // (QA: nine routes without a parameter of their own documented no 400)
