@@ -196,7 +196,7 @@ export const HealthCheck = z
   .object({
     check: z.string().meta({ description: 'model_failures | venue_sync | stale_prices | snapshot_age' }),
     status: z.enum(STATUSES).meta({ description: 'failing when value ≥ failing_at, degraded when value ≥ degraded_at, else ok (ok when there is nothing to measure).' }),
-    value: zLogit.meta({ description: 'The measure: a share, to 6 decimals, or for snapshot_age hours, to 2 (as every age in hours); null when there is nothing to measure.' }),
+    value: zLogit.meta({ description: 'The measure: a share, to 6 decimals, or for snapshot_age hours, to 2 (as every age in hours; its status is judged on the exact age, so within 18 s of a threshold the value shown may already read as the threshold); null when there is nothing to measure.' }),
     degraded_at: zNum.meta({ description: 'The threshold from which the check is degraded (QUORUM_HEALTH_*).' }),
     failing_at: zNum.meta({ description: 'The threshold from which the check is failing (QUORUM_HEALTH_*).' }),
     detail: z.string().nullable().meta({ description: 'What was measured, in words (e.g. the failing venues).' }),
