@@ -501,6 +501,6 @@ export function writtenLaterNote(n: number, asOf: Date): string {
   return (
     `${n} question${n === 1 ? '' : 's'} open at ${asOf.toISOString()} ${n === 1 ? 'was' : 'were'} not forecast: ` +
     `first written to the warehouse after that time (a later sync, import or question file), ${n === 1 ? 'its' : 'their'} only text is a later one, ` +
-    'which could carry what was learnt since (a backtest sees the questions stored by its date: import dated versions, such as a ForecastBench round, to backtest them)'
+    'which could carry what was learnt since (a run is shown only what was known at its date: see README, quorum run --as-of)'
   );
 }
