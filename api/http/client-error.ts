@@ -24,7 +24,7 @@ interface ParserError extends Error {
  * 9112 §3.2.3): a request for a tunnel, which only a proxy answers. Node hands CONNECT to
  * `connect` listeners alone, and with none it closed the connection without a byte (outside test).
  */
-export const TUNNEL_REQUEST = 'QUORUM_TUNNEL_REQUEST';
+export const TUNNEL_REQUEST = 'ERR_TUNNEL_REQUEST';
 
 /** The problem for one parser error code (Node's `_http_server` maps the same codes to the same statuses). */
 export function problemForParserError(code: string | undefined): ApiError {

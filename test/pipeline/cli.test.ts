@@ -576,16 +576,20 @@ describe('quorum run', () => {
     const commands = ['serve', 'start'];
     const dirOf = (command: string) => join(tmp.dir, `lock-released-${command}`);
     for (const command of commands) {
-      // A current snapshot whose manifest cannot be read: both fail reading it, after the lock.
+      // A webhook subscriptions file that does not parse: both fail reading it, after the lock (a
+      // current snapshot without its manifest, which they once failed on, is now served as none;
+      // here it keeps start from taking the directory for a first start)
       mkdirSync(join(dirOf(command), 'snapshots', 'r20260306T000000Z-abcdefgh'), { recursive: true });
       writeFileSync(join(dirOf(command), 'CURRENT'), 'r20260306T000000Z-abcdefgh\n');
+      mkdirSync(join(dirOf(command), 'state'), { recursive: true });
+      writeFileSync(join(dirOf(command), 'state', 'webhooks.json'), '{"subscriptions": [');
     }
     const results = await quorumAll(commands.map((command) => [[command], { QUORUM_DATA_DIR: dirOf(command), PORT: '0', HOST: '127.0.0.1', QUORUM_VENUES: 'none' }, 60_000]));
     for (const [i, command] of commands.entries()) {
       const dir = dirOf(command);
       const r = results[i]!;
       expect(r.status, r.stderr).toBe(1);
-      expect(r.stderr).toContain('manifest.json');
+      expect(r.stderr).toContain('webhooks.json cannot be read');
       expect(existsSync(join(dir, 'server.lock')), `${command} left server.lock`).toBe(false);
     }
   });

@@ -119,7 +119,7 @@ export class SubscriptionStore {
       list = m === 'missing' ? [] : (JSON.parse(readFileSync(this.file, 'utf8')) as { subscriptions: Subscription[] }).subscriptions;
       if (!Array.isArray(list)) throw new Error('no "subscriptions" list');
     } catch (err) {
-      this.#unreadable = new Error(`${this.file} cannot be read (${(err as Error).message}): fix or restore it; the subscriptions last read stay in use and nothing is written over it`);
+      this.#unreadable = new Error(`${this.file} cannot be read (${(err as Error).message}): fix or restore it (nothing is written over it meanwhile)`);
       return;
     }
     this.#unreadable = null;
