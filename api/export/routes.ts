@@ -177,6 +177,8 @@ export interface ExportService {
   /** Resolves when the startup sweep of stale temp files has finished. */
   readonly swept: Promise<number>;
   readonly stats: Readonly<ExportStats>;
+  /** Bytes the export instances hold of the files they read (DuckDB's external file cache, kept off). */
+  cachedFileBytes(): Promise<number>;
   readonly tempDir: string;
   readonly proRowCap: number;
 }
@@ -498,6 +500,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     },
     swept,
     stats: engine.stats,
+    cachedFileBytes: () => engine.cachedFileBytes(),
     tempDir: engine.tempDir,
     proRowCap,
   };
