@@ -27,6 +27,19 @@ function dispatcherOf(req: Request): WebhookDispatcher {
   return d;
 }
 
+/**
+ * The dispatcher, for a change of its subscriptions: none is written while the operator's
+ * subscriptions file cannot be read (api/events/webhooks/store.ts), and the caller is told so with
+ * a 503 to retry, not a bare 500 (outside review).
+ */
+function changeable(req: Request): WebhookDispatcher {
+  const d = dispatcherOf(req);
+  if (d.store.unreadable) {
+    throw ApiError.notReady('Webhook subscriptions cannot be changed now: this server cannot read its subscriptions file (the operator is told in its log); nothing was changed. Retry later.');
+  }
+  return d;
+}
+
 function keyOf(res: Response): string {
   const keyId = authOf(res).keyId;
   if (keyId === null) throw ApiError.unauthorized('Webhooks need an API key.');
@@ -166,7 +179,7 @@ export const webhooksCreateRoute = rawRoute({
     if (answeredBeforeCreate(d, res, keyId, idem)) return;
     // The URL as parsed (what deliveries go to), not as sent: a control character sent in it came
     // back raw in every listing and reached the operator's terminal through `quorum webhooks list` (QA).
-    created(res, d.store.create({ keyId, url: url.href, types: parsed.data.types ?? null, description: parsed.data.description ?? null, idempotency: idem }));
+    created(res, changeable(req).store.create({ keyId, url: url.href, types: parsed.data.types ?? null, description: parsed.data.description ?? null, idempotency: idem }));
   },
 });
 
@@ -211,7 +224,7 @@ export const webhooksDeleteRoute = rawRoute({
   responses: {},
   handle: (req, res) => {
     const sub = ownSubscription(req, res);
-    dispatcherOf(req).remove(sub.id);
+    changeable(req).remove(sub.id);
     res.status(204).end();
   },
 });
@@ -233,7 +246,7 @@ export const webhooksRotateRoute = rawRoute({
   })),
   handle: (req, res) => {
     const sub = ownSubscription(req, res);
-    const r = dispatcherOf(req).store.rotate(sub.id)!;
+    const r = changeable(req).store.rotate(sub.id)!;
     noStore(res);
     res.status(200).json({ id: sub.id, secret: r.secret, previous_secret_expires_at: r.previous_expires_at });
   },

@@ -596,7 +596,7 @@ describe('retry waits, deletion and a restart (QA)', () => {
     });
   }, 60_000);
 
-  it('a subscriptions file that no longer parses is never written over: the subscriptions last read are listed, a change is refused (API 500, CLI exit 1) until it is fixed, then read again and the events meanwhile delivered (outside test: the next create wrote the old subscriptions over it)', async () => {
+  it('a subscriptions file that no longer parses is never written over: the subscriptions last read are listed, a change is refused (API 503 to retry, CLI exit 1) until it is fixed, then read again and the events meanwhile delivered (outside test: the next create wrote the old subscriptions over it)', async () => {
     const r = await receiver(() => ({ status: 200 }));
     receivers.push(r);
     await inSideWarehouse('quorum-webhooks-unreadable-', async (dir) => {
@@ -619,7 +619,11 @@ describe('retry waits, deletion and a restart (QA)', () => {
         expect(listed.res.status).toBe(200);
         expect(listed.body.webhooks.map((x: { id: string }) => x.id)).toEqual([first.body.id]);
         const made = await call('/api/webhooks/', { method: 'POST', body: JSON.stringify({ url: r.url }) });
-        expect(made.res.status).toBe(500);
+        expectProblem(made, 503, 'not_ready'); // to retry, not a bare 500
+        expect(made.body.detail).toContain('cannot read its subscriptions file');
+        expect(made.res.headers.get('retry-after')).toBe('5');
+        expectProblem(await call(`/api/webhooks/${first.body.id}/rotate-secret`, { method: 'POST' }), 503, 'not_ready');
+        expectProblem(await call(`/api/webhooks/${first.body.id}/`, { method: 'DELETE' }), 503, 'not_ready');
         const cli = await quorumAsync(['webhooks', 'create', '--key', owner.id, '--url', 'https://93.184.216.34/cli'], { QUORUM_DATA_DIR: dir });
         expect(cli.status).toBe(1);
         expect(cli.stderr).toContain('webhooks.json cannot be read');
