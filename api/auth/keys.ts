@@ -13,10 +13,11 @@
  * again with `crypto.timingSafeEqual`. The key itself is never stored or logged.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomicSync } from '../../pipeline/fs/durable.ts';
+import { fileStamp } from '../../pipeline/fs/file-stamp.ts';
 import { withFileLock } from '../../pipeline/fs/file-lock.ts';
 import { KEY_PLANS, SCOPES, type KeyPlan, type Scope } from './plans.ts';
 
@@ -166,14 +167,10 @@ export class KeyStore {
     this.#checkedAt = now;
     let stamp: string;
     try {
-      const st = statSync(this.file);
-      stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      stamp = fileStamp(this.file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.#onError(err);
-        return;
-      }
-      stamp = 'missing';
+      this.#onError(err);
+      return;
     }
     if (stamp === this.#stamp) return;
     try {

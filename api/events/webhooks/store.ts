@@ -4,8 +4,9 @@
  * when its modification time changes. Secrets are stored (they sign every delivery) but shown
  * only when created or rotated.
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomicSync } from '../../../pipeline/fs/durable.ts';
+import { fileStamp } from '../../../pipeline/fs/file-stamp.ts';
 import { withFileLock } from '../../../pipeline/fs/file-lock.ts';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -65,13 +66,6 @@ export function signingSecrets(s: Subscription, now = Date.now()): string[] {
   const secrets = live.map((x) => x.secret);
   secretsCache.set(s.secrets, { secrets, until });
   return secrets;
-}
-
-/** What says a file changed: its inode, size and modification time, or 'missing'. */
-function fileStamp(file: string): string {
-  if (!existsSync(file)) return 'missing';
-  const st = statSync(file);
-  return `${st.ino}:${st.size}:${st.mtimeMs}`;
 }
 
 export class SubscriptionStore {
