@@ -37,7 +37,7 @@
  * Every connection runs with TimeZone UTC (TIMESTAMP → TIMESTAMPTZ casts and TIMESTAMPTZ formatting
  * are UTC whatever the machine's zone).
  */
-import { sqlFilePath, sqlIdent } from '../../pipeline/warehouse/duckdb.ts';
+import { externalFileCacheBytes, sqlFilePath, sqlIdent } from '../../pipeline/warehouse/duckdb.ts';
 import { stat } from 'node:fs/promises';
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -490,8 +490,7 @@ export class ExportEngine {
     for (const pending of this.#instances.values()) {
       const conn = await (await pending).connect();
       try {
-        const rows = await conn.runAndReadAll("SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT AS bytes FROM duckdb_memory() WHERE tag = 'EXTERNAL_FILE_CACHE'");
-        total += Number(rows.getRowObjectsJS()[0]!.bytes);
+        total += await externalFileCacheBytes(conn);
       } finally {
         conn.closeSync();
       }

@@ -63,6 +63,15 @@ export async function closeDuckdb(): Promise<void> {
  * from its configuration (COPY targets and view definitions cannot take bound parameters);
  * user input is always bound, never passed here.
  */
+/**
+ * Bytes `conn`'s instance holds of the files it has read (DuckDB's external file cache): 0 on the
+ * instances Quorum keeps, which turn it off (this module, api/snapshot/reader.ts, api/export/engine.ts).
+ */
+export async function externalFileCacheBytes(conn: DuckDBConnection): Promise<number> {
+  const rows = await conn.runAndReadAll("SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT AS bytes FROM duckdb_memory() WHERE tag = 'EXTERNAL_FILE_CACHE'");
+  return Number(rows.getRowObjectsJS()[0]!.bytes);
+}
+
 export function sqlPath(path: string): string {
   if (path.includes('\0')) throw new Error('path contains a NUL byte');
   return `'${path.replaceAll("'", "''")}'`;

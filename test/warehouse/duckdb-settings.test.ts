@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeDuckdb, sqlPath, withConnection } from '../../pipeline/warehouse/duckdb.ts';
+import { closeDuckdb, externalFileCacheBytes, sqlPath, withConnection } from '../../pipeline/warehouse/duckdb.ts';
 import { quorumAsync } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -39,8 +39,7 @@ describe('the DuckDB instance settings', () => {
         await c.run(`COPY (SELECT range + ${i} AS n, md5(range::VARCHAR) AS s FROM range(20000)) TO ${sqlPath(file)} (FORMAT parquet)`);
       }
       for (const file of files) await c.run(`SELECT sum(n), max(s) FROM read_parquet(${sqlPath(file)})`);
-      const rows = await c.runAndReadAll("SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT AS bytes FROM duckdb_memory() WHERE tag = 'EXTERNAL_FILE_CACHE'");
-      return Number(rows.getRowObjectsJS()[0]!.bytes);
+      return externalFileCacheBytes(c);
     });
     expect(cached).toBe(0);
   });
