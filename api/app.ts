@@ -34,7 +34,7 @@ import { ApiError, PROBLEM_CONTENT_TYPE, toApiError } from './errors/problem.ts'
 import { BODY_LIMIT_BYTES, declaresOversizeBody, setBodyError, throwBodyError } from './http/body-error.ts';
 import { answerClientError } from './http/client-error.ts';
 import { expressPath, frontProblemCors, mountRoutes, routeIdMatcher, openApiDocument, primeCache, type ApiServices, type PrimedRequest, type RouteDef } from './http/registry.ts';
-import { captureHeaders, front } from './http/front.ts';
+import { asksContinue, captureHeaders, front } from './http/front.ts';
 import { QuotaKeeper, clientIp } from './limits/quota.ts';
 import { UsageStore } from './limits/usage-store.ts';
 import { createLogger, withKeyRedaction } from './logging/logger.ts';
@@ -271,7 +271,7 @@ export async function createApp(opts: CreateAppOptions): Promise<AppHandle> {
       // away by Node behind the answer, the connection kept.
       if (declaresOversizeBody(req)) {
         setBodyError(res, ApiError.payloadTooLarge(BODY_LIMIT_BYTES));
-        if (/^\s*100-continue\s*$/i.test(req.headers.expect ?? '')) res.setHeader('Connection', 'close');
+        if (asksContinue(req)) res.setHeader('Connection', 'close');
         return next();
       }
       json(req, res, (bodyErr?: unknown) => {

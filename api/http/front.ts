@@ -69,7 +69,12 @@ export function hostProblem(req: IncomingMessage): ApiError | null {
  * listener too (api/server.ts), which must not invite a body the answer then refuses with a 417.
  */
 export function expectationMet(req: IncomingMessage): boolean {
-  return req.headers.expect === undefined || /^\s*100-continue\s*$/i.test(req.headers.expect);
+  return req.headers.expect === undefined || asksContinue(req);
+}
+
+/** Whether the request's Expect header is `100-continue` alone: its body waits to be invited. */
+export function asksContinue(req: IncomingMessage): boolean {
+  return /^\s*100-continue\s*$/i.test(req.headers.expect ?? '');
 }
 
 export interface FrontOptions {
