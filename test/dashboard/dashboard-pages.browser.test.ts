@@ -9,28 +9,19 @@
  * A real `quorum serve` (its own process, port 0) over the bundled ForecastBench sample run twice
  * through the pipeline with the model simulator, plus a scenario over questions both runs forecast.
  */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { timestampValue } from '@duckdb/node-api';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
-import { createLogger } from '../../pipeline/log.ts';
-import { runPipeline } from '../../pipeline/run.ts';
-import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
-import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
-import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
-import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { get, newKey } from '../api/helpers.ts';
 import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
+import { runSampleRounds, SAMPLE } from './sample-rounds.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
 import { audit, clean, expectedNum, expectedPct, expectedPoints } from './page-checks.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
 /** The scenario the test adds, over questions both runs forecast: an archived record to draw. */
 const SCENARIO = 'pages-demo';
 /** Questions each run forecasts (QUORUM_MAX_QUESTIONS). */
@@ -49,23 +40,7 @@ beforeAll(async () => {
   // which the category menu's test needs (with 150, since a run dated before a question's text was
   // written no longer forecasts it, the first run's questions covered every category by March)
   const config = loadConfig({ QUORUM_DATA_DIR: dir, QUORUM_SAMPLE_DIR: SAMPLE, QUORUM_VENUES: 'none', QUORUM_MAX_QUESTIONS: String(MAX_QUESTIONS), LOG_LEVEL: 'silent' });
-  const logger = createLogger('silent');
-  await importForecastBench(config, SAMPLE);
-  cpSync(DEFAULT_STRUCTURE_DIR, structure, { recursive: true });
-  const forecastBoth = await withConnection(async (conn) => {
-    await createRawViews(conn, dir);
-    const at = (iso: string) => queryFile<{ question_id: string }>(conn, 'pipeline/active_questions.sql', { as_of: timestampValue(BigInt(Date.parse(iso)) * 1000n) });
-    const late = new Set((await at('2026-03-06T00:00:00Z')).slice(0, MAX_QUESTIONS).map((q) => q.question_id));
-    return (await at('2025-10-16T00:00:00Z')).slice(0, MAX_QUESTIONS).map((q) => q.question_id).filter((id) => late.has(id)).slice(0, 3);
-  });
-  writeFileSync(path.join(structure, 'scenarios', 'pages.yaml'), ['scenarios:', `  - id: ${SCENARIO}`, '    title: Three questions forecast in both runs',
-    '    description: A scenario for the page tests', '    components:', ...forecastBoth.map((id) => `      - { question: "${id}" }`), ''].join('\n'));
-  process.env.QUORUM_STRUCTURE_DIR = structure;
-  for (const asOf of ['2025-10-16T00:00:00Z', '2026-03-06T00:00:00Z']) {
-    const run = await runPipeline({ config, logger, asOf: new Date(asOf) });
-    expect(run.status, run.error ?? '').toBe('completed');
-  }
-  await closeDuckdb();
+  await runSampleRounds(config, structure, { id: SCENARIO, file: 'pages.yaml', description: 'A scenario for the page tests' }, MAX_QUESTIONS);
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
   server = await startServer();

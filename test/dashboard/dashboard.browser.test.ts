@@ -10,30 +10,22 @@
  * 300 kB compressed. First render is measured and logged (not asserted: no timing assertions).
  * Screenshots go to test-output/screenshots/ (git-ignored).
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importForecastBench } from '../../pipeline/bootstrap.ts';
 import { loadConfig } from '../../pipeline/config.ts';
-import { createLogger } from '../../pipeline/log.ts';
-import { runPipeline } from '../../pipeline/run.ts';
-import { timestampValue } from '@duckdb/node-api';
-import { DEFAULT_STRUCTURE_DIR } from '../../pipeline/structure/definitions.ts';
-import { closeDuckdb, withConnection } from '../../pipeline/warehouse/duckdb.ts';
-import { createRawViews } from '../../pipeline/warehouse/raw-views.ts';
-import { queryFile } from '../../pipeline/warehouse/sql-files.ts';
 import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { counted, fixed, num, pct, percent, signedPoints } from '../../dashboard/src/format.ts';
 import { get, newKey } from '../api/helpers.ts';
 import { waitForBrowserIdle } from './browser-idle.ts';
 import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
+import { runSampleRounds, SAMPLE } from './sample-rounds.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
 import { audit, clean, expectedPct, violations } from './page-checks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const SAMPLE = path.join(ROOT, 'data', 'sample', 'forecastbench');
 export const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
 const MAX_JS_GZIP_BYTES = 300_000;
 /** The model whose forecasts of HARD_QUESTION fail, and a marker of that question's prompt (resolved, hard for everyone). */
@@ -60,33 +52,7 @@ beforeAll(async () => {
     // Brier flatters it and the leaderboard's difficulty-adjusted Brier (its ranking) differs.
     QUORUM_SIMULATOR_FAULTS: JSON.stringify([{ kind: 'schema_violation', model: SKIPPING_MODEL, marker: HARD_QUESTION }]),
   });
-  const logger = createLogger('silent');
-  await importForecastBench(config, SAMPLE);
-  // The bundled structure plus one scenario over questions both runs forecast, so the scenarios
-  // page has joints and archived records to draw (the bundled ones' components may fall outside
-  // this run's 150 questions).
-  cpSync(DEFAULT_STRUCTURE_DIR, structure, { recursive: true });
-  const forecastBoth = await withConnection(async (conn) => {
-    await createRawViews(conn, dir);
-    const at = (iso: string) => queryFile<{ question_id: string }>(conn, 'pipeline/active_questions.sql', { as_of: timestampValue(BigInt(Date.parse(iso)) * 1000n) });
-    const late = new Set((await at('2026-03-06T00:00:00Z')).slice(0, 150).map((q) => q.question_id));
-    return (await at('2025-10-16T00:00:00Z')).slice(0, 150).map((q) => q.question_id).filter((id) => late.has(id)).slice(0, 3);
-  });
-  writeFileSync(path.join(structure, 'scenarios', 'dashboard.yaml'), [
-    'scenarios:',
-    '  - id: dashboard-demo',
-    '    title: Three questions forecast in both runs',
-    '    description: A scenario for the dashboard tests',
-    '    components:',
-    ...forecastBoth.map((id) => `      - { question: "${id}" }`),
-    '',
-  ].join('\n'));
-  process.env.QUORUM_STRUCTURE_DIR = structure;
-  for (const asOf of ['2025-10-16T00:00:00Z', '2026-03-06T00:00:00Z']) {
-    const run = await runPipeline({ config, logger, asOf: new Date(asOf) });
-    expect(run.status, run.error ?? '').toBe('completed');
-  }
-  await closeDuckdb();
+  await runSampleRounds(config, structure, { id: 'dashboard-demo', file: 'dashboard.yaml', description: 'A scenario for the dashboard tests' }, 150);
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
   proKey = newKey(dir, 'pro').key;
