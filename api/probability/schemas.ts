@@ -24,6 +24,15 @@ const closeDate = z
 
 const lang = languageTag('a language code like en, fr, pt-BR (any case)');
 
+/**
+ * The close date of the document's examples: the end of next year, from when the process started
+ * (at least a year ahead then). QA: they were written in (2027-01-01, 2027-12-31), so the example
+ * request that /docs sends, and a generated client's, became a 400 "close_date must be in the
+ * future" once the date passed.
+ */
+const EXAMPLE_YEAR = new Date().getUTCFullYear() + 1;
+const EXAMPLE_CLOSE_DATE = `${EXAMPLE_YEAR}-12-31T23:59:59Z`;
+
 /** Only whitespace, control and format characters (a zero-width space): as a venue title with nothing to read (pipeline/venues/core.ts). */
 const BLANK = /^[\s\p{Cc}\p{Cf}]*$/u;
 /** A surrogate not in a pair (with the u flag a pair is one code point, so only an unpaired one is Cs). */
@@ -65,7 +74,7 @@ export const ProbabilityRequest = z
       description:
         'ISO 8601 date or date-time (UTC unless an offset is given) at which the question closes; must be in the future ' +
         `and at most ${TIMESTAMP_MAX} in UTC.`,
-      example: '2027-01-01T00:00:00Z',
+      example: EXAMPLE_CLOSE_DATE,
     }),
     // Optional, as DESIGN §7 gives the body ({question, resolution_criteria?, close_date?, category?}):
     // the prompts say "unspecified" without one, and the calibration is per model and mode, not
@@ -125,9 +134,9 @@ export const ProbabilityRequest = z
   .meta({
     id: 'ProbabilityRequest',
     example: {
-      question: 'Will the WHO declare a new public health emergency of international concern before 2028?',
+      question: `Will the WHO declare a new public health emergency of international concern before ${EXAMPLE_YEAR + 1}?`,
       resolution_criteria: 'Resolves YES if the WHO Director-General declares a PHEIC between now and the close date.',
-      close_date: '2027-12-31T23:59:59Z',
+      close_date: EXAMPLE_CLOSE_DATE,
       category: 'science',
       market_probability: 0.3,
     },

@@ -290,6 +290,20 @@ describe('POST /api/probability/: answers', () => {
     expect(lines[0].run_id).toMatch(/^probability-\d{4}-\d{2}-\d{2}$/);
   });
 
+  it('the document\'s example request is one the server answers, whatever the date (its close dates were fixed: 2027-01-01, then a 400 "close_date must be in the future")', async () => {
+    // A partner's first call is the example /docs sends ("Try it out") or a generated client's; a
+    // close_date written into the document passes with time, and the example then is a 400.
+    const doc = (await get(server, '/api/openapi.json')).body;
+    const schema = doc.components.schemas.ProbabilityRequest;
+    const halfYear = Date.now() + 182 * 86_400_000;
+    for (const at of [schema.example.close_date, schema.properties.close_date.example]) {
+      expect(Date.parse(at), `example close_date ${at} is months ahead of today`).toBeGreaterThan(halfYear);
+    }
+    const g = await post(schema.example, newKey(dir, 'pro', ['probability'], 'docs example').key);
+    expect(g.res.status, g.text).toBe(200);
+    expect(g.body.question).toBe(schema.example.question);
+  });
+
   it('language codes in any case, as BCP 47 tags are: EN and Pt-br are answered, translations keyed as sent', async () => {
     // QA: `langs: ["EN"]` was a 400 "a language code like en" though the document says the codes are
     // case-insensitive (and `pt-br` was taken).
