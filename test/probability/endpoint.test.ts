@@ -920,6 +920,23 @@ describe('limits and cancellation', () => {
     }
   });
 
+  it('a cap of 0 is no spending (unlike the plan limits, where 0 is unlimited): every request is the budget 429 and no model is asked', async () => {
+    const d = await copyOfFixture();
+    const m = loadModelsConfig({ env: {}, simulatorUrl: slowSim.url, simulator: { priceInPerMtok: 1, priceOutPerMtok: 1 } });
+    const srv = await serve(d.dir, { probability: { models: m, timeoutMs: 20_000, evidenceProviders: [], budgetUsdPerDay: 0 } });
+    slowSim.resetStats();
+    try {
+      const k = newKey(d.dir, 'pro', ['probability']).key;
+      const g = await post(good({ question: 'Will a zero budget let this question through?' }), k, {}, {}, srv);
+      expect(g.res.status).toBe(429);
+      expect(g.body).toMatchObject({ policy: 'probability_budget_usd', budget_usd: 0 });
+      expect(slowSim.stats().completions).toBe(0);
+    } finally {
+      await srv.close();
+      await d.cleanup();
+    }
+  });
+
   it('a client that disconnects while the models are asked again pays for the first replies (they were never counted)', async () => {
     const k = newKey(cappedDir.dir, 'pro', ['probability']);
     // every model's first reply is no JSON (paid: it reports usage), the second ask hangs until the client goes away
