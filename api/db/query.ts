@@ -3,13 +3,13 @@
  *
  * Parameters are named in the SQL (`$limit`, `$category`) and bound by their JS type: string →
  * VARCHAR, bigint or integral number → BIGINT, other number → DOUBLE, boolean → BOOLEAN,
- * null → NULL. A parameter the SQL names but `params` lacks, or one `params` has but the SQL does
+ * array of strings → VARCHAR[], null → NULL. A parameter the SQL names but `params` lacks, or one `params` has but the SQL does
  * not name, is a programming error and throws. Values are never spliced into SQL text.
  */
-import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
+import { LIST, VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { rowsAsJson, type JsonRow } from './convert.ts';
 
-export type SqlParam = string | number | bigint | boolean | null;
+export type SqlParam = string | number | bigint | boolean | readonly string[] | null;
 export type SqlParams = Readonly<Record<string, SqlParam>>;
 
 function bindOne(stmt: DuckDBPreparedStatement, index: number, name: string, value: SqlParam): void {
@@ -17,6 +17,10 @@ function bindOne(stmt: DuckDBPreparedStatement, index: number, name: string, val
   else if (typeof value === 'string') stmt.bindVarchar(index, value);
   else if (typeof value === 'bigint') stmt.bindBigInt(index, value);
   else if (typeof value === 'boolean') stmt.bindBoolean(index, value);
+  else if (Array.isArray(value)) {
+    if (!value.every((v) => typeof v === 'string')) throw new TypeError(`parameter $${name} is a list of other than strings`);
+    stmt.bindList(index, value as string[], LIST(VARCHAR));
+  }
   else if (typeof value === 'number') {
     if (Number.isSafeInteger(value)) stmt.bindBigInt(index, BigInt(value));
     else if (Number.isFinite(value)) stmt.bindDouble(index, value);

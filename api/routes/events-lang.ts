@@ -67,7 +67,7 @@ export const eventsLangRoute = jsonRoute({
     const stored = await resolveLang(snap, lang);
     const [rows, counted] = await Promise.all([
       snap.query('feed-events-page', {
-        lang: stored,
+        langs: stored.codes,
         category,
         venue,
         after: after !== null,
@@ -76,7 +76,7 @@ export const eventsLangRoute = jsonRoute({
         limit: limit + 1,
         ...staleParams(snap),
       }),
-      snap.query('feed-predictions-count', { lang: stored, category, venue }),
+      snap.query('feed-predictions-count', { langs: stored.codes, category, venue }),
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -86,7 +86,7 @@ export const eventsLangRoute = jsonRoute({
       events,
       count: events.length,
       total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
-      lang: stored,
+      lang: stored.lang,
       next_cursor: rows.length > limit && last && key !== null ? encodeSnapshotKeyset(CURSOR_KIND, [key, String(last.question_id)], snap.id) : null,
     });
   },

@@ -10,8 +10,9 @@
  * market_observed_at, market_stale (older than QUORUM_MAX_PRICE_AGE_HOURS at as_of; null without a
  * price), models: [{ model, provider, probability, reasoning, key_factors, created_at }].
  *
- * Languages: those of the active predictions' headline runs in the snapshot (`feed-langs.sql`).
- * A language tag that is well-formed but not among them is a 404 listing them.
+ * Languages: those of the active predictions' headline runs in the snapshot (`feed-langs.sql`),
+ * each code a run stored counted with the other codes of its language (storedLanguages). A
+ * language tag that is well-formed but not among them is a 404 listing them.
  */
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
@@ -19,7 +20,7 @@ import { DOC, isoTime, marketStale, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { Disagreement, providerList } from './predictions-edges.ts';
 import { stringList } from './predictions-lifecycle.ts';
-import { matchLang } from './prediction-params.ts';
+import { matchLang, type StoredLanguage } from './prediction-params.ts';
 
 const str = (v: JsonValue | undefined): string | null => (typeof v === 'string' ? v : null);
 const num = (v: JsonValue | undefined): number | null => (typeof v === 'number' ? v : null);
@@ -61,8 +62,11 @@ export function feedItem(r: JsonRow): Record<string, unknown> {
   };
 }
 
-/** The canonical (stored) form of `lang` among the snapshot's languages, or a 404 listing them. */
-export async function resolveLang(snap: PinnedSnapshot, lang: string): Promise<string> {
+/**
+ * The language `lang` names among the snapshot's (feed-langs.sql): the code it is answered under and
+ * every code its runs stored it as (`codes`, which the feed queries match), or a 404 listing them.
+ */
+export async function resolveLang(snap: PinnedSnapshot, lang: string): Promise<StoredLanguage> {
   const rows = await snap.query('feed-langs');
   const available = rows.map((r) => r.lang).filter((l): l is string => typeof l === 'string');
   return matchLang(lang, available);

@@ -102,20 +102,47 @@ export function pathLang(req: Request, name = 'lang'): string {
   return raw.toLowerCase();
 }
 
+/** One reasoning language of a snapshot: the code it is answered under, and every code runs stored it as. */
+export interface StoredLanguage {
+  /** The first of `codes` in sort order (`pt-BR` before `pt-br`, `he` before `iw`). */
+  lang: string;
+  /** Sorted. */
+  codes: string[];
+}
+
 /**
- * A language of `available` matching `lang` case-insensitively, or as another code of the same
- * language (languageKey: `eng` is `en`, `iw` is `he`, as QUORUM_LANGS reads them), or a 404 listing
- * them.
+ * The stored codes grouped by language: codes in another case or another code of one language
+ * (languageKey: `pt-BR` and `pt-br`, `he` and `iw`, `en` and `eng`) are one language. A code is
+ * stored as configured (pipeline/config.ts), so two runs configured with two codes of one language
+ * store both; the feeds serve it whole under either (QA: `/api/predictions/lang/he` served only the
+ * questions whose run wrote `he`, `/lang/iw` the others, and the 404 listed it twice).
  */
-export function matchLang(lang: string, available: readonly string[], name = 'lang'): string {
+export function storedLanguages(codes: readonly string[]): StoredLanguage[] {
+  const byKey = new Map<string, string[]>();
+  for (const code of [...new Set(codes)].sort()) {
+    const key = languageKey(code);
+    byKey.set(key, [...(byKey.get(key) ?? []), code]);
+  }
+  return [...byKey.values()].map((group) => ({ lang: group[0]!, codes: group })).sort((a, b) => (a.lang < b.lang ? -1 : 1));
+}
+
+/**
+ * The language of `available` (the snapshot's stored codes) that `lang` names, case-insensitively or
+ * as another code of it (languageKey: `eng` is `en`, `iw` is `he`, as QUORUM_LANGS reads them), with
+ * every code it is stored under; or a 404 listing the languages, each once.
+ */
+export function matchLang(lang: string, available: readonly string[], name = 'lang'): StoredLanguage {
+  const languages = storedLanguages(available);
   const key = languageKey(lang);
-  const hit = available.find((l) => l.toLowerCase() === lang) ?? available.find((l) => languageKey(l) === key);
+  const hit = languages.find((l) => l.codes.some((c) => c.toLowerCase() === lang.toLowerCase()))
+    ?? languages.find((l) => l.codes.some((c) => languageKey(c) === key));
   if (hit !== undefined) return hit;
+  const listed = languages.map((l) => l.lang);
   throw ApiError.notFound(
-    available.length === 0
+    listed.length === 0
       ? `No predictions in language ${shown(lang)}: this snapshot has no active prediction with reasoning in any language.`
-      : `No predictions in language ${shown(lang)}. Languages available in this snapshot: ${available.join(', ')}.`,
-    { parameter: name, allowed: [...available] },
+      : `No predictions in language ${shown(lang)}. Languages available in this snapshot: ${listed.join(', ')}.`,
+    { parameter: name, allowed: listed },
   );
 }
 

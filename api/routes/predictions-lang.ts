@@ -66,7 +66,7 @@ export const predictionsLangRoute = jsonRoute({
     const stored = await resolveLang(snap, lang);
     const [rows, counted] = await Promise.all([
       snap.query('feed-predictions-page', {
-        lang: stored,
+        langs: stored.codes,
         category,
         venue,
         after: after !== null,
@@ -74,7 +74,7 @@ export const predictionsLangRoute = jsonRoute({
         limit: limit + 1,
         ...staleParams(snap),
       }),
-      snap.query('feed-predictions-count', { lang: stored, category, venue }),
+      snap.query('feed-predictions-count', { langs: stored.codes, category, venue }),
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -83,7 +83,7 @@ export const predictionsLangRoute = jsonRoute({
       predictions,
       count: predictions.length,
       total: typeof counted[0]?.total === 'number' ? counted[0].total : 0,
-      lang: stored,
+      lang: stored.lang,
       next_cursor: rows.length > limit && last ? encodeKeyset(CURSOR_KIND, [String(last.question_id)]) : null,
     });
   },

@@ -1,17 +1,17 @@
--- One page of active binary forecasts with reasoning in $lang, most recent consensus first:
+-- One page of active binary forecasts with reasoning in the language, most recent consensus first:
 -- keyset-paginated by (forecast_at DESC, question_id ASC), the key of forecast_at being its epoch
 -- microseconds (a NULL forecast_at, which the pipeline never produces, sorts last as -2^62).
 -- Each row carries the models' forecasts of its headline run in that language (`models`).
 -- market_stale: the market price is older than $max_price_age_hours at as_of ($as_of_s, epoch
 -- seconds); NULL without a price.
--- Parameters: $lang VARCHAR (any case: a language two runs stored in two cases, pt-BR and pt-br, is one), $category VARCHAR|NULL, $venue VARCHAR|NULL (as in
+-- Parameters: $langs VARCHAR[] (every code the language is stored under: pt-BR and pt-br, he and iw; api/routes/prediction-params.ts storedLanguages), $category VARCHAR|NULL, $venue VARCHAR|NULL (as in
 -- feed-predictions-page.sql), $after BOOLEAN, $after_at_us BIGINT|NULL,
 -- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1),
 -- $as_of_s DOUBLE, $max_price_age_hours DOUBLE.
 WITH keyed AS (
   SELECT *, coalesce(epoch_us(forecast_at), -4611686018427387904) AS cursor_at_us
   FROM active_predictions
-  WHERE list_contains(list_transform(langs, l -> lower(l)), lower($lang))
+  WHERE list_has_any(langs, $langs)
     AND ($category IS NULL OR category = $category)
     AND ($venue IS NULL OR venue = $venue)
 ),
@@ -31,7 +31,7 @@ models AS (
               ORDER BY lf.model) AS models
   FROM latest_forecasts AS lf
   JOIN page AS p ON p.question_id = lf.question_id AND p.mode = lf.mode AND p.run_id = lf.run_id
-  WHERE lower(lf.lang) = lower($lang)
+  WHERE list_contains($langs, lf.lang)
   GROUP BY lf.question_id
 )
 SELECT p.question_id, p.venue, p.venue_market_id, p.title, p.url, p.category, p.domain, p.tags,

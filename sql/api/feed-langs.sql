@@ -1,8 +1,7 @@
--- The reasoning languages available in the prediction feeds: those of the active predictions'
--- headline runs (active_predictions.langs), sorted; a language stored in two cases by two runs
--- (QUORUM_LANGS pt-BR, then pt-br: the region is stored as configured) is listed once, in its
--- first form by sort order (the feeds match it in any case).
-SELECT min(lang) AS lang
-FROM (SELECT DISTINCT unnest(langs) AS lang FROM active_predictions)
-GROUP BY lower(lang)
+-- The reasoning-language codes stored for the active predictions' headline runs
+-- (active_predictions.langs), each once, sorted. A language may be stored under several codes, one
+-- per run's configuration (pt-BR and pt-br: the region is stored as configured; he and iw: two codes
+-- of Hebrew); the API groups them into languages (storedLanguages, api/routes/prediction-params.ts).
+SELECT DISTINCT unnest(langs) AS lang
+FROM active_predictions
 ORDER BY lang;

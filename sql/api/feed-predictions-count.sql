@@ -1,7 +1,7 @@
--- How many active predictions have reasoning in $lang (all pages together).
--- Parameters: $lang VARCHAR (any case: a language two runs stored in two cases, pt-BR and pt-br, is one), $category VARCHAR|NULL, $venue VARCHAR|NULL.
+-- How many active predictions have reasoning in the language (all pages together).
+-- Parameters: $langs VARCHAR[] (every code the language is stored under: pt-BR and pt-br, he and iw; api/routes/prediction-params.ts storedLanguages), $category VARCHAR|NULL, $venue VARCHAR|NULL.
 SELECT count(*) AS total
 FROM active_predictions
-WHERE list_contains(list_transform(langs, l -> lower(l)), lower($lang))
+WHERE list_has_any(langs, $langs)
   AND ($category IS NULL OR category = $category)
   AND ($venue IS NULL OR venue = $venue);

@@ -1,14 +1,14 @@
--- One page of active predictions with reasoning in $lang, by question_id, keyset-paginated; each
+-- One page of active predictions with reasoning in the language, by question_id, keyset-paginated; each
 -- with the models' forecasts of its headline run in that language (`models`, by model id).
 -- market_stale: the market price is older than $max_price_age_hours at as_of ($as_of_s, epoch
 -- seconds); NULL without a price.
--- Parameters: $lang VARCHAR (any case: a language two runs stored in two cases, pt-BR and pt-br, is one), $category VARCHAR|NULL, $venue VARCHAR|NULL, $after BOOLEAN,
+-- Parameters: $langs VARCHAR[] (every code the language is stored under: pt-BR and pt-br, he and iw; api/routes/prediction-params.ts storedLanguages), $category VARCHAR|NULL, $venue VARCHAR|NULL, $after BOOLEAN,
 -- $after_question_id VARCHAR|NULL, $limit BIGINT (page size + 1),
 -- $as_of_s DOUBLE, $max_price_age_hours DOUBLE.
 WITH page AS (
   SELECT *
   FROM active_predictions
-  WHERE list_contains(list_transform(langs, l -> lower(l)), lower($lang))
+  WHERE list_has_any(langs, $langs)
     AND ($category IS NULL OR category = $category)
     AND ($venue IS NULL OR venue = $venue)
     AND (NOT $after OR question_id > $after_question_id)
@@ -22,7 +22,7 @@ models AS (
               ORDER BY lf.model) AS models
   FROM latest_forecasts AS lf
   JOIN page AS p ON p.question_id = lf.question_id AND p.mode = lf.mode AND p.run_id = lf.run_id
-  WHERE lower(lf.lang) = lower($lang)
+  WHERE list_contains($langs, lf.lang)
   GROUP BY lf.question_id
 )
 SELECT p.question_id, p.venue, p.venue_market_id, p.title, p.url, p.category, p.domain, p.tags,

@@ -419,6 +419,48 @@ describe('one language stored in two cases by two runs (QUORUM_LANGS pt-BR, then
   });
 });
 
+describe('one language stored under two codes by two runs (QUORUM_LANGS he, then iw)', () => {
+  // A code is stored as configured (pipeline/config.ts): question c's headline run wrote he, question
+  // a's iw, the one language (Intl canonical form he). The feeds matched the one stored code the
+  // request named or first found: /api/predictions/lang/he served c alone and /lang/iw a alone,
+  // each with half the total, and the 404 listed the language twice, as he and iw (QA).
+  it('the feeds serve both under either code, and list the language once', async () => {
+    const data = withFeeds(fixtureData(1));
+    const rename = (q: string) => (l: string) => (q === FEED.a && l === 'fr' ? 'iw' : q === FEED.c && l === 'pt-BR' ? 'he' : l);
+    data.latest_forecasts = data.latest_forecasts!.map((r) => ({ ...r, lang: rename(r.question_id as string)(r.lang as string) }));
+    data.active_predictions = data.active_predictions!.map((r) =>
+      ({ ...r, langs: (r.langs as string[]).map(rename(r.question_id as string)).sort() }));
+    const fx = await fixtureDir(data);
+    const srv = await serve(fx.dir);
+    try {
+      for (const code of ['he', 'iw', 'HE', 'Iw']) {
+        const body = ok(await get(srv, `/api/predictions/lang/${code}`));
+        expect(body.total, code).toBe(2);
+        const ids = (body.predictions as any[]).map((p) => p.question_id);
+        expect(ids, code).toEqual([FEED.a, FEED.c].sort());
+        const a = (body.predictions as any[]).find((p) => p.question_id === FEED.a);
+        expect(a.models.map((m: any) => m.reasoning), code).toEqual(
+          ['claude', 'deepseek', 'gemini', 'gpt'].map((m) => `${m} augmented fr: reasoning about ${FEED.a}`)); // the fixture's fr text, stored as iw
+        expect((body.predictions as any[]).find((p) => p.question_id === FEED.c).models).toHaveLength(3);
+        const events = ok(await get(srv, `/api/events/lang/${code}/?limit=500`));
+        expect(events.total, code).toBe(2);
+        expect((events.events as any[]).map((e) => e.question_id).sort(), code).toEqual([FEED.a, FEED.c].sort());
+        expect((events.events as any[]).every((e) => e.models.length > 0), code).toBe(true);
+      }
+      // pages walk both stored codes as one list
+      const first = ok(await get(srv, '/api/predictions/lang/iw?limit=1'));
+      const second = ok(await get(srv, `/api/predictions/lang/iw?limit=1&cursor=${encodeURIComponent(first.next_cursor)}`));
+      expect([...first.predictions, ...second.predictions].map((p: any) => p.question_id)).toEqual([FEED.a, FEED.c].sort());
+      expect(second.next_cursor).toBeNull();
+      const got = await get(srv, '/api/predictions/lang/es');
+      expect(got.body.allowed).toEqual(['de', 'en', 'he']);
+    } finally {
+      await srv.close();
+      await fx.cleanup();
+    }
+  });
+});
+
 describe('GET /api/events/lang/{lang}/', () => {
   // forecast_at DESC, ties by question_id: b and a share 2025-04-01T20:00, then dup, c, the bulk
   // (days 08 → 01, three per day in question_id order).
