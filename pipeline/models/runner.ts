@@ -12,8 +12,8 @@
  * JSON object inside other text (a sentence before it, a fence, a `<think>` block) is the reply.
  * Every call becomes a `model_calls` row; only a validated reply becomes `forecasts` rows (one per
  * configured language, all from the same reply): a forecast is never invented. A valid forecast
- * whose translations are still bad when asked again is kept without them (status ok, the missing
- * languages in error_message). Rows come back in
+ * whose translations are still bad when asked again, or whose reply asked again fails otherwise, is
+ * kept without them (status ok, the missing languages in error_message). Rows come back in
  * task order, then model order, whatever order the calls finished in.
  *
  * Stopping: `signal` aborts hard (in-flight calls are cancelled, the promise rejects: for callers
@@ -702,8 +702,9 @@ async function callModel(
   // Success responses whose body was read (a completion, or an empty body), for unreadCost.
   let read = 0;
   let outcome: Outcome = { ok: false, kind: 'other', message: 'no attempt made' };
-  // The latest reply whose forecast was valid but a translation was not (missing, blank, malformed).
-  let partial: ForecastReply | null = null;
+  // The latest reply whose forecast was valid but a translation was not (missing, blank, malformed),
+  // with what was wrong with it.
+  let partial: { reply: ForecastReply; message: string } | null = null;
   const callRow = (o: Outcome): ModelCallRow => ({
     run_id: ctx.runId,
     question_id: task.question.question_id,
@@ -773,7 +774,7 @@ async function callModel(
       const c = usageCost(model, prompt, completion, used);
       if (c !== null) cost = (cost ?? 0) + c;
       outcome = interpret(completion, schema, prompt.langs);
-      if (!outcome.ok && outcome.partial) partial = outcome.partial;
+      if (!outcome.ok && outcome.partial) partial = { reply: outcome.partial, message: outcome.message };
       // A refusal is the model's (or the provider's filter's) decision on this prompt: asking the
       // same prompt again pays twice for the same answer. No credit left is not passed by asking again.
       if (outcome.ok || outcome.kind === 'refused' || outcome.kind === 'quota_exhausted') break;
@@ -794,10 +795,15 @@ async function callModel(
   // A forecast whose translations were still bad when asked again is kept, in the languages it
   // came in; the missing translations are named in the call's error_message. It was a failed call
   // and no forecast: a model counted in the consensus of an English-only service dropped out of it
-  // once other languages were configured, for a bad translation of a valid answer (QA).
-  if (!outcome.ok && outcome.kind === 'schema_violation' && partial) {
-    const missing = prompt.langs.slice(1).filter((l) => !partial!.translations?.[l]);
-    outcome = { ok: true, reply: partial, missing: `translations missing: ${missing.join(', ')} (${outcome.message})` };
+  // once other languages were configured, for a bad translation of a valid answer (QA). So is one
+  // whose reply asked again failed otherwise (cut at the token limit, which a reply in several
+  // languages reaches sooner, not JSON, a timeout): the valid forecast of the first reply was lost
+  // with it, the call failed as the second reply's fault (QA). The error_message then says both.
+  if (!outcome.ok && partial) {
+    const kept = partial;
+    const missing = prompt.langs.slice(1).filter((l) => !kept.reply.translations?.[l]);
+    const why = outcome.partial ? kept.message : `asked again: ${outcome.message}; ${kept.message}`;
+    outcome = { ok: true, reply: kept.reply, missing: `translations missing: ${missing.join(', ')} (${why})` };
   }
   const call = callRow(outcome);
   if (!outcome.ok) return { call, forecasts: [] };

@@ -325,6 +325,43 @@ describe('runForecasts against the simulator (real HTTP, real openai SDK)', () =
     }
   });
 
+  it('a valid forecast whose translation was missing is kept when the reply asked again is cut off or not JSON (QA: the call failed, the forecast lost)', async () => {
+    // The first reply: a valid forecast without its "fr" translation. Asked again, the model's reply
+    // stops at the token limit (a reply in two languages is longer) or is no JSON: the first reply's
+    // forecast was lost with it, the call failed as truncated, the model out of the consensus.
+    const { createServer } = await import('node:http');
+    for (const second of ['length', 'not json'] as const) {
+      let requests = 0;
+      const srv = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          requests++;
+          const full = JSON.stringify({ probability: 0.42, reasoning: 'Main reasoning.', key_factors: ['a'], translations: {} });
+          const content = requests === 1 ? full : second === 'length' ? full.slice(0, 20) : 'I cannot format this as JSON.';
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({
+            id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1-2025-04-14',
+            choices: [{ index: 0, message: { role: 'assistant', content, refusal: null, annotations: [] }, logprobs: null, finish_reason: requests > 1 && second === 'length' ? 'length' : 'stop' }],
+            usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 },
+          }));
+        });
+      });
+      await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+      try {
+        const port = (srv.address() as { port: number }).port;
+        const m = { ...models[0]!, base_url: `http://127.0.0.1:${port}/v1`, price_in_per_mtok: 1, price_out_per_mtok: 1 };
+        const { forecasts, calls } = await runForecasts({ models: [m], tasks: [task('blind', 1)], runId: 'tr2', asOf, langs: ['en', 'fr'] });
+        expect(requests, second).toBe(2);
+        expect(calls[0], second).toMatchObject({ status: 'ok', error_kind: null, attempts: 2, tokens_in: 200, tokens_out: 100 });
+        expect(calls[0]!.error_message, second).toMatch(/^translations missing: fr \(asked again: .*; reply violates the schema: translations\.fr: .*\)$/);
+        expect(calls[0]!.error_message, second).toMatch(second === 'length' ? /asked again: reply stopped at the token limit/ : /asked again: reply is not JSON/);
+        expect(forecasts.map((f) => [f.lang, f.probability, f.reasoning, f.translation_of]), second).toEqual([['en', 0.42, 'Main reasoning.', null]]);
+      } finally {
+        await new Promise((r) => srv.close(r));
+      }
+    }
+  });
+
   it('a budget stops new calls: the rest are skipped rows (budget_exhausted), never sent', async () => {
     const paid = models.map((m) => ({ ...m, max_concurrency: 1, price_in_per_mtok: 1000, price_out_per_mtok: 1000 }));
     const tasks = Array.from({ length: 10 }, (_, i) => task('blind', 100 + i));
