@@ -641,6 +641,34 @@ describe('retry waits, deletion and a restart (QA)', () => {
     });
   }, 60_000);
 
+  it('the events of a run while the subscriptions file could not be read are delivered once it is fixed, without waiting for the next run (review: they were queued only with the next batch of events, hours later, or on a restart)', async () => {
+    const r = await receiver(() => ({ status: 200 }));
+    receivers.push(r);
+    await inSideWarehouse('quorum-webhooks-unreadable-catchup-', async (dir) => {
+      const lines: string[] = [];
+      const s = await serve(dir, { ...serverOptions(), logger: capturingLogger(lines) });
+      try {
+        subscribe(dir, r.url);
+        const file = join(dir, 'state', 'webhooks.json');
+        const good = readFileSync(file, 'utf8');
+        writeFileSync(`${file}.tmp`, good.replace(/\]\s*\}\s*$/, ''));
+        renameSync(`${file}.tmp`, file);
+        await appendEvents(dir, 2);
+        await new Promise((res) => setTimeout(res, 1_500)); // the feed hands the batch out; it cannot be queued
+        expect(r.hits).toHaveLength(0);
+        const failed = lines.filter((l) => (JSON.parse(l) as { msg: string }).msg.startsWith('webhooks: queueing events'));
+        expect(failed.length, 'said once, not at every retry').toBe(1);
+        writeFileSync(`${file}.tmp`, good);
+        renameSync(`${file}.tmp`, file); // fixed; no event comes after it
+        await until(() => r.hits.length >= 2, 10_000);
+        const seqs = r.hits.map((h) => (JSON.parse(h.body) as { data: { n: number } }).data.n);
+        expect(seqs).toEqual([seqs[0], seqs[0]! + 1]); // the two events of the broken time, in order
+      } finally {
+        await s.close();
+      }
+    });
+  }, 60_000);
+
   it('while the subscriptions file cannot be read, a delivery whose outcome would disable its subscription (a 410, a revoked key) is held, not retried in a loop (outside review: the disabling could not be written, the worker failed and restarted every 50 ms, logging each time, ~33 lines a second for a revoked key, and a 410 receiver was sent every pending delivery)', async () => {
     let answer = 500;
     const r = await receiver(() => ({ status: answer }));

@@ -110,6 +110,9 @@ export class WebhookDispatcher {
   #running = 0;
   #enqueuing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | null = null;
+  /** Whether queueing the events owed fails (logged once per spell), and its retry's timer (#queueOwed). */
+  #owedFailing = false;
+  #owedRetry: NodeJS.Timeout | null = null;
   /** Closing: no new attempt starts. */
   #closed = false;
   /** Closed past the grace period: an attempt still in flight is cut and not recorded. */
@@ -157,11 +160,7 @@ export class WebhookDispatcher {
     // the first catch-up, and chained after it: a batch the feed hands out while it runs (a run
     // publishing as the server starts) was missed, its events queued only with the next batch,
     // the next run's, or on a restart (outside test).
-    this.#unsubscribe = this.#feed.subscribe(() => {
-      this.#enqueuing = this.#enqueuing.then(() => this.#catchUp()).catch((err: unknown) =>
-        this.#logger.error({ err }, 'webhooks: queueing events failed (they are queued with the next events, or on the next start)'),
-      );
-    });
+    this.#unsubscribe = this.#feed.subscribe(() => this.#queueOwed());
     const first = this.#catchUp();
     this.#enqueuing = first.catch(() => {}); // start's caller gets its error
     try {
@@ -172,6 +171,31 @@ export class WebhookDispatcher {
       throw err;
     }
     this.kick();
+  }
+
+  /**
+   * Queues the events owed (#catchUp), after any queueing under way. One that fails (the
+   * subscriptions file unreadable a while: #enqueueEvents) is tried again every HOLD_MS until it
+   * succeeds, logged once: review, the events of a run published while the file could not be read
+   * waited for the next batch, the next run's hours later, or a restart, though it was fixed at once.
+   */
+  #queueOwed(): void {
+    this.#enqueuing = this.#enqueuing.then(() => this.#catchUp()).then(
+      () => {
+        if (this.#owedFailing) this.#logger.info('webhooks: the events owed are queued again');
+        this.#owedFailing = false;
+      },
+      (err: unknown) => {
+        if (!this.#owedFailing) this.#logger.error({ err }, 'webhooks: queueing events failed (tried again every second until they are queued)');
+        this.#owedFailing = true;
+        if (this.#closed || this.#owedRetry) return;
+        this.#owedRetry = setTimeout(() => {
+          this.#owedRetry = null;
+          if (!this.#closed) this.#queueOwed();
+        }, HOLD_MS);
+        this.#owedRetry.unref();
+      },
+    );
   }
 
   /** Queues every stored event after the queue's cursor, retained or not (start, and each time the feed has new events). */
@@ -190,7 +214,7 @@ export class WebhookDispatcher {
   async #enqueueEvents(events: readonly FeedEvent[]): Promise<void> {
     const subs = this.store.all();
     // Who wants an event is not known while the file cannot be read: the events wait (the cursor
-    // stays), queued once it is fixed (start's catch-up, or the next batch)
+    // stays), queued once it is fixed (#queueOwed tries again every second; start's catch-up)
     if (this.store.unreadable) throw this.store.unreadable;
     let queued = 0;
     for (const e of events) {
@@ -510,6 +534,7 @@ export class WebhookDispatcher {
   async close(graceMs = Math.min(this.#cfg.timeoutMs, 5_000)): Promise<void> {
     this.#closed = true;
     this.#unsubscribe?.();
+    if (this.#owedRetry) clearTimeout(this.#owedRetry);
     for (const wake of [...this.#sleepers]) wake();
     for (const w of this.#waiters.splice(0)) w();
     if (this.#inFlight.size > 0) {
