@@ -366,11 +366,14 @@ function drained(res: Response, ms: number): Promise<boolean> {
 /**
  * A stream's status and headers, the GET's and the HEAD's alike (QA outside test: the HEAD answer
  * lacked `Cache-Control: no-cache, no-transform` and `X-Accel-Buffering: no`, and said `private,
- * no-cache` where the GET said otherwise).
+ * no-cache` where the GET said otherwise). `private` stays where the front door put it (a keyed
+ * request's answer, README "Caching"; the stream is one key's, its plan's and filters'): review,
+ * every stream answer said `no-cache, no-transform`, as if a shared cache could keep it.
  */
 export function setStreamHeaders(res: Response): void {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  const keyed = String(res.getHeader('Cache-Control') ?? '').startsWith('private');
+  res.setHeader('Cache-Control', `${keyed ? 'private, ' : ''}no-cache, no-transform`);
   res.setHeader('X-Accel-Buffering', 'no');
 }

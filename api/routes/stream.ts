@@ -110,6 +110,10 @@ export const streamRoute = rawRoute({
     'Last-Event-ID': z.string().optional().meta({ description: 'Resume after this event sequence number (what EventSource sends on reconnect); wins over `since`.' }),
   }),
   errors: [400, 503],
+  responseHeaders: {
+    'Cache-Control': '`private, no-cache, no-transform` (a proxy must neither keep nor transform the stream).',
+    'X-Accel-Buffering': '`no` (a proxy in front must pass each frame on at once).',
+  },
   responses: {
     'text/event-stream': {
       schema: {

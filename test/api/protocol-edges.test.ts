@@ -286,4 +286,14 @@ describe('HEAD of the event stream', () => {
       expect(head.headers.get(name), name).toBe(getHeaders[name]);
     }
   });
+
+  it('is private to the key that asked, GET and HEAD, as every answer to a keyed request (README, Caching; review: `no-cache, no-transform`, the front door\'s `private` dropped)', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const ac = new AbortController();
+      const got = await fetch(`${server.url}/api/stream/`, { method, headers: { 'X-API-Key': key }, signal: ac.signal });
+      expect(got.status).toBe(200);
+      expect(got.headers.get('cache-control'), method).toBe('private, no-cache, no-transform');
+      ac.abort();
+    }
+  });
 });
