@@ -129,6 +129,18 @@ export class EventFeed {
     });
   }
 
+  /**
+   * The newest event seq once the feed has caught up with the warehouse: a run (here or in another
+   * process) may have appended events the periodic poll has not read yet, and a client may have been
+   * sent them by another server. Polls (twice: a poll already under way may have looked before the
+   * newest part landed) only when `atLeast` is beyond what the feed has seen. The stream's resume
+   * point and a webhook replay's `since` are judged by it.
+   */
+  async newestSeq(atLeast = 0): Promise<number> {
+    for (let i = 0; i < 2 && this.#lastSeq < atLeast; i++) await this.poll();
+    return this.#lastSeq;
+  }
+
   /** Checks for new parts now and delivers their events (serialised; cheap when nothing changed). */
   poll(): Promise<void> {
     this.#polling ??= this.#pollOnce()

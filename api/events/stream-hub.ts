@@ -243,15 +243,9 @@ export class StreamHub {
     return this.#feed.lastSeq;
   }
 
-  /**
-   * The newest event seq once the feed has caught up with the warehouse: a run (here or in another
-   * process) may have appended events the periodic poll has not read yet, and a client may have been
-   * sent them by another server. Polls (twice: a poll already under way may have looked before the
-   * newest part landed) only when `atLeast` is beyond what the feed has seen.
-   */
-  async newestSeq(atLeast = 0): Promise<number> {
-    for (let i = 0; i < 2 && this.#feed.lastSeq < atLeast; i++) await this.#feed.poll();
-    return this.#feed.lastSeq;
+  /** The newest event seq once the feed has caught up with the warehouse for `atLeast` (EventFeed.newestSeq). */
+  newestSeq(atLeast = 0): Promise<number> {
+    return this.#feed.newestSeq(atLeast);
   }
 
   /**

@@ -242,13 +242,9 @@ export class WebhookDispatcher {
     this.kick();
   }
 
-  /**
-   * The newest event seq, once the feed has caught up with the warehouse for `atLeast` (a run of
-   * another process may have written it since the last poll), as the stream reads it.
-   */
-  async newestSeq(atLeast = 0): Promise<number> {
-    for (let i = 0; i < 2 && this.#feed.lastSeq < atLeast; i++) await this.#feed.poll();
-    return this.#feed.lastSeq;
+  /** The newest event seq once the feed has caught up with the warehouse for `atLeast`, as the stream reads it (EventFeed.newestSeq). */
+  newestSeq(atLeast = 0): Promise<number> {
+    return this.#feed.newestSeq(atLeast);
   }
 
   /**
