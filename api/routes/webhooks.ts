@@ -40,6 +40,10 @@ function changeable(req: Request): WebhookDispatcher {
   return d;
 }
 
+/** What the OpenAPI document says of a change while the subscriptions file cannot be read (changeable). */
+const UNREADABLE_FILE_NOTE =
+  'While this server cannot read its subscriptions file (an operator\'s hand edit gone wrong), a create, deletion or rotation is a 503 `not_ready`: nothing was changed; retry.';
+
 function keyOf(res: Response): string {
   const keyId = authOf(res).keyId;
   if (keyId === null) throw ApiError.unauthorized('Webhooks need an API key.');
@@ -145,7 +149,7 @@ export const webhooksCreateRoute = rawRoute({
     'private, loopback or link-local address. Each create makes a new subscription (each gets every event, under its own ' +
     '`webhook-id`s), so a client that retries after a lost answer should send an `Idempotency-Key`: within 24 h the same key ' +
     'and body return the subscription it created (`Idempotent-Replayed: true`, its current secret) instead of a second one; ' +
-    'another body is a 422 `idempotency_conflict`.',
+    'another body is a 422 `idempotency_conflict`. ' + UNREADABLE_FILE_NOTE,
   tags: ['webhooks'],
   body: CreateBody,
   headers: z.object({
@@ -218,6 +222,7 @@ export const webhooksDeleteRoute = rawRoute({
   method: 'delete',
   path: '/api/webhooks/{id}/',
   summary: 'Delete a webhook subscription (its pending deliveries are dropped)',
+  description: UNREADABLE_FILE_NOTE,
   tags: ['webhooks'],
   params: IdParams,
   errors: [404, 503],
@@ -234,6 +239,7 @@ export const webhooksRotateRoute = rawRoute({
   method: 'post',
   path: '/api/webhooks/{id}/rotate-secret',
   summary: 'Rotate the signing secret (the old one keeps signing for 24 h)',
+  description: UNREADABLE_FILE_NOTE,
   tags: ['webhooks'],
   params: IdParams,
   errors: [404, 503],
