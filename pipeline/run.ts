@@ -36,7 +36,7 @@ import { freezeScenarioRecords, prepareScenarios } from './scenarios/stage.ts';
 import { emitRunEvents, markEventsPending, recoverPendingEvents } from './events/emit.ts';
 import { checkDataFormat } from './warehouse/data-format.ts';
 import { loadEventsConfig } from './events/config.ts';
-import { currentName, isPublished, newestPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
+import { currentManifestProblem, currentName, isPublished, newestPublished, readCurrent, readManifest } from './warehouse/snapshot.ts';
 import { freezeThesisVintages, prepareStructure } from './structure/stage.ts';
 import { structureDir } from './structure/definitions.ts';
 import { unknownCuratedQuestions, unknownQuestionsNote } from './structure/unknown-questions.ts';
@@ -152,12 +152,25 @@ function previousSnapshotAsOf(root: string, id: string): string | null {
  * restore that brought CURRENT without it) although snapshots were published: the newest of them,
  * with a warning. QA: the run compared itself with nothing, as a first publish, and announced
  * every resolution and score again (254 question.resolved, 163 score.posted to the stream and
- * webhooks on the sample), all announced before. Null when nothing was ever published.
+ * webhooks on the sample), all announced before. With none but the one CURRENT names, its manifest
+ * missing or cut short, that one's files. Null when nothing was ever published.
  */
 function previousWithoutCurrent(root: string, log: Logger): string | null {
   const newest = newestPublished(root);
-  if (newest === null) return null;
   const named = currentName(root);
+  if (newest === null) {
+    // The only snapshot is the one CURRENT names, its directory there without a manifest that reads
+    // (copied or restored in part): its files are what was served, and what is compared with
+    // (emit.ts takes a table it lacks as empty). Review: the run compared itself with nothing, as a
+    // first publish, and announced every resolution and score again.
+    if (named === null || currentManifestProblem(root) === null) return null;
+    log.warn(
+      { current: named, compared_with: named },
+      `CURRENT names ${JSON.stringify(named)}, whose manifest is missing or does not read, and no other snapshot was published: ` +
+        `this run's events compare it with ${named}'s files (not with nothing, which would announce every resolution again); this run's publish rewrites CURRENT`,
+    );
+    return named;
+  }
   log.warn(
     { current: named, compared_with: newest },
     `${named === null ? 'CURRENT is missing' : `CURRENT names ${JSON.stringify(named)}, which is not a published snapshot in snapshots/`}: ` +

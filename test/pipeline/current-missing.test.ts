@@ -150,4 +150,15 @@ describe('CURRENT naming a half-written snapshot (its manifest missing or cut sh
     expect(existsSync(bootstrapMarkerFile(dir))).toBe(false);
     expect(firstStartSampleProblem(config)).toBeNull();
   });
+
+  it('the only snapshot, its manifest missing: the next run compares itself with that snapshot\'s files, announcing nothing again (review: with no whole snapshot beside it the run compared itself with nothing, as a first publish, and announced every resolution and score again)', async () => {
+    const dir = copyWarehouse(prepared, root, 'manifest-missing-run');
+    const half = readCurrent(dir)!;
+    for (const id of readdirSync(snapshotsDir(dir))) if (id !== half) rmSync(join(snapshotsDir(dir), id), { recursive: true });
+    rmSync(join(snapshotDir(dir, half), 'manifest.json'));
+    const r = quorum(['run', '--score-only'], env(dir));
+    expect(r.status, r.stderr).toBe(0);
+    expect(await eventsOf(dir, r)).toEqual({ 'run.completed': 1 });
+    expect(r.stderr).toContain(`this run's events compare it with ${half}`);
+  });
 });
