@@ -14,12 +14,13 @@ import { syncBuiltinESMExports } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import type { ServerHandle } from '../../api/server.ts';
 import { checkWebhookUrl, guardedLookup, isPrivateAddress, WebhookUrlError } from '../../api/events/webhooks/url-policy.ts';
 import { signingSecrets, SubscriptionStore, ROTATION_OVERLAP_MS } from '../../api/events/webhooks/store.ts';
+import { fileStamp } from '../../pipeline/fs/file-stamp.ts';
 import { KEY_RECHECK_MS, retryDelayMs, type WebhookDispatcher } from '../../api/events/webhooks/dispatcher.ts';
 import { keysFile, readKeys, revokeKey, writeKeys } from '../../api/auth/keys.ts';
 import type { KeyPlan } from '../../api/auth/plans.ts';
@@ -1309,4 +1310,29 @@ describe('answers that are not a final status of 200-599', () => {
       }
     });
   }, 60_000);
+});
+
+describe('a change to the subscriptions file the stamp cannot tell apart', () => {
+  it('is never written over: a create, deletion or rotation reads the file under its lock first (review: inode, size and time can all repeat, an inode freed by one replacement taken again by the next within the same clock tick, and the next change wrote the subscriptions last read over it)', () => {
+    const side = memTempDir('quorum-webhooks-stamp-');
+    try {
+      const store = new SubscriptionStore(side.dir);
+      const keyId = newKey(side.dir, 'enterprise').id;
+      const first = store.create({ keyId, url: 'https://93.184.216.34/aaaa', types: null, description: null });
+      // a whole second for the file's time, so that it can be set back exactly
+      utimesSync(store.file, 1_700_000_000, 1_700_000_000);
+      expect(store.list(keyId).map((s) => s.url)).toEqual(['https://93.184.216.34/aaaa']); // read again at that time
+      const stamp = fileStamp(store.file);
+      // another writer's change of the same size, in the same inode, at the same time
+      writeFileSync(store.file, readFileSync(store.file, 'utf8').replace('/aaaa"', '/bbbb"'));
+      utimesSync(store.file, 1_700_000_000, 1_700_000_000);
+      expect(fileStamp(store.file)).toBe(stamp);
+      store.create({ keyId, url: 'https://93.184.216.34/cccc', types: null, description: null });
+      const stored = (JSON.parse(readFileSync(store.file, 'utf8')) as { subscriptions: { id: string; url: string }[] }).subscriptions;
+      expect(stored.map((s) => s.url)).toEqual(['https://93.184.216.34/bbbb', 'https://93.184.216.34/cccc']);
+      expect(stored[0]!.id).toBe(first.id);
+    } finally {
+      side.cleanup();
+    }
+  });
 });

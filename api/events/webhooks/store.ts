@@ -1,7 +1,8 @@
 /**
  * Webhook subscriptions, kept in `<data dir>/state/webhooks.json` (replaced atomically: write,
  * fsync, rename). The server and the `quorum webhooks` CLI share the file; the server rereads it
- * when its modification time changes. Secrets are stored (they sign every delivery) but shown
+ * when its inode, size or time changes, and whole, under its lock, before every change it makes.
+ * Secrets are stored (they sign every delivery) but shown
  * only when created or rotated.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -96,13 +97,14 @@ export class SubscriptionStore {
   /**
    * Rereads the file if it changed (another process, e.g. the CLI, wrote it). `maxAgeMs` > 0 skips
    * the check when the last one is that recent (the delivery loop: one stat per delivery is waste).
+   * `force`: read it whatever its stamp says (#change).
    */
-  refresh(maxAgeMs = 0): void {
+  refresh(maxAgeMs = 0, force = false): void {
     const now = Date.now();
-    if (maxAgeMs > 0 && now - this.#checkedAt < maxAgeMs) return;
+    if (!force && maxAgeMs > 0 && now - this.#checkedAt < maxAgeMs) return;
     this.#checkedAt = now;
     const m = fileStamp(this.file);
-    if (m === this.#stamp) return;
+    if (m === this.#stamp && !force) return;
     // A file that does not parse (a hand edit gone wrong; the writers replace it whole, atomically)
     // leaves the subscriptions last read in place, and is read again at the next check until it is
     // fixed; meanwhile no change is written over it (#change). Outside test: its time was taken
@@ -129,7 +131,11 @@ export class SubscriptionStore {
    */
   #change<T>(fn: () => T): T {
     return withFileLock(this.file, () => {
-      this.refresh();
+      // Read whole, not judged by its stamp: inode, size and time can all repeat (an inode freed by
+      // one replacement taken again by the next within the same tick of the kernel's file clock, the
+      // same size), and a change written over what was not read loses it (review). The file is
+      // small and changes are rare; reads between changes keep to the stamp.
+      this.refresh(0, true);
       if (this.#unreadable) throw this.#unreadable;
       return fn();
     });
