@@ -576,7 +576,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'The resource is in a state that does not allow this (`subscription_disabled`: re-enable it first).',
   410: 'The cursor was issued on an earlier snapshot, and this list\'s order changes with each snapshot (`cursor_expired`): start again from the first page.',
   413: 'Request body larger than 64 kB (`payload_too_large`).',
-  417: 'An `Expect` header other than `100-continue` alone (`expectation_failed`): sent before anything else is checked.',
+  417: 'An `Expect` header other than `100-continue` alone (`expectation_failed`): answered before authentication and the quota (only a missing or repeated Host header is a 400 first).',
   422: 'Idempotency-Key reused with another body (`idempotency_conflict`).',
   429: 'Quota used up (`rate_limited`); see `Retry-After`.',
   500: 'Internal error (`internal`); never carries a stack trace.',
