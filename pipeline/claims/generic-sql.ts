@@ -22,7 +22,7 @@
  *  4. the claims (straight from the temp table, joined to their slugs) and sources are appended like every raw append (raw-writer's rules: dedupe on the
  *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, type Stats } from 'node:fs';
 import { commitTempFile } from '../fs/durable.ts';
 import { randomBytes } from 'node:crypto';
 import { basename, join, resolve } from 'node:path';
@@ -743,10 +743,38 @@ export async function appendStaged(
 /**
  * The *.csv files of `dir` that a `csv` import reads, sorted: the extension in any case (QA: a
  * `Claims.CSV` beside `b.csv` was skipped silently, its claims never imported); directories are
- * not files, whatever their name.
+ * not files, whatever their name, a symbolic link to one included (it was refused with EISDIR,
+ * while the directory itself was skipped). Another kind of file (a named pipe, a socket, a
+ * device) is refused naming it: opening a named pipe waits for a writer, and the import hung for
+ * good without a word (outside test). A link to nothing stays, and is refused when read.
  */
 export function claimCsvFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).filter((f) => !f.isDirectory() && /\.csv$/i.test(f.name)).map((f) => f.name).sort();
+  const names: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!/\.csv$/i.test(entry.name)) continue;
+    const path = join(dir, entry.name);
+    const kind = entry.isSymbolicLink() ? linkedKind(path) : entry;
+    if (kind === null || kind.isFile()) names.push(entry.name);
+    else if (!kind.isDirectory()) throw new ImportError(path, null, null, `not a regular file (${specialFileKind(kind)}): only files are read`);
+  }
+  return names.sort();
+}
+
+/** What the symbolic link `path` points to; null when it points to nothing (or cannot be followed). */
+function linkedKind(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The kind of a file that is neither a regular file nor a directory, in words. */
+function specialFileKind(kind: Pick<Stats, 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice'>): string {
+  if (kind.isFIFO()) return 'a named pipe';
+  if (kind.isSocket()) return 'a socket';
+  if (kind.isCharacterDevice() || kind.isBlockDevice()) return 'a device';
+  return 'a special file';
 }
 
 /**

@@ -2,11 +2,13 @@
  * `quorum import claims csv` (QA, third pass): which files of the directory are read, and the
  * order that settles slug collisions. Real files, the real importer, real DuckDB and Parquet.
  */
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { assignSlugs } from '../../pipeline/claims/slug.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { CSV_HEAD, csvFolder, importAll, rawQuery } from './helpers.ts';
+import { CSV_HEAD, claimParts, csvFolder, importAll, rawQuery } from './helpers.ts';
 
 const tmp = tempDir('quorum-claims-qa-order-');
 afterAll(() => tmp.cleanup());
@@ -41,5 +43,30 @@ describe('the files of the directory', () => {
       { claim_id: 'c1', file: 'Claims.CSV' },
       { claim_id: 'c2', file: 'b.csv' },
     ]);
+  });
+  it('a named pipe called *.csv is refused naming it, nothing written (outside test: the import opened it and waited for a writer for good)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const dir = csvFolder(tmp.dir, { 'a.csv': CSV_HEAD + 'p1,Acme,2024-01-01,probability,x,0.4,,\n' });
+    const pipe = join(dir, 'b.csv');
+    execFileSync('mkfifo', [pipe]);
+    try {
+      await expect(importAll(data, [['csv', dir]])).rejects.toThrow(`${pipe}: not a regular file (a named pipe): only files are read`);
+      expect(claimParts(data)).toEqual([]);
+    } finally {
+      // a reader blocked on the pipe (the defect) is released, so that the run can end
+      try {
+        closeSync(openSync(pipe, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // no reader: nothing to release
+      }
+    }
+  }, 15_000);
+
+  it('a symbolic link called *.csv to a directory is skipped like the directory (it was refused with EISDIR)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const dir = csvFolder(tmp.dir, { 'a.csv': CSV_HEAD + 'l1,Acme,2024-01-01,probability,x,0.4,,\n' });
+    symlinkSync(tmp.dir, join(dir, 'linked.csv'));
+    const [res] = await importAll(data, [['csv', dir]]);
+    expect(res!.claims).toMatchObject({ received: 1, written: 1 });
   });
 });
