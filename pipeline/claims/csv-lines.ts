@@ -229,6 +229,50 @@ export async function lineEndingProblem(file: string): Promise<{ line: number; r
  * empty fields past the columns it was given, so their number is counted here.
  */
 export async function fieldCount(file: string, line: number): Promise<number | null> {
+  const text = await physicalLine(file, line);
+  if (text === null) return null;
+  try {
+    const records = parseCsv(text);
+    return records.length === 1 ? records[0]!.fields.length : null;
+  } catch (e) {
+    if (e instanceof CsvSyntaxError) return null;
+    throw e;
+  }
+}
+
+/**
+ * The index of the field whose quote physical line `line` of `file` leaves open (0-based: the
+ * field that holds a line break, or runs to the end of a truncated file), null when the line
+ * closes every quote it opens or the file has no such line. Only read on the error path of a
+ * record refused for a line break inside quotes or an unterminated quote (generic-sql.ts), to
+ * name its field as every other refusal does (outside test: both named the line only).
+ */
+export async function openQuoteField(file: string, line: number): Promise<number | null> {
+  const text = await physicalLine(file, line);
+  if (text === null) return null;
+  let field = 0;
+  let quoted = false;
+  let start = true; // at the start of a field, where a quote opens it
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c !== '"') continue;
+      if (text[i + 1] === '"') i++; // an escaped quote
+      else quoted = false;
+    } else if (c === ',') {
+      field++;
+      start = true;
+      continue;
+    } else if (c === '"' && start) {
+      quoted = true;
+    }
+    start = false;
+  }
+  return quoted ? field : null;
+}
+
+/** Physical line `line` (1-based) of `file` without its line ending; null when the file has no such line. */
+async function physicalLine(file: string, line: number): Promise<string | null> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(CHUNK_BYTES);
@@ -253,12 +297,7 @@ export async function fieldCount(file: string, line: number): Promise<number | n
       pos += bytesRead;
     }
     if (current !== line) return null;
-    const text = Buffer.concat(parts).toString('utf8').replace(/\r$/, '');
-    const records = parseCsv(text);
-    return records.length === 1 ? records[0]!.fields.length : null;
-  } catch (e) {
-    if (e instanceof CsvSyntaxError) return null;
-    throw e;
+    return Buffer.concat(parts).toString('utf8').replace(/\r$/, '');
   } finally {
     await fh.close();
   }

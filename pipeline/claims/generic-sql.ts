@@ -33,7 +33,7 @@ import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
-import { blankLines, fieldCount, fileTraits, type FileTraits, lineEndingProblem, lineShifts, readHeader, recordLine } from './csv-lines.ts';
+import { blankLines, fieldCount, fileTraits, type FileTraits, lineEndingProblem, lineShifts, openQuoteField, readHeader, recordLine } from './csv-lines.ts';
 import { BUNDLED_CLAIM_ID_PREFIXES, EARLIEST_CLAIM_DATE, GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
@@ -190,6 +190,8 @@ const CHECKS: [string | null, string, string][] = [
     '(outcome IS NOT NULL OR realized_value IS NOT NULL) AND _resolved > _latest'],
 ];
 
+/** The index in CHECKS of the line-break check (its field is the one the record's line leaves quoted). */
+const LINE_BREAK_CHECK = CHECKS.findIndex(([, , bad]) => bad === '_linebreak');
 /** The index in CHECKS of the record-width check (its message counts the record's fields). */
 const WIDTH_CHECK = CHECKS.findIndex(([, , bad]) => bad === '_width');
 
@@ -302,16 +304,28 @@ function widthError(file: string, line: number | null, header: readonly string[]
 }
 
 /**
+ * The column of the field whose quote line `line` of `file` leaves open (csv-lines.ts
+ * openQuoteField): its header name, `(extra)` past the header's columns, null when not found.
+ */
+async function quotedFieldName(file: string, line: number, header: readonly string[]): Promise<string | null> {
+  const at = await openQuoteField(file, line);
+  if (at === null) return null;
+  return at < header.length ? header[at] || `column ${at + 1}` : '(extra)';
+}
+
+/**
  * An ImportError for a failed read_csv of `file` (columns `header`): DuckDB names the physical
  * line (columns are explicit, nothing is sniffed), read here with the usual reasons.
  */
-function readError(file: string, header: readonly string[], e: Error): ImportError {
+async function readError(file: string, header: readonly string[], e: Error): Promise<ImportError> {
   const msg = e.message;
   const at = /CSV Error on Line: (\d+)/.exec(msg) ?? /line:? (\d+)/i.exec(msg);
   const line = at ? Number(at[1]) : null;
   const width = /Expected Number of Columns: (\d+) Found: (\d+)/.exec(msg);
   if (width) return widthError(file, line, header, Number(width[2]));
-  if (/unterminated quote/i.test(msg)) return new ImportError(file, line, null, 'unterminated quoted field (file truncated?)');
+  if (/unterminated quote/i.test(msg)) {
+    return new ImportError(file, line, line === null ? null : await quotedFieldName(file, line, header), 'unterminated quoted field (file truncated?)');
+  }
   // DuckDB says so on a later line of its message (the first is only "CSV Error on Line: N").
   const long = /Maximum line size of (\d+) bytes exceeded\. Actual Size:\s*(\d+)/.exec(msg);
   if (long) {
@@ -481,7 +495,7 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
       const endings = await lineEndingProblem(file);
       if (endings) throw new ImportError(file, endings.line, null, endings.reason);
     }
-    throw readError(file, header, e as Error);
+    throw await readError(file, header, e as Error);
   }
   return { file, header, start, end: start + count, blanks: await blanks };
 }
@@ -512,6 +526,10 @@ async function firstInvalid(conn: DuckDBConnection, files: readonly ReadFile[]):
   if (Number(bad.failed) === WIDTH_CHECK) {
     const header = files.find((f) => f.file === file)!.header;
     return widthError(file, line, header, await fieldCount(file, line));
+  }
+  if (Number(bad.failed) === LINE_BREAK_CHECK) {
+    const header = files.find((f) => f.file === file)!.header;
+    return new ImportError(file, line, await quotedFieldName(file, line, header), reason);
   }
   return new ImportError(file, line, field, reason);
 }

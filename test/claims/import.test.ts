@@ -136,7 +136,9 @@ describe('malformed files are rejected with file, line and field', () => {
     writeFileSync(join(dir, 'claims.csv'), 'claim_id,source,made_at,kind\nc1,S,2024-01-01,value\n');
     expect([(await rejection('csv', dir)).field]).toEqual(['subject']);
     writeFileSync(join(dir, 'claims.csv'), head + 'c1,S,2024-01-01,value,"two\nlines",,,3,,\n');
-    expect((await rejection('csv', dir)).reason).toContain('line break');
+    const broken = await rejection('csv', dir);
+    expect(broken.reason).toContain('line break');
+    expect([broken.line, broken.field]).toEqual([2, 'subject']);
   });
 
   it('generic CSV over several files: errors and provenance name each record\'s own file and line', async () => {
@@ -394,7 +396,7 @@ describe('generic CSV: reported and stored lines are the physical lines of the f
       [rec('c1') + 'c2,S,2024-01-01,probab', 3, 'subject', /expected 6 fields, got 4/],
       [rec('c1') + 'c2,S,2024-01-01,probability,x\n' + rec('c3'), 3, 'probability', /expected 6 fields, got 5/],
       ['c1,S,2024-01-01,probability,x,0.4,extra\n' + rec('c2'), 2, '(extra)', /expected 6 fields, got 7/],
-      [rec('c1') + rec('c2') + 'c3,S,2024-01-01,probability,"x,0.4\n', 4, null, /unterminated/],
+      [rec('c1') + rec('c2') + 'c3,S,2024-01-01,probability,"x,0.4\n', 4, 'subject', /unterminated/],
       [rec('c1') + '\n\n' + 'c2,S,2024-01-01\n', 5, 'kind', /expected 6 fields, got 3/],
       // Empty fields past the header's last column (DuckDB's strict reader dropped them silently:
       // a decimal comma, `0,7,`, was stored as probability 0).

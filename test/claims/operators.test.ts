@@ -185,8 +185,23 @@ describe('generic CSV file checks', () => {
     const head = 'claim_id,source,made_at,kind,subject,probability,notes\n';
     const dir = folder({ 'a.csv': head + 'c1,S,2024-01-01,probability,x,0.4,fine\nc2,S,2024-01-01,probability,x,0.4,"two\nlines"\nc3,S,2024-01-01,probability,x,0.4,\n' });
     const e = await rejected(join(tmp.dir, `wh-${n++}`), dir);
-    expect([e.line, e.field]).toEqual([3, null]);
+    expect([e.line, e.field]).toEqual([3, 'notes']);
     expect(e.reason).toContain('line break');
+  });
+
+  it('a quoted line break or an unterminated quote names the field it opens in, past quoted commas and escaped quotes (outside test: both named the line only)', async () => {
+    const head = 'claim_id,source,made_at,kind,subject,probability,horizon_days\n';
+    const cases: [string, number, string, string][] = [
+      ['c1,"Acme, ""Polls""",2024-01-01,probability,x,0.4,"31\n"\n', 2, 'horizon_days', 'line break'],
+      ['c1,S,2024-01-01,probability,x,0.4,\nc2,S,2024-01-01,probability,"x, y",0.4,,"z\n', 3, '(extra)', 'unterminated'],
+      ['c1,S,2024-01-01,probability,x,0.4,\nc2,"S",2024-01-01,probability,"x,0.4,', 3, 'subject', 'unterminated'],
+    ];
+    for (const [body, line, field, reason] of cases) {
+      const data = join(tmp.dir, `wh-${n++}`);
+      const e = await rejected(data, folder({ 'a.csv': head + body }));
+      expect([e.line, e.field, e.reason], body).toEqual([line, field, expect.stringContaining(reason)]);
+      expect(rawParts(data, 'claims')).toEqual([]);
+    }
   });
 
   it('a claim resolved before it was made, or more than 36,525 days after, is rejected at resolved_at', async () => {
