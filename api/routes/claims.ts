@@ -7,7 +7,6 @@
  *   `made_since` (ISO 8601), `question_id`.
  * - `GET /api/claims/{claim_id}` (claims.detail): one claim with its source; unknown: 404.
  */
-import type { Request } from 'express';
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellNum as num, cellStr as str, fromColumns } from '../db/cells.ts';
@@ -17,13 +16,13 @@ import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { assertCursorSnapshot, bigintKey, cursorKeyText, decodeSnapshotKeyset, encodeSnapshotKeyset, int64String } from '../http/cursor.ts';
 import { parseBoolean, pathId, queryEnum, queryInt, queryString, queryTimestamp } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
+import { snapshotSourceSlugs, sourceGiven, sourceNameError, SOURCE_SLUG } from './source-param.ts';
 import { queryQuestionId } from './prediction-params.ts';
 import { count, DOC, isoTime, isoTimeParam, published, zDays, zFine, zNum, zProb } from '../openapi/common.ts';
 
 export const CLAIMS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 const CLAIM_KINDS = ['probability', 'direction', 'value'] as const;
 const CLAIM_ID = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,399}$/;
-const SLUG = /^[a-z0-9][a-z0-9-]{0,199}$/;
 const CURSOR_KIND = 'claims';
 
 
@@ -118,14 +117,6 @@ function claim(r: JsonRow): z.input<typeof Claim> {
   });
 }
 
-function queryPattern(req: Request, name: string, pattern: RegExp, what: string, fold: (raw: string) => string = (raw) => raw): string | null {
-  const given = queryString(req, name, 400);
-  if (given === undefined) return null;
-  const raw = fold(given);
-  if (!pattern.test(raw)) throw ApiError.invalidParameter(name, `Query parameter '${name}' must be ${what}.`, { pattern: pattern.source });
-  return raw;
-}
-
 export const claimsListRoute = jsonRoute({
   id: 'claims',
   path: '/api/claims/',
@@ -140,7 +131,7 @@ export const claimsListRoute = jsonRoute({
     cursor: z.string().max(1024).optional().meta({
       description: 'The previous page\'s next_cursor, on the snapshot that issued it: Quorum\'s own claims take the time of their latest forecast, which a run (a backfill above all) can change, so after a newer snapshot it is a 410 cursor_expired (start again).',
     }),
-    source: z.string().regex(SLUG).optional().meta({ description: 'A source slug (capitals A-Z read as lower case: SurveyUSA is surveyusa).' }),
+    source: z.string().regex(SOURCE_SLUG).optional().meta({ description: 'A source slug (capitals A-Z read as lower case: SurveyUSA is surveyusa).' }),
     kind: z.enum(CLAIM_KINDS).optional(),
     resolved: z.boolean().optional(),
     made_since: isoTimeParam.optional(),
@@ -151,8 +142,10 @@ export const claimsListRoute = jsonRoute({
   cache: true,
   input: (req) => {
     const limit = queryInt(req, 'limit', CLAIMS_LIMIT);
-    // capitals A-Z read as lower case, as the track records' source_slug path parameter reads them
-    const source = queryPattern(req, 'source', SLUG, 'a source slug (a-z, 0-9, -)', (raw) => raw.replace(/[A-Z]/g, (c) => c.toLowerCase()));
+    // capitals A-Z read as lower case, as the track records' source_slug path parameter reads them;
+    // a name given instead is refused in `data`, naming the closest slugs of the snapshot
+    const sourceRaw = queryString(req, 'source', 400);
+    const source = sourceRaw === undefined ? null : sourceGiven(sourceRaw);
     const kind = queryEnum(req, 'kind', CLAIM_KINDS) ?? null;
     const resolvedRaw = queryString(req, 'resolved', 16);
     const resolved = resolvedRaw === undefined ? null : parseBoolean(resolvedRaw, 'resolved');
@@ -164,8 +157,10 @@ export const claimsListRoute = jsonRoute({
     const after = raw === undefined ? null : decodeSnapshotKeyset(raw, CURSOR_KIND, z.tuple([int64String, cursorKeyText]));
     return { limit, source, kind, resolved, madeSinceUs: since ? since.epochUs.toString() : null, questionId, after };
   },
-  data: async (snap, { limit, source, kind, resolved, madeSinceUs, questionId, after }) => {
+  data: async (snap, { limit, source: given, kind, resolved, madeSinceUs, questionId, after }) => {
     snap.require('claims');
+    if (given?.name != null) throw await sourceNameError(snap, 'source', "Query parameter 'source'", given.name);
+    const source = given?.slug ?? null;
     // by made_at, which a run rewrites for Quorum's own claims (QA: a backfill moved 49 of them
     // ahead of a cursor, 42 skipped): a cursor is a position in one snapshot's order
     if (after !== null) assertCursorSnapshot(after.snapshot, snap.id);
@@ -197,7 +192,7 @@ export const claimsListRoute = jsonRoute({
  */
 async function assertKnownSource(snap: PinnedSnapshot, source: string): Promise<void> {
   if (!snap.tables.has('track_records')) return;
-  const slugs = (await snap.query('track-records-slugs')).map((r) => String(r.source_slug));
+  const slugs = await snapshotSourceSlugs(snap);
   if (slugs.includes(source)) return;
   const { closest, text } = closestNote(source, slugs, 'slugs');
   throw new ApiError(400, 'invalid_parameter', `No source '${source}' has claims in this snapshot.${text}`, { parameter: 'source', closest });

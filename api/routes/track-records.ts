@@ -17,17 +17,18 @@ import { SOURCE_KINDS } from '../../pipeline/claims/formats.ts';
 import type { JsonRow } from '../db/convert.ts';
 import { notFoundClosest } from '../http/closest.ts';
 import { assertCursorSnapshot, decodeSnapshotKeyset, encodeSnapshotKeyset, sortedKind } from '../http/cursor.ts';
-import { pathId, queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
+import { queryCategory, queryEnum, queryInt, queryString } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
 import { categoryParam, count, DOC, isoTime, published, zFine, zPct, zProb } from '../openapi/common.ts';
 import { roundPercent } from '../http/precision.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
+import { snapshotSourceSlugs, sourceGiven, sourceNameError, SOURCE_SLUG, type SourceGiven } from './source-param.ts';
 
 export const TRACK_LIMIT = { min: 1, max: 500, default: 50 } as const;
 /** `min_resolved`: one range for the parser and the OpenAPI document. */
 const MIN_RESOLVED = { min: 0, max: 1_000_000_000, default: 0 } as const;
 export const TRACK_SORTS = ['rank', 'accuracy', 'n_resolved', 'brier', 'mae', 'slug'] as const;
-const SLUG = /^[a-z0-9][a-z0-9-]{0,199}$/;
+
 const CURSOR_KIND = 'track_records';
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
@@ -226,24 +227,27 @@ function record(r: JsonRow): z.input<typeof TrackRecord> {
 }
 
 /**
- * The `source_slug` path parameter (kebab-case), or a 400. Slugs are lower case, so ASCII capitals
- * are folded first: a reader typing /sources/SurveyUSA/ means surveyusa (only A-Z: a fold of other
- * letters, such as the Kelvin sign to k, would make a slug of what is none).
+ * The `source_slug` path parameter as given: a slug (capitals A-Z read as lower case: a reader
+ * typing /sources/SurveyUSA/ means surveyusa), or a name typed for one, refused by findSource.
  */
-export function pathSlug(req: Request, name = 'source_slug'): string {
-  return pathId(req, name, SLUG, "a source slug (a-z, 0-9, '-'; at most 200 characters)", (id) => id.replace(/[A-Z]/g, (c) => c.toLowerCase()));
+function pathSource(req: Request): SourceGiven {
+  const raw: unknown = (req.params as Record<string, unknown>).source_slug;
+  return sourceGiven(typeof raw === 'string' ? raw : '');
 }
 
-/** The track record row of `slug`, or a 404 naming the closest slugs of this snapshot. */
-async function findSource(snap: PinnedSnapshot, slug: string): Promise<JsonRow> {
+/**
+ * The track record row of the source `given`, or a 404 naming the closest slugs of this snapshot
+ * (a 400 naming them for a name given instead of a slug).
+ */
+async function findSource(snap: PinnedSnapshot, given: SourceGiven): Promise<JsonRow> {
   snap.require('track_records');
-  const [row] = await snap.query('track-records-source', { slug });
+  if (given.name !== null) throw await sourceNameError(snap, 'source_slug', "Path parameter 'source_slug'", given.name);
+  const [row] = await snap.query('track-records-source', { slug: given.slug });
   if (row) return row;
-  const slugs = (await snap.query('track-records-slugs')).map((r) => String(r.source_slug));
-  throw notFoundClosest('source', slug, 'source_slug', slugs);
+  throw notFoundClosest('source', given.slug, 'source_slug', await snapshotSourceSlugs(snap));
 }
 
-const slugParams = z.object({ source_slug: z.string().regex(SLUG).meta({ description: 'A source slug, e.g. surveyusa.' }) });
+const slugParams = z.object({ source_slug: z.string().regex(SOURCE_SLUG).meta({ description: 'A source slug, e.g. surveyusa.' }) });
 
 export const trackRecordsOverviewRoute = jsonRoute({
   id: 'track_records.overview',
@@ -274,7 +278,7 @@ export const trackRecordsOverviewRoute = jsonRoute({
     const minResolved = queryInt(req, 'min_resolved', MIN_RESOLVED);
     const category = queryCategory(req) ?? null;
     const raw = queryString(req, 'cursor', 1024);
-    const after = raw === undefined ? null : decodeSnapshotKeyset(raw, sortedKind(CURSOR_KIND, sort), z.tuple([z.number(), z.string().regex(SLUG)]));
+    const after = raw === undefined ? null : decodeSnapshotKeyset(raw, sortedKind(CURSOR_KIND, sort), z.tuple([z.number(), z.string().regex(SOURCE_SLUG)]));
     return { limit, sort, kind, minResolved, category, after };
   },
   data: async (snap, { limit, sort, kind, minResolved, category, after }) => {
@@ -314,10 +318,11 @@ export const trackRecordsSourceRoute = jsonRoute({
   response: TrackRecordDetail,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ slug: pathSlug(req) }),
-  data: async (snap, { slug }) => {
+  input: (req) => ({ given: pathSource(req) }),
+  data: async (snap, { given }) => {
     snap.require('track_records', 'track_record_calibration', 'track_record_horizons');
-    const row = await findSource(snap, slug);
+    const row = await findSource(snap, given);
+    const slug = String(row.source_slug);
     const [bins, horizons] = await Promise.all([
       snap.query('track-records-calibration', { slug }),
       snap.query('track-records-horizons', { slug }),
@@ -342,10 +347,10 @@ export const trackRecordsTrendsRoute = jsonRoute({
   response: TrackRecordTrends,
   errors: [400, 404],
   cache: true,
-  input: (req) => ({ slug: pathSlug(req) }),
-  data: async (snap, { slug }) => {
+  input: (req) => ({ given: pathSource(req) }),
+  data: async (snap, { given }) => {
     snap.require('track_records', 'track_record_trends');
-    await findSource(snap, slug);
+    const slug = String((await findSource(snap, given)).source_slug);
     const rows = await snap.query('track-records-trends', { slug });
     const trends = rows.map((t) => ({
       year: int(t.year),

@@ -248,6 +248,24 @@ describe('track records computed by hand', () => {
     expectProblem(await get(server, '/api/track-records/sources/beta-forecaster%E2%84%AA/'), 400, 'invalid_parameter'); // the Kelvin sign is no k
   });
 
+  it('a name given for a slug is a 400 naming the slugs closest to it (outside test: it said only what a slug is)', async () => {
+    // the path: "Álpha Pollster" folds to alpha-pollster, which both Alpha pollsters' slugs hold
+    for (const path of ['/api/track-records/sources/%C3%81lpha%20Pollster/', '/api/track-records/sources/%C3%81lpha%20Pollster/trends/']) {
+      const got = await get(server, path, auth.x(key));
+      expectProblem(got, 400, 'invalid_parameter');
+      expect(got.body.parameter).toBe('source_slug');
+      expect(got.body.closest.slice(0, 2)).toEqual(['alpha-pollster', 'alpha-pollster-2']);
+      expect(got.body.detail).toContain('Closest slugs: alpha-pollster, alpha-pollster-2');
+    }
+    // the claims' source filter (README: "a typo or a name for a slug, is a 400 naming the closest slugs")
+    const named = await get(server, '/api/claims/?source=Beta%20Forecaster', auth.x(key));
+    expectProblem(named, 400, 'invalid_parameter');
+    expect(named.body.parameter).toBe('source');
+    expect(named.body.closest[0]).toBe('beta-forecaster');
+    // a slug is served as before
+    expect((await get(server, '/api/claims/?source=BETA-forecaster', auth.x(key))).body.total).toBe(11);
+  });
+
   it('claims: filters, keyset pagination, detail with provenance, 404', async () => {
     const all = await get(server, '/api/claims/?limit=7', auth.x(key));
     expect(all.res.status).toBe(200);
