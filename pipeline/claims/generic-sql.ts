@@ -33,7 +33,7 @@ import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
 import { CATEGORIES, RAW_TABLES, type RawTableName } from '../warehouse/tables.ts';
-import { blankLines, fieldCount, fileTraits, type FileTraits, lineEndingProblem, lineShifts, openQuoteField, readHeader, recordLine } from './csv-lines.ts';
+import { blankLines, fieldCount, fileTraits, type FileTraits, lineEndingProblem, lineShifts, nonUtf8Field, openQuoteField, readHeader, recordLine } from './csv-lines.ts';
 import { BUNDLED_CLAIM_ID_PREFIXES, EARLIEST_CLAIM_DATE, GENERIC_REQUIRED, MAX_ABS_VALUE, MAX_HORIZON_DAYS, SOURCE_KINDS } from './formats.ts';
 import { assignSlugs, sourceName, type StoredSources } from './slug.ts';
 
@@ -308,7 +308,11 @@ function widthError(file: string, line: number | null, header: readonly string[]
  * openQuoteField): its header name, `(extra)` past the header's columns, null when not found.
  */
 async function quotedFieldName(file: string, line: number, header: readonly string[]): Promise<string | null> {
-  const at = await openQuoteField(file, line);
+  return fieldName(header, await openQuoteField(file, line));
+}
+
+/** The column of field `at` (0-based) of a record: its header name, `(extra)` past the header's columns; null for null. */
+function fieldName(header: readonly string[], at: number | null): string | null {
   if (at === null) return null;
   return at < header.length ? header[at] || `column ${at + 1}` : '(extra)';
 }
@@ -333,7 +337,7 @@ async function readError(file: string, header: readonly string[], e: Error): Pro
   }
   // DuckDB says so on a later line of its message, which the generic reason below drops.
   if (/not utf-8 encoded|invalid unicode/i.test(msg)) {
-    return new ImportError(file, line, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 export?): save it as UTF-8');
+    return new ImportError(file, line, line === null ? null : fieldName(header, await nonUtf8Field(file, line)), 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 export?): save it as UTF-8');
   }
   return new ImportError(file, line, null, `malformed CSV: ${msg.split('\n')[0]}`);
 }

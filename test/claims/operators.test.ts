@@ -222,11 +222,20 @@ describe('generic CSV file checks', () => {
     expect(res!.claims.written).toBe(2);
   });
 
-  it('a Latin-1 file is said not to be UTF-8', async () => {
+  it('a Latin-1 file is said not to be UTF-8, at the line and field of its first byte that is none (outside test: the field was not named)', async () => {
     const latin1 = Buffer.concat([Buffer.from(CSV_HEAD), Buffer.from('c1,Caf'), Buffer.from([0xe9]), Buffer.from(' Polls,2024-01-01,probability,x,0.4,,\n')]);
     const e = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': latin1 }));
-    expect(e.line).toBe(2);
+    expect([e.line, e.field]).toEqual([2, 'source']);
     expect(e.reason).toMatch(/not UTF-8/);
+    // after blank lines, a quoted comma and escaped quotes; in a column the format ignores
+    const later = Buffer.concat([
+      Buffer.from(CSV_HEAD.replace('\n', ',notes\n') + 'c1,S,2024-01-01,probability,x,0.4,,,\n\n' + 'c2,"S, ""Q""",2024-01-01,probability,"a, b",0.4,,,"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"\n'),
+    ]);
+    const e2 = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': later }));
+    expect([e2.line, e2.field]).toEqual([4, 'notes']);
+    expect(e2.reason).toMatch(/not UTF-8/);
   });
 
   it('a semicolon- or tab-separated file is said to be one, not "missing column claim_id"', async () => {
