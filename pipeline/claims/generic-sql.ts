@@ -545,6 +545,13 @@ async function firstInvalid(conn: DuckDBConnection, files: readonly ReadFile[]):
  * "the same claim" means the same stored values. In comparison order: the source first, the
  * resolution last.
  */
+/**
+ * A number field as stored: DOUBLE, a negative zero made zero (`+ 0.0`: IEEE -0 + 0 is +0). Outside test:
+ * a probability written `-0.0` (or `-0`, a spreadsheet's rounding of a tiny negative) was stored
+ * as -0 and exported as `"probability": -0.0` in JSONL and `-0.0` in CSV.
+ */
+const STORED_NUMBER = (c: string) => `(TRY_CAST(${c} AS DOUBLE) + 0.0)`;
+
 const CLAIM_COLUMNS: [column: string, expr: string, field: string | null][] = [
   ['source_slug', 's.source_slug', 'source'],
   ['claimed_at', 'i._made', 'made_at'],
@@ -554,16 +561,16 @@ const CLAIM_COLUMNS: [column: string, expr: string, field: string | null][] = [
   ['question_id', "lower(split_part(i.question_id, ':', 1)) || substr(i.question_id, strpos(i.question_id, ':'))", 'question_id'],
   ['subject_key', 'i.subject_key', 'subject_key'],
   ['category', 'lower(i.category)', 'category'],
-  ['probability', 'TRY_CAST(i.probability AS DOUBLE)', 'probability'],
+  ['probability', STORED_NUMBER('i.probability'), 'probability'],
   ['side', 'i.side', 'side'],
-  ['value', 'TRY_CAST(i.value AS DOUBLE)', 'value'],
+  ['value', STORED_NUMBER('i.value'), 'value'],
   ['probability_or_direction', "CASE i.kind WHEN 'probability' THEN i.probability WHEN 'value' THEN i.value ELSE i.side END", null],
   ['unit', 'i.unit', 'unit'],
-  ['threshold', 'TRY_CAST(i.threshold AS DOUBLE)', 'threshold'],
-  ['tolerance', 'TRY_CAST(i.tolerance AS DOUBLE)', 'tolerance'],
-  ['horizon_days', 'TRY_CAST(i.horizon_days AS DOUBLE)', 'horizon_days'],
-  ['outcome', 'TRY_CAST(i.outcome AS DOUBLE)', 'outcome'],
-  ['realized_value', 'TRY_CAST(i.realized_value AS DOUBLE)', 'realized_value'],
+  ['threshold', STORED_NUMBER('i.threshold'), 'threshold'],
+  ['tolerance', STORED_NUMBER('i.tolerance'), 'tolerance'],
+  ['horizon_days', STORED_NUMBER('i.horizon_days'), 'horizon_days'],
+  ['outcome', STORED_NUMBER('i.outcome'), 'outcome'],
+  ['realized_value', STORED_NUMBER('i.realized_value'), 'realized_value'],
   ['resolved_at', "CASE WHEN i.outcome IS NOT NULL OR i.realized_value IS NOT NULL THEN i._resolved END", 'resolved_at'],
 ];
 

@@ -355,3 +355,20 @@ describe('a claim\'s question_id', () => {
     }
   }, 120_000);
 });
+
+describe('a negative zero', () => {
+  it('is stored as zero (outside test: a probability written -0.0 was stored as -0 and exported as -0.0), and the same claim written 0 is no other claim', async () => {
+    const wh = join(tmp.dir, 'wh-negative-zero');
+    const rows = (p: string, v: string) =>
+      HEAD + `z1,Zero Desk,2024-01-01,probability,Event Z,,${p},yes,,,,,1,2024-02-01\n` + `z2,Zero Desk,2024-01-01,value,Level Z,,,,${v},5,${v},${v},,2024-02-01\n`;
+    const [first] = await importAll(wh, [['csv', csvFolder(tmp.dir, { 'a.csv': rows('-0.0', '-0') })]]);
+    expect(first!.claims.written).toBe(2);
+    // as text: a negative zero reads "-0.0", what the exports wrote
+    expect(await rawQuery(wh, 'SELECT claim_id, probability::VARCHAR AS p, value::VARCHAR AS v, threshold::VARCHAR AS t, tolerance::VARCHAR AS tol FROM {claims} ORDER BY claim_id')).toEqual([
+      { claim_id: 'z1', p: '0.0', v: null, t: null, tol: null },
+      { claim_id: 'z2', p: null, v: '0.0', t: '0.0', tol: '0.0' },
+    ]);
+    const [again] = await importAll(wh, [['csv', csvFolder(tmp.dir, { 'a.csv': rows('0', '0') })]]);
+    expect(again!.claims).toMatchObject({ received: 2, written: 0 });
+  });
+});
