@@ -286,14 +286,18 @@ export async function nonUtf8Field(file: string, line: number): Promise<number |
   let quoted = false;
   for (let i = 0; i <= bytes.length; i++) {
     const b = bytes[i];
-    if (b === QUOTE) quoted = !quoted; // an escaped quote ("") toggles twice
-    else if (i === bytes.length || (b === COMMA && !quoted)) {
+    if (quoted) {
+      if (b === QUOTE) quoted = bytes[i + 1] === QUOTE ? (i++, true) : false; // "" is an escaped quote
+    } else if (i === bytes.length || b === COMMA) {
       if (!isUtf8(bytes.subarray(from, i))) return field;
       field++;
       from = i + 1;
+    } else if (b === QUOTE && i === from) {
+      quoted = true; // a quote opens a field only at its start, as in openQuoteField
     }
   }
-  return null;
+  // a quote the line leaves open: its field runs to the line's end
+  return quoted && !isUtf8(bytes.subarray(from)) ? field : null;
 }
 
 /** Physical line `line` (1-based) of `file` without its line ending; null when the file has no such line. */

@@ -236,6 +236,10 @@ describe('generic CSV file checks', () => {
     const e2 = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': later }));
     expect([e2.line, e2.field]).toEqual([4, 'notes']);
     expect(e2.reason).toMatch(/not UTF-8/);
+    // a quote inside an unquoted field opens nothing: the fields after it are split at their commas
+    const inner = Buffer.concat([Buffer.from(CSV_HEAD + 'c1,S,2024-01-01,probability,a"b,0.4,,'), Buffer.from([0xe9]), Buffer.from('\n')]);
+    const e3 = await rejected(join(tmp.dir, `wh-${n++}`), folder({ 'a.csv': inner }));
+    expect([e3.line, e3.field]).toEqual([2, 'resolved_at']);
   });
 
   it('a semicolon- or tab-separated file is said to be one, not "missing column claim_id"', async () => {
