@@ -28,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { basename, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ImportError } from '../import/import-error.ts';
-import { sqlIdent, sqlPath } from '../warehouse/duckdb.ts';
+import { sqlIdent, sqlLiteralFilePath, sqlPath } from '../warehouse/duckdb.ts';
 import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
@@ -461,7 +461,7 @@ function recordsSql(file: string, header: readonly string[], traits: FileTraits,
     `SELECT ${select}, ${lineBreak} AS _linebreak, (c${width - 1} IS NULL OR c${width} IS NOT NULL) AS _width, ${empty} FROM (` +
     `SELECT *, ${plain} AS _plain FROM (` +
     `SELECT *${bare ? '' : `, ${line} AS _line`} ` +
-    `FROM read_csv(${sqlPath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
+    `FROM read_csv(${sqlLiteralFilePath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
     `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = true, nullstr = ${q(ABSENT)}${parallel ? '' : ', parallel = false'})))))`
   );
 }

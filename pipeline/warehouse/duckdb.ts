@@ -78,6 +78,17 @@ export function sqlPath(path: string): string {
 }
 
 /**
+ * Quotes the path of ONE file to read whose name is not ours (an operator's claims file): DuckDB's
+ * readers expand `*`, `?` and `[` as a glob, so each is written as the one-character class that
+ * matches only itself (`[*]`, `[?]`, `[[]`). Outside test: importing a directory named `f*` read
+ * its `a.csv` as a glob, and imported the claims of the sibling directory `fx` too, as lines of a
+ * file that had none; a file `a*.csv` read `ab.csv` as well.
+ */
+export function sqlLiteralFilePath(path: string): string {
+  return sqlPath(path.replace(/[*?[]/g, (c) => `[${c}]`));
+}
+
+/**
  * Quotes the path of ONE file to read (read_parquet treats * ? [ ] { } as glob characters, which
  * none of our single-file paths is meant to contain, so such a path is refused).
  */

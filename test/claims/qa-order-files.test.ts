@@ -3,7 +3,7 @@
  * order that settles slug collisions. Real files, the real importer, real DuckDB and Parquet.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, symlinkSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { assignSlugs } from '../../pipeline/claims/slug.ts';
@@ -69,4 +69,30 @@ describe('the files of the directory', () => {
     const [res] = await importAll(data, [['csv', dir]]);
     expect(res!.claims).toMatchObject({ received: 1, written: 1 });
   });
+  it('a directory or file name holding * ? [ is read as itself, not as a glob (outside test: a directory f* imported its sibling fx\'s claims too)', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const root = join(tmp.dir, `glob-${n++}`);
+    mkdirSync(join(root, 'f*'), { recursive: true });
+    mkdirSync(join(root, 'fx'));
+    writeFileSync(join(root, 'f*', 'a.csv'), CSV_HEAD + 'g1,Acme,2024-01-01,probability,x,0.4,,\n');
+    writeFileSync(join(root, 'fx', 'a.csv'), CSV_HEAD + 'stray1,Stray,2024-01-01,probability,x,0.4,,\n');
+    const [res] = await importAll(data, [['csv', join(root, 'f*')]]);
+    expect(res!.claims).toMatchObject({ received: 1, written: 1 });
+    // in the file names too: a*.csv beside ab.csv, a?.csv, a[b].csv
+    const dir = csvFolder(tmp.dir, {
+      'a*.csv': CSV_HEAD + 'g2,Acme,2024-01-01,probability,x,0.4,,\n',
+      'a?.csv': CSV_HEAD + 'g3,Acme,2024-01-01,probability,x,0.4,,\n',
+      'a[b].csv': CSV_HEAD + 'g4,Acme,2024-01-01,probability,x,0.4,,\n',
+      'ab.csv': CSV_HEAD + 'g5,Acme,2024-01-01,probability,x,0.4,,\n',
+    });
+    await importAll(data, [['csv', dir]]);
+    expect(await rawQuery(data, 'SELECT claim_id, provenance_file AS file, provenance_line AS line FROM {claims} ORDER BY claim_id')).toEqual([
+      { claim_id: 'g1', file: 'a.csv', line: 2n },
+      { claim_id: 'g2', file: 'a*.csv', line: 2n },
+      { claim_id: 'g3', file: 'a?.csv', line: 2n },
+      { claim_id: 'g4', file: 'a[b].csv', line: 2n },
+      { claim_id: 'g5', file: 'ab.csv', line: 2n },
+    ]);
+  });
 });
+
