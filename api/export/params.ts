@@ -85,6 +85,10 @@ export const LIST_ONLY_FILTERS: Readonly<Record<string, string>> = {
   rounds: 'the export has no rounds filter',
   sort: 'an export has one fixed row order (README "Exports")',
   cursor: 'an export is not paginated; use limit and a time filter',
+  // the format's name in other APIs (datasette's _format among them): ignored, it exported CSV to a
+  // client that asked for JSONL (outside test: /api/export/claims/?format=jsonl)
+  format: 'the format is the output parameter: output=csv|json|jsonl|parquet',
+  _format: 'the format is the output parameter: output=csv|json|jsonl|parquet',
 };
 
 interface ParamRule<T> {

@@ -132,9 +132,12 @@ const MISSPELT = misspeltNames([...EXPORT_PARAMS, ...Object.keys(LIST_ONLY_FILTE
 function rejectMisspeltParams(req: Request, table: ExportTableSpec): void {
   const wrong = misspeltParameter(req, MISSPELT);
   if (wrong === undefined) return;
+  // one the export does not read either (`Format`): what to use instead, not a name that is a 400 too
+  const instead = LIST_ONLY_FILTERS[wrong.meant];
   throw ApiError.invalidParameter(
     wrong.given,
-    `Query parameter '${wrong.given}' is not one of the ${table.name} export's: parameter names are lowercase, with '_' (did you mean '${wrong.meant}'?); '${wrong.given}' would be ignored.`,
+    `Query parameter '${wrong.given}' is not one of the ${table.name} export's: parameter names are lowercase, with '_' ` +
+      `(did you mean '${wrong.meant}'?${instead === undefined ? '' : ` The export does not read it either: ${instead}.`}); '${wrong.given}' would be ignored.`,
   );
 }
 

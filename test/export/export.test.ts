@@ -902,6 +902,14 @@ describe('bad input', () => {
     expect((await get('/api/export/resolved/?category=crypto&since=2025-01-01')).res.status).toBe(200);
   });
 
+  it('a format asked for by another API\'s name (format, _format) is a 400 naming output, never a CSV file (outside test: /api/export/claims/?format=jsonl answered CSV)', async () => {
+    for (const param of ['format', '_format', 'Format']) {
+      const r = await get(`/api/export/claims/?${param}=jsonl`);
+      expectProblem(r, 400, 'invalid_parameter');
+      expect(r.body.detail, param).toContain('output=csv|json|jsonl|parquet');
+    }
+  });
+
   it('a parameter written in another case or with - for _ is a 400 naming the one meant, never ignored (outside test: ?Resolved_Since=2030-01-01 and ?LIMIT=1 exported every row, ?OUTPUT=json a CSV file)', async () => {
     const cases: Array<[string, string, string, string]> = [
       ['resolved', 'Resolved_Since', '2030-01-01', 'resolved_since'],
