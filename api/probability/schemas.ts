@@ -197,7 +197,17 @@ export const ProbabilityAnswer = z
             reasoning: z.string().meta({ description: 'The reasoning in that language.' }),
             key_factors: z.array(z.string()).meta({ description: 'The key factors in that language.' }),
           }))
-          .meta({ description: 'The same reasoning and key factors in each further language of `langs`, keyed by its code as the request wrote it.' }),
+          .meta({
+            description:
+              'The same reasoning and key factors in each further language of `langs` the model translated into, keyed by its code ' +
+              'as the request wrote it. A language it gave no usable translation in, asked again, is absent here and listed in ' +
+              '`translations_missing` (its forecast is kept).',
+          }),
+        translations_missing: z.array(z.string()).meta({
+          description:
+            'The further languages of `langs` (codes as the request wrote them) that the model gave no usable translation in, ' +
+            'asked once more; absent from `translations`. Empty when every language came.',
+        }),
         latency_ms: z.number().meta({ description: 'Milliseconds from the call leaving the model\'s queue to its answer, retries included.' }),
         attempts: count.meta({ description: 'HTTP requests sent for the call (the SDK\'s retries plus at most one content retry).' }),
         tokens_in: z.number().int().nullable().meta({ description: 'Prompt tokens, summed over the responses (null: not reported).' }),

@@ -214,9 +214,14 @@ export class ProbabilityService {
    * the dearest cost per unit answered so far, times a request's units, bounds what it may spend.
    */
   costUnits(req: ProbabilityRequest): number {
-    const langs = (req.langs ?? this.#opts.langs ?? ['en']).length;
+    const langs = this.#langs(req).length;
     const text = req.question.length + (req.resolution_criteria?.length ?? 0);
     return langs * (1 + text / PROMPT_OVERHEAD_CHARS);
+  }
+
+  /** The request's reasoning languages (the first the main one): its own, else the server's. */
+  #langs(req: ProbabilityRequest): string[] {
+    return req.langs ?? this.#opts.langs ?? ['en'];
   }
 
   /** Reserves an in-flight slot for the key (429 beyond the limit) for a request of `units` (costUnits); returns its release. */
@@ -420,7 +425,7 @@ export class ProbabilityService {
   async forecast(shown: Shown, signal: AbortSignal): Promise<ProbabilityAnswer> {
     const { req, market, mode, evidence, evidenceErrors, requestId, question, now, t0 } = shown;
     const { models, clients } = await this.#clients();
-    const langs = req.langs ?? this.#opts.langs ?? ['en'];
+    const langs = this.#langs(req);
     const questionId = question.question_id;
     const task: ForecastTask = {
       mode,
@@ -551,6 +556,13 @@ export class ProbabilityService {
           .filter((f) => f.model === model && f.translation_of !== null)
           .map((f) => [f.lang, { reasoning: f.reasoning, key_factors: f.key_factors }]),
       );
+    // The further languages a model gave no usable translation in, asked again (the runner keeps its
+    // forecast: pipeline/models/runner.ts). QA: such a language was only absent from `translations`,
+    // which the document said holds each further language of `langs`.
+    const translationsMissing = (model: string) => {
+      const got = new Set(out.forecasts.filter((f) => f.model === model && f.translation_of !== null).map((f) => f.lang));
+      return this.#langs(req).slice(1).filter((l) => !got.has(l));
+    };
     const modelsUsed = main.map((f) => f.model);
     // raw_mean: the fit is not applied anywhere (the pool nor each model), so nothing is half-calibrated.
     const probability = applied === 'raw_mean' ? mean : pooledProbability(c, main);
@@ -574,6 +586,7 @@ export class ProbabilityService {
           reasoning: f.reasoning,
           key_factors: f.key_factors,
           translations: translations(f.model),
+          translations_missing: translationsMissing(f.model),
           latency_ms: call.latency_ms,
           attempts: call.attempts,
           tokens_in: call.tokens_in,

@@ -16,6 +16,7 @@ import { json, startReplayServer, type ReplayServer } from '../helpers/replay-se
 import { createGdeltProvider } from '../../pipeline/evidence/gdelt.ts';
 import { createLocalEvidenceProvider } from '../../pipeline/evidence/local.ts';
 import { StoredProbability } from '../../api/routes/probability.ts';
+import { startScriptedModels, type ScriptedModels } from './scripted-models.ts';
 
 const future = new Date(Date.now() + 90 * 86_400_000).toISOString();
 const good = (extra: Record<string, unknown> = {}) => ({
@@ -1146,5 +1147,54 @@ describe('each model\'s cost in an answer', () => {
       await own.close();
       await d.cleanup();
     }
+  });
+});
+
+describe('what an answer says of each model, with models that answer what the simulator never does', () => {
+  const text = (lang: string) => ({ reasoning: `Reasoning in ${lang}.`, key_factors: [`factor (${lang})`] });
+  const reply = (probability: number, langs: string[]) => ({
+    probability, reasoning: 'Main reasoning.', key_factors: ['a'], translations: Object.fromEntries(langs.map((l) => [l, text(l)])),
+  });
+  let scripted: ScriptedModels;
+  let d: { dir: string; cleanup: () => Promise<void> };
+  let srv: ServerHandle;
+  let k: string;
+  beforeAll(async () => {
+    scripted = await startScriptedModels({
+      'near-never': reply(0.0002, ['fr', 'de']),
+      'near-certain': reply(0.9995, ['fr', 'de']),
+      // its fr translation is missing, asked again too: the forecast is kept without it
+      untranslated: reply(0.4, ['de']),
+    }, models[0]!);
+    d = await copyOfFixture();
+    srv = await serve(d.dir, { probability: { models: scripted.models, timeoutMs: 5000, evidenceProviders: [] } });
+    k = newKey(d.dir, 'pro', ['probability']).key;
+  });
+  afterAll(async () => {
+    await srv?.close();
+    await scripted?.close();
+    await d?.cleanup();
+  });
+
+  // Outside test: a translation missing after the model was asked again was only absent from
+  // `translations`, which the document said holds each further language of `langs`.
+  it('a translation missing, asked again, is named in translations_missing and the document says it may be absent', async () => {
+    scripted.requests.clear();
+    const g = await post(good({ question: 'Will the answer say which translations are missing?', langs: ['en', 'fr', 'de'] }), k, {}, {}, srv);
+    expect(g.res.status, g.text).toBe(200);
+    expect(scripted.requests.get('untranslated')).toBe(2); // asked once more for its fr translation
+    const by = Object.fromEntries(g.body.models.map((m: { model: string }) => [m.model, m]));
+    expect(Object.keys(by.untranslated.translations)).toEqual(['de']);
+    expect(by.untranslated.translations_missing).toEqual(['fr']);
+    expect(by['near-never'].translations_missing).toEqual([]);
+    expect(Object.keys(by['near-never'].translations)).toEqual(['fr', 'de']);
+    const doc = (await get(srv, '/api/openapi.json')).body.components.schemas.ProbabilityAnswer;
+    const item = doc.properties.models.items;
+    expect(item.required).toContain('translations_missing');
+    expect(item.properties.translations.description).toMatch(/absent here and listed in `translations_missing`/);
+    // the stored record is what the document says, key for key
+    const stored = await get(srv, `/api/probability/${g.body.request_id}`, { headers: { 'x-api-key': k } });
+    expect(StoredProbability.parse(stored.body)).toEqual(stored.body);
+    expect(stored.body.answer.models.find((m: { model: string }) => m.model === 'untranslated').translations_missing).toEqual(['fr']);
   });
 });
