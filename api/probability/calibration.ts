@@ -5,7 +5,8 @@
  * For a mode: each model's probability p becomes sigmoid(a_m + b_m·logit(p)) with its Platt fit (a
  * model the table does not know, e.g. a newly configured one, has no resolved question: the
  * identity, as every cell under 50, issue 14); the calibrated log-odds of the models that answered are averaged and
- * multiplied by the extremizing factor d: probability = sigmoid(d · mean(calibrated log-odds)).
+ * multiplied by the extremizing factor d: probability = sigmoid(d · mean(calibrated log-odds)), log-odds
+ * taken of p clipped to [0.001, 0.999].
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
@@ -110,10 +111,18 @@ export function fitFor(c: ModeCalibration, model: string): PlattFit {
   return c.models.get(model) ?? NO_HISTORY;
 }
 
-/** One model's calibrated probability. */
+/** Whether a fit is the identity (a = 0, b = 1): every identity_* method, a model with no history included. */
+export const isIdentity = (f: PlattFit): boolean => f.intercept === 0 && f.slope === 1;
+
+/**
+ * One model's calibrated probability: sigmoid(a + b·logit(p)), p clipped to [0.001, 0.999] in the
+ * log-odds as the fit was fitted (sql/derive/95_calibration_models.sql). The identity is the answer
+ * as given: the clip exists only to take log-odds (QA: an answer of 0.0002 under the identity was
+ * published as a calibrated 0.001, which no formula of the document gives).
+ */
 export function calibrateOne(c: ModeCalibration, model: string, p: number): number {
   const f = fitFor(c, model);
-  return sigmoid(f.intercept + f.slope * logit(p));
+  return isIdentity(f) ? p : sigmoid(f.intercept + f.slope * logit(p));
 }
 
 /** The pooled, extremized calibrated probability of the models' raw answers. */

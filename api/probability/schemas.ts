@@ -144,8 +144,8 @@ export const ProbabilityRequest = z
 export type ProbabilityRequest = z.infer<typeof ProbabilityRequest>;
 
 const Fit = z.object({
-  intercept: z.number().meta({ description: 'a in calibrated log-odds = a + b · logit(p).' }),
-  slope: z.number().meta({ description: 'b in calibrated log-odds = a + b · logit(p).' }),
+  intercept: z.number().meta({ description: 'a in calibrated log-odds = a + b · logit(p) (p clipped to [0.001, 0.999] in the log-odds).' }),
+  slope: z.number().meta({ description: 'b in calibrated log-odds = a + b · logit(p) (p clipped to [0.001, 0.999] in the log-odds).' }),
   method: z.string().meta({
     description:
       'platt (the pool), platt_shrunk (a model\'s own fit), identity_insufficient_data (a = 0, b = 1: fewer than 50 resolved ' +
@@ -189,7 +189,11 @@ export const ProbabilityAnswer = z
         model: z.string().meta({ description: 'The model id (as configured).' }),
         provider: z.string().meta({ description: 'The model\'s provider (`simulated`: the bundled model simulator).' }),
         probability: prob.meta({ description: 'The model\'s raw answer.' }),
-        calibrated_probability: prob.meta({ description: 'The answer through its Platt fit; the raw answer when `calibration.applied` is not `platt`.' }),
+        calibrated_probability: prob.meta({
+          description:
+            'The answer through its Platt fit; the answer as given, unclipped, when `calibration.applied` is not `platt` or its fit ' +
+            'is the identity (the clip to [0.001, 0.999] is only to take the log-odds that `probability` pools).',
+        }),
         reasoning: z.string().meta({ description: 'The model\'s reasoning, in the first language of `langs`.' }),
         key_factors: z.array(z.string()).meta({ description: 'The key factors the model named, in the first language of `langs`.' }),
         translations: z
@@ -269,7 +273,7 @@ export const ProbabilityAnswer = z
         description:
           'What `probability` is: `platt` the fit (per-model Platt, pooled in log-odds, extremized); `raw_mean` the raw consensus ' +
           'mean, because the fit\'s own out-of-sample Brier is worse than the raw consensus\'s (`out_of_sample`); `identity` the raw ' +
-          'answers pooled in log-odds (no fit: `method` identity_*).',
+          'answers pooled in log-odds, p clipped to [0.001, 0.999] (no fit: `method` identity_*).',
       }),
       fitted_on: z.object({
         resolved_questions: count.meta({ description: 'Resolved questions the mode\'s fit used (0: no fit).' }),

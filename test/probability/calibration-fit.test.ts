@@ -137,5 +137,7 @@ describe('calibration_models: a synthetic overconfident forecaster with known tr
     expect(fitFor(informed, 'over2')).toMatchObject({ method: 'platt_shrunk' });
     expect(fitFor(informed, 'newly-configured')).toEqual({ intercept: 0, slope: 1, method: 'identity_insufficient_data', n_questions: 0 });
     expect(calibrateOne(informed, 'newly-configured', 0.83)).toBeCloseTo(0.83, 12);
+    // the identity is the answer as given, at the edges of the scale too (it was clipped to [0.001, 0.999])
+    expect([calibrateOne(informed, 'newly-configured', 0.0002), calibrateOne(informed, 'newly-configured', 1)]).toEqual([0.0002, 1]);
   });
 });

@@ -1176,6 +1176,28 @@ describe('what an answer says of each model, with models that answer what the si
     await d?.cleanup();
   });
 
+  // Outside test: under the identity each calibrated_probability was the answer clipped to
+  // [0.001, 0.999] (0.001 for 0.0002, 0.999 for 0.9995), which the document said is the raw answer.
+  it('under the identity each calibrated_probability is the answer as given; only the pooled log-odds clip it', async () => {
+    const g = await post(good({ question: 'Will the models at the edges of the scale be answered as they said?', langs: ['en', 'fr', 'de'] }), k, {}, {}, srv);
+    expect(g.res.status, g.text).toBe(200);
+    const b = g.body;
+    expect(b.calibration).toMatchObject({ method: 'identity_no_fit', applied: 'identity' });
+    expect(b.models.map((m: { model: string; probability: number; calibrated_probability: number }) =>
+      [m.model, m.probability, m.calibrated_probability])).toEqual([
+      ['near-never', 0.0002, 0.0002],
+      ['near-certain', 0.9995, 0.9995],
+      ['untranslated', 0.4, 0.4],
+    ]);
+    // the pool: the mean log-odds of the answers clipped to [0.001, 0.999], as consensus.logit_mean
+    const clipped = (p: number) => Math.min(0.999, Math.max(0.001, p));
+    const z = [0.0002, 0.9995, 0.4].reduce((s, p) => s + Math.log(clipped(p) / (1 - clipped(p))), 0) / 3;
+    expect(b.probability).toBe(Number((1 / (1 + Math.exp(-z))).toFixed(6)));
+    expect(b.probability).toBe(b.consensus.logit_mean);
+    const doc = (await get(srv, '/api/openapi.json')).body.components.schemas.ProbabilityAnswer;
+    expect(doc.properties.models.items.properties.calibrated_probability.description).toMatch(/as given, unclipped/);
+  });
+
   // Outside test: a translation missing after the model was asked again was only absent from
   // `translations`, which the document said holds each further language of `langs`.
   it('a translation missing, asked again, is named in translations_missing and the document says it may be absent', async () => {
