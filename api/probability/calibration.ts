@@ -6,7 +6,7 @@
  * model the table does not know, e.g. a newly configured one, has no resolved question: the
  * identity, as every cell under 50, issue 14); the calibrated log-odds of the models that answered are averaged and
  * multiplied by the extremizing factor d: probability = sigmoid(d · mean(calibrated log-odds)), log-odds
- * taken of p clipped to [0.001, 0.999].
+ * taken of p clipped to [0.001, 0.999]. `calibrateAnswers` decides what applies (`appliedCalibration`).
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
@@ -125,32 +125,75 @@ export function calibrateOne(c: ModeCalibration, model: string, p: number): numb
   return isIdentity(f) ? p : sigmoid(f.intercept + f.slope * logit(p));
 }
 
-/** The pooled, extremized calibrated probability of the models' raw answers. */
-export function pooledProbability(c: ModeCalibration, answers: readonly { model: string; probability: number }[]): number {
+/** The pooled probability of the models' raw answers: sigmoid(d · mean(a_m + b_m · logit(p_m))). */
+export function pooledProbability(c: ModeCalibration, answers: readonly { model: string; probability: number }[], extremize = c.extremize): number {
   if (answers.length === 0) throw new Error('pooledProbability: no answers');
   let s = 0;
   for (const a of answers) {
     const f = fitFor(c, a.model);
     s += f.intercept + f.slope * logit(a.probability);
   }
-  return sigmoid(c.extremize * (s / answers.length));
+  return sigmoid(extremize * (s / answers.length));
 }
 
 /** What an answer's probability is (`calibration.applied`): see `appliedCalibration`. */
 export const CALIBRATIONS_APPLIED = ['platt', 'raw_mean', 'identity'] as const;
 export type CalibrationApplied = (typeof CALIBRATIONS_APPLIED)[number];
 
+/** What gave one model's `calibrated_probability` (`models[].calibration_applied`). */
+export const MODEL_CALIBRATIONS_APPLIED = ['platt', 'identity'] as const;
+export type ModelCalibrationApplied = (typeof MODEL_CALIBRATIONS_APPLIED)[number];
+
 /**
- * Which calibration an answer applies: the fit when it earns its place, else what beat it. A fit
- * whose own out-of-sample check is worse than the raw consensus (the mean, on the same held-out
- * questions) would make answers worse by the pipeline's own measure, so the raw mean is used
- * instead (`raw_mean`); a fit without a check yet is applied (nothing says it is worse). No fit
- * (method identity_*): `identity`.
+ * Whether any of `models` is in the fit's history for the mode (a row of its own in
+ * calibration_models: its shrunk Platt fit, or the identity of a cell under 50 questions).
  */
-export function appliedCalibration(c: ModeCalibration): CalibrationApplied {
-  if (c.method !== 'platt') return 'identity';
+export function anyInHistory(c: ModeCalibration, models: readonly string[]): boolean {
+  return models.some((m) => c.models.has(m));
+}
+
+/**
+ * Which calibration an answer of `models` applies: the fit when it earns its place, else what beat
+ * it. A fit whose own out-of-sample check is worse than the raw consensus (the mean, on the same
+ * held-out questions) would make answers worse by the pipeline's own measure, so the raw mean is
+ * used instead (`raw_mean`); a fit without a check yet is applied (nothing says it is worse). No
+ * fit (method identity_*): `identity`. Nor when none of the answering models is in the fit's
+ * history: each gets the identity (fitFor), and the extremizing factor was fitted on the pooled
+ * log-odds of other models, correcting their joint over- or underconfidence, which says nothing of
+ * these; applied to them it moved raw answers by a factor no forecast of theirs was ever scored
+ * against, for the reason a model without history gets the identity rather than the pool's fit (QA:
+ * real models after a first start on the simulated sample were extremized by the simulator's d, and
+ * the answer said `platt`).
+ */
+export function appliedCalibration(c: ModeCalibration, models: readonly string[]): CalibrationApplied {
+  if (c.method !== 'platt' || !anyInHistory(c, models)) return 'identity';
   const { brier_raw: raw, brier_calibrated: cal } = c.out_of_sample;
   return raw !== null && cal !== null && cal > raw ? 'raw_mean' : 'platt';
+}
+
+/** The calibration applied to an answer: its probability and each model's calibrated probability. */
+export interface CalibratedAnswer {
+  applied: CalibrationApplied;
+  probability: number;
+  models: { model: string; calibrated_probability: number; calibration_applied: ModelCalibrationApplied }[];
+}
+
+/**
+ * Applies `c` to the models' raw answers as `appliedCalibration` decides: `platt` each model's own
+ * fit (the identity for a model without one), pooled in log-odds and extremized; `raw_mean` the raw
+ * mean, nothing calibrated; `identity` the raw answers pooled in log-odds, d = 1.
+ */
+export function calibrateAnswers(c: ModeCalibration, answers: readonly { model: string; probability: number }[]): CalibratedAnswer {
+  const applied = appliedCalibration(c, answers.map((a) => a.model));
+  const models = answers.map((a) => {
+    const own = applied === 'platt' && !isIdentity(fitFor(c, a.model));
+    return { model: a.model, calibrated_probability: own ? calibrateOne(c, a.model, a.probability) : a.probability, calibration_applied: own ? ('platt' as const) : ('identity' as const) };
+  });
+  const probability =
+    applied === 'raw_mean'
+      ? answers.reduce((s, a) => s + a.probability, 0) / answers.length
+      : pooledProbability(c, answers, applied === 'platt' ? c.extremize : 1);
+  return { applied, probability, models };
 }
 
 /** The out-of-sample check of a mode's fit (one shape: the accuracy report and the probability answer). */

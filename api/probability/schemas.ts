@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { CATEGORIES, MODES } from '../../pipeline/warehouse/tables.ts';
 import { languageKey, languageTag } from '../../pipeline/models/prompts.ts';
-import { CALIBRATIONS_APPLIED, OutOfSample } from './calibration.ts';
+import { CALIBRATIONS_APPLIED, MODEL_CALIBRATIONS_APPLIED, OutOfSample } from './calibration.ts';
 import { parseTimestampValue, TIMESTAMP_MAX } from '../http/params.ts';
 import { count, isoTime, marketStale, prob } from '../openapi/common.ts';
 
@@ -146,6 +146,11 @@ export type ProbabilityRequest = z.infer<typeof ProbabilityRequest>;
 const Fit = z.object({
   intercept: z.number().meta({ description: 'a in calibrated log-odds = a + b · logit(p) (p clipped to [0.001, 0.999] in the log-odds).' }),
   slope: z.number().meta({ description: 'b in calibrated log-odds = a + b · logit(p) (p clipped to [0.001, 0.999] in the log-odds).' }),
+  n_questions: count.meta({
+    description:
+      'Resolved questions of the cell (the mode for the pool, the model in the mode for a model); 0: the model is not in the ' +
+      'fit\'s history (newly configured, or real models after a first start on the simulated sample).',
+  }),
   method: z.string().meta({
     description:
       'platt (the pool), platt_shrunk (a model\'s own fit), identity_insufficient_data (a = 0, b = 1: fewer than 50 resolved ' +
@@ -191,8 +196,14 @@ export const ProbabilityAnswer = z
         probability: prob.meta({ description: 'The model\'s raw answer.' }),
         calibrated_probability: prob.meta({
           description:
-            'The answer through its Platt fit; the answer as given, unclipped, when `calibration.applied` is not `platt` or its fit ' +
-            'is the identity (the clip to [0.001, 0.999] is only to take the log-odds that `probability` pools).',
+            'The answer through its own Platt fit (`calibration_applied` platt); else the answer as given, unclipped (the clip to ' +
+            '[0.001, 0.999] is only to take the log-odds that `probability` pools).',
+        }),
+        calibration_applied: z.enum(MODEL_CALIBRATIONS_APPLIED).meta({
+          description:
+            'What gave `calibrated_probability`: `platt` the model\'s own fit (`calibration.parameters.models`); `identity` none, the ' +
+            'answer as given: the model has no fit of its own (its cell has fewer than 50 resolved questions, or none: not in the ' +
+            'fit\'s history), or `calibration.applied` is not `platt`.',
         }),
         reasoning: z.string().meta({ description: 'The model\'s reasoning, in the first language of `langs`.' }),
         key_factors: z.array(z.string()).meta({ description: 'The key factors the model named, in the first language of `langs`.' }),
@@ -271,9 +282,12 @@ export const ProbabilityAnswer = z
       method: z.string().meta({ description: 'The snapshot\'s fit for the mode: `platt_shrunk_logit_pool` when fitted; `identity_insufficient_data` (fewer than 50 resolved questions) or `identity_no_fit` (no snapshot fit) otherwise.' }),
       applied: z.enum(CALIBRATIONS_APPLIED).meta({
         description:
-          'What `probability` is: `platt` the fit (per-model Platt, pooled in log-odds, extremized); `raw_mean` the raw consensus ' +
+          'What `probability` is: `platt` the fit (each model\'s own Platt fit, the identity for a model without one: ' +
+          '`models[].calibration_applied`; pooled in log-odds, extremized by `parameters.extremize`); `raw_mean` the raw consensus ' +
           'mean, because the fit\'s own out-of-sample Brier is worse than the raw consensus\'s (`out_of_sample`); `identity` the raw ' +
-          'answers pooled in log-odds, p clipped to [0.001, 0.999] (no fit: `method` identity_*).',
+          'answers pooled in log-odds (p clipped to [0.001, 0.999]), not extremized: the mode has no fit (`method` identity_*), or ' +
+          'none of the answering models is in the fit\'s history (`parameters.models` n_questions 0), whose extremizing factor ' +
+          'was fitted on other models\' forecasts. With `raw_mean` and `identity`, `parameters` describe the fit, not applied.',
       }),
       fitted_on: z.object({
         resolved_questions: count.meta({ description: 'Resolved questions the mode\'s fit used (0: no fit).' }),
@@ -286,7 +300,7 @@ export const ProbabilityAnswer = z
           extremize: z.number().meta({ description: 'The extremizing factor d in probability = sigmoid(d · mean calibrated log-odds) (1: none).' }),
           extremize_method: z.string().meta({ description: '`cv` (chosen out of fold), `identity_insufficient_data` or `identity_no_fit` (d = 1).' }),
           pool: Fit.meta({ description: 'The mode\'s pooled Platt fit: the prior each model\'s own fit is shrunk toward (a model without its own, one newly configured, gets the identity, not this fit).' }),
-          models: z.record(z.string(), Fit).meta({ description: 'The fit applied to each answering model, by model id.' }),
+          models: z.record(z.string(), Fit).meta({ description: 'Each answering model\'s fit in the mode, by model id (applied as `models[].calibration_applied` says).' }),
         })
         .meta({ description: 'The fit\'s parameters (the mode\'s).' }),
       out_of_sample: OutOfSample,

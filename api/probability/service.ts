@@ -25,17 +25,7 @@ import type { Mode } from '../../pipeline/warehouse/tables.ts';
 import { ApiError } from '../errors/problem.ts';
 import { parseTimestampValue } from '../http/params.ts';
 import { DEFAULT_MAX_PRICE_AGE_HOURS, type SnapshotReader } from '../snapshot/reader.ts';
-import {
-  appliedCalibration,
-  calibrateOne,
-  calibrationsFromRows,
-  fitFor,
-  identityCalibration,
-  logit,
-  pooledProbability,
-  sigmoid,
-  type ModeCalibration,
-} from './calibration.ts';
+import { calibrateAnswers, calibrationsFromRows, fitFor, identityCalibration, logit, sigmoid, type ModeCalibration } from './calibration.ts';
 import type { ProbabilityAnswer, ProbabilityRequest } from './schemas.ts';
 import { ProbabilityStore, utcDate } from './store.ts';
 
@@ -539,7 +529,8 @@ export class ProbabilityService {
     }
     const cal = await this.#calibrations();
     const c = cal.byMode.get(mode) ?? identityCalibration(mode);
-    const applied = appliedCalibration(c);
+    const calibrated = calibrateAnswers(c, main);
+    const calibratedOf = new Map(calibrated.models.map((m) => [m.model, m]));
     const ps = main.map((f) => f.probability);
     const n = ps.length;
     const mean = ps.reduce((a, b) => a + b, 0) / n;
@@ -564,15 +555,12 @@ export class ProbabilityService {
       return this.#langs(req).slice(1).filter((l) => !got.has(l));
     };
     const modelsUsed = main.map((f) => f.model);
-    // raw_mean: the fit is not applied anywhere (the pool nor each model), so nothing is half-calibrated.
-    const probability = applied === 'raw_mean' ? mean : pooledProbability(c, main);
-    const calibrated = (model: string, p: number) => (applied === 'raw_mean' ? p : calibrateOne(c, model, p));
     return {
       request_id: requestId,
       created_at: now.toISOString(),
       question: req.question,
       mode,
-      probability,
+      probability: calibrated.probability,
       consensus: { mean, median, logit_mean: sigmoid(lmean) },
       disagreement: { sd, range: sorted[n - 1]! - sorted[0]!, sd_logit: sdLogit },
       n_models: n,
@@ -582,7 +570,8 @@ export class ProbabilityService {
           model: f.model,
           provider: f.provider,
           probability: f.probability,
-          calibrated_probability: calibrated(f.model, f.probability),
+          calibrated_probability: calibratedOf.get(f.model)!.calibrated_probability,
+          calibration_applied: calibratedOf.get(f.model)!.calibration_applied,
           reasoning: f.reasoning,
           key_factors: f.key_factors,
           translations: translations(f.model),
@@ -615,15 +604,15 @@ export class ProbabilityService {
         : null,
       calibration: {
         method: c.method === 'platt' ? 'platt_shrunk_logit_pool' : c.method,
-        applied,
+        applied: calibrated.applied,
         fitted_on: { resolved_questions: c.n_questions, snapshot: cal.snapshot, as_of: c.as_of ?? cal.asOf, fitted_through: c.fitted_through },
         parameters: {
           extremize: c.extremize,
           extremize_method: c.extremize_method,
-          pool: { intercept: c.pool.intercept, slope: c.pool.slope, method: c.pool.method },
+          pool: { intercept: c.pool.intercept, slope: c.pool.slope, method: c.pool.method, n_questions: c.pool.n_questions },
           models: Object.fromEntries(modelsUsed.map((m) => {
             const f = fitFor(c, m);
-            return [m, { intercept: f.intercept, slope: f.slope, method: f.method }];
+            return [m, { intercept: f.intercept, slope: f.slope, method: f.method, n_questions: f.n_questions }];
           })),
         },
         out_of_sample: c.out_of_sample,

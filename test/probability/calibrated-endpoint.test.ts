@@ -10,12 +10,13 @@
  * makes the later ones worse than the raw consensus. Its check says so, and the endpoint then
  * answers with the raw consensus mean instead of applying it.
  */
+import { cpSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { exportTables } from '../../pipeline/warehouse/derive.ts';
-import { loadModelsConfig } from '../../pipeline/models/config.ts';
+import { loadModelsConfig, type ResolvedModel } from '../../pipeline/models/config.ts';
 import { startSimulator, type Simulator } from '../../pipeline/simulator/server.ts';
 import type { ServerHandle } from '../../api/server.ts';
 import { derive, forecast, insert, openDb, question, resolution, rows } from '../scoring/fixture.ts';
@@ -40,6 +41,7 @@ function prng(seed: number): () => number {
 }
 
 let sim: Simulator;
+let models: ResolvedModel[];
 let server: ServerHandle;
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -71,7 +73,7 @@ beforeAll(async () => {
   );
   await publish(dir, SNAP);
   sim = await startSimulator({ port: 0 });
-  const models = loadModelsConfig({ env: {}, simulatorUrl: sim.url });
+  models = loadModelsConfig({ env: {}, simulatorUrl: sim.url });
   server = await serve(dir, { probability: { models, evidenceProviders: [] } });
   key = newKey(dir, 'pro', ['probability']).key;
   const db = await DuckDBInstance.create(':memory:');
@@ -123,7 +125,8 @@ describe('the probability endpoint with a fitted calibration', () => {
       const fit = fits.find((r) => r.model === m.model)!;
       expect(fit.method).toBe('platt_shrunk');
       expect(Number(fit.slope)).toBeLessThan(0.8); // overconfident models are pulled in
-      expect(b.calibration.parameters.models[m.model]).toMatchObject({ intercept: Number(fit.intercept), slope: Number(fit.slope) });
+      expect(b.calibration.parameters.models[m.model]).toMatchObject({ intercept: Number(fit.intercept), slope: Number(fit.slope), n_questions: 300 });
+      expect(m.calibration_applied).toBe('platt');
       const c = Number(fit.intercept) + Number(fit.slope) * logit(m.probability);
       expect(m.calibrated_probability).toBeCloseTo(sigmoid(c), 6);
       z += c;
@@ -145,7 +148,61 @@ describe('the probability endpoint with a fitted calibration', () => {
       out_of_sample: { brier_raw: Number(Number(pool!.oos_brier_raw).toFixed(6)), brier_calibrated: Number(Number(pool!.oos_brier_calibrated).toFixed(6)) },
     });
     expect(b.probability).toBe(b.consensus.mean);
-    for (const m of b.models) expect(m.calibrated_probability).toBe(m.probability);
+    for (const m of b.models) expect([m.calibrated_probability, m.calibration_applied]).toEqual([m.probability, 'identity']);
+  });
+
+  // Outside test: real models after a first start on the simulated sample (none of them in the
+  // fit's history) each got the identity, yet the pool was extremized by the factor fitted on the
+  // simulator's forecasts, and the answer said `applied: "platt"`.
+  it('models none of which is in the fit\'s history: nothing fitted on other models applies (the identity, not extremized), and the answer says so', async () => {
+    const [pool] = await table(`SELECT * FROM calibration_models WHERE kind = 'pool' AND mode = 'informed'`);
+    const d = Number(pool!.extremize);
+    expect(d).not.toBe(1); // the fixture's premise: extremizing would move the answer
+    const asked = 'Will models new to the calibration be answered with what was fitted on them?';
+    const renamed = (keep: string[]) => models.map((m) => (keep.includes(m.id) ? m : { ...m, id: `real-${m.id.slice(4)}` }));
+    const { dir: copy, cleanup: dropCopy } = await tempDataDir();
+    cpSync(dir, copy, { recursive: true });
+    const answer = async (configured: ResolvedModel[]) => {
+      const other = await serve(copy, { probability: { models: configured, evidenceProviders: [] } });
+      try {
+        const g = await get(other, '/api/probability/', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': newKey(copy, 'pro', ['probability']).key },
+          body: JSON.stringify({ question: asked, close_date: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10), market_probability: 0.7 }),
+        });
+        expect(g.res.status, g.text).toBe(200);
+        return g.body;
+      } finally {
+        await other.close();
+      }
+    };
+    try {
+      const none = await answer(renamed([]));
+      expect(none.mode).toBe('informed');
+      expect(none.calibration).toMatchObject({ method: 'platt_shrunk_logit_pool', applied: 'identity', parameters: { extremize: d } });
+      expect(none.probability).toBe(none.consensus.logit_mean);
+      for (const m of none.models) {
+        expect(m.model).toMatch(/^real-/);
+        expect([m.calibrated_probability, m.calibration_applied]).toEqual([m.probability, 'identity']);
+        expect(none.calibration.parameters.models[m.model]).toEqual({ intercept: 0, slope: 1, method: 'identity_insufficient_data', n_questions: 0 });
+      }
+      // one model in the history: its own fit and the extremizing factor apply; the others the identity
+      const fits = await table(`SELECT * FROM calibration_models WHERE mode = 'informed' AND model = 'sim-gpt'`);
+      const mixed = await answer(renamed(['sim-gpt']));
+      expect(mixed.calibration.applied).toBe('platt');
+      let z = 0;
+      for (const m of mixed.models) {
+        const own = m.model === 'sim-gpt';
+        expect(m.calibration_applied).toBe(own ? 'platt' : 'identity');
+        const c = own ? Number(fits[0]!.intercept) + Number(fits[0]!.slope) * logit(m.probability) : logit(m.probability);
+        if (!own) expect(m.calibrated_probability).toBe(m.probability);
+        else expect(m.calibrated_probability).toBeCloseTo(sigmoid(c), 6);
+        z += c;
+      }
+      expect(mixed.probability).toBeCloseTo(sigmoid(d * (z / mixed.models.length)), 6);
+    } finally {
+      await dropCopy();
+    }
   });
 
   it('GET /api/events/accuracy/ publishes the out-of-sample check beside the raw consensus', async () => {

@@ -1183,11 +1183,11 @@ describe('what an answer says of each model, with models that answer what the si
     expect(g.res.status, g.text).toBe(200);
     const b = g.body;
     expect(b.calibration).toMatchObject({ method: 'identity_no_fit', applied: 'identity' });
-    expect(b.models.map((m: { model: string; probability: number; calibrated_probability: number }) =>
-      [m.model, m.probability, m.calibrated_probability])).toEqual([
-      ['near-never', 0.0002, 0.0002],
-      ['near-certain', 0.9995, 0.9995],
-      ['untranslated', 0.4, 0.4],
+    expect(b.models.map((m: { model: string; probability: number; calibrated_probability: number; calibration_applied: string }) =>
+      [m.model, m.probability, m.calibrated_probability, m.calibration_applied])).toEqual([
+      ['near-never', 0.0002, 0.0002, 'identity'],
+      ['near-certain', 0.9995, 0.9995, 'identity'],
+      ['untranslated', 0.4, 0.4, 'identity'],
     ]);
     // the pool: the mean log-odds of the answers clipped to [0.001, 0.999], as consensus.logit_mean
     const clipped = (p: number) => Math.min(0.999, Math.max(0.001, p));
