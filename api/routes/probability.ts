@@ -222,7 +222,11 @@ export const StoredProbability = z
           })
           .meta({ id: 'StoredProbabilityCancelled', description: 'Status 499: the client disconnected; the model calls were cancelled.' }),
       ])
-      .meta({ description: 'The answer (status 200), the problem body (4xx, 5xx) or the cancellation (499).' }),
+      .meta({
+        description:
+          'The answer (status 200), the problem body (4xx, 5xx) or the cancellation (499), as recorded: an answer recorded by an ' +
+          'earlier version lacks the members added since (`models[].translations_missing`, `models[].calibration_applied`, the fits\' `n_questions`).',
+      }),
   })
   .meta({ id: 'StoredProbabilityRequest' });
 
