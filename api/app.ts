@@ -42,8 +42,9 @@ import { createMetrics } from './metrics.ts';
 import { DOCS_ASSETS, DOCS_ASSETS_ROUTE_ID, DOCS_INIT_JS } from './routes/docs.ts';
 import { ROUTES } from './routes/index.ts';
 import { warmFrontDoor } from './routes/front-door.ts';
+import { reasoningLanguages } from './routes/prediction-feed.ts';
 import { OVERVIEW_RESOLVED_LIMIT, PREDICTIONS_PAGE_LIMIT } from '../dashboard/src/first-reads.ts';
-import { SnapshotReader } from './snapshot/reader.ts';
+import { SnapshotReader, type PinnedSnapshot } from './snapshot/reader.ts';
 import { defaultProbabilityOptions } from './probability/setup.ts';
 import { ProbabilityService, type ProbabilityOptions } from './probability/service.ts';
 import { loadEventsConfig, type EventsConfig, type WebhooksConfig } from '../pipeline/events/config.ts';
@@ -110,8 +111,16 @@ export const FIRST_READS: readonly PrimedRequest[] = [
   { id: 'leaderboard' },
   { id: 'analysis.information_value' },
   { id: 'analysis.disagreement' },
-  { id: 'predictions.lang', params: { lang: 'en' }, query: { limit: PREDICTIONS_PAGE_LIMIT } },
+  // in the snapshot's main reasoning language, as the predictions page asks for it (service_stats
+  // `languages`, first); it was `en`, a 404 on a service run without English (outside test)
+  { id: 'predictions.lang', params: mainLanguage, query: { limit: PREDICTIONS_PAGE_LIMIT } },
 ];
+
+/** The path values of the main language's feed: the first of the snapshot's reasoning languages; null when it has none. */
+async function mainLanguage(snap: PinnedSnapshot): Promise<{ lang: string } | null> {
+  const main = (await reasoningLanguages(snap))[0];
+  return main === undefined ? null : { lang: main.lang };
+}
 
 export interface AppHandle {
   app: Express;

@@ -323,7 +323,8 @@ async function fillCache(def: JsonRoute<unknown>, snap: PinnedSnapshot, input: u
 /** A request the response cache is primed with: a cached JSON route, its path and query values. */
 export interface PrimedRequest {
   id: RouteId;
-  params?: Record<string, string>;
+  /** The path values, or how to read them from the snapshot (null: nothing to prime there). */
+  params?: Record<string, string> | ((snap: PinnedSnapshot) => Promise<Record<string, string> | null>);
   query?: Record<string, string>;
 }
 
@@ -347,10 +348,12 @@ export async function primeCache(
     const def = routes.find((d): d is JsonRoute<unknown> => d.id === r.id && d.kind === 'json' && (d.method ?? 'get') === 'get');
     if (!def?.cache) continue;
     try {
-      const req = { method: 'GET', params: r.params ?? {}, query: r.query ?? {}, headers: {} } as unknown as Request;
-      const input = def.input ? def.input(req) : ({} as unknown);
-      const reqKey = stableKey(input);
       await services.snapshots.withSnapshot(async (snap) => {
+        const params = typeof r.params === 'function' ? await r.params(snap) : (r.params ?? {});
+        if (params === null) return;
+        const req = { method: 'GET', params, query: r.query ?? {}, headers: {} } as unknown as Request;
+        const input = def.input ? def.input(req) : ({} as unknown);
+        const reqKey = stableKey(input);
         if (services.cache.get(ResponseCache.key(snap.id, def.id, reqKey)) || stopped()) return;
         await fillCache(def, snap, input, reqKey, { req, res: undefined as unknown as Response, services });
         primed++;

@@ -16,11 +16,11 @@
  */
 import { z } from 'zod';
 import type { JsonRow, JsonValue } from '../db/convert.ts';
-import { DOC, isoTime, marketStale, zNum, zProb } from '../openapi/common.ts';
+import { count, DOC, isoTime, marketStale, zNum, zProb } from '../openapi/common.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { Disagreement, providerList } from './predictions-edges.ts';
 import { stringList } from './predictions-lifecycle.ts';
-import { matchLang, type StoredLanguage } from './prediction-params.ts';
+import { matchLang, storedLanguages, type StoredLanguage } from './prediction-params.ts';
 
 const str = (v: JsonValue | undefined): string | null => (typeof v === 'string' ? v : null);
 const num = (v: JsonValue | undefined): number | null => (typeof v === 'number' ? v : null);
@@ -70,6 +70,30 @@ export async function resolveLang(snap: PinnedSnapshot, lang: string): Promise<S
   const rows = await snap.query('feed-langs');
   const available = rows.map((r) => r.lang).filter((l): l is string => typeof l === 'string');
   return matchLang(lang, available);
+}
+
+export const ReasoningLanguage = z
+  .object({
+    lang: z.string().meta({ description: 'The language as the feeds answer it (`GET /api/predictions/lang/{lang}`): the first of `codes`.' }),
+    codes: z.array(z.string()).meta({ description: 'Every code the runs stored it under, sorted (another case or another code of the language: `he` and `iw`).' }),
+    predictions: count.meta({ description: 'Active predictions with reasoning in the language (its feed\'s `total`).' }),
+    main_predictions: count.meta({ description: 'Those of them answered in it first (the run\'s main language, the first of QUORUM_LANGS); the others carry a translation.' }),
+  })
+  .meta({ id: 'ReasoningLanguage', description: 'A reasoning language of the snapshot\'s active predictions.' });
+
+/**
+ * The reasoning languages of the snapshot's active predictions (feed-languages.sql), each once with
+ * every code it is stored under (storedLanguages), the main one first: the language most of them
+ * were answered in first, then the one most have reasoning in, then by code. A client needs no
+ * guess (QA: the dashboard asked for `en` on a service run with QUORUM_LANGS=pt-BR,zh-Hant: a 404).
+ */
+export async function reasoningLanguages(snap: PinnedSnapshot): Promise<z.infer<typeof ReasoningLanguage>[]> {
+  const rows = await snap.query('feed-languages');
+  const byCode = new Map(rows.filter((r) => typeof r.lang === 'string').map((r) => [r.lang as string, r]));
+  const sum = (codes: string[], column: string) => codes.reduce((a, c) => a + (num(byCode.get(c)?.[column]) ?? 0), 0);
+  return storedLanguages([...byCode.keys()])
+    .map((l) => ({ lang: l.lang, codes: l.codes, predictions: sum(l.codes, 'predictions'), main_predictions: sum(l.codes, 'main_predictions') }))
+    .sort((a, b) => b.main_predictions - a.main_predictions || b.predictions - a.predictions || (a.lang < b.lang ? -1 : a.lang > b.lang ? 1 : 0));
 }
 
 export const ConsensusStats = z

@@ -4,6 +4,8 @@
  * Body:
  * { questions: { total, active, closed, resolved, annulled }, active_count, resolved_count,
  *   scored_count (resolved questions with a scored headline consensus), headline_modes,
+ *   languages (the active predictions' reasoning languages, main first: [{ lang, codes, predictions,
+ *   main_predictions }], so a client asks a feed the snapshot has: prediction-feed.ts),
  *   providers, simulated (where the snapshot's forecasts came from: the distinct providers of every
  *   consensus, and whether any is the bundled simulator),
  *   calibration: [{ forecaster, kind, mode, n, brier, log_loss, accuracy_pct, ece, reliability,
@@ -27,6 +29,7 @@ import type { PinnedSnapshot } from '../snapshot/reader.ts';
 import { CoherenceRate, coherenceRates } from './factors.ts';
 import { AiVsMarket, vsMarket } from './predictions-accuracy.ts';
 import { orderByKnown } from './order.ts';
+import { ReasoningLanguage, reasoningLanguages } from './prediction-feed.ts';
 
 export const MODELS_EXPECTED = 4;
 
@@ -67,14 +70,15 @@ function coverageItem(c: CoverageCell) {
 }
 
 export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string, unknown>> {
-  snap.require('questions', 'consensus', 'calibration_summary', 'accuracy', 'ai_vs_market_breakdown', 'headline_leaderboard');
-  const [cov, summary, leaders, acc, providers, coherence] = await Promise.all([
+  snap.require('questions', 'consensus', 'calibration_summary', 'accuracy', 'ai_vs_market_breakdown', 'headline_leaderboard', 'active_predictions', 'latest_forecasts');
+  const [cov, summary, leaders, acc, providers, coherence, languages] = await Promise.all([
     snap.query('service-stats-coverage'),
     snap.query('calibration-summary'),
     snap.query('service-stats-leaderboard'),
     snap.query('accuracy-headline', { scope: 'all' }),
     snap.query('providers-consensus'),
     coherenceRates(snap),
+    reasoningLanguages(snap),
   ]);
 
   const total = zero();
@@ -109,6 +113,7 @@ export async function serviceStats(snap: PinnedSnapshot): Promise<Record<string,
     resolved_count: total.resolved,
     scored_count: n(overall?.n),
     headline_modes: snap.headlineModes,
+    languages,
     ...provenanceOf(providers),
     calibration: summary.map((r) => ({
       forecaster: String(r.forecaster),
@@ -195,6 +200,11 @@ export const ServiceStats = z
     resolved_count: count.meta({ description: 'Resolved questions (= questions.resolved), scored or not.' }),
     scored_count: count.meta({ description: 'Resolved questions with a scored headline consensus.' }),
     headline_modes: headlineModes,
+    languages: z.array(ReasoningLanguage).meta({
+      description:
+        'The reasoning languages of the active predictions, the main one first (the language most of them were answered in first, ' +
+        'then the one most have reasoning in, then by code); each is a feed, `GET /api/predictions/lang/{lang}`. Empty: no active prediction has reasoning.',
+    }),
     ...provenance,
     calibration: z.array(
       z.object({

@@ -9,13 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIRST_READS } from '../../api/app.ts';
 import { ResponseCache } from '../../api/cache/response-cache.ts';
 import type { ServerHandle } from '../../api/server.ts';
-import { fixtureData, publish, writeSnapshot } from './fixtures.ts';
+import { PREDICTIONS_PAGE_LIMIT } from '../../dashboard/src/first-reads.ts';
+import { fixtureData, publish, withFeeds, withoutEnglish, writeSnapshot } from './fixtures.ts';
 import { SNAP, fixtureDir, get, newKey, serve } from './helpers.ts';
 
-/** The URL a reader would send for a primed request. */
-function urlOf(server: ServerHandle, r: (typeof FIRST_READS)[number]): string {
+/** The URL a reader would send for a primed request (its path values read from the server's snapshot when they come from it). */
+async function urlOf(server: ServerHandle, r: (typeof FIRST_READS)[number]): Promise<string> {
   const def = server.app.routes.find((d) => d.id === r.id && (d.method ?? 'get') === 'get')!;
-  const p = def.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(r.params?.[name] ?? ''));
+  const read = r.params;
+  const params = typeof read === 'function' ? await server.app.snapshots.withSnapshot((snap) => read(snap)) : read;
+  const p = def.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params?.[name] ?? ''));
   const q = new URLSearchParams(r.query ?? {}).toString();
   return q ? `${p}?${q}` : p;
 }
@@ -45,7 +48,7 @@ describe('cache priming', () => {
     const [asPrimed, asPlain] = [keyed(dirs[0]!.dir), keyed(dirs[1]!.dir)];
     let answered = 0;
     for (const r of FIRST_READS) {
-      const url = urlOf(primed, r);
+      const url = await urlOf(primed, r);
       const b = await get(plain, url, asPlain);
       const hitsBefore = primed.app.services.cache.hits;
       const a = await get(primed, url, asPrimed);
@@ -94,6 +97,29 @@ describe('cache priming', () => {
       await t.close(); // at once: priming stops between requests and close waits for the one running
       expect(t.app.services.cache.size).toBeLessThanOrEqual(FIRST_READS.length);
     } finally {
+      await tmp.cleanup();
+    }
+  });
+});
+
+describe('cache priming on a service run without English (QUORUM_LANGS=pt-BR,zh-Hant)', () => {
+  // The predictions page's first read was primed as /api/predictions/lang/en, a 404 there: the page
+  // asks for the snapshot's main language (service_stats `languages`, first), and so does priming.
+  it('primes the feed of the snapshot\'s main language, the one service_stats lists first', async () => {
+    const tmp = await fixtureDir(withoutEnglish(withFeeds(fixtureData(1))));
+    const s = await serve(tmp.dir, { primeCache: FIRST_READS });
+    try {
+      await s.app.primed();
+      const stats = await get(s, '/api/events/service_stats/');
+      expect(stats.body.languages[0].lang).toBe('pt-BR');
+      const hitsBefore = s.app.services.cache.hits;
+      const feed = await get(s, `/api/predictions/lang/pt-BR?limit=${PREDICTIONS_PAGE_LIMIT}`);
+      expect(feed.res.status).toBe(200);
+      expect(feed.body.lang).toBe('pt-BR');
+      expect(s.app.services.cache.hits, 'answered from the primed cache').toBe(hitsBefore + 1);
+      expect((await get(s, '/api/predictions/lang/en')).res.status).toBe(404);
+    } finally {
+      await s.close();
       await tmp.cleanup();
     }
   });

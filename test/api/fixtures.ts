@@ -797,4 +797,34 @@ export function withFeeds(data: FixtureData): FixtureData {
   return out;
 }
 
+/**
+ * `data` with the reasoning languages of the active predictions' runs stored under other codes:
+ * `rename(question_id, code)` gives each latest_forecasts row's lang and translation_of and each
+ * active_predictions row's langs (sorted, as 89_active_predictions.sql stores them) their new code.
+ */
+export function renameLangs(data: FixtureData, rename: (questionId: string, code: string) => string): FixtureData {
+  const to = (r: Row, code: Row[string] | undefined): Row[string] => (typeof code === 'string' ? rename(r.question_id as string, code) : code ?? null);
+  return {
+    ...data,
+    // the texts name their language (lf: `gpt augmented fr: reasoning about …`): they name the new code
+    latest_forecasts: (data.latest_forecasts ?? []).map((r) => ({
+      ...r, lang: to(r, r.lang), translation_of: to(r, r.translation_of),
+      reasoning: typeof r.reasoning === 'string' && typeof r.lang === 'string' ? r.reasoning.replace(` ${r.lang}: `, ` ${to(r, r.lang)}: `) : r.reasoning ?? null,
+    })),
+    active_predictions: (data.active_predictions ?? []).map((r) => ({ ...r, langs: (r.langs as string[]).map((c) => rename(r.question_id as string, c)).sort() })),
+  };
+}
+
+/**
+ * The feeds as a service run with QUORUM_LANGS=pt-BR,zh-Hant would store them, no English anywhere:
+ * en → pt-BR (every run's main language but d's), fr → zh-Hant (a's translation), pt-BR → he (c's
+ * translation) and de → iw (d's main language: he and iw are one language, stored under two codes).
+ * Languages, main first: pt-BR (28 predictions, all answered in it first), he (c and d; d's first),
+ * zh-Hant (a, a translation).
+ */
+export function withoutEnglish(data: FixtureData): FixtureData {
+  const to: Record<string, string> = { en: 'pt-BR', fr: 'zh-Hant', 'pt-BR': 'he', de: 'iw' };
+  return renameLangs(data, (_q, code) => to[code] ?? code);
+}
+
 export { AS_OF_FEED };

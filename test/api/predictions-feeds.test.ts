@@ -12,7 +12,8 @@ import { PredictionDetail } from '../../api/routes/predictions-detail.ts';
 import { EdgesPage } from '../../api/routes/predictions-edges.ts';
 import { PredictionsLangPage } from '../../api/routes/predictions-lang.ts';
 import { Lifecycle } from '../../api/routes/predictions-lifecycle.ts';
-import { FEED, fixtureData, withFeeds } from './fixtures.ts';
+import { ServiceStats } from '../../api/routes/service-stats.ts';
+import { FEED, fixtureData, withFeeds, withoutEnglish } from './fixtures.ts';
 import { SNAP, auth, expectProblem, fixtureDir, get, newKey, serve, type Got } from './helpers.ts';
 
 const AS_OF = '2025-04-02T00:00:00.000Z';
@@ -454,6 +455,39 @@ describe('one language stored under two codes by two runs (QUORUM_LANGS he, then
       expect(second.next_cursor).toBeNull();
       const got = await get(srv, '/api/predictions/lang/es');
       expect(got.body.allowed).toEqual(['de', 'en', 'he']);
+    } finally {
+      await srv.close();
+      await fx.cleanup();
+    }
+  });
+});
+
+describe('the reasoning languages a client can ask the feeds for (service_stats `languages`)', () => {
+  // No endpoint said which languages the snapshot has: a client learnt them from a 404's `allowed`,
+  // and the dashboard asked for `en`, a 404 on a service run with QUORUM_LANGS=pt-BR,zh-Hant (outside test).
+  it('lists each language once with its codes and counts, the main one (most answered in it first) first; each is a feed', async () => {
+    const stats = ok(await get(server, '/api/events/service_stats/'), ServiceStats);
+    expect(stats.languages).toEqual([
+      { lang: 'en', codes: ['en'], predictions: 28, main_predictions: 28 },
+      { lang: 'de', codes: ['de'], predictions: 1, main_predictions: 1 },
+      { lang: 'fr', codes: ['fr'], predictions: 1, main_predictions: 0 },
+      { lang: 'pt-BR', codes: ['pt-BR'], predictions: 1, main_predictions: 0 },
+    ]);
+    for (const l of stats.languages) expect(ok(await get(server, `/api/predictions/lang/${l.lang}`)).total, l.lang).toBe(l.predictions);
+  });
+
+  it('without English, and with one language under two codes (he, iw): the snapshot\'s own, main first', async () => {
+    const fx = await fixtureDir(withoutEnglish(withFeeds(fixtureData(1))));
+    const srv = await serve(fx.dir);
+    try {
+      const stats = ok(await get(srv, '/api/events/service_stats/'), ServiceStats);
+      expect(stats.languages).toEqual([
+        { lang: 'pt-BR', codes: ['pt-BR'], predictions: 28, main_predictions: 28 },
+        { lang: 'he', codes: ['he', 'iw'], predictions: 2, main_predictions: 1 },
+        { lang: 'zh-Hant', codes: ['zh-Hant'], predictions: 1, main_predictions: 0 },
+      ]);
+      for (const l of stats.languages) expect(ok(await get(srv, `/api/predictions/lang/${l.lang}`)).total, l.lang).toBe(l.predictions);
+      expect((await get(srv, '/api/predictions/lang/en')).body.allowed).toEqual(['he', 'pt-BR', 'zh-Hant']);
     } finally {
       await srv.close();
       await fx.cleanup();
