@@ -1,5 +1,7 @@
 /**
- * Active predictions: /api/predictions/lang/en, one page at a time through the API's keyset cursor
+ * Active predictions: /api/predictions/lang/{lang} in the snapshot's main reasoning language (the
+ * first of service_stats `languages`; another of them with `?lang=`, chosen in a menu when there
+ * are several), one page at a time through the API's keyset cursor
  * (category and venue filtered by the API). The other filters (minimum edge, minimum disagreement,
  * stale markets) and the sort apply to the page shown, since the endpoint has no parameter for them.
  * Every filter, the sort and the cursor are in the URL. The cursor only goes forward (there is no
@@ -8,6 +10,7 @@
 import { get } from '../api.ts';
 import { firstPageAfterFailure, listPager, firstText, focusedIn, h, ignoredInLink, linkChoice, menuEntry, hashHref, hashQuery, navigate, navLink, nothingMatches, notice, num, pager, pct, select, signedPoints, tableRegion } from '../ui.ts';
 import { PREDICTIONS_PAGE_LIMIT } from '../first-reads.ts';
+import { matchLanguage } from '../languages.ts';
 
 /** The parts of the API's active prediction the page reads (nullable as in the OpenAPI document). */
 interface Prediction {
@@ -23,6 +26,9 @@ interface Prediction {
   n_models: number;
 }
 interface Page { predictions: Prediction[]; total: number; next_cursor: string | null }
+/** A reasoning language of the snapshot (service_stats `languages`, the main one first). */
+interface Language { lang: string; codes: string[]; predictions: number }
+interface Stats { by_category: { category: string; active: number }[]; languages: Language[] }
 
 /**
  * Every venue a question can come from (the API's VENUES, api/routes/prediction-params.ts: the
@@ -41,6 +47,23 @@ const COLUMNS: [keyof Row, string][] = [
 ];
 
 const STALE = ['all', 'fresh', 'stale'] as const;
+
+/**
+ * The language the page lists: the link's `lang` when it names one of the snapshot's `languages`
+ * (as the API matches a language: any case, another code of it), else the main one (the first);
+ * the link's when the languages are unknown (the statistics could not be read), else `en`, the
+ * API's default. Null: the snapshot has no reasoning in any language. The page asked for `en`
+ * whatever the service ran in (outside test: a 404 on QUORUM_LANGS=pt-BR,zh-Hant, and only part of
+ * the predictions where the runs' main languages differ).
+ */
+function listedLanguage(q: URLSearchParams, languages: Language[] | null, ignored: string[]): string | null {
+  const asked = q.get('lang') ?? '';
+  if (languages === null) return asked || 'en';
+  if (languages.length === 0) return null;
+  const hit = asked === '' ? undefined : languages.find((l) => matchLanguage(l.codes, asked) !== undefined);
+  if (asked !== '' && hit === undefined) ignored.push(`lang=${asked} (one of ${languages.map((l) => l.lang).join(', ')})`);
+  return (hit ?? languages[0]!).lang;
+}
 
 /** A link's minimum (a number ≥ 0, or '' for none); another value is named in `ignored`. */
 function minimum(q: URLSearchParams, name: string, ignored: string[]): string {
@@ -66,18 +89,25 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     dir: linkChoice(q, 'dir', ['asc', 'desc'] as const, 'desc', ignored, 'asc or desc'),
     cursor: q.get('cursor') ?? '',
   };
-  const [page, cats] = await Promise.all([
-    get<Page>('predictions.lang', { lang: 'en' }, { limit: PREDICTIONS_PAGE_LIMIT, category: f.category || undefined, venue: f.venue || undefined, cursor: f.cursor || undefined }),
-    // Every category with an active question (the service's statistics), not those with a resolved
-    // one (outside test: the accuracy summary's categories were offered, so climate and crypto, with active
-    // predictions and nothing resolved yet, could not be picked from the menu).
-    get<{ by_category: { category: string; active: number }[] }>('events.service_stats'),
-  ]);
+  // The service's statistics: the snapshot's reasoning languages, and every category with an active
+  // question, not those with a resolved one (outside test: the accuracy summary's categories were
+  // offered, so climate and crypto, with active predictions and nothing resolved yet, could not be
+  // picked from the menu).
+  const cats = await get<Stats>('events.service_stats');
+  const languages = cats.kind === 'ok' ? (cats.body.languages ?? null) : null;
+  const lang = listedLanguage(q, languages, ignored);
   root.append(h('h1', {}, 'Active predictions'));
   root.append(ignoredInLink(ignored) ?? '');
+  if (lang === null) {
+    root.append(nothingMatches(RESULTS, 'No active prediction has reasoning in any language in this snapshot.'));
+    return;
+  }
+  const page = await get<Page>('predictions.lang', { lang }, { limit: PREDICTIONS_PAGE_LIMIT, category: f.category || undefined, venue: f.venue || undefined, cursor: f.cursor || undefined });
+  // the link's language stays in every link of the page (a menu, a sort, a pager); the main one needs none
+  const langInLink = languages !== null && lang === languages[0]?.lang ? '' : lang;
   if (page.kind !== 'ok') {
     root.append(notice(page, 'Active predictions'), ...firstPageAfterFailure('Pages of active predictions', f.cursor, hashHref('/predictions', {
-      category: f.category, venue: f.venue, min_edge_pts: f.min_edge_pts, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, sort: f.sort, dir: f.dir,
+      lang: langInLink, category: f.category, venue: f.venue, min_edge_pts: f.min_edge_pts, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, sort: f.sort, dir: f.dir,
     }), RESULTS));
     return;
   }
@@ -91,7 +121,10 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   f.venue = venue.value;
   const venues = venue.entries;
 
+  // Several languages: a menu of them, each with its count (outside test: only `en` was ever listed).
+  const several = languages !== null && languages.length > 1;
   const form = h('form', { class: 'filters', 'aria-label': 'Filters' },
+    several ? select('lang', 'Reasoning language', languages.map((l): [string, string] => [l.lang, `${l.lang} (${l.predictions})`]), lang) : '',
     select('category', 'Category', [['', 'all'], ...categories.map((c): [string, string] => [c, c])], f.category),
     select('venue', 'Venue', [['', 'all'], ...venues.map((v): [string, string] => [v, v])], f.venue),
     // In points, as the table shows edges (QA: the field took a fraction, so 5 for '5 pts' was refused).
@@ -103,7 +136,9 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     e.preventDefault();
     const d = new FormData(form);
     // Focus comes back to the control used (the select changed, the field Enter was pressed in, Apply).
+    const chosen = String(d.get('lang') ?? '');
     navigate(hashHref('/predictions', {
+      lang: chosen === languages?.[0]?.lang ? '' : chosen,
       category: String(d.get('category') ?? ''), venue: String(d.get('venue') ?? ''), min_edge_pts: String(d.get('min_edge_pts') ?? ''),
       min_disagreement: String(d.get('min_disagreement') ?? ''), stale: d.get('stale') === 'all' ? '' : String(d.get('stale')),
       sort: f.sort, dir: f.dir,
@@ -142,7 +177,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
   });
 
   const maxSd = Math.max(0.05, ...rows.map((r) => r.sd ?? 0));
-  const base = { category: f.category, venue: f.venue, min_edge_pts: f.min_edge_pts, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, cursor: f.cursor };
+  const base = { lang: langInLink, category: f.category, venue: f.venue, min_edge_pts: f.min_edge_pts, min_disagreement: f.min_disagreement, stale: f.stale === 'all' ? '' : f.stale, cursor: f.cursor };
   const head = h('tr', {}, COLUMNS.map(([k, label]) => {
     const active = k === key;
     const next = active && f.dir === 'desc' ? 'asc' : 'desc';
@@ -153,7 +188,8 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
     const bar = h('span', { class: 'bar' });
     if (r.sd !== null) bar.style.width = `${Math.round((r.sd / maxSd) * 100)}%`;
     return h('tr', {},
-      h('td', {}, h('a', { href: `#/questions/${encodeURIComponent(r.question_id)}` }, firstText(r.title, r.question_id))),
+      // in the language listed: the question's page shows its reasoning in it
+      h('td', {}, h('a', { href: hashHref(`/questions/${encodeURIComponent(r.question_id)}`, { lang: langInLink }) }, firstText(r.title, r.question_id))),
       h('td', {}, r.category ?? '–'), h('td', {}, r.venue ?? '–'), h('td', { class: 'num' }, pct(r.p)),
       h('td', { class: 'num' }, pct(r.market_probability), r.market_stale ? h('span', { class: 'tag', title: 'market price older than the staleness limit' }, ' stale') : ''),
       h('td', { class: 'num' }, signedPoints(r.edge, 'pts')),
@@ -162,7 +198,7 @@ export async function predictionsPage(root: HTMLElement): Promise<void> {
       h('td', {}, r.close_time?.slice(0, 10) ?? '–'));
   }));
   root.append(
-    h('p', { class: 'note' }, `${page.body.total} active predictions${f.category ? ` in ${f.category}` : ''}${f.venue ? ` on ${f.venue}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. `,
+    h('p', { class: 'note' }, `${page.body.total} active predictions${several ? ` with reasoning in ${lang}` : ''}${f.category ? ` in ${f.category}` : ''}${f.venue ? ` on ${f.venue}` : ''}; this page: ${page.body.predictions.length}, shown after filters: ${rows.length}. `,
       `The edge, disagreement and staleness filters and the sort apply to the page shown (the API filters by category and venue): `,
       'page on for the other predictions. Edge: consensus − market, in percentage points.'),
     rows.length

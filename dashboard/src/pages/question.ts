@@ -5,6 +5,7 @@
  */
 import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
+import { languageKey, matchLanguage } from '../languages.ts';
 import { loadCharts } from '../lazy-charts.ts';
 import { date, excerpt, firstText, h, hashHref, hashQuery, ignoredInLink, navigate, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
 
@@ -28,13 +29,14 @@ interface Detail {
 interface Lifecycle { states: { seq: number; state: string; at: string | null; reason: string | null }[]; taxonomy: { horizon: { days: number | null; bucket: string | null } | null } | null }
 
 /**
- * The reasoning language shown: the one asked for in the link (`?lang=`, case-insensitive, as the
- * API matches language tags), else the models' main language (their answers as given,
- * `translation_of` null), else the first listed. `langs` is sorted, so its first was shown by
+ * The reasoning language shown: the one asked for in the link (`?lang=`, matched as the API matches
+ * language tags: in any case, or another code of the language, so `iw` on a question stored as `he`
+ * is Hebrew; outside test: "no reasoning in iw"), else the models' main language (their answers as
+ * given, `translation_of` null), else the first listed. `langs` is sorted, so its first was shown by
  * default: with QUORUM_LANGS=en,fr,pt-BR,de a question opened in German (QA).
  */
 function shownLang(d: Detail, asked: string | null): string {
-  const hit = asked === null ? undefined : d.langs.find((l) => l.toLowerCase() === asked.toLowerCase());
+  const hit = asked === null ? undefined : matchLanguage(d.langs, asked);
   if (hit !== undefined) return hit;
   const main = d.modes.flatMap((m) => m.models.flatMap((x) => x.texts)).find((t) => t.translation_of === null && t.lang !== null)?.lang;
   return main && d.langs.includes(main) ? main : (d.langs[0] ?? 'en');
@@ -85,7 +87,7 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   const lang = shownLang(d, q.get('lang'));
   // A language the question has no reasoning in is named, the one shown instead said (outside test: silently another).
   const askedLang = q.get('lang') ?? '';
-  const ignored = askedLang !== '' && d.langs.length > 0 && lang.toLowerCase() !== askedLang.toLowerCase() ? [`lang=${askedLang} (one of ${d.langs.join(', ')}; shown in ${lang})`] : [];
+  const ignored = askedLang !== '' && d.langs.length > 0 && matchLanguage(d.langs, askedLang) === undefined ? [`lang=${askedLang} (one of ${d.langs.join(', ')}; shown in ${lang})`] : [];
   const width = Math.min(760, Math.max(300, document.documentElement.clientWidth - 48));
   root.append(h('h1', {}, firstText(d.question.title, d.question.question_id)),
     h('p', { class: 'meta' }, `${d.question.venue ?? '–'} · ${d.question.category ?? 'uncategorised'} · ${d.question.status}`,
@@ -126,7 +128,8 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
         h('tbody', {}, m.models.map((x) => {
           // The text says its language (lang) and takes its direction from its first strong
           // character (dir=auto): Arabic or Hebrew reasoning is right-to-left in this page (QA).
-          const text = x.texts.find((t) => t.lang === lang) ?? x.texts[0];
+          // (a mode whose run stored the language under another code, `iw` beside `he`, shows it too)
+          const text = x.texts.find((t) => t.lang === lang) ?? x.texts.find((t) => t.lang !== null && languageKey(t.lang) === languageKey(lang)) ?? x.texts[0];
           return h('tr', {}, h('td', {}, x.model), h('td', { class: 'num' }, pct(x.probability)), h('td', { class: 'num' }, num(x.scores?.brier)),
             h('td', { class: 'reasoning', lang: text?.lang ?? undefined, dir: 'auto' }, text?.reasoning ?? '–'));
         })))));
