@@ -123,20 +123,68 @@ export interface IntervalRow {
   title?: string;
 }
 
+/** Plot's right margin beside an x axis (its default). */
+const MARGIN_RIGHT = 20;
+/** The least room the x axis of an interval chart keeps beside its labels: three ticks MIN_TICK_SPACING apart. */
+const MIN_PLOT_WIDTH = 150;
+/** The least distance between two ticks of a linear axis (Plot's own default is one tick per 80 px), so a wide chart is not crowded. */
+const MIN_TICK_SPACING = 50;
+
+/**
+ * The width of a tick label at 12 px: Plot measures none, so it is estimated from the browser's
+ * sans-serif (DejaVu Sans on Debian: a digit 7.6 px, the point 3.8 px, the minus sign 10 px).
+ */
+const tickLabelWidth = (label: string): number => [...label].reduce((w, c) => w + (c === '.' ? 4 : c === '−' ? 10.5 : 8), 0);
+
+/**
+ * A linear x axis over the values `values` drawn `px` wide: the finest round step (1, 2 or 5 times
+ * a power of ten) whose labels stand apart (each label's width and 8 px between neighbours, and
+ * ticks at least MIN_TICK_SPACING apart), over
+ * the domain that step rounds the values out to, so both ends carry a tick. Null without a finite
+ * value. QA: Plot's default (one tick per 80 px) gave the leaderboard a single tick at 375 px,
+ * where its axis has some 120 px beside the names.
+ */
+export function linearTicks(values: number[], px: number): { domain: [number, number]; ticks: number[]; format: (x: number) => string } | null {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length === 0) return null;
+  let [lo, hi] = [Math.min(...finite), Math.max(...finite)];
+  if (hi - lo < 1e-12) [lo, hi] = [lo - Math.max(Math.abs(lo) * 0.05, 1e-3), hi + Math.max(Math.abs(hi) * 0.05, 1e-3)];
+  const fit = (step: number) => {
+    const decimals = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
+    const format = (x: number) => `${x < 0 ? '−' : ''}${Math.abs(x).toFixed(decimals)}`;
+    const [first, last] = [Math.floor(lo / step + 1e-9), Math.ceil(hi / step - 1e-9)];
+    const ticks = Array.from({ length: last - first + 1 }, (_, i) => Number(((first + i) * step).toFixed(decimals)));
+    const apart = px / Math.max(1, last - first);
+    const fits = apart >= MIN_TICK_SPACING && ticks.every((t, i) => i === 0 || (tickLabelWidth(format(t)) + tickLabelWidth(format(ticks[i - 1]!))) / 2 + 8 <= apart);
+    return { domain: [ticks[0]!, ticks[ticks.length - 1]!] as [number, number], ticks, format, fits };
+  };
+  let power = 10 ** Math.floor(Math.log10((hi - lo) / 20));
+  for (let tries = 0; tries < 40; tries++, power *= 10) {
+    for (const m of [1, 2, 5]) {
+      const found = fit(m * power);
+      if (found.fits) return { domain: found.domain, ticks: found.ticks, format: found.format };
+    }
+  }
+  return null;
+}
+
 /** Horizontal interval bars: one rule from lo to hi per row and a dot at the value. */
 export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: string; zero?: boolean; groups?: string[] }): Element {
   const groups = opts.groups ?? [...new Set(rows.map((r) => r.group ?? ''))];
   // The labels' margin: room for the longest (8 px a character at 12 px: labelAxis gives a label
   // 85% of it, so a label that fitted the earlier 7 px a character still shows whole), up to 45% of
-  // the chart or 200 px, the earlier cap, whichever is more; a longer label is shortened
-  // (labelAxis), so it starts inside the chart with its rank.
-  const marginLeft = Math.min(Math.round(Math.max(200, opts.width * 0.45)), 12 + 8 * Math.max(...rows.map((r) => r.label.length), 4));
+  // the chart or 200 px, the earlier cap, whichever is more, leaving the axis MIN_PLOT_WIDTH; a
+  // longer label is shortened (labelAxis), so it starts inside the chart with its rank.
+  const marginLeft = Math.min(Math.round(Math.max(200, opts.width * 0.45)), opts.width - MARGIN_RIGHT - MIN_PLOT_WIDTH,
+    12 + 8 * Math.max(...rows.map((r) => r.label.length), 4));
+  const axis = linearTicks([...rows.flatMap((r) => [r.lo, r.hi, r.value]), ...(opts.zero ? [0] : [])], opts.width - marginLeft - MARGIN_RIGHT);
   return accessible(Plot.plot({
     width: opts.width,
     height: 48 + rows.length * 20,
     marginLeft,
+    marginRight: MARGIN_RIGHT,
     style: FONT,
-    x: { label: opts.xLabel, grid: true },
+    x: { label: opts.xLabel, grid: true, ...(axis ? { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format } : {}) },
     y: { label: null, domain: [...new Set(rows.map((r) => r.label))] },
     color: { domain: groups, range: PALETTE, legend: groups.length > 1 },
     marks: [

@@ -2,7 +2,8 @@
  * The dashboard on a service run without English (outside test): QUORUM_LANGS=pt-BR,zh-Hant, one
  * run's language stored as `he` and another's as `iw` (one language, two codes). The predictions
  * page asked for /api/predictions/lang/en whatever the snapshot held (a 404: the page showed only an
- * error), and the question page's `?lang=iw` did not find the question's `he`. A real `quorum serve` (port 0) over a fixture snapshot of
+ * error), the question page's `?lang=iw` did not find the question's `he`, and at 375 px the
+ * leaderboard's x axis had a single tick. A real `quorum serve` (port 0) over a fixture snapshot of
  * real Parquet (test/api/fixtures.ts: the feeds with every code renamed, withoutEnglish).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,9 +24,24 @@ let server: Served;
 let browser: Browser;
 let apiKey: string;
 
+/**
+ * The overview's leaderboard (augmented mode, the latest round, overall): the consensus, the market
+ * and four models with 95% intervals a few Brier points wide, as a round of 40-odd questions gives.
+ */
+const LEADERBOARD = [
+  ['consensus', 'consensus', 0.162, 0.128, 0.199], ['gpt-5', 'model', 0.171, 0.133, 0.212], ['claude-sonnet-4-5', 'model', 0.178, 0.140, 0.219],
+  ['market', 'market', 0.184, 0.149, 0.222], ['gemini-2.5-pro', 'model', 0.193, 0.151, 0.236], ['deepseek-v3', 'model', 0.207, 0.163, 0.251],
+].map(([forecaster, kind, brier, lo, hi], i) => ({
+  mode: 'augmented', rounds: 'latest', dimension: 'overall', key: 'all', forecaster: forecaster as string, kind: kind as string, rank: i + 1,
+  is_best: i === 0, n: 42, brier: brier as number, brier_ci95_lo: lo as number, brier_ci95_hi: hi as number, brier_adjusted: (brier as number) - 0.01,
+  log_loss: 0.5, n_directional: 40, accuracy_pct: 70, ece: 0.05, vs_market_n: 42, vs_market_diff: (brier as number) - 0.184, vs_market_ci95_lo: -0.03,
+  vs_market_ci95_hi: 0.03, best: 'consensus', vs_best_n: 42, vs_best_diff: (brier as number) - 0.162, vs_best_ci95_lo: -0.02, vs_best_ci95_hi: 0.04,
+  tied_with_best: true, n_questions: 42, sufficient: true,
+}));
+
 beforeAll(async () => {
   const built = buildDashboard();
-  await writeSnapshot(dir, SNAP, withoutEnglish(withFeeds(fixtureData(1))));
+  await writeSnapshot(dir, SNAP, { ...withoutEnglish(withFeeds(fixtureData(1))), leaderboard: LEADERBOARD });
   await publish(dir, SNAP);
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
@@ -97,5 +113,26 @@ describe('the dashboard in the languages the snapshot has', () => {
     expect(await page.$eval('#ignored-in-link', (e) => e.textContent)).toContain('lang=zh-Hant (one of he, pt-BR; shown in pt-BR)');
     clean(problems);
     await page.close();
+  });
+
+  it('at 375 px the leaderboard\'s x axis has at least three ticks, none over another (outside test: one tick)', async () => {
+    for (const width of [375, 1200]) {
+      const { page } = await tab(width);
+      await open(page, '');
+      await page.waitForSelector('#leaderboard svg');
+      const ticks = await page.$$eval('#leaderboard svg [aria-label="x-axis tick label"] text', (ts) => ts.map((t) => {
+        const box = t.getBoundingClientRect();
+        const svg = t.closest('svg')!.getBoundingClientRect();
+        return { text: t.textContent ?? '', left: box.left, right: box.right, inside: box.left >= svg.left - 0.5 && box.right <= svg.right + 0.5 };
+      }));
+      expect(ticks.length, `${width} px: ${ticks.map((t) => t.text).join(' ')}`).toBeGreaterThanOrEqual(3);
+      for (const t of ticks) expect(t.inside, `${width} px: ${t.text} inside the chart`).toBe(true);
+      // each label ends before the next begins, with room between them
+      for (let i = 1; i < ticks.length; i++) expect(ticks[i]!.left, `${width} px: ${ticks[i - 1]!.text} and ${ticks[i]!.text}`).toBeGreaterThan(ticks[i - 1]!.right + 2);
+      // the forecasters are drawn on it
+      const drawn = await page.$$eval('#leaderboard svg .q-point circle', (cs) => cs.length);
+      expect(drawn, `${width} px`).toBe(LEADERBOARD.length);
+      await page.close();
+    }
   });
 });
