@@ -13,13 +13,14 @@
  * - `GET /api/scenarios/{scenario_id}/` (scenarios.detail): one scenario with its components, the
  *   current joint (consensus and per model, with the implied marginals and the coherence gap) and
  *   its record history with the scores, newest first, a page at a time (records_limit, default
- *   100; records_cursor: api/routes/history-page.ts). Unknown id: 404.
+ *   100; records_cursor: api/routes/history-page.ts). Unknown id: 404 (a retired one's says so).
  */
 import { z } from 'zod';
 import type { JsonRow } from '../db/convert.ts';
 import { cellInt as int, cellRows, cellStr as str, fromColumns, groupRows } from '../db/cells.ts';
 import type { PinnedSnapshot } from '../snapshot/reader.ts';
-import { notFoundClosest } from '../http/closest.ts';
+import { ApiError } from '../errors/problem.ts';
+import { closestIds, notFoundClosest } from '../http/closest.ts';
 import { decodeKeyset, encodeKeyset } from '../http/cursor.ts';
 import { pathId, queryEnum, queryInt, queryString, queryTimestamp, STRUCTURE_ID_GRAMMAR } from '../http/params.ts';
 import { jsonRoute } from '../http/registry.ts';
@@ -271,6 +272,26 @@ function joints(worlds: JsonRow[], marginals: JsonRow[]): z.input<typeof Scenari
   }));
 }
 
+/**
+ * The 404 of a scenario id the snapshot does not define, naming the closest ids; for a retired one
+ * (its archived records still in the snapshot) it says so, and where they are: before, it read as
+ * a typo, "No scenario", though the snapshot and the export held its records (outside test: a
+ * scenario taken out of its file after two runs archived it), unlike a retired thesis.
+ */
+async function unknownScenario(snap: PinnedSnapshot, id: string): Promise<ApiError> {
+  const [[retired], defined] = await Promise.all([snap.query('scenarios-retired', { scenario_id: id }), snap.query('scenarios-ids')]);
+  const ids = defined.map((r) => String(r.scenario_id));
+  if (!retired) return notFoundClosest('scenario', id, 'scenario_id', ids);
+  const last = String(retired.last_as_of).slice(0, 10);
+  const n = int(retired.n_records);
+  return ApiError.notFound(
+    `Scenario '${id}' is no longer defined in this snapshot (taken out of its file, or a component is a question the warehouse does not have: the run's notes name it). ` +
+      `${n === 1 ? `Its one archived record, of ${last}, is` : `Its ${n} archived records, the newest of ${last}, are`} ` +
+      "in the snapshot's scenario_records and scenario_record_scores tables (GET /api/export/scenario_records/).",
+    { parameter: 'scenario_id', closest: closestIds(id, ids) },
+  );
+}
+
 export const scenariosDetailRoute = jsonRoute({
   id: 'scenarios.detail',
   path: '/api/scenarios/{scenario_id}/',
@@ -291,7 +312,7 @@ export const scenariosDetailRoute = jsonRoute({
   data: async (snap, { id, page }) => {
     snap.require(...TABLES, 'scenario_worlds', 'scenario_marginals');
     const [s] = await snap.query('scenarios-detail', { scenario_id: id });
-    if (!s) throw notFoundClosest('scenario', id, 'scenario_id', (await snap.query('scenarios-ids')).map((r) => String(r.scenario_id)));
+    if (!s) throw await unknownScenario(snap, id);
     const pageOf = { first: id, last: id, latest_only: false, ...historyParams(page), per_scenario: page.limit + 1 };
     const [components, rows, worlds, marginals, latest] = await Promise.all([
       snap.query('scenarios-components', { first: id, last: id }),

@@ -296,3 +296,49 @@ describe('scenarios API', () => {
     expect(Object.keys(got.body.components.schemas)).toEqual(expect.arrayContaining(['Scenario', 'ScenarioWorld', 'ScenarioRecord', 'ScenarioJoint']));
   });
 });
+
+describe('a retired scenario (taken out of its file since its records were archived)', () => {
+  it('is a 404 that says it is no longer defined and where its records are, not "No scenario" as for a typo (outside test)', async () => {
+    // Outside test: russia-ukraine-endgame taken out of geopolitics.yaml after two runs archived
+    // its records; GET /api/scenarios/russia-ukraine-endgame/ answered "No scenario
+    // 'russia-ukraine-endgame' in this snapshot", as for a typo, though the snapshot's
+    // scenario_records (and the export) held both records. A retired thesis says so (clusters).
+    const f = fixture({ 'scenarios/s.yaml': SCENARIOS });
+    let server: ServerHandle | undefined;
+    try {
+      await writeRaw(f.dataDir, {
+        questions: [
+          question('manifold:a1', 'first unrelated zebra'),
+          question('polymarket:a2', 'second unrelated yak'),
+          question('kalshi:a3', 'third unrelated walrus'),
+          question('manifold:a4', 'fourth unrelated heron'),
+        ],
+        forecasts: [
+          ...forecasts('r-s-1', 'manifold:a1', T1, P1),
+          ...forecasts('r-s-1', 'polymarket:a2', T1, P2),
+          ...forecasts('r-s-1', 'kalshi:a3', T1, P3),
+          ...forecasts('r-s-1', 'manifold:a4', T1, P4),
+        ],
+      });
+      await publish(f, T1);
+      await publish(f, T2);
+      // `pair` is taken out of the file: its two records stay archived
+      writeFileSync(join(f.structureDir, 'scenarios', 's.yaml'), SCENARIOS.split('  - id: pair')[0]!);
+      await publish(f, T3);
+      server = await serve(f.dataDir);
+      const gone = await get(server, '/api/scenarios/pair/');
+      expectProblem(gone, 404, 'not_found');
+      expect(gone.body.detail).toBe(
+        "Scenario 'pair' is no longer defined in this snapshot (taken out of its file, or a component is a question the warehouse does not have: " +
+          "the run's notes name it). Its 2 archived records, the newest of 2026-02-01, are in the snapshot's scenario_records and " +
+          'scenario_record_scores tables (GET /api/export/scenario_records/).',
+      );
+      expect(gone.body).toMatchObject({ parameter: 'scenario_id', closest: ['hand'] });
+      expect((await get(server, '/api/scenarios/hand/')).res.status).toBe(200);
+      expect((await get(server, '/api/scenarios/never-was/')).body.detail).toMatch(/^No scenario 'never-was' in this snapshot\./);
+    } finally {
+      await server?.close();
+      f.cleanup();
+    }
+  });
+});
