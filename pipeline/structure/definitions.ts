@@ -169,12 +169,48 @@ export function yamlFiles(dir: string): string[] {
  * link, no permission) is a StructureFileError naming it: Node's EISDIR named no path (QA).
  */
 function readDefinitionFile(f: string): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(f, 'utf8');
+    bytes = readFileSync(f);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === 'EISDIR' ? 'a directory, not a file' : code === 'ENOENT' ? 'not found (a broken link?)' : `cannot be read (${code ?? String(err)})`;
     throw new StructureFileError(shownPath(f), null, null, reason);
+  }
+  return decodeUtf8(bytes, shownPath(f));
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The text of a definition file's bytes, which must be UTF-8 (a byte-order mark is dropped). A file
+ * in another encoding is a StructureFileError at the line of its first bad byte: read leniently, a
+ * Latin-1 "Café" became "Caf\uFFFD", published and archived in every scenario record (immutable),
+ * and a UTF-16 file was "expected object, received string" (outside test; the claims import
+ * already refuses both).
+ */
+function decodeUtf8(bytes: Buffer, file: string): string {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    throw new StructureFileError(file, 1, null, 'the file is UTF-16 encoded: save it as UTF-8');
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    // the first line that does not decode (a line feed byte is never part of a UTF-8 sequence)
+    let line = 1;
+    let start = 0;
+    for (let end = bytes.indexOf(0x0a); ; end = bytes.indexOf(0x0a, start)) {
+      const stop = end < 0 ? bytes.length : end;
+      try {
+        utf8.decode(bytes.subarray(start, stop));
+      } catch {
+        break;
+      }
+      if (end < 0) break;
+      start = end + 1;
+      line++;
+    }
+    throw new StructureFileError(file, line, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 editor?): save it as UTF-8');
   }
 }
 

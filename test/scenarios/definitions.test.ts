@@ -71,6 +71,33 @@ describe('scenario files: errors name file, line and field', () => {
   });
 });
 
+describe('a scenario file not encoded in UTF-8', () => {
+  it('is an error naming the file and the line of the first bad byte, not a title with U+FFFD archived for good (outside test)', () => {
+    // Outside test: a scenarios file saved as Latin-1 ("Caf\xe9") loaded, its title "Caf\ufffd"
+    // published and written into every archived record (immutable); one saved as UTF-16 was
+    // "expected object, received string" at line 1. The claims import already refuses both.
+    const f = fixture();
+    try {
+      const text = ['scenarios:', '  - id: s-one', '    title: Caf\u00e9 prices', '    description: Two related questions', '    components:',
+        '      - question: manifold:a', '      - question: manifold:b', ''].join('\n');
+      const file = join(f.structureDir, 'scenarios', 'a.yaml');
+      writeFileSync(file, Buffer.from(text, 'latin1'));
+      const latin1 = errorOf(() => loadScenarioDefinitions(f.structureDir));
+      expect(latin1.message).toBe(`${file}:3: the file is not UTF-8 encoded (a Latin-1 or Windows-1252 editor?): save it as UTF-8`);
+      writeFileSync(file, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
+      const utf16 = errorOf(() => loadScenarioDefinitions(f.structureDir));
+      expect(utf16.message).toBe(`${file}:1: the file is UTF-16 encoded: save it as UTF-8`);
+      // UTF-8, with or without a byte-order mark, loads
+      for (const bom of ['', '\uFEFF']) {
+        writeFileSync(file, bom + text);
+        expect(loadScenarioDefinitions(f.structureDir).map((s) => s.title)).toEqual(['Caf\u00e9 prices']);
+      }
+    } finally {
+      f.cleanup();
+    }
+  });
+});
+
 describe('a scenario naming a question the warehouse does not have', () => {
   it('is not published, and the warning names the file, the line and the scenario withheld', async () => {
     // QA: the warning said "<file> names a question the warehouse does not have, left out:
