@@ -122,7 +122,7 @@ export const TABLE_SPECS: Readonly<Record<ExportTable, ExportTableSpec>> = {
   scenario_records: {
     name: 'scenario_records',
     sqlFile: 'export-scenario-records',
-    snapshotTables: ['scenario_records', 'scenario_record_scores', 'scenario_components'],
+    snapshotTables: ['scenario_records', 'scenario_record_scores', 'questions'],
     rawForecasts: false,
     status: false,
     timeFilters: { created_since: 'as_of' },

@@ -95,8 +95,8 @@ export const exportRouteDoc = rawRoute({
       description:
         "Rows of this category (one of the nine, case-insensitive): predictions, resolved, scores and forecasts (the question's " +
         "category), claims (the claim's category), track_records (sources with a claim in it: each row is still the source's " +
-        'whole record, its categories listing them all), scenario_records (scenarios with a component in it: each record ' +
-        'is still over all of its components).',
+        'whole record, its categories listing them all), scenario_records (records with a component in it, of the ' +
+        'components each record archived, a retired scenario\'s too: each record is still over all of its components).',
     }),
   }),
   errors: [400, 403, 404, 503],

@@ -6,8 +6,11 @@
 -- BOUND parameters:
 --   $created_since VARCHAR|NULL  UTC timestamp: records with as_of (the run's as-of time, when the
 --                                record was archived) >= it
---   $category VARCHAR|NULL       records of scenarios with a component in this category (the
---                                component questions' categories in this snapshot)
+--   $category VARCHAR|NULL       records with a component in this category: the components the
+--                                record archived (a retired scenario's records too, and a record of
+--                                components since replaced by its own), by the questions' categories
+--                                in this snapshot. (It read the scenarios defined now: a retired
+--                                scenario's records were never in a category; outside test.)
 SELECT d.scenario_id, d.run_id, d.as_of, d.title, d.components, d.content_hash, d.n_models, d.methods,
        d.n_components, d.n_worlds, d.top_world, d.top_probability,
        s.n_resolved, s.resolved_pattern, s.complete, s.realized_world, s.realized_probability,
@@ -17,5 +20,11 @@ FROM scenario_records AS d
 JOIN scenario_record_scores AS s USING (scenario_id, run_id)
 WHERE ($created_since IS NULL OR d.as_of >= CAST($created_since AS TIMESTAMP))
   AND ($category IS NULL
-       OR d.scenario_id IN (SELECT c.scenario_id FROM scenario_components AS c WHERE c.category = $category))
+       OR d.components IN (
+         -- (the few distinct component lists, each question looked up once)
+         SELECT c.components
+         FROM (SELECT components, unnest(string_split(components, ',')) AS question_id
+               FROM (SELECT DISTINCT components FROM scenario_records)) AS c
+         JOIN questions AS q USING (question_id)
+         WHERE q.category = $category))
 ORDER BY d.scenario_id, d.as_of, d.run_id

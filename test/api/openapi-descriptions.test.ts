@@ -263,7 +263,7 @@ describe('the export route documents every table\'s time filters (QA: claims and
     // every table takes category (each sql/api/export-*.sql binds it): each is named with what it
     // keeps (outside test: scenario_records, which keeps the scenarios with a component in it, was not)
     for (const table of EXPORT_TABLES) expect(param('category'), table).toContain(table);
-    expect(param('category')).toContain('scenario_records (scenarios with a component in it');
+    expect(param('category')).toContain('scenario_records (records with a component in it');
     expect(op.responses['200'].headers['Content-Disposition'].schema.description).toContain('quorum-<table>-<snapshot id>.<ext>');
     expect(op.responses['200'].headers['X-Snapshot']).toBeDefined();
   });

@@ -270,7 +270,7 @@ describe('scenarios API', () => {
     expect(pair.brier).toBeCloseTo(['00', '01', '10', '11'].reduce((a, w) => a + (consensus([P3, P4], w) - (w === '01' ? 1 : 0)) ** 2, 0), 12);
     expect(pair.component_brier).toBeCloseTo((mean(P3) ** 2 + (mean(P4) - 1) ** 2) / 2, 12);
     expect(pair.probabilities).toEqual(['00', '01', '10', '11'].map((w) => expect.closeTo(consensus([P3, P4], w), 12)));
-    // created_since: the record's as_of; category: scenarios with a component in it
+    // created_since: the record's as_of; category: records with a component in it
     expect((await exported(`&created_since=${T3.toISOString()}`)).map((r) => [r.scenario_id, r.run_id])).toEqual([['hand', run2]]);
     expect((await exported(`&since=${T3.toISOString()}`)).map((r) => r.run_id)).toEqual([run2]);
     expect((await exported('&category=science')).map((r) => r.scenario_id)).toEqual(['pair']);
@@ -298,47 +298,66 @@ describe('scenarios API', () => {
 });
 
 describe('a retired scenario (taken out of its file since its records were archived)', () => {
+  let f: Fixture;
+  let server: ServerHandle;
+  beforeAll(async () => {
+    f = fixture({ 'scenarios/s.yaml': SCENARIOS });
+    await writeRaw(f.dataDir, {
+      questions: [
+        question('manifold:a1', 'first unrelated zebra'),
+        question('polymarket:a2', 'second unrelated yak'),
+        question('kalshi:a3', 'third unrelated walrus'),
+        question('manifold:a4', 'fourth unrelated heron', { category: 'science' }),
+      ],
+      forecasts: [
+        ...forecasts('r-s-1', 'manifold:a1', T1, P1),
+        ...forecasts('r-s-1', 'polymarket:a2', T1, P2),
+        ...forecasts('r-s-1', 'kalshi:a3', T1, P3),
+        ...forecasts('r-s-1', 'manifold:a4', T1, P4),
+      ],
+    });
+    await publish(f, T1);
+    await publish(f, T2);
+    // `pair` is taken out of the file: its two records stay archived
+    writeFileSync(join(f.structureDir, 'scenarios', 's.yaml'), SCENARIOS.split('  - id: pair')[0]!);
+    await publish(f, T3);
+    server = await serve(f.dataDir);
+  });
+  afterAll(async () => {
+    await server?.close();
+    f.cleanup();
+  });
+
   it('is a 404 that says it is no longer defined and where its records are, not "No scenario" as for a typo (outside test)', async () => {
     // Outside test: russia-ukraine-endgame taken out of geopolitics.yaml after two runs archived
     // its records; GET /api/scenarios/russia-ukraine-endgame/ answered "No scenario
     // 'russia-ukraine-endgame' in this snapshot", as for a typo, though the snapshot's
     // scenario_records (and the export) held both records. A retired thesis says so (clusters).
-    const f = fixture({ 'scenarios/s.yaml': SCENARIOS });
-    let server: ServerHandle | undefined;
-    try {
-      await writeRaw(f.dataDir, {
-        questions: [
-          question('manifold:a1', 'first unrelated zebra'),
-          question('polymarket:a2', 'second unrelated yak'),
-          question('kalshi:a3', 'third unrelated walrus'),
-          question('manifold:a4', 'fourth unrelated heron'),
-        ],
-        forecasts: [
-          ...forecasts('r-s-1', 'manifold:a1', T1, P1),
-          ...forecasts('r-s-1', 'polymarket:a2', T1, P2),
-          ...forecasts('r-s-1', 'kalshi:a3', T1, P3),
-          ...forecasts('r-s-1', 'manifold:a4', T1, P4),
-        ],
-      });
-      await publish(f, T1);
-      await publish(f, T2);
-      // `pair` is taken out of the file: its two records stay archived
-      writeFileSync(join(f.structureDir, 'scenarios', 's.yaml'), SCENARIOS.split('  - id: pair')[0]!);
-      await publish(f, T3);
-      server = await serve(f.dataDir);
-      const gone = await get(server, '/api/scenarios/pair/');
-      expectProblem(gone, 404, 'not_found');
-      expect(gone.body.detail).toBe(
-        "Scenario 'pair' is no longer defined in this snapshot (taken out of its file, or a component is a question the warehouse does not have: " +
-          "the run's notes name it). Its 2 archived records, the newest of 2026-02-01, are in the snapshot's scenario_records and " +
-          'scenario_record_scores tables (GET /api/export/scenario_records/).',
-      );
-      expect(gone.body).toMatchObject({ parameter: 'scenario_id', closest: ['hand'] });
-      expect((await get(server, '/api/scenarios/hand/')).res.status).toBe(200);
-      expect((await get(server, '/api/scenarios/never-was/')).body.detail).toMatch(/^No scenario 'never-was' in this snapshot\./);
-    } finally {
-      await server?.close();
-      f.cleanup();
-    }
+    const gone = await get(server, '/api/scenarios/pair/');
+    expectProblem(gone, 404, 'not_found');
+    expect(gone.body.detail).toBe(
+      "Scenario 'pair' is no longer defined in this snapshot (taken out of its file, or a component is a question the warehouse does not have: " +
+        "the run's notes name it). Its 2 archived records, the newest of 2026-02-01, are in the snapshot's scenario_records and " +
+        'scenario_record_scores tables (GET /api/export/scenario_records/).',
+    );
+    expect(gone.body).toMatchObject({ parameter: 'scenario_id', closest: ['hand'] });
+    expect((await get(server, '/api/scenarios/hand/')).res.status).toBe(200);
+    expect((await get(server, '/api/scenarios/never-was/')).body.detail).toMatch(/^No scenario 'never-was' in this snapshot\./);
+  });
+
+  it('its records stay in the export, and the export\'s category filter finds them by their own components (outside test)', async () => {
+    // Outside test: ?category=world on the scenario_records export left out every record of the
+    // retired russia-ukraine-endgame (its three components all in world): the filter read the
+    // components of the scenarios defined now, not those each record archived.
+    const { key } = newKey(f.dataDir, 'api');
+    const exported = async (query: string) => {
+      const r = await get(server, `/api/export/scenario_records/?output=json${query}`, auth.x(key));
+      expect(r.res.status, r.text).toBe(200);
+      return (JSON.parse(r.text) as any[]).map((x) => [x.scenario_id, x.as_of.slice(0, 10)]);
+    };
+    const pairRecords = [['pair', '2026-01-10'], ['pair', '2026-02-01']];
+    expect(await exported('')).toEqual([['hand', '2026-01-10'], ['hand', '2026-02-01'], ['hand', '2026-02-10'], ...pairRecords]);
+    // manifold:a4, a component of pair alone, is the one question in science
+    expect(await exported('&category=science')).toEqual(pairRecords);
   });
 });
