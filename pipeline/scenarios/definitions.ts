@@ -20,17 +20,23 @@ export const MIN_COMPONENTS = 2;
 
 export const ScenarioId = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)');
 
+/**
+ * A name or text shown to readers: it needs a letter or a digit. Blanks alone passed the length
+ * checks ("   " as a title, " " as a label) and were published as a blank name (outside test).
+ */
+const shownText = (min: number, max: number) => z.string().min(min).max(max).regex(/[\p{L}\p{N}]/u, 'needs a letter or a digit');
+
 const ComponentDef = z.strictObject({
   question: QuestionId,
   /** A short name of this step of the pathway (default: the question's title). */
-  label: z.string().min(1).max(200).optional(),
+  label: shownText(1, 200).optional(),
   note: z.string().optional(),
 });
 
 const ScenarioDef = z.strictObject({
   id: ScenarioId,
-  title: z.string().min(3).max(200),
-  description: z.string().min(3).max(2000),
+  title: shownText(3, 200),
+  description: shownText(3, 2000),
   components: z
     .array(ComponentDef)
     .min(MIN_COMPONENTS, `a scenario needs at least ${MIN_COMPONENTS} components`)

@@ -53,6 +53,20 @@ describe('scenario files: errors name file, line and field', () => {
     expect([u.line, u.field]).toEqual([2, 'scenarios.0.title']);
   });
 
+  it('a title, description or label of blanks alone is an error, not a blank name published (outside test)', () => {
+    // Outside test: title "   " and label " " loaded (3 and 1 characters), and the API listed a
+    // scenario titled blank, its component labelled blank instead of the question's title.
+    const blankTitle = ['scenarios:', '  - id: s-one', '    title: "   "', '    description: Two related questions', '    components:',
+      '      - question: manifold:a', '      - question: manifold:b', ''].join('\n');
+    const t = errorOf(() => parseScenariosFile(blankTitle, 'scenarios/blank.yaml'));
+    expect(t.message).toBe('scenarios/blank.yaml:3 (field "scenarios.0.title"): needs a letter or a digit');
+    const blankDescription = blankTitle.replace('title: "   "', 'title: A title').replace('description: Two related questions', 'description: " \\t "');
+    expect(errorOf(() => parseScenariosFile(blankDescription, 'scenarios/blank.yaml')).field).toBe('scenarios.0.description');
+    const blankLabel = scenario(['      - question: manifold:a', '        label: " "', '      - question: manifold:b']);
+    const l = errorOf(() => parseScenariosFile(blankLabel, 'scenarios/blank.yaml'));
+    expect([l.line, l.field]).toEqual([7, 'scenarios.0.components.0.label']);
+  });
+
   it('a YAML syntax error and a scenario id defined in two files', () => {
     const y = errorOf(() => parseScenariosFile('scenarios:\n  - id: [unclosed\n', 'scenarios/syntax.yaml'));
     expect(y.file).toBe('scenarios/syntax.yaml');
