@@ -333,7 +333,7 @@ describe('the dashboard in Chromium', () => {
     const venueOptions = await page.$$eval('select[name=venue] option', (os) => os.map((o) => (o as HTMLOptionElement).value));
     expect(venueOptions.filter((o) => o.toLowerCase() === 'metaculus')).toEqual(['metaculus']);
     expect(await page.$eval('select[name=venue]', (s) => (s as HTMLSelectElement).value)).toBe('metaculus');
-    expect(await page.$eval('main p.note', (p) => p.textContent ?? '')).toMatch(new RegExp(`^${byVenue.total} active predictions on metaculus; `));
+    expect(await page.$eval('main p.note', (p) => p.textContent ?? '')).toMatch(new RegExp(`^${byVenue.total} active predictions with reasoning in en on metaculus; `)); // en,fr,de: the language listed is named
     // what a link asks for that the page cannot do is named, and the defaults apply (outside test:
     // they applied silently, and stale=x filtered to fresh prices under a menu showing "any")
     await open(page, '#/predictions');
