@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 import { CATEGORIES } from '../warehouse/tables.ts';
-import { DEFAULT_STRUCTURE_DIR, loadDefinitionFiles, parseFile, QuestionId, Sign, StructureFileError, type Path } from '../structure/definitions.ts';
+import { DEFAULT_STRUCTURE_DIR, loadDefinitionFiles, parseFile, QuestionId, shownText, Sign, StructureFileError, type Path } from '../structure/definitions.ts';
 
 const NodeId = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)');
 /** A word or phrase matched as whole words (see termsOf); it needs a letter or a digit. */
@@ -43,7 +43,7 @@ const RuleDef = z.strictObject({
 
 const SubDriverDef = z.strictObject({
   id: NodeId,
-  name: z.string().min(1).max(200),
+  name: shownText(1, 200),
   description: z.string().max(2000).optional(),
   questions: z.array(LeafDef).default([]),
   rules: z.array(RuleDef).default([]),
@@ -56,8 +56,8 @@ const RESERVED_FACTOR_IDS = ['health'];
 
 const FactorDef = z.strictObject({
   id: NodeId.refine((id) => !RESERVED_FACTOR_IDS.includes(id), { error: 'id "health" is reserved (GET /api/factors/health/ is the health view)' }),
-  name: z.string().min(1).max(200),
-  statement: z.string().min(3).max(500),
+  name: shownText(1, 200),
+  statement: shownText(3, 500),
   description: z.string().max(2000).optional(),
   drivers: z.array(DriverDef).min(1, 'a factor needs at least one driver'),
 });

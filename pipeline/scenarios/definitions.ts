@@ -12,19 +12,13 @@
  * are unique across files.
  */
 import { z } from 'zod';
-import { DEFAULT_STRUCTURE_DIR, loadDefinitionFiles, parseFile, QuestionId, StructureFileError } from '../structure/definitions.ts';
+import { DEFAULT_STRUCTURE_DIR, loadDefinitionFiles, parseFile, QuestionId, shownText, StructureFileError } from '../structure/definitions.ts';
 
 /** At most 6 components: 64 worlds per model, so every joint stays small enough to list. */
 export const MAX_COMPONENTS = 6;
 export const MIN_COMPONENTS = 2;
 
 export const ScenarioId = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'id: lower-case letters, digits and dashes (2-63)');
-
-/**
- * A name or text shown to readers: it needs a letter or a digit. Blanks alone passed the length
- * checks ("   " as a title, " " as a label) and were published as a blank name (outside test).
- */
-const shownText = (min: number, max: number) => z.string().min(min).max(max).regex(/[\p{L}\p{N}]/u, 'needs a letter or a digit');
 
 const ComponentDef = z.strictObject({
   question: QuestionId,

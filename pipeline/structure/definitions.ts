@@ -31,6 +31,13 @@ export type LinkKind = (typeof LINK_KINDS)[number];
 
 /** A venue-qualified question id, as the warehouse stores it (`metaculus:1554`, `polymarket:0x…`). */
 export const QuestionId = z.string().regex(/^[a-z][a-z0-9_-]*:\S+$/, 'a venue-qualified question id such as "metaculus:1554"');
+/**
+ * A name or text shown to readers (a title, a statement, a label): it needs a letter or a digit.
+ * Blanks alone passed the length checks ("   " as a title, " " as a label) and were published as a
+ * blank name (outside test: scenarios; theses and factors read the same way).
+ */
+export const shownText = (min: number, max: number) => z.string().min(min).max(max).regex(/[\p{L}\p{N}]/u, 'needs a letter or a digit');
+
 export const Sign = z.union([z.literal(1), z.literal(-1)], { error: 'sign must be 1 or -1' });
 
 const LinkDef = z.strictObject({
@@ -71,7 +78,7 @@ const ThesisDef = z.strictObject({
     .refine((id) => !COMPUTED_THESIS_ID.test(id), {
       error: `id: "${COMPUTED_THESIS_PREFIX}" followed by 12 hex digits is a computed cluster's id, reserved for computed clusters`,
     }),
-  statement: z.string().min(3).max(500),
+  statement: shownText(3, 500),
   members: z.array(MemberDef).min(3, 'a thesis needs at least 3 members'),
   note: z.string().optional(),
 });

@@ -118,6 +118,14 @@ describe('the bundled anchor factors over the real sample', () => {
     expect(parseFactorsFile(GOOD.replace('  - id: hand', '  - id: health-care'), 'f.yaml')).toHaveLength(1);
   });
 
+  it('a name or statement of blanks alone is an error naming file and line, not a blank factor or driver published (as scenarios\' titles: review)', () => {
+    const statement = errorOf(GOOD.replace('statement: Widgets win', 'statement: "    "'));
+    expect([statement.field, statement.message.endsWith('needs a letter or a digit')]).toEqual(['factors.0.statement', true]);
+    const driver = errorOf(GOOD.replace('name: One', 'name: " "'));
+    expect(driver.field).toBe('factors.0.drivers.0.name');
+    expect(driver.line).toBe(GOOD.split('\n').findIndex((l) => l.includes('name: One')) + 1);
+  });
+
   it('at least 6 factors, each two or three levels deep', () => {
     expect(factors.length).toBeGreaterThanOrEqual(6);
     const flat = flattenFactors(factors);

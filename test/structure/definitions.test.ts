@@ -41,6 +41,13 @@ describe('curated structure files: errors name file and line', () => {
     expect([k.line, k.field]).toEqual([5, 'links.0.strenght']);
   });
 
+  it('a statement of blanks alone is an error naming file and line, not a blank thesis published (as scenarios\' titles: review)', () => {
+    const members = ['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: 1 }', '      - { question: "manifold:c", sign: 1 }'].join('\n');
+    const e = errorOf(() => parseThesesFile(thesis(members).replace('statement: A statement', 'statement: "   "'), 'theses/blank.yaml'));
+    expect(e.message).toBe('theses/blank.yaml:3 (field "theses.0.statement"): needs a letter or a digit');
+    expect(parseThesesFile(thesis(members), 'theses/ok.yaml')).toHaveLength(1);
+  });
+
   it('a thesis with fewer than 3 members, a member twice, a bad question id', () => {
     const two = thesis(['      - { question: "manifold:a", sign: 1 }', '      - { question: "manifold:b", sign: -1 }'].join('\n'));
     const e = errorOf(() => parseThesesFile(two, 'theses/two.yaml'));
