@@ -22,13 +22,14 @@
  *  4. the claims (straight from the temp table, joined to their slugs) and sources are appended like every raw append (raw-writer's rules: dedupe on the
  *     natural key within the batch and against what is stored, a `.tmp` part fsynced and renamed).
  */
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, type Stats } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, type Stats } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { commitTempFile } from '../fs/durable.ts';
 import { randomBytes } from 'node:crypto';
 import { basename, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ImportError } from '../import/import-error.ts';
-import { sqlIdent, sqlLiteralFilePath, sqlPath } from '../warehouse/duckdb.ts';
+import { isLiteralFilePath, sqlIdent, sqlLiteralFilePath, sqlPath } from '../warehouse/duckdb.ts';
 import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
@@ -476,7 +477,39 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
   const traits = await fileTraits(file).catch((e: Error) => {
     throw new ImportError(file, null, null, `cannot read: ${e.message}`);
   });
-  const body = (parallel: boolean) => recordsSql(file, header, traits, latest, parallel);
+  const read = readablePath(file);
+  try {
+    return await readRecords(conn, file, read.path, header, traits, first, start, latest);
+  } finally {
+    read.release();
+  }
+}
+
+/**
+ * The path DuckDB reads `file` by, and what to remove once read: the file's own path when
+ * sqlLiteralFilePath can name it, else a link to it named plainly in a private temporary directory
+ * (a name with a backslash beside * ? [, which no DuckDB glob names: isLiteralFilePath).
+ */
+function readablePath(file: string): { path: string; release: () => void } {
+  if (isLiteralFilePath(file)) return { path: file, release: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'quorum-csv-link-'));
+  const release = () => rmSync(dir, { recursive: true, force: true });
+  const path = join(dir, 'claims.csv');
+  try {
+    if (!isLiteralFilePath(path)) throw new Error(`the temporary directory ${dir} holds a backslash beside * ? [ too`);
+    symlinkSync(resolve(file), path);
+  } catch (e) {
+    release();
+    throw new ImportError(file, null, null, `cannot read: its name holds a backslash beside * ? [, which DuckDB reads as a glob, and ${(e as Error).message}`);
+  }
+  return { path, release };
+}
+
+/** readOne's read of `file` through `path` (the file itself, or a link to it: readablePath) into `_gen_in`. */
+async function readRecords(
+  conn: DuckDBConnection, file: string, path: string, header: readonly string[], traits: FileTraits, first: boolean, start: number, latest: string,
+): Promise<ReadFile> {
+  const body = (parallel: boolean) => recordsSql(path, header, traits, latest, parallel);
   const statement = (parallel: boolean) => (first ? `CREATE OR REPLACE TEMP TABLE _gen_in AS ${body(parallel)}` : `INSERT INTO _gen_in ${body(parallel)}`);
   // Numbering the blank lines, when the traits' pass saw some (a line-by-line read; the file is in
   // the page cache), runs beside DuckDB's read.
@@ -499,7 +532,8 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
       const endings = await lineEndingProblem(file);
       if (endings) throw new ImportError(file, endings.line, null, endings.reason);
     }
-    throw await readError(file, header, e as Error);
+    // DuckDB's message names the path it read: the file's, not a link's
+    throw await readError(file, header, path === file ? (e as Error) : new Error((e as Error).message.replaceAll(path, file)));
   }
   return { file, header, start, end: start + count, blanks: await blanks };
 }

@@ -94,5 +94,29 @@ describe('the files of the directory', () => {
       { claim_id: 'g5', file: 'ab.csv', line: 2n },
     ]);
   });
+  it('a name holding a backslash beside * ? [ is read as itself too (DuckDB splits a glob at \\: a\\[1].csv was refused as "malformed CSV: IO Error: No files found")', async () => {
+    const data = join(tmp.dir, `wh-${n++}`);
+    const dir = csvFolder(tmp.dir, {
+      'a\\[1].csv': CSV_HEAD + 'b1,Acme,2024-01-01,probability,x,0.4,,\n',
+      'a\\*.csv': CSV_HEAD + 'b2,Acme,2024-01-01,probability,x,0.4,,\n',
+      'a\\x.csv': CSV_HEAD + 'b3,Acme,2024-01-01,probability,x,0.4,,\n',
+    });
+    await importAll(data, [['csv', dir]]);
+    expect(await rawQuery(data, 'SELECT claim_id, provenance_file AS file, provenance_line AS line FROM {claims} ORDER BY claim_id')).toEqual([
+      { claim_id: 'b1', file: 'a\\[1].csv', line: 2n },
+      { claim_id: 'b2', file: 'a\\*.csv', line: 2n },
+      { claim_id: 'b3', file: 'a\\x.csv', line: 2n },
+    ]);
+    // the directory's name too, and an error names the file, not the link it was read through
+    const root = join(tmp.dir, `glob-${n++}`, 'f\\*');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'a.csv'), CSV_HEAD + 'b4,Acme,2024-01-01,probability,x,0.4,,\nb5,Acme,2024-01-01,probability,x,0.4,,,,,\n');
+    const failed = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', root]]).then(() => null, (e: Error) => e);
+    expect(failed?.message).toContain(`${join(root, 'a.csv')}:3`);
+    expect(failed?.message).not.toContain('quorum-csv-link-');
+    writeFileSync(join(root, 'a.csv'), CSV_HEAD + 'b4,Acme,2024-01-01,probability,x,0.4,,\n');
+    const [res] = await importAll(join(tmp.dir, `wh-${n++}`), [['csv', root]]);
+    expect(res!.claims).toMatchObject({ received: 1, written: 1 });
+  });
 });
 
