@@ -573,19 +573,19 @@ async function firstInvalid(conn: DuckDBConnection, files: readonly ReadFile[]):
 }
 
 /**
- * A claim's columns as this import writes them from its record (`i`: the record in `_gen_in`,
- * `s`: its source in `_gen_sources`), each with the CSV field it comes from (null: derived from
- * others). One list for the claims part and for the comparison with claims already stored, so that
- * "the same claim" means the same stored values. In comparison order: the source first, the
- * resolution last.
- */
-/**
  * A number field as stored: DOUBLE, a negative zero made zero (`+ 0.0`: IEEE -0 + 0 is +0). Outside test:
  * a probability written `-0.0` (or `-0`, a spreadsheet's rounding of a tiny negative) was stored
  * as -0 and exported as `"probability": -0.0` in JSONL and `-0.0` in CSV.
  */
 const STORED_NUMBER = (c: string) => `(TRY_CAST(${c} AS DOUBLE) + 0.0)`;
 
+/**
+ * A claim's columns as this import writes them from its record (`i`: the record in `_gen_in`,
+ * `s`: its source in `_gen_sources`), each with the CSV field it comes from (null: derived from
+ * others). One list for the claims part and for the comparison with claims already stored, so that
+ * "the same claim" means the same stored values. In comparison order: the source first, the
+ * resolution last.
+ */
 const CLAIM_COLUMNS: [column: string, expr: string, field: string | null][] = [
   ['source_slug', 's.source_slug', 'source'],
   ['claimed_at', 'i._made', 'made_at'],
