@@ -26,6 +26,13 @@ import { expectationMet } from './http/front.ts';
 import { createLogger } from './logging/logger.ts';
 import { removeServerRecord, writeServerRecord } from './server-record.ts';
 
+/**
+ * How long a keep-alive connection may sit idle between a response and the client's next request:
+ * announced in every answer as `Keep-Alive: timeout=5` (README, "The API": connections). Node's default,
+ * set here explicitly because clients size their own idle timeouts by it.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
 export interface StartServerOptions extends Omit<CreateAppOptions, 'logger'> {
   port: number;
   host?: string;
@@ -114,6 +121,22 @@ export async function startServer(opts: StartServerOptions): Promise<ServerHandl
     },
     onRequest,
   );
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // The idle timer of a keep-alive connection is judged when the event loop gets to it, and a busy
+  // loop runs its overdue timers before it reads the sockets: a request that had arrived, waiting
+  // unread in the kernel, had its connection closed from under it, a reset the client sees as
+  // ECONNRESET (test/api/openapi-responses.test.ts under CPU load: its own checks held the loop it
+  // shares with the server for 9-18 s; and a non-idempotent request cannot be safely retried).
+  // The close is decided one turn of the loop later, after the sockets are read: a connection that
+  // received bytes meanwhile has its request answered, and its idle timer starts again after the
+  // answer. With this listener Node no longer closes the connection itself; the socket timer here
+  // is only ever the keep-alive one (server.timeout is 0, no route sets one).
+  server.on('timeout', (socket: Socket) => {
+    const bytesRead = socket.bytesRead;
+    setImmediate(() => {
+      if (!socket.destroyed && socket.bytesRead === bytesRead) socket.destroy();
+    });
+  });
   server.on('clientError', handle.clientError);
   // `Expect: 100-continue`: the body is invited only when it may be read. One declared over the
   // body limit is answered 413 at once, and the connection closed (the app: api/app.ts), instead
