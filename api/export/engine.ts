@@ -149,10 +149,12 @@ export interface ExportStats {
 
 /**
  * A slot, or why none was free: every slot taken (`busy`) or the key's share taken (`key_busy`).
- * `release` frees the slot and the key's share; `releaseKey` the key's share alone (both idempotent).
+ * `release` frees the slot wholly (the export has ended: its temp file deleted); `releaseShare`
+ * gives back the key's share and the slot's place among the `maxConcurrent` before that, once the
+ * last byte is handed to the socket (both idempotent; `release` includes `releaseShare`).
  */
 export type SlotResult =
-  | { ok: true; release: () => void; releaseKey: () => void }
+  | { ok: true; release: () => void; releaseShare: () => void }
   | { ok: false; reason: 'busy' | 'key_busy' };
 
 
@@ -333,6 +335,14 @@ export class ExportEngine {
   /** One instance per kind of export (whole file, slices), opened on first use. */
   readonly #instances = new Map<ExportKind, Promise<DuckDBInstance>>();
   #inFlight = 0;
+  /**
+   * Exports holding one of the `maxConcurrent` places: from the slot's acquisition to the last byte
+   * handed to the socket (releaseShare). `#inFlight` counts on until the temp file is deleted, which
+   * `drain` waits for; new exports are admitted by this count. Soak: two keys exporting one table
+   * after another, never more than two downloads at once, had 2,515 of ~6,900 requests refused
+   * "every slot is taken": each met its own finished export still deleting its file.
+   */
+  #admitted = 0;
   /** Exports running per key (entries removed at 0). */
   readonly #perKey = new Map<string, number>();
   /** Requests of a key waiting for its share (acquire), woken when one of its exports ends. */
@@ -393,8 +403,8 @@ export class ExportEngine {
   /**
    * Takes one of the `maxConcurrent` slots for `key` (the caller's key id), or says why not: every
    * slot is taken (`busy`), or `key` already holds `maxPerKey` of them (`key_busy`); the caller
-   * answers 429 either way. `release` frees the slot (idempotent); `releaseKey` gives the key its
-   * share back early (the route does so once the response has finished).
+   * answers 429 either way. `release` frees the slot (idempotent); `releaseShare` gives the key its
+   * share and the slot's place back early (the route does so once the response has finished).
    */
   tryAcquire(key: string): SlotResult {
     return this.#count(this.#take(key));
@@ -440,13 +450,15 @@ export class ExportEngine {
   #take(key: string): SlotResult {
     const mine = this.#perKey.get(key) ?? 0;
     if (!this.#closed && mine >= this.maxPerKey) return { ok: false, reason: 'key_busy' };
-    if (this.#closed || this.#inFlight >= this.maxConcurrent) return { ok: false, reason: 'busy' };
+    if (this.#closed || this.#admitted >= this.maxConcurrent) return { ok: false, reason: 'busy' };
     this.#inFlight++;
+    this.#admitted++;
     this.#perKey.set(key, mine + 1);
-    let keyReleased = false;
-    const releaseKey = (): void => {
-      if (keyReleased) return;
-      keyReleased = true;
+    let shareReleased = false;
+    const releaseShare = (): void => {
+      if (shareReleased) return;
+      shareReleased = true;
+      this.#admitted--;
       const left = (this.#perKey.get(key) ?? 1) - 1;
       if (left > 0) this.#perKey.set(key, left);
       else this.#perKey.delete(key);
@@ -456,11 +468,11 @@ export class ExportEngine {
     const release = (): void => {
       if (released) return;
       released = true;
-      releaseKey();
+      releaseShare();
       this.#inFlight--;
       if (this.#inFlight === 0) for (const w of this.#idleWaiters.splice(0)) w();
     };
-    return { ok: true, release, releaseKey };
+    return { ok: true, release, releaseShare };
   }
 
   /**

@@ -288,10 +288,11 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
         : ApiError.rateLimited(retryAfter, `At most ${engine.maxConcurrent} exports run at once; retry later.`, { policy: 'exports', limit: engine.maxConcurrent });
     }
     const release = slot.release;
-    // The key's share is back as soon as the last byte is handed to the socket: a client that has
-    // its whole file and asks for the next one at once must not meet its own finished export (the
-    // slot itself stays taken until the temp file is deleted).
-    res.once('finish', slot.releaseKey);
+    // The key's share and the slot's place are back as soon as the last byte is handed to the
+    // socket: a client that has its whole file and asks for the next one at once must not meet its
+    // own finished export, nor another key's (the export still counts for shutdown's drain until
+    // its temp file is deleted).
+    res.once('finish', slot.releaseShare);
     const abort = new AbortController();
     const onClose = (): void => {
       if (!res.writableFinished) abort.abort();
@@ -489,7 +490,7 @@ export function registerExportRoutes(app: Express, snapshots: SnapshotReader, de
     } finally {
       stopWatching();
       res.off('close', onClose);
-      res.off('finish', slot.releaseKey);
+      res.off('finish', slot.releaseShare);
       release();
     }
   });

@@ -309,6 +309,24 @@ describe('large exports', () => {
     }
   });
 
+  it('table after table beside another key\'s download: a finished export no longer takes a slot while its file is deleted (soak: 2,515 of ~6,900 such requests refused "every slot is taken")', async () => {
+    await srv.service.drain();
+    // another key holds one of the two slots for the whole test (nobody reads its download)
+    const other = rawGet(srv.port, '/api/export/resolved', 'api', 'key-other-download');
+    expect((await other.response).statusCode).toBe(200);
+    try {
+      const outputs = ['csv', 'json', 'jsonl', 'parquet'];
+      for (let i = 0; i < 24; i++) {
+        const r = await fetchText(`${srv.url}/api/export/resolved?limit=5&output=${outputs[i % 4]}`, 'api', 'key-one-after-another');
+        expect(r.res.status, `${i}: ${r.text.slice(0, 200)}`).toBe(200);
+      }
+    } finally {
+      other.req.destroy();
+    }
+    await srv.service.drain();
+    expect(srv.service.inFlightExports()).toBe(0);
+  });
+
   it('the export instances keep nothing of the files they read once the exports are done (no external file cache: the soak\'s RSS stayed 150-350 MB above a fresh start)', async () => {
     await srv.service.drain();
     for (const table of ['resolved', 'scores', 'track_records']) {
