@@ -24,7 +24,7 @@ import { createRawViews, rawParts } from './warehouse/raw-views.ts';
 import { newRunId, runDate } from './warehouse/layout.ts';
 import { acquireRunLock, RunLockLostError } from './warehouse/lock.ts';
 import { publishSnapshot, pruneSnapshots, removeAbandonedSnapshots } from './warehouse/snapshot.ts';
-import { deriveSqlHash, deriveTables, exportTables, parquetColumns } from './warehouse/derive.ts';
+import { deriveSqlHash, deriveTables, dropDerivedObjects, exportTables, parquetColumns } from './warehouse/derive.ts';
 import { forecastStage } from './forecast/stage.ts';
 import { findRunToResume, type RunState } from './forecast/runs.ts';
 import { journalPath, readJournal } from './forecast/journal.ts';
@@ -490,7 +490,7 @@ export async function scoreAndPublish(
   await prepareScenarios(conn, { runId: freezing ? runId : null });
   const deriveSql = await deriveSqlHash();
   const meta = { asOf, headlineModes: config.headlineModes, deriveSqlHash: deriveSql, rawForecastParts: forecastParts, beforePublish: opts.beforePublish };
-  return publishSnapshot(config.dataDir, runId, meta, async (dir) => {
+  const publishing = publishSnapshot(config.dataDir, runId, meta, async (dir) => {
     const tables = await deriveTables(conn, {
       asOf,
       headlineModes: config.headlineModes,
@@ -503,6 +503,15 @@ export async function scoreAndPublish(
     await exportTables(conn, tables, dir);
     return { tables, columns: await parquetColumns(conn, tables, dir) };
   });
+  // The derived tables are in the snapshot's files now: dropped, not kept in the process's DuckDB
+  // instance until the next run replaces them (dropDerivedObjects). After a failure too, where the
+  // failure is what the run reports (the next run's derive replaces anything a failed drop left).
+  const manifest = await publishing.catch(async (err: unknown) => {
+    await dropDerivedObjects(conn).catch(() => undefined);
+    throw err;
+  });
+  await dropDerivedObjects(conn);
+  return manifest;
 }
 
 /**
