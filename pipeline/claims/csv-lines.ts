@@ -242,6 +242,31 @@ export async function fieldCount(file: string, line: number): Promise<number | n
 }
 
 /**
+ * The fields of one physical line as byte ranges, split at the commas outside quotes as the reader
+ * splits them (a quote opens a field only at its start; `""` inside quotes is a quote), and whether
+ * the line leaves its last field's quote open (that field then runs to the line's end). Commas and
+ * quotes are ASCII, never inside a UTF-8 sequence, so the bytes are split whatever their encoding.
+ */
+function fieldSpans(bytes: Buffer): { spans: Array<[from: number, to: number]>; open: boolean } {
+  const spans: Array<[number, number]> = [];
+  let from = 0;
+  let quoted = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (quoted) {
+      if (b === QUOTE) quoted = bytes[i + 1] === QUOTE ? (i++, true) : false;
+    } else if (b === COMMA) {
+      spans.push([from, i]);
+      from = i + 1;
+    } else if (b === QUOTE && i === from) {
+      quoted = true;
+    }
+  }
+  spans.push([from, bytes.length]);
+  return { spans, open: quoted };
+}
+
+/**
  * The index of the field whose quote physical line `line` of `file` leaves open (0-based: the
  * field that holds a line break, or runs to the end of a truncated file), null when the line
  * closes every quote it opens or the file has no such line. Only read on the error path of a
@@ -249,27 +274,10 @@ export async function fieldCount(file: string, line: number): Promise<number | n
  * name its field as every other refusal does (outside test: both named the line only).
  */
 export async function openQuoteField(file: string, line: number): Promise<number | null> {
-  const text = await physicalLine(file, line);
-  if (text === null) return null;
-  let field = 0;
-  let quoted = false;
-  let start = true; // at the start of a field, where a quote opens it
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c !== '"') continue;
-      if (text[i + 1] === '"') i++; // an escaped quote
-      else quoted = false;
-    } else if (c === ',') {
-      field++;
-      start = true;
-      continue;
-    } else if (c === '"' && start) {
-      quoted = true;
-    }
-    start = false;
-  }
-  return quoted ? field : null;
+  const bytes = await physicalLineBytes(file, line);
+  if (bytes === null) return null;
+  const { spans, open } = fieldSpans(bytes);
+  return open ? spans.length - 1 : null;
 }
 
 /**
@@ -281,23 +289,8 @@ export async function openQuoteField(file: string, line: number): Promise<number
 export async function nonUtf8Field(file: string, line: number): Promise<number | null> {
   const bytes = await physicalLineBytes(file, line);
   if (bytes === null) return null;
-  let field = 0;
-  let from = 0;
-  let quoted = false;
-  for (let i = 0; i <= bytes.length; i++) {
-    const b = bytes[i];
-    if (quoted) {
-      if (b === QUOTE) quoted = bytes[i + 1] === QUOTE ? (i++, true) : false; // "" is an escaped quote
-    } else if (i === bytes.length || b === COMMA) {
-      if (!isUtf8(bytes.subarray(from, i))) return field;
-      field++;
-      from = i + 1;
-    } else if (b === QUOTE && i === from) {
-      quoted = true; // a quote opens a field only at its start, as in openQuoteField
-    }
-  }
-  // a quote the line leaves open: its field runs to the line's end
-  return quoted && !isUtf8(bytes.subarray(from)) ? field : null;
+  const at = fieldSpans(bytes).spans.findIndex(([from, to]) => !isUtf8(bytes.subarray(from, to)));
+  return at < 0 ? null : at;
 }
 
 /** Physical line `line` (1-based) of `file` without its line ending; null when the file has no such line. */
