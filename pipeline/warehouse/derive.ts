@@ -46,18 +46,22 @@ const TABLE_NAME = /^[a-z][a-z0-9_]*$/;
 const PROFILE = process.env.QUORUM_DERIVE_PROFILE === '1';
 const SQL_FILE = /^\d+_[a-z0-9_]+\.sql$/;
 /**
- * `CREATE [OR REPLACE] [TEMP|TEMPORARY] TABLE|VIEW [IF NOT EXISTS] name` at the start of a
- * statement. A published view is written to the snapshot like a table (exportTables).
+ * `CREATE [OR REPLACE] [TEMP|TEMPORARY] TABLE|VIEW|TYPE [IF NOT EXISTS] name` at the start of a
+ * statement: whether TEMP, the kind, the name (createdObject).
  */
-const CREATE_TABLE =
-  /^\s*create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary)\s+)?(?:table|view)\s+(?:if\s+not\s+exists\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?/i;
+const CREATE_OBJECT =
+  /^\s*create\s+(?:or\s+replace\s+)?((?:temp|temporary)\s+)?(table|view|type)\s+(?:if\s+not\s+exists\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?/i;
 
 /**
- * `CREATE [OR REPLACE] TABLE|VIEW|TYPE [IF NOT EXISTS] name` at the start of a statement, not TEMP:
- * an object of the instance's database, which outlives the connection that created it (a TEMP
- * one goes with its connection).
+ * What a derive statement creates, or null: a TEMP one goes with its connection; any other is an
+ * object of the instance's database, which outlives it (dropDerivedObjects). A table or view whose
+ * name does not start with `_` is published (deriveTables; a published view is written to the
+ * snapshot like a table, exportTables).
  */
-const CREATE_STORED = /^\s*create\s+(?:or\s+replace\s+)?(table|view|type)\s+(?:if\s+not\s+exists\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?/i;
+function createdObject(statement: string): { temporary: boolean; kind: StoredObject['kind']; name: string } | null {
+  const m = CREATE_OBJECT.exec(stripLineComments(statement));
+  return m ? { temporary: m[1] !== undefined, kind: m[2]!.toUpperCase() as StoredObject['kind'], name: m[3]! } : null;
+}
 
 /** A table, view or type the derive creates in the database (not TEMP). */
 export interface StoredObject {
@@ -70,9 +74,9 @@ export async function derivedStoredObjects(dir: string = DEFAULT_SQL_DIR): Promi
   const out: StoredObject[] = [];
   for (const file of await listSqlFiles(dir)) {
     for (const { text } of splitSqlStatements(await readFile(join(dir, file), 'utf8'))) {
-      const m = CREATE_STORED.exec(stripLineComments(text));
-      if (!m) continue;
-      const object = { kind: m[1]!.toUpperCase() as StoredObject['kind'], name: m[2]!.toLowerCase() };
+      const created = createdObject(text);
+      if (!created || created.temporary) continue;
+      const object = { kind: created.kind, name: created.name.toLowerCase() };
       if (!out.some((o) => o.kind === object.kind && o.name === object.name)) out.push(object);
     }
   }
@@ -212,7 +216,8 @@ export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions):
       throw new DeriveError(file, index, statements[index]?.line ?? 0, err);
     }
     for (const { text } of statements) {
-      const name = CREATE_TABLE.exec(stripLineComments(text))?.[1];
+      const created = createdObject(text);
+      const name = created && created.kind !== 'TYPE' ? created.name : undefined;
       if (name && !name.startsWith('_') && !published.includes(name)) published.push(name);
     }
   }
