@@ -20,7 +20,7 @@
  */
 import type { Request } from 'express';
 import { z } from 'zod';
-import { languageKey } from '../../pipeline/models/prompts.ts';
+import { languageKey, matchLanguage } from '../../dashboard/src/languages.ts';
 import { MARKET_ID, MARKET_ID_CHARS, MAX_MARKET_ID_LENGTH } from '../../pipeline/questions/market-id.ts';
 import { KNOWN_VENUES } from '../../pipeline/venues/known.ts';
 import type { JsonRow } from '../db/convert.ts';
@@ -133,9 +133,8 @@ export function storedLanguages(codes: readonly string[]): StoredLanguage[] {
  */
 export function matchLang(lang: string, available: readonly string[], name = 'lang'): StoredLanguage {
   const languages = storedLanguages(available);
-  const key = languageKey(lang);
-  const hit = languages.find((l) => l.codes.some((c) => c.toLowerCase() === lang.toLowerCase()))
-    ?? languages.find((l) => l.codes.some((c) => languageKey(c) === key));
+  // (the languages are grouped by languageKey: at most one has a code `lang` names)
+  const hit = languages.find((l) => matchLanguage(l.codes, lang) !== undefined);
   if (hit !== undefined) return hit;
   const listed = languages.map((l) => l.lang);
   throw ApiError.notFound(

@@ -1,12 +1,17 @@
 /**
- * Reasoning languages as the API matches them: a code in any case, or another code of the same
- * language (`iw` is `he`, `eng` is `en`), names that language. The API's rule is languageKey
- * (pipeline/models/prompts.ts: BCP 47 canonical form, lower case); this is its copy for the
- * browser, which has the same Intl.getCanonicalLocales (the dashboard bundles nothing of the
- * pipeline's).
+ * Reasoning languages as the API and the dashboard match them: a code in any case, or another code
+ * of the same language (`iw` is `he`, `eng` is `en`), names that language. The one definition,
+ * shared with the server as first-reads.ts is (plain code, compiled by both tsconfigs): QUORUM_LANGS,
+ * the probability endpoint's `langs` and the language feeds read codes by it
+ * (pipeline/models/prompts.ts re-exports languageKey; api/routes/prediction-params.ts matchLang).
  */
 
-/** The form every code of one language shares. */
+/**
+ * The form two codes of one language share: BCP 47 canonical (Intl.getCanonicalLocales: `eng` is
+ * `en`, `iw` is `he`, `sh` is `sr-Latn`), lower case. Two codes of a list with the same key are the
+ * same language listed twice (QA: `en,eng` had every model asked for a "translation" into the
+ * language it had just written in, and the feeds split the language in two).
+ */
 export function languageKey(code: string): string {
   try {
     return Intl.getCanonicalLocales(code)[0]!.toLowerCase();

@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { languageKey } from '../../dashboard/src/languages.ts';
 import type { Mode } from '../warehouse/tables.ts';
 
 export interface TaskQuestion {
@@ -333,19 +334,8 @@ export function isKnownLanguage(lang: string): boolean {
   }
 }
 
-/**
- * The form two codes of one language share: BCP 47 canonical (Intl.getCanonicalLocales: `eng` is
- * `en`, `iw` is `he`, `sh` is `sr-Latn`), lower case. Two codes of a list with the same key are the
- * same language listed twice (QA: `en,eng` had every model asked for a "translation" into the
- * language it had just written in, and the feeds split the language in two).
- */
-export function languageKey(lang: string): string {
-  try {
-    return Intl.getCanonicalLocales(lang)[0]!.toLowerCase();
-  } catch {
-    return lang.toLowerCase();
-  }
-}
+/** The form two codes of one language share (one definition, shared with the dashboard). */
+export { languageKey };
 
 /**
  * A language code as configured or requested: a language subtag of 2-3 letters, optionally a
