@@ -7,6 +7,7 @@
  * Every file is validated with zod; the first problem is a {@link StructureFileError} naming the
  * file, the 1-based line and the field. Loading is all-or-nothing: a bad file loads nothing.
  */
+import { isUtf8 } from 'node:buffer';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
@@ -187,7 +188,8 @@ function readDefinitionFile(f: string): string {
   return decodeUtf8(bytes, shownPath(f));
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** (the bytes are known to be UTF-8 when it decodes them: isUtf8) */
+const utf8 = new TextDecoder('utf-8');
 
 /**
  * The text of a definition file's bytes, which must be UTF-8 (a byte-order mark is dropped). A file
@@ -200,25 +202,15 @@ function decodeUtf8(bytes: Buffer, file: string): string {
   if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
     throw new StructureFileError(file, 1, null, 'the file is UTF-16 encoded: save it as UTF-8');
   }
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    // the first line that does not decode (a line feed byte is never part of a UTF-8 sequence)
-    let line = 1;
-    let start = 0;
-    for (let end = bytes.indexOf(0x0a); ; end = bytes.indexOf(0x0a, start)) {
-      const stop = end < 0 ? bytes.length : end;
-      try {
-        utf8.decode(bytes.subarray(start, stop));
-      } catch {
-        break;
-      }
-      if (end < 0) break;
-      start = end + 1;
-      line++;
-    }
-    throw new StructureFileError(file, line, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 editor?): save it as UTF-8');
+  if (isUtf8(bytes)) return utf8.decode(bytes);
+  // the first line that is not UTF-8 (a line feed byte is never part of a UTF-8 sequence)
+  let line = 1;
+  let start = 0;
+  for (let end = bytes.indexOf(0x0a); end >= 0 && isUtf8(bytes.subarray(start, end)); end = bytes.indexOf(0x0a, start)) {
+    start = end + 1;
+    line++;
   }
+  throw new StructureFileError(file, line, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 editor?): save it as UTF-8');
 }
 
 /** Parses one links file (exported for tests). */
