@@ -29,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { basename, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ImportError } from '../import/import-error.ts';
-import { isLiteralFilePath, sqlIdent, sqlLiteralFilePath, sqlPath } from '../warehouse/duckdb.ts';
+import { hasGlobCharacters, sqlFilePath, sqlIdent, sqlPath } from '../warehouse/duckdb.ts';
 import { newRunId, rawPartitionDir, runDate } from '../warehouse/layout.ts';
 import { rawRelation } from '../warehouse/raw-views.ts';
 import { commitParts, dropParts, type PendingPart } from '../warehouse/raw-writer.ts';
@@ -462,7 +462,7 @@ function recordsSql(file: string, header: readonly string[], traits: FileTraits,
     `SELECT ${select}, ${lineBreak} AS _linebreak, (c${width - 1} IS NULL OR c${width} IS NOT NULL) AS _width, ${empty} FROM (` +
     `SELECT *, ${plain} AS _plain FROM (` +
     `SELECT *${bare ? '' : `, ${line} AS _line`} ` +
-    `FROM read_csv(${sqlLiteralFilePath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
+    `FROM read_csv(${sqlFilePath(file)}, header = false, skip = 1, auto_detect = false, columns = ${columns}, ` +
     `delim = ',', quote = '"', escape = '"', strict_mode = true, null_padding = true, nullstr = ${q(ABSENT)}${parallel ? '' : ', parallel = false'})))))`
   );
 }
@@ -486,21 +486,22 @@ async function readOne(conn: DuckDBConnection, file: string, first: boolean, sta
 }
 
 /**
- * The path DuckDB reads `file` by, and what to remove once read: the file's own path when
- * sqlLiteralFilePath can name it, else a link to it named plainly in a private temporary directory
- * (a name with a backslash beside * ? [, which no DuckDB glob names: isLiteralFilePath).
+ * The path DuckDB reads `file` by, and what to remove once read: the file's own path, or, when its
+ * path holds a glob character (hasGlobCharacters: DuckDB would read it as a pattern, an operator's
+ * directory `f*` its sibling `fx` too, outside test), a link to it named plainly in a private
+ * temporary directory.
  */
 function readablePath(file: string): { path: string; release: () => void } {
-  if (isLiteralFilePath(file)) return { path: file, release: () => {} };
+  if (!hasGlobCharacters(file)) return { path: file, release: () => {} };
   const dir = mkdtempSync(join(tmpdir(), 'quorum-csv-link-'));
   const release = () => rmSync(dir, { recursive: true, force: true });
   const path = join(dir, 'claims.csv');
   try {
-    if (!isLiteralFilePath(path)) throw new Error(`the temporary directory ${dir} holds a backslash beside * ? [ too`);
+    if (hasGlobCharacters(path)) throw new Error(`the temporary directory ${dir} holds one too`);
     symlinkSync(resolve(file), path);
   } catch (e) {
     release();
-    throw new ImportError(file, null, null, `cannot read: its name holds a backslash beside * ? [, which DuckDB reads as a glob, and ${(e as Error).message}`);
+    throw new ImportError(file, null, null, `cannot read: its path holds * ? [ ] { or }, which DuckDB reads as a glob, and ${(e as Error).message}`);
   }
   return { path, release };
 }

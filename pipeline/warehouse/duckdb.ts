@@ -78,26 +78,14 @@ export function sqlPath(path: string): string {
 }
 
 /**
- * Quotes the path of ONE file to read whose name is not ours (an operator's claims file): DuckDB's
- * readers expand `*`, `?` and `[` as a glob, so each is written as the one-character class that
- * matches only itself (`[*]`, `[?]`, `[[]`). Outside test: importing a directory named `f*` read
- * its `a.csv` as a glob, and imported the claims of the sibling directory `fx` too, as lines of a
- * file that had none; a file `a*.csv` read `ab.csv` as well.
+ * Whether DuckDB's readers would take `path` for a glob: it holds `*`, `?`, `[`, `]`, `{` or `}`.
+ * Such a path is no single file to them (an operator's directory named `f*` read its sibling `fx`
+ * too, outside test), and no escaping names every such file (DuckDB splits a glob at `\` as at
+ * `/`): sqlFilePath refuses it, and an operator's file so named is read through a link named
+ * plainly (claims generic-sql.ts).
  */
-export function sqlLiteralFilePath(path: string): string {
-  if (!isLiteralFilePath(path)) throw new Error(`a path holding a backslash beside * ? [ cannot be read as itself: ${path}`);
-  return sqlPath(path.replace(/[*?[]/g, (c) => `[${c}]`));
-}
-
-/**
- * Whether sqlLiteralFilePath can name `path`: not when it holds a backslash beside `*`, `?` or `[`.
- * A path holding one of those is a glob to DuckDB, which splits a glob at every `\` as at `/` (its
- * Windows separator), so no pattern names a file or directory with a backslash in it (outside
- * test: a claims file `a\[1].csv` was refused as "malformed CSV: IO Error: No files found that
- * match the pattern"). Such a file is read through a link named plainly (claims generic-sql.ts).
- */
-export function isLiteralFilePath(path: string): boolean {
-  return !(/[*?[]/.test(path) && path.includes('\\'));
+export function hasGlobCharacters(path: string): boolean {
+  return /[*?[\]{}]/.test(path);
 }
 
 /**
@@ -105,7 +93,7 @@ export function isLiteralFilePath(path: string): boolean {
  * none of our single-file paths is meant to contain, so such a path is refused).
  */
 export function sqlFilePath(path: string): string {
-  if (/[*?[\]{}]/.test(path)) throw new Error(`refusing a file path with glob characters: ${path}`);
+  if (hasGlobCharacters(path)) throw new Error(`refusing a file path with glob characters: ${path}`);
   return sqlPath(path);
 }
 
