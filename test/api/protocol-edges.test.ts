@@ -57,6 +57,25 @@ function lastBody(text: string): Record<string, unknown> {
   return JSON.parse(text.slice(at + 4)) as Record<string, unknown>;
 }
 
+/**
+ * A server over a fixture directory for one describe block: started before its tests (after
+ * `prepare` has written what it needs into the directory, a key say), closed after them.
+ */
+function fixtureServer(opts: Parameters<typeof serve>[1] = {}, prepare?: (dir: string) => void): { server: ServerHandle } {
+  const served = {} as { server: ServerHandle; cleanup?: () => Promise<void> };
+  beforeAll(async () => {
+    const { dir, cleanup } = await fixtureDir();
+    served.cleanup = cleanup;
+    prepare?.(dir);
+    served.server = await serve(dir, opts);
+  });
+  afterAll(async () => {
+    await served.server?.close();
+    await served.cleanup?.();
+  });
+  return served;
+}
+
 describe('requests Node routes around the app', () => {
   let server: ServerHandle;
   let cleanup: () => Promise<void>;
@@ -242,21 +261,10 @@ describe('CONNECT from a client that keeps its side of the connection open', () 
 });
 
 describe('the request timeout', () => {
-  let server: ServerHandle;
-  let cleanup: () => Promise<void>;
-
-  beforeAll(async () => {
-    let dir: string;
-    ({ dir, cleanup } = await fixtureDir());
-    server = await serve(dir, { requestTimeoutMs: 1_000 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await cleanup?.();
-  });
+  const served = fixtureServer({ requestTimeoutMs: 1_000 });
 
   it('cuts a trickled request at the timeout, not up to 30 s later (outside test: slowloris sockets held 74 s against the documented 60 s)', async () => {
-    const { port } = server;
+    const { port } = served.server;
     const trickled = exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n', 8_000, () => undefined);
     const silent = exchange(port, '', 8_000);
     const slowBody = exchange(port, 'POST /api/webhooks/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{', 8_000);
@@ -270,28 +278,18 @@ describe('the request timeout', () => {
 });
 
 describe('HEAD of the event stream', () => {
-  let server: ServerHandle;
-  let cleanup: () => Promise<void>;
   let key: string;
-
-  beforeAll(async () => {
-    let dir: string;
-    ({ dir, cleanup } = await fixtureDir());
+  const served = fixtureServer({}, (dir) => {
     key = newKey(dir, 'enterprise').key;
-    server = await serve(dir);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await cleanup?.();
   });
 
   it('has the GET\'s headers and no body (outside test: no `Cache-Control: no-cache, no-transform`, no `X-Accel-Buffering`)', async () => {
     const ac = new AbortController();
-    const got = await fetch(`${server.url}/api/stream/`, { headers: { 'X-API-Key': key }, signal: ac.signal });
+    const got = await fetch(`${served.server.url}/api/stream/`, { headers: { 'X-API-Key': key }, signal: ac.signal });
     expect(got.status).toBe(200);
     const getHeaders = Object.fromEntries(got.headers);
     ac.abort();
-    const head = await fetch(`${server.url}/api/stream/`, { method: 'HEAD', headers: { 'X-API-Key': key } });
+    const head = await fetch(`${served.server.url}/api/stream/`, { method: 'HEAD', headers: { 'X-API-Key': key } });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
     for (const name of ['content-type', 'cache-control', 'x-accel-buffering']) {
@@ -302,7 +300,7 @@ describe('HEAD of the event stream', () => {
   it('is private to the key that asked, GET and HEAD, as every answer to a keyed request (README, Caching; review: `no-cache, no-transform`, the front door\'s `private` dropped)', async () => {
     for (const method of ['GET', 'HEAD']) {
       const ac = new AbortController();
-      const got = await fetch(`${server.url}/api/stream/`, { method, headers: { 'X-API-Key': key }, signal: ac.signal });
+      const got = await fetch(`${served.server.url}/api/stream/`, { method, headers: { 'X-API-Key': key }, signal: ac.signal });
       expect(got.status).toBe(200);
       expect(got.headers.get('cache-control'), method).toBe('private, no-cache, no-transform');
       ac.abort();
@@ -311,21 +309,10 @@ describe('HEAD of the event stream', () => {
 });
 
 describe('a keep-alive connection whose next request arrived while the server was busy', () => {
-  let server: ServerHandle;
-  let cleanup: () => Promise<void>;
-
-  beforeAll(async () => {
-    let dir: string;
-    ({ dir, cleanup } = await fixtureDir());
-    server = await serve(dir);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await cleanup?.();
-  });
+  const served = fixtureServer();
 
   it('is answered, not reset, when the server gets to it only after its idle timeout (a flaky ECONNRESET under CPU load: the idle timer, overdue after a busy event loop, closed the connection before the request waiting on it was read)', async () => {
-    const socket = connect(server.port, '127.0.0.1');
+    const socket = connect(served.server.port, '127.0.0.1');
     let text = '';
     let failure: string | null = null;
     let closed = false;

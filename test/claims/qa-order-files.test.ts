@@ -69,6 +69,8 @@ describe('the files of the directory', () => {
     const [res] = await importAll(data, [['csv', dir]]);
     expect(res!.claims).toMatchObject({ received: 1, written: 1 });
   });
+  /** Each stored claim's id with the file and line it was read from. */
+  const provenance = (data: string) => rawQuery(data, 'SELECT claim_id, provenance_file AS file, provenance_line AS line FROM {claims} ORDER BY claim_id');
   it('a directory or file name holding * ? [ is read as itself, not as a glob (outside test: a directory f* imported its sibling fx\'s claims too)', async () => {
     const data = join(tmp.dir, `wh-${n++}`);
     const root = join(tmp.dir, `glob-${n++}`);
@@ -86,7 +88,7 @@ describe('the files of the directory', () => {
       'ab.csv': CSV_HEAD + 'g5,Acme,2024-01-01,probability,x,0.4,,\n',
     });
     await importAll(data, [['csv', dir]]);
-    expect(await rawQuery(data, 'SELECT claim_id, provenance_file AS file, provenance_line AS line FROM {claims} ORDER BY claim_id')).toEqual([
+    expect(await provenance(data)).toEqual([
       { claim_id: 'g1', file: 'a.csv', line: 2n },
       { claim_id: 'g2', file: 'a*.csv', line: 2n },
       { claim_id: 'g3', file: 'a?.csv', line: 2n },
@@ -102,7 +104,7 @@ describe('the files of the directory', () => {
       'a\\x.csv': CSV_HEAD + 'b3,Acme,2024-01-01,probability,x,0.4,,\n',
     });
     await importAll(data, [['csv', dir]]);
-    expect(await rawQuery(data, 'SELECT claim_id, provenance_file AS file, provenance_line AS line FROM {claims} ORDER BY claim_id')).toEqual([
+    expect(await provenance(data)).toEqual([
       { claim_id: 'b1', file: 'a\\[1].csv', line: 2n },
       { claim_id: 'b2', file: 'a\\*.csv', line: 2n },
       { claim_id: 'b3', file: 'a\\x.csv', line: 2n },
