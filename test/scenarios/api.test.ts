@@ -42,6 +42,24 @@ function consensus(ps: number[][], world: string): number {
   return [0, 1, 2, 3].reduce((acc, m) => acc + ps.reduce((a, p, k) => a * (world[k] === '1' ? p[m]! : 1 - p[m]!), 1), 0) / 4;
 }
 
+/** The scenarios' four component questions and the models' forecasts of them at T1 (P1-P4). */
+function writeComponentQuestions(dataDir: string) {
+  return writeRaw(dataDir, {
+    questions: [
+      question('manifold:a1', 'first unrelated zebra'),
+      question('polymarket:a2', 'second unrelated yak'),
+      question('kalshi:a3', 'third unrelated walrus'),
+      question('manifold:a4', 'fourth unrelated heron', { category: 'science' }),
+    ],
+    forecasts: [
+      ...forecasts('r-s-1', 'manifold:a1', T1, P1),
+      ...forecasts('r-s-1', 'polymarket:a2', T1, P2),
+      ...forecasts('r-s-1', 'kalshi:a3', T1, P3),
+      ...forecasts('r-s-1', 'manifold:a4', T1, P4),
+    ],
+  });
+}
+
 describe('scenarios API', () => {
   let f: Fixture;
   let server: ServerHandle;
@@ -51,20 +69,7 @@ describe('scenarios API', () => {
     f = fixture();
     mkdirSync(join(f.structureDir, 'scenarios'), { recursive: true });
     writeFileSync(join(f.structureDir, 'scenarios', 's.yaml'), SCENARIOS);
-    await writeRaw(f.dataDir, {
-      questions: [
-        question('manifold:a1', 'first unrelated zebra'),
-        question('polymarket:a2', 'second unrelated yak'),
-        question('kalshi:a3', 'third unrelated walrus'),
-        question('manifold:a4', 'fourth unrelated heron', { category: 'science' }),
-      ],
-      forecasts: [
-        ...forecasts('r-s-1', 'manifold:a1', T1, P1),
-        ...forecasts('r-s-1', 'polymarket:a2', T1, P2),
-        ...forecasts('r-s-1', 'kalshi:a3', T1, P3),
-        ...forecasts('r-s-1', 'manifold:a4', T1, P4),
-      ],
-    });
+    await writeComponentQuestions(f.dataDir);
     run1 = await publish(f, T1);
     // a1 YES and a3 NO (hand: partly resolved, '1-0'); a4 YES (pair: resolved, realized '01').
     await writeRaw(f.dataDir, {
@@ -302,20 +307,7 @@ describe('a retired scenario (taken out of its file since its records were archi
   let server: ServerHandle;
   beforeAll(async () => {
     f = fixture({ 'scenarios/s.yaml': SCENARIOS });
-    await writeRaw(f.dataDir, {
-      questions: [
-        question('manifold:a1', 'first unrelated zebra'),
-        question('polymarket:a2', 'second unrelated yak'),
-        question('kalshi:a3', 'third unrelated walrus'),
-        question('manifold:a4', 'fourth unrelated heron', { category: 'science' }),
-      ],
-      forecasts: [
-        ...forecasts('r-s-1', 'manifold:a1', T1, P1),
-        ...forecasts('r-s-1', 'polymarket:a2', T1, P2),
-        ...forecasts('r-s-1', 'kalshi:a3', T1, P3),
-        ...forecasts('r-s-1', 'manifold:a4', T1, P4),
-      ],
-    });
+    await writeComponentQuestions(f.dataDir);
     await publish(f, T1);
     await publish(f, T2);
     // `pair` is taken out of the file: its two records stay archived
