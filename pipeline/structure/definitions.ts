@@ -202,6 +202,10 @@ function decodeUtf8(bytes: Buffer, file: string): string {
   if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
     throw new StructureFileError(file, 1, null, 'the file is UTF-16 encoded: save it as UTF-8');
   }
+  // UTF-16 without a byte-order mark: of ASCII text every other byte is a NUL, which isUtf8 takes
+  // (U+0000 is UTF-8) and YAML never holds (review: it loaded as one string, "expected object")
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) throw new StructureFileError(file, lineAt(bytes, nul), null, 'the file is UTF-16 encoded: save it as UTF-8');
   if (isUtf8(bytes)) return utf8.decode(bytes);
   // the first line that is not UTF-8 (a line feed byte is never part of a UTF-8 sequence)
   let line = 1;
@@ -211,6 +215,13 @@ function decodeUtf8(bytes: Buffer, file: string): string {
     line++;
   }
   throw new StructureFileError(file, line, null, 'the file is not UTF-8 encoded (a Latin-1 or Windows-1252 editor?): save it as UTF-8');
+}
+
+/** The 1-based line of byte `at` of `bytes` (lines end at a line feed byte: 0x0a, as in UTF-16 little-endian's `\n\0`). */
+function lineAt(bytes: Buffer, at: number): number {
+  let line = 1;
+  for (let i = bytes.indexOf(0x0a); i >= 0 && i < at; i = bytes.indexOf(0x0a, i + 1)) line++;
+  return line;
 }
 
 /** Parses one links file (exported for tests). */

@@ -101,6 +101,15 @@ describe('a scenario file not encoded in UTF-8', () => {
       writeFileSync(file, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
       const utf16 = errorOf(() => loadScenarioDefinitions(f.structureDir));
       expect(utf16.message).toBe(`${file}:1: the file is UTF-16 encoded: save it as UTF-8`);
+      // without a byte-order mark too, little- or big-endian: text of ASCII alone is valid UTF-8
+      // byte by byte, every other byte a NUL (review: "Invalid input: expected object, received
+      // string" at line 1, as before the encoding check)
+      const ascii = text.replace('Caf\u00e9', 'Cafe');
+      const le = Buffer.from(ascii, 'utf16le');
+      for (const bytes of [le, Buffer.from(le).swap16()]) {
+        writeFileSync(file, bytes);
+        expect(errorOf(() => loadScenarioDefinitions(f.structureDir)).message).toBe(`${file}:1: the file is UTF-16 encoded: save it as UTF-8`);
+      }
       // UTF-8, with or without a byte-order mark, loads
       for (const bom of ['', '\uFEFF']) {
         writeFileSync(file, bom + text);
