@@ -34,7 +34,11 @@ export const dateTime = (iso: string | null | undefined): string => {
   return Number.isNaN(t) ? (iso ? iso.slice(0, 10) : '–') : new Date(t).toISOString().slice(0, 16).replace('T', ' ');
 };
 
-/** Wilson 95% interval of k successes in n. */
+/**
+ * Wilson 95% interval of k successes in n: within [0, 1], holding k / n ([0, 1] for n = 0). Its
+ * bounds are exactly 0 at k = 0 and 1 at k = n, which c ∓ m misses by a rounding (wilson(0, 125)
+ * was [1.7e-18, …], above the estimate 0 it should contain), so they are clamped to the estimate.
+ */
 export function wilson(k: number, n: number): [number, number] {
   if (n === 0) return [0, 1];
   const z = 1.959964;
@@ -42,7 +46,7 @@ export function wilson(k: number, n: number): [number, number] {
   const d = 1 + (z * z) / n;
   const c = (p + (z * z) / (2 * n)) / d;
   const m = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  return [Math.max(0, c - m), Math.min(1, c + m)];
+  return [Math.max(0, Math.min(p, c - m)), Math.min(1, Math.max(p, c + m))];
 }
 
 export function panel(title: string, ...children: (Child | Child[])[]): HTMLElement {
