@@ -141,7 +141,8 @@ const tickLabelWidth = (label: string): number => [...label].reduce((w, c) => w 
  * a power of ten) whose labels stand apart (each label's width and 8 px between neighbours, and
  * ticks at least MIN_TICK_SPACING apart), over
  * the domain that step rounds the values out to, so both ends carry a tick. Null without a finite
- * value. QA: Plot's default (one tick per 80 px) gave the leaderboard a single tick at 375 px,
+ * value, or when not even two ticks fit `px` apart (narrower than 2·MIN_TICK_SPACING around a
+ * zero range): Plot's own axis then. QA: Plot's default (one tick per 80 px) gave the leaderboard a single tick at 375 px,
  * where its axis has some 120 px beside the names.
  */
 export function linearTicks(values: number[], px: number): { domain: [number, number]; ticks: number[]; format: (x: number) => string } | null {
@@ -155,7 +156,9 @@ export function linearTicks(values: number[], px: number): { domain: [number, nu
     const [first, last] = [Math.floor(lo / step + 1e-9), Math.ceil(hi / step - 1e-9)];
     const ticks = Array.from({ length: last - first + 1 }, (_, i) => Number(((first + i) * step).toFixed(decimals)));
     const apart = px / Math.max(1, last - first);
-    const fits = apart >= MIN_TICK_SPACING && ticks.every((t, i) => i === 0 || (tickLabelWidth(format(t)) + tickLabelWidth(format(ticks[i - 1]!))) / 2 + 8 <= apart);
+    // Two ticks at least: a step so large that the 1e-9 slack floors and ceils both ends to one
+    // multiple made the domain a point ([0, 0]) that "fitted" any width, the values outside it.
+    const fits = last > first && apart >= MIN_TICK_SPACING && ticks.every((t, i) => i === 0 || (tickLabelWidth(format(t)) + tickLabelWidth(format(ticks[i - 1]!))) / 2 + 8 <= apart);
     return { domain: [ticks[0]!, ticks[ticks.length - 1]!] as [number, number], ticks, format, fits };
   };
   let power = 10 ** Math.floor(Math.log10((hi - lo) / 20));

@@ -42,6 +42,21 @@ describe('linearTicks', () => {
     );
   });
 
+  it('a width too narrow for two ticks is Plot\'s own axis (null), never a point domain the values fall outside (QA: [0, 1] at 30 px was the domain [0, 0], one tick)', () => {
+    expect(linearTicks([0, 1], 30)).toBeNull();
+    expect(linearTicks([0], 50)).toBeNull();
+    expect(linearTicks([0, 1], 50)?.domain).toEqual([0, 1]);
+    fc.assert(
+      fc.property(fc.array(figure, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 149 }), (values, px) => {
+        const axis = linearTicks(values, px);
+        if (axis === null) return;
+        expect(axis.ticks.length).toBeGreaterThanOrEqual(2);
+        expect(axis.domain[1]).toBeGreaterThan(axis.domain[0]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('is null without a finite value', () => {
     expect(linearTicks([], 300)).toBeNull();
     expect(linearTicks([Number.NaN, Number.POSITIVE_INFINITY], 300)).toBeNull();
