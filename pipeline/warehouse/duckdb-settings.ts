@@ -5,6 +5,17 @@
 import { z } from 'zod';
 import { wholeNumber } from '../env.ts';
 
+/** The largest limit accepted, below DuckDB's own ceiling of 2^64 bytes with room for its rounding. */
+const MAX_MEMORY_LIMIT_BYTES = 2 ** 63;
+
+const UNIT_BYTES: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** The bytes of a size QUORUM_DUCKDB_MEMORY_LIMIT's pattern took (`1.5GiB`, its spaces removed). */
+function sizeBytes(size: string): number {
+  const [, amount, unit] = /^([\d.]+)(\w+)$/.exec(size)!;
+  return parseFloat(amount!) * UNIT_BYTES[unit!.toLowerCase()]!;
+}
+
 /**
  * The operator's settings of the instance (README "Configuration"), read when it is created and
  * checked by loadConfig at every command's start. Unset, DuckDB's own: a thread per core and 80%
@@ -19,5 +30,8 @@ export const DuckdbEnv = {
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'expected a size with its unit: 512MB, 4GB, 2GiB (KB, MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: of 1024)')
     .transform((s) => s.replace(/\s+/g, ''))
     .refine((s) => parseFloat(s) > 0, 'a memory limit must be more than 0')
+    // DuckDB refuses a limit of 2^64 bytes or more ("Memory value out of range") only when the
+    // instance is created, after the start checks; refused here with them (QA: 99999999999999999999GB)
+    .refine((s) => sizeBytes(s) < MAX_MEMORY_LIMIT_BYTES, 'a memory limit must be less than 8 EiB (2^63 bytes)')
     .optional(),
 };

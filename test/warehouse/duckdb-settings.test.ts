@@ -49,6 +49,9 @@ describe('the DuckDB instance settings', () => {
       ['QUORUM_DUCKDB_MEMORY_LIMIT', '4', /QUORUM_DUCKDB_MEMORY_LIMIT: expected a size with its unit/],
       ['QUORUM_DUCKDB_MEMORY_LIMIT', '80%', /QUORUM_DUCKDB_MEMORY_LIMIT: expected a size with its unit.*got "80%"/],
       ['QUORUM_DUCKDB_MEMORY_LIMIT', '0GB', /QUORUM_DUCKDB_MEMORY_LIMIT: a memory limit must be more than 0/],
+      // DuckDB's "Memory value out of range" would come only when the instance is created
+      ['QUORUM_DUCKDB_MEMORY_LIMIT', '99999999999999999999GB', /QUORUM_DUCKDB_MEMORY_LIMIT: a memory limit must be less than 8 EiB/],
+      ['QUORUM_DUCKDB_MEMORY_LIMIT', '8388608TiB', /QUORUM_DUCKDB_MEMORY_LIMIT: a memory limit must be less than 8 EiB/],
       ['QUORUM_DUCKDB_THREADS', '0', /QUORUM_DUCKDB_THREADS/],
     ] as const;
     const runs = await Promise.all(cases.map(([name, value]) => quorumAsync(['import', 'forecastbench', tmp.dir], { QUORUM_DATA_DIR: `${tmp.dir}/data`, [name]: value })));
