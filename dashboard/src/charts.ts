@@ -149,7 +149,12 @@ export function linearTicks(values: number[], px: number): { domain: [number, nu
   const finite = values.filter(Number.isFinite);
   if (finite.length === 0) return null;
   let [lo, hi] = [Math.min(...finite), Math.max(...finite)];
-  if (hi - lo < 1e-12) [lo, hi] = [lo - Math.max(Math.abs(lo) * 0.05, 1e-3), hi + Math.max(Math.abs(hi) * 0.05, 1e-3)];
+  // A zero range (one value, or all equal) is widened around it, not below zero when it is a
+  // non-negative measure (a Brier, a disagreement): a negative tick would read as a value.
+  if (hi - lo < 1e-12) {
+    const pad = Math.max(Math.abs(lo) * 0.05, 1e-3);
+    [lo, hi] = [lo >= 0 && lo - pad < 0 ? 0 : lo - pad, hi + pad];
+  }
   const fit = (step: number) => {
     const decimals = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
     const format = (x: number) => `${x < 0 ? '−' : ''}${Math.abs(x).toFixed(decimals)}`;
@@ -171,6 +176,17 @@ export function linearTicks(values: number[], px: number): { domain: [number, nu
   return null;
 }
 
+/**
+ * A linear x axis (linearTicks) of a chart `width` px wide with `marginLeft`, and the right margin
+ * that holds half its last label, which stands centred on the axis's end (QA: "0.0026", a
+ * leaderboard of small Briers, ran out of the chart past Plot's 20 px margin).
+ */
+function xAxisWithin(values: number[], width: number, marginLeft: number): { axis: ReturnType<typeof linearTicks>; marginRight: number } {
+  const first = linearTicks(values, width - marginLeft - MARGIN_RIGHT);
+  const marginRight = Math.max(MARGIN_RIGHT, first ? Math.ceil(tickLabelWidth(first.format(first.ticks[first.ticks.length - 1]!)) / 2) + 2 : 0);
+  return { axis: marginRight === MARGIN_RIGHT ? first : linearTicks(values, width - marginLeft - marginRight), marginRight };
+}
+
 /** Horizontal interval bars: one rule from lo to hi per row and a dot at the value. */
 export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: string; zero?: boolean; groups?: string[] }): Element {
   const groups = opts.groups ?? [...new Set(rows.map((r) => r.group ?? ''))];
@@ -180,12 +196,12 @@ export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: st
   // longer label is shortened (labelAxis), so it starts inside the chart with its rank.
   const marginLeft = Math.min(Math.round(Math.max(200, opts.width * 0.45)), opts.width - MARGIN_RIGHT - MIN_PLOT_WIDTH,
     12 + 8 * Math.max(...rows.map((r) => r.label.length), 4));
-  const axis = linearTicks([...rows.flatMap((r) => [r.lo, r.hi, r.value]), ...(opts.zero ? [0] : [])], opts.width - marginLeft - MARGIN_RIGHT);
+  const { axis, marginRight } = xAxisWithin([...rows.flatMap((r) => [r.lo, r.hi, r.value]), ...(opts.zero ? [0] : [])], opts.width, marginLeft);
   return accessible(Plot.plot({
     width: opts.width,
     height: 48 + rows.length * 20,
     marginLeft,
-    marginRight: MARGIN_RIGHT,
+    marginRight,
     style: FONT,
     x: { label: opts.xLabel, grid: true, ...(axis ? { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format } : {}) },
     y: { label: null, domain: [...new Set(rows.map((r) => r.label))] },
@@ -213,16 +229,26 @@ export interface ScatterRow {
  * 95% band when `fit` (the page decides: linear-fit.ts, which this chunk does not import; see PALETTE).
  */
 export function scatter(rows: ScatterRow[], opts: { width: number; xLabel: string; yLabel: string; fit: boolean }): Element {
+  // Round ticks from zero (both measures are non-negative), as many as fit, on both axes, and a left
+  // margin as wide as the widest y label (QA: one question, or all of one value, gave each axis a
+  // single tick at the value itself, "0.000189", cut at the chart's left edge by Plot's 40 px margin).
+  const height = 300;
+  const y = linearTicks([0, ...rows.map((r) => r.y)], height - 50); // Plot's top and bottom margins: 20 and 30
+  const marginLeft = Math.max(40, 12 + Math.max(...(y ? y.ticks.map((t) => tickLabelWidth(y.format(t))) : [0])));
+  const { axis: x, marginRight } = xAxisWithin([0, ...rows.map((r) => r.x)], opts.width, marginLeft);
+  const axis = (a: ReturnType<typeof linearTicks>) => (a ? { domain: a.domain, ticks: a.ticks, tickFormat: a.format } : {});
   return accessible(Plot.plot({
     width: opts.width,
-    height: 300,
+    height,
+    marginLeft,
+    marginRight,
     style: FONT,
-    x: { label: opts.xLabel, grid: true },
-    y: { label: opts.yLabel, grid: true },
+    x: { label: opts.xLabel, grid: true, ...axis(x) },
+    y: { label: opts.yLabel, grid: true, ...axis(y) },
     marks: [
       // the tooltip gives the dot's figures beside its question (QA: the title alone)
       Plot.dot(rows, { x: 'x', y: 'y', r: 2.5, fill: PALETTE[0], fillOpacity: 0.55, className: 'q-point', title: (d: ScatterRow) => `${d.label}: ${opts.xLabel} ${fixed(d.x, 3)}, ${opts.yLabel} ${fixed(d.y, 3)}` }),
-      opts.fit ? Plot.linearRegressionY(rows, { x: 'x', y: 'y', stroke: PALETTE[5], ci: 0.95 }) : null,
+      opts.fit ? Plot.linearRegressionY(rows, { x: 'x', y: 'y', stroke: PALETTE[5], ci: 0.95, clip: true }) : null,
     ],
   }));
 }

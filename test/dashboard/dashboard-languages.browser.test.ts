@@ -3,7 +3,8 @@
  * run's language stored as `he` and another's as `iw` (one language, two codes). The predictions
  * page asked for /api/predictions/lang/en whatever the snapshot held (a 404: the page showed only an
  * error), the question page's `?lang=iw` did not find the question's `he`, and at 375 px the
- * leaderboard's x axis had a single tick. A real `quorum serve` (port 0) over a fixture snapshot of
+ * leaderboard's x axis had a single tick; and the other charts on the fixture's awkward data (one
+ * resolved question, a leaderboard of small Briers) at 320, 375, 768 and 1440 px. A real `quorum serve` (port 0) over a fixture snapshot of
  * real Parquet (test/api/fixtures.ts: the feeds with every code renamed, withoutEnglish).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { FEED, fixtureData, publish, withFeeds, withoutEnglish, writeSnapshot } 
 import { SNAP, get, newKey } from '../api/helpers.ts';
 import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
 import { loadRoute, openTab, type Problems } from './browser-tab.ts';
-import { clean } from './page-checks.ts';
+import { axisTicks, clean, nonFiniteAttributes, tickFaults } from './page-checks.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-languages-'));
 const profile = mkdtempSync(path.join(tmpdir(), 'quorum-chromium-languages-'));
@@ -39,9 +40,17 @@ const LEADERBOARD = [
   tied_with_best: true, n_questions: 42, sufficient: true,
 }));
 
+/**
+ * The blind mode's leaderboard: the same forecasters scored on near-certain questions, Briers a
+ * hundredth of the above (0.0013 to 0.0025), so the axis's labels carry four decimals.
+ */
+const LEADERBOARD_SMALL = LEADERBOARD.map((r) => ({ ...r, mode: 'blind', brier: r.brier / 100, brier_ci95_lo: r.brier_ci95_lo / 100, brier_ci95_hi: r.brier_ci95_hi / 100, brier_adjusted: r.brier_adjusted / 100 }));
+
 beforeAll(async () => {
   const built = buildDashboard();
-  await writeSnapshot(dir, SNAP, { ...withoutEnglish(withFeeds(fixtureData(1))), leaderboard: LEADERBOARD });
+  const data = withoutEnglish(withFeeds(fixtureData(1)));
+  // one resolved question, as on a new deployment: the disagreement scatter has one point
+  await writeSnapshot(dir, SNAP, { ...data, leaderboard: [...LEADERBOARD, ...LEADERBOARD_SMALL], resolved_predictions: data.resolved_predictions!.filter((r) => r.question_id === FEED.resolved) });
   await publish(dir, SNAP);
   await built;
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
@@ -134,5 +143,43 @@ describe('the dashboard in the languages the snapshot has', () => {
       expect(drawn, `${width} px`).toBe(LEADERBOARD.length);
       await page.close();
     }
+  });
+
+  it('a leaderboard of small Briers: its last label, four decimals wide, lies whole inside the chart at every width (outside test: the last, "0.0026", ran past its right edge at 768 px)', async () => {
+    const { page, problems } = await tab(320);
+    for (const width of [320, 375, 768, 1440]) {
+      await page.setViewport({ width, height: 900 });
+      await open(page, '#/?mode=blind');
+      await page.waitForSelector('#leaderboard svg');
+      const x = (await axisTicks(page, '#leaderboard')).find((a) => a.axis === 'x-axis tick label');
+      // at 768 px and over the step is 0.0005: four decimals (at phone width, 0.001: three)
+      if (width >= 768) expect(x!.labels.every((l) => /^0\.\d{4}$/.test(l.text)), `${width} px: ${x!.labels.map((l) => l.text).join(' ')}`).toBe(true);
+      expect(tickFaults(x!, 3), `${width} px`).toEqual([]);
+      expect(await page.$$eval('#leaderboard svg .q-point circle', (cs) => cs.length), `${width} px`).toBe(LEADERBOARD_SMALL.length);
+    }
+    clean(problems);
+    await page.close();
+  });
+
+  describe('the charts on awkward data, at 320, 375, 768 and 1440 px', () => {
+    const WIDTHS = [320, 375, 768, 1440];
+
+    it('the disagreement scatter of a single resolved question: round ticks on both axes, three or more each, whole and apart (outside test: each axis\'s one tick was the value itself, "0.000189", cut at the chart\'s left edge)', async () => {
+      const { page, problems } = await tab(320);
+      for (const width of WIDTHS) {
+        await page.setViewport({ width, height: 900 });
+        await open(page, '');
+        await page.waitForSelector('#disagreement svg');
+        expect(await page.$$eval('#disagreement .q-point circle', (cs) => cs.length), `${width} px`).toBe(1);
+        const axes = await axisTicks(page, '#disagreement');
+        expect(axes.map((a) => a.axis).sort(), `${width} px`).toEqual(['x-axis tick label', 'y-axis tick label']);
+        for (const a of axes) expect(tickFaults(a, 3), `${width} px`).toEqual([]);
+        // the axes start at zero: a disagreement and a Brier are never negative
+        for (const a of axes) expect(a.labels.map((l) => Number(l.text.replace('−', '-'))).every((v) => v >= 0), `${width} px ${a.axis}`).toBe(true);
+        expect(await nonFiniteAttributes(page), `${width} px`).toEqual([]);
+      }
+      clean(problems);
+      await page.close();
+    });
   });
 });

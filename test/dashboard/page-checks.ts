@@ -60,3 +60,46 @@ export function expectedNum(x: number | null, digits = 3): string {
   const s = `${Math.floor(scaled / 10 ** digits)}${digits ? `.${String(scaled % 10 ** digits).padStart(digits, '0')}` : ''}`;
   return x < 0 && scaled !== 0 ? `−${s}` : s;
 }
+
+/** One axis's tick labels in a chart: their text and where they are drawn, and the chart's box. */
+export interface AxisTicks { axis: string; labels: { text: string; left: number; right: number; top: number; bottom: number }[]; svg: { left: number; right: number; top: number; bottom: number } }
+
+/**
+ * The tick labels of every axis of the charts (Plot's svg) under `selector`: Plot labels each
+ * axis's group "x-axis tick label", "y-axis tick label"; a label of two lines ("12 AM" over "Mar
+ * 6") reads as its lines joined by a space.
+ */
+export function axisTicks(page: Page, selector: string): Promise<AxisTicks[]> {
+  return page.$$eval(`${selector} svg g[aria-label$="axis tick label"]`, (gs) => gs.map((g) => {
+    const box = (r: DOMRect) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
+    return {
+      axis: g.getAttribute('aria-label')!,
+      labels: [...g.querySelectorAll('text')].map((t) => ({ text: t.querySelectorAll('tspan').length ? [...t.querySelectorAll('tspan')].map((s) => s.textContent).join(' ') : (t.textContent ?? ''), ...box(t.getBoundingClientRect()) })),
+      svg: box(g.closest('svg')!.getBoundingClientRect()),
+    };
+  }));
+}
+
+/**
+ * What is wrong with an axis's tick labels, as sentences (none: an empty list): fewer than
+ * `least`, two of one text (0.1, 0.1 after rounding), two drawn over each other, or one drawn
+ * outside its chart (cut at its edge, or over the content beside it).
+ */
+export function tickFaults(a: AxisTicks, least: number): string[] {
+  const texts = a.labels.map((l) => l.text);
+  const faults: string[] = [];
+  if (texts.length < least) faults.push(`${a.axis}: ${texts.length} ticks (${texts.join(', ')}), fewer than ${least}`);
+  if (new Set(texts).size < texts.length) faults.push(`${a.axis}: a label twice (${texts.join(', ')})`);
+  a.labels.forEach((l, i) => {
+    if (l.left < a.svg.left - 0.5 || l.right > a.svg.right + 0.5 || l.top < a.svg.top - 0.5 || l.bottom > a.svg.bottom + 0.5) faults.push(`${a.axis}: "${l.text}" outside the chart`);
+    for (const m of a.labels.slice(i + 1)) {
+      if (l.left < m.right && m.left < l.right && l.top < m.bottom && m.top < l.bottom) faults.push(`${a.axis}: "${l.text}" over "${m.text}"`);
+    }
+  });
+  return faults;
+}
+
+/** Every attribute of the page whose value holds NaN or Infinity (a coordinate worked out of nothing), as `tag attr="value"`. */
+export function nonFiniteAttributes(page: Page): Promise<string[]> {
+  return page.$$eval('*', (es) => es.flatMap((e) => [...e.attributes].filter((a) => /NaN|Infinity/.test(a.value)).map((a) => `${e.tagName} ${a.name}="${a.value.slice(0, 60)}"`)));
+}
