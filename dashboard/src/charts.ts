@@ -259,19 +259,30 @@ export interface SeriesRow {
   series: string;
 }
 
+/** A time to the minute in UTC, as the pages write one: "2026-03-06 00:00". */
+const minuteUtc = (t: Date): string => t.toISOString().slice(0, 16).replace('T', ' ');
+
 /** Probabilities over time: one line and dots per series. */
 export function timeline(rows: SeriesRow[], series: string[], width: number): Element {
+  // Every point at one time (one run so far): that time is the axis's one tick, written whole
+  // (QA: Plot's own tick read "6 Mar", with no year, at a domain of no width).
+  const times = [...new Set(rows.map((r) => r.t.getTime()))];
+  const oneTime = times.length === 1 ? { domain: [new Date(times[0]! - 43_200_000), new Date(times[0]! + 43_200_000)], ticks: [new Date(times[0]!)], tickFormat: minuteUtc } : {};
   return accessible(Plot.plot({
     width,
     height: 280,
     marginLeft: 48, // room for the widest tick label, "100%" (40, Plot's default, cut its "1")
+    // The axis says its times are UTC, as every date of the pages does (QA: runs within a day were
+    // ticked "12 AM, 6 AM, 12 PM" with no zone); the bottom margin holds the ticks' two lines
+    // ("12 AM" over "Mar 6") and the label under them.
+    marginBottom: 46,
     style: FONT,
-    x: { type: 'utc', label: null, grid: true },
+    x: { type: 'utc', label: 'time (UTC)', labelAnchor: 'right', grid: true, ...oneTime },
     y: { domain: [0, 1], label: 'probability', grid: true, tickFormat: '%' },
     color: { domain: series, range: PALETTE, legend: true },
     marks: [
       Plot.line(rows, { x: 't', y: 'p', stroke: 'series', z: 'series' }),
-      Plot.dot(rows, { x: 't', y: 'p', fill: 'series', r: 3.5, className: 'q-point', title: (d: SeriesRow) => `${d.series}: ${pct(d.p)} at ${d.t.toISOString().slice(0, 16).replace('T', ' ')} UTC` }),
+      Plot.dot(rows, { x: 't', y: 'p', fill: 'series', r: 3.5, className: 'q-point', title: (d: SeriesRow) => `${d.series}: ${pct(d.p)} at ${minuteUtc(d.t)} UTC` }),
     ],
   }));
 }

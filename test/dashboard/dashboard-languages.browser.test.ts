@@ -3,9 +3,11 @@
  * run's language stored as `he` and another's as `iw` (one language, two codes). The predictions
  * page asked for /api/predictions/lang/en whatever the snapshot held (a 404: the page showed only an
  * error), the question page's `?lang=iw` did not find the question's `he`, and at 375 px the
- * leaderboard's x axis had a single tick; and the other charts on the fixture's awkward data (one
- * resolved question, a leaderboard of small Briers) at 320, 375, 768 and 1440 px. A real `quorum serve` (port 0) over a fixture snapshot of
- * real Parquet (test/api/fixtures.ts: the feeds with every code renamed, withoutEnglish).
+ * leaderboard's x axis had a single tick; and the charts on the fixture's awkward data (one
+ * resolved question, a leaderboard of small Briers, a question forecast once, runs a day apart, an
+ * annulled question with no forecast) at 320, 375, 768 and 1440 px. A real `quorum serve` (port 0)
+ * over a fixture snapshot of real Parquet (test/api/fixtures.ts: the feeds with every code renamed,
+ * withoutEnglish).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -178,6 +180,41 @@ describe('the dashboard in the languages the snapshot has', () => {
         for (const a of axes) expect(a.labels.map((l) => Number(l.text.replace('−', '-'))).every((v) => v >= 0), `${width} px ${a.axis}`).toBe(true);
         expect(await nonFiniteAttributes(page), `${width} px`).toEqual([]);
       }
+      clean(problems);
+      await page.close();
+    });
+
+    it("a question's timeline says its times are UTC, and its ticks (two lines at runs a day apart, one at a single run) lie whole inside the chart (outside test: \"12 AM … 6 PM\" with no zone, the date line cut at the chart's foot; one run's tick \"31 Mar\", no year)", async () => {
+      const { page, problems } = await tab(320);
+      for (const width of WIDTHS) {
+        await page.setViewport({ width, height: 900 });
+        // FEED.a: runs a day apart, ticked in hours; FEED.c: one run
+        for (const [id, least] of [[FEED.a, 3], [FEED.c, 1]] as const) {
+          await open(page, `#/questions/${encodeURIComponent(id)}`);
+          await page.waitForSelector('#timeline svg');
+          const axes = await axisTicks(page, '#timeline');
+          for (const a of axes) expect(tickFaults(a, a.axis.startsWith('x') ? least : 3), `${width} px ${id}`).toEqual([]);
+          expect(await page.$$eval('#timeline svg [aria-label="x-axis label"] text', (ts) => ts.map((t) => t.textContent)), `${width} px ${id}`).toEqual([expect.stringContaining('(UTC)')]);
+          expect(await nonFiniteAttributes(page), `${width} px ${id}`).toEqual([]);
+        }
+        // one run: its time, whole, is the one tick (Plot's own read "31 Mar", with no year)
+        const once = (await axisTicks(page, '#timeline')).find((a) => a.axis.startsWith('x'))!.labels.map((l) => l.text);
+        expect(once, `${width} px`).toEqual(['2025-03-31 00:00']);
+        // hours of one day are ticked beside their date
+        await open(page, `#/questions/${encodeURIComponent(FEED.a)}`);
+        const hours = (await axisTicks(page, '#timeline')).find((a) => a.axis.startsWith('x'))!.labels.map((l) => l.text);
+        expect(hours.some((t) => / [AP]M/.test(t)), `${width} px: ${hours.join(', ')}`).toBe(true);
+      }
+      clean(problems);
+      await page.close();
+    });
+
+    it('a question with no consensus and no market price says there is nothing to draw, instead of empty axes (outside test: the annulled question)', async () => {
+      const { page, problems } = await tab(375);
+      await open(page, `#/questions/${encodeURIComponent(FEED.annulled)}`);
+      const timePanel = await page.$$eval('main section', (ss) => ss.filter((s) => s.querySelector('h2')?.textContent === 'Consensus and market over time')
+        .map((s) => ({ charts: s.querySelectorAll('svg').length, empty: s.querySelector('[data-state="empty"]')?.textContent ?? null })));
+      expect(timePanel).toEqual([{ charts: 0, empty: expect.stringMatching(/^No consensus and no market price to draw yet/) }]);
       clean(problems);
       await page.close();
     });

@@ -7,7 +7,7 @@ import { get } from '../api.ts';
 import type { SeriesRow } from '../charts.ts';
 import { languageKey, matchLanguage } from '../languages.ts';
 import { loadCharts } from '../lazy-charts.ts';
-import { date, excerpt, firstText, h, hashHref, hashQuery, ignoredInLink, navigate, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
+import { date, excerpt, firstText, h, hashHref, hashQuery, ignoredInLink, navigate, nothingMatches, notice, num, panel, pct, select, signedPoints, tableRegion, webUrl } from '../ui.ts';
 
 // The parts of the API's PredictionDetail and lifecycle the page reads, nullable as in the OpenAPI document.
 interface Scores { outcome: number | null; brier: number | null; log_loss: number | null; direction: string | null; market_probability: number | null; market_brier: number | null }
@@ -110,7 +110,10 @@ export async function questionPage(root: HTMLElement, id: string | undefined): P
   if (d.market?.probability !== null && d.market?.probability !== undefined && d.market.observed_at) rows.push({ t: new Date(d.market.observed_at), p: d.market.probability, series: 'market' });
   const uniq = new Map(rows.map((r) => [`${r.series}|${r.t.getTime()}`, r]));
   const series = [...new Set([...uniq.values()].map((r) => r.series))].sort();
-  root.append(panel('Consensus and market over time', h('figure', { class: 'chart', id: 'timeline' }, timeline([...uniq.values()], series, width),
+  // Nothing to draw (no run gave a consensus, no market price was read): said, instead of empty axes (QA).
+  root.append(panel('Consensus and market over time', uniq.size === 0
+    ? nothingMatches(undefined, 'No consensus and no market price to draw yet: no run has given this question a consensus, and no market price has been read.')
+    : h('figure', { class: 'chart', id: 'timeline' }, timeline([...uniq.values()], series, width),
     h('figcaption', {}, `Consensus per mode at each run, and the market price (${marketNow(d)}).`,
       // (the detail keeps the latest 1,000 rows; the rest are in the snapshot's consensus.parquet)
       d.history_truncated ? ' Only the latest 1,000 consensus points are drawn; earlier runs are in the consensus table of the Parquet snapshot.' : ''))));
