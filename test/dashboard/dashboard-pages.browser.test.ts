@@ -395,6 +395,9 @@ describe('the overview, predictions, theses, factors and scenarios against the A
         return { raw, past, scroll: document.documentElement.scrollWidth - vw };
       });
       expect.soft(found, hash).toEqual({ raw: null, past: [], scroll: 0 });
+      // every chart is named, by its caption or a label (outside test: the theses', factors' and
+      // scenarios' charts were figures of no name beside their figures' list)
+      expect.soft(await page.$$eval('main figure.chart', (fs) => fs.filter((f) => !f.querySelector(':scope > figcaption') && !f.getAttribute('aria-label')).map((f) => f.id)), hash).toEqual([]);
       expect.soft(await audit(page), hash).toEqual([]);
     }
     // the two pages whose request fails on purpose (the unknown thesis and scenario: 404)

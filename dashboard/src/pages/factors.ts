@@ -75,7 +75,7 @@ function treeTable(f: Factor): HTMLElement {
  */
 function levelsFigure(charts: Charts, f: Factor, width: number): HTMLElement {
   if ([f, ...f.drivers].some((n) => n.level !== null || n.market_level !== null)) {
-    return h('figure', { class: 'chart', id: `factor-${f.factor_id}` }, levelsChart(charts, f, width));
+    return h('figure', { class: 'chart', id: `factor-${f.factor_id}`, 'aria-label': `Levels of ${f.name} and its drivers: AI consensus and market` }, levelsChart(charts, f, width));
   }
   return nothingMatches(undefined, f.leaves.length === 0
     ? 'No question is attached to this factor yet: nothing to draw.'

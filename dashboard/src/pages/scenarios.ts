@@ -92,7 +92,7 @@ function scenarioPanel(charts: Charts, s: Scenario, name: string, width: number)
       h('a', { href: `#/scenarios/${encodeURIComponent(s.scenario_id)}` }, 'joints and record history'), ')'),
     componentsTable(s, name),
     r && r.pathway.length
-      ? h('figure', { class: 'chart', id: `pathway-${s.scenario_id}` }, pathwayChart(charts, r, width))
+      ? h('figure', { class: 'chart', id: `pathway-${s.scenario_id}`, 'aria-label': `Worlds of ${name}, most likely first: the latest archived record` }, pathwayChart(charts, r, width))
       : h('p', {}, 'No archived record yet: a record is made once the models have forecast every component.'),
     scoresText(s, r));
   section.dataset.scenario = s.scenario_id;
@@ -188,7 +188,7 @@ export async function scenarioPage(root: HTMLElement, id: string | undefined): P
   root.append(panel('The joint now',
     d.current.length ? jointsTable(d) : nothingMatches(undefined, 'No joint yet: the models have not forecast every component.'),
     consensus && consensus.pathway.length
-      ? [h('figure', { class: 'chart', id: `pathway-${d.scenario_id}` }, pathwayChart(charts, { pathway: consensus.pathway }, width)), worldsTable(consensus)]
+      ? [h('figure', { class: 'chart', id: `pathway-${d.scenario_id}`, 'aria-label': `Worlds of ${name}, most likely first: the consensus joint` }, pathwayChart(charts, { pathway: consensus.pathway }, width)), worldsTable(consensus)]
       : null));
   const history = panel('Record history',
     d.records.length ? historyTable(d.records) : nothingMatches(undefined, cursor ? 'This page is past the end of the list.' : 'No archived record yet.'),

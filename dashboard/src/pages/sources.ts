@@ -134,7 +134,7 @@ export async function sourcesPage(root: HTMLElement): Promise<void> {
     };
   });
   const section = panel('Track records, ranked',
-    rows.length ? h('figure', { class: 'chart', id: 'track-records' },
+    rows.length ? h('figure', { class: 'chart', id: 'track-records', 'aria-label': 'Track records ranked: accuracy score with its 95% interval' },
       intervals(rows, { width, xLabel: 'accuracy score, % (95% interval)', groups: [...new Set(rows.map((r) => r.group))] })) : null,
     tableRegion('Track records table', h('table', { id: 'sources' },
       h('thead', {}, h('tr', {}, ['rank', 'source', 'kind', 'resolved', 'accuracy', 'accuracy, 95% interval', 'ranking score', 'Brier'].map((c) => h('th', { scope: 'col' }, c)))),
@@ -188,7 +188,7 @@ export async function sourcePage(root: HTMLElement, slug: string | undefined): P
     // projections): said, instead of empty axes (QA).
     if (t.length === 0) {
       root.append(panel('Trend per year', nothingMatches(undefined, 'No year with a scored directional claim: no accuracy trend to draw.')));
-    } else root.append(panel('Trend per year', h('figure', { class: 'chart', id: 'trend' }, accessible(Plot.plot({
+    } else root.append(panel('Trend per year', h('figure', { class: 'chart', id: 'trend', 'aria-label': `Accuracy score of ${sourceName(s)} per year made, with its 95% interval` }, accessible(Plot.plot({
       width, height: 260, style: { fontSize: '12px' },
       // Years on a linear axis, so a year without a score is a gap, and a tick every few
       // years, as many as fit (QA: a point axis labelled every year with a score, evenly spaced:

@@ -68,7 +68,7 @@ export async function thesesPage(root: HTMLElement): Promise<void> {
     return;
   }
   const section = panel(title,
-    rows.length ? h('figure', { class: 'chart', id: 'theses' }, accessible(Plot.plot({
+    rows.length ? h('figure', { class: 'chart', id: 'theses', 'aria-label': 'Thesis probability: consensus and market' }, accessible(Plot.plot({
       width, height: 40 + r.body.clusters.length * 22, marginLeft: thesesMargin(width), style: { fontSize: '12px' },
       x: { domain: [0, 1], label: 'thesis probability', grid: true, tickFormat: '%' }, y: { label: null, domain: [...new Set(rows.map((d) => d.id))] },
       color: { domain: ['consensus', 'market'], range: [PALETTE[0], PALETTE[1]], legend: true },
@@ -110,7 +110,7 @@ export async function thesisPage(root: HTMLElement, id: string | undefined): Pro
   // vintages frozen without a figure (every member resolved or unforecast), which the table lists
   // (QA: "No vintage yet." above a table of four vintages).
   const chart = rows.length
-    ? h('figure', { class: 'chart', id: 'vintages' }, timeline(rows, ['consensus', 'market'], width))
+    ? h('figure', { class: 'chart', id: 'vintages', 'aria-label': 'Vintages: thesis consensus and market over time' }, timeline(rows, ['consensus', 'market'], width))
     : t.vintages.length === 0
       ? nothingMatches(undefined, 'No vintage yet: each run freezes one.')
       : nothingMatches(undefined, `None of its ${t.vintages.length} vintages has a consensus or a market consensus to draw: none of its members had a consensus when each was frozen.`);
