@@ -137,12 +137,12 @@ const MIN_TICK_SPACING = 50;
 const tickLabelWidth = (label: string): number => [...label].reduce((w, c) => w + (c === '.' ? 4 : c === '−' ? 10.5 : 8), 0);
 
 /**
- * A linear x axis over the values `values` drawn `px` wide: the finest round step (1, 2 or 5 times
+ * A linear axis over the values `values` drawn `px` long: the finest round step (1, 2 or 5 times
  * a power of ten) whose labels stand apart (each label's width and 8 px between neighbours, and
  * ticks at least MIN_TICK_SPACING apart), over
  * the domain that step rounds the values out to, so both ends carry a tick. Null without a finite
- * value, or when not even two ticks fit `px` apart (narrower than 2·MIN_TICK_SPACING around a
- * zero range): Plot's own axis then. QA: Plot's default (one tick per 80 px) gave the leaderboard a single tick at 375 px,
+ * value, or when not even two ticks fit `px` apart (narrower than MIN_TICK_SPACING for a zero
+ * range at 0, widened upwards only; about twice that around another value): Plot's own axis then. QA: Plot's default (one tick per 80 px) gave the leaderboard a single tick at 375 px,
  * where its axis has some 120 px beside the names.
  */
 export function linearTicks(values: number[], px: number): { domain: [number, number]; ticks: number[]; format: (x: number) => string } | null {

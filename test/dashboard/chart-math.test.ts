@@ -44,7 +44,9 @@ describe('linearTicks', () => {
 
   it('a width too narrow for two ticks is Plot\'s own axis (null), never a point domain the values fall outside (QA: [0, 1] at 30 px was the domain [0, 0], one tick)', () => {
     expect(linearTicks([0, 1], 30)).toBeNull();
-    expect(linearTicks([0], 50)).toBeNull();
+    expect(linearTicks([0], 49)).toBeNull();
+    // a zero range at 0 (a non-negative measure) is widened upwards only: [0, 0.001] fits 50 px
+    expect(linearTicks([0], 50)?.domain).toEqual([0, 0.001]);
     expect(linearTicks([0, 1], 50)?.domain).toEqual([0, 1]);
     fc.assert(
       fc.property(fc.array(figure, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 149 }), (values, px) => {
