@@ -35,14 +35,14 @@
  *   response as a failure, never cleanly.
  *
  * Every connection runs with TimeZone UTC (TIMESTAMP → TIMESTAMPTZ casts and TIMESTAMPTZ formatting
- * are UTC whatever the machine's zone).
+ * are UTC whatever the machine's zone): the instances are opened by openUtcInstance.
  */
-import { externalFileCacheBytes, sqlFilePath, sqlIdent } from '../../pipeline/warehouse/duckdb.ts';
+import { externalFileCacheBytes, openUtcInstance, sqlFilePath, sqlIdent } from '../../pipeline/warehouse/duckdb.ts';
 import { stat } from 'node:fs/promises';
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBTypeId, type DuckDBConnection, type DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { rawRelation, type RawViewOptions } from '../../pipeline/warehouse/raw-views.ts';
 import { readManifest } from '../../pipeline/warehouse/snapshot.ts';
@@ -538,7 +538,7 @@ export class ExportEngine {
     if (!instance) {
       const spill = path.join(this.#spillDir, kind);
       mkdirSync(spill, { recursive: true });
-      instance = DuckDBInstance.create(':memory:', {
+      instance = openUtcInstance({
         autoinstall_known_extensions: 'false',
         autoload_known_extensions: 'false',
         memory_limit: this.#memoryLimit,
@@ -590,7 +590,6 @@ export class ExportEngine {
       }
     };
     try {
-      await conn.run(`SET TimeZone = 'UTC'`);
       const snapDir = path.join(job.dataDir, 'snapshots', job.snapshotId);
       for (const table of job.table.snapshotTables) {
         const file = sqlFilePath(path.join(snapDir, `${table}.parquet`));

@@ -15,11 +15,11 @@
  *   (`SET schema`), then runs the SQL file with bound parameters.
  */
 import { deriveSqlHash } from '../../pipeline/warehouse/derive.ts';
-import { sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
+import { openUtcInstance, sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
 import { CURRENT_POLL_MS } from '../../pipeline/warehouse/snapshot.ts';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors/problem.ts';
 import type { JsonRow } from '../db/convert.ts';
@@ -129,7 +129,7 @@ export class SnapshotReader {
 
   /** Opens the DuckDB instance, loads CURRENT if there is one, and starts polling. */
   static async open(opts: SnapshotReaderOptions): Promise<SnapshotReader> {
-    const instance = await DuckDBInstance.create(':memory:', {
+    const instance = await openUtcInstance({
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
       // DuckDB's external file cache kept blocks of every Parquet file the server ever read, with

@@ -34,10 +34,36 @@ export function duckdb(options: DuckDbOptions = {}): Promise<DuckDBInstance> {
     if (threads) config.threads = String(threads);
     if (memoryLimit) config.memory_limit = memoryLimit;
     if (options.tempDirectory) config.temp_directory = options.tempDirectory;
-    shared = DuckDBInstance.create(':memory:', config);
+    shared = openUtcInstance(config);
     markDuckdbOpened();
   }
   return shared;
+}
+
+/**
+ * A new in-memory DuckDB instance whose every connection has TimeZone UTC, whatever the host's
+ * time zone. DuckDB's TimeZone starts as the process's (TZ, /etc/localtime): on a host in
+ * Kathmandu a `TIMESTAMP → TIMESTAMPTZ` cast, a TIMESTAMPTZ's `::DATE`, `date_trunc('day', …)` or
+ * `strftime`, and a time string without an offset cast to TIMESTAMPTZ would read the warehouse's
+ * UTC times 5 h 45 min off (README "The warehouse"). Every instance Quorum opens (the pipeline's,
+ * the API's snapshot reader, the export engine) is made here. Set GLOBAL once it exists, as the
+ * creation config cannot name TimeZone (ICU's setting is unknown until the instance has loaded it:
+ * "the icu extension needs to be loaded").
+ */
+export async function openUtcInstance(config: Record<string, string> = {}): Promise<DuckDBInstance> {
+  const instance = await DuckDBInstance.create(':memory:', config);
+  try {
+    const conn = await instance.connect();
+    try {
+      await conn.run(`SET GLOBAL TimeZone = 'UTC'`);
+    } finally {
+      conn.closeSync();
+    }
+  } catch (err) {
+    instance.closeSync();
+    throw err;
+  }
+  return instance;
 }
 
 /** Runs `work` on a fresh connection of the shared instance and closes it afterwards. */
