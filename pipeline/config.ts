@@ -3,7 +3,7 @@
  * naming the variable, and the CLI exits 1.
  */
 import { resolve } from 'node:path';
-import { validateDetailed as validateCron } from 'node-cron';
+import { createTask, validateDetailed as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { MODES, type Mode } from './warehouse/tables.ts';
 import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
@@ -178,6 +178,25 @@ function reversedRange(expression: string): string | null {
 }
 
 /**
+ * Whether some time matches `expression` (a valid one), as the scheduler's task would look for it.
+ * node-cron's check takes expressions no day ever matches (`0 0 1 * 1#2`: a 1st that is the second
+ * Monday; `L-29 2`, `30W 2`), and scheduling one threw "Could not find next matching date within
+ * reasonable time range" (outside test: `quorum start` died with it, naming no variable, after its
+ * whole first-start bootstrap and with the API already listening). The task is only made, never
+ * started, and destroyed.
+ */
+function comesAgain(expression: string): boolean {
+  const task = createTask(expression, () => undefined, { timezone: 'UTC' });
+  try {
+    return task.getNextRuns(1).length === 1;
+  } catch {
+    return false;
+  } finally {
+    void task.destroy();
+  }
+}
+
+/**
  * What is wrong with a cron expression (QUORUM_SCHEDULE), or null: the field and its range, with
  * the form expected. QA: every bad one was only "not a valid cron expression", naming neither the
  * field (`0 25 * * *`: the hour) nor the form (5 fields, UTC; a sixth, seconds, first).
@@ -187,7 +206,13 @@ export function cronProblem(expression: string): string | null {
   const reversed = reversedRange(expression);
   if (reversed) return `"${expression}" is not a valid cron expression: ${reversed}; ${form}`;
   const result = validateCron(expression);
-  if (result.valid) return null;
+  if (result.valid) {
+    return comesAgain(expression)
+      ? null
+      : `"${expression}" is not a valid cron expression: no time ever matches it (node-cron finds none in the next 100 years; ` +
+          'a day of month and a week day given together must both match: `0 0 1 * 1#2` asks for a 1st that is the second Monday); ' +
+          form;
+  }
   const err = result.errors[0]!;
   let what: string;
   const fields = /^expected 5 or 6 fields but got (\d+)$/.exec(err.message);
@@ -212,6 +237,8 @@ const EnvSchema = z.object({
   HOST: z.string().trim().min(1).default('0.0.0.0'),
   QUORUM_SCHEDULE: z
     .string()
+    // (a line end around it, as from an env file written with CRLF, was "characters a cron expression does not use")
+    .trim()
     .default('0 */4 * * *')
     .superRefine((s, ctx) => {
       const problem = cronProblem(s);

@@ -127,6 +127,17 @@ describe('the schedule (QUORUM_SCHEDULE)', () => {
     for (const ok of ['0 0 * * sat-sun', '0 0 * * mon-sun', '0 0 * * MON-FRI', '0 0 * jan-dec *', '0 0 * * sun-sat']) expect(loadConfig({ QUORUM_SCHEDULE: ok }).schedule).toBe(ok);
     // valid ones still load
     expect(loadConfig({ QUORUM_SCHEDULE: '*/30 * * * * *' }).schedule).toBe('*/30 * * * * *');
+    // one that no time ever matches: node-cron's check takes it, and scheduling it threw "Could not
+    // find next matching date within reasonable time range" (outside test: `quorum start` died with
+    // that, naming no variable, after its whole first-start bootstrap and with the API listening)
+    for (const never of ['0 0 1 * 1#2', '0 0 8 * 1#1', '0 0 L * 1#1', '0 0 1 * 1L', '0 0 L-29 2 *', '0 0 L-30 4 *', '0 0 30W 2 *']) {
+      expect(message(never), never).toMatch(/^invalid configuration:\n {2}QUORUM_SCHEDULE: ".*" is not a valid cron expression: no time ever matches it/);
+    }
+    expect(message('0 0 1 * 1#2')).toMatch(/a day of month and a week day given together must both match/);
+    // rare is not never: a 29 February that is a Monday comes in 2044
+    expect(loadConfig({ QUORUM_SCHEDULE: '0 0 29 2 1' }).schedule).toBe('0 0 29 2 1');
+    // spaces, tabs and a line end around it are ignored, as around every setting (a CRLF env file)
+    expect(loadConfig({ QUORUM_SCHEDULE: '0 */4 * * *\r\n' }).schedule).toBe('0 */4 * * *');
     expect(loadConfig({ QUORUM_SCHEDULE: '@hourly' }).schedule).toBe('@hourly');
   });
 });
