@@ -10,7 +10,7 @@ import { loadModelsConfig, ModelsConfigError } from './models/config.ts';
 import { languageKey, languageTag } from './models/prompts.ts';
 import { parseFaultRules, type FaultRule } from './simulator/server.ts';
 import { loadVenueConfig, VenueConfigError } from './venues/config.ts';
-import { booleanSetting, decimalNumber, logLevelSetting, pathSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
+import { booleanSetting, decimalNumber, httpBaseUrl, logLevelSetting, pathSetting, settingIssue, setVariables, unknownVariables, wholeNumber, type LogLevel } from './env.ts';
 import { bundledPath, directoryProblem } from './fs/paths.ts';
 import { DuckdbEnv } from './warehouse/duckdb-settings.ts';
 
@@ -112,10 +112,10 @@ const ForecastEnv = {
   QUORUM_EVIDENCE_DIR: pathSetting().default(bundledPath('evidence')),
   QUORUM_EVIDENCE_MAX: wholeNumber(0, 50).default(5),
   QUORUM_EVIDENCE_LOOKBACK_DAYS: wholeNumber(1, 365).default(30),
-  QUORUM_GDELT_URL: z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' }).default('https://api.gdeltproject.org'),
+  QUORUM_GDELT_URL: httpBaseUrl().default('https://api.gdeltproject.org'),
   // at most an hour: a p-queue interval past a timer's 2^31 ms is cut by Node to 1 ms (QA)
   QUORUM_GDELT_MIN_INTERVAL_MS: wholeNumber(0, 3_600_000).default(5000),
-  QUORUM_SIMULATOR_URL: z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' }).optional(),
+  QUORUM_SIMULATOR_URL: httpBaseUrl().optional(),
   QUORUM_SIMULATOR_JITTER_MS: wholeNumber(0, 60_000).default(0),
   QUORUM_SIMULATOR_FAULTS: faultsJson.optional(),
   QUORUM_SIMULATOR_MAX_CONCURRENCY: wholeNumber(1, 1024).default(16),

@@ -77,6 +77,53 @@ export function pathSetting() {
 }
 
 /**
+ * What keeps `text`, an http(s) URL, from being a base URL the clients append their paths to and
+ * send with fetch, or null. A user name or password in it: fetch refuses every request to it
+ * ("Request cannot be constructed from a URL that includes credentials"), which the clients retried
+ * until their deadline and reported as a timeout, the password in the message (outside test:
+ * QUORUM_KALSHI_URL=http://user:secret@… passed the start checks, and every sync failed so). A query
+ * or a fragment: the paths are appended after it, inside it (`…/v2?x=1/markets`). Port 0: no server
+ * listens there.
+ */
+export function baseUrlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null; // (not a URL: the http(s) check says so)
+  }
+  if (url.username || url.password || /^[a-z][a-z\d+.-]*:\/\/[^/?#]*@/i.test(text.trim())) {
+    return 'a base URL may not hold a user name or password (user:password@): fetch refuses every request to such a URL; a token or key has a setting of its own';
+  }
+  if (/[?#]/.test(text)) return 'a base URL may not have a query or fragment (? or #): the paths of the API are appended to it, and would land inside them';
+  if (url.port === '0') return 'port 0 is no port a server listens on';
+  return null;
+}
+
+/**
+ * A base URL setting (a venue's API, GDELT, the simulator; FRED's and a models file's `base_url` are
+ * checked with baseUrlProblem too): an http(s) URL the clients can append their paths to, its
+ * trailing slashes removed.
+ */
+export function httpBaseUrl() {
+  return z
+    .url({ protocol: /^https?$/, message: 'expected an http(s) URL' })
+    .superRefine((u, ctx) => {
+      const problem = baseUrlProblem(u);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .transform((u) => u.replace(/\/+$/, ''));
+}
+
+/**
+ * A value as a message shows it: the user name and password of a URL in it hidden (a base URL
+ * holding them is refused, and the refusal must not print the password).
+ */
+export function shownValue(value: string): string {
+  return value.replace(/(^|[^\w+.-])([a-z][a-z\d+.-]*:\/\/)[^/?#\s]*@/gi, '$1$2***@');
+}
+
+/**
  * A setting that names one of `values`: in any case, spaces around ignored, as an on/off setting,
  * QUORUM_VENUES and QUORUM_CATEGORIES are read (QA: LOG_LEVEL=INFO and LOG_LEVEL=Warn were refused).
  */
@@ -119,7 +166,8 @@ export function settingIssue(issue: { path: readonly PropertyKey[]; message: str
   if (value === undefined) return `${name}: ${issue.message}`;
   const item = typeof issue.path[1] === 'number' ? ` (item ${issue.path[1] + 1} of the list)` : '';
   if (CREDENTIAL.test(name)) return `${name}: ${issue.message}${item} (value not shown, ${value.length} characters)`;
-  const quoted = JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
+  const shown = shownValue(value);
+  const quoted = JSON.stringify(shown.length > 100 ? `${shown.slice(0, 100)}…` : shown);
   return issue.message.includes(quoted) ? `${name}: ${issue.message}${item}` : `${name}: ${issue.message}${item}, got ${quoted}`;
 }
 

@@ -38,7 +38,7 @@
  * release can be told from a revision; what is read is dated the day it was seen).
  */
 import { z } from 'zod';
-import { envSettings, wholeNumber } from '../env.ts';
+import { baseUrlProblem, envSettings, shownValue, wholeNumber } from '../env.ts';
 import { SourceHttpError, type SourceClient } from './http-client.ts';
 
 export const FRED_URL_ENV = 'QUORUM_FRED_URL';
@@ -100,11 +100,13 @@ export function fredConfigFromEnv(env: NodeJS.ProcessEnv = process.env): FredCon
   try {
     url = new URL(rawUrl);
   } catch {
-    throw new FredError('invalid_config', `${FRED_URL_ENV}: not a URL: ${JSON.stringify(rawUrl)}`);
+    throw new FredError('invalid_config', `${FRED_URL_ENV}: not a URL: ${JSON.stringify(shownValue(rawUrl))}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new FredError('invalid_config', `${FRED_URL_ENV}: expected an http(s) URL, got ${JSON.stringify(rawUrl)}`);
+    throw new FredError('invalid_config', `${FRED_URL_ENV}: expected an http(s) URL, got ${JSON.stringify(shownValue(rawUrl))}`);
   }
+  const problem = baseUrlProblem(rawUrl);
+  if (problem) throw new FredError('invalid_config', `${FRED_URL_ENV}: ${problem}, got ${JSON.stringify(shownValue(rawUrl))}`);
   const apiKey = env[FRED_API_KEY_ENV]?.trim() || undefined;
   if (apiKey !== undefined && !FRED_KEY_RE.test(apiKey)) {
     throw new FredError(

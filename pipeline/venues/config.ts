@@ -36,7 +36,7 @@ import { CATEGORIES } from '../warehouse/tables.ts';
 import { DEFAULT_BACKFILL, VENUES, type BackfillOptions, type Venue } from './defaults.ts';
 import type { DiscoveryFilters } from './types.ts';
 import { DEFAULT_REMOVED_ANNUL_DAYS } from './removed-market.ts';
-import { decimalNumber, settingIssue, setVariables, wholeNumber } from '../env.ts';
+import { decimalNumber, httpBaseUrl, settingIssue, setVariables, wholeNumber } from '../env.ts';
 
 export interface VenueRate {
   requestsPerInterval: number;
@@ -65,9 +65,7 @@ export class VenueConfigError extends Error {
   override readonly name = 'VenueConfigError';
 }
 
-const httpUrl = z
-  .url({ protocol: /^https?$/, message: 'expected an http(s) URL' })
-  .transform((u) => u.replace(/\/+$/, ''));
+const httpUrl = httpBaseUrl();
 
 // `none` disables every venue (offline use, tests): nothing is fetched from outside. A list of
 // nothing (",") is refused: it meant none, silently (QA), as for QUORUM_EVIDENCE_PROVIDERS.

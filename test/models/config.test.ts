@@ -101,6 +101,14 @@ describe('loadModelsConfig', () => {
     expect(() => loadModelsConfig({ file: file('url.json', { models: [{ ...good, base_url: 'ftp://x' }] }), env })).toThrow(
       /models\[0\]\.base_url/,
     );
+    // the OpenAI SDK sends with fetch, which refuses a URL holding credentials; and it appends its
+    // paths (/chat/completions) to the base URL, inside a query or fragment (as the QUORUM_*_URL settings)
+    expect(() => loadModelsConfig({ file: file('cred.json', { models: [{ ...good, base_url: 'https://u:p@api.openai.com/v1' }] }), env })).toThrow(
+      /models\[0\]\.base_url \(line 1\): a base URL may not hold a user name or password/,
+    );
+    expect(() => loadModelsConfig({ file: file('query.json', { models: [{ ...good, base_url: 'https://api.openai.com/v1?api-version=1' }] }), env })).toThrow(
+      /models\[0\]\.base_url \(line 1\): a base URL may not have a query or fragment/,
+    );
   });
 
   it('names the line of each problem: a syntax error, a bad, unknown or missing field (QA: "at position 1187", or a field path alone, to be counted out by hand)', () => {

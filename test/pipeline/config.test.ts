@@ -278,6 +278,51 @@ describe("libuv's thread pool (UV_THREADPOOL_SIZE)", () => {
   });
 });
 
+describe('a base URL setting the clients cannot use', () => {
+  // The clients append their paths to these and send with fetch. A user name or password in one:
+  // fetch refuses every request ("Request cannot be constructed from a URL that includes
+  // credentials"), retried to the deadline and reported as a timeout with the password in it
+  // (outside test: QUORUM_KALSHI_URL=http://user:secret@… passed the start checks, and every sync
+  // said "kalshi sync failed: deadline of 30000 ms exceeded (http://user:secret@…/markets?…)"). A
+  // query or a fragment: the paths land inside it (…/v2?x=1/markets). Port 0: nothing listens there.
+  const names = [
+    'QUORUM_POLYMARKET_GAMMA_URL', 'QUORUM_POLYMARKET_CLOB_URL', 'QUORUM_KALSHI_URL', 'QUORUM_MANIFOLD_URL',
+    'QUORUM_METACULUS_URL', 'QUORUM_GDELT_URL', 'QUORUM_SIMULATOR_URL', 'QUORUM_FRED_URL',
+  ];
+  const load = (env: Record<string, string>) => (env.QUORUM_FRED_URL ? fredConfigFromEnv(env) : loadConfig(env));
+  it('with a user name or password is refused naming the variable, the password not shown', () => {
+    for (const name of names) {
+      for (const value of ['http://user:s3cret@127.0.0.1:9/api', 'https://user@example.com', 'https://@example.com']) {
+        let message = '';
+        try {
+          load({ [name]: value });
+        } catch (err) {
+          message = (err as Error).message;
+        }
+        expect(message, `${name}=${value}`).toMatch(new RegExp(`${name}: a base URL may not hold a user name or password`));
+        expect(message, `${name}=${value}`).not.toContain('s3cret');
+      }
+    }
+  });
+  it('with a query or a fragment, or port 0, is refused naming the variable and the value', () => {
+    for (const name of names) {
+      for (const [value, why] of [
+        ['https://example.com/api?key=1', 'may not have a query or fragment'],
+        ['https://example.com/api?', 'may not have a query or fragment'],
+        ['https://example.com/api#v2', 'may not have a query or fragment'],
+        ['http://127.0.0.1:0/v1', 'port 0'],
+      ] as const) {
+        expect(() => load({ [name]: value }), `${name}=${value}`).toThrow(new RegExp(`${name}: .*${why}.*got "${value.replace(/[?.*]/g, '\\$&')}"`));
+      }
+    }
+  });
+  it('a path, a port, an IPv6 literal and trailing slashes are fine', () => {
+    const c = loadConfig({ QUORUM_SIMULATOR_URL: 'http://[::1]:8080/v1/', QUORUM_GDELT_URL: 'https://api.gdeltproject.org' });
+    expect(c.simulatorUrl).toBe('http://[::1]:8080/v1');
+    expect(fredConfigFromEnv({ QUORUM_FRED_URL: 'http://[::1]:9/fred-proxy/' }).baseUrl).toBe('http://[::1]:9/fred-proxy');
+  });
+});
+
 describe('a URL setting that is not an http(s) URL', () => {
   it('is refused naming the variable, what it expects and the value given, the same way for every URL setting (outside test: "Invalid URL" for ftp://x, a URL; FRED said "got ftp:", not the value)', () => {
     for (const name of ['QUORUM_POLYMARKET_GAMMA_URL', 'QUORUM_GDELT_URL', 'QUORUM_SIMULATOR_URL', 'QUORUM_FRED_URL']) {
