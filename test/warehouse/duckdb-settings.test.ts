@@ -52,6 +52,10 @@ describe('the DuckDB instance settings', () => {
       // DuckDB's "Memory value out of range" would come only when the instance is created
       ['QUORUM_DUCKDB_MEMORY_LIMIT', '99999999999999999999GB', /QUORUM_DUCKDB_MEMORY_LIMIT: a memory limit must be less than 8 EiB/],
       ['QUORUM_DUCKDB_MEMORY_LIMIT', '8388608TiB', /QUORUM_DUCKDB_MEMORY_LIMIT: a memory limit must be less than 8 EiB/],
+      // and below a few KiB DuckDB fails as the command opens its first connection (outside test:
+      // `import` with 1KB wrote FORMAT, then "Out of Memory Error: failed to allocate data of size 32.0 KiB")
+      ['QUORUM_DUCKDB_MEMORY_LIMIT', '1KB', /QUORUM_DUCKDB_MEMORY_LIMIT: a memory limit must be at least 1MB.*got "1KB"/],
+      ['QUORUM_DUCKDB_MEMORY_LIMIT', '0.5MiB', /QUORUM_DUCKDB_MEMORY_LIMIT: a memory limit must be at least 1MB/],
       ['QUORUM_DUCKDB_THREADS', '0', /QUORUM_DUCKDB_THREADS/],
     ] as const;
     const runs = await Promise.all(cases.map(([name, value]) => quorumAsync(['import', 'forecastbench', tmp.dir], { QUORUM_DATA_DIR: `${tmp.dir}/data`, [name]: value })));
