@@ -116,6 +116,30 @@ export function httpBaseUrl() {
 }
 
 /**
+ * What keeps `value` (a token or key, trimmed) from being sent in an HTTP header, or null: fetch
+ * refuses a header value holding a line break or a NUL, or a character beyond Latin-1 ("invalid
+ * header value", "Cannot convert argument to a ByteString"), so every request failed unsent, which
+ * the clients retried until their deadline and reported as a timeout (outside test:
+ * QUORUM_METACULUS_TOKEN with a line break inside, pasted from a wrapped terminal). Never shows it.
+ */
+export function headerValueProblem(value: string): string | null {
+  const at = [...value].findIndex((c) => c === '\n' || c === '\r' || c === '\0' || c.codePointAt(0)! > 0xff);
+  return at < 0 ? null : `character ${at + 1} is a line break, a NUL or a character beyond Latin-1, which no HTTP header can carry (every request would fail unsent)`;
+}
+
+/** A token sent in an HTTP header (QUORUM_METACULUS_TOKEN): trimmed, as every setting, and sendable (headerValueProblem). */
+export function headerCredential() {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .superRefine((s, ctx) => {
+      const problem = headerValueProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+}
+
+/**
  * A value as a message shows it: the user name and password of a URL in it hidden (a base URL
  * holding them is refused, and the refusal must not print the password).
  */

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { modelSourceSlug } from '../claims/slug.ts';
-import { baseUrlProblem } from '../env.ts';
+import { baseUrlProblem, headerValueProblem } from '../env.ts';
 
 /** The provider label stored on every forecast and call row of the bundled simulator. */
 export const SIMULATED_PROVIDER = 'simulated';
@@ -168,6 +168,12 @@ export function loadModelsConfig(opts: LoadModelsConfigOptions): ResolvedModel[]
     if (!apiKey) {
       throw new ModelsConfigError(
         `models file ${path}: models[${i}] (${entry.id}): environment variable ${entry.api_key_env} is not set`,
+      );
+    }
+    const keyProblem = headerValueProblem(apiKey);
+    if (keyProblem) {
+      throw new ModelsConfigError(
+        `models file ${path}: models[${i}] (${entry.id}): environment variable ${entry.api_key_env}: ${keyProblem} (value not shown, ${apiKey.length} characters)`,
       );
     }
     const { $comment: _comment, ...rest } = entry;

@@ -36,7 +36,7 @@ import { CATEGORIES } from '../warehouse/tables.ts';
 import { DEFAULT_BACKFILL, VENUES, type BackfillOptions, type Venue } from './defaults.ts';
 import type { DiscoveryFilters } from './types.ts';
 import { DEFAULT_REMOVED_ANNUL_DAYS } from './removed-market.ts';
-import { decimalNumber, httpBaseUrl, settingIssue, setVariables, wholeNumber } from '../env.ts';
+import { decimalNumber, headerCredential, httpBaseUrl, settingIssue, setVariables, wholeNumber } from '../env.ts';
 
 export interface VenueRate {
   requestsPerInterval: number;
@@ -90,7 +90,7 @@ const EnvSchema = z.object({
   QUORUM_KALSHI_URL: httpUrl.default('https://api.elections.kalshi.com/trade-api/v2'),
   QUORUM_MANIFOLD_URL: httpUrl.default('https://api.manifold.markets/v0'),
   QUORUM_METACULUS_URL: httpUrl.default('https://www.metaculus.com/api'),
-  QUORUM_METACULUS_TOKEN: z.string().min(1).optional(),
+  QUORUM_METACULUS_TOKEN: headerCredential().optional(),
   QUORUM_CATEGORIES: z
     .string()
     .transform((s) => [...new Set(s.split(',').map((c) => c.trim().toLowerCase()).filter(Boolean))])

@@ -63,6 +63,15 @@ describe('loadModelsConfig', () => {
     expect(loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: 'sk-abc\r' } })[0]!.apiKey).toBe('sk-abc');
   });
 
+  it('an API key fetch cannot send in a header is refused, naming its variable, not its value (a line break inside, or a character beyond Latin-1: every call failed unsent)', () => {
+    const p = file('badkey.json', { models: [good] });
+    for (const key of ['sk-abc\ndef', 'sk-abc\u2028def']) {
+      expect(() => loadModelsConfig({ file: p, env: { TEST_OPENAI_KEY: key } })).toThrow(
+        /models\[0\] \(gpt-x\): environment variable TEST_OPENAI_KEY: .*a line break, a NUL or a character beyond Latin-1.*\(value not shown, 10 characters\)/,
+      );
+    }
+  });
+
   it('names the file and the bad field', () => {
     const p = file('bad.json', { models: [{ ...good, max_concurrency: 0 }] });
     let msg = '';

@@ -86,4 +86,19 @@ describe('venue config and registry', () => {
     expect(() => loadVenueConfig({ QUORUM_METACULUS_RPS: '0.0000001' })).toThrow(/QUORUM_METACULUS_RPS: Too small: expected number to be >=0.001/);
     expect(loadVenueConfig({ QUORUM_METACULUS_RPS: '0.001' }).metaculus.rate).toEqual({ requestsPerInterval: 1, intervalMs: 1_000_000 });
   });
+
+  it('a token fetch cannot send in a header is refused at start, its value not shown (outside test: a token with a line break inside passed, and every Metaculus request failed unsent, reported as a timeout)', () => {
+    for (const token of ['abc\ndef', 'abc\r\ndef', 'abc\u2028def', 'tok\u0000en']) {
+      let message = '';
+      try {
+        loadConfig({ QUORUM_METACULUS_TOKEN: token });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, JSON.stringify(token)).toMatch(/QUORUM_METACULUS_TOKEN: .*a line break, a NUL or a character beyond Latin-1.*\(value not shown, \d+ characters\)/);
+      expect(message).not.toContain('abc');
+    }
+    // read trimmed, as every setting (a line end from a CRLF env file is no part of it)
+    expect(loadVenueConfig({ QUORUM_METACULUS_TOKEN: ' abc123\r\n' }).metaculus.token).toBe('abc123');
+  });
 });
