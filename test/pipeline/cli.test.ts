@@ -226,7 +226,7 @@ describe('the quorum command', () => {
     }
   });
 
-  it('the quorum command starts libuv\'s pool with UV_THREADPOOL_SIZE 8 when unset or empty, and keeps a value set (QA: an ESM entry set it too late, leaving libuv\'s 4)', async () => {
+  it('the quorum command starts libuv\'s pool with UV_THREADPOOL_SIZE 8 when unset, empty or blank, and keeps a value set (QA: an ESM entry set it too late, leaving libuv\'s 4)', async () => {
     /** The threads of a `quorum simulator` once it listens (libuv starts every pool thread at once). */
     const threadsWith = async (value: string): Promise<number> => {
       const child = quorumProcess(['simulator'], { UV_THREADPOOL_SIZE: value });
@@ -249,6 +249,8 @@ describe('the quorum command', () => {
     };
     const [unset, eight, four] = [await threadsWith(''), await threadsWith('8'), await threadsWith('4')];
     expect(unset).toBe(eight);
+    // blank is unset, as every setting is read (outside test: " " was kept, and libuv read it as one thread)
+    expect(await threadsWith(' ')).toBe(eight);
     expect(eight - four).toBe(4);
   });
 
