@@ -411,12 +411,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuorumConfig {
   // DuckDB reads the warehouse's Parquet parts by glob (every file of a list is a pattern too), and
   // has no escape for a glob character: under `/srv/quorum[prod]` no part is ever found, so the
   // first import wrote and every later read failed, "No files found that match the pattern" (QA).
+  // A backslash too, outside Windows (where it separates the path): DuckDB's glob reads it as an
+  // escape, and the same "No files found" followed (outside test: /tmp/q\sl/wh).
   const dataDir = resolve(e.QUORUM_DATA_DIR);
-  const globChar = /[*?[\]{}]/.exec(dataDir);
+  const globChar = (process.platform === 'win32' ? /[*?[\]{}]/ : /[*?[\]{}\\]/).exec(dataDir);
   if (globChar) {
     throw new ConfigError(
       `invalid configuration:\n  QUORUM_DATA_DIR: ${dataDir} holds the glob character "${globChar[0]}" ` +
-        '(* ? [ ] { }): DuckDB reads the warehouse by glob and would find none of its files there; choose a path without one',
+        '(* ? [ ] { }, and \\ that escapes one): DuckDB reads the warehouse by glob and would find none of its files there; choose a path without one',
     );
   }
   // QUORUM_LANG is the one language when QUORUM_LANGS is unset; beside it, it must name the same

@@ -18,7 +18,9 @@ afterAll(() => tmp.cleanup());
 
 describe('QUORUM_DATA_DIR with a glob character', () => {
   it('is a configuration error naming the variable and the character', () => {
-    for (const name of ['wh[1]', 'wh*', 'wh?', 'wh{a}']) {
+    // and a backslash, which DuckDB's glob reads as an escape (outside test: `quorum import` into
+    // /tmp/q\\sl/wh wrote, and the second said "No files found that match the pattern")
+    for (const name of ['wh[1]', 'wh*', 'wh?', 'wh{a}', 'wh\\sl']) {
       const dir = join(tmp.dir, name);
       expect(() => loadConfig({ QUORUM_DATA_DIR: dir, QUORUM_VENUES: 'none' }), name).toThrow(ConfigError);
       expect(() => loadConfig({ QUORUM_DATA_DIR: dir, QUORUM_VENUES: 'none' }), name).toThrow(/QUORUM_DATA_DIR: .*glob character/);
