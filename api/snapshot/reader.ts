@@ -174,6 +174,25 @@ export class SnapshotReader {
     return snap ? missingOnDisk(this.dataDir, snap) : null;
   }
 
+  /**
+   * The snapshot schemas (`snap_<n>_<id>`) the reader's DuckDB instance holds now, each with its
+   * number of views, by name: the served snapshot's, plus a retired one's only while a request
+   * still reads it (its schema is dropped when the last one finishes). What a long-lived server
+   * keeps across publishes, for tests and operators to check.
+   */
+  async loadedSchemas(): Promise<Array<{ schema: string; views: number }>> {
+    return this.#pool.use(async ({ connection }) => {
+      const rows = await runQuery(
+        connection,
+        'SELECT s.schema_name AS schema, count(v.view_name)::INTEGER AS views FROM duckdb_schemas() s ' +
+          'LEFT JOIN duckdb_views() v ON v.schema_name = s.schema_name AND v.database_name = s.database_name ' +
+          "WHERE s.schema_name LIKE 'snap\\_%' ESCAPE '\\' GROUP BY ALL ORDER BY 1",
+        {},
+      );
+      return rows.map((r) => ({ schema: String(r.schema), views: Number(r.views) }));
+    });
+  }
+
   /** The last load failure (id and message), cleared by a successful load. */
   get lastFailure(): { id: string; message: string } | null {
     return this.#lastFailure;
