@@ -141,10 +141,17 @@ export function headerCredential() {
 
 /**
  * A value as a message shows it: the user name and password of a URL in it hidden (a base URL
- * holding them is refused, and the refusal must not print the password).
+ * holding them is refused, and the refusal must not print the password). Hidden up to the last "@"
+ * of the URL, however the password is written: one holding a "/", "?", "#" or a space makes the URL
+ * invalid, and the refusal quoted it whole (review: `http://user:s3/cret@host` showed "s3/cret");
+ * and without a scheme (`user:secret@host`, which the URL parser reads as the scheme "user:"). An
+ * "@" in a URL's path hides the part before it too: a message shows less, never a password.
  */
 export function shownValue(value: string): string {
-  return value.replace(/(^|[^\w+.-])([a-z][a-z\d+.-]*:\/\/)[^/?#\s]*@/gi, '$1$2***@');
+  return value
+    .replace(/(^|[^\w+.-])([a-z][a-z\d+.-]*:\/\/)(?:(?!:\/\/)[^,"'])*@/gi, '$1$2***@')
+    // (a value's or a list item's start: not prose's "(user:password@)")
+    .replace(/(^|[,"']\s*)[\w.~%!$&*+;=-]+:(?!\/\/)[^\s,"'@]*@/g, '$1***@');
 }
 
 /**
@@ -192,7 +199,9 @@ export function settingIssue(issue: { path: readonly PropertyKey[]; message: str
   if (CREDENTIAL.test(name)) return `${name}: ${issue.message}${item} (value not shown, ${value.length} characters)`;
   const shown = shownValue(value);
   const quoted = JSON.stringify(shown.length > 100 ? `${shown.slice(0, 100)}…` : shown);
-  return issue.message.includes(quoted) ? `${name}: ${issue.message}${item}` : `${name}: ${issue.message}${item}, got ${quoted}`;
+  // the message may quote the value (or an item of it) too: QUORUM_CORS_ORIGINS' '"https://user:pass@…" is not an origin'
+  const message = shownValue(issue.message);
+  return message.includes(quoted) ? `${name}: ${message}${item}` : `${name}: ${message}${item}, got ${quoted}`;
 }
 
 export function envSettings<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {

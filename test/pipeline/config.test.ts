@@ -304,6 +304,29 @@ describe('a base URL setting the clients cannot use', () => {
       }
     }
   });
+  it('a password is never shown, however the value is written: in a list of origins, beside a "/", "#", "?" or space that makes the URL invalid, or without a scheme', () => {
+    // (review: QUORUM_CORS_ORIGINS=https://user:s3cret@app.example said '"https://user:s3cret@app.example"
+    // is not an origin'; an invalid URL such as http://user:s3/cret@host was quoted whole, "got …")
+    const cases: Array<[string, string]> = [
+      ['QUORUM_CORS_ORIGINS', 'https://user:s3cret@app.example'],
+      ['QUORUM_CORS_ORIGINS', 'https://app.example, https://user:s3cret@b.example'],
+      ['QUORUM_CORS_ORIGINS', 'user:s3cret@app.example'],
+    ];
+    for (const name of ['QUORUM_KALSHI_URL', 'QUORUM_GDELT_URL', 'QUORUM_FRED_URL', 'QUORUM_CORS_ORIGINS']) {
+      for (const value of ['http://user:s3/cret@127.0.0.1/api', 'http://user:s3#cret@127.0.0.1/api', 'http://user:s3?cret@127.0.0.1/api', 'http://us er:s3cret@127.0.0.1', 'user:s3cret@127.0.0.1/api']) cases.push([name, value]);
+    }
+    for (const [name, value] of cases) {
+      let message = '';
+      try {
+        load({ [name]: value });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, `${name}=${value}`).toMatch(new RegExp(`${name}: `));
+      expect(message, `${name}=${value}`).toContain('***@');
+      expect(message, `${name}=${value}`).not.toMatch(/s3|cret/);
+    }
+  });
   it('with a query or a fragment, or port 0, is refused naming the variable and the value', () => {
     for (const name of names) {
       for (const [value, why] of [
