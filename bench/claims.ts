@@ -22,9 +22,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { importClaims } from '../pipeline/claims/import.ts';
-import { duckdb, sqlPath } from '../pipeline/warehouse/duckdb.ts';
+import { duckdb, openUtcInstance, sqlPath } from '../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../pipeline/warehouse/raw-views.ts';
 import { deriveTables, exportTables } from '../pipeline/warehouse/derive.ts';
 
@@ -60,7 +59,7 @@ function claimsSelect(n: number): string {
 async function generate(dir: string, n: number): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'in'), { recursive: true });
-  const db = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '2GB' });
+  const db = await openUtcInstance({ threads: '2', memory_limit: '2GB' });
   const conn = await db.connect();
   await conn.run(`COPY (${claimsSelect(n)}) TO ${sqlPath(join(dir, 'in', 'claims.csv'))} (HEADER, DELIMITER ',')`);
   // The same claims as raw-claims rows (the warehouse's schema), for the baseline COPY.

@@ -30,8 +30,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance } from '@duckdb/node-api';
 import type { ErrorRequestHandler } from 'express';
+import { openUtcInstance } from '../pipeline/warehouse/duckdb.ts';
 import { prepareBound } from '../api/db/query.ts';
 import { loadSql } from '../api/db/sql-files.ts';
 import { ENCODERS } from '../api/export/formats.ts';
@@ -48,7 +48,7 @@ export async function writeSnapshot(dataDir: string, rows: number): Promise<stri
   const dir = path.join(dataDir, 'snapshots', SNAPSHOT);
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, 'resolved_predictions.parquet');
-  const inst = await DuckDBInstance.create(':memory:');
+  const inst = await openUtcInstance();
   const c = await inst.connect();
   try {
     await c.run(`COPY (
@@ -96,10 +96,9 @@ export async function writeSnapshot(dataDir: string, rows: number): Promise<stri
 
 /** DuckDB's own single COPY of the export query over the Parquet to a CSV file: { seconds, bytes }. */
 async function baseline(parquet: string, out: string): Promise<{ seconds: number; bytes: number; cpuSeconds: number }> {
-  const inst = await DuckDBInstance.create(':memory:');
+  const inst = await openUtcInstance();
   const c = await inst.connect();
   try {
-    await c.run(`SET TimeZone = 'UTC'`);
     await c.run(`CREATE TEMP VIEW resolved_predictions AS SELECT * FROM read_parquet('${parquet}')`);
     const select = loadSql('export-resolved').trim().replace(/;\s*$/, '');
     const stmt = await prepareBound(c, `COPY (${select}\n) TO '${out}' (${ENCODERS.csv.copyOptions})`, { resolved_since: null, category: null });

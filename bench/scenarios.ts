@@ -27,7 +27,8 @@
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openUtcInstance } from '../pipeline/warehouse/duckdb.ts';
 import type { ScenarioDefinition } from '../pipeline/scenarios/definitions.ts';
 import { prepareScenarios } from '../pipeline/scenarios/stage.ts';
 import { DEFAULT_SQL_DIR, deriveTables, rawTableDdl } from '../pipeline/warehouse/derive.ts';
@@ -177,7 +178,7 @@ export default async function scenariosBench(args: string[]): Promise<Record<str
   const sqlDir = mkdtempSync(join(tmpdir(), 'quorum-bench-scenarios-'));
   for (const f of SCENARIO_FILES) symlinkSync(join(DEFAULT_SQL_DIR, f), join(sqlDir, f));
   const out = join(sqlDir, 'conditionals.parquet');
-  const db = await DuckDBInstance.create(':memory:');
+  const db = await openUtcInstance();
   const conn = await db.connect();
   const defs = scenarios(n);
   try {

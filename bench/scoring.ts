@@ -14,12 +14,13 @@
  * runs with the same size unless --regen is given.
  */
 import { spawnSync } from 'node:child_process';
+import { openUtcInstance } from '../pipeline/warehouse/duckdb.ts';
 import { createRawViews } from '../pipeline/warehouse/raw-views.ts';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { deriveTables, exportTables } from '../pipeline/warehouse/derive.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -48,7 +49,7 @@ async function generate(dir: string, forecasts: number): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'raw'), { recursive: true });
   const nq = Math.ceil(forecasts / (MODELS * MODES * RUNS_PER_QUESTION * (1 - FAILED_CALL_SHARE)));
-  const db = await DuckDBInstance.create(':memory:');
+  const db = await openUtcInstance();
   const conn = await db.connect();
   await configure(conn, dir);
   // The warehouse's own layout (raw/<table>/run_date=…/run_id=…/part-*.parquet), so the rescore
@@ -171,7 +172,7 @@ export default async function scoringBench(args: string[]): Promise<Record<strin
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(out, 'snapshot'), { recursive: true });
 
-  const db = await DuckDBInstance.create(':memory:');
+  const db = await openUtcInstance();
   const conn = await db.connect();
   await configure(conn, dir);
 

@@ -24,7 +24,8 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openUtcInstance } from '../pipeline/warehouse/duckdb.ts';
 import { prepareFactors } from '../pipeline/factors/stage.ts';
 import { prepareStructure } from '../pipeline/structure/stage.ts';
 import { DEFAULT_SQL_DIR, deriveTables, rawTableDdl } from '../pipeline/warehouse/derive.ts';
@@ -173,7 +174,7 @@ async function load(conn: DuckDBConnection, qs: Synthetic[]): Promise<void> {
 
 /** One timed structure stage over `qs` on a fresh DuckDB instance, with the resulting counts. */
 async function timeStructure(qs: Synthetic[]): Promise<{ ms: number; counts: Record<string, unknown> }> {
-  const db = await DuckDBInstance.create(':memory:');
+  const db = await openUtcInstance();
   const conn = await db.connect();
   try {
     await load(conn, qs);

@@ -46,7 +46,8 @@ export function duckdb(options: DuckDbOptions = {}): Promise<DuckDBInstance> {
  * Kathmandu a `TIMESTAMP → TIMESTAMPTZ` cast, a TIMESTAMPTZ's `::DATE`, `date_trunc('day', …)` or
  * `strftime`, and a time string without an offset cast to TIMESTAMPTZ would read the warehouse's
  * UTC times 5 h 45 min off (README "The warehouse"). Every instance Quorum opens (the pipeline's,
- * the API's snapshot reader, the export engine) is made here. Set GLOBAL once it exists, as the
+ * the API's snapshot reader, the export engine, the benchmarks') is made here
+ * (test/warehouse/duckdb-time-zone.test.ts checks it). Set GLOBAL once it exists, as the
  * creation config cannot name TimeZone (ICU's setting is unknown until the instance has loaded it:
  * "the icu extension needs to be loaded").
  */

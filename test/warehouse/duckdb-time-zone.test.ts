@@ -6,7 +6,8 @@
  * laptop or server would have it.
  */
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '../helpers/cli.ts';
@@ -52,4 +53,21 @@ describe("Quorum's DuckDB sessions are in UTC whatever the host's time zone", ()
       expect(sessionsIn(tz)).toEqual({ pipeline: utc, reader: utc });
     });
   }
+});
+
+describe('every DuckDB instance Quorum opens is opened by openUtcInstance', () => {
+  /** The TypeScript files under `dir`, tests and node_modules aside. */
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) return e.name === 'node_modules' ? [] : sources(p);
+      return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [p] : [];
+    });
+  it('the pipeline, the API, the benchmarks and the scripts create none of their own (review: bench/ ran the scoring, structure and scenario SQL in the host\'s zone)', () => {
+    const own = ['pipeline', 'api', 'bench', 'scripts']
+      .flatMap((d) => sources(join(REPO, d)))
+      .filter((f) => /DuckDBInstance\s*\.\s*(create|fromCache)\s*\(|new\s+DuckDBInstance\s*\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(REPO, f));
+    expect(own).toEqual(['pipeline/warehouse/duckdb.ts']);
+  });
 });
