@@ -141,9 +141,10 @@ const tickLabelWidth = (label: string): number => [...label].reduce((w, c) => w 
  * a power of ten) whose labels stand apart (each label's width and 8 px between neighbours, and
  * ticks at least MIN_TICK_SPACING apart), over
  * the domain that step rounds the values out to, so both ends carry a tick. Null without a finite
- * value, or when not even two ticks fit `px` apart (narrower than MIN_TICK_SPACING for a zero
- * range at 0, widened upwards only; about twice that around another value): Plot's own axis then. QA: Plot's default (one tick per 80 px) gave the leaderboard a single tick at 375 px,
- * where its axis has some 120 px beside the names.
+ * value, or when not even two ticks fit `px` (under MIN_TICK_SPACING, or under two labels' width
+ * and their gap: whatever the values, as a step as coarse as needed is tried, `linearTicks([1], 60)`
+ * is [0, 2]): Plot's own axis then. QA: Plot's default (one tick per 80 px) gave the leaderboard a
+ * single tick at 375 px, where its axis has some 120 px beside the names.
  */
 export function linearTicks(values: number[], px: number): { domain: [number, number]; ticks: number[]; format: (x: number) => string } | null {
   const finite = values.filter(Number.isFinite);
