@@ -178,7 +178,8 @@ export class SnapshotReader {
    * The snapshot schemas (`snap_<n>_<id>`) the reader's DuckDB instance holds now, each with its
    * number of views, by name: the served snapshot's, plus a retired one's only while a request
    * still reads it (its schema is dropped when the last one finishes). What a long-lived server
-   * keeps across publishes, for tests and operators to check.
+   * keeps across publishes, for tests to check (test/api/snapshot-retirement.test.ts; no endpoint
+   * or metric shows it).
    */
   async loadedSchemas(): Promise<Array<{ schema: string; views: number }>> {
     return this.#pool.use(async ({ connection }) => {
