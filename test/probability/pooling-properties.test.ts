@@ -74,6 +74,12 @@ describe('pooling', () => {
     fc.assert(
       fc.property(fitted, answersArb, (c, answers) => {
         const r = calibrateAnswers(c, answers);
+        // which one applies: a fit covering none of the answering models is the identity; one
+        // covering some, the raw mean when it was worse out of sample, else itself (review: the
+        // property only looked at answers that came back raw_mean, so a fit never falling back passed)
+        const covered = answers.some((a) => c.models.has(a.model));
+        const worse = c.out_of_sample.brier_calibrated! > c.out_of_sample.brier_raw!;
+        expect(r.applied).toBe(!covered ? 'identity' : worse ? 'raw_mean' : 'platt');
         if (r.applied !== 'raw_mean') return;
         expect(r.probability).toBeCloseTo(answers.reduce((s, a) => s + a.probability, 0) / answers.length, 12);
         expect(r.models.map((m) => m.calibrated_probability)).toEqual(answers.map((a) => a.probability));
