@@ -203,9 +203,15 @@ function decodeUtf8(bytes: Buffer, file: string): string {
     throw new StructureFileError(file, 1, null, 'the file is UTF-16 encoded: save it as UTF-8');
   }
   // UTF-16 without a byte-order mark: of ASCII text every other byte is a NUL, which isUtf8 takes
-  // (U+0000 is UTF-8) and YAML never holds (review: it loaded as one string, "expected object")
+  // (U+0000 is UTF-8) and YAML never holds (review: it loaded as one string, "expected object").
+  // A YAML file starts with an ASCII character (a key, "#", "-", a space), so UTF-16's first NUL is
+  // its first or second byte; a NUL further on is a stray one in UTF-8 (review: "UTF-16" at line 3).
   const nul = bytes.indexOf(0);
-  if (nul >= 0) throw new StructureFileError(file, lineAt(bytes, nul), null, 'the file is UTF-16 encoded: save it as UTF-8');
+  if (nul >= 0) {
+    throw new StructureFileError(file, lineAt(bytes, nul), null, nul < 2
+      ? 'the file is UTF-16 encoded: save it as UTF-8'
+      : 'the file holds a NUL byte, which no YAML text does: remove it');
+  }
   if (isUtf8(bytes)) return utf8.decode(bytes);
   // the first line that is not UTF-8 (a line feed byte is never part of a UTF-8 sequence)
   let line = 1;

@@ -110,6 +110,9 @@ describe('a scenario file not encoded in UTF-8', () => {
         writeFileSync(file, bytes);
         expect(errorOf(() => loadScenarioDefinitions(f.structureDir)).message).toBe(`${file}:1: the file is UTF-16 encoded: save it as UTF-8`);
       }
+      // a UTF-8 file with one stray NUL is no UTF-16 file (review: it was said to be one, at line 3)
+      writeFileSync(file, text.replace('Two related', 'Two\u0000related'));
+      expect(errorOf(() => loadScenarioDefinitions(f.structureDir)).message).toBe(`${file}:4: the file holds a NUL byte, which no YAML text does: remove it`);
       // UTF-8, with or without a byte-order mark, loads
       for (const bom of ['', '\uFEFF']) {
         writeFileSync(file, bom + text);
