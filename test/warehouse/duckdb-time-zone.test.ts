@@ -44,7 +44,7 @@ function sessionsIn(tz: string): unknown {
 }
 
 describe("Quorum's DuckDB sessions are in UTC whatever the host's time zone", () => {
-  // 14:30 UTC on 2026-04-04 is 04:15 on the 5th in Chatham (+13:45, its DST ending that night),
+  // 14:30 UTC on 2026-04-04 is 03:15 on the 5th in Chatham (+12:45: its DST, +13:45, ended at 14:00 UTC),
   // 20:15 in Kathmandu (+05:45) and 10:30 in New York (-04:00): a session in the host's zone gave
   // those days and hours, and read a time string without an offset as the host's local time.
   const utc = { zone: 'UTC', day: '2026-04-04', hour: 14, text: '2026-04-04 14:30 +00', epoch_s: 1_775_313_000 };
