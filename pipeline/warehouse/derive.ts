@@ -227,6 +227,14 @@ export async function deriveTables(conn: DuckDBConnection, opts: DeriveOptions):
   return published;
 }
 
+/**
+ * The row order of a published file that its derive object does not fix. `claims` is a view read
+ * through joins run on several threads: its rows came out in another order at each publish of the
+ * same claims (a helper's test saw the claims export reorder in 3 runs of 8), and the export, sliced
+ * in file order, with them. Written in the order GET /api/claims/ pages them: newest made first,
+ * then by claim id (about 0.3 s more for a million claims).
+ */
+const PUBLISHED_ORDER: Readonly<Record<string, string>> = { claims: 'made_at DESC, claim_id' };
 
 /**
  * Writes each table to `<dir>/<table>.parquet` (zstd). Paths cannot be bound in COPY.
@@ -241,7 +249,8 @@ export async function exportTables(conn: DuckDBConnection, tables: string[], dir
   for (const t of tables) {
     const path = join(dir, `${t}.parquet`);
     const t0 = PROFILE ? performance.now() : 0;
-    await conn.run(`COPY ${t} TO ${sqlPath(path)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
+    const rows = PUBLISHED_ORDER[t] ? `(SELECT * FROM ${t} ORDER BY ${PUBLISHED_ORDER[t]})` : t;
+    await conn.run(`COPY ${rows} TO ${sqlPath(path)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
     if (PROFILE) process.stderr.write(`export ${t} ${Math.round(performance.now() - t0)} ms\n`);
   }
 }

@@ -218,6 +218,18 @@ describe('track records computed by hand', () => {
     expectProblem(await get(server, '/api/export/claims/', auth.x(pro)), 403, 'plan_required');
   });
 
+  it('claims.parquet, and so the claims export, lists the claims in the order GET /api/claims/ pages them (newest made first, then claim id), whatever order the view came out in', async () => {
+    const listed = (await get(server, '/api/claims/?limit=100', auth.x(key))).body.claims.map((c: { claim_id: string }) => c.claim_id);
+    expect(listed).toHaveLength(20);
+    for (const output of ['jsonl', 'csv'] as const) {
+      const exported = await get(server, `/api/export/claims/?output=${output}`, auth.x(key));
+      expect(exported.res.status).toBe(200);
+      const lines = exported.text.trim().split('\n');
+      const ids = output === 'jsonl' ? lines.map((l) => (JSON.parse(l) as { claim_id: string }).claim_id) : lines.slice(1).map((l) => l.split(',')[0]);
+      expect(ids, output).toEqual(listed);
+    }
+  });
+
   it('track_records updated_since keeps a source whose claims resolved since, not only one with a new claim (QA: a record changed by a resolution was never in an incremental export)', async () => {
     const slugs = async (since: string, output = 'jsonl'): Promise<string[]> => {
       const r = await get(server, `/api/export/track_records/?output=${output}&updated_since=${since}`, auth.x(key));
