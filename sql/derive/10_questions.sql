@@ -75,7 +75,10 @@ CROSS JOIN run_params AS rp
 LEFT JOIN _resolutions AS r ON r.question_id = q.question_id
 LEFT JOIN (SELECT unnest(arg_max(s, s.name)) FROM raw_sources AS s GROUP BY s.source_slug) AS s
   ON s.source_slug = r.source_slug
-LEFT JOIN _latest_price AS lp ON lp.question_id = q.question_id;
+LEFT JOIN _latest_price AS lp ON lp.question_id = q.question_id
+-- in question id order: the joins run on several threads, and two publishes of the same questions
+-- wrote questions.parquet in two orders (an analyst comparing snapshots saw every row move)
+ORDER BY q.question_id;
 
 -- Resolved, non-annulled questions with their scoring cutoff: a scored forecast must be created
 -- strictly before both close_time (when known) and resolved_at. LEAST ignores NULLs in DuckDB.

@@ -39,7 +39,10 @@ SELECT d.replicate::INTEGER AS replicate,
        count(*)::INTEGER AS w
 FROM draws AS d
 CROSS JOIN range(_boot_groups_n()) AS j(draw)
-GROUP BY ALL;
+GROUP BY ALL
+-- by replicate and group: a GROUP BY's rows come out in another order at each run (two publishes
+-- of the same data wrote bootstrap_weights.parquet in two orders)
+ORDER BY replicate, grp;
 
 -- The same weights as one dense vector per replicate (w[grp + 1] = weight of group grp, 0 when not
 -- drawn): a replicate's weighted sum of per-group sums x is list_dot_product(w, x), so a cell's

@@ -196,6 +196,17 @@ describe('method fixes', () => {
     expect(await rows(conn, `SELECT * FROM bootstrap_weights ORDER BY replicate, grp LIMIT 50`)).toEqual(before);
   });
 
+  it('bootstrap_weights and questions are stored in a fixed order (by replicate and group; by question id), the order their snapshot files are written in', async () => {
+    // A GROUP BY's and a parallel join's rows come out in another order at each run: two publishes
+    // of the same data wrote both files in two orders.
+    const stored = await rows(conn, 'SELECT replicate, grp FROM bootstrap_weights');
+    const sorted = [...stored].sort((a, b) => Number(a.replicate) - Number(b.replicate) || Number(a.grp) - Number(b.grp));
+    expect(stored.length).toBeGreaterThan(1000);
+    expect(stored).toEqual(sorted);
+    const ids = (await rows(conn, 'SELECT question_id FROM questions')).map((r) => String(r.question_id));
+    expect(ids).toEqual([...ids].sort());
+  });
+
   it('bootstrap draws are the formula sql/README gives, so an analyst can rebuild them', async () => {
     // The README's words, written out here (not the derive's SQL): seed 20260101; a question's
     // group is its 0-based rank by hash(question_id, seed), then question_id, mod 200; replicate r's
