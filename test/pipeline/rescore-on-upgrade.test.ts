@@ -82,146 +82,156 @@ function tamperManifest(dataDir: string, change: (m: Record<string, unknown>) =>
   writeFileSync(file, JSON.stringify(manifest));
 }
 
-describe('rescore when the snapshot was derived by other SQL', () => {
-  let f: Fixture;
-  const logger = createLogger('silent');
-  let config: ReturnType<typeof loadConfig>;
+/*
+ * The describes below that run in this process (one DuckDB instance, opened and closed by each in
+ * turn: one after the other, describe.sequential) run beside the two `quorum start` scenarios
+ * after them (describe.concurrent: consecutive concurrent suites run together). Those are child
+ * processes, each on a copy of its own, and most of their time is waiting (for the server's 2 s
+ * looks, then three more of them); this process reads only their files and stderr there, no
+ * DuckDB. One after the other, the file waited those 11 s with a core idle.
+ */
+describe.concurrent('in this process, beside the quorum start scenarios', () => {
+  describe.sequential('rescore when the snapshot was derived by other SQL', () => {
+    let f: Fixture;
+    const logger = createLogger('silent');
+    let config: ReturnType<typeof loadConfig>;
 
-  beforeAll(async () => {
-    await oneDuckdbThread();
-    ({ f, config } = scoredSample());
-  }, 120_000);
-  afterAll(async () => {
-    await closeDuckdb();
-    f.cleanup();
+    beforeAll(async () => {
+      await oneDuckdbThread();
+      ({ f, config } = scoredSample());
+    }, 120_000);
+    afterAll(async () => {
+      await closeDuckdb();
+      f.cleanup();
+    });
+
+    it('a snapshot records the fingerprint of the SQL that derived it; a current one is not rescored', async () => {
+      const id = readCurrent(f.dataDir)!;
+      expect(readManifest(f.dataDir, id).derive_sql_hash).toBe(await deriveSqlHash());
+      expect(await rescoreIfDerivedByOtherSql(config, logger)).toBeNull();
+      expect(readCurrent(f.dataDir)).toBe(id);
+    });
+
+    it('other SQL, or none recorded: a score-only run publishes a snapshot derived by this version', async () => {
+      const tampers = [(m: Record<string, unknown>) => { m.derive_sql_hash = '0'.repeat(64); }, (m: Record<string, unknown>) => { delete m.derive_sql_hash; }];
+      let claimsAfterFirst = 0;
+      expect(await rawCount(f.dataDir, 'claims')).toBe(0);
+      for (const tamper of tampers) {
+        const before = readCurrent(f.dataDir)!;
+        tamperManifest(f.dataDir, tamper);
+        // what quorum serve (which does not rescore) warns about
+        expect(await snapshotFromOtherSql(f.dataDir)).toMatchObject({ snapshot: before, expected: await deriveSqlHash() });
+        const summary = await rescoreIfDerivedByOtherSql(config, logger);
+        expect(summary).toMatchObject({ status: 'completed', calls_made: 0 });
+        const after = readCurrent(f.dataDir)!;
+        expect(after).not.toBe(before);
+        expect(readManifest(f.dataDir, after).derive_sql_hash).toBe(await deriveSqlHash());
+        // the bundled claims datasets, which a first start of a version without claims never imported,
+        // come in with the upgrade (QA), once
+        const claims = await rawCount(f.dataDir, 'claims');
+        expect(claims).toBeGreaterThan(10_000);
+        if (tamper === tampers[1]) expect(claims).toBe(claimsAfterFirst);
+        claimsAfterFirst = claims;
+        // the same snapshot re-derived: as of the one it replaces (a past-dated one stays so, QA)
+        expect(readManifest(f.dataDir, after).as_of).toBe('2026-03-10T00:00:00.000Z');
+        expect(summary!.as_of).toBe('2026-03-10T00:00:00.000Z');
+        expect(await snapshotFromOtherSql(f.dataDir)).toBeNull();
+      }
+    }, 120_000);
   });
 
-  it('a snapshot records the fingerprint of the SQL that derived it; a current one is not rescored', async () => {
-    const id = readCurrent(f.dataDir)!;
-    expect(readManifest(f.dataDir, id).derive_sql_hash).toBe(await deriveSqlHash());
-    expect(await rescoreIfDerivedByOtherSql(config, logger)).toBeNull();
-    expect(readCurrent(f.dataDir)).toBe(id);
-  });
+  describe.sequential('rescore on upgrade and the frozen records', () => {
+    let f: Fixture;
+    const logger = createLogger('silent');
+    let config: ReturnType<typeof loadConfig>;
 
-  it('other SQL, or none recorded: a score-only run publishes a snapshot derived by this version', async () => {
-    const tampers = [(m: Record<string, unknown>) => { m.derive_sql_hash = '0'.repeat(64); }, (m: Record<string, unknown>) => { delete m.derive_sql_hash; }];
-    let claimsAfterFirst = 0;
-    expect(await rawCount(f.dataDir, 'claims')).toBe(0);
-    for (const tamper of tampers) {
+    beforeAll(async () => {
+      await oneDuckdbThread();
+      ({ f, config } = scoredSample());
+    }, 120_000);
+    afterAll(async () => {
+      await closeDuckdb();
+      f.cleanup();
+    });
+
+    it('the rescore freezes no second thesis vintage or scenario record at the time of the snapshot it replaces', async () => {
+      // The snapshot's own run froze its vintages as of its as_of; the rescore is dated at that same
+      // as_of (QA upgrade pass: every upgrade added a copy of each thesis's vintage and each
+      // scenario's record, same time and content under another run id, counted in n_vintages and
+      // n_records).
+      const thesesBefore = await frozenRunsByAsOf(f.dataDir, 'thesis_vintages');
+      const recordsBefore = await frozenRunsByAsOf(f.dataDir, 'scenario_archive');
+      expect(thesesBefore.get('2026-03-10T00:00:00.000')).toHaveLength(1);
       const before = readCurrent(f.dataDir)!;
-      tamperManifest(f.dataDir, tamper);
-      // what quorum serve (which does not rescore) warns about
-      expect(await snapshotFromOtherSql(f.dataDir)).toMatchObject({ snapshot: before, expected: await deriveSqlHash() });
+      tamperManifest(f.dataDir, (m) => { m.derive_sql_hash = 'f'.repeat(64); });
+      expect(await rescoreIfDerivedByOtherSql(config, logger)).toMatchObject({ status: 'completed', calls_made: 0 });
+      expect(readCurrent(f.dataDir)).not.toBe(before);
+      expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(thesesBefore);
+      expect(await frozenRunsByAsOf(f.dataDir, 'scenario_archive')).toEqual(recordsBefore);
+    }, 120_000);
+
+    it('a snapshot whose time has no vintage (published by a version before thesis maps) gets one from the rescore', async () => {
+      rmSync(join(f.dataDir, 'raw', 'thesis_vintages'), { recursive: true, force: true });
+      tamperManifest(f.dataDir, (m) => { delete m.derive_sql_hash; });
       const summary = await rescoreIfDerivedByOtherSql(config, logger);
       expect(summary).toMatchObject({ status: 'completed', calls_made: 0 });
+      expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(new Map([['2026-03-10T00:00:00.000', [summary!.run_id]]]));
+    }, 120_000);
+  });
+
+  describe.sequential('rescore on upgrade while another process runs (a rolling upgrade)', () => {
+    let f: Fixture;
+    const logger = createLogger('silent');
+    let config: ReturnType<typeof loadConfig>;
+
+    beforeAll(async () => {
+      await oneDuckdbThread();
+      ({ f, config } = scoredSample());
+    }, 120_000);
+    afterAll(async () => {
+      await closeDuckdb();
+      f.cleanup();
+    });
+
+    it('an older version\'s run holding the lock: the snapshot it leaves is rescored once it has ended, not at the next scheduled run', async () => {
+      // QA upgrade pass: quorum start found the lock of an older version's run still going, served on,
+      // and that run then published a snapshot of its own SQL: the accuracy summary, the resolved list,
+      // service stats and scenarios answered 503 until the next scheduled run, up to 4 hours later.
+      tamperManifest(f.dataDir, (m) => { delete m.derive_sql_hash; }); // what the older run published
+      const before = readCurrent(f.dataDir)!;
+      // Its run: a live process named by a lock without token or heartbeat, as those versions wrote it.
+      const older = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+      try {
+        writeFileSync(join(f.dataDir, 'run.lock'), JSON.stringify({ pid: older.pid, host: hostname(), started_at: new Date().toISOString(), run_id: 'r-older' }));
+        let locked = false;
+        expect(await rescoreIfDerivedByOtherSql(config, logger, { onLocked: () => { locked = true; } })).toBeNull();
+        expect(locked).toBe(true);
+        const rescorer = rescoreAfterRunEnds(config, logger, { everyMs: 100 });
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          expect(readCurrent(f.dataDir)).toBe(before); // its lock holds while its process lives
+          rmSync(join(f.dataDir, 'run.lock')); // the older run ends
+          const deadline = Date.now() + 100_000;
+          while ((await snapshotFromOtherSql(f.dataDir)) !== null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        } finally {
+          await rescorer.stop();
+        }
+      } finally {
+        older.kill('SIGKILL');
+      }
       const after = readCurrent(f.dataDir)!;
       expect(after).not.toBe(before);
-      expect(readManifest(f.dataDir, after).derive_sql_hash).toBe(await deriveSqlHash());
-      // the bundled claims datasets, which a first start of a version without claims never imported,
-      // come in with the upgrade (QA), once
-      const claims = await rawCount(f.dataDir, 'claims');
-      expect(claims).toBeGreaterThan(10_000);
-      if (tamper === tampers[1]) expect(claims).toBe(claimsAfterFirst);
-      claimsAfterFirst = claims;
-      // the same snapshot re-derived: as of the one it replaces (a past-dated one stays so, QA)
-      expect(readManifest(f.dataDir, after).as_of).toBe('2026-03-10T00:00:00.000Z');
-      expect(summary!.as_of).toBe('2026-03-10T00:00:00.000Z');
-      expect(await snapshotFromOtherSql(f.dataDir)).toBeNull();
-    }
-  }, 120_000);
-});
-
-describe('rescore on upgrade and the frozen records', () => {
-  let f: Fixture;
-  const logger = createLogger('silent');
-  let config: ReturnType<typeof loadConfig>;
-
-  beforeAll(async () => {
-    await oneDuckdbThread();
-    ({ f, config } = scoredSample());
-  }, 120_000);
-  afterAll(async () => {
-    await closeDuckdb();
-    f.cleanup();
+      expect(readManifest(f.dataDir, after)).toMatchObject({ derive_sql_hash: await deriveSqlHash(), as_of: '2026-03-10T00:00:00.000Z' });
+    }, 180_000);
   });
-
-  it('the rescore freezes no second thesis vintage or scenario record at the time of the snapshot it replaces', async () => {
-    // The snapshot's own run froze its vintages as of its as_of; the rescore is dated at that same
-    // as_of (QA upgrade pass: every upgrade added a copy of each thesis's vintage and each
-    // scenario's record, same time and content under another run id, counted in n_vintages and
-    // n_records).
-    const thesesBefore = await frozenRunsByAsOf(f.dataDir, 'thesis_vintages');
-    const recordsBefore = await frozenRunsByAsOf(f.dataDir, 'scenario_archive');
-    expect(thesesBefore.get('2026-03-10T00:00:00.000')).toHaveLength(1);
-    const before = readCurrent(f.dataDir)!;
-    tamperManifest(f.dataDir, (m) => { m.derive_sql_hash = 'f'.repeat(64); });
-    expect(await rescoreIfDerivedByOtherSql(config, logger)).toMatchObject({ status: 'completed', calls_made: 0 });
-    expect(readCurrent(f.dataDir)).not.toBe(before);
-    expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(thesesBefore);
-    expect(await frozenRunsByAsOf(f.dataDir, 'scenario_archive')).toEqual(recordsBefore);
-  }, 120_000);
-
-  it('a snapshot whose time has no vintage (published by a version before thesis maps) gets one from the rescore', async () => {
-    rmSync(join(f.dataDir, 'raw', 'thesis_vintages'), { recursive: true, force: true });
-    tamperManifest(f.dataDir, (m) => { delete m.derive_sql_hash; });
-    const summary = await rescoreIfDerivedByOtherSql(config, logger);
-    expect(summary).toMatchObject({ status: 'completed', calls_made: 0 });
-    expect(await frozenRunsByAsOf(f.dataDir, 'thesis_vintages')).toEqual(new Map([['2026-03-10T00:00:00.000', [summary!.run_id]]]));
-  }, 120_000);
-});
-
-describe('rescore on upgrade while another process runs (a rolling upgrade)', () => {
-  let f: Fixture;
-  const logger = createLogger('silent');
-  let config: ReturnType<typeof loadConfig>;
-
-  beforeAll(async () => {
-    await oneDuckdbThread();
-    ({ f, config } = scoredSample());
-  }, 120_000);
-  afterAll(async () => {
-    await closeDuckdb();
-    f.cleanup();
-  });
-
-  it('an older version\'s run holding the lock: the snapshot it leaves is rescored once it has ended, not at the next scheduled run', async () => {
-    // QA upgrade pass: quorum start found the lock of an older version's run still going, served on,
-    // and that run then published a snapshot of its own SQL: the accuracy summary, the resolved list,
-    // service stats and scenarios answered 503 until the next scheduled run, up to 4 hours later.
-    tamperManifest(f.dataDir, (m) => { delete m.derive_sql_hash; }); // what the older run published
-    const before = readCurrent(f.dataDir)!;
-    // Its run: a live process named by a lock without token or heartbeat, as those versions wrote it.
-    const older = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
-    try {
-      writeFileSync(join(f.dataDir, 'run.lock'), JSON.stringify({ pid: older.pid, host: hostname(), started_at: new Date().toISOString(), run_id: 'r-older' }));
-      let locked = false;
-      expect(await rescoreIfDerivedByOtherSql(config, logger, { onLocked: () => { locked = true; } })).toBeNull();
-      expect(locked).toBe(true);
-      const rescorer = rescoreAfterRunEnds(config, logger, { everyMs: 100 });
-      try {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        expect(readCurrent(f.dataDir)).toBe(before); // its lock holds while its process lives
-        rmSync(join(f.dataDir, 'run.lock')); // the older run ends
-        const deadline = Date.now() + 100_000;
-        while ((await snapshotFromOtherSql(f.dataDir)) !== null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      } finally {
-        await rescorer.stop();
-      }
-    } finally {
-      older.kill('SIGKILL');
-    }
-    const after = readCurrent(f.dataDir)!;
-    expect(after).not.toBe(before);
-    expect(readManifest(f.dataDir, after)).toMatchObject({ derive_sql_hash: await deriveSqlHash(), as_of: '2026-03-10T00:00:00.000Z' });
-  }, 180_000);
 });
 
 /*
- * The two `quorum start` scenarios below run side by side (describe.concurrent): each is a child
- * process of its own on a copy of its own, and this process only reads their files and stderr
- * (no DuckDB: the describes above closed theirs before these start). The second spends most of its
- * time waiting (for the server's 2 s looks, then three more of them): one after the other, the
- * file waited that long with a core idle.
+ * The two `quorum start` scenarios below run side by side (describe.concurrent), and beside the
+ * describes above: each is a child process of its own on a copy of its own, and this process only
+ * reads their files and stderr (no DuckDB: the describes above open and close their own). The
+ * second spends most of its time waiting (for the server's 2 s looks, then three more of them):
+ * one after the other, the file waited that long with a core idle.
  */
 describe.concurrent('quorum start stopped during the rescore on upgrade', () => {
   let f: Fixture;
