@@ -17,7 +17,7 @@ import { buildDashboard } from '../../scripts/build-dashboard.ts';
 import { fixed, num, pct } from '../../dashboard/src/format.ts';
 import { encodeKeyset } from '../../api/http/cursor.ts';
 import { cli, get, newKey } from '../api/helpers.ts';
-import { quorum } from '../helpers/cli.ts';
+import { quorum, quorumAsync } from '../helpers/cli.ts';
 import { forecasts, writeRaw } from '../structure/helpers.ts';
 import { parseLogLines } from '../pipeline/log-lines.ts';
 import { launchChromium, serveQuorum, stopQuorum, type Served } from './browser-server.ts';
@@ -133,8 +133,8 @@ beforeAll(async () => {
   apiKey = newKey(dir, 'api').key; // before the server reads the key file
   revokable = newKey(dir, 'api', [], 'revoked mid-session');
   proKey = newKey(dir, 'pro').key;
-  server = await startServer();
-  browser = await launchChromium(profile);
+  // the server and Chromium start together (each its own processes; neither needs the other yet)
+  [server, browser] = await Promise.all([startServer(), launchChromium(profile)]);
 }, 180_000);
 
 afterAll(async () => {
@@ -936,7 +936,13 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     await page.close();
   });
 
-  it('on a server without the public beta (QUORUM_PUBLIC_BETA=false) an anonymous reader is not told of "public-beta access"', async () => {
+  // The next four tests each serve a data directory of their own (a copy, a new deployment, a young
+  // one, one with no snapshot yet) from a server of their own, in a browser context of their own:
+  // they run together (it.concurrent). Most of each is waiting, for its own pipeline runs, its
+  // server's start-up or (the last) the page's 5 s retry, which one after the other kept a core
+  // idle for some 25 s. Their CLI runs are asynchronous (quorumAsync, not spawnSync), so that one
+  // test's run does not hold up the others' event loop (their pages and servers).
+  it.concurrent('on a server without the public beta (QUORUM_PUBLIC_BETA=false) an anonymous reader is not told of "public-beta access"', async () => {
     // the same data, served by a second server with the beta off (one server per data directory)
     const copy = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-nobeta-'));
     cpSync(dir, copy, { recursive: true, filter: (src) => !/server\.(lock|json)$/.test(src) });
@@ -962,12 +968,12 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
   });
 
-  it('a snapshot with nothing resolved, no thesis, no scenario and factors with no leaf: each panel says so instead of empty axes or a table of headers alone', async () => {
+  it.concurrent('a snapshot with nothing resolved, no thesis, no scenario and factors with no leaf: each panel says so instead of empty axes or a table of headers alone', async () => {
     // a new deployment: one operator question, forecast once, nothing resolved; the bundled
     // structure names none of its questions
     const fresh = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-empty-'));
     const env = { QUORUM_DATA_DIR: fresh, QUORUM_QUESTIONS_DIR: questions, QUORUM_STRUCTURE_DIR: DEFAULT_STRUCTURE_DIR, QUORUM_VENUES: 'none', QUORUM_FRED_API_KEY: '' };
-    const run = quorum(['run'], env);
+    const run = await quorumAsync(['run'], env);
     expect(run.status, run.stderr).toBe(0);
     const key = newKey(fresh, 'api').key;
     const empty = await startServer(fresh, { QUORUM_STRUCTURE_DIR: DEFAULT_STRUCTURE_DIR });
@@ -1002,13 +1008,13 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
   });
 
-  it('a young deployment (two questions resolved): the disagreement chart draws no line it cannot fit and says why, the leaderboard says it is insufficient, as the API marks it (outside test: a path of NaN; ranked 1 to 8 on 2 questions, unsaid)', async () => {
+  it.concurrent('a young deployment (two questions resolved): the disagreement chart draws no line it cannot fit and says why, the leaderboard says it is insufficient, as the API marks it (outside test: a path of NaN; ranked 1 to 8 on 2 questions, unsaid)', async () => {
     // twelve sample questions forecast at the second round's freeze, scored now: two of them have
     // resolved since
     const young = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-young-'));
     const env = { QUORUM_DATA_DIR: young, QUORUM_VENUES: 'none', QUORUM_MAX_QUESTIONS: '12' };
     for (const args of [['import', 'forecastbench', SAMPLE], ['run', '--as-of', '2026-03-06T00:00:00Z'], ['run', '--score-only']]) {
-      const done = quorum(args, env);
+      const done = await quorumAsync(args, env);
       expect(done.status, done.stderr).toBe(0);
     }
     const key = newKey(young, 'api').key;
@@ -1040,7 +1046,7 @@ describe('the dashboard in the states beside the happy path (QA)', () => {
     }
   });
 
-  it('a server with no snapshot yet (503, Retry-After: 5): the page says it is trying again and fills in by itself once a snapshot is published (QA: it said "Try again in 5 s" and never did)', async () => {
+  it.concurrent('a server with no snapshot yet (503, Retry-After: 5): the page says it is trying again and fills in by itself once a snapshot is published (QA: it said "Try again in 5 s" and never did)', async () => {
     const fresh = mkdtempSync(path.join(tmpdir(), 'quorum-dashboard-states-later-'));
     const later = await startServer(fresh, {}, false);
     try {
