@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { journalDir } from '../../pipeline/forecast/journal.ts';
 import { join } from 'node:path';
-import { quorum, quorumProcess, REPO } from '../helpers/cli.ts';
+import { quorum, quorumAsync, quorumProcess, REPO } from '../helpers/cli.ts';
 import { memTempDir } from '../helpers/mem-temp-dir.ts';
 import { parquetReader } from '../helpers/parquet-reader.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -224,7 +224,13 @@ describe('a pipeline run killed at any point', () => {
   }, 600_000);
 });
 
-describe('an import killed half-way', () => {
+/*
+ * The three tests below run together (describe.concurrent): each has a data directory of its own
+ * (one on disk, two in memory) and only its own processes. Their CLI calls are asynchronous
+ * (quorumAsync, not spawnSync), so that one test's import or run does not hold up another's
+ * event loop, where the killed imports' 5 ms looks and kill timers run.
+ */
+describe.concurrent('an import killed half-way', () => {
   it('is completed by importing again, with nothing duplicated', async () => {
     const expected = cleanCensus;
     const root = join(disk.dir, 'killed');
@@ -235,7 +241,7 @@ describe('an import killed half-way', () => {
       const { killed, code } = await killWhen(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }, reached, ms);
       expect(killed, `the import ended (exit ${code}) before its kill (${ms} ms after ${reached === writing ? 'its first part' : 'its start'})`).toBe(true);
     }
-    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
+    expect((await quorumAsync(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root })).status).toBe(0);
     const got = await census(root);
     for (const table of ['questions', 'market_prices', 'resolutions', 'sources', 'lifecycle_events']) {
       expect(got[table], table).toEqual(expected[table]);
@@ -249,14 +255,14 @@ describe('an import killed half-way', () => {
     mkdirSync(join(root, 'raw'), { recursive: true });
     const blocker = rawTableDir(root, 'lifecycle_events');
     writeFileSync(blocker, 'in the way');
-    const failed = quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root });
+    const failed = await quorumAsync(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root });
     expect(failed.status).toBe(1);
     const none = await census(root);
     for (const table of ['questions', 'market_prices', 'resolutions', 'sources']) expect(none[table], table).toEqual({ rows: 0, keys: 0 });
     const left = readdirSync(join(root, 'raw'), { recursive: true }).map(String).filter((f) => f.endsWith('.tmp'));
     expect(left).toEqual([]);
     rmSync(blocker);
-    expect(quorum(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root }).status).toBe(0);
+    expect((await quorumAsync(['import', 'forecastbench', sample], { QUORUM_DATA_DIR: root })).status).toBe(0);
     const got = await census(root);
     for (const table of ['questions', 'market_prices', 'resolutions', 'sources', 'lifecycle_events']) expect(got[table], table).toEqual(expected[table]);
   }, 300_000);
@@ -272,7 +278,7 @@ describe('an import killed half-way', () => {
     writeFileSync(young, 'being written');
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
     utimesSync(old, twoHoursAgo, twoHoursAgo);
-    const r = quorum(['run', '--score-only'], { QUORUM_DATA_DIR: root, QUORUM_VENUES: 'none', LOG_LEVEL: 'warn' });
+    const r = await quorumAsync(['run', '--score-only'], { QUORUM_DATA_DIR: root, QUORUM_VENUES: 'none', LOG_LEVEL: 'warn' });
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(old)).toBe(false);
     expect(existsSync(young)).toBe(true);
