@@ -14,7 +14,9 @@
  */
 export function languageKey(code: string): string {
   try {
-    return Intl.getCanonicalLocales(code)[0]!.toLowerCase();
+    // Lower case first: ICU applies two aliases only to a code not in lower case (`BH` is `bho`, `bh`
+    // stays `bh`; `TW` is `ak`), so `bh` and `BH` were two languages (a property test's find)
+    return Intl.getCanonicalLocales(code.toLowerCase())[0]!.toLowerCase();
   } catch {
     return code.toLowerCase();
   }

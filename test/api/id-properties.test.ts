@@ -89,7 +89,7 @@ describe('closestIds', () => {
 describe('language codes', () => {
   const code = fc.oneof(
     fc.stringMatching(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/),
-    fc.constantFrom('en', 'EN', 'eng', 'he', 'iw', 'sh', 'sr-Latn', 'pt-BR', 'pt-br', 'zh-Hant-TW', 'mo', 'ro', 'no', 'nb', 'i-klingon', 'art-lojban'),
+    fc.constantFrom('en', 'EN', 'eng', 'he', 'iw', 'sh', 'sr-Latn', 'pt-BR', 'pt-br', 'zh-Hant-TW', 'mo', 'ro', 'no', 'nb', 'i-klingon', 'art-lojban', 'bh', 'BH', 'Tw'),
     fc.string({ maxLength: 10 }),
   );
 
