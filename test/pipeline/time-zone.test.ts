@@ -80,16 +80,18 @@ const PATHS = [
 ];
 
 /**
- * The export whose rows come in no defined order: the claims export is the snapshot's claims in
- * its file's order (api/export/columns.ts), which sql/derive/90_claims.sql writes unsorted, in the
- * order DuckDB's threads joined them (review: one row placed otherwise in each zone, run alone).
+ * The export whose rows come in no defined order: the scores export is the snapshot's
+ * scored_forecasts in its file's order, which the derive leaves as DuckDB's threads grouped it
+ * (README "Exports"; run alone, one row of four runs placed otherwise). The claims export is
+ * ordered (sql/README.md).
  */
-const UNORDERED = '/api/export/claims/';
+const UNORDERED = '/api/export/scores/';
 
-/** A CSV body's header, then its other lines sorted. */
-function linesSorted(csv: string): string {
-  const [header, ...rows] = csv.split('\n');
-  return [header, ...rows.sort()].join('\n');
+/** A body's first line, then its other lines sorted. */
+function linesSorted(body: string): string {
+  // (a JSON array's rows, one a line: the comma that ends all but the last is left out)
+  const [header, ...rows] = body.split('\n');
+  return [header, ...rows.map((row) => row.replace(/,$/, '')).sort()].join('\n');
 }
 
 const tmp = tempDir('quorum-time-zone-');
