@@ -15,7 +15,7 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quorum, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
+import { quorumAsync, quorumProcess, REPO, serveOutcome } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { createKey } from '../../api/auth/keys.ts';
 import { openUtcInstance, sqlFilePath } from '../../pipeline/warehouse/duckdb.ts';
@@ -100,8 +100,8 @@ const servers: { child: ChildProcess; closed: Promise<unknown> }[] = [];
 const answers: Record<Zone, Record<string, { status: number; body: string }>> = { utc: {}, chatham: {} };
 
 /** `quorum` in `zone`, which must succeed. */
-function inZone(zone: Zone, args: string[]): void {
-  const r = quorum(args, { QUORUM_DATA_DIR: dataDir(zone), ...ZONES[zone] });
+async function inZone(zone: Zone, args: string[]): Promise<void> {
+  const r = await quorumAsync(args, { QUORUM_DATA_DIR: dataDir(zone), ...ZONES[zone] });
   expect(r.status, `${zone}: quorum ${args.join(' ')}: ${r.stderr}`).toBe(0);
 }
 
@@ -121,16 +121,17 @@ async function answersIn(zone: Zone): Promise<void> {
 
 beforeAll(async () => {
   const first = dataDir('utc');
-  inZone('utc', ['import', 'forecastbench', join(REPO, 'test', 'fixtures', 'forecastbench', 'valid')]);
+  await inZone('utc', ['import', 'forecastbench', join(REPO, 'test', 'fixtures', 'forecastbench', 'valid')]);
   cpSync(first, dataDir('chatham'), { recursive: true });
   const claims = join(tmp.dir, 'claims');
   mkdirSync(claims);
   writeFileSync(join(claims, 'tz.csv'), CLAIMS);
-  for (const zone of Object.keys(ZONES) as Zone[]) {
-    inZone(zone, ['import', 'claims', 'csv', claims]);
-    for (const asOf of ['2025-10-16T00:00:00Z', '2026-04-04T14:30:00Z']) inZone(zone, ['run', '--as-of', asOf]);
-  }
-  for (const zone of Object.keys(ZONES) as Zone[]) await answersIn(zone);
+  // the two zones side by side, each in its own directory (each zone's commands in turn)
+  await Promise.all((Object.keys(ZONES) as Zone[]).map(async (zone) => {
+    await inZone(zone, ['import', 'claims', 'csv', claims]);
+    for (const asOf of ['2025-10-16T00:00:00Z', '2026-04-04T14:30:00Z']) await inZone(zone, ['run', '--as-of', asOf]);
+    await answersIn(zone);
+  }));
 }, 600_000);
 
 afterAll(async () => {
