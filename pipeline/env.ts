@@ -101,18 +101,24 @@ export function baseUrlProblem(text: string): string | null {
 }
 
 /**
- * A base URL setting (a venue's API, GDELT, the simulator; FRED's and a models file's `base_url` are
- * checked with baseUrlProblem too): an http(s) URL the clients can append their paths to, its
- * trailing slashes removed.
+ * An http(s) URL the clients can append their paths to (baseUrlProblem), as written: a models
+ * file's `base_url` (zod's own message when it is no URL, unless `message` is given).
  */
-export function httpBaseUrl() {
+export function baseUrlSchema(message?: string) {
   return z
-    .url({ protocol: /^https?$/, message: 'expected an http(s) URL' })
+    .url({ protocol: /^https?$/, ...(message === undefined ? {} : { message }) })
     .superRefine((u, ctx) => {
       const problem = baseUrlProblem(u);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .transform((u) => u.replace(/\/+$/, ''));
+    });
+}
+
+/**
+ * A base URL setting (a venue's API, GDELT, the simulator; FRED's is checked with baseUrlProblem
+ * too): baseUrlSchema, its trailing slashes removed.
+ */
+export function httpBaseUrl() {
+  return baseUrlSchema('expected an http(s) URL').transform((u) => u.replace(/\/+$/, ''));
 }
 
 /**

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { modelSourceSlug } from '../claims/slug.ts';
-import { baseUrlProblem, headerValueProblem } from '../env.ts';
+import { baseUrlSchema, headerValueProblem } from '../env.ts';
 
 /** The provider label stored on every forecast and call row of the bundled simulator. */
 export const SIMULATED_PROVIDER = 'simulated';
@@ -30,10 +30,7 @@ export const modelEntrySchema = z
     display_name: z.string().min(1),
     /** OpenAI-compatible base URL, usually ending in /v1. */
     // (the OpenAI SDK sends with fetch and appends its paths to it: pipeline/env.ts baseUrlProblem)
-    base_url: z.url({ protocol: /^https?$/ }).superRefine((u, ctx) => {
-      const problem = baseUrlProblem(u);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }),
+    base_url: baseUrlSchema(),
     /** Name of the environment variable that holds the API key (never the key itself). */
     api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
     /** Model name sent to the endpoint. */
