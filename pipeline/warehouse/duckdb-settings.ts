@@ -17,11 +17,15 @@ const MAX_MEMORY_LIMIT_BYTES = 2 ** 63;
  */
 const MIN_MEMORY_LIMIT_BYTES = 1e6;
 
+/** The units DuckDB's memory_limit takes, by lower-cased name: their bytes. */
 const UNIT_BYTES: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
 
-/** The bytes of a size QUORUM_DUCKDB_MEMORY_LIMIT's pattern took (`1.5GiB`, its spaces removed). */
+/** A size with one of those units (`512MB`, `1.5 GiB`): its amount and unit. */
+const SIZE = new RegExp(`^(\\d+(?:\\.\\d+)?)\\s*(${Object.keys(UNIT_BYTES).join('|')})$`, 'i');
+
+/** The bytes of a size SIZE took. */
 function sizeBytes(size: string): number {
-  const [, amount, unit] = /^([\d.]+)(\w+)$/.exec(size)!;
+  const [, amount, unit] = SIZE.exec(size)!;
   return parseFloat(amount!) * UNIT_BYTES[unit!.toLowerCase()]!;
 }
 
@@ -36,7 +40,7 @@ export const DuckdbEnv = {
   QUORUM_DUCKDB_MEMORY_LIMIT: z
     .string()
     .trim()
-    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'expected a size with its unit: 512MB, 4GB, 2GiB (KB, MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: of 1024)')
+    .regex(SIZE, 'expected a size with its unit: 512MB, 4GB, 2GiB (KB, MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: of 1024)')
     .transform((s) => s.replace(/\s+/g, ''))
     .refine((s) => parseFloat(s) > 0, 'a memory limit must be more than 0')
     .refine((s) => parseFloat(s) === 0 || sizeBytes(s) >= MIN_MEMORY_LIMIT_BYTES, 'a memory limit must be at least 1MB (under a few tens of KiB DuckDB cannot open a connection, under 1MB it can hold next to nothing)')
