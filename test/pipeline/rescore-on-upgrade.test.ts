@@ -74,6 +74,24 @@ function scoredSample(): { f: Fixture; config: ReturnType<typeof loadConfig> } {
   return { f, config };
 }
 
+/**
+ * A describe's hooks for its own copy of the scored sample on this process's one DuckDB instance,
+ * opened on one thread before it and closed after it (the describes in this process take turns):
+ * `use` is given the copy.
+ */
+function inProcessSample(use: (sample: ReturnType<typeof scoredSample>) => void): void {
+  let sample: ReturnType<typeof scoredSample> | undefined;
+  beforeAll(async () => {
+    await oneDuckdbThread();
+    sample = scoredSample();
+    use(sample);
+  }, 120_000);
+  afterAll(async () => {
+    await closeDuckdb();
+    sample?.f.cleanup();
+  });
+}
+
 /** Rewrites the current snapshot's manifest by `change` (as an older version's would read). */
 function tamperManifest(dataDir: string, change: (m: Record<string, unknown>) => void): void {
   const file = join(dataDir, 'snapshots', readCurrent(dataDir)!, 'manifest.json');
@@ -95,15 +113,7 @@ describe.concurrent('in this process, beside the quorum start scenarios', () => 
     let f: Fixture;
     const logger = createLogger('silent');
     let config: ReturnType<typeof loadConfig>;
-
-    beforeAll(async () => {
-      await oneDuckdbThread();
-      ({ f, config } = scoredSample());
-    }, 120_000);
-    afterAll(async () => {
-      await closeDuckdb();
-      f.cleanup();
-    });
+    inProcessSample((sample) => ({ f, config } = sample));
 
     it('a snapshot records the fingerprint of the SQL that derived it; a current one is not rescored', async () => {
       const id = readCurrent(f.dataDir)!;
@@ -144,15 +154,7 @@ describe.concurrent('in this process, beside the quorum start scenarios', () => 
     let f: Fixture;
     const logger = createLogger('silent');
     let config: ReturnType<typeof loadConfig>;
-
-    beforeAll(async () => {
-      await oneDuckdbThread();
-      ({ f, config } = scoredSample());
-    }, 120_000);
-    afterAll(async () => {
-      await closeDuckdb();
-      f.cleanup();
-    });
+    inProcessSample((sample) => ({ f, config } = sample));
 
     it('the rescore freezes no second thesis vintage or scenario record at the time of the snapshot it replaces', async () => {
       // The snapshot's own run froze its vintages as of its as_of; the rescore is dated at that same
@@ -183,15 +185,7 @@ describe.concurrent('in this process, beside the quorum start scenarios', () => 
     let f: Fixture;
     const logger = createLogger('silent');
     let config: ReturnType<typeof loadConfig>;
-
-    beforeAll(async () => {
-      await oneDuckdbThread();
-      ({ f, config } = scoredSample());
-    }, 120_000);
-    afterAll(async () => {
-      await closeDuckdb();
-      f.cleanup();
-    });
+    inProcessSample((sample) => ({ f, config } = sample));
 
     it('an older version\'s run holding the lock: the snapshot it leaves is rescored once it has ended, not at the next scheduled run', async () => {
       // QA upgrade pass: quorum start found the lock of an older version's run still going, served on,
