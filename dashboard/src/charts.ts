@@ -177,6 +177,9 @@ export function linearTicks(values: number[], px: number): { domain: [number, nu
   return null;
 }
 
+/** Plot's options for an axis of linearTicks (none when it is null: Plot's own axis). */
+const axisOptions = (axis: ReturnType<typeof linearTicks>) => (axis ? { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format } : {});
+
 /**
  * A linear x axis (linearTicks) of a chart `width` px wide with `marginLeft`, and the right margin
  * that holds half its last label, which stands centred on the axis's end (QA: "0.0026", a
@@ -204,7 +207,7 @@ export function intervals(rows: IntervalRow[], opts: { width: number; xLabel: st
     marginLeft,
     marginRight,
     style: FONT,
-    x: { label: opts.xLabel, grid: true, ...(axis ? { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format } : {}) },
+    x: { label: opts.xLabel, grid: true, ...axisOptions(axis) },
     y: { label: null, domain: [...new Set(rows.map((r) => r.label))] },
     color: { domain: groups, range: PALETTE, legend: groups.length > 1 },
     marks: [
@@ -237,15 +240,14 @@ export function scatter(rows: ScatterRow[], opts: { width: number; xLabel: strin
   const y = linearTicks([0, ...rows.map((r) => r.y)], height - 50); // Plot's top and bottom margins: 20 and 30
   const marginLeft = Math.max(40, 12 + Math.max(...(y ? y.ticks.map((t) => tickLabelWidth(y.format(t))) : [0])));
   const { axis: x, marginRight } = xAxisWithin([0, ...rows.map((r) => r.x)], opts.width, marginLeft);
-  const axis = (a: ReturnType<typeof linearTicks>) => (a ? { domain: a.domain, ticks: a.ticks, tickFormat: a.format } : {});
   return accessible(Plot.plot({
     width: opts.width,
     height,
     marginLeft,
     marginRight,
     style: FONT,
-    x: { label: opts.xLabel, grid: true, ...axis(x) },
-    y: { label: opts.yLabel, grid: true, ...axis(y) },
+    x: { label: opts.xLabel, grid: true, ...axisOptions(x) },
+    y: { label: opts.yLabel, grid: true, ...axisOptions(y) },
     marks: [
       // the tooltip gives the dot's figures beside its question (QA: the title alone)
       Plot.dot(rows, { x: 'x', y: 'y', r: 2.5, fill: PALETTE[0], fillOpacity: 0.55, className: 'q-point', title: (d: ScatterRow) => `${d.label}: ${opts.xLabel} ${fixed(d.x, 3)}, ${opts.yLabel} ${fixed(d.y, 3)}` }),
